@@ -1,0 +1,599 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The DMA engine: posting descriptors into injection FIFOs, cutting them into framed packets,
+ * handing packets to links in order, and the poll loop that one lcore runs for many nodes.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ip.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_memcpy.h>
+#include <rte_pause.h>
+#include <rte_ring_elem.h>
+
+#include "dma_pvt.h"
+
+/* ---- descriptor helpers ---- */
+
+void
+trd_desc_put(struct trd_desc *d, struct trd_coord dst, const void *src, uint32_t len,
+	     uint64_t rkey, uint64_t roff, uint16_t inj_ctr, uint16_t rec_ctr)
+{
+	memset(d, 0, sizeof(*d));
+	d->op = TRD_OP_PUT;
+	d->dst = dst;
+	d->src = (uint64_t)(uintptr_t)src;
+	d->len = len;
+	d->rkey = rkey;
+	d->roff = roff;
+	d->inj_ctr = inj_ctr;
+	d->rec_ctr = rec_ctr;
+}
+
+void
+trd_desc_fifo(struct trd_desc *d, struct trd_coord dst, uint8_t fifo, const void *src,
+	      uint32_t len, uint64_t user, uint16_t inj_ctr)
+{
+	memset(d, 0, sizeof(*d));
+	d->op = TRD_OP_FIFO;
+	d->dst = dst;
+	d->fifo = fifo;
+	d->src = (uint64_t)(uintptr_t)src;
+	d->len = len;
+	d->user = user;
+	d->inj_ctr = inj_ctr;
+}
+
+void
+trd_desc_rget(struct trd_desc *d, struct trd_coord dst, uint8_t fifo,
+	      const struct trd_desc *carried, unsigned int n)
+{
+	memset(d, 0, sizeof(*d));
+	d->op = TRD_OP_RGET;
+	d->dst = dst;
+	d->fifo = fifo;
+	d->src = (uint64_t)(uintptr_t)carried;
+	d->len = n * (uint32_t)sizeof(struct trd_desc);
+}
+
+/* ---- posting ---- */
+
+struct trd_fifo *
+trd_inj_fifo(struct trd_node *n, unsigned int idx)
+{
+	if (n == NULL)
+		return NULL;
+	if (idx == TRD_ENGINE_FIFO_ID)
+		return n->inj[n->n_inj];
+	return idx < n->n_inj ? n->inj[idx] : NULL;
+}
+
+unsigned int
+trd_fifo_free_count(const struct trd_fifo *f)
+{
+	return f == NULL ? 0 : rte_ring_free_count(f->ring);
+}
+
+static inline bool
+iova_is_va(void)
+{
+	return rte_eal_iova_mode() == RTE_IOVA_VA;
+}
+
+/* Check a descriptor an application posts. Returns 0 or -errno. */
+static int
+desc_check_local(const struct trd_node *n, const struct trd_desc *d)
+{
+	int rank;
+
+	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX || (d->flags & ~TRD_DF_USER_MASK) != 0)
+		return -EINVAL;
+	rank = trd_torus_rank(&n->torus, d->dst);
+	if (rank < 0)
+		return -EINVAL;
+	if (n->routes[rank].link == NULL)
+		return -EHOSTUNREACH;
+	if (d->inj_ctr != 0 && (d->inj_ctr >= n->conf.n_counters || !n->ctr_used[d->inj_ctr]))
+		return -EINVAL;
+	if ((d->flags & TRD_DF_IMM) && ((d->flags & TRD_DF_SRC_MR) || d->len > 8))
+		return -EINVAL;
+	if (d->op == TRD_OP_RGET) {
+		const struct trd_desc *c = (const void *)(uintptr_t)d->src;
+		unsigned int nc = d->len / sizeof(*d);
+
+		if (c == NULL || d->len == 0 || d->len % sizeof(*d) != 0 ||
+		    nc > TRD_RGET_MAX_DESCS || (d->flags & (TRD_DF_IMM | TRD_DF_SRC_MR)))
+			return -EINVAL;
+		if (d->len > (uint32_t)(n->routes[rank].link->mtu - TRD_HDR_LEN))
+			return -EMSGSIZE;
+		for (unsigned int i = 0; i < nc; i++)
+			if (trd_desc_check_remote(&c[i], n->coord) != 0)
+				return -EINVAL;
+		return 0;
+	}
+	if (d->len != 0 && d->src == 0 && !(d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)))
+		return -EINVAL;
+	return 0;
+}
+
+/* Slots a descriptor takes in the FIFO, and whether its data is copied now. */
+static inline unsigned int
+desc_slots(const struct trd_node *n, const struct trd_desc *d)
+{
+	if (d->op == TRD_OP_RGET)
+		return (d->len + 63) / 64;
+	if ((d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)) || d->len == 0 || d->len > n->conf.inline_max)
+		return 0;
+	return (d->len + 63) / 64;
+}
+
+#define TRD_BULK_SLOTS 512
+
+int
+trd_inject_bulk(struct trd_fifo *f, const struct trd_desc *d, unsigned int nd)
+{
+	struct trd_desc buf[TRD_BULK_SLOTS];
+	struct trd_node *n;
+	unsigned int total = 0;
+	int rc;
+
+	if (f == NULL || (d == NULL && nd != 0))
+		return -EINVAL;
+	n = f->node;
+	for (unsigned int i = 0; i < nd; i++) {
+		unsigned int s;
+
+		rc = desc_check_local(n, &d[i]);
+		if (rc != 0)
+			return rc;
+		s = desc_slots(n, &d[i]);
+		if (total + 1 + s > TRD_BULK_SLOTS)
+			return -E2BIG;
+		buf[total] = d[i];
+		buf[total].n_slots = (uint8_t)s;
+		buf[total].msg_id = 0;
+		if (s != 0)
+			memcpy(&buf[total + 1], (const void *)(uintptr_t)d[i].src, d[i].len);
+		total += 1 + s;
+	}
+	if (total == 0)
+		return 0;
+	if (rte_ring_enqueue_bulk_elem(f->ring, buf, sizeof(*buf), total, NULL) == 0)
+		return -ENOBUFS;
+	return 0;
+}
+
+int
+trd_inject(struct trd_fifo *f, const struct trd_desc *d)
+{
+	return trd_inject_bulk(f, d, 1);
+}
+
+/* ---- packetizer ---- */
+
+static void
+zc_free_cb(void *addr, void *opaque)
+{
+	struct trd_mbuf_priv *pv = opaque;
+
+	RTE_SET_USED(addr);
+	/* Runs on whichever lcore frees the packet: the buffer is no longer read. */
+	if (pv->zc.ctr != NULL)
+		__atomic_fetch_sub(pv->zc.ctr, (int64_t)pv->zc.bytes, __ATOMIC_RELEASE);
+}
+
+static const uint8_t tx_type_stat[TRD_OP_MAX] = {
+	[TRD_OP_PUT] = TRD_STAT_TX_PUT,
+	[TRD_OP_FIFO] = TRD_STAT_TX_FIFO,
+	[TRD_OP_RGET] = TRD_STAT_TX_RGET,
+};
+
+static const uint8_t op_pkt_type[TRD_OP_MAX] = {
+	[TRD_OP_PUT] = TRD_PKT_PUT,
+	[TRD_OP_FIFO] = TRD_PKT_FIFO,
+	[TRD_OP_RGET] = TRD_PKT_RGET,
+};
+
+/* Resolve the current descriptor: route, source bytes, header template. 0 or a drop cause. */
+static int
+desc_start(struct trd_node *n, struct trd_fifo *f)
+{
+	struct trd_desc *d = &f->cur;
+	struct trd_pkt p;
+	int rank;
+
+	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX)
+		return TRD_DROP_BAD_DESC;
+	rank = trd_torus_rank(&n->torus, d->dst);
+	if (rank < 0)
+		return TRD_DROP_UNKNOWN_NODE;
+	f->rt = &n->routes[rank];
+	f->link = f->rt->link;
+	if (f->link == NULL)
+		return TRD_DROP_NO_ROUTE;
+	f->ctr = (d->inj_ctr != 0 && d->inj_ctr < n->conf.n_counters) ? &n->ctr[d->inj_ctr] : NULL;
+	f->zc = false;
+	if (d->n_slots != 0) {
+		f->src = f->inl;
+	} else if (d->flags & TRD_DF_IMM) {
+		f->src = (const uint8_t *)&d->user;
+	} else if (d->flags & TRD_DF_SRC_MR) {
+		struct trd_mr *mr = trd_mr_lookup(n, d->src_key);
+
+		if (mr == NULL)
+			return TRD_DROP_BAD_KEY;
+		if ((d->flags & TRD_DF_REMOTE) && !(mr->access & TRD_ACCESS_REMOTE_READ))
+			return TRD_DROP_NO_ACCESS;
+		if (d->src > mr->len || d->len > mr->len - d->src)
+			return TRD_DROP_OUT_OF_BOUNDS;
+		f->src = mr->base + d->src;
+		f->zc = d->len > n->conf.inline_max;
+	} else {
+		f->src = (const uint8_t *)(uintptr_t)d->src;
+		f->zc = d->len > n->conf.inline_max;
+	}
+	if (!f->link->chain_ok || !iova_is_va() || d->op == TRD_OP_RGET)
+		f->zc = false;
+	f->maxpay = (uint16_t)(f->link->mtu - TRD_HDR_LEN);
+	f->pkts_left = d->len == 0 ? 1 : (d->len + f->maxpay - 1u) / f->maxpay;
+	if (d->op == TRD_OP_RGET && f->pkts_left != 1)
+		return TRD_DROP_BAD_DESC;
+	d->msg_id = n->next_msg_id++;
+	f->off = 0;
+
+	memset(&p, 0, sizeof(p));
+	p.version = TRD_WIRE_VERSION;
+	p.type = op_pkt_type[d->op];
+	p.src[0] = n->coord.x;
+	p.src[1] = n->coord.y;
+	p.src[2] = n->coord.z;
+	p.hops = f->rt->hops;
+	p.dst[0] = d->dst.x;
+	p.dst[1] = d->dst.y;
+	p.dst[2] = d->dst.z;
+	p.fifo = d->fifo;
+	p.counter = d->rec_ctr;
+	p.key = d->op == TRD_OP_FIFO ? d->user : d->rkey;
+	p.msg_len = d->len;
+	p.msg_id = d->msg_id;
+	trd_wire_encode(&f->whdr, &p);
+	return 0;
+}
+
+/* Take the next valid descriptor from the FIFO into f->cur. Returns 1 if there is one. */
+static int
+fifo_next(struct trd_node *n, struct trd_fifo *f)
+{
+	for (;;) {
+		struct trd_desc *d;
+		int cause;
+
+		if (f->stage_i == f->stage_n) {
+			unsigned int avail;
+
+			f->stage_i = 0;
+			f->stage_n = rte_ring_sc_dequeue_burst_elem(f->ring, f->stage,
+								    sizeof(struct trd_desc),
+								    TRD_STAGE, &avail);
+			if (f->stage_n == 0)
+				return 0;
+			if (f->stage_n + avail > f->hwm)
+				f->hwm = f->stage_n + avail;
+		}
+		d = &f->stage[f->stage_i++];
+		f->cur = *d;
+		if (d->n_slots != 0) {
+			/* The inline data follows in the next slots: posted in one bulk, so the
+			 * ones not yet staged are already in the ring. */
+			unsigned int want = d->n_slots;
+			unsigned int have = RTE_MIN(want, f->stage_n - f->stage_i);
+
+			if (want * 64u > sizeof(f->inl))
+				return 0; /* cannot happen: posting bounds it */
+			memcpy(f->inl, &f->stage[f->stage_i], have * 64u);
+			f->stage_i += have;
+			if (have < want &&
+			    rte_ring_sc_dequeue_bulk_elem(f->ring, f->inl + have * 64u,
+							  sizeof(struct trd_desc), want - have,
+							  NULL) == 0)
+				return 0; /* cannot happen either */
+		}
+		cause = desc_start(n, f);
+		if (likely(cause == 0)) {
+			f->busy = true;
+			return 1;
+		}
+		trd_drop(n, (unsigned int)cause);
+		n->stat[TRD_STAT_DESC_ERRORS]++;
+	}
+}
+
+/* Build up to @p max packets of the current descriptor into its link's buffer. */
+static unsigned int
+emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
+{
+	struct trd_desc *d = &f->cur;
+	struct trd_link *l = f->link;
+	uint64_t base = d->op == TRD_OP_PUT ? d->roff : 0;
+	unsigned int k = 0;
+
+	while (k < max && f->pkts_left != 0) {
+		uint32_t chunk = RTE_MIN((uint32_t)f->maxpay, d->len - f->off);
+		struct rte_mbuf *m = trd_mbuf_get(n);
+		struct rte_ether_hdr *eh;
+		struct trd_hdr *h;
+		uint16_t flags;
+
+		if (unlikely(m == NULL))
+			break;
+		eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+		eh->dst_addr = f->rt->dmac;
+		eh->src_addr = l->mac;
+		eh->ether_type = rte_cpu_to_be_16(TRD_ETHERTYPE);
+		h = (struct trd_hdr *)(eh + 1);
+		*h = f->whdr;
+		flags = (f->off == 0 ? TRD_HF_FIRST : 0) | (f->pkts_left == 1 ? TRD_HF_LAST : 0);
+		h->flags = rte_cpu_to_be_16(flags);
+		h->offset = rte_cpu_to_be_64(base + f->off);
+		h->pay_len = rte_cpu_to_be_16((uint16_t)chunk);
+		h->csum = 0;
+		h->csum = (uint16_t)~rte_raw_cksum(h, TRD_HDR_LEN);
+
+		if (f->zc && chunk != 0) {
+			struct rte_mbuf *e = trd_mbuf_get(n);
+			struct trd_mbuf_priv *pv;
+
+			if (unlikely(e == NULL)) {
+				rte_pktmbuf_free(m);
+				break;
+			}
+			pv = trd_mbuf_priv(e);
+			pv->zc.shinfo.free_cb = zc_free_cb;
+			pv->zc.shinfo.fcb_opaque = pv;
+			rte_mbuf_ext_refcnt_set(&pv->zc.shinfo, 1);
+			pv->zc.ctr = f->ctr;
+			pv->zc.bytes = chunk;
+			rte_pktmbuf_attach_extbuf(e, (void *)(uintptr_t)(f->src + f->off),
+						  (rte_iova_t)(uintptr_t)(f->src + f->off),
+						  (uint16_t)chunk, &pv->zc.shinfo);
+			e->data_len = (uint16_t)chunk;
+			e->pkt_len = chunk;
+			m->data_len = TRD_FRAME_HLEN;
+			m->pkt_len = TRD_FRAME_HLEN + chunk;
+			m->next = e;
+			m->nb_segs = 2;
+			trd_link_queue(l, m, NULL, f, chunk);
+			n->stat[TRD_STAT_ZCOPY_PKTS]++;
+		} else {
+			rte_memcpy((uint8_t *)(h + 1), f->src + f->off, chunk);
+			m->data_len = (uint16_t)(TRD_FRAME_HLEN + chunk);
+			m->pkt_len = TRD_FRAME_HLEN + chunk;
+			trd_link_queue(l, m, f->ctr, f, chunk);
+		}
+		f->unsent++;
+		f->off += chunk;
+		f->pkts_left--;
+		k++;
+	}
+	n->stat[tx_type_stat[d->op]] += k;
+	f->pkts += k;
+	if (f->pkts_left == 0) {
+		f->busy = false;
+		f->descs++;
+		n->stat[TRD_STAT_DESCS]++;
+	}
+	return k;
+}
+
+/* Packetize up to @p budget packets from one FIFO. */
+static unsigned int
+fifo_service(struct trd_node *n, struct trd_fifo *f, unsigned int budget)
+{
+	unsigned int sent = 0;
+
+	while (sent < budget) {
+		unsigned int room, k;
+
+		if (!f->busy && !fifo_next(n, f))
+			break;
+		/* An ordered descriptor (a reflection) waits until every earlier packet of
+		 * this FIFO was taken by its port. */
+		if ((f->cur.flags & TRD_DF_ORDERED) && f->unsent != 0)
+			break;
+		room = trd_link_room(f->link);
+		if (room == 0)
+			break;
+		k = emit(n, f, RTE_MIN(budget - sent, room));
+		if (k == 0)
+			break;
+		sent += k;
+	}
+	return sent;
+}
+
+/* Hand what the link buffers to its port, in order, and settle the accounting. */
+static unsigned int
+link_flush(struct trd_node *n, struct trd_link *l)
+{
+	unsigned int total = 0;
+
+	while (l->pend_head != l->pend_tail) {
+		uint32_t cnt = l->pend_tail - l->pend_head;
+		uint32_t idx = l->pend_head & TRD_LINK_PEND_MASK;
+		uint16_t want = (uint16_t)RTE_MIN(RTE_MIN(cnt, TRD_LINK_PEND - idx), 256u);
+		uint16_t sent = l->ops->tx(l, &l->pend[idx], want);
+		uint64_t bytes = 0;
+
+		for (uint16_t i = 0; i < sent; i++) {
+			const struct trd_pend_info *pi = &l->info[idx + i];
+
+			if (pi->ctr != NULL)
+				__atomic_fetch_sub(pi->ctr, (int64_t)pi->bytes, __ATOMIC_RELEASE);
+			if (pi->fifo != NULL)
+				pi->fifo->unsent--;
+			bytes += pi->len;
+		}
+		l->pend_head += sent;
+		l->tx_pkts += sent;
+		l->tx_bytes += bytes;
+		n->stat[TRD_STAT_TX_PKTS] += sent;
+		n->stat[TRD_STAT_TX_BYTES] += bytes;
+		total += sent;
+		if (sent < want) {
+			n->stat[TRD_STAT_TX_RETRIES]++;
+			break;
+		}
+	}
+	return total;
+}
+
+static inline void
+flush_all(struct trd_node *n)
+{
+	for (unsigned int i = 0; i <= n->n_links; i++)
+		if (n->links[i]->pend_head != n->links[i]->pend_tail)
+			link_flush(n, n->links[i]);
+}
+
+int
+trd_node_poll(struct trd_node *n)
+{
+	struct rte_mbuf *pkts[TRD_RX_BURST];
+	unsigned int nf, moved = 0;
+	int served;
+
+	if (unlikely(n == NULL))
+		return -EINVAL;
+	served = __atomic_load_n(&n->served, __ATOMIC_RELAXED);
+	if (unlikely(served != 0 && (unsigned int)served != rte_lcore_id() + 1))
+		return -EBUSY;
+	/* Pairs with trd_mr_deregister(): the flag is visible before any key is read. */
+	__atomic_store_n(&n->in_poll, 1, __ATOMIC_SEQ_CST);
+
+	flush_all(n);
+	nf = n->n_inj + 1;
+	for (unsigned int k = 0; k < nf; k++) {
+		struct trd_fifo *f = n->inj[(n->rr + k) % nf];
+
+		if (f->busy || f->stage_i < f->stage_n || !rte_ring_empty(f->ring))
+			moved += fifo_service(n, f, n->conf.burst);
+	}
+	n->rr = n->rr + 1 == nf ? 0 : n->rr + 1;
+	flush_all(n);
+
+	for (unsigned int i = 0; i <= n->n_links; i++) {
+		struct trd_link *l = n->links[i];
+		uint16_t nb = l->ops->rx(l, pkts, TRD_RX_BURST);
+
+		if (nb != 0) {
+			trd_rx_burst(n, l, pkts, nb);
+			moved += nb;
+		}
+	}
+	flush_all(n);
+
+	__atomic_store_n(&n->poll_gen, n->poll_gen + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&n->in_poll, 0, __ATOMIC_RELEASE);
+	return (int)moved;
+}
+
+/* ---- lcores ---- */
+
+#define TRD_LCORE_MAX_NODES 512
+
+struct lcore_serv {
+	struct trd_node *nodes[TRD_LCORE_MAX_NODES];
+	unsigned int n;
+	volatile int stop;
+	int running;
+};
+
+static struct lcore_serv serv[RTE_MAX_LCORE];
+
+static int
+serve_loop(void *arg)
+{
+	struct lcore_serv *s = arg;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		unsigned int moved = 0;
+
+		for (unsigned int i = 0; i < s->n; i++) {
+			int rc = trd_node_poll(s->nodes[i]);
+
+			if (rc > 0)
+				moved += (unsigned int)rc;
+		}
+		if (moved == 0)
+			rte_pause();
+	}
+	return 0;
+}
+
+int
+trd_lcore_launch(unsigned int lcore, struct trd_node *const nodes[], unsigned int n)
+{
+	struct lcore_serv *s;
+	unsigned int i;
+
+	if (lcore >= RTE_MAX_LCORE || nodes == NULL || n == 0 || n > TRD_LCORE_MAX_NODES ||
+	    !rte_lcore_is_enabled(lcore) || lcore == rte_get_main_lcore())
+		return -EINVAL;
+	s = &serv[lcore];
+	if (s->running || rte_eal_get_lcore_state(lcore) != WAIT)
+		return -EBUSY;
+	for (i = 0; i < n; i++) {
+		int expect = 0;
+
+		if (nodes[i] == NULL ||
+		    !__atomic_compare_exchange_n(&nodes[i]->served, &expect, (int)lcore + 1, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			while (i-- > 0)
+				__atomic_store_n(&nodes[i]->served, 0, __ATOMIC_RELEASE);
+			return nodes[i] == NULL ? -EINVAL : -EBUSY;
+		}
+		s->nodes[i] = nodes[i];
+	}
+	s->n = n;
+	s->stop = 0;
+	s->running = 1;
+	if (rte_eal_remote_launch(serve_loop, s, lcore) != 0) {
+		for (i = 0; i < n; i++)
+			__atomic_store_n(&nodes[i]->served, 0, __ATOMIC_RELEASE);
+		s->running = 0;
+		return -EBUSY;
+	}
+	return 0;
+}
+
+int
+trd_node_launch(struct trd_node *node, unsigned int lcore)
+{
+	return trd_lcore_launch(lcore, &node, 1);
+}
+
+int
+trd_lcore_stop(unsigned int lcore)
+{
+	struct lcore_serv *s;
+
+	if (lcore >= RTE_MAX_LCORE)
+		return -EINVAL;
+	s = &serv[lcore];
+	if (!s->running)
+		return -EINVAL;
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	rte_eal_wait_lcore(lcore);
+	for (unsigned int i = 0; i < s->n; i++)
+		__atomic_store_n(&s->nodes[i]->served, 0, __ATOMIC_RELEASE);
+	s->n = 0;
+	s->running = 0;
+	return 0;
+}

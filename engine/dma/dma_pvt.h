@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Shared between the node tables (node.c) and the data path (dma.c, rx.c). */
+#ifndef TRD_DMA_PVT_H
+#define TRD_DMA_PVT_H
+
+#include "node_pvt.h"
+
+/** The region with @p key, or NULL. Safe on the data path. */
+struct trd_mr *trd_mr_lookup(struct trd_node *n, uint64_t key);
+
+/** Count a drop. */
+static inline void
+trd_drop(struct trd_node *n, unsigned int cause)
+{
+	n->drop[cause]++;
+	n->stat[TRD_STAT_DROPS]++;
+}
+
+/** Receive demultiplexing of one burst from @p l (rx.c). */
+void trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb);
+
+/** Validate a descriptor carried by a remote get from @p requester (rx.c). */
+int trd_desc_check_remote(const struct trd_desc *d, struct trd_coord requester);
+
+/** An mbuf from the node's cache (refilled in bulk), or NULL. */
+static inline struct rte_mbuf *
+trd_mbuf_get(struct trd_node *n)
+{
+	if (unlikely(n->mcache_n == 0)) {
+		if (rte_pktmbuf_alloc_bulk(n->pool, n->mcache, TRD_MCACHE / 2) != 0) {
+			n->stat[TRD_STAT_NO_MBUF]++;
+			return NULL;
+		}
+		n->mcache_n = TRD_MCACHE / 2;
+	}
+	return n->mcache[--n->mcache_n];
+}
+
+static inline bool
+trd_coord_eq(struct trd_coord a, const uint8_t b[3])
+{
+	return a.x == b[0] && a.y == b[1] && a.z == b[2];
+}
+
+#endif /* TRD_DMA_PVT_H */

@@ -1,0 +1,680 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Nodes: creation, routes, counters, memory regions, reception FIFOs, statistics. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_random.h>
+
+#include "node_pvt.h"
+#include "dma_pvt.h"
+
+RTE_LOG_REGISTER_SUFFIX(trd_node_logtype, node, INFO);
+#define NODE_LOG(level, fmt, ...)                                                                  \
+	rte_log(RTE_LOG_##level, trd_node_logtype, "toroid: " fmt "\n", ##__VA_ARGS__)
+
+static const char *const stat_names[] = {
+#define TRD_STAT_NAME_(e, n) n,
+	TRD_NODE_STATS(TRD_STAT_NAME_)
+#undef TRD_STAT_NAME_
+};
+_Static_assert(RTE_DIM(stat_names) == TRD_STAT_MAX, "one name per statistic");
+
+const char *
+trd_stat_name(unsigned int stat)
+{
+	return stat < TRD_STAT_MAX ? stat_names[stat] : NULL;
+}
+
+uint64_t
+trd_time_us(void)
+{
+	static uint64_t hz;
+
+	if (hz == 0)
+		hz = rte_get_timer_hz();
+	return rte_get_timer_cycles() / (hz / 1000000 ? hz / 1000000 : 1);
+}
+
+unsigned int
+trd_pool_priv_size(void)
+{
+	return RTE_ALIGN(sizeof(struct trd_mbuf_priv), RTE_MBUF_PRIV_ALIGN);
+}
+
+struct rte_mempool *
+trd_default_pool(unsigned int n)
+{
+	static const char name[] = "trd_pool";
+	struct rte_mempool *mp = rte_mempool_lookup(name);
+
+	if (mp != NULL)
+		return mp;
+	if (n == 0)
+		n = 32767;
+	mp = rte_pktmbuf_pool_create(name, n, 256, (uint16_t)trd_pool_priv_size(),
+				     RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+	if (mp == NULL) {
+		NODE_LOG(ERR, "cannot create the packet pool (%u mbufs): %s; give EAL more memory (-m)",
+			 n, rte_strerror(rte_errno));
+		/* a racing creator may have won */
+		mp = rte_mempool_lookup(name);
+	}
+	return mp;
+}
+
+/* ---- creation ---- */
+
+static int
+conf_resolve(struct trd_node_conf *c)
+{
+#define DEF(f, v)                                                                                  \
+	do {                                                                                       \
+		if (c->f == 0)                                                                     \
+			c->f = (v);                                                                \
+	} while (0)
+	DEF(n_inj_fifos, 4);
+	DEF(inj_fifo_size, 1024);
+	DEF(n_rec_fifos, 4);
+	DEF(rec_fifo_size, 1024);
+	DEF(n_counters, 1024);
+	DEF(n_regions, 256);
+	DEF(n_reasm, 256);
+	DEF(inline_max, 256);
+	DEF(burst, 32);
+#undef DEF
+	if (c->torus.dim[0] == 0 && c->torus.dim[1] == 0 && c->torus.dim[2] == 0)
+		trd_torus_init(&c->torus, 1, 1, 1);
+	if (trd_torus_init(&c->torus, c->torus.dim[0], c->torus.dim[1], c->torus.dim[2]) != 0 ||
+	    !trd_torus_contains(&c->torus, c->coord) || c->n_inj_fifos > TRD_MAX_FIFOS ||
+	    c->n_rec_fifos > TRD_MAX_FIFOS || c->inj_fifo_size < 32 ||
+	    c->inj_fifo_size > (1u << 24) || c->rec_fifo_size > (1u << 24) ||
+	    c->n_counters < 2 || c->n_counters > 65536 || c->n_regions > 65535 ||
+	    c->inline_max > TRD_INLINE_MAX || c->burst > 1024)
+		return -EINVAL;
+	if (c->pool != NULL && c->pool->private_data_size < trd_pool_priv_size())
+		return -EINVAL;
+	return 0;
+}
+
+static struct trd_fifo *
+fifo_create(struct trd_node *n, uint8_t id, unsigned int size)
+{
+	static unsigned int serial;
+	char name[RTE_RING_NAMESIZE];
+	struct trd_fifo *f = rte_zmalloc("trd_fifo", sizeof(*f), RTE_CACHE_LINE_SIZE);
+
+	if (f == NULL)
+		return NULL;
+	snprintf(name, sizeof(name), "trdinj%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
+	/* Many application threads post, the serving lcore takes. */
+	f->ring = rte_ring_create_elem(name, sizeof(struct trd_desc), rte_align32pow2(size),
+				       SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (f->ring == NULL) {
+		rte_free(f);
+		return NULL;
+	}
+	f->node = n;
+	f->id = id;
+	return f;
+}
+
+static void
+fifo_free(struct trd_fifo *f)
+{
+	if (f == NULL)
+		return;
+	rte_ring_free(f->ring);
+	rte_free(f);
+}
+
+static struct trd_rec_fifo *
+rec_fifo_create(struct trd_node *n, uint8_t id, unsigned int size)
+{
+	static unsigned int serial;
+	char name[RTE_RING_NAMESIZE];
+	struct trd_rec_fifo *rf = rte_zmalloc("trd_rfifo", sizeof(*rf), RTE_CACHE_LINE_SIZE);
+
+	if (rf == NULL)
+		return NULL;
+	snprintf(name, sizeof(name), "trdrec%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
+	/* The serving lcore delivers, application threads take. */
+	rf->ring = rte_ring_create(name, size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_EXACT_SZ);
+	if (rf->ring == NULL) {
+		rte_free(rf);
+		return NULL;
+	}
+	rf->node = n;
+	rf->id = id;
+	return rf;
+}
+
+static void
+rec_fifo_free(struct trd_rec_fifo *rf)
+{
+	struct trd_msg *m;
+
+	if (rf == NULL)
+		return;
+	while (rte_ring_dequeue(rf->ring, (void **)&m) == 0)
+		trd_msg_free(m);
+	rte_ring_free(rf->ring);
+	rte_free(rf);
+}
+
+/* Recompute every route from the links present. */
+static void
+routes_update(struct trd_node *n)
+{
+	for (uint32_t r = 0; r < n->n_nodes; r++) {
+		struct trd_route *rt = &n->routes[r];
+		struct trd_coord c;
+		enum trd_dir dir;
+		int hops;
+
+		trd_torus_coord(&n->torus, r, &c);
+		memset(rt, 0, sizeof(*rt));
+		if (r == n->rank) {
+			rt->link = n->lo;
+			rt->hops = 1;
+			rt->dmac = n->lo->mac;
+			continue;
+		}
+		trd_torus_next_hop(&n->torus, n->coord, c, &dir);
+		hops = trd_torus_hops(&n->torus, n->coord, c);
+		if (dir != TRD_DIR_NONE && n->dir_link[dir] != NULL) {
+			rt->link = n->dir_link[dir];
+			rt->hops = (uint8_t)RTE_MIN(hops + TRD_HOP_SLACK, 255);
+			rt->dmac = rt->link->peer;
+		} else if (n->sw_link != NULL) {
+			rt->link = n->sw_link;
+			rt->hops = 1 + TRD_HOP_SLACK;
+			rt->dmac = n->has_peer_mac[r] ? n->peer_mac[r] : n->sw_link->peer;
+		}
+	}
+}
+
+struct trd_node *
+trd_node_create(const struct trd_node_conf *conf)
+{
+	struct trd_node_conf c;
+	struct trd_node *n;
+	char hname[RTE_HASH_NAMESIZE];
+	static unsigned int serial;
+	unsigned int i;
+
+	if (conf == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	c = *conf;
+	if (conf_resolve(&c) != 0) {
+		NODE_LOG(ERR, "invalid node configuration");
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	n = rte_zmalloc("trd_node", sizeof(*n), RTE_CACHE_LINE_SIZE);
+	if (n == NULL)
+		goto nomem;
+	n->conf = c;
+	n->torus = c.torus;
+	n->coord = c.coord;
+	n->rank = (uint32_t)trd_torus_rank(&c.torus, c.coord);
+	n->n_nodes = trd_torus_size(&c.torus);
+	if (c.name != NULL)
+		snprintf(n->name, sizeof(n->name), "%s", c.name);
+	else
+		snprintf(n->name, sizeof(n->name), "node%u", n->rank);
+	n->conf.name = n->name;
+	rte_spinlock_init(&n->ctl_lock);
+	n->pool = c.pool != NULL ? c.pool : trd_default_pool(0);
+	if (n->pool == NULL)
+		goto nomem;
+	n->next_msg_id = 1;
+
+	n->routes = rte_zmalloc("trd_routes", sizeof(*n->routes) * n->n_nodes, 0);
+	n->peer_mac = rte_zmalloc("trd_macs", sizeof(*n->peer_mac) * n->n_nodes, 0);
+	n->has_peer_mac = rte_zmalloc("trd_macs", n->n_nodes, 0);
+	n->ctr = rte_zmalloc("trd_ctr", sizeof(*n->ctr) * c.n_counters, RTE_CACHE_LINE_SIZE);
+	n->ctr_used = rte_zmalloc("trd_ctr", c.n_counters, 0);
+	n->mrs = rte_zmalloc("trd_mr", sizeof(*n->mrs) * c.n_regions, RTE_CACHE_LINE_SIZE);
+	n->reasm = rte_zmalloc("trd_reasm", sizeof(*n->reasm) * c.n_reasm, 0);
+	if (n->routes == NULL || n->peer_mac == NULL || n->has_peer_mac == NULL ||
+	    n->ctr == NULL || n->ctr_used == NULL || n->mrs == NULL || n->reasm == NULL)
+		goto nomem;
+	for (i = 0; i < c.n_regions; i++) {
+		n->mrs[i].node = n;
+		n->mrs[i].slot = (uint16_t)i;
+	}
+
+	snprintf(hname, sizeof(hname), "trdra%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
+	struct rte_hash_parameters hp = {
+		.name = hname,
+		.entries = RTE_MAX(c.n_reasm, 8u),
+		.key_len = sizeof(uint64_t),
+		.hash_func = rte_jhash,
+		.socket_id = (int)rte_socket_id(),
+	};
+	n->reasm_hash = rte_hash_create(&hp);
+	if (n->reasm_hash == NULL)
+		goto nomem;
+
+	for (i = 0; i < c.n_inj_fifos; i++)
+		if ((n->inj[i] = fifo_create(n, (uint8_t)i, c.inj_fifo_size)) == NULL)
+			goto nomem;
+	n->n_inj = c.n_inj_fifos;
+	n->inj[n->n_inj] = fifo_create(n, TRD_ENGINE_FIFO_ID, 4096);
+	if (n->inj[n->n_inj] == NULL)
+		goto nomem;
+	for (i = 0; i < c.n_rec_fifos; i++)
+		if ((n->rec[i] = rec_fifo_create(n, (uint8_t)i, c.rec_fifo_size)) == NULL)
+			goto nomem;
+	n->n_rec = c.n_rec_fifos;
+
+	char lname[48];
+	snprintf(lname, sizeof(lname), "%s.lo", n->name);
+	n->lo = trd_link_loopback(lname, 1500);
+	if (n->lo == NULL)
+		goto nomem;
+	n->lo->node = n;
+	n->links[0] = n->lo;
+	routes_update(n);
+	return n;
+
+nomem:
+	NODE_LOG(ERR, "cannot create node: out of memory (give EAL more with -m)");
+	trd_node_free(n);
+	rte_errno = ENOMEM;
+	return NULL;
+}
+
+void
+trd_node_free(struct trd_node *n)
+{
+	unsigned int i;
+
+	if (n == NULL)
+		return;
+	for (i = 0; i <= n->n_links; i++)
+		trd_link_free(n->links[i]);
+	if (n->lo != NULL && n->links[n->n_links] != n->lo)
+		trd_link_free(n->lo);
+	for (i = 0; i <= n->n_inj; i++)
+		fifo_free(n->inj[i]);
+	for (i = 0; i < n->n_rec; i++)
+		rec_fifo_free(n->rec[i]);
+	if (n->reasm != NULL)
+		for (i = 0; i < n->conf.n_reasm; i++)
+			rte_free(n->reasm[i].msg);
+	if (n->mcache_n)
+		rte_pktmbuf_free_bulk(n->mcache, n->mcache_n);
+	rte_hash_free(n->reasm_hash);
+	rte_free(n->routes);
+	rte_free(n->peer_mac);
+	rte_free(n->has_peer_mac);
+	rte_free(n->ctr);
+	rte_free(n->ctr_used);
+	rte_free(n->mrs);
+	rte_free(n->reasm);
+	rte_free(n);
+}
+
+int
+trd_node_add_link(struct trd_node *n, struct trd_link *l, enum trd_dir dir)
+{
+	if (n == NULL || l == NULL || l->node != NULL || dir < TRD_DIR_NONE ||
+	    dir >= TRD_DIR_COUNT)
+		return -EINVAL;
+	if (n->served)
+		return -EBUSY;
+	if (n->n_links >= TRD_MAX_LINKS)
+		return -ENOSPC;
+	if (l->mtu < TRD_HDR_LEN + 8)
+		return -EINVAL;
+	if (dir == TRD_DIR_NONE) {
+		if (n->sw_link != NULL)
+			return -EEXIST;
+		n->sw_link = l;
+	} else {
+		struct trd_coord nb;
+
+		if (n->dir_link[dir] != NULL)
+			return -EEXIST;
+		if (trd_torus_step(&n->torus, n->coord, dir, &nb) != 0)
+			return -EINVAL; /* no neighbour that way (dimension of size 1) */
+		n->dir_link[dir] = l;
+	}
+	l->dir = dir;
+	l->node = n;
+	/* keep the loopback last */
+	n->links[n->n_links] = l;
+	n->n_links++;
+	n->links[n->n_links] = n->lo;
+	routes_update(n);
+	return 0;
+}
+
+int
+trd_node_set_peer_mac(struct trd_node *n, struct trd_coord peer, const uint8_t mac[6])
+{
+	int r;
+
+	if (n == NULL || mac == NULL)
+		return -EINVAL;
+	r = trd_torus_rank(&n->torus, peer);
+	if (r < 0)
+		return -EINVAL;
+	memcpy(n->peer_mac[r].addr_bytes, mac, 6);
+	n->has_peer_mac[r] = 1;
+	routes_update(n);
+	return 0;
+}
+
+struct trd_coord
+trd_node_coord(const struct trd_node *n)
+{
+	return n->coord;
+}
+
+const struct trd_torus *
+trd_node_torus(const struct trd_node *n)
+{
+	return &n->torus;
+}
+
+const char *
+trd_node_name(const struct trd_node *n)
+{
+	return n->name;
+}
+
+unsigned int
+trd_node_n_links(const struct trd_node *n)
+{
+	return n == NULL ? 0 : n->n_links;
+}
+
+struct trd_link *
+trd_node_link(const struct trd_node *n, unsigned int i)
+{
+	return (n == NULL || i >= n->n_links) ? NULL : n->links[i];
+}
+
+int
+trd_node_route_hops(const struct trd_node *n, struct trd_coord dst)
+{
+	int r;
+
+	if (n == NULL)
+		return -EINVAL;
+	r = trd_torus_rank(&n->torus, dst);
+	if (r < 0)
+		return -EINVAL;
+	if (n->routes[r].link == NULL)
+		return -EHOSTUNREACH;
+	return r == (int)n->rank ? 0 : trd_torus_hops(&n->torus, n->coord, dst);
+}
+
+int
+trd_node_stats_get(const struct trd_node *n, struct trd_node_stats *out)
+{
+	if (n == NULL || out == NULL)
+		return -EINVAL;
+	for (unsigned int i = 0; i < TRD_STAT_MAX; i++)
+		out->stat[i] = __atomic_load_n(&n->stat[i], __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < TRD_DROP_MAX; i++)
+		out->drop[i] = __atomic_load_n(&n->drop[i], __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* ---- counters ---- */
+
+static inline bool
+ctr_ok(const struct trd_node *n, uint16_t id)
+{
+	return n != NULL && id != 0 && id < n->conf.n_counters && n->ctr_used[id];
+}
+
+int
+trd_counter_alloc(struct trd_node *n, uint16_t *id)
+{
+	int rc = -ENOSPC;
+
+	if (n == NULL || id == NULL)
+		return -EINVAL;
+	rte_spinlock_lock(&n->ctl_lock);
+	for (unsigned int i = 1; i < n->conf.n_counters; i++) {
+		if (!n->ctr_used[i]) {
+			__atomic_store_n(&n->ctr[i], 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&n->ctr_used[i], 1, __ATOMIC_RELEASE);
+			*id = (uint16_t)i;
+			rc = 0;
+			break;
+		}
+	}
+	rte_spinlock_unlock(&n->ctl_lock);
+	return rc;
+}
+
+int
+trd_counter_free(struct trd_node *n, uint16_t id)
+{
+	if (!ctr_ok(n, id))
+		return -EINVAL;
+	__atomic_store_n(&n->ctr_used[id], 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int
+trd_counter_set(struct trd_node *n, uint16_t id, int64_t value)
+{
+	if (!ctr_ok(n, id))
+		return -EINVAL;
+	__atomic_store_n(&n->ctr[id], value, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int
+trd_counter_add(struct trd_node *n, uint16_t id, int64_t delta)
+{
+	if (!ctr_ok(n, id))
+		return -EINVAL;
+	__atomic_fetch_add(&n->ctr[id], delta, __ATOMIC_ACQ_REL);
+	return 0;
+}
+
+int
+trd_counter_read(const struct trd_node *n, uint16_t id, int64_t *value)
+{
+	if (!ctr_ok(n, id) || value == NULL)
+		return -EINVAL;
+	*value = __atomic_load_n(&n->ctr[id], __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+int
+trd_counter_wait(struct trd_node *n, uint16_t id, uint64_t timeout_us)
+{
+	uint64_t deadline;
+	int64_t v;
+
+	if (!ctr_ok(n, id))
+		return -EINVAL;
+	deadline = trd_time_us() + timeout_us;
+	for (;;) {
+		v = __atomic_load_n(&n->ctr[id], __ATOMIC_ACQUIRE);
+		if (v == 0)
+			return 0;
+		if (v < 0)
+			return -ERANGE;
+		if (trd_time_us() >= deadline)
+			return -ETIMEDOUT;
+		trd_node_progress(n);
+	}
+}
+
+/* ---- memory regions ---- */
+
+struct trd_mr *
+trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
+{
+	struct trd_mr *mr = NULL;
+
+	if (n == NULL || (addr == NULL && len != 0) || (access & ~TRD_ACCESS_ALL) != 0 ||
+	    (uintptr_t)addr > UINTPTR_MAX - len) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	rte_spinlock_lock(&n->ctl_lock);
+	for (unsigned int i = 0; i < n->conf.n_regions; i++) {
+		if (n->mrs[i].key == 0) {
+			uint64_t hi;
+
+			mr = &n->mrs[i];
+			do
+				hi = rte_rand() << 16;
+			while (hi == 0);
+			mr->base = addr;
+			mr->len = len;
+			mr->access = access;
+			/* the key names its slot: lookup is one load and one compare */
+			__atomic_store_n(&mr->key, hi | i, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	rte_spinlock_unlock(&n->ctl_lock);
+	if (mr == NULL)
+		rte_errno = ENOSPC;
+	return mr;
+}
+
+int
+trd_mr_deregister(struct trd_mr *mr)
+{
+	struct trd_node *n;
+	uint64_t gen, deadline;
+
+	if (mr == NULL || mr->key == 0)
+		return -EINVAL;
+	n = mr->node;
+	rte_spinlock_lock(&n->ctl_lock);
+	__atomic_store_n(&mr->key, 0, __ATOMIC_RELEASE);
+	rte_spinlock_unlock(&n->ctl_lock);
+	/* A round that started before the key was cleared may still use the region: wait
+	 * until the serving lcore is between rounds or has begun a new one. */
+	gen = __atomic_load_n(&n->poll_gen, __ATOMIC_ACQUIRE);
+	deadline = trd_time_us() + 1000000;
+	while (__atomic_load_n(&n->in_poll, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&n->poll_gen, __ATOMIC_ACQUIRE) == gen) {
+		if (trd_time_us() > deadline)
+			return -ETIMEDOUT;
+		rte_pause();
+	}
+	return 0;
+}
+
+uint64_t
+trd_mr_key(const struct trd_mr *mr)
+{
+	return mr == NULL ? 0 : mr->key;
+}
+
+void *
+trd_mr_addr(const struct trd_mr *mr)
+{
+	return mr == NULL ? NULL : mr->base;
+}
+
+size_t
+trd_mr_len(const struct trd_mr *mr)
+{
+	return mr == NULL ? 0 : mr->len;
+}
+
+struct trd_mr *
+trd_mr_lookup(struct trd_node *n, uint64_t key)
+{
+	uint32_t slot = (uint32_t)(key & 0xffff);
+	struct trd_mr *mr;
+
+	if (key == 0 || slot >= n->conf.n_regions)
+		return NULL;
+	mr = &n->mrs[slot];
+	return __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) == key ? mr : NULL;
+}
+
+/* ---- reception FIFOs ---- */
+
+struct trd_rec_fifo *
+trd_rec_fifo(struct trd_node *n, unsigned int idx)
+{
+	return (n == NULL || idx >= n->n_rec) ? NULL : n->rec[idx];
+}
+
+int
+trd_rec_fifo_poll(struct trd_rec_fifo *rf, struct trd_msg **msgs, unsigned int n)
+{
+	if (rf == NULL || (msgs == NULL && n != 0))
+		return -EINVAL;
+	return (int)rte_ring_dequeue_burst(rf->ring, (void **)msgs, n, NULL);
+}
+
+int
+trd_rec_fifo_wait(struct trd_rec_fifo *rf, struct trd_msg **msg, uint64_t timeout_us)
+{
+	uint64_t deadline;
+
+	if (rf == NULL || msg == NULL)
+		return -EINVAL;
+	deadline = trd_time_us() + timeout_us;
+	while (rte_ring_dequeue(rf->ring, (void **)msg) != 0) {
+		if (trd_time_us() >= deadline)
+			return -ETIMEDOUT;
+		trd_node_progress(rf->node);
+	}
+	return 0;
+}
+
+void
+trd_msg_free(struct trd_msg *msg)
+{
+	if (msg == NULL)
+		return;
+	if (msg->priv_ != NULL)
+		rte_pktmbuf_free((struct rte_mbuf *)msg->priv_);
+	else
+		rte_free(msg);
+}
+
+/* ---- progress ---- */
+
+void
+trd_node_set_progress(struct trd_node *n, trd_progress_fn fn, void *arg)
+{
+	n->progress = fn;
+	n->progress_arg = arg;
+}
+
+void
+trd_node_progress(struct trd_node *n)
+{
+	if (n == NULL)
+		return;
+	if (__atomic_load_n(&n->served, __ATOMIC_ACQUIRE)) {
+		rte_pause();
+		return;
+	}
+	if (n->progress != NULL)
+		n->progress(n->progress_arg);
+	else
+		trd_node_poll(n);
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The DMA engine's private view of a node: FIFOs, counters, regions, routes. */
+#ifndef TRD_NODE_PVT_H
+#define TRD_NODE_PVT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_hash.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
+
+#include <toroid/toroid.h>
+
+#include "../link/link_pvt.h"
+
+#define TRD_MAX_LINKS 16           /* links per node, besides the loopback */
+#define TRD_MAX_FIFOS 64           /* application FIFOs of each kind */
+#define TRD_INLINE_MAX 960         /* 15 continuation slots */
+#define TRD_STAGE 32               /* descriptors taken from a FIFO at once */
+#define TRD_RX_BURST 32
+#define TRD_MCACHE 64
+#define TRD_HOP_SLACK 2            /* hops allowed beyond the route's length */
+/** Id of the engine's own injection FIFO (reflection / remote-get target). */
+#define TRD_ENGINE_FIFO_ID 0xFF
+
+/** The mbuf private area. */
+struct trd_mbuf_priv {
+	union {
+		struct {
+			struct rte_mbuf_ext_shared_info shinfo;
+			int64_t *ctr;
+			uint32_t bytes;
+		} zc;             /* an mbuf attached to application memory */
+		struct trd_msg msg; /* a received single-packet message */
+	};
+};
+
+static inline struct trd_mbuf_priv *
+trd_mbuf_priv(struct rte_mbuf *m)
+{
+	return (struct trd_mbuf_priv *)rte_mbuf_to_priv(m);
+}
+
+/** How to reach one node. */
+struct trd_route {
+	struct trd_link *link; /* NULL: unreachable */
+	uint8_t hops;
+	struct rte_ether_addr dmac;
+};
+
+/** An injection FIFO and the engine's progress through its current descriptor. */
+struct trd_fifo {
+	struct rte_ring *ring;
+	struct trd_node *node;
+	uint8_t id;
+	/* engine side, touched by the serving lcore only */
+	bool busy;
+	bool zc;
+	uint16_t maxpay;
+	uint32_t off;           /* bytes of cur already packetized */
+	uint32_t pkts_left;
+	uint32_t unsent;        /* packets built but not yet taken by a port */
+	struct trd_link *link;
+	struct trd_route *rt;
+	const uint8_t *src;     /* where cur's bytes come from */
+	int64_t *ctr;           /* cur's injection counter or NULL */
+	struct trd_hdr whdr;    /* cur's wire header template */
+	struct trd_desc cur;
+	uint32_t stage_i;
+	uint32_t stage_n;
+	struct trd_desc stage[TRD_STAGE];
+	uint8_t inl[TRD_INLINE_MAX] __rte_aligned(64);
+	uint64_t descs;
+	uint64_t pkts;
+	uint32_t hwm;           /* highest occupancy seen */
+};
+
+struct trd_rec_fifo {
+	struct rte_ring *ring;
+	struct trd_node *node;
+	uint8_t id;
+	uint64_t msgs;
+};
+
+struct trd_mr {
+	struct trd_node *node;
+	uint8_t *base;
+	size_t len;
+	uint64_t key;           /* 0 when free */
+	unsigned int access;
+	uint16_t slot;
+};
+
+/** A multi-packet FIFO message being put together. */
+struct trd_reasm {
+	struct trd_msg *msg;
+	uint32_t got;
+	uint32_t len;
+	uint64_t hkey;
+};
+
+typedef void (*trd_progress_fn)(void *arg);
+
+struct trd_node {
+	char name[32];
+	struct trd_torus torus;
+	struct trd_coord coord;
+	uint32_t rank;
+	uint32_t n_nodes;
+	struct trd_node_conf conf;
+	struct rte_mempool *pool;
+
+	struct trd_link *links[TRD_MAX_LINKS + 1]; /* [n_links] is the loopback */
+	unsigned int n_links;
+	struct trd_link *lo;
+	struct trd_link *dir_link[TRD_DIR_COUNT];
+	struct trd_link *sw_link;
+	struct trd_route *routes;      /* by rank */
+	struct rte_ether_addr *peer_mac; /* by rank, for switched links */
+	uint8_t *has_peer_mac;
+
+	struct trd_fifo *inj[TRD_MAX_FIFOS + 1]; /* [n_inj] is the engine FIFO */
+	unsigned int n_inj;
+	struct trd_rec_fifo *rec[TRD_MAX_FIFOS];
+	unsigned int n_rec;
+
+	int64_t *ctr;
+	uint8_t *ctr_used;
+	struct trd_mr *mrs;
+	rte_spinlock_t ctl_lock;       /* control path only: counter and region tables */
+
+	struct rte_hash *reasm_hash;
+	struct trd_reasm *reasm;
+
+	uint32_t next_msg_id;
+	unsigned int rr;
+	unsigned int mcache_n;
+	struct rte_mbuf *mcache[TRD_MCACHE];
+
+	/* who serves the node */
+	volatile int served;
+	trd_progress_fn progress;
+	void *progress_arg;
+	uint32_t in_poll;
+	uint64_t poll_gen;
+
+	uint64_t stat[TRD_STAT_MAX];
+	uint64_t drop[TRD_DROP_MAX];
+};
+
+/** Make progress on behalf of a waiting thread. */
+void trd_node_set_progress(struct trd_node *n, trd_progress_fn fn, void *arg);
+
+#endif /* TRD_NODE_PVT_H */

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Receive demultiplexing. Every frame is untrusted: it is parsed by trd_wire_parse(), then
+ * checked against this node's torus, regions, counters and FIFOs before one byte is written.
+ * A frame that fails is dropped and counted under its cause.
+ */
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
+#include <rte_hash.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_memcpy.h>
+#include <rte_prefetch.h>
+#include <rte_ring_elem.h>
+
+#include "dma_pvt.h"
+
+enum { RX_FREE = 1, RX_KEPT = 0 };
+
+int
+trd_desc_check_remote(const struct trd_desc *d, struct trd_coord requester)
+{
+	if ((d->op != TRD_OP_PUT && d->op != TRD_OP_FIFO) || d->n_slots != 0 ||
+	    (d->flags & ~TRD_DF_USER_MASK) != 0 || d->inj_ctr != 0)
+		return TRD_DROP_BAD_DESC;
+	/* The data must come from a registered region or the descriptor itself: a remote
+	 * node never names our raw addresses. */
+	if (d->flags & TRD_DF_IMM) {
+		if ((d->flags & TRD_DF_SRC_MR) || d->len > 8)
+			return TRD_DROP_BAD_DESC;
+	} else if (d->len != 0 && !(d->flags & TRD_DF_SRC_MR)) {
+		return TRD_DROP_BAD_DESC;
+	}
+	/* ... and it may only send back to whoever asked. */
+	if (d->dst.x != requester.x || d->dst.y != requester.y || d->dst.z != requester.z)
+		return TRD_DROP_BAD_DST;
+	return 0;
+}
+
+/* Copy @p len payload bytes of @p m to @p dst, across segments if need be. */
+static inline void
+pay_copy(const struct rte_mbuf *m, void *dst, uint32_t len)
+{
+	const void *s;
+
+	if (likely(m->data_len >= TRD_FRAME_HLEN + len)) {
+		rte_memcpy(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, TRD_FRAME_HLEN), len);
+		return;
+	}
+	s = rte_pktmbuf_read(m, TRD_FRAME_HLEN, len, dst);
+	if (s != NULL && s != dst)
+		rte_memcpy(dst, s, len);
+}
+
+static inline bool
+ctr_valid(const struct trd_node *n, uint16_t id)
+{
+	return id < n->conf.n_counters && __atomic_load_n(&n->ctr_used[id], __ATOMIC_ACQUIRE);
+}
+
+static inline void
+ctr_sub(struct trd_node *n, uint16_t id, uint32_t bytes)
+{
+	if (id != 0 && bytes != 0)
+		__atomic_fetch_sub(&n->ctr[id], (int64_t)bytes, __ATOMIC_RELEASE);
+}
+
+static int
+rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
+{
+	struct trd_mr *mr = trd_mr_lookup(n, p->key);
+
+	if (mr == NULL)
+		return TRD_DROP_BAD_KEY;
+	if (!(mr->access & TRD_ACCESS_REMOTE_WRITE))
+		return TRD_DROP_NO_ACCESS;
+	if (p->offset > mr->len || p->pay_len > mr->len - p->offset)
+		return TRD_DROP_OUT_OF_BOUNDS;
+	if (p->counter != 0 && !ctr_valid(n, p->counter))
+		return TRD_DROP_UNKNOWN_COUNTER;
+	pay_copy(m, mr->base + p->offset, p->pay_len);
+	ctr_sub(n, p->counter, p->pay_len);
+	n->stat[TRD_STAT_RX_PUT]++;
+	n->stat[TRD_STAT_PUT_BYTES] += p->pay_len;
+	return 0;
+}
+
+static inline void
+msg_fill(struct trd_msg *msg, const struct trd_pkt *p)
+{
+	msg->src.x = p->src[0];
+	msg->src.y = p->src[1];
+	msg->src.z = p->src[2];
+	msg->fifo = p->fifo;
+	msg->len = p->msg_len;
+	msg->msg_id = p->msg_id;
+	msg->user = p->key;
+}
+
+static struct trd_msg *
+msg_alloc(uint32_t len)
+{
+	struct trd_msg *msg = rte_malloc("trd_msg", sizeof(*msg) + len, 0);
+
+	if (msg != NULL) {
+		msg->data = msg + 1;
+		msg->priv_ = NULL;
+	}
+	return msg;
+}
+
+static int
+deliver(struct trd_node *n, struct trd_rec_fifo *rf, struct trd_msg *msg)
+{
+	if (unlikely(rte_ring_sp_enqueue(rf->ring, msg) != 0))
+		return TRD_DROP_FIFO_FULL;
+	rf->msgs++;
+	n->stat[TRD_STAT_MSGS_DELIVERED]++;
+	return 0;
+}
+
+/* Returns 0 (mbuf kept or freed by the caller per *keep), or a drop cause. */
+static int
+rx_fifo(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, int *keep)
+{
+	struct trd_rec_fifo *rf;
+	struct trd_reasm *r;
+	struct trd_msg *msg;
+	uint64_t hkey;
+	int idx, rc;
+
+	if (p->fifo >= n->n_rec)
+		return TRD_DROP_UNKNOWN_FIFO;
+	if (p->counter != 0 && !ctr_valid(n, p->counter))
+		return TRD_DROP_UNKNOWN_COUNTER;
+	rf = n->rec[p->fifo];
+	n->stat[TRD_STAT_RX_FIFO]++;
+
+	if (p->offset == 0 && p->pay_len == p->msg_len) {
+		/* The whole message in one packet: hand the packet itself over when it is
+		 * contiguous, otherwise copy it out. */
+		if (m->nb_segs == 1) {
+			msg = &trd_mbuf_priv(m)->msg;
+			msg->data = rte_pktmbuf_mtod_offset(m, uint8_t *, TRD_FRAME_HLEN);
+			msg->priv_ = m;
+		} else {
+			msg = msg_alloc(p->msg_len);
+			if (msg == NULL)
+				return TRD_DROP_NO_MEMORY;
+			pay_copy(m, msg->data, p->pay_len);
+		}
+		msg_fill(msg, p);
+		rc = deliver(n, rf, msg);
+		if (rc != 0) {
+			if (msg->priv_ == NULL)
+				rte_free(msg);
+			return rc;
+		}
+		ctr_sub(n, p->counter, p->pay_len);
+		*keep = msg->priv_ != NULL;
+		return 0;
+	}
+
+	/* Part of a longer message: reassemble by (source rank, message id). */
+	hkey = (uint64_t)(p->src[0] | p->src[1] << 8 | p->src[2] << 16) << 32 | p->msg_id;
+	idx = rte_hash_lookup(n->reasm_hash, &hkey);
+	if (idx < 0) {
+		idx = rte_hash_add_key(n->reasm_hash, &hkey);
+		if (idx < 0)
+			return TRD_DROP_NO_MEMORY;
+		if ((unsigned int)idx >= n->conf.n_reasm) {
+			rte_hash_del_key(n->reasm_hash, &hkey);
+			return TRD_DROP_NO_MEMORY;
+		}
+		r = &n->reasm[idx];
+		r->msg = msg_alloc(p->msg_len);
+		if (r->msg == NULL) {
+			rte_hash_del_key(n->reasm_hash, &hkey);
+			return TRD_DROP_NO_MEMORY;
+		}
+		msg_fill(r->msg, p);
+		r->got = 0;
+		r->len = p->msg_len;
+		r->hkey = hkey;
+	}
+	r = &n->reasm[idx];
+	if (r->len != p->msg_len || r->msg->user != p->key || r->msg->fifo != p->fifo ||
+	    p->pay_len > r->len - r->got)
+		return TRD_DROP_REASM;
+	pay_copy(m, (uint8_t *)r->msg->data + p->offset, p->pay_len);
+	r->got += p->pay_len;
+	ctr_sub(n, p->counter, p->pay_len);
+	if (r->got == r->len) {
+		msg = r->msg;
+		r->msg = NULL;
+		rte_hash_del_key(n->reasm_hash, &hkey);
+		rc = deliver(n, rf, msg);
+		if (rc != 0) {
+			rte_free(msg);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int
+rx_rget(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
+{
+	struct trd_desc ds[TRD_RGET_MAX_DESCS];
+	struct trd_coord req = {p->src[0], p->src[1], p->src[2]};
+	unsigned int nd = p->pay_len / TRD_WIRE_DESC_LEN;
+	struct trd_fifo *f;
+
+	if (nd > TRD_RGET_MAX_DESCS)
+		return TRD_DROP_BAD_LENGTH;
+	if (p->fifo == TRD_ENGINE_FIFO_ID)
+		f = n->inj[n->n_inj];
+	else if (p->fifo < n->n_inj)
+		f = n->inj[p->fifo];
+	else
+		return TRD_DROP_UNKNOWN_FIFO;
+	pay_copy(m, ds, p->pay_len);
+	for (unsigned int i = 0; i < nd; i++) {
+		int cause = trd_desc_check_remote(&ds[i], req);
+
+		if (cause != 0)
+			return cause;
+		ds[i].flags |= TRD_DF_REMOTE;
+		ds[i].msg_id = 0;
+	}
+	if (rte_ring_enqueue_bulk_elem(f->ring, ds, sizeof(ds[0]), nd, NULL) == 0)
+		return TRD_DROP_FIFO_FULL;
+	n->stat[TRD_STAT_RX_RGET]++;
+	return 0;
+}
+
+/* A packet for another node: send it on along its route. */
+static int
+forward(struct trd_node *n, struct trd_link *in, struct rte_mbuf *m, const struct trd_pkt *p,
+	int *keep)
+{
+	struct trd_coord dst = {p->dst[0], p->dst[1], p->dst[2]};
+	struct trd_route *rt = &n->routes[trd_torus_rank(&n->torus, dst)];
+	struct rte_ether_hdr *eh;
+	struct trd_hdr *h;
+
+	if (rt->link == NULL)
+		return TRD_DROP_NO_ROUTE;
+	if (rt->link == in)
+		return TRD_DROP_NOT_FOR_US; /* a switched segment: someone else's frame */
+	if (p->hops <= 1)
+		return TRD_DROP_HOP_LIMIT;
+	if (trd_link_room(rt->link) == 0)
+		return TRD_DROP_FWD_FULL;
+	if (m->data_len < TRD_FRAME_HLEN || rte_mbuf_refcnt_read(m) != 1)
+		return TRD_DROP_BAD_LENGTH;
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	eh->dst_addr = rt->dmac;
+	eh->src_addr = rt->link->mac;
+	h = (struct trd_hdr *)(eh + 1);
+	h->hops = (uint8_t)(p->hops - 1);
+	h->csum = 0;
+	h->csum = (uint16_t)~rte_raw_cksum(h, TRD_HDR_LEN);
+	trd_link_queue(rt->link, m, NULL, NULL, 0);
+	rt->link->fwd_pkts++;
+	n->stat[TRD_STAT_FWD_PKTS]++;
+	*keep = 1;
+	return 0;
+}
+
+static inline bool
+in_torus(const struct trd_torus *t, const uint8_t c[3])
+{
+	return c[0] < t->dim[0] && c[1] < t->dim[1] && c[2] < t->dim[2];
+}
+
+static int
+rx_one(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, int *keep)
+{
+	uint8_t hbuf[TRD_FRAME_HLEN];
+	const uint8_t *f;
+	struct trd_pkt p;
+	int cause;
+
+	if (likely(m->data_len >= TRD_FRAME_HLEN))
+		f = rte_pktmbuf_mtod(m, const uint8_t *);
+	else if (m->pkt_len >= TRD_FRAME_HLEN)
+		f = rte_pktmbuf_read(m, 0, TRD_FRAME_HLEN, hbuf);
+	else
+		return TRD_DROP_SHORT_FRAME;
+	cause = trd_wire_parse(f, m->pkt_len, &p);
+	if (unlikely(cause != 0))
+		return cause;
+	if (unlikely(!in_torus(&n->torus, p.src) || !in_torus(&n->torus, p.dst)))
+		return TRD_DROP_UNKNOWN_NODE;
+	if (!trd_coord_eq(n->coord, p.dst))
+		return forward(n, l, m, &p, keep);
+	switch (p.type) {
+	case TRD_PKT_PUT:
+		return rx_put(n, m, &p);
+	case TRD_PKT_FIFO:
+		return rx_fifo(n, m, &p, keep);
+	case TRD_PKT_RGET:
+		return rx_rget(n, m, &p);
+	default:
+		return 0; /* ACK: reserved for the reliability layer, nothing to do yet */
+	}
+}
+
+void
+trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
+{
+	struct rte_mbuf *done[TRD_RX_BURST];
+	unsigned int nd = 0;
+	uint64_t bytes = 0;
+
+	for (uint16_t i = 0; i < nb; i++) {
+		struct rte_mbuf *m = pkts[i];
+		int keep = 0, cause;
+
+		if (i + 1 < nb)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		bytes += m->pkt_len;
+		cause = rx_one(n, l, m, &keep);
+		if (unlikely(cause != 0))
+			trd_drop(n, (unsigned int)cause);
+		if (!keep)
+			done[nd++] = m;
+	}
+	l->rx_pkts += nb;
+	l->rx_bytes += bytes;
+	n->stat[TRD_STAT_RX_PKTS] += nb;
+	n->stat[TRD_STAT_RX_BYTES] += bytes;
+	if (nd != 0)
+		rte_pktmbuf_free_bulk(done, nd);
+}

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Link transports: ethdev ports (any PMD) and in-process ring pairs. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+
+#include "link_pvt.h"
+
+RTE_LOG_REGISTER_SUFFIX(trd_link_logtype, link, INFO);
+#define LINK_LOG(level, fmt, ...)                                                                  \
+	rte_log(RTE_LOG_##level, trd_link_logtype, "toroid link: " fmt "\n", ##__VA_ARGS__)
+
+#define TRD_DEFAULT_MTU 1500
+/* Bytes an mbuf of the default pool can hold after the headroom. */
+#define TRD_MAX_FRAME (RTE_MBUF_DEFAULT_BUF_SIZE - RTE_PKTMBUF_HEADROOM)
+
+/* ---- ethdev ---- */
+
+static uint16_t
+ethdev_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_tx_burst(l->port, l->queue, pkts, n);
+}
+
+static uint16_t
+ethdev_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_rx_burst(l->port, l->queue, pkts, n);
+}
+
+static void
+ethdev_close(struct trd_link *l)
+{
+	if (!l->owns_port)
+		return;
+	rte_eth_dev_stop(l->port);
+	rte_eth_dev_close(l->port);
+}
+
+static const struct trd_link_ops ethdev_ops = {
+	.name = "ethdev",
+	.tx = ethdev_tx,
+	.rx = ethdev_rx,
+	.close = ethdev_close,
+};
+
+/* Software PMDs that pass mbuf chains through without advertising MULTI_SEGS. */
+static bool
+driver_takes_chains(const char *drv)
+{
+	static const char *const ok[] = {"net_ring", "net_memif", "net_pcap", "net_null"};
+
+	for (unsigned int i = 0; i < RTE_DIM(ok); i++)
+		if (drv != NULL && strcmp(drv, ok[i]) == 0)
+			return true;
+	return false;
+}
+
+static struct trd_link *
+link_alloc(const char *name, enum trd_link_kind kind, const struct trd_link_ops *ops)
+{
+	struct trd_link *l = rte_zmalloc("trd_link", sizeof(*l), RTE_CACHE_LINE_SIZE);
+
+	if (l == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	l->kind = kind;
+	l->ops = ops;
+	l->dir = TRD_DIR_NONE;
+	snprintf(l->name, sizeof(l->name), "%.47s", name);
+	memset(&l->peer, 0xff, sizeof(l->peer)); /* broadcast until told otherwise */
+	return l;
+}
+
+struct trd_link *
+trd_link_ethdev(uint16_t port_id, const struct trd_link_conf *conf)
+{
+	static const struct trd_link_conf defaults;
+	struct rte_eth_dev_info info;
+	struct rte_eth_conf pconf;
+	struct trd_link *l;
+	char name[RTE_ETH_NAME_MAX_LEN];
+	uint16_t mtu = 0;
+	int rc;
+
+	if (conf == NULL)
+		conf = &defaults;
+	if (!rte_eth_dev_is_valid_port(port_id)) {
+		LINK_LOG(ERR, "port %u does not exist (check --vdev / -a options)", port_id);
+		rte_errno = ENODEV;
+		return NULL;
+	}
+	rc = rte_eth_dev_info_get(port_id, &info);
+	if (rc != 0) {
+		rte_errno = -rc;
+		return NULL;
+	}
+	if (rte_eth_dev_get_name_by_port(port_id, name) != 0)
+		snprintf(name, sizeof(name), "port%u", port_id);
+	l = link_alloc(name, TRD_LINK_ETHDEV, &ethdev_ops);
+	if (l == NULL)
+		return NULL;
+	l->port = port_id;
+	l->queue = conf->queue;
+	l->chain_ok = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0 ||
+		      driver_takes_chains(info.driver_name);
+
+	if (!conf->no_setup) {
+		struct rte_mempool *pool = conf->pool ? conf->pool : trd_default_pool(0);
+		uint16_t nb_rxd = conf->nb_rxd ? conf->nb_rxd : 1024;
+		uint16_t nb_txd = conf->nb_txd ? conf->nb_txd : 1024;
+
+		if (pool == NULL)
+			goto fail_errno;
+		if (conf->queue != 0) {
+			LINK_LOG(ERR, "%s: queue %u needs no_setup (configure the port yourself)",
+				 name, conf->queue);
+			rte_errno = EINVAL;
+			goto fail_errno;
+		}
+		memset(&pconf, 0, sizeof(pconf));
+		if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+			pconf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+		rc = rte_eth_dev_configure(port_id, 1, 1, &pconf);
+		if (rc == 0)
+			rc = rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &nb_rxd, &nb_txd);
+		if (rc == 0)
+			rc = rte_eth_rx_queue_setup(port_id, 0, nb_rxd,
+						    rte_eth_dev_socket_id(port_id), NULL, pool);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(port_id, 0, nb_txd,
+						    rte_eth_dev_socket_id(port_id), NULL);
+		if (rc != 0) {
+			LINK_LOG(ERR, "%s: port set-up failed: %s", name, rte_strerror(-rc));
+			rte_errno = -rc;
+			goto fail_errno;
+		}
+		if (conf->mtu != 0) {
+			rc = rte_eth_dev_set_mtu(port_id, conf->mtu);
+			if (rc != 0 && rc != -ENOTSUP) {
+				LINK_LOG(ERR, "%s: cannot set MTU %u: %s", name, conf->mtu,
+					 rte_strerror(-rc));
+				rte_errno = -rc;
+				goto fail_errno;
+			}
+			mtu = conf->mtu;
+		}
+		rc = rte_eth_dev_start(port_id);
+		if (rc != 0) {
+			LINK_LOG(ERR, "%s: cannot start: %s", name, rte_strerror(-rc));
+			rte_errno = -rc;
+			goto fail_errno;
+		}
+		/* Not every PMD can filter; torus frames are recognised by EtherType anyway. */
+		rte_eth_promiscuous_enable(port_id);
+		l->owns_port = true;
+	}
+	if (mtu == 0 && (rte_eth_dev_get_mtu(port_id, &mtu) != 0 || mtu == 0))
+		mtu = TRD_DEFAULT_MTU;
+	if (mtu > TRD_MAX_FRAME - TRD_ETH_HLEN)
+		mtu = TRD_MAX_FRAME - TRD_ETH_HLEN;
+	l->mtu = mtu;
+	rte_eth_macaddr_get(port_id, &l->mac);
+	return l;
+
+fail_errno:
+	rte_free(l);
+	return NULL;
+}
+
+/* ---- rings ---- */
+
+static uint16_t
+ring_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
+{
+	return (uint16_t)rte_ring_sp_enqueue_burst(l->tx_ring, (void **)pkts, n, NULL);
+}
+
+static uint16_t
+ring_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
+{
+	return (uint16_t)rte_ring_sc_dequeue_burst(l->rx_ring, (void **)pkts, n, NULL);
+}
+
+static void
+ring_close(struct trd_link *l)
+{
+	struct rte_mbuf *m;
+
+	if (!l->owns_rings)
+		return;
+	/* A ring is freed by the link that receives from it, with what is left inside. */
+	while (rte_ring_dequeue(l->rx_ring, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(l->rx_ring);
+}
+
+static const struct trd_link_ops ring_ops = {
+	.name = "ring",
+	.tx = ring_tx,
+	.rx = ring_rx,
+	.close = ring_close,
+};
+
+static void
+ring_link_mac(struct trd_link *l, unsigned int serial)
+{
+	/* Locally administered unicast address, unique within the process. */
+	l->mac.addr_bytes[0] = 0x02;
+	l->mac.addr_bytes[1] = 0x54; /* 'T' */
+	l->mac.addr_bytes[2] = (uint8_t)(serial >> 24);
+	l->mac.addr_bytes[3] = (uint8_t)(serial >> 16);
+	l->mac.addr_bytes[4] = (uint8_t)(serial >> 8);
+	l->mac.addr_bytes[5] = (uint8_t)serial;
+}
+
+static struct rte_ring *
+ring_make(const char *name, const char *sfx, unsigned int size)
+{
+	static unsigned int serial;
+	char rname[RTE_RING_NAMESIZE];
+
+	snprintf(rname, sizeof(rname), "trd%u%s", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED),
+		 sfx);
+	RTE_SET_USED(name);
+	return rte_ring_create(rname, size, SOCKET_ID_ANY,
+			       RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+}
+
+static unsigned int link_serial;
+
+int
+trd_link_ring_pair(const char *name, unsigned int size, uint16_t mtu, struct trd_link **a,
+		   struct trd_link **b)
+{
+	struct rte_ring *r1 = NULL, *r2 = NULL;
+	struct trd_link *la = NULL, *lb = NULL;
+	char n[48];
+
+	if (name == NULL || a == NULL || b == NULL || size > (1u << 20) || mtu == 1 ||
+	    (mtu != 0 && mtu < TRD_HDR_LEN + 1))
+		return -EINVAL;
+	if (size == 0)
+		size = 1024;
+	if (mtu == 0)
+		mtu = TRD_DEFAULT_MTU;
+	if (mtu > TRD_MAX_FRAME - TRD_ETH_HLEN)
+		return -EINVAL;
+	r1 = ring_make(name, "a", size);
+	r2 = ring_make(name, "b", size);
+	snprintf(n, sizeof(n), "%s.a", name);
+	la = link_alloc(n, TRD_LINK_RING, &ring_ops);
+	snprintf(n, sizeof(n), "%s.b", name);
+	lb = link_alloc(n, TRD_LINK_RING, &ring_ops);
+	if (r1 == NULL || r2 == NULL || la == NULL || lb == NULL) {
+		rte_ring_free(r1);
+		rte_ring_free(r2);
+		rte_free(la);
+		rte_free(lb);
+		return -ENOMEM;
+	}
+	la->tx_ring = r1;
+	la->rx_ring = r2;
+	lb->tx_ring = r2;
+	lb->rx_ring = r1;
+	la->owns_rings = lb->owns_rings = true;
+	la->mtu = lb->mtu = mtu;
+	la->chain_ok = lb->chain_ok = true;
+	ring_link_mac(la, __atomic_fetch_add(&link_serial, 1, __ATOMIC_RELAXED));
+	ring_link_mac(lb, __atomic_fetch_add(&link_serial, 1, __ATOMIC_RELAXED));
+	la->peer = lb->mac;
+	lb->peer = la->mac;
+	*a = la;
+	*b = lb;
+	return 0;
+}
+
+struct trd_link *
+trd_link_loopback(const char *name, uint16_t mtu)
+{
+	struct trd_link *l = link_alloc(name, TRD_LINK_RING, &ring_ops);
+
+	if (l == NULL)
+		return NULL;
+	l->tx_ring = l->rx_ring = ring_make(name, "lo", 4096);
+	if (l->tx_ring == NULL) {
+		rte_free(l);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	l->owns_rings = true;
+	l->mtu = mtu;
+	l->chain_ok = true;
+	ring_link_mac(l, __atomic_fetch_add(&link_serial, 1, __ATOMIC_RELAXED));
+	l->peer = l->mac;
+	return l;
+}
+
+int
+trd_link_ethdev_ring_pair(const char *name, uint16_t mtu, struct trd_link **a,
+			  struct trd_link **b)
+{
+	struct rte_ring *r1, *r2;
+	struct trd_link_conf conf = {.mtu = mtu ? mtu : TRD_DEFAULT_MTU};
+	char n[64];
+	int pa, pb;
+
+	if (name == NULL || a == NULL || b == NULL)
+		return -EINVAL;
+	if (rte_eth_dev_count_total() + 2 > RTE_MAX_ETHPORTS)
+		return -ENOSPC;
+	r1 = ring_make(name, "ea", 2048);
+	r2 = ring_make(name, "eb", 2048);
+	if (r1 == NULL || r2 == NULL) {
+		rte_ring_free(r1);
+		rte_ring_free(r2);
+		return -ENOMEM;
+	}
+	snprintf(n, sizeof(n), "%s_a", name);
+	pa = rte_eth_from_rings(n, &r1, 1, &r2, 1, SOCKET_ID_ANY);
+	snprintf(n, sizeof(n), "%s_b", name);
+	pb = pa < 0 ? -1 : rte_eth_from_rings(n, &r2, 1, &r1, 1, SOCKET_ID_ANY);
+	if (pa < 0 || pb < 0)
+		goto fail;
+	*a = trd_link_ethdev((uint16_t)pa, &conf);
+	if (*a == NULL)
+		goto fail;
+	*b = trd_link_ethdev((uint16_t)pb, &conf);
+	if (*b == NULL) {
+		trd_link_free(*a);
+		goto fail;
+	}
+	(*a)->peer = (*b)->mac;
+	(*b)->peer = (*a)->mac;
+	return 0;
+fail:
+	LINK_LOG(ERR, "%s: cannot make a net_ring pair: %s", name, rte_strerror(rte_errno));
+	return rte_errno ? -rte_errno : -ENODEV;
+}
+
+void
+trd_link_free(struct trd_link *l)
+{
+	struct rte_mbuf *m;
+
+	if (l == NULL)
+		return;
+	while (l->pend_head != l->pend_tail) {
+		m = l->pend[l->pend_head++ & TRD_LINK_PEND_MASK];
+		rte_pktmbuf_free(m);
+	}
+	if (l->ops->close != NULL)
+		l->ops->close(l);
+	rte_free(l);
+}
+
+enum trd_link_kind
+trd_link_kind_of(const struct trd_link *l)
+{
+	return l->kind;
+}
+
+int
+trd_link_port(const struct trd_link *l)
+{
+	if (l == NULL)
+		return -EINVAL;
+	return l->kind == TRD_LINK_ETHDEV ? l->port : -ENOTSUP;
+}
+
+unsigned int
+trd_link_max_payload(const struct trd_link *l)
+{
+	return l == NULL ? 0 : (unsigned int)(l->mtu - TRD_HDR_LEN);
+}

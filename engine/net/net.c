@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* In-process torus networks: every node of a torus in one process, cabled by ring links or
+ * net_ring ethdev pairs. Used by the demo, the tests and the benchmarks. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "../dma/node_pvt.h"
+
+struct trd_net {
+	struct trd_torus torus;
+	unsigned int n;
+	unsigned int lcores[RTE_MAX_LCORE];
+	unsigned int n_lcores;
+	struct trd_node *nodes[];
+};
+
+static void
+net_progress(void *arg)
+{
+	trd_net_poll(arg);
+}
+
+static int
+cable(struct trd_net *net, const struct trd_net_conf *conf, unsigned int ra, enum trd_dir da,
+      unsigned int rb, enum trd_dir db)
+{
+	static unsigned int serial;
+	struct trd_link *a, *b;
+	char name[40];
+	int rc;
+
+	snprintf(name, sizeof(name), "trd%u_%u%s", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED),
+		 ra, trd_dir_name(da));
+	/* keep ethdev names short and free of '+'/'-' */
+	for (char *p = name; *p; p++)
+		if (*p == '+')
+			*p = 'p';
+		else if (*p == '-')
+			*p = 'm';
+	if (conf->links == TRD_NET_ETHDEV_RING)
+		rc = trd_link_ethdev_ring_pair(name, conf->mtu, &a, &b);
+	else
+		rc = trd_link_ring_pair(name, 0, conf->mtu, &a, &b);
+	if (rc != 0)
+		return rc;
+	rc = trd_node_add_link(net->nodes[ra], a, da);
+	if (rc != 0) {
+		trd_link_free(a);
+		trd_link_free(b);
+		return rc;
+	}
+	rc = trd_node_add_link(net->nodes[rb], b, db);
+	if (rc != 0)
+		trd_link_free(b);
+	return rc;
+}
+
+struct trd_net *
+trd_net_create(const struct trd_net_conf *conf)
+{
+	struct trd_node_conf nc;
+	struct trd_net *net;
+	unsigned int n, r;
+	int rc = 0;
+
+	if (conf == NULL || trd_torus_init(&(struct trd_torus){{0}}, conf->torus.dim[0],
+					   conf->torus.dim[1], conf->torus.dim[2]) != 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	n = trd_torus_size(&conf->torus);
+	net = rte_zmalloc("trd_net", sizeof(*net) + n * sizeof(net->nodes[0]), 0);
+	if (net == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	net->torus = conf->torus;
+	net->n = n;
+	if (conf->node != NULL)
+		nc = *conf->node;
+	else
+		memset(&nc, 0, sizeof(nc));
+	nc.torus = conf->torus;
+	nc.name = NULL;
+	for (r = 0; r < n; r++) {
+		trd_torus_coord(&conf->torus, r, &nc.coord);
+		net->nodes[r] = trd_node_create(&nc);
+		if (net->nodes[r] == NULL) {
+			rc = -rte_errno;
+			goto fail;
+		}
+		trd_node_set_progress(net->nodes[r], net_progress, net);
+	}
+	/* One cable per distinct neighbour pair: towards + on each axis; an axis of size 2
+	 * has one cable between its two nodes, used as + by both. */
+	for (r = 0; r < n && rc == 0; r++) {
+		struct trd_coord c, nb;
+
+		trd_torus_coord(&conf->torus, r, &c);
+		for (int axis = 0; axis < 3 && rc == 0; axis++) {
+			unsigned int dim = conf->torus.dim[axis];
+			enum trd_dir plus = (enum trd_dir)(2 * axis), minus = (enum trd_dir)(2 * axis + 1);
+			uint8_t pos = axis == 0 ? c.x : axis == 1 ? c.y : c.z;
+
+			if (dim < 2 || (dim == 2 && pos != 0))
+				continue;
+			trd_torus_step(&conf->torus, c, plus, &nb);
+			rc = cable(net, conf, r, plus, (unsigned int)trd_torus_rank(&conf->torus, nb),
+				   dim == 2 ? plus : minus);
+		}
+	}
+	if (rc != 0)
+		goto fail;
+	return net;
+fail:
+	trd_net_free(net);
+	rte_errno = -rc;
+	return NULL;
+}
+
+unsigned int
+trd_net_size(const struct trd_net *net)
+{
+	return net == NULL ? 0 : net->n;
+}
+
+struct trd_node *
+trd_net_node(const struct trd_net *net, unsigned int rank)
+{
+	return (net == NULL || rank >= net->n) ? NULL : net->nodes[rank];
+}
+
+int
+trd_net_poll(struct trd_net *net)
+{
+	int moved = 0;
+
+	for (unsigned int i = 0; i < net->n; i++) {
+		int rc = trd_node_poll(net->nodes[i]);
+
+		if (rc > 0)
+			moved += rc;
+	}
+	return moved;
+}
+
+int
+trd_net_launch(struct trd_net *net, const unsigned int *lcores, unsigned int nl)
+{
+	struct trd_node **set;
+	int rc = 0;
+
+	if (net == NULL || lcores == NULL || nl == 0 || nl > RTE_MAX_LCORE || net->n_lcores)
+		return -EINVAL;
+	set = rte_malloc(NULL, sizeof(*set) * net->n, 0);
+	if (set == NULL)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < nl && rc == 0; i++) {
+		unsigned int k = 0;
+
+		for (unsigned int r = i; r < net->n; r += nl)
+			set[k++] = net->nodes[r];
+		if (k == 0)
+			break;
+		rc = trd_lcore_launch(lcores[i], set, k);
+		if (rc == 0)
+			net->lcores[net->n_lcores++] = lcores[i];
+	}
+	rte_free(set);
+	if (rc != 0)
+		trd_net_stop(net);
+	return rc;
+}
+
+int
+trd_net_stop(struct trd_net *net)
+{
+	if (net == NULL)
+		return -EINVAL;
+	for (unsigned int i = 0; i < net->n_lcores; i++)
+		trd_lcore_stop(net->lcores[i]);
+	net->n_lcores = 0;
+	return 0;
+}
+
+void
+trd_net_free(struct trd_net *net)
+{
+	if (net == NULL)
+		return;
+	trd_net_stop(net);
+	for (unsigned int i = 0; i < net->n; i++)
+		trd_node_free(net->nodes[i]);
+	rte_free(net);
+}

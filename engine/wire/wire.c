@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The torus wire format: encode, checksum, and the one receive parser. This file knows
+ * nothing of the rest of the engine so that tools can decode with it and fuzzers can run it.
+ */
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ip.h>
+
+#include <toroid/wire.h>
+
+static const char *const pkt_type_names[TRD_PKT_MAX] = {
+#define TRD_PKT_NAME_(e, n, v) [v] = n,
+	TRD_PKT_TYPES(TRD_PKT_NAME_)
+#undef TRD_PKT_NAME_
+};
+
+static const char *const drop_names[] = {
+#define TRD_DROP_NAME_(e, n) n,
+	TRD_DROP_CAUSES(TRD_DROP_NAME_)
+#undef TRD_DROP_NAME_
+};
+_Static_assert(sizeof(drop_names) / sizeof(drop_names[0]) == TRD_DROP_MAX,
+	       "one name per drop cause");
+
+const char *
+trd_pkt_type_name(unsigned int type)
+{
+	return type < TRD_PKT_MAX ? pkt_type_names[type] : NULL;
+}
+
+const char *
+trd_drop_name(unsigned int cause)
+{
+	return cause < TRD_DROP_MAX ? drop_names[cause] : NULL;
+}
+
+uint16_t
+trd_wire_hdr_verify(const void *hdr)
+{
+	/* The ones' complement sum over a header that holds its own checksum is 0xffff. */
+	return (uint16_t)~rte_raw_cksum(hdr, TRD_HDR_LEN);
+}
+
+void
+trd_wire_encode(void *out, const struct trd_pkt *p)
+{
+	struct trd_hdr *h = out;
+
+	h->version = p->version;
+	h->type = p->type;
+	h->flags = rte_cpu_to_be_16(p->flags);
+	memcpy(h->src, p->src, 3);
+	h->hops = p->hops;
+	memcpy(h->dst, p->dst, 3);
+	h->fifo = p->fifo;
+	h->counter = rte_cpu_to_be_16(p->counter);
+	h->csum = 0;
+	h->key = rte_cpu_to_be_64(p->key);
+	h->offset = rte_cpu_to_be_64(p->offset);
+	h->msg_len = rte_cpu_to_be_32(p->msg_len);
+	h->pay_len = rte_cpu_to_be_16(p->pay_len);
+	h->rsvd = rte_cpu_to_be_16(p->rsvd);
+	h->msg_id = rte_cpu_to_be_32(p->msg_id);
+	h->seq = rte_cpu_to_be_32(p->seq);
+	h->ack = rte_cpu_to_be_32(p->ack);
+	h->aux = rte_cpu_to_be_32(p->aux);
+	h->csum = (uint16_t)~rte_raw_cksum(h, TRD_HDR_LEN);
+}
+
+static void
+decode(const struct trd_hdr *h, struct trd_pkt *p)
+{
+	p->version = h->version;
+	p->type = h->type;
+	p->flags = rte_be_to_cpu_16(h->flags);
+	memcpy(p->src, h->src, 3);
+	p->hops = h->hops;
+	memcpy(p->dst, h->dst, 3);
+	p->fifo = h->fifo;
+	p->counter = rte_be_to_cpu_16(h->counter);
+	p->csum = h->csum;
+	p->key = rte_be_to_cpu_64(h->key);
+	p->offset = rte_be_to_cpu_64(h->offset);
+	p->msg_len = rte_be_to_cpu_32(h->msg_len);
+	p->pay_len = rte_be_to_cpu_16(h->pay_len);
+	p->rsvd = rte_be_to_cpu_16(h->rsvd);
+	p->msg_id = rte_be_to_cpu_32(h->msg_id);
+	p->seq = rte_be_to_cpu_32(h->seq);
+	p->ack = rte_be_to_cpu_32(h->ack);
+	p->aux = rte_be_to_cpu_32(h->aux);
+}
+
+int
+trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
+{
+	const uint8_t *f = frame;
+	const struct trd_hdr *h;
+	uint16_t etype;
+
+	if (frame == NULL || len < TRD_FRAME_HLEN)
+		return TRD_DROP_SHORT_FRAME;
+	etype = (uint16_t)(f[12] << 8 | f[13]);
+	if (etype != TRD_ETHERTYPE)
+		return TRD_DROP_BAD_ETHERTYPE;
+	h = (const struct trd_hdr *)(f + TRD_ETH_HLEN);
+	if (h->version != TRD_WIRE_VERSION)
+		return TRD_DROP_BAD_VERSION;
+	if (h->type == 0 || h->type >= TRD_PKT_MAX)
+		return TRD_DROP_BAD_TYPE;
+	if (trd_wire_hdr_verify(h) != 0)
+		return TRD_DROP_BAD_CHECKSUM;
+	decode(h, p);
+
+	if ((p->flags & ~TRD_HF_ALL) != 0 || p->rsvd != 0)
+		return TRD_DROP_BAD_FIELD;
+	if ((uint32_t)p->pay_len > len - TRD_FRAME_HLEN)
+		return TRD_DROP_BAD_LENGTH;
+	/* The payload lies inside the message, whatever the type. */
+	if (p->pay_len > p->msg_len && p->type != TRD_PKT_PUT)
+		return TRD_DROP_BAD_LENGTH;
+	switch (p->type) {
+	case TRD_PKT_PUT:
+		/* offset is a region offset: the region check happens in the engine, but the
+		 * arithmetic must not wrap. */
+		if (p->offset > UINT64_MAX - p->pay_len)
+			return TRD_DROP_BAD_LENGTH;
+		break;
+	case TRD_PKT_FIFO:
+		if (p->offset > p->msg_len || p->pay_len > p->msg_len - p->offset)
+			return TRD_DROP_BAD_LENGTH;
+		if (p->pay_len == 0 && p->msg_len != 0)
+			return TRD_DROP_BAD_LENGTH;
+		break;
+	case TRD_PKT_RGET:
+		/* A remote get is one packet of whole descriptors. */
+		if (p->offset != 0 || p->pay_len != p->msg_len || p->pay_len == 0 ||
+		    p->pay_len % TRD_WIRE_DESC_LEN != 0 || (p->flags & TRD_HF_ALL) != TRD_HF_ALL)
+			return TRD_DROP_BAD_LENGTH;
+		break;
+	case TRD_PKT_ACK:
+		if (p->pay_len != 0)
+			return TRD_DROP_BAD_LENGTH;
+		break;
+	default:
+		return TRD_DROP_BAD_TYPE;
+	}
+	return 0;
+}

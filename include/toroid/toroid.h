@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * toroid: one-sided torus messaging on DPDK.
+ *
+ * Objects: links (an ethdev port or an in-process ring pair), nodes (one engine instance at a
+ * torus coordinate), injection FIFOs (rte_rings of 64-byte descriptors), reception FIFOs,
+ * byte counters and registered memory regions. A node does its work in trd_node_poll(), called
+ * by whichever thread or lcore serves it.
+ *
+ * Conventions: constructors return a pointer, or NULL with rte_errno set; other calls return 0
+ * or a negative errno. -ENOBUFS and -EAGAIN mean "retry later" (back-pressure), never "lost".
+ * Calls that take a node may be made from any thread unless said otherwise; trd_node_poll()
+ * must be called by one thread at a time.
+ */
+#ifndef TOROID_TOROID_H
+#define TOROID_TOROID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <toroid/topo.h>
+#include <toroid/wire.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rte_mempool;
+struct trd_node;
+struct trd_link;
+struct trd_fifo;
+struct trd_rec_fifo;
+struct trd_mr;
+struct trd_net;
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Descriptors */
+
+/** Operations a descriptor can ask for. */
+enum trd_op {
+	TRD_OP_NONE = 0,
+	TRD_OP_PUT = 1,  /**< direct put: write len bytes at the target's (rkey, roff) */
+	TRD_OP_FIFO = 2, /**< memory FIFO: deliver a len-byte message to the target's FIFO */
+	TRD_OP_RGET = 3, /**< remote get: the target injects the carried descriptors */
+	TRD_OP_MAX
+};
+
+/** Descriptor flags. */
+#define TRD_DF_SRC_MR 0x01  /**< source is (src_key, src) of a region of the executing node */
+#define TRD_DF_IMM 0x02     /**< source is the descriptor's own @c imm field (len <= 8) */
+#define TRD_DF_ORDERED 0x04 /**< start only after every earlier packet of this FIFO was sent */
+#define TRD_DF_REMOTE 0x08  /**< set by the engine on descriptors that arrived by remote get */
+#define TRD_DF_USER_MASK (TRD_DF_SRC_MR | TRD_DF_IMM | TRD_DF_ORDERED)
+
+/**
+ * A descriptor: one cache line, copied into the injection FIFO by trd_inject().
+ * Fill it with the trd_desc_*() helpers or by hand (zero unused fields).
+ */
+struct trd_desc {
+	uint8_t op;           /**< enum trd_op */
+	uint8_t flags;        /**< TRD_DF_* */
+	uint8_t fifo;         /**< target's reception FIFO (FIFO) or injection FIFO (RGET) */
+	uint8_t n_slots;      /**< engine use: inline continuation slots that follow */
+	struct trd_coord dst; /**< destination node */
+	uint8_t rsvd0;
+	uint16_t inj_ctr;     /**< local injection counter id, decremented as bytes leave; 0 none */
+	uint16_t rec_ctr;     /**< target's reception counter id, decremented on arrival; 0 none */
+	uint32_t len;         /**< message length in bytes (RGET: carried descriptors * 64) */
+	uint64_t src;         /**< source address, or offset in region src_key (TRD_DF_SRC_MR) */
+	uint64_t src_key;     /**< source region key with TRD_DF_SRC_MR */
+	uint64_t rkey;        /**< target region key (PUT) */
+	uint64_t roff;        /**< offset in the target region (PUT) */
+	uint64_t user;        /**< FIFO: user word delivered with the message; IMM: the data */
+	uint32_t msg_id;      /**< engine use */
+	uint32_t rsvd1;
+};
+
+_Static_assert(sizeof(struct trd_desc) == 64, "a descriptor is one cache line");
+
+/** Fill @p d as a direct put of @p len bytes at @p src to (@p rkey, @p roff) on @p dst. */
+void trd_desc_put(struct trd_desc *d, struct trd_coord dst, const void *src, uint32_t len,
+		  uint64_t rkey, uint64_t roff, uint16_t inj_ctr, uint16_t rec_ctr);
+/** Fill @p d as a memory-FIFO message of @p len bytes to reception FIFO @p fifo on @p dst. */
+void trd_desc_fifo(struct trd_desc *d, struct trd_coord dst, uint8_t fifo, const void *src,
+		   uint32_t len, uint64_t user, uint16_t inj_ctr);
+/**
+ * Fill @p d as a remote get to @p dst carrying @p n descriptors (@p carried, copied at inject
+ * time) for the target's injection FIFO @p fifo. Carried descriptors must take their data
+ * from the target's registered memory (TRD_DF_SRC_MR) or from themselves (TRD_DF_IMM) and must
+ * be addressed to the requester.
+ */
+void trd_desc_rget(struct trd_desc *d, struct trd_coord dst, uint8_t fifo,
+		   const struct trd_desc *carried, unsigned int n);
+
+/** Largest number of descriptors one remote get carries. */
+#define TRD_RGET_MAX_DESCS 15
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Links */
+
+/** What a link is. */
+enum trd_link_kind {
+	TRD_LINK_ETHDEV = 0, /**< a DPDK ethdev port (any PMD) */
+	TRD_LINK_RING,       /**< an in-process pair of rte_rings carrying mbufs */
+};
+
+/** Options for trd_link_ethdev(). Zero means the default. */
+struct trd_link_conf {
+	uint16_t queue;   /**< RX/TX queue id (default 0) */
+	uint16_t nb_rxd;  /**< RX descriptors (default 1024) */
+	uint16_t nb_txd;  /**< TX descriptors (default 1024) */
+	uint16_t mtu;     /**< MTU to set (default: keep the port's, 1500 for ring links) */
+	bool no_setup;    /**< the port is already configured and started by the caller */
+	struct rte_mempool *pool; /**< RX pool (default: the engine's pool) */
+};
+
+/**
+ * Make a link on ethdev @p port_id. Unless conf->no_setup, the port is configured with one
+ * RX/TX queue pair, set promiscuous and started.
+ * @return the link, or NULL with rte_errno = ENODEV (no such port), EINVAL, or the ethdev error.
+ */
+struct trd_link *trd_link_ethdev(uint16_t port_id, const struct trd_link_conf *conf);
+
+/**
+ * Make two links joined by a pair of rte_rings (a cable inside the process), of @p size
+ * mbufs each way (0: 1024), with MTU @p mtu (0: 1500). Not an ethdev: no port limit.
+ * @return 0, or -EINVAL / -ENOMEM.
+ */
+int trd_link_ring_pair(const char *name, unsigned int size, uint16_t mtu, struct trd_link **a,
+		       struct trd_link **b);
+
+/**
+ * Make two net_ring ethdev ports (rte_eth_from_rings) joined back to back and a link on each.
+ * @return 0, or a negative errno (-ENOSPC when DPDK's port table is full).
+ */
+int trd_link_ethdev_ring_pair(const char *name, uint16_t mtu, struct trd_link **a,
+			      struct trd_link **b);
+
+/** Free a link that was never added to a node (a node frees its own links). */
+void trd_link_free(struct trd_link *link);
+/** The link's kind. */
+enum trd_link_kind trd_link_kind_of(const struct trd_link *link);
+/** The link's ethdev port id, or -ENOTSUP for a ring link. */
+int trd_link_port(const struct trd_link *link);
+/** Largest payload in one packet on this link (MTU minus the torus header). */
+unsigned int trd_link_max_payload(const struct trd_link *link);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Nodes */
+
+/** Node configuration. Zero means the default. */
+struct trd_node_conf {
+	const char *name;          /**< for logs and telemetry (default "node<rank>") */
+	struct trd_torus torus;    /**< the torus this node is part of (default 1x1x1) */
+	struct trd_coord coord;    /**< this node's coordinate */
+	unsigned int n_inj_fifos;  /**< injection FIFOs for applications (default 4, max 64) */
+	unsigned int inj_fifo_size; /**< slots per injection FIFO (default 1024; power of 2) */
+	unsigned int n_rec_fifos;  /**< reception FIFOs (default 4, max 64) */
+	unsigned int rec_fifo_size; /**< messages per reception FIFO (default 1024) */
+	unsigned int n_counters;   /**< counters, ids 1..n-1 (default 1024, max 65536) */
+	unsigned int n_regions;    /**< memory regions (default 256, max 65535) */
+	unsigned int n_reasm;      /**< multi-packet FIFO messages in reassembly (default 256) */
+	unsigned int inline_max;   /**< messages up to this are copied into the FIFO at post time;
+				    *   longer ones are sent zero-copy (default 256, max 960) */
+	unsigned int burst;        /**< packets per FIFO per poll round (default 32) */
+	struct rte_mempool *pool;  /**< packet pool (default: a pool shared by the process) */
+};
+
+/**
+ * Create a node.
+ * @return the node, or NULL with rte_errno = EINVAL (bad configuration), ENOMEM, EEXIST.
+ */
+struct trd_node *trd_node_create(const struct trd_node_conf *conf);
+
+/**
+ * Attach @p link to @p node in direction @p dir (TRD_DIR_NONE: a switched link that reaches
+ * every node without a direction link, with destination MACs set by trd_node_set_peer_mac()).
+ * The node owns the link from now on. Not while the node is being polled.
+ * @return 0; -EINVAL; -EEXIST if the direction already has a link; -EBUSY if served.
+ */
+int trd_node_add_link(struct trd_node *node, struct trd_link *link, enum trd_dir dir);
+
+/** Set the MAC address used to reach @p peer over switched links. @return 0 or -EINVAL. */
+int trd_node_set_peer_mac(struct trd_node *node, struct trd_coord peer, const uint8_t mac[6]);
+
+/**
+ * One bounded round of engine work: transmit what is pending, packetize a burst from each
+ * injection FIFO round-robin, receive a burst from each link and demultiplex it.
+ * @return the number of packets moved (0 when idle), or -EBUSY if an lcore serves the node.
+ */
+int trd_node_poll(struct trd_node *node);
+
+/**
+ * Serve @p n nodes on worker lcore @p lcore (rte_eal_remote_launch) until trd_lcore_stop().
+ * One lcore may serve many nodes; a node is served by one lcore at most.
+ * @return 0; -EINVAL; -EBUSY if the lcore or a node is already served.
+ */
+int trd_lcore_launch(unsigned int lcore, struct trd_node *const nodes[], unsigned int n);
+/** Serve one node on a dedicated lcore. */
+int trd_node_launch(struct trd_node *node, unsigned int lcore);
+/** Stop the loop on @p lcore and wait for it. @return 0 or -EINVAL. */
+int trd_lcore_stop(unsigned int lcore);
+
+/**
+ * Make progress for @p node from a waiting application thread: polls the node (or the net it
+ * belongs to) unless an lcore serves it. Used by every trd_*_wait() call.
+ */
+void trd_node_progress(struct trd_node *node);
+
+/** Destroy a node: stops nothing, so stop its lcore first. NULL is a no-op. */
+void trd_node_free(struct trd_node *node);
+
+/** This node's coordinate. */
+struct trd_coord trd_node_coord(const struct trd_node *node);
+/** This node's torus. */
+const struct trd_torus *trd_node_torus(const struct trd_node *node);
+/** This node's name. */
+const char *trd_node_name(const struct trd_node *node);
+/** Number of links attached (excluding the internal loopback). */
+unsigned int trd_node_n_links(const struct trd_node *node);
+/** Link @p i of the node, or NULL. */
+struct trd_link *trd_node_link(const struct trd_node *node, unsigned int i);
+/** Hops from this node to @p dst along its routes, or -EHOSTUNREACH. */
+int trd_node_route_hops(const struct trd_node *node, struct trd_coord dst);
+
+/** Node-level statistics: X(ENUM, name). */
+#define TRD_NODE_STATS(X)                                                                          \
+	X(TX_PKTS, "tx_pkts")                                                                      \
+	X(TX_BYTES, "tx_bytes")                                                                    \
+	X(RX_PKTS, "rx_pkts")                                                                      \
+	X(RX_BYTES, "rx_bytes")                                                                    \
+	X(TX_PUT, "tx_put")                                                                        \
+	X(TX_FIFO, "tx_fifo")                                                                      \
+	X(TX_RGET, "tx_rget")                                                                      \
+	X(RX_PUT, "rx_put")                                                                        \
+	X(RX_FIFO, "rx_fifo")                                                                      \
+	X(RX_RGET, "rx_rget")                                                                      \
+	X(FWD_PKTS, "fwd_pkts")                                                                    \
+	X(DESCS, "descs")                                                                          \
+	X(DESC_ERRORS, "desc_errors")                                                              \
+	X(MSGS_DELIVERED, "msgs_delivered")                                                        \
+	X(PUT_BYTES, "put_bytes")                                                                  \
+	X(TX_RETRIES, "tx_retries")                                                                \
+	X(NO_MBUF, "no_mbuf")                                                                      \
+	X(ZCOPY_PKTS, "zcopy_pkts")                                                                \
+	X(DROPS, "drops")
+
+/** Node statistics ids. */
+enum trd_node_stat {
+#define TRD_STAT_ENUM_(e, n) TRD_STAT_##e,
+	TRD_NODE_STATS(TRD_STAT_ENUM_)
+#undef TRD_STAT_ENUM_
+	TRD_STAT_MAX
+};
+
+/** A snapshot of a node's statistics. */
+struct trd_node_stats {
+	uint64_t stat[TRD_STAT_MAX]; /**< by enum trd_node_stat */
+	uint64_t drop[TRD_DROP_MAX]; /**< by enum trd_drop */
+};
+
+/** Copy the node's statistics. @return 0 or -EINVAL. */
+int trd_node_stats_get(const struct trd_node *node, struct trd_node_stats *out);
+/** Name of a node statistic, or NULL. */
+const char *trd_stat_name(unsigned int stat);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Injection FIFOs */
+
+/** Injection FIFO @p idx (0 .. n_inj_fifos-1) of @p node, or NULL. */
+struct trd_fifo *trd_inj_fifo(struct trd_node *node, unsigned int idx);
+
+/**
+ * Post one descriptor. FIFO messages and puts up to inline_max bytes are copied now (the
+ * buffer is free on return); longer ones are read from @p d->src until the injection
+ * counter reaches zero, so the buffer must stay untouched until then.
+ * @return 0; -ENOBUFS if the FIFO is full (nothing posted, retry later); -EINVAL for a bad
+ * descriptor; -EHOSTUNREACH if the destination has no route.
+ */
+int trd_inject(struct trd_fifo *fifo, const struct trd_desc *d);
+
+/**
+ * Post @p n descriptors, all or nothing, consecutive in the FIFO (used to post a data
+ * descriptor and its completion descriptor together).
+ * @return 0, or the errors of trd_inject() (nothing posted).
+ */
+int trd_inject_bulk(struct trd_fifo *fifo, const struct trd_desc *d, unsigned int n);
+
+/** Free slots in the FIFO (a descriptor takes 1 + inline slots). */
+unsigned int trd_fifo_free_count(const struct trd_fifo *fifo);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Reception FIFOs and messages */
+
+/** A received memory-FIFO message. Free it with trd_msg_free(). */
+struct trd_msg {
+	struct trd_coord src; /**< sender */
+	uint8_t fifo;         /**< reception FIFO it arrived on */
+	uint32_t len;         /**< bytes at data */
+	uint32_t msg_id;      /**< sender's message id */
+	uint64_t user;        /**< the sender's user word */
+	void *data;           /**< the message, contiguous */
+	void *priv_;          /**< engine use */
+};
+
+/** Reception FIFO @p idx of @p node, or NULL. */
+struct trd_rec_fifo *trd_rec_fifo(struct trd_node *node, unsigned int idx);
+/** Take up to @p n messages. @return the count (0 if none), or -EINVAL. */
+int trd_rec_fifo_poll(struct trd_rec_fifo *rf, struct trd_msg **msgs, unsigned int n);
+/** Wait up to @p timeout_us for one message. @return 0, -ETIMEDOUT or -EINVAL. */
+int trd_rec_fifo_wait(struct trd_rec_fifo *rf, struct trd_msg **msg, uint64_t timeout_us);
+/** Release a message. NULL is a no-op. */
+void trd_msg_free(struct trd_msg *msg);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Counters */
+
+/** Allocate a counter (value 0). @return 0 and *id, -ENOSPC, -EINVAL. */
+int trd_counter_alloc(struct trd_node *node, uint16_t *id);
+/** Free a counter. @return 0 or -EINVAL. */
+int trd_counter_free(struct trd_node *node, uint16_t id);
+/** Set a counter, e.g. to the bytes expected. @return 0 or -EINVAL. */
+int trd_counter_set(struct trd_node *node, uint16_t id, int64_t value);
+/** Add @p delta to a counter (atomic). @return 0 or -EINVAL. */
+int trd_counter_add(struct trd_node *node, uint16_t id, int64_t delta);
+/** Read a counter. @return 0 or -EINVAL. */
+int trd_counter_read(const struct trd_node *node, uint16_t id, int64_t *value);
+/**
+ * Wait until the counter is zero, making progress if no lcore serves the node.
+ * @return 0; -ETIMEDOUT; -ERANGE if it went below zero (more bytes than expected); -EINVAL.
+ */
+int trd_counter_wait(struct trd_node *node, uint16_t id, uint64_t timeout_us);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Memory regions */
+
+#define TRD_ACCESS_REMOTE_WRITE 0x1 /**< remote puts may write */
+#define TRD_ACCESS_REMOTE_READ 0x2  /**< remote gets may read */
+#define TRD_ACCESS_ALL (TRD_ACCESS_REMOTE_WRITE | TRD_ACCESS_REMOTE_READ)
+
+/**
+ * Register [@p addr, @p addr + @p len) with a fresh random 64-bit key.
+ * @return the region, or NULL with rte_errno = EINVAL or ENOSPC.
+ */
+struct trd_mr *trd_mr_register(struct trd_node *node, void *addr, size_t len,
+			       unsigned int access);
+/**
+ * Deregister: no engine write or read of the region happens after this returns.
+ * @return 0, -EINVAL, or -ETIMEDOUT if the serving lcore did not finish its round in 1 s.
+ */
+int trd_mr_deregister(struct trd_mr *mr);
+/** The region's key. */
+uint64_t trd_mr_key(const struct trd_mr *mr);
+/** The region's base address. */
+void *trd_mr_addr(const struct trd_mr *mr);
+/** The region's length. */
+size_t trd_mr_len(const struct trd_mr *mr);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name In-process networks (tests, demos, benchmarks) */
+
+/** How trd_net_create() cables the torus. */
+enum trd_net_links {
+	TRD_NET_RING = 0,     /**< the engine's ring links: no port limit */
+	TRD_NET_ETHDEV_RING,  /**< net_ring ethdev ports (rte_eth_from_rings), 2 per cable */
+};
+
+/** Network configuration. */
+struct trd_net_conf {
+	struct trd_torus torus;          /**< dimensions */
+	enum trd_net_links links;        /**< cable kind */
+	uint16_t mtu;                    /**< link MTU (default 1500) */
+	const struct trd_node_conf *node; /**< template for every node (torus/coord ignored) */
+};
+
+/**
+ * Build a whole torus in this process: one node per coordinate, a cable per distinct
+ * neighbour pair (one per axis of size 2).
+ * @return the net, or NULL with rte_errno (ENOSPC: too many ethdev ports for the port kind).
+ */
+struct trd_net *trd_net_create(const struct trd_net_conf *conf);
+/** Number of nodes. */
+unsigned int trd_net_size(const struct trd_net *net);
+/** Node of rank @p rank, or NULL. */
+struct trd_node *trd_net_node(const struct trd_net *net, unsigned int rank);
+/** Poll every node once. @return packets moved. */
+int trd_net_poll(struct trd_net *net);
+/** Serve the nodes over @p n lcores (round-robin by rank). @return 0 or a negative errno. */
+int trd_net_launch(struct trd_net *net, const unsigned int *lcores, unsigned int n);
+/** Stop the lcores started by trd_net_launch(). */
+int trd_net_stop(struct trd_net *net);
+/** Stop and free the net and its nodes. NULL is a no-op. */
+void trd_net_free(struct trd_net *net);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Misc */
+
+/** Monotonic time in microseconds (rte_get_timer_cycles based). */
+uint64_t trd_time_us(void);
+
+/**
+ * The shared packet pool, created on first use with @p n mbufs (0: 16384) on the caller's
+ * socket. @return the pool or NULL with rte_errno.
+ */
+struct rte_mempool *trd_default_pool(unsigned int n);
+
+/** Size of the mbuf private area the engine needs in a packet pool. */
+unsigned int trd_pool_priv_size(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOROID_TOROID_H */

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * toroid wire format: Ethernet II, EtherType 0x88B5, then a fixed 56-byte torus header,
+ * then the payload. All multi-byte fields are big-endian (network order). See
+ * docs/wire-format.md for the field-by-field description.
+ *
+ * This header and engine/wire/wire.c know nothing of the rest of the engine: the parser can be
+ * used by tools (toroid-dump) and fuzzed on its own.
+ */
+#ifndef TOROID_WIRE_H
+#define TOROID_WIRE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** EtherType of torus frames (IEEE 802 local experimental EtherType 1). */
+#define TRD_ETHERTYPE 0x88B5
+/** Version carried in every header. */
+#define TRD_WIRE_VERSION 1
+/** Length of the Ethernet II header that precedes the torus header. */
+#define TRD_ETH_HLEN 14
+/** Length of the torus header. */
+#define TRD_HDR_LEN 56
+/** Ethernet + torus header. */
+#define TRD_FRAME_HLEN (TRD_ETH_HLEN + TRD_HDR_LEN)
+/** Size of one descriptor carried by a remote get. */
+#define TRD_WIRE_DESC_LEN 64
+
+/**
+ * Packet types: X(ENUM, name, value). The engine keeps per-type tables indexed by the value
+ * (checked at build time against TRD_PKT_MAX).
+ */
+#define TRD_PKT_TYPES(X)                                                                           \
+	X(PUT, "put", 1)   /* direct put: payload written to (key, offset) */                      \
+	X(FIFO, "fifo", 2) /* memory FIFO: payload is part of a message for a reception FIFO */    \
+	X(RGET, "rget", 3) /* remote get: payload is descriptors to inject at the target */        \
+	X(ACK, "ack", 4)   /* reliability acknowledgement (reserved) */
+
+/** Packet type values. */
+enum trd_pkt_type {
+#define TRD_PKT_ENUM_(e, n, v) TRD_PKT_##e = v,
+	TRD_PKT_TYPES(TRD_PKT_ENUM_)
+#undef TRD_PKT_ENUM_
+	TRD_PKT_MAX /**< one past the largest type value */
+};
+
+/** Header flags. */
+#define TRD_HF_FIRST 0x0001 /**< first packet of a message */
+#define TRD_HF_LAST 0x0002  /**< last packet of a message */
+#define TRD_HF_ALL (TRD_HF_FIRST | TRD_HF_LAST)
+
+/**
+ * The torus header as it is on the wire (56 bytes, packed, big-endian fields).
+ * The checksum is the Internet checksum (RFC 1071) over these 56 bytes with csum = 0.
+ */
+struct __attribute__((packed)) trd_hdr {
+	uint8_t version;   /**< 0: TRD_WIRE_VERSION */
+	uint8_t type;      /**< 1: enum trd_pkt_type */
+	uint16_t flags;    /**< 2: TRD_HF_* */
+	uint8_t src[3];    /**< 4: source coordinate x, y, z */
+	uint8_t hops;      /**< 7: remaining hop limit; a node that would forward at 0 drops */
+	uint8_t dst[3];    /**< 8: destination coordinate x, y, z */
+	uint8_t fifo;      /**< 11: reception FIFO (FIFO), injection FIFO (RGET), 0 otherwise */
+	uint16_t counter;  /**< 12: destination reception counter id, 0 = none */
+	uint16_t csum;     /**< 14: header checksum */
+	uint64_t key;      /**< 16: region key (PUT) or the message's user word (FIFO) */
+	uint64_t offset;   /**< 24: region offset of this payload (PUT), or offset in message */
+	uint32_t msg_len;  /**< 32: length of the whole message */
+	uint16_t pay_len;  /**< 36: payload bytes in this packet */
+	uint16_t rsvd;     /**< 38: zero */
+	uint32_t msg_id;   /**< 40: message id, unique per source node */
+	uint32_t seq;      /**< 44: reliability sequence number (reserved, 0) */
+	uint32_t ack;      /**< 48: reliability acknowledgement (reserved, 0) */
+	uint32_t aux;      /**< 52: operation specific (0) */
+};
+
+_Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 bytes");
+
+/**
+ * Why a received frame was dropped: X(ENUM, name). The engine counts every cause; the
+ * first group is decided by trd_wire_parse(), the rest by the engine.
+ */
+#define TRD_DROP_CAUSES(X)                                                                         \
+	X(SHORT_FRAME, "short_frame")       /* shorter than Ethernet + torus header */             \
+	X(BAD_ETHERTYPE, "bad_ethertype")   /* not 0x88B5 */                                       \
+	X(BAD_VERSION, "bad_version")       /* header version is not TRD_WIRE_VERSION */           \
+	X(BAD_TYPE, "bad_type")             /* unknown packet type */                              \
+	X(BAD_CHECKSUM, "bad_checksum")     /* header checksum does not verify */                  \
+	X(BAD_LENGTH, "bad_length")         /* pay_len/msg_len/offset inconsistent with frame */   \
+	X(BAD_FIELD, "bad_field")           /* reserved field or flag set, bad coordinate */       \
+	X(UNKNOWN_NODE, "unknown_node")     /* source or destination outside the torus */          \
+	X(NOT_FOR_US, "not_for_us")         /* addressed elsewhere and not forwardable here */     \
+	X(HOP_LIMIT, "hop_limit")           /* hop limit reached while forwarding */               \
+	X(NO_ROUTE, "no_route")             /* no link towards the destination */                  \
+	X(FWD_FULL, "fwd_full")             /* forwarding link's transmit buffer full */            \
+	X(BAD_KEY, "bad_key")               /* no region with that key */                          \
+	X(OUT_OF_BOUNDS, "out_of_bounds")   /* offset/length outside the region */                 \
+	X(NO_ACCESS, "no_access")           /* region does not allow the access */                 \
+	X(UNKNOWN_COUNTER, "unknown_counter") /* counter id not allocated */                      \
+	X(UNKNOWN_FIFO, "unknown_fifo")     /* FIFO id does not exist */                           \
+	X(FIFO_FULL, "fifo_full")           /* reception/injection FIFO full */                    \
+	X(REASM, "reassembly")              /* inconsistent or untracked multi-packet message */   \
+	X(NO_MEMORY, "no_memory")           /* no buffer for a message */                          \
+	X(BAD_DESC, "bad_desc")             /* a remote-get descriptor is invalid */               \
+	X(BAD_DST, "bad_dst")               /* a remote-get descriptor targets a third node */
+
+/** Drop causes. */
+enum trd_drop {
+#define TRD_DROP_ENUM_(e, n) TRD_DROP_##e,
+	TRD_DROP_CAUSES(TRD_DROP_ENUM_)
+#undef TRD_DROP_ENUM_
+	TRD_DROP_MAX
+};
+
+/** A decoded torus header, in host byte order. */
+struct trd_pkt {
+	uint8_t version;
+	uint8_t type;
+	uint16_t flags;
+	uint8_t src[3];
+	uint8_t hops;
+	uint8_t dst[3];
+	uint8_t fifo;
+	uint16_t counter;
+	uint16_t csum;
+	uint64_t key;
+	uint64_t offset;
+	uint32_t msg_len;
+	uint16_t pay_len;
+	uint16_t rsvd;
+	uint32_t msg_id;
+	uint32_t seq;
+	uint32_t ack;
+	uint32_t aux;
+};
+
+/**
+ * Parse and validate the torus frame of @p len bytes at @p frame (Ethernet header first).
+ * Checks length, EtherType, version, type, checksum, reserved bits and the length fields;
+ * trailing bytes after the payload (Ethernet padding) are allowed.
+ *
+ * @return 0 and fills @p out, or a positive enum trd_drop cause.
+ */
+int trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *out);
+
+/**
+ * Encode @p p as a wire header at @p hdr (TRD_HDR_LEN bytes), computing the checksum
+ * (p->csum is ignored).
+ */
+void trd_wire_encode(void *hdr, const struct trd_pkt *p);
+
+/** Internet checksum of a wire header (with its csum field as it is). 0 means valid. */
+uint16_t trd_wire_hdr_verify(const void *hdr);
+
+/** Name of a packet type ("put", ...), or NULL if unknown. */
+const char *trd_pkt_type_name(unsigned int type);
+/** Name of a drop cause ("bad_key", ...), or NULL if out of range. */
+const char *trd_drop_name(unsigned int cause);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOROID_WIRE_H */

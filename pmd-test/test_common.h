@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Shared by the pmd tests: EAL start-up for CI (no hugepages) and assertions. */
+#ifndef TRD_TEST_COMMON_H
+#define TRD_TEST_COMMON_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+
+#define TEST_SKIP 77
+
+#define T_ASSERT(cond, fmt, ...)                                                                   \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "FAIL %s:%d: %s: " fmt "\n", __FILE__, __LINE__, #cond,    \
+				##__VA_ARGS__);                                                    \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+#define T_EQ(a, b) T_ASSERT((long long)(a) == (long long)(b), "%lld != %lld", (long long)(a), \
+			    (long long)(b))
+
+/* Start EAL the way CI can: no hugepages, no PCI, in memory, two lcores at most; @p extra is a
+ * NULL-terminated list of more EAL arguments (e.g. --vdev). */
+static inline void
+test_eal_init(const char *prog, const char *const *extra)
+{
+	const char *base[] = {prog, "--no-huge", "--no-pci", "--no-shconf", "-m", "768",
+			      "--log-level", "lib.eal:error", "--log-level", "pmd.net.*:error"};
+	char *argv[64];
+	int argc = 0;
+
+	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+		argv[argc++] = (char *)base[i];
+	argv[argc++] = (char *)"-l";
+	argv[argc++] = (char *)"0-1";
+	for (; extra != NULL && *extra != NULL && argc < 62; extra++)
+		argv[argc++] = (char *)*extra;
+	argv[argc] = NULL;
+	if (rte_eal_init(argc, argv) < 0) {
+		fprintf(stderr, "SKIP: cannot start EAL\n");
+		exit(TEST_SKIP);
+	}
+}
+
+/* A worker lcore for the engine, or RTE_MAX_LCORE if there is none (then tests poll inline). */
+static inline unsigned int
+test_worker_lcore(void)
+{
+	return rte_get_next_lcore(-1, 1, 0);
+}
+
+/* Deterministic pseudo-random bytes. */
+static inline uint64_t
+test_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static inline void
+test_fill(void *buf, size_t len, uint64_t seed)
+{
+	uint8_t *p = buf;
+	uint64_t s = seed | 1;
+
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(test_rand(&s) >> 24);
+}
+
+#endif
