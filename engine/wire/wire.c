@@ -17,6 +17,7 @@ static const char *const pkt_type_names[TRD_PKT_MAX] = {
 };
 
 static const char *const drop_names[] = {
+	"none",
 #define TRD_DROP_NAME_(e, n) n,
 	TRD_DROP_CAUSES(TRD_DROP_NAME_)
 #undef TRD_DROP_NAME_

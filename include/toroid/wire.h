@@ -108,8 +108,9 @@ _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 b
 	X(BAD_DESC, "bad_desc")             /* a remote-get descriptor is invalid */               \
 	X(BAD_DST, "bad_dst")               /* a remote-get descriptor targets a third node */
 
-/** Drop causes. */
+/** Drop causes; 0 is "no drop", so parsers can return 0 for a good frame. */
 enum trd_drop {
+	TRD_DROP_NONE = 0,
 #define TRD_DROP_ENUM_(e, n) TRD_DROP_##e,
 	TRD_DROP_CAUSES(TRD_DROP_ENUM_)
 #undef TRD_DROP_ENUM_
@@ -143,7 +144,7 @@ struct trd_pkt {
  * Checks length, EtherType, version, type, checksum, reserved bits and the length fields;
  * trailing bytes after the payload (Ethernet padding) are allowed.
  *
- * @return 0 and fills @p out, or a positive enum trd_drop cause.
+ * @return 0 (TRD_DROP_NONE) and fills @p out, or a positive enum trd_drop cause.
  */
 int trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *out);
 
