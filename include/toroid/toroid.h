@@ -156,7 +156,7 @@ struct trd_node_conf {
 	struct trd_torus torus;    /**< the torus this node is part of (default 1x1x1) */
 	struct trd_coord coord;    /**< this node's coordinate */
 	unsigned int n_inj_fifos;  /**< injection FIFOs for applications (default 4, max 64) */
-	unsigned int inj_fifo_size; /**< slots per injection FIFO (default 1024; power of 2) */
+	unsigned int inj_fifo_size; /**< slots per injection FIFO (default 1024) */
 	unsigned int n_rec_fifos;  /**< reception FIFOs (default 4, max 64) */
 	unsigned int rec_fifo_size; /**< messages per reception FIFO (default 1024) */
 	unsigned int n_counters;   /**< counters, ids 1..n-1 (default 1024, max 65536) */
