@@ -263,6 +263,11 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 	p.key = d->op == TRD_OP_FIFO ? d->user : d->rkey;
 	p.msg_len = d->len;
 	p.msg_id = d->msg_id;
+	if (d->flags & TRD_DF_CPL) {
+		p.flags = TRD_HF_CPL;
+		p.aux = d->aux;
+	}
+	f->hflags = p.flags;
 	trd_wire_encode(&f->whdr, &p);
 	return 0;
 }
@@ -339,7 +344,8 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 		eh->ether_type = rte_cpu_to_be_16(TRD_ETHERTYPE);
 		h = (struct trd_hdr *)(eh + 1);
 		*h = f->whdr;
-		flags = (f->off == 0 ? TRD_HF_FIRST : 0) | (f->pkts_left == 1 ? TRD_HF_LAST : 0);
+		flags = f->hflags | (f->off == 0 ? TRD_HF_FIRST : 0) |
+			(f->pkts_left == 1 ? TRD_HF_LAST : 0);
 		h->flags = rte_cpu_to_be_16(flags);
 		h->offset = rte_cpu_to_be_64(base + f->off);
 		h->pay_len = rte_cpu_to_be_16((uint16_t)chunk);
@@ -428,8 +434,20 @@ link_flush(struct trd_node *n, struct trd_link *l)
 		uint32_t cnt = l->pend_tail - l->pend_head;
 		uint32_t idx = l->pend_head & TRD_LINK_PEND_MASK;
 		uint16_t want = (uint16_t)RTE_MIN(RTE_MIN(cnt, TRD_LINK_PEND - idx), 256u);
-		uint16_t sent = l->ops->tx(l, &l->pend[idx], want);
 		uint64_t bytes = 0;
+		uint16_t sent;
+
+		if (unlikely(n->cap != NULL)) {
+			/* record before the port owns the packets; a retried one only once */
+			int32_t done = (int32_t)(l->cap_next - l->pend_head);
+
+			if (done < 0)
+				done = 0;
+			if (done < want)
+				trd_capture_frames(n->cap, &l->pend[idx + done], want - (uint32_t)done);
+			l->cap_next = l->pend_head + want;
+		}
+		sent = l->ops->tx(l, &l->pend[idx], want);
 
 		for (uint16_t i = 0; i < sent; i++) {
 			const struct trd_pend_info *pi = &l->info[idx + i];

@@ -42,4 +42,13 @@ trd_coord_eq(struct trd_coord a, const uint8_t b[3])
 	return a.x == b[0] && a.y == b[1] && a.z == b[2];
 }
 
+/* eq.c */
+void trd_eq_push(struct trd_eq *eq, const struct trd_event *ev);
+void trd_eq_free(struct trd_eq *eq);
+
+/* cpl.c: check and retire the completion a packet carries; 0 or TRD_DROP_UNKNOWN_CPL. */
+int trd_cpl_accept(struct trd_node *n, uint32_t id, uint8_t kind, uint64_t cookie);
+int trd_cpl_init(struct trd_node *n);
+void trd_cpl_fini(struct trd_node *n);
+
 #endif /* TRD_DMA_PVT_H */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_cycles.h>
@@ -13,6 +14,7 @@
 #include <rte_log.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_pause.h>
 #include <rte_random.h>
 
 #include "node_pvt.h"
@@ -88,9 +90,11 @@ conf_resolve(struct trd_node_conf *c)
 	DEF(rec_fifo_size, 1024);
 	DEF(n_counters, 1024);
 	DEF(n_regions, 256);
-	DEF(n_reasm, 256);
+	if (c->n_reasm == 0)
+		c->n_reasm = 256;
 	DEF(inline_max, 256);
 	DEF(burst, 32);
+	DEF(n_eqs, 4);
 #undef DEF
 	if (c->torus.dim[0] == 0 && c->torus.dim[1] == 0 && c->torus.dim[2] == 0)
 		trd_torus_init(&c->torus, 1, 1, 1);
@@ -99,7 +103,8 @@ conf_resolve(struct trd_node_conf *c)
 	    c->n_rec_fifos > TRD_MAX_FIFOS || c->inj_fifo_size < 32 ||
 	    c->inj_fifo_size > (1u << 24) || c->rec_fifo_size > (1u << 24) ||
 	    c->n_counters < 2 || c->n_counters > 65536 || c->n_regions > 65535 ||
-	    c->inline_max > TRD_INLINE_MAX || c->burst > 1024)
+	    c->inline_max > TRD_INLINE_MAX || c->burst > 1024 ||
+	    c->n_eqs > TRD_MAX_EQS || c->n_reasm < 8)
 		return -EINVAL;
 	if (c->pool != NULL && c->pool->private_data_size < trd_pool_priv_size())
 		return -EINVAL;
@@ -259,7 +264,7 @@ trd_node_create(const struct trd_node_conf *conf)
 	snprintf(hname, sizeof(hname), "trdra%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
 	struct rte_hash_parameters hp = {
 		.name = hname,
-		.entries = RTE_MAX(c.n_reasm, 8u),
+		.entries = c.n_reasm,
 		.key_len = sizeof(uint64_t),
 		.hash_func = rte_jhash,
 		.socket_id = (int)rte_socket_id(),
@@ -279,6 +284,18 @@ trd_node_create(const struct trd_node_conf *conf)
 		if ((n->rec[i] = rec_fifo_create(n, (uint8_t)i, c.rec_fifo_size)) == NULL)
 			goto nomem;
 	n->n_rec = c.n_rec_fifos;
+
+	if (trd_cpl_init(n) != 0)
+		goto nomem;
+	/* default event queues: as many as the smaller of the CPUs and the configured maximum */
+	{
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned int neq = RTE_MIN(c.n_eqs, (unsigned int)(cpus > 0 ? cpus : 1));
+
+		for (i = 0; i < neq; i++)
+			if (trd_eq_create(n, (int)i, 0) == NULL)
+				goto nomem;
+	}
 
 	char lname[48];
 	snprintf(lname, sizeof(lname), "%s.lo", n->name);
@@ -304,6 +321,8 @@ trd_node_free(struct trd_node *n)
 
 	if (n == NULL)
 		return;
+	if (n->cap != NULL)
+		trd_node_capture(n, NULL, 0);
 	for (i = 0; i <= n->n_links; i++)
 		trd_link_free(n->links[i]);
 	if (n->lo != NULL && n->links[n->n_links] != n->lo)
@@ -318,6 +337,9 @@ trd_node_free(struct trd_node *n)
 	if (n->mcache_n)
 		rte_pktmbuf_free_bulk(n->mcache, n->mcache_n);
 	rte_hash_free(n->reasm_hash);
+	for (i = 0; i < n->n_eqs; i++)
+		trd_eq_free(n->eqs[i]);
+	trd_cpl_fini(n);
 	rte_free(n->routes);
 	rte_free(n->peer_mac);
 	rte_free(n->has_peer_mac);
@@ -546,6 +568,8 @@ trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 			mr->base = addr;
 			mr->len = len;
 			mr->access = access;
+			mr->doorbell = false;
+			mr->eq = NULL;
 			/* the key names its slot: lookup is one load and one compare */
 			__atomic_store_n(&mr->key, hi | i, __ATOMIC_RELEASE);
 			break;
@@ -558,28 +582,35 @@ trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 }
 
 int
-trd_mr_deregister(struct trd_mr *mr)
+trd_node_quiesce(struct trd_node *n)
 {
-	struct trd_node *n;
 	uint64_t gen, deadline;
 
-	if (mr == NULL || mr->key == 0)
-		return -EINVAL;
-	n = mr->node;
-	rte_spinlock_lock(&n->ctl_lock);
-	__atomic_store_n(&mr->key, 0, __ATOMIC_RELEASE);
-	rte_spinlock_unlock(&n->ctl_lock);
-	/* A round that started before the key was cleared may still use the region: wait
+	/* A round that started before the caller's change may still use the old state: wait
 	 * until the serving lcore is between rounds or has begun a new one. */
-	gen = __atomic_load_n(&n->poll_gen, __ATOMIC_ACQUIRE);
+	gen = __atomic_load_n(&n->poll_gen, __ATOMIC_SEQ_CST);
 	deadline = trd_time_us() + 1000000;
-	while (__atomic_load_n(&n->in_poll, __ATOMIC_ACQUIRE) &&
-	       __atomic_load_n(&n->poll_gen, __ATOMIC_ACQUIRE) == gen) {
+	while (__atomic_load_n(&n->in_poll, __ATOMIC_SEQ_CST) &&
+	       __atomic_load_n(&n->poll_gen, __ATOMIC_SEQ_CST) == gen) {
 		if (trd_time_us() > deadline)
 			return -ETIMEDOUT;
 		rte_pause();
 	}
 	return 0;
+}
+
+int
+trd_mr_deregister(struct trd_mr *mr)
+{
+	struct trd_node *n;
+
+	if (mr == NULL || mr->key == 0)
+		return -EINVAL;
+	n = mr->node;
+	rte_spinlock_lock(&n->ctl_lock);
+	__atomic_store_n(&mr->key, 0, __ATOMIC_SEQ_CST);
+	rte_spinlock_unlock(&n->ctl_lock);
+	return trd_node_quiesce(n);
 }
 
 uint64_t

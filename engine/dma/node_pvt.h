@@ -68,6 +68,7 @@ struct trd_fifo {
 	const uint8_t *src;     /* where cur's bytes come from */
 	int64_t *ctr;           /* cur's injection counter or NULL */
 	struct trd_hdr whdr;    /* cur's wire header template */
+	uint16_t hflags;        /* header flags every packet of cur carries */
 	struct trd_desc cur;
 	uint32_t stage_i;
 	uint32_t stage_n;
@@ -78,9 +79,21 @@ struct trd_fifo {
 	uint32_t hwm;           /* highest occupancy seen */
 };
 
+struct trd_eq {
+	struct trd_node *node;
+	struct rte_ring *ring;  /* of struct trd_event: the serving lcore adds, the owner takes */
+	int fd;                 /* eventfd */
+	int core;
+	int owner;              /* thread id of the owner, 0 until bound */
+	uint32_t armed;
+	uint64_t signals;
+	uint64_t overflows;
+};
+
 struct trd_rec_fifo {
 	struct rte_ring *ring;
 	struct trd_node *node;
+	struct trd_eq *eq;
 	uint8_t id;
 	uint64_t msgs;
 };
@@ -92,7 +105,21 @@ struct trd_mr {
 	uint64_t key;           /* 0 when free */
 	unsigned int access;
 	uint16_t slot;
+	bool doorbell;
+	struct trd_eq *eq;      /* doorbell: signalled on every engine write */
 };
+
+/** An outstanding completion at its origin. */
+struct trd_cpl {
+	uint64_t cookie;
+	uint32_t state;         /* CPL_FREE or CPL_PENDING */
+	uint8_t kind;
+};
+
+#define TRD_N_CPL 4096
+#define TRD_MAX_EQS 16
+
+struct trd_capture;
 
 /** A multi-packet FIFO message being put together. */
 struct trd_reasm {
@@ -132,6 +159,15 @@ struct trd_node {
 	struct trd_mr *mrs;
 	rte_spinlock_t ctl_lock;       /* control path only: counter and region tables */
 
+	struct trd_cpl *cpl;           /* by completion id - 1 */
+	struct rte_ring *cpl_free;     /* free completion ids */
+	uint32_t cpl_pending;
+	bool reflector_set;
+	struct trd_coord reflector;
+	struct trd_eq *eqs[TRD_MAX_EQS];
+	unsigned int n_eqs;
+	struct trd_capture *cap;
+
 	struct rte_hash *reasm_hash;
 	struct trd_reasm *reasm;
 
@@ -150,6 +186,11 @@ struct trd_node {
 	uint64_t stat[TRD_STAT_MAX];
 	uint64_t drop[TRD_DROP_MAX];
 };
+
+/* capture.c */
+void trd_capture_frames(struct trd_capture *c, struct rte_mbuf *const *pkts, unsigned int n);
+/* Wait until the serving lcore (if any) has finished the round it was in. */
+int trd_node_quiesce(struct trd_node *n);
 
 /** Make progress on behalf of a waiting thread. */
 void trd_node_set_progress(struct trd_node *n, trd_progress_fn fn, void *arg);

@@ -81,10 +81,32 @@ rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		return TRD_DROP_OUT_OF_BOUNDS;
 	if (p->counter != 0 && !ctr_valid(n, p->counter))
 		return TRD_DROP_UNKNOWN_COUNTER;
+	if (p->flags & TRD_HF_CPL) {
+		/* a doorbell completion: 8 bytes, the cookie of a completion we wait for */
+		uint64_t cookie;
+		int cause;
+
+		if (p->pay_len != sizeof(cookie))
+			return TRD_DROP_UNKNOWN_CPL;
+		pay_copy(m, &cookie, sizeof(cookie));
+		cause = trd_cpl_accept(n, p->aux, TRD_CPL_DOORBELL, cookie);
+		if (cause != 0)
+			return cause;
+	}
 	pay_copy(m, mr->base + p->offset, p->pay_len);
 	ctr_sub(n, p->counter, p->pay_len);
 	n->stat[TRD_STAT_RX_PUT]++;
 	n->stat[TRD_STAT_PUT_BYTES] += p->pay_len;
+	if (mr->eq != NULL) {
+		/* interrupt on touch */
+		struct trd_event ev = {
+			.type = TRD_EV_DOORBELL,
+			.len = p->pay_len,
+			.key = p->key,
+			.value = p->offset,
+		};
+		trd_eq_push(mr->eq, &ev);
+	}
 	return 0;
 }
 
@@ -115,10 +137,22 @@ msg_alloc(uint32_t len)
 static int
 deliver(struct trd_node *n, struct trd_rec_fifo *rf, struct trd_msg *msg)
 {
+	struct trd_eq *eq;
+
 	if (unlikely(rte_ring_sp_enqueue(rf->ring, msg) != 0))
 		return TRD_DROP_FIFO_FULL;
 	rf->msgs++;
 	n->stat[TRD_STAT_MSGS_DELIVERED]++;
+	eq = __atomic_load_n(&rf->eq, __ATOMIC_ACQUIRE);
+	if (eq != NULL) {
+		struct trd_event ev = {
+			.type = TRD_EV_FIFO,
+			.fifo = rf->id,
+			.len = msg->len,
+			.value = msg->user,
+		};
+		trd_eq_push(eq, &ev);
+	}
 	return 0;
 }
 
@@ -137,6 +171,16 @@ rx_fifo(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, int *ke
 	if (p->counter != 0 && !ctr_valid(n, p->counter))
 		return TRD_DROP_UNKNOWN_COUNTER;
 	rf = n->rec[p->fifo];
+	if (p->flags & TRD_HF_CPL) {
+		int cause;
+
+		/* a FIFO completion is one empty message carrying its cookie */
+		if (p->msg_len != 0)
+			return TRD_DROP_UNKNOWN_CPL;
+		cause = trd_cpl_accept(n, p->aux, TRD_CPL_FIFO, p->key);
+		if (cause != 0)
+			return cause;
+	}
 	n->stat[TRD_STAT_RX_FIFO]++;
 
 	if (p->offset == 0 && p->pay_len == p->msg_len) {
@@ -316,6 +360,9 @@ trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts, uin
 	struct rte_mbuf *done[TRD_RX_BURST];
 	unsigned int nd = 0;
 	uint64_t bytes = 0;
+
+	if (unlikely(n->cap != NULL))
+		trd_capture_frames(n->cap, pkts, nb); /* as received, before anything changes */
 
 	for (uint16_t i = 0; i < nb; i++) {
 		struct rte_mbuf *m = pkts[i];

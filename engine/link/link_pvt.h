@@ -54,6 +54,7 @@ struct trd_link {
 	/* Transmit buffer: what the port has not taken yet, in order. */
 	uint32_t pend_head;
 	uint32_t pend_tail;
+	uint32_t cap_next;   /* first buffered packet not yet captured */
 	struct rte_mbuf *pend[TRD_LINK_PEND];
 	struct trd_pend_info info[TRD_LINK_PEND];
 	/* Statistics, written by the serving lcore only. */

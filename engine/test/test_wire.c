@@ -35,7 +35,7 @@ sample(uint8_t type)
 		.msg_id = 0xdeadbeef,
 		.seq = 11,
 		.ack = 12,
-		.aux = 13,
+		.aux = 0,
 	};
 	return p;
 }
@@ -147,6 +147,20 @@ main(void)
 	p = sample(TRD_PKT_ACK);
 	len = build(&p);
 	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_LENGTH); /* acks carry no payload */
+
+	/* aux is only meaningful on completions */
+	p = sample(TRD_PKT_PUT);
+	p.aux = 5;
+	len = build(&p);
+	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_FIELD);
+	p.flags |= TRD_HF_CPL;
+	len = build(&p);
+	T_ASSERT(parse(len, &q) == 0 && q.aux == 5);
+	p = sample(TRD_PKT_RGET);
+	p.flags |= TRD_HF_CPL;
+	p.aux = 1;
+	len = build(&p);
+	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_LENGTH); /* a remote get is never a completion */
 
 	/* names */
 	T_ASSERT(strcmp(trd_drop_name(TRD_DROP_BAD_KEY), "bad_key") == 0);

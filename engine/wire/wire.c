@@ -114,7 +114,8 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 		return TRD_DROP_BAD_CHECKSUM;
 	decode(h, p);
 
-	if ((p->flags & ~TRD_HF_ALL) != 0 || p->rsvd != 0)
+	if ((p->flags & ~TRD_HF_MASK) != 0 || p->rsvd != 0 ||
+	    (p->aux != 0 && !(p->flags & TRD_HF_CPL)))
 		return TRD_DROP_BAD_FIELD;
 	if ((uint32_t)p->pay_len > len - TRD_FRAME_HLEN)
 		return TRD_DROP_BAD_LENGTH;
@@ -137,11 +138,11 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 	case TRD_PKT_RGET:
 		/* A remote get is one packet of whole descriptors. */
 		if (p->offset != 0 || p->pay_len != p->msg_len || p->pay_len == 0 ||
-		    p->pay_len % TRD_WIRE_DESC_LEN != 0 || (p->flags & TRD_HF_ALL) != TRD_HF_ALL)
+		    p->pay_len % TRD_WIRE_DESC_LEN != 0 || p->flags != TRD_HF_ALL)
 			return TRD_DROP_BAD_LENGTH;
 		break;
 	case TRD_PKT_ACK:
-		if (p->pay_len != 0)
+		if (p->pay_len != 0 || (p->flags & TRD_HF_CPL))
 			return TRD_DROP_BAD_LENGTH;
 		break;
 	default:

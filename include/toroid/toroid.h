@@ -52,7 +52,8 @@ enum trd_op {
 #define TRD_DF_IMM 0x02     /**< source is the descriptor's own @c imm field (len <= 8) */
 #define TRD_DF_ORDERED 0x04 /**< start only after every earlier packet of this FIFO was sent */
 #define TRD_DF_REMOTE 0x08  /**< set by the engine on descriptors that arrived by remote get */
-#define TRD_DF_USER_MASK (TRD_DF_SRC_MR | TRD_DF_IMM | TRD_DF_ORDERED)
+#define TRD_DF_CPL 0x10     /**< a completion notification (built by trd_inject_reflect()) */
+#define TRD_DF_USER_MASK (TRD_DF_SRC_MR | TRD_DF_IMM | TRD_DF_ORDERED | TRD_DF_CPL)
 
 /**
  * A descriptor: one cache line, copied into the injection FIFO by trd_inject().
@@ -74,7 +75,7 @@ struct trd_desc {
 	uint64_t roff;        /**< offset in the target region (PUT) */
 	uint64_t user;        /**< FIFO: user word delivered with the message; IMM: the data */
 	uint32_t msg_id;      /**< engine use */
-	uint32_t rsvd1;
+	uint32_t aux;         /**< with TRD_DF_CPL: the origin's completion id (set by the engine) */
 };
 
 _Static_assert(sizeof(struct trd_desc) == 64, "a descriptor is one cache line");
@@ -161,10 +162,11 @@ struct trd_node_conf {
 	unsigned int rec_fifo_size; /**< messages per reception FIFO (default 1024) */
 	unsigned int n_counters;   /**< counters, ids 1..n-1 (default 1024, max 65536) */
 	unsigned int n_regions;    /**< memory regions (default 256, max 65535) */
-	unsigned int n_reasm;      /**< multi-packet FIFO messages in reassembly (default 256) */
+	unsigned int n_reasm;      /**< multi-packet FIFO messages in reassembly (default 256, min 8) */
 	unsigned int inline_max;   /**< messages up to this are copied into the FIFO at post time;
 				    *   longer ones are sent zero-copy (default 256, max 960) */
 	unsigned int burst;        /**< packets per FIFO per poll round (default 32) */
+	unsigned int n_eqs;        /**< event queues made at creation: min(CPUs, this) (default 4) */
 	struct rte_mempool *pool;  /**< packet pool (default: a pool shared by the process) */
 };
 
@@ -313,6 +315,150 @@ int trd_rec_fifo_poll(struct trd_rec_fifo *rf, struct trd_msg **msgs, unsigned i
 int trd_rec_fifo_wait(struct trd_rec_fifo *rf, struct trd_msg **msg, uint64_t timeout_us);
 /** Release a message. NULL is a no-op. */
 void trd_msg_free(struct trd_msg *msg);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Event queues */
+
+/** What an event reports. */
+enum trd_event_type {
+	TRD_EV_FIFO = 1,     /**< a message was stored in a reception FIFO bound to the queue */
+	TRD_EV_DOORBELL = 2, /**< the engine wrote into a doorbell region bound to the queue */
+};
+
+/** One event (32 bytes). */
+struct trd_event {
+	uint8_t type;   /**< enum trd_event_type */
+	uint8_t fifo;   /**< TRD_EV_FIFO: the reception FIFO */
+	uint16_t rsvd;
+	uint32_t len;   /**< bytes of the message or of the write */
+	uint64_t key;   /**< TRD_EV_DOORBELL: the region's key */
+	uint64_t value; /**< FIFO: the message's user word; DOORBELL: the offset written */
+	uint64_t rsvd2;
+};
+
+struct trd_eq;
+
+/**
+ * Create an event queue of @p size events (0: 4096) on @p node, meant for CPU @p core
+ * (informational; -1 for any). The queue has an eventfd and starts disarmed. Its owner is
+ * the first thread that calls trd_eq_bind() (or trd_eq_poll()/trd_eq_wait()).
+ * @return the queue, or NULL with rte_errno = EINVAL, ENOSPC (16 queues per node), ENOMEM.
+ */
+struct trd_eq *trd_eq_create(struct trd_node *node, int core, unsigned int size);
+/** Make the calling thread the queue's owner (re-binding at run time). @return 0 or -EINVAL. */
+int trd_eq_bind(struct trd_eq *eq, int core);
+/** The queue's eventfd, for epoll/poll: readable after a signal. */
+int trd_eq_fd(const struct trd_eq *eq);
+/**
+ * Arm the queue: the next event writes the eventfd once and disarms it. If events are
+ * already pending the queue is not armed and -EBUSY is returned: drain them first (no
+ * wake-up is ever lost). Owner only.
+ * @return 0, -EBUSY (events pending), -EPERM (not the owner), -EINVAL.
+ */
+int trd_eq_arm(struct trd_eq *eq);
+/** Disarm: events are queued without any signal. @return 0 or -EINVAL. */
+int trd_eq_disarm(struct trd_eq *eq);
+/** Take up to @p n events. Owner only. @return the count, -EPERM or -EINVAL. */
+int trd_eq_poll(struct trd_eq *eq, struct trd_event *ev, unsigned int n);
+/**
+ * Sleep on the eventfd until an event is pending (arming as needed), then take up to @p n.
+ * Owner only. @return the count (>= 1), -ETIMEDOUT, -EPERM, -EINVAL.
+ */
+int trd_eq_wait(struct trd_eq *eq, struct trd_event *ev, unsigned int n, uint64_t timeout_us);
+/** Signals written to the eventfd so far (for tests and statistics). */
+uint64_t trd_eq_signals(const struct trd_eq *eq);
+/** Events dropped because the queue was full. */
+uint64_t trd_eq_overflows(const struct trd_eq *eq);
+/** Event queue @p idx of @p node (the defaults made at node creation), or NULL. */
+struct trd_eq *trd_node_eq(struct trd_node *node, unsigned int idx);
+/** Attach a reception FIFO to an event queue (NULL detaches). @return 0 or -EINVAL. */
+int trd_rec_fifo_set_eq(struct trd_rec_fifo *rf, struct trd_eq *eq);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Completion notification (reflection) */
+
+/** Where a completion lands at the origin. */
+enum trd_cpl_kind {
+	TRD_CPL_FIFO = 1,     /**< a 0-byte message in a reception FIFO, user word = cookie */
+	TRD_CPL_DOORBELL = 2, /**< the 8-byte cookie written into a doorbell region */
+};
+
+/** What a completion means. */
+enum trd_cpl_mode {
+	TRD_CPL_LOCAL = 0,    /**< a neighbour reflects: the data has left the origin */
+	TRD_CPL_DELIVERY = 1, /**< the target reflects: the data is in the target's memory */
+};
+
+/** A completion request for trd_inject_reflect(). */
+struct trd_cpl_spec {
+	enum trd_cpl_kind kind;
+	enum trd_cpl_mode mode;
+	uint8_t fifo;                    /**< TRD_CPL_FIFO: the origin's reception FIFO */
+	const struct trd_mr *doorbell;   /**< TRD_CPL_DOORBELL: the origin's doorbell region */
+	uint64_t offset;                 /**< TRD_CPL_DOORBELL: offset of the 8-byte word */
+	uint64_t cookie;                 /**< the value delivered */
+	const struct trd_coord *reflector; /**< TRD_CPL_LOCAL: override the node's reflector */
+};
+
+/**
+ * Post a data descriptor (a put or a memory-FIFO send) followed, in the same FIFO, by its
+ * reflection descriptor: a remote get to the reflection node (a neighbour in local mode, the
+ * target in delivery mode) carrying the completion descriptor back to this node. The
+ * reflection runs only after the data's last packet was handed to the port.
+ * @return 0; -ENOBUFS (nothing posted); -ENOSPC (too many completions outstanding);
+ * -EINVAL (bad spec, a reflector that is not a neighbour, a doorbell word outside its region).
+ */
+int trd_inject_reflect(struct trd_fifo *fifo, const struct trd_desc *data,
+		       const struct trd_cpl_spec *spec);
+
+/** Set the node's default reflector (a neighbour). @return 0 or -EINVAL. */
+int trd_node_set_reflector(struct trd_node *node, struct trd_coord reflector);
+/**
+ * The node's reflector: the one set, else the neighbour on the first usable link in
+ * direction order. @return 0, or -ENOENT if the node has no neighbour (the target reflects).
+ */
+int trd_node_reflector(const struct trd_node *node, struct trd_coord *out);
+/** Completions still outstanding at this node. */
+unsigned int trd_node_cpl_pending(const struct trd_node *node);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Doorbells */
+
+/**
+ * Register a doorbell region: page-aligned @p addr, @p len a multiple of the page size, remote
+ * write access, every engine write into it signalling @p eq (may be NULL).
+ * @return the region, or NULL with rte_errno = EINVAL or ENOSPC.
+ */
+struct trd_mr *trd_doorbell_register(struct trd_node *node, void *addr, size_t len,
+				     struct trd_eq *eq);
+
+/** How trd_doorbell_wait() waits. */
+enum trd_wait_how {
+	TRD_WAIT_SPIN = 0,    /**< poll the word (and make progress if no lcore serves the node) */
+	TRD_WAIT_MONITOR = 1, /**< rte_power_monitor (UMWAIT) where the CPU has it, else a pause loop */
+	TRD_WAIT_EQ = 2,      /**< sleep on the region's event queue (owner only) */
+};
+
+/** 1 if rte_power_monitor works on this CPU, else 0. */
+int trd_doorbell_monitor_supported(void);
+
+/**
+ * Wait until the 64-bit word at @p offset of doorbell region @p db equals @p value.
+ * @return 0, -ETIMEDOUT, -EINVAL, -EPERM (TRD_WAIT_EQ from a thread that is not the owner).
+ */
+int trd_doorbell_wait(struct trd_mr *db, uint64_t offset, uint64_t value, enum trd_wait_how how,
+		      uint64_t timeout_us);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Capture */
+
+/**
+ * Record every frame @p node hands to a port or receives, in order, into the pcap file
+ * @p path (nanosecond timestamps, snap length @p snaplen, 0: 65535). Several nodes may share a
+ * file: give the same path. NULL stops the capture and closes the file when its last node
+ * stops. @return 0, -EINVAL, -EIO (cannot open).
+ */
+int trd_node_capture(struct trd_node *node, const char *path, unsigned int snaplen);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Counters */

@@ -52,6 +52,8 @@ enum trd_pkt_type {
 #define TRD_HF_FIRST 0x0001 /**< first packet of a message */
 #define TRD_HF_LAST 0x0002  /**< last packet of a message */
 #define TRD_HF_ALL (TRD_HF_FIRST | TRD_HF_LAST)
+#define TRD_HF_CPL 0x0004   /**< a completion: aux is the origin's completion id */
+#define TRD_HF_MASK (TRD_HF_ALL | TRD_HF_CPL)
 
 /**
  * The torus header as it is on the wire (56 bytes, packed, big-endian fields).
@@ -75,7 +77,7 @@ struct __attribute__((packed)) trd_hdr {
 	uint32_t msg_id;   /**< 40: message id, unique per source node */
 	uint32_t seq;      /**< 44: reliability sequence number (reserved, 0) */
 	uint32_t ack;      /**< 48: reliability acknowledgement (reserved, 0) */
-	uint32_t aux;      /**< 52: operation specific (0) */
+	uint32_t aux;      /**< 52: completion id with TRD_HF_CPL, else 0 */
 };
 
 _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 bytes");
@@ -106,7 +108,8 @@ _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 b
 	X(REASM, "reassembly")              /* inconsistent or untracked multi-packet message */   \
 	X(NO_MEMORY, "no_memory")           /* no buffer for a message */                          \
 	X(BAD_DESC, "bad_desc")             /* a remote-get descriptor is invalid */               \
-	X(BAD_DST, "bad_dst")               /* a remote-get descriptor targets a third node */
+	X(BAD_DST, "bad_dst")               /* a remote-get descriptor targets a third node */      \
+	X(UNKNOWN_CPL, "unknown_completion") /* completion for no message we are waiting on */
 
 /** Drop causes; 0 is "no drop", so parsers can return 0 for a good frame. */
 enum trd_drop {

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Event queues: the engine adds events (a message stored in a bound reception FIFO, a write
+ * into a bound doorbell region); the owner thread takes them. An armed queue writes its
+ * eventfd once on the next event and disarms; a disarmed queue never signals.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_ring_elem.h>
+
+#include "dma_pvt.h"
+
+_Static_assert(sizeof(struct trd_event) == 32, "an event is 32 bytes");
+
+static inline int
+self_tid(void)
+{
+	return (int)gettid();
+}
+
+struct trd_eq *
+trd_eq_create(struct trd_node *n, int core, unsigned int size)
+{
+	static unsigned int serial;
+	char name[RTE_RING_NAMESIZE];
+	struct trd_eq *eq;
+
+	if (n == NULL || core < -1 || size > (1u << 20)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (n->n_eqs >= TRD_MAX_EQS) {
+		rte_errno = ENOSPC;
+		return NULL;
+	}
+	eq = rte_zmalloc("trd_eq", sizeof(*eq), RTE_CACHE_LINE_SIZE);
+	if (eq == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "trdeq%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
+	eq->ring = rte_ring_create_elem(name, sizeof(struct trd_event), size ? size : 4096,
+					SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	eq->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (eq->ring == NULL || eq->fd < 0) {
+		if (eq->fd >= 0)
+			close(eq->fd);
+		rte_ring_free(eq->ring);
+		rte_free(eq);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	eq->node = n;
+	eq->core = core;
+	n->eqs[n->n_eqs++] = eq;
+	return eq;
+}
+
+void
+trd_eq_free(struct trd_eq *eq)
+{
+	if (eq == NULL)
+		return;
+	close(eq->fd);
+	rte_ring_free(eq->ring);
+	rte_free(eq);
+}
+
+struct trd_eq *
+trd_node_eq(struct trd_node *n, unsigned int idx)
+{
+	return (n == NULL || idx >= n->n_eqs) ? NULL : n->eqs[idx];
+}
+
+int
+trd_eq_bind(struct trd_eq *eq, int core)
+{
+	if (eq == NULL || core < -1)
+		return -EINVAL;
+	if (core >= 0)
+		eq->core = core;
+	__atomic_store_n(&eq->owner, self_tid(), __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The owner, binding the caller if the queue has none yet. */
+static int
+owner_check(struct trd_eq *eq)
+{
+	int tid = self_tid(), expect = 0;
+
+	if (__atomic_load_n(&eq->owner, __ATOMIC_ACQUIRE) == tid)
+		return 0;
+	if (__atomic_compare_exchange_n(&eq->owner, &expect, tid, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return 0;
+	return -EPERM;
+}
+
+int
+trd_eq_fd(const struct trd_eq *eq)
+{
+	return eq == NULL ? -EINVAL : eq->fd;
+}
+
+int
+trd_eq_arm(struct trd_eq *eq)
+{
+	int rc;
+
+	if (eq == NULL)
+		return -EINVAL;
+	rc = owner_check(eq);
+	if (rc != 0)
+		return rc;
+	__atomic_store_n(&eq->armed, 1, __ATOMIC_SEQ_CST);
+	if (rte_ring_count(eq->ring) != 0) {
+		/* Events already wait: do not sleep on them. If the engine disarmed the queue in
+		 * the meantime, its signal is in the eventfd and the next wait returns at once. */
+		__atomic_store_n(&eq->armed, 0, __ATOMIC_SEQ_CST);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+int
+trd_eq_disarm(struct trd_eq *eq)
+{
+	if (eq == NULL)
+		return -EINVAL;
+	__atomic_store_n(&eq->armed, 0, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+int
+trd_eq_poll(struct trd_eq *eq, struct trd_event *ev, unsigned int n)
+{
+	int rc;
+
+	if (eq == NULL || (ev == NULL && n != 0))
+		return -EINVAL;
+	rc = owner_check(eq);
+	if (rc != 0)
+		return rc;
+	return (int)rte_ring_sc_dequeue_burst_elem(eq->ring, ev, sizeof(*ev), n, NULL);
+}
+
+int
+trd_eq_wait(struct trd_eq *eq, struct trd_event *ev, unsigned int n, uint64_t timeout_us)
+{
+	uint64_t deadline, now;
+	int got;
+
+	if (eq == NULL || ev == NULL || n == 0)
+		return -EINVAL;
+	deadline = trd_time_us() + timeout_us;
+	for (;;) {
+		got = trd_eq_poll(eq, ev, n);
+		if (got != 0)
+			return got;
+		now = trd_time_us();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		if (!__atomic_load_n(&eq->node->served, __ATOMIC_ACQUIRE)) {
+			/* nobody else moves packets: do it here instead of sleeping */
+			trd_node_progress(eq->node);
+			continue;
+		}
+		if (trd_eq_arm(eq) == 0) {
+			struct pollfd pfd = {.fd = eq->fd, .events = POLLIN};
+			uint64_t left = deadline - now;
+			uint64_t v;
+
+			if (poll(&pfd, 1, (int)RTE_MIN((left + 999) / 1000, 60000u)) > 0 &&
+			    read(eq->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				return -errno;
+			trd_eq_disarm(eq);
+		}
+	}
+}
+
+uint64_t
+trd_eq_signals(const struct trd_eq *eq)
+{
+	return eq == NULL ? 0 : __atomic_load_n(&eq->signals, __ATOMIC_RELAXED);
+}
+
+uint64_t
+trd_eq_overflows(const struct trd_eq *eq)
+{
+	return eq == NULL ? 0 : __atomic_load_n(&eq->overflows, __ATOMIC_RELAXED);
+}
+
+int
+trd_rec_fifo_set_eq(struct trd_rec_fifo *rf, struct trd_eq *eq)
+{
+	if (rf == NULL || (eq != NULL && eq->node != rf->node))
+		return -EINVAL;
+	__atomic_store_n(&rf->eq, eq, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void
+trd_eq_push(struct trd_eq *eq, const struct trd_event *ev)
+{
+	if (unlikely(rte_ring_sp_enqueue_elem(eq->ring, (void *)(uintptr_t)ev, sizeof(*ev)) != 0))
+		eq->overflows++;
+	/* One signal per armed period: whoever clears the flag writes the eventfd. */
+	if (__atomic_load_n(&eq->armed, __ATOMIC_SEQ_CST) &&
+	    __atomic_exchange_n(&eq->armed, 0, __ATOMIC_SEQ_CST)) {
+		uint64_t one = 1;
+
+		if (write(eq->fd, &one, sizeof(one)) == sizeof(one))
+			__atomic_fetch_add(&eq->signals, 1, __ATOMIC_RELAXED);
+	}
+}
