@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <rte_eal.h>
+#include <rte_common.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
