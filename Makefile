@@ -36,7 +36,7 @@ build: deps $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
 
 demo: build
-	./$(BUILD)/apps/toroid-demo $(DEMO_ARGS)
+	./$(BUILD)/apps/toroid-demo/toroid-demo $(DEMO_ARGS)
 
 test: build
 	@set -e; rc=0; \

@@ -47,6 +47,8 @@ struct origin {
 	uint8_t *seen;              /* per op: completions seen */
 	uint32_t *len;
 	uint8_t *tgt;
+	uint64_t need[4];           /* packets of FIFO f up to and including the last posted op */
+	uint64_t *need_at;          /* per op: packets its FIFO must have sent when it completes */
 };
 
 static struct origin o[NODES];
@@ -95,6 +97,9 @@ post_one(unsigned int a, unsigned int f, uint64_t *seed)
 	while ((rc = trd_inject_reflect(trd_inj_fifo(o[a].n, f), &d, &spec)) == -ENOBUFS)
 		;
 	T_EQ(rc, 0);
+	/* data packets at 1444 B each, then the one remote-get packet */
+	o[a].need[f] += (len + 1443) / 1444 + 1;
+	o[a].need_at[i] = o[a].need[f];
 	o[a].posted[f]++;
 }
 
@@ -102,6 +107,7 @@ static void
 completed(unsigned int a, uint64_t cookie)
 {
 	unsigned int i, f, k, slot, b;
+	int64_t v;
 
 	T_EQ(cookie >> 32, a);
 	i = (unsigned int)cookie;
@@ -112,15 +118,20 @@ completed(unsigned int a, uint64_t cookie)
 	T_ASSERT(o[a].seen[i] == 0, "completion %u of node %u delivered twice", i, a);
 	T_ASSERT(k < o[a].posted[f], "completion of an op not posted");
 	o[a].seen[i] = 1;
-	/* the data left the origin before its completion came back */
+	/* the data (and every earlier packet of its FIFO) was handed to the port before the
+	 * completion could come back */
 	{
-		int64_t v;
+		struct trd_fifo_stats fs;
 
-		T_EQ(trd_counter_read(o[a].n, o[a].ctr[f][slot], &v), 0);
-		T_ASSERT(v == 0, "op %u: completion before the data was sent (%" PRId64 " left)", i,
-			 v);
+		T_EQ(trd_fifo_stats_get(trd_inj_fifo(o[a].n, f), &fs), 0);
+		T_ASSERT(fs.pkts_sent >= o[a].need_at[i],
+			 "op %u: completion before the data was sent (%" PRIu64 " < %" PRIu64 ")",
+			 i, fs.pkts_sent, o[a].need_at[i]);
 	}
 	if (fmode[f] == TRD_CPL_DELIVERY) {
+		/* the target has the data: the source buffer is no longer read */
+		T_EQ(trd_counter_read(o[a].n, o[a].ctr[f][slot], &v), 0);
+		T_EQ(v, 0);
 		/* ... and with delivery completion it is in the target's memory */
 		b = o[a].tgt[i];
 		uint8_t expect[2048];
@@ -175,6 +186,7 @@ test_bulk(struct trd_net *net)
 		x->seen = calloc(per_node, 1);
 		x->len = calloc(per_node, sizeof(*x->len));
 		x->tgt = calloc(per_node, 1);
+		x->need_at = calloc(per_node, sizeof(*x->need_at));
 		T_ASSERT(x->src && x->mem && x->seen && x->len && x->tgt, "malloc");
 		x->mr = trd_mr_register(x->n, x->mem, (size_t)NODES * 4 * WIN * SLICE,
 					TRD_ACCESS_REMOTE_WRITE);
@@ -202,9 +214,12 @@ test_bulk(struct trd_net *net)
 		T_ASSERT(trd_time_us() < deadline, "timeout with %u of %u completions", total,
 			 per_node * NODES);
 		for (unsigned int a = 0; a < NODES; a++) {
+			/* a window slot (target slice, counter) is reused only once the op
+			 * that used it before has completed */
 			for (unsigned int f = 0; f < 4; f++)
 				while (op_index(f, o[a].posted[f]) < per_node &&
-				       o[a].posted[f] - o[a].done[f] < WIN)
+				       (o[a].posted[f] < WIN ||
+					o[a].seen[op_index(f, o[a].posted[f] - WIN)]))
 					post_one(a, f, &seed);
 			drain(a);
 		}

@@ -81,6 +81,19 @@ trd_fifo_free_count(const struct trd_fifo *f)
 	return f == NULL ? 0 : rte_ring_free_count(f->ring);
 }
 
+int
+trd_fifo_stats_get(const struct trd_fifo *f, struct trd_fifo_stats *st)
+{
+	if (f == NULL || st == NULL)
+		return -EINVAL;
+	st->descs = __atomic_load_n(&f->descs, __ATOMIC_RELAXED);
+	st->pkts = __atomic_load_n(&f->pkts, __ATOMIC_RELAXED);
+	st->pkts_sent = __atomic_load_n(&f->sent, __ATOMIC_ACQUIRE);
+	st->used = rte_ring_count(f->ring);
+	st->hwm = __atomic_load_n(&f->hwm, __ATOMIC_RELAXED);
+	return 0;
+}
+
 static inline bool
 iova_is_va(void)
 {
@@ -454,8 +467,10 @@ link_flush(struct trd_node *n, struct trd_link *l)
 
 			if (pi->ctr != NULL)
 				__atomic_fetch_sub(pi->ctr, (int64_t)pi->bytes, __ATOMIC_RELEASE);
-			if (pi->fifo != NULL)
+			if (pi->fifo != NULL) {
 				pi->fifo->unsent--;
+				pi->fifo->sent++;
+			}
 			bytes += pi->len;
 		}
 		l->pend_head += sent;

@@ -76,6 +76,7 @@ struct trd_fifo {
 	uint8_t inl[TRD_INLINE_MAX] __rte_aligned(64);
 	uint64_t descs;
 	uint64_t pkts;
+	uint64_t sent;          /* packets taken by a port */
 	uint32_t hwm;           /* highest occupancy seen */
 };
 

@@ -293,6 +293,18 @@ int trd_inject_bulk(struct trd_fifo *fifo, const struct trd_desc *d, unsigned in
 /** Free slots in the FIFO (a descriptor takes 1 + inline slots). */
 unsigned int trd_fifo_free_count(const struct trd_fifo *fifo);
 
+/** Counters of one injection FIFO. */
+struct trd_fifo_stats {
+	uint64_t descs;      /**< descriptors fully packetized */
+	uint64_t pkts;       /**< packets built */
+	uint64_t pkts_sent;  /**< packets taken by a port (handed over) */
+	uint32_t used;       /**< slots in use now */
+	uint32_t hwm;        /**< highest occupancy the engine saw */
+};
+
+/** Read a FIFO's counters. @return 0 or -EINVAL. */
+int trd_fifo_stats_get(const struct trd_fifo *fifo, struct trd_fifo_stats *st);
+
 /* ------------------------------------------------------------------------------------------ */
 /** @name Reception FIFOs and messages */
 
