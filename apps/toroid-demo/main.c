@@ -2,7 +2,11 @@
 /*
  * toroid-demo: a whole 2x2x2 torus in one process. For every ordered pair of its 8 nodes it
  * runs a direct put, a memory-FIFO message and a remote get (an RDMA read) of each size, checks
- * every byte (and the bytes around the written range), and prints a table.
+ * every byte (and the bytes around the written range), and prints a table. Then, for every pair
+ * and size, a put with reflection completion in each completion kind (a 0-byte message in a
+ * reception FIFO, a doorbell word) and mode (local: a neighbour of the origin echoes it once the
+ * data left; delivery: the target echoes it once the data is in its memory), checking what each
+ * completion promises at the moment it arrives, and who sent it.
  *
  *   toroid-demo [EAL options] -- [--ops LIST] [--sizes LIST] [--links ring|ethdev] ...
  *
@@ -21,7 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
@@ -44,32 +51,69 @@
 #define DEMO_REC_FIFO 0            /* reception FIFO of FIFO messages */
 #define DEMO_INJ_FIFO 0            /* injection FIFO the demo posts into */
 #define DEMO_RGET_FIFO 1           /* target injection FIFO of remote-get descriptors */
+#define DEMO_REFL_INJ_FIFO 2       /* injection FIFO of puts with reflection (its own, so that
+				    * its packet counter counts nothing else) */
+#define DEMO_CPL_REC_FIFO 1        /* reception FIFO of FIFO-kind completions */
+#define DEMO_TITLE_W 29            /* width of the operation column */
+#define DEMO_MAX_LAT (DEMO_MAX_NODES * DEMO_MAX_NODES) /* latencies per (operation, size) */
 
 static const char demo_default_sizes[] = "1,64,1500,4K,64K,1M";
+static const char demo_default_rsizes[] = "64,64K"; /* put+reflect rows */
 
 /* ---- operations ---- */
 
-enum demo_op { DEMO_OP_PUT = 0, DEMO_OP_FIFO, DEMO_OP_RGET, DEMO_OP_COUNT };
+/* Table rows. The four put+reflect rows share the --ops key "reflect"; each can also be picked
+ * by its name. */
+enum demo_op {
+	DEMO_OP_PUT = 0,
+	DEMO_OP_FIFO,
+	DEMO_OP_RGET,
+	DEMO_OP_RL_FIFO, /* put + reflection completion, local mode, FIFO kind */
+	DEMO_OP_RL_DB,   /* ... local mode, doorbell kind */
+	DEMO_OP_RD_FIFO, /* ... delivery mode, FIFO kind */
+	DEMO_OP_RD_DB,   /* ... delivery mode, doorbell kind */
+	DEMO_OP_COUNT
+};
 
 static const struct {
 	const char *key;   /* --ops name */
+	const char *name;  /* FAIL lines, per-size table; also accepted by --ops */
 	const char *title; /* table row */
+	bool reflect;      /* a put with reflection completion of this kind and mode */
+	enum trd_cpl_kind kind;
+	enum trd_cpl_mode mode;
 } demo_ops[] = {
-	[DEMO_OP_PUT] = {"put", "direct put"},
-	[DEMO_OP_FIFO] = {"fifo", "memory FIFO"},
-	[DEMO_OP_RGET] = {"rget", "remote get (read)"},
+	[DEMO_OP_PUT] = {"put", "put", "direct put", false, 0, 0},
+	[DEMO_OP_FIFO] = {"fifo", "fifo", "memory FIFO", false, 0, 0},
+	[DEMO_OP_RGET] = {"rget", "rget", "remote get (read)", false, 0, 0},
+	[DEMO_OP_RL_FIFO] = {"reflect", "reflect-local-fifo", "put+reflect local fifo", true,
+			     TRD_CPL_FIFO, TRD_CPL_LOCAL},
+	[DEMO_OP_RL_DB] = {"reflect", "reflect-local-doorbell", "put+reflect local doorbell",
+			   true, TRD_CPL_DOORBELL, TRD_CPL_LOCAL},
+	[DEMO_OP_RD_FIFO] = {"reflect", "reflect-delivery-fifo", "put+reflect delivery fifo",
+			     true, TRD_CPL_FIFO, TRD_CPL_DELIVERY},
+	[DEMO_OP_RD_DB] = {"reflect", "reflect-delivery-doorbell",
+			   "put+reflect delivery doorbell", true, TRD_CPL_DOORBELL,
+			   TRD_CPL_DELIVERY},
 };
 _Static_assert(RTE_DIM(demo_ops) == DEMO_OP_COUNT, "one entry per operation");
 
 /* ---- options ---- */
 
+/* A list of transfer sizes. */
+struct demo_sizes {
+	uint32_t v[DEMO_MAX_SIZES];
+	unsigned int n;
+};
+
 struct demo_opts {
 	bool ops[DEMO_OP_COUNT];
-	uint32_t sizes[DEMO_MAX_SIZES];
-	unsigned int n_sizes;
+	struct demo_sizes sizes;  /* put, fifo, rget */
+	struct demo_sizes rsizes; /* the put+reflect rows */
 	enum trd_net_links links;
 	uint64_t seed;
 	uint64_t timeout_us;
+	enum trd_wait_how db_wait; /* how doorbell completions are waited for */
 	bool verbose;
 };
 
@@ -88,6 +132,11 @@ struct demo_node {
 	struct trd_mr *rmr;       /* rbuf, TRD_ACCESS_REMOTE_READ */
 	uint16_t ctr_inj;         /* injection counter of what this node posts */
 	uint16_t ctr_rec;         /* reception counter: puts to it, reads by it */
+	struct trd_fifo *rinj;    /* where this node posts puts with reflection */
+	struct trd_rec_fifo *cpl; /* where its FIFO-kind completions land */
+	uint64_t *db;             /* doorbell page: its doorbell-kind completions */
+	struct trd_mr *dbmr;      /* db, registered as a doorbell signalling eq */
+	struct trd_eq *eq;        /* event queue of the doorbell page, owned by the demo thread */
 };
 
 /* Results of one (operation, size). */
@@ -99,6 +148,7 @@ struct demo_cell {
 	uint64_t packets; /* TX_PUT + TX_FIFO + TX_RGET, all nodes */
 	uint64_t fwd;     /* FWD_PKTS, all nodes */
 	uint64_t time_us; /* from posting to the last wait's end */
+	unsigned int n_lat; /* put+reflect: completions timed, in demo.lat */
 };
 
 struct demo {
@@ -115,6 +165,11 @@ struct demo {
 	uint8_t pair_bad[DEMO_OP_COUNT][DEMO_MAX_NODES][DEMO_MAX_NODES];
 	struct trd_node_stats stats0[DEMO_MAX_NODES]; /* at the start of the run */
 	uint64_t passed, failed, planned;
+	/* put+reflect: TSC cycles from posting to the completion, per (row, size) */
+	uint64_t lat[DEMO_OP_COUNT][DEMO_MAX_SIZES][DEMO_MAX_LAT];
+	unsigned int payload;   /* bytes per data packet (all links have the same MTU) */
+	size_t db_len;          /* doorbell page size */
+	uint64_t db_seq;        /* doorbell words are used in turn */
 };
 
 /* One transfer in progress. */
@@ -128,6 +183,9 @@ struct demo_xfer {
 	bool failed;
 	uint64_t t_post; /* when the descriptor was posted */
 	uint64_t t_done; /* when the last wait ended */
+	bool cpl;         /* put+reflect: the completion arrived ... */
+	uint64_t tsc_post; /* ... this long (TSC cycles) ... */
+	uint64_t tsc_cpl;  /* ... after posting */
 };
 
 enum demo_result { DEMO_PASS, DEMO_FAIL, DEMO_INTR };
@@ -215,7 +273,7 @@ demo_xfail(struct demo_xfer *x, const char *fmt, ...)
 	char a[16], b[16], s[16];
 	va_list ap;
 
-	printf("FAIL %s %s -> %s, %s B: ", demo_ops[x->op].key,
+	printf("FAIL %s %s -> %s, %s B: ", demo_ops[x->op].name,
 	       demo_coord_str(x->org->coord, a, sizeof(a)),
 	       demo_coord_str(x->tgt->coord, b, sizeof(b)), demo_size_str(x->len, s, sizeof(s)));
 	va_start(ap, fmt);
@@ -236,20 +294,49 @@ static const char demo_usage_fmt[] =
 	"with random data at unaligned offsets, checking every byte and the bytes around\n"
 	"the written range. Print a table, then \"demo: N passed, M failed\" (transfers).\n"
 	"\n"
+	"Reflection completion (--ops reflect): for every pair and size, a put posted\n"
+	"with trd_inject_reflect() in four ways, one table row each:\n"
+	"  put+reflect local fifo         local mode: a neighbour of the origin (its\n"
+	"  put+reflect local doorbell     trd_node_reflector()) echoes the completion\n"
+	"                                 once the data left; checked: by then the\n"
+	"                                 injection FIFO had handed every data packet\n"
+	"                                 to a port\n"
+	"  put+reflect delivery fifo      delivery mode: the target echoes it once the\n"
+	"  put+reflect delivery doorbell  data is in its memory; checked: by then every\n"
+	"                                 byte is there\n"
+	"FIFO kind: a 0-byte message in the origin's reception FIFO %d, its user word the\n"
+	"cookie, its source the reflector. Doorbell kind: the cookie written into a word\n"
+	"of the origin's doorbell page, whose event queue the demo thread owns.\n"
+	"Post-to-completion latencies (min/avg/p50/p99) are printed for these rows; they\n"
+	"are informational (one transfer at a time, one engine lcore for 8 nodes), not a\n"
+	"benchmark.\n"
+	"\n"
 	"Without EAL options (no \"--\", or nothing before it) the EAL runs with\n"
 	"  --no-huge --no-pci --no-shconf -m 768 -l %s --log-level lib.eal:error\n"
 	"One worker lcore serves all nodes and the main lcore runs the demo; with a single\n"
 	"lcore the waits make progress inline.\n"
 	"\n"
 	"Options:\n"
-	"  --ops LIST        operations to run, from put,fifo,rget (default: put,fifo,rget)\n"
-	"  --sizes LIST      transfer sizes in bytes, with K (KiB) or M (MiB) suffixes,\n"
-	"                    1 to 64M, at most %d (default: %s)\n"
+	"  --ops LIST        operations to run, from put,fifo,rget,reflect (default:\n"
+	"                    all four); reflect is the four put+reflect rows, one of\n"
+	"                    which may be named alone: reflect-local-fifo,\n"
+	"                    reflect-local-doorbell, reflect-delivery-fifo,\n"
+	"                    reflect-delivery-doorbell\n"
+	"  --sizes LIST      transfer sizes of put, fifo and rget in bytes, with K (KiB)\n"
+	"                    or M (MiB) suffixes, 1 to 64M, at most %d\n"
+	"                    (default: %s)\n"
+	"  --reflect-sizes LIST\n"
+	"                    the same for the put+reflect rows (default: %s)\n"
+	"  --doorbell-wait HOW\n"
+	"                    how doorbell completions are waited for (trd_doorbell_wait):\n"
+	"                    spin, monitor (UMWAIT, or a pause loop without WAITPKG),\n"
+	"                    or eq: sleep on the page's event queue (default: eq)\n"
 	"  --links KIND      ring: the engine's ring links; ethdev: net_ring ethdev ports,\n"
 	"                    2 per cable, 24 in all (default: ring)\n"
 	"  --seed N          seed of the random data and offsets (default: 1)\n"
 	"  --timeout-ms N    limit of each wait, in milliseconds (default: 10000)\n"
-	"  -v, --verbose     also print a per-size breakdown and per-node statistics\n"
+	"  -v, --verbose     also print a per-size breakdown (latencies too) and per-node\n"
+	"                    statistics\n"
 	"  -h, --help        print this help and exit\n"
 	"\n"
 	"SIGINT or SIGTERM stops the run; the table then shows what ran.\n"
@@ -259,12 +346,14 @@ static const char demo_usage_fmt[] =
 	"Examples:\n"
 	"  toroid-demo\n"
 	"  toroid-demo -- --links ethdev -v\n"
-	"  toroid-demo -l 0 --no-huge --no-pci --no-shconf -m 768 -- --sizes 1M --ops rget\n";
+	"  toroid-demo -l 0 --no-huge --no-pci --no-shconf -m 768 -- --sizes 1M --ops rget\n"
+	"  toroid-demo -- --ops reflect --reflect-sizes 64 --doorbell-wait spin -v\n";
 
 static void
 demo_usage(FILE *f, const char *default_lcores)
 {
-	fprintf(f, demo_usage_fmt, default_lcores, DEMO_MAX_SIZES, demo_default_sizes);
+	fprintf(f, demo_usage_fmt, DEMO_CPL_REC_FIFO, default_lcores, DEMO_MAX_SIZES,
+		demo_default_sizes, demo_default_rsizes);
 }
 
 static void demo_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -309,24 +398,24 @@ demo_parse_size(const char *s, uint32_t *out)
 }
 
 static void
-demo_parse_sizes(struct demo_opts *o, const char *arg)
+demo_parse_sizes(struct demo_sizes *sz, const char *opt, const char *arg)
 {
 	char buf[512], *save = NULL, *tok;
 
 	if (strlen(arg) >= sizeof(buf))
-		demo_usage_error("--sizes: list too long");
+		demo_usage_error("%s: list too long", opt);
 	snprintf(buf, sizeof(buf), "%s", arg);
-	o->n_sizes = 0;
+	sz->n = 0;
 	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-		if (o->n_sizes == DEMO_MAX_SIZES)
-			demo_usage_error("--sizes: at most %d sizes", DEMO_MAX_SIZES);
-		if (demo_parse_size(tok, &o->sizes[o->n_sizes]) != 0)
-			demo_usage_error("--sizes: bad size '%s' (1 to 64M, e.g. 1500, 4K, 1M)",
+		if (sz->n == DEMO_MAX_SIZES)
+			demo_usage_error("%s: at most %d sizes", opt, DEMO_MAX_SIZES);
+		if (demo_parse_size(tok, &sz->v[sz->n]) != 0)
+			demo_usage_error("%s: bad size '%s' (1 to 64M, e.g. 1500, 4K, 1M)", opt,
 					 tok);
-		o->n_sizes++;
+		sz->n++;
 	}
-	if (o->n_sizes == 0)
-		demo_usage_error("--sizes: empty list");
+	if (sz->n == 0)
+		demo_usage_error("%s: empty list", opt);
 }
 
 static void
@@ -340,14 +429,18 @@ demo_parse_ops(struct demo_opts *o, const char *arg)
 	snprintf(buf, sizeof(buf), "%s", arg);
 	memset(o->ops, 0, sizeof(o->ops));
 	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-		unsigned int i;
+		bool found = false;
 
-		for (i = 0; i < DEMO_OP_COUNT; i++)
-			if (strcmp(tok, demo_ops[i].key) == 0)
-				break;
-		if (i == DEMO_OP_COUNT)
-			demo_usage_error("--ops: unknown operation '%s' (put, fifo, rget)", tok);
-		o->ops[i] = true;
+		/* a key selects every row that has it; a name, its row */
+		for (unsigned int i = 0; i < DEMO_OP_COUNT; i++) {
+			if (strcmp(tok, demo_ops[i].key) == 0 || strcmp(tok, demo_ops[i].name) == 0) {
+				o->ops[i] = true;
+				found = true;
+			}
+		}
+		if (!found)
+			demo_usage_error("--ops: unknown operation '%s' (put, fifo, rget, reflect)",
+					 tok);
 		any = true;
 	}
 	if (!any)
@@ -371,13 +464,16 @@ demo_parse_u64(const char *opt, const char *arg, uint64_t min, uint64_t max)
 static void
 demo_parse_args(struct demo_opts *o, int argc, char **argv, const char *default_lcores)
 {
-	enum { OPT_SIZES = 256, OPT_LINKS, OPT_SEED, OPT_TIMEOUT, OPT_OPS };
+	enum { OPT_SIZES = 256, OPT_LINKS, OPT_SEED, OPT_TIMEOUT, OPT_OPS, OPT_DB_WAIT,
+	       OPT_RSIZES };
 	static const struct option longopts[] = {
 		{"sizes", required_argument, NULL, OPT_SIZES},
+		{"reflect-sizes", required_argument, NULL, OPT_RSIZES},
 		{"links", required_argument, NULL, OPT_LINKS},
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"timeout-ms", required_argument, NULL, OPT_TIMEOUT},
 		{"ops", required_argument, NULL, OPT_OPS},
+		{"doorbell-wait", required_argument, NULL, OPT_DB_WAIT},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -386,10 +482,12 @@ demo_parse_args(struct demo_opts *o, int argc, char **argv, const char *default_
 
 	for (unsigned int i = 0; i < DEMO_OP_COUNT; i++)
 		o->ops[i] = true;
-	demo_parse_sizes(o, demo_default_sizes);
+	demo_parse_sizes(&o->sizes, "--sizes", demo_default_sizes);
+	demo_parse_sizes(&o->rsizes, "--reflect-sizes", demo_default_rsizes);
 	o->links = TRD_NET_RING;
 	o->seed = 1;
 	o->timeout_us = 10000 * 1000ull;
+	o->db_wait = TRD_WAIT_EQ;
 	o->verbose = false;
 
 	opterr = 0;
@@ -397,7 +495,10 @@ demo_parse_args(struct demo_opts *o, int argc, char **argv, const char *default_
 	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SIZES:
-			demo_parse_sizes(o, optarg);
+			demo_parse_sizes(&o->sizes, "--sizes", optarg);
+			break;
+		case OPT_RSIZES:
+			demo_parse_sizes(&o->rsizes, "--reflect-sizes", optarg);
 			break;
 		case OPT_LINKS:
 			if (strcmp(optarg, "ring") == 0)
@@ -415,6 +516,17 @@ demo_parse_args(struct demo_opts *o, int argc, char **argv, const char *default_
 			break;
 		case OPT_OPS:
 			demo_parse_ops(o, optarg);
+			break;
+		case OPT_DB_WAIT:
+			if (strcmp(optarg, "spin") == 0)
+				o->db_wait = TRD_WAIT_SPIN;
+			else if (strcmp(optarg, "monitor") == 0)
+				o->db_wait = TRD_WAIT_MONITOR;
+			else if (strcmp(optarg, "eq") == 0)
+				o->db_wait = TRD_WAIT_EQ;
+			else
+				demo_usage_error("--doorbell-wait: '%s' is not spin, monitor or eq",
+						 optarg);
 			break;
 		case 'v':
 			o->verbose = true;
@@ -511,6 +623,52 @@ demo_inject(struct demo_node *dn, const struct trd_desc *d, uint64_t timeout_us)
 		int rc = trd_inject(dn->inj, d);
 
 		if (rc != -ENOBUFS && rc != -EAGAIN)
+			return rc;
+		if (trd_time_us() >= deadline)
+			return -ETIMEDOUT;
+		if (demo_signal)
+			return -EINTR;
+		trd_node_progress(dn->node);
+	}
+}
+
+/* Wait for a doorbell word to hold @p value, in slices so that a signal is noticed. */
+static int
+demo_doorbell_wait(struct trd_mr *db, uint64_t offset, uint64_t value, enum trd_wait_how how,
+		   uint64_t timeout_us)
+{
+	uint64_t deadline = trd_time_us() + timeout_us;
+
+	for (;;) {
+		uint64_t now = trd_time_us();
+		uint64_t slice =
+			deadline > now ? RTE_MIN(deadline - now, (uint64_t)DEMO_SLICE_US) : 0;
+		int rc = trd_doorbell_wait(db, offset, value, how, slice);
+
+		if (rc != -ETIMEDOUT)
+			return rc;
+		if (trd_time_us() >= deadline)
+			return -ETIMEDOUT;
+		if (demo_signal)
+			return -EINTR;
+	}
+}
+
+/* Post a put with its reflection descriptor, retrying while the FIFO is full or too many
+ * completions are outstanding. *tsc: when the successful call started. */
+static int
+demo_inject_reflect(struct demo_node *dn, const struct trd_desc *d,
+		    const struct trd_cpl_spec *spec, uint64_t timeout_us, uint64_t *tsc)
+{
+	uint64_t deadline = trd_time_us() + timeout_us;
+
+	for (;;) {
+		uint64_t t = rte_rdtsc();
+		int rc = trd_inject_reflect(dn->rinj, d, spec);
+
+		if (rc == 0)
+			*tsc = t;
+		if (rc != -ENOBUFS && rc != -EAGAIN && rc != -ENOSPC)
 			return rc;
 		if (trd_time_us() >= deadline)
 			return -ETIMEDOUT;
@@ -771,6 +929,220 @@ demo_rget(struct demo_xfer *x)
 	return x->failed ? DEMO_FAIL : DEMO_PASS;
 }
 
+/* rx_rget of every node: the reflector is the node that took the remote get. */
+static int
+demo_rget_counts(struct demo *dm, uint64_t *out)
+{
+	for (unsigned int r = 0; r < dm->n_nodes; r++) {
+		struct trd_node_stats st;
+		int rc = trd_node_stats_get(dm->nodes[r].node, &st);
+
+		if (rc != 0)
+			return rc;
+		out[r] = st.stat[TRD_STAT_RX_RGET];
+	}
+	return 0;
+}
+
+/* Take the doorbell events of @p dn's queue: each must be a write into its doorbell page.
+ * (A TRD_WAIT_EQ wait takes some itself, so their number is not checked.) */
+static void
+demo_eq_drain(struct demo_xfer *x, struct demo_node *dn)
+{
+	struct trd_event ev[32];
+	int n;
+
+	while ((n = trd_eq_poll(dn->eq, ev, RTE_DIM(ev))) > 0) {
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type == TRD_EV_DOORBELL && ev[i].key == trd_mr_key(dn->dbmr) &&
+			    ev[i].value % 8 == 0 && ev[i].value < x->dm->db_len && ev[i].len == 8)
+				continue;
+			demo_xfail(x,
+				   "unexpected event on the doorbell's queue: type %u, key 0x%016" PRIx64
+				   ", offset %" PRIu64 ", %u bytes",
+				   ev[i].type, ev[i].key, ev[i].value, ev[i].len);
+		}
+	}
+	if (n < 0)
+		demo_xfail(x, "trd_eq_poll: %s", rte_strerror(-n));
+}
+
+/*
+ * A put with reflection completion of the row's kind and mode. At the moment the completion
+ * arrives: the reflection FIFO has handed the data packets and the remote get to a port; in
+ * delivery mode the target holds every byte; nothing is outstanding; the expected node (local:
+ * the origin's reflector, delivery: the target) took the remote get and, for the FIFO kind,
+ * sent the message. Then the data is checked at the target like a direct put's.
+ */
+static enum demo_result
+demo_reflect(struct demo_xfer *x)
+{
+	struct demo *dm = x->dm;
+	struct demo_node *o = x->org, *t = x->tgt;
+	const enum trd_cpl_kind kind = demo_ops[x->op].kind;
+	const enum trd_cpl_mode mode = demo_ops[x->op].mode;
+	size_t soff = demo_offset(&x->rng), doff = demo_offset(&x->rng);
+	const uint8_t *want = dm->src + soff;
+	uint64_t cookie = demo_rand(&x->rng) | 1; /* never 0, the doorbell page's idle value */
+	uint64_t need = (x->len + dm->payload - 1) / dm->payload + 1; /* data + remote get */
+	uint64_t rget0[DEMO_MAX_NODES], rget1[DEMO_MAX_NODES];
+	struct trd_cpl_spec spec = {.kind = kind, .mode = mode, .cookie = cookie};
+	struct trd_fifo_stats fs0, fs1;
+	struct trd_msg *msg = NULL;
+	struct trd_coord refl;
+	struct demo_guard g;
+	struct trd_desc d;
+	char a[16], b[16];
+	unsigned int pending;
+	int rc;
+
+	demo_fill(dm->src + soff, x->len, &x->rng);
+	demo_dst_prepare(x, t->wbuf, doff, want, &g);
+	if (mode == TRD_CPL_DELIVERY) {
+		refl = t->coord;
+	} else {
+		rc = trd_node_reflector(o->node, &refl);
+		if (rc == -ENOENT) {
+			refl = t->coord; /* no neighbour: the target reflects */
+		} else if (rc != 0) {
+			demo_xfail(x, "trd_node_reflector: %s", rte_strerror(-rc));
+			return DEMO_FAIL;
+		}
+	}
+	if (kind == TRD_CPL_FIFO) {
+		spec.fifo = DEMO_CPL_REC_FIFO;
+	} else {
+		spec.doorbell = o->dbmr;
+		spec.offset = (dm->db_seq++ % (dm->db_len / 8)) * 8;
+	}
+	rc = trd_counter_set(t->node, t->ctr_rec, x->len);
+	if (rc == 0)
+		rc = trd_counter_set(o->node, o->ctr_inj, x->len);
+	if (rc != 0) {
+		demo_xfail(x, "trd_counter_set: %s", rte_strerror(-rc));
+		return DEMO_FAIL;
+	}
+	rc = trd_fifo_stats_get(o->rinj, &fs0);
+	if (rc == 0)
+		rc = demo_rget_counts(dm, rget0);
+	if (rc != 0) {
+		demo_xfail(x, "reading statistics: %s", rte_strerror(-rc));
+		return DEMO_FAIL;
+	}
+	trd_desc_put(&d, t->coord, want, x->len, trd_mr_key(t->wmr), doff, o->ctr_inj, t->ctr_rec);
+	x->t_post = trd_time_us();
+	rc = demo_inject_reflect(o, &d, &spec, dm->opt.timeout_us, &x->tsc_post);
+	if (rc == -EINTR)
+		return DEMO_INTR;
+	if (rc != 0) {
+		demo_xfail(x, "trd_inject_reflect: %s", rte_strerror(-rc));
+		return DEMO_FAIL;
+	}
+
+	if (kind == TRD_CPL_FIFO)
+		rc = demo_rec_fifo_wait(o->cpl, &msg, dm->opt.timeout_us);
+	else
+		rc = demo_doorbell_wait(o->dbmr, spec.offset, cookie, dm->opt.db_wait,
+					dm->opt.timeout_us);
+	x->tsc_cpl = rte_rdtsc();
+	if (rc == -EINTR) {
+		trd_msg_free(msg);
+		return DEMO_INTR;
+	}
+	if (rc == 0) {
+		x->cpl = true;
+		/* first what must already hold now, before anything else can catch up */
+		if (mode == TRD_CPL_DELIVERY)
+			demo_check_bytes(x, "target region when the delivery completion arrived",
+					 t->wbuf + doff, want, x->len);
+		rc = trd_fifo_stats_get(o->rinj, &fs1);
+		if (rc != 0)
+			demo_xfail(x, "trd_fifo_stats_get: %s", rte_strerror(-rc));
+		else if (fs1.pkts_sent - fs0.pkts_sent < need)
+			demo_xfail(x,
+				   "completion before the data left: injection FIFO %d handed %" PRIu64
+				   " packet(s) to a port, want %" PRIu64 " (data and remote get)",
+				   DEMO_REFL_INJ_FIFO, fs1.pkts_sent - fs0.pkts_sent, need);
+		pending = trd_node_cpl_pending(o->node);
+		if (pending != 0)
+			demo_xfail(x, "%u completion(s) still outstanding at the origin", pending);
+		rc = demo_rget_counts(dm, rget1);
+		if (rc != 0)
+			demo_xfail(x, "reading statistics: %s", rte_strerror(-rc));
+		for (unsigned int r = 0; rc == 0 && r < dm->n_nodes; r++) {
+			struct trd_coord c = dm->nodes[r].coord;
+			bool is_refl = c.x == refl.x && c.y == refl.y && c.z == refl.z;
+			uint64_t got = rget1[r] - rget0[r];
+
+			if (got != (is_refl ? 1 : 0))
+				demo_xfail(x, "%s took %" PRIu64 " remote get(s), want %d (reflector %s)",
+					   demo_coord_str(c, a, sizeof(a)), got, is_refl ? 1 : 0,
+					   demo_coord_str(refl, b, sizeof(b)));
+		}
+		if (kind == TRD_CPL_FIFO) {
+			if (msg->src.x != refl.x || msg->src.y != refl.y || msg->src.z != refl.z)
+				demo_xfail(x, "completion sent by %s, want the %s %s",
+					   demo_coord_str(msg->src, a, sizeof(a)),
+					   mode == TRD_CPL_LOCAL ? "reflector" : "target",
+					   demo_coord_str(refl, b, sizeof(b)));
+			if (msg->len != 0)
+				demo_xfail(x, "completion message has %u bytes, want 0", msg->len);
+			if (msg->user != cookie)
+				demo_xfail(x,
+					   "completion user word is 0x%016" PRIx64 ", want the cookie "
+					   "0x%016" PRIx64,
+					   msg->user, cookie);
+			if (msg->fifo != DEMO_CPL_REC_FIFO)
+				demo_xfail(x, "completion message says FIFO %u, want %d", msg->fifo,
+					   DEMO_CPL_REC_FIFO);
+		} else {
+			/* the word holds the cookie (the wait saw it), and nothing else moved */
+			volatile const uint64_t *db = o->db;
+
+			if (db[spec.offset / 8] != cookie)
+				demo_xfail(x,
+					   "doorbell word %" PRIu64 " is 0x%016" PRIx64
+					   ", want the cookie 0x%016" PRIx64,
+					   spec.offset / 8, db[spec.offset / 8], cookie);
+			for (size_t w = 0; w < dm->db_len / 8; w++) {
+				if (w != spec.offset / 8 && db[w] != 0) {
+					demo_xfail(x,
+						   "doorbell word %zu was written (0x%016" PRIx64
+						   "), only word %" PRIu64 " should be",
+						   w, db[w], spec.offset / 8);
+					break;
+				}
+			}
+		}
+	} else if (rc == -ETIMEDOUT) {
+		demo_xfail(x,
+			   "timeout after %" PRIu64 " ms waiting for the completion (%s, reflector "
+			   "%s, %u outstanding at the origin)",
+			   dm->opt.timeout_us / 1000,
+			   kind == TRD_CPL_FIFO ? "reception FIFO message" : "doorbell word",
+			   demo_coord_str(refl, a, sizeof(a)), trd_node_cpl_pending(o->node));
+	} else {
+		demo_xfail(x, "waiting for the completion: %s", rte_strerror(-rc));
+	}
+	trd_msg_free(msg);
+
+	/* then the data itself, like a direct put's */
+	rc = demo_xwait_counter(x, t, t->ctr_rec, "target reception counter");
+	if (rc == -EINTR)
+		return DEMO_INTR;
+	rc = demo_xwait_counter(x, o, o->ctr_inj, "origin injection counter");
+	if (rc == -EINTR)
+		return DEMO_INTR;
+	x->t_done = trd_time_us();
+	demo_dst_check(x, "target region", t->wbuf, doff, want, &g);
+	if (kind == TRD_CPL_DOORBELL) {
+		if (x->cpl)
+			o->db[spec.offset / 8] = 0; /* back to idle for its next turn */
+		demo_eq_drain(x, o);
+	}
+	return x->failed ? DEMO_FAIL : DEMO_PASS;
+}
+
 /* ---- statistics ---- */
 
 static int
@@ -863,12 +1235,40 @@ demo_settle(struct demo *dm)
 		}
 		if (n < 0)
 			printf("    trd_rec_fifo_poll(node %u): %s\n", r, rte_strerror(-n));
+		while ((n = trd_rec_fifo_poll(dm->nodes[r].cpl, msgs, RTE_DIM(msgs))) > 0) {
+			for (int i = 0; i < n; i++)
+				trd_msg_free(msgs[i]);
+			stale += (unsigned int)n;
+		}
+		if (n < 0)
+			printf("    trd_rec_fifo_poll(node %u): %s\n", r, rte_strerror(-n));
 	}
 	if (stale != 0)
 		printf("    discarded %u stale message(s) from the reception FIFOs\n", stale);
+	/* late doorbell completions: back to an idle page and an empty queue */
+	for (unsigned int r = 0; r < dm->n_nodes; r++) {
+		struct trd_event ev[32];
+		unsigned int words = 0;
+
+		for (size_t w = 0; w < dm->db_len / 8; w++) {
+			words += dm->nodes[r].db[w] != 0;
+			dm->nodes[r].db[w] = 0;
+		}
+		while (trd_eq_poll(dm->nodes[r].eq, ev, RTE_DIM(ev)) > 0)
+			;
+		if (words != 0)
+			printf("    cleared %u doorbell word(s) of node %u\n", words, r);
+	}
 }
 
 /* ---- one transfer ---- */
+
+/* The sizes row @p op runs with. */
+static const struct demo_sizes *
+demo_op_sizes(const struct demo *dm, unsigned int op)
+{
+	return demo_ops[op].reflect ? &dm->opt.rsizes : &dm->opt.sizes;
+}
 
 static enum demo_result
 demo_transfer(struct demo *dm, enum demo_op op, unsigned int si, struct demo_node *o,
@@ -879,7 +1279,7 @@ demo_transfer(struct demo *dm, enum demo_op op, unsigned int si, struct demo_nod
 	struct demo_xfer x = {
 		.dm = dm,
 		.op = op,
-		.len = dm->opt.sizes[si],
+		.len = demo_op_sizes(dm, op)->v[si],
 		.org = o,
 		.tgt = t,
 	};
@@ -902,14 +1302,18 @@ demo_transfer(struct demo *dm, enum demo_op op, unsigned int si, struct demo_nod
 		res = demo_fifo(&x);
 		break;
 	case DEMO_OP_RGET:
-	default:
 		res = demo_rget(&x);
+		break;
+	default:
+		res = demo_reflect(&x);
 		break;
 	}
 	if (res == DEMO_INTR)
 		return res;
 	if (x.t_done > x.t_post && x.t_post != 0)
 		cell->time_us += x.t_done - x.t_post;
+	if (x.cpl && cell->n_lat < DEMO_MAX_LAT)
+		dm->lat[op][si][cell->n_lat++] = x.tsc_cpl - x.tsc_post;
 	demo_snapshot(dm, after);
 	cell->transfers++;
 	cell->bytes += x.len;
@@ -955,7 +1359,10 @@ demo_setup_node(struct demo *dm, unsigned int rank)
 	dn->coord = trd_node_coord(dn->node);
 	dn->inj = trd_inj_fifo(dn->node, DEMO_INJ_FIFO);
 	dn->rec = trd_rec_fifo(dn->node, DEMO_REC_FIFO);
-	if (dn->inj == NULL || dn->rec == NULL || trd_inj_fifo(dn->node, DEMO_RGET_FIFO) == NULL) {
+	dn->rinj = trd_inj_fifo(dn->node, DEMO_REFL_INJ_FIFO);
+	dn->cpl = trd_rec_fifo(dn->node, DEMO_CPL_REC_FIFO);
+	if (dn->inj == NULL || dn->rec == NULL || trd_inj_fifo(dn->node, DEMO_RGET_FIFO) == NULL ||
+	    dn->rinj == NULL || dn->cpl == NULL) {
 		fprintf(stderr, "toroid-demo: node %u lacks the FIFOs the demo uses\n", rank);
 		return -ENODEV;
 	}
@@ -980,6 +1387,33 @@ demo_setup_node(struct demo *dm, unsigned int rank)
 		fprintf(stderr, "toroid-demo: trd_counter_alloc(node %u): %s\n", rank,
 			rte_strerror(-rc));
 		return rc;
+	}
+
+	/* The doorbell page signals an event queue that this (the demo) thread owns. */
+	dn->eq = trd_node_eq(dn->node, 0);
+	if (dn->eq == NULL)
+		dn->eq = trd_eq_create(dn->node, -1, 0);
+	if (dn->eq == NULL) {
+		fprintf(stderr, "toroid-demo: trd_eq_create(node %u): %s\n", rank,
+			rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	rc = trd_eq_bind(dn->eq, -1);
+	if (rc != 0) {
+		fprintf(stderr, "toroid-demo: trd_eq_bind(node %u): %s\n", rank, rte_strerror(-rc));
+		return rc;
+	}
+	dn->db = aligned_alloc(dm->db_len, dm->db_len);
+	if (dn->db == NULL) {
+		fprintf(stderr, "toroid-demo: out of memory for node %u's doorbell page\n", rank);
+		return -ENOMEM;
+	}
+	memset(dn->db, 0, dm->db_len);
+	dn->dbmr = trd_doorbell_register(dn->node, dn->db, dm->db_len, dn->eq);
+	if (dn->dbmr == NULL) {
+		fprintf(stderr, "toroid-demo: trd_doorbell_register(node %u): %s\n", rank,
+			rte_strerror(rte_errno));
+		return -rte_errno;
 	}
 	return 0;
 mr_fail:
@@ -1010,12 +1444,15 @@ demo_teardown(struct demo *dm)
 			fprintf(stderr, "toroid-demo: trd_mr_deregister: %s\n", rte_strerror(-rc));
 		if (dn->rmr != NULL && (rc = trd_mr_deregister(dn->rmr)) != 0)
 			fprintf(stderr, "toroid-demo: trd_mr_deregister: %s\n", rte_strerror(-rc));
+		if (dn->dbmr != NULL && (rc = trd_mr_deregister(dn->dbmr)) != 0)
+			fprintf(stderr, "toroid-demo: trd_mr_deregister: %s\n", rte_strerror(-rc));
 	}
 	trd_net_free(dm->net);
 	dm->net = NULL;
 	for (unsigned int r = 0; r < dm->n_nodes; r++) {
 		free(dm->nodes[r].wbuf);
 		free(dm->nodes[r].rbuf);
+		free(dm->nodes[r].db);
 	}
 	free(dm->src);
 }
@@ -1027,8 +1464,8 @@ demo_print_table(struct demo *dm)
 {
 	uint64_t tt = 0, tb = 0, tp = 0, tf = 0;
 
-	printf("\n%-18s %5s %9s %12s %9s  %s\n", "operation", "pairs", "transfers", "bytes",
-	       "packets", "result");
+	printf("\n%-*s %5s %9s %12s %9s  %s\n", DEMO_TITLE_W, "operation", "pairs", "transfers",
+	       "bytes", "packets", "result");
 	for (unsigned int op = 0; op < DEMO_OP_COUNT; op++) {
 		uint64_t t = 0, b = 0, p = 0, f = 0;
 		unsigned int pairs = 0, ok = 0;
@@ -1036,7 +1473,7 @@ demo_print_table(struct demo *dm)
 
 		if (!dm->opt.ops[op])
 			continue;
-		for (unsigned int si = 0; si < dm->opt.n_sizes; si++) {
+		for (unsigned int si = 0; si < demo_op_sizes(dm, op)->n; si++) {
 			t += dm->cell[op][si].transfers;
 			b += dm->cell[op][si].bytes;
 			p += dm->cell[op][si].packets;
@@ -1056,35 +1493,109 @@ demo_print_table(struct demo *dm)
 			snprintf(result, sizeof(result),
 				 "%u/%u pairs verified, %" PRIu64 " transfer(s) FAILED", ok, pairs,
 				 f);
-		printf("%-18s %5u %9" PRIu64 " %12" PRIu64 " %9" PRIu64 "  %s\n",
+		printf("%-*s %5u %9" PRIu64 " %12" PRIu64 " %9" PRIu64 "  %s\n", DEMO_TITLE_W,
 		       demo_ops[op].title, pairs, t, b, p, result);
 		tt += t;
 		tb += b;
 		tp += p;
 		tf += f;
 	}
-	printf("%-18s %5s %9" PRIu64 " %12" PRIu64 " %9" PRIu64 "  %" PRIu64 "/%" PRIu64
+	printf("%-*s %5s %9" PRIu64 " %12" PRIu64 " %9" PRIu64 "  %" PRIu64 "/%" PRIu64
 	       " transfers verified\n",
-	       "all", "", tt, tb, tp, tt - tf, tt);
+	       DEMO_TITLE_W, "all", "", tt, tb, tp, tt - tf, tt);
+}
+
+static int
+demo_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One latency line: min, avg, p50, p99 (nearest rank) of @p n TSC intervals, in us. */
+static void
+demo_print_lat_line(const char *label, const char *size, uint64_t *v, unsigned int n)
+{
+	double us = 1e6 / (double)rte_get_tsc_hz(), sum = 0;
+
+	if (n == 0) {
+		printf("%-*s %5s %9u  %s\n", DEMO_TITLE_W, label, size, 0u, "(no completion)");
+		return;
+	}
+	qsort(v, n, sizeof(*v), demo_cmp_u64);
+	for (unsigned int i = 0; i < n; i++)
+		sum += (double)v[i];
+	printf("%-*s %5s %9u %9.1f %9.1f %9.1f %9.1f\n", DEMO_TITLE_W, label, size, n,
+	       (double)v[0] * us, sum / n * us, (double)v[(n + 1) / 2 - 1] * us,
+	       (double)v[(99 * (uint64_t)n + 99) / 100 - 1] * us);
+}
+
+/* Post-to-completion latencies of the put+reflect rows; with -v, by size too. */
+static void
+demo_print_latency(struct demo *dm)
+{
+	static uint64_t all[DEMO_MAX_SIZES * DEMO_MAX_LAT];
+	static const char *const how[] = {
+		[TRD_WAIT_SPIN] = "spin",
+		[TRD_WAIT_MONITOR] = "monitor",
+		[TRD_WAIT_EQ] = "event queue",
+	};
+	bool any = false;
+
+	for (unsigned int op = 0; op < DEMO_OP_COUNT; op++)
+		any |= demo_ops[op].reflect && dm->opt.ops[op];
+	if (!any)
+		return;
+	printf("\nreflection completion latency in us, from posting to the completion seen by the\n"
+	       "demo thread (doorbell waits: %s). Informational, not a benchmark: one\n"
+	       "transfer at a time, one engine lcore serving 8 nodes.\n",
+	       how[dm->opt.db_wait]);
+	printf("%-*s %5s %9s %9s %9s %9s %9s\n", DEMO_TITLE_W, "operation", "size", "transfers",
+	       "min", "avg", "p50", "p99");
+	for (unsigned int op = 0; op < DEMO_OP_COUNT; op++) {
+		unsigned int n = 0;
+
+		if (!demo_ops[op].reflect || !dm->opt.ops[op])
+			continue;
+		for (unsigned int si = 0; si < demo_op_sizes(dm, op)->n; si++) {
+			memcpy(all + n, dm->lat[op][si], dm->cell[op][si].n_lat * sizeof(all[0]));
+			n += dm->cell[op][si].n_lat;
+		}
+		demo_print_lat_line(demo_ops[op].title, "all", all, n);
+		if (!dm->opt.verbose)
+			continue;
+		for (unsigned int si = 0; si < demo_op_sizes(dm, op)->n; si++) {
+			char sz[16];
+
+			if (dm->cell[op][si].transfers == 0)
+				continue;
+			demo_print_lat_line("",
+					    demo_size_str(demo_op_sizes(dm, op)->v[si], sz,
+							  sizeof(sz)),
+					    dm->lat[op][si], dm->cell[op][si].n_lat);
+		}
+	}
 }
 
 static void
 demo_print_sizes(struct demo *dm)
 {
-	printf("\n%-6s %8s %9s %6s %6s %9s %9s %10s %9s\n", "op", "size", "transfers", "passed",
+	printf("\n%-25s %8s %9s %6s %6s %9s %9s %10s %9s\n", "op", "size", "transfers", "passed",
 	       "failed", "packets", "forwarded", "avg us", "MB/s");
 	for (unsigned int op = 0; op < DEMO_OP_COUNT; op++) {
 		if (!dm->opt.ops[op])
 			continue;
-		for (unsigned int si = 0; si < dm->opt.n_sizes; si++) {
+		for (unsigned int si = 0; si < demo_op_sizes(dm, op)->n; si++) {
 			const struct demo_cell *c = &dm->cell[op][si];
 			char s[16];
 
 			if (c->transfers == 0)
 				continue;
-			printf("%-6s %8s %9" PRIu64 " %6" PRIu64 " %6" PRIu64 " %9" PRIu64
+			printf("%-25s %8s %9" PRIu64 " %6" PRIu64 " %6" PRIu64 " %9" PRIu64
 			       " %9" PRIu64 " %10.1f %9.1f\n",
-			       demo_ops[op].key, demo_size_str(dm->opt.sizes[si], s, sizeof(s)),
+			       demo_ops[op].name,
+			       demo_size_str(demo_op_sizes(dm, op)->v[si], s, sizeof(s)),
 			       c->transfers, c->passed, c->failed, c->packets, c->fwd,
 			       (double)c->time_us / (double)c->transfers,
 			       c->time_us ? (double)c->bytes / (double)c->time_us : 0.0);
@@ -1126,24 +1637,44 @@ demo_print_nodes(struct demo *dm)
 	}
 }
 
+/* "toroid-demo: P pairs x N <what>(s) x M size(s) (list B) = T transfers"; returns T. */
+static uint64_t
+demo_print_plan(const struct demo *dm, unsigned int n_ops, const char *what,
+		const struct demo_sizes *sz)
+{
+	unsigned int n_pairs = dm->n_nodes * (dm->n_nodes - 1);
+	uint64_t n = (uint64_t)n_pairs * n_ops * sz->n;
+	char list[256], s[16];
+	size_t used = 0;
+
+	if (n_ops == 0)
+		return 0;
+	list[0] = '\0';
+	for (unsigned int i = 0; i < sz->n && used < sizeof(list); i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? "," : "",
+					 demo_size_str(sz->v[i], s, sizeof(s)));
+	printf("toroid-demo: %u pairs x %u %s%s x %u size%s (%s B) = %" PRIu64 " transfers\n",
+	       n_pairs, n_ops, what, n_ops == 1 ? "" : "s", sz->n, sz->n == 1 ? "" : "s", list,
+	       n);
+	return n;
+}
+
 static void
 demo_print_header(struct demo *dm)
 {
 	struct trd_link *l = trd_node_link(dm->nodes[0].node, 0);
-	unsigned int n_pairs = dm->n_nodes * (dm->n_nodes - 1), n_ops = 0, n_ports = 0;
-	char sizes[256], s[16];
-	size_t used = 0;
+	unsigned int n_ops = 0, n_refl = 0, n_ports = 0;
 
-	for (unsigned int op = 0; op < DEMO_OP_COUNT; op++)
-		n_ops += dm->opt.ops[op];
+	for (unsigned int op = 0; op < DEMO_OP_COUNT; op++) {
+		if (demo_ops[op].reflect)
+			n_refl += dm->opt.ops[op];
+		else
+			n_ops += dm->opt.ops[op];
+	}
 	for (unsigned int r = 0; r < dm->n_nodes; r++)
 		for (unsigned int i = 0; i < trd_node_n_links(dm->nodes[r].node); i++)
 			n_ports += trd_link_port(trd_node_link(dm->nodes[r].node, i)) >= 0;
-	sizes[0] = '\0';
-	for (unsigned int i = 0; i < dm->opt.n_sizes && used < sizeof(sizes); i++)
-		used += (size_t)snprintf(sizes + used, sizeof(sizes) - used, "%s%s", i ? "," : "",
-					 demo_size_str(dm->opt.sizes[i], s, sizeof(s)));
-	dm->planned = (uint64_t)n_pairs * n_ops * dm->opt.n_sizes;
+
 	printf("toroid-demo: %ux%ux%u torus, %u nodes, ", DEMO_DIM, DEMO_DIM, DEMO_DIM,
 	       dm->n_nodes);
 	if (dm->opt.links == TRD_NET_RING)
@@ -1155,11 +1686,11 @@ demo_print_header(struct demo *dm)
 		printf("engine on lcore %u, demo on lcore %u\n", dm->worker, rte_get_main_lcore());
 	else
 		printf("one lcore, engine polled inline\n");
-	printf("toroid-demo: %u pairs x %u op%s x %u size%s (%s B) = %" PRIu64
-	       " transfers, seed %" PRIu64 ", timeout %" PRIu64 " ms per wait\n",
-	       n_pairs, n_ops, n_ops == 1 ? "" : "s", dm->opt.n_sizes,
-	       dm->opt.n_sizes == 1 ? "" : "s", sizes, dm->planned, dm->opt.seed,
-	       dm->opt.timeout_us / 1000);
+	dm->planned = demo_print_plan(dm, n_ops, "operation", &dm->opt.sizes);
+	dm->planned += demo_print_plan(dm, n_refl, "put+reflect way", &dm->opt.rsizes);
+	printf("toroid-demo: %" PRIu64 " transfers, seed %" PRIu64 ", timeout %" PRIu64
+	       " ms per wait\n",
+	       dm->planned, dm->opt.seed, dm->opt.timeout_us / 1000);
 }
 
 /* Drops since the start, by cause, summed over the nodes: one line. */
@@ -1195,7 +1726,7 @@ demo_run(struct demo *dm)
 
 		if (!dm->opt.ops[op])
 			continue;
-		for (unsigned int si = 0; si < dm->opt.n_sizes; si++) {
+		for (unsigned int si = 0; si < demo_op_sizes(dm, op)->n; si++) {
 			for (unsigned int o = 0; o < dm->n_nodes; o++) {
 				for (unsigned int t = 0; t < dm->n_nodes; t++) {
 					enum demo_result res;
@@ -1213,7 +1744,7 @@ demo_run(struct demo *dm)
 				}
 			}
 		}
-		printf("%-18s %" PRIu64 " transfers, %" PRIu64 " failed, %.2f s\n",
+		printf("%-*s %" PRIu64 " transfers, %" PRIu64 " failed, %.2f s\n", DEMO_TITLE_W,
 		       demo_ops[op].title, n, bad, (double)(trd_time_us() - t0) / 1e6);
 	}
 }
@@ -1275,8 +1806,10 @@ main(int argc, char **argv)
 	if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0)
 		fprintf(stderr, "toroid-demo: cannot handle SIGINT/SIGTERM: %s\n", strerror(errno));
 
-	for (unsigned int i = 0; i < dm.opt.n_sizes; i++)
-		max_size = RTE_MAX(max_size, dm.opt.sizes[i]);
+	for (unsigned int i = 0; i < dm.opt.sizes.n; i++)
+		max_size = RTE_MAX(max_size, dm.opt.sizes.v[i]);
+	for (unsigned int i = 0; i < dm.opt.rsizes.n; i++)
+		max_size = RTE_MAX(max_size, dm.opt.rsizes.v[i]);
 	dm.buf_len = RTE_ALIGN_CEIL((size_t)max_size + 2 * DEMO_GUARD + DEMO_OFF_SPAN + 64, 64);
 	status = DEMO_EXIT_FAIL;
 
@@ -1298,6 +1831,16 @@ main(int argc, char **argv)
 	if (dm.n_nodes == 0 || dm.n_nodes > DEMO_MAX_NODES) {
 		fprintf(stderr, "toroid-demo: unexpected net size %u\n", dm.n_nodes);
 		goto out;
+	}
+	dm.payload = trd_link_max_payload(trd_node_link(trd_net_node(dm.net, 0), 0));
+	if (dm.payload == 0) {
+		fprintf(stderr, "toroid-demo: the links carry no payload\n");
+		goto out;
+	}
+	{
+		long page = sysconf(_SC_PAGESIZE);
+
+		dm.db_len = page > 0 ? (size_t)page : 4096;
 	}
 	dm.src = aligned_alloc(64, dm.buf_len);
 	if (dm.src == NULL) {
@@ -1332,6 +1875,7 @@ main(int argc, char **argv)
 
 	demo_print_table(&dm);
 	demo_print_drops(&dm);
+	demo_print_latency(&dm);
 	if (dm.opt.verbose) {
 		demo_print_sizes(&dm);
 		demo_print_nodes(&dm);

@@ -78,7 +78,7 @@ trd_inj_fifo(struct trd_node *n, unsigned int idx)
 unsigned int
 trd_fifo_free_count(const struct trd_fifo *f)
 {
-	return f == NULL ? 0 : rte_ring_free_count(f->ring);
+	return f == NULL ? 0 : rte_ring_free_count(f->ring) / TRD_UNITS;
 }
 
 int
@@ -89,7 +89,7 @@ trd_fifo_stats_get(const struct trd_fifo *f, struct trd_fifo_stats *st)
 	st->descs = __atomic_load_n(&f->descs, __ATOMIC_RELAXED);
 	st->pkts = __atomic_load_n(&f->pkts, __ATOMIC_RELAXED);
 	st->pkts_sent = __atomic_load_n(&f->sent, __ATOMIC_ACQUIRE);
-	st->used = rte_ring_count(f->ring);
+	st->used = rte_ring_count(f->ring) / TRD_UNITS;
 	st->hwm = __atomic_load_n(&f->hwm, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -108,7 +108,7 @@ desc_check_local(const struct trd_node *n, const struct trd_desc *d)
 
 	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX || (d->flags & ~TRD_DF_USER_MASK) != 0)
 		return -EINVAL;
-	rank = trd_torus_rank(&n->torus, d->dst);
+	rank = trd_rank_of(n, d->dst);
 	if (rank < 0)
 		return -EINVAL;
 	if (n->routes[rank].link == NULL)
@@ -178,7 +178,7 @@ trd_inject_bulk(struct trd_fifo *f, const struct trd_desc *d, unsigned int nd)
 	}
 	if (total == 0)
 		return 0;
-	if (rte_ring_enqueue_bulk_elem(f->ring, buf, sizeof(*buf), total, NULL) == 0)
+	if (rte_ring_enqueue_bulk_elem(f->ring, buf, TRD_UNIT, total * TRD_UNITS, NULL) == 0)
 		return -ENOBUFS;
 	return 0;
 }
@@ -218,13 +218,13 @@ static const uint8_t op_pkt_type[TRD_OP_MAX] = {
 static int
 desc_start(struct trd_node *n, struct trd_fifo *f)
 {
-	struct trd_desc *d = &f->cur;
-	struct trd_pkt p;
+	struct trd_desc *d = f->cur;
+	struct trd_hdr *h;
 	int rank;
 
 	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX)
 		return TRD_DROP_BAD_DESC;
-	rank = trd_torus_rank(&n->torus, d->dst);
+	rank = trd_rank_of(n, d->dst);
 	if (rank < 0)
 		return TRD_DROP_UNKNOWN_NODE;
 	f->rt = &n->routes[rank];
@@ -234,7 +234,7 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 	f->ctr = (d->inj_ctr != 0 && d->inj_ctr < n->conf.n_counters) ? &n->ctr[d->inj_ctr] : NULL;
 	f->zc = false;
 	if (d->n_slots != 0) {
-		f->src = f->inl;
+		f->src = f->inl_src;
 	} else if (d->flags & TRD_DF_IMM) {
 		f->src = (const uint8_t *)&d->user;
 	} else if (d->flags & TRD_DF_SRC_MR) {
@@ -261,27 +261,37 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 	d->msg_id = n->next_msg_id++;
 	f->off = 0;
 
-	memset(&p, 0, sizeof(p));
-	p.version = TRD_WIRE_VERSION;
-	p.type = op_pkt_type[d->op];
-	p.src[0] = n->coord.x;
-	p.src[1] = n->coord.y;
-	p.src[2] = n->coord.z;
-	p.hops = f->rt->hops;
-	p.dst[0] = d->dst.x;
-	p.dst[1] = d->dst.y;
-	p.dst[2] = d->dst.z;
-	p.fifo = d->fifo;
-	p.counter = d->rec_ctr;
-	p.key = d->op == TRD_OP_FIFO ? d->user : d->rkey;
-	p.msg_len = d->len;
-	p.msg_id = d->msg_id;
+	/* The wire header of every packet of this message, in network order; emit() fills in
+	 * flags, offset, length and checksum per packet. */
+	h = &f->whdr;
+	h->version = TRD_WIRE_VERSION;
+	h->type = op_pkt_type[d->op];
+	h->flags = 0;
+	h->src[0] = n->coord.x;
+	h->src[1] = n->coord.y;
+	h->src[2] = n->coord.z;
+	h->hops = f->rt->hops;
+	h->dst[0] = d->dst.x;
+	h->dst[1] = d->dst.y;
+	h->dst[2] = d->dst.z;
+	h->fifo = d->fifo;
+	h->counter = rte_cpu_to_be_16(d->rec_ctr);
+	h->csum = 0;
+	h->key = rte_cpu_to_be_64(d->op == TRD_OP_FIFO ? d->user : d->rkey);
+	h->offset = 0;
+	h->msg_len = rte_cpu_to_be_32(d->len);
+	h->pay_len = 0;
+	h->rsvd = 0;
+	h->msg_id = rte_cpu_to_be_32(d->msg_id);
+	h->seq = 0;
+	h->ack = 0;
 	if (d->flags & TRD_DF_CPL) {
-		p.flags = TRD_HF_CPL;
-		p.aux = d->aux;
+		f->hflags = TRD_HF_CPL;
+		h->aux = rte_cpu_to_be_32(d->aux);
+	} else {
+		f->hflags = 0;
+		h->aux = 0;
 	}
-	f->hflags = p.flags;
-	trd_wire_encode(&f->whdr, &p);
 	return 0;
 }
 
@@ -297,16 +307,18 @@ fifo_next(struct trd_node *n, struct trd_fifo *f)
 			unsigned int avail;
 
 			f->stage_i = 0;
-			f->stage_n = rte_ring_sc_dequeue_burst_elem(f->ring, f->stage,
-								    sizeof(struct trd_desc),
-								    TRD_STAGE, &avail);
+			f->stage_n = rte_ring_sc_dequeue_burst_elem(f->ring, f->stage, TRD_UNIT,
+								    TRD_STAGE * TRD_UNITS,
+								    &avail) /
+				     TRD_UNITS;
 			if (f->stage_n == 0)
 				return 0;
+			avail /= TRD_UNITS;
 			if (f->stage_n + avail > f->hwm)
 				f->hwm = f->stage_n + avail;
 		}
 		d = &f->stage[f->stage_i++];
-		f->cur = *d;
+		f->cur = d;
 		if (d->n_slots != 0) {
 			/* The inline data follows in the next slots: posted in one bulk, so the
 			 * ones not yet staged are already in the ring. */
@@ -315,13 +327,18 @@ fifo_next(struct trd_node *n, struct trd_fifo *f)
 
 			if (want * 64u > sizeof(f->inl))
 				return 0; /* cannot happen: posting bounds it */
-			memcpy(f->inl, &f->stage[f->stage_i], have * 64u);
+			if (have == want) {
+				f->inl_src = (const uint8_t *)&f->stage[f->stage_i];
+			} else {
+				memcpy(f->inl, &f->stage[f->stage_i], have * 64u);
+				if (rte_ring_sc_dequeue_bulk_elem(f->ring, f->inl + have * 64u,
+								  TRD_UNIT,
+								  (want - have) * TRD_UNITS,
+								  NULL) == 0)
+					return 0; /* cannot happen either */
+				f->inl_src = f->inl;
+			}
 			f->stage_i += have;
-			if (have < want &&
-			    rte_ring_sc_dequeue_bulk_elem(f->ring, f->inl + have * 64u,
-							  sizeof(struct trd_desc), want - have,
-							  NULL) == 0)
-				return 0; /* cannot happen either */
 		}
 		cause = desc_start(n, f);
 		if (likely(cause == 0)) {
@@ -337,7 +354,7 @@ fifo_next(struct trd_node *n, struct trd_fifo *f)
 static unsigned int
 emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 {
-	struct trd_desc *d = &f->cur;
+	struct trd_desc *d = f->cur;
 	struct trd_link *l = f->link;
 	uint64_t base = d->op == TRD_OP_PUT ? d->roff : 0;
 	unsigned int k = 0;
@@ -424,7 +441,7 @@ fifo_service(struct trd_node *n, struct trd_fifo *f, unsigned int budget)
 			break;
 		/* An ordered descriptor (a reflection) waits until every earlier packet of
 		 * this FIFO was taken by its port. */
-		if ((f->cur.flags & TRD_DF_ORDERED) && f->unsent != 0)
+		if ((f->cur->flags & TRD_DF_ORDERED) && f->unsent != 0)
 			break;
 		room = trd_link_room(f->link);
 		if (room == 0)

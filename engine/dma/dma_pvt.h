@@ -36,6 +36,17 @@ trd_mbuf_get(struct trd_node *n)
 	return n->mcache[--n->mcache_n];
 }
 
+/** Rank of @p c in the node's torus, or -1 if outside (the data-path twin of trd_torus_rank). */
+static inline int
+trd_rank_of(const struct trd_node *n, struct trd_coord c)
+{
+	const uint8_t *d = n->torus.dim;
+
+	if (unlikely(c.x >= d[0] || c.y >= d[1] || c.z >= d[2]))
+		return -1;
+	return (int)(c.x + d[0] * (c.y + (uint32_t)d[1] * c.z));
+}
+
 static inline bool
 trd_coord_eq(struct trd_coord a, const uint8_t b[3])
 {

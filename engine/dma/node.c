@@ -122,7 +122,7 @@ fifo_create(struct trd_node *n, uint8_t id, unsigned int size)
 		return NULL;
 	snprintf(name, sizeof(name), "trdinj%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
 	/* Many application threads post, the serving lcore takes. */
-	f->ring = rte_ring_create_elem(name, sizeof(struct trd_desc), size, SOCKET_ID_ANY,
+	f->ring = rte_ring_create_elem(name, TRD_UNIT, size * TRD_UNITS, SOCKET_ID_ANY,
 				       RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	if (f->ring == NULL) {
 		rte_free(f);

@@ -20,6 +20,10 @@
 #define TRD_MAX_FIFOS 64           /* application FIFOs of each kind */
 #define TRD_INLINE_MAX 960         /* 15 continuation slots */
 #define TRD_STAGE 32               /* descriptors taken from a FIFO at once */
+/* An injection FIFO's ring holds 16-byte units, 4 per descriptor slot, so DPDK copies
+ * descriptors 128 bits at a time rather than 32. */
+#define TRD_UNIT 16
+#define TRD_UNITS (sizeof(struct trd_desc) / TRD_UNIT)
 #define TRD_RX_BURST 32
 #define TRD_MCACHE 64
 #define TRD_HOP_SLACK 2            /* hops allowed beyond the route's length */
@@ -69,7 +73,8 @@ struct trd_fifo {
 	int64_t *ctr;           /* cur's injection counter or NULL */
 	struct trd_hdr whdr;    /* cur's wire header template */
 	uint16_t hflags;        /* header flags every packet of cur carries */
-	struct trd_desc cur;
+	struct trd_desc *cur;   /* in stage[], valid while busy */
+	const uint8_t *inl_src; /* cur's inline data: in stage[] or copied to inl[] */
 	uint32_t stage_i;
 	uint32_t stage_n;
 	struct trd_desc stage[TRD_STAGE];

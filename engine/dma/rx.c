@@ -275,7 +275,7 @@ rx_rget(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		ds[i].flags |= TRD_DF_REMOTE;
 		ds[i].msg_id = 0;
 	}
-	if (rte_ring_enqueue_bulk_elem(f->ring, ds, sizeof(ds[0]), nd, NULL) == 0)
+	if (rte_ring_enqueue_bulk_elem(f->ring, ds, TRD_UNIT, nd * TRD_UNITS, NULL) == 0)
 		return TRD_DROP_FIFO_FULL;
 	n->stat[TRD_STAT_RX_RGET]++;
 	return 0;
@@ -287,7 +287,7 @@ forward(struct trd_node *n, struct trd_link *in, struct rte_mbuf *m, const struc
 	int *keep)
 {
 	struct trd_coord dst = {p->dst[0], p->dst[1], p->dst[2]};
-	struct trd_route *rt = &n->routes[trd_torus_rank(&n->torus, dst)];
+	struct trd_route *rt = &n->routes[trd_rank_of(n, dst)];
 	struct rte_ether_hdr *eh;
 	struct trd_hdr *h;
 

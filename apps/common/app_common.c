@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_log.h>
+
+#include "app_common.h"
+
+const char *
+app_eal_defaults(void)
+{
+	return "--no-huge --no-pci --no-shconf -m 1024 -l 0-1 --log-level lib.eal:error";
+}
+
+void
+app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***app_argv)
+{
+	static char *eal[128];
+	static char lcores[16];
+	char **app;
+	int sep = -1, n = 0, na = 0;
+
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			sep = i;
+			break;
+		}
+	if (argc > 120)
+		rte_exit(EXIT_FAILURE, "too many arguments\n");
+	app = calloc((size_t)argc + 1, sizeof(*app));
+	if (app == NULL)
+		rte_exit(EXIT_FAILURE, "out of memory\n");
+	app[na++] = argv[0];
+	for (int i = sep < 0 ? 1 : sep + 1; i < argc; i++)
+		app[na++] = argv[i];
+	app[na] = NULL;
+
+	eal[n++] = argv[0];
+	if (sep > 1) {
+		for (int i = 1; i < sep; i++)
+			eal[n++] = argv[i];
+	} else {
+		snprintf(lcores, sizeof(lcores), "%s", sysconf(_SC_NPROCESSORS_ONLN) > 1 ? "0-1" : "0");
+		eal[n++] = (char *)"--no-huge";
+		eal[n++] = (char *)"--no-pci";
+		eal[n++] = (char *)"--no-shconf";
+		eal[n++] = (char *)"-m";
+		eal[n++] = (char *)(mem_mb ? mem_mb : "1024");
+		eal[n++] = (char *)"-l";
+		eal[n++] = lcores;
+		eal[n++] = (char *)"--log-level";
+		eal[n++] = (char *)"lib.eal:error";
+	}
+	eal[n] = NULL;
+	if (rte_eal_init(n, eal) < 0)
+		rte_exit(EXIT_FAILURE, "cannot start EAL: %s\n", rte_strerror(rte_errno));
+	*app_argc = na;
+	*app_argv = app;
+}
+
+int
+app_parse_size(const char *s, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s == NULL || *s == '\0' || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end != '\0')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Shared by the toroid apps: EAL start-up with "[EAL options] -- [app options]". */
+#ifndef TRD_APP_COMMON_H
+#define TRD_APP_COMMON_H
+
+/**
+ * Start EAL from the options before "--", or, when there are none, with defaults that need no
+ * set-up: --no-huge --no-pci --no-shconf -m MEM -l 0-1 (0 on a one-CPU machine).
+ * (DPDK 22.11 refuses --in-memory together with --no-huge.)
+ * On return, *app_argc and *app_argv hold argv[0] and the options after "--". Exits on failure.
+ */
+void app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***app_argv);
+
+/** The EAL defaults used when no EAL option is given, for --help texts. */
+const char *app_eal_defaults(void);
+
+/** Parse "64", "4K", "1M", "2G": bytes. @return 0 or -EINVAL. */
+int app_parse_size(const char *s, unsigned long long *out);
+
+#endif

@@ -1,0 +1,876 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * toroid-perf: OSU/ucx_perftest-style measurements of the engine between two nodes, with the
+ * raw DPDK figure for the same pattern on the same ports measured right before (--baseline).
+ *
+ *   toroid-perf [EAL options] -- -t TEST [-s SIZES] [-n ITERS] [-w WINDOW] [--baseline] [--json]
+ *
+ * The two nodes (0,0,0) and (1,0,0) of a 2x1x1 torus live in this process, cabled by a
+ * net_ring ethdev pair (default) or a ring link. One worker lcore serves both nodes (the DMA
+ * engine) and the main lcore is the application; with --inline the main lcore also polls.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_pause.h>
+
+#include <toroid/toroid.h>
+
+#include "../common/app_common.h"
+
+#define PERF_MAX_SIZES 32
+#define PERF_TIMEOUT_US 30000000ULL
+#define PERF_L1_OVERHEAD 24 /* preamble 8 + IFG 12 + FCS 4 per frame */
+
+enum perf_kind { K_RATE, K_LAT };
+
+struct perf_opts {
+	const char *test;
+	uint32_t sizes[PERF_MAX_SIZES];
+	unsigned int n_sizes;
+	uint64_t iters;
+	unsigned int window;
+	bool baseline;
+	bool json;
+	bool inline_poll;
+	enum trd_net_links links;
+	enum trd_cpl_mode mode;
+	const char *hgrm;
+};
+
+static struct perf_opts opt = {
+	.iters = 0,
+	.window = 64,
+	.links = TRD_NET_ETHDEV_RING,
+	.mode = TRD_CPL_LOCAL,
+};
+
+static volatile sig_atomic_t perf_stop;
+
+struct perf_ctx {
+	struct trd_net *net;
+	struct trd_node *a, *b;
+	struct trd_coord ca, cb;
+	uint8_t *abuf, *bbuf;   /* source/target memory on each side */
+	size_t buflen;
+	struct trd_mr *amr, *bmr;
+	struct trd_mr *adb;     /* doorbell page of a */
+	uint64_t *adb_page;
+	uint16_t actr, bctr;
+	unsigned int worker;    /* engine lcore or RTE_MAX_LCORE */
+	bool launched;
+};
+
+static struct perf_ctx px;
+
+struct perf_result {
+	const char *test;
+	uint32_t size;
+	enum perf_kind kind;
+	/* rate */
+	double mpps, gbps_l2, gbps_l1, mbps;
+	double line_pct;
+	/* latency, microseconds */
+	double min, avg, p50, p99, p999, max;
+	uint64_t n;
+	/* baseline */
+	bool has_base;
+	double base;      /* raw Mpps (frames) or raw p50 us, by kind */
+	double base_gbps; /* raw Gbit/s at L2 */
+	bool by_gbps;     /* bandwidth test: the ratio compares Gbit/s */
+};
+
+/* ---- helpers ---- */
+
+static double
+tsc_us(uint64_t cycles)
+{
+	return (double)cycles * 1e6 / (double)rte_get_tsc_hz();
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+lat_stats(struct perf_result *r, uint64_t *s, uint64_t n, double scale)
+{
+	double sum = 0;
+
+	qsort(s, n, sizeof(*s), cmp_u64);
+	for (uint64_t i = 0; i < n; i++)
+		sum += (double)s[i];
+	r->kind = K_LAT;
+	r->n = n;
+	r->min = tsc_us(s[0]) * scale;
+	r->max = tsc_us(s[n - 1]) * scale;
+	r->avg = tsc_us((uint64_t)(sum / (double)n)) * scale;
+	r->p50 = tsc_us(s[n / 2]) * scale;
+	r->p99 = tsc_us(s[(uint64_t)((double)n * 0.99)]) * scale;
+	r->p999 = tsc_us(s[(uint64_t)((double)n * 0.999)]) * scale;
+	if (opt.hgrm != NULL) {
+		/* HdrHistogram-style percentile distribution, in microseconds */
+		char path[512];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s-%s-%u.hgrm", opt.hgrm, r->test, r->size);
+		f = fopen(path, "w");
+		if (f != NULL) {
+			fprintf(f, "%12s %14s %10s %14s\n\n", "Value", "Percentile", "TotalCount",
+				"1/(1-Percentile)");
+			for (double q = 0; q < 1.0; q = q + (1.0 - q) / 4 > 1e-6 ? q + (1.0 - q) / 4 : 1) {
+				uint64_t i = (uint64_t)(q * (double)(n - 1));
+
+				fprintf(f, "%12.3f %14.12f %10" PRIu64 " %14.2f\n",
+					tsc_us(s[i]) * scale, q, i + 1, 1.0 / (1.0 - q));
+			}
+			fclose(f);
+		}
+	}
+}
+
+static bool
+expired(uint64_t deadline)
+{
+	return perf_stop || rte_get_timer_cycles() > deadline;
+}
+
+static uint64_t
+deadline_in(uint64_t us)
+{
+	return rte_get_timer_cycles() + us * rte_get_timer_hz() / 1000000;
+}
+
+static void
+progress(void)
+{
+	if (!px.launched)
+		trd_net_poll(px.net);
+}
+
+static int
+wait_counter(struct trd_node *n, uint16_t c)
+{
+	int rc = trd_counter_wait(n, c, PERF_TIMEOUT_US);
+
+	if (rc != 0)
+		fprintf(stderr, "toroid-perf: counter wait: %s\n", strerror(-rc));
+	return rc;
+}
+
+static void
+engine_start(void)
+{
+	if (!px.launched && px.worker < RTE_MAX_LCORE && !opt.inline_poll) {
+		if (trd_net_launch(px.net, &px.worker, 1) == 0)
+			px.launched = true;
+	}
+}
+
+static void
+engine_stop(void)
+{
+	if (px.launched) {
+		trd_net_stop(px.net);
+		px.launched = false;
+	}
+}
+
+/* ---- raw DPDK baselines: the same pattern with rte_eth_tx_burst/rx_burst ---- */
+
+struct raw_args {
+	uint16_t pa, pb;
+	uint32_t frame;
+	uint64_t n;
+	uint64_t cycles;
+	int rc;
+};
+
+static void
+raw_fill(struct rte_mbuf *m, uint32_t frame)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+
+	memset(p, 0xff, 12);
+	p[12] = 0x88;
+	p[13] = 0xB5;
+	m->data_len = (uint16_t)frame;
+	m->pkt_len = frame;
+}
+
+/* Stream: one lcore allocates, fills, sends on A, receives on B, frees (a loopback). */
+static int
+raw_stream(void *arg)
+{
+	struct raw_args *ra = arg;
+	struct rte_mempool *mp = trd_default_pool(0);
+	struct rte_mbuf *tx[32], *rx[32];
+	uint64_t sent = 0, got = 0, t0, dl = deadline_in(PERF_TIMEOUT_US);
+
+	t0 = rte_rdtsc();
+	while (got < ra->n && !expired(dl)) {
+		if (sent < ra->n && rte_pktmbuf_alloc_bulk(mp, tx, 32) == 0) {
+			uint16_t k;
+
+			for (int i = 0; i < 32; i++)
+				raw_fill(tx[i], ra->frame);
+			k = rte_eth_tx_burst(ra->pa, 0, tx, 32);
+			if (k < 32)
+				rte_pktmbuf_free_bulk(&tx[k], 32u - k);
+			sent += k;
+		}
+		uint16_t r = rte_eth_rx_burst(ra->pb, 0, rx, 32);
+
+		if (r) {
+			got += r;
+			rte_pktmbuf_free_bulk(rx, r);
+		}
+	}
+	ra->cycles = rte_rdtsc() - t0;
+	ra->rc = got >= ra->n ? 0 : -ETIMEDOUT;
+	return 0;
+}
+
+/* Ping-pong: a frame A -> B, then B -> A, timed per round trip. */
+static int
+raw_pingpong(struct raw_args *ra, uint64_t *samples)
+{
+	struct rte_mempool *mp = trd_default_pool(0);
+	struct rte_mbuf *m;
+
+	for (uint64_t i = 0; i < ra->n; i++) {
+		uint64_t t0 = rte_rdtsc(), dl = deadline_in(1000000);
+		uint16_t ports[2][2] = {{ra->pa, ra->pb}, {ra->pb, ra->pa}};
+
+		for (int leg = 0; leg < 2; leg++) {
+			m = rte_pktmbuf_alloc(mp);
+			if (m == NULL)
+				return -ENOBUFS;
+			raw_fill(m, ra->frame);
+			while (rte_eth_tx_burst(ports[leg][0], 0, &m, 1) == 0)
+				;
+			while (rte_eth_rx_burst(ports[leg][1], 0, &m, 1) == 0)
+				if (expired(dl))
+					return -ETIMEDOUT;
+			rte_pktmbuf_free(m);
+		}
+		samples[i] = rte_rdtsc() - t0;
+	}
+	return 0;
+}
+
+static int
+raw_ports(uint16_t *pa, uint16_t *pb)
+{
+	int a = trd_link_port(trd_node_link(px.a, 0));
+	int b = trd_link_port(trd_node_link(px.b, 0));
+
+	if (a < 0 || b < 0)
+		return -ENOTSUP;
+	*pa = (uint16_t)a;
+	*pb = (uint16_t)b;
+	return 0;
+}
+
+static void
+baseline_rate(struct perf_result *r, uint32_t frame, uint64_t n)
+{
+	struct raw_args ra = {.frame = frame, .n = n};
+
+	if (raw_ports(&ra.pa, &ra.pb) != 0)
+		return;
+	engine_stop();
+	if (px.worker < RTE_MAX_LCORE) {
+		rte_eal_remote_launch(raw_stream, &ra, px.worker);
+		rte_eal_wait_lcore(px.worker);
+	} else {
+		raw_stream(&ra);
+	}
+	if (ra.rc == 0) {
+		r->has_base = true;
+		r->base = (double)n / tsc_us(ra.cycles);
+		r->base_gbps = r->base * (frame + 4) * 8 / 1000;
+	}
+}
+
+static void
+baseline_lat(struct perf_result *r, uint32_t frame, uint64_t n, double scale)
+{
+	struct raw_args ra = {.frame = frame, .n = n};
+	uint64_t *s = malloc(n * sizeof(*s));
+	struct perf_result tmp = {.test = "raw"};
+
+	if (s == NULL || raw_ports(&ra.pa, &ra.pb) != 0) {
+		free(s);
+		return;
+	}
+	engine_stop();
+	if (raw_pingpong(&ra, s) == 0) {
+		const char *h = opt.hgrm;
+
+		opt.hgrm = NULL;
+		lat_stats(&tmp, s, n, scale);
+		opt.hgrm = h;
+		r->has_base = true;
+		r->base = tmp.p50;
+	}
+	free(s);
+}
+
+/* ---- engine tests ---- */
+
+static void
+rate_result(struct perf_result *r, uint64_t msgs, uint64_t pkts, uint32_t frame, uint64_t cyc)
+{
+	double us = tsc_us(cyc);
+
+	r->kind = K_RATE;
+	r->n = msgs;
+	r->mpps = (double)msgs / us;
+	r->mbps = (double)msgs * r->size / us;
+	r->gbps_l2 = (double)pkts * (frame + 4) * 8 / us / 1000;
+	r->gbps_l1 = (double)pkts * (frame + PERF_L1_OVERHEAD) * 8 / us / 1000;
+}
+
+/* Puts (or FIFO sends) from a to b, posted in bursts as fast as the FIFO takes them. */
+static int
+stream(struct perf_result *r, bool fifo, uint64_t n)
+{
+	struct trd_desc d[32];
+	struct trd_fifo *f = trd_inj_fifo(px.a, 0);
+	uint32_t size = r->size;
+	uint64_t posted = 0, t0, dl = deadline_in(PERF_TIMEOUT_US), got = 0;
+	unsigned int maxpay = trd_link_max_payload(trd_node_link(px.a, 0));
+	uint64_t pkts_per = size == 0 ? 1 : (size + maxpay - 1) / maxpay;
+	uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, maxpay);
+
+	for (int i = 0; i < 32; i++) {
+		if (fifo)
+			trd_desc_fifo(&d[i], px.cb, 0, px.abuf, size, 0, 0);
+		else
+			trd_desc_put(&d[i], px.cb, px.abuf, size, trd_mr_key(px.bmr),
+				     (uint64_t)(i % 8) * size % (px.buflen - size), 0, px.bctr);
+	}
+	if (!fifo && trd_counter_set(px.b, px.bctr, (int64_t)(n * size)) != 0)
+		return -EINVAL;
+	engine_start();
+	t0 = rte_rdtsc();
+	while ((posted < n || got < n) && !expired(dl)) {
+		if (posted < n) {
+			unsigned int k = (unsigned int)RTE_MIN(32u, n - posted);
+
+			if (trd_inject_bulk(f, d, k) == 0)
+				posted += k;
+			else
+				progress();
+		}
+		if (fifo) {
+			struct trd_msg *m[32];
+			int k = trd_rec_fifo_poll(trd_rec_fifo(px.b, 0), m, 32);
+
+			for (int i = 0; i < k; i++)
+				trd_msg_free(m[i]);
+			got += (uint64_t)(k > 0 ? k : 0);
+		} else if (posted == n) {
+			if (wait_counter(px.b, px.bctr) != 0)
+				return -ETIMEDOUT;
+			got = n;
+		}
+	}
+	if (got < n)
+		return -ETIMEDOUT;
+	rate_result(r, n, n * pkts_per, frame, rte_rdtsc() - t0);
+	return 0;
+}
+
+/* One-sided ping-pong: a puts to b, b sees its counter reach zero and puts back. */
+static int
+pingpong(struct perf_result *r, uint64_t n, uint64_t *s)
+{
+	struct trd_desc da, db;
+	uint32_t size = r->size;
+
+	trd_desc_put(&da, px.cb, px.abuf, size, trd_mr_key(px.bmr), 0, 0, px.bctr);
+	trd_desc_put(&db, px.ca, px.bbuf, size, trd_mr_key(px.amr), 0, 0, px.actr);
+	engine_start();
+	for (uint64_t i = 0; i < n && !perf_stop; i++) {
+		uint64_t t0 = rte_rdtsc();
+
+		trd_counter_set(px.b, px.bctr, size ? size : 0);
+		trd_counter_set(px.a, px.actr, size ? size : 0);
+		if (trd_inject(trd_inj_fifo(px.a, 0), &da) != 0 || wait_counter(px.b, px.bctr) != 0)
+			return -EIO;
+		if (trd_inject(trd_inj_fifo(px.b, 0), &db) != 0 || wait_counter(px.a, px.actr) != 0)
+			return -EIO;
+		s[i] = rte_rdtsc() - t0;
+	}
+	return 0;
+}
+
+static int
+fifo_pingpong(struct perf_result *r, uint64_t n, uint64_t *s)
+{
+	struct trd_desc da, db;
+	struct trd_msg *m;
+
+	trd_desc_fifo(&da, px.cb, 0, px.abuf, r->size, 1, 0);
+	trd_desc_fifo(&db, px.ca, 0, px.bbuf, r->size, 2, 0);
+	engine_start();
+	for (uint64_t i = 0; i < n && !perf_stop; i++) {
+		uint64_t t0 = rte_rdtsc();
+
+		if (trd_inject(trd_inj_fifo(px.a, 0), &da) != 0 ||
+		    trd_rec_fifo_wait(trd_rec_fifo(px.b, 0), &m, PERF_TIMEOUT_US) != 0)
+			return -EIO;
+		trd_msg_free(m);
+		if (trd_inject(trd_inj_fifo(px.b, 0), &db) != 0 ||
+		    trd_rec_fifo_wait(trd_rec_fifo(px.a, 0), &m, PERF_TIMEOUT_US) != 0)
+			return -EIO;
+		trd_msg_free(m);
+		s[i] = rte_rdtsc() - t0;
+	}
+	return 0;
+}
+
+/* Post a put with reflection completion into a's doorbell and spin until it lands. */
+static int
+reflect_loop(struct perf_result *r, uint64_t n, uint64_t *s)
+{
+	struct trd_desc d;
+	struct trd_cpl_spec spec = {.kind = TRD_CPL_DOORBELL, .mode = opt.mode, .doorbell = px.adb};
+
+	trd_desc_put(&d, px.cb, px.abuf, r->size, trd_mr_key(px.bmr), 0, 0, 0);
+	engine_start();
+	for (uint64_t i = 0; i < n && !perf_stop; i++) {
+		uint64_t t0 = rte_rdtsc();
+
+		spec.cookie = i + 1 + ((uint64_t)r->size << 32);
+		if (trd_inject_reflect(trd_inj_fifo(px.a, 0), &d, &spec) != 0 ||
+		    trd_doorbell_wait(px.adb, 0, spec.cookie, TRD_WAIT_SPIN, PERF_TIMEOUT_US) != 0)
+			return -EIO;
+		s[i] = rte_rdtsc() - t0;
+	}
+	return 0;
+}
+
+/* RDMA read: a asks b to put r->size bytes of its region back into a's. */
+static int
+get_loop(struct perf_result *r, uint64_t n, uint64_t *s)
+{
+	struct trd_desc d, c;
+
+	trd_desc_put(&c, px.ca, NULL, r->size, trd_mr_key(px.amr), 0, 0, px.actr);
+	c.flags = TRD_DF_SRC_MR;
+	c.src_key = trd_mr_key(px.bmr);
+	trd_desc_rget(&d, px.cb, 0xFF, &c, 1);
+	engine_start();
+	for (uint64_t i = 0; i < n && !perf_stop; i++) {
+		uint64_t t0 = rte_rdtsc();
+
+		trd_counter_set(px.a, px.actr, r->size);
+		if (trd_inject(trd_inj_fifo(px.a, 0), &d) != 0 || wait_counter(px.a, px.actr) != 0)
+			return -EIO;
+		if (s != NULL)
+			s[i] = rte_rdtsc() - t0;
+	}
+	return 0;
+}
+
+/* ---- the test table ---- */
+
+struct perf_test {
+	const char *name;
+	enum perf_kind kind;
+	double lat_scale;      /* 0.5 for a round trip reported as one way */
+	uint64_t iters;        /* default iterations */
+	const char *help;
+};
+
+static const struct perf_test tests[] = {
+	{"put_rate", K_RATE, 1, 2000000, "64 B-class puts a->b, message rate (Mpps)"},
+	{"put_bw", K_RATE, 1, 20000, "large puts a->b, bandwidth (MB/s, Gbit/s)"},
+	{"put_lat", K_LAT, 0.5, 20000, "put ping-pong on counters, half round trip (us)"},
+	{"fifo_rate", K_RATE, 1, 1000000, "memory-FIFO messages a->b, message rate"},
+	{"fifo_bw", K_RATE, 1, 20000, "memory-FIFO messages a->b, bandwidth"},
+	{"fifo_lat", K_LAT, 0.5, 20000, "memory-FIFO ping-pong, half round trip (us)"},
+	{"get_lat", K_LAT, 1, 20000, "RDMA read (remote get) until the counter is zero (us)"},
+	{"get_bw", K_RATE, 1, 2000, "RDMA reads back to back, bandwidth"},
+	{"reflect_lat", K_LAT, 1, 20000, "put to reflection completion in a doorbell (us)"},
+	{"linerate", K_RATE, 1, 2000000, "sustained puts of one MTU payload: Mpps, Gbit/s L2/L1"},
+};
+
+static int
+run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
+{
+	uint64_t n = opt.iters ? opt.iters : t->iters;
+	uint64_t warm = n / 10 + 1;
+	uint64_t *s = NULL;
+	unsigned int maxpay = trd_link_max_payload(trd_node_link(px.a, 0));
+	uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, maxpay);
+	int rc = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->test = t->name;
+	r->size = size;
+	r->by_gbps = strstr(t->name, "_bw") != NULL || strcmp(t->name, "linerate") == 0;
+	if (size > px.buflen)
+		return -EINVAL;
+	if (t->kind == K_LAT) {
+		s = malloc((n + warm) * sizeof(*s));
+		if (s == NULL)
+			return -ENOMEM;
+	}
+	/* the raw baseline runs first, on the same ports, with the engine stopped */
+	if (opt.baseline) {
+		if (t->kind == K_RATE)
+			baseline_rate(r, RTE_MAX(frame, 60u), n);
+		else
+			baseline_lat(r, RTE_MAX(frame, 60u), n, t->lat_scale);
+	}
+	if (strcmp(t->name, "put_rate") == 0 || strcmp(t->name, "put_bw") == 0 ||
+	    strcmp(t->name, "linerate") == 0) {
+		rc = stream(r, false, warm);
+		if (rc == 0)
+			rc = stream(r, false, n);
+	} else if (strcmp(t->name, "fifo_rate") == 0 || strcmp(t->name, "fifo_bw") == 0) {
+		rc = stream(r, true, warm);
+		if (rc == 0)
+			rc = stream(r, true, n);
+	} else if (strcmp(t->name, "get_bw") == 0) {
+		uint64_t t0 = rte_rdtsc();
+
+		rc = get_loop(r, n, NULL);
+		if (rc == 0)
+			rate_result(r, n, n * ((size + maxpay - 1) / RTE_MAX(maxpay, 1u)), frame,
+				    rte_rdtsc() - t0);
+	} else {
+		int (*fn)(struct perf_result *, uint64_t, uint64_t *) =
+			strcmp(t->name, "put_lat") == 0	   ? pingpong
+			: strcmp(t->name, "fifo_lat") == 0 ? fifo_pingpong
+			: strcmp(t->name, "get_lat") == 0  ? get_loop
+							   : reflect_loop;
+
+		rc = fn(r, warm, s);
+		if (rc == 0)
+			rc = fn(r, n, s);
+		if (rc == 0)
+			lat_stats(r, s, n, t->lat_scale);
+	}
+	if (rc == 0 && t->kind == K_RATE) {
+		struct rte_eth_link link;
+		int port = trd_link_port(trd_node_link(px.a, 0));
+
+		if (port >= 0 && rte_eth_link_get_nowait((uint16_t)port, &link) == 0 &&
+		    link.link_speed != 0 && link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
+			r->line_pct = r->gbps_l1 * 1000 / link.link_speed * 100;
+	}
+	free(s);
+	return rc;
+}
+
+/* ---- output ---- */
+
+static void
+print_header(const struct perf_test *t)
+{
+	if (opt.json)
+		return;
+	if (t->kind == K_RATE)
+		printf("%-12s %9s %10s %10s %10s %10s %7s%s\n", "test", "size", "Mpps", "MB/s",
+		       "Gb/s L2", "Gb/s L1", "line%", opt.baseline ? "   raw Mpps  ratio" : "");
+	else
+		printf("%-12s %9s %9s %9s %9s %9s %9s %9s%s\n", "test", "size", "min us", "avg us",
+		       "p50 us", "p99 us", "p99.9 us", "max us",
+		       opt.baseline ? "  raw p50 us  ratio" : "");
+}
+
+static void
+print_result(const struct perf_result *r)
+{
+	const char *links = opt.links == TRD_NET_RING ? "ring" : "net_ring";
+
+	if (opt.json) {
+		if (r->kind == K_RATE) {
+			printf("{\"test\":\"%s\",\"size\":%u,\"links\":\"%s\",\"msgs\":%" PRIu64
+			       ",\"mpps\":%.4f,\"mbytes_per_s\":%.2f,\"gbps_l2\":%.4f,\"gbps_l1\":%.4f",
+			       r->test, r->size, links, r->n, r->mpps, r->mbps, r->gbps_l2,
+			       r->gbps_l1);
+			if (r->line_pct > 0)
+				printf(",\"line_rate_pct\":%.2f", r->line_pct);
+			if (r->has_base && r->by_gbps)
+				printf(",\"raw_gbps_l2\":%.4f,\"ratio\":%.3f", r->base_gbps,
+				       r->gbps_l2 / r->base_gbps);
+			else if (r->has_base)
+				printf(",\"raw_mpps\":%.4f,\"ratio\":%.3f", r->base,
+				       r->mpps / r->base);
+		} else {
+			printf("{\"test\":\"%s\",\"size\":%u,\"links\":\"%s\",\"iters\":%" PRIu64
+			       ",\"unit\":\"us\",\"min\":%.3f,\"avg\":%.3f,\"p50\":%.3f,\"p99\":%.3f,"
+			       "\"p99_9\":%.3f,\"max\":%.3f",
+			       r->test, r->size, links, r->n, r->min, r->avg, r->p50, r->p99, r->p999,
+			       r->max);
+			if (r->has_base)
+				printf(",\"raw_p50\":%.3f,\"ratio\":%.3f", r->base, r->p50 / r->base);
+		}
+		printf("}\n");
+	} else if (r->kind == K_RATE) {
+		printf("%-12s %9u %10.3f %10.1f %10.3f %10.3f %7.1f", r->test, r->size, r->mpps,
+		       r->mbps, r->gbps_l2, r->gbps_l1, r->line_pct);
+		if (r->has_base && r->by_gbps)
+			printf(" %10.3f %6.3f  (raw %.3f Gb/s L2)", r->base, r->gbps_l2 / r->base_gbps,
+			       r->base_gbps);
+		else if (r->has_base)
+			printf(" %10.3f %6.3f", r->base, r->mpps / r->base);
+		printf("\n");
+	} else {
+		printf("%-12s %9u %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f", r->test, r->size, r->min,
+		       r->avg, r->p50, r->p99, r->p999, r->max);
+		if (r->has_base)
+			printf(" %11.2f %6.3f", r->base, r->p50 / r->base);
+		printf("\n");
+	}
+	fflush(stdout);
+}
+
+/* ---- set-up ---- */
+
+static void
+usage(const char *prog)
+{
+	printf("Usage: %s [EAL options] -- -t TEST [options]\n\n"
+	       "Measure the toroid engine between two nodes of a 2x1x1 torus in this process, and,\n"
+	       "with --baseline, plain rte_eth_tx_burst/rx_burst on the same ports right before.\n"
+	       "Without EAL options the EAL runs with\n  %s\n\n"
+	       "Tests:\n",
+	       prog, app_eal_defaults());
+	for (unsigned int i = 0; i < RTE_DIM(tests); i++)
+		printf("  %-12s %s (default -n %" PRIu64 ")\n", tests[i].name, tests[i].help,
+		       tests[i].iters);
+	printf("\nOptions:\n"
+	       "  -t, --test NAME      the test to run (required); 'all' runs every test\n"
+	       "  -s, --sizes LIST     sizes: 64 | 8,64,1K | 8:65536 (powers of two in a range)\n"
+	       "                       (default: 64; linerate: the link's largest payload)\n"
+	       "  -n, --iters N        iterations (default: per test, above); 10%% more warm up\n"
+	       "  -b, --baseline       measure raw DPDK on the same ports first; print the ratio\n"
+	       "  -j, --json           one JSON object per result line\n"
+	       "      --links KIND     ethdev: a net_ring ethdev pair (default); ring: ring link\n"
+	       "      --mode MODE      reflect_lat: local (neighbour reflects) or delivery\n"
+	       "      --inline         no engine lcore: the main lcore polls the nodes itself\n"
+	       "      --hgrm PREFIX    write latency distributions to PREFIX-TEST-SIZE.hgrm\n"
+	       "  -h, --help           this help\n\n"
+	       "Rates: Mpps of messages; Gbit/s at L2 (frame + FCS) and L1 (+ preamble and IFG,\n"
+	       "24 B per frame); line%% against rte_eth_link_get's speed. Latency: min, avg,\n"
+	       "p50, p99, p99.9, max in microseconds (put_lat, fifo_lat: half a round trip).\n\n"
+	       "Example:\n  toroid-perf -- -t put_rate -s 64 --baseline --json\n");
+}
+
+static int
+parse_sizes(const char *s)
+{
+	char buf[256], *tok, *save;
+	unsigned long long a, b;
+
+	opt.n_sizes = 0;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+
+		if (colon != NULL) {
+			*colon = '\0';
+			if (app_parse_size(tok, &a) || app_parse_size(colon + 1, &b) || a > b ||
+			    b > (64u << 20))
+				return -EINVAL;
+			for (unsigned long long v = a ? a : 1; v <= b; v <<= 1) {
+				if (opt.n_sizes == PERF_MAX_SIZES)
+					return -EINVAL;
+				opt.sizes[opt.n_sizes++] = (uint32_t)v;
+			}
+		} else {
+			if (app_parse_size(tok, &a) || a > (64u << 20) ||
+			    opt.n_sizes == PERF_MAX_SIZES)
+				return -EINVAL;
+			opt.sizes[opt.n_sizes++] = (uint32_t)a;
+		}
+	}
+	return opt.n_sizes ? 0 : -EINVAL;
+}
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	perf_stop = 1;
+}
+
+static void
+setup(void)
+{
+	struct trd_net_conf nc = {.links = opt.links};
+	uint32_t maxsize = 0;
+
+	trd_torus_init(&nc.torus, 2, 1, 1);
+	px.net = trd_net_create(&nc);
+	if (px.net == NULL)
+		rte_exit(EXIT_FAILURE, "cannot build the two nodes: %s\n", rte_strerror(rte_errno));
+	px.a = trd_net_node(px.net, 0);
+	px.b = trd_net_node(px.net, 1);
+	px.ca = trd_node_coord(px.a);
+	px.cb = trd_node_coord(px.b);
+	for (unsigned int i = 0; i < opt.n_sizes; i++)
+		maxsize = RTE_MAX(maxsize, opt.sizes[i]);
+	px.buflen = RTE_MAX((size_t)maxsize * 2, (size_t)1 << 20);
+	px.abuf = rte_zmalloc("perf", px.buflen, 4096);
+	px.bbuf = rte_zmalloc("perf", px.buflen, 4096);
+	px.adb_page = rte_zmalloc("perf", 4096, 4096);
+	if (px.abuf == NULL || px.bbuf == NULL || px.adb_page == NULL)
+		rte_exit(EXIT_FAILURE, "out of memory (give EAL more with -m)\n");
+	px.amr = trd_mr_register(px.a, px.abuf, px.buflen, TRD_ACCESS_ALL);
+	px.bmr = trd_mr_register(px.b, px.bbuf, px.buflen, TRD_ACCESS_ALL);
+	px.adb = trd_doorbell_register(px.a, px.adb_page, 4096, NULL);
+	if (px.amr == NULL || px.bmr == NULL || px.adb == NULL ||
+	    trd_counter_alloc(px.a, &px.actr) != 0 || trd_counter_alloc(px.b, &px.bctr) != 0)
+		rte_exit(EXIT_FAILURE, "cannot register memory\n");
+	px.worker = rte_get_next_lcore(-1, 1, 0);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"test", required_argument, NULL, 't'},  {"sizes", required_argument, NULL, 's'},
+		{"iters", required_argument, NULL, 'n'}, {"window", required_argument, NULL, 'w'},
+		{"baseline", no_argument, NULL, 'b'},    {"json", no_argument, NULL, 'j'},
+		{"links", required_argument, NULL, 'L'}, {"mode", required_argument, NULL, 'M'},
+		{"inline", no_argument, NULL, 'I'},      {"hgrm", required_argument, NULL, 'H'},
+		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+	};
+	const char *sizes = NULL;
+	int app_argc, c, failed = 0;
+	char **app_argv;
+
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(argv[0]);
+			return 0;
+		}
+	app_eal_init(argc, argv, "1024", &app_argc, &app_argv);
+	while ((c = getopt_long(app_argc, app_argv, "t:s:n:w:bjh", lo, NULL)) != -1) {
+		unsigned long long v;
+
+		switch (c) {
+		case 't':
+			opt.test = optarg;
+			break;
+		case 's':
+			sizes = optarg;
+			break;
+		case 'n':
+			if (app_parse_size(optarg, &v) || v == 0)
+				rte_exit(2, "bad --iters %s\n", optarg);
+			opt.iters = v;
+			break;
+		case 'w':
+			if (app_parse_size(optarg, &v) || v == 0 || v > 4096)
+				rte_exit(2, "bad --window %s\n", optarg);
+			opt.window = (unsigned int)v;
+			break;
+		case 'b':
+			opt.baseline = true;
+			break;
+		case 'j':
+			opt.json = true;
+			break;
+		case 'L':
+			if (strcmp(optarg, "ring") == 0)
+				opt.links = TRD_NET_RING;
+			else if (strcmp(optarg, "ethdev") == 0)
+				opt.links = TRD_NET_ETHDEV_RING;
+			else
+				rte_exit(2, "--links is ring or ethdev\n");
+			break;
+		case 'M':
+			if (strcmp(optarg, "local") == 0)
+				opt.mode = TRD_CPL_LOCAL;
+			else if (strcmp(optarg, "delivery") == 0)
+				opt.mode = TRD_CPL_DELIVERY;
+			else
+				rte_exit(2, "--mode is local or delivery\n");
+			break;
+		case 'I':
+			opt.inline_poll = true;
+			break;
+		case 'H':
+			opt.hgrm = optarg;
+			break;
+		default:
+			usage(argv[0]);
+			return 2;
+		}
+	}
+	if (opt.test == NULL) {
+		fprintf(stderr, "toroid-perf: -t TEST is required (see --help)\n");
+		return 2;
+	}
+	if (sizes != NULL && parse_sizes(sizes) != 0)
+		rte_exit(2, "bad --sizes %s\n", sizes);
+	if (sizes == NULL) {
+		opt.n_sizes = 1;
+		opt.sizes[0] = strcmp(opt.test, "linerate") == 0 ? 1444
+			       : strstr(opt.test, "_bw") != NULL ? 65536
+								 : 64;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	setup();
+
+	for (unsigned int ti = 0; ti < RTE_DIM(tests); ti++) {
+		const struct perf_test *t = &tests[ti];
+
+		if (strcmp(opt.test, "all") != 0 && strcmp(opt.test, t->name) != 0)
+			continue;
+		print_header(t);
+		for (unsigned int si = 0; si < opt.n_sizes && !perf_stop; si++) {
+			struct perf_result r;
+			int rc = run_one(t, opt.sizes[si], &r);
+
+			if (rc != 0) {
+				fprintf(stderr, "toroid-perf: %s size %u failed: %s\n", t->name,
+					opt.sizes[si], strerror(-rc));
+				failed++;
+				continue;
+			}
+			print_result(&r);
+		}
+		if (strcmp(opt.test, "all") != 0)
+			goto done;
+	}
+	if (strcmp(opt.test, "all") != 0) {
+		fprintf(stderr, "toroid-perf: unknown test '%s' (see --help)\n", opt.test);
+		failed++;
+	}
+done:
+	engine_stop();
+	trd_net_free(px.net);
+	rte_eal_cleanup();
+	return failed ? 1 : 0;
+}
