@@ -74,6 +74,54 @@ trd_default_pool(unsigned int n)
 	return mp;
 }
 
+/* ---- the process's nodes, for tools and telemetry ---- */
+
+#define TRD_MAX_NODES_PROC 1024
+static struct trd_node *registry[TRD_MAX_NODES_PROC];
+static unsigned int registry_n;
+static rte_spinlock_t registry_lock = RTE_SPINLOCK_INITIALIZER;
+
+static void
+registry_add(struct trd_node *n)
+{
+	rte_spinlock_lock(&registry_lock);
+	if (registry_n < TRD_MAX_NODES_PROC)
+		registry[registry_n++] = n;
+	rte_spinlock_unlock(&registry_lock);
+}
+
+static void
+registry_del(struct trd_node *n)
+{
+	rte_spinlock_lock(&registry_lock);
+	for (unsigned int i = 0; i < registry_n; i++)
+		if (registry[i] == n) {
+			memmove(&registry[i], &registry[i + 1],
+				(registry_n - i - 1) * sizeof(registry[0]));
+			registry_n--;
+			break;
+		}
+	rte_spinlock_unlock(&registry_lock);
+}
+
+unsigned int
+trd_node_count(void)
+{
+	return __atomic_load_n(&registry_n, __ATOMIC_ACQUIRE);
+}
+
+struct trd_node *
+trd_node_at(unsigned int i)
+{
+	struct trd_node *n = NULL;
+
+	rte_spinlock_lock(&registry_lock);
+	if (i < registry_n)
+		n = registry[i];
+	rte_spinlock_unlock(&registry_lock);
+	return n;
+}
+
 /* ---- creation ---- */
 
 static int
@@ -305,6 +353,7 @@ trd_node_create(const struct trd_node_conf *conf)
 	n->lo->node = n;
 	n->links[0] = n->lo;
 	routes_update(n);
+	registry_add(n);
 	return n;
 
 nomem:
@@ -321,6 +370,7 @@ trd_node_free(struct trd_node *n)
 
 	if (n == NULL)
 		return;
+	registry_del(n);
 	if (n->cap != NULL)
 		trd_node_capture(n, NULL, 0);
 	for (i = 0; i <= n->n_links; i++)

@@ -380,3 +380,25 @@ trd_link_max_payload(const struct trd_link *l)
 {
 	return l == NULL ? 0 : (unsigned int)(l->mtu - TRD_HDR_LEN);
 }
+
+int
+trd_link_stats_get(const struct trd_link *l, struct trd_link_stats *st)
+{
+	if (l == NULL || st == NULL)
+		return -EINVAL;
+	st->tx_pkts = __atomic_load_n(&l->tx_pkts, __ATOMIC_RELAXED);
+	st->tx_bytes = __atomic_load_n(&l->tx_bytes, __ATOMIC_RELAXED);
+	st->rx_pkts = __atomic_load_n(&l->rx_pkts, __ATOMIC_RELAXED);
+	st->rx_bytes = __atomic_load_n(&l->rx_bytes, __ATOMIC_RELAXED);
+	st->fwd_pkts = __atomic_load_n(&l->fwd_pkts, __ATOMIC_RELAXED);
+	st->pending = __atomic_load_n(&l->pend_tail, __ATOMIC_RELAXED) -
+		      __atomic_load_n(&l->pend_head, __ATOMIC_RELAXED);
+	st->dir = l->dir;
+	return 0;
+}
+
+const char *
+trd_link_name(const struct trd_link *l)
+{
+	return l == NULL ? NULL : l->name;
+}

@@ -224,6 +224,27 @@ const char *trd_node_name(const struct trd_node *node);
 unsigned int trd_node_n_links(const struct trd_node *node);
 /** Link @p i of the node, or NULL. */
 struct trd_link *trd_node_link(const struct trd_node *node, unsigned int i);
+/** Number of nodes alive in this process (created and not freed). */
+unsigned int trd_node_count(void);
+/** The @p i-th live node of this process (creation order), or NULL. For tools and telemetry. */
+struct trd_node *trd_node_at(unsigned int i);
+
+/** Counters of one link. */
+struct trd_link_stats {
+	uint64_t tx_pkts;   /**< packets taken by the port */
+	uint64_t tx_bytes;
+	uint64_t rx_pkts;   /**< packets received */
+	uint64_t rx_bytes;
+	uint64_t fwd_pkts;  /**< packets this node forwarded out of this link */
+	uint32_t pending;   /**< packets waiting in the link's transmit buffer */
+	int dir;            /**< enum trd_dir, or TRD_DIR_NONE for a switched link */
+};
+
+/** Read a link's counters. @return 0 or -EINVAL. */
+int trd_link_stats_get(const struct trd_link *link, struct trd_link_stats *st);
+/** The link's name (ethdev name, or "<ring>.a"/".b"). */
+const char *trd_link_name(const struct trd_link *link);
+
 /** Hops from this node to @p dst along its routes, or -EHOSTUNREACH. */
 int trd_node_route_hops(const struct trd_node *node, struct trd_coord dst);
 
