@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 #include <unistd.h>
 
 #include <rte_common.h>
@@ -1069,14 +1068,28 @@ demo_reflect(struct demo_xfer *x)
 		rc = demo_rget_counts(dm, rget1);
 		if (rc != 0)
 			demo_xfail(x, "reading statistics: %s", rte_strerror(-rc));
-		for (unsigned int r = 0; rc == 0 && r < dm->n_nodes; r++) {
-			struct trd_coord c = dm->nodes[r].coord;
-			bool is_refl = c.x == refl.x && c.y == refl.y && c.z == refl.z;
-			uint64_t got = rget1[r] - rget0[r];
+		if (rc == 0) {
+			/* exactly one remote get, taken by the expected reflector */
+			char who[DEMO_MAX_NODES * 24];
+			size_t used = 0;
+			bool ok = true;
 
-			if (got != (is_refl ? 1 : 0))
-				demo_xfail(x, "%s took %" PRIu64 " remote get(s), want %d (reflector %s)",
-					   demo_coord_str(c, a, sizeof(a)), got, is_refl ? 1 : 0,
+			who[0] = '\0';
+			for (unsigned int r = 0; r < dm->n_nodes; r++) {
+				struct trd_coord c = dm->nodes[r].coord;
+				bool is_refl = c.x == refl.x && c.y == refl.y && c.z == refl.z;
+				uint64_t got = rget1[r] - rget0[r];
+
+				ok &= got == (is_refl ? 1 : 0);
+				if (got != 0 && used < sizeof(who))
+					used += (size_t)snprintf(who + used, sizeof(who) - used,
+								 "%s%s x%" PRIu64, used ? ", " : "",
+								 demo_coord_str(c, a, sizeof(a)), got);
+			}
+			if (!ok)
+				demo_xfail(x, "the remote get was taken by %s, want the %s %s x1",
+					   used ? who : "no node",
+					   mode == TRD_CPL_LOCAL ? "reflector" : "target",
 					   demo_coord_str(refl, b, sizeof(b)));
 		}
 		if (kind == TRD_CPL_FIFO) {
@@ -1513,14 +1526,17 @@ demo_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One latency line: min, avg, p50, p99 (nearest rank) of @p n TSC intervals, in us. */
+/* One latency line: min, avg, p50, p99 (nearest rank) of the @p n TSC intervals of
+ * completions seen, out of @p transfers. */
 static void
-demo_print_lat_line(const char *label, const char *size, uint64_t *v, unsigned int n)
+demo_print_lat_line(const char *label, const char *size, uint64_t *v, unsigned int n,
+		    uint64_t transfers)
 {
 	double us = 1e6 / (double)rte_get_tsc_hz(), sum = 0;
 
 	if (n == 0) {
-		printf("%-*s %5s %9u  %s\n", DEMO_TITLE_W, label, size, 0u, "(no completion)");
+		printf("%-*s %5s %9u  %s\n", DEMO_TITLE_W, label, size, 0u,
+		       transfers ? "(no completion arrived)" : "not run");
 		return;
 	}
 	qsort(v, n, sizeof(*v), demo_cmp_u64);
@@ -1549,20 +1565,23 @@ demo_print_latency(struct demo *dm)
 		return;
 	printf("\nreflection completion latency in us, from posting to the completion seen by the\n"
 	       "demo thread (doorbell waits: %s). Informational, not a benchmark: one\n"
-	       "transfer at a time, one engine lcore serving 8 nodes.\n",
-	       how[dm->opt.db_wait]);
+	       "transfer at a time, %s.\n",
+	       how[dm->opt.db_wait],
+	       dm->served ? "one engine lcore serving 8 nodes" : "the engine polled inline");
 	printf("%-*s %5s %9s %9s %9s %9s %9s\n", DEMO_TITLE_W, "operation", "size", "transfers",
 	       "min", "avg", "p50", "p99");
 	for (unsigned int op = 0; op < DEMO_OP_COUNT; op++) {
 		unsigned int n = 0;
+		uint64_t t = 0;
 
 		if (!demo_ops[op].reflect || !dm->opt.ops[op])
 			continue;
 		for (unsigned int si = 0; si < demo_op_sizes(dm, op)->n; si++) {
 			memcpy(all + n, dm->lat[op][si], dm->cell[op][si].n_lat * sizeof(all[0]));
 			n += dm->cell[op][si].n_lat;
+			t += dm->cell[op][si].transfers;
 		}
-		demo_print_lat_line(demo_ops[op].title, "all", all, n);
+		demo_print_lat_line(demo_ops[op].title, "all", all, n, t);
 		if (!dm->opt.verbose)
 			continue;
 		for (unsigned int si = 0; si < demo_op_sizes(dm, op)->n; si++) {
@@ -1573,7 +1592,8 @@ demo_print_latency(struct demo *dm)
 			demo_print_lat_line("",
 					    demo_size_str(demo_op_sizes(dm, op)->v[si], sz,
 							  sizeof(sz)),
-					    dm->lat[op][si], dm->cell[op][si].n_lat);
+					    dm->lat[op][si], dm->cell[op][si].n_lat,
+					    dm->cell[op][si].transfers);
 		}
 	}
 }
