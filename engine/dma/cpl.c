@@ -22,7 +22,9 @@
 
 #include "dma_pvt.h"
 
-enum { CPL_FREE = 0, CPL_PENDING = 1 };
+enum { CPL_FREE = 0, CPL_PENDING = 1, CPL_CLOSING = 2 };
+
+static void cpl_release(struct trd_node *n, uint32_t id);
 
 int
 trd_cpl_init(struct trd_node *n)
@@ -64,10 +66,105 @@ trd_cpl_accept(struct trd_node *n, uint32_t id, uint8_t kind, uint64_t cookie)
 	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != CPL_PENDING || c->kind != kind ||
 	    c->cookie != cookie)
 		return TRD_DROP_UNKNOWN_CPL;
-	__atomic_store_n(&c->state, CPL_FREE, __ATOMIC_RELEASE);
+	cpl_release(n, id);
+	return 0;
+}
+
+int
+trd_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *result, uint32_t *id)
+{
+	uintptr_t v;
+	struct trd_cpl *c;
+
+	if (n == NULL || id == NULL || rfifo >= n->n_rec)
+		return -EINVAL;
+	if (rte_ring_dequeue(n->cpl_free, (void **)&v) != 0)
+		return -ENOSPC;
+	c = &n->cpl[v - 1];
+	c->cookie = cookie;
+	c->kind = TRD_CPL_TRACK;
+	c->fifo = rfifo;
+	c->result = result;
+	__atomic_fetch_add(&n->cpl_pending, 1, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
+	*id = (uint32_t)v;
+	return 0;
+}
+
+static void
+cpl_release(struct trd_node *n, uint32_t id)
+{
+	__atomic_store_n(&n->cpl[id - 1].state, CPL_FREE, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&n->cpl_pending, 1, __ATOMIC_RELEASE);
 	rte_ring_enqueue(n->cpl_free, (void *)(uintptr_t)id);
+}
+
+int
+trd_track_close(struct trd_node *n, uint32_t id)
+{
+	uint32_t expect = CPL_PENDING;
+
+	if (n == NULL || id == 0 || id > TRD_N_CPL || n->cpl[id - 1].kind != TRD_CPL_TRACK)
+		return -EINVAL;
+	/* the engine may be completing it right now: whoever flips the state owns the id */
+	if (!__atomic_compare_exchange_n(&n->cpl[id - 1].state, &expect, CPL_CLOSING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return -EINVAL;
+	cpl_release(n, id);
 	return 0;
+}
+
+struct trd_cpl *
+trd_track_take(struct trd_node *n, uint32_t id)
+{
+	uint32_t expect = CPL_PENDING;
+	struct trd_cpl *c;
+
+	if (id == 0 || id > TRD_N_CPL)
+		return NULL;
+	c = &n->cpl[id - 1];
+	if (c->kind != TRD_CPL_TRACK ||
+	    !__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return NULL;
+	return c;
+}
+
+void
+trd_track_done(struct trd_node *n, struct trd_cpl *c)
+{
+	cpl_release(n, (uint32_t)(c - n->cpl) + 1);
+}
+
+int
+trd_cause_errno(unsigned int cause)
+{
+	switch (cause) {
+	case TRD_DROP_NONE:
+		return 0;
+	case TRD_DROP_BAD_KEY:
+		return -ENOKEY;
+	case TRD_DROP_OUT_OF_BOUNDS:
+		return -ERANGE;
+	case TRD_DROP_NO_ACCESS:
+		return -EACCES;
+	case TRD_DROP_UNKNOWN_FIFO:
+	case TRD_DROP_UNKNOWN_COUNTER:
+		return -ENOENT;
+	case TRD_DROP_FIFO_FULL:
+		return -ENOBUFS;
+	case TRD_DROP_BAD_DESC:
+	case TRD_DROP_BAD_ALIGN:
+		return -EINVAL;
+	case TRD_DROP_BAD_DST:
+		return -EPERM;
+	case TRD_DROP_NO_MEMORY:
+		return -ENOMEM;
+	case TRD_DROP_NO_ROUTE:
+		return -EHOSTUNREACH;
+	default:
+		return -EIO;
+	}
 }
 
 int

@@ -63,6 +63,21 @@ trd_desc_rget(struct trd_desc *d, struct trd_coord dst, uint8_t fifo,
 	d->len = n * (uint32_t)sizeof(struct trd_desc);
 }
 
+void
+trd_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op op, uint64_t rkey,
+		uint64_t roff, uint64_t operand, uint64_t compare)
+{
+	memset(d, 0, sizeof(*d));
+	d->op = TRD_OP_ATOMIC;
+	d->dst = dst;
+	d->fifo = (uint8_t)op;
+	d->len = 8;
+	d->rkey = rkey;
+	d->roff = roff;
+	d->user = operand;
+	d->src = compare;
+}
+
 /* ---- posting ---- */
 
 struct trd_fifo *
@@ -117,6 +132,13 @@ desc_check_local(const struct trd_node *n, const struct trd_desc *d)
 		return -EINVAL;
 	if ((d->flags & TRD_DF_IMM) && ((d->flags & TRD_DF_SRC_MR) || d->len > 8))
 		return -EINVAL;
+	if ((d->flags & TRD_DF_ACKREQ) && ((d->flags & TRD_DF_CPL) || d->aux == 0))
+		return -EINVAL;
+	if (d->op == TRD_OP_ATOMIC)
+		return (d->fifo >= TRD_ATOMIC_FADD && d->fifo <= TRD_ATOMIC_SWAP && d->len == 8 &&
+			(d->flags & ~TRD_DF_ORDERED) == TRD_DF_ACKREQ && d->inj_ctr == 0)
+			       ? 0
+			       : -EINVAL;
 	if (d->op == TRD_OP_RGET) {
 		const struct trd_desc *c = (const void *)(uintptr_t)d->src;
 		unsigned int nc = d->len / sizeof(*d);
@@ -142,6 +164,8 @@ desc_slots(const struct trd_node *n, const struct trd_desc *d)
 {
 	if (d->op == TRD_OP_RGET)
 		return (d->len + 63) / 64;
+	if (d->op == TRD_OP_ATOMIC)
+		return 0; /* its operands travel in the descriptor */
 	if ((d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)) || d->len == 0 || d->len > n->conf.inline_max)
 		return 0;
 	return (d->len + 63) / 64;
@@ -206,12 +230,14 @@ static const uint8_t tx_type_stat[TRD_OP_MAX] = {
 	[TRD_OP_PUT] = TRD_STAT_TX_PUT,
 	[TRD_OP_FIFO] = TRD_STAT_TX_FIFO,
 	[TRD_OP_RGET] = TRD_STAT_TX_RGET,
+	[TRD_OP_ATOMIC] = TRD_STAT_TX_CTL,
 };
 
 static const uint8_t op_pkt_type[TRD_OP_MAX] = {
 	[TRD_OP_PUT] = TRD_PKT_PUT,
 	[TRD_OP_FIFO] = TRD_PKT_FIFO,
 	[TRD_OP_RGET] = TRD_PKT_RGET,
+	[TRD_OP_ATOMIC] = TRD_PKT_ATOMIC,
 };
 
 /* Resolve the current descriptor: route, source bytes, header template. 0 or a drop cause. */
@@ -252,7 +278,19 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 		f->src = (const uint8_t *)(uintptr_t)d->src;
 		f->zc = d->len > n->conf.inline_max;
 	}
-	if (!f->link->chain_ok || !iova_is_va() || d->op == TRD_OP_RGET)
+	if (d->op == TRD_OP_ATOMIC) {
+		struct trd_wire_atomic *a = (struct trd_wire_atomic *)f->inl;
+
+		if (d->fifo < TRD_ATOMIC_FADD || d->fifo > TRD_ATOMIC_SWAP || d->aux == 0)
+			return TRD_DROP_BAD_DESC;
+		memset(a, 0, sizeof(*a));
+		a->op = d->fifo;
+		a->operand = rte_cpu_to_be_64(d->user);
+		a->compare = rte_cpu_to_be_64(d->src);
+		f->src = f->inl;
+		d->len = sizeof(*a);
+	}
+	if (!f->link->chain_ok || !iova_is_va() || d->op == TRD_OP_RGET || d->op == TRD_OP_ATOMIC)
 		f->zc = false;
 	f->maxpay = (uint16_t)(f->link->mtu - TRD_HDR_LEN);
 	f->pkts_left = d->len == 0 ? 1 : (d->len + f->maxpay - 1u) / f->maxpay;
@@ -274,7 +312,7 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 	h->dst[0] = d->dst.x;
 	h->dst[1] = d->dst.y;
 	h->dst[2] = d->dst.z;
-	h->fifo = d->fifo;
+	h->fifo = d->op == TRD_OP_ATOMIC ? 0 : d->fifo;
 	h->counter = rte_cpu_to_be_16(d->rec_ctr);
 	h->csum = 0;
 	h->key = rte_cpu_to_be_64(d->op == TRD_OP_FIFO ? d->user : d->rkey);
@@ -285,13 +323,70 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 	h->msg_id = rte_cpu_to_be_32(d->msg_id);
 	h->seq = 0;
 	h->ack = 0;
+	f->hflags = 0;
+	h->aux = 0;
 	if (d->flags & TRD_DF_CPL) {
 		f->hflags = TRD_HF_CPL;
 		h->aux = rte_cpu_to_be_32(d->aux);
-	} else {
-		f->hflags = 0;
-		h->aux = 0;
+	} else if (d->op == TRD_OP_ATOMIC) {
+		h->aux = rte_cpu_to_be_32(d->aux);
+	} else if ((d->flags & (TRD_DF_ACKREQ | TRD_DF_REMOTE)) == TRD_DF_ACKREQ) {
+		/* a remote descriptor's id only reports its own failure (below), its data
+		 * asks for nothing */
+		f->hflags = TRD_HF_ACKREQ;
+		h->aux = rte_cpu_to_be_32(d->aux);
 	}
+	return 0;
+}
+
+int
+trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t aux, uint64_t key,
+	     uint64_t offset, const void *pay, uint16_t len)
+{
+	struct trd_coord c = {dst[0], dst[1], dst[2]};
+	int rank = trd_rank_of(n, c);
+	struct rte_ether_hdr *eh;
+	struct trd_route *rt;
+	struct rte_mbuf *m;
+	struct trd_hdr *h;
+
+	if (rank < 0)
+		return TRD_DROP_UNKNOWN_NODE;
+	rt = &n->routes[rank];
+	if (rt->link == NULL)
+		return TRD_DROP_NO_ROUTE;
+	if (trd_link_room(rt->link) == 0)
+		return TRD_DROP_REPLY_FULL;
+	m = trd_mbuf_get(n);
+	if (m == NULL)
+		return TRD_DROP_NO_MEMORY;
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	eh->dst_addr = rt->dmac;
+	eh->src_addr = rt->link->mac;
+	eh->ether_type = rte_cpu_to_be_16(TRD_ETHERTYPE);
+	h = (struct trd_hdr *)(eh + 1);
+	memset(h, 0, sizeof(*h));
+	h->version = TRD_WIRE_VERSION;
+	h->type = type;
+	h->flags = rte_cpu_to_be_16(TRD_HF_ALL);
+	h->src[0] = n->coord.x;
+	h->src[1] = n->coord.y;
+	h->src[2] = n->coord.z;
+	h->hops = rt->hops;
+	memcpy(h->dst, dst, 3);
+	h->key = rte_cpu_to_be_64(key);
+	h->offset = rte_cpu_to_be_64(offset);
+	h->msg_len = rte_cpu_to_be_32(len);
+	h->pay_len = rte_cpu_to_be_16(len);
+	h->msg_id = rte_cpu_to_be_32(n->next_msg_id++);
+	h->aux = rte_cpu_to_be_32(aux);
+	h->csum = (uint16_t)~rte_raw_cksum(h, TRD_HDR_LEN);
+	if (len != 0)
+		memcpy(h + 1, pay, len);
+	m->data_len = (uint16_t)(TRD_FRAME_HLEN + len);
+	m->pkt_len = TRD_FRAME_HLEN + len;
+	trd_link_queue(rt->link, m, NULL, NULL, 0);
+	n->stat[TRD_STAT_TX_CTL]++;
 	return 0;
 }
 
@@ -347,6 +442,12 @@ fifo_next(struct trd_node *n, struct trd_fifo *f)
 		}
 		trd_drop(n, (unsigned int)cause);
 		n->stat[TRD_STAT_DESC_ERRORS]++;
+		if ((d->flags & (TRD_DF_REMOTE | TRD_DF_ACKREQ)) == (TRD_DF_REMOTE | TRD_DF_ACKREQ)) {
+			/* a remote get asked us for something we cannot do: tell the requester */
+			uint8_t to[3] = {d->dst.x, d->dst.y, d->dst.z};
+
+			trd_ctl_send(n, to, TRD_PKT_DONE, d->aux, (uint64_t)cause, 0, NULL, 0);
+		}
 	}
 }
 
@@ -356,7 +457,7 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 {
 	struct trd_desc *d = f->cur;
 	struct trd_link *l = f->link;
-	uint64_t base = d->op == TRD_OP_PUT ? d->roff : 0;
+	uint64_t base = (d->op == TRD_OP_PUT || d->op == TRD_OP_ATOMIC) ? d->roff : 0;
 	unsigned int k = 0;
 
 	while (k < max && f->pkts_left != 0) {

@@ -60,6 +60,13 @@ void trd_eq_free(struct trd_eq *eq);
 /* cpl.c: check and retire the completion a packet carries; 0 or TRD_DROP_UNKNOWN_CPL. */
 int trd_cpl_accept(struct trd_node *n, uint32_t id, uint8_t kind, uint64_t cookie);
 int trd_cpl_init(struct trd_node *n);
+/* cpl.c: the entry of a pending tracked operation, or NULL. */
+struct trd_cpl *trd_track_take(struct trd_node *n, uint32_t id);
+/* cpl.c: give a taken tracked operation's id back. */
+void trd_track_done(struct trd_node *n, struct trd_cpl *c);
+/* dma.c: send a control packet (DONE, ATOMIC_REPLY) from the engine; 0 or a drop cause. */
+int trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t aux,
+		 uint64_t key, uint64_t offset, const void *pay, uint16_t len);
 void trd_cpl_fini(struct trd_node *n);
 
 #endif /* TRD_DMA_PVT_H */

@@ -119,8 +119,13 @@ struct trd_mr {
 struct trd_cpl {
 	uint64_t cookie;
 	uint32_t state;         /* CPL_FREE or CPL_PENDING */
-	uint8_t kind;
+	uint8_t kind;           /* enum trd_cpl_kind, or TRD_CPL_TRACK */
+	uint8_t fifo;           /* TRACK: reception FIFO of the outcome */
+	uint64_t *result;       /* TRACK: where an atomic's old value goes */
 };
+
+/* A tracked operation (trd_track_open) in the completion table. */
+#define TRD_CPL_TRACK 3
 
 #define TRD_N_CPL 4096
 #define TRD_MAX_EQS 16

@@ -24,7 +24,8 @@ int
 trd_desc_check_remote(const struct trd_desc *d, struct trd_coord requester)
 {
 	if ((d->op != TRD_OP_PUT && d->op != TRD_OP_FIFO) || d->n_slots != 0 ||
-	    (d->flags & ~TRD_DF_USER_MASK) != 0 || d->inj_ctr != 0)
+	    (d->flags & ~TRD_DF_USER_MASK) != 0 || d->inj_ctr != 0 ||
+	    ((d->flags & TRD_DF_ACKREQ) && (d->aux == 0 || (d->flags & TRD_DF_CPL))))
 		return TRD_DROP_BAD_DESC;
 	/* The data must come from a registered region or the descriptor itself: a remote
 	 * node never names our raw addresses. */
@@ -120,6 +121,8 @@ msg_fill(struct trd_msg *msg, const struct trd_pkt *p)
 	msg->len = p->msg_len;
 	msg->msg_id = p->msg_id;
 	msg->user = p->key;
+	msg->status = 0;
+	msg->cause = 0;
 }
 
 static struct trd_msg *
@@ -276,8 +279,104 @@ rx_rget(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		ds[i].msg_id = 0;
 	}
 	if (rte_ring_enqueue_bulk_elem(f->ring, ds, TRD_UNIT, nd * TRD_UNITS, NULL) == 0)
-		return TRD_DROP_FIFO_FULL;
+		return TRD_DROP_FIFO_FULL; /* with ACKREQ, the requester hears of it */
 	n->stat[TRD_STAT_RX_RGET]++;
+	return 0;
+}
+
+/* An atomic on a 64-bit word: executed here, in arrival order, answered with the old value. */
+static int
+rx_atomic(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
+{
+	struct trd_wire_atomic a;
+	struct trd_mr *mr = trd_mr_lookup(n, p->key);
+	uint64_t old = 0, *w;
+	int cause = 0, rc;
+
+	pay_copy(m, &a, sizeof(a));
+	if (mr == NULL)
+		cause = TRD_DROP_BAD_KEY;
+	else if ((mr->access & TRD_ACCESS_ALL) != TRD_ACCESS_ALL)
+		cause = TRD_DROP_NO_ACCESS;
+	else if (p->offset > mr->len || mr->len - p->offset < sizeof(uint64_t))
+		cause = TRD_DROP_OUT_OF_BOUNDS;
+	else if (((uintptr_t)mr->base + p->offset) % sizeof(uint64_t) != 0)
+		cause = TRD_DROP_BAD_ALIGN;
+	else if (a.op < TRD_ATOMIC_FADD || a.op > TRD_ATOMIC_SWAP)
+		cause = TRD_DROP_BAD_DESC;
+	if (cause == 0) {
+		uint64_t operand = rte_be_to_cpu_64(a.operand);
+
+		/* application threads may touch the word too: real atomics */
+		w = (uint64_t *)(mr->base + p->offset);
+		switch (a.op) {
+		case TRD_ATOMIC_FADD:
+			old = __atomic_fetch_add(w, operand, __ATOMIC_ACQ_REL);
+			break;
+		case TRD_ATOMIC_CAS:
+			old = rte_be_to_cpu_64(a.compare);
+			__atomic_compare_exchange_n(w, &old, operand, false, __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE);
+			break;
+		default:
+			old = __atomic_exchange_n(w, operand, __ATOMIC_ACQ_REL);
+			break;
+		}
+		n->stat[TRD_STAT_ATOMICS]++;
+	}
+	old = rte_cpu_to_be_64(old);
+	rc = trd_ctl_send(n, p->src, TRD_PKT_ATOMIC_REPLY, p->aux, (uint64_t)cause, p->msg_id, &old,
+			  sizeof(old));
+	if (rc != 0)
+		return rc;
+	return cause;
+}
+
+/* The verdict on one of our tracked operations: hand it to its reception FIFO. */
+static int
+rx_done(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, int *keep)
+{
+	struct trd_cpl *c = trd_track_take(n, p->aux);
+	struct trd_msg *msg;
+	int rc;
+
+	if (c == NULL)
+		return TRD_DROP_UNKNOWN_CPL;
+	n->stat[TRD_STAT_RX_CTL]++;
+	if (p->type == TRD_PKT_ATOMIC_REPLY && p->key == 0 && c->result != NULL) {
+		uint64_t old;
+
+		pay_copy(m, &old, sizeof(old));
+		__atomic_store_n(c->result, rte_be_to_cpu_64(old), __ATOMIC_RELEASE);
+	}
+	if (m->nb_segs == 1) {
+		msg = &trd_mbuf_priv(m)->msg;
+		msg->priv_ = m;
+	} else {
+		msg = msg_alloc(0);
+		if (msg == NULL) {
+			trd_track_done(n, c);
+			return TRD_DROP_NO_MEMORY;
+		}
+	}
+	msg->src.x = p->src[0];
+	msg->src.y = p->src[1];
+	msg->src.z = p->src[2];
+	msg->fifo = c->fifo;
+	msg->len = 0;
+	msg->msg_id = (uint32_t)p->offset;
+	msg->user = c->cookie;
+	msg->cause = (uint8_t)p->key;
+	msg->status = trd_cause_errno((unsigned int)p->key);
+	msg->data = rte_pktmbuf_mtod(m, uint8_t *);
+	rc = deliver(n, n->rec[c->fifo], msg);
+	trd_track_done(n, c);
+	if (rc != 0) {
+		if (msg->priv_ == NULL)
+			rte_free(msg);
+		return rc;
+	}
+	*keep = msg->priv_ != NULL;
 	return 0;
 }
 
@@ -344,14 +443,34 @@ rx_one(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, int *keep)
 		return forward(n, l, m, &p, keep);
 	switch (p.type) {
 	case TRD_PKT_PUT:
-		return rx_put(n, m, &p);
+		cause = rx_put(n, m, &p);
+		break;
 	case TRD_PKT_FIFO:
-		return rx_fifo(n, m, &p, keep);
+		cause = rx_fifo(n, m, &p, keep);
+		break;
 	case TRD_PKT_RGET:
-		return rx_rget(n, m, &p);
+		cause = rx_rget(n, m, &p);
+		break;
+	case TRD_PKT_ATOMIC:
+		return rx_atomic(n, m, &p);
+	case TRD_PKT_DONE:
+	case TRD_PKT_ATOMIC_REPLY:
+		return rx_done(n, m, &p, keep);
 	default:
 		return 0; /* ACK: reserved for the reliability layer, nothing to do yet */
 	}
+	/* The origin asked for a verdict on this message: its last packet decides. A remote get
+	 * only reports a refusal: its carried descriptors report their own failures, and the
+	 * requester sees success in its counters. */
+	if ((p.flags & (TRD_HF_ACKREQ | TRD_HF_LAST)) == (TRD_HF_ACKREQ | TRD_HF_LAST) &&
+	    (p.type != TRD_PKT_RGET || cause != 0)) {
+		int rc = trd_ctl_send(n, p.src, TRD_PKT_DONE, p.aux, (uint64_t)cause, p.msg_id,
+				      NULL, 0);
+
+		if (rc != 0)
+			trd_drop(n, (unsigned int)rc);
+	}
+	return cause;
 }
 
 void

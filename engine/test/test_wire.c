@@ -71,8 +71,16 @@ main(void)
 	/* Round trip of every type, and big-endian encoding. */
 	for (uint8_t t = 1; t < TRD_PKT_MAX; t++) {
 		p = sample(t);
-		if (t == TRD_PKT_ACK)
+		if (t == TRD_PKT_ACK || t == TRD_PKT_DONE)
 			p.msg_len = p.pay_len = 0;
+		if (t == TRD_PKT_ATOMIC)
+			p.msg_len = p.pay_len = 24;
+		if (t == TRD_PKT_ATOMIC_REPLY)
+			p.msg_len = p.pay_len = 8;
+		if (t == TRD_PKT_DONE || t == TRD_PKT_ATOMIC || t == TRD_PKT_ATOMIC_REPLY) {
+			p.aux = 3;
+			p.key = t == TRD_PKT_ATOMIC ? p.key : TRD_DROP_BAD_KEY;
+		}
 		len = build(&p);
 		T_ASSERT(parse(len, &q) == 0);
 		p.csum = q.csum;
@@ -161,6 +169,26 @@ main(void)
 	p.aux = 1;
 	len = build(&p);
 	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_LENGTH); /* a remote get is never a completion */
+
+	/* control packets: exact lengths, an operation id, a verdict that is a drop cause */
+	p = sample(TRD_PKT_DONE);
+	p.msg_len = p.pay_len = 0;
+	p.aux = 0;
+	len = build(&p);
+	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_LENGTH);
+	p.aux = 1;
+	p.key = TRD_DROP_MAX;
+	len = build(&p);
+	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_FIELD);
+	p = sample(TRD_PKT_ATOMIC);
+	p.aux = 1; /* 64 bytes of payload instead of 24 */
+	len = build(&p);
+	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_LENGTH);
+	p = sample(TRD_PKT_PUT);
+	p.flags |= TRD_HF_CPL | TRD_HF_ACKREQ;
+	p.aux = 1;
+	len = build(&p);
+	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_FIELD); /* one meaning for aux at a time */
 
 	/* names */
 	T_ASSERT(strcmp(trd_drop_name(TRD_DROP_BAD_KEY), "bad_key") == 0);

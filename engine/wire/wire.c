@@ -115,7 +115,11 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 	decode(h, p);
 
 	if ((p->flags & ~TRD_HF_MASK) != 0 || p->rsvd != 0 ||
-	    (p->aux != 0 && !(p->flags & TRD_HF_CPL)))
+	    ((p->flags & TRD_HF_CPL) && (p->flags & TRD_HF_ACKREQ)))
+		return TRD_DROP_BAD_FIELD;
+	/* aux names an operation of the origin: only where one is involved */
+	if (p->aux != 0 && !(p->flags & (TRD_HF_CPL | TRD_HF_ACKREQ)) && p->type != TRD_PKT_DONE &&
+	    p->type != TRD_PKT_ATOMIC && p->type != TRD_PKT_ATOMIC_REPLY)
 		return TRD_DROP_BAD_FIELD;
 	if ((uint32_t)p->pay_len > len - TRD_FRAME_HLEN)
 		return TRD_DROP_BAD_LENGTH;
@@ -130,6 +134,8 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 			return TRD_DROP_BAD_LENGTH;
 		break;
 	case TRD_PKT_FIFO:
+		if ((p->flags & TRD_HF_CPL) && p->msg_len != 0)
+			return TRD_DROP_BAD_LENGTH; /* a FIFO completion is an empty message */
 		if (p->offset > p->msg_len || p->pay_len > p->msg_len - p->offset)
 			return TRD_DROP_BAD_LENGTH;
 		if (p->pay_len == 0 && p->msg_len != 0)
@@ -138,12 +144,30 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 	case TRD_PKT_RGET:
 		/* A remote get is one packet of whole descriptors. */
 		if (p->offset != 0 || p->pay_len != p->msg_len || p->pay_len == 0 ||
-		    p->pay_len % TRD_WIRE_DESC_LEN != 0 || p->flags != TRD_HF_ALL)
+		    p->pay_len % TRD_WIRE_DESC_LEN != 0 ||
+		    (p->flags & ~TRD_HF_ACKREQ) != TRD_HF_ALL)
 			return TRD_DROP_BAD_LENGTH;
 		break;
 	case TRD_PKT_ACK:
 		if (p->pay_len != 0 || (p->flags & TRD_HF_CPL))
 			return TRD_DROP_BAD_LENGTH;
+		break;
+	case TRD_PKT_DONE:
+		/* key is the verdict (a drop cause, 0 for success), offset the message id */
+		if (p->pay_len != 0 || p->msg_len != 0 || p->flags != TRD_HF_ALL || p->aux == 0)
+			return TRD_DROP_BAD_LENGTH;
+		if (p->key >= TRD_DROP_MAX)
+			return TRD_DROP_BAD_FIELD;
+		break;
+	case TRD_PKT_ATOMIC:
+		if (p->pay_len != 24 || p->msg_len != 24 || p->flags != TRD_HF_ALL || p->aux == 0)
+			return TRD_DROP_BAD_LENGTH;
+		break;
+	case TRD_PKT_ATOMIC_REPLY:
+		if (p->pay_len != 8 || p->msg_len != 8 || p->flags != TRD_HF_ALL || p->aux == 0)
+			return TRD_DROP_BAD_LENGTH;
+		if (p->key >= TRD_DROP_MAX)
+			return TRD_DROP_BAD_FIELD;
 		break;
 	default:
 		return TRD_DROP_BAD_TYPE;

@@ -44,6 +44,7 @@ enum trd_op {
 	TRD_OP_PUT = 1,  /**< direct put: write len bytes at the target's (rkey, roff) */
 	TRD_OP_FIFO = 2, /**< memory FIFO: deliver a len-byte message to the target's FIFO */
 	TRD_OP_RGET = 3, /**< remote get: the target injects the carried descriptors */
+	TRD_OP_ATOMIC = 4, /**< a 64-bit atomic at the target's (rkey, roff); tracked (ACKREQ) */
 	TRD_OP_MAX
 };
 
@@ -53,7 +54,16 @@ enum trd_op {
 #define TRD_DF_ORDERED 0x04 /**< start only after every earlier packet of this FIFO was sent */
 #define TRD_DF_REMOTE 0x08  /**< set by the engine on descriptors that arrived by remote get */
 #define TRD_DF_CPL 0x10     /**< a completion notification (built by trd_inject_reflect()) */
-#define TRD_DF_USER_MASK (TRD_DF_SRC_MR | TRD_DF_IMM | TRD_DF_ORDERED | TRD_DF_CPL)
+#define TRD_DF_ACKREQ 0x20  /**< a tracked operation: aux is an id from trd_track_open(), the
+			     *   target's verdict comes back as a DONE (see trd_track_open()) */
+#define TRD_DF_USER_MASK (TRD_DF_SRC_MR | TRD_DF_IMM | TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ)
+
+/** Atomic operations (in the descriptor's @c fifo field for TRD_OP_ATOMIC). */
+enum trd_atomic_op {
+	TRD_ATOMIC_FADD = 1, /**< old = *w; *w += operand */
+	TRD_ATOMIC_CAS = 2,  /**< old = *w; if (old == compare) *w = operand */
+	TRD_ATOMIC_SWAP = 3, /**< old = *w; *w = operand */
+};
 
 /**
  * A descriptor: one cache line, copied into the injection FIFO by trd_inject().
@@ -94,6 +104,15 @@ void trd_desc_fifo(struct trd_desc *d, struct trd_coord dst, uint8_t fifo, const
  */
 void trd_desc_rget(struct trd_desc *d, struct trd_coord dst, uint8_t fifo,
 		   const struct trd_desc *carried, unsigned int n);
+
+/**
+ * Fill @p d as a 64-bit atomic @p op on the word at (@p rkey, @p roff) of @p dst (8-byte
+ * aligned, in a region with remote read and write access). The descriptor must be tracked:
+ * set d->flags |= TRD_DF_ACKREQ and d->aux to an id from trd_track_open(), whose @c result
+ * receives the old value.
+ */
+void trd_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op op,
+		     uint64_t rkey, uint64_t roff, uint64_t operand, uint64_t compare);
 
 /** Largest number of descriptors one remote get carries. */
 #define TRD_RGET_MAX_DESCS 15
@@ -268,6 +287,9 @@ int trd_node_route_hops(const struct trd_node *node, struct trd_coord dst);
 	X(TX_RETRIES, "tx_retries")                                                                \
 	X(NO_MBUF, "no_mbuf")                                                                      \
 	X(ZCOPY_PKTS, "zcopy_pkts")                                                                \
+	X(TX_CTL, "tx_ctl")                                                                        \
+	X(RX_CTL, "rx_ctl")                                                                        \
+	X(ATOMICS, "atomics")                                                                      \
 	X(DROPS, "drops")
 
 /** Node statistics ids. */
@@ -336,6 +358,8 @@ struct trd_msg {
 	uint32_t len;         /**< bytes at data */
 	uint32_t msg_id;      /**< sender's message id */
 	uint64_t user;        /**< the sender's user word */
+	int32_t status;       /**< tracked-operation outcome: 0, or a negative errno */
+	uint8_t cause;        /**< with status: the target's enum trd_drop cause */
 	void *data;           /**< the message, contiguous */
 	void *priv_;          /**< engine use */
 };
@@ -453,6 +477,28 @@ int trd_node_set_reflector(struct trd_node *node, struct trd_coord reflector);
 int trd_node_reflector(const struct trd_node *node, struct trd_coord *out);
 /** Completions still outstanding at this node. */
 unsigned int trd_node_cpl_pending(const struct trd_node *node);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Tracked operations (remote acknowledgement, errors as completions) */
+
+/**
+ * Open a tracked operation. Put the returned @p id in a descriptor's @c aux with
+ * TRD_DF_ACKREQ: the target engine answers the message's last packet with a DONE carrying its
+ * verdict (data written/delivered, or why not), a refused remote get or a failed remote
+ * descriptor likewise, and an atomic with its old value (written to @p result, may be NULL
+ * otherwise). The outcome arrives as a 0-byte message in reception FIFO @p rfifo of this node:
+ * user = @p cookie, status = 0 or a negative errno (-ENOKEY bad key, -ERANGE out of bounds,
+ * -EACCES no access, -ENOENT no such FIFO or counter, -ENOBUFS FIFO full, -EINVAL bad
+ * descriptor or alignment, -EPERM third-party destination, -ENOMEM no buffer, -EIO other),
+ * cause = the target's drop cause. Each id completes once.
+ * @return 0, -EINVAL, -ENOSPC (too many outstanding).
+ */
+int trd_track_open(struct trd_node *node, uint8_t rfifo, uint64_t cookie, uint64_t *result,
+		   uint32_t *id);
+/** Abandon a tracked operation (e.g. completed by other means); a late DONE is dropped. */
+int trd_track_close(struct trd_node *node, uint32_t id);
+/** The negative errno that a target's drop @p cause maps to in a tracked completion. */
+int trd_cause_errno(unsigned int cause);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Doorbells */

@@ -38,7 +38,10 @@ extern "C" {
 	X(PUT, "put", 1)   /* direct put: payload written to (key, offset) */                      \
 	X(FIFO, "fifo", 2) /* memory FIFO: payload is part of a message for a reception FIFO */    \
 	X(RGET, "rget", 3) /* remote get: payload is descriptors to inject at the target */        \
-	X(ACK, "ack", 4)   /* reliability acknowledgement (reserved) */
+	X(ACK, "ack", 4)   /* reliability acknowledgement (reserved) */                            \
+	X(DONE, "done", 5) /* a target's verdict on a message that asked for one (ACKREQ) */      \
+	X(ATOMIC, "atomic", 6) /* a 64-bit atomic on (key, offset); payload: op, operands */     \
+	X(ATOMIC_REPLY, "atomic_reply", 7) /* the verdict and the old value of an atomic */
 
 /** Packet type values. */
 enum trd_pkt_type {
@@ -53,7 +56,17 @@ enum trd_pkt_type {
 #define TRD_HF_LAST 0x0002  /**< last packet of a message */
 #define TRD_HF_ALL (TRD_HF_FIRST | TRD_HF_LAST)
 #define TRD_HF_CPL 0x0004   /**< a completion: aux is the origin's completion id */
-#define TRD_HF_MASK (TRD_HF_ALL | TRD_HF_CPL)
+#define TRD_HF_ACKREQ 0x0008 /**< the origin wants a DONE for this message: aux is its id */
+#define TRD_HF_MASK (TRD_HF_ALL | TRD_HF_CPL | TRD_HF_ACKREQ)
+
+/** Payload of an ATOMIC packet (24 bytes, big-endian operands). */
+struct __attribute__((packed)) trd_wire_atomic {
+	uint8_t op;        /**< 1 fetch-and-add, 2 compare-and-swap, 3 swap */
+	uint8_t pad[7];
+	uint64_t operand;  /**< added, or the new value */
+	uint64_t compare;  /**< compare-and-swap: the expected old value */
+};
+_Static_assert(sizeof(struct trd_wire_atomic) == 24, "atomic payload is 24 bytes");
 
 /**
  * The torus header as it is on the wire (56 bytes, packed, big-endian fields).
@@ -77,7 +90,7 @@ struct __attribute__((packed)) trd_hdr {
 	uint32_t msg_id;   /**< 40: message id, unique per source node */
 	uint32_t seq;      /**< 44: reliability sequence number (reserved, 0) */
 	uint32_t ack;      /**< 48: reliability acknowledgement (reserved, 0) */
-	uint32_t aux;      /**< 52: completion id with TRD_HF_CPL, else 0 */
+	uint32_t aux;      /**< 52: origin's completion/operation id (CPL, ACKREQ, DONE, atomics) */
 };
 
 _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 bytes");
@@ -109,7 +122,9 @@ _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 b
 	X(NO_MEMORY, "no_memory")           /* no buffer for a message */                          \
 	X(BAD_DESC, "bad_desc")             /* a remote-get descriptor is invalid */               \
 	X(BAD_DST, "bad_dst")               /* a remote-get descriptor targets a third node */      \
-	X(UNKNOWN_CPL, "unknown_completion") /* completion for no message we are waiting on */
+	X(UNKNOWN_CPL, "unknown_completion") /* completion for no message we are waiting on */   \
+	X(BAD_ALIGN, "bad_align")           /* an atomic on a word that is not 8-byte aligned */   \
+	X(REPLY_FULL, "reply_full")         /* no room to send a DONE or an atomic reply */
 
 /** Drop causes; 0 is "no drop", so parsers can return 0 for a good frame. */
 enum trd_drop {
