@@ -663,6 +663,28 @@ trd_mr_deregister(struct trd_mr *mr)
 	return trd_node_quiesce(n);
 }
 
+struct trd_mr *
+trd_mr_find(struct trd_node *n, const void *addr, size_t len, unsigned int access)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	if (n == NULL || (addr == NULL && len != 0) || a > UINTPTR_MAX - len) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	for (unsigned int i = 0; i < n->conf.n_regions; i++) {
+		struct trd_mr *mr = &n->mrs[i];
+		uintptr_t base = (uintptr_t)mr->base;
+
+		if (__atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) != 0 && a >= base &&
+		    a - base <= mr->len && len <= mr->len - (a - base) &&
+		    (mr->access & access) == access)
+			return mr;
+	}
+	rte_errno = ENOENT;
+	return NULL;
+}
+
 uint64_t
 trd_mr_key(const struct trd_mr *mr)
 {

@@ -576,6 +576,13 @@ struct trd_mr *trd_mr_register(struct trd_node *node, void *addr, size_t len,
  * @return 0, -EINVAL, or -ETIMEDOUT if the serving lcore did not finish its round in 1 s.
  */
 int trd_mr_deregister(struct trd_mr *mr);
+/**
+ * The registered region of @p node that holds [@p addr, @p addr + @p len), with @p access
+ * among its rights (0: any region), or NULL with rte_errno = ENOENT (or EINVAL). The region
+ * is the translation of a local virtual address: the engine names memory by (key, offset).
+ */
+struct trd_mr *trd_mr_find(struct trd_node *node, const void *addr, size_t len,
+			   unsigned int access);
 /** The region's key. */
 uint64_t trd_mr_key(const struct trd_mr *mr);
 /** The region's base address. */
