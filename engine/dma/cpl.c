@@ -85,6 +85,7 @@ trd_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *res
 	c->kind = TRD_CPL_TRACK;
 	c->fifo = rfifo;
 	c->result = result;
+	c->peer = UINT32_MAX; /* set when the operation leaves */
 	__atomic_fetch_add(&n->cpl_pending, 1, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
 	*id = (uint32_t)v;
@@ -136,6 +137,25 @@ trd_track_done(struct trd_node *n, struct trd_cpl *c)
 	cpl_release(n, (uint32_t)(c - n->cpl) + 1);
 }
 
+void
+trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause)
+{
+	uint32_t expect = CPL_PENDING;
+	struct trd_cpl *c;
+
+	if (id == 0 || id > TRD_N_CPL)
+		return;
+	c = &n->cpl[id - 1];
+	if (!__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return;
+	n->stat[TRD_STAT_CPL_FAILED]++;
+	/* a FIFO completion or a tracked operation learns why; a doorbell cannot say it */
+	if (c->kind == TRD_CPL_TRACK || c->kind == TRD_CPL_FIFO)
+		trd_rx_outcome(n, c->fifo, c->peer, c->cookie, cause);
+	cpl_release(n, id);
+}
+
 int
 trd_cause_errno(unsigned int cause)
 {
@@ -161,6 +181,7 @@ trd_cause_errno(unsigned int cause)
 	case TRD_DROP_NO_MEMORY:
 		return -ENOMEM;
 	case TRD_DROP_NO_ROUTE:
+	case TRD_DROP_PEER_DOWN:
 		return -EHOSTUNREACH;
 	default:
 		return -EIO;
@@ -247,6 +268,8 @@ trd_inject_reflect(struct trd_fifo *f, const struct trd_desc *data,
 		return -ENOSPC;
 	n->cpl[id - 1].cookie = spec->cookie;
 	n->cpl[id - 1].kind = (uint8_t)spec->kind;
+	n->cpl[id - 1].fifo = spec->fifo;
+	n->cpl[id - 1].peer = (uint32_t)trd_torus_rank(&n->torus, refl);
 	__atomic_store_n(&n->cpl[id - 1].state, CPL_PENDING, __ATOMIC_RELEASE);
 	b.flags |= TRD_DF_CPL;
 	b.aux = (uint32_t)id;

@@ -128,6 +128,8 @@ desc_check_local(const struct trd_node *n, const struct trd_desc *d)
 		return -EINVAL;
 	if (n->routes[rank].link == NULL)
 		return -EHOSTUNREACH;
+	if (n->peers != NULL && n->peers[rank] != NULL && n->peers[rank]->down)
+		return -EHOSTUNREACH; /* declared down: fail fast until it speaks again */
 	if (d->inj_ctr != 0 && (d->inj_ctr >= n->conf.n_counters || !n->ctr_used[d->inj_ctr]))
 		return -EINVAL;
 	if ((d->flags & TRD_DF_IMM) && ((d->flags & TRD_DF_SRC_MR) || d->len > 8))
@@ -257,6 +259,17 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 	f->link = f->rt->link;
 	if (f->link == NULL)
 		return TRD_DROP_NO_ROUTE;
+	f->peer = NULL;
+	if (n->reliable && (uint32_t)rank != n->rank) {
+		f->peer = trd_rel_peer(n, (uint32_t)rank);
+		if (f->peer == NULL)
+			return TRD_DROP_NO_MEMORY;
+		if (f->peer->down)
+			return TRD_DROP_PEER_DOWN;
+	}
+	if (!(d->flags & TRD_DF_REMOTE) && (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ)) &&
+	    d->aux != 0 && d->aux <= TRD_N_CPL)
+		n->cpl[d->aux - 1].peer = (uint32_t)rank; /* its outcome comes from there */
 	f->ctr = (d->inj_ctr != 0 && d->inj_ctr < n->conf.n_counters) ? &n->ctr[d->inj_ctr] : NULL;
 	f->zc = false;
 	if (d->n_slots != 0) {
@@ -339,12 +352,60 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 	return 0;
 }
 
-int
-trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t aux, uint64_t key,
-	     uint64_t offset, const void *pay, uint16_t len)
+/* Sequence (reliable peers) and checksum a built packet. */
+static inline void
+finish(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct rte_mbuf *m)
+{
+	if (pe != NULL)
+		trd_rel_hold(n, pe, h, m);
+	h->csum = 0;
+	h->csum = (uint16_t)~rte_raw_cksum(h, TRD_HDR_LEN);
+}
+
+static inline void
+put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* The payload CRC right after a contiguous payload. */
+static inline void
+crc_append(struct rte_mbuf *m, const uint8_t *pay, uint32_t len)
+{
+	put_be32((uint8_t *)pay + len, trd_wire_crc(pay, len, 0xffffffff));
+	m->data_len += 4;
+	m->pkt_len += 4;
+}
+
+/* The payload CRC of a zero-copy packet, in a small segment of its own. */
+static int
+crc_segment(struct trd_node *n, struct rte_mbuf *m, const uint8_t *pay, uint32_t len)
+{
+	struct rte_mbuf *t = trd_mbuf_get(n);
+
+	if (t == NULL)
+		return -ENOBUFS;
+	put_be32(rte_pktmbuf_mtod(t, uint8_t *), trd_wire_crc(pay, len, 0xffffffff));
+	t->data_len = 4;
+	t->pkt_len = 4;
+	m->next->next = t;
+	m->nb_segs = 3;
+	m->pkt_len += 4;
+	return 0;
+}
+
+/* Build and queue an engine-made packet (DONE, ATOMIC_REPLY: sequenced; ACK: not). */
+static int
+ctl_build(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint16_t flags, uint32_t aux,
+	  uint64_t key, uint64_t offset, const void *pay, uint16_t len, bool sequenced,
+	  uint32_t ack)
 {
 	struct trd_coord c = {dst[0], dst[1], dst[2]};
 	int rank = trd_rank_of(n, c);
+	struct trd_peer *pe = NULL;
 	struct rte_ether_hdr *eh;
 	struct trd_route *rt;
 	struct rte_mbuf *m;
@@ -355,6 +416,15 @@ trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t au
 	rt = &n->routes[rank];
 	if (rt->link == NULL)
 		return TRD_DROP_NO_ROUTE;
+	if (sequenced && n->reliable && (uint32_t)rank != n->rank) {
+		pe = trd_rel_peer(n, (uint32_t)rank);
+		if (pe == NULL)
+			return TRD_DROP_NO_MEMORY;
+		if (pe->down)
+			return TRD_DROP_PEER_DOWN;
+		if (trd_rel_room(n, pe) == 0)
+			return TRD_DROP_REPLY_FULL;
+	}
 	if (trd_link_room(rt->link) == 0)
 		return TRD_DROP_REPLY_FULL;
 	m = trd_mbuf_get(n);
@@ -368,7 +438,7 @@ trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t au
 	memset(h, 0, sizeof(*h));
 	h->version = TRD_WIRE_VERSION;
 	h->type = type;
-	h->flags = rte_cpu_to_be_16(TRD_HF_ALL);
+	h->flags = rte_cpu_to_be_16(flags);
 	h->src[0] = n->coord.x;
 	h->src[1] = n->coord.y;
 	h->src[2] = n->coord.z;
@@ -379,15 +449,34 @@ trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t au
 	h->msg_len = rte_cpu_to_be_32(len);
 	h->pay_len = rte_cpu_to_be_16(len);
 	h->msg_id = rte_cpu_to_be_32(n->next_msg_id++);
+	h->ack = rte_cpu_to_be_32(ack);
 	h->aux = rte_cpu_to_be_32(aux);
-	h->csum = (uint16_t)~rte_raw_cksum(h, TRD_HDR_LEN);
 	if (len != 0)
 		memcpy(h + 1, pay, len);
 	m->data_len = (uint16_t)(TRD_FRAME_HLEN + len);
 	m->pkt_len = TRD_FRAME_HLEN + len;
+	finish(n, pe, h, m);
 	trd_link_queue(rt->link, m, NULL, NULL, 0);
-	n->stat[TRD_STAT_TX_CTL]++;
 	return 0;
+}
+
+int
+trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t aux, uint64_t key,
+	     uint64_t offset, const void *pay, uint16_t len)
+{
+	int rc = ctl_build(n, dst, type, TRD_HF_ALL, aux, key, offset, pay, len, true, 0);
+
+	if (rc == 0)
+		n->stat[TRD_STAT_TX_CTL]++;
+	return rc;
+}
+
+int
+trd_ctl_send_ack(struct trd_node *n, const uint8_t dst[3], uint32_t ack, uint16_t acked_epoch,
+		 bool probe, const void *sack, uint16_t len)
+{
+	return ctl_build(n, dst, TRD_PKT_ACK, TRD_HF_ALL | (probe ? TRD_HF_PROBE : 0), 0, 0,
+			 acked_epoch, sack, len, false, ack);
 }
 
 /* Take the next valid descriptor from the FIFO into f->cur. Returns 1 if there is one. */
@@ -442,7 +531,10 @@ fifo_next(struct trd_node *n, struct trd_fifo *f)
 		}
 		trd_drop(n, (unsigned int)cause);
 		n->stat[TRD_STAT_DESC_ERRORS]++;
-		if ((d->flags & (TRD_DF_REMOTE | TRD_DF_ACKREQ)) == (TRD_DF_REMOTE | TRD_DF_ACKREQ)) {
+		if (!(d->flags & TRD_DF_REMOTE) && (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ)))
+			trd_cpl_fail(n, d->aux, (unsigned int)cause); /* ours: fail it here */
+		else if ((d->flags & (TRD_DF_REMOTE | TRD_DF_ACKREQ)) ==
+			 (TRD_DF_REMOTE | TRD_DF_ACKREQ)) {
 			/* a remote get asked us for something we cannot do: tell the requester */
 			uint8_t to[3] = {d->dst.x, d->dst.y, d->dst.z};
 
@@ -476,12 +568,10 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 		h = (struct trd_hdr *)(eh + 1);
 		*h = f->whdr;
 		flags = f->hflags | (f->off == 0 ? TRD_HF_FIRST : 0) |
-			(f->pkts_left == 1 ? TRD_HF_LAST : 0);
+			(f->pkts_left == 1 ? TRD_HF_LAST : 0) | (n->conf.payload_crc ? TRD_HF_CRC : 0);
 		h->flags = rte_cpu_to_be_16(flags);
 		h->offset = rte_cpu_to_be_64(base + f->off);
 		h->pay_len = rte_cpu_to_be_16((uint16_t)chunk);
-		h->csum = 0;
-		h->csum = (uint16_t)~rte_raw_cksum(h, TRD_HDR_LEN);
 
 		if (f->zc && chunk != 0) {
 			struct rte_mbuf *e = trd_mbuf_get(n);
@@ -506,12 +596,20 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 			m->pkt_len = TRD_FRAME_HLEN + chunk;
 			m->next = e;
 			m->nb_segs = 2;
+			if (unlikely(n->conf.payload_crc) && crc_segment(n, m, f->src + f->off, chunk)) {
+				rte_pktmbuf_free(m);
+				break;
+			}
+			finish(n, f->peer, h, m);
 			trd_link_queue(l, m, NULL, f, chunk);
 			n->stat[TRD_STAT_ZCOPY_PKTS]++;
 		} else {
 			rte_memcpy((uint8_t *)(h + 1), f->src + f->off, chunk);
 			m->data_len = (uint16_t)(TRD_FRAME_HLEN + chunk);
 			m->pkt_len = TRD_FRAME_HLEN + chunk;
+			if (unlikely(n->conf.payload_crc))
+				crc_append(m, (uint8_t *)(h + 1), chunk);
+			finish(n, f->peer, h, m);
 			trd_link_queue(l, m, f->ctr, f, chunk);
 		}
 		f->unsent++;
@@ -544,7 +642,7 @@ fifo_service(struct trd_node *n, struct trd_fifo *f, unsigned int budget)
 		 * this FIFO was taken by its port. */
 		if ((f->cur->flags & TRD_DF_ORDERED) && f->unsent != 0)
 			break;
-		room = trd_link_room(f->link);
+		room = RTE_MIN(trd_link_room(f->link), trd_rel_room(n, f->peer));
 		if (room == 0)
 			break;
 		k = emit(n, f, RTE_MIN(budget - sent, room));
@@ -648,6 +746,8 @@ trd_node_poll(struct trd_node *n)
 			moved += nb;
 		}
 	}
+	if (n->n_active != 0)
+		trd_rel_timers(n);
 	flush_all(n);
 
 	__atomic_store_n(&n->poll_gen, n->poll_gen + 1, __ATOMIC_RELEASE);

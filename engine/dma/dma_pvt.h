@@ -69,4 +69,36 @@ int trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_
 		 uint64_t key, uint64_t offset, const void *pay, uint16_t len);
 void trd_cpl_fini(struct trd_node *n);
 
+/* rel.c */
+int trd_rel_init(struct trd_node *n);
+void trd_rel_fini(struct trd_node *n);
+struct trd_peer *trd_rel_peer(struct trd_node *n, uint32_t rank);
+/* Give a packet to @p pe its sequence number and piggybacked ack, and keep it. */
+void trd_rel_hold(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct rte_mbuf *m);
+/* A sequenced packet for us: deliver in order. 0 kept/ok, -1 handled, or a drop cause. */
+int trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const struct trd_pkt *p,
+	       int *keep);
+void trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack);
+void trd_rel_timers(struct trd_node *n);
+
+static inline uint32_t
+trd_rel_room(const struct trd_node *n, const struct trd_peer *pe)
+{
+	return pe == NULL ? UINT32_MAX : n->rel_w - (pe->snd_nxt - pe->snd_una);
+}
+
+/* rx.c: process a packet for this node whose turn has come (parsed, or parse again). */
+int trd_rx_deliver(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m,
+		   const struct trd_pkt *p, int *keep);
+int trd_rx_redeliver(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, int *keep);
+
+/* dma.c: an ACK alone (unsequenced). */
+int trd_ctl_send_ack(struct trd_node *n, const uint8_t dst[3], uint32_t ack, uint16_t acked_epoch,
+		     bool probe, const void *sack, uint16_t len);
+/* rx.c: hand a locally made outcome (a failure) to reception FIFO @p fifo. */
+void trd_rx_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
+		    unsigned int cause);
+/* cpl.c: complete a pending completion or tracked operation with a failure. */
+void trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause);
+
 #endif /* TRD_DMA_PVT_H */

@@ -143,6 +143,10 @@ conf_resolve(struct trd_node_conf *c)
 	DEF(inline_max, 256);
 	DEF(burst, 32);
 	DEF(n_eqs, 4);
+	DEF(rel_window, 256);
+	DEF(rto_us, 1000);
+	DEF(ack_delay_us, 20);
+	DEF(dead_ms, 1000);
 #undef DEF
 	if (c->torus.dim[0] == 0 && c->torus.dim[1] == 0 && c->torus.dim[2] == 0)
 		trd_torus_init(&c->torus, 1, 1, 1);
@@ -152,7 +156,8 @@ conf_resolve(struct trd_node_conf *c)
 	    c->inj_fifo_size > (1u << 24) || c->rec_fifo_size > (1u << 24) ||
 	    c->n_counters < 2 || c->n_counters > 65536 || c->n_regions > 65535 ||
 	    c->inline_max > TRD_INLINE_MAX || c->burst > 1024 ||
-	    c->n_eqs > TRD_MAX_EQS || c->n_reasm < 8)
+	    c->n_eqs > TRD_MAX_EQS || c->n_reasm < 8 || !rte_is_power_of_2(c->rel_window) ||
+	    c->rel_window > 4096 || c->rel_window < 2)
 		return -EINVAL;
 	if (c->pool != NULL && c->pool->private_data_size < trd_pool_priv_size())
 		return -EINVAL;
@@ -333,7 +338,7 @@ trd_node_create(const struct trd_node_conf *conf)
 			goto nomem;
 	n->n_rec = c.n_rec_fifos;
 
-	if (trd_cpl_init(n) != 0)
+	if (trd_cpl_init(n) != 0 || trd_rel_init(n) != 0)
 		goto nomem;
 	/* default event queues: as many as the smaller of the CPUs and the configured maximum */
 	{
@@ -389,6 +394,7 @@ trd_node_free(struct trd_node *n)
 	rte_hash_free(n->reasm_hash);
 	for (i = 0; i < n->n_eqs; i++)
 		trd_eq_free(n->eqs[i]);
+	trd_rel_fini(n);
 	trd_cpl_fini(n);
 	rte_free(n->routes);
 	rte_free(n->peer_mac);

@@ -69,6 +69,7 @@ struct trd_fifo {
 	uint32_t unsent;        /* packets built but not yet taken by a port */
 	struct trd_link *link;
 	struct trd_route *rt;
+	struct trd_peer *peer;  /* cur's destination, NULL when unsequenced */
 	const uint8_t *src;     /* where cur's bytes come from */
 	int64_t *ctr;           /* cur's injection counter or NULL */
 	struct trd_hdr whdr;    /* cur's wire header template */
@@ -122,6 +123,7 @@ struct trd_cpl {
 	uint8_t kind;           /* enum trd_cpl_kind, or TRD_CPL_TRACK */
 	uint8_t fifo;           /* TRACK: reception FIFO of the outcome */
 	uint64_t *result;       /* TRACK: where an atomic's old value goes */
+	uint32_t peer;          /* rank the outcome comes from (failed if it goes down) */
 };
 
 /* A tracked operation (trd_track_open) in the completion table. */
@@ -131,6 +133,31 @@ struct trd_cpl {
 #define TRD_MAX_EQS 16
 
 struct trd_capture;
+
+/** Reliability state towards one peer (docs/reliability.md). */
+struct trd_peer {
+	uint32_t rank;
+	bool down;
+	bool active;            /* in the node's list of peers with timers to run */
+	bool rx_valid;          /* we know the peer's session */
+	bool ack_synced;        /* acks riding on the peer's data refer to our session */
+	uint16_t tx_epoch;      /* our session towards the peer */
+	uint16_t rx_epoch;      /* the peer's session towards us */
+	uint32_t snd_nxt;       /* next sequence number to send */
+	uint32_t snd_una;       /* oldest not acknowledged */
+	uint32_t rcv_nxt;       /* next expected from the peer */
+	uint32_t ack_pending;   /* packets received since our last ack */
+	uint64_t ack_due;       /* tsc: send an ack alone by then */
+	uint64_t last_heard;    /* tsc: anything from the peer, or the start of waiting */
+	uint64_t last_probe;
+	uint64_t rto;           /* cycles: srtt + 4 rttvar, at least the configured minimum */
+	uint64_t srtt, rttvar;  /* cycles, from acks of packets sent once (Karn) */
+	uint32_t backoff;       /* doublings since the last progress */
+	struct rte_mbuf **txb;  /* held for retransmission, by seq & mask */
+	uint64_t *txt;          /* when each was last sent */
+	uint8_t *sacked;        /* bit 0: selectively acked; bit 1: sent more than once */
+	struct rte_mbuf **rxb;  /* received ahead of order, by seq & mask */
+};
 
 /** A multi-packet FIFO message being put together. */
 struct trd_reasm {
@@ -178,6 +205,15 @@ struct trd_node {
 	struct trd_eq *eqs[TRD_MAX_EQS];
 	unsigned int n_eqs;
 	struct trd_capture *cap;
+
+	/* reliability */
+	bool reliable;
+	uint16_t epoch_seed;
+	uint32_t rel_w;                /* window, power of 2 */
+	uint64_t rto0, rto_max, ack_delay, dead; /* cycles */
+	struct trd_peer **peers;       /* by rank, made on first use */
+	uint32_t *active;              /* ranks with timers to run */
+	uint32_t n_active;
 
 	struct rte_hash *reasm_hash;
 	struct trd_reasm *reasm;

@@ -398,8 +398,19 @@ forward(struct trd_node *n, struct trd_link *in, struct rte_mbuf *m, const struc
 		return TRD_DROP_HOP_LIMIT;
 	if (trd_link_room(rt->link) == 0)
 		return TRD_DROP_FWD_FULL;
-	if (m->data_len < TRD_FRAME_HLEN || rte_mbuf_refcnt_read(m) != 1)
+	if (m->data_len < TRD_FRAME_HLEN)
 		return TRD_DROP_BAD_LENGTH;
+	if (rte_mbuf_refcnt_read(m) != 1) {
+		/* its origin keeps it for retransmission (in this process): edit a copy */
+		struct rte_mbuf *c = rte_pktmbuf_copy(m, n->pool, 0, UINT32_MAX);
+
+		if (c == NULL || c->data_len < TRD_FRAME_HLEN) {
+			rte_pktmbuf_free(c);
+			return TRD_DROP_NO_MEMORY;
+		}
+		rte_pktmbuf_free(m);
+		m = c;
+	}
 	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	eh->dst_addr = rt->dmac;
 	eh->src_addr = rt->link->mac;
@@ -420,19 +431,106 @@ in_torus(const struct trd_torus *t, const uint8_t c[3])
 	return c[0] < t->dim[0] && c[1] < t->dim[1] && c[2] < t->dim[2];
 }
 
+/* The CRC32C of the payload, across segments, against its trailer. */
+static int
+crc_check(const struct rte_mbuf *m, const struct trd_pkt *p)
+{
+	uint32_t crc = 0xffffffff, off = TRD_FRAME_HLEN, left = p->pay_len, want;
+	const struct rte_mbuf *s = m;
+	uint8_t t[4];
+	const uint8_t *tp;
+
+	while (s != NULL && off >= s->data_len) {
+		off -= s->data_len;
+		s = s->next;
+	}
+	while (s != NULL && left != 0) {
+		uint32_t k = RTE_MIN(left, (uint32_t)s->data_len - off);
+
+		crc = trd_wire_crc(rte_pktmbuf_mtod_offset(s, const uint8_t *, off), k, crc);
+		left -= k;
+		off = 0;
+		s = s->next;
+	}
+	tp = rte_pktmbuf_read(m, TRD_FRAME_HLEN + p->pay_len, 4, t);
+	if (left != 0 || tp == NULL)
+		return TRD_DROP_BAD_LENGTH;
+	want = (uint32_t)tp[0] << 24 | (uint32_t)tp[1] << 16 | (uint32_t)tp[2] << 8 | tp[3];
+	return crc == want ? 0 : TRD_DROP_BAD_CRC;
+}
+
+int
+trd_rx_deliver(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const struct trd_pkt *p,
+	       int *keep)
+{
+	int cause;
+
+	RTE_SET_USED(l);
+	switch (p->type) {
+	case TRD_PKT_PUT:
+		cause = rx_put(n, m, p);
+		break;
+	case TRD_PKT_FIFO:
+		cause = rx_fifo(n, m, p, keep);
+		break;
+	case TRD_PKT_RGET:
+		cause = rx_rget(n, m, p);
+		break;
+	case TRD_PKT_ATOMIC:
+		return rx_atomic(n, m, p);
+	case TRD_PKT_DONE:
+	case TRD_PKT_ATOMIC_REPLY:
+		return rx_done(n, m, p, keep);
+	default:
+		return 0;
+	}
+	/* The origin asked for a verdict on this message: its last packet decides. A remote get
+	 * only reports a refusal: its carried descriptors report their own failures, and the
+	 * requester sees success in its counters. */
+	if ((p->flags & (TRD_HF_ACKREQ | TRD_HF_LAST)) == (TRD_HF_ACKREQ | TRD_HF_LAST) &&
+	    (p->type != TRD_PKT_RGET || cause != 0)) {
+		int rc = trd_ctl_send(n, p->src, TRD_PKT_DONE, p->aux, (uint64_t)cause, p->msg_id,
+				      NULL, 0);
+
+		if (rc != 0)
+			trd_drop(n, (unsigned int)rc);
+	}
+	return cause;
+}
+
+static inline const uint8_t *
+frame_head(struct rte_mbuf *m, uint8_t *buf)
+{
+	if (likely(m->data_len >= TRD_FRAME_HLEN))
+		return rte_pktmbuf_mtod(m, const uint8_t *);
+	if (m->pkt_len >= TRD_FRAME_HLEN)
+		return rte_pktmbuf_read(m, 0, TRD_FRAME_HLEN, buf);
+	return NULL;
+}
+
+int
+trd_rx_redeliver(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, int *keep)
+{
+	uint8_t hbuf[TRD_FRAME_HLEN];
+	const uint8_t *f = frame_head(m, hbuf);
+	struct trd_pkt p;
+	int cause;
+
+	if (f == NULL)
+		return TRD_DROP_SHORT_FRAME;
+	cause = trd_wire_parse(f, m->pkt_len, &p);
+	return cause != 0 ? cause : trd_rx_deliver(n, l, m, &p, keep);
+}
+
 static int
 rx_one(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, int *keep)
 {
 	uint8_t hbuf[TRD_FRAME_HLEN];
-	const uint8_t *f;
+	const uint8_t *f = frame_head(m, hbuf);
 	struct trd_pkt p;
 	int cause;
 
-	if (likely(m->data_len >= TRD_FRAME_HLEN))
-		f = rte_pktmbuf_mtod(m, const uint8_t *);
-	else if (m->pkt_len >= TRD_FRAME_HLEN)
-		f = rte_pktmbuf_read(m, 0, TRD_FRAME_HLEN, hbuf);
-	else
+	if (unlikely(f == NULL))
 		return TRD_DROP_SHORT_FRAME;
 	cause = trd_wire_parse(f, m->pkt_len, &p);
 	if (unlikely(cause != 0))
@@ -441,36 +539,24 @@ rx_one(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, int *keep)
 		return TRD_DROP_UNKNOWN_NODE;
 	if (!trd_coord_eq(n->coord, p.dst))
 		return forward(n, l, m, &p, keep);
-	switch (p.type) {
-	case TRD_PKT_PUT:
-		cause = rx_put(n, m, &p);
-		break;
-	case TRD_PKT_FIFO:
-		cause = rx_fifo(n, m, &p, keep);
-		break;
-	case TRD_PKT_RGET:
-		cause = rx_rget(n, m, &p);
-		break;
-	case TRD_PKT_ATOMIC:
-		return rx_atomic(n, m, &p);
-	case TRD_PKT_DONE:
-	case TRD_PKT_ATOMIC_REPLY:
-		return rx_done(n, m, &p, keep);
-	default:
-		return 0; /* ACK: reserved for the reliability layer, nothing to do yet */
-	}
-	/* The origin asked for a verdict on this message: its last packet decides. A remote get
-	 * only reports a refusal: its carried descriptors report their own failures, and the
-	 * requester sees success in its counters. */
-	if ((p.flags & (TRD_HF_ACKREQ | TRD_HF_LAST)) == (TRD_HF_ACKREQ | TRD_HF_LAST) &&
-	    (p.type != TRD_PKT_RGET || cause != 0)) {
-		int rc = trd_ctl_send(n, p.src, TRD_PKT_DONE, p.aux, (uint64_t)cause, p.msg_id,
-				      NULL, 0);
+	/* corrupted payloads are never acknowledged: the sender will send them again */
+	if ((p.flags & TRD_HF_CRC) && (cause = crc_check(m, &p)) != 0)
+		return cause;
+	if (p.type == TRD_PKT_ACK) {
+		uint8_t sack[TRD_SACK_BYTES];
+		const uint8_t *sp = NULL;
 
-		if (rc != 0)
-			trd_drop(n, (unsigned int)rc);
+		if (p.pay_len == TRD_SACK_BYTES)
+			sp = rte_pktmbuf_read(m, TRD_FRAME_HLEN, TRD_SACK_BYTES, sack);
+		if (n->reliable)
+			trd_rel_ack_in(n, &p, sp);
+		return 0;
 	}
-	return cause;
+	if (p.seq != 0 && n->reliable) {
+		cause = trd_rel_rx(n, l, m, &p, keep);
+		return cause < 0 ? 0 : cause;
+	}
+	return trd_rx_deliver(n, l, m, &p, keep);
 }
 
 void
@@ -502,4 +588,30 @@ trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts, uin
 	n->stat[TRD_STAT_RX_BYTES] += bytes;
 	if (nd != 0)
 		rte_pktmbuf_free_bulk(done, nd);
+}
+
+void
+trd_rx_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
+	       unsigned int cause)
+{
+	struct trd_msg *msg = msg_alloc(0);
+	struct trd_coord c;
+
+	if (msg == NULL || fifo >= n->n_rec) {
+		rte_free(msg);
+		trd_drop(n, TRD_DROP_NO_MEMORY);
+		return;
+	}
+	trd_torus_coord(&n->torus, from_rank, &c);
+	memset(msg, 0, sizeof(*msg));
+	msg->src = c;
+	msg->fifo = fifo;
+	msg->user = cookie;
+	msg->cause = (uint8_t)cause;
+	msg->status = trd_cause_errno(cause);
+	msg->data = msg + 1;
+	if (deliver(n, n->rec[fifo], msg) != 0) {
+		rte_free(msg);
+		trd_drop(n, TRD_DROP_FIFO_FULL);
+	}
 }

@@ -33,6 +33,7 @@ sample(uint8_t type)
 		.msg_len = 64,
 		.pay_len = 64,
 		.msg_id = 0xdeadbeef,
+		.epoch = 0x1234,
 		.seq = 11,
 		.ack = 12,
 		.aux = 0,
@@ -73,6 +74,8 @@ main(void)
 		p = sample(t);
 		if (t == TRD_PKT_ACK || t == TRD_PKT_DONE)
 			p.msg_len = p.pay_len = 0;
+		if (t == TRD_PKT_ACK)
+			p.seq = 0; /* acks are not sequenced */
 		if (t == TRD_PKT_ATOMIC)
 			p.msg_len = p.pay_len = 24;
 		if (t == TRD_PKT_ATOMIC_REPLY)
@@ -128,9 +131,12 @@ main(void)
 	len = build(&p);
 	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_FIELD);
 	p = sample(TRD_PKT_PUT);
-	p.rsvd = 1;
+	p.epoch = 0; /* a sequenced packet names its session */
 	len = build(&p);
 	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_FIELD);
+	p.seq = 0;
+	len = build(&p);
+	T_ASSERT(parse(len, &q) == 0);
 	p = sample(TRD_PKT_PUT);
 	p.offset = UINT64_MAX - 10;
 	len = build(&p);

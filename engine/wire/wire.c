@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
+#include <rte_hash_crc.h>
 #include <rte_ip.h>
 
 #include <toroid/wire.h>
@@ -62,7 +63,7 @@ trd_wire_encode(void *out, const struct trd_pkt *p)
 	h->offset = rte_cpu_to_be_64(p->offset);
 	h->msg_len = rte_cpu_to_be_32(p->msg_len);
 	h->pay_len = rte_cpu_to_be_16(p->pay_len);
-	h->rsvd = rte_cpu_to_be_16(p->rsvd);
+	h->epoch = rte_cpu_to_be_16(p->epoch);
 	h->msg_id = rte_cpu_to_be_32(p->msg_id);
 	h->seq = rte_cpu_to_be_32(p->seq);
 	h->ack = rte_cpu_to_be_32(p->ack);
@@ -86,7 +87,7 @@ decode(const struct trd_hdr *h, struct trd_pkt *p)
 	p->offset = rte_be_to_cpu_64(h->offset);
 	p->msg_len = rte_be_to_cpu_32(h->msg_len);
 	p->pay_len = rte_be_to_cpu_16(h->pay_len);
-	p->rsvd = rte_be_to_cpu_16(h->rsvd);
+	p->epoch = rte_be_to_cpu_16(h->epoch);
 	p->msg_id = rte_be_to_cpu_32(h->msg_id);
 	p->seq = rte_be_to_cpu_32(h->seq);
 	p->ack = rte_be_to_cpu_32(h->ack);
@@ -114,14 +115,15 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 		return TRD_DROP_BAD_CHECKSUM;
 	decode(h, p);
 
-	if ((p->flags & ~TRD_HF_MASK) != 0 || p->rsvd != 0 ||
+	if ((p->flags & ~TRD_HF_MASK) != 0 || (p->seq != 0 && p->epoch == 0) ||
+	    ((p->flags & TRD_HF_PROBE) && p->type != TRD_PKT_ACK) ||
 	    ((p->flags & TRD_HF_CPL) && (p->flags & TRD_HF_ACKREQ)))
 		return TRD_DROP_BAD_FIELD;
 	/* aux names an operation of the origin: only where one is involved */
 	if (p->aux != 0 && !(p->flags & (TRD_HF_CPL | TRD_HF_ACKREQ)) && p->type != TRD_PKT_DONE &&
 	    p->type != TRD_PKT_ATOMIC && p->type != TRD_PKT_ATOMIC_REPLY)
 		return TRD_DROP_BAD_FIELD;
-	if ((uint32_t)p->pay_len > len - TRD_FRAME_HLEN)
+	if ((uint32_t)p->pay_len + ((p->flags & TRD_HF_CRC) ? 4u : 0u) > len - TRD_FRAME_HLEN)
 		return TRD_DROP_BAD_LENGTH;
 	/* The payload lies inside the message, whatever the type. */
 	if (p->pay_len > p->msg_len && p->type != TRD_PKT_PUT)
@@ -149,7 +151,9 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 			return TRD_DROP_BAD_LENGTH;
 		break;
 	case TRD_PKT_ACK:
-		if (p->pay_len != 0 || (p->flags & TRD_HF_CPL))
+		/* unsequenced; payload: nothing or the SACK bitmap */
+		if ((p->pay_len != 0 && p->pay_len != TRD_SACK_BYTES) || p->msg_len != p->pay_len ||
+		    p->seq != 0 || (p->flags & (TRD_HF_CPL | TRD_HF_ACKREQ)))
 			return TRD_DROP_BAD_LENGTH;
 		break;
 	case TRD_PKT_DONE:
@@ -173,4 +177,26 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 		return TRD_DROP_BAD_TYPE;
 	}
 	return 0;
+}
+
+uint32_t
+trd_wire_crc(const void *payload, uint32_t len, uint32_t init)
+{
+	return rte_hash_crc(payload, len, init);
+}
+
+int
+trd_wire_crc_check(const void *frame, uint32_t len, const struct trd_pkt *p)
+{
+	const uint8_t *f = frame;
+	uint32_t want;
+
+	if (!(p->flags & TRD_HF_CRC))
+		return 0;
+	if ((uint32_t)TRD_FRAME_HLEN + p->pay_len + 4u > len)
+		return TRD_DROP_BAD_LENGTH;
+	f += TRD_FRAME_HLEN;
+	want = (uint32_t)f[p->pay_len] << 24 | (uint32_t)f[p->pay_len + 1] << 16 |
+	       (uint32_t)f[p->pay_len + 2] << 8 | f[p->pay_len + 3];
+	return trd_wire_crc(f, p->pay_len, 0xffffffff) == want ? 0 : TRD_DROP_BAD_CRC;
 }

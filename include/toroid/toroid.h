@@ -186,6 +186,14 @@ struct trd_node_conf {
 				    *   longer ones are sent zero-copy (default 256, max 960) */
 	unsigned int burst;        /**< packets per FIFO per poll round (default 32) */
 	unsigned int n_eqs;        /**< event queues made at creation: min(CPUs, this) (default 4) */
+	/* Reliability (docs/reliability.md): on unless @c unreliable. */
+	bool unreliable;           /**< no sequence numbers, acks or retransmission */
+	unsigned int rel_window;   /**< packets in flight per peer (default 256, power of 2, max 4096) */
+	unsigned int rto_us;       /**< least retransmission timeout (default 1000 us); above it
+				    *   srtt + 4 rttvar, doubling while nothing is acked */
+	unsigned int ack_delay_us; /**< an ack waits at most this for a packet to ride on (default 20) */
+	unsigned int dead_ms;      /**< a peer silent this long while owed an ack is down (default 1000) */
+	bool payload_crc;          /**< append and check a CRC32C of every payload */
 	struct rte_mempool *pool;  /**< packet pool (default: a pool shared by the process) */
 };
 
@@ -264,6 +272,9 @@ int trd_link_stats_get(const struct trd_link *link, struct trd_link_stats *st);
 /** The link's name (ethdev name, or "<ring>.a"/".b"). */
 const char *trd_link_name(const struct trd_link *link);
 
+/** 1 if @p peer is reachable (not declared down), 0 if down, -EINVAL. */
+int trd_node_peer_up(const struct trd_node *node, struct trd_coord peer);
+
 /** Hops from this node to @p dst along its routes, or -EHOSTUNREACH. */
 int trd_node_route_hops(const struct trd_node *node, struct trd_coord dst);
 
@@ -288,6 +299,14 @@ int trd_node_route_hops(const struct trd_node *node, struct trd_coord dst);
 	X(NO_MBUF, "no_mbuf")                                                                      \
 	X(ZCOPY_PKTS, "zcopy_pkts")                                                                \
 	X(TX_CTL, "tx_ctl")                                                                        \
+	X(TX_ACKS, "tx_acks")                                                                      \
+	X(RX_ACKS, "rx_acks")                                                                      \
+	X(RETRANS, "retransmits")                                                                  \
+	X(RTO_EVENTS, "rto_events")                                                                \
+	X(REORDERED, "reordered")                                                                  \
+	X(PEERS_DOWN, "peers_down")                                                                \
+	X(PEERS_UP, "peers_up")                                                                    \
+	X(CPL_FAILED, "cpl_failed")                                                                \
 	X(RX_CTL, "rx_ctl")                                                                        \
 	X(ATOMICS, "atomics")                                                                      \
 	X(DROPS, "drops")

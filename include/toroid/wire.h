@@ -38,7 +38,7 @@ extern "C" {
 	X(PUT, "put", 1)   /* direct put: payload written to (key, offset) */                      \
 	X(FIFO, "fifo", 2) /* memory FIFO: payload is part of a message for a reception FIFO */    \
 	X(RGET, "rget", 3) /* remote get: payload is descriptors to inject at the target */        \
-	X(ACK, "ack", 4)   /* reliability acknowledgement (reserved) */                            \
+	X(ACK, "ack", 4)   /* reliability: cumulative ack, optional SACK bitmap payload */         \
 	X(DONE, "done", 5) /* a target's verdict on a message that asked for one (ACKREQ) */      \
 	X(ATOMIC, "atomic", 6) /* a 64-bit atomic on (key, offset); payload: op, operands */     \
 	X(ATOMIC_REPLY, "atomic_reply", 7) /* the verdict and the old value of an atomic */
@@ -57,7 +57,11 @@ enum trd_pkt_type {
 #define TRD_HF_ALL (TRD_HF_FIRST | TRD_HF_LAST)
 #define TRD_HF_CPL 0x0004   /**< a completion: aux is the origin's completion id */
 #define TRD_HF_ACKREQ 0x0008 /**< the origin wants a DONE for this message: aux is its id */
-#define TRD_HF_MASK (TRD_HF_ALL | TRD_HF_CPL | TRD_HF_ACKREQ)
+#define TRD_HF_CRC 0x0010    /**< a CRC32C of the payload follows it (4 bytes, big-endian) */
+#define TRD_HF_PROBE 0x0020  /**< ACK: the sender asks for an ACK back (is the peer alive?) */
+#define TRD_HF_MASK (TRD_HF_ALL | TRD_HF_CPL | TRD_HF_ACKREQ | TRD_HF_CRC | TRD_HF_PROBE)
+/** Bytes of the selective-acknowledgement bitmap an ACK may carry (seqs ack+1 ..). */
+#define TRD_SACK_BYTES 32
 
 /** Payload of an ATOMIC packet (24 bytes, big-endian operands). */
 struct __attribute__((packed)) trd_wire_atomic {
@@ -86,10 +90,13 @@ struct __attribute__((packed)) trd_hdr {
 	uint64_t offset;   /**< 24: region offset of this payload (PUT), or offset in message */
 	uint32_t msg_len;  /**< 32: length of the whole message */
 	uint16_t pay_len;  /**< 36: payload bytes in this packet */
-	uint16_t rsvd;     /**< 38: zero */
+	union {
+		uint16_t epoch; /**< 38: sender's session with this peer (reliability); 0 unsequenced */
+		uint16_t rsvd;  /* its former name, until the tools are updated */
+	};
 	uint32_t msg_id;   /**< 40: message id, unique per source node */
-	uint32_t seq;      /**< 44: reliability sequence number (reserved, 0) */
-	uint32_t ack;      /**< 48: reliability acknowledgement (reserved, 0) */
+	uint32_t seq;      /**< 44: sequence number from sender to this peer, 1.. (0: unsequenced) */
+	uint32_t ack;      /**< 48: next sequence number expected from the peer (0: none) */
 	uint32_t aux;      /**< 52: origin's completion/operation id (CPL, ACKREQ, DONE, atomics) */
 };
 
@@ -124,7 +131,12 @@ _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 b
 	X(BAD_DST, "bad_dst")               /* a remote-get descriptor targets a third node */      \
 	X(UNKNOWN_CPL, "unknown_completion") /* completion for no message we are waiting on */   \
 	X(BAD_ALIGN, "bad_align")           /* an atomic on a word that is not 8-byte aligned */   \
-	X(REPLY_FULL, "reply_full")         /* no room to send a DONE or an atomic reply */
+	X(REPLY_FULL, "reply_full")         /* no room to send a DONE or an atomic reply */        \
+	X(BAD_CRC, "bad_crc")               /* payload CRC32C does not match */                    \
+	X(DUPLICATE, "duplicate")           /* a sequence number already received */               \
+	X(WINDOW, "window_exceeded")        /* a sequence number beyond the receive window */      \
+	X(BAD_SESSION, "bad_session")       /* sequenced packet of a session we do not know */     \
+	X(PEER_DOWN, "peer_down")           /* to or from a peer declared down */
 
 /** Drop causes; 0 is "no drop", so parsers can return 0 for a good frame. */
 enum trd_drop {
@@ -150,12 +162,23 @@ struct trd_pkt {
 	uint64_t offset;
 	uint32_t msg_len;
 	uint16_t pay_len;
-	uint16_t rsvd;
+	union {
+		uint16_t epoch;
+		uint16_t rsvd; /* its former name, until the tools are updated */
+	};
 	uint32_t msg_id;
 	uint32_t seq;
 	uint32_t ack;
 	uint32_t aux;
 };
+
+/**
+ * Verify the CRC32C trailer of a frame whose header has TRD_HF_CRC (@p frame contiguous,
+ * @p len bytes, header already parsed into @p p). @return 0 or TRD_DROP_BAD_CRC.
+ */
+int trd_wire_crc_check(const void *frame, uint32_t len, const struct trd_pkt *p);
+/** CRC32C of a payload as the wire carries it. */
+uint32_t trd_wire_crc(const void *payload, uint32_t len, uint32_t init);
 
 /**
  * Parse and validate the torus frame of @p len bytes at @p frame (Ethernet header first).
