@@ -236,7 +236,8 @@ test_bulk(struct trd_net *net)
 
 		T_EQ(trd_node_cpl_pending(o[a].n), 0);
 		T_EQ(trd_node_stats_get(o[a].n, &st), 0);
-		T_EQ(st.stat[TRD_STAT_DROPS], 0);
+		/* a retransmission that crossed a late ack arrives twice: not a loss */
+		T_EQ(st.stat[TRD_STAT_DROPS] - st.drop[TRD_DROP_DUPLICATE], 0);
 		/* the doorbell words hold the latest cookies of their slots */
 		for (unsigned int q = 0; q < 2; q++) {
 			unsigned int f = q == 0 ? 1 : 3, n = o[a].posted[f];

@@ -725,6 +725,12 @@ trd_node_poll(struct trd_node *n)
 		return -EBUSY;
 	/* Pairs with trd_mr_deregister(): the flag is visible before any key is read. */
 	__atomic_store_n(&n->in_poll, 1, __ATOMIC_SEQ_CST);
+	{
+		uint64_t now = rte_rdtsc(), step = now - n->last_tsc;
+
+		n->vclock += RTE_MIN(step, n->vstep);
+		n->last_tsc = now;
+	}
 
 	flush_all(n);
 	nf = n->n_inj + 1;

@@ -130,6 +130,9 @@ struct trd_cpl {
 #define TRD_CPL_TRACK 3
 
 #define TRD_N_CPL 4096
+/* A node that was not polled for a while (its lcore descheduled) must not time out every
+ * peer the moment it runs again: its protocol clock advances at most this per poll. */
+#define TRD_VCLOCK_STEP_US 200
 #define TRD_MAX_EQS 16
 
 struct trd_capture;
@@ -208,6 +211,9 @@ struct trd_node {
 
 	/* reliability */
 	bool reliable;
+	uint64_t vclock;               /* cycles; advances at most TRD_VCLOCK_STEP per poll */
+	uint64_t last_tsc;
+	uint64_t vstep;
 	uint16_t epoch_seed;
 	uint32_t rel_w;                /* window, power of 2 */
 	uint64_t rto0, rto_max, ack_delay, dead; /* cycles */

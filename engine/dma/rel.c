@@ -44,6 +44,9 @@ trd_rel_init(struct trd_node *n)
 		n->rto_max = n->rto0;
 	n->ack_delay = hz / 1000000 * c->ack_delay_us;
 	n->dead = hz / 1000 * c->dead_ms;
+	n->vstep = hz / 1000000 * TRD_VCLOCK_STEP_US;
+	n->last_tsc = rte_rdtsc();
+	n->vclock = 1;
 	do
 		n->epoch_seed = (uint16_t)rte_rand();
 	while (n->epoch_seed == 0);
@@ -143,7 +146,7 @@ void
 trd_rel_hold(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct rte_mbuf *m)
 {
 	uint32_t seq = pe->snd_nxt++, i = seq & (n->rel_w - 1);
-	uint64_t now = rte_rdtsc();
+	uint64_t now = n->vclock;
 
 	h->epoch = rte_cpu_to_be_16(pe->tx_epoch);
 	h->seq = rte_cpu_to_be_32(seq);
@@ -194,7 +197,7 @@ static void
 peer_down(struct trd_node *n, struct trd_peer *pe)
 {
 	pe->down = true;
-	pe->last_probe = rte_rdtsc();
+	pe->last_probe = n->vclock;
 	n->stat[TRD_STAT_PEERS_DOWN]++;
 	peer_reset_tx(n, pe);
 }
@@ -333,7 +336,7 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack)
 	struct trd_coord c = {p->src[0], p->src[1], p->src[2]};
 	int rank = trd_rank_of(n, c);
 	struct trd_peer *pe;
-	uint64_t now = rte_rdtsc();
+	uint64_t now = n->vclock;
 
 	if (rank < 0 || (pe = trd_rel_peer(n, (uint32_t)rank)) == NULL)
 		return;
@@ -358,7 +361,7 @@ trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const str
 	int rank = trd_rank_of(n, c);
 	uint32_t mask = n->rel_w - 1;
 	struct trd_peer *pe;
-	uint64_t now = rte_rdtsc();
+	uint64_t now = n->vclock;
 
 	pe = trd_rel_peer(n, (uint32_t)rank);
 	if (pe == NULL)
@@ -428,7 +431,7 @@ trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const str
 void
 trd_rel_timers(struct trd_node *n)
 {
-	uint64_t now = rte_rdtsc();
+	uint64_t now = n->vclock;
 	uint32_t mask = n->rel_w - 1;
 
 	for (uint32_t k = 0; k < n->n_active;) {

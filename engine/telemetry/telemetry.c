@@ -210,6 +210,7 @@ tel_links(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct trd_node *node;
 	unsigned int index, n;
+	char key[16];
 
 	RTE_SET_USED(cmd);
 	node = tel_node_lookup(params, &index);
@@ -230,7 +231,7 @@ tel_links(const char *cmd, const char *params, struct rte_tel_data *d)
 		if (e == NULL)
 			return -ENOMEM;
 		rte_tel_data_start_dict(e);
-		rte_tel_data_add_dict_u64(e, "index", i);
+		rte_tel_data_add_dict_string(e, "name", trd_link_name(l));
 		rte_tel_data_add_dict_string(e, "dir", trd_dir_name((enum trd_dir)st.dir));
 		port = trd_link_port(l);
 		rte_tel_data_add_dict_string(e, "kind", port >= 0 ? "ethdev" : "ring");
@@ -242,7 +243,9 @@ tel_links(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(e, "rx_bytes", st.rx_bytes);
 		rte_tel_data_add_dict_u64(e, "fwd_pkts", st.fwd_pkts);
 		rte_tel_data_add_dict_u64(e, "pending", st.pending);
-		if (tel_add_container(d, trd_link_name(l), e) != 0)
+		/* keys are the links' indexes: telemetry allows only [A-Za-z0-9_/] in names */
+		snprintf(key, sizeof(key), "%u", i);
+		if (tel_add_container(d, key, e) != 0)
 			return -ENOSPC;
 	}
 	return 0;

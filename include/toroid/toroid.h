@@ -189,7 +189,7 @@ struct trd_node_conf {
 	/* Reliability (docs/reliability.md): on unless @c unreliable. */
 	bool unreliable;           /**< no sequence numbers, acks or retransmission */
 	unsigned int rel_window;   /**< packets in flight per peer (default 256, power of 2, max 4096) */
-	unsigned int rto_us;       /**< least retransmission timeout (default 1000 us); above it
+	unsigned int rto_us;       /**< least retransmission timeout (default 2000 us); above it
 				    *   srtt + 4 rttvar, doubling while nothing is acked */
 	unsigned int ack_delay_us; /**< an ack waits at most this for a packet to ride on (default 20) */
 	unsigned int dead_ms;      /**< a peer silent this long while owed an ack is down (default 1000) */
