@@ -8,7 +8,7 @@ MESON    ?= meson
 NINJA    ?= ninja
 # Debian packages the build and the tests need.
 PACKAGES ?= gcc pkg-config meson ninja-build libdpdk-dev dpdk libpcap-dev libinih-dev \
-            tcpdump python3
+            tcpdump python3 tshark
 SUITES   ?= unit pmd
 DEMO_ARGS ?=
 
