@@ -84,6 +84,14 @@ local DROPS = {
 
 -- Descriptor operations and flags (enum trd_op, TRD_DF_* in include/toroid/toroid.h).
 local OPS = { [0] = "none", [1] = "put", [2] = "fifo", [3] = "rget", [4] = "atomic" }
+local DESC_FLAGS = {
+	{ bit = 0x01, name = "src_mr" },
+	{ bit = 0x02, name = "imm" },
+	{ bit = 0x04, name = "ordered" },
+	{ bit = 0x08, name = "remote" },
+	{ bit = 0x10, name = "cpl" },
+	{ bit = 0x20, name = "ackreq" },
+}
 local ATOMIC_OPS = { [1] = "fetch_add", [2] = "compare_swap", [3] = "swap" }
 local CSUM_STATUS = { [0] = "bad", [1] = "good" }
 
@@ -230,11 +238,18 @@ local function coord(tvb, off)
 end
 
 local function dissect_desc(tvb, tree, i)
-	local t = tree:add(f.desc, tvb, string.format("Descriptor %d: %s to %s, %d bytes", i,
+	local t = tree:add(f.desc, tvb)
+	t:set_text(string.format("Descriptor %d: %s to %s, %d bytes", i,
 		OPS[tvb(0, 1):uint()] or ("op " .. tvb(0, 1):uint()), coord(tvb, 4),
 		tvb(12, 4):le_uint()))
 	t:add_le(f.d_op, tvb(0, 1))
-	t:add_le(f.d_flags, tvb(1, 1))
+	local names = {}
+	for _, fl in ipairs(DESC_FLAGS) do
+		if bit32.band(tvb(1, 1):uint(), fl.bit) ~= 0 then
+			names[#names + 1] = fl.name
+		end
+	end
+	t:add_le(f.d_flags, tvb(1, 1)):append_text(" [" .. table.concat(names, ",") .. "]")
 	t:add_le(f.d_fifo, tvb(2, 1))
 	t:add_le(f.d_n_slots, tvb(3, 1))
 	t:add_le(f.d_dst_x, tvb(4, 1))
@@ -313,8 +328,6 @@ function toroid.dissector(tvb, pinfo, tree)
 	t:add(f.ack, h(48, 4))
 	t:add(f.aux, h(52, 4))
 
-	pinfo.cols.src = coord(h, 4)
-	pinfo.cols.dst = coord(h, 8)
 	local info = string.format("%s > %s %s %s off %s len %d/%d msg %d seq %d ack %d", coord(h, 4),
 		coord(h, 8), tname, flag_letters(flags), tostring(h(24, 8):uint64()), pay_len, msg_len,
 		h(40, 4):uint(), h(44, 4):uint(), h(48, 4):uint())
