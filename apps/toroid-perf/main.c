@@ -30,6 +30,7 @@
 #include <rte_mbuf.h>
 #include <rte_pause.h>
 
+#include <toroid/msg.h>
 #include <toroid/toroid.h>
 
 #include "../common/app_common.h"
@@ -496,6 +497,92 @@ get_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 	return 0;
 }
 
+/* ---- messaging layer (contexts, work queue, advance) ---- */
+
+static struct trd_context *perf_mctx;
+static struct trd_ep perf_mep; /* node b */
+
+/* A client with one context on a (its own injection FIFO 1, outcomes in FIFO 3). */
+static int
+perf_msg_ctx(void)
+{
+	struct trd_context_conf cc = {.node = px.a, .inj_fifo = 1, .cpl_fifo = 3,
+				      .recv_fifo = TRD_NO_FIFO};
+	struct trd_client *cl;
+
+	if (perf_mctx != NULL)
+		return 0;
+	cl = trd_client_create("toroid-perf", NULL);
+	if (cl == NULL || (perf_mctx = trd_context_create(cl, &cc)) == NULL)
+		return -rte_errno;
+	return trd_endpoint(cl, (uint32_t)trd_torus_rank(trd_node_torus(px.a), px.cb), 0,
+			    &perf_mep);
+}
+
+static void
+perf_msg_done(struct trd_context *ctx, void *cookie, int status)
+{
+	RTE_SET_USED(ctx);
+	*(int *)cookie = status == 0 ? 1 : status;
+}
+
+/* Advance until the operation whose callback writes @p flag completes. */
+static int
+perf_msg_wait(volatile int *flag)
+{
+	uint64_t dl = deadline_in(PERF_TIMEOUT_US);
+
+	while (*flag == 0)
+		if (trd_advance(perf_mctx, 0) < 0 || expired(dl))
+			return -ETIMEDOUT;
+	return *flag == 1 ? 0 : *flag;
+}
+
+/* A put of r->size bytes a->b, then a fence on b: until the fence callback ran (the put is
+ * complete in b's memory: its DONE came back). */
+static int
+fence_loop(struct perf_result *r, uint64_t n, uint64_t *s)
+{
+	int rc = perf_msg_ctx();
+
+	engine_start();
+	for (uint64_t i = 0; i < n && !perf_stop && rc == 0; i++) {
+		uint64_t t0 = rte_rdtsc();
+		volatile int done = 0;
+
+		rc = trd_put(perf_mctx, px.abuf, &perf_mep, 0, trd_mr_key(px.bmr), r->size, NULL,
+			     NULL);
+		if (rc == 0)
+			rc = trd_fence(perf_mctx, &perf_mep, perf_msg_done, (void *)&done);
+		if (rc == 0)
+			rc = perf_msg_wait(&done);
+		s[i] = rte_rdtsc() - t0;
+	}
+	return rc;
+}
+
+/* A fetch-and-add on a word of b through the context, until its callback (old value back). */
+static int
+atomic_loop(struct perf_result *r, uint64_t n, uint64_t *s)
+{
+	int rc = perf_msg_ctx();
+	uint64_t old;
+
+	RTE_SET_USED(r);
+	engine_start();
+	for (uint64_t i = 0; i < n && !perf_stop && rc == 0; i++) {
+		uint64_t t0 = rte_rdtsc();
+		volatile int done = 0;
+
+		rc = trd_atomic(perf_mctx, &perf_mep, trd_mr_key(px.bmr), 0, TRD_ATOMIC_FADD, 1, 0,
+				&old, perf_msg_done, (void *)&done);
+		if (rc == 0)
+			rc = perf_msg_wait(&done);
+		s[i] = rte_rdtsc() - t0;
+	}
+	return rc;
+}
+
 /* ---- the test table ---- */
 
 struct perf_test {
@@ -517,6 +604,8 @@ static const struct perf_test tests[] = {
 	{"get_bw", K_RATE, 1, 2000, "RDMA reads back to back, bandwidth"},
 	{"reflect_lat", K_LAT, 1, 20000, "put to reflection completion in a doorbell (us)"},
 	{"linerate", K_RATE, 1, 2000000, "sustained puts of one MTU payload: Mpps, Gbit/s L2/L1"},
+	{"fence_lat", K_LAT, 1, 20000, "context put + fence until the fence callback (us)"},
+	{"atomic_lat", K_LAT, 1, 20000, "context fetch-and-add until its callback (us)"},
 };
 
 static int
@@ -568,6 +657,8 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 			strcmp(t->name, "put_lat") == 0	   ? pingpong
 			: strcmp(t->name, "fifo_lat") == 0 ? fifo_pingpong
 			: strcmp(t->name, "get_lat") == 0  ? get_loop
+			: strcmp(t->name, "fence_lat") == 0 ? fence_loop
+			: strcmp(t->name, "atomic_lat") == 0 ? atomic_loop
 							   : reflect_loop;
 
 		rc = fn(r, warm, s);

@@ -203,8 +203,8 @@ trd_context_create(struct trd_client *c, const struct trd_context_conf *conf)
 	}
 	x->offset = c->n_ctx;
 	c->ctx[x->offset] = x;
-	c->recv_fifo[x->offset] = (int16_t)(conf->recv_fifo == TRD_NO_FIFO ? TRD_NO_FIFO
-									   : conf->recv_fifo);
+	c->recv_fifo[x->offset] =
+		(int16_t)(conf->recv_fifo == TRD_NO_FIFO ? TRD_NO_FIFO : conf->recv_fifo);
 	__atomic_store_n(&c->n_ctx, c->n_ctx + 1, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&c->lock);
 	return x;
@@ -263,8 +263,7 @@ trd_context_stat_name(unsigned int stat)
 /* ---- endpoints ---- */
 
 int
-trd_endpoint(const struct trd_client *c, uint32_t task, unsigned int ctx_offset,
-	     struct trd_ep *ep)
+trd_endpoint(const struct trd_client *c, uint32_t task, unsigned int ctx_offset, struct trd_ep *ep)
 {
 	struct trd_coord coord;
 

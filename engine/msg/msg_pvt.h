@@ -24,14 +24,7 @@ extern int trd_msg_logtype;
 #define MSG_BURST 32
 
 /* What a work-queue entry is. */
-enum msg_kind {
-	MSG_PUT = 0,
-	MSG_SEND,
-	MSG_READ,
-	MSG_ATOMIC,
-	MSG_FENCE,
-	MSG_KIND_MAX
-};
+enum msg_kind { MSG_PUT = 0, MSG_SEND, MSG_READ, MSG_ATOMIC, MSG_FENCE, MSG_KIND_MAX };
 
 /* Where an entry is in its life. */
 enum msg_state {
@@ -46,9 +39,9 @@ enum msg_state {
 /* One operation. Its cookie towards the engine is (gen << 32 | index): an outcome for an older
  * use of the entry is recognised and ignored. */
 struct msg_op {
-	uint8_t kind;     /* enum msg_kind */
-	uint8_t state;    /* enum msg_state */
-	uint16_t ctr;     /* MSG_READ: the counter that counts the bytes down, 0 until started */
+	uint8_t kind;  /* enum msg_kind */
+	uint8_t state; /* enum msg_state */
+	uint16_t ctr;  /* MSG_READ: the counter that counts the bytes down, 0 until started */
 	uint32_t gen;
 	uint32_t track;   /* engine tracking id, 0 until started */
 	uint32_t rank;    /* target node rank (MSG_ALL_NODES: a fence on all) */
@@ -62,10 +55,10 @@ struct msg_op {
 struct trd_client {
 	char name[32];
 	const struct trd_topo *topo;
-	struct trd_torus torus;      /* valid when n_tasks != 0 */
+	struct trd_torus torus; /* valid when n_tasks != 0 */
 	uint32_t n_tasks;
-	rte_spinlock_t lock;         /* context creation */
-	uint32_t n_ctx;              /* published with release after ctx[n_ctx - 1] */
+	rte_spinlock_t lock; /* context creation */
+	uint32_t n_ctx;      /* published with release after ctx[n_ctx - 1] */
 	struct trd_context *ctx[TRD_CLIENT_MAX_CONTEXTS];
 	int16_t recv_fifo[TRD_CLIENT_MAX_CONTEXTS];
 };
@@ -75,12 +68,12 @@ struct trd_context {
 	struct trd_node *node;
 	struct trd_fifo *inj;
 	struct trd_rec_fifo *cpl_rf;
-	struct trd_rec_fifo *recv_rf;  /* NULL: none */
+	struct trd_rec_fifo *recv_rf; /* NULL: none */
 	trd_recv_fn recv;
 	void *recv_arg;
 	uint8_t cpl_fifo;
 	unsigned int offset;
-	struct trd_torus torus;        /* the node's */
+	struct trd_torus torus; /* the node's */
 	uint32_t n_nodes;
 	bool in_advance;
 
@@ -91,17 +84,17 @@ struct trd_context {
 	uint32_t n_free;
 	uint32_t *q;
 	uint32_t q_mask;
-	uint32_t q_head;               /* next to start */
-	uint32_t q_tail;               /* next free position */
+	uint32_t q_head; /* next to start */
+	uint32_t q_tail; /* next free position */
 
 	/* in flight */
-	uint32_t inflight;             /* operations started and not completed */
-	uint32_t *outstanding;         /* per target rank */
-	uint32_t *reads;               /* entries of the RDMA reads in flight */
+	uint32_t inflight;     /* operations started and not completed */
+	uint32_t *outstanding; /* per target rank */
+	uint32_t *reads;       /* entries of the RDMA reads in flight */
 	uint32_t n_reads;
-	uint16_t *ctrs;                /* engine counters kept for reads, free ones */
-	uint32_t n_ctrs;               /* free ones in ctrs[] */
-	uint32_t n_ctrs_owned;         /* all allocated (free + in use) */
+	uint16_t *ctrs;        /* engine counters kept for reads, free ones */
+	uint32_t n_ctrs;       /* free ones in ctrs[] */
+	uint32_t n_ctrs_owned; /* all allocated (free + in use) */
 	uint16_t *ctrs_owned;
 
 	uint64_t stat[TRD_CTX_STAT_MAX];

@@ -54,6 +54,25 @@ op_queue(struct trd_context *x, uint32_t idx)
 	x->stat[TRD_CTX_STAT_POSTED]++;
 }
 
+/* A refusal decided by the target before it sent any data (trd_cause_errno()). */
+static bool
+target_verdict(int status)
+{
+	switch (status) {
+	case -ENOKEY:
+	case -ERANGE:
+	case -EACCES:
+	case -ENOENT:
+	case -ENOBUFS:
+	case -EINVAL:
+	case -EPERM:
+	case -ENOMEM:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Free the entry, then run its callback (which may post into the entry just freed). */
 static void
 op_complete(struct trd_context *x, uint32_t idx, int status)
@@ -67,7 +86,11 @@ op_complete(struct trd_context *x, uint32_t idx, int status)
 		x->outstanding[op->rank]--;
 	}
 	if (op->ctr != 0) {
-		x->ctrs[x->n_ctrs++] = op->ctr;
+		/* A read the target refused sent nothing: its counter can serve again. After a
+		 * transport failure (peer down) bytes might still come: retire the counter (it
+		 * stays allocated until the context is destroyed). */
+		if (status == 0 || op->state != MSG_INFLIGHT || target_verdict(status))
+			x->ctrs[x->n_ctrs++] = op->ctr;
 		op->ctr = 0;
 	}
 	if (status == 0) {
@@ -134,8 +157,8 @@ trd_put(struct trd_context *x, const void *local_addr, const struct trd_ep *ep,
 }
 
 int
-trd_send(struct trd_context *x, const struct trd_ep *ep, const void *buf, size_t len,
-	 uint64_t user, trd_done_fn cb, void *cookie)
+trd_send(struct trd_context *x, const struct trd_ep *ep, const void *buf, size_t len, uint64_t user,
+	 trd_done_fn cb, void *cookie)
 {
 	struct msg_op *op;
 	uint32_t rank, idx;
@@ -406,8 +429,8 @@ trd_advance(struct trd_context *x, unsigned int max)
 
 	/* outcomes of operations in flight */
 	while (events < budget) {
-		k = trd_rec_fifo_poll(x->cpl_rf, m, RTE_MIN((unsigned int)MSG_BURST,
-							   budget - events));
+		k = trd_rec_fifo_poll(x->cpl_rf, m,
+				      RTE_MIN((unsigned int)MSG_BURST, budget - events));
 		if (k <= 0)
 			break;
 		for (int i = 0; i < k; i++) {

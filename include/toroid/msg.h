@@ -55,17 +55,17 @@ struct trd_context;
  * Its fields are for reading.
  */
 struct trd_ep {
-	uint32_t task;         /**< the task (rank) */
+	uint32_t task;          /**< the task (rank) */
 	struct trd_coord coord; /**< the task's node */
-	uint8_t ctx;           /**< context offset at the task */
-	int16_t recv_fifo;     /**< that context's receive FIFO, or TRD_NO_FIFO */
+	uint8_t ctx;            /**< context offset at the task */
+	int16_t recv_fifo;      /**< that context's receive FIFO, or TRD_NO_FIFO */
 };
 
 /**
  * Completion callback: @p status is 0, or a negative errno saying why the operation failed
  * (the target's refusal, see trd_track_open(), or a local error). Runs inside trd_advance()
- * on the advancing thread. It may post new operations on any context, but must not call
- * trd_advance() or trd_context_destroy() on @p ctx.
+ * on the advancing thread. It may post new operations (on @p ctx, or on another context
+ * this thread uses), but must not call trd_advance() or trd_context_destroy() on @p ctx.
  */
 typedef void (*trd_done_fn)(struct trd_context *ctx, void *cookie, int status);
 
@@ -77,16 +77,16 @@ typedef void (*trd_recv_fn)(struct trd_context *ctx, void *arg, const struct trd
 
 /** Context configuration. */
 struct trd_context_conf {
-	struct trd_node *node;  /**< the node the context posts from (required) */
-	unsigned int inj_fifo;  /**< injection FIFO index the context posts to (may be shared) */
-	unsigned int cpl_fifo;  /**< reception FIFO index where outcomes arrive (its own) */
-	int recv_fifo;          /**< reception FIFO index for messages sent to this context, or
-				 *   TRD_NO_FIFO; distinct from cpl_fifo. Contexts are assumed to
-				 *   be created alike on every task (SPMD): trd_send() to context
-				 *   offset k uses the recv_fifo of this client's context k. */
-	unsigned int wq_size;   /**< operations posted and not yet completed (0: 256, max 65536) */
-	trd_recv_fn recv;       /**< if set, trd_advance() drains recv_fifo into it */
-	void *recv_arg;         /**< passed to @c recv */
+	struct trd_node *node; /**< the node the context posts from (required) */
+	unsigned int inj_fifo; /**< injection FIFO index the context posts to (may be shared) */
+	unsigned int cpl_fifo; /**< reception FIFO index where outcomes arrive (its own) */
+	int recv_fifo;         /**< reception FIFO index for messages sent to this context, or
+				*   TRD_NO_FIFO; distinct from cpl_fifo. Contexts are assumed to
+				*   be created alike on every task (SPMD): trd_send() to context
+				*   offset k uses the recv_fifo of this client's context k. */
+	unsigned int wq_size;  /**< operations posted and not yet completed (0: 256, max 65536) */
+	trd_recv_fn recv;      /**< if set, trd_advance() drains recv_fifo into it */
+	void *recv_arg;        /**< passed to @c recv */
 };
 
 /** Context statistics: X(ENUM, name). */
@@ -94,9 +94,9 @@ struct trd_context_conf {
 	X(POSTED, "posted")       /* operations accepted into the work queue */                    \
 	X(STARTED, "started")     /* operations handed to the engine (fences: reached the head) */ \
 	X(COMPLETED, "completed") /* operations completed (callbacks run), errors included */      \
-	X(ERRORS, "errors")       /* completions with a negative status */                        \
-	X(FENCES, "fences")       /* fences completed */                                          \
-	X(STALLS, "stalls")       /* advances that left the head waiting (FIFO full, no ids) */   \
+	X(ERRORS, "errors")       /* completions with a negative status */                         \
+	X(FENCES, "fences")       /* fences completed */                                           \
+	X(STALLS, "stalls")       /* advances that left the head waiting (FIFO full, no ids) */    \
 	X(RECEIVED, "received")   /* messages delivered to the receive callback */                 \
 	X(PUT_BYTES, "put_bytes") /* bytes of puts and sends completed without error */            \
 	X(READ_BYTES, "read_bytes") /* bytes of RDMA reads completed without error */
