@@ -15,6 +15,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
+#include <rte_mempool.h>
 #include <rte_pause.h>
 #include <rte_ring_elem.h>
 
@@ -422,7 +423,7 @@ ctl_build(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint16_t flags
 			return TRD_DROP_NO_MEMORY;
 		if (pe->down)
 			return TRD_DROP_PEER_DOWN;
-		if (trd_rel_room(n, pe) == 0)
+		if (trd_rel_room_ctl(n, pe) == 0)
 			return TRD_DROP_REPLY_FULL;
 	}
 	if (trd_link_room(rt->link) == 0)
@@ -458,6 +459,24 @@ ctl_build(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint16_t flags
 	finish(n, pe, h, m);
 	trd_link_queue(rt->link, m, NULL, NULL, 0);
 	return 0;
+}
+
+bool
+trd_ctl_room(struct trd_node *n, const uint8_t dst[3])
+{
+	struct trd_coord c = {dst[0], dst[1], dst[2]};
+	int rank = trd_rank_of(n, c);
+	struct trd_route *rt;
+
+	if (rank < 0)
+		return true; /* the send itself will say why not */
+	rt = &n->routes[rank];
+	if (rt->link == NULL)
+		return true;
+	if (n->reliable && (uint32_t)rank != n->rank && n->peers[rank] != NULL &&
+	    trd_rel_room_ctl(n, n->peers[rank]) == 0)
+		return false;
+	return trd_link_room(rt->link) != 0 && (n->mcache_n != 0 || rte_mempool_avail_count(n->pool) != 0);
 }
 
 int
@@ -714,7 +733,7 @@ flush_all(struct trd_node *n)
 int
 trd_node_poll(struct trd_node *n)
 {
-	struct rte_mbuf *pkts[TRD_RX_BURST];
+	struct rte_mbuf *pkts[2 * TRD_RX_BURST];
 	unsigned int nf, moved = 0;
 	int served;
 
@@ -747,6 +766,8 @@ trd_node_poll(struct trd_node *n)
 		struct trd_link *l = n->links[i];
 		uint16_t nb = l->ops->rx(l, pkts, TRD_RX_BURST);
 
+		if (unlikely(l->imp != NULL))
+			nb = trd_impair_rx(l, n->pool, pkts, nb, RTE_DIM(pkts));
 		if (nb != 0) {
 			trd_rx_burst(n, l, pkts, nb);
 			moved += nb;

@@ -81,16 +81,43 @@ int trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const
 void trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack);
 void trd_rel_timers(struct trd_node *n);
 
+/* Room for replies (DONE, atomic reply) towards a peer: the whole window. */
+static inline uint32_t
+trd_rel_room_ctl(const struct trd_node *n, const struct trd_peer *pe)
+{
+	return pe == NULL ? UINT32_MAX : n->rel_w - (pe->snd_nxt - pe->snd_una);
+}
+
+/* Room for data: the window less a quarter kept for replies. Two nodes whose windows are
+ * full of packets that each need the other's reply would otherwise wait for each other
+ * forever; replies need no reply, so they always drain. */
 static inline uint32_t
 trd_rel_room(const struct trd_node *n, const struct trd_peer *pe)
 {
-	return pe == NULL ? UINT32_MAX : n->rel_w - (pe->snd_nxt - pe->snd_una);
+	uint32_t used, cap;
+
+	if (pe == NULL)
+		return UINT32_MAX;
+	used = pe->snd_nxt - pe->snd_una;
+	cap = n->rel_w - n->rel_w / 4;
+	return used >= cap ? 0 : cap - used;
 }
 
 /* rx.c: process a packet for this node whose turn has come (parsed, or parse again). */
 int trd_rx_deliver(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m,
 		   const struct trd_pkt *p, int *keep);
 int trd_rx_redeliver(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, int *keep);
+
+/* dma.c: can a control packet to @p dst go now? */
+bool trd_ctl_room(struct trd_node *n, const uint8_t dst[3]);
+/* Drop causes that mean "not now": a reliable receiver refuses the packet (it comes again)
+ * instead of consuming its sequence number. */
+static inline bool
+trd_drop_transient(int cause)
+{
+	return cause == TRD_DROP_FIFO_FULL || cause == TRD_DROP_NO_MEMORY ||
+	       cause == TRD_DROP_REPLY_FULL;
+}
 
 /* dma.c: an ACK alone (unsequenced). */
 int trd_ctl_send_ack(struct trd_node *n, const uint8_t dst[3], uint32_t ack, uint16_t acked_epoch,

@@ -345,8 +345,11 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack)
 	if (p->ack != 0 && (uint16_t)p->offset == pe->tx_epoch) {
 		pe->ack_synced = true; /* acks riding on data are about this session again */
 		on_ack(n, pe, p->ack, sack, now);
-	} else if (pe->snd_una != pe->snd_nxt && (uint16_t)p->offset != pe->tx_epoch) {
-		/* the peer does not know our session (it restarted): start a new one */
+	} else if (pe->snd_una != pe->snd_nxt && p->offset == 0 && seq_lt(1, pe->snd_nxt) &&
+		   pe->txt[pe->snd_una & (n->rel_w - 1)] + pe->rto < now) {
+		/* the peer knows no session of ours (it restarted) although we have been
+		 * sending for a while: start a new one. An ack about an older session of ours
+		 * is merely late. */
 		peer_reset_tx(n, pe);
 	}
 	if (p->flags & TRD_HF_PROBE)
@@ -401,23 +404,35 @@ trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const str
 		pe->ack_due = now;
 		return 0;
 	}
-	/* in order: deliver it, then whatever it unblocks */
+	if (pe->rxb[p->seq & mask] != NULL) {
+		/* an earlier copy of this one, held and refused for lack of room: this one wins */
+		rte_pktmbuf_free(pe->rxb[p->seq & mask]);
+		pe->rxb[p->seq & mask] = NULL;
+	}
+	/* in order: deliver it, then whatever it unblocks; a packet refused for lack of room
+	 * is not received: it will come again, and what follows waits for it */
 	{
 		int cause = trd_rx_deliver(n, l, m, p, keep);
 
-		if (cause != 0)
+		if (cause != 0) {
 			trd_drop(n, (unsigned int)cause);
+			if (trd_drop_transient(cause))
+				return -1;
+		}
 	}
 	pe->rcv_nxt++;
 	while (pe->rxb[pe->rcv_nxt & mask] != NULL) {
 		struct rte_mbuf *h = pe->rxb[pe->rcv_nxt & mask];
 		int k = 0, cause;
 
+		cause = trd_rx_redeliver(n, l, h, &k);
+		if (cause != 0) {
+			trd_drop(n, (unsigned int)cause);
+			if (trd_drop_transient(cause))
+				break; /* stays held; tried again when its turn comes back */
+		}
 		pe->rxb[pe->rcv_nxt & mask] = NULL;
 		pe->rcv_nxt++;
-		cause = trd_rx_redeliver(n, l, h, &k);
-		if (cause != 0)
-			trd_drop(n, (unsigned int)cause);
 		if (!k)
 			rte_pktmbuf_free(h);
 	}

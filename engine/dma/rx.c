@@ -238,18 +238,18 @@ rx_fifo(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, int *ke
 	    p->pay_len > r->len - r->got)
 		return TRD_DROP_REASM;
 	pay_copy(m, (uint8_t *)r->msg->data + p->offset, p->pay_len);
-	r->got += p->pay_len;
-	ctr_sub(n, p->counter, p->pay_len);
-	if (r->got == r->len) {
-		msg = r->msg;
+	if (r->got + p->pay_len == r->len) {
+		/* complete: if the FIFO is full the last piece is refused (and sent again
+		 * by a reliable sender), the message waits here */
+		rc = deliver(n, rf, r->msg);
+		if (rc != 0)
+			return rc;
 		r->msg = NULL;
 		rte_hash_del_key(n->reasm_hash, &hkey);
-		rc = deliver(n, rf, msg);
-		if (rc != 0) {
-			rte_free(msg);
-			return rc;
-		}
+	} else {
+		r->got += p->pay_len;
 	}
+	ctr_sub(n, p->counter, p->pay_len);
 	return 0;
 }
 
@@ -466,6 +466,13 @@ trd_rx_deliver(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const
 	int cause;
 
 	RTE_SET_USED(l);
+	/* A packet that needs an answer is taken only when the answer can go: an atomic must
+	 * not run twice, a message must not be delivered twice because its DONE found no
+	 * room. Refused for now, it comes again (reliable senders). */
+	if ((p->type == TRD_PKT_ATOMIC ||
+	     (p->flags & (TRD_HF_ACKREQ | TRD_HF_LAST)) == (TRD_HF_ACKREQ | TRD_HF_LAST)) &&
+	    !trd_ctl_room(n, p->src))
+		return TRD_DROP_REPLY_FULL;
 	switch (p->type) {
 	case TRD_PKT_PUT:
 		cause = rx_put(n, m, p);
@@ -562,7 +569,7 @@ rx_one(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, int *keep)
 void
 trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 {
-	struct rte_mbuf *done[TRD_RX_BURST];
+	struct rte_mbuf *done[2 * TRD_RX_BURST];
 	unsigned int nd = 0;
 	uint64_t bytes = 0;
 

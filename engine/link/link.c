@@ -358,6 +358,10 @@ trd_link_free(struct trd_link *l)
 	}
 	if (l->ops->close != NULL)
 		l->ops->close(l);
+	if (l->imp != NULL) {
+		rte_pktmbuf_free(l->imp->held);
+		rte_free(l->imp);
+	}
 	rte_free(l);
 }
 
@@ -394,6 +398,14 @@ trd_link_stats_get(const struct trd_link *l, struct trd_link_stats *st)
 	st->pending = __atomic_load_n(&l->pend_tail, __ATOMIC_RELAXED) -
 		      __atomic_load_n(&l->pend_head, __ATOMIC_RELAXED);
 	st->dir = l->dir;
+	if (l->imp != NULL) {
+		st->imp_lost = l->imp->lost;
+		st->imp_reordered = l->imp->reordered;
+		st->imp_dup = l->imp->dupped;
+		st->imp_corrupt = l->imp->corrupted;
+	} else {
+		st->imp_lost = st->imp_reordered = st->imp_dup = st->imp_corrupt = 0;
+	}
 	return 0;
 }
 

@@ -13,6 +13,14 @@
 
 #include <toroid/toroid.h>
 
+/** Impairment state of a link (impair.c). */
+struct trd_impair {
+	uint32_t loss, reorder, dup, corrupt; /* per 2^32 */
+	uint64_t rng;
+	struct rte_mbuf *held;  /* a frame waiting to be delivered late */
+	uint64_t lost, reordered, dupped, corrupted;
+};
+
 /** Packets a link buffers for the port (power of 2). */
 #define TRD_LINK_PEND 1024
 #define TRD_LINK_PEND_MASK (TRD_LINK_PEND - 1)
@@ -57,6 +65,7 @@ struct trd_link {
 	uint32_t cap_next;   /* first buffered packet not yet captured */
 	struct rte_mbuf *pend[TRD_LINK_PEND];
 	struct trd_pend_info info[TRD_LINK_PEND];
+	struct trd_impair *imp;
 	/* Statistics, written by the serving lcore only. */
 	uint64_t tx_pkts;
 	uint64_t tx_bytes;
@@ -85,6 +94,10 @@ trd_link_queue(struct trd_link *l, struct rte_mbuf *m, int64_t *ctr, struct trd_
 	l->info[i].bytes = bytes;
 	l->info[i].len = m->pkt_len;
 }
+
+/** Apply the link's impairment to @p nb received frames in @p pkts (room for @p cap). */
+uint16_t trd_impair_rx(struct trd_link *l, struct rte_mempool *mp, struct rte_mbuf **pkts,
+		       uint16_t nb, uint16_t cap);
 
 /** A ring link that delivers to itself (every node's loopback). */
 struct trd_link *trd_link_loopback(const char *name, uint16_t mtu);

@@ -114,6 +114,8 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 	if (trd_wire_hdr_verify(h) != 0)
 		return TRD_DROP_BAD_CHECKSUM;
 	decode(h, p);
+	/* the flags that say how a packet is carried, not what it is */
+	const uint16_t carry = TRD_HF_CRC;
 
 	if ((p->flags & ~TRD_HF_MASK) != 0 || (p->seq != 0 && p->epoch == 0) ||
 	    ((p->flags & TRD_HF_PROBE) && p->type != TRD_PKT_ACK) ||
@@ -147,7 +149,7 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 		/* A remote get is one packet of whole descriptors. */
 		if (p->offset != 0 || p->pay_len != p->msg_len || p->pay_len == 0 ||
 		    p->pay_len % TRD_WIRE_DESC_LEN != 0 ||
-		    (p->flags & ~TRD_HF_ACKREQ) != TRD_HF_ALL)
+		    (p->flags & ~(TRD_HF_ACKREQ | carry)) != TRD_HF_ALL)
 			return TRD_DROP_BAD_LENGTH;
 		break;
 	case TRD_PKT_ACK:
@@ -158,17 +160,20 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 		break;
 	case TRD_PKT_DONE:
 		/* key is the verdict (a drop cause, 0 for success), offset the message id */
-		if (p->pay_len != 0 || p->msg_len != 0 || p->flags != TRD_HF_ALL || p->aux == 0)
+		if (p->pay_len != 0 || p->msg_len != 0 || (p->flags & ~carry) != TRD_HF_ALL ||
+		    p->aux == 0)
 			return TRD_DROP_BAD_LENGTH;
 		if (p->key >= TRD_DROP_MAX)
 			return TRD_DROP_BAD_FIELD;
 		break;
 	case TRD_PKT_ATOMIC:
-		if (p->pay_len != 24 || p->msg_len != 24 || p->flags != TRD_HF_ALL || p->aux == 0)
+		if (p->pay_len != 24 || p->msg_len != 24 || (p->flags & ~carry) != TRD_HF_ALL ||
+		    p->aux == 0)
 			return TRD_DROP_BAD_LENGTH;
 		break;
 	case TRD_PKT_ATOMIC_REPLY:
-		if (p->pay_len != 8 || p->msg_len != 8 || p->flags != TRD_HF_ALL || p->aux == 0)
+		if (p->pay_len != 8 || p->msg_len != 8 || (p->flags & ~carry) != TRD_HF_ALL ||
+		    p->aux == 0)
 			return TRD_DROP_BAD_LENGTH;
 		if (p->key >= TRD_DROP_MAX)
 			return TRD_DROP_BAD_FIELD;

@@ -158,6 +158,28 @@ int trd_link_ring_pair(const char *name, unsigned int size, uint16_t mtu, struct
 int trd_link_ethdev_ring_pair(const char *name, uint16_t mtu, struct trd_link **a,
 			      struct trd_link **b);
 
+/** Link impairment for tests and demos: fractions of received frames affected (0..1). */
+struct trd_impair_conf {
+	double loss;     /**< dropped */
+	double reorder;  /**< delivered after the next frame */
+	double dup;      /**< delivered twice */
+	double corrupt;  /**< one random bit flipped */
+	uint64_t seed;   /**< for repeatable runs (0: 1) */
+};
+
+/**
+ * Parse "loss=2%,reorder=1%,dup=0.5%,corrupt=0.1%,seed=7" (any subset; a value is a
+ * percentage with '%' or a fraction without). @return 0 or -EINVAL.
+ */
+int trd_impair_parse(const char *spec, struct trd_impair_conf *out);
+/**
+ * Impair what @p link receives (between the port and the engine); NULL turns it off. Not
+ * while the link's node is served. @return 0, -EINVAL, -ENOMEM, -EBUSY.
+ */
+int trd_link_impair(struct trd_link *link, const struct trd_impair_conf *conf);
+/** trd_link_impair() on every link of @p node (not its loopback). */
+int trd_node_impair(struct trd_node *node, const struct trd_impair_conf *conf);
+
 /** Free a link that was never added to a node (a node frees its own links). */
 void trd_link_free(struct trd_link *link);
 /** The link's kind. */
@@ -264,6 +286,10 @@ struct trd_link_stats {
 	uint64_t rx_bytes;
 	uint64_t fwd_pkts;  /**< packets this node forwarded out of this link */
 	uint32_t pending;   /**< packets waiting in the link's transmit buffer */
+	uint64_t imp_lost;  /**< impairment: frames dropped, reordered, duplicated, corrupted */
+	uint64_t imp_reordered;
+	uint64_t imp_dup;
+	uint64_t imp_corrupt;
 	int dir;            /**< enum trd_dir, or TRD_DIR_NONE for a switched link */
 };
 
