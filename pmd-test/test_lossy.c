@@ -151,7 +151,7 @@ post(unsigned int a, uint64_t *rs)
 		c.src_key = trd_mr_key(nd[b].mr_rd);
 		c.src = o->seq % 4096;
 		T_EQ(trd_counter_set(x->n, x->ctr[slot], len), 0);
-		trd_desc_rget(&d, trd_node_coord(nd[b].n), 0xFF, &c, 1);
+		trd_desc_rget(&d, trd_node_coord(nd[b].n), TRD_ENGINE_FIFO, &c, 1);
 		rc = trd_inject(trd_inj_fifo(x->n, 2), &d);
 		break;
 	default: {

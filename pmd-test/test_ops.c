@@ -123,7 +123,7 @@ do_rget(unsigned int a, unsigned int b, uint32_t len)
 	c.src_key = trd_mr_key(tn[b].mr);
 	c.src = toff;
 	T_EQ(trd_counter_set(tn[a].n, tn[a].rec, len), 0);
-	trd_desc_rget(&d, trd_node_coord(tn[b].n), 0xFF, &c, 1);
+	trd_desc_rget(&d, trd_node_coord(tn[b].n), TRD_ENGINE_FIFO, &c, 1);
 	T_EQ(trd_inject(trd_inj_fifo(tn[a].n, 2), &d), 0);
 	T_ASSERT(trd_counter_wait(tn[a].n, tn[a].rec, TIMEOUT_US) == 0, "rget %u<-%u len %u", a, b,
 		 len);

@@ -149,7 +149,7 @@ test_cas_lock(uint64_t *words, struct trd_mr *mr, uint8_t *local[NODES], struct 
 			c.flags = TRD_DF_SRC_MR;
 			c.src_key = trd_mr_key(mr);
 			c.src = 8;
-			trd_desc_rget(&d, trd_node_coord(nd[0]), 0xFF, &c, 1);
+			trd_desc_rget(&d, trd_node_coord(nd[0]), TRD_ENGINE_FIFO, &c, 1);
 			T_EQ(trd_counter_set(nd[a], ctr[a], 8), 0);
 			T_EQ(trd_inject(trd_inj_fifo(nd[a], 0), &d), 0);
 			T_EQ(trd_counter_wait(nd[a], ctr[a], TIMEOUT_US), 0);
@@ -210,7 +210,7 @@ test_errors(uint8_t *mem, struct trd_mr *mr, struct trd_mr *ro)
 		T_EQ(trd_track_open(nd[2], RF, 16, NULL, &id), 0);
 		c.flags |= TRD_DF_ACKREQ;
 		c.aux = id;
-		trd_desc_rget(&d, t, 0xFF, &c, 1);
+		trd_desc_rget(&d, t, TRD_ENGINE_FIFO, &c, 1);
 		d.flags |= TRD_DF_ACKREQ;
 		d.aux = id;
 		T_EQ(trd_inject(trd_inj_fifo(nd[2], 0), &d), 0);

@@ -333,7 +333,7 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 	h->offset = 0;
 	h->msg_len = rte_cpu_to_be_32(d->len);
 	h->pay_len = 0;
-	h->rsvd = 0;
+	h->epoch = 0; /* a reliable peer's session, set per packet */
 	h->msg_id = rte_cpu_to_be_32(d->msg_id);
 	h->seq = 0;
 	h->ack = 0;

@@ -28,7 +28,7 @@
 #define TRD_MCACHE 64
 #define TRD_HOP_SLACK 2            /* hops allowed beyond the route's length */
 /** Id of the engine's own injection FIFO (reflection / remote-get target). */
-#define TRD_ENGINE_FIFO_ID 0xFF
+#define TRD_ENGINE_FIFO_ID TRD_ENGINE_FIFO
 
 /** The mbuf private area. */
 struct trd_mbuf_priv {

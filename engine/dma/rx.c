@@ -609,7 +609,9 @@ trd_rx_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t co
 		trd_drop(n, TRD_DROP_NO_MEMORY);
 		return;
 	}
-	trd_torus_coord(&n->torus, from_rank, &c);
+	/* an operation that failed before it left names no peer: the node itself */
+	if (trd_torus_coord(&n->torus, from_rank, &c) != 0)
+		c = n->coord;
 	memset(msg, 0, sizeof(*msg));
 	msg->src = c;
 	msg->fifo = fifo;

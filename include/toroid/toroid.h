@@ -114,6 +114,10 @@ void trd_desc_rget(struct trd_desc *d, struct trd_coord dst, uint8_t fifo,
 void trd_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op op,
 		     uint64_t rkey, uint64_t roff, uint64_t operand, uint64_t compare);
 
+/** The injection FIFO of a node's engine itself: the target of remote gets that no
+ * application FIFO should serve (reflection, RDMA read). */
+#define TRD_ENGINE_FIFO 0xFF
+
 /** Largest number of descriptors one remote get carries. */
 #define TRD_RGET_MAX_DESCS 15
 
@@ -367,14 +371,16 @@ struct trd_fifo *trd_inj_fifo(struct trd_node *node, unsigned int idx);
  * buffer is free on return); longer ones are read from @p d->src until the injection
  * counter reaches zero, so the buffer must stay untouched until then.
  * @return 0; -ENOBUFS if the FIFO is full (nothing posted, retry later); -EINVAL for a bad
- * descriptor; -EHOSTUNREACH if the destination has no route.
+ * descriptor; -EHOSTUNREACH if the destination has no route or is declared down; -EMSGSIZE
+ * if a remote get does not fit in one packet of the route's link.
  */
 int trd_inject(struct trd_fifo *fifo, const struct trd_desc *d);
 
 /**
  * Post @p n descriptors, all or nothing, consecutive in the FIFO (used to post a data
  * descriptor and its completion descriptor together).
- * @return 0, or the errors of trd_inject() (nothing posted).
+ * @return 0, or the errors of trd_inject() (nothing posted), or -E2BIG if they and their
+ * inline data need more than 512 slots.
  */
 int trd_inject_bulk(struct trd_fifo *fifo, const struct trd_desc *d, unsigned int n);
 
@@ -508,7 +514,8 @@ struct trd_cpl_spec {
  * target in delivery mode) carrying the completion descriptor back to this node. The
  * reflection runs only after the data's last packet was handed to the port.
  * @return 0; -ENOBUFS (nothing posted); -ENOSPC (too many completions outstanding);
- * -EINVAL (bad spec, a reflector that is not a neighbour, a doorbell word outside its region).
+ * -EINVAL (bad spec, a reflector that is not a neighbour, a doorbell word outside its region);
+ * -EHOSTUNREACH (no route to the target or the reflector, or it is declared down).
  */
 int trd_inject_reflect(struct trd_fifo *fifo, const struct trd_desc *data,
 		       const struct trd_cpl_spec *spec);
@@ -617,7 +624,9 @@ int trd_counter_wait(struct trd_node *node, uint16_t id, uint64_t timeout_us);
 struct trd_mr *trd_mr_register(struct trd_node *node, void *addr, size_t len,
 			       unsigned int access);
 /**
- * Deregister: no engine write or read of the region happens after this returns.
+ * Deregister: no new engine write or read of the region starts after this returns. Packets
+ * already built from it zero-copy (not yet acknowledged by their peer) still point at its
+ * memory: keep the memory until the injection counters of what was sent from it are zero.
  * @return 0, -EINVAL, or -ETIMEDOUT if the serving lcore did not finish its round in 1 s.
  */
 int trd_mr_deregister(struct trd_mr *mr);
@@ -678,7 +687,7 @@ void trd_net_free(struct trd_net *net);
 uint64_t trd_time_us(void);
 
 /**
- * The shared packet pool, created on first use with @p n mbufs (0: 16384) on the caller's
+ * The shared packet pool, created on first use with @p n mbufs (0: 32767) on the caller's
  * socket. @return the pool or NULL with rte_errno.
  */
 struct rte_mempool *trd_default_pool(unsigned int n);

@@ -27,7 +27,11 @@ extern "C" {
 #define TRD_HDR_LEN 56
 /** Ethernet + torus header. */
 #define TRD_FRAME_HLEN (TRD_ETH_HLEN + TRD_HDR_LEN)
-/** Size of one descriptor carried by a remote get. */
+/**
+ * Size of one descriptor carried by a remote get. The payload of a remote get is an array of
+ * struct trd_desc (include/toroid/toroid.h) in little-endian byte order: the one place the
+ * wire is not big-endian, since the target copies descriptors straight into its FIFO.
+ */
 #define TRD_WIRE_DESC_LEN 64
 
 /**
@@ -90,10 +94,7 @@ struct __attribute__((packed)) trd_hdr {
 	uint64_t offset;   /**< 24: region offset of this payload (PUT), or offset in message */
 	uint32_t msg_len;  /**< 32: length of the whole message */
 	uint16_t pay_len;  /**< 36: payload bytes in this packet */
-	union {
-		uint16_t epoch; /**< 38: sender's session with this peer (reliability); 0 unsequenced */
-		uint16_t rsvd;  /* its former name, until the tools are updated */
-	};
+	uint16_t epoch;    /**< 38: sender's session with this peer (reliability); 0 unsequenced */
 	uint32_t msg_id;   /**< 40: message id, unique per source node */
 	uint32_t seq;      /**< 44: sequence number from sender to this peer, 1.. (0: unsequenced) */
 	uint32_t ack;      /**< 48: next sequence number expected from the peer (0: none) */
@@ -113,7 +114,7 @@ _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 b
 	X(BAD_TYPE, "bad_type")             /* unknown packet type */                              \
 	X(BAD_CHECKSUM, "bad_checksum")     /* header checksum does not verify */                  \
 	X(BAD_LENGTH, "bad_length")         /* pay_len/msg_len/offset inconsistent with frame */   \
-	X(BAD_FIELD, "bad_field")           /* reserved field or flag set, bad coordinate */       \
+	X(BAD_FIELD, "bad_field")           /* unknown flag, aux or epoch where not allowed */     \
 	X(UNKNOWN_NODE, "unknown_node")     /* source or destination outside the torus */          \
 	X(NOT_FOR_US, "not_for_us")         /* addressed elsewhere and not forwardable here */     \
 	X(HOP_LIMIT, "hop_limit")           /* hop limit reached while forwarding */               \
@@ -162,10 +163,7 @@ struct trd_pkt {
 	uint64_t offset;
 	uint32_t msg_len;
 	uint16_t pay_len;
-	union {
-		uint16_t epoch;
-		uint16_t rsvd; /* its former name, until the tools are updated */
-	};
+	uint16_t epoch;
 	uint32_t msg_id;
 	uint32_t seq;
 	uint32_t ack;
