@@ -77,10 +77,11 @@ peer_release_tx(struct trd_peer *pe, uint32_t mask)
 static void
 peer_release_rx(struct trd_peer *pe, uint32_t w)
 {
-	for (uint32_t i = 0; i < w; i++)
+	for (uint32_t i = 0; i < w && pe->n_held != 0; i++)
 		if (pe->rxb[i] != NULL) {
 			rte_pktmbuf_free(pe->rxb[i]);
 			pe->rxb[i] = NULL;
+			pe->n_held--;
 		}
 }
 
@@ -239,7 +240,7 @@ send_ack(struct trd_node *n, struct trd_peer *pe, bool probe)
 	dst[0] = c.x;
 	dst[1] = c.y;
 	dst[2] = c.z;
-	if (pe->rx_valid) {
+	if (pe->rx_valid && pe->n_held != 0) {
 		memset(sack, 0, sizeof(sack));
 		for (uint32_t k = 0; k < TRD_SACK_BYTES * 8 && k + 1 < n->rel_w; k++)
 			if (pe->rxb[(pe->rcv_nxt + 1 + k) & (n->rel_w - 1)] != NULL) {
@@ -345,11 +346,11 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack)
 	if (p->ack != 0 && (uint16_t)p->offset == pe->tx_epoch) {
 		pe->ack_synced = true; /* acks riding on data are about this session again */
 		on_ack(n, pe, p->ack, sack, now);
-	} else if (pe->snd_una != pe->snd_nxt && p->offset == 0 && seq_lt(1, pe->snd_nxt) &&
-		   pe->txt[pe->snd_una & (n->rel_w - 1)] + pe->rto < now) {
-		/* the peer knows no session of ours (it restarted) although we have been
-		 * sending for a while: start a new one. An ack about an older session of ours
-		 * is merely late. */
+	} else if (pe->snd_una != pe->snd_nxt && p->offset == 0 && seq_lt(1, pe->snd_una)) {
+		/* the peer acknowledged this session before and now knows none: it restarted.
+		 * Start a new one. (Before our first packet arrives it knows none either: that is
+		 * only a loss, repaired by retransmission. An ack about an older session of ours
+		 * is merely late.) */
 		peer_reset_tx(n, pe);
 	}
 	if (p->flags & TRD_HF_PROBE)
@@ -398,6 +399,7 @@ trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const str
 			return TRD_DROP_DUPLICATE;
 		/* early: hold it, and say so at once so the hole is filled */
 		pe->rxb[p->seq & mask] = m;
+		pe->n_held++;
 		*keep = 1;
 		n->stat[TRD_STAT_REORDERED]++;
 		pe->ack_pending++;
@@ -408,6 +410,7 @@ trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const str
 		/* an earlier copy of this one, held and refused for lack of room: this one wins */
 		rte_pktmbuf_free(pe->rxb[p->seq & mask]);
 		pe->rxb[p->seq & mask] = NULL;
+		pe->n_held--;
 	}
 	/* in order: deliver it, then whatever it unblocks; a packet refused for lack of room
 	 * is not received: it will come again, and what follows waits for it */
@@ -421,7 +424,7 @@ trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const str
 		}
 	}
 	pe->rcv_nxt++;
-	while (pe->rxb[pe->rcv_nxt & mask] != NULL) {
+	while (pe->n_held != 0 && pe->rxb[pe->rcv_nxt & mask] != NULL) {
 		struct rte_mbuf *h = pe->rxb[pe->rcv_nxt & mask];
 		int k = 0, cause;
 
@@ -432,6 +435,7 @@ trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const str
 				break; /* stays held; tried again when its turn comes back */
 		}
 		pe->rxb[pe->rcv_nxt & mask] = NULL;
+		pe->n_held--;
 		pe->rcv_nxt++;
 		if (!k)
 			rte_pktmbuf_free(h);
