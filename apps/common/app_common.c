@@ -11,6 +11,8 @@
 
 #include "app_common.h"
 
+const char *app_default_lcores;
+
 const char *
 app_eal_defaults(void)
 {
@@ -45,7 +47,10 @@ app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***a
 		for (int i = 1; i < sep; i++)
 			eal[n++] = argv[i];
 	} else {
-		snprintf(lcores, sizeof(lcores), "%s", sysconf(_SC_NPROCESSORS_ONLN) > 1 ? "0-1" : "0");
+		snprintf(lcores, sizeof(lcores), "%s",
+			 app_default_lcores      ? app_default_lcores
+			 : sysconf(_SC_NPROCESSORS_ONLN) > 1 ? "0-1"
+							      : "0");
 		eal[n++] = (char *)"--no-huge";
 		eal[n++] = (char *)"--no-pci";
 		eal[n++] = (char *)"--no-shconf";

@@ -11,6 +11,9 @@
  */
 void app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***app_argv);
 
+/** Overrides the default "-l" list (e.g. "1" for the second of two processes). */
+extern const char *app_default_lcores;
+
 /** The EAL defaults used when no EAL option is given, for --help texts. */
 const char *app_eal_defaults(void);
 

@@ -34,35 +34,18 @@
 #include <toroid/toroid.h>
 
 #include "../common/app_common.h"
+#include "perf_pvt.h"
 
-#define PERF_MAX_SIZES 32
 #define PERF_TIMEOUT_US 30000000ULL
-#define PERF_L1_OVERHEAD 24 /* preamble 8 + IFG 12 + FCS 4 per frame */
 
-enum perf_kind { K_RATE, K_LAT };
-
-struct perf_opts {
-	const char *test;
-	uint32_t sizes[PERF_MAX_SIZES];
-	unsigned int n_sizes;
-	uint64_t iters;
-	unsigned int window;
-	bool baseline;
-	bool json;
-	bool inline_poll;
-	enum trd_net_links links;
-	enum trd_cpl_mode mode;
-	const char *hgrm;
-};
-
-static struct perf_opts opt = {
+struct perf_opts perf_opt = {
 	.iters = 0,
 	.window = 64,
 	.links = TRD_NET_ETHDEV_RING,
 	.mode = TRD_CPL_LOCAL,
 };
 
-static volatile sig_atomic_t perf_stop;
+volatile sig_atomic_t perf_stop;
 
 struct perf_ctx {
 	struct trd_net *net;
@@ -80,22 +63,6 @@ struct perf_ctx {
 
 static struct perf_ctx px;
 
-struct perf_result {
-	const char *test;
-	uint32_t size;
-	enum perf_kind kind;
-	/* rate */
-	double mpps, gbps_l2, gbps_l1, mbps;
-	double line_pct;
-	/* latency, microseconds */
-	double min, avg, p50, p99, p999, max;
-	uint64_t n;
-	/* baseline */
-	bool has_base;
-	double base;      /* raw Mpps (frames) or raw p50 us, by kind */
-	double base_gbps; /* raw Gbit/s at L2 */
-	bool by_gbps;     /* bandwidth test: the ratio compares Gbit/s */
-};
 
 /* ---- helpers ---- */
 
@@ -113,7 +80,7 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void
+void
 lat_stats(struct perf_result *r, uint64_t *s, uint64_t n, double scale)
 {
 	double sum = 0;
@@ -129,12 +96,12 @@ lat_stats(struct perf_result *r, uint64_t *s, uint64_t n, double scale)
 	r->p50 = tsc_us(s[n / 2]) * scale;
 	r->p99 = tsc_us(s[(uint64_t)((double)n * 0.99)]) * scale;
 	r->p999 = tsc_us(s[(uint64_t)((double)n * 0.999)]) * scale;
-	if (opt.hgrm != NULL) {
+	if (perf_opt.hgrm != NULL) {
 		/* HdrHistogram-style percentile distribution, in microseconds */
 		char path[512];
 		FILE *f;
 
-		snprintf(path, sizeof(path), "%s-%s-%u.hgrm", opt.hgrm, r->test, r->size);
+		snprintf(path, sizeof(path), "%s-%s-%u.hgrm", perf_opt.hgrm, r->test, r->size);
 		f = fopen(path, "w");
 		if (f != NULL) {
 			fprintf(f, "%12s %14s %10s %14s\n\n", "Value", "Percentile", "TotalCount",
@@ -182,7 +149,7 @@ wait_counter(struct trd_node *n, uint16_t c)
 static void
 engine_start(void)
 {
-	if (!px.launched && px.worker < RTE_MAX_LCORE && !opt.inline_poll) {
+	if (!px.launched && px.worker < RTE_MAX_LCORE && !perf_opt.inline_poll) {
 		if (trd_net_launch(px.net, &px.worker, 1) == 0)
 			px.launched = true;
 	}
@@ -327,11 +294,11 @@ baseline_lat(struct perf_result *r, uint32_t frame, uint64_t n, double scale)
 	}
 	engine_stop();
 	if (raw_pingpong(&ra, s) == 0) {
-		const char *h = opt.hgrm;
+		const char *h = perf_opt.hgrm;
 
-		opt.hgrm = NULL;
+		perf_opt.hgrm = NULL;
 		lat_stats(&tmp, s, n, scale);
-		opt.hgrm = h;
+		perf_opt.hgrm = h;
 		r->has_base = true;
 		r->base = tmp.p50;
 	}
@@ -340,7 +307,7 @@ baseline_lat(struct perf_result *r, uint32_t frame, uint64_t n, double scale)
 
 /* ---- engine tests ---- */
 
-static void
+void
 rate_result(struct perf_result *r, uint64_t msgs, uint64_t pkts, uint32_t frame, uint64_t cyc)
 {
 	double us = tsc_us(cyc);
@@ -458,7 +425,7 @@ static int
 reflect_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 {
 	struct trd_desc d;
-	struct trd_cpl_spec spec = {.kind = TRD_CPL_DOORBELL, .mode = opt.mode, .doorbell = px.adb};
+	struct trd_cpl_spec spec = {.kind = TRD_CPL_DOORBELL, .mode = perf_opt.mode, .doorbell = px.adb};
 
 	trd_desc_put(&d, px.cb, px.abuf, r->size, trd_mr_key(px.bmr), 0, 0, 0);
 	engine_start();
@@ -611,7 +578,7 @@ static const struct perf_test tests[] = {
 static int
 run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 {
-	uint64_t n = opt.iters ? opt.iters : t->iters;
+	uint64_t n = perf_opt.iters ? perf_opt.iters : t->iters;
 	uint64_t warm = n / 10 + 1;
 	uint64_t *s = NULL;
 	unsigned int maxpay = trd_link_max_payload(trd_node_link(px.a, 0));
@@ -630,7 +597,7 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 			return -ENOMEM;
 	}
 	/* the raw baseline runs first, on the same ports, with the engine stopped */
-	if (opt.baseline) {
+	if (perf_opt.baseline) {
 		if (t->kind == K_RATE)
 			baseline_rate(r, RTE_MAX(frame, 60u), n);
 		else
@@ -681,26 +648,28 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 
 /* ---- output ---- */
 
-static void
-print_header(const struct perf_test *t)
+void
+perf_print_header(enum perf_kind kind)
 {
-	if (opt.json)
+	if (perf_opt.json)
 		return;
-	if (t->kind == K_RATE)
+	if (kind == K_RATE)
 		printf("%-12s %9s %10s %10s %10s %10s %7s%s\n", "test", "size", "Mpps", "MB/s",
-		       "Gb/s L2", "Gb/s L1", "line%", opt.baseline ? "   raw Mpps  ratio" : "");
+		       "Gb/s L2", "Gb/s L1", "line%", perf_opt.baseline ? "   raw Mpps  ratio" : "");
 	else
 		printf("%-12s %9s %9s %9s %9s %9s %9s %9s%s\n", "test", "size", "min us", "avg us",
 		       "p50 us", "p99 us", "p99.9 us", "max us",
-		       opt.baseline ? "  raw p50 us  ratio" : "");
+		       perf_opt.baseline ? "  raw p50 us  ratio" : "");
 }
 
-static void
+void
 print_result(const struct perf_result *r)
 {
-	const char *links = opt.links == TRD_NET_RING ? "ring" : "net_ring";
+	const char *links = perf_opt.links_label ? perf_opt.links_label
+			    : perf_opt.links == TRD_NET_RING ? "ring"
+							     : "net_ring";
 
-	if (opt.json) {
+	if (perf_opt.json) {
 		if (r->kind == K_RATE) {
 			printf("{\"test\":\"%s\",\"size\":%u,\"links\":\"%s\",\"msgs\":%" PRIu64
 			       ",\"mpps\":%.4f,\"mbytes_per_s\":%.2f,\"gbps_l2\":%.4f,\"gbps_l1\":%.4f",
@@ -768,6 +737,10 @@ usage(const char *prog)
 	       "      --mode MODE      reflect_lat: local (neighbour reflects) or delivery\n"
 	       "      --inline         no engine lcore: the main lcore polls the nodes itself\n"
 	       "      --hgrm PREFIX    write latency distributions to PREFIX-TEST-SIZE.hgrm\n"
+	       "      --memif ROLE     two processes over net_memif: 'server' answers, 'client'\n"
+	       "                       measures (tests: put_rate put_bw put_lat fifo_lat get_lat\n"
+	       "                       reflect_lat, or all); give each its own --file-prefix\n"
+	       "      --memif-socket P the memif socket (default /tmp/toroid-perf.sock)\n"
 	       "  -h, --help           this help\n\n"
 	       "Rates: Mpps of messages; Gbit/s at L2 (frame + FCS) and L1 (+ preamble and IFG,\n"
 	       "24 B per frame); line%% against rte_eth_link_get's speed. Latency: min, avg,\n"
@@ -781,7 +754,7 @@ parse_sizes(const char *s)
 	char buf[256], *tok, *save;
 	unsigned long long a, b;
 
-	opt.n_sizes = 0;
+	perf_opt.n_sizes = 0;
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *colon = strchr(tok, ':');
@@ -792,18 +765,18 @@ parse_sizes(const char *s)
 			    b > (64u << 20))
 				return -EINVAL;
 			for (unsigned long long v = a ? a : 1; v <= b; v <<= 1) {
-				if (opt.n_sizes == PERF_MAX_SIZES)
+				if (perf_opt.n_sizes == PERF_MAX_SIZES)
 					return -EINVAL;
-				opt.sizes[opt.n_sizes++] = (uint32_t)v;
+				perf_opt.sizes[perf_opt.n_sizes++] = (uint32_t)v;
 			}
 		} else {
 			if (app_parse_size(tok, &a) || a > (64u << 20) ||
-			    opt.n_sizes == PERF_MAX_SIZES)
+			    perf_opt.n_sizes == PERF_MAX_SIZES)
 				return -EINVAL;
-			opt.sizes[opt.n_sizes++] = (uint32_t)a;
+			perf_opt.sizes[perf_opt.n_sizes++] = (uint32_t)a;
 		}
 	}
-	return opt.n_sizes ? 0 : -EINVAL;
+	return perf_opt.n_sizes ? 0 : -EINVAL;
 }
 
 static void
@@ -816,7 +789,7 @@ on_signal(int sig)
 static void
 setup(void)
 {
-	struct trd_net_conf nc = {.links = opt.links};
+	struct trd_net_conf nc = {.links = perf_opt.links};
 	uint32_t maxsize = 0;
 
 	trd_torus_init(&nc.torus, 2, 1, 1);
@@ -827,8 +800,8 @@ setup(void)
 	px.b = trd_net_node(px.net, 1);
 	px.ca = trd_node_coord(px.a);
 	px.cb = trd_node_coord(px.b);
-	for (unsigned int i = 0; i < opt.n_sizes; i++)
-		maxsize = RTE_MAX(maxsize, opt.sizes[i]);
+	for (unsigned int i = 0; i < perf_opt.n_sizes; i++)
+		maxsize = RTE_MAX(maxsize, perf_opt.sizes[i]);
 	px.buflen = RTE_MAX((size_t)maxsize * 2, (size_t)1 << 20);
 	px.abuf = rte_zmalloc("perf", px.buflen, 4096);
 	px.bbuf = rte_zmalloc("perf", px.buflen, 4096);
@@ -853,9 +826,10 @@ main(int argc, char **argv)
 		{"baseline", no_argument, NULL, 'b'},    {"json", no_argument, NULL, 'j'},
 		{"links", required_argument, NULL, 'L'}, {"mode", required_argument, NULL, 'M'},
 		{"inline", no_argument, NULL, 'I'},      {"hgrm", required_argument, NULL, 'H'},
+		{"memif", required_argument, NULL, 'R'}, {"memif-socket", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
-	const char *sizes = NULL;
+	const char *sizes = NULL, *memif = NULL, *memif_socket = "/tmp/toroid-perf.sock";
 	int app_argc, c, failed = 0;
 	char **app_argv;
 
@@ -864,13 +838,17 @@ main(int argc, char **argv)
 			usage(argv[0]);
 			return 0;
 		}
+	/* two processes on two CPUs: one each, one thread each */
+	for (int i = 1; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--memif") == 0)
+			app_default_lcores = strcmp(argv[i + 1], "server") == 0 ? "0" : "1";
 	app_eal_init(argc, argv, "1024", &app_argc, &app_argv);
 	while ((c = getopt_long(app_argc, app_argv, "t:s:n:w:bjh", lo, NULL)) != -1) {
 		unsigned long long v;
 
 		switch (c) {
 		case 't':
-			opt.test = optarg;
+			perf_opt.test = optarg;
 			break;
 		case 's':
 			sizes = optarg;
@@ -878,85 +856,98 @@ main(int argc, char **argv)
 		case 'n':
 			if (app_parse_size(optarg, &v) || v == 0)
 				rte_exit(2, "bad --iters %s\n", optarg);
-			opt.iters = v;
+			perf_opt.iters = v;
 			break;
 		case 'w':
 			if (app_parse_size(optarg, &v) || v == 0 || v > 4096)
 				rte_exit(2, "bad --window %s\n", optarg);
-			opt.window = (unsigned int)v;
+			perf_opt.window = (unsigned int)v;
 			break;
 		case 'b':
-			opt.baseline = true;
+			perf_opt.baseline = true;
 			break;
 		case 'j':
-			opt.json = true;
+			perf_opt.json = true;
 			break;
 		case 'L':
 			if (strcmp(optarg, "ring") == 0)
-				opt.links = TRD_NET_RING;
+				perf_opt.links = TRD_NET_RING;
 			else if (strcmp(optarg, "ethdev") == 0)
-				opt.links = TRD_NET_ETHDEV_RING;
+				perf_opt.links = TRD_NET_ETHDEV_RING;
 			else
 				rte_exit(2, "--links is ring or ethdev\n");
 			break;
 		case 'M':
 			if (strcmp(optarg, "local") == 0)
-				opt.mode = TRD_CPL_LOCAL;
+				perf_opt.mode = TRD_CPL_LOCAL;
 			else if (strcmp(optarg, "delivery") == 0)
-				opt.mode = TRD_CPL_DELIVERY;
+				perf_opt.mode = TRD_CPL_DELIVERY;
 			else
 				rte_exit(2, "--mode is local or delivery\n");
 			break;
 		case 'I':
-			opt.inline_poll = true;
+			perf_opt.inline_poll = true;
 			break;
 		case 'H':
-			opt.hgrm = optarg;
+			perf_opt.hgrm = optarg;
+			break;
+		case 'R':
+			if (strcmp(optarg, "server") != 0 && strcmp(optarg, "client") != 0)
+				rte_exit(2, "--memif is server or client\n");
+			memif = optarg;
+			break;
+		case 'S':
+			memif_socket = optarg;
 			break;
 		default:
 			usage(argv[0]);
 			return 2;
 		}
 	}
-	if (opt.test == NULL) {
+	if (perf_opt.test == NULL) {
 		fprintf(stderr, "toroid-perf: -t TEST is required (see --help)\n");
 		return 2;
 	}
 	if (sizes != NULL && parse_sizes(sizes) != 0)
 		rte_exit(2, "bad --sizes %s\n", sizes);
 	if (sizes == NULL) {
-		opt.n_sizes = 1;
-		opt.sizes[0] = strcmp(opt.test, "linerate") == 0 ? 1444
-			       : strstr(opt.test, "_bw") != NULL ? 65536
+		perf_opt.n_sizes = 1;
+		perf_opt.sizes[0] = strcmp(perf_opt.test, "linerate") == 0 ? 1444
+			       : strstr(perf_opt.test, "_bw") != NULL ? 65536
 								 : 64;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (memif != NULL) {
+		failed = perf_twoproc(memif, memif_socket, perf_opt.test);
+		rte_eal_cleanup();
+		return failed ? 1 : 0;
+	}
 	setup();
 
 	for (unsigned int ti = 0; ti < RTE_DIM(tests); ti++) {
 		const struct perf_test *t = &tests[ti];
 
-		if (strcmp(opt.test, "all") != 0 && strcmp(opt.test, t->name) != 0)
+		if (strcmp(perf_opt.test, "all") != 0 && strcmp(perf_opt.test, t->name) != 0)
 			continue;
-		print_header(t);
-		for (unsigned int si = 0; si < opt.n_sizes && !perf_stop; si++) {
+		perf_print_header(t->kind);
+		for (unsigned int si = 0; si < perf_opt.n_sizes && !perf_stop; si++) {
 			struct perf_result r;
-			int rc = run_one(t, opt.sizes[si], &r);
+			int rc = run_one(t, perf_opt.sizes[si], &r);
 
 			if (rc != 0) {
 				fprintf(stderr, "toroid-perf: %s size %u failed: %s\n", t->name,
-					opt.sizes[si], strerror(-rc));
+					perf_opt.sizes[si], strerror(-rc));
 				failed++;
 				continue;
 			}
 			print_result(&r);
 		}
-		if (strcmp(opt.test, "all") != 0)
+		if (strcmp(perf_opt.test, "all") != 0)
 			goto done;
 	}
-	if (strcmp(opt.test, "all") != 0) {
-		fprintf(stderr, "toroid-perf: unknown test '%s' (see --help)\n", opt.test);
+	if (strcmp(perf_opt.test, "all") != 0) {
+		fprintf(stderr, "toroid-perf: unknown test '%s' (see --help)\n", perf_opt.test);
 		failed++;
 	}
 done:

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* toroid-perf internals shared by the in-process tests (main.c) and the two-process ones
+ * (twoproc.c). */
+#ifndef TRD_PERF_PVT_H
+#define TRD_PERF_PVT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <toroid/toroid.h>
+
+#define PERF_MAX_SIZES 32
+#define PERF_L1_OVERHEAD 24 /* preamble 8 + IFG 12 + FCS 4 per frame */
+
+enum perf_kind { K_RATE, K_LAT };
+
+struct perf_opts {
+	const char *test;
+	uint32_t sizes[PERF_MAX_SIZES];
+	unsigned int n_sizes;
+	uint64_t iters;
+	unsigned int window;
+	bool baseline;
+	bool json;
+	bool inline_poll;
+	enum trd_net_links links;
+	enum trd_cpl_mode mode;
+	const char *hgrm;
+	const char *links_label; /* overrides the link kind in the output (two processes) */
+};
+
+struct perf_result {
+	const char *test;
+	uint32_t size;
+	enum perf_kind kind;
+	/* rate */
+	double mpps, gbps_l2, gbps_l1, mbps;
+	double line_pct;
+	/* latency, microseconds */
+	double min, avg, p50, p99, p999, max;
+	uint64_t n;
+	/* baseline */
+	bool has_base;
+	double base;      /* raw Mpps (frames) or raw p50 us, by kind */
+	double base_gbps; /* raw Gbit/s at L2 */
+	bool by_gbps;     /* bandwidth test: the ratio compares Gbit/s */
+};
+
+extern struct perf_opts perf_opt;
+extern volatile sig_atomic_t perf_stop;
+
+/* Latency statistics of @p n samples (cycles), scaled (0.5: a round trip as one way). */
+void lat_stats(struct perf_result *r, uint64_t *s, uint64_t n, double scale);
+/* Rates of @p msgs messages in @p pkts frames of @p frame bytes in @p cyc cycles. */
+void rate_result(struct perf_result *r, uint64_t msgs, uint64_t pkts, uint32_t frame, uint64_t cyc);
+void perf_print_header(enum perf_kind kind);
+void print_result(const struct perf_result *r);
+
+/* Two processes over net_memif (twoproc.c): runs the selected tests, returns failures. */
+int perf_twoproc(const char *role, const char *socket, const char *test_name);
+
+#endif
