@@ -39,6 +39,7 @@
 #define PERF_TIMEOUT_US 30000000ULL
 
 struct perf_opts perf_opt = {
+	.torus = {2, 1, 1},
 	.iters = 0,
 	.window = 64,
 	.links = TRD_NET_ETHDEV_RING,
@@ -741,6 +742,8 @@ usage(const char *prog)
 	       "                       measures (tests: put_rate put_bw put_lat fifo_lat get_lat\n"
 	       "                       reflect_lat, or all); give each its own --file-prefix\n"
 	       "      --memif-socket P the memif socket (default /tmp/toroid-perf.sock)\n"
+	       "      --torus XxYxZ    place the two nodes in a larger torus (default 2x1x1):\n"
+	       "                       the others exist only in the routing tables\n"
 	       "  -h, --help           this help\n\n"
 	       "Rates: Mpps of messages; Gbit/s at L2 (frame + FCS) and L1 (+ preamble and IFG,\n"
 	       "24 B per frame); line%% against rte_eth_link_get's speed. Latency: min, avg,\n"
@@ -790,9 +793,13 @@ static void
 setup(void)
 {
 	struct trd_net_conf nc = {.links = perf_opt.links};
+	static const uint32_t two[] = {0, 1};
 	uint32_t maxsize = 0;
 
-	trd_torus_init(&nc.torus, 2, 1, 1);
+	/* nodes (0,0,0) and (1,0,0); in a larger torus the others exist in the routing tables */
+	trd_torus_init(&nc.torus, perf_opt.torus[0], perf_opt.torus[1], perf_opt.torus[2]);
+	nc.ranks = two;
+	nc.n_ranks = 2;
 	px.net = trd_net_create(&nc);
 	if (px.net == NULL)
 		rte_exit(EXIT_FAILURE, "cannot build the two nodes: %s\n", rte_strerror(rte_errno));
@@ -827,6 +834,7 @@ main(int argc, char **argv)
 		{"links", required_argument, NULL, 'L'}, {"mode", required_argument, NULL, 'M'},
 		{"inline", no_argument, NULL, 'I'},      {"hgrm", required_argument, NULL, 'H'},
 		{"memif", required_argument, NULL, 'R'}, {"memif-socket", required_argument, NULL, 'S'},
+		{"torus", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
 	const char *sizes = NULL, *memif = NULL, *memif_socket = "/tmp/toroid-perf.sock";
@@ -898,6 +906,14 @@ main(int argc, char **argv)
 			break;
 		case 'S':
 			memif_socket = optarg;
+			break;
+		case 'T':
+			if (sscanf(optarg, "%ux%ux%u", &perf_opt.torus[0], &perf_opt.torus[1],
+				   &perf_opt.torus[2]) != 3 ||
+			    trd_torus_init(&(struct trd_torus){{0}}, perf_opt.torus[0],
+					   perf_opt.torus[1], perf_opt.torus[2]) != 0 ||
+			    perf_opt.torus[0] < 2)
+				rte_exit(2, "--torus XxYxZ, each 1..64, X at least 2\n");
 			break;
 		default:
 			usage(argv[0]);

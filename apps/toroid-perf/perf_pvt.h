@@ -28,6 +28,7 @@ struct perf_opts {
 	enum trd_cpl_mode mode;
 	const char *hgrm;
 	const char *links_label; /* overrides the link kind in the output (two processes) */
+	unsigned int torus[3];   /* --torus */
 };
 
 struct perf_result {

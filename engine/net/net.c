@@ -3,6 +3,7 @@
  * net_ring ethdev pairs. Used by the demo, the tests and the benchmarks. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <rte_errno.h>
@@ -88,6 +89,14 @@ trd_net_create(const struct trd_net_conf *conf)
 	nc.torus = conf->torus;
 	nc.name = NULL;
 	for (r = 0; r < n; r++) {
+		if (conf->ranks != NULL) {
+			bool want = false;
+
+			for (unsigned int i = 0; i < conf->n_ranks; i++)
+				want |= conf->ranks[i] == r;
+			if (!want)
+				continue;
+		}
 		trd_torus_coord(&conf->torus, r, &nc.coord);
 		net->nodes[r] = trd_node_create(&nc);
 		if (net->nodes[r] == NULL) {
@@ -101,6 +110,8 @@ trd_net_create(const struct trd_net_conf *conf)
 	for (r = 0; r < n && rc == 0; r++) {
 		struct trd_coord c, nb;
 
+		if (net->nodes[r] == NULL)
+			continue;
 		trd_torus_coord(&conf->torus, r, &c);
 		for (int axis = 0; axis < 3 && rc == 0; axis++) {
 			unsigned int dim = conf->torus.dim[axis];
@@ -110,6 +121,8 @@ trd_net_create(const struct trd_net_conf *conf)
 			if (dim < 2 || (dim == 2 && pos != 0))
 				continue;
 			trd_torus_step(&conf->torus, c, plus, &nb);
+			if (net->nodes[trd_torus_rank(&conf->torus, nb)] == NULL)
+				continue; /* a node this net does not build */
 			rc = cable(net, conf, r, plus, (unsigned int)trd_torus_rank(&conf->torus, nb),
 				   dim == 2 ? plus : minus);
 		}
@@ -141,7 +154,7 @@ trd_net_poll(struct trd_net *net)
 	int moved = 0;
 
 	for (unsigned int i = 0; i < net->n; i++) {
-		int rc = trd_node_poll(net->nodes[i]);
+		int rc = net->nodes[i] != NULL ? trd_node_poll(net->nodes[i]) : 0;
 
 		if (rc > 0)
 			moved += rc;
@@ -163,8 +176,9 @@ trd_net_launch(struct trd_net *net, const unsigned int *lcores, unsigned int nl)
 	for (unsigned int i = 0; i < nl && rc == 0; i++) {
 		unsigned int k = 0;
 
-		for (unsigned int r = i; r < net->n; r += nl)
-			set[k++] = net->nodes[r];
+		for (unsigned int r = 0, j = 0; r < net->n; r++)
+			if (net->nodes[r] != NULL && j++ % nl == i)
+				set[k++] = net->nodes[r];
 		if (k == 0)
 			break;
 		rc = trd_lcore_launch(lcores[i], set, k);

@@ -659,6 +659,10 @@ struct trd_net_conf {
 	enum trd_net_links links;        /**< cable kind */
 	uint16_t mtu;                    /**< link MTU (default 1500) */
 	const struct trd_node_conf *node; /**< template for every node (torus/coord ignored) */
+	const uint32_t *ranks;           /**< build only these ranks (NULL: all); the others exist
+					  *   in the routing tables only, e.g. two nodes of a
+					  *   512-node torus */
+	unsigned int n_ranks;
 };
 
 /**
@@ -669,7 +673,7 @@ struct trd_net_conf {
 struct trd_net *trd_net_create(const struct trd_net_conf *conf);
 /** Number of nodes. */
 unsigned int trd_net_size(const struct trd_net *net);
-/** Node of rank @p rank, or NULL. */
+/** Node of rank @p rank, or NULL (also for a rank the net does not build). */
 struct trd_node *trd_net_node(const struct trd_net *net, unsigned int rank);
 /** Poll every node once. @return packets moved. */
 int trd_net_poll(struct trd_net *net);
