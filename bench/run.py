@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""toroid benchmark suite.
+
+Runs toroid-perf (each figure beside raw DPDK on the same ports, measured in the same run),
+UCX's ucx_perftest over TCP loopback and kernel UDP with sockperf, takes the median of
+several runs, and writes docs/benchmarks.md with the machine, the commands and the targets
+of issue 9.
+
+    bench/run.py [--build DIR] [--runs N] [--out FILE] [--quick]
+
+Needs root only to install ucx-utils and sockperf when they are missing (apt-get).
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def sh(cmd, timeout=300, env=None):
+    """Run a command, return its stdout (stderr dropped)."""
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    r = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                       text=True, timeout=timeout, env=e, cwd=ROOT)
+    return r.stdout
+
+
+def json_lines(out):
+    res = []
+    for line in out.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                res.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return res
+
+
+def med(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+class Suite:
+    def __init__(self, args):
+        self.args = args
+        self.perf = os.path.join(args.build, "apps", "toroid-perf", "toroid-perf")
+        self.rows = []      # (section, test, size, figure, unit, raw, ratio, command)
+        self.commands = []
+
+    def perf_runs(self, section, opts, key_fig, unit, key_raw=None, label=None):
+        """Run toroid-perf RUNS times; record medians of figure, raw and ratio per test."""
+        cmd = f"{self.perf} -- {opts} --json"
+        self.commands.append(cmd)
+        per = {}
+        for _ in range(self.args.runs):
+            for r in json_lines(sh(cmd)):
+                k = (r["test"], r["size"])
+                per.setdefault(k, []).append(r)
+        for (test, size), rs in sorted(per.items()):
+            fig = med([r.get(key_fig) for r in rs])
+            raw = med([r.get(key_raw) for r in rs]) if key_raw else None
+            ratio = med([r.get("ratio") for r in rs])
+            self.rows.append((section, label or test, size, fig, unit, raw, ratio, cmd))
+        return per
+
+    def memif_runs(self, opts):
+        sock = f"/tmp/toroid-bench-{os.getpid()}.sock"
+        srv = (f"{self.perf} --no-huge --no-pci --file-prefix tb-srv -m 512 -l 0 "
+               f"--log-level lib.eal:error -- --memif server --memif-socket {sock} -t all")
+        cli = (f"{self.perf} --no-huge --no-pci --file-prefix tb-cli -m 512 -l 1 "
+               f"--log-level lib.eal:error -- --memif client --memif-socket {sock} "
+               f"{opts} --baseline --json")
+        self.commands.append(srv + " &")
+        self.commands.append(cli)
+        per = {}
+        for _ in range(self.args.runs):
+            if os.path.exists(sock):
+                os.unlink(sock)
+            p = subprocess.Popen(srv, shell=True, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, cwd=ROOT)
+            time.sleep(0.5)
+            try:
+                out = sh(cli, timeout=300)
+            finally:
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+            for r in json_lines(out):
+                per.setdefault((r["test"], r["size"]), []).append(r)
+        for (test, size), rs in sorted(per.items()):
+            lat = "p50" in rs[0]
+            fig = med([r.get("p50" if lat else ("gbps_l2" if "_bw" in test else "mpps"))
+                       for r in rs])
+            raw = med([r.get("raw_p50" if lat else
+                             ("raw_gbps_l2" if "_bw" in test else "raw_mpps")) for r in rs])
+            ratio = med([r.get("ratio") for r in rs])
+            unit = "us p50" if lat else ("Gbit/s L2" if "_bw" in test else "Mpps")
+            self.rows.append(("memif", test, size, fig, unit, raw, ratio, cli))
+        return per
+
+    def ucx(self):
+        if shutil.which("ucx_perftest") is None:
+            return None
+        env = {"UCX_TLS": "tcp", "UCX_NET_DEVICES": "lo"}
+        res = {}
+        for test, n in (("ucp_put_bw", 200000), ("tag_lat", 20000)):
+            vals = []
+            cmd = f"ucx_perftest 127.0.0.1 -t {test} -s 64 -n {n} -c 1"
+            self.commands.append(f"UCX_TLS=tcp UCX_NET_DEVICES=lo ucx_perftest -c 0 & {cmd}")
+            for _ in range(self.args.runs):
+                srv = subprocess.Popen("ucx_perftest -c 0", shell=True, env={**os.environ, **env},
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(1)
+                out = sh(cmd, timeout=120, env=env)
+                srv.wait(timeout=30)
+                for line in out.splitlines():
+                    if line.startswith("Final:"):
+                        f = line.split()
+                        # Final: iters p50 avg overall bw_avg bw_overall rate_avg rate_overall
+                        vals.append(float(f[8]) / 1e6 if test.endswith("_bw") else float(f[2]))
+            res[test] = med(vals)
+        return res
+
+    def sockperf(self):
+        if shutil.which("sockperf") is None:
+            return None
+        lat, rate = [], []
+        srv_cmd = "taskset -c 0 sockperf sr -i 127.0.0.1 -p 11111"
+        pp = "taskset -c 1 sockperf ping-pong -i 127.0.0.1 -p 11111 -m 64 -t 3"
+        tp = "taskset -c 1 sockperf throughput -i 127.0.0.1 -p 11111 -m 64 -t 3"
+        self.commands += [srv_cmd + " &", pp, tp]
+        for _ in range(self.args.runs):
+            srv = subprocess.Popen(srv_cmd, shell=True, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
+            for line in sh(pp, timeout=60).splitlines():
+                if "percentile 50.000" in line:
+                    lat.append(float(line.split("=")[-1]))
+            for line in sh(tp, timeout=60).splitlines():
+                if "Message Rate is" in line:
+                    rate.append(float(line.split("Message Rate is")[1].split()[0]) / 1e6)
+            srv.terminate()
+            srv.wait(timeout=10)
+        return {"p50_us": med(lat), "mpps": med(rate)}
+
+
+def fmt(v, nd=3):
+    return "-" if v is None else f"{v:.{nd}f}"
+
+
+def machine():
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    dpdk = sh("pkg-config --modversion libdpdk").strip()
+    return (f"{cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}, DPDK {dpdk}, "
+            f"{datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC')}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    args = ap.parse_args()
+    if not os.access(os.path.join(args.build, "apps", "toroid-perf", "toroid-perf"), os.X_OK):
+        sys.exit(f"bench: build first (no toroid-perf in {args.build})")
+    missing = [p for p, b in (("ucx-utils", "ucx_perftest"), ("sockperf", "sockperf"))
+               if shutil.which(b) is None]
+    if missing and os.geteuid() == 0:
+        subprocess.run("apt-get install -y -q " + " ".join(missing), shell=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    t0 = time.time()
+    s = Suite(args)
+    n = "-n 20000" if args.quick else ""
+    nr = "-n 200000" if args.quick else ""
+    # one process, net_ring pair: the engine on lcore 1, the application on lcore 0
+    s.perf_runs("net_ring", f"-t put_rate -s 64 --baseline {nr}", "mpps", "Mpps", "raw_mpps")
+    s.perf_runs("net_ring", f"-t put_rate -s 64 --baseline --inline {nr}", "mpps", "Mpps",
+                "raw_mpps", label="put_rate (one lcore)")
+    s.perf_runs("net_ring", f"-t put_bw -s 64K --baseline {n}", "gbps_l2", "Gbit/s L2",
+                "raw_gbps_l2")
+    for t in ("put_lat", "fifo_lat", "get_lat", "fence_lat", "atomic_lat"):
+        s.perf_runs("net_ring", f"-t {t} -s 64 {n}", "p50", "us p50")
+    s.perf_runs("net_ring", f"-t reflect_lat -s 64 --mode local {n}", "p50", "us p50",
+                label="reflect_lat local")
+    s.perf_runs("net_ring", f"-t reflect_lat -s 64 --mode delivery {n}", "p50", "us p50",
+                label="reflect_lat delivery")
+    s.perf_runs("net_ring", f"-t get_bw -s 64K {n}", "gbps_l2", "Gbit/s L2")
+    # per-packet cost against torus size
+    s.perf_runs("torus", f"-t put_rate -s 64 --torus 2x1x1 {nr}", "mpps", "Mpps",
+                        label="put_rate 2x1x1")
+    s.perf_runs("torus", f"-t put_rate -s 64 --torus 8x8x8 {nr}", "mpps", "Mpps",
+                      label="put_rate 8x8x8 (512 nodes)")
+    # two processes over net_memif
+    s.memif_runs(f"-t all -s 64 {n if args.quick else '-n 10000'}")
+    s.memif_runs(f"-t put_bw -s 64K {'-n 20000' if args.quick else '-n 200000'}")
+    ucx = s.ucx()
+    sp = s.sockperf()
+
+    def row(sec, test, size):
+        for r in s.rows:
+            if r[0] == sec and r[1] == test and r[2] == size:
+                return r
+        return None
+
+    out = []
+    out.append("# Benchmarks\n")
+    out.append("Written by `bench/run.py` (do not edit by hand). Every toroid figure is the "
+               f"median of {args.runs} runs; each run measures raw DPDK "
+               "(`rte_eth_tx_burst`/`rte_eth_rx_burst`, no engine) on the same ports right "
+               "before the engine, so a ratio comes from one run. Reliability (sequence "
+               "numbers, acks) is on. Latencies are p50 in microseconds; `put_lat` and "
+               "`fifo_lat` are half a round trip, the others are post-to-completion.\n")
+    out.append(f"Machine: {machine()}.\n")
+    out.append(f"Suite time: {time.time() - t0:.0f} s.\n")
+    out.append("## Results\n")
+    out.append("| where | test | size | toroid | unit | raw DPDK | ratio |")
+    out.append("|---|---|---|---|---|---|---|")
+    for sec, test, size, fig, unit, raw, ratio, _ in s.rows:
+        out.append(f"| {sec} | {test} | {size} | {fmt(fig)} | {unit} | {fmt(raw)} | "
+                   f"{fmt(ratio)} |")
+    out.append("")
+    out.append("## Peers on the same machine, same run\n")
+    out.append("| system | test | 64 B figure |")
+    out.append("|---|---|---|")
+    if ucx:
+        ver = sh("ucx_info -v | head -1").strip().lstrip("# ")
+        out.append(f"| UCX ({ver}) over TCP loopback | "
+                   f"ucp_put_bw message rate | {fmt(ucx.get('ucp_put_bw'))} Mmsg/s |")
+        out.append(f"| UCX over TCP loopback | tag_lat p50 | {fmt(ucx.get('tag_lat'))} us |")
+    if sp:
+        out.append(f"| kernel UDP (sockperf) | ping-pong p50 (one way) | {fmt(sp['p50_us'])} us |")
+        out.append(f"| kernel UDP (sockperf) | throughput | {fmt(sp['mpps'])} Mmsg/s |")
+    out.append("")
+    # targets
+    out.append("## Targets (issue 9)\n")
+    out.append("| target | measured | met |")
+    out.append("|---|---|---|")
+
+    def target(desc, value, ok):
+        out.append(f"| {desc} | {value} | {'yes' if ok else 'no'} |")
+
+    r = row("net_ring", "put_rate (one lcore)", 64)
+    if r:
+        target("64 B put rate, one DMA lcore, net_ring >= 0.8 x raw loopback",
+               f"{fmt(r[3])} Mpps vs {fmt(r[5])} raw = {fmt(r[6])}", (r[6] or 0) >= 0.8)
+    r = row("memif", "reflect_lat", 64)
+    if r:
+        target("put to reflection completion over memif <= 1.5 x raw RTT",
+               f"{fmt(r[3])} us vs {fmt(r[5])} us = {fmt(r[6])}", (r[6] or 99) <= 1.5)
+    r = row("memif", "fifo_lat", 64)
+    if r:
+        target("memory-FIFO ping-pong half RTT over memif <= 1.2 x raw",
+               f"{fmt(r[3])} us vs {fmt(r[5])} us = {fmt(r[6])}", (r[6] or 99) <= 1.2)
+    r = row("memif", "put_bw", 65536)
+    if r:
+        target("64 KiB put bandwidth over memif >= 0.9 x raw",
+               f"{fmt(r[3])} vs {fmt(r[5])} Gbit/s = {fmt(r[6])}", (r[6] or 0) >= 0.9)
+    r = row("memif", "put_rate", 64)
+    if r and ucx and ucx.get("ucp_put_bw"):
+        x = r[3] / ucx["ucp_put_bw"]
+        target(">= 20 x the message rate of UCX over TCP loopback",
+               f"{fmt(r[3])} vs {fmt(ucx['ucp_put_bw'])} Mmsg/s = {x:.1f} x", x >= 20)
+    r = row("memif", "fifo_lat", 64)
+    if r and sp and sp["p50_us"]:
+        x = r[3] / sp["p50_us"]
+        target("<= 1/5 of kernel UDP ping-pong latency",
+               f"{fmt(r[3])} vs {fmt(sp['p50_us'])} us = {x:.2f}", x <= 0.2)
+    a = row("torus", "put_rate 2x1x1", 64)
+    b = row("torus", "put_rate 8x8x8 (512 nodes)", 64)
+    if a and b and a[3]:
+        d = abs(b[3] - a[3]) / a[3]
+        target("64 B put rate on a 512-node torus within 5% of the small one",
+               f"{fmt(b[3])} vs {fmt(a[3])} Mpps ({d * 100:.1f}%)", d <= 0.05)
+    out.append("")
+    out.append("## Commands\n")
+    out.append("```")
+    out.extend(s.commands)
+    out.append("```")
+    rel = os.path.relpath(args.build, ROOT)
+    out = [line.replace(args.build.rstrip("/") + "/", "./" + rel + "/") for line in out]
+    with open(args.out, "w") as f:
+        f.write("\n".join(out) + "\n")
+    print(f"bench: wrote {args.out} in {time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
