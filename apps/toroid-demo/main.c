@@ -32,6 +32,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
+#include <toroid/telemetry.h>
 #include <toroid/toroid.h>
 
 #define DEMO_EXIT_FAIL 1  /* a transfer failed, or set-up failed */
@@ -114,6 +115,10 @@ struct demo_opts {
 	uint64_t timeout_us;
 	enum trd_wait_how db_wait; /* how doorbell completions are waited for */
 	bool verbose;
+	const char *capture;       /* pcap file of every frame the nodes send and receive */
+	unsigned int snaplen;
+	bool impair;               /* --impair given */
+	struct trd_impair_conf imp;
 };
 
 /* ---- state ---- */
@@ -334,6 +339,11 @@ static const char demo_usage_fmt[] =
 	"                    2 per cable, 24 in all (default: ring)\n"
 	"  --seed N          seed of the random data and offsets (default: 1)\n"
 	"  --timeout-ms N    limit of each wait, in milliseconds (default: 10000)\n"
+	"  --capture FILE    record every frame the nodes send and receive, in order, into\n"
+	"                    a pcap file (nanosecond timestamps; toroid-dump -r FILE)\n"
+	"  --snaplen N       bytes of each frame kept by --capture (default: 65535)\n"
+	"  --impair SPEC     impair every link, e.g. loss=2%%,reorder=1%%,dup=0.5%%,\n"
+	"                    corrupt=0.1%%,seed=7 (reliability repairs it; payload CRC on)\n"
 	"  -v, --verbose     also print a per-size breakdown (latencies too) and per-node\n"
 	"                    statistics\n"
 	"  -h, --help        print this help and exit\n"
@@ -463,6 +473,7 @@ demo_parse_u64(const char *opt, const char *arg, uint64_t min, uint64_t max)
 static void
 demo_parse_args(struct demo_opts *o, int argc, char **argv, const char *default_lcores)
 {
+	enum { OPT_CAPTURE = 300, OPT_SNAPLEN, OPT_IMPAIR };
 	enum { OPT_SIZES = 256, OPT_LINKS, OPT_SEED, OPT_TIMEOUT, OPT_OPS, OPT_DB_WAIT,
 	       OPT_RSIZES };
 	static const struct option longopts[] = {
@@ -473,6 +484,9 @@ demo_parse_args(struct demo_opts *o, int argc, char **argv, const char *default_
 		{"timeout-ms", required_argument, NULL, OPT_TIMEOUT},
 		{"ops", required_argument, NULL, OPT_OPS},
 		{"doorbell-wait", required_argument, NULL, OPT_DB_WAIT},
+		{"capture", required_argument, NULL, OPT_CAPTURE},
+		{"snaplen", required_argument, NULL, OPT_SNAPLEN},
+		{"impair", required_argument, NULL, OPT_IMPAIR},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -526,6 +540,17 @@ demo_parse_args(struct demo_opts *o, int argc, char **argv, const char *default_
 			else
 				demo_usage_error("--doorbell-wait: '%s' is not spin, monitor or eq",
 						 optarg);
+			break;
+		case OPT_CAPTURE:
+			o->capture = optarg;
+			break;
+		case OPT_SNAPLEN:
+			o->snaplen = (unsigned int)demo_parse_u64("--snaplen", optarg, 64, 65535);
+			break;
+		case OPT_IMPAIR:
+			if (trd_impair_parse(optarg, &o->imp) != 0)
+				demo_usage_error("--impair: bad specification '%s'", optarg);
+			o->impair = true;
 			break;
 		case 'v':
 			o->verbose = true;
@@ -1840,6 +1865,13 @@ main(int argc, char **argv)
 		goto out;
 	}
 	nc.links = dm.opt.links;
+	{
+		/* corruption reaches payloads: with impaired links, check them */
+		static struct trd_node_conf tmpl;
+
+		tmpl.payload_crc = dm.opt.impair;
+		nc.node = &tmpl;
+	}
 	dm.net = trd_net_create(&nc);
 	if (dm.net == NULL) {
 		fprintf(stderr, "toroid-demo: cannot build the torus: %s%s\n",
@@ -1851,6 +1883,21 @@ main(int argc, char **argv)
 	if (dm.n_nodes == 0 || dm.n_nodes > DEMO_MAX_NODES) {
 		fprintf(stderr, "toroid-demo: unexpected net size %u\n", dm.n_nodes);
 		goto out;
+	}
+	trd_telemetry_init();
+	for (unsigned int r = 0; r < dm.n_nodes; r++) {
+		struct trd_node *nd = trd_net_node(dm.net, r);
+
+		if (dm.opt.capture != NULL &&
+		    (rc = trd_node_capture(nd, dm.opt.capture, dm.opt.snaplen)) != 0) {
+			fprintf(stderr, "toroid-demo: cannot capture into %s: %s\n", dm.opt.capture,
+				strerror(-rc));
+			goto out;
+		}
+		if (dm.opt.impair && (rc = trd_node_impair(nd, &dm.opt.imp)) != 0) {
+			fprintf(stderr, "toroid-demo: --impair: %s\n", strerror(-rc));
+			goto out;
+		}
 	}
 	dm.payload = trd_link_max_payload(trd_node_link(trd_net_node(dm.net, 0), 0));
 	if (dm.payload == 0) {

@@ -156,6 +156,7 @@ struct trd_peer {
 	uint64_t rto;           /* cycles: srtt + 4 rttvar, at least the configured minimum */
 	uint64_t srtt, rttvar;  /* cycles, from acks of packets sent once (Karn) */
 	uint32_t backoff;       /* doublings since the last progress */
+	uint32_t tlp_nxt;       /* snd_nxt when the tail was last probed */
 	struct rte_mbuf **txb;  /* held for retransmission, by seq & mask */
 	uint64_t *txt;          /* when each was last sent */
 	uint8_t *sacked;        /* bit 0: selectively acked; bit 1: sent more than once */

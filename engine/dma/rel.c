@@ -324,9 +324,11 @@ on_ack(struct trd_node *n, struct trd_peer *pe, uint32_t ack, const uint8_t *sac
 			}
 		}
 		/* holes below the highest selectively acked packet are lost: resend them now,
-		 * unless they were sent very recently */
+		 * unless they were (re)sent less than a round trip ago */
+		uint64_t fresh = pe->srtt != 0 ? RTE_MAX(pe->srtt, 2 * n->ack_delay) : n->rto0 / 4;
+
 		for (uint32_t s = pe->snd_una; top != 0 && seq_lt(s, top); s++)
-			if (!(pe->sacked[s & mask] & 1) && now - pe->txt[s & mask] > pe->rto / 4)
+			if (!(pe->sacked[s & mask] & 1) && now - pe->txt[s & mask] > fresh)
 				retransmit(n, pe, s, now);
 	}
 }
@@ -465,8 +467,17 @@ trd_rel_timers(struct trd_node *n)
 		}
 		if (waiting) {
 			uint32_t i = pe->snd_una & mask;
+			uint32_t last = (pe->snd_nxt - 1) & mask;
+			uint64_t tlp = RTE_MAX(2 * pe->srtt, 4 * n->ack_delay);
 
-			if (now - pe->txt[i] > pe->rto) {
+			/* tail loss probe: nothing more is coming to show a hole, so send the last
+			 * packet again after two round trips instead of waiting a whole timeout;
+			 * its arrival (or the selective ack it causes) repairs the tail */
+			if (pe->tlp_nxt != pe->snd_nxt && now - pe->txt[last] > tlp &&
+			    !(pe->sacked[last] & 1)) {
+				pe->tlp_nxt = pe->snd_nxt;
+				retransmit(n, pe, pe->snd_nxt - 1, now);
+			} else if (now - pe->txt[i] > pe->rto) {
 				/* timeout: resend the oldest (selective acks bring the other holes
 				 * back), and back off */
 				n->stat[TRD_STAT_RTO_EVENTS]++;
