@@ -31,6 +31,7 @@
 #include <rte_pause.h>
 
 #include <toroid/msg.h>
+#include <toroid/telemetry.h>
 #include <toroid/toroid.h>
 
 #include "../common/app_common.h"
@@ -41,7 +42,7 @@
 struct perf_opts perf_opt = {
 	.torus = {2, 1, 1},
 	.iters = 0,
-	.window = 64,
+	.window = 32,
 	.links = TRD_NET_ETHDEV_RING,
 	.mode = TRD_CPL_LOCAL,
 };
@@ -344,9 +345,19 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 		return -EINVAL;
 	engine_start();
 	t0 = rte_rdtsc();
+	uint64_t hz = rte_get_tsc_hz(), next = t0 + hz;
+
 	while ((posted < n || got < n) && !expired(dl)) {
+		if (unlikely(rte_rdtsc() > next)) {
+			/* a progress line per second on long runs */
+			fprintf(stderr, "toroid-perf: %s %u B: %" PRIu64 " of %" PRIu64 " posted, "
+				"%.3f Mpps so far\n", r->test, size, posted, n,
+				(double)posted * hz / 1e6 / (double)(rte_rdtsc() - t0));
+			next += hz;
+		}
 		if (posted < n) {
-			unsigned int k = (unsigned int)RTE_MIN(32u, n - posted);
+			unsigned int k = (unsigned int)RTE_MIN(RTE_MIN(32u, perf_opt.window),
+							       n - posted);
 
 			if (trd_inject_bulk(f, d, k) == 0)
 				posted += k;
@@ -732,6 +743,7 @@ usage(const char *prog)
 	       "  -s, --sizes LIST     sizes: 64 | 8,64,1K | 8:65536 (powers of two in a range)\n"
 	       "                       (default: 64; linerate: the link's largest payload)\n"
 	       "  -n, --iters N        iterations (default: per test, above); 10%% more warm up\n"
+	       "  -w, --window N       messages posted per batch in rate tests, 1..32 (default 32)\n"
 	       "  -b, --baseline       measure raw DPDK on the same ports first; print the ratio\n"
 	       "  -j, --json           one JSON object per result line\n"
 	       "      --links KIND     ethdev: a net_ring ethdev pair (default); ring: ring link\n"
@@ -742,6 +754,8 @@ usage(const char *prog)
 	       "                       measures (tests: put_rate put_bw put_lat fifo_lat get_lat\n"
 	       "                       reflect_lat, or all); give each its own --file-prefix\n"
 	       "      --memif-socket P the memif socket (default /tmp/toroid-perf.sock)\n"
+	       "      --capture FILE   record what both nodes send and receive into a pcap file\n"
+	       "      --snaplen N      bytes kept per frame by --capture (default 65535)\n"
 	       "      --torus XxYxZ    place the two nodes in a larger torus (default 2x1x1):\n"
 	       "                       the others exist only in the routing tables\n"
 	       "  -h, --help           this help\n\n"
@@ -822,6 +836,11 @@ setup(void)
 	    trd_counter_alloc(px.a, &px.actr) != 0 || trd_counter_alloc(px.b, &px.bctr) != 0)
 		rte_exit(EXIT_FAILURE, "cannot register memory\n");
 	px.worker = rte_get_next_lcore(-1, 1, 0);
+	if (perf_opt.capture != NULL &&
+	    (trd_node_capture(px.a, perf_opt.capture, perf_opt.snaplen) != 0 ||
+	     trd_node_capture(px.b, perf_opt.capture, perf_opt.snaplen) != 0))
+		rte_exit(EXIT_FAILURE, "cannot capture into %s\n", perf_opt.capture);
+	trd_telemetry_init();
 }
 
 int
@@ -835,6 +854,7 @@ main(int argc, char **argv)
 		{"inline", no_argument, NULL, 'I'},      {"hgrm", required_argument, NULL, 'H'},
 		{"memif", required_argument, NULL, 'R'}, {"memif-socket", required_argument, NULL, 'S'},
 		{"torus", required_argument, NULL, 'T'},
+		{"capture", required_argument, NULL, 'C'}, {"snaplen", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
 	const char *sizes = NULL, *memif = NULL, *memif_socket = "/tmp/toroid-perf.sock";
@@ -867,8 +887,8 @@ main(int argc, char **argv)
 			perf_opt.iters = v;
 			break;
 		case 'w':
-			if (app_parse_size(optarg, &v) || v == 0 || v > 4096)
-				rte_exit(2, "bad --window %s\n", optarg);
+			if (app_parse_size(optarg, &v) || v == 0 || v > 32)
+				rte_exit(2, "bad --window %s (1..32)\n", optarg);
 			perf_opt.window = (unsigned int)v;
 			break;
 		case 'b':
@@ -906,6 +926,14 @@ main(int argc, char **argv)
 			break;
 		case 'S':
 			memif_socket = optarg;
+			break;
+		case 'C':
+			perf_opt.capture = optarg;
+			break;
+		case 'N':
+			if (app_parse_size(optarg, &v) || v < 64 || v > 65535)
+				rte_exit(2, "bad --snaplen %s (64..65535)\n", optarg);
+			perf_opt.snaplen = (unsigned int)v;
 			break;
 		case 'T':
 			if (sscanf(optarg, "%ux%ux%u", &perf_opt.torus[0], &perf_opt.torus[1],

@@ -29,6 +29,8 @@ struct perf_opts {
 	const char *hgrm;
 	const char *links_label; /* overrides the link kind in the output (two processes) */
 	unsigned int torus[3];   /* --torus */
+	const char *capture;     /* --capture */
+	unsigned int snaplen;
 };
 
 struct perf_result {
