@@ -623,7 +623,9 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 			trd_link_queue(l, m, NULL, f, chunk);
 			n->stat[TRD_STAT_ZCOPY_PKTS]++;
 		} else {
-			rte_memcpy((uint8_t *)(h + 1), f->src + f->off, chunk);
+			/* an empty message may have no source at all (NULL + 0 is undefined) */
+			if (chunk != 0)
+				rte_memcpy((uint8_t *)(h + 1), f->src + f->off, chunk);
 			m->data_len = (uint16_t)(TRD_FRAME_HLEN + chunk);
 			m->pkt_len = TRD_FRAME_HLEN + chunk;
 			if (unlikely(n->conf.payload_crc))

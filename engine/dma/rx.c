@@ -51,6 +51,10 @@ pay_copy(const struct rte_mbuf *m, void *dst, uint32_t len)
 		rte_memcpy(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, TRD_FRAME_HLEN), len);
 		return;
 	}
+	/* DPDK 22.11's rte_pktmbuf_read() walks off the end of a chain when asked for 0 bytes
+	 * at its very end (an empty payload in a segmented frame) */
+	if (len == 0)
+		return;
 	s = rte_pktmbuf_read(m, TRD_FRAME_HLEN, len, dst);
 	if (s != NULL && s != dst)
 		rte_memcpy(dst, s, len);

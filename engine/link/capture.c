@@ -42,7 +42,8 @@ trd_capture_frames(struct trd_capture *c, struct rte_mbuf *const *pkts, unsigned
 		const struct rte_mbuf *m = pkts[i];
 		uint32_t cap = RTE_MIN(m->pkt_len, c->snaplen);
 		struct pcap_pkthdr h;
-		const void *data = rte_pktmbuf_read(m, 0, cap, c->buf);
+		/* rte_pktmbuf_read() walks off the chain when asked for 0 bytes (an empty frame) */
+		const void *data = cap == 0 ? c->buf : rte_pktmbuf_read(m, 0, cap, c->buf);
 
 		if (data == NULL)
 			continue;

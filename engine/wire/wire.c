@@ -187,7 +187,15 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 uint32_t
 trd_wire_crc(const void *payload, uint32_t len, uint32_t init)
 {
-	return rte_hash_crc(payload, len, init);
+	const uint8_t *p = payload;
+
+	/* rte_hash_crc() loads 8 bytes at a time through a uint64_t pointer: start it on an
+	 * aligned address (a misaligned load is undefined behaviour; the CRC is the same) */
+	while (len != 0 && ((uintptr_t)p & 7) != 0) {
+		init = rte_hash_crc_1byte(*p++, init);
+		len--;
+	}
+	return rte_hash_crc(p, len, init);
 }
 
 int

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Entry points for tests and fuzzers, not for applications: they feed frames straight into a
+ * node's receive path and put a node back into a known state. None of them may be called
+ * while an lcore serves the node (they return -EBUSY).
+ */
+#ifndef TOROID_TESTING_H
+#define TOROID_TESTING_H
+
+#include <stdint.h>
+
+#include <toroid/toroid.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Hand @p len bytes at @p frame to @p node as a frame its loopback link received, then poll
+ * the node once so that any reply, ack or forwarded packet is handed to its port.
+ *
+ * The frame is copied into mbufs of the node's pool: one when @p seg is 0 and it fits,
+ * otherwise a chain of segments of at most @p seg bytes (at most 64 segments: the last ones
+ * grow), as a NIC with scattered receive would deliver it.
+ *
+ * @return 0; -EINVAL (NULL node, or a frame of more than 65535 bytes); -ENOBUFS (no mbufs);
+ * -EBUSY (an lcore serves the node).
+ */
+int trd_node_rx_frame(struct trd_node *node, const void *frame, uint32_t len, uint32_t seg);
+
+/**
+ * Take and release everything applications would: every message waiting in the node's
+ * reception FIFOs and every event in its event queues.
+ * @return the number of messages and events taken, -EINVAL or -EBUSY.
+ */
+int trd_node_drain(struct trd_node *node);
+
+/**
+ * Put @p node back to idle, as if it had just been created with its links, regions and
+ * counters: discard every packet waiting in its links' transmit buffers and loopback, every
+ * descriptor in its injection FIFOs, every message and event (trd_node_drain()), every
+ * partly reassembled message and all reliability state (sessions, held packets), and give
+ * its mbuf cache back to the pool. Afterwards the node holds no mbuf: with the far ends of
+ * its links drained, the pool is back to the count it had before the node received anything.
+ * Statistics, counters, regions and event-queue owners are kept.
+ * @return 0, -EINVAL or -EBUSY.
+ */
+int trd_node_reset(struct trd_node *node);
+
+/**
+ * Receive and free every frame waiting on @p link, a link not attached to a node (the far
+ * end of a trd_link_ring_pair() whose other end a node uses).
+ * @return the number of frames freed, or -EINVAL.
+ */
+int trd_link_drain(struct trd_link *link);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOROID_TESTING_H */
