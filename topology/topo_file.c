@@ -47,11 +47,15 @@ enum node_key {
 	NK_APP,
 	NK_PROC,
 	NK_MAC,
+	NK_PROCS,
 	NK_COUNT,
 };
 static const char *const node_keys[NK_COUNT] = {
-	"x+", "x-", "y+", "y-", "z+", "z-", "coord", "app", "proc", "mac",
+	"x+", "x-", "y+", "y-", "z+", "z-", "coord", "app", "proc", "mac", "procs",
 };
+
+/* Most processes one `procs` key lists. */
+#define PROCS_MAX 64
 
 /* Where each part of a node came from, for messages; freed after the load. */
 struct node_meta {
@@ -81,6 +85,8 @@ struct parse_ctx {
 	struct trd_topo *topo;     /* nodes allocated at the first [node] */
 	struct node_meta *meta;    /* per rank */
 	unsigned int *coord_owner; /* per coordinate rank: owning rank + 1, 0 = free */
+	unsigned int *proc_line;   /* per topo->procs entry: the line that placed it */
+	unsigned int procs_cap;
 };
 
 static int fail(struct parse_ctx *ctx, unsigned int line, int err, const char *fmt, ...)
@@ -211,6 +217,75 @@ coord_rank(const struct trd_torus *t, struct trd_coord c)
 	return (unsigned int)trd_torus_rank(t, c);
 }
 
+/* Place process (app, proc) on the current node, named on @p line. 1, or 0 on error. */
+static int
+proc_add(struct parse_ctx *ctx, uint32_t app, uint32_t proc, unsigned int line)
+{
+	struct trd_topo *topo = ctx->topo;
+	struct trd_topo_proc *p;
+
+	if (topo->n_procs == ctx->procs_cap) {
+		unsigned int cap = ctx->procs_cap ? 2 * ctx->procs_cap : 64;
+		struct trd_topo_proc *np = realloc(topo->procs, cap * sizeof(*np));
+		unsigned int *nl;
+
+		if (np == NULL)
+			return fail(ctx, line, ENOMEM, "out of memory");
+		topo->procs = np;
+		nl = realloc(ctx->proc_line, cap * sizeof(*nl));
+		if (nl == NULL)
+			return fail(ctx, line, ENOMEM, "out of memory");
+		ctx->proc_line = nl;
+		ctx->procs_cap = cap;
+	}
+	p = &topo->procs[topo->n_procs];
+	p->app_id = app;
+	p->proc_id = proc;
+	p->rank = ctx->rank;
+	ctx->proc_line[topo->n_procs++] = line;
+	return 1;
+}
+
+/* procs = A:P, A:P, ... (1..PROCS_MAX entries). 1, or 0 on error. */
+static int
+procs_key(struct parse_ctx *ctx, const char *value)
+{
+	struct trd_topo_node *node = &ctx->topo->nodes[ctx->rank];
+	char buf[256];
+	char *save = NULL, *tok;
+	unsigned int n = 0;
+
+	if (strlen(value) >= sizeof(buf))
+		return fail(ctx, ctx->line, EINVAL, "procs list too long");
+	strcpy(buf, value);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		unsigned long a, p;
+
+		if (colon == NULL)
+			return fail(ctx, ctx->line, EINVAL,
+				    "bad procs entry '%s' (expected APP:PROC, e.g. procs = 1:0,1:1)",
+				    trim(tok));
+		*colon = '\0';
+		if (parse_uint(tok, UINT32_MAX, &a) < 0 || parse_uint(colon + 1, UINT32_MAX, &p) < 0)
+			return fail(ctx, ctx->line, EINVAL,
+				    "bad procs entry '%s:%s' (APP and PROC are 0..%lu)", trim(tok),
+				    trim(colon + 1), (unsigned long)UINT32_MAX);
+		if (++n > PROCS_MAX)
+			return fail(ctx, ctx->line, EINVAL, "more than %d processes in procs",
+				    PROCS_MAX);
+		if (n == 1) {
+			node->app_id = (uint32_t)a;
+			node->proc_id = (uint32_t)p;
+		}
+		if (!proc_add(ctx, (uint32_t)a, (uint32_t)p, ctx->line))
+			return 0;
+	}
+	if (n == 0)
+		return fail(ctx, ctx->line, EINVAL, "empty procs (expected APP:PROC, ...)");
+	return 1;
+}
+
 /* Checks that need the whole [node N] section; run when the next section starts or at EOF. */
 static int
 node_finish(struct parse_ctx *ctx)
@@ -232,6 +307,15 @@ node_finish(struct parse_ctx *ctx)
 			    ctx->meta[other].line);
 	}
 	ctx->coord_owner[cr] = ctx->rank + 1;
+
+	/* app/proc keys place one process on the node (procs = ... places several) */
+	if (m->key_line[NK_APP] != 0 || m->key_line[NK_PROC] != 0) {
+		unsigned int l = m->key_line[NK_APP] > m->key_line[NK_PROC] ? m->key_line[NK_APP]
+									    : m->key_line[NK_PROC];
+
+		if (!proc_add(ctx, node->app_id, node->proc_id, l))
+			return 0;
+	}
 
 	if (topo->mode == TRD_TOPO_SWITCHED) {
 		if (!node->has_mac)
@@ -423,14 +507,23 @@ node_key(struct parse_ctx *ctx, const char *name, const char *value)
 
 	if (k < 0)
 		return fail(ctx, ctx->line, EINVAL,
-			    "unknown key '%s' in [node %u] (expected coord, app, proc, mac, "
-			    "x+, x-, y+, y-, z+ or z-)",
+			    "unknown key '%s' in [node %u] (expected coord, app, proc, procs, "
+			    "mac, x+, x-, y+, y-, z+ or z-)",
 			    name, ctx->rank);
 	if (m->key_line[k] != 0)
 		return fail(ctx, ctx->line, EINVAL, "duplicate key '%s' (first at line %u)", name,
 			    m->key_line[k]);
 
+	if ((k == NK_PROCS && (m->key_line[NK_APP] || m->key_line[NK_PROC])) ||
+	    ((k == NK_APP || k == NK_PROC) && m->key_line[NK_PROCS]))
+		return fail(ctx, ctx->line, EINVAL,
+			    "procs and app/proc exclude each other (list every process in procs)");
+
 	switch ((enum node_key)k) {
+	case NK_PROCS:
+		if (!procs_key(ctx, value))
+			return 0;
+		break;
 	case NK_COORD:
 		if (parse_uint_list(value, ",", 3, 255, v) < 0)
 			return fail(ctx, ctx->line, EINVAL, "bad coord '%s' (expected X,Y,Z)",
@@ -646,6 +739,66 @@ check_unique_macs(struct parse_ctx *ctx)
 	return 1;
 }
 
+static int
+proc_cmp(const void *a, const void *b)
+{
+	const struct trd_topo_proc *x = a, *y = b;
+
+	if (x->app_id != y->app_id)
+		return x->app_id < y->app_id ? -1 : 1;
+	if (x->proc_id != y->proc_id)
+		return x->proc_id < y->proc_id ? -1 : 1;
+	return 0;
+}
+
+/* A process lives on one node: reject a second placement, at the later line. Then sort the
+ * table by (app, proc) for trd_topo_find_proc(). */
+static int
+check_unique_procs(struct parse_ctx *ctx)
+{
+	struct trd_topo *topo = ctx->topo;
+	unsigned int n = topo->n_procs, i, j;
+	unsigned int *order;
+
+	if (n == 0)
+		return 1;
+	/* sort indices, so the lines stay with their entries */
+	order = malloc(n * sizeof(*order));
+	if (order == NULL)
+		return fail(ctx, 0, ENOMEM, "out of memory");
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	for (i = 1; i < n; i++) { /* insertion sort by (app, proc, line) */
+		unsigned int x = order[i];
+
+		for (j = i; j > 0; j--) {
+			int c = proc_cmp(&topo->procs[order[j - 1]], &topo->procs[x]);
+
+			if (c < 0 || (c == 0 && ctx->proc_line[order[j - 1]] <= ctx->proc_line[x]))
+				break;
+			order[j] = order[j - 1];
+		}
+		order[j] = x;
+	}
+	for (i = 1; i < n; i++) {
+		const struct trd_topo_proc *a = &topo->procs[order[i - 1]];
+		const struct trd_topo_proc *b = &topo->procs[order[i]];
+
+		if (proc_cmp(a, b) == 0) {
+			unsigned int la = ctx->proc_line[order[i - 1]];
+			unsigned int lb = ctx->proc_line[order[i]];
+
+			free(order);
+			return fail(ctx, lb, EINVAL,
+				    "process %u:%u placed twice: node %u and node %u (line %u)",
+				    b->app_id, b->proc_id, b->rank, a->rank, la);
+		}
+	}
+	free(order);
+	qsort(topo->procs, n, sizeof(topo->procs[0]), proc_cmp);
+	return 1;
+}
+
 /** Load a topology file; see topo.h. */
 struct trd_topo *
 trd_topo_load(const char *path, char *err, size_t errlen)
@@ -694,10 +847,12 @@ trd_topo_load(const char *path, char *err, size_t errlen)
 		fail(&ctx, (unsigned int)rc, EINVAL,
 		     "syntax error (expected [section], key = value, or a ; or # comment)");
 	}
-	if (ctx.err_no == 0 && file_finish(&ctx) && ctx.topo->mode == TRD_TOPO_SWITCHED)
-		check_unique_macs(&ctx);
+	if (ctx.err_no == 0 && file_finish(&ctx) &&
+	    (ctx.topo->mode != TRD_TOPO_SWITCHED || check_unique_macs(&ctx)))
+		check_unique_procs(&ctx);
 
 	free(ctx.meta);
+	free(ctx.proc_line);
 	free(ctx.coord_owner);
 	if (ctx.err_no != 0) {
 		if (err != NULL && errlen > 0)
@@ -716,6 +871,7 @@ trd_topo_free(struct trd_topo *topo)
 	if (topo == NULL)
 		return;
 	free(topo->nodes);
+	free(topo->procs);
 	free(topo);
 }
 
@@ -742,4 +898,19 @@ trd_topo_node_at(const struct trd_topo *topo, struct trd_coord c)
 			return node;
 	}
 	return NULL;
+}
+
+/** Node hosting process (@p app, @p proc); see topo.h. */
+int
+trd_topo_find_proc(const struct trd_topo *topo, uint32_t app, uint32_t proc)
+{
+	struct trd_topo_proc key = {.app_id = app, .proc_id = proc};
+	const struct trd_topo_proc *p;
+
+	if (topo == NULL)
+		return -EINVAL;
+	if (topo->n_procs == 0)
+		return -ENOENT;
+	p = bsearch(&key, topo->procs, topo->n_procs, sizeof(*p), proc_cmp);
+	return p == NULL ? -ENOENT : (int)p->rank;
 }

@@ -119,12 +119,21 @@ struct trd_topo_node {
 	int port[TRD_DIR_COUNT]; /**< direct mode: DPDK port per direction, or TRD_TOPO_NO_PORT */
 };
 
+/** A process placed on a node by the topology file (`app`/`proc` or `procs` keys). */
+struct trd_topo_proc {
+	uint32_t app_id;   /**< application id */
+	uint32_t proc_id;  /**< process id within the application */
+	unsigned int rank; /**< the node that hosts it */
+};
+
 /** A loaded topology. */
 struct trd_topo {
 	struct trd_torus torus;
 	enum trd_topo_mode mode;
 	unsigned int n_nodes;        /**< = trd_torus_size(&torus) */
 	struct trd_topo_node *nodes; /**< indexed by rank */
+	unsigned int n_procs;        /**< processes placed by the file (each on one node) */
+	struct trd_topo_proc *procs; /**< sorted by (app_id, proc_id) */
 };
 
 /** Load a topology file (format: docs/topology.md). On error returns NULL, sets errno, and
@@ -136,6 +145,10 @@ struct trd_topo {
 struct trd_topo *trd_topo_load(const char *path, char *err, size_t errlen);
 /** Free a topology from trd_topo_load(); NULL is a no-op. */
 void trd_topo_free(struct trd_topo *topo);
+/** Rank of the node hosting process (@p app, @p proc). A node hosts the process its
+ * `app`/`proc` keys name, or every process of its `procs` list, or none if it has neither.
+ * @return the rank, -ENOENT (not placed), -EINVAL (NULL @p topo). O(log n). */
+int trd_topo_find_proc(const struct trd_topo *topo, uint32_t app, uint32_t proc);
 /** Node at @p c, or NULL (also for a NULL @p topo). O(1) when ranks follow the default
  * layout (rank = trd_torus_rank(coord)), a scan of the nodes when the file permutes them. */
 const struct trd_topo_node *trd_topo_node_at(const struct trd_topo *topo, struct trd_coord c);

@@ -223,6 +223,26 @@ check_good_files(void)
 	CHECK(trd_topo_node_at(NULL, (struct trd_coord){0, 0, 0}) == NULL, "node_at NULL");
 	trd_topo_free(NULL);
 
+	/* processes: app/proc place one, procs several, a node without either none */
+	path = write_file("good4.ini", "[torus]\ndims = 3x1x1\nmode = switched\n"
+				       "[node 0]\nmac = 02:00:00:00:00:01\nprocs = 1:0, 1:1 ,2:0\n"
+				       "[node 1]\nmac = 02:00:00:00:00:02\napp = 3\nproc = 9\n"
+				       "[node 2]\nmac = 02:00:00:00:00:03\n");
+	topo = trd_topo_load(path, err, sizeof(err));
+	CHECK(topo != NULL, "good4.ini: %s", err);
+	if (topo != NULL) {
+		CHECK(topo->n_procs == 4, "good4: %u processes", topo->n_procs);
+		CHECK(trd_topo_find_proc(topo, 1, 0) == 0 && trd_topo_find_proc(topo, 1, 1) == 0 &&
+			      trd_topo_find_proc(topo, 2, 0) == 0,
+		      "good4: procs on node 0");
+		CHECK(trd_topo_find_proc(topo, 3, 9) == 1, "good4: app/proc on node 1");
+		CHECK(trd_topo_find_proc(topo, 0, 0) == -ENOENT, "good4: node 2 hosts nothing");
+		CHECK(topo->nodes[0].app_id == 1 && topo->nodes[0].proc_id == 0,
+		      "good4: node 0 app/proc are its first process");
+		trd_topo_free(topo);
+	}
+	CHECK(trd_topo_find_proc(NULL, 1, 0) == -EINVAL, "find_proc NULL");
+
 	/* a 1x1x1 torus: one node, no links; errors written nowhere when err is NULL */
 	path = write_file("good3.ini", "[torus]\ndims=1x1x1\nmode=direct\n[node 0]\n");
 	topo = trd_topo_load(path, NULL, 0);
@@ -296,6 +316,15 @@ static const struct bad_case bad_cases[] = {
 	/* node keys and numbers */
 	{SW2 "[node 0]\ncolour = red\n", 5, "unknown key 'colour' in [node 0]"},
 	{SW2 "[node 0]\napp = -1\n", 5, "bad app '-1'"},
+	{SW2 "[node 0]\nprocs = 1\n", 5, "bad procs entry '1'"},
+	{SW2 "[node 0]\nprocs = 1:x\n", 5, "bad procs entry '1:x'"},
+	{SW2 "[node 0]\nprocs =\n", 5, "empty procs"},
+	{SW2 "[node 0]\napp = 1\nprocs = 1:0\n", 6, "procs and app/proc exclude each other"},
+	{SW2 "[node 0]\nprocs = 1:0\nproc = 2\n", 6, "procs and app/proc exclude each other"},
+	{SW2 "[node 0]\n" MAC0 "procs = 1:0,1:1\n[node 1]\n" MAC1 "app = 1\nproc = 1\n", 10,
+	 "process 1:1 placed twice: node 1 and node 0 (line 6)"},
+	{SW2 "[node 0]\n" MAC0 "procs = 1:0,2:0,1:0\n[node 1]\n" MAC1, 6,
+	 "process 1:0 placed twice: node 0 and node 0 (line 6)"},
 	{SW2 "[node 0]\napp = 4294967296\n", 5, "bad app"},
 	{SW2 "[node 0]\nproc = 1.5\n", 5, "bad proc '1.5'"},
 	{SW2 "[node 0]\nproc = 0x10\n", 5, "bad proc"},

@@ -1,0 +1,772 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * toroid-node: the engine daemon. A DPDK primary process that owns the ports, loads a topology
+ * file, runs its node of the torus and serves the application processes the file places on it
+ * through virtual network interfaces (docs/toroid-node.md, docs/vni.md).
+ *
+ *   toroid-node [EAL options] -- --topo FILE --node RANK|X,Y,Z [--port P | --ports x+=0,...]
+ *               [--vni-socket PATH] [--stats-period N] [--json] [--capture FILE] ...
+ *
+ * One thread does everything, on the main lcore: it polls the node, then the VNI service, in
+ * turn; when nothing happened for --idle-us it sleeps (at most --sleep-us) until an
+ * application kicks it or a socket wakes it. Statistics every --stats-period seconds, totals
+ * at exit; SIGINT/SIGTERM stop it cleanly.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_pdump.h>
+
+#include <toroid/telemetry.h>
+#include <toroid/topo.h>
+#include <toroid/toroid.h>
+#include <toroid/vni_service.h>
+
+#include "../common/app_common.h"
+
+#define NODE_L1_OVERHEAD 24 /* preamble 8 + inter-frame gap 12 + FCS 4 per frame */
+#define NODE_MAX_SERVED 64
+#define NODE_DEFAULT_SOCKET "/run/toroid/node%r.sock"
+
+struct node_opts {
+	const char *topo_path;
+	const char *node_spec;
+	const char *nodes_spec;
+	int port;                       /* switched: -1 = the default (0) */
+	int ports[TRD_DIR_COUNT];       /* direct, from --ports; -1 = from the file */
+	bool have_ports;
+	const char *socket;
+	unsigned int stats_period;
+	bool json;
+	const char *capture;
+	unsigned int snaplen;
+	unsigned long long staging;
+	unsigned long long max_pool;
+	unsigned int max_ifs;
+	unsigned int idle_us;
+	unsigned int sleep_us;
+	unsigned int link_wait;
+	unsigned int mtu;
+	unsigned int noproc_ms;
+	bool quiet;
+};
+
+static struct node_opts opt = {
+	.port = -1,
+	.socket = NODE_DEFAULT_SOCKET,
+	.staging = 64ULL << 20,
+	.max_pool = 1ULL << 30,
+	.idle_us = 1000,
+	.sleep_us = 200,
+	.link_wait = 10,
+};
+
+struct served {
+	struct trd_node *node;
+	struct trd_vnis *vnis;
+	unsigned int rank;
+	char socket[108];
+	struct trd_node_stats last;
+};
+
+static struct trd_topo *topo;
+static struct trd_node *single; /* one-node mode */
+static struct trd_net *net;     /* --nodes mode */
+static struct served srv[NODE_MAX_SERVED];
+static unsigned int n_srv;
+static volatile sig_atomic_t node_stop;
+
+static void
+on_signal(int sig)
+{
+	RTE_SET_USED(sig);
+	node_stop = 1;
+}
+
+static void
+usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"Usage: %s [EAL options] -- --topo FILE --node RANK|X,Y,Z [options]\n"
+		"\n"
+		"Runs node RANK of the torus in FILE on this host's DPDK ports and serves the\n"
+		"application processes the file places on it (docs/toroid-node.md).\n"
+		"\n"
+		"  --topo FILE          topology file (docs/topology.md)\n"
+		"  --node RANK|X,Y,Z    the node this engine is\n"
+		"  --port P             switched topology: the DPDK port on the segment (default 0)\n"
+		"  --ports DIR=P,...    direct topology: the port of each link, e.g. x+=0,y+=1,z+=2\n"
+		"                       (default: the ports the file gives for the node)\n"
+		"  --nodes A-B          test mode: build the whole torus in this process over ring\n"
+		"                       links and serve nodes A..B (no ports; --node not needed)\n"
+		"  --vni-socket PATH    application socket; %%r is replaced by the node's rank\n"
+		"                       (default %s)\n"
+		"  --staging SIZE       bytes held for messages that arrive before their receive,\n"
+		"                       per node (default 64M)\n"
+		"  --max-pool SIZE      largest buffer pool an application may ask (default 1G)\n"
+		"  --max-ifs N          applications at once per node (default 64)\n"
+		"  --noproc-ms N        a send to a process that is not attached keeps asking this\n"
+		"                       long (default 3000)\n"
+		"  --mtu N              set the ports' MTU (default: keep it)\n"
+		"  --link-wait S        wait up to S seconds for the ports' links (default 10)\n"
+		"  --idle-us N          sleep after N us without work (default 1000; 0: busy-poll)\n"
+		"  --sleep-us N         longest sleep (default 200)\n"
+		"  --stats-period N     print rates every N seconds (default 0: only totals at exit)\n"
+		"  --json               statistics as JSON lines\n"
+		"  --capture FILE       record every frame of the node(s) into a pcap file\n"
+		"  --snaplen N          capture snap length (default 65535)\n"
+		"  -q, --quiet          no totals at exit\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"Without EAL options: %s\n",
+		prog, NODE_DEFAULT_SOCKET, app_eal_defaults());
+}
+
+static int
+parse_uint(const char *s, unsigned int max, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v > max || *s == '-')
+		return -EINVAL;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int
+parse_ports(const char *s)
+{
+	char buf[256], *save = NULL, *tok;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		unsigned int p;
+		int d;
+
+		if (eq == NULL)
+			return -EINVAL;
+		*eq = '\0';
+		for (d = 0; d < TRD_DIR_COUNT; d++)
+			if (strcmp(tok, trd_dir_name((enum trd_dir)d)) == 0)
+				break;
+		if (d == TRD_DIR_COUNT || parse_uint(eq + 1, UINT16_MAX, &p) != 0)
+			return -EINVAL;
+		opt.ports[d] = (int)p;
+	}
+	opt.have_ports = true;
+	return 0;
+}
+
+static void
+parse_args(int argc, char **argv)
+{
+	enum {
+		O_TOPO = 256, O_NODE, O_NODES, O_PORT, O_PORTS, O_SOCK, O_STAGING, O_MAXPOOL,
+		O_MAXIFS, O_NOPROC, O_MTU, O_LINKWAIT, O_IDLE, O_SLEEP, O_STATS, O_JSON,
+		O_CAPTURE, O_SNAPLEN,
+	};
+	static const struct option lo[] = {
+		{"topo", required_argument, NULL, O_TOPO},
+		{"node", required_argument, NULL, O_NODE},
+		{"nodes", required_argument, NULL, O_NODES},
+		{"port", required_argument, NULL, O_PORT},
+		{"ports", required_argument, NULL, O_PORTS},
+		{"vni-socket", required_argument, NULL, O_SOCK},
+		{"staging", required_argument, NULL, O_STAGING},
+		{"max-pool", required_argument, NULL, O_MAXPOOL},
+		{"max-ifs", required_argument, NULL, O_MAXIFS},
+		{"noproc-ms", required_argument, NULL, O_NOPROC},
+		{"mtu", required_argument, NULL, O_MTU},
+		{"link-wait", required_argument, NULL, O_LINKWAIT},
+		{"idle-us", required_argument, NULL, O_IDLE},
+		{"sleep-us", required_argument, NULL, O_SLEEP},
+		{"stats-period", required_argument, NULL, O_STATS},
+		{"json", no_argument, NULL, O_JSON},
+		{"capture", required_argument, NULL, O_CAPTURE},
+		{"snaplen", required_argument, NULL, O_SNAPLEN},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	unsigned int u;
+	int c, bad = 0;
+
+	for (int d = 0; d < TRD_DIR_COUNT; d++)
+		opt.ports[d] = -1;
+	while ((c = getopt_long(argc, argv, "qh", lo, NULL)) != -1) {
+		switch (c) {
+		case O_TOPO: opt.topo_path = optarg; break;
+		case O_NODE: opt.node_spec = optarg; break;
+		case O_NODES: opt.nodes_spec = optarg; break;
+		case O_PORT:
+			bad |= parse_uint(optarg, UINT16_MAX, &u);
+			opt.port = (int)u;
+			break;
+		case O_PORTS: bad |= parse_ports(optarg); break;
+		case O_SOCK: opt.socket = optarg; break;
+		case O_STAGING: bad |= app_parse_size(optarg, &opt.staging); break;
+		case O_MAXPOOL: bad |= app_parse_size(optarg, &opt.max_pool); break;
+		case O_MAXIFS: bad |= parse_uint(optarg, 256, &opt.max_ifs); break;
+		case O_NOPROC: bad |= parse_uint(optarg, 3600000, &opt.noproc_ms); break;
+		case O_MTU: bad |= parse_uint(optarg, 9000, &opt.mtu); break;
+		case O_LINKWAIT: bad |= parse_uint(optarg, 3600, &opt.link_wait); break;
+		case O_IDLE: bad |= parse_uint(optarg, 10000000, &opt.idle_us); break;
+		case O_SLEEP: bad |= parse_uint(optarg, 1000000, &opt.sleep_us); break;
+		case O_STATS: bad |= parse_uint(optarg, 86400, &opt.stats_period); break;
+		case O_JSON: opt.json = true; break;
+		case O_CAPTURE: opt.capture = optarg; break;
+		case O_SNAPLEN: bad |= parse_uint(optarg, 262144, &opt.snaplen); break;
+		case 'q': opt.quiet = true; break;
+		case 'h':
+			usage(stdout, argv[0]);
+			exit(0);
+		default:
+			usage(stderr, argv[0]);
+			exit(2);
+		}
+		if (bad) {
+			fprintf(stderr, "%s: bad value '%s' for --%s\n", argv[0], optarg,
+				lo[c - O_TOPO < (int)RTE_DIM(lo) ? c - O_TOPO : 0].name);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+		exit(2);
+	}
+	if (opt.topo_path == NULL || (opt.node_spec == NULL && opt.nodes_spec == NULL)) {
+		fprintf(stderr, "%s: --topo and --node are required (--help)\n", argv[0]);
+		exit(2);
+	}
+	if (opt.staging == 0 || opt.staging > (1ULL << 40) || opt.max_pool > (1ULL << 40)) {
+		fprintf(stderr, "%s: --staging and --max-pool must be 1 .. 1T\n", argv[0]);
+		exit(2);
+	}
+}
+
+/* Release what start-up made, then stop EAL. */
+static void
+teardown(void)
+{
+	for (unsigned int i = 0; i < n_srv; i++) {
+		trd_vnis_free(srv[i].vnis);
+		srv[i].vnis = NULL;
+	}
+	if (net != NULL)
+		trd_net_free(net);
+	else
+		trd_node_free(single);
+	net = NULL;
+	single = NULL;
+	trd_topo_free(topo);
+	topo = NULL;
+	rte_eal_cleanup();
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "toroid-node: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	teardown();
+	exit(1);
+}
+
+/* RANK or X,Y,Z -> a rank of the topology. */
+static int
+node_rank(const char *spec)
+{
+	unsigned int x, y, z, r;
+
+	if (sscanf(spec, "%u,%u,%u", &x, &y, &z) == 3 && strchr(spec, ',') != NULL) {
+		struct trd_coord c = {.x = (uint8_t)x, .y = (uint8_t)y, .z = (uint8_t)z};
+		const struct trd_topo_node *tn;
+
+		if (x > 255 || y > 255 || z > 255 || (tn = trd_topo_node_at(topo, c)) == NULL)
+			return -EINVAL;
+		return (int)tn->rank;
+	}
+	if (parse_uint(spec, UINT_MAX, &r) != 0 || r >= topo->n_nodes)
+		return -EINVAL;
+	return (int)r;
+}
+
+static void
+socket_path(char *out, size_t len, unsigned int rank)
+{
+	size_t o = 0;
+
+	for (const char *p = opt.socket; *p != '\0' && o + 1 < len; p++) {
+		if (p[0] == '%' && p[1] == 'r') {
+			o += (size_t)snprintf(out + o, len - o, "%u", rank);
+			p++;
+		} else {
+			out[o++] = *p;
+		}
+	}
+	out[RTE_MIN(o, len - 1)] = '\0';
+}
+
+/* mkdir -p of the socket's directory. */
+static void
+make_dirs(const char *path)
+{
+	char d[108];
+
+	snprintf(d, sizeof(d), "%s", path);
+	for (char *p = d + 1; *p != '\0'; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(d, 0755);
+			*p = '/';
+		}
+}
+
+static void
+node_conf_init(struct trd_node_conf *nc)
+{
+	memset(nc, 0, sizeof(*nc));
+	nc->torus = topo->torus;
+	nc->n_inj_fifos = 2;      /* VNI requests and data; VNI replies */
+	nc->inj_fifo_size = 4096;
+	nc->n_rec_fifos = 1;      /* the VNI protocol */
+	nc->rec_fifo_size = 4096;
+	nc->n_counters = 8192;    /* one per long message in flight */
+	nc->n_regions = 1024;     /* a pool per interface, the staging area */
+	nc->inline_max = 960;     /* short messages are copied at post time */
+	nc->burst = 64;
+}
+
+static void
+wait_link(uint16_t port)
+{
+	uint64_t deadline = trd_time_us() + (uint64_t)opt.link_wait * 1000000;
+	struct rte_eth_link link;
+	char name[RTE_ETH_NAME_MAX_LEN] = "?";
+
+	rte_eth_dev_get_name_by_port(port, name);
+	for (;;) {
+		memset(&link, 0, sizeof(link));
+		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status == RTE_ETH_LINK_UP)
+			return;
+		if (node_stop)
+			die("interrupted while waiting for port %u (%s)", port, name);
+		if (trd_time_us() >= deadline)
+			die("port %u (%s): link down after %u s (cable, peer, --link-wait)", port,
+			    name, opt.link_wait);
+		poll(NULL, 0, 10);
+	}
+}
+
+static struct trd_link *
+make_link(unsigned int port)
+{
+	struct trd_link_conf lc = {.mtu = (uint16_t)opt.mtu};
+	struct trd_link *l;
+
+	if (!rte_eth_dev_is_valid_port((uint16_t)port))
+		die("port %u does not exist (%u ports: give --vdev or -a, see docs/deploying.md)",
+		    port, rte_eth_dev_count_avail());
+	l = trd_link_ethdev((uint16_t)port, &lc);
+	if (l == NULL)
+		die("port %u: cannot set up: %s", port, rte_strerror(rte_errno));
+	return l;
+}
+
+static void
+build_single(unsigned int rank)
+{
+	const struct trd_topo_node *tn = &topo->nodes[rank];
+	struct trd_node_conf nc;
+	char name[32];
+	int rc;
+
+	node_conf_init(&nc);
+	snprintf(name, sizeof(name), "node%u", rank);
+	nc.name = name;
+	nc.coord = tn->coord;
+	single = trd_node_create(&nc);
+	if (single == NULL)
+		die("cannot create node %u: %s", rank, rte_strerror(rte_errno));
+
+	if (topo->mode == TRD_TOPO_SWITCHED) {
+		unsigned int port = opt.port < 0 ? 0 : (unsigned int)opt.port;
+		struct trd_link *l;
+
+		if (opt.have_ports)
+			die("--ports is for direct topologies; this one is switched: use --port");
+		if (topo->n_nodes == 1 && opt.port < 0)
+			return; /* alone on the torus: nothing to cable */
+		if (tn->has_mac && rte_eth_dev_is_valid_port((uint16_t)port)) {
+			struct rte_ether_addr mac, want;
+
+			memcpy(want.addr_bytes, tn->mac, 6);
+			if (rte_eth_macaddr_get((uint16_t)port, &mac) == 0 &&
+			    !rte_is_same_ether_addr(&mac, &want) &&
+			    rte_eth_dev_default_mac_addr_set((uint16_t)port, &want) != 0)
+				fprintf(stderr,
+					"toroid-node: port %u keeps its MAC " RTE_ETHER_ADDR_PRT_FMT
+					" (the file says " RTE_ETHER_ADDR_PRT_FMT "); it is "
+					"promiscuous, so frames to either arrive\n",
+					port, RTE_ETHER_ADDR_BYTES(&mac), RTE_ETHER_ADDR_BYTES(&want));
+		}
+		l = make_link(port);
+		rc = trd_node_add_link(single, l, TRD_DIR_NONE);
+		if (rc != 0) {
+			trd_link_free(l);
+			die("port %u: cannot attach: %s", port, strerror(-rc));
+		}
+		for (unsigned int r = 0; r < topo->n_nodes; r++)
+			if (r != rank && topo->nodes[r].has_mac)
+				trd_node_set_peer_mac(single, topo->nodes[r].coord, topo->nodes[r].mac);
+		wait_link((uint16_t)port);
+		return;
+	}
+	if (opt.port >= 0)
+		die("--port is for switched topologies; this one is direct: use --ports");
+	for (int d = 0; d < TRD_DIR_COUNT; d++) {
+		int port = opt.have_ports ? opt.ports[d] : tn->port[d];
+		unsigned int dim = topo->torus.dim[d / 2];
+		struct trd_link *l;
+
+		if (dim == 1 || (dim == 2 && (d & 1))) {
+			if (opt.have_ports && opt.ports[d] >= 0)
+				die("--ports: %s has no link in a %ux%ux%u torus",
+				    trd_dir_name((enum trd_dir)d), topo->torus.dim[0],
+				    topo->torus.dim[1], topo->torus.dim[2]);
+			continue;
+		}
+		if (port < 0)
+			die("no port for %s of node %u (give --ports %s=P)",
+			    trd_dir_name((enum trd_dir)d), rank, trd_dir_name((enum trd_dir)d));
+		l = make_link((unsigned int)port);
+		rc = trd_node_add_link(single, l, (enum trd_dir)d);
+		if (rc != 0) {
+			trd_link_free(l);
+			die("port %d (%s): cannot attach: %s", port, trd_dir_name((enum trd_dir)d),
+			    strerror(-rc));
+		}
+		wait_link((uint16_t)port);
+	}
+}
+
+static void
+build_net(unsigned int first, unsigned int last)
+{
+	struct trd_net_conf cf;
+	struct trd_node_conf nc;
+
+	node_conf_init(&nc);
+	memset(&cf, 0, sizeof(cf));
+	cf.torus = topo->torus;
+	cf.links = TRD_NET_RING;
+	cf.mtu = (uint16_t)opt.mtu;
+	cf.node = &nc;
+	net = trd_net_create(&cf);
+	if (net == NULL)
+		die("cannot build the %ux%ux%u torus: %s", topo->torus.dim[0], topo->torus.dim[1],
+		    topo->torus.dim[2], rte_strerror(rte_errno));
+	RTE_SET_USED(first);
+	RTE_SET_USED(last);
+}
+
+static struct trd_node *
+net_node_of_rank(unsigned int rank)
+{
+	int tr = trd_torus_rank(&topo->torus, topo->nodes[rank].coord);
+
+	return tr < 0 ? NULL : trd_net_node(net, (unsigned int)tr);
+}
+
+static void
+serve(unsigned int rank, struct trd_node *node)
+{
+	struct served *sv = &srv[n_srv];
+	struct trd_vnis_conf vc;
+
+	memset(&vc, 0, sizeof(vc));
+	sv->node = node;
+	sv->rank = rank;
+	socket_path(sv->socket, sizeof(sv->socket), rank);
+	make_dirs(sv->socket);
+	vc.node = node;
+	vc.topo = topo;
+	vc.socket = sv->socket;
+	vc.staging = opt.staging;
+	vc.max_pool = opt.max_pool;
+	vc.max_ifs = opt.max_ifs;
+	vc.inline_max = 960;
+	vc.req_fifo = 0;
+	vc.rep_fifo = 1;
+	vc.rec_fifo = 0;
+	vc.noproc_ms = opt.noproc_ms;
+	sv->vnis = trd_vnis_create(&vc);
+	if (sv->vnis == NULL)
+		die("%s: cannot serve applications: %s", sv->socket,
+		    rte_errno == EADDRINUSE ? "another engine serves this socket"
+					    : rte_strerror(rte_errno));
+	n_srv++;
+	if (opt.capture != NULL) {
+		int rc = trd_node_capture(node, opt.capture, opt.snaplen);
+
+		if (rc != 0)
+			die("--capture %s: %s", opt.capture, strerror(-rc));
+	}
+}
+
+/* ---- statistics ---- */
+
+static double
+rate(uint64_t delta, double secs)
+{
+	return secs > 0 ? (double)delta / secs : 0;
+}
+
+static void
+print_stats(double t, double dt, bool total)
+{
+	for (unsigned int i = 0; i < n_srv; i++) {
+		struct served *sv = &srv[i];
+		struct trd_node_stats st, d;
+		uint64_t vs[TRD_VNIS_STAT_MAX];
+		struct trd_coord c = trd_node_coord(sv->node);
+		double secs = total ? t : dt;
+		uint64_t drops = 0;
+		bool first;
+
+		trd_node_stats_get(sv->node, &st);
+		trd_vnis_stats_get(sv->vnis, vs);
+		for (unsigned int k = 0; k < TRD_STAT_MAX; k++)
+			d.stat[k] = st.stat[k] - (total ? 0 : sv->last.stat[k]);
+		for (unsigned int k = 0; k < TRD_DROP_MAX; k++) {
+			d.drop[k] = st.drop[k] - (total ? 0 : sv->last.drop[k]);
+			drops += d.drop[k];
+		}
+		if (!total)
+			sv->last = st;
+		{
+			double txp = rate(d.stat[TRD_STAT_TX_PKTS], secs);
+			double rxp = rate(d.stat[TRD_STAT_RX_PKTS], secs);
+			double txl2 = rate(d.stat[TRD_STAT_TX_BYTES], secs) * 8e-9;
+			double rxl2 = rate(d.stat[TRD_STAT_RX_BYTES], secs) * 8e-9;
+			double txl1 = txl2 + txp * NODE_L1_OVERHEAD * 8e-9;
+			double rxl1 = rxl2 + rxp * NODE_L1_OVERHEAD * 8e-9;
+
+			if (opt.json) {
+				printf("{\"type\":\"%s\",\"time\":%.3f,\"node\":\"%s\",\"rank\":%u,"
+				       "\"coord\":[%u,%u,%u],\"seconds\":%.3f,"
+				       "\"tx_mpps\":%.4f,\"tx_gbps_l2\":%.4f,\"tx_gbps_l1\":%.4f,"
+				       "\"rx_mpps\":%.4f,\"rx_gbps_l2\":%.4f,\"rx_gbps_l1\":%.4f,"
+				       "\"vni_ifs\":%u",
+				       total ? "total" : "stats", t, trd_node_name(sv->node), sv->rank,
+				       c.x, c.y, c.z, secs, txp * 1e-6, txl2, txl1, rxp * 1e-6, rxl2,
+				       rxl1, trd_vnis_n_ifs(sv->vnis));
+				printf(",\"stats\":{");
+				for (unsigned int k = 0; k < TRD_STAT_MAX; k++)
+					printf("%s\"%s\":%" PRIu64, k ? "," : "", trd_stat_name(k),
+					       d.stat[k]);
+				printf("},\"drops\":{");
+				first = true;
+				for (unsigned int k = 0; k < TRD_DROP_MAX; k++)
+					if (d.drop[k] != 0 || total) {
+						printf("%s\"%s\":%" PRIu64, first ? "" : ",",
+						       trd_drop_name(k), d.drop[k]);
+						first = false;
+					}
+				printf("},\"vni\":{");
+				for (unsigned int k = 0; k < TRD_VNIS_STAT_MAX; k++)
+					printf("%s\"%s\":%" PRIu64, k ? "," : "", trd_vnis_stat_name(k),
+					       vs[k]);
+				printf("}}\n");
+				continue;
+			}
+			printf("%s %s (%u,%u,%u) %s %.1f s: tx %.3f Mpps %.3f/%.3f Gbit/s (L2/L1), "
+			       "rx %.3f Mpps %.3f/%.3f Gbit/s; retransmits %" PRIu64 "\n",
+			       total ? "total" : "stats", trd_node_name(sv->node), c.x, c.y, c.z,
+			       total ? "over" : "last", secs, txp * 1e-6, txl2, txl1, rxp * 1e-6, rxl2,
+			       rxl1, d.stat[TRD_STAT_RETRANS]);
+			printf("  vni: %u interfaces, %" PRIu64 " sends, %" PRIu64 " receives done "
+			       "(%" PRIu64 " B out, %" PRIu64 " B in), %" PRIu64 " staged, "
+			       "staging %" PRIu64 "/%" PRIu64 " B (peak %" PRIu64 "), %" PRIu64
+			       " refusals sent, %" PRIu64 " errors\n",
+			       trd_vnis_n_ifs(sv->vnis), vs[TRD_VNIS_STAT_TX_DONE],
+			       vs[TRD_VNIS_STAT_RX_DONE], vs[TRD_VNIS_STAT_TX_BYTES],
+			       vs[TRD_VNIS_STAT_RX_BYTES], vs[TRD_VNIS_STAT_STAGED],
+			       vs[TRD_VNIS_STAT_STAGING_USED], vs[TRD_VNIS_STAT_STAGING_MAX],
+			       vs[TRD_VNIS_STAT_STAGING_HWM], vs[TRD_VNIS_STAT_NAK_SENT],
+			       vs[TRD_VNIS_STAT_ERRORS]);
+			printf("  drops: %" PRIu64, drops);
+			first = true;
+			for (unsigned int k = 0; k < TRD_DROP_MAX; k++)
+				if (d.drop[k] != 0) {
+					printf("%s%s %" PRIu64, first ? " (" : ", ", trd_drop_name(k),
+					       d.drop[k]);
+					first = false;
+				}
+			printf("%s\n", first ? "" : ")");
+		}
+	}
+	fflush(stdout);
+}
+
+/* ---- the loop ---- */
+
+static void
+sleep_politely(void)
+{
+	struct pollfd pf[NODE_MAX_SERVED];
+	struct timespec ts = {.tv_sec = opt.sleep_us / 1000000,
+			      .tv_nsec = (long)(opt.sleep_us % 1000000) * 1000};
+	unsigned int i;
+
+	for (i = 0; i < n_srv; i++)
+		if (trd_vnis_sleep_begin(srv[i].vnis) != 0)
+			break;
+	if (i == n_srv) {
+		for (unsigned int k = 0; k < n_srv; k++) {
+			pf[k].fd = trd_vnis_fd(srv[k].vnis);
+			pf[k].events = POLLIN;
+			pf[k].revents = 0;
+		}
+		ppoll(pf, n_srv, &ts, NULL);
+	}
+	for (unsigned int k = 0; k < i && k < n_srv; k++)
+		trd_vnis_sleep_end(srv[k].vnis);
+}
+
+static void
+run(void)
+{
+	uint64_t start = trd_time_us(), last_work = start, next_stats, last_stats = start;
+
+	next_stats = opt.stats_period ? start + (uint64_t)opt.stats_period * 1000000 : UINT64_MAX;
+	while (!node_stop) {
+		long work = 0;
+		uint64_t now;
+
+		if (net != NULL)
+			work += trd_net_poll(net);
+		else
+			work += RTE_MAX(trd_node_poll(single), 0);
+		for (unsigned int i = 0; i < n_srv; i++)
+			work += trd_vnis_poll(srv[i].vnis);
+		now = trd_time_us();
+		if (work > 0)
+			last_work = now;
+		else if (opt.idle_us != 0 && now - last_work >= opt.idle_us)
+			sleep_politely();
+		if (now >= next_stats) {
+			print_stats((double)(now - start) * 1e-6, (double)(now - last_stats) * 1e-6,
+				    false);
+			last_stats = now;
+			next_stats += (uint64_t)opt.stats_period * 1000000;
+		}
+	}
+	if (!opt.quiet)
+		print_stats((double)(trd_time_us() - start) * 1e-6, 0, true);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct sigaction sa;
+	char err[512];
+	int app_argc, rc;
+	char **app_argv;
+
+	/* --help needs no EAL */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout, argv[0]);
+			return 0;
+		}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: a sleep returns at once */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	app_eal_init(argc, argv, "1024", &app_argc, &app_argv);
+	parse_args(app_argc, app_argv);
+
+	topo = trd_topo_load(opt.topo_path, err, sizeof(err));
+	if (topo == NULL)
+		die("%s", err);
+	rc = trd_telemetry_init();
+	if (rc != 0)
+		fprintf(stderr, "toroid-node: telemetry commands not registered: %s\n", strerror(-rc));
+	/* rte_pdump needs the multi-process channel (hugepages, a shared config): without it
+	 * dpdk-dumpcap cannot attach, and we say so and go on */
+	if (rte_pdump_init() != 0)
+		fprintf(stderr, "toroid-node: rte_pdump not available (%s): dpdk-dumpcap cannot "
+				"attach; use --capture\n", rte_strerror(rte_errno));
+	if (trd_default_pool(opt.nodes_spec ? 65536 : 32768) == NULL)
+		die("no packet pool: %s (raise -m)", rte_strerror(rte_errno));
+
+	if (opt.nodes_spec != NULL) {
+		unsigned int a, b;
+		char tail;
+
+		if (sscanf(opt.nodes_spec, "%u-%u%c", &a, &b, &tail) != 2) {
+			if (sscanf(opt.nodes_spec, "%u%c", &a, &tail) != 1)
+				die("--nodes %s: expected A-B", opt.nodes_spec);
+			b = a;
+		}
+		if (a > b || b >= topo->n_nodes || b - a + 1 > NODE_MAX_SERVED)
+			die("--nodes %s: ranks 0..%u, at most %u", opt.nodes_spec,
+			    topo->n_nodes - 1, NODE_MAX_SERVED);
+		if (a != b && strstr(opt.socket, "%r") == NULL)
+			die("--vni-socket %s: several nodes need %%r in the path", opt.socket);
+		build_net(a, b);
+		for (unsigned int r = a; r <= b; r++)
+			serve(r, net_node_of_rank(r));
+	} else {
+		int rank = node_rank(opt.node_spec);
+
+		if (rank < 0)
+			die("--node %s: no such node in %s (a rank 0..%u or a coordinate X,Y,Z)",
+			    opt.node_spec, opt.topo_path, topo->n_nodes - 1);
+		build_single((unsigned int)rank);
+		serve((unsigned int)rank, single);
+	}
+	for (unsigned int i = 0; i < n_srv; i++) {
+		struct trd_coord c = trd_node_coord(srv[i].node);
+
+		printf("toroid-node: %s (%u,%u,%u) of %ux%ux%u ready, applications at %s\n",
+		       trd_node_name(srv[i].node), c.x, c.y, c.z, topo->torus.dim[0],
+		       topo->torus.dim[1], topo->torus.dim[2], srv[i].socket);
+	}
+	fflush(stdout);
+	run();
+	teardown();
+	return 0;
+}

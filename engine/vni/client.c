@@ -1,0 +1,685 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libtoroid_vni: the application side of a virtual network interface (include/toroid/vni.h).
+ *
+ * A plain process: no EAL, no hugepages, no DPDK library. The only DPDK code used is the
+ * header-inline part of rte_ring (enqueue, dequeue, count), on rings the engine initialised
+ * inside the shared segment. Everything the process keeps for itself (cookies, free context
+ * lists, the pool allocator) is in its private memory.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include <toroid/vni.h>
+
+#include "vni_alloc.h"
+#include "vni_seg.h"
+
+#define CLIENT_CQ_BURST 32
+#define BLOCK_HDR TRD_VNI_ALLOC_ALIGN /* bytes before each pool block: its length */
+#define BLOCK_MAGIC 0x6b6f6c42696e7654ULL
+
+struct client_ctx {
+	uint64_t cookie;
+	void *buf;
+	struct trd_vni_addr peer; /* send: destination */
+};
+
+struct trd_vni {
+	int sock, efd, kick_fd;
+	uint8_t *base;
+	size_t size;
+	struct trd_vni_seg *seg;
+	struct rte_ring *cmdq, *cplq;
+	struct trd_vni_sctx *sctx;
+	struct trd_vni_rctx *rctx;
+	uint8_t *ctxr;
+	uint8_t *pool;
+	volatile uint64_t *db;
+	struct trd_vni_heap heap;
+	struct client_ctx *sc, *rc;
+	uint32_t *sfree, *rfree; /* stacks of free context indices */
+	uint32_t n_sfree, n_rfree;
+	unsigned int pending;
+	bool dead;
+};
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int
+sock_connect(const char *path, unsigned int timeout_ms)
+{
+	struct sockaddr_un sa;
+	uint64_t deadline = now_ms() + timeout_ms;
+	int fd, err;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	for (;;) {
+		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -1;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return fd;
+		err = errno;
+		close(fd);
+		/* the engine is not there yet: keep trying until the deadline */
+		if ((err != ENOENT && err != ECONNREFUSED && err != EAGAIN) ||
+		    now_ms() >= deadline) {
+			errno = err;
+			return -1;
+		}
+		poll(NULL, 0, 10);
+	}
+}
+
+/* Receive the answer and its descriptors. */
+static int
+sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[3])
+{
+	union {
+		char buf[CMSG_SPACE(3 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = ans, .iov_len = sizeof(*ans)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c;
+	ssize_t n;
+	int got = 0;
+
+	memset(ans, 0, sizeof(*ans));
+	do
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		if (got > 3)
+			got = 3;
+		memcpy(fds, CMSG_DATA(c), (size_t)got * sizeof(int));
+	}
+	if (n != (ssize_t)sizeof(*ans) || ans->op != TRD_VNI_SOCK_REGISTERED) {
+		for (int i = 0; i < got; i++)
+			close(fds[i]);
+		return -EPROTO;
+	}
+	if (ans->status != 0) {
+		for (int i = 0; i < got; i++)
+			close(fds[i]);
+		return ans->status;
+	}
+	if (got != 3) {
+		for (int i = 0; i < got; i++)
+			close(fds[i]);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static bool
+span_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/* rte_ring_get_memsize_elem() lives in librte_ring; its arithmetic is this. */
+static uint64_t
+ring_memsize(uint32_t esize, uint32_t count)
+{
+	uint64_t sz = sizeof(struct rte_ring) + (uint64_t)count * esize;
+
+	return (sz + RTE_CACHE_LINE_SIZE - 1) & ~(uint64_t)(RTE_CACHE_LINE_SIZE - 1);
+}
+
+/* Check what the engine says the segment holds: never index outside the mapping. */
+static int
+seg_check(struct trd_vni *v)
+{
+	const struct trd_vni_seg *s = v->seg;
+	uint64_t size = v->size;
+
+	if (size < sizeof(*s) || s->magic != TRD_VNI_SEG_MAGIC || s->version != TRD_VNI_VERSION ||
+	    s->size != size)
+		return -EPROTO;
+	if (s->n_send == 0 || s->n_send > TRD_VNI_CTX_MAX || s->n_recv == 0 ||
+	    s->n_recv > TRD_VNI_CTX_MAX || s->n_doorbells > TRD_VNI_DB_MAX ||
+	    s->short_max > TRD_VNI_SHORT_MAX ||
+	    s->slot_size < s->short_max + TRD_VNI_MCAST_MAX * sizeof(struct trd_vni_addr))
+		return -EPROTO;
+	if (!span_ok(s->sctx_off, (uint64_t)s->n_send * sizeof(struct trd_vni_sctx), size) ||
+	    !span_ok(s->rctx_off, (uint64_t)s->n_recv * sizeof(struct trd_vni_rctx), size) ||
+	    !span_ok(s->ctxr_off, s->ctxr_size, size) ||
+	    s->ctxr_size < (uint64_t)s->n_send * s->slot_size ||
+	    !span_ok(s->pool_off, s->pool_size, size) ||
+	    !span_ok(s->db_off, (uint64_t)s->n_doorbells * 8, size) ||
+	    s->cmdq_size == 0 || (s->cmdq_size & (s->cmdq_size - 1)) != 0 ||
+	    s->cplq_size == 0 || (s->cplq_size & (s->cplq_size - 1)) != 0 ||
+	    !span_ok(s->cmdq_off, ring_memsize(8, s->cmdq_size), size) ||
+	    !span_ok(s->cplq_off, ring_memsize(32, s->cplq_size), size))
+		return -EPROTO;
+	return 0;
+}
+
+static void
+client_free(struct trd_vni *v)
+{
+	if (v->base != NULL && v->base != MAP_FAILED)
+		munmap(v->base, v->size);
+	if (v->sock >= 0)
+		close(v->sock);
+	if (v->efd >= 0)
+		close(v->efd);
+	if (v->kick_fd >= 0)
+		close(v->kick_fd);
+	trd_vni_heap_fini(&v->heap);
+	free(v->sc);
+	free(v->rc);
+	free(v->sfree);
+	free(v->rfree);
+	free(v);
+}
+
+struct trd_vni *
+trd_vni_open(const struct trd_vni_conf *conf)
+{
+	struct trd_vni_sock_register req;
+	struct trd_vni_sock_answer ans;
+	const char *path;
+	struct trd_vni *v;
+	int fds[3] = {-1, -1, -1};
+	int rc;
+
+	if (conf == NULL || conf->short_max < -1 || conf->short_max > TRD_VNI_SHORT_MAX ||
+	    conf->n_send > TRD_VNI_CTX_MAX || conf->n_recv > TRD_VNI_CTX_MAX ||
+	    conf->n_doorbells > TRD_VNI_DB_MAX || conf->app == TRD_VNI_ANY ||
+	    conf->proc == TRD_VNI_ANY) {
+		errno = EINVAL;
+		return NULL;
+	}
+	path = conf->socket;
+	if (path == NULL)
+		path = getenv("TOROID_VNI_SOCKET");
+	if (path == NULL)
+		path = TRD_VNI_DEFAULT_SOCKET;
+	v = calloc(1, sizeof(*v));
+	if (v == NULL)
+		return NULL;
+	v->sock = v->efd = v->kick_fd = -1;
+	v->sock = sock_connect(path, conf->connect_timeout_ms);
+	if (v->sock < 0) {
+		rc = -errno;
+		goto fail;
+	}
+
+	memset(&req, 0, sizeof(req));
+	req.op = TRD_VNI_SOCK_REGISTER;
+	req.version = TRD_VNI_VERSION;
+	req.app = conf->app;
+	req.proc = conf->proc;
+	req.pool_size = conf->pool_size ? conf->pool_size : TRD_VNI_POOL_DEFAULT;
+	req.n_send = conf->n_send ? conf->n_send : 64;
+	req.n_recv = conf->n_recv ? conf->n_recv : 64;
+	req.n_doorbells = conf->n_doorbells ? conf->n_doorbells : 64;
+	req.short_max = conf->short_max == 0 ? TRD_VNI_SHORT_DEFAULT
+					     : (conf->short_max < 0 ? 0 : conf->short_max);
+	if (send(v->sock, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
+		rc = -errno;
+		goto fail;
+	}
+	rc = sock_answer(v->sock, &ans, fds);
+	if (rc != 0)
+		goto fail;
+	v->base = NULL;
+	v->size = ans.seg_size;
+	v->base = mmap(NULL, v->size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	close(fds[0]);
+	v->efd = fds[1];
+	v->kick_fd = fds[2];
+	if (v->base == MAP_FAILED) {
+		rc = -errno;
+		goto fail;
+	}
+	v->seg = (struct trd_vni_seg *)v->base;
+	rc = seg_check(v);
+	if (rc != 0)
+		goto fail;
+	v->cmdq = (struct rte_ring *)(v->base + v->seg->cmdq_off);
+	v->cplq = (struct rte_ring *)(v->base + v->seg->cplq_off);
+	v->sctx = (struct trd_vni_sctx *)(v->base + v->seg->sctx_off);
+	v->rctx = (struct trd_vni_rctx *)(v->base + v->seg->rctx_off);
+	v->ctxr = v->base + v->seg->ctxr_off;
+	v->pool = v->base + v->seg->pool_off;
+	v->db = (volatile uint64_t *)(v->base + v->seg->db_off);
+
+	rc = trd_vni_heap_init(&v->heap, v->seg->pool_size);
+	v->sc = calloc(v->seg->n_send, sizeof(*v->sc));
+	v->rc = calloc(v->seg->n_recv, sizeof(*v->rc));
+	v->sfree = calloc(v->seg->n_send, sizeof(*v->sfree));
+	v->rfree = calloc(v->seg->n_recv, sizeof(*v->rfree));
+	if (rc != 0 || v->sc == NULL || v->rc == NULL || v->sfree == NULL || v->rfree == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (uint32_t i = 0; i < v->seg->n_send; i++)
+		v->sfree[v->n_sfree++] = v->seg->n_send - 1 - i;
+	for (uint32_t i = 0; i < v->seg->n_recv; i++)
+		v->rfree[v->n_rfree++] = v->seg->n_recv - 1 - i;
+	return v;
+
+fail:
+	client_free(v);
+	errno = -rc;
+	return NULL;
+}
+
+void
+trd_vni_close(struct trd_vni *v)
+{
+	if (v == NULL)
+		return;
+	client_free(v);
+}
+
+int
+trd_vni_info(const struct trd_vni *v, struct trd_vni_info *info)
+{
+	const struct trd_vni_seg *s;
+
+	if (v == NULL || info == NULL)
+		return -EINVAL;
+	s = v->seg;
+	memset(info, 0, sizeof(*info));
+	memcpy(info->node, s->node, 3);
+	memcpy(info->node_name, s->node_name, sizeof(info->node_name));
+	info->node_name[sizeof(info->node_name) - 1] = '\0';
+	info->pool_size = s->pool_size;
+	info->short_max = s->short_max;
+	info->n_send = s->n_send;
+	info->n_recv = s->n_recv;
+	info->n_doorbells = s->n_doorbells;
+	info->tx_msgs = s->tx_msgs;
+	info->tx_pkts = s->tx_pkts;
+	info->tx_bytes = s->tx_bytes;
+	info->rx_msgs = s->rx_msgs;
+	info->rx_bytes = s->rx_bytes;
+	info->naks = s->naks;
+	return 0;
+}
+
+/* ---- pool ---- */
+
+void *
+trd_vni_alloc(struct trd_vni *v, size_t len)
+{
+	int64_t off;
+	uint64_t *h;
+
+	if (v == NULL || len > v->heap.size) {
+		errno = v == NULL ? EINVAL : ENOMEM;
+		return NULL;
+	}
+	off = trd_vni_heap_alloc(&v->heap, len + BLOCK_HDR);
+	if (off < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	h = (uint64_t *)(v->pool + off);
+	h[0] = BLOCK_MAGIC;
+	h[1] = len;
+	return v->pool + off + BLOCK_HDR;
+}
+
+void
+trd_vni_free(struct trd_vni *v, void *p)
+{
+	int64_t off = trd_vni_offset(v, p);
+	uint64_t *h;
+
+	if (p == NULL || off < BLOCK_HDR)
+		return;
+	h = (uint64_t *)(v->pool + off - BLOCK_HDR);
+	if (h[0] != BLOCK_MAGIC)
+		return;
+	h[0] = 0;
+	trd_vni_heap_free(&v->heap, (uint64_t)off - BLOCK_HDR, h[1] + BLOCK_HDR);
+}
+
+int64_t
+trd_vni_offset(const struct trd_vni *v, const void *p)
+{
+	const uint8_t *b = p;
+
+	if (v == NULL || b < v->pool || b > v->pool + v->seg->pool_size)
+		return -EINVAL;
+	return b - v->pool;
+}
+
+/* ---- posting ---- */
+
+static void
+kick(struct trd_vni *v)
+{
+	const uint64_t one = 1;
+
+	/* The engine sets engine_idle, then looks at the queues once more before it sleeps; we
+	 * queued, then look at engine_idle: one of the two sees the other. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (v->seg->engine_idle) {
+		if (write(v->kick_fd, &one, sizeof(one)) < 0) {
+			/* the counter is saturated: the engine is being woken anyway */
+		}
+	}
+}
+
+static int
+post(struct trd_vni *v, uint32_t op, uint32_t idx)
+{
+	struct trd_vni_cmd c = {.op = op, .idx = idx};
+
+	if (rte_ring_enqueue_elem(v->cmdq, &c, sizeof(c)) != 0)
+		return -EAGAIN;
+	v->pending++;
+	kick(v);
+	return 0;
+}
+
+static int
+check_live(const struct trd_vni *v)
+{
+	if (v->dead || v->seg->engine_status != 0)
+		return -ECONNRESET;
+	return 0;
+}
+
+static int
+db_ok(const struct trd_vni *v, int doorbell)
+{
+	return doorbell < 0 || (unsigned int)doorbell < v->seg->n_doorbells;
+}
+
+static int
+send_common(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, uint64_t tag,
+	    const void *buf, size_t len, int doorbell, uint64_t cookie)
+{
+	struct trd_vni_sctx *s;
+	uint32_t idx, flags = 0;
+	uint8_t *slot;
+	int64_t off = 0;
+	int rc;
+
+	if (v == NULL || dst == NULL || n == 0 || n > TRD_VNI_MCAST_MAX || len > UINT32_MAX ||
+	    (buf == NULL && len != 0) || !db_ok(v, doorbell))
+		return -EINVAL;
+	rc = check_live(v);
+	if (rc != 0)
+		return rc;
+	if (len > v->seg->short_max) {
+		off = trd_vni_offset(v, buf);
+		if (off < 0 || (uint64_t)off + len > v->seg->pool_size)
+			return -EINVAL; /* a long message is sent from the pool */
+	}
+	if (v->n_sfree == 0)
+		return -EAGAIN;
+	idx = v->sfree[--v->n_sfree];
+	s = &v->sctx[idx];
+	slot = v->ctxr + (size_t)idx * v->seg->slot_size;
+	memset(s, 0, sizeof(*s));
+	if (len <= v->seg->short_max) {
+		flags |= TRD_VNI_SF_INLINE;
+		if (len != 0)
+			memcpy(slot, buf, len);
+	} else {
+		s->buf = (uint64_t)off;
+	}
+	if (n > 1 || dst != NULL) {
+		if (n > 1) {
+			s->dst_off = (uint32_t)((v->seg->short_max + 7) & ~7u);
+			memcpy(slot + s->dst_off, dst, n * sizeof(*dst));
+			flags |= TRD_VNI_SF_MCAST;
+			s->n_dst = n;
+		}
+		s->dst_app = dst[0].app;
+		s->dst_proc = dst[0].proc;
+	}
+	if (doorbell >= 0) {
+		flags |= TRD_VNI_F_DOORBELL;
+		s->doorbell = (uint32_t)doorbell;
+	}
+	s->flags = flags;
+	s->len = (uint32_t)len;
+	s->tag = tag;
+	v->sc[idx].cookie = cookie;
+	v->sc[idx].buf = (void *)(uintptr_t)buf;
+	v->sc[idx].peer = dst[0];
+	rc = post(v, TRD_VNI_CMD_SEND, idx);
+	if (rc != 0)
+		v->sfree[v->n_sfree++] = idx;
+	return rc;
+}
+
+int
+trd_vni_send(struct trd_vni *v, struct trd_vni_addr dst, uint64_t tag, const void *buf,
+	     size_t len, int doorbell, uint64_t cookie)
+{
+	return send_common(v, &dst, 1, tag, buf, len, doorbell, cookie);
+}
+
+int
+trd_vni_mcast(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, uint64_t tag,
+	      const void *buf, size_t len, int doorbell, uint64_t cookie)
+{
+	if (n == 1 && dst != NULL)
+		return send_common(v, dst, 1, tag, buf, len, doorbell, cookie);
+	return send_common(v, dst, n, tag, buf, len, doorbell, cookie);
+}
+
+int
+trd_vni_recv(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, unsigned int flags,
+	     void *buf, size_t cap, int doorbell, uint64_t cookie)
+{
+	struct trd_vni_rctx *r;
+	int64_t off = 0;
+	uint32_t idx;
+	int rc;
+
+	if (v == NULL || cap > UINT32_MAX || (flags & ~TRD_VNI_ANY_TAG) || !db_ok(v, doorbell))
+		return -EINVAL;
+	rc = check_live(v);
+	if (rc != 0)
+		return rc;
+	if (cap != 0) {
+		off = trd_vni_offset(v, buf);
+		if (off < 0 || (uint64_t)off + cap > v->seg->pool_size)
+			return -EINVAL;
+	}
+	if (v->n_rfree == 0)
+		return -EAGAIN;
+	idx = v->rfree[--v->n_rfree];
+	r = &v->rctx[idx];
+	memset(r, 0, sizeof(*r));
+	r->flags = (flags & TRD_VNI_ANY_TAG ? TRD_VNI_RF_ANY_TAG : 0) |
+		   (doorbell >= 0 ? TRD_VNI_F_DOORBELL : 0);
+	r->src_app = src.app;
+	r->src_proc = src.proc;
+	r->cap = (uint32_t)cap;
+	r->tag = tag;
+	r->buf = (uint64_t)off;
+	r->doorbell = doorbell >= 0 ? (uint32_t)doorbell : 0;
+	v->rc[idx].cookie = cookie;
+	v->rc[idx].buf = buf;
+	rc = post(v, TRD_VNI_CMD_RECV, idx);
+	if (rc != 0)
+		v->rfree[v->n_rfree++] = idx;
+	return rc;
+}
+
+/* ---- completions ---- */
+
+int
+trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
+{
+	struct trd_vni_cqe e[CLIENT_CQ_BURST];
+	unsigned int got, k = 0;
+
+	if (v == NULL || (cpl == NULL && n != 0))
+		return -EINVAL;
+	if (n > CLIENT_CQ_BURST)
+		n = CLIENT_CQ_BURST;
+	got = rte_ring_dequeue_burst_elem(v->cplq, e, sizeof(e[0]), n, NULL);
+	for (unsigned int i = 0; i < got; i++) {
+		struct trd_vni_cpl *c = &cpl[k];
+		struct client_ctx *cx;
+
+		if (e[i].kind == TRD_VNI_CPL_SEND && e[i].idx < v->seg->n_send) {
+			cx = &v->sc[e[i].idx];
+			v->sfree[v->n_sfree++] = e[i].idx;
+			c->kind = TRD_VNI_CPL_SEND;
+			c->peer = cx->peer;
+			c->buf = NULL;
+		} else if (e[i].kind == TRD_VNI_CPL_RECV && e[i].idx < v->seg->n_recv) {
+			cx = &v->rc[e[i].idx];
+			v->rfree[v->n_rfree++] = e[i].idx;
+			c->kind = TRD_VNI_CPL_RECV;
+			c->peer.app = e[i].peer_app;
+			c->peer.proc = e[i].peer_proc;
+			c->buf = cx->buf;
+		} else {
+			continue; /* not ours: ignore */
+		}
+		c->status = e[i].status;
+		c->len = e[i].len;
+		c->tag = e[i].tag;
+		c->cookie = cx->cookie;
+		if (v->pending > 0)
+			v->pending--;
+		k++;
+	}
+	return (int)k;
+}
+
+int
+trd_vni_arm(struct trd_vni *v)
+{
+	if (v == NULL)
+		return -EINVAL;
+	__atomic_store_n(&v->seg->app_armed, 1, __ATOMIC_SEQ_CST);
+	if (rte_ring_count(v->cplq) != 0)
+		return -EBUSY;
+	return 0;
+}
+
+int
+trd_vni_fd(const struct trd_vni *v)
+{
+	return v == NULL ? -EINVAL : v->efd;
+}
+
+unsigned int
+trd_vni_pending(const struct trd_vni *v)
+{
+	return v == NULL ? 0 : v->pending;
+}
+
+int
+trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout_ms;
+
+	if (v == NULL || cpl == NULL || n == 0)
+		return -EINVAL;
+	for (;;) {
+		struct pollfd pf[2];
+		uint64_t t, cnt;
+		int got, rc, wait_ms;
+
+		got = trd_vni_poll(v, cpl, n);
+		if (got != 0)
+			return got;
+		if (check_live(v) != 0)
+			return -ECONNRESET;
+		rc = trd_vni_arm(v);
+		if (rc == -EBUSY)
+			continue;
+		t = now_ms();
+		if (t >= deadline)
+			return -ETIMEDOUT;
+		wait_ms = deadline == UINT64_MAX ? -1 : (int)(deadline - t);
+		pf[0].fd = v->efd;
+		pf[0].events = POLLIN;
+		pf[1].fd = v->sock;
+		pf[1].events = POLLIN;
+		pf[0].revents = pf[1].revents = 0;
+		rc = poll(pf, 2, wait_ms);
+		if (rc < 0 && errno != EINTR)
+			return -errno;
+		if (pf[0].revents & POLLIN) {
+			if (read(v->efd, &cnt, sizeof(cnt)) < 0) {
+				/* EAGAIN: someone else read it; nothing to do */
+			}
+		}
+		if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			char b[64];
+
+			/* the engine never writes after the answer: readable means closed */
+			if (recv(v->sock, b, sizeof(b), MSG_DONTWAIT) <= 0 || (pf[1].revents & POLLHUP))
+				v->dead = true;
+		}
+	}
+}
+
+uint64_t
+trd_vni_doorbell(const struct trd_vni *v, unsigned int idx)
+{
+	if (v == NULL || idx >= v->seg->n_doorbells)
+		return 0;
+	return __atomic_load_n(&v->db[idx], __ATOMIC_ACQUIRE);
+}
+
+int
+trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout_ms;
+
+	if (v == NULL || idx >= v->seg->n_doorbells)
+		return -EINVAL;
+	for (unsigned int spin = 0;; spin++) {
+		if (__atomic_load_n(&v->db[idx], __ATOMIC_ACQUIRE) >= value)
+			return 0;
+		if ((spin & 63) == 63) {
+			if (check_live(v) != 0)
+				return -ECONNRESET;
+			if (now_ms() >= deadline)
+				return -ETIMEDOUT;
+			sched_yield();
+		}
+	}
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The virtual network interface segment and the attach protocol: shared by the application
+ * library (client.c) and the engine's service (service.c). docs/vni.md draws the layout.
+ *
+ * Every shared structure names memory by offset from the segment's start, never by pointer:
+ * the two processes map the segment at different addresses. The engine never trusts what the
+ * application wrote: it copies a context before use and checks every offset and length.
+ */
+#ifndef TRD_VNI_SEG_H
+#define TRD_VNI_SEG_H
+
+#include <stdalign.h>
+#include <stdint.h>
+
+#define TRD_VNI_SEG_MAGIC 0x31494e5644524f54ULL /* "TORDVNI1" */
+#define TRD_VNI_VERSION 1
+#define TRD_VNI_ALIGN 64
+
+/* Limits the engine enforces at attach. */
+#define TRD_VNI_CTX_MAX 4096
+#define TRD_VNI_DB_MAX 4096
+#define TRD_VNI_POOL_DEFAULT (16u << 20)
+#define TRD_VNI_SHORT_DEFAULT 512
+
+/* ---- the socket: one request, one answer with file descriptors ---- */
+
+enum trd_vni_sock_op {
+	TRD_VNI_SOCK_REGISTER = 1,
+	TRD_VNI_SOCK_REGISTERED = 2,
+};
+
+struct trd_vni_sock_register {
+	uint32_t op; /* TRD_VNI_SOCK_REGISTER */
+	uint32_t version;
+	uint32_t app, proc;
+	uint64_t pool_size;
+	uint32_t n_send, n_recv, n_doorbells;
+	int32_t short_max;
+};
+
+/* Answer; on success it carries three descriptors (SCM_RIGHTS): the segment memfd, the
+ * interface's eventfd (engine -> application) and the engine's kick eventfd (application ->
+ * engine, written when the engine says it is asleep). */
+struct trd_vni_sock_answer {
+	uint32_t op; /* TRD_VNI_SOCK_REGISTERED */
+	int32_t status; /* 0 or a negative errno */
+	uint64_t seg_size;
+	char reason[96];
+};
+
+/* ---- the queues ---- */
+
+/* Command queue element (application -> engine): 8 bytes. */
+enum trd_vni_cmd_op {
+	TRD_VNI_CMD_SEND = 1,  /* send context idx is ready */
+	TRD_VNI_CMD_RECV = 2,  /* receive context idx is ready */
+};
+
+struct trd_vni_cmd {
+	uint32_t op;
+	uint32_t idx;
+};
+
+/* Completion queue element (engine -> application): 32 bytes. */
+struct trd_vni_cqe {
+	uint16_t kind; /* enum trd_vni_cpl_kind */
+	uint16_t rsvd;
+	uint32_t idx;  /* the context */
+	int32_t status;
+	uint32_t len;
+	uint64_t tag;
+	uint32_t peer_app, peer_proc;
+};
+
+_Static_assert(sizeof(struct trd_vni_cmd) == 8, "command element");
+_Static_assert(sizeof(struct trd_vni_cqe) == 32, "completion element");
+
+/* ---- contexts ---- */
+
+#define TRD_VNI_SF_INLINE 0x1   /* data is in this context's slot of the context region */
+#define TRD_VNI_SF_MCAST 0x2    /* n_dst destinations listed in the context's slot (after the
+				 * inline data, at offset dst_off of the slot) */
+#define TRD_VNI_F_DOORBELL 0x8  /* bump doorbell[doorbell] on completion */
+#define TRD_VNI_RF_ANY_TAG 0x1  /* = TRD_VNI_ANY_TAG */
+
+/* Send context: 64 bytes. */
+struct trd_vni_sctx {
+	uint32_t flags;
+	uint32_t len;
+	uint32_t dst_app, dst_proc;
+	uint64_t tag;
+	uint64_t buf;      /* pool offset (not INLINE) */
+	uint32_t doorbell;
+	uint32_t n_dst;    /* MCAST */
+	uint32_t dst_off;  /* MCAST: offset of the list in the slot */
+	uint8_t pad[20];
+};
+
+/* Receive context: 64 bytes. */
+struct trd_vni_rctx {
+	uint32_t flags;
+	uint32_t src_app, src_proc;
+	uint32_t cap;
+	uint64_t tag;
+	uint64_t buf;      /* pool offset */
+	uint32_t doorbell;
+	uint8_t pad[28];
+};
+
+_Static_assert(sizeof(struct trd_vni_sctx) == 64, "send context");
+_Static_assert(sizeof(struct trd_vni_rctx) == 64, "receive context");
+
+/* ---- the segment header, at offset 0 ---- */
+
+struct trd_vni_seg {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t hdr_size;
+	uint64_t size;           /* whole segment */
+	uint32_t app, proc;
+	uint32_t n_send, n_recv, n_doorbells;
+	uint32_t short_max;
+	uint32_t slot_size;      /* bytes of context region per send context */
+	uint32_t cmdq_size;      /* ring slots */
+	uint32_t cplq_size;
+	uint32_t rsvd0;
+	uint64_t cmdq_off, cplq_off;
+	uint64_t sctx_off, rctx_off;
+	uint64_t ctxr_off, ctxr_size;
+	uint64_t pool_off, pool_size;
+	uint64_t db_off;
+	uint8_t node[3];
+	uint8_t rsvd1[5];
+	char node_name[32];
+
+	/* The application sets app_armed before it sleeps on its eventfd; the engine, after it
+	 * queued a completion, swaps it to 0 and writes the eventfd if it was 1. */
+	alignas(64) volatile uint32_t app_armed;
+	/* The engine sets engine_idle before it sleeps; the application, after it queued a
+	 * command, writes the kick eventfd if it is set. */
+	alignas(64) volatile uint32_t engine_idle;
+	/* 0 while the engine serves the interface; a negative errno once it stopped. */
+	volatile int32_t engine_status;
+
+	/* Counters, written by the engine only. */
+	alignas(64) volatile uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
+};
+
+#endif /* TRD_VNI_SEG_H */

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * toroid virtual network interfaces (VNI): the application side.
+ *
+ * An application is a plain process: it links libtoroid_vni, which needs neither EAL nor
+ * hugepages, and talks to the engine daemon (toroid-node) of its host. trd_vni_open() connects
+ * to the engine's Unix socket, registers the process under its name (application id, process
+ * id) and receives, over the socket, a memfd holding the process's own virtual network
+ * interface, which it maps: a command queue, a completion queue, send and receive context
+ * tables, a context region for inline data and destination lists, a buffer pool and a doorbell
+ * array. Only the engine and this process map that memory. See docs/vni.md.
+ *
+ * Messages are tagged and go from one process to another (any application, any node): a send
+ * names the destination (application, process) and a 64-bit tag; a receive names the source
+ * (or any) and the tag (or any) and a buffer. Messages up to the interface's short threshold
+ * are copied at post time (the caller's buffer is free on return); longer ones are sent
+ * zero-copy from the buffer pool (trd_vni_alloc()) and must stay untouched until their
+ * completion. Receive buffers are in the pool. A message that arrives before its receive is
+ * held by the engine and delivered when the receive is posted. Nothing is ever lost: a
+ * destination engine that cannot hold a message yet makes the sender wait.
+ *
+ * Every posted send or receive yields exactly one completion (trd_vni_poll(),
+ * trd_vni_wait()), and can also bump a doorbell word. Messages are matched by tag; there is
+ * no ordering guarantee between two messages that both match one receive.
+ *
+ * Threads: a handle is used by one thread at a time. Conventions: constructors return a
+ * pointer or NULL with errno set; other calls return 0 (or a count) or a negative errno;
+ * -EAGAIN means "retry later" (no free context: reap completions first).
+ */
+#ifndef TOROID_VNI_H
+#define TOROID_VNI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct trd_vni;
+
+/** Wildcard for an application or process id in a receive. */
+#define TRD_VNI_ANY UINT32_MAX
+
+/** Default socket of the engine when trd_vni_conf::socket is NULL and $TOROID_VNI_SOCKET is
+ * unset (toroid-node's default for node rank 0). */
+#define TRD_VNI_DEFAULT_SOCKET "/run/toroid/node0.sock"
+
+/** Largest short-message threshold (bytes copied inline). */
+#define TRD_VNI_SHORT_MAX 896
+
+/** Most destinations of one multicast. */
+#define TRD_VNI_MCAST_MAX 64
+
+/** A process: (application id, process id), as named in the topology file. */
+struct trd_vni_addr {
+	uint32_t app;
+	uint32_t proc;
+};
+
+/** Interface configuration. Zero means the default. */
+struct trd_vni_conf {
+	const char *socket;      /**< engine socket (default $TOROID_VNI_SOCKET, else
+				  *   TRD_VNI_DEFAULT_SOCKET) */
+	uint32_t app;            /**< this process's application id */
+	uint32_t proc;           /**< this process's process id */
+	size_t pool_size;        /**< buffer pool bytes (default 16 MiB; the engine caps it) */
+	unsigned int n_send;     /**< send contexts (default 64, max 4096) */
+	unsigned int n_recv;     /**< receive contexts (default 64, max 4096) */
+	unsigned int n_doorbells; /**< doorbell words (default 64, max 4096) */
+	int short_max;           /**< short/long threshold in bytes, 0..TRD_VNI_SHORT_MAX
+				  *   (default 0 means 512; -1 means 0: every message is long) */
+	unsigned int connect_timeout_ms; /**< keep trying to reach the engine this long (0: once) */
+};
+
+/** What a completion is for. */
+enum trd_vni_cpl_kind {
+	TRD_VNI_CPL_SEND = 1, /**< a send (or a multicast) finished */
+	TRD_VNI_CPL_RECV = 2, /**< a receive got its message */
+};
+
+/** A completion. */
+struct trd_vni_cpl {
+	enum trd_vni_cpl_kind kind;
+	int status;              /**< 0, or a negative errno: -EMSGSIZE (message longer than the
+				  *   receive buffer), -ECONNREFUSED (no such process: not in the
+				  *   topology, or not attached within the engine's timeout),
+				  *   -ECONNRESET (the peer process died mid-transfer),
+				  *   -EHOSTUNREACH (the peer engine is down), -ECANCELED (the
+				  *   engine is shutting down), -EINVAL (bad context) */
+	uint32_t len;            /**< receive: bytes received; send: bytes sent */
+	struct trd_vni_addr peer; /**< receive: the sender; send: the destination (first one of
+				   *   a multicast) */
+	uint64_t tag;            /**< the message's tag */
+	uint64_t cookie;         /**< the caller's cookie */
+	void *buf;               /**< receive: the buffer given to trd_vni_recv() */
+};
+
+/** Interface facts and the engine's counters for it. */
+struct trd_vni_info {
+	uint8_t node[3];          /**< the engine node's coordinate (x, y, z) */
+	char node_name[32];       /**< the engine node's name */
+	size_t pool_size;         /**< buffer pool bytes */
+	unsigned int short_max;   /**< short/long threshold */
+	unsigned int n_send, n_recv, n_doorbells;
+	uint64_t tx_msgs;         /**< sends the engine completed */
+	uint64_t tx_pkts;         /**< packets the engine injected for this interface */
+	uint64_t tx_bytes;        /**< payload bytes sent */
+	uint64_t rx_msgs;         /**< receives completed */
+	uint64_t rx_bytes;
+	uint64_t naks;            /**< times a destination made one of our sends wait */
+};
+
+/**
+ * Attach this process to its engine.
+ * @return the interface, or NULL with errno = EINVAL (bad configuration), ENOENT or
+ * ECONNREFUSED (no engine at the socket), EADDRINUSE (this (app, proc) is attached already),
+ * EADDRNOTAVAIL (the topology does not place this process on the engine's node), ENOSPC (the
+ * engine serves its maximum of interfaces), ENOMEM, EPROTO (unexpected answer).
+ */
+struct trd_vni *trd_vni_open(const struct trd_vni_conf *conf);
+
+/** Detach: the engine reclaims the interface (pending operations are dropped). NULL is a no-op. */
+void trd_vni_close(struct trd_vni *v);
+
+/** Copy the interface facts and counters. @return 0 or -EINVAL. */
+int trd_vni_info(const struct trd_vni *v, struct trd_vni_info *info);
+
+/** Allocate @p len bytes (64-byte aligned) from the buffer pool. @return NULL with errno ENOMEM. */
+void *trd_vni_alloc(struct trd_vni *v, size_t len);
+/** Give back a block from trd_vni_alloc(). NULL is a no-op. */
+void trd_vni_free(struct trd_vni *v, void *p);
+
+/**
+ * Send @p len bytes to process @p dst with tag @p tag. If @p len is at most the short
+ * threshold the bytes are copied now (from anywhere); otherwise @p buf must lie in the pool
+ * and stay untouched until the completion. @p doorbell is a doorbell index to bump on
+ * completion, or -1.
+ * @return 0; -EAGAIN (no free send context or command slot: take completions first);
+ * -EINVAL (bad argument, a long message outside the pool, a bad doorbell); -ECONNRESET (the
+ * engine is gone).
+ */
+int trd_vni_send(struct trd_vni *v, struct trd_vni_addr dst, uint64_t tag, const void *buf,
+		 size_t len, int doorbell, uint64_t cookie);
+
+/**
+ * Send the same @p len bytes to @p n processes (1..TRD_VNI_MCAST_MAX) in one command. The
+ * engine reads the data from this interface for every destination without copying it (see
+ * docs/vni.md). One completion, when every destination has the message: status 0, or the
+ * first failure.
+ * @return as trd_vni_send().
+ */
+int trd_vni_mcast(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, uint64_t tag,
+		  const void *buf, size_t len, int doorbell, uint64_t cookie);
+
+/** trd_vni_recv() flag: match any tag. */
+#define TRD_VNI_ANY_TAG 0x1
+
+/**
+ * Post a receive for a message from @p src (TRD_VNI_ANY in either field matches any) with tag
+ * @p tag (any with TRD_VNI_ANY_TAG in @p flags) into @p buf (in the pool, room @p cap bytes;
+ * NULL with @p cap 0 takes 0-byte messages).
+ * @return 0, -EAGAIN, -EINVAL, -ECONNRESET.
+ */
+int trd_vni_recv(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, unsigned int flags,
+		 void *buf, size_t cap, int doorbell, uint64_t cookie);
+
+/** Take up to @p n completions without blocking. @return the count, or -EINVAL. */
+int trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n);
+
+/**
+ * Take up to @p n completions, sleeping on the interface's eventfd until at least one is there
+ * or @p timeout_ms passes (-1: no limit).
+ * @return the count (>= 1); -ETIMEDOUT; -ECONNRESET (the engine closed the interface); -EINVAL.
+ */
+int trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int timeout_ms);
+
+/**
+ * The interface's eventfd, for poll/epoll: readable after trd_vni_arm() once a completion is
+ * queued. Read it (8 bytes) before arming again.
+ */
+int trd_vni_fd(const struct trd_vni *v);
+
+/** Ask for one eventfd signal at the next completion. @return 0, -EBUSY (completions are
+ * already queued: take them first), -EINVAL. */
+int trd_vni_arm(struct trd_vni *v);
+
+/** Operations posted and not yet completed. */
+unsigned int trd_vni_pending(const struct trd_vni *v);
+
+/** The current value of doorbell @p idx (the engine adds 1 per completion that names it). */
+uint64_t trd_vni_doorbell(const struct trd_vni *v, unsigned int idx);
+
+/**
+ * Wait until doorbell @p idx reaches at least @p value, polling the word and yielding the CPU
+ * between looks. @return 0, -ETIMEDOUT, -EINVAL, -ECONNRESET.
+ */
+int trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, int timeout_ms);
+
+/** The pool offset of @p p (a pointer into the pool), or -EINVAL. For tests and tools. */
+int64_t trd_vni_offset(const struct trd_vni *v, const void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOROID_VNI_H */

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * toroid VNI service: the engine side of virtual network interfaces (include/toroid/vni.h).
+ *
+ * A service serves the application processes placed on one node by the topology file. It
+ * listens on a Unix socket; each process that registers gets its own shared-memory segment
+ * (a memfd) with command and completion queues, context tables, a context region, a buffer
+ * pool and doorbells. The service runs in the thread that polls the node: trd_vnis_poll()
+ * takes commands, schedules injection (two-level round-robin, one packet per turn), talks the
+ * VNI protocol with the services of other nodes (eager messages, request to send / clear to
+ * send, staging of unexpected messages) and writes completions. docs/vni.md describes it.
+ *
+ * Conventions: constructors return a pointer, or NULL with rte_errno set; other calls return
+ * 0 (or a count) or a negative errno. A service is used by one thread.
+ */
+#ifndef TOROID_VNI_SERVICE_H
+#define TOROID_VNI_SERVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <toroid/topo.h>
+#include <toroid/toroid.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct trd_vnis;
+
+/** Service configuration. Zero means the default. */
+struct trd_vnis_conf {
+	struct trd_node *node;       /**< the node served (required) */
+	const struct trd_topo *topo; /**< process placement and ranks (required; the node's
+				      *   torus must be the topology's) */
+	const char *socket;          /**< socket path (required) */
+	unsigned int socket_mode;    /**< permissions of the socket file (default 0660) */
+	unsigned int max_ifs;        /**< interfaces at once (default 64, max 256) */
+	size_t max_pool;             /**< largest buffer pool an application may ask (default 1 GiB) */
+	size_t staging;              /**< bytes for messages that arrive before their receive
+				      *   (default 64 MiB) */
+	unsigned int inline_max;     /**< the node's trd_node_conf::inline_max (default 256): short
+				      *   messages are capped so they are copied at post time */
+	unsigned int req_fifo;       /**< injection FIFO for requests and data (default 0) */
+	unsigned int rep_fifo;       /**< injection FIFO for replies (default 1) */
+	unsigned int rec_fifo;       /**< reception FIFO of the protocol (default 0; only VNI
+				      *   messages may arrive there) */
+	unsigned int backlog;        /**< most injection-FIFO slots the scheduler fills (default 256) */
+	unsigned int retry_us;       /**< first wait before asking again after a refusal (default
+				      *   100 us; doubles up to 64 times that) */
+	unsigned int noproc_ms;      /**< how long a send to a process that is not attached keeps
+				      *   asking (default 3000 ms) */
+};
+
+/** Service statistics: X(ENUM, name). */
+#define TRD_VNIS_STATS(X)                                                                          \
+	X(ATTACHED, "attached")           /* interfaces registered */                               \
+	X(DETACHED, "detached")           /* interfaces closed or whose process died */             \
+	X(REFUSED, "refused")             /* registrations refused */                               \
+	X(RECLAIMED, "reclaimed")         /* dead interfaces whose memory was released */           \
+	X(CMDS, "cmds")                   /* commands taken */                                      \
+	X(BAD_CMDS, "bad_cmds")           /* commands refused (bad index, busy context, bad field) */ \
+	X(SENDS, "sends")                 /* send commands */                                       \
+	X(MCASTS, "mcasts")               /* multicast commands */                                  \
+	X(RECVS, "recvs")                 /* receive commands */                                    \
+	X(TX_PKTS, "tx_pkts")             /* packets injected for interfaces */                     \
+	X(TX_EAGER, "tx_eager")           /* short messages sent */                                 \
+	X(TX_RTS, "tx_rts")               /* requests to send */                                    \
+	X(TX_CHUNKS, "tx_chunks")         /* data packets of long messages */                       \
+	X(TX_FIN, "tx_fin")               /* end-of-data messages */                                \
+	X(TX_ABORT, "tx_abort")           /* long messages given up by their sender */              \
+	X(TX_REPLIES, "tx_replies")       /* CTS, NAK, ACK, DONE, CANCEL sent */                    \
+	X(RX_EAGER, "rx_eager")                                                                    \
+	X(RX_RTS, "rx_rts")                                                                        \
+	X(RX_FIN, "rx_fin")                                                                        \
+	X(CTS_SENT, "cts_sent")           /* permissions granted */                                 \
+	X(CTS_LATE, "cts_late")           /* permissions granted when a receive appeared */         \
+	X(NAK_SENT, "nak_sent")           /* requests refused (no process, no staging) */           \
+	X(NAK_RECEIVED, "nak_received")                                                            \
+	X(DUP_CTS, "dup_cts")             /* duplicate permissions discarded */                     \
+	X(RETRIES, "retries")             /* requests asked again */                                \
+	X(STAGED, "staged")               /* messages held before their receive */                  \
+	X(STAGED_BYTES, "staged_bytes")                                                            \
+	X(LATE_MATCHES, "late_matches")   /* receives that found their message staged */           \
+	X(STAGING_USED, "staging_used")   /* bytes of staging in use now */                         \
+	X(STAGING_HWM, "staging_hwm")     /* most staging bytes in use at once */                   \
+	X(STAGING_MAX, "staging_max")     /* the staging bound */                                   \
+	X(TX_DONE, "tx_done")             /* send completions */                                    \
+	X(RX_DONE, "rx_done")             /* receive completions */                                 \
+	X(TX_BYTES, "tx_bytes")           /* bytes of completed sends */                            \
+	X(RX_BYTES, "rx_bytes")           /* bytes of completed receives */                         \
+	X(ERRORS, "errors")               /* completions with a negative status */                  \
+	X(BAD_WIRE, "bad_wire")           /* malformed protocol messages */                         \
+	X(WAKEUPS, "wakeups")             /* eventfd signals to applications */                     \
+	X(KICKS, "kicks")                 /* wake-ups of the engine by applications */
+
+/** Service statistics ids. */
+enum trd_vnis_stat {
+#define TRD_VNIS_STAT_ENUM_(e, n) TRD_VNIS_STAT_##e,
+	TRD_VNIS_STATS(TRD_VNIS_STAT_ENUM_)
+#undef TRD_VNIS_STAT_ENUM_
+	TRD_VNIS_STAT_MAX
+};
+
+/** One interface, for tools. */
+struct trd_vnis_if_info {
+	uint32_t app, proc;
+	int pid;             /**< the process (SO_PEERCRED) */
+	int dead;            /**< 1: its process is gone, memory not yet released */
+	uint64_t pool_size;
+	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
+	uint64_t staged_bytes; /**< staging held for messages to it */
+};
+
+/**
+ * Create a service: bind and listen on conf->socket (a stale socket file is replaced; a live
+ * one is an error) and register the node's VNI memory.
+ * @return the service, or NULL with rte_errno = EINVAL (bad configuration), EADDRINUSE
+ * (another engine serves the socket), ENOMEM, or the socket call's errno.
+ */
+struct trd_vnis *trd_vnis_create(const struct trd_vnis_conf *conf);
+
+/**
+ * One bounded round of service work: socket events (at most every 50 us), protocol messages
+ * from the reception FIFO, commands, timers, injection. Call it from the thread that polls the
+ * node, between trd_node_poll() calls.
+ * @return units of work done (0 when idle), or -EINVAL.
+ */
+int trd_vnis_poll(struct trd_vnis *s);
+
+/** A file descriptor (epoll) that becomes readable on socket activity or when an application
+ * kicks a sleeping engine. */
+int trd_vnis_fd(const struct trd_vnis *s);
+
+/**
+ * Before the caller sleeps on trd_vnis_fd(): tell every interface the engine is asleep, so
+ * its next command kicks it. @return 0, or -EBUSY if there is work now (do not sleep; the
+ * flags are cleared again).
+ */
+int trd_vnis_sleep_begin(struct trd_vnis *s);
+/** After the sleep. */
+void trd_vnis_sleep_end(struct trd_vnis *s);
+
+/** Copy the statistics (enum trd_vnis_stat order) into @p out. @return 0 or -EINVAL. */
+int trd_vnis_stats_get(const struct trd_vnis *s, uint64_t out[TRD_VNIS_STAT_MAX]);
+/** Name of a statistic, or NULL. */
+const char *trd_vnis_stat_name(unsigned int stat);
+
+/** Interfaces attached or being reclaimed. */
+unsigned int trd_vnis_n_ifs(const struct trd_vnis *s);
+/** Facts of interface @p i (0 .. trd_vnis_n_ifs() - 1). @return 0 or -EINVAL. */
+int trd_vnis_if_get(const struct trd_vnis *s, unsigned int i, struct trd_vnis_if_info *out);
+
+/** The service's node. */
+struct trd_node *trd_vnis_node(const struct trd_vnis *s);
+
+/**
+ * Stop: every application sees its interface closed (-ECONNRESET from its next wait), the
+ * socket file is removed and the memory released. Call it before the node is freed, with the
+ * node no longer polled. NULL is a no-op.
+ */
+void trd_vnis_free(struct trd_vnis *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOROID_VNI_SERVICE_H */

@@ -1,0 +1,702 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * vni-app: an application process for the VNI tests (pmd-test/test_vni.sh). A plain process:
+ * it links only libtoroid_vni (no EAL, no hugepages) and blocks on its interface's eventfd when
+ * it has nothing to do.
+ *
+ *   vni-app --socket PATH --app A --proc P [--pool SIZE] [--short N] MODE [options]
+ *
+ * Modes:
+ *   exchange --peers A:P,... --sizes LIST [--late LIST]
+ *       send every size to every peer and receive every size from every peer, byte-exact;
+ *       sizes in --late are received late: their receives are posted only after the peer
+ *       said (a READY message) that its sends completed, i.e. the data is in our engine.
+ *   flood --to A:P --size S --count N [--window W] [--log FILE]
+ *       send N messages of S bytes, W at a time; log "usec tx_pkts" at each completion.
+ *   sink --from A:P|any --size S --count N [--window W] [--tolerate-reset]
+ *       receive N messages, W receives posted at a time, and check them.
+ *   mcast --to A:P,... --sizes LIST      one multicast per size
+ *   expect --from A:P --sizes LIST [--mcast] [--delay-until-staged]
+ *       receive one message per size from A:P and check it.
+ *   late-sink --from A:P --size S --count N --go-tag
+ *       receive a GO message first, then post the N receives.
+ *   late-flood --to A:P --size S --count N --go-after K
+ *       post N sends; once K completed, send GO; wait for all.
+ * Every mode prints one summary line and exits 0 on success, 1 on a failure.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <toroid/vni.h>
+
+#define MAX_PEERS 64
+#define MAX_SIZES 32
+#define TAG_READY 0xfeed000000000000ULL
+#define TAG_GO 0xfeed000000000001ULL
+#define TAG_DATA(k) (0x1000ULL + (uint64_t)(k))
+#define WAIT_MS 60000
+
+static struct trd_vni *vni;
+static struct trd_vni_addr self;
+static const char *prog = "vni-app";
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void
+fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s %u:%u: FAIL: ", prog, self.app, self.proc);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static uint64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* The bytes of message k from src to dst (dst 0:0 for a multicast), 8 at a time. */
+static uint64_t
+seed_of(struct trd_vni_addr src, struct trd_vni_addr dst, unsigned int k)
+{
+	uint64_t s = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)src.app << 40) ^ ((uint64_t)src.proc << 24) ^
+		     ((uint64_t)dst.app << 16) ^ ((uint64_t)dst.proc << 4) ^ k;
+
+	return s ? s : 1;
+}
+
+static void
+fill(uint8_t *p, size_t len, uint64_t s)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		memcpy(p + i, &s, 8);
+	}
+	s ^= s << 13;
+	s ^= s >> 7;
+	s ^= s << 17;
+	for (unsigned int j = 0; i < len; i++, j++)
+		p[i] = (uint8_t)(s >> (8 * j));
+}
+
+static bool
+check(const uint8_t *p, size_t len, uint64_t s, size_t *bad)
+{
+	uint8_t *want = malloc(len ? len : 1);
+	bool ok;
+
+	if (want == NULL)
+		fail("out of memory");
+	fill(want, len, s);
+	ok = memcmp(want, p, len) == 0;
+	if (!ok)
+		for (*bad = 0; *bad < len && want[*bad] == p[*bad]; (*bad)++)
+			;
+	free(want);
+	return ok;
+}
+
+static int
+parse_addr(const char *s, struct trd_vni_addr *a)
+{
+	unsigned int x, y;
+
+	if (strcmp(s, "any") == 0) {
+		a->app = a->proc = TRD_VNI_ANY;
+		return 0;
+	}
+	if (sscanf(s, "%u:%u", &x, &y) != 2)
+		return -EINVAL;
+	a->app = x;
+	a->proc = y;
+	return 0;
+}
+
+static unsigned int
+parse_addrs(const char *s, struct trd_vni_addr *out)
+{
+	char buf[1024], *save = NULL, *tok;
+	unsigned int n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok && n < MAX_PEERS; tok = strtok_r(NULL, ",", &save))
+		if (parse_addr(tok, &out[n++]) != 0)
+			fail("bad address '%s'", tok);
+	return n;
+}
+
+static size_t
+parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	if (*end == 'K' || *end == 'k')
+		v <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20, end++;
+	if (*end != '\0' || end == s)
+		fail("bad size '%s'", s);
+	return (size_t)v;
+}
+
+static unsigned int
+parse_sizes(const char *s, size_t *out)
+{
+	char buf[1024], *save = NULL, *tok;
+	unsigned int n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok && n < MAX_SIZES; tok = strtok_r(NULL, ",", &save))
+		out[n++] = parse_size(tok);
+	return n;
+}
+
+static void *
+pool_alloc(size_t len)
+{
+	void *p = trd_vni_alloc(vni, len ? len : 1);
+
+	if (p == NULL)
+		fail("pool exhausted allocating %zu B (raise --pool)", len);
+	return p;
+}
+
+/* Post, retrying while the interface is out of contexts (reaping completions meanwhile). */
+typedef void (*cpl_fn)(const struct trd_vni_cpl *c);
+
+static void
+reap(cpl_fn fn, int timeout_ms)
+{
+	struct trd_vni_cpl c[16];
+	int n = trd_vni_wait(vni, c, 16, timeout_ms);
+
+	if (n == -ETIMEDOUT)
+		fail("no completion within %d ms (%u pending)", timeout_ms, trd_vni_pending(vni));
+	if (n < 0)
+		fail("wait: %s", strerror(-n));
+	for (int i = 0; i < n; i++)
+		fn(&c[i]);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* exchange */
+
+static struct trd_vni_addr peers[MAX_PEERS];
+static unsigned int n_peers;
+static size_t sizes[MAX_SIZES];
+static unsigned int n_sizes;
+static bool late[MAX_SIZES];
+static uint8_t *sbuf[MAX_PEERS][MAX_SIZES], *rbuf[MAX_PEERS][MAX_SIZES];
+static unsigned int late_sends_left[MAX_PEERS];
+static unsigned int sends_left, recvs_left;
+static uint64_t bytes_in, bytes_out;
+static bool ready_sent[MAX_PEERS];
+
+static void post_recv(struct trd_vni_addr src, uint64_t tag, void *buf, size_t cap,
+		      uint64_t cookie, cpl_fn fn);
+static void post_send(struct trd_vni_addr dst, uint64_t tag, const void *buf, size_t len,
+		      uint64_t cookie, cpl_fn fn);
+
+static void exchange_cpl(const struct trd_vni_cpl *c);
+
+static void
+post_late(unsigned int p)
+{
+	for (unsigned int k = 0; k < n_sizes; k++)
+		if (late[k])
+			post_recv(peers[p], TAG_DATA(k), rbuf[p][k], sizes[k], ((uint64_t)p << 8) | k,
+				  exchange_cpl);
+}
+
+static void
+exchange_cpl(const struct trd_vni_cpl *c)
+{
+	unsigned int p = (unsigned int)(c->cookie >> 8) & 0xff, k = (unsigned int)c->cookie & 0xff;
+
+	if (c->status != 0)
+		fail("%s %u:%u tag %#" PRIx64 ": %s",
+		     c->kind == TRD_VNI_CPL_SEND ? "send to" : "receive from", c->peer.app,
+		     c->peer.proc, c->tag, strerror(-c->status));
+	if (c->kind == TRD_VNI_CPL_SEND) {
+		sends_left--;
+		if (c->tag == TAG_READY)
+			return;
+		bytes_out += c->len;
+		if (late[k] && --late_sends_left[p] == 0 && !ready_sent[p]) {
+			/* every late message is in the peer's engine: tell it */
+			ready_sent[p] = true;
+			post_send(peers[p], TAG_READY, NULL, 0, (uint64_t)p << 8, exchange_cpl);
+		}
+		return;
+	}
+	recvs_left--;
+	if (c->tag == TAG_READY) {
+		post_late(p);
+		return;
+	}
+	if (c->len != sizes[k] || c->peer.app != peers[p].app || c->peer.proc != peers[p].proc)
+		fail("receive %u from %u:%u: got %u B from %u:%u, expected %zu B", k, peers[p].app,
+		     peers[p].proc, c->len, c->peer.app, c->peer.proc, sizes[k]);
+	{
+		size_t bad = 0;
+
+		if (!check(c->buf, c->len, seed_of(peers[p], self, k), &bad))
+			fail("message %u (%zu B) from %u:%u differs at byte %zu", k, sizes[k],
+			     peers[p].app, peers[p].proc, bad);
+	}
+	bytes_in += c->len;
+}
+
+static void
+post_recv(struct trd_vni_addr src, uint64_t tag, void *buf, size_t cap, uint64_t cookie,
+	  cpl_fn fn)
+{
+	int rc;
+
+	while ((rc = trd_vni_recv(vni, src, tag, 0, buf, cap, -1, cookie)) == -EAGAIN)
+		reap(fn, WAIT_MS);
+	if (rc != 0)
+		fail("recv: %s", strerror(-rc));
+}
+
+static void
+post_send(struct trd_vni_addr dst, uint64_t tag, const void *buf, size_t len, uint64_t cookie,
+	  cpl_fn fn)
+{
+	int rc;
+
+	while ((rc = trd_vni_send(vni, dst, tag, buf, len, -1, cookie)) == -EAGAIN)
+		reap(fn, WAIT_MS);
+	if (rc != 0)
+		fail("send of %zu B: %s", len, strerror(-rc));
+}
+
+static int
+mode_exchange(void)
+{
+	uint64_t t0 = now_us();
+	unsigned int n_late = 0;
+
+	for (unsigned int p = 0; p < n_peers; p++)
+		for (unsigned int k = 0; k < n_sizes; k++) {
+			sbuf[p][k] = pool_alloc(sizes[k]);
+			rbuf[p][k] = pool_alloc(sizes[k]);
+			fill(sbuf[p][k], sizes[k], seed_of(self, peers[p], k));
+			memset(rbuf[p][k], 0xee, sizes[k]);
+		}
+	for (unsigned int k = 0; k < n_sizes; k++)
+		n_late += late[k];
+	sends_left = n_peers * n_sizes + (n_late ? n_peers : 0);
+	recvs_left = n_peers * n_sizes + (n_late ? n_peers : 0);
+	for (unsigned int p = 0; p < n_peers; p++) {
+		late_sends_left[p] = n_late;
+		if (n_late)
+			post_recv(peers[p], TAG_READY, NULL, 0, (uint64_t)p << 8, exchange_cpl);
+		for (unsigned int k = 0; k < n_sizes; k++)
+			if (!late[k])
+				post_recv(peers[p], TAG_DATA(k), rbuf[p][k], sizes[k],
+					  ((uint64_t)p << 8) | k, exchange_cpl);
+	}
+	for (unsigned int k = 0; k < n_sizes; k++)
+		for (unsigned int p = 0; p < n_peers; p++)
+			post_send(peers[p], TAG_DATA(k), sbuf[p][k], sizes[k], ((uint64_t)p << 8) | k,
+				  exchange_cpl);
+	while (sends_left > 0 || recvs_left > 0)
+		reap(exchange_cpl, WAIT_MS);
+	printf("%s %u:%u: exchange with %u peers done in %.3f s: %u sizes each way (%u received "
+	       "late), %" PRIu64 " B out, %" PRIu64 " B in, byte-exact\n",
+	       prog, self.app, self.proc, n_peers, (double)(now_us() - t0) * 1e-6, n_sizes, n_late,
+	       bytes_out, bytes_in);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* flood and sink */
+
+static struct trd_vni_addr peer;
+static size_t msg_size;
+static unsigned long count;
+static unsigned int window = 8;
+static const char *log_path;
+static FILE *logf;
+static unsigned long done_n, bad_n, reset_n;
+static bool tolerate_reset;
+static unsigned int go_after;
+static uint8_t **bufs;
+
+static void
+flood_cpl(const struct trd_vni_cpl *c)
+{
+	if (c->status != 0)
+		fail("flood send to %u:%u: %s", c->peer.app, c->peer.proc, strerror(-c->status));
+	done_n++;
+	if (logf != NULL) {
+		struct trd_vni_info info;
+
+		trd_vni_info(vni, &info);
+		fprintf(logf, "%" PRIu64 " %" PRIu64 "\n", now_us(), info.tx_pkts);
+	}
+	if (done_n == 1 || done_n % 64 == 0) {
+		printf("%s %u:%u: progress %lu\n", prog, self.app, self.proc, done_n);
+		fflush(stdout);
+	}
+}
+
+static int
+mode_flood(void)
+{
+	uint64_t t0 = now_us();
+	unsigned long posted = 0;
+	struct trd_vni_info info;
+
+	if (log_path != NULL && (logf = fopen(log_path, "w")) == NULL)
+		fail("%s: %s", log_path, strerror(errno));
+	bufs = calloc(window, sizeof(*bufs));
+	for (unsigned int i = 0; i < window; i++) {
+		bufs[i] = pool_alloc(msg_size);
+		fill(bufs[i], msg_size, seed_of(self, peer, 0));
+	}
+	while (done_n < count) {
+		while (posted < count && posted - done_n < window) {
+			post_send(peer, TAG_DATA(0), bufs[posted % window], msg_size, posted,
+				  flood_cpl);
+			posted++;
+		}
+		reap(flood_cpl, WAIT_MS);
+	}
+	trd_vni_info(vni, &info);
+	if (logf != NULL)
+		fclose(logf);
+	printf("%s %u:%u: flood of %lu x %zu B to %u:%u done in %.3f s, %" PRIu64
+	       " packets injected\n",
+	       prog, self.app, self.proc, count, msg_size, peer.app, peer.proc,
+	       (double)(now_us() - t0) * 1e-6, info.tx_pkts);
+	return 0;
+}
+
+static void
+sink_cpl(const struct trd_vni_cpl *c)
+{
+	size_t bad = 0;
+
+	if (c->status == -ECONNRESET && tolerate_reset) {
+		reset_n++;
+		return;
+	}
+	if (c->status != 0)
+		fail("sink receive: %s", strerror(-c->status));
+	if (c->len != msg_size || !check(c->buf, c->len, seed_of(c->peer, self, 0), &bad)) {
+		bad_n++;
+		fail("message from %u:%u: %u B, differs at byte %zu", c->peer.app, c->peer.proc,
+		     c->len, bad);
+	}
+	done_n++;
+	if (c->tag == TAG_GO)
+		return;
+}
+
+static int
+mode_sink(void)
+{
+	uint64_t t0 = now_us();
+	unsigned long posted = 0;
+
+	bufs = calloc(window, sizeof(*bufs));
+	for (unsigned int i = 0; i < window; i++)
+		bufs[i] = pool_alloc(msg_size);
+	while (done_n + reset_n < count) {
+		while (posted < count && posted - done_n - reset_n < window) {
+			post_recv(peer, TAG_DATA(0), bufs[posted % window], msg_size, posted,
+				  sink_cpl);
+			posted++;
+		}
+		reap(sink_cpl, WAIT_MS);
+		if (reset_n > 0 && tolerate_reset)
+			break;
+	}
+	printf("%s %u:%u: sink received %lu x %zu B in %.3f s, byte-exact%s\n", prog, self.app,
+	       self.proc, done_n, msg_size, (double)(now_us() - t0) * 1e-6,
+	       reset_n ? " (then the sender's transfer was reset: it died)" : "");
+	return 0;
+}
+
+/* late-flood: post every send, tell the receiver GO once go_after completed. */
+static bool go_sent;
+
+static void
+late_flood_cpl(const struct trd_vni_cpl *c)
+{
+	if (c->status != 0)
+		fail("send: %s", strerror(-c->status));
+	if (c->tag == TAG_GO)
+		return;
+	done_n++;
+}
+
+static int
+mode_late_flood(void)
+{
+	uint64_t t0 = now_us();
+
+	bufs = calloc(count, sizeof(*bufs));
+	for (unsigned long i = 0; i < count; i++) {
+		bufs[i] = pool_alloc(msg_size);
+		fill(bufs[i], msg_size, seed_of(self, peer, (unsigned int)i));
+		post_send(peer, TAG_DATA(i), bufs[i], msg_size, i, late_flood_cpl);
+	}
+	while (done_n < count || !go_sent) {
+		if (!go_sent && done_n >= go_after) {
+			post_send(peer, TAG_GO, NULL, 0, 0, late_flood_cpl);
+			go_sent = true;
+			printf("%s %u:%u: %lu of %lu sends completed before the receiver posted: GO\n",
+			       prog, self.app, self.proc, done_n, count);
+			fflush(stdout);
+			continue;
+		}
+		reap(late_flood_cpl, WAIT_MS);
+	}
+	{
+		struct trd_vni_info info;
+
+		trd_vni_info(vni, &info);
+		printf("%s %u:%u: %lu x %zu B sent in %.3f s; the receiver's engine made us wait "
+		       "%" PRIu64 " times\n",
+		       prog, self.app, self.proc, count, msg_size, (double)(now_us() - t0) * 1e-6,
+		       info.naks);
+	}
+	return 0;
+}
+
+static bool go_seen;
+
+static void
+late_sink_cpl(const struct trd_vni_cpl *c)
+{
+	unsigned int k = (unsigned int)c->cookie;
+	size_t bad = 0;
+
+	if (c->status != 0)
+		fail("receive: %s", strerror(-c->status));
+	if (c->tag == TAG_GO) {
+		go_seen = true;
+		return;
+	}
+	if (c->len != msg_size || !check(c->buf, c->len, seed_of(peer, self, k), &bad))
+		fail("message %u: %u B, differs at byte %zu", k, c->len, bad);
+	done_n++;
+}
+
+static int
+mode_late_sink(void)
+{
+	uint64_t t0 = now_us();
+
+	post_recv(peer, TAG_GO, NULL, 0, 0, late_sink_cpl);
+	while (!go_seen)
+		reap(late_sink_cpl, WAIT_MS);
+	bufs = calloc(count, sizeof(*bufs));
+	for (unsigned long i = 0; i < count; i++) {
+		bufs[i] = pool_alloc(msg_size);
+		post_recv(peer, TAG_DATA(i), bufs[i], msg_size, i, late_sink_cpl);
+	}
+	while (done_n < count)
+		reap(late_sink_cpl, WAIT_MS);
+	printf("%s %u:%u: late receiver got %lu x %zu B in %.3f s, byte-exact\n", prog, self.app,
+	       self.proc, done_n, msg_size, (double)(now_us() - t0) * 1e-6);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* multicast */
+
+static bool mcast_pattern;
+
+static void
+mcast_cpl(const struct trd_vni_cpl *c)
+{
+	if (c->status != 0)
+		fail("multicast of %u B: %s", c->len, strerror(-c->status));
+	done_n++;
+}
+
+static int
+mode_mcast(void)
+{
+	struct trd_vni_addr none = {0, 0};
+	uint64_t t0 = now_us();
+
+	for (unsigned int k = 0; k < n_sizes; k++) {
+		uint8_t *b = pool_alloc(sizes[k]);
+		int rc;
+
+		fill(b, sizes[k], seed_of(self, none, k));
+		while ((rc = trd_vni_mcast(vni, peers, n_peers, TAG_DATA(k), b, sizes[k], 0, k)) ==
+		       -EAGAIN)
+			reap(mcast_cpl, WAIT_MS);
+		if (rc != 0)
+			fail("mcast: %s", strerror(-rc));
+	}
+	while (done_n < n_sizes)
+		reap(mcast_cpl, WAIT_MS);
+	printf("%s %u:%u: %u multicasts to %u processes done in %.3f s; doorbell 0 = %" PRIu64 "\n",
+	       prog, self.app, self.proc, n_sizes, n_peers, (double)(now_us() - t0) * 1e-6,
+	       trd_vni_doorbell(vni, 0));
+	if (trd_vni_doorbell(vni, 0) != n_sizes)
+		fail("doorbell 0 is %" PRIu64 ", expected %u", trd_vni_doorbell(vni, 0), n_sizes);
+	return 0;
+}
+
+static void
+expect_cpl(const struct trd_vni_cpl *c)
+{
+	struct trd_vni_addr none = {0, 0};
+	unsigned int k = (unsigned int)c->cookie;
+	size_t bad = 0;
+
+	if (c->status != 0)
+		fail("receive %u: %s", k, strerror(-c->status));
+	if (c->len != sizes[k] ||
+	    !check(c->buf, c->len, seed_of(peer, mcast_pattern ? none : self, k), &bad))
+		fail("message %u from %u:%u: %u B (expected %zu), differs at byte %zu", k,
+		     c->peer.app, c->peer.proc, c->len, sizes[k], bad);
+	bytes_in += c->len;
+	done_n++;
+}
+
+static int
+mode_expect(void)
+{
+	for (unsigned int k = 0; k < n_sizes; k++)
+		post_recv(peer, TAG_DATA(k), pool_alloc(sizes[k]), sizes[k], k, expect_cpl);
+	while (done_n < n_sizes)
+		reap(expect_cpl, WAIT_MS);
+	printf("%s %u:%u: %u messages (%" PRIu64 " B) from %u:%u byte-exact\n", prog, self.app,
+	       self.proc, n_sizes, bytes_in, peer.app, peer.proc);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+int
+main(int argc, char **argv)
+{
+	enum { O_SOCK = 256, O_APP, O_PROC, O_POOL, O_SHORT, O_PEERS, O_SIZES, O_LATE, O_TO,
+	       O_FROM, O_SIZE, O_COUNT, O_WINDOW, O_LOG, O_MCAST, O_RESET, O_GOAFTER, O_TIMEOUT };
+	static const struct option lo[] = {
+		{"socket", required_argument, NULL, O_SOCK},
+		{"app", required_argument, NULL, O_APP},
+		{"proc", required_argument, NULL, O_PROC},
+		{"pool", required_argument, NULL, O_POOL},
+		{"short", required_argument, NULL, O_SHORT},
+		{"peers", required_argument, NULL, O_PEERS},
+		{"sizes", required_argument, NULL, O_SIZES},
+		{"late", required_argument, NULL, O_LATE},
+		{"to", required_argument, NULL, O_TO},
+		{"from", required_argument, NULL, O_FROM},
+		{"size", required_argument, NULL, O_SIZE},
+		{"count", required_argument, NULL, O_COUNT},
+		{"window", required_argument, NULL, O_WINDOW},
+		{"log", required_argument, NULL, O_LOG},
+		{"mcast", no_argument, NULL, O_MCAST},
+		{"tolerate-reset", no_argument, NULL, O_RESET},
+		{"go-after", required_argument, NULL, O_GOAFTER},
+		{"connect-timeout", required_argument, NULL, O_TIMEOUT},
+		{NULL, 0, NULL, 0},
+	};
+	struct trd_vni_conf conf = {.connect_timeout_ms = 10000, .n_send = 256, .n_recv = 256};
+	const char *mode;
+	size_t late_sizes[MAX_SIZES];
+	unsigned int n_late = 0;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case O_SOCK: conf.socket = optarg; break;
+		case O_APP: conf.app = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case O_PROC: conf.proc = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case O_POOL: conf.pool_size = parse_size(optarg); break;
+		case O_SHORT: conf.short_max = atoi(optarg); break;
+		case O_PEERS:
+		case O_TO:
+			n_peers = parse_addrs(optarg, peers);
+			peer = peers[0];
+			break;
+		case O_FROM:
+			if (parse_addr(optarg, &peer) != 0)
+				fail("bad --from");
+			break;
+		case O_SIZES: n_sizes = parse_sizes(optarg, sizes); break;
+		case O_LATE: n_late = parse_sizes(optarg, late_sizes); break;
+		case O_SIZE: msg_size = parse_size(optarg); break;
+		case O_COUNT: count = strtoul(optarg, NULL, 0); break;
+		case O_WINDOW: window = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case O_LOG: log_path = optarg; break;
+		case O_MCAST: mcast_pattern = true; break;
+		case O_RESET: tolerate_reset = true; break;
+		case O_GOAFTER: go_after = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case O_TIMEOUT: conf.connect_timeout_ms = (unsigned int)strtoul(optarg, NULL, 0); break;
+		default:
+			fprintf(stderr, "usage: see the comment at the top of vni_app.c\n");
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "%s: no mode\n", prog);
+		return 2;
+	}
+	mode = argv[optind];
+	self.app = conf.app;
+	self.proc = conf.proc;
+	for (unsigned int i = 0; i < n_late; i++)
+		for (unsigned int k = 0; k < n_sizes; k++)
+			if (sizes[k] == late_sizes[i])
+				late[k] = true;
+	if (window == 0)
+		window = 1;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	vni = trd_vni_open(&conf);
+	if (vni == NULL)
+		fail("cannot attach to %s: %s", conf.socket ? conf.socket : "(default)",
+		     strerror(errno));
+	if (strcmp(mode, "exchange") == 0)
+		rc = mode_exchange();
+	else if (strcmp(mode, "flood") == 0)
+		rc = mode_flood();
+	else if (strcmp(mode, "sink") == 0)
+		rc = mode_sink();
+	else if (strcmp(mode, "late-flood") == 0)
+		rc = mode_late_flood();
+	else if (strcmp(mode, "late-sink") == 0)
+		rc = mode_late_sink();
+	else if (strcmp(mode, "mcast") == 0)
+		rc = mode_mcast();
+	else if (strcmp(mode, "expect") == 0)
+		rc = mode_expect();
+	else
+		fail("unknown mode '%s'", mode);
+	trd_vni_close(vni);
+	return rc;
+}
