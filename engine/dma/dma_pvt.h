@@ -122,6 +122,8 @@ trd_drop_transient(int cause)
 /* dma.c: an ACK alone (unsequenced). */
 int trd_ctl_send_ack(struct trd_node *n, const uint8_t dst[3], uint32_t ack, uint16_t acked_epoch,
 		     bool probe, const void *sack, uint16_t len);
+/* rx.c: forget the partial messages from @p src (its session ended). */
+void trd_reasm_purge(struct trd_node *n, const uint8_t src[3]);
 /* rx.c: hand a locally made outcome (a failure) to reception FIFO @p fifo. */
 void trd_rx_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
 		    unsigned int cause);

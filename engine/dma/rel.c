@@ -384,6 +384,7 @@ trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const str
 			return TRD_DROP_BAD_SESSION;
 		}
 		peer_release_rx(pe, n->rel_w);
+		trd_reasm_purge(n, p->src); /* pieces of the old session never complete */
 		pe->rx_epoch = p->epoch;
 		pe->rx_valid = true;
 		pe->rcv_nxt = 1;

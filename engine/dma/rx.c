@@ -628,3 +628,19 @@ trd_rx_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t co
 		trd_drop(n, TRD_DROP_FIFO_FULL);
 	}
 }
+
+void
+trd_reasm_purge(struct trd_node *n, const uint8_t src[3])
+{
+	uint64_t code = (uint64_t)(src[0] | src[1] << 8 | src[2] << 16);
+
+	for (unsigned int i = 0; i < n->conf.n_reasm; i++) {
+		struct trd_reasm *r = &n->reasm[i];
+
+		if (r->msg != NULL && r->hkey >> 32 == code) {
+			rte_hash_del_key(n->reasm_hash, &r->hkey);
+			rte_free(r->msg);
+			r->msg = NULL;
+		}
+	}
+}
