@@ -194,8 +194,19 @@ if [ "$(id -u)" -eq 0 ] && command -v python3 >/dev/null 2>&1 && [ -e /sys/class
 	python3 - "$G/golden.pcap" "$dpid" <<'EOF2'
 import os, socket, struct, sys, time
 data = open(sys.argv[1], "rb").read()
-caplen = struct.unpack("<I", data[32:36])[0]
-frame = data[40:40 + caplen]
+if data[:4] == b"\x0a\x0d\x0d\x0a":
+    # pcapng (what the engine writes): the first enhanced packet block
+    off = 0
+    while off < len(data):
+        btype, blen = struct.unpack("<II", data[off:off + 8])
+        if btype == 6:
+            caplen = struct.unpack("<I", data[off + 20:off + 24])[0]
+            frame = data[off + 28:off + 28 + caplen]
+            break
+        off += blen
+else:
+    caplen = struct.unpack("<I", data[32:36])[0]
+    frame = data[40:40 + caplen]
 arp = b"\xff" * 6 + b"\x02" * 6 + b"\x08\x06" + bytes(28)
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind(("lo", 0))

@@ -694,7 +694,8 @@ link_flush(struct trd_node *n, struct trd_link *l)
 			if (done < 0)
 				done = 0;
 			if (done < want)
-				trd_capture_frames(n->cap, &l->pend[idx + done], want - (uint32_t)done);
+				trd_capture_frames(n->cap, n, l, &l->pend[idx + done],
+						   want - (uint32_t)done, true);
 			l->cap_next = l->pend_head + want;
 		}
 		sent = l->ops->tx(l, &l->pend[idx], want);

@@ -578,7 +578,7 @@ trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts, uin
 	uint64_t bytes = 0;
 
 	if (unlikely(n->cap != NULL))
-		trd_capture_frames(n->cap, pkts, nb); /* as received, before anything changes */
+		trd_capture_frames(n->cap, n, l, pkts, nb, false); /* as received, before any edit */
 
 	for (uint16_t i = 0; i < nb; i++) {
 		struct rte_mbuf *m = pkts[i];

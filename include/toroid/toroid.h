@@ -584,10 +584,11 @@ int trd_doorbell_wait(struct trd_mr *db, uint64_t offset, uint64_t value, enum t
 /** @name Capture */
 
 /**
- * Record every frame @p node hands to a port or receives, in order, into the pcap file
- * @p path (nanosecond timestamps, snap length @p snaplen, 0: 65535). Several nodes may share a
- * file: give the same path. NULL stops the capture and closes the file when its last node
- * stops. @return 0, -EINVAL, -EIO (cannot open).
+ * Record every frame @p node hands to a port or receives, in order, into the pcapng file
+ * @p path: one interface per (node, link), named "<node> <direction> <link>", nanosecond
+ * timestamps, each frame marked inbound or outbound; snap length @p snaplen (0: 65535).
+ * Several nodes may share a file: give the same path. NULL stops the capture and closes the
+ * file when its last node stops. @return 0, -EINVAL, -EIO (cannot open).
  */
 int trd_node_capture(struct trd_node *node, const char *path, unsigned int snaplen);
 

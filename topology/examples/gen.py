@@ -18,6 +18,7 @@ import sys
 GENERATED = {
     "8x8x8-switched.ini": ("8x8x8", "switched"),
     "3x3x3-direct.ini": ("3x3x3", "direct"),
+    "8x1x1-direct.ini": ("8x1x1", "direct"),
 }
 DIRS = ["x+", "x-", "y+", "y-", "z+", "z-"]
 
