@@ -174,6 +174,55 @@ all_at_once(void)
 		free(bufs[a]);
 }
 
+/* 64 MiB by each operation, three hops away: byte-exact, counters exact. */
+static void
+big(unsigned int a, unsigned int b)
+{
+	const uint32_t len = 64u << 20;
+	uint8_t *src = malloc(len), *dst = malloc(len), *back = malloc(len);
+	struct trd_mr *mr_dst, *mr_back;
+	struct trd_desc d, c;
+	struct trd_msg *m = NULL;
+
+	T_ASSERT(src && dst && back, "malloc");
+	test_fill(src, len, 64);
+	memset(dst, 0, len);
+	mr_dst = trd_mr_register(tn[b].n, dst, len, TRD_ACCESS_ALL);
+	mr_back = trd_mr_register(tn[a].n, back, len, TRD_ACCESS_REMOTE_WRITE);
+	T_ASSERT(mr_dst && mr_back, "regions");
+	/* put */
+	T_EQ(trd_counter_set(tn[a].n, tn[a].inj, len), 0);
+	T_EQ(trd_counter_set(tn[b].n, tn[b].rec, len), 0);
+	trd_desc_put(&d, trd_node_coord(tn[b].n), src, len, trd_mr_key(mr_dst), 0, tn[a].inj,
+		     tn[b].rec);
+	T_EQ(trd_inject(trd_inj_fifo(tn[a].n, 0), &d), 0);
+	T_EQ(trd_counter_wait(tn[b].n, tn[b].rec, TIMEOUT_US), 0);
+	T_EQ(trd_counter_wait(tn[a].n, tn[a].inj, TIMEOUT_US), 0);
+	T_ASSERT(memcmp(dst, src, len) == 0, "64 MiB put");
+	/* memory FIFO */
+	trd_desc_fifo(&d, trd_node_coord(tn[b].n), 1, src, len, 77, 0);
+	T_EQ(trd_inject(trd_inj_fifo(tn[a].n, 0), &d), 0);
+	T_EQ(trd_rec_fifo_wait(trd_rec_fifo(tn[b].n, 1), &m, TIMEOUT_US), 0);
+	T_EQ(m->len, len);
+	T_EQ(m->user, 77);
+	T_ASSERT(memcmp(m->data, src, len) == 0, "64 MiB memory-FIFO message");
+	trd_msg_free(m);
+	/* remote get: the 64 MiB come back */
+	trd_desc_put(&c, trd_node_coord(tn[a].n), NULL, len, trd_mr_key(mr_back), 0, 0, tn[a].rec);
+	c.flags = TRD_DF_SRC_MR;
+	c.src_key = trd_mr_key(mr_dst);
+	T_EQ(trd_counter_set(tn[a].n, tn[a].rec, len), 0);
+	trd_desc_rget(&d, trd_node_coord(tn[b].n), TRD_ENGINE_FIFO, &c, 1);
+	T_EQ(trd_inject(trd_inj_fifo(tn[a].n, 0), &d), 0);
+	T_EQ(trd_counter_wait(tn[a].n, tn[a].rec, TIMEOUT_US), 0);
+	T_ASSERT(memcmp(back, src, len) == 0, "64 MiB remote get");
+	T_EQ(trd_mr_deregister(mr_dst), 0);
+	T_EQ(trd_mr_deregister(mr_back), 0);
+	free(src);
+	free(dst);
+	free(back);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -217,6 +266,7 @@ main(int argc, char **argv)
 	do_fifo(5, 5, 3000);
 	do_rget(6, 6, 7000);
 	all_at_once();
+	big(0, 7);
 
 	trd_net_stop(net);
 	for (unsigned int i = 0; i < 8; i++) {
@@ -234,7 +284,7 @@ main(int argc, char **argv)
 					st.drop[c]);
 	}
 	T_EQ(total_drops, 0);
-	printf("ops(%s): %u rounds x 56 pairs x 3 operations, byte-exact\n",
+	printf("ops(%s): %u rounds x 56 pairs x 3 operations, then 64 MiB of each, byte-exact\n",
 	       nc.links == TRD_NET_RING ? "ring" : "ethdev", rounds);
 	trd_net_free(net);
 	rte_eal_cleanup();
