@@ -414,3 +414,10 @@ trd_link_name(const struct trd_link *l)
 {
 	return l == NULL ? NULL : l->name;
 }
+
+void
+trd_link_set_peer(struct trd_link *a, struct trd_link *b)
+{
+	a->peer = b->mac;
+	b->peer = a->mac;
+}

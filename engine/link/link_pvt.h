@@ -99,6 +99,9 @@ trd_link_queue(struct trd_link *l, struct rte_mbuf *m, int64_t *ctr, struct trd_
 uint16_t trd_impair_rx(struct trd_link *l, struct rte_mempool *mp, struct rte_mbuf **pkts,
 		       uint16_t nb, uint16_t cap);
 
+/** Make @p a and @p b each other's point-to-point peer (destination MACs). */
+void trd_link_set_peer(struct trd_link *a, struct trd_link *b);
+
 /** A ring link that delivers to itself (every node's loopback). */
 struct trd_link *trd_link_loopback(const char *name, uint16_t mtu);
 

@@ -17,6 +17,7 @@ struct trd_net {
 	unsigned int n;
 	unsigned int lcores[RTE_MAX_LCORE];
 	unsigned int n_lcores;
+	unsigned int ports_used;
 	struct trd_node *nodes[];
 };
 
@@ -43,9 +44,27 @@ cable(struct trd_net *net, const struct trd_net_conf *conf, unsigned int ra, enu
 			*p = 'p';
 		else if (*p == '-')
 			*p = 'm';
-	if (conf->links == TRD_NET_ETHDEV_RING)
+	if (conf->links == TRD_NET_ETHDEV_RING) {
 		rc = trd_link_ethdev_ring_pair(name, conf->mtu, &a, &b);
-	else
+	} else if (conf->links == TRD_NET_PORTS) {
+		struct trd_link_conf lc = {.mtu = conf->mtu};
+		unsigned int k = net->ports_used;
+
+		if (conf->ports == NULL || k + 2 > conf->n_ports)
+			return -ENODEV; /* fewer ports than cables */
+		net->ports_used += 2;
+		a = trd_link_ethdev(conf->ports[k], &lc);
+		if (a == NULL)
+			return -rte_errno;
+		b = trd_link_ethdev(conf->ports[k + 1], &lc);
+		if (b == NULL) {
+			trd_link_free(a);
+			return -rte_errno;
+		}
+		/* point to point: each end's frames go to the other's MAC */
+		trd_link_set_peer(a, b);
+		rc = 0;
+	} else
 		rc = trd_link_ring_pair(name, 0, conf->mtu, &a, &b);
 	if (rc != 0)
 		return rc;

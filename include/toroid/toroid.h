@@ -652,6 +652,8 @@ size_t trd_mr_len(const struct trd_mr *mr);
 enum trd_net_links {
 	TRD_NET_RING = 0,     /**< the engine's ring links: no port limit */
 	TRD_NET_ETHDEV_RING,  /**< net_ring ethdev ports (rte_eth_from_rings), 2 per cable */
+	TRD_NET_PORTS,        /**< the given ethdev ports (any PMD: NICs cabled back to back,
+			       *   af_packet on a veth pair...), 2 per cable in cabling order */
 };
 
 /** Network configuration. */
@@ -660,6 +662,8 @@ struct trd_net_conf {
 	enum trd_net_links links;        /**< cable kind */
 	uint16_t mtu;                    /**< link MTU (default 1500) */
 	const struct trd_node_conf *node; /**< template for every node (torus/coord ignored) */
+	const uint16_t *ports;           /**< TRD_NET_PORTS: the ports, two per cable */
+	unsigned int n_ports;
 	const uint32_t *ranks;           /**< build only these ranks (NULL: all); the others exist
 					  *   in the routing tables only, e.g. two nodes of a
 					  *   512-node torus */
