@@ -12,13 +12,16 @@ set -u
 NODE=$1
 APP=$2
 TEST=$3
+TOPO_DIR=$(cd "$(dirname "$0")/../topology/examples" && pwd)
 T=$(mktemp -d /tmp/toroid-vni.XXXXXX)
 PIDS=()
 PREFIX="vni$$"
 
 cleanup() {
+	# engines run under timeout(1): kill the engine (its child) too
 	for p in "${PIDS[@]}"; do
-		kill -9 "$p" 2>/dev/null
+		pkill -KILL -P "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
 	rm -rf "$T"
@@ -100,17 +103,22 @@ EOF
 app() {
 	local name=$1 sock=$2 a=$3 p=$4
 	shift 4
-	timeout 120 "$APP" --socket "$sock" --app "$a" --proc "$p" "$@" >"$T/$name.log" 2>&1 &
+	# vni-app ends itself after --deadline (120 s) seconds; $! is its own pid (kill -9 target)
+	"$APP" --socket "$sock" --app "$a" --proc "$p" "$@" >"$T/$name.log" 2>&1 &
 	PIDS+=("$!")
 	eval "APP_$name=$!"
 }
 
-# wait_app NAME: its exit status must be 0.
+# wait_app NAME [LINES]: its exit status must be 0; show its log (the last LINES lines).
 wait_app() {
 	local pid
 	eval "pid=\$APP_$1"
 	wait "$pid" || die "application $1 failed (status $?)"
-	cat "$T/$1.log"
+	if [ -n "${2:-}" ]; then
+		tail -n "$2" "$T/$1.log"
+	else
+		cat "$T/$1.log"
+	fi
 }
 
 check_clean() {
@@ -119,6 +127,61 @@ check_clean() {
 	[ "$(total "$name" vni staging_used)" = 0 ] || die "$name: staging not released"
 	[ "$(total "$name" vni bad_wire)" = 0 ] || die "$name: malformed protocol messages"
 }
+
+# two_engines [NODE_OPTIONS]: engines A (node 0, lcore 0, memif server) and B (node 1, lcore 1,
+# memif client) of a 2x1x1 switched torus, both ready.
+two_engines() {
+	cat >"$T/two.ini" <<'INI'
+[torus]
+dims = 2x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+app = 1
+proc = 0
+[node 1]
+mac = 02:00:00:00:00:02
+app = 1
+proc = 1
+INI
+	start_engine A 0 --vdev "net_memif0,role=server,socket=$T/memif.sock" -- \
+		--topo "$T/two.ini" --node 0 --port 0 "$@"
+	start_engine B 1 --vdev "net_memif0,role=client,socket=$T/memif.sock" -- \
+		--topo "$T/two.ini" --node 1 --port 0 "$@"
+	wait_ready A
+	wait_ready B
+}
+
+four_procs() {
+	cat >"$T/four.ini" <<'INI'
+[torus]
+dims = 1x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+procs = 1:0, 1:1, 1:2, 1:3
+INI
+}
+
+# Fairness: over the time both floods run, each one's share of the packets injected.
+cat >"$T/fair.py" <<'PY'
+import sys
+logs = [[tuple(map(int, l.split())) for l in open(f)] for f in sys.argv[1:3]]
+t0 = max(l[0][0] for l in logs)
+t1 = min(l[-1][0] for l in logs)
+def at(log, t):
+    v = log[0][1]
+    for (u, p) in log:
+        if u > t:
+            break
+        v = p
+    return v
+d = [at(l, t1) - at(l, t0) for l in logs]
+share = d[0] / float(max(1, sum(d)))
+print("fairness: over %.3f s with both flooding, process 1:0 got %d packets and 1:1 got %d: "
+      "%.1f%% / %.1f%%" % ((t1 - t0) / 1e6, d[0], d[1], 100 * share, 100 * (1 - share)))
+sys.exit(0 if sum(d) >= 2000 and 0.4 <= share <= 0.6 else 1)
+PY
 
 SIZES=0,1,100,512,513,1443,1444,1445,4096,65536,1M,8M
 LATE=0,513,1445,65536,8M
@@ -153,6 +216,129 @@ EOF
 	[ "$(total E - drops | python3 -c 'import sys,ast; d=ast.literal_eval(sys.stdin.read()); print(sum(d.values()))')" = 0 ] ||
 		die "engine dropped packets"
 	echo "local: 3 processes, ${SIZES//,/ } B each way, $late late receives served from staging ($staged staged)"
+	;;
+two_engines)
+	# Two engines (two toroid-node processes, each its own --file-prefix and lcore, no
+	# hugepages) joined by net_memif; an application on each; traffic both ways.
+	two_engines
+	A="$T/A-0.sock"
+	B="$T/B-1.sock"
+	app x0 "$A" 1 0 --pool 64M exchange --peers 1:1 --sizes $SIZES --late $LATE --repeat 2
+	app x1 "$B" 1 1 --pool 64M exchange --peers 1:0 --sizes $SIZES --late $LATE --repeat 2
+	wait_app x0
+	wait_app x1
+	stop_engine A
+	stop_engine B
+	check_clean A
+	check_clean B
+	echo "two engines: $(total A vni tx_bytes) B from node 0 to node 1 and $(total B vni tx_bytes) B back over net_memif; $(total B vni late_matches) + $(total A vni late_matches) late receives"
+	;;
+fairness)
+	# Two processes flood the engine at once (256 KiB messages, 8 in flight each, to two
+	# receivers): over the time both are sending, each gets 50% +- 10% of the packets.
+	four_procs
+	start_engine E 0 -- --topo "$T/four.ini" --node 0
+	wait_ready E
+	S="$T/E-0.sock"
+	app s2 "$S" 1 2 --pool 32M sink --from 1:0 --size 256K --count 400 --window 16
+	app s3 "$S" 1 3 --pool 32M sink --from 1:1 --size 256K --count 400 --window 16
+	app f0 "$S" 1 0 --pool 32M flood --to 1:2 --size 256K --count 400 --window 8 --log "$T/f0.dat"
+	app f1 "$S" 1 1 --pool 32M flood --to 1:3 --size 256K --count 400 --window 8 --log "$T/f1.dat"
+	wait_app f0 1
+	wait_app f1 1
+	wait_app s2
+	wait_app s3
+	stop_engine E
+	check_clean E
+	python3 "$T/fair.py" "$T/f0.dat" "$T/f1.dat" || die "unfair"
+	;;
+flow)
+	# A receiver that posts late, behind a small staging area (1 MiB) on the other engine:
+	# its engine refuses what it cannot hold, the senders ask again; nothing overflows and
+	# nothing is lost. Long messages (32 x 256 KiB), then short ones (2000 x 512 B).
+	two_engines --staging 1M
+	A="$T/A-0.sock"
+	B="$T/B-1.sock"
+	app r1 "$B" 1 1 --pool 32M late-sink --from 1:0 --size 256K --count 32
+	app s0 "$A" 1 0 --pool 32M late-flood --to 1:1 --size 256K --count 32 --go-after 2
+	wait_app s0
+	wait_app r1
+	app r1b "$B" 1 1 --pool 32M late-sink --from 1:0 --size 512 --count 2000
+	app s0b "$A" 1 0 --pool 32M late-flood --to 1:1 --size 512 --count 2000 --go-after 1000
+	wait_app s0b
+	wait_app r1b
+	stop_engine A
+	stop_engine B
+	check_clean A
+	check_clean B
+	hwm=$(total B vni staging_hwm)
+	max=$(total B vni staging_max)
+	naks=$(total B vni nak_sent)
+	[ "$hwm" -le "$max" ] || die "staging high-water mark $hwm above its bound $max"
+	[ "$naks" -gt 0 ] || die "the receiver's engine never refused: the test did not test"
+	echo "flow: staging peak $hwm of $max B at the receiver's engine, $naks refusals, $(total A vni retries) requests asked again, $(total A vni dup_cts) duplicate permissions discarded, $(total B vni cts_late) granted when the receive appeared; every byte delivered"
+	;;
+mcast)
+	# One multicast command to 7 processes on the 7 other nodes of a 2x2x2 torus (one
+	# toroid-node hosting the 8 nodes over ring links, --nodes 0-7): byte-exact copies.
+	start_engine M 0 -- --topo "$TOPO_DIR/2x2x2-switched.ini" --nodes 0-7
+	wait_ready M 8
+	MS="0,100,896,4096,65536,1M,4M"
+	for r in 1 2 3 4 5 6 7; do
+		app m$r "$T/M-$r.sock" 1 $r expect --from 1:0 --sizes $MS --mcast
+	done
+	app m0 "$T/M-0.sock" 1 0 mcast --to 1:1,1:2,1:3,1:4,1:5,1:6,1:7 --sizes $MS
+	wait_app m0
+	for r in 1 2 3 4 5 6 7; do
+		wait_app m$r
+	done
+	stop_engine M
+	check_clean M
+	zc=$(total M stats zcopy_pkts)
+	chunks=$(total M vni tx_chunks)
+	[ "$(total M vni mcasts)" = 7 ] || die "expected 7 multicast commands"
+	# every data packet is zero-copy from the sender's pool, but for the last one of a
+	# message when it is at most 960 B (the engine copies packets that small)
+	[ "$zc" -ge $((chunks - 7 * 7)) ] || die "node 0 copied multicast data ($zc zero-copy packets of $chunks)"
+	echo "mcast: 7 sizes to 7 processes on 7 nodes, one command each; node 0 sent $chunks data packets, $zc of them zero-copy from the sender's pool"
+	;;
+kill)
+	# kill -9 of an application in the middle of its transfers: the engine reclaims its
+	# interface, its staging and its grants; the other applications complete theirs.
+	four_procs
+	start_engine E 0 -- --topo "$T/four.ini" --node 0
+	wait_ready E
+	S="$T/E-0.sock"
+	app k1 "$S" 1 1 --pool 64M sink --from 1:0 --size 8M --count 1000000 --window 4 \
+		--tolerate-reset --stop-on-go
+	app k2 "$S" 1 2 --pool 64M exchange --peers 1:3 --sizes $SIZES --late $LATE --repeat 20
+	app k3 "$S" 1 3 --pool 64M exchange --peers 1:2 --sizes $SIZES --late $LATE --repeat 20
+	app k0 "$S" 1 0 --pool 64M flood --to 1:1 --size 8M --count 1000000 --window 4
+	for i in $(seq 600); do
+		grep -q 'progress' "$T/k0.log" && grep -q 'round 1 done' "$T/k2.log" && break
+		sleep 0.02
+	done
+	grep -q 'progress' "$T/k0.log" || die "the victim made no progress"
+	grep -q 'round 20 done' "$T/k2.log" && die "the survivors finished before the kill: not a mid-transfer kill"
+	kill -9 "$APP_k0"
+	wait "$APP_k0" 2>/dev/null
+	echo "killed 1:0 (pid $APP_k0) in the middle of its flood"
+	wait_app k2 1
+	wait_app k3 1
+	# the same process name attaches again at once, and tells the receiver to stop
+	app k0b "$S" 1 0 go --to 1:1
+	wait_app k0b
+	wait_app k1
+	for i in $(seq 200); do # the engine notices the last exits
+		[ "$(grep -c ' detached: ' "$T/E.log")" -ge 5 ] && break
+		sleep 0.02
+	done
+	stop_engine E
+	[ "$(total E - vni_ifs)" = 0 ] || die "interfaces left at exit"
+	[ "$(total E vni reclaimed)" = "$(total E vni attached)" ] || die "not every interface was reclaimed"
+	[ "$(total E vni staging_used)" = 0 ] || die "staging not released"
+	[ "$(total E vni tx_abort)" -ge 1 ] || die "no transfer of the victim was in flight"
+	echo "kill: the engine detached $(total E vni detached) interfaces and reclaimed $(total E vni reclaimed); $(total E vni tx_abort) transfers of the dead process aborted"
 	;;
 *)
 	echo "unknown test $TEST" >&2

@@ -373,7 +373,15 @@ wait_link(uint16_t port)
 	struct rte_eth_link link;
 	char name[RTE_ETH_NAME_MAX_LEN] = "?";
 
+	struct rte_eth_dev_info info;
+	uint64_t next_kick = trd_time_us() + 1000000;
+	bool memif;
+
 	rte_eth_dev_get_name_by_port(port, name);
+	memif = rte_eth_dev_info_get(port, &info) == 0 && info.driver_name != NULL &&
+		strcmp(info.driver_name, "net_memif") == 0;
+	if (!node_stop)
+		printf("toroid-node: waiting for the link of port %u (%s)\n", port, name);
 	for (;;) {
 		memset(&link, 0, sizeof(link));
 		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status == RTE_ETH_LINK_UP)
@@ -383,6 +391,14 @@ wait_link(uint16_t port)
 		if (trd_time_us() >= deadline)
 			die("port %u (%s): link down after %u s (cable, peer, --link-wait)", port,
 			    name, opt.link_wait);
+		/* a memif client that connected before its server's port started was turned away
+		 * and does not try again by itself: restart the port to reconnect */
+		if (memif && trd_time_us() >= next_kick) {
+			next_kick = trd_time_us() + 1000000;
+			rte_eth_dev_stop(port);
+			if (rte_eth_dev_start(port) != 0)
+				die("port %u (%s): cannot restart", port, name);
+		}
 		poll(NULL, 0, 10);
 	}
 }

@@ -1603,9 +1603,10 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 	struct vtx *t, *tn;
 	struct vrx *x, *xn;
 
+	unsigned int n_abort = 0, n_drop = 0, n_finish = 0, n_rx = 0;
+
 	if (v->dead)
 		return;
-	VNI_LOG(INFO, "%u:%u (pid %d) detached: %s", v->app, v->proc, v->pid, why);
 	v->dead = true;
 	ST(s, DETACHED)++;
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, v->sock, NULL);
@@ -1620,21 +1621,30 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 			if (t->rts_sent) {
 				t->status = -ECONNRESET;
 				tx_set_state(s, t, TX_ABORT); /* the receiver may hold a hint */
+				n_abort++;
 			} else {
 				tx_finish(s, t, -ECONNRESET);
+				n_drop++;
 			}
 			break;
 		case TX_WAIT:
 			if (!t->eager) {
 				t->status = -ECONNRESET;
 				tx_set_state(s, t, TX_ABORT); /* a CTS may be on its way */
+				n_abort++;
+			} else {
+				n_finish++;
 			}
 			break;
 		case TX_DATA:
 			t->status = -ECONNRESET;
 			tx_set_state(s, t, TX_ABORT);
+			n_abort++;
 			break;
-		default: /* FIN (all data injected), WAIT_DONE, DRAIN, MCAST: they end by themselves */
+		case TX_MCAST:
+			break;
+		default: /* FIN (all data injected), WAIT_DONE, DRAIN: they end by themselves */
+			n_finish++;
 			break;
 		}
 	}
@@ -1645,6 +1655,7 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 		xn = TAILQ_NEXT(x, aq);
 		if (x->vif != v)
 			continue;
+		n_rx++;
 		if (x->state == RX_STAGED) {
 			rx_release(s, x);
 		} else {
@@ -1667,6 +1678,9 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 	for (unsigned int i = 0; i < VNIS_N_HINTS; i++)
 		if (s->hints[i].used && s->hints[i].vif == v && s->hints[i].grant == 0)
 			s->hints[i].used = false;
+	VNI_LOG(INFO, "%u:%u (pid %d) detached: %s; sends: %u aborted, %u dropped before they "
+		"started, %u finishing; %u incoming messages dropped or cancelled", v->app, v->proc,
+		v->pid, why, n_abort, n_drop, n_finish, n_rx);
 	v->refs--; /* the attachment's reference */
 	vif_release_maybe(s, v);
 }

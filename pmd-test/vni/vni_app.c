@@ -13,8 +13,10 @@
  *       said (a READY message) that its sends completed, i.e. the data is in our engine.
  *   flood --to A:P --size S --count N [--window W] [--log FILE]
  *       send N messages of S bytes, W at a time; log "usec tx_pkts" at each completion.
- *   sink --from A:P|any --size S --count N [--window W] [--tolerate-reset]
- *       receive N messages, W receives posted at a time, and check them.
+ *   sink --from A:P|any --size S --count N [--window W] [--tolerate-reset] [--stop-on-go]
+ *       receive N messages, W receives posted at a time, and check them; with --stop-on-go
+ *       stop early when a GO message comes (from anyone).
+ *   go --to A:P        send a GO message
  *   mcast --to A:P,... --sizes LIST      one multicast per size
  *   expect --from A:P --sizes LIST [--mcast] [--delay-until-staged]
  *       receive one message per size from A:P and check it.
@@ -293,6 +295,9 @@ post_send(struct trd_vni_addr dst, uint64_t tag, const void *buf, size_t len, ui
 		fail("send of %zu B: %s", len, strerror(-rc));
 }
 
+static unsigned int repeat = 1;
+static unsigned int deadline_s = 120;
+
 static int
 mode_exchange(void)
 {
@@ -304,10 +309,15 @@ mode_exchange(void)
 			sbuf[p][k] = pool_alloc(sizes[k]);
 			rbuf[p][k] = pool_alloc(sizes[k]);
 			fill(sbuf[p][k], sizes[k], seed_of(self, peers[p], k));
-			memset(rbuf[p][k], 0xee, sizes[k]);
 		}
 	for (unsigned int k = 0; k < n_sizes; k++)
 		n_late += late[k];
+	for (unsigned int round = 0; round < repeat; round++) {
+	for (unsigned int p = 0; p < n_peers; p++) {
+		ready_sent[p] = false;
+		for (unsigned int k = 0; k < n_sizes; k++)
+			memset(rbuf[p][k], 0xee, sizes[k]);
+	}
 	sends_left = n_peers * n_sizes + (n_late ? n_peers : 0);
 	recvs_left = n_peers * n_sizes + (n_late ? n_peers : 0);
 	for (unsigned int p = 0; p < n_peers; p++) {
@@ -325,10 +335,13 @@ mode_exchange(void)
 				  exchange_cpl);
 	while (sends_left > 0 || recvs_left > 0)
 		reap(exchange_cpl, WAIT_MS);
+	if (repeat > 1)
+		printf("%s %u:%u: round %u done\n", prog, self.app, self.proc, round + 1);
+	}
 	printf("%s %u:%u: exchange with %u peers done in %.3f s: %u sizes each way (%u received "
-	       "late), %" PRIu64 " B out, %" PRIu64 " B in, byte-exact\n",
+	       "late), %u round(s), %" PRIu64 " B out, %" PRIu64 " B in, byte-exact\n",
 	       prog, self.app, self.proc, n_peers, (double)(now_us() - t0) * 1e-6, n_sizes, n_late,
-	       bytes_out, bytes_in);
+	       repeat, bytes_out, bytes_in);
 	return 0;
 }
 
@@ -396,11 +409,17 @@ mode_flood(void)
 	return 0;
 }
 
+static bool stop_on_go, go_seen;
+
 static void
 sink_cpl(const struct trd_vni_cpl *c)
 {
 	size_t bad = 0;
 
+	if (c->tag == TAG_GO && c->status == 0) {
+		go_seen = true;
+		return;
+	}
 	if (c->status == -ECONNRESET && tolerate_reset) {
 		reset_n++;
 		return;
@@ -426,19 +445,22 @@ mode_sink(void)
 	bufs = calloc(window, sizeof(*bufs));
 	for (unsigned int i = 0; i < window; i++)
 		bufs[i] = pool_alloc(msg_size);
-	while (done_n + reset_n < count) {
+	if (stop_on_go) {
+		struct trd_vni_addr any = {TRD_VNI_ANY, TRD_VNI_ANY};
+
+		post_recv(any, TAG_GO, NULL, 0, 0, sink_cpl);
+	}
+	while (done_n + reset_n < count && !go_seen) {
 		while (posted < count && posted - done_n - reset_n < window) {
 			post_recv(peer, TAG_DATA(0), bufs[posted % window], msg_size, posted,
 				  sink_cpl);
 			posted++;
 		}
 		reap(sink_cpl, WAIT_MS);
-		if (reset_n > 0 && tolerate_reset)
-			break;
 	}
-	printf("%s %u:%u: sink received %lu x %zu B in %.3f s, byte-exact%s\n", prog, self.app,
-	       self.proc, done_n, msg_size, (double)(now_us() - t0) * 1e-6,
-	       reset_n ? " (then the sender's transfer was reset: it died)" : "");
+	printf("%s %u:%u: sink received %lu x %zu B in %.3f s, byte-exact; %lu transfer(s) reset "
+	       "by their sender's death%s\n", prog, self.app, self.proc, done_n, msg_size,
+	       (double)(now_us() - t0) * 1e-6, reset_n, go_seen ? "; stopped by GO" : "");
 	return 0;
 }
 
@@ -489,8 +511,6 @@ mode_late_flood(void)
 	return 0;
 }
 
-static bool go_seen;
-
 static void
 late_sink_cpl(const struct trd_vni_cpl *c)
 {
@@ -525,6 +545,24 @@ mode_late_sink(void)
 		reap(late_sink_cpl, WAIT_MS);
 	printf("%s %u:%u: late receiver got %lu x %zu B in %.3f s, byte-exact\n", prog, self.app,
 	       self.proc, done_n, msg_size, (double)(now_us() - t0) * 1e-6);
+	return 0;
+}
+
+static void
+go_cpl(const struct trd_vni_cpl *c)
+{
+	if (c->status != 0)
+		fail("GO: %s", strerror(-c->status));
+	done_n++;
+}
+
+static int
+mode_go(void)
+{
+	post_send(peer, TAG_GO, NULL, 0, 0, go_cpl);
+	while (done_n < 1)
+		reap(go_cpl, WAIT_MS);
+	printf("%s %u:%u: GO delivered to %u:%u\n", prog, self.app, self.proc, peer.app, peer.proc);
 	return 0;
 }
 
@@ -603,7 +641,7 @@ int
 main(int argc, char **argv)
 {
 	enum { O_SOCK = 256, O_APP, O_PROC, O_POOL, O_SHORT, O_PEERS, O_SIZES, O_LATE, O_TO,
-	       O_FROM, O_SIZE, O_COUNT, O_WINDOW, O_LOG, O_MCAST, O_RESET, O_GOAFTER, O_TIMEOUT };
+	       O_FROM, O_SIZE, O_COUNT, O_WINDOW, O_LOG, O_MCAST, O_RESET, O_GOAFTER, O_TIMEOUT, O_REPEAT, O_DEADLINE, O_STOPGO };
 	static const struct option lo[] = {
 		{"socket", required_argument, NULL, O_SOCK},
 		{"app", required_argument, NULL, O_APP},
@@ -623,6 +661,9 @@ main(int argc, char **argv)
 		{"tolerate-reset", no_argument, NULL, O_RESET},
 		{"go-after", required_argument, NULL, O_GOAFTER},
 		{"connect-timeout", required_argument, NULL, O_TIMEOUT},
+		{"repeat", required_argument, NULL, O_REPEAT},
+		{"deadline", required_argument, NULL, O_DEADLINE},
+		{"stop-on-go", no_argument, NULL, O_STOPGO},
 		{NULL, 0, NULL, 0},
 	};
 	struct trd_vni_conf conf = {.connect_timeout_ms = 10000, .n_send = 256, .n_recv = 256};
@@ -656,6 +697,9 @@ main(int argc, char **argv)
 		case O_MCAST: mcast_pattern = true; break;
 		case O_RESET: tolerate_reset = true; break;
 		case O_GOAFTER: go_after = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case O_STOPGO: stop_on_go = true; break;
+		case O_DEADLINE: deadline_s = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case O_REPEAT: repeat = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case O_TIMEOUT: conf.connect_timeout_ms = (unsigned int)strtoul(optarg, NULL, 0); break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of vni_app.c\n");
@@ -676,6 +720,7 @@ main(int argc, char **argv)
 	if (window == 0)
 		window = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	alarm(deadline_s); /* a test never hangs: SIGALRM ends the process */
 
 	vni = trd_vni_open(&conf);
 	if (vni == NULL)
@@ -691,6 +736,8 @@ main(int argc, char **argv)
 		rc = mode_late_flood();
 	else if (strcmp(mode, "late-sink") == 0)
 		rc = mode_late_sink();
+	else if (strcmp(mode, "go") == 0)
+		rc = mode_go();
 	else if (strcmp(mode, "mcast") == 0)
 		rc = mode_mcast();
 	else if (strcmp(mode, "expect") == 0)
