@@ -296,16 +296,20 @@ on_ack(struct trd_node *n, struct trd_peer *pe, uint32_t ack, const uint8_t *sac
 
 	if (seq_lt(pe->snd_una, ack) && !seq_lt(pe->snd_nxt, ack)) {
 		uint32_t last = (ack - 1) & mask;
+		uint8_t seen = pe->sacked[last];
 
-		if (!(pe->sacked[last] & 2))
-			rtt_sample(pe, now - pe->txt[last]);
 		while (pe->snd_una != ack) {
 			uint32_t i = pe->snd_una & mask;
 
+			seen |= pe->sacked[i] & 2;
 			rte_pktmbuf_free(pe->txb[i]);
 			pe->txb[i] = NULL;
 			pe->snd_una++;
 		}
+		/* a round trip only from an ack that no repair made: when a resent packet fills
+		 * a hole, the ack also covers packets the peer held since long before (Karn) */
+		if (seen == 0)
+			rtt_sample(pe, now - pe->txt[last]);
 		pe->backoff = 0; /* progress: back-off ends */
 		pe->rto = rto_of(n, pe);
 		pe->last_heard = now;
