@@ -30,6 +30,7 @@
 #include <rte_mbuf.h>
 #include <rte_pause.h>
 
+#include <toroid/coll.h>
 #include <toroid/msg.h>
 #include <toroid/telemetry.h>
 #include <toroid/toroid.h>
@@ -562,6 +563,99 @@ atomic_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 	return rc;
 }
 
+/* ---- collectives: an allreduce over the 8 nodes of a 2x2x2 torus (docs/collectives.md) ---- */
+
+static struct {
+	struct trd_net *net;
+	struct trd_context *ctx[8];
+	struct trd_coll *coll[8];
+	double *src[8], *dst[8];
+	size_t len;
+} perf_ar;
+
+static void
+perf_ar_done(struct trd_coll *coll, void *cookie, int status)
+{
+	RTE_SET_USED(coll);
+	*(int *)cookie = status == 0 ? 1 : status;
+}
+
+/* The 8 nodes (cabled like the two of the other tests), a client, a context and a collective
+ * object per rank, buffers of @p len bytes. */
+static int
+perf_ar_setup(size_t len)
+{
+	if (perf_ar.net == NULL) {
+		struct trd_net_conf nc = {.links = perf_opt.links};
+
+		trd_torus_init(&nc.torus, 2, 2, 2);
+		perf_ar.net = trd_net_create(&nc);
+		if (perf_ar.net == NULL)
+			return -rte_errno;
+		for (unsigned int q = 0; q < 8; q++) {
+			struct trd_context_conf cc = {.node = trd_net_node(perf_ar.net, q),
+						      .recv_fifo = 1, .recv = trd_coll_recv};
+			struct trd_client *cl = trd_client_create("toroid-perf-coll", NULL);
+
+			if (cl == NULL || (perf_ar.ctx[q] = trd_context_create(cl, &cc)) == NULL ||
+			    (perf_ar.coll[q] = trd_coll_create(cl, perf_ar.ctx[q], NULL)) == NULL)
+				return -rte_errno;
+		}
+	}
+	if (len > perf_ar.len) {
+		for (unsigned int q = 0; q < 8; q++) {
+			free(perf_ar.src[q]);
+			free(perf_ar.dst[q]);
+			perf_ar.src[q] = calloc(1, len);
+			perf_ar.dst[q] = calloc(1, len);
+			if (perf_ar.src[q] == NULL || perf_ar.dst[q] == NULL)
+				return -ENOMEM;
+			for (size_t i = 0; i < len / sizeof(double); i++)
+				perf_ar.src[q][i] = q + (double)i;
+		}
+		perf_ar.len = len;
+	}
+	return 0;
+}
+
+/* An allreduce (sum of r->size / 8 doubles) on every rank, the main lcore advancing all eight
+ * contexts round-robin, until every rank's callback ran; the engine lcore serves the nodes. */
+static int
+allreduce_loop(struct perf_result *r, uint64_t n, uint64_t *s)
+{
+	size_t count = r->size / sizeof(double);
+	int rc = perf_ar_setup(RTE_MAX(count, (size_t)1) * sizeof(double)), done[8];
+	bool launched = false;
+
+	engine_stop();
+	if (rc == 0 && px.worker < RTE_MAX_LCORE && !perf_opt.inline_poll)
+		launched = (rc = trd_net_launch(perf_ar.net, &px.worker, 1)) == 0;
+	for (uint64_t i = 0; i < n && !perf_stop && rc == 0; i++) {
+		uint64_t t0 = rte_rdtsc(), dl = deadline_in(PERF_TIMEOUT_US);
+		unsigned int k = 0;
+
+		memset(done, 0, sizeof(done));
+		for (unsigned int q = 0; q < 8 && rc == 0; q++)
+			rc = trd_coll_allreduce(perf_ar.coll[q], perf_ar.src[q], perf_ar.dst[q], count,
+						TRD_COLL_DOUBLE, TRD_COLL_SUM, perf_ar_done, &done[q],
+						NULL);
+		while (rc == 0 && k < 8) {
+			k = 0;
+			for (unsigned int q = 0; q < 8; q++) {
+				if (trd_advance(perf_ar.ctx[q], 0) < 0 || done[q] < 0)
+					rc = -EIO;
+				k += done[q] != 0;
+			}
+			if (expired(dl))
+				rc = -ETIMEDOUT;
+		}
+		s[i] = rte_rdtsc() - t0;
+	}
+	if (launched)
+		trd_net_stop(perf_ar.net);
+	return rc;
+}
+
 /* ---- the test table ---- */
 
 struct perf_test {
@@ -585,6 +679,8 @@ static const struct perf_test tests[] = {
 	{"linerate", K_RATE, 1, 2000000, "sustained puts of one MTU payload: Mpps, Gbit/s L2/L1"},
 	{"fence_lat", K_LAT, 1, 20000, "context put + fence until the fence callback (us)"},
 	{"atomic_lat", K_LAT, 1, 20000, "context fetch-and-add until its callback (us)"},
+	{"allreduce_lat", K_LAT, 1, 1000,
+	 "allreduce (sum of doubles) of 8 nodes, a 2x2x2 torus (us); MB/s = size / time"},
 };
 
 static int
@@ -638,6 +734,7 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 			: strcmp(t->name, "get_lat") == 0  ? get_loop
 			: strcmp(t->name, "fence_lat") == 0 ? fence_loop
 			: strcmp(t->name, "atomic_lat") == 0 ? atomic_loop
+			: strcmp(t->name, "allreduce_lat") == 0 ? allreduce_loop
 							   : reflect_loop;
 
 		rc = fn(r, warm, s);
@@ -758,8 +855,6 @@ usage(const char *prog)
 	       "      --snaplen N      bytes kept per frame by --capture (default 65535)\n"
 	       "      --torus XxYxZ    place the two nodes in a larger torus (default 2x1x1):\n"
 	       "                       the others exist only in the routing tables\n"
-	       "      --impair SPEC    impair both nodes' links, e.g. loss=1%%,reorder=1%%,dup=0.5%%,\n"
-	       "                       corrupt=0.1%%,seed=1 (payload CRCs on); default: none\n"
 	       "  -h, --help           this help\n\n"
 	       "Rates: Mpps of messages; Gbit/s at L2 (frame + FCS) and L1 (+ preamble and IFG,\n"
 	       "24 B per frame); line%% against rte_eth_link_get's speed. Latency: min, avg,\n"
@@ -805,15 +900,10 @@ on_signal(int sig)
 	perf_stop = 1;
 }
 
-/* --impair */
-static struct trd_impair_conf perf_impair;
-static bool perf_impaired;
-
 static void
 setup(void)
 {
-	struct trd_node_conf tmpl = {.payload_crc = perf_impaired}; /* corruption reaches payloads */
-	struct trd_net_conf nc = {.links = perf_opt.links, .node = &tmpl};
+	struct trd_net_conf nc = {.links = perf_opt.links};
 	static const uint32_t two[] = {0, 1};
 	uint32_t maxsize = 0;
 
@@ -828,9 +918,6 @@ setup(void)
 	px.b = trd_net_node(px.net, 1);
 	px.ca = trd_node_coord(px.a);
 	px.cb = trd_node_coord(px.b);
-	if (perf_impaired &&
-	    (trd_node_impair(px.a, &perf_impair) != 0 || trd_node_impair(px.b, &perf_impair) != 0))
-		rte_exit(EXIT_FAILURE, "cannot impair the links\n");
 	for (unsigned int i = 0; i < perf_opt.n_sizes; i++)
 		maxsize = RTE_MAX(maxsize, perf_opt.sizes[i]);
 	px.buflen = RTE_MAX((size_t)maxsize * 2, (size_t)1 << 20);
@@ -865,7 +952,6 @@ main(int argc, char **argv)
 		{"memif", required_argument, NULL, 'R'}, {"memif-socket", required_argument, NULL, 'S'},
 		{"torus", required_argument, NULL, 'T'},
 		{"capture", required_argument, NULL, 'C'}, {"snaplen", required_argument, NULL, 'N'},
-		{"impair", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
 	const char *sizes = NULL, *memif = NULL, *memif_socket = "/tmp/toroid-perf.sock";
@@ -945,11 +1031,6 @@ main(int argc, char **argv)
 			if (app_parse_size(optarg, &v) || v < 64 || v > 65535)
 				rte_exit(2, "bad --snaplen %s (64..65535)\n", optarg);
 			perf_opt.snaplen = (unsigned int)v;
-			break;
-		case 'P':
-			if (trd_impair_parse(optarg, &perf_impair) != 0)
-				rte_exit(2, "bad --impair %s (e.g. loss=1%%,seed=1)\n", optarg);
-			perf_impaired = true;
 			break;
 		case 'T':
 			if (sscanf(optarg, "%ux%ux%u", &perf_opt.torus[0], &perf_opt.torus[1],
