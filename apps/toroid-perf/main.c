@@ -855,6 +855,8 @@ usage(const char *prog)
 	       "      --snaplen N      bytes kept per frame by --capture (default 65535)\n"
 	       "      --torus XxYxZ    place the two nodes in a larger torus (default 2x1x1):\n"
 	       "                       the others exist only in the routing tables\n"
+	       "      --impair SPEC    impair both nodes' links, e.g. loss=1%%,reorder=1%%,dup=0.5%%,\n"
+	       "                       corrupt=0.1%%,seed=1 (payload CRCs on); default: none\n"
 	       "  -h, --help           this help\n\n"
 	       "Rates: Mpps of messages; Gbit/s at L2 (frame + FCS) and L1 (+ preamble and IFG,\n"
 	       "24 B per frame); line%% against rte_eth_link_get's speed. Latency: min, avg,\n"
@@ -900,10 +902,15 @@ on_signal(int sig)
 	perf_stop = 1;
 }
 
+/* --impair */
+static struct trd_impair_conf perf_impair;
+static bool perf_impaired;
+
 static void
 setup(void)
 {
-	struct trd_net_conf nc = {.links = perf_opt.links};
+	struct trd_node_conf tmpl = {.payload_crc = perf_impaired}; /* corruption reaches payloads */
+	struct trd_net_conf nc = {.links = perf_opt.links, .node = &tmpl};
 	static const uint32_t two[] = {0, 1};
 	uint32_t maxsize = 0;
 
@@ -918,6 +925,9 @@ setup(void)
 	px.b = trd_net_node(px.net, 1);
 	px.ca = trd_node_coord(px.a);
 	px.cb = trd_node_coord(px.b);
+	if (perf_impaired &&
+	    (trd_node_impair(px.a, &perf_impair) != 0 || trd_node_impair(px.b, &perf_impair) != 0))
+		rte_exit(EXIT_FAILURE, "cannot impair the links\n");
 	for (unsigned int i = 0; i < perf_opt.n_sizes; i++)
 		maxsize = RTE_MAX(maxsize, perf_opt.sizes[i]);
 	px.buflen = RTE_MAX((size_t)maxsize * 2, (size_t)1 << 20);
@@ -952,6 +962,7 @@ main(int argc, char **argv)
 		{"memif", required_argument, NULL, 'R'}, {"memif-socket", required_argument, NULL, 'S'},
 		{"torus", required_argument, NULL, 'T'},
 		{"capture", required_argument, NULL, 'C'}, {"snaplen", required_argument, NULL, 'N'},
+		{"impair", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
 	const char *sizes = NULL, *memif = NULL, *memif_socket = "/tmp/toroid-perf.sock";
@@ -1031,6 +1042,11 @@ main(int argc, char **argv)
 			if (app_parse_size(optarg, &v) || v < 64 || v > 65535)
 				rte_exit(2, "bad --snaplen %s (64..65535)\n", optarg);
 			perf_opt.snaplen = (unsigned int)v;
+			break;
+		case 'P':
+			if (trd_impair_parse(optarg, &perf_impair) != 0)
+				rte_exit(2, "bad --impair %s (e.g. loss=1%%,seed=1)\n", optarg);
+			perf_impaired = true;
 			break;
 		case 'T':
 			if (sscanf(optarg, "%ux%ux%u", &perf_opt.torus[0], &perf_opt.torus[1],
