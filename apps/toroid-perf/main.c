@@ -774,9 +774,10 @@ perf_print_header(enum perf_kind kind)
 void
 print_result(const struct perf_result *r)
 {
-	const char *links = perf_opt.links_label ? perf_opt.links_label
-			    : perf_opt.links == TRD_NET_RING ? "ring"
-							     : "net_ring";
+	const char *links = perf_opt.links_label	  ? perf_opt.links_label
+			    : perf_opt.links == TRD_NET_RING  ? "ring"
+			    : perf_opt.links == TRD_NET_PORTS ? "ports"
+							      : "net_ring";
 
 	if (perf_opt.json) {
 		if (r->kind == K_RATE) {
@@ -851,7 +852,9 @@ usage(const char *prog)
 	       "                       measures (tests: put_rate put_bw put_lat fifo_lat get_lat\n"
 	       "                       reflect_lat, or all); give each its own --file-prefix\n"
 	       "      --memif-socket P the memif socket (default /tmp/toroid-perf.sock)\n"
-	       "      --capture FILE   record what both nodes send and receive into a pcap file\n"
+	       "      --ports A,B      node a on DPDK port A, node b on port B (cabled back to\n"
+	       "                       back: NIC ports, or --vdev net_af_packet on a veth pair)\n"
+	       "      --capture FILE   record what both nodes send and receive (pcapng)\n"
 	       "      --snaplen N      bytes kept per frame by --capture (default 65535)\n"
 	       "      --torus XxYxZ    place the two nodes in a larger torus (default 2x1x1):\n"
 	       "                       the others exist only in the routing tables\n"
@@ -910,7 +913,8 @@ static void
 setup(void)
 {
 	struct trd_node_conf tmpl = {.payload_crc = perf_impaired}; /* corruption reaches payloads */
-	struct trd_net_conf nc = {.links = perf_opt.links, .node = &tmpl};
+	struct trd_net_conf nc = {.links = perf_opt.links, .node = &tmpl, .ports = perf_opt.ports,
+				    .n_ports = 2};
 	static const uint32_t two[] = {0, 1};
 	uint32_t maxsize = 0;
 
@@ -960,7 +964,7 @@ main(int argc, char **argv)
 		{"links", required_argument, NULL, 'L'}, {"mode", required_argument, NULL, 'M'},
 		{"inline", no_argument, NULL, 'I'},      {"hgrm", required_argument, NULL, 'H'},
 		{"memif", required_argument, NULL, 'R'}, {"memif-socket", required_argument, NULL, 'S'},
-		{"torus", required_argument, NULL, 'T'},
+		{"torus", required_argument, NULL, 'T'}, {"ports", required_argument, NULL, 'O'},
 		{"capture", required_argument, NULL, 'C'}, {"snaplen", required_argument, NULL, 'N'},
 		{"impair", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
@@ -1047,6 +1051,15 @@ main(int argc, char **argv)
 			if (trd_impair_parse(optarg, &perf_impair) != 0)
 				rte_exit(2, "bad --impair %s (e.g. loss=1%%,seed=1)\n", optarg);
 			perf_impaired = true;
+			break;
+		case 'O':
+			if (sscanf(optarg, "%hu,%hu", &perf_opt.ports[0], &perf_opt.ports[1]) != 2 ||
+			    !rte_eth_dev_is_valid_port(perf_opt.ports[0]) ||
+			    !rte_eth_dev_is_valid_port(perf_opt.ports[1]) ||
+			    perf_opt.ports[0] == perf_opt.ports[1])
+				rte_exit(2, "--ports A,B: two different DPDK ports (%u available; "
+					 "give them with -a PCI or --vdev)\n", rte_eth_dev_count_avail());
+			perf_opt.links = TRD_NET_PORTS;
 			break;
 		case 'T':
 			if (sscanf(optarg, "%ux%ux%u", &perf_opt.torus[0], &perf_opt.torus[1],

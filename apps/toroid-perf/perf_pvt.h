@@ -30,6 +30,7 @@ struct perf_opts {
 	const char *links_label; /* overrides the link kind in the output (two processes) */
 	unsigned int torus[3];   /* --torus */
 	const char *capture;     /* --capture */
+	uint16_t ports[2];       /* --ports */
 	unsigned int snaplen;
 };
 
