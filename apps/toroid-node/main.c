@@ -52,7 +52,7 @@ struct node_opts {
 	int ports[TRD_DIR_COUNT];       /* direct, from --ports; -1 = from the file */
 	bool have_ports;
 	const char *socket;
-	unsigned int stats_period;
+	uint64_t stats_period_us;
 	bool json;
 	const char *capture;
 	unsigned int snaplen;
@@ -127,7 +127,8 @@ usage(FILE *f, const char *prog)
 		"  --link-wait S        wait up to S seconds for the ports' links (default 10)\n"
 		"  --idle-us N          sleep after N us without work (default 1000; 0: busy-poll)\n"
 		"  --sleep-us N         longest sleep (default 200)\n"
-		"  --stats-period N     print rates every N seconds (default 0: only totals at exit)\n"
+		"  --stats-period N     print rates and per-application counters every N seconds\n"
+		"                       (decimals allowed, at least 0.001; default 0: totals at exit)\n"
 		"  --json               statistics as JSON lines\n"
 		"  --capture FILE       record every frame of the node(s) into a pcap file\n"
 		"  --snaplen N          capture snap length (default 65535)\n"
@@ -234,7 +235,16 @@ parse_args(int argc, char **argv)
 		case O_LINKWAIT: bad |= parse_uint(optarg, 3600, &opt.link_wait); break;
 		case O_IDLE: bad |= parse_uint(optarg, 10000000, &opt.idle_us); break;
 		case O_SLEEP: bad |= parse_uint(optarg, 1000000, &opt.sleep_us); break;
-		case O_STATS: bad |= parse_uint(optarg, 86400, &opt.stats_period); break;
+		case O_STATS: {
+			char *end;
+			double v = strtod(optarg, &end);
+
+			bad |= (end == optarg || *end != '\0' || v < 0 || v > 86400) ? -EINVAL : 0;
+			opt.stats_period_us = (uint64_t)(v * 1e6 + 0.5);
+			if (v > 0 && opt.stats_period_us < 1000)
+				bad |= -EINVAL; /* at most one line per millisecond */
+			break;
+		}
 		case O_JSON: opt.json = true; break;
 		case O_CAPTURE: opt.capture = optarg; break;
 		case O_SNAPLEN: bad |= parse_uint(optarg, 262144, &opt.snaplen); break;
@@ -412,7 +422,15 @@ make_link(unsigned int port)
 	if (!rte_eth_dev_is_valid_port((uint16_t)port))
 		die("port %u does not exist (%u ports: give --vdev or -a, see docs/deploying.md)",
 		    port, rte_eth_dev_count_avail());
-	l = trd_link_ethdev((uint16_t)port, &lc);
+	struct rte_eth_dev_info info;
+	uint64_t deadline = trd_time_us() + (uint64_t)opt.link_wait * 1000000;
+	bool memif = rte_eth_dev_info_get((uint16_t)port, &info) == 0 && info.driver_name != NULL &&
+		     strcmp(info.driver_name, "net_memif") == 0;
+
+	/* a net_memif client cannot start before its server listens: keep trying */
+	while ((l = trd_link_ethdev((uint16_t)port, &lc)) == NULL && memif && !node_stop &&
+	       trd_time_us() < deadline)
+		poll(NULL, 0, 100);
 	if (l == NULL)
 		die("port %u: cannot set up: %s", port, rte_strerror(rte_errno));
 	return l;
@@ -622,7 +640,22 @@ print_stats(double t, double dt, bool total)
 				for (unsigned int k = 0; k < TRD_VNIS_STAT_MAX; k++)
 					printf("%s\"%s\":%" PRIu64, k ? "," : "", trd_vnis_stat_name(k),
 					       vs[k]);
-				printf("}}\n");
+				printf("},\"ifs\":[");
+				for (unsigned int k = 0; k < trd_vnis_n_ifs(sv->vnis); k++) {
+					struct trd_vnis_if_info fi;
+
+					trd_vnis_if_get(sv->vnis, k, &fi);
+					printf("%s{\"app\":%u,\"proc\":%u,\"pid\":%d,\"dead\":%d,"
+					       "\"tx_msgs\":%" PRIu64 ",\"tx_pkts\":%" PRIu64
+					       ",\"tx_pkts_shared\":%" PRIu64
+					       ",\"tx_bytes\":%" PRIu64 ",\"rx_msgs\":%" PRIu64
+					       ",\"rx_bytes\":%" PRIu64 ",\"naks\":%" PRIu64
+					       ",\"staged_bytes\":%" PRIu64 "}",
+					       k ? "," : "", fi.app, fi.proc, fi.pid, fi.dead, fi.tx_msgs,
+					       fi.tx_pkts, fi.tx_pkts_shared, fi.tx_bytes, fi.rx_msgs, fi.rx_bytes, fi.naks,
+					       fi.staged_bytes);
+				}
+				printf("]}\n");
 				continue;
 			}
 			printf("%s %s (%u,%u,%u) %s %.1f s: tx %.3f Mpps %.3f/%.3f Gbit/s (L2/L1), "
@@ -640,6 +673,17 @@ print_stats(double t, double dt, bool total)
 			       vs[TRD_VNIS_STAT_STAGING_USED], vs[TRD_VNIS_STAT_STAGING_MAX],
 			       vs[TRD_VNIS_STAT_STAGING_HWM], vs[TRD_VNIS_STAT_NAK_SENT],
 			       vs[TRD_VNIS_STAT_ERRORS]);
+			for (unsigned int k = 0; k < trd_vnis_n_ifs(sv->vnis); k++) {
+				struct trd_vnis_if_info fi;
+
+				trd_vnis_if_get(sv->vnis, k, &fi);
+				printf("  %u:%u pid %d%s: sent %" PRIu64 " msgs %" PRIu64 " B in %" PRIu64
+				       " packets, received %" PRIu64 " msgs %" PRIu64 " B, waited %" PRIu64
+				       " times, %" PRIu64 " B staged for it\n",
+				       fi.app, fi.proc, fi.pid, fi.dead ? " (gone)" : "", fi.tx_msgs,
+				       fi.tx_bytes, fi.tx_pkts, fi.rx_msgs, fi.rx_bytes, fi.naks,
+				       fi.staged_bytes);
+			}
 			printf("  drops: %" PRIu64, drops);
 			first = true;
 			for (unsigned int k = 0; k < TRD_DROP_MAX; k++)
@@ -684,7 +728,7 @@ run(void)
 {
 	uint64_t start = trd_time_us(), last_work = start, next_stats, last_stats = start;
 
-	next_stats = opt.stats_period ? start + (uint64_t)opt.stats_period * 1000000 : UINT64_MAX;
+	next_stats = opt.stats_period_us ? start + opt.stats_period_us : UINT64_MAX;
 	while (!node_stop) {
 		long work = 0;
 		uint64_t now;
@@ -704,7 +748,9 @@ run(void)
 			print_stats((double)(now - start) * 1e-6, (double)(now - last_stats) * 1e-6,
 				    false);
 			last_stats = now;
-			next_stats += (uint64_t)opt.stats_period * 1000000;
+			next_stats += opt.stats_period_us;
+			if (next_stats <= now)
+				next_stats = now + opt.stats_period_us;
 		}
 	}
 	if (!opt.quiet)

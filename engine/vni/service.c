@@ -187,6 +187,7 @@ struct vif {
 	bool in_rr, wake;
 	uint64_t staged;
 	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
+	uint64_t tx_pkts_shared; /* injected while another interface was waiting too */
 	struct ep_ref ep;
 };
 TAILQ_HEAD(vif_list, vif);
@@ -211,6 +212,7 @@ struct trd_vnis {
 	struct vif **ifs;
 	unsigned int n_ifs;
 	struct vif_list rr;
+	unsigned int n_rr; /* interfaces in rr */
 	struct vtx *tx;
 	uint32_t *tx_free, n_tx_free;
 	struct vrx *rx;
@@ -478,6 +480,7 @@ rq_remove(struct trd_vnis *s, struct vtx *t)
 	if (TAILQ_EMPTY(&v->rq) && v->in_rr) {
 		TAILQ_REMOVE(&s->rr, v, rr);
 		v->in_rr = false;
+		s->n_rr--;
 	}
 }
 
@@ -501,6 +504,7 @@ tx_set_state(struct trd_vnis *s, struct vtx *t, uint8_t st)
 		if (!v->in_rr) {
 			TAILQ_INSERT_TAIL(&s->rr, v, rr);
 			v->in_rr = true;
+			s->n_rr++;
 		}
 	} else if (!ready_state(st)) {
 		rq_remove(s, t);
@@ -637,6 +641,8 @@ count_pkt(struct trd_vnis *s, struct vtx *t)
 
 	ST(s, TX_PKTS)++;
 	v->tx_pkts++;
+	if (s->n_rr > 1 || (s->n_rr == 1 && !v->in_rr))
+		v->tx_pkts_shared++;
 	if (!v->dead)
 		v->seg->tx_pkts = v->tx_pkts;
 }
@@ -2131,6 +2137,7 @@ trd_vnis_if_get(const struct trd_vnis *s, unsigned int i, struct trd_vnis_if_inf
 	out->pool_size = v->pool_size;
 	out->tx_msgs = v->tx_msgs;
 	out->tx_pkts = v->tx_pkts;
+	out->tx_pkts_shared = v->tx_pkts_shared;
 	out->tx_bytes = v->tx_bytes;
 	out->rx_msgs = v->rx_msgs;
 	out->rx_bytes = v->rx_bytes;

@@ -110,6 +110,8 @@ struct trd_vnis_if_info {
 	int dead;            /**< 1: its process is gone, memory not yet released */
 	uint64_t pool_size;
 	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
+	uint64_t tx_pkts_shared; /**< packets injected for it while another interface had
+				  *   requests waiting too: the scheduler's share under contention */
 	uint64_t staged_bytes; /**< staging held for messages to it */
 };
 

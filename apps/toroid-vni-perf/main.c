@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * toroid-vni-perf: application-to-application latency through the engine daemon (two plain
+ * processes attached to toroid-node by virtual network interfaces) versus in-process use of
+ * the engine (one process, memory-FIFO messages through the node's loopback).
+ *
+ *   toroid-vni-perf --mode vni --socket PATH [--peer-socket PATH] [--app A] [--procs P,Q]
+ *                   [--sizes LIST] [--iters N] [--wait spin|yield|block] [--json]
+ *   toroid-vni-perf --mode inproc [--sizes LIST] [--iters N] [--json] [-- EAL options]
+ *
+ * vni: the program forks; the parent (A:P, on --socket) sends a message of each size to the
+ * child (A:Q, on --peer-socket, default the same socket), which sends it back; one-way latency
+ * is half the round trip. Both processes link only libtoroid_vni: no EAL, no hugepages.
+ * inproc: one process, one node (1x1x1, no port), the same ping-pong as memory-FIFO messages
+ * from injection FIFO 0 to reception FIFO 1 and back to reception FIFO 0, the node polled
+ * inline by the waiting thread.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+
+#include <toroid/toroid.h>
+#include <toroid/vni.h>
+
+#include "../common/app_common.h"
+
+#define PERF_MAX_SIZES 16
+#define PERF_TAG 77
+
+enum wait_how { W_SPIN, W_YIELD, W_BLOCK };
+
+static struct {
+	const char *mode;
+	const char *socket;
+	const char *peer_socket;
+	uint32_t app;
+	uint32_t procs[2];
+	size_t sizes[PERF_MAX_SIZES];
+	unsigned int n_sizes;
+	unsigned int iters;
+	unsigned int warmup;
+	enum wait_how wait;
+	bool json;
+} opt = {
+	.mode = "vni",
+	.app = 1,
+	.procs = {0, 1},
+	.iters = 10000,
+	.warmup = 1000,
+	.wait = W_SPIN,
+};
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Print one-way latency (half of each round trip) statistics for @p n samples. */
+static void
+report(const char *mode, size_t size, uint64_t *rtt, unsigned int n)
+{
+	double sum = 0;
+
+	qsort(rtt, n, sizeof(*rtt), cmp_u64);
+	for (unsigned int i = 0; i < n; i++)
+		sum += (double)rtt[i];
+#define OW(v) ((double)(v) / 2000.0)
+	if (opt.json)
+		printf("{\"mode\":\"%s\",\"size\":%zu,\"iters\":%u,\"min_us\":%.3f,\"avg_us\":%.3f,"
+		       "\"p50_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"max_us\":%.3f}\n",
+		       mode, size, n, OW(rtt[0]), sum / n / 2000.0, OW(rtt[n / 2]),
+		       OW(rtt[(size_t)n * 99 / 100]), OW(rtt[(size_t)n * 999 / 1000]), OW(rtt[n - 1]));
+	else
+		printf("%-7s %8zu B  one-way latency us: min %7.2f  avg %7.2f  p50 %7.2f  p99 %7.2f  "
+		       "p99.9 %7.2f  max %8.2f\n",
+		       mode, size, OW(rtt[0]), sum / n / 2000.0, OW(rtt[n / 2]),
+		       OW(rtt[(size_t)n * 99 / 100]), OW(rtt[(size_t)n * 999 / 1000]), OW(rtt[n - 1]));
+#undef OW
+	fflush(stdout);
+}
+
+/* ---- through the engine daemon ---- */
+
+static int
+vni_wait1(struct trd_vni *v, struct trd_vni_cpl *c)
+{
+	for (;;) {
+		int n;
+
+		if (opt.wait == W_BLOCK)
+			return trd_vni_wait(v, c, 1, 10000);
+		n = trd_vni_poll(v, c, 1);
+		if (n != 0)
+			return n;
+		if (opt.wait == W_YIELD)
+			sched_yield();
+	}
+}
+
+/* Take the send and the receive completion of one step (in any order). */
+static int
+vni_step_done(struct trd_vni *v, struct trd_vni_cpl *rcv)
+{
+	bool got_send = false, got_recv = false;
+
+	while (!got_send || !got_recv) {
+		struct trd_vni_cpl c;
+		int n = vni_wait1(v, &c);
+
+		if (n < 0)
+			return n;
+		if (c.status != 0)
+			return c.status;
+		if (c.kind == TRD_VNI_CPL_SEND) {
+			got_send = true;
+		} else {
+			got_recv = true;
+			*rcv = c;
+		}
+	}
+	return 0;
+}
+
+static int
+vni_side(bool ping)
+{
+	struct trd_vni_conf conf = {
+		.socket = ping ? opt.socket : (opt.peer_socket ? opt.peer_socket : opt.socket),
+		.app = opt.app,
+		.proc = opt.procs[ping ? 0 : 1],
+		.connect_timeout_ms = 10000,
+		.short_max = TRD_VNI_SHORT_MAX,
+	};
+	struct trd_vni_addr peer = {.app = opt.app, .proc = opt.procs[ping ? 1 : 0]};
+	size_t max = 0;
+	uint8_t *sb, *rb;
+	uint64_t *rtt = NULL;
+	struct trd_vni *v;
+	int rc = 0;
+
+	for (unsigned int k = 0; k < opt.n_sizes; k++)
+		if (opt.sizes[k] > max)
+			max = opt.sizes[k];
+	conf.pool_size = 2 * max + (1 << 20);
+	v = trd_vni_open(&conf);
+	if (v == NULL) {
+		fprintf(stderr, "toroid-vni-perf: %s cannot attach to %s as %u:%u: %s\n",
+			ping ? "ping" : "pong", conf.socket, conf.app, conf.proc, strerror(errno));
+		return 1;
+	}
+	sb = trd_vni_alloc(v, max ? max : 1);
+	rb = trd_vni_alloc(v, max ? max : 1);
+	memset(sb, 0x5a, max);
+	if (ping)
+		rtt = calloc(opt.iters, sizeof(*rtt));
+	for (unsigned int k = 0; k < opt.n_sizes && rc == 0; k++) {
+		size_t len = opt.sizes[k];
+		unsigned int total = opt.warmup + opt.iters;
+
+		for (unsigned int i = 0; i < total && rc == 0; i++) {
+			struct trd_vni_cpl c;
+			uint64_t t0 = now_ns();
+
+			/* the receive goes first, so the reply never waits in staging */
+			rc = trd_vni_recv(v, peer, PERF_TAG, 0, rb, max, -1, 0);
+			if (rc == 0 && ping)
+				rc = trd_vni_send(v, peer, PERF_TAG, sb, len, -1, 0);
+			if (rc == 0 && !ping) {
+				/* pong: wait for the message, then send it back */
+				rc = vni_wait1(v, &c) < 0 ? -EIO : c.status;
+				if (rc == 0)
+					rc = trd_vni_send(v, peer, PERF_TAG, sb, len, -1, 0);
+				if (rc == 0) {
+					rc = vni_wait1(v, &c) < 0 ? -EIO : c.status;
+				}
+				continue;
+			}
+			if (rc == 0)
+				rc = vni_step_done(v, &c);
+			if (rc == 0 && c.len != len)
+				rc = -EPROTO;
+			if (i >= opt.warmup)
+				rtt[i - opt.warmup] = now_ns() - t0;
+		}
+		if (ping && rc == 0)
+			report("vni", len, rtt, opt.iters);
+	}
+	if (rc != 0)
+		fprintf(stderr, "toroid-vni-perf: %s: %s\n", ping ? "ping" : "pong", strerror(-rc));
+	free(rtt);
+	trd_vni_close(v);
+	return rc == 0 ? 0 : 1;
+}
+
+static int
+run_vni(void)
+{
+	pid_t child;
+	int st = 0, rc;
+
+	if (opt.socket == NULL) {
+		fprintf(stderr, "toroid-vni-perf: --socket is required with --mode vni\n");
+		return 2;
+	}
+	fflush(stdout);
+	child = fork();
+	if (child < 0)
+		return 1;
+	if (child == 0)
+		_exit(vni_side(false));
+	rc = vni_side(true);
+	if (rc != 0)
+		kill(child, SIGTERM);
+	waitpid(child, &st, 0);
+	return rc != 0 ? rc : (WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+}
+
+/* ---- in-process ---- */
+
+static int
+inproc_wait(struct trd_rec_fifo *rf, uint32_t len)
+{
+	struct trd_msg *m;
+	int rc = trd_rec_fifo_wait(rf, &m, 10000000);
+
+	if (rc != 0)
+		return rc;
+	rc = m->len == len ? 0 : -EPROTO;
+	trd_msg_free(m);
+	return rc;
+}
+
+static int
+run_inproc(int argc, char **argv)
+{
+	struct trd_node_conf nc = {.name = "perf", .n_inj_fifos = 1, .n_rec_fifos = 2,
+				   .inline_max = 960};
+	struct trd_rec_fifo *r0, *r1;
+	struct trd_node *node;
+	struct trd_fifo *f;
+	struct trd_coord self;
+	size_t max = 0;
+	uint8_t *buf;
+	uint64_t *rtt;
+	int app_argc, rc = 0;
+	char **app_argv;
+
+	app_eal_init(argc, argv, "512", &app_argc, &app_argv);
+	trd_torus_init(&nc.torus, 1, 1, 1);
+	node = trd_node_create(&nc);
+	if (node == NULL) {
+		fprintf(stderr, "toroid-vni-perf: no node: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	self = trd_node_coord(node);
+	f = trd_inj_fifo(node, 0);
+	r0 = trd_rec_fifo(node, 0);
+	r1 = trd_rec_fifo(node, 1);
+	for (unsigned int k = 0; k < opt.n_sizes; k++)
+		if (opt.sizes[k] > max)
+			max = opt.sizes[k];
+	buf = calloc(1, max ? max : 1);
+	rtt = calloc(opt.iters, sizeof(*rtt));
+	for (unsigned int k = 0; k < opt.n_sizes && rc == 0; k++) {
+		uint32_t len = (uint32_t)opt.sizes[k];
+
+		for (unsigned int i = 0; i < opt.warmup + opt.iters && rc == 0; i++) {
+			struct trd_desc d;
+			uint64_t t0 = now_ns();
+
+			/* "A" sends to "B"'s FIFO 1, B answers into A's FIFO 0; the waits poll the
+			 * node; a long message is read zero-copy until it is delivered */
+			trd_desc_fifo(&d, self, 1, buf, len, 1, 0);
+			rc = trd_inject(f, &d);
+			if (rc == 0)
+				rc = inproc_wait(r1, len);
+			trd_desc_fifo(&d, self, 0, buf, len, 2, 0);
+			if (rc == 0)
+				rc = trd_inject(f, &d);
+			if (rc == 0)
+				rc = inproc_wait(r0, len);
+			if (i >= opt.warmup)
+				rtt[i - opt.warmup] = now_ns() - t0;
+		}
+		if (rc == 0)
+			report("inproc", len, rtt, opt.iters);
+	}
+	if (rc != 0)
+		fprintf(stderr, "toroid-vni-perf: in-process: %s\n", strerror(-rc));
+	free(rtt);
+	free(buf);
+	trd_node_free(node);
+	rte_eal_cleanup();
+	return rc == 0 ? 0 : 1;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: toroid-vni-perf --mode vni --socket PATH [--peer-socket PATH] [options]\n"
+		"       toroid-vni-perf --mode inproc [options] [-- EAL options]\n"
+		"  --app A           application id of both processes (default 1)\n"
+		"  --procs P,Q       process ids of ping and pong (default 0,1)\n"
+		"  --sizes LIST      message sizes (default 8,64,512,4K,64K)\n"
+		"  --iters N         round trips measured per size (default 10000)\n"
+		"  --warmup N        round trips before measuring (default 1000)\n"
+		"  --wait HOW        vni: spin (poll), yield (poll, sched_yield) or block (eventfd)\n"
+		"  --json            one JSON line per size\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"mode", required_argument, NULL, 'm'},
+		{"socket", required_argument, NULL, 's'},
+		{"peer-socket", required_argument, NULL, 'p'},
+		{"app", required_argument, NULL, 'a'},
+		{"procs", required_argument, NULL, 'P'},
+		{"sizes", required_argument, NULL, 'z'},
+		{"iters", required_argument, NULL, 'n'},
+		{"warmup", required_argument, NULL, 'w'},
+		{"wait", required_argument, NULL, 'W'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	char *eal_argv[64];
+	int eal_argc = 0, c, my_argc = argc;
+
+	/* our options come first; EAL options (inproc) after "--" */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			my_argc = i;
+			break;
+		}
+	eal_argv[eal_argc++] = argv[0];
+	for (int i = my_argc + 1; i < argc && eal_argc < 62; i++)
+		eal_argv[eal_argc++] = argv[i];
+	eal_argv[eal_argc] = NULL;
+	while ((c = getopt_long(my_argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'm': opt.mode = optarg; break;
+		case 's': opt.socket = optarg; break;
+		case 'p': opt.peer_socket = optarg; break;
+		case 'a': opt.app = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'P':
+			if (sscanf(optarg, "%u,%u", &opt.procs[0], &opt.procs[1]) != 2) {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'z': {
+			char buf[256], *save = NULL, *tok;
+
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			opt.n_sizes = 0;
+			for (tok = strtok_r(buf, ",", &save); tok && opt.n_sizes < PERF_MAX_SIZES;
+			     tok = strtok_r(NULL, ",", &save)) {
+				unsigned long long v;
+
+				if (app_parse_size(tok, &v) != 0 || v > (64u << 20)) {
+					usage(stderr);
+					return 2;
+				}
+				opt.sizes[opt.n_sizes++] = (size_t)v;
+			}
+			break;
+		}
+		case 'n': opt.iters = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'w': opt.warmup = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'W':
+			opt.wait = strcmp(optarg, "block") == 0   ? W_BLOCK
+				   : strcmp(optarg, "yield") == 0 ? W_YIELD
+								  : W_SPIN;
+			break;
+		case 'j': opt.json = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (opt.n_sizes == 0) {
+		static const size_t def[] = {8, 64, 512, 4096, 65536};
+
+		memcpy(opt.sizes, def, sizeof(def));
+		opt.n_sizes = RTE_DIM(def);
+	}
+	if (opt.iters == 0)
+		opt.iters = 1;
+	if (strcmp(opt.mode, "vni") == 0)
+		return run_vni();
+	if (strcmp(opt.mode, "inproc") == 0) {
+		/* app_eal_init() reads "[EAL options] -- [app options]": give it ours */
+		char *av[66];
+		int ac = 0;
+
+		av[ac++] = argv[0];
+		for (int i = 1; i < eal_argc; i++)
+			av[ac++] = eal_argv[i];
+		if (eal_argc > 1)
+			av[ac++] = (char *)"--";
+		av[ac] = NULL;
+		return run_inproc(ac, av);
+	}
+	usage(stderr);
+	return 2;
+}

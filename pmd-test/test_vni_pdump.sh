@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# toroid-node with hugepages: dpdk-dumpcap attaches as a DPDK secondary process through the
+# rte_pdump server toroid-node starts (rte_pdump_init), records what the node's port sends and
+# receives while two applications talk through two engines, and toroid-dump decodes the VNI
+# protocol frames (eager messages, requests to send, grants, puts, FINs) from the file.
+#
+#   test_vni_pdump.sh TOROID_NODE VNI_APP TOROID_DUMP
+#
+# rte_pdump needs DPDK's multi-process shared memory, hence hugepages: the test reserves 320
+# 2 MiB pages itself (root), mounts hugetlbfs on /dev/hugepages if nothing is mounted there,
+# and puts both back as they were at the end.
+set -u
+NODE=$1
+APP=$2
+DUMP=$3
+HP=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+T=$(mktemp -d /tmp/toroid-pdump.XXXXXX)
+PREFIX="pdump$$"
+PIDS=()
+OLD_HP=
+MOUNTED=0
+
+cleanup() {
+	for p in "${PIDS[@]}"; do
+		pkill -KILL -P "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "/var/run/dpdk/${PREFIX}a" "/var/run/dpdk/${PREFIX}b"
+	rm -f /dev/hugepages/"${PREFIX}"* # the engines' page files: back to the pool
+	[ $MOUNTED = 1 ] && umount /dev/hugepages
+	[ -n "$OLD_HP" ] && echo "$OLD_HP" >"$HP"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+die() {
+	echo "FAIL: $*" >&2
+	for f in "$T"/*.log; do
+		[ -f "$f" ] && { echo "---- $(basename "$f")" >&2; tail -n 20 "$f" >&2; }
+	done
+	exit 1
+}
+
+command -v dpdk-dumpcap >/dev/null || die "dpdk-dumpcap not installed (Debian package dpdk)"
+[ "$(id -u)" = 0 ] || die "must run as root to reserve hugepages"
+[ -w "$HP" ] || die "$HP: cannot reserve 2 MiB hugepages"
+OLD_HP=$(cat "$HP")
+echo $((OLD_HP + 320)) >"$HP"
+[ "$(cat "$HP")" -ge $((OLD_HP + 256)) ] || die "could not reserve hugepages (got $(cat "$HP"))"
+if ! grep -qs ' /dev/hugepages hugetlbfs ' /proc/mounts; then
+	mkdir -p /dev/hugepages
+	mount -t hugetlbfs nodev /dev/hugepages || die "cannot mount hugetlbfs"
+	MOUNTED=1
+fi
+
+cat >"$T/two.ini" <<'INI'
+[torus]
+dims = 2x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+app = 1
+proc = 0
+[node 1]
+mac = 02:00:00:00:00:02
+app = 1
+proc = 1
+INI
+EAL=(--no-pci -m 256 --log-level lib.eal:error --log-level pmd.net.memif:error)
+timeout -s INT 120 "$NODE" "${EAL[@]}" -l 0 --file-prefix "${PREFIX}a" \
+	--vdev "net_memif0,role=server,socket=$T/memif.sock" -- \
+	--topo "$T/two.ini" --node 0 --port 0 --vni-socket "$T/a.sock" >"$T/A.log" 2>&1 &
+A=$!
+PIDS+=("$A")
+timeout -s INT 120 "$NODE" "${EAL[@]}" -l 1 --file-prefix "${PREFIX}b" \
+	--vdev "net_memif0,role=client,socket=$T/memif.sock" -- \
+	--topo "$T/two.ini" --node 1 --port 0 --vni-socket "$T/b.sock" >"$T/B.log" 2>&1 &
+B=$!
+PIDS+=("$B")
+for i in $(seq 600); do
+	grep -q ' ready, ' "$T/A.log" && grep -q ' ready, ' "$T/B.log" && break
+	kill -0 "$A" 2>/dev/null && kill -0 "$B" 2>/dev/null || die "an engine exited"
+	sleep 0.05
+done
+grep -q ' ready, ' "$T/A.log" || die "engines not ready"
+grep -q 'rte_pdump not available' "$T/A.log" && die "toroid-node did not start rte_pdump"
+
+# dpdk-dumpcap: a secondary process of engine A, capturing its memif port
+timeout 60 stdbuf -oL -eL dpdk-dumpcap --file-prefix="${PREFIX}a" -i net_memif0 -a duration:30 -c 60 \
+	-w "$T/cap.pcapng" >"$T/dumpcap.log" 2>&1 &
+D=$!
+PIDS+=("$D")
+for i in $(seq 600); do
+	grep -q 'Capturing on' "$T/dumpcap.log" && break
+	kill -0 "$D" 2>/dev/null || die "dpdk-dumpcap exited"
+	sleep 0.05
+done
+grep -q 'Capturing on' "$T/dumpcap.log" || die "dpdk-dumpcap did not attach"
+
+# Traffic until dumpcap has its frames: "Capturing on" can come a little before the primary
+# has its capture callbacks in place.
+for round in $(seq 20); do
+	"$APP" --socket "$T/b.sock" --app 1 --proc 1 --deadline 60 exchange --peers 1:0 \
+		--sizes 100,5000,1M >"$T/b.log" 2>&1 &
+	PB=$!
+	PIDS+=("$PB")
+	"$APP" --socket "$T/a.sock" --app 1 --proc 0 --deadline 60 exchange --peers 1:1 \
+		--sizes 100,5000,1M >"$T/a.log" 2>&1 || die "application 1:0 failed"
+	wait "$PB" || die "application 1:1 failed"
+	kill -0 "$D" 2>/dev/null || break
+	sleep 0.1
+done
+cat "$T/a.log" "$T/b.log"
+wait "$D" || die "dpdk-dumpcap failed"
+kill -INT "$A" "$B"
+wait "$A" || die "engine A exit status $?"
+wait "$B" || die "engine B exit status $?"
+
+"$DUMP" -r "$T/cap.pcapng" >"$T/decoded.log" 2>&1 || die "toroid-dump cannot read the capture"
+n=$(wc -l <"$T/decoded.log")
+eager=$(grep -c 'fifo .*key 0x564e493100000001 ' "$T/decoded.log")
+rts=$(grep -c 'fifo .*key 0x564e493100000002 ' "$T/decoded.log")
+cts=$(grep -c 'fifo .*key 0x564e493100000003 ' "$T/decoded.log")
+puts=$(grep -c ': put ' "$T/decoded.log")
+head -n 8 "$T/decoded.log"
+[ "$n" -ge 60 ] || die "captured $n frames, expected 60"
+[ "$eager" -ge 1 ] && [ "$rts" -ge 1 ] && [ "$cts" -ge 1 ] && [ "$puts" -ge 1 ] ||
+	die "the capture lacks VNI frames (eager $eager, rts $rts, cts $cts, put $puts)"
+echo "pdump: dpdk-dumpcap captured $n frames of toroid-node's port: $eager eager, $rts request(s) to send, $cts grant(s), $puts puts"
+echo "PASS: vni pdump"
