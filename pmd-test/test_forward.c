@@ -836,30 +836,6 @@ pingpong(struct trd_node *a, struct trd_node *b, struct trd_mr *amr, struct trd_
 	return p50;
 }
 
-/* Stream @p n 64-byte puts a -> b, at most @p window in flight; ns per put. */
-static double
-stream(struct trd_node *a, struct trd_node *b, struct trd_mr *bmr, uint8_t *abuf, uint16_t bctr,
-       uint64_t n, uint64_t window)
-{
-	struct trd_desc d;
-	uint64_t posted = 0, t0;
-	int64_t left;
-
-	trd_desc_put(&d, trd_node_coord(b), abuf, 64, trd_mr_key(bmr), 0, 0, bctr);
-	T_EQ(trd_counter_set(b, bctr, (int64_t)(n * 64)), 0);
-	t0 = rte_get_timer_cycles();
-	while (posted < n) {
-		T_EQ(trd_counter_read(b, bctr, &left), 0);
-		if (posted - (n - (uint64_t)left / 64) >= window)
-			continue;
-		if (trd_inject(trd_inj_fifo(a, 0), &d) == 0)
-			posted++;
-	}
-	T_EQ(trd_counter_wait(b, bctr, TIMEOUT_US), 0);
-	return (double)(rte_get_timer_cycles() - t0) * 1e9 / (double)rte_get_timer_hz() /
-	       (double)n;
-}
-
 /*
  * Node 0 of the 8-node ring of 8x1x1-direct.ini against nodes 1..4 (x+, 1..4 hops; 4 is a
  * tie: x+) and 7, 6, 5 (x-, 1..3 hops). One engine lcore serves the 8 nodes in rank order, so
@@ -917,21 +893,6 @@ bench(const char *dir, uint64_t iters, bool unreliable)
 		printf("cost of a forwarding hop (slope of p50 over hops): %.2f us; 1 hop %.2f us, "
 		       "4 hops %.2f us\n",
 		       (k * sxy - sx * sy) / (k * sxx - sx * sx), one[1], one[4]);
-	}
-	/* the engine's work per forwarded packet: a stream of puts over 1..4 hops, the one
-	 * lcore the bottleneck (every node it crosses receives and sends it again) */
-	{
-		double ns[5] = {0};
-
-		printf("stream of %" PRIu64 " 64 B puts, 64 in flight, x+:\n  hops  ns per put\n",
-		       iters * 5);
-		for (unsigned int h = 1; h <= 4; h++) {
-			ns[h] = stream(trd_net_node(net, 0), trd_net_node(net, h), mr[h], buf[0],
-				       ctr[h], iters * 5, 64);
-			printf("  %4u  %10.1f\n", h, ns[h]);
-		}
-		printf("engine time per forwarded packet ((4 hops - 1 hop) / 3): %.1f ns\n",
-		       (ns[4] - ns[1]) / 3);
 	}
 	trd_net_stop(net);
 	trd_net_free(net);

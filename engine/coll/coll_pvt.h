@@ -27,7 +27,7 @@ extern int trd_coll_logtype;
 
 enum coll_msg_type {
 	CM_EAGER = 1,  /* a whole stream, its bytes the payload */
-	CM_NOTIFY = 2, /* argument: a segment put into the receiver's slot is complete */
+	CM_NOTIFY = 2, /* argument: a segment put into the receiver's slot (follows the put) */
 	CM_GRANT = 3,  /* argument: the sender may put segments below it; payload: scratch key */
 };
 

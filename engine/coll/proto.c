@@ -5,7 +5,7 @@
  * the parent (broadcast, scatter), or both (allreduce, allgather, barrier). A stream of at
  * most eager_max bytes is one message (EAGER); a longer one is cut into segments that the
  * sender puts into the receiver's scratch slots once the receiver has granted them (GRANT,
- * carrying the scratch key), announcing each with a NOTIFY after the put completed. The
+ * carrying the scratch key), announcing each with a NOTIFY that follows the put. The
  * receiver consumes segments in order, reducing or copying them, grants the freed slots again,
  * and a node forwards a segment as soon as it is ready: large buffers flow through the tree as
  * a pipeline.
