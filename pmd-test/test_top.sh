@@ -16,7 +16,14 @@ while [ ! -S "$sock" ]; do
 	kill -0 $pid 2>/dev/null || { echo "toroid-perf exited"; exit 1; }
 	sleep 0.1
 done
-out=$("$top" -f "$prefix" -n 1 -d 0.5) || { echo "toroid-top failed"; exit 1; }
+# the socket comes up before the nodes: wait until both are listed
+i=0
+while :; do
+	out=$("$top" -f "$prefix" -n 1 -d 0.5) || { echo "toroid-top failed"; exit 1; }
+	echo "$out" | grep -q "^node1 " && break
+	i=$((i + 1))
+	[ $i -le 20 ] || break
+done
 echo "$out"
 echo "$out" | grep -q "^node0 *0,0,0" || { echo "node0 missing"; exit 1; }
 echo "$out" | grep -q "^node1 *1,0,0" || { echo "node1 missing"; exit 1; }
