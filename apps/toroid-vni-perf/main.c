@@ -177,6 +177,10 @@ vni_side(bool ping)
 	memset(sb, 0x5a, max);
 	if (ping)
 		rtt = calloc(opt.iters, sizeof(*rtt));
+	/* Every receive is posted before the message it is for can be sent (the pong posts its
+	 * next one before it answers), so nothing waits in the engine's staging. */
+	if (!ping)
+		rc = trd_vni_recv(v, peer, PERF_TAG, 0, rb, max, -1, 0);
 	for (unsigned int k = 0; k < opt.n_sizes && rc == 0; k++) {
 		size_t len = opt.sizes[k];
 		unsigned int total = opt.warmup + opt.iters;
@@ -184,21 +188,22 @@ vni_side(bool ping)
 		for (unsigned int i = 0; i < total && rc == 0; i++) {
 			struct trd_vni_cpl c;
 			uint64_t t0 = now_ns();
+			bool last = k + 1 == opt.n_sizes && i + 1 == total;
 
-			/* the receive goes first, so the reply never waits in staging */
-			rc = trd_vni_recv(v, peer, PERF_TAG, 0, rb, max, -1, 0);
-			if (rc == 0 && ping)
-				rc = trd_vni_send(v, peer, PERF_TAG, sb, len, -1, 0);
-			if (rc == 0 && !ping) {
-				/* pong: wait for the message, then send it back */
+			if (!ping) {
+				/* pong: the message, the next receive, the answer */
 				rc = vni_wait1(v, &c) < 0 ? -EIO : c.status;
+				if (rc == 0 && !last)
+					rc = trd_vni_recv(v, peer, PERF_TAG, 0, rb, max, -1, 0);
 				if (rc == 0)
 					rc = trd_vni_send(v, peer, PERF_TAG, sb, len, -1, 0);
-				if (rc == 0) {
+				if (rc == 0)
 					rc = vni_wait1(v, &c) < 0 ? -EIO : c.status;
-				}
 				continue;
 			}
+			rc = trd_vni_recv(v, peer, PERF_TAG, 0, rb, max, -1, 0);
+			if (rc == 0)
+				rc = trd_vni_send(v, peer, PERF_TAG, sb, len, -1, 0);
 			if (rc == 0)
 				rc = vni_step_done(v, &c);
 			if (rc == 0 && c.len != len)

@@ -30,8 +30,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <rte_bus.h>
 #include <rte_byteorder.h>
 #include <rte_common.h>
+#include <rte_dev.h>
+#include <rte_ethdev.h>
+#include <rte_memory.h>
 #include <rte_errno.h>
 #include <rte_log.h>
 #include <rte_ring.h>
@@ -178,6 +182,8 @@ struct vif {
 	uint32_t app, proc, n_send, n_recv, n_db, short_max, slot;
 	uint64_t pool_size;
 	struct trd_mr *mr;
+	bool extmem;         /* registered as external memory and DMA-mapped for the NICs */
+	unsigned int n_mapped; /* devices it is DMA-mapped for */
 	uint8_t *sbusy;
 	struct vrecv *recvs;
 	struct vtx_list rq, txs;
@@ -227,6 +233,8 @@ struct trd_vnis {
 	struct vreply *preps;
 	unsigned int n_preps, cap_preps, head_preps;
 	uint32_t chunk;
+	struct rte_device *dma_dev[16]; /* the node's NICs that DMA from application memory */
+	unsigned int n_dma_dev;
 	uint64_t now, next_sock, next_timer, next_sweep;
 	struct vconn conns[VNIS_N_CONNS];
 	uint64_t stat[TRD_VNIS_STAT_MAX];
@@ -1572,9 +1580,43 @@ ep_add(struct trd_vnis *s, int fd, struct ep_ref *ref, uint32_t events)
 	return epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* A NIC that reads long messages zero-copy from a segment must be able to DMA from it: with
+ * an IOMMU (vfio-pci, IOVA as VA) map the segment for every such device, as DPDK maps its own
+ * memory. Virtual devices (memif, ring, af_packet, ...) copy with the CPU and need nothing. */
+static int
+seg_dma_map(struct trd_vnis *s, struct vif *v)
+{
+	if (s->n_dma_dev == 0)
+		return 0;
+	if (rte_extmem_register(v->base, v->size, NULL, 0, (size_t)sysconf(_SC_PAGESIZE)) != 0 &&
+	    rte_errno != EEXIST)
+		return -rte_errno;
+	v->extmem = true;
+	for (; v->n_mapped < s->n_dma_dev; v->n_mapped++)
+		if (rte_dev_dma_map(s->dma_dev[v->n_mapped], v->base, (uint64_t)(uintptr_t)v->base,
+				    v->size) != 0)
+			return -rte_errno;
+	return 0;
+}
+
+static void
+seg_dma_unmap(struct trd_vnis *s, struct vif *v)
+{
+	while (v->n_mapped > 0) {
+		v->n_mapped--;
+		rte_dev_dma_unmap(s->dma_dev[v->n_mapped], v->base, (uint64_t)(uintptr_t)v->base,
+				  v->size);
+	}
+	if (v->extmem)
+		rte_extmem_unregister(v->base, v->size);
+	v->extmem = false;
+}
+
 static void
 vif_unmap(struct trd_vnis *s, struct vif *v)
 {
+	if (v->base != NULL)
+		seg_dma_unmap(s, v);
 	if (v->mr != NULL)
 		trd_mr_deregister(v->mr);
 	if (v->base != NULL)
@@ -1832,6 +1874,12 @@ seg_create(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_register
 	v->ctxr = v->base + ctxr_off;
 	v->pool = v->base + pool_off;
 	v->db = (volatile uint64_t *)(v->base + db_off);
+	rc = seg_dma_map(s, v);
+	if (rc != 0) {
+		close(fd);
+		*why = "cannot DMA-map the segment for the node's NIC (IOMMU)";
+		return rc;
+	}
 	if (v->pool_size != 0) {
 		v->mr = trd_mr_register(s->node, v->pool, v->pool_size, TRD_ACCESS_REMOTE_WRITE);
 		if (v->mr == NULL) {
@@ -2237,6 +2285,21 @@ trd_vnis_create(const struct trd_vnis_conf *conf)
 	}
 	if (s->chunk == 0)
 		s->chunk = 1500 - TRD_HDR_LEN;
+	/* NICs on a real bus DMA from application segments (zero-copy): note them */
+	for (unsigned int i = 0; i < trd_node_n_links(s->node) && s->n_dma_dev < RTE_DIM(s->dma_dev);
+	     i++) {
+		int port = trd_link_port(trd_node_link(s->node, i));
+		struct rte_eth_dev_info info;
+		const struct rte_bus *bus;
+
+		if (port < 0 || rte_eth_dev_info_get((uint16_t)port, &info) != 0 ||
+		    info.device == NULL)
+			continue;
+		bus = rte_dev_bus(info.device);
+		if (bus == NULL || strcmp(rte_bus_name(bus), "vdev") == 0)
+			continue;
+		s->dma_dev[s->n_dma_dev++] = info.device;
+	}
 	TAILQ_INIT(&s->rr);
 	for (unsigned int i = 0; i < RTE_DIM(s->lists); i++)
 		TAILQ_INIT(&s->lists[i]);
