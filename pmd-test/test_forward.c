@@ -321,8 +321,11 @@ flows_in_order(struct tnet *T, unsigned int dst, unsigned int per_flow, const ch
 			/* one packet, or three */
 			trd_desc_fifo(&d, cd, 0, payload, i % 4 == 3 ? 3000 : 64,
 				      (uint64_t)s << 32 | i, 0);
-			while (trd_inject(trd_inj_fifo(T->nd[s], 1), &d) == -ENOBUFS)
+			while (trd_inject(trd_inj_fifo(T->nd[s], 1), &d) == -ENOBUFS) {
+				T_ASSERT(trd_time_us() < deadline, "%s: FIFO of node %u stays full",
+					 what, s);
 				idle();
+			}
 			want++;
 		}
 		for (;;) {
