@@ -499,7 +499,8 @@ trd_node_route_hops(const struct trd_node *n, struct trd_coord dst)
 		return -EINVAL;
 	if (n->routes[r].link == NULL)
 		return -EHOSTUNREACH;
-	return r == (int)n->rank ? 0 : trd_torus_hops(&n->torus, n->coord, dst);
+	/* the route's hop limit less its slack: 1 over a switched segment */
+	return r == (int)n->rank ? 0 : n->routes[r].hops - TRD_HOP_SLACK;
 }
 
 int

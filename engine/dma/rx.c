@@ -499,7 +499,10 @@ trd_rx_deliver(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const
 	 * only reports a refusal: its carried descriptors report their own failures, and the
 	 * requester sees success in its counters. */
 	if ((p->flags & (TRD_HF_ACKREQ | TRD_HF_LAST)) == (TRD_HF_ACKREQ | TRD_HF_LAST) &&
-	    (p->type != TRD_PKT_RGET || cause != 0)) {
+	    (p->type != TRD_PKT_RGET || cause != 0) &&
+	    !(trd_drop_transient(cause) && p->seq != 0 && n->reliable)) {
+		/* (a reliable sender brings a packet refused for lack of room again: its verdict
+		 * comes then, not now) */
 		int rc = trd_ctl_send(n, p->src, TRD_PKT_DONE, p->aux, (uint64_t)cause, p->msg_id,
 				      NULL, 0);
 
