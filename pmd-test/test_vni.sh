@@ -20,7 +20,9 @@ PREFIX="vni$$"
 cleanup() {
 	# engines run under timeout(1): kill the engine (its child) too
 	for p in "${PIDS[@]}"; do
-		pkill -KILL -P "$p" 2>/dev/null
+		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+			kill -KILL "$c" 2>/dev/null # the engine under timeout(1)
+		done
 		kill -KILL "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
@@ -97,6 +99,21 @@ for line in open(sys.argv[1]):
         print(sec[sys.argv[3]])
         break
 EOF
+}
+
+# telemetry NAME COMMAND KEY: one value of a telemetry answer of engine NAME (DPDK's socket in
+# its runtime directory), e.g. telemetry E /toroid/vni,node0 attached
+telemetry() {
+	python3 - "$PREFIX$1" "$2" "$3" <<'PY'
+import json, os, socket, sys
+run = "/var/run/dpdk" if os.getuid() == 0 else os.environ.get("XDG_RUNTIME_DIR", "/tmp") + "/dpdk"
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(run + "/" + sys.argv[1] + "/dpdk_telemetry.v2")
+s.recv(16384)
+s.send(sys.argv[2].encode())
+reply = json.loads(s.recv(1 << 20).decode())
+print(list(reply.values())[0][sys.argv[3]])
+PY
 }
 
 # app NAME SOCKET APP PROC MODE ARGS...: one application process in the background.
@@ -221,6 +238,7 @@ EOF
 	wait_app a0
 	wait_app a1
 	wait_app a2
+	[ "$(telemetry E /toroid/vni,node0 attached)" = 3 ] || die "telemetry /toroid/vni: not 3 attached"
 	stop_engine E
 	check_clean E
 	late=$(total E vni late_matches)

@@ -23,7 +23,9 @@ MOUNTED=0
 
 cleanup() {
 	for p in "${PIDS[@]}"; do
-		pkill -KILL -P "$p" 2>/dev/null
+		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+			kill -KILL "$c" 2>/dev/null # the engine under timeout(1)
+		done
 		kill -KILL "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
