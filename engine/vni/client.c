@@ -460,16 +460,15 @@ send_common(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, u
 	} else {
 		s->buf = (uint64_t)off;
 	}
-	if (n > 1 || dst != NULL) {
-		if (n > 1) {
-			s->dst_off = (uint32_t)((v->seg->short_max + 7) & ~7u);
-			memcpy(slot + s->dst_off, dst, n * sizeof(*dst));
-			flags |= TRD_VNI_SF_MCAST;
-			s->n_dst = n;
-		}
-		s->dst_app = dst[0].app;
-		s->dst_proc = dst[0].proc;
+	if (n > 1) {
+		/* the destination list follows the inline data in the context's slot */
+		s->dst_off = (uint32_t)((v->seg->short_max + 7) & ~7u);
+		memcpy(slot + s->dst_off, dst, n * sizeof(*dst));
+		flags |= TRD_VNI_SF_MCAST;
+		s->n_dst = n;
 	}
+	s->dst_app = dst[0].app;
+	s->dst_proc = dst[0].proc;
 	if (doorbell >= 0) {
 		flags |= TRD_VNI_F_DOORBELL;
 		s->doorbell = (uint32_t)doorbell;
@@ -497,9 +496,7 @@ int
 trd_vni_mcast(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, uint64_t tag,
 	      const void *buf, size_t len, int doorbell, uint64_t cookie)
 {
-	if (n == 1 && dst != NULL)
-		return send_common(v, dst, 1, tag, buf, len, doorbell, cookie);
-	return send_common(v, dst, n, tag, buf, len, doorbell, cookie);
+	return send_common(v, dst, n, tag, buf, len, doorbell, cookie); /* n == 1: a send */
 }
 
 int
