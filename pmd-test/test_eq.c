@@ -129,6 +129,8 @@ struct owner {
 	int bad;
 };
 
+static unsigned int owners_bound;
+
 static void *
 owner_main(void *arg)
 {
@@ -137,6 +139,7 @@ owner_main(void *arg)
 	uint64_t deadline = trd_time_us() + TIMEOUT_US;
 
 	trd_eq_bind(w->eq, -1);
+	__atomic_fetch_add(&owners_bound, 1, __ATOMIC_RELEASE);
 	while (w->got < PER_Q && trd_time_us() < deadline) {
 		int n = trd_eq_wait(w->eq, ev, 32, deadline - trd_time_us());
 
@@ -181,6 +184,11 @@ test_owners(void)
 	T_EQ(trd_node_launch(n, lc), 0);
 	for (unsigned int i = 0; i < 4; i++)
 		T_EQ(pthread_create(&th[i], NULL, owner_main, &w[i]), 0);
+	/* every owner asleep in trd_eq_wait() before the first event, so that each is woken at
+	 * least once even when its thread started late (a loaded machine, sanitizers) */
+	while (__atomic_load_n(&owners_bound, __ATOMIC_ACQUIRE) < 4)
+		usleep(1000);
+	usleep(20000);
 	for (uint64_t k = 0; k < 4 * PER_Q; k++)
 		send_self(n, (uint8_t)(k % 4), k);
 	for (unsigned int i = 0; i < 4; i++)

@@ -273,13 +273,25 @@ read_capture(const char *file, struct seen_frame *out, unsigned int max)
 	pcap_t *p = pcap_open_offline(file, err);
 	struct pcap_pkthdr *h;
 	const u_char *d;
-	unsigned int n = 0;
+	unsigned int n = 0, nids = 0;
+	uint64_t ids[256];
 
 	T_ASSERT(p != NULL, "%s", err);
 	while (pcap_next_ex(p, &h, &d) == 1 && n < max) {
+		uint64_t id = (uint64_t)d[18] << 48 | be(d + 52, 2) << 32 | be(d + 58, 4);
+		bool again = false;
+
 		T_ASSERT(h->caplen >= TRD_FRAME_HLEN, "frame length");
 		if (d[15] == TRD_PKT_ACK)
 			continue; /* reliability's acks interleave; the order of the rest matters */
+		/* so do its retransmissions (same source, session and sequence number), e.g. a
+		 * tail loss probe sent before the ack came back */
+		for (unsigned int k = 0; k < nids && be(d + 58, 4) != 0; k++)
+			again |= ids[k] == id;
+		if (again)
+			continue;
+		if (nids < RTE_DIM(ids))
+			ids[nids++] = id;
 		out[n].type = d[15];
 		out[n].flags = (uint16_t)be(d + 16, 2);
 		out[n].src = d[18]; /* x of the source: the line is along x */
