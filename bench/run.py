@@ -214,7 +214,7 @@ def main():
                       label="put_rate 8x8x8 (512 nodes)")
     # two processes over net_memif
     s.memif_runs(f"-t all -s 64 {n if args.quick else '-n 10000'}")
-    s.memif_runs(f"-t put_bw -s 64K {'-n 20000' if args.quick else '-n 200000'}")
+    s.memif_runs(f"-t put_bw -s 64K {'-n 2000' if args.quick else '-n 20000'}")
     ucx = s.ucx()
     sp = s.sockperf()
 

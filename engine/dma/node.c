@@ -144,6 +144,7 @@ conf_resolve(struct trd_node_conf *c)
 	DEF(burst, 32);
 	DEF(n_eqs, 4);
 	DEF(rel_window, 256);
+	DEF(max_msg, 256u << 20);
 	DEF(rto_us, 2000);
 	DEF(ack_delay_us, 20);
 	DEF(dead_ms, 1000);

@@ -473,7 +473,9 @@ trd_rel_timers(struct trd_node *n)
 		if (waiting) {
 			uint32_t i = pe->snd_una & mask;
 			uint32_t last = (pe->snd_nxt - 1) & mask;
-			uint64_t tlp = RTE_MAX(2 * pe->srtt, 4 * n->ack_delay);
+			/* before any round trip was measured, half the least timeout */
+			uint64_t tlp = pe->srtt == 0 ? n->rto0 / 2
+						     : RTE_MAX(2 * pe->srtt, 4 * n->ack_delay);
 
 			/* tail loss probe: nothing more is coming to show a hole, so send the last
 			 * packet again after two round trips instead of waiting a whole timeout;

@@ -219,6 +219,9 @@ rx_fifo(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, int *ke
 	hkey = (uint64_t)(p->src[0] | p->src[1] << 8 | p->src[2] << 16) << 32 | p->msg_id;
 	idx = rte_hash_lookup(n->reasm_hash, &hkey);
 	if (idx < 0) {
+		/* a peer may not make us hold more than the configured largest message */
+		if (p->msg_len > n->conf.max_msg)
+			return TRD_DROP_BAD_LENGTH;
 		idx = rte_hash_add_key(n->reasm_hash, &hkey);
 		if (idx < 0)
 			return TRD_DROP_NO_MEMORY;

@@ -208,6 +208,8 @@ struct trd_node_conf {
 	unsigned int n_counters;   /**< counters, ids 1..n-1 (default 1024, max 65536) */
 	unsigned int n_regions;    /**< memory regions (default 256, max 65535) */
 	unsigned int n_reasm;      /**< multi-packet FIFO messages in reassembly (default 256, min 8) */
+	uint32_t max_msg;          /**< largest memory-FIFO message accepted from the wire, bytes
+				    *   (default 256 MiB): bounds what a peer can make us hold */
 	unsigned int inline_max;   /**< messages up to this are copied into the FIFO at post time;
 				    *   longer ones are sent zero-copy (default 256, max 960) */
 	unsigned int burst;        /**< packets per FIFO per poll round (default 32) */
