@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,52 @@
 
 const char *app_default_lcores;
 
+void
+app_default_lcore_list(char *buf, size_t len)
+{
+	cpu_set_t set;
+	int first = -1, second = -1;
+
+	/* the first two CPUs this process may run on */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		for (int i = 0; i < CPU_SETSIZE && second < 0; i++) {
+			if (!CPU_ISSET(i, &set))
+				continue;
+			if (first < 0)
+				first = i;
+			else
+				second = i;
+		}
+	}
+	if (first < 0)
+		snprintf(buf, len, "0");
+	else if (second < 0)
+		snprintf(buf, len, "%d", first);
+	else
+		snprintf(buf, len, second == first + 1 ? "%d-%d" : "%d,%d", first, second);
+}
+
+void
+app_split_args(int argc, char **argv, int *app_argc, char ***app_argv)
+{
+	char **app = calloc((size_t)argc + 1, sizeof(*app));
+	int sep = -1, na = 0;
+
+	if (app == NULL)
+		rte_exit(EXIT_FAILURE, "out of memory\n");
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			sep = i;
+			break;
+		}
+	app[na++] = argv[0];
+	for (int i = sep < 0 ? 1 : sep + 1; i < argc; i++)
+		app[na++] = argv[i];
+	app[na] = NULL;
+	*app_argc = na;
+	*app_argv = app;
+}
+
 const char *
 app_eal_defaults(void)
 {
@@ -23,9 +70,8 @@ void
 app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***app_argv)
 {
 	static char *eal[128];
-	static char lcores[16];
-	char **app;
-	int sep = -1, n = 0, na = 0;
+	static char lcores[32];
+	int sep = -1, n = 0;
 
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0) {
@@ -34,23 +80,17 @@ app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***a
 		}
 	if (argc > 120)
 		rte_exit(EXIT_FAILURE, "too many arguments\n");
-	app = calloc((size_t)argc + 1, sizeof(*app));
-	if (app == NULL)
-		rte_exit(EXIT_FAILURE, "out of memory\n");
-	app[na++] = argv[0];
-	for (int i = sep < 0 ? 1 : sep + 1; i < argc; i++)
-		app[na++] = argv[i];
-	app[na] = NULL;
+	app_split_args(argc, argv, app_argc, app_argv);
 
 	eal[n++] = argv[0];
 	if (sep > 1) {
 		for (int i = 1; i < sep; i++)
 			eal[n++] = argv[i];
 	} else {
-		snprintf(lcores, sizeof(lcores), "%s",
-			 app_default_lcores      ? app_default_lcores
-			 : sysconf(_SC_NPROCESSORS_ONLN) > 1 ? "0-1"
-							      : "0");
+		if (app_default_lcores != NULL)
+			snprintf(lcores, sizeof(lcores), "%s", app_default_lcores);
+		else
+			app_default_lcore_list(lcores, sizeof(lcores));
 		eal[n++] = (char *)"--no-huge";
 		eal[n++] = (char *)"--no-pci";
 		eal[n++] = (char *)"--no-shconf";
@@ -64,8 +104,6 @@ app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***a
 	eal[n] = NULL;
 	if (rte_eal_init(n, eal) < 0)
 		rte_exit(EXIT_FAILURE, "cannot start EAL: %s\n", rte_strerror(rte_errno));
-	*app_argc = na;
-	*app_argv = app;
 }
 
 int

@@ -5,11 +5,17 @@
 
 /**
  * Start EAL from the options before "--", or, when there are none, with defaults that need no
- * set-up: --no-huge --no-pci --no-shconf -m MEM -l 0-1 (0 on a one-CPU machine).
+ * set-up: --no-huge --no-pci --no-shconf -m MEM -l <the first two CPUs it may run on>.
  * (DPDK 22.11 refuses --in-memory together with --no-huge.)
  * On return, *app_argc and *app_argv hold argv[0] and the options after "--". Exits on failure.
  */
 void app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***app_argv);
+
+/** The options after "--" (all of them without one), with argv[0] first. */
+void app_split_args(int argc, char **argv, int *app_argc, char ***app_argv);
+
+/** The default lcore list: the first two CPUs this process may run on ("0-1", "3,5"...). */
+void app_default_lcore_list(char *buf, size_t len);
 
 /** Overrides the default "-l" list (e.g. "1" for the second of two processes). */
 extern const char *app_default_lcores;

@@ -32,6 +32,8 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
+#include "../common/app_common.h"
+
 #include <toroid/telemetry.h>
 #include <toroid/toroid.h>
 
@@ -569,30 +571,6 @@ demo_parse_args(struct demo_opts *o, int argc, char **argv, const char *default_
 		demo_usage_error("unexpected argument '%s'", argv[optind]);
 }
 
-/* "-l" value for the default EAL arguments: the first two CPUs we may run on, or one. */
-static void
-demo_default_lcores(char *buf, size_t len)
-{
-	cpu_set_t set;
-	int first = -1, second = -1;
-
-	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-		for (int i = 0; i < CPU_SETSIZE && second < 0; i++) {
-			if (!CPU_ISSET(i, &set))
-				continue;
-			if (first < 0)
-				first = i;
-			else
-				second = i;
-		}
-	}
-	if (first < 0)
-		snprintf(buf, len, "0");
-	else if (second < 0)
-		snprintf(buf, len, "%d", first);
-	else
-		snprintf(buf, len, second == first + 1 ? "%d-%d" : "%d,%d", first, second);
-}
 
 /* ---- waiting ---- */
 
@@ -1798,52 +1776,21 @@ int
 main(int argc, char **argv)
 {
 	static struct demo dm; /* large: keep it off the stack */
-	static char lflag[] = "-l";
 	char default_lcores[32];
-	char *eal_argv[256], *app_argv[256];
-	int eal_argc = 0, app_argc = 0, sep = -1, rc;
+	char **app_argv;
+	int app_argc, rc;
 	struct trd_net_conf nc;
 	struct sigaction sa;
 	uint32_t max_size = 0;
 	uint64_t t_start;
 	int status;
 
-	/* [EAL options] -- [app options]; without EAL options, defaults that need no set-up. */
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			sep = i;
-			break;
-		}
-	}
-	if (argc > (int)RTE_DIM(eal_argv) - 16)
-		demo_usage_error("too many arguments");
-	demo_default_lcores(default_lcores, sizeof(default_lcores));
-	app_argv[app_argc++] = argv[0];
-	for (int i = sep < 0 ? 1 : sep + 1; i < argc; i++)
-		app_argv[app_argc++] = argv[i];
-	app_argv[app_argc] = NULL;
+	/* [EAL options] -- [app options]; without EAL options, defaults that need no set-up.
+	 * The demo's options are read first, so --help and mistakes need no EAL. */
+	app_split_args(argc, argv, &app_argc, &app_argv);
+	app_default_lcore_list(default_lcores, sizeof(default_lcores));
 	demo_parse_args(&dm.opt, app_argc, app_argv, default_lcores);
-
-	eal_argv[eal_argc++] = argv[0];
-	if (sep > 1) {
-		for (int i = 1; i < sep; i++)
-			eal_argv[eal_argc++] = argv[i];
-	} else {
-		/* DPDK 22.11 refuses --in-memory with --no-huge (which implies legacy memory):
-		 * --no-shconf is the part of --in-memory that applies without hugepages. */
-		static char *defaults[] = {"--no-huge", "--no-pci",    "--no-shconf",  "-m",
-					   "768",       "--log-level", "lib.eal:error"};
-
-		for (unsigned int i = 0; i < RTE_DIM(defaults); i++)
-			eal_argv[eal_argc++] = defaults[i];
-		eal_argv[eal_argc++] = lflag;
-		eal_argv[eal_argc++] = default_lcores;
-	}
-	eal_argv[eal_argc] = NULL;
-
-	rc = rte_eal_init(eal_argc, eal_argv);
-	if (rc < 0)
-		rte_exit(EXIT_FAILURE, "cannot start EAL: %s\n", rte_strerror(rte_errno));
+	app_eal_init(argc, argv, "768", &app_argc, &app_argv);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = demo_on_signal;
