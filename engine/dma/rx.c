@@ -163,6 +163,41 @@ deliver(struct trd_node *n, struct trd_rec_fifo *rf, struct trd_msg *msg)
 	return 0;
 }
 
+/* A message of @p len payload bytes received in @p m: the packet itself carries it when it is
+ * contiguous (the message lives in its private area), otherwise a copy. NULL: no memory. */
+static struct trd_msg *
+msg_of_packet(struct rte_mbuf *m, uint32_t len)
+{
+	struct trd_msg *msg;
+
+	if (m->nb_segs == 1) {
+		msg = &trd_mbuf_priv(m)->msg;
+		msg->data = rte_pktmbuf_mtod_offset(m, uint8_t *, TRD_FRAME_HLEN);
+		msg->priv_ = m;
+		return msg;
+	}
+	msg = msg_alloc(len);
+	if (msg != NULL)
+		pay_copy(m, msg->data, len);
+	return msg;
+}
+
+/* Deliver a message from msg_of_packet(); on success the caller keeps the packet if the
+ * message lives in it, on failure a copy is freed (the packet goes with the burst). */
+static int
+hand_over(struct trd_node *n, struct trd_rec_fifo *rf, struct trd_msg *msg, int *keep)
+{
+	int rc = deliver(n, rf, msg);
+
+	if (rc != 0) {
+		if (msg->priv_ == NULL)
+			rte_free(msg);
+		return rc;
+	}
+	*keep = msg->priv_ != NULL;
+	return 0;
+}
+
 /* Returns 0 (mbuf kept or freed by the caller per *keep), or a drop cause. */
 static int
 rx_fifo(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, int *keep)
@@ -193,26 +228,14 @@ rx_fifo(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, int *ke
 	if (p->offset == 0 && p->pay_len == p->msg_len) {
 		/* The whole message in one packet: hand the packet itself over when it is
 		 * contiguous, otherwise copy it out. */
-		if (m->nb_segs == 1) {
-			msg = &trd_mbuf_priv(m)->msg;
-			msg->data = rte_pktmbuf_mtod_offset(m, uint8_t *, TRD_FRAME_HLEN);
-			msg->priv_ = m;
-		} else {
-			msg = msg_alloc(p->msg_len);
-			if (msg == NULL)
-				return TRD_DROP_NO_MEMORY;
-			pay_copy(m, msg->data, p->pay_len);
-		}
+		msg = msg_of_packet(m, p->pay_len);
+		if (msg == NULL)
+			return TRD_DROP_NO_MEMORY;
 		msg_fill(msg, p);
-		rc = deliver(n, rf, msg);
-		if (rc != 0) {
-			if (msg->priv_ == NULL)
-				rte_free(msg);
-			return rc;
-		}
-		ctr_sub(n, p->counter, p->pay_len);
-		*keep = msg->priv_ != NULL;
-		return 0;
+		rc = hand_over(n, rf, msg, keep);
+		if (rc == 0)
+			ctr_sub(n, p->counter, p->pay_len);
+		return rc;
 	}
 
 	/* Part of a longer message: reassemble by (source rank, message id). */
@@ -356,15 +379,10 @@ rx_done(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, int *ke
 		pay_copy(m, &old, sizeof(old));
 		__atomic_store_n(c->result, rte_be_to_cpu_64(old), __ATOMIC_RELEASE);
 	}
-	if (m->nb_segs == 1) {
-		msg = &trd_mbuf_priv(m)->msg;
-		msg->priv_ = m;
-	} else {
-		msg = msg_alloc(0);
-		if (msg == NULL) {
-			trd_track_done(n, c);
-			return TRD_DROP_NO_MEMORY;
-		}
+	msg = msg_of_packet(m, 0);
+	if (msg == NULL) {
+		trd_track_done(n, c);
+		return TRD_DROP_NO_MEMORY;
 	}
 	msg->src.x = p->src[0];
 	msg->src.y = p->src[1];
@@ -375,16 +393,9 @@ rx_done(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, int *ke
 	msg->user = c->cookie;
 	msg->cause = (uint8_t)p->key;
 	msg->status = trd_cause_errno((unsigned int)p->key);
-	msg->data = rte_pktmbuf_mtod(m, uint8_t *);
-	rc = deliver(n, n->rec[c->fifo], msg);
+	rc = hand_over(n, n->rec[c->fifo], msg, keep);
 	trd_track_done(n, c);
-	if (rc != 0) {
-		if (msg->priv_ == NULL)
-			rte_free(msg);
-		return rc;
-	}
-	*keep = msg->priv_ != NULL;
-	return 0;
+	return rc;
 }
 
 /* A packet for another node: send it on along its route. */
