@@ -369,7 +369,15 @@ kill)
 	[ "$(total E - vni_ifs)" = 0 ] || die "interfaces left at exit"
 	[ "$(total E vni reclaimed)" = "$(total E vni attached)" ] || die "not every interface was reclaimed"
 	[ "$(total E vni staging_used)" = 0 ] || die "staging not released"
-	[ "$(total E vni tx_abort)" -ge 1 ] || die "no transfer of the victim was in flight"
+	# the victim's sends the engine found at its death: aborted (granted or asked), dropped
+	# (not asked yet) or finishing (all data sent, its DONE pending). tx_abort alone missed
+	# the kill landing while every send was finishing, a timing a loaded CI machine hits.
+	line=$(grep " 1:0 (pid $APP_k0) detached: " "$T/E.log" | tail -n 1)
+	[ -n "$line" ] || die "the victim's detachment was not logged"
+	sends=$(echo "$line" | sed -n 's/.*sends: \([0-9]*\) aborted, \([0-9]*\) dropped[^,]*, \([0-9]*\) finishing.*/\1 \2 \3/p')
+	[ -n "$sends" ] || die "cannot read the victim's sends from: $line"
+	set -- $sends
+	[ $(($1 + $2 + $3)) -ge 1 ] || die "no transfer of the victim was in flight ($line)"
 	echo "kill: the engine detached $(total E vni detached) interfaces and reclaimed $(total E vni reclaimed); $(total E vni tx_abort) transfers of the dead process aborted"
 	;;
 *)
