@@ -165,7 +165,7 @@ test_owners(void)
 	struct trd_msg *m[32];
 
 	if (lc >= RTE_MAX_LCORE) {
-		printf("owners: skipped, needs a worker lcore\n");
+		test_skip_part("owners: needs a worker lcore");
 		return;
 	}
 	trd_torus_init(&c.torus, 1, 1, 1);
@@ -266,5 +266,5 @@ main(int argc, char **argv)
 	test_owners();
 	test_doorbell_wait();
 	rte_eal_cleanup();
-	return 0;
+	return test_status();
 }

@@ -391,7 +391,7 @@ test_peer_down(void)
 	uint32_t id;
 
 	if (lc >= RTE_MAX_LCORE) {
-		printf("peer down: skipped, needs a worker lcore\n");
+		test_skip_part("peer down: needs a worker lcore");
 		return;
 	}
 	nc.node = &tmpl;
@@ -492,5 +492,5 @@ main(int argc, char **argv)
 	T_ASSERT(net != NULL, "net");
 	test_lossy(net, &imp);
 	rte_eal_cleanup();
-	return 0;
+	return test_status();
 }

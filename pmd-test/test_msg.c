@@ -1122,7 +1122,7 @@ main(int argc, char **argv)
 	if (lc < RTE_MAX_LCORE)
 		test_threads();
 	else
-		printf("threads: skipped (no engine lcore: two threads would poll one net)\n");
+		test_skip_part("threads: no engine lcore (two threads would poll one net)");
 	T_ASSERT(all_idle(NULL), "idle at the end");
 
 	for (unsigned int i = 0; i < NODES; i++)
@@ -1133,5 +1133,5 @@ main(int argc, char **argv)
 	free(land);
 	rte_eal_cleanup();
 	printf("test_msg: all passed in %.1f s\n", (double)(trd_time_us() - t0) / 1e6);
-	return 0;
+	return test_status();
 }

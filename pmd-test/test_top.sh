@@ -6,9 +6,9 @@ perf="$1"; top="$2"; prefix="toroid-top-test-$$"
 "$perf" --no-huge --no-pci --no-shconf -m 512 --file-prefix "$prefix" -l 0-1 \
 	--log-level lib.eal:error -- -t put_rate -n 1000000000 >/dev/null 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null' EXIT
 sock=/var/run/dpdk/$prefix/dpdk_telemetry.v2
 [ "$(id -u)" = 0 ] || sock=${XDG_RUNTIME_DIR:-/tmp}/dpdk/$prefix/dpdk_telemetry.v2
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "${sock%/*}"' EXIT
 i=0
 while [ ! -S "$sock" ]; do
 	i=$((i + 1))

@@ -27,6 +27,9 @@ cleanup() {
 	done
 	wait 2>/dev/null
 	rm -rf "$T"
+	# the engines' DPDK runtime folders (telemetry sockets), killed before they could clean up
+	rm -rf "${XDG_RUNTIME_DIR:-/tmp}/dpdk/$PREFIX"* 2>/dev/null
+	[ "$(id -u)" = 0 ] && rm -rf /var/run/dpdk/"$PREFIX"*
 }
 trap cleanup EXIT
 

@@ -45,7 +45,7 @@ die() {
 	exit 1
 }
 
-command -v dpdk-dumpcap >/dev/null || die "dpdk-dumpcap not installed (Debian package dpdk)"
+command -v dpdk-dumpcap >/dev/null || die "dpdk-dumpcap not installed (Debian package dpdk-dev: make deps installs it)"
 [ "$(id -u)" = 0 ] || die "must run as root to reserve hugepages"
 [ -w "$HP" ] || die "$HP: cannot reserve 2 MiB hugepages"
 OLD_HP=$(cat "$HP")
