@@ -836,9 +836,12 @@ trd_lcore_launch(unsigned int lcore, struct trd_node *const nodes[], unsigned in
 		if (nodes[i] == NULL ||
 		    !__atomic_compare_exchange_n(&nodes[i]->served, &expect, (int)lcore + 1, false,
 						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			/* decide before unwinding: the unwinding walks i back to the start */
+			int rc = nodes[i] == NULL ? -EINVAL : -EBUSY;
+
 			while (i-- > 0)
 				__atomic_store_n(&nodes[i]->served, 0, __ATOMIC_RELEASE);
-			return nodes[i] == NULL ? -EINVAL : -EBUSY;
+			return rc;
 		}
 		s->nodes[i] = nodes[i];
 	}

@@ -295,11 +295,30 @@ static void
 test_served(void)
 {
 	unsigned int w = test_worker_lcore();
-	struct trd_node *n;
+	struct trd_node *n, *m, *set[3];
 
-	if (w >= RTE_MAX_LCORE)
+	if (w >= RTE_MAX_LCORE) {
+		test_skip_part("served: needs a worker lcore");
 		return;
+	}
 	n = mknode(1, 1, 1, NULL);
+	m = mknode(1, 1, 1, NULL);
+	/* a refused launch names the bad entry and leaves every node as it was */
+	set[0] = n;
+	set[1] = m;
+	set[2] = NULL;
+	T_EQ(trd_lcore_launch(w, set, 3), -EINVAL);
+	set[0] = NULL;
+	T_EQ(trd_lcore_launch(w, set, 1), -EINVAL);
+	set[0] = n;
+	set[1] = n;
+	T_EQ(trd_lcore_launch(w, set, 2), -EBUSY);
+	T_ASSERT(trd_node_poll(n) >= 0 && trd_node_poll(m) >= 0, "nodes unserved after refusals");
+	set[1] = m;
+	T_EQ(trd_lcore_launch(w, set, 2), 0);
+	T_EQ(trd_node_poll(m), -EBUSY);
+	T_EQ(trd_lcore_stop(w), 0);
+	trd_node_free(m);
 	T_EQ(trd_node_launch(n, w), 0);
 	T_EQ(trd_node_poll(n), -EBUSY);
 	T_EQ(trd_node_launch(n, w), -EBUSY);
@@ -320,5 +339,5 @@ main(int argc, char **argv)
 	test_served();
 	printf("api: all checks passed\n");
 	rte_eal_cleanup();
-	return 0;
+	return test_status();
 }

@@ -252,7 +252,9 @@ int trd_node_poll(struct trd_node *node);
 /**
  * Serve @p n nodes on worker lcore @p lcore (rte_eal_remote_launch) until trd_lcore_stop().
  * One lcore may serve many nodes; a node is served by one lcore at most.
- * @return 0; -EINVAL; -EBUSY if the lcore or a node is already served.
+ * @return 0; -EINVAL (a bad lcore, the main lcore, @p nodes NULL, @p n 0 or above
+ *         TRD_LCORE_MAX_NODES, or a NULL entry); -EBUSY if the lcore or a node is already
+ *         served, or a node is listed twice. On an error no node is left served.
  */
 int trd_lcore_launch(unsigned int lcore, struct trd_node *const nodes[], unsigned int n);
 /** Serve one node on a dedicated lcore. */
