@@ -630,6 +630,23 @@ cases_offsets_lengths(void)
 		add(p, pay + 40, 24, 0, TRD_DROP_REASM, A_FIFO, "fifo: piece for another fifo");
 		p.fifo = 2, p.offset = 30;
 		add(p, pay + 30, 34, 0, TRD_DROP_REASM, A_FIFO, "fifo: piece overlapping");
+
+		/* pieces arrive in order (one path, reliable in-order delivery): a piece that
+		 * overlaps what came, repeats it or leaves a gap is refused, and the message
+		 * completes only with the bytes really sent */
+		p = base(TRD_PKT_FIFO), p.fifo = 2, p.key = 9, p.msg_len = 64, p.msg_id = 902;
+		p.flags = TRD_HF_FIRST;
+		add(p, pay, 32, 0, 0, A_FIFO, "fifo: first half");
+		add(p, pay + 32, 32, 0, TRD_DROP_REASM, A_FIFO, "fifo: second piece at offset 0 again");
+		p.flags = 0, p.offset = 40;
+		add(p, pay + 40, 24, 0, TRD_DROP_REASM, A_FIFO, "fifo: piece leaving a gap");
+		p.offset = 16;
+		add(p, pay + 16, 24, 0, TRD_DROP_REASM, A_FIFO, "fifo: piece overlapping the first");
+		p.flags = TRD_HF_LAST, p.offset = 32;
+		add(p, pay + 32, 32, 0, 0, A_FIFO, "fifo: second half");
+		msgs_want[2]++;
+		p.msg_id = 903, p.offset = 8, p.flags = 0;
+		add(p, pay + 8, 8, 0, TRD_DROP_REASM, A_FIFO, "fifo: a message that starts mid-way");
 	}
 
 	/* acks, completions and replies */

@@ -245,6 +245,8 @@ rx_fifo(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, int *ke
 		/* a peer may not make us hold more than the configured largest message */
 		if (p->msg_len > n->conf.max_msg)
 			return TRD_DROP_BAD_LENGTH;
+		if (p->offset != 0)
+			return TRD_DROP_REASM; /* a message starts with its first byte */
 		idx = rte_hash_add_key(n->reasm_hash, &hkey);
 		if (idx < 0)
 			return TRD_DROP_NO_MEMORY;
@@ -264,8 +266,11 @@ rx_fifo(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, int *ke
 		r->hkey = hkey;
 	}
 	r = &n->reasm[idx];
+	/* Pieces of a message come in order (one route, and reliability delivers in order):
+	 * the next one starts exactly where the bytes received end, so no piece overlaps
+	 * another, repeats it or leaves a hole that would read as zeros. */
 	if (r->len != p->msg_len || r->msg->user != p->key || r->msg->fifo != p->fifo ||
-	    p->pay_len > r->len - r->got)
+	    p->offset != r->got || p->pay_len > r->len - r->got)
 		return TRD_DROP_REASM;
 	pay_copy(m, (uint8_t *)r->msg->data + p->offset, p->pay_len);
 	if (r->got + p->pay_len == r->len) {
