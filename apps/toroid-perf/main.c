@@ -371,6 +371,8 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 
 			for (int i = 0; i < k; i++)
 				trd_msg_free(m[i]);
+			if (k <= 0)
+				progress(); /* --inline: nobody else moves the last messages */
 			got += (uint64_t)(k > 0 ? k : 0);
 		} else if (posted == n) {
 			if (wait_counter(px.b, px.bctr) != 0)

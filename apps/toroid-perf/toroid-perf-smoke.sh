@@ -9,4 +9,9 @@ for t in put_rate put_bw put_lat fifo_rate fifo_bw fifo_lat get_lat get_bw refle
 	echo "$out" | grep -q "\"test\":\"$t\".*\"ratio\"" || { echo "perf smoke: no result for $t"; exit 1; }
 done
 "$perf" -- -t reflect_lat -n 300 --mode delivery --links ring --json 2>/dev/null | grep -q '"p99"'
+# --inline: the main lcore alone polls the nodes (no engine lcore), as the instruction counts run
+for t in put_rate fifo_rate get_lat; do
+	timeout 60 "$perf" -- -t $t -n 3000 -s 64 --inline --json 2>/dev/null | grep -q "\"test\":\"$t\"" ||
+		{ echo "perf smoke: --inline $t gave no result"; exit 1; }
+done
 echo "perf smoke: all tests ran"
