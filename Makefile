@@ -9,17 +9,18 @@ MESON    ?= meson
 NINJA    ?= ninja
 # Debian packages the build and the tests need.
 PACKAGES ?= gcc pkg-config meson ninja-build libdpdk-dev dpdk dpdk-dev libpcap-dev libinih-dev \
-            tcpdump python3 tshark clang libclang-rt-14-dev iproute2
+            tcpdump python3 tshark clang libclang-rt-14-dev iproute2 valgrind
 SUITES   ?= unit pmd
 # `make test` also runs the suites under ASan+UBSan (gcc) and the libFuzzer harnesses (clang).
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 # Tests not run under ASan, as a grep -E pattern on test names:
 # docs compiles the documentation's examples against the build's libraries, without ASan;
-# packages checks the Makefile, not code: once is enough;
+# packages checks the Makefile, not code: once is enough; ipm_smoke runs valgrind, which cannot
+# run an ASan binary;
 # vni_pdump starts dpdk-dumpcap as a secondary process, which cannot map an ASan primary's
 # memory at the same addresses (ASan reserves them for its shadow).
-ASAN_SKIP ?= docs|packages|vni_pdump
+ASAN_SKIP ?= docs|packages|ipm_smoke|vni_pdump
 # DPDK's EAL keeps its memory until exit by design: no leak report. Any other finding fails.
 ASAN_ENV ?= ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
             UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -27,7 +28,7 @@ FUZZ_PARSE_SECONDS ?= 20
 FUZZ_RX_SECONDS ?= 40
 DEMO_ARGS ?=
 
-.PHONY: all deps build demo test test-asan test-fuzz clean
+.PHONY: all deps build demo test test-asan test-fuzz bench ipm clean
 
 all: build
 
@@ -86,6 +87,10 @@ test-fuzz: deps $(FUZZ_BUILD)/build.ninja
 # The benchmark suite (not part of test): writes docs/benchmarks.md in a few minutes.
 bench: build
 	python3 bench/run.py --build $(BUILD)
+
+# Instructions per 64 B message by stage, toroid beside raw DPDK (callgrind; repeatable).
+ipm: build
+	python3 bench/ipm.py --build $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

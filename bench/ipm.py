@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""ipm: instructions per message, toroid beside raw DPDK, with a breakdown by stage.
+
+    bench/ipm.py [--build DIR] [--tests put_rate,fifo_rate,get_lat] [-n N] [--json]
+                 [--markdown]
+
+Seconds on a shared 2-CPU machine swing from run to run; instruction counts do not. Each test
+runs `toroid-perf -- -t TEST -s 64 --inline --baseline` under valgrind's callgrind twice, with
+N and 2N messages, and the difference between the two runs is divided by the messages it adds:
+start-up and set-up cancel out. --inline puts the engine on the main lcore, so every instruction
+of the message's whole path (post, engine loop, packet build, link, receive, reliability,
+completion, and the application's own loop) is counted in one thread.
+
+  toroid   instructions executed inside the test loop (valgrind --toggle-collect on stream,
+           get_loop, ... of toroid-perf, everything they call included), per message
+  raw      the same for the raw baseline loop on the same ports (raw_stream: one frame
+           allocated, filled, sent, received, freed; raw_pingpong for the latency tests: one
+           round trip, both directions), per frame or round trip
+  stages   the toroid instructions split by where the code lives (see STAGES)
+
+Latency tests (put_lat, get_lat, ...) count the whole round trip, including the polls that find
+nothing while the reply is on its way: with --inline they are the engine's idle rounds.
+
+Repeatable to about 0.01% (same binary, same arguments). Needs valgrind (Debian package).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (stage, file regex, function regex): the first match names the stage of a callgrind
+# (file, function) pair. Inlined code keeps the file it came from, so a ring enqueue inlined into
+# trd_node_poll counts as DPDK, not as the engine loop.
+STAGES = [
+    ("post", r"engine/dma/dma(_pvt)?\.[ch]$", r"^(trd_inject\w*|desc_check\w*|desc_slots)$"),
+    ("packet build", r"engine/dma/dma\.c$", r"^(desc_start|finish|crc_\w+|ctl_\w+|trd_ctl_\w+|"
+     r"fifo_next|emit|zc_free_cb)$"),
+    ("header codec, checksum", r"engine/wire/|/rte_ip\.h$|/rte_byteorder", r""),
+    ("addressing", r"engine/", r"^(trd_rank_of|trd_coord_eq|in_torus|trd_route\w*)$"),
+    ("reliability", r"engine/dma/rel\.c$", r""),
+    ("reliability", r"engine/", r"^(trd_rel_\w+|on_ack)$"),
+    ("receive", r"engine/dma/(rx|node|cpl|eq)\.c$", r""),
+    ("engine loop", r"engine/dma/|engine/net/", r""),
+    ("link", r"engine/link/", r""),
+    ("DPDK ring", r"/rte_ring", r""),
+    ("DPDK mbuf, mempool", r"/rte_mbuf|/rte_mempool", r""),
+    ("memcpy", r"/rte_memcpy\.h$|memmove|memcpy|mmintrin\.h$", r""),
+    ("application loop", r"apps/", r""),
+    ("libraries without line info", r"^\?\?\?$", r""),
+]
+LOOPS = {  # test: (toroid loop function, raw loop function), as valgrind --toggle-collect takes
+    "put_rate": ("stream*", "raw_stream"),
+    "fifo_rate": ("stream*", "raw_stream"),
+    "put_lat": ("pingpong*", "raw_pingpong*"),
+    "fifo_lat": ("fifo_pingpong*", "raw_pingpong*"),
+    "get_lat": ("get_loop*", "raw_pingpong*"),
+}
+WHAT = {
+    "put_rate": "64 B put",
+    "fifo_rate": "64 B memory-FIFO message",
+    "put_lat": "64 B put ping-pong (both directions)",
+    "fifo_lat": "64 B FIFO ping-pong (both directions)",
+    "get_lat": "64 B remote get (request and reply)",
+}
+
+
+def self_costs(path):
+    """{(file, line): instructions} from a callgrind out file: the cost of each source line
+    where it was executed, inlined code under the file it came from; call costs (the line after
+    calls=) are not self costs and are skipped."""
+    names = {"fl": {}, "fi": {}, "fe": {}, "fn": {}}
+    costs = {}
+    cur_fl = cur_file = None
+    line_no = 0
+    skip_next = False
+    with open(path) as f:
+        for raw in f:
+            if raw[0].isdigit() or raw[0] in "+-*":
+                parts = raw.split()
+                pos = parts[0]
+                if pos == "*":
+                    pass
+                elif pos[0] in "+-":
+                    line_no += int(pos)
+                else:
+                    line_no = int(pos)
+                if skip_next:
+                    skip_next = False
+                    continue
+                if len(parts) > 1 and cur_file is not None:
+                    key = (cur_file, line_no)
+                    costs[key] = costs.get(key, 0) + int(parts[1])
+                continue
+            m = re.match(r"^(fl|fi|fe|fn|cfi|cfl|cfn|cob|ob)=\((\d+)\)(?: (.*))?$", raw.rstrip("\n"))
+            if m:
+                kind, ident, name = m.groups()
+                table = {"cfi": "fl", "cfl": "fl", "fi": "fl", "fe": "fl", "fl": "fl"}.get(kind)
+                if table:
+                    if name is not None:
+                        names[table][ident] = name
+                    if kind == "fl":
+                        cur_fl = cur_file = names["fl"].get(ident)
+                    elif kind in ("fi", "fe"):
+                        cur_file = names["fl"].get(ident)
+                elif kind == "fn":
+                    cur_file = cur_fl
+                continue
+            if raw.startswith("calls="):
+                skip_next = True
+    return costs
+
+
+_FUNCS = {}
+
+
+def enclosing_function(path, line):
+    """The function of a C source file that holds @p line (DPDK style: the name at column 0)."""
+    if path not in _FUNCS:
+        starts = []
+        try:
+            with open(path) as f:
+                for no, l in enumerate(f, 1):
+                    m = re.match(r"^([A-Za-z_]\w*)\(", l)
+                    if m:
+                        starts.append((no, m.group(1)))
+        except OSError:
+            pass
+        _FUNCS[path] = starts
+    name = "?"
+    for no, fn in _FUNCS[path]:
+        if no > line:
+            break
+        name = fn
+    return name
+
+
+def annotate(path, inclusive):
+    out = subprocess.run(["callgrind_annotate", "--threshold=100",
+                          f"--inclusive={'yes' if inclusive else 'no'}", path],
+                         capture_output=True, text=True, check=True).stdout
+    costs = {}
+    for line in out.splitlines():
+        if "=>" in line:
+            continue
+        m = re.match(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*?):([^:\s]+)(?:\s+\[.*\])?\s*$", line)
+        if m:
+            key = (m.group(2), m.group(3))
+            costs[key] = costs.get(key, 0) + int(m.group(1).replace(",", ""))
+    return costs
+
+
+def run(perf, test, n, out, collect):
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+           f"--toggle-collect={collect}", perf,
+           "--no-huge", "--no-pci", "--no-shconf", "-l", "0", "-m", "512",
+           "--log-level", "lib.eal:error", "--", "-t", test, "-s", "64", "-n", str(n),
+           "--inline", "--baseline"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if r.returncode != 0 or not os.path.exists(out):
+        raise RuntimeError(f"{' '.join(cmd)}: exit {r.returncode}\n{r.stderr[-2000:]}")
+    return annotate(out, False), annotate(out, True)
+
+
+def stage_of(file, fn):
+    for stage, frx, fnrx in STAGES:
+        if (not frx or re.search(frx, file)) and (not fnrx or re.search(fnrx, fn)):
+            return stage
+    return "other"
+
+
+def measure(perf, test, n, tmp):
+    """Four runs: (N, 2N messages) x (instructions collected inside the toroid loop only,
+    inside the raw loop only), two at a time."""
+    loop, raw = LOOPS[test]
+    jobs = [(k, which, collect) for which, collect in (("toroid", loop), ("raw", raw))
+            for k in (n, 2 * n)]
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        res = list(ex.map(lambda j: run(perf, test, j[0], os.path.join(
+            tmp, f"{test}.{j[1]}.{j[0]}"), j[2]), jobs))
+    (ta, _), (tb, _), (ra, _), (rb, _) = res
+    la, lb = (self_costs(os.path.join(tmp, f"{test}.toroid.{k}")) for k in (n, 2 * n))
+    # messages the second run adds: toroid runs n/10+1 warm-up messages first, raw does not
+    d_toroid = (2 * n + 2 * n // 10 + 1) - (n + n // 10 + 1)
+    d_raw = n
+    toroid = (sum(tb.values()) - sum(ta.values())) / d_toroid
+    rawv = (sum(rb.values()) - sum(ra.values())) / d_raw
+    stages = {}
+    for key in set(la) | set(lb):
+        v = (lb.get(key, 0) - la.get(key, 0)) / d_toroid
+        f = os.path.normpath(key[0]) if key[0] else "???"
+        fn = enclosing_function(f, key[1]) if f.startswith(ROOT) else ""
+        st = stage_of(f, fn)
+        stages[st] = stages.get(st, 0) + v
+    return {"test": test, "what": WHAT[test], "toroid_instr": round(toroid, 1),
+            "raw_instr": round(rawv, 1), "ratio": round(toroid / rawv, 2) if rawv else None,
+            "stages": {k: round(v, 1) for k, v in sorted(stages.items(), key=lambda x: -x[1])
+                       if abs(v) >= 0.5}}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--tests", default="put_rate,fifo_rate,get_lat",
+                    help="comma-separated: " + ",".join(LOOPS))
+    ap.add_argument("-n", type=int, default=20000, help="messages of the first run (default "
+                    "20000; the second runs twice as many)")
+    ap.add_argument("--json", action="store_true", help="one JSON object per test")
+    ap.add_argument("--markdown", action="store_true", help="a markdown table")
+    ap.add_argument("--check", action="store_true",
+                    help="the smoke test: fail unless every count is positive and the stages "
+                    "add up to the total")
+    a = ap.parse_args()
+    if shutil.which("valgrind") is None or shutil.which("callgrind_annotate") is None:
+        print("ipm: needs valgrind (apt-get install valgrind)", file=sys.stderr)
+        return 2
+    if a.n < 500:
+        print("ipm: -n must be at least 500", file=sys.stderr)
+        return 2
+    perf = os.path.join(a.build, "apps/toroid-perf/toroid-perf")
+    if not os.access(perf, os.X_OK):
+        print(f"ipm: {perf}: not built", file=sys.stderr)
+        return 2
+    tests = a.tests.split(",")
+    for t in tests:
+        if t not in LOOPS:
+            print(f"ipm: unknown test {t} (known: {', '.join(LOOPS)})", file=sys.stderr)
+            return 2
+    results = []
+    with tempfile.TemporaryDirectory(prefix="toroid-ipm.") as tmp:
+        for t in tests:
+            results.append(measure(perf, t, a.n, tmp))
+    if a.check:
+        bad = 0
+        for r in results:
+            total = sum(r["stages"].values())
+            ok = (r["toroid_instr"] > 0 and r["raw_instr"] > 0 and
+                  abs(total - r["toroid_instr"]) <= 0.01 * r["toroid_instr"])
+            print(f"{'ok' if ok else 'FAIL'}: {r['test']} toroid {r['toroid_instr']:.0f}, raw "
+                  f"{r['raw_instr']:.0f}, stages add up to {total:.0f}")
+            bad += not ok
+        print(f"ipm: {len(results) - bad} passed, {bad} failed")
+        return 1 if bad else 0
+    if a.json:
+        for r in results:
+            print(json.dumps(r))
+    elif a.markdown:
+        names = []
+        for r in results:
+            names += [s for s in r["stages"] if s not in names]
+        print("| message | toroid instr/msg | raw DPDK instr/frame | ratio | " +
+              " | ".join(names) + " |")
+        print("|---|---:|---:|---:|" + "---:|" * len(names))
+        for r in results:
+            print(f"| {r['what']} | {r['toroid_instr']:.0f} | {r['raw_instr']:.0f} | "
+                  f"{r['ratio']:.1f} x | " +
+                  " | ".join(f"{r['stages'].get(s, 0):.0f}" for s in names) + " |")
+    else:
+        for r in results:
+            print(f"{r['test']:<10} {r['what']}: toroid {r['toroid_instr']:.0f} instructions "
+                  f"per message, raw DPDK {r['raw_instr']:.0f} per frame ({r['ratio']:.1f} x)")
+            for s, v in r["stages"].items():
+                print(f"    {s:<26} {v:8.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
