@@ -9,7 +9,7 @@ MESON    ?= meson
 NINJA    ?= ninja
 # Debian packages the build and the tests need.
 PACKAGES ?= gcc pkg-config meson ninja-build libdpdk-dev dpdk dpdk-dev libpcap-dev libinih-dev \
-            tcpdump python3 tshark clang libclang-rt-14-dev iproute2 valgrind
+            tcpdump python3 tshark clang libclang-rt-14-dev iproute2 valgrind man-db
 SUITES   ?= unit pmd
 # `make test` also runs the suites under ASan+UBSan (gcc) and the libFuzzer harnesses (clang).
 ASAN_BUILD ?= build-asan
@@ -17,10 +17,10 @@ FUZZ_BUILD ?= build-fuzz
 # Tests not run under ASan, as a grep -E pattern on test names:
 # docs compiles the documentation's examples against the build's libraries, without ASan;
 # packages checks the Makefile, not code: once is enough; ipm_smoke runs valgrind, which cannot
-# run an ASan binary;
+# run an ASan binary; install links a program without the sanitizer against the installed copy;
 # vni_pdump starts dpdk-dumpcap as a secondary process, which cannot map an ASan primary's
 # memory at the same addresses (ASan reserves them for its shadow).
-ASAN_SKIP ?= docs|packages|ipm_smoke|vni_pdump
+ASAN_SKIP ?= docs|packages|ipm_smoke|install|vni_pdump
 # DPDK's EAL keeps its memory until exit by design: no leak report. Any other finding fails.
 ASAN_ENV ?= ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
             UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
