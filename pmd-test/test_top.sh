@@ -32,3 +32,75 @@ echo "$out" | grep -q "x+ *tx" || { echo "link missing"; exit 1; }
 echo "$out" | grep "^node0" | awk '{ if ($3 == "0") exit 1 }' || { echo "no traffic seen"; exit 1; }
 "$top" -f no-such-prefix-$$ >/dev/null 2>&1 && { echo "a missing process should fail"; exit 1; }
 echo "toroid-top: live view of both nodes and their link"
+
+# ---- Prometheus: --prometheus once, and --listen scraped over HTTP ----
+for bad in "--listen abc" "--listen 1.2.3.4:99999" "--delay 0" "--count -1"; do
+	# shellcheck disable=SC2086
+	"$top" -f "$prefix" $bad >/dev/null 2>&1
+	[ $? -eq 2 ] || { echo "toroid-top $bad: want exit 2"; exit 1; }
+done
+"$top" -f "$prefix" --prometheus >"/tmp/toroid-prom-$$.txt" || { echo "--prometheus failed"; exit 1; }
+"$top" -f "$prefix" --listen 127.0.0.1:0 2>"/tmp/toroid-prom-$$.err" &
+srv=$!
+trap 'kill $pid $srv 2>/dev/null; wait $pid $srv 2>/dev/null; rm -rf "${sock%/*}" /tmp/toroid-prom-$$.*' EXIT
+python3 - "$prefix" "/tmp/toroid-prom-$$.txt" "/tmp/toroid-prom-$$.err" "$pid" <<'PY' || exit 1
+import os, re, sys, time, urllib.request, urllib.error
+prefix, once, errf, perf = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+LINE = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? '
+                  r'-?[0-9.e+]+$')
+
+def check(text, what):
+    samples, types = {}, {}
+    for l in text.splitlines():
+        if l.startswith("# TYPE "):
+            _, _, name, kind = l.split(" ", 3)
+            assert kind in ("counter", "gauge"), l
+            assert not kind == "counter" or name.endswith("_total"), f"{what}: counter {name}"
+            types[name] = kind
+        elif l.startswith("# HELP ") or not l:
+            continue
+        else:
+            assert LINE.match(l), f"{what}: not the text format: {l!r}"
+            name = re.split(r"[{ ]", l, 1)[0]
+            assert name in types, f"{what}: {name} has no TYPE"
+            samples[l.rsplit(" ", 1)[0]] = float(l.rsplit(" ", 1)[1])
+    return samples
+
+s = check(open(once).read(), "--prometheus")
+assert s.get("toroid_up") == 1, "toroid_up"
+tx = s.get('toroid_node_tx_pkts_total{node="node0",coord="0,0,0"}', 0)
+assert tx > 0, f"node0 sent nothing: {tx}"
+assert any(k.startswith('toroid_link_tx_pkts_total{node="node0"') and 'dir="x+"' in k for k in s)
+assert any(k.startswith('toroid_node_drops_by_cause_total{') and 'cause="bad_key"' in k for k in s)
+assert any(k.startswith('toroid_fifo_used{') and 'fifo="engine"' in k for k in s)
+# the server says where it listens
+port = None
+for _ in range(100):
+    m = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", open(errf).read())
+    if m:
+        port = int(m.group(1)); break
+    time.sleep(0.05)
+assert port, "--listen did not say its port"
+url = f"http://127.0.0.1:{port}/metrics"
+body = urllib.request.urlopen(url, timeout=10).read().decode()
+s2 = check(body, "/metrics")
+tx2 = s2['toroid_node_tx_pkts_total{node="node0",coord="0,0,0"}']
+assert tx2 >= tx, f"a counter went back: {tx} then {tx2}"
+try:
+    urllib.request.urlopen(f"http://127.0.0.1:{port}/nope", timeout=10)
+    raise AssertionError("/nope answered")
+except urllib.error.HTTPError as e:
+    assert e.code == 404
+# the engine goes away: the exporter stays and says so
+os.kill(perf, 15)
+for _ in range(200):
+    try:
+        os.kill(perf, 0)
+        time.sleep(0.05)
+    except OSError:
+        break
+body = urllib.request.urlopen(url, timeout=10).read().decode()
+assert "toroid_up 0" in body, body[:300]
+print(f"prometheus: {len(s)} samples, scraped twice over HTTP, toroid_up 0 after the engine left")
+PY
+echo "toroid-top: Prometheus exporter checked"
