@@ -11,8 +11,11 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include <rte_pause.h>
 
 #include <toroid/toroid.h>
 
@@ -207,6 +210,118 @@ test_owners(void)
 	printf("owners: 4 queues x %u events, each serviced only by its own thread\n", PER_Q);
 }
 
+/* ---- an event queue bound to a CPU: its owner runs there, is woken there, and moves ---- */
+
+struct binder {
+	struct trd_eq *eq;
+	int cpus[2];
+	unsigned int phases;
+	unsigned int ready;   /* phases whose binding is done (main then sends) */
+	int bind_rc[2];
+	int affinity_ok[2];   /* the thread's CPU set is exactly that CPU */
+	int core_seen[2];     /* trd_eq_core() after binding */
+	int woke_on[2];       /* sched_getcpu() when trd_eq_wait() returned the event */
+	int wait_rc[2];
+};
+
+static void *
+binder_main(void *arg)
+{
+	struct binder *b = arg;
+	struct trd_event ev;
+
+	for (unsigned int p = 0; p < b->phases; p++) {
+		cpu_set_t set;
+
+		b->bind_rc[p] = trd_eq_bind(b->eq, b->cpus[p]);
+		b->affinity_ok[p] = pthread_getaffinity_np(pthread_self(), sizeof(set), &set) == 0 &&
+				    CPU_COUNT(&set) == 1 && CPU_ISSET((unsigned int)b->cpus[p], &set);
+		b->core_seen[p] = trd_eq_core(b->eq);
+		__atomic_store_n(&b->ready, p + 1, __ATOMIC_RELEASE);
+		b->wait_rc[p] = trd_eq_wait(b->eq, &ev, 1, TIMEOUT_US);
+		b->woke_on[p] = sched_getcpu();
+	}
+	return NULL;
+}
+
+static void
+test_cpu_binding(void)
+{
+	struct trd_node_conf c = {.rec_fifo_size = 64};
+	unsigned int lc = test_worker_lcore();
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct binder b = {.cpus = {0, 1}, .phases = ncpu >= 2 ? 2 : 1};
+	struct trd_msg *m[8];
+	struct trd_eq *eq2;
+	struct trd_node *n;
+	pthread_t th;
+
+	if (lc >= RTE_MAX_LCORE) {
+		test_skip_part("cpu binding: needs a worker lcore");
+		return;
+	}
+	trd_torus_init(&c.torus, 1, 1, 1);
+	n = trd_node_create(&c);
+	T_ASSERT(n != NULL, "node");
+	b.eq = trd_eq_create(n, -1, 0);
+	eq2 = trd_eq_create(n, -1, 0);
+	T_ASSERT(b.eq != NULL && eq2 != NULL, "queues");
+	T_EQ(trd_eq_core(b.eq), -1);
+	T_EQ(trd_eq_core(NULL), -EINVAL);
+	T_EQ(trd_rec_fifo_set_eq(trd_rec_fifo(n, 0), b.eq), 0);
+
+	/* refusals change nothing */
+	T_EQ(trd_eq_bind(b.eq, -2), -EINVAL);
+	T_EQ(trd_eq_bind(b.eq, 100000), -EINVAL);
+	T_EQ(trd_eq_bind(b.eq, (int)sysconf(_SC_NPROCESSORS_CONF)), -EINVAL);
+	T_EQ(trd_eq_core(b.eq), -1);
+	/* this thread is EAL's main lcore, on CPU 0 alone: it may bind there, nowhere else */
+	if (ncpu >= 2)
+		T_EQ(trd_eq_bind(eq2, 1), -EBUSY);
+	T_EQ(trd_eq_core(eq2), -1);
+	T_EQ(trd_eq_bind(eq2, 0), 0);
+	T_EQ(trd_eq_core(eq2), 0);
+
+	T_EQ(trd_node_launch(n, lc), 0);
+	T_EQ(pthread_create(&th, NULL, binder_main, &b), 0);
+	for (unsigned int p = 0; p < b.phases; p++) {
+		uint64_t deadline = trd_time_us() + TIMEOUT_US;
+
+		while (__atomic_load_n(&b.ready, __ATOMIC_ACQUIRE) < p + 1 &&
+		       trd_time_us() < deadline)
+			rte_pause();
+		T_ASSERT(__atomic_load_n(&b.ready, __ATOMIC_ACQUIRE) >= p + 1, "phase %u", p);
+		if (p == 0) {
+			/* the owner holds the queue: a refused bind from here does not take it */
+			if (ncpu >= 2)
+				T_EQ(trd_eq_bind(b.eq, 1), -EBUSY);
+			T_EQ(trd_eq_poll(b.eq, NULL, 0), -EPERM);
+		}
+		/* the owner takes this event, then binds for the next phase before main sends */
+		send_self(n, 0, 0xB1D0 + p);
+	}
+	T_EQ(pthread_join(th, NULL), 0);
+	trd_lcore_stop(lc);
+	for (unsigned int p = 0; p < b.phases; p++) {
+		T_EQ(b.bind_rc[p], 0);
+		T_ASSERT(b.affinity_ok[p], "phase %u: owner not pinned to CPU %d alone", p,
+			 b.cpus[p]);
+		T_EQ(b.core_seen[p], b.cpus[p]);
+		T_EQ(b.wait_rc[p], 1);
+		T_ASSERT(b.woke_on[p] == b.cpus[p], "phase %u: woken on CPU %d, bound to %d", p,
+			 b.woke_on[p], b.cpus[p]);
+	}
+	for (int k; (k = trd_rec_fifo_poll(trd_rec_fifo(n, 0), m, 8)) > 0;)
+		for (int j = 0; j < k; j++)
+			trd_msg_free(m[j]);
+	trd_node_free(n);
+	if (b.phases < 2)
+		test_skip_part("cpu binding: re-binding to another CPU needs two CPUs");
+	printf("cpu binding: the owner runs and is woken on its queue's CPU; re-binding moved it "
+	       "from CPU 0 to CPU 1; refusals (no such CPU, an EAL lcore elsewhere) change "
+	       "nothing\n");
+}
+
 static void
 test_doorbell_wait(void)
 {
@@ -264,6 +379,7 @@ main(int argc, char **argv)
 	test_eal_init(argv[0], NULL);
 	test_arm();
 	test_owners();
+	test_cpu_binding();
 	test_doorbell_wait();
 	rte_eal_cleanup();
 	return test_status();

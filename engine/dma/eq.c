@@ -6,11 +6,15 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <rte_errno.h>
+#include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_ring_elem.h>
 
@@ -78,15 +82,61 @@ trd_node_eq(struct trd_node *n, unsigned int idx)
 	return (n == NULL || idx >= n->n_eqs) ? NULL : n->eqs[idx];
 }
 
+/* Run the calling thread on CPU @p core alone. An EAL lcore thread keeps the CPUs EAL gave it:
+ * it may bind only to the one CPU it already runs on. */
+static int
+pin_self(int core)
+{
+	unsigned int lcore = rte_lcore_id();
+	cpu_set_t set;
+	int rc;
+
+	if (core >= CPU_SETSIZE || core >= (int)sysconf(_SC_NPROCESSORS_CONF)) {
+		TRD_LOG(ERR, "event queue: CPU %d does not exist (%ld CPUs)", core,
+			sysconf(_SC_NPROCESSORS_CONF));
+		return -EINVAL;
+	}
+	if (lcore != LCORE_ID_ANY) {
+		rte_cpuset_t cur = rte_lcore_cpuset(lcore);
+
+		if (CPU_COUNT(&cur) == 1 && CPU_ISSET((unsigned int)core, &cur))
+			return 0;
+		TRD_LOG(ERR, "event queue: the caller is EAL lcore %u, which EAL placed on other "
+			"CPUs than %d alone; bind from a thread of your own", lcore, core);
+		return -EBUSY;
+	}
+	CPU_ZERO(&set);
+	CPU_SET((unsigned int)core, &set);
+	rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (rc != 0) {
+		TRD_LOG(ERR, "event queue: cannot run this thread on CPU %d: %s (offline, or outside "
+			"the process's cpuset?)", core, strerror(rc));
+		return -rc;
+	}
+	return 0;
+}
+
 int
 trd_eq_bind(struct trd_eq *eq, int core)
 {
+	int rc;
+
 	if (eq == NULL || core < -1)
 		return -EINVAL;
-	if (core >= 0)
-		eq->core = core;
+	if (core >= 0) {
+		rc = pin_self(core);
+		if (rc != 0)
+			return rc; /* nothing changed: the queue keeps its CPU and its owner */
+		__atomic_store_n(&eq->core, core, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&eq->owner, self_tid(), __ATOMIC_RELEASE);
 	return 0;
+}
+
+int
+trd_eq_core(const struct trd_eq *eq)
+{
+	return eq == NULL ? -EINVAL : __atomic_load_n(&eq->core, __ATOMIC_ACQUIRE);
 }
 
 /* The owner, binding the caller if the queue has none yet. */

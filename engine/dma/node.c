@@ -21,8 +21,7 @@
 #include "dma_pvt.h"
 
 RTE_LOG_REGISTER_SUFFIX(trd_node_logtype, node, INFO);
-#define NODE_LOG(level, fmt, ...)                                                                  \
-	rte_log(RTE_LOG_##level, trd_node_logtype, "toroid: " fmt "\n", ##__VA_ARGS__)
+#define NODE_LOG TRD_LOG
 
 static const char *const stat_names[] = {
 #define TRD_STAT_NAME_(e, n) n,

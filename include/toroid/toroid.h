@@ -451,14 +451,29 @@ struct trd_event {
 struct trd_eq;
 
 /**
- * Create an event queue of @p size events (0: 4096) on @p node, meant for CPU @p core
- * (informational; -1 for any). The queue has an eventfd and starts disarmed. Its owner is
- * the first thread that calls trd_eq_bind() (or trd_eq_poll()/trd_eq_wait()).
+ * Create an event queue of @p size events (0: 4096) on @p node, meant for CPU @p core (-1 for
+ * any): trd_eq_core() reports it, and trd_eq_bind(eq, trd_eq_core(eq)) puts the owner there.
+ * The queue has an eventfd and starts disarmed. Its owner is the first thread that calls
+ * trd_eq_bind() (or trd_eq_poll()/trd_eq_wait()).
  * @return the queue, or NULL with rte_errno = EINVAL, ENOSPC (16 queues per node), ENOMEM.
  */
 struct trd_eq *trd_eq_create(struct trd_node *node, int core, unsigned int size);
-/** Make the calling thread the queue's owner (re-binding at run time). @return 0 or -EINVAL. */
+/**
+ * Make the calling thread the queue's owner, on CPU @p core: the thread is pinned to that CPU
+ * alone (pthread_setaffinity_np), so the queue's waiter runs and is woken there, and the queue's
+ * CPU becomes @p core. Calling it again with another CPU moves the owner (re-binding at run
+ * time); another thread calling it takes the queue over. @p core -1 makes the caller the owner
+ * and leaves its CPUs and the queue's CPU as they are. An EAL lcore thread keeps the CPUs EAL
+ * gave it: it may bind only to the single CPU it already runs on.
+ * On an error nothing changes (owner, CPU, affinity).
+ * @return 0; -EINVAL (NULL queue, @p core < -1, or no such CPU); -EBUSY (the caller is an EAL
+ *         lcore on other CPUs); another negative errno from pthread_setaffinity_np (e.g. a CPU
+ *         outside the process's cpuset).
+ */
 int trd_eq_bind(struct trd_eq *eq, int core);
+/** The queue's CPU (from trd_eq_create() or the last trd_eq_bind() with a CPU), -1 for any,
+ * or -EINVAL for a NULL queue. */
+int trd_eq_core(const struct trd_eq *eq);
 /** The queue's eventfd, for epoll/poll: readable after a signal. */
 int trd_eq_fd(const struct trd_eq *eq);
 /**
