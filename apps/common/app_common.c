@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <getopt.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,8 +86,19 @@ app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***a
 
 	eal[n++] = argv[0];
 	if (sep > 1) {
-		for (int i = 1; i < sep; i++)
+		bool no_huge = false, mem = false;
+
+		for (int i = 1; i < sep; i++) {
 			eal[n++] = argv[i];
+			no_huge |= strcmp(argv[i], "--no-huge") == 0;
+			mem |= strncmp(argv[i], "-m", 2) == 0 || strncmp(argv[i], "--socket-mem", 12) == 0;
+		}
+		/* without hugepages EAL's default is 64 MB, too little for the apps' pools: give
+		 * the app's own default unless the command line says how much */
+		if (no_huge && !mem) {
+			eal[n++] = (char *)"-m";
+			eal[n++] = (char *)(mem_mb ? mem_mb : "1024");
+		}
 	} else {
 		if (app_default_lcores != NULL)
 			snprintf(lcores, sizeof(lcores), "%s", app_default_lcores);
@@ -102,6 +115,7 @@ app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***a
 		eal[n++] = (char *)"lib.eal:error";
 	}
 	eal[n] = NULL;
+	optind = 1; /* the app may have read its options with getopt already */
 	if (rte_eal_init(n, eal) < 0)
 		rte_exit(EXIT_FAILURE, "cannot start EAL: %s\n", rte_strerror(rte_errno));
 }
@@ -109,22 +123,10 @@ app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***a
 int
 app_parse_size(const char *s, unsigned long long *out)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
+	int rc = app_parse_u64(s, true, 0, UINT64_MAX, &v);
 
-	if (s == NULL || *s == '\0' || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno != 0 || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end != '\0')
+	if (rc != 0)
 		return -EINVAL;
 	*out = v;
 	return 0;
