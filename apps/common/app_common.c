@@ -65,7 +65,8 @@ app_split_args(int argc, char **argv, int *app_argc, char ***app_argv)
 const char *
 app_eal_defaults(void)
 {
-	return "--no-huge --no-pci --no-shconf -m 1024 -l 0-1 --log-level lib.eal:error";
+	return "--no-huge --no-pci --no-shconf -m 1024 -l 0-1 --log-level lib.eal:error "
+	       "--log-level lib.telemetry:error";
 }
 
 void
@@ -113,11 +114,18 @@ app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***a
 		eal[n++] = lcores;
 		eal[n++] = (char *)"--log-level";
 		eal[n++] = (char *)"lib.eal:error";
+		eal[n++] = (char *)"--log-level"; /* "No legacy callbacks, legacy socket..." */
+		eal[n++] = (char *)"lib.telemetry:error";
 	}
 	eal[n] = NULL;
 	optind = 1; /* the app may have read its options with getopt already */
-	if (rte_eal_init(n, eal) < 0)
-		rte_exit(EXIT_FAILURE, "cannot start EAL: %s\n", rte_strerror(rte_errno));
+	if (rte_eal_init(n, eal) < 0) {
+		/* not rte_exit(): its rte_eal_cleanup() of an EAL that did not start prints
+		 * errors of its own ("Unregistering with invalid input parameter") */
+		fprintf(stderr, "%s: cannot start EAL: %s\n", program_invocation_short_name,
+			rte_strerror(rte_errno));
+		exit(EXIT_FAILURE);
+	}
 }
 
 int
