@@ -27,7 +27,7 @@ LONG=$T/$(printf 'd%.0s' $(seq 1 110))/node%r.sock
 bad() {
 	local rc lines
 	runs=$((runs + 1))
-	timeout 20 "$@" >"$T/out" 2>"$T/err" </dev/null
+	timeout -k 5 20 "$@" >"$T/out" 2>"$T/err" </dev/null
 	rc=$?
 	lines=$(wc -l <"$T/err")
 	if [ $rc -ne 2 ] || [ "$lines" -ne 1 ] || [ -s "$T/out" ]; then

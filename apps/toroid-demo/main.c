@@ -319,6 +319,7 @@ static const char demo_usage_fmt[] =
 	"\n"
 	"Without EAL options (no \"--\", or nothing before it) the EAL runs with\n"
 	"  --no-huge --no-pci --no-shconf -m 768 -l %s --log-level lib.eal:error\n"
+	"  --log-level lib.telemetry:error\n"
 	"One worker lcore serves all nodes and the main lcore runs the demo; with a single\n"
 	"lcore the waits make progress inline.\n"
 	"\n"
