@@ -43,6 +43,18 @@ wait_for() {
 	return 1
 }
 
+# reap PID SECONDS WHAT: wait for PID to end (rc in $rc); still running after SECONDS: killed,
+# and a failure
+reap() {
+	timeout "$2" tail --pid="$1" -f /dev/null
+	if kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; then
+		fail "$3: still running $2 s after the signal"
+		kill -9 "$1" 2>/dev/null
+	fi
+	wait "$1"
+	rc=$?
+}
+
 # dead PID: not running (a zombie left for a reaper that does not reap counts as dead)
 dead() {
 	! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null
@@ -63,9 +75,7 @@ fi
 p=$!; pids+=($p)
 sleep 3 # warm-up (5M round trips) is over by then, the measure is not
 kill -INT $p
-timeout 20 tail --pid=$p -f /dev/null
-wait $p
-rc=$?
+reap $p 20 "put_lat after SIGINT"
 [ $rc -eq 130 ] || fail "put_lat interrupted by SIGINT: exit $rc, not 130"
 if grep -q '"interrupted":true' "$T/lat.out"; then
 	python3 - "$T/lat.out" <<'PY' || fail "put_lat interrupted: bad figures: $(cat "$T/lat.out")"
@@ -85,9 +95,7 @@ fi
 p=$!; pids+=($p)
 sleep 4
 kill -TERM $p
-timeout 20 tail --pid=$p -f /dev/null
-wait $p
-rc=$?
+reap $p 20 "fifo_rate after SIGTERM"
 [ $rc -eq 143 ] || fail "fifo_rate interrupted by SIGTERM: exit $rc, not 143"
 grep -q "timed out" "$T/rate.err" && fail "fifo_rate interrupted: $(grep 'timed out' "$T/rate.err")"
 if [ -s "$T/rate.out" ]; then
@@ -125,9 +133,7 @@ vni_run() { # SIGNAL TARGET: run a long ping-pong, signal the parent, check both
 	pids+=($child)
 	sleep 1.5
 	kill -"$1" $vp
-	timeout 10 tail --pid=$vp -f /dev/null
-	wait $vp
-	rc=$?
+	reap $vp 10 "toroid-vni-perf after SIG$1"
 	for _ in $(seq 100); do dead "$child" && break; sleep 0.05; done
 	dead "$child" || fail "vni-perf: the pong (pid $child) still runs after SIG$1 to the parent"
 }

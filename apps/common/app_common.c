@@ -89,6 +89,10 @@ app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***a
 	if (sep > 1) {
 		bool no_huge = false, mem = false;
 
+		/* telemetry's start-up chatter off; the user's own --log-level comes later and
+		 * wins */
+		eal[n++] = (char *)"--log-level";
+		eal[n++] = (char *)"lib.telemetry:error";
 		for (int i = 1; i < sep; i++) {
 			eal[n++] = argv[i];
 			no_huge |= strcmp(argv[i], "--no-huge") == 0;

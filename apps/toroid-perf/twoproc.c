@@ -492,8 +492,17 @@ perf_twoproc(const char *role, const char *socket, const char *test)
 	rc = rte_vdev_init("net_memif_perf", args);
 	if (rc == 0)
 		rc = rte_eth_dev_get_port_by_name("net_memif_perf", &port);
-	if (rc == 0 && (plink = trd_link_ethdev(port, NULL)) == NULL) /* configure, start */
-		rc = -rte_errno;
+	if (rc == 0) {
+		/* configure, start; a client cannot start before its server listens (the two
+		 * commands are typed or pasted one after the other): keep trying for a while */
+		uint64_t until = trd_time_us() + 30000000;
+
+		while ((plink = trd_link_ethdev(port, NULL)) == NULL && !server && !perf_stop &&
+		       trd_time_us() < until)
+			rte_delay_us_sleep(250000);
+		if (plink == NULL)
+			rc = -rte_errno;
+	}
 	if (rc != 0) {
 		fprintf(stderr, "toroid-perf: cannot open net_memif (%s): %s\n", args,
 			rte_strerror(-rc));
