@@ -71,9 +71,9 @@ if [ -f "$f" ] && [ "$(wc -l <"$f")" -lt 200 ] &&
 fi
 
 # ---- SIGINT during a latency test ----
-"$PERF" "${EAL[@]}" -l 0-1 -- -t put_lat -n 50000000 --json >"$T/lat.out" 2>"$T/lat.err" &
+"$PERF" "${EAL[@]}" -l 0-1 -- -t put_lat -n 5000000 --json >"$T/lat.out" 2>"$T/lat.err" &
 p=$!; pids+=($p)
-sleep 3 # warm-up (5M round trips) is over by then, the measure is not
+sleep 3 # warm-up (500 000 round trips) is over by then, the measure (5M) is not
 kill -INT $p
 reap $p 20 "put_lat after SIGINT"
 [ $rc -eq 130 ] || fail "put_lat interrupted by SIGINT: exit $rc, not 130"
@@ -83,14 +83,14 @@ import json, sys
 r = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 assert len(r) == 1, r
 r = r[0]
-assert 0 < r["iters"] < 50000000 and r["p50"] > 0 and r["min"] > 0, r
+assert 0 < r["iters"] < 5000000 and r["p50"] > 0 and r["min"] > 0, r
 PY
 elif [ -s "$T/lat.out" ]; then
 	fail "put_lat interrupted: a result not marked interrupted: $(cat "$T/lat.out")"
 fi
 
 # ---- SIGTERM during a rate test ----
-"$PERF" "${EAL[@]}" -l 0-1 -- -t fifo_rate -n 100000000 --json >"$T/rate.out" \
+"$PERF" "${EAL[@]}" -l 0-1 -- -t fifo_rate -n 30000000 --json >"$T/rate.out" \
 	2>"$T/rate.err" &
 p=$!; pids+=($p)
 sleep 4
@@ -163,5 +163,7 @@ rc=$?
 	fail "memif client as in the docs: exit $rc: $(grep -v '^EAL' "$T/cli.err" | tail -n 3)"
 timeout 20 tail --pid=$srv -f /dev/null || fail "memif server did not end after the client"
 
+[ -s "$T/lat.out" ] || echo "note: put_lat was interrupted in its warm-up (a slow machine)"
+[ -s "$T/rate.out" ] || echo "note: fifo_rate was interrupted in its warm-up (a slow machine)"
 [ $fails -eq 0 ] && echo "tools: all checks passed"
 [ $fails -eq 0 ]
