@@ -9,6 +9,9 @@ of issue 9.
     bench/run.py [--build DIR] [--runs N] [--out FILE] [--quick]
 
 Needs root only to install ucx-utils and sockperf when they are missing (apt-get).
+The file is written only when every measurement gave its figures: a partial or interrupted
+run writes nothing and exits 1. Servers it starts (toroid-perf --memif server, ucx_perftest,
+sockperf) run in their own process groups and are killed, whatever happens.
 """
 import argparse
 import datetime
@@ -16,6 +19,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -64,6 +68,36 @@ def sh(cmd, timeout=300, env=None):
     return r.stdout
 
 
+def start_server(cmd, env=None):
+    """A server in its own process group: stop_server() ends it and all it started (a shell
+    forks the command, so terminating the shell alone would leave the server running)."""
+    return subprocess.Popen(cmd, shell=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, cwd=ROOT, start_new_session=True,
+                            env={**os.environ, **(env or {})})
+
+
+def stop_server(p, grace=10):
+    """Wait up to GRACE seconds for the server to end by itself, then kill its group."""
+    try:
+        p.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            continue
+    # the group may outlive its leader
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def json_lines(out):
     res = []
     for line in out.splitlines():
@@ -87,6 +121,7 @@ class Suite:
         self.perf = os.path.join(args.build, "apps", "toroid-perf", "toroid-perf")
         self.rows = []      # (section, test, size, figure, unit, raw, ratio, command)
         self.commands = []
+        self.missing = []   # commands that gave no figure: the run is incomplete
 
     def perf_runs(self, section, opts, key_fig, unit, key_raw=None, label=None):
         """Run toroid-perf RUNS times; record medians of figure, raw and ratio per test."""
@@ -94,7 +129,10 @@ class Suite:
         self.commands.append(cmd)
         per = {}
         for _ in range(self.args.runs):
-            for r in json_lines(sh(cmd)):
+            got = json_lines(sh(cmd))
+            if not got:
+                self.missing.append(cmd)
+            for r in got:
                 k = (r["test"], r["size"])
                 per.setdefault(k, []).append(r)
         for (test, size), rs in sorted(per.items()):
@@ -118,19 +156,16 @@ class Suite:
         for _ in range(self.args.runs):
             if os.path.exists(sock):
                 os.unlink(sock)
-            p = subprocess.Popen(srv, shell=True, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, cwd=ROOT)
-            time.sleep(0.5)
+            p = start_server(srv)
             try:
+                time.sleep(0.5)
                 out = sh(cli, timeout=300)
             finally:
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-                sh(f"pkill -f 'file-prefix tb-srv-{tag}'")
-            for r in json_lines(out):
+                stop_server(p, grace=20)
+            got = json_lines(out)
+            if not got:
+                self.missing.append(cli)
+            for r in got:
                 per.setdefault((r["test"], r["size"]), []).append(r)
         for (test, size), rs in sorted(per.items()):
             lat = "p50" in rs[0]
@@ -153,16 +188,20 @@ class Suite:
             cmd = f"ucx_perftest 127.0.0.1 -t {test} -s 64 -n {n} -c 1"
             self.commands.append(f"UCX_TLS=tcp UCX_NET_DEVICES=lo ucx_perftest -c 0 & {cmd}")
             for _ in range(self.args.runs):
-                srv = subprocess.Popen("ucx_perftest -c 0", shell=True, env={**os.environ, **env},
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                time.sleep(1)
-                out = sh(cmd, timeout=120, env=env)
-                srv.wait(timeout=30)
+                srv = start_server("ucx_perftest -c 0", env=env)
+                try:
+                    time.sleep(1)
+                    out = sh(cmd, timeout=120, env=env)
+                finally:
+                    stop_server(srv, grace=30)
+                n_before = len(vals)
                 for line in out.splitlines():
                     if line.startswith("Final:"):
                         f = line.split()
                         # Final: iters p50 avg overall bw_avg bw_overall rate_avg rate_overall
                         vals.append(float(f[8]) / 1e6 if test.endswith("_bw") else float(f[2]))
+                if len(vals) == n_before:
+                    self.missing.append(cmd)
             res[test] = med(vals)
         return res
 
@@ -175,17 +214,22 @@ class Suite:
         tp = "taskset -c 1 sockperf throughput -i 127.0.0.1 -p 11111 -m 64 -t 3"
         self.commands += [srv_cmd + " &", pp, tp]
         for _ in range(self.args.runs):
-            srv = subprocess.Popen(srv_cmd, shell=True, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
-            time.sleep(0.5)
-            for line in sh(pp, timeout=60).splitlines():
-                if "percentile 50.000" in line:
-                    lat.append(float(line.split("=")[-1]))
-            for line in sh(tp, timeout=60).splitlines():
-                if "Message Rate is" in line:
-                    rate.append(float(line.split("Message Rate is")[1].split()[0]) / 1e6)
-            srv.terminate()
-            srv.wait(timeout=10)
+            srv = start_server(srv_cmd)
+            n_lat, n_rate = len(lat), len(rate)
+            try:
+                time.sleep(0.5)
+                for line in sh(pp, timeout=60).splitlines():
+                    if "percentile 50.000" in line:
+                        lat.append(float(line.split("=")[-1]))
+                for line in sh(tp, timeout=60).splitlines():
+                    if "Message Rate is" in line:
+                        rate.append(float(line.split("Message Rate is")[1].split()[0]) / 1e6)
+            finally:
+                stop_server(srv, grace=0)
+            if len(lat) == n_lat:
+                self.missing.append(pp)
+            if len(rate) == n_rate:
+                self.missing.append(tp)
         return {"p50_us": med(lat), "mpps": med(rate)}
 
 
@@ -334,10 +378,22 @@ def main():
     out.append("```")
     rel = os.path.relpath(args.build, ROOT)
     out = [line.replace(args.build.rstrip("/") + "/", "./" + rel + "/") for line in out]
-    with open(args.out, "w") as f:
+    if s.missing:
+        # a partial table would replace a complete one: keep the old file
+        print(f"bench: {len(s.missing)} measurement(s) gave no figure, {args.out} not written:",
+              file=sys.stderr)
+        for cmd in s.missing:
+            print(f"  {cmd}", file=sys.stderr)
+        sys.exit(1)
+    tmp = args.out + ".tmp"
+    with open(tmp, "w") as f:
         f.write("\n".join(out) + "\n")
+    os.replace(tmp, args.out)
     print(f"bench: wrote {args.out} in {time.time() - t0:.0f} s")
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit("bench: interrupted: nothing written")

@@ -104,6 +104,21 @@ grep -q 'desc 0: fifo flags cpl fifo 2 dst 1,0,0' "$T/v.txt" && ok ||
 	fail "-v: no completion descriptor in the reflection's remote get"
 grep -q 'csum 0x[0-9a-f]* (correct)' "$T/v.txt" && ok || fail "-v: checksum not shown"
 [ "$(grep -c '^	0x0000:  ' "$T/v.txt")" -eq "$nframes" ] && ok || fail "-v: hex dumps"
+# the pcapng interface (node, direction, link) and the frame's direction, for every frame
+sed -n 's/^	interface [0-9]* (\(.*\)), \(inbound\|outbound\)$/\1	\2/p' "$T/v.txt" >"$T/ifs.txt"
+[ "$(wc -l <"$T/ifs.txt")" -eq "$nframes" ] && ok ||
+	fail "-v: $(wc -l <"$T/ifs.txt") of $nframes frames show their interface and direction"
+grep -q '^node1 x+ [^	]*	outbound$' "$T/ifs.txt" && grep -q '^node1 x+ [^	]*	inbound$' "$T/ifs.txt" &&
+	ok || fail "-v: node1's outbound and inbound frames on x+ not named"
+if command -v tshark >/dev/null 2>&1; then
+	tshark -r "$G/golden.pcap" -T fields -e frame.interface_name \
+		-e frame.packet_flags_direction 2>/dev/null |
+		sed 's/	0x00000001$/	inbound/; s/	0x00000002$/	outbound/' >"$T/ifs.tshark"
+	if diff -u "$T/ifs.tshark" "$T/ifs.txt" >"$T/diff"; then ok; else
+		fail "-v: interfaces and directions differ from tshark's:"
+		cat "$T/diff"
+	fi
+fi
 
 # ---- --summary ----
 "$DUMP" --summary -r "$G/golden.pcap" >"$T/sum.txt"

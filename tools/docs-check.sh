@@ -12,6 +12,10 @@
 #                            "./build/" in a command is replaced by BUILD_DIR
 #   <!-- docs-check: c -->   the block is a C program: it is compiled against BUILD_DIR's
 #                            libraries, the way the README shows, and run
+#   <!-- docs-check: output CMD -->
+#                            the block is a copy of what CMD prints on its standard output
+#                            (a --help text, say): CMD runs and the two must be equal,
+#                            so a copied text cannot go stale ("./build/" as above)
 #
 # Every command and program must exit 0 within DOCS_CHECK_TIMEOUT seconds (default 120).
 # Mark only quick commands that need nothing but a build: no make, no apt, no meson test.
@@ -65,6 +69,12 @@ state == 0 && line ~ /^[ \t]*<!--[ \t]*docs-check[ \t]*-->[ \t]*$/ {
 state == 0 && line ~ /^[ \t]*<!--[ \t]*docs-check:[ \t]*c[ \t]*-->[ \t]*$/ {
 	state = 1; kind = "c"; mline = FNR; next
 }
+state == 0 && line ~ /^[ \t]*<!--[ \t]*docs-check:[ \t]*output[ \t]+.*-->[ \t]*$/ {
+	ocmd = line
+	sub(/^[ \t]*<!--[ \t]*docs-check:[ \t]*output[ \t]+/, "", ocmd)
+	sub(/[ \t]*-->[ \t]*$/, "", ocmd)
+	state = 1; kind = "out"; mline = FNR; next
+}
 state == 1 {
 	if (line ~ /^[ \t]*(```|~~~)/) {
 		state = 2; where = FILENAME ":" FNR; body = ""; cmd = ""; cline = 0
@@ -78,12 +88,17 @@ state == 1 {
 state == 2 && line ~ /^[ \t]*(```|~~~)[ \t]*$/ {
 	if (kind == "c")
 		emit("c", body)
+	else if (kind == "out") {
+		emit("out", body)
+		name = sprintf("%s/%04d", out, n)
+		printf "%s\n", ocmd > (name ".cmd"); close(name ".cmd")
+	}
 	else if (cmd != "")
 		emit("sh", cmd "\n")
 	state = 0
 	next
 }
-state == 2 && kind == "c" { body = body line "\n"; next }
+state == 2 && (kind == "c" || kind == "out") { body = body line "\n"; next }
 state == 2 {
 	if (cmd == "") {
 		if (line ~ /^[ \t]*(#.*)?$/)
@@ -125,6 +140,18 @@ for w in "$tmp"/*.where; do
 	total=$((total + 1))
 	if [ -e "$item.bad" ]; then
 		fail "$where" "$(cat "$item.bad")" /dev/null
+	elif [ -e "$item.out" ]; then
+		shown=$(cat "$item.cmd")
+		cmd=${shown//.\/build\//$build/}
+		timeout "$timeout_s" bash -o pipefail -c "$cmd" >"$item.actual" 2>"$log"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			fail "$where" "$shown (exit $rc)" "$log"
+		elif ! diff -u "$item.out" "$item.actual" >"$log"; then
+			fail "$where" "the text copied here differs from what '$shown' prints" "$log"
+		else
+			echo "ok   $where: the output of $shown"
+		fi
 	elif [ -e "$item.sh" ]; then
 		shown=$(cat "$item.sh")
 		cmd=${shown//.\/build\//$build/}

@@ -6,11 +6,11 @@
  * (INI_HANDLER_LINENO is a build-time choice of the library, invisible to us), and inih
  * never tells the handler about a section header, so an empty section or the line of a
  * section would be lost. We therefore feed inih through ini_parse_stream() with our own
- * fgets-style reader: the reader numbers each line, so when inih calls the handler the
+ * line reader: the reader numbers each line, so when inih calls the handler the
  * current line is the one being parsed. The reader also sees section headers (with their
  * line), strips leading blanks (so inih never treats an indented line as a continuation
  * of the previous value), and rejects lines too long for inih's buffer instead of letting
- * inih split them.
+ * inih split them, NUL bytes (a binary file) and files of more than LINES_MAX lines.
  *
  * Errors: the first one wins; it is kept as (line, message) and the reader then stops
  * the parse. inih's own syntax errors come back as its return value.
@@ -54,13 +54,16 @@ static const char *const node_keys[NK_COUNT] = {
 	"x+", "x-", "y+", "y-", "z+", "z-", "coord", "app", "proc", "mac", "procs",
 };
 
-/* Most processes one `procs` key lists. */
+/* Most processes one node hosts (over all its `procs` keys). */
 #define PROCS_MAX 64
+/* Most lines in a file: a 64x64x64 torus written one key a line stays far below. */
+#define LINES_MAX (1u << 24)
 
 /* Where each part of a node came from, for messages; freed after the load. */
 struct node_meta {
 	unsigned int line;               /* line of [node N], 0 = not defined yet */
-	unsigned int key_line[NK_COUNT]; /* line of each key, 0 = not given */
+	unsigned int key_line[NK_COUNT]; /* line of each key, 0 = not given (procs: the first) */
+	unsigned int n_procs;            /* processes its procs keys placed */
 };
 
 struct parse_ctx {
@@ -246,11 +249,13 @@ proc_add(struct parse_ctx *ctx, uint32_t app, uint32_t proc, unsigned int line)
 	return 1;
 }
 
-/* procs = A:P, A:P, ... (1..PROCS_MAX entries). 1, or 0 on error. */
+/* procs = A:P, A:P, ... (the key may be repeated: PROCS_MAX entries per node in all). 1, or 0
+ * on error. */
 static int
 procs_key(struct parse_ctx *ctx, const char *value)
 {
 	struct trd_topo_node *node = &ctx->topo->nodes[ctx->rank];
+	struct node_meta *m = &ctx->meta[ctx->rank];
 	char buf[256];
 	char *save = NULL, *tok;
 	unsigned int n = 0;
@@ -271,10 +276,11 @@ procs_key(struct parse_ctx *ctx, const char *value)
 			return fail(ctx, ctx->line, EINVAL,
 				    "bad procs entry '%s:%s' (APP and PROC are 0..%lu)", trim(tok),
 				    trim(colon + 1), (unsigned long)UINT32_MAX);
-		if (++n > PROCS_MAX)
-			return fail(ctx, ctx->line, EINVAL, "more than %d processes in procs",
-				    PROCS_MAX);
-		if (n == 1) {
+		n++;
+		if (++m->n_procs > PROCS_MAX)
+			return fail(ctx, ctx->line, EINVAL, "more than %d processes on node %u",
+				    PROCS_MAX, ctx->rank);
+		if (m->n_procs == 1) {
 			node->app_id = (uint32_t)a;
 			node->proc_id = (uint32_t)p;
 		}
@@ -510,7 +516,8 @@ node_key(struct parse_ctx *ctx, const char *name, const char *value)
 			    "unknown key '%s' in [node %u] (expected coord, app, proc, procs, "
 			    "mac, x+, x-, y+, y-, z+ or z-)",
 			    name, ctx->rank);
-	if (m->key_line[k] != 0)
+	/* procs may be repeated: each line adds processes (a line holds at most 198 characters) */
+	if (m->key_line[k] != 0 && k != NK_PROCS)
 		return fail(ctx, ctx->line, EINVAL, "duplicate key '%s' (first at line %u)", name,
 			    m->key_line[k]);
 
@@ -523,6 +530,8 @@ node_key(struct parse_ctx *ctx, const char *name, const char *value)
 	case NK_PROCS:
 		if (!procs_key(ctx, value))
 			return 0;
+		if (m->key_line[k] != 0)
+			return 1; /* keep the line of the first */
 		break;
 	case NK_COORD:
 		if (parse_uint_list(value, ",", 3, 255, v) < 0)
@@ -593,7 +602,7 @@ handle(void *user, const char *section, const char *name, const char *value)
 }
 
 /*
- * inih's reader: fgets() plus line numbering, section headers and the checks described at
+ * inih's reader: one line, plus line numbering, section headers and the checks described at
  * the top of this file. Returning NULL ends the parse (EOF, or an error was recorded).
  */
 static char *
@@ -603,17 +612,38 @@ read_line(char *str, int num, void *stream)
 	size_t len, skip;
 	char *p;
 
-	if (ctx->err_no != 0 || fgets(str, num, ctx->f) == NULL)
+	if (ctx->err_no != 0 || num < 2)
 		return NULL;
-	len = strlen(str);
-	if (len > 0 && str[len - 1] != '\n' && len == (size_t)num - 1) {
+	/* fgets() would not tell a NUL byte from the end of the line (a binary file such as
+	 * /dev/zero would be read forever as empty lines): read byte by byte */
+	len = 0;
+	for (;;) {
 		int c = getc(ctx->f);
 
-		if (c != EOF) {
-			fail(ctx, ctx->line + 1, EINVAL, "line too long (at most %d characters)",
+		if (c == EOF) {
+			if (len == 0)
+				return NULL;
+			break;
+		}
+		if (c == '\0') {
+			fail(ctx, ctx->line + 1, EINVAL, "NUL byte: not a text file");
+			return NULL;
+		}
+		if (len == (size_t)num - 1) {
+			fail(ctx, ctx->line + 1, EINVAL,
+			     "line too long (at most %d characters; repeat a procs key to list more "
+			     "processes)",
 			     num - 2);
 			return NULL;
 		}
+		str[len++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	str[len] = '\0';
+	if (ctx->line >= LINES_MAX) {
+		fail(ctx, ctx->line + 1, EINVAL, "more than %u lines", LINES_MAX);
+		return NULL;
 	}
 	ctx->line++;
 	/* a UTF-8 byte order mark; we remove it so the section check below sees the line */

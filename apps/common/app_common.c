@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <getopt.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +65,8 @@ app_split_args(int argc, char **argv, int *app_argc, char ***app_argv)
 const char *
 app_eal_defaults(void)
 {
-	return "--no-huge --no-pci --no-shconf -m 1024 -l 0-1 --log-level lib.eal:error";
+	return "--no-huge --no-pci --no-shconf -m 1024 -l 0-1 --log-level lib.eal:error "
+	       "--log-level lib.telemetry:error";
 }
 
 void
@@ -84,8 +87,23 @@ app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***a
 
 	eal[n++] = argv[0];
 	if (sep > 1) {
-		for (int i = 1; i < sep; i++)
+		bool no_huge = false, mem = false;
+
+		/* telemetry's start-up chatter off; the user's own --log-level comes later and
+		 * wins */
+		eal[n++] = (char *)"--log-level";
+		eal[n++] = (char *)"lib.telemetry:error";
+		for (int i = 1; i < sep; i++) {
 			eal[n++] = argv[i];
+			no_huge |= strcmp(argv[i], "--no-huge") == 0;
+			mem |= strncmp(argv[i], "-m", 2) == 0 || strncmp(argv[i], "--socket-mem", 12) == 0;
+		}
+		/* without hugepages EAL's default is 64 MB, too little for the apps' pools: give
+		 * the app's own default unless the command line says how much */
+		if (no_huge && !mem) {
+			eal[n++] = (char *)"-m";
+			eal[n++] = (char *)(mem_mb ? mem_mb : "1024");
+		}
 	} else {
 		if (app_default_lcores != NULL)
 			snprintf(lcores, sizeof(lcores), "%s", app_default_lcores);
@@ -100,31 +118,27 @@ app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***a
 		eal[n++] = lcores;
 		eal[n++] = (char *)"--log-level";
 		eal[n++] = (char *)"lib.eal:error";
+		eal[n++] = (char *)"--log-level"; /* "No legacy callbacks, legacy socket..." */
+		eal[n++] = (char *)"lib.telemetry:error";
 	}
 	eal[n] = NULL;
-	if (rte_eal_init(n, eal) < 0)
-		rte_exit(EXIT_FAILURE, "cannot start EAL: %s\n", rte_strerror(rte_errno));
+	optind = 1; /* the app may have read its options with getopt already */
+	if (rte_eal_init(n, eal) < 0) {
+		/* not rte_exit(): its rte_eal_cleanup() of an EAL that did not start prints
+		 * errors of its own ("Unregistering with invalid input parameter") */
+		fprintf(stderr, "%s: cannot start EAL: %s\n", program_invocation_short_name,
+			rte_strerror(rte_errno));
+		exit(EXIT_FAILURE);
+	}
 }
 
 int
 app_parse_size(const char *s, unsigned long long *out)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
+	int rc = app_parse_u64(s, true, 0, UINT64_MAX, &v);
 
-	if (s == NULL || *s == '\0' || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno != 0 || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end != '\0')
+	if (rc != 0)
 		return -EINVAL;
 	*out = v;
 	return 0;

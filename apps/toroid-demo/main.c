@@ -319,6 +319,7 @@ static const char demo_usage_fmt[] =
 	"\n"
 	"Without EAL options (no \"--\", or nothing before it) the EAL runs with\n"
 	"  --no-huge --no-pci --no-shconf -m 768 -l %s --log-level lib.eal:error\n"
+	"  --log-level lib.telemetry:error\n"
 	"One worker lcore serves all nodes and the main lcore runs the demo; with a single\n"
 	"lcore the waits make progress inline.\n"
 	"\n"
@@ -367,42 +368,17 @@ demo_usage(FILE *f, const char *default_lcores)
 		demo_default_sizes, demo_default_rsizes);
 }
 
-static void demo_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* A bad command line: one line on stderr, exit 2 (DEMO_EXIT_USAGE). */
+#define demo_usage_error app_usage_error
 
-static void
-demo_usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "toroid-demo: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'toroid-demo -- --help'.\n");
-	exit(DEMO_EXIT_USAGE);
-}
-
-/* A number with an optional K or M suffix. 0 on success. */
+/* A size 1..DEMO_SIZE_MAX, with an optional K or M suffix (strictly: app_args.h). 0 on
+ * success. */
 static int
 demo_parse_size(const char *s, uint32_t *out)
 {
-	unsigned long long v;
-	char *end;
+	uint64_t v;
 
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s)
-		return -1;
-	if (*end == 'k' || *end == 'K') {
-		v <<= 10;
-		end++;
-	} else if (*end == 'm' || *end == 'M') {
-		v <<= 20;
-		end++;
-	}
-	if (*end != '\0' || v == 0 || v > DEMO_SIZE_MAX)
+	if (app_parse_u64(s, true, 1, DEMO_SIZE_MAX, &v) != 0)
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
@@ -458,19 +434,7 @@ demo_parse_ops(struct demo_opts *o, const char *arg)
 		demo_usage_error("--ops: empty list");
 }
 
-static uint64_t
-demo_parse_u64(const char *opt, const char *arg, uint64_t min, uint64_t max)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(arg, &end, 0);
-	if (errno != 0 || end == arg || *end != '\0' || arg[0] == '-' || v < min || v > max)
-		demo_usage_error("%s: bad value '%s' (%" PRIu64 " to %" PRIu64 ")", opt, arg, min,
-				 max);
-	return v;
-}
+#define demo_parse_u64 app_opt_u64 /* strict, out of range: one line, exit 2 */
 
 static void
 demo_parse_args(struct demo_opts *o, int argc, char **argv, const char *default_lcores)
@@ -560,11 +524,8 @@ demo_parse_args(struct demo_opts *o, int argc, char **argv, const char *default_
 		case 'h':
 			demo_usage(stdout, default_lcores);
 			exit(0);
-		case ':':
-			demo_usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			demo_usage_error("unknown option '%s' (EAL options go before \"--\")",
-					 argv[optind - 1]);
+			app_getopt_error(c, argv);
 		}
 	}
 	if (optind < argc)

@@ -21,6 +21,8 @@
 #include <toroid/toroid.h>
 #include <toroid/wire.h>
 
+#include "../common/app_args.h"
+
 #define EXIT_BADFILE 1 /* cannot open or read the input, cannot write the output */
 #define EXIT_USAGE 2   /* the command line is wrong */
 
@@ -44,7 +46,8 @@ static const char dump_usage[] =
 	"\n"
 	"Printing:\n"
 	"  -v, --verbose          every header field, the payload's structure (remote-get\n"
-	"                         descriptors, atomics, verdicts) and a hex dump of the frame\n"
+	"                         descriptors, atomics, verdicts) and a hex dump of the frame;\n"
+	"                         from a pcapng file also the interface and the direction\n"
 	"  -e, --ether            show the Ethernet addresses and the frame length\n"
 	"  -t                     no timestamp; -tt seconds since the epoch; -ttt time since the\n"
 	"                         previous frame; -tttt date and time (default: local time of day)\n"
@@ -192,20 +195,190 @@ struct dump_state {
 
 static struct dump_state *dump_st;
 
-static void dump_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* ---- pcapng interfaces and directions ----
+ *
+ * libpcap reads pcapng but tells nothing of a packet's interface or direction (its
+ * pcap_pkthdr has no such fields). The file is therefore walked a second time, block by
+ * block, alongside libpcap: every packet libpcap hands over (each one reaches dump_handle(),
+ * the BPF filter is applied there) is the next packet block here. */
+
+#define PCAPNG_MAX_IFS 4096
+#define PCAPNG_MAX_BLOCK (16u << 20)
+
+struct pcapng_side {
+	FILE *f;
+	int swap;                     /* the section's byte order is not ours */
+	unsigned int n_ifs;
+	char *ifname[PCAPNG_MAX_IFS]; /* if_name of each interface of the section, or NULL */
+	uint8_t *buf;
+	/* the current packet */
+	int have;
+	uint32_t ifid;
+	int dir;                      /* 0 unknown, 1 inbound, 2 outbound (epb_flags bits 0-1) */
+};
+
+static struct pcapng_side png;
+
+static uint32_t
+png_u32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return png.swap ? __builtin_bswap32(v) : v;
+}
+
+static uint16_t
+png_u16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return png.swap ? __builtin_bswap16(v) : v;
+}
 
 static void
-dump_usage_error(const char *fmt, ...)
+png_close(void)
 {
-	va_list ap;
-
-	fprintf(stderr, "toroid-dump: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'toroid-dump --help'.\n");
-	exit(EXIT_USAGE);
+	if (png.f != NULL)
+		fclose(png.f);
+	for (unsigned int i = 0; i < png.n_ifs; i++)
+		free(png.ifname[i]);
+	free(png.buf);
+	memset(&png, 0, sizeof(png));
 }
+
+/* Open @p path beside libpcap if it is a pcapng file (not standard input). */
+static void
+png_open(const char *path)
+{
+	uint8_t magic[4];
+
+	memset(&png, 0, sizeof(png));
+	if (path == NULL || strcmp(path, "-") == 0 || (png.f = fopen(path, "rb")) == NULL)
+		return;
+	png.buf = malloc(PCAPNG_MAX_BLOCK);
+	if (png.buf == NULL || fread(magic, 1, 4, png.f) != 4 ||
+	    memcmp(magic, "\x0a\x0d\x0d\x0a", 4) != 0) {
+		png_close();
+		return;
+	}
+	rewind(png.f);
+}
+
+/* The options of a block body from @p off: call @p fn for each. */
+static void
+png_options(const uint8_t *b, uint32_t len, uint32_t off,
+	    void (*fn)(uint16_t code, const uint8_t *val, uint16_t vlen))
+{
+	while (off + 4 <= len) {
+		uint16_t code = png_u16(b + off), vlen = png_u16(b + off + 2);
+
+		if (code == 0 || off + 4 + (uint32_t)vlen > len)
+			return;
+		fn(code, b + off + 4, vlen);
+		off += 4 + (((uint32_t)vlen + 3) & ~3u);
+	}
+}
+
+static void
+png_idb_opt(uint16_t code, const uint8_t *val, uint16_t vlen)
+{
+	if (code == 2 && png.n_ifs > 0 && png.ifname[png.n_ifs - 1] == NULL) /* if_name */
+		png.ifname[png.n_ifs - 1] = strndup((const char *)val, vlen);
+}
+
+static void
+png_epb_opt(uint16_t code, const uint8_t *val, uint16_t vlen)
+{
+	if (code == 2 && vlen == 4) /* epb_flags */
+		png.dir = (int)(png_u32(val) & 3);
+}
+
+/* Advance to the next packet block: its interface and direction. Any surprise stops the
+ * walk (the frames are still decoded, without that information). */
+static void
+png_next(void)
+{
+	png.have = 0;
+	while (png.f != NULL) {
+		uint8_t h[8];
+		uint32_t type, total, blen;
+
+		if (fread(h, 1, 8, png.f) != 8)
+			goto stop;
+		memcpy(&type, h, 4);
+		if (type == 0x0A0D0D0A) { /* section header: its byte order, new interfaces */
+			uint8_t bom[4];
+
+			if (fread(bom, 1, 4, png.f) != 4)
+				goto stop;
+			if (memcmp(bom, "\x4d\x3c\x2b\x1a", 4) == 0)
+				png.swap = 0;
+			else if (memcmp(bom, "\x1a\x2b\x3c\x4d", 4) == 0)
+				png.swap = 1;
+			else
+				goto stop;
+			for (unsigned int i = 0; i < png.n_ifs; i++)
+				free(png.ifname[i]);
+			png.n_ifs = 0;
+			total = png_u32(h + 4);
+			if (total < 16 || total % 4 != 0 || total > PCAPNG_MAX_BLOCK ||
+			    fseek(png.f, (long)total - 12, SEEK_CUR) != 0)
+				goto stop;
+			continue;
+		}
+		type = png_u32(h);
+		total = png_u32(h + 4);
+		if (total < 12 || total % 4 != 0 || total > PCAPNG_MAX_BLOCK)
+			goto stop;
+		blen = total - 12;
+		if (fread(png.buf, 1, blen + 4, png.f) != blen + 4)
+			goto stop;
+		if (type == 1) { /* interface description */
+			if (blen < 8 || png.n_ifs == PCAPNG_MAX_IFS)
+				goto stop;
+			png.ifname[png.n_ifs++] = NULL;
+			png_options(png.buf, blen, 8, png_idb_opt);
+		} else if (type == 6) { /* enhanced packet */
+			uint32_t cap;
+
+			if (blen < 20)
+				goto stop;
+			png.ifid = png_u32(png.buf);
+			cap = png_u32(png.buf + 12);
+			png.dir = 0;
+			if (cap <= blen - 20)
+				png_options(png.buf, blen, 20 + ((cap + 3) & ~3u), png_epb_opt);
+			png.have = 1;
+			return;
+		} else if (type == 3 || type == 2) { /* simple packet; obsolete packet block */
+			png.ifid = type == 3 || blen < 2 ? 0 : png_u16(png.buf);
+			png.dir = 0;
+			png.have = 1;
+			return;
+		}
+	}
+	return;
+stop:
+	png_close();
+}
+
+/* -v: "interface N (NAME), inbound|outbound" of the frame, when the file says it. */
+static void
+png_print(void)
+{
+	if (!png.have)
+		return;
+	printf("\tinterface %u", png.ifid);
+	if (png.ifid < png.n_ifs && png.ifname[png.ifid] != NULL)
+		printf(" (%s)", png.ifname[png.ifid]);
+	if (png.dir != 0)
+		printf(", %s", png.dir == 1 ? "inbound" : png.dir == 2 ? "outbound" : "direction 3");
+	printf("\n");
+}
+
+#define dump_usage_error app_usage_error /* one line on stderr, exit 2 */
 
 /* ---- small decoders ---- */
 
@@ -590,8 +763,10 @@ dump_print_line(struct dump_state *s, const struct dump_frame *f)
 	if (f->truncated)
 		printf(" [captured %u of %u bytes]", f->h->caplen, f->len);
 	printf("\n");
-	if (s->o.verbose)
+	if (s->o.verbose) {
+		png_print();
 		dump_print_verbose(f);
+	}
 }
 
 static const char dump_fields_header[] =
@@ -799,6 +974,7 @@ dump_handle(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
 	struct dump_frame f = {.h = h, .data = bytes, .len = h->caplen};
 
 	s->seen++;
+	png_next();
 	if (s->have_prog && pcap_offline_filter(&s->prog, h, bytes) == 0)
 		return;
 	if (h->caplen < h->len) {
@@ -857,19 +1033,15 @@ dump_parse_coord(const char *s, struct trd_coord *c)
 	return 0;
 }
 
+/* A strict number (app_args.h) in [min, max]. */
 static int
 dump_parse_ll(const char *s, long long min, long long max, long long *out)
 {
-	char *end;
-	long long v;
+	uint64_t v;
 
-	if (s == NULL || *s == '\0')
+	if (app_parse_u64(s, false, (uint64_t)min, (uint64_t)max, &v) != 0)
 		return -EINVAL;
-	errno = 0;
-	v = strtoll(s, &end, 0);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		return -EINVAL;
-	*out = v;
+	*out = (long long)v;
 	return 0;
 }
 
@@ -1022,10 +1194,8 @@ dump_parse_args(struct dump_opts *o, int argc, char **argv)
 			for (unsigned int r = 1; trd_drop_name(r) != NULL; r++)
 				printf("%u\t%s\n", r, trd_drop_name(r));
 			exit(0);
-		case ':':
-			dump_usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			dump_usage_error("unknown option '%s'", argv[optind - 1]);
+			app_getopt_error(c, argv);
 		}
 	}
 	if ((o->rfile == NULL) == (o->iface == NULL))
@@ -1137,7 +1307,10 @@ main(int argc, char **argv)
 	if (s->o.fields && (s->dumper == NULL || s->o.print_with_w))
 		fputs(dump_fields_header, stdout);
 
+	if (s->o.verbose)
+		png_open(s->o.rfile);
 	rc = pcap_loop(s->pd, -1, dump_handle, (u_char *)s);
+	png_close();
 	if (rc == PCAP_ERROR) {
 		fflush(stdout);
 		fprintf(stderr, "toroid-dump: %s: %s\n", what, pcap_geterr(s->pd));

@@ -103,6 +103,7 @@ static struct trd_net *net;     /* --nodes mode */
 static struct served srv[NODE_MAX_SERVED];
 static unsigned int n_srv;
 static volatile sig_atomic_t node_stop;
+static bool eal_up;
 
 static void
 on_signal(int sig)
@@ -132,10 +133,10 @@ usage(FILE *f, const char *prog)
 		"  --staging SIZE       bytes held for messages that arrive before their receive,\n"
 		"                       per node (default 64M)\n"
 		"  --max-pool SIZE      largest buffer pool an application may ask (default 1G)\n"
-		"  --max-ifs N          applications at once per node (default 64)\n"
+		"  --max-ifs N          applications at once per node (default 64, 1..256)\n"
 		"  --noproc-ms N        a send to a process that is not attached keeps asking this\n"
 		"                       long (default 3000)\n"
-		"  --mtu N              set the ports' MTU (default: keep it)\n"
+		"  --mtu N              set the ports' MTU, 120..9000 (default: keep it)\n"
 		"  --link-wait S        wait up to S seconds for the ports' links (default 10)\n"
 		"  --idle-us N          sleep after N us without work (default 1000; 0: busy-poll)\n"
 		"  --sleep-us N         longest sleep (default 200)\n"
@@ -151,47 +152,34 @@ usage(FILE *f, const char *prog)
 		prog, NODE_DEFAULT_SOCKET, app_eal_defaults());
 }
 
-static int
-parse_uint(const char *s, unsigned int max, unsigned int *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v > max || *s == '-')
-		return -EINVAL;
-	*out = (unsigned int)v;
-	return 0;
-}
-
-static int
+static void
 parse_ports(const char *s)
 {
 	char buf[256], *save = NULL, *tok;
 
 	if (strlen(s) >= sizeof(buf))
-		return -EINVAL;
+		app_usage_error("--ports: list too long");
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
-		unsigned int p;
 		int d;
 
 		if (eq == NULL)
-			return -EINVAL;
+			app_usage_error("--ports: '%s' is not DIR=PORT (e.g. x+=0,y+=1)", tok);
 		*eq = '\0';
 		for (d = 0; d < TRD_DIR_COUNT; d++)
 			if (strcmp(tok, trd_dir_name((enum trd_dir)d)) == 0)
 				break;
-		if (d == TRD_DIR_COUNT || parse_uint(eq + 1, UINT16_MAX, &p) != 0)
-			return -EINVAL;
-		opt.ports[d] = (int)p;
+		if (d == TRD_DIR_COUNT)
+			app_usage_error("--ports: '%s' is not a direction (x+, x-, y+, y-, z+, z-)",
+					tok);
+		opt.ports[d] = (int)app_opt_u64("--ports", eq + 1, 0, UINT16_MAX);
 	}
 	opt.have_ports = true;
-	return 0;
 }
 
+/* The options after "--"; read before EAL starts, so a bad command line costs nothing and
+ * prints one line. */
 static void
 parse_args(int argc, char **argv)
 {
@@ -223,69 +211,73 @@ parse_args(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	unsigned int u;
-	int c, bad = 0;
+	int c;
 
 	for (int d = 0; d < TRD_DIR_COUNT; d++)
 		opt.ports[d] = -1;
-	while ((c = getopt_long(argc, argv, "qh", lo, NULL)) != -1) {
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
 		switch (c) {
 		case O_TOPO: opt.topo_path = optarg; break;
 		case O_NODE: opt.node_spec = optarg; break;
 		case O_NODES: opt.nodes_spec = optarg; break;
-		case O_PORT:
-			bad |= parse_uint(optarg, UINT16_MAX, &u);
-			opt.port = (int)u;
-			break;
-		case O_PORTS: bad |= parse_ports(optarg); break;
+		case O_PORT: opt.port = (int)app_opt_u64("--port", optarg, 0, UINT16_MAX); break;
+		case O_PORTS: parse_ports(optarg); break;
 		case O_SOCK: opt.socket = optarg; break;
-		case O_STAGING: bad |= app_parse_size(optarg, &opt.staging); break;
-		case O_MAXPOOL: bad |= app_parse_size(optarg, &opt.max_pool); break;
-		case O_MAXIFS: bad |= parse_uint(optarg, 256, &opt.max_ifs); break;
-		case O_NOPROC: bad |= parse_uint(optarg, 3600000, &opt.noproc_ms); break;
-		case O_MTU: bad |= parse_uint(optarg, 9000, &opt.mtu); break;
-		case O_LINKWAIT: bad |= parse_uint(optarg, 3600, &opt.link_wait); break;
-		case O_IDLE: bad |= parse_uint(optarg, 10000000, &opt.idle_us); break;
-		case O_SLEEP: bad |= parse_uint(optarg, 1000000, &opt.sleep_us); break;
+		case O_STAGING:
+			opt.staging = app_opt_size("--staging", optarg, 4096, 1ULL << 40);
+			break;
+		case O_MAXPOOL:
+			opt.max_pool = app_opt_size("--max-pool", optarg, 4096, 1ULL << 40);
+			break;
+		case O_MAXIFS:
+			opt.max_ifs = (unsigned int)app_opt_u64("--max-ifs", optarg, 1, 256);
+			break;
+		case O_NOPROC:
+			opt.noproc_ms = (unsigned int)app_opt_u64("--noproc-ms", optarg, 1, 3600000);
+			break;
+		case O_MTU:
+			opt.mtu = (unsigned int)app_opt_u64("--mtu", optarg, TRD_HDR_LEN + 64, 9000);
+			break;
+		case O_LINKWAIT:
+			opt.link_wait = (unsigned int)app_opt_u64("--link-wait", optarg, 0, 3600);
+			break;
+		case O_IDLE:
+			opt.idle_us = (unsigned int)app_opt_u64("--idle-us", optarg, 0, 10000000);
+			break;
+		case O_SLEEP:
+			opt.sleep_us = (unsigned int)app_opt_u64("--sleep-us", optarg, 0, 1000000);
+			break;
 		case O_STATS: {
-			char *end;
-			double v = strtod(optarg, &end);
+			double v = app_opt_double("--stats-period", optarg, 0, 86400);
 
-			bad |= (end == optarg || *end != '\0' || v < 0 || v > 86400) ? -EINVAL : 0;
 			opt.stats_period_us = (uint64_t)(v * 1e6 + 0.5);
-			if (v > 0 && opt.stats_period_us < 1000)
-				bad |= -EINVAL; /* at most one line per millisecond */
+			if (v > 0 && opt.stats_period_us < 1000) /* at most one line a millisecond */
+				app_usage_error("--stats-period: '%s' is out of range (0, or 0.001..86400)",
+						optarg);
 			break;
 		}
 		case O_JSON: opt.json = true; break;
 		case O_CAPTURE: opt.capture = optarg; break;
-		case O_SNAPLEN: bad |= parse_uint(optarg, 262144, &opt.snaplen); break;
+		case O_SNAPLEN:
+			opt.snaplen = (unsigned int)app_opt_u64("--snaplen", optarg, 64, 262144);
+			break;
 		case 'q': opt.quiet = true; break;
 		case 'h':
 			usage(stdout, argv[0]);
 			exit(0);
 		default:
-			usage(stderr, argv[0]);
-			exit(2);
-		}
-		if (bad) {
-			fprintf(stderr, "%s: bad value '%s' for --%s\n", argv[0], optarg,
-				lo[c - O_TOPO < (int)RTE_DIM(lo) ? c - O_TOPO : 0].name);
-			exit(2);
+			app_getopt_error(c, argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
-		exit(2);
-	}
-	if (opt.topo_path == NULL || (opt.node_spec == NULL && opt.nodes_spec == NULL)) {
-		fprintf(stderr, "%s: --topo and --node are required (--help)\n", argv[0]);
-		exit(2);
-	}
-	if (opt.staging == 0 || opt.staging > (1ULL << 40) || opt.max_pool > (1ULL << 40)) {
-		fprintf(stderr, "%s: --staging and --max-pool must be 1 .. 1T\n", argv[0]);
-		exit(2);
-	}
+	if (optind < argc)
+		app_usage_error("unexpected argument '%s' (EAL options go before \"--\")",
+				argv[optind]);
+	if (opt.topo_path == NULL || (opt.node_spec == NULL && opt.nodes_spec == NULL))
+		app_usage_error("--topo and --node (or --nodes) are required (see --help)");
+	if (opt.node_spec != NULL && opt.nodes_spec != NULL)
+		app_usage_error("--node and --nodes exclude each other");
 }
 
 /* Release what start-up made, then stop EAL. */
@@ -304,7 +296,9 @@ teardown(void)
 	single = NULL;
 	trd_topo_free(topo);
 	topo = NULL;
-	rte_eal_cleanup();
+	if (eal_up)
+		rte_eal_cleanup();
+	eal_up = false;
 }
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -327,35 +321,53 @@ die(const char *fmt, ...)
 static int
 node_rank(const char *spec)
 {
-	unsigned int x, y, z, r;
+	uint64_t v[3];
+	char buf[64], *save = NULL, *tok;
+	unsigned int n = 0;
 
-	if (sscanf(spec, "%u,%u,%u", &x, &y, &z) == 3 && strchr(spec, ',') != NULL) {
-		struct trd_coord c = {.x = (uint8_t)x, .y = (uint8_t)y, .z = (uint8_t)z};
+	if (strlen(spec) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, spec);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
+		if (n == 3 || app_parse_u64(tok, false, 0, UINT32_MAX, &v[n++]) != 0)
+			return -EINVAL;
+	if (n == 3 && spec[strlen(spec) - 1] != ',') {
+		struct trd_coord c = {.x = (uint8_t)v[0], .y = (uint8_t)v[1], .z = (uint8_t)v[2]};
 		const struct trd_topo_node *tn;
 
-		if (x > 255 || y > 255 || z > 255 || (tn = trd_topo_node_at(topo, c)) == NULL)
+		if (strchr(spec, ',') == strrchr(spec, ',') || v[0] > 255 || v[1] > 255 ||
+		    v[2] > 255 || (tn = trd_topo_node_at(topo, c)) == NULL)
 			return -EINVAL;
 		return (int)tn->rank;
 	}
-	if (parse_uint(spec, UINT_MAX, &r) != 0 || r >= topo->n_nodes)
+	if (n != 1 || strchr(spec, ',') != NULL || v[0] >= topo->n_nodes)
 		return -EINVAL;
-	return (int)r;
+	return (int)v[0];
 }
 
-static void
+/* The socket path of node @p rank (%r replaced); -ENAMETOOLONG if it does not fit a Unix
+ * socket address (107 characters). */
+static int
 socket_path(char *out, size_t len, unsigned int rank)
 {
 	size_t o = 0;
 
-	for (const char *p = opt.socket; *p != '\0' && o + 1 < len; p++) {
+	for (const char *p = opt.socket; *p != '\0'; p++) {
 		if (p[0] == '%' && p[1] == 'r') {
-			o += (size_t)snprintf(out + o, len - o, "%u", rank);
+			int k = snprintf(out + o, len - o, "%u", rank);
+
+			if (k < 0 || (size_t)k >= len - o)
+				return -ENAMETOOLONG;
+			o += (size_t)k;
 			p++;
 		} else {
+			if (o + 1 >= len)
+				return -ENAMETOOLONG;
 			out[o++] = *p;
 		}
 	}
-	out[RTE_MIN(o, len - 1)] = '\0';
+	out[o] = '\0';
+	return 0;
 }
 
 /* mkdir -p of the socket's directory. */
@@ -562,7 +574,9 @@ serve(unsigned int rank, struct trd_node *node)
 	memset(&vc, 0, sizeof(vc));
 	sv->node = node;
 	sv->rank = rank;
-	socket_path(sv->socket, sizeof(sv->socket), rank);
+	if (socket_path(sv->socket, sizeof(sv->socket), rank) != 0)
+		die("--vni-socket %s: longer than %zu characters", opt.socket,
+		    sizeof(sv->socket) - 1); /* checked before start-up: not reached */
 	make_dirs(sv->socket);
 	vc.node = node;
 	vc.topo = topo;
@@ -859,6 +873,7 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	char err[512];
 	int app_argc, rc;
+	unsigned int first, last;
 	char **app_argv;
 
 	/* --help needs no EAL */
@@ -873,12 +888,59 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	app_eal_init(argc, argv, "1024", &app_argc, &app_argv);
+	/* everything that needs no EAL first: a bad command line or topology costs nothing */
+	app_split_args(argc, argv, &app_argc, &app_argv);
 	parse_args(app_argc, app_argv);
-
 	topo = trd_topo_load(opt.topo_path, err, sizeof(err));
-	if (topo == NULL)
-		die("%s", err);
+	if (topo == NULL) {
+		fprintf(stderr, "toroid-node: %s\n", err);
+		return 1;
+	}
+	if (opt.nodes_spec != NULL) {
+		char *dash = strchr(opt.nodes_spec, '-');
+		uint64_t va, vb;
+
+		if (dash == NULL) {
+			first = last = (unsigned int)app_opt_u64("--nodes", opt.nodes_spec, 0,
+								 topo->n_nodes - 1);
+		} else {
+			char a[32];
+
+			snprintf(a, sizeof(a), "%.*s", (int)(dash - opt.nodes_spec), opt.nodes_spec);
+			if ((size_t)(dash - opt.nodes_spec) >= sizeof(a) ||
+			    app_parse_u64(a, false, 0, topo->n_nodes - 1, &va) != 0 ||
+			    app_parse_u64(dash + 1, false, va, topo->n_nodes - 1, &vb) != 0)
+				app_usage_error("--nodes %s: expected A-B, ranks 0..%u", opt.nodes_spec,
+						topo->n_nodes - 1);
+			first = (unsigned int)va;
+			last = (unsigned int)vb;
+		}
+		if (last - first + 1 > NODE_MAX_SERVED)
+			app_usage_error("--nodes %s: at most %u nodes", opt.nodes_spec,
+					NODE_MAX_SERVED);
+		if (first != last && strstr(opt.socket, "%r") == NULL)
+			app_usage_error("--vni-socket %s: several nodes need %%r in the path",
+					opt.socket);
+	} else {
+		int rank = node_rank(opt.node_spec);
+
+		if (rank < 0)
+			app_usage_error("--node %s: no such node in %s (a rank 0..%u or a coordinate "
+					"X,Y,Z)",
+					opt.node_spec, opt.topo_path, topo->n_nodes - 1);
+		first = last = (unsigned int)rank;
+	}
+	for (unsigned int r = first; r <= last; r++) {
+		char path[sizeof(srv[0].socket)];
+
+		if (socket_path(path, sizeof(path), r) != 0)
+			app_usage_error("--vni-socket %s: the path is longer than %zu characters (a "
+					"Unix socket's limit)",
+					opt.socket, sizeof(path) - 1);
+	}
+
+	app_eal_init(argc, argv, "1024", &app_argc, &app_argv);
+	eal_up = true;
 	rc = trd_telemetry_init();
 	if (rc != 0)
 		fprintf(stderr, "toroid-node: telemetry commands not registered: %s\n", strerror(-rc));
@@ -891,30 +953,12 @@ main(int argc, char **argv)
 		die("no packet pool: %s (raise -m)", rte_strerror(rte_errno));
 
 	if (opt.nodes_spec != NULL) {
-		unsigned int a, b;
-		char tail;
-
-		if (sscanf(opt.nodes_spec, "%u-%u%c", &a, &b, &tail) != 2) {
-			if (sscanf(opt.nodes_spec, "%u%c", &a, &tail) != 1)
-				die("--nodes %s: expected A-B", opt.nodes_spec);
-			b = a;
-		}
-		if (a > b || b >= topo->n_nodes || b - a + 1 > NODE_MAX_SERVED)
-			die("--nodes %s: ranks 0..%u, at most %u", opt.nodes_spec,
-			    topo->n_nodes - 1, NODE_MAX_SERVED);
-		if (a != b && strstr(opt.socket, "%r") == NULL)
-			die("--vni-socket %s: several nodes need %%r in the path", opt.socket);
-		build_net(a, b);
-		for (unsigned int r = a; r <= b; r++)
+		build_net(first, last);
+		for (unsigned int r = first; r <= last; r++)
 			serve(r, net_node_of_rank(r));
 	} else {
-		int rank = node_rank(opt.node_spec);
-
-		if (rank < 0)
-			die("--node %s: no such node in %s (a rank 0..%u or a coordinate X,Y,Z)",
-			    opt.node_spec, opt.topo_path, topo->n_nodes - 1);
-		build_single((unsigned int)rank);
-		serve((unsigned int)rank, single);
+		build_single(first);
+		serve(first, single);
 	}
 	for (unsigned int i = 0; i < n_srv; i++)
 		rte_spinlock_init(&srv[i].snap.lock);

@@ -38,7 +38,8 @@
 #include "../common/app_common.h"
 #include "perf_pvt.h"
 
-#define PERF_TIMEOUT_US 30000000ULL
+/* A wait fails after this long without progress (--timeout); a run may last any time. */
+#define PERF_TIMEOUT_US perf_opt.timeout_us
 
 struct perf_opts perf_opt = {
 	.torus = {2, 1, 1},
@@ -46,6 +47,7 @@ struct perf_opts perf_opt = {
 	.window = 32,
 	.links = TRD_NET_ETHDEV_RING,
 	.mode = TRD_CPL_LOCAL,
+	.timeout_us = 30000000,
 };
 
 volatile sig_atomic_t perf_stop;
@@ -65,6 +67,9 @@ struct perf_ctx {
 };
 
 static struct perf_ctx px;
+
+/* Latency loops: iterations completed in the current call (an interrupted run reports them). */
+static uint64_t lat_done;
 
 
 /* ---- helpers ---- */
@@ -109,12 +114,20 @@ lat_stats(struct perf_result *r, uint64_t *s, uint64_t n, double scale)
 		if (f != NULL) {
 			fprintf(f, "%12s %14s %10s %14s\n\n", "Value", "Percentile", "TotalCount",
 				"1/(1-Percentile)");
-			for (double q = 0; q < 1.0; q = q + (1.0 - q) / 4 > 1e-6 ? q + (1.0 - q) / 4 : 1) {
+			/* HdrHistogram's layout: 4 lines per halving of the distance to 100% (0,
+			 * 0.16, 0.29, 0.40, 0.5, ...), until one sample is left, then the maximum.
+			 * A bounded count: the loop ends whatever the floating point does. */
+			for (unsigned int k = 0; k < 4 * 64; k++) {
+				double q = 1.0 - pow(0.5, k / 4.0);
 				uint64_t i = (uint64_t)(q * (double)(n - 1));
 
+				if ((1.0 - q) * (double)n < 1.0)
+					break;
 				fprintf(f, "%12.3f %14.12f %10" PRIu64 " %14.2f\n",
 					tsc_us(s[i]) * scale, q, i + 1, 1.0 / (1.0 - q));
 			}
+			fprintf(f, "%12.3f %14.12f %10" PRIu64 " %14s\n", tsc_us(s[n - 1]) * scale, 1.0,
+				n, "inf");
 			fclose(f);
 		}
 	}
@@ -326,14 +339,28 @@ rate_result(struct perf_result *r, uint64_t msgs, uint64_t pkts, uint32_t frame,
 	r->gbps_l1 = (double)pkts * (frame + PERF_L1_OVERHEAD) * 8 / us / 1000;
 }
 
-/* Puts (or FIFO sends) from a to b, posted in bursts as fast as the FIFO takes them. */
+/* Messages of a put stream b has received so far (its counter counts down n * size bytes). */
+static uint64_t
+stream_got_puts(uint64_t n, uint32_t size, uint64_t posted)
+{
+	int64_t left;
+
+	if (size == 0 || trd_counter_read(px.b, px.bctr, &left) != 0 || left < 0)
+		return posted; /* a zero-byte put moves no counter: what was posted */
+	return n - RTE_MIN(n, ((uint64_t)left + size - 1) / size);
+}
+
+/* Puts (or FIFO sends) from a to b, posted in bursts as fast as the FIFO takes them. A run
+ * may last as long as it makes progress: it fails after PERF_TIMEOUT_US without any. On
+ * SIGINT/SIGTERM (perf_stop) the rate of what was delivered so far is the result, marked
+ * interrupted. */
 static __rte_noinline int
 stream(struct perf_result *r, bool fifo, uint64_t n)
 {
 	struct trd_desc d[32];
 	struct trd_fifo *f = trd_inj_fifo(px.a, 0);
 	uint32_t size = r->size;
-	uint64_t posted = 0, t0, dl = deadline_in(PERF_TIMEOUT_US), got = 0;
+	uint64_t posted = 0, t0, dl = deadline_in(PERF_TIMEOUT_US), got = 0, seen = 0;
 	unsigned int maxpay = trd_link_max_payload(trd_node_link(px.a, 0));
 	uint64_t pkts_per = size == 0 ? 1 : (size + maxpay - 1) / maxpay;
 	uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, maxpay);
@@ -351,13 +378,15 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 	t0 = rte_rdtsc();
 	uint64_t hz = rte_get_tsc_hz(), next = t0 + hz;
 
-	while ((posted < n || got < n) && !expired(dl)) {
+	while ((posted < n || got < n) && !perf_stop) {
 		if (unlikely(rte_rdtsc() > next)) {
 			/* a progress line per second on long runs */
 			fprintf(stderr, "toroid-perf: %s %u B: %" PRIu64 " of %" PRIu64 " posted, "
 				"%.3f Mpps so far\n", r->test, size, posted, n,
 				(double)posted * hz / 1e6 / (double)(rte_rdtsc() - t0));
 			next += hz;
+			if (!fifo)
+				got = stream_got_puts(n, size, posted);
 		}
 		if (posted < n) {
 			unsigned int k = (unsigned int)RTE_MIN(RTE_MIN(32u, perf_opt.window),
@@ -378,13 +407,30 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 				progress(); /* --inline: nobody else moves the last messages */
 			got += (uint64_t)(k > 0 ? k : 0);
 		} else if (posted == n) {
-			if (wait_counter(px.b, px.bctr) != 0)
-				return -ETIMEDOUT;
-			got = n;
+			int64_t left = 1;
+
+			progress();
+			if (trd_counter_read(px.b, px.bctr, &left) == 0 && left == 0)
+				got = n;
+			else
+				got = stream_got_puts(n, size, posted);
+		}
+		/* a deadline without progress, not on the whole run */
+		if (posted + got != seen) {
+			seen = posted + got;
+			dl = deadline_in(PERF_TIMEOUT_US);
+		} else if (rte_get_timer_cycles() > dl) {
+			return -ETIMEDOUT;
 		}
 	}
-	if (got < n)
-		return -ETIMEDOUT;
+	if (perf_stop) {
+		if (!fifo)
+			got = stream_got_puts(n, size, posted);
+		if (got == 0)
+			return -EINTR;
+		r->interrupted = true;
+		n = RTE_MIN(got, n);
+	}
 	rate_result(r, n, n * pkts_per, frame, rte_rdtsc() - t0);
 	return 0;
 }
@@ -409,6 +455,7 @@ pingpong(struct perf_result *r, uint64_t n, uint64_t *s)
 		if (trd_inject(trd_inj_fifo(px.b, 0), &db) != 0 || wait_counter(px.a, px.actr) != 0)
 			return -EIO;
 		s[i] = rte_rdtsc() - t0;
+		lat_done = i + 1;
 	}
 	return 0;
 }
@@ -434,6 +481,7 @@ fifo_pingpong(struct perf_result *r, uint64_t n, uint64_t *s)
 			return -EIO;
 		trd_msg_free(m);
 		s[i] = rte_rdtsc() - t0;
+		lat_done = i + 1;
 	}
 	return 0;
 }
@@ -455,6 +503,7 @@ reflect_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 		    trd_doorbell_wait(px.adb, 0, spec.cookie, TRD_WAIT_SPIN, PERF_TIMEOUT_US) != 0)
 			return -EIO;
 		s[i] = rte_rdtsc() - t0;
+		lat_done = i + 1;
 	}
 	return 0;
 }
@@ -478,6 +527,7 @@ get_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 			return -EIO;
 		if (s != NULL)
 			s[i] = rte_rdtsc() - t0;
+		lat_done = i + 1;
 	}
 	return 0;
 }
@@ -542,6 +592,8 @@ fence_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 		if (rc == 0)
 			rc = perf_msg_wait(&done);
 		s[i] = rte_rdtsc() - t0;
+		if (rc == 0)
+			lat_done = i + 1;
 	}
 	return rc;
 }
@@ -564,6 +616,8 @@ atomic_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 		if (rc == 0)
 			rc = perf_msg_wait(&done);
 		s[i] = rte_rdtsc() - t0;
+		if (rc == 0)
+			lat_done = i + 1;
 	}
 	return rc;
 }
@@ -655,6 +709,8 @@ allreduce_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 				rc = -ETIMEDOUT;
 		}
 		s[i] = rte_rdtsc() - t0;
+		if (rc == 0)
+			lat_done = i + 1;
 	}
 	if (launched)
 		trd_net_stop(perf_ar.net);
@@ -719,16 +775,28 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 	if (strcmp(t->name, "put_rate") == 0 || strcmp(t->name, "put_bw") == 0 ||
 	    strcmp(t->name, "linerate") == 0) {
 		rc = stream(r, false, warm);
-		if (rc == 0)
+		if (rc == 0 && !r->interrupted)
 			rc = stream(r, false, n);
+		else if (rc == 0)
+			rc = -EINTR; /* interrupted while warming up: nothing measured */
 	} else if (strcmp(t->name, "fifo_rate") == 0 || strcmp(t->name, "fifo_bw") == 0) {
 		rc = stream(r, true, warm);
-		if (rc == 0)
+		if (rc == 0 && !r->interrupted)
 			rc = stream(r, true, n);
+		else if (rc == 0)
+			rc = -EINTR;
 	} else if (strcmp(t->name, "get_bw") == 0) {
 		uint64_t t0 = rte_rdtsc();
 
+		lat_done = 0;
 		rc = get_loop(r, n, NULL);
+		if (perf_stop && lat_done > 0) {
+			r->interrupted = true;
+			n = lat_done;
+			rc = 0;
+		} else if (perf_stop) {
+			rc = -EINTR;
+		}
 		if (rc == 0)
 			rate_result(r, n, n * ((size + maxpay - 1) / RTE_MAX(maxpay, 1u)), frame,
 				    rte_rdtsc() - t0);
@@ -743,8 +811,18 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 							   : reflect_loop;
 
 		rc = fn(r, warm, s);
-		if (rc == 0)
+		if (perf_stop) {
+			rc = -EINTR; /* interrupted while warming up: nothing measured */
+		} else if (rc == 0) {
+			lat_done = 0;
 			rc = fn(r, n, s);
+			/* interrupted: the samples taken, marked so; never the ones not taken */
+			if (perf_stop) {
+				r->interrupted = true;
+				n = lat_done;
+				rc = n > 0 ? 0 : -EINTR;
+			}
+		}
 		if (rc == 0)
 			lat_stats(r, s, n, t->lat_scale);
 	}
@@ -807,6 +885,8 @@ print_result(const struct perf_result *r)
 			if (r->has_base)
 				printf(",\"raw_p50\":%.3f,\"ratio\":%.3f", r->base, r->p50 / r->base);
 		}
+		if (r->interrupted)
+			printf(",\"interrupted\":true");
 		printf("}\n");
 	} else if (r->kind == K_RATE) {
 		printf("%-12s %9u %10.3f %10.1f %10.3f %10.3f %7.1f", r->test, r->size, r->mpps,
@@ -816,12 +896,16 @@ print_result(const struct perf_result *r)
 			       r->base_gbps);
 		else if (r->has_base)
 			printf(" %10.3f %6.3f", r->base, r->mpps / r->base);
+		if (r->interrupted)
+			printf("  (interrupted: %" PRIu64 " messages)", r->n);
 		printf("\n");
 	} else {
 		printf("%-12s %9u %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f", r->test, r->size, r->min,
 		       r->avg, r->p50, r->p99, r->p999, r->max);
 		if (r->has_base)
 			printf(" %11.2f %6.3f", r->base, r->p50 / r->base);
+		if (r->interrupted)
+			printf("  (interrupted: %" PRIu64 " samples)", r->n);
 		printf("\n");
 	}
 	fflush(stdout);
@@ -865,6 +949,8 @@ usage(const char *prog)
 	       "                       the others exist only in the routing tables\n"
 	       "      --impair SPEC    impair both nodes' links, e.g. loss=1%%,reorder=1%%,dup=0.5%%,\n"
 	       "                       corrupt=0.1%%,seed=1 (payload CRCs on); default: none\n"
+	       "      --timeout S      a test fails after S seconds without progress, 1..3600\n"
+	       "                       (default 30); a run that progresses may last any time\n"
 	       "  -h, --help           this help\n\n"
 	       "Rates: Mpps of messages; Gbit/s at L2 (frame + FCS) and L1 (+ preamble and IFG,\n"
 	       "24 B per frame); line%% against rte_eth_link_get's speed. Latency: min, avg,\n"
@@ -906,8 +992,7 @@ parse_sizes(const char *s)
 static void
 on_signal(int sig)
 {
-	(void)sig;
-	perf_stop = 1;
+	perf_stop = sig;
 }
 
 /* --impair */
@@ -971,7 +1056,7 @@ main(int argc, char **argv)
 		{"memif", required_argument, NULL, 'R'}, {"memif-socket", required_argument, NULL, 'S'},
 		{"torus", required_argument, NULL, 'T'}, {"ports", required_argument, NULL, 'O'},
 		{"capture", required_argument, NULL, 'C'}, {"snaplen", required_argument, NULL, 'N'},
-		{"impair", required_argument, NULL, 'P'},
+		{"impair", required_argument, NULL, 'P'}, {"timeout", required_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
 	const char *sizes = NULL, *memif = NULL, *memif_socket = "/tmp/toroid-perf.sock";
@@ -987,10 +1072,10 @@ main(int argc, char **argv)
 	for (int i = 1; i + 1 < argc; i++)
 		if (strcmp(argv[i], "--memif") == 0)
 			app_default_lcores = strcmp(argv[i + 1], "server") == 0 ? "0" : "1";
-	app_eal_init(argc, argv, "1024", &app_argc, &app_argv);
-	while ((c = getopt_long(app_argc, app_argv, "t:s:n:w:bjh", lo, NULL)) != -1) {
-		unsigned long long v;
-
+	/* the options first, so a bad command line prints one line and costs no EAL */
+	app_split_args(argc, argv, &app_argc, &app_argv);
+	opterr = 0;
+	while ((c = getopt_long(app_argc, app_argv, ":t:s:n:w:bjh", lo, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			perf_opt.test = optarg;
@@ -999,14 +1084,10 @@ main(int argc, char **argv)
 			sizes = optarg;
 			break;
 		case 'n':
-			if (app_parse_size(optarg, &v) || v == 0)
-				rte_exit(2, "bad --iters %s\n", optarg);
-			perf_opt.iters = v;
+			perf_opt.iters = app_opt_size("--iters", optarg, 1, 1ULL << 40);
 			break;
 		case 'w':
-			if (app_parse_size(optarg, &v) || v == 0 || v > 32)
-				rte_exit(2, "bad --window %s (1..32)\n", optarg);
-			perf_opt.window = (unsigned int)v;
+			perf_opt.window = (unsigned int)app_opt_u64("--window", optarg, 1, 32);
 			break;
 		case 'b':
 			perf_opt.baseline = true;
@@ -1020,7 +1101,7 @@ main(int argc, char **argv)
 			else if (strcmp(optarg, "ethdev") == 0)
 				perf_opt.links = TRD_NET_ETHDEV_RING;
 			else
-				rte_exit(2, "--links is ring or ethdev\n");
+				app_usage_error("--links: '%s' is not ring or ethdev", optarg);
 			break;
 		case 'M':
 			if (strcmp(optarg, "local") == 0)
@@ -1028,7 +1109,7 @@ main(int argc, char **argv)
 			else if (strcmp(optarg, "delivery") == 0)
 				perf_opt.mode = TRD_CPL_DELIVERY;
 			else
-				rte_exit(2, "--mode is local or delivery\n");
+				app_usage_error("--mode: '%s' is not local or delivery", optarg);
 			break;
 		case 'I':
 			perf_opt.inline_poll = true;
@@ -1038,7 +1119,7 @@ main(int argc, char **argv)
 			break;
 		case 'R':
 			if (strcmp(optarg, "server") != 0 && strcmp(optarg, "client") != 0)
-				rte_exit(2, "--memif is server or client\n");
+				app_usage_error("--memif: '%s' is not server or client", optarg);
 			memif = optarg;
 			break;
 		case 'S':
@@ -1048,59 +1129,100 @@ main(int argc, char **argv)
 			perf_opt.capture = optarg;
 			break;
 		case 'N':
-			if (app_parse_size(optarg, &v) || v < 64 || v > 65535)
-				rte_exit(2, "bad --snaplen %s (64..65535)\n", optarg);
-			perf_opt.snaplen = (unsigned int)v;
+			perf_opt.snaplen = (unsigned int)app_opt_u64("--snaplen", optarg, 64, 65535);
 			break;
 		case 'P':
 			if (trd_impair_parse(optarg, &perf_impair) != 0)
-				rte_exit(2, "bad --impair %s (e.g. loss=1%%,seed=1)\n", optarg);
+				app_usage_error("--impair: bad specification '%s' (e.g. loss=1%%,seed=1; "
+						"rates 0..1 or 0..100%%)",
+						optarg);
 			perf_impaired = true;
 			break;
-		case 'O':
-			if (sscanf(optarg, "%hu,%hu", &perf_opt.ports[0], &perf_opt.ports[1]) != 2 ||
-			    !rte_eth_dev_is_valid_port(perf_opt.ports[0]) ||
-			    !rte_eth_dev_is_valid_port(perf_opt.ports[1]) ||
-			    perf_opt.ports[0] == perf_opt.ports[1])
-				rte_exit(2, "--ports A,B: two different DPDK ports (%u available; "
-					 "give them with -a PCI or --vdev)\n", rte_eth_dev_count_avail());
+		case 'D':
+			perf_opt.timeout_us = app_opt_u64("--timeout", optarg, 1, 3600) * 1000000;
+			break;
+		case 'O': {
+			char *comma = strchr(optarg, ',');
+
+			if (comma == NULL)
+				app_usage_error("--ports: '%s' is not A,B", optarg);
+			*comma = '\0';
+			perf_opt.ports[0] = (uint16_t)app_opt_u64("--ports", optarg, 0, UINT16_MAX);
+			perf_opt.ports[1] = (uint16_t)app_opt_u64("--ports", comma + 1, 0, UINT16_MAX);
+			*comma = ',';
+			if (perf_opt.ports[0] == perf_opt.ports[1])
+				app_usage_error("--ports %s: two different ports", optarg);
 			perf_opt.links = TRD_NET_PORTS;
 			break;
-		case 'T':
-			if (sscanf(optarg, "%ux%ux%u", &perf_opt.torus[0], &perf_opt.torus[1],
-				   &perf_opt.torus[2]) != 3 ||
-			    trd_torus_init(&(struct trd_torus){{0}}, perf_opt.torus[0],
-					   perf_opt.torus[1], perf_opt.torus[2]) != 0 ||
-			    perf_opt.torus[0] < 2)
-				rte_exit(2, "--torus XxYxZ, each 1..64, X at least 2\n");
+		}
+		case 'T': {
+			char *x1 = strchr(optarg, 'x'), *x2 = x1 ? strchr(x1 + 1, 'x') : NULL;
+
+			if (x1 == NULL || x2 == NULL)
+				app_usage_error("--torus: '%s' is not XxYxZ", optarg);
+			*x1 = *x2 = '\0';
+			perf_opt.torus[0] = (unsigned int)app_opt_u64("--torus", optarg, 2, 64);
+			perf_opt.torus[1] = (unsigned int)app_opt_u64("--torus", x1 + 1, 1, 64);
+			perf_opt.torus[2] = (unsigned int)app_opt_u64("--torus", x2 + 1, 1, 64);
+			*x1 = *x2 = 'x';
 			break;
+		}
 		default:
-			usage(argv[0]);
-			return 2;
+			app_getopt_error(c, app_argv);
 		}
 	}
-	if (perf_opt.test == NULL) {
-		fprintf(stderr, "toroid-perf: -t TEST is required (see --help)\n");
-		return 2;
+	if (optind < app_argc)
+		app_usage_error("unexpected argument '%s' (EAL options go before \"--\")",
+				app_argv[optind]);
+	if (perf_opt.test == NULL)
+		app_usage_error("-t TEST is required (see --help)");
+	{
+		bool known = strcmp(perf_opt.test, "all") == 0;
+
+		for (unsigned int i = 0; i < RTE_DIM(tests) && !known; i++)
+			known = strcmp(perf_opt.test, tests[i].name) == 0;
+		if (!known)
+			app_usage_error("unknown test '%s' (see --help)", perf_opt.test);
 	}
 	if (sizes != NULL && parse_sizes(sizes) != 0)
-		rte_exit(2, "bad --sizes %s\n", sizes);
+		app_usage_error("--sizes: bad list '%s' (e.g. 64, 8,64,1K or 8:65536; each 0..64M, "
+				"at most %d)",
+				sizes, PERF_MAX_SIZES);
 	if (sizes == NULL) {
 		perf_opt.n_sizes = 1;
 		perf_opt.sizes[0] = strcmp(perf_opt.test, "linerate") == 0 ? 1444
 			       : strstr(perf_opt.test, "_bw") != NULL ? 65536
 								 : 64;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	free(app_argv);
+	app_eal_init(argc, argv, "1024", &app_argc, &app_argv);
+	if (perf_opt.links == TRD_NET_PORTS &&
+	    (!rte_eth_dev_is_valid_port(perf_opt.ports[0]) ||
+	     !rte_eth_dev_is_valid_port(perf_opt.ports[1])))
+		app_usage_error("--ports %u,%u: two DPDK ports (%u available; give them with -a PCI "
+				"or --vdev)",
+				perf_opt.ports[0], perf_opt.ports[1], rte_eth_dev_count_avail());
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	if (memif != NULL) {
 		failed = perf_twoproc(memif, memif_socket, perf_opt.test);
 		rte_eal_cleanup();
+		if (perf_stop) {
+			fprintf(stderr, "toroid-perf: interrupted\n");
+			return 128 + perf_stop;
+		}
 		return failed ? 1 : 0;
 	}
 	setup();
 
-	for (unsigned int ti = 0; ti < RTE_DIM(tests); ti++) {
+	for (unsigned int ti = 0; ti < RTE_DIM(tests) && !perf_stop; ti++) {
 		const struct perf_test *t = &tests[ti];
 
 		if (strcmp(perf_opt.test, "all") != 0 && strcmp(perf_opt.test, t->name) != 0)
@@ -1110,6 +1232,8 @@ main(int argc, char **argv)
 			struct perf_result r;
 			int rc = run_one(t, perf_opt.sizes[si], &r);
 
+			if (rc != 0 && perf_stop)
+				break; /* nothing measured of this one */
 			if (rc != 0) {
 				fprintf(stderr, "toroid-perf: %s size %u failed: %s\n", t->name,
 					perf_opt.sizes[si], strerror(-rc));
@@ -1121,7 +1245,7 @@ main(int argc, char **argv)
 		if (strcmp(perf_opt.test, "all") != 0)
 			goto done;
 	}
-	if (strcmp(perf_opt.test, "all") != 0) {
+	if (strcmp(perf_opt.test, "all") != 0 && !perf_stop) {
 		fprintf(stderr, "toroid-perf: unknown test '%s' (see --help)\n", perf_opt.test);
 		failed++;
 	}
@@ -1129,5 +1253,9 @@ done:
 	engine_stop();
 	trd_net_free(px.net);
 	rte_eal_cleanup();
+	if (perf_stop) {
+		fprintf(stderr, "toroid-perf: interrupted\n");
+		return 128 + perf_stop;
+	}
 	return failed ? 1 : 0;
 }

@@ -32,6 +32,7 @@ struct perf_opts {
 	const char *capture;     /* --capture */
 	uint16_t ports[2];       /* --ports */
 	unsigned int snaplen;
+	uint64_t timeout_us;     /* --timeout: a wait without progress fails after this */
 };
 
 struct perf_result {
@@ -49,10 +50,11 @@ struct perf_result {
 	double base;      /* raw Mpps (frames) or raw p50 us, by kind */
 	double base_gbps; /* raw Gbit/s at L2 */
 	bool by_gbps;     /* bandwidth test: the ratio compares Gbit/s */
+	bool interrupted; /* SIGINT/SIGTERM: the figures are of what was measured before */
 };
 
 extern struct perf_opts perf_opt;
-extern volatile sig_atomic_t perf_stop;
+extern volatile sig_atomic_t perf_stop; /* the signal that stops the run, or 0 */
 
 /* Latency statistics of @p n samples (cycles), scaled (0.5: a round trip as one way). */
 void lat_stats(struct perf_result *r, uint64_t *s, uint64_t n, double scale);

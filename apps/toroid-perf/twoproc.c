@@ -349,7 +349,9 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 		rc = ask(CTL_FIFO_ECHO, size, NULL);
 	else
 		rc = ask(CTL_IDLE, size, NULL);
-	for (uint64_t i = 0; rc == 0 && i < warm + n; i++) {
+	uint64_t i;
+
+	for (i = 0; rc == 0 && i < warm + n && !perf_stop; i++) {
 		uint64_t t0 = rte_rdtsc();
 		struct trd_desc d, c;
 		struct trd_msg *m;
@@ -384,8 +386,15 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 			if (rc == 0)
 				rc = trd_doorbell_wait(db, 0, i + 1, TRD_WAIT_SPIN, WAIT_US);
 		}
-		if (i >= warm)
+		if (rc == 0 && i >= warm)
 			s[i - warm] = rte_rdtsc() - t0;
+	}
+	/* interrupted: the samples taken, marked so, or nothing */
+	if (perf_stop && rc == 0) {
+		if (i <= warm)
+			rc = -EINTR;
+		n = i - warm;
+		r->interrupted = true;
 	}
 	if (rc == 0) {
 		r->test = name;
@@ -394,7 +403,7 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 			  strcmp(name, "put_lat") == 0 || strcmp(name, "fifo_lat") == 0 ? 0.5 : 1);
 	}
 	free(s);
-	if (rc == 0)
+	if (rc == 0 && !perf_stop)
 		rc = ask(CTL_IDLE, 0, NULL);
 	return rc;
 }
@@ -405,7 +414,7 @@ static int
 rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 {
 	unsigned int maxpay = trd_link_max_payload(trd_node_link(node, 0));
-	uint64_t posted = 0, t0 = rte_rdtsc(), dl = trd_time_us() + WAIT_US;
+	uint64_t posted = 0, t0 = rte_rdtsc(), dl = trd_time_us() + perf_opt.timeout_us;
 	struct trd_desc d[32];
 	struct trd_msg *m;
 	uint32_t id;
@@ -414,13 +423,25 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 	for (int i = 0; i < 32; i++)
 		trd_desc_put(&d[i], peer, mem, size, peer_key, (uint64_t)i * size % (BUF - size), 0,
 			     0);
-	while (posted + 1 < n && trd_time_us() < dl) {
+	/* the deadline is on progress, not on the run; SIGINT ends the stream early and the
+	 * rate of what was posted (all of it acknowledged by the last DONE) is reported */
+	while (posted + 1 < n && !perf_stop) {
 		unsigned int k = (unsigned int)RTE_MIN(32u, n - 1 - posted);
 
-		if (trd_inject_bulk(trd_inj_fifo(node, 0), d, k) == 0)
+		if (trd_inject_bulk(trd_inj_fifo(node, 0), d, k) == 0) {
 			posted += k;
-		else
+			dl = trd_time_us() + perf_opt.timeout_us;
+		} else {
 			trd_node_poll(node);
+			if (trd_time_us() > dl)
+				return -ETIMEDOUT;
+		}
+	}
+	if (perf_stop) {
+		if (posted == 0)
+			return -EINTR;
+		r->interrupted = true;
+		n = posted + 1;
 	}
 	rc = trd_track_open(node, F_OUT, 1, NULL, &id);
 	if (rc != 0)
@@ -430,7 +451,7 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 	while ((rc = trd_inject(trd_inj_fifo(node, 0), &d[0])) == -ENOBUFS)
 		trd_node_poll(node);
 	if (rc == 0)
-		rc = trd_rec_fifo_wait(trd_rec_fifo(node, F_OUT), &m, WAIT_US);
+		rc = trd_rec_fifo_wait(trd_rec_fifo(node, F_OUT), &m, perf_opt.timeout_us);
 	if (rc != 0)
 		return rc;
 	rc = m->status;
@@ -462,12 +483,26 @@ perf_twoproc(const char *role, const char *socket, const char *test)
 
 	if (!server && strcmp(role, "client") != 0)
 		return 1;
+	/* the packet pool first: without memory for it, memif would be blamed */
+	if (trd_default_pool(0) == NULL) {
+		fprintf(stderr, "toroid-perf: no packet pool: give EAL more memory (-m 1024)\n");
+		return 1;
+	}
 	snprintf(args, sizeof(args), "role=%s,socket=%s", role, socket);
 	rc = rte_vdev_init("net_memif_perf", args);
 	if (rc == 0)
 		rc = rte_eth_dev_get_port_by_name("net_memif_perf", &port);
-	if (rc == 0 && (plink = trd_link_ethdev(port, NULL)) == NULL) /* configure, start */
-		rc = -rte_errno;
+	if (rc == 0) {
+		/* configure, start; a client cannot start before its server listens (the two
+		 * commands are typed or pasted one after the other): keep trying for a while */
+		uint64_t until = trd_time_us() + 30000000;
+
+		while ((plink = trd_link_ethdev(port, NULL)) == NULL && !server && !perf_stop &&
+		       trd_time_us() < until)
+			rte_delay_us_sleep(250000);
+		if (plink == NULL)
+			rc = -rte_errno;
+	}
 	if (rc != 0) {
 		fprintf(stderr, "toroid-perf: cannot open net_memif (%s): %s\n", args,
 			rte_strerror(-rc));
@@ -552,6 +587,8 @@ perf_twoproc(const char *role, const char *socket, const char *test)
 			r->by_gbps = strstr(all[t], "_bw") != NULL;
 			rc = is_lat(all[t]) ? lat_test(all[t], perf_opt.sizes[z], n, r)
 					    : rate_test(all[t], perf_opt.sizes[z], n, r);
+			if (rc != 0 && perf_stop)
+				break; /* nothing measured of this one */
 			if (rc != 0) {
 				fprintf(stderr, "toroid-perf: %s %u: %s\n", all[t], perf_opt.sizes[z],
 					strerror(rc < 0 ? -rc : rc));

@@ -12,6 +12,8 @@
 
 #include <toroid/topo.h>
 
+#include "../common/app_args.h"
+
 #define EXIT_INVALID 1 /* the topology file is invalid */
 #define EXIT_USAGE 2   /* the command line is wrong */
 
@@ -24,8 +26,9 @@ static const char topo_usage[] =
 	"links per node and diameter. On an invalid file print \"FILE:LINE: problem\" and\n"
 	"exit 1. The options add views of the topology (in this order, any combination):\n"
 	"\n"
-	"  -n, --nodes             list every node: rank, coordinate, app/proc ids, and its\n"
-	"                          mac (switched mode) or its ports (direct mode)\n"
+	"  -n, --nodes             list every node: rank, coordinate, app/proc ids (a line\n"
+	"                          for each further process it hosts), and its mac\n"
+	"                          (switched mode) or its ports (direct mode)\n"
 	"  -N, --neighbours [NODE] list the distinct torus neighbours of NODE with the\n"
 	"                          direction, and the port (direct) or mac (switched) to use;\n"
 	"                          without NODE, of every node\n"
@@ -56,20 +59,7 @@ struct topo_opts {
 	const char *tree_root;
 };
 
-static void topo_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void
-topo_usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "toroid-topo: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'toroid-topo --help'.\n");
-	exit(EXIT_USAGE);
-}
+#define topo_usage_error app_usage_error /* one line on stderr, exit 2 */
 
 /* A NODE argument looks like a coordinate or a rank: used to tell it from FILE. */
 static int
@@ -83,23 +73,46 @@ static const struct trd_topo_node *
 topo_parse_node(const struct trd_topo *topo, const char *s)
 {
 	const struct trd_topo_node *node = NULL;
-	unsigned int x, y, z, r;
-	int used = 0;
+	uint64_t v[3];
+	char buf[64], *p = buf, *comma;
+	unsigned int n = 0;
+	int rc = 0;
 
-	if (sscanf(s, " %u , %u , %u %n", &x, &y, &z, &used) == 3 && s[used] == '\0') {
-		struct trd_coord c = {(uint8_t)x, (uint8_t)y, (uint8_t)z};
+	/* strictly: a rank 0..2^32-1, or three coordinates 0..255 (blanks allowed around each) */
+	if (strlen(s) >= sizeof(buf))
+		topo_usage_error("bad node '%s' (expected X,Y,Z or a rank)", s);
+	strcpy(buf, s);
+	do {
+		char *e;
 
-		if (x < 256 && y < 256 && z < 256)
+		comma = strchr(p, ',');
+		if (comma != NULL)
+			*comma = '\0';
+		while (*p == ' ')
+			p++;
+		for (e = p + strlen(p); e > p && e[-1] == ' '; e--)
+			e[-1] = '\0';
+		if (n == 3 || (rc = app_parse_u64(p, false, 0, UINT32_MAX, &v[n++])) != 0)
+			break;
+		p = comma + 1;
+	} while (comma != NULL);
+	if (rc == 0 && n == 3 && comma == NULL) {
+		struct trd_coord c = {(uint8_t)v[0], (uint8_t)v[1], (uint8_t)v[2]};
+
+		if (v[0] < 256 && v[1] < 256 && v[2] < 256)
 			node = trd_topo_node_at(topo, c);
 		if (node == NULL)
 			topo_usage_error("no node at %s in this torus", s);
 		return node;
 	}
-	if (sscanf(s, " %u %n", &r, &used) == 1 && s[used] == '\0') {
-		if (r >= topo->n_nodes)
-			topo_usage_error("no rank %s in this torus", s);
-		return &topo->nodes[r];
+	if (rc == 0 && n == 1 && comma == NULL) {
+		if (v[0] >= topo->n_nodes)
+			topo_usage_error("no rank %s in this torus (0..%u)", s, topo->n_nodes - 1);
+		return &topo->nodes[v[0]];
 	}
+	if (rc == -ERANGE)
+		topo_usage_error("no node %s in this torus (a rank 0..%u or X,Y,Z)", s,
+				 topo->n_nodes - 1);
 	topo_usage_error("bad node '%s' (expected X,Y,Z or a rank)", s);
 }
 
@@ -197,12 +210,36 @@ topo_print_summary(const char *file, const struct trd_topo *topo)
 	printf("  apps       %u distinct app id%s\n", apps, apps == 1 ? "" : "s");
 }
 
+static int
+topo_cmp_proc_rank(const void *a, const void *b)
+{
+	const struct trd_topo_proc *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->app_id != y->app_id)
+		return x->app_id < y->app_id ? -1 : 1;
+	return x->proc_id < y->proc_id ? -1 : x->proc_id > y->proc_id;
+}
+
+/* One line per node with its first process; a node hosting several has a line for each of
+ * the others below it; a node hosting none shows "-". */
 static void
 topo_print_nodes(const struct trd_topo *topo)
 {
-	unsigned int r;
+	struct trd_topo_proc *byrank = NULL;
+	unsigned int r, k = 0;
 	int d;
 
+	if (topo->n_procs > 0) {
+		byrank = malloc(topo->n_procs * sizeof(*byrank));
+		if (byrank == NULL) {
+			fprintf(stderr, "toroid-topo: out of memory\n");
+			exit(EXIT_FAILURE);
+		}
+		memcpy(byrank, topo->procs, topo->n_procs * sizeof(*byrank));
+		qsort(byrank, topo->n_procs, sizeof(*byrank), topo_cmp_proc_rank);
+	}
 	printf("%-6s %-9s %-10s %-10s %s\n", "rank", "coord", "app", "proc",
 	       topo->mode == TRD_TOPO_SWITCHED ? "mac" : "ports");
 	for (r = 0; r < topo->n_nodes; r++) {
@@ -211,18 +248,30 @@ topo_print_nodes(const struct trd_topo *topo)
 
 		snprintf(coord, sizeof(coord), "%u,%u,%u", node->coord.x, node->coord.y,
 			 node->coord.z);
-		printf("%-6u %-9s %-10u %-10u", r, coord, node->app_id, node->proc_id);
+		while (k < topo->n_procs && byrank[k].rank < r)
+			k++;
+		if (k < topo->n_procs && byrank[k].rank == r) {
+			printf("%-6u %-9s %-10u %-10u", r, coord, byrank[k].app_id,
+			       byrank[k].proc_id);
+			k++;
+		} else {
+			printf("%-6u %-9s %-10s %-10s", r, coord, "-", "-");
+		}
 		if (topo->mode == TRD_TOPO_SWITCHED) {
 			printf(" %s\n", topo_mac_str(node));
-			continue;
+		} else {
+			for (d = 0; d < TRD_DIR_COUNT; d++)
+				if (node->port[d] != TRD_TOPO_NO_PORT)
+					printf(" %s=%d", trd_dir_name((enum trd_dir)d),
+					       node->port[d]);
+			if (node->has_mac)
+				printf(" mac=%s", topo_mac_str(node));
+			printf("\n");
 		}
-		for (d = 0; d < TRD_DIR_COUNT; d++)
-			if (node->port[d] != TRD_TOPO_NO_PORT)
-				printf(" %s=%d", trd_dir_name((enum trd_dir)d), node->port[d]);
-		if (node->has_mac)
-			printf(" mac=%s", topo_mac_str(node));
-		printf("\n");
+		for (; k < topo->n_procs && byrank[k].rank == r; k++)
+			printf("%-6s %-9s %-10u %u\n", "", "", byrank[k].app_id, byrank[k].proc_id);
 	}
+	free(byrank);
 }
 
 /* How to leave @p node in direction @p d: its port, or the destination's mac. */
@@ -337,7 +386,8 @@ topo_parse_args(int argc, char **argv, struct topo_opts *o)
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	while ((c = getopt_long(argc, argv, "nN::r:t:qh", longopts, NULL)) != -1) {
+	opterr = 0; /* app_getopt_error() says it in one line */
+	while ((c = getopt_long(argc, argv, ":nN::r:t:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			o->nodes = 1;
@@ -365,8 +415,7 @@ topo_parse_args(int argc, char **argv, struct topo_opts *o)
 			fputs(topo_usage, stdout);
 			exit(EXIT_SUCCESS);
 		default:
-			fprintf(stderr, "Try 'toroid-topo --help'.\n");
-			exit(EXIT_USAGE);
+			app_getopt_error(c, argv);
 		}
 	}
 	if (optind != argc - 1)

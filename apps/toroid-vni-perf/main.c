@@ -6,7 +6,7 @@
  *
  *   toroid-vni-perf --mode vni --socket PATH [--peer-socket PATH] [--app A] [--procs P,Q]
  *                   [--sizes LIST] [--iters N] [--wait spin|yield|block] [--json]
- *   toroid-vni-perf --mode inproc [--sizes LIST] [--iters N] [--json] [-- EAL options]
+ *   toroid-vni-perf [EAL options --] --mode inproc [--sizes LIST] [--iters N] [--json]
  *
  * vni: the program forks; the parent (A:P, on --socket) sends a message of each size to the
  * child (A:Q, on --peer-socket, default the same socket), which sends it back; one-way latency
@@ -19,10 +19,12 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +40,7 @@
 
 #define PERF_MAX_SIZES 16
 #define PERF_TAG 77
+#define PERF_MAX_ITERS 10000000u /* samples of one size: 80 MB */
 
 enum wait_how { W_SPIN, W_YIELD, W_BLOCK };
 
@@ -62,6 +65,30 @@ static struct {
 	.wait = W_SPIN,
 };
 
+/* SIGINT/SIGTERM: the signal, to stop the loops; the parent forwards it to the pong. */
+static volatile sig_atomic_t perf_sig;
+static volatile pid_t perf_child;
+
+static void
+on_signal(int sig)
+{
+	perf_sig = sig;
+	if (perf_child > 0)
+		kill(perf_child, sig);
+}
+
+static void
+catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: a blocking wait returns */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 static uint64_t
 now_ns(void)
 {
@@ -85,20 +112,26 @@ report(const char *mode, size_t size, uint64_t *rtt, unsigned int n)
 {
 	double sum = 0;
 
+	if (n == 0)
+		return;
 	qsort(rtt, n, sizeof(*rtt), cmp_u64);
 	for (unsigned int i = 0; i < n; i++)
 		sum += (double)rtt[i];
 #define OW(v) ((double)(v) / 2000.0)
 	if (opt.json)
 		printf("{\"mode\":\"%s\",\"size\":%zu,\"iters\":%u,\"min_us\":%.3f,\"avg_us\":%.3f,"
-		       "\"p50_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"max_us\":%.3f}\n",
+		       "\"p50_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"max_us\":%.3f%s}\n",
 		       mode, size, n, OW(rtt[0]), sum / n / 2000.0, OW(rtt[n / 2]),
-		       OW(rtt[(size_t)n * 99 / 100]), OW(rtt[(size_t)n * 999 / 1000]), OW(rtt[n - 1]));
+		       OW(rtt[(size_t)n * 99 / 100]), OW(rtt[(size_t)n * 999 / 1000]), OW(rtt[n - 1]),
+		       perf_sig ? ",\"interrupted\":true" : "");
 	else
 		printf("%-7s %8zu B  one-way latency us: min %7.2f  avg %7.2f  p50 %7.2f  p99 %7.2f  "
-		       "p99.9 %7.2f  max %8.2f\n",
+		       "p99.9 %7.2f  max %8.2f%s\n",
 		       mode, size, OW(rtt[0]), sum / n / 2000.0, OW(rtt[n / 2]),
-		       OW(rtt[(size_t)n * 99 / 100]), OW(rtt[(size_t)n * 999 / 1000]), OW(rtt[n - 1]));
+		       OW(rtt[(size_t)n * 99 / 100]), OW(rtt[(size_t)n * 999 / 1000]), OW(rtt[n - 1]),
+		       perf_sig ? "  (interrupted: " : "");
+	if (!opt.json && perf_sig)
+		printf("%u round trips)\n", n);
 #undef OW
 	fflush(stdout);
 }
@@ -108,16 +141,27 @@ report(const char *mode, size_t size, uint64_t *rtt, unsigned int n)
 static int
 vni_wait1(struct trd_vni *v, struct trd_vni_cpl *c)
 {
+	uint64_t deadline = now_ns() + 10000000000ULL;
+
 	for (;;) {
 		int n;
 
-		if (opt.wait == W_BLOCK)
-			return trd_vni_wait(v, c, 1, 10000);
-		n = trd_vni_poll(v, c, 1);
-		if (n != 0)
-			return n;
-		if (opt.wait == W_YIELD)
-			sched_yield();
+		if (perf_sig)
+			return -EINTR;
+		if (opt.wait == W_BLOCK) {
+			/* in slices, so that a signal is seen; 10 s in all */
+			n = trd_vni_wait(v, c, 1, 100);
+			if (n != 0 && n != -EINTR && n != -ETIMEDOUT)
+				return n;
+		} else {
+			n = trd_vni_poll(v, c, 1);
+			if (n != 0)
+				return n;
+			if (opt.wait == W_YIELD)
+				sched_yield();
+		}
+		if (now_ns() > deadline)
+			return -ETIMEDOUT;
 	}
 }
 
@@ -174,18 +218,24 @@ vni_side(bool ping)
 	}
 	sb = trd_vni_alloc(v, max ? max : 1);
 	rb = trd_vni_alloc(v, max ? max : 1);
-	memset(sb, 0x5a, max);
 	if (ping)
 		rtt = calloc(opt.iters, sizeof(*rtt));
+	if (sb == NULL || rb == NULL || (ping && rtt == NULL)) {
+		fprintf(stderr, "toroid-vni-perf: %s: out of memory\n", ping ? "ping" : "pong");
+		trd_vni_close(v);
+		return 1;
+	}
+	memset(sb, 0x5a, max);
 	/* Every receive is posted before the message it is for can be sent (the pong posts its
 	 * next one before it answers), so nothing waits in the engine's staging. */
 	if (!ping)
 		rc = trd_vni_recv(v, peer, PERF_TAG, 0, rb, max, -1, 0);
 	for (unsigned int k = 0; k < opt.n_sizes && rc == 0; k++) {
 		size_t len = opt.sizes[k];
-		unsigned int total = opt.warmup + opt.iters;
+		unsigned int total = opt.warmup + opt.iters; /* both bounded: no wrap */
+		unsigned int i;
 
-		for (unsigned int i = 0; i < total && rc == 0; i++) {
+		for (i = 0; i < total && rc == 0; i++) {
 			struct trd_vni_cpl c;
 			uint64_t t0 = now_ns();
 			bool last = k + 1 == opt.n_sizes && i + 1 == total;
@@ -208,17 +258,18 @@ vni_side(bool ping)
 				rc = vni_step_done(v, &c);
 			if (rc == 0 && c.len != len)
 				rc = -EPROTO;
-			if (i >= opt.warmup)
+			if (rc == 0 && i >= opt.warmup)
 				rtt[i - opt.warmup] = now_ns() - t0;
 		}
-		if (ping && rc == 0)
-			report("vni", len, rtt, opt.iters);
+		/* interrupted: what was measured of this size, marked so */
+		if (ping && (rc == 0 || (perf_sig && i > opt.warmup + 1)))
+			report("vni", len, rtt, rc == 0 ? opt.iters : i - 1 - opt.warmup);
 	}
-	if (rc != 0)
+	if (rc != 0 && !perf_sig)
 		fprintf(stderr, "toroid-vni-perf: %s: %s\n", ping ? "ping" : "pong", strerror(-rc));
 	free(rtt);
 	trd_vni_close(v);
-	return rc == 0 ? 0 : 1;
+	return perf_sig ? 128 + perf_sig : rc == 0 ? 0 : 1;
 }
 
 static int
@@ -235,12 +286,21 @@ run_vni(void)
 	child = fork();
 	if (child < 0)
 		return 1;
-	if (child == 0)
+	if (child == 0) {
+		/* the pong ends with its parent, however the parent ends */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() == 1)
+			_exit(1);
 		_exit(vni_side(false));
+	}
+	perf_child = child; /* signals to the parent are forwarded */
 	rc = vni_side(true);
 	if (rc != 0)
 		kill(child, SIGTERM);
-	waitpid(child, &st, 0);
+	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+		;
+	perf_child = 0;
+	if (perf_sig)
+		return 128 + perf_sig;
 	return rc != 0 ? rc : (WIFEXITED(st) ? WEXITSTATUS(st) : 1);
 }
 
@@ -290,10 +350,13 @@ run_inproc(int argc, char **argv)
 			max = opt.sizes[k];
 	buf = calloc(1, max ? max : 1);
 	rtt = calloc(opt.iters, sizeof(*rtt));
+	if (buf == NULL || rtt == NULL)
+		rc = -ENOMEM;
 	for (unsigned int k = 0; k < opt.n_sizes && rc == 0; k++) {
 		uint32_t len = (uint32_t)opt.sizes[k];
+		unsigned int i;
 
-		for (unsigned int i = 0; i < opt.warmup + opt.iters && rc == 0; i++) {
+		for (i = 0; i < opt.warmup + opt.iters && rc == 0; i++) {
 			struct trd_desc d;
 			uint64_t t0 = now_ns();
 
@@ -308,19 +371,21 @@ run_inproc(int argc, char **argv)
 				rc = trd_inject(f, &d);
 			if (rc == 0)
 				rc = inproc_wait(r0, len);
-			if (i >= opt.warmup)
+			if (rc == 0 && perf_sig)
+				rc = -EINTR;
+			if (rc == 0 && i >= opt.warmup)
 				rtt[i - opt.warmup] = now_ns() - t0;
 		}
-		if (rc == 0)
-			report("inproc", len, rtt, opt.iters);
+		if (rc == 0 || (perf_sig && i > opt.warmup + 1))
+			report("inproc", len, rtt, rc == 0 ? opt.iters : i - 1 - opt.warmup);
 	}
-	if (rc != 0)
+	if (rc != 0 && !perf_sig)
 		fprintf(stderr, "toroid-vni-perf: in-process: %s\n", strerror(-rc));
 	free(rtt);
 	free(buf);
 	trd_node_free(node);
 	rte_eal_cleanup();
-	return rc == 0 ? 0 : 1;
+	return perf_sig ? 128 + perf_sig : rc == 0 ? 0 : 1;
 }
 
 static void
@@ -328,14 +393,17 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: toroid-vni-perf --mode vni --socket PATH [--peer-socket PATH] [options]\n"
-		"       toroid-vni-perf --mode inproc [options] [-- EAL options]\n"
+		"       toroid-vni-perf [EAL options --] --mode inproc [options]\n"
 		"  --app A           application id of both processes (default 1)\n"
 		"  --procs P,Q       process ids of ping and pong (default 0,1)\n"
-		"  --sizes LIST      message sizes (default 8,64,512,4K,64K)\n"
-		"  --iters N         round trips measured per size (default 10000)\n"
-		"  --warmup N        round trips before measuring (default 1000)\n"
+		"  --sizes LIST      message sizes, 0..64M each (default 8,64,512,4K,64K)\n"
+		"  --iters N         round trips measured per size, 1..%u (default 10000)\n"
+		"  --warmup N        round trips before measuring, 0..%u (default 1000)\n"
 		"  --wait HOW        vni: spin (poll), yield (poll, sched_yield) or block (eventfd)\n"
-		"  --json            one JSON line per size\n");
+		"  --json            one JSON line per size\n"
+		"SIGINT or SIGTERM stops both processes: what was measured of the current size is\n"
+		"printed, marked interrupted, and the exit status is 128 + the signal.\n",
+		PERF_MAX_ITERS, PERF_MAX_ITERS);
 }
 
 int
@@ -355,83 +423,88 @@ main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	char *eal_argv[64];
-	int eal_argc = 0, c, my_argc = argc;
+	int app_argc, c;
+	char **app_argv;
 
-	/* our options come first; EAL options (inproc) after "--" */
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			my_argc = i;
-			break;
-		}
-	eal_argv[eal_argc++] = argv[0];
-	for (int i = my_argc + 1; i < argc && eal_argc < 62; i++)
-		eal_argv[eal_argc++] = argv[i];
-	eal_argv[eal_argc] = NULL;
-	while ((c = getopt_long(my_argc, argv, "h", lo, NULL)) != -1) {
+	/* "[EAL options] -- [options]" like the other apps; without "--", all are ours */
+	app_split_args(argc, argv, &app_argc, &app_argv);
+	opterr = 0;
+	while ((c = getopt_long(app_argc, app_argv, ":h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'm': opt.mode = optarg; break;
 		case 's': opt.socket = optarg; break;
 		case 'p': opt.peer_socket = optarg; break;
-		case 'a': opt.app = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'P':
-			if (sscanf(optarg, "%u,%u", &opt.procs[0], &opt.procs[1]) != 2) {
-				usage(stderr);
-				return 2;
-			}
+		case 'a': opt.app = (uint32_t)app_opt_u64("--app", optarg, 0, UINT32_MAX - 1); break;
+		case 'P': {
+			char *comma = strchr(optarg, ',');
+
+			if (comma == NULL)
+				app_usage_error("--procs: '%s' is not P,Q", optarg);
+			*comma = '\0';
+			opt.procs[0] = (uint32_t)app_opt_u64("--procs", optarg, 0, UINT32_MAX - 1);
+			opt.procs[1] = (uint32_t)app_opt_u64("--procs", comma + 1, 0, UINT32_MAX - 1);
+			*comma = ',';
 			break;
+		}
 		case 'z': {
 			char buf[256], *save = NULL, *tok;
 
+			if (strlen(optarg) >= sizeof(buf))
+				app_usage_error("--sizes: list too long");
 			snprintf(buf, sizeof(buf), "%s", optarg);
 			opt.n_sizes = 0;
-			for (tok = strtok_r(buf, ",", &save); tok && opt.n_sizes < PERF_MAX_SIZES;
+			for (tok = strtok_r(buf, ",", &save); tok != NULL;
 			     tok = strtok_r(NULL, ",", &save)) {
-				unsigned long long v;
-
-				if (app_parse_size(tok, &v) != 0 || v > (64u << 20)) {
-					usage(stderr);
-					return 2;
-				}
-				opt.sizes[opt.n_sizes++] = (size_t)v;
+				if (opt.n_sizes == PERF_MAX_SIZES)
+					app_usage_error("--sizes: at most %d sizes", PERF_MAX_SIZES);
+				opt.sizes[opt.n_sizes++] =
+					(size_t)app_opt_size("--sizes", tok, 0, 64u << 20);
 			}
+			if (opt.n_sizes == 0)
+				app_usage_error("--sizes: empty list");
 			break;
 		}
-		case 'n': opt.iters = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 'w': opt.warmup = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'n':
+			opt.iters = (unsigned int)app_opt_u64("--iters", optarg, 1, PERF_MAX_ITERS);
+			break;
+		case 'w':
+			opt.warmup = (unsigned int)app_opt_u64("--warmup", optarg, 0, PERF_MAX_ITERS);
+			break;
 		case 'W':
-			opt.wait = strcmp(optarg, "block") == 0   ? W_BLOCK
-				   : strcmp(optarg, "yield") == 0 ? W_YIELD
-								  : W_SPIN;
+			if (strcmp(optarg, "block") == 0)
+				opt.wait = W_BLOCK;
+			else if (strcmp(optarg, "yield") == 0)
+				opt.wait = W_YIELD;
+			else if (strcmp(optarg, "spin") == 0)
+				opt.wait = W_SPIN;
+			else
+				app_usage_error("--wait: '%s' is not spin, yield or block", optarg);
 			break;
 		case 'j': opt.json = true; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: app_getopt_error(c, app_argv);
 		}
 	}
+	if (optind < app_argc)
+		app_usage_error("unexpected argument '%s' (EAL options go before \"--\")",
+				app_argv[optind]);
 	if (opt.n_sizes == 0) {
 		static const size_t def[] = {8, 64, 512, 4096, 65536};
 
 		memcpy(opt.sizes, def, sizeof(def));
 		opt.n_sizes = RTE_DIM(def);
 	}
-	if (opt.iters == 0)
-		opt.iters = 1;
-	if (strcmp(opt.mode, "vni") == 0)
+	if (strcmp(opt.mode, "vni") == 0) {
+		if (argc != app_argc)
+			app_usage_error("--mode vni starts no EAL: no EAL options");
+		if (opt.socket == NULL)
+			app_usage_error("--socket is required with --mode vni");
+		catch_signals();
 		return run_vni();
-	if (strcmp(opt.mode, "inproc") == 0) {
-		/* app_eal_init() reads "[EAL options] -- [app options]": give it ours */
-		char *av[66];
-		int ac = 0;
-
-		av[ac++] = argv[0];
-		for (int i = 1; i < eal_argc; i++)
-			av[ac++] = eal_argv[i];
-		if (eal_argc > 1)
-			av[ac++] = (char *)"--";
-		av[ac] = NULL;
-		return run_inproc(ac, av);
 	}
-	usage(stderr);
-	return 2;
+	if (strcmp(opt.mode, "inproc") == 0) {
+		catch_signals();
+		return run_inproc(argc, argv);
+	}
+	app_usage_error("--mode: '%s' is not vni or inproc", opt.mode);
 }

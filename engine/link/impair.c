@@ -53,10 +53,17 @@ trd_impair_parse(const char *spec, struct trd_impair_conf *out)
 		if (eq == NULL)
 			return -EINVAL;
 		*eq++ = '\0';
+		/* digits only: strtod/strtoull also take signs, blanks, "nan", "inf" and hex
+		 * floats, and strtoull wraps "-1" and saturates an overflow */
+		if (*eq == '\0' || strspn(eq, strcmp(tok, "seed") == 0 ? "0123456789xXabcdefABCDEF"
+								    : "0123456789.%") != strlen(eq))
+			return -EINVAL;
 		if (strcmp(tok, "seed") == 0) {
-			unsigned long long sd = strtoull(eq, &end, 0);
+			unsigned long long sd;
 
-			if (end == eq || *end != '\0')
+			errno = 0;
+			sd = strtoull(eq, &end, 0);
+			if (end == eq || *end != '\0' || errno != 0)
 				return -EINVAL;
 			out->seed = sd;
 			continue;
@@ -68,7 +75,7 @@ trd_impair_parse(const char *spec, struct trd_impair_conf *out)
 			v /= 100;
 			end++;
 		}
-		if (*end != '\0' || v < 0 || v > 1)
+		if (*end != '\0' || !(v >= 0 && v <= 1)) /* NaN fails both */
 			return -EINVAL;
 		if (strcmp(tok, "loss") == 0)
 			out->loss = v;
@@ -101,9 +108,9 @@ trd_link_impair(struct trd_link *l, const struct trd_impair_conf *c)
 		}
 		return 0;
 	}
-	if (c->loss < 0 || c->loss > 1 || c->reorder < 0 || c->reorder > 1 || c->dup < 0 ||
-	    c->dup > 1 || c->corrupt < 0 || c->corrupt > 1)
-		return -EINVAL;
+	if (!(c->loss >= 0 && c->loss <= 1) || !(c->reorder >= 0 && c->reorder <= 1) ||
+	    !(c->dup >= 0 && c->dup <= 1) || !(c->corrupt >= 0 && c->corrupt <= 1))
+		return -EINVAL; /* written so that NaN is refused too */
 	im = l->imp != NULL ? l->imp : rte_zmalloc("trd_impair", sizeof(*im), 0);
 	if (im == NULL)
 		return -ENOMEM;

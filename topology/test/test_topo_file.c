@@ -243,6 +243,45 @@ check_good_files(void)
 	}
 	CHECK(trd_topo_find_proc(NULL, 1, 0) == -EINVAL, "find_proc NULL");
 
+	/* 64 processes on one node (the most it may host) do not fit on one 198-character line:
+	 * procs may be repeated, each line adds (here 4 lines of 16) */
+	{
+		char text[2048], *p = text;
+
+		p += sprintf(p, "[torus]\ndims = 2x1x1\nmode = switched\n[node 0]\n"
+				"mac = 02:00:00:00:00:01\n");
+		for (unsigned int line = 0; line < 4; line++) {
+			p += sprintf(p, "procs = ");
+			for (unsigned int i = 0; i < 16; i++)
+				p += sprintf(p, "%s7:%u", i ? ", " : "", 1000 + line * 16 + i);
+			p += sprintf(p, "\n");
+		}
+		p += sprintf(p, "[node 1]\nmac = 02:00:00:00:00:02\nprocs = 8:0\n");
+		path = write_file("good5.ini", text);
+		topo = trd_topo_load(path, err, sizeof(err));
+		CHECK(topo != NULL, "good5.ini (64 procs on four lines): %s", err);
+		if (topo != NULL) {
+			CHECK(topo->n_procs == 65, "good5: %u processes", topo->n_procs);
+			CHECK(trd_topo_find_proc(topo, 7, 1000) == 0 &&
+				      trd_topo_find_proc(topo, 7, 1063) == 0 &&
+				      trd_topo_find_proc(topo, 8, 0) == 1,
+			      "good5: processes of both lines on node 0");
+			CHECK(topo->nodes[0].app_id == 7 && topo->nodes[0].proc_id == 1000,
+			      "good5: node 0 app/proc are its first process");
+			trd_topo_free(topo);
+		}
+		unlink(path);
+		/* a 65th is one too many */
+		p = strstr(text, "[node 1]");
+		sprintf(p, "procs = 7:2000\n[node 1]\nmac = 02:00:00:00:00:02\n");
+		path = write_file("bad65.ini", text);
+		topo = trd_topo_load(path, err, sizeof(err));
+		CHECK(topo == NULL && strstr(err, ":10: more than 64 processes on node 0") != NULL,
+		      "65 procs: \"%s\"", topo ? "(loaded)" : err);
+		trd_topo_free(topo);
+		unlink(path);
+	}
+
 	/* a 1x1x1 torus: one node, no links; errors written nowhere when err is NULL */
 	path = write_file("good3.ini", "[torus]\ndims=1x1x1\nmode=direct\n[node 0]\n");
 	topo = trd_topo_load(path, NULL, 0);
@@ -406,6 +445,29 @@ check_misc_errors(void)
 	CHECK(trd_topo_load(path, small, sizeof(small)) == NULL, "trunc.ini loaded");
 	CHECK(memchr(small, '\0', sizeof(small)) != NULL && strncmp(small, path, 11) == 0,
 	      "truncated message");
+	/* a binary file: a NUL byte is an error, not an empty line (/dev/zero was read forever) */
+	{
+		static const char bin[] = "[torus]\ndims = 1x1x1\0\nmode = direct\n";
+		FILE *f;
+
+		snprintf(want, sizeof(want), "%s/nul.ini", tmp_dir);
+		f = fopen(want, "w");
+		CHECK(f != NULL && fwrite(bin, 1, sizeof(bin) - 1, f) == sizeof(bin) - 1 &&
+			      fclose(f) == 0,
+		      "write nul.ini");
+		errno = 0;
+		topo = trd_topo_load(want, err, sizeof(err));
+		CHECK(topo == NULL && errno == EINVAL && strstr(err, "nul.ini:2: NUL byte") != NULL,
+		      "NUL byte: \"%s\"", topo ? "(loaded)" : err);
+		trd_topo_free(topo);
+		unlink(want);
+		alarm(10); /* a hang fails the test at once */
+		topo = trd_topo_load("/dev/zero", err, sizeof(err));
+		alarm(0);
+		CHECK(topo == NULL && strstr(err, "/dev/zero:1: NUL byte") != NULL,
+		      "/dev/zero: \"%s\"", topo ? "(loaded)" : err);
+		trd_topo_free(topo);
+	}
 	/* err NULL is fine */
 	errno = 0;
 	CHECK(trd_topo_load(path, NULL, 100) == NULL && errno == EINVAL, "err NULL");
@@ -433,6 +495,7 @@ main(int argc, char **argv)
 	unlink(write_file("good1.ini", ""));
 	unlink(write_file("good2.ini", ""));
 	unlink(write_file("good3.ini", ""));
+	unlink(write_file("good4.ini", ""));
 	if (rmdir(tmp_dir) != 0)
 		perror(tmp_dir);
 

@@ -1,0 +1,166 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Every app with absurd values for its numeric options (0 where 0 means nothing, negative,
+# huge, not a number, missing) and other bad input: each run must exit 2 with exactly one
+# line on stderr and nothing on stdout, within a few seconds (no crash, no hang, no EAL start).
+# usage: test_app_args.sh BUILD_DIR SOURCE_ROOT
+set -u
+B=$1
+ROOT=$2
+T=$(mktemp -d /tmp/toroid-app-args.XXXXXX) || exit 1
+trap 'rm -rf "$T"' EXIT INT TERM
+runs=0
+fails=0
+
+DEMO=$B/apps/toroid-demo/toroid-demo
+PERF=$B/apps/toroid-perf/toroid-perf
+VPERF=$B/apps/toroid-vni-perf/toroid-vni-perf
+NODE=$B/apps/toroid-node/toroid-node
+TOPO=$B/apps/toroid-topo/toroid-topo
+DUMP=$B/apps/toroid-dump/toroid-dump
+TOP=$ROOT/tools/toroid-top
+TOPOFILE=$ROOT/topology/examples/2x2x2-switched.ini
+HUGE=99999999999999999999
+LONG=$T/$(printf 'd%.0s' $(seq 1 110))/node%r.sock
+
+# bad PROGRAM ARGS...: exit 2, one line on stderr, nothing on stdout
+bad() {
+	local rc lines
+	runs=$((runs + 1))
+	timeout -k 5 20 "$@" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	lines=$(wc -l <"$T/err")
+	if [ $rc -ne 2 ] || [ "$lines" -ne 1 ] || [ -s "$T/out" ]; then
+		fails=$((fails + 1))
+		echo "FAIL: $(basename "$1") ${*:2}: exit $rc, $lines line(s) on stderr," \
+			"$(wc -c <"$T/out") bytes on stdout"
+		head -n 5 "$T/err" | sed 's/^/    /'
+	fi
+}
+
+# nums PROGRAM PREFIX OPTION ZERO_OK [SUFFIX...]: the absurd values of one numeric option;
+# PREFIX is what goes before it ("--" for the EAL apps), SUFFIX after its value
+nums() {
+	local prog=$1 pre=$2 opt=$3 zero_ok=$4
+	shift 4
+	local p=()
+	[ -n "$pre" ] && p=("$pre")
+	[ "$zero_ok" = 1 ] || bad "$prog" "${p[@]}" "$opt" 0 "$@"
+	bad "$prog" "${p[@]}" "$opt" -1 "$@"
+	bad "$prog" "${p[@]}" "$opt" "$HUGE" "$@"
+	bad "$prog" "${p[@]}" "$opt" abc "$@"
+	bad "$prog" "${p[@]}" "$opt" 12abc "$@"
+	bad "$prog" "${p[@]}" "$@" "$opt" # missing: the option last
+}
+
+# ---- toroid-demo ----
+nums "$DEMO" -- --seed 1
+nums "$DEMO" -- --timeout-ms 0
+nums "$DEMO" -- --snaplen 0
+nums "$DEMO" -- --sizes 0
+nums "$DEMO" -- --reflect-sizes 0
+bad "$DEMO" -- --sizes 1,,65M
+bad "$DEMO" -- --impair loss=nan
+bad "$DEMO" -- --impair loss=inf
+bad "$DEMO" -- --impair seed=$HUGE
+bad "$DEMO" -- --impair seed=-1
+bad "$DEMO" -- --bogus
+bad "$DEMO" -- extra
+
+# ---- toroid-perf ----
+nums "$PERF" -- -n 0 -t put_lat
+nums "$PERF" -- --iters 0 -t put_lat
+nums "$PERF" -- -w 0 -t put_rate
+nums "$PERF" -- --snaplen 0 -t put_lat
+nums "$PERF" -- --timeout 0 -t put_lat
+nums "$PERF" -- -s 1 -t put_lat
+bad "$PERF" -- -t put_lat -n 5x
+bad "$PERF" -- -t put_lat -w 33
+bad "$PERF" -- -t put_lat --torus 1x1x1
+bad "$PERF" -- -t put_lat --torus 65x1x1
+bad "$PERF" -- -t put_lat --torus 2x-1x1
+bad "$PERF" -- -t put_lat --ports 0,70000
+bad "$PERF" -- -t put_lat --ports 1,1
+bad "$PERF" -- -t put_lat --impair loss=nan
+bad "$PERF" -- -t put_lat --impair corrupt=2
+bad "$PERF" -- -t put_lat --impair seed=18446744073709551616
+bad "$PERF" -- -t nosuchtest
+bad "$PERF" -- -n 10
+bad "$PERF" -- -t put_lat --memif both
+
+# ---- toroid-vni-perf (no EAL in --mode vni; inproc checks its options before EAL) ----
+for m in vni inproc; do
+	nums "$VPERF" "" --iters 1 --mode $m --socket "$T/none.sock"
+	nums "$VPERF" "" --warmup 1 --mode $m --socket "$T/none.sock"
+	nums "$VPERF" "" --app 1 --mode $m --socket "$T/none.sock"
+done
+bad "$VPERF" --mode vni --socket "$T/none.sock" --iters 4294967297
+bad "$VPERF" --mode vni --socket "$T/none.sock" --procs 1
+bad "$VPERF" --mode vni --socket "$T/none.sock" --procs 0,-1
+bad "$VPERF" --mode vni --socket "$T/none.sock" --sizes 65M
+bad "$VPERF" --mode vni --socket "$T/none.sock" --sizes -8
+bad "$VPERF" --mode vni --socket "$T/none.sock" --wait sometimes
+bad "$VPERF" --mode vni
+bad "$VPERF" --mode warp
+
+# ---- toroid-node ----
+N=(--topo "$TOPOFILE" --node 0)
+nums "$NODE" -- --max-pool 0 "${N[@]}"
+nums "$NODE" -- --max-ifs 0 "${N[@]}"
+nums "$NODE" -- --staging 0 "${N[@]}"
+nums "$NODE" -- --noproc-ms 0 "${N[@]}"
+nums "$NODE" -- --mtu 0 "${N[@]}"
+nums "$NODE" -- --link-wait 1 "${N[@]}"
+nums "$NODE" -- --idle-us 1 "${N[@]}"
+nums "$NODE" -- --sleep-us 1 "${N[@]}"
+nums "$NODE" -- --stats-period 1 "${N[@]}"
+nums "$NODE" -- --snaplen 0 "${N[@]}"
+nums "$NODE" -- --port 1 "${N[@]}"
+bad "$NODE" -- --max-ifs 257 "${N[@]}"
+bad "$NODE" -- --max-pool 2T "${N[@]}"
+bad "$NODE" -- --stats-period nan "${N[@]}"
+bad "$NODE" -- --stats-period 0.0001 "${N[@]}"
+bad "$NODE" -- --ports x+=70000 "${N[@]}"
+bad "$NODE" -- --ports w+=1 "${N[@]}"
+bad "$NODE" -- --vni-socket "$LONG" "${N[@]}"
+bad "$NODE" -- --topo "$TOPOFILE" --node 8
+bad "$NODE" -- --topo "$TOPOFILE" --node -1
+bad "$NODE" -- --topo "$TOPOFILE" --node 4294967296
+bad "$NODE" -- --topo "$TOPOFILE" --node 1,1
+bad "$NODE" -- --topo "$TOPOFILE" --nodes 0-8 --vni-socket "$T/n%r.sock"
+bad "$NODE" -- --topo "$TOPOFILE" --nodes 5-2 --vni-socket "$T/n%r.sock"
+bad "$NODE" -- --topo "$TOPOFILE"
+
+# ---- toroid-topo ----
+for o in --tree --neighbours; do
+	bad "$TOPO" $o -1 "$TOPOFILE"
+	bad "$TOPO" $o 8 "$TOPOFILE"
+	bad "$TOPO" $o 4294967296 "$TOPOFILE"
+	bad "$TOPO" $o $HUGE "$TOPOFILE"
+	bad "$TOPO" $o 0,0,256 "$TOPOFILE"
+	bad "$TOPO" $o 1,1 "$TOPOFILE"
+done
+bad "$TOPO" --route 0 9 "$TOPOFILE"
+bad "$TOPO" --route 0 "$TOPOFILE"
+bad "$TOPO" "$TOPOFILE" --tree
+bad "$TOPO" --bogus "$TOPOFILE"
+
+# ---- toroid-dump ----
+nums "$DUMP" "" -s 1 -r /dev/null
+nums "$DUMP" "" -c 0 -r /dev/null
+nums "$DUMP" "" --fifo 1 -r /dev/null
+nums "$DUMP" "" --msg 1 -r /dev/null
+bad "$DUMP" -r /dev/null --fifo 256
+bad "$DUMP" -r /dev/null --src 1,2
+bad "$DUMP" -r /dev/null --dst 256,0,0
+bad "$DUMP" -r /dev/null --type nosuchtype
+
+# ---- toroid-top (Python) ----
+nums "$TOP" "" -i 1
+nums "$TOP" "" -n 1
+nums "$TOP" "" -d 0
+bad "$TOP" -d nan
+bad "$TOP" --bogus
+
+echo "$runs runs, $fails failed"
+[ $fails -eq 0 ]
