@@ -294,6 +294,23 @@ def main():
     s.memif_runs(f"-t put_bw -s 64K {'-n 2000' if args.quick else '-n 20000'}")
     ucx = s.ucx()
     sp = s.sockperf()
+    # instructions per message by stage (callgrind: repeatable where seconds are not)
+    ipm_rows = []
+    if shutil.which("valgrind") is None:
+        s.missing.append("bench/ipm.py (valgrind not installed)")
+    else:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import ipm
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="toroid-ipm.") as tmp:
+            for t in ("put_rate", "fifo_rate", "get_lat"):
+                try:
+                    ipm_rows.append(ipm.measure(s.perf, t, 2000 if args.quick else 20000, tmp))
+                except (RuntimeError, subprocess.SubprocessError) as e:
+                    print(f"bench: ipm {t}: {e}", file=sys.stderr)
+                    s.missing.append(f"bench/ipm.py --tests {t}")
+        s.commands.append("bench/ipm.py --tests put_rate,fifo_rate,get_lat -n "
+                          f"{2000 if args.quick else 20000}")
 
     def row(sec, test, size):
         for r in s.rows:
@@ -317,6 +334,26 @@ def main():
     for sec, test, size, fig, unit, raw, ratio, _ in s.rows:
         out.append(f"| {sec} | {test} | {size} | {fmt(fig)} | {unit} | {fmt(raw)} | "
                    f"{fmt(ratio)} |")
+    out.append("")
+    out.append("## Instructions per message\n")
+    out.append("`bench/ipm.py` (also `make ipm`): `toroid-perf --inline` under callgrind with N "
+               "and 2N messages, the difference divided by the messages added, counted only "
+               "inside the measured loop, toroid's and the raw baseline's (same ports, same "
+               "run). Instruction counts repeat to 0.01% whatever else the machine does. Each "
+               "source line's instructions go to the stage of the function that holds it, so "
+               "inlined code counts where it was written. The remote get is one round trip "
+               "(request and reply, with the idle polls in between); raw is a raw ping-pong.\n")
+    if ipm_rows:
+        stages = []
+        for r in ipm_rows:
+            stages += [k for k in r["stages"] if k not in stages]
+        out.append("| message | toroid instr/msg | raw DPDK instr/frame | ratio | " +
+                   " | ".join(stages) + " |")
+        out.append("|---|---:|---:|---:|" + "---:|" * len(stages))
+        for r in ipm_rows:
+            out.append(f"| {r['what']} | {r['toroid_instr']:.0f} | {r['raw_instr']:.0f} | "
+                       f"{r['ratio']:.1f} x | " +
+                       " | ".join(f"{r['stages'].get(k, 0):.0f}" for k in stages) + " |")
     out.append("")
     out.append("## Peers on the same machine, same run\n")
     out.append("| system | test | 64 B figure |")
