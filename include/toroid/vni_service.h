@@ -92,6 +92,13 @@ struct trd_vnis_conf {
 	X(RX_BYTES, "rx_bytes")           /* bytes of completed receives */                         \
 	X(ERRORS, "errors")               /* completions with a negative status */                  \
 	X(BAD_WIRE, "bad_wire")           /* malformed protocol messages */                         \
+	X(BAD_REPLIES, "bad_replies")     /* replies dropped: unknown message, wrong node, process \
+					   * or key, or a status the protocol does not define */  \
+	X(NAK_SHARE, "nak_share")         /* requests refused: their destination holds its share \
+					   * of staging (other staging may be free) */            \
+	X(BAD_QUEUES, "bad_queues")       /* interfaces closed: their process broke a queue */    \
+	X(DENIED, "denied")               /* registrations refused: the user may not claim the  \
+					   * application */                                         \
 	X(WAKEUPS, "wakeups")             /* eventfd signals to applications */                     \
 	X(KICKS, "kicks")                 /* wake-ups of the engine by applications */
 
