@@ -14,10 +14,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -44,6 +46,7 @@
 
 #define NODE_L1_OVERHEAD 24 /* preamble 8 + inter-frame gap 12 + FCS 4 per frame */
 #define NODE_MAX_SERVED 64
+#define NODE_MAX_OWNERS 64
 #define NODE_DEFAULT_SOCKET "/run/toroid/node%r.sock"
 
 struct node_opts {
@@ -66,6 +69,9 @@ struct node_opts {
 	unsigned int link_wait;
 	unsigned int mtu;
 	unsigned int noproc_ms;
+	struct trd_vnis_owner owners[NODE_MAX_OWNERS];
+	unsigned int n_owners;
+	unsigned int socket_mode;
 	bool quiet;
 };
 
@@ -135,6 +141,12 @@ usage(FILE *f, const char *prog)
 		"  --max-ifs N          applications at once per node (default 64)\n"
 		"  --noproc-ms N        a send to a process that is not attached keeps asking this\n"
 		"                       long (default 3000)\n"
+		"  --vni-socket-mode M  permissions of the socket file, octal (default 0660: the\n"
+		"                       engine's user and group may attach)\n"
+		"  --vni-owner APP=WHO  only WHO may attach processes of application APP: a user\n"
+		"                       (name or uid) or @group (name or gid); repeat to allow more\n"
+		"                       (default: any user who can open the socket, one user at a\n"
+		"                       time per application)\n"
 		"  --mtu N              set the ports' MTU (default: keep it)\n"
 		"  --link-wait S        wait up to S seconds for the ports' links (default 10)\n"
 		"  --idle-us N          sleep after N us without work (default 1000; 0: busy-poll)\n"
@@ -192,13 +204,54 @@ parse_ports(const char *s)
 	return 0;
 }
 
+/* --vni-owner APP=USER|UID|@GROUP|@GID */
+static int
+parse_owner(const char *s)
+{
+	struct trd_vnis_owner *o = &opt.owners[opt.n_owners];
+	const char *eq = strchr(s, '=');
+	char app[16];
+	unsigned int a, id;
+
+	if (eq == NULL || eq == s || (size_t)(eq - s) >= sizeof(app) || eq[1] == '\0' ||
+	    opt.n_owners == NODE_MAX_OWNERS)
+		return -EINVAL;
+	memcpy(app, s, (size_t)(eq - s));
+	app[eq - s] = '\0';
+	if (parse_uint(app, UINT32_MAX - 1, &a) != 0) /* UINT32_MAX is TRD_VNI_ANY */
+		return -EINVAL;
+	o->app = a;
+	o->uid = o->gid = -1;
+	if (eq[1] == '@') {
+		const struct group *g = getgrnam(eq + 2);
+
+		if (g != NULL)
+			o->gid = g->gr_gid;
+		else if (parse_uint(eq + 2, UINT32_MAX - 1, &id) == 0)
+			o->gid = id;
+		else
+			return -EINVAL;
+	} else {
+		const struct passwd *pw = getpwnam(eq + 1);
+
+		if (pw != NULL)
+			o->uid = pw->pw_uid;
+		else if (parse_uint(eq + 1, UINT32_MAX - 1, &id) == 0)
+			o->uid = id;
+		else
+			return -EINVAL;
+	}
+	opt.n_owners++;
+	return 0;
+}
+
 static void
 parse_args(int argc, char **argv)
 {
 	enum {
 		O_TOPO = 256, O_NODE, O_NODES, O_PORT, O_PORTS, O_SOCK, O_STAGING, O_MAXPOOL,
 		O_MAXIFS, O_NOPROC, O_MTU, O_LINKWAIT, O_IDLE, O_SLEEP, O_STATS, O_JSON,
-		O_CAPTURE, O_SNAPLEN,
+		O_CAPTURE, O_SNAPLEN, O_OWNER, O_SOCKMODE,
 	};
 	static const struct option lo[] = {
 		{"topo", required_argument, NULL, O_TOPO},
@@ -219,6 +272,8 @@ parse_args(int argc, char **argv)
 		{"json", no_argument, NULL, O_JSON},
 		{"capture", required_argument, NULL, O_CAPTURE},
 		{"snaplen", required_argument, NULL, O_SNAPLEN},
+		{"vni-owner", required_argument, NULL, O_OWNER},
+		{"vni-socket-mode", required_argument, NULL, O_SOCKMODE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -260,6 +315,18 @@ parse_args(int argc, char **argv)
 		case O_JSON: opt.json = true; break;
 		case O_CAPTURE: opt.capture = optarg; break;
 		case O_SNAPLEN: bad |= parse_uint(optarg, 262144, &opt.snaplen); break;
+		case O_OWNER: bad |= parse_owner(optarg); break;
+		case O_SOCKMODE: {
+			char *end;
+			unsigned long m;
+
+			errno = 0;
+			m = strtoul(optarg, &end, 8);
+			bad |= (errno != 0 || end == optarg || *end != '\0' || *optarg == '-' ||
+				m == 0 || m > 0777) ? -EINVAL : 0;
+			opt.socket_mode = (unsigned int)m;
+			break;
+		}
 		case 'q': opt.quiet = true; break;
 		case 'h':
 			usage(stdout, argv[0]);
@@ -575,6 +642,9 @@ serve(unsigned int rank, struct trd_node *node)
 	vc.rep_fifo = 1;
 	vc.rec_fifo = 0;
 	vc.noproc_ms = opt.noproc_ms;
+	vc.socket_mode = opt.socket_mode;
+	vc.owners = opt.owners;
+	vc.n_owners = opt.n_owners;
 	sv->vnis = trd_vnis_create(&vc);
 	if (sv->vnis == NULL)
 		die("%s: cannot serve applications: %s", sv->socket,

@@ -247,6 +247,7 @@ struct trd_vnis {
 	uint64_t now, next_sock, next_timer, next_sweep;
 	struct vconn conns[VNIS_N_CONNS];
 	uint64_t stat[TRD_VNIS_STAT_MAX];
+	struct trd_vnis_owner *owners; /* the configuration's, copied */
 	uint32_t keys[1024]; /* message keys not yet used */
 	unsigned int n_keys;
 };
@@ -2061,12 +2062,66 @@ seg_create(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_register
 	return 0;
 }
 
+/* Is @p gid the primary or a supplementary group of the process at the other end of @p fd? */
+static bool
+peer_in_group(int fd, const struct ucred *cred, gid_t gid)
+{
+	gid_t groups[256];
+	socklen_t gl = sizeof(groups);
+
+	if (cred->gid == gid)
+		return true;
+#ifdef SO_PEERGROUPS
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &gl) == 0)
+		for (size_t i = 0; i < gl / sizeof(groups[0]); i++)
+			if (groups[i] == gid)
+				return true;
+#else
+	RTE_SET_USED(groups);
+	RTE_SET_USED(gl);
+#endif
+	return false;
+}
+
+/* May the process at the other end of @p fd claim a process of application @p app?
+ * 0 or -EACCES (with *why). */
+static int
+owner_check(struct trd_vnis *s, int fd, const struct ucred *cred, uint32_t app, const char **why)
+{
+	bool listed = false;
+
+	for (unsigned int i = 0; i < s->conf.n_owners; i++) {
+		const struct trd_vnis_owner *o = &s->owners[i];
+
+		if (o->app != app)
+			continue;
+		listed = true;
+		if ((o->uid < 0 || (uint64_t)o->uid == cred->uid) &&
+		    (o->gid < 0 || peer_in_group(fd, cred, (gid_t)o->gid)))
+			return 0;
+	}
+	if (listed) {
+		*why = "this user may not claim this application (its owners are configured)";
+		return -EACCES;
+	}
+	/* no owner configured: the application belongs to the user of its attached processes */
+	for (unsigned int i = 0; i < s->n_ifs; i++) {
+		const struct vif *v = s->ifs[i];
+
+		if (v != NULL && !v->dead && v->app == app && (uid_t)v->uid != cred->uid) {
+			*why = "processes of this application run as another user";
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
 /* A registration request on a fresh connection. */
 static void
 conn_register(struct trd_vnis *s, struct vconn *c)
 {
 	struct trd_vni_sock_register req;
-	struct ucred cred;
+	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
 	socklen_t cl = sizeof(cred);
 	const char *why = NULL;
 	struct vif *v = NULL;
@@ -2083,9 +2138,10 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 	}
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
 	c->used = false;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0)
-		memset(&cred, 0, sizeof(cred));
-	if (n != (ssize_t)sizeof(req) || req.op != TRD_VNI_SOCK_REGISTER ||
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0) {
+		rc = -EACCES;
+		why = "the kernel does not say who the process is (SO_PEERCRED)";
+	} else if (n != (ssize_t)sizeof(req) || req.op != TRD_VNI_SOCK_REGISTER ||
 	    req.version != TRD_VNI_VERSION) {
 		rc = -EPROTO;
 		why = "unknown request or version";
@@ -2099,6 +2155,8 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 	} else if (trd_topo_find_proc(s->topo, req.app, req.proc) != (int)s->rank) {
 		rc = -EADDRNOTAVAIL;
 		why = "the topology does not place this process on this node";
+	} else if ((rc = owner_check(s, fd, &cred, req.app, &why)) != 0) {
+		ST(s, DENIED)++;
 	} else if (vif_find(s, req.app, req.proc) != NULL) {
 		rc = -EADDRINUSE;
 		why = "this process is attached already";
@@ -2138,8 +2196,8 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 		}
 	}
 	if (rc != 0) {
-		VNI_LOG(NOTICE, "registration of %u:%u (pid %d) refused: %s", req.app, req.proc,
-			cred.pid, why);
+		VNI_LOG(NOTICE, "registration of %u:%u (pid %d, uid %u) refused: %s", req.app,
+			req.proc, cred.pid, cred.uid, why);
 		ST(s, REFUSED)++;
 		answer(fd, rc, 0, why, NULL);
 		close(fd);
@@ -2430,8 +2488,23 @@ trd_vnis_create(const struct trd_vnis_conf *conf)
 		s->conf.retry_us = 100;
 	if (s->conf.noproc_ms == 0)
 		s->conf.noproc_ms = 3000;
-	if (s->conf.inline_max < TRD_VW_HDR_LEN || s->conf.inline_max > 960)
+	if (s->conf.inline_max < TRD_VW_HDR_LEN || s->conf.inline_max > 960 ||
+	    s->conf.n_owners > 1024 || (s->conf.n_owners != 0 && conf->owners == NULL))
 		goto fail;
+	if (s->conf.n_owners != 0) {
+		s->owners = calloc(s->conf.n_owners, sizeof(*s->owners));
+		if (s->owners == NULL) {
+			rc = ENOMEM;
+			goto fail;
+		}
+		for (unsigned int i = 0; i < s->conf.n_owners; i++) {
+			s->owners[i] = conf->owners[i];
+			if ((s->owners[i].uid < 0 && s->owners[i].gid < 0) ||
+			    s->owners[i].uid > UINT32_MAX || s->owners[i].gid > UINT32_MAX)
+				goto fail;
+		}
+	}
+	s->conf.owners = NULL; /* the copy is used */
 	s->node = conf->node;
 	s->topo = conf->topo;
 	s->coord = trd_node_coord(conf->node);
@@ -2596,6 +2669,7 @@ trd_vnis_free(struct trd_vnis *s)
 		munmap(s->stage_mem, s->stage_size);
 	trd_vni_heap_fini(&s->stage);
 	free(s->preps);
+	free(s->owners);
 	free(s->ifs);
 	free(s->tx);
 	free(s->tx_free);
