@@ -858,10 +858,17 @@ schedule(struct trd_vnis *s)
 	while (k < VNIS_INJECT_BUDGET && !TAILQ_EMPTY(&s->rr) && !backlog_full(s)) {
 		struct vif *v = TAILQ_FIRST(&s->rr);
 		struct vtx *t = TAILQ_FIRST(&v->rq);
-		int rc = tx_step(s, t);
+		int rc;
 
-		if (rc == -ENOBUFS)
+		/* the step may end the last message of a dead interface, which frees it (and t):
+		 * hold it until the rotation is done */
+		v->refs++;
+		rc = tx_step(s, t);
+		if (rc == -ENOBUFS) {
+			v->refs--;
+			vif_release_maybe(s, v);
 			break;
+		}
 		if (rc == -EAGAIN) {
 			if (++stuck > 2 * s->n_ifs + 4)
 				break;
@@ -869,8 +876,9 @@ schedule(struct trd_vnis *s)
 			stuck = 0;
 			k++;
 		}
-		/* rotate the message inside its interface, then the interface */
-		if (t->in_rq && TAILQ_NEXT(t, rq) != NULL) {
+		/* rotate the message inside its interface (a freed one is in no queue), then the
+		 * interface */
+		if (t->state != TX_FREE && t->in_rq && TAILQ_NEXT(t, rq) != NULL) {
 			TAILQ_REMOVE(&v->rq, t, rq);
 			TAILQ_INSERT_TAIL(&v->rq, t, rq);
 		}
@@ -878,6 +886,8 @@ schedule(struct trd_vnis *s)
 			TAILQ_REMOVE(&s->rr, v, rr);
 			TAILQ_INSERT_TAIL(&s->rr, v, rr);
 		}
+		v->refs--;
+		vif_release_maybe(s, v);
 	}
 	return k;
 }
