@@ -5,7 +5,7 @@
 #
 #   test_vni.sh TOROID_NODE VNI_APP TEST
 #
-# TEST: local | two_engines | fairness | flow | mcast | kill
+# TEST: local | two_engines | fairness | flow | mcast | kill | share
 # Every wait is bounded; readiness is polled with a deadline; applications block on their
 # eventfd when idle, each engine runs one lcore and sleeps when idle.
 set -u
@@ -382,6 +382,47 @@ kill)
 	set -- $sends
 	[ $(($1 + $2 + $3)) -ge 1 ] || die "no transfer of the victim was in flight ($line)"
 	echo "kill: the engine detached $(total E vni detached) interfaces and reclaimed $(total E vni reclaimed); $(total E vni tx_abort) transfers of the dead process aborted"
+	;;
+share)
+	# A process floods a peer that never posts its receives, behind 8 MiB of staging: that
+	# destination holds at most its share (8 MiB / the interfaces attached), so an unrelated
+	# pair on the same node, whose messages are received late (they wait in staging), still
+	# completes, within 10 s, while the flood goes on.
+	four_procs
+	start_engine E 0 -- --topo "$T/four.ini" --node 0 --staging 8M
+	wait_ready E
+	S="$T/E-0.sock"
+	app h1 "$S" 1 1 --pool 1M late-sink --from 1:0 --size 256K --count 64
+	app f0 "$S" 1 0 --pool 32M flood --to 1:1 --size 256K --count 64 --window 64
+	for i in $(seq 200); do # the flood holds what it can
+		used=$(telemetry E /toroid/vni,node0 staging_used)
+		[ "$used" -ge $((4 << 20)) ] && break
+		sleep 0.05
+	done
+	[ "$used" -ge $((4 << 20)) ] || die "the flood did not fill its share of staging ($used B)"
+	t0=$(date +%s.%N)
+	PAIR="0,1000,65536,1M"
+	app p2 "$S" 1 2 --pool 16M --deadline 10 exchange --peers 1:3 --sizes $PAIR --late $PAIR
+	app p3 "$S" 1 3 --pool 16M --deadline 10 exchange --peers 1:2 --sizes $PAIR --late $PAIR
+	wait_app p2 1
+	wait_app p3 1
+	t1=$(date +%s.%N)
+	kill -0 "$APP_f0" 2>/dev/null || die "the flood ended: it should still be waiting"
+	held=$(telemetry E /toroid/vni,node0 if_1_1 |
+		python3 -c 'import ast, sys; print(ast.literal_eval(sys.stdin.read())["staged_bytes"])')
+	[ "$held" -le $((4 << 20)) ] || die "the flooded process holds $held B of staging, above half of 8 MiB"
+	shares=$(telemetry E /toroid/vni,node0 nak_share)
+	[ "$shares" -gt 0 ] || die "no request was refused for its destination's share: the test did not test"
+	kill -9 "$APP_f0" "$APP_h1"
+	wait "$APP_f0" "$APP_h1" 2>/dev/null
+	for i in $(seq 200); do
+		[ "$(grep -c ' detached: ' "$T/E.log")" -ge 4 ] && break
+		sleep 0.02
+	done
+	stop_engine E
+	[ "$(total E vni staging_used)" = 0 ] || die "staging not released"
+	[ "$(total E vni reclaimed)" = "$(total E vni attached)" ] || die "not every interface was reclaimed"
+	echo "share: the pair finished in $(python3 -c "print('%.2f' % ($t1 - $t0))") s while the flood held $held B of 8 MiB staging for its receiver ($shares refusals for its share)"
 	;;
 *)
 	echo "unknown test $TEST" >&2

@@ -14,10 +14,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -44,6 +46,7 @@
 
 #define NODE_L1_OVERHEAD 24 /* preamble 8 + inter-frame gap 12 + FCS 4 per frame */
 #define NODE_MAX_SERVED 64
+#define NODE_MAX_OWNERS 64
 #define NODE_DEFAULT_SOCKET "/run/toroid/node%r.sock"
 
 struct node_opts {
@@ -66,6 +69,9 @@ struct node_opts {
 	unsigned int link_wait;
 	unsigned int mtu;
 	unsigned int noproc_ms;
+	struct trd_vnis_owner owners[NODE_MAX_OWNERS];
+	unsigned int n_owners;
+	unsigned int socket_mode;
 	bool quiet;
 };
 
@@ -136,6 +142,12 @@ usage(FILE *f, const char *prog)
 		"  --max-ifs N          applications at once per node (default 64, 1..256)\n"
 		"  --noproc-ms N        a send to a process that is not attached keeps asking this\n"
 		"                       long (default 3000)\n"
+		"  --vni-socket-mode M  permissions of the socket file, octal (default 0660: the\n"
+		"                       engine's user and group may attach)\n"
+		"  --vni-owner APP=WHO  only WHO may attach processes of application APP: a user\n"
+		"                       (name or uid) or @group (name or gid); repeat to allow more\n"
+		"                       (default: any user who can open the socket, one user at a\n"
+		"                       time per application)\n"
 		"  --mtu N              set the ports' MTU, 120..9000 (default: keep it)\n"
 		"  --link-wait S        wait up to S seconds for the ports' links (default 10)\n"
 		"  --idle-us N          sleep after N us without work (default 1000; 0: busy-poll)\n"
@@ -178,6 +190,43 @@ parse_ports(const char *s)
 	opt.have_ports = true;
 }
 
+/* --vni-owner APP=USER|UID|@GROUP|@GID */
+static void
+parse_owner(const char *s)
+{
+	struct trd_vnis_owner *o;
+	const char *eq = strchr(s, '=');
+	char app[16];
+
+	if (opt.n_owners == NODE_MAX_OWNERS)
+		app_usage_error("--vni-owner: at most %d", NODE_MAX_OWNERS);
+	if (eq == NULL || eq == s || (size_t)(eq - s) >= sizeof(app) || eq[1] == '\0' ||
+	    (eq[1] == '@' && eq[2] == '\0'))
+		app_usage_error("--vni-owner: '%s' is not APP=USER, APP=UID, APP=@GROUP or APP=@GID",
+				s);
+	o = &opt.owners[opt.n_owners];
+	memcpy(app, s, (size_t)(eq - s));
+	app[eq - s] = '\0';
+	o->app = (uint32_t)app_opt_u64("--vni-owner", app, 0, UINT32_MAX - 1); /* MAX is ANY */
+	o->uid = o->gid = -1;
+	if (eq[1] == '@') {
+		const struct group *g = getgrnam(eq + 2);
+
+		if (g == NULL && strspn(eq + 2, "0123456789") != strlen(eq + 2))
+			app_usage_error("--vni-owner: no group '%s'", eq + 2);
+		o->gid = g != NULL ? (int64_t)g->gr_gid
+				   : (int64_t)app_opt_u64("--vni-owner", eq + 2, 0, UINT32_MAX - 1);
+	} else {
+		const struct passwd *pw = getpwnam(eq + 1);
+
+		if (pw == NULL && strspn(eq + 1, "0123456789") != strlen(eq + 1))
+			app_usage_error("--vni-owner: no user '%s'", eq + 1);
+		o->uid = pw != NULL ? (int64_t)pw->pw_uid
+				    : (int64_t)app_opt_u64("--vni-owner", eq + 1, 0, UINT32_MAX - 1);
+	}
+	opt.n_owners++;
+}
+
 /* The options after "--"; read before EAL starts, so a bad command line costs nothing and
  * prints one line. */
 static void
@@ -186,7 +235,7 @@ parse_args(int argc, char **argv)
 	enum {
 		O_TOPO = 256, O_NODE, O_NODES, O_PORT, O_PORTS, O_SOCK, O_STAGING, O_MAXPOOL,
 		O_MAXIFS, O_NOPROC, O_MTU, O_LINKWAIT, O_IDLE, O_SLEEP, O_STATS, O_JSON,
-		O_CAPTURE, O_SNAPLEN,
+		O_CAPTURE, O_SNAPLEN, O_OWNER, O_SOCKMODE,
 	};
 	static const struct option lo[] = {
 		{"topo", required_argument, NULL, O_TOPO},
@@ -207,6 +256,8 @@ parse_args(int argc, char **argv)
 		{"json", no_argument, NULL, O_JSON},
 		{"capture", required_argument, NULL, O_CAPTURE},
 		{"snaplen", required_argument, NULL, O_SNAPLEN},
+		{"vni-owner", required_argument, NULL, O_OWNER},
+		{"vni-socket-mode", required_argument, NULL, O_SOCKMODE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -263,6 +314,20 @@ parse_args(int argc, char **argv)
 		case O_SNAPLEN:
 			opt.snaplen = (unsigned int)app_opt_u64("--snaplen", optarg, 64, 262144);
 			break;
+		case O_OWNER: parse_owner(optarg); break;
+		case O_SOCKMODE: {
+			char *end;
+			unsigned long m;
+
+			errno = 0;
+			m = strtoul(optarg, &end, 8);
+			if (errno != 0 || end == optarg || *end != '\0' || *optarg == '-' || m == 0 ||
+			    m > 0777)
+				app_usage_error("--vni-socket-mode: '%s' is not an octal mode 1..0777",
+						optarg);
+			opt.socket_mode = (unsigned int)m;
+			break;
+		}
 		case 'q': opt.quiet = true; break;
 		case 'h':
 			usage(stdout, argv[0]);
@@ -589,6 +654,9 @@ serve(unsigned int rank, struct trd_node *node)
 	vc.rep_fifo = 1;
 	vc.rec_fifo = 0;
 	vc.noproc_ms = opt.noproc_ms;
+	vc.socket_mode = opt.socket_mode;
+	vc.owners = opt.owners;
+	vc.n_owners = opt.n_owners;
 	sv->vnis = trd_vnis_create(&vc);
 	if (sv->vnis == NULL)
 		die("%s: cannot serve applications: %s", sv->socket,

@@ -25,6 +25,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/queue.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -36,6 +37,7 @@
 #include <rte_dev.h>
 #include <rte_ethdev.h>
 #include <rte_memory.h>
+#include <rte_random.h>
 #include <rte_errno.h>
 #include <rte_log.h>
 #include <rte_ring.h>
@@ -88,6 +90,7 @@ struct vtx {
 	uint16_t gen;
 	uint8_t state;
 	uint8_t lkind;
+	uint32_t key; /* random, drawn at allocation: replies must echo it */
 	bool eager, rts_sent, in_rq;
 	struct vif *vif;
 	struct vtx *parent;
@@ -130,7 +133,7 @@ struct vrx {
 	struct vrecv *recv;
 	uint32_t src_rank;
 	struct trd_coord src;
-	uint32_t src_msg, src_app, src_proc;
+	uint32_t src_msg, src_key, src_app, src_proc;
 	uint64_t tag;
 	uint32_t len;
 	int64_t soff; /* staging offset, or -1 */
@@ -143,7 +146,7 @@ TAILQ_HEAD(vrx_list, vrx);
 struct vhint {
 	bool used;
 	uint32_t grant;       /* 0: waiting for a receive or staging */
-	uint32_t src_rank, msg_id, src_app, src_proc, len;
+	uint32_t src_rank, msg_id, key, src_app, src_proc, len;
 	struct trd_coord src;
 	uint64_t tag;
 	struct vif *vif;
@@ -175,6 +178,10 @@ struct vif {
 	struct trd_vni_seg *seg;
 	struct rte_ring *cmdq, *cplq;
 	uint32_t cmdq_size, cplq_size;
+	/* The engine's own index into each queue (it is the only consumer of one and the only
+	 * producer of the other): what the application writes in the rings' headers (size, mask,
+	 * indices) is never used to compute an address. */
+	uint32_t cmd_cons, cpl_prod;
 	struct trd_vni_sctx *sctx;
 	struct trd_vni_rctx *rctx;
 	uint8_t *ctxr, *pool;
@@ -191,6 +198,7 @@ struct vif {
 	struct vrx_list uq;
 	TAILQ_ENTRY(vif) rr;
 	bool in_rr, wake;
+	bool broken; /* its process broke a queue: closed at the next socket look */
 	uint64_t staged;
 	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
 	uint64_t tx_pkts_shared; /* injected while another interface was waiting too */
@@ -217,6 +225,7 @@ struct trd_vnis {
 	struct ep_ref lref, kref;
 	struct vif **ifs;
 	unsigned int n_ifs;
+	unsigned int n_live; /* interfaces attached and not dead: staging is shared among them */
 	struct vif_list rr;
 	unsigned int n_rr; /* interfaces in rr */
 	struct vtx *tx;
@@ -238,6 +247,9 @@ struct trd_vnis {
 	uint64_t now, next_sock, next_timer, next_sweep;
 	struct vconn conns[VNIS_N_CONNS];
 	uint64_t stat[TRD_VNIS_STAT_MAX];
+	struct trd_vnis_owner *owners; /* the configuration's, copied */
+	uint32_t keys[1024]; /* message keys not yet used */
+	unsigned int n_keys;
 };
 
 static const char *const vnis_stat_names[] = {
@@ -250,6 +262,20 @@ _Static_assert(RTE_DIM(vnis_stat_names) == TRD_VNIS_STAT_MAX, "one name per stat
 #define ST(s, e) ((s)->stat[TRD_VNIS_STAT_##e])
 
 static void vif_release_maybe(struct trd_vnis *s, struct vif *v);
+
+/* A message's key: unpredictable (the kernel's CSPRNG, 1024 keys at a time), so that who did
+ * not see a request cannot answer it, even after watching earlier ones. */
+static uint32_t
+msg_key(struct trd_vnis *s)
+{
+	if (s->n_keys == 0) {
+		if (getrandom(s->keys, sizeof(s->keys), GRND_NONBLOCK) != (ssize_t)sizeof(s->keys))
+			for (unsigned int i = 0; i < RTE_DIM(s->keys); i++)
+				s->keys[i] = (uint32_t)rte_rand(); /* seeded from getentropy() */
+		s->n_keys = RTE_DIM(s->keys);
+	}
+	return s->keys[--s->n_keys];
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* wire header */
@@ -271,6 +297,7 @@ vw_encode(void *out, const struct trd_vw_hdr *h)
 	w.msg_id = rte_cpu_to_le_32(h->msg_id);
 	w.grant_id = rte_cpu_to_le_32(h->grant_id);
 	w.len = rte_cpu_to_le_32(h->len);
+	w.key = rte_cpu_to_le_32(h->key);
 	w.tag = rte_cpu_to_le_64(h->tag);
 	w.rkey = rte_cpu_to_le_64(h->rkey);
 	w.roff = rte_cpu_to_le_64(h->roff);
@@ -298,6 +325,7 @@ vw_decode(const void *in, uint32_t len, struct trd_vw_hdr *h)
 	h->msg_id = rte_le_to_cpu_32(w.msg_id);
 	h->grant_id = rte_le_to_cpu_32(w.grant_id);
 	h->len = rte_le_to_cpu_32(w.len);
+	h->key = rte_le_to_cpu_32(w.key);
 	h->tag = rte_le_to_cpu_64(w.tag);
 	h->rkey = rte_le_to_cpu_64(w.rkey);
 	h->roff = rte_le_to_cpu_64(w.roff);
@@ -381,6 +409,82 @@ replies_flush(struct trd_vnis *s)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* interfaces: the shared queues and tables */
+
+/* Copy @p n bytes (a multiple of 8, both 8-byte aligned) the application may be writing at the
+ * same time: each word is read exactly once, so what is checked afterwards is what is used. */
+static void
+shared_read(void *dst, const void *src, size_t n)
+{
+	const volatile uint64_t *in = src;
+	uint64_t *out = dst;
+
+	for (size_t i = 0; i < n / 8; i++)
+		out[i] = in[i];
+}
+
+/* A multicast destination list (4-byte aligned): each field read once. */
+static void
+shared_read_list(struct trd_vni_addr *dl, const void *src, unsigned int n)
+{
+	const volatile uint32_t *in = src;
+
+	for (unsigned int i = 0; i < n; i++) {
+		dl[i].app = in[2 * i];
+		dl[i].proc = in[2 * i + 1];
+	}
+}
+
+/* The engine's end of the queues. rte_ring's layout is kept (the application uses DPDK's
+ * inline enqueue and dequeue), but the ring's size is the engine's copy and its index the
+ * engine's own; from the header only the other side's index is read, once, and a count it
+ * implies above the ring's capacity means the queue is broken. */
+static int
+cmdq_take(struct vif *v, struct trd_vni_cmd *out, unsigned int max)
+{
+	struct rte_ring *r = v->cmdq;
+	const uint64_t *slots = (const uint64_t *)(const void *)&r[1];
+	uint32_t prod = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+	uint32_t avail = prod - v->cmd_cons, mask = v->cmdq_size - 1;
+
+	if (avail > mask) /* more than the capacity (size - 1): the header was overwritten */
+		return -EPROTO;
+	avail = RTE_MIN(avail, max);
+	for (uint32_t i = 0; i < avail; i++) {
+		uint64_t w = ((const volatile uint64_t *)slots)[(v->cmd_cons + i) & mask];
+
+		memcpy(&out[i], &w, sizeof(w));
+	}
+	v->cmd_cons += avail;
+	__atomic_store_n(&r->cons.head, v->cmd_cons, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->cons.tail, v->cmd_cons, __ATOMIC_RELEASE);
+	return (int)avail;
+}
+
+static bool
+cmdq_pending(const struct vif *v)
+{
+	return __atomic_load_n(&v->cmdq->prod.tail, __ATOMIC_ACQUIRE) != v->cmd_cons;
+}
+
+static int
+cplq_put(struct vif *v, const struct trd_vni_cqe *e)
+{
+	struct rte_ring *r = v->cplq;
+	struct trd_vni_cqe *slots = (struct trd_vni_cqe *)(void *)&r[1];
+	uint32_t cons = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+	uint32_t mask = v->cplq_size - 1;
+
+	if (v->cpl_prod - cons >= mask) /* full (cannot be), or the header was overwritten */
+		return -ENOSPC;
+	slots[v->cpl_prod & mask] = *e;
+	v->cpl_prod++;
+	__atomic_store_n(&r->prod.head, v->cpl_prod, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->prod.tail, v->cpl_prod, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* interfaces: completions */
 
 static void
@@ -417,9 +521,13 @@ vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t 
 		__atomic_store_n(&v->db[db], v->db[db] + 1, __ATOMIC_RELEASE);
 	/* The queue holds one entry per context, so it cannot be full: a failure means the
 	 * application broke its own queue. */
-	if (v->cplq->size != v->cplq_size || v->cplq->mask != v->cplq_size - 1 ||
-	    rte_ring_sp_enqueue_bulk_elem(v->cplq, &e, sizeof(e), 1, NULL) != 1)
-		VNI_LOG(WARNING, "%u:%u: completion queue full or damaged", v->app, v->proc);
+	if (cplq_put(v, &e) != 0 && !v->broken) {
+		v->broken = true;
+		ST(s, BAD_QUEUES)++;
+		VNI_LOG(WARNING, "%u:%u: completion queue full or damaged: interface closed", v->app,
+			v->proc);
+		shutdown(v->sock, SHUT_RDWR); /* seen as a hang-up at the next socket look */
+	}
 	v->wake = true;
 }
 
@@ -538,6 +646,7 @@ tx_alloc(struct trd_vnis *s, struct vif *v)
 	t->ctr = 0;
 	t->status = 0;
 	t->n_left = 0;
+	t->key = msg_key(s);
 	t->backoff = s->conf.retry_us;
 	TAILQ_INSERT_TAIL(&v->txs, t, oq);
 	v->refs++;
@@ -566,8 +675,11 @@ tx_id(const struct vtx *t)
 static struct vtx *
 tx_lookup(struct trd_vnis *s, uint32_t id)
 {
-	struct vtx *t = &s->tx[id & 0xffff];
+	struct vtx *t;
 
+	if ((id & 0xffff) >= VNIS_N_TX) /* a wire value: 16 bits, the table is smaller */
+		return NULL;
+	t = &s->tx[id & 0xffff];
 	if (t->state == TX_FREE || t->gen != (uint16_t)(id >> 16))
 		return NULL;
 	return t;
@@ -637,6 +749,7 @@ tx_hdr(const struct trd_vnis *s, const struct vtx *t, uint8_t type, struct trd_v
 	h->dst_app = t->dst_app;
 	h->dst_proc = t->dst_proc;
 	h->msg_id = tx_id(t);
+	h->key = t->key;
 	h->grant_id = t->grant;
 	h->len = t->len;
 	h->tag = t->tag;
@@ -745,10 +858,17 @@ schedule(struct trd_vnis *s)
 	while (k < VNIS_INJECT_BUDGET && !TAILQ_EMPTY(&s->rr) && !backlog_full(s)) {
 		struct vif *v = TAILQ_FIRST(&s->rr);
 		struct vtx *t = TAILQ_FIRST(&v->rq);
-		int rc = tx_step(s, t);
+		int rc;
 
-		if (rc == -ENOBUFS)
+		/* the step may end the last message of a dead interface, which frees it (and t):
+		 * hold it until the rotation is done */
+		v->refs++;
+		rc = tx_step(s, t);
+		if (rc == -ENOBUFS) {
+			v->refs--;
+			vif_release_maybe(s, v);
 			break;
+		}
 		if (rc == -EAGAIN) {
 			if (++stuck > 2 * s->n_ifs + 4)
 				break;
@@ -756,8 +876,9 @@ schedule(struct trd_vnis *s)
 			stuck = 0;
 			k++;
 		}
-		/* rotate the message inside its interface, then the interface */
-		if (t->in_rq && TAILQ_NEXT(t, rq) != NULL) {
+		/* rotate the message inside its interface (a freed one is in no queue), then the
+		 * interface */
+		if (t->state != TX_FREE && t->in_rq && TAILQ_NEXT(t, rq) != NULL) {
 			TAILQ_REMOVE(&v->rq, t, rq);
 			TAILQ_INSERT_TAIL(&v->rq, t, rq);
 		}
@@ -765,6 +886,8 @@ schedule(struct trd_vnis *s)
 			TAILQ_REMOVE(&s->rr, v, rr);
 			TAILQ_INSERT_TAIL(&s->rr, v, rr);
 		}
+		v->refs--;
+		vif_release_maybe(s, v);
 	}
 	return k;
 }
@@ -877,21 +1000,33 @@ rx_release(struct trd_vnis *s, struct vrx *x)
 }
 
 static struct vrx *
-rx_lookup(struct trd_vnis *s, uint32_t id, uint32_t src_rank, uint32_t msg)
+rx_lookup(struct trd_vnis *s, uint32_t id, uint32_t src_rank, uint32_t msg, uint32_t key)
 {
-	struct vrx *x = &s->rx[id & 0xffff];
+	struct vrx *x;
 
+	if ((id & 0xffff) >= VNIS_N_RX) /* a wire value: 16 bits, the table is smaller */
+		return NULL;
+	x = &s->rx[id & 0xffff];
 	if (x->state == RX_FREE || x->gen != (uint16_t)(id >> 16) || x->src_rank != src_rank ||
-	    x->src_msg != msg)
+	    x->src_msg != msg || x->src_key != key)
 		return NULL;
 	return x;
 }
 
+/* Staging for a message to @p v, within its share: no destination holds more than the staging
+ * area divided by the interfaces attached, so one process that never receives cannot take
+ * the room its neighbours' messages need. -1 when it does not fit. */
 static int64_t
 stage_alloc(struct trd_vnis *s, struct vif *v, uint32_t len)
 {
-	int64_t off = trd_vni_heap_alloc(&s->stage, len);
+	uint64_t share = s->stage.size / RTE_MAX(1u, s->n_live);
+	int64_t off;
 
+	if (v->staged + trd_vni_heap_round(len) > share) {
+		ST(s, NAK_SHARE)++;
+		return -1;
+	}
+	off = trd_vni_heap_alloc(&s->stage, len);
 	if (off < 0)
 		return -1;
 	v->staged += trd_vni_heap_round(len);
@@ -906,6 +1041,7 @@ rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src, const struct trd
 	x->src_rank = src_rank;
 	x->src = src;
 	x->src_msg = h->msg_id;
+	x->src_key = h->key;
 	x->src_app = h->src_app;
 	x->src_proc = h->src_proc;
 	x->tag = h->tag;
@@ -923,6 +1059,7 @@ rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int st
 	r->dst_app = req->src_app;
 	r->dst_proc = req->src_proc;
 	r->msg_id = req->msg_id;
+	r->key = req->key;
 	r->grant_id = req->grant_id;
 	r->len = req->len;
 	r->tag = req->tag;
@@ -940,6 +1077,7 @@ send_cts(struct trd_vnis *s, struct vrx *x)
 	r.dst_app = x->src_app;
 	r.dst_proc = x->src_proc;
 	r.msg_id = x->src_msg;
+	r.key = x->src_key;
 	r.grant_id = rx_id(x);
 	r.len = x->len;
 	r.tag = x->tag;
@@ -959,12 +1097,12 @@ grant_recv(struct vif *v, struct vrx *x, struct vrecv *r)
 }
 
 static struct vhint *
-hint_find(struct trd_vnis *s, uint32_t src_rank, uint32_t msg)
+hint_find(struct trd_vnis *s, uint32_t src_rank, uint32_t msg, uint32_t key)
 {
 	for (unsigned int i = 0; i < VNIS_N_HINTS; i++) {
 		struct vhint *hn = &s->hints[i];
 
-		if (hn->used && hn->src_rank == src_rank && hn->msg_id == msg)
+		if (hn->used && hn->src_rank == src_rank && hn->msg_id == msg && hn->key == key)
 			return hn;
 	}
 	return NULL;
@@ -975,7 +1113,7 @@ static void
 hint_note(struct trd_vnis *s, struct vif *v, uint32_t src_rank, struct trd_coord src,
 	  const struct trd_vw_hdr *h)
 {
-	struct vhint *hn = hint_find(s, src_rank, h->msg_id), *old = NULL;
+	struct vhint *hn = hint_find(s, src_rank, h->msg_id, h->key), *old = NULL;
 
 	if (hn == NULL) {
 		for (unsigned int i = 0; i < VNIS_N_HINTS && hn == NULL; i++) {
@@ -996,6 +1134,7 @@ hint_note(struct trd_vnis *s, struct vif *v, uint32_t src_rank, struct trd_coord
 	hn->src_rank = src_rank;
 	hn->src = src;
 	hn->msg_id = h->msg_id;
+	hn->key = h->key;
 	hn->src_app = h->src_app;
 	hn->src_proc = h->src_proc;
 	hn->len = h->len;
@@ -1068,7 +1207,7 @@ on_eager(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const stru
 static void
 on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
 {
-	struct vhint *hn = hint_find(s, src_rank, h->msg_id);
+	struct vhint *hn = hint_find(s, src_rank, h->msg_id, h->key);
 	struct vrecv *rv;
 	struct vif *v;
 	struct vrx *x;
@@ -1078,7 +1217,7 @@ on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 	if (hn != NULL && hn->grant != 0) {
 		/* asked again after a refusal, but a receive granted it meanwhile: the same
 		 * permission again (the sender keeps the first) */
-		x = rx_lookup(s, hn->grant, src_rank, h->msg_id);
+		x = rx_lookup(s, hn->grant, src_rank, h->msg_id, h->key);
 		if (x != NULL) {
 			send_cts(s, x);
 			return;
@@ -1135,7 +1274,7 @@ on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 static void
 on_fin(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
 {
-	struct vrx *x = rx_lookup(s, h->grant_id, src_rank, h->msg_id);
+	struct vrx *x = rx_lookup(s, h->grant_id, src_rank, h->msg_id, h->key);
 	struct trd_vw_hdr r;
 	int st = 0;
 
@@ -1167,16 +1306,17 @@ on_fin(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 static void
 on_abort(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 {
-	struct vhint *hn = hint_find(s, src_rank, h->msg_id);
+	struct vhint *hn = hint_find(s, src_rank, h->msg_id, h->key);
 	struct vrx *x = NULL, *it;
 
 	if (hn != NULL && hn->grant == 0)
 		hn->used = false;
 	if (h->grant_id != 0)
-		x = rx_lookup(s, h->grant_id, src_rank, h->msg_id);
+		x = rx_lookup(s, h->grant_id, src_rank, h->msg_id, h->key);
 	if (x == NULL) /* granted, but the sender died before it heard of it */
 		TAILQ_FOREACH(it, &s->rx_active, aq)
-			if (it->src_rank == src_rank && it->src_msg == h->msg_id) {
+			if (it->src_rank == src_rank && it->src_msg == h->msg_id &&
+			    it->src_key == h->key) {
 				x = it;
 				break;
 			}
@@ -1188,14 +1328,51 @@ on_abort(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 	rx_release(s, x);
 }
 
+/* The statuses a reply may carry (docs/vni.md, "Refusals"): anything else is not from an
+ * engine that speaks this protocol, and never reaches an application. */
+static bool
+reply_status_ok(uint8_t type, int32_t st)
+{
+	switch (type) {
+	case TRD_VW_CTS:
+		return st == 0;
+	case TRD_VW_NAK:
+		return st == -ENOSPC || st == -ECONNREFUSED || st == -EMSGSIZE;
+	case TRD_VW_ACK:
+		return st == 0 || st == -EMSGSIZE;
+	case TRD_VW_DONE:
+		return st == 0 || st == -EMSGSIZE || st == -ECONNRESET || st == -EPROTO;
+	case TRD_VW_CANCEL:
+		return st == -ECONNRESET;
+	default:
+		return false;
+	}
+}
+
+/* A reply (CTS, NAK, ACK, DONE, CANCEL) from node @p src_rank. It counts only if it names a
+ * live message of ours, comes from the node and process the message was sent to, echoes the
+ * message's key and carries a status the protocol defines; otherwise it is dropped and counted
+ * (bad_replies). A late permission for a message that ended is a duplicate (dup_cts). */
 static void
-on_reply(struct trd_vnis *s, const struct trd_vw_hdr *h)
+on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 {
 	struct vtx *t = tx_lookup(s, h->msg_id);
 
 	if (t == NULL) {
-		if (h->type == TRD_VW_CTS)
+		if (h->type == TRD_VW_CTS && h->status == 0)
 			ST(s, DUP_CTS)++;
+		else
+			ST(s, BAD_REPLIES)++;
+		return;
+	}
+	if (t->parent == NULL && t->state == TX_MCAST) {
+		ST(s, BAD_REPLIES)++; /* a multicast parent is never on the wire */
+		return;
+	}
+	if (t->key != h->key || t->dst_rank != src_rank || h->src_app != t->dst_app ||
+	    h->src_proc != t->dst_proc || h->dst_app != t->vif->app ||
+	    h->dst_proc != t->vif->proc || !reply_status_ok(h->type, h->status)) {
+		ST(s, BAD_REPLIES)++;
 		return;
 	}
 	switch (h->type) {
@@ -1205,7 +1382,7 @@ on_reply(struct trd_vnis *s, const struct trd_vw_hdr *h)
 			return;
 		}
 		if (h->len != t->len) {
-			ST(s, BAD_WIRE)++;
+			ST(s, BAD_REPLIES)++;
 			return;
 		}
 		t->grant = h->grant_id;
@@ -1240,7 +1417,7 @@ on_reply(struct trd_vnis *s, const struct trd_vw_hdr *h)
 		return;
 	case TRD_VW_CANCEL:
 		if (t->state == TX_DATA || t->state == TX_FIN) {
-			t->status = h->status ? h->status : -ECONNRESET;
+			t->status = h->status;
 			tx_set_state(s, t, TX_ABORT);
 		}
 		return;
@@ -1282,7 +1459,7 @@ rx_protocol(struct trd_vnis *s)
 			on_abort(s, (uint32_t)src_rank, &h);
 			break;
 		default:
-			on_reply(s, &h);
+			on_reply(s, (uint32_t)src_rank, &h);
 			break;
 		}
 		trd_msg_free(m[i]);
@@ -1292,12 +1469,6 @@ rx_protocol(struct trd_vnis *s)
 
 /* ------------------------------------------------------------------------------------------ */
 /* commands */
-
-static bool
-ring_intact(const struct rte_ring *r, uint32_t size)
-{
-	return r->size == size && r->mask == size - 1 && r->capacity == size - 1;
-}
 
 static void
 cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
@@ -1313,12 +1484,9 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		ST(s, BAD_CMDS)++;
 		return;
 	}
-	memcpy(&c, (const void *)&v->sctx[idx], sizeof(c)); /* one read: the app may change it */
+	shared_read(&c, &v->sctx[idx], sizeof(c)); /* once: the application may change it */
 	v->sbusy[idx] = 1;
-	if (c.flags & TRD_VNI_SF_INLINE)
-		src = v->ctxr + (size_t)idx * v->slot;
-	else
-		src = v->pool + c.buf;
+	/* every field is checked before it takes part in an address */
 	if ((c.flags & ~(TRD_VNI_SF_INLINE | TRD_VNI_SF_MCAST | TRD_VNI_F_DOORBELL)) ||
 	    ((c.flags & TRD_VNI_SF_INLINE) && c.len > v->short_max) ||
 	    (!(c.flags & TRD_VNI_SF_INLINE) && (c.buf > v->pool_size || c.len > v->pool_size - c.buf)) ||
@@ -1327,10 +1495,10 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	if (err == 0 && (c.flags & TRD_VNI_SF_MCAST)) {
 		n = c.n_dst;
 		if (n < 2 || n > TRD_VNI_MCAST_MAX || c.dst_off > v->slot ||
-		    (uint64_t)n * sizeof(dl[0]) > v->slot - c.dst_off)
+		    (uint64_t)n * sizeof(dl[0]) > v->slot - c.dst_off || c.dst_off % 4 != 0)
 			err = -EINVAL;
 		else
-			memcpy(dl, v->ctxr + (size_t)idx * v->slot + c.dst_off, n * sizeof(dl[0]));
+			shared_read_list(dl, v->ctxr + (size_t)idx * v->slot + c.dst_off, n);
 	} else {
 		dl[0].app = c.dst_app;
 		dl[0].proc = c.dst_proc;
@@ -1348,6 +1516,10 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		tx_cqe(s, &tmp);
 		return;
 	}
+	if (c.flags & TRD_VNI_SF_INLINE)
+		src = v->ctxr + (size_t)idx * v->slot;
+	else
+		src = v->pool + c.buf;
 	s->stat[n > 1 ? TRD_VNIS_STAT_MCASTS : TRD_VNIS_STAT_SENDS]++;
 	if (p != NULL) {
 		p->ctx = idx;
@@ -1416,7 +1588,7 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		ST(s, BAD_CMDS)++;
 		return;
 	}
-	memcpy(&c, (const void *)&v->rctx[idx], sizeof(c));
+	shared_read(&c, &v->rctx[idx], sizeof(c)); /* once: the application may change it */
 	r = &v->recvs[idx];
 	r->busy = true;
 	r->flags = c.flags;
@@ -1475,6 +1647,7 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 			break;
 		memset(&h, 0, sizeof(h));
 		h.msg_id = hn->msg_id;
+		h.key = hn->key;
 		h.src_app = hn->src_app;
 		h.src_proc = hn->src_proc;
 		h.tag = hn->tag;
@@ -1493,15 +1666,19 @@ static unsigned int
 vif_cmds(struct trd_vnis *s, struct vif *v)
 {
 	struct trd_vni_cmd c[VNIS_CMD_BURST];
-	unsigned int n;
+	int n;
 
-	if (!ring_intact(v->cmdq, v->cmdq_size)) {
+	if (v->broken)
+		return 0;
+	n = cmdq_take(v, c, VNIS_CMD_BURST);
+	if (n < 0) {
+		v->broken = true;
+		ST(s, BAD_QUEUES)++;
 		VNI_LOG(WARNING, "%u:%u: command queue damaged: interface closed", v->app, v->proc);
 		shutdown(v->sock, SHUT_RDWR); /* seen as a hang-up at the next socket look */
 		return 0;
 	}
-	n = rte_ring_sc_dequeue_burst_elem(v->cmdq, c, sizeof(c[0]), VNIS_CMD_BURST, NULL);
-	for (unsigned int i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++) {
 		ST(s, CMDS)++;
 		if (c[i].op == TRD_VNI_CMD_SEND)
 			cmd_send(s, v, c[i].idx);
@@ -1510,7 +1687,7 @@ vif_cmds(struct trd_vnis *s, struct vif *v)
 		else
 			ST(s, BAD_CMDS)++;
 	}
-	return n;
+	return (unsigned int)n;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1656,6 +1833,7 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 	if (v->dead)
 		return;
 	v->dead = true;
+	s->n_live--;
 	ST(s, DETACHED)++;
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, v->sock, NULL);
 	close(v->sock);
@@ -1713,6 +1891,7 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 			h.type = TRD_VW_CANCEL;
 			h.status = -ECONNRESET;
 			h.msg_id = x->src_msg;
+			h.key = x->src_key;
 			h.grant_id = rx_id(x);
 			h.dst_app = x->src_app;
 			h.dst_proc = x->src_proc;
@@ -1893,12 +2072,66 @@ seg_create(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_register
 	return 0;
 }
 
+/* Is @p gid the primary or a supplementary group of the process at the other end of @p fd? */
+static bool
+peer_in_group(int fd, const struct ucred *cred, gid_t gid)
+{
+	gid_t groups[256];
+	socklen_t gl = sizeof(groups);
+
+	if (cred->gid == gid)
+		return true;
+#ifdef SO_PEERGROUPS
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &gl) == 0)
+		for (size_t i = 0; i < gl / sizeof(groups[0]); i++)
+			if (groups[i] == gid)
+				return true;
+#else
+	RTE_SET_USED(groups);
+	RTE_SET_USED(gl);
+#endif
+	return false;
+}
+
+/* May the process at the other end of @p fd claim a process of application @p app?
+ * 0 or -EACCES (with *why). */
+static int
+owner_check(struct trd_vnis *s, int fd, const struct ucred *cred, uint32_t app, const char **why)
+{
+	bool listed = false;
+
+	for (unsigned int i = 0; i < s->conf.n_owners; i++) {
+		const struct trd_vnis_owner *o = &s->owners[i];
+
+		if (o->app != app)
+			continue;
+		listed = true;
+		if ((o->uid < 0 || (uint64_t)o->uid == cred->uid) &&
+		    (o->gid < 0 || peer_in_group(fd, cred, (gid_t)o->gid)))
+			return 0;
+	}
+	if (listed) {
+		*why = "this user may not claim this application (its owners are configured)";
+		return -EACCES;
+	}
+	/* no owner configured: the application belongs to the user of its attached processes */
+	for (unsigned int i = 0; i < s->n_ifs; i++) {
+		const struct vif *v = s->ifs[i];
+
+		if (v != NULL && !v->dead && v->app == app && (uid_t)v->uid != cred->uid) {
+			*why = "processes of this application run as another user";
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
 /* A registration request on a fresh connection. */
 static void
 conn_register(struct trd_vnis *s, struct vconn *c)
 {
 	struct trd_vni_sock_register req;
-	struct ucred cred;
+	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
 	socklen_t cl = sizeof(cred);
 	const char *why = NULL;
 	struct vif *v = NULL;
@@ -1915,9 +2148,10 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 	}
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
 	c->used = false;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0)
-		memset(&cred, 0, sizeof(cred));
-	if (n != (ssize_t)sizeof(req) || req.op != TRD_VNI_SOCK_REGISTER ||
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0) {
+		rc = -EACCES;
+		why = "the kernel does not say who the process is (SO_PEERCRED)";
+	} else if (n != (ssize_t)sizeof(req) || req.op != TRD_VNI_SOCK_REGISTER ||
 	    req.version != TRD_VNI_VERSION) {
 		rc = -EPROTO;
 		why = "unknown request or version";
@@ -1931,6 +2165,8 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 	} else if (trd_topo_find_proc(s->topo, req.app, req.proc) != (int)s->rank) {
 		rc = -EADDRNOTAVAIL;
 		why = "the topology does not place this process on this node";
+	} else if ((rc = owner_check(s, fd, &cred, req.app, &why)) != 0) {
+		ST(s, DENIED)++;
 	} else if (vif_find(s, req.app, req.proc) != NULL) {
 		rc = -EADDRINUSE;
 		why = "this process is attached already";
@@ -1970,8 +2206,8 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 		}
 	}
 	if (rc != 0) {
-		VNI_LOG(NOTICE, "registration of %u:%u (pid %d) refused: %s", req.app, req.proc,
-			cred.pid, why);
+		VNI_LOG(NOTICE, "registration of %u:%u (pid %d, uid %u) refused: %s", req.app,
+			req.proc, cred.pid, cred.uid, why);
 		ST(s, REFUSED)++;
 		answer(fd, rc, 0, why, NULL);
 		close(fd);
@@ -1992,6 +2228,7 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 	v->ep.ptr = v;
 	ep_add(s, fd, &v->ep, EPOLLIN | EPOLLRDHUP);
 	s->ifs[s->n_ifs++] = v;
+	s->n_live++;
 	ST(s, ATTACHED)++;
 	VNI_LOG(INFO, "%u:%u (pid %d) attached: pool %" PRIu64 " B, %u send, %u receive contexts, "
 		"short messages up to %u B", v->app, v->proc, v->pid, v->pool_size, v->n_send,
@@ -2128,7 +2365,7 @@ trd_vnis_sleep_begin(struct trd_vnis *s)
 	for (unsigned int i = 0; i < s->n_ifs && !busy; i++) {
 		struct vif *v = s->ifs[i];
 
-		if (!v->dead && ring_intact(v->cmdq, v->cmdq_size) && rte_ring_count(v->cmdq) != 0)
+		if (!v->dead && !v->broken && cmdq_pending(v))
 			busy = true;
 	}
 	if (busy) {
@@ -2261,8 +2498,23 @@ trd_vnis_create(const struct trd_vnis_conf *conf)
 		s->conf.retry_us = 100;
 	if (s->conf.noproc_ms == 0)
 		s->conf.noproc_ms = 3000;
-	if (s->conf.inline_max < TRD_VW_HDR_LEN || s->conf.inline_max > 960)
+	if (s->conf.inline_max < TRD_VW_HDR_LEN || s->conf.inline_max > 960 ||
+	    s->conf.n_owners > 1024 || (s->conf.n_owners != 0 && conf->owners == NULL))
 		goto fail;
+	if (s->conf.n_owners != 0) {
+		s->owners = calloc(s->conf.n_owners, sizeof(*s->owners));
+		if (s->owners == NULL) {
+			rc = ENOMEM;
+			goto fail;
+		}
+		for (unsigned int i = 0; i < s->conf.n_owners; i++) {
+			s->owners[i] = conf->owners[i];
+			if ((s->owners[i].uid < 0 && s->owners[i].gid < 0) ||
+			    s->owners[i].uid > UINT32_MAX || s->owners[i].gid > UINT32_MAX)
+				goto fail;
+		}
+	}
+	s->conf.owners = NULL; /* the copy is used */
 	s->node = conf->node;
 	s->topo = conf->topo;
 	s->coord = trd_node_coord(conf->node);
@@ -2427,6 +2679,7 @@ trd_vnis_free(struct trd_vnis *s)
 		munmap(s->stage_mem, s->stage_size);
 	trd_vni_heap_fini(&s->stage);
 	free(s->preps);
+	free(s->owners);
 	free(s->ifs);
 	free(s->tx);
 	free(s->tx_free);

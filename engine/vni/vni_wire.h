@@ -39,7 +39,9 @@ struct trd_vw_hdr {
 	uint32_t msg_id;    /* the sending engine's id of the message */
 	uint32_t grant_id;  /* the receiving engine's id of the grant (CTS, FIN, DONE, ABORT) */
 	uint32_t len;
-	uint32_t rsvd;
+	uint32_t key;       /* the sending engine's random key of the message: every reply, FIN
+			     * and ABORT about it echoes it, so that only who saw the request can
+			     * answer it */
 	uint64_t tag;
 	uint64_t rkey;      /* CTS: region key to put into */
 	uint64_t roff;      /* CTS: offset in that region */

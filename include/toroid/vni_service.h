@@ -29,6 +29,16 @@ extern "C" {
 
 struct trd_vnis;
 
+/** Who may claim the processes of one application (trd_vnis_conf::owners). A registration
+ * for application @c app is accepted only from a process that matches one of the
+ * application's entries: its user id (SO_PEERCRED) is @c uid, or its primary or one of its
+ * supplementary groups (SO_PEERGROUPS) is @c gid. Root is no exception. */
+struct trd_vnis_owner {
+	uint32_t app;  /**< the application id */
+	int64_t uid;   /**< a user id, or -1: not by user */
+	int64_t gid;   /**< a group id, or -1: not by group */
+};
+
 /** Service configuration. Zero means the default. */
 struct trd_vnis_conf {
 	struct trd_node *node;       /**< the node served (required) */
@@ -51,6 +61,12 @@ struct trd_vnis_conf {
 				      *   100 us; doubles up to 64 times that) */
 	unsigned int noproc_ms;      /**< how long a send to a process that is not attached keeps
 				      *   asking (default 3000 ms) */
+	const struct trd_vnis_owner *owners; /**< who may claim which application (copied);
+					      *   an application without an entry may be
+					      *   claimed by any user who can open the socket,
+					      *   but while processes of it are attached only by
+					      *   their user */
+	unsigned int n_owners;       /**< entries in @c owners (at most 1024) */
 };
 
 /** Service statistics: X(ENUM, name). */
@@ -92,6 +108,13 @@ struct trd_vnis_conf {
 	X(RX_BYTES, "rx_bytes")           /* bytes of completed receives */                         \
 	X(ERRORS, "errors")               /* completions with a negative status */                  \
 	X(BAD_WIRE, "bad_wire")           /* malformed protocol messages */                         \
+	X(BAD_REPLIES, "bad_replies")     /* replies dropped: unknown message, wrong node, process \
+					   * or key, or a status the protocol does not define */  \
+	X(NAK_SHARE, "nak_share")         /* requests refused: their destination holds its share \
+					   * of staging (other staging may be free) */            \
+	X(BAD_QUEUES, "bad_queues")       /* interfaces closed: their process broke a queue */    \
+	X(DENIED, "denied")               /* registrations refused: the user may not claim the  \
+					   * application */                                         \
 	X(WAKEUPS, "wakeups")             /* eventfd signals to applications */                     \
 	X(KICKS, "kicks")                 /* wake-ups of the engine by applications */
 
@@ -118,7 +141,8 @@ struct trd_vnis_if_info {
 /**
  * Create a service: bind and listen on conf->socket (a stale socket file is replaced; a live
  * one is an error) and register the node's VNI memory.
- * @return the service, or NULL with rte_errno = EINVAL (bad configuration), EADDRINUSE
+ * @return the service, or NULL with rte_errno = EINVAL (bad configuration, an owner entry with
+ * neither a user nor a group), EADDRINUSE
  * (another engine serves the socket), ENOMEM, or the socket call's errno.
  */
 struct trd_vnis *trd_vnis_create(const struct trd_vnis_conf *conf);

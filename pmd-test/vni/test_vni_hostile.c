@@ -1,0 +1,771 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Hostile peers and processes against one VNI service (docs/vni.md, "Threat model").
+ *
+ * An in-process 3x1x1 torus over ring links. The service under test serves node 0; the test
+ * itself plays node 1 (the destination of the sends, reading the protocol off its reception
+ * FIFO and answering by hand) and node 2 (a forger). Applications are forked children: plain
+ * processes that use libtoroid_vni, or speak to the socket and the segment by hand.
+ *
+ *   test_vni_hostile forge   replies from the wrong node, the wrong process, without the
+ *                            message's key, with statuses the protocol does not define, for
+ *                            ids outside the table, replayed: all dropped and counted
+ *                            (bad_replies); the real replies complete the sends, byte-exact
+ *   test_vni_hostile cmds    a process posts commands with absurd offsets, lengths, indices
+ *                            and opcodes, overwrites its rings' sizes and masks, then breaks
+ *                            its command queue: every bad command is refused (-EINVAL or
+ *                            counted), the engine survives (run it under ASan/UBSan) and
+ *                            serves the next process
+ *   test_vni_hostile owner   users: a process of another user cannot open a 0660 socket;
+ *                            with the socket open to all, an application with an owner
+ *                            (--vni-owner) refuses other users (root too), and one without
+ *                            refuses a second user while the first one's process is attached
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rte_ring.h>
+
+#include <toroid/testing.h>
+#include <toroid/topo.h>
+#include <toroid/topo_net.h>
+#include <toroid/toroid.h>
+#include <toroid/vni.h>
+#include <toroid/vni_service.h>
+
+#include "../test_common.h"
+#include "vni_seg.h"
+#include "vni_wire.h"
+
+#define NOBODY 65534
+#define WAIT_US 10000000ULL
+
+static char dir[64], sock_path[100];
+static struct trd_topo *topo;
+static struct trd_net *net;
+static struct trd_node *nd[3];
+static struct trd_vnis *vs;
+
+static void
+pump(void)
+{
+	trd_net_poll(net);
+	trd_vnis_poll(vs);
+}
+
+static uint64_t
+stat_of(enum trd_vnis_stat k)
+{
+	uint64_t st[TRD_VNIS_STAT_MAX];
+
+	trd_vnis_stats_get(vs, st);
+	return st[k];
+}
+
+/* Pump until @p k reaches @p want or @p us passed, then a little more. */
+static void
+pump_for_stat(enum trd_vnis_stat k, uint64_t want, uint64_t us)
+{
+	uint64_t deadline = trd_time_us() + us;
+
+	while (stat_of(k) < want && trd_time_us() < deadline)
+		pump();
+	for (int i = 0; i < 100; i++) /* nothing else may come */
+		pump();
+}
+
+/* Pump until @p k reaches @p want (bounded). */
+static void
+pump_until_stat(enum trd_vnis_stat k, uint64_t want)
+{
+	pump_for_stat(k, want, WAIT_US);
+	T_ASSERT(stat_of(k) >= want, "%s stays at %llu, want %llu", trd_vnis_stat_name(k),
+		 (unsigned long long)stat_of(k), (unsigned long long)want);
+}
+
+/* A child process running @p fn; its exit status is fn's return value. */
+static pid_t
+spawn(int (*fn)(void *), void *arg)
+{
+	pid_t pid = fork();
+
+	T_ASSERT(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0)
+		_exit(fn(arg));
+	return pid;
+}
+
+/* Pump while the child runs; its exit status (bounded wait). */
+static int
+reap_child(pid_t pid)
+{
+	uint64_t deadline = trd_time_us() + WAIT_US;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (trd_time_us() >= deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			T_ASSERT(0, "child %d did not finish within 10 s", (int)pid);
+		}
+		pump();
+	}
+	T_ASSERT(WIFEXITED(st), "child %d died of signal %d", (int)pid, WTERMSIG(st));
+	return WEXITSTATUS(st);
+}
+
+/* ---- the node the test plays: node 1 reads requests, nodes 1 and 2 send replies ---- */
+
+static struct trd_msg *
+node_recv(unsigned int n, struct trd_vw_hdr *h)
+{
+	struct trd_rec_fifo *rf = trd_rec_fifo(nd[n], 0);
+	uint64_t deadline = trd_time_us() + WAIT_US;
+	struct trd_msg *m;
+
+	while (trd_rec_fifo_poll(rf, &m, 1) != 1) {
+		T_ASSERT(trd_time_us() < deadline, "no protocol message at node %u", n);
+		pump();
+	}
+	T_ASSERT(m->len >= TRD_VW_HDR_LEN && (m->user >> 32) == TRD_VW_MAGIC, "a VNI message");
+	memcpy(h, m->data, sizeof(*h)); /* little-endian host */
+	return m;
+}
+
+static void
+node_send(unsigned int from, const struct trd_vw_hdr *h)
+{
+	struct trd_vw_hdr w = *h;
+	struct trd_desc d;
+
+	w.hdr_len = TRD_VW_HDR_LEN;
+	trd_desc_fifo(&d, trd_node_coord(nd[0]), 0, &w, sizeof(w), TRD_VW_USER(w.type), 0);
+	T_EQ(trd_inject(trd_inj_fifo(nd[from], 1), &d), 0);
+	for (int i = 0; i < 4; i++)
+		trd_net_poll(net);
+}
+
+/* The reply the real receiver would send to request @p rq. */
+static struct trd_vw_hdr
+answer_to(const struct trd_vw_hdr *rq, uint8_t type, int32_t status)
+{
+	struct trd_vw_hdr r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+	r.status = status;
+	r.src_app = rq->dst_app;
+	r.src_proc = rq->dst_proc;
+	r.dst_app = rq->src_app;
+	r.dst_proc = rq->src_proc;
+	r.msg_id = rq->msg_id;
+	r.key = rq->key;
+	r.grant_id = rq->grant_id;
+	r.len = rq->len;
+	r.tag = rq->tag;
+	return r;
+}
+
+/* ---- forge ---- */
+
+#define LONG_LEN 65536
+
+struct forge_child {
+	int pipe_w;
+};
+
+static void
+pattern(uint8_t *p, size_t len, unsigned int seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 131 + seed);
+}
+
+/* The application: a short send, then a long one, to 1:9 (node 1); reports each status. */
+static int
+forge_app(void *arg)
+{
+	const struct forge_child *fc = arg;
+	struct trd_vni_conf c = {.socket = sock_path, .app = 1, .proc = 0, .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000};
+	struct trd_vni_addr dst = {.app = 1, .proc = 9};
+	struct trd_vni *v = trd_vni_open(&c);
+	uint8_t small[100];
+	uint8_t *big;
+	struct trd_vni_cpl cpl;
+
+	if (v == NULL)
+		return 10;
+	pattern(small, sizeof(small), 1);
+	big = trd_vni_alloc(v, LONG_LEN);
+	if (big == NULL)
+		return 11;
+	pattern(big, LONG_LEN, 2);
+	for (int k = 0; k < 2; k++) {
+		int32_t st;
+
+		if (trd_vni_send(v, dst, 7 + (uint64_t)k, k == 0 ? small : big,
+				 k == 0 ? sizeof(small) : LONG_LEN, -1, 0) != 0)
+			return 12;
+		if (trd_vni_wait(v, &cpl, 1, 20000) != 1)
+			return 13;
+		st = cpl.status;
+		if (write(fc->pipe_w, &st, sizeof(st)) != sizeof(st))
+			return 14;
+	}
+	trd_vni_close(v);
+	return 0;
+}
+
+/* The status the application reported, or 1 if none yet. */
+static int32_t
+app_status(int fd)
+{
+	int32_t st;
+
+	return read(fd, &st, sizeof(st)) == sizeof(st) ? st : 1;
+}
+
+static int32_t
+app_status_wait(int fd)
+{
+	uint64_t deadline = trd_time_us() + WAIT_US;
+	int32_t st;
+
+	while ((st = app_status(fd)) == 1) {
+		T_ASSERT(trd_time_us() < deadline, "the application reported nothing");
+		pump();
+	}
+	return st;
+}
+
+static void
+test_forge(void)
+{
+	struct forge_child fc;
+	struct trd_vw_hdr rq, r, acked;
+	struct trd_msg *m;
+	uint8_t data[100], *region, want[LONG_LEN];
+	struct trd_mr *mr;
+	uint64_t bad0 = stat_of(TRD_VNIS_STAT_BAD_REPLIES), bad;
+	int32_t st;
+	int p[2];
+	pid_t pid;
+
+	T_EQ(pipe2(p, O_NONBLOCK), 0);
+	fc.pipe_w = p[1];
+	pid = spawn(forge_app, &fc);
+
+	/* the short message arrives at node 1 */
+	m = node_recv(1, &rq);
+	T_EQ(rq.type, TRD_VW_EAGER);
+	T_EQ(rq.len, 100);
+	T_EQ(m->len, TRD_VW_HDR_LEN + 100);
+	pattern(data, sizeof(data), 1);
+	T_ASSERT(memcmp((uint8_t *)m->data + TRD_VW_HDR_LEN, data, 100) == 0, "eager data");
+	trd_msg_free(m);
+
+	/* forgeries, each of which completed the send with its status before */
+	r = answer_to(&rq, TRD_VW_ACK, -EIO); /* an undocumented status, else right */
+	node_send(1, &r);
+	r = answer_to(&rq, TRD_VW_ACK, -190172668);
+	node_send(1, &r);
+	r = answer_to(&rq, TRD_VW_NAK, -EDQUOT);
+	node_send(1, &r);
+	r = answer_to(&rq, TRD_VW_ACK, 0); /* right, but from node 2 */
+	node_send(2, &r);
+	r = answer_to(&rq, TRD_VW_ACK, -EMSGSIZE);
+	node_send(2, &r);
+	r = answer_to(&rq, TRD_VW_ACK, -EMSGSIZE); /* from node 1, but another process */
+	r.src_proc = 5;
+	node_send(1, &r);
+	r = answer_to(&rq, TRD_VW_ACK, -EMSGSIZE); /* to another process of node 0 */
+	r.dst_app = 2;
+	node_send(1, &r);
+	r = answer_to(&rq, TRD_VW_ACK, -EMSGSIZE); /* the id, not the key: a blind guess */
+	r.key ^= 0x10000;
+	node_send(1, &r);
+	r = answer_to(&rq, TRD_VW_DONE, -EMSGSIZE); /* an index beyond the engine's table */
+	r.msg_id = 0xfffeu | (rq.msg_id & 0xffff0000u);
+	node_send(1, &r);
+	pump_for_stat(TRD_VNIS_STAT_BAD_REPLIES, bad0 + 9, 2000000);
+	st = app_status(p[0]);
+	T_ASSERT(st == 1, "a forged reply completed the send with %d", st);
+	T_EQ(stat_of(TRD_VNIS_STAT_BAD_REPLIES), bad0 + 9);
+	T_EQ(stat_of(TRD_VNIS_STAT_ERRORS), 0);
+
+	/* the real answer */
+	acked = answer_to(&rq, TRD_VW_ACK, 0);
+	node_send(1, &acked);
+	st = app_status_wait(p[0]);
+	T_ASSERT(st == 0, "the send completed with %d", st);
+
+	/* the long message: a request to send */
+	m = node_recv(1, &rq);
+	T_EQ(rq.type, TRD_VW_RTS);
+	T_EQ(rq.len, LONG_LEN);
+	trd_msg_free(m);
+	bad0 = stat_of(TRD_VNIS_STAT_BAD_REPLIES);
+	node_send(1, &acked); /* the first message's answer, replayed */
+	region = aligned_alloc(64, LONG_LEN);
+	T_ASSERT(region != NULL, "memory");
+	memset(region, 0, LONG_LEN);
+	mr = trd_mr_register(nd[1], region, LONG_LEN, TRD_ACCESS_REMOTE_WRITE);
+	T_ASSERT(mr != NULL, "region on node 1");
+	r = answer_to(&rq, TRD_VW_CTS, 0); /* a permission from node 2: data would go there */
+	r.grant_id = 77;
+	r.rkey = trd_mr_key(mr);
+	node_send(2, &r);
+	r.status = -EIO; /* a permission with a status */
+	node_send(1, &r);
+	pump_for_stat(TRD_VNIS_STAT_BAD_REPLIES, bad0 + 3, 2000000);
+	T_EQ(stat_of(TRD_VNIS_STAT_TX_CHUNKS), 0); /* no data went anywhere */
+	T_EQ(stat_of(TRD_VNIS_STAT_BAD_REPLIES), bad0 + 3);
+	r = answer_to(&rq, TRD_VW_CTS, 0); /* the real one */
+	r.grant_id = 0x10005;
+	r.rkey = trd_mr_key(mr);
+	r.roff = 0;
+	node_send(1, &r);
+	m = node_recv(1, &rq); /* the data lands in the region, then the FIN */
+	T_EQ(rq.type, TRD_VW_FIN);
+	T_EQ(rq.grant_id, 0x10005);
+	trd_msg_free(m);
+	pattern(want, LONG_LEN, 2);
+	T_ASSERT(memcmp(region, want, LONG_LEN) == 0, "long message byte-exact");
+	r = answer_to(&rq, TRD_VW_DONE, -EIO); /* a verdict the protocol does not define */
+	node_send(1, &r);
+	r = answer_to(&rq, TRD_VW_CANCEL, -ECONNRESET); /* from node 2 */
+	node_send(2, &r);
+	r = answer_to(&rq, TRD_VW_DONE, -EMSGSIZE); /* from node 2 */
+	node_send(2, &r);
+	pump_for_stat(TRD_VNIS_STAT_BAD_REPLIES, bad0 + 6, 2000000);
+	st = app_status(p[0]);
+	T_ASSERT(st == 1, "a forged reply completed the send with %d", st);
+	T_EQ(stat_of(TRD_VNIS_STAT_BAD_REPLIES), bad0 + 6);
+	r = answer_to(&rq, TRD_VW_DONE, 0);
+	node_send(1, &r);
+	st = app_status_wait(p[0]);
+	T_ASSERT(st == 0, "the send completed with %d", st);
+	T_EQ(reap_child(pid), 0);
+	bad = stat_of(TRD_VNIS_STAT_BAD_REPLIES);
+	T_EQ(bad, bad0 + 6);
+	T_EQ(stat_of(TRD_VNIS_STAT_ERRORS), 0);
+	T_EQ(stat_of(TRD_VNIS_STAT_BAD_WIRE), 0);
+	trd_mr_deregister(mr);
+	free(region);
+	close(p[0]);
+	close(p[1]);
+	printf("forge: 15 forged or replayed replies dropped (bad_replies %llu), the real ones "
+	       "completed both sends with 0, byte-exact\n", (unsigned long long)bad);
+}
+
+/* ---- cmds: a process that writes its segment by hand ---- */
+
+struct raw_vni {
+	int fd, fds[3];
+	uint8_t *base;
+	struct trd_vni_seg *seg;
+	struct rte_ring *cmdq, *cplq;
+	uint32_t qmask;
+	struct trd_vni_sctx *sctx;
+	struct trd_vni_rctx *rctx;
+	uint8_t *ctxr, *pool;
+};
+
+static int
+raw_open(struct raw_vni *r, uint32_t app, uint32_t proc)
+{
+	struct trd_vni_sock_register req = {.op = TRD_VNI_SOCK_REGISTER, .version = TRD_VNI_VERSION,
+					    .app = app, .proc = proc, .pool_size = 1 << 20,
+					    .n_send = 8, .n_recv = 8, .n_doorbells = 4,
+					    .short_max = 512};
+	struct trd_vni_sock_answer ans;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	union {
+		char buf[CMSG_SPACE(3 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = &ans, .iov_len = sizeof(ans)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *cm;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	r->fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (r->fd < 0 || connect(r->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    send(r->fd, &req, sizeof(req), 0) != sizeof(req) ||
+	    recvmsg(r->fd, &mh, 0) != sizeof(ans) || ans.status != 0)
+		return -1;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (cm == NULL || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(r->fds, CMSG_DATA(cm), sizeof(r->fds));
+	r->base = mmap(NULL, ans.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fds[0], 0);
+	if (r->base == MAP_FAILED)
+		return -1;
+	r->seg = (struct trd_vni_seg *)r->base;
+	r->cmdq = (struct rte_ring *)(r->base + r->seg->cmdq_off);
+	r->cplq = (struct rte_ring *)(r->base + r->seg->cplq_off);
+	r->qmask = r->seg->cmdq_size - 1;
+	r->sctx = (struct trd_vni_sctx *)(r->base + r->seg->sctx_off);
+	r->rctx = (struct trd_vni_rctx *)(r->base + r->seg->rctx_off);
+	r->ctxr = r->base + r->seg->ctxr_off;
+	r->pool = r->base + r->seg->pool_off;
+	return 0;
+}
+
+/* Enqueue by hand with the real mask (the header's may have been overwritten). */
+static void
+raw_post(struct raw_vni *r, uint32_t op, uint32_t idx)
+{
+	struct trd_vni_cmd c = {.op = op, .idx = idx};
+	uint64_t *slots = (uint64_t *)(void *)&r->cmdq[1];
+	uint32_t p = r->cmdq->prod.head;
+
+	memcpy(&slots[p & r->qmask], &c, sizeof(c));
+	__atomic_store_n(&r->cmdq->prod.head, p + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->cmdq->prod.tail, p + 1, __ATOMIC_RELEASE);
+}
+
+/* Take one completion by hand (3 s at most). */
+static int
+raw_cpl(struct raw_vni *r, struct trd_vni_cqe *e)
+{
+	struct trd_vni_cqe *slots = (struct trd_vni_cqe *)(void *)&r->cplq[1];
+	uint64_t deadline = trd_time_us() + 3000000;
+
+	while (trd_time_us() < deadline) {
+		uint32_t c = r->cplq->cons.head;
+
+		if (__atomic_load_n(&r->cplq->prod.tail, __ATOMIC_ACQUIRE) != c) {
+			*e = slots[c & r->qmask];
+			r->cplq->cons.head = r->cplq->cons.tail = c + 1;
+			return 0;
+		}
+		usleep(100);
+	}
+	return -1;
+}
+
+static int
+hostile_app(void *arg)
+{
+	struct trd_vni_addr self = {.app = 4, .proc = 0};
+	struct raw_vni r;
+	struct trd_vni_cqe e;
+	char b;
+
+	RTE_SET_USED(arg);
+	if (raw_open(&r, self.app, self.proc) != 0)
+		return 20;
+	/* 0: a pool offset whose sum with the pool's address overflows */
+	memset(&r.sctx[0], 0, sizeof(r.sctx[0]));
+	r.sctx[0].len = 100;
+	r.sctx[0].buf = 0x8000000000000000ULL;
+	r.sctx[0].dst_app = 4;
+	raw_post(&r, TRD_VNI_CMD_SEND, 0);
+	/* 1: a buffer that runs past the pool's end */
+	r.sctx[1] = r.sctx[0];
+	r.sctx[1].buf = r.seg->pool_size - 10;
+	raw_post(&r, TRD_VNI_CMD_SEND, 1);
+	/* 2: inline data longer than the context's slot */
+	r.sctx[2] = r.sctx[0];
+	r.sctx[2].flags = TRD_VNI_SF_INLINE;
+	r.sctx[2].len = 0xfffffff0u;
+	raw_post(&r, TRD_VNI_CMD_SEND, 2);
+	/* 3: a multicast list beyond the slot */
+	r.sctx[3] = r.sctx[0];
+	r.sctx[3].buf = 0;
+	r.sctx[3].flags = TRD_VNI_SF_MCAST;
+	r.sctx[3].n_dst = 3;
+	r.sctx[3].dst_off = 0xfffffff8u;
+	raw_post(&r, TRD_VNI_CMD_SEND, 3);
+	/* 4: a doorbell beyond the array */
+	r.sctx[4] = r.sctx[0];
+	r.sctx[4].buf = 0;
+	r.sctx[4].flags = TRD_VNI_F_DOORBELL;
+	r.sctx[4].doorbell = 0x80000000u;
+	raw_post(&r, TRD_VNI_CMD_SEND, 4);
+	/* 5: a receive buffer whose end wraps */
+	memset(&r.rctx[0], 0, sizeof(r.rctx[0]));
+	r.rctx[0].buf = 0xffffffffffffff00ULL;
+	r.rctx[0].cap = 0x200;
+	raw_post(&r, TRD_VNI_CMD_RECV, 0);
+	/* counted only (no context to complete): indices out of range, an unknown opcode */
+	raw_post(&r, TRD_VNI_CMD_SEND, 0x7fffffffu);
+	raw_post(&r, TRD_VNI_CMD_RECV, 8);
+	raw_post(&r, 77, 0);
+	for (int k = 0; k < 6; k++) {
+		if (raw_cpl(&r, &e) != 0)
+			return 21;
+		if (e.status != -EINVAL || e.idx != (uint32_t)(k < 5 ? k : 0))
+			return 22;
+	}
+	/* the rings' sizes and masks overwritten: the engine uses its own */
+	r.cmdq->size = r.cmdq->mask = r.cmdq->capacity = 0xffffffffu;
+	r.cplq->size = r.cplq->mask = r.cplq->capacity = 0xffffffffu;
+	r.rctx[1] = r.rctx[0];
+	r.rctx[1].src_app = 4;
+	r.rctx[1].buf = 4096;
+	r.rctx[1].cap = 4096;
+	r.rctx[1].tag = 9;
+	raw_post(&r, TRD_VNI_CMD_RECV, 1);
+	memset(&r.sctx[5], 0, sizeof(r.sctx[5]));
+	r.sctx[5].flags = TRD_VNI_SF_INLINE;
+	r.sctx[5].len = 5;
+	r.sctx[5].dst_app = 4;
+	r.sctx[5].tag = 9;
+	memcpy(r.ctxr + 5 * r.seg->slot_size, "hello", 5);
+	raw_post(&r, TRD_VNI_CMD_SEND, 5);
+	for (int k = 0; k < 2; k++)
+		if (raw_cpl(&r, &e) != 0 || e.status != 0)
+			return 23;
+	if (memcmp(r.pool + 4096, "hello", 5) != 0)
+		return 24;
+	/* a producer index a million ahead: the engine closes the interface */
+	r.cmdq->prod.tail += 1u << 20;
+	{
+		struct pollfd pf = {.fd = r.fd, .events = POLLIN};
+
+		if (poll(&pf, 1, 3000) == 1 && recv(r.fd, &b, 1, MSG_DONTWAIT) == 0)
+			return 0;
+	}
+	return 25;
+}
+
+static int
+polite_app(void *arg)
+{
+	struct trd_vni_conf c = {.socket = sock_path, .app = 4, .proc = 0, .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000};
+	struct trd_vni_addr self = {.app = 4, .proc = 0};
+	struct trd_vni *v;
+	struct trd_vni_cpl cpl[2];
+	char *buf;
+	int n = 0;
+
+	RTE_SET_USED(arg);
+	v = trd_vni_open(&c);
+	if (v == NULL)
+		return 30;
+	buf = trd_vni_alloc(v, 64);
+	if (buf == NULL || trd_vni_recv(v, self, 3, 0, buf, 64, -1, 0) != 0 ||
+	    trd_vni_send(v, self, 3, "again", 5, -1, 0) != 0)
+		return 31;
+	while (n < 2) {
+		int k = trd_vni_wait(v, cpl + n, 2 - (unsigned int)n, 10000);
+
+		if (k <= 0)
+			return 32;
+		n += k;
+	}
+	if (cpl[0].status != 0 || cpl[1].status != 0 || memcmp(buf, "again", 5) != 0)
+		return 33;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_cmds(void)
+{
+	uint64_t bad0 = stat_of(TRD_VNIS_STAT_BAD_CMDS);
+	int rc;
+
+	rc = reap_child(spawn(hostile_app, NULL));
+	T_ASSERT(rc == 0, "the hostile application saw the engine misbehave (%d)", rc);
+	T_EQ(stat_of(TRD_VNIS_STAT_BAD_CMDS), bad0 + 9);
+	T_EQ(stat_of(TRD_VNIS_STAT_BAD_QUEUES), 1);
+	pump_until_stat(TRD_VNIS_STAT_RECLAIMED, 1);
+	T_EQ(reap_child(spawn(polite_app, NULL)), 0);
+	printf("cmds: 9 hostile commands refused (6 completed with -EINVAL), overwritten ring "
+	       "headers ignored, a broken queue closed its interface; the engine served the next "
+	       "process\n");
+}
+
+/* ---- owner ---- */
+
+struct who {
+	uid_t uid;
+	uint32_t app, proc;
+	int hold_fd; /* >= 0: stay attached until this pipe closes */
+	int ready_fd;
+};
+
+static int
+claim(void *arg)
+{
+	const struct who *w = arg;
+	struct trd_vni_conf c = {.socket = sock_path, .app = w->app, .proc = w->proc,
+				 .pool_size = 1 << 16, .connect_timeout_ms = 5000};
+	struct trd_vni *v;
+	char b;
+
+	if (w->uid != 0 && (setgroups(0, NULL) != 0 || setgid(w->uid) != 0 || setuid(w->uid) != 0))
+		return 100;
+	v = trd_vni_open(&c);
+	if (v == NULL)
+		return errno == 0 ? 101 : errno;
+	if (w->hold_fd >= 0) {
+		if (write(w->ready_fd, "r", 1) != 1 || read(w->hold_fd, &b, 1) < 0)
+			return 102;
+	}
+	trd_vni_close(v);
+	return 0;
+}
+
+static int
+claim_as(uid_t uid, uint32_t app, uint32_t proc)
+{
+	struct who w = {.uid = uid, .app = app, .proc = proc, .hold_fd = -1, .ready_fd = -1};
+
+	return reap_child(spawn(claim, &w));
+}
+
+static void
+test_owner(void)
+{
+	struct who holder = {.uid = 0, .app = 3, .proc = 0};
+	uint64_t denied0 = stat_of(TRD_VNIS_STAT_DENIED);
+	int hold[2], ready[2];
+	pid_t pid;
+	char b;
+
+	if (getuid() != 0) {
+		printf("SKIP: owner needs root (it becomes another user in a child)\n");
+		exit(TEST_SKIP);
+	}
+	/* the socket 0660 root:root: another user cannot even connect */
+	T_EQ(claim_as(NOBODY, 1, 0), EACCES);
+	T_EQ(stat_of(TRD_VNIS_STAT_ATTACHED), 0);
+	/* open to every user: the owners decide */
+	T_EQ(chmod(sock_path, 0666), 0);
+	T_EQ(claim_as(NOBODY, 2, 0), 0);      /* app 2 belongs to nobody */
+	T_EQ(claim_as(0, 2, 1), EACCES);      /* root is no exception */
+	T_EQ(claim_as(NOBODY, 1, 0), EACCES); /* app 1 belongs to group 0 */
+	T_EQ(claim_as(0, 1, 0), 0);
+	/* app 3 has no owner: whoever attaches first holds it while attached */
+	T_EQ(pipe(hold), 0);
+	T_EQ(pipe2(ready, O_NONBLOCK), 0);
+	holder.hold_fd = hold[0];
+	holder.ready_fd = ready[1];
+	pid = spawn(claim, &holder);
+	close(hold[0]);
+	for (uint64_t deadline = trd_time_us() + WAIT_US; read(ready[0], &b, 1) != 1;) {
+		T_ASSERT(trd_time_us() < deadline, "the holder did not attach");
+		pump();
+	}
+	T_EQ(claim_as(NOBODY, 3, 1), EACCES); /* another user, while root's 3:0 is attached */
+	T_EQ(claim_as(0, 3, 1), 0);           /* the same user may */
+	T_EQ(write(hold[1], "x", 1), 1);
+	T_EQ(reap_child(pid), 0);
+	close(hold[1]);
+	pump_until_stat(TRD_VNIS_STAT_DETACHED, 4);
+	T_EQ(claim_as(NOBODY, 3, 1), 0); /* free again once root's processes left */
+	T_EQ(stat_of(TRD_VNIS_STAT_DENIED), denied0 + 3);
+	close(ready[0]);
+	close(ready[1]);
+	printf("owner: a 0660 socket refuses other users; app 2 (owner uid %d) refused root, app "
+	       "1 (owner gid 0) refused uid %d, app 3 (no owner) refused uid %d while root's "
+	       "process was attached; %llu registrations denied\n", NOBODY, NOBODY, NOBODY,
+	       (unsigned long long)stat_of(TRD_VNIS_STAT_DENIED));
+}
+
+/* ---- set-up ---- */
+
+static const char topo_text[] =
+	"[torus]\ndims = 3x1x1\nmode = direct\n"
+	"[node 0]\nprocs = 1:0, 2:0, 2:1, 3:0, 3:1, 4:0\nx+ = 0\nx- = 1\n"
+	"[node 1]\napp = 1\nproc = 9\nx+ = 0\nx- = 1\n"
+	"[node 2]\nx+ = 0\nx- = 1\n";
+
+static void
+cleanup(void)
+{
+	trd_vnis_free(vs);
+	trd_net_free(net);
+	trd_topo_free(topo);
+	unlink(sock_path);
+	rmdir(dir);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct trd_vnis_owner owners[] = {
+		{.app = 2, .uid = NOBODY, .gid = -1},
+		{.app = 1, .uid = -1, .gid = 0},
+	};
+	struct trd_node_conf ncf;
+	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ncf};
+	struct trd_vnis_conf vc;
+	char err[256], path[128];
+	FILE *f;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s forge|cmds|owner\n", argv[0]);
+		return 2;
+	}
+	test_eal_init(argv[0], NULL);
+	snprintf(dir, sizeof(dir), "/tmp/toroid-hostile.XXXXXX");
+	T_ASSERT(mkdtemp(dir) != NULL, "mkdtemp");
+	T_EQ(chmod(dir, 0755), 0); /* other users reach the socket; its own mode decides */
+	snprintf(path, sizeof(path), "%s/topo.ini", dir);
+	f = fopen(path, "w");
+	T_ASSERT(f != NULL && fputs(topo_text, f) >= 0 && fclose(f) == 0, "topology file");
+	topo = trd_topo_load(path, err, sizeof(err));
+	T_ASSERT(topo != NULL, "%s", err);
+	unlink(path);
+	memset(&ncf, 0, sizeof(ncf));
+	ncf.n_inj_fifos = 2;
+	ncf.inj_fifo_size = 1024;
+	ncf.n_rec_fifos = 1;
+	ncf.rec_fifo_size = 1024;
+	ncf.n_counters = 256;
+	ncf.n_regions = 64;
+	ncf.inline_max = 960;
+	net = trd_net_from_topo(topo, &nc);
+	T_ASSERT(net != NULL, "trd_net_from_topo: %s", rte_strerror(rte_errno));
+	for (unsigned int r = 0; r < 3; r++)
+		nd[r] = trd_net_topo_node(net, topo, r);
+	snprintf(sock_path, sizeof(sock_path), "%s/n0.sock", dir);
+	memset(&vc, 0, sizeof(vc));
+	vc.node = nd[0];
+	vc.topo = topo;
+	vc.socket = sock_path;
+	vc.inline_max = 960;
+	vc.rep_fifo = 1;
+	vc.staging = 1 << 20;
+	vc.owners = owners;
+	vc.n_owners = RTE_DIM(owners);
+	vs = trd_vnis_create(&vc);
+	T_ASSERT(vs != NULL, "trd_vnis_create: %s", rte_strerror(rte_errno));
+	atexit(cleanup);
+	if (strcmp(argv[1], "forge") == 0)
+		test_forge();
+	else if (strcmp(argv[1], "cmds") == 0)
+		test_cmds();
+	else if (strcmp(argv[1], "owner") == 0)
+		test_owner();
+	else
+		T_ASSERT(0, "unknown test %s", argv[1]);
+	printf("PASS: vni %s\n", argv[1]);
+	return 0;
+}
