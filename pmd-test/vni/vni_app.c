@@ -22,8 +22,8 @@
  *       receive one message per size from A:P and check it.
  *   late-sink --from A:P --size S --count N --go-tag
  *       receive a GO message first, then post the N receives.
- *   late-flood --to A:P --size S --count N --go-after K
- *       post N sends; once K completed, send GO; wait for all.
+ *   late-flood --to A:P --size S --count N --go-after K [--log FILE]
+ *       post N sends; once K completed, send GO; wait for all; log as flood does.
  * Every mode prints one summary line and exits 0 on success, 1 on a failure.
  */
 #include <errno.h>
@@ -441,6 +441,7 @@ mode_sink(void)
 {
 	uint64_t t0 = now_us();
 	unsigned long posted = 0;
+	bool said_posted = false;
 
 	bufs = calloc(window, sizeof(*bufs));
 	for (unsigned int i = 0; i < window; i++)
@@ -455,6 +456,12 @@ mode_sink(void)
 			post_recv(peer, TAG_DATA(0), bufs[posted % window], msg_size, posted,
 				  sink_cpl);
 			posted++;
+		}
+		if (!said_posted) {
+			/* the tests wait for this line before the senders start */
+			printf("%s %u:%u: posted %lu\n", prog, self.app, self.proc, posted);
+			fflush(stdout);
+			said_posted = true;
 		}
 		reap(sink_cpl, WAIT_MS);
 	}
@@ -475,12 +482,21 @@ late_flood_cpl(const struct trd_vni_cpl *c)
 	if (c->tag == TAG_GO)
 		return;
 	done_n++;
+	if (logf != NULL) {
+		struct trd_vni_info info;
+
+		trd_vni_info(vni, &info);
+		fprintf(logf, "%" PRIu64 " %" PRIu64 "\n", now_us(), info.tx_pkts);
+	}
 }
 
 static int
 mode_late_flood(void)
 {
 	uint64_t t0 = now_us();
+
+	if (log_path != NULL && (logf = fopen(log_path, "w")) == NULL)
+		fail("%s: %s", log_path, strerror(errno));
 
 	bufs = calloc(count, sizeof(*bufs));
 	for (unsigned long i = 0; i < count; i++) {
@@ -508,6 +524,8 @@ mode_late_flood(void)
 		       prog, self.app, self.proc, count, msg_size, (double)(now_us() - t0) * 1e-6,
 		       info.naks);
 	}
+	if (logf != NULL)
+		fclose(logf);
 	return 0;
 }
 
