@@ -5,13 +5,14 @@
 #
 #   test_vni.sh TOROID_NODE VNI_APP TEST
 #
-# TEST: local | two_engines | fairness | fairness_uneven | rotation | flow | mcast | kill | share
+# TEST: local | dump | two_engines | fairness | fairness_uneven | rotation | flow | mcast | kill | share
 # Every wait is bounded; readiness is polled with a deadline; applications block on their
 # eventfd when idle, each engine runs one lcore and sleeps when idle.
 set -u
 NODE=$1
 APP=$2
 TEST=$3
+DUMP=${4:-}
 TOPO_DIR=$(cd "$(dirname "$0")/../topology/examples" && pwd)
 T=$(mktemp -d /tmp/toroid-vni.XXXXXX)
 PIDS=()
@@ -277,6 +278,53 @@ EOF
 	[ "$(total E - drops | python3 -c 'import sys,ast; d=ast.literal_eval(sys.stdin.read()); print(sum(d.values()))')" = 0 ] ||
 		die "engine dropped packets"
 	echo "local: 3 processes, ${SIZES//,/ } B each way, $late late receives served from staging ($staged staged)"
+	;;
+dump)
+	# The VNI protocol decoded from a capture: toroid-node --capture records its node's frames,
+	# toroid-dump names every VNI message (eager, rts, cts, fin, done, ack) with its processes
+	# and ties the engine puts of a long message to the grant they fill.
+	one_node_two_procs
+	start_engine E 0 -- --topo "$T/two1.ini" --node 0 --capture "$T/cap.pcapng"
+	wait_ready E
+	S="$T/E-0.sock"
+	app a0 "$S" 1 0 --pool 16M exchange --peers 1:1 --sizes 100,5000
+	app a1 "$S" 1 1 --pool 16M exchange --peers 1:0 --sizes 100,5000
+	wait_app a0 1
+	wait_app a1 1
+	stop_engine E
+	"$DUMP" -r "$T/cap.pcapng" >"$T/decoded.txt" 2>&1 || die "toroid-dump: $(tail -1 "$T/decoded.txt")"
+	for want in "vni eager 1:0 > 1:1" "vni eager 1:1 > 1:0" "vni ack 1:1 > 1:0" \
+		"vni rts 1:0 > 1:1" "vni cts 1:1 > 1:0" "vni fin 1:0 > 1:1" "vni done 1:1 > 1:0" \
+		"vni data msg"; do
+		grep -q "$want" "$T/decoded.txt" || { head -n 20 "$T/decoded.txt" >&2; die "no '$want' in the decode"; }
+	done
+	# every put of a 5000-byte message is tied to its grant: all its bytes, once each way
+	python3 - "$T/decoded.txt" <<'PY' || die "engine puts not tied to their grants"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+puts = [l for l in lines if ": put " in l]
+tied = [l for l in puts if "| vni data msg" in l]
+assert puts and len(tied) == len(puts), (len(puts), len(tied))
+by = {}
+for l in tied:
+    n = int(re.search(r" len (\d+)/", l).group(1))
+    k = re.search(r"vni data msg (\d+) grant (\d+)", l).groups()
+    by[k] = by.get(k, 0) + n
+# two long messages, one per direction; the node captures each frame going out and coming in
+assert len(by) == 2 and all(v == 2 * 5000 for v in by.values()), by
+print("dump: %d VNI frames named, %d data puts tied to their grants (%s)" %
+      (sum("| vni " in l for l in lines), len(tied), by))
+PY
+	# the Wireshark dissector names the same messages
+	named=$(grep -c '| vni [a-z]* [0-9]' "$T/decoded.txt")
+	lua="$(cd "$(dirname "$0")/.." && pwd)/tools/wireshark/toroid.lua"
+	tshark -X lua_script:"$lua" -r "$T/cap.pcapng" -Y toroid.vni -T fields -e toroid.vni.type \
+		-e toroid.vni.src_app -e toroid.vni.src_proc -e toroid.vni.dst_app \
+		-e toroid.vni.dst_proc >"$T/tshark.txt" 2>"$T/tshark.err" || die "tshark: $(cat "$T/tshark.err")"
+	[ "$(wc -l <"$T/tshark.txt")" -eq "$named" ] ||
+		die "tshark names $(wc -l <"$T/tshark.txt") VNI messages, toroid-dump $named"
+	grep -q "^3	1	1	1	0$" "$T/tshark.txt" || die "tshark: no cts 1:1 > 1:0"
+	echo "dump: tshark's dissector names the same $named VNI messages"
 	;;
 two_engines)
 	# Two engines (two toroid-node processes, each its own --file-prefix and lcore, no

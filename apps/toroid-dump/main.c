@@ -19,6 +19,7 @@
 #include <pcap/pcap.h>
 
 #include <toroid/toroid.h>
+#include <toroid/vni_wire.h>
 #include <toroid/wire.h>
 
 #include "../common/app_args.h"
@@ -734,6 +735,79 @@ dump_print_verbose(const struct dump_frame *f)
 	dump_hex(f->data, f->h->caplen < f->len ? f->h->caplen : f->len);
 }
 
+/* ---- the VNI protocol (docs/vni.md): its messages ride in FIFO frames whose user word holds
+ * TRD_VW_MAGIC; the long data of a message is engine puts into what its CTS granted ---- */
+
+struct dump_grant {
+	uint64_t rkey, roff;
+	uint32_t len, msg, grant;
+	uint8_t snd[3], rcv[3];
+	int used;
+};
+
+#define DUMP_GRANTS 1024
+static struct dump_grant dump_grants[DUMP_GRANTS];
+static unsigned int dump_grant_next;
+
+static void
+dump_print_vni(const struct dump_frame *f)
+{
+	const struct trd_pkt *p = &f->p;
+	const uint8_t *pay = f->data + TRD_FRAME_HLEN;
+	uint32_t avail = f->len > TRD_FRAME_HLEN ? f->len - TRD_FRAME_HLEN : 0;
+	struct trd_vw_hdr h;
+
+	if (avail > p->pay_len)
+		avail = p->pay_len;
+	if (p->type == TRD_PKT_FIFO && (p->key >> 32) == TRD_VW_MAGIC && p->offset == 0 &&
+	    trd_vw_decode(pay, avail, &h) == 0) {
+		printf(" | vni %s %u:%u > %u:%u msg %u", trd_vw_type_name(h.type), h.src_app,
+		       h.src_proc, h.dst_app, h.dst_proc, h.msg_id);
+		switch (h.type) {
+		case TRD_VW_EAGER:
+		case TRD_VW_RTS:
+			printf(" tag 0x%" PRIx64 " len %u", h.tag, h.len);
+			break;
+		case TRD_VW_CTS: {
+			struct dump_grant *g = &dump_grants[dump_grant_next++ % DUMP_GRANTS];
+
+			printf(" grant %u len %u into key 0x%" PRIx64 " off %" PRIu64, h.grant_id,
+			       h.len, h.rkey, h.roff);
+			/* the CTS goes receiver -> sender; the data comes back the other way */
+			*g = (struct dump_grant){.rkey = h.rkey, .roff = h.roff, .len = h.len,
+						 .msg = h.msg_id, .grant = h.grant_id, .used = 1};
+			memcpy(g->snd, p->dst, 3);
+			memcpy(g->rcv, p->src, 3);
+			break;
+		}
+		case TRD_VW_FIN:
+		case TRD_VW_ABORT:
+			printf(" grant %u", h.grant_id);
+			break;
+		default: /* NAK, ACK, DONE, CANCEL: a verdict */
+			if (h.status == 0)
+				printf(" ok");
+			else
+				printf(" status %d (%s)", h.status, strerror(-h.status));
+			break;
+		}
+		return;
+	}
+	if (p->type == TRD_PKT_PUT) {
+		for (unsigned int i = 0; i < DUMP_GRANTS; i++) {
+			const struct dump_grant *g = &dump_grants[i];
+
+			if (g->used && g->rkey == p->key && memcmp(g->snd, p->src, 3) == 0 &&
+			    memcmp(g->rcv, p->dst, 3) == 0 && p->offset >= g->roff &&
+			    p->offset - g->roff < g->len) {
+				printf(" | vni data msg %u grant %u at %" PRIu64, g->msg, g->grant,
+				       p->offset - g->roff);
+				return;
+			}
+		}
+	}
+}
+
 static void
 dump_print_line(struct dump_state *s, const struct dump_frame *f)
 {
@@ -743,6 +817,7 @@ dump_print_line(struct dump_state *s, const struct dump_frame *f)
 	switch (f->cls) {
 	case DUMP_GOOD:
 		dump_print_hdr_line(&f->p);
+		dump_print_vni(f);
 		break;
 	case DUMP_BAD_HDR:
 		printf("malformed (%s): ", trd_drop_name((unsigned int)f->cause));

@@ -49,7 +49,7 @@
 
 #include "vni_alloc.h"
 #include "vni_seg.h"
-#include "vni_wire.h"
+#include <toroid/vni_wire.h>
 
 RTE_LOG_REGISTER(trd_vni_logtype, toroid.vni, INFO);
 #define VNI_LOG(level, fmt, ...)                                                                   \
@@ -280,58 +280,6 @@ msg_key(struct trd_vnis *s)
 /* ------------------------------------------------------------------------------------------ */
 /* wire header */
 
-static void
-vw_encode(void *out, const struct trd_vw_hdr *h)
-{
-	struct trd_vw_hdr w;
-
-	memset(&w, 0, sizeof(w));
-	w.type = h->type;
-	w.flags = h->flags;
-	w.hdr_len = rte_cpu_to_le_16(TRD_VW_HDR_LEN);
-	w.status = (int32_t)rte_cpu_to_le_32((uint32_t)h->status);
-	w.src_app = rte_cpu_to_le_32(h->src_app);
-	w.src_proc = rte_cpu_to_le_32(h->src_proc);
-	w.dst_app = rte_cpu_to_le_32(h->dst_app);
-	w.dst_proc = rte_cpu_to_le_32(h->dst_proc);
-	w.msg_id = rte_cpu_to_le_32(h->msg_id);
-	w.grant_id = rte_cpu_to_le_32(h->grant_id);
-	w.len = rte_cpu_to_le_32(h->len);
-	w.key = rte_cpu_to_le_32(h->key);
-	w.tag = rte_cpu_to_le_64(h->tag);
-	w.rkey = rte_cpu_to_le_64(h->rkey);
-	w.roff = rte_cpu_to_le_64(h->roff);
-	memcpy(out, &w, sizeof(w));
-}
-
-static int
-vw_decode(const void *in, uint32_t len, struct trd_vw_hdr *h)
-{
-	struct trd_vw_hdr w;
-
-	if (len < TRD_VW_HDR_LEN)
-		return -EINVAL;
-	memcpy(&w, in, sizeof(w));
-	if (rte_le_to_cpu_16(w.hdr_len) != TRD_VW_HDR_LEN || w.type == 0 || w.type >= TRD_VW_MAX)
-		return -EINVAL;
-	h->type = w.type;
-	h->flags = w.flags;
-	h->hdr_len = TRD_VW_HDR_LEN;
-	h->status = (int32_t)rte_le_to_cpu_32((uint32_t)w.status);
-	h->src_app = rte_le_to_cpu_32(w.src_app);
-	h->src_proc = rte_le_to_cpu_32(w.src_proc);
-	h->dst_app = rte_le_to_cpu_32(w.dst_app);
-	h->dst_proc = rte_le_to_cpu_32(w.dst_proc);
-	h->msg_id = rte_le_to_cpu_32(w.msg_id);
-	h->grant_id = rte_le_to_cpu_32(w.grant_id);
-	h->len = rte_le_to_cpu_32(w.len);
-	h->key = rte_le_to_cpu_32(w.key);
-	h->tag = rte_le_to_cpu_64(w.tag);
-	h->rkey = rte_le_to_cpu_64(w.rkey);
-	h->roff = rte_le_to_cpu_64(w.roff);
-	return 0;
-}
-
 /* Post a protocol message (header + @p len bytes) to @p dst on @p fifo; copied at post time. */
 static int
 vw_inject(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
@@ -340,7 +288,7 @@ vw_inject(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
 	uint8_t buf[TRD_VW_HDR_LEN + TRD_VNI_SHORT_MAX];
 	struct trd_desc d;
 
-	vw_encode(buf, h);
+	trd_vw_encode(buf, h);
 	if (len != 0)
 		memcpy(buf + TRD_VW_HDR_LEN, data, len);
 	trd_desc_fifo(&d, dst, (uint8_t)s->conf.rec_fifo, buf, TRD_VW_HDR_LEN + len,
@@ -1437,7 +1385,7 @@ rx_protocol(struct trd_vnis *s)
 		int src_rank = trd_torus_rank(&s->topo->torus, m[i]->src);
 
 		if ((m[i]->user >> 32) != TRD_VW_MAGIC || src_rank < 0 ||
-		    vw_decode(m[i]->data, m[i]->len, &h) != 0 || h.type != (m[i]->user & 0xff) ||
+		    trd_vw_decode(m[i]->data, m[i]->len, &h) != 0 || h.type != (m[i]->user & 0xff) ||
 		    (h.type == TRD_VW_EAGER && h.len != m[i]->len - TRD_VW_HDR_LEN) ||
 		    (h.type != TRD_VW_EAGER && m[i]->len != TRD_VW_HDR_LEN)) {
 			ST(s, BAD_WIRE)++;

@@ -49,7 +49,7 @@
 
 #include "../test_common.h"
 #include "vni_seg.h"
-#include "vni_wire.h"
+#include <toroid/vni_wire.h>
 
 #define NOBODY 65534
 #define WAIT_US 10000000ULL
@@ -146,18 +146,18 @@ node_recv(unsigned int n, struct trd_vw_hdr *h)
 		pump();
 	}
 	T_ASSERT(m->len >= TRD_VW_HDR_LEN && (m->user >> 32) == TRD_VW_MAGIC, "a VNI message");
-	memcpy(h, m->data, sizeof(*h)); /* little-endian host */
+	T_EQ(trd_vw_decode(m->data, m->len, h), 0);
 	return m;
 }
 
 static void
 node_send(unsigned int from, const struct trd_vw_hdr *h)
 {
-	struct trd_vw_hdr w = *h;
+	uint8_t w[TRD_VW_HDR_LEN];
 	struct trd_desc d;
 
-	w.hdr_len = TRD_VW_HDR_LEN;
-	trd_desc_fifo(&d, trd_node_coord(nd[0]), 0, &w, sizeof(w), TRD_VW_USER(w.type), 0);
+	trd_vw_encode(w, h);
+	trd_desc_fifo(&d, trd_node_coord(nd[0]), 0, w, sizeof(w), TRD_VW_USER(h->type), 0);
 	T_EQ(trd_inject(trd_inj_fifo(nd[from], 1), &d), 0);
 	for (int i = 0; i < 4; i++)
 		trd_net_poll(net);

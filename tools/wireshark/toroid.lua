@@ -154,6 +154,27 @@ f.a_operand = ProtoField.uint64("toroid.atomic.operand", "Operand", base.HEX)
 f.a_compare = ProtoField.uint64("toroid.atomic.compare", "Compare", base.HEX)
 f.a_old = ProtoField.uint64("toroid.atomic.old", "Old value", base.HEX)
 
+-- The VNI protocol between engines (include/toroid/vni_wire.h): a 64-byte little-endian header
+-- at the start of a FIFO message whose user word (the key) has TRD_VW_MAGIC in its high half.
+local VW_MAGIC = 0x564e4931
+local VW_TYPES = { [1] = "eager", [2] = "rts", [3] = "cts", [4] = "nak", [5] = "ack", [6] = "fin",
+	[7] = "done", [8] = "abort", [9] = "cancel" }
+f.vni = ProtoField.bytes("toroid.vni", "VNI protocol header")
+f.vni_type = ProtoField.uint8("toroid.vni.type", "VNI message", base.DEC, VW_TYPES)
+f.vni_flags = ProtoField.uint8("toroid.vni.flags", "Flags", base.HEX)
+f.vni_status = ProtoField.int32("toroid.vni.status", "Status", base.DEC)
+f.vni_src_app = ProtoField.uint32("toroid.vni.src_app", "Source application", base.DEC)
+f.vni_src_proc = ProtoField.uint32("toroid.vni.src_proc", "Source process", base.DEC)
+f.vni_dst_app = ProtoField.uint32("toroid.vni.dst_app", "Destination application", base.DEC)
+f.vni_dst_proc = ProtoField.uint32("toroid.vni.dst_proc", "Destination process", base.DEC)
+f.vni_msg_id = ProtoField.uint32("toroid.vni.msg_id", "Message id", base.DEC)
+f.vni_grant = ProtoField.uint32("toroid.vni.grant", "Grant id", base.DEC)
+f.vni_len = ProtoField.uint32("toroid.vni.len", "Message length", base.DEC)
+f.vni_key = ProtoField.uint32("toroid.vni.key", "Message key", base.HEX)
+f.vni_tag = ProtoField.uint64("toroid.vni.tag", "Tag", base.HEX)
+f.vni_rkey = ProtoField.uint64("toroid.vni.rkey", "Granted region key", base.HEX)
+f.vni_roff = ProtoField.uint64("toroid.vni.roff", "Granted offset", base.DEC)
+
 -- ProtoField lists must be flat for registration.
 local flat = {}
 for k, v in pairs(f) do
@@ -359,7 +380,28 @@ function toroid.dissector(tvb, pinfo, tree)
 	if pay_len > 0 then
 		local p = tvb(HDR_LEN, pay_len)
 		local pt = t:add(f.payload, p)
-		if tname == "rget" then
+		local vt = pay_len >= 64 and p(0, 1):uint() or 0
+		if tname == "fifo" and h(16, 4):uint() == VW_MAGIC and h(24, 8):uint64():tonumber() == 0
+			and pay_len >= 64 and p(2, 2):le_uint() == 64 and VW_TYPES[vt] then
+			local vh = pt:add(f.vni, p(0, 64))
+			vh:add(f.vni_type, p(0, 1))
+			vh:add(f.vni_flags, p(1, 1))
+			vh:add_le(f.vni_status, p(4, 4))
+			vh:add_le(f.vni_src_app, p(8, 4))
+			vh:add_le(f.vni_src_proc, p(12, 4))
+			vh:add_le(f.vni_dst_app, p(16, 4))
+			vh:add_le(f.vni_dst_proc, p(20, 4))
+			vh:add_le(f.vni_msg_id, p(24, 4))
+			vh:add_le(f.vni_grant, p(28, 4))
+			vh:add_le(f.vni_len, p(32, 4))
+			vh:add_le(f.vni_key, p(36, 4))
+			vh:add_le(f.vni_tag, p(40, 8))
+			vh:add_le(f.vni_rkey, p(48, 8))
+			vh:add_le(f.vni_roff, p(56, 8))
+			info = info .. string.format(" | vni %s %d:%d > %d:%d msg %d", VW_TYPES[vt],
+				p(8, 4):le_uint(), p(12, 4):le_uint(), p(16, 4):le_uint(), p(20, 4):le_uint(),
+				p(24, 4):le_uint())
+		elseif tname == "rget" then
 			for i = 0, math.floor(pay_len / DESC_LEN) - 1 do
 				dissect_desc(p(i * DESC_LEN, DESC_LEN), pt, i)
 			end

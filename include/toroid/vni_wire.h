@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The VNI protocol between engines (docs/vni.md, "Protocol"), its one codec: used by the
+ * engine's VNI service, toroid-dump and the tests. Needs nothing but the C library.
+ *
+ * Every VNI protocol message is an engine memory-FIFO message to the destination node's VNI
+ * reception FIFO whose user word is TRD_VW_USER(type) and whose payload starts with this 64-byte
+ * header, little-endian; an eager message's data follows the header. Long data travels as
+ * engine puts into the region and offset the receiver granted (CTS).
+ */
+#ifndef TOROID_VNI_WIRE_H
+#define TOROID_VNI_WIRE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TRD_VW_MAGIC 0x564e4931u /**< "VNI1": the high half of a VNI message's user word */
+#define TRD_VW_USER(type) (((uint64_t)TRD_VW_MAGIC << 32) | (uint32_t)(type))
+#define TRD_VW_HDR_LEN 64
+
+/** Message types. */
+enum trd_vw_type {
+	TRD_VW_EAGER = 1, /**< sender -> receiver: a short message, data after the header */
+	TRD_VW_RTS,       /**< sender -> receiver: request to send len bytes */
+	TRD_VW_CTS,       /**< receiver -> sender: clear to send into (rkey, roff), grant id */
+	TRD_VW_NAK,       /**< receiver -> sender: not now (status -ENOSPC, -ECONNREFUSED: ask
+			   *   again later) or never (-EMSGSIZE) */
+	TRD_VW_ACK,       /**< receiver -> sender: an eager message was taken (status) */
+	TRD_VW_FIN,       /**< sender -> receiver: every byte of the grant was sent */
+	TRD_VW_DONE,      /**< receiver -> sender: the FIN's verdict (status) */
+	TRD_VW_ABORT,     /**< sender -> receiver: the message is given up (sender died) */
+	TRD_VW_CANCEL,    /**< receiver -> sender: stop sending (receiver died) */
+	TRD_VW_MAX
+};
+
+/** The header, decoded (host order). On the wire: these fields in this order, little-endian. */
+struct trd_vw_hdr {
+	uint8_t type;
+	uint8_t flags;
+	uint16_t hdr_len;   /**< TRD_VW_HDR_LEN */
+	int32_t status;
+	uint32_t src_app, src_proc;
+	uint32_t dst_app, dst_proc;
+	uint32_t msg_id;    /**< the sending engine's id of the message */
+	uint32_t grant_id;  /**< the receiving engine's id of the grant (CTS, FIN, DONE, ABORT) */
+	uint32_t len;
+	uint32_t key;       /**< the sending engine's random key of the message: every reply, FIN
+			     *   and ABORT about it echoes it, so that only who saw the request
+			     *   can answer it */
+	uint64_t tag;
+	uint64_t rkey;      /**< CTS: region key to put into */
+	uint64_t roff;      /**< CTS: offset in that region */
+};
+
+_Static_assert(sizeof(struct trd_vw_hdr) == TRD_VW_HDR_LEN, "VNI wire header");
+
+/** Name of a message type ("eager", "rts", ...), or NULL. */
+static inline const char *
+trd_vw_type_name(unsigned int type)
+{
+	static const char *const names[TRD_VW_MAX] = {
+		[TRD_VW_EAGER] = "eager", [TRD_VW_RTS] = "rts",   [TRD_VW_CTS] = "cts",
+		[TRD_VW_NAK] = "nak",     [TRD_VW_ACK] = "ack",   [TRD_VW_FIN] = "fin",
+		[TRD_VW_DONE] = "done",   [TRD_VW_ABORT] = "abort", [TRD_VW_CANCEL] = "cancel",
+	};
+
+	return type < TRD_VW_MAX ? names[type] : NULL;
+}
+
+static inline void
+trd_vw_put_le(uint8_t *p, uint64_t v, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint64_t
+trd_vw_get_le(const uint8_t *p, unsigned int n)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/** Write @p h as the 64 wire bytes at @p out (hdr_len is always TRD_VW_HDR_LEN). */
+static inline void
+trd_vw_encode(void *out, const struct trd_vw_hdr *h)
+{
+	uint8_t *p = (uint8_t *)out;
+
+	memset(p, 0, TRD_VW_HDR_LEN);
+	p[0] = h->type;
+	p[1] = h->flags;
+	trd_vw_put_le(p + 2, TRD_VW_HDR_LEN, 2);
+	trd_vw_put_le(p + 4, (uint32_t)h->status, 4);
+	trd_vw_put_le(p + 8, h->src_app, 4);
+	trd_vw_put_le(p + 12, h->src_proc, 4);
+	trd_vw_put_le(p + 16, h->dst_app, 4);
+	trd_vw_put_le(p + 20, h->dst_proc, 4);
+	trd_vw_put_le(p + 24, h->msg_id, 4);
+	trd_vw_put_le(p + 28, h->grant_id, 4);
+	trd_vw_put_le(p + 32, h->len, 4);
+	trd_vw_put_le(p + 36, h->key, 4);
+	trd_vw_put_le(p + 40, h->tag, 8);
+	trd_vw_put_le(p + 48, h->rkey, 8);
+	trd_vw_put_le(p + 56, h->roff, 8);
+}
+
+/**
+ * Read the header from the first @p len bytes at @p in.
+ * @return 0, or -1 if they are fewer than 64, hdr_len is not 64 or the type is unknown.
+ */
+static inline int
+trd_vw_decode(const void *in, uint32_t len, struct trd_vw_hdr *h)
+{
+	const uint8_t *p = (const uint8_t *)in;
+
+	if (len < TRD_VW_HDR_LEN || trd_vw_get_le(p + 2, 2) != TRD_VW_HDR_LEN || p[0] == 0 ||
+	    p[0] >= TRD_VW_MAX)
+		return -1;
+	h->type = p[0];
+	h->flags = p[1];
+	h->hdr_len = TRD_VW_HDR_LEN;
+	h->status = (int32_t)(uint32_t)trd_vw_get_le(p + 4, 4);
+	h->src_app = (uint32_t)trd_vw_get_le(p + 8, 4);
+	h->src_proc = (uint32_t)trd_vw_get_le(p + 12, 4);
+	h->dst_app = (uint32_t)trd_vw_get_le(p + 16, 4);
+	h->dst_proc = (uint32_t)trd_vw_get_le(p + 20, 4);
+	h->msg_id = (uint32_t)trd_vw_get_le(p + 24, 4);
+	h->grant_id = (uint32_t)trd_vw_get_le(p + 28, 4);
+	h->len = (uint32_t)trd_vw_get_le(p + 32, 4);
+	h->key = (uint32_t)trd_vw_get_le(p + 36, 4);
+	h->tag = trd_vw_get_le(p + 40, 8);
+	h->rkey = trd_vw_get_le(p + 48, 8);
+	h->roff = trd_vw_get_le(p + 56, 8);
+	return 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TOROID_VNI_WIRE_H */
