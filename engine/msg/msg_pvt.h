@@ -63,6 +63,12 @@ struct trd_client {
 	int16_t recv_fifo[TRD_CLIENT_MAX_CONTEXTS];
 };
 
+/* The first failure of an operation towards one rank since the last fence that covered it. */
+struct msg_fail {
+	int32_t status; /* 0: none */
+	uint64_t order; /* msg ctx n_fail when it happened */
+};
+
 struct trd_context {
 	struct trd_client *client;
 	struct trd_node *node;
@@ -90,6 +96,8 @@ struct trd_context {
 	/* in flight */
 	uint32_t inflight;     /* operations started and not completed */
 	uint32_t *outstanding; /* per target rank */
+	struct msg_fail *fail; /* per target rank: the first failure no fence reported yet */
+	uint64_t n_fail;       /* failures so far: orders them */
 	uint32_t *reads;       /* entries of the RDMA reads in flight */
 	uint32_t n_reads;
 	uint16_t *ctrs;        /* engine counters kept for reads, free ones */

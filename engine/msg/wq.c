@@ -100,6 +100,11 @@ op_complete(struct trd_context *x, uint32_t idx, int status)
 			x->stat[TRD_CTX_STAT_READ_BYTES] += op->c.len;
 	} else {
 		x->stat[TRD_CTX_STAT_ERRORS]++;
+		/* the fences behind it report the first failure they cover */
+		if (op->kind != MSG_FENCE && op->rank < x->n_nodes && x->fail[op->rank].status == 0) {
+			x->fail[op->rank].status = status;
+			x->fail[op->rank].order = ++x->n_fail;
+		}
 	}
 	x->stat[TRD_CTX_STAT_COMPLETED]++;
 	op->state = MSG_FREE;
@@ -303,6 +308,36 @@ op_start(struct trd_context *x, uint32_t idx)
 	return 0;
 }
 
+/* A fence's status: the first failure among the operations it covers that no earlier fence
+ * reported; those are reported now. */
+static int
+fence_status(struct trd_context *x, const struct msg_op *op)
+{
+	struct msg_fail *first = NULL;
+
+	if (op->rank != MSG_ALL_NODES) {
+		first = &x->fail[op->rank];
+	} else {
+		for (uint32_t r = 0; r < x->n_nodes; r++)
+			if (x->fail[r].status != 0 &&
+			    (first == NULL || x->fail[r].order < first->order))
+				first = &x->fail[r];
+		if (first != NULL) {
+			int st = first->status;
+
+			memset(x->fail, 0, sizeof(*x->fail) * x->n_nodes);
+			return st;
+		}
+		return 0;
+	}
+	{
+		int st = first->status;
+
+		first->status = 0;
+		return st;
+	}
+}
+
 static inline bool
 fence_ready(const struct trd_context *x, const struct msg_op *op)
 {
@@ -326,7 +361,7 @@ wq_start(struct trd_context *x, unsigned int budget, unsigned int *started)
 			x->q_head++;
 			x->stat[TRD_CTX_STAT_STARTED]++;
 			x->stat[TRD_CTX_STAT_FENCES]++;
-			op_complete(x, idx, 0);
+			op_complete(x, idx, fence_status(x, op));
 			events++;
 			continue;
 		}
