@@ -107,7 +107,6 @@ ctx_free(struct trd_context *x)
 	rte_free(x->free_ids);
 	rte_free(x->q);
 	rte_free(x->outstanding);
-	rte_free(x->fail);
 	rte_free(x->reads);
 	rte_free(x->ctrs);
 	rte_free(x->ctrs_owned);
@@ -170,12 +169,10 @@ trd_context_create(struct trd_client *c, const struct trd_context_conf *conf)
 	x->free_ids = rte_malloc("trd_ctx_free", sizeof(uint32_t) * size, 0);
 	x->q = rte_malloc("trd_ctx_q", sizeof(uint32_t) * qsize, 0);
 	x->outstanding = rte_zmalloc("trd_ctx_out", sizeof(uint32_t) * n, 0);
-	x->fail = rte_zmalloc("trd_ctx_fail", sizeof(*x->fail) * n, 0);
 	x->reads = rte_malloc("trd_ctx_reads", sizeof(uint32_t) * size, 0);
 	x->ctrs = rte_malloc("trd_ctx_ctrs", sizeof(uint16_t) * size, 0);
 	x->ctrs_owned = rte_malloc("trd_ctx_ctrs", sizeof(uint16_t) * size, 0);
 	if (x->ops == NULL || x->free_ids == NULL || x->q == NULL || x->outstanding == NULL ||
-	    x->fail == NULL ||
 	    x->reads == NULL || x->ctrs == NULL || x->ctrs_owned == NULL) {
 		ctx_free(x);
 		rte_errno = ENOMEM;

@@ -45,6 +45,7 @@ struct msg_op {
 	uint32_t gen;
 	uint32_t track;   /* engine tracking id, 0 until started */
 	uint32_t rank;    /* target node rank (MSG_ALL_NODES: a fence on all) */
+	int32_t fstatus;  /* MSG_FENCE: the first failure among the operations it covers */
 	uint64_t *result; /* MSG_ATOMIC: where the old value goes */
 	trd_done_fn cb;
 	void *cookie;
@@ -61,12 +62,6 @@ struct trd_client {
 	uint32_t n_ctx;      /* published with release after ctx[n_ctx - 1] */
 	struct trd_context *ctx[TRD_CLIENT_MAX_CONTEXTS];
 	int16_t recv_fifo[TRD_CLIENT_MAX_CONTEXTS];
-};
-
-/* The first failure of an operation towards one rank since the last fence that covered it. */
-struct msg_fail {
-	int32_t status; /* 0: none */
-	uint64_t order; /* msg ctx n_fail when it happened */
 };
 
 struct trd_context {
@@ -96,8 +91,6 @@ struct trd_context {
 	/* in flight */
 	uint32_t inflight;     /* operations started and not completed */
 	uint32_t *outstanding; /* per target rank */
-	struct msg_fail *fail; /* per target rank: the first failure no fence reported yet */
-	uint64_t n_fail;       /* failures so far: orders them */
 	uint32_t *reads;       /* entries of the RDMA reads in flight */
 	uint32_t n_reads;
 	uint16_t *ctrs;        /* engine counters kept for reads, free ones */
