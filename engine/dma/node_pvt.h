@@ -166,7 +166,9 @@ struct trd_peer {
 	uint64_t last_probe;
 	uint64_t last_chal;     /* when we last challenged it */
 	uint64_t last_goback;   /* when we last resent our window after a challenge */
-	uint64_t probe_nonce;   /* what the answer to our last probe must echo; 0: none */
+	uint64_t probe_nonce;   /* base of our probes' nonces (random); 0: none yet */
+	uint64_t probe_seq;     /* probes sent: probe k carries probe_nonce + k */
+	uint64_t probe_floor;   /* probe_seq at the last proof of life */
 	uint32_t tries;         /* probes since the last proof of life */
 	uint32_t fail_q;        /* measured share of attempts unanswered, 1/65536 (EWMA) */
 	uint64_t rto;           /* cycles: srtt + 4 rttvar, at least the configured minimum */
@@ -237,6 +239,7 @@ struct trd_node {
 	uint32_t *owed;                /* by rank: pending outcomes that peer owes (atomic) */
 	uint32_t rel_w;                /* window, power of 2 */
 	uint64_t rto0, rto_max, ack_delay, dead; /* cycles */
+	uint32_t fail_q;               /* loss measured over all peers, 1/65536 (rel.c) */
 	struct trd_peer **peers;       /* by rank, made on first use */
 	uint32_t *active;              /* ranks with timers to run */
 	uint32_t n_active;

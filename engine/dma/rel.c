@@ -260,22 +260,28 @@ fail_pending(struct trd_node *n, uint32_t rank)
 	}
 }
 
-/* The measured share of attempts (packets, probes) that went unanswered, as an EWMA. */
+/* The measured share of attempts (packets, probes) that went unanswered, as an EWMA: per
+ * peer, and over all peers (slower), the prior of a peer we have seen little of. */
 static inline void
-loss_event(struct trd_peer *pe, bool lost)
+loss_event(struct trd_node *n, struct trd_peer *pe, bool lost)
 {
-	if (lost)
+	if (lost) {
 		pe->fail_q += (65536 - pe->fail_q) >> 4;
-	else
+		n->fail_q += (65536 - n->fail_q) >> 6;
+	} else {
 		pe->fail_q -= pe->fail_q >> 4;
+		n->fail_q -= n->fail_q >> 6;
+	}
 }
 
 /* Probes without an answer before a silent peer is down: enough that a live peer behind the
  * measured loss answers none of them with a probability below one in a million. */
 static uint32_t
-tries_needed(const struct trd_peer *pe)
+tries_needed(const struct trd_node *n, const struct trd_peer *pe)
 {
-	double q = RTE_MIN(pe->fail_q / 65536.0, 0.95), p = 1;
+	/* a packet's loss as measured, then a probe's: it and its answer must both arrive */
+	double q1 = RTE_MAX(pe->fail_q, n->fail_q) / 65536.0;
+	double q = RTE_MIN(1 - (1 - q1) * (1 - q1), 0.95), p = 1;
 	uint32_t k = 0;
 
 	while (p > 1e-6 && k < 1000) {
@@ -292,7 +298,6 @@ peer_down(struct trd_node *n, struct trd_peer *pe)
 
 	__atomic_store_n(&pe->down, true, __ATOMIC_RELEASE);
 	pe->last_probe = n->vclock - n->dead; /* probe at once */
-	pe->probe_nonce = 0;
 	pe->tries = 0;
 	n->stat[TRD_STAT_PEERS_DOWN]++;
 	/* what was on its way is lost to the peer: a new session starts (at the same sequence
@@ -315,11 +320,12 @@ static void
 peer_alive(struct trd_node *n, struct trd_peer *pe, uint64_t now)
 {
 	pe->last_alive = now;
+	pe->probe_floor = pe->probe_seq; /* answers to the probes sent so far prove no more */
 	if (pe->tries != 0) {
 		/* the probes of a silence that ended count in the loss measure */
 		for (uint32_t i = 0; i + 1 < pe->tries && i < 64; i++)
-			loss_event(pe, true);
-		loss_event(pe, false);
+			loss_event(n, pe, true);
+		loss_event(n, pe, false);
 		pe->tries = 0;
 	}
 	if (unlikely(pe->down)) {
@@ -387,15 +393,27 @@ send_ack(struct trd_node *n, struct trd_peer *pe, uint16_t flags, uint64_t key, 
 	return rc;
 }
 
+/* Probes carry a random base plus their number: an answer to any probe sent since the last
+ * proof of life counts (a slow answer to an earlier one as well as to the latest), an answer
+ * to an older one does not. */
 static void
 send_probe(struct trd_node *n, struct trd_peer *pe, uint64_t now)
 {
-	uint64_t nonce;
-
-	secret_bytes(&nonce, sizeof(nonce));
-	pe->probe_nonce = nonce | 1;
+	if (pe->probe_nonce == 0) {
+		secret_bytes(&pe->probe_nonce, sizeof(pe->probe_nonce));
+		pe->probe_nonce |= 1;
+	}
+	pe->probe_seq++;
 	pe->last_probe = now;
-	send_ack(n, pe, TRD_HF_PROBE, pe->probe_nonce, 0);
+	send_ack(n, pe, TRD_HF_PROBE, pe->probe_nonce + pe->probe_seq, 0);
+}
+
+static inline bool
+probe_answer(const struct trd_peer *pe, uint64_t key)
+{
+	uint64_t k = key - pe->probe_nonce;
+
+	return pe->probe_nonce != 0 && k > pe->probe_floor && k <= pe->probe_seq;
 }
 
 static void
@@ -449,7 +467,7 @@ on_ack(struct trd_node *n, struct trd_peer *pe, uint32_t ack, const uint8_t *sac
 			uint32_t i = pe->snd_una & mask;
 
 			seen |= pe->sacked[i] & 2;
-			loss_event(pe, (pe->sacked[i] & 2) != 0);
+			loss_event(n, pe, (pe->sacked[i] & 2) != 0);
 			rte_pktmbuf_free(pe->txb[i]);
 			pe->txb[i] = NULL;
 			pe->snd_una++;
@@ -584,11 +602,8 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack)
 			pe->ack_synced = true;
 		proven = rc > 0;
 	}
-	if (!(p->flags & (TRD_HF_PROBE | TRD_HF_ECHO)) && pe->probe_nonce != 0 &&
-	    p->key == pe->probe_nonce) {
-		proven = true; /* the answer to our probe */
-		pe->probe_nonce = 0;
-	}
+	if (!(p->flags & (TRD_HF_PROBE | TRD_HF_ECHO)) && probe_answer(pe, p->key))
+		proven = true; /* the answer to one of our probes */
 	if (proven) {
 		peer_alive(n, pe, now);
 		peer_session(n, pe, p->epoch);
@@ -706,7 +721,7 @@ peer_dead(const struct trd_node *n, const struct trd_peer *pe, bool outstanding,
 
 	if (silent > cap || (outstanding && now - pe->last_progress > cap))
 		return true; /* silent, or alive but taking nothing, for too long */
-	return silent > n->dead && pe->tries >= tries_needed(pe);
+	return silent > n->dead && pe->tries >= tries_needed(n, pe);
 }
 
 void
