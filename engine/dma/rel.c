@@ -260,17 +260,18 @@ fail_pending(struct trd_node *n, uint32_t rank)
 	}
 }
 
-/* The measured share of attempts (packets, probes) that went unanswered, as an EWMA: per
- * peer, and over all peers (slower), the prior of a peer we have seen little of. */
+/* The measured share of attempts (packets, probes) that went unanswered, as an EWMA over a
+ * few hundred attempts per peer (a window's worth of packets acknowledged at once must not
+ * wipe it out), and over a thousand over all peers: the prior of a peer seen little. */
 static inline void
 loss_event(struct trd_node *n, struct trd_peer *pe, bool lost)
 {
 	if (lost) {
-		pe->fail_q += (65536 - pe->fail_q) >> 4;
-		n->fail_q += (65536 - n->fail_q) >> 6;
+		pe->fail_q += (65536 - pe->fail_q) >> 8;
+		n->fail_q += (65536 - n->fail_q) >> 10;
 	} else {
-		pe->fail_q -= pe->fail_q >> 4;
-		n->fail_q -= n->fail_q >> 6;
+		pe->fail_q -= pe->fail_q >> 8;
+		n->fail_q -= n->fail_q >> 10;
 	}
 }
 
