@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Hostile and dying peers (docs/reliability.md). Argument: one part's name to run only it. Two nodes, A (0,0,0) and B (1,0,0), each on
+ * Hostile and dying peers (docs/reliability.md). Two nodes, A (0,0,0) and B (1,0,0), each on
  * a net_ring ethdev port whose far end belongs to this test: the test is the wire. It carries
  * every frame from one node to the other with trd_node_rx_frame(), and can drop, forge or
- * stop carrying them.
+ * stop carrying them. Argument: the name of one part, to run only that one.
+ *  hello:   the first operation to a fresh peer, untracked, goes through although the
+ *           frames that start its session are lost;
  *  session: a forged first packet of a new session "from A" (bad key, good key) changes
  *           nothing at B: A's traffic goes on, the forged put writes nothing;
  *  ack:     a forged ack with epoch 0, and one acknowledging what was never sent, change
@@ -40,6 +42,7 @@ static struct trd_mr *mrb, *mra;
 static bool b_alive = true;
 static bool drop_done;       /* do not carry B's DONE frames */
 static uint64_t done_dropped;
+static unsigned int drop_from_a; /* lose this many of A's next frames */
 
 static uint8_t
 frame_type(const uint8_t *f, uint32_t len)
@@ -68,7 +71,7 @@ carry(struct trd_link *far, struct trd_node *to, bool from_b)
 			done_dropped++;
 			continue;
 		}
-		if (to == B && !b_alive)
+		if (to == B && (!b_alive || (drop_from_a != 0 && drop_from_a-- != 0)))
 			continue;
 		T_EQ(trd_node_rx_frame(to, buf, len, 0), 0);
 	}
@@ -382,6 +385,23 @@ run(unsigned int dead_ms, bool all)
 	mra = trd_mr_register(A, srca, MEM, TRD_ACCESS_ALL);
 	T_ASSERT(mrb != NULL && mra != NULL, "regions");
 	b_alive = true;
+	if (part("hello")) {
+		/* the first operation to a fresh peer, untracked, while A's first frames (its
+		 * hellos) are lost: the session still starts and the put lands */
+		struct trd_desc d;
+		uint64_t t = trd_time_us() + 2000000;
+
+		drop_from_a = 3;
+		test_fill(srca + 60000, 700, 5);
+		trd_desc_put(&d, trd_node_coord(B), srca + 60000, 700, trd_mr_key(mrb), 60000, 0,
+			     0);
+		T_EQ(trd_inject(trd_inj_fifo(A, 0), &d), 0);
+		while (memcmp(memb + 60000, srca + 60000, 700) != 0 && trd_time_us() < t)
+			step();
+		T_ASSERT(memcmp(memb + 60000, srca + 60000, 700) == 0, "a first put, hellos lost");
+		T_EQ(drop_from_a, 0);
+		printf("hello: a first untracked put went through, its session's first frames lost\n");
+	}
 	tracked_put(0, 100, 99);
 	T_EQ(outcome(99, 2000000), 0);
 	if (all && part("session"))

@@ -152,6 +152,7 @@ struct trd_peer {
 	bool owing;             /* acks or outcomes are owed: its liveness is watched */
 	bool chal_pending;      /* a challenge is to go out (a frame of an unknown session came) */
 	bool peer_ep_known;     /* peer_ep holds the peer's session learnt from a proven frame */
+	bool want;              /* something waits to go to it (its session must be acknowledged) */
 	uint16_t tx_epoch;      /* our session towards the peer */
 	uint16_t rx_epoch;      /* the peer's session towards us */
 	uint16_t peer_ep;       /* the peer's session towards us, as its proven acks name it */

@@ -222,6 +222,7 @@ peer_activate(struct trd_node *n, struct trd_peer *pe)
 void
 trd_rel_want(struct trd_node *n, struct trd_peer *pe)
 {
+	pe->want = true;
 	peer_activate(n, pe);
 }
 
@@ -298,6 +299,7 @@ peer_down(struct trd_node *n, struct trd_peer *pe)
 	uint32_t mask = n->rel_w - 1;
 
 	__atomic_store_n(&pe->down, true, __ATOMIC_RELEASE);
+	pe->want = false;
 	pe->last_probe = n->vclock - n->dead; /* probe at once */
 	pe->tries = 0;
 	n->stat[TRD_STAT_PEERS_DOWN]++;
@@ -734,7 +736,10 @@ trd_rel_timers(struct trd_node *n)
 	for (uint32_t k = 0; k < n->n_active;) {
 		struct trd_peer *pe = n->peers[n->active[k]];
 		bool outstanding = pe->snd_una != pe->snd_nxt;
-		bool owing = outstanding || __atomic_load_n(&n->owed[pe->rank], __ATOMIC_RELAXED) != 0;
+		/* what waits for its session to be acknowledged is owed too: if the peer never
+		 * answers, it is declared down and that fails */
+		bool owing = outstanding || (pe->want && !pe->ack_synced) ||
+			     __atomic_load_n(&n->owed[pe->rank], __ATOMIC_RELAXED) != 0;
 
 		if (pe->ack_pending != 0 && now >= pe->ack_due)
 			send_ack(n, pe, 0, 0, 0);
