@@ -146,7 +146,8 @@ forge(uint8_t *f, struct trd_pkt p, const void *pay, uint16_t n)
 	p.version = TRD_WIRE_VERSION;
 	p.pay_len = n;
 	trd_wire_encode(f + TRD_ETH_HLEN, &p);
-	memcpy(f + TRD_FRAME_HLEN, pay, n);
+	if (n != 0)
+		memcpy(f + TRD_FRAME_HLEN, pay, n);
 	return TRD_FRAME_HLEN + n;
 }
 
