@@ -114,8 +114,7 @@ fz_setup(struct fz *z)
 void
 fz_reset(struct fz *z)
 {
-	rte_srand(FZ_EPOCH_SEED);
-	if (trd_node_reset(z->n) != 0) {
+	if (trd_node_reset(z->n) != 0 || trd_node_set_session_secret(z->n, FZ_SK0, FZ_SK1) != 0) {
 		fprintf(stderr, "fuzz: reset failed\n");
 		abort();
 	}
@@ -125,15 +124,27 @@ fz_reset(struct fz *z)
 uint16_t
 fz_tx_epoch(uint32_t rank)
 {
-	uint16_t seed, e;
+	uint16_t e;
+	uint32_t isn;
 
-	/* as trd_rel_init() and trd_rel_peer() make them */
-	rte_srand(FZ_EPOCH_SEED);
-	do
-		seed = (uint16_t)rte_rand();
-	while (seed == 0);
-	e = (uint16_t)(seed + rank);
-	return e == 0 ? 1 : e;
+	trd_session_start(FZ_SK0, FZ_SK1, rank, &e, &isn);
+	return e;
+}
+
+uint32_t
+fz_tx_isn(uint32_t rank)
+{
+	uint16_t e;
+	uint32_t isn;
+
+	trd_session_start(FZ_SK0, FZ_SK1, rank, &e, &isn);
+	return isn;
+}
+
+uint64_t
+fz_cookie(uint32_t rank, uint32_t gen)
+{
+	return trd_session_cookie(FZ_SK0, FZ_SK1, rank, gen);
 }
 
 void

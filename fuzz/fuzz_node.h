@@ -29,9 +29,11 @@
 #define FZ_CONF_INJ_FIFOS 2
 #define FZ_CONF_WINDOW 16
 #define FZ_CONF_REASM 8
-/* rte_srand() seeds: the regions' keys, and the sessions' epochs after every reset */
+/* rte_srand() seed of the regions' keys; the session secret set after every reset, from
+ * which the node's sessions (epoch, first sequence number) and cookies follow */
 #define FZ_KEY_SEED 0x70701dULL
-#define FZ_EPOCH_SEED 0xe90c4ULL
+#define FZ_SK0 0xe90c4ULL
+#define FZ_SK1 0x5e55107ULL
 /* the peer ranks whose sessions the seeds use: (1,0,0) is rank 1 */
 #define FZ_PEER_RANK 1
 
@@ -59,5 +61,9 @@ void fz_deliver(struct fz *z, const uint8_t *frame, uint32_t len, uint32_t seg);
 void fz_finish(struct fz *z);
 /* The session epoch the node uses towards rank @p rank right after fz_reset(). */
 uint16_t fz_tx_epoch(uint32_t rank);
+/* Its first sequence number. */
+uint32_t fz_tx_isn(uint32_t rank);
+/* The cookie the node challenges rank @p rank with, after @p gen sessions of it. */
+uint64_t fz_cookie(uint32_t rank, uint32_t gen);
 
 #endif

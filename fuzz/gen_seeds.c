@@ -3,7 +3,8 @@
  * Seed corpora for the fuzzers, made at test time: valid packets of every type (put, fifo,
  * rget, ack with SACK, done, atomic, atomic_reply), sequenced and not, with and without the
  * payload CRC, single and multi-packet, contiguous and in segments, addressed with the keys
- * and session epochs of the fuzzed node (fuzz_node.c).
+ * and session epochs of the fuzzed node (fuzz_node.c); a sequenced seed starts its peer's
+ * session by answering the node's challenge with the cookie of the node's known secret.
  *
  *   gen_seeds DIR    writes DIR/parse/<name>-<i> (one raw frame each) and DIR/rx/<name>
  *                    (the frames of a seed, as fuzz_rx reads them), then replays every rx seed
@@ -28,6 +29,7 @@
 static struct fz z;
 static const char *outdir;
 static uint16_t epoch_e; /* the node's session towards (1,0,0) after a reset */
+static uint32_t isn_e;   /* and its first sequence number */
 static unsigned int n_seeds, n_frames, n_bad;
 
 static struct {
@@ -121,6 +123,20 @@ static void
 frame(struct trd_pkt p, const void *pay, uint16_t n)
 {
 	frame_pad(p, pay, n, 0, 0);
+}
+
+/* The peer (1,0,0) acknowledges the node's session (replies wait for that) and answers the
+ * node's challenge for its own session @p epoch, starting at sequence number 1 (its
+ * @p gen-th session in this seed). */
+static void
+session(uint16_t epoch, uint32_t gen)
+{
+	struct trd_pkt p = pkt(TRD_PKT_ACK);
+
+	p.flags |= TRD_HF_ECHO;
+	p.ack = isn_e, p.offset = epoch_e;
+	p.epoch = epoch, p.aux = 1, p.key = fz_cookie(FZ_PEER_RANK, gen);
+	frame(p, NULL, 0);
 }
 
 /* Replay the seed into the node, as fuzz_rx does, and say what happened. */
@@ -223,12 +239,14 @@ seeds(void)
 	seed_end();
 
 	seed_begin("put_seq", true);
+	session(7, 0);
 	p = pkt(TRD_PKT_PUT), p.key = rw, p.msg_len = 64, p.epoch = 7;
 	for (uint32_t q = 1; q <= 3; q++)
 		p.seq = q, p.offset = 64 * q, frame(p, pay, 64);
 	seed_end();
 
 	seed_begin("put_seq_ooo", false);
+	session(9, 0);
 	p = pkt(TRD_PKT_PUT), p.key = rw, p.msg_len = 32, p.epoch = 9, p.flags |= TRD_HF_CRC;
 	static const uint32_t order[] = {1, 3, 2, 2, 5, 4, 20, 1};
 	for (unsigned int i = 0; i < RTE_DIM(order); i++)
@@ -236,6 +254,7 @@ seeds(void)
 	seed_end();
 
 	seed_begin("put_ackreq", false);
+	session(3, 0);
 	p = pkt(TRD_PKT_PUT), p.key = rw, p.flags |= TRD_HF_ACKREQ, p.aux = 9, p.msg_len = 8;
 	p.epoch = 3, p.seq = 1, frame(p, pay, 8);
 	p.key = rw ^ 0x10000, p.seq = 2, p.aux = 10, frame(p, pay, 8); /* refused: a DONE says so */
@@ -258,6 +277,7 @@ seeds(void)
 	seed_end();
 
 	seed_begin("fifo_eq_crc", true);
+	session(12, 0);
 	p = pkt(TRD_PKT_FIFO), p.fifo = 1, p.key = 78, p.msg_len = 200, p.flags |= TRD_HF_CRC;
 	p.epoch = 12, p.seq = 1, frame_pad(p, pay, 200, 50, 0);
 	seed_end();
@@ -269,6 +289,7 @@ seeds(void)
 	seed_end();
 
 	seed_begin("fifo_multi_seq", true);
+	session(11, 0);
 	p = pkt(TRD_PKT_PUT), p.key = rw, p.msg_len = 8, p.epoch = 11, p.seq = 1, frame(p, pay, 8);
 	p = pkt(TRD_PKT_FIFO), p.fifo = 2, p.key = 80, p.msg_len = 1500, p.msg_id = 6, p.epoch = 11;
 	p.flags = TRD_HF_LAST | TRD_HF_CRC, p.offset = 1000, p.seq = 3, frame(p, pay + 1000, 500);
@@ -276,6 +297,7 @@ seeds(void)
 	seed_end();
 
 	seed_begin("fifo_ackreq", true);
+	session(13, 0);
 	p = pkt(TRD_PKT_FIFO), p.fifo = 2, p.key = 81, p.msg_len = 16, p.flags |= TRD_HF_ACKREQ;
 	p.aux = 4, p.epoch = 13, p.seq = 1, frame(p, pay, 16);
 	seed_end();
@@ -303,6 +325,7 @@ seeds(void)
 		d[1].flags = TRD_DF_SRC_MR, d[1].src_key = rw, d[1].src = 128;
 		trd_desc_put(&d[2], peer, NULL, 300, 0x1234, 64, 0, 0);
 		d[2].flags = TRD_DF_SRC_MR | TRD_DF_ACKREQ, d[2].src_key = ro, d[2].aux = 12;
+		session(21, 0);
 		p = pkt(TRD_PKT_RGET), p.fifo = 0, p.msg_len = 192, p.flags |= TRD_HF_ACKREQ;
 		p.aux = 6, p.epoch = 21, p.seq = 1, frame(p, d, 192);
 		seed_end();
@@ -314,14 +337,15 @@ seeds(void)
 			trd_desc_put(&d[i], peer, NULL, 32, 0x1234, 32 * i, 0, 0);
 			d[i].flags = TRD_DF_SRC_MR, d[i].src_key = ro, d[i].src = 32 * i;
 		}
+		session(22, 0);
 		p = pkt(TRD_PKT_RGET), p.fifo = 0xff, p.msg_len = 192, p.epoch = 22, p.seq = 1;
 		frame(p, d, 192);
 		{
 			uint8_t sack[TRD_SACK_BYTES] = {0x01};
 
-			p = pkt(TRD_PKT_ACK), p.offset = epoch_e, p.ack = 2;
+			p = pkt(TRD_PKT_ACK), p.offset = epoch_e, p.ack = isn_e + 1;
 			p.msg_len = TRD_SACK_BYTES, frame(p, sack, TRD_SACK_BYTES);
-			p.ack = 4, p.msg_len = 0, frame(p, NULL, 0);
+			p.ack = isn_e + 3, p.msg_len = 0, frame(p, NULL, 0);
 			p = pkt(TRD_PKT_ACK), p.flags |= TRD_HF_PROBE, frame(p, NULL, 0);
 		}
 		seed_end();
@@ -334,12 +358,13 @@ seeds(void)
 		memset(sack, 0xa5, sizeof(sack));
 		p = pkt(TRD_PKT_ACK), p.ack = 5, p.offset = 123, p.msg_len = TRD_SACK_BYTES;
 		frame(p, sack, TRD_SACK_BYTES);
-		p = pkt(TRD_PKT_ACK), p.ack = 1, p.offset = epoch_e, frame(p, NULL, 0);
+		p = pkt(TRD_PKT_ACK), p.ack = isn_e, p.offset = epoch_e, frame(p, NULL, 0);
 	}
 	seed_end();
 
 	/* ---- replies and completions for operations nobody started ---- */
 	seed_begin("done", false);
+	session(40, 0);
 	p = pkt(TRD_PKT_DONE), p.aux = 1, p.key = TRD_DROP_BAD_KEY, p.offset = 77, frame(p, NULL, 0);
 	p.epoch = 40, p.seq = 1, p.aux = 2, p.key = 0, frame(p, NULL, 0);
 	seed_end();
@@ -359,6 +384,7 @@ seeds(void)
 	{
 		struct trd_wire_atomic a;
 
+		session(50, 0);
 		p = pkt(TRD_PKT_ATOMIC), p.key = rw, p.offset = 8, p.msg_len = 24, p.epoch = 50;
 		for (uint8_t op = TRD_ATOMIC_FADD; op <= TRD_ATOMIC_SWAP; op++) {
 			memset(&a, 0, sizeof(a));
@@ -375,9 +401,13 @@ seeds(void)
 	/* ---- sessions ---- */
 	seed_begin("session_restart", false);
 	p = pkt(TRD_PKT_PUT), p.key = rw, p.msg_len = 4, p.epoch = 30;
+	p.seq = 1, frame(p, pay, 4); /* before its echo: challenged */
+	session(30, 0);
 	p.seq = 1, frame(p, pay, 4);
 	p.seq = 2, frame(p, pay, 4);
 	p.epoch = 31, p.seq = 2, frame(p, pay, 4); /* a session we never saw start */
+	session(31, 0);                            /* an old cookie: refused */
+	session(31, 1);
 	p.seq = 1, frame(p, pay, 4);
 	p.seq = 2, frame(p, pay, 4);
 	seed_end();
@@ -401,6 +431,7 @@ main(int argc, char **argv)
 	if (fz_eal_init(argv[0]) != 0 || fz_setup(&z) != 0)
 		return 1;
 	epoch_e = fz_tx_epoch(FZ_PEER_RANK);
+	isn_e = fz_tx_isn(FZ_PEER_RANK);
 	fz_reset(&z);
 	seeds();
 	printf("gen_seeds: %u seeds, %u frames in %s\n", n_seeds, n_frames, outdir);

@@ -129,14 +129,16 @@ type_name(uint8_t t)
 	return t < sizeof(n) / sizeof(n[0]) ? n[t] : "?";
 }
 
-/* toroid-dump's flag letters: F first, L last, C completion, A ack request, K CRC, P probe. */
+/* toroid-dump's flag letters: F first, L last, C completion, A ack request, K CRC, P probe,
+ * H challenge, E echo. */
 static const char *
 flag_letters(uint16_t f, char *b)
 {
 	static const struct {
 		uint16_t bit;
 		char c;
-	} l[] = {{1, 'F'}, {2, 'L'}, {4, 'C'}, {8, 'A'}, {0x10, 'K'}, {0x20, 'P'}};
+	} l[] = {{1, 'F'},    {2, 'L'},    {4, 'C'},    {8, 'A'},
+		 {0x10, 'K'}, {0x20, 'P'}, {0x40, 'H'}, {0x80, 'E'}};
 	int k = 0;
 
 	b[k++] = '[';

@@ -265,6 +265,8 @@ reap(unsigned int a)
 		if (!o->busy || (o->kind != K_FIFO && o->kind != K_READ))
 			continue;
 		T_EQ(trd_counter_read(x->n, x->ctr[s], &v), 0);
+		if (v < 0)
+			dump_drops();
 		T_ASSERT(v >= 0, "counter below zero: %" PRId64 " (duplicate data)", v);
 		if (v == 0 && (o->kind == K_READ || nd[o->target].msg_seen[o->seq]))
 			finish(a, s);
@@ -277,7 +279,7 @@ test_lossy(struct trd_net *net, const struct trd_impair_conf *imp)
 	uint64_t rs = 4242, deadline = trd_time_us() + TIMEOUT_US, t0 = trd_time_us();
 	struct rte_mempool *mp = trd_default_pool(0);
 	unsigned int lc = test_worker_lcore();
-	uint64_t retrans = 0, lost = 0, dups = 0, corrupt = 0, reord = 0;
+	uint64_t retrans = 0, downs = 0, lost = 0, dups = 0, corrupt = 0, reord = 0;
 
 	for (unsigned int i = 0; i < NODES; i++) {
 		struct node *x = &nd[i];
@@ -337,6 +339,7 @@ test_lossy(struct trd_net *net, const struct trd_impair_conf *imp)
 
 		T_EQ(trd_node_stats_get(nd[i].n, &st), 0);
 		retrans += st.stat[TRD_STAT_RETRANS];
+		downs += st.stat[TRD_STAT_PEERS_DOWN];
 		T_EQ(trd_node_cpl_pending(nd[i].n), 0);
 		for (unsigned int l = 0; l < trd_node_n_links(nd[i].n); l++) {
 			struct trd_link_stats ls;
@@ -360,9 +363,9 @@ test_lossy(struct trd_net *net, const struct trd_impair_conf *imp)
 	printf("lossy: %" PRIu64 " ops (put %" PRIu64 ", fifo %" PRIu64 ", read %" PRIu64
 	       ", reflect %" PRIu64 ") exactly once in %.1f s; links lost %" PRIu64
 	       ", reordered %" PRIu64 ", duplicated %" PRIu64 ", corrupted %" PRIu64
-	       "; %" PRIu64 " retransmissions\n",
+	       "; %" PRIu64 " retransmissions; %" PRIu64 " peers declared down\n",
 	       completed, per_kind[K_PUT], per_kind[K_FIFO], per_kind[K_READ], per_kind[K_REFLECT],
-	       (double)(trd_time_us() - t0) / 1e6, lost, reord, dups, corrupt, retrans);
+	       (double)(trd_time_us() - t0) / 1e6, lost, reord, dups, corrupt, retrans, downs);
 	trd_net_free(net);
 	for (unsigned int i = 0; i < NODES; i++) {
 		free(nd[i].mem);

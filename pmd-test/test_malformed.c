@@ -23,6 +23,7 @@
 #include <rte_byteorder.h>
 #include <rte_ethdev.h>
 
+#include <toroid/testing.h>
 #include <toroid/toroid.h>
 
 #include "test_common.h"
@@ -83,6 +84,10 @@ static uint64_t track_result, track_result_want;
 static struct trd_node *node;
 static struct trd_mr *mr_rw, *mr_ro;
 static uint64_t K_RW, K_RO;
+/* the node's session secret, set so that the capture can answer its challenges */
+#define SK0 0x0123456789abcdefULL
+#define SK1 0xfedcba9876543210ULL
+#define PEER 1 /* rank of (1,0,0), the sender of the capture's frames */
 static uint32_t track_done_id, track_atom_id;
 
 static struct trd_pkt
@@ -688,6 +693,21 @@ cases_offsets_lengths(void)
 	put_bad(p, slot(), 8, TRD_DROP_UNKNOWN_CPL, "doorbell completion nobody waits for");
 }
 
+/* The answer to the node's challenge: session @p epoch of the peer starts at @p first. */
+static void
+echo(uint16_t epoch, uint32_t first, uint32_t gen, int cause, const char *what)
+{
+	struct trd_pkt p = base(TRD_PKT_ACK);
+
+	p.flags |= TRD_HF_ECHO;
+	p.epoch = epoch;
+	p.aux = first;
+	p.key = trd_session_cookie(SK0, SK1, PEER, gen);
+	if (cause != 0)
+		p.key ^= 1;
+	add(p, NULL, 0, 0, cause, A_ACK, what);
+}
+
 static void
 cases_sequence(void)
 {
@@ -701,6 +721,26 @@ cases_sequence(void)
 	put_ok(p, slot(), 16, "epoch 100, seq 0: unsequenced");
 	p.seq = 2;
 	put_bad(p, slot(), 16, TRD_DROP_BAD_SESSION, "epoch 100 starting at seq 2");
+	/* a session starts only when the peer echoes the node's cookie: a first packet alone,
+	 * or a forged answer, starts nothing */
+	p.seq = 1;
+	put_bad(p, slot(), 16, TRD_DROP_BAD_SESSION, "epoch 100 seq 1 before the echo");
+	p.key = 0x5555;
+	put_bad(p, slot(), 16, TRD_DROP_BAD_SESSION, "epoch 100 seq 1, bad key, no echo");
+	p.key = 0;
+	echo(100, 1, 0, TRD_DROP_BAD_SESSION, "echo of epoch 100, wrong cookie");
+	{
+		struct trd_pkt e = base(TRD_PKT_ACK);
+
+		e.flags |= TRD_HF_ECHO, e.epoch = 100;
+		add(e, NULL, 0, 0, TRD_DROP_BAD_FIELD, A_NONE, "echo without a first seq");
+		e.flags = TRD_HF_ALL | TRD_HF_ECHO | TRD_HF_CHAL, e.aux = 1;
+		add(e, NULL, 0, 0, TRD_DROP_BAD_FIELD, A_NONE, "echo and challenge at once");
+		e = base(TRD_PKT_PUT), e.flags |= TRD_HF_CHAL;
+		put_bad(e, slot(), 16, TRD_DROP_BAD_FIELD, "put with CHAL");
+	}
+	echo(100, 1, 0, 0, "echo of epoch 100 from seq 1");
+	echo(100, 1, 0, 0, "the same echo again: nothing new");
 	p.seq = 1;
 	put_ok(p, slot(), 16, "epoch 100 seq 1");
 	put_bad(p, slot(), 16, TRD_DROP_DUPLICATE, "epoch 100 seq 1 again");
@@ -724,11 +764,13 @@ cases_sequence(void)
 	p.seq = 4, p.ack = 12345;
 	put_ok(p, slot(), 16, "epoch 100 seq 4, acks what was never sent");
 	p.ack = 0;
-	/* a new session of the same peer */
+	/* a restart: the new session is started by its echo; the old one is over */
 	p.epoch = 101, p.seq = 5;
 	put_bad(p, slot(), 16, TRD_DROP_BAD_SESSION, "epoch 101 starting at seq 5");
+	echo(101, 1, 0, TRD_DROP_BAD_SESSION, "echo of epoch 101, cookie already used");
+	echo(101, 1, 1, 0, "echo of epoch 101 from seq 1 (a restart)");
 	p.seq = 1;
-	put_ok(p, slot(), 16, "epoch 101 seq 1 (a restart)");
+	put_ok(p, slot(), 16, "epoch 101 seq 1");
 	p.epoch = 100, p.seq = 5;
 	put_bad(p, slot(), 16, TRD_DROP_BAD_SESSION, "epoch 100 seq 5 after the restart");
 	p.epoch = 101, p.seq = 2, p.flags |= TRD_HF_CRC;
@@ -787,6 +829,7 @@ setup(void)
 	nc.dead_ms = 600000; /* nobody on the capture file acknowledges: never give up on it */
 	node = trd_node_create(&nc);
 	T_ASSERT(node != NULL, "node: %s", rte_strerror(rte_errno));
+	T_EQ(trd_node_set_session_secret(node, SK0, SK1), 0);
 	arena = aligned_alloc(PAGE, ARENA);
 	snap = malloc(ARENA);
 	model = calloc(1, REG);
@@ -839,6 +882,17 @@ main(int argc, char **argv)
 	test_eal_init(argv[0], NULL);
 	setup();
 
+	{
+		/* the peer acknowledges the session the node opens towards it, so that the node
+		 * may answer it (replies wait until a session is acknowledged) */
+		struct trd_pkt p = base(TRD_PKT_ACK);
+		uint16_t epoch;
+		uint32_t isn;
+
+		trd_session_start(SK0, SK1, PEER, &epoch, &isn);
+		p.ack = isn, p.offset = epoch;
+		add(p, NULL, 0, 0, 0, A_ACK, "ack of the node's session, before anything");
+	}
 	cases_ethernet_and_length();
 	cases_version_type_flags();
 	cases_coordinates_hops();

@@ -101,6 +101,10 @@ static const struct dump_flag dump_hdr_flags[] = {
 #ifdef TRD_HF_PROBE
 	{TRD_HF_PROBE, 'P', "probe"},
 #endif
+#ifdef TRD_HF_CHAL
+	{TRD_HF_CHAL, 'H', "challenge"},
+	{TRD_HF_ECHO, 'E', "echo"},
+#endif
 };
 
 #define DUMP_N_HDR_FLAGS (sizeof(dump_hdr_flags) / sizeof(dump_hdr_flags[0]))

@@ -25,6 +25,7 @@
 enum { CPL_FREE = 0, CPL_PENDING = 1, CPL_CLOSING = 2 };
 
 static void cpl_release(struct trd_node *n, uint32_t id);
+static void cpl_unowe(struct trd_node *n, uint32_t id);
 
 int
 trd_cpl_init(struct trd_node *n)
@@ -35,10 +36,13 @@ trd_cpl_init(struct trd_node *n)
 	n->cpl = rte_zmalloc("trd_cpl", sizeof(*n->cpl) * TRD_N_CPL, RTE_CACHE_LINE_SIZE);
 	snprintf(name, sizeof(name), "trdcpl%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
 	n->cpl_free = rte_ring_create(name, TRD_N_CPL, SOCKET_ID_ANY, RING_F_EXACT_SZ);
-	if (n->cpl == NULL || n->cpl_free == NULL)
+	n->owed = rte_zmalloc("trd_owed", sizeof(*n->owed) * n->n_nodes, 0);
+	if (n->cpl == NULL || n->cpl_free == NULL || n->owed == NULL)
 		return -ENOMEM;
-	for (uintptr_t id = 1; id <= TRD_N_CPL; id++)
+	for (uintptr_t id = 1; id <= TRD_N_CPL; id++) {
+		n->cpl[id - 1].peer = UINT32_MAX;
 		rte_ring_enqueue(n->cpl_free, (void *)id);
+	}
 	return 0;
 }
 
@@ -47,6 +51,7 @@ trd_cpl_fini(struct trd_node *n)
 {
 	rte_ring_free(n->cpl_free);
 	rte_free(n->cpl);
+	rte_free(n->owed);
 }
 
 unsigned int
@@ -85,16 +90,41 @@ trd_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *res
 	c->kind = TRD_CPL_TRACK;
 	c->fifo = rfifo;
 	c->result = result;
-	c->peer = UINT32_MAX; /* set when the operation leaves */
+	cpl_unowe(n, (uint32_t)v); /* the peer is set when the operation leaves */
 	__atomic_fetch_add(&n->cpl_pending, 1, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
 	*id = (uint32_t)v;
 	return 0;
 }
 
+void
+trd_cpl_set_peer(struct trd_node *n, uint32_t id, uint32_t rank)
+{
+	uint32_t old;
+
+	if (id == 0 || id > TRD_N_CPL || rank >= n->n_nodes)
+		return;
+	/* count the new peer before the old one goes: the owed count never misses it */
+	__atomic_fetch_add(&n->owed[rank], 1, __ATOMIC_RELAXED);
+	old = __atomic_exchange_n(&n->cpl[id - 1].peer, rank, __ATOMIC_ACQ_REL);
+	if (old < n->n_nodes)
+		__atomic_fetch_sub(&n->owed[old], 1, __ATOMIC_RELAXED);
+}
+
+/* The outcome no longer comes from anyone. */
+static void
+cpl_unowe(struct trd_node *n, uint32_t id)
+{
+	uint32_t old = __atomic_exchange_n(&n->cpl[id - 1].peer, UINT32_MAX, __ATOMIC_ACQ_REL);
+
+	if (old < n->n_nodes)
+		__atomic_fetch_sub(&n->owed[old], 1, __ATOMIC_RELAXED);
+}
+
 static void
 cpl_release(struct trd_node *n, uint32_t id)
 {
+	cpl_unowe(n, id);
 	__atomic_store_n(&n->cpl[id - 1].state, CPL_FREE, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&n->cpl_pending, 1, __ATOMIC_RELEASE);
 	rte_ring_enqueue(n->cpl_free, (void *)(uintptr_t)id);
@@ -269,8 +299,8 @@ trd_inject_reflect(struct trd_fifo *f, const struct trd_desc *data,
 	n->cpl[id - 1].cookie = spec->cookie;
 	n->cpl[id - 1].kind = (uint8_t)spec->kind;
 	n->cpl[id - 1].fifo = spec->fifo;
-	n->cpl[id - 1].peer = (uint32_t)trd_torus_rank(&n->torus, refl);
 	__atomic_store_n(&n->cpl[id - 1].state, CPL_PENDING, __ATOMIC_RELEASE);
+	trd_cpl_set_peer(n, (uint32_t)id, (uint32_t)trd_torus_rank(&n->torus, refl));
 	b.flags |= TRD_DF_CPL;
 	b.aux = (uint32_t)id;
 
@@ -280,6 +310,7 @@ trd_inject_reflect(struct trd_fifo *f, const struct trd_desc *data,
 	__atomic_fetch_add(&n->cpl_pending, 1, __ATOMIC_ACQ_REL);
 	rc = trd_inject_bulk(f, d, 2);
 	if (rc != 0) {
+		cpl_unowe(n, (uint32_t)id);
 		__atomic_store_n(&n->cpl[id - 1].state, CPL_FREE, __ATOMIC_RELEASE);
 		__atomic_fetch_sub(&n->cpl_pending, 1, __ATOMIC_ACQ_REL);
 		rte_ring_enqueue(n->cpl_free, (void *)id);

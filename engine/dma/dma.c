@@ -129,7 +129,7 @@ desc_check_local(const struct trd_node *n, const struct trd_desc *d)
 		return -EINVAL;
 	if (n->routes[rank].link == NULL)
 		return -EHOSTUNREACH;
-	if (n->peers != NULL && n->peers[rank] != NULL && n->peers[rank]->down)
+	if (trd_peer_is_down(n, (uint32_t)rank))
 		return -EHOSTUNREACH; /* declared down: fail fast until it speaks again */
 	if (d->inj_ctr != 0 && (d->inj_ctr >= n->conf.n_counters || !n->ctr_used[d->inj_ctr]))
 		return -EINVAL;
@@ -267,10 +267,11 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 			return TRD_DROP_NO_MEMORY;
 		if (f->peer->down)
 			return TRD_DROP_PEER_DOWN;
+		if (!f->peer->ack_synced)
+			trd_rel_want(n, f->peer); /* its session starts first */
 	}
-	if (!(d->flags & TRD_DF_REMOTE) && (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ)) &&
-	    d->aux != 0 && d->aux <= TRD_N_CPL)
-		n->cpl[d->aux - 1].peer = (uint32_t)rank; /* its outcome comes from there */
+	if (!(d->flags & TRD_DF_REMOTE) && (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ)))
+		trd_cpl_set_peer(n, d->aux, (uint32_t)rank); /* its outcome comes from there */
 	f->ctr = (d->inj_ctr != 0 && d->inj_ctr < n->conf.n_counters) ? &n->ctr[d->inj_ctr] : NULL;
 	f->zc = false;
 	if (d->n_slots != 0) {
@@ -402,7 +403,7 @@ crc_segment(struct trd_node *n, struct rte_mbuf *m, const uint8_t *pay, uint32_t
 static int
 ctl_build(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint16_t flags, uint32_t aux,
 	  uint64_t key, uint64_t offset, const void *pay, uint16_t len, bool sequenced,
-	  uint32_t ack)
+	  uint32_t ack, uint16_t epoch)
 {
 	struct trd_coord c = {dst[0], dst[1], dst[2]};
 	int rank = trd_rank_of(n, c);
@@ -452,6 +453,7 @@ ctl_build(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint16_t flags
 	h->msg_id = rte_cpu_to_be_32(n->next_msg_id++);
 	h->ack = rte_cpu_to_be_32(ack);
 	h->aux = rte_cpu_to_be_32(aux);
+	h->epoch = rte_cpu_to_be_16(epoch); /* an ACK's own session; trd_rel_hold() sets it else */
 	if (len != 0)
 		memcpy(h + 1, pay, len);
 	m->data_len = (uint16_t)(TRD_FRAME_HLEN + len);
@@ -473,9 +475,16 @@ trd_ctl_room(struct trd_node *n, const uint8_t dst[3])
 	rt = &n->routes[rank];
 	if (rt->link == NULL)
 		return true;
-	if (n->reliable && (uint32_t)rank != n->rank && n->peers[rank] != NULL &&
-	    trd_rel_room_ctl(n, n->peers[rank]) == 0)
-		return false;
+	if (n->reliable && (uint32_t)rank != n->rank) {
+		struct trd_peer *pe = trd_rel_peer(n, (uint32_t)rank);
+
+		if (pe == NULL)
+			return true; /* the send says why not */
+		if (trd_rel_room_ctl(n, pe) == 0) {
+			trd_rel_want(n, pe); /* perhaps its session must start first */
+			return false;
+		}
+	}
 	return trd_link_room(rt->link) != 0 && (n->mcache_n != 0 || rte_mempool_avail_count(n->pool) != 0);
 }
 
@@ -483,7 +492,7 @@ int
 trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t aux, uint64_t key,
 	     uint64_t offset, const void *pay, uint16_t len)
 {
-	int rc = ctl_build(n, dst, type, TRD_HF_ALL, aux, key, offset, pay, len, true, 0);
+	int rc = ctl_build(n, dst, type, TRD_HF_ALL, aux, key, offset, pay, len, true, 0, 0);
 
 	if (rc == 0)
 		n->stat[TRD_STAT_TX_CTL]++;
@@ -491,11 +500,72 @@ trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t au
 }
 
 int
-trd_ctl_send_ack(struct trd_node *n, const uint8_t dst[3], uint32_t ack, uint16_t acked_epoch,
-		 bool probe, const void *sack, uint16_t len)
+trd_ctl_send_ack(struct trd_node *n, const uint8_t dst[3], uint16_t flags, uint32_t ack,
+		 uint16_t acked_epoch, uint16_t epoch, uint64_t key, uint32_t aux, const void *sack,
+		 uint16_t len)
 {
-	return ctl_build(n, dst, TRD_PKT_ACK, TRD_HF_ALL | (probe ? TRD_HF_PROBE : 0), 0, 0,
-			 acked_epoch, sack, len, false, ack);
+	return ctl_build(n, dst, TRD_PKT_ACK, TRD_HF_ALL | flags, aux, key, acked_epoch, sack, len,
+			 false, ack, epoch);
+}
+
+/* The counter a zero-copy packet decrements when it is freed, taken off it; or NULL. */
+static int64_t *
+zc_detach(struct rte_mbuf *m)
+{
+	for (struct rte_mbuf *s = m; s != NULL; s = s->next)
+		if (RTE_MBUF_HAS_EXTBUF(s) && s->shinfo != NULL && s->shinfo->free_cb == zc_free_cb) {
+			struct trd_mbuf_priv *pv = s->shinfo->fcb_opaque;
+			int64_t *c = pv->zc.ctr;
+
+			pv->zc.ctr = NULL;
+			return c;
+		}
+	return NULL;
+}
+
+void
+trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
+{
+	struct trd_coord c;
+	uint32_t mask = n->rel_w - 1;
+
+	if (trd_torus_coord(&n->torus, pe->rank, &c) != 0)
+		return;
+	/* packets kept for retransmission: the zero-copy ones count down as they are freed */
+	for (uint32_t s = pe->snd_una; s != pe->snd_nxt; s++)
+		if (pe->txb[s & mask] != NULL)
+			trd_ctr_fail(zc_detach(pe->txb[s & mask]));
+	/* packets not yet taken by a port count down when they are */
+	for (unsigned int i = 0; i <= n->n_links; i++) {
+		struct trd_link *l = n->links[i];
+
+		for (uint32_t k = l->pend_head; k != l->pend_tail; k++) {
+			struct trd_pend_info *pi = &l->info[k & TRD_LINK_PEND_MASK];
+			struct rte_mbuf *m = l->pend[k & TRD_LINK_PEND_MASK];
+			const struct trd_hdr *h;
+
+			if (m->data_len < TRD_FRAME_HLEN)
+				continue;
+			h = rte_pktmbuf_mtod_offset(m, const struct trd_hdr *, TRD_ETH_HLEN);
+			if (!trd_coord_eq(c, h->dst) || !trd_coord_eq(n->coord, h->src))
+				continue;
+			trd_ctr_fail(pi->ctr);
+			pi->ctr = NULL;
+			trd_ctr_fail(zc_detach(m));
+		}
+	}
+	/* descriptors being cut into packets for it: the rest is never sent */
+	for (unsigned int i = 0; i <= n->n_inj; i++) {
+		struct trd_fifo *f = n->inj[i];
+
+		if (!f->busy || f->peer != pe)
+			continue;
+		trd_ctr_fail(f->ctr);
+		f->busy = false;
+		f->pkts_left = 0;
+		trd_drop(n, TRD_DROP_PEER_DOWN);
+		n->stat[TRD_STAT_DESC_ERRORS]++;
+	}
 }
 
 /* Take the next valid descriptor from the FIFO into f->cur. Returns 1 if there is one. */
@@ -550,6 +620,9 @@ fifo_next(struct trd_node *n, struct trd_fifo *f)
 		}
 		trd_drop(n, (unsigned int)cause);
 		n->stat[TRD_STAT_DESC_ERRORS]++;
+		/* none of its bytes leave: its injection counter can never reach zero */
+		if (d->inj_ctr != 0 && d->inj_ctr < n->conf.n_counters)
+			trd_ctr_fail(&n->ctr[d->inj_ctr]);
 		if (!(d->flags & TRD_DF_REMOTE) && (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ)))
 			trd_cpl_fail(n, d->aux, (unsigned int)cause); /* ours: fail it here */
 		else if ((d->flags & (TRD_DF_REMOTE | TRD_DF_ACKREQ)) ==

@@ -80,19 +80,26 @@ void trd_cpl_fini(struct trd_node *n);
 int trd_rel_init(struct trd_node *n);
 void trd_rel_fini(struct trd_node *n);
 struct trd_peer *trd_rel_peer(struct trd_node *n, uint32_t rank);
+/* We have something for the peer: run its timers (they start its session if need be). */
+void trd_rel_want(struct trd_node *n, struct trd_peer *pe);
 /* Give a packet to @p pe its sequence number and piggybacked ack, and keep it. */
 void trd_rel_hold(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct rte_mbuf *m);
 /* A sequenced packet for us: deliver in order. 0 kept/ok, -1 handled, or a drop cause. */
 int trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const struct trd_pkt *p,
 	       int *keep);
-void trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack);
+/* An ACK for us: 0, or a drop cause (a challenge answer that does not prove itself). */
+int trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack);
 void trd_rel_timers(struct trd_node *n);
 
 /* Room for replies (DONE, atomic reply) towards a peer: the whole window. */
 static inline uint32_t
 trd_rel_room_ctl(const struct trd_node *n, const struct trd_peer *pe)
 {
-	return pe == NULL ? UINT32_MAX : n->rel_w - (pe->snd_nxt - pe->snd_una);
+	if (pe == NULL)
+		return UINT32_MAX;
+	/* nothing goes until the peer has acknowledged our session (it challenges a session
+	 * it does not know, and would drop the packets meanwhile) */
+	return pe->ack_synced ? n->rel_w - (pe->snd_nxt - pe->snd_una) : 0;
 }
 
 /* Room for data: the window less a quarter kept for replies. Two nodes whose windows are
@@ -105,6 +112,8 @@ trd_rel_room(const struct trd_node *n, const struct trd_peer *pe)
 
 	if (pe == NULL)
 		return UINT32_MAX;
+	if (!pe->ack_synced)
+		return 0;
 	used = pe->snd_nxt - pe->snd_una;
 	cap = n->rel_w - n->rel_w / 4;
 	return used >= cap ? 0 : cap - used;
@@ -126,9 +135,38 @@ trd_drop_transient(int cause)
 	       cause == TRD_DROP_REPLY_FULL;
 }
 
-/* dma.c: an ACK alone (unsequenced). */
-int trd_ctl_send_ack(struct trd_node *n, const uint8_t dst[3], uint32_t ack, uint16_t acked_epoch,
-		     bool probe, const void *sack, uint16_t len);
+/* dma.c: an ACK alone (unsequenced): @p flags (PROBE, CHAL, ECHO), cumulative @p ack about
+ * session @p acked_epoch, our own session @p epoch, @p key and @p aux as the flags say. */
+int trd_ctl_send_ack(struct trd_node *n, const uint8_t dst[3], uint16_t flags, uint32_t ack,
+		     uint16_t acked_epoch, uint16_t epoch, uint64_t key, uint32_t aux,
+		     const void *sack, uint16_t len);
+/* dma.c: a peer was declared down: detach the counters of everything still on its way to it
+ * (packets not yet handed to a port, packets kept for retransmission, descriptors being cut)
+ * and mark them failed, so that nothing of the failed operations ever touches them again. */
+void trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe);
+
+/* Mark a counter that can no longer reach zero (toroid.h, TRD_COUNTER_FAILED). */
+static inline void
+trd_ctr_fail(int64_t *ctr)
+{
+	if (ctr != NULL)
+		__atomic_store_n(ctr, TRD_COUNTER_FAILED, __ATOMIC_RELEASE);
+}
+
+/* Is @p rank declared down? Any thread: the engine lcore writes the flag. */
+static inline bool
+trd_peer_is_down(const struct trd_node *n, uint32_t rank)
+{
+	struct trd_peer *pe;
+
+	if (n->peers == NULL)
+		return false;
+	pe = __atomic_load_n(&n->peers[rank], __ATOMIC_ACQUIRE);
+	return pe != NULL && __atomic_load_n(&pe->down, __ATOMIC_ACQUIRE);
+}
+
+/* cpl.c: the outcome of completion @p id comes from @p rank (counted in n->owed). */
+void trd_cpl_set_peer(struct trd_node *n, uint32_t id, uint32_t rank);
 /* rx.c: forget the partial messages from @p src (its session ended). */
 void trd_reasm_purge(struct trd_node *n, const uint8_t src[3]);
 /* rx.c: hand a locally made outcome (a failure) to reception FIFO @p fifo. */

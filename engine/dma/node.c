@@ -593,6 +593,8 @@ trd_counter_wait(struct trd_node *n, uint16_t id, uint64_t timeout_us)
 		v = __atomic_load_n(&n->ctr[id], __ATOMIC_ACQUIRE);
 		if (v == 0)
 			return 0;
+		if (v <= TRD_COUNTER_FAILED)
+			return -EHOSTUNREACH;
 		if (v < 0)
 			return -ERANGE;
 		if (trd_time_us() >= deadline)

@@ -123,7 +123,8 @@ struct trd_cpl {
 	uint8_t kind;           /* enum trd_cpl_kind, or TRD_CPL_TRACK */
 	uint8_t fifo;           /* TRACK: reception FIFO of the outcome */
 	uint64_t *result;       /* TRACK: where an atomic's old value goes */
-	uint32_t peer;          /* rank the outcome comes from (failed if it goes down) */
+	uint32_t peer;          /* rank the outcome comes from (failed if it goes down); counted
+				 * in node->owed while set: change it with trd_cpl_set_peer() */
 };
 
 /* A tracked operation (trd_track_open) in the completion table. */
@@ -134,25 +135,43 @@ struct trd_cpl {
  * peer the moment it runs again: its protocol clock advances at most this per poll. */
 #define TRD_VCLOCK_STEP_US 200
 #define TRD_MAX_EQS 16
+/* Dead-peer detection (docs/reliability.md): at least this many unanswered probes, and never
+ * more than this many times dead_ms of silence. */
+#define TRD_DEAD_MIN_TRIES 3
+#define TRD_DEAD_MAX_FACTOR 16
 
 struct trd_capture;
 
 /** Reliability state towards one peer (docs/reliability.md). */
 struct trd_peer {
 	uint32_t rank;
-	bool down;
+	bool down;              /* declared down; read by application threads: __atomic only */
 	bool active;            /* in the node's list of peers with timers to run */
 	bool rx_valid;          /* we know the peer's session */
 	bool ack_synced;        /* acks riding on the peer's data refer to our session */
+	bool owing;             /* acks or outcomes are owed: its liveness is watched */
+	bool chal_pending;      /* a challenge is to go out (a frame of an unknown session came) */
+	bool peer_ep_known;     /* peer_ep holds the peer's session learnt from a proven frame */
+	bool want;              /* something waits to go to it (its session must be acknowledged) */
 	uint16_t tx_epoch;      /* our session towards the peer */
 	uint16_t rx_epoch;      /* the peer's session towards us */
+	uint16_t peer_ep;       /* the peer's session towards us, as its proven acks name it */
 	uint32_t snd_nxt;       /* next sequence number to send */
 	uint32_t snd_una;       /* oldest not acknowledged */
 	uint32_t rcv_nxt;       /* next expected from the peer */
 	uint32_t ack_pending;   /* packets received since our last ack */
+	uint32_t chal_gen;      /* generation of the cookie we challenge the peer with */
 	uint64_t ack_due;       /* tsc: send an ack alone by then */
-	uint64_t last_heard;    /* tsc: anything from the peer, or the start of waiting */
+	uint64_t last_alive;    /* vclock: last proof of life, or the start of owing */
+	uint64_t last_progress; /* vclock: last ack that moved snd_una, or the start of owing */
 	uint64_t last_probe;
+	uint64_t last_chal;     /* when we last challenged it */
+	uint64_t last_goback;   /* when we last resent our window after a challenge */
+	uint64_t probe_nonce;   /* base of our probes' nonces (random); 0: none yet */
+	uint64_t probe_seq;     /* probes sent: probe k carries probe_nonce + k */
+	uint64_t probe_floor;   /* probe_seq at the last proof of life */
+	uint32_t tries;         /* probes since the last proof of life */
+	uint32_t fail_q;        /* measured share of attempts unanswered, 1/65536 (EWMA) */
 	uint64_t rto;           /* cycles: srtt + 4 rttvar, at least the configured minimum */
 	uint64_t srtt, rttvar;  /* cycles, from acks of packets sent once (Karn) */
 	uint32_t backoff;       /* doublings since the last progress */
@@ -170,6 +189,7 @@ struct trd_reasm {
 	uint32_t got;
 	uint32_t len;
 	uint64_t hkey;
+	uint16_t ctr;           /* reception counter its pieces decrement (0: none) */
 };
 
 typedef void (*trd_progress_fn)(void *arg);
@@ -216,9 +236,11 @@ struct trd_node {
 	uint64_t vclock;               /* cycles; advances at most TRD_VCLOCK_STEP per poll */
 	uint64_t last_tsc;
 	uint64_t vstep;
-	uint16_t epoch_seed;
+	uint64_t sess_key[2];          /* secret of the session cookies (SipHash key) */
+	uint32_t *owed;                /* by rank: pending outcomes that peer owes (atomic) */
 	uint32_t rel_w;                /* window, power of 2 */
 	uint64_t rto0, rto_max, ack_delay, dead; /* cycles */
+	uint32_t fail_q;               /* loss measured over all peers, 1/65536 (rel.c) */
 	struct trd_peer **peers;       /* by rank, made on first use */
 	uint32_t *active;              /* ranks with timers to run */
 	uint32_t n_active;

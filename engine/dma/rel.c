@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
@@ -22,12 +23,86 @@
 #include <rte_mbuf.h>
 #include <rte_random.h>
 
+#include <toroid/testing.h>
+
 #include "dma_pvt.h"
 
 static inline bool
 seq_lt(uint32_t a, uint32_t b)
 {
 	return (int32_t)(a - b) < 0;
+}
+
+/* ---- session cookies: SipHash-2-4 of one word under the node's secret ---- */
+
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                                                   \
+	do {                                                                                       \
+		v0 += v1;                                                                          \
+		v1 = ROTL(v1, 13);                                                                 \
+		v1 ^= v0;                                                                          \
+		v0 = ROTL(v0, 32);                                                                 \
+		v2 += v3;                                                                          \
+		v3 = ROTL(v3, 16);                                                                 \
+		v3 ^= v2;                                                                          \
+		v0 += v3;                                                                          \
+		v3 = ROTL(v3, 21);                                                                 \
+		v3 ^= v0;                                                                          \
+		v2 += v1;                                                                          \
+		v1 = ROTL(v1, 17);                                                                 \
+		v1 ^= v2;                                                                          \
+		v2 = ROTL(v2, 32);                                                                 \
+	} while (0)
+
+uint64_t
+trd_session_cookie(uint64_t k0, uint64_t k1, uint32_t peer_rank, uint32_t gen)
+{
+	uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+	uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+	uint64_t m = (uint64_t)peer_rank << 32 | gen, b = 8ULL << 56;
+
+	v3 ^= m;
+	SIPROUND;
+	SIPROUND;
+	v0 ^= m;
+	v3 ^= b;
+	SIPROUND;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+void
+trd_session_start(uint64_t k0, uint64_t k1, uint32_t peer_rank, uint16_t *epoch, uint32_t *isn)
+{
+	uint64_t h = trd_session_cookie(k0, k1, peer_rank, UINT32_MAX);
+
+	*epoch = (uint16_t)(h >> 32) != 0 ? (uint16_t)(h >> 32) : 1;
+	*isn = 1 + (uint32_t)(h & 0xffffff);
+}
+
+/* The cookie the peer must echo to start a session with us now. */
+static inline uint64_t
+cookie_of(const struct trd_node *n, const struct trd_peer *pe)
+{
+	return trd_session_cookie(n->sess_key[0], n->sess_key[1], pe->rank, pe->chal_gen);
+}
+
+/* Randomness an attacker cannot predict from what we send: the kernel's, else DPDK's. */
+static void
+secret_bytes(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	if (getrandom(buf, len, GRND_NONBLOCK) == (ssize_t)len)
+		return;
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)rte_rand();
 }
 
 int
@@ -47,9 +122,7 @@ trd_rel_init(struct trd_node *n)
 	n->vstep = hz / 1000000 * TRD_VCLOCK_STEP_US;
 	n->last_tsc = rte_rdtsc();
 	n->vclock = 1;
-	do
-		n->epoch_seed = (uint16_t)rte_rand();
-	while (n->epoch_seed == 0);
+	secret_bytes(n->sess_key, sizeof(n->sess_key));
 	n->peers = rte_zmalloc("trd_peers", sizeof(*n->peers) * n->n_nodes, 0);
 	n->active = rte_zmalloc("trd_active", sizeof(*n->active) * n->n_nodes, 0);
 	return n->peers != NULL && n->active != NULL ? 0 : -ENOMEM;
@@ -108,6 +181,7 @@ trd_rel_peer(struct trd_node *n, uint32_t rank)
 {
 	struct trd_peer *pe = n->peers[rank];
 	size_t w = n->rel_w;
+	uint32_t isn;
 	uint8_t *mem;
 
 	if (likely(pe != NULL))
@@ -124,13 +198,15 @@ trd_rel_peer(struct trd_node *n, uint32_t rank)
 	pe->txt = (uint64_t *)(pe->rxb + w);
 	pe->sacked = (uint8_t *)(pe->txt + w);
 	pe->rank = rank;
-	pe->tx_epoch = (uint16_t)(n->epoch_seed + rank);
-	if (pe->tx_epoch == 0)
-		pe->tx_epoch = 1;
-	pe->snd_nxt = pe->snd_una = 1;
+	/* the session's epoch and first sequence number (1 .. 2^24) come from the secret: an
+	 * acknowledgement from someone who cannot see our packets must guess both */
+	trd_session_start(n->sess_key[0], n->sess_key[1], rank, &pe->tx_epoch, &isn);
+	pe->snd_nxt = pe->snd_una = isn;
+	pe->tlp_nxt = pe->snd_nxt;
 	pe->rto = n->rto0;
-	pe->ack_synced = true;
-	n->peers[rank] = pe;
+	pe->ack_synced = false; /* until the peer acknowledges the session: see trd_rel_room() */
+	/* application threads look peers up (trd_peer_is_down()) */
+	__atomic_store_n(&n->peers[rank], pe, __ATOMIC_RELEASE);
 	return pe;
 }
 
@@ -141,6 +217,13 @@ peer_activate(struct trd_node *n, struct trd_peer *pe)
 		pe->active = true;
 		n->active[n->n_active++] = pe->rank;
 	}
+}
+
+void
+trd_rel_want(struct trd_node *n, struct trd_peer *pe)
+{
+	pe->want = true;
+	peer_activate(n, pe);
 }
 
 void
@@ -161,8 +244,6 @@ trd_rel_hold(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct 
 	pe->txb[i] = m;
 	pe->txt[i] = now;
 	pe->sacked[i] = 0;
-	if (pe->snd_una + 1 == pe->snd_nxt)
-		pe->last_heard = now; /* waiting starts now */
 	peer_activate(n, pe);
 }
 
@@ -173,44 +254,100 @@ fail_pending(struct trd_node *n, uint32_t rank)
 	for (uint32_t id = 1; id <= TRD_N_CPL; id++) {
 		struct trd_cpl *c = &n->cpl[id - 1];
 
-		if (c->peer != rank || __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == 0)
+		if (__atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != rank ||
+		    __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == 0)
 			continue;
 		trd_cpl_fail(n, id, TRD_DROP_PEER_DOWN);
 	}
 }
 
-/* Start a new session towards the peer: what was in flight is lost to it. */
-static void
-peer_reset_tx(struct trd_node *n, struct trd_peer *pe)
+/* The measured share of attempts (packets, probes) that went unanswered, as an EWMA over a
+ * few hundred attempts per peer (a window's worth of packets acknowledged at once must not
+ * wipe it out), and over a thousand over all peers: the prior of a peer seen little. */
+static inline void
+loss_event(struct trd_node *n, struct trd_peer *pe, bool lost)
 {
-	peer_release_tx(pe, n->rel_w - 1);
-	pe->tx_epoch++;
-	if (pe->tx_epoch == 0)
-		pe->tx_epoch = 1;
-	pe->snd_nxt = pe->snd_una = 1;
-	pe->backoff = 0;
-	pe->rto = rto_of(n, pe);
-	pe->ack_synced = false;
-	fail_pending(n, pe->rank);
+	if (lost) {
+		pe->fail_q += (65536 - pe->fail_q) >> 8;
+		n->fail_q += (65536 - n->fail_q) >> 10;
+	} else {
+		pe->fail_q -= pe->fail_q >> 8;
+		n->fail_q -= n->fail_q >> 10;
+	}
+}
+
+/* Probes without an answer before a silent peer is down: enough that a live peer behind the
+ * measured loss answers none of them with a probability below one in a million. */
+static uint32_t
+tries_needed(const struct trd_node *n, const struct trd_peer *pe)
+{
+	/* a packet's loss as measured, then a probe's: it and its answer must both arrive */
+	double q1 = RTE_MAX(pe->fail_q, n->fail_q) / 65536.0;
+	double q = RTE_MIN(1 - (1 - q1) * (1 - q1), 0.95), p = 1;
+	uint32_t k = 0;
+
+	while (p > 1e-6 && k < 1000) {
+		p *= q;
+		k++;
+	}
+	return RTE_MAX(k, (uint32_t)TRD_DEAD_MIN_TRIES);
 }
 
 static void
 peer_down(struct trd_node *n, struct trd_peer *pe)
 {
-	pe->down = true;
-	pe->last_probe = n->vclock;
+	uint32_t mask = n->rel_w - 1;
+
+	__atomic_store_n(&pe->down, true, __ATOMIC_RELEASE);
+	pe->want = false;
+	pe->last_probe = n->vclock - n->dead; /* probe at once */
+	pe->tries = 0;
 	n->stat[TRD_STAT_PEERS_DOWN]++;
-	peer_reset_tx(n, pe);
+	/* what was on its way is lost to the peer: a new session starts (at the same sequence
+	 * number: the peer learns where when it challenges it), counters that waited for the
+	 * lost bytes are told, operations whose outcome was to come from it fail */
+	trd_tx_abort_peer(n, pe);
+	peer_release_tx(pe, mask);
+	pe->tx_epoch++;
+	if (pe->tx_epoch == 0)
+		pe->tx_epoch = 1;
+	pe->backoff = 0;
+	pe->rto = rto_of(n, pe);
+	pe->tlp_nxt = pe->snd_nxt;
+	pe->ack_synced = false;
+	fail_pending(n, pe->rank);
 }
 
+/* Something only the live peer could have sent arrived. */
 static void
-peer_heard(struct trd_node *n, struct trd_peer *pe, uint64_t now)
+peer_alive(struct trd_node *n, struct trd_peer *pe, uint64_t now)
 {
-	pe->last_heard = now;
+	pe->last_alive = now;
+	pe->probe_floor = pe->probe_seq; /* answers to the probes sent so far prove no more */
+	if (pe->tries != 0) {
+		/* the probes of a silence that ended count in the loss measure */
+		for (uint32_t i = 0; i + 1 < pe->tries && i < 64; i++)
+			loss_event(n, pe, true);
+		loss_event(n, pe, false);
+		pe->tries = 0;
+	}
 	if (unlikely(pe->down)) {
-		pe->down = false;
+		__atomic_store_n(&pe->down, false, __ATOMIC_RELEASE);
 		n->stat[TRD_STAT_PEERS_UP]++;
 	}
+}
+
+/* A proven frame names the peer's session towards us: if it changed, the peer restarted or
+ * declared us down, and the outcomes its old session still carried are lost. */
+static void
+peer_session(struct trd_node *n, struct trd_peer *pe, uint16_t epoch)
+{
+	if (epoch == 0)
+		return;
+	if (pe->peer_ep_known && pe->peer_ep != epoch)
+		fail_pending(n, pe->rank);
+	pe->peer_ep = epoch;
+	pe->peer_ep_known = true;
 }
 
 int
@@ -223,12 +360,13 @@ trd_node_peer_up(const struct trd_node *n, struct trd_coord c)
 	r = trd_rank_of(n, c);
 	if (r < 0)
 		return -EINVAL;
-	return n->peers == NULL || n->peers[r] == NULL || !n->peers[r]->down;
+	return !trd_peer_is_down(n, (uint32_t)r);
 }
 
-/* Send an ack alone: cumulative, with the selective bitmap of what we hold ahead of it. */
-static void
-send_ack(struct trd_node *n, struct trd_peer *pe, bool probe)
+/* Send an ACK alone: cumulative, with the selective bitmap of what we hold ahead of it, our
+ * own session, and @p flags with their @p key and @p aux. */
+static int
+send_ack(struct trd_node *n, struct trd_peer *pe, uint16_t flags, uint64_t key, uint32_t aux)
 {
 	uint8_t sack[TRD_SACK_BYTES];
 	uint8_t dst[3];
@@ -248,12 +386,37 @@ send_ack(struct trd_node *n, struct trd_peer *pe, bool probe)
 				len = TRD_SACK_BYTES;
 			}
 	}
-	rc = trd_ctl_send_ack(n, dst, pe->rx_valid ? pe->rcv_nxt : 0, pe->rx_valid ? pe->rx_epoch : 0,
-			      probe, len ? sack : NULL, len);
+	rc = trd_ctl_send_ack(n, dst, flags, pe->rx_valid ? pe->rcv_nxt : 0,
+			      pe->rx_valid ? pe->rx_epoch : 0, pe->tx_epoch, key, aux,
+			      len ? sack : NULL, len);
 	if (rc == 0) {
 		pe->ack_pending = 0;
 		n->stat[TRD_STAT_TX_ACKS]++;
 	}
+	return rc;
+}
+
+/* Probes carry a random base plus their number: an answer to any probe sent since the last
+ * proof of life counts (a slow answer to an earlier one as well as to the latest), an answer
+ * to an older one does not. */
+static void
+send_probe(struct trd_node *n, struct trd_peer *pe, uint64_t now)
+{
+	if (pe->probe_nonce == 0) {
+		secret_bytes(&pe->probe_nonce, sizeof(pe->probe_nonce));
+		pe->probe_nonce |= 1;
+	}
+	pe->probe_seq++;
+	pe->last_probe = now;
+	send_ack(n, pe, TRD_HF_PROBE, pe->probe_nonce + pe->probe_seq, 0);
+}
+
+static inline bool
+probe_answer(const struct trd_peer *pe, uint64_t key)
+{
+	uint64_t k = key - pe->probe_nonce;
+
+	return pe->probe_nonce != 0 && k > pe->probe_floor && k <= pe->probe_seq;
 }
 
 static void
@@ -288,13 +451,18 @@ rtt_sample(struct trd_peer *pe, uint64_t rtt)
 	}
 }
 
-/* The peer's cumulative ack (next seq it expects) and selective bitmap. */
-static void
+/* The peer's cumulative ack (next seq it expects) and selective bitmap. Returns -1 for an ack
+ * outside what we sent (ignored), 0 for one that tells nothing new, 1 for progress: only the
+ * peer can know which sequence numbers are in flight. */
+static int
 on_ack(struct trd_node *n, struct trd_peer *pe, uint32_t ack, const uint8_t *sack, uint64_t now)
 {
 	uint32_t mask = n->rel_w - 1;
+	int progress = 0;
 
-	if (seq_lt(pe->snd_una, ack) && !seq_lt(pe->snd_nxt, ack)) {
+	if (seq_lt(ack, pe->snd_una) || seq_lt(pe->snd_nxt, ack))
+		return -1;
+	if (ack != pe->snd_una) {
 		uint32_t last = (ack - 1) & mask;
 		uint8_t seen = pe->sacked[last];
 
@@ -302,6 +470,7 @@ on_ack(struct trd_node *n, struct trd_peer *pe, uint32_t ack, const uint8_t *sac
 			uint32_t i = pe->snd_una & mask;
 
 			seen |= pe->sacked[i] & 2;
+			loss_event(n, pe, (pe->sacked[i] & 2) != 0);
 			rte_pktmbuf_free(pe->txb[i]);
 			pe->txb[i] = NULL;
 			pe->snd_una++;
@@ -312,7 +481,8 @@ on_ack(struct trd_node *n, struct trd_peer *pe, uint32_t ack, const uint8_t *sac
 			rtt_sample(pe, now - pe->txt[last]);
 		pe->backoff = 0; /* progress: back-off ends */
 		pe->rto = rto_of(n, pe);
-		pe->last_heard = now;
+		pe->last_progress = now;
+		progress = 1;
 	}
 	if (sack != NULL) {
 		uint32_t top = 0;
@@ -323,6 +493,8 @@ on_ack(struct trd_node *n, struct trd_peer *pe, uint32_t ack, const uint8_t *sac
 			if (!seq_lt(s, pe->snd_nxt))
 				break;
 			if (sack[k / 8] & (1u << (k % 8))) {
+				if (!(pe->sacked[s & mask] & 1))
+					progress = 1;
 				pe->sacked[s & mask] |= 1;
 				top = s;
 			}
@@ -335,32 +507,115 @@ on_ack(struct trd_node *n, struct trd_peer *pe, uint32_t ack, const uint8_t *sac
 			if (!(pe->sacked[s & mask] & 1) && now - pe->txt[s & mask] > fresh)
 				retransmit(n, pe, s, now);
 	}
+	return progress;
 }
 
-void
+/* The peer challenged us (it knows no session of ours): echo its cookie with our session and
+ * where it starts, and send what it has not acknowledged again (at most once a round trip:
+ * challenges can be forged, and each would cost a window). */
+static void
+on_challenge(struct trd_node *n, struct trd_peer *pe, uint64_t cookie, uint64_t now)
+{
+	uint64_t gap = RTE_MAX(pe->srtt, n->rto0 / 4);
+
+	if (pe->snd_una == 0)
+		return; /* (a sequence space that wrapped to 0: the next packet moves it) */
+	send_ack(n, pe, TRD_HF_ECHO, cookie, pe->snd_una);
+	if (pe->snd_una != pe->snd_nxt && (pe->last_goback == 0 || now - pe->last_goback > gap)) {
+		pe->last_goback = now;
+		for (uint32_t s = pe->snd_una; s != pe->snd_nxt; s++)
+			retransmit(n, pe, s, now);
+	}
+}
+
+/* The peer answered our challenge: its new session starts at @p first. */
+static int
+on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, uint64_t now)
+{
+	if (pe->rx_valid && pe->rx_epoch == p->epoch)
+		return 0; /* a second answer to the same question */
+	if (p->key != cookie_of(n, pe))
+		return TRD_DROP_BAD_SESSION; /* not an answer to anything we asked */
+	/* a new session: what the old one still carried is gone, and so are its held packets
+	 * and partial messages; the counters they would have decremented are told */
+	if (pe->n_held != 0) {
+		for (uint32_t i = 0; i < n->rel_w; i++) {
+			struct rte_mbuf *h = pe->rxb[i];
+			struct trd_pkt hp;
+			uint8_t hbuf[TRD_FRAME_HLEN];
+			const void *f;
+
+			if (h == NULL)
+				continue;
+			f = rte_pktmbuf_read(h, 0, TRD_FRAME_HLEN, hbuf);
+			if (f != NULL && trd_wire_parse(f, h->pkt_len, &hp) == 0 && hp.counter != 0 &&
+			    (hp.type == TRD_PKT_PUT || hp.type == TRD_PKT_FIFO) &&
+			    hp.counter < n->conf.n_counters && n->ctr_used[hp.counter])
+				trd_ctr_fail(&n->ctr[hp.counter]);
+		}
+		peer_release_rx(pe, n->rel_w);
+	}
+	trd_reasm_purge(n, p->src);
+	pe->rx_epoch = p->epoch;
+	pe->rcv_nxt = p->aux;
+	pe->rx_valid = true;
+	pe->chal_gen++; /* this answer, replayed, proves nothing again */
+	pe->chal_pending = false;
+	pe->ack_pending = 1;
+	pe->ack_due = now; /* tell it at once */
+	peer_activate(n, pe);
+	peer_alive(n, pe, now);
+	peer_session(n, pe, p->epoch);
+	return 0;
+}
+
+int
 trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack)
 {
 	struct trd_coord c = {p->src[0], p->src[1], p->src[2]};
 	int rank = trd_rank_of(n, c);
 	struct trd_peer *pe;
 	uint64_t now = n->vclock;
+	bool proven = false;
+	int rc;
 
 	if (rank < 0 || (pe = trd_rel_peer(n, (uint32_t)rank)) == NULL)
-		return;
+		return 0;
 	n->stat[TRD_STAT_RX_ACKS]++;
-	peer_heard(n, pe, now);
-	if (p->ack != 0 && (uint16_t)p->offset == pe->tx_epoch) {
-		pe->ack_synced = true; /* acks riding on data are about this session again */
-		on_ack(n, pe, p->ack, sack, now);
-	} else if (pe->snd_una != pe->snd_nxt && p->offset == 0 && seq_lt(1, pe->snd_una)) {
-		/* the peer acknowledged this session before and now knows none: it restarted.
-		 * Start a new one. (Before our first packet arrives it knows none either: that is
-		 * only a loss, repaired by retransmission. An ack about an older session of ours
-		 * is merely late.) */
-		peer_reset_tx(n, pe);
+	if (p->flags & TRD_HF_CHAL) {
+		on_challenge(n, pe, p->key, now);
+		return 0;
 	}
-	if (p->flags & TRD_HF_PROBE)
-		send_ack(n, pe, false);
+	if (p->flags & TRD_HF_ECHO) {
+		rc = on_echo(n, pe, p, now);
+		if (rc != 0)
+			return rc;
+	} else if (p->epoch != 0 && !(pe->rx_valid && pe->rx_epoch == p->epoch)) {
+		/* every ack names its sender's session towards us: one we do not know is
+		 * challenged, so the peer can start it before its data comes */
+		pe->chal_pending = true;
+		peer_activate(n, pe);
+	}
+	/* an ack changes our session only if it acknowledges what we actually sent */
+	if (p->ack != 0 && (uint16_t)p->offset == pe->tx_epoch) {
+		rc = on_ack(n, pe, p->ack, sack, now);
+		/* the peer knows our session: data may flow, and acks riding on its data are
+		 * about this session */
+		if (rc >= 0)
+			pe->ack_synced = true;
+		proven = rc > 0;
+	}
+	if (!(p->flags & (TRD_HF_PROBE | TRD_HF_ECHO)) && probe_answer(pe, p->key))
+		proven = true; /* the answer to one of our probes */
+	if (proven) {
+		peer_alive(n, pe, now);
+		peer_session(n, pe, p->epoch);
+	}
+	if (p->flags & TRD_HF_PROBE) {
+		send_ack(n, pe, 0, p->key, 0); /* alive: echo the probe's nonce */
+		peer_activate(n, pe);
+	}
+	return 0;
 }
 
 int
@@ -376,24 +631,14 @@ trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const str
 	pe = trd_rel_peer(n, (uint32_t)rank);
 	if (pe == NULL)
 		return TRD_DROP_NO_MEMORY;
-	peer_heard(n, pe, now);
-	if (p->ack != 0 && pe->ack_synced)
-		on_ack(n, pe, p->ack, NULL, now);
-	if (!pe->rx_valid || p->epoch != pe->rx_epoch) {
-		/* a session starts at 1; anything else is from a session we lost */
-		if (p->seq != 1) {
-			peer_activate(n, pe);
-			pe->ack_pending = 1;
-			pe->ack_due = now; /* tell it at once */
-			return TRD_DROP_BAD_SESSION;
-		}
-		peer_release_rx(pe, n->rel_w);
-		trd_reasm_purge(n, p->src); /* pieces of the old session never complete */
-		pe->rx_epoch = p->epoch;
-		pe->rx_valid = true;
-		pe->rcv_nxt = 1;
-	}
 	peer_activate(n, pe);
+	if (!pe->rx_valid || p->epoch != pe->rx_epoch) {
+		/* A session we do not know. Anyone can write a frame: a new session starts only
+		 * when the peer echoes the cookie we send it (its answer names the session and
+		 * where it starts). Nothing else about this frame is believed. */
+		pe->chal_pending = true;
+		return TRD_DROP_BAD_SESSION;
+	}
 	if (p->seq != pe->rcv_nxt) {
 		if (seq_lt(p->seq, pe->rcv_nxt)) {
 			pe->ack_pending++;
@@ -405,6 +650,9 @@ trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const str
 		if (pe->rxb[p->seq & mask] != NULL)
 			return TRD_DROP_DUPLICATE;
 		/* early: hold it, and say so at once so the hole is filled */
+		if (p->ack != 0 && pe->ack_synced)
+			on_ack(n, pe, p->ack, NULL, now);
+		peer_alive(n, pe, now);
 		pe->rxb[p->seq & mask] = m;
 		pe->n_held++;
 		*keep = 1;
@@ -413,6 +661,10 @@ trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const str
 		pe->ack_due = now;
 		return 0;
 	}
+	/* the next one of the peer's session: only the peer knows it */
+	if (p->ack != 0 && pe->ack_synced)
+		on_ack(n, pe, p->ack, NULL, now);
+	peer_alive(n, pe, now);
 	if (pe->rxb[p->seq & mask] != NULL) {
 		/* an earlier copy of this one, held and refused for lack of room: this one wins */
 		rte_pktmbuf_free(pe->rxb[p->seq & mask]);
@@ -454,6 +706,27 @@ trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const str
 	return -1; /* handled; drops already counted */
 }
 
+/* Time between probes of a silent peer: from the retransmission timeout, doubling with each
+ * probe, at most an eighth of dead_ms (so that dead_ms holds several). */
+static inline uint64_t
+probe_ival(const struct trd_node *n, const struct trd_peer *pe)
+{
+	uint64_t base = pe->srtt == 0 ? n->rto0 : RTE_MAX(pe->srtt + 4 * pe->rttvar, n->rto0);
+
+	return RTE_MIN(base << RTE_MIN(pe->tries, 16u), RTE_MAX(n->dead / 8, n->rto0));
+}
+
+/* Is a peer that owes us something and says nothing down? See docs/reliability.md. */
+static bool
+peer_dead(const struct trd_node *n, const struct trd_peer *pe, bool outstanding, uint64_t now)
+{
+	uint64_t silent = now - pe->last_alive, cap = TRD_DEAD_MAX_FACTOR * n->dead;
+
+	if (silent > cap || (outstanding && now - pe->last_progress > cap))
+		return true; /* silent, or alive but taking nothing, for too long */
+	return silent > n->dead && pe->tries >= tries_needed(n, pe);
+}
+
 void
 trd_rel_timers(struct trd_node *n)
 {
@@ -462,15 +735,45 @@ trd_rel_timers(struct trd_node *n)
 
 	for (uint32_t k = 0; k < n->n_active;) {
 		struct trd_peer *pe = n->peers[n->active[k]];
-		bool waiting = pe->snd_una != pe->snd_nxt;
+		bool outstanding = pe->snd_una != pe->snd_nxt;
+		/* what waits for its session to be acknowledged is owed too: if the peer never
+		 * answers, it is declared down and that fails */
+		bool owing = outstanding || (pe->want && !pe->ack_synced) ||
+			     __atomic_load_n(&n->owed[pe->rank], __ATOMIC_RELAXED) != 0;
 
 		if (pe->ack_pending != 0 && now >= pe->ack_due)
-			send_ack(n, pe, false);
-		if (waiting && now - pe->last_heard > n->dead) {
-			peer_down(n, pe);
-			waiting = false;
+			send_ack(n, pe, 0, 0, 0);
+		if (pe->chal_pending && (pe->last_chal == 0 || now - pe->last_chal >= n->rto0 / 4)) {
+			/* one challenge per quarter of the least timeout: forged frames cannot
+			 * make us flood the peer */
+			pe->last_chal = now;
+			if (send_ack(n, pe, TRD_HF_CHAL, cookie_of(n, pe), 0) == 0)
+				pe->chal_pending = false;
 		}
-		if (waiting) {
+		if (owing && !pe->owing) {
+			/* it owes us something from now on: watch it */
+			pe->owing = true;
+			pe->last_alive = pe->last_progress = now;
+			pe->tries = 0;
+		} else if (!owing) {
+			pe->owing = false;
+		}
+		if (owing && !pe->down && peer_dead(n, pe, outstanding, now)) {
+			peer_down(n, pe);
+			outstanding = false;
+		} else if (!pe->down) {
+			uint64_t ival = probe_ival(n, pe);
+
+			/* silent while it owes us something: ask whether it lives, only its answer
+			 * counts; not yet acknowledged our session: the probe also names the
+			 * session, and the peer challenges it (a hello) */
+			if (((owing && now - pe->last_alive > ival) || !pe->ack_synced) &&
+			    (pe->last_probe == 0 || now - pe->last_probe > ival)) {
+				send_probe(n, pe, now);
+				pe->tries++;
+			}
+		}
+		if (outstanding) {
 			uint32_t i = pe->snd_una & mask;
 			uint32_t last = (pe->snd_nxt - 1) & mask;
 			/* before any round trip was measured, half the least timeout */
@@ -493,11 +796,9 @@ trd_rel_timers(struct trd_node *n)
 				pe->rto = rto_of(n, pe);
 			}
 		}
-		if (pe->down && now - pe->last_probe > n->dead / 4) {
-			pe->last_probe = now;
-			send_ack(n, pe, true);
-		}
-		if (!waiting && pe->ack_pending == 0 && !pe->down) {
+		if (pe->down && now - pe->last_probe > n->dead / 4)
+			send_probe(n, pe, now);
+		if (!owing && pe->ack_pending == 0 && !pe->down && !pe->chal_pending) {
 			pe->active = false;
 			n->active[k] = n->active[--n->n_active];
 			continue;

@@ -264,6 +264,7 @@ rx_fifo(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, int *ke
 		r->got = 0;
 		r->len = p->msg_len;
 		r->hkey = hkey;
+		r->ctr = p->counter;
 	}
 	r = &n->reasm[idx];
 	/* Pieces of a message come in order (one route, and reliability delivers in order):
@@ -581,9 +582,7 @@ rx_one(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, int *keep)
 
 		if (p.pay_len == TRD_SACK_BYTES)
 			sp = rte_pktmbuf_read(m, TRD_FRAME_HLEN, TRD_SACK_BYTES, sack);
-		if (n->reliable)
-			trd_rel_ack_in(n, &p, sp);
-		return 0;
+		return n->reliable ? trd_rel_ack_in(n, &p, sp) : 0;
 	}
 	if (p.seq != 0 && n->reliable) {
 		cause = trd_rel_rx(n, l, m, &p, keep);
@@ -660,6 +659,9 @@ trd_reasm_purge(struct trd_node *n, const uint8_t src[3])
 		struct trd_reasm *r = &n->reasm[i];
 
 		if (r->msg != NULL && r->hkey >> 32 == code) {
+			/* its counter counted on the pieces that will never come */
+			if (r->ctr != 0 && ctr_valid(n, r->ctr))
+				trd_ctr_fail(&n->ctr[r->ctr]);
 			rte_hash_del_key(n->reasm_hash, &r->hkey);
 			rte_free(r->msg);
 			r->msg = NULL;

@@ -173,3 +173,15 @@ trd_node_reset(struct trd_node *n)
 	}
 	return 0;
 }
+
+int
+trd_node_set_session_secret(struct trd_node *n, uint64_t k0, uint64_t k1)
+{
+	if (n == NULL)
+		return -EINVAL;
+	if (served(n))
+		return -EBUSY;
+	n->sess_key[0] = k0;
+	n->sess_key[1] = k1;
+	return 0;
+}

@@ -45,6 +45,7 @@ struct msg_op {
 	uint32_t gen;
 	uint32_t track;   /* engine tracking id, 0 until started */
 	uint32_t rank;    /* target node rank (MSG_ALL_NODES: a fence on all) */
+	int32_t fstatus;  /* MSG_FENCE: the first failure among the operations it covers */
 	uint64_t *result; /* MSG_ATOMIC: where the old value goes */
 	trd_done_fn cb;
 	void *cookie;

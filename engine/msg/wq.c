@@ -41,6 +41,7 @@ op_new(struct trd_context *x, enum msg_kind kind, uint32_t rank, trd_done_fn cb,
 	op->ctr = 0;
 	op->track = 0;
 	op->rank = rank;
+	op->fstatus = 0;
 	op->result = NULL;
 	op->cb = cb;
 	op->cookie = cookie;
@@ -73,6 +74,21 @@ target_verdict(int status)
 	}
 }
 
+/* An operation towards @p rank failed: every fence still queued covers it (an operation
+ * fails only once it was started, and nothing behind a queued fence starts), and reports the
+ * first failure of its scope. */
+static void
+fences_fail(struct trd_context *x, uint32_t rank, int status)
+{
+	for (uint32_t i = x->q_head; i != x->q_tail; i++) {
+		struct msg_op *f = &x->ops[x->q[i & x->q_mask]];
+
+		if (f->kind == MSG_FENCE && f->fstatus == 0 &&
+		    (f->rank == MSG_ALL_NODES || f->rank == rank))
+			f->fstatus = status;
+	}
+}
+
 /* Free the entry, then run its callback (which may post into the entry just freed). */
 static void
 op_complete(struct trd_context *x, uint32_t idx, int status)
@@ -100,6 +116,8 @@ op_complete(struct trd_context *x, uint32_t idx, int status)
 			x->stat[TRD_CTX_STAT_READ_BYTES] += op->c.len;
 	} else {
 		x->stat[TRD_CTX_STAT_ERRORS]++;
+		if (op->kind != MSG_FENCE)
+			fences_fail(x, op->rank, status);
 	}
 	x->stat[TRD_CTX_STAT_COMPLETED]++;
 	op->state = MSG_FREE;
@@ -326,7 +344,7 @@ wq_start(struct trd_context *x, unsigned int budget, unsigned int *started)
 			x->q_head++;
 			x->stat[TRD_CTX_STAT_STARTED]++;
 			x->stat[TRD_CTX_STAT_FENCES]++;
-			op_complete(x, idx, 0);
+			op_complete(x, idx, op->fstatus);
 			events++;
 			continue;
 		}

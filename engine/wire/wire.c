@@ -117,13 +117,20 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 	/* the flags that say how a packet is carried, not what it is */
 	const uint16_t carry = TRD_HF_CRC;
 
+	/* the flags of the session exchange, on acks only */
+	const uint16_t sess = TRD_HF_PROBE | TRD_HF_CHAL | TRD_HF_ECHO;
+
 	if ((p->flags & ~TRD_HF_MASK) != 0 || (p->seq != 0 && p->epoch == 0) ||
-	    ((p->flags & TRD_HF_PROBE) && p->type != TRD_PKT_ACK) ||
-	    ((p->flags & TRD_HF_CPL) && (p->flags & TRD_HF_ACKREQ)))
+	    ((p->flags & sess) && p->type != TRD_PKT_ACK) ||
+	    ((p->flags & TRD_HF_CPL) && (p->flags & TRD_HF_ACKREQ)) ||
+	    ((p->flags & TRD_HF_CHAL) && (p->flags & TRD_HF_ECHO)))
+		return TRD_DROP_BAD_FIELD;
+	/* an echo names the session it starts and where it starts */
+	if ((p->flags & TRD_HF_ECHO) && (p->epoch == 0 || p->aux == 0))
 		return TRD_DROP_BAD_FIELD;
 	/* aux names an operation of the origin: only where one is involved */
-	if (p->aux != 0 && !(p->flags & (TRD_HF_CPL | TRD_HF_ACKREQ)) && p->type != TRD_PKT_DONE &&
-	    p->type != TRD_PKT_ATOMIC && p->type != TRD_PKT_ATOMIC_REPLY)
+	if (p->aux != 0 && !(p->flags & (TRD_HF_CPL | TRD_HF_ACKREQ | TRD_HF_ECHO)) &&
+	    p->type != TRD_PKT_DONE && p->type != TRD_PKT_ATOMIC && p->type != TRD_PKT_ATOMIC_REPLY)
 		return TRD_DROP_BAD_FIELD;
 	if ((uint32_t)p->pay_len + ((p->flags & TRD_HF_CRC) ? 4u : 0u) > len - TRD_FRAME_HLEN)
 		return TRD_DROP_BAD_LENGTH;

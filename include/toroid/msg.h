@@ -238,10 +238,13 @@ int trd_atomic(struct trd_context *ctx, const struct trd_ep *ep, uint64_t rkey, 
 	       trd_done_fn cb, void *cookie);
 
 /**
- * Fence: completes (@p cb runs, status 0) only when every operation posted earlier on this
- * context to @p ep's node, or to any node if @p ep is NULL, has completed: for puts and sends
- * that is "complete at the target" (the target engine's DONE for the last packet arrived).
- * Operations posted after the fence do not start before it completes.
+ * Fence: completes (@p cb runs) only when every operation posted earlier on this context to
+ * @p ep's node, or to any node if @p ep is NULL, has completed: for puts and sends that is
+ * "complete at the target" (the target engine's DONE for the last packet arrived).
+ * Operations posted after the fence do not start before it completes. Its status is 0 if
+ * those of them that were still pending when it was posted all succeed, else the status of
+ * the first of them to fail (an operation that had already completed was reported by its
+ * own callback).
  * @return 0; -ENOBUFS (work queue full); -EINVAL.
  */
 int trd_fence(struct trd_context *ctx, const struct trd_ep *ep, trd_done_fn cb, void *cookie);

@@ -55,6 +55,27 @@ int trd_node_reset(struct trd_node *node);
  */
 int trd_link_drain(struct trd_link *link);
 
+/**
+ * Give @p node a known session secret (normally random) so that a test or fuzzer can answer
+ * its challenges: see trd_session_cookie(). @return 0, -EINVAL or -EBUSY.
+ */
+int trd_node_set_session_secret(struct trd_node *node, uint64_t k0, uint64_t k1);
+
+/**
+ * The cookie a node with session secret (@p k0, @p k1) sends the peer of rank @p peer_rank
+ * in a challenge, and expects echoed (docs/reliability.md): its @p gen is the number of
+ * sessions of that peer it has accepted so far (0 for the first).
+ */
+uint64_t trd_session_cookie(uint64_t k0, uint64_t k1, uint32_t peer_rank, uint32_t gen);
+
+/**
+ * The first session a node with session secret (@p k0, @p k1) opens towards the peer of
+ * rank @p peer_rank: its epoch and first sequence number. (After the peer is declared down,
+ * the epoch goes up by one, skipping 0, and numbering goes on.)
+ */
+void trd_session_start(uint64_t k0, uint64_t k1, uint32_t peer_rank, uint16_t *epoch,
+		       uint32_t *isn);
+
 #ifdef __cplusplus
 }
 #endif

@@ -625,8 +625,19 @@ int trd_counter_add(struct trd_node *node, uint16_t id, int64_t delta);
 /** Read a counter. @return 0 or -EINVAL. */
 int trd_counter_read(const struct trd_node *node, uint16_t id, int64_t *value);
 /**
+ * The value the engine gives a counter that can no longer reach zero: an operation counting
+ * on it failed (its peer was declared down with bytes still on their way, or its descriptor
+ * was dropped before its bytes left). Any value at or below it means "failed": the engine
+ * never decrements a counter on behalf of a failed operation again, so after
+ * trd_counter_set() it counts only for new operations. See docs/reliability.md.
+ */
+#define TRD_COUNTER_FAILED (INT64_MIN / 2)
+
+/**
  * Wait until the counter is zero, making progress if no lcore serves the node.
- * @return 0; -ETIMEDOUT; -ERANGE if it went below zero (more bytes than expected); -EINVAL.
+ * @return 0; -ETIMEDOUT; -EHOSTUNREACH if an operation counting on it failed (the counter is
+ * at or below TRD_COUNTER_FAILED); -ERANGE if it went below zero otherwise (more bytes than
+ * expected); -EINVAL.
  */
 int trd_counter_wait(struct trd_node *node, uint16_t id, uint64_t timeout_us);
 

@@ -62,8 +62,14 @@ enum trd_pkt_type {
 #define TRD_HF_CPL 0x0004   /**< a completion: aux is the origin's completion id */
 #define TRD_HF_ACKREQ 0x0008 /**< the origin wants a DONE for this message: aux is its id */
 #define TRD_HF_CRC 0x0010    /**< a CRC32C of the payload follows it (4 bytes, big-endian) */
-#define TRD_HF_PROBE 0x0020  /**< ACK: the sender asks for an ACK back (is the peer alive?) */
-#define TRD_HF_MASK (TRD_HF_ALL | TRD_HF_CPL | TRD_HF_ACKREQ | TRD_HF_CRC | TRD_HF_PROBE)
+#define TRD_HF_PROBE 0x0020  /**< ACK: the sender asks for an ACK back echoing key (alive?) */
+#define TRD_HF_CHAL 0x0040   /**< ACK: a challenge: "I know no session @c offset of yours; echo
+			      *   @c key to start one" (docs/reliability.md) */
+#define TRD_HF_ECHO 0x0080   /**< ACK: the answer to a challenge: @c key echoed, @c epoch the
+			      *   sender's session, @c aux its first sequence number to expect */
+#define TRD_HF_MASK                                                                                \
+	(TRD_HF_ALL | TRD_HF_CPL | TRD_HF_ACKREQ | TRD_HF_CRC | TRD_HF_PROBE | TRD_HF_CHAL |       \
+	 TRD_HF_ECHO)
 /** Bytes of the selective-acknowledgement bitmap an ACK may carry (seqs ack+1 ..). */
 #define TRD_SACK_BYTES 32
 

@@ -41,6 +41,8 @@ local FLAGS = {
 	{ bit = 0x0008, letter = "A", name = "ackreq" },
 	{ bit = 0x0010, letter = "K", name = "crc" },
 	{ bit = 0x0020, letter = "P", name = "probe" },
+	{ bit = 0x0040, letter = "H", name = "challenge" },
+	{ bit = 0x0080, letter = "E", name = "echo" },
 }
 local HF_CRC = 0x0010
 -- END FLAGS

@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Hostile and dying peers (docs/reliability.md). Two nodes, A (0,0,0) and B (1,0,0), each on
+ * a net_ring ethdev port whose far end belongs to this test: the test is the wire. It carries
+ * every frame from one node to the other with trd_node_rx_frame(), and can drop, forge or
+ * stop carrying them. Argument: the name of one part, to run only that one.
+ *  hello:   the first operation to a fresh peer, untracked, goes through although the
+ *           frames that start its session are lost;
+ *  session: a forged first packet of a new session "from A" (bad key, good key) changes
+ *           nothing at B: A's traffic goes on, the forged put writes nothing;
+ *  ack:     a forged ack with epoch 0, and one acknowledging what was never sent, change
+ *           nothing at A: its tracked put completes with 0;
+ *  fence:   a fence reports the first failure of the operations it covers;
+ *  owed:    B acknowledges a tracked put, its verdict is lost, then B dies: the operation
+ *           fails with -EHOSTUNREACH within the documented time (dead_ms 100 and 1000);
+ *  counter: B dies while a long zero-copy put to it is on its way: its injection counter is
+ *           marked failed (trd_counter_wait() returns -EHOSTUNREACH), and once set again,
+ *           nothing of the failed put touches it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <toroid/msg.h>
+#include <toroid/testing.h>
+#include <toroid/toroid.h>
+
+#include "test_common.h"
+
+#define RF 3         /* outcomes of tracked operations */
+#define MEM (4u << 20)
+#define SK0 0x1111222233334444ULL
+#define SK1 0x5555666677778888ULL
+
+static struct trd_node *A, *B;
+static struct trd_link *farA, *farB; /* the test's ends of the nodes' cables */
+static uint8_t *memb, *srca;
+static struct trd_mr *mrb, *mra;
+static bool b_alive = true;
+static bool drop_done;       /* do not carry B's DONE frames */
+static uint64_t done_dropped;
+static unsigned int drop_from_a; /* lose this many of A's next frames */
+
+static uint8_t
+frame_type(const uint8_t *f, uint32_t len)
+{
+	return len >= TRD_FRAME_HLEN ? f[TRD_ETH_HLEN + 1] : 0;
+}
+
+/* Carry what @p far received (from its node) to @p to, unless it must not. */
+static void
+carry(struct trd_link *far, struct trd_node *to, bool from_b)
+{
+	struct rte_mbuf *pkts[32];
+	uint8_t buf[4096];
+	uint16_t nb = rte_eth_rx_burst((uint16_t)trd_link_port(far), 0, pkts, 32);
+
+	for (uint16_t i = 0; i < nb; i++) {
+		uint32_t len = RTE_MIN(pkts[i]->pkt_len, (uint32_t)sizeof(buf));
+		const uint8_t *f = rte_pktmbuf_read(pkts[i], 0, len, buf);
+
+		if (f != buf)
+			memcpy(buf, f, len);
+		rte_pktmbuf_free(pkts[i]);
+		if (from_b && !b_alive)
+			continue; /* a dead node sends nothing */
+		if (from_b && drop_done && frame_type(buf, len) == TRD_PKT_DONE) {
+			done_dropped++;
+			continue;
+		}
+		if (to == B && (!b_alive || (drop_from_a != 0 && drop_from_a-- != 0)))
+			continue;
+		T_EQ(trd_node_rx_frame(to, buf, len, 0), 0);
+	}
+}
+
+/* One round of both nodes and the wire. */
+static void
+step(void)
+{
+	trd_node_poll(A);
+	if (b_alive)
+		trd_node_poll(B);
+	carry(farA, B, false);
+	carry(farB, A, true);
+}
+
+/* Step until A has the outcome of a tracked operation; its status, or 1 on timeout. */
+static int
+outcome(uint64_t cookie, uint64_t timeout_us)
+{
+	uint64_t deadline = trd_time_us() + timeout_us;
+	struct trd_msg *m;
+
+	while (trd_time_us() < deadline) {
+		step();
+		if (trd_rec_fifo_poll(trd_rec_fifo(A, RF), &m, 1) == 1) {
+			int st = m->status;
+
+			T_EQ(m->user, cookie);
+			trd_msg_free(m);
+			return st;
+		}
+	}
+	if (getenv("SESSION_DEBUG") != NULL)
+		for (int k = 0; k < 2; k++) {
+			struct trd_node_stats st;
+
+			trd_node_stats_get(k ? B : A, &st);
+			for (unsigned int c = 0; c < TRD_STAT_MAX; c++)
+				if (st.stat[c])
+					fprintf(stderr, "%c %s %" PRIu64 "\n", 'A' + k,
+						trd_stat_name(c), st.stat[c]);
+			for (unsigned int c = 1; c < TRD_DROP_MAX; c++)
+				if (st.drop[c])
+					fprintf(stderr, "%c drop %s %" PRIu64 "\n", 'A' + k,
+						trd_drop_name(c), st.drop[c]);
+		}
+	return 1;
+}
+
+static void
+tracked_put(uint64_t off, uint32_t len, uint64_t cookie)
+{
+	struct trd_desc d;
+	uint32_t id;
+
+	T_EQ(trd_track_open(A, RF, cookie, NULL, &id), 0);
+	test_fill(srca + off, len, cookie);
+	trd_desc_put(&d, trd_node_coord(B), srca + off, len, trd_mr_key(mrb), off, 0, 0);
+	d.flags = TRD_DF_ACKREQ;
+	d.aux = id;
+	T_EQ(trd_inject(trd_inj_fifo(A, 0), &d), 0);
+}
+
+/* A frame as another node would send it. */
+static uint32_t
+forge(uint8_t *f, struct trd_pkt p, const void *pay, uint16_t n)
+{
+	memset(f, 0, TRD_ETH_HLEN);
+	f[0] = 0x02, f[6] = 0x02;
+	f[12] = TRD_ETHERTYPE >> 8, f[13] = TRD_ETHERTYPE & 0xff;
+	p.version = TRD_WIRE_VERSION;
+	p.pay_len = n;
+	trd_wire_encode(f + TRD_ETH_HLEN, &p);
+	if (n != 0)
+		memcpy(f + TRD_FRAME_HLEN, pay, n);
+	return TRD_FRAME_HLEN + n;
+}
+
+static uint64_t
+drops(struct trd_node *n, unsigned int cause)
+{
+	struct trd_node_stats st;
+
+	T_EQ(trd_node_stats_get(n, &st), 0);
+	return cause == TRD_DROP_MAX ? st.stat[TRD_STAT_PEERS_DOWN] : st.drop[cause];
+}
+
+static void
+test_forged_session(void)
+{
+	uint8_t f[256], pay[16];
+	struct trd_pkt p;
+	uint16_t epoch;
+	uint32_t isn;
+	uint64_t bad0 = drops(B, TRD_DROP_BAD_SESSION);
+
+	tracked_put(0, 1000, 1);
+	T_EQ(outcome(1, 2000000), 0);
+	/* "from A": the first packet of a session A never opened, with a bad key, then with
+	 * B's real key at an offset nobody writes */
+	trd_session_start(SK0, SK1, 1, &epoch, &isn);
+	memset(&p, 0, sizeof(p));
+	p.type = TRD_PKT_PUT;
+	p.flags = TRD_HF_ALL;
+	p.hops = 3;
+	p.dst[0] = 1;
+	p.epoch = (uint16_t)(epoch + 7);
+	p.seq = 1;
+	p.key = 0xbadbad;
+	p.offset = MEM - 64;
+	p.msg_len = sizeof(pay);
+	memset(pay, 0xee, sizeof(pay));
+	T_EQ(trd_node_rx_frame(B, f, forge(f, p, pay, sizeof(pay)), 0), 0);
+	p.key = trd_mr_key(mrb);
+	p.epoch = (uint16_t)(epoch + 8);
+	T_EQ(trd_node_rx_frame(B, f, forge(f, p, pay, sizeof(pay)), 0), 0);
+	/* A's own traffic goes on */
+	tracked_put(1000, 3000, 2);
+	T_EQ(outcome(2, 2000000), 0);
+	T_EQ(drops(B, TRD_DROP_BAD_SESSION) - bad0, 2);
+	T_ASSERT(memcmp(memb + 1000, srca + 1000, 3000) == 0, "A's put after the forgery");
+	for (unsigned int i = 0; i < 64; i++)
+		T_EQ(memb[MEM - 64 + i], 0);
+	printf("session: two forged first packets of a new session changed nothing\n");
+}
+
+static void
+test_forged_ack(void)
+{
+	uint8_t f[256];
+	struct trd_pkt p;
+	uint16_t epoch;
+	uint32_t isn;
+
+	trd_session_start(SK0, SK1, 1, &epoch, &isn);
+	tracked_put(8192, 2000, 3);
+	trd_node_poll(A); /* on its way, not yet acknowledged */
+	memset(&p, 0, sizeof(p));
+	p.type = TRD_PKT_ACK;
+	p.flags = TRD_HF_ALL;
+	p.hops = 3;
+	p.src[0] = 1;
+	/* epoch 0: "I know no session of yours" */
+	T_EQ(trd_node_rx_frame(A, f, forge(f, p, NULL, 0), 0), 0);
+	/* an ack of A's session for what A never sent */
+	p.offset = epoch;
+	p.ack = isn + 100000;
+	T_EQ(trd_node_rx_frame(A, f, forge(f, p, NULL, 0), 0), 0);
+	T_EQ(outcome(3, 2000000), 0);
+	T_ASSERT(memcmp(memb + 8192, srca + 8192, 2000) == 0, "the put under forged acks");
+	T_EQ(drops(A, TRD_DROP_MAX), 0); /* B was never declared down */
+	printf("ack: forged acks (epoch 0, beyond what was sent) changed nothing\n");
+}
+
+static int fence_status = 1, op_status = 1;
+
+static void
+fence_cb(struct trd_context *x, void *cookie, int status)
+{
+	(void)x;
+	*(int *)cookie = status;
+}
+
+static void
+test_fence(void)
+{
+	struct trd_client *cl = trd_client_create("session", NULL);
+	struct trd_context_conf cc = {.node = A, .inj_fifo = 1, .cpl_fifo = 2,
+				      .recv_fifo = TRD_NO_FIFO};
+	struct trd_context *x;
+	struct trd_ep e;
+	int ok_status = 1, second = 1;
+	uint64_t deadline = trd_time_us() + 2000000;
+
+	T_ASSERT(cl != NULL, "client");
+	x = trd_context_create(cl, &cc);
+	T_ASSERT(x != NULL, "context");
+	T_EQ(trd_endpoint(cl, 1, 0, &e), 0);
+	T_EQ(trd_put(x, srca, &e, 0, 0xbadbad, 64, fence_cb, &op_status), 0);
+	T_EQ(trd_put(x, srca, &e, 16384, trd_mr_key(mrb), 64, fence_cb, &ok_status), 0);
+	T_EQ(trd_fence(x, &e, fence_cb, &fence_status), 0);
+	T_EQ(trd_fence(x, NULL, fence_cb, &second), 0);
+	while (second == 1 && trd_time_us() < deadline) {
+		trd_advance(x, 0);
+		step();
+	}
+	T_EQ(op_status, -ENOKEY);
+	T_EQ(ok_status, 0);
+	T_EQ(fence_status, -ENOKEY); /* the first failure it covers */
+	T_EQ(second, -ENOKEY);       /* so does the fence on all nodes behind it */
+	/* an operation that failed before the fence was posted reported it itself */
+	fence_status = 1;
+	T_EQ(trd_fence(x, &e, fence_cb, &fence_status), 0);
+	while (fence_status == 1 && trd_time_us() < deadline) {
+		trd_advance(x, 0);
+		step();
+	}
+	T_EQ(fence_status, 0);
+	T_EQ(trd_client_destroy(cl), 0);
+	printf("fence: reports the first failure it covers (-ENOKEY)\n");
+}
+
+/* B acknowledges a tracked put but its verdict is lost; then B dies. */
+static void
+test_owed(unsigned int dead_ms)
+{
+	uint64_t t, t0, down0 = drops(A, TRD_DROP_MAX);
+	int st;
+
+	drop_done = true;
+	tracked_put(32768, 500, 10 + dead_ms);
+	/* long enough for A's retransmission to draw a plain ack from B */
+	t = trd_time_us() + 50000;
+	while (trd_time_us() < t)
+		step();
+	T_ASSERT(done_dropped != 0, "B's verdict was never sent");
+	T_ASSERT(memcmp(memb + 32768, srca + 32768, 500) == 0, "B has the data");
+	b_alive = false;
+	t0 = trd_time_us();
+	st = outcome(10 + dead_ms, (uint64_t)dead_ms * 1000 * 20 + 1000000);
+	t = trd_time_us() - t0;
+	T_EQ(st, -EHOSTUNREACH);
+	T_EQ(drops(A, TRD_DROP_MAX) - down0, 1);
+	T_EQ(trd_node_peer_up(A, trd_node_coord(B)), 0);
+	/* the bound of docs/reliability.md: 16 dead_ms of protocol time at most (about dead_ms
+	 * at a loss-free link; protocol time runs slower than the wall clock on a busy machine) */
+	T_ASSERT(t <= (uint64_t)dead_ms * 16000 + 1000000, "failed after %" PRIu64 " us", t);
+	printf("owed: an outcome owed by a peer that acknowledged everything and died failed "
+	       "with -EHOSTUNREACH after %" PRIu64 " ms (dead_ms %u)\n", t / 1000, dead_ms);
+	drop_done = false;
+	/* it comes back: it answers the probes, a new session starts, traffic goes on */
+	b_alive = true;
+	t = trd_time_us() + 2000000;
+	while (trd_node_peer_up(A, trd_node_coord(B)) != 1 && trd_time_us() < t)
+		step();
+	T_EQ(trd_node_peer_up(A, trd_node_coord(B)), 1);
+	tracked_put(40000, 3000, 20 + dead_ms);
+	T_EQ(outcome(20 + dead_ms, 2000000), 0);
+	T_ASSERT(memcmp(memb + 40000, srca + 40000, 3000) == 0, "the put after the return");
+}
+
+static void
+test_counter(void)
+{
+	uint64_t t;
+	uint16_t ctr;
+	int64_t v;
+	struct trd_desc d;
+
+	T_EQ(trd_counter_alloc(A, &ctr), 0);
+	T_EQ(trd_counter_set(A, ctr, 3u << 20), 0);
+	test_fill(srca, 3u << 20, 77);
+	trd_desc_put(&d, trd_node_coord(B), srca, 3u << 20, trd_mr_key(mrb), 0, ctr, 0);
+	T_EQ(trd_inject(trd_inj_fifo(A, 0), &d), 0);
+	for (int i = 0; i < 20; i++)
+		step(); /* part of it left */
+	b_alive = false;
+	T_EQ(trd_counter_wait(A, ctr, 20000000), -EHOSTUNREACH);
+	T_EQ(trd_counter_read(A, ctr, &v), 0);
+	T_ASSERT(v <= TRD_COUNTER_FAILED, "counter %" PRId64, v);
+	/* set again for another use: nothing of the failed put may touch it */
+	T_EQ(trd_counter_set(A, ctr, 0), 0);
+	t = trd_time_us() + 300000;
+	b_alive = true;
+	while (trd_time_us() < t)
+		step();
+	T_EQ(trd_counter_read(A, ctr, &v), 0);
+	T_EQ(v, 0);
+	printf("counter: a put cut short by its peer's death left its counter marked failed; "
+	       "set again, nothing touched it\n");
+}
+
+static struct trd_node *
+make(uint8_t x, unsigned int dead_ms, struct trd_link *l)
+{
+	struct trd_node_conf nc = {0};
+	struct trd_node *n;
+
+	trd_torus_init(&nc.torus, 2, 1, 1);
+	nc.coord.x = x;
+	nc.dead_ms = dead_ms;
+	n = trd_node_create(&nc);
+	T_ASSERT(n != NULL, "node");
+	T_EQ(trd_node_set_session_secret(n, x == 0 ? SK0 : ~SK0, x == 0 ? SK1 : ~SK1), 0);
+	T_EQ(trd_node_add_link(n, l, TRD_DIR_XP), 0); /* on an axis of 2, both ways lead there */
+	return n;
+}
+
+static const char *only; /* run only this part (argument), for checking one at a time */
+
+static bool
+part(const char *name)
+{
+	return only == NULL || strcmp(only, name) == 0;
+}
+
+static void
+run(unsigned int dead_ms, bool all)
+{
+	struct trd_link *la, *lb;
+	char name[32];
+
+	snprintf(name, sizeof(name), "sa%u", dead_ms);
+	T_EQ(trd_link_ethdev_ring_pair(name, 0, &la, &farA), 0);
+	snprintf(name, sizeof(name), "sb%u", dead_ms);
+	T_EQ(trd_link_ethdev_ring_pair(name, 0, &lb, &farB), 0);
+	A = make(0, dead_ms, la);
+	B = make(1, dead_ms, lb);
+	memset(memb, 0, MEM);
+	mrb = trd_mr_register(B, memb, MEM, TRD_ACCESS_ALL);
+	mra = trd_mr_register(A, srca, MEM, TRD_ACCESS_ALL);
+	T_ASSERT(mrb != NULL && mra != NULL, "regions");
+	b_alive = true;
+	if (part("hello")) {
+		/* the first operation to a fresh peer, untracked, while A's first frames (its
+		 * hellos) are lost: the session still starts and the put lands */
+		struct trd_desc d;
+		uint64_t t = trd_time_us() + 2000000;
+
+		drop_from_a = 3;
+		test_fill(srca + 60000, 700, 5);
+		trd_desc_put(&d, trd_node_coord(B), srca + 60000, 700, trd_mr_key(mrb), 60000, 0,
+			     0);
+		T_EQ(trd_inject(trd_inj_fifo(A, 0), &d), 0);
+		while (memcmp(memb + 60000, srca + 60000, 700) != 0 && trd_time_us() < t)
+			step();
+		T_ASSERT(memcmp(memb + 60000, srca + 60000, 700) == 0, "a first put, hellos lost");
+		T_EQ(drop_from_a, 0);
+		printf("hello: a first untracked put went through, its session's first frames lost\n");
+	}
+	tracked_put(0, 100, 99);
+	T_EQ(outcome(99, 2000000), 0);
+	if (all && part("session"))
+		test_forged_session();
+	if (all && part("ack"))
+		test_forged_ack();
+	if (all && part("fence"))
+		test_fence();
+	if (part("owed"))
+		test_owed(dead_ms);
+	if (all && part("counter"))
+		test_counter();
+	trd_node_free(A);
+	trd_node_free(B);
+	trd_link_free(farA);
+	trd_link_free(farB);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc > 1)
+		only = argv[1];
+	test_eal_init(argv[0], NULL);
+	memb = aligned_alloc(4096, MEM);
+	srca = aligned_alloc(4096, MEM);
+	T_ASSERT(memb != NULL && srca != NULL, "memory");
+	run(100, true);
+	run(1000, false);
+	free(memb);
+	free(srca);
+	rte_eal_cleanup();
+	printf("session: all passed\n");
+	return 0;
+}
