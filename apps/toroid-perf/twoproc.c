@@ -353,8 +353,10 @@ engine_serve(void)
 			if (m->len == sizeof(c))
 				memcpy(&c, m->data, sizeof(c));
 			trd_msg_free(m);
-			if (c.cmd == CTL_BYE)
+			if (c.cmd == CTL_BYE) {
+				ctl_send(CTL_READY, 0, 0, ctr);
 				return 0;
+			}
 			if (c.cmd == CTL_PUT_ECHO) {
 				their_ctr = c.ctr;
 				trd_counter_set(node, ctr, c.size);
@@ -382,8 +384,8 @@ ask(uint32_t cmd, uint32_t size, uint16_t *their_ctr)
 	struct ctl_msg r;
 	int rc = ctl_send(cmd, size, 0, ctr);
 
-	if (rc == 0)
-		rc = ctl_recv(&r, WAIT_US);
+	if (rc == 0) /* a server that ended may not answer its BYE */
+		rc = ctl_recv(&r, cmd == CTL_BYE ? 2000000 : WAIT_US);
 	if (rc == 0 && r.cmd != CTL_READY)
 		rc = -EPROTO;
 	if (rc == 0 && their_ctr != NULL)
@@ -400,6 +402,9 @@ struct timing {
 	uint64_t iv_t0;      /* the current interval's start */
 	uint64_t iv_n0;      /* messages (or samples) before it */
 	double mps;          /* --rate in messages per second; 0: unpaced */
+	uint64_t pace_t0;    /* the pace counts from here ... */
+	uint64_t pace_n0;    /* ... with this many messages sent before */
+	uint64_t burst;      /* most messages a late sender may send at once to catch up */
 	bool printed;        /* an interval line was printed */
 };
 
@@ -413,15 +418,29 @@ timing_start(struct timing *tm, double mps)
 	tm->end = timed_end(tm->t0);
 	tm->iv_len = (uint64_t)(perf_opt.interval_s * (double)tm->hz);
 	tm->mps = mps;
+	tm->pace_t0 = tm->t0;
+	/* a token bucket 50 ms deep: a sender held up longer (the CPU taken away) does not
+	 * make up for it in one burst, and the achieved rate shows the loss */
+	tm->burst = RTE_MAX((uint64_t)(mps / 20), (uint64_t)32);
 }
 
-/* Messages the pace allows by @p now (the first at once); UINT64_MAX unpaced. */
+/* Messages the pace allows by @p now, @p sent of them sent (the first at once);
+ * UINT64_MAX unpaced. */
 static uint64_t
-timing_allowed(const struct timing *tm, uint64_t now)
+timing_allowed(struct timing *tm, uint64_t now, uint64_t sent)
 {
+	uint64_t allowed;
+
 	if (tm->mps <= 0)
 		return UINT64_MAX;
-	return (uint64_t)((double)(now - tm->t0) * tm->mps / (double)tm->hz) + 1;
+	allowed = tm->pace_n0 + (uint64_t)((double)(now - tm->pace_t0) * tm->mps / (double)tm->hz) + 1;
+	if (allowed > sent + tm->burst) {
+		/* too far behind: the bucket is full, the rest of the debt is lost */
+		tm->pace_n0 = sent + tm->burst;
+		tm->pace_t0 = now;
+		allowed = tm->pace_n0;
+	}
+	return allowed;
 }
 
 static double
@@ -527,7 +546,7 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 			if (timed ? now >= tm.end : j >= n)
 				break;
 			/* --rate: a round trip starts no sooner than its turn */
-			while (timing_allowed(&tm, now) <= j && !perf_stop) {
+			while (timing_allowed(&tm, now, j) <= j && !perf_stop) {
 				if (engine_lcore == RTE_MAX_LCORE)
 					trd_node_poll(node); /* the answers to acks meanwhile */
 				now = rte_rdtsc();
@@ -642,7 +661,7 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 		k = RTE_MIN(32u, perf_opt.window);
 		if (!timed)
 			k = RTE_MIN(k, n - 1 - posted);
-		allowed = timing_allowed(&tm, now);
+		allowed = timing_allowed(&tm, now, posted);
 		if (allowed <= posted) {
 			/* ahead of the pace: a waiting sender is not a stalled one */
 			if (engine_lcore == RTE_MAX_LCORE)
@@ -685,6 +704,13 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 	timing_summary(&tm);
 	rate_result(r, n, n * pkts_per, frame, rte_rdtsc() - tm.t0);
 	perf_rate_fill(r, frame, pkts_per);
+	{
+		struct rte_eth_link link;
+
+		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_speed != 0 &&
+		    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
+			r->line_pct = r->gbps_l1 * 1000 / link.link_speed * 100;
+	}
 	return rc;
 }
 
@@ -719,8 +745,9 @@ engine_end(void)
 	if (engine_lcore < RTE_MAX_LCORE)
 		trd_lcore_stop(engine_lcore);
 	engine_lcore = RTE_MAX_LCORE;
-	for (int i = 0; i < 1000; i++)
-		trd_node_poll(node); /* let the BYE and the last acks go */
+	/* let the BYE, its answer and the last acks go (and be sent again if lost) */
+	for (uint64_t until = trd_time_us() + 200000; trd_time_us() < until;)
+		trd_node_poll(node);
 	trd_node_free(node); /* stops and closes the port */
 }
 
@@ -747,8 +774,8 @@ open_port(bool server, const char *memif_socket, uint16_t port_id)
 		 * two commands are typed or pasted one after the other): keep trying a while */
 		uint64_t until = trd_time_us() + 30000000;
 
-		while ((plink = trd_link_ethdev(port, NULL)) == NULL && memif_socket != NULL &&
-		       !server && !perf_stop && trd_time_us() < until)
+		while ((plink = trd_link_ethdev(port, NULL)) == NULL && !server && !perf_stop &&
+		       trd_time_us() < until)
 			rte_delay_us_sleep(250000);
 		if (plink == NULL)
 			rc = -rte_errno;
@@ -771,9 +798,20 @@ open_port(bool server, const char *memif_socket, uint16_t port_id)
 	fprintf(stderr, "toroid-perf: %s on port %u (%s), waiting for the other process\n", role,
 		port, memif_socket != NULL ? memif_socket : perf_opt.links_label);
 	dl = trd_time_us() + 60000000;
-	do {
+	for (uint64_t retry = trd_time_us() + 2000000;; ) {
 		rte_eth_link_get_nowait(port, &link);
-	} while (link.link_status != RTE_ETH_LINK_UP && trd_time_us() < dl && !perf_stop);
+		if (link.link_status == RTE_ETH_LINK_UP || trd_time_us() >= dl || perf_stop)
+			break;
+		/* a memif client that connected between its server's listening socket and
+		 * the server's start is turned away ("ID not found") and does not try again:
+		 * restart it */
+		if (!server && trd_time_us() > retry &&
+		    strcmp(perf_opt.links_label, "memif") == 0) {
+			rte_eth_dev_stop(port);
+			rte_eth_dev_start(port);
+			retry = trd_time_us() + 2000000;
+		}
+	}
 	if (link.link_status != RTE_ETH_LINK_UP) {
 		fprintf(stderr, "toroid-perf: the link of port %u did not come up\n", port);
 		return -1;
@@ -881,7 +919,9 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id, const char
 			print_result(r);
 		}
 	}
-	ctl_send(CTL_BYE, 0, 0, 0);
+	/* the server answers a BYE before it ends: it does not wait for a lost one forever */
+	if (ask(CTL_BYE, 0, NULL) != 0 && !perf_stop)
+		fprintf(stderr, "toroid-perf: the server did not acknowledge the end\n");
 	engine_end();
 	return failed;
 }
