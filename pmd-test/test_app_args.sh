@@ -126,6 +126,9 @@ bad "$VPERF" --mode vni --socket "$T/none.sock" --sizes -8
 bad "$VPERF" --mode vni --socket "$T/none.sock" --wait sometimes
 bad "$VPERF" --mode vni
 bad "$VPERF" --mode warp
+bad "$VPERF" --mode vni --socket "$T/none.sock" --server --client
+bad "$VPERF" --mode vni --socket "$T/none.sock" --server --peer-socket "$T/p.sock"
+bad "$VPERF" --mode inproc --client
 
 # ---- toroid-node ----
 N=(--topo "$TOPOFILE" --node 0)

@@ -5,20 +5,26 @@
 #    per interval, the achieved rate near the asked one (never above it), every documented
 #    JSON key present; a latency run paced in bit/s;
 #  - over net_af_packet on a veth pair this test makes (root; exit 77 without root): the
-#    server on one end, the client on the other, the port given by EAL (--vdev).
-# usage: test_perf_hosts.sh BUILD_DIR [memif|veth|all]
+#    server on one end, the client on the other, the port given by EAL (--vdev);
+#  - toroid-vni-perf --server / --client: two toroid-node engines joined by net_memif, one
+#    application each; the JSON keys of toroid-perf.
+# usage: test_perf_hosts.sh BUILD_DIR [memif|veth|vni|all]
 set -u
 B=$1
 WHAT=${2:-all}
 PERF=$B/apps/toroid-perf/toroid-perf
+NODE=$B/apps/toroid-node/toroid-node
+VPERF=$B/apps/toroid-vni-perf/toroid-vni-perf
 T=$(mktemp -d /tmp/toroid-perf-hosts.XXXXXX) || exit 1
 VA=tph$$a
 VB=tph$$b
 pids=()
+engines=()
 cleanup() {
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	ip link del "$VA" 2>/dev/null
 	rm -rf "$T"
+	for x in s c A B; do rm -rf "/var/run/dpdk/tph-$x$$" "/run/user/$(id -u)/dpdk/tph-$x$$"; done
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -142,6 +148,55 @@ assert len(r) == 1 and r[0]["iters"] == 2000 and 0 < r[0]["p50"] <= r[0]["p99"],
 assert r[0]["raw_p50"] > 0 and r[0]["links"] == "af_packet", r
 PY
 	fi
+fi
+if [ "$WHAT" = vni ] || [ "$WHAT" = all ]; then
+	cat >"$T/two.ini" <<'INI'
+[torus]
+dims = 2x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+procs = 1:0
+[node 1]
+mac = 02:00:00:00:00:02
+procs = 1:1
+INI
+	for e in A:0:server B:1:client; do
+		IFS=: read -r n l r <<<"$e"
+		timeout -s INT 60 "$NODE" "${EAL[@]}" -l "$l" --file-prefix "tph-$n$$" \
+			--vdev "net_memif0,role=$r,socket=$T/e.sock" -- --topo "$T/two.ini" \
+			--node "$l" --port 0 --vni-socket "$T/$n.sock" -q >"$T/$n.log" 2>&1 &
+		pids+=($!)
+		engines+=($!)
+	done
+	for _ in $(seq 400); do
+		grep -q ' ready' "$T/A.log" && grep -q ' ready' "$T/B.log" && break
+		sleep 0.05
+	done
+	grep -q ' ready' "$T/B.log" || fail "vni: the engines did not start: $(tail -n 2 "$T/B.log")"
+	timeout -k 5 30 "$VPERF" --mode vni --server --socket "$T/B.sock" --wait block \
+		>"$T/vs.out" 2>&1 &
+	vs=$!
+	pids+=($vs)
+	# the client knows the sizes and counts; the server answers what comes
+	timeout -k 5 30 "$VPERF" --mode vni --client --socket "$T/A.sock" --iters 2000 \
+		--warmup 100 --sizes 8,4K --wait block --json >"$T/vc.out" 2>"$T/vc.err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "vni client: exit $rc: $(tail -n 3 "$T/vc.err")"
+	timeout 10 tail --pid=$vs -f /dev/null || fail "vni server did not end after its client"
+	wait $vs || fail "vni server: $(tail -n 3 "$T/vs.out")"
+	python3 - "$T/vc.out" <<'PY' || fail "vni client output: $(cat "$T/vc.out")"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert [x["size"] for x in r] == [8, 4096], r
+for x in r:
+    for k in ("test", "size", "links", "iters", "unit", "min", "avg", "p50", "p99", "p99_9", "max", "seconds"):
+        assert k in x, (k, x)
+    assert x["test"] == "vni_lat" and x["iters"] == 2000 and 0 < x["min"] <= x["p50"] <= x["max"], x
+print(f"  vni: p50 {r[0]['p50']} us (8 B), {r[1]['p50']} us (4 KiB) between two engines")
+PY
+	kill -INT "${engines[@]}" 2>/dev/null # a clean end: no runtime files left behind
+	for p in "${engines[@]}"; do timeout 10 tail --pid="$p" -f /dev/null; done
 fi
 [ $fails -eq 0 ] && echo "perf between hosts: all checks passed"
 [ $fails -eq 0 ]
