@@ -1060,7 +1060,11 @@ usage(const char *prog)
 	       "Rates: Mpps of messages; Gbit/s at L2 (frame + FCS) and L1 (+ preamble and IFG,\n"
 	       "24 B per frame); line%% against rte_eth_link_get's speed. Latency: min, avg,\n"
 	       "p50, p99, p99.9, max in microseconds (put_lat, fifo_lat: half a round trip).\n\n"
-	       "Example:\n  toroid-perf -- -t put_rate -s 64 --baseline --json\n");
+	       "Example:\n  toroid-perf -- -t put_rate -s 64 --baseline --json\n"
+	       "Between two hosts (the server needs no options; the client waits 60 s for it):\n"
+	       "  host1$ toroid-perf -l 0 -a 0000:3b:00.0 -- --server\n"
+	       "  host2$ toroid-perf -l 0 -a 0000:3b:00.0 -- --client -t put_rate --duration 10 \\\n"
+	       "             --interval 1 --rate 1M\n");
 }
 
 static int
@@ -1192,7 +1196,7 @@ main(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			usage(argv[0]);
+			usage("toroid-perf");
 			return 0;
 		}
 	/* two processes on two CPUs: one each, one thread each */

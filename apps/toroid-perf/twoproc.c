@@ -457,6 +457,17 @@ timing_summary(const struct timing *tm)
 		printf("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
 }
 
+/* L1 rate against the port's speed */
+static void
+line_pct(struct perf_result *r)
+{
+	struct rte_eth_link link;
+
+	if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_speed != 0 &&
+	    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
+		r->line_pct = r->gbps_l1 * 1000 / link.link_speed * 100;
+}
+
 /* Interval line of a rate test: @p n messages posted so far at @p now. */
 static void
 rate_interval(struct timing *tm, const struct perf_result *tmpl, uint64_t n, uint64_t now,
@@ -470,6 +481,7 @@ rate_interval(struct timing *tm, const struct perf_result *tmpl, uint64_t n, uin
 	iv.iv_start = timing_s(tm, tm->iv_t0);
 	iv.iv_end = timing_s(tm, now);
 	perf_rate_fill(&iv, frame, pkts_per);
+	line_pct(&iv);
 	print_result(&iv);
 	tm->printed = true;
 	tm->iv_t0 = now;
@@ -704,13 +716,7 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 	timing_summary(&tm);
 	rate_result(r, n, n * pkts_per, frame, rte_rdtsc() - tm.t0);
 	perf_rate_fill(r, frame, pkts_per);
-	{
-		struct rte_eth_link link;
-
-		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_speed != 0 &&
-		    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
-			r->line_pct = r->gbps_l1 * 1000 / link.link_speed * 100;
-	}
+	line_pct(r);
 	return rc;
 }
 
@@ -844,6 +850,18 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id, const char
 			rc = engine_serve();
 		if (rc != 0 && !(rc == -EINTR && perf_stop))
 			fprintf(stderr, "toroid-perf: server: %s\n", strerror(-rc));
+		if (rc == 0 && strcmp(perf_opt.links_label, "memif") == 0) {
+			/* the client closes first: two memif ends closing at once race in the
+			 * driver's disconnect handling */
+			struct rte_eth_link link;
+			uint64_t until = trd_time_us() + 2000000;
+
+			do {
+				trd_node_poll(node);
+				rte_eth_link_get_nowait(port, &link);
+			} while (link.link_status == RTE_ETH_LINK_UP && trd_time_us() < until &&
+				 !perf_stop);
+		}
 		if (node != NULL)
 			engine_end();
 		return rc != 0;
