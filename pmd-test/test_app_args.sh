@@ -87,6 +87,30 @@ bad "$PERF" -- -t put_lat --impair seed=18446744073709551616
 bad "$PERF" -- -t nosuchtest
 bad "$PERF" -- -n 10
 bad "$PERF" -- -t put_lat --memif both
+# --server / --client and their timed, paced runs
+nums "$PERF" -- --duration 0 --client -t put_rate
+nums "$PERF" -- --interval 0 --client -t put_rate
+nums "$PERF" -- --cores 0 -t put_rate
+nums "$PERF" -- --port 1 --client -t put_rate
+bad "$PERF" -- --client -t put_rate --port 1024
+bad "$PERF" -- --client -t put_rate --duration 1 --interval 2
+bad "$PERF" -- --client -t put_rate --duration 0.001
+bad "$PERF" -- --client -t put_rate --duration nan
+bad "$PERF" -- --client -t put_rate --duration 1 -n 1000
+for r in abc 0 -1 1.2.3 10x 2G 1kbitz 100bit 20Tbit 5Gbps "" " 1k"; do
+	bad "$PERF" -- --client -t put_rate --rate "$r"
+done
+bad "$PERF" -- --client -t put_rate --cores 3
+bad "$PERF" -- --client -t put_rate --cores 2
+bad "$PERF" -- -t put_rate --cores 1 --inline
+bad "$PERF" -- -t put_rate --duration 1
+bad "$PERF" -- -t put_rate --rate 1k
+bad "$PERF" -- --server --duration 1
+bad "$PERF" -- --server --client
+bad "$PERF" -- --server --memif server
+bad "$PERF" -- --client -t put_rate --ports 0,1
+bad "$PERF" -- -t put_rate --port 0
+bad "$PERF" -- --client
 
 # ---- toroid-vni-perf (no EAL in --mode vni; inproc checks its options before EAL) ----
 for m in vni inproc; do
@@ -102,6 +126,9 @@ bad "$VPERF" --mode vni --socket "$T/none.sock" --sizes -8
 bad "$VPERF" --mode vni --socket "$T/none.sock" --wait sometimes
 bad "$VPERF" --mode vni
 bad "$VPERF" --mode warp
+bad "$VPERF" --mode vni --socket "$T/none.sock" --server --client
+bad "$VPERF" --mode vni --socket "$T/none.sock" --server --peer-socket "$T/p.sock"
+bad "$VPERF" --mode inproc --client
 
 # ---- toroid-node ----
 N=(--topo "$TOPOFILE" --node 0)

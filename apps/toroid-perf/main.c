@@ -63,6 +63,8 @@ struct perf_ctx {
 	uint64_t *adb_page;
 	uint16_t actr, bctr;
 	unsigned int worker;    /* engine lcore or RTE_MAX_LCORE */
+	unsigned int workers[2]; /* --cores: the engine lcores (workers[0] == worker) */
+	unsigned int n_workers;
 	bool launched;
 };
 
@@ -166,7 +168,7 @@ static void
 engine_start(void)
 {
 	if (!px.launched && px.worker < RTE_MAX_LCORE && !perf_opt.inline_poll) {
-		if (trd_net_launch(px.net, &px.worker, 1) == 0)
+		if (trd_net_launch(px.net, px.workers, px.n_workers) == 0)
 			px.launched = true;
 	}
 }
@@ -333,10 +335,31 @@ rate_result(struct perf_result *r, uint64_t msgs, uint64_t pkts, uint32_t frame,
 
 	r->kind = K_RATE;
 	r->n = msgs;
+	r->seconds = us / 1e6;
 	r->mpps = (double)msgs / us;
 	r->mbps = (double)msgs * r->size / us;
 	r->gbps_l2 = (double)pkts * (frame + 4) * 8 / us / 1000;
 	r->gbps_l1 = (double)pkts * (frame + PERF_L1_OVERHEAD) * 8 / us / 1000;
+}
+
+double
+perf_rate_mps(uint32_t frame, uint64_t pkts)
+{
+	if (perf_opt.rate <= 0)
+		return 0;
+	return perf_opt.rate_bits ? perf_opt.rate / ((double)(frame + 4) * 8 * (double)pkts)
+				  : perf_opt.rate;
+}
+
+void
+perf_rate_fill(struct perf_result *r, uint32_t frame, uint64_t pkts)
+{
+	if (perf_opt.rate <= 0 || r->seconds <= 0)
+		return;
+	r->has_rate = true;
+	r->rate_asked = perf_opt.rate;
+	r->rate_achieved = (double)r->n / r->seconds *
+			   (perf_opt.rate_bits ? (double)(frame + 4) * 8 * (double)pkts : 1);
 }
 
 /* Messages of a put stream b has received so far (its counter counts down n * size bytes). */
@@ -854,6 +877,23 @@ perf_print_header(enum perf_kind kind)
 		       perf_opt.baseline ? "  raw p50 us  ratio" : "");
 }
 
+/* "100.000k msg/s", "5.000G bit/s": a --rate figure in the unit asked */
+static const char *
+fmt_rate(char *buf, size_t len, double v)
+{
+	const char *unit = perf_opt.rate_bits ? "bit/s" : "msg/s";
+
+	if (v >= 1e9)
+		snprintf(buf, len, "%.3fG %s", v / 1e9, unit);
+	else if (v >= 1e6)
+		snprintf(buf, len, "%.3fM %s", v / 1e6, unit);
+	else if (v >= 1e3)
+		snprintf(buf, len, "%.3fk %s", v / 1e3, unit);
+	else
+		snprintf(buf, len, "%.3f %s", v, unit);
+	return buf;
+}
+
 void
 print_result(const struct perf_result *r)
 {
@@ -861,13 +901,16 @@ print_result(const struct perf_result *r)
 			    : perf_opt.links == TRD_NET_RING  ? "ring"
 			    : perf_opt.links == TRD_NET_PORTS ? "ports"
 							      : "net_ring";
+	char a[48], b[48];
 
 	if (perf_opt.json) {
+		printf("{\"test\":\"%s\",\"size\":%u,\"links\":\"%s\"", r->test, r->size, links);
+		if (r->is_interval)
+			printf(",\"interval\":{\"start\":%.3f,\"end\":%.3f}", r->iv_start, r->iv_end);
 		if (r->kind == K_RATE) {
-			printf("{\"test\":\"%s\",\"size\":%u,\"links\":\"%s\",\"msgs\":%" PRIu64
-			       ",\"mpps\":%.4f,\"mbytes_per_s\":%.2f,\"gbps_l2\":%.4f,\"gbps_l1\":%.4f",
-			       r->test, r->size, links, r->n, r->mpps, r->mbps, r->gbps_l2,
-			       r->gbps_l1);
+			printf(",\"msgs\":%" PRIu64 ",\"mpps\":%.4f,\"mbytes_per_s\":%.2f,"
+			       "\"gbps_l2\":%.4f,\"gbps_l1\":%.4f",
+			       r->n, r->mpps, r->mbps, r->gbps_l2, r->gbps_l1);
 			if (r->line_pct > 0)
 				printf(",\"line_rate_pct\":%.2f", r->line_pct);
 			if (r->has_base && r->by_gbps)
@@ -877,18 +920,25 @@ print_result(const struct perf_result *r)
 				printf(",\"raw_mpps\":%.4f,\"ratio\":%.3f", r->base,
 				       r->mpps / r->base);
 		} else {
-			printf("{\"test\":\"%s\",\"size\":%u,\"links\":\"%s\",\"iters\":%" PRIu64
-			       ",\"unit\":\"us\",\"min\":%.3f,\"avg\":%.3f,\"p50\":%.3f,\"p99\":%.3f,"
-			       "\"p99_9\":%.3f,\"max\":%.3f",
-			       r->test, r->size, links, r->n, r->min, r->avg, r->p50, r->p99, r->p999,
-			       r->max);
+			printf(",\"iters\":%" PRIu64 ",\"unit\":\"us\",\"min\":%.3f,\"avg\":%.3f,"
+			       "\"p50\":%.3f,\"p99\":%.3f,\"p99_9\":%.3f,\"max\":%.3f",
+			       r->n, r->min, r->avg, r->p50, r->p99, r->p999, r->max);
 			if (r->has_base)
 				printf(",\"raw_p50\":%.3f,\"ratio\":%.3f", r->base, r->p50 / r->base);
 		}
+		if (r->seconds > 0)
+			printf(",\"seconds\":%.3f", r->seconds);
+		if (r->has_rate)
+			printf(",\"rate_asked\":%.1f,\"rate_achieved\":%.1f,\"rate_unit\":\"%s\"",
+			       r->rate_asked, r->rate_achieved,
+			       perf_opt.rate_bits ? "bit/s" : "msg/s");
 		if (r->interrupted)
 			printf(",\"interrupted\":true");
 		printf("}\n");
-	} else if (r->kind == K_RATE) {
+		fflush(stdout);
+		return;
+	}
+	if (r->kind == K_RATE) {
 		printf("%-12s %9u %10.3f %10.1f %10.3f %10.3f %7.1f", r->test, r->size, r->mpps,
 		       r->mbps, r->gbps_l2, r->gbps_l1, r->line_pct);
 		if (r->has_base && r->by_gbps)
@@ -896,32 +946,77 @@ print_result(const struct perf_result *r)
 			       r->base_gbps);
 		else if (r->has_base)
 			printf(" %10.3f %6.3f", r->base, r->mpps / r->base);
-		if (r->interrupted)
-			printf("  (interrupted: %" PRIu64 " messages)", r->n);
-		printf("\n");
 	} else {
 		printf("%-12s %9u %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f", r->test, r->size, r->min,
 		       r->avg, r->p50, r->p99, r->p999, r->max);
 		if (r->has_base)
 			printf(" %11.2f %6.3f", r->base, r->p50 / r->base);
-		if (r->interrupted)
-			printf("  (interrupted: %" PRIu64 " samples)", r->n);
-		printf("\n");
 	}
+	/* iperf3-style: each interval line and the summary of a timed run show their span */
+	if (r->is_interval)
+		printf("  %6.2f-%6.2f s", r->iv_start, r->iv_end);
+	else if (perf_opt.duration_s > 0 || perf_opt.interval_s > 0)
+		printf("  %6.2f-%6.2f s", 0.0, r->seconds);
+	if (r->has_rate)
+		printf("  asked %s, achieved %s", fmt_rate(a, sizeof(a), r->rate_asked),
+		       fmt_rate(b, sizeof(b), r->rate_achieved));
+	if (r->interrupted)
+		printf("  (interrupted: %" PRIu64 " %s)", r->n,
+		       r->kind == K_RATE ? "messages" : "samples");
+	printf("\n");
 	fflush(stdout);
 }
 
 /* ---- set-up ---- */
 
+enum { OPT_SERVER = 256, OPT_CLIENT, OPT_PORT, OPT_DURATION, OPT_INTERVAL, OPT_RATE, OPT_CORES };
+
+/* --rate: "100000", "100k", "1.5M" messages per second, or "5Gbit", "800Mbit", "100kbit/s"
+ * bits per second (decimal prefixes, as iperf3). */
+static int
+parse_rate(const char *s, double *v, bool *bits)
+{
+	char num[64];
+	size_t n = strspn(s, "0123456789.");
+	const char *p = s + n;
+	double mult = 1;
+
+	if (n == 0 || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if (*p == 'k' || *p == 'K')
+		mult = 1e3, p++;
+	else if (*p == 'M')
+		mult = 1e6, p++;
+	else if (*p == 'G')
+		mult = 1e9, p++;
+	else if (*p == 'T')
+		mult = 1e12, p++;
+	*bits = strcmp(p, "bit") == 0 || strcmp(p, "bit/s") == 0;
+	if (!*bits && *p != '\0')
+		return -EINVAL;
+	if (app_parse_double(num, 0, 1e15, v) != 0)
+		return -EINVAL;
+	*v *= mult;
+	if (*bits ? *v < 1e3 || *v > 1e13 : *v < 1 || *v > 1e9)
+		return -ERANGE;
+	return 0;
+}
+
 static void
 usage(const char *prog)
 {
-	printf("Usage: %s [EAL options] -- -t TEST [options]\n\n"
+	printf("Usage: %s [EAL options] -- -t TEST [options]\n"
+	       "       %s [EAL options with one port] -- --server [--port P]\n"
+	       "       %s [EAL options with one port] -- --client [--port P] -t TEST [options]\n\n"
 	       "Measure the toroid engine between two nodes of a 2x1x1 torus in this process, and,\n"
 	       "with --baseline, plain rte_eth_tx_burst/rx_burst on the same ports right before.\n"
+	       "--server and --client put one node each in two processes (on two hosts) on the\n"
+	       "port given to EAL (-a PCI, --vdev): the client measures, the server answers.\n"
 	       "Without EAL options the EAL runs with\n  %s\n\n"
 	       "Tests:\n",
-	       prog, app_eal_defaults());
+	       prog, prog, prog, app_eal_defaults());
 	for (unsigned int i = 0; i < RTE_DIM(tests); i++)
 		printf("  %-12s %s (default -n %" PRIu64 ")\n", tests[i].name, tests[i].help,
 		       tests[i].iters);
@@ -937,10 +1032,20 @@ usage(const char *prog)
 	       "      --mode MODE      reflect_lat: local (neighbour reflects) or delivery\n"
 	       "      --inline         no engine lcore: the main lcore polls the nodes itself\n"
 	       "      --hgrm PREFIX    write latency distributions to PREFIX-TEST-SIZE.hgrm\n"
-	       "      --memif ROLE     two processes over net_memif: 'server' answers, 'client'\n"
-	       "                       measures (tests: put_rate put_bw put_lat fifo_lat get_lat\n"
-	       "                       reflect_lat, or all); give each its own --file-prefix\n"
+	       "      --server         two processes, this one answers (one client, then it ends)\n"
+	       "      --client         two processes, this one measures (tests: put_rate put_bw\n"
+	       "                       put_lat fifo_lat get_lat reflect_lat, or all)\n"
+	       "      --port P         the DPDK port of --server/--client (default 0)\n"
+	       "      --memif ROLE     --server or --client on a net_memif port made here;\n"
+	       "                       give each process its own --file-prefix\n"
 	       "      --memif-socket P the memif socket (default /tmp/toroid-perf.sock)\n"
+	       "      --duration S     client: run each test S seconds instead of -n iterations\n"
+	       "      --interval S     client: a report line every S seconds (rate in it)\n"
+	       "      --rate R         client: pace the messages: R per second (100k, 1.5M) or\n"
+	       "                       R bits per second at L2 (800Mbit, 5Gbit); the achieved\n"
+	       "                       rate is printed beside the asked one\n"
+	       "      --cores N        engine lcores serving the nodes, 1..2 (default 1; --server/\n"
+	       "                       --client: the main lcore polls, --cores 1 adds one)\n"
 	       "      --ports A,B      node a on DPDK port A, node b on port B (cabled back to\n"
 	       "                       back: NIC ports, or --vdev net_af_packet on a veth pair)\n"
 	       "      --capture FILE   record what both nodes send and receive (pcapng)\n"
@@ -955,7 +1060,11 @@ usage(const char *prog)
 	       "Rates: Mpps of messages; Gbit/s at L2 (frame + FCS) and L1 (+ preamble and IFG,\n"
 	       "24 B per frame); line%% against rte_eth_link_get's speed. Latency: min, avg,\n"
 	       "p50, p99, p99.9, max in microseconds (put_lat, fifo_lat: half a round trip).\n\n"
-	       "Example:\n  toroid-perf -- -t put_rate -s 64 --baseline --json\n");
+	       "Example:\n  toroid-perf -- -t put_rate -s 64 --baseline --json\n"
+	       "Between two hosts (the server needs no options; the client waits 60 s for it):\n"
+	       "  host1$ toroid-perf -l 0 -a 0000:3b:00.0 -- --server\n"
+	       "  host2$ toroid-perf -l 0 -a 0000:3b:00.0 -- --client -t put_rate --duration 10 \\\n"
+	       "             --interval 1 --rate 1M\n");
 }
 
 static int
@@ -1037,6 +1146,19 @@ setup(void)
 	    trd_counter_alloc(px.a, &px.actr) != 0 || trd_counter_alloc(px.b, &px.bctr) != 0)
 		rte_exit(EXIT_FAILURE, "cannot register memory\n");
 	px.worker = rte_get_next_lcore(-1, 1, 0);
+	px.n_workers = px.worker < RTE_MAX_LCORE ? 1 : 0;
+	px.workers[0] = px.worker;
+	if (perf_opt.cores > 0) {
+		unsigned int l = px.worker;
+
+		for (px.n_workers = 0; px.n_workers < perf_opt.cores && l < RTE_MAX_LCORE;
+		     l = rte_get_next_lcore(l, 1, 0))
+			px.workers[px.n_workers++] = l;
+		if (px.n_workers < perf_opt.cores)
+			app_usage_error("--cores %u: %u worker lcore(s) besides the main one (give more "
+					"with -l, e.g. -l 0-%u)",
+					perf_opt.cores, px.n_workers, perf_opt.cores);
+	}
 	if (perf_opt.capture != NULL &&
 	    (trd_node_capture(px.a, perf_opt.capture, perf_opt.snaplen) != 0 ||
 	     trd_node_capture(px.b, perf_opt.capture, perf_opt.snaplen) != 0))
@@ -1057,21 +1179,33 @@ main(int argc, char **argv)
 		{"torus", required_argument, NULL, 'T'}, {"ports", required_argument, NULL, 'O'},
 		{"capture", required_argument, NULL, 'C'}, {"snaplen", required_argument, NULL, 'N'},
 		{"impair", required_argument, NULL, 'P'}, {"timeout", required_argument, NULL, 'D'},
+		{"server", no_argument, NULL, OPT_SERVER}, {"client", no_argument, NULL, OPT_CLIENT},
+		{"port", required_argument, NULL, OPT_PORT},
+		{"duration", required_argument, NULL, OPT_DURATION},
+		{"interval", required_argument, NULL, OPT_INTERVAL},
+		{"rate", required_argument, NULL, OPT_RATE},
+		{"cores", required_argument, NULL, OPT_CORES},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
 	const char *sizes = NULL, *memif = NULL, *memif_socket = "/tmp/toroid-perf.sock";
+	const char *role = NULL; /* --server or --client */
+	bool ports_given = false, port_given = false;
+	uint16_t port = 0;
 	int app_argc, c, failed = 0;
 	char **app_argv;
 
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			usage(argv[0]);
+			usage("toroid-perf");
 			return 0;
 		}
 	/* two processes on two CPUs: one each, one thread each */
-	for (int i = 1; i + 1 < argc; i++)
-		if (strcmp(argv[i], "--memif") == 0)
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--memif") == 0 && i + 1 < argc)
 			app_default_lcores = strcmp(argv[i + 1], "server") == 0 ? "0" : "1";
+		if (strcmp(argv[i], "--server") == 0 || strcmp(argv[i], "--client") == 0)
+			app_default_lcores = strcmp(argv[i], "--server") == 0 ? "0" : "1";
+	}
 	/* the options first, so a bad command line prints one line and costs no EAL */
 	app_split_args(argc, argv, &app_argc, &app_argv);
 	opterr = 0;
@@ -1141,6 +1275,32 @@ main(int argc, char **argv)
 		case 'D':
 			perf_opt.timeout_us = app_opt_u64("--timeout", optarg, 1, 3600) * 1000000;
 			break;
+		case OPT_SERVER:
+		case OPT_CLIENT:
+			if (role != NULL && strcmp(role, c == OPT_SERVER ? "server" : "client") != 0)
+				app_usage_error("--server and --client exclude each other");
+			role = c == OPT_SERVER ? "server" : "client";
+			break;
+		case OPT_PORT:
+			port = (uint16_t)app_opt_u64("--port", optarg, 0, RTE_MAX_ETHPORTS - 1);
+			port_given = true;
+			break;
+		case OPT_DURATION:
+			perf_opt.duration_s = app_opt_double("--duration", optarg, 0.01, 86400);
+			break;
+		case OPT_INTERVAL:
+			perf_opt.interval_s = app_opt_double("--interval", optarg, 0.01, 3600);
+			break;
+		case OPT_RATE:
+			if (parse_rate(optarg, &perf_opt.rate, &perf_opt.rate_bits) != 0)
+				app_usage_error("--rate: '%s' is not a rate (messages per second 1..1G, "
+						"e.g. 100k, or bits per second 1kbit..10Tbit, e.g. "
+						"5Gbit)",
+						optarg);
+			break;
+		case OPT_CORES:
+			perf_opt.cores = (unsigned int)app_opt_u64("--cores", optarg, 1, 2);
+			break;
 		case 'O': {
 			char *comma = strchr(optarg, ',');
 
@@ -1153,6 +1313,7 @@ main(int argc, char **argv)
 			if (perf_opt.ports[0] == perf_opt.ports[1])
 				app_usage_error("--ports %s: two different ports", optarg);
 			perf_opt.links = TRD_NET_PORTS;
+			ports_given = true;
 			break;
 		}
 		case 'T': {
@@ -1174,6 +1335,33 @@ main(int argc, char **argv)
 	if (optind < app_argc)
 		app_usage_error("unexpected argument '%s' (EAL options go before \"--\")",
 				app_argv[optind]);
+	if (memif != NULL && role != NULL)
+		app_usage_error("--memif and --%s exclude each other (--memif makes the port)", role);
+	if (memif != NULL)
+		role = memif;
+	if (role != NULL && (ports_given || perf_opt.inline_poll || perf_opt.links != TRD_NET_ETHDEV_RING ||
+			     perf_opt.capture != NULL || perf_impaired))
+		app_usage_error("--%s: one node on one port; --ports, --links, --inline, --capture "
+				"and --impair are for the one-process run",
+				role);
+	if (port_given && (role == NULL || memif != NULL))
+		app_usage_error("--port is for --server and --client (the port given to EAL)");
+	if ((perf_opt.duration_s > 0 || perf_opt.interval_s > 0 || perf_opt.rate > 0) &&
+	    (role == NULL || strcmp(role, "client") != 0))
+		app_usage_error("--duration, --interval and --rate are for the client (--client or "
+				"--memif client): the server answers what it asks");
+	if (perf_opt.duration_s > 0 && perf_opt.iters != 0)
+		app_usage_error("--duration and -n exclude each other");
+	if (perf_opt.duration_s > 0 && perf_opt.interval_s > perf_opt.duration_s)
+		app_usage_error("--interval %g is longer than --duration %g", perf_opt.interval_s,
+				perf_opt.duration_s);
+	if (perf_opt.cores > 0 && perf_opt.inline_poll)
+		app_usage_error("--cores and --inline exclude each other");
+	if (perf_opt.cores > 1 && role != NULL)
+		app_usage_error("--cores %u: one node per process with --%s (--cores 1 at most)",
+				perf_opt.cores, role);
+	if (perf_opt.test == NULL && role != NULL && strcmp(role, "server") == 0)
+		perf_opt.test = "all"; /* the server answers whatever the client asks */
 	if (perf_opt.test == NULL)
 		app_usage_error("-t TEST is required (see --help)");
 	{
@@ -1211,8 +1399,12 @@ main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 	}
-	if (memif != NULL) {
-		failed = perf_twoproc(memif, memif_socket, perf_opt.test);
+	if (role != NULL && memif == NULL && !rte_eth_dev_is_valid_port(port))
+		app_usage_error("--%s: no DPDK port %u (%u available; give one with -a PCI or --vdev)",
+				role, port, rte_eth_dev_count_avail());
+	if (role != NULL) {
+		failed = perf_twoproc(strcmp(role, "server") == 0, memif != NULL ? memif_socket : NULL,
+				      port, perf_opt.test);
 		rte_eal_cleanup();
 		if (perf_stop) {
 			fprintf(stderr, "toroid-perf: interrupted\n");

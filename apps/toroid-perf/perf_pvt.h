@@ -33,6 +33,11 @@ struct perf_opts {
 	uint16_t ports[2];       /* --ports */
 	unsigned int snaplen;
 	uint64_t timeout_us;     /* --timeout: a wait without progress fails after this */
+	double duration_s;       /* --duration: each test runs this long instead of -n (0: -n) */
+	double interval_s;       /* --interval: a report line per interval (0: none) */
+	double rate;             /* --rate: messages (or bits, rate_bits) per second; 0: unpaced */
+	bool rate_bits;          /* --rate given in bit/s at L2 (frame + FCS) */
+	unsigned int cores;      /* --cores: engine lcores serving the nodes (0: the default) */
 };
 
 struct perf_result {
@@ -51,6 +56,13 @@ struct perf_result {
 	double base_gbps; /* raw Gbit/s at L2 */
 	bool by_gbps;     /* bandwidth test: the ratio compares Gbit/s */
 	bool interrupted; /* SIGINT/SIGTERM: the figures are of what was measured before */
+	double seconds;   /* the measured time (0: unknown) */
+	/* --interval: this result covers [iv_start, iv_end] seconds of the run */
+	bool is_interval;
+	double iv_start, iv_end;
+	/* --rate: asked and achieved, in the unit asked (messages or bits per second) */
+	bool has_rate;
+	double rate_asked, rate_achieved;
 };
 
 extern struct perf_opts perf_opt;
@@ -63,7 +75,15 @@ void rate_result(struct perf_result *r, uint64_t msgs, uint64_t pkts, uint32_t f
 void perf_print_header(enum perf_kind kind);
 void print_result(const struct perf_result *r);
 
-/* Two processes over net_memif (twoproc.c): runs the selected tests, returns failures. */
-int perf_twoproc(const char *role, const char *socket, const char *test_name);
+/* The --rate asked in messages per second, for messages of @p pkts frames of @p frame bytes. */
+double perf_rate_mps(uint32_t frame, uint64_t pkts);
+/* Fill the --rate fields of @p r (n messages in r->seconds; achieved in the unit asked). */
+void perf_rate_fill(struct perf_result *r, uint32_t frame, uint64_t pkts);
+
+/* Two processes (twoproc.c): a server and a client node on one DPDK port each. With
+ * @p memif_socket the port is a net_memif vdev made here (--memif), otherwise it is DPDK
+ * port @p port (given to EAL with -a PCI or --vdev). Runs the selected tests (client) or
+ * answers them (server); returns the number of failures. */
+int perf_twoproc(bool server, const char *memif_socket, uint16_t port, const char *test_name);
 
 #endif

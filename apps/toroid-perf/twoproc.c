@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * toroid-perf between two processes over net_memif: `--memif server` hosts node (1,0,0) and
- * answers, `--memif client` hosts node (0,0,0) and measures. Each process is one thread that
- * polls its own node (two busy threads in all).
+ * toroid-perf between two processes, on two hosts or on one: `--server` hosts node (1,0,0)
+ * and answers, `--client` hosts node (0,0,0) and measures, each on one DPDK port (a NIC port,
+ * net_af_packet on a veth, or the net_memif port that `--memif server|client` makes). Each
+ * process is one thread that polls its own node (two busy threads in all), or, with
+ * --cores 1, one more lcore serves the node.
  *
- * The client first measures raw DPDK on the same memif ports (frames of EtherType 0x88B6 that
- * the server echoes or counts), then both start their nodes on those ports and the client
- * runs the engine tests, telling the server over a memory FIFO what to answer.
+ * The client first finds its server (raw HELLO frames, repeated until one is answered), then
+ * measures raw DPDK on the same ports (frames of EtherType 0x88B6 that the server echoes or
+ * counts), then both start their nodes on those ports and the client runs the engine tests,
+ * telling the server over a memory FIFO what to answer. The server needs no options: the
+ * tests, sizes, iterations, durations and rates are the client's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,7 +35,10 @@
 #define F_CTL 1  /* reception FIFO of commands and replies */
 #define F_OUT 3  /* outcomes of tracked operations */
 
-enum raw_cmd { RAW_ECHO = 1, RAW_SINK, RAW_SINK_END, RAW_COUNT, RAW_ENGINE, RAW_ENGINE_OK };
+enum raw_cmd {
+	RAW_ECHO = 1, RAW_SINK, RAW_SINK_END, RAW_COUNT, RAW_ENGINE, RAW_ENGINE_OK,
+	RAW_HELLO, RAW_HELLO_OK, RAW_ECHO_OK,
+};
 enum ctl_cmd { CTL_HELLO = 1, CTL_PUT_ECHO, CTL_FIFO_ECHO, CTL_IDLE, CTL_READY, CTL_BYE };
 
 struct ctl_msg {
@@ -50,6 +57,7 @@ static uint64_t *bell;
 static uint16_t ctr;
 static uint64_t peer_key;
 static struct trd_coord me, peer;
+static unsigned int engine_lcore = RTE_MAX_LCORE; /* --cores 1: the lcore serving the node */
 
 /* ---- raw frames ---- */
 
@@ -80,28 +88,61 @@ raw_send(struct rte_mbuf *m)
 		;
 }
 
-/* Next raw frame's command (and arg), within the deadline; 0 on timeout. */
+/* Wait for a raw frame of command @p want (with argument *arg if @p match), within the
+ * deadline: @p want, or 0 on timeout. Other frames (late answers to an earlier question, the
+ * engine's frames) are dropped. */
 static int
-raw_recv(uint64_t *arg, uint64_t deadline_us)
+raw_recv(int want, uint64_t *arg, bool match, uint64_t deadline_us)
 {
 	struct rte_mbuf *m;
 
 	while (trd_time_us() < deadline_us && !perf_stop) {
 		if (rte_eth_rx_burst(port, 0, &m, 1) == 1) {
 			const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+			uint64_t a = 0;
 			int cmd = 0;
 
 			if (m->data_len >= 23 && (p[12] << 8 | p[13]) == RAW_ETHERTYPE) {
 				cmd = p[14];
-				if (arg != NULL)
-					memcpy(arg, p + 15, 8);
+				memcpy(&a, p + 15, 8);
 			}
 			rte_pktmbuf_free(m);
-			if (cmd != 0)
-				return cmd;
+			if (cmd != want || (match && a != *arg))
+				continue;
+			if (arg != NULL)
+				*arg = a;
+			return cmd;
 		}
 	}
 	return 0;
+}
+
+/* Send @p cmd every 200 ms until @p want comes back, for @p timeout_us: 0 or -ETIMEDOUT. The
+ * other process may not run yet (started a moment later, or on another host). */
+static int
+raw_ask(uint8_t cmd, int want, uint64_t timeout_us)
+{
+	uint64_t until = trd_time_us() + timeout_us;
+
+	while (trd_time_us() < until && !perf_stop) {
+		struct rte_mbuf *m = raw_frame(cmd, 0, 60);
+
+		if (m == NULL)
+			return -ENOBUFS;
+		raw_send(m);
+		if (raw_recv(want, NULL, false, RTE_MIN(until, trd_time_us() + 200000)) == want)
+			return 0;
+	}
+	return perf_stop ? -EINTR : -ETIMEDOUT;
+}
+
+/* The end of a timed phase (--duration), in TSC cycles from @p t0; 0: none. */
+static uint64_t
+timed_end(uint64_t t0)
+{
+	return perf_opt.duration_s > 0
+		       ? t0 + (uint64_t)(perf_opt.duration_s * (double)rte_get_tsc_hz())
+		       : 0;
 }
 
 /* The server's raw phase: echo, count, until told to start the engine. */
@@ -123,7 +164,8 @@ raw_serve(void)
 					  : 0;
 
 			if (cmd == RAW_ECHO) {
-				raw_send(pk[i]); /* the same frame back */
+				p[14] = RAW_ECHO_OK; /* the same frame back, marked as an answer */
+				raw_send(pk[i]);
 				continue;
 			}
 			rte_pktmbuf_free(pk[i]);
@@ -135,6 +177,11 @@ raw_serve(void)
 				if (r != NULL)
 					raw_send(r);
 				count = 0;
+			} else if (cmd == RAW_HELLO) {
+				struct rte_mbuf *r = raw_frame(RAW_HELLO_OK, 0, 60);
+
+				if (r != NULL)
+					raw_send(r);
 			} else if (cmd == RAW_ENGINE) {
 				struct rte_mbuf *r = raw_frame(RAW_ENGINE_OK, 0, 60);
 
@@ -146,29 +193,40 @@ raw_serve(void)
 	}
 }
 
+/* n round trips, or fewer if --duration ends first */
 static int
 raw_pingpong_test(uint32_t frame, uint64_t n, struct perf_result *r)
 {
-	uint64_t *s = malloc(n * sizeof(*s));
+	uint64_t *s = malloc(n * sizeof(*s)), i, end = timed_end(rte_rdtsc());
 
 	if (s == NULL)
 		return -ENOMEM;
-	for (uint64_t i = 0; i < n; i++) {
+	for (i = 0; i < n && !perf_stop && (end == 0 || rte_rdtsc() < end); i++) {
 		struct rte_mbuf *m = raw_frame(RAW_ECHO, i, frame);
-		uint64_t t0 = rte_rdtsc();
+		uint64_t t0 = rte_rdtsc(), seq = i;
 
 		if (m == NULL) {
 			free(s);
 			return -ENOBUFS;
 		}
 		raw_send(m);
-		if (raw_recv(NULL, trd_time_us() + 1000000) != RAW_ECHO) {
+		if (raw_recv(RAW_ECHO_OK, &seq, true, trd_time_us() + 1000000) != RAW_ECHO_OK) {
 			free(s);
 			return -ETIMEDOUT;
 		}
 		s[i] = rte_rdtsc() - t0;
 	}
-	lat_stats(r, s, n, 0.5);
+	if (i == 0) {
+		free(s);
+		return -EINTR;
+	}
+	{
+		const char *h = perf_opt.hgrm; /* no distribution file of the raw figure */
+
+		perf_opt.hgrm = NULL;
+		lat_stats(r, s, i, 0.5);
+		perf_opt.hgrm = h;
+	}
 	free(s);
 	return 0;
 }
@@ -177,9 +235,9 @@ static int
 raw_stream_test(uint32_t frame, uint64_t n, double *mpps)
 {
 	struct rte_mbuf *pk[32];
-	uint64_t sent = 0, got = 0, t0 = rte_rdtsc();
+	uint64_t sent = 0, got = 0, t0 = rte_rdtsc(), end = timed_end(t0);
 
-	while (sent < n && !perf_stop) {
+	while (sent < n && !perf_stop && (end == 0 || rte_rdtsc() < end)) {
 		unsigned int k = (unsigned int)RTE_MIN(32u, n - sent), j = 0;
 
 		for (unsigned int i = 0; i < k; i++)
@@ -197,7 +255,7 @@ raw_stream_test(uint32_t frame, uint64_t n, double *mpps)
 			return -ENOBUFS;
 		raw_send(e);
 	}
-	if (raw_recv(&got, trd_time_us() + WAIT_US) != RAW_COUNT)
+	if (raw_recv(RAW_COUNT, &got, false, trd_time_us() + WAIT_US) != RAW_COUNT)
 		return -ETIMEDOUT;
 	/* memif may drop when its ring is full: count what arrived */
 	*mpps = (double)got * rte_get_tsc_hz() / 1e6 / (double)(rte_rdtsc() - t0);
@@ -295,8 +353,10 @@ engine_serve(void)
 			if (m->len == sizeof(c))
 				memcpy(&c, m->data, sizeof(c));
 			trd_msg_free(m);
-			if (c.cmd == CTL_BYE)
+			if (c.cmd == CTL_BYE) {
+				ctl_send(CTL_READY, 0, 0, ctr);
 				return 0;
+			}
 			if (c.cmd == CTL_PUT_ECHO) {
 				their_ctr = c.ctr;
 				trd_counter_set(node, ctr, c.size);
@@ -324,8 +384,8 @@ ask(uint32_t cmd, uint32_t size, uint16_t *their_ctr)
 	struct ctl_msg r;
 	int rc = ctl_send(cmd, size, 0, ctr);
 
-	if (rc == 0)
-		rc = ctl_recv(&r, WAIT_US);
+	if (rc == 0) /* a server that ended may not answer its BYE */
+		rc = ctl_recv(&r, cmd == CTL_BYE ? 2000000 : WAIT_US);
 	if (rc == 0 && r.cmd != CTL_READY)
 		rc = -EPROTO;
 	if (rc == 0 && their_ctr != NULL)
@@ -333,11 +393,139 @@ ask(uint32_t cmd, uint32_t size, uint16_t *their_ctr)
 	return rc;
 }
 
+/* ---- timed runs: --duration, --interval, --rate ---- */
+
+struct timing {
+	uint64_t hz, t0;     /* the measured phase starts at t0 (TSC) */
+	uint64_t end;        /* --duration: its end; 0: by count */
+	uint64_t iv_len;     /* --interval in cycles; 0: none */
+	uint64_t iv_t0;      /* the current interval's start */
+	uint64_t iv_n0;      /* messages (or samples) before it */
+	double mps;          /* --rate in messages per second; 0: unpaced */
+	uint64_t pace_t0;    /* the pace counts from here ... */
+	uint64_t pace_n0;    /* ... with this many messages sent before */
+	uint64_t burst;      /* most messages a late sender may send at once to catch up */
+	bool printed;        /* an interval line was printed */
+};
+
+static void
+timing_start(struct timing *tm, double mps)
+{
+	memset(tm, 0, sizeof(*tm));
+	tm->hz = rte_get_tsc_hz();
+	tm->t0 = rte_rdtsc();
+	tm->iv_t0 = tm->t0;
+	tm->end = timed_end(tm->t0);
+	tm->iv_len = (uint64_t)(perf_opt.interval_s * (double)tm->hz);
+	tm->mps = mps;
+	tm->pace_t0 = tm->t0;
+	/* a token bucket 50 ms deep: a sender held up longer (the CPU taken away) does not
+	 * make up for it in one burst, and the achieved rate shows the loss */
+	tm->burst = RTE_MAX((uint64_t)(mps / 20), (uint64_t)32);
+}
+
+/* Messages the pace allows by @p now, @p sent of them sent (the first at once);
+ * UINT64_MAX unpaced. */
+static uint64_t
+timing_allowed(struct timing *tm, uint64_t now, uint64_t sent)
+{
+	uint64_t allowed;
+
+	if (tm->mps <= 0)
+		return UINT64_MAX;
+	allowed = tm->pace_n0 + (uint64_t)((double)(now - tm->pace_t0) * tm->mps / (double)tm->hz) + 1;
+	if (allowed > sent + tm->burst) {
+		/* too far behind: the bucket is full, the rest of the debt is lost */
+		tm->pace_n0 = sent + tm->burst;
+		tm->pace_t0 = now;
+		allowed = tm->pace_n0;
+	}
+	return allowed;
+}
+
+static double
+timing_s(const struct timing *tm, uint64_t tsc)
+{
+	return (double)(tsc - tm->t0) / (double)tm->hz;
+}
+
+/* A separator between the interval lines and the summary, as iperf3 prints */
+static void
+timing_summary(const struct timing *tm)
+{
+	if (tm->printed && !perf_opt.json)
+		printf("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
+}
+
+/* L1 rate against the port's speed */
+static void
+line_pct(struct perf_result *r)
+{
+	struct rte_eth_link link;
+
+	if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_speed != 0 &&
+	    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
+		r->line_pct = r->gbps_l1 * 1000 / link.link_speed * 100;
+}
+
+/* Interval line of a rate test: @p n messages posted so far at @p now. */
+static void
+rate_interval(struct timing *tm, const struct perf_result *tmpl, uint64_t n, uint64_t now,
+	      uint64_t pkts_per, uint32_t frame)
+{
+	struct perf_result iv = *tmpl;
+
+	rate_result(&iv, n - tm->iv_n0, (n - tm->iv_n0) * pkts_per, frame, now - tm->iv_t0);
+	iv.is_interval = true;
+	iv.has_base = false;
+	iv.iv_start = timing_s(tm, tm->iv_t0);
+	iv.iv_end = timing_s(tm, now);
+	perf_rate_fill(&iv, frame, pkts_per);
+	line_pct(&iv);
+	print_result(&iv);
+	tm->printed = true;
+	tm->iv_t0 = now;
+	tm->iv_n0 = n;
+}
+
+/* Interval line of a latency test: the samples s[iv_n0 .. n) taken in it. */
+static void
+lat_interval(struct timing *tm, const struct perf_result *tmpl, const uint64_t *s, uint64_t n,
+	     uint64_t now, double scale, uint32_t frame)
+{
+	struct perf_result iv = *tmpl;
+	uint64_t k = n - tm->iv_n0, *c = k ? malloc(k * sizeof(*c)) : NULL;
+	const char *h = perf_opt.hgrm;
+
+	if (c != NULL) {
+		memcpy(c, s + tm->iv_n0, k * sizeof(*c));
+		perf_opt.hgrm = NULL; /* a distribution file for the whole run only */
+		lat_stats(&iv, c, k, scale);
+		perf_opt.hgrm = h;
+		free(c);
+		iv.is_interval = true;
+		iv.has_base = false;
+		iv.iv_start = timing_s(tm, tm->iv_t0);
+		iv.iv_end = timing_s(tm, now);
+		iv.seconds = iv.iv_end - iv.iv_start;
+		perf_rate_fill(&iv, frame, 1);
+		print_result(&iv);
+		tm->printed = true;
+	}
+	tm->iv_t0 = now;
+	tm->iv_n0 = n;
+}
+
 static int
 lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 {
-	uint64_t *s = malloc((n + n / 10 + 1) * sizeof(*s));
-	uint64_t warm = n / 10 + 1;
+	bool timed = perf_opt.duration_s > 0;
+	uint64_t warm = timed ? 1000 : n / 10 + 1;
+	uint64_t cap = timed ? warm + 65536 : warm + n;
+	uint64_t *s = malloc(cap * sizeof(*s));
+	uint32_t frame = TRD_FRAME_HLEN + size; /* the pace of --rate in bits: one frame each */
+	double scale = strcmp(name, "put_lat") == 0 || strcmp(name, "fifo_lat") == 0 ? 0.5 : 1;
+	struct timing tm = {0};
 	uint16_t their = 0;
 	int rc = 0;
 
@@ -349,13 +537,46 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 		rc = ask(CTL_FIFO_ECHO, size, NULL);
 	else
 		rc = ask(CTL_IDLE, size, NULL);
-	uint64_t i;
+	r->test = name;
+	r->size = size;
+	r->kind = K_LAT;
+	uint64_t i, now = 0;
 
-	for (i = 0; rc == 0 && i < warm + n && !perf_stop; i++) {
-		uint64_t t0 = rte_rdtsc();
+	for (i = 0; rc == 0 && !perf_stop; i++) {
+		uint64_t t0;
 		struct trd_desc d, c;
 		struct trd_msg *m;
 
+		if (i == warm)
+			timing_start(&tm, perf_rate_mps(frame, 1)); /* measured from here */
+		if (i >= warm) {
+			uint64_t j = i - warm;
+
+			now = rte_rdtsc();
+			if (tm.iv_len != 0 && now - tm.iv_t0 >= tm.iv_len)
+				lat_interval(&tm, r, s, j, now, scale, frame);
+			if (timed ? now >= tm.end : j >= n)
+				break;
+			/* --rate: a round trip starts no sooner than its turn */
+			while (timing_allowed(&tm, now, j) <= j && !perf_stop) {
+				if (engine_lcore == RTE_MAX_LCORE)
+					trd_node_poll(node); /* the answers to acks meanwhile */
+				now = rte_rdtsc();
+			}
+			if (perf_stop)
+				break;
+			if (j == cap) {
+				uint64_t *g = realloc(s, 2 * cap * sizeof(*s));
+
+				if (g == NULL) {
+					rc = -ENOMEM;
+					break;
+				}
+				s = g;
+				cap *= 2;
+			}
+		}
+		t0 = rte_rdtsc();
 		if (strcmp(name, "put_lat") == 0) {
 			trd_counter_set(node, ctr, size);
 			trd_desc_put(&d, peer, mem, size, peer_key, 0, 0, their);
@@ -393,14 +614,19 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 	if (perf_stop && rc == 0) {
 		if (i <= warm)
 			rc = -EINTR;
-		n = i - warm;
 		r->interrupted = true;
+		now = rte_rdtsc();
 	}
 	if (rc == 0) {
-		r->test = name;
-		r->size = size;
-		lat_stats(r, s, n,
-			  strcmp(name, "put_lat") == 0 || strcmp(name, "fifo_lat") == 0 ? 0.5 : 1);
+		uint64_t k = i - warm;
+
+		/* the last, partial interval (if it is not a sliver) */
+		if (tm.iv_len != 0 && k > tm.iv_n0 && now - tm.iv_t0 > tm.iv_len / 100)
+			lat_interval(&tm, r, s, k, now, scale, frame);
+		timing_summary(&tm);
+		lat_stats(r, s, k, scale);
+		r->seconds = timing_s(&tm, now);
+		perf_rate_fill(r, frame, 1);
 	}
 	free(s);
 	if (rc == 0 && !perf_stop)
@@ -408,31 +634,60 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 	return rc;
 }
 
-/* Puts to the server as fast as the FIFO takes them; the last one asks for a DONE, which
- * comes after every earlier one landed (reliable, in order). */
+/* Puts to the server as fast as the FIFO takes them (or at the pace of --rate), n of them or
+ * for --duration; the last one asks for a DONE, which comes after every earlier one landed
+ * (reliable, in order). An interval line counts the messages posted in it. */
 static int
 rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 {
 	unsigned int maxpay = trd_link_max_payload(trd_node_link(node, 0));
-	uint64_t posted = 0, t0 = rte_rdtsc(), dl = trd_time_us() + perf_opt.timeout_us;
+	uint64_t pkts_per = size == 0 ? 1 : (size + maxpay - 1) / maxpay;
+	uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, maxpay);
+	uint64_t posted = 0, dl = trd_time_us() + perf_opt.timeout_us, now;
+	bool timed = perf_opt.duration_s > 0;
+	struct timing tm;
 	struct trd_desc d[32];
 	struct trd_msg *m;
 	uint32_t id;
 	int rc;
 
+	if (size > BUF / 2)
+		return -EMSGSIZE;
 	for (int i = 0; i < 32; i++)
 		trd_desc_put(&d[i], peer, mem, size, peer_key, (uint64_t)i * size % (BUF - size), 0,
 			     0);
+	r->test = name;
+	r->size = size;
+	r->kind = K_RATE;
+	timing_start(&tm, perf_rate_mps(frame, pkts_per));
 	/* the deadline is on progress, not on the run; SIGINT ends the stream early and the
 	 * rate of what was posted (all of it acknowledged by the last DONE) is reported */
-	while (posted + 1 < n && !perf_stop) {
-		unsigned int k = (unsigned int)RTE_MIN(32u, n - 1 - posted);
+	for (;;) {
+		uint64_t k, allowed;
 
-		if (trd_inject_bulk(trd_inj_fifo(node, 0), d, k) == 0) {
+		now = rte_rdtsc();
+		if (tm.iv_len != 0 && now - tm.iv_t0 >= tm.iv_len)
+			rate_interval(&tm, r, posted, now, pkts_per, frame);
+		if (perf_stop || (timed ? now >= tm.end : posted + 1 >= n))
+			break;
+		k = RTE_MIN(32u, perf_opt.window);
+		if (!timed)
+			k = RTE_MIN(k, n - 1 - posted);
+		allowed = timing_allowed(&tm, now, posted);
+		if (allowed <= posted) {
+			/* ahead of the pace: a waiting sender is not a stalled one */
+			if (engine_lcore == RTE_MAX_LCORE)
+				trd_node_poll(node);
+			dl = trd_time_us() + perf_opt.timeout_us;
+			continue;
+		}
+		k = RTE_MIN(k, allowed - posted);
+		if (trd_inject_bulk(trd_inj_fifo(node, 0), d, (unsigned int)k) == 0) {
 			posted += k;
 			dl = trd_time_us() + perf_opt.timeout_us;
 		} else {
-			trd_node_poll(node);
+			if (engine_lcore == RTE_MAX_LCORE)
+				trd_node_poll(node);
 			if (trd_time_us() > dl)
 				return -ETIMEDOUT;
 		}
@@ -441,8 +696,10 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 		if (posted == 0)
 			return -EINTR;
 		r->interrupted = true;
-		n = posted + 1;
 	}
+	if (tm.iv_len != 0 && posted > tm.iv_n0 && now - tm.iv_t0 > tm.iv_len / 100)
+		rate_interval(&tm, r, posted, now, pkts_per, frame);
+	n = posted + 1;
 	rc = trd_track_open(node, F_OUT, 1, NULL, &id);
 	if (rc != 0)
 		return rc;
@@ -456,10 +713,10 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 		return rc;
 	rc = m->status;
 	trd_msg_free(m);
-	r->test = name;
-	r->size = size;
-	rate_result(r, n, n * (size == 0 ? 1 : (size + maxpay - 1) / maxpay),
-		    TRD_FRAME_HLEN + RTE_MIN(size, maxpay), rte_rdtsc() - t0);
+	timing_summary(&tm);
+	rate_result(r, n, n * pkts_per, frame, rte_rdtsc() - tm.t0);
+	perf_rate_fill(r, frame, pkts_per);
+	line_pct(r);
 	return rc;
 }
 
@@ -469,32 +726,58 @@ is_lat(const char *t)
 	return strstr(t, "_lat") != NULL;
 }
 
-int
-perf_twoproc(const char *role, const char *socket, const char *test)
+/* --cores 1: an lcore serves the node from here on; the main lcore is the application */
+static int
+engine_launch(void)
 {
-	static const char *const all[] = {"put_rate", "put_bw",  "put_lat",
-					  "fifo_lat", "get_lat", "reflect_lat"};
-	bool server = strcmp(role, "server") == 0;
-	char args[512];
-	struct rte_eth_link link;
-	struct perf_result res[RTE_DIM(all)][PERF_MAX_SIZES];
-	uint64_t dl;
-	int failed = 0, rc;
+	unsigned int l = rte_get_next_lcore(-1, 1, 0);
+	int rc;
 
-	if (!server && strcmp(role, "client") != 0)
-		return 1;
-	/* the packet pool first: without memory for it, memif would be blamed */
-	if (trd_default_pool(0) == NULL) {
-		fprintf(stderr, "toroid-perf: no packet pool: give EAL more memory (-m 1024)\n");
-		return 1;
+	if (perf_opt.cores == 0)
+		return 0;
+	if (l >= RTE_MAX_LCORE) {
+		fprintf(stderr, "toroid-perf: --cores 1 needs a second lcore (e.g. -l 0-1)\n");
+		return -EINVAL;
 	}
-	snprintf(args, sizeof(args), "role=%s,socket=%s", role, socket);
-	rc = rte_vdev_init("net_memif_perf", args);
+	rc = trd_node_launch(node, l);
 	if (rc == 0)
-		rc = rte_eth_dev_get_port_by_name("net_memif_perf", &port);
+		engine_lcore = l;
+	return rc;
+}
+
+static void
+engine_end(void)
+{
+	if (engine_lcore < RTE_MAX_LCORE)
+		trd_lcore_stop(engine_lcore);
+	engine_lcore = RTE_MAX_LCORE;
+	/* let the BYE, its answer and the last acks go (and be sent again if lost) */
+	for (uint64_t until = trd_time_us() + 200000; trd_time_us() < until;)
+		trd_node_poll(node);
+	trd_node_free(node); /* stops and closes the port */
+}
+
+/* The port: the memif vdev made here, or the one EAL was given; configured and up. */
+static int
+open_port(bool server, const char *memif_socket, uint16_t port_id)
+{
+	const char *role = server ? "server" : "client";
+	struct rte_eth_dev_info info;
+	struct rte_eth_link link;
+	char args[512] = "";
+	uint64_t dl;
+	int rc = 0;
+
+	port = port_id;
+	if (memif_socket != NULL) {
+		snprintf(args, sizeof(args), "role=%s,socket=%s", role, memif_socket);
+		rc = rte_vdev_init("net_memif_perf", args);
+		if (rc == 0)
+			rc = rte_eth_dev_get_port_by_name("net_memif_perf", &port);
+	}
 	if (rc == 0) {
-		/* configure, start; a client cannot start before its server listens (the two
-		 * commands are typed or pasted one after the other): keep trying for a while */
+		/* configure, start; a memif client cannot start before its server listens (the
+		 * two commands are typed or pasted one after the other): keep trying a while */
 		uint64_t until = trd_time_us() + 30000000;
 
 		while ((plink = trd_link_ethdev(port, NULL)) == NULL && !server && !perf_stop &&
@@ -504,37 +787,96 @@ perf_twoproc(const char *role, const char *socket, const char *test)
 			rc = -rte_errno;
 	}
 	if (rc != 0) {
-		fprintf(stderr, "toroid-perf: cannot open net_memif (%s): %s\n", args,
-			rte_strerror(-rc));
-		return 1;
+		if (memif_socket != NULL)
+			fprintf(stderr, "toroid-perf: cannot open net_memif (%s): %s\n", args,
+				rte_strerror(-rc));
+		else
+			fprintf(stderr, "toroid-perf: cannot start DPDK port %u: %s\n", port,
+				rte_strerror(-rc));
+		return -1;
 	}
-	fprintf(stderr, "toroid-perf: %s waiting for the other process on %s\n", role, socket);
+	if (rte_eth_dev_info_get(port, &info) == 0 && info.driver_name != NULL)
+		perf_opt.links_label = strncmp(info.driver_name, "net_", 4) == 0
+					       ? info.driver_name + 4
+					       : info.driver_name;
+	else
+		perf_opt.links_label = "port";
+	fprintf(stderr, "toroid-perf: %s on port %u (%s), waiting for the other process\n", role,
+		port, memif_socket != NULL ? memif_socket : perf_opt.links_label);
 	dl = trd_time_us() + 60000000;
-	do {
+	for (uint64_t retry = trd_time_us() + 2000000;; ) {
 		rte_eth_link_get_nowait(port, &link);
-	} while (link.link_status != RTE_ETH_LINK_UP && trd_time_us() < dl && !perf_stop);
+		if (link.link_status == RTE_ETH_LINK_UP || trd_time_us() >= dl || perf_stop)
+			break;
+		/* a memif client that connected between its server's listening socket and
+		 * the server's start is turned away ("ID not found") and does not try again:
+		 * restart it */
+		if (!server && trd_time_us() > retry &&
+		    strcmp(perf_opt.links_label, "memif") == 0) {
+			rte_eth_dev_stop(port);
+			rte_eth_dev_start(port);
+			retry = trd_time_us() + 2000000;
+		}
+	}
 	if (link.link_status != RTE_ETH_LINK_UP) {
-		fprintf(stderr, "toroid-perf: the memif link did not come up\n");
+		fprintf(stderr, "toroid-perf: the link of port %u did not come up\n", port);
+		return -1;
+	}
+	return 0;
+}
+
+int
+perf_twoproc(bool server, const char *memif_socket, uint16_t port_id, const char *test)
+{
+	static const char *const all[] = {"put_rate", "put_bw",  "put_lat",
+					  "fifo_lat", "get_lat", "reflect_lat"};
+	struct perf_result res[RTE_DIM(all)][PERF_MAX_SIZES];
+	int failed = 0, rc;
+
+	/* the packet pool first: without memory for it, the port would be blamed */
+	if (trd_default_pool(0) == NULL) {
+		fprintf(stderr, "toroid-perf: no packet pool: give EAL more memory (-m 1024)\n");
 		return 1;
 	}
-	perf_opt.links_label = "memif";
+	if (open_port(server, memif_socket, port_id) != 0)
+		return 1;
 	if (server) {
 		rc = raw_serve();
 		if (rc == 0)
 			rc = engine_setup(true);
 		if (rc == 0)
+			rc = engine_launch();
+		if (rc == 0)
 			rc = engine_serve();
-		if (rc != 0)
+		if (rc != 0 && !(rc == -EINTR && perf_stop))
 			fprintf(stderr, "toroid-perf: server: %s\n", strerror(-rc));
-		for (int i = 0; i < 1000; i++)
-			trd_node_poll(node); /* the last acks */
-		trd_node_free(node);
+		if (rc == 0 && strcmp(perf_opt.links_label, "memif") == 0) {
+			/* the client closes first: two memif ends closing at once race in the
+			 * driver's disconnect handling */
+			struct rte_eth_link link;
+			uint64_t until = trd_time_us() + 2000000;
+
+			do {
+				trd_node_poll(node);
+				rte_eth_link_get_nowait(port, &link);
+			} while (link.link_status == RTE_ETH_LINK_UP && trd_time_us() < until &&
+				 !perf_stop);
+		}
+		if (node != NULL)
+			engine_end();
 		return rc != 0;
 	}
 
-	/* client: raw baselines first, on the same ports, for every test and size */
+	/* client: find the server (it may start later, or run on another host) */
+	rc = raw_ask(RAW_HELLO, RAW_HELLO_OK, 60000000);
+	if (rc != 0) {
+		if (!perf_stop)
+			fprintf(stderr, "toroid-perf: no server answered on port %u in 60 s\n", port);
+		return 1;
+	}
+	/* raw baselines first, on the same ports, for every test and size */
 	memset(res, 0, sizeof(res));
-	for (unsigned int t = 0; t < RTE_DIM(all); t++) {
+	for (unsigned int t = 0; t < RTE_DIM(all) && !perf_stop; t++) {
 		if (strcmp(test, "all") != 0 && strcmp(test, all[t]) != 0)
 			continue;
 		for (unsigned int z = 0; z < perf_opt.n_sizes && perf_opt.baseline; z++) {
@@ -560,18 +902,15 @@ perf_twoproc(const char *role, const char *socket, const char *test)
 			}
 		}
 	}
-	{
-		struct rte_mbuf *m = raw_frame(RAW_ENGINE, 0, 60);
-
-		if (m == NULL)
-			return 1;
-		raw_send(m);
-		if (raw_recv(NULL, trd_time_us() + WAIT_US) != RAW_ENGINE_OK) {
+	rc = raw_ask(RAW_ENGINE, RAW_ENGINE_OK, WAIT_US);
+	if (rc != 0) {
+		if (!perf_stop)
 			fprintf(stderr, "toroid-perf: the server did not answer\n");
-			return 1;
-		}
+		return 1;
 	}
 	rc = engine_setup(false);
+	if (rc == 0)
+		rc = engine_launch();
 	if (rc != 0) {
 		fprintf(stderr, "toroid-perf: client set-up: %s\n", strerror(-rc));
 		return 1;
@@ -598,9 +937,9 @@ perf_twoproc(const char *role, const char *socket, const char *test)
 			print_result(r);
 		}
 	}
-	ctl_send(CTL_BYE, 0, 0, 0);
-	for (int i = 0; i < 1000; i++)
-		trd_node_poll(node); /* let the BYE and the last acks go */
-	trd_node_free(node); /* stops and closes the port */
+	/* the server answers a BYE before it ends: it does not wait for a lost one forever */
+	if (ask(CTL_BYE, 0, NULL) != 0 && !perf_stop)
+		fprintf(stderr, "toroid-perf: the server did not acknowledge the end\n");
+	engine_end();
 	return failed;
 }

@@ -40,6 +40,7 @@
 
 #define PERF_MAX_SIZES 16
 #define PERF_TAG 77
+#define PERF_END_TAG 78 /* the ping's last message: the pong ends */
 #define PERF_MAX_ITERS 10000000u /* samples of one size: 80 MB */
 
 enum wait_how { W_SPIN, W_YIELD, W_BLOCK };
@@ -56,6 +57,7 @@ static struct {
 	unsigned int warmup;
 	enum wait_how wait;
 	bool json;
+	int role; /* 0: both (fork), 1: --server (the pong only), 2: --client (the ping only) */
 } opt = {
 	.mode = "vni",
 	.app = 1,
@@ -118,11 +120,19 @@ report(const char *mode, size_t size, uint64_t *rtt, unsigned int n)
 	for (unsigned int i = 0; i < n; i++)
 		sum += (double)rtt[i];
 #define OW(v) ((double)(v) / 2000.0)
+	/* the JSON keys of toroid-perf (docs/toroid-perf.md): one schema for both tools */
 	if (opt.json)
-		printf("{\"mode\":\"%s\",\"size\":%zu,\"iters\":%u,\"min_us\":%.3f,\"avg_us\":%.3f,"
-		       "\"p50_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"max_us\":%.3f%s}\n",
-		       mode, size, n, OW(rtt[0]), sum / n / 2000.0, OW(rtt[n / 2]),
-		       OW(rtt[(size_t)n * 99 / 100]), OW(rtt[(size_t)n * 999 / 1000]), OW(rtt[n - 1]),
+		printf("{\"test\":\"%s_lat\",\"size\":%zu,\"links\":\"%s\",\"iters\":%u,"
+		       "\"unit\":\"us\",\"min\":%.3f,\"avg\":%.3f,\"p50\":%.3f,\"p99\":%.3f,"
+		       "\"p99_9\":%.3f,\"max\":%.3f,\"seconds\":%.3f%s%s%s}\n",
+		       mode, size, strcmp(mode, "vni") == 0 ? "vni" : "loopback", n, OW(rtt[0]),
+		       sum / n / 2000.0, OW(rtt[n / 2]), OW(rtt[(size_t)n * 99 / 100]),
+		       OW(rtt[(size_t)n * 999 / 1000]), OW(rtt[n - 1]), sum / 1e9,
+		       strcmp(mode, "vni") == 0 ? ",\"wait\":\"" : "",
+		       strcmp(mode, "vni") != 0		? ""
+		       : opt.wait == W_SPIN		? "spin\""
+		       : opt.wait == W_YIELD	? "yield\""
+						: "block\"",
 		       perf_sig ? ",\"interrupted\":true" : "");
 	else
 		printf("%-7s %8zu B  one-way latency us: min %7.2f  avg %7.2f  p50 %7.2f  p99 %7.2f  "
@@ -138,10 +148,12 @@ report(const char *mode, size_t size, uint64_t *rtt, unsigned int n)
 
 /* ---- through the engine daemon ---- */
 
+static bool vni_forever; /* the server's pong waits for its client as long as it takes */
+
 static int
 vni_wait1(struct trd_vni *v, struct trd_vni_cpl *c)
 {
-	uint64_t deadline = now_ns() + 10000000000ULL;
+	uint64_t deadline = vni_forever ? UINT64_MAX : now_ns() + 10000000000ULL;
 
 	for (;;) {
 		int n;
@@ -227,10 +239,30 @@ vni_side(bool ping)
 	}
 	memset(sb, 0x5a, max);
 	/* Every receive is posted before the message it is for can be sent (the pong posts its
-	 * next one before it answers), so nothing waits in the engine's staging. */
-	if (!ping)
-		rc = trd_vni_recv(v, peer, PERF_TAG, 0, rb, max, -1, 0);
-	for (unsigned int k = 0; k < opt.n_sizes && rc == 0; k++) {
+	 * next one before it answers), so nothing waits in the engine's staging. The pong
+	 * answers each message with one as long, whatever its size (up to its own largest
+	 * --sizes), until the ping's end message. */
+	if (!ping) {
+		vni_forever = opt.role == 1;
+		rc = trd_vni_recv(v, peer, 0, TRD_VNI_ANY_TAG, rb, max, -1, 0);
+		while (rc == 0) {
+			struct trd_vni_cpl c;
+			int n = vni_wait1(v, &c);
+
+			if (n < 0)
+				rc = n;
+			else if (c.status != 0)
+				rc = c.status;
+			else if (c.kind == TRD_VNI_CPL_SEND)
+				continue;
+			else if (c.tag == PERF_END_TAG)
+				break;
+			else if ((rc = trd_vni_recv(v, peer, 0, TRD_VNI_ANY_TAG, rb, max, -1, 0)) == 0)
+				rc = trd_vni_send(v, peer, PERF_TAG, sb, c.len, -1, 0);
+			vni_forever = false; /* a client that stops answering is gone */
+		}
+	}
+	for (unsigned int k = 0; ping && k < opt.n_sizes && rc == 0; k++) {
 		size_t len = opt.sizes[k];
 		unsigned int total = opt.warmup + opt.iters; /* both bounded: no wrap */
 		unsigned int i;
@@ -238,19 +270,7 @@ vni_side(bool ping)
 		for (i = 0; i < total && rc == 0; i++) {
 			struct trd_vni_cpl c;
 			uint64_t t0 = now_ns();
-			bool last = k + 1 == opt.n_sizes && i + 1 == total;
 
-			if (!ping) {
-				/* pong: the message, the next receive, the answer */
-				rc = vni_wait1(v, &c) < 0 ? -EIO : c.status;
-				if (rc == 0 && !last)
-					rc = trd_vni_recv(v, peer, PERF_TAG, 0, rb, max, -1, 0);
-				if (rc == 0)
-					rc = trd_vni_send(v, peer, PERF_TAG, sb, len, -1, 0);
-				if (rc == 0)
-					rc = vni_wait1(v, &c) < 0 ? -EIO : c.status;
-				continue;
-			}
 			rc = trd_vni_recv(v, peer, PERF_TAG, 0, rb, max, -1, 0);
 			if (rc == 0)
 				rc = trd_vni_send(v, peer, PERF_TAG, sb, len, -1, 0);
@@ -264,6 +284,22 @@ vni_side(bool ping)
 		/* interrupted: what was measured of this size, marked so */
 		if (ping && (rc == 0 || (perf_sig && i > opt.warmup + 1)))
 			report("vni", len, rtt, rc == 0 ? opt.iters : i - 1 - opt.warmup);
+	}
+	if (ping && rc == 0) {
+		/* the end message, and its completion (the pong has it) */
+		struct trd_vni_cpl c;
+
+		rc = trd_vni_send(v, peer, PERF_END_TAG, sb, 0, -1, 0);
+		while (rc == 0) {
+			int n = vni_wait1(v, &c);
+
+			if (n < 0)
+				rc = n;
+			else if (c.kind == TRD_VNI_CPL_SEND)
+				break;
+		}
+		if (rc == 0)
+			rc = c.status;
 	}
 	if (rc != 0 && !perf_sig)
 		fprintf(stderr, "toroid-vni-perf: %s: %s\n", ping ? "ping" : "pong", strerror(-rc));
@@ -282,6 +318,8 @@ run_vni(void)
 		fprintf(stderr, "toroid-vni-perf: --socket is required with --mode vni\n");
 		return 2;
 	}
+	if (opt.role != 0) /* one side: the other runs elsewhere (another engine, host) */
+		return vni_side(opt.role == 2);
 	fflush(stdout);
 	child = fork();
 	if (child < 0)
@@ -393,14 +431,21 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: toroid-vni-perf --mode vni --socket PATH [--peer-socket PATH] [options]\n"
+		"       toroid-vni-perf --mode vni --server --socket PATH [options]\n"
+		"       toroid-vni-perf --mode vni --client --socket PATH [options]\n"
 		"       toroid-vni-perf [EAL options --] --mode inproc [options]\n"
+		"  --server          only the answering process (Q of --procs), on --socket: it\n"
+		"                    answers each message with one as long (up to its largest\n"
+		"                    --sizes) until the client ends; waits for the client\n"
+		"  --client          only the measuring process (P of --procs), on --socket;\n"
+		"                    the server runs on an engine of its own (another host)\n"
 		"  --app A           application id of both processes (default 1)\n"
 		"  --procs P,Q       process ids of ping and pong (default 0,1)\n"
 		"  --sizes LIST      message sizes, 0..64M each (default 8,64,512,4K,64K)\n"
 		"  --iters N         round trips measured per size, 1..%u (default 10000)\n"
 		"  --warmup N        round trips before measuring, 0..%u (default 1000)\n"
 		"  --wait HOW        vni: spin (poll), yield (poll, sched_yield) or block (eventfd)\n"
-		"  --json            one JSON line per size\n"
+		"  --json            one JSON line per size (the keys of toroid-perf --json)\n"
 		"SIGINT or SIGTERM stops both processes: what was measured of the current size is\n"
 		"printed, marked interrupted, and the exit status is 128 + the signal.\n",
 		PERF_MAX_ITERS, PERF_MAX_ITERS);
@@ -420,6 +465,8 @@ main(int argc, char **argv)
 		{"warmup", required_argument, NULL, 'w'},
 		{"wait", required_argument, NULL, 'W'},
 		{"json", no_argument, NULL, 'j'},
+		{"server", no_argument, NULL, 'S'},
+		{"client", no_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -481,6 +528,12 @@ main(int argc, char **argv)
 				app_usage_error("--wait: '%s' is not spin, yield or block", optarg);
 			break;
 		case 'j': opt.json = true; break;
+		case 'S':
+		case 'C':
+			if (opt.role != 0 && opt.role != (c == 'S' ? 1 : 2))
+				app_usage_error("--server and --client exclude each other");
+			opt.role = c == 'S' ? 1 : 2;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: app_getopt_error(c, app_argv);
 		}
@@ -499,10 +552,16 @@ main(int argc, char **argv)
 			app_usage_error("--mode vni starts no EAL: no EAL options");
 		if (opt.socket == NULL)
 			app_usage_error("--socket is required with --mode vni");
+		if (opt.role != 0 && opt.peer_socket != NULL)
+			app_usage_error("--peer-socket is for the two sides in one run: the %s uses "
+					"--socket",
+					opt.role == 1 ? "server" : "client");
 		catch_signals();
 		return run_vni();
 	}
 	if (strcmp(opt.mode, "inproc") == 0) {
+		if (opt.role != 0)
+			app_usage_error("--server and --client are for --mode vni");
 		catch_signals();
 		return run_inproc(argc, argv);
 	}

@@ -1,0 +1,202 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# toroid-perf between two processes, iperf3-style (--server / --client):
+#  - over net_memif: a paced (--rate) timed (--duration) run with --interval reports: one line
+#    per interval, the achieved rate near the asked one (never above it), every documented
+#    JSON key present; a latency run paced in bit/s;
+#  - over net_af_packet on a veth pair this test makes (root; exit 77 without root): the
+#    server on one end, the client on the other, the port given by EAL (--vdev);
+#  - toroid-vni-perf --server / --client: two toroid-node engines joined by net_memif, one
+#    application each; the JSON keys of toroid-perf.
+# usage: test_perf_hosts.sh BUILD_DIR [memif|veth|vni|all]
+set -u
+B=$1
+WHAT=${2:-all}
+PERF=$B/apps/toroid-perf/toroid-perf
+NODE=$B/apps/toroid-node/toroid-node
+VPERF=$B/apps/toroid-vni-perf/toroid-vni-perf
+T=$(mktemp -d /tmp/toroid-perf-hosts.XXXXXX) || exit 1
+VA=tph$$a
+VB=tph$$b
+pids=()
+engines=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	ip link del "$VA" 2>/dev/null
+	rm -rf "$T"
+	for x in s c A B; do rm -rf "/var/run/dpdk/tph-$x$$" "/run/user/$(id -u)/dpdk/tph-$x$$"; done
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+fails=0
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+EAL=(--no-huge --no-pci -m 512 --log-level lib.eal:error --log-level pmd.net.memif:error)
+
+# pair NAME SERVER_EAL CLIENT_EAL CLIENT_ARGS...: a server and a client, both bounded; the
+# client's stdout in $T/NAME.out, rc in $rc
+pair() {
+	local name=$1 seal=$2 ceal=$3
+	shift 3
+	local srv
+	# af_packet names its fanout group after the process id and the interface index: two
+	# processes on the two ends of a veth may draw the same one (EINVAL). The server first,
+	# until its port is up; then the client, again if it drew the server's group.
+	for _ in 1 2 3; do
+		# shellcheck disable=SC2086
+		timeout -k 5 60 "$PERF" "${EAL[@]}" $seal -- --server >"$T/$name.srv" 2>&1 &
+		srv=$!
+		pids+=($srv)
+		for _ in $(seq 400); do
+			grep -q 'waiting for the other process' "$T/$name.srv" && break
+			kill -0 $srv 2>/dev/null || break
+			sleep 0.05
+		done
+		grep -q 'could not set PACKET_FANOUT' "$T/$name.srv" || break
+		wait $srv
+	done
+	for _ in 1 2 3; do
+		# shellcheck disable=SC2086
+		timeout -k 5 60 "$PERF" "${EAL[@]}" $ceal -- --client "$@" >"$T/$name.out" \
+			2>"$T/$name.err"
+		rc=$?
+		grep -q 'could not set PACKET_FANOUT' "$T/$name.err" || break
+	done
+	[ $rc -eq 0 ] || fail "$name: client exit $rc: $(grep -v '^EAL' "$T/$name.err" | tail -n 3)"
+	timeout 20 tail --pid=$srv -f /dev/null ||
+		fail "$name: the server did not end after its client: $(tail -n 3 "$T/$name.srv")"
+	wait $srv 2>/dev/null
+	[ $? -eq 0 ] || fail "$name: server: $(grep -v '^EAL' "$T/$name.srv" | tail -n 3)"
+}
+
+# check OUT INTERVALS ASKED UNIT KIND: the JSON lines of a timed, paced run
+check() {
+	python3 - "$@" <<'PY'
+import json, sys
+out, n_iv, asked, unit, kind = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
+lines = [json.loads(l) for l in open(out) if l.startswith("{")]
+ivs = [l for l in lines if "interval" in l]
+res = [l for l in lines if "interval" not in l]
+assert len(res) == 1, f"{len(res)} result lines: {lines}"
+assert len(ivs) == n_iv, f"{len(ivs)} interval lines, not {n_iv}: {ivs}"
+common = ["test", "size", "links", "seconds", "rate_asked", "rate_achieved", "rate_unit"]
+keys = common + (["msgs", "mpps", "mbytes_per_s", "gbps_l2", "gbps_l1"] if kind == "rate" else
+                 ["iters", "unit", "min", "avg", "p50", "p99", "p99_9", "max"])
+for l in lines:
+    missing = [k for k in keys if k not in l]
+    assert not missing, f"keys {missing} missing in {l}"
+    assert l["rate_unit"] == unit and l["rate_asked"] == asked, l
+    assert "interrupted" not in l, l
+r = res[0]
+# paced: never above the asked rate (the first message goes at once), near it on average
+assert r["rate_achieved"] <= asked * 1.01 + 1 / r["seconds"] * (1 if unit == "msg/s" else 1e4), r
+assert r["rate_achieved"] >= asked * 0.8, f"achieved {r['rate_achieved']} of {asked}: {r}"
+prev = 0.0
+for iv in ivs:
+    s, e = iv["interval"]["start"], iv["interval"]["end"]
+    assert abs(s - prev) < 1e-3 and e > s, f"intervals not back to back: {ivs}"
+    assert 0 < iv["rate_achieved"] <= asked * 1.5, iv
+    prev = e
+assert abs(prev - r["seconds"]) < 0.1, f"intervals end at {prev}, the run at {r['seconds']}"
+n = "msgs" if kind == "rate" else "iters"
+assert abs(sum(iv[n] for iv in ivs) - r[n]) <= 1, f"interval {n} do not add up to {r[n]}"
+print(f"  {r['test']}: {len(ivs)} intervals, asked {asked} {unit}, achieved {r['rate_achieved']}")
+PY
+}
+
+if [ "$WHAT" = memif ] || [ "$WHAT" = all ]; then
+	S=$T/m.sock
+	M="--vdev net_memif0,role=server,socket=$S"
+	C="--vdev net_memif0,role=client,socket=$S"
+	pair rate "--file-prefix tph-s$$ -l 0 $M" "--file-prefix tph-c$$ -l 1 $C" \
+		-t put_rate --duration 2 --interval 0.5 --rate 100k --json
+	[ $rc -eq 0 ] && { check "$T/rate.out" 4 100000 msg/s rate || fail "memif rate run"; }
+	# a latency test paced in bits per second: 64-byte puts are 124-byte frames + FCS
+	pair lat "--file-prefix tph-s$$ -l 0 $M" "--file-prefix tph-c$$ -l 1 $C" \
+		-t put_lat --duration 1 --interval 0.25 --rate 10Mbit --json
+	[ $rc -eq 0 ] && { check "$T/lat.out" 4 10000000 bit/s lat || fail "memif latency run"; }
+	# the text output: the interval lines, the separator, the summary with its span
+	pair text "--file-prefix tph-s$$ -l 0 $M" "--file-prefix tph-c$$ -l 1 $C" \
+		-t put_rate --duration 1 --interval 0.5 --rate 50k
+	[ "$(grep -c ' s  asked 50.000k msg/s, achieved' "$T/text.out")" -eq 3 ] &&
+		grep -q '^- - -' "$T/text.out" || fail "text output: $(cat "$T/text.out")"
+fi
+
+if [ "$WHAT" = veth ] || [ "$WHAT" = all ]; then
+	if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
+		echo "SKIP: the veth run needs root and iproute2"
+		[ $fails -eq 0 ] && [ "$WHAT" = veth ] && exit 77
+	elif ! ip link add "$VA" type veth peer name "$VB" 2>/dev/null ||
+		! ip link set "$VA" up || ! ip link set "$VB" up; then
+		echo "SKIP: cannot create a veth pair"
+		[ $fails -eq 0 ] && [ "$WHAT" = veth ] && exit 77
+	else
+		pair veth "--no-shconf -l 0 --vdev net_af_packet0,iface=$VA" \
+			"--no-shconf -l 1 --vdev net_af_packet0,iface=$VB" \
+			-t put_rate --duration 1 --interval 0.5 --rate 20k --json
+		[ $rc -eq 0 ] && { check "$T/veth.out" 2 20000 msg/s rate || fail "veth rate run"; }
+		grep -q '"links":"af_packet"' "$T/veth.out" || fail "veth: links is not af_packet"
+		pair veth_lat "--no-shconf -l 0 --vdev net_af_packet0,iface=$VA" \
+			"--no-shconf -l 1 --vdev net_af_packet0,iface=$VB" \
+			-t put_lat -n 2000 --baseline --json
+		python3 - "$T/veth_lat.out" <<'PY' || fail "veth latency: $(cat "$T/veth_lat.out")"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert len(r) == 1 and r[0]["iters"] == 2000 and 0 < r[0]["p50"] <= r[0]["p99"], r
+assert r[0]["raw_p50"] > 0 and r[0]["links"] == "af_packet", r
+PY
+	fi
+fi
+if [ "$WHAT" = vni ] || [ "$WHAT" = all ]; then
+	cat >"$T/two.ini" <<'INI'
+[torus]
+dims = 2x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+procs = 1:0
+[node 1]
+mac = 02:00:00:00:00:02
+procs = 1:1
+INI
+	for e in A:0:server B:1:client; do
+		IFS=: read -r n l r <<<"$e"
+		timeout -s INT 60 "$NODE" "${EAL[@]}" -l "$l" --file-prefix "tph-$n$$" \
+			--vdev "net_memif0,role=$r,socket=$T/e.sock" -- --topo "$T/two.ini" \
+			--node "$l" --port 0 --vni-socket "$T/$n.sock" -q >"$T/$n.log" 2>&1 &
+		pids+=($!)
+		engines+=($!)
+	done
+	for _ in $(seq 400); do
+		grep -q ' ready' "$T/A.log" && grep -q ' ready' "$T/B.log" && break
+		sleep 0.05
+	done
+	grep -q ' ready' "$T/B.log" || fail "vni: the engines did not start: $(tail -n 2 "$T/B.log")"
+	timeout -k 5 30 "$VPERF" --mode vni --server --socket "$T/B.sock" --wait block \
+		>"$T/vs.out" 2>&1 &
+	vs=$!
+	pids+=($vs)
+	# the client knows the sizes and counts; the server answers what comes
+	timeout -k 5 30 "$VPERF" --mode vni --client --socket "$T/A.sock" --iters 2000 \
+		--warmup 100 --sizes 8,4K --wait block --json >"$T/vc.out" 2>"$T/vc.err"
+	rc=$?
+	[ $rc -eq 0 ] || fail "vni client: exit $rc: $(tail -n 3 "$T/vc.err")"
+	timeout 10 tail --pid=$vs -f /dev/null || fail "vni server did not end after its client"
+	wait $vs || fail "vni server: $(tail -n 3 "$T/vs.out")"
+	python3 - "$T/vc.out" <<'PY' || fail "vni client output: $(cat "$T/vc.out")"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert [x["size"] for x in r] == [8, 4096], r
+for x in r:
+    for k in ("test", "size", "links", "iters", "unit", "min", "avg", "p50", "p99", "p99_9", "max", "seconds"):
+        assert k in x, (k, x)
+    assert x["test"] == "vni_lat" and x["iters"] == 2000 and 0 < x["min"] <= x["p50"] <= x["max"], x
+print(f"  vni: p50 {r[0]['p50']} us (8 B), {r[1]['p50']} us (4 KiB) between two engines")
+PY
+	kill -INT "${engines[@]}" 2>/dev/null # a clean end: no runtime files left behind
+	for p in "${engines[@]}"; do timeout 10 tail --pid="$p" -f /dev/null; done
+fi
+[ $fails -eq 0 ] && echo "perf between hosts: all checks passed"
+[ $fails -eq 0 ]
