@@ -17,6 +17,9 @@ PIDS=()
 PREFIX="tfi$$"
 export FI_PROVIDER_PATH
 FI_PROVIDER_PATH=$(cd "$(dirname "$PROV")" && pwd)
+# A provider built with ASan/UBSan (make test-asan) needs their runtimes loaded first in the
+# uninstrumented fi_info and fi_pingpong.
+SAN=$(ldd "$PROV" | awk '/lib(a|ub)san\.so/ {print $3}' | sort | tr '\n' ' ')
 # a control port for fi_pingpong that concurrent runs are unlikely to share
 PORT=$((20000 + $$ % 20000))
 
@@ -83,7 +86,7 @@ INI
 # data checked (-c), 10 round trips per size.
 pingpong() {
 	local mode=$1 sa=$2 sb=$3 rc
-	FI_TOROID_PROC=0 TOROID_VNI_SOCKET=$sa timeout 60 fi_pingpong -p toroid -e rdm \
+	FI_TOROID_PROC=0 TOROID_VNI_SOCKET=$sa LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e rdm \
 		-m "$mode" -S all -I 10 -c -B "$PORT" >"$T/server.log" 2>&1 &
 	local srv=$! i
 	PIDS+=("$srv")
@@ -93,7 +96,7 @@ pingpong() {
 		kill -0 "$srv" 2>/dev/null || die "fi_pingpong server ($mode) exited at start"
 		sleep 0.05
 	done
-	FI_TOROID_PROC=1 TOROID_VNI_SOCKET=$sb timeout 60 fi_pingpong -p toroid -e rdm \
+	FI_TOROID_PROC=1 TOROID_VNI_SOCKET=$sb LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e rdm \
 		-m "$mode" -S all -I 10 -c -P "$PORT" 127.0.0.1 >"$T/client.log" 2>&1
 	rc=$?
 	wait "$srv" || die "fi_pingpong server ($mode) failed"
@@ -107,17 +110,17 @@ pingpong() {
 
 case "$TEST" in
 info)
-	out=$(fi_info -p toroid 2>&1) || die "fi_info -p toroid failed: $out"
+	out=$(LD_PRELOAD=$SAN fi_info -p toroid 2>&1) || die "fi_info -p toroid failed: $out"
 	echo "$out"
 	echo "$out" | grep -q '^provider: toroid$' || die "no toroid provider"
 	echo "$out" | grep -q 'type: FI_EP_RDM' || die "no FI_EP_RDM endpoint"
-	v=$(fi_info -p toroid -v 2>&1)
+	v=$(LD_PRELOAD=$SAN fi_info -p toroid -v 2>&1)
 	echo "$v" | grep -q 'caps: \[ FI_MSG, FI_TAGGED,' || die "caps: $(echo "$v" | grep caps)"
 	echo "$v" | grep -qE 'FI_RMA|FI_ATOMIC' && die "advertises RMA or atomics"
-	fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_PROC' || die "FI_TOROID_PROC not listed by fi_info -e"
+	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_PROC' || die "FI_TOROID_PROC not listed by fi_info -e"
 	# hints the provider refuses: no answer from it
-	fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
-	fi_info -p toroid -c FI_RMA >/dev/null 2>&1 && die "answers for FI_RMA"
+	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
+	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA >/dev/null 2>&1 && die "answers for FI_RMA"
 	;;
 api)
 	start_engine E 0 "$T/one.ini" 0
