@@ -33,8 +33,8 @@ struct tfi_params tfi_params = {
 	.pool_size = 64u << 20,
 	.n_ctx = 256,
 	.connect_ms = 0,
-	.spin_us = 100,
-	.nap_us = 1000,
+	.spin_us = 0,
+	.nap_us = 200,
 };
 
 /* Receives land in the pool and long sends leave from it: a quarter of it per message leaves
@@ -76,10 +76,10 @@ FI_EXT_INI
 
 	fi_param_define(&tfi_prov, "spin_us", FI_PARAM_INT,
 			"an fi_cq_read that finds nothing after this many us without completions, "
-			"with operations outstanding, sleeps on the VNI's eventfd (default 100; "
+			"with operations outstanding, sleeps on the VNI's eventfd (default 0; "
 			"-1: never, fi_cq_read only polls)");
 	fi_param_define(&tfi_prov, "nap_us", FI_PARAM_INT,
-			"longest such sleep in one fi_cq_read, us (default 1000)");
+			"longest such sleep in one fi_cq_read, us (default 200)");
 
 	if (fi_param_get_str(&tfi_prov, "socket", &s) == 0 && s != NULL && s[0] != '\0')
 		tfi_params.socket = s;
