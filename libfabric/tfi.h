@@ -170,6 +170,7 @@ struct tfi_ep {
 	struct tfi_name name;
 	struct tfi_op *ops, *free_ops;
 	unsigned int n_ops;
+	size_t max_msg;   /* a quarter of the pool the engine granted */
 	unsigned int idle;
 	uint64_t idle_since; /* ns: first empty poll while operations were outstanding, or 0 */
 };

@@ -318,7 +318,7 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 	if (!iov_ok(iov, n))
 		return -FI_EINVAL;
 	total = iov_total(iov, n);
-	if (total > tfi_max_msg_size() || (inject && total > tfi_inject_size()))
+	if (total > ep->max_msg || (inject && total > tfi_inject_size()))
 		return -FI_EMSGSIZE;
 	pthread_mutex_lock(&ep->dom->lock);
 	rc = post_check(ep);
@@ -405,8 +405,8 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 		}
 	}
 	cap = iov_total(iov, n);
-	if (cap > tfi_max_msg_size())
-		cap = tfi_max_msg_size(); /* no message is longer */
+	if (cap > ep->max_msg)
+		cap = ep->max_msg; /* no message is longer */
 	pthread_mutex_lock(&ep->dom->lock);
 	rc = post_check(ep);
 	if (rc != 0)
@@ -937,6 +937,9 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 		return rc;
 	}
 	trd_vni_info(ep->vni, &ep->info);
+	/* the engine may grant a smaller pool than asked (--max-pool) */
+	ep->max_msg = ep->info.pool_size / 4 < tfi_max_msg_size() ? ep->info.pool_size / 4
+								: tfi_max_msg_size();
 	ep->n_ops = ep->info.n_send + ep->info.n_recv;
 	ep->ops = calloc(ep->n_ops, sizeof(*ep->ops));
 	if (ep->ops == NULL) {

@@ -454,7 +454,8 @@ eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf, size_t len, uint64_t 
 	}
 	if (event != NULL)
 		*event = e->event;
-	memcpy(buf, e->data, e->len);
+	if (e->len != 0)
+		memcpy(buf, e->data, e->len);
 	n = (ssize_t)e->len;
 	if (!(flags & FI_PEEK)) {
 		q->head = (q->head + 1) % TFI_EQ_MAX;
