@@ -9,7 +9,8 @@ MESON    ?= meson
 NINJA    ?= ninja
 # Debian packages the build and the tests need.
 PACKAGES ?= gcc pkg-config meson ninja-build libdpdk-dev dpdk dpdk-dev libpcap-dev libinih-dev \
-            tcpdump python3 tshark clang libclang-rt-14-dev iproute2 valgrind man-db
+            tcpdump python3 tshark clang libclang-rt-14-dev iproute2 valgrind man-db \
+            libfabric-dev libfabric-bin
 SUITES   ?= unit pmd
 # `make test` also runs the suites under ASan+UBSan (gcc) and the libFuzzer harnesses (clang).
 ASAN_BUILD ?= build-asan

@@ -1,0 +1,685 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_fi: the toroid libfabric provider through libfabric's API, two processes on one
+ * toroid-node (pmd-test/../libfabric/test/test_fi.sh starts the engine and sets
+ * FI_PROVIDER_PATH and TOROID_VNI_SOCKET).
+ *
+ *   test_fi        forks: process 1:0 (A, mostly sending) and 1:1 (B, mostly receiving)
+ *
+ * Checks: fi_getinfo's hint matching (what is advertised and what is refused), object set-up
+ * and its errors, address exchange (fi_getname, fi_av_insert, fi_av_straddr, fi_av_lookup),
+ * untagged and tagged messages of every size class (inline, pool, iovs) byte-exact with their
+ * CQ entries (context, flags, len, tag, source), inject, directed receives, error completions
+ * (truncation at both ends, a peer that is not attached), the FI_WAIT_FD wait object
+ * (fi_cq_sread, fi_trywait + epoll), and -FI_ENOSYS/-FI_EINVAL/-FI_EOPNOTSUPP for what the
+ * provider does not do. Every wait is bounded.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#define WAIT_MS 20000
+#define NAME_LEN 16
+
+static const char *who = "?";
+static int to_peer = -1, from_peer = -1;
+
+static struct fi_info *info;
+static struct fid_fabric *fabric;
+static struct fid_domain *domain;
+static struct fid_av *av;
+static struct fid_cq *txcq, *rxcq;
+static struct fid_ep *ep;
+static fi_addr_t peer;
+
+static void __attribute__((format(printf, 1, 2), noreturn))
+fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "test_fi %s: FAIL: ", who);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+#define CHECK_RC(call, want)                                                                \
+	do {                                                                                \
+		long _rc = (long)(call);                                                    \
+		if (_rc != (long)(want))                                                    \
+			fail("%s:%d: %s = %ld (%s), expected %ld", __FILE__, __LINE__, #call, \
+			     _rc, fi_strerror((int)-_rc), (long)(want));                   \
+	} while (0)
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- the pipe between the two processes: steps and names ---- */
+
+static void
+put(const void *b, size_t n)
+{
+	if (write(to_peer, b, n) != (ssize_t)n)
+		fail("pipe write");
+}
+
+static void
+get(void *b, size_t n)
+{
+	struct pollfd pf = {.fd = from_peer, .events = POLLIN};
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r;
+
+		if (poll(&pf, 1, WAIT_MS) != 1)
+			fail("peer silent for %d ms", WAIT_MS);
+		r = read(from_peer, (char *)b + got, n - got);
+		if (r <= 0)
+			fail("peer gone");
+		got += (size_t)r;
+	}
+}
+
+static void
+sync_step(int step)
+{
+	int s;
+
+	put(&step, sizeof(step));
+	get(&s, sizeof(s));
+	if (s != step)
+		fail("out of step: %d vs %d", s, step);
+}
+
+/* ---- completions ---- */
+
+/* One completion from cq (success: 1 into e; error: -FI_EAVAIL with *err filled). */
+static int
+cq_wait(struct fid_cq *cq, struct fi_cq_tagged_entry *e, fi_addr_t *src,
+	struct fi_cq_err_entry *err)
+{
+	uint64_t deadline = now_ms() + WAIT_MS;
+
+	for (;;) {
+		ssize_t n = fi_cq_readfrom(cq, e, 1, src);
+
+		if (n == 1)
+			return 1;
+		if (n == -FI_EAVAIL) {
+			memset(err, 0, sizeof(*err));
+			CHECK_RC(fi_cq_readerr(cq, err, 0), 1);
+			return -FI_EAVAIL;
+		}
+		if (n != -FI_EAGAIN)
+			fail("fi_cq_read: %zd (%s)", n, fi_strerror((int)-n));
+		if (now_ms() > deadline)
+			fail("no completion within %d ms", WAIT_MS);
+	}
+}
+
+static void
+expect_ok(struct fid_cq *cq, void *ctx, uint64_t flags, size_t len, uint64_t tag,
+	  fi_addr_t want_src)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	fi_addr_t src = 0;
+
+	if (cq_wait(cq, &e, &src, &err) != 1)
+		fail("error completion: %s (prov %d: %s), context %p", fi_strerror(err.err),
+		     err.prov_errno, fi_cq_strerror(cq, err.prov_errno, NULL, NULL, 0),
+		     err.op_context);
+	if (e.op_context != ctx)
+		fail("completion context %p, expected %p", e.op_context, ctx);
+	if (e.flags != flags)
+		fail("completion flags %#" PRIx64 ", expected %#" PRIx64, e.flags, flags);
+	if (e.len != len)
+		fail("completion len %zu, expected %zu", e.len, len);
+	if ((flags & FI_RECV) && (flags & FI_TAGGED) && e.tag != tag)
+		fail("completion tag %#" PRIx64 ", expected %#" PRIx64, e.tag, tag);
+	if ((flags & FI_RECV) && src != want_src)
+		fail("completion source %#" PRIx64 ", expected %#" PRIx64, src, want_src);
+}
+
+static void
+expect_err(struct fid_cq *cq, void *ctx, int err_code)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+
+	if (cq_wait(cq, &e, NULL, &err) != -FI_EAVAIL)
+		fail("success where error %d (%s) was expected", err_code, fi_strerror(err_code));
+	if (err.err != err_code)
+		fail("error %d (%s), expected %d (%s)", err.err, fi_strerror(err.err), err_code,
+		     fi_strerror(err_code));
+	if (err.op_context != ctx)
+		fail("error context %p, expected %p", err.op_context, ctx);
+}
+
+static void
+expect_nothing(struct fid_cq *cq)
+{
+	struct fi_cq_tagged_entry e;
+
+	CHECK_RC(fi_cq_read(cq, &e, 1), -FI_EAGAIN);
+}
+
+/* Post repeatedly while the provider says "retry". */
+#define POST(call)                                                                          \
+	do {                                                                                \
+		uint64_t _d = now_ms() + WAIT_MS;                                           \
+		ssize_t _r;                                                                 \
+		while ((_r = (call)) == -FI_EAGAIN) {                                       \
+			struct fi_cq_tagged_entry _e;                                       \
+			(void)fi_cq_read(txcq, &_e, 0);                                     \
+			if (now_ms() > _d)                                                  \
+				fail("%s: -FI_EAGAIN for %d ms", #call, WAIT_MS);           \
+		}                                                                           \
+		if (_r != 0)                                                                \
+			fail("%s:%d: %s = %zd (%s)", __FILE__, __LINE__, #call, _r,          \
+			     fi_strerror((int)-_r));                                        \
+	} while (0)
+
+static void
+fill(uint8_t *b, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 8));
+}
+
+static void
+check(const uint8_t *b, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != (uint8_t)(i * 131 + seed * 7 + (i >> 8)))
+			fail("byte %zu of a %zu-byte message (seed %u): %#x", i, n, seed, b[i]);
+}
+
+/* ---- fi_getinfo ---- */
+
+static struct fi_info *
+base_hints(void)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	if (h == NULL)
+		fail("fi_allocinfo");
+	h->fabric_attr->prov_name = strdup("toroid");
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
+	h->domain_attr->av_type = FI_AV_TABLE;
+	return h;
+}
+
+static void
+getinfo_refused(const char *what, void (*tweak)(struct fi_info *))
+{
+	struct fi_info *h = base_hints(), *out = NULL;
+	int rc;
+
+	tweak(h);
+	rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &out);
+	if (rc != -FI_ENODATA)
+		fail("fi_getinfo with %s: %d (%s), expected -FI_ENODATA", what, rc,
+		     fi_strerror(-rc));
+	fi_freeinfo(h);
+}
+
+static void t_rma(struct fi_info *h) { h->caps |= FI_RMA; }
+static void t_atomic(struct fi_info *h) { h->caps |= FI_ATOMIC; }
+static void t_dgram(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
+static void t_msgep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
+static void t_sas(struct fi_info *h) { h->tx_attr->msg_order = FI_ORDER_SAS; }
+static void t_cqdata(struct fi_info *h) { h->domain_attr->cq_data_size = 8; }
+static void t_auto(struct fi_info *h) { h->domain_attr->data_progress = FI_PROGRESS_AUTO; }
+static void t_multi(struct fi_info *h) { h->caps |= FI_MULTI_RECV; }
+static void t_fmt(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
+static void t_big(struct fi_info *h) { h->ep_attr->max_msg_size = (size_t)1 << 40; }
+
+static void
+test_getinfo(void)
+{
+	struct fi_info *h = base_hints();
+
+	CHECK_RC(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info), 0);
+	fi_freeinfo(h);
+	if (strcmp(info->fabric_attr->prov_name, "toroid") != 0 ||
+	    info->ep_attr->type != FI_EP_RDM || info->next != NULL)
+		fail("fi_getinfo: unexpected answer %s", info->fabric_attr->prov_name);
+	if (!(info->caps & FI_TAGGED) || !(info->caps & FI_MSG) ||
+	    (info->caps & (FI_RMA | FI_ATOMIC | FI_REMOTE_CQ_DATA)))
+		fail("fi_getinfo: caps %s", fi_tostr(&info->caps, FI_TYPE_CAPS));
+	if (info->domain_attr->cq_data_size != 0 || info->tx_attr->msg_order != FI_ORDER_NONE ||
+	    info->tx_attr->inject_size != 896 || info->ep_attr->mem_tag_format >> 63)
+		fail("fi_getinfo: attributes not as documented");
+	getinfo_refused("FI_RMA", t_rma);
+	getinfo_refused("FI_ATOMIC", t_atomic);
+	getinfo_refused("FI_EP_DGRAM", t_dgram);
+	getinfo_refused("FI_EP_MSG", t_msgep);
+	getinfo_refused("FI_ORDER_SAS", t_sas);
+	getinfo_refused("cq_data_size 8", t_cqdata);
+	getinfo_refused("FI_PROGRESS_AUTO", t_auto);
+	getinfo_refused("FI_MULTI_RECV", t_multi);
+	getinfo_refused("FI_SOCKADDR_IN", t_fmt);
+	getinfo_refused("max_msg_size 1 TiB", t_big);
+}
+
+/* ---- set-up ---- */
+
+static void
+setup(int rx_wait_fd)
+{
+	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .size = 64};
+	struct fi_av_attr ava = {.type = FI_AV_TABLE};
+	struct fi_eq_attr eqa = {.wait_obj = FI_WAIT_UNSPEC};
+	struct fid_ep *ep2;
+	struct fid_eq *eq;
+	uint32_t ev = 0;
+	char buf[8];
+
+	CHECK_RC(fi_fabric(info->fabric_attr, &fabric, NULL), 0);
+	CHECK_RC(fi_eq_open(fabric, &eqa, &eq, NULL), 0);
+	CHECK_RC(fi_eq_read(eq, &ev, buf, sizeof(buf), 0), -FI_EAGAIN);
+	CHECK_RC(fi_eq_write(eq, 7, "hello", 6, 0), 6);
+	CHECK_RC(fi_eq_sread(eq, &ev, buf, sizeof(buf), 1000, 0), 6);
+	if (ev != 7 || strcmp(buf, "hello") != 0)
+		fail("fi_eq_sread: event %u %s", ev, buf);
+	CHECK_RC(fi_close(&eq->fid), 0);
+	CHECK_RC(fi_domain(fabric, info, &domain, NULL), 0);
+	CHECK_RC(fi_close(&fabric->fid), -FI_EBUSY); /* the domain is open */
+	CHECK_RC(fi_av_open(domain, &ava, &av, NULL), 0);
+	CHECK_RC(fi_cq_open(domain, &cqa, &txcq, NULL), 0);
+	cqa.wait_obj = rx_wait_fd ? FI_WAIT_FD : FI_WAIT_NONE;
+	CHECK_RC(fi_cq_open(domain, &cqa, &rxcq, NULL), 0);
+	cqa.wait_obj = FI_WAIT_SET;
+	CHECK_RC(fi_cq_open(domain, &cqa, &txcq, NULL), -FI_ENOSYS);
+	cqa.wait_obj = FI_WAIT_NONE;
+	cqa.format = (enum fi_cq_format)99;
+	CHECK_RC(fi_cq_open(domain, &cqa, &txcq, NULL), -FI_EINVAL);
+	CHECK_RC(fi_endpoint(domain, info, &ep, NULL), 0);
+	/* one endpoint per (app, proc): a second one is refused by the engine */
+	CHECK_RC(fi_endpoint(domain, info, &ep2, NULL), -FI_EADDRINUSE);
+	CHECK_RC(fi_enable(ep), -FI_ENOAV);
+	CHECK_RC(fi_send(ep, "x", 1, NULL, 0, NULL), -FI_EOPBADSTATE);
+	CHECK_RC(fi_ep_bind(ep, NULL, 0), -FI_EINVAL);
+	CHECK_RC(fi_ep_bind(ep, &av->fid, 0), 0);
+	CHECK_RC(fi_ep_bind(ep, &av->fid, 0), -FI_EINVAL);
+	CHECK_RC(fi_enable(ep), -FI_ENOCQ);
+	CHECK_RC(fi_ep_bind(ep, &txcq->fid, FI_TRANSMIT | FI_REMOTE_READ), -FI_EBADFLAGS);
+	CHECK_RC(fi_ep_bind(ep, &txcq->fid, FI_TRANSMIT), 0);
+	CHECK_RC(fi_ep_bind(ep, &rxcq->fid, FI_RECV), 0);
+	CHECK_RC(fi_enable(ep), 0);
+	CHECK_RC(fi_ep_bind(ep, &rxcq->fid, FI_RECV), -FI_EOPBADSTATE);
+	CHECK_RC(fi_close(&domain->fid), -FI_EBUSY);
+}
+
+static void
+exchange_names(void)
+{
+	uint8_t mine[64], theirs[NAME_LEN], bad[NAME_LEN];
+	size_t len = 4;
+	fi_addr_t a[2];
+	char s[64];
+	int errs[2];
+
+	CHECK_RC(fi_getname(&ep->fid, mine, &len), -FI_ETOOSMALL);
+	if (len != NAME_LEN)
+		fail("fi_getname: length %zu", len);
+	len = sizeof(mine);
+	CHECK_RC(fi_getname(&ep->fid, mine, &len), 0);
+	put(mine, NAME_LEN);
+	get(theirs, NAME_LEN);
+	memset(bad, 0x5a, sizeof(bad));
+	/* one good address, one garbage: 1 inserted, the other FI_ADDR_NOTAVAIL with FI_EINVAL */
+	{
+		uint8_t two[2 * NAME_LEN];
+
+		memcpy(two, theirs, NAME_LEN);
+		memcpy(two + NAME_LEN, bad, NAME_LEN);
+		CHECK_RC(fi_av_insert(av, two, 2, a, FI_SYNC_ERR, errs), 1);
+	}
+	if (a[0] != 0 || a[1] != FI_ADDR_NOTAVAIL || errs[0] != 0 || errs[1] != FI_EINVAL)
+		fail("fi_av_insert: %#" PRIx64 " %#" PRIx64 " errs %d %d", a[0], a[1], errs[0],
+		     errs[1]);
+	peer = a[0];
+	len = sizeof(s);
+	fi_av_straddr(av, theirs, s, &len);
+	if (strcmp(s, who[0] == 'A' ? "fi_toroid://0.0.0/1:1" : "fi_toroid://0.0.0/1:0") != 0)
+		fail("fi_av_straddr: %s", s);
+	len = sizeof(mine);
+	CHECK_RC(fi_av_lookup(av, peer, mine, &len), 0);
+	if (len != NAME_LEN || memcmp(mine, theirs, NAME_LEN) != 0)
+		fail("fi_av_lookup");
+	CHECK_RC(fi_av_lookup(av, 77, mine, &len), -FI_EINVAL);
+	CHECK_RC(fi_av_insertsvc(av, "x", "y", a, 0, NULL), -FI_ENOSYS);
+}
+
+/* ---- the exchanges ---- */
+
+static const size_t sizes[] = {0, 1, 64, 896, 897, 4096, 100000, 1 << 20, 3 << 20};
+#define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
+#define BIG (3 << 20)
+
+static uint8_t buf[BIG], buf2[BIG];
+
+/* Two completions, in either order (the VNI does not order messages). */
+static void
+expect_two(struct fid_cq *cq, void *c1, size_t l1, void *c2, size_t l2, uint64_t flags)
+{
+	struct fi_cq_tagged_entry e[2];
+	struct fi_cq_err_entry err;
+
+	for (int i = 0; i < 2; i++)
+		if (cq_wait(cq, &e[i], NULL, &err) != 1)
+			fail("error completion %s", fi_strerror(err.err));
+	if (e[0].op_context == c2) {
+		struct fi_cq_tagged_entry t = e[0];
+
+		e[0] = e[1];
+		e[1] = t;
+	}
+	if (e[0].op_context != c1 || e[1].op_context != c2 || e[0].len != l1 || e[1].len != l2 ||
+	    e[0].flags != flags || e[1].flags != flags)
+		fail("two completions: %p/%zu %p/%zu", e[0].op_context, e[0].len, e[1].op_context,
+		     e[1].len);
+}
+
+static void
+bad_arguments(void)
+{
+	struct fi_msg_tagged tm;
+	struct fi_msg m;
+	struct iovec iov[5];
+	struct fid_cntr *cntr;
+	struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP};
+	struct fid_mr *mr;
+	struct fi_cq_err_entry err;
+	uint64_t v = 0;
+	int ctx;
+
+	for (int i = 0; i < 5; i++)
+		iov[i] = (struct iovec){buf, 1};
+	CHECK_RC(fi_send(ep, buf, 8, NULL, 12345, NULL), -FI_EINVAL); /* not in the AV */
+	CHECK_RC(fi_send(ep, NULL, 5, NULL, peer, NULL), -FI_EINVAL);
+	CHECK_RC(fi_sendv(ep, iov, NULL, 5, peer, NULL), -FI_EINVAL); /* iov_limit 4 */
+	CHECK_RC(fi_send(ep, buf, (size_t)17 << 20, NULL, peer, NULL), -FI_EMSGSIZE);
+	CHECK_RC(fi_inject(ep, buf, 897, peer), -FI_EMSGSIZE);
+	CHECK_RC(fi_tsend(ep, buf, 8, NULL, peer, 1ULL << 63, NULL), -FI_EINVAL);
+	CHECK_RC(fi_trecv(ep, buf, 8, NULL, peer, 4, 0xff, NULL), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_trecv(ep, buf, 8, NULL, peer, 1ULL << 63, 0, NULL), -FI_EINVAL);
+	CHECK_RC(fi_senddata(ep, buf, 8, NULL, 1, peer, NULL), -FI_ENOSYS);
+	CHECK_RC(fi_tsenddata(ep, buf, 8, NULL, 1, peer, 3, NULL), -FI_ENOSYS);
+	CHECK_RC(fi_injectdata(ep, buf, 8, 1, peer), -FI_ENOSYS);
+	CHECK_RC(fi_write(ep, buf, 8, NULL, peer, 0, 0, NULL), -FI_ENOSYS);
+	CHECK_RC(fi_read(ep, buf, 8, NULL, peer, 0, 0, NULL), -FI_ENOSYS);
+	CHECK_RC(fi_atomic(ep, buf, 1, NULL, peer, 0, 0, FI_UINT64, FI_SUM, NULL), -FI_ENOSYS);
+	CHECK_RC(fi_cancel(&ep->fid, &ctx), -FI_ENOSYS);
+	CHECK_RC(fi_cntr_open(domain, &ca, &cntr, NULL), -FI_ENOSYS);
+	CHECK_RC(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &v, sizeof(v)),
+		 -FI_ENOPROTOOPT);
+	CHECK_RC(fi_connect(ep, buf, NULL, 0), -FI_ENOSYS);
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = iov;
+	m.iov_count = 1;
+	m.addr = peer;
+	CHECK_RC(fi_sendmsg(ep, &m, FI_REMOTE_CQ_DATA), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_recvmsg(ep, &m, FI_MULTI_RECV), -FI_EOPNOTSUPP);
+	memset(&tm, 0, sizeof(tm));
+	tm.msg_iov = iov;
+	tm.iov_count = 1;
+	tm.addr = peer;
+	CHECK_RC(fi_trecvmsg(ep, &tm, FI_PEEK), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_mr_reg(domain, buf, 64, FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_cq_readerr(txcq, &err, 0), -FI_EAGAIN);
+	CHECK_RC(fi_cq_sread(txcq, &err, 1, NULL, 10), -FI_EINVAL); /* FI_WAIT_NONE */
+	expect_nothing(txcq);
+}
+
+static void
+run_a(void)
+{
+	uint8_t small[100], name[64];
+	struct iovec iov[3];
+	struct fi_msg_tagged tm;
+	struct fid_mr *mr;
+	size_t len = sizeof(name);
+	fi_addr_t ghost;
+	int ctx[8];
+
+	CHECK_RC(fi_mr_reg(domain, buf, sizeof(buf), FI_SEND | FI_RECV, 0, 0, 0, &mr, NULL), 0);
+	/* untagged, every size class: inline, pool, 3 MiB; one at a time */
+	for (size_t i = 0; i < N_SIZES; i++) {
+		fill(buf, sizes[i], (unsigned int)i);
+		POST(fi_send(ep, buf, sizes[i], fi_mr_desc(mr), peer, &ctx[0]));
+		expect_ok(txcq, &ctx[0], FI_SEND | FI_MSG, sizes[i], 0, 0);
+	}
+	/* a gathered send: 3 iovs, 2000 B */
+	fill(buf, 2000, 99);
+	iov[0] = (struct iovec){buf, 10};
+	iov[1] = (struct iovec){buf + 10, 990};
+	iov[2] = (struct iovec){buf + 1000, 1000};
+	POST(fi_sendv(ep, iov, NULL, 3, peer, &ctx[1]));
+	expect_ok(txcq, &ctx[1], FI_SEND | FI_MSG, 2000, 0, 0);
+	/* inject: the buffer is free at once, and no completion */
+	fill(small, 64, 5);
+	POST(fi_inject(ep, small, 64, peer));
+	memset(small, 0, sizeof(small));
+	sync_step(1); /* B posted tag 5, then tag 7 */
+	fill(buf, 5000, 7);
+	POST(fi_tsend(ep, buf, 5000, NULL, peer, 7, &ctx[2]));
+	fill(buf2, 300, 5);
+	POST(fi_tsend(ep, buf2, 300, NULL, peer, 5, &ctx[3]));
+	expect_two(txcq, &ctx[2], 5000, &ctx[3], 300, FI_SEND | FI_TAGGED);
+	fill(small, 64, 9);
+	POST(fi_tinject(ep, small, 64, peer, 9));
+	expect_nothing(txcq);
+	sync_step(2); /* B posted a 10-byte receive */
+	fill(buf, 100, 1);
+	POST(fi_send(ep, buf, 100, NULL, peer, &ctx[4]));
+	expect_err(txcq, &ctx[4], FI_EMSGSIZE); /* the VNI fails the sender too */
+	sync_step(3);
+	/* a process the topology places but that never attaches: refused after --noproc-ms */
+	CHECK_RC(fi_getname(&ep->fid, name, &len), 0);
+	name[8] = 3; /* proc 3 (little-endian u32 at offset 8) */
+	CHECK_RC(fi_av_insert(av, name, 1, &ghost, 0, NULL), 1);
+	POST(fi_send(ep, buf, 10, NULL, ghost, &ctx[5]));
+	expect_err(txcq, &ctx[5], FI_ECONNREFUSED);
+	bad_arguments();
+	sync_step(4); /* B armed its wait fd */
+	fill(buf, 777, 4);
+	POST(fi_send(ep, buf, 777, NULL, peer, &ctx[6]));
+	expect_ok(txcq, &ctx[6], FI_SEND | FI_MSG, 777, 0, 0);
+	sync_step(5); /* B is in fi_cq_sread */
+	fill(buf, 1234, 6);
+	POST(fi_send(ep, buf, 1234, NULL, peer, &ctx[6]));
+	expect_ok(txcq, &ctx[6], FI_SEND | FI_MSG, 1234, 0, 0);
+	/* B answers, tagged, through fi_tsendmsg; received here with fi_trecvmsg */
+	iov[0] = (struct iovec){buf2, 3000};
+	memset(&tm, 0, sizeof(tm));
+	tm.msg_iov = iov;
+	tm.iov_count = 1;
+	tm.addr = FI_ADDR_UNSPEC;
+	tm.tag = 0x1234;
+	tm.context = &ctx[7];
+	POST(fi_trecvmsg(ep, &tm, 0));
+	expect_ok(rxcq, &ctx[7], FI_RECV | FI_TAGGED, 2500, 0x1234, peer);
+	check(buf2, 2500, 8);
+	sync_step(6);
+	CHECK_RC(fi_close(&mr->fid), 0);
+}
+
+static void
+run_b(void)
+{
+	struct iovec iov[2];
+	struct fi_msg_tagged tm;
+	struct epoll_event ev;
+	uint64_t t0;
+	int ctx[8], fd, efd;
+
+	for (size_t i = 0; i < N_SIZES; i++) {
+		memset(buf, 0xee, sizes[i] + 1 < BIG ? sizes[i] + 1 : BIG);
+		POST(fi_recv(ep, buf, BIG, NULL, FI_ADDR_UNSPEC, &ctx[0]));
+		expect_ok(rxcq, &ctx[0], FI_RECV | FI_MSG, sizes[i], 0, peer);
+		check(buf, sizes[i], (unsigned int)i);
+		if (sizes[i] < BIG && buf[sizes[i]] != 0xee)
+			fail("a %zu-byte receive wrote past its length", sizes[i]);
+	}
+	/* scattered into 2 iovs */
+	iov[0] = (struct iovec){buf, 1500};
+	iov[1] = (struct iovec){buf2, 1000};
+	POST(fi_recvv(ep, iov, NULL, 2, FI_ADDR_UNSPEC, &ctx[1]));
+	expect_ok(rxcq, &ctx[1], FI_RECV | FI_MSG, 2000, 0, peer);
+	memcpy(buf + 1500, buf2, 500);
+	check(buf, 2000, 99);
+	POST(fi_recv(ep, buf, 100, NULL, FI_ADDR_UNSPEC, &ctx[2]));
+	expect_ok(rxcq, &ctx[2], FI_RECV | FI_MSG, 64, 0, peer);
+	check(buf, 64, 5);
+	/* tagged, directed at A: each message must land in the receive with its tag */
+	POST(fi_trecv(ep, buf2, 300, NULL, peer, 5, 0, &ctx[3]));
+	POST(fi_trecv(ep, buf, 5000, NULL, peer, 7, 0, &ctx[4]));
+	sync_step(1);
+	expect_two(rxcq, &ctx[3], 300, &ctx[4], 5000, FI_RECV | FI_TAGGED);
+	check(buf2, 300, 5);
+	check(buf, 5000, 7);
+	POST(fi_trecv(ep, buf, 64, NULL, FI_ADDR_UNSPEC, 9, 0, &ctx[5]));
+	expect_ok(rxcq, &ctx[5], FI_RECV | FI_TAGGED, 64, 9, peer);
+	check(buf, 64, 9);
+	/* truncation: 100 bytes into 10 */
+	POST(fi_recv(ep, buf, 10, NULL, FI_ADDR_UNSPEC, &ctx[6]));
+	sync_step(2);
+	expect_err(rxcq, &ctx[6], FI_ETRUNC);
+	sync_step(3);
+	/* FI_WAIT_FD: a bounded sread with nothing to come, then trywait + epoll, then sread */
+	POST(fi_recv(ep, buf, 4096, NULL, FI_ADDR_UNSPEC, &ctx[7]));
+	t0 = now_ms();
+	CHECK_RC(fi_cq_sread(rxcq, &ev, 1, NULL, 200), -FI_EAGAIN);
+	if (now_ms() - t0 < 150)
+		fail("fi_cq_sread returned after %" PRIu64 " ms of a 200 ms wait", now_ms() - t0);
+	CHECK_RC(fi_control(&rxcq->fid, FI_GETWAIT, &fd), 0);
+	efd = epoll_create1(0);
+	ev.events = EPOLLIN;
+	ev.data.fd = fd;
+	CHECK_RC(epoll_ctl(efd, EPOLL_CTL_ADD, fd, &ev), 0);
+	{
+		struct fid *f = &rxcq->fid;
+
+		CHECK_RC(fi_trywait(fabric, &f, 1), 0);
+	}
+	sync_step(4);
+	if (epoll_wait(efd, &ev, 1, WAIT_MS) != 1)
+		fail("the CQ's wait fd did not wake for a completion");
+	close(efd);
+	expect_ok(rxcq, &ctx[7], FI_RECV | FI_MSG, 777, 0, peer);
+	check(buf, 777, 4);
+	POST(fi_recv(ep, buf, 4096, NULL, FI_ADDR_UNSPEC, &ctx[7]));
+	sync_step(5);
+	{
+		struct fi_cq_tagged_entry e;
+
+		CHECK_RC(fi_cq_sread(rxcq, &e, 1, NULL, WAIT_MS), 1);
+		if (e.op_context != &ctx[7] || e.len != 1234)
+			fail("fi_cq_sread: context %p len %zu", e.op_context, e.len);
+	}
+	check(buf, 1234, 6);
+	fill(buf2, 2500, 8);
+	iov[0] = (struct iovec){buf2, 2500};
+	memset(&tm, 0, sizeof(tm));
+	tm.msg_iov = iov;
+	tm.iov_count = 1;
+	tm.addr = peer;
+	tm.tag = 0x1234;
+	tm.context = &ctx[0];
+	POST(fi_tsendmsg(ep, &tm, FI_TRANSMIT_COMPLETE));
+	expect_ok(txcq, &ctx[0], FI_SEND | FI_TAGGED, 2500, 0, 0);
+	sync_step(6);
+	expect_nothing(rxcq);
+}
+
+static void
+teardown(void)
+{
+	CHECK_RC(fi_close(&ep->fid), 0);
+	CHECK_RC(fi_close(&txcq->fid), 0);
+	CHECK_RC(fi_close(&rxcq->fid), 0);
+	CHECK_RC(fi_close(&av->fid), 0);
+	CHECK_RC(fi_close(&domain->fid), 0);
+	CHECK_RC(fi_close(&fabric->fid), 0);
+	fi_freeinfo(info);
+}
+
+static int
+side(int is_a, int rfd, int wfd)
+{
+	who = is_a ? "A (1:0)" : "B (1:1)";
+	from_peer = rfd;
+	to_peer = wfd;
+	setenv("FI_TOROID_APP", "1", 1);
+	setenv("FI_TOROID_PROC", is_a ? "0" : "1", 1);
+	setenv("FI_TOROID_CONNECT_MS", "5000", 1);
+	test_getinfo();
+	setup(!is_a);
+	exchange_names();
+	if (is_a)
+		run_a();
+	else
+		run_b();
+	teardown();
+	printf("test_fi %s: passed\n", who);
+	return 0;
+}
+
+int
+main(void)
+{
+	int ab[2], ba[2], st;
+	pid_t pid;
+
+	if (getenv("FI_PROVIDER_PATH") == NULL || getenv("TOROID_VNI_SOCKET") == NULL) {
+		fprintf(stderr, "test_fi: set FI_PROVIDER_PATH and TOROID_VNI_SOCKET\n");
+		return 77;
+	}
+	if (pipe(ab) != 0 || pipe(ba) != 0)
+		fail("pipe");
+	pid = fork();
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		alarm(120);
+		exit(side(0, ab[0], ba[1]));
+	}
+	alarm(120);
+	side(1, ba[0], ab[1]);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail("process B failed");
+	printf("test_fi: PASS\n");
+	return 0;
+}

@@ -1,0 +1,163 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# libfabric provider tests (docs/libfabric.md): a toroid-node (DPDK primary, --no-huge) and
+# two application processes that load libtoroid-fi.so through libfabric.
+#
+#   test_fi.sh TOROID_NODE LIBTOROID_FI TEST_FI TEST
+#
+# TEST: info | api | pingpong_msg | pingpong_tagged | two_engines
+# Every wait is bounded; every process started here is killed at exit.
+set -u
+NODE=$1
+PROV=$2
+TEST_FI=$3
+TEST=$4
+T=$(mktemp -d /tmp/toroid-fi.XXXXXX)
+PIDS=()
+PREFIX="tfi$$"
+export FI_PROVIDER_PATH
+FI_PROVIDER_PATH=$(cd "$(dirname "$PROV")" && pwd)
+# A provider built with ASan/UBSan (make test-asan) needs their runtimes loaded first in the
+# uninstrumented fi_info and fi_pingpong.
+SAN=$(ldd "$PROV" | awk '/lib(a|ub)san\.so/ {print $3}' | sort | tr '\n' ' ')
+# a control port for fi_pingpong that concurrent runs are unlikely to share
+PORT=$((20000 + $$ % 20000))
+
+cleanup() {
+	for p in "${PIDS[@]}"; do
+		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+			kill -KILL "$c" 2>/dev/null # the process under timeout(1)
+		done
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$T"
+	rm -rf "${XDG_RUNTIME_DIR:-/tmp}/dpdk/$PREFIX"* 2>/dev/null
+	[ "$(id -u)" = 0 ] && rm -rf /var/run/dpdk/"$PREFIX"*
+}
+trap cleanup EXIT
+
+die() {
+	echo "FAIL: $*" >&2
+	for f in "$T"/*.log; do
+		[ -f "$f" ] || continue
+		echo "---- $(basename "$f")" >&2
+		tail -n 30 "$f" >&2
+	done
+	exit 1
+}
+
+# start_engine NAME LCORE TOPO NODE [EAL...]: toroid-node in the background. With EAL options
+# (a --vdev), the node uses port 0.
+start_engine() {
+	local name=$1 lcore=$2 topo=$3 node=$4 port=()
+	shift 4
+	[ $# -gt 0 ] && port=(--port 0)
+	timeout -s INT 100 "$NODE" --no-huge --no-pci -m 512 --log-level lib.eal:error \
+		--log-level pmd.net.memif:error -l "$lcore" --file-prefix "$PREFIX$name" "$@" -- \
+		--topo "$topo" --node "$node" "${port[@]}" --noproc-ms 300 --json \
+		--vni-socket "$T/$name.sock" >"$T/$name.log" 2>&1 &
+	PIDS+=("$!")
+	eval "ENGINE_$name=$!"
+}
+
+# wait_ready NAME: poll its log for "ready", 30 s at most.
+wait_ready() {
+	local name=$1 pid i
+	eval "pid=\$ENGINE_$name"
+	for i in $(seq 600); do
+		grep -q ' ready, applications at ' "$T/$name.log" && return 0
+		kill -0 "$pid" 2>/dev/null || die "engine $name exited during start-up"
+		sleep 0.05
+	done
+	die "engine $name not ready within 30 s"
+}
+
+cat >"$T/one.ini" <<'INI'
+[torus]
+dims = 1x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+procs = 1:0, 1:1, 1:3
+INI
+
+# pingpong MODE SOCK_A SOCK_B: fi_pingpong server (1:0) and client (1:1), every size,
+# data checked (-c), 10 round trips per size.
+pingpong() {
+	local mode=$1 sa=$2 sb=$3 rc
+	FI_TOROID_PROC=0 TOROID_VNI_SOCKET=$sa LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e rdm \
+		-m "$mode" -S all -I 10 -c -B "$PORT" >"$T/server.log" 2>&1 &
+	local srv=$! i
+	PIDS+=("$srv")
+	# the client connects once: wait (bounded) until the server listens on its control port
+	for i in $(seq 200); do
+		ss -Hltn "sport = :$PORT" | grep -q . && break
+		kill -0 "$srv" 2>/dev/null || die "fi_pingpong server ($mode) exited at start"
+		sleep 0.05
+	done
+	FI_TOROID_PROC=1 TOROID_VNI_SOCKET=$sb LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e rdm \
+		-m "$mode" -S all -I 10 -c -P "$PORT" 127.0.0.1 >"$T/client.log" 2>&1
+	rc=$?
+	wait "$srv" || die "fi_pingpong server ($mode) failed"
+	[ $rc -eq 0 ] || die "fi_pingpong client ($mode) failed with $rc"
+	# one line per size, 0 B .. 6 MiB (46 sizes), every one with =10 acknowledgements
+	local n
+	n=$(grep -cE '^[0-9.]+[km]? +10 +=10 ' "$T/client.log")
+	[ "$n" -eq 46 ] || die "expected 46 sizes with 10 round trips each, got $n"
+	grep -E '^(bytes|1k|64k|6m) ' "$T/client.log"
+}
+
+case "$TEST" in
+info)
+	out=$(LD_PRELOAD=$SAN fi_info -p toroid 2>&1) || die "fi_info -p toroid failed: $out"
+	echo "$out"
+	echo "$out" | grep -q '^provider: toroid$' || die "no toroid provider"
+	echo "$out" | grep -q 'type: FI_EP_RDM' || die "no FI_EP_RDM endpoint"
+	v=$(LD_PRELOAD=$SAN fi_info -p toroid -v 2>&1)
+	echo "$v" | grep -q 'caps: \[ FI_MSG, FI_TAGGED,' || die "caps: $(echo "$v" | grep caps)"
+	echo "$v" | grep -qE 'FI_RMA|FI_ATOMIC' && die "advertises RMA or atomics"
+	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_PROC' || die "FI_TOROID_PROC not listed by fi_info -e"
+	# hints the provider refuses: no answer from it
+	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
+	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA >/dev/null 2>&1 && die "answers for FI_RMA"
+	;;
+api)
+	start_engine E 0 "$T/one.ini" 0
+	wait_ready E
+	TOROID_VNI_SOCKET="$T/E.sock" timeout 100 "$TEST_FI" >"$T/test_fi.log" 2>&1 ||
+		die "test_fi failed"
+	cat "$T/test_fi.log"
+	;;
+pingpong_msg | pingpong_tagged)
+	start_engine E 0 "$T/one.ini" 0
+	wait_ready E
+	pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock"
+	;;
+two_engines)
+	cat >"$T/two.ini" <<'INI'
+[torus]
+dims = 2x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+app = 1
+proc = 0
+[node 1]
+mac = 02:00:00:00:00:02
+app = 1
+proc = 1
+INI
+	start_engine A 0 "$T/two.ini" 0 --vdev "net_memif0,role=server,socket=$T/memif.sock"
+	start_engine B 1 "$T/two.ini" 1 --vdev "net_memif0,role=client,socket=$T/memif.sock"
+	wait_ready A
+	wait_ready B
+	pingpong msg "$T/A.sock" "$T/B.sock"
+	pingpong tagged "$T/A.sock" "$T/B.sock"
+	;;
+*)
+	echo "unknown test $TEST" >&2
+	exit 2
+	;;
+esac
+echo "PASS: fi $TEST"

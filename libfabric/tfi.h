@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The toroid libfabric provider (libtoroid-fi.so), private header.
+ *
+ * A provider loaded by libfabric from FI_PROVIDER_PATH (fi_prov_ini()). Each endpoint is one
+ * virtual network interface (include/toroid/vni.h) of the host's toroid-node: the provider is
+ * a plain process-side library, it starts no EAL. See docs/libfabric.md.
+ *
+ * Objects and their files:
+ *   tfi_init.c    fi_prov_ini, parameters, fi_getinfo (hint matching), fabric, EQ
+ *   tfi_domain.c  domain, memory registration, address vector
+ *   tfi_cq.c      completion queues (our own ring), wait objects, fi_trywait
+ *   tfi_ep.c      the RDM endpoint: msg and tagged operations, progress
+ *   tfi_stubs.c   -FI_ENOSYS entries for everything the provider does not offer
+ *
+ * Threading: one mutex per domain guards the domain's objects (FI_THREAD_SAFE).
+ */
+#ifndef TOROID_TFI_H
+#define TOROID_TFI_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <toroid/vni.h>
+
+#define TFI_NAME "toroid"
+#define TFI_PROV_VERSION FI_VERSION(0, 1)
+
+/* What the provider offers (fi_getinfo advertises exactly this). */
+#define TFI_PRIMARY_CAPS (FI_MSG | FI_TAGGED)
+#define TFI_SECONDARY_CAPS (FI_SEND | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | FI_LOCAL_COMM | \
+			    FI_REMOTE_COMM)
+#define TFI_CAPS (TFI_PRIMARY_CAPS | TFI_SECONDARY_CAPS)
+#define TFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+
+/* The VNI carries one 64-bit tag: untagged messages use the top bit, tagged ones the rest. */
+#define TFI_MSG_TAG (1ULL << 63)
+#define TFI_TAG_BITS (TFI_MSG_TAG - 1)
+
+#define TFI_IOV_LIMIT 4
+#define TFI_CQ_DEFAULT 1024
+#define TFI_CQ_EPS 8 /* endpoints one CQ may serve */
+
+/* The address of an endpoint, as fi_getname() gives it and fi_av_insert() takes it. */
+#define TFI_NAME_MAGIC 0x46445254u /* "TRDF" */
+struct tfi_name {
+	uint32_t magic;
+	uint32_t app;
+	uint32_t proc;
+	uint8_t node[3]; /* the engine node's coordinate (x, y, z): informative */
+	uint8_t version; /* 1 */
+};
+_Static_assert(sizeof(struct tfi_name) == 16, "address layout");
+
+/* Parameters read once from the environment (FI_TOROID_*; fi_info -e lists them). */
+struct tfi_params {
+	char *socket;         /* NULL: libtoroid_vni uses $TOROID_VNI_SOCKET */
+	int app, proc;        /* -1: not set */
+	size_t pool_size;     /* VNI buffer pool per endpoint */
+	int n_ctx;            /* VNI send and receive contexts each */
+	int connect_ms;       /* keep trying to reach toroid-node this long */
+	int spin_us;          /* fi_cq_read naps after this long without completions (<0: never) */
+	int nap_us;           /* longest nap of one fi_cq_read */
+};
+
+extern struct fi_provider tfi_prov;
+extern struct tfi_params tfi_params;
+
+size_t tfi_max_msg_size(void);
+size_t tfi_inject_size(void);
+
+struct tfi_fabric {
+	struct fid_fabric fab;
+	int refs;
+};
+
+struct tfi_domain {
+	struct fid_domain dom;
+	struct tfi_fabric *fab;
+	pthread_mutex_t lock;
+	enum fi_av_type av_type;
+	int refs;
+};
+
+struct tfi_mr {
+	struct fid_mr mr;
+	struct tfi_domain *dom;
+	const void *buf;
+	size_t len;
+};
+
+struct tfi_av {
+	struct fid_av av;
+	struct tfi_domain *dom;
+	enum fi_av_type type;
+	struct tfi_name *tab; /* by index */
+	uint8_t *used;
+	size_t n, cap;
+	size_t last; /* index of the last address resolved */
+	int refs;
+};
+
+/* One entry of our completion ring: enough for every format and for an error entry. */
+struct tfi_cqe {
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+	int err;        /* 0, or a positive FI_E* code */
+	int prov_errno; /* the VNI's errno (positive) */
+	size_t olen;
+};
+
+struct tfi_ep;
+
+struct tfi_cq {
+	struct fid_cq cq;
+	struct tfi_domain *dom;
+	enum fi_cq_format format;
+	enum fi_wait_obj wait_obj;
+	struct tfi_cqe *ring;
+	size_t cap, head, count;
+	struct tfi_ep *eps[TFI_CQ_EPS];
+	int n_eps;
+	int epfd;      /* FI_WAIT_FD: epoll set of the bound endpoints' eventfds and sig_fd */
+	int sig_fd;    /* eventfd: fi_cq_signal() */
+	int refs;
+};
+
+enum tfi_op_kind { TFI_OP_FREE, TFI_OP_SEND, TFI_OP_RECV };
+
+/* One posted operation: its VNI cookie points here. */
+struct tfi_op {
+	enum tfi_op_kind kind;
+	bool comp;        /* write a success completion */
+	bool tagged;
+	void *context;
+	void *bounce;     /* pool buffer (long send, every receive), or NULL */
+	size_t len;       /* send: bytes; receive: room */
+	struct iovec iov[TFI_IOV_LIMIT];
+	size_t iov_n;
+	struct tfi_op *next;
+};
+
+struct tfi_ep {
+	struct fid_ep ep;
+	struct tfi_domain *dom;
+	struct tfi_av *av;
+	struct tfi_cq *txcq, *rxcq;
+	uint64_t caps;
+	uint64_t tx_op_flags, rx_op_flags;
+	bool tx_selective, rx_selective;
+	bool enabled;
+	bool dead;        /* the engine closed the interface */
+	struct trd_vni *vni;
+	struct trd_vni_info info;
+	struct tfi_name name;
+	struct tfi_op *ops, *free_ops;
+	unsigned int n_ops;
+	size_t max_msg;   /* a quarter of the pool the engine granted */
+	unsigned int idle;
+	uint64_t idle_since; /* ns: first empty poll while operations were outstanding, or 0 */
+};
+
+/* tfi_init.c */
+int tfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
+		void *context);
+int tfi_errno(int vni_status);
+
+/* tfi_domain.c */
+int tfi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
+		    void *context);
+int tfi_av_resolve(struct tfi_av *av, fi_addr_t addr, struct trd_vni_addr *out);
+fi_addr_t tfi_av_reverse(struct tfi_av *av, uint32_t app, uint32_t proc);
+
+/* tfi_cq.c */
+int tfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
+		void *context);
+int tfi_cq_attach(struct tfi_cq *cq, struct tfi_ep *ep);
+void tfi_cq_detach(struct tfi_cq *cq, struct tfi_ep *ep);
+size_t tfi_cq_room(const struct tfi_cq *cq);
+void tfi_cq_push(struct tfi_cq *cq, const struct tfi_cqe *e);
+int tfi_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+int tfi_cq_watch(struct tfi_cq *cq, int fd);
+
+/* tfi_ep.c */
+int tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+		 void *context);
+void tfi_ep_progress(struct tfi_ep *ep);
+int tfi_ep_arm(struct tfi_ep *ep);
+bool tfi_ep_nap_due(struct tfi_ep *ep);
+void tfi_ep_nap(struct tfi_ep *ep);
+
+/* tfi_stubs.c: tables whose every entry returns -FI_ENOSYS */
+extern struct fi_ops_rma tfi_no_rma_ops;
+extern struct fi_ops_atomic tfi_no_atomic_ops;
+extern struct fi_ops_collective tfi_no_collective_ops;
+int tfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int tfi_no_control(struct fid *fid, int command, void *arg);
+int tfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+		    void *context);
+int tfi_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info, struct fid_pep **pep,
+		      void *context);
+int tfi_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		     struct fid_wait **waitset);
+int tfi_no_scalable_ep(struct fid_domain *domain, struct fi_info *info, struct fid_ep **sep,
+		       void *context);
+int tfi_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		     struct fid_cntr **cntr, void *context);
+int tfi_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		     struct fid_poll **pollset);
+int tfi_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr, struct fid_stx **stx,
+		   void *context);
+int tfi_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+		   void *context);
+int tfi_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
+			struct fi_atomic_attr *attr, uint64_t flags);
+int tfi_no_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
+			    struct fi_collective_attr *attr, uint64_t flags);
+int tfi_no_av_insertsvc(struct fid_av *av, const char *node, const char *service,
+			fi_addr_t *fi_addr, uint64_t flags, void *context);
+int tfi_no_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt, const char *service,
+			size_t svccnt, fi_addr_t *fi_addr, uint64_t flags, void *context);
+int tfi_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr, struct fid_av_set **av_set,
+		  void *context);
+ssize_t tfi_no_cancel(fid_t fid, void *context);
+int tfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+		  void *context);
+int tfi_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+		  void *context);
+int tfi_no_setname(fid_t fid, void *addr, size_t addrlen);
+int tfi_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int tfi_no_connect(struct fid_ep *ep, const void *addr, const void *param, size_t paramlen);
+int tfi_no_listen(struct fid_pep *pep);
+int tfi_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int tfi_no_reject(struct fid_pep *pep, fid_t handle, const void *param, size_t paramlen);
+int tfi_no_shutdown(struct fid_ep *ep, uint64_t flags);
+int tfi_no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc,
+		void *context);
+ssize_t tfi_no_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			uint64_t data, fi_addr_t dest_addr, void *context);
+ssize_t tfi_no_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
+			  fi_addr_t dest_addr);
+ssize_t tfi_no_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			 uint64_t data, fi_addr_t dest_addr, uint64_t tag, void *context);
+ssize_t tfi_no_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
+			   fi_addr_t dest_addr, uint64_t tag);
+int tfi_no_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+
+#endif /* TOROID_TFI_H */

@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Domain, memory registration and address vectors.
+ *
+ * Memory registration gives local descriptors only: the VNI moves data through its own buffer
+ * pool, so a registration records the range and nothing else (no remote keys: no FI_RMA).
+ *
+ * Address vectors hold struct tfi_name (16 bytes: magic, app, proc, node, version). FI_AV_TABLE
+ * hands out indices 0, 1, ...; FI_AV_MAP hands out (app << 32 | proc). Both keep the table,
+ * which every send checks (an address the AV does not hold is -FI_EINVAL), fi_av_lookup reads
+ * and the source of a receive is named from (FI_SOURCE).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfi.h"
+
+/* ---- domain ---- */
+
+static int
+domain_close(struct fid *fid)
+{
+	struct tfi_domain *d = container_of(fid, struct tfi_domain, dom.fid);
+
+	if (d->refs > 0)
+		return -FI_EBUSY;
+	d->fab->refs--;
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+	return 0;
+}
+
+static struct fi_ops domain_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = domain_close,
+	.bind = tfi_no_bind,
+	.control = tfi_no_control,
+	.ops_open = tfi_no_ops_open,
+};
+
+static int tfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
+		       void *context);
+
+static struct fi_ops_domain domain_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = tfi_av_open,
+	.cq_open = tfi_cq_open,
+	.endpoint = tfi_endpoint,
+	.scalable_ep = tfi_no_scalable_ep,
+	.cntr_open = tfi_no_cntr_open,
+	.poll_open = tfi_no_poll_open,
+	.stx_ctx = tfi_no_stx_ctx,
+	.srx_ctx = tfi_no_srx_ctx,
+	.query_atomic = tfi_no_query_atomic,
+	.query_collective = tfi_no_query_collective,
+};
+
+/* ---- memory registration ---- */
+
+static int
+mr_close(struct fid *fid)
+{
+	struct tfi_mr *m = container_of(fid, struct tfi_mr, mr.fid);
+
+	m->dom->refs--;
+	free(m);
+	return 0;
+}
+
+static struct fi_ops mr_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = mr_close,
+	.bind = tfi_no_mr_bind,
+	.control = tfi_no_control,
+	.ops_open = tfi_no_ops_open,
+};
+
+static int
+mr_make(struct tfi_domain *d, const void *buf, size_t len, uint64_t access, uint64_t key,
+	uint64_t flags, void *context, struct fid_mr **mr)
+{
+	struct tfi_mr *m;
+
+	if (mr == NULL || (buf == NULL && len != 0))
+		return -FI_EINVAL;
+	/* remote access needs FI_RMA, which the provider does not offer */
+	if (access & (FI_REMOTE_READ | FI_REMOTE_WRITE))
+		return -FI_EOPNOTSUPP;
+	if (flags != 0)
+		return -FI_EBADFLAGS;
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return -FI_ENOMEM;
+	m->mr.fid.fclass = FI_CLASS_MR;
+	m->mr.fid.context = context;
+	m->mr.fid.ops = &mr_fi_ops;
+	m->mr.mem_desc = m;
+	m->mr.key = key;
+	m->dom = d;
+	m->buf = buf;
+	m->len = len;
+	pthread_mutex_lock(&d->lock);
+	d->refs++;
+	pthread_mutex_unlock(&d->lock);
+	*mr = &m->mr;
+	return 0;
+}
+
+static int
+mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,
+       uint64_t requested_key, uint64_t flags, struct fid_mr **mr, void *context)
+{
+	if (fid == NULL || fid->fclass != FI_CLASS_DOMAIN)
+		return -FI_EINVAL;
+	return mr_make(container_of(fid, struct tfi_domain, dom.fid), buf, len, access,
+		       requested_key, flags, context, mr);
+}
+
+static int
+mr_regv(struct fid *fid, const struct iovec *iov, size_t count, uint64_t access, uint64_t offset,
+	uint64_t requested_key, uint64_t flags, struct fid_mr **mr, void *context)
+{
+	if (count > 1 || (count == 1 && iov == NULL))
+		return -FI_EINVAL; /* mr_iov_limit is 1 */
+	return mr_reg(fid, count ? iov[0].iov_base : NULL, count ? iov[0].iov_len : 0, access,
+		      offset, requested_key, flags, mr, context);
+}
+
+static int
+mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags, struct fid_mr **mr)
+{
+	if (attr == NULL || attr->iface != FI_HMEM_SYSTEM)
+		return attr == NULL ? -FI_EINVAL : -FI_EOPNOTSUPP;
+	return mr_regv(fid, attr->mr_iov, attr->iov_count, attr->access, attr->offset,
+		       attr->requested_key, flags, mr, attr->context);
+}
+
+static struct fi_ops_mr mr_ops = {
+	.size = sizeof(struct fi_ops_mr),
+	.reg = mr_reg,
+	.regv = mr_regv,
+	.regattr = mr_regattr,
+};
+
+int
+tfi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
+		void *context)
+{
+	struct tfi_fabric *f;
+	struct tfi_domain *d;
+
+	if (fabric == NULL || info == NULL || dom == NULL || info->domain_attr == NULL)
+		return -FI_EINVAL;
+	if (info->domain_attr->name != NULL && strcmp(info->domain_attr->name, TFI_NAME) != 0)
+		return -FI_EINVAL;
+	if (info->domain_attr->data_progress == FI_PROGRESS_AUTO)
+		return -FI_EOPNOTSUPP;
+	f = container_of(fabric, struct tfi_fabric, fab);
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return -FI_ENOMEM;
+	pthread_mutex_init(&d->lock, NULL);
+	d->fab = f;
+	d->av_type = info->domain_attr->av_type;
+	d->dom.fid.fclass = FI_CLASS_DOMAIN;
+	d->dom.fid.context = context;
+	d->dom.fid.ops = &domain_fi_ops;
+	d->dom.ops = &domain_ops;
+	d->dom.mr = &mr_ops;
+	f->refs++;
+	*dom = &d->dom;
+	return 0;
+}
+
+/* ---- address vector ---- */
+
+static fi_addr_t
+av_handle(const struct tfi_av *av, size_t idx)
+{
+	if (av->type == FI_AV_MAP)
+		return ((uint64_t)av->tab[idx].app << 32) | av->tab[idx].proc;
+	return idx;
+}
+
+/* The table index of fi_addr, or -1. Caller holds the domain lock. */
+static ssize_t
+av_index(const struct tfi_av *av, fi_addr_t addr)
+{
+	if (av->type == FI_AV_TABLE)
+		return addr < av->n && av->used[addr] ? (ssize_t)addr : -1;
+	for (size_t i = 0; i < av->n; i++)
+		if (av->used[i] && av_handle(av, i) == addr)
+			return (ssize_t)i;
+	return -1;
+}
+
+int
+tfi_av_resolve(struct tfi_av *av, fi_addr_t addr, struct trd_vni_addr *out)
+{
+	ssize_t i;
+
+	if (av == NULL || addr == FI_ADDR_UNSPEC)
+		return -FI_EINVAL;
+	/* the last address used first: a walk of the table only when the peer changes */
+	if (av->last < av->n && av->used[av->last] && av_handle(av, av->last) == addr)
+		i = (ssize_t)av->last;
+	else
+		i = av_index(av, addr);
+	if (i < 0)
+		return -FI_EINVAL; /* not an address of this AV */
+	av->last = (size_t)i;
+	out->app = av->tab[i].app;
+	out->proc = av->tab[i].proc;
+	return 0;
+}
+
+fi_addr_t
+tfi_av_reverse(struct tfi_av *av, uint32_t app, uint32_t proc)
+{
+	if (av == NULL)
+		return FI_ADDR_NOTAVAIL;
+	for (size_t i = 0; i < av->n; i++)
+		if (av->used[i] && av->tab[i].app == app && av->tab[i].proc == proc)
+			return av_handle(av, i);
+	return FI_ADDR_NOTAVAIL;
+}
+
+static int
+av_grow(struct tfi_av *av)
+{
+	size_t cap = av->cap ? av->cap * 2 : 64;
+	struct tfi_name *t = realloc(av->tab, cap * sizeof(*t));
+	uint8_t *u;
+
+	if (t == NULL)
+		return -FI_ENOMEM;
+	av->tab = t;
+	u = realloc(av->used, cap);
+	if (u == NULL)
+		return -FI_ENOMEM;
+	memset(u + av->cap, 0, cap - av->cap);
+	av->used = u;
+	av->cap = cap;
+	return 0;
+}
+
+static int
+av_insert(struct fid_av *av_fid, const void *addr, size_t count, fi_addr_t *fi_addr,
+	  uint64_t flags, void *context)
+{
+	struct tfi_av *av = container_of(av_fid, struct tfi_av, av);
+	const struct tfi_name *names = addr;
+	int *errs = (flags & FI_SYNC_ERR) ? context : NULL;
+	int done = 0;
+
+	if (count > 0 && addr == NULL)
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)(FI_MORE | FI_SYNC_ERR))
+		return -FI_EBADFLAGS;
+	pthread_mutex_lock(&av->dom->lock);
+	for (size_t k = 0; k < count; k++) {
+		const struct tfi_name *n = &names[k];
+		int err = 0;
+
+		if (n->magic != TFI_NAME_MAGIC || n->version != 1 || n->app == TRD_VNI_ANY ||
+		    n->proc == TRD_VNI_ANY)
+			err = FI_EINVAL;
+		else if (av->n == av->cap && av_grow(av) != 0)
+			err = FI_ENOMEM;
+		if (errs != NULL)
+			errs[k] = err;
+		if (err != 0) {
+			if (fi_addr != NULL)
+				fi_addr[k] = FI_ADDR_NOTAVAIL;
+			continue;
+		}
+		av->tab[av->n] = *n;
+		av->used[av->n] = 1;
+		if (fi_addr != NULL)
+			fi_addr[k] = av_handle(av, av->n);
+		av->n++;
+		done++;
+	}
+	pthread_mutex_unlock(&av->dom->lock);
+	return done;
+}
+
+static int
+av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count, uint64_t flags)
+{
+	struct tfi_av *av = container_of(av_fid, struct tfi_av, av);
+	int rc = 0;
+
+	if ((count > 0 && fi_addr == NULL) || flags != 0)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->dom->lock);
+	for (size_t k = 0; k < count; k++) {
+		ssize_t i = av_index(av, fi_addr[k]);
+
+		if (i < 0)
+			rc = -FI_EINVAL;
+		else
+			av->used[i] = 0;
+	}
+	pthread_mutex_unlock(&av->dom->lock);
+	return rc;
+}
+
+static int
+av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr, size_t *addrlen)
+{
+	struct tfi_av *av = container_of(av_fid, struct tfi_av, av);
+	struct tfi_name n;
+	ssize_t i;
+
+	if (addrlen == NULL)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->dom->lock);
+	i = av_index(av, fi_addr);
+	if (i >= 0)
+		n = av->tab[i];
+	pthread_mutex_unlock(&av->dom->lock);
+	if (i < 0)
+		return -FI_EINVAL;
+	if (addr != NULL)
+		memcpy(addr, &n, *addrlen < sizeof(n) ? *addrlen : sizeof(n));
+	*addrlen = sizeof(n);
+	return 0;
+}
+
+static const char *
+av_straddr(struct fid_av *av_fid, const void *addr, char *buf, size_t *len)
+{
+	const struct tfi_name *n = addr;
+	char s[64];
+	int w;
+
+	if (addr == NULL || buf == NULL || len == NULL)
+		return NULL;
+	if (n->magic != TFI_NAME_MAGIC)
+		w = snprintf(s, sizeof(s), "fi_toroid://invalid");
+	else
+		w = snprintf(s, sizeof(s), "fi_toroid://%u.%u.%u/%u:%u", n->node[0], n->node[1],
+			     n->node[2], n->app, n->proc);
+	if (*len > 0) {
+		strncpy(buf, s, *len - 1);
+		buf[*len - 1] = '\0';
+	}
+	*len = (size_t)w + 1;
+	return buf;
+}
+
+static int
+av_close(struct fid *fid)
+{
+	struct tfi_av *av = container_of(fid, struct tfi_av, av.fid);
+
+	if (av->refs > 0)
+		return -FI_EBUSY;
+	pthread_mutex_lock(&av->dom->lock);
+	av->dom->refs--;
+	pthread_mutex_unlock(&av->dom->lock);
+	free(av->tab);
+	free(av->used);
+	free(av);
+	return 0;
+}
+
+static struct fi_ops av_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = av_close,
+	.bind = tfi_no_bind, /* no asynchronous inserts: nothing to bind an EQ for */
+	.control = tfi_no_control,
+	.ops_open = tfi_no_ops_open,
+};
+
+static struct fi_ops_av av_ops = {
+	.size = sizeof(struct fi_ops_av),
+	.insert = av_insert,
+	.insertsvc = tfi_no_av_insertsvc,
+	.insertsym = tfi_no_av_insertsym,
+	.remove = av_remove,
+	.lookup = av_lookup,
+	.straddr = av_straddr,
+	.av_set = tfi_no_av_set,
+};
+
+static int
+tfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **avp,
+	    void *context)
+{
+	struct tfi_domain *d = container_of(domain, struct tfi_domain, dom);
+	enum fi_av_type type;
+	struct tfi_av *av;
+
+	if (domain == NULL || attr == NULL || avp == NULL)
+		return -FI_EINVAL;
+	type = attr->type != FI_AV_UNSPEC ? attr->type : (d->av_type != FI_AV_UNSPEC ? d->av_type
+										 : FI_AV_MAP);
+	if (type != FI_AV_MAP && type != FI_AV_TABLE)
+		return -FI_EINVAL;
+	if (d->av_type != FI_AV_UNSPEC && type != d->av_type)
+		return -FI_EINVAL;
+	/* asynchronous inserts (FI_EVENT), shared named AVs and read-only opens are not offered */
+	if (attr->flags & ~(uint64_t)FI_SYMMETRIC)
+		return -FI_ENOSYS;
+	if (attr->name != NULL || attr->rx_ctx_bits != 0)
+		return -FI_ENOSYS;
+	av = calloc(1, sizeof(*av));
+	if (av == NULL)
+		return -FI_ENOMEM;
+	av->dom = d;
+	av->type = type;
+	av->av.fid.fclass = FI_CLASS_AV;
+	av->av.fid.context = context;
+	av->av.fid.ops = &av_fi_ops;
+	av->av.ops = &av_ops;
+	pthread_mutex_lock(&d->lock);
+	d->refs++;
+	pthread_mutex_unlock(&d->lock);
+	*avp = &av->av;
+	return 0;
+}

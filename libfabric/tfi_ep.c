@@ -1,0 +1,978 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The FI_EP_RDM endpoint: one VNI of the host's toroid-node, opened by fi_endpoint() under
+ * the identity the environment gives (FI_TOROID_APP, FI_TOROID_PROC; docs/libfabric.md).
+ *
+ * Data path (what the VNI API offers today, and the copies it costs):
+ *   send      up to the VNI's short threshold (896 B): trd_vni_send() copies the bytes at post
+ *             time (gathered first if the message has several iovs); longer: copied into a
+ *             pool buffer, sent zero-copy from there, the buffer freed at completion.
+ *   receive   posted into a pool buffer as large as the application's (at most max_msg_size),
+ *             copied into the application's iovs when fi_cq_read finds its completion.
+ *   tags      one 64-bit VNI tag: untagged messages carry TFI_MSG_TAG (bit 63), tagged ones
+ *             their tag (bits 0..62). A tagged receive matches its tag exactly, or any tag on
+ *             an endpoint without FI_MSG (ignore = all tag bits); other ignore masks need
+ *             the engine's matcher and return -FI_EOPNOTSUPP.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tfi.h"
+
+#define TFI_POLL_BURST 32
+#define TFI_IDLE_CHECK 4096 /* empty polls between two looks at the engine's state */
+
+/* Flags this provider does not implement on an operation. */
+#define TFI_TX_REFUSED (FI_REMOTE_CQ_DATA | FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_FENCE | \
+			FI_TRIGGER | FI_MULTICAST)
+#define TFI_RX_REFUSED (FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD | FI_TRIGGER)
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct tfi_op *
+op_get(struct tfi_ep *ep)
+{
+	struct tfi_op *op = ep->free_ops;
+
+	if (op != NULL) {
+		ep->free_ops = op->next;
+		op->next = NULL;
+	}
+	return op;
+}
+
+static void
+op_put(struct tfi_ep *ep, struct tfi_op *op)
+{
+	if (op->bounce != NULL)
+		trd_vni_free(ep->vni, op->bounce);
+	op->bounce = NULL;
+	op->kind = TFI_OP_FREE;
+	op->next = ep->free_ops;
+	ep->free_ops = op;
+}
+
+static size_t
+iov_total(const struct iovec *iov, size_t n)
+{
+	size_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+static bool
+iov_ok(const struct iovec *iov, size_t n)
+{
+	if (n > TFI_IOV_LIMIT || (n > 0 && iov == NULL))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (iov[i].iov_base == NULL && iov[i].iov_len != 0)
+			return false;
+	return true;
+}
+
+static void
+gather(void *dst, const struct iovec *iov, size_t n)
+{
+	uint8_t *d = dst;
+
+	for (size_t i = 0; i < n; i++) {
+		if (iov[i].iov_len != 0)
+			memcpy(d, iov[i].iov_base, iov[i].iov_len);
+		d += iov[i].iov_len;
+	}
+}
+
+static void
+scatter(const struct tfi_op *op, const void *src, size_t len)
+{
+	const uint8_t *s = src;
+
+	for (size_t i = 0; i < op->iov_n && len > 0; i++) {
+		size_t k = op->iov[i].iov_len < len ? op->iov[i].iov_len : len;
+
+		if (k != 0)
+			memcpy(op->iov[i].iov_base, s, k);
+		s += k;
+		len -= k;
+	}
+}
+
+/* ---- completions ---- */
+
+static struct tfi_cq *
+op_cq(const struct tfi_ep *ep, const struct tfi_op *op)
+{
+	return op->kind == TFI_OP_RECV ? ep->rxcq : ep->txcq;
+}
+
+/* Turn one VNI completion (or an abandoned operation, status != 0) into a CQ entry. */
+static void
+op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
+	    struct trd_vni_addr peer, uint64_t tag)
+{
+	struct tfi_cq *cq = op_cq(ep, op);
+	struct tfi_cqe e;
+
+	memset(&e, 0, sizeof(e));
+	e.e.op_context = op->context;
+	e.src = FI_ADDR_NOTAVAIL;
+	if (op->kind == TFI_OP_RECV) {
+		e.e.flags = FI_RECV | (op->tagged ? FI_TAGGED : FI_MSG);
+		e.e.buf = op->iov_n > 0 ? op->iov[0].iov_base : NULL;
+		if (status == 0) {
+			if (len > op->len)
+				len = op->len; /* cannot happen: the engine checks the room */
+			scatter(op, op->bounce, len);
+			if (ep->caps & FI_SOURCE)
+				e.src = tfi_av_reverse(ep->av, peer.app, peer.proc);
+		}
+		e.e.len = len;
+		e.e.tag = op->tagged ? tag : 0;
+		if (status == -EMSGSIZE)
+			e.olen = len > op->len ? len - op->len : 0;
+	} else {
+		e.e.flags = FI_SEND | (op->tagged ? FI_TAGGED : FI_MSG);
+		e.e.len = op->len;
+	}
+	if (status != 0) {
+		e.err = tfi_errno(status);
+		e.prov_errno = -status;
+		/* the VNI fails a sender whose message was too long for the receive too */
+		if (op->kind == TFI_OP_SEND && status == -EMSGSIZE)
+			e.err = FI_EMSGSIZE;
+	}
+	if (cq != NULL && (status != 0 || op->comp))
+		tfi_cq_push(cq, &e);
+	op_put(ep, op);
+}
+
+static size_t
+ep_room(const struct tfi_ep *ep)
+{
+	size_t room = TFI_POLL_BURST;
+
+	if (ep->txcq != NULL && tfi_cq_room(ep->txcq) < room)
+		room = tfi_cq_room(ep->txcq);
+	if (ep->rxcq != NULL && tfi_cq_room(ep->rxcq) < room)
+		room = tfi_cq_room(ep->rxcq);
+	return room;
+}
+
+/* The engine closed the interface: every posted operation ends with -FI_ECONNRESET, as far
+ * as the CQs have room (the rest at the next progress). */
+static void
+ep_flush_dead(struct tfi_ep *ep)
+{
+	struct trd_vni_addr none = {TRD_VNI_ANY, TRD_VNI_ANY};
+
+	for (unsigned int i = 0; i < ep->n_ops; i++) {
+		struct tfi_op *op = &ep->ops[i];
+		struct tfi_cq *cq;
+
+		if (op->kind == TFI_OP_FREE)
+			continue;
+		cq = op_cq(ep, op);
+		if (cq != NULL && tfi_cq_room(cq) == 0)
+			continue;
+		op_complete(ep, op, -ECONNRESET, 0, none, 0);
+	}
+}
+
+static void
+ep_handle(struct tfi_ep *ep, const struct trd_vni_cpl *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct tfi_op *op = (struct tfi_op *)(uintptr_t)c[i].cookie;
+
+		/* the cookie is ours (kept in libtoroid_vni's private memory): still, check it */
+		if (op < ep->ops || op >= ep->ops + ep->n_ops || op->kind == TFI_OP_FREE)
+			continue;
+		op_complete(ep, op, c[i].status, c[i].len, c[i].peer, c[i].tag);
+	}
+}
+
+/* Caller holds the domain lock. */
+void
+tfi_ep_progress(struct tfi_ep *ep)
+{
+	struct trd_vni_cpl c[TFI_POLL_BURST];
+	size_t room;
+	int n;
+
+	if (ep->vni == NULL || !ep->enabled)
+		return;
+	if (ep->dead) {
+		ep_flush_dead(ep);
+		return;
+	}
+	room = ep_room(ep);
+	if (room == 0)
+		return;
+	n = trd_vni_poll(ep->vni, c, (unsigned int)room);
+	if (n > 0) {
+		ep->idle = 0;
+		ep->idle_since = 0;
+		ep_handle(ep, c, n);
+		return;
+	}
+	if (ep->idle_since == 0 && trd_vni_pending(ep->vni) > 0)
+		ep->idle_since = now_ns();
+	if (++ep->idle < TFI_IDLE_CHECK || trd_vni_pending(ep->vni) == 0)
+		return;
+	/* Now and then, while operations are outstanding, look whether the engine stopped:
+	 * trd_vni_wait() with no time checks the interface's state (and arms its eventfd). */
+	ep->idle = 0;
+	n = trd_vni_wait(ep->vni, c, (unsigned int)room, 0);
+	if (n > 0) {
+		ep_handle(ep, c, n);
+	} else if (n == -ECONNRESET) {
+		FI_WARN(&tfi_prov, FI_LOG_EP_DATA, "toroid-node closed the interface of %u:%u\n",
+			ep->name.app, ep->name.proc);
+		ep->dead = true;
+		ep_flush_dead(ep);
+	}
+}
+
+/* An fi_cq_read that found nothing naps when operations have been outstanding without a
+ * completion for spin_us: on a machine with fewer CPUs than busy threads, spinning
+ * processes starve toroid-node (and each other), and a sleep on the eventfd the engine
+ * signals is then far quicker than spinning. Caller holds the domain lock. */
+bool
+tfi_ep_nap_due(struct tfi_ep *ep)
+{
+	return tfi_params.spin_us >= 0 && ep->vni != NULL && ep->enabled && !ep->dead &&
+	       ep->idle_since != 0 && trd_vni_pending(ep->vni) > 0 &&
+	       now_ns() - ep->idle_since >= (uint64_t)tfi_params.spin_us * 1000;
+}
+
+/* Sleep on the VNI's eventfd for at most nap_us; called without the domain lock. */
+void
+tfi_ep_nap(struct tfi_ep *ep)
+{
+	struct timespec ts = {.tv_sec = tfi_params.nap_us / 1000000,
+			      .tv_nsec = (long)(tfi_params.nap_us % 1000000) * 1000};
+	struct pollfd pf = {.fd = trd_vni_fd(ep->vni), .events = POLLIN};
+	uint64_t cnt;
+
+	if (read(pf.fd, &cnt, sizeof(cnt)) < 0) {
+		/* EAGAIN: no stale wake-up */
+	}
+	if (trd_vni_arm(ep->vni) != 0)
+		return; /* completions are queued */
+	if (ppoll(&pf, 1, &ts, NULL) > 0 && read(pf.fd, &cnt, sizeof(cnt)) < 0) {
+		/* another thread took it */
+	}
+}
+
+/* Arm the VNI's eventfd for fi_trywait. 0, or -FI_EAGAIN (completions are queued). */
+int
+tfi_ep_arm(struct tfi_ep *ep)
+{
+	int rc;
+
+	if (ep->vni == NULL || !ep->enabled)
+		return 0;
+	if (ep->dead)
+		return -FI_EAGAIN;
+	rc = trd_vni_arm(ep->vni);
+	return rc == -EBUSY ? -FI_EAGAIN : rc;
+}
+
+/* ---- posting ---- */
+
+static int
+post_check(struct tfi_ep *ep)
+{
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (ep->dead)
+		return -FI_ECONNRESET;
+	return 0;
+}
+
+static ssize_t
+ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, uint64_t vtag,
+	bool tagged, void *context, bool comp, bool inject)
+{
+	uint8_t tmp[TRD_VNI_SHORT_MAX];
+	struct trd_vni_addr dst;
+	struct tfi_op *op;
+	const void *buf;
+	size_t total;
+	ssize_t rc;
+
+	if (!iov_ok(iov, n))
+		return -FI_EINVAL;
+	total = iov_total(iov, n);
+	if (total > ep->max_msg || (inject && total > tfi_inject_size()))
+		return -FI_EMSGSIZE;
+	pthread_mutex_lock(&ep->dom->lock);
+	rc = post_check(ep);
+	if (rc != 0)
+		goto out;
+	if (ep->txcq == NULL && !inject) {
+		rc = -FI_ENOCQ;
+		goto out;
+	}
+	if (tfi_av_resolve(ep->av, dest, &dst) != 0) {
+		rc = -FI_EINVAL;
+		goto out;
+	}
+	op = op_get(ep);
+	if (op == NULL) {
+		tfi_ep_progress(ep);
+		rc = -FI_EAGAIN;
+		goto out;
+	}
+	op->kind = TFI_OP_SEND;
+	op->tagged = tagged;
+	op->comp = comp && !inject;
+	op->context = inject ? NULL : context;
+	op->len = total;
+	op->iov_n = 0;
+	if (total <= ep->info.short_max) {
+		/* copied by trd_vni_send() now */
+		if (n == 1) {
+			buf = iov[0].iov_base;
+		} else {
+			gather(tmp, iov, n);
+			buf = tmp;
+		}
+	} else {
+		op->bounce = trd_vni_alloc(ep->vni, total);
+		if (op->bounce == NULL) {
+			op_put(ep, op);
+			tfi_ep_progress(ep);
+			rc = -FI_EAGAIN;
+			goto out;
+		}
+		gather(op->bounce, iov, n);
+		buf = op->bounce;
+	}
+	rc = trd_vni_send(ep->vni, dst, vtag, buf, total, -1, (uint64_t)(uintptr_t)op);
+	if (rc != 0) {
+		op_put(ep, op);
+		if (rc == -EAGAIN) {
+			tfi_ep_progress(ep);
+			rc = -FI_EAGAIN;
+		} else if (rc == -ECONNRESET) {
+			ep->dead = true;
+			rc = -FI_ECONNRESET;
+		}
+	}
+out:
+	pthread_mutex_unlock(&ep->dom->lock);
+	return rc;
+}
+
+static ssize_t
+ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uint64_t tag,
+	uint64_t ignore, bool tagged, void *context, bool comp)
+{
+	struct trd_vni_addr from = {TRD_VNI_ANY, TRD_VNI_ANY};
+	unsigned int vflags = 0;
+	uint64_t vtag = TFI_MSG_TAG;
+	struct tfi_op *op;
+	size_t cap;
+	ssize_t rc;
+
+	if (!iov_ok(iov, n))
+		return -FI_EINVAL;
+	if (tagged) {
+		if ((ignore & TFI_TAG_BITS) == TFI_TAG_BITS && !(ep->caps & FI_MSG)) {
+			vflags = TRD_VNI_ANY_TAG; /* no untagged traffic to confuse it with */
+			vtag = 0;
+		} else if (ignore != 0) {
+			return -FI_EOPNOTSUPP; /* tag masks: engine work */
+		} else if (tag & ~TFI_TAG_BITS) {
+			return -FI_EINVAL;
+		} else {
+			vtag = tag;
+		}
+	}
+	cap = iov_total(iov, n);
+	if (cap > ep->max_msg)
+		cap = ep->max_msg; /* no message is longer */
+	pthread_mutex_lock(&ep->dom->lock);
+	rc = post_check(ep);
+	if (rc != 0)
+		goto out;
+	if (ep->rxcq == NULL) {
+		rc = -FI_ENOCQ;
+		goto out;
+	}
+	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC &&
+	    tfi_av_resolve(ep->av, src, &from) != 0) {
+		rc = -FI_EINVAL;
+		goto out;
+	}
+	op = op_get(ep);
+	if (op == NULL) {
+		tfi_ep_progress(ep);
+		rc = -FI_EAGAIN;
+		goto out;
+	}
+	op->kind = TFI_OP_RECV;
+	op->tagged = tagged;
+	op->comp = comp;
+	op->context = context;
+	op->len = cap;
+	op->iov_n = n;
+	memcpy(op->iov, iov, n * sizeof(*iov));
+	if (cap > 0) {
+		op->bounce = trd_vni_alloc(ep->vni, cap);
+		if (op->bounce == NULL) {
+			op_put(ep, op);
+			tfi_ep_progress(ep);
+			rc = -FI_EAGAIN;
+			goto out;
+		}
+	}
+	rc = trd_vni_recv(ep->vni, from, vtag, vflags, op->bounce, cap, -1,
+			  (uint64_t)(uintptr_t)op);
+	if (rc != 0) {
+		op_put(ep, op);
+		if (rc == -EAGAIN) {
+			tfi_ep_progress(ep);
+			rc = -FI_EAGAIN;
+		} else if (rc == -ECONNRESET) {
+			ep->dead = true;
+			rc = -FI_ECONNRESET;
+		}
+	}
+out:
+	pthread_mutex_unlock(&ep->dom->lock);
+	return rc;
+}
+
+static struct tfi_ep *
+to_ep(struct fid_ep *e)
+{
+	return container_of(e, struct tfi_ep, ep);
+}
+
+static bool
+tx_comp(const struct tfi_ep *ep, uint64_t flags)
+{
+	return !ep->tx_selective || (flags & FI_COMPLETION);
+}
+
+static bool
+rx_comp(const struct tfi_ep *ep, uint64_t flags)
+{
+	return !ep->rx_selective || (flags & FI_COMPLETION);
+}
+
+/* ---- fi_ops_msg ---- */
+
+static ssize_t
+msg_recv(struct fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, void *context)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_recv(ep, &iov, 1, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags));
+}
+
+static ssize_t
+msg_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count, fi_addr_t src,
+	  void *context)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_recv(ep, iov, count, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags));
+}
+
+static ssize_t
+msg_recvmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	if (msg == NULL)
+		return -FI_EINVAL;
+	if (flags & TFI_RX_REFUSED)
+		return -FI_EOPNOTSUPP;
+	return ep_recv(ep, msg->msg_iov, msg->iov_count, msg->addr, 0, 0, false, msg->context,
+		       rx_comp(ep, flags));
+}
+
+static ssize_t
+msg_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest,
+	 void *context)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context,
+		       tx_comp(ep, ep->tx_op_flags), false);
+}
+
+static ssize_t
+msg_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest,
+	  void *context)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_send(ep, iov, count, dest, TFI_MSG_TAG, false, context,
+		       tx_comp(ep, ep->tx_op_flags), false);
+}
+
+static ssize_t
+msg_sendmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	if (msg == NULL)
+		return -FI_EINVAL;
+	if (flags & TFI_TX_REFUSED)
+		return -FI_EOPNOTSUPP;
+	if ((flags & FI_INJECT) && iov_ok(msg->msg_iov, msg->iov_count) &&
+	    iov_total(msg->msg_iov, msg->iov_count) > tfi_inject_size())
+		return -FI_EMSGSIZE;
+	return ep_send(ep, msg->msg_iov, msg->iov_count, msg->addr, TFI_MSG_TAG, false,
+		       msg->context, tx_comp(ep, flags), false);
+}
+
+static ssize_t
+msg_inject(struct fid_ep *e, const void *buf, size_t len, fi_addr_t dest)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+
+	return ep_send(to_ep(e), &iov, 1, dest, TFI_MSG_TAG, false, NULL, false, true);
+}
+
+static struct fi_ops_msg msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = msg_recv,
+	.recvv = msg_recvv,
+	.recvmsg = msg_recvmsg,
+	.send = msg_send,
+	.sendv = msg_sendv,
+	.sendmsg = msg_sendmsg,
+	.inject = msg_inject,
+	.senddata = tfi_no_senddata,
+	.injectdata = tfi_no_injectdata,
+};
+
+/* ---- fi_ops_tagged ---- */
+
+static ssize_t
+tag_send_check(uint64_t tag)
+{
+	return (tag & ~TFI_TAG_BITS) ? -FI_EINVAL : 0;
+}
+
+static ssize_t
+tagged_recv(struct fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag,
+	    uint64_t ignore, void *context)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_recv(ep, &iov, 1, src, tag, ignore, true, context, rx_comp(ep, ep->rx_op_flags));
+}
+
+static ssize_t
+tagged_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
+	     fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_recv(ep, iov, count, src, tag, ignore, true, context,
+		       rx_comp(ep, ep->rx_op_flags));
+}
+
+static ssize_t
+tagged_recvmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	if (msg == NULL)
+		return -FI_EINVAL;
+	if (flags & TFI_RX_REFUSED)
+		return -FI_EOPNOTSUPP; /* FI_PEEK, FI_CLAIM, FI_DISCARD: engine work */
+	return ep_recv(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, msg->ignore, true,
+		       msg->context, rx_comp(ep, flags));
+}
+
+static ssize_t
+tagged_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest,
+	    uint64_t tag, void *context)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	if (tag_send_check(tag))
+		return -FI_EINVAL;
+	return ep_send(ep, &iov, 1, dest, tag, true, context, tx_comp(ep, ep->tx_op_flags), false);
+}
+
+static ssize_t
+tagged_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
+	     fi_addr_t dest, uint64_t tag, void *context)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	if (tag_send_check(tag))
+		return -FI_EINVAL;
+	return ep_send(ep, iov, count, dest, tag, true, context, tx_comp(ep, ep->tx_op_flags),
+		       false);
+}
+
+static ssize_t
+tagged_sendmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	if (msg == NULL || tag_send_check(msg->tag))
+		return -FI_EINVAL;
+	if (flags & TFI_TX_REFUSED)
+		return -FI_EOPNOTSUPP;
+	if ((flags & FI_INJECT) && iov_ok(msg->msg_iov, msg->iov_count) &&
+	    iov_total(msg->msg_iov, msg->iov_count) > tfi_inject_size())
+		return -FI_EMSGSIZE;
+	return ep_send(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, true, msg->context,
+		       tx_comp(ep, flags), false);
+}
+
+static ssize_t
+tagged_inject(struct fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t tag)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+
+	if (tag_send_check(tag))
+		return -FI_EINVAL;
+	return ep_send(to_ep(e), &iov, 1, dest, tag, true, NULL, false, true);
+}
+
+static struct fi_ops_tagged tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = tagged_recv,
+	.recvv = tagged_recvv,
+	.recvmsg = tagged_recvmsg,
+	.send = tagged_send,
+	.sendv = tagged_sendv,
+	.sendmsg = tagged_sendmsg,
+	.inject = tagged_inject,
+	.senddata = tfi_no_tsenddata,
+	.injectdata = tfi_no_tinjectdata,
+};
+
+/* ---- CM: names ---- */
+
+static int
+ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct tfi_ep *ep = container_of(fid, struct tfi_ep, ep.fid);
+	size_t room;
+
+	if (addrlen == NULL)
+		return -FI_EINVAL;
+	room = *addrlen;
+	*addrlen = sizeof(ep->name);
+	if (addr == NULL || room < sizeof(ep->name))
+		return -FI_ETOOSMALL;
+	memcpy(addr, &ep->name, sizeof(ep->name));
+	return 0;
+}
+
+static struct fi_ops_cm cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = tfi_no_setname, /* the name is the VNI's (app, proc): set by environment */
+	.getname = ep_getname,
+	.getpeer = tfi_no_getpeer,
+	.connect = tfi_no_connect,
+	.listen = tfi_no_listen,
+	.accept = tfi_no_accept,
+	.reject = tfi_no_reject,
+	.shutdown = tfi_no_shutdown,
+	.join = tfi_no_join,
+};
+
+/* ---- endpoint ops ---- */
+
+static int
+ep_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen)
+{
+	return level == FI_OPT_ENDPOINT ? -FI_ENOPROTOOPT : -FI_EINVAL;
+}
+
+static int
+ep_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen)
+{
+	return level == FI_OPT_ENDPOINT ? -FI_ENOPROTOOPT : -FI_EINVAL;
+}
+
+static ssize_t
+ep_size_left(struct fid_ep *e)
+{
+	return -FI_ENOSYS; /* deprecated in libfabric 1.x */
+}
+
+static struct fi_ops_ep ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = tfi_no_cancel, /* the VNI cannot withdraw a posted operation yet */
+	.getopt = ep_getopt,
+	.setopt = ep_setopt,
+	.tx_ctx = tfi_no_tx_ctx,
+	.rx_ctx = tfi_no_rx_ctx,
+	.rx_size_left = ep_size_left,
+	.tx_size_left = ep_size_left,
+};
+
+static int
+ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct tfi_ep *ep = container_of(fid, struct tfi_ep, ep.fid);
+	struct tfi_cq *cq;
+	struct tfi_av *av;
+	int rc = 0;
+
+	if (bfid == NULL)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->dom->lock);
+	if (ep->enabled) {
+		rc = -FI_EOPBADSTATE;
+		goto out;
+	}
+	switch (bfid->fclass) {
+	case FI_CLASS_AV:
+		av = container_of(bfid, struct tfi_av, av.fid);
+		if (av->dom != ep->dom || ep->av != NULL) {
+			rc = -FI_EINVAL;
+			break;
+		}
+		ep->av = av;
+		av->refs++;
+		break;
+	case FI_CLASS_CQ:
+		cq = container_of(bfid, struct tfi_cq, cq.fid);
+		if (cq->dom != ep->dom) {
+			rc = -FI_EINVAL;
+			break;
+		}
+		if ((flags & ~(uint64_t)(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) ||
+		    !(flags & (FI_TRANSMIT | FI_RECV))) {
+			rc = -FI_EBADFLAGS;
+			break;
+		}
+		if (((flags & FI_TRANSMIT) && ep->txcq != NULL) ||
+		    ((flags & FI_RECV) && ep->rxcq != NULL)) {
+			rc = -FI_EINVAL;
+			break;
+		}
+		rc = tfi_cq_attach(cq, ep);
+		if (rc == 0)
+			rc = tfi_cq_watch(cq, trd_vni_fd(ep->vni));
+		if (rc != 0)
+			break;
+		if (flags & FI_TRANSMIT) {
+			ep->txcq = cq;
+			ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
+		}
+		if (flags & FI_RECV) {
+			ep->rxcq = cq;
+			ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
+		}
+		break;
+	case FI_CLASS_EQ:
+		break; /* RDM over the VNI raises no events: nothing to deliver */
+	default:
+		rc = -FI_EINVAL; /* counters, stx/srx contexts are not offered */
+		break;
+	}
+out:
+	pthread_mutex_unlock(&ep->dom->lock);
+	return rc;
+}
+
+static int
+ep_control(struct fid *fid, int command, void *arg)
+{
+	struct tfi_ep *ep = container_of(fid, struct tfi_ep, ep.fid);
+	uint64_t *flags = arg;
+	int rc = 0;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	switch (command) {
+	case FI_ENABLE:
+		if (ep->av == NULL)
+			rc = -FI_ENOAV;
+		else if (ep->txcq == NULL && ep->rxcq == NULL)
+			rc = -FI_ENOCQ;
+		else
+			ep->enabled = true;
+		break;
+	case FI_GETOPSFLAG:
+	case FI_SETOPSFLAG:
+		if (flags == NULL || ((*flags & FI_TRANSMIT) != 0) == ((*flags & FI_RECV) != 0)) {
+			rc = -FI_EINVAL;
+			break;
+		}
+		if (command == FI_GETOPSFLAG)
+			*flags = (*flags & FI_TRANSMIT) ? (ep->tx_op_flags | FI_TRANSMIT)
+							: (ep->rx_op_flags | FI_RECV);
+		else if (*flags & FI_TRANSMIT)
+			ep->tx_op_flags = *flags & ~(uint64_t)FI_TRANSMIT;
+		else
+			ep->rx_op_flags = *flags & ~(uint64_t)FI_RECV;
+		break;
+	default:
+		rc = -FI_ENOSYS;
+		break;
+	}
+	pthread_mutex_unlock(&ep->dom->lock);
+	return rc;
+}
+
+static int
+ep_close(struct fid *fid)
+{
+	struct tfi_ep *ep = container_of(fid, struct tfi_ep, ep.fid);
+	struct tfi_domain *d = ep->dom;
+
+	pthread_mutex_lock(&d->lock);
+	if (ep->txcq != NULL)
+		tfi_cq_detach(ep->txcq, ep);
+	if (ep->rxcq != NULL && ep->rxcq != ep->txcq)
+		tfi_cq_detach(ep->rxcq, ep);
+	if (ep->av != NULL)
+		ep->av->refs--;
+	d->refs--;
+	pthread_mutex_unlock(&d->lock);
+	trd_vni_close(ep->vni); /* the engine drops what is still posted */
+	free(ep->ops);
+	free(ep);
+	return 0;
+}
+
+static struct fi_ops ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = ep_close,
+	.bind = ep_bind,
+	.control = ep_control,
+	.ops_open = tfi_no_ops_open,
+};
+
+/* The process's id: FI_TOROID_PROC, else the launcher's rank. -1 if none. */
+static long
+env_proc(void)
+{
+	static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK"};
+
+	if (tfi_params.proc >= 0)
+		return tfi_params.proc;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *s = getenv(names[i]);
+		char *end;
+		long v;
+
+		if (s == NULL || *s == '\0')
+			continue;
+		v = strtol(s, &end, 10);
+		if (*end == '\0' && v >= 0 && v < (long)TRD_VNI_ANY)
+			return v;
+	}
+	return -1;
+}
+
+int
+tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **epp, void *context)
+{
+	struct trd_vni_conf conf;
+	struct tfi_domain *d;
+	struct tfi_ep *ep;
+	long proc;
+	int rc;
+
+	if (domain == NULL || info == NULL || epp == NULL || info->ep_attr == NULL)
+		return -FI_EINVAL;
+	if (info->ep_attr->type != FI_EP_RDM)
+		return -FI_EINVAL;
+	if (info->caps & ~TFI_CAPS)
+		return -FI_EOPNOTSUPP;
+	d = container_of(domain, struct tfi_domain, dom);
+	proc = env_proc();
+	if (proc < 0) {
+		FI_WARN(&tfi_prov, FI_LOG_EP_CTRL,
+			"no process id: set FI_TOROID_PROC (and FI_TOROID_APP, default 1)\n");
+		return -FI_EINVAL;
+	}
+	ep = calloc(1, sizeof(*ep));
+	if (ep == NULL)
+		return -FI_ENOMEM;
+	memset(&conf, 0, sizeof(conf));
+	conf.socket = tfi_params.socket;
+	conf.app = tfi_params.app >= 0 ? (uint32_t)tfi_params.app : 1;
+	conf.proc = (uint32_t)proc;
+	conf.pool_size = tfi_params.pool_size;
+	conf.n_send = (unsigned int)tfi_params.n_ctx;
+	conf.n_recv = (unsigned int)tfi_params.n_ctx;
+	conf.short_max = TRD_VNI_SHORT_MAX;
+	conf.connect_timeout_ms = (unsigned int)tfi_params.connect_ms;
+	ep->vni = trd_vni_open(&conf);
+	if (ep->vni == NULL) {
+		rc = errno ? -errno : -FI_EOTHER;
+		FI_WARN(&tfi_prov, FI_LOG_EP_CTRL, "cannot attach %u:%u to toroid-node at %s: %s\n",
+			conf.app, conf.proc,
+			conf.socket ? conf.socket
+				    : (getenv("TOROID_VNI_SOCKET") ? getenv("TOROID_VNI_SOCKET")
+								   : TRD_VNI_DEFAULT_SOCKET),
+			strerror(-rc));
+		free(ep);
+		return rc;
+	}
+	trd_vni_info(ep->vni, &ep->info);
+	/* the engine may grant a smaller pool than asked (--max-pool) */
+	ep->max_msg = ep->info.pool_size / 4 < tfi_max_msg_size() ? ep->info.pool_size / 4
+								: tfi_max_msg_size();
+	ep->n_ops = ep->info.n_send + ep->info.n_recv;
+	ep->ops = calloc(ep->n_ops, sizeof(*ep->ops));
+	if (ep->ops == NULL) {
+		trd_vni_close(ep->vni);
+		free(ep);
+		return -FI_ENOMEM;
+	}
+	for (unsigned int i = ep->n_ops; i-- > 0;) {
+		ep->ops[i].next = ep->free_ops;
+		ep->free_ops = &ep->ops[i];
+	}
+	ep->name.magic = TFI_NAME_MAGIC;
+	ep->name.app = conf.app;
+	ep->name.proc = conf.proc;
+	memcpy(ep->name.node, ep->info.node, 3);
+	ep->name.version = 1;
+	ep->dom = d;
+	ep->caps = info->caps ? info->caps : TFI_CAPS;
+	ep->tx_op_flags = info->tx_attr != NULL ? info->tx_attr->op_flags : 0;
+	ep->rx_op_flags = info->rx_attr != NULL ? info->rx_attr->op_flags : 0;
+	ep->ep.fid.fclass = FI_CLASS_EP;
+	ep->ep.fid.context = context;
+	ep->ep.fid.ops = &ep_fi_ops;
+	ep->ep.ops = &ep_ops;
+	ep->ep.cm = &cm_ops;
+	ep->ep.msg = &msg_ops;
+	ep->ep.tagged = &tagged_ops;
+	ep->ep.rma = &tfi_no_rma_ops;
+	ep->ep.atomic = &tfi_no_atomic_ops;
+	ep->ep.collective = &tfi_no_collective_ops;
+	pthread_mutex_lock(&d->lock);
+	d->refs++;
+	pthread_mutex_unlock(&d->lock);
+	*epp = &ep->ep;
+	return 0;
+}
