@@ -22,7 +22,8 @@ completion, and the application's own loop) is counted in one thread.
 Latency tests (put_lat, get_lat, ...) count the whole round trip, including the polls that find
 nothing while the reply is on its way: with --inline they are the engine's idle rounds.
 
-Repeatable to about 0.01% (same binary, same arguments). Needs valgrind (Debian package).
+Rate tests repeat to about 0.01% (same binary, same arguments); latency tests vary by a few
+percent, as their idle polls and the engine's timers follow the clock. Needs valgrind.
 """
 import argparse
 import json

@@ -339,7 +339,7 @@ def main():
     out.append("`bench/ipm.py` (also `make ipm`): `toroid-perf --inline` under callgrind with N "
                "and 2N messages, the difference divided by the messages added, counted only "
                "inside the measured loop, toroid's and the raw baseline's (same ports, same "
-               "run). Instruction counts repeat to 0.01% whatever else the machine does. Each "
+               "run). The rate figures repeat to 0.01% whatever else the machine does; the round trip of the remote get varies by a few percent between runs (its idle polls and timers follow the clock). Each "
                "source line's instructions go to the stage of the function that holds it, so "
                "inlined code counts where it was written. The remote get is one round trip "
                "(request and reply, with the idle polls in between); raw is a raw ping-pong.\n")
