@@ -11,6 +11,8 @@ NINJA    ?= ninja
 PACKAGES ?= gcc pkg-config meson ninja-build libdpdk-dev dpdk dpdk-dev libpcap-dev libinih-dev \
             tcpdump python3 tshark clang libclang-rt-14-dev iproute2 valgrind man-db \
             libfabric-dev libfabric-bin
+# What `make bench` compares against (peers measured in the same run), installed by bench itself.
+BENCH_PACKAGES ?= ucx-utils sockperf
 SUITES   ?= unit pmd
 # `make test` also runs the suites under ASan+UBSan (gcc) and the libFuzzer harnesses (clang).
 ASAN_BUILD ?= build-asan
@@ -35,7 +37,7 @@ all: build
 
 deps:
 	@missing=""; \
-	for p in $(PACKAGES); do \
+	for p in $(PACKAGES) $(EXTRA_PACKAGES); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -87,6 +89,7 @@ test-fuzz: deps $(FUZZ_BUILD)/build.ninja
 
 # The benchmark suite (not part of test): writes docs/benchmarks.md in a few minutes.
 bench: build
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 	python3 bench/run.py --build $(BUILD)
 
 # Instructions per 64 B message by stage, toroid beside raw DPDK (callgrind; repeatable).

@@ -21,7 +21,12 @@ VB=tph$$b
 pids=()
 engines=()
 cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	# engines and tools run under timeout(1): its child first, or it would outlive a killed
+	# timeout and keep polling
+	for p in "${pids[@]}"; do
+		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do kill -9 "$c" 2>/dev/null; done
+		kill -9 "$p" 2>/dev/null
+	done
 	ip link del "$VA" 2>/dev/null
 	rm -rf "$T"
 	for x in s c A B; do rm -rf "/var/run/dpdk/tph-$x$$" "/run/user/$(id -u)/dpdk/tph-$x$$"; done

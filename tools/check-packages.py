@@ -5,7 +5,8 @@
     tools/check-packages.py [--packages "P1 P2 ..."] [--without P] [-v]
 
 The packages are the Makefile's PACKAGES (or --packages; --without drops one, which is how
-the test proves the check can fail). A package counts as installed by the Makefile when it is
+the test proves the check can fail); a program that only bench/ runs may also come from
+BENCH_PACKAGES, which `make bench` installs. A package counts as installed by the Makefile when it is
 in that list, is Essential or of Priority required (on every Debian system), or is pulled in
 by them through Depends/Pre-Depends (first alternative, as apt picks it).
 
@@ -51,11 +52,11 @@ SHELL_WORDS = {"if", "then", "else", "elif", "fi", "for", "while", "until", "do"
                "true", "false", "test", "[", "[[", "]]", "kill", "let", "command", "type"}
 
 
-def makefile_packages(path):
+def makefile_packages(path, var="PACKAGES"):
     text = open(path).read().replace("\\\n", " ")
-    m = re.search(r"^PACKAGES\s*\?=\s*(.*)$", text, re.M)
+    m = re.search(rf"^{var}\s*\?=\s*(.*)$", text, re.M)
     if not m:
-        sys.exit("check-packages: no PACKAGES ?= line in " + path)
+        sys.exit(f"check-packages: no {var} ?= line in " + path)
     return m.group(1).split()
 
 
@@ -319,6 +320,9 @@ def main():
     pkgs = a.packages.split() if a.packages else makefile_packages(os.path.join(ROOT, "Makefile"))
     pkgs = [p for p in pkgs if p not in a.without]
     closure = installed_closure(pkgs)
+    # make bench installs its peers (BENCH_PACKAGES) too: they count for bench/ alone
+    bench_closure = installed_closure(
+        pkgs + makefile_packages(os.path.join(ROOT, "Makefile"), "BENCH_PACKAGES"))
     programs = {}
     for word, where in scan():
         path = program_path(word)
@@ -332,7 +336,8 @@ def main():
         if pkg is None:
             continue  # not from a package: the project's own files, or a local install
         owners[path] = pkg
-        ok = pkg in closure
+        ok = pkg in closure or (all(w.startswith("bench/") for w in wheres) and
+                                pkg in bench_closure)
         if a.verbose or not ok:
             print(f"{'ok ' if ok else 'MISSING'} {os.path.basename(path):<22} {pkg:<22} "
                   f"used at {', '.join(sorted(set(wheres))[:3])}")
