@@ -41,15 +41,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (file, function) pair. Inlined code keeps the file it came from, so a ring enqueue inlined into
 # trd_node_poll counts as DPDK, not as the engine loop.
 STAGES = [
-    ("post", r"engine/dma/dma(_pvt)?\.[ch]$", r"^(trd_inject\w*|desc_check\w*|desc_slots)$"),
-    ("packet build", r"engine/dma/dma\.c$", r"^(desc_start|finish|crc_\w+|ctl_\w+|trd_ctl_\w+|"
+    ("post", r"engine/core/(post\.c|core_pvt\.h)$", r"^(trd_inject\w*|desc_check\w*|desc_slots)$"),
+    ("packet build", r"engine/core/(tx\.c|ctl\.c|core_pvt\.h)$", r"^(desc_start|trd_pkt_finish|crc_\w+|ctl_\w+|trd_ctl_\w+|"
      r"fifo_next|emit|zc_free_cb)$"),
     ("header codec, checksum", r"engine/wire/|/rte_ip\.h$|/rte_byteorder", r""),
     ("addressing", r"engine/", r"^(trd_rank_of|trd_coord_eq|in_torus|trd_route\w*)$"),
-    ("reliability", r"engine/dma/rel\.c$", r""),
+    ("reliability", r"engine/core/rel\.c$", r""),
     ("reliability", r"engine/", r"^(trd_rel_\w+|on_ack)$"),
-    ("receive", r"engine/dma/(rx|node|cpl|eq)\.c$", r""),
-    ("engine loop", r"engine/dma/|engine/net/", r""),
+    ("receive", r"engine/core/(rx|node|cpl|eq)\.c$", r""),
+    ("engine loop", r"engine/core/|engine/net/", r""),
     ("link", r"engine/link/", r""),
     ("DPDK ring", r"/rte_ring", r""),
     ("DPDK mbuf, mempool", r"/rte_mbuf|/rte_mempool", r""),

@@ -15,7 +15,7 @@
 #include <rte_mbuf.h>
 #include <rte_spinlock.h>
 
-#include "../dma/node_pvt.h"
+#include "../core/node_pvt.h"
 
 #define CAP_MAX_IFS 256
 

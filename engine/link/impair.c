@@ -13,7 +13,7 @@
 #include <rte_mbuf.h>
 
 #include "link_pvt.h"
-#include "../dma/node_pvt.h"
+#include "../core/node_pvt.h"
 
 static inline uint64_t
 rng_next(uint64_t *s)

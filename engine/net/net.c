@@ -10,7 +10,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include "../dma/node_pvt.h"
+#include "../core/node_pvt.h"
 
 struct trd_net {
 	struct trd_torus torus;

@@ -18,7 +18,7 @@
 #include <rte_malloc.h>
 #include <rte_ring_elem.h>
 
-#include "dma_pvt.h"
+#include "core_pvt.h"
 
 _Static_assert(sizeof(struct trd_event) == 32, "an event is 32 bytes");
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Shared between the node tables (node.c) and the data path (dma.c, rx.c). */
-#ifndef TRD_DMA_PVT_H
-#define TRD_DMA_PVT_H
+/* Shared between the node tables (node.c) and the data path (post.c, tx.c, ctl.c, poll.c, rx.c). */
+#ifndef TRD_CORE_PVT_H
+#define TRD_CORE_PVT_H
 
+#include <rte_ip.h>
+#include <rte_eal.h>
 #include <rte_log.h>
 
 #include "node_pvt.h"
@@ -14,6 +16,13 @@ extern int trd_node_logtype;
 
 /** The region with @p key, or NULL. Safe on the data path. */
 struct trd_mr *trd_mr_lookup(struct trd_node *n, uint64_t key);
+
+/** Are IO addresses virtual addresses (zero-copy may then hand application memory to a port)? */
+static inline bool
+trd_iova_is_va(void)
+{
+	return rte_eal_iova_mode() == RTE_IOVA_VA;
+}
 
 /** Count a drop. */
 static inline void
@@ -71,7 +80,7 @@ int trd_cpl_init(struct trd_node *n);
 struct trd_cpl *trd_track_take(struct trd_node *n, uint32_t id);
 /* cpl.c: give a taken tracked operation's id back. */
 void trd_track_done(struct trd_node *n, struct trd_cpl *c);
-/* dma.c: send a control packet (DONE, ATOMIC_REPLY) from the engine; 0 or a drop cause. */
+/* ctl.c: send a control packet (DONE, ATOMIC_REPLY) from the engine; 0 or a drop cause. */
 int trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t aux,
 		 uint64_t key, uint64_t offset, const void *pay, uint16_t len);
 void trd_cpl_fini(struct trd_node *n);
@@ -90,6 +99,19 @@ int trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const
 /* An ACK for us: 0, or a drop cause (a challenge answer that does not prove itself). */
 int trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack);
 void trd_rel_timers(struct trd_node *n);
+
+/* Sequence (reliable peers) and checksum a built packet. */
+static inline void
+trd_pkt_finish(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct rte_mbuf *m)
+{
+	if (pe != NULL)
+		trd_rel_hold(n, pe, h, m);
+	h->csum = 0;
+	h->csum = (uint16_t)~rte_raw_cksum(h, TRD_HDR_LEN);
+}
+
+/* tx.c: cut up to @p budget packets from one injection FIFO onto its link. */
+unsigned int trd_fifo_service(struct trd_node *n, struct trd_fifo *f, unsigned int budget);
 
 /* Room for replies (DONE, atomic reply) towards a peer: the whole window. */
 static inline uint32_t
@@ -124,7 +146,7 @@ int trd_rx_deliver(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m,
 		   const struct trd_pkt *p, int *keep);
 int trd_rx_redeliver(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, int *keep);
 
-/* dma.c: can a control packet to @p dst go now? */
+/* ctl.c: can a control packet to @p dst go now? */
 bool trd_ctl_room(struct trd_node *n, const uint8_t dst[3]);
 /* Drop causes that mean "not now": a reliable receiver refuses the packet (it comes again)
  * instead of consuming its sequence number. */
@@ -135,12 +157,12 @@ trd_drop_transient(int cause)
 	       cause == TRD_DROP_REPLY_FULL;
 }
 
-/* dma.c: an ACK alone (unsequenced): @p flags (PROBE, CHAL, ECHO), cumulative @p ack about
+/* ctl.c: an ACK alone (unsequenced): @p flags (PROBE, CHAL, ECHO), cumulative @p ack about
  * session @p acked_epoch, our own session @p epoch, @p key and @p aux as the flags say. */
 int trd_ctl_send_ack(struct trd_node *n, const uint8_t dst[3], uint16_t flags, uint32_t ack,
 		     uint16_t acked_epoch, uint16_t epoch, uint64_t key, uint32_t aux,
 		     const void *sack, uint16_t len);
-/* dma.c: a peer was declared down: detach the counters of everything still on its way to it
+/* tx.c: a peer was declared down: detach the counters of everything still on its way to it
  * (packets not yet handed to a port, packets kept for retransmission, descriptors being cut)
  * and mark them failed, so that nothing of the failed operations ever touches them again. */
 void trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe);
@@ -175,4 +197,4 @@ void trd_rx_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64
 /* cpl.c: complete a pending completion or tracked operation with a failure. */
 void trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause);
 
-#endif /* TRD_DMA_PVT_H */
+#endif /* TRD_CORE_PVT_H */

@@ -16,7 +16,7 @@
 #include <rte_prefetch.h>
 #include <rte_ring_elem.h>
 
-#include "dma_pvt.h"
+#include "core_pvt.h"
 
 enum { RX_FREE = 1, RX_KEPT = 0 };
 

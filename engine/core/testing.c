@@ -14,7 +14,7 @@
 
 #include <toroid/testing.h>
 
-#include "dma_pvt.h"
+#include "core_pvt.h"
 
 #define TESTING_MAX_SEGS 64
 

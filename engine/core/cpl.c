@@ -20,7 +20,7 @@
 #include <rte_power_intrinsics.h>
 #include <rte_ring.h>
 
-#include "dma_pvt.h"
+#include "core_pvt.h"
 
 enum { CPL_FREE = 0, CPL_PENDING = 1, CPL_CLOSING = 2 };
 

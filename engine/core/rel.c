@@ -25,7 +25,7 @@
 
 #include <toroid/testing.h>
 
-#include "dma_pvt.h"
+#include "core_pvt.h"
 
 static inline bool
 seq_lt(uint32_t a, uint32_t b)

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The poll loop: flushing links to their ports in order, serving injection FIFOs round robin,
+ * receiving, reliability timers; and the lcores that run it for many nodes.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ip.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_memcpy.h>
+#include <rte_mempool.h>
+#include <rte_pause.h>
+#include <rte_ring_elem.h>
+
+#include "core_pvt.h"
+
+/* Hand what the link buffers to its port, in order, and settle the accounting. */
+static unsigned int
+link_flush(struct trd_node *n, struct trd_link *l)
+{
+	unsigned int total = 0;
+
+	while (l->pend_head != l->pend_tail) {
+		uint32_t cnt = l->pend_tail - l->pend_head;
+		uint32_t idx = l->pend_head & TRD_LINK_PEND_MASK;
+		uint16_t want = (uint16_t)RTE_MIN(RTE_MIN(cnt, TRD_LINK_PEND - idx), 256u);
+		uint64_t bytes = 0;
+		uint16_t sent;
+
+		if (unlikely(n->cap != NULL)) {
+			/* record before the port owns the packets; a retried one only once */
+			int32_t done = (int32_t)(l->cap_next - l->pend_head);
+
+			if (done < 0)
+				done = 0;
+			if (done < want)
+				trd_capture_frames(n->cap, n, l, &l->pend[idx + done],
+						   want - (uint32_t)done, true);
+			l->cap_next = l->pend_head + want;
+		}
+		sent = l->ops->tx(l, &l->pend[idx], want);
+
+		for (uint16_t i = 0; i < sent; i++) {
+			const struct trd_pend_info *pi = &l->info[idx + i];
+
+			if (pi->ctr != NULL)
+				__atomic_fetch_sub(pi->ctr, (int64_t)pi->bytes, __ATOMIC_RELEASE);
+			if (pi->fifo != NULL) {
+				pi->fifo->unsent--;
+				pi->fifo->sent++;
+			}
+			bytes += pi->len;
+		}
+		l->pend_head += sent;
+		l->tx_pkts += sent;
+		l->tx_bytes += bytes;
+		n->stat[TRD_STAT_TX_PKTS] += sent;
+		n->stat[TRD_STAT_TX_BYTES] += bytes;
+		total += sent;
+		if (sent < want) {
+			n->stat[TRD_STAT_TX_RETRIES]++;
+			break;
+		}
+	}
+	return total;
+}
+
+static inline void
+flush_all(struct trd_node *n)
+{
+	for (unsigned int i = 0; i <= n->n_links; i++)
+		if (n->links[i]->pend_head != n->links[i]->pend_tail)
+			link_flush(n, n->links[i]);
+}
+
+int
+trd_node_poll(struct trd_node *n)
+{
+	struct rte_mbuf *pkts[2 * TRD_RX_BURST];
+	unsigned int nf, moved = 0;
+	int served;
+
+	if (unlikely(n == NULL))
+		return -EINVAL;
+	served = __atomic_load_n(&n->served, __ATOMIC_RELAXED);
+	if (unlikely(served != 0 && (unsigned int)served != rte_lcore_id() + 1))
+		return -EBUSY;
+	/* Pairs with trd_mr_deregister(): the flag is visible before any key is read. */
+	__atomic_store_n(&n->in_poll, 1, __ATOMIC_SEQ_CST);
+	{
+		uint64_t now = rte_rdtsc(), step = now - n->last_tsc;
+
+		n->vclock += RTE_MIN(step, n->vstep);
+		n->last_tsc = now;
+	}
+
+	flush_all(n);
+	nf = n->n_inj + 1;
+	for (unsigned int k = 0; k < nf; k++) {
+		struct trd_fifo *f = n->inj[(n->rr + k) % nf];
+
+		if (f->busy || f->stage_i < f->stage_n || !rte_ring_empty(f->ring))
+			moved += trd_fifo_service(n, f, n->conf.burst);
+	}
+	n->rr = n->rr + 1 == nf ? 0 : n->rr + 1;
+	flush_all(n);
+
+	for (unsigned int i = 0; i <= n->n_links; i++) {
+		struct trd_link *l = n->links[i];
+		uint16_t nb = l->ops->rx(l, pkts, TRD_RX_BURST);
+
+		if (unlikely(l->imp != NULL))
+			nb = trd_impair_rx(l, n->pool, pkts, nb, RTE_DIM(pkts));
+		if (nb != 0) {
+			trd_rx_burst(n, l, pkts, nb);
+			moved += nb;
+		}
+	}
+	if (n->n_active != 0)
+		trd_rel_timers(n);
+	flush_all(n);
+
+	__atomic_store_n(&n->poll_gen, n->poll_gen + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&n->in_poll, 0, __ATOMIC_RELEASE);
+	return (int)moved;
+}
+
+/* ---- lcores ---- */
+
+#define TRD_LCORE_MAX_NODES 512
+
+struct lcore_serv {
+	struct trd_node *nodes[TRD_LCORE_MAX_NODES];
+	unsigned int n;
+	volatile int stop;
+	int running;
+};
+
+static struct lcore_serv serv[RTE_MAX_LCORE];
+
+static int
+serve_loop(void *arg)
+{
+	struct lcore_serv *s = arg;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		unsigned int moved = 0;
+
+		for (unsigned int i = 0; i < s->n; i++) {
+			int rc = trd_node_poll(s->nodes[i]);
+
+			if (rc > 0)
+				moved += (unsigned int)rc;
+		}
+		if (moved == 0)
+			rte_pause();
+	}
+	return 0;
+}
+
+int
+trd_lcore_launch(unsigned int lcore, struct trd_node *const nodes[], unsigned int n)
+{
+	struct lcore_serv *s;
+	unsigned int i;
+
+	if (lcore >= RTE_MAX_LCORE || nodes == NULL || n == 0 || n > TRD_LCORE_MAX_NODES ||
+	    !rte_lcore_is_enabled(lcore) || lcore == rte_get_main_lcore())
+		return -EINVAL;
+	s = &serv[lcore];
+	if (s->running || rte_eal_get_lcore_state(lcore) != WAIT)
+		return -EBUSY;
+	for (i = 0; i < n; i++) {
+		int expect = 0;
+
+		if (nodes[i] == NULL ||
+		    !__atomic_compare_exchange_n(&nodes[i]->served, &expect, (int)lcore + 1, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			/* decide before unwinding: the unwinding walks i back to the start */
+			int rc = nodes[i] == NULL ? -EINVAL : -EBUSY;
+
+			while (i-- > 0)
+				__atomic_store_n(&nodes[i]->served, 0, __ATOMIC_RELEASE);
+			return rc;
+		}
+		s->nodes[i] = nodes[i];
+	}
+	s->n = n;
+	s->stop = 0;
+	s->running = 1;
+	if (rte_eal_remote_launch(serve_loop, s, lcore) != 0) {
+		for (i = 0; i < n; i++)
+			__atomic_store_n(&nodes[i]->served, 0, __ATOMIC_RELEASE);
+		s->running = 0;
+		return -EBUSY;
+	}
+	return 0;
+}
+
+int
+trd_node_launch(struct trd_node *node, unsigned int lcore)
+{
+	return trd_lcore_launch(lcore, &node, 1);
+}
+
+int
+trd_lcore_stop(unsigned int lcore)
+{
+	struct lcore_serv *s;
+
+	if (lcore >= RTE_MAX_LCORE)
+		return -EINVAL;
+	s = &serv[lcore];
+	if (!s->running)
+		return -EINVAL;
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	rte_eal_wait_lcore(lcore);
+	for (unsigned int i = 0; i < s->n; i++)
+		__atomic_store_n(&s->nodes[i]->served, 0, __ATOMIC_RELEASE);
+	s->n = 0;
+	s->running = 0;
+	return 0;
+}

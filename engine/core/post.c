@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Posting: descriptor helpers and the injection into an injection FIFO (application side).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ip.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_memcpy.h>
+#include <rte_mempool.h>
+#include <rte_pause.h>
+#include <rte_ring_elem.h>
+
+#include "core_pvt.h"
+
+/* ---- descriptor helpers ---- */
+
+void
+trd_desc_put(struct trd_desc *d, struct trd_coord dst, const void *src, uint32_t len,
+	     uint64_t rkey, uint64_t roff, uint16_t inj_ctr, uint16_t rec_ctr)
+{
+	memset(d, 0, sizeof(*d));
+	d->op = TRD_OP_PUT;
+	d->dst = dst;
+	d->src = (uint64_t)(uintptr_t)src;
+	d->len = len;
+	d->rkey = rkey;
+	d->roff = roff;
+	d->inj_ctr = inj_ctr;
+	d->rec_ctr = rec_ctr;
+}
+
+void
+trd_desc_fifo(struct trd_desc *d, struct trd_coord dst, uint8_t fifo, const void *src,
+	      uint32_t len, uint64_t user, uint16_t inj_ctr)
+{
+	memset(d, 0, sizeof(*d));
+	d->op = TRD_OP_FIFO;
+	d->dst = dst;
+	d->fifo = fifo;
+	d->src = (uint64_t)(uintptr_t)src;
+	d->len = len;
+	d->user = user;
+	d->inj_ctr = inj_ctr;
+}
+
+void
+trd_desc_rget(struct trd_desc *d, struct trd_coord dst, uint8_t fifo,
+	      const struct trd_desc *carried, unsigned int n)
+{
+	memset(d, 0, sizeof(*d));
+	d->op = TRD_OP_RGET;
+	d->dst = dst;
+	d->fifo = fifo;
+	d->src = (uint64_t)(uintptr_t)carried;
+	d->len = n * (uint32_t)sizeof(struct trd_desc);
+}
+
+void
+trd_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op op, uint64_t rkey,
+		uint64_t roff, uint64_t operand, uint64_t compare)
+{
+	memset(d, 0, sizeof(*d));
+	d->op = TRD_OP_ATOMIC;
+	d->dst = dst;
+	d->fifo = (uint8_t)op;
+	d->len = 8;
+	d->rkey = rkey;
+	d->roff = roff;
+	d->user = operand;
+	d->src = compare;
+}
+
+/* ---- posting ---- */
+
+struct trd_fifo *
+trd_inj_fifo(struct trd_node *n, unsigned int idx)
+{
+	if (n == NULL)
+		return NULL;
+	if (idx == TRD_ENGINE_FIFO_ID)
+		return n->inj[n->n_inj];
+	return idx < n->n_inj ? n->inj[idx] : NULL;
+}
+
+unsigned int
+trd_fifo_free_count(const struct trd_fifo *f)
+{
+	return f == NULL ? 0 : rte_ring_free_count(f->ring) / TRD_UNITS;
+}
+
+int
+trd_fifo_stats_get(const struct trd_fifo *f, struct trd_fifo_stats *st)
+{
+	if (f == NULL || st == NULL)
+		return -EINVAL;
+	st->descs = __atomic_load_n(&f->descs, __ATOMIC_RELAXED);
+	st->pkts = __atomic_load_n(&f->pkts, __ATOMIC_RELAXED);
+	st->pkts_sent = __atomic_load_n(&f->sent, __ATOMIC_ACQUIRE);
+	st->used = rte_ring_count(f->ring) / TRD_UNITS;
+	st->hwm = __atomic_load_n(&f->hwm, __ATOMIC_RELAXED);
+	return 0;
+}
+
+
+/* Check a descriptor an application posts. Returns 0 or -errno. */
+static int
+desc_check_local(const struct trd_node *n, const struct trd_desc *d)
+{
+	int rank;
+
+	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX || (d->flags & ~TRD_DF_USER_MASK) != 0)
+		return -EINVAL;
+	rank = trd_rank_of(n, d->dst);
+	if (rank < 0)
+		return -EINVAL;
+	if (n->routes[rank].link == NULL)
+		return -EHOSTUNREACH;
+	if (trd_peer_is_down(n, (uint32_t)rank))
+		return -EHOSTUNREACH; /* declared down: fail fast until it speaks again */
+	if (d->inj_ctr != 0 && (d->inj_ctr >= n->conf.n_counters || !n->ctr_used[d->inj_ctr]))
+		return -EINVAL;
+	if ((d->flags & TRD_DF_IMM) && ((d->flags & TRD_DF_SRC_MR) || d->len > 8))
+		return -EINVAL;
+	if ((d->flags & TRD_DF_ACKREQ) && ((d->flags & TRD_DF_CPL) || d->aux == 0))
+		return -EINVAL;
+	if (d->op == TRD_OP_ATOMIC)
+		return (d->fifo >= TRD_ATOMIC_FADD && d->fifo <= TRD_ATOMIC_SWAP && d->len == 8 &&
+			(d->flags & ~TRD_DF_ORDERED) == TRD_DF_ACKREQ && d->inj_ctr == 0)
+			       ? 0
+			       : -EINVAL;
+	if (d->op == TRD_OP_RGET) {
+		const struct trd_desc *c = (const void *)(uintptr_t)d->src;
+		unsigned int nc = d->len / sizeof(*d);
+
+		if (c == NULL || d->len == 0 || d->len % sizeof(*d) != 0 ||
+		    nc > TRD_RGET_MAX_DESCS || (d->flags & (TRD_DF_IMM | TRD_DF_SRC_MR)))
+			return -EINVAL;
+		if (d->len > (uint32_t)(n->routes[rank].link->mtu - TRD_HDR_LEN))
+			return -EMSGSIZE;
+		for (unsigned int i = 0; i < nc; i++)
+			if (trd_desc_check_remote(&c[i], n->coord) != 0)
+				return -EINVAL;
+		return 0;
+	}
+	if (d->len != 0 && d->src == 0 && !(d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)))
+		return -EINVAL;
+	return 0;
+}
+
+/* Slots a descriptor takes in the FIFO, and whether its data is copied now. */
+static inline unsigned int
+desc_slots(const struct trd_node *n, const struct trd_desc *d)
+{
+	if (d->op == TRD_OP_RGET)
+		return (d->len + 63) / 64;
+	if (d->op == TRD_OP_ATOMIC)
+		return 0; /* its operands travel in the descriptor */
+	if ((d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)) || d->len == 0 || d->len > n->conf.inline_max)
+		return 0;
+	return (d->len + 63) / 64;
+}
+
+#define TRD_BULK_SLOTS 512
+
+int
+trd_inject_bulk(struct trd_fifo *f, const struct trd_desc *d, unsigned int nd)
+{
+	struct trd_desc buf[TRD_BULK_SLOTS];
+	struct trd_node *n;
+	unsigned int total = 0;
+	int rc;
+
+	if (f == NULL || (d == NULL && nd != 0))
+		return -EINVAL;
+	n = f->node;
+	for (unsigned int i = 0; i < nd; i++) {
+		unsigned int s;
+
+		rc = desc_check_local(n, &d[i]);
+		if (rc != 0)
+			return rc;
+		s = desc_slots(n, &d[i]);
+		if (total + 1 + s > TRD_BULK_SLOTS)
+			return -E2BIG;
+		buf[total] = d[i];
+		buf[total].n_slots = (uint8_t)s;
+		buf[total].msg_id = 0;
+		if (s != 0)
+			memcpy(&buf[total + 1], (const void *)(uintptr_t)d[i].src, d[i].len);
+		total += 1 + s;
+	}
+	if (total == 0)
+		return 0;
+	if (rte_ring_enqueue_bulk_elem(f->ring, buf, TRD_UNIT, total * TRD_UNITS, NULL) == 0)
+		return -ENOBUFS;
+	return 0;
+}
+
+int
+trd_inject(struct trd_fifo *f, const struct trd_desc *d)
+{
+	return trd_inject_bulk(f, d, 1);
+}
+

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Transmit: cutting the descriptor at the head of an injection FIFO into framed packets
+ * (copied or zero-copy) queued on its link, and withdrawing what a dead peer will never get.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ip.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_memcpy.h>
+#include <rte_mempool.h>
+#include <rte_pause.h>
+#include <rte_ring_elem.h>
+
+#include "core_pvt.h"
+
+/* ---- packetizer ---- */
+
+static void
+zc_free_cb(void *addr, void *opaque)
+{
+	struct trd_mbuf_priv *pv = opaque;
+
+	RTE_SET_USED(addr);
+	/* Runs on whichever lcore frees the packet: the buffer is no longer read. */
+	if (pv->zc.ctr != NULL)
+		__atomic_fetch_sub(pv->zc.ctr, (int64_t)pv->zc.bytes, __ATOMIC_RELEASE);
+}
+
+static const uint8_t tx_type_stat[TRD_OP_MAX] = {
+	[TRD_OP_PUT] = TRD_STAT_TX_PUT,
+	[TRD_OP_FIFO] = TRD_STAT_TX_FIFO,
+	[TRD_OP_RGET] = TRD_STAT_TX_RGET,
+	[TRD_OP_ATOMIC] = TRD_STAT_TX_CTL,
+};
+
+static const uint8_t op_pkt_type[TRD_OP_MAX] = {
+	[TRD_OP_PUT] = TRD_PKT_PUT,
+	[TRD_OP_FIFO] = TRD_PKT_FIFO,
+	[TRD_OP_RGET] = TRD_PKT_RGET,
+	[TRD_OP_ATOMIC] = TRD_PKT_ATOMIC,
+};
+
+/* Resolve the current descriptor: route, source bytes, header template. 0 or a drop cause. */
+static int
+desc_start(struct trd_node *n, struct trd_fifo *f)
+{
+	struct trd_desc *d = f->cur;
+	struct trd_hdr *h;
+	int rank;
+
+	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX)
+		return TRD_DROP_BAD_DESC;
+	rank = trd_rank_of(n, d->dst);
+	if (rank < 0)
+		return TRD_DROP_UNKNOWN_NODE;
+	f->rt = &n->routes[rank];
+	f->link = f->rt->link;
+	if (f->link == NULL)
+		return TRD_DROP_NO_ROUTE;
+	f->peer = NULL;
+	if (n->reliable && (uint32_t)rank != n->rank) {
+		f->peer = trd_rel_peer(n, (uint32_t)rank);
+		if (f->peer == NULL)
+			return TRD_DROP_NO_MEMORY;
+		if (f->peer->down)
+			return TRD_DROP_PEER_DOWN;
+		if (!f->peer->ack_synced)
+			trd_rel_want(n, f->peer); /* its session starts first */
+	}
+	if (!(d->flags & TRD_DF_REMOTE) && (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ)))
+		trd_cpl_set_peer(n, d->aux, (uint32_t)rank); /* its outcome comes from there */
+	f->ctr = (d->inj_ctr != 0 && d->inj_ctr < n->conf.n_counters) ? &n->ctr[d->inj_ctr] : NULL;
+	f->zc = false;
+	if (d->n_slots != 0) {
+		f->src = f->inl_src;
+	} else if (d->flags & TRD_DF_IMM) {
+		f->src = (const uint8_t *)&d->user;
+	} else if (d->flags & TRD_DF_SRC_MR) {
+		struct trd_mr *mr = trd_mr_lookup(n, d->src_key);
+
+		if (mr == NULL)
+			return TRD_DROP_BAD_KEY;
+		if ((d->flags & TRD_DF_REMOTE) && !(mr->access & TRD_ACCESS_REMOTE_READ))
+			return TRD_DROP_NO_ACCESS;
+		if (d->src > mr->len || d->len > mr->len - d->src)
+			return TRD_DROP_OUT_OF_BOUNDS;
+		f->src = mr->base + d->src;
+		f->zc = d->len > n->conf.inline_max;
+	} else {
+		f->src = (const uint8_t *)(uintptr_t)d->src;
+		f->zc = d->len > n->conf.inline_max;
+	}
+	if (d->op == TRD_OP_ATOMIC) {
+		struct trd_wire_atomic *a = (struct trd_wire_atomic *)f->inl;
+
+		if (d->fifo < TRD_ATOMIC_FADD || d->fifo > TRD_ATOMIC_SWAP || d->aux == 0)
+			return TRD_DROP_BAD_DESC;
+		memset(a, 0, sizeof(*a));
+		a->op = d->fifo;
+		a->operand = rte_cpu_to_be_64(d->user);
+		a->compare = rte_cpu_to_be_64(d->src);
+		f->src = f->inl;
+		d->len = sizeof(*a);
+	}
+	if (!f->link->chain_ok || !trd_iova_is_va() || d->op == TRD_OP_RGET || d->op == TRD_OP_ATOMIC)
+		f->zc = false;
+	f->maxpay = (uint16_t)(f->link->mtu - TRD_HDR_LEN);
+	f->pkts_left = d->len == 0 ? 1 : (d->len + f->maxpay - 1u) / f->maxpay;
+	if (d->op == TRD_OP_RGET && f->pkts_left != 1)
+		return TRD_DROP_BAD_DESC;
+	d->msg_id = n->next_msg_id++;
+	f->off = 0;
+
+	/* The wire header of every packet of this message, in network order; emit() fills in
+	 * flags, offset, length and checksum per packet. */
+	h = &f->whdr;
+	h->version = TRD_WIRE_VERSION;
+	h->type = op_pkt_type[d->op];
+	h->flags = 0;
+	h->src[0] = n->coord.x;
+	h->src[1] = n->coord.y;
+	h->src[2] = n->coord.z;
+	h->hops = f->rt->hops;
+	h->dst[0] = d->dst.x;
+	h->dst[1] = d->dst.y;
+	h->dst[2] = d->dst.z;
+	h->fifo = d->op == TRD_OP_ATOMIC ? 0 : d->fifo;
+	h->counter = rte_cpu_to_be_16(d->rec_ctr);
+	h->csum = 0;
+	h->key = rte_cpu_to_be_64(d->op == TRD_OP_FIFO ? d->user : d->rkey);
+	h->offset = 0;
+	h->msg_len = rte_cpu_to_be_32(d->len);
+	h->pay_len = 0;
+	h->epoch = 0; /* a reliable peer's session, set per packet */
+	h->msg_id = rte_cpu_to_be_32(d->msg_id);
+	h->seq = 0;
+	h->ack = 0;
+	f->hflags = 0;
+	h->aux = 0;
+	if (d->flags & TRD_DF_CPL) {
+		f->hflags = TRD_HF_CPL;
+		h->aux = rte_cpu_to_be_32(d->aux);
+	} else if (d->op == TRD_OP_ATOMIC) {
+		h->aux = rte_cpu_to_be_32(d->aux);
+	} else if ((d->flags & (TRD_DF_ACKREQ | TRD_DF_REMOTE)) == TRD_DF_ACKREQ) {
+		/* a remote descriptor's id only reports its own failure (below), its data
+		 * asks for nothing */
+		f->hflags = TRD_HF_ACKREQ;
+		h->aux = rte_cpu_to_be_32(d->aux);
+	}
+	return 0;
+}
+
+static inline void
+put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* The payload CRC right after a contiguous payload. */
+static inline void
+crc_append(struct rte_mbuf *m, const uint8_t *pay, uint32_t len)
+{
+	put_be32((uint8_t *)pay + len, trd_wire_crc(pay, len, 0xffffffff));
+	m->data_len += 4;
+	m->pkt_len += 4;
+}
+
+/* The payload CRC of a zero-copy packet, in a small segment of its own. */
+static int
+crc_segment(struct trd_node *n, struct rte_mbuf *m, const uint8_t *pay, uint32_t len)
+{
+	struct rte_mbuf *t = trd_mbuf_get(n);
+
+	if (t == NULL)
+		return -ENOBUFS;
+	put_be32(rte_pktmbuf_mtod(t, uint8_t *), trd_wire_crc(pay, len, 0xffffffff));
+	t->data_len = 4;
+	t->pkt_len = 4;
+	m->next->next = t;
+	m->nb_segs = 3;
+	m->pkt_len += 4;
+	return 0;
+}
+
+/* The counter a zero-copy packet decrements when it is freed, taken off it; or NULL. */
+static int64_t *
+zc_detach(struct rte_mbuf *m)
+{
+	for (struct rte_mbuf *s = m; s != NULL; s = s->next)
+		if (RTE_MBUF_HAS_EXTBUF(s) && s->shinfo != NULL && s->shinfo->free_cb == zc_free_cb) {
+			struct trd_mbuf_priv *pv = s->shinfo->fcb_opaque;
+			int64_t *c = pv->zc.ctr;
+
+			pv->zc.ctr = NULL;
+			return c;
+		}
+	return NULL;
+}
+
+void
+trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
+{
+	struct trd_coord c;
+	uint32_t mask = n->rel_w - 1;
+
+	if (trd_torus_coord(&n->torus, pe->rank, &c) != 0)
+		return;
+	/* packets kept for retransmission: the zero-copy ones count down as they are freed */
+	for (uint32_t s = pe->snd_una; s != pe->snd_nxt; s++)
+		if (pe->txb[s & mask] != NULL)
+			trd_ctr_fail(zc_detach(pe->txb[s & mask]));
+	/* packets not yet taken by a port count down when they are */
+	for (unsigned int i = 0; i <= n->n_links; i++) {
+		struct trd_link *l = n->links[i];
+
+		for (uint32_t k = l->pend_head; k != l->pend_tail; k++) {
+			struct trd_pend_info *pi = &l->info[k & TRD_LINK_PEND_MASK];
+			struct rte_mbuf *m = l->pend[k & TRD_LINK_PEND_MASK];
+			const struct trd_hdr *h;
+
+			if (m->data_len < TRD_FRAME_HLEN)
+				continue;
+			h = rte_pktmbuf_mtod_offset(m, const struct trd_hdr *, TRD_ETH_HLEN);
+			if (!trd_coord_eq(c, h->dst) || !trd_coord_eq(n->coord, h->src))
+				continue;
+			trd_ctr_fail(pi->ctr);
+			pi->ctr = NULL;
+			trd_ctr_fail(zc_detach(m));
+		}
+	}
+	/* descriptors being cut into packets for it: the rest is never sent */
+	for (unsigned int i = 0; i <= n->n_inj; i++) {
+		struct trd_fifo *f = n->inj[i];
+
+		if (!f->busy || f->peer != pe)
+			continue;
+		trd_ctr_fail(f->ctr);
+		f->busy = false;
+		f->pkts_left = 0;
+		trd_drop(n, TRD_DROP_PEER_DOWN);
+		n->stat[TRD_STAT_DESC_ERRORS]++;
+	}
+}
+
+/* Take the next valid descriptor from the FIFO into f->cur. Returns 1 if there is one. */
+static int
+fifo_next(struct trd_node *n, struct trd_fifo *f)
+{
+	for (;;) {
+		struct trd_desc *d;
+		int cause;
+
+		if (f->stage_i == f->stage_n) {
+			unsigned int avail;
+
+			f->stage_i = 0;
+			f->stage_n = rte_ring_sc_dequeue_burst_elem(f->ring, f->stage, TRD_UNIT,
+								    TRD_STAGE * TRD_UNITS,
+								    &avail) /
+				     TRD_UNITS;
+			if (f->stage_n == 0)
+				return 0;
+			avail /= TRD_UNITS;
+			if (f->stage_n + avail > f->hwm)
+				f->hwm = f->stage_n + avail;
+		}
+		d = &f->stage[f->stage_i++];
+		f->cur = d;
+		if (d->n_slots != 0) {
+			/* The inline data follows in the next slots: posted in one bulk, so the
+			 * ones not yet staged are already in the ring. */
+			unsigned int want = d->n_slots;
+			unsigned int have = RTE_MIN(want, f->stage_n - f->stage_i);
+
+			if (want * 64u > sizeof(f->inl))
+				return 0; /* cannot happen: posting bounds it */
+			if (have == want) {
+				f->inl_src = (const uint8_t *)&f->stage[f->stage_i];
+			} else {
+				memcpy(f->inl, &f->stage[f->stage_i], have * 64u);
+				if (rte_ring_sc_dequeue_bulk_elem(f->ring, f->inl + have * 64u,
+								  TRD_UNIT,
+								  (want - have) * TRD_UNITS,
+								  NULL) == 0)
+					return 0; /* cannot happen either */
+				f->inl_src = f->inl;
+			}
+			f->stage_i += have;
+		}
+		cause = desc_start(n, f);
+		if (likely(cause == 0)) {
+			f->busy = true;
+			return 1;
+		}
+		trd_drop(n, (unsigned int)cause);
+		n->stat[TRD_STAT_DESC_ERRORS]++;
+		/* none of its bytes leave: its injection counter can never reach zero */
+		if (d->inj_ctr != 0 && d->inj_ctr < n->conf.n_counters)
+			trd_ctr_fail(&n->ctr[d->inj_ctr]);
+		if (!(d->flags & TRD_DF_REMOTE) && (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ)))
+			trd_cpl_fail(n, d->aux, (unsigned int)cause); /* ours: fail it here */
+		else if ((d->flags & (TRD_DF_REMOTE | TRD_DF_ACKREQ)) ==
+			 (TRD_DF_REMOTE | TRD_DF_ACKREQ)) {
+			/* a remote get asked us for something we cannot do: tell the requester */
+			uint8_t to[3] = {d->dst.x, d->dst.y, d->dst.z};
+
+			trd_ctl_send(n, to, TRD_PKT_DONE, d->aux, (uint64_t)cause, 0, NULL, 0);
+		}
+	}
+}
+
+/* Build up to @p max packets of the current descriptor into its link's buffer. */
+static unsigned int
+emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
+{
+	struct trd_desc *d = f->cur;
+	struct trd_link *l = f->link;
+	uint64_t base = (d->op == TRD_OP_PUT || d->op == TRD_OP_ATOMIC) ? d->roff : 0;
+	unsigned int k = 0;
+
+	while (k < max && f->pkts_left != 0) {
+		uint32_t chunk = RTE_MIN((uint32_t)f->maxpay, d->len - f->off);
+		struct rte_mbuf *m = trd_mbuf_get(n);
+		struct rte_ether_hdr *eh;
+		struct trd_hdr *h;
+		uint16_t flags;
+
+		if (unlikely(m == NULL))
+			break;
+		eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+		eh->dst_addr = f->rt->dmac;
+		eh->src_addr = l->mac;
+		eh->ether_type = rte_cpu_to_be_16(TRD_ETHERTYPE);
+		h = (struct trd_hdr *)(eh + 1);
+		*h = f->whdr;
+		flags = f->hflags | (f->off == 0 ? TRD_HF_FIRST : 0) |
+			(f->pkts_left == 1 ? TRD_HF_LAST : 0) | (n->conf.payload_crc ? TRD_HF_CRC : 0);
+		h->flags = rte_cpu_to_be_16(flags);
+		h->offset = rte_cpu_to_be_64(base + f->off);
+		h->pay_len = rte_cpu_to_be_16((uint16_t)chunk);
+
+		if (f->zc && chunk != 0) {
+			struct rte_mbuf *e = trd_mbuf_get(n);
+			struct trd_mbuf_priv *pv;
+
+			if (unlikely(e == NULL)) {
+				rte_pktmbuf_free(m);
+				break;
+			}
+			pv = trd_mbuf_priv(e);
+			pv->zc.shinfo.free_cb = zc_free_cb;
+			pv->zc.shinfo.fcb_opaque = pv;
+			rte_mbuf_ext_refcnt_set(&pv->zc.shinfo, 1);
+			pv->zc.ctr = f->ctr;
+			pv->zc.bytes = chunk;
+			rte_pktmbuf_attach_extbuf(e, (void *)(uintptr_t)(f->src + f->off),
+						  (rte_iova_t)(uintptr_t)(f->src + f->off),
+						  (uint16_t)chunk, &pv->zc.shinfo);
+			e->data_len = (uint16_t)chunk;
+			e->pkt_len = chunk;
+			m->data_len = TRD_FRAME_HLEN;
+			m->pkt_len = TRD_FRAME_HLEN + chunk;
+			m->next = e;
+			m->nb_segs = 2;
+			if (unlikely(n->conf.payload_crc) && crc_segment(n, m, f->src + f->off, chunk)) {
+				rte_pktmbuf_free(m);
+				break;
+			}
+			trd_pkt_finish(n, f->peer, h, m);
+			trd_link_queue(l, m, NULL, f, chunk);
+			n->stat[TRD_STAT_ZCOPY_PKTS]++;
+		} else {
+			/* an empty message may have no source at all (NULL + 0 is undefined) */
+			if (chunk != 0)
+				rte_memcpy((uint8_t *)(h + 1), f->src + f->off, chunk);
+			m->data_len = (uint16_t)(TRD_FRAME_HLEN + chunk);
+			m->pkt_len = TRD_FRAME_HLEN + chunk;
+			if (unlikely(n->conf.payload_crc))
+				crc_append(m, (uint8_t *)(h + 1), chunk);
+			trd_pkt_finish(n, f->peer, h, m);
+			trd_link_queue(l, m, f->ctr, f, chunk);
+		}
+		f->unsent++;
+		f->off += chunk;
+		f->pkts_left--;
+		k++;
+	}
+	n->stat[tx_type_stat[d->op]] += k;
+	f->pkts += k;
+	if (f->pkts_left == 0) {
+		f->busy = false;
+		f->descs++;
+		n->stat[TRD_STAT_DESCS]++;
+	}
+	return k;
+}
+
+/* Packetize up to @p budget packets from one FIFO. */
+unsigned int
+trd_fifo_service(struct trd_node *n, struct trd_fifo *f, unsigned int budget)
+{
+	unsigned int sent = 0;
+
+	while (sent < budget) {
+		unsigned int room, k;
+
+		if (!f->busy && !fifo_next(n, f))
+			break;
+		/* An ordered descriptor (a reflection) waits until every earlier packet of
+		 * this FIFO was taken by its port. */
+		if ((f->cur->flags & TRD_DF_ORDERED) && f->unsent != 0)
+			break;
+		room = RTE_MIN(trd_link_room(f->link), trd_rel_room(n, f->peer));
+		if (room == 0)
+			break;
+		k = emit(n, f, RTE_MIN(budget - sent, room));
+		if (k == 0)
+			break;
+		sent += k;
+	}
+	return sent;
+}
+
