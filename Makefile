@@ -10,7 +10,7 @@ NINJA    ?= ninja
 # Debian packages the build and the tests need.
 PACKAGES ?= gcc pkg-config meson ninja-build libdpdk-dev dpdk dpdk-dev libpcap-dev libinih-dev \
             tcpdump python3 tshark clang libclang-rt-14-dev iproute2 valgrind man-db \
-            libfabric-dev libfabric-bin
+            libfabric-dev libfabric-bin git
 # What `make bench` compares against (peers measured in the same run), installed by bench itself.
 BENCH_PACKAGES ?= ucx-utils sockperf
 SUITES   ?= unit pmd
@@ -31,7 +31,7 @@ FUZZ_PARSE_SECONDS ?= 20
 FUZZ_RX_SECONDS ?= 40
 DEMO_ARGS ?=
 
-.PHONY: all deps build demo test test-asan test-fuzz bench ipm clean
+.PHONY: all deps build demo test test-asan test-fuzz bench ipm compare clean
 
 all: build
 
@@ -95,6 +95,15 @@ bench: build
 # Instructions per 64 B message by stage, toroid beside raw DPDK (callgrind; repeatable).
 ipm: build
 	python3 bench/ipm.py --build $(BUILD)
+
+# The benchmarks of an older commit and of this tree, taking turns in one run:
+# make compare BEFORE=<commit>. The old tree is extracted and built under $(BUILD)/compare-src.
+compare: build
+	@test -n "$(BEFORE)" || { echo "usage: make compare BEFORE=<commit> [RUNS=5]" >&2; exit 2; }
+	rm -rf $(BUILD)/compare-src && mkdir -p $(BUILD)/compare-src
+	git archive "$(BEFORE)" | tar -x -C $(BUILD)/compare-src
+	cd $(BUILD)/compare-src && $(MESON) setup build >/dev/null && $(NINJA) -C build >/dev/null
+	python3 bench/compare.py --before $(BUILD)/compare-src/build --after $(BUILD) --runs $(or $(RUNS),5)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
