@@ -174,9 +174,10 @@ fifo_create(struct trd_node *n, uint8_t id, unsigned int size)
 	if (f == NULL)
 		return NULL;
 	snprintf(name, sizeof(name), "trdinj%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
-	/* Many application threads post, the serving lcore takes. */
+	/* Many application threads post, the serving lcore takes. Producers are head/tail
+	 * synchronised so that a post writes straight into the ring (post.c). */
 	f->ring = rte_ring_create_elem(name, TRD_UNIT, size * TRD_UNITS, SOCKET_ID_ANY,
-				       RING_F_SC_DEQ | RING_F_EXACT_SZ);
+				       RING_F_MP_HTS_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	if (f->ring == NULL) {
 		rte_free(f);
 		return NULL;
