@@ -727,6 +727,16 @@ peer_dead(const struct trd_node *n, const struct trd_peer *pe, bool outstanding,
 	return silent > n->dead && pe->tries >= tries_needed(n, pe);
 }
 
+/* How long packet @p i has waited for its ack, for the timers: since it was (re)sent, or since
+ * the peer's last ack that moved the cumulative point, whichever is later. A peer whose acks
+ * keep coming is draining a queue, not losing packets (the retransmission timer restarts on
+ * progress, as TCP's does). */
+static inline uint64_t
+since(const struct trd_peer *pe, uint32_t i)
+{
+	return RTE_MAX(pe->txt[i], pe->last_progress);
+}
+
 void
 trd_rel_timers(struct trd_node *n)
 {
@@ -776,18 +786,22 @@ trd_rel_timers(struct trd_node *n)
 		if (outstanding) {
 			uint32_t i = pe->snd_una & mask;
 			uint32_t last = (pe->snd_nxt - 1) & mask;
-			/* before any round trip was measured, half the least timeout */
+			/* before any round trip was measured, half the least timeout; never less than
+			 * two protocol-clock steps: one stalled poll (a descheduled lcore, which may
+			 * also serve the peer) moves the clock a whole step before the peer's ack,
+			 * already owed, could be read, and the probe would resend what was not lost */
 			uint64_t tlp = pe->srtt == 0 ? n->rto0 / 2
-						     : RTE_MAX(2 * pe->srtt, 4 * n->ack_delay);
+						     : RTE_MAX(RTE_MAX(2 * pe->srtt, 4 * n->ack_delay),
+							       2 * n->vstep);
 
 			/* tail loss probe: nothing more is coming to show a hole, so send the last
 			 * packet again after two round trips instead of waiting a whole timeout;
 			 * its arrival (or the selective ack it causes) repairs the tail */
-			if (pe->tlp_nxt != pe->snd_nxt && now - pe->txt[last] > tlp &&
+			if (pe->tlp_nxt != pe->snd_nxt && now - since(pe, last) > tlp &&
 			    !(pe->sacked[last] & 1)) {
 				pe->tlp_nxt = pe->snd_nxt;
 				retransmit(n, pe, pe->snd_nxt - 1, now);
-			} else if (now - pe->txt[i] > pe->rto) {
+			} else if (now - since(pe, i) > pe->rto) {
 				/* timeout: resend the oldest (selective acks bring the other holes
 				 * back), and back off */
 				n->stat[TRD_STAT_RTO_EVENTS]++;
