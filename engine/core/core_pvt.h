@@ -175,16 +175,12 @@ trd_ctr_fail(int64_t *ctr)
 		__atomic_store_n(ctr, TRD_COUNTER_FAILED, __ATOMIC_RELEASE);
 }
 
-/* Is @p rank declared down? Any thread: the engine lcore writes the flag. */
+/* Is @p rank declared down? Any thread: the engine lcore writes the flag, in an array of its
+ * own that posting threads read without touching the peer's hot state. */
 static inline bool
 trd_peer_is_down(const struct trd_node *n, uint32_t rank)
 {
-	struct trd_peer *pe;
-
-	if (n->peers == NULL)
-		return false;
-	pe = __atomic_load_n(&n->peers[rank], __ATOMIC_ACQUIRE);
-	return pe != NULL && __atomic_load_n(&pe->down, __ATOMIC_ACQUIRE);
+	return n->down != NULL && __atomic_load_n(&n->down[rank], __ATOMIC_ACQUIRE) != 0;
 }
 
 /* cpl.c: the outcome of completion @p id comes from @p rank (counted in n->owed). */

@@ -57,11 +57,13 @@ struct trd_route {
 
 /** An injection FIFO and the engine's progress through its current descriptor. */
 struct trd_fifo {
+	/* read by posting threads: never written after creation */
 	struct rte_ring *ring;
 	struct trd_node *node;
 	uint8_t id;
-	/* engine side, touched by the serving lcore only */
-	bool busy;
+	/* engine side, touched by the serving lcore only, on cache lines of its own: a poster
+	 * reading ring and node must not pull in lines the engine writes per packet */
+	bool busy __rte_cache_aligned;
 	bool zc;
 	uint16_t maxpay;
 	uint32_t off;           /* bytes of cur already packetized */
@@ -145,7 +147,7 @@ struct trd_capture;
 /** Reliability state towards one peer (docs/reliability.md). */
 struct trd_peer {
 	uint32_t rank;
-	bool down;              /* declared down; read by application threads: __atomic only */
+	bool down;              /* declared down (n->down[rank] is the copy posters read) */
 	bool active;            /* in the node's list of peers with timers to run */
 	bool rx_valid;          /* we know the peer's session */
 	bool ack_synced;        /* acks riding on the peer's data refer to our session */
@@ -233,8 +235,7 @@ struct trd_node {
 
 	/* reliability */
 	bool reliable;
-	uint64_t vclock;               /* cycles; advances at most TRD_VCLOCK_STEP per poll */
-	uint64_t last_tsc;
+	uint8_t *down;                 /* by rank: declared down (atomic; read by posters) */
 	uint64_t vstep;
 	uint64_t sess_key[2];          /* secret of the session cookies (SipHash key) */
 	uint32_t *owed;                /* by rank: pending outcomes that peer owes (atomic) */
@@ -248,6 +249,10 @@ struct trd_node {
 	struct rte_hash *reasm_hash;
 	struct trd_reasm *reasm;
 
+	/* Written by the serving lcore on every poll or packet; posting threads read none of it,
+	 * so it starts a cache line of its own (everything above is read-mostly). */
+	uint64_t vclock __rte_cache_aligned; /* cycles; advances at most vstep per poll */
+	uint64_t last_tsc;
 	uint32_t next_msg_id;
 	unsigned int rr;
 	unsigned int mcache_n;

@@ -125,7 +125,8 @@ trd_rel_init(struct trd_node *n)
 	secret_bytes(n->sess_key, sizeof(n->sess_key));
 	n->peers = rte_zmalloc("trd_peers", sizeof(*n->peers) * n->n_nodes, 0);
 	n->active = rte_zmalloc("trd_active", sizeof(*n->active) * n->n_nodes, 0);
-	return n->peers != NULL && n->active != NULL ? 0 : -ENOMEM;
+	n->down = rte_zmalloc("trd_down", n->n_nodes, RTE_CACHE_LINE_SIZE);
+	return n->peers != NULL && n->active != NULL && n->down != NULL ? 0 : -ENOMEM;
 }
 
 static inline uint64_t
@@ -161,6 +162,8 @@ peer_release_rx(struct trd_peer *pe, uint32_t w)
 void
 trd_rel_fini(struct trd_node *n)
 {
+	rte_free(n->down);
+	n->down = NULL;
 	if (n->peers == NULL)
 		return;
 	for (uint32_t r = 0; r < n->n_nodes; r++) {
@@ -298,7 +301,8 @@ peer_down(struct trd_node *n, struct trd_peer *pe)
 {
 	uint32_t mask = n->rel_w - 1;
 
-	__atomic_store_n(&pe->down, true, __ATOMIC_RELEASE);
+	pe->down = true;
+	__atomic_store_n(&n->down[pe->rank], 1, __ATOMIC_RELEASE);
 	pe->want = false;
 	pe->last_probe = n->vclock - n->dead; /* probe at once */
 	pe->tries = 0;
@@ -332,7 +336,8 @@ peer_alive(struct trd_node *n, struct trd_peer *pe, uint64_t now)
 		pe->tries = 0;
 	}
 	if (unlikely(pe->down)) {
-		__atomic_store_n(&pe->down, false, __ATOMIC_RELEASE);
+		pe->down = false;
+		__atomic_store_n(&n->down[pe->rank], 0, __ATOMIC_RELEASE);
 		n->stat[TRD_STAT_PEERS_UP]++;
 	}
 }
