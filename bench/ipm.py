@@ -44,7 +44,7 @@ STAGES = [
     ("post", r"engine/core/(post\.c|core_pvt\.h)$", r"^(trd_inject\w*|desc_check\w*|desc_slots)$"),
     ("packet build", r"engine/core/(tx\.c|ctl\.c|core_pvt\.h)$", r"^(desc_start|trd_pkt_finish|crc_\w+|ctl_\w+|trd_ctl_\w+|"
      r"fifo_next|emit|zc_free_cb)$"),
-    ("header codec, checksum", r"engine/wire/|/rte_ip\.h$|/rte_byteorder", r""),
+    ("header codec, checksum", r"engine/wire/|include/toroid/wire\.h$|/rte_ip\.h$|/rte_byteorder", r""),
     ("addressing", r"engine/", r"^(trd_rank_of|trd_coord_eq|in_torus|trd_route\w*)$"),
     ("reliability", r"engine/core/rel\.c$", r""),
     ("reliability", r"engine/", r"^(trd_rel_\w+|on_ack)$"),

@@ -5,7 +5,7 @@
 # test_capture) and what toroid-dump decodes; the remote-get descriptors equal those posted; the
 # Info column names the type and flags; on the malformed capture, the expert infos (bad
 # checksum, short header, bad length, unknown type and version) are on the right frames; its
-# type table is the engine's. Skips (77) without tshark.
+# type and flag tables are the engine's. Skips (77) without tshark.
 # usage: test_dissector.sh TEST_CAPTURE TOROID_DUMP TOROID_LUA
 set -u
 CAPTURE=$1
@@ -53,6 +53,13 @@ sed -n '/-- BEGIN TYPES/,/-- END TYPES/s/^[[:space:]]*\[\([0-9]*\)\] = "\([a-z_]
 "$DUMP" --list-types >"$T/engine.types"
 if diff -u "$T/engine.types" "$T/lua.types" >"$T/diff"; then ok; else
 	fail "packet types in $LUA differ from the engine's (update TYPES there):"
+	cat "$T/diff"
+fi
+sed -n '/-- BEGIN FLAGS/,/-- END FLAGS/s/^[[:space:]]*{ bit = \(0x[0-9a-f]*\), letter = "\(.\)", name = "\([a-z_]*\)" },.*/\1	\2	\3/p' \
+	"$LUA" >"$T/lua.flags"
+"$DUMP" --list-flags >"$T/engine.flags"
+if [ -s "$T/engine.flags" ] && diff -u "$T/engine.flags" "$T/lua.flags" >"$T/diff"; then ok; else
+	fail "header flags in $LUA differ from the engine's TRD_HDR_FLAGS (update FLAGS there):"
 	cat "$T/diff"
 fi
 sed -n '/-- BEGIN DROPS/,/-- END DROPS/s/^[[:space:]]*\[\([0-9]*\)\] = "\([a-z_]*\)",.*/\1	\2/p' \

@@ -58,6 +58,7 @@ static const char dump_usage[] =
 	"                         link (source -> destination coordinate) and per drop reason\n"
 	"      --list-types       print the packet types the decoder knows and exit\n"
 	"      --list-reasons     print the drop reasons (trd_drop_name) and exit\n"
+	"      --list-flags       print the header flags (bit, letter, name) and exit\n"
 	"\n"
 	"Filters (all given must match; a BPF expression after the options is applied first):\n"
 	"      --src X,Y,Z        source coordinate\n"
@@ -89,22 +90,9 @@ struct dump_flag {
 };
 
 static const struct dump_flag dump_hdr_flags[] = {
-	{TRD_HF_FIRST, 'F', "first"},
-	{TRD_HF_LAST, 'L', "last"},
-	{TRD_HF_CPL, 'C', "cpl"},
-#ifdef TRD_HF_ACKREQ
-	{TRD_HF_ACKREQ, 'A', "ackreq"},
-#endif
-#ifdef TRD_HF_CRC
-	{TRD_HF_CRC, 'K', "crc"},
-#endif
-#ifdef TRD_HF_PROBE
-	{TRD_HF_PROBE, 'P', "probe"},
-#endif
-#ifdef TRD_HF_CHAL
-	{TRD_HF_CHAL, 'H', "challenge"},
-	{TRD_HF_ECHO, 'E', "echo"},
-#endif
+#define DUMP_FLAG_(e, l, n, v) {TRD_HF_##e, l, n},
+	TRD_HDR_FLAGS(DUMP_FLAG_)
+#undef DUMP_FLAG_
 };
 
 #define DUMP_N_HDR_FLAGS (sizeof(dump_hdr_flags) / sizeof(dump_hdr_flags[0]))
@@ -413,39 +401,22 @@ dump_le(const uint8_t *p, unsigned int n)
 static void
 dump_raw_header(const uint8_t *frame, struct trd_pkt *p)
 {
-	const uint8_t *h = frame + TRD_ETH_HLEN;
+	struct trd_hdr h;
 
-	memset(p, 0, sizeof(*p));
-	p->version = h[offsetof(struct trd_hdr, version)];
-	p->type = h[offsetof(struct trd_hdr, type)];
-	p->flags = (uint16_t)HDR_BE(h, flags);
-	memcpy(p->src, h + offsetof(struct trd_hdr, src), 3);
-	p->hops = h[offsetof(struct trd_hdr, hops)];
-	memcpy(p->dst, h + offsetof(struct trd_hdr, dst), 3);
-	p->fifo = h[offsetof(struct trd_hdr, fifo)];
-	p->counter = (uint16_t)HDR_BE(h, counter);
-	p->csum = (uint16_t)HDR_BE(h, csum);
-	p->key = HDR_BE(h, key);
-	p->offset = HDR_BE(h, offset);
-	p->msg_len = (uint32_t)HDR_BE(h, msg_len);
-	p->pay_len = (uint16_t)HDR_BE(h, pay_len);
-	p->epoch = (uint16_t)HDR_BE(h, epoch);
-	p->msg_id = (uint32_t)HDR_BE(h, msg_id);
-	p->seq = (uint32_t)HDR_BE(h, seq);
-	p->ack = (uint32_t)HDR_BE(h, ack);
-	p->aux = (uint32_t)HDR_BE(h, aux);
+	memcpy(&h, frame + TRD_ETH_HLEN, sizeof(h));
+	trd_hdr_decode(&h, p);
+	p->csum = trd_be16(h.csum);
 }
 
-/* The checksum the header should carry (computed by the engine's encoder). */
+/* The checksum the header should carry. */
 static uint16_t
 dump_good_csum(const uint8_t *frame)
 {
-	struct trd_pkt p;
-	uint8_t hdr[TRD_HDR_LEN];
+	struct trd_hdr h;
 
-	dump_raw_header(frame, &p);
-	trd_wire_encode(hdr, &p);
-	return (uint16_t)dump_be(hdr + offsetof(struct trd_hdr, csum), 2);
+	memcpy(&h, frame + TRD_ETH_HLEN, sizeof(h));
+	trd_hdr_seal(&h);
+	return trd_be16(h.csum);
 }
 
 static void
@@ -453,11 +424,9 @@ dump_classify(struct dump_frame *f)
 {
 	f->etype = f->len >= TRD_ETH_HLEN ? (uint16_t)dump_be(f->data + 12, 2) : 0;
 	f->cause = trd_wire_parse(f->data, f->len, &f->p);
-#ifdef TRD_HF_CRC
 	/* the engine checks a payload CRC after the header */
 	if (f->cause == 0)
 		f->cause = trd_wire_crc_check(f->data, f->len, &f->p);
-#endif
 	if (f->cause == 0)
 		f->cls = DUMP_GOOD;
 	else if (f->len >= TRD_ETH_HLEN && f->etype != TRD_ETHERTYPE)
@@ -684,7 +653,6 @@ dump_print_payload(const struct trd_pkt *p, const uint8_t *pay, uint32_t avail)
 static void
 dump_print_crc(const struct dump_frame *f)
 {
-#ifdef TRD_HF_CRC
 	const struct trd_pkt *p = &f->p;
 	const uint8_t *c = f->data + TRD_FRAME_HLEN + p->pay_len;
 	uint32_t crc;
@@ -701,9 +669,6 @@ dump_print_crc(const struct dump_frame *f)
 	       : trd_wire_crc(f->data + TRD_FRAME_HLEN, p->pay_len, 0xffffffff) == crc
 		       ? "correct"
 		       : "incorrect");
-#else
-	(void)f;
-#endif
 }
 
 static void
@@ -1167,6 +1132,7 @@ enum {
 	OPT_PRINT,
 	OPT_LIST_TYPES,
 	OPT_LIST_REASONS,
+	OPT_LIST_FLAGS,
 };
 
 static const struct option dump_longopts[] = {
@@ -1191,6 +1157,7 @@ static const struct option dump_longopts[] = {
 	{"print", no_argument, NULL, OPT_PRINT},
 	{"list-types", no_argument, NULL, OPT_LIST_TYPES},
 	{"list-reasons", no_argument, NULL, OPT_LIST_REASONS},
+	{"list-flags", no_argument, NULL, OPT_LIST_FLAGS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -1272,6 +1239,11 @@ dump_parse_args(struct dump_opts *o, int argc, char **argv)
 		case OPT_LIST_REASONS:
 			for (unsigned int r = 1; trd_drop_name(r) != NULL; r++)
 				printf("%u\t%s\n", r, trd_drop_name(r));
+			exit(0);
+		case OPT_LIST_FLAGS:
+			for (size_t i = 0; i < DUMP_N_HDR_FLAGS; i++)
+				printf("0x%04x\t%c\t%s\n", dump_hdr_flags[i].bit,
+				       dump_hdr_flags[i].letter, dump_hdr_flags[i].name);
 			exit(0);
 		default:
 			app_getopt_error(c, argv);

@@ -3,7 +3,6 @@
 #ifndef TRD_CORE_PVT_H
 #define TRD_CORE_PVT_H
 
-#include <rte_ip.h>
 #include <rte_eal.h>
 #include <rte_log.h>
 
@@ -106,8 +105,7 @@ trd_pkt_finish(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struc
 {
 	if (pe != NULL)
 		trd_rel_hold(n, pe, h, m);
-	h->csum = 0;
-	h->csum = (uint16_t)~rte_raw_cksum(h, TRD_HDR_LEN);
+	trd_hdr_seal(h);
 }
 
 /* tx.c: cut up to @p budget packets from one injection FIFO onto its link. */

@@ -9,7 +9,6 @@
 #include <rte_byteorder.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
-#include <rte_ip.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
@@ -58,23 +57,22 @@ ctl_build(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint16_t flags
 	eh->src_addr = rt->link->mac;
 	eh->ether_type = rte_cpu_to_be_16(TRD_ETHERTYPE);
 	h = (struct trd_hdr *)(eh + 1);
-	memset(h, 0, sizeof(*h));
-	h->version = TRD_WIRE_VERSION;
-	h->type = type;
-	h->flags = rte_cpu_to_be_16(flags);
-	h->src[0] = n->coord.x;
-	h->src[1] = n->coord.y;
-	h->src[2] = n->coord.z;
-	h->hops = rt->hops;
-	memcpy(h->dst, dst, 3);
-	h->key = rte_cpu_to_be_64(key);
-	h->offset = rte_cpu_to_be_64(offset);
-	h->msg_len = rte_cpu_to_be_32(len);
-	h->pay_len = rte_cpu_to_be_16(len);
-	h->msg_id = rte_cpu_to_be_32(n->next_msg_id++);
-	h->ack = rte_cpu_to_be_32(ack);
-	h->aux = rte_cpu_to_be_32(aux);
-	h->epoch = rte_cpu_to_be_16(epoch); /* an ACK's own session; trd_rel_hold() sets it else */
+	trd_hdr_encode(h, &(const struct trd_pkt){
+		.version = TRD_WIRE_VERSION,
+		.type = type,
+		.flags = flags,
+		.src = {n->coord.x, n->coord.y, n->coord.z},
+		.hops = rt->hops,
+		.dst = {dst[0], dst[1], dst[2]},
+		.key = key,
+		.offset = offset,
+		.msg_len = len,
+		.pay_len = len,
+		.epoch = epoch, /* an ACK's own session; trd_rel_hold() sets it else */
+		.msg_id = n->next_msg_id++,
+		.ack = ack,
+		.aux = aux,
+	});
 	if (len != 0)
 		memcpy(h + 1, pay, len);
 	m->data_len = (uint16_t)(TRD_FRAME_HLEN + len);

@@ -9,7 +9,6 @@
 #include <rte_byteorder.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
-#include <rte_ip.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>

@@ -18,7 +18,6 @@
 #include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
-#include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_random.h>
@@ -235,11 +234,11 @@ trd_rel_hold(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct 
 	uint32_t seq = pe->snd_nxt++, i = seq & (n->rel_w - 1);
 	uint64_t now = n->vclock;
 
-	h->epoch = rte_cpu_to_be_16(pe->tx_epoch);
-	h->seq = rte_cpu_to_be_32(seq);
+	h->epoch = trd_be16(pe->tx_epoch);
+	h->seq = trd_be32(seq);
 	if (pe->rx_valid) {
 		/* the ack rides along */
-		h->ack = rte_cpu_to_be_32(pe->rcv_nxt);
+		h->ack = trd_be32(pe->rcv_nxt);
 		pe->ack_pending = 0;
 	}
 	/* keep a reference for retransmission; every segment, or a zero-copy one would go */

@@ -9,7 +9,6 @@
 #include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
 #include <rte_hash.h>
-#include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
@@ -440,8 +439,7 @@ forward(struct trd_node *n, struct trd_link *in, struct rte_mbuf *m, const struc
 	eh->src_addr = rt->link->mac;
 	h = (struct trd_hdr *)(eh + 1);
 	h->hops = (uint8_t)(p->hops - 1);
-	h->csum = 0;
-	h->csum = (uint16_t)~rte_raw_cksum(h, TRD_HDR_LEN);
+	trd_hdr_seal(h);
 	trd_link_queue(rt->link, m, NULL, NULL, 0);
 	rt->link->fwd_pkts++;
 	n->stat[TRD_STAT_FWD_PKTS]++;

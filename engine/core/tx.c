@@ -10,7 +10,6 @@
 #include <rte_byteorder.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
-#include <rte_ip.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
@@ -53,7 +52,7 @@ static int
 desc_start(struct trd_node *n, struct trd_fifo *f)
 {
 	struct trd_desc *d = f->cur;
-	struct trd_hdr *h;
+	uint32_t aux;
 	int rank;
 
 	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX)
@@ -120,42 +119,34 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 	f->off = 0;
 
 	/* The wire header of every packet of this message, in network order; emit() fills in
-	 * flags, offset, length and checksum per packet. */
-	h = &f->whdr;
-	h->version = TRD_WIRE_VERSION;
-	h->type = op_pkt_type[d->op];
-	h->flags = 0;
-	h->src[0] = n->coord.x;
-	h->src[1] = n->coord.y;
-	h->src[2] = n->coord.z;
-	h->hops = f->rt->hops;
-	h->dst[0] = d->dst.x;
-	h->dst[1] = d->dst.y;
-	h->dst[2] = d->dst.z;
-	h->fifo = d->op == TRD_OP_ATOMIC ? 0 : d->fifo;
-	h->counter = rte_cpu_to_be_16(d->rec_ctr);
-	h->csum = 0;
-	h->key = rte_cpu_to_be_64(d->op == TRD_OP_FIFO ? d->user : d->rkey);
-	h->offset = 0;
-	h->msg_len = rte_cpu_to_be_32(d->len);
-	h->pay_len = 0;
-	h->epoch = 0; /* a reliable peer's session, set per packet */
-	h->msg_id = rte_cpu_to_be_32(d->msg_id);
-	h->seq = 0;
-	h->ack = 0;
+	 * flags, offset, length and checksum per packet, a reliable peer's session and sequence
+	 * are set per packet (trd_rel_hold()). */
 	f->hflags = 0;
-	h->aux = 0;
+	aux = 0;
 	if (d->flags & TRD_DF_CPL) {
 		f->hflags = TRD_HF_CPL;
-		h->aux = rte_cpu_to_be_32(d->aux);
+		aux = d->aux;
 	} else if (d->op == TRD_OP_ATOMIC) {
-		h->aux = rte_cpu_to_be_32(d->aux);
+		aux = d->aux;
 	} else if ((d->flags & (TRD_DF_ACKREQ | TRD_DF_REMOTE)) == TRD_DF_ACKREQ) {
 		/* a remote descriptor's id only reports its own failure (below), its data
 		 * asks for nothing */
 		f->hflags = TRD_HF_ACKREQ;
-		h->aux = rte_cpu_to_be_32(d->aux);
+		aux = d->aux;
 	}
+	trd_hdr_encode(&f->whdr, &(const struct trd_pkt){
+		.version = TRD_WIRE_VERSION,
+		.type = op_pkt_type[d->op],
+		.src = {n->coord.x, n->coord.y, n->coord.z},
+		.hops = f->rt->hops,
+		.dst = {d->dst.x, d->dst.y, d->dst.z},
+		.fifo = d->op == TRD_OP_ATOMIC ? 0 : d->fifo,
+		.counter = d->rec_ctr,
+		.key = d->op == TRD_OP_FIFO ? d->user : d->rkey,
+		.msg_len = d->len,
+		.msg_id = d->msg_id,
+		.aux = aux,
+	});
 	return 0;
 }
 
@@ -347,9 +338,9 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 		*h = f->whdr;
 		flags = f->hflags | (f->off == 0 ? TRD_HF_FIRST : 0) |
 			(f->pkts_left == 1 ? TRD_HF_LAST : 0) | (n->conf.payload_crc ? TRD_HF_CRC : 0);
-		h->flags = rte_cpu_to_be_16(flags);
-		h->offset = rte_cpu_to_be_64(base + f->off);
-		h->pay_len = rte_cpu_to_be_16((uint16_t)chunk);
+		h->flags = trd_be16(flags);
+		h->offset = trd_be64(base + f->off);
+		h->pay_len = trd_be16((uint16_t)chunk);
 
 		if (f->zc && chunk != 0) {
 			struct rte_mbuf *e = trd_mbuf_get(n);

@@ -7,7 +7,6 @@
 
 #include <rte_byteorder.h>
 #include <rte_hash_crc.h>
-#include <rte_ip.h>
 
 #include <toroid/wire.h>
 
@@ -41,57 +40,14 @@ trd_drop_name(unsigned int cause)
 uint16_t
 trd_wire_hdr_verify(const void *hdr)
 {
-	/* The ones' complement sum over a header that holds its own checksum is 0xffff. */
-	return (uint16_t)~rte_raw_cksum(hdr, TRD_HDR_LEN);
+	return trd_hdr_sum(hdr);
 }
 
 void
 trd_wire_encode(void *out, const struct trd_pkt *p)
 {
-	struct trd_hdr *h = out;
-
-	h->version = p->version;
-	h->type = p->type;
-	h->flags = rte_cpu_to_be_16(p->flags);
-	memcpy(h->src, p->src, 3);
-	h->hops = p->hops;
-	memcpy(h->dst, p->dst, 3);
-	h->fifo = p->fifo;
-	h->counter = rte_cpu_to_be_16(p->counter);
-	h->csum = 0;
-	h->key = rte_cpu_to_be_64(p->key);
-	h->offset = rte_cpu_to_be_64(p->offset);
-	h->msg_len = rte_cpu_to_be_32(p->msg_len);
-	h->pay_len = rte_cpu_to_be_16(p->pay_len);
-	h->epoch = rte_cpu_to_be_16(p->epoch);
-	h->msg_id = rte_cpu_to_be_32(p->msg_id);
-	h->seq = rte_cpu_to_be_32(p->seq);
-	h->ack = rte_cpu_to_be_32(p->ack);
-	h->aux = rte_cpu_to_be_32(p->aux);
-	h->csum = (uint16_t)~rte_raw_cksum(h, TRD_HDR_LEN);
-}
-
-static void
-decode(const struct trd_hdr *h, struct trd_pkt *p)
-{
-	p->version = h->version;
-	p->type = h->type;
-	p->flags = rte_be_to_cpu_16(h->flags);
-	memcpy(p->src, h->src, 3);
-	p->hops = h->hops;
-	memcpy(p->dst, h->dst, 3);
-	p->fifo = h->fifo;
-	p->counter = rte_be_to_cpu_16(h->counter);
-	p->csum = h->csum;
-	p->key = rte_be_to_cpu_64(h->key);
-	p->offset = rte_be_to_cpu_64(h->offset);
-	p->msg_len = rte_be_to_cpu_32(h->msg_len);
-	p->pay_len = rte_be_to_cpu_16(h->pay_len);
-	p->epoch = rte_be_to_cpu_16(h->epoch);
-	p->msg_id = rte_be_to_cpu_32(h->msg_id);
-	p->seq = rte_be_to_cpu_32(h->seq);
-	p->ack = rte_be_to_cpu_32(h->ack);
-	p->aux = rte_be_to_cpu_32(h->aux);
+	trd_hdr_encode(out, p);
+	trd_hdr_seal(out);
 }
 
 int
@@ -113,7 +69,7 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 		return TRD_DROP_BAD_TYPE;
 	if (trd_wire_hdr_verify(h) != 0)
 		return TRD_DROP_BAD_CHECKSUM;
-	decode(h, p);
+	trd_hdr_decode(h, p);
 	/* the flags that say how a packet is carried, not what it is */
 	const uint16_t carry = TRD_HF_CRC;
 

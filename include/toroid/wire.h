@@ -55,21 +55,34 @@ enum trd_pkt_type {
 	TRD_PKT_MAX /**< one past the largest type value */
 };
 
-/** Header flags. */
-#define TRD_HF_FIRST 0x0001 /**< first packet of a message */
-#define TRD_HF_LAST 0x0002  /**< last packet of a message */
+/**
+ * Header flags: X(ENUM, letter, name, bit). The one list of them: the engine, toroid-dump
+ * (its letters and names, `toroid-dump --list-flags`) and the Wireshark dissector (checked
+ * against that list by its test) follow it.
+ */
+#define TRD_HDR_FLAGS(X)                                                                           \
+	X(FIRST, 'F', "first", 0x0001)    /* first packet of a message */                          \
+	X(LAST, 'L', "last", 0x0002)      /* last packet of a message */                           \
+	X(CPL, 'C', "cpl", 0x0004)        /* a completion: aux is the origin's completion id */    \
+	X(ACKREQ, 'A', "ackreq", 0x0008)  /* the origin wants a DONE: aux is its id */             \
+	X(CRC, 'K', "crc", 0x0010)        /* a CRC32C of the payload follows it (4 bytes, BE) */   \
+	X(PROBE, 'P', "probe", 0x0020)    /* ACK: asks for an ACK back echoing key (alive?) */     \
+	X(CHAL, 'H', "challenge", 0x0040) /* ACK: "I know no session offset of yours; echo key to  \
+					   * start one" (docs/reliability.md) */                    \
+	X(ECHO, 'E', "echo", 0x0080)      /* ACK: the answer to a challenge: key echoed, epoch the \
+					   * sender's session, aux its first sequence number */
+
+/** Header flag bits (TRD_HF_FIRST, ...). */
+enum trd_hdr_flag {
+#define TRD_HF_ENUM_(e, l, n, v) TRD_HF_##e = v,
+	TRD_HDR_FLAGS(TRD_HF_ENUM_)
+#undef TRD_HF_ENUM_
+};
+/** First and last: a message of one packet. */
 #define TRD_HF_ALL (TRD_HF_FIRST | TRD_HF_LAST)
-#define TRD_HF_CPL 0x0004   /**< a completion: aux is the origin's completion id */
-#define TRD_HF_ACKREQ 0x0008 /**< the origin wants a DONE for this message: aux is its id */
-#define TRD_HF_CRC 0x0010    /**< a CRC32C of the payload follows it (4 bytes, big-endian) */
-#define TRD_HF_PROBE 0x0020  /**< ACK: the sender asks for an ACK back echoing key (alive?) */
-#define TRD_HF_CHAL 0x0040   /**< ACK: a challenge: "I know no session @c offset of yours; echo
-			      *   @c key to start one" (docs/reliability.md) */
-#define TRD_HF_ECHO 0x0080   /**< ACK: the answer to a challenge: @c key echoed, @c epoch the
-			      *   sender's session, @c aux its first sequence number to expect */
-#define TRD_HF_MASK                                                                                \
-	(TRD_HF_ALL | TRD_HF_CPL | TRD_HF_ACKREQ | TRD_HF_CRC | TRD_HF_PROBE | TRD_HF_CHAL |       \
-	 TRD_HF_ECHO)
+#define TRD_HF_OR_(e, l, n, v) | (v)
+/** Every defined flag; a header with another bit set is malformed. */
+#define TRD_HF_MASK (0 TRD_HDR_FLAGS(TRD_HF_OR_))
 /** Bytes of the selective-acknowledgement bitmap an ACK may carry (seqs ack+1 ..). */
 #define TRD_SACK_BYTES 32
 
@@ -175,6 +188,134 @@ struct trd_pkt {
 	uint32_t ack;
 	uint32_t aux;
 };
+
+/* ---- the header codec: the one place a header is built, checksummed and decoded ---- */
+
+/** Host to big-endian (and back: the same swap). */
+static inline uint16_t
+trd_be16(uint16_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap16(v);
+#else
+	return v;
+#endif
+}
+
+static inline uint32_t
+trd_be32(uint32_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap32(v);
+#else
+	return v;
+#endif
+}
+
+static inline uint64_t
+trd_be64(uint64_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap64(v);
+#else
+	return v;
+#endif
+}
+
+/**
+ * Write @p p as a wire header at @p h, every field but the checksum (left 0: see
+ * trd_hdr_seal()). Inline: a caller that fills @p p with constants and a few variables gets
+ * the stores it would have written by hand.
+ */
+static inline void
+trd_hdr_encode(struct trd_hdr *h, const struct trd_pkt *p)
+{
+	h->version = p->version;
+	h->type = p->type;
+	h->flags = trd_be16(p->flags);
+	h->src[0] = p->src[0];
+	h->src[1] = p->src[1];
+	h->src[2] = p->src[2];
+	h->hops = p->hops;
+	h->dst[0] = p->dst[0];
+	h->dst[1] = p->dst[1];
+	h->dst[2] = p->dst[2];
+	h->fifo = p->fifo;
+	h->counter = trd_be16(p->counter);
+	h->csum = 0;
+	h->key = trd_be64(p->key);
+	h->offset = trd_be64(p->offset);
+	h->msg_len = trd_be32(p->msg_len);
+	h->pay_len = trd_be16(p->pay_len);
+	h->epoch = trd_be16(p->epoch);
+	h->msg_id = trd_be32(p->msg_id);
+	h->seq = trd_be32(p->seq);
+	h->ack = trd_be32(p->ack);
+	h->aux = trd_be32(p->aux);
+}
+
+/** Read the wire header at @p h into @p p (host order; csum as it is on the wire). No checks:
+ * trd_wire_parse() is the validating decoder. */
+static inline void
+trd_hdr_decode(const struct trd_hdr *h, struct trd_pkt *p)
+{
+	p->version = h->version;
+	p->type = h->type;
+	p->flags = trd_be16(h->flags);
+	p->src[0] = h->src[0];
+	p->src[1] = h->src[1];
+	p->src[2] = h->src[2];
+	p->hops = h->hops;
+	p->dst[0] = h->dst[0];
+	p->dst[1] = h->dst[1];
+	p->dst[2] = h->dst[2];
+	p->fifo = h->fifo;
+	p->counter = trd_be16(h->counter);
+	p->csum = h->csum;
+	p->key = trd_be64(h->key);
+	p->offset = trd_be64(h->offset);
+	p->msg_len = trd_be32(h->msg_len);
+	p->pay_len = trd_be16(h->pay_len);
+	p->epoch = trd_be16(h->epoch);
+	p->msg_id = trd_be32(h->msg_id);
+	p->seq = trd_be32(h->seq);
+	p->ack = trd_be32(h->ack);
+	p->aux = trd_be32(h->aux);
+}
+
+/**
+ * The Internet checksum (RFC 1071) over the header as it is, complemented: with csum 0 it is
+ * the value csum must hold; over a header holding its checksum it is 0.
+ */
+static inline uint16_t
+trd_hdr_sum(const struct trd_hdr *h)
+{
+	const uint8_t *b = (const uint8_t *)h;
+	uint64_t sum = 0;
+
+	/* 16-bit words summed as they lie in memory: the ones' complement sum does not depend
+	 * on the byte order (RFC 1071), so the result is stored as it is */
+	for (unsigned int i = 0; i < TRD_HDR_LEN; i += 4) {
+		uint32_t w;
+
+		__builtin_memcpy(&w, b + i, 4);
+		sum += w;
+	}
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/** Compute and store the header's checksum. */
+static inline void
+trd_hdr_seal(struct trd_hdr *h)
+{
+	h->csum = 0;
+	h->csum = trd_hdr_sum(h);
+}
 
 /**
  * Verify the CRC32C trailer of a frame whose header has TRD_HF_CRC (@p frame contiguous,

@@ -32,7 +32,8 @@ local TYPES = {
 }
 -- END TYPES
 
--- Header flag bits (TRD_HF_* in include/toroid/wire.h).
+-- Header flag bits: TRD_HDR_FLAGS in include/toroid/wire.h (test_dissector.sh compares them
+-- with `toroid-dump --list-flags`).
 -- BEGIN FLAGS
 local FLAGS = {
 	{ bit = 0x0001, letter = "F", name = "first" },
