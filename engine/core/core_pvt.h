@@ -188,6 +188,8 @@ void trd_reasm_purge(struct trd_node *n, const uint8_t src[3]);
 /* rx.c: hand a locally made outcome (a failure) to reception FIFO @p fifo. */
 void trd_rx_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
 		    unsigned int cause);
+/* taps.c: a link just added to @p n gets the node's taps (a running capture records it). */
+int trd_node_tap_link(struct trd_node *n, struct trd_link *l);
 /* cpl.c: complete a pending completion or tracked operation with a failure. */
 void trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause);
 

@@ -439,7 +439,7 @@ trd_node_add_link(struct trd_node *n, struct trd_link *l, enum trd_dir dir)
 	n->n_links++;
 	n->links[n->n_links] = n->lo;
 	routes_update(n);
-	return 0;
+	return trd_node_tap_link(n, l);
 }
 
 int

@@ -269,9 +269,6 @@ struct trd_node {
 	uint64_t drop[TRD_DROP_MAX];
 };
 
-/* capture.c */
-void trd_capture_frames(struct trd_capture *c, const struct trd_node *n, const struct trd_link *l,
-			struct rte_mbuf *const *pkts, unsigned int nb, bool outbound);
 /* Wait until the serving lcore (if any) has finished the round it was in. */
 int trd_node_quiesce(struct trd_node *n);
 

@@ -33,18 +33,7 @@ link_flush(struct trd_node *n, struct trd_link *l)
 		uint64_t bytes = 0;
 		uint16_t sent;
 
-		if (unlikely(n->cap != NULL)) {
-			/* record before the port owns the packets; a retried one only once */
-			int32_t done = (int32_t)(l->cap_next - l->pend_head);
-
-			if (done < 0)
-				done = 0;
-			if (done < want)
-				trd_capture_frames(n->cap, n, l, &l->pend[idx + done],
-						   want - (uint32_t)done, true);
-			l->cap_next = l->pend_head + want;
-		}
-		sent = l->ops->tx(l, &l->pend[idx], want);
+		sent = trd_link_tx(l, &l->pend[idx], want);
 
 		for (uint16_t i = 0; i < sent; i++) {
 			const struct trd_pend_info *pi = &l->info[idx + i];
@@ -113,10 +102,8 @@ trd_node_poll(struct trd_node *n)
 
 	for (unsigned int i = 0; i <= n->n_links; i++) {
 		struct trd_link *l = n->links[i];
-		uint16_t nb = l->ops->rx(l, pkts, TRD_RX_BURST);
+		uint16_t nb = trd_link_rx(l, pkts, TRD_RX_BURST, RTE_DIM(pkts));
 
-		if (unlikely(l->imp != NULL))
-			nb = trd_impair_rx(l, n->pool, pkts, nb, RTE_DIM(pkts));
 		if (nb != 0) {
 			trd_rx_burst(n, l, pkts, nb);
 			moved += nb;

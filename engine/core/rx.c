@@ -596,9 +596,6 @@ trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts, uin
 	unsigned int nd = 0;
 	uint64_t bytes = 0;
 
-	if (unlikely(n->cap != NULL))
-		trd_capture_frames(n->cap, n, l, pkts, nb, false); /* as received, before any edit */
-
 	for (uint16_t i = 0; i < nb; i++) {
 		struct rte_mbuf *m = pkts[i];
 		int keep = 0, cause;

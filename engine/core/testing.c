@@ -74,7 +74,9 @@ trd_node_rx_frame(struct trd_node *n, const void *frame, uint32_t len, uint32_t 
 	m = frame_mbuf(n, frame, len, seg);
 	if (m == NULL)
 		return -ENOBUFS;
-	trd_rx_burst(n, n->lo, &m, 1);
+	/* through the loopback's receive taps, as if its port had given it (a capture records it) */
+	if (trd_link_taps_rx(n->lo, &m, 1, 1) == 1)
+		trd_rx_burst(n, n->lo, &m, 1);
 	trd_node_poll(n);
 	return 0;
 }
@@ -109,7 +111,7 @@ link_discard(struct trd_link *l)
 {
 	while (l->pend_head != l->pend_tail)
 		rte_pktmbuf_free(l->pend[l->pend_head++ & TRD_LINK_PEND_MASK]);
-	l->cap_next = l->pend_tail;
+	trd_link_tx_reset(l);
 }
 
 static int

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * In-process capture: every frame a node hands to a port or receives, in that order, into a
- * pcapng file: one interface per (node, link) named after both, nanosecond timestamps, the
- * direction of each frame. Several nodes may share one file.
+ * In-process capture: a tap on a link writes every frame the link hands to its port or
+ * receives, in that order, into a pcapng file: one interface per link (named by whoever
+ * installs the tap: the node names it after itself and the link), nanosecond timestamps, the
+ * direction of each frame. Several links and nodes may share one file.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,7 +16,7 @@
 #include <rte_mbuf.h>
 #include <rte_spinlock.h>
 
-#include "../core/node_pvt.h"
+#include "link_pvt.h"
 
 #define CAP_MAX_IFS 256
 
@@ -80,15 +81,14 @@ write_shb(FILE *f)
 	put_block(f, b, p);
 }
 
-/* The interface of a link of a node: "node0 x+ net_ring_trd0_0xp_a". */
+/* The interface of a link, made on its first frame. */
 static uint32_t
-iface_of(struct trd_capture *c, const struct trd_node *n, const struct trd_link *l)
+iface_of(struct trd_capture *c, const struct trd_link *l, const char *name)
 {
 	uint8_t b[256], *p = b;
 	uint32_t type = 1, snap = c->snaplen, end = 0;
 	uint16_t linktype = 1, rsvd = 0;
 	uint8_t tsresol = 9; /* nanoseconds */
-	char name[128];
 	unsigned int i;
 
 	for (i = 0; i < c->n_ifs; i++)
@@ -96,16 +96,14 @@ iface_of(struct trd_capture *c, const struct trd_node *n, const struct trd_link 
 			return i;
 	if (c->n_ifs == CAP_MAX_IFS)
 		return 0; /* a very large capture: later links share the first interface */
-	snprintf(name, sizeof(name), "%s %s %s", n->name,
-		 l == n->lo ? "lo" : l->dir == TRD_DIR_NONE ? "sw" : trd_dir_name(l->dir), l->name);
 	memcpy(p, &type, 4);
 	p += 8;
 	memcpy(p, &linktype, 2);
 	memcpy(p + 2, &rsvd, 2);
 	memcpy(p + 4, &snap, 4);
 	p += 8;
-	put_opt(&p, 2, name, (uint16_t)strlen(name)); /* if_name */
-	put_opt(&p, 9, &tsresol, 1);                  /* if_tsresol */
+	put_opt(&p, 2, name, (uint16_t)strnlen(name, 127)); /* if_name */
+	put_opt(&p, 9, &tsresol, 1);                          /* if_tsresol */
 	memcpy(p, &end, 4);
 	p += 4;
 	put_block(c->f, b, p);
@@ -114,7 +112,7 @@ iface_of(struct trd_capture *c, const struct trd_node *n, const struct trd_link 
 }
 
 void
-trd_capture_frames(struct trd_capture *c, const struct trd_node *n, const struct trd_link *l,
+trd_capture_frames(struct trd_capture *c, const struct trd_link *l, const char *ifname,
 		   struct rte_mbuf *const *pkts, unsigned int nb, bool outbound)
 {
 	struct timespec ts;
@@ -124,7 +122,7 @@ trd_capture_frames(struct trd_capture *c, const struct trd_node *n, const struct
 	clock_gettime(CLOCK_REALTIME, &ts);
 	t = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	rte_spinlock_lock(&c->lock);
-	ifid = iface_of(c, n, l);
+	ifid = iface_of(c, l, ifname);
 	for (unsigned int i = 0; i < nb; i++) {
 		const struct rte_mbuf *m = pkts[i];
 		uint32_t cap = RTE_MIN(m->pkt_len, c->snaplen), hdr[7], flags = outbound ? 2 : 1;
@@ -152,41 +150,60 @@ trd_capture_frames(struct trd_capture *c, const struct trd_node *n, const struct
 	rte_spinlock_unlock(&c->lock);
 }
 
-static struct trd_capture *
-capture_open(const char *path, unsigned int snaplen)
+struct trd_capture *
+trd_capture_open(const char *path, unsigned int snaplen)
 {
 	struct trd_capture *c;
 
+	rte_spinlock_lock(&caps_lock);
 	for (c = caps; c != NULL; c = c->next)
 		if (strcmp(c->path, path) == 0) {
 			c->refs++;
+			rte_spinlock_unlock(&caps_lock);
 			return c;
 		}
 	c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		return NULL;
-	c->snaplen = snaplen ? RTE_MIN(snaplen, 65535u) : 65535u;
-	snprintf(c->path, sizeof(c->path), "%s", path);
-	c->f = fopen(path, "wb");
-	if (c->f == NULL) {
-		free(c);
-		return NULL;
+	if (c != NULL) {
+		c->snaplen = snaplen ? RTE_MIN(snaplen, 65535u) : 65535u;
+		snprintf(c->path, sizeof(c->path), "%s", path);
+		c->f = fopen(path, "wb");
+		if (c->f == NULL) {
+			free(c);
+			c = NULL;
+		}
 	}
-	write_shb(c->f);
-	rte_spinlock_init(&c->lock);
-	c->refs = 1;
-	c->next = caps;
-	caps = c;
+	if (c != NULL) {
+		write_shb(c->f);
+		rte_spinlock_init(&c->lock);
+		c->refs = 1;
+		c->next = caps;
+		caps = c;
+	}
+	rte_spinlock_unlock(&caps_lock);
 	return c;
 }
 
-static void
-capture_put(struct trd_capture *c)
+void
+trd_capture_get(struct trd_capture *c)
+{
+	rte_spinlock_lock(&caps_lock);
+	c->refs++;
+	rte_spinlock_unlock(&caps_lock);
+}
+
+void
+trd_capture_put(struct trd_capture *c)
 {
 	struct trd_capture **pp;
 
+	if (c == NULL)
+		return;
+	rte_spinlock_lock(&caps_lock);
 	if (--c->refs != 0) {
+		rte_spinlock_lock(&c->lock);
 		fflush(c->f);
+		rte_spinlock_unlock(&c->lock);
+		rte_spinlock_unlock(&caps_lock);
 		return;
 	}
 	for (pp = &caps; *pp != NULL; pp = &(*pp)->next)
@@ -194,34 +211,7 @@ capture_put(struct trd_capture *c)
 			*pp = c->next;
 			break;
 		}
+	rte_spinlock_unlock(&caps_lock);
 	fclose(c->f);
 	free(c);
-}
-
-int
-trd_node_capture(struct trd_node *n, const char *path, unsigned int snaplen)
-{
-	struct trd_capture *old, *c = NULL;
-	int rc = 0;
-
-	if (n == NULL)
-		return -EINVAL;
-	rte_spinlock_lock(&caps_lock);
-	if (path != NULL) {
-		c = capture_open(path, snaplen);
-		if (c == NULL)
-			rc = -EIO;
-	}
-	if (rc == 0) {
-		old = n->cap;
-		for (unsigned int i = 0; i <= n->n_links; i++)
-			n->links[i]->cap_next = n->links[i]->pend_tail;
-		__atomic_store_n(&n->cap, c, __ATOMIC_SEQ_CST);
-		/* the serving lcore may still be writing with the old one */
-		trd_node_quiesce(n);
-		if (old != NULL)
-			capture_put(old);
-	}
-	rte_spinlock_unlock(&caps_lock);
-	return rc;
 }

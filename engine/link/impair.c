@@ -13,7 +13,6 @@
 #include <rte_mbuf.h>
 
 #include "link_pvt.h"
-#include "../core/node_pvt.h"
 
 static inline uint64_t
 rng_next(uint64_t *s)
@@ -92,19 +91,18 @@ trd_impair_parse(const char *spec, struct trd_impair_conf *out)
 }
 
 int
-trd_link_impair(struct trd_link *l, const struct trd_impair_conf *c)
+trd_link_set_impair(struct trd_link *l, const struct trd_impair_conf *c, struct rte_mempool *mp)
 {
 	struct trd_impair *im;
 
 	if (l == NULL)
 		return -EINVAL;
-	if (l->node != NULL && l->node->served)
-		return -EBUSY;
 	if (c == NULL) {
 		if (l->imp != NULL) {
 			rte_pktmbuf_free(l->imp->held);
 			rte_free(l->imp);
 			l->imp = NULL;
+			trd_link_taps_update(l);
 		}
 		return 0;
 	}
@@ -123,29 +121,17 @@ trd_link_impair(struct trd_link *l, const struct trd_impair_conf *c)
 		  ((uint64_t)l->mac.addr_bytes[5] << 8 | l->mac.addr_bytes[4]);
 	if (im->rng == 0)
 		im->rng = 1;
+	im->mp = mp;
 	l->imp = im;
-	return 0;
-}
-
-int
-trd_node_impair(struct trd_node *n, const struct trd_impair_conf *c)
-{
-	if (n == NULL)
-		return -EINVAL;
-	for (unsigned int i = 0; i < n->n_links; i++) {
-		int rc = trd_link_impair(n->links[i], c);
-
-		if (rc != 0)
-			return rc;
-	}
+	trd_link_taps_update(l);
 	return 0;
 }
 
 uint16_t
-trd_impair_rx(struct trd_link *l, struct rte_mempool *mp, struct rte_mbuf **pkts, uint16_t nb,
-	      uint16_t cap)
+trd_impair_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb, uint16_t cap)
 {
 	struct trd_impair *im = l->imp;
+	struct rte_mempool *mp = im->mp;
 	struct rte_mbuf *in[64];
 	uint16_t out = 0;
 

@@ -62,6 +62,108 @@ driver_takes_chains(const char *drv)
 	return false;
 }
 
+/* ---- taps: impairment and capture, between the port and the engine ---- */
+
+static uint16_t
+rx_plain(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, uint16_t max)
+{
+	RTE_SET_USED(max);
+	return l->ops->rx(l, pkts, n);
+}
+
+static uint16_t
+tx_plain(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
+{
+	return l->ops->tx(l, pkts, n);
+}
+
+uint16_t
+trd_link_taps_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb, uint16_t max)
+{
+	struct trd_impair *im = l->imp;
+	struct trd_link_cap *cp = __atomic_load_n(&l->cap, __ATOMIC_ACQUIRE);
+
+	if (im != NULL)
+		nb = trd_impair_rx(l, pkts, nb, max);
+	if (cp != NULL && nb != 0)
+		trd_capture_frames(cp->c, l, cp->ifname, pkts, nb, false); /* as the engine gets them */
+	return nb;
+}
+
+static uint16_t
+rx_tapped(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, uint16_t max)
+{
+	return trd_link_taps_rx(l, pkts, l->ops->rx(l, pkts, n), max);
+}
+
+/* Record frames before the port owns them. The engine always transmits from the head of its
+ * buffer, so frames the port refused come first in the next call: they are recorded once. */
+static uint16_t
+tx_tapped(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct trd_link_cap *cp = __atomic_load_n(&l->cap, __ATOMIC_ACQUIRE);
+	uint16_t skip = 0, sent;
+
+	if (cp == NULL)
+		return l->ops->tx(l, pkts, n);
+	if (cp->ahead != 0 && n != 0 && pkts[0] == cp->ahead_first)
+		skip = RTE_MIN(cp->ahead, n);
+	if (skip < n)
+		trd_capture_frames(cp->c, l, cp->ifname, pkts + skip, n - skip, true);
+	sent = l->ops->tx(l, pkts, n);
+	cp->ahead = (uint16_t)(n - sent);
+	cp->ahead_first = sent < n ? pkts[sent] : NULL;
+	return sent;
+}
+
+void
+trd_link_taps_update(struct trd_link *l)
+{
+	bool cap = __atomic_load_n(&l->cap, __ATOMIC_RELAXED) != NULL;
+
+	__atomic_store_n(&l->rx_burst, (cap || l->imp != NULL) ? rx_tapped : rx_plain,
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&l->tx_burst, cap ? tx_tapped : tx_plain, __ATOMIC_RELEASE);
+}
+
+struct trd_link_cap *
+trd_link_cap_new(struct trd_capture *c, const char *ifname)
+{
+	struct trd_link_cap *cp = rte_zmalloc("trd_link_cap", sizeof(*cp), 0);
+
+	if (cp == NULL)
+		return NULL;
+	trd_capture_get(c);
+	cp->c = c;
+	snprintf(cp->ifname, sizeof(cp->ifname), "%s", ifname);
+	return cp;
+}
+
+void
+trd_link_cap_free(struct trd_link_cap *cp)
+{
+	if (cp == NULL)
+		return;
+	trd_capture_put(cp->c);
+	rte_free(cp);
+}
+
+struct trd_link_cap *
+trd_link_swap_capture(struct trd_link *l, struct trd_link_cap *cp)
+{
+	struct trd_link_cap *old = __atomic_exchange_n(&l->cap, cp, __ATOMIC_ACQ_REL);
+
+	trd_link_taps_update(l);
+	return old;
+}
+
+void
+trd_link_tx_reset(struct trd_link *l)
+{
+	if (l->cap != NULL)
+		l->cap->ahead = 0;
+}
+
 static struct trd_link *
 link_alloc(const char *name, enum trd_link_kind kind, const struct trd_link_ops *ops)
 {
@@ -73,6 +175,8 @@ link_alloc(const char *name, enum trd_link_kind kind, const struct trd_link_ops 
 	}
 	l->kind = kind;
 	l->ops = ops;
+	l->rx_burst = rx_plain;
+	l->tx_burst = tx_plain;
 	l->dir = TRD_DIR_NONE;
 	snprintf(l->name, sizeof(l->name), "%.47s", name);
 	memset(&l->peer, 0xff, sizeof(l->peer)); /* broadcast until told otherwise */
@@ -362,6 +466,7 @@ trd_link_free(struct trd_link *l)
 		rte_pktmbuf_free(l->imp->held);
 		rte_free(l->imp);
 	}
+	trd_link_cap_free(l->cap);
 	rte_free(l);
 }
 

@@ -13,12 +13,23 @@
 
 #include <toroid/toroid.h>
 
-/** Impairment state of a link (impair.c). */
+/** Impairment state of a link (impair.c): a receive tap. */
 struct trd_impair {
 	uint32_t loss, reorder, dup, corrupt; /* per 2^32 */
 	uint64_t rng;
+	struct rte_mempool *mp; /* copies (duplicates, corrupted frames) come from here */
 	struct rte_mbuf *held;  /* a frame waiting to be delivered late */
 	uint64_t lost, reordered, dupped, corrupted;
+};
+
+struct trd_capture; /* a pcapng file several links may share (capture.c) */
+
+/** A capture tap on a link: every frame it hands to the port or receives goes to @c c. */
+struct trd_link_cap {
+	struct trd_capture *c;
+	char ifname[128];             /* the link's interface name in the file */
+	struct rte_mbuf *ahead_first; /* recorded, then refused by the port: first of them */
+	uint16_t ahead;               /* how many, from the head of the transmit buffer */
 };
 
 /** Packets a link buffers for the port (power of 2). */
@@ -59,13 +70,17 @@ struct trd_link {
 	struct rte_ether_addr peer; /**< destination MAC of point-to-point traffic */
 	int dir;             /**< enum trd_dir, or TRD_DIR_NONE */
 	struct trd_node *node;
+	/* The port as the engine sees it: ops->rx/tx, or through the taps (impairment, capture)
+	 * when one is installed, like DPDK's rx/tx callbacks. */
+	uint16_t (*rx_burst)(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, uint16_t max);
+	uint16_t (*tx_burst)(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n);
+	struct trd_impair *imp;
+	struct trd_link_cap *cap;
 	/* Transmit buffer: what the port has not taken yet, in order. */
 	uint32_t pend_head;
 	uint32_t pend_tail;
-	uint32_t cap_next;   /* first buffered packet not yet captured */
 	struct rte_mbuf *pend[TRD_LINK_PEND];
 	struct trd_pend_info info[TRD_LINK_PEND];
-	struct trd_impair *imp;
 	/* Statistics, written by the serving lcore only. */
 	uint64_t tx_pkts;
 	uint64_t tx_bytes;
@@ -95,9 +110,55 @@ trd_link_queue(struct trd_link *l, struct rte_mbuf *m, int64_t *ctr, struct trd_
 	l->info[i].len = m->pkt_len;
 }
 
-/** Apply the link's impairment to @p nb received frames in @p pkts (room for @p cap). */
-uint16_t trd_impair_rx(struct trd_link *l, struct rte_mempool *mp, struct rte_mbuf **pkts,
-		       uint16_t nb, uint16_t cap);
+/**
+ * Receive up to @p n frames into @p pkts, which has room for @p max (an impairment may
+ * duplicate frames), through the link's receive taps.
+ */
+static inline uint16_t
+trd_link_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, uint16_t max)
+{
+	return l->rx_burst(l, pkts, n, max);
+}
+
+/** Hand @p n frames to the port through the link's transmit taps; returns how many it took. */
+static inline uint16_t
+trd_link_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
+{
+	return l->tx_burst(l, pkts, n);
+}
+
+/** Choose the link's burst functions after a tap was installed or removed. */
+void trd_link_taps_update(struct trd_link *l);
+
+/** Run the receive taps on @p nb frames that did not come from the port (injected). */
+uint16_t trd_link_taps_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb, uint16_t max);
+
+/**
+ * Install the capture tap @p cap (NULL: none) and return the previous one, which the caller
+ * frees with trd_link_cap_free() once the serving lcore is out of its round.
+ */
+struct trd_link_cap *trd_link_swap_capture(struct trd_link *l, struct trd_link_cap *cap);
+/** A capture tap writing into @p c (a reference is taken) as interface @p ifname. */
+struct trd_link_cap *trd_link_cap_new(struct trd_capture *c, const char *ifname);
+void trd_link_cap_free(struct trd_link_cap *cap);
+/** Forget the frames the capture tap recorded ahead (the transmit buffer was emptied). */
+void trd_link_tx_reset(struct trd_link *l);
+
+/**
+ * Install (or with @p c NULL remove) the impairment tap; copies come from @p mp. Only while
+ * no lcore serves the link. @return 0, -EINVAL, -ENOMEM.
+ */
+int trd_link_set_impair(struct trd_link *l, const struct trd_impair_conf *c,
+			struct rte_mempool *mp);
+/* impair.c: the receive tap */
+uint16_t trd_impair_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb, uint16_t max);
+
+/* capture.c: the pcapng writer (opened by path: one writer per file, counted references) */
+struct trd_capture *trd_capture_open(const char *path, unsigned int snaplen);
+void trd_capture_get(struct trd_capture *c);
+void trd_capture_put(struct trd_capture *c);
+void trd_capture_frames(struct trd_capture *c, const struct trd_link *l, const char *ifname,
+			struct rte_mbuf *const *pkts, unsigned int nb, bool outbound);
 
 /** Make @p a and @p b each other's point-to-point peer (destination MACs). */
 void trd_link_set_peer(struct trd_link *a, struct trd_link *b);

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A node's taps: capture of everything its links send and receive, and impairment of what
+ * they receive. The taps themselves are link wrappers (engine/link); this file installs them
+ * on a node's links, names the capture's interfaces after the node, and keeps them from
+ * changing under a serving lcore.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "core_pvt.h"
+
+/* The capture interface of a node's link: "node0 x+ net_ring_trd0_0xp_a". */
+static void
+iface_name(const struct trd_node *n, const struct trd_link *l, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s %s %s", n->name,
+		 l == n->lo ? "lo" : l->dir == TRD_DIR_NONE ? "sw" : trd_dir_name(l->dir), l->name);
+}
+
+int
+trd_node_capture(struct trd_node *n, const char *path, unsigned int snaplen)
+{
+	struct trd_link_cap *old[TRD_MAX_LINKS + 1] = {NULL}, *cp[TRD_MAX_LINKS + 1] = {NULL};
+	struct trd_capture *c = NULL;
+	unsigned int nl;
+
+	if (n == NULL)
+		return -EINVAL;
+	nl = n->n_links + 1; /* with the loopback */
+	if (path != NULL) {
+		c = trd_capture_open(path, snaplen);
+		if (c == NULL)
+			return -EIO;
+		for (unsigned int i = 0; i < nl; i++) {
+			char name[128];
+
+			iface_name(n, n->links[i], name, sizeof(name));
+			cp[i] = trd_link_cap_new(c, name);
+			if (cp[i] == NULL) {
+				while (i-- > 0)
+					trd_link_cap_free(cp[i]);
+				trd_capture_put(c);
+				return -ENOMEM;
+			}
+		}
+	}
+	for (unsigned int i = 0; i < nl; i++)
+		old[i] = trd_link_swap_capture(n->links[i], cp[i]);
+	/* the serving lcore may still be writing through the old taps */
+	trd_node_quiesce(n);
+	for (unsigned int i = 0; i < nl; i++)
+		trd_link_cap_free(old[i]);
+	if (n->cap != NULL)
+		trd_capture_put(n->cap);
+	n->cap = c; /* the taps hold their own references */
+	return 0;
+}
+
+int
+trd_node_tap_link(struct trd_node *n, struct trd_link *l)
+{
+	char name[128];
+	struct trd_link_cap *cp;
+
+	if (l->imp != NULL)
+		l->imp->mp = n->pool; /* its copies come from the node's pool from now on */
+	if (n->cap == NULL)
+		return 0;
+	iface_name(n, l, name, sizeof(name));
+	cp = trd_link_cap_new(n->cap, name);
+	if (cp == NULL)
+		return -ENOMEM;
+	trd_link_cap_free(trd_link_swap_capture(l, cp));
+	return 0;
+}
+
+int
+trd_link_impair(struct trd_link *l, const struct trd_impair_conf *c)
+{
+	struct trd_node *n;
+
+	if (l == NULL)
+		return -EINVAL;
+	n = l->node;
+	if (n != NULL && __atomic_load_n(&n->served, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	return trd_link_set_impair(l, c, n != NULL ? n->pool : trd_default_pool(0));
+}
+
+int
+trd_node_impair(struct trd_node *n, const struct trd_impair_conf *c)
+{
+	if (n == NULL)
+		return -EINVAL;
+	for (unsigned int i = 0; i < n->n_links; i++) {
+		int rc = trd_link_impair(n->links[i], c);
+
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
