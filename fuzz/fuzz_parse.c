@@ -4,7 +4,10 @@
  * trd_wire_crc_check(), on arbitrary bytes (no EAL). Besides not crashing:
  *  - the verdict does not depend on where the frame lies in memory (aligned or not);
  *  - an accepted frame holds its payload (and CRC trailer), its header re-encodes to the
- *    same bytes, and the CRC check agrees with a bit-by-bit CRC32C.
+ *    same bytes, and the CRC check agrees with a bit-by-bit CRC32C;
+ *  - trd_wire_parse_any() (either framing, IPv4/UDP too) agrees with trd_wire_parse() on a
+ *    plain frame, and on an encapsulated one puts the header and its payload inside the
+ *    datagram.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -79,6 +82,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(trd_wire_crc(odd + 1 + TRD_FRAME_HLEN, p.pay_len, 0xffffffff) == ref);
 		} else {
 			CHECK(c1 == 0);
+		}
+	}
+	{
+		struct trd_pkt a;
+		uint32_t off = 0;
+		int ra = trd_wire_parse_any(data, len, 0, &a, &off);
+
+		CHECK(ra >= 0 && ra < TRD_DROP_MAX);
+		if (len >= TRD_ETH_HLEN && data[12] == 0x88 && data[13] == 0xB5) {
+			CHECK(ra == rc && off == TRD_ETH_HLEN);
+		} else if (ra == 0) {
+			/* an encapsulated frame: valid wrapper, header and payload inside it */
+			CHECK(off == TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN);
+			CHECK(trd_wire_udp_check(data, len, 0) == 0);
+			CHECK(off + TRD_HDR_LEN + a.pay_len <= len);
 		}
 	}
 	free(odd);

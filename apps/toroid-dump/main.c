@@ -59,6 +59,8 @@ static const char dump_usage[] =
 	"      --list-types       print the packet types the decoder knows and exit\n"
 	"      --list-reasons     print the drop reasons (trd_drop_name) and exit\n"
 	"      --list-flags       print the header flags (bit, letter, name) and exit\n"
+	"      --udp-port N       UDP port of torus frames carried over IPv4/UDP (default 34997;\n"
+	"                         0: do not look inside UDP)\n"
 	"\n"
 	"Filters (all given must match; a BPF expression after the options is applied first):\n"
 	"      --src X,Y,Z        source coordinate\n"
@@ -148,8 +150,14 @@ enum dump_class {
 
 struct dump_frame {
 	const struct pcap_pkthdr *h;
-	const uint8_t *data; /* h->len bytes: a truncated capture is padded with zeros */
+	const uint8_t *data; /* h->len bytes: a truncated capture is padded with zeros; an
+			      * encapsulated frame: 28 bytes in, so that the torus header is at
+			      * data + 14 as in a plain frame */
 	uint32_t len;
+	const uint8_t *frame; /* the frame as captured (data before the shift) */
+	uint32_t frame_len;
+	uint32_t caplen;      /* bytes captured, counted from data */
+	int encap;            /* carried over IPv4/UDP */
 	int truncated;
 	enum dump_class cls;
 	int cause;           /* trd_wire_parse() verdict */
@@ -419,17 +427,51 @@ dump_good_csum(const uint8_t *frame)
 	return trd_be16(h.csum);
 }
 
+/* UDP port of encapsulated torus frames (--udp-port; 0: not decoded). */
+static uint16_t dump_udp_port = TRD_UDP_PORT;
+
+/* An IPv4 datagram that claims to be ours: UDP to our port. */
+static int
+dump_is_ours(const uint8_t *f, uint32_t len)
+{
+	const uint8_t *ip = f + TRD_ETH_HLEN;
+
+	return dump_udp_port != 0 && len >= TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN &&
+	       dump_be(f + 12, 2) == 0x0800 && (ip[0] >> 4) == 4 && ip[9] == 17 &&
+	       dump_be(ip + (ip[0] & 15) * 4 + 2, 2) == dump_udp_port;
+}
+
 static void
 dump_classify(struct dump_frame *f)
 {
+	f->frame = f->data;
+	f->frame_len = f->len;
+	f->caplen = f->h->caplen;
 	f->etype = f->len >= TRD_ETH_HLEN ? (uint16_t)dump_be(f->data + 12, 2) : 0;
-	f->cause = trd_wire_parse(f->data, f->len, &f->p);
+	if (dump_is_ours(f->data, f->len)) {
+		uint32_t off = 0;
+
+		f->cause = trd_wire_parse_any(f->data, f->len, dump_udp_port, &f->p, &off);
+		if (f->cause == TRD_DROP_BAD_ENCAP || f->cause == TRD_DROP_SHORT_FRAME ||
+		    off != TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN) {
+			f->cls = DUMP_BAD_SHORT; /* a wrapper we cannot take the frame out of */
+			if (f->cause == 0)
+				f->cause = TRD_DROP_BAD_ENCAP;
+			return;
+		}
+		f->encap = 1;
+		f->data += TRD_UDP_ENCAP_LEN;
+		f->len -= TRD_UDP_ENCAP_LEN;
+		f->caplen = f->caplen > TRD_UDP_ENCAP_LEN ? f->caplen - TRD_UDP_ENCAP_LEN : 0;
+	} else {
+		f->cause = trd_wire_parse(f->data, f->len, &f->p);
+	}
 	/* the engine checks a payload CRC after the header */
 	if (f->cause == 0)
 		f->cause = trd_wire_crc_check(f->data, f->len, &f->p);
 	if (f->cause == 0)
 		f->cls = DUMP_GOOD;
-	else if (f->len >= TRD_ETH_HLEN && f->etype != TRD_ETHERTYPE)
+	else if (!f->encap && f->len >= TRD_ETH_HLEN && f->etype != TRD_ETHERTYPE)
 		f->cls = DUMP_NOT_TORUS;
 	else if (f->len < TRD_FRAME_HLEN)
 		f->cls = DUMP_BAD_SHORT;
@@ -546,10 +588,21 @@ dump_print_mac(const uint8_t *m)
 static void
 dump_print_ether(const struct dump_frame *f)
 {
-	dump_print_mac(f->data + 6);
+	dump_print_mac(f->frame + 6);
 	printf(" > ");
-	dump_print_mac(f->data);
-	printf(", length %u: ", f->len);
+	dump_print_mac(f->frame);
+	printf(", length %u: ", f->frame_len);
+}
+
+/* The IPv4/UDP wrapper of an encapsulated frame, tcpdump-style. */
+static void
+dump_print_ip(const struct dump_frame *f)
+{
+	const uint8_t *ip = f->frame + TRD_ETH_HLEN, *udp = ip + 20;
+
+	printf("IP %u.%u.%u.%u.%u > %u.%u.%u.%u.%u: ", ip[12], ip[13], ip[14], ip[15],
+	       (unsigned int)dump_be(udp, 2), ip[16], ip[17], ip[18], ip[19],
+	       (unsigned int)dump_be(udp + 2, 2));
 }
 
 /* The one-line decode of a torus header (good or refused). */
@@ -698,10 +751,9 @@ dump_print_verbose(const struct dump_frame *f)
 		dump_print_crc(f);
 		if (f->cls == DUMP_GOOD)
 			dump_print_payload(p, f->data + TRD_FRAME_HLEN,
-					   f->h->caplen > TRD_FRAME_HLEN ? f->h->caplen - TRD_FRAME_HLEN
-									 : 0);
+					   f->caplen > TRD_FRAME_HLEN ? f->caplen - TRD_FRAME_HLEN : 0);
 	}
-	dump_hex(f->data, f->h->caplen < f->len ? f->h->caplen : f->len);
+	dump_hex(f->frame, f->h->caplen < f->frame_len ? f->h->caplen : f->frame_len);
 }
 
 /* ---- the VNI protocol (docs/vni.md): its messages ride in FIFO frames whose user word holds
@@ -781,8 +833,10 @@ static void
 dump_print_line(struct dump_state *s, const struct dump_frame *f)
 {
 	dump_print_time(s, f->h);
-	if (s->o.ether && f->len >= TRD_ETH_HLEN)
+	if (s->o.ether && f->frame_len >= TRD_ETH_HLEN)
 		dump_print_ether(f);
+	if (f->encap)
+		dump_print_ip(f);
 	switch (f->cls) {
 	case DUMP_GOOD:
 		dump_print_hdr_line(&f->p);
@@ -805,7 +859,7 @@ dump_print_line(struct dump_state *s, const struct dump_frame *f)
 	}
 	}
 	if (f->truncated)
-		printf(" [captured %u of %u bytes]", f->h->caplen, f->len);
+		printf(" [captured %u of %u bytes]", f->h->caplen, f->frame_len);
 	printf("\n");
 	if (s->o.verbose) {
 		png_print();
@@ -1133,6 +1187,7 @@ enum {
 	OPT_LIST_TYPES,
 	OPT_LIST_REASONS,
 	OPT_LIST_FLAGS,
+	OPT_UDP_PORT,
 };
 
 static const struct option dump_longopts[] = {
@@ -1158,6 +1213,7 @@ static const struct option dump_longopts[] = {
 	{"list-types", no_argument, NULL, OPT_LIST_TYPES},
 	{"list-reasons", no_argument, NULL, OPT_LIST_REASONS},
 	{"list-flags", no_argument, NULL, OPT_LIST_FLAGS},
+	{"udp-port", required_argument, NULL, OPT_UDP_PORT},
 	{NULL, 0, NULL, 0},
 };
 
@@ -1191,6 +1247,11 @@ dump_parse_args(struct dump_opts *o, int argc, char **argv)
 			o->count = v;
 			break;
 		case 'v': o->verbose++; break;
+		case OPT_UDP_PORT:
+			if (dump_parse_ll(optarg, 0, 65535, &v) != 0)
+				dump_usage_error("--udp-port: bad port '%s' (0..65535)", optarg);
+			dump_udp_port = (uint16_t)v;
+			break;
 		case 'e': o->ether = 1; break;
 		case 't': o->tmode++; break;
 		case 'h':

@@ -419,6 +419,8 @@ trd_node_add_link(struct trd_node *n, struct trd_link *l, enum trd_dir dir)
 		return -ENOSPC;
 	if (l->mtu < TRD_HDR_LEN + 8)
 		return -EINVAL;
+	if (l->encap != NULL && dir == TRD_DIR_NONE)
+		return -ENOTSUP; /* an encapsulated link has one peer address */
 	if (dir == TRD_DIR_NONE) {
 		if (n->sw_link != NULL)
 			return -EEXIST;

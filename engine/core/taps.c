@@ -63,8 +63,11 @@ trd_node_tap_link(struct trd_node *n, struct trd_link *l)
 	char name[128];
 	struct trd_link_cap *cp;
 
+	/* copies come from the node's pool from now on */
 	if (l->imp != NULL)
-		l->imp->mp = n->pool; /* its copies come from the node's pool from now on */
+		l->imp->mp = n->pool;
+	if (l->encap != NULL)
+		l->encap->mp = n->pool;
 	if (n->cap == NULL)
 		return 0;
 	iface_name(n, l, name, sizeof(name));
@@ -86,6 +89,21 @@ trd_link_impair(struct trd_link *l, const struct trd_impair_conf *c)
 	if (n != NULL && __atomic_load_n(&n->served, __ATOMIC_ACQUIRE))
 		return -EBUSY;
 	return trd_link_set_impair(l, c, n != NULL ? n->pool : trd_default_pool(0));
+}
+
+int
+trd_link_udp_encap(struct trd_link *l, const struct trd_udp_encap *e)
+{
+	struct trd_node *n;
+
+	if (l == NULL)
+		return -EINVAL;
+	n = l->node;
+	if (n != NULL && (l == n->lo || l->dir == TRD_DIR_NONE))
+		return -ENOTSUP; /* one peer address per link: not a switched link */
+	if (n != NULL && __atomic_load_n(&n->served, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	return trd_link_set_encap(l, e, n != NULL ? n->pool : trd_default_pool(0));
 }
 
 int

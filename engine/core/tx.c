@@ -221,9 +221,14 @@ trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
 			struct rte_mbuf *m = l->pend[k & TRD_LINK_PEND_MASK];
 			const struct trd_hdr *h;
 
-			if (m->data_len < TRD_FRAME_HLEN)
+			/* a frame the port refused may be wrapped in IPv4/UDP already */
+			uint32_t off = m->data_len > 12 && rte_pktmbuf_mtod(m, uint8_t *)[12] == 0x08
+					       ? TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN
+					       : TRD_ETH_HLEN;
+
+			if (m->data_len < off + TRD_HDR_LEN)
 				continue;
-			h = rte_pktmbuf_mtod_offset(m, const struct trd_hdr *, TRD_ETH_HLEN);
+			h = rte_pktmbuf_mtod_offset(m, const struct trd_hdr *, off);
 			if (!trd_coord_eq(c, h->dst) || !trd_coord_eq(n->coord, h->src))
 				continue;
 			trd_ctr_fail(pi->ctr);

@@ -8,6 +8,7 @@
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_log.h>
+#include <rte_ip.h>
 #include <rte_malloc.h>
 
 #include "link_pvt.h"
@@ -77,6 +78,160 @@ tx_plain(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 	return l->ops->tx(l, pkts, n);
 }
 
+/* ---- IPv4/UDP encapsulation ---- */
+
+/* A UDP source port from the frame's source and destination coordinates (49152 .. 65535): one
+ * flow per node pair, spread over paths and queues by whoever hashes the 5-tuple. */
+static inline uint16_t
+encap_sport(const uint8_t *torus_hdr)
+{
+	uint32_t k = (uint32_t)torus_hdr[4] << 16 | (uint32_t)torus_hdr[5] << 8 | torus_hdr[6];
+	uint32_t d = (uint32_t)torus_hdr[8] << 16 | (uint32_t)torus_hdr[9] << 8 | torus_hdr[10];
+	uint32_t h = (k * 0x9E3779B1u) ^ (d * 0x85EBCA77u);
+
+	h ^= h >> 15;
+	return (uint16_t)(0xC000 | (h & 0x3FFF));
+}
+
+/* A linear copy of @p m as Ethernet, IPv4, UDP, torus frame; NULL if no mbuf. */
+static struct rte_mbuf *
+encap_one(const struct trd_link_encap *e, struct rte_mbuf *m)
+{
+	uint32_t inner = m->pkt_len - TRD_ETH_HLEN;
+	struct rte_mbuf *c = rte_pktmbuf_alloc(e->mp);
+	uint8_t *p, *ip, *udp;
+	uint16_t tot;
+
+	if (c == NULL)
+		return NULL;
+	if (rte_pktmbuf_tailroom(c) < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + inner) {
+		rte_pktmbuf_free(c);
+		return NULL;
+	}
+	p = rte_pktmbuf_mtod(c, uint8_t *);
+	memcpy(p, rte_pktmbuf_mtod(m, const uint8_t *), 12); /* the MAC addresses */
+	p[12] = 0x08;
+	p[13] = 0x00;
+	ip = p + TRD_ETH_HLEN;
+	udp = ip + 20;
+	if (rte_pktmbuf_read(m, TRD_ETH_HLEN, inner, udp + 8) != udp + 8) {
+		/* read() returned a pointer into a contiguous mbuf: copy from it */
+		memcpy(udp + 8, rte_pktmbuf_mtod_offset(m, const uint8_t *, TRD_ETH_HLEN), inner);
+	}
+	tot = (uint16_t)(TRD_UDP_ENCAP_LEN + inner);
+	ip[0] = 0x45;
+	ip[1] = e->tos;
+	*(unaligned_uint16_t *)(ip + 2) = rte_cpu_to_be_16(tot);
+	*(unaligned_uint16_t *)(ip + 4) = 0;
+	*(unaligned_uint16_t *)(ip + 6) = rte_cpu_to_be_16(0x4000); /* don't fragment */
+	ip[8] = e->ttl;
+	ip[9] = 17;
+	*(unaligned_uint16_t *)(ip + 10) = 0;
+	memcpy(ip + 12, &e->src_ip, 4);
+	memcpy(ip + 16, &e->dst_ip, 4);
+	*(unaligned_uint16_t *)(ip + 10) = rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip);
+	*(unaligned_uint16_t *)(udp + 0) = rte_cpu_to_be_16(encap_sport(udp + 8));
+	*(unaligned_uint16_t *)(udp + 2) = e->port;
+	*(unaligned_uint16_t *)(udp + 4) = rte_cpu_to_be_16((uint16_t)(tot - 20));
+	*(unaligned_uint16_t *)(udp + 6) = 0; /* no UDP checksum (IPv4); the torus header has its own */
+	c->data_len = (uint16_t)(TRD_ETH_HLEN + tot);
+	c->pkt_len = c->data_len;
+	return c;
+}
+
+/* Wrap what has not been wrapped yet (a frame the port refused last time already is). The
+ * engine's reference to the original goes: a packet kept for retransmission keeps its own,
+ * and a zero-copy packet's counter falls once the last reference is gone. Returns how many of
+ * the first frames could be wrapped (the rest wait for mbufs). */
+static uint16_t
+encap_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
+{
+	const struct trd_link_encap *e = l->encap;
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i], *c;
+
+		if (rte_pktmbuf_mtod(m, const uint8_t *)[12] == 0x08)
+			continue; /* wrapped already */
+		c = encap_one(e, m);
+		if (c == NULL)
+			return i;
+		rte_pktmbuf_free(m);
+		pkts[i] = c;
+	}
+	return n;
+}
+
+/* Unwrap datagrams in place; refuse bad ones. Plain torus frames pass. */
+static uint16_t
+encap_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
+{
+	struct trd_link_encap *e = l->encap;
+	uint16_t out = 0;
+
+	for (uint16_t i = 0; i < nb; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+
+		if (m->data_len >= TRD_ETH_HLEN && p[12] == 0x08 && p[13] == 0x00) {
+			if (m->data_len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + TRD_HDR_LEN ||
+			    trd_wire_udp_check(p, m->data_len, rte_be_to_cpu_16(e->port)) != 0 ||
+			    memcmp(p + TRD_ETH_HLEN + 12, &e->dst_ip, 4) != 0) {
+				e->drops++;
+				rte_pktmbuf_free(m);
+				continue;
+			}
+			/* Ethernet padding after the datagram is not part of it */
+			uint16_t tot = (uint16_t)(p[TRD_ETH_HLEN + 2] << 8 | p[TRD_ETH_HLEN + 3]);
+
+			if (m->pkt_len > (uint32_t)TRD_ETH_HLEN + tot)
+				rte_pktmbuf_trim(m, (uint16_t)(m->pkt_len - TRD_ETH_HLEN - tot));
+			memmove(p + TRD_UDP_ENCAP_LEN, p, 12);
+			p[TRD_UDP_ENCAP_LEN + 12] = TRD_ETHERTYPE >> 8;
+			p[TRD_UDP_ENCAP_LEN + 13] = TRD_ETHERTYPE & 0xff;
+			rte_pktmbuf_adj(m, TRD_UDP_ENCAP_LEN);
+		}
+		pkts[out++] = m;
+	}
+	return out;
+}
+
+int
+trd_link_set_encap(struct trd_link *l, const struct trd_udp_encap *c, struct rte_mempool *mp)
+{
+	struct trd_link_encap *e;
+
+	if (l == NULL)
+		return -EINVAL;
+	if (c == NULL) {
+		if (l->encap != NULL) {
+			rte_free(l->encap);
+			l->encap = NULL;
+			l->mtu += TRD_UDP_ENCAP_LEN;
+			trd_link_taps_update(l);
+		}
+		return 0;
+	}
+	if (c->src_ip == 0 || c->dst_ip == 0 || c->dscp > 63 || mp == NULL)
+		return -EINVAL;
+	if (l->encap == NULL && l->mtu < TRD_UDP_ENCAP_LEN + TRD_HDR_LEN + 8)
+		return -EMSGSIZE;
+	e = l->encap != NULL ? l->encap : rte_zmalloc("trd_link_encap", sizeof(*e), 0);
+	if (e == NULL)
+		return -ENOMEM;
+	e->src_ip = rte_cpu_to_be_32(c->src_ip);
+	e->dst_ip = rte_cpu_to_be_32(c->dst_ip);
+	e->port = rte_cpu_to_be_16(c->port != 0 ? c->port : TRD_UDP_PORT);
+	e->ttl = c->ttl != 0 ? c->ttl : 64;
+	e->tos = (uint8_t)(c->dscp << 2);
+	e->mp = mp;
+	if (l->encap == NULL)
+		l->mtu -= TRD_UDP_ENCAP_LEN;
+	l->encap = e;
+	trd_link_taps_update(l);
+	return 0;
+}
+
 uint16_t
 trd_link_taps_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb, uint16_t max)
 {
@@ -85,8 +240,11 @@ trd_link_taps_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb, uint16
 
 	if (im != NULL)
 		nb = trd_impair_rx(l, pkts, nb, max);
+	/* as the wire carried them: still encapsulated */
 	if (cp != NULL && nb != 0)
-		trd_capture_frames(cp->c, l, cp->ifname, pkts, nb, false); /* as the engine gets them */
+		trd_capture_frames(cp->c, l, cp->ifname, pkts, nb, false);
+	if (l->encap != NULL && nb != 0)
+		nb = encap_rx(l, pkts, nb);
 	return nb;
 }
 
@@ -104,6 +262,8 @@ tx_tapped(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 	struct trd_link_cap *cp = __atomic_load_n(&l->cap, __ATOMIC_ACQUIRE);
 	uint16_t skip = 0, sent;
 
+	if (l->encap != NULL)
+		n = encap_tx(l, pkts, n);
 	if (cp == NULL)
 		return l->ops->tx(l, pkts, n);
 	if (cp->ahead != 0 && n != 0 && pkts[0] == cp->ahead_first)
@@ -120,10 +280,11 @@ void
 trd_link_taps_update(struct trd_link *l)
 {
 	bool cap = __atomic_load_n(&l->cap, __ATOMIC_RELAXED) != NULL;
+	bool encap = l->encap != NULL;
 
-	__atomic_store_n(&l->rx_burst, (cap || l->imp != NULL) ? rx_tapped : rx_plain,
+	__atomic_store_n(&l->rx_burst, (cap || encap || l->imp != NULL) ? rx_tapped : rx_plain,
 			 __ATOMIC_RELEASE);
-	__atomic_store_n(&l->tx_burst, cap ? tx_tapped : tx_plain, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->tx_burst, (cap || encap) ? tx_tapped : tx_plain, __ATOMIC_RELEASE);
 }
 
 struct trd_link_cap *
@@ -467,6 +628,7 @@ trd_link_free(struct trd_link *l)
 		rte_free(l->imp);
 	}
 	trd_link_cap_free(l->cap);
+	rte_free(l->encap);
 	rte_free(l);
 }
 
@@ -511,6 +673,7 @@ trd_link_stats_get(const struct trd_link *l, struct trd_link_stats *st)
 	} else {
 		st->imp_lost = st->imp_reordered = st->imp_dup = st->imp_corrupt = 0;
 	}
+	st->encap_drops = l->encap != NULL ? l->encap->drops : 0;
 	return 0;
 }
 
@@ -518,6 +681,17 @@ const char *
 trd_link_name(const struct trd_link *l)
 {
 	return l == NULL ? NULL : l->name;
+}
+
+int
+trd_link_set_peer_mac(struct trd_link *l, const uint8_t mac[6])
+{
+	if (l == NULL || mac == NULL)
+		return -EINVAL;
+	if (l->node != NULL)
+		return -EBUSY; /* the node made its routes from the old one */
+	memcpy(l->peer.addr_bytes, mac, RTE_ETHER_ADDR_LEN);
+	return 0;
 }
 
 void

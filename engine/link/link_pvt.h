@@ -22,6 +22,15 @@ struct trd_impair {
 	uint64_t lost, reordered, dupped, corrupted;
 };
 
+/** IPv4/UDP encapsulation of a link (link.c): network-order header fields, made once. */
+struct trd_link_encap {
+	uint32_t src_ip, dst_ip; /* network order */
+	uint16_t port;           /* network order */
+	uint8_t ttl, tos;
+	struct rte_mempool *mp;  /* the encapsulated copies come from here */
+	uint64_t drops;          /* received datagrams refused */
+};
+
 struct trd_capture; /* a pcapng file several links may share (capture.c) */
 
 /** A capture tap on a link: every frame it hands to the port or receives goes to @c c. */
@@ -76,6 +85,7 @@ struct trd_link {
 	uint16_t (*tx_burst)(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n);
 	struct trd_impair *imp;
 	struct trd_link_cap *cap;
+	struct trd_link_encap *encap;
 	/* Transmit buffer: what the port has not taken yet, in order. */
 	uint32_t pend_head;
 	uint32_t pend_tail;
@@ -150,6 +160,11 @@ void trd_link_tx_reset(struct trd_link *l);
  */
 int trd_link_set_impair(struct trd_link *l, const struct trd_impair_conf *c,
 			struct rte_mempool *mp);
+/**
+ * Install (@p e) or remove (NULL) the IPv4/UDP encapsulation; copies come from @p mp. Only
+ * while no lcore serves the link. @return 0, -EINVAL, -EMSGSIZE, -ENOMEM.
+ */
+int trd_link_set_encap(struct trd_link *l, const struct trd_udp_encap *e, struct rte_mempool *mp);
 /* impair.c: the receive tap */
 uint16_t trd_impair_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb, uint16_t max);
 

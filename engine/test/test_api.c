@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <rte_errno.h>
+#include <rte_ip.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -433,6 +434,44 @@ test_served(void)
 	trd_node_free(n);
 }
 
+/* Link settings for routed networks: the peer MAC and the IPv4/UDP encapsulation refuse bad
+ * input and say what they change. */
+static void
+test_link_encap(void)
+{
+	static const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x42};
+	struct trd_udp_encap e = {.src_ip = RTE_IPV4(10, 0, 0, 1), .dst_ip = RTE_IPV4(10, 0, 0, 2)};
+	struct trd_link *a, *b;
+	struct trd_node *n = mknode(2, 1, 1, NULL);
+	unsigned int pay;
+
+	T_EQ(trd_link_ring_pair("encap", 0, 1500, &a, &b), 0);
+	T_EQ(trd_link_set_peer_mac(NULL, mac), -EINVAL);
+	T_EQ(trd_link_set_peer_mac(a, NULL), -EINVAL);
+	T_EQ(trd_link_set_peer_mac(a, mac), 0);
+	T_EQ(trd_link_udp_encap(NULL, &e), -EINVAL);
+	e.src_ip = 0;
+	T_EQ(trd_link_udp_encap(a, &e), -EINVAL);
+	e.src_ip = RTE_IPV4(10, 0, 0, 1);
+	e.dscp = 64;
+	T_EQ(trd_link_udp_encap(a, &e), -EINVAL);
+	e.dscp = 46;
+	pay = trd_link_max_payload(a);
+	T_EQ(trd_link_udp_encap(a, &e), 0);
+	T_EQ(trd_link_max_payload(a), pay - TRD_UDP_ENCAP_LEN); /* IPv4 and UDP headers */
+	T_EQ(trd_link_udp_encap(a, &e), 0);                     /* again: no second shrink */
+	T_EQ(trd_link_max_payload(a), pay - TRD_UDP_ENCAP_LEN);
+	T_EQ(trd_link_udp_encap(a, NULL), 0);
+	T_EQ(trd_link_max_payload(a), pay);
+	T_EQ(trd_link_udp_encap(a, &e), 0);
+	/* one peer address: not on a switched link */
+	T_EQ(trd_node_add_link(n, a, TRD_DIR_NONE), -ENOTSUP);
+	T_EQ(trd_node_add_link(n, a, TRD_DIR_XP), 0);
+	T_EQ(trd_link_set_peer_mac(a, mac), -EBUSY);
+	trd_node_free(n);
+	trd_link_free(b);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -442,6 +481,7 @@ main(int argc, char **argv)
 	test_counters_regions();
 	test_backpressure();
 	test_post_wrap();
+	test_link_encap();
 	test_zero_copy();
 	test_served();
 	printf("api: all checks passed\n");

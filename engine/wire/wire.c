@@ -3,6 +3,7 @@
  * The torus wire format: encode, checksum, and the one receive parser. This file knows
  * nothing of the rest of the engine so that tools can decode with it and fuzzers can run it.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -50,17 +51,19 @@ trd_wire_encode(void *out, const struct trd_pkt *p)
 	trd_hdr_seal(out);
 }
 
-int
-trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
+/* Parse the torus header of a frame whose Ethernet header starts at @p f (@p eth: check its
+ * EtherType; an encapsulated frame is parsed from 28 bytes before its torus header, where the
+ * EtherType is not). */
+static inline __attribute__((always_inline)) int
+parse(const uint8_t *f, uint32_t len, struct trd_pkt *p, bool eth)
 {
-	const uint8_t *f = frame;
 	const struct trd_hdr *h;
 	uint16_t etype;
 
-	if (frame == NULL || len < TRD_FRAME_HLEN)
+	if (f == NULL || len < TRD_FRAME_HLEN)
 		return TRD_DROP_SHORT_FRAME;
 	etype = (uint16_t)(f[12] << 8 | f[13]);
-	if (etype != TRD_ETHERTYPE)
+	if (eth && etype != TRD_ETHERTYPE)
 		return TRD_DROP_BAD_ETHERTYPE;
 	h = (const struct trd_hdr *)(f + TRD_ETH_HLEN);
 	if (h->version != TRD_WIRE_VERSION)
@@ -145,6 +148,72 @@ trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
 		return TRD_DROP_BAD_TYPE;
 	}
 	return 0;
+}
+
+int
+trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *p)
+{
+	return parse(frame, len, p, true);
+}
+
+static inline uint16_t
+be16_at(const uint8_t *b)
+{
+	return (uint16_t)(b[0] << 8 | b[1]);
+}
+
+int
+trd_wire_udp_check(const void *frame, uint32_t len, uint16_t port)
+{
+	const uint8_t *f = frame, *ip, *udp;
+	uint32_t sum = 0;
+	uint16_t tot, ulen;
+
+	if (frame == NULL || len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN)
+		return TRD_DROP_SHORT_FRAME;
+	if (be16_at(f + 12) != 0x0800)
+		return TRD_DROP_BAD_ETHERTYPE;
+	ip = f + TRD_ETH_HLEN;
+	udp = ip + 20;
+	/* IPv4 without options, UDP, not a fragment, to our port */
+	if (ip[0] != 0x45 || ip[9] != 17 || (be16_at(ip + 6) & 0x3fff) != 0)
+		return TRD_DROP_BAD_ENCAP;
+	if (be16_at(udp + 2) != (port != 0 ? port : TRD_UDP_PORT))
+		return TRD_DROP_BAD_ENCAP;
+	for (unsigned int i = 0; i < 20; i += 2)
+		sum += be16_at(ip + i);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	if (sum != 0xffff)
+		return TRD_DROP_BAD_ENCAP; /* IPv4 header checksum */
+	tot = be16_at(ip + 2);
+	ulen = be16_at(udp + 4);
+	/* the datagram lies inside the frame (Ethernet padding may follow it) */
+	if (tot < 20 + 8 + TRD_HDR_LEN || tot > len - TRD_ETH_HLEN || ulen != tot - 20)
+		return TRD_DROP_BAD_ENCAP;
+	return 0;
+}
+
+int
+trd_wire_parse_any(const void *frame, uint32_t len, uint16_t udp_port, struct trd_pkt *p,
+		   uint32_t *off)
+{
+	const uint8_t *f = frame;
+	int rc;
+
+	if (frame != NULL && len >= TRD_ETH_HLEN && be16_at(f + 12) == 0x0800) {
+		rc = trd_wire_udp_check(frame, len, udp_port);
+		if (rc != 0)
+			return rc;
+		/* the datagram's end, not the frame's: Ethernet padding is not payload */
+		len = TRD_ETH_HLEN + be16_at(f + TRD_ETH_HLEN + 2);
+		if (off != NULL)
+			*off = TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN;
+		return parse(f + TRD_UDP_ENCAP_LEN, len - TRD_UDP_ENCAP_LEN, p, false);
+	}
+	if (off != NULL)
+		*off = TRD_ETH_HLEN;
+	return parse(frame, len, p, true);
 }
 
 uint32_t

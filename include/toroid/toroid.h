@@ -148,6 +148,42 @@ struct trd_link_conf {
 struct trd_link *trd_link_ethdev(uint16_t port_id, const struct trd_link_conf *conf);
 
 /**
+ * The destination MAC of the frames @p link sends to its peer: the peer port's, or over a
+ * routed network the next router's (by default broadcast for an ethdev link, the other end
+ * for ring pairs). Before the link is added to a node.
+ * @return 0, -EINVAL, or -EBUSY (the link is a node's already).
+ */
+int trd_link_set_peer_mac(struct trd_link *link, const uint8_t mac[6]);
+
+/**
+ * IPv4/UDP encapsulation of a link's frames, for links that cross routed networks
+ * (docs/wire-format.md, "Over IP networks"): each frame leaves as Ethernet, IPv4, UDP to
+ * @c port, then the torus header and payload; the UDP source port is a hash of the frame's
+ * source and destination coordinates, so networks and NICs spread node pairs over paths and
+ * queues. Addresses are in host byte order (RTE_IPV4(10, 0, 0, 1)).
+ */
+struct trd_udp_encap {
+	uint32_t src_ip; /**< this end's IPv4 address */
+	uint32_t dst_ip; /**< the other end's; received datagrams must come from it */
+	uint16_t port;   /**< UDP destination port (0: TRD_UDP_PORT, 34997) */
+	uint8_t ttl;     /**< IPv4 TTL (0: 64) */
+	uint8_t dscp;    /**< DSCP of every datagram, 0..63 */
+};
+
+/**
+ * Carry @p link's frames over IPv4/UDP (@p e), or again as plain torus frames (@p e NULL).
+ * The link's MTU for torus frames shrinks by the 28 bytes of IPv4 and UDP headers. Received
+ * datagrams are checked (trd_wire_udp_check(), and the source address) and unwrapped; a bad
+ * one is dropped and counted (trd_link_stats::encap_drops); plain torus frames are still
+ * accepted. Only on a point-to-point link (one with a direction), before traffic and while no
+ * lcore serves its node.
+ * @return 0; -EINVAL (NULL link, a zero address, dscp above 63); -ENOTSUP (a switched link or
+ * a node's loopback); -EMSGSIZE (the MTU leaves no room); -EBUSY (its node is served);
+ * -ENOMEM.
+ */
+int trd_link_udp_encap(struct trd_link *link, const struct trd_udp_encap *e);
+
+/**
  * Make two links joined by a pair of rte_rings (a cable inside the process), of @p size
  * mbufs each way (0: 1024), with MTU @p mtu (0: 1500). Not an ethdev: no port limit.
  * @return 0, or -EINVAL / -ENOMEM.
@@ -298,6 +334,7 @@ struct trd_link_stats {
 	uint64_t imp_reordered;
 	uint64_t imp_dup;
 	uint64_t imp_corrupt;
+	uint64_t encap_drops; /**< UDP encapsulation: received datagrams refused */
 	int dir;            /**< enum trd_dir, or TRD_DIR_NONE for a switched link */
 };
 

@@ -23,6 +23,13 @@ extern "C" {
 #define TRD_WIRE_VERSION 1
 /** Length of the Ethernet II header that precedes the torus header. */
 #define TRD_ETH_HLEN 14
+/**
+ * UDP destination port of torus frames carried over IPv4/UDP (docs/wire-format.md,
+ * "Over IP networks"): 0x88B5 = 34997, the EtherType's value.
+ */
+#define TRD_UDP_PORT 34997
+/** IPv4 (no options) and UDP headers between the Ethernet and the torus header. */
+#define TRD_UDP_ENCAP_LEN 28
 /** Length of the torus header. */
 #define TRD_HDR_LEN 56
 /** Ethernet + torus header. */
@@ -156,7 +163,8 @@ _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 b
 	X(DUPLICATE, "duplicate")           /* a sequence number already received */               \
 	X(WINDOW, "window_exceeded")        /* a sequence number beyond the receive window */      \
 	X(BAD_SESSION, "bad_session")       /* sequenced packet of a session we do not know */     \
-	X(PEER_DOWN, "peer_down")           /* to or from a peer declared down */
+	X(PEER_DOWN, "peer_down")           /* to or from a peer declared down */                  \
+	X(BAD_ENCAP, "bad_encap")           /* IPv4/UDP wrapper malformed, or not from the peer */
 
 /** Drop causes; 0 is "no drop", so parsers can return 0 for a good frame. */
 enum trd_drop {
@@ -333,6 +341,23 @@ uint32_t trd_wire_crc(const void *payload, uint32_t len, uint32_t init);
  * @return 0 (TRD_DROP_NONE) and fills @p out, or a positive enum trd_drop cause.
  */
 int trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *out);
+
+/**
+ * Check the IPv4/UDP wrapper of an encapsulated torus frame of @p len bytes at @p frame
+ * (Ethernet header first, EtherType 0x0800): IPv4 without options, not fragmented, header
+ * checksum correct, protocol UDP, destination port @p port (0: TRD_UDP_PORT), lengths within
+ * the frame and room for a torus header. The UDP checksum is not checked (0 is sent).
+ * @return 0, or TRD_DROP_SHORT_FRAME, TRD_DROP_BAD_ETHERTYPE, TRD_DROP_BAD_ENCAP.
+ */
+int trd_wire_udp_check(const void *frame, uint32_t len, uint16_t port);
+
+/**
+ * trd_wire_parse() of a frame in either framing: plain (EtherType 0x88B5, torus header at 14)
+ * or over IPv4/UDP to @p udp_port (0: TRD_UDP_PORT; torus header at 42). *@p off (may be
+ * NULL) gets the torus header's offset in the frame. @return 0 or a drop cause.
+ */
+int trd_wire_parse_any(const void *frame, uint32_t len, uint16_t udp_port, struct trd_pkt *p,
+		       uint32_t *off);
 
 /**
  * Encode @p p as a wire header at @p hdr (TRD_HDR_LEN bytes), computing the checksum

@@ -431,3 +431,5 @@ function toroid.dissector(tvb, pinfo, tree)
 end
 
 DissectorTable.get("ethertype"):add(0x88B5, toroid)
+-- the same frames over IPv4/UDP (TRD_UDP_PORT, docs/wire-format.md "Over IP networks")
+DissectorTable.get("udp.port"):add(34997, toroid)
