@@ -5,6 +5,7 @@
 
 #include <rte_eal.h>
 #include <rte_log.h>
+#include <rte_memcpy.h>
 
 #include "node_pvt.h"
 
@@ -68,6 +69,62 @@ trd_coord_eq(struct trd_coord a, const uint8_t b[3])
 	return a.x == b[0] && a.y == b[1] && a.z == b[2];
 }
 
+/* What became of a received frame: its drop cause (0: none), and whether the engine kept the
+ * mbuf (a message delivered inside it, a frame held or forwarded) instead of freeing it. */
+struct trd_rx_fate {
+	int cause;
+	bool kept;
+};
+
+static inline struct trd_rx_fate
+trd_fate(int cause, bool kept)
+{
+	return (struct trd_rx_fate){.cause = cause, .kept = kept};
+}
+
+/* Copy @p len payload bytes of @p m to @p dst, across segments if need be. */
+static inline void
+trd_pay_copy(const struct rte_mbuf *m, void *dst, uint32_t len)
+{
+	const void *s;
+
+	if (likely(m->data_len >= TRD_FRAME_HLEN + len)) {
+		rte_memcpy(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, TRD_FRAME_HLEN), len);
+		return;
+	}
+	/* DPDK 22.11's rte_pktmbuf_read() walks off the end of a chain when asked for 0 bytes
+	 * at its very end (an empty payload in a segmented frame) */
+	if (len == 0)
+		return;
+	s = rte_pktmbuf_read(m, TRD_FRAME_HLEN, len, dst);
+	if (s != NULL && s != dst)
+		rte_memcpy(dst, s, len);
+}
+
+static inline bool
+trd_ctr_valid(const struct trd_node *n, uint16_t id)
+{
+	return id < n->conf.n_counters && __atomic_load_n(&n->ctr_used[id], __ATOMIC_ACQUIRE);
+}
+
+static inline void
+trd_ctr_sub(struct trd_node *n, uint16_t id, uint32_t bytes)
+{
+	if (id != 0 && bytes != 0)
+		__atomic_fetch_sub(&n->ctr[id], (int64_t)bytes, __ATOMIC_RELEASE);
+}
+
+/* rfifo.c: reception FIFOs and the messages they carry */
+struct trd_rec_fifo *trd_rfifo_create(struct trd_node *n, uint8_t id, unsigned int size);
+void trd_rfifo_free(struct trd_rec_fifo *rf);
+/* A message of @p len payload bytes received in @p m (inside it if contiguous), or NULL. */
+struct trd_msg *trd_rfifo_msg_of(struct rte_mbuf *m, uint32_t len);
+/* Put a message from trd_rfifo_msg_of() in @p rf. */
+struct trd_rx_fate trd_rfifo_hand_over(struct trd_node *n, struct trd_rec_fifo *rf,
+				       struct trd_msg *msg);
+/* A memory-FIFO frame for us: a whole message, or a piece of one. */
+struct trd_rx_fate trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p);
+
 /* eq.c */
 void trd_eq_push(struct trd_eq *eq, const struct trd_event *ev);
 void trd_eq_free(struct trd_eq *eq);
@@ -92,9 +149,24 @@ struct trd_peer *trd_rel_peer(struct trd_node *n, uint32_t rank);
 void trd_rel_want(struct trd_node *n, struct trd_peer *pe);
 /* Give a packet to @p pe its sequence number and piggybacked ack, and keep it. */
 void trd_rel_hold(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct rte_mbuf *m);
-/* A sequenced packet for us: deliver in order. 0 kept/ok, -1 handled, or a drop cause. */
-int trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const struct trd_pkt *p,
-	       int *keep);
+/* What reliability decides about a sequenced frame for us (trd_rel_rx()). */
+enum trd_rel_verdict {
+	TRD_REL_DELIVER, /* the next of its session: deliver it, then trd_rel_consume() */
+	TRD_REL_HOLD,    /* early: the session keeps the frame until its turn */
+	TRD_REL_DROP,    /* a duplicate, outside the window, or of an unknown session: cause */
+};
+/* The verdict on sequenced frame @p m (header @p p); *@p pe gets its peer (unless the peer
+ * could not be made) and *@p cause a drop's cause. HOLD takes the mbuf. */
+enum trd_rel_verdict trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
+				struct trd_peer **pe, int *cause);
+/* The held frame whose turn has come (and its parsed header), or NULL; it stays held. */
+struct rte_mbuf *trd_rel_next(const struct trd_node *n, const struct trd_peer *pe,
+			      const struct trd_pkt **p);
+/* The frame at the head of the session was taken (delivered, or dropped for good): the next
+ * is expected; a held frame at the head is the caller's from now on. */
+void trd_rel_consume(const struct trd_node *n, struct trd_peer *pe);
+/* A sequenced frame was received: schedule the ack. */
+void trd_rel_rx_end(const struct trd_node *n, struct trd_peer *pe);
 /* An ACK for us: 0, or a drop cause (a challenge answer that does not prove itself). */
 int trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack);
 void trd_rel_timers(struct trd_node *n);
@@ -139,11 +211,6 @@ trd_rel_room(const struct trd_node *n, const struct trd_peer *pe)
 	return used >= cap ? 0 : cap - used;
 }
 
-/* rx.c: process a packet for this node whose turn has come (parsed, or parse again). */
-int trd_rx_deliver(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m,
-		   const struct trd_pkt *p, int *keep);
-int trd_rx_redeliver(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, int *keep);
-
 /* ctl.c: can a control packet to @p dst go now? */
 bool trd_ctl_room(struct trd_node *n, const uint8_t dst[3]);
 /* Drop causes that mean "not now": a reliable receiver refuses the packet (it comes again)
@@ -183,10 +250,10 @@ trd_peer_is_down(const struct trd_node *n, uint32_t rank)
 
 /* cpl.c: the outcome of completion @p id comes from @p rank (counted in n->owed). */
 void trd_cpl_set_peer(struct trd_node *n, uint32_t id, uint32_t rank);
-/* rx.c: forget the partial messages from @p src (its session ended). */
+/* rfifo.c: forget the partial messages from @p src (its session ended). */
 void trd_reasm_purge(struct trd_node *n, const uint8_t src[3]);
-/* rx.c: hand a locally made outcome (a failure) to reception FIFO @p fifo. */
-void trd_rx_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
+/* rfifo.c: hand a locally made outcome (a failure) to reception FIFO @p fifo. */
+void trd_rfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
 		    unsigned int cause);
 /* taps.c: a link just added to @p n gets the node's taps (a running capture records it). */
 int trd_node_tap_link(struct trd_node *n, struct trd_link *l);

@@ -182,7 +182,7 @@ trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause)
 	n->stat[TRD_STAT_CPL_FAILED]++;
 	/* a FIFO completion or a tracked operation learns why; a doorbell cannot say it */
 	if (c->kind == TRD_CPL_TRACK || c->kind == TRD_CPL_FIFO)
-		trd_rx_outcome(n, c->fifo, c->peer, c->cookie, cause);
+		trd_rfifo_outcome(n, c->fifo, c->peer, c->cookie, cause);
 	cpl_release(n, id);
 }
 

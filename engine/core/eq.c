@@ -247,14 +247,6 @@ trd_eq_overflows(const struct trd_eq *eq)
 	return eq == NULL ? 0 : __atomic_load_n(&eq->overflows, __ATOMIC_RELAXED);
 }
 
-int
-trd_rec_fifo_set_eq(struct trd_rec_fifo *rf, struct trd_eq *eq)
-{
-	if (rf == NULL || (eq != NULL && eq->node != rf->node))
-		return -EINVAL;
-	__atomic_store_n(&rf->eq, eq, __ATOMIC_RELEASE);
-	return 0;
-}
 
 void
 trd_eq_push(struct trd_eq *eq, const struct trd_event *ev)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Nodes: creation, routes, reception FIFOs, statistics, progress. */
+/* Nodes: creation, configuration, routes, statistics, progress. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -196,39 +196,7 @@ fifo_free(struct trd_fifo *f)
 	rte_free(f);
 }
 
-static struct trd_rec_fifo *
-rec_fifo_create(struct trd_node *n, uint8_t id, unsigned int size)
-{
-	static unsigned int serial;
-	char name[RTE_RING_NAMESIZE];
-	struct trd_rec_fifo *rf = rte_zmalloc("trd_rfifo", sizeof(*rf), RTE_CACHE_LINE_SIZE);
 
-	if (rf == NULL)
-		return NULL;
-	snprintf(name, sizeof(name), "trdrec%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
-	/* The serving lcore delivers, application threads take. */
-	rf->ring = rte_ring_create(name, size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_EXACT_SZ);
-	if (rf->ring == NULL) {
-		rte_free(rf);
-		return NULL;
-	}
-	rf->node = n;
-	rf->id = id;
-	return rf;
-}
-
-static void
-rec_fifo_free(struct trd_rec_fifo *rf)
-{
-	struct trd_msg *m;
-
-	if (rf == NULL)
-		return;
-	while (rte_ring_dequeue(rf->ring, (void **)&m) == 0)
-		trd_msg_free(m);
-	rte_ring_free(rf->ring);
-	rte_free(rf);
-}
 
 /* Recompute every route from the links present. */
 static void
@@ -335,7 +303,7 @@ trd_node_create(const struct trd_node_conf *conf)
 	if (n->inj[n->n_inj] == NULL)
 		goto nomem;
 	for (i = 0; i < c.n_rec_fifos; i++)
-		if ((n->rec[i] = rec_fifo_create(n, (uint8_t)i, c.rec_fifo_size)) == NULL)
+		if ((n->rec[i] = trd_rfifo_create(n, (uint8_t)i, c.rec_fifo_size)) == NULL)
 			goto nomem;
 	n->n_rec = c.n_rec_fifos;
 
@@ -386,7 +354,7 @@ trd_node_free(struct trd_node *n)
 	for (i = 0; i <= n->n_inj; i++)
 		fifo_free(n->inj[i]);
 	for (i = 0; i < n->n_rec; i++)
-		rec_fifo_free(n->rec[i]);
+		trd_rfifo_free(n->rec[i]);
 	if (n->reasm != NULL)
 		for (i = 0; i < n->conf.n_reasm; i++)
 			rte_free(n->reasm[i].msg);
@@ -516,49 +484,6 @@ trd_node_stats_get(const struct trd_node *n, struct trd_node_stats *out)
 	for (unsigned int i = 0; i < TRD_DROP_MAX; i++)
 		out->drop[i] = __atomic_load_n(&n->drop[i], __ATOMIC_RELAXED);
 	return 0;
-}
-
-/* ---- reception FIFOs ---- */
-
-struct trd_rec_fifo *
-trd_rec_fifo(struct trd_node *n, unsigned int idx)
-{
-	return (n == NULL || idx >= n->n_rec) ? NULL : n->rec[idx];
-}
-
-int
-trd_rec_fifo_poll(struct trd_rec_fifo *rf, struct trd_msg **msgs, unsigned int n)
-{
-	if (rf == NULL || (msgs == NULL && n != 0))
-		return -EINVAL;
-	return (int)rte_ring_dequeue_burst(rf->ring, (void **)msgs, n, NULL);
-}
-
-int
-trd_rec_fifo_wait(struct trd_rec_fifo *rf, struct trd_msg **msg, uint64_t timeout_us)
-{
-	uint64_t deadline;
-
-	if (rf == NULL || msg == NULL)
-		return -EINVAL;
-	deadline = trd_time_us() + timeout_us;
-	while (rte_ring_dequeue(rf->ring, (void **)msg) != 0) {
-		if (trd_time_us() >= deadline)
-			return -ETIMEDOUT;
-		trd_node_progress(rf->node);
-	}
-	return 0;
-}
-
-void
-trd_msg_free(struct trd_msg *msg)
-{
-	if (msg == NULL)
-		return;
-	if (msg->priv_ != NULL)
-		rte_pktmbuf_free((struct rte_mbuf *)msg->priv_);
-	else
-		rte_free(msg);
 }
 
 /* ---- progress ---- */

@@ -182,6 +182,7 @@ struct trd_peer {
 	uint64_t *txt;          /* when each was last sent */
 	uint8_t *sacked;        /* bit 0: selectively acked; bit 1: sent more than once */
 	struct rte_mbuf **rxb;  /* received ahead of order, by seq & mask */
+	struct trd_pkt *rxp;    /* their parsed headers */
 	uint32_t n_held;        /* how many rxb holds */
 };
 

@@ -188,9 +188,10 @@ trd_rel_peer(struct trd_node *n, uint32_t rank)
 
 	if (likely(pe != NULL))
 		return pe;
-	/* one allocation: the state and its four windows */
+	/* one allocation: the state and its five windows */
 	mem = rte_zmalloc("trd_peer",
-			  sizeof(*pe) + w * (2 * sizeof(struct rte_mbuf *) + sizeof(uint64_t) + 1),
+			  sizeof(*pe) + w * (2 * sizeof(struct rte_mbuf *) + sizeof(uint64_t) +
+					     sizeof(struct trd_pkt) + 1),
 			  RTE_CACHE_LINE_SIZE);
 	if (mem == NULL)
 		return NULL;
@@ -198,7 +199,8 @@ trd_rel_peer(struct trd_node *n, uint32_t rank)
 	pe->txb = (struct rte_mbuf **)(pe + 1);
 	pe->rxb = pe->txb + w;
 	pe->txt = (uint64_t *)(pe->rxb + w);
-	pe->sacked = (uint8_t *)(pe->txt + w);
+	pe->rxp = (struct trd_pkt *)(pe->txt + w);
+	pe->sacked = (uint8_t *)(pe->rxp + w);
 	pe->rank = rank;
 	/* the session's epoch and first sequence number (1 .. 2^24) come from the secret: an
 	 * acknowledgement from someone who cannot see our packets must guess both */
@@ -544,18 +546,13 @@ on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, uint64
 	 * and partial messages; the counters they would have decremented are told */
 	if (pe->n_held != 0) {
 		for (uint32_t i = 0; i < n->rel_w; i++) {
-			struct rte_mbuf *h = pe->rxb[i];
-			struct trd_pkt hp;
-			uint8_t hbuf[TRD_FRAME_HLEN];
-			const void *f;
+			const struct trd_pkt *hp = &pe->rxp[i];
 
-			if (h == NULL)
+			if (pe->rxb[i] == NULL)
 				continue;
-			f = rte_pktmbuf_read(h, 0, TRD_FRAME_HLEN, hbuf);
-			if (f != NULL && trd_wire_parse(f, h->pkt_len, &hp) == 0 && hp.counter != 0 &&
-			    (hp.type == TRD_PKT_PUT || hp.type == TRD_PKT_FIFO) &&
-			    hp.counter < n->conf.n_counters && n->ctr_used[hp.counter])
-				trd_ctr_fail(&n->ctr[hp.counter]);
+			if (hp->counter != 0 && (hp->type == TRD_PKT_PUT || hp->type == TRD_PKT_FIFO) &&
+			    hp->counter < n->conf.n_counters && n->ctr_used[hp->counter])
+				trd_ctr_fail(&n->ctr[hp->counter]);
 		}
 		peer_release_rx(pe, n->rel_w);
 	}
@@ -622,92 +619,107 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack)
 	return 0;
 }
 
-int
-trd_rel_rx(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m, const struct trd_pkt *p,
-	   int *keep)
+enum trd_rel_verdict
+trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, struct trd_peer **pep,
+	   int *cause)
 {
 	struct trd_coord c = {p->src[0], p->src[1], p->src[2]};
 	int rank = trd_rank_of(n, c);
-	uint32_t mask = n->rel_w - 1;
+	uint32_t mask = n->rel_w - 1, i;
 	struct trd_peer *pe;
 	uint64_t now = n->vclock;
 
 	pe = trd_rel_peer(n, (uint32_t)rank);
-	if (pe == NULL)
-		return TRD_DROP_NO_MEMORY;
+	if (pe == NULL) {
+		*cause = TRD_DROP_NO_MEMORY;
+		return TRD_REL_DROP;
+	}
+	*pep = pe;
 	peer_activate(n, pe);
 	if (!pe->rx_valid || p->epoch != pe->rx_epoch) {
 		/* A session we do not know. Anyone can write a frame: a new session starts only
 		 * when the peer echoes the cookie we send it (its answer names the session and
 		 * where it starts). Nothing else about this frame is believed. */
 		pe->chal_pending = true;
-		return TRD_DROP_BAD_SESSION;
+		*cause = TRD_DROP_BAD_SESSION;
+		return TRD_REL_DROP;
 	}
+	i = p->seq & mask;
 	if (p->seq != pe->rcv_nxt) {
 		if (seq_lt(p->seq, pe->rcv_nxt)) {
 			pe->ack_pending++;
 			pe->ack_due = now; /* the sender missed our ack */
-			return TRD_DROP_DUPLICATE;
+			*cause = TRD_DROP_DUPLICATE;
+			return TRD_REL_DROP;
 		}
-		if (p->seq - pe->rcv_nxt >= n->rel_w)
-			return TRD_DROP_WINDOW;
-		if (pe->rxb[p->seq & mask] != NULL)
-			return TRD_DROP_DUPLICATE;
-		/* early: hold it, and say so at once so the hole is filled */
+		if (p->seq - pe->rcv_nxt >= n->rel_w) {
+			*cause = TRD_DROP_WINDOW;
+			return TRD_REL_DROP;
+		}
+		if (pe->rxb[i] != NULL) {
+			*cause = TRD_DROP_DUPLICATE;
+			return TRD_REL_DROP;
+		}
+		/* early: hold it with its parsed header, and say so at once so the hole is
+		 * filled */
 		if (p->ack != 0 && pe->ack_synced)
 			on_ack(n, pe, p->ack, NULL, now);
 		peer_alive(n, pe, now);
-		pe->rxb[p->seq & mask] = m;
+		pe->rxb[i] = m;
+		pe->rxp[i] = *p;
 		pe->n_held++;
-		*keep = 1;
 		n->stat[TRD_STAT_REORDERED]++;
 		pe->ack_pending++;
 		pe->ack_due = now;
-		return 0;
+		*cause = 0;
+		return TRD_REL_HOLD;
 	}
 	/* the next one of the peer's session: only the peer knows it */
 	if (p->ack != 0 && pe->ack_synced)
 		on_ack(n, pe, p->ack, NULL, now);
 	peer_alive(n, pe, now);
-	if (pe->rxb[p->seq & mask] != NULL) {
+	if (pe->rxb[i] != NULL) {
 		/* an earlier copy of this one, held and refused for lack of room: this one wins */
-		rte_pktmbuf_free(pe->rxb[p->seq & mask]);
-		pe->rxb[p->seq & mask] = NULL;
+		rte_pktmbuf_free(pe->rxb[i]);
+		pe->rxb[i] = NULL;
 		pe->n_held--;
 	}
-	/* in order: deliver it, then whatever it unblocks; a packet refused for lack of room
-	 * is not received: it will come again, and what follows waits for it */
-	{
-		int cause = trd_rx_deliver(n, l, m, p, keep);
+	*cause = 0;
+	return TRD_REL_DELIVER;
+}
 
-		if (cause != 0) {
-			trd_drop(n, (unsigned int)cause);
-			if (trd_drop_transient(cause))
-				return -1;
-		}
+struct rte_mbuf *
+trd_rel_next(const struct trd_node *n, const struct trd_peer *pe, const struct trd_pkt **p)
+{
+	uint32_t i = pe->rcv_nxt & (n->rel_w - 1);
+
+	if (pe->n_held == 0 || pe->rxb[i] == NULL)
+		return NULL;
+	*p = &pe->rxp[i];
+	return pe->rxb[i];
+}
+
+void
+trd_rel_consume(const struct trd_node *n, struct trd_peer *pe)
+{
+	uint32_t i = pe->rcv_nxt & (n->rel_w - 1);
+
+	if (pe->rxb[i] != NULL) {
+		pe->rxb[i] = NULL; /* the caller has it now */
+		pe->n_held--;
 	}
 	pe->rcv_nxt++;
-	while (pe->n_held != 0 && pe->rxb[pe->rcv_nxt & mask] != NULL) {
-		struct rte_mbuf *h = pe->rxb[pe->rcv_nxt & mask];
-		int k = 0, cause;
+}
 
-		cause = trd_rx_redeliver(n, l, h, &k);
-		if (cause != 0) {
-			trd_drop(n, (unsigned int)cause);
-			if (trd_drop_transient(cause))
-				break; /* stays held; tried again when its turn comes back */
-		}
-		pe->rxb[pe->rcv_nxt & mask] = NULL;
-		pe->n_held--;
-		pe->rcv_nxt++;
-		if (!k)
-			rte_pktmbuf_free(h);
-	}
+void
+trd_rel_rx_end(const struct trd_node *n, struct trd_peer *pe)
+{
+	uint64_t now = n->vclock;
+
 	if (pe->ack_pending++ == 0)
 		pe->ack_due = now + n->ack_delay;
 	if (pe->ack_pending >= 32)
 		pe->ack_due = now;
-	return -1; /* handled; drops already counted */
 }
 
 /* Time between probes of a silent peer: from the retransmission timeout, doubling with each

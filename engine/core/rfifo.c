@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Reception FIFOs: the rings where messages reach applications, and everything that makes a
+ * message: from one contiguous packet (handed over inside the mbuf), reassembled from several
+ * (by source and message id, in order), or made by the engine itself (the outcome of a
+ * tracked operation); their event-queue signals; taking and freeing messages.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_hash.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "core_pvt.h"
+
+/* ---- the FIFOs ---- */
+
+struct trd_rec_fifo *
+trd_rfifo_create(struct trd_node *n, uint8_t id, unsigned int size)
+{
+	static unsigned int serial;
+	char name[RTE_RING_NAMESIZE];
+	struct trd_rec_fifo *rf = rte_zmalloc("trd_rfifo", sizeof(*rf), RTE_CACHE_LINE_SIZE);
+
+	if (rf == NULL)
+		return NULL;
+	snprintf(name, sizeof(name), "trdrec%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
+	/* The serving lcore delivers, application threads take. */
+	rf->ring = rte_ring_create(name, size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_EXACT_SZ);
+	if (rf->ring == NULL) {
+		rte_free(rf);
+		return NULL;
+	}
+	rf->node = n;
+	rf->id = id;
+	return rf;
+}
+
+void
+trd_rfifo_free(struct trd_rec_fifo *rf)
+{
+	struct trd_msg *m;
+
+	if (rf == NULL)
+		return;
+	while (rte_ring_dequeue(rf->ring, (void **)&m) == 0)
+		trd_msg_free(m);
+	rte_ring_free(rf->ring);
+	rte_free(rf);
+}
+
+struct trd_rec_fifo *
+trd_rec_fifo(struct trd_node *n, unsigned int idx)
+{
+	return (n == NULL || idx >= n->n_rec) ? NULL : n->rec[idx];
+}
+
+int
+trd_rec_fifo_poll(struct trd_rec_fifo *rf, struct trd_msg **msgs, unsigned int n)
+{
+	if (rf == NULL || (msgs == NULL && n != 0))
+		return -EINVAL;
+	return (int)rte_ring_dequeue_burst(rf->ring, (void **)msgs, n, NULL);
+}
+
+int
+trd_rec_fifo_wait(struct trd_rec_fifo *rf, struct trd_msg **msg, uint64_t timeout_us)
+{
+	uint64_t deadline;
+
+	if (rf == NULL || msg == NULL)
+		return -EINVAL;
+	deadline = trd_time_us() + timeout_us;
+	while (rte_ring_dequeue(rf->ring, (void **)msg) != 0) {
+		if (trd_time_us() >= deadline)
+			return -ETIMEDOUT;
+		trd_node_progress(rf->node);
+	}
+	return 0;
+}
+
+void
+trd_msg_free(struct trd_msg *msg)
+{
+	if (msg == NULL)
+		return;
+	if (msg->priv_ != NULL)
+		rte_pktmbuf_free((struct rte_mbuf *)msg->priv_);
+	else
+		rte_free(msg);
+}
+
+int
+trd_rec_fifo_set_eq(struct trd_rec_fifo *rf, struct trd_eq *eq)
+{
+	if (rf == NULL || (eq != NULL && eq->node != rf->node))
+		return -EINVAL;
+	__atomic_store_n(&rf->eq, eq, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ---- messages ---- */
+
+static inline void
+msg_fill(struct trd_msg *msg, const struct trd_pkt *p)
+{
+	msg->src.x = p->src[0];
+	msg->src.y = p->src[1];
+	msg->src.z = p->src[2];
+	msg->fifo = p->fifo;
+	msg->len = p->msg_len;
+	msg->msg_id = p->msg_id;
+	msg->user = p->key;
+	msg->status = 0;
+	msg->cause = 0;
+}
+
+static struct trd_msg *
+msg_alloc(uint32_t len)
+{
+	struct trd_msg *msg = rte_malloc("trd_msg", sizeof(*msg) + len, 0);
+
+	if (msg != NULL) {
+		msg->data = msg + 1;
+		msg->priv_ = NULL;
+	}
+	return msg;
+}
+
+static int
+rfifo_push(struct trd_node *n, struct trd_rec_fifo *rf, struct trd_msg *msg)
+{
+	struct trd_eq *eq;
+
+	if (unlikely(rte_ring_sp_enqueue(rf->ring, msg) != 0))
+		return TRD_DROP_FIFO_FULL;
+	rf->msgs++;
+	n->stat[TRD_STAT_MSGS_DELIVERED]++;
+	eq = __atomic_load_n(&rf->eq, __ATOMIC_ACQUIRE);
+	if (eq != NULL) {
+		struct trd_event ev = {
+			.type = TRD_EV_FIFO,
+			.fifo = rf->id,
+			.len = msg->len,
+			.value = msg->user,
+		};
+		trd_eq_push(eq, &ev);
+	}
+	return 0;
+}
+
+/* A message of @p len payload bytes received in @p m: the packet itself carries it when it is
+ * contiguous (the message lives in its private area), otherwise a copy. NULL: no memory. */
+struct trd_msg *
+trd_rfifo_msg_of(struct rte_mbuf *m, uint32_t len)
+{
+	struct trd_msg *msg;
+
+	if (m->nb_segs == 1) {
+		msg = &trd_mbuf_priv(m)->msg;
+		msg->data = rte_pktmbuf_mtod_offset(m, uint8_t *, TRD_FRAME_HLEN);
+		msg->priv_ = m;
+		return msg;
+	}
+	msg = msg_alloc(len);
+	if (msg != NULL)
+		trd_pay_copy(m, msg->data, len);
+	return msg;
+}
+
+/* Deliver a message from trd_rfifo_msg_of(): on success the engine keeps the packet if the
+ * message lives in it; on failure a copy is freed (the packet goes back to the caller). */
+struct trd_rx_fate
+trd_rfifo_hand_over(struct trd_node *n, struct trd_rec_fifo *rf, struct trd_msg *msg)
+{
+	int rc = rfifo_push(n, rf, msg);
+
+	if (rc != 0) {
+		if (msg->priv_ == NULL)
+			rte_free(msg);
+		return trd_fate(rc, false);
+	}
+	return trd_fate(0, msg->priv_ != NULL);
+}
+
+/* ---- memory-FIFO frames ---- */
+
+struct trd_rx_fate
+trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
+{
+	struct trd_rec_fifo *rf;
+	struct trd_reasm *r;
+	struct trd_msg *msg;
+	uint64_t hkey;
+	int idx, rc;
+
+	if (p->fifo >= n->n_rec)
+		return trd_fate(TRD_DROP_UNKNOWN_FIFO, false);
+	if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
+		return trd_fate(TRD_DROP_UNKNOWN_COUNTER, false);
+	rf = n->rec[p->fifo];
+	if (p->flags & TRD_HF_CPL) {
+		int cause;
+
+		/* a FIFO completion is one empty message carrying its cookie */
+		if (p->msg_len != 0)
+			return trd_fate(TRD_DROP_UNKNOWN_CPL, false);
+		cause = trd_cpl_accept(n, p->aux, TRD_CPL_FIFO, p->key);
+		if (cause != 0)
+			return trd_fate(cause, false);
+	}
+	n->stat[TRD_STAT_RX_FIFO]++;
+
+	if (p->offset == 0 && p->pay_len == p->msg_len) {
+		/* The whole message in one packet: hand the packet itself over when it is
+		 * contiguous, otherwise copy it out. */
+		struct trd_rx_fate f;
+
+		msg = trd_rfifo_msg_of(m, p->pay_len);
+		if (msg == NULL)
+			return trd_fate(TRD_DROP_NO_MEMORY, false);
+		msg_fill(msg, p);
+		f = trd_rfifo_hand_over(n, rf, msg);
+		if (f.cause == 0)
+			trd_ctr_sub(n, p->counter, p->pay_len);
+		return f;
+	}
+
+	/* Part of a longer message: reassemble by (source rank, message id). */
+	hkey = (uint64_t)(p->src[0] | p->src[1] << 8 | p->src[2] << 16) << 32 | p->msg_id;
+	idx = rte_hash_lookup(n->reasm_hash, &hkey);
+	if (idx < 0) {
+		/* a peer may not make us hold more than the configured largest message */
+		if (p->msg_len > n->conf.max_msg)
+			return trd_fate(TRD_DROP_BAD_LENGTH, false);
+		if (p->offset != 0)
+			return trd_fate(TRD_DROP_REASM, false); /* a message starts with its first byte */
+		idx = rte_hash_add_key(n->reasm_hash, &hkey);
+		if (idx < 0)
+			return trd_fate(TRD_DROP_NO_MEMORY, false);
+		if ((unsigned int)idx >= n->conf.n_reasm) {
+			rte_hash_del_key(n->reasm_hash, &hkey);
+			return trd_fate(TRD_DROP_NO_MEMORY, false);
+		}
+		r = &n->reasm[idx];
+		r->msg = msg_alloc(p->msg_len);
+		if (r->msg == NULL) {
+			rte_hash_del_key(n->reasm_hash, &hkey);
+			return trd_fate(TRD_DROP_NO_MEMORY, false);
+		}
+		msg_fill(r->msg, p);
+		r->got = 0;
+		r->len = p->msg_len;
+		r->hkey = hkey;
+		r->ctr = p->counter;
+	}
+	r = &n->reasm[idx];
+	/* Pieces of a message come in order (one route, and reliability delivers in order):
+	 * the next one starts exactly where the bytes received end, so no piece overlaps
+	 * another, repeats it or leaves a hole that would read as zeros. */
+	if (r->len != p->msg_len || r->msg->user != p->key || r->msg->fifo != p->fifo ||
+	    p->offset != r->got || p->pay_len > r->len - r->got)
+		return trd_fate(TRD_DROP_REASM, false);
+	trd_pay_copy(m, (uint8_t *)r->msg->data + p->offset, p->pay_len);
+	if (r->got + p->pay_len == r->len) {
+		/* complete: if the FIFO is full the last piece is refused (and sent again
+		 * by a reliable sender), the message waits here */
+		rc = rfifo_push(n, rf, r->msg);
+		if (rc != 0)
+			return trd_fate(rc, false);
+		r->msg = NULL;
+		rte_hash_del_key(n->reasm_hash, &hkey);
+	} else {
+		r->got += p->pay_len;
+	}
+	trd_ctr_sub(n, p->counter, p->pay_len);
+	return trd_fate(0, false);
+}
+
+void
+trd_rfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
+	       unsigned int cause)
+{
+	struct trd_msg *msg = msg_alloc(0);
+	struct trd_coord c;
+
+	if (msg == NULL || fifo >= n->n_rec) {
+		rte_free(msg);
+		trd_drop(n, TRD_DROP_NO_MEMORY);
+		return;
+	}
+	/* an operation that failed before it left names no peer: the node itself */
+	if (trd_torus_coord(&n->torus, from_rank, &c) != 0)
+		c = n->coord;
+	memset(msg, 0, sizeof(*msg));
+	msg->src = c;
+	msg->fifo = fifo;
+	msg->user = cookie;
+	msg->cause = (uint8_t)cause;
+	msg->status = trd_cause_errno(cause);
+	msg->data = msg + 1;
+	if (rfifo_push(n, n->rec[fifo], msg) != 0) {
+		rte_free(msg);
+		trd_drop(n, TRD_DROP_FIFO_FULL);
+	}
+}
+
+void
+trd_reasm_purge(struct trd_node *n, const uint8_t src[3])
+{
+	uint64_t code = (uint64_t)(src[0] | src[1] << 8 | src[2] << 16);
+
+	for (unsigned int i = 0; i < n->conf.n_reasm; i++) {
+		struct trd_reasm *r = &n->reasm[i];
+
+		if (r->msg != NULL && r->hkey >> 32 == code) {
+			/* its counter counted on the pieces that will never come */
+			if (r->ctr != 0 && trd_ctr_valid(n, r->ctr))
+				trd_ctr_fail(&n->ctr[r->ctr]);
+			rte_hash_del_key(n->reasm_hash, &r->hkey);
+			rte_free(r->msg);
+			r->msg = NULL;
+		}
+	}
+}
