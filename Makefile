@@ -69,7 +69,7 @@ test: build
 
 # The suites again, built with AddressSanitizer and UndefinedBehaviorSanitizer.
 $(ASAN_BUILD)/build.ninja:
-	CC=gcc $(MESON) setup $(ASAN_BUILD) --buildtype=debugoptimized \
+	CC=gcc $(MESON) setup $(ASAN_BUILD) --buildtype=debugoptimized -Db_lto=false \
 		-Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fno-sanitize-recover=undefined
 
 test-asan: deps $(ASAN_BUILD)/build.ninja
@@ -81,7 +81,7 @@ test-asan: deps $(ASAN_BUILD)/build.ninja
 
 # libFuzzer: seed corpora, then a short run of each harness (fuzz/run.sh).
 $(FUZZ_BUILD)/build.ninja:
-	CC=clang $(MESON) setup $(FUZZ_BUILD) -Dfuzz=true -Db_lundef=false
+	CC=clang $(MESON) setup $(FUZZ_BUILD) -Dfuzz=true -Db_lundef=false -Db_lto=false
 
 test-fuzz: deps $(FUZZ_BUILD)/build.ninja
 	$(NINJA) -C $(FUZZ_BUILD) fuzz/fuzz_parse fuzz/fuzz_rx fuzz/gen_seeds

@@ -48,7 +48,7 @@ STAGES = [
     ("addressing", r"engine/", r"^(trd_rank_of|trd_coord_eq|in_torus|trd_route\w*)$"),
     ("reliability", r"engine/core/rel\.c$", r""),
     ("reliability", r"engine/", r"^(trd_rel_\w+|on_ack)$"),
-    ("receive", r"engine/core/(rx|node|cpl|eq)\.c$", r""),
+    ("receive", r"engine/core/(rx|rfifo|node|cpl|eq)\.c$", r""),
     ("engine loop", r"engine/core/|engine/net/", r""),
     ("link", r"engine/link/", r""),
     ("DPDK ring", r"/rte_ring", r""),

@@ -160,13 +160,42 @@ enum trd_rel_verdict {
 enum trd_rel_verdict trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
 				struct trd_peer **pe, int *cause);
 /* The held frame whose turn has come (and its parsed header), or NULL; it stays held. */
-struct rte_mbuf *trd_rel_next(const struct trd_node *n, const struct trd_peer *pe,
-			      const struct trd_pkt **p);
+static inline struct rte_mbuf *
+trd_rel_next(const struct trd_node *n, const struct trd_peer *pe, const struct trd_pkt **p)
+{
+	uint32_t i = pe->rcv_nxt & (n->rel_w - 1);
+
+	if (likely(pe->n_held == 0) || pe->rxb[i] == NULL)
+		return NULL;
+	*p = &pe->rxp[i];
+	return pe->rxb[i];
+}
+
 /* The frame at the head of the session was taken (delivered, or dropped for good): the next
  * is expected; a held frame at the head is the caller's from now on. */
-void trd_rel_consume(const struct trd_node *n, struct trd_peer *pe);
+static inline void
+trd_rel_consume(const struct trd_node *n, struct trd_peer *pe)
+{
+	uint32_t i = pe->rcv_nxt & (n->rel_w - 1);
+
+	if (unlikely(pe->n_held != 0) && pe->rxb[i] != NULL) {
+		pe->rxb[i] = NULL; /* the caller has it now */
+		pe->n_held--;
+	}
+	pe->rcv_nxt++;
+}
+
 /* A sequenced frame was received: schedule the ack. */
-void trd_rel_rx_end(const struct trd_node *n, struct trd_peer *pe);
+static inline void
+trd_rel_rx_end(const struct trd_node *n, struct trd_peer *pe)
+{
+	uint64_t now = n->vclock;
+
+	if (pe->ack_pending++ == 0)
+		pe->ack_due = now + n->ack_delay;
+	if (pe->ack_pending >= 32)
+		pe->ack_due = now;
+}
 /* An ACK for us: 0, or a drop cause (a challenge answer that does not prove itself). */
 int trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack);
 void trd_rel_timers(struct trd_node *n);

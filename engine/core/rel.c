@@ -688,40 +688,6 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, stru
 	return TRD_REL_DELIVER;
 }
 
-struct rte_mbuf *
-trd_rel_next(const struct trd_node *n, const struct trd_peer *pe, const struct trd_pkt **p)
-{
-	uint32_t i = pe->rcv_nxt & (n->rel_w - 1);
-
-	if (pe->n_held == 0 || pe->rxb[i] == NULL)
-		return NULL;
-	*p = &pe->rxp[i];
-	return pe->rxb[i];
-}
-
-void
-trd_rel_consume(const struct trd_node *n, struct trd_peer *pe)
-{
-	uint32_t i = pe->rcv_nxt & (n->rel_w - 1);
-
-	if (pe->rxb[i] != NULL) {
-		pe->rxb[i] = NULL; /* the caller has it now */
-		pe->n_held--;
-	}
-	pe->rcv_nxt++;
-}
-
-void
-trd_rel_rx_end(const struct trd_node *n, struct trd_peer *pe)
-{
-	uint64_t now = n->vclock;
-
-	if (pe->ack_pending++ == 0)
-		pe->ack_due = now + n->ack_delay;
-	if (pe->ack_pending >= 32)
-		pe->ack_due = now;
-}
-
 /* Time between probes of a silent peer: from the retransmission timeout, doubling with each
  * probe, at most an eighth of dead_ms (so that dead_ms holds several). */
 static inline uint64_t
