@@ -27,14 +27,6 @@ vnis_vif_find(struct trd_vnis *s, uint32_t app, uint32_t proc)
 	return NULL;
 }
 
-bool
-vnis_recv_match(const struct vrecv *r, uint32_t app, uint32_t proc, uint64_t tag)
-{
-	return (r->src_app == TRD_VNI_ANY || r->src_app == app) &&
-	       (r->src_proc == TRD_VNI_ANY || r->src_proc == proc) &&
-	       ((r->flags & TRD_VNI_RF_ANY_TAG) || r->tag == tag);
-}
-
 static struct vrecv *
 posted_take(struct vif *v, uint32_t app, uint32_t proc, uint64_t tag)
 {

@@ -259,6 +259,16 @@ vnis_rx_id(const struct vrx *x)
 	return x->idx | (uint32_t)x->gen << 16;
 }
 
+/* Does a message from (@p app, @p proc) with @p tag match receive @p r? (Inline: it runs for
+ * every message in a queue the receive is matched against.) */
+static inline bool
+vnis_recv_match(const struct vrecv *r, uint32_t app, uint32_t proc, uint64_t tag)
+{
+	return (r->src_app == TRD_VNI_ANY || r->src_app == app) &&
+	       (r->src_proc == TRD_VNI_ANY || r->src_proc == proc) &&
+	       ((r->flags & TRD_VNI_RF_ANY_TAG) || r->tag == tag);
+}
+
 /* post.c */
 int vnis_vw_inject(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
 		   const struct trd_vw_hdr *h, const void *data, uint32_t len);
@@ -277,7 +287,6 @@ void vnis_on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hd
 
 /* recv.c */
 struct vif *vnis_vif_find(struct trd_vnis *s, uint32_t app, uint32_t proc);
-bool vnis_recv_match(const struct vrecv *r, uint32_t app, uint32_t proc, uint64_t tag);
 void vnis_recv_complete(struct trd_vnis *s, struct vif *v, struct vrecv *r, int status,
 			uint32_t len, uint64_t tag, uint32_t app, uint32_t proc);
 unsigned int vnis_rx_protocol(struct trd_vnis *s);
