@@ -15,30 +15,27 @@ WHAT=${2:-all}
 PERF=$B/apps/toroid-perf/toroid-perf
 NODE=$B/apps/toroid-node/toroid-node
 VPERF=$B/apps/toroid-vni-perf/toroid-vni-perf
-T=$(mktemp -d /tmp/toroid-perf-hosts.XXXXXX) || exit 1
 VA=tph$$a
 VB=tph$$b
-pids=()
-engines=()
-cleanup() {
-	# engines and tools run under timeout(1): its child first, or it would outlive a killed
-	# timeout and keep polling
-	for p in "${pids[@]}"; do
-		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do kill -9 "$c" 2>/dev/null; done
-		kill -9 "$p" 2>/dev/null
-	done
+. "$(dirname "$0")/lib/engine.sh"
+# at exit: the engines and toroid-perf pairs killed (file prefixes ${ENG_PREFIX}NAME, s and
+# c), their runtime folders removed, and the veth pair deleted
+eng_init perf-hosts "$NODE"
+eng_cleanup_more() {
 	ip link del "$VA" 2>/dev/null
-	rm -rf "$T"
-	for x in s c A B; do rm -rf "/var/run/dpdk/tph-$x$$" "/run/user/$(id -u)/dpdk/tph-$x$$"; done
 }
-trap cleanup EXIT
 trap 'exit 1' INT TERM
 fails=0
 fail() {
 	echo "FAIL: $*"
 	fails=$((fails + 1))
 }
-EAL=(--no-huge --no-pci -m 512 --log-level lib.eal:error --log-level pmd.net.memif:error)
+EAL=("${ENG_EAL[@]}")
+# skip_veth WHY: the veth run cannot be made here: skipped (77) if it was the only part asked
+skip_veth() {
+	[ $fails -eq 0 ] && [ "$WHAT" = veth ] && skip "$*"
+	echo "SKIP: $*"
+}
 
 # pair NAME SERVER_EAL CLIENT_EAL CLIENT_ARGS...: a server and a client, both bounded; the
 # client's stdout in $T/NAME.out, rc in $rc
@@ -53,7 +50,7 @@ pair() {
 		# shellcheck disable=SC2086
 		timeout -k 5 60 "$PERF" "${EAL[@]}" $seal -- --server >"$T/$name.srv" 2>&1 &
 		srv=$!
-		pids+=($srv)
+		eng_track $srv
 		for _ in $(seq 400); do
 			grep -q 'waiting for the other process' "$T/$name.srv" && break
 			kill -0 $srv 2>/dev/null || break
@@ -115,15 +112,15 @@ if [ "$WHAT" = memif ] || [ "$WHAT" = all ]; then
 	S=$T/m.sock
 	M="--vdev net_memif0,role=server,socket=$S"
 	C="--vdev net_memif0,role=client,socket=$S"
-	pair rate "--file-prefix tph-s$$ -l 0 $M" "--file-prefix tph-c$$ -l 1 $C" \
+	pair rate "--file-prefix ${ENG_PREFIX}s -l 0 $M" "--file-prefix ${ENG_PREFIX}c -l 1 $C" \
 		-t put_rate --duration 2 --interval 0.5 --rate 100k --json
 	[ $rc -eq 0 ] && { check "$T/rate.out" 4 100000 msg/s rate || fail "memif rate run"; }
 	# a latency test paced in bits per second: 64-byte puts are 124-byte frames + FCS
-	pair lat "--file-prefix tph-s$$ -l 0 $M" "--file-prefix tph-c$$ -l 1 $C" \
+	pair lat "--file-prefix ${ENG_PREFIX}s -l 0 $M" "--file-prefix ${ENG_PREFIX}c -l 1 $C" \
 		-t put_lat --duration 1 --interval 0.25 --rate 10Mbit --json
 	[ $rc -eq 0 ] && { check "$T/lat.out" 4 10000000 bit/s lat || fail "memif latency run"; }
 	# the text output: the interval lines, the separator, the summary with its span
-	pair text "--file-prefix tph-s$$ -l 0 $M" "--file-prefix tph-c$$ -l 1 $C" \
+	pair text "--file-prefix ${ENG_PREFIX}s -l 0 $M" "--file-prefix ${ENG_PREFIX}c -l 1 $C" \
 		-t put_rate --duration 1 --interval 0.5 --rate 50k
 	[ "$(grep -c ' s  asked 50.000k msg/s, achieved' "$T/text.out")" -eq 3 ] &&
 		grep -q '^- - -' "$T/text.out" || fail "text output: $(cat "$T/text.out")"
@@ -131,12 +128,10 @@ fi
 
 if [ "$WHAT" = veth ] || [ "$WHAT" = all ]; then
 	if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
-		echo "SKIP: the veth run needs root and iproute2"
-		[ $fails -eq 0 ] && [ "$WHAT" = veth ] && exit 77
+		skip_veth "the veth run needs root and iproute2"
 	elif ! ip link add "$VA" type veth peer name "$VB" 2>/dev/null ||
 		! ip link set "$VA" up || ! ip link set "$VB" up; then
-		echo "SKIP: cannot create a veth pair"
-		[ $fails -eq 0 ] && [ "$WHAT" = veth ] && exit 77
+		skip_veth "cannot create a veth pair"
 	else
 		pair veth "--no-shconf -l 0 --vdev net_af_packet0,iface=$VA" \
 			"--no-shconf -l 1 --vdev net_af_packet0,iface=$VB" \
@@ -168,21 +163,16 @@ procs = 1:1
 INI
 	for e in A:0:server B:1:client; do
 		IFS=: read -r n l r <<<"$e"
-		timeout -s INT 60 "$NODE" "${EAL[@]}" -l "$l" --file-prefix "tph-$n$$" \
-			--vdev "net_memif0,role=$r,socket=$T/e.sock" -- --topo "$T/two.ini" \
-			--node "$l" --port 0 --vni-socket "$T/$n.sock" -q >"$T/$n.log" 2>&1 &
-		pids+=($!)
-		engines+=($!)
+		eng_start "$n" 60 -l "$l" --vdev "net_memif0,role=$r,socket=$T/e.sock" -- \
+			--topo "$T/two.ini" --node "$l" --port 0 --vni-socket "$T/$n.sock" -q
 	done
-	for _ in $(seq 400); do
-		grep -q ' ready' "$T/A.log" && grep -q ' ready' "$T/B.log" && break
-		sleep 0.05
+	for n in A B; do
+		eng_ready "$n" 1 20 || fail "vni: $ENG_WHY: $(tail -n 2 "$T/$n.log")"
 	done
-	grep -q ' ready' "$T/B.log" || fail "vni: the engines did not start: $(tail -n 2 "$T/B.log")"
 	timeout -k 5 30 "$VPERF" --mode vni --server --socket "$T/B.sock" --wait block \
 		>"$T/vs.out" 2>&1 &
 	vs=$!
-	pids+=($vs)
+	eng_track $vs
 	# the client knows the sizes and counts; the server answers what comes
 	timeout -k 5 30 "$VPERF" --mode vni --client --socket "$T/A.sock" --iters 2000 \
 		--warmup 100 --sizes 8,4K --wait block --json >"$T/vc.out" 2>"$T/vc.err"
@@ -200,8 +190,7 @@ for x in r:
     assert x["test"] == "vni_lat" and x["iters"] == 2000 and 0 < x["min"] <= x["p50"] <= x["max"], x
 print(f"  vni: p50 {r[0]['p50']} us (8 B), {r[1]['p50']} us (4 KiB) between two engines")
 PY
-	kill -INT "${engines[@]}" 2>/dev/null # a clean end: no runtime files left behind
-	for p in "${engines[@]}"; do timeout 10 tail --pid="$p" -f /dev/null; done
+	eng_stop A B || fail "vni: $ENG_WHY" # a clean end: no runtime files left behind
 fi
 [ $fails -eq 0 ] && echo "perf between hosts: all checks passed"
 [ $fails -eq 0 ]

@@ -7,6 +7,9 @@
  * trd_fifo_stats_get() and trd_link_stats_get() return. Unknown nodes answer null.
  * trd_telemetry_init() is idempotent. If DPDK's dpdk-telemetry.py is installed (package
  * dpdk-dev), it reads the same answers.
+ * /toroid/vni from VNI services embedded in this process (not toroid-node): by node name and by
+ * index, every statistic equal to trd_vnis_stats_get(), refreshed by trd_vnis_poll() (a
+ * refused registration shows within one period), withdrawn by trd_vnis_free().
  * EAL runs with a file prefix of its own, so the socket is this process's.
  */
 #include <errno.h>
@@ -20,7 +23,9 @@
 #include <unistd.h>
 
 #include <toroid/telemetry.h>
+#include <toroid/topo.h>
 #include <toroid/toroid.h>
+#include <toroid/vni_service.h>
 
 #include "test_common.h"
 
@@ -368,6 +373,110 @@ check_with_script(struct trd_node *node)
 	printf("dpdk-telemetry.py reads /toroid/stats,%s\n", trd_node_name(node));
 }
 
+/* ---- /toroid/vni ---- */
+
+/* The answer of @p cmd is service @p vs's: its node, its socket, every statistic. */
+static void
+check_vni_answer(const char *cmd, struct trd_vnis *vs, const char *path)
+{
+	uint64_t st[TRD_VNIS_STAT_MAX];
+	const char *a = ask(cmd);
+
+	T_ASSERT(a != NULL && *a == '{', "%s: %s", cmd, reply);
+	T_EQ(trd_vnis_stats_get(vs, st), 0);
+	T_ASSERT(str_is(a, "node", trd_node_name(trd_vnis_node(vs))), "%s: node: %s", cmd, reply);
+	T_ASSERT(str_is(a, "socket", path), "%s: socket: %s", cmd, reply);
+	for (unsigned int k = 0; k < TRD_VNIS_STAT_MAX; k++)
+		T_NUM(a, trd_vnis_stat_name(k), st[k]);
+	T_NUM(a, "interfaces", trd_vnis_n_ifs(vs));
+}
+
+static void
+check_null(const char *cmd)
+{
+	const char *a = ask(cmd);
+
+	T_ASSERT(a != NULL && strncmp(a, "null", 4) == 0, "%s: %s", cmd, reply);
+}
+
+/* Two services, on nodes 0 and 1 of @p net, embedded in this process: each registers itself
+ * for /toroid/vni. */
+static void
+check_vni(struct trd_net *net)
+{
+	static struct trd_topo_node tn[4];
+	struct trd_topo topo = {.n_nodes = 4, .nodes = tn};
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	uint64_t st[TRD_VNIS_STAT_MAX], t_refused = 0;
+	struct trd_vnis *vs[2];
+	char path[2][108], cmd[64];
+	int fd;
+
+	topo.torus = *trd_node_torus(trd_net_node(net, 0));
+	for (unsigned int r = 0; r < 4; r++) {
+		tn[r].rank = r;
+		tn[r].coord = trd_node_coord(trd_net_node(net, r));
+	}
+	check_null("/toroid/vni"); /* nothing registered yet */
+	for (unsigned int i = 0; i < 2; i++) {
+		struct trd_vnis_conf vc = {.node = trd_net_node(net, i), .topo = &topo,
+					   .staging = (i + 1) << 20};
+
+		T_ASSERT(snprintf(path[i], sizeof(path[i]), "%s/vni%u.sock", rundir, i) <
+				 (int)sizeof(path[i]),
+			 "runtime directory %s: too long for a socket", rundir);
+		vc.socket = path[i];
+		vs[i] = trd_vnis_create(&vc);
+		T_ASSERT(vs[i] != NULL, "trd_vnis_create: %s", rte_strerror(rte_errno));
+		T_EQ(trd_vnis_telemetry_register(vs[i]), 0);
+	}
+	T_EQ(trd_vnis_telemetry_register(vs[0]), 0); /* again: a no-op, not a second entry */
+	T_EQ(trd_vnis_telemetry_register(NULL), -EINVAL);
+	/* by node name and by index (the order of registration); with two, a name is needed */
+	for (unsigned int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd), "/toroid/vni,%s", trd_node_name(trd_vnis_node(vs[i])));
+		check_vni_answer(cmd, vs[i], path[i]);
+		snprintf(cmd, sizeof(cmd), "/toroid/vni,%u", i);
+		check_vni_answer(cmd, vs[i], path[i]);
+	}
+	check_null("/toroid/vni");
+	check_null("/toroid/vni,2");
+	check_null("/toroid/vni,nosuchnode");
+
+	/* the copy follows the service: a registration it refuses shows after one period (10 ms)
+	 * of trd_vnis_poll() */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	T_ASSERT(fd >= 0, "socket: %s", strerror(errno));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path[0]);
+	T_EQ(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	T_EQ(write(fd, "junk", 4), 4);
+	for (uint64_t end = trd_time_us() + TIMEOUT_US;;) {
+		uint64_t now;
+
+		trd_vnis_poll(vs[0]);
+		now = trd_time_us();
+		T_EQ(trd_vnis_stats_get(vs[0], st), 0);
+		if (t_refused == 0 && st[TRD_VNIS_STAT_REFUSED] != 0)
+			t_refused = now;
+		if (t_refused != 0 && now > t_refused + 20000)
+			break;
+		T_ASSERT(now < end, "the junk registration was not refused");
+	}
+	close(fd);
+	T_EQ(st[TRD_VNIS_STAT_REFUSED], 1);
+	snprintf(cmd, sizeof(cmd), "/toroid/vni,%s", trd_node_name(trd_vnis_node(vs[0])));
+	check_vni_answer(cmd, vs[0], path[0]);
+	T_NUM(ask(cmd), "refused", 1);
+
+	/* a service freed is withdrawn: the other one is then the only one */
+	trd_vnis_free(vs[0]);
+	check_null(cmd);
+	check_vni_answer("/toroid/vni", vs[1], path[1]);
+	trd_vnis_free(vs[1]);
+	check_null("/toroid/vni");
+	printf("telemetry: /toroid/vni answers for two embedded VNI services\n");
+}
+
 /* EAL leaves its runtime directory behind. */
 static void
 remove_rundir(void)
@@ -450,6 +559,7 @@ main(int argc, char **argv)
 	T_ASSERT(a != NULL && strncmp(a, "null", 4) == 0, "no parameter: %s", reply);
 
 	check_with_script(trd_net_node(net, 0));
+	check_vni(net);
 	close(sock);
 	printf("telemetry: %u values equal the engine's counters\n", n_values);
 	trd_net_free(net);

@@ -18,13 +18,8 @@ PERF=$B/apps/toroid-perf/toroid-perf
 VPERF=$B/apps/toroid-vni-perf/toroid-vni-perf
 NODE=$B/apps/toroid-node/toroid-node
 TOPO=$B/apps/toroid-topo/toroid-topo
-T=$(mktemp -d /tmp/toroid-tools-test.XXXXXX) || exit 1
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib/engine.sh"
+eng_init tools-test "$NODE" # every process eng_track'ed is killed at exit
 trap 'exit 1' INT TERM
 fails=0
 fail() {
@@ -33,15 +28,7 @@ fail() {
 }
 EAL=(--no-huge --no-pci --no-shconf -m 512 --log-level lib.eal:error
 	--log-level lib.telemetry:error)
-
-# wait_for FILE PATTERN SECONDS: until FILE holds PATTERN
-wait_for() {
-	for _ in $(seq $(($3 * 20))); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
+ENG_EAL=("${EAL[@]}")
 
 # reap PID SECONDS WHAT: wait for PID to end (rc in $rc); still running after SECONDS: killed,
 # and a failure
@@ -72,7 +59,7 @@ fi
 
 # ---- SIGINT during a latency test ----
 "$PERF" "${EAL[@]}" -l 0-1 -- -t put_lat -n 5000000 --json >"$T/lat.out" 2>"$T/lat.err" &
-p=$!; pids+=($p)
+p=$!; eng_track $p
 sleep 3 # warm-up (500 000 round trips) is over by then, the measure (5M) is not
 kill -INT $p
 reap $p 20 "put_lat after SIGINT"
@@ -92,7 +79,7 @@ fi
 # ---- SIGTERM during a rate test ----
 "$PERF" "${EAL[@]}" -l 0-1 -- -t fifo_rate -n 30000000 --json >"$T/rate.out" \
 	2>"$T/rate.err" &
-p=$!; pids+=($p)
+p=$!; eng_track $p
 sleep 4
 kill -TERM $p
 reap $p 20 "fifo_rate after SIGTERM"
@@ -115,14 +102,12 @@ ms=$((($(date +%s%N) - s0) / 1000000))
 
 # ---- toroid-vni-perf: signals reach both processes ----
 cp "$ROOT/apps/toroid-node/examples/pp.ini" "$T/pp.ini"
-"$NODE" "${EAL[@]}" -l 0 -- --topo "$T/pp.ini" --node 0 --vni-socket "$T/pp.sock" -q \
-	>"$T/node.out" 2>&1 &
-node=$!; pids+=($node)
-wait_for "$T/node.out" "ready" 20 || fail "toroid-node did not start: $(cat "$T/node.out")"
+eng_start node 300 -l 0 -- --topo "$T/pp.ini" --node 0 --vni-socket "$T/pp.sock" -q
+eng_ready node 1 20 || fail "toroid-node did not start: $ENG_WHY: $(cat "$T/node.log")"
 vni_run() { # SIGNAL TARGET: run a long ping-pong, signal the parent, check both end
 	"$VPERF" --mode vni --socket "$T/pp.sock" --iters 10000000 --warmup 10 --sizes 8 \
 		--wait block --json >"$T/vp.out" 2>"$T/vp.err" &
-	vp=$!; pids+=($vp)
+	vp=$!; eng_track $vp
 	child=
 	for _ in $(seq 100); do
 		child=$(cat /proc/$vp/task/$vp/children 2>/dev/null | awk '{print $1}')
@@ -130,7 +115,7 @@ vni_run() { # SIGNAL TARGET: run a long ping-pong, signal the parent, check both
 		sleep 0.05
 	done
 	[ -n "$child" ] || { fail "toroid-vni-perf forked no pong"; return; }
-	pids+=($child)
+	eng_track $child
 	sleep 1.5
 	kill -"$1" $vp
 	reap $vp 10 "toroid-vni-perf after SIG$1"
@@ -143,8 +128,7 @@ if [ -s "$T/vp.out" ]; then
 	grep -q '"interrupted":true' "$T/vp.out" || fail "vni-perf SIGINT: $(cat "$T/vp.out")"
 fi
 vni_run KILL
-kill -INT $node
-timeout 10 tail --pid=$node -f /dev/null
+eng_stop node || fail "toroid-node: $ENG_WHY"
 
 # ---- toroid-topo --nodes: every process ----
 "$TOPO" --nodes "$ROOT/apps/toroid-node/examples/cluster-2x2x1.ini" >"$T/topo.out"
@@ -153,10 +137,10 @@ awk '$1 == 0 && $3 == 7 && $4 == 0 { a = 1 } NF == 2 && $1 == 7 && $2 == 4 { b =
 	fail "toroid-topo --nodes does not list node 0's processes 7:0 and 7:4: $(cat "$T/topo.out")"
 
 # ---- the memif commands of docs/toroid-perf.md, as pasted (no -m) ----
-"$PERF" --no-huge --no-pci --file-prefix "tt-srv-$$" -l 0 -- --memif server \
+"$PERF" --no-huge --no-pci --file-prefix "${ENG_PREFIX}srv" -l 0 -- --memif server \
 	--memif-socket "$T/m.sock" -t put_lat >"$T/srv.out" 2>&1 &
-srv=$!; pids+=($srv)
-timeout -k 5 90 "$PERF" --no-huge --no-pci --file-prefix "tt-cli-$$" -l 1 -- --memif client \
+srv=$!; eng_track $srv
+timeout -k 5 90 "$PERF" --no-huge --no-pci --file-prefix "${ENG_PREFIX}cli" -l 1 -- --memif client \
 	--memif-socket "$T/m.sock" -t put_lat -n 2000 --json >"$T/cli.out" 2>"$T/cli.err"
 rc=$?
 [ $rc -eq 0 ] && grep -q '"test":"put_lat"' "$T/cli.out" ||

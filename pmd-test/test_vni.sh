@@ -14,82 +14,21 @@ APP=$2
 TEST=$3
 DUMP=${4:-}
 TOPO_DIR=$(cd "$(dirname "$0")/../topology/examples" && pwd)
-T=$(mktemp -d /tmp/toroid-vni.XXXXXX)
-PIDS=()
-PREFIX="vni$$"
+. "$(dirname "$0")/lib/engine.sh"
+eng_init vni "$NODE"
 
-cleanup() {
-	# engines run under timeout(1): kill the engine (its child) too
-	for p in "${PIDS[@]}"; do
-		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
-			kill -KILL "$c" 2>/dev/null # the engine under timeout(1)
-		done
-		kill -KILL "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$T"
-	# the engines' DPDK runtime folders (telemetry sockets), killed before they could clean up
-	rm -rf "${XDG_RUNTIME_DIR:-/tmp}/dpdk/$PREFIX"* 2>/dev/null
-	[ "$(id -u)" = 0 ] && rm -rf /var/run/dpdk/"$PREFIX"*
-}
-trap cleanup EXIT
-
-die() {
-	echo "FAIL: $*" >&2
-	for f in "$T"/*.log; do
-		[ -f "$f" ] || continue
-		echo "---- $(basename "$f")" >&2
-		tail -n 30 "$f" >&2
-	done
-	exit 1
-}
-
-EAL_BASE=(--no-huge --no-pci -m 512 --log-level lib.eal:error --log-level pmd.net.memif:error)
-
-# start_engine NAME LCORE EXTRA_EAL -- NODE_OPTIONS...: starts toroid-node, waits for "ready".
+# start_engine NAME LCORE [EAL options] -- [toroid-node options]: toroid-node with JSON
+# statistics, serving its nodes' processes at $T/NAME-RANK.sock.
 start_engine() {
 	local name=$1 lcore=$2
 	shift 2
-	local eal=()
-	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
-		eal+=("$1")
-		shift
-	done
-	shift
-	timeout -s INT 300 "$NODE" "${EAL_BASE[@]}" -l "$lcore" --file-prefix "$PREFIX$name" \
-		"${eal[@]}" -- --json --vni-socket "$T/$name-%r.sock" "$@" >"$T/$name.log" 2>&1 &
-	local pid=$!
-	PIDS+=("$pid")
-	eval "ENGINE_$name=$pid"
+	eng_start "$name" 300 -l "$lcore" "$@" --json --vni-socket "$T/$name-%r.sock"
 }
 
-# wait_ready NAME [COUNT]: poll the log for COUNT "ready" lines (default 1), 30 s at most.
-wait_ready() {
-	local name=$1 want=${2:-1} i
-	for i in $(seq 600); do
-		[ "$(grep -c ' ready, applications at ' "$T/$name.log")" -ge "$want" ] && return 0
-		local pid
-		eval "pid=\$ENGINE_$name"
-		kill -0 "$pid" 2>/dev/null || die "engine $name exited during start-up"
-		sleep 0.05
-	done
-	die "engine $name not ready within 30 s"
-}
-
-# stop_engine NAME: SIGINT, wait (bounded), check a clean exit.
+# stop_engine NAME: SIGINT, wait (bounded), check a clean exit and its totals.
 stop_engine() {
-	local name=$1 pid i
-	eval "pid=\$ENGINE_$name"
-	kill -INT "$pid" 2>/dev/null
-	for i in $(seq 200); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "$pid" 2>/dev/null && die "engine $name did not stop within 10 s of SIGINT"
-	wait "$pid"
-	local rc=$?
-	[ $rc -eq 0 ] || die "engine $name exited with status $rc"
-	grep -q '"type":"total"' "$T/$name.log" || die "engine $name printed no totals"
+	eng_stop "$1" || die "$ENG_WHY"
+	grep -q '"type":"total"' "$T/$1.log" || die "engine $1 printed no totals"
 }
 
 # total NAME SECTION KEY: a counter from the engine's JSON totals (first node).
@@ -108,7 +47,7 @@ EOF
 # telemetry NAME COMMAND KEY: one value of a telemetry answer of engine NAME (DPDK's socket in
 # its runtime directory), e.g. telemetry E /toroid/vni,node0 attached
 telemetry() {
-	python3 - "$PREFIX$1" "$2" "$3" <<'PY'
+	python3 - "$ENG_PREFIX$1" "$2" "$3" <<'PY'
 import json, os, socket, sys
 run = "/var/run/dpdk" if os.getuid() == 0 else os.environ.get("XDG_RUNTIME_DIR", "/tmp") + "/dpdk"
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -126,7 +65,7 @@ app() {
 	shift 4
 	# vni-app ends itself after --deadline (120 s) seconds; $! is its own pid (kill -9 target)
 	"$APP" --socket "$sock" --app "$a" --proc "$p" "$@" >"$T/$name.log" 2>&1 &
-	PIDS+=("$!")
+	eng_track "$!"
 	eval "APP_$name=$!"
 }
 
@@ -169,8 +108,8 @@ INI
 		--topo "$T/two.ini" --node 0 --port 0 "$@"
 	start_engine B 1 --vdev "net_memif0,role=client,socket=$T/memif.sock" -- \
 		--topo "$T/two.ini" --node 1 --port 0 "$@"
-	wait_ready A
-	wait_ready B
+	eng_wait_ready A
+	eng_wait_ready B
 }
 
 one_node_two_procs() {
@@ -260,7 +199,7 @@ mac = 02:00:00:00:00:01
 procs = 1:0, 1:1, 1:2
 EOF
 	start_engine E 0 -- --topo "$T/one.ini" --node 0 --staging 128M
-	wait_ready E
+	eng_wait_ready E
 	S="$T/E-0.sock"
 	app a0 "$S" 1 0 --pool 64M exchange --peers 1:1,1:2 --sizes $SIZES --late $LATE
 	app a1 "$S" 1 1 --pool 64M exchange --peers 1:0,1:2 --sizes $SIZES --late $LATE
@@ -285,7 +224,7 @@ dump)
 	# and ties the engine puts of a long message to the grant they fill.
 	one_node_two_procs
 	start_engine E 0 -- --topo "$T/two1.ini" --node 0 --capture "$T/cap.pcapng"
-	wait_ready E
+	eng_wait_ready E
 	S="$T/E-0.sock"
 	app a0 "$S" 1 0 --pool 16M exchange --peers 1:1 --sizes 100,5000
 	app a1 "$S" 1 1 --pool 16M exchange --peers 1:0 --sizes 100,5000
@@ -347,7 +286,7 @@ fairness)
 	# receivers): over the time both are sending, each gets 50% +- 10% of the packets.
 	four_procs
 	start_engine E 0 -- --topo "$T/four.ini" --node 0 --stats-period 0.01
-	wait_ready E
+	eng_wait_ready E
 	S="$T/E-0.sock"
 	app s2 "$S" 1 2 --pool 32M sink --from 1:0 --size 256K --count 800 --window 64
 	app s3 "$S" 1 3 --pool 32M sink --from 1:1 --size 256K --count 800 --window 64
@@ -367,7 +306,7 @@ fairness_uneven)
 	# half; a scheduler that took turns among requests (not processes) would give 1:0 64/65.
 	four_procs
 	start_engine E 0 -- --topo "$T/four.ini" --node 0 --stats-period 0.01
-	wait_ready E
+	eng_wait_ready E
 	S="$T/E-0.sock"
 	app s2 "$S" 1 2 --pool 32M sink --from 1:0 --size 256K --count 800 --window 64
 	app s3 "$S" 1 3 --pool 32M sink --from 1:1 --size 256K --count 400 --window 1
@@ -392,7 +331,7 @@ rotation)
 	# scheduler completes the first after about half: measured 53%).
 	one_node_two_procs
 	start_engine E 0 -- --topo "$T/two1.ini" --node 0 --staging 64K
-	wait_ready E
+	eng_wait_ready E
 	S="$T/E-0.sock"
 	app r "$S" 1 1 --pool 64M late-sink --from 1:0 --size 2M --count 8
 	app f "$S" 1 0 --pool 64M late-flood --to 1:1 --size 2M --count 8 --go-after 0 \
@@ -442,7 +381,7 @@ mcast)
 	# One multicast command to 7 processes on the 7 other nodes of a 2x2x2 torus (one
 	# toroid-node hosting the 8 nodes over ring links, --nodes 0-7): byte-exact copies.
 	start_engine M 0 -- --topo "$TOPO_DIR/2x2x2-switched.ini" --nodes 0-7
-	wait_ready M 8
+	eng_wait_ready M 8
 	MS="0,100,896,4096,65536,1M,4M"
 	for r in 1 2 3 4 5 6 7; do
 		app m$r "$T/M-$r.sock" 1 $r expect --from 1:0 --sizes $MS --mcast
@@ -467,7 +406,7 @@ kill)
 	# interface, its staging and its grants; the other applications complete theirs.
 	four_procs
 	start_engine E 0 -- --topo "$T/four.ini" --node 0
-	wait_ready E
+	eng_wait_ready E
 	S="$T/E-0.sock"
 	app k1 "$S" 1 1 --pool 64M sink --from 1:0 --size 8M --count 1000000 --window 4 \
 		--tolerate-reset --stop-on-go
@@ -515,7 +454,7 @@ share)
 	# completes, within 10 s, while the flood goes on.
 	four_procs
 	start_engine E 0 -- --topo "$T/four.ini" --node 0 --staging 8M
-	wait_ready E
+	eng_wait_ready E
 	S="$T/E-0.sock"
 	app h1 "$S" 1 1 --pool 1M late-sink --from 1:0 --size 256K --count 64
 	app f0 "$S" 1 0 --pool 32M flood --to 1:1 --size 256K --count 64 --window 64

@@ -15,34 +15,18 @@ NODE=$1
 APP=$2
 DUMP=$3
 HP=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
-T=$(mktemp -d /tmp/toroid-pdump.XXXXXX)
-PREFIX="pdump$$"
-PIDS=()
 OLD_HP=
 MOUNTED=0
+. "$(dirname "$0")/lib/engine.sh"
+eng_init pdump "$NODE"
+ENG_EAL=(--no-pci -m 256 --log-level lib.eal:error --log-level pmd.net.memif:error)
 
-cleanup() {
-	for p in "${PIDS[@]}"; do
-		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
-			kill -KILL "$c" 2>/dev/null # the engine under timeout(1)
-		done
-		kill -KILL "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "/var/run/dpdk/${PREFIX}a" "/var/run/dpdk/${PREFIX}b"
-	rm -f /dev/hugepages/"${PREFIX}"* # the engines' page files: back to the pool
+# once the engines are killed: their page files back to the pool, the mount and the
+# reservation as they were
+eng_cleanup_more() {
+	rm -f /dev/hugepages/"$ENG_PREFIX"*
 	[ $MOUNTED = 1 ] && umount /dev/hugepages
 	[ -n "$OLD_HP" ] && echo "$OLD_HP" >"$HP"
-	rm -rf "$T"
-}
-trap cleanup EXIT
-
-die() {
-	echo "FAIL: $*" >&2
-	for f in "$T"/*.log; do
-		[ -f "$f" ] && { echo "---- $(basename "$f")" >&2; tail -n 20 "$f" >&2; }
-	done
-	exit 1
 }
 
 command -v dpdk-dumpcap >/dev/null || die "dpdk-dumpcap not installed (Debian package dpdk-dev: make deps installs it)"
@@ -70,30 +54,19 @@ mac = 02:00:00:00:00:02
 app = 1
 proc = 1
 INI
-EAL=(--no-pci -m 256 --log-level lib.eal:error --log-level pmd.net.memif:error)
-timeout -s INT 120 "$NODE" "${EAL[@]}" -l 0 --file-prefix "${PREFIX}a" \
-	--vdev "net_memif0,role=server,socket=$T/memif.sock" -- \
-	--topo "$T/two.ini" --node 0 --port 0 --vni-socket "$T/a.sock" >"$T/A.log" 2>&1 &
-A=$!
-PIDS+=("$A")
-timeout -s INT 120 "$NODE" "${EAL[@]}" -l 1 --file-prefix "${PREFIX}b" \
-	--vdev "net_memif0,role=client,socket=$T/memif.sock" -- \
-	--topo "$T/two.ini" --node 1 --port 0 --vni-socket "$T/b.sock" >"$T/B.log" 2>&1 &
-B=$!
-PIDS+=("$B")
-for i in $(seq 600); do
-	grep -q ' ready, ' "$T/A.log" && grep -q ' ready, ' "$T/B.log" && break
-	kill -0 "$A" 2>/dev/null && kill -0 "$B" 2>/dev/null || die "an engine exited"
-	sleep 0.05
-done
-grep -q ' ready, ' "$T/A.log" || die "engines not ready"
+eng_start A 120 -l 0 --vdev "net_memif0,role=server,socket=$T/memif.sock" -- \
+	--topo "$T/two.ini" --node 0 --port 0 --vni-socket "$T/a.sock"
+eng_start B 120 -l 1 --vdev "net_memif0,role=client,socket=$T/memif.sock" -- \
+	--topo "$T/two.ini" --node 1 --port 0 --vni-socket "$T/b.sock"
+eng_wait_ready A
+eng_wait_ready B
 grep -q 'rte_pdump not available' "$T/A.log" && die "toroid-node did not start rte_pdump"
 
 # dpdk-dumpcap: a secondary process of engine A, capturing its memif port
-timeout 60 stdbuf -oL -eL dpdk-dumpcap --file-prefix="${PREFIX}a" -i net_memif0 -a duration:30 -c 60 \
+timeout 60 stdbuf -oL -eL dpdk-dumpcap --file-prefix="${ENG_PREFIX}A" -i net_memif0 -a duration:30 -c 60 \
 	-w "$T/cap.pcapng" >"$T/dumpcap.log" 2>&1 &
 D=$!
-PIDS+=("$D")
+eng_track "$D"
 for i in $(seq 600); do
 	grep -q 'Capturing on' "$T/dumpcap.log" && break
 	kill -0 "$D" 2>/dev/null || die "dpdk-dumpcap exited"
@@ -107,7 +80,7 @@ for round in $(seq 20); do
 	"$APP" --socket "$T/b.sock" --app 1 --proc 1 --deadline 60 exchange --peers 1:0 \
 		--sizes 100,5000,1M >"$T/b.log" 2>&1 &
 	PB=$!
-	PIDS+=("$PB")
+	eng_track "$PB"
 	"$APP" --socket "$T/a.sock" --app 1 --proc 0 --deadline 60 exchange --peers 1:1 \
 		--sizes 100,5000,1M >"$T/a.log" 2>&1 || die "application 1:0 failed"
 	wait "$PB" || die "application 1:1 failed"
@@ -116,9 +89,7 @@ for round in $(seq 20); do
 done
 cat "$T/a.log" "$T/b.log"
 wait "$D" || die "dpdk-dumpcap failed"
-kill -INT "$A" "$B"
-wait "$A" || die "engine A exit status $?"
-wait "$B" || die "engine B exit status $?"
+eng_stop A B || die "$ENG_WHY"
 
 "$DUMP" -r "$T/cap.pcapng" >"$T/decoded.log" 2>&1 || die "toroid-dump cannot read the capture"
 n=$(wc -l <"$T/decoded.log")

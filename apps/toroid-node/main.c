@@ -34,8 +34,6 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_pdump.h>
-#include <rte_spinlock.h>
-#include <rte_telemetry.h>
 
 #include <toroid/telemetry.h>
 #include <toroid/topo.h>
@@ -85,22 +83,12 @@ static struct node_opts opt = {
 	.link_wait = 10,
 };
 
-/* What the /toroid/vni telemetry command shows: copied by the main loop every 10 ms, read by
- * the telemetry thread under the lock (it never touches the live service). */
-struct vni_snap {
-	rte_spinlock_t lock;
-	uint64_t stat[TRD_VNIS_STAT_MAX];
-	unsigned int n_ifs;
-	struct trd_vnis_if_info ifs[256];
-};
-
 struct served {
 	struct trd_node *node;
 	struct trd_vnis *vnis;
 	unsigned int rank;
 	char socket[108];
 	struct trd_node_stats last;
-	struct vni_snap snap;
 };
 
 static struct trd_topo *topo;
@@ -792,83 +780,6 @@ print_stats(double t, double dt, bool total)
 	fflush(stdout);
 }
 
-/* ---- telemetry: /toroid/vni,NODE ---- */
-
-static void
-snap_update(struct served *sv)
-{
-	struct vni_snap *sn = &sv->snap;
-	unsigned int n = RTE_MIN(trd_vnis_n_ifs(sv->vnis), (unsigned int)RTE_DIM(sn->ifs));
-
-	rte_spinlock_lock(&sn->lock);
-	trd_vnis_stats_get(sv->vnis, sn->stat);
-	for (unsigned int i = 0; i < n; i++)
-		trd_vnis_if_get(sv->vnis, i, &sn->ifs[i]);
-	sn->n_ifs = n;
-	rte_spinlock_unlock(&sn->lock);
-}
-
-static int
-tel_vni(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	static struct vni_snap copy; /* one telemetry request at a time */
-	struct served *sv = NULL;
-
-	RTE_SET_USED(cmd);
-	for (unsigned int i = 0; i < n_srv && params != NULL; i++) {
-		char idx[16];
-
-		snprintf(idx, sizeof(idx), "%u", i);
-		if (strcmp(params, trd_node_name(srv[i].node)) == 0 || strcmp(params, idx) == 0)
-			sv = &srv[i];
-	}
-	if (sv == NULL && n_srv == 1 && (params == NULL || *params == '\0'))
-		sv = &srv[0];
-	if (sv == NULL)
-		return -EINVAL;
-	rte_spinlock_lock(&sv->snap.lock);
-	memcpy(copy.stat, sv->snap.stat, sizeof(copy.stat));
-	copy.n_ifs = sv->snap.n_ifs;
-	memcpy(copy.ifs, sv->snap.ifs, copy.n_ifs * sizeof(copy.ifs[0]));
-	rte_spinlock_unlock(&sv->snap.lock);
-
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_string(d, "node", trd_node_name(sv->node));
-	rte_tel_data_add_dict_string(d, "socket", sv->socket);
-	for (unsigned int k = 0; k < TRD_VNIS_STAT_MAX; k++)
-		rte_tel_data_add_dict_u64(d, trd_vnis_stat_name(k), copy.stat[k]);
-	rte_tel_data_add_dict_int(d, "interfaces", (int)copy.n_ifs);
-	/* one dictionary per interface, named if_APP_PROC (telemetry names: [A-Za-z0-9_/]) */
-	for (unsigned int i = 0; i < copy.n_ifs; i++) {
-		const struct trd_vnis_if_info *f = &copy.ifs[i];
-		struct rte_tel_data *e = rte_tel_data_alloc();
-		char key[32];
-
-		if (e == NULL)
-			return -ENOMEM;
-		rte_tel_data_start_dict(e);
-		rte_tel_data_add_dict_u64(e, "app", f->app);
-		rte_tel_data_add_dict_u64(e, "proc", f->proc);
-		rte_tel_data_add_dict_int(e, "pid", f->pid);
-		rte_tel_data_add_dict_int(e, "dead", f->dead);
-		rte_tel_data_add_dict_u64(e, "pool_size", f->pool_size);
-		rte_tel_data_add_dict_u64(e, "tx_msgs", f->tx_msgs);
-		rte_tel_data_add_dict_u64(e, "tx_pkts", f->tx_pkts);
-		rte_tel_data_add_dict_u64(e, "tx_pkts_shared", f->tx_pkts_shared);
-		rte_tel_data_add_dict_u64(e, "tx_bytes", f->tx_bytes);
-		rte_tel_data_add_dict_u64(e, "rx_msgs", f->rx_msgs);
-		rte_tel_data_add_dict_u64(e, "rx_bytes", f->rx_bytes);
-		rte_tel_data_add_dict_u64(e, "naks", f->naks);
-		rte_tel_data_add_dict_u64(e, "staged_bytes", f->staged_bytes);
-		snprintf(key, sizeof(key), "if_%u_%u", f->app, f->proc);
-		if (rte_tel_data_add_dict_container(d, key, e, 0) != 0) {
-			rte_tel_data_free(e);
-			break;
-		}
-	}
-	return 0;
-}
-
 /* ---- the loop ---- */
 
 static void
@@ -899,8 +810,6 @@ run(void)
 {
 	uint64_t start = trd_time_us(), last_work = start, next_stats, last_stats = start;
 
-	uint64_t next_snap = start;
-
 	next_stats = opt.stats_period_us ? start + opt.stats_period_us : UINT64_MAX;
 	while (!node_stop) {
 		long work = 0;
@@ -917,11 +826,6 @@ run(void)
 			last_work = now;
 		else if (opt.idle_us != 0 && now - last_work >= opt.idle_us)
 			sleep_politely();
-		if (now >= next_snap) {
-			for (unsigned int i = 0; i < n_srv; i++)
-				snap_update(&srv[i]);
-			next_snap = now + 10000;
-		}
 		if (now >= next_stats) {
 			print_stats((double)(now - start) * 1e-6, (double)(now - last_stats) * 1e-6,
 				    false);
@@ -1028,13 +932,15 @@ main(int argc, char **argv)
 		build_single(first);
 		serve(first, single);
 	}
-	for (unsigned int i = 0; i < n_srv; i++)
-		rte_spinlock_init(&srv[i].snap.lock);
-	rc = rte_telemetry_register_cmd("/toroid/vni", tel_vni,
-					"VNI service counters and one dict per process (if_APP_PROC). "
-					"Parameters: node name or index");
-	if (rc != 0)
-		fprintf(stderr, "toroid-node: /toroid/vni not registered: %s\n", strerror(-rc));
+	/* /toroid/vni,NODE: the services' counters, from a copy each one's loop takes */
+	for (unsigned int i = 0; i < n_srv; i++) {
+		rc = trd_vnis_telemetry_register(srv[i].vnis);
+		if (rc != 0) {
+			fprintf(stderr, "toroid-node: /toroid/vni not registered: %s\n",
+				strerror(-rc));
+			break;
+		}
+	}
 	for (unsigned int i = 0; i < n_srv; i++) {
 		struct trd_coord c = trd_node_coord(srv[i].node);
 

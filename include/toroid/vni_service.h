@@ -182,6 +182,19 @@ int trd_vnis_if_get(const struct trd_vnis *s, unsigned int i, struct trd_vnis_if
 struct trd_node *trd_vnis_node(const struct trd_vnis *s);
 
 /**
+ * Answer the rte_telemetry command /toroid/vni,NODE for this service (docs/telemetry.md): its
+ * statistics by name, the number of interfaces and one dictionary per interface (if_APP_PROC,
+ * the fields of struct trd_vnis_if_info). NODE is the node's name, or the service's index in
+ * the order services were registered; without it, the only service registered. The command
+ * is registered with rte_telemetry at the first call (call it after rte_eal_init()). The
+ * telemetry thread never reads the live service: trd_vnis_poll() copies its counters for it
+ * every 10 ms, and trd_vnis_free() withdraws it. Call it from the thread that polls the
+ * service; a second call is a no-op.
+ * @return 0, -EINVAL (NULL), -ENOMEM, or the negative errno of rte_telemetry_register_cmd().
+ */
+int trd_vnis_telemetry_register(struct trd_vnis *s);
+
+/**
  * Stop: every application sees its interface closed (-ECONNRESET from its next wait), the
  * socket file is removed and the memory released. Call it before the node is freed, with the
  * node no longer polled. NULL is a no-op.

@@ -12,9 +12,8 @@ NODE=$1
 PROV=$2
 TEST_FI=$3
 TEST=$4
-T=$(mktemp -d /tmp/toroid-fi.XXXXXX)
-PIDS=()
-PREFIX="tfi$$"
+. "$(dirname "$0")/../../pmd-test/lib/engine.sh"
+eng_init tfi "$NODE"
 export FI_PROVIDER_PATH
 FI_PROVIDER_PATH=$(cd "$(dirname "$PROV")" && pwd)
 # A provider built with ASan/UBSan (make test-asan) needs their runtimes loaded first in the
@@ -23,54 +22,14 @@ SAN=$(ldd "$PROV" | awk '/lib(a|ub)san\.so/ {print $3}' | sort | tr '\n' ' ')
 # a control port for fi_pingpong that concurrent runs are unlikely to share
 PORT=$((20000 + $$ % 20000))
 
-cleanup() {
-	for p in "${PIDS[@]}"; do
-		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
-			kill -KILL "$c" 2>/dev/null # the process under timeout(1)
-		done
-		kill -KILL "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$T"
-	rm -rf "${XDG_RUNTIME_DIR:-/tmp}/dpdk/$PREFIX"* 2>/dev/null
-	[ "$(id -u)" = 0 ] && rm -rf /var/run/dpdk/"$PREFIX"*
-}
-trap cleanup EXIT
-
-die() {
-	echo "FAIL: $*" >&2
-	for f in "$T"/*.log; do
-		[ -f "$f" ] || continue
-		echo "---- $(basename "$f")" >&2
-		tail -n 30 "$f" >&2
-	done
-	exit 1
-}
-
-# start_engine NAME LCORE TOPO NODE [EAL...]: toroid-node in the background. With EAL options
-# (a --vdev), the node uses port 0.
+# start_engine NAME LCORE TOPO NODE [EAL...]: toroid-node in the background, serving at
+# $T/NAME.sock. With EAL options (a --vdev), the node uses port 0.
 start_engine() {
 	local name=$1 lcore=$2 topo=$3 node=$4 port=()
 	shift 4
 	[ $# -gt 0 ] && port=(--port 0)
-	timeout -s INT 100 "$NODE" --no-huge --no-pci -m 512 --log-level lib.eal:error \
-		--log-level pmd.net.memif:error -l "$lcore" --file-prefix "$PREFIX$name" "$@" -- \
-		--topo "$topo" --node "$node" "${port[@]}" --noproc-ms 300 --json \
-		--vni-socket "$T/$name.sock" >"$T/$name.log" 2>&1 &
-	PIDS+=("$!")
-	eval "ENGINE_$name=$!"
-}
-
-# wait_ready NAME: poll its log for "ready", 30 s at most.
-wait_ready() {
-	local name=$1 pid i
-	eval "pid=\$ENGINE_$name"
-	for i in $(seq 600); do
-		grep -q ' ready, applications at ' "$T/$name.log" && return 0
-		kill -0 "$pid" 2>/dev/null || die "engine $name exited during start-up"
-		sleep 0.05
-	done
-	die "engine $name not ready within 30 s"
+	eng_start "$name" 100 -l "$lcore" "$@" -- --topo "$topo" --node "$node" "${port[@]}" \
+		--noproc-ms 300 --json --vni-socket "$T/$name.sock"
 }
 
 cat >"$T/one.ini" <<'INI'
@@ -89,7 +48,7 @@ pingpong() {
 	FI_TOROID_PROC=0 TOROID_VNI_SOCKET=$sa LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e rdm \
 		-m "$mode" -S all -I 10 -c -B "$PORT" >"$T/server.log" 2>&1 &
 	local srv=$! i
-	PIDS+=("$srv")
+	eng_track "$srv"
 	# the client connects once: wait (bounded) until the server listens on its control port
 	for i in $(seq 200); do
 		ss -Hltn "sport = :$PORT" | grep -q . && break
@@ -124,14 +83,14 @@ info)
 	;;
 api)
 	start_engine E 0 "$T/one.ini" 0
-	wait_ready E
+	eng_wait_ready E
 	TOROID_VNI_SOCKET="$T/E.sock" timeout 100 "$TEST_FI" >"$T/test_fi.log" 2>&1 ||
 		die "test_fi failed"
 	cat "$T/test_fi.log"
 	;;
 pingpong_msg | pingpong_tagged)
 	start_engine E 0 "$T/one.ini" 0
-	wait_ready E
+	eng_wait_ready E
 	pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock"
 	;;
 two_engines)
@@ -150,8 +109,8 @@ proc = 1
 INI
 	start_engine A 0 "$T/two.ini" 0 --vdev "net_memif0,role=server,socket=$T/memif.sock"
 	start_engine B 1 "$T/two.ini" 1 --vdev "net_memif0,role=client,socket=$T/memif.sock"
-	wait_ready A
-	wait_ready B
+	eng_wait_ready A
+	eng_wait_ready B
 	pingpong msg "$T/A.sock" "$T/B.sock"
 	pingpong tagged "$T/A.sock" "$T/B.sock"
 	;;

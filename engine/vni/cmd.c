@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * VNI service: commands and completions. The engine's end of an interface's shared queues
+ * (rte_ring's layout, the engine's own indices), the commands taken from it (a send or a
+ * receive context, read once and checked before any field takes part in an address), the
+ * completions written back, and the eventfd signals to the processes that sleep.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+
+#include "service_pvt.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* the shared queues and tables */
+
+/* Copy @p n bytes (a multiple of 8, both 8-byte aligned) the application may be writing at the
+ * same time: each word is read exactly once, so what is checked afterwards is what is used. */
+static void
+shared_read(void *dst, const void *src, size_t n)
+{
+	const volatile uint64_t *in = src;
+	uint64_t *out = dst;
+
+	for (size_t i = 0; i < n / 8; i++)
+		out[i] = in[i];
+}
+
+/* A multicast destination list (4-byte aligned): each field read once. */
+static void
+shared_read_list(struct trd_vni_addr *dl, const void *src, unsigned int n)
+{
+	const volatile uint32_t *in = src;
+
+	for (unsigned int i = 0; i < n; i++) {
+		dl[i].app = in[2 * i];
+		dl[i].proc = in[2 * i + 1];
+	}
+}
+
+/* The engine's end of the queues. rte_ring's layout is kept (the application uses DPDK's
+ * inline enqueue and dequeue), but the ring's size is the engine's copy and its index the
+ * engine's own; from the header only the other side's index is read, once, and a count it
+ * implies above the ring's capacity means the queue is broken. */
+static int
+cmdq_take(struct vif *v, struct trd_vni_cmd *out, unsigned int max)
+{
+	struct rte_ring *r = v->cmdq;
+	const uint64_t *slots = (const uint64_t *)(const void *)&r[1];
+	uint32_t prod = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+	uint32_t avail = prod - v->cmd_cons, mask = v->cmdq_size - 1;
+
+	if (avail > mask) /* more than the capacity (size - 1): the header was overwritten */
+		return -EPROTO;
+	avail = RTE_MIN(avail, max);
+	for (uint32_t i = 0; i < avail; i++) {
+		uint64_t w = ((const volatile uint64_t *)slots)[(v->cmd_cons + i) & mask];
+
+		memcpy(&out[i], &w, sizeof(w));
+	}
+	v->cmd_cons += avail;
+	__atomic_store_n(&r->cons.head, v->cmd_cons, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->cons.tail, v->cmd_cons, __ATOMIC_RELEASE);
+	return (int)avail;
+}
+
+bool
+vnis_cmdq_pending(const struct vif *v)
+{
+	return __atomic_load_n(&v->cmdq->prod.tail, __ATOMIC_ACQUIRE) != v->cmd_cons;
+}
+
+static int
+cplq_put(struct vif *v, const struct trd_vni_cqe *e)
+{
+	struct rte_ring *r = v->cplq;
+	struct trd_vni_cqe *slots = (struct trd_vni_cqe *)(void *)&r[1];
+	uint32_t cons = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+	uint32_t mask = v->cplq_size - 1;
+
+	if (v->cpl_prod - cons >= mask) /* full (cannot be), or the header was overwritten */
+		return -ENOSPC;
+	slots[v->cpl_prod & mask] = *e;
+	v->cpl_prod++;
+	__atomic_store_n(&r->prod.head, v->cpl_prod, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->prod.tail, v->cpl_prod, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* completions */
+
+void
+vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
+	     uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell, uint32_t db)
+{
+	struct trd_vni_cqe e = {.kind = kind, .idx = idx, .status = status, .len = len,
+				.tag = tag, .peer_app = app, .peer_proc = proc};
+
+	if (kind == TRD_VNI_CPL_SEND) {
+		ST(s, TX_DONE)++;
+		if (status == 0) {
+			ST(s, TX_BYTES) += len;
+			v->tx_msgs++;
+			v->tx_bytes += len;
+		}
+	} else {
+		ST(s, RX_DONE)++;
+		if (status == 0) {
+			ST(s, RX_BYTES) += len;
+			v->rx_msgs++;
+			v->rx_bytes += len;
+		}
+	}
+	if (status != 0)
+		ST(s, ERRORS)++;
+	if (v->dead)
+		return;
+	v->seg->tx_msgs = v->tx_msgs;
+	v->seg->tx_bytes = v->tx_bytes;
+	v->seg->rx_msgs = v->rx_msgs;
+	v->seg->rx_bytes = v->rx_bytes;
+	if (doorbell && db < v->n_db)
+		__atomic_store_n(&v->db[db], v->db[db] + 1, __ATOMIC_RELEASE);
+	/* The queue holds one entry per context, so it cannot be full: a failure means the
+	 * application broke its own queue. */
+	if (cplq_put(v, &e) != 0 && !v->broken) {
+		v->broken = true;
+		ST(s, BAD_QUEUES)++;
+		VNI_LOG(WARNING, "%u:%u: completion queue full or damaged: interface closed", v->app,
+			v->proc);
+		shutdown(v->sock, SHUT_RDWR); /* seen as a hang-up at the next socket look */
+	}
+	v->wake = true;
+}
+
+/* After a round: signal the processes that sleep and got completions. */
+void
+vnis_vif_wake_all(struct trd_vnis *s)
+{
+	bool fenced = false;
+
+	for (unsigned int i = 0; i < s->n_ifs; i++) {
+		struct vif *v = s->ifs[i];
+		const uint64_t one = 1;
+
+		if (v == NULL || !v->wake)
+			continue;
+		v->wake = false;
+		if (v->dead)
+			continue;
+		if (!fenced) {
+			/* completions were queued, then app_armed is read: pairs with the
+			 * application's store of app_armed followed by its look at the queue */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			fenced = true;
+		}
+		if (v->seg->app_armed && __atomic_exchange_n(&v->seg->app_armed, 0, __ATOMIC_SEQ_CST)) {
+			if (write(v->efd, &one, sizeof(one)) == sizeof(one))
+				ST(s, WAKEUPS)++;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* commands */
+
+static void
+cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
+{
+	struct trd_vni_addr dl[TRD_VNI_MCAST_MAX];
+	struct trd_vni_sctx c;
+	struct vtx *p = NULL;
+	const uint8_t *src;
+	unsigned int n = 1;
+	int err = 0;
+
+	if (idx >= v->n_send || v->sbusy[idx]) {
+		ST(s, BAD_CMDS)++;
+		return;
+	}
+	shared_read(&c, &v->sctx[idx], sizeof(c)); /* once: the application may change it */
+	v->sbusy[idx] = 1;
+	/* every field is checked before it takes part in an address */
+	if ((c.flags & ~(TRD_VNI_SF_INLINE | TRD_VNI_SF_MCAST | TRD_VNI_F_DOORBELL)) ||
+	    ((c.flags & TRD_VNI_SF_INLINE) && c.len > v->short_max) ||
+	    (!(c.flags & TRD_VNI_SF_INLINE) && (c.buf > v->pool_size || c.len > v->pool_size - c.buf)) ||
+	    ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db))
+		err = -EINVAL;
+	if (err == 0 && (c.flags & TRD_VNI_SF_MCAST)) {
+		n = c.n_dst;
+		if (n < 2 || n > TRD_VNI_MCAST_MAX || c.dst_off > v->slot ||
+		    (uint64_t)n * sizeof(dl[0]) > v->slot - c.dst_off || c.dst_off % 4 != 0)
+			err = -EINVAL;
+		else
+			shared_read_list(dl, v->ctxr + (size_t)idx * v->slot + c.dst_off, n);
+	} else {
+		dl[0].app = c.dst_app;
+		dl[0].proc = c.dst_proc;
+	}
+	if (err == 0 && n > 1) {
+		p = vnis_tx_alloc(s, v);
+		if (p == NULL)
+			err = -ENOBUFS;
+	}
+	if (err != 0) {
+		ST(s, BAD_CMDS)++;
+		struct vtx tmp = {.vif = v, .ctx = idx, .status = err, .sflags = c.flags,
+				  .doorbell = c.doorbell, .tag = c.tag, .dst_app = c.dst_app,
+				  .dst_proc = c.dst_proc};
+		vnis_tx_cqe(s, &tmp);
+		return;
+	}
+	if (c.flags & TRD_VNI_SF_INLINE)
+		src = v->ctxr + (size_t)idx * v->slot;
+	else
+		src = v->pool + c.buf;
+	s->stat[n > 1 ? TRD_VNIS_STAT_MCASTS : TRD_VNIS_STAT_SENDS]++;
+	if (p != NULL) {
+		p->ctx = idx;
+		p->sflags = c.flags;
+		p->doorbell = c.doorbell;
+		p->tag = c.tag;
+		p->len = c.len;
+		p->dst_app = dl[0].app;
+		p->dst_proc = dl[0].proc;
+		p->n_left = n + 1; /* one more while the children are made */
+		p->state = TX_MCAST;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		int rank = trd_topo_find_proc(s->topo, dl[i].app, dl[i].proc);
+		struct vtx *t = vnis_tx_alloc(s, v);
+
+		if (t == NULL || rank < 0) {
+			int st = t == NULL ? -ENOBUFS : -ECONNREFUSED;
+
+			if (p == NULL) {
+				struct vtx tmp = {.vif = v, .ctx = idx, .status = st, .sflags = c.flags,
+						  .doorbell = c.doorbell, .tag = c.tag,
+						  .dst_app = dl[i].app, .dst_proc = dl[i].proc};
+
+				if (t != NULL)
+					vnis_tx_free(s, t);
+				vnis_tx_cqe(s, &tmp);
+				return;
+			}
+			if (t != NULL)
+				vnis_tx_free(s, t);
+			if (p->status == 0)
+				p->status = st;
+			p->n_left--;
+			continue;
+		}
+		t->parent = p;
+		t->ctx = idx;
+		t->sflags = p == NULL ? c.flags : 0;
+		t->doorbell = c.doorbell;
+		t->dst_app = dl[i].app;
+		t->dst_proc = dl[i].proc;
+		t->dst_rank = (uint32_t)rank;
+		t->dst = s->topo->nodes[rank].coord;
+		t->tag = c.tag;
+		t->len = c.len;
+		t->src = src;
+		t->eager = c.len <= v->short_max;
+		t->noproc_deadline = s->now + (uint64_t)s->conf.noproc_ms * 1000;
+		vnis_tx_set_state(s, t, TX_REQ);
+	}
+	if (p != NULL && --p->n_left == 0) {
+		vnis_tx_cqe(s, p);
+		vnis_tx_free(s, p);
+	}
+}
+
+static void
+cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
+{
+	struct trd_vni_rctx c;
+	struct vrecv *r;
+	struct vrx *x;
+
+	if (idx >= v->n_recv || v->recvs[idx].busy) {
+		ST(s, BAD_CMDS)++;
+		return;
+	}
+	shared_read(&c, &v->rctx[idx], sizeof(c)); /* once: the application may change it */
+	r = &v->recvs[idx];
+	r->busy = true;
+	r->flags = c.flags;
+	r->src_app = c.src_app;
+	r->src_proc = c.src_proc;
+	r->cap = c.cap;
+	r->tag = c.tag;
+	r->buf = c.buf;
+	r->doorbell = c.doorbell;
+	ST(s, RECVS)++;
+	if ((c.flags & ~(TRD_VNI_RF_ANY_TAG | TRD_VNI_F_DOORBELL)) || c.buf > v->pool_size ||
+	    c.cap > v->pool_size - c.buf || ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db)) {
+		ST(s, BAD_CMDS)++;
+		r->flags &= ~TRD_VNI_F_DOORBELL;
+		vnis_recv_complete(s, v, r, -EINVAL, 0, c.tag, c.src_app, c.src_proc);
+		return;
+	}
+	/* a message that came first */
+	TAILQ_FOREACH(x, &v->uq, uq)
+		if (vnis_recv_match(r, x->src_app, x->src_proc, x->tag))
+			break;
+	if (x != NULL) {
+		ST(s, LATE_MATCHES)++;
+		TAILQ_REMOVE(&v->uq, x, uq);
+		x->in_uq = false;
+		if (x->len > r->cap) {
+			vnis_recv_complete(s, v, r, -EMSGSIZE, 0, x->tag, x->src_app, x->src_proc);
+			if (x->state == RX_STAGED)
+				vnis_rx_release(s, x);
+			else
+				x->discard = true; /* its FIN gets -EMSGSIZE */
+			return;
+		}
+		if (x->state == RX_STAGED) {
+			if (x->len != 0)
+				memcpy(v->pool + r->buf, s->stage_mem + x->soff, x->len);
+			vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+			vnis_rx_release(s, x);
+		} else {
+			x->recv = r; /* still arriving into staging: copied at its FIN */
+		}
+		return;
+	}
+	/* a request to send that was refused for want of a receive: grant it now */
+	if (vnis_grant_hinted(s, v, r))
+		return;
+	TAILQ_INSERT_TAIL(&v->posted, r, q);
+}
+
+unsigned int
+vnis_vif_cmds(struct trd_vnis *s, struct vif *v)
+{
+	struct trd_vni_cmd c[VNIS_CMD_BURST];
+	int n;
+
+	if (v->broken)
+		return 0;
+	n = cmdq_take(v, c, VNIS_CMD_BURST);
+	if (n < 0) {
+		v->broken = true;
+		ST(s, BAD_QUEUES)++;
+		VNI_LOG(WARNING, "%u:%u: command queue damaged: interface closed", v->app, v->proc);
+		shutdown(v->sock, SHUT_RDWR); /* seen as a hang-up at the next socket look */
+		return 0;
+	}
+	for (int i = 0; i < n; i++) {
+		ST(s, CMDS)++;
+		if (c[i].op == TRD_VNI_CMD_SEND)
+			cmd_send(s, v, c[i].idx);
+		else if (c[i].op == TRD_VNI_CMD_RECV)
+			cmd_recv(s, v, c[i].idx);
+		else
+			ST(s, BAD_CMDS)++;
+	}
+	return (unsigned int)n;
+}

@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * VNI service: control. The Unix socket applications register on (SOCK_SEQPACKET): a
+ * registration is checked (sizes, placement, owner), answered with the segment's memfd and the
+ * eventfds, and the interface attached; a hang-up, an error or any later data on the socket
+ * means the process is gone, and everything it held is given back (vif_kill). An interface's
+ * memory is released once no send or grant names it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+
+#include "service_pvt.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* the socket */
+
+static int
+ep_add(struct trd_vnis *s, int fd, struct ep_ref *ref, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = ref};
+
+	return epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* Is a live engine serving @p path? */
+static bool
+sock_live(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	bool live;
+
+	if (fd < 0)
+		return false;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return live;
+}
+
+/* Listen on @p path: refuse to steal a live engine's socket, replace a stale one; the epoll
+ * set watches the socket and the kick eventfd. 0 or a positive errno. */
+int
+vnis_ctl_listen(struct trd_vnis *s, const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	mode_t mask;
+	int rc;
+
+	if (sock_live(path)) {
+		VNI_LOG(ERR, "%s: another engine serves this socket", path);
+		return EADDRINUSE;
+	}
+	unlink(path);
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	memcpy(sa.sun_path, s->path, sizeof(s->path));
+	s->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0)
+		return errno;
+	mask = umask(0077);
+	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		rc = errno;
+		umask(mask);
+		VNI_LOG(ERR, "%s: cannot bind: %s", path, strerror(rc));
+		s->path[0] = '\0';
+		return rc;
+	}
+	umask(mask);
+	if (chmod(s->path, s->conf.socket_mode) != 0 || listen(s->lfd, 64) != 0)
+		return errno;
+	s->kfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->kfd < 0 || s->epfd < 0)
+		return errno;
+	s->lref.kind = EP_LISTEN;
+	s->kref.kind = EP_KICK;
+	if (ep_add(s, s->lfd, &s->lref, EPOLLIN) != 0 || ep_add(s, s->kfd, &s->kref, EPOLLIN) != 0)
+		return errno;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* process death */
+
+void
+vnis_vif_release_maybe(struct trd_vnis *s, struct vif *v)
+{
+	if (!v->dead || v->refs != 0)
+		return;
+	for (unsigned int i = 0; i < s->n_ifs; i++)
+		if (s->ifs[i] == v) {
+			s->ifs[i] = s->ifs[--s->n_ifs];
+			s->ifs[s->n_ifs] = NULL;
+			break;
+		}
+	vnis_vif_unmap(s, v);
+}
+
+/* The process is gone (or closed, or broke its queue): give everything back. */
+static void
+vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
+{
+	struct vtx *t, *tn;
+	struct vrx *x, *xn;
+
+	unsigned int n_abort = 0, n_drop = 0, n_finish = 0, n_rx = 0;
+
+	if (v->dead)
+		return;
+	v->dead = true;
+	s->n_live--;
+	ST(s, DETACHED)++;
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, v->sock, NULL);
+	close(v->sock);
+	v->sock = -1;
+	/* its sends: stop what is not granted, give up what is, let finished data finish */
+	for (t = TAILQ_FIRST(&v->txs); t != NULL; t = tn) {
+		tn = TAILQ_NEXT(t, oq);
+		switch (t->state) {
+		case TX_REQ:
+		case TX_BACKOFF:
+			if (t->rts_sent) {
+				t->status = -ECONNRESET;
+				/* the receiver may hold a hint */
+				vnis_tx_set_state(s, t, TX_ABORT);
+				n_abort++;
+			} else {
+				vnis_tx_finish(s, t, -ECONNRESET);
+				n_drop++;
+			}
+			break;
+		case TX_WAIT:
+			if (!t->eager) {
+				t->status = -ECONNRESET;
+				vnis_tx_set_state(s, t, TX_ABORT); /* a CTS may be on its way */
+				n_abort++;
+			} else {
+				n_finish++;
+			}
+			break;
+		case TX_DATA:
+			t->status = -ECONNRESET;
+			vnis_tx_set_state(s, t, TX_ABORT);
+			n_abort++;
+			break;
+		case TX_MCAST:
+			break;
+		default: /* FIN (all data injected), WAIT_DONE, DRAIN: they end by themselves */
+			n_finish++;
+			break;
+		}
+	}
+	/* its receives: posted ones vanish; staged messages are dropped; messages arriving into
+	 * its pool are cancelled at their sender, and the memory stays until they end */
+	TAILQ_INIT(&v->posted);
+	for (x = TAILQ_FIRST(&s->rx_active); x != NULL; x = xn) {
+		xn = TAILQ_NEXT(x, aq);
+		if (x->vif != v)
+			continue;
+		n_rx++;
+		if (x->state == RX_STAGED) {
+			vnis_rx_release(s, x);
+		} else {
+			struct trd_vw_hdr h;
+
+			memset(&h, 0, sizeof(h));
+			h.type = TRD_VW_CANCEL;
+			h.status = -ECONNRESET;
+			h.msg_id = x->src_msg;
+			h.key = x->src_key;
+			h.grant_id = vnis_rx_id(x);
+			h.dst_app = x->src_app;
+			h.dst_proc = x->src_proc;
+			h.src_app = v->app;
+			h.src_proc = v->proc;
+			vnis_reply(s, x->src, &h);
+			/* its staging (if any) stays reserved: bytes may still arrive into it
+			 * until the sender's ABORT or FIN frees it */
+		}
+	}
+	for (unsigned int i = 0; i < VNIS_N_HINTS; i++)
+		if (s->hints[i].used && s->hints[i].vif == v && s->hints[i].grant == 0)
+			s->hints[i].used = false;
+	VNI_LOG(INFO, "%u:%u (pid %d) detached: %s; sends: %u aborted, %u dropped before they "
+		"started, %u finishing; %u incoming messages dropped or cancelled", v->app, v->proc,
+		v->pid, why, n_abort, n_drop, n_finish, n_rx);
+	v->refs--; /* the attachment's reference */
+	vnis_vif_release_maybe(s, v);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* registration */
+
+static void
+conn_close(struct trd_vnis *s, struct vconn *c)
+{
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->used = false;
+}
+
+static void
+answer(int fd, int status, uint64_t size, const char *reason, const int *fds)
+{
+	struct trd_vni_sock_answer a;
+	union {
+		char buf[CMSG_SPACE(3 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = &a, .iov_len = sizeof(a)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	memset(&a, 0, sizeof(a));
+	a.op = TRD_VNI_SOCK_REGISTERED;
+	a.status = status;
+	a.seg_size = size;
+	snprintf(a.reason, sizeof(a.reason), "%s", reason ? reason : "");
+	if (fds != NULL) {
+		struct cmsghdr *cm;
+
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, 3 * sizeof(int));
+	}
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		VNI_LOG(DEBUG, "answer not sent: %s", strerror(errno));
+}
+
+/* Is @p gid the primary or a supplementary group of the process at the other end of @p fd? */
+static bool
+peer_in_group(int fd, const struct ucred *cred, gid_t gid)
+{
+	gid_t groups[256];
+	socklen_t gl = sizeof(groups);
+
+	if (cred->gid == gid)
+		return true;
+#ifdef SO_PEERGROUPS
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &gl) == 0)
+		for (size_t i = 0; i < gl / sizeof(groups[0]); i++)
+			if (groups[i] == gid)
+				return true;
+#else
+	RTE_SET_USED(groups);
+	RTE_SET_USED(gl);
+#endif
+	return false;
+}
+
+/* May the process at the other end of @p fd claim a process of application @p app?
+ * 0 or -EACCES (with *why). */
+static int
+owner_check(struct trd_vnis *s, int fd, const struct ucred *cred, uint32_t app, const char **why)
+{
+	bool listed = false;
+
+	for (unsigned int i = 0; i < s->conf.n_owners; i++) {
+		const struct trd_vnis_owner *o = &s->owners[i];
+
+		if (o->app != app)
+			continue;
+		listed = true;
+		if ((o->uid < 0 || (uint64_t)o->uid == cred->uid) &&
+		    (o->gid < 0 || peer_in_group(fd, cred, (gid_t)o->gid)))
+			return 0;
+	}
+	if (listed) {
+		*why = "this user may not claim this application (its owners are configured)";
+		return -EACCES;
+	}
+	/* no owner configured: the application belongs to the user of its attached processes */
+	for (unsigned int i = 0; i < s->n_ifs; i++) {
+		const struct vif *v = s->ifs[i];
+
+		if (v != NULL && !v->dead && v->app == app && (uid_t)v->uid != cred->uid) {
+			*why = "processes of this application run as another user";
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
+/* A registration request on a fresh connection. */
+static void
+conn_register(struct trd_vnis *s, struct vconn *c)
+{
+	struct trd_vni_sock_register req;
+	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
+	socklen_t cl = sizeof(cred);
+	const char *why = NULL;
+	struct vif *v = NULL;
+	int memfd = -1, fds[3];
+	ssize_t n;
+	int rc = 0, fd = c->fd;
+
+	n = recv(fd, &req, sizeof(req), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_close(s, c);
+		return;
+	}
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+	c->used = false;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0) {
+		rc = -EACCES;
+		why = "the kernel does not say who the process is (SO_PEERCRED)";
+	} else if (n != (ssize_t)sizeof(req) || req.op != TRD_VNI_SOCK_REGISTER ||
+	    req.version != TRD_VNI_VERSION) {
+		rc = -EPROTO;
+		why = "unknown request or version";
+	} else if (req.n_send == 0 || req.n_send > TRD_VNI_CTX_MAX || req.n_recv == 0 ||
+		   req.n_recv > TRD_VNI_CTX_MAX || req.n_doorbells > TRD_VNI_DB_MAX ||
+		   req.pool_size > s->conf.max_pool || req.app == TRD_VNI_ANY ||
+		   req.proc == TRD_VNI_ANY) {
+		rc = -EINVAL;
+		why = "bad sizes (contexts 1..4096, doorbells 0..4096, pool within the engine's "
+		      "limit)";
+	} else if (trd_topo_find_proc(s->topo, req.app, req.proc) != (int)s->rank) {
+		rc = -EADDRNOTAVAIL;
+		why = "the topology does not place this process on this node";
+	} else if ((rc = owner_check(s, fd, &cred, req.app, &why)) != 0) {
+		ST(s, DENIED)++;
+	} else if (vnis_vif_find(s, req.app, req.proc) != NULL) {
+		rc = -EADDRINUSE;
+		why = "this process is attached already";
+	} else if (s->n_ifs >= s->conf.max_ifs) {
+		rc = -ENOSPC;
+		why = "too many interfaces";
+	}
+	if (rc == 0) {
+		v = calloc(1, sizeof(*v));
+		if (v == NULL) {
+			rc = -ENOMEM;
+			why = "out of memory";
+		}
+	}
+	if (rc == 0) {
+		v->s = s;
+		v->sock = fd;
+		v->efd = -1;
+		v->app = req.app;
+		v->proc = req.proc;
+		v->pid = cred.pid;
+		v->uid = (int)cred.uid;
+		TAILQ_INIT(&v->rq);
+		TAILQ_INIT(&v->txs);
+		TAILQ_INIT(&v->posted);
+		TAILQ_INIT(&v->uq);
+		v->sbusy = calloc(req.n_send, 1);
+		v->recvs = calloc(req.n_recv, sizeof(*v->recvs));
+		v->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (v->sbusy == NULL || v->recvs == NULL || v->efd < 0) {
+			rc = -ENOMEM;
+			why = "out of memory";
+		} else {
+			for (uint32_t i = 0; i < req.n_recv; i++)
+				v->recvs[i].idx = i;
+			rc = vnis_seg_create(s, v, &req, &memfd, &why);
+		}
+	}
+	if (rc != 0) {
+		VNI_LOG(NOTICE, "registration of %u:%u (pid %d, uid %u) refused: %s", req.app,
+			req.proc, cred.pid, cred.uid, why);
+		ST(s, REFUSED)++;
+		answer(fd, rc, 0, why, NULL);
+		close(fd);
+		if (v != NULL) {
+			v->sock = -1;
+			vnis_vif_unmap(s, v);
+			ST(s, RECLAIMED)--;
+		}
+		return;
+	}
+	fds[0] = memfd;
+	fds[1] = v->efd;
+	fds[2] = s->kfd;
+	answer(fd, 0, v->size, "", fds);
+	close(memfd);
+	v->refs = 1;
+	v->ep.kind = EP_VIF;
+	v->ep.ptr = v;
+	ep_add(s, fd, &v->ep, EPOLLIN | EPOLLRDHUP);
+	s->ifs[s->n_ifs++] = v;
+	s->n_live++;
+	ST(s, ATTACHED)++;
+	VNI_LOG(INFO, "%u:%u (pid %d) attached: pool %" PRIu64 " B, %u send, %u receive contexts, "
+		"short messages up to %u B", v->app, v->proc, v->pid, v->pool_size, v->n_send,
+		v->n_recv, v->short_max);
+}
+
+static void
+sock_accept(struct trd_vnis *s)
+{
+	for (;;) {
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct vconn *c = NULL;
+
+		if (fd < 0)
+			return;
+		for (unsigned int i = 0; i < VNIS_N_CONNS; i++)
+			if (!s->conns[i].used) {
+				c = &s->conns[i];
+				break;
+			}
+		if (c == NULL) {
+			answer(fd, -EBUSY, 0, "too many registrations at once", NULL);
+			close(fd);
+			continue;
+		}
+		c->used = true;
+		c->fd = fd;
+		c->deadline = s->now + VNIS_REGISTER_TIMEOUT_US;
+		c->ep.kind = EP_CONN;
+		c->ep.ptr = c;
+		ep_add(s, fd, &c->ep, EPOLLIN | EPOLLRDHUP);
+	}
+}
+
+unsigned int
+vnis_sock_events(struct trd_vnis *s, int timeout_ms)
+{
+	struct epoll_event ev[16];
+	int n = epoll_wait(s->epfd, ev, 16, timeout_ms);
+
+	for (int i = 0; i < n; i++) {
+		struct ep_ref *r = ev[i].data.ptr;
+
+		switch (r->kind) {
+		case EP_LISTEN:
+			sock_accept(s);
+			break;
+		case EP_KICK: {
+			uint64_t cnt;
+
+			if (read(s->kfd, &cnt, sizeof(cnt)) == sizeof(cnt))
+				ST(s, KICKS) += cnt;
+			break;
+		}
+		case EP_CONN:
+			conn_register(s, r->ptr);
+			break;
+		case EP_VIF: {
+			struct vif *v = r->ptr;
+			char b[16];
+			ssize_t k = recv(v->sock, b, sizeof(b), MSG_DONTWAIT);
+
+			/* applications say nothing after registering: data or EOF means gone */
+			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR) ||
+			    (ev[i].events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)))
+				vif_kill(s, v, k == 0 || (ev[i].events & (EPOLLHUP | EPOLLRDHUP))
+						       ? "socket closed"
+						       : "socket error");
+			else if (k > 0)
+				vif_kill(s, v, "unexpected data on the socket");
+			break;
+		}
+		}
+	}
+	for (unsigned int i = 0; i < VNIS_N_CONNS; i++)
+		if (s->conns[i].used && s->now > s->conns[i].deadline)
+			conn_close(s, &s->conns[i]);
+	return n > 0 ? (unsigned int)n : 0;
+}

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * VNI service: grants and staging. One vrx per message being received, granted or staged,
+ * named on the wire by grant_id = index | generation << 16. A grant points the sender's puts
+ * at a posted receive's buffer, or at staging: one area, shared among the interfaces attached
+ * (no destination holds more than its share). Hints remember refused requests to send (a
+ * bounded table), so a receive posted later grants them at once (a proactive CTS).
+ */
+#include <stdbool.h>
+#include <string.h>
+#include <sys/queue.h>
+
+#include <rte_common.h>
+
+#include "service_pvt.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* the grant table */
+
+struct vrx *
+vnis_rx_alloc(struct trd_vnis *s, struct vif *v)
+{
+	struct vrx *x;
+
+	if (s->n_rx_free == 0)
+		return NULL;
+	x = &s->rx[s->rx_free[--s->n_rx_free]];
+	x->state = RX_RECV;
+	x->in_uq = x->discard = false;
+	x->vif = v;
+	x->recv = NULL;
+	x->soff = -1;
+	v->refs++;
+	TAILQ_INSERT_TAIL(&s->rx_active, x, aq);
+	return x;
+}
+
+void
+vnis_hint_drop_grant(struct trd_vnis *s, uint32_t grant)
+{
+	for (unsigned int i = 0; i < VNIS_N_HINTS; i++)
+		if (s->hints[i].used && s->hints[i].grant == grant)
+			s->hints[i].used = false;
+}
+
+static void
+stage_free(struct trd_vnis *s, struct vrx *x)
+{
+	if (x->soff < 0)
+		return;
+	trd_vni_heap_free(&s->stage, (uint64_t)x->soff, x->len);
+	x->vif->staged -= trd_vni_heap_round(x->len);
+	x->soff = -1;
+	ST(s, STAGING_USED) = s->stage.used;
+}
+
+void
+vnis_rx_release(struct trd_vnis *s, struct vrx *x)
+{
+	struct vif *v = x->vif;
+
+	vnis_hint_drop_grant(s, vnis_rx_id(x));
+	stage_free(s, x);
+	if (x->in_uq) {
+		TAILQ_REMOVE(&v->uq, x, uq);
+		x->in_uq = false;
+	}
+	TAILQ_REMOVE(&s->rx_active, x, aq);
+	x->state = RX_FREE;
+	x->gen++;
+	s->rx_free[s->n_rx_free++] = x->idx;
+	v->refs--;
+	vnis_vif_release_maybe(s, v);
+}
+
+struct vrx *
+vnis_rx_lookup(struct trd_vnis *s, uint32_t id, uint32_t src_rank, uint32_t msg, uint32_t key)
+{
+	struct vrx *x;
+
+	if ((id & 0xffff) >= VNIS_N_RX) /* a wire value: 16 bits, the table is smaller */
+		return NULL;
+	x = &s->rx[id & 0xffff];
+	if (x->state == RX_FREE || x->gen != (uint16_t)(id >> 16) || x->src_rank != src_rank ||
+	    x->src_msg != msg || x->src_key != key)
+		return NULL;
+	return x;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* staging */
+
+/* Staging for a message to @p v, within its share: no destination holds more than the staging
+ * area divided by the interfaces attached, so one process that never receives cannot take
+ * the room its neighbours' messages need. -1 when it does not fit. */
+int64_t
+vnis_stage_alloc(struct trd_vnis *s, struct vif *v, uint32_t len)
+{
+	uint64_t share = s->stage.size / RTE_MAX(1u, s->n_live);
+	int64_t off;
+
+	if (v->staged + trd_vni_heap_round(len) > share) {
+		ST(s, NAK_SHARE)++;
+		return -1;
+	}
+	off = trd_vni_heap_alloc(&s->stage, len);
+	if (off < 0)
+		return -1;
+	v->staged += trd_vni_heap_round(len);
+	ST(s, STAGING_USED) = s->stage.used;
+	ST(s, STAGING_HWM) = s->stage.hwm;
+	return off;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* grants */
+
+void
+vnis_rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
+{
+	x->src_rank = src_rank;
+	x->src = src;
+	x->src_msg = h->msg_id;
+	x->src_key = h->key;
+	x->src_app = h->src_app;
+	x->src_proc = h->src_proc;
+	x->tag = h->tag;
+	x->len = h->len;
+}
+
+void
+vnis_send_cts(struct trd_vnis *s, struct vrx *x)
+{
+	struct trd_vw_hdr r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = TRD_VW_CTS;
+	r.src_app = x->vif->app;
+	r.src_proc = x->vif->proc;
+	r.dst_app = x->src_app;
+	r.dst_proc = x->src_proc;
+	r.msg_id = x->src_msg;
+	r.key = x->src_key;
+	r.grant_id = vnis_rx_id(x);
+	r.len = x->len;
+	r.tag = x->tag;
+	r.rkey = x->rkey;
+	r.roff = x->roff;
+	vnis_reply(s, x->src, &r);
+	ST(s, CTS_SENT)++;
+}
+
+/* A grant into receive @p r of @p v: the sender puts straight into the buffer. */
+void
+vnis_grant_recv(struct vif *v, struct vrx *x, struct vrecv *r)
+{
+	x->recv = r;
+	x->rkey = trd_mr_key(v->mr);
+	x->roff = r->buf;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* hints: refused requests to send */
+
+struct vhint *
+vnis_hint_find(struct trd_vnis *s, uint32_t src_rank, uint32_t msg, uint32_t key)
+{
+	for (unsigned int i = 0; i < VNIS_N_HINTS; i++) {
+		struct vhint *hn = &s->hints[i];
+
+		if (hn->used && hn->src_rank == src_rank && hn->msg_id == msg && hn->key == key)
+			return hn;
+	}
+	return NULL;
+}
+
+/* Remember a refused request to send, so a receive posted later can grant it at once. */
+void
+vnis_hint_note(struct trd_vnis *s, struct vif *v, uint32_t src_rank, struct trd_coord src,
+	       const struct trd_vw_hdr *h)
+{
+	struct vhint *hn = vnis_hint_find(s, src_rank, h->msg_id, h->key), *old = NULL;
+
+	if (hn == NULL) {
+		for (unsigned int i = 0; i < VNIS_N_HINTS && hn == NULL; i++) {
+			struct vhint *c = &s->hints[i];
+
+			if (!c->used)
+				hn = c;
+			else if (c->grant == 0 && (old == NULL || c->stamp < old->stamp))
+				old = c;
+		}
+		if (hn == NULL)
+			hn = old; /* forget the oldest waiting one: its sender asks again anyway */
+		if (hn == NULL)
+			return;
+	}
+	hn->used = true;
+	hn->grant = 0;
+	hn->src_rank = src_rank;
+	hn->src = src;
+	hn->msg_id = h->msg_id;
+	hn->key = h->key;
+	hn->src_app = h->src_app;
+	hn->src_proc = h->src_proc;
+	hn->len = h->len;
+	hn->tag = h->tag;
+	hn->vif = v;
+	hn->stamp = s->now;
+}
+
+/* A receive @p r of @p v was posted: grant at once a request to send it matches that was
+ * refused for want of a receive. false: none (or no room for a grant now). */
+bool
+vnis_grant_hinted(struct trd_vnis *s, struct vif *v, struct vrecv *r)
+{
+	for (unsigned int i = 0; i < VNIS_N_HINTS; i++) {
+		struct vhint *hn = &s->hints[i];
+		struct trd_vw_hdr h;
+		struct vrx *x;
+
+		if (!hn->used || hn->grant != 0 || hn->vif != v ||
+		    !vnis_recv_match(r, hn->src_app, hn->src_proc, hn->tag))
+			continue;
+		if (hn->len > r->cap)
+			continue; /* its next request finds the receive and fails it */
+		x = vnis_rx_alloc(s, v);
+		if (x == NULL)
+			break;
+		memset(&h, 0, sizeof(h));
+		h.msg_id = hn->msg_id;
+		h.key = hn->key;
+		h.src_app = hn->src_app;
+		h.src_proc = hn->src_proc;
+		h.tag = hn->tag;
+		h.len = hn->len;
+		vnis_rx_fill(x, hn->src_rank, hn->src, &h);
+		vnis_grant_recv(v, x, r);
+		hn->grant = vnis_rx_id(x);
+		vnis_send_cts(s, x);
+		ST(s, CTS_LATE)++;
+		return true;
+	}
+	return false;
+}

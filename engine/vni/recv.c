@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * VNI service: receives. The protocol messages from the reception FIFO, checked and decoded
+ * (vnis_rx_protocol), and the requests among them: an eager message is delivered into a posted
+ * receive or held in staging; a request to send is granted (into a posted receive or into
+ * staging) or refused with a NAK; a FIN completes a grant; an ABORT ends one. Replies go to
+ * post.c; grants and staging are in grant.c.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/queue.h>
+
+#include "service_pvt.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* posted receives */
+
+struct vif *
+vnis_vif_find(struct trd_vnis *s, uint32_t app, uint32_t proc)
+{
+	for (unsigned int i = 0; i < s->n_ifs; i++) {
+		struct vif *v = s->ifs[i];
+
+		if (v != NULL && !v->dead && v->app == app && v->proc == proc)
+			return v;
+	}
+	return NULL;
+}
+
+static struct vrecv *
+posted_take(struct vif *v, uint32_t app, uint32_t proc, uint64_t tag)
+{
+	struct vrecv *r;
+
+	TAILQ_FOREACH(r, &v->posted, q)
+		if (vnis_recv_match(r, app, proc, tag)) {
+			TAILQ_REMOVE(&v->posted, r, q);
+			return r;
+		}
+	return NULL;
+}
+
+void
+vnis_recv_complete(struct trd_vnis *s, struct vif *v, struct vrecv *r, int status, uint32_t len,
+		   uint64_t tag, uint32_t app, uint32_t proc)
+{
+	vnis_vif_cqe(s, v, TRD_VNI_CPL_RECV, r->idx, status, len, tag, app, proc,
+		     (r->flags & TRD_VNI_F_DOORBELL) != 0, r->doorbell);
+	r->busy = false;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* requests from sending engines */
+
+static void
+rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = type;
+	r->status = status;
+	r->src_app = req->dst_app;
+	r->src_proc = req->dst_proc;
+	r->dst_app = req->src_app;
+	r->dst_proc = req->src_proc;
+	r->msg_id = req->msg_id;
+	r->key = req->key;
+	r->grant_id = req->grant_id;
+	r->len = req->len;
+	r->tag = req->tag;
+}
+
+static void
+nak(struct trd_vnis *s, struct trd_coord src, const struct trd_vw_hdr *h, int status)
+{
+	struct trd_vw_hdr r;
+
+	rep_hdr(&r, TRD_VW_NAK, h, status);
+	vnis_reply(s, src, &r);
+	ST(s, NAK_SENT)++;
+}
+
+static void
+on_eager(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h,
+	 const uint8_t *data)
+{
+	struct trd_vw_hdr r;
+	struct vrecv *rv;
+	struct vif *v;
+	struct vrx *x;
+	int64_t off;
+
+	ST(s, RX_EAGER)++;
+	v = vnis_vif_find(s, h->dst_app, h->dst_proc);
+	if (v == NULL) {
+		nak(s, src, h, -ECONNREFUSED);
+		return;
+	}
+	rv = posted_take(v, h->src_app, h->src_proc, h->tag);
+	if (rv != NULL) {
+		int st = h->len > rv->cap ? -EMSGSIZE : 0;
+
+		if (st == 0 && h->len != 0)
+			memcpy(v->pool + rv->buf, data, h->len);
+		vnis_recv_complete(s, v, rv, st, st == 0 ? h->len : 0, h->tag, h->src_app,
+				   h->src_proc);
+		rep_hdr(&r, TRD_VW_ACK, h, st);
+		vnis_reply(s, src, &r);
+		return;
+	}
+	/* no receive yet: hold it, if the staging bound allows */
+	x = vnis_rx_alloc(s, v);
+	off = x == NULL ? -1 : vnis_stage_alloc(s, v, h->len);
+	if (off < 0) {
+		if (x != NULL) {
+			x->len = 0;
+			vnis_rx_release(s, x);
+		}
+		nak(s, src, h, -ENOSPC);
+		return;
+	}
+	vnis_rx_fill(x, src_rank, src, h);
+	x->soff = off;
+	if (h->len != 0)
+		memcpy(s->stage_mem + off, data, h->len);
+	x->state = RX_STAGED;
+	TAILQ_INSERT_TAIL(&v->uq, x, uq);
+	x->in_uq = true;
+	ST(s, STAGED)++;
+	ST(s, STAGED_BYTES) += h->len;
+	rep_hdr(&r, TRD_VW_ACK, h, 0);
+	vnis_reply(s, src, &r);
+}
+
+static void
+on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
+{
+	struct vhint *hn = vnis_hint_find(s, src_rank, h->msg_id, h->key);
+	struct vrecv *rv;
+	struct vif *v;
+	struct vrx *x;
+	int64_t off;
+
+	ST(s, RX_RTS)++;
+	if (hn != NULL && hn->grant != 0) {
+		/* asked again after a refusal, but a receive granted it meanwhile: the same
+		 * permission again (the sender keeps the first) */
+		x = vnis_rx_lookup(s, hn->grant, src_rank, h->msg_id, h->key);
+		if (x != NULL) {
+			vnis_send_cts(s, x);
+			return;
+		}
+		hn->used = false;
+	}
+	v = vnis_vif_find(s, h->dst_app, h->dst_proc);
+	if (v == NULL) {
+		if (hn != NULL)
+			hn->used = false;
+		nak(s, src, h, -ECONNREFUSED);
+		return;
+	}
+	rv = posted_take(v, h->src_app, h->src_proc, h->tag);
+	if (rv != NULL && h->len > rv->cap) {
+		if (hn != NULL)
+			hn->used = false;
+		vnis_recv_complete(s, v, rv, -EMSGSIZE, 0, h->tag, h->src_app, h->src_proc);
+		nak(s, src, h, -EMSGSIZE);
+		return;
+	}
+	x = vnis_rx_alloc(s, v);
+	if (x == NULL) {
+		if (rv != NULL)
+			TAILQ_INSERT_HEAD(&v->posted, rv, q);
+		vnis_hint_note(s, v, src_rank, src, h);
+		nak(s, src, h, -ENOSPC);
+		return;
+	}
+	vnis_rx_fill(x, src_rank, src, h);
+	if (rv != NULL) {
+		vnis_grant_recv(v, x, rv);
+	} else {
+		off = vnis_stage_alloc(s, v, h->len);
+		if (off < 0) {
+			vnis_rx_release(s, x);
+			vnis_hint_note(s, v, src_rank, src, h);
+			nak(s, src, h, -ENOSPC);
+			return;
+		}
+		x->soff = off;
+		x->rkey = trd_mr_key(s->stage_mr);
+		x->roff = (uint64_t)off;
+		TAILQ_INSERT_TAIL(&v->uq, x, uq);
+		x->in_uq = true;
+		ST(s, STAGED)++;
+		ST(s, STAGED_BYTES) += h->len;
+	}
+	if (hn != NULL)
+		hn->used = false;
+	vnis_send_cts(s, x);
+}
+
+static void
+on_fin(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
+{
+	struct vrx *x = vnis_rx_lookup(s, h->grant_id, src_rank, h->msg_id, h->key);
+	struct trd_vw_hdr r;
+	int st = 0;
+
+	ST(s, RX_FIN)++;
+	if (x == NULL) {
+		ST(s, BAD_WIRE)++;
+		st = -EPROTO;
+	} else if (x->vif->dead) {
+		st = -ECONNRESET;
+		vnis_rx_release(s, x);
+	} else if (x->discard) {
+		st = -EMSGSIZE;
+		vnis_rx_release(s, x);
+	} else if (x->recv != NULL) {
+		struct vif *v = x->vif;
+
+		if (x->soff >= 0 && x->len != 0)
+			memcpy(v->pool + x->recv->buf, s->stage_mem + x->soff, x->len);
+		vnis_recv_complete(s, v, x->recv, 0, x->len, x->tag, x->src_app, x->src_proc);
+		vnis_rx_release(s, x);
+	} else {
+		x->state = RX_STAGED; /* whole, in staging, waiting for its receive */
+		vnis_hint_drop_grant(s, vnis_rx_id(x));
+	}
+	rep_hdr(&r, TRD_VW_DONE, h, st);
+	vnis_reply(s, src, &r);
+}
+
+static void
+on_abort(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
+{
+	struct vhint *hn = vnis_hint_find(s, src_rank, h->msg_id, h->key);
+	struct vrx *x = NULL, *it;
+
+	if (hn != NULL && hn->grant == 0)
+		hn->used = false;
+	if (h->grant_id != 0)
+		x = vnis_rx_lookup(s, h->grant_id, src_rank, h->msg_id, h->key);
+	if (x == NULL) /* granted, but the sender died before it heard of it */
+		TAILQ_FOREACH(it, &s->rx_active, aq)
+			if (it->src_rank == src_rank && it->src_msg == h->msg_id &&
+			    it->src_key == h->key) {
+				x = it;
+				break;
+			}
+	if (x == NULL)
+		return;
+	if (x->recv != NULL && !x->vif->dead)
+		vnis_recv_complete(s, x->vif, x->recv, -ECONNRESET, 0, x->tag, x->src_app,
+				   x->src_proc);
+	vnis_rx_release(s, x);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the reception FIFO */
+
+unsigned int
+vnis_rx_protocol(struct trd_vnis *s)
+{
+	struct trd_msg *m[VNIS_RX_BURST];
+	int n = trd_rec_fifo_poll(s->rf, m, VNIS_RX_BURST);
+
+	for (int i = 0; i < n; i++) {
+		struct trd_vw_hdr h;
+		int src_rank = trd_torus_rank(&s->topo->torus, m[i]->src);
+
+		if ((m[i]->user >> 32) != TRD_VW_MAGIC || src_rank < 0 ||
+		    trd_vw_decode(m[i]->data, m[i]->len, &h) != 0 || h.type != (m[i]->user & 0xff) ||
+		    (h.type == TRD_VW_EAGER && h.len != m[i]->len - TRD_VW_HDR_LEN) ||
+		    (h.type != TRD_VW_EAGER && m[i]->len != TRD_VW_HDR_LEN)) {
+			ST(s, BAD_WIRE)++;
+			trd_msg_free(m[i]);
+			continue;
+		}
+		switch (h.type) {
+		case TRD_VW_EAGER:
+			on_eager(s, (uint32_t)src_rank, m[i]->src, &h,
+				 (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
+			break;
+		case TRD_VW_RTS:
+			on_rts(s, (uint32_t)src_rank, m[i]->src, &h);
+			break;
+		case TRD_VW_FIN:
+			on_fin(s, (uint32_t)src_rank, m[i]->src, &h);
+			break;
+		case TRD_VW_ABORT:
+			on_abort(s, (uint32_t)src_rank, &h);
+			break;
+		default:
+			vnis_on_reply(s, (uint32_t)src_rank, &h);
+			break;
+		}
+		trd_msg_free(m[i]);
+	}
+	return n > 0 ? (unsigned int)n : 0;
+}

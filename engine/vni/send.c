@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * VNI service: sends. One vtx per message and destination (a multicast has a parent and one
+ * child per destination), named on the wire by msg_id = index | generation << 16 and a random
+ * key its replies must echo. Its states (enum tx_state) put it on its interface's ready queue
+ * or on one of the service's lists (timer, drain, wait). The scheduler injects one packet per
+ * turn, two-level round-robin (interfaces, then their messages). Replies from the receiving
+ * engine (CTS, NAK, ACK, DONE, CANCEL) move it on.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/queue.h>
+
+#include <rte_common.h>
+#include <rte_random.h>
+
+#include "service_pvt.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* the send table */
+
+/* A message's key: unpredictable (the kernel's CSPRNG, 1024 keys at a time), so that who did
+ * not see a request cannot answer it, even after watching earlier ones. */
+static uint32_t
+msg_key(struct trd_vnis *s)
+{
+	if (s->n_keys == 0) {
+		if (getrandom(s->keys, sizeof(s->keys), GRND_NONBLOCK) != (ssize_t)sizeof(s->keys))
+			for (unsigned int i = 0; i < RTE_DIM(s->keys); i++)
+				s->keys[i] = (uint32_t)rte_rand(); /* seeded from getentropy() */
+		s->n_keys = RTE_DIM(s->keys);
+	}
+	return s->keys[--s->n_keys];
+}
+
+static bool
+ready_state(uint8_t st)
+{
+	return st == TX_REQ || st == TX_DATA || st == TX_FIN || st == TX_ABORT;
+}
+
+static enum list_kind
+state_list(uint8_t st)
+{
+	switch (st) {
+	case TX_BACKOFF:
+		return L_TIMER;
+	case TX_DRAIN:
+		return L_DRAIN;
+	case TX_WAIT:
+	case TX_WAIT_DONE:
+		return L_WAIT;
+	default:
+		return L_NONE;
+	}
+}
+
+static void
+rq_remove(struct trd_vnis *s, struct vtx *t)
+{
+	struct vif *v = t->vif;
+
+	if (!t->in_rq)
+		return;
+	TAILQ_REMOVE(&v->rq, t, rq);
+	t->in_rq = false;
+	if (TAILQ_EMPTY(&v->rq) && v->in_rr) {
+		TAILQ_REMOVE(&s->rr, v, rr);
+		v->in_rr = false;
+		s->n_rr--;
+	}
+}
+
+void
+vnis_tx_set_state(struct trd_vnis *s, struct vtx *t, uint8_t st)
+{
+	enum list_kind lk = state_list(st);
+
+	if (t->lkind != lk) {
+		if (t->lkind != L_NONE)
+			TAILQ_REMOVE(&s->lists[t->lkind], t, lq);
+		if (lk != L_NONE)
+			TAILQ_INSERT_TAIL(&s->lists[lk], t, lq);
+		t->lkind = (uint8_t)lk;
+	}
+	if (ready_state(st) && !t->in_rq) {
+		struct vif *v = t->vif;
+
+		TAILQ_INSERT_TAIL(&v->rq, t, rq);
+		t->in_rq = true;
+		if (!v->in_rr) {
+			TAILQ_INSERT_TAIL(&s->rr, v, rr);
+			v->in_rr = true;
+			s->n_rr++;
+		}
+	} else if (!ready_state(st)) {
+		rq_remove(s, t);
+	}
+	t->state = st;
+}
+
+struct vtx *
+vnis_tx_alloc(struct trd_vnis *s, struct vif *v)
+{
+	struct vtx *t;
+
+	if (s->n_tx_free == 0)
+		return NULL;
+	t = &s->tx[s->tx_free[--s->n_tx_free]];
+	t->state = TX_FREE;
+	t->lkind = L_NONE;
+	t->eager = t->rts_sent = t->in_rq = false;
+	t->vif = v;
+	t->parent = NULL;
+	t->off = 0;
+	t->grant = 0;
+	t->ctr = 0;
+	t->status = 0;
+	t->n_left = 0;
+	t->key = msg_key(s);
+	t->backoff = s->conf.retry_us;
+	TAILQ_INSERT_TAIL(&v->txs, t, oq);
+	v->refs++;
+	return t;
+}
+
+void
+vnis_tx_free(struct trd_vnis *s, struct vtx *t)
+{
+	struct vif *v = t->vif;
+
+	vnis_tx_set_state(s, t, TX_FREE);
+	TAILQ_REMOVE(&v->txs, t, oq);
+	t->gen++;
+	s->tx_free[s->n_tx_free++] = t->idx;
+	v->refs--;
+	vnis_vif_release_maybe(s, v);
+}
+
+static inline uint32_t
+tx_id(const struct vtx *t)
+{
+	return t->idx | (uint32_t)t->gen << 16;
+}
+
+static struct vtx *
+tx_lookup(struct trd_vnis *s, uint32_t id)
+{
+	struct vtx *t;
+
+	if ((id & 0xffff) >= VNIS_N_TX) /* a wire value: 16 bits, the table is smaller */
+		return NULL;
+	t = &s->tx[id & 0xffff];
+	if (t->state == TX_FREE || t->gen != (uint16_t)(id >> 16))
+		return NULL;
+	return t;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* completion */
+
+/* The send context's completion (a unicast tx, or a multicast parent). */
+void
+vnis_tx_cqe(struct trd_vnis *s, struct vtx *t)
+{
+	struct vif *v = t->vif;
+
+	vnis_vif_cqe(s, v, TRD_VNI_CPL_SEND, t->ctx, t->status, t->status == 0 ? t->len : 0, t->tag,
+		     t->dst_app, t->dst_proc, (t->sflags & TRD_VNI_F_DOORBELL) != 0, t->doorbell);
+	if (t->ctx < v->n_send)
+		v->sbusy[t->ctx] = 0;
+}
+
+void
+vnis_tx_complete(struct trd_vnis *s, struct vtx *t)
+{
+	struct vtx *p = t->parent;
+
+	if (t->ctr != 0) {
+		trd_counter_free(s->node, t->ctr);
+		t->ctr = 0;
+	}
+	if (p == NULL) {
+		vnis_tx_cqe(s, t);
+		vnis_tx_free(s, t);
+		return;
+	}
+	if (t->status != 0 && p->status == 0)
+		p->status = t->status;
+	vnis_tx_free(s, t);
+	if (--p->n_left == 0) {
+		vnis_tx_cqe(s, p);
+		vnis_tx_free(s, p);
+	}
+}
+
+/* The tx is over (with @p status if none yet): complete it once the engine has let go of the
+ * buffer (its counter fell by every byte injected). */
+void
+vnis_tx_finish(struct trd_vnis *s, struct vtx *t, int status)
+{
+	if (status != 0 && t->status == 0)
+		t->status = status;
+	if (t->ctr != 0) {
+		int64_t left;
+
+		if (trd_counter_read(s->node, t->ctr, &left) == 0 && left > (int64_t)(t->len - t->off)) {
+			vnis_tx_set_state(s, t, TX_DRAIN);
+			return;
+		}
+	}
+	vnis_tx_complete(s, t);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* injection and the scheduler */
+
+static void
+tx_hdr(const struct trd_vnis *s, const struct vtx *t, uint8_t type, struct trd_vw_hdr *h)
+{
+	RTE_SET_USED(s);
+	memset(h, 0, sizeof(*h));
+	h->type = type;
+	h->src_app = t->vif->app;
+	h->src_proc = t->vif->proc;
+	h->dst_app = t->dst_app;
+	h->dst_proc = t->dst_proc;
+	h->msg_id = tx_id(t);
+	h->key = t->key;
+	h->grant_id = t->grant;
+	h->len = t->len;
+	h->tag = t->tag;
+}
+
+static void
+count_pkt(struct trd_vnis *s, struct vtx *t)
+{
+	struct vif *v = t->vif;
+
+	ST(s, TX_PKTS)++;
+	v->tx_pkts++;
+	if (s->n_rr > 1 || (s->n_rr == 1 && !v->in_rr))
+		v->tx_pkts_shared++;
+	if (!v->dead)
+		v->seg->tx_pkts = v->tx_pkts;
+}
+
+/* Inject one packet for @p t. 0: done (a turn used); -ENOBUFS: the FIFO is full; -EAGAIN: this
+ * tx cannot go now. */
+static int
+tx_step(struct trd_vnis *s, struct vtx *t)
+{
+	struct trd_vw_hdr h;
+	struct trd_desc d;
+	uint32_t n;
+	int rc;
+
+	switch (t->state) {
+	case TX_REQ:
+		tx_hdr(s, t, t->eager ? TRD_VW_EAGER : TRD_VW_RTS, &h);
+		rc = vnis_vw_inject(s, s->req, t->dst, &h, t->eager ? t->src : NULL,
+				    t->eager ? t->len : 0);
+		if (rc != 0)
+			break;
+		count_pkt(s, t);
+		if (t->eager) {
+			ST(s, TX_EAGER)++;
+		} else {
+			ST(s, TX_RTS)++;
+			t->rts_sent = true;
+		}
+		vnis_tx_set_state(s, t, TX_WAIT);
+		return 0;
+	case TX_DATA:
+		if (t->ctr == 0) {
+			if (trd_counter_alloc(s->node, &t->ctr) != 0)
+				return -EAGAIN;
+			trd_counter_set(s->node, t->ctr, t->len);
+		}
+		n = RTE_MIN(s->chunk, t->len - t->off);
+		trd_desc_put(&d, t->dst, t->src + t->off, n, t->rkey, t->roff + t->off, t->ctr, 0);
+		rc = trd_inject(s->req, &d);
+		if (rc != 0)
+			break;
+		count_pkt(s, t);
+		ST(s, TX_CHUNKS)++;
+		t->off += n;
+		if (t->off == t->len)
+			vnis_tx_set_state(s, t, TX_FIN);
+		return 0;
+	case TX_FIN:
+		tx_hdr(s, t, TRD_VW_FIN, &h);
+		rc = vnis_vw_inject(s, s->req, t->dst, &h, NULL, 0);
+		if (rc != 0)
+			break;
+		count_pkt(s, t);
+		ST(s, TX_FIN)++;
+		vnis_tx_set_state(s, t, TX_WAIT_DONE);
+		return 0;
+	case TX_ABORT:
+		tx_hdr(s, t, TRD_VW_ABORT, &h);
+		rc = vnis_vw_inject(s, s->req, t->dst, &h, NULL, 0);
+		if (rc != 0)
+			break;
+		count_pkt(s, t);
+		ST(s, TX_ABORT)++;
+		vnis_tx_finish(s, t, t->status ? t->status : -ECONNRESET);
+		return 0;
+	default:
+		return -EAGAIN;
+	}
+	if (rc == -ENOBUFS)
+		return -ENOBUFS;
+	/* no route, peer down, a bad descriptor: the message fails */
+	vnis_tx_finish(s, t, rc == -EHOSTUNREACH ? -EHOSTUNREACH : rc);
+	return 0;
+}
+
+/* Request-FIFO slots in use: the scheduler keeps at most conf.backlog queued. */
+static bool
+backlog_full(struct trd_vnis *s)
+{
+	unsigned int free_now = trd_fifo_free_count(s->req);
+
+	return s->req_free0 - RTE_MIN(free_now, s->req_free0) >= s->conf.backlog;
+}
+
+/* Two-level round-robin: the interface at the head of the ring gets one packet for the
+ * message at the head of its queue; both go to the back of their queues. */
+unsigned int
+vnis_schedule(struct trd_vnis *s)
+{
+	unsigned int k = 0, stuck = 0;
+
+	while (k < VNIS_INJECT_BUDGET && !TAILQ_EMPTY(&s->rr) && !backlog_full(s)) {
+		struct vif *v = TAILQ_FIRST(&s->rr);
+		struct vtx *t = TAILQ_FIRST(&v->rq);
+		int rc;
+
+		/* the step may end the last message of a dead interface, which frees it (and t):
+		 * hold it until the rotation is done */
+		v->refs++;
+		rc = tx_step(s, t);
+		if (rc == -ENOBUFS) {
+			v->refs--;
+			vnis_vif_release_maybe(s, v);
+			break;
+		}
+		if (rc == -EAGAIN) {
+			if (++stuck > 2 * s->n_ifs + 4)
+				break;
+		} else {
+			stuck = 0;
+			k++;
+		}
+		/* rotate the message inside its interface (a freed one is in no queue), then the
+		 * interface */
+		if (t->state != TX_FREE && t->in_rq && TAILQ_NEXT(t, rq) != NULL) {
+			TAILQ_REMOVE(&v->rq, t, rq);
+			TAILQ_INSERT_TAIL(&v->rq, t, rq);
+		}
+		if (v->in_rr && TAILQ_NEXT(v, rr) != NULL) {
+			TAILQ_REMOVE(&s->rr, v, rr);
+			TAILQ_INSERT_TAIL(&s->rr, v, rr);
+		}
+		v->refs--;
+		vnis_vif_release_maybe(s, v);
+	}
+	return k;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* replies from the receiving engine */
+
+/* The statuses a reply may carry (docs/vni.md, "Refusals"): anything else is not from an
+ * engine that speaks this protocol, and never reaches an application. */
+static bool
+reply_status_ok(uint8_t type, int32_t st)
+{
+	switch (type) {
+	case TRD_VW_CTS:
+		return st == 0;
+	case TRD_VW_NAK:
+		return st == -ENOSPC || st == -ECONNREFUSED || st == -EMSGSIZE;
+	case TRD_VW_ACK:
+		return st == 0 || st == -EMSGSIZE;
+	case TRD_VW_DONE:
+		return st == 0 || st == -EMSGSIZE || st == -ECONNRESET || st == -EPROTO;
+	case TRD_VW_CANCEL:
+		return st == -ECONNRESET;
+	default:
+		return false;
+	}
+}
+
+/* A reply (CTS, NAK, ACK, DONE, CANCEL) from node @p src_rank. It counts only if it names a
+ * live message of ours, comes from the node and process the message was sent to, echoes the
+ * message's key and carries a status the protocol defines; otherwise it is dropped and counted
+ * (bad_replies). A late permission for a message that ended is a duplicate (dup_cts). */
+void
+vnis_on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
+{
+	struct vtx *t = tx_lookup(s, h->msg_id);
+
+	if (t == NULL) {
+		if (h->type == TRD_VW_CTS && h->status == 0)
+			ST(s, DUP_CTS)++;
+		else
+			ST(s, BAD_REPLIES)++;
+		return;
+	}
+	if (t->parent == NULL && t->state == TX_MCAST) {
+		ST(s, BAD_REPLIES)++; /* a multicast parent is never on the wire */
+		return;
+	}
+	if (t->key != h->key || t->dst_rank != src_rank || h->src_app != t->dst_app ||
+	    h->src_proc != t->dst_proc || h->dst_app != t->vif->app ||
+	    h->dst_proc != t->vif->proc || !reply_status_ok(h->type, h->status)) {
+		ST(s, BAD_REPLIES)++;
+		return;
+	}
+	switch (h->type) {
+	case TRD_VW_CTS:
+		if (t->eager || (t->state != TX_WAIT && t->state != TX_BACKOFF)) {
+			ST(s, DUP_CTS)++; /* a permission we already have */
+			return;
+		}
+		if (h->len != t->len) {
+			ST(s, BAD_REPLIES)++;
+			return;
+		}
+		t->grant = h->grant_id;
+		t->rkey = h->rkey;
+		t->roff = h->roff;
+		vnis_tx_set_state(s, t, TX_DATA);
+		return;
+	case TRD_VW_NAK:
+		if (t->state != TX_WAIT)
+			return;
+		ST(s, NAK_RECEIVED)++;
+		t->vif->naks++;
+		if (!t->vif->dead)
+			t->vif->seg->naks = t->vif->naks;
+		if (h->status == -EMSGSIZE ||
+		    (h->status == -ECONNREFUSED && s->now >= t->noproc_deadline)) {
+			vnis_tx_finish(s, t, h->status);
+			return;
+		}
+		t->due = s->now + t->backoff;
+		if (t->backoff < 64 * s->conf.retry_us)
+			t->backoff *= 2;
+		vnis_tx_set_state(s, t, TX_BACKOFF);
+		return;
+	case TRD_VW_ACK:
+		if (t->state == TX_WAIT && t->eager)
+			vnis_tx_finish(s, t, h->status);
+		return;
+	case TRD_VW_DONE:
+		if (t->state == TX_WAIT_DONE)
+			vnis_tx_finish(s, t, h->status);
+		return;
+	case TRD_VW_CANCEL:
+		if (t->state == TX_DATA || t->state == TX_FIN) {
+			t->status = h->status;
+			vnis_tx_set_state(s, t, TX_ABORT);
+		}
+		return;
+	default:
+		return;
+	}
+}

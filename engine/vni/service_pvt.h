@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The VNI service's private header: its objects and the calls its files make to each other.
+ *
+ * Objects:
+ *  - vif: one attached process: its socket, its eventfd, the segment (memfd) mapped here, the
+ *    engine's private copy of every context it accepted, its queue of sends ready to inject,
+ *    its posted receives and its unexpected (staged) messages;
+ *  - vtx: one message being sent to one destination (a multicast has a parent vtx and one
+ *    child per destination), named on the wire by msg_id = index | generation << 16;
+ *  - vrx: one message being received (granted or staged), named by grant_id likewise;
+ *  - hints: requests to send that were refused, kept (bounded) so that a receive posted later
+ *    can grant them at once (a proactive CTS; the sender discards a duplicate).
+ * Everything runs in the thread that polls the node: no locks (but for the telemetry
+ * snapshot, telemetry.c).
+ *
+ * The files, one concern each:
+ *   service.c    create, free, a round of work (trd_vnis_poll), sleep, statistics
+ *   ctl.c        the socket: registration, owners, process death and reclaim
+ *   seg.c        an interface's shared segment: layout, memfd, DMA mapping, memory region
+ *   cmd.c        the shared queues: commands taken, completions written, wake-ups
+ *   send.c       sends: the send table, injection, the scheduler, replies to our sends
+ *   recv.c       receives: the reception FIFO, eager messages, requests to send, FIN, ABORT
+ *   grant.c      grants and staging: the grant table, the staging area, hints
+ *   post.c       posting protocol messages; the reply queue
+ *   timer.c      back-off retries, drained sends, peers that went down
+ *   telemetry.c  /toroid/vni: a snapshot for the telemetry thread
+ */
+#ifndef TRD_VNI_SERVICE_PVT_H
+#define TRD_VNI_SERVICE_PVT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/un.h>
+
+#include <rte_log.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include <toroid/toroid.h>
+#include <toroid/vni.h>
+#include <toroid/vni_service.h>
+#include <toroid/vni_wire.h>
+
+#include "vni_alloc.h"
+#include "vni_seg.h"
+
+extern int trd_vni_logtype;
+#define VNI_LOG(level, fmt, ...)                                                                   \
+	rte_log(RTE_LOG_##level, trd_vni_logtype, "toroid vni: " fmt "\n", ##__VA_ARGS__)
+
+#define VNIS_MAX_IFS 256
+#define VNIS_N_TX 16384        /* index up to 16 bits, generation 16 bits */
+#define VNIS_N_RX 16384
+#define VNIS_N_HINTS 64
+#define VNIS_N_CONNS 16
+#define VNIS_CMD_BURST 32
+#define VNIS_RX_BURST 32
+#define VNIS_INJECT_BUDGET 64
+#define VNIS_SOCK_PERIOD_US 50
+#define VNIS_TIMER_PERIOD_US 20
+#define VNIS_SWEEP_PERIOD_US 50000
+#define VNIS_REGISTER_TIMEOUT_US 5000000
+#define VNIS_TEL_PERIOD_US 10000 /* telemetry snapshots */
+
+enum tx_state {
+	TX_FREE = 0,
+	TX_REQ,       /* ready: inject the eager message or the RTS */
+	TX_WAIT,      /* waiting for ACK / CTS / NAK */
+	TX_BACKOFF,   /* refused: ask again at due */
+	TX_DATA,      /* ready: inject the next chunk */
+	TX_FIN,       /* ready: inject the FIN */
+	TX_WAIT_DONE, /* waiting for DONE */
+	TX_ABORT,     /* ready: inject the ABORT */
+	TX_DRAIN,     /* finished: waiting until the engine no longer reads the buffer */
+	TX_MCAST,     /* a multicast parent: waiting for its children */
+};
+
+enum list_kind { L_NONE = 0, L_TIMER, L_DRAIN, L_WAIT };
+
+struct vif;
+
+struct vtx {
+	uint32_t idx;
+	uint16_t gen;
+	uint8_t state;
+	uint8_t lkind;
+	uint32_t key; /* random, drawn at allocation: replies must echo it */
+	bool eager, rts_sent, in_rq;
+	struct vif *vif;
+	struct vtx *parent;
+	uint32_t ctx, sflags, doorbell;
+	uint32_t dst_app, dst_proc, dst_rank;
+	struct trd_coord dst;
+	uint64_t tag;
+	uint32_t len, off;
+	const uint8_t *src;
+	uint32_t grant;
+	uint64_t rkey, roff;
+	uint16_t ctr;
+	int32_t status;
+	uint64_t due, noproc_deadline;
+	uint32_t backoff;
+	uint32_t n_left; /* multicast parent */
+	TAILQ_ENTRY(vtx) rq; /* owner's ready queue */
+	TAILQ_ENTRY(vtx) lq; /* service list by lkind */
+	TAILQ_ENTRY(vtx) oq; /* owner's list of every tx */
+};
+TAILQ_HEAD(vtx_list, vtx);
+
+enum rx_state { RX_FREE = 0, RX_RECV, RX_STAGED };
+
+struct vrecv {
+	uint32_t idx;
+	bool busy;
+	uint32_t flags, src_app, src_proc, cap, doorbell;
+	uint64_t tag, buf;
+	TAILQ_ENTRY(vrecv) q;
+};
+TAILQ_HEAD(vrecv_list, vrecv);
+
+struct vrx {
+	uint32_t idx;
+	uint16_t gen;
+	uint8_t state;
+	bool in_uq, discard;
+	struct vif *vif;
+	struct vrecv *recv;
+	uint32_t src_rank;
+	struct trd_coord src;
+	uint32_t src_msg, src_key, src_app, src_proc;
+	uint64_t tag;
+	uint32_t len;
+	int64_t soff; /* staging offset, or -1 */
+	uint64_t rkey, roff;
+	TAILQ_ENTRY(vrx) uq; /* vif's unexpected messages, arrival order */
+	TAILQ_ENTRY(vrx) aq; /* service's active grants and staged messages */
+};
+TAILQ_HEAD(vrx_list, vrx);
+
+struct vhint {
+	bool used;
+	uint32_t grant;       /* 0: waiting for a receive or staging */
+	uint32_t src_rank, msg_id, key, src_app, src_proc, len;
+	struct trd_coord src;
+	uint64_t tag;
+	struct vif *vif;
+	uint64_t stamp;
+};
+
+enum ep_kind { EP_LISTEN = 1, EP_KICK, EP_CONN, EP_VIF };
+
+struct ep_ref {
+	enum ep_kind kind;
+	void *ptr;
+};
+
+struct vconn {
+	bool used;
+	int fd;
+	uint64_t deadline;
+	struct ep_ref ep;
+};
+
+struct vif {
+	struct trd_vnis *s;
+	bool dead;
+	unsigned int refs; /* vtx and vrx naming it, plus one while attached */
+	int sock, efd;
+	int pid, uid;
+	uint8_t *base;
+	size_t size;
+	struct trd_vni_seg *seg;
+	struct rte_ring *cmdq, *cplq;
+	uint32_t cmdq_size, cplq_size;
+	/* The engine's own index into each queue (it is the only consumer of one and the only
+	 * producer of the other): what the application writes in the rings' headers (size, mask,
+	 * indices) is never used to compute an address. */
+	uint32_t cmd_cons, cpl_prod;
+	struct trd_vni_sctx *sctx;
+	struct trd_vni_rctx *rctx;
+	uint8_t *ctxr, *pool;
+	volatile uint64_t *db;
+	uint32_t app, proc, n_send, n_recv, n_db, short_max, slot;
+	uint64_t pool_size;
+	struct trd_mr *mr;
+	bool extmem;         /* registered as external memory and DMA-mapped for the NICs */
+	unsigned int n_mapped; /* devices it is DMA-mapped for */
+	uint8_t *sbusy;
+	struct vrecv *recvs;
+	struct vtx_list rq, txs;
+	struct vrecv_list posted;
+	struct vrx_list uq;
+	TAILQ_ENTRY(vif) rr;
+	bool in_rr, wake;
+	bool broken; /* its process broke a queue: closed at the next socket look */
+	uint64_t staged;
+	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
+	uint64_t tx_pkts_shared; /* injected while another interface was waiting too */
+	struct ep_ref ep;
+};
+TAILQ_HEAD(vif_list, vif);
+
+struct vreply {
+	struct trd_coord dst;
+	struct trd_vw_hdr h;
+};
+
+struct trd_vnis {
+	struct trd_vnis_conf conf;
+	struct trd_node *node;
+	const struct trd_topo *topo;
+	struct trd_coord coord;
+	uint32_t rank;
+	struct trd_fifo *req, *rep;
+	struct trd_rec_fifo *rf;
+	unsigned int req_free0; /* free slots of the request FIFO when empty */
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int lfd, kfd, epfd;
+	struct ep_ref lref, kref;
+	struct vif **ifs;
+	unsigned int n_ifs;
+	unsigned int n_live; /* interfaces attached and not dead: staging is shared among them */
+	struct vif_list rr;
+	unsigned int n_rr; /* interfaces in rr */
+	struct vtx *tx;
+	uint32_t *tx_free, n_tx_free;
+	struct vrx *rx;
+	uint32_t *rx_free, n_rx_free;
+	struct vtx_list lists[4];
+	struct vrx_list rx_active;
+	struct vhint hints[VNIS_N_HINTS];
+	struct trd_vni_heap stage;
+	uint8_t *stage_mem;
+	size_t stage_size;
+	struct trd_mr *stage_mr;
+	struct vreply *preps;
+	unsigned int n_preps, cap_preps, head_preps;
+	uint32_t chunk;
+	struct rte_device *dma_dev[16]; /* the node's NICs that DMA from application memory */
+	unsigned int n_dma_dev;
+	uint64_t now, next_sock, next_timer, next_sweep;
+	struct vconn conns[VNIS_N_CONNS];
+	uint64_t stat[TRD_VNIS_STAT_MAX];
+	struct trd_vnis_owner *owners; /* the configuration's, copied */
+	uint32_t keys[1024]; /* message keys not yet used */
+	unsigned int n_keys;
+	struct vnis_tel *tel; /* the telemetry snapshot, when registered */
+	uint64_t next_tel;
+};
+
+#define ST(s, e) ((s)->stat[TRD_VNIS_STAT_##e])
+
+static inline uint32_t
+vnis_rx_id(const struct vrx *x)
+{
+	return x->idx | (uint32_t)x->gen << 16;
+}
+
+/* Does a message from (@p app, @p proc) with @p tag match receive @p r? (Inline: it runs for
+ * every message in a queue the receive is matched against.) */
+static inline bool
+vnis_recv_match(const struct vrecv *r, uint32_t app, uint32_t proc, uint64_t tag)
+{
+	return (r->src_app == TRD_VNI_ANY || r->src_app == app) &&
+	       (r->src_proc == TRD_VNI_ANY || r->src_proc == proc) &&
+	       ((r->flags & TRD_VNI_RF_ANY_TAG) || r->tag == tag);
+}
+
+/* post.c */
+int vnis_vw_inject(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
+		   const struct trd_vw_hdr *h, const void *data, uint32_t len);
+void vnis_reply(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h);
+unsigned int vnis_replies_flush(struct trd_vnis *s);
+
+/* send.c */
+void vnis_tx_set_state(struct trd_vnis *s, struct vtx *t, uint8_t st);
+struct vtx *vnis_tx_alloc(struct trd_vnis *s, struct vif *v);
+void vnis_tx_free(struct trd_vnis *s, struct vtx *t);
+void vnis_tx_cqe(struct trd_vnis *s, struct vtx *t);
+void vnis_tx_complete(struct trd_vnis *s, struct vtx *t);
+void vnis_tx_finish(struct trd_vnis *s, struct vtx *t, int status);
+unsigned int vnis_schedule(struct trd_vnis *s);
+void vnis_on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h);
+
+/* recv.c */
+struct vif *vnis_vif_find(struct trd_vnis *s, uint32_t app, uint32_t proc);
+void vnis_recv_complete(struct trd_vnis *s, struct vif *v, struct vrecv *r, int status,
+			uint32_t len, uint64_t tag, uint32_t app, uint32_t proc);
+unsigned int vnis_rx_protocol(struct trd_vnis *s);
+
+/* grant.c */
+struct vrx *vnis_rx_alloc(struct trd_vnis *s, struct vif *v);
+void vnis_rx_release(struct trd_vnis *s, struct vrx *x);
+struct vrx *vnis_rx_lookup(struct trd_vnis *s, uint32_t id, uint32_t src_rank, uint32_t msg,
+			   uint32_t key);
+int64_t vnis_stage_alloc(struct trd_vnis *s, struct vif *v, uint32_t len);
+void vnis_rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src,
+		  const struct trd_vw_hdr *h);
+void vnis_send_cts(struct trd_vnis *s, struct vrx *x);
+void vnis_grant_recv(struct vif *v, struct vrx *x, struct vrecv *r);
+bool vnis_grant_hinted(struct trd_vnis *s, struct vif *v, struct vrecv *r);
+struct vhint *vnis_hint_find(struct trd_vnis *s, uint32_t src_rank, uint32_t msg, uint32_t key);
+void vnis_hint_note(struct trd_vnis *s, struct vif *v, uint32_t src_rank, struct trd_coord src,
+		    const struct trd_vw_hdr *h);
+void vnis_hint_drop_grant(struct trd_vnis *s, uint32_t grant);
+
+/* cmd.c */
+bool vnis_cmdq_pending(const struct vif *v);
+void vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
+		  uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell,
+		  uint32_t db);
+void vnis_vif_wake_all(struct trd_vnis *s);
+unsigned int vnis_vif_cmds(struct trd_vnis *s, struct vif *v);
+
+/* timer.c */
+unsigned int vnis_timers(struct trd_vnis *s);
+
+/* seg.c */
+int vnis_seg_create(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_register *req,
+		    int *memfd, const char **why);
+void vnis_vif_unmap(struct trd_vnis *s, struct vif *v);
+
+/* ctl.c */
+int vnis_ctl_listen(struct trd_vnis *s, const char *path);
+unsigned int vnis_sock_events(struct trd_vnis *s, int timeout_ms);
+void vnis_vif_release_maybe(struct trd_vnis *s, struct vif *v);
+
+/* telemetry.c */
+void vnis_tel_snapshot(struct trd_vnis *s);
+void vnis_tel_unregister(struct trd_vnis *s);
+
+#endif /* TRD_VNI_SERVICE_PVT_H */

@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
+# Engines for test scripts: toroid-node processes started in the background, each with a
+# DPDK file prefix of its own, waited for (bounded), stopped, and killed at exit with every
+# other process the script asked to be killed. Sourced (bash) by pmd-test/test_vni.sh,
+# test_vni_pdump.sh, test_perf_hosts.sh and libfabric/test/test_fi.sh:
+#
+#   . "$(dirname "$0")/lib/engine.sh"
+#   eng_init vni "$NODE"            # T (a temporary directory), ENG_PREFIX, the exit trap
+#   eng_start E 300 -l 0 -- --topo "$T/one.ini" --node 0 --vni-socket "$T/E.sock"
+#   eng_wait_ready E                # or: eng_ready E || fail "$ENG_WHY"
+#   ...                             # ENGINE_E is its process id, $T/E.log its output
+#   eng_stop E || die "$ENG_WHY"
+#
+# Engine NAME runs as `timeout -s INT SECONDS toroid-node ENG_EAL... --file-prefix
+# ${ENG_PREFIX}NAME EAL... -- OPTIONS...`, output in $T/NAME.log. At exit every process
+# eng_track'ed (each engine is) is killed with its children (timeout(1) runs the engine as its
+# child, which would outlive a killed timeout and keep polling), then the DPDK runtime
+# directories of the prefix ($XDG_RUNTIME_DIR/dpdk or /tmp/dpdk, and /var/run/dpdk for root)
+# and $T are removed. A script with more to undo defines eng_cleanup_more, which runs after the
+# processes are gone and before $T is removed.
+
+# The DPDK options every engine gets (no hugepages, no PCI); a script may set its own before
+# eng_start.
+ENG_EAL=(--no-huge --no-pci -m 512 --log-level lib.eal:error --log-level pmd.net.memif:error)
+ENG_PIDS=()
+ENG_WHY=
+
+# eng_init STEM NODE: a temporary directory $T (/tmp/toroid-STEM.XXXXXX), the file prefix
+# ENG_PREFIX (STEM, this shell's pid and a dash: no other run's prefix starts with it), the
+# toroid-node binary, and the exit trap.
+eng_init() {
+	T=$(mktemp -d "/tmp/toroid-$1.XXXXXX") || exit 1
+	ENG_PREFIX="$1$$-"
+	ENG_NODE=$2
+	trap eng_cleanup EXIT
+}
+
+# eng_track PID...: kill these (and their children) at exit.
+eng_track() {
+	ENG_PIDS+=("$@")
+}
+
+# eng_kill_all: SIGKILL to every process tracked and to its children, then reap them.
+eng_kill_all() {
+	local p c
+	for p in "${ENG_PIDS[@]}"; do
+		# shellcheck disable=SC2013 # one pid per word
+		for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+			kill -KILL "$c" 2>/dev/null
+		done
+		kill -KILL "$p" 2>/dev/null
+	done
+	[ ${#ENG_PIDS[@]} -eq 0 ] || wait "${ENG_PIDS[@]}" 2>/dev/null
+	ENG_PIDS=()
+}
+
+eng_cleanup() {
+	eng_kill_all
+	# killed before they could clean up: their runtime folders (telemetry sockets, config)
+	[ -n "${ENG_PREFIX:-}" ] && rm -rf "${XDG_RUNTIME_DIR:-/tmp}/dpdk/$ENG_PREFIX"* \
+		"/run/user/$(id -u)/dpdk/$ENG_PREFIX"* 2>/dev/null
+	[ -n "${ENG_PREFIX:-}" ] && [ "$(id -u)" = 0 ] && rm -rf "/var/run/dpdk/$ENG_PREFIX"*
+	if declare -F eng_cleanup_more >/dev/null; then
+		eng_cleanup_more
+	fi
+	[ -n "${T:-}" ] && rm -rf "$T"
+}
+
+# die MESSAGE: FAIL, the end of every log in $T, exit 1.
+die() {
+	local f
+	echo "FAIL: $*" >&2
+	for f in "$T"/*.log; do
+		[ -f "$f" ] || continue
+		echo "---- $(basename "$f")" >&2
+		tail -n 30 "$f" >&2
+	done
+	exit 1
+}
+
+# skip WHY: the test cannot run here: said on stdout, exit 77 (meson's "skipped").
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+# eng_start NAME SECONDS [EAL options...] -- [toroid-node options...]: toroid-node in the
+# background, for SECONDS at most (then SIGINT); ENGINE_NAME is its process id.
+eng_start() {
+	local name=$1 secs=$2
+	shift 2
+	local eal=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+		eal+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	timeout -s INT "$secs" "$ENG_NODE" "${ENG_EAL[@]}" --file-prefix "$ENG_PREFIX$name" \
+		"${eal[@]}" -- "$@" >"$T/$name.log" 2>&1 &
+	eng_track "$!"
+	eval "ENGINE_$name=$!"
+}
+
+# eng_ready NAME [COUNT] [SECONDS]: wait until the engine's log has COUNT (default 1) lines
+# "ready, applications at SOCKET" (printed once the node's VNI socket listens), SECONDS (default
+# 30) at most. 0, or 1 with the reason in ENG_WHY (the engine exited, or the time ran out).
+eng_ready() {
+	local name=$1 want=${2:-1} secs=${3:-30} pid
+	eval "pid=\$ENGINE_$name"
+	for _ in $(seq $((secs * 20))); do
+		[ "$(grep -c ' ready, applications at ' "$T/$name.log" 2>/dev/null)" -ge "$want" ] &&
+			return 0
+		if ! kill -0 "$pid" 2>/dev/null; then
+			ENG_WHY="engine $name exited during start-up"
+			return 1
+		fi
+		sleep 0.05
+	done
+	ENG_WHY="engine $name not ready within $secs s"
+	return 1
+}
+
+# eng_wait_ready NAME [COUNT] [SECONDS]: eng_ready, or die.
+eng_wait_ready() {
+	eng_ready "$@" || die "$ENG_WHY"
+}
+
+# eng_stop NAME...: SIGINT to each, then wait for each, 10 s at most. 0 when every one exited
+# with status 0; else 1 with the reason in ENG_WHY (the first engine that did not).
+eng_stop() {
+	local name pid rc
+	for name in "$@"; do
+		eval "pid=\$ENGINE_$name"
+		kill -INT "$pid" 2>/dev/null
+	done
+	for name in "$@"; do
+		eval "pid=\$ENGINE_$name"
+		for _ in $(seq 200); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.05
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			ENG_WHY="engine $name did not stop within 10 s of SIGINT"
+			return 1
+		fi
+		wait "$pid"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			ENG_WHY="engine $name exited with status $rc"
+			return 1
+		fi
+	done
+	return 0
+}
