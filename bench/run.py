@@ -3,8 +3,8 @@
 
 Runs toroid-perf (each figure beside raw DPDK on the same ports, measured in the same run),
 UCX's ucx_perftest over TCP loopback and kernel UDP with sockperf, takes the median of
-several runs, and writes docs/benchmarks.md with the machine, the commands and the targets
-of issue 9.
+several runs, and writes docs/benchmarks.md with the machine, the commands and the
+project's performance targets.
 
     bench/run.py [--build DIR] [--runs N] [--out FILE] [--quick]
 
@@ -368,7 +368,7 @@ def main():
         out.append(f"| kernel UDP (sockperf) | throughput | {fmt(sp['mpps'])} Mmsg/s |")
     out.append("")
     # targets
-    out.append("## Targets (issue 9)\n")
+    out.append("## Targets\n")
     out.append("| target | measured | met |")
     out.append("|---|---|---|")
 

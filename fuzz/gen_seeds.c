@@ -315,7 +315,7 @@ seeds(void)
 		seed_begin("rget", true);
 		trd_desc_put(&d[0], peer, NULL, 64, 0x1234, 0, 0, 0);
 		d[0].flags = TRD_DF_SRC_MR, d[0].src_key = ro, d[0].src = 0;
-		p = pkt(TRD_PKT_RGET), p.fifo = 0xff, p.msg_len = 64, frame(p, d, 64);
+		p = pkt(TRD_PKT_RGET), p.fifo = TRD_ENGINE_FIFO, p.msg_len = 64, frame(p, d, 64);
 		seed_end();
 
 		seed_begin("rget_multi", true);
@@ -338,7 +338,7 @@ seeds(void)
 			d[i].flags = TRD_DF_SRC_MR, d[i].src_key = ro, d[i].src = 32 * i;
 		}
 		session(22, 0);
-		p = pkt(TRD_PKT_RGET), p.fifo = 0xff, p.msg_len = 192, p.epoch = 22, p.seq = 1;
+		p = pkt(TRD_PKT_RGET), p.fifo = TRD_ENGINE_FIFO, p.msg_len = 192, p.epoch = 22, p.seq = 1;
 		frame(p, d, 192);
 		{
 			uint8_t sack[TRD_SACK_BYTES] = {0x01};

@@ -324,7 +324,7 @@ cases_version_type_flags(void)
 
 			trd_desc_put(&d, (struct trd_coord){1, 0, 0}, NULL, 8, 0x1234, 0, 0, 0);
 			d.flags = TRD_DF_IMM, d.user = 42;
-			p = base(TRD_PKT_RGET), p.fifo = 0xff, p.msg_len = 64;
+			p = base(TRD_PKT_RGET), p.fifo = TRD_ENGINE_FIFO, p.msg_len = 64;
 			add(p, &d, 64, 0, 0, A_RGET, w);
 			break;
 		}
@@ -470,7 +470,7 @@ cases_fifo_counter_key(void)
 			uint8_t fifo;
 			int cause;
 		} rf[] = {{0, 0}, {N_INJ - 1, 0}, {N_INJ, TRD_DROP_UNKNOWN_FIFO},
-			  {0xfe, TRD_DROP_UNKNOWN_FIFO}, {0xff, 0}};
+			  {0xfe, TRD_DROP_UNKNOWN_FIFO}, {TRD_ENGINE_FIFO, 0}};
 
 		trd_desc_put(&d, (struct trd_coord){1, 0, 0}, NULL, 4, 0x1234, 0, 0, 0);
 		d.flags = TRD_DF_IMM;
@@ -480,7 +480,7 @@ cases_fifo_counter_key(void)
 			add(p, &d, 64, 0, rf[k].cause, rf[k].cause ? A_NONE : A_RGET, w);
 		}
 		/* its descriptors */
-		p = base(TRD_PKT_RGET), p.fifo = 0xff, p.msg_len = 64;
+		p = base(TRD_PKT_RGET), p.fifo = TRD_ENGINE_FIFO, p.msg_len = 64;
 		trd_desc_put(&d, (struct trd_coord){2, 0, 0}, NULL, 4, 0x1234, 0, 0, 0);
 		d.flags = TRD_DF_IMM;
 		add(p, &d, 64, 0, TRD_DROP_BAD_DST, A_NONE, "rget: descriptor to a third node");
@@ -503,7 +503,7 @@ cases_fifo_counter_key(void)
 			p.msg_len = 15 * 64;
 			add(p, ds, 15 * 64, 0, 0, A_RGET, "rget: 15 descriptors");
 		}
-		p = base(TRD_PKT_RGET), p.fifo = 0xff, p.msg_len = 64, p.flags = TRD_HF_FIRST;
+		p = base(TRD_PKT_RGET), p.fifo = TRD_ENGINE_FIFO, p.msg_len = 64, p.flags = TRD_HF_FIRST;
 		add(p, &d, 64, 0, TRD_DROP_BAD_LENGTH, A_NONE, "rget: not FIRST|LAST");
 		p.flags = TRD_HF_ALL, p.msg_len = 128;
 		add(p, &d, 64, 0, TRD_DROP_BAD_LENGTH, A_NONE, "rget: msg_len 128, pay_len 64");

@@ -183,7 +183,7 @@ test_tx(void)
 	carried.flags = TRD_DF_SRC_MR;
 	carried.src_key = 0xBBBB;
 	carried.src = 16;
-	trd_desc_rget(&d[3], peer, 0xFF, &carried, 1);
+	trd_desc_rget(&d[3], peer, TRD_ENGINE_FIFO, &carried, 1);
 	T_EQ(trd_counter_set(n, ctr, 3000), 0);
 	T_EQ(trd_inject_bulk(trd_inj_fifo(n, 0), d, 4), 0);
 	T_EQ(trd_counter_wait(n, ctr, TIMEOUT_US), 0);
@@ -203,7 +203,7 @@ test_tx(void)
 			 data + 2888},
 			{TRD_PKT_FIFO, TRD_HF_ALL, 3, 0, 0xCAFEF00DULL, 0, 100, 100, data},
 			{TRD_PKT_FIFO, TRD_HF_ALL, 1, 0, 42, 0, 0, 0, NULL},
-			{TRD_PKT_RGET, TRD_HF_ALL, 0xFF, 0, 0, 0, 64, 64, (const uint8_t *)&carried},
+			{TRD_PKT_RGET, TRD_HF_ALL, TRD_ENGINE_FIFO, 0, 0, 0, 64, 64, (const uint8_t *)&carried},
 		};
 		unsigned int i = 0;
 
@@ -342,7 +342,7 @@ test_rx(void)
 		trd_desc_put(&c, (struct trd_coord){0, 0, 0}, NULL, 16, 1, 0, 0, 0);
 		c.flags = TRD_DF_SRC_MR;
 		c.src_key = trd_mr_key(ro);
-		p = base, p.type = TRD_PKT_RGET, p.fifo = 0xFF, p.key = 0;
+		p = base, p.type = TRD_PKT_RGET, p.fifo = TRD_ENGINE_FIFO, p.key = 0;
 		p.msg_len = p.pay_len = 64;
 		lens[nf] = mkframe(frames[nf], &p, &c, 64), nf++, want[TRD_DROP_BAD_DST]++;
 		trd_desc_put(&c, (struct trd_coord){1, 0, 0}, mem, 16, 1, 0, 0, 0);

@@ -540,7 +540,7 @@ get_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 	trd_desc_put(&c, px.ca, NULL, r->size, trd_mr_key(px.amr), 0, 0, px.actr);
 	c.flags = TRD_DF_SRC_MR;
 	c.src_key = trd_mr_key(px.bmr);
-	trd_desc_rget(&d, px.cb, 0xFF, &c, 1);
+	trd_desc_rget(&d, px.cb, TRD_ENGINE_FIFO, &c, 1);
 	engine_start();
 	for (uint64_t i = 0; i < n && !perf_stop; i++) {
 		uint64_t t0 = rte_rdtsc();

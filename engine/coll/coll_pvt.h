@@ -56,7 +56,6 @@ enum coll_kind {
 	CK_GATHER,
 	CK_SCATTER,
 	CK_ALLGATHER,
-	CK_MAX
 };
 
 /* Tree edges of this task in one collective: in[E_PARENT] is the stream coming down from the

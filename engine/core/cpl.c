@@ -305,7 +305,7 @@ trd_inject_reflect(struct trd_fifo *f, const struct trd_desc *data,
 	b.aux = (uint32_t)id;
 
 	d[0] = *data;
-	trd_desc_rget(&d[1], refl, TRD_ENGINE_FIFO_ID, &b, 1);
+	trd_desc_rget(&d[1], refl, TRD_ENGINE_FIFO, &b, 1);
 	d[1].flags = TRD_DF_ORDERED;
 	__atomic_fetch_add(&n->cpl_pending, 1, __ATOMIC_ACQ_REL);
 	rc = trd_inject_bulk(f, d, 2);

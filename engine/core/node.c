@@ -299,7 +299,7 @@ trd_node_create(const struct trd_node_conf *conf)
 		if ((n->inj[i] = fifo_create(n, (uint8_t)i, c.inj_fifo_size)) == NULL)
 			goto nomem;
 	n->n_inj = c.n_inj_fifos;
-	n->inj[n->n_inj] = fifo_create(n, TRD_ENGINE_FIFO_ID, 4096);
+	n->inj[n->n_inj] = fifo_create(n, TRD_ENGINE_FIFO, 4096);
 	if (n->inj[n->n_inj] == NULL)
 		goto nomem;
 	for (i = 0; i < c.n_rec_fifos; i++)
@@ -381,7 +381,7 @@ trd_node_add_link(struct trd_node *n, struct trd_link *l, enum trd_dir dir)
 	if (n == NULL || l == NULL || l->node != NULL || dir < TRD_DIR_NONE ||
 	    dir >= TRD_DIR_COUNT)
 		return -EINVAL;
-	if (n->served)
+	if (__atomic_load_n(&n->served, __ATOMIC_ACQUIRE))
 		return -EBUSY;
 	if (n->n_links >= TRD_MAX_LINKS)
 		return -ENOSPC;

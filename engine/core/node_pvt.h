@@ -27,8 +27,6 @@
 #define TRD_RX_BURST 32
 #define TRD_MCACHE 64
 #define TRD_HOP_SLACK 2            /* hops allowed beyond the route's length */
-/** Id of the engine's own injection FIFO (reflection / remote-get target). */
-#define TRD_ENGINE_FIFO_ID TRD_ENGINE_FIFO
 
 /** The mbuf private area. */
 struct trd_mbuf_priv {
@@ -260,7 +258,7 @@ struct trd_node {
 	struct rte_mbuf *mcache[TRD_MCACHE];
 
 	/* who serves the node */
-	volatile int served;
+	int served;             /* lcore + 1 of the lcore serving the node, 0: none (atomic) */
 	trd_progress_fn progress;
 	void *progress_arg;
 	uint32_t in_poll;

@@ -125,7 +125,7 @@ trd_node_poll(struct trd_node *n)
 struct lcore_serv {
 	struct trd_node *nodes[TRD_LCORE_MAX_NODES];
 	unsigned int n;
-	volatile int stop;
+	int stop; /* atomic */
 	int running;
 };
 
@@ -179,7 +179,7 @@ trd_lcore_launch(unsigned int lcore, struct trd_node *const nodes[], unsigned in
 		s->nodes[i] = nodes[i];
 	}
 	s->n = n;
-	s->stop = 0;
+	__atomic_store_n(&s->stop, 0, __ATOMIC_RELAXED);
 	s->running = 1;
 	if (rte_eal_remote_launch(serve_loop, s, lcore) != 0) {
 		for (i = 0; i < n; i++)

@@ -85,7 +85,7 @@ trd_inj_fifo(struct trd_node *n, unsigned int idx)
 {
 	if (n == NULL)
 		return NULL;
-	if (idx == TRD_ENGINE_FIFO_ID)
+	if (idx == TRD_ENGINE_FIFO)
 		return n->inj[n->n_inj];
 	return idx < n->n_inj ? n->inj[idx] : NULL;
 }

@@ -105,7 +105,7 @@ rx_rget(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 
 	if (nd > TRD_RGET_MAX_DESCS)
 		return TRD_DROP_BAD_LENGTH;
-	if (p->fifo == TRD_ENGINE_FIFO_ID)
+	if (p->fifo == TRD_ENGINE_FIFO)
 		f = n->inj[n->n_inj];
 	else if (p->fifo < n->n_inj)
 		f = n->inj[p->fifo];

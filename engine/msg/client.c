@@ -127,7 +127,7 @@ trd_context_create(struct trd_client *c, const struct trd_context_conf *conf)
 	uint32_t size, qsize, n;
 
 	if (c == NULL || conf == NULL || conf->node == NULL ||
-	    trd_inj_fifo(conf->node, conf->inj_fifo) == NULL || conf->inj_fifo == MSG_ENGINE_FIFO ||
+	    trd_inj_fifo(conf->node, conf->inj_fifo) == NULL || conf->inj_fifo == TRD_ENGINE_FIFO ||
 	    trd_rec_fifo(conf->node, conf->cpl_fifo) == NULL ||
 	    (conf->recv_fifo != TRD_NO_FIFO &&
 	     (conf->recv_fifo < 0 || (unsigned int)conf->recv_fifo == conf->cpl_fifo ||

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The messaging layer's private view: clients, contexts, work-queue entries. It uses only the
- * public engine API (include/toroid/toroid.h); it never reaches into engine/dma. */
+ * public engine API (include/toroid/toroid.h); it never reaches into engine/core. */
 #ifndef TRD_MSG_PVT_H
 #define TRD_MSG_PVT_H
 
@@ -16,15 +16,11 @@ extern int trd_msg_logtype;
 #define MSG_LOG(level, fmt, ...)                                                                   \
 	rte_log(RTE_LOG_##level, trd_msg_logtype, "toroid msg: " fmt "\n", ##__VA_ARGS__)
 
-/* The injection FIFO a remote get asks the target to use: the target engine's own FIFO, the
- * one trd_inj_fifo(node, 0xFF) returns (TRD_ENGINE_FIFO_ID in the engine). */
-#define MSG_ENGINE_FIFO 0xFF
-
 /* Most outcomes taken from the outcome FIFO in one go. */
 #define MSG_BURST 32
 
 /* What a work-queue entry is. */
-enum msg_kind { MSG_PUT = 0, MSG_SEND, MSG_READ, MSG_ATOMIC, MSG_FENCE, MSG_KIND_MAX };
+enum msg_kind { MSG_PUT = 0, MSG_SEND, MSG_READ, MSG_ATOMIC, MSG_FENCE };
 
 /* Where an entry is in its life. */
 enum msg_state {

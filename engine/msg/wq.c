@@ -219,7 +219,7 @@ trd_rdma_read(struct trd_context *x, void *local_addr, const struct trd_ep *ep,
 	op->c.flags = TRD_DF_SRC_MR;
 	op->c.src_key = remote_key;
 	op->c.src = remote_addr;
-	trd_desc_rget(&op->d, ep->coord, MSG_ENGINE_FIFO, &op->c, 1);
+	trd_desc_rget(&op->d, ep->coord, TRD_ENGINE_FIFO, &op->c, 1);
 	op_queue(x, idx);
 	return 0;
 }

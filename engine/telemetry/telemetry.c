@@ -199,7 +199,7 @@ tel_fifos(const char *cmd, const char *params, struct rte_tel_data *d)
 			return rc;
 	}
 	/* the engine's own FIFO (remote gets and reflection run from it) */
-	f = trd_inj_fifo(node, 0xFF);
+	f = trd_inj_fifo(node, TRD_ENGINE_FIFO);
 	if (f != NULL)
 		return tel_fifo_add(d, "engine", f);
 	return 0;

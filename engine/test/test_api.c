@@ -86,13 +86,13 @@ test_bad_input(void)
 		trd_desc_put(&cs[i], self, NULL, 8, 1, 0, 0, 0);
 		cs[i].flags = TRD_DF_IMM;
 	}
-	trd_desc_rget(&d, self, 0xFF, cs, 16);
+	trd_desc_rget(&d, self, TRD_ENGINE_FIFO, cs, 16);
 	T_EQ(trd_inject(trd_inj_fifo(n, 0), &d), -EINVAL); /* more than 15 carried */
-	trd_desc_rget(&d, self, 0xFF, cs, 0);
+	trd_desc_rget(&d, self, TRD_ENGINE_FIFO, cs, 0);
 	T_EQ(trd_inject(trd_inj_fifo(n, 0), &d), -EINVAL);
 	cs[0].flags = 0;
 	cs[0].src = (uintptr_t)buf;
-	trd_desc_rget(&d, self, 0xFF, cs, 1);
+	trd_desc_rget(&d, self, TRD_ENGINE_FIFO, cs, 1);
 	T_EQ(trd_inject(trd_inj_fifo(n, 0), &d), -EINVAL); /* carried raw address */
 	T_EQ(trd_inject_bulk(trd_inj_fifo(n, 0), NULL, 1), -EINVAL);
 	T_EQ(trd_inject_bulk(trd_inj_fifo(n, 0), cs, 0), 0);

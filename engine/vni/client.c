@@ -326,12 +326,12 @@ trd_vni_info(const struct trd_vni *v, struct trd_vni_info *info)
 	info->n_send = s->n_send;
 	info->n_recv = s->n_recv;
 	info->n_doorbells = s->n_doorbells;
-	info->tx_msgs = s->tx_msgs;
-	info->tx_pkts = s->tx_pkts;
-	info->tx_bytes = s->tx_bytes;
-	info->rx_msgs = s->rx_msgs;
-	info->rx_bytes = s->rx_bytes;
-	info->naks = s->naks;
+	info->tx_msgs = __atomic_load_n(&s->tx_msgs, __ATOMIC_RELAXED);
+	info->tx_pkts = __atomic_load_n(&s->tx_pkts, __ATOMIC_RELAXED);
+	info->tx_bytes = __atomic_load_n(&s->tx_bytes, __ATOMIC_RELAXED);
+	info->rx_msgs = __atomic_load_n(&s->rx_msgs, __ATOMIC_RELAXED);
+	info->rx_bytes = __atomic_load_n(&s->rx_bytes, __ATOMIC_RELAXED);
+	info->naks = __atomic_load_n(&s->naks, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -393,7 +393,7 @@ kick(struct trd_vni *v)
 	/* The engine sets engine_idle, then looks at the queues once more before it sleeps; we
 	 * queued, then look at engine_idle: one of the two sees the other. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (v->seg->engine_idle) {
+	if (__atomic_load_n(&v->seg->engine_idle, __ATOMIC_SEQ_CST)) {
 		if (write(v->kick_fd, &one, sizeof(one)) < 0) {
 			/* the counter is saturated: the engine is being woken anyway */
 		}
@@ -415,7 +415,7 @@ post(struct trd_vni *v, uint32_t op, uint32_t idx)
 static int
 check_live(const struct trd_vni *v)
 {
-	if (v->dead || v->seg->engine_status != 0)
+	if (v->dead || __atomic_load_n(&v->seg->engine_status, __ATOMIC_ACQUIRE) != 0)
 		return -ECONNRESET;
 	return 0;
 }

@@ -121,10 +121,10 @@ vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int
 		ST(s, ERRORS)++;
 	if (v->dead)
 		return;
-	v->seg->tx_msgs = v->tx_msgs;
-	v->seg->tx_bytes = v->tx_bytes;
-	v->seg->rx_msgs = v->rx_msgs;
-	v->seg->rx_bytes = v->rx_bytes;
+	__atomic_store_n(&v->seg->tx_msgs, v->tx_msgs, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->seg->tx_bytes, v->tx_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->seg->rx_msgs, v->rx_msgs, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->seg->rx_bytes, v->rx_bytes, __ATOMIC_RELAXED);
 	if (doorbell && db < v->n_db)
 		__atomic_store_n(&v->db[db], v->db[db] + 1, __ATOMIC_RELEASE);
 	/* The queue holds one entry per context, so it cannot be full: a failure means the
@@ -160,7 +160,8 @@ vnis_vif_wake_all(struct trd_vnis *s)
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);
 			fenced = true;
 		}
-		if (v->seg->app_armed && __atomic_exchange_n(&v->seg->app_armed, 0, __ATOMIC_SEQ_CST)) {
+		if (__atomic_load_n(&v->seg->app_armed, __ATOMIC_SEQ_CST) &&
+		    __atomic_exchange_n(&v->seg->app_armed, 0, __ATOMIC_SEQ_CST)) {
 			if (write(v->efd, &one, sizeof(one)) == sizeof(one))
 				ST(s, WAKEUPS)++;
 		}

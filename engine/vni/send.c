@@ -243,7 +243,7 @@ count_pkt(struct trd_vnis *s, struct vtx *t)
 	if (s->n_rr > 1 || (s->n_rr == 1 && !v->in_rr))
 		v->tx_pkts_shared++;
 	if (!v->dead)
-		v->seg->tx_pkts = v->tx_pkts;
+		__atomic_store_n(&v->seg->tx_pkts, v->tx_pkts, __ATOMIC_RELAXED);
 }
 
 /* Inject one packet for @p t. 0: done (a turn used); -ENOBUFS: the FIFO is full; -EAGAIN: this
@@ -441,7 +441,7 @@ vnis_on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 		ST(s, NAK_RECEIVED)++;
 		t->vif->naks++;
 		if (!t->vif->dead)
-			t->vif->seg->naks = t->vif->naks;
+			__atomic_store_n(&t->vif->seg->naks, t->vif->naks, __ATOMIC_RELAXED);
 		if (h->status == -EMSGSIZE ||
 		    (h->status == -ECONNREFUSED && s->now >= t->noproc_deadline)) {
 			vnis_tx_finish(s, t, h->status);

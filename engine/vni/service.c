@@ -375,7 +375,7 @@ trd_vnis_free(struct trd_vnis *s)
 		const uint64_t one = 1;
 
 		if (!v->dead) {
-			v->seg->engine_status = -ECANCELED;
+			__atomic_store_n(&v->seg->engine_status, -ECANCELED, __ATOMIC_RELEASE);
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);
 			if (write(v->efd, &one, sizeof(one)) < 0) {
 				/* saturated: the application wakes anyway */

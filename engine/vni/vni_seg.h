@@ -136,15 +136,16 @@ struct trd_vni_seg {
 
 	/* The application sets app_armed before it sleeps on its eventfd; the engine, after it
 	 * queued a completion, swaps it to 0 and writes the eventfd if it was 1. */
-	alignas(64) volatile uint32_t app_armed;
+	alignas(64) uint32_t app_armed;
 	/* The engine sets engine_idle before it sleeps; the application, after it queued a
 	 * command, writes the kick eventfd if it is set. */
-	alignas(64) volatile uint32_t engine_idle;
+	alignas(64) uint32_t engine_idle;
 	/* 0 while the engine serves the interface; a negative errno once it stopped. */
-	volatile int32_t engine_status;
+	int32_t engine_status;
 
-	/* Counters, written by the engine only. */
-	alignas(64) volatile uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
+	/* Counters, written by the engine only. Every field above from app_armed on is shared
+	 * by two processes: it is read and written with __atomic builtins only. */
+	alignas(64) uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
 };
 
 #endif /* TRD_VNI_SEG_H */
