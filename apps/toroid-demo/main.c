@@ -33,6 +33,7 @@
 #include <rte_lcore.h>
 
 #include "../common/app_common.h"
+#include "../common/latency.h"
 
 #include <toroid/telemetry.h>
 #include <toroid/toroid.h>
@@ -1482,33 +1483,23 @@ demo_print_table(struct demo *dm)
 	       DEMO_TITLE_W, "all", "", tt, tb, tp, tt - tf, tt);
 }
 
-static int
-demo_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* One latency line: min, avg, p50, p99 (nearest rank) of the @p n TSC intervals of
+/* One latency line: min, avg, p50, p99 (apps/common/latency.h) of the @p n TSC intervals of
  * completions seen, out of @p transfers. */
 static void
 demo_print_lat_line(const char *label, const char *size, uint64_t *v, unsigned int n,
 		    uint64_t transfers)
 {
-	double us = 1e6 / (double)rte_get_tsc_hz(), sum = 0;
+	double us = 1e6 / (double)rte_get_tsc_hz();
+	struct app_lat l;
 
 	if (n == 0) {
 		printf("%-*s %5s %9u  %s\n", DEMO_TITLE_W, label, size, 0u,
 		       transfers ? "(no completion arrived)" : "not run");
 		return;
 	}
-	qsort(v, n, sizeof(*v), demo_cmp_u64);
-	for (unsigned int i = 0; i < n; i++)
-		sum += (double)v[i];
-	printf("%-*s %5s %9u %9.1f %9.1f %9.1f %9.1f\n", DEMO_TITLE_W, label, size, n,
-	       (double)v[0] * us, sum / n * us, (double)v[(n + 1) / 2 - 1] * us,
-	       (double)v[(99 * (uint64_t)n + 99) / 100 - 1] * us);
+	app_lat_summary(v, n, us, &l);
+	printf("%-*s %5s %9u %9.1f %9.1f %9.1f %9.1f\n", DEMO_TITLE_W, label, size, n, l.min,
+	       l.avg, l.p50, l.p99);
 }
 
 /* Post-to-completion latencies of the put+reflect rows; with -v, by size too. */

@@ -36,6 +36,7 @@
 #include <toroid/toroid.h>
 
 #include "../common/app_common.h"
+#include "../common/latency.h"
 #include "perf_pvt.h"
 
 /* A wait fails after this long without progress (--timeout); a run may last any time. */
@@ -82,30 +83,21 @@ tsc_us(uint64_t cycles)
 	return (double)cycles * 1e6 / (double)rte_get_tsc_hz();
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 void
 lat_stats(struct perf_result *r, uint64_t *s, uint64_t n, double scale)
 {
-	double sum = 0;
+	struct app_lat l;
 
-	qsort(s, n, sizeof(*s), cmp_u64);
-	for (uint64_t i = 0; i < n; i++)
-		sum += (double)s[i];
+	/* the one summary of every tool (apps/common/latency.h): nearest-rank percentiles */
+	app_lat_summary(s, n, tsc_us(1) * scale, &l);
 	r->kind = K_LAT;
 	r->n = n;
-	r->min = tsc_us(s[0]) * scale;
-	r->max = tsc_us(s[n - 1]) * scale;
-	r->avg = tsc_us((uint64_t)(sum / (double)n)) * scale;
-	r->p50 = tsc_us(s[n / 2]) * scale;
-	r->p99 = tsc_us(s[(uint64_t)((double)n * 0.99)]) * scale;
-	r->p999 = tsc_us(s[(uint64_t)((double)n * 0.999)]) * scale;
+	r->min = l.min;
+	r->max = l.max;
+	r->avg = l.avg;
+	r->p50 = l.p50;
+	r->p99 = l.p99;
+	r->p999 = l.p999;
 	if (perf_opt.hgrm != NULL) {
 		/* HdrHistogram-style percentile distribution, in microseconds */
 		char path[512];

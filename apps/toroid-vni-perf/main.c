@@ -37,6 +37,7 @@
 #include <toroid/vni.h>
 
 #include "../common/app_common.h"
+#include "../common/latency.h"
 
 #define PERF_MAX_SIZES 16
 #define PERF_TAG 77
@@ -100,34 +101,23 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Print one-way latency (half of each round trip) statistics for @p n samples. */
 static void
 report(const char *mode, size_t size, uint64_t *rtt, unsigned int n)
 {
-	double sum = 0;
+	struct app_lat l;
 
 	if (n == 0)
 		return;
-	qsort(rtt, n, sizeof(*rtt), cmp_u64);
-	for (unsigned int i = 0; i < n; i++)
-		sum += (double)rtt[i];
-#define OW(v) ((double)(v) / 2000.0)
+	/* one-way: half of each round trip, in microseconds (samples are nanoseconds) */
+	app_lat_summary(rtt, n, 1.0 / 2000.0, &l);
 	/* the JSON keys of toroid-perf (docs/toroid-perf.md): one schema for both tools */
 	if (opt.json)
 		printf("{\"test\":\"%s_lat\",\"size\":%zu,\"links\":\"%s\",\"iters\":%u,"
 		       "\"unit\":\"us\",\"min\":%.3f,\"avg\":%.3f,\"p50\":%.3f,\"p99\":%.3f,"
 		       "\"p99_9\":%.3f,\"max\":%.3f,\"seconds\":%.3f%s%s%s}\n",
-		       mode, size, strcmp(mode, "vni") == 0 ? "vni" : "loopback", n, OW(rtt[0]),
-		       sum / n / 2000.0, OW(rtt[n / 2]), OW(rtt[(size_t)n * 99 / 100]),
-		       OW(rtt[(size_t)n * 999 / 1000]), OW(rtt[n - 1]), sum / 1e9,
+		       mode, size, strcmp(mode, "vni") == 0 ? "vni" : "loopback", n, l.min, l.avg,
+		       l.p50, l.p99, l.p999, l.max, l.avg * 2000.0 * n / 1e9,
 		       strcmp(mode, "vni") == 0 ? ",\"wait\":\"" : "",
 		       strcmp(mode, "vni") != 0		? ""
 		       : opt.wait == W_SPIN		? "spin\""
@@ -137,12 +127,10 @@ report(const char *mode, size_t size, uint64_t *rtt, unsigned int n)
 	else
 		printf("%-7s %8zu B  one-way latency us: min %7.2f  avg %7.2f  p50 %7.2f  p99 %7.2f  "
 		       "p99.9 %7.2f  max %8.2f%s\n",
-		       mode, size, OW(rtt[0]), sum / n / 2000.0, OW(rtt[n / 2]),
-		       OW(rtt[(size_t)n * 99 / 100]), OW(rtt[(size_t)n * 999 / 1000]), OW(rtt[n - 1]),
+		       mode, size, l.min, l.avg, l.p50, l.p99, l.p999, l.max,
 		       perf_sig ? "  (interrupted: " : "");
 	if (!opt.json && perf_sig)
 		printf("%u round trips)\n", n);
-#undef OW
 	fflush(stdout);
 }
 
