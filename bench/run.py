@@ -29,32 +29,30 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ANALYSIS = """## What bounds the unmet targets
 
-Measured with `valgrind --tool=callgrind` on `toroid-perf -- -t put_rate -s 64 --inline` (one
-thread, instructions are repeatable where seconds are not) and `perf record`:
+From the instructions-per-message table above (`bench/ipm.py`, callgrind on
+`toroid-perf -- -t put_rate -s 64 --inline`: one thread, repeatable where seconds are not):
 
-* **Message rate (one lcore, net_ring).** A raw loop moves a 64 B frame in ~100 instructions
-  (allocate, fill 14 bytes, tx, rx, free). The engine does, per message: the post into the
-  injection FIFO (validation, a 64-byte descriptor plus one inline slot through an rte_ring,
-  ~175 instructions on the application side), the descriptor (~120: staged dequeue, route,
-  header template), the packet (~350: mbuf, Ethernet and torus headers, the header checksum,
-  the hand-over accounting of counters), the receive (~110 parse and checksum, ~90 region
-  lookup, bounds and copy, ~80 the in-order check of the reliability session) and the
-  reliability bookkeeping (a reference held per packet: two atomic reference-count updates,
-  the ack every 32 packets and its processing). About 1 000 instructions and four cache lines
-  per message instead of ~100: 0.13 x raw. What was tried: 16-byte ring units so DPDK copies
-  descriptors 128 bits at a time (fifo_next 295 -> 120 instructions), descriptors and inline
-  data used in place in the stage, a network-order header template, ranks computed inline,
-  SACK bitmaps built only when something is held (7.3 Mpps one lcore before reliability,
-  5.0 with it).
-* **Latency over memif.** Raw ping-pong is one thread sending and polling. Through the engine
-  a message crosses the application/engine boundary twice per direction (post, then the poll
-  that builds and sends it; receive, then the application's next check), and each side runs a
-  full poll round (every FIFO, every link, the timers) between those steps: about 0.4 us more
-  per direction, so put and FIFO half round trips are ~1.8-2.0 x raw, and a reflection (two
-  round trips through two engines' poll rounds) ~2.6 x raw RTT.
-* **64 KiB over memif** reaches 0.83 x raw: the difference is the per-packet work above on
-  1 444-byte packets, and the acknowledgements coming back.
-* **Against UCX** the rate is ~18 x UCX over TCP loopback on this 2-CPU machine (20 x asked).
+* **Message rate (one lcore, net_ring).** A raw loop moves a 64 B frame in 87 instructions
+  (allocate, fill, tx, rx, free). The engine spends about 1 500 per 64 B put: the header codec
+  and checksums (~265: the header built from a template, sealed by the sender, verified and
+  decoded by the receiver), the packet build (~255: mbuf, Ethernet header, payload copy, the
+  per-packet hand-over accounting), reliability (~205: sequence numbers, a reference held per
+  packet for retransmission and its release, acks), the engine loop (~145), the post (~135:
+  checks and the write into the FIFO's ring), the receive (~135: region lookup, bounds, copy,
+  counters), addressing (~85) and DPDK's own ring and mbuf work. What was done: posts write
+  straight into the ring (zero-copy enqueue, no 32 KiB stack buffer), one inline header codec,
+  link-time optimisation across the per-layer libraries, no duplicate retransmissions on
+  loss-free links. What is left: per-burst instead of per-packet accounting (counter updates,
+  references), cheaper checksums, coalescing several small messages into one frame.
+* **Application thread + engine lcore.** This used to run at a third of one lcore doing both:
+  every post read cache lines the engine writes per packet (the FIFO's engine state, the peer's
+  hot state for its down flag). They now live apart, and the two-thread rate is about 2.7 x
+  what it was (see `make compare`).
+* **Latency over memif.** A message crosses the application/engine boundary twice per
+  direction (post, then the poll that builds and sends it; receive, then the application's next
+  check), and each side runs a full poll round between those steps.
+* **64 KiB over memif**: the per-packet work above on 1 444-byte packets, and the
+  acknowledgements coming back.
 """
 
 
