@@ -146,7 +146,7 @@ struct trd_context_conf {
 	X(ERRORS, "errors")       /* completions with a negative status */                         \
 	X(FENCES, "fences")       /* fences completed */                                           \
 	X(STALLS, "stalls")       /* advances that left the head waiting (FIFO full, no ids) */    \
-	X(RECEIVED, "received")   /* messages delivered to the receive callback */                 \
+	X(RECEIVED, "received")   /* messages delivered to the receive callback or a handler */    \
 	X(PUT_BYTES, "put_bytes") /* bytes of puts and sends completed without error */            \
 	X(READ_BYTES, "read_bytes") /* bytes of RDMA reads completed without error */              \
 	X(LOCAL_DONE, "local_done") /* local events run (trd_op_events::local_fn) */              \
@@ -192,8 +192,8 @@ struct trd_context *trd_client_context(const struct trd_client *client, unsigned
 
 /**
  * Create a context on @p client; its offset is the number of contexts made before it.
- * The context allocates engine counters for its RDMA reads on demand and keeps them until it
- * is destroyed.
+ * The context allocates engine counters for its RDMA reads and for the local events of its
+ * puts and sends on demand (at most wq_size) and keeps them until it is destroyed.
  * @return the context, or NULL with rte_errno = EINVAL (no node, a FIFO index the node does
  * not have, recv_fifo equal to cpl_fifo, wq_size above 65536, a node whose torus differs from
  * the client's, dispatch without a recv_fifo or with a recv callback), ENOSPC
@@ -297,8 +297,9 @@ int trd_send(struct trd_context *ctx, const struct trd_ep *ep, const void *buf, 
  * @p id gets it as msg->user. The message carries (@p id << 48 | @p user) as its user word.
  * Completion events (@p ev may be NULL: none) as struct trd_op_events says: local when the
  * buffer may be reused, remote when the message is in the target's reception FIFO (whether
- * the target has a handler for @p id is decided there, later, and not reported back).
- * Remote errors: those of trd_send().
+ * the target has a handler for @p id is decided there, later, and not reported back). A
+ * local event takes an engine counter as trd_put_events() says.
+ * Completion errors: those of trd_send(), -ENOSPC.
  * @return 0; -ENOBUFS (work queue full); -EINVAL (bad argument, @p id not below
  * TRD_DISPATCH_MAX, @p user above TRD_DISPATCH_USER_MAX, or @p ep's context does not
  * dispatch).
@@ -308,7 +309,11 @@ int trd_send_dispatch(struct trd_context *ctx, const struct trd_ep *ep, unsigned
 
 /**
  * trd_put() with two completion events (struct trd_op_events; @p ev may be NULL): local when
- * @p local_addr may be reused, remote when the data is in the target's memory.
+ * @p local_addr may be reused, remote when the data is in the target's memory. A put with a
+ * local event takes one of the context's engine counters while it starts and until its local
+ * event; when the node has none left and the context holds none that will come back, it
+ * completes with -ENOSPC.
+ * Completion errors: those of trd_put(), -ENOSPC.
  * @return as trd_put().
  */
 int trd_put_events(struct trd_context *ctx, const void *local_addr, const struct trd_ep *ep,
@@ -360,8 +365,8 @@ int trd_fence(struct trd_context *ctx, const struct trd_ep *ep, trd_done_fn cb, 
  * found nothing to do it makes engine progress (trd_node_progress()): if no lcore serves the
  * node, only one thread at a time may then advance contexts of that node (or net).
  * @param max most events to deliver in this call (0: no bound).
- * @return the number of events delivered (completions, local events, received messages
- * handed to a callback or handler), or -EINVAL,
+ * @return the number of events delivered (operations completed, local events run before
+ * their operation completed, received messages handed to a callback or handler), or -EINVAL,
  * or -EBUSY if called from one of this context's callbacks.
  */
 int trd_advance(struct trd_context *ctx, unsigned int max);
