@@ -53,13 +53,13 @@ static uint64_t seq; /* events in the order they run */
 
 /* One operation's two events. */
 struct evrec {
-	int local, remote;          /* times run */
+	int local, remote; /* times run */
 	int lstatus, rstatus;
 	uint64_t lseq, rseq;
-	uint8_t *src;               /* overwritten in the local event (NULL: not) */
+	uint8_t *src; /* overwritten in the local event (NULL: not) */
 	size_t len;
-	bool ctrs_zero;             /* every counter of node 0 was zero at the local event */
-	const uint8_t *want;        /* a read: the bytes that must have landed at the local event */
+	bool ctrs_zero;      /* every counter of node 0 was zero at the local event */
+	const uint8_t *want; /* a read: the bytes that must have landed at the local event */
 	bool landed;
 };
 
@@ -248,7 +248,8 @@ test_dispatch(void)
 	T_EQ(ctx_stat(cx[1][0], TRD_CTX_STAT_RECEIVED), N_SEND);
 	T_EQ(ctx_stat(cx[1][0], TRD_CTX_STAT_DISPATCH_UNKNOWN), 0);
 	printf("dispatch: %u sends to ids 0, 7, 255 reached their handlers in order, byte-exact, "
-	       "with 48-bit user words; sources overwritten at their local event\n", N_SEND);
+	       "with 48-bit user words; sources overwritten at their local event\n",
+	       N_SEND);
 }
 
 static void
@@ -284,8 +285,12 @@ test_unknown(void)
 static void
 test_refusals(void)
 {
-	struct trd_context_conf cc = {.node = nd[0], .inj_fifo = 3, .cpl_fifo = 2, .recv_fifo = 3,
-				      .dispatch = true, .recv = plain_recv};
+	struct trd_context_conf cc = {.node = nd[0],
+				      .inj_fifo = 3,
+				      .cpl_fifo = 2,
+				      .recv_fifo = 3,
+				      .dispatch = true,
+				      .recv = plain_recv};
 	struct trd_ep dep, pep;
 
 	T_EQ(trd_endpoint(cl[0], 1, 0, &dep), 0);
@@ -426,8 +431,8 @@ b_local_cb(struct trd_context *c, void *cookie, int status)
 }
 
 static int
-b_post(struct trd_context *x, bool events, const void *src, const struct trd_ep *ep,
-       uint64_t key, uint32_t len)
+b_post(struct trd_context *x, bool events, const void *src, const struct trd_ep *ep, uint64_t key,
+       uint32_t len)
 {
 	struct trd_op_events ev = {b_local_cb, b_remote_cb, NULL};
 
@@ -512,8 +517,8 @@ main(int argc, char **argv)
 {
 	struct trd_node_conf ndc = {.n_rec_fifos = 4, .n_counters = N_CTRS};
 	const uint32_t ranks[] = {0, 1};
-	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ndc, .ranks = ranks,
-				  .n_ranks = 2};
+	struct trd_net_conf nc = {
+		.links = TRD_NET_RING, .node = &ndc, .ranks = ranks, .n_ranks = 2};
 	struct trd_impair_conf imp;
 	uint64_t t0;
 

@@ -176,8 +176,8 @@ trd_context_create(struct trd_client *c, const struct trd_context_conf *conf)
 	x->reads = rte_malloc("trd_ctx_reads", sizeof(uint32_t) * size, 0);
 	x->lwait = rte_malloc("trd_ctx_lwait", sizeof(uint32_t) * size, 0);
 	if (conf->dispatch)
-		x->dispatch = rte_zmalloc("trd_ctx_dispatch",
-					  sizeof(*x->dispatch) * TRD_DISPATCH_MAX, 0);
+		x->dispatch =
+			rte_zmalloc("trd_ctx_dispatch", sizeof(*x->dispatch) * TRD_DISPATCH_MAX, 0);
 	x->ctrs = rte_malloc("trd_ctx_ctrs", sizeof(uint16_t) * size, 0);
 	x->ctrs_owned = rte_malloc("trd_ctx_ctrs", sizeof(uint16_t) * size, 0);
 	if (x->ops == NULL || x->free_ids == NULL || x->q == NULL || x->outstanding == NULL ||

@@ -109,7 +109,7 @@ struct trd_context {
 	uint32_t *outstanding; /* per target rank */
 	uint32_t *reads;       /* entries of the RDMA reads in flight */
 	uint32_t n_reads;
-	uint32_t *lwait;       /* entries of puts and sends started, whose local event waits */
+	uint32_t *lwait; /* entries of puts and sends started, whose local event waits */
 	uint32_t n_lwait;
 	uint16_t *ctrs;        /* engine counters kept for reads, free ones */
 	uint32_t n_ctrs;       /* free ones in ctrs[] */

@@ -66,8 +66,8 @@ op_new(struct trd_context *x, enum msg_kind kind, uint32_t rank, trd_done_fn cb,
 /* An entry with two events: @p ev's remote function is its completion, its local function
  * runs before (MSG_EV_LOCAL). */
 static struct msg_op *
-op_new_ev(struct trd_context *x, enum msg_kind kind, uint32_t rank,
-	  const struct trd_op_events *ev, uint32_t *idx)
+op_new_ev(struct trd_context *x, enum msg_kind kind, uint32_t rank, const struct trd_op_events *ev,
+	  uint32_t *idx)
 {
 	struct msg_op *op;
 
@@ -266,13 +266,12 @@ trd_send(struct trd_context *x, const struct trd_ep *ep, const void *buf, size_t
 }
 
 int
-trd_send_dispatch(struct trd_context *x, const struct trd_ep *ep, unsigned int id,
-		  const void *buf, size_t len, uint64_t user, const struct trd_op_events *ev)
+trd_send_dispatch(struct trd_context *x, const struct trd_ep *ep, unsigned int id, const void *buf,
+		  size_t len, uint64_t user, const struct trd_op_events *ev)
 {
 	if (id >= TRD_DISPATCH_MAX || user > TRD_DISPATCH_USER_MAX)
 		return -EINVAL;
-	return send_post(x, ep, true, buf, len, (uint64_t)id << TRD_DISPATCH_USER_BITS | user,
-			 ev);
+	return send_post(x, ep, true, buf, len, (uint64_t)id << TRD_DISPATCH_USER_BITS | user, ev);
 }
 
 static int
@@ -606,9 +605,10 @@ dispatch_one(struct trd_context *x, struct trd_msg *m)
 
 	if (id >= TRD_DISPATCH_MAX || x->dispatch[id].fn == NULL) {
 		x->stat[TRD_CTX_STAT_DISPATCH_UNKNOWN]++;
-		MSG_LOG(DEBUG, "context %u: %" PRIu32 "-byte message from (%u,%u,%u) for dispatch "
-			"id %" PRIu64 ", which has no handler: dropped", x->offset, m->len,
-			m->src.x, m->src.y, m->src.z, id);
+		MSG_LOG(DEBUG,
+			"context %u: %" PRIu32 "-byte message from (%u,%u,%u) for dispatch "
+			"id %" PRIu64 ", which has no handler: dropped",
+			x->offset, m->len, m->src.x, m->src.y, m->src.z, id);
 		return 0;
 	}
 	h = &x->dispatch[id];
@@ -626,7 +626,8 @@ recv_drain(struct trd_context *x, unsigned int budget)
 	int k;
 
 	while (taken < budget) {
-		k = trd_rec_fifo_poll(x->recv_rf, m, RTE_MIN((unsigned int)MSG_BURST, budget - taken));
+		k = trd_rec_fifo_poll(x->recv_rf, m,
+				      RTE_MIN((unsigned int)MSG_BURST, budget - taken));
 		if (k <= 0)
 			break;
 		for (int i = 0; i < k; i++) {

@@ -148,9 +148,9 @@ struct trd_context_conf {
 	X(STALLS, "stalls")       /* advances that left the head waiting (FIFO full, no ids) */    \
 	X(RECEIVED, "received")   /* messages delivered to the receive callback or a handler */    \
 	X(PUT_BYTES, "put_bytes") /* bytes of puts and sends completed without error */            \
-	X(READ_BYTES, "read_bytes") /* bytes of RDMA reads completed without error */              \
-	X(LOCAL_DONE, "local_done") /* local events run (trd_op_events::local_fn) */              \
-	X(DISPATCH_UNKNOWN, "dispatch_unknown") /* received with an id that has no handler: freed */
+	X(READ_BYTES, "read_bytes")             /* bytes of RDMA reads completed without error */  \
+	X(LOCAL_DONE, "local_done")             /* local events run (trd_op_events::local_fn) */   \
+	X(DISPATCH_UNKNOWN, "dispatch_unknown") /* received for an id with no handler: freed */
 
 /** Context statistics ids. */
 enum trd_context_stat {
