@@ -2,7 +2,8 @@
 /*
  * Clients, contexts and endpoints. A client maps tasks to torus coordinates; a context owns a
  * work queue and the engine resources its operations use (an outcome FIFO, counters for its
- * RDMA reads); an endpoint is a (task, context offset) value.
+ * RDMA reads and for the local events of its puts and sends) and, if it dispatches, a table of
+ * handlers by dispatch id; an endpoint is a (task, context offset) value.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -108,6 +109,8 @@ ctx_free(struct trd_context *x)
 	rte_free(x->q);
 	rte_free(x->outstanding);
 	rte_free(x->reads);
+	rte_free(x->lwait);
+	rte_free(x->dispatch);
 	rte_free(x->ctrs);
 	rte_free(x->ctrs_owned);
 	rte_free(x);
@@ -132,7 +135,8 @@ trd_context_create(struct trd_client *c, const struct trd_context_conf *conf)
 	    (conf->recv_fifo != TRD_NO_FIFO &&
 	     (conf->recv_fifo < 0 || (unsigned int)conf->recv_fifo == conf->cpl_fifo ||
 	      trd_rec_fifo(conf->node, (unsigned int)conf->recv_fifo) == NULL)) ||
-	    conf->wq_size > 65536) {
+	    conf->wq_size > 65536 ||
+	    (conf->dispatch && (conf->recv_fifo == TRD_NO_FIFO || conf->recv != NULL))) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -170,10 +174,15 @@ trd_context_create(struct trd_client *c, const struct trd_context_conf *conf)
 	x->q = rte_malloc("trd_ctx_q", sizeof(uint32_t) * qsize, 0);
 	x->outstanding = rte_zmalloc("trd_ctx_out", sizeof(uint32_t) * n, 0);
 	x->reads = rte_malloc("trd_ctx_reads", sizeof(uint32_t) * size, 0);
+	x->lwait = rte_malloc("trd_ctx_lwait", sizeof(uint32_t) * size, 0);
+	if (conf->dispatch)
+		x->dispatch =
+			rte_zmalloc("trd_ctx_dispatch", sizeof(*x->dispatch) * TRD_DISPATCH_MAX, 0);
 	x->ctrs = rte_malloc("trd_ctx_ctrs", sizeof(uint16_t) * size, 0);
 	x->ctrs_owned = rte_malloc("trd_ctx_ctrs", sizeof(uint16_t) * size, 0);
 	if (x->ops == NULL || x->free_ids == NULL || x->q == NULL || x->outstanding == NULL ||
-	    x->reads == NULL || x->ctrs == NULL || x->ctrs_owned == NULL) {
+	    x->reads == NULL || x->lwait == NULL || (conf->dispatch && x->dispatch == NULL) ||
+	    x->ctrs == NULL || x->ctrs_owned == NULL) {
 		ctx_free(x);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -205,6 +214,7 @@ trd_context_create(struct trd_client *c, const struct trd_context_conf *conf)
 	c->ctx[x->offset] = x;
 	c->recv_fifo[x->offset] =
 		(int16_t)(conf->recv_fifo == TRD_NO_FIFO ? TRD_NO_FIFO : conf->recv_fifo);
+	c->dispatch[x->offset] = conf->dispatch;
 	__atomic_store_n(&c->n_ctx, c->n_ctx + 1, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&c->lock);
 	return x;
@@ -260,6 +270,18 @@ trd_context_stat_name(unsigned int stat)
 	return stat < TRD_CTX_STAT_MAX ? ctx_stat_names[stat] : NULL;
 }
 
+int
+trd_dispatch_set(struct trd_context *x, unsigned int id, trd_recv_fn fn, void *arg)
+{
+	if (x == NULL || id >= TRD_DISPATCH_MAX)
+		return -EINVAL;
+	if (x->dispatch == NULL)
+		return -ENOTSUP;
+	x->dispatch[id].fn = fn;
+	x->dispatch[id].arg = fn != NULL ? arg : NULL;
+	return 0;
+}
+
 /* ---- endpoints ---- */
 
 int
@@ -278,5 +300,6 @@ trd_endpoint(const struct trd_client *c, uint32_t task, unsigned int ctx_offset,
 	ep->coord = coord;
 	ep->ctx = (uint8_t)ctx_offset;
 	ep->recv_fifo = c->recv_fifo[ctx_offset];
+	ep->dispatch = c->dispatch[ctx_offset];
 	return 0;
 }

@@ -32,18 +32,26 @@ enum msg_state {
 /* Target rank of a fence that covers every node. */
 #define MSG_ALL_NODES UINT32_MAX
 
+/* The two completion events of an operation (struct trd_op_events), in op->ev. */
+#define MSG_EV_LOCAL 0x01  /* a local event is still to run (lcb) */
+#define MSG_EV_REMOTE 0x02 /* put, send: the outcome arrived first, kept in rstatus */
+
 /* One operation. Its cookie towards the engine is (gen << 32 | index): an outcome for an older
  * use of the entry is recognised and ignored. */
 struct msg_op {
 	uint8_t kind;  /* enum msg_kind */
 	uint8_t state; /* enum msg_state */
-	uint16_t ctr;  /* MSG_READ: the counter that counts the bytes down, 0 until started */
+	uint16_t ctr;  /* MSG_READ: the counter that counts the bytes down; MSG_PUT, MSG_SEND
+			* with a local event: the injection counter; 0 until started */
 	uint32_t gen;
 	uint32_t track;   /* engine tracking id, 0 until started */
 	uint32_t rank;    /* target node rank (MSG_ALL_NODES: a fence on all) */
 	int32_t fstatus;  /* MSG_FENCE: the first failure among the operations it covers */
+	uint8_t ev;       /* MSG_EV_* */
+	int32_t rstatus;  /* with MSG_EV_REMOTE: the outcome's status */
 	uint64_t *result; /* MSG_ATOMIC: where the old value goes */
-	trd_done_fn cb;
+	trd_done_fn cb;   /* the completion (the remote event) */
+	trd_done_fn lcb;  /* the local event, or NULL */
 	void *cookie;
 	struct trd_desc d; /* the descriptor to inject (aux filled at start) */
 	struct trd_desc c; /* MSG_READ: the carried put-back descriptor */
@@ -58,6 +66,13 @@ struct trd_client {
 	uint32_t n_ctx;      /* published with release after ctx[n_ctx - 1] */
 	struct trd_context *ctx[TRD_CLIENT_MAX_CONTEXTS];
 	int16_t recv_fifo[TRD_CLIENT_MAX_CONTEXTS];
+	bool dispatch[TRD_CLIENT_MAX_CONTEXTS];
+};
+
+/* A dispatch handler. */
+struct msg_handler {
+	trd_recv_fn fn;
+	void *arg;
 };
 
 struct trd_context {
@@ -68,6 +83,7 @@ struct trd_context {
 	struct trd_rec_fifo *recv_rf; /* NULL: none */
 	trd_recv_fn recv;
 	void *recv_arg;
+	struct msg_handler *dispatch; /* TRD_DISPATCH_MAX handlers, or NULL: no dispatch */
 	uint8_t cpl_fifo;
 	unsigned int offset;
 	struct trd_torus torus; /* the node's */
@@ -89,6 +105,8 @@ struct trd_context {
 	uint32_t *outstanding; /* per target rank */
 	uint32_t *reads;       /* entries of the RDMA reads in flight */
 	uint32_t n_reads;
+	uint32_t *lwait; /* entries of puts and sends started, whose local event waits */
+	uint32_t n_lwait;
 	uint16_t *ctrs;        /* engine counters kept for reads, free ones */
 	uint32_t n_ctrs;       /* free ones in ctrs[] */
 	uint32_t n_ctrs_owned; /* all allocated (free + in use) */
