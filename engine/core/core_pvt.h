@@ -74,6 +74,7 @@ trd_coord_eq(struct trd_coord a, const uint8_t b[3])
 struct trd_rx_fate {
 	int cause;
 	bool kept;
+	bool verdict; /* a put, FIFO message or remote get: the origin may want a DONE */
 };
 
 static inline struct trd_rx_fate

@@ -317,10 +317,19 @@ rx_deliver(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	default:
 		return trd_fate(0, false);
 	}
-	/* The origin asked for a verdict on this message: its last packet decides. A remote get
-	 * only reports a refusal: its carried descriptors report their own failures, and the
-	 * requester sees success in its counters. */
-	if ((p->flags & (TRD_HF_ACKREQ | TRD_HF_LAST)) == (TRD_HF_ACKREQ | TRD_HF_LAST) &&
+	f.verdict = true;
+	return f;
+}
+
+/* The origin asked for a verdict on this message: its last packet decides. A remote get only
+ * reports a refusal: its carried descriptors report their own failures, and the requester sees
+ * success in its counters. A sequenced frame's verdict goes after its session took it, so that
+ * the DONE's piggybacked ack covers the frame itself and the origin need not wait for an ack. */
+static void
+send_verdict(struct trd_node *n, const struct trd_pkt *p, struct trd_rx_fate f)
+{
+	if (f.verdict &&
+	    (p->flags & (TRD_HF_ACKREQ | TRD_HF_LAST)) == (TRD_HF_ACKREQ | TRD_HF_LAST) &&
 	    (p->type != TRD_PKT_RGET || f.cause != 0) &&
 	    !(trd_drop_transient(f.cause) && p->seq != 0 && n->reliable)) {
 		/* (a reliable sender brings a packet refused for lack of room again: its verdict
@@ -331,7 +340,6 @@ rx_deliver(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		if (rc != 0)
 			trd_drop(n, (unsigned int)rc);
 	}
-	return f;
 }
 
 /* A sequenced frame: reliability says deliver, hold or drop; a delivered one may release
@@ -359,8 +367,11 @@ rx_sequenced(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	if (unlikely(trd_drop_transient(f.cause)))
 		return f;
 	trd_rel_consume(n, pe);
+	trd_rel_rx_end(n, pe); /* an ack is due: a DONE below carries it */
+	send_verdict(n, p, f);
 	while ((h = trd_rel_next(n, pe, &hp)) != NULL) {
-		struct trd_rx_fate g = rx_deliver(n, h, hp);
+		struct trd_pkt hq = *hp; /* its slot is free once consumed */
+		struct trd_rx_fate g = rx_deliver(n, h, &hq);
 
 		if (g.cause != 0) {
 			trd_drop(n, (unsigned int)g.cause);
@@ -368,10 +379,10 @@ rx_sequenced(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 				break; /* stays held; tried again when its turn comes back */
 		}
 		trd_rel_consume(n, pe); /* h is ours now */
+		send_verdict(n, &hq, g);
 		if (!g.kept)
 			rte_pktmbuf_free(h);
 	}
-	trd_rel_rx_end(n, pe);
 	return f;
 }
 
@@ -415,7 +426,12 @@ rx_one(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m)
 	}
 	if (p.seq != 0 && n->reliable)
 		return rx_sequenced(n, m, &p);
-	return rx_deliver(n, m, &p);
+	{
+		struct trd_rx_fate f = rx_deliver(n, m, &p);
+
+		send_verdict(n, &p, f);
+		return f;
+	}
 }
 
 void
