@@ -302,7 +302,7 @@ owner_check(struct trd_vnis *s, int fd, const struct ucred *cred, uint32_t app, 
 static void
 conn_register(struct trd_vnis *s, struct vconn *c)
 {
-	struct trd_vni_sock_register req;
+	struct trd_vni_sock_register req = {0}; /* a short request leaves the rest zero */
 	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
 	socklen_t cl = sizeof(cred);
 	const char *why = NULL;
@@ -378,8 +378,12 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 		}
 	}
 	if (rc != 0) {
-		VNI_LOG(NOTICE, "registration of %u:%u (pid %d, uid %u) refused: %s", req.app,
-			req.proc, cred.pid, cred.uid, why);
+		if (n == (ssize_t)sizeof(req))
+			VNI_LOG(NOTICE, "registration of %u:%u (pid %d, uid %u) refused: %s",
+				req.app, req.proc, cred.pid, cred.uid, why);
+		else /* its app and proc never came: do not name any */
+			VNI_LOG(NOTICE, "registration of %zd bytes (pid %d, uid %u) refused: %s", n,
+				cred.pid, cred.uid, why);
 		ST(s, REFUSED)++;
 		answer(fd, rc, 0, why, NULL);
 		close(fd);
