@@ -182,6 +182,10 @@ struct trd_peer {
 	struct rte_mbuf **rxb;  /* received ahead of order, by seq & mask */
 	struct trd_pkt *rxp;    /* their parsed headers */
 	uint32_t n_held;        /* how many rxb holds */
+	uint32_t part_seq;      /* a bundle refused after part_done of its messages were
+				 * delivered (session part_epoch): they are not delivered again */
+	uint16_t part_epoch;
+	uint8_t part_done;
 };
 
 /** A multi-packet FIFO message being put together. */

@@ -47,8 +47,9 @@ trd_desc_check_remote(const struct trd_desc *d, struct trd_coord requester)
 
 
 
+/* A put whose payload is @p off bytes into @p m. */
 static int
-rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
+rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t off)
 {
 	struct trd_mr *mr = trd_mr_lookup(n, p->key);
 
@@ -72,7 +73,7 @@ rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		if (cause != 0)
 			return cause;
 	}
-	trd_pay_copy(m, mr->base + p->offset, p->pay_len);
+	trd_pay_copy_at(m, off, mr->base + p->offset, p->pay_len);
 	trd_ctr_sub(n, p->counter, p->pay_len);
 	n->stat[TRD_STAT_RX_PUT]++;
 	n->stat[TRD_STAT_PUT_BYTES] += p->pay_len;
@@ -286,6 +287,90 @@ crc_check(const struct rte_mbuf *m, const struct trd_pkt *p)
 	return crc == want ? 0 : TRD_DROP_BAD_CRC;
 }
 
+/* A bundle: each of its messages is acted on as if it had come alone, with the same checks,
+ * and a message that fails them is dropped and counted alone. The structure is checked whole
+ * first: one malformed entry drops the frame. A message refused for want of room (its FIFO
+ * full, no memory) ends the frame's turn when it is sequenced: the peer's session remembers
+ * how many messages were delivered, the frame is refused, and when the reliable sender brings
+ * it again delivery goes on from there, so no message is delivered twice. An unsequenced
+ * frame is never sent again: its messages that find no room are dropped and counted. */
+static struct trd_rx_fate
+rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
+{
+	struct trd_pkt e[TRD_BUNDLE_MAX];
+	uint32_t eoff[TRD_BUNDLE_MAX];
+	struct rte_mbuf *mi[TRD_BUNDLE_MAX];
+	uint8_t ebuf[TRD_ENTRY_LEN];
+	uint32_t off = TRD_FRAME_HLEN, end = TRD_FRAME_HLEN + p->pay_len, cnt = p->aux, nf = 0;
+	uint32_t start = 0, i;
+	struct trd_peer *pe = NULL;
+	struct trd_rx_fate f = trd_fate(0, false);
+	unsigned int j = 0;
+
+	if (p->seq != 0 && n->reliable) {
+		struct trd_coord src = {p->src[0], p->src[1], p->src[2]};
+
+		pe = n->peers[trd_rank_of(n, src)];
+		if (pe != NULL && pe->part_seq == p->seq && pe->part_epoch == p->epoch)
+			start = pe->part_done;
+	}
+	for (i = 0; i < cnt; i++) {
+		const void *eh = m->data_len >= off + TRD_ENTRY_LEN
+					 ? rte_pktmbuf_mtod_offset(m, const void *, off)
+					 : rte_pktmbuf_read(m, off, TRD_ENTRY_LEN, ebuf);
+		int cause;
+
+		if (eh == NULL)
+			return trd_fate(TRD_DROP_BAD_LENGTH, false);
+		cause = trd_wire_entry_decode(p, eh, end - off, i, &e[i]);
+		if (cause != 0)
+			return trd_fate(cause, false);
+		eoff[i] = off + TRD_ENTRY_LEN;
+		off = eoff[i] + e[i].pay_len;
+		if (i >= start && e[i].type == TRD_PKT_FIFO && e[i].fifo < n->n_rec)
+			nf++;
+	}
+	if (off != end)
+		return trd_fate(TRD_DROP_BAD_LENGTH, false);
+	/* a contiguous frame lends its bytes to its messages; a segmented one is copied */
+	if (nf != 0 && (m->nb_segs != 1 || rte_pktmbuf_alloc_bulk(n->pool, mi, nf) != 0)) {
+		if (m->nb_segs == 1)
+			n->stat[TRD_STAT_NO_MBUF]++;
+		memset(mi, 0, nf * sizeof(mi[0]));
+	}
+	if (start == 0)
+		n->stat[TRD_STAT_RX_BUNDLES]++;
+	for (i = start; i < cnt; i++) {
+		int cause;
+
+		if (e[i].type == TRD_PKT_PUT) {
+			cause = rx_put(n, m, &e[i], eoff[i]);
+		} else if (e[i].fifo < n->n_rec) {
+			/* mi[j] is this message's: NULL once it carries it */
+			cause = trd_rfifo_entry(n, m, &e[i], eoff[i], &mi[j++]).cause;
+		} else {
+			cause = TRD_DROP_UNKNOWN_FIFO;
+		}
+		if (cause == 0)
+			continue;
+		if (pe != NULL && trd_drop_transient(cause)) {
+			f = trd_fate(cause, false); /* the rest when it comes again */
+			break;
+		}
+		trd_drop(n, (unsigned int)cause);
+	}
+	if (pe != NULL) {
+		pe->part_seq = i < cnt ? p->seq : 0;
+		pe->part_epoch = p->epoch;
+		pe->part_done = i;
+	}
+	/* references taken for messages that failed their checks or were not reached */
+	for (unsigned int k = 0; k < nf; k++)
+		if (mi[k] != NULL)
+			rte_pktmbuf_free(mi[k]);
+	return f;
+}
+
 /* Act on a frame for this node whose turn has come. */
 static struct trd_rx_fate
 rx_deliver(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
@@ -301,8 +386,10 @@ rx_deliver(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		return trd_fate(TRD_DROP_REPLY_FULL, false);
 	switch (p->type) {
 	case TRD_PKT_PUT:
-		f = trd_fate(rx_put(n, m, p), false);
+		f = trd_fate(rx_put(n, m, p, TRD_FRAME_HLEN), false);
 		break;
+	case TRD_PKT_BUNDLE:
+		return rx_bundle(n, m, p);
 	case TRD_PKT_FIFO:
 		f = trd_rfifo_rx(n, m, p);
 		break;

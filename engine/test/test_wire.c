@@ -84,6 +84,10 @@ main(void)
 			p.aux = 3;
 			p.key = t == TRD_PKT_ATOMIC ? p.key : TRD_DROP_BAD_KEY;
 		}
+		if (t == TRD_PKT_BUNDLE) {
+			/* names no region, counter or FIFO; aux counts its entries */
+			p.fifo = 0, p.counter = 0, p.key = 0, p.aux = 2;
+		}
 		len = build(&p);
 		T_ASSERT(parse(len, &q) == 0);
 		p.csum = q.csum;
