@@ -257,12 +257,21 @@ PY
 	# the Wireshark dissector names the same messages
 	named=$(grep -c '| vni [a-z]* [0-9]' "$T/decoded.txt")
 	lua="$(cd "$(dirname "$0")/.." && pwd)/tools/wireshark/toroid.lua"
-	tshark -X lua_script:"$lua" -r "$T/cap.pcapng" -Y toroid.vni -T fields -e toroid.vni.type \
-		-e toroid.vni.src_app -e toroid.vni.src_proc -e toroid.vni.dst_app \
+	# a frame may be a bundle of several messages: tshark lists a field's values in one line
+	tshark -X lua_script:"$lua" -r "$T/cap.pcapng" -Y toroid.vni -T fields -E aggregator=' ' \
+		-e toroid.vni.type -e toroid.vni.src_app -e toroid.vni.src_proc -e toroid.vni.dst_app \
 		-e toroid.vni.dst_proc >"$T/tshark.txt" 2>"$T/tshark.err" || die "tshark: $(cat "$T/tshark.err")"
-	[ "$(wc -l <"$T/tshark.txt")" -eq "$named" ] ||
-		die "tshark names $(wc -l <"$T/tshark.txt") VNI messages, toroid-dump $named"
-	grep -q "^3	1	1	1	0$" "$T/tshark.txt" || die "tshark: no cts 1:1 > 1:0"
+	python3 - "$T/tshark.txt" >"$T/tshark-msgs.txt" <<'PY' || die "tshark: fields do not line up"
+import sys
+for line in open(sys.argv[1]).read().splitlines():
+    cols = [c.split(" ") for c in line.split("\t")]
+    assert len(set(map(len, cols))) == 1, line
+    for k in range(len(cols[0])):
+        print("\t".join(c[k] for c in cols))
+PY
+	[ "$(wc -l <"$T/tshark-msgs.txt")" -eq "$named" ] ||
+		die "tshark names $(wc -l <"$T/tshark-msgs.txt") VNI messages, toroid-dump $named"
+	grep -q "^3	1	1	1	0$" "$T/tshark-msgs.txt" || die "tshark: no cts 1:1 > 1:0"
 	echo "dump: tshark's dissector names the same $named VNI messages"
 	;;
 two_engines)

@@ -770,12 +770,10 @@ struct dump_grant {
 static struct dump_grant dump_grants[DUMP_GRANTS];
 static unsigned int dump_grant_next;
 
+/* The VNI meaning of a message whose header is @p p and payload @p pay (@p avail bytes). */
 static void
-dump_print_vni(const struct dump_frame *f)
+dump_print_vni(const struct trd_pkt *p, const uint8_t *pay, uint32_t avail)
 {
-	const struct trd_pkt *p = &f->p;
-	const uint8_t *pay = f->data + TRD_FRAME_HLEN;
-	uint32_t avail = f->len > TRD_FRAME_HLEN ? f->len - TRD_FRAME_HLEN : 0;
 	struct trd_vw_hdr h;
 
 	if (avail > p->pay_len)
@@ -829,6 +827,34 @@ dump_print_vni(const struct dump_frame *f)
 	}
 }
 
+/* The messages of a bundle, one line each ("  [i] " and the header the message would have
+ * had alone), checked as the engine checks them; a malformed entry ends the list. */
+static void
+dump_print_bundle(const struct dump_frame *f)
+{
+	const struct trd_pkt *p = &f->p;
+	const uint8_t *pay = f->data + TRD_FRAME_HLEN;
+	uint32_t avail = f->len > TRD_FRAME_HLEN ? f->len - TRD_FRAME_HLEN : 0, off = 0;
+
+	if (avail > p->pay_len)
+		avail = p->pay_len;
+	for (uint32_t i = 0; i < p->aux; i++) {
+		struct trd_pkt e;
+		int cause = trd_wire_entry_decode(p, pay + off, avail - off, i, &e);
+
+		printf("\n  [%u] ", i);
+		if (cause != 0) {
+			printf("malformed entry (%s)", trd_drop_name((unsigned int)cause));
+			return;
+		}
+		dump_print_hdr_line(&e);
+		dump_print_vni(&e, pay + off + TRD_ENTRY_LEN, e.pay_len);
+		off += TRD_ENTRY_LEN + e.pay_len;
+	}
+	if (off != avail)
+		printf("\n  malformed bundle (%u bytes after its last entry)", avail - off);
+}
+
 static void
 dump_print_line(struct dump_state *s, const struct dump_frame *f)
 {
@@ -840,7 +866,11 @@ dump_print_line(struct dump_state *s, const struct dump_frame *f)
 	switch (f->cls) {
 	case DUMP_GOOD:
 		dump_print_hdr_line(&f->p);
-		dump_print_vni(f);
+		if (f->p.type == TRD_PKT_BUNDLE)
+			dump_print_bundle(f);
+		else
+			dump_print_vni(&f->p, f->data + TRD_FRAME_HLEN,
+				       f->len > TRD_FRAME_HLEN ? f->len - TRD_FRAME_HLEN : 0);
 		break;
 	case DUMP_BAD_HDR:
 		printf("malformed (%s): ", trd_drop_name((unsigned int)f->cause));

@@ -80,6 +80,8 @@ print_result(const struct perf_result *r)
 			printf(",\"msgs\":%" PRIu64 ",\"mpps\":%.4f,\"mbytes_per_s\":%.2f,"
 			       "\"gbps_l2\":%.4f,\"gbps_l1\":%.4f",
 			       r->n, r->mpps, r->mbps, r->gbps_l2, r->gbps_l1);
+			if (r->frames != 0)
+				printf(",\"frames\":%" PRIu64, r->frames);
 			if (r->line_pct > 0)
 				printf(",\"line_rate_pct\":%.2f", r->line_pct);
 			if (r->has_base && r->by_gbps)

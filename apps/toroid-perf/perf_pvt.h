@@ -46,6 +46,7 @@ struct perf_result {
 	enum perf_kind kind;
 	/* rate */
 	double mpps, gbps_l2, gbps_l1, mbps;
+	uint64_t frames; /* frames the link carried (in-process rate tests), 0: not counted */
 	double line_pct;
 	/* latency, microseconds */
 	double min, avg, p50, p99, p999, max;

@@ -17,6 +17,7 @@ local toroid = Proto("toroid", "toroid torus messaging")
 
 local HDR_LEN = 56
 local DESC_LEN = 64
+local ENTRY_LEN = 24
 
 -- Packet types: keep in step with TRD_PKT_TYPES in include/toroid/wire.h (the dissector test
 -- compares this table with `toroid-dump --list-types`).
@@ -29,6 +30,7 @@ local TYPES = {
 	[5] = "done",
 	[6] = "atomic",
 	[7] = "atomic_reply",
+	[8] = "bundle",
 }
 -- END TYPES
 
@@ -163,6 +165,15 @@ local VW_MAGIC = 0x564e4931
 local VW_TYPES = { [1] = "eager", [2] = "rts", [3] = "cts", [4] = "nak", [5] = "ack", [6] = "fin",
 	[7] = "done", [8] = "abort", [9] = "cancel" }
 f.vni = ProtoField.bytes("toroid.vni", "VNI protocol header")
+-- A bundle's messages (docs/wire-format.md "Bundles"): a 24-byte entry header each, then its bytes
+f.entry = ProtoField.bytes("toroid.entry", "Message")
+f.e_type = ProtoField.uint8("toroid.entry.type", "Type", base.DEC, TYPES)
+f.e_fifo = ProtoField.uint8("toroid.entry.fifo", "Reception FIFO", base.DEC)
+f.e_counter = ProtoField.uint16("toroid.entry.counter", "Reception counter", base.DEC)
+f.e_len = ProtoField.uint16("toroid.entry.len", "Length", base.DEC)
+f.e_key = ProtoField.uint64("toroid.entry.key", "Key or user word", base.HEX)
+f.e_offset = ProtoField.uint64("toroid.entry.offset", "Offset", base.DEC)
+f.e_msg_id = ProtoField.uint32("toroid.entry.msg_id", "Message id", base.DEC)
 f.vni_type = ProtoField.uint8("toroid.vni.type", "VNI message", base.DEC, VW_TYPES)
 f.vni_flags = ProtoField.uint8("toroid.vni.flags", "Flags", base.HEX)
 f.vni_status = ProtoField.int32("toroid.vni.status", "Status", base.DEC)
@@ -291,6 +302,33 @@ local function dissect_desc(tvb, tree, i)
 	t:add_le(f.d_aux, tvb(60, 4))
 end
 
+-- The VNI header at the start of a memory-FIFO message whose user word's high half is @key_hi:
+-- dissected under @tree; returns the text for the info column ("" if it is no VNI message).
+local function dissect_vni(p, tree, key_hi)
+	local len = p:len()
+	local vt = len >= 64 and p(0, 1):uint() or 0
+	if key_hi ~= VW_MAGIC or len < 64 or p(2, 2):le_uint() ~= 64 or not VW_TYPES[vt] then
+		return ""
+	end
+	local vh = tree:add(f.vni, p(0, 64))
+	vh:add(f.vni_type, p(0, 1))
+	vh:add(f.vni_flags, p(1, 1))
+	vh:add_le(f.vni_status, p(4, 4))
+	vh:add_le(f.vni_src_app, p(8, 4))
+	vh:add_le(f.vni_src_proc, p(12, 4))
+	vh:add_le(f.vni_dst_app, p(16, 4))
+	vh:add_le(f.vni_dst_proc, p(20, 4))
+	vh:add_le(f.vni_msg_id, p(24, 4))
+	vh:add_le(f.vni_grant, p(28, 4))
+	vh:add_le(f.vni_len, p(32, 4))
+	vh:add_le(f.vni_key, p(36, 4))
+	vh:add_le(f.vni_tag, p(40, 8))
+	vh:add_le(f.vni_rkey, p(48, 8))
+	vh:add_le(f.vni_roff, p(56, 8))
+	return string.format(" | vni %s %d:%d > %d:%d msg %d", VW_TYPES[vt], p(8, 4):le_uint(),
+		p(12, 4):le_uint(), p(16, 4):le_uint(), p(20, 4):le_uint(), p(24, 4):le_uint())
+end
+
 function toroid.dissector(tvb, pinfo, tree)
 	local len = tvb:len()
 	pinfo.cols.protocol = "toroid"
@@ -384,26 +422,34 @@ function toroid.dissector(tvb, pinfo, tree)
 		local p = tvb(HDR_LEN, pay_len)
 		local pt = t:add(f.payload, p)
 		local vt = pay_len >= 64 and p(0, 1):uint() or 0
-		if tname == "fifo" and h(16, 4):uint() == VW_MAGIC and h(24, 8):uint64():tonumber() == 0
-			and pay_len >= 64 and p(2, 2):le_uint() == 64 and VW_TYPES[vt] then
-			local vh = pt:add(f.vni, p(0, 64))
-			vh:add(f.vni_type, p(0, 1))
-			vh:add(f.vni_flags, p(1, 1))
-			vh:add_le(f.vni_status, p(4, 4))
-			vh:add_le(f.vni_src_app, p(8, 4))
-			vh:add_le(f.vni_src_proc, p(12, 4))
-			vh:add_le(f.vni_dst_app, p(16, 4))
-			vh:add_le(f.vni_dst_proc, p(20, 4))
-			vh:add_le(f.vni_msg_id, p(24, 4))
-			vh:add_le(f.vni_grant, p(28, 4))
-			vh:add_le(f.vni_len, p(32, 4))
-			vh:add_le(f.vni_key, p(36, 4))
-			vh:add_le(f.vni_tag, p(40, 8))
-			vh:add_le(f.vni_rkey, p(48, 8))
-			vh:add_le(f.vni_roff, p(56, 8))
-			info = info .. string.format(" | vni %s %d:%d > %d:%d msg %d", VW_TYPES[vt],
-				p(8, 4):le_uint(), p(12, 4):le_uint(), p(16, 4):le_uint(), p(20, 4):le_uint(),
-				p(24, 4):le_uint())
+		if tname == "fifo" and h(24, 8):uint64():tonumber() == 0 then
+			info = info .. dissect_vni(p, pt, h(16, 4):uint())
+		elseif tname == "bundle" then
+			local off = 0
+			for i = 0, h(52, 4):uint() - 1 do
+				if off + ENTRY_LEN > pay_len then
+					break
+				end
+				local e = p(off, ENTRY_LEN)
+				local elen = e(4, 2):uint()
+				local etype = e(0, 1):uint()
+				local n = math.min(ENTRY_LEN + elen, pay_len - off)
+				local et = pt:add(f.entry, p(off, n))
+				et:set_text(string.format("Message %d: %s len %d", i, TYPES[etype] or
+					("type" .. etype), elen))
+				et:add(f.e_type, e(0, 1))
+				et:add(f.e_fifo, e(1, 1))
+				et:add(f.e_counter, e(2, 2))
+				et:add(f.e_len, e(4, 2))
+				et:add(f.e_key, e(8, 8))
+				et:add(f.e_offset, e(16, 8))
+				et:add(f.e_msg_id, e(0, 1), h(40, 4):uint() + i):set_generated()
+				if TYPES[etype] == "fifo" and n > ENTRY_LEN then
+					info = info .. dissect_vni(p(off + ENTRY_LEN, n - ENTRY_LEN), et,
+						e(8, 4):uint())
+				end
+				off = off + ENTRY_LEN + elen
+			end
 		elseif tname == "rget" then
 			for i = 0, math.floor(pay_len / DESC_LEN) - 1 do
 				dissect_desc(p(i * DESC_LEN, DESC_LEN), pt, i)
