@@ -4,6 +4,7 @@
 #  - over net_memif: a paced (--rate) timed (--duration) run with --interval reports: one line
 #    per interval, the achieved rate near the asked one (never above it), every documented
 #    JSON key present; a latency run paced in bit/s;
+#  - every JSON key printed (toroid-perf and toroid-vni-perf) is in docs/toroid-perf.md;
 #  - over net_af_packet on a veth pair this test makes (root; exit 77 without root): the
 #    server on one end, the client on the other, the port given by EAL (--vdev);
 #  - toroid-vni-perf --server / --client: two toroid-node engines joined by net_memif, one
@@ -192,5 +193,25 @@ print(f"  vni: p50 {r[0]['p50']} us (8 B), {r[1]['p50']} us (4 KiB) between two 
 PY
 	eng_stop A B || fail "vni: $ENG_WHY" # a clean end: no runtime files left behind
 fi
+# every key of every JSON line the tools printed here is in docs/toroid-perf.md's table (one
+# schema for toroid-perf and toroid-vni-perf)
+python3 - "$(dirname "$0")/../docs/toroid-perf.md" "$T"/*.out <<'PY' || fail "undocumented JSON keys"
+import json, re, sys
+doc = open(sys.argv[1]).read().split("## JSON output", 1)[1].split("\n## ", 1)[0]
+keys = set()
+for line in doc.splitlines():
+    if line.startswith("| `"):
+        keys.update(re.findall(r"`([a-z0-9_]+)`", line.split("|")[1]))
+seen = set()
+for f in sys.argv[2:]:
+    for l in open(f):
+        if l.startswith("{"):
+            r = json.loads(l)
+            seen.update(r)
+            seen.update("interval." + k for k in r.get("interval", {}))
+bad = sorted(k for k in seen if k not in keys and not k.startswith("interval."))
+assert not bad, f"keys printed but not documented in docs/toroid-perf.md: {bad}"
+print(f"  JSON: {len(seen)} keys printed, all documented")
+PY
 [ $fails -eq 0 ] && echo "perf between hosts: all checks passed"
 [ $fails -eq 0 ]
