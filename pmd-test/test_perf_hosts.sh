@@ -3,7 +3,7 @@
 # toroid-perf between two processes, iperf3-style (--server / --client):
 #  - over net_memif: a paced (--rate) timed (--duration) run with --interval reports: one line
 #    per interval, the achieved rate near the asked one (never above it), every documented
-#    JSON key present; a latency run paced in bit/s;
+#    JSON key present; a latency run paced in bit/s; without -n, --help's default count;
 #  - every JSON key printed (toroid-perf and toroid-vni-perf) is in docs/toroid-perf.md;
 #  - over net_af_packet on a veth pair this test makes (root; exit 77 without root): the
 #    server on one end, the client on the other, the port given by EAL (--vdev);
@@ -125,6 +125,13 @@ if [ "$WHAT" = memif ] || [ "$WHAT" = all ]; then
 		-t put_rate --duration 1 --interval 0.5 --rate 50k
 	[ "$(grep -c ' s  asked 50.000k msg/s, achieved' "$T/text.out")" -eq 3 ] &&
 		grep -q '^- - -' "$T/text.out" || fail "text output: $(cat "$T/text.out")"
+	# without -n the client runs the count its --help gives (put_bw: 20000), not a hidden one
+	# (1 000 000 64 KiB messages made the pasted command of docs/line-rate.md last minutes)
+	pair defaults "--file-prefix ${ENG_PREFIX}s -l 0 $M" "--file-prefix ${ENG_PREFIX}c -l 1 $C" \
+		-t put_bw -s 4K --json
+	want=$("$PERF" --help | sed -n 's/^  put_bw .*(default -n \([0-9]*\))$/\1/p')
+	grep -q "\"msgs\":${want:-none}," "$T/defaults.out" ||
+		fail "put_bw without -n: not the --help default ($want): $(cat "$T/defaults.out")"
 fi
 
 if [ "$WHAT" = veth ] || [ "$WHAT" = all ]; then
