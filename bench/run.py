@@ -9,15 +9,17 @@ project's performance targets.
     bench/run.py [--build DIR] [--runs N] [--out FILE] [--quick]
 
 Needs root only to install ucx-utils and sockperf when they are missing (apt-get).
-The file is written only when every measurement gave its figures: a partial or interrupted
-run writes nothing and exits 1. Servers it starts (toroid-perf --memif server, ucx_perftest,
-sockperf) run in their own process groups and are killed, whatever happens.
+The file is written only when every measurement gave its figures: a partial run writes
+nothing and exits 1, an interrupted one (SIGINT, SIGTERM, SIGHUP) writes nothing and exits
+128 + the signal. Every program it starts (toroid-perf, its --memif server, ucx_perftest,
+sockperf, their clients) runs in its own process group, killed whatever happens.
 """
 import argparse
 import datetime
 import json
 import os
 import platform
+import resource
 import shutil
 import signal
 import statistics
@@ -52,34 +54,38 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   direction (post, then the poll that builds and sends it; receive, then the application's next
   check), and each side runs a full poll round between those steps.
 * **64 KiB over memif**: the per-packet work above on 1 444-byte packets, and the
-  acknowledgements coming back.
+  acknowledgements coming back. This figure also swings most between runs (3 to 33 Gbit/s
+  seen): both busy-polling processes must hold a CPU at the same moment, and on 2 shared CPUs
+  other work takes one away for milliseconds (measured in
+  [toroid-perf.md](toroid-perf.md#figures-that-vary-between-runs)); the results table gives
+  its range.
 """
 
 
-def sh(cmd, timeout=300, env=None):
-    """Run a command, return its stdout (stderr dropped)."""
-    e = dict(os.environ)
-    if env:
-        e.update(env)
-    r = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                       text=True, timeout=timeout, env=e, cwd=ROOT)
-    return r.stdout
+class Interrupted(Exception):
+    """SIGINT, SIGTERM or SIGHUP: stop at once, kill what we started, write nothing."""
 
 
-def start_server(cmd, env=None):
-    """A server in its own process group: stop_server() ends it and all it started (a shell
-    forks the command, so terminating the shell alone would leave the server running)."""
-    return subprocess.Popen(cmd, shell=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, cwd=ROOT, start_new_session=True,
-                            env={**os.environ, **(env or {})})
+STOPPING = False
 
 
-def stop_server(p, grace=10):
-    """Wait up to GRACE seconds for the server to end by itself, then kill its group."""
-    try:
-        p.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        pass
+def on_signal(signum, _frame):
+    global STOPPING
+    if not STOPPING:
+        STOPPING = True
+        raise Interrupted(signal.Signals(signum).name)
+
+
+LIVE = []  # every process group started, for a last sweep
+
+
+def spawn(cmd, **kw):
+    p = subprocess.Popen(cmd, shell=True, cwd=ROOT, start_new_session=True, **kw)
+    LIVE.append(p)
+    return p
+
+
+def _killpg(p):
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(p.pid, sig)
@@ -94,6 +100,79 @@ def stop_server(p, grace=10):
         os.killpg(p.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+    try:
+        p.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+    if p in LIVE:
+        LIVE.remove(p)
+
+
+def kill_group(p, grace):
+    """Wait up to GRACE seconds for P to end by itself (not when interrupted), then kill its
+    process group (a shell may have forked the command, so ending the shell alone could leave
+    it running). A signal meanwhile does not stop the killing: it is raised after."""
+    pending = None
+    try:
+        if not STOPPING and grace > 0:
+            p.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    except Interrupted as e:
+        pending = e
+    while True:
+        try:
+            _killpg(p)
+            break
+        except Interrupted as e:  # the first signal only; STOPPING is set from then on
+            pending = e
+    if pending is not None:
+        raise pending
+
+
+def kill_all():
+    for p in list(LIVE):
+        _killpg(p)
+
+
+def sh(cmd, timeout=300, env=None):
+    """Run a command in its own process group, return its stdout (stderr dropped); the group
+    is killed when the command ends, outlives TIMEOUT, or we are interrupted."""
+    p = spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+              env={**os.environ, **(env or {})})
+    out = ""
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        kill_group(p, 0)
+    return out
+
+
+def start_server(cmd, env=None):
+    """A server in its own process group: stop_server() ends it and all it started."""
+    return spawn(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                 env={**os.environ, **(env or {})})
+
+
+def stop_server(p, grace=10):
+    """Wait up to GRACE seconds for the server to end by itself (none when interrupted), then
+    kill its group."""
+    kill_group(p, grace)
+
+
+def spread(values):
+    """(min, median, max) of the figures that were given, or None."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return (min(values), statistics.median(values), max(values))
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def json_lines(out):
@@ -117,7 +196,8 @@ class Suite:
     def __init__(self, args):
         self.args = args
         self.perf = os.path.join(args.build, "apps", "toroid-perf", "toroid-perf")
-        self.rows = []      # (section, test, size, figure, unit, raw, ratio, command)
+        self.rows = []      # (section, test, size, figure, unit, raw, ratio, command, spread)
+        self.cpu_share = {}  # memif client command: CPU time of server + client / (2 x wall)
         self.commands = []
         self.missing = []   # commands that gave no figure: the run is incomplete
 
@@ -134,10 +214,11 @@ class Suite:
                 k = (r["test"], r["size"])
                 per.setdefault(k, []).append(r)
         for (test, size), rs in sorted(per.items()):
-            fig = med([r.get(key_fig) for r in rs])
+            figs = [r.get(key_fig) for r in rs]
             raw = med([r.get(key_raw) for r in rs]) if key_raw else None
             ratio = med([r.get("ratio") for r in rs])
-            self.rows.append((section, label or test, size, fig, unit, raw, ratio, cmd))
+            self.rows.append((section, label or test, size, med(figs), unit, raw, ratio, cmd,
+                              spread(figs)))
         return per
 
     def memif_runs(self, opts):
@@ -154,12 +235,16 @@ class Suite:
         for _ in range(self.args.runs):
             if os.path.exists(sock):
                 os.unlink(sock)
+            cpu0, t0 = children_cpu(), time.monotonic()
             p = start_server(srv)
             try:
                 time.sleep(0.5)
                 out = sh(cli, timeout=300)
             finally:
                 stop_server(p, grace=20)
+            # two busy-polling processes: how much of the time did they get the CPU?
+            self.cpu_share.setdefault(cli, []).append(
+                (children_cpu() - cpu0) / (2 * (time.monotonic() - t0)))
             got = json_lines(out)
             if not got:
                 self.missing.append(cli)
@@ -167,13 +252,14 @@ class Suite:
                 per.setdefault((r["test"], r["size"]), []).append(r)
         for (test, size), rs in sorted(per.items()):
             lat = "p50" in rs[0]
-            fig = med([r.get("p50" if lat else ("gbps_l2" if "_bw" in test else "mpps"))
-                       for r in rs])
+            figs = [r.get("p50" if lat else ("gbps_l2" if "_bw" in test else "mpps"))
+                    for r in rs]
             raw = med([r.get("raw_p50" if lat else
                              ("raw_gbps_l2" if "_bw" in test else "raw_mpps")) for r in rs])
             ratio = med([r.get("ratio") for r in rs])
             unit = "us p50" if lat else ("Gbit/s L2" if "_bw" in test else "Mpps")
-            self.rows.append(("memif", test, size, fig, unit, raw, ratio, cli))
+            self.rows.append(("memif", test, size, med(figs), unit, raw, ratio, cli,
+                              spread(figs)))
         return per
 
     def ucx(self):
@@ -229,6 +315,26 @@ class Suite:
             if len(rate) == n_rate:
                 self.missing.append(tp)
         return {"p50_us": med(lat), "mpps": med(rate)}
+
+
+def spread_note(s, bw, runs):
+    """What the min .. max column says, with the 64 KiB memif figure's spread and the CPU
+    share the memif processes got (docs/toroid-perf.md#figures-that-vary-between-runs)."""
+    lines = [f"`toroid` is the median of {runs} runs, `min .. max` their range. "]
+    if bw and bw[8]:
+        lo, mid, hi = bw[8]
+        lines[0] += (f"The 64 KiB put bandwidth over memif spread over {fmt(lo)} .. {fmt(mid)} .. "
+                     f"{fmt(hi)} Gbit/s (min .. median .. max)")
+        if s.cpu_share.get(bw[7]):
+            c = sorted(s.cpu_share[bw[7]])
+            lines[0] += (f"; the two busy-polling memif processes ran {100 * c[0]:.0f}% .. "
+                         f"{100 * c[-1]:.0f}% of the wall time of their runs (CPU time of "
+                         "server and client over twice the wall time)")
+        lines[0] += (". Over memif the figures follow the CPU time the two processes get at "
+                     "the same moment: on a machine with 2 CPUs any other work deschedules "
+                     "one of them and the other waits for its acknowledgements (the cause, "
+                     "measured: [toroid-perf.md](toroid-perf.md#figures-that-vary-between-runs)).")
+    return lines + [""]
 
 
 def fmt(v, nd=3):
@@ -327,12 +433,14 @@ def main():
     out.append(f"Machine: {machine()}.\n")
     out.append(f"Suite time: {time.time() - t0:.0f} s.\n")
     out.append("## Results\n")
-    out.append("| where | test | size | toroid | unit | raw DPDK | ratio |")
-    out.append("|---|---|---|---|---|---|---|")
-    for sec, test, size, fig, unit, raw, ratio, _ in s.rows:
-        out.append(f"| {sec} | {test} | {size} | {fmt(fig)} | {unit} | {fmt(raw)} | "
+    out.append("| where | test | size | toroid | min .. max | unit | raw DPDK | ratio |")
+    out.append("|---|---|---|---|---|---|---|---|")
+    for sec, test, size, fig, unit, raw, ratio, _, spr in s.rows:
+        rng = f"{fmt(spr[0])} .. {fmt(spr[2])}" if spr else "-"
+        out.append(f"| {sec} | {test} | {size} | {fmt(fig)} | {rng} | {unit} | {fmt(raw)} | "
                    f"{fmt(ratio)} |")
     out.append("")
+    out.extend(spread_note(s, row("memif", "put_bw", 65536), args.runs))
     out.append("## Instructions per message\n")
     out.append("`bench/ipm.py` (also `make ipm`): `toroid-perf --inline` under callgrind with N "
                "and 2N messages, the difference divided by the messages added, counted only "
@@ -428,7 +536,11 @@ def main():
 
 
 if __name__ == "__main__":
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, on_signal)
     try:
         main()
-    except KeyboardInterrupt:
-        sys.exit("bench: interrupted: nothing written")
+    except Interrupted as e:
+        kill_all()  # what the finally clauses did not reach
+        print(f"bench: interrupted ({e}): nothing written", file=sys.stderr)
+        sys.exit(128 + getattr(signal, str(e)).value)

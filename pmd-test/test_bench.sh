@@ -1,56 +1,124 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# bench/run.py with tools that give no figure (stubs of toroid-perf, sockperf and ucx_perftest):
-# the run is incomplete, so it must exit non-zero, leave --out unwritten, and leave no server
-# running (the sockperf server stub records its pid and would sleep for minutes).
+# bench/run.py with stubs of toroid-perf, sockperf and ucx_perftest that give no figure:
+#  - a run that completes without figures exits non-zero, leaves --out unwritten and leaves
+#    no server running (the sockperf server stub records its pid and would sleep for minutes);
+#  - SIGTERM while the sockperf server and its ping-pong client run, and SIGINT while the
+#    toroid-perf --memif server and client run: bench/run.py exits 128+signal within seconds,
+#    writes nothing, and every program it started (servers and clients) is gone.
 # usage: test_bench.sh SOURCE_ROOT
 set -u
 ROOT=$1
 T=$(mktemp -d /tmp/toroid-bench-test.XXXXXX) || exit 1
 cleanup() {
-	[ -s "$T/sockperf.pid" ] && kill -9 "$(cat "$T/sockperf.pid")" 2>/dev/null
+	for f in "$T"/*.pid; do
+		[ -s "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+	done
+	[ -n "${bp:-}" ] && kill -9 "$bp" 2>/dev/null
 	rm -rf "$T"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' INT TERM
 fails=0
 fail() {
 	echo "FAIL: $*"
 	fails=$((fails + 1))
 }
 
-mkdir -p "$T/build/apps/toroid-perf" "$T/bin"
-printf '#!/bin/sh\nexit 1\n' >"$T/build/apps/toroid-perf/toroid-perf"
-cat >"$T/bin/sockperf" <<STUB
+# dead PID: not running (a zombie left for a reaper counts as dead)
+dead() {
+	! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# stubs NAME: MODE decides which stub programs hang (record their pid and sleep) instead of
+# failing at once: "none", "sockperf" (its server and ping-pong client), "memif" (toroid-perf's
+# --memif server and client)
+stubs() {
+	local f
+	for f in "$T"/*.pid; do # what an earlier case left (checked there)
+		[ -s "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+	done
+	rm -rf "$T/build" "$T/bin" "$T"/*.pid "$T/benchmarks.md"
+	mkdir -p "$T/build/apps/toroid-perf" "$T/bin"
+	cat >"$T/build/apps/toroid-perf/toroid-perf" <<STUB
 #!/bin/sh
-# the server: stays up like sockperf does; the clients: print nothing
+case "\$*" in
+*"--memif server"*) [ "$1" = memif ] && { echo \$\$ >"$T/memif-srv.pid"; exec sleep 300; } ;;
+*"--memif client"*) [ "$1" = memif ] && { echo \$\$ >"$T/memif-cli.pid"; exec sleep 300; } ;;
+esac
+exit 1
+STUB
+	cat >"$T/bin/sockperf" <<STUB
+#!/bin/sh
+# the server stays up like sockperf does
 if [ "\$1" = sr ]; then
-	echo \$\$ >"$T/sockperf.pid"
+	echo \$\$ >"$T/sockperf-srv.pid"
+	exec sleep 300
+fi
+if [ "\$1" = ping-pong ] && [ "$1" = sockperf ]; then
+	echo \$\$ >"$T/sockperf-pp.pid"
 	exec sleep 300
 fi
 exit 1
 STUB
-printf '#!/bin/sh\nexit 1\n' >"$T/bin/ucx_perftest"
-printf '#!/bin/sh\necho "# UCT version=stub"\n' >"$T/bin/ucx_info"
-chmod +x "$T/build/apps/toroid-perf/toroid-perf" "$T/bin/"*
+	printf '#!/bin/sh\nexit 1\n' >"$T/bin/ucx_perftest"
+	printf '#!/bin/sh\necho "# UCT version=stub"\n' >"$T/bin/ucx_info"
+	chmod +x "$T/build/apps/toroid-perf/toroid-perf" "$T/bin/"*
+}
 
+# nothing_left WHAT: every stub that recorded its pid has ended
+nothing_left() {
+	local f pid
+	for f in "$T"/*.pid; do
+		[ -s "$f" ] || continue
+		pid=$(cat "$f")
+		for _ in $(seq 50); do dead "$pid" && break; sleep 0.1; done
+		dead "$pid" || fail "$1: $(basename "$f" .pid) (pid $pid) is still running"
+	done
+}
+
+# ---- a complete run with no figures ----
+stubs none
 PATH="$T/bin:$PATH" timeout 120 python3 "$ROOT/bench/run.py" --build "$T/build" --runs 1 \
 	--quick --out "$T/benchmarks.md" >"$T/log" 2>&1
 rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "bench/run.py exited $rc on a run with no figures"
 [ -e "$T/benchmarks.md" ] && fail "a partial run wrote the benchmarks file"
 grep -q "not written" "$T/log" || fail "no message saying the file was not written"
-if [ -s "$T/sockperf.pid" ]; then
-	pid=$(cat "$T/sockperf.pid")
-	# a zombie waiting for its reaper is gone too
-	if kill -0 "$pid" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null
-	then
-		fail "the sockperf server (pid $pid) is still running"
+[ -s "$T/sockperf-srv.pid" ] || fail "the sockperf server stub never ran"
+nothing_left "a run with no figures"
+
+# ---- interrupted: SIG while the programs of MODE hang ----
+interrupt() { # MODE SIGNAL EXPECTED_RC WAIT_FOR_PIDFILE
+	stubs "$1"
+	PATH="$T/bin:$PATH" python3 "$ROOT/bench/run.py" --build "$T/build" --runs 1 --quick \
+		--out "$T/benchmarks.md" >"$T/log-$1" 2>&1 &
+	bp=$!
+	for _ in $(seq 600); do [ -s "$T/$4" ] && break; sleep 0.1; done
+	if [ ! -s "$T/$4" ]; then
+		fail "$1: the stub $4 never ran: $(cat "$T/log-$1")"
+		kill -9 $bp
+		wait $bp
+		return
 	fi
-else
-	fail "the sockperf server stub never ran"
-fi
+	kill -"$2" $bp
+	for _ in $(seq 150); do dead $bp && break; sleep 0.1; done
+	dead $bp || fail "$1: bench/run.py still runs 15 s after SIG$2"
+	kill -9 $bp 2>/dev/null
+	wait $bp
+	rc=$?
+	bp=
+	[ $rc -eq "$3" ] || fail "$1: bench/run.py exited $rc after SIG$2, not $3: $(cat "$T/log-$1")"
+	[ -e "$T/benchmarks.md" ] && fail "$1: an interrupted run wrote the benchmarks file"
+	grep -q "interrupted.*nothing written" "$T/log-$1" ||
+		fail "$1: no message saying nothing was written: $(cat "$T/log-$1")"
+	nothing_left "$1, SIG$2"
+}
+interrupt sockperf TERM 143 sockperf-pp.pid
+interrupt memif INT 130 memif-cli.pid
+
 if [ $fails -ne 0 ]; then
-	cat "$T/log"
+	cat "$T"/log*
 	exit 1
 fi
-echo "bench: partial run writes nothing and leaves no server"
+echo "bench: partial or interrupted runs write nothing and leave no program running"

@@ -18,6 +18,8 @@
 #                            so a copied text cannot go stale ("./build/" as above)
 #
 # Every command and program must exit 0 within DOCS_CHECK_TIMEOUT seconds (default 120).
+# Checks on one machine run one at a time (a lock on DOCS_CHECK_LOCK, waited for at most
+# DOCS_CHECK_LOCK_WAIT seconds, default 400): the commands use fixed EAL prefixes and sockets.
 # Mark only quick commands that need nothing but a build: no make, no apt, no meson test.
 # Exit status: 0 all passed, 1 something failed (each failure is named), 2 bad usage.
 set -u
@@ -40,6 +42,17 @@ done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/docs-check.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
+
+# The marked commands are the ones a reader pastes, with their fixed names (EAL prefixes such
+# as srv and cli, /tmp/toroid-perf.sock, /tmp/pp.sock): two checks on one machine at once (two
+# worktrees' make test) would take each other's memif socket or EAL prefix. One at a time.
+lock=${DOCS_CHECK_LOCK:-/tmp/toroid-docs-check.lock}
+# (the commands run without the lock's descriptor: a server left in the background does not hold it)
+exec 9>>"$lock"
+if ! flock -w "${DOCS_CHECK_LOCK_WAIT:-400}" 9; then
+	echo "docs-check: another docs check held $lock for ${DOCS_CHECK_LOCK_WAIT:-400} s" >&2
+	exit 1
+fi
 
 cd "$root" || exit 1
 docs=(README.md docs/*.md)
@@ -143,7 +156,7 @@ for w in "$tmp"/*.where; do
 	elif [ -e "$item.out" ]; then
 		shown=$(cat "$item.cmd")
 		cmd=${shown//.\/build\//$build/}
-		timeout "$timeout_s" bash -o pipefail -c "$cmd" >"$item.actual" 2>"$log"
+		timeout "$timeout_s" bash -o pipefail -c "$cmd" >"$item.actual" 2>"$log" 9>&-
 		rc=$?
 		if [ $rc -ne 0 ]; then
 			fail "$where" "$shown (exit $rc)" "$log"
@@ -155,7 +168,7 @@ for w in "$tmp"/*.where; do
 	elif [ -e "$item.sh" ]; then
 		shown=$(cat "$item.sh")
 		cmd=${shown//.\/build\//$build/}
-		timeout "$timeout_s" bash -o pipefail -c "$cmd" >"$log" 2>&1
+		timeout "$timeout_s" bash -o pipefail -c "$cmd" >"$log" 2>&1 9>&-
 		rc=$?
 		if [ $rc -eq 0 ]; then
 			echo "ok   $where: $shown"
@@ -169,7 +182,7 @@ for w in "$tmp"/*.where; do
 			fail "$where" "C example does not compile" "$log"
 			continue
 		fi
-		timeout "$timeout_s" "$item.bin" >"$log" 2>&1
+		timeout "$timeout_s" "$item.bin" >"$log" 2>&1 9>&-
 		rc=$?
 		if [ $rc -eq 0 ]; then
 			echo "ok   $where: C example"

@@ -83,6 +83,15 @@ static const struct perf_test tests[] = {
 	 "allreduce (sum of doubles) of 8 nodes, a 2x2x2 torus (us); MB/s = size / time"},
 };
 
+uint64_t
+perf_default_iters(const char *test)
+{
+	for (size_t i = 0; i < RTE_DIM(tests); i++)
+		if (strcmp(tests[i].name, test) == 0)
+			return tests[i].iters;
+	return 20000;
+}
+
 static int
 run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 {

@@ -86,5 +86,7 @@ void perf_rate_fill(struct perf_result *r, uint32_t frame, uint64_t pkts);
  * port @p port (given to EAL with -a PCI or --vdev). Runs the selected tests (client) or
  * answers them (server); returns the number of failures. */
 int perf_twoproc(bool server, const char *memif_socket, uint16_t port, const char *test_name);
+/* The iterations of @p test without -n: the default its --help line gives. */
+uint64_t perf_default_iters(const char *test);
 
 #endif

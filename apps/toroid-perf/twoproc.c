@@ -882,7 +882,7 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id, const char
 		for (unsigned int z = 0; z < perf_opt.n_sizes && perf_opt.baseline; z++) {
 			uint32_t size = perf_opt.sizes[z];
 			uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, 1444u);
-			uint64_t n = perf_opt.iters ? perf_opt.iters : is_lat(all[t]) ? 10000 : 1000000;
+			uint64_t n = perf_opt.iters ? perf_opt.iters : perf_default_iters(all[t]);
 			struct perf_result tmp;
 
 			memset(&tmp, 0, sizeof(tmp));
@@ -921,7 +921,7 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id, const char
 		perf_print_header(is_lat(all[t]) ? K_LAT : K_RATE);
 		for (unsigned int z = 0; z < perf_opt.n_sizes && !perf_stop; z++) {
 			struct perf_result *r = &res[t][z];
-			uint64_t n = perf_opt.iters ? perf_opt.iters : is_lat(all[t]) ? 10000 : 1000000;
+			uint64_t n = perf_opt.iters ? perf_opt.iters : perf_default_iters(all[t]);
 
 			r->by_gbps = strstr(all[t], "_bw") != NULL;
 			rc = is_lat(all[t]) ? lat_test(all[t], perf_opt.sizes[z], n, r)
