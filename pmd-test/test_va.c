@@ -6,8 +6,10 @@
  * - va: on a loopback node, puts and RDMA reads by (key, virtual address) are byte-exact, a
  *   region in offset mode next to it still works, addresses below the base, past the end or
  *   far beyond it are dropped and counted as out of bounds with nothing written, a range that
- *   wraps past UINT64_MAX is refused at post, atomics and the messaging layer's trd_put() /
- *   trd_rdma_read() address VA regions too.
+ *   wraps past UINT64_MAX is refused at post, atomics and local sources address VA regions
+ *   too.
+ * - msg va: the messaging layer's trd_put() and trd_rdma_read() by remote address between two
+ *   nodes, into and out of VA regions; out of bounds completes with -ERANGE, nothing written.
  * - iova: a node sending zero-copy on a bare net_ring port; the test takes the frames off the
  *   port's ring and checks the IO address attached to each payload segment: the region's
  *   translation in DPDK's memory map (external memory registered with an IOVA table that is
@@ -28,6 +30,7 @@
 #include <rte_memory.h>
 #include <rte_ring.h>
 
+#include <toroid/msg.h>
 #include <toroid/toroid.h>
 
 #include "test_common.h"
@@ -238,6 +241,108 @@ test_va(void)
 	trd_node_free(n);
 }
 
+/* ---- the messaging layer: trd_put() and trd_rdma_read() by remote address ---- */
+
+static int msg_status = 1;
+
+static void
+on_done(struct trd_context *ctx, void *cookie, int status)
+{
+	(void)ctx;
+	(void)cookie;
+	msg_status = status;
+}
+
+static int
+msg_wait(struct trd_context *const ctx[2])
+{
+	uint64_t deadline = trd_time_us() + TIMEOUT_US;
+
+	while (msg_status == 1 && trd_time_us() < deadline) {
+		trd_advance(ctx[0], 0);
+		trd_advance(ctx[1], 0);
+	}
+	T_ASSERT(msg_status != 1, "operation completed in time");
+	return msg_status;
+}
+
+static void
+test_msg_va(void)
+{
+	static uint8_t lmem[LEN], rmem[GUARD + LEN + GUARD], src[LEN];
+	uint8_t *rbase = rmem + GUARD;
+	struct trd_net_conf nc = {0};
+	struct trd_context *ctx[2];
+	struct trd_mr *lmr, *rmr;
+	struct trd_client *cl;
+	struct trd_net *net;
+	struct trd_ep task1;
+	uint64_t rva;
+
+	trd_torus_init(&nc.torus, 2, 1, 1);
+	net = trd_net_create(&nc);
+	cl = trd_client_create("va", NULL);
+	T_ASSERT(net != NULL && cl != NULL, "net, client: %s", rte_strerror(rte_errno));
+	for (unsigned int t = 0; t < 2; t++) {
+		struct trd_context_conf cc = {.node = trd_net_node(net, t),
+					      .inj_fifo = 0,
+					      .cpl_fifo = 1,
+					      .recv_fifo = TRD_NO_FIFO};
+
+		ctx[t] = trd_context_create(cl, &cc);
+		T_ASSERT(ctx[t] != NULL, "context %u", t);
+	}
+	/* both sides name their memory by address */
+	lmr = trd_mr_register(trd_net_node(net, 0), lmem, LEN,
+			      TRD_ACCESS_REMOTE_WRITE | TRD_ACCESS_VA);
+	rmr = trd_mr_register(trd_net_node(net, 1), rbase, LEN, TRD_ACCESS_ALL | TRD_ACCESS_VA);
+	T_ASSERT(lmr != NULL && rmr != NULL, "regions");
+	T_EQ(trd_endpoint(cl, 1, 0, &task1), 0);
+	rva = trd_mr_remote_addr(rmr, rbase);
+	T_EQ(rva, (uintptr_t)rbase);
+	test_fill(src, LEN, 23);
+	memset(rmem, 0xee, sizeof(rmem));
+
+	/* put by remote address */
+	msg_status = 1;
+	T_EQ(trd_put(ctx[0], src, &task1, rva + 300, trd_mr_key(rmr), 3000, on_done, NULL), 0);
+	T_EQ(msg_wait(ctx), 0);
+	T_ASSERT(memcmp(rbase + 300, src, 3000) == 0, "trd_put by VA byte-exact");
+	T_ASSERT(all_bytes(rmem, GUARD + 300, 0xee) &&
+			 all_bytes(rbase + 3300, LEN - 3300 + GUARD, 0xee),
+		 "trd_put by VA: nothing else written");
+	/* past the end: the target's refusal, nothing written */
+	msg_status = 1;
+	T_EQ(trd_put(ctx[0], src, &task1, rva + LEN - 10, trd_mr_key(rmr), 20, on_done, NULL), 0);
+	T_EQ(msg_wait(ctx), -ERANGE);
+	msg_status = 1;
+	T_EQ(trd_put(ctx[0], src, &task1, rva - 20, trd_mr_key(rmr), 20, on_done, NULL), 0);
+	T_EQ(msg_wait(ctx), -ERANGE);
+	T_ASSERT(all_bytes(rbase + LEN - 10, GUARD + 10, 0xee) && all_bytes(rmem, GUARD, 0xee),
+		 "refused puts wrote nothing");
+
+	/* RDMA read by remote address into a local VA region */
+	memcpy(rbase, src, LEN);
+	memset(lmem, 0, sizeof(lmem));
+	msg_status = 1;
+	T_EQ(trd_rdma_read(ctx[0], lmem + 100, &task1, rva + 1000, trd_mr_key(rmr), 2500, on_done,
+			   NULL),
+	     0);
+	T_EQ(msg_wait(ctx), 0);
+	T_ASSERT(memcmp(lmem + 100, src + 1000, 2500) == 0, "trd_rdma_read by VA byte-exact");
+	T_ASSERT(all_bytes(lmem, 100, 0) && all_bytes(lmem + 2600, LEN - 2600, 0),
+		 "read: nothing else written");
+	/* a source below the region: refused, nothing written */
+	memset(lmem, 0, sizeof(lmem));
+	msg_status = 1;
+	T_EQ(trd_rdma_read(ctx[0], lmem, &task1, rva - 1, trd_mr_key(rmr), 64, on_done, NULL), 0);
+	T_EQ(msg_wait(ctx), -ERANGE);
+	T_ASSERT(all_bytes(lmem, LEN, 0), "refused read wrote nothing");
+
+	trd_client_destroy(cl);
+	trd_net_free(net);
+}
+
 /* ---- IO addresses on the wire's mbufs ---- */
 
 struct bare {
@@ -438,6 +543,8 @@ main(int argc, char **argv)
 	if (strcmp(which, "iova") != 0) {
 		test_va();
 		printf("va: ok\n");
+		test_msg_va();
+		printf("msg va: ok\n");
 	}
 	if (strcmp(which, "va") != 0) {
 		test_iova();
