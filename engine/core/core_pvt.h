@@ -107,21 +107,28 @@ trd_fate(int cause, bool kept)
 
 /* Copy @p len payload bytes of @p m to @p dst, across segments if need be. */
 static inline void
-trd_pay_copy(const struct rte_mbuf *m, void *dst, uint32_t len)
+trd_pay_copy_at(const struct rte_mbuf *m, uint32_t off, void *dst, uint32_t len)
 {
 	const void *s;
 
-	if (likely(m->data_len >= TRD_FRAME_HLEN + len)) {
-		rte_memcpy(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, TRD_FRAME_HLEN), len);
+	if (likely(m->data_len >= off + len)) {
+		rte_memcpy(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), len);
 		return;
 	}
 	/* DPDK 22.11's rte_pktmbuf_read() walks off the end of a chain when asked for 0 bytes
 	 * at its very end (an empty payload in a segmented frame) */
 	if (len == 0)
 		return;
-	s = rte_pktmbuf_read(m, TRD_FRAME_HLEN, len, dst);
+	s = rte_pktmbuf_read(m, off, len, dst);
 	if (s != NULL && s != dst)
 		rte_memcpy(dst, s, len);
+}
+
+/* The payload of a frame: its first @p len bytes, after the headers. */
+static inline void
+trd_pay_copy(const struct rte_mbuf *m, void *dst, uint32_t len)
+{
+	trd_pay_copy_at(m, TRD_FRAME_HLEN, dst, len);
 }
 
 static inline bool
@@ -147,6 +154,11 @@ struct trd_rx_fate trd_rfifo_hand_over(struct trd_node *n, struct trd_rec_fifo *
 				       struct trd_msg *msg);
 /* A memory-FIFO frame for us: a whole message, or a piece of one. */
 struct trd_rx_fate trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p);
+/* A memory-FIFO message of a bundle (header @p e, payload at @p off in @p m): carried by *@p mi
+ * attached to @p m when it is not NULL (and then set to NULL once used), copied otherwise;
+ * the frame stays the caller's. */
+struct trd_rx_fate trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *e,
+				   uint32_t off, struct rte_mbuf **mi);
 
 /* eq.c */
 void trd_eq_push(struct trd_eq *eq, const struct trd_event *ev);

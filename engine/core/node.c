@@ -141,6 +141,7 @@ conf_resolve(struct trd_node_conf *c)
 		c->n_reasm = 256;
 	DEF(inline_max, 256);
 	DEF(burst, 32);
+	DEF(coalesce, 32);
 	DEF(n_eqs, 4);
 	DEF(rel_window, 256);
 	DEF(max_msg, 256u << 20);
@@ -155,7 +156,7 @@ conf_resolve(struct trd_node_conf *c)
 	    c->n_rec_fifos > TRD_MAX_FIFOS || c->inj_fifo_size < 32 ||
 	    c->inj_fifo_size > (1u << 24) || c->rec_fifo_size > (1u << 24) ||
 	    c->n_counters < 2 || c->n_counters > 65536 || c->n_regions > 65535 ||
-	    c->inline_max > TRD_INLINE_MAX || c->burst > 1024 ||
+	    c->inline_max > TRD_INLINE_MAX || c->burst > 1024 || c->coalesce > TRD_BUNDLE_MAX ||
 	    c->n_eqs > TRD_MAX_EQS || c->n_reasm < 8 || !rte_is_power_of_2(c->rel_window) ||
 	    c->rel_window > 4096 || c->rel_window < 2)
 		return -EINVAL;

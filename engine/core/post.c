@@ -110,21 +110,28 @@ trd_fifo_stats_get(const struct trd_fifo *f, struct trd_fifo_stats *st)
 }
 
 
-/* Check a descriptor an application posts. Returns 0 or -errno. */
-static int
-desc_check_local(const struct trd_node *n, const struct trd_desc *d)
+/* Check a descriptor's destination: @return its rank, or -errno. */
+static inline int
+desc_check_dst(const struct trd_node *n, struct trd_coord dst)
 {
-	int rank;
+	int rank = trd_rank_of(n, dst);
 
-	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX || (d->flags & ~TRD_DF_USER_MASK) != 0)
-		return -EINVAL;
-	rank = trd_rank_of(n, d->dst);
 	if (rank < 0)
 		return -EINVAL;
 	if (n->routes[rank].link == NULL)
 		return -EHOSTUNREACH;
 	if (trd_peer_is_down(n, (uint32_t)rank))
 		return -EHOSTUNREACH; /* declared down: fail fast until it speaks again */
+	return rank;
+}
+
+/* Check a descriptor an application posts, whose destination desc_check_dst() found at
+ * @p rank. Returns 0 or -errno. */
+static int
+desc_check_local(const struct trd_node *n, const struct trd_desc *d, int rank)
+{
+	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX || (d->flags & ~TRD_DF_USER_MASK) != 0)
+		return -EINVAL;
 	if (d->inj_ctr != 0 && (d->inj_ctr >= n->conf.n_counters || !n->ctr_used[d->inj_ctr]))
 		return -EINVAL;
 	if ((d->flags & TRD_DF_IMM) && ((d->flags & TRD_DF_SRC_MR) || d->len > 8))
@@ -204,19 +211,30 @@ zc_copy(const struct rte_ring_zc_data *z, unsigned int k, unsigned int s, const 
 int
 trd_inject_bulk(struct trd_fifo *f, const struct trd_desc *d, unsigned int nd)
 {
+	uint8_t slots[TRD_BULK_SLOTS];
 	struct rte_ring_zc_data z;
 	struct trd_node *n;
 	unsigned int total = 0, k = 0;
-	int rc;
+	int rc, rank = 0;
 
 	if (unlikely(f == NULL || (d == NULL && nd != 0)))
 		return -EINVAL;
 	n = f->node;
+	if (unlikely(nd > TRD_BULK_SLOTS))
+		return -E2BIG;
 	for (unsigned int i = 0; i < nd; i++) {
-		rc = desc_check_local(n, &d[i]);
+		/* a burst mostly goes to one node: its destination is checked once */
+		if (i == 0 || d[i].dst.x != d[i - 1].dst.x || d[i].dst.y != d[i - 1].dst.y ||
+		    d[i].dst.z != d[i - 1].dst.z) {
+			rank = desc_check_dst(n, d[i].dst);
+			if (unlikely(rank < 0))
+				return rank;
+		}
+		rc = desc_check_local(n, &d[i], rank);
 		if (unlikely(rc != 0))
 			return rc;
-		total += 1 + desc_slots(n, &d[i]);
+		slots[i] = (uint8_t)desc_slots(n, &d[i]);
+		total += 1u + slots[i];
 		if (unlikely(total > TRD_BULK_SLOTS))
 			return -E2BIG;
 	}
@@ -226,7 +244,7 @@ trd_inject_bulk(struct trd_fifo *f, const struct trd_desc *d, unsigned int nd)
 							 NULL) == 0))
 		return -ENOBUFS;
 	for (unsigned int i = 0; i < nd; i++) {
-		unsigned int s = desc_slots(n, &d[i]);
+		unsigned int s = slots[i];
 		struct trd_desc *w = zc_slot(&z, k);
 
 		*w = d[i];

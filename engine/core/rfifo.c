@@ -188,6 +188,50 @@ trd_rfifo_hand_over(struct trd_node *n, struct trd_rec_fifo *rf, struct trd_msg 
 
 /* ---- memory-FIFO frames ---- */
 
+/* The checks every memory-FIFO message passes before anything is made of it. */
+static inline int
+rfifo_check(const struct trd_node *n, const struct trd_pkt *p)
+{
+	if (p->fifo >= n->n_rec)
+		return TRD_DROP_UNKNOWN_FIFO;
+	if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
+		return TRD_DROP_UNKNOWN_COUNTER;
+	return 0;
+}
+
+struct trd_rx_fate
+trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *e, uint32_t off,
+		struct rte_mbuf **mi)
+{
+	struct trd_msg *msg;
+	int rc = rfifo_check(n, e);
+
+	if (rc != 0)
+		return trd_fate(rc, false);
+	n->stat[TRD_STAT_RX_FIFO]++;
+	if (*mi != NULL) {
+		/* the message lives in the bundle's buffer, held by a reference of its own */
+		rte_pktmbuf_attach(*mi, m);
+		msg = &trd_mbuf_priv(*mi)->msg;
+		msg->data = rte_pktmbuf_mtod_offset(m, uint8_t *, off);
+		msg->priv_ = *mi;
+		*mi = NULL;
+	} else {
+		msg = msg_alloc(e->pay_len);
+		if (msg == NULL)
+			return trd_fate(TRD_DROP_NO_MEMORY, false);
+		trd_pay_copy_at(m, off, msg->data, e->pay_len);
+	}
+	msg_fill(msg, e);
+	rc = rfifo_push(n, n->rec[e->fifo], msg);
+	if (rc != 0) {
+		trd_msg_free(msg);
+		return trd_fate(rc, false);
+	}
+	trd_ctr_sub(n, e->counter, e->pay_len);
+	return trd_fate(0, false);
+}
+
 struct trd_rx_fate
 trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 {
@@ -197,10 +241,9 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	uint64_t hkey;
 	int idx, rc;
 
-	if (p->fifo >= n->n_rec)
-		return trd_fate(TRD_DROP_UNKNOWN_FIFO, false);
-	if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
-		return trd_fate(TRD_DROP_UNKNOWN_COUNTER, false);
+	rc = rfifo_check(n, p);
+	if (rc != 0)
+		return trd_fate(rc, false);
 	rf = n->rec[p->fifo];
 	if (p->flags & TRD_HF_CPL) {
 		int cause;

@@ -47,17 +47,18 @@ trd_desc_check_remote(const struct trd_desc *d, struct trd_coord requester)
 
 
 
+/* A put whose payload is @p off bytes into @p m. */
 static int
-rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
+rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t off)
 {
 	struct trd_mr *mr = trd_mr_lookup(n, p->key);
-	uint64_t off;
+	uint64_t at;
 
 	if (mr == NULL)
 		return TRD_DROP_BAD_KEY;
 	if (!(mr->access & TRD_ACCESS_REMOTE_WRITE))
 		return TRD_DROP_NO_ACCESS;
-	if (trd_mr_at(mr, p->offset, p->pay_len, &off) != 0)
+	if (trd_mr_at(mr, p->offset, p->pay_len, &at) != 0)
 		return TRD_DROP_OUT_OF_BOUNDS;
 	if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
 		return TRD_DROP_UNKNOWN_COUNTER;
@@ -73,7 +74,7 @@ rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		if (cause != 0)
 			return cause;
 	}
-	trd_pay_copy(m, mr->base + off, p->pay_len);
+	trd_pay_copy_at(m, off, mr->base + at, p->pay_len);
 	trd_ctr_sub(n, p->counter, p->pay_len);
 	n->stat[TRD_STAT_RX_PUT]++;
 	n->stat[TRD_STAT_PUT_BYTES] += p->pay_len;
@@ -287,6 +288,79 @@ crc_check(const struct rte_mbuf *m, const struct trd_pkt *p)
 	return crc == want ? 0 : TRD_DROP_BAD_CRC;
 }
 
+/* A bundle: each of its messages is acted on as if it had come alone, with the same checks,
+ * and a message that fails them is dropped and counted alone. The structure is checked whole
+ * first (one malformed entry drops the frame), and what the memory-FIFO messages need (room
+ * in their FIFOs, a buffer reference each) is taken before any message is delivered: a frame
+ * refused for want of room delivered nothing, and comes again from a reliable sender. */
+static struct trd_rx_fate
+rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
+{
+	struct trd_pkt e[TRD_BUNDLE_MAX];
+	uint32_t eoff[TRD_BUNDLE_MAX];
+	struct rte_mbuf *mi[TRD_BUNDLE_MAX];
+	uint16_t need[TRD_MAX_FIFOS];
+	uint8_t ebuf[TRD_ENTRY_LEN];
+	uint32_t off = TRD_FRAME_HLEN, end = TRD_FRAME_HLEN + p->pay_len, cnt = p->aux, nf = 0;
+	unsigned int j = 0;
+
+	memset(need, 0, sizeof(need));
+	for (uint32_t i = 0; i < cnt; i++) {
+		const void *eh = m->data_len >= off + TRD_ENTRY_LEN
+					 ? rte_pktmbuf_mtod_offset(m, const void *, off)
+					 : rte_pktmbuf_read(m, off, TRD_ENTRY_LEN, ebuf);
+		int cause;
+
+		if (eh == NULL)
+			return trd_fate(TRD_DROP_BAD_LENGTH, false);
+		cause = trd_wire_entry_decode(p, eh, end - off, i, &e[i]);
+		if (cause != 0)
+			return trd_fate(cause, false);
+		eoff[i] = off + TRD_ENTRY_LEN;
+		off = eoff[i] + e[i].pay_len;
+		if (e[i].type == TRD_PKT_FIFO && e[i].fifo < n->n_rec) {
+			need[e[i].fifo]++;
+			nf++;
+		}
+	}
+	if (off != end)
+		return trd_fate(TRD_DROP_BAD_LENGTH, false);
+	if (nf != 0) {
+		for (unsigned int q = 0; q < n->n_rec; q++)
+			if (need[q] != 0 && rte_ring_free_count(n->rec[q]->ring) < need[q])
+				return trd_fate(TRD_DROP_FIFO_FULL, false);
+		/* a contiguous frame lends its bytes to the messages; a segmented one is copied */
+		if (m->nb_segs == 1) {
+			if (rte_pktmbuf_alloc_bulk(n->pool, mi, nf) != 0) {
+				n->stat[TRD_STAT_NO_MBUF]++;
+				return trd_fate(TRD_DROP_NO_MEMORY, false);
+			}
+		} else {
+			memset(mi, 0, nf * sizeof(mi[0]));
+		}
+	}
+	n->stat[TRD_STAT_RX_BUNDLES]++;
+	for (uint32_t i = 0; i < cnt; i++) {
+		int cause;
+
+		if (e[i].type == TRD_PKT_PUT) {
+			cause = rx_put(n, m, &e[i], eoff[i]);
+		} else if (e[i].fifo < n->n_rec) {
+			/* mi[j] is this message's: NULL once it carries it */
+			cause = trd_rfifo_entry(n, m, &e[i], eoff[i], &mi[j++]).cause;
+		} else {
+			cause = TRD_DROP_UNKNOWN_FIFO;
+		}
+		if (cause != 0)
+			trd_drop(n, (unsigned int)cause);
+	}
+	/* references taken for messages that failed their checks */
+	for (unsigned int k = 0; k < nf; k++)
+		if (mi[k] != NULL)
+			rte_pktmbuf_free(mi[k]);
+	return trd_fate(0, false);
+}
+
 /* Act on a frame for this node whose turn has come. */
 static struct trd_rx_fate
 rx_deliver(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
@@ -302,8 +376,10 @@ rx_deliver(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		return trd_fate(TRD_DROP_REPLY_FULL, false);
 	switch (p->type) {
 	case TRD_PKT_PUT:
-		f = trd_fate(rx_put(n, m, p), false);
+		f = trd_fate(rx_put(n, m, p, TRD_FRAME_HLEN), false);
 		break;
+	case TRD_PKT_BUNDLE:
+		return rx_bundle(n, m, p);
 	case TRD_PKT_FIFO:
 		f = trd_rfifo_rx(n, m, p);
 		break;

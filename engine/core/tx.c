@@ -255,6 +255,23 @@ trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
 	}
 }
 
+/* Once the stage is used up: take up to TRD_STAGE descriptor slots from the FIFO's ring.
+ * @return the slots staged. */
+static inline unsigned int
+stage_refill(struct trd_fifo *f)
+{
+	unsigned int avail;
+
+	f->stage_i = 0;
+	f->stage_n = rte_ring_sc_dequeue_burst_elem(f->ring, f->stage, TRD_UNIT,
+						    TRD_STAGE * TRD_UNITS, &avail) /
+		     TRD_UNITS;
+	avail /= TRD_UNITS;
+	if (f->stage_n != 0 && f->stage_n + avail > f->hwm)
+		f->hwm = f->stage_n + avail;
+	return f->stage_n;
+}
+
 /* Take the next valid descriptor from the FIFO into f->cur. Returns 1 if there is one. */
 static int
 fifo_next(struct trd_node *n, struct trd_fifo *f)
@@ -263,20 +280,8 @@ fifo_next(struct trd_node *n, struct trd_fifo *f)
 		struct trd_desc *d;
 		int cause;
 
-		if (f->stage_i == f->stage_n) {
-			unsigned int avail;
-
-			f->stage_i = 0;
-			f->stage_n = rte_ring_sc_dequeue_burst_elem(f->ring, f->stage, TRD_UNIT,
-								    TRD_STAGE * TRD_UNITS,
-								    &avail) /
-				     TRD_UNITS;
-			if (f->stage_n == 0)
-				return 0;
-			avail /= TRD_UNITS;
-			if (f->stage_n + avail > f->hwm)
-				f->hwm = f->stage_n + avail;
-		}
+		if (f->stage_i == f->stage_n && stage_refill(f) == 0)
+			return 0;
 		d = &f->stage[f->stage_i++];
 		f->cur = d;
 		if (d->n_slots != 0) {
@@ -408,6 +413,137 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 	return k;
 }
 
+/* ---- coalescing: several small messages for one node in one BUNDLE frame ---- */
+
+/* A descriptor that may share a frame with others: a whole put or memory-FIFO message that
+ * asks for nothing per packet (no completion, verdict or ordering), for @p dst, counting on
+ * the injection counter @p inj. */
+static inline bool
+bundle_ok(const struct trd_desc *d, struct trd_coord dst, uint16_t inj)
+{
+	return (d->op == TRD_OP_PUT || d->op == TRD_OP_FIFO) &&
+	       !(d->flags & (TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ | TRD_DF_REMOTE)) &&
+	       d->dst.x == dst.x && d->dst.y == dst.y && d->dst.z == dst.z && d->inj_ctr == inj;
+}
+
+/* The bytes of the staged descriptor at stage_i, to be copied into a bundle: resolved as
+ * desc_start() does, or NULL where that one would refuse it or send it zero-copy (the
+ * descriptor then goes alone, through desc_start(), which counts the refusal). */
+static inline const uint8_t *
+bundle_src(struct trd_node *n, const struct trd_fifo *f, const struct trd_desc *d)
+{
+	if (d->n_slots != 0)
+		return f->stage_n - f->stage_i - 1 >= d->n_slots
+			       ? (const uint8_t *)&f->stage[f->stage_i + 1]
+			       : NULL;
+	if (d->flags & TRD_DF_IMM)
+		return (const uint8_t *)&d->user;
+	if (d->len > n->conf.inline_max)
+		return NULL;
+	if (d->flags & TRD_DF_SRC_MR) {
+		const struct trd_mr *mr = trd_mr_lookup(n, d->src_key);
+		uint64_t at;
+
+		if (mr == NULL || trd_mr_at(mr, d->src, d->len, &at) != 0)
+			return NULL;
+		return mr->base + at;
+	}
+	return (const uint8_t *)(uintptr_t)d->src;
+}
+
+/* One message into a bundle at @p p: its entry header, then its bytes. @return bytes used. */
+static inline uint32_t
+bundle_entry(struct trd_node *n, struct trd_fifo *f, uint8_t *p, const struct trd_desc *d,
+	     const uint8_t *src)
+{
+	bool fifo = d->op == TRD_OP_FIFO;
+
+	trd_wire_entry_encode(p, op_pkt_type[d->op], fifo ? d->fifo : 0, d->rec_ctr,
+			      (uint16_t)d->len, fifo ? d->user : d->rkey, fifo ? 0 : d->roff);
+	if (d->len != 0)
+		rte_memcpy(p + TRD_ENTRY_LEN, src, d->len);
+	n->stat[tx_type_stat[d->op]]++;
+	n->stat[TRD_STAT_DESCS]++;
+	f->descs++;
+	return TRD_ENTRY_LEN + d->len;
+}
+
+/* The current descriptor (a whole message, to be copied) and those queued behind it for the
+ * same node, as many as fit and conf.coalesce allows, in one BUNDLE frame: one header, one
+ * sequence number, one mbuf for all. Only what the FIFO already holds goes: nothing waits.
+ * @return 1 (the frame is queued and the current descriptor done), or 0: the next descriptor
+ * cannot join, and the current one goes alone through emit(). */
+static unsigned int
+emit_bundle(struct trd_node *n, struct trd_fifo *f)
+{
+	const struct trd_desc *d = f->cur, *nx;
+	const struct trd_coord dst = d->dst;
+	const uint16_t inj = d->inj_ctr;
+	const uint32_t max = f->maxpay;
+	uint32_t used, bytes, cnt = 1;
+	const uint8_t *nsrc;
+	struct rte_ether_hdr *eh;
+	struct rte_mbuf *m;
+	struct trd_hdr *h;
+	uint8_t *p;
+
+	if (f->stage_i == f->stage_n)
+		return 0;
+	nx = &f->stage[f->stage_i];
+	if (!bundle_ok(nx, dst, inj) || 2u * TRD_ENTRY_LEN + d->len + nx->len > max ||
+	    (nsrc = bundle_src(n, f, nx)) == NULL)
+		return 0;
+	m = trd_mbuf_get(n);
+	if (unlikely(m == NULL))
+		return 0;
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	eh->dst_addr = f->rt->dmac;
+	eh->src_addr = f->link->mac;
+	eh->ether_type = rte_cpu_to_be_16(TRD_ETHERTYPE);
+	h = (struct trd_hdr *)(eh + 1);
+	*h = f->whdr; /* the first message's: its id is the bundle's */
+	p = (uint8_t *)(h + 1);
+	bytes = d->len;
+	used = bundle_entry(n, f, p, d, f->src);
+	for (;;) {
+		/* the ids of a bundle's messages follow each other: entry i is msg_id + i */
+		n->next_msg_id++;
+		bytes += nx->len;
+		used += bundle_entry(n, f, p + used, nx, nsrc);
+		f->stage_i += 1u + nx->n_slots;
+		if (++cnt == n->conf.coalesce)
+			break;
+		/* d is in the stage, and so are the bytes copied: the stage may be refilled */
+		if (f->stage_i == f->stage_n && stage_refill(f) == 0)
+			break;
+		nx = &f->stage[f->stage_i];
+		if (!bundle_ok(nx, dst, inj) || used + TRD_ENTRY_LEN + nx->len > max ||
+		    (nsrc = bundle_src(n, f, nx)) == NULL)
+			break;
+	}
+	h->type = TRD_PKT_BUNDLE;
+	h->flags = trd_be16(TRD_HF_ALL | (n->conf.payload_crc ? TRD_HF_CRC : 0));
+	h->fifo = 0;
+	h->counter = 0;
+	h->key = 0;
+	h->offset = 0;
+	h->msg_len = trd_be32(used);
+	h->pay_len = trd_be16((uint16_t)used);
+	h->aux = trd_be32(cnt);
+	m->data_len = (uint16_t)(TRD_FRAME_HLEN + used);
+	m->pkt_len = TRD_FRAME_HLEN + used;
+	if (unlikely(n->conf.payload_crc))
+		crc_append(m, p, used);
+	trd_pkt_finish(n, f->peer, h, m);
+	trd_link_queue(f->link, m, f->ctr, f, bytes);
+	n->stat[TRD_STAT_TX_BUNDLES]++;
+	f->unsent++;
+	f->pkts++;
+	f->pkts_left = 0;
+	f->busy = false;
+	return 1;
+}
+
 /* Packetize up to @p budget packets from one FIFO. */
 unsigned int
 trd_fifo_service(struct trd_node *n, struct trd_fifo *f, unsigned int budget)
@@ -426,7 +562,12 @@ trd_fifo_service(struct trd_node *n, struct trd_fifo *f, unsigned int budget)
 		room = RTE_MIN(trd_link_room(f->link), trd_rel_room(n, f->peer));
 		if (room == 0)
 			break;
-		k = emit(n, f, RTE_MIN(budget - sent, room));
+		k = 0;
+		if (n->conf.coalesce > 1 && f->pkts_left == 1 && f->off == 0 && !f->zc &&
+		    bundle_ok(f->cur, f->cur->dst, f->cur->inj_ctr))
+			k = emit_bundle(n, f);
+		if (k == 0)
+			k = emit(n, f, RTE_MIN(budget - sent, room));
 		if (k == 0)
 			break;
 		sent += k;

@@ -89,7 +89,8 @@ parse(const uint8_t *f, uint32_t len, struct trd_pkt *p, bool eth)
 		return TRD_DROP_BAD_FIELD;
 	/* aux names an operation of the origin: only where one is involved */
 	if (p->aux != 0 && !(p->flags & (TRD_HF_CPL | TRD_HF_ACKREQ | TRD_HF_ECHO)) &&
-	    p->type != TRD_PKT_DONE && p->type != TRD_PKT_ATOMIC && p->type != TRD_PKT_ATOMIC_REPLY)
+	    p->type != TRD_PKT_DONE && p->type != TRD_PKT_ATOMIC && p->type != TRD_PKT_ATOMIC_REPLY &&
+	    p->type != TRD_PKT_BUNDLE)
 		return TRD_DROP_BAD_FIELD;
 	if ((uint32_t)p->pay_len + ((p->flags & TRD_HF_CRC) ? 4u : 0u) > len - TRD_FRAME_HLEN)
 		return TRD_DROP_BAD_LENGTH;
@@ -142,6 +143,16 @@ parse(const uint8_t *f, uint32_t len, struct trd_pkt *p, bool eth)
 		    p->aux == 0)
 			return TRD_DROP_BAD_LENGTH;
 		if (p->key >= TRD_DROP_MAX)
+			return TRD_DROP_BAD_FIELD;
+		break;
+	case TRD_PKT_BUNDLE:
+		/* whole messages, aux of them (at least two), behind entry headers that the
+		 * engine checks one by one (trd_wire_entry_decode); the header names no region,
+		 * counter or FIFO of its own */
+		if ((p->flags & ~carry) != TRD_HF_ALL || p->pay_len != p->msg_len || p->aux < 2 ||
+		    p->aux > TRD_BUNDLE_MAX || p->aux > p->pay_len / TRD_ENTRY_LEN)
+			return TRD_DROP_BAD_LENGTH;
+		if (p->key != 0 || p->offset != 0 || p->counter != 0 || p->fifo != 0)
 			return TRD_DROP_BAD_FIELD;
 		break;
 	default:

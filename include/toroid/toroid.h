@@ -253,6 +253,10 @@ struct trd_node_conf {
 	unsigned int inline_max;   /**< messages up to this are copied into the FIFO at post time;
 				    *   longer ones are sent zero-copy (default 256, max 960) */
 	unsigned int burst;        /**< packets per FIFO per poll round (default 32) */
+	unsigned int coalesce;     /**< most messages one frame carries (default 32, max 64; 1:
+				    *   never coalesce): small puts and memory-FIFO messages already
+				    *   queued in one FIFO for the same node share a BUNDLE frame
+				    *   (docs/wire-format.md); the engine never waits for more */
 	unsigned int n_eqs;        /**< event queues made at creation: min(CPUs, this) (default 4) */
 	/* Reliability (docs/reliability.md): on unless @c unreliable. */
 	bool unreliable;           /**< no sequence numbers, acks or retransmission */
@@ -384,6 +388,8 @@ int trd_node_route_hops(const struct trd_node *node, struct trd_coord dst);
 	X(CPL_FAILED, "cpl_failed")                                                                \
 	X(RX_CTL, "rx_ctl")                                                                        \
 	X(ATOMICS, "atomics")                                                                      \
+	X(TX_BUNDLES, "tx_bundles")                                                                \
+	X(RX_BUNDLES, "rx_bundles")                                                                \
 	X(DROPS, "drops")
 
 /** Node statistics ids. */

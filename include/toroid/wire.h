@@ -52,7 +52,8 @@ extern "C" {
 	X(ACK, "ack", 4)   /* reliability: cumulative ack, optional SACK bitmap payload */         \
 	X(DONE, "done", 5) /* a target's verdict on a message that asked for one (ACKREQ) */      \
 	X(ATOMIC, "atomic", 6) /* a 64-bit atomic on (key, offset); payload: op, operands */     \
-	X(ATOMIC_REPLY, "atomic_reply", 7) /* the verdict and the old value of an atomic */
+	X(ATOMIC_REPLY, "atomic_reply", 7) /* the verdict and the old value of an atomic */       \
+	X(BUNDLE, "bundle", 8) /* several whole put/FIFO messages, each behind a trd_wire_entry */
 
 /** Packet type values. */
 enum trd_pkt_type {
@@ -101,6 +102,27 @@ struct __attribute__((packed)) trd_wire_atomic {
 	uint64_t compare;  /**< compare-and-swap: the expected old value */
 };
 _Static_assert(sizeof(struct trd_wire_atomic) == 24, "atomic payload is 24 bytes");
+
+/**
+ * One message of a BUNDLE packet (docs/wire-format.md, "Bundles"): this 24-byte header, then
+ * @c len payload bytes, then the next entry. A bundle carries whole put and memory-FIFO
+ * messages of one sender for one destination; its torus header's @c aux is the number of
+ * entries and the message id of entry @c i is the header's @c msg_id + @c i.
+ */
+struct __attribute__((packed)) trd_wire_entry {
+	uint8_t type;     /**< 0: TRD_PKT_PUT or TRD_PKT_FIFO */
+	uint8_t fifo;     /**< 1: reception FIFO (FIFO), 0 (PUT) */
+	uint16_t counter; /**< 2: destination reception counter id, 0 = none */
+	uint16_t len;     /**< 4: payload bytes of this message (the whole message) */
+	uint16_t rsvd;    /**< 6: 0 */
+	uint64_t key;     /**< 8: region key (PUT) or the message's user word (FIFO) */
+	uint64_t offset;  /**< 16: region offset (PUT), 0 (FIFO) */
+};
+_Static_assert(sizeof(struct trd_wire_entry) == 24, "bundle entry header is 24 bytes");
+/** Length of a bundle entry's header. */
+#define TRD_ENTRY_LEN 24
+/** Most messages one BUNDLE packet carries. */
+#define TRD_BUNDLE_MAX 64
 
 /**
  * The torus header as it is on the wire (56 bytes, packed, big-endian fields).
@@ -323,6 +345,75 @@ trd_hdr_seal(struct trd_hdr *h)
 {
 	h->csum = 0;
 	h->csum = trd_hdr_sum(h);
+}
+
+/**
+ * Decode and check entry @p idx of a BUNDLE packet whose validated header is @p p: @p eh is
+ * the entry's 24 header bytes, found @p left payload bytes before the end of the bundle's
+ * payload. On success @p e is the header of a message of one packet as if it had come alone
+ * (type, fifo, counter, key, offset, lengths and message id from the entry, the rest from
+ * @p p; flags TRD_HF_ALL) and the entry, payload included, takes TRD_ENTRY_LEN + e->pay_len
+ * bytes. The checks are the structure's; keys, bounds, counters and FIFOs are the engine's.
+ * @return 0, TRD_DROP_BAD_LENGTH (does not fit, or the put's end wraps), TRD_DROP_BAD_TYPE
+ * (neither put nor FIFO) or TRD_DROP_BAD_FIELD (reserved bits, a FIFO entry with an offset or
+ * a put entry with a FIFO).
+ */
+static inline int
+trd_wire_entry_decode(const struct trd_pkt *p, const void *eh, uint32_t left, uint32_t idx,
+		      struct trd_pkt *e)
+{
+	struct trd_wire_entry w;
+
+	if (left < TRD_ENTRY_LEN)
+		return TRD_DROP_BAD_LENGTH;
+	__builtin_memcpy(&w, eh, sizeof(w));
+	*e = *p;
+	e->type = w.type;
+	e->flags = TRD_HF_ALL;
+	e->fifo = w.fifo;
+	e->counter = trd_be16(w.counter);
+	e->key = trd_be64(w.key);
+	e->offset = trd_be64(w.offset);
+	e->pay_len = trd_be16(w.len);
+	e->msg_len = e->pay_len;
+	e->msg_id = p->msg_id + idx;
+	e->aux = 0;
+	if (e->pay_len > left - TRD_ENTRY_LEN)
+		return TRD_DROP_BAD_LENGTH;
+	if (w.rsvd != 0)
+		return TRD_DROP_BAD_FIELD;
+	if (e->type == TRD_PKT_PUT) {
+		if (e->fifo != 0)
+			return TRD_DROP_BAD_FIELD;
+		if (e->offset > UINT64_MAX - e->pay_len)
+			return TRD_DROP_BAD_LENGTH;
+	} else if (e->type == TRD_PKT_FIFO) {
+		if (e->offset != 0)
+			return TRD_DROP_BAD_FIELD;
+	} else {
+		return TRD_DROP_BAD_TYPE;
+	}
+	return 0;
+}
+
+/**
+ * Write a bundle entry header at @p eh for a message of @p type (TRD_PKT_PUT or TRD_PKT_FIFO).
+ */
+static inline void
+trd_wire_entry_encode(void *eh, uint8_t type, uint8_t fifo, uint16_t counter, uint16_t len,
+		      uint64_t key, uint64_t offset)
+{
+	struct trd_wire_entry w = {
+		.type = type,
+		.fifo = fifo,
+		.counter = trd_be16(counter),
+		.len = trd_be16(len),
+		.rsvd = 0,
+		.key = trd_be64(key),
+		.offset = trd_be64(offset),
+	};
+
+	__builtin_memcpy(eh, &w, sizeof(w));
 }
 
 /**

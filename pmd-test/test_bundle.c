@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Coalescing: small puts and memory-FIFO messages queued in one FIFO for one node travel in
+ * BUNDLE frames (docs/wire-format.md, "Bundles"), and each message stays exact.
+ *
+ *  stream:  node 0 of a 2x1x1 torus (engine ring links, reliability on) posts N messages in
+ *           bursts, puts and memory-FIFO messages mixed, 0 .. 300 B (the longer ones go
+ *           zero-copy, alone), every message with its own bytes; node 1 receives every FIFO
+ *           message once, in order, byte-exact, with increasing message ids; every put lands
+ *           byte-exact; the reception and injection counters reach zero; bundles were sent
+ *           (fewer frames than messages) and received as many as were sent; no drop. Run
+ *           with coalesce 32 on a lossless link, on a link that loses, reorders and
+ *           duplicates frames (5%, 2%, 1%), and with coalesce 1 (no bundle at all).
+ *  forged:  bundles made by hand, handed to one node: each message checked alone (a bad key,
+ *           an unknown FIFO, a put out of bounds are dropped and counted, the others of the
+ *           frame land); a malformed structure (an entry past the end, trailing bytes, one
+ *           entry, too many, fields that must be 0, a type that is neither put nor FIFO, a
+ *           put whose end wraps) drops the frame whole: not one byte of it lands; a frame
+ *           whose FIFO messages find no room delivers nothing, and the same frame is taken
+ *           once there is room; a segmented frame is delivered byte-exact; every mbuf is back
+ *           in the pool at the end.
+ *
+ * Arguments: [N]
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <toroid/testing.h>
+#include <toroid/toroid.h>
+#include <toroid/wire.h>
+
+#include "test_common.h"
+
+#define TIMEOUT_US 20000000ULL
+#define MAXLEN 300
+#define SLOT 512
+
+static uint8_t
+pat(uint64_t seq, uint32_t i)
+{
+	return (uint8_t)(seq * 131 + i * 7 + (seq >> 8));
+}
+
+static uint64_t
+drops(const struct trd_node *n)
+{
+	struct trd_node_stats st;
+	uint64_t s = 0;
+
+	T_EQ(trd_node_stats_get(n, &st), 0);
+	for (unsigned int c = 1; c < TRD_DROP_MAX; c++)
+		s += st.drop[c];
+	return s;
+}
+
+static uint64_t
+stat_of(const struct trd_node *n, unsigned int id)
+{
+	struct trd_node_stats st;
+
+	T_EQ(trd_node_stats_get(n, &st), 0);
+	return st.stat[id];
+}
+
+static uint64_t
+drop_of(const struct trd_node *n, unsigned int cause)
+{
+	struct trd_node_stats st;
+
+	T_EQ(trd_node_stats_get(n, &st), 0);
+	return st.drop[cause];
+}
+
+/* ---- stream ---- */
+
+static void
+stream(uint32_t nmsg, unsigned int coalesce, const char *impair)
+{
+	struct trd_node_conf tmpl = {.coalesce = coalesce};
+	struct trd_net_conf nc = {.node = &tmpl};
+	struct trd_net *net;
+	struct trd_node *a, *b;
+	struct trd_mr *mr;
+	uint8_t *src, *dst, *kind;
+	uint32_t *len;
+	uint64_t put_bytes = 0, all_bytes = 0, fifo_n = 0, fifo_got = 0, t_end;
+	uint32_t posted = 0, last_id = 0;
+	uint16_t inj, rec;
+	uint64_t rs = 12345, next_fifo = 0;
+	int64_t v;
+	struct trd_link_stats ls;
+
+	trd_torus_init(&nc.torus, 2, 1, 1);
+	net = trd_net_create(&nc);
+	T_ASSERT(net != NULL, "net: %s", rte_strerror(rte_errno));
+	a = trd_net_node(net, 0);
+	b = trd_net_node(net, 1);
+	if (impair != NULL) {
+		struct trd_impair_conf ic;
+
+		T_EQ(trd_impair_parse(impair, &ic), 0);
+		T_EQ(trd_node_impair(a, &ic), 0);
+		T_EQ(trd_node_impair(b, &ic), 0);
+	}
+	src = malloc((size_t)nmsg * MAXLEN);
+	dst = calloc(nmsg, SLOT);
+	kind = malloc(nmsg);
+	len = malloc(nmsg * sizeof(*len));
+	T_ASSERT(src != NULL && dst != NULL && kind != NULL && len != NULL, "memory");
+	mr = trd_mr_register(b, dst, (size_t)nmsg * SLOT, TRD_ACCESS_REMOTE_WRITE);
+	T_ASSERT(mr != NULL, "region");
+	for (uint32_t i = 0; i < nmsg; i++) {
+		kind[i] = (uint8_t)(test_rand(&rs) % 2); /* 1: FIFO message */
+		/* mostly small (bundled), some empty, some zero-copy (alone) */
+		len[i] = (uint32_t)(test_rand(&rs) % 16 == 0 ? MAXLEN - test_rand(&rs) % 40
+								: test_rand(&rs) % 97);
+		if (test_rand(&rs) % 50 == 0)
+			len[i] = 0;
+		for (uint32_t k = 0; k < len[i]; k++)
+			src[(size_t)i * MAXLEN + k] = pat(i, k);
+		if (kind[i])
+			fifo_n++;
+		else
+			put_bytes += len[i];
+		all_bytes += len[i];
+	}
+	T_EQ(trd_counter_alloc(a, &inj), 0);
+	T_EQ(trd_counter_set(a, inj, (int64_t)all_bytes), 0);
+	T_EQ(trd_counter_alloc(b, &rec), 0);
+	T_EQ(trd_counter_set(b, rec, (int64_t)put_bytes), 0);
+
+	t_end = trd_time_us() + TIMEOUT_US;
+	while (posted < nmsg || fifo_got < fifo_n) {
+		struct trd_msg *m[32];
+		int k;
+
+		if (posted < nmsg) {
+			struct trd_desc d[32];
+			uint32_t nb = RTE_MIN(nmsg - posted, 1 + (uint32_t)(test_rand(&rs) % 32));
+
+			for (uint32_t j = 0; j < nb; j++) {
+				uint32_t i = posted + j;
+				const uint8_t *s = &src[(size_t)i * MAXLEN];
+
+				if (kind[i])
+					trd_desc_fifo(&d[j], trd_node_coord(b), 0, s, len[i], i, inj);
+				else
+					trd_desc_put(&d[j], trd_node_coord(b), s, len[i], trd_mr_key(mr),
+						     (uint64_t)i * SLOT, inj, rec);
+			}
+			if (trd_inject_bulk(trd_inj_fifo(a, 0), d, nb) == 0)
+				posted += nb;
+		}
+		trd_net_poll(net);
+		k = trd_rec_fifo_poll(trd_rec_fifo(b, 0), m, 32);
+		T_ASSERT(k >= 0, "poll");
+		for (int j = 0; j < k; j++) {
+			uint64_t i = m[j]->user;
+
+			while (next_fifo < nmsg && !kind[next_fifo])
+				next_fifo++;
+			T_EQ(i, next_fifo); /* in order, none twice, none missing */
+			next_fifo++;
+			T_EQ(m[j]->len, len[i]);
+			T_EQ(m[j]->status, 0);
+			T_ASSERT(fifo_got == 0 || m[j]->msg_id > last_id, "message ids increase");
+			last_id = m[j]->msg_id;
+			for (uint32_t q = 0; q < len[i]; q++)
+				T_ASSERT(((uint8_t *)m[j]->data)[q] == pat(i, q), "msg %" PRIu64
+					 " byte %u", i, q);
+			trd_msg_free(m[j]);
+			fifo_got++;
+		}
+		T_ASSERT(trd_time_us() < t_end, "stream timed out: %u posted, %" PRIu64 " of %"
+			 PRIu64 " messages", posted, fifo_got, fifo_n);
+	}
+	T_EQ(trd_counter_wait(b, rec, TIMEOUT_US), 0);
+	T_EQ(trd_counter_wait(a, inj, TIMEOUT_US), 0);
+	T_EQ(trd_counter_read(a, inj, &v), 0);
+	T_EQ(v, 0);
+	for (uint32_t i = 0; i < nmsg; i++)
+		for (uint32_t q = 0; !kind[i] && q < len[i]; q++)
+			T_ASSERT(dst[(size_t)i * SLOT + q] == pat(i, q), "put %u byte %u", i, q);
+	T_EQ(trd_link_stats_get(trd_node_link(a, 0), &ls), 0);
+	printf("stream coalesce=%u %s: %u messages (%" PRIu64 " FIFO) in %" PRIu64
+	       " frames, %" PRIu64 " bundles; drops at b %" PRIu64 "\n",
+	       coalesce, impair ? impair : "lossless", nmsg, fifo_n, ls.tx_pkts,
+	       stat_of(a, TRD_STAT_TX_BUNDLES), drops(b));
+	T_EQ(stat_of(a, TRD_STAT_TX_FIFO), fifo_n);
+	T_EQ(stat_of(b, TRD_STAT_RX_FIFO), fifo_n);
+	T_EQ(stat_of(b, TRD_STAT_MSGS_DELIVERED), fifo_n);
+	T_EQ(stat_of(b, TRD_STAT_RX_PUT), nmsg - fifo_n);
+	T_EQ(stat_of(a, TRD_STAT_DESCS), nmsg);
+	T_EQ(stat_of(b, TRD_STAT_RX_BUNDLES), stat_of(a, TRD_STAT_TX_BUNDLES));
+	if (coalesce > 1) {
+		T_ASSERT(stat_of(a, TRD_STAT_TX_BUNDLES) > 0, "no bundle sent");
+		if (impair == NULL)
+			T_ASSERT(ls.tx_pkts < nmsg, "%" PRIu64 " frames for %u messages",
+				 ls.tx_pkts, nmsg);
+	} else {
+		T_EQ(stat_of(a, TRD_STAT_TX_BUNDLES), 0);
+	}
+	if (impair == NULL) {
+		T_EQ(drops(b), 0);
+		T_EQ(stat_of(a, TRD_STAT_RETRANS), 0);
+	}
+	trd_net_free(net);
+	free(src);
+	free(dst);
+	free(kind);
+	free(len);
+}
+
+/* ---- forged ---- */
+
+struct ent {
+	uint8_t type, fifo;
+	uint16_t counter, len;
+	uint64_t key, offset;
+	uint8_t fill;
+};
+
+static struct trd_node *fn;
+static uint8_t fmem[4096];
+static uint64_t fkey;
+
+/* A bundle from (0,0,0) to (1,0,0) with @p n entries (@p aux: the count it claims) and
+ * @p extra bytes after them. @return its length. */
+static uint32_t
+bundle(uint8_t *f, const struct ent *e, unsigned int n, uint32_t aux, uint32_t extra,
+       uint64_t hkey)
+{
+	uint32_t pay = 0;
+	uint8_t *p = f + TRD_FRAME_HLEN;
+
+	memset(f, 0, TRD_FRAME_HLEN);
+	memset(f, 0x02, 12);
+	f[12] = TRD_ETHERTYPE >> 8;
+	f[13] = TRD_ETHERTYPE & 0xff;
+	for (unsigned int i = 0; i < n; i++) {
+		trd_wire_entry_encode(p + pay, e[i].type, e[i].fifo, e[i].counter, e[i].len,
+				      e[i].key, e[i].offset);
+		memset(p + pay + TRD_ENTRY_LEN, e[i].fill + (int)i, e[i].len);
+		pay += TRD_ENTRY_LEN + e[i].len;
+	}
+	memset(p + pay, 0xee, extra);
+	pay += extra;
+	trd_wire_encode(f + TRD_ETH_HLEN, &(const struct trd_pkt){
+		.version = TRD_WIRE_VERSION,
+		.type = TRD_PKT_BUNDLE,
+		.flags = TRD_HF_ALL,
+		.src = {0, 0, 0},
+		.hops = 2,
+		.dst = {1, 0, 0},
+		.key = hkey,
+		.msg_len = pay,
+		.pay_len = (uint16_t)pay,
+		.msg_id = 100,
+		.aux = aux,
+	});
+	return TRD_FRAME_HLEN + pay;
+}
+
+/* Hand a bundle over; @return the drops of @p cause it added (every other cause: none). */
+static void
+give(const uint8_t *f, uint32_t len, uint32_t seg, unsigned int cause, uint64_t want)
+{
+	uint64_t before = drop_of(fn, cause), all = drops(fn);
+
+	T_EQ(trd_node_rx_frame(fn, f, len, seg), 0);
+	T_EQ(drop_of(fn, cause) - before, want);
+	T_EQ(drops(fn) - all, want);
+}
+
+static int
+take(unsigned int fifo, struct trd_msg **m, unsigned int max)
+{
+	int k = trd_rec_fifo_poll(trd_rec_fifo(fn, fifo), m, max);
+
+	T_ASSERT(k >= 0, "poll");
+	return k;
+}
+
+static void
+check_msg(struct trd_msg *m, uint64_t user, uint32_t len, uint8_t fill, uint32_t id)
+{
+	T_EQ(m->user, user);
+	T_EQ(m->len, len);
+	T_EQ(m->msg_id, id);
+	T_EQ(m->src.x, 0);
+	for (uint32_t i = 0; i < len; i++)
+		T_EQ(((uint8_t *)m->data)[i], fill);
+	trd_msg_free(m);
+}
+
+static void
+forged(void)
+{
+	static uint8_t f[2048];
+	struct rte_mempool *mp;
+	struct trd_node_conf c = {.rec_fifo_size = 4, .n_rec_fifos = 2};
+	struct trd_msg *m[8];
+	struct trd_mr *mr;
+	uint32_t len;
+	unsigned int base;
+	uint8_t zero[16] = {0};
+
+	mp = rte_pktmbuf_pool_create("bundle_pool", 1023, 0, (uint16_t)trd_pool_priv_size(),
+				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	T_ASSERT(mp != NULL, "pool");
+	c.pool = mp;
+	trd_torus_init(&c.torus, 2, 1, 1);
+	c.coord = (struct trd_coord){1, 0, 0};
+	fn = trd_node_create(&c);
+	T_ASSERT(fn != NULL, "node");
+	mr = trd_mr_register(fn, fmem, sizeof(fmem), TRD_ACCESS_REMOTE_WRITE);
+	T_ASSERT(mr != NULL, "region");
+	fkey = trd_mr_key(mr);
+
+	/* each message alone: a good put, a good FIFO message, a put to no region, a FIFO
+	 * message to no FIFO, a put out of bounds; the good ones land */
+	{
+		struct ent e[] = {
+			{TRD_PKT_PUT, 0, 0, 8, fkey, 0, 0x10},
+			{TRD_PKT_FIFO, 1, 0, 5, 77, 0, 0x20},
+			{TRD_PKT_PUT, 0, 0, 8, fkey + 1000, 64, 0x30},
+			{TRD_PKT_FIFO, 9, 0, 5, 78, 0, 0x40},
+			{TRD_PKT_PUT, 0, 0, 8, fkey, sizeof(fmem) - 4, 0x50},
+			{TRD_PKT_FIFO, 1, 0, 0, 79, 0, 0},
+		};
+		uint64_t bk = drop_of(fn, TRD_DROP_BAD_KEY), uf = drop_of(fn, TRD_DROP_UNKNOWN_FIFO);
+		uint64_t ob = drop_of(fn, TRD_DROP_OUT_OF_BOUNDS), all = drops(fn);
+
+		len = bundle(f, e, 6, 6, 0, 0);
+		T_EQ(trd_node_rx_frame(fn, f, len, 0), 0);
+		T_EQ(drop_of(fn, TRD_DROP_BAD_KEY) - bk, 1);
+		T_EQ(drop_of(fn, TRD_DROP_UNKNOWN_FIFO) - uf, 1);
+		T_EQ(drop_of(fn, TRD_DROP_OUT_OF_BOUNDS) - ob, 1);
+		T_EQ(drops(fn) - all, 3);
+		for (int i = 0; i < 8; i++)
+			T_EQ(fmem[i], 0x10);
+		T_EQ(fmem[64], 0);
+		T_EQ(take(1, m, 8), 2);
+		check_msg(m[0], 77, 5, 0x21, 101);
+		check_msg(m[1], 79, 0, 0, 105);
+		T_EQ(stat_of(fn, TRD_STAT_RX_BUNDLES), 1);
+	}
+
+	/* a malformed structure drops the whole frame: the good put first in it never lands */
+	{
+		struct ent good = {TRD_PKT_PUT, 0, 0, 16, fkey, 256, 0x61};
+		struct ent e[2] = {good, {TRD_PKT_FIFO, 0, 0, 4, 1, 0, 0x70}};
+		uint8_t *p2 = f + TRD_FRAME_HLEN + TRD_ENTRY_LEN + 16; /* second entry's header */
+
+		/* the second entry claims more bytes than the frame has */
+		len = bundle(f, e, 2, 2, 0, 0);
+		p2[4] = 0, p2[5] = 5;
+		give(f, len, 0, TRD_DROP_BAD_LENGTH, 1);
+		/* bytes after the last entry */
+		len = bundle(f, e, 2, 2, 3, 0);
+		give(f, len, 0, TRD_DROP_BAD_LENGTH, 1);
+		/* fewer entries claimed than there are */
+		len = bundle(f, e, 2, 1, 0, 0);
+		give(f, len, 0, TRD_DROP_BAD_LENGTH, 1);
+		/* more than a bundle may carry */
+		len = bundle(f, e, 2, TRD_BUNDLE_MAX + 1, 0, 0);
+		give(f, len, 0, TRD_DROP_BAD_LENGTH, 1);
+		/* a header naming a region */
+		len = bundle(f, e, 2, 2, 0, fkey);
+		give(f, len, 0, TRD_DROP_BAD_FIELD, 1);
+		/* reserved bits */
+		len = bundle(f, e, 2, 2, 0, 0);
+		p2[7] = 1;
+		give(f, len, 0, TRD_DROP_BAD_FIELD, 1);
+		/* a FIFO entry with an offset; a put entry with a FIFO */
+		e[1].offset = 8;
+		len = bundle(f, e, 2, 2, 0, 0);
+		give(f, len, 0, TRD_DROP_BAD_FIELD, 1);
+		e[1] = (struct ent){TRD_PKT_PUT, 1, 0, 4, fkey, 0, 0x70};
+		len = bundle(f, e, 2, 2, 0, 0);
+		give(f, len, 0, TRD_DROP_BAD_FIELD, 1);
+		/* neither put nor FIFO */
+		e[1] = (struct ent){TRD_PKT_ATOMIC, 0, 0, 24, fkey, 0, 0x70};
+		len = bundle(f, e, 2, 2, 0, 0);
+		give(f, len, 0, TRD_DROP_BAD_TYPE, 1);
+		/* a put whose end wraps */
+		e[1] = (struct ent){TRD_PKT_PUT, 0, 0, 8, fkey, UINT64_MAX - 3, 0x70};
+		len = bundle(f, e, 2, 2, 0, 0);
+		give(f, len, 0, TRD_DROP_BAD_LENGTH, 1);
+		T_ASSERT(memcmp(fmem + 256, zero, 16) == 0, "a malformed bundle wrote");
+		T_EQ(take(0, m, 8), 0);
+		/* the same bundle, well formed, lands */
+		e[1] = (struct ent){TRD_PKT_FIFO, 0, 0, 4, 1, 0, 0x70};
+		len = bundle(f, e, 2, 2, 0, 0);
+		give(f, len, 0, TRD_DROP_NONE, 0);
+		T_EQ(fmem[256], 0x61);
+		T_EQ(take(0, m, 8), 1);
+		check_msg(m[0], 1, 4, 0x71, 101);
+		memset(fmem + 256, 0, 16);
+	}
+
+	/* no room for its FIFO messages: nothing delivered, not even its put; then taken */
+	{
+		struct ent e[] = {
+			{TRD_PKT_FIFO, 0, 0, 10, 5, 0, 0x80},
+			{TRD_PKT_FIFO, 0, 0, 10, 6, 0, 0x90},
+			{TRD_PKT_FIFO, 0, 0, 10, 7, 0, 0xa0},
+			{TRD_PKT_PUT, 0, 0, 16, fkey, 512, 0xb0},
+		};
+
+		len = bundle(f, e, 4, 4, 0, 0);
+		give(f, len, 0, TRD_DROP_NONE, 0); /* 3 of the FIFO's 4 places */
+		T_EQ(fmem[512], 0xb3);
+		memset(fmem + 512, 0, 16);
+		give(f, len, 0, TRD_DROP_FIFO_FULL, 1);
+		T_ASSERT(memcmp(fmem + 512, zero, 16) == 0, "a refused bundle wrote");
+		T_EQ(take(0, m, 8), 3);
+		for (int i = 0; i < 3; i++)
+			check_msg(m[i], 5 + (uint64_t)i, 10, (uint8_t)(0x80 + 0x11 * i), 100 + (uint32_t)i);
+		give(f, len, 0, TRD_DROP_NONE, 0);
+		T_EQ(fmem[512], 0xb3);
+		T_EQ(take(0, m, 8), 3);
+		for (int i = 0; i < 3; i++)
+			check_msg(m[i], 5 + (uint64_t)i, 10, (uint8_t)(0x80 + 0x11 * i), 100 + (uint32_t)i);
+	}
+
+	/* segmented as a scattering NIC delivers it: the messages are copied out, exact */
+	{
+		struct ent e[] = {
+			{TRD_PKT_FIFO, 1, 0, 100, 11, 0, 0x01},
+			{TRD_PKT_PUT, 0, 0, 64, fkey, 1024, 0x02},
+			{TRD_PKT_FIFO, 1, 0, 33, 12, 0, 0x03},
+		};
+
+		len = bundle(f, e, 3, 3, 0, 0);
+		give(f, len, 30, TRD_DROP_NONE, 0);
+		for (int i = 0; i < 64; i++)
+			T_EQ(fmem[1024 + i], 0x03);
+		T_EQ(take(1, m, 8), 2);
+		check_msg(m[0], 11, 100, 0x01, 100);
+		check_msg(m[1], 12, 33, 0x05, 102);
+	}
+
+	T_EQ(trd_node_reset(fn), 0);
+	T_EQ(rte_mempool_avail_count(mp), mp->size);
+	base = (unsigned int)stat_of(fn, TRD_STAT_RX_BUNDLES);
+	printf("forged: %u bundles taken, every mbuf back in the pool\n", base);
+	trd_node_free(fn);
+	rte_mempool_free(mp);
+}
+
+int
+main(int argc, char **argv)
+{
+	uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 20000;
+
+	test_eal_init(argv[0], NULL);
+	forged();
+	stream(n, 32, NULL);
+	stream(n / 4, 32, "loss=5%,reorder=2%,dup=1%,seed=3");
+	stream(n / 4, 1, NULL);
+	printf("bundle: ok\n");
+	return test_status();
+}
