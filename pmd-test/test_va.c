@@ -219,6 +219,37 @@ test_va(void)
 	T_EQ(trd_counter_wait(n, rec, TIMEOUT_US), 0);
 	T_ASSERT(memcmp(omem, src + 10, 700) == 0, "put from a VA source region");
 
+	/* small ones, coalesced into one frame: the source named by address too, and an offset
+	 * used on the VA region refused as it is alone, not read as an offset */
+	{
+		struct trd_desc b[5];
+		struct trd_node_stats st0, st1;
+
+		memset(omem, 0, sizeof(omem));
+		T_EQ(trd_node_stats_get(n, &st0), 0);
+		T_EQ(trd_counter_set(n, rec, 4 * 32), 0);
+		for (unsigned int i = 0; i < 5; i++) {
+			trd_desc_put(&b[i], self, NULL, 32, okey, 64 * i, 0, rec);
+			b[i].flags = TRD_DF_SRC_MR;
+			b[i].src_key = vkey;
+			b[i].src = va + 100 * i;
+		}
+		b[2].src = 200; /* an offset: outside the VA region's address space */
+		T_EQ(trd_inject_bulk(trd_inj_fifo(n, 0), b, 5), 0);
+		wait_drops(n, TRD_DROP_OUT_OF_BOUNDS, ++oob);
+		T_EQ(trd_counter_wait(n, rec, TIMEOUT_US), 0);
+		for (unsigned int i = 0; i < 5; i++)
+			if (i == 2)
+				T_ASSERT(all_bytes(omem + 128, 32, 0),
+					 "the refused one wrote nothing");
+			else
+				T_ASSERT(memcmp(omem + 64 * i, src + 100 * i, 32) == 0,
+					 "coalesced put %u from a VA source", i);
+		T_EQ(trd_node_stats_get(n, &st1), 0);
+		T_ASSERT(st1.stat[TRD_STAT_TX_BUNDLES] > st0.stat[TRD_STAT_TX_BUNDLES],
+			 "the small puts were coalesced");
+	}
+
 	/* an atomic at an address */
 	{
 		uint64_t *w = (uint64_t *)(vbase + 64), old = 0;
