@@ -99,7 +99,8 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 			trd_desc_fifo(&d[i], px.cb, 0, px.abuf, size, 0, 0);
 		else
 			trd_desc_put(&d[i], px.cb, px.abuf, size, trd_mr_key(px.bmr),
-				     (uint64_t)(i % 8) * size % (px.buflen - size), 0, px.bctr);
+				     px.boff + (uint64_t)(i % 8) * size % (px.buflen - size), 0,
+				     px.bctr);
 	}
 	if (!fifo && trd_counter_set(px.b, px.bctr, (int64_t)(n * size)) != 0)
 		return -EINVAL;
@@ -181,8 +182,8 @@ pingpong(struct perf_result *r, uint64_t n, uint64_t *s)
 	struct trd_desc da, db;
 	uint32_t size = r->size;
 
-	trd_desc_put(&da, px.cb, px.abuf, size, trd_mr_key(px.bmr), 0, 0, px.bctr);
-	trd_desc_put(&db, px.ca, px.bbuf, size, trd_mr_key(px.amr), 0, 0, px.actr);
+	trd_desc_put(&da, px.cb, px.abuf, size, trd_mr_key(px.bmr), px.boff, 0, px.bctr);
+	trd_desc_put(&db, px.ca, px.bbuf, size, trd_mr_key(px.amr), px.aoff, 0, px.actr);
 	engine_start();
 	for (uint64_t i = 0; i < n && !perf_stop; i++) {
 		uint64_t t0 = rte_rdtsc();
@@ -232,7 +233,7 @@ reflect_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 	struct trd_desc d;
 	struct trd_cpl_spec spec = {.kind = TRD_CPL_DOORBELL, .mode = perf_opt.mode, .doorbell = px.adb};
 
-	trd_desc_put(&d, px.cb, px.abuf, r->size, trd_mr_key(px.bmr), 0, 0, 0);
+	trd_desc_put(&d, px.cb, px.abuf, r->size, trd_mr_key(px.bmr), px.boff, 0, 0);
 	engine_start();
 	for (uint64_t i = 0; i < n && !perf_stop; i++) {
 		uint64_t t0 = rte_rdtsc();
@@ -253,9 +254,10 @@ get_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 {
 	struct trd_desc d, c;
 
-	trd_desc_put(&c, px.ca, NULL, r->size, trd_mr_key(px.amr), 0, 0, px.actr);
+	trd_desc_put(&c, px.ca, NULL, r->size, trd_mr_key(px.amr), px.aoff, 0, px.actr);
 	c.flags = TRD_DF_SRC_MR;
 	c.src_key = trd_mr_key(px.bmr);
+	c.src = px.boff;
 	trd_desc_rget(&d, px.cb, TRD_ENGINE_FIFO, &c, 1);
 	engine_start();
 	for (uint64_t i = 0; i < n && !perf_stop; i++) {

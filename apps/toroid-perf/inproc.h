@@ -24,6 +24,7 @@ struct perf_ctx {
 	uint8_t *abuf, *bbuf;   /* source/target memory on each side */
 	size_t buflen;
 	struct trd_mr *amr, *bmr;
+	uint64_t aoff, boff;    /* how a peer names abuf, bbuf: 0, or their address (--va) */
 	struct trd_mr *adb;     /* doorbell page of a */
 	uint64_t *adb_page;
 	uint16_t actr, bctr;

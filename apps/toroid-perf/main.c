@@ -188,7 +188,16 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 
 /* ---- set-up ---- */
 
-enum { OPT_SERVER = 256, OPT_CLIENT, OPT_PORT, OPT_DURATION, OPT_INTERVAL, OPT_RATE, OPT_CORES };
+enum {
+	OPT_SERVER = 256,
+	OPT_CLIENT,
+	OPT_PORT,
+	OPT_DURATION,
+	OPT_INTERVAL,
+	OPT_RATE,
+	OPT_CORES,
+	OPT_VA
+};
 
 /* --rate: "100000", "100k", "1.5M" messages per second, or "5Gbit", "800Mbit", "100kbit/s"
  * bits per second (decimal prefixes, as iperf3). */
@@ -250,6 +259,7 @@ usage(const char *prog)
 	       "      --links KIND     ethdev: a net_ring ethdev pair (default); ring: ring link\n"
 	       "      --mode MODE      reflect_lat: local (neighbour reflects) or delivery\n"
 	       "      --inline         no engine lcore: the main lcore polls the nodes itself\n"
+	       "      --va             regions named by (key, virtual address), TRD_ACCESS_VA\n"
 	       "      --hgrm PREFIX    write latency distributions to PREFIX-TEST-SIZE.hgrm\n"
 	       "      --server         two processes, this one answers (one client, then it ends)\n"
 	       "      --client         two processes, this one measures (tests: put_rate put_bw\n"
@@ -358,8 +368,12 @@ setup(void)
 	px.adb_page = rte_zmalloc("perf", 4096, 4096);
 	if (px.abuf == NULL || px.bbuf == NULL || px.adb_page == NULL)
 		rte_exit(EXIT_FAILURE, "out of memory (give EAL more with -m)\n");
-	px.amr = trd_mr_register(px.a, px.abuf, px.buflen, TRD_ACCESS_ALL);
-	px.bmr = trd_mr_register(px.b, px.bbuf, px.buflen, TRD_ACCESS_ALL);
+	px.amr = trd_mr_register(px.a, px.abuf, px.buflen,
+				 TRD_ACCESS_ALL | (perf_opt.va ? TRD_ACCESS_VA : 0));
+	px.bmr = trd_mr_register(px.b, px.bbuf, px.buflen,
+				 TRD_ACCESS_ALL | (perf_opt.va ? TRD_ACCESS_VA : 0));
+	px.aoff = trd_mr_remote_addr(px.amr, px.abuf);
+	px.boff = trd_mr_remote_addr(px.bmr, px.bbuf);
 	px.adb = trd_doorbell_register(px.a, px.adb_page, 4096, NULL);
 	if (px.amr == NULL || px.bmr == NULL || px.adb == NULL ||
 	    trd_counter_alloc(px.a, &px.actr) != 0 || trd_counter_alloc(px.b, &px.bctr) != 0)
@@ -400,6 +414,7 @@ main(int argc, char **argv)
 		{"impair", required_argument, NULL, 'P'}, {"timeout", required_argument, NULL, 'D'},
 		{"server", no_argument, NULL, OPT_SERVER}, {"client", no_argument, NULL, OPT_CLIENT},
 		{"port", required_argument, NULL, OPT_PORT},
+		{"va", no_argument, NULL, OPT_VA},
 		{"duration", required_argument, NULL, OPT_DURATION},
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"rate", required_argument, NULL, OPT_RATE},
@@ -466,6 +481,9 @@ main(int argc, char **argv)
 			break;
 		case 'I':
 			perf_opt.inline_poll = true;
+			break;
+		case OPT_VA:
+			perf_opt.va = true;
 			break;
 		case 'H':
 			perf_opt.hgrm = optarg;
@@ -574,6 +592,8 @@ main(int argc, char **argv)
 	if (perf_opt.duration_s > 0 && perf_opt.interval_s > perf_opt.duration_s)
 		app_usage_error("--interval %g is longer than --duration %g", perf_opt.interval_s,
 				perf_opt.duration_s);
+	if (perf_opt.va && role != NULL)
+		app_usage_error("--va is for the one-process run");
 	if (perf_opt.cores > 0 && perf_opt.inline_poll)
 		app_usage_error("--cores and --inline exclude each other");
 	if (perf_opt.cores > 1 && role != NULL)

@@ -84,8 +84,8 @@ fence_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 		uint64_t t0 = rte_rdtsc();
 		volatile int done = 0;
 
-		rc = trd_put(perf_mctx, px.abuf, &perf_mep, 0, trd_mr_key(px.bmr), r->size, NULL,
-			     NULL);
+		rc = trd_put(perf_mctx, px.abuf, &perf_mep, px.boff, trd_mr_key(px.bmr), r->size,
+			     NULL, NULL);
 		if (rc == 0)
 			rc = trd_fence(perf_mctx, &perf_mep, perf_msg_done, (void *)&done);
 		if (rc == 0)
@@ -110,8 +110,8 @@ atomic_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 		uint64_t t0 = rte_rdtsc();
 		volatile int done = 0;
 
-		rc = trd_atomic(perf_mctx, &perf_mep, trd_mr_key(px.bmr), 0, TRD_ATOMIC_FADD, 1, 0,
-				&old, perf_msg_done, (void *)&done);
+		rc = trd_atomic(perf_mctx, &perf_mep, trd_mr_key(px.bmr), px.boff, TRD_ATOMIC_FADD,
+				1, 0, &old, perf_msg_done, (void *)&done);
 		if (rc == 0)
 			rc = perf_msg_wait(&done);
 		s[i] = rte_rdtsc() - t0;

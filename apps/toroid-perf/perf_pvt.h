@@ -24,6 +24,7 @@ struct perf_opts {
 	bool baseline;
 	bool json;
 	bool inline_poll;
+	bool va;                 /* --va: regions named by virtual address */
 	enum trd_net_links links;
 	enum trd_cpl_mode mode;
 	const char *hgrm;

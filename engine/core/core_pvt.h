@@ -17,6 +17,28 @@ extern int trd_node_logtype;
 /** The region with @p key, or NULL. Safe on the data path. */
 struct trd_mr *trd_mr_lookup(struct trd_node *n, uint64_t key);
 
+/**
+ * Where [@p addr, @p addr + @p len) names bytes of @p mr: a virtual address in a TRD_ACCESS_VA
+ * region, an offset in any other. Sets *@p off to the offset in the region and returns 0, or
+ * returns TRD_DROP_OUT_OF_BOUNDS if a byte is outside (checked before any arithmetic that could
+ * wrap). Safe on the data path: the one bounds check of every region access named remotely.
+ */
+static inline int
+trd_mr_at(const struct trd_mr *mr, uint64_t addr, uint64_t len, uint64_t *off)
+{
+	uint64_t o = addr;
+
+	if (mr->access & TRD_ACCESS_VA) {
+		if (addr < (uintptr_t)mr->base)
+			return TRD_DROP_OUT_OF_BOUNDS;
+		o = addr - (uintptr_t)mr->base;
+	}
+	if (o > mr->len || len > mr->len - o)
+		return TRD_DROP_OUT_OF_BOUNDS;
+	*off = o;
+	return 0;
+}
+
 /** Are IO addresses virtual addresses (zero-copy may then hand application memory to a port)? */
 static inline bool
 trd_iova_is_va(void)

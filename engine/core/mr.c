@@ -7,6 +7,7 @@
 
 #include <rte_common.h>
 #include <rte_cycles.h>
+#include <rte_eal_memconfig.h>
 #include <rte_errno.h>
 #include <rte_hash.h>
 #include <rte_jhash.h>
@@ -14,6 +15,7 @@
 #include <rte_log.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_memory.h>
 #include <rte_pause.h>
 #include <rte_random.h>
 
@@ -22,14 +24,71 @@
 
 /* ---- memory regions ---- */
 
+/* The IO address of a page of DPDK memory at @p va: its memseg's, or the virtual address in
+ * IOVA-as-VA mode when the memseg has none (external memory registered without a table). */
+static rte_iova_t
+seg_iova(const struct rte_memseg *ms, uintptr_t va)
+{
+	if (ms == NULL || ms->addr == NULL)
+		return RTE_BAD_IOVA;
+	if (ms->iova == RTE_BAD_IOVA)
+		return trd_iova_is_va() ? (rte_iova_t)va : RTE_BAD_IOVA;
+	return ms->iova + (va - (uintptr_t)ms->addr);
+}
+
+/*
+ * The IO address of [addr, addr + len), IOVA-contiguous, or RTE_BAD_IOVA. DPDK memory (its
+ * heap, or external memory registered with rte_extmem_register()) is translated through its
+ * memory map, page by page; *dpdk says it was. Other memory has an IO address only in
+ * IOVA-as-VA mode, where it is its virtual address (what rte_mem_virt2iova() says): a port
+ * behind an IOMMU can reach it only if the application mapped it (rte_dev_dma_map()).
+ */
+static rte_iova_t
+mr_iova(const void *addr, size_t len, bool *dpdk)
+{
+	uintptr_t a = (uintptr_t)addr, end = a + len;
+	const struct rte_memseg_list *msl;
+	rte_iova_t iova;
+
+	*dpdk = false;
+	if (addr == NULL)
+		return RTE_BAD_IOVA;
+	rte_mcfg_mem_read_lock();
+	msl = rte_mem_virt2memseg_list(addr);
+	if (msl == NULL) {
+		rte_mcfg_mem_read_unlock();
+		return trd_iova_is_va() ? (rte_iova_t)a : RTE_BAD_IOVA;
+	}
+	*dpdk = true;
+	iova = seg_iova(rte_mem_virt2memseg(addr, msl), a);
+	if (len > (uintptr_t)msl->base_va + msl->len - a)
+		iova = RTE_BAD_IOVA; /* runs past the memory DPDK knows */
+	/* every further page where the first one says it is */
+	for (uintptr_t p = RTE_ALIGN_FLOOR(a, msl->page_sz) + msl->page_sz;
+	     iova != RTE_BAD_IOVA && p < end && p > a; p += msl->page_sz)
+		if (seg_iova(rte_mem_virt2memseg((void *)p, msl), p) != iova + (p - a))
+			iova = RTE_BAD_IOVA;
+	rte_mcfg_mem_read_unlock();
+	return iova;
+}
+
 struct trd_mr *
 trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 {
 	struct trd_mr *mr = NULL;
+	rte_iova_t iova;
+	bool dpdk;
 
-	if (n == NULL || (addr == NULL && len != 0) || (access & ~TRD_ACCESS_ALL) != 0 ||
+	if (n == NULL || (addr == NULL && len != 0) || (access & ~TRD_ACCESS_MASK) != 0 ||
 	    (uintptr_t)addr > UINTPTR_MAX - len) {
 		rte_errno = EINVAL;
+		return NULL;
+	}
+	iova = mr_iova(addr, len, &dpdk);
+	if ((access & TRD_ACCESS_DMA) && (!dpdk || iova == RTE_BAD_IOVA)) {
+		TRD_LOG(ERR, "region %p+%zu: not DMA-able (%s)", addr, len,
+			dpdk ? "not IOVA-contiguous" : "not DPDK or registered external memory");
+		rte_errno = EFAULT;
 		return NULL;
 	}
 	rte_spinlock_lock(&n->ctl_lock);
@@ -44,6 +103,7 @@ trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 			mr->base = addr;
 			mr->len = len;
 			mr->access = access;
+			mr->iova = iova;
 			mr->doorbell = false;
 			mr->eq = NULL;
 			/* the key names its slot: lookup is one load and one compare */
@@ -127,6 +187,22 @@ size_t
 trd_mr_len(const struct trd_mr *mr)
 {
 	return mr == NULL ? 0 : mr->len;
+}
+
+uint64_t
+trd_mr_remote_addr(const struct trd_mr *mr, const void *addr)
+{
+	if (mr == NULL)
+		return 0;
+	if (mr->access & TRD_ACCESS_VA)
+		return (uintptr_t)addr;
+	return (uint64_t)((uintptr_t)addr - (uintptr_t)mr->base);
+}
+
+uint64_t
+trd_mr_iova(const struct trd_mr *mr)
+{
+	return mr == NULL ? RTE_BAD_IOVA : mr->iova;
 }
 
 struct trd_mr *

@@ -71,6 +71,7 @@ struct trd_fifo {
 	struct trd_route *rt;
 	struct trd_peer *peer;  /* cur's destination, NULL when unsequenced */
 	const uint8_t *src;     /* where cur's bytes come from */
+	uint64_t src_iova;      /* ... and their IO address (valid when zc) */
 	int64_t *ctr;           /* cur's injection counter or NULL */
 	struct trd_hdr whdr;    /* cur's wire header template */
 	uint16_t hflags;        /* header flags every packet of cur carries */
@@ -110,7 +111,8 @@ struct trd_mr {
 	uint8_t *base;
 	size_t len;
 	uint64_t key;           /* 0 when free */
-	unsigned int access;
+	unsigned int access;    /* TRD_ACCESS_*: with TRD_ACCESS_VA named by address */
+	uint64_t iova;          /* IO address of base (IOVA-contiguous), or RTE_BAD_IOVA */
 	uint16_t slot;
 	bool doorbell;
 	struct trd_eq *eq;      /* doorbell: signalled on every engine write */

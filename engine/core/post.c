@@ -138,6 +138,9 @@ desc_check_local(const struct trd_node *n, const struct trd_desc *d, int rank)
 		return -EINVAL;
 	if ((d->flags & TRD_DF_ACKREQ) && ((d->flags & TRD_DF_CPL) || d->aux == 0))
 		return -EINVAL;
+	/* the target range must not wrap: a later packet would name the start of the space */
+	if ((d->op == TRD_OP_PUT || d->op == TRD_OP_ATOMIC) && d->roff > UINT64_MAX - d->len)
+		return -EINVAL;
 	if (d->op == TRD_OP_ATOMIC)
 		return (d->fifo >= TRD_ATOMIC_FADD && d->fifo <= TRD_ATOMIC_SWAP && d->len == 8 &&
 			(d->flags & ~TRD_DF_ORDERED) == TRD_DF_ACKREQ && d->inj_ctr == 0)
@@ -153,7 +156,8 @@ desc_check_local(const struct trd_node *n, const struct trd_desc *d, int rank)
 		if (d->len > (uint32_t)(n->routes[rank].link->mtu - TRD_HDR_LEN))
 			return -EMSGSIZE;
 		for (unsigned int i = 0; i < nc; i++)
-			if (trd_desc_check_remote(&c[i], n->coord) != 0)
+			if (trd_desc_check_remote(&c[i], n->coord) != 0 ||
+			    c[i].roff > UINT64_MAX - c[i].len)
 				return -EINVAL;
 		return 0;
 	}

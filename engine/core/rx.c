@@ -52,12 +52,13 @@ static int
 rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t off)
 {
 	struct trd_mr *mr = trd_mr_lookup(n, p->key);
+	uint64_t at;
 
 	if (mr == NULL)
 		return TRD_DROP_BAD_KEY;
 	if (!(mr->access & TRD_ACCESS_REMOTE_WRITE))
 		return TRD_DROP_NO_ACCESS;
-	if (p->offset > mr->len || p->pay_len > mr->len - p->offset)
+	if (trd_mr_at(mr, p->offset, p->pay_len, &at) != 0)
 		return TRD_DROP_OUT_OF_BOUNDS;
 	if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
 		return TRD_DROP_UNKNOWN_COUNTER;
@@ -73,7 +74,7 @@ rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t
 		if (cause != 0)
 			return cause;
 	}
-	trd_pay_copy_at(m, off, mr->base + p->offset, p->pay_len);
+	trd_pay_copy_at(m, off, mr->base + at, p->pay_len);
 	trd_ctr_sub(n, p->counter, p->pay_len);
 	n->stat[TRD_STAT_RX_PUT]++;
 	n->stat[TRD_STAT_PUT_BYTES] += p->pay_len;
@@ -133,7 +134,7 @@ rx_atomic(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 {
 	struct trd_wire_atomic a;
 	struct trd_mr *mr = trd_mr_lookup(n, p->key);
-	uint64_t old = 0, *w;
+	uint64_t old = 0, *w, off = 0;
 	int cause = 0, rc;
 
 	trd_pay_copy(m, &a, sizeof(a));
@@ -141,9 +142,9 @@ rx_atomic(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		cause = TRD_DROP_BAD_KEY;
 	else if ((mr->access & TRD_ACCESS_ALL) != TRD_ACCESS_ALL)
 		cause = TRD_DROP_NO_ACCESS;
-	else if (p->offset > mr->len || mr->len - p->offset < sizeof(uint64_t))
+	else if (trd_mr_at(mr, p->offset, sizeof(uint64_t), &off) != 0)
 		cause = TRD_DROP_OUT_OF_BOUNDS;
-	else if (((uintptr_t)mr->base + p->offset) % sizeof(uint64_t) != 0)
+	else if (((uintptr_t)mr->base + off) % sizeof(uint64_t) != 0)
 		cause = TRD_DROP_BAD_ALIGN;
 	else if (a.op < TRD_ATOMIC_FADD || a.op > TRD_ATOMIC_SWAP)
 		cause = TRD_DROP_BAD_DESC;
@@ -151,7 +152,7 @@ rx_atomic(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		uint64_t operand = rte_be_to_cpu_64(a.operand);
 
 		/* application threads may touch the word too: real atomics */
-		w = (uint64_t *)(mr->base + p->offset);
+		w = (uint64_t *)(mr->base + off);
 		switch (a.op) {
 		case TRD_ATOMIC_FADD:
 			old = __atomic_fetch_add(w, operand, __ATOMIC_ACQ_REL);
@@ -338,8 +339,6 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 			n->stat[TRD_STAT_NO_MBUF]++;
 		memset(mi, 0, nf * sizeof(mi[0]));
 	}
-	if (start == 0)
-		n->stat[TRD_STAT_RX_BUNDLES]++;
 	for (i = start; i < cnt; i++) {
 		int cause;
 
@@ -359,6 +358,8 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		}
 		trd_drop(n, (unsigned int)cause);
 	}
+	if (i == cnt)
+		n->stat[TRD_STAT_RX_BUNDLES]++; /* taken whole */
 	if (pe != NULL) {
 		pe->part_seq = i < cnt ? p->seq : 0;
 		pe->part_epoch = p->epoch;

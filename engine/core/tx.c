@@ -84,18 +84,23 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 		f->src = (const uint8_t *)&d->user;
 	} else if (d->flags & TRD_DF_SRC_MR) {
 		struct trd_mr *mr = trd_mr_lookup(n, d->src_key);
+		uint64_t off;
 
 		if (mr == NULL)
 			return TRD_DROP_BAD_KEY;
 		if ((d->flags & TRD_DF_REMOTE) && !(mr->access & TRD_ACCESS_REMOTE_READ))
 			return TRD_DROP_NO_ACCESS;
-		if (d->src > mr->len || d->len > mr->len - d->src)
+		if (trd_mr_at(mr, d->src, d->len, &off) != 0)
 			return TRD_DROP_OUT_OF_BOUNDS;
-		f->src = mr->base + d->src;
-		f->zc = d->len > n->conf.inline_max;
+		f->src = mr->base + off;
+		/* the region's translation, found at registration; none: copied */
+		f->src_iova = mr->iova + off;
+		f->zc = d->len > n->conf.inline_max && mr->iova != RTE_BAD_IOVA;
 	} else {
+		/* a raw address: its IO address is itself in IOVA-as-VA mode, else unknown */
 		f->src = (const uint8_t *)(uintptr_t)d->src;
-		f->zc = d->len > n->conf.inline_max;
+		f->src_iova = d->src;
+		f->zc = d->len > n->conf.inline_max && trd_iova_is_va();
 	}
 	if (d->op == TRD_OP_ATOMIC) {
 		struct trd_wire_atomic *a = (struct trd_wire_atomic *)f->inl;
@@ -109,7 +114,7 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 		f->src = f->inl;
 		d->len = sizeof(*a);
 	}
-	if (!f->link->chain_ok || !trd_iova_is_va() || d->op == TRD_OP_RGET || d->op == TRD_OP_ATOMIC)
+	if (!f->link->chain_ok || d->op == TRD_OP_RGET || d->op == TRD_OP_ATOMIC)
 		f->zc = false;
 	f->maxpay = (uint16_t)(f->link->mtu - TRD_HDR_LEN);
 	f->pkts_left = d->len == 0 ? 1 : (d->len + f->maxpay - 1u) / f->maxpay;
@@ -367,7 +372,7 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 			pv->zc.ctr = f->ctr;
 			pv->zc.bytes = chunk;
 			rte_pktmbuf_attach_extbuf(e, (void *)(uintptr_t)(f->src + f->off),
-						  (rte_iova_t)(uintptr_t)(f->src + f->off),
+						  f->src_iova + f->off,
 						  (uint16_t)chunk, &pv->zc.shinfo);
 			e->data_len = (uint16_t)chunk;
 			e->pkt_len = chunk;
@@ -437,10 +442,11 @@ bundle_src(struct trd_node *n, const struct trd_fifo *f, const struct trd_desc *
 		return NULL;
 	if (d->flags & TRD_DF_SRC_MR) {
 		const struct trd_mr *mr = trd_mr_lookup(n, d->src_key);
+		uint64_t at;
 
-		if (mr == NULL || d->src > mr->len || d->len > mr->len - d->src)
+		if (mr == NULL || trd_mr_at(mr, d->src, d->len, &at) != 0)
 			return NULL;
-		return mr->base + d->src;
+		return mr->base + at;
 	}
 	return (const uint8_t *)(uintptr_t)d->src;
 }

@@ -295,7 +295,7 @@ read_post(struct trd_context *x, void *local_addr, const struct trd_ep *ep, uint
 	/* the put back, executed by the target's engine from its region into ours; its
 	 * counter and tracking id are filled in when the read starts */
 	trd_desc_put(&op->c, trd_node_coord(x->node), NULL, (uint32_t)len, trd_mr_key(mr),
-		     (uint64_t)((uintptr_t)local_addr - (uintptr_t)trd_mr_addr(mr)), 0, 0);
+		     trd_mr_remote_addr(mr, local_addr), 0, 0);
 	op->c.flags = TRD_DF_SRC_MR;
 	op->c.src_key = remote_key;
 	op->c.src = remote_addr;

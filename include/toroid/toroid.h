@@ -79,10 +79,12 @@ struct trd_desc {
 	uint16_t inj_ctr;     /**< local injection counter id, decremented as bytes leave; 0 none */
 	uint16_t rec_ctr;     /**< target's reception counter id, decremented on arrival; 0 none */
 	uint32_t len;         /**< message length in bytes (RGET: carried descriptors * 64) */
-	uint64_t src;         /**< source address, or offset in region src_key (TRD_DF_SRC_MR) */
+	uint64_t src;         /**< source address, or offset (address with TRD_ACCESS_VA) in
+			       *   region src_key (TRD_DF_SRC_MR) */
 	uint64_t src_key;     /**< source region key with TRD_DF_SRC_MR */
 	uint64_t rkey;        /**< target region key (PUT) */
-	uint64_t roff;        /**< offset in the target region (PUT) */
+	uint64_t roff;        /**< offset in the target region (PUT), or the address in a
+			       *   TRD_ACCESS_VA region; roff + len must not pass UINT64_MAX */
 	uint64_t user;        /**< FIFO: user word delivered with the message; IMM: the data */
 	uint32_t msg_id;      /**< engine use */
 	uint32_t aux;         /**< with TRD_DF_CPL: the origin's completion id (set by the engine) */
@@ -90,7 +92,9 @@ struct trd_desc {
 
 _Static_assert(sizeof(struct trd_desc) == 64, "a descriptor is one cache line");
 
-/** Fill @p d as a direct put of @p len bytes at @p src to (@p rkey, @p roff) on @p dst. */
+/** Fill @p d as a direct put of @p len bytes at @p src to (@p rkey, @p roff) on @p dst
+ * (@p roff: an offset, or a virtual address if the target registered @p rkey with
+ * TRD_ACCESS_VA). */
 void trd_desc_put(struct trd_desc *d, struct trd_coord dst, const void *src, uint32_t len,
 		  uint64_t rkey, uint64_t roff, uint16_t inj_ctr, uint16_t rec_ctr);
 /** Fill @p d as a memory-FIFO message of @p len bytes to reception FIFO @p fifo on @p dst. */
@@ -690,10 +694,32 @@ int trd_counter_wait(struct trd_node *node, uint16_t id, uint64_t timeout_us);
 #define TRD_ACCESS_REMOTE_WRITE 0x1 /**< remote puts may write */
 #define TRD_ACCESS_REMOTE_READ 0x2  /**< remote gets may read */
 #define TRD_ACCESS_ALL (TRD_ACCESS_REMOTE_WRITE | TRD_ACCESS_REMOTE_READ)
+/**
+ * Verbs-style addressing: the region is named by (key, virtual address) instead of (key,
+ * offset). Its address space is its virtual range [addr, addr + len): a put's @c roff, a
+ * source's @c src with TRD_DF_SRC_MR (local or carried by a remote get), an atomic's @c roff
+ * and trd_put()/trd_rdma_read()'s @c remote_addr are addresses in it, checked against the
+ * range by the engine that owns the region (a byte outside: dropped, counted as
+ * TRD_DROP_OUT_OF_BOUNDS, nothing written or read). The mode belongs to the region, looked
+ * up by key: the wire is unchanged. trd_mr_remote_addr() gives the name of a local address.
+ */
+#define TRD_ACCESS_VA 0x4
+/**
+ * The region must be memory a port can DMA from: DPDK memory (rte_malloc(), memzones,
+ * mempools) or external memory registered with rte_extmem_register() (and mapped for the
+ * device with rte_dev_dma_map()), IOVA-contiguous over the whole range. Registration refuses
+ * anything else with EFAULT. Without the flag, a region whose IOVA is unknown is sent by copy.
+ */
+#define TRD_ACCESS_DMA 0x8
+/** Every flag trd_mr_register() knows. */
+#define TRD_ACCESS_MASK (TRD_ACCESS_ALL | TRD_ACCESS_VA | TRD_ACCESS_DMA)
 
 /**
- * Register [@p addr, @p addr + @p len) with a fresh random 64-bit key.
- * @return the region, or NULL with rte_errno = EINVAL or ENOSPC.
+ * Register [@p addr, @p addr + @p len) with a fresh random 64-bit key and @p access (a set of
+ * TRD_ACCESS_*). The region's IO address is found now (trd_mr_iova()): zero-copy sends from
+ * the region hand the port that translation.
+ * @return the region, or NULL with rte_errno = EINVAL (bad argument), EFAULT (TRD_ACCESS_DMA
+ * and the memory is not DMA-able) or ENOSPC.
  */
 struct trd_mr *trd_mr_register(struct trd_node *node, void *addr, size_t len,
 			       unsigned int access);
@@ -717,6 +743,20 @@ uint64_t trd_mr_key(const struct trd_mr *mr);
 void *trd_mr_addr(const struct trd_mr *mr);
 /** The region's length. */
 size_t trd_mr_len(const struct trd_mr *mr);
+/**
+ * How a peer names local address @p addr of @p mr (for its trd_desc_put() @c roff, its
+ * TRD_DF_SRC_MR @c src, trd_put()'s @c remote_addr...): @p addr itself in a TRD_ACCESS_VA
+ * region, its offset from the region's base in any other. Does not check that @p addr is in
+ * the region.
+ */
+uint64_t trd_mr_remote_addr(const struct trd_mr *mr, const void *addr);
+/**
+ * The IO address of the region's base (its bytes are IOVA-contiguous), what a port is given
+ * for zero-copy sends from it, or UINT64_MAX (RTE_BAD_IOVA) if unknown: then the region is
+ * sent by copy. In IOVA-as-VA mode: the virtual address, unless DPDK's memory map (external
+ * memory registered with an IOVA table) says otherwise.
+ */
+uint64_t trd_mr_iova(const struct trd_mr *mr);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name In-process networks (tests, demos, benchmarks) */
