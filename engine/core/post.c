@@ -116,7 +116,8 @@ desc_check_local(const struct trd_node *n, const struct trd_desc *d)
 {
 	int rank;
 
-	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX || (d->flags & ~TRD_DF_USER_MASK) != 0)
+	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX ||
+	    (d->flags & ~(TRD_DF_USER_MASK | TRD_DF_COPY)) != 0)
 		return -EINVAL;
 	rank = trd_rank_of(n, d->dst);
 	if (rank < 0)

@@ -56,6 +56,10 @@ enum trd_op {
 #define TRD_DF_CPL 0x10     /**< a completion notification (built by trd_inject_reflect()) */
 #define TRD_DF_ACKREQ 0x20  /**< a tracked operation: aux is an id from trd_track_open(), the
 			     *   target's verdict comes back as a DONE (see trd_track_open()) */
+#define TRD_DF_COPY 0x40    /**< never zero-copy: the engine copies the source into its own
+			     *   buffers as it builds the packets, so the source is not read once
+			     *   they were handed to a port (a reliable link resends the copies).
+			     *   Local descriptors only; set by trd_inject_reflect() in local mode */
 #define TRD_DF_USER_MASK (TRD_DF_SRC_MR | TRD_DF_IMM | TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ)
 
 /** Atomic operations (in the descriptor's @c fifo field for TRD_OP_ATOMIC). */
