@@ -179,7 +179,8 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 
 /* ---- set-up ---- */
 
-enum { OPT_SERVER = 256, OPT_CLIENT, OPT_PORT, OPT_DURATION, OPT_INTERVAL, OPT_RATE, OPT_CORES };
+enum { OPT_SERVER = 256, OPT_CLIENT, OPT_PORT, OPT_DURATION, OPT_INTERVAL, OPT_RATE, OPT_CORES,
+       OPT_COPY };
 
 /* --rate: "100000", "100k", "1.5M" messages per second, or "5Gbit", "800Mbit", "100kbit/s"
  * bits per second (decimal prefixes, as iperf3). */
@@ -241,6 +242,9 @@ usage(const char *prog)
 	       "      --links KIND     ethdev: a net_ring ethdev pair (default); ring: ring link\n"
 	       "      --mode MODE      reflect_lat: local (neighbour reflects) or delivery\n"
 	       "      --inline         no engine lcore: the main lcore polls the nodes itself\n"
+	       "      --copy           put_rate, put_bw, fifo_rate, fifo_bw, linerate: the\n"
+	       "                       engine copies the source (TRD_DF_COPY, as for the data\n"
+	       "                       of a local reflection completion), never zero-copy\n"
 	       "      --hgrm PREFIX    write latency distributions to PREFIX-TEST-SIZE.hgrm\n"
 	       "      --server         two processes, this one answers (one client, then it ends)\n"
 	       "      --client         two processes, this one measures (tests: put_rate put_bw\n"
@@ -395,6 +399,7 @@ main(int argc, char **argv)
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"rate", required_argument, NULL, OPT_RATE},
 		{"cores", required_argument, NULL, OPT_CORES},
+		{"copy", no_argument, NULL, OPT_COPY},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
 	const char *sizes = NULL, *memif = NULL, *memif_socket = "/tmp/toroid-perf.sock";
@@ -457,6 +462,9 @@ main(int argc, char **argv)
 			break;
 		case 'I':
 			perf_opt.inline_poll = true;
+			break;
+		case OPT_COPY:
+			perf_opt.copy = true;
 			break;
 		case 'H':
 			perf_opt.hgrm = optarg;

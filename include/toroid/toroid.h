@@ -414,7 +414,9 @@ struct trd_fifo *trd_inj_fifo(struct trd_node *node, unsigned int idx);
 /**
  * Post one descriptor. FIFO messages and puts up to inline_max bytes are copied now (the
  * buffer is free on return); longer ones are read from @p d->src until the injection
- * counter reaches zero, so the buffer must stay untouched until then.
+ * counter reaches zero, so the buffer must stay untouched until then (with TRD_DF_COPY the
+ * engine copies them as it builds the packets: zero then means every packet was handed to
+ * a port, and nothing reads the buffer any more).
  * @return 0; -ENOBUFS if the FIFO is full (nothing posted, retry later); -EINVAL for a bad
  * descriptor; -EHOSTUNREACH if the destination has no route or is declared down; -EMSGSIZE
  * if a remote get does not fit in one packet of the route's link.
@@ -553,7 +555,8 @@ enum trd_cpl_kind {
 
 /** What a completion means. */
 enum trd_cpl_mode {
-	TRD_CPL_LOCAL = 0,    /**< a neighbour reflects: the data has left the origin */
+	TRD_CPL_LOCAL = 0,    /**< a neighbour reflects: the data has left the origin and its
+			       *   source buffer may be reused */
 	TRD_CPL_DELIVERY = 1, /**< the target reflects: the data is in the target's memory */
 };
 
@@ -572,7 +575,10 @@ struct trd_cpl_spec {
  * Post a data descriptor (a put or a memory-FIFO send) followed, in the same FIFO, by its
  * reflection descriptor: a remote get to the reflection node (a neighbour in local mode, the
  * target in delivery mode) carrying the completion descriptor back to this node. The
- * reflection runs only after the data's last packet was handed to the port.
+ * reflection runs only after the data's last packet was handed to the port. In local mode
+ * the data is sent from a copy in engine buffers (TRD_DF_COPY is set on it), so the source
+ * buffer may be reused as soon as the completion arrives; in delivery mode it may be sent
+ * zero-copy and stays in use until the data descriptor's injection counter is zero.
  * @return 0; -ENOBUFS (nothing posted); -ENOSPC (too many completions outstanding);
  * -EINVAL (bad spec, a reflector that is not a neighbour, a doorbell word outside its region);
  * -EHOSTUNREACH (no route to the target or the reflector, or it is declared down).
