@@ -5,9 +5,10 @@
  * A 4x1x1 torus on in-process ring links, every link losing and reordering 5% of the frames
  * it receives. Node (0,0,0) posts puts of 257 B to 64 KiB with trd_inject_reflect() to the
  * three other nodes (one and two hops away; the reflector (1,0,0) is also a target), eight in
- * flight, FIFO and doorbell completions. The moment a completion arrives the test overwrites
- * the put's source buffer. Every target must still end up with the original bytes (its
- * reception counter reaches zero, then the bytes are compared): the losses make the
+ * flight, FIFO and doorbell completions; one message in five is a memory-FIFO send instead of
+ * a put. The moment a completion arrives the test overwrites the message's source buffer.
+ * Every target must still end up with the original bytes (a put's reception counter reaches
+ * zero, then the bytes are compared; a send's message arrives whole): the losses make the
  * reliability layer resend after the completion, and before a local completion meant "the
  * source is no longer needed" those resends read the overwritten buffer. One put in four asks
  * for a delivery completion, which must still mean "landed": the bytes are compared at the
@@ -27,6 +28,7 @@
 #define WIN 8
 #define MAXLEN 65536
 #define RF_CPL 1
+#define RF_MSG 2 /* the targets' reception FIFO for the memory-FIFO sends */
 #define TIMEOUT_US 120000000
 
 enum slot_state { FREE, POSTED, LANDING };
@@ -38,6 +40,8 @@ struct slot {
 	uint32_t len;
 	enum trd_cpl_kind kind;
 	enum trd_cpl_mode mode;
+	bool send;    /* a memory-FIFO send (always local mode), else a put */
+	bool arrived; /* the send's message arrived, byte-exact */
 	uint8_t *src;
 };
 
@@ -81,15 +85,21 @@ post(unsigned int s, uint64_t i)
 	x->target = 1 + (unsigned int)(i % (NODES - 1));
 	x->len = sizes[(i / (NODES - 1)) % RTE_DIM(sizes)];
 	x->kind = i % 2 ? TRD_CPL_DOORBELL : TRD_CPL_FIFO;
-	x->mode = i % 4 == 3 ? TRD_CPL_DELIVERY : TRD_CPL_LOCAL;
+	x->send = i % 5 == 2;
+	x->arrived = false;
+	x->mode = i % 4 == 3 && !x->send ? TRD_CPL_DELIVERY : TRD_CPL_LOCAL;
 	spec.kind = x->kind;
 	spec.mode = x->mode;
 	test_fill(x->src, x->len, i + 1);
 	/* no put is in flight to this slice: nothing else writes it now */
 	memset(mem[x->target] + (size_t)s * MAXLEN, 0, x->len);
 	T_EQ(trd_counter_set(nd[x->target], rctr[x->target][s], x->len), 0);
-	trd_desc_put(&d, trd_node_coord(nd[x->target]), x->src, x->len, trd_mr_key(mr[x->target]),
-		     (uint64_t)s * MAXLEN, 0, rctr[x->target][s]);
+	if (x->send)
+		trd_desc_fifo(&d, trd_node_coord(nd[x->target]), RF_MSG, x->src, x->len, i + 1, 0);
+	else
+		trd_desc_put(&d, trd_node_coord(nd[x->target]), x->src, x->len,
+			     trd_mr_key(mr[x->target]), (uint64_t)s * MAXLEN, 0,
+			     rctr[x->target][s]);
 	while ((rc = trd_inject_reflect(trd_inj_fifo(nd[0], 0), &d, &spec)) == -ENOBUFS)
 		if (!served)
 			trd_node_progress(nd[0]);
@@ -125,6 +135,25 @@ completed(unsigned int s, uint64_t *n_local)
 		(*n_local)++;
 	}
 	x->state = LANDING;
+}
+
+/* A memory-FIFO message arrived at node @p t: the send it belongs to, with its bytes. */
+static void
+arrived(unsigned int t, const struct trd_msg *m)
+{
+	unsigned int s;
+
+	for (s = 0; s < WIN && !(sl[s].send && sl[s].state != FREE && sl[s].i + 1 == m->user); s++)
+		;
+	T_ASSERT(s < WIN && !sl[s].arrived, "message %" PRIu64 " at (%u,0,0) for no send", m->user,
+		 t);
+	test_fill(want, sl[s].len, sl[s].i + 1);
+	T_ASSERT(sl[s].target == t && m->len == sl[s].len && m->status == 0 &&
+			 memcmp(m->data, want, m->len) == 0,
+		 "send %" PRIu64 " (%u B to (%u,0,0)): the message received differs from the bytes "
+		 "sent (written after the completion?)",
+		 sl[s].i, sl[s].len, sl[s].target);
+	sl[s].arrived = true;
 }
 
 int
@@ -192,6 +221,11 @@ main(int argc, char **argv)
 			} else if (x->state == POSTED && x->kind == TRD_CPL_DOORBELL &&
 				   __atomic_load_n(&bell[s], __ATOMIC_ACQUIRE) == x->i + 1) {
 				completed(s, &n_local);
+			} else if (x->state == LANDING && x->send) {
+				if (!x->arrived)
+					continue;
+				x->state = FREE;
+				verified++;
 			} else if (x->state == LANDING) {
 				T_EQ(trd_counter_read(nd[x->target], rctr[x->target][s], &v), 0);
 				T_ASSERT(v >= 0, "put %" PRIu64 ": counter %" PRId64, x->i, v);
@@ -227,13 +261,20 @@ main(int argc, char **argv)
 				completed(s, &n_local);
 				trd_msg_free(m[j]);
 			}
+		for (unsigned int t = 1; t < NODES; t++)
+			while ((k = trd_rec_fifo_poll(trd_rec_fifo(nd[t], RF_MSG), m, RTE_DIM(m))) >
+			       0)
+				for (int j = 0; j < k; j++) {
+					arrived(t, m[j]);
+					trd_msg_free(m[j]);
+				}
 		if (!served)
 			trd_node_progress(nd[0]);
 	}
 	T_EQ(trd_node_stats_get(nd[0], &s1), 0);
 	T_ASSERT(s1.stat[TRD_STAT_RETRANS] > s0.stat[TRD_STAT_RETRANS], "nothing was resent");
-	printf("%" PRIu64 " puts of 257 B..64 KiB from (0,0,0) to 3 targets under 5%% loss and "
-	       "5%% reordering, the source overwritten at each completion: every target "
+	printf("%" PRIu64 " puts and sends of 257 B..64 KiB from (0,0,0) to 3 targets under 5%% "
+	       "loss and 5%% reordering, the source overwritten at each completion: every target "
 	       "byte-exact (%" PRIu64 " local, %" PRIu64 " delivery completions checked at "
 	       "arrival; %" PRIu64 " packets resent, %" PRIu64 " sent zero-copy)\n",
 	       verified, n_local, verified - n_local,
