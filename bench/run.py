@@ -29,6 +29,42 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# Measured by hand (before/after in alternating turns, and callgrind), kept across runs.
+LOCAL_COPY = """## Local completion and buffer reuse
+
+A local reflection completion now means the source buffer may be reused: `trd_inject_reflect()`
+in local mode sets `TRD_DF_COPY` on the data, so its packets are built from a copy in the
+engine's mbufs instead of zero-copy from the application's memory, and what reliability resends
+after the completion is that copy ([completion.md](completion.md#the-source-buffer)). Messages
+up to `inline_max` (256 B) were already copied when posted and are unchanged; delivery mode and
+plain puts still go zero-copy. Measured before (`ee8e451`) and after this change, both builds
+release without LTO, on a shared machine (load average 8 to 18 on its 2 CPUs, so `put_bw`
+reached about 18 Gbit/s here, a third of the table above):
+
+| measure | before | after | change |
+|---|---:|---:|---|
+| instructions per 64 KiB put, `put_bw --inline` (callgrind, N and 2N) | 66 436 (zero-copy) | 87 692 (`--copy`) | +21 256 (+32%, 0.32 per byte): the copy |
+| instructions per 64 KiB put + local completion, `reflect_lat --mode local --inline` | 74 163 | 95 445 | +21 282, the same copy |
+| instructions per 64 B put + local completion | 9 967 | 9 910 | none (already copied when posted; idle polls vary) |
+| `reflect_lat --mode local` 64 KiB p50, 10 alternating turns | 8.32 us | 8.21 us | -3% (faster in 10 of 10 turns) |
+| `reflect_lat --mode local` 64 B p50 | 2.24 us | 2.23 us | none |
+| `reflect_lat --mode delivery` 64 KiB p50 (unchanged path) | 8.46 us | 8.38 us | none |
+| `put_bw` 64 KiB (unchanged path), 10 turns | 18.3 Gbit/s | 17.8 Gbit/s | none (turn-to-turn spread is +-40%) |
+| `put_bw --inline` 64 KiB, `--copy` against zero-copy, 7 turns | 32.9 Gbit/s | 34.1 Gbit/s | +8% |
+
+The copy costs instructions and no time here: a zero-copy packet takes two mbufs (header and
+an external-buffer segment with its own reference count and free callback), a copied one takes
+one, and the receiver then reads bytes that were just written into the mbuf rather than the
+application's buffer. A held packet also occupies one mbuf of the pool instead of two. The cost
+would show where memory bandwidth, not per-packet work, bounds the engine (NICs at line rate
+with large messages); there, delivery mode or plain puts with injection counters keep
+zero-copy. Commands: `toroid-perf -- -t reflect_lat -s 64K --mode local`, `-t put_bw -s 64K
+[--copy] [--inline]`, the instruction counts with `valgrind --tool=callgrind
+--toggle-collect='stream*'` (or `'reflect_loop*'`) on `toroid-perf --no-huge --no-pci
+--no-shconf -l 0 -m 512 -- ... -n 200 --inline` and `-n 400`, the difference divided by the
+220 messages added.
+"""
+
 ANALYSIS = """## What bounds the unmet targets
 
 From the instructions-per-message table above (`bench/ipm.py`, callgrind on
@@ -515,6 +551,7 @@ def main():
                f"{fmt(b[3])} vs {fmt(a[3])} Mpps ({d * 100:.1f}%)", d <= 0.05)
     out.append("")
     out.append(ANALYSIS)
+    out.append(LOCAL_COPY)
     out.append("## Commands\n")
     out.append("```")
     out.extend(s.commands)

@@ -146,6 +146,7 @@ struct demo {
 	struct demo_node nodes[DEMO_MAX_NODES];
 	size_t buf_len;
 	uint8_t *src; /* the origin's source buffer (one transfer at a time) */
+	uint8_t *kept; /* put+reflect: the bytes posted, while the source is overwritten */
 	bool served;  /* a worker lcore serves the nodes */
 	unsigned int worker;
 	struct demo_cell cell[DEMO_OP_COUNT][DEMO_MAX_SIZES];

@@ -159,7 +159,8 @@ main(int argc, char **argv)
 		dm.db_len = page > 0 ? (size_t)page : 4096;
 	}
 	dm.src = aligned_alloc(64, dm.buf_len);
-	if (dm.src == NULL) {
+	dm.kept = aligned_alloc(64, dm.buf_len);
+	if (dm.src == NULL || dm.kept == NULL) {
 		fprintf(stderr, "toroid-demo: out of memory\n");
 		goto out;
 	}

@@ -200,7 +200,9 @@ demo_eq_drain(struct demo_xfer *x, struct demo_node *dn)
  * arrives: the reflection FIFO has handed the data packets and the remote get to a port; in
  * delivery mode the target holds every byte; nothing is outstanding; the expected node (local:
  * the origin's reflector, delivery: the target) took the remote get and, for the FIFO kind,
- * sent the message. Then the data is checked at the target like a direct put's.
+ * sent the message. In local mode the completion also means the source may be reused: the
+ * demo overwrites it at once (every byte changed), and the target must still receive what was
+ * posted. Then the data is checked at the target like a direct put's.
  */
 static enum demo_result
 demo_reflect(struct demo_xfer *x)
@@ -210,7 +212,7 @@ demo_reflect(struct demo_xfer *x)
 	const enum trd_cpl_kind kind = demo_ops[x->op].kind;
 	const enum trd_cpl_mode mode = demo_ops[x->op].mode;
 	size_t soff = demo_offset(&x->rng), doff = demo_offset(&x->rng);
-	const uint8_t *want = dm->src + soff;
+	const uint8_t *want = dm->kept + soff; /* the source may be overwritten */
 	uint64_t cookie = demo_rand(&x->rng) | 1; /* never 0, the doorbell page's idle value */
 	uint64_t need = (x->len + dm->payload - 1) / dm->payload + 1; /* data + remote get */
 	uint64_t rget0[DEMO_MAX_NODES], rget1[DEMO_MAX_NODES];
@@ -225,6 +227,7 @@ demo_reflect(struct demo_xfer *x)
 	int rc;
 
 	demo_fill(dm->src + soff, x->len, &x->rng);
+	memcpy(dm->kept + soff, dm->src + soff, x->len);
 	demo_dst_prepare(x, t->wbuf, doff, want, &g);
 	if (mode == TRD_CPL_DELIVERY) {
 		refl = t->coord;
@@ -257,7 +260,8 @@ demo_reflect(struct demo_xfer *x)
 		demo_xfail(x, "reading statistics: %s", rte_strerror(-rc));
 		return DEMO_FAIL;
 	}
-	trd_desc_put(&d, t->coord, want, x->len, trd_mr_key(t->wmr), doff, o->ctr_inj, t->ctr_rec);
+	trd_desc_put(&d, t->coord, dm->src + soff, x->len, trd_mr_key(t->wmr), doff, o->ctr_inj,
+		     t->ctr_rec);
 	x->t_post = trd_time_us();
 	rc = demo_inject_reflect(o, &d, &spec, dm->opt.timeout_us, &x->tsc_post);
 	if (rc == -EINTR)
@@ -279,6 +283,11 @@ demo_reflect(struct demo_xfer *x)
 	}
 	if (rc == 0) {
 		x->cpl = true;
+		/* a local completion frees the source: overwrite it before anything else, so a
+		 * resend that still read it would carry the wrong bytes to the target */
+		if (mode == TRD_CPL_LOCAL)
+			for (uint32_t i = 0; i < x->len; i++)
+				dm->src[soff + i] = (uint8_t)~want[i];
 		/* first what must already hold now, before anything else can catch up */
 		if (mode == TRD_CPL_DELIVERY)
 			demo_check_bytes(x, "target region when the delivery completion arrived",

@@ -115,4 +115,5 @@ demo_teardown(struct demo *dm)
 		free(dm->nodes[r].db);
 	}
 	free(dm->src);
+	free(dm->kept);
 }

@@ -101,6 +101,8 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 			trd_desc_put(&d[i], px.cb, px.abuf, size, trd_mr_key(px.bmr),
 				     px.boff + (uint64_t)(i % 8) * size % (px.buflen - size), 0,
 				     px.bctr);
+		if (perf_opt.copy)
+			d[i].flags |= TRD_DF_COPY;
 	}
 	if (!fifo && trd_counter_set(px.b, px.bctr, (int64_t)(n * size)) != 0)
 		return -EINVAL;

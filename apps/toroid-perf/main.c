@@ -196,7 +196,8 @@ enum {
 	OPT_INTERVAL,
 	OPT_RATE,
 	OPT_CORES,
-	OPT_VA
+	OPT_VA,
+	OPT_COPY
 };
 
 /* --rate: "100000", "100k", "1.5M" messages per second, or "5Gbit", "800Mbit", "100kbit/s"
@@ -260,6 +261,9 @@ usage(const char *prog)
 	       "      --mode MODE      reflect_lat: local (neighbour reflects) or delivery\n"
 	       "      --inline         no engine lcore: the main lcore polls the nodes itself\n"
 	       "      --va             regions named by (key, virtual address), TRD_ACCESS_VA\n"
+	       "      --copy           put_rate, put_bw, fifo_rate, fifo_bw, linerate: the\n"
+	       "                       engine copies the source (TRD_DF_COPY, as for the data\n"
+	       "                       of a local reflection completion), never zero-copy\n"
 	       "      --hgrm PREFIX    write latency distributions to PREFIX-TEST-SIZE.hgrm\n"
 	       "      --server         two processes, this one answers (one client, then it ends)\n"
 	       "      --client         two processes, this one measures (tests: put_rate put_bw\n"
@@ -419,6 +423,7 @@ main(int argc, char **argv)
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"rate", required_argument, NULL, OPT_RATE},
 		{"cores", required_argument, NULL, OPT_CORES},
+		{"copy", no_argument, NULL, OPT_COPY},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
 	const char *sizes = NULL, *memif = NULL, *memif_socket = "/tmp/toroid-perf.sock";
@@ -484,6 +489,9 @@ main(int argc, char **argv)
 			break;
 		case OPT_VA:
 			perf_opt.va = true;
+			break;
+		case OPT_COPY:
+			perf_opt.copy = true;
 			break;
 		case 'H':
 			perf_opt.hgrm = optarg;

@@ -25,6 +25,7 @@ struct perf_opts {
 	bool json;
 	bool inline_poll;
 	bool va;                 /* --va: regions named by virtual address */
+	bool copy; /* --copy: streamed puts and sends with TRD_DF_COPY (never zero-copy) */
 	enum trd_net_links links;
 	enum trd_cpl_mode mode;
 	const char *hgrm;

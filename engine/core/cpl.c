@@ -305,6 +305,10 @@ trd_inject_reflect(struct trd_fifo *f, const struct trd_desc *data,
 	b.aux = (uint32_t)id;
 
 	d[0] = *data;
+	/* A local completion says the source may be reused: whatever the reliability layer may
+	 * have to resend after it comes is the engine's copy, never the application's buffer. */
+	if (spec->mode == TRD_CPL_LOCAL)
+		d[0].flags |= TRD_DF_COPY;
 	trd_desc_rget(&d[1], refl, TRD_ENGINE_FIFO, &b, 1);
 	d[1].flags = TRD_DF_ORDERED;
 	__atomic_fetch_add(&n->cpl_pending, 1, __ATOMIC_ACQ_REL);

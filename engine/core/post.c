@@ -130,7 +130,8 @@ desc_check_dst(const struct trd_node *n, struct trd_coord dst)
 static int
 desc_check_local(const struct trd_node *n, const struct trd_desc *d, int rank)
 {
-	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX || (d->flags & ~TRD_DF_USER_MASK) != 0)
+	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX ||
+	    (d->flags & ~(TRD_DF_USER_MASK | TRD_DF_COPY)) != 0)
 		return -EINVAL;
 	if (d->inj_ctr != 0 && (d->inj_ctr >= n->conf.n_counters || !n->ctr_used[d->inj_ctr]))
 		return -EINVAL;

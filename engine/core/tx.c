@@ -114,7 +114,8 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 		f->src = f->inl;
 		d->len = sizeof(*a);
 	}
-	if (!f->link->chain_ok || d->op == TRD_OP_RGET || d->op == TRD_OP_ATOMIC)
+	if (!f->link->chain_ok || d->op == TRD_OP_RGET || d->op == TRD_OP_ATOMIC ||
+	    (d->flags & TRD_DF_COPY))
 		f->zc = false;
 	f->maxpay = (uint16_t)(f->link->mtu - TRD_HDR_LEN);
 	f->pkts_left = d->len == 0 ? 1 : (d->len + f->maxpay - 1u) / f->maxpay;

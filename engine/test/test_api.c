@@ -94,6 +94,13 @@ test_bad_input(void)
 	cs[0].src = (uintptr_t)buf;
 	trd_desc_rget(&d, self, TRD_ENGINE_FIFO, cs, 1);
 	T_EQ(trd_inject(trd_inj_fifo(n, 0), &d), -EINVAL); /* carried raw address */
+	cs[0].flags = TRD_DF_IMM | TRD_DF_COPY;
+	cs[0].src = 0;
+	trd_desc_rget(&d, self, TRD_ENGINE_FIFO, cs, 1);
+	T_EQ(trd_inject(trd_inj_fifo(n, 0), &d), -EINVAL); /* TRD_DF_COPY is local only */
+	trd_desc_put(&d, self, buf, sizeof(buf), 1, 0, 0, 0);
+	d.flags = TRD_DF_COPY;
+	T_EQ(trd_inject(trd_inj_fifo(n, 3), &d), 0); /* a local descriptor may carry it */
 	T_EQ(trd_inject_bulk(trd_inj_fifo(n, 0), NULL, 1), -EINVAL);
 	T_EQ(trd_inject_bulk(trd_inj_fifo(n, 0), cs, 0), 0);
 

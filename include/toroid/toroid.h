@@ -56,6 +56,10 @@ enum trd_op {
 #define TRD_DF_CPL 0x10     /**< a completion notification (built by trd_inject_reflect()) */
 #define TRD_DF_ACKREQ 0x20  /**< a tracked operation: aux is an id from trd_track_open(), the
 			     *   target's verdict comes back as a DONE (see trd_track_open()) */
+#define TRD_DF_COPY 0x40    /**< never zero-copy: the engine copies the source into its own
+			     *   buffers as it builds the packets, so the source is not read once
+			     *   they were handed to a port (a reliable link resends the copies).
+			     *   Local descriptors only; set by trd_inject_reflect() in local mode */
 #define TRD_DF_USER_MASK (TRD_DF_SRC_MR | TRD_DF_IMM | TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ)
 
 /** Atomic operations (in the descriptor's @c fifo field for TRD_OP_ATOMIC). */
@@ -420,7 +424,9 @@ struct trd_fifo *trd_inj_fifo(struct trd_node *node, unsigned int idx);
 /**
  * Post one descriptor. FIFO messages and puts up to inline_max bytes are copied now (the
  * buffer is free on return); longer ones are read from @p d->src until the injection
- * counter reaches zero, so the buffer must stay untouched until then.
+ * counter reaches zero, so the buffer must stay untouched until then (with TRD_DF_COPY the
+ * engine copies them as it builds the packets: zero then means every packet was handed to
+ * a port, and nothing reads the buffer any more).
  * @return 0; -ENOBUFS if the FIFO is full (nothing posted, retry later); -EINVAL for a bad
  * descriptor; -EHOSTUNREACH if the destination has no route or is declared down; -EMSGSIZE
  * if a remote get does not fit in one packet of the route's link.
@@ -559,7 +565,8 @@ enum trd_cpl_kind {
 
 /** What a completion means. */
 enum trd_cpl_mode {
-	TRD_CPL_LOCAL = 0,    /**< a neighbour reflects: the data has left the origin */
+	TRD_CPL_LOCAL = 0,    /**< a neighbour reflects: the data has left the origin and its
+			       *   source buffer may be reused */
 	TRD_CPL_DELIVERY = 1, /**< the target reflects: the data is in the target's memory */
 };
 
@@ -578,7 +585,10 @@ struct trd_cpl_spec {
  * Post a data descriptor (a put or a memory-FIFO send) followed, in the same FIFO, by its
  * reflection descriptor: a remote get to the reflection node (a neighbour in local mode, the
  * target in delivery mode) carrying the completion descriptor back to this node. The
- * reflection runs only after the data's last packet was handed to the port.
+ * reflection runs only after the data's last packet was handed to the port. In local mode
+ * the data is sent from a copy in engine buffers (TRD_DF_COPY is set on it), so the source
+ * buffer may be reused as soon as the completion arrives; in delivery mode it may be sent
+ * zero-copy and stays in use until the data descriptor's injection counter is zero.
  * @return 0; -ENOBUFS (nothing posted); -ENOSPC (too many completions outstanding);
  * -EINVAL (bad spec, a reflector that is not a neighbour, a doorbell word outside its region);
  * -EHOSTUNREACH (no route to the target or the reflector, or it is declared down).
