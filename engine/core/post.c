@@ -116,7 +116,13 @@ desc_check_local(const struct trd_node *n, const struct trd_desc *d)
 {
 	int rank;
 
-	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX || (d->flags & ~TRD_DF_USER_MASK) != 0)
+	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX ||
+	    (d->flags & ~(TRD_DF_USER_MASK | TRD_DF_PAYLOAD)) != 0)
+		return -EINVAL;
+	/* a shared payload: only as trd_inject_payload() builds it (mcast.c) */
+	if ((d->flags & TRD_DF_PAYLOAD) &&
+	    (d->src_key == 0 || (d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)) ||
+	     (d->op != TRD_OP_PUT && d->op != TRD_OP_FIFO) || d->len > n->conf.inline_max))
 		return -EINVAL;
 	rank = trd_rank_of(n, d->dst);
 	if (rank < 0)
