@@ -195,12 +195,18 @@ trd_pay_emit(struct trd_node *n, struct trd_fifo *f, struct rte_mbuf *m, struct 
 	return 0;
 }
 
+/* A segment of a packet referenced instead of copied: an indirect mbuf of the first segment
+ * (header and payload share it), and the following segments themselves, one more reference
+ * each (both chains then end in the same segments). Not rte_pktmbuf_clone(): an indirect mbuf
+ * of a zero-copy segment would attach to its external buffer, whose shared info lives in that
+ * segment's private area (tx.c), freed with it while the clone still points there. */
 struct rte_mbuf *
 trd_fwd_share(struct trd_node *n, struct rte_mbuf *m, const struct trd_link *out)
 {
-	struct rte_mbuf *h, *rest;
+	struct rte_mbuf *h, *first = NULL;
 
-	if (!out->chain_ok || m->pkt_len <= TRD_FRAME_HLEN || m->data_len < TRD_FRAME_HLEN) {
+	if (!out->chain_ok || m->pkt_len <= TRD_FRAME_HLEN || m->data_len < TRD_FRAME_HLEN ||
+	    RTE_MBUF_HAS_EXTBUF(m)) {
 		struct rte_mbuf *c = rte_pktmbuf_copy(m, n->pool, 0, UINT32_MAX);
 
 		if (c != NULL && m->pkt_len > TRD_FRAME_HLEN)
@@ -210,28 +216,31 @@ trd_fwd_share(struct trd_node *n, struct rte_mbuf *m, const struct trd_link *out
 	h = rte_pktmbuf_alloc(n->pool);
 	if (h == NULL)
 		return NULL;
-	rest = rte_pktmbuf_clone(m, n->pool);
-	if (rest == NULL) {
-		rte_pktmbuf_free(h);
-		return NULL;
+	if (m->data_len > TRD_FRAME_HLEN) {
+		first = rte_pktmbuf_alloc(n->pool);
+		if (first == NULL) {
+			rte_pktmbuf_free(h);
+			return NULL;
+		}
+		rte_pktmbuf_attach(first, m);
+		first->data_off = (uint16_t)(first->data_off + TRD_FRAME_HLEN);
+		first->data_len = (uint16_t)(m->data_len - TRD_FRAME_HLEN);
 	}
 	rte_memcpy(rte_pktmbuf_mtod(h, void *), rte_pktmbuf_mtod(m, const void *), TRD_FRAME_HLEN);
 	h->data_len = TRD_FRAME_HLEN;
-	rte_pktmbuf_adj(rest, TRD_FRAME_HLEN); /* within the first segment: checked above */
-	if (rest->data_len == 0) {
-		/* the header was the whole first segment: keep only the segments after it */
-		struct rte_mbuf *nx = rest->next;
-
-		nx->pkt_len = rest->pkt_len;
-		nx->nb_segs = (uint16_t)(rest->nb_segs - 1);
-		rest->next = NULL;
-		rest->nb_segs = 1;
-		rte_pktmbuf_free_seg(rest);
-		rest = nx;
+	for (struct rte_mbuf *s = m->next; s != NULL; s = s->next)
+		rte_mbuf_refcnt_update(s, 1);
+	if (first != NULL) {
+		first->next = m->next;
+		first->nb_segs = 1;
+		first->pkt_len = first->data_len;
+		h->next = first;
+		h->nb_segs = m->nb_segs + 1;
+	} else {
+		h->next = m->next;
+		h->nb_segs = m->nb_segs;
 	}
-	h->next = rest;
-	h->nb_segs = (uint16_t)(1 + rest->nb_segs);
-	h->pkt_len = TRD_FRAME_HLEN + rest->pkt_len;
+	h->pkt_len = m->pkt_len;
 	n->stat[TRD_STAT_FWD_SHARED]++;
 	return h;
 }
