@@ -41,6 +41,8 @@ void trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts
 int trd_pay_start(struct trd_fifo *f);
 int trd_pay_emit(struct trd_node *n, struct trd_fifo *f, struct rte_mbuf *m, struct trd_hdr *h);
 void trd_pay_release(struct trd_desc *d);
+/** The references held by the descriptors still in @p f (its node is being freed). */
+void trd_pay_fifo_drain(struct trd_fifo *f);
 /** A frame to forward that another owner holds (mcast.c): a new header mbuf chained to a
  * reference of its payload, or a copy when @p out cannot send chains. NULL: no mbuf. */
 struct rte_mbuf *trd_fwd_share(struct trd_node *n, struct rte_mbuf *m, const struct trd_link *out);

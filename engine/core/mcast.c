@@ -16,6 +16,7 @@
 #include <rte_branch_prediction.h>
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
+#include <rte_ring_elem.h>
 
 #include "core_pvt.h"
 
@@ -243,4 +244,25 @@ trd_fwd_share(struct trd_node *n, struct rte_mbuf *m, const struct trd_link *out
 	h->pkt_len = m->pkt_len;
 	n->stat[TRD_STAT_FWD_SHARED]++;
 	return h;
+}
+
+void
+trd_pay_fifo_drain(struct trd_fifo *f)
+{
+	struct trd_desc d;
+
+	if (f->busy)
+		trd_pay_release(f->cur);
+	for (unsigned int i = f->stage_i; i < f->stage_n; i += 1u + f->stage[i].n_slots)
+		trd_pay_release(&f->stage[i]);
+	while (rte_ring_sc_dequeue_bulk_elem(f->ring, &d, TRD_UNIT, TRD_UNITS, NULL) != 0) {
+		trd_pay_release(&d);
+		for (unsigned int k = 0; k < d.n_slots; k++) {
+			struct trd_desc slot;
+
+			if (rte_ring_sc_dequeue_bulk_elem(f->ring, &slot, TRD_UNIT, TRD_UNITS,
+							  NULL) == 0)
+				return;
+		}
+	}
 }

@@ -493,7 +493,17 @@ test_payload(void)
 	T_EQ(st.stat[TRD_STAT_PAY_LINK_COPY_BYTES], 0);
 	/* every payload and packet mbuf is back (the node's small cache aside) */
 	T_ASSERT(rte_mempool_avail_count(trd_default_pool(0)) + 64 >= avail0, "mbuf leak");
+	/* descriptors never sent give their references back when the node is freed (a payload
+	 * is an mbuf: its reference count says who holds it) */
+	T_EQ(trd_payload_new(n, data, sizeof(data), &p), 0);
+	for (unsigned int i = 0; i < 5; i++) {
+		trd_desc_fifo(&d, self, 0, pre, sizeof(pre), i, 0);
+		T_EQ(trd_inject_payload(f, &d, p), 0);
+	}
+	T_EQ(rte_mbuf_refcnt_read((struct rte_mbuf *)(void *)p), 6);
 	trd_node_free(n);
+	T_EQ(rte_mbuf_refcnt_read((struct rte_mbuf *)(void *)p), 1);
+	trd_payload_free(p);
 }
 
 static void
