@@ -373,6 +373,37 @@ def spread_note(s, bw, runs):
     return lines + [""]
 
 
+LR_SIZES = (8, 64, 256, 1024, 1444, 4096, 16384, 65536)
+NIC_SPEEDS = (1, 10, 25, 40, 50, 100, 200, 400)
+
+
+def line_rate_table(lr):
+    """The line-rate table: per payload size, the frame on the wire and what one lcore moves."""
+    out = ["## Line rate, one lcore\n",
+           "`toroid-perf -t put_rate -s SIZE --inline` (one lcore posts, packetizes, sends over "
+           "a net_ring pair, receives and checks; medians): per payload size the frame on the "
+           "wire with toroid's headers (14 + 56 + payload, or 24 more per message in a bundle; "
+           "averaged over the frames the link carried), messages and frames per second, the "
+           "rate at L2 (frames + FCS) and L1 (+ preamble and gap), and the fastest standard "
+           "Ethernet speed one lcore fills at that size. A NIC adds its own per-frame cost: "
+           "these figures bound what the engine can give it, not what a port takes.\n",
+           "| payload B | frame B on the wire | messages per frame | Mmsg/s | Mframes/s | "
+           "Gbit/s L2 | Gbit/s L1 | fills |",
+           "|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for size, rs in lr:
+        mmsg = med([r["mpps"] for r in rs])
+        per = med([r["msgs"] / r["frames"] for r in rs])
+        l2 = med([r["gbps_l2"] for r in rs])
+        l1 = med([r["gbps_l1"] for r in rs])
+        mfr = mmsg / per if per else 0
+        fb = l2 * 1e3 / 8 / mfr - 4 if mfr else 0
+        fills = [v for v in NIC_SPEEDS if v <= l1]
+        out.append(f"| {size} | {fb:.0f} | {per:.2f} | {fmt(mmsg)} | {fmt(mfr)} | {l2:.2f} | "
+                   f"{l1:.2f} | {str(fills[-1]) + ' GbE' if fills else '< 1 GbE'} |")
+    out.append("")
+    return out
+
+
 def fmt(v, nd=3):
     return "-" if v is None else f"{v:.{nd}f}"
 
@@ -415,6 +446,10 @@ def main():
     s.perf_runs("net_ring", f"-t put_rate -s 64 --baseline {nr}", "mpps", "Mpps", "raw_mpps")
     s.perf_runs("net_ring", f"-t put_rate -s 64 --baseline --inline {nr}", "mpps", "Mpps",
                 "raw_mpps", label="put_rate (one lcore)")
+    # memory-FIFO messages: small ones share frames (bundles), compared with raw 64 B frames
+    s.perf_runs("net_ring", f"-t fifo_rate -s 64 --baseline {nr}", "mpps", "Mmsg/s", "raw_mpps")
+    s.perf_runs("net_ring", f"-t fifo_rate -s 64 --baseline --inline {nr}", "mpps", "Mmsg/s",
+                "raw_mpps", label="fifo_rate (one lcore)")
     s.perf_runs("net_ring", f"-t put_bw -s 64K --baseline {n}", "gbps_l2", "Gbit/s L2",
                 "raw_gbps_l2")
     for t in ("put_lat", "fifo_lat", "get_lat", "fence_lat", "atomic_lat"):
@@ -434,6 +469,19 @@ def main():
     s.memif_runs(f"-t put_bw -s 64K {'-n 2000' if args.quick else '-n 20000'}")
     ucx = s.ucx()
     sp = s.sockperf()
+    # the line-rate table: one lcore (--inline), puts of 8 B .. 64 KiB
+    lr = []
+    for size in LR_SIZES:
+        cnt = 200000 if size <= 1444 else 20000
+        if args.quick:
+            cnt //= 10
+        cmd = f"{s.perf} -- -t put_rate -s {size} --inline -n {cnt} --json"
+        s.commands.append(cmd)
+        got = [r for _ in range(args.runs) for r in json_lines(sh(cmd)) if r.get("frames")]
+        if not got:
+            s.missing.append(cmd)
+            continue
+        lr.append((size, got))
     # instructions per message by stage (callgrind: repeatable where seconds are not)
     ipm_rows = []
     if shutil.which("valgrind") is None:
@@ -497,6 +545,7 @@ def main():
                        f"{r['ratio']:.1f} x | " +
                        " | ".join(f"{r['stages'].get(k, 0):.0f}" for k in stages) + " |")
     out.append("")
+    out.extend(line_rate_table(lr))
     out.append("## Peers on the same machine, same run\n")
     out.append("| system | test | 64 B figure |")
     out.append("|---|---|---|")
@@ -519,20 +568,31 @@ def main():
 
     r = row("net_ring", "put_rate (one lcore)", 64)
     if r:
-        target("64 B put rate, one DMA lcore, net_ring >= 0.8 x raw loopback",
-               f"{fmt(r[3])} Mpps vs {fmt(r[5])} raw = {fmt(r[6])}", (r[6] or 0) >= 0.8)
-    r = row("memif", "reflect_lat", 64)
+        target("64 B put rate, one DMA lcore, net_ring >= 0.5 x raw (stretch 0.8)",
+               f"{fmt(r[3])} Mpps vs {fmt(r[5])} raw = {fmt(r[6])}", (r[6] or 0) >= 0.5)
+    for ir in ipm_rows:
+        if ir["what"] == "64 B put":
+            target("64 B put, instructions per message <= 300",
+                   f"{ir['toroid_instr']:.0f}", ir["toroid_instr"] <= 300)
+    r = row("net_ring", "put_rate", 64)
     if r:
-        target("put to reflection completion over memif <= 1.5 x raw RTT",
-               f"{fmt(r[3])} us vs {fmt(r[5])} us = {fmt(r[6])}", (r[6] or 99) <= 1.5)
-    r = row("memif", "fifo_lat", 64)
-    if r:
-        target("memory-FIFO ping-pong half RTT over memif <= 1.2 x raw",
-               f"{fmt(r[3])} us vs {fmt(r[5])} us = {fmt(r[6])}", (r[6] or 99) <= 1.2)
+        target("64 B put, application thread + engine lcore >= 0.5 x raw two threads",
+               f"{fmt(r[3])} Mpps vs {fmt(r[5])} raw = {fmt(r[6])}", (r[6] or 0) >= 0.5)
+    for label in ("fifo_rate (one lcore)", "fifo_rate"):
+        r = row("net_ring", label, 64)
+        if r:
+            target(f"64 B memory-FIFO messages per second ({label}) >= 1.0 x raw 64 B frames",
+                   f"{fmt(r[3])} Mmsg/s vs {fmt(r[5])} Mpps raw = {fmt(r[6])}",
+                   (r[6] or 0) >= 1.0)
+    for test, lim in (("put_lat", 1.3), ("fifo_lat", 1.3), ("reflect_lat", 1.8)):
+        r = row("memif", test, 64)
+        if r:
+            target(f"{test} over memif <= {lim} x raw",
+                   f"{fmt(r[3])} us vs {fmt(r[5])} us = {fmt(r[6])}", (r[6] or 99) <= lim)
     r = row("memif", "put_bw", 65536)
     if r:
-        target("64 KiB put bandwidth over memif >= 0.9 x raw",
-               f"{fmt(r[3])} vs {fmt(r[5])} Gbit/s = {fmt(r[6])}", (r[6] or 0) >= 0.9)
+        target("64 KiB put bandwidth over memif >= 0.95 x raw",
+               f"{fmt(r[3])} vs {fmt(r[5])} Gbit/s = {fmt(r[6])}", (r[6] or 0) >= 0.95)
     r = row("memif", "put_rate", 64)
     if r and ucx and ucx.get("ucp_put_bw"):
         x = r[3] / ucx["ucp_put_bw"]

@@ -362,6 +362,29 @@ seeds(void)
 	}
 	seed_end();
 
+	/* ---- bundles: several messages behind entry headers, unsequenced and in a session ---- */
+	seed_begin("bundle", false);
+	{
+		uint8_t b[512];
+		uint32_t n = 0;
+
+		trd_wire_entry_encode(b + n, TRD_PKT_PUT, 0, z.ctr[0], 16, rw, 64);
+		memset(b + n + TRD_ENTRY_LEN, 0x11, 16), n += TRD_ENTRY_LEN + 16;
+		trd_wire_entry_encode(b + n, TRD_PKT_FIFO, 1, 0, 40, 0x55, 0);
+		memset(b + n + TRD_ENTRY_LEN, 0x22, 40), n += TRD_ENTRY_LEN + 40;
+		trd_wire_entry_encode(b + n, TRD_PKT_FIFO, 0, 0, 0, 0x56, 0), n += TRD_ENTRY_LEN;
+		trd_wire_entry_encode(b + n, TRD_PKT_PUT, 0, 0, 8, ro, 0);
+		memset(b + n + TRD_ENTRY_LEN, 0x33, 8), n += TRD_ENTRY_LEN + 8;
+		p = pkt(TRD_PKT_BUNDLE), p.aux = 4, p.msg_len = n, p.msg_id = 300;
+		frame(p, b, (uint16_t)n);
+		p.flags |= TRD_HF_CRC, frame(p, b, (uint16_t)n);
+		frame_pad(p, b, (uint16_t)n, 30, 0);
+		session(60, 0);
+		p = pkt(TRD_PKT_BUNDLE), p.aux = 4, p.msg_len = n, p.epoch = 60, p.seq = 1;
+		frame(p, b, (uint16_t)n);
+	}
+	seed_end();
+
 	/* ---- replies and completions for operations nobody started ---- */
 	seed_begin("done", false);
 	session(40, 0);

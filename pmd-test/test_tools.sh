@@ -78,9 +78,15 @@ fi
 
 # ---- SIGTERM, then SIGINT, during a rate test ----
 rate_sig() { # TEST SIGNAL EXPECTED_RC
-	"$PERF" "${EAL[@]}" -l 0-1 -- -t "$1" -n 30000000 --json >"$T/rate.out" 2>"$T/rate.err" &
+	# a count no machine finishes in minutes (after a warm-up of 2M); the signal goes once
+	# the measure is under way (its first progress line, once a second), not after a guess
+	"$PERF" "${EAL[@]}" -l 0-1 -- -t "$1" -n 4000000000 --json >"$T/rate.out" 2>"$T/rate.err" &
 	p=$!; eng_track $p
-	sleep 4
+	for _ in $(seq 600); do
+		grep -q ' of 4000000000 posted, ' "$T/rate.err" && break
+		kill -0 $p 2>/dev/null || break
+		sleep 0.05
+	done
 	kill -"$2" $p
 	reap $p 20 "$1 after SIG$2"
 	[ $rc -eq "$3" ] || fail "$1 interrupted by SIG$2: exit $rc, not $3"

@@ -59,6 +59,8 @@ struct node_opts {
 	bool json;
 	const char *capture;
 	unsigned int snaplen;
+	bool impair;
+	struct trd_impair_conf impair_conf;
 	unsigned long long staging;
 	unsigned long long max_pool;
 	unsigned int max_ifs;
@@ -145,6 +147,8 @@ usage(FILE *f, const char *prog)
 		"  --json               statistics as JSON lines\n"
 		"  --capture FILE       record every frame of the node(s) into a pcap file\n"
 		"  --snaplen N          capture snap length (default 65535)\n"
+		"  --impair SPEC        impair what every link receives, for tests:\n"
+		"                       loss=2%%,reorder=1%%,dup=0.5%%,corrupt=0.1%%,seed=7\n"
 		"  -q, --quiet          no totals at exit\n"
 		"  -h, --help           this help\n"
 		"\n"
@@ -223,7 +227,7 @@ parse_args(int argc, char **argv)
 	enum {
 		O_TOPO = 256, O_NODE, O_NODES, O_PORT, O_PORTS, O_SOCK, O_STAGING, O_MAXPOOL,
 		O_MAXIFS, O_NOPROC, O_MTU, O_LINKWAIT, O_IDLE, O_SLEEP, O_STATS, O_JSON,
-		O_CAPTURE, O_SNAPLEN, O_OWNER, O_SOCKMODE,
+		O_CAPTURE, O_SNAPLEN, O_OWNER, O_SOCKMODE, O_IMPAIR,
 	};
 	static const struct option lo[] = {
 		{"topo", required_argument, NULL, O_TOPO},
@@ -244,6 +248,7 @@ parse_args(int argc, char **argv)
 		{"json", no_argument, NULL, O_JSON},
 		{"capture", required_argument, NULL, O_CAPTURE},
 		{"snaplen", required_argument, NULL, O_SNAPLEN},
+		{"impair", required_argument, NULL, O_IMPAIR},
 		{"vni-owner", required_argument, NULL, O_OWNER},
 		{"vni-socket-mode", required_argument, NULL, O_SOCKMODE},
 		{"quiet", no_argument, NULL, 'q'},
@@ -303,6 +308,13 @@ parse_args(int argc, char **argv)
 			opt.snaplen = (unsigned int)app_opt_u64("--snaplen", optarg, 64, 262144);
 			break;
 		case O_OWNER: parse_owner(optarg); break;
+		case O_IMPAIR:
+			if (trd_impair_parse(optarg, &opt.impair_conf) != 0)
+				app_usage_error("--impair: '%s' is not loss=P,reorder=P,dup=P,"
+						"corrupt=P,seed=N",
+						optarg);
+			opt.impair = true;
+			break;
 		case O_SOCKMODE: {
 			char *end;
 			unsigned long m;
@@ -656,6 +668,12 @@ serve(unsigned int rank, struct trd_node *node)
 
 		if (rc != 0)
 			die("--capture %s: %s", opt.capture, strerror(-rc));
+	}
+	if (opt.impair) {
+		int rc = trd_node_impair(node, &opt.impair_conf);
+
+		if (rc != 0)
+			die("--impair: %s", strerror(-rc));
 	}
 }
 

@@ -96,7 +96,8 @@ static int
 run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 {
 	uint64_t n = perf_opt.iters ? perf_opt.iters : t->iters;
-	uint64_t warm = n / 10 + 1;
+	/* 10% more to warm up, at most 2M: a long run is not preceded by a long warm-up */
+	uint64_t warm = RTE_MIN(n / 10 + 1, 2000000u);
 	uint64_t *s = NULL;
 	unsigned int maxpay = trd_link_max_payload(trd_node_link(px.a, 0));
 	uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, maxpay);
@@ -253,7 +254,8 @@ usage(const char *prog)
 	       "  -t, --test NAME      the test to run (required); 'all' runs every test\n"
 	       "  -s, --sizes LIST     sizes: 64 | 8,64,1K | 8:65536 (powers of two in a range)\n"
 	       "                       (default: 64; linerate: the link's largest payload)\n"
-	       "  -n, --iters N        iterations (default: per test, above); 10%% more warm up\n"
+	       "  -n, --iters N        iterations (default: per test, above); 10%% more (at most\n"
+	       "                       2000000) warm up first\n"
 	       "  -w, --window N       messages posted per batch in rate tests, 1..32 (default 32)\n"
 	       "  -b, --baseline       measure raw DPDK on the same ports first; print the ratio\n"
 	       "  -j, --json           one JSON object per result line\n"

@@ -57,6 +57,18 @@ trd_drop(struct trd_node *n, unsigned int cause)
 /** Receive demultiplexing of one burst from @p l (rx.c). */
 void trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb);
 
+/** Shared payloads (mcast.c): a TRD_DF_PAYLOAD descriptor's start (0 or a drop cause), its
+ * packet (0 or -ENOBUFS; the caller frees @p m), and the release of its reference (once;
+ * every path that ends such a descriptor calls it). */
+int trd_pay_start(struct trd_fifo *f);
+int trd_pay_emit(struct trd_node *n, struct trd_fifo *f, struct rte_mbuf *m, struct trd_hdr *h);
+void trd_pay_release(struct trd_desc *d);
+/** The references held by the descriptors still in @p f (its node is being freed). */
+void trd_pay_fifo_drain(struct trd_fifo *f);
+/** A frame to forward that another owner holds (mcast.c): a new header mbuf chained to a
+ * reference of its payload, or a copy when @p out cannot send chains. NULL: no mbuf. */
+struct rte_mbuf *trd_fwd_share(struct trd_node *n, struct rte_mbuf *m, const struct trd_link *out);
+
 /** Validate a descriptor carried by a remote get from @p requester (rx.c). */
 int trd_desc_check_remote(const struct trd_desc *d, struct trd_coord requester);
 

@@ -193,6 +193,7 @@ fifo_free(struct trd_fifo *f)
 {
 	if (f == NULL)
 		return;
+	trd_pay_fifo_drain(f); /* shared payloads not yet sent (mcast.c) */
 	rte_ring_free(f->ring);
 	rte_free(f);
 }

@@ -131,7 +131,12 @@ static int
 desc_check_local(const struct trd_node *n, const struct trd_desc *d, int rank)
 {
 	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX ||
-	    (d->flags & ~(TRD_DF_USER_MASK | TRD_DF_COPY)) != 0)
+	    (d->flags & ~(TRD_DF_USER_MASK | TRD_DF_COPY | TRD_DF_PAYLOAD)) != 0)
+		return -EINVAL;
+	/* a shared payload: only as trd_inject_payload() builds it (mcast.c) */
+	if ((d->flags & TRD_DF_PAYLOAD) &&
+	    (d->src_key == 0 || (d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)) ||
+	     (d->op != TRD_OP_PUT && d->op != TRD_OP_FIFO) || d->len > n->conf.inline_max))
 		return -EINVAL;
 	if (d->inj_ctr != 0 && (d->inj_ctr >= n->conf.n_counters || !n->ctr_used[d->inj_ctr]))
 		return -EINVAL;

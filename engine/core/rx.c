@@ -232,8 +232,9 @@ forward(struct trd_node *n, struct trd_link *in, struct rte_mbuf *m, const struc
 	if (m->data_len < TRD_FRAME_HLEN)
 		return trd_fate(TRD_DROP_BAD_LENGTH, false);
 	if (rte_mbuf_refcnt_read(m) != 1) {
-		/* its origin keeps it for retransmission (in this process): edit a copy */
-		struct rte_mbuf *c = rte_pktmbuf_copy(m, n->pool, 0, UINT32_MAX);
+		/* its origin keeps it for retransmission (in this process): edit a new header
+		 * chained to a reference of its payload (mcast.c) */
+		struct rte_mbuf *c = trd_fwd_share(n, m, rt->link);
 
 		if (c == NULL || c->data_len < TRD_FRAME_HLEN) {
 			rte_pktmbuf_free(c);

@@ -119,6 +119,8 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 		f->zc = false;
 	f->maxpay = (uint16_t)(f->link->mtu - TRD_HDR_LEN);
 	f->pkts_left = d->len == 0 ? 1 : (d->len + f->maxpay - 1u) / f->maxpay;
+	if (unlikely(d->flags & TRD_DF_PAYLOAD) && trd_pay_start(f) != 0)
+		return TRD_DROP_BAD_DESC; /* a shared payload (mcast.c) */
 	if (d->op == TRD_OP_RGET && f->pkts_left != 1)
 		return TRD_DROP_BAD_DESC;
 	d->msg_id = n->next_msg_id++;
@@ -249,6 +251,7 @@ trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
 		if (!f->busy || f->peer != pe)
 			continue;
 		trd_ctr_fail(f->ctr);
+		trd_pay_release(f->cur);
 		f->busy = false;
 		f->pkts_left = 0;
 		trd_drop(n, TRD_DROP_PEER_DOWN);
@@ -311,6 +314,7 @@ fifo_next(struct trd_node *n, struct trd_fifo *f)
 			f->busy = true;
 			return 1;
 		}
+		trd_pay_release(d);
 		trd_drop(n, (unsigned int)cause);
 		n->stat[TRD_STAT_DESC_ERRORS]++;
 		/* none of its bytes leave: its injection counter can never reach zero */
@@ -358,7 +362,12 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 		h->offset = trd_be64(base + f->off);
 		h->pay_len = trd_be16((uint16_t)chunk);
 
-		if (f->zc && chunk != 0) {
+		if (unlikely(d->flags & TRD_DF_PAYLOAD)) {
+			if (trd_pay_emit(n, f, m, h) != 0) { /* a shared payload (mcast.c) */
+				rte_pktmbuf_free(m);
+				break;
+			}
+		} else if (f->zc && chunk != 0) {
 			struct rte_mbuf *e = trd_mbuf_get(n);
 			struct trd_mbuf_priv *pv;
 
@@ -407,6 +416,7 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 	n->stat[tx_type_stat[d->op]] += k;
 	f->pkts += k;
 	if (f->pkts_left == 0) {
+		trd_pay_release(d);
 		f->busy = false;
 		f->descs++;
 		n->stat[TRD_STAT_DESCS]++;
@@ -417,13 +427,15 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 /* ---- coalescing: several small messages for one node in one BUNDLE frame ---- */
 
 /* A descriptor that may share a frame with others: a whole put or memory-FIFO message that
- * asks for nothing per packet (no completion, verdict or ordering), for @p dst, counting on
+ * asks for nothing per packet (no completion, verdict or ordering) and whose bytes are its
+ * own (not a shared payload, which is referenced, never copied), for @p dst, counting on
  * the injection counter @p inj. */
 static inline bool
 bundle_ok(const struct trd_desc *d, struct trd_coord dst, uint16_t inj)
 {
 	return (d->op == TRD_OP_PUT || d->op == TRD_OP_FIFO) &&
-	       !(d->flags & (TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ | TRD_DF_REMOTE)) &&
+	       !(d->flags & (TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ | TRD_DF_REMOTE |
+			     TRD_DF_PAYLOAD)) &&
 	       d->dst.x == dst.x && d->dst.y == dst.y && d->dst.z == dst.z && d->inj_ctr == inj;
 }
 

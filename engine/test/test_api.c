@@ -3,7 +3,8 @@
  * Unit test of the public API on nodes without ports (loopback only): every call refuses bad
  * input with a negative errno, counters, regions and keys, FIFO-full back-pressure with no
  * loss, reception-FIFO overflow counted, zero-copy accounting, posts whose descriptors and
- * inline data wrap around the FIFO's ring, from two threads at once.
+ * inline data wrap around the FIFO's ring, from two threads at once, shared payloads (one
+ * buffer, referenced by several packets, freed after the last).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -405,6 +406,113 @@ test_zero_copy(void)
 	trd_node_free(n);
 }
 
+/* A shared payload (multicast, engine/core/mcast.c): copied once, referenced by every packet
+ * that carries it behind its own prefix, freed when the last one is; bad input refused. */
+static void
+test_payload(void)
+{
+	struct trd_node_conf c = {.inline_max = 256};
+	struct trd_node *n = mknode(1, 1, 1, &c);
+	struct trd_coord self = {0, 0, 0};
+	static uint8_t data[700], want[720], dst[4 * 700];
+	struct trd_mr *mr = trd_mr_register(n, dst, sizeof(dst), TRD_ACCESS_REMOTE_WRITE);
+	struct trd_fifo *f = trd_inj_fifo(n, 0);
+	struct trd_payload *p = NULL;
+	struct trd_node_stats st;
+	struct trd_desc d;
+	struct trd_msg *m;
+	unsigned int avail0, got = 0;
+	uint16_t rec;
+	uint8_t pre[20], big[2000];
+
+	T_ASSERT(mr != NULL, "mr");
+	test_fill(data, sizeof(data), 5);
+	memset(big, 1, sizeof(big));
+	avail0 = rte_mempool_avail_count(trd_default_pool(0));
+	T_EQ(trd_payload_new(NULL, data, 1, &p), -EINVAL);
+	T_EQ(trd_payload_new(n, NULL, 1, &p), -EINVAL);
+	T_EQ(trd_payload_new(n, data, 0, &p), -EINVAL);
+	T_EQ(trd_payload_new(n, data, 1, NULL), -EINVAL);
+	T_EQ(trd_payload_new(n, big, 1u << 20, &p), -EMSGSIZE);
+	T_EQ(trd_payload_new(n, data, sizeof(data), &p), 0);
+	T_EQ(trd_payload_len(p), sizeof(data));
+	T_EQ(trd_payload_len(NULL), 0);
+	trd_payload_free(NULL);
+	/* refusals: no payload, a region source, an immediate, a prefix above inline_max, more
+	 * than one packet, a remote get, the flag set by hand without a payload */
+	trd_desc_fifo(&d, self, 0, pre, sizeof(pre), 0, 0);
+	T_EQ(trd_inject_payload(f, &d, NULL), -EINVAL);
+	T_EQ(trd_inject_payload(NULL, &d, p), -EINVAL);
+	d.flags = TRD_DF_SRC_MR;
+	T_EQ(trd_inject_payload(f, &d, p), -EINVAL);
+	d.flags = TRD_DF_IMM;
+	T_EQ(trd_inject_payload(f, &d, p), -EINVAL);
+	d.flags = 0;
+	trd_desc_fifo(&d, self, 0, big, 300, 0, 0);
+	T_EQ(trd_inject_payload(f, &d, p), -EINVAL);
+	trd_desc_fifo(&d, self, 0, big, 250, 0, 0);
+	{
+		struct trd_payload *q;
+
+		T_EQ(trd_payload_new(n, big, 1300, &q), 0);
+		T_EQ(trd_inject_payload(f, &d, q), -EMSGSIZE); /* 1550 B > 1444 */
+		trd_payload_free(q);
+	}
+	trd_desc_rget(&d, self, 0, (const struct trd_desc *)big, 1);
+	T_EQ(trd_inject_payload(f, &d, p), -EINVAL);
+	trd_desc_fifo(&d, self, 0, pre, sizeof(pre), 0, 0);
+	d.flags = TRD_DF_PAYLOAD; /* src_key 0 */
+	T_EQ(trd_inject(f, &d), -EINVAL);
+	/* three messages (a 20 B prefix each, then the payload) and four puts of it alone */
+	for (unsigned int i = 0; i < 3; i++) {
+		memset(pre, 'a' + (int)i, sizeof(pre));
+		trd_desc_fifo(&d, self, 0, pre, sizeof(pre), i, 0);
+		T_EQ(trd_inject_payload(f, &d, p), 0);
+	}
+	T_EQ(trd_counter_alloc(n, &rec), 0);
+	T_EQ(trd_counter_set(n, rec, sizeof(dst)), 0);
+	for (unsigned int i = 0; i < 4; i++) {
+		trd_desc_put(&d, self, NULL, 0, trd_mr_key(mr), i * sizeof(data), 0, rec);
+		T_EQ(trd_inject_payload(f, &d, p), 0);
+	}
+	trd_payload_free(p); /* the descriptors hold their own references */
+	for (uint64_t t0 = trd_time_us(); got < 3 && trd_time_us() - t0 < TIMEOUT_US;) {
+		trd_node_poll(n);
+		while (trd_rec_fifo_poll(trd_rec_fifo(n, 0), &m, 1) == 1) {
+			memset(want, 'a' + (int)m->user, sizeof(pre));
+			memcpy(want + sizeof(pre), data, sizeof(data));
+			T_EQ(m->len, sizeof(pre) + sizeof(data));
+			T_ASSERT(memcmp(m->data, want, m->len) == 0, "message %u differs",
+				 (unsigned int)m->user);
+			trd_msg_free(m);
+			got++;
+		}
+	}
+	T_EQ(got, 3);
+	T_EQ(trd_counter_wait(n, rec, TIMEOUT_US), 0);
+	for (unsigned int i = 0; i < 4; i++)
+		T_ASSERT(memcmp(dst + i * sizeof(data), data, sizeof(data)) == 0, "put %u differs",
+			 i);
+	T_EQ(trd_node_stats_get(n, &st), 0);
+	T_EQ(st.stat[TRD_STAT_PAY_BUFS], 2); /* data, and the refused 1300 B */
+	T_EQ(st.stat[TRD_STAT_PAY_COPY_BYTES], sizeof(data) + 1300);
+	T_EQ(st.stat[TRD_STAT_PAY_REFS], 7); /* 7 packets, no copy */
+	T_EQ(st.stat[TRD_STAT_PAY_LINK_COPY_BYTES], 0);
+	/* every payload and packet mbuf is back (the node's small cache aside) */
+	T_ASSERT(rte_mempool_avail_count(trd_default_pool(0)) + 64 >= avail0, "mbuf leak");
+	/* descriptors never sent give their references back when the node is freed (a payload
+	 * is an mbuf: its reference count says who holds it) */
+	T_EQ(trd_payload_new(n, data, sizeof(data), &p), 0);
+	for (unsigned int i = 0; i < 5; i++) {
+		trd_desc_fifo(&d, self, 0, pre, sizeof(pre), i, 0);
+		T_EQ(trd_inject_payload(f, &d, p), 0);
+	}
+	T_EQ(rte_mbuf_refcnt_read((struct rte_mbuf *)(void *)p), 6);
+	trd_node_free(n);
+	T_EQ(rte_mbuf_refcnt_read((struct rte_mbuf *)(void *)p), 1);
+	trd_payload_free(p);
+}
+
 static void
 test_served(void)
 {
@@ -490,6 +598,7 @@ main(int argc, char **argv)
 	test_post_wrap();
 	test_link_encap();
 	test_zero_copy();
+	test_payload();
 	test_served();
 	printf("api: all checks passed\n");
 	rte_eal_cleanup();

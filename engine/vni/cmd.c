@@ -171,6 +171,28 @@ vnis_vif_wake_all(struct trd_vnis *s)
 /* ------------------------------------------------------------------------------------------ */
 /* commands */
 
+/* The bytes of multicast @p p that would be copied once per destination (an eager message;
+ * a long one's last packet when it is at most inline_max, too short for zero-copy) copied
+ * once into a shared payload that every child's packet references (docs/vni.md,
+ * "Multicast"). Without one (no mbuf) the children copy as unicast sends do. */
+static void
+mcast_share(struct trd_vnis *s, struct vif *v, struct vtx *p, const uint8_t *src)
+{
+	uint32_t tail = p->len % s->chunk;
+
+	if (p->len <= v->short_max)
+		p->pay_off = 0;
+	else if (tail != 0 && tail <= s->conf.inline_max)
+		p->pay_off = p->len - tail;
+	else
+		return;
+	if (p->len - p->pay_off == 0 ||
+	    trd_payload_new(s->node, src + p->pay_off, p->len - p->pay_off, &p->pay) != 0)
+		return;
+	ST(s, MCAST_BUFS)++;
+	ST(s, MCAST_COPY_BYTES) += p->len - p->pay_off;
+}
+
 static void
 cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 {
@@ -232,6 +254,7 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		p->dst_proc = dl[0].proc;
 		p->n_left = n + 1; /* one more while the children are made */
 		p->state = TX_MCAST;
+		mcast_share(s, v, p, src);
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		int rank = trd_topo_find_proc(s->topo, dl[i].app, dl[i].proc);

@@ -27,6 +27,21 @@ vnis_vw_inject(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
 	return trd_inject(fifo, &d);
 }
 
+/* Post a protocol message whose data is a shared payload: the header is copied at post time,
+ * the data only referenced (a multicast's eager message: engine/core/mcast.c). */
+int
+vnis_vw_inject_shared(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
+		      const struct trd_vw_hdr *h, struct trd_payload *pay)
+{
+	uint8_t buf[TRD_VW_HDR_LEN];
+	struct trd_desc d;
+
+	trd_vw_encode(buf, h);
+	trd_desc_fifo(&d, dst, (uint8_t)s->conf.rec_fifo, buf, TRD_VW_HDR_LEN, TRD_VW_USER(h->type),
+		      0);
+	return trd_inject_payload(fifo, &d, pay);
+}
+
 /* Replies go on their own FIFO, in order: when it is full they wait here. */
 void
 vnis_reply(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h)

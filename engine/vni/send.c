@@ -118,6 +118,8 @@ vnis_tx_alloc(struct trd_vnis *s, struct vif *v)
 	t->ctr = 0;
 	t->status = 0;
 	t->n_left = 0;
+	t->pay = NULL;
+	t->pay_off = 0;
 	t->key = msg_key(s);
 	t->backoff = s->conf.retry_us;
 	TAILQ_INSERT_TAIL(&v->txs, t, oq);
@@ -131,6 +133,8 @@ vnis_tx_free(struct trd_vnis *s, struct vtx *t)
 	struct vif *v = t->vif;
 
 	vnis_tx_set_state(s, t, TX_FREE);
+	trd_payload_free(t->pay); /* packets still holding it keep it alive */
+	t->pay = NULL;
 	TAILQ_REMOVE(&v->txs, t, oq);
 	t->gen++;
 	s->tx_free[s->n_tx_free++] = t->idx;
@@ -246,11 +250,41 @@ count_pkt(struct trd_vnis *s, struct vtx *t)
 		__atomic_store_n(&v->seg->tx_pkts, v->tx_pkts, __ATOMIC_RELAXED);
 }
 
+/* The shared payload @p t's next packet carries instead of copying (a multicast child's eager
+ * message or the short last packet of its data), or NULL. */
+static struct trd_payload *
+shared_pay(const struct vtx *t)
+{
+	const struct vtx *p = t->parent;
+
+	if (p == NULL || p->pay == NULL)
+		return NULL;
+	if (t->state == TX_REQ)
+		return t->eager ? p->pay : NULL;
+	return !t->eager && t->off == p->pay_off ? p->pay : NULL;
+}
+
+/* A multicast child's packet: it referenced the shared payload, or its engine copied @p copied
+ * bytes of data for this destination alone. */
+static void
+count_mcast(struct trd_vnis *s, const struct vtx *t, const struct trd_payload *pay, uint32_t copied)
+{
+	if (t->parent == NULL)
+		return;
+	if (pay != NULL) {
+		ST(s, MCAST_SHARED)++;
+	} else if (copied != 0) {
+		ST(s, MCAST_BUFS)++;
+		ST(s, MCAST_COPY_BYTES) += copied;
+	}
+}
+
 /* Inject one packet for @p t. 0: done (a turn used); -ENOBUFS: the FIFO is full; -EAGAIN: this
  * tx cannot go now. */
 static int
 tx_step(struct trd_vnis *s, struct vtx *t)
 {
+	struct trd_payload *pay;
 	struct trd_vw_hdr h;
 	struct trd_desc d;
 	uint32_t n;
@@ -259,11 +293,16 @@ tx_step(struct trd_vnis *s, struct vtx *t)
 	switch (t->state) {
 	case TX_REQ:
 		tx_hdr(s, t, t->eager ? TRD_VW_EAGER : TRD_VW_RTS, &h);
-		rc = vnis_vw_inject(s, s->req, t->dst, &h, t->eager ? t->src : NULL,
-				    t->eager ? t->len : 0);
+		pay = shared_pay(t);
+		if (pay != NULL)
+			rc = vnis_vw_inject_shared(s, s->req, t->dst, &h, pay);
+		else
+			rc = vnis_vw_inject(s, s->req, t->dst, &h, t->eager ? t->src : NULL,
+					    t->eager ? t->len : 0);
 		if (rc != 0)
 			break;
 		count_pkt(s, t);
+		count_mcast(s, t, pay, t->eager ? t->len : 0);
 		if (t->eager) {
 			ST(s, TX_EAGER)++;
 		} else {
@@ -279,11 +318,19 @@ tx_step(struct trd_vnis *s, struct vtx *t)
 			trd_counter_set(s->node, t->ctr, t->len);
 		}
 		n = RTE_MIN(s->chunk, t->len - t->off);
-		trd_desc_put(&d, t->dst, t->src + t->off, n, t->rkey, t->roff + t->off, t->ctr, 0);
-		rc = trd_inject(s->req, &d);
+		pay = shared_pay(t);
+		if (pay != NULL) {
+			trd_desc_put(&d, t->dst, NULL, 0, t->rkey, t->roff + t->off, t->ctr, 0);
+			rc = trd_inject_payload(s->req, &d, pay);
+		} else {
+			trd_desc_put(&d, t->dst, t->src + t->off, n, t->rkey, t->roff + t->off,
+				     t->ctr, 0);
+			rc = trd_inject(s->req, &d);
+		}
 		if (rc != 0)
 			break;
 		count_pkt(s, t);
+		count_mcast(s, t, pay, n <= s->conf.inline_max ? n : 0);
 		ST(s, TX_CHUNKS)++;
 		t->off += n;
 		if (t->off == t->len)

@@ -403,6 +403,8 @@ trd_vnis_free(struct trd_vnis *s)
 	free(s->preps);
 	free(s->owners);
 	free(s->ifs);
+	for (unsigned int i = 0; s->tx != NULL && i < VNIS_N_TX; i++)
+		trd_payload_free(s->tx[i].pay); /* multicasts still in flight (cmd.c) */
 	free(s->tx);
 	free(s->tx_free);
 	free(s->rx);

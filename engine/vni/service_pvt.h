@@ -104,6 +104,11 @@ struct vtx {
 	uint64_t due, noproc_deadline;
 	uint32_t backoff;
 	uint32_t n_left; /* multicast parent */
+	/* multicast parent: the bytes its children send by copy (an eager message, or a long
+	 * one's last packet when it is too short to send zero-copy), copied once and shared
+	 * (engine/core/mcast.c); pay_off is where they start in the message */
+	struct trd_payload *pay;
+	uint32_t pay_off;
 	TAILQ_ENTRY(vtx) rq; /* owner's ready queue */
 	TAILQ_ENTRY(vtx) lq; /* service list by lkind */
 	TAILQ_ENTRY(vtx) oq; /* owner's list of every tx */
@@ -272,6 +277,8 @@ vnis_recv_match(const struct vrecv *r, uint32_t app, uint32_t proc, uint64_t tag
 /* post.c */
 int vnis_vw_inject(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
 		   const struct trd_vw_hdr *h, const void *data, uint32_t len);
+int vnis_vw_inject_shared(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
+			  const struct trd_vw_hdr *h, struct trd_payload *pay);
 void vnis_reply(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h);
 unsigned int vnis_replies_flush(struct trd_vnis *s);
 

@@ -61,6 +61,7 @@ enum trd_op {
 			     *   they were handed to a port (a reliable link resends the copies).
 			     *   Local descriptors only; set by trd_inject_reflect() in local mode */
 #define TRD_DF_USER_MASK (TRD_DF_SRC_MR | TRD_DF_IMM | TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ)
+#define TRD_DF_PAYLOAD 0x80 /**< set by trd_inject_payload(): src_key names a shared payload */
 
 /** Atomic operations (in the descriptor's @c fifo field for TRD_OP_ATOMIC). */
 enum trd_atomic_op {
@@ -394,7 +395,13 @@ int trd_node_route_hops(const struct trd_node *node, struct trd_coord dst);
 	X(ATOMICS, "atomics")                                                                      \
 	X(TX_BUNDLES, "tx_bundles")                                                                \
 	X(RX_BUNDLES, "rx_bundles")                                                                \
-	X(DROPS, "drops")
+	X(DROPS, "drops")                                                                          \
+	X(FWD_COPY_BYTES, "fwd_copy_bytes") /* payload bytes copied to forward a frame */          \
+	X(FWD_SHARED, "fwd_shared")         /* frames forwarded as a new header + shared payload */ \
+	X(PAY_BUFS, "pay_bufs")             /* shared payloads made (trd_payload_new) */            \
+	X(PAY_COPY_BYTES, "pay_copy_bytes") /* bytes copied into shared payloads */                 \
+	X(PAY_REFS, "pay_refs")             /* packets that referenced a shared payload */          \
+	X(PAY_LINK_COPY_BYTES, "pay_link_copy_bytes") /* copied: the link cannot send chains */
 
 /** Node statistics ids. */
 enum trd_node_stat {
@@ -440,6 +447,37 @@ int trd_inject(struct trd_fifo *fifo, const struct trd_desc *d);
  * inline data need more than 512 slots.
  */
 int trd_inject_bulk(struct trd_fifo *fifo, const struct trd_desc *d, unsigned int n);
+
+/**
+ * A shared payload (multicast): bytes copied once into one engine buffer, which any number of
+ * packets then reference (each packet is a small header buffer chained to a reference of it),
+ * so sending them to N destinations neither copies nor allocates them N times
+ * (docs/vni.md, "Multicast"). Reference counted: each posted descriptor holds one reference
+ * until its packet is freed (after the last retransmission it may need).
+ */
+struct trd_payload;
+
+/**
+ * Copy @p len bytes (at least 1, at most one mbuf's data room) into a new shared payload of
+ * @p node, with one reference for the caller. Counted in the node's pay_bufs and
+ * pay_copy_bytes. Call it from the thread that polls the node.
+ * @return 0, -EINVAL, -EMSGSIZE (too long), -ENOBUFS (no mbuf).
+ */
+int trd_payload_new(struct trd_node *node, const void *data, uint32_t len,
+		    struct trd_payload **out);
+/** The length of @p p. */
+uint32_t trd_payload_len(const struct trd_payload *p);
+/** Drop the caller's reference to @p p (NULL: nothing); the last one frees it. */
+void trd_payload_free(struct trd_payload *p);
+/**
+ * Post @p d (a put or a memory-FIFO message) whose packet carries @p d->len bytes at
+ * @p d->src (a prefix copied at post time, at most inline_max; 0 for none) followed by the
+ * bytes of @p p, without copying them: the message is d->len + trd_payload_len(p) bytes and
+ * must fit in one packet. The descriptor takes its own reference to @p p. On a link that cannot
+ * send mbuf chains the payload is copied into the packet (counted in pay_link_copy_bytes).
+ * @return as trd_inject(); -EINVAL for a bad descriptor or payload.
+ */
+int trd_inject_payload(struct trd_fifo *fifo, const struct trd_desc *d, struct trd_payload *p);
 
 /** Free slots in the FIFO (a descriptor takes 1 + inline slots). */
 unsigned int trd_fifo_free_count(const struct trd_fifo *fifo);

@@ -79,6 +79,9 @@ struct trd_vnis_conf {
 	X(BAD_CMDS, "bad_cmds")           /* commands refused (bad index, busy context, bad field) */ \
 	X(SENDS, "sends")                 /* send commands */                                       \
 	X(MCASTS, "mcasts")               /* multicast commands */                                  \
+	X(MCAST_BUFS, "mcast_bufs")       /* buffers the engine filled with multicast data */       \
+	X(MCAST_COPY_BYTES, "mcast_copy_bytes") /* multicast data bytes the engine copied */        \
+	X(MCAST_SHARED, "mcast_shared")   /* multicast packets that referenced a shared buffer */   \
 	X(RECVS, "recvs")                 /* receive commands */                                    \
 	X(TX_PKTS, "tx_pkts")             /* packets injected for interfaces */                     \
 	X(TX_EAGER, "tx_eager")           /* short messages sent */                                 \

@@ -17,8 +17,8 @@
  *       receive N messages, W receives posted at a time, and check them; with --stop-on-go
  *       stop early when a GO message comes (from anyone).
  *   go --to A:P        send a GO message
- *   mcast --to A:P,... --sizes LIST      one multicast per size
- *   expect --from A:P --sizes LIST [--mcast] [--delay-until-staged]
+ *   mcast --to A:P,... --sizes LIST [--repeat N]   one multicast per size (N rounds)
+ *   expect --from A:P --sizes LIST [--mcast] [--delay-until-staged] [--repeat N]
  *       receive one message per size from A:P and check it.
  *   late-sink --from A:P --size S --count N --go-tag
  *       receive a GO message first, then post the N receives.
@@ -601,26 +601,33 @@ static int
 mode_mcast(void)
 {
 	struct trd_vni_addr none = {0, 0};
-	uint64_t t0 = now_us();
+	uint8_t *b[MAX_SIZES];
+	uint64_t t0 = now_us(), us;
+	unsigned int total = n_sizes * repeat;
 
 	for (unsigned int k = 0; k < n_sizes; k++) {
-		uint8_t *b = pool_alloc(sizes[k]);
-		int rc;
-
-		fill(b, sizes[k], seed_of(self, none, k));
-		while ((rc = trd_vni_mcast(vni, peers, n_peers, TAG_DATA(k), b, sizes[k], 0, k)) ==
-		       -EAGAIN)
-			reap(mcast_cpl, WAIT_MS);
-		if (rc != 0)
-			fail("mcast: %s", strerror(-rc));
+		b[k] = pool_alloc(sizes[k]);
+		fill(b[k], sizes[k], seed_of(self, none, k));
 	}
-	while (done_n < n_sizes)
+	for (unsigned int round = 0; round < repeat; round++)
+		for (unsigned int k = 0; k < n_sizes; k++) {
+			int rc;
+
+			while ((rc = trd_vni_mcast(vni, peers, n_peers, TAG_DATA(k), b[k], sizes[k],
+						   0, k)) == -EAGAIN)
+				reap(mcast_cpl, WAIT_MS);
+			if (rc != 0)
+				fail("mcast: %s", strerror(-rc));
+		}
+	while (done_n < total)
 		reap(mcast_cpl, WAIT_MS);
-	printf("%s %u:%u: %u multicasts to %u processes done in %.3f s; doorbell 0 = %" PRIu64 "\n",
-	       prog, self.app, self.proc, n_sizes, n_peers, (double)(now_us() - t0) * 1e-6,
+	us = now_us() - t0;
+	printf("%s %u:%u: %u multicasts to %u processes done in %.3f s (%.2f us each); doorbell 0 "
+	       "= %" PRIu64 "\n",
+	       prog, self.app, self.proc, total, n_peers, (double)us * 1e-6, (double)us / total,
 	       trd_vni_doorbell(vni, 0));
-	if (trd_vni_doorbell(vni, 0) != n_sizes)
-		fail("doorbell 0 is %" PRIu64 ", expected %u", trd_vni_doorbell(vni, 0), n_sizes);
+	if (trd_vni_doorbell(vni, 0) != total)
+		fail("doorbell 0 is %" PRIu64 ", expected %u", trd_vni_doorbell(vni, 0), total);
 	return 0;
 }
 
@@ -644,12 +651,18 @@ expect_cpl(const struct trd_vni_cpl *c)
 static int
 mode_expect(void)
 {
+	uint8_t *b[MAX_SIZES];
+
 	for (unsigned int k = 0; k < n_sizes; k++)
-		post_recv(peer, TAG_DATA(k), pool_alloc(sizes[k]), sizes[k], k, expect_cpl);
-	while (done_n < n_sizes)
-		reap(expect_cpl, WAIT_MS);
+		b[k] = pool_alloc(sizes[k]);
+	for (unsigned int round = 0; round < repeat; round++) {
+		for (unsigned int k = 0; k < n_sizes; k++)
+			post_recv(peer, TAG_DATA(k), b[k], sizes[k], k, expect_cpl);
+		while (done_n < n_sizes * (round + 1))
+			reap(expect_cpl, WAIT_MS);
+	}
 	printf("%s %u:%u: %u messages (%" PRIu64 " B) from %u:%u byte-exact\n", prog, self.app,
-	       self.proc, n_sizes, bytes_in, peer.app, peer.proc);
+	       self.proc, n_sizes * repeat, bytes_in, peer.app, peer.proc);
 	return 0;
 }
 
