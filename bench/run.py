@@ -71,17 +71,21 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
 `toroid-perf -- -t put_rate -s 64 --inline`: one thread, repeatable where seconds are not):
 
 * **Message rate (one lcore, net_ring).** A raw loop moves a 64 B frame in 87 instructions
-  (allocate, fill, tx, rx, free). The engine spends about 1 500 per 64 B put: the header codec
-  and checksums (~265: the header built from a template, sealed by the sender, verified and
-  decoded by the receiver), the packet build (~255: mbuf, Ethernet header, payload copy, the
-  per-packet hand-over accounting), reliability (~205: sequence numbers, a reference held per
-  packet for retransmission and its release, acks), the engine loop (~145), the post (~135:
-  checks and the write into the FIFO's ring), the receive (~135: region lookup, bounds, copy,
-  counters), addressing (~85) and DPDK's own ring and mbuf work. What was done: posts write
-  straight into the ring (zero-copy enqueue, no 32 KiB stack buffer), one inline header codec,
-  link-time optimisation across the per-layer libraries, no duplicate retransmissions on
-  loss-free links. What is left: per-burst instead of per-packet accounting (counter updates,
-  references), cheaper checksums, coalescing several small messages into one frame.
+  (allocate, fill, tx, rx, free). Before coalescing the engine spent about 1 500 per 64 B put,
+  most of it per frame: the header codec and checksums (~265), the packet build (~255: mbuf,
+  Ethernet header, hand-over accounting), reliability (~205: a sequence number, a reference held
+  for retransmission, acks), the engine loop (~145). Small messages queued for one node now
+  share a frame (bundles, [wire-format.md](wire-format.md#bundles): 16 messages of 64 B per
+  1514-byte frame, 32 of 8 B), so those costs are paid once per 16 messages, and a burst's
+  destination is checked once at post. What is left is per message and bounds the rate now:
+  the post (~90: the checks and the 64-byte descriptor plus a 64-byte inline slot written into
+  the FIFO's ring), DPDK's ring (~50: the same 128 bytes dequeued), the copy into the frame and
+  out of it (~65), the entry header written and decoded (~85), the receive checks (region
+  lookup, bounds, counter: ~105) and the engine loop around them. A memory-FIFO message costs
+  more at the receiver (a buffer reference per message, which the application frees: DPDK's
+  atomic reference count and a mempool put). Below 300 needs descriptors that do not cross a
+  ring at all for the common case (a post that builds the entry in place) and a receive that
+  hands a bundle's messages over as one block.
 * **Application thread + engine lcore.** This used to run at a third of one lcore doing both:
   every post read cache lines the engine writes per packet (the FIFO's engine state, the peer's
   hot state for its down flag). They now live apart, and the two-thread rate is about 2.7 x
