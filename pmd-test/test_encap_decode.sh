@@ -23,7 +23,8 @@ if ! "$PORTS" ring-udp "$T/udp.pcapng" >"$T/ports.log" 2>&1; then
 	exit 1
 fi
 "$DUMP" -r "$T/udp.pcapng" >"$T/dump.txt" 2>"$T/dump.err" || fail "toroid-dump exited $?"
-total=$(wc -l <"$T/dump.txt")
+# one line per frame; a bundle's messages follow its line, indented ("  [i] ...")
+total=$(grep -vc '^  ' "$T/dump.txt")
 ip=$(grep -c '^[0-9:.]* IP [0-9.]* > 10\.0\.0\.[12]\.34997: [01],0,0 > [01],0,0: ' "$T/dump.txt")
 bad=$(grep -c 'malformed' "$T/dump.txt")
 other=$(grep -c 'not torus' "$T/dump.txt")
