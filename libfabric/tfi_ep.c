@@ -10,9 +10,8 @@
  *   receive   posted into a pool buffer as large as the application's (at most max_msg_size),
  *             copied into the application's iovs when fi_cq_read finds its completion.
  *   tags      one 64-bit VNI tag: untagged messages carry TFI_MSG_TAG (bit 63), tagged ones
- *             their tag (bits 0..62). A tagged receive matches its tag exactly, or any tag on
- *             an endpoint without FI_MSG (ignore = all tag bits); other ignore masks need
- *             the engine's matcher and return -FI_EOPNOTSUPP.
+ *             their tag (bits 0..62). A tagged receive passes its tag and ignore mask to the
+ *             engine's matcher (trd_vni_recv_mask), never ignoring bit 63.
  */
 #include <errno.h>
 #include <poll.h>
@@ -384,8 +383,7 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 	uint64_t ignore, bool tagged, void *context, bool comp)
 {
 	struct trd_vni_addr from = {TRD_VNI_ANY, TRD_VNI_ANY};
-	unsigned int vflags = 0;
-	uint64_t vtag = TFI_MSG_TAG;
+	uint64_t vtag = TFI_MSG_TAG, vignore = 0;
 	struct tfi_op *op;
 	size_t cap;
 	ssize_t rc;
@@ -393,16 +391,11 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 	if (!iov_ok(iov, n))
 		return -FI_EINVAL;
 	if (tagged) {
-		if ((ignore & TFI_TAG_BITS) == TFI_TAG_BITS && !(ep->caps & FI_MSG)) {
-			vflags = TRD_VNI_ANY_TAG; /* no untagged traffic to confuse it with */
-			vtag = 0;
-		} else if (ignore != 0) {
-			return -FI_EOPNOTSUPP; /* tag masks: engine work */
-		} else if (tag & ~TFI_TAG_BITS) {
+		/* the engine matches with the mask; bit 63 (untagged traffic) is never ignored */
+		vignore = ignore & TFI_TAG_BITS;
+		vtag = tag & ~vignore;
+		if (vtag & ~TFI_TAG_BITS)
 			return -FI_EINVAL;
-		} else {
-			vtag = tag;
-		}
 	}
 	cap = iov_total(iov, n);
 	if (cap > ep->max_msg)
@@ -442,8 +435,8 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 			goto out;
 		}
 	}
-	rc = trd_vni_recv(ep->vni, from, vtag, vflags, op->bounce, cap, -1,
-			  (uint64_t)(uintptr_t)op);
+	rc = trd_vni_recv_mask(ep->vni, from, vtag, vignore, op->bounce, cap, -1,
+			       (uint64_t)(uintptr_t)op);
 	if (rc != 0) {
 		op_put(ep, op);
 		if (rc == -EAGAIN) {

@@ -55,6 +55,7 @@ struct trd_vni {
 	uint32_t n_sfree, n_rfree;
 	unsigned int pending;
 	bool dead;
+	bool ordered; /* conf.ordered: every unicast send is TRD_VNI_SF_ORDERED */
 };
 
 static uint64_t
@@ -269,6 +270,7 @@ trd_vni_open(const struct trd_vni_conf *conf)
 		goto fail;
 	}
 	v->seg = (struct trd_vni_seg *)v->base;
+	v->ordered = conf->ordered;
 	rc = seg_check(v);
 	if (rc != 0)
 		goto fail;
@@ -466,6 +468,8 @@ send_common(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, u
 		memcpy(slot + s->dst_off, dst, n * sizeof(*dst));
 		flags |= TRD_VNI_SF_MCAST;
 		s->n_dst = n;
+	} else if (v->ordered) {
+		flags |= TRD_VNI_SF_ORDERED;
 	}
 	s->dst_app = dst[0].app;
 	s->dst_proc = dst[0].proc;
@@ -499,16 +503,16 @@ trd_vni_mcast(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n,
 	return send_common(v, dst, n, tag, buf, len, doorbell, cookie); /* n == 1: a send */
 }
 
-int
-trd_vni_recv(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, unsigned int flags,
-	     void *buf, size_t cap, int doorbell, uint64_t cookie)
+static int
+recv_common(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+	    uint32_t rflags, void *buf, size_t cap, int doorbell, uint64_t cookie)
 {
 	struct trd_vni_rctx *r;
 	int64_t off = 0;
 	uint32_t idx;
 	int rc;
 
-	if (v == NULL || cap > UINT32_MAX || (flags & ~TRD_VNI_ANY_TAG) || !db_ok(v, doorbell))
+	if (v == NULL || cap > UINT32_MAX || !db_ok(v, doorbell))
 		return -EINVAL;
 	rc = check_live(v);
 	if (rc != 0)
@@ -523,12 +527,12 @@ trd_vni_recv(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, unsigned 
 	idx = v->rfree[--v->n_rfree];
 	r = &v->rctx[idx];
 	memset(r, 0, sizeof(*r));
-	r->flags = (flags & TRD_VNI_ANY_TAG ? TRD_VNI_RF_ANY_TAG : 0) |
-		   (doorbell >= 0 ? TRD_VNI_F_DOORBELL : 0);
+	r->flags = rflags | (doorbell >= 0 ? TRD_VNI_F_DOORBELL : 0);
 	r->src_app = src.app;
 	r->src_proc = src.proc;
 	r->cap = (uint32_t)cap;
 	r->tag = tag;
+	r->ignore = ignore;
 	r->buf = (uint64_t)off;
 	r->doorbell = doorbell >= 0 ? (uint32_t)doorbell : 0;
 	v->rc[idx].cookie = cookie;
@@ -537,6 +541,24 @@ trd_vni_recv(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, unsigned 
 	if (rc != 0)
 		v->rfree[v->n_rfree++] = idx;
 	return rc;
+}
+
+int
+trd_vni_recv(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, unsigned int flags,
+	     void *buf, size_t cap, int doorbell, uint64_t cookie)
+{
+	if (flags & ~TRD_VNI_ANY_TAG)
+		return -EINVAL;
+	return recv_common(v, src, tag, 0, flags & TRD_VNI_ANY_TAG ? TRD_VNI_RF_ANY_TAG : 0, buf,
+			   cap, doorbell, cookie);
+}
+
+int
+trd_vni_recv_mask(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+		  void *buf, size_t cap, int doorbell, uint64_t cookie)
+{
+	return recv_common(v, src, tag & ~ignore, ignore, TRD_VNI_RF_MASK, buf, cap, doorbell,
+			   cookie);
 }
 
 /* ---- completions ---- */

@@ -188,7 +188,9 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	shared_read(&c, &v->sctx[idx], sizeof(c)); /* once: the application may change it */
 	v->sbusy[idx] = 1;
 	/* every field is checked before it takes part in an address */
-	if ((c.flags & ~(TRD_VNI_SF_INLINE | TRD_VNI_SF_MCAST | TRD_VNI_F_DOORBELL)) ||
+	if ((c.flags & ~(TRD_VNI_SF_INLINE | TRD_VNI_SF_MCAST | TRD_VNI_SF_ORDERED |
+			 TRD_VNI_F_DOORBELL)) ||
+	    ((c.flags & TRD_VNI_SF_MCAST) && (c.flags & TRD_VNI_SF_ORDERED)) ||
 	    ((c.flags & TRD_VNI_SF_INLINE) && c.len > v->short_max) ||
 	    (!(c.flags & TRD_VNI_SF_INLINE) && (c.buf > v->pool_size || c.len > v->pool_size - c.buf)) ||
 	    ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db))
@@ -297,10 +299,13 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	r->src_proc = c.src_proc;
 	r->cap = c.cap;
 	r->tag = c.tag;
+	r->ignore = (c.flags & TRD_VNI_RF_ANY_TAG) ? UINT64_MAX
+		    : (c.flags & TRD_VNI_RF_MASK)  ? c.ignore
+						   : 0;
 	r->buf = c.buf;
 	r->doorbell = c.doorbell;
 	ST(s, RECVS)++;
-	if ((c.flags & ~(TRD_VNI_RF_ANY_TAG | TRD_VNI_F_DOORBELL)) || c.buf > v->pool_size ||
+	if ((c.flags & ~(TRD_VNI_RF_ANY_TAG | TRD_VNI_RF_MASK | TRD_VNI_F_DOORBELL)) || c.buf > v->pool_size ||
 	    c.cap > v->pool_size - c.buf || ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db)) {
 		ST(s, BAD_CMDS)++;
 		r->flags &= ~TRD_VNI_F_DOORBELL;

@@ -76,6 +76,8 @@ enum tx_state {
 	TX_ABORT,     /* ready: inject the ABORT */
 	TX_DRAIN,     /* finished: waiting until the engine no longer reads the buffer */
 	TX_MCAST,     /* a multicast parent: waiting for its children */
+	TX_HOLD,      /* ordered: waits until the earlier ordered messages to its destination
+		       * were accepted (their ACK or CTS came) */
 };
 
 enum list_kind { L_NONE = 0, L_TIMER, L_DRAIN, L_WAIT };
@@ -116,7 +118,7 @@ struct vrecv {
 	uint32_t idx;
 	bool busy;
 	uint32_t flags, src_app, src_proc, cap, doorbell;
-	uint64_t tag, buf;
+	uint64_t tag, ignore, buf; /* ignore: tag bits that match anything (all: any tag) */
 	TAILQ_ENTRY(vrecv) q;
 };
 TAILQ_HEAD(vrecv_list, vrecv);
@@ -266,7 +268,7 @@ vnis_recv_match(const struct vrecv *r, uint32_t app, uint32_t proc, uint64_t tag
 {
 	return (r->src_app == TRD_VNI_ANY || r->src_app == app) &&
 	       (r->src_proc == TRD_VNI_ANY || r->src_proc == proc) &&
-	       ((r->flags & TRD_VNI_RF_ANY_TAG) || r->tag == tag);
+	       ((r->tag ^ tag) & ~r->ignore) == 0;
 }
 
 /* post.c */

@@ -81,8 +81,11 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 32, "completion element");
 #define TRD_VNI_SF_INLINE 0x1   /* data is in this context's slot of the context region */
 #define TRD_VNI_SF_MCAST 0x2    /* n_dst destinations listed in the context's slot (after the
 				 * inline data, at offset dst_off of the slot) */
+#define TRD_VNI_SF_ORDERED 0x4  /* not started before the interface's earlier ORDERED messages
+				 * to the same destination were accepted (docs/vni.md) */
 #define TRD_VNI_F_DOORBELL 0x8  /* bump doorbell[doorbell] on completion */
 #define TRD_VNI_RF_ANY_TAG 0x1  /* = TRD_VNI_ANY_TAG */
+#define TRD_VNI_RF_MASK 0x2     /* the tag bits set in ignore match anything */
 
 /* Send context: 64 bytes. */
 struct trd_vni_sctx {
@@ -105,7 +108,9 @@ struct trd_vni_rctx {
 	uint64_t tag;
 	uint64_t buf;      /* pool offset */
 	uint32_t doorbell;
-	uint8_t pad[28];
+	uint32_t rsvd;
+	uint64_t ignore;   /* RF_MASK: tag bits that match anything */
+	uint8_t pad[16];
 };
 
 _Static_assert(sizeof(struct trd_vni_sctx) == 64, "send context");

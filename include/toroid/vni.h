@@ -31,6 +31,7 @@
 #ifndef TOROID_VNI_H
 #define TOROID_VNI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,6 +73,10 @@ struct trd_vni_conf {
 	int short_max;           /**< short/long threshold in bytes, 0..TRD_VNI_SHORT_MAX
 				  *   (default 0 means 512; -1 means 0: every message is long) */
 	unsigned int connect_timeout_ms; /**< keep trying to reach the engine this long (0: once) */
+	bool ordered;            /**< two sends of this interface to one destination are matched
+				  *   by the receiver in the order they were posted (each waits
+				  *   until the engine of the destination accepted the one
+				  *   before; docs/vni.md); multicasts are not ordered */
 };
 
 /** What a completion is for. */
@@ -165,6 +170,15 @@ int trd_vni_mcast(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned in
  */
 int trd_vni_recv(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, unsigned int flags,
 		 void *buf, size_t cap, int doorbell, uint64_t cookie);
+
+/**
+ * Post a receive like trd_vni_recv() that matches a message whose tag equals @p tag in every
+ * bit that is clear in @p ignore (the bits set in @p ignore match anything: 0 is an exact tag,
+ * UINT64_MAX any tag). The completion carries the message's whole tag.
+ * @return as trd_vni_recv().
+ */
+int trd_vni_recv_mask(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+		      void *buf, size_t cap, int doorbell, uint64_t cookie);
 
 /** Take up to @p n completions without blocking. @return the count, or -EINVAL. */
 int trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n);

@@ -116,7 +116,9 @@ struct trd_vnis_conf {
 	X(DENIED, "denied")               /* registrations refused: the user may not claim the  \
 					   * application */                                         \
 	X(WAKEUPS, "wakeups")             /* eventfd signals to applications */                     \
-	X(KICKS, "kicks")                 /* wake-ups of the engine by applications */
+	X(KICKS, "kicks")                 /* wake-ups of the engine by applications */            \
+	X(ORDER_HOLDS, "order_holds")     /* ordered sends held behind an earlier one to their  \
+					   * destination until it was accepted */
 
 /** Service statistics ids. */
 enum trd_vnis_stat {
