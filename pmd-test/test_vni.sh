@@ -204,7 +204,7 @@ EOF
 	wait_app m0
 	stop_engine E
 	check_clean E
-	[ "$(total E vni late_matches)" -ge 4 ] || die "expected >= 4 receives matched from staging"
+	[ "$(total E vni late_matches)" -ge 8 ] || die "expected >= 8 receives matched from staging"
 	;;
 ordered)
 	# Ordered interfaces (trd_vni_conf.ordered): a 2 MiB message, longer than its receiver's

@@ -430,7 +430,7 @@ db_ok(const struct trd_vni *v, int doorbell)
 
 static int
 send_common(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, uint64_t tag,
-	    const void *buf, size_t len, int doorbell, uint64_t cookie)
+	    bool has_data, uint64_t data, const void *buf, size_t len, int doorbell, uint64_t cookie)
 {
 	struct trd_vni_sctx *s;
 	uint32_t idx, flags = 0;
@@ -473,6 +473,9 @@ send_common(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, u
 	}
 	s->dst_app = dst[0].app;
 	s->dst_proc = dst[0].proc;
+	s->data = data;
+	if (has_data)
+		flags |= TRD_VNI_SF_DATA;
 	if (doorbell >= 0) {
 		flags |= TRD_VNI_F_DOORBELL;
 		s->doorbell = (uint32_t)doorbell;
@@ -493,14 +496,21 @@ int
 trd_vni_send(struct trd_vni *v, struct trd_vni_addr dst, uint64_t tag, const void *buf,
 	     size_t len, int doorbell, uint64_t cookie)
 {
-	return send_common(v, &dst, 1, tag, buf, len, doorbell, cookie);
+	return send_common(v, &dst, 1, tag, false, 0, buf, len, doorbell, cookie);
+}
+
+int
+trd_vni_senddata(struct trd_vni *v, struct trd_vni_addr dst, uint64_t tag, uint64_t data,
+		 const void *buf, size_t len, int doorbell, uint64_t cookie)
+{
+	return send_common(v, &dst, 1, tag, true, data, buf, len, doorbell, cookie);
 }
 
 int
 trd_vni_mcast(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, uint64_t tag,
 	      const void *buf, size_t len, int doorbell, uint64_t cookie)
 {
-	return send_common(v, dst, n, tag, buf, len, doorbell, cookie); /* n == 1: a send */
+	return send_common(v, dst, n, tag, false, 0, buf, len, doorbell, cookie); /* n == 1: a send */
 }
 
 static int
@@ -597,6 +607,8 @@ trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
 		c->status = e[i].status;
 		c->len = e[i].len;
 		c->tag = e[i].tag;
+		c->has_data = c->kind == TRD_VNI_CPL_RECV && (e[i].flags & TRD_VNI_CQE_DATA);
+		c->data = c->has_data ? e[i].data : 0;
 		c->cookie = cx->cookie;
 		if (v->pending > 0)
 			v->pending--;

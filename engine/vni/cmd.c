@@ -97,10 +97,12 @@ cplq_put(struct vif *v, const struct trd_vni_cqe *e)
 
 void
 vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
-	     uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell, uint32_t db)
+	     uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell, uint32_t db,
+	     uint64_t data, bool has_data)
 {
 	struct trd_vni_cqe e = {.kind = kind, .idx = idx, .status = status, .len = len,
-				.tag = tag, .peer_app = app, .peer_proc = proc};
+				.tag = tag, .peer_app = app, .peer_proc = proc, .data = data,
+				.flags = has_data ? TRD_VNI_CQE_DATA : 0};
 
 	if (kind == TRD_VNI_CPL_SEND) {
 		ST(s, TX_DONE)++;
@@ -189,7 +191,7 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	v->sbusy[idx] = 1;
 	/* every field is checked before it takes part in an address */
 	if ((c.flags & ~(TRD_VNI_SF_INLINE | TRD_VNI_SF_MCAST | TRD_VNI_SF_ORDERED |
-			 TRD_VNI_F_DOORBELL)) ||
+			 TRD_VNI_SF_DATA | TRD_VNI_F_DOORBELL)) ||
 	    ((c.flags & TRD_VNI_SF_MCAST) && (c.flags & TRD_VNI_SF_ORDERED)) ||
 	    ((c.flags & TRD_VNI_SF_INLINE) && c.len > v->short_max) ||
 	    (!(c.flags & TRD_VNI_SF_INLINE) && (c.buf > v->pool_size || c.len > v->pool_size - c.buf)) ||
@@ -268,6 +270,7 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		t->dst_rank = (uint32_t)rank;
 		t->dst = s->topo->nodes[rank].coord;
 		t->tag = c.tag;
+		t->data = c.data;
 		t->len = c.len;
 		t->src = src;
 		t->eager = c.len <= v->short_max;
@@ -303,6 +306,8 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		    : (c.flags & TRD_VNI_RF_MASK)  ? c.ignore
 						   : 0;
 	r->buf = c.buf;
+	r->data = 0;
+	r->has_data = false;
 	r->doorbell = c.doorbell;
 	ST(s, RECVS)++;
 	if ((c.flags & ~(TRD_VNI_RF_ANY_TAG | TRD_VNI_RF_MASK | TRD_VNI_F_DOORBELL)) || c.buf > v->pool_size ||
@@ -331,6 +336,8 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		if (x->state == RX_STAGED) {
 			if (x->len != 0)
 				memcpy(v->pool + r->buf, s->stage_mem + x->soff, x->len);
+			r->data = x->data;
+			r->has_data = x->has_data;
 			vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
 			vnis_rx_release(s, x);
 		} else {

@@ -229,7 +229,7 @@ vnis_tx_cqe(struct trd_vnis *s, struct vtx *t)
 	struct vif *v = t->vif;
 
 	vnis_vif_cqe(s, v, TRD_VNI_CPL_SEND, t->ctx, t->status, t->status == 0 ? t->len : 0, t->tag,
-		     t->dst_app, t->dst_proc, (t->sflags & TRD_VNI_F_DOORBELL) != 0, t->doorbell);
+		     t->dst_app, t->dst_proc, (t->sflags & TRD_VNI_F_DOORBELL) != 0, t->doorbell, 0, false);
 	if (t->ctx < v->n_send)
 		v->sbusy[t->ctx] = 0;
 }
@@ -293,6 +293,10 @@ tx_hdr(const struct trd_vnis *s, const struct vtx *t, uint8_t type, struct trd_v
 	h->grant_id = t->grant;
 	h->len = t->len;
 	h->tag = t->tag;
+	if ((type == TRD_VW_EAGER || type == TRD_VW_RTS) && (t->sflags & TRD_VNI_SF_DATA)) {
+		h->flags |= TRD_VW_F_DATA;
+		h->data = t->data;
+	}
 }
 
 static void

@@ -96,7 +96,7 @@ struct vtx {
 	uint32_t ctx, sflags, doorbell;
 	uint32_t dst_app, dst_proc, dst_rank;
 	struct trd_coord dst;
-	uint64_t tag;
+	uint64_t tag, data;
 	uint32_t len, off;
 	const uint8_t *src;
 	uint32_t grant;
@@ -119,6 +119,8 @@ struct vrecv {
 	bool busy;
 	uint32_t flags, src_app, src_proc, cap, doorbell;
 	uint64_t tag, ignore, buf; /* ignore: tag bits that match anything (all: any tag) */
+	uint64_t data;             /* the matched message's immediate data */
+	bool has_data;
 	TAILQ_ENTRY(vrecv) q;
 };
 TAILQ_HEAD(vrecv_list, vrecv);
@@ -133,7 +135,8 @@ struct vrx {
 	uint32_t src_rank;
 	struct trd_coord src;
 	uint32_t src_msg, src_key, src_app, src_proc;
-	uint64_t tag;
+	uint64_t tag, data;
+	bool has_data;
 	uint32_t len;
 	int64_t soff; /* staging offset, or -1 */
 	uint64_t rkey, roff;
@@ -147,7 +150,8 @@ struct vhint {
 	uint32_t grant;       /* 0: waiting for a receive or staging */
 	uint32_t src_rank, msg_id, key, src_app, src_proc, len;
 	struct trd_coord src;
-	uint64_t tag;
+	uint64_t tag, data;
+	bool has_data;
 	struct vif *vif;
 	uint64_t stamp;
 };
@@ -313,7 +317,7 @@ void vnis_hint_drop_grant(struct trd_vnis *s, uint32_t grant);
 bool vnis_cmdq_pending(const struct vif *v);
 void vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
 		  uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell,
-		  uint32_t db);
+		  uint32_t db, uint64_t data, bool has_data);
 void vnis_vif_wake_all(struct trd_vnis *s);
 unsigned int vnis_vif_cmds(struct trd_vnis *s, struct vif *v);
 

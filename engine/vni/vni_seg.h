@@ -62,19 +62,21 @@ struct trd_vni_cmd {
 	uint32_t idx;
 };
 
-/* Completion queue element (engine -> application): 32 bytes. */
+/* Completion queue element (engine -> application): 40 bytes. */
+#define TRD_VNI_CQE_DATA 0x1 /* receive: the message was sent with immediate data */
 struct trd_vni_cqe {
 	uint16_t kind; /* enum trd_vni_cpl_kind */
-	uint16_t rsvd;
+	uint16_t flags; /* TRD_VNI_CQE_DATA */
 	uint32_t idx;  /* the context */
 	int32_t status;
 	uint32_t len;
 	uint64_t tag;
 	uint32_t peer_app, peer_proc;
+	uint64_t data; /* receive: the message's immediate data */
 };
 
 _Static_assert(sizeof(struct trd_vni_cmd) == 8, "command element");
-_Static_assert(sizeof(struct trd_vni_cqe) == 32, "completion element");
+_Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
 
 /* ---- contexts ---- */
 
@@ -84,6 +86,7 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 32, "completion element");
 #define TRD_VNI_SF_ORDERED 0x4  /* not started before the interface's earlier ORDERED messages
 				 * to the same destination were accepted (docs/vni.md) */
 #define TRD_VNI_F_DOORBELL 0x8  /* bump doorbell[doorbell] on completion */
+#define TRD_VNI_SF_DATA 0x10    /* the send carries immediate data (data) */
 #define TRD_VNI_RF_ANY_TAG 0x1  /* = TRD_VNI_ANY_TAG */
 #define TRD_VNI_RF_MASK 0x2     /* the tag bits set in ignore match anything */
 
@@ -97,7 +100,9 @@ struct trd_vni_sctx {
 	uint32_t doorbell;
 	uint32_t n_dst;    /* MCAST */
 	uint32_t dst_off;  /* MCAST: offset of the list in the slot */
-	uint8_t pad[20];
+	uint32_t rsvd;
+	uint64_t data;     /* immediate data, delivered with the message */
+	uint8_t pad[8];
 };
 
 /* Receive context: 64 bytes. */

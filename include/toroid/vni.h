@@ -100,6 +100,8 @@ struct trd_vni_cpl {
 	uint64_t tag;            /**< the message's tag */
 	uint64_t cookie;         /**< the caller's cookie */
 	void *buf;               /**< receive: the buffer given to trd_vni_recv() */
+	uint64_t data;           /**< receive: the message's immediate data, if has_data */
+	bool has_data;           /**< receive: the message was sent by trd_vni_senddata() */
 };
 
 /** Interface facts and the engine's counters for it. */
@@ -148,6 +150,14 @@ void trd_vni_free(struct trd_vni *v, void *p);
  */
 int trd_vni_send(struct trd_vni *v, struct trd_vni_addr dst, uint64_t tag, const void *buf,
 		 size_t len, int doorbell, uint64_t cookie);
+
+/**
+ * Send like trd_vni_send(), with 64 bits of immediate data that the receive's completion
+ * carries (trd_vni_cpl.data).
+ * @return as trd_vni_send().
+ */
+int trd_vni_senddata(struct trd_vni *v, struct trd_vni_addr dst, uint64_t tag, uint64_t data,
+		     const void *buf, size_t len, int doorbell, uint64_t cookie);
 
 /**
  * Send the same @p len bytes to @p n processes (1..TRD_VNI_MCAST_MAX) in one command. The

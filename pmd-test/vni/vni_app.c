@@ -32,7 +32,8 @@
  *   masks
  *       tag ignore masks (trd_vni_recv_mask), sending to itself: receives posted before
  *       their messages and receives matched against staged messages each get the message
- *       their tag and mask select, with its whole tag and its bytes.
+ *       their tag and mask select, with its whole tag, its bytes and the immediate data
+ *       it was sent with (trd_vni_senddata); short and long messages.
  * Every mode prints one summary line and exits 0 on success, 1 on a failure.
  */
 #include <errno.h>
@@ -678,6 +679,8 @@ seq_cpl(const struct trd_vni_cpl *c)
 		go_seen = true;
 		return;
 	}
+	if (c->kind == TRD_VNI_CPL_RECV && c->has_data)
+		fail("receive %u reports immediate data: it was sent without", k);
 	if (c->kind == TRD_VNI_CPL_RECV &&
 	    (c->len != want || !check(c->buf, c->len, seed_of(peer, self, k), &bad)))
 		fail("receive %u got %u B (expected %zu B of message %u; byte %zu differs): "
@@ -753,7 +756,7 @@ mask_cpl(const struct trd_vni_cpl *c)
  * @p late, the sends first and every one of them complete, i.e. staged, before the
  * receives); check that receive i got the message of tag rc[i].want. */
 static void
-mask_round(const struct mask_case *rc, unsigned int n, bool late)
+mask_round(const struct mask_case *rc, unsigned int n, bool late, size_t len)
 {
 	uint8_t *rb[8], *sb[8];
 	int r;
@@ -761,20 +764,26 @@ mask_round(const struct mask_case *rc, unsigned int n, bool late)
 	memset(mask_got, 0, sizeof(mask_got));
 	mask_n_recv = mask_n_send = 0;
 	for (unsigned int i = 0; i < n; i++) {
-		rb[i] = pool_alloc(64);
-		sb[i] = pool_alloc(64);
-		fill(sb[i], 64, rc[i].want);
+		rb[i] = pool_alloc(len);
+		sb[i] = pool_alloc(len);
+		fill(sb[i], len, rc[i].want);
 	}
 	for (unsigned int pass = 0; pass < 2; pass++) {
 		if ((pass == 0) == late) {
-			for (unsigned int i = 0; i < n; i++)
-				post_send(self, rc[i].want, sb[i], 64, 100 + i, mask_cpl);
+			for (unsigned int i = 0; i < n; i++) {
+				/* with immediate data, which the receive must report */
+				while ((r = trd_vni_senddata(vni, self, rc[i].want, ~rc[i].want, sb[i],
+							     len, -1, 100 + i)) == -EAGAIN)
+					reap(mask_cpl, WAIT_MS);
+				if (r != 0)
+					fail("senddata: %s", strerror(-r));
+			}
 			while (late && mask_n_send < n)
 				reap(mask_cpl, WAIT_MS);
 		} else {
 			for (unsigned int i = 0; i < n; i++) {
-				r = trd_vni_recv_mask(vni, self, rc[i].tag, rc[i].ignore, rb[i], 64, -1,
-						      i);
+				r = trd_vni_recv_mask(vni, self, rc[i].tag, rc[i].ignore, rb[i], len,
+						      -1, i);
 				if (r != 0)
 					fail("recv_mask: %s", strerror(-r));
 			}
@@ -785,12 +794,13 @@ mask_round(const struct mask_case *rc, unsigned int n, bool late)
 	for (unsigned int i = 0; i < n; i++) {
 		size_t bad = 0;
 
-		if (mask_got[i].tag != rc[i].want || mask_got[i].len != 64 ||
-		    !check(rb[i], 64, rc[i].want, &bad))
-			fail("%s receive %u (tag %#" PRIx64 " ignore %#" PRIx64
-			     "): got tag %#" PRIx64 " %u B (byte %zu), expected tag %#" PRIx64,
+		if (mask_got[i].tag != rc[i].want || mask_got[i].len != len ||
+		    !mask_got[i].has_data || mask_got[i].data != ~rc[i].want ||
+		    !check(rb[i], len, rc[i].want, &bad))
+			fail("%s receive %u (tag %#" PRIx64 " ignore %#" PRIx64 "): got tag %#" PRIx64
+			     " data %#" PRIx64 " %u B (byte %zu), expected tag %#" PRIx64,
 			     late ? "late" : "early", i, rc[i].tag, rc[i].ignore, mask_got[i].tag,
-			     mask_got[i].len, bad, rc[i].want);
+			     mask_got[i].data, mask_got[i].len, bad, rc[i].want);
 		trd_vni_free(vni, rb[i]);
 		trd_vni_free(vni, sb[i]);
 	}
@@ -817,9 +827,13 @@ mode_masks(void)
 		{0x4242, 0, 0x4242},
 	};
 
-	mask_round(early, sizeof(early) / sizeof(early[0]), false);
-	mask_round(late_c, sizeof(late_c) / sizeof(late_c[0]), true);
-	printf("masks: %zu early and %zu late masked receives matched\n",
+	/* short (eager) and long (request, grant, data) messages */
+	mask_round(early, sizeof(early) / sizeof(early[0]), false, 64);
+	mask_round(early, sizeof(early) / sizeof(early[0]), false, 5000);
+	mask_round(late_c, sizeof(late_c) / sizeof(late_c[0]), true, 64);
+	mask_round(late_c, sizeof(late_c) / sizeof(late_c[0]), true, 5000);
+	printf("masks: %zu early and %zu late masked receives matched, with immediate data, "
+	       "short and long\n",
 	       sizeof(early) / sizeof(early[0]), sizeof(late_c) / sizeof(late_c[0]));
 	return 0;
 }
