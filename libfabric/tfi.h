@@ -44,7 +44,7 @@
 /* What the provider offers (fi_getinfo advertises exactly this). */
 #define TFI_PRIMARY_CAPS (FI_MSG | FI_TAGGED)
 #define TFI_SECONDARY_CAPS (FI_SEND | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | FI_LOCAL_COMM | \
-			    FI_REMOTE_COMM)
+			    FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
 #define TFI_CAPS (TFI_PRIMARY_CAPS | TFI_SECONDARY_CAPS)
 #define TFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 
@@ -53,6 +53,7 @@
 #define TFI_TAG_BITS (TFI_MSG_TAG - 1)
 
 #define TFI_IOV_LIMIT 4
+#define TFI_CQ_DATA_SIZE 8 /* remote CQ data: the VNI's immediate data (trd_vni_senddata) */
 #define TFI_CQ_DEFAULT 1024
 #define TFI_CQ_EPS 8 /* endpoints one CQ may serve */
 
@@ -250,14 +251,6 @@ int tfi_no_reject(struct fid_pep *pep, fid_t handle, const void *param, size_t p
 int tfi_no_shutdown(struct fid_ep *ep, uint64_t flags);
 int tfi_no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc,
 		void *context);
-ssize_t tfi_no_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
-			uint64_t data, fi_addr_t dest_addr, void *context);
-ssize_t tfi_no_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
-			  fi_addr_t dest_addr);
-ssize_t tfi_no_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
-			 uint64_t data, fi_addr_t dest_addr, uint64_t tag, void *context);
-ssize_t tfi_no_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
-			   fi_addr_t dest_addr, uint64_t tag);
 int tfi_no_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 
 #endif /* TOROID_TFI_H */

@@ -14,6 +14,7 @@
  *             engine's matcher (trd_vni_recv_mask), never ignoring bit 63.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,8 @@
 #define TFI_IDLE_CHECK 4096 /* empty polls between two looks at the engine's state */
 
 /* Flags this provider does not implement on an operation. */
-#define TFI_TX_REFUSED (FI_REMOTE_CQ_DATA | FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_FENCE | \
-			FI_TRIGGER | FI_MULTICAST)
+#define TFI_TX_REFUSED (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_FENCE | FI_TRIGGER | \
+			FI_MULTICAST)
 #define TFI_RX_REFUSED (FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD | FI_TRIGGER)
 
 static uint64_t
@@ -121,7 +122,7 @@ op_cq(const struct tfi_ep *ep, const struct tfi_op *op)
 /* Turn one VNI completion (or an abandoned operation, status != 0) into a CQ entry. */
 static void
 op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
-	    struct trd_vni_addr peer, uint64_t tag)
+	    struct trd_vni_addr peer, uint64_t tag, const uint64_t *data)
 {
 	struct tfi_cq *cq = op_cq(ep, op);
 	struct tfi_cqe e;
@@ -141,6 +142,10 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
 		}
 		e.e.len = len;
 		e.e.tag = op->tagged ? tag : 0;
+		if (status == 0 && data != NULL) {
+			e.e.flags |= FI_REMOTE_CQ_DATA;
+			e.e.data = *data;
+		}
 		if (status == -EMSGSIZE)
 			e.olen = len > op->len ? len - op->len : 0;
 	} else {
@@ -148,14 +153,22 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
 		e.e.len = op->len;
 	}
 	if (status != 0) {
+		FI_INFO(&tfi_prov, FI_LOG_EP_DATA, "%s %s %zu B, tag %#" PRIx64 ": %s\n",
+			op->kind == TFI_OP_RECV ? "receive" : "send", op->tagged ? "tagged" : "msg",
+			op->len, tag, strerror(-status));
 		e.err = tfi_errno(status);
 		e.prov_errno = -status;
 		/* the VNI fails a sender whose message was too long for the receive too */
 		if (op->kind == TFI_OP_SEND && status == -EMSGSIZE)
 			e.err = FI_EMSGSIZE;
 	}
-	if (cq != NULL && (status != 0 || op->comp))
+	/* an inject has no context to report a failure with: it is logged only (and the
+	 * application learns of a dead peer at its next operation with a context) */
+	if (cq != NULL && (op->comp || (status != 0 && op->context != NULL)))
 		tfi_cq_push(cq, &e);
+	else if (status != 0 && op->context == NULL)
+		FI_WARN(&tfi_prov, FI_LOG_EP_DATA, "an injected send failed: %s\n",
+			strerror(-status));
 	op_put(ep, op);
 }
 
@@ -187,7 +200,7 @@ ep_flush_dead(struct tfi_ep *ep)
 		cq = op_cq(ep, op);
 		if (cq != NULL && tfi_cq_room(cq) == 0)
 			continue;
-		op_complete(ep, op, -ECONNRESET, 0, none, 0);
+		op_complete(ep, op, -ECONNRESET, 0, none, 0, NULL);
 	}
 }
 
@@ -200,7 +213,8 @@ ep_handle(struct tfi_ep *ep, const struct trd_vni_cpl *c, int n)
 		/* the cookie is ours (kept in libtoroid_vni's private memory): still, check it */
 		if (op < ep->ops || op >= ep->ops + ep->n_ops || op->kind == TFI_OP_FREE)
 			continue;
-		op_complete(ep, op, c[i].status, c[i].len, c[i].peer, c[i].tag);
+		op_complete(ep, op, c[i].status, c[i].len, c[i].peer, c[i].tag,
+			    c[i].has_data ? &c[i].data : NULL);
 	}
 }
 
@@ -305,7 +319,7 @@ post_check(struct tfi_ep *ep)
 
 static ssize_t
 ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, uint64_t vtag,
-	bool tagged, void *context, bool comp, bool inject)
+	bool tagged, void *context, bool comp, bool inject, const uint64_t *data)
 {
 	uint8_t tmp[TRD_VNI_SHORT_MAX];
 	struct trd_vni_addr dst;
@@ -362,7 +376,11 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 		gather(op->bounce, iov, n);
 		buf = op->bounce;
 	}
-	rc = trd_vni_send(ep->vni, dst, vtag, buf, total, -1, (uint64_t)(uintptr_t)op);
+	if (data != NULL)
+		rc = trd_vni_senddata(ep->vni, dst, vtag, *data, buf, total, -1,
+				      (uint64_t)(uintptr_t)op);
+	else
+		rc = trd_vni_send(ep->vni, dst, vtag, buf, total, -1, (uint64_t)(uintptr_t)op);
 	if (rc != 0) {
 		op_put(ep, op);
 		if (rc == -EAGAIN) {
@@ -511,7 +529,7 @@ msg_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t de
 	struct tfi_ep *ep = to_ep(e);
 
 	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context,
-		       tx_comp(ep, ep->tx_op_flags), false);
+		       tx_comp(ep, ep->tx_op_flags), false, NULL);
 }
 
 static ssize_t
@@ -521,7 +539,7 @@ msg_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count, 
 	struct tfi_ep *ep = to_ep(e);
 
 	return ep_send(ep, iov, count, dest, TFI_MSG_TAG, false, context,
-		       tx_comp(ep, ep->tx_op_flags), false);
+		       tx_comp(ep, ep->tx_op_flags), false, NULL);
 }
 
 static ssize_t
@@ -537,7 +555,28 @@ msg_sendmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
 	    iov_total(msg->msg_iov, msg->iov_count) > tfi_inject_size())
 		return -FI_EMSGSIZE;
 	return ep_send(ep, msg->msg_iov, msg->iov_count, msg->addr, TFI_MSG_TAG, false,
-		       msg->context, tx_comp(ep, flags), false);
+		       msg->context, tx_comp(ep, flags), false,
+		       (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL);
+}
+
+/* Remote CQ data: the VNI's immediate data (trd_vni_senddata), cq_data_size 8. */
+static ssize_t
+msg_senddata(struct fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data,
+	     fi_addr_t dest, void *context)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context,
+		       tx_comp(ep, ep->tx_op_flags), false, &data);
+}
+
+static ssize_t
+msg_injectdata(struct fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+
+	return ep_send(to_ep(e), &iov, 1, dest, TFI_MSG_TAG, false, NULL, false, true, &data);
 }
 
 static ssize_t
@@ -545,7 +584,7 @@ msg_inject(struct fid_ep *e, const void *buf, size_t len, fi_addr_t dest)
 {
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
 
-	return ep_send(to_ep(e), &iov, 1, dest, TFI_MSG_TAG, false, NULL, false, true);
+	return ep_send(to_ep(e), &iov, 1, dest, TFI_MSG_TAG, false, NULL, false, true, NULL);
 }
 
 static struct fi_ops_msg msg_ops = {
@@ -557,8 +596,8 @@ static struct fi_ops_msg msg_ops = {
 	.sendv = msg_sendv,
 	.sendmsg = msg_sendmsg,
 	.inject = msg_inject,
-	.senddata = tfi_no_senddata,
-	.injectdata = tfi_no_injectdata,
+	.senddata = msg_senddata,
+	.injectdata = msg_injectdata,
 };
 
 /* ---- fi_ops_tagged ---- */
@@ -611,7 +650,8 @@ tagged_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t
 
 	if (tag_send_check(tag))
 		return -FI_EINVAL;
-	return ep_send(ep, &iov, 1, dest, tag, true, context, tx_comp(ep, ep->tx_op_flags), false);
+	return ep_send(ep, &iov, 1, dest, tag, true, context, tx_comp(ep, ep->tx_op_flags), false,
+		       NULL);
 }
 
 static ssize_t
@@ -623,7 +663,7 @@ tagged_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t coun
 	if (tag_send_check(tag))
 		return -FI_EINVAL;
 	return ep_send(ep, iov, count, dest, tag, true, context, tx_comp(ep, ep->tx_op_flags),
-		       false);
+		       false, NULL);
 }
 
 static ssize_t
@@ -639,7 +679,31 @@ tagged_sendmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags
 	    iov_total(msg->msg_iov, msg->iov_count) > tfi_inject_size())
 		return -FI_EMSGSIZE;
 	return ep_send(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, true, msg->context,
-		       tx_comp(ep, flags), false);
+		       tx_comp(ep, flags), false, (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL);
+}
+
+static ssize_t
+tagged_senddata(struct fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data,
+		fi_addr_t dest, uint64_t tag, void *context)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	if (tag_send_check(tag))
+		return -FI_EINVAL;
+	return ep_send(ep, &iov, 1, dest, tag, true, context, tx_comp(ep, ep->tx_op_flags), false,
+		       &data);
+}
+
+static ssize_t
+tagged_injectdata(struct fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
+		  uint64_t tag)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+
+	if (tag_send_check(tag))
+		return -FI_EINVAL;
+	return ep_send(to_ep(e), &iov, 1, dest, tag, true, NULL, false, true, &data);
 }
 
 static ssize_t
@@ -649,7 +713,7 @@ tagged_inject(struct fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uin
 
 	if (tag_send_check(tag))
 		return -FI_EINVAL;
-	return ep_send(to_ep(e), &iov, 1, dest, tag, true, NULL, false, true);
+	return ep_send(to_ep(e), &iov, 1, dest, tag, true, NULL, false, true, NULL);
 }
 
 static struct fi_ops_tagged tagged_ops = {
@@ -661,8 +725,8 @@ static struct fi_ops_tagged tagged_ops = {
 	.sendv = tagged_sendv,
 	.sendmsg = tagged_sendmsg,
 	.inject = tagged_inject,
-	.senddata = tfi_no_tsenddata,
-	.injectdata = tfi_no_tinjectdata,
+	.senddata = tagged_senddata,
+	.injectdata = tagged_injectdata,
 };
 
 /* ---- CM: names ---- */
@@ -917,6 +981,7 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	conf.n_recv = (unsigned int)tfi_params.n_ctx;
 	conf.short_max = TRD_VNI_SHORT_MAX;
 	conf.connect_timeout_ms = (unsigned int)tfi_params.connect_ms;
+	conf.ordered = true; /* FI_ORDER_SAS */
 	ep->vni = trd_vni_open(&conf);
 	if (ep->vni == NULL) {
 		rc = errno ? -errno : -FI_EOTHER;

@@ -152,8 +152,8 @@ tx_ok(const struct fi_tx_attr *a)
 		return true;
 	if (a->caps & ~TFI_CAPS)
 		NOMATCH("tx caps");
-	if (a->msg_order != FI_ORDER_NONE)
-		NOMATCH("tx msg_order (no ordering guarantee)");
+	if (a->msg_order & ~(uint64_t)FI_ORDER_SAS)
+		NOMATCH("tx msg_order (send after send only)");
 	if (a->comp_order & ~(uint64_t)FI_ORDER_NONE)
 		NOMATCH("tx comp_order");
 	if (a->inject_size > tfi_inject_size())
@@ -174,8 +174,8 @@ rx_ok(const struct fi_rx_attr *a)
 		return true;
 	if (a->caps & ~TFI_CAPS)
 		NOMATCH("rx caps");
-	if (a->msg_order != FI_ORDER_NONE)
-		NOMATCH("rx msg_order (no ordering guarantee)");
+	if (a->msg_order & ~(uint64_t)FI_ORDER_SAS)
+		NOMATCH("rx msg_order (send after send only)");
 	if (a->comp_order & ~(uint64_t)FI_ORDER_NONE)
 		NOMATCH("rx comp_order");
 	if (a->size > (size_t)tfi_params.n_ctx)
@@ -230,8 +230,8 @@ hints_ok(const struct fi_info *h)
 			NOMATCH("av_type");
 		if (d->caps & ~TFI_DOMAIN_CAPS)
 			NOMATCH("domain caps");
-		if (d->cq_data_size > 0)
-			NOMATCH("cq_data_size (no remote CQ data)");
+		if (d->cq_data_size > TFI_CQ_DATA_SIZE)
+			NOMATCH("cq_data_size (8 bytes)");
 		if (d->auth_key_size > 0)
 			NOMATCH("auth_key");
 	}
@@ -295,7 +295,7 @@ tfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t fl
 								      FI_TRANSMIT_COMPLETE |
 								      FI_INJECT_COMPLETE)
 					: 0;
-	fi->tx_attr->msg_order = FI_ORDER_NONE;
+	fi->tx_attr->msg_order = FI_ORDER_SAS; /* an ordered VNI (trd_vni_conf.ordered) */
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = tfi_inject_size();
 	fi->tx_attr->size = (size_t)tfi_params.n_ctx;
@@ -307,7 +307,7 @@ tfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t fl
 	fi->rx_attr->op_flags = hints != NULL && hints->rx_attr != NULL
 					? hints->rx_attr->op_flags & FI_COMPLETION
 					: 0;
-	fi->rx_attr->msg_order = FI_ORDER_NONE;
+	fi->rx_attr->msg_order = FI_ORDER_SAS;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->total_buffered_recv = 0;
 	fi->rx_attr->size = (size_t)tfi_params.n_ctx;
@@ -339,7 +339,7 @@ tfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t fl
 					   : FI_AV_UNSPEC;
 	fi->domain_attr->mr_mode = 0; /* descriptors are optional; nothing is required */
 	fi->domain_attr->mr_key_size = sizeof(uint64_t);
-	fi->domain_attr->cq_data_size = 0;
+	fi->domain_attr->cq_data_size = TFI_CQ_DATA_SIZE;
 	fi->domain_attr->cq_cnt = 64;
 	fi->domain_attr->ep_cnt = 1;
 	fi->domain_attr->tx_ctx_cnt = 1;

@@ -181,35 +181,6 @@ tfi_no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc *
 	return -FI_ENOSYS;
 }
 
-/* Remote CQ data: the VNI carries no data word besides the tag (cq_data_size is 0). */
-ssize_t
-tfi_no_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data,
-		fi_addr_t dest_addr, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-ssize_t
-tfi_no_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
-		  fi_addr_t dest_addr)
-{
-	return -FI_ENOSYS;
-}
-
-ssize_t
-tfi_no_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data,
-		 fi_addr_t dest_addr, uint64_t tag, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-ssize_t
-tfi_no_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
-		   fi_addr_t dest_addr, uint64_t tag)
-{
-	return -FI_ENOSYS;
-}
-
 /* ---- RMA ---- */
 
 static ssize_t
