@@ -47,6 +47,8 @@
 			    FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
 #define TFI_CAPS (TFI_PRIMARY_CAPS | TFI_SECONDARY_CAPS)
 #define TFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+/* FI_EP_DGRAM: untagged messages only, no ordering promised */
+#define TFI_DGRAM_CAPS (TFI_CAPS & ~(uint64_t)FI_TAGGED)
 
 /* The VNI carries one 64-bit tag: untagged messages use the top bit, tagged ones the rest. */
 #define TFI_MSG_TAG (1ULL << 63)
@@ -77,6 +79,7 @@ struct tfi_params {
 	int connect_ms;       /* keep trying to reach toroid-node this long */
 	int spin_us;          /* fi_cq_read naps after this long without completions (<0: never) */
 	int nap_us;           /* longest nap of one fi_cq_read */
+	bool dgram;           /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
 };
 
 extern struct fi_provider tfi_prov;
@@ -148,6 +151,7 @@ struct tfi_op {
 	enum tfi_op_kind kind;
 	bool comp;        /* write a success completion */
 	bool tagged;
+	bool peek;        /* FI_PEEK: a VNI probe, no buffer */
 	void *context;
 	void *bounce;     /* pool buffer (long send, every receive), or NULL */
 	size_t len;       /* send: bytes; receive: room */
@@ -163,6 +167,7 @@ struct tfi_ep {
 	struct tfi_cq *txcq, *rxcq;
 	uint64_t caps;
 	uint64_t tx_op_flags, rx_op_flags;
+	enum fi_ep_type type; /* FI_EP_RDM or FI_EP_DGRAM */
 	bool tx_selective, rx_selective;
 	bool enabled;
 	bool dead;        /* the engine closed the interface */
@@ -237,7 +242,6 @@ int tfi_no_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt, con
 			size_t svccnt, fi_addr_t *fi_addr, uint64_t flags, void *context);
 int tfi_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr, struct fid_av_set **av_set,
 		  void *context);
-ssize_t tfi_no_cancel(fid_t fid, void *context);
 int tfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr, struct fid_ep **tx_ep,
 		  void *context);
 int tfi_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr, struct fid_ep **rx_ep,

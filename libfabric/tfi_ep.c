@@ -29,7 +29,7 @@
 /* Flags this provider does not implement on an operation. */
 #define TFI_TX_REFUSED (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_FENCE | FI_TRIGGER | \
 			FI_MULTICAST)
-#define TFI_RX_REFUSED (FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD | FI_TRIGGER)
+#define TFI_RX_REFUSED (FI_MULTI_RECV | FI_CLAIM | FI_DISCARD | FI_TRIGGER)
 
 static uint64_t
 now_ns(void)
@@ -133,7 +133,11 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
 	if (op->kind == TFI_OP_RECV) {
 		e.e.flags = FI_RECV | (op->tagged ? FI_TAGGED : FI_MSG);
 		e.e.buf = op->iov_n > 0 ? op->iov[0].iov_base : NULL;
-		if (status == 0) {
+		if (status == 0 && op->peek) {
+			e.e.buf = NULL; /* the message stays at the engine: nothing is copied */
+			if (ep->caps & FI_SOURCE)
+				e.src = tfi_av_reverse(ep->av, peer.app, peer.proc);
+		} else if (status == 0) {
 			if (len > op->len)
 				len = op->len; /* cannot happen: the engine checks the room */
 			scatter(op, op->bounce, len);
@@ -353,6 +357,7 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 	}
 	op->kind = TFI_OP_SEND;
 	op->tagged = tagged;
+	op->peek = false;
 	op->comp = comp && !inject;
 	op->context = inject ? NULL : context;
 	op->len = total;
@@ -398,7 +403,7 @@ out:
 
 static ssize_t
 ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uint64_t tag,
-	uint64_t ignore, bool tagged, void *context, bool comp)
+	uint64_t ignore, bool tagged, void *context, bool comp, bool peek)
 {
 	struct trd_vni_addr from = {TRD_VNI_ANY, TRD_VNI_ANY};
 	uint64_t vtag = TFI_MSG_TAG, vignore = 0;
@@ -439,11 +444,17 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 	}
 	op->kind = TFI_OP_RECV;
 	op->tagged = tagged;
-	op->comp = comp;
+	op->peek = peek;
+	op->comp = comp || peek; /* a peek always answers */
 	op->context = context;
 	op->len = cap;
 	op->iov_n = n;
-	memcpy(op->iov, iov, n * sizeof(*iov));
+	if (n > 0)
+		memcpy(op->iov, iov, n * sizeof(*iov));
+	if (peek) {
+		rc = trd_vni_probe(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
+		goto posted;
+	}
 	if (cap > 0) {
 		op->bounce = trd_vni_alloc(ep->vni, cap);
 		if (op->bounce == NULL) {
@@ -455,6 +466,7 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 	}
 	rc = trd_vni_recv_mask(ep->vni, from, vtag, vignore, op->bounce, cap, -1,
 			       (uint64_t)(uintptr_t)op);
+posted:
 	if (rc != 0) {
 		op_put(ep, op);
 		if (rc == -EAGAIN) {
@@ -496,7 +508,7 @@ msg_recv(struct fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, voi
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_recv(ep, &iov, 1, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags));
+	return ep_recv(ep, &iov, 1, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags), false);
 }
 
 static ssize_t
@@ -505,7 +517,7 @@ msg_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count, 
 {
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_recv(ep, iov, count, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags));
+	return ep_recv(ep, iov, count, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags), false);
 }
 
 static ssize_t
@@ -515,10 +527,10 @@ msg_recvmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
 
 	if (msg == NULL)
 		return -FI_EINVAL;
-	if (flags & TFI_RX_REFUSED)
-		return -FI_EOPNOTSUPP;
+	if (flags & (TFI_RX_REFUSED | FI_PEEK))
+		return -FI_EOPNOTSUPP; /* FI_PEEK is for tagged receives */
 	return ep_recv(ep, msg->msg_iov, msg->iov_count, msg->addr, 0, 0, false, msg->context,
-		       rx_comp(ep, flags));
+		       rx_comp(ep, flags), false);
 }
 
 static ssize_t
@@ -615,7 +627,7 @@ tagged_recv(struct fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, 
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_recv(ep, &iov, 1, src, tag, ignore, true, context, rx_comp(ep, ep->rx_op_flags));
+	return ep_recv(ep, &iov, 1, src, tag, ignore, true, context, rx_comp(ep, ep->rx_op_flags), false);
 }
 
 static ssize_t
@@ -625,7 +637,7 @@ tagged_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t coun
 	struct tfi_ep *ep = to_ep(e);
 
 	return ep_recv(ep, iov, count, src, tag, ignore, true, context,
-		       rx_comp(ep, ep->rx_op_flags));
+		       rx_comp(ep, ep->rx_op_flags), false);
 }
 
 static ssize_t
@@ -636,9 +648,10 @@ tagged_recvmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags
 	if (msg == NULL)
 		return -FI_EINVAL;
 	if (flags & TFI_RX_REFUSED)
-		return -FI_EOPNOTSUPP; /* FI_PEEK, FI_CLAIM, FI_DISCARD: engine work */
+		return -FI_EOPNOTSUPP; /* FI_CLAIM, FI_DISCARD: engine work */
+	/* FI_PEEK: a VNI probe; it answers with a completion (FI_ENOMSG error if nothing) */
 	return ep_recv(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, msg->ignore, true,
-		       msg->context, rx_comp(ep, flags));
+		       msg->context, rx_comp(ep, flags), (flags & FI_PEEK) != 0);
 }
 
 static ssize_t
@@ -774,6 +787,35 @@ ep_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen)
 	return level == FI_OPT_ENDPOINT ? -FI_ENOPROTOOPT : -FI_EINVAL;
 }
 
+/* fi_cancel: withdraw the posted receive with @p context (trd_vni_cancel). It completes with
+ * an FI_ECANCELED error entry, or normally if a message matched it first. Sends cannot be
+ * withdrawn: -FI_ENOENT, as for a context nothing is posted with. */
+static ssize_t
+ep_cancel(fid_t fid, void *context)
+{
+	struct tfi_ep *ep = container_of(fid, struct tfi_ep, ep.fid);
+	ssize_t rc = -FI_ENOENT;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	if (!ep->enabled || ep->dead) {
+		rc = ep->enabled ? -FI_ECONNRESET : -FI_EOPBADSTATE;
+		goto out;
+	}
+	for (unsigned int i = 0; i < ep->n_ops; i++) {
+		struct tfi_op *op = &ep->ops[i];
+		int r;
+
+		if (op->kind != TFI_OP_RECV || op->peek || op->context != context)
+			continue;
+		r = trd_vni_cancel(ep->vni, (uint64_t)(uintptr_t)op);
+		rc = r == 0 ? 0 : r == -EAGAIN ? -FI_EAGAIN : r == -ENOENT ? -FI_ENOENT : r;
+		break;
+	}
+out:
+	pthread_mutex_unlock(&ep->dom->lock);
+	return rc;
+}
+
 static ssize_t
 ep_size_left(struct fid_ep *e)
 {
@@ -782,7 +824,7 @@ ep_size_left(struct fid_ep *e)
 
 static struct fi_ops_ep ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = tfi_no_cancel, /* the VNI cannot withdraw a posted operation yet */
+	.cancel = ep_cancel,
 	.getopt = ep_getopt,
 	.setopt = ep_setopt,
 	.tx_ctx = tfi_no_tx_ctx,
@@ -958,9 +1000,10 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 
 	if (domain == NULL || info == NULL || epp == NULL || info->ep_attr == NULL)
 		return -FI_EINVAL;
-	if (info->ep_attr->type != FI_EP_RDM)
+	if (info->ep_attr->type != FI_EP_RDM &&
+	    (info->ep_attr->type != FI_EP_DGRAM || !tfi_params.dgram))
 		return -FI_EINVAL;
-	if (info->caps & ~TFI_CAPS)
+	if (info->caps & ~(info->ep_attr->type == FI_EP_DGRAM ? TFI_DGRAM_CAPS : TFI_CAPS))
 		return -FI_EOPNOTSUPP;
 	d = container_of(domain, struct tfi_domain, dom);
 	proc = env_proc();
@@ -981,7 +1024,7 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	conf.n_recv = (unsigned int)tfi_params.n_ctx;
 	conf.short_max = TRD_VNI_SHORT_MAX;
 	conf.connect_timeout_ms = (unsigned int)tfi_params.connect_ms;
-	conf.ordered = true; /* FI_ORDER_SAS */
+	conf.ordered = info->ep_attr->type == FI_EP_RDM; /* FI_ORDER_SAS; DGRAM: none */
 	ep->vni = trd_vni_open(&conf);
 	if (ep->vni == NULL) {
 		rc = errno ? -errno : -FI_EOTHER;
@@ -1015,7 +1058,8 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	memcpy(ep->name.node, ep->info.node, 3);
 	ep->name.version = 1;
 	ep->dom = d;
-	ep->caps = info->caps ? info->caps : TFI_CAPS;
+	ep->type = info->ep_attr->type;
+	ep->caps = info->caps ? info->caps : ep->type == FI_EP_DGRAM ? TFI_DGRAM_CAPS : TFI_CAPS;
 	ep->tx_op_flags = info->tx_attr != NULL ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr != NULL ? info->rx_attr->op_flags : 0;
 	ep->ep.fid.fclass = FI_CLASS_EP;

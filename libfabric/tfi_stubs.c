@@ -112,12 +112,6 @@ tfi_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr, struct fid_av_set 
 	return -FI_ENOSYS;
 }
 
-ssize_t
-tfi_no_cancel(fid_t fid, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 int
 tfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr, struct fid_ep **tx_ep,
 	      void *context)

@@ -9,7 +9,9 @@
  *      pattern that rank 0 checks the same way;
  *   2. receives posted before their messages with MPI_ANY_TAG, from a second tag space: out
  *      of order tags, each message landing in the receive of its tag;
- *   3. MPI_Allreduce (sum and max) over 1 .. 65536 integers, checked.
+ *   3. MPI_Allreduce (sum and max) over 1 .. 65536 integers, checked;
+ *   4. MPI_Probe with MPI_ANY_SOURCE/MPI_ANY_TAG (FI_PEEK) before the receive, and an
+ *      MPI_Irecv withdrawn by MPI_Cancel (fi_cancel).
  * Prints one line per part and exits 0 if everything matched, 1 otherwise.
  */
 #include <stdint.h>
@@ -179,6 +181,37 @@ allreduce(void)
 	}
 }
 
+static void
+probe_cancel(void)
+{
+	enum { LEN = 1000 };
+	unsigned char b[LEN];
+	MPI_Request rq;
+	MPI_Status st;
+	int count, flag;
+
+	if (rank == 0) {
+		fill(b, LEN, 77);
+		MPI_Send(b, LEN, MPI_BYTE, 1, 77, MPI_COMM_WORLD);
+	} else {
+		MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+		MPI_Get_count(&st, MPI_BYTE, &count);
+		expect(st.MPI_SOURCE == 0 && st.MPI_TAG == 77, "probe: source %d tag %d",
+		       st.MPI_SOURCE, st.MPI_TAG);
+		expect(count == LEN, "probe: %d bytes, expected %d", count, LEN);
+		memset(b, 0, LEN);
+		MPI_Recv(b, LEN, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st);
+		expect(bad_byte(b, LEN, 77) == LEN, "probed message: bad byte %d of %d",
+		       (int)bad_byte(b, LEN, 77), LEN);
+		/* a receive nobody sends to */
+		MPI_Irecv(b, LEN, MPI_BYTE, 0, 99, MPI_COMM_WORLD, &rq);
+		MPI_Cancel(&rq);
+		MPI_Wait(&rq, &st);
+		MPI_Test_cancelled(&st, &flag);
+		expect(flag, "MPI_Cancel: the receive was not cancelled (%d, %d)", flag, 0);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -202,6 +235,9 @@ main(int argc, char **argv)
 	allreduce();
 	if (rank == 0)
 		printf("allreduce: sum and max of 1 .. 65536 ints checked\n");
+	probe_cancel();
+	if (rank == 0)
+		printf("probe, cancel: MPI_Probe(ANY_SOURCE, ANY_TAG) then receive; MPI_Cancel\n");
 	MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	if (rank == 0)
 		printf("%s: %d errors\n", total == 0 ? "PASS" : "FAIL", total);

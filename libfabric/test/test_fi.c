@@ -9,10 +9,12 @@
  * Checks: fi_getinfo's hint matching (what is advertised and what is refused), object set-up
  * and its errors, address exchange (fi_getname, fi_av_insert, fi_av_straddr, fi_av_lookup),
  * untagged and tagged messages of every size class (inline, pool, iovs) byte-exact with their
- * CQ entries (context, flags, len, tag, source), inject, directed receives, error completions
- * (truncation at both ends, a peer that is not attached), the FI_WAIT_FD wait object
- * (fi_cq_sread, fi_trywait + epoll), and -FI_ENOSYS/-FI_EINVAL/-FI_EOPNOTSUPP for what the
- * provider does not do. Every wait is bounded.
+ * CQ entries (context, flags, len, tag, source), inject, directed receives, tag ignore masks,
+ * remote CQ data, FI_PEEK (found twice, then received, then gone; FI_ENOMSG), fi_cancel
+ * (FI_ECANCELED, then -FI_ENOENT), error completions (truncation at both ends, a peer that is
+ * not attached), the FI_WAIT_FD wait object (fi_cq_sread, fi_trywait + epoll), and
+ * -FI_ENOSYS/-FI_EINVAL/-FI_EOPNOTSUPP for what the provider does not do. Every wait is
+ * bounded.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -443,7 +445,7 @@ bad_arguments(void)
 	CHECK_RC(fi_write(ep, buf, 8, NULL, peer, 0, 0, NULL), -FI_ENOSYS);
 	CHECK_RC(fi_read(ep, buf, 8, NULL, peer, 0, 0, NULL), -FI_ENOSYS);
 	CHECK_RC(fi_atomic(ep, buf, 1, NULL, peer, 0, 0, FI_UINT64, FI_SUM, NULL), -FI_ENOSYS);
-	CHECK_RC(fi_cancel(&ep->fid, &ctx), -FI_ENOSYS);
+	CHECK_RC(fi_cancel(&ep->fid, &ctx), -FI_ENOENT); /* nothing posted with it */
 	CHECK_RC(fi_cntr_open(domain, &ca, &cntr, NULL), -FI_ENOSYS);
 	CHECK_RC(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &v, sizeof(v)),
 		 -FI_ENOPROTOOPT);
@@ -454,11 +456,12 @@ bad_arguments(void)
 	m.addr = peer;
 	CHECK_RC(fi_sendmsg(ep, &m, FI_DELIVERY_COMPLETE), -FI_EOPNOTSUPP);
 	CHECK_RC(fi_recvmsg(ep, &m, FI_MULTI_RECV), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_recvmsg(ep, &m, FI_PEEK), -FI_EOPNOTSUPP); /* tagged only */
 	memset(&tm, 0, sizeof(tm));
 	tm.msg_iov = iov;
 	tm.iov_count = 1;
 	tm.addr = peer;
-	CHECK_RC(fi_trecvmsg(ep, &tm, FI_PEEK), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_trecvmsg(ep, &tm, FI_PEEK | FI_CLAIM), -FI_EOPNOTSUPP);
 	CHECK_RC(fi_mr_reg(domain, buf, 64, FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL), -FI_EOPNOTSUPP);
 	CHECK_RC(fi_cq_readerr(txcq, &err, 0), -FI_EAGAIN);
 	CHECK_RC(fi_cq_sread(txcq, &err, 1, NULL, 10), -FI_EINVAL); /* FI_WAIT_NONE */
@@ -535,6 +538,31 @@ run_a(void)
 	expect_ok(rxcq, &ctx[7], FI_RECV | FI_TAGGED, 2500, 0x1234, peer);
 	check(buf2, 2500, 8);
 	sync_step(6);
+	sync_step(7); /* B's tag 0x4242 (300 B, data 42) waits in our engine: peek, then take it */
+	memset(&tm, 0, sizeof(tm));
+	tm.addr = FI_ADDR_UNSPEC;
+	tm.tag = 0x4240;
+	tm.ignore = 0xf;
+	tm.context = &ctx[0];
+	for (int i = 0; i < 2; i++) { /* a peek takes nothing: twice the same answer */
+		POST(fi_trecvmsg(ep, &tm, FI_PEEK));
+		expect_ok(rxcq, &ctx[0], FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 300, 0x4242, peer);
+		if (last_data != 42)
+			fail("FI_PEEK: remote CQ data %" PRIu64 ", expected 42", last_data);
+	}
+	tm.tag = 0x5000;
+	tm.context = &ctx[1];
+	POST(fi_trecvmsg(ep, &tm, FI_PEEK));
+	expect_err(rxcq, &ctx[1], FI_ENOMSG);
+	POST(fi_trecv(ep, buf2, 300, NULL, peer, 0x4242, 0, &ctx[2]));
+	expect_ok(rxcq, &ctx[2], FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 300, 0x4242, peer);
+	check(buf2, 300, 42);
+	tm.tag = 0x4242;
+	tm.ignore = 0;
+	tm.context = &ctx[3];
+	POST(fi_trecvmsg(ep, &tm, FI_PEEK)); /* received: gone */
+	expect_err(rxcq, &ctx[3], FI_ENOMSG);
+	sync_step(8);
 	CHECK_RC(fi_close(&mr->fid), 0);
 }
 
@@ -633,6 +661,16 @@ run_b(void)
 	expect_ok(txcq, &ctx[0], FI_SEND | FI_TAGGED, 2500, 0, 0);
 	sync_step(6);
 	expect_nothing(rxcq);
+	/* the any-tag receive took none of the untagged messages: withdraw it */
+	CHECK_RC(fi_cancel(&ep->fid, &ctx[5]), 0);
+	expect_err(rxcq, &ctx[5], FI_ECANCELED);
+	CHECK_RC(fi_cancel(&ep->fid, &ctx[5]), -FI_ENOENT);
+	/* a message A peeks at before it receives it (its send completes once it is staged) */
+	fill(buf2, 300, 42);
+	POST(fi_tsenddata(ep, buf2, 300, NULL, 42, peer, 0x4242, &ctx[1]));
+	expect_ok(txcq, &ctx[1], FI_SEND | FI_TAGGED, 300, 0, 0);
+	sync_step(7);
+	sync_step(8);
 }
 
 static void

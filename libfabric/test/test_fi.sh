@@ -5,7 +5,7 @@
 #
 #   test_fi.sh TOROID_NODE LIBTOROID_FI TEST_FI TEST [MPI_PROGRAM]
 #
-# TEST: info | api | pingpong_msg | pingpong_tagged | two_engines | mpi
+# TEST: info | api | pingpong_msg | pingpong_tagged | pingpong_dgram | two_engines | mpi
 # Every wait is bounded; every process started here is killed at exit.
 set -u
 NODE=$1
@@ -42,11 +42,11 @@ mac = 02:00:00:00:00:01
 procs = 1:0, 1:1, 1:3
 INI
 
-# pingpong MODE SOCK_A SOCK_B: fi_pingpong server (1:0) and client (1:1), every size,
-# data checked (-c), 10 round trips per size.
+# pingpong MODE SOCK_A SOCK_B [EP]: fi_pingpong server (1:0) and client (1:1), every size,
+# data checked (-c), 10 round trips per size, endpoint type EP (default rdm).
 pingpong() {
-	local mode=$1 sa=$2 sb=$3 rc
-	FI_TOROID_PROC=0 TOROID_VNI_SOCKET=$sa LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e rdm \
+	local mode=$1 sa=$2 sb=$3 ep=${4:-rdm} rc
+	FI_TOROID_PROC=0 TOROID_VNI_SOCKET=$sa LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e "$ep" \
 		-m "$mode" -S all -I 10 -c -B "$PORT" >"$T/server.log" 2>&1 &
 	local srv=$! i
 	eng_track "$srv"
@@ -56,7 +56,7 @@ pingpong() {
 		kill -0 "$srv" 2>/dev/null || die "fi_pingpong server ($mode) exited at start"
 		sleep 0.05
 	done
-	FI_TOROID_PROC=1 TOROID_VNI_SOCKET=$sb LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e rdm \
+	FI_TOROID_PROC=1 TOROID_VNI_SOCKET=$sb LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e "$ep" \
 		-m "$mode" -S all -I 10 -c -P "$PORT" 127.0.0.1 >"$T/client.log" 2>&1
 	rc=$?
 	wait "$srv" || die "fi_pingpong server ($mode) failed"
@@ -81,6 +81,9 @@ info)
 	# hints the provider refuses: no answer from it
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
 	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA >/dev/null 2>&1 && die "answers for FI_RMA"
+	# FI_EP_DGRAM only when asked for (FI_TOROID_DGRAM=1)
+	FI_TOROID_DGRAM=1 LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM 2>&1 |
+		grep -q 'type: FI_EP_DGRAM' || die "no FI_EP_DGRAM with FI_TOROID_DGRAM=1"
 	;;
 api)
 	start_engine E 0 "$T/one.ini" 0
@@ -93,6 +96,12 @@ pingpong_msg | pingpong_tagged)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
 	pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock"
+	;;
+pingpong_dgram)
+	export FI_TOROID_DGRAM=1
+	start_engine E 0 "$T/one.ini" 0
+	eng_wait_ready E
+	pingpong msg "$T/E.sock" "$T/E.sock" dgram
 	;;
 two_engines)
 	cat >"$T/two.ini" <<'INI'
