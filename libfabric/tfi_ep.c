@@ -27,8 +27,8 @@
 #define TFI_IDLE_CHECK 4096 /* empty polls between two looks at the engine's state */
 
 /* Flags this provider does not implement on an operation. */
-#define TFI_TX_REFUSED (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_FENCE | FI_TRIGGER | \
-			FI_MULTICAST)
+#define TFI_TX_REFUSED                                                                             \
+	(FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_FENCE | FI_TRIGGER | FI_MULTICAST)
 #define TFI_RX_REFUSED (FI_MULTI_RECV | FI_CLAIM | FI_DISCARD | FI_TRIGGER)
 
 static uint64_t
@@ -121,8 +121,8 @@ op_cq(const struct tfi_ep *ep, const struct tfi_op *op)
 
 /* Turn one VNI completion (or an abandoned operation, status != 0) into a CQ entry. */
 static void
-op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
-	    struct trd_vni_addr peer, uint64_t tag, const uint64_t *data)
+op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct trd_vni_addr peer,
+	    uint64_t tag, const uint64_t *data)
 {
 	struct tfi_cq *cq = op_cq(ep, op);
 	struct tfi_cqe e;
@@ -517,7 +517,8 @@ msg_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count, 
 {
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_recv(ep, iov, count, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags), false);
+	return ep_recv(ep, iov, count, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags),
+		       false);
 }
 
 static ssize_t
@@ -540,8 +541,8 @@ msg_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t de
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context,
-		       tx_comp(ep, ep->tx_op_flags), false, NULL);
+	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context, tx_comp(ep, ep->tx_op_flags),
+		       false, NULL);
 }
 
 static ssize_t
@@ -579,8 +580,8 @@ msg_senddata(struct fid_ep *e, const void *buf, size_t len, void *desc, uint64_t
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context,
-		       tx_comp(ep, ep->tx_op_flags), false, &data);
+	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context, tx_comp(ep, ep->tx_op_flags),
+		       false, &data);
 }
 
 static ssize_t
@@ -627,7 +628,8 @@ tagged_recv(struct fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, 
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_recv(ep, &iov, 1, src, tag, ignore, true, context, rx_comp(ep, ep->rx_op_flags), false);
+	return ep_recv(ep, &iov, 1, src, tag, ignore, true, context, rx_comp(ep, ep->rx_op_flags),
+		       false);
 }
 
 static ssize_t

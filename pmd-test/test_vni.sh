@@ -189,7 +189,7 @@ LATE=0,513,1445,65536,8M
 case "$TEST" in
 masks)
 	# Tag ignore masks (trd_vni_recv_mask): one process sending to itself, receives posted
-	# before their messages and matched against staged ones.
+	# before their messages and matched against staged ones; immediate data; probe, cancel.
 	cat >"$T/one.ini" <<EOF
 [torus]
 dims = 1x1x1
@@ -203,8 +203,13 @@ EOF
 	app m0 "$T/E-0.sock" 1 0 masks
 	wait_app m0
 	stop_engine E
-	check_clean E
+	# the one completion with an error is the cancelled receive (probes are not counted)
+	[ "$(total E vni errors)" = 1 ] || die "expected 1 completion with an error (the cancel)"
+	[ "$(total E vni staging_used)" = 0 ] || die "staging not released"
+	[ "$(total E vni bad_wire)" = 0 ] || die "malformed protocol messages"
 	[ "$(total E vni late_matches)" -ge 8 ] || die "expected >= 8 receives matched from staging"
+	[ "$(total E vni probes)" = 4 ] || die "expected 4 probes, the engine counted $(total E vni probes)"
+	[ "$(total E vni cancels)" = 1 ] || die "expected 1 cancelled receive, the engine counted $(total E vni cancels)"
 	;;
 ordered)
 	# Ordered interfaces (trd_vni_conf.ordered): a 2 MiB message, longer than its receiver's

@@ -33,6 +33,7 @@
 #define BLOCK_MAGIC 0x6b6f6c42696e7654ULL
 
 struct client_ctx {
+	bool busy; /* receive: posted, not yet completed */
 	uint64_t cookie;
 	void *buf;
 	struct trd_vni_addr peer; /* send: destination */
@@ -409,7 +410,8 @@ post(struct trd_vni *v, uint32_t op, uint32_t idx)
 
 	if (rte_ring_enqueue_elem(v->cmdq, &c, sizeof(c)) != 0)
 		return -EAGAIN;
-	v->pending++;
+	if (op != TRD_VNI_CMD_CANCEL) /* a cancel has no completion of its own */
+		v->pending++;
 	kick(v);
 	return 0;
 }
@@ -430,7 +432,8 @@ db_ok(const struct trd_vni *v, int doorbell)
 
 static int
 send_common(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, uint64_t tag,
-	    bool has_data, uint64_t data, const void *buf, size_t len, int doorbell, uint64_t cookie)
+	    bool has_data, uint64_t data, const void *buf, size_t len, int doorbell,
+	    uint64_t cookie)
 {
 	struct trd_vni_sctx *s;
 	uint32_t idx, flags = 0;
@@ -510,7 +513,8 @@ int
 trd_vni_mcast(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, uint64_t tag,
 	      const void *buf, size_t len, int doorbell, uint64_t cookie)
 {
-	return send_common(v, dst, n, tag, false, 0, buf, len, doorbell, cookie); /* n == 1: a send */
+	return send_common(v, dst, n, tag, false, 0, buf, len, doorbell,
+			   cookie); /* n == 1: a send */
 }
 
 static int
@@ -547,10 +551,37 @@ recv_common(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t i
 	r->doorbell = doorbell >= 0 ? (uint32_t)doorbell : 0;
 	v->rc[idx].cookie = cookie;
 	v->rc[idx].buf = buf;
+	v->rc[idx].busy = true;
 	rc = post(v, TRD_VNI_CMD_RECV, idx);
-	if (rc != 0)
+	if (rc != 0) {
+		v->rc[idx].busy = false;
 		v->rfree[v->n_rfree++] = idx;
+	}
 	return rc;
+}
+
+int
+trd_vni_probe(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+	      uint64_t cookie)
+{
+	return recv_common(v, src, tag & ~ignore, ignore, TRD_VNI_RF_MASK | TRD_VNI_RF_PROBE, NULL,
+			   0, -1, cookie);
+}
+
+int
+trd_vni_cancel(struct trd_vni *v, uint64_t cookie)
+{
+	int rc;
+
+	if (v == NULL)
+		return -EINVAL;
+	rc = check_live(v);
+	if (rc != 0)
+		return rc;
+	for (uint32_t i = 0; i < v->seg->n_recv; i++)
+		if (v->rc[i].busy && v->rc[i].cookie == cookie)
+			return post(v, TRD_VNI_CMD_CANCEL, i);
+	return -ENOENT;
 }
 
 int
@@ -596,6 +627,7 @@ trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
 			c->buf = NULL;
 		} else if (e[i].kind == TRD_VNI_CPL_RECV && e[i].idx < v->seg->n_recv) {
 			cx = &v->rc[e[i].idx];
+			cx->busy = false;
 			v->rfree[v->n_rfree++] = e[i].idx;
 			c->kind = TRD_VNI_CPL_RECV;
 			c->peer.app = e[i].peer_app;

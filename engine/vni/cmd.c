@@ -98,11 +98,11 @@ cplq_put(struct vif *v, const struct trd_vni_cqe *e)
 void
 vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
 	     uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell, uint32_t db,
-	     uint64_t data, bool has_data)
+	     uint64_t data, unsigned int cflags)
 {
 	struct trd_vni_cqe e = {.kind = kind, .idx = idx, .status = status, .len = len,
 				.tag = tag, .peer_app = app, .peer_proc = proc, .data = data,
-				.flags = has_data ? TRD_VNI_CQE_DATA : 0};
+				.flags = (uint16_t)(cflags & TRD_VNI_CQE_DATA)};
 
 	if (kind == TRD_VNI_CPL_SEND) {
 		ST(s, TX_DONE)++;
@@ -111,7 +111,7 @@ vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int
 			v->tx_msgs++;
 			v->tx_bytes += len;
 		}
-	} else {
+	} else if (!(cflags & VNIS_CQE_PROBE)) {
 		ST(s, RX_DONE)++;
 		if (status == 0) {
 			ST(s, RX_BYTES) += len;
@@ -119,7 +119,7 @@ vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int
 			v->rx_bytes += len;
 		}
 	}
-	if (status != 0)
+	if (status != 0 && !(cflags & VNIS_CQE_PROBE))
 		ST(s, ERRORS)++;
 	if (v->dead)
 		return;
@@ -283,6 +283,53 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	}
 }
 
+/* A probe: report message @p x (the first staged one that matches), else the first refused
+ * request that matches (its sender asks again), else -ENOMSG. Nothing is taken. */
+static void
+probe(struct trd_vnis *s, struct vif *v, struct vrecv *r, const struct vrx *x)
+{
+	ST(s, PROBES)++;
+	if (x != NULL) {
+		r->data = x->data;
+		r->has_data = x->has_data;
+		vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+		return;
+	}
+	for (unsigned int i = 0; i < VNIS_N_HINTS; i++) {
+		const struct vhint *hn = &s->hints[i];
+
+		if (hn->used && hn->grant == 0 && hn->vif == v &&
+		    vnis_recv_match(r, hn->src_app, hn->src_proc, hn->tag)) {
+			r->data = hn->data;
+			r->has_data = hn->has_data;
+			vnis_recv_complete(s, v, r, 0, hn->len, hn->tag, hn->src_app, hn->src_proc);
+			return;
+		}
+	}
+	vnis_recv_complete(s, v, r, -ENOMSG, 0, r->tag, r->src_app, r->src_proc);
+}
+
+/* Withdraw receive @p idx if it still waits in the posted list (not yet bound to a message):
+ * it completes with -ECANCELED. Otherwise nothing: its own completion comes. */
+static void
+cmd_cancel(struct trd_vnis *s, struct vif *v, uint32_t idx)
+{
+	struct vrecv *r;
+
+	if (idx >= v->n_recv) {
+		ST(s, BAD_CMDS)++;
+		return;
+	}
+	TAILQ_FOREACH(r, &v->posted, q)
+		if (r == &v->recvs[idx])
+			break;
+	if (r == NULL)
+		return;
+	TAILQ_REMOVE(&v->posted, r, q);
+	ST(s, CANCELS)++;
+	vnis_recv_complete(s, v, r, -ECANCELED, 0, r->tag, r->src_app, r->src_proc);
+}
+
 static void
 cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 {
@@ -310,7 +357,9 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	r->has_data = false;
 	r->doorbell = c.doorbell;
 	ST(s, RECVS)++;
-	if ((c.flags & ~(TRD_VNI_RF_ANY_TAG | TRD_VNI_RF_MASK | TRD_VNI_F_DOORBELL)) || c.buf > v->pool_size ||
+	if ((c.flags & ~(TRD_VNI_RF_ANY_TAG | TRD_VNI_RF_MASK | TRD_VNI_RF_PROBE |
+			 TRD_VNI_F_DOORBELL)) ||
+	    c.buf > v->pool_size ||
 	    c.cap > v->pool_size - c.buf || ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db)) {
 		ST(s, BAD_CMDS)++;
 		r->flags &= ~TRD_VNI_F_DOORBELL;
@@ -321,6 +370,10 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	TAILQ_FOREACH(x, &v->uq, uq)
 		if (vnis_recv_match(r, x->src_app, x->src_proc, x->tag))
 			break;
+	if (c.flags & TRD_VNI_RF_PROBE) {
+		probe(s, v, r, x);
+		return;
+	}
 	if (x != NULL) {
 		ST(s, LATE_MATCHES)++;
 		TAILQ_REMOVE(&v->uq, x, uq);
@@ -373,6 +426,8 @@ vnis_vif_cmds(struct trd_vnis *s, struct vif *v)
 			cmd_send(s, v, c[i].idx);
 		else if (c[i].op == TRD_VNI_CMD_RECV)
 			cmd_recv(s, v, c[i].idx);
+		else if (c[i].op == TRD_VNI_CMD_CANCEL)
+			cmd_cancel(s, v, c[i].idx);
 		else
 			ST(s, BAD_CMDS)++;
 	}

@@ -46,7 +46,8 @@ vnis_recv_complete(struct trd_vnis *s, struct vif *v, struct vrecv *r, int statu
 {
 	vnis_vif_cqe(s, v, TRD_VNI_CPL_RECV, r->idx, status, len, tag, app, proc,
 		     (r->flags & TRD_VNI_F_DOORBELL) != 0, r->doorbell, status == 0 ? r->data : 0,
-		     status == 0 && r->has_data);
+		     (status == 0 && r->has_data ? TRD_VNI_CQE_DATA : 0) |
+			     ((r->flags & TRD_VNI_RF_PROBE) ? VNIS_CQE_PROBE : 0));
 	r->busy = false;
 }
 

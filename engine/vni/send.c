@@ -229,7 +229,8 @@ vnis_tx_cqe(struct trd_vnis *s, struct vtx *t)
 	struct vif *v = t->vif;
 
 	vnis_vif_cqe(s, v, TRD_VNI_CPL_SEND, t->ctx, t->status, t->status == 0 ? t->len : 0, t->tag,
-		     t->dst_app, t->dst_proc, (t->sflags & TRD_VNI_F_DOORBELL) != 0, t->doorbell, 0, false);
+		     t->dst_app, t->dst_proc, (t->sflags & TRD_VNI_F_DOORBELL) != 0, t->doorbell, 0,
+		     0);
 	if (t->ctx < v->n_send)
 		v->sbusy[t->ctx] = 0;
 }

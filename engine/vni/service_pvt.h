@@ -317,7 +317,8 @@ void vnis_hint_drop_grant(struct trd_vnis *s, uint32_t grant);
 bool vnis_cmdq_pending(const struct vif *v);
 void vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
 		  uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell,
-		  uint32_t db, uint64_t data, bool has_data);
+		  uint32_t db, uint64_t data, unsigned int cflags);
+#define VNIS_CQE_PROBE 0x100 /* vnis_vif_cqe cflags: a probe's answer, not a message received */
 void vnis_vif_wake_all(struct trd_vnis *s);
 unsigned int vnis_vif_cmds(struct trd_vnis *s, struct vif *v);
 

@@ -55,6 +55,7 @@ struct trd_vni_sock_answer {
 enum trd_vni_cmd_op {
 	TRD_VNI_CMD_SEND = 1,  /* send context idx is ready */
 	TRD_VNI_CMD_RECV = 2,  /* receive context idx is ready */
+	TRD_VNI_CMD_CANCEL = 3, /* withdraw receive idx if it waits for a message: -ECANCELED */
 };
 
 struct trd_vni_cmd {
@@ -89,6 +90,8 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
 #define TRD_VNI_SF_DATA 0x10    /* the send carries immediate data (data) */
 #define TRD_VNI_RF_ANY_TAG 0x1  /* = TRD_VNI_ANY_TAG */
 #define TRD_VNI_RF_MASK 0x2     /* the tag bits set in ignore match anything */
+#define TRD_VNI_RF_PROBE 0x4    /* probe: report the first matching message that is waiting
+				 * (staged or refused), take nothing; -ENOMSG if none */
 
 /* Send context: 64 bytes. */
 struct trd_vni_sctx {

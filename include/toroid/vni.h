@@ -88,12 +88,14 @@ enum trd_vni_cpl_kind {
 /** A completion. */
 struct trd_vni_cpl {
 	enum trd_vni_cpl_kind kind;
-	int status;              /**< 0, or a negative errno: -EMSGSIZE (message longer than the
+	int status;              /**< 0, or a negative errno: -ENOMSG (a probe found nothing),
+				  *   -EMSGSIZE (message longer than the
 				  *   receive buffer), -ECONNREFUSED (no such process: not in the
 				  *   topology, or not attached within the engine's timeout),
 				  *   -ECONNRESET (the peer process died mid-transfer),
 				  *   -EHOSTUNREACH (the peer engine is down), -ECANCELED (the
-				  *   engine is shutting down), -EINVAL (bad context) */
+				  *   engine is shutting down, or trd_vni_cancel() withdrew the
+				  *   receive), -EINVAL (bad context) */
 	uint32_t len;            /**< receive: bytes received; send: bytes sent */
 	struct trd_vni_addr peer; /**< receive: the sender; send: the destination (first one of
 				   *   a multicast) */
@@ -189,6 +191,25 @@ int trd_vni_recv(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, unsig
  */
 int trd_vni_recv_mask(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
 		      void *buf, size_t cap, int doorbell, uint64_t cookie);
+
+/**
+ * Probe: is a message from @p src whose tag matches @p tag under @p ignore (as
+ * trd_vni_recv_mask()) waiting at the engine (staged, or refused until a receive appears)?
+ * One receive completion with @p cookie answers: status 0 with the message's source, tag,
+ * length and immediate data (the message stays where it is: a receive takes it later), or
+ * -ENOMSG. Uses a receive context until it completes.
+ * @return 0, -EAGAIN, -EINVAL, -ECONNRESET.
+ */
+int trd_vni_probe(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+		  uint64_t cookie);
+
+/**
+ * Withdraw the posted receive whose cookie is @p cookie. If it still waits for a message it
+ * completes with -ECANCELED; if a message already matched it, it completes as usual.
+ * @return 0 (the cancel is on its way), -ENOENT (no receive with that cookie is pending),
+ * -EAGAIN, -EINVAL, -ECONNRESET.
+ */
+int trd_vni_cancel(struct trd_vni *v, uint64_t cookie);
 
 /** Take up to @p n completions without blocking. @return the count, or -EINVAL. */
 int trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n);

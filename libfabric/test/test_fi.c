@@ -262,8 +262,16 @@ static void t_rma(struct fi_info *h) { h->caps |= FI_RMA; }
 static void t_atomic(struct fi_info *h) { h->caps |= FI_ATOMIC; }
 static void t_dgram(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
 static void t_msgep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
-static void t_raw(struct fi_info *h) { h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RAW; }
-static void t_cqdata(struct fi_info *h) { h->domain_attr->cq_data_size = 16; }
+static void
+t_raw(struct fi_info *h)
+{
+	h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RAW;
+}
+static void
+t_cqdata(struct fi_info *h)
+{
+	h->domain_attr->cq_data_size = 16;
+}
 static void t_auto(struct fi_info *h) { h->domain_attr->data_progress = FI_PROGRESS_AUTO; }
 static void t_multi(struct fi_info *h) { h->caps |= FI_MULTI_RECV; }
 static void t_fmt(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
@@ -283,8 +291,8 @@ test_getinfo(void)
 	    !(info->caps & FI_REMOTE_CQ_DATA) || (info->caps & (FI_RMA | FI_ATOMIC)))
 		fail("fi_getinfo: caps %s", fi_tostr(&info->caps, FI_TYPE_CAPS));
 	if (info->domain_attr->cq_data_size != 8 || info->tx_attr->msg_order != FI_ORDER_SAS ||
-	    info->rx_attr->msg_order != FI_ORDER_SAS ||
-	    info->tx_attr->inject_size != 896 || info->ep_attr->mem_tag_format >> 63)
+	    info->rx_attr->msg_order != FI_ORDER_SAS || info->tx_attr->inject_size != 896 ||
+	    info->ep_attr->mem_tag_format >> 63)
 		fail("fi_getinfo: attributes not as documented");
 	getinfo_refused("FI_RMA", t_rma);
 	getinfo_refused("FI_ATOMIC", t_atomic);
@@ -546,7 +554,8 @@ run_a(void)
 	tm.context = &ctx[0];
 	for (int i = 0; i < 2; i++) { /* a peek takes nothing: twice the same answer */
 		POST(fi_trecvmsg(ep, &tm, FI_PEEK));
-		expect_ok(rxcq, &ctx[0], FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 300, 0x4242, peer);
+		expect_ok(rxcq, &ctx[0], FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 300, 0x4242,
+			  peer);
 		if (last_data != 42)
 			fail("FI_PEEK: remote CQ data %" PRIu64 ", expected 42", last_data);
 	}

@@ -33,7 +33,9 @@
  *       tag ignore masks (trd_vni_recv_mask), sending to itself: receives posted before
  *       their messages and receives matched against staged messages each get the message
  *       their tag and mask select, with its whole tag, its bytes and the immediate data
- *       it was sent with (trd_vni_senddata); short and long messages.
+ *       it was sent with (trd_vni_senddata); short and long messages. Then probes
+ *       (trd_vni_probe: nothing, a staged message twice, nothing once it was received) and
+ *       a cancelled receive (trd_vni_cancel: -ECANCELED, then -ENOENT).
  * Every mode prints one summary line and exits 0 on success, 1 on a failure.
  */
 #include <errno.h>
@@ -684,7 +686,8 @@ seq_cpl(const struct trd_vni_cpl *c)
 	if (c->kind == TRD_VNI_CPL_RECV &&
 	    (c->len != want || !check(c->buf, c->len, seed_of(peer, self, k), &bad)))
 		fail("receive %u got %u B (expected %zu B of message %u; byte %zu differs): "
-		     "messages matched out of send order", k, c->len, want, k, bad);
+		     "messages matched out of send order",
+		     k, c->len, want, k, bad);
 	done_n++;
 }
 
@@ -772,8 +775,8 @@ mask_round(const struct mask_case *rc, unsigned int n, bool late, size_t len)
 		if ((pass == 0) == late) {
 			for (unsigned int i = 0; i < n; i++) {
 				/* with immediate data, which the receive must report */
-				while ((r = trd_vni_senddata(vni, self, rc[i].want, ~rc[i].want, sb[i],
-							     len, -1, 100 + i)) == -EAGAIN)
+				while ((r = trd_vni_senddata(vni, self, rc[i].want, ~rc[i].want,
+							     sb[i], len, -1, 100 + i)) == -EAGAIN)
 					reap(mask_cpl, WAIT_MS);
 				if (r != 0)
 					fail("senddata: %s", strerror(-r));
@@ -782,8 +785,8 @@ mask_round(const struct mask_case *rc, unsigned int n, bool late, size_t len)
 				reap(mask_cpl, WAIT_MS);
 		} else {
 			for (unsigned int i = 0; i < n; i++) {
-				r = trd_vni_recv_mask(vni, self, rc[i].tag, rc[i].ignore, rb[i], len,
-						      -1, i);
+				r = trd_vni_recv_mask(vni, self, rc[i].tag, rc[i].ignore, rb[i],
+						      len, -1, i);
 				if (r != 0)
 					fail("recv_mask: %s", strerror(-r));
 			}
@@ -797,13 +800,88 @@ mask_round(const struct mask_case *rc, unsigned int n, bool late, size_t len)
 		if (mask_got[i].tag != rc[i].want || mask_got[i].len != len ||
 		    !mask_got[i].has_data || mask_got[i].data != ~rc[i].want ||
 		    !check(rb[i], len, rc[i].want, &bad))
-			fail("%s receive %u (tag %#" PRIx64 " ignore %#" PRIx64 "): got tag %#" PRIx64
-			     " data %#" PRIx64 " %u B (byte %zu), expected tag %#" PRIx64,
+			fail("%s receive %u (tag %#" PRIx64 " ignore %#" PRIx64
+			     "): got tag %#" PRIx64 " data %#" PRIx64
+			     " %u B (byte %zu), expected tag %#" PRIx64,
 			     late ? "late" : "early", i, rc[i].tag, rc[i].ignore, mask_got[i].tag,
 			     mask_got[i].data, mask_got[i].len, bad, rc[i].want);
 		trd_vni_free(vni, rb[i]);
 		trd_vni_free(vni, sb[i]);
 	}
+}
+
+/* probe and cancel: one operation outstanding at a time, its completion taken here */
+static struct trd_vni_cpl pc_got;
+static unsigned int pc_n;
+
+static void
+pc_cpl(const struct trd_vni_cpl *c)
+{
+	pc_got = *c;
+	pc_n++;
+}
+
+static struct trd_vni_cpl
+pc_one(uint64_t cookie, int status)
+{
+	pc_n = 0;
+	while (pc_n == 0)
+		reap(pc_cpl, WAIT_MS);
+	if (pc_n != 1 || pc_got.cookie != cookie || pc_got.status != status)
+		fail("%u completions; cookie %" PRIu64 " status %d, expected cookie %" PRIu64
+		     " status %d",
+		     pc_n, pc_got.cookie, pc_got.status, cookie, status);
+	return pc_got;
+}
+
+static void
+probe_cancel(void)
+{
+	struct trd_vni_addr any = {TRD_VNI_ANY, TRD_VNI_ANY};
+	uint8_t *sb = pool_alloc(3000), *rb = pool_alloc(3000);
+	struct trd_vni_cpl c;
+	size_t bad = 0;
+	int r;
+
+	/* nothing waiting */
+	if ((r = trd_vni_probe(vni, any, 0x5000, 0xff, 1)) != 0)
+		fail("probe: %s", strerror(-r));
+	pc_one(1, -ENOMSG);
+	/* a long message with data, staged (its send completes once it is in staging) */
+	fill(sb, 3000, 0x5077);
+	if ((r = trd_vni_senddata(vni, self, 0x5077, 0xabc, sb, 3000, -1, 2)) != 0)
+		fail("senddata: %s", strerror(-r));
+	pc_one(2, 0);
+	for (uint64_t k = 3; k <= 4; k++) { /* found, and still there the second time */
+		if ((r = trd_vni_probe(vni, any, 0x5000, 0xff, k)) != 0)
+			fail("probe: %s", strerror(-r));
+		c = pc_one(k, 0);
+		if (c.len != 3000 || c.tag != 0x5077 || !c.has_data || c.data != 0xabc ||
+		    c.peer.app != self.app || c.peer.proc != self.proc)
+			fail("probe %" PRIu64 ": %u B tag %#" PRIx64 " data %#" PRIx64
+			     " from %u:%u",
+			     k, c.len, c.tag, c.data, c.peer.app, c.peer.proc);
+	}
+	if ((r = trd_vni_recv_mask(vni, self, 0x5077, 0, rb, 3000, -1, 5)) != 0)
+		fail("recv: %s", strerror(-r));
+	c = pc_one(5, 0);
+	if (c.len != 3000 || !check(rb, 3000, 0x5077, &bad))
+		fail("the probed message: %u B, byte %zu differs", c.len, bad);
+	if ((r = trd_vni_probe(vni, any, 0x5000, 0xff, 6)) != 0)
+		fail("probe: %s", strerror(-r));
+	pc_one(6, -ENOMSG);
+	/* a receive nobody sends to, withdrawn */
+	if ((r = trd_vni_recv_mask(vni, self, 0x6000, 0, rb, 64, -1, 7)) != 0)
+		fail("recv: %s", strerror(-r));
+	if ((r = trd_vni_cancel(vni, 7)) != 0)
+		fail("cancel: %s", strerror(-r));
+	pc_one(7, -ECANCELED);
+	if ((r = trd_vni_cancel(vni, 7)) != -ENOENT)
+		fail("cancel of a completed receive: %d, expected -ENOENT", r);
+	if (trd_vni_pending(vni) != 0)
+		fail("%u operations pending after the probes and the cancel", trd_vni_pending(vni));
+	trd_vni_free(vni, sb);
+	trd_vni_free(vni, rb);
 }
 
 static int
@@ -812,11 +890,11 @@ mode_masks(void)
 	/* Posted first: each message matches the earliest posted receive it fits, whatever the
 	 * order the messages come in. */
 	static const struct mask_case early[] = {
-		{0x1200, 0xff, 0x12ab},                  /* low byte ignored */
-		{0x3400, 0, 0x3400},                     /* exact */
+		{0x1200, 0xff, 0x12ab}, /* low byte ignored */
+		{0x3400, 0, 0x3400},    /* exact */
 		{0x9000000000000000ULL, 0x0fffffffffffffffULL, 0x9000000000000777ULL},
-		{0xab00cd, 0xff00, 0xab77cd},            /* a hole in the middle */
-		{0, UINT64_MAX, 0x5555},                 /* any tag: posted last */
+		{0xab00cd, 0xff00, 0xab77cd}, /* a hole in the middle */
+		{0, UINT64_MAX, 0x5555},      /* any tag: posted last */
 	};
 	/* Staged first: a receive takes the earliest staged message it fits; tag bits that are
 	 * also ignored do not matter. */
@@ -832,8 +910,9 @@ mode_masks(void)
 	mask_round(early, sizeof(early) / sizeof(early[0]), false, 5000);
 	mask_round(late_c, sizeof(late_c) / sizeof(late_c[0]), true, 64);
 	mask_round(late_c, sizeof(late_c) / sizeof(late_c[0]), true, 5000);
+	probe_cancel();
 	printf("masks: %zu early and %zu late masked receives matched, with immediate data, "
-	       "short and long\n",
+	       "short and long; probe and cancel\n",
 	       sizeof(early) / sizeof(early[0]), sizeof(late_c) / sizeof(late_c[0]));
 	return 0;
 }
@@ -843,8 +922,30 @@ mode_masks(void)
 int
 main(int argc, char **argv)
 {
-	enum { O_SOCK = 256, O_APP, O_PROC, O_POOL, O_SHORT, O_PEERS, O_SIZES, O_LATE, O_TO,
-	       O_FROM, O_SIZE, O_COUNT, O_WINDOW, O_LOG, O_MCAST, O_RESET, O_GOAFTER, O_TIMEOUT, O_REPEAT, O_DEADLINE, O_STOPGO, O_ORDERED };
+	enum {
+		O_SOCK = 256,
+		O_APP,
+		O_PROC,
+		O_POOL,
+		O_SHORT,
+		O_PEERS,
+		O_SIZES,
+		O_LATE,
+		O_TO,
+		O_FROM,
+		O_SIZE,
+		O_COUNT,
+		O_WINDOW,
+		O_LOG,
+		O_MCAST,
+		O_RESET,
+		O_GOAFTER,
+		O_TIMEOUT,
+		O_REPEAT,
+		O_DEADLINE,
+		O_STOPGO,
+		O_ORDERED
+	};
 	static const struct option lo[] = {
 		{"socket", required_argument, NULL, O_SOCK},
 		{"app", required_argument, NULL, O_APP},
@@ -902,7 +1003,9 @@ main(int argc, char **argv)
 		case O_RESET: tolerate_reset = true; break;
 		case O_GOAFTER: go_after = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case O_STOPGO: stop_on_go = true; break;
-		case O_ORDERED: conf.ordered = true; break;
+		case O_ORDERED:
+			conf.ordered = true;
+			break;
 		case O_DEADLINE: deadline_s = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case O_REPEAT: repeat = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case O_TIMEOUT: conf.connect_timeout_ms = (unsigned int)strtoul(optarg, NULL, 0); break;
