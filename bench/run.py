@@ -2,13 +2,15 @@
 """toroid benchmark suite.
 
 Runs toroid-perf (each figure beside raw DPDK on the same ports, measured in the same run),
-UCX's ucx_perftest over TCP loopback and kernel UDP with sockperf, takes the median of
-several runs, and writes docs/benchmarks.md with the machine, the commands and the
+UCX's ucx_perftest over TCP loopback and kernel UDP with sockperf, NetPIPE (NPopenmpi)
+between two Open MPI ranks over toroid (the libfabric provider) and over TCP, takes the
+median of several runs, and writes docs/benchmarks.md with the machine, the commands and the
 project's performance targets.
 
     bench/run.py [--build DIR] [--runs N] [--out FILE] [--quick]
 
-Needs root only to install ucx-utils and sockperf when they are missing (apt-get).
+Needs root only to install ucx-utils, sockperf and netpipe-openmpi when they are missing
+(apt-get).
 The file is written only when every measurement gave its figures: a partial run writes
 nothing and exits 1, an interrupted one (SIGINT, SIGTERM, SIGHUP) writes nothing and exits
 128 + the signal. Every program it starts (toroid-perf, its --memif server, ucx_perftest,
@@ -25,6 +27,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -408,6 +411,83 @@ def line_rate_table(lr):
     return out
 
 
+NP_TOPO = """[torus]
+dims = 1x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+procs = 1:0, 1:1
+"""
+
+
+def np_parse(path):
+    """NetPIPE's -o file: one line per size, 'bytes Mbit/s seconds' (one-way time)."""
+    res = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 3:
+                    res[int(p[0])] = (float(p[1]), float(p[2]))
+    except (OSError, ValueError):
+        pass
+    return res
+
+
+def npmpi(suite):
+    """NetPIPE between two Open MPI ranks on this host: over toroid (the OFI MTL with
+    libtoroid-fi.so, one toroid-node) and over TCP loopback (ob1 with the tcp BTL). Returns
+    {transport: {"lat64_us", "bw_gbps"}} or None when Open MPI or NetPIPE is missing."""
+    if shutil.which("NPopenmpi") is None or shutil.which("mpirun") is None:
+        return None
+    build = suite.args.build
+    prov = os.path.join(build, "libfabric")
+    node = os.path.join(build, "apps", "toroid-node", "toroid-node")
+    upper = 65536 if suite.args.quick else 1 << 20
+    mpirun = "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2"
+    res = {}
+    with tempfile.TemporaryDirectory(prefix="toroid-np.") as tmp:
+        with open(os.path.join(tmp, "np.ini"), "w") as f:
+            f.write(NP_TOPO)
+        sock = os.path.join(tmp, "np.sock")
+        out = os.path.join(tmp, "np.out")
+        node_cmd = (f"{node} --no-huge --no-pci -m 512 -l 0 --file-prefix toroid-np -- "
+                    f"--topo {tmp}/np.ini --node 0 --vni-socket {sock} -q")
+        kinds = {
+            "toroid": f"{mpirun} --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "
+                      f"toroid -x FI_PROVIDER_PATH={prov} -x TOROID_VNI_SOCKET={sock} "
+                      f"NPopenmpi -u {upper} -p 0 -o {out}",
+            "tcp": f"{mpirun} --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo "
+                   f"NPopenmpi -u {upper} -p 0 -o {out}",
+        }
+        suite.commands.append(node_cmd.replace(tmp, "/tmp/np") + " &")
+        for kind, cmd in kinds.items():
+            suite.commands.append(cmd.replace(tmp, "/tmp/np"))
+            lat, bw = [], []
+            for _ in range(max(1, min(suite.args.runs, 3))):
+                srv = start_server(node_cmd) if kind == "toroid" else None
+                try:
+                    for _ in range(300):  # the engine listens once its socket exists
+                        if srv is None or os.path.exists(sock):
+                            break
+                        time.sleep(0.1)
+                    if os.path.exists(out):
+                        os.unlink(out)
+                    sh(cmd, timeout=600)
+                finally:
+                    if srv is not None:
+                        srv.send_signal(signal.SIGINT)
+                        stop_server(srv, grace=10)
+                r = np_parse(out)
+                if 64 in r and upper in r:
+                    lat.append(r[64][1] * 1e6)
+                    bw.append(r[upper][0] / 1000)
+                else:
+                    suite.missing.append(cmd)
+            res[kind] = {"lat64_us": med(lat), "bw_gbps": med(bw), "upper": upper}
+    return res
+
+
 def fmt(v, nd=3):
     return "-" if v is None else f"{v:.{nd}f}"
 
@@ -436,7 +516,8 @@ def main():
     args = ap.parse_args()
     if not os.access(os.path.join(args.build, "apps", "toroid-perf", "toroid-perf"), os.X_OK):
         sys.exit(f"bench: build first (no toroid-perf in {args.build})")
-    missing = [p for p, b in (("ucx-utils", "ucx_perftest"), ("sockperf", "sockperf"))
+    missing = [p for p, b in (("ucx-utils", "ucx_perftest"), ("sockperf", "sockperf"),
+                              ("netpipe-openmpi", "NPopenmpi"))
                if shutil.which(b) is None]
     if missing and os.geteuid() == 0:
         subprocess.run("apt-get install -y -q " + " ".join(missing), shell=True,
@@ -486,6 +567,9 @@ def main():
             s.missing.append(cmd)
             continue
         lr.append((size, got))
+
+
+    np_res = npmpi(s)
     # instructions per message by stage (callgrind: repeatable where seconds are not)
     ipm_rows = []
     if shutil.which("valgrind") is None:
@@ -561,6 +645,23 @@ def main():
     if sp:
         out.append(f"| kernel UDP (sockperf) | ping-pong p50 (one way) | {fmt(sp['p50_us'])} us |")
         out.append(f"| kernel UDP (sockperf) | throughput | {fmt(sp['mpps'])} Mmsg/s |")
+    out.append("")
+    out.append("## MPI: NetPIPE over toroid and over TCP\n")
+    out.append("NetPIPE (`NPopenmpi`, package netpipe-openmpi) between two Open MPI ranks on "
+               "this host: over toroid (`--mca pml cm --mca mtl ofi` with the libfabric "
+               "provider, docs/libfabric.md, one `toroid-node` on lcore 0) and over TCP "
+               "loopback (`--mca pml ob1 --mca btl tcp,self`). Latency is NetPIPE's one-way "
+               "time (half a round trip).\n")
+    out.append("| transport | 64 B latency | bandwidth at the largest size |")
+    out.append("|---|---|---|")
+    if np_res:
+        for kind, label in (("toroid", "Open MPI over toroid (OFI MTL)"),
+                            ("tcp", "Open MPI over TCP loopback")):
+            r = np_res.get(kind, {})
+            out.append(f"| {label} | {fmt(r.get('lat64_us'), 1)} us | "
+                       f"{fmt(r.get('bw_gbps'), 2)} Gbit/s at {r.get('upper', 0) >> 10} KiB |")
+    else:
+        out.append("| (Open MPI or NetPIPE not installed) | - | - |")
     out.append("")
     # targets
     out.append("## Targets\n")

@@ -44,15 +44,18 @@
 /* What the provider offers (fi_getinfo advertises exactly this). */
 #define TFI_PRIMARY_CAPS (FI_MSG | FI_TAGGED)
 #define TFI_SECONDARY_CAPS (FI_SEND | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | FI_LOCAL_COMM | \
-			    FI_REMOTE_COMM)
+			    FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
 #define TFI_CAPS (TFI_PRIMARY_CAPS | TFI_SECONDARY_CAPS)
 #define TFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+/* FI_EP_DGRAM: untagged messages only, no ordering promised */
+#define TFI_DGRAM_CAPS (TFI_CAPS & ~(uint64_t)FI_TAGGED)
 
 /* The VNI carries one 64-bit tag: untagged messages use the top bit, tagged ones the rest. */
 #define TFI_MSG_TAG (1ULL << 63)
 #define TFI_TAG_BITS (TFI_MSG_TAG - 1)
 
 #define TFI_IOV_LIMIT 4
+#define TFI_CQ_DATA_SIZE 8 /* remote CQ data: the VNI's immediate data (trd_vni_senddata) */
 #define TFI_CQ_DEFAULT 1024
 #define TFI_CQ_EPS 8 /* endpoints one CQ may serve */
 
@@ -76,6 +79,7 @@ struct tfi_params {
 	int connect_ms;       /* keep trying to reach toroid-node this long */
 	int spin_us;          /* fi_cq_read naps after this long without completions (<0: never) */
 	int nap_us;           /* longest nap of one fi_cq_read */
+	bool dgram;           /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
 };
 
 extern struct fi_provider tfi_prov;
@@ -147,6 +151,7 @@ struct tfi_op {
 	enum tfi_op_kind kind;
 	bool comp;        /* write a success completion */
 	bool tagged;
+	bool peek;        /* FI_PEEK: a VNI probe, no buffer */
 	void *context;
 	void *bounce;     /* pool buffer (long send, every receive), or NULL */
 	size_t len;       /* send: bytes; receive: room */
@@ -162,6 +167,7 @@ struct tfi_ep {
 	struct tfi_cq *txcq, *rxcq;
 	uint64_t caps;
 	uint64_t tx_op_flags, rx_op_flags;
+	enum fi_ep_type type; /* FI_EP_RDM or FI_EP_DGRAM */
 	bool tx_selective, rx_selective;
 	bool enabled;
 	bool dead;        /* the engine closed the interface */
@@ -236,7 +242,6 @@ int tfi_no_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt, con
 			size_t svccnt, fi_addr_t *fi_addr, uint64_t flags, void *context);
 int tfi_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr, struct fid_av_set **av_set,
 		  void *context);
-ssize_t tfi_no_cancel(fid_t fid, void *context);
 int tfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr, struct fid_ep **tx_ep,
 		  void *context);
 int tfi_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr, struct fid_ep **rx_ep,
@@ -250,14 +255,6 @@ int tfi_no_reject(struct fid_pep *pep, fid_t handle, const void *param, size_t p
 int tfi_no_shutdown(struct fid_ep *ep, uint64_t flags);
 int tfi_no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc,
 		void *context);
-ssize_t tfi_no_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
-			uint64_t data, fi_addr_t dest_addr, void *context);
-ssize_t tfi_no_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
-			  fi_addr_t dest_addr);
-ssize_t tfi_no_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
-			 uint64_t data, fi_addr_t dest_addr, uint64_t tag, void *context);
-ssize_t tfi_no_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
-			   fi_addr_t dest_addr, uint64_t tag);
 int tfi_no_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 
 #endif /* TOROID_TFI_H */

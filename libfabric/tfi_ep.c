@@ -10,11 +10,11 @@
  *   receive   posted into a pool buffer as large as the application's (at most max_msg_size),
  *             copied into the application's iovs when fi_cq_read finds its completion.
  *   tags      one 64-bit VNI tag: untagged messages carry TFI_MSG_TAG (bit 63), tagged ones
- *             their tag (bits 0..62). A tagged receive matches its tag exactly, or any tag on
- *             an endpoint without FI_MSG (ignore = all tag bits); other ignore masks need
- *             the engine's matcher and return -FI_EOPNOTSUPP.
+ *             their tag (bits 0..62). A tagged receive passes its tag and ignore mask to the
+ *             engine's matcher (trd_vni_recv_mask), never ignoring bit 63.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +27,9 @@
 #define TFI_IDLE_CHECK 4096 /* empty polls between two looks at the engine's state */
 
 /* Flags this provider does not implement on an operation. */
-#define TFI_TX_REFUSED (FI_REMOTE_CQ_DATA | FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_FENCE | \
-			FI_TRIGGER | FI_MULTICAST)
-#define TFI_RX_REFUSED (FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD | FI_TRIGGER)
+#define TFI_TX_REFUSED                                                                             \
+	(FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_FENCE | FI_TRIGGER | FI_MULTICAST)
+#define TFI_RX_REFUSED (FI_MULTI_RECV | FI_CLAIM | FI_DISCARD | FI_TRIGGER)
 
 static uint64_t
 now_ns(void)
@@ -121,8 +121,8 @@ op_cq(const struct tfi_ep *ep, const struct tfi_op *op)
 
 /* Turn one VNI completion (or an abandoned operation, status != 0) into a CQ entry. */
 static void
-op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
-	    struct trd_vni_addr peer, uint64_t tag)
+op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct trd_vni_addr peer,
+	    uint64_t tag, const uint64_t *data)
 {
 	struct tfi_cq *cq = op_cq(ep, op);
 	struct tfi_cqe e;
@@ -133,7 +133,11 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
 	if (op->kind == TFI_OP_RECV) {
 		e.e.flags = FI_RECV | (op->tagged ? FI_TAGGED : FI_MSG);
 		e.e.buf = op->iov_n > 0 ? op->iov[0].iov_base : NULL;
-		if (status == 0) {
+		if (status == 0 && op->peek) {
+			e.e.buf = NULL; /* the message stays at the engine: nothing is copied */
+			if (ep->caps & FI_SOURCE)
+				e.src = tfi_av_reverse(ep->av, peer.app, peer.proc);
+		} else if (status == 0) {
 			if (len > op->len)
 				len = op->len; /* cannot happen: the engine checks the room */
 			scatter(op, op->bounce, len);
@@ -142,6 +146,10 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
 		}
 		e.e.len = len;
 		e.e.tag = op->tagged ? tag : 0;
+		if (status == 0 && data != NULL) {
+			e.e.flags |= FI_REMOTE_CQ_DATA;
+			e.e.data = *data;
+		}
 		if (status == -EMSGSIZE)
 			e.olen = len > op->len ? len - op->len : 0;
 	} else {
@@ -149,14 +157,22 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
 		e.e.len = op->len;
 	}
 	if (status != 0) {
+		FI_INFO(&tfi_prov, FI_LOG_EP_DATA, "%s %s %zu B, tag %#" PRIx64 ": %s\n",
+			op->kind == TFI_OP_RECV ? "receive" : "send", op->tagged ? "tagged" : "msg",
+			op->len, tag, strerror(-status));
 		e.err = tfi_errno(status);
 		e.prov_errno = -status;
 		/* the VNI fails a sender whose message was too long for the receive too */
 		if (op->kind == TFI_OP_SEND && status == -EMSGSIZE)
 			e.err = FI_EMSGSIZE;
 	}
-	if (cq != NULL && (status != 0 || op->comp))
+	/* an inject has no context to report a failure with: it is logged only (and the
+	 * application learns of a dead peer at its next operation with a context) */
+	if (cq != NULL && (op->comp || (status != 0 && op->context != NULL)))
 		tfi_cq_push(cq, &e);
+	else if (status != 0 && op->context == NULL)
+		FI_WARN(&tfi_prov, FI_LOG_EP_DATA, "an injected send failed: %s\n",
+			strerror(-status));
 	op_put(ep, op);
 }
 
@@ -188,7 +204,7 @@ ep_flush_dead(struct tfi_ep *ep)
 		cq = op_cq(ep, op);
 		if (cq != NULL && tfi_cq_room(cq) == 0)
 			continue;
-		op_complete(ep, op, -ECONNRESET, 0, none, 0);
+		op_complete(ep, op, -ECONNRESET, 0, none, 0, NULL);
 	}
 }
 
@@ -201,7 +217,8 @@ ep_handle(struct tfi_ep *ep, const struct trd_vni_cpl *c, int n)
 		/* the cookie is ours (kept in libtoroid_vni's private memory): still, check it */
 		if (op < ep->ops || op >= ep->ops + ep->n_ops || op->kind == TFI_OP_FREE)
 			continue;
-		op_complete(ep, op, c[i].status, c[i].len, c[i].peer, c[i].tag);
+		op_complete(ep, op, c[i].status, c[i].len, c[i].peer, c[i].tag,
+			    c[i].has_data ? &c[i].data : NULL);
 	}
 }
 
@@ -306,7 +323,7 @@ post_check(struct tfi_ep *ep)
 
 static ssize_t
 ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, uint64_t vtag,
-	bool tagged, void *context, bool comp, bool inject)
+	bool tagged, void *context, bool comp, bool inject, const uint64_t *data)
 {
 	uint8_t tmp[TRD_VNI_SHORT_MAX];
 	struct trd_vni_addr dst;
@@ -340,6 +357,7 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 	}
 	op->kind = TFI_OP_SEND;
 	op->tagged = tagged;
+	op->peek = false;
 	op->comp = comp && !inject;
 	op->context = inject ? NULL : context;
 	op->len = total;
@@ -363,7 +381,11 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 		gather(op->bounce, iov, n);
 		buf = op->bounce;
 	}
-	rc = trd_vni_send(ep->vni, dst, vtag, buf, total, -1, (uint64_t)(uintptr_t)op);
+	if (data != NULL)
+		rc = trd_vni_senddata(ep->vni, dst, vtag, *data, buf, total, -1,
+				      (uint64_t)(uintptr_t)op);
+	else
+		rc = trd_vni_send(ep->vni, dst, vtag, buf, total, -1, (uint64_t)(uintptr_t)op);
 	if (rc != 0) {
 		op_put(ep, op);
 		if (rc == -EAGAIN) {
@@ -381,11 +403,10 @@ out:
 
 static ssize_t
 ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uint64_t tag,
-	uint64_t ignore, bool tagged, void *context, bool comp)
+	uint64_t ignore, bool tagged, void *context, bool comp, bool peek)
 {
 	struct trd_vni_addr from = {TRD_VNI_ANY, TRD_VNI_ANY};
-	unsigned int vflags = 0;
-	uint64_t vtag = TFI_MSG_TAG;
+	uint64_t vtag = TFI_MSG_TAG, vignore = 0;
 	struct tfi_op *op;
 	size_t cap;
 	ssize_t rc;
@@ -393,16 +414,11 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 	if (!iov_ok(iov, n))
 		return -FI_EINVAL;
 	if (tagged) {
-		if ((ignore & TFI_TAG_BITS) == TFI_TAG_BITS && !(ep->caps & FI_MSG)) {
-			vflags = TRD_VNI_ANY_TAG; /* no untagged traffic to confuse it with */
-			vtag = 0;
-		} else if (ignore != 0) {
-			return -FI_EOPNOTSUPP; /* tag masks: engine work */
-		} else if (tag & ~TFI_TAG_BITS) {
+		/* the engine matches with the mask; bit 63 (untagged traffic) is never ignored */
+		vignore = ignore & TFI_TAG_BITS;
+		vtag = tag & ~vignore;
+		if (vtag & ~TFI_TAG_BITS)
 			return -FI_EINVAL;
-		} else {
-			vtag = tag;
-		}
 	}
 	cap = iov_total(iov, n);
 	if (cap > ep->max_msg)
@@ -428,11 +444,17 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 	}
 	op->kind = TFI_OP_RECV;
 	op->tagged = tagged;
-	op->comp = comp;
+	op->peek = peek;
+	op->comp = comp || peek; /* a peek always answers */
 	op->context = context;
 	op->len = cap;
 	op->iov_n = n;
-	memcpy(op->iov, iov, n * sizeof(*iov));
+	if (n > 0)
+		memcpy(op->iov, iov, n * sizeof(*iov));
+	if (peek) {
+		rc = trd_vni_probe(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
+		goto posted;
+	}
 	if (cap > 0) {
 		op->bounce = trd_vni_alloc(ep->vni, cap);
 		if (op->bounce == NULL) {
@@ -442,8 +464,9 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 			goto out;
 		}
 	}
-	rc = trd_vni_recv(ep->vni, from, vtag, vflags, op->bounce, cap, -1,
-			  (uint64_t)(uintptr_t)op);
+	rc = trd_vni_recv_mask(ep->vni, from, vtag, vignore, op->bounce, cap, -1,
+			       (uint64_t)(uintptr_t)op);
+posted:
 	if (rc != 0) {
 		op_put(ep, op);
 		if (rc == -EAGAIN) {
@@ -485,7 +508,7 @@ msg_recv(struct fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, voi
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_recv(ep, &iov, 1, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags));
+	return ep_recv(ep, &iov, 1, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags), false);
 }
 
 static ssize_t
@@ -494,7 +517,8 @@ msg_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count, 
 {
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_recv(ep, iov, count, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags));
+	return ep_recv(ep, iov, count, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags),
+		       false);
 }
 
 static ssize_t
@@ -504,10 +528,10 @@ msg_recvmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
 
 	if (msg == NULL)
 		return -FI_EINVAL;
-	if (flags & TFI_RX_REFUSED)
-		return -FI_EOPNOTSUPP;
+	if (flags & (TFI_RX_REFUSED | FI_PEEK))
+		return -FI_EOPNOTSUPP; /* FI_PEEK is for tagged receives */
 	return ep_recv(ep, msg->msg_iov, msg->iov_count, msg->addr, 0, 0, false, msg->context,
-		       rx_comp(ep, flags));
+		       rx_comp(ep, flags), false);
 }
 
 static ssize_t
@@ -517,8 +541,8 @@ msg_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t de
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context,
-		       tx_comp(ep, ep->tx_op_flags), false);
+	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context, tx_comp(ep, ep->tx_op_flags),
+		       false, NULL);
 }
 
 static ssize_t
@@ -528,7 +552,7 @@ msg_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count, 
 	struct tfi_ep *ep = to_ep(e);
 
 	return ep_send(ep, iov, count, dest, TFI_MSG_TAG, false, context,
-		       tx_comp(ep, ep->tx_op_flags), false);
+		       tx_comp(ep, ep->tx_op_flags), false, NULL);
 }
 
 static ssize_t
@@ -544,7 +568,28 @@ msg_sendmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
 	    iov_total(msg->msg_iov, msg->iov_count) > tfi_inject_size())
 		return -FI_EMSGSIZE;
 	return ep_send(ep, msg->msg_iov, msg->iov_count, msg->addr, TFI_MSG_TAG, false,
-		       msg->context, tx_comp(ep, flags), false);
+		       msg->context, tx_comp(ep, flags), false,
+		       (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL);
+}
+
+/* Remote CQ data: the VNI's immediate data (trd_vni_senddata), cq_data_size 8. */
+static ssize_t
+msg_senddata(struct fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data,
+	     fi_addr_t dest, void *context)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context, tx_comp(ep, ep->tx_op_flags),
+		       false, &data);
+}
+
+static ssize_t
+msg_injectdata(struct fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+
+	return ep_send(to_ep(e), &iov, 1, dest, TFI_MSG_TAG, false, NULL, false, true, &data);
 }
 
 static ssize_t
@@ -552,7 +597,7 @@ msg_inject(struct fid_ep *e, const void *buf, size_t len, fi_addr_t dest)
 {
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
 
-	return ep_send(to_ep(e), &iov, 1, dest, TFI_MSG_TAG, false, NULL, false, true);
+	return ep_send(to_ep(e), &iov, 1, dest, TFI_MSG_TAG, false, NULL, false, true, NULL);
 }
 
 static struct fi_ops_msg msg_ops = {
@@ -564,8 +609,8 @@ static struct fi_ops_msg msg_ops = {
 	.sendv = msg_sendv,
 	.sendmsg = msg_sendmsg,
 	.inject = msg_inject,
-	.senddata = tfi_no_senddata,
-	.injectdata = tfi_no_injectdata,
+	.senddata = msg_senddata,
+	.injectdata = msg_injectdata,
 };
 
 /* ---- fi_ops_tagged ---- */
@@ -583,7 +628,8 @@ tagged_recv(struct fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, 
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_recv(ep, &iov, 1, src, tag, ignore, true, context, rx_comp(ep, ep->rx_op_flags));
+	return ep_recv(ep, &iov, 1, src, tag, ignore, true, context, rx_comp(ep, ep->rx_op_flags),
+		       false);
 }
 
 static ssize_t
@@ -593,7 +639,7 @@ tagged_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t coun
 	struct tfi_ep *ep = to_ep(e);
 
 	return ep_recv(ep, iov, count, src, tag, ignore, true, context,
-		       rx_comp(ep, ep->rx_op_flags));
+		       rx_comp(ep, ep->rx_op_flags), false);
 }
 
 static ssize_t
@@ -604,9 +650,10 @@ tagged_recvmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags
 	if (msg == NULL)
 		return -FI_EINVAL;
 	if (flags & TFI_RX_REFUSED)
-		return -FI_EOPNOTSUPP; /* FI_PEEK, FI_CLAIM, FI_DISCARD: engine work */
+		return -FI_EOPNOTSUPP; /* FI_CLAIM, FI_DISCARD: engine work */
+	/* FI_PEEK: a VNI probe; it answers with a completion (FI_ENOMSG error if nothing) */
 	return ep_recv(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, msg->ignore, true,
-		       msg->context, rx_comp(ep, flags));
+		       msg->context, rx_comp(ep, flags), (flags & FI_PEEK) != 0);
 }
 
 static ssize_t
@@ -618,7 +665,8 @@ tagged_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t
 
 	if (tag_send_check(tag))
 		return -FI_EINVAL;
-	return ep_send(ep, &iov, 1, dest, tag, true, context, tx_comp(ep, ep->tx_op_flags), false);
+	return ep_send(ep, &iov, 1, dest, tag, true, context, tx_comp(ep, ep->tx_op_flags), false,
+		       NULL);
 }
 
 static ssize_t
@@ -630,7 +678,7 @@ tagged_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t coun
 	if (tag_send_check(tag))
 		return -FI_EINVAL;
 	return ep_send(ep, iov, count, dest, tag, true, context, tx_comp(ep, ep->tx_op_flags),
-		       false);
+		       false, NULL);
 }
 
 static ssize_t
@@ -646,7 +694,31 @@ tagged_sendmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags
 	    iov_total(msg->msg_iov, msg->iov_count) > tfi_inject_size())
 		return -FI_EMSGSIZE;
 	return ep_send(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, true, msg->context,
-		       tx_comp(ep, flags), false);
+		       tx_comp(ep, flags), false, (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL);
+}
+
+static ssize_t
+tagged_senddata(struct fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data,
+		fi_addr_t dest, uint64_t tag, void *context)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	if (tag_send_check(tag))
+		return -FI_EINVAL;
+	return ep_send(ep, &iov, 1, dest, tag, true, context, tx_comp(ep, ep->tx_op_flags), false,
+		       &data);
+}
+
+static ssize_t
+tagged_injectdata(struct fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
+		  uint64_t tag)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+
+	if (tag_send_check(tag))
+		return -FI_EINVAL;
+	return ep_send(to_ep(e), &iov, 1, dest, tag, true, NULL, false, true, &data);
 }
 
 static ssize_t
@@ -656,7 +728,7 @@ tagged_inject(struct fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uin
 
 	if (tag_send_check(tag))
 		return -FI_EINVAL;
-	return ep_send(to_ep(e), &iov, 1, dest, tag, true, NULL, false, true);
+	return ep_send(to_ep(e), &iov, 1, dest, tag, true, NULL, false, true, NULL);
 }
 
 static struct fi_ops_tagged tagged_ops = {
@@ -668,8 +740,8 @@ static struct fi_ops_tagged tagged_ops = {
 	.sendv = tagged_sendv,
 	.sendmsg = tagged_sendmsg,
 	.inject = tagged_inject,
-	.senddata = tfi_no_tsenddata,
-	.injectdata = tfi_no_tinjectdata,
+	.senddata = tagged_senddata,
+	.injectdata = tagged_injectdata,
 };
 
 /* ---- CM: names ---- */
@@ -717,6 +789,35 @@ ep_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen)
 	return level == FI_OPT_ENDPOINT ? -FI_ENOPROTOOPT : -FI_EINVAL;
 }
 
+/* fi_cancel: withdraw the posted receive with @p context (trd_vni_cancel). It completes with
+ * an FI_ECANCELED error entry, or normally if a message matched it first. Sends cannot be
+ * withdrawn: -FI_ENOENT, as for a context nothing is posted with. */
+static ssize_t
+ep_cancel(fid_t fid, void *context)
+{
+	struct tfi_ep *ep = container_of(fid, struct tfi_ep, ep.fid);
+	ssize_t rc = -FI_ENOENT;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	if (!ep->enabled || ep->dead) {
+		rc = ep->enabled ? -FI_ECONNRESET : -FI_EOPBADSTATE;
+		goto out;
+	}
+	for (unsigned int i = 0; i < ep->n_ops; i++) {
+		struct tfi_op *op = &ep->ops[i];
+		int r;
+
+		if (op->kind != TFI_OP_RECV || op->peek || op->context != context)
+			continue;
+		r = trd_vni_cancel(ep->vni, (uint64_t)(uintptr_t)op);
+		rc = r == 0 ? 0 : r == -EAGAIN ? -FI_EAGAIN : r == -ENOENT ? -FI_ENOENT : r;
+		break;
+	}
+out:
+	pthread_mutex_unlock(&ep->dom->lock);
+	return rc;
+}
+
 static ssize_t
 ep_size_left(struct fid_ep *e)
 {
@@ -725,7 +826,7 @@ ep_size_left(struct fid_ep *e)
 
 static struct fi_ops_ep ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = tfi_no_cancel, /* the VNI cannot withdraw a posted operation yet */
+	.cancel = ep_cancel,
 	.getopt = ep_getopt,
 	.setopt = ep_setopt,
 	.tx_ctx = tfi_no_tx_ctx,
@@ -901,9 +1002,10 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 
 	if (domain == NULL || info == NULL || epp == NULL || info->ep_attr == NULL)
 		return -FI_EINVAL;
-	if (info->ep_attr->type != FI_EP_RDM)
+	if (info->ep_attr->type != FI_EP_RDM &&
+	    (info->ep_attr->type != FI_EP_DGRAM || !tfi_params.dgram))
 		return -FI_EINVAL;
-	if (info->caps & ~TFI_CAPS)
+	if (info->caps & ~(info->ep_attr->type == FI_EP_DGRAM ? TFI_DGRAM_CAPS : TFI_CAPS))
 		return -FI_EOPNOTSUPP;
 	d = container_of(domain, struct tfi_domain, dom);
 	proc = env_proc();
@@ -924,6 +1026,7 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	conf.n_recv = (unsigned int)tfi_params.n_ctx;
 	conf.short_max = TRD_VNI_SHORT_MAX;
 	conf.connect_timeout_ms = (unsigned int)tfi_params.connect_ms;
+	conf.ordered = info->ep_attr->type == FI_EP_RDM; /* FI_ORDER_SAS; DGRAM: none */
 	ep->vni = trd_vni_open(&conf);
 	if (ep->vni == NULL) {
 		rc = errno ? -errno : -FI_EOTHER;
@@ -957,7 +1060,8 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	memcpy(ep->name.node, ep->info.node, 3);
 	ep->name.version = 1;
 	ep->dom = d;
-	ep->caps = info->caps ? info->caps : TFI_CAPS;
+	ep->type = info->ep_attr->type;
+	ep->caps = info->caps ? info->caps : ep->type == FI_EP_DGRAM ? TFI_DGRAM_CAPS : TFI_CAPS;
 	ep->tx_op_flags = info->tx_attr != NULL ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr != NULL ? info->rx_attr->op_flags : 0;
 	ep->ep.fid.fclass = FI_CLASS_EP;

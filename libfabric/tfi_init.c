@@ -80,6 +80,9 @@ FI_EXT_INI
 			"-1: never, fi_cq_read only polls)");
 	fi_param_define(&tfi_prov, "nap_us", FI_PARAM_INT,
 			"longest such sleep in one fi_cq_read, us (default 200)");
+	fi_param_define(&tfi_prov, "dgram", FI_PARAM_BOOL,
+			"offer FI_EP_DGRAM endpoints too (default 0: libfabric then layers "
+			"ofi_rxd over them and lists toroid;ofi_rxd before toroid's own RDM)");
 
 	if (fi_param_get_str(&tfi_prov, "socket", &s) == 0 && s != NULL && s[0] != '\0')
 		tfi_params.socket = s;
@@ -97,6 +100,8 @@ FI_EXT_INI
 		tfi_params.spin_us = v;
 	if (fi_param_get_int(&tfi_prov, "nap_us", &v) == 0 && v >= 1 && v <= 1000000)
 		tfi_params.nap_us = v;
+	if (fi_param_get_bool(&tfi_prov, "dgram", &v) == 0)
+		tfi_params.dgram = v != 0;
 	return &tfi_prov;
 }
 
@@ -122,6 +127,8 @@ tfi_errno(int vni_status)
 		return FI_EHOSTUNREACH;
 	case -ECANCELED:
 		return FI_ECANCELED;
+	case -ENOMSG:
+		return FI_ENOMSG;
 	case -EINVAL:
 		return FI_EINVAL;
 	default:
@@ -152,8 +159,8 @@ tx_ok(const struct fi_tx_attr *a)
 		return true;
 	if (a->caps & ~TFI_CAPS)
 		NOMATCH("tx caps");
-	if (a->msg_order != FI_ORDER_NONE)
-		NOMATCH("tx msg_order (no ordering guarantee)");
+	if (a->msg_order & ~(uint64_t)FI_ORDER_SAS)
+		NOMATCH("tx msg_order (send after send only)");
 	if (a->comp_order & ~(uint64_t)FI_ORDER_NONE)
 		NOMATCH("tx comp_order");
 	if (a->inject_size > tfi_inject_size())
@@ -174,8 +181,8 @@ rx_ok(const struct fi_rx_attr *a)
 		return true;
 	if (a->caps & ~TFI_CAPS)
 		NOMATCH("rx caps");
-	if (a->msg_order != FI_ORDER_NONE)
-		NOMATCH("rx msg_order (no ordering guarantee)");
+	if (a->msg_order & ~(uint64_t)FI_ORDER_SAS)
+		NOMATCH("rx msg_order (send after send only)");
 	if (a->comp_order & ~(uint64_t)FI_ORDER_NONE)
 		NOMATCH("rx comp_order");
 	if (a->size > (size_t)tfi_params.n_ctx)
@@ -203,8 +210,10 @@ hints_ok(const struct fi_info *h)
 	if (h->nic != NULL)
 		NOMATCH("nic");
 	if (ep != NULL) {
-		if (ep->type != FI_EP_UNSPEC && ep->type != FI_EP_RDM)
-			NOMATCH("ep type (FI_EP_RDM only)");
+		if (ep->type != FI_EP_UNSPEC && ep->type != FI_EP_RDM && ep->type != FI_EP_DGRAM)
+			NOMATCH("ep type (FI_EP_RDM and FI_EP_DGRAM only)");
+		if (ep->type == FI_EP_DGRAM && (h->caps & ~TFI_DGRAM_CAPS))
+			NOMATCH("caps of FI_EP_DGRAM (untagged messages)");
 		if (ep->protocol != FI_PROTO_UNSPEC)
 			NOMATCH("protocol");
 		if (ep->max_msg_size > tfi_max_msg_size())
@@ -230,8 +239,8 @@ hints_ok(const struct fi_info *h)
 			NOMATCH("av_type");
 		if (d->caps & ~TFI_DOMAIN_CAPS)
 			NOMATCH("domain caps");
-		if (d->cq_data_size > 0)
-			NOMATCH("cq_data_size (no remote CQ data)");
+		if (d->cq_data_size > TFI_CQ_DATA_SIZE)
+			NOMATCH("cq_data_size (8 bytes)");
 		if (d->auth_key_size > 0)
 			NOMATCH("auth_key");
 	}
@@ -253,12 +262,16 @@ dup_addr(void **dst, size_t *dlen, const void *src, size_t len)
 	return 0;
 }
 
+static int make_info(enum fi_ep_type type, const struct fi_info *hints, struct fi_info **info);
+
+/* One answer per endpoint type the hints allow: FI_EP_RDM, then FI_EP_DGRAM. */
 static int
 tfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
 	    const struct fi_info *hints, struct fi_info **info)
 {
-	uint64_t caps = TFI_CAPS;
-	struct fi_info *fi;
+	enum fi_ep_type want = FI_EP_UNSPEC;
+	struct fi_info *rdm = NULL, *dgram = NULL;
+	int rc = 0;
 
 	*info = NULL;
 	if (FI_VERSION_LT(version, FI_VERSION(1, 5)))
@@ -270,9 +283,37 @@ tfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t fl
 	if (hints != NULL) {
 		if (!hints_ok(hints))
 			return -FI_ENODATA;
-		if (hints->caps)
-			caps = hints->caps | TFI_DOMAIN_CAPS;
+		if (hints->ep_attr != NULL)
+			want = hints->ep_attr->type;
 	}
+	if (want != FI_EP_DGRAM)
+		rc = make_info(FI_EP_RDM, hints, &rdm);
+	if (rc == 0 && want != FI_EP_RDM && tfi_params.dgram &&
+	    (hints == NULL || !(hints->caps & ~TFI_DGRAM_CAPS)) &&
+	    (hints == NULL || hints->ep_attr == NULL || hints->ep_attr->mem_tag_format == 0) &&
+	    (hints == NULL || hints->tx_attr == NULL || hints->tx_attr->msg_order == 0) &&
+	    (hints == NULL || hints->rx_attr == NULL || hints->rx_attr->msg_order == 0))
+		rc = make_info(FI_EP_DGRAM, hints, &dgram);
+	if (rc != 0) {
+		fi_freeinfo(rdm);
+		fi_freeinfo(dgram);
+		return rc;
+	}
+	if (rdm != NULL)
+		rdm->next = dgram;
+	*info = rdm != NULL ? rdm : dgram;
+	return *info != NULL ? 0 : -FI_ENODATA;
+}
+
+static int
+make_info(enum fi_ep_type type, const struct fi_info *hints, struct fi_info **info)
+{
+	bool dg = type == FI_EP_DGRAM;
+	uint64_t caps = dg ? TFI_DGRAM_CAPS : TFI_CAPS;
+	struct fi_info *fi;
+
+	if (hints != NULL && hints->caps)
+		caps = hints->caps | TFI_DOMAIN_CAPS;
 	fi = fi_allocinfo();
 	if (fi == NULL)
 		return -FI_ENOMEM;
@@ -295,7 +336,8 @@ tfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t fl
 								      FI_TRANSMIT_COMPLETE |
 								      FI_INJECT_COMPLETE)
 					: 0;
-	fi->tx_attr->msg_order = FI_ORDER_NONE;
+	/* RDM: an ordered VNI (trd_vni_conf.ordered); DGRAM promises no order */
+	fi->tx_attr->msg_order = dg ? FI_ORDER_NONE : FI_ORDER_SAS;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = tfi_inject_size();
 	fi->tx_attr->size = (size_t)tfi_params.n_ctx;
@@ -307,18 +349,18 @@ tfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t fl
 	fi->rx_attr->op_flags = hints != NULL && hints->rx_attr != NULL
 					? hints->rx_attr->op_flags & FI_COMPLETION
 					: 0;
-	fi->rx_attr->msg_order = FI_ORDER_NONE;
+	fi->rx_attr->msg_order = dg ? FI_ORDER_NONE : FI_ORDER_SAS;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->total_buffered_recv = 0;
 	fi->rx_attr->size = (size_t)tfi_params.n_ctx;
 	fi->rx_attr->iov_limit = TFI_IOV_LIMIT;
 
-	fi->ep_attr->type = FI_EP_RDM;
+	fi->ep_attr->type = type;
 	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
 	fi->ep_attr->protocol_version = 1;
 	fi->ep_attr->max_msg_size = tfi_max_msg_size();
 	fi->ep_attr->msg_prefix_size = 0;
-	fi->ep_attr->mem_tag_format = TFI_TAG_BITS;
+	fi->ep_attr->mem_tag_format = dg ? 0 : TFI_TAG_BITS;
 	fi->ep_attr->tx_ctx_cnt = 1;
 	fi->ep_attr->rx_ctx_cnt = 1;
 
@@ -339,7 +381,7 @@ tfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t fl
 					   : FI_AV_UNSPEC;
 	fi->domain_attr->mr_mode = 0; /* descriptors are optional; nothing is required */
 	fi->domain_attr->mr_key_size = sizeof(uint64_t);
-	fi->domain_attr->cq_data_size = 0;
+	fi->domain_attr->cq_data_size = TFI_CQ_DATA_SIZE;
 	fi->domain_attr->cq_cnt = 64;
 	fi->domain_attr->ep_cnt = 1;
 	fi->domain_attr->tx_ctx_cnt = 1;

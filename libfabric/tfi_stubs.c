@@ -112,12 +112,6 @@ tfi_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr, struct fid_av_set 
 	return -FI_ENOSYS;
 }
 
-ssize_t
-tfi_no_cancel(fid_t fid, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 int
 tfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr, struct fid_ep **tx_ep,
 	      void *context)
@@ -177,35 +171,6 @@ tfi_no_shutdown(struct fid_ep *ep, uint64_t flags)
 int
 tfi_no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc,
 	    void *context)
-{
-	return -FI_ENOSYS;
-}
-
-/* Remote CQ data: the VNI carries no data word besides the tag (cq_data_size is 0). */
-ssize_t
-tfi_no_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data,
-		fi_addr_t dest_addr, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-ssize_t
-tfi_no_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
-		  fi_addr_t dest_addr)
-{
-	return -FI_ENOSYS;
-}
-
-ssize_t
-tfi_no_tsenddata(struct fid_ep *ep, const void *buf, size_t len, void *desc, uint64_t data,
-		 fi_addr_t dest_addr, uint64_t tag, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-ssize_t
-tfi_no_tinjectdata(struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
-		   fi_addr_t dest_addr, uint64_t tag)
 {
 	return -FI_ENOSYS;
 }

@@ -5,8 +5,8 @@
 #
 #   test_vni.sh TOROID_NODE VNI_APP TEST
 #
-# TEST: local | dump | two_engines | fairness | fairness_uneven | rotation | flow | mcast |
-#       mcast_shared | kill | share
+# TEST: local | masks | ordered | dump | two_engines | fairness | fairness_uneven | rotation |
+#       flow | mcast | mcast_shared | kill | share
 # Every wait is bounded; readiness is polled with a deadline; applications block on their
 # eventfd when idle, each engine runs one lcore and sleeps when idle.
 set -u
@@ -188,6 +188,67 @@ SIZES=0,1,100,512,513,1443,1444,1445,4096,65536,1M,8M
 LATE=0,513,1445,65536,8M
 
 case "$TEST" in
+masks)
+	# Tag ignore masks (trd_vni_recv_mask): one process sending to itself, receives posted
+	# before their messages and matched against staged ones; immediate data; probe, cancel.
+	cat >"$T/one.ini" <<EOF
+[torus]
+dims = 1x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+procs = 1:0
+EOF
+	start_engine E 0 -- --topo "$T/one.ini" --node 0
+	eng_wait_ready E
+	app m0 "$T/E-0.sock" 1 0 masks
+	wait_app m0
+	stop_engine E
+	# the one completion with an error is the cancelled receive (probes are not counted)
+	[ "$(total E vni errors)" = 1 ] || die "expected 1 completion with an error (the cancel)"
+	[ "$(total E vni staging_used)" = 0 ] || die "staging not released"
+	[ "$(total E vni bad_wire)" = 0 ] || die "malformed protocol messages"
+	[ "$(total E vni late_matches)" -ge 8 ] || die "expected >= 8 receives matched from staging"
+	[ "$(total E vni probes)" = 4 ] || die "expected 4 probes, the engine counted $(total E vni probes)"
+	[ "$(total E vni cancels)" = 1 ] || die "expected 1 cancelled receive, the engine counted $(total E vni cancels)"
+	;;
+ordered)
+	# Ordered interfaces (trd_vni_conf.ordered): a 2 MiB message, longer than its receiver's
+	# share of 1 MiB staging, is refused until its receive is posted, and 8 short messages
+	# with the same tag follow it. Held behind it, they are matched after it, in send order
+	# (without ordering they would be staged at once and taken by the first receives).
+	cat >"$T/three.ini" <<EOF
+[torus]
+dims = 1x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+procs = 1:0, 1:1, 1:2
+EOF
+	start_engine E 0 -- --topo "$T/three.ini" --node 0 --staging 1M
+	eng_wait_ready E
+	S="$T/E-0.sock"
+	app r "$S" 1 1 --pool 64M seq-recv --from 1:0 --size 2M --count 9
+	for i in $(seq 200); do
+		[ "$(telemetry E /toroid/vni,node0 attached)" -ge 1 ] && break
+		sleep 0.05
+	done
+	app s "$S" 1 0 --pool 16M --ordered seq-send --to 1:1 --size 2M --count 9
+	for i in $(seq 200); do # the long message refused, the short ones held behind it
+		[ "$(telemetry E /toroid/vni,node0 order_holds)" -ge 8 ] &&
+			[ "$(telemetry E /toroid/vni,node0 nak_sent)" -ge 1 ] && break
+		sleep 0.05
+	done
+	[ "$(telemetry E /toroid/vni,node0 order_holds)" -ge 8 ] || die "the short messages were not held"
+	[ "$(telemetry E /toroid/vni,node0 staged)" = 0 ] || die "a message was staged while an earlier one waited"
+	app g "$S" 1 2 go --to 1:1
+	wait_app g
+	wait_app r
+	wait_app s
+	stop_engine E
+	check_clean E
+	echo "ordered: $(total E vni order_holds) sends held, $(total E vni nak_sent) refusals, matched in send order"
+	;;
 local)
 	# One engine, three processes on one node: every size to every peer, both ways, some
 	# received only after the data reached the engine (staged, then moved on receive).

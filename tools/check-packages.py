@@ -11,7 +11,7 @@ in that list, is Essential or of Priority required (on every Debian system), or 
 by them through Depends/Pre-Depends (first alternative, as apt picks it).
 
 The programs are found by reading what the tests and tools run:
-  * shell scripts (pmd-test/, tools/, fuzz/, apps/, .ci/) and the Makefile's recipes: the word
+  * shell scripts (pmd-test/, tools/, fuzz/, apps/, libfabric/, .ci/) and the Makefile's recipes: the word
     in command position (line start, after | && || ; ( $( `, after timeout/exec/nice/env/
     command -v/xargs), here-documents skipped;
   * the commands of docs blocks that tools/docs-check.sh runs (<!-- docs-check -->);
@@ -189,7 +189,7 @@ def numbered(text):
 def scan():
     """(word, 'file:line') for every candidate program the tests and tools run."""
     found = []
-    shell = list(files_under(["pmd-test", "tools", "fuzz", "apps", ".ci"], (".sh",), ("run",)))
+    shell = list(files_under(["pmd-test", "tools", "fuzz", "apps", "libfabric", ".ci"], (".sh",), ("run",)))
     for path in shell:
         for no, w in shell_commands(numbered(open(path).read())):
             found.append((w, f"{os.path.relpath(path, ROOT)}:{no}"))

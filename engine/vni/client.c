@@ -33,6 +33,7 @@
 #define BLOCK_MAGIC 0x6b6f6c42696e7654ULL
 
 struct client_ctx {
+	bool busy; /* receive: posted, not yet completed */
 	uint64_t cookie;
 	void *buf;
 	struct trd_vni_addr peer; /* send: destination */
@@ -55,6 +56,7 @@ struct trd_vni {
 	uint32_t n_sfree, n_rfree;
 	unsigned int pending;
 	bool dead;
+	bool ordered; /* conf.ordered: every unicast send is TRD_VNI_SF_ORDERED */
 };
 
 static uint64_t
@@ -269,6 +271,7 @@ trd_vni_open(const struct trd_vni_conf *conf)
 		goto fail;
 	}
 	v->seg = (struct trd_vni_seg *)v->base;
+	v->ordered = conf->ordered;
 	rc = seg_check(v);
 	if (rc != 0)
 		goto fail;
@@ -407,7 +410,8 @@ post(struct trd_vni *v, uint32_t op, uint32_t idx)
 
 	if (rte_ring_enqueue_elem(v->cmdq, &c, sizeof(c)) != 0)
 		return -EAGAIN;
-	v->pending++;
+	if (op != TRD_VNI_CMD_CANCEL) /* a cancel has no completion of its own */
+		v->pending++;
 	kick(v);
 	return 0;
 }
@@ -428,7 +432,8 @@ db_ok(const struct trd_vni *v, int doorbell)
 
 static int
 send_common(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, uint64_t tag,
-	    const void *buf, size_t len, int doorbell, uint64_t cookie)
+	    bool has_data, uint64_t data, const void *buf, size_t len, int doorbell,
+	    uint64_t cookie)
 {
 	struct trd_vni_sctx *s;
 	uint32_t idx, flags = 0;
@@ -466,9 +471,14 @@ send_common(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, u
 		memcpy(slot + s->dst_off, dst, n * sizeof(*dst));
 		flags |= TRD_VNI_SF_MCAST;
 		s->n_dst = n;
+	} else if (v->ordered) {
+		flags |= TRD_VNI_SF_ORDERED;
 	}
 	s->dst_app = dst[0].app;
 	s->dst_proc = dst[0].proc;
+	s->data = data;
+	if (has_data)
+		flags |= TRD_VNI_SF_DATA;
 	if (doorbell >= 0) {
 		flags |= TRD_VNI_F_DOORBELL;
 		s->doorbell = (uint32_t)doorbell;
@@ -489,26 +499,34 @@ int
 trd_vni_send(struct trd_vni *v, struct trd_vni_addr dst, uint64_t tag, const void *buf,
 	     size_t len, int doorbell, uint64_t cookie)
 {
-	return send_common(v, &dst, 1, tag, buf, len, doorbell, cookie);
+	return send_common(v, &dst, 1, tag, false, 0, buf, len, doorbell, cookie);
+}
+
+int
+trd_vni_senddata(struct trd_vni *v, struct trd_vni_addr dst, uint64_t tag, uint64_t data,
+		 const void *buf, size_t len, int doorbell, uint64_t cookie)
+{
+	return send_common(v, &dst, 1, tag, true, data, buf, len, doorbell, cookie);
 }
 
 int
 trd_vni_mcast(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, uint64_t tag,
 	      const void *buf, size_t len, int doorbell, uint64_t cookie)
 {
-	return send_common(v, dst, n, tag, buf, len, doorbell, cookie); /* n == 1: a send */
+	return send_common(v, dst, n, tag, false, 0, buf, len, doorbell,
+			   cookie); /* n == 1: a send */
 }
 
-int
-trd_vni_recv(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, unsigned int flags,
-	     void *buf, size_t cap, int doorbell, uint64_t cookie)
+static int
+recv_common(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+	    uint32_t rflags, void *buf, size_t cap, int doorbell, uint64_t cookie)
 {
 	struct trd_vni_rctx *r;
 	int64_t off = 0;
 	uint32_t idx;
 	int rc;
 
-	if (v == NULL || cap > UINT32_MAX || (flags & ~TRD_VNI_ANY_TAG) || !db_ok(v, doorbell))
+	if (v == NULL || cap > UINT32_MAX || !db_ok(v, doorbell))
 		return -EINVAL;
 	rc = check_live(v);
 	if (rc != 0)
@@ -523,20 +541,65 @@ trd_vni_recv(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, unsigned 
 	idx = v->rfree[--v->n_rfree];
 	r = &v->rctx[idx];
 	memset(r, 0, sizeof(*r));
-	r->flags = (flags & TRD_VNI_ANY_TAG ? TRD_VNI_RF_ANY_TAG : 0) |
-		   (doorbell >= 0 ? TRD_VNI_F_DOORBELL : 0);
+	r->flags = rflags | (doorbell >= 0 ? TRD_VNI_F_DOORBELL : 0);
 	r->src_app = src.app;
 	r->src_proc = src.proc;
 	r->cap = (uint32_t)cap;
 	r->tag = tag;
+	r->ignore = ignore;
 	r->buf = (uint64_t)off;
 	r->doorbell = doorbell >= 0 ? (uint32_t)doorbell : 0;
 	v->rc[idx].cookie = cookie;
 	v->rc[idx].buf = buf;
+	v->rc[idx].busy = true;
 	rc = post(v, TRD_VNI_CMD_RECV, idx);
-	if (rc != 0)
+	if (rc != 0) {
+		v->rc[idx].busy = false;
 		v->rfree[v->n_rfree++] = idx;
+	}
 	return rc;
+}
+
+int
+trd_vni_probe(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+	      uint64_t cookie)
+{
+	return recv_common(v, src, tag & ~ignore, ignore, TRD_VNI_RF_MASK | TRD_VNI_RF_PROBE, NULL,
+			   0, -1, cookie);
+}
+
+int
+trd_vni_cancel(struct trd_vni *v, uint64_t cookie)
+{
+	int rc;
+
+	if (v == NULL)
+		return -EINVAL;
+	rc = check_live(v);
+	if (rc != 0)
+		return rc;
+	for (uint32_t i = 0; i < v->seg->n_recv; i++)
+		if (v->rc[i].busy && v->rc[i].cookie == cookie)
+			return post(v, TRD_VNI_CMD_CANCEL, i);
+	return -ENOENT;
+}
+
+int
+trd_vni_recv(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, unsigned int flags,
+	     void *buf, size_t cap, int doorbell, uint64_t cookie)
+{
+	if (flags & ~TRD_VNI_ANY_TAG)
+		return -EINVAL;
+	return recv_common(v, src, tag, 0, flags & TRD_VNI_ANY_TAG ? TRD_VNI_RF_ANY_TAG : 0, buf,
+			   cap, doorbell, cookie);
+}
+
+int
+trd_vni_recv_mask(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+		  void *buf, size_t cap, int doorbell, uint64_t cookie)
+{
+	return recv_common(v, src, tag & ~ignore, ignore, TRD_VNI_RF_MASK, buf, cap, doorbell,
+			   cookie);
 }
 
 /* ---- completions ---- */
@@ -564,6 +627,7 @@ trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
 			c->buf = NULL;
 		} else if (e[i].kind == TRD_VNI_CPL_RECV && e[i].idx < v->seg->n_recv) {
 			cx = &v->rc[e[i].idx];
+			cx->busy = false;
 			v->rfree[v->n_rfree++] = e[i].idx;
 			c->kind = TRD_VNI_CPL_RECV;
 			c->peer.app = e[i].peer_app;
@@ -575,6 +639,8 @@ trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
 		c->status = e[i].status;
 		c->len = e[i].len;
 		c->tag = e[i].tag;
+		c->has_data = c->kind == TRD_VNI_CPL_RECV && (e[i].flags & TRD_VNI_CQE_DATA);
+		c->data = c->has_data ? e[i].data : 0;
 		c->cookie = cx->cookie;
 		if (v->pending > 0)
 			v->pending--;

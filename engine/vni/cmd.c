@@ -97,10 +97,12 @@ cplq_put(struct vif *v, const struct trd_vni_cqe *e)
 
 void
 vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
-	     uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell, uint32_t db)
+	     uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell, uint32_t db,
+	     uint64_t data, unsigned int cflags)
 {
 	struct trd_vni_cqe e = {.kind = kind, .idx = idx, .status = status, .len = len,
-				.tag = tag, .peer_app = app, .peer_proc = proc};
+				.tag = tag, .peer_app = app, .peer_proc = proc, .data = data,
+				.flags = (uint16_t)(cflags & TRD_VNI_CQE_DATA)};
 
 	if (kind == TRD_VNI_CPL_SEND) {
 		ST(s, TX_DONE)++;
@@ -109,7 +111,7 @@ vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int
 			v->tx_msgs++;
 			v->tx_bytes += len;
 		}
-	} else {
+	} else if (!(cflags & VNIS_CQE_PROBE)) {
 		ST(s, RX_DONE)++;
 		if (status == 0) {
 			ST(s, RX_BYTES) += len;
@@ -117,7 +119,7 @@ vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int
 			v->rx_bytes += len;
 		}
 	}
-	if (status != 0)
+	if (status != 0 && !(cflags & VNIS_CQE_PROBE))
 		ST(s, ERRORS)++;
 	if (v->dead)
 		return;
@@ -210,7 +212,9 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	shared_read(&c, &v->sctx[idx], sizeof(c)); /* once: the application may change it */
 	v->sbusy[idx] = 1;
 	/* every field is checked before it takes part in an address */
-	if ((c.flags & ~(TRD_VNI_SF_INLINE | TRD_VNI_SF_MCAST | TRD_VNI_F_DOORBELL)) ||
+	if ((c.flags & ~(TRD_VNI_SF_INLINE | TRD_VNI_SF_MCAST | TRD_VNI_SF_ORDERED |
+			 TRD_VNI_SF_DATA | TRD_VNI_F_DOORBELL)) ||
+	    ((c.flags & TRD_VNI_SF_MCAST) && (c.flags & TRD_VNI_SF_ORDERED)) ||
 	    ((c.flags & TRD_VNI_SF_INLINE) && c.len > v->short_max) ||
 	    (!(c.flags & TRD_VNI_SF_INLINE) && (c.buf > v->pool_size || c.len > v->pool_size - c.buf)) ||
 	    ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db))
@@ -289,6 +293,7 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		t->dst_rank = (uint32_t)rank;
 		t->dst = s->topo->nodes[rank].coord;
 		t->tag = c.tag;
+		t->data = c.data;
 		t->len = c.len;
 		t->src = src;
 		t->eager = c.len <= v->short_max;
@@ -299,6 +304,53 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		vnis_tx_cqe(s, p);
 		vnis_tx_free(s, p);
 	}
+}
+
+/* A probe: report message @p x (the first staged one that matches), else the first refused
+ * request that matches (its sender asks again), else -ENOMSG. Nothing is taken. */
+static void
+probe(struct trd_vnis *s, struct vif *v, struct vrecv *r, const struct vrx *x)
+{
+	ST(s, PROBES)++;
+	if (x != NULL) {
+		r->data = x->data;
+		r->has_data = x->has_data;
+		vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+		return;
+	}
+	for (unsigned int i = 0; i < VNIS_N_HINTS; i++) {
+		const struct vhint *hn = &s->hints[i];
+
+		if (hn->used && hn->grant == 0 && hn->vif == v &&
+		    vnis_recv_match(r, hn->src_app, hn->src_proc, hn->tag)) {
+			r->data = hn->data;
+			r->has_data = hn->has_data;
+			vnis_recv_complete(s, v, r, 0, hn->len, hn->tag, hn->src_app, hn->src_proc);
+			return;
+		}
+	}
+	vnis_recv_complete(s, v, r, -ENOMSG, 0, r->tag, r->src_app, r->src_proc);
+}
+
+/* Withdraw receive @p idx if it still waits in the posted list (not yet bound to a message):
+ * it completes with -ECANCELED. Otherwise nothing: its own completion comes. */
+static void
+cmd_cancel(struct trd_vnis *s, struct vif *v, uint32_t idx)
+{
+	struct vrecv *r;
+
+	if (idx >= v->n_recv) {
+		ST(s, BAD_CMDS)++;
+		return;
+	}
+	TAILQ_FOREACH(r, &v->posted, q)
+		if (r == &v->recvs[idx])
+			break;
+	if (r == NULL)
+		return;
+	TAILQ_REMOVE(&v->posted, r, q);
+	ST(s, CANCELS)++;
+	vnis_recv_complete(s, v, r, -ECANCELED, 0, r->tag, r->src_app, r->src_proc);
 }
 
 static void
@@ -320,10 +372,17 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	r->src_proc = c.src_proc;
 	r->cap = c.cap;
 	r->tag = c.tag;
+	r->ignore = (c.flags & TRD_VNI_RF_ANY_TAG) ? UINT64_MAX
+		    : (c.flags & TRD_VNI_RF_MASK)  ? c.ignore
+						   : 0;
 	r->buf = c.buf;
+	r->data = 0;
+	r->has_data = false;
 	r->doorbell = c.doorbell;
 	ST(s, RECVS)++;
-	if ((c.flags & ~(TRD_VNI_RF_ANY_TAG | TRD_VNI_F_DOORBELL)) || c.buf > v->pool_size ||
+	if ((c.flags & ~(TRD_VNI_RF_ANY_TAG | TRD_VNI_RF_MASK | TRD_VNI_RF_PROBE |
+			 TRD_VNI_F_DOORBELL)) ||
+	    c.buf > v->pool_size ||
 	    c.cap > v->pool_size - c.buf || ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db)) {
 		ST(s, BAD_CMDS)++;
 		r->flags &= ~TRD_VNI_F_DOORBELL;
@@ -334,6 +393,10 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	TAILQ_FOREACH(x, &v->uq, uq)
 		if (vnis_recv_match(r, x->src_app, x->src_proc, x->tag))
 			break;
+	if (c.flags & TRD_VNI_RF_PROBE) {
+		probe(s, v, r, x);
+		return;
+	}
 	if (x != NULL) {
 		ST(s, LATE_MATCHES)++;
 		TAILQ_REMOVE(&v->uq, x, uq);
@@ -349,6 +412,8 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		if (x->state == RX_STAGED) {
 			if (x->len != 0)
 				memcpy(v->pool + r->buf, s->stage_mem + x->soff, x->len);
+			r->data = x->data;
+			r->has_data = x->has_data;
 			vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
 			vnis_rx_release(s, x);
 		} else {
@@ -384,6 +449,8 @@ vnis_vif_cmds(struct trd_vnis *s, struct vif *v)
 			cmd_send(s, v, c[i].idx);
 		else if (c[i].op == TRD_VNI_CMD_RECV)
 			cmd_recv(s, v, c[i].idx);
+		else if (c[i].op == TRD_VNI_CMD_CANCEL)
+			cmd_cancel(s, v, c[i].idx);
 		else
 			ST(s, BAD_CMDS)++;
 	}

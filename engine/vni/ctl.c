@@ -132,6 +132,7 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 		switch (t->state) {
 		case TX_REQ:
 		case TX_BACKOFF:
+		case TX_HOLD:
 			if (t->rts_sent) {
 				t->status = -ECONNRESET;
 				/* the receiver may hold a hint */

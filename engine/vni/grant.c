@@ -125,6 +125,8 @@ vnis_rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src, const struc
 	x->src_app = h->src_app;
 	x->src_proc = h->src_proc;
 	x->tag = h->tag;
+	x->data = h->data;
+	x->has_data = (h->flags & TRD_VW_F_DATA) != 0;
 	x->len = h->len;
 }
 
@@ -205,6 +207,8 @@ vnis_hint_note(struct trd_vnis *s, struct vif *v, uint32_t src_rank, struct trd_
 	hn->src_proc = h->src_proc;
 	hn->len = h->len;
 	hn->tag = h->tag;
+	hn->data = h->data;
+	hn->has_data = (h->flags & TRD_VW_F_DATA) != 0;
 	hn->vif = v;
 	hn->stamp = s->now;
 }
@@ -233,6 +237,8 @@ vnis_grant_hinted(struct trd_vnis *s, struct vif *v, struct vrecv *r)
 		h.src_app = hn->src_app;
 		h.src_proc = hn->src_proc;
 		h.tag = hn->tag;
+		h.data = hn->data;
+		h.flags = hn->has_data ? TRD_VW_F_DATA : 0;
 		h.len = hn->len;
 		vnis_rx_fill(x, hn->src_rank, hn->src, &h);
 		vnis_grant_recv(v, x, r);

@@ -45,7 +45,9 @@ vnis_recv_complete(struct trd_vnis *s, struct vif *v, struct vrecv *r, int statu
 		   uint64_t tag, uint32_t app, uint32_t proc)
 {
 	vnis_vif_cqe(s, v, TRD_VNI_CPL_RECV, r->idx, status, len, tag, app, proc,
-		     (r->flags & TRD_VNI_F_DOORBELL) != 0, r->doorbell);
+		     (r->flags & TRD_VNI_F_DOORBELL) != 0, r->doorbell, status == 0 ? r->data : 0,
+		     (status == 0 && r->has_data ? TRD_VNI_CQE_DATA : 0) |
+			     ((r->flags & TRD_VNI_RF_PROBE) ? VNIS_CQE_PROBE : 0));
 	r->busy = false;
 }
 
@@ -101,6 +103,8 @@ on_eager(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const stru
 
 		if (st == 0 && h->len != 0)
 			memcpy(v->pool + rv->buf, data, h->len);
+		rv->data = h->data;
+		rv->has_data = (h->flags & TRD_VW_F_DATA) != 0;
 		vnis_recv_complete(s, v, rv, st, st == 0 ? h->len : 0, h->tag, h->src_app,
 				   h->src_proc);
 		rep_hdr(&r, TRD_VW_ACK, h, st);
@@ -220,6 +224,8 @@ on_fin(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 
 		if (x->soff >= 0 && x->len != 0)
 			memcpy(v->pool + x->recv->buf, s->stage_mem + x->soff, x->len);
+		x->recv->data = x->data;
+		x->recv->has_data = x->has_data;
 		vnis_recv_complete(s, v, x->recv, 0, x->len, x->tag, x->src_app, x->src_proc);
 		vnis_rx_release(s, x);
 	} else {

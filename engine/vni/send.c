@@ -72,10 +72,70 @@ rq_remove(struct trd_vnis *s, struct vtx *t)
 	}
 }
 
+/* ---- ordered messages (TRD_VNI_SF_ORDERED) ----
+ * The receiving engine matches a message when it accepts it (an eager message delivered or
+ * staged: ACK; a request granted: CTS), in the order the requests arrive, and frames between
+ * two nodes arrive in order. Only a refusal (NAK, asked again later) lets a later message be
+ * matched first. So an ordered message's request is not sent while an earlier ordered message
+ * of its interface to the same destination waits for its acceptance: it is held (TX_HOLD) and
+ * released when that one is accepted or ends. */
+
+static bool
+tx_ordered(const struct vtx *t)
+{
+	return (t->sflags & TRD_VNI_SF_ORDERED) && t->parent == NULL;
+}
+
+static bool
+unaccepted(uint8_t st)
+{
+	return st == TX_REQ || st == TX_WAIT || st == TX_BACKOFF || st == TX_HOLD;
+}
+
+static bool
+same_dst(const struct vtx *a, const struct vtx *b)
+{
+	return a->dst_app == b->dst_app && a->dst_proc == b->dst_proc;
+}
+
+/* Does an earlier ordered message to t's destination wait for its acceptance? */
+static bool
+tx_blocked(const struct vtx *t)
+{
+	for (const struct vtx *u = TAILQ_PREV(t, vtx_list, oq); u != NULL;
+	     u = TAILQ_PREV(u, vtx_list, oq))
+		if (tx_ordered(u) && same_dst(u, t) && unaccepted(u->state))
+			return true;
+	return false;
+}
+
+/* @p t was accepted or ended: release the next ordered message to its destination. */
+static void
+tx_release_next(struct trd_vnis *s, struct vtx *t)
+{
+	for (struct vtx *u = TAILQ_NEXT(t, oq); u != NULL; u = TAILQ_NEXT(u, oq)) {
+		if (!tx_ordered(u) || !same_dst(u, t) || !unaccepted(u->state))
+			continue;
+		if (u->state == TX_HOLD && !tx_blocked(u))
+			vnis_tx_set_state(s, u, TX_REQ);
+		return;
+	}
+}
+
 void
 vnis_tx_set_state(struct trd_vnis *s, struct vtx *t, uint8_t st)
 {
-	enum list_kind lk = state_list(st);
+	bool release = false;
+	enum list_kind lk;
+
+	if (tx_ordered(t)) {
+		if (st == TX_REQ && t->state != TX_HOLD && tx_blocked(t)) {
+			ST(s, ORDER_HOLDS)++;
+			st = TX_HOLD;
+		}
+		release = unaccepted(t->state) && !unaccepted(st);
+	}
+	lk = state_list(st);
 
 	if (t->lkind != lk) {
 		if (t->lkind != L_NONE)
@@ -98,6 +158,8 @@ vnis_tx_set_state(struct trd_vnis *s, struct vtx *t, uint8_t st)
 		rq_remove(s, t);
 	}
 	t->state = st;
+	if (release)
+		tx_release_next(s, t);
 }
 
 struct vtx *
@@ -171,7 +233,8 @@ vnis_tx_cqe(struct trd_vnis *s, struct vtx *t)
 	struct vif *v = t->vif;
 
 	vnis_vif_cqe(s, v, TRD_VNI_CPL_SEND, t->ctx, t->status, t->status == 0 ? t->len : 0, t->tag,
-		     t->dst_app, t->dst_proc, (t->sflags & TRD_VNI_F_DOORBELL) != 0, t->doorbell);
+		     t->dst_app, t->dst_proc, (t->sflags & TRD_VNI_F_DOORBELL) != 0, t->doorbell, 0,
+		     0);
 	if (t->ctx < v->n_send)
 		v->sbusy[t->ctx] = 0;
 }
@@ -235,6 +298,10 @@ tx_hdr(const struct trd_vnis *s, const struct vtx *t, uint8_t type, struct trd_v
 	h->grant_id = t->grant;
 	h->len = t->len;
 	h->tag = t->tag;
+	if ((type == TRD_VW_EAGER || type == TRD_VW_RTS) && (t->sflags & TRD_VNI_SF_DATA)) {
+		h->flags |= TRD_VW_F_DATA;
+		h->data = t->data;
+	}
 }
 
 static void

@@ -76,6 +76,8 @@ enum tx_state {
 	TX_ABORT,     /* ready: inject the ABORT */
 	TX_DRAIN,     /* finished: waiting until the engine no longer reads the buffer */
 	TX_MCAST,     /* a multicast parent: waiting for its children */
+	TX_HOLD,      /* ordered: waits until the earlier ordered messages to its destination
+		       * were accepted (their ACK or CTS came) */
 };
 
 enum list_kind { L_NONE = 0, L_TIMER, L_DRAIN, L_WAIT };
@@ -94,7 +96,7 @@ struct vtx {
 	uint32_t ctx, sflags, doorbell;
 	uint32_t dst_app, dst_proc, dst_rank;
 	struct trd_coord dst;
-	uint64_t tag;
+	uint64_t tag, data;
 	uint32_t len, off;
 	const uint8_t *src;
 	uint32_t grant;
@@ -121,7 +123,9 @@ struct vrecv {
 	uint32_t idx;
 	bool busy;
 	uint32_t flags, src_app, src_proc, cap, doorbell;
-	uint64_t tag, buf;
+	uint64_t tag, ignore, buf; /* ignore: tag bits that match anything (all: any tag) */
+	uint64_t data;             /* the matched message's immediate data */
+	bool has_data;
 	TAILQ_ENTRY(vrecv) q;
 };
 TAILQ_HEAD(vrecv_list, vrecv);
@@ -136,7 +140,8 @@ struct vrx {
 	uint32_t src_rank;
 	struct trd_coord src;
 	uint32_t src_msg, src_key, src_app, src_proc;
-	uint64_t tag;
+	uint64_t tag, data;
+	bool has_data;
 	uint32_t len;
 	int64_t soff; /* staging offset, or -1 */
 	uint64_t rkey, roff;
@@ -150,7 +155,8 @@ struct vhint {
 	uint32_t grant;       /* 0: waiting for a receive or staging */
 	uint32_t src_rank, msg_id, key, src_app, src_proc, len;
 	struct trd_coord src;
-	uint64_t tag;
+	uint64_t tag, data;
+	bool has_data;
 	struct vif *vif;
 	uint64_t stamp;
 };
@@ -271,7 +277,7 @@ vnis_recv_match(const struct vrecv *r, uint32_t app, uint32_t proc, uint64_t tag
 {
 	return (r->src_app == TRD_VNI_ANY || r->src_app == app) &&
 	       (r->src_proc == TRD_VNI_ANY || r->src_proc == proc) &&
-	       ((r->flags & TRD_VNI_RF_ANY_TAG) || r->tag == tag);
+	       ((r->tag ^ tag) & ~r->ignore) == 0;
 }
 
 /* post.c */
@@ -318,7 +324,8 @@ void vnis_hint_drop_grant(struct trd_vnis *s, uint32_t grant);
 bool vnis_cmdq_pending(const struct vif *v);
 void vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
 		  uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell,
-		  uint32_t db);
+		  uint32_t db, uint64_t data, unsigned int cflags);
+#define VNIS_CQE_PROBE 0x100 /* vnis_vif_cqe cflags: a probe's answer, not a message received */
 void vnis_vif_wake_all(struct trd_vnis *s);
 unsigned int vnis_vif_cmds(struct trd_vnis *s, struct vif *v);
 

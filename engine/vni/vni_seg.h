@@ -55,6 +55,7 @@ struct trd_vni_sock_answer {
 enum trd_vni_cmd_op {
 	TRD_VNI_CMD_SEND = 1,  /* send context idx is ready */
 	TRD_VNI_CMD_RECV = 2,  /* receive context idx is ready */
+	TRD_VNI_CMD_CANCEL = 3, /* withdraw receive idx if it waits for a message: -ECANCELED */
 };
 
 struct trd_vni_cmd {
@@ -62,27 +63,35 @@ struct trd_vni_cmd {
 	uint32_t idx;
 };
 
-/* Completion queue element (engine -> application): 32 bytes. */
+/* Completion queue element (engine -> application): 40 bytes. */
+#define TRD_VNI_CQE_DATA 0x1 /* receive: the message was sent with immediate data */
 struct trd_vni_cqe {
 	uint16_t kind; /* enum trd_vni_cpl_kind */
-	uint16_t rsvd;
+	uint16_t flags; /* TRD_VNI_CQE_DATA */
 	uint32_t idx;  /* the context */
 	int32_t status;
 	uint32_t len;
 	uint64_t tag;
 	uint32_t peer_app, peer_proc;
+	uint64_t data; /* receive: the message's immediate data */
 };
 
 _Static_assert(sizeof(struct trd_vni_cmd) == 8, "command element");
-_Static_assert(sizeof(struct trd_vni_cqe) == 32, "completion element");
+_Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
 
 /* ---- contexts ---- */
 
 #define TRD_VNI_SF_INLINE 0x1   /* data is in this context's slot of the context region */
 #define TRD_VNI_SF_MCAST 0x2    /* n_dst destinations listed in the context's slot (after the
 				 * inline data, at offset dst_off of the slot) */
+#define TRD_VNI_SF_ORDERED 0x4  /* not started before the interface's earlier ORDERED messages
+				 * to the same destination were accepted (docs/vni.md) */
 #define TRD_VNI_F_DOORBELL 0x8  /* bump doorbell[doorbell] on completion */
+#define TRD_VNI_SF_DATA 0x10    /* the send carries immediate data (data) */
 #define TRD_VNI_RF_ANY_TAG 0x1  /* = TRD_VNI_ANY_TAG */
+#define TRD_VNI_RF_MASK 0x2     /* the tag bits set in ignore match anything */
+#define TRD_VNI_RF_PROBE 0x4    /* probe: report the first matching message that is waiting
+				 * (staged or refused), take nothing; -ENOMSG if none */
 
 /* Send context: 64 bytes. */
 struct trd_vni_sctx {
@@ -94,7 +103,9 @@ struct trd_vni_sctx {
 	uint32_t doorbell;
 	uint32_t n_dst;    /* MCAST */
 	uint32_t dst_off;  /* MCAST: offset of the list in the slot */
-	uint8_t pad[20];
+	uint32_t rsvd;
+	uint64_t data;     /* immediate data, delivered with the message */
+	uint8_t pad[8];
 };
 
 /* Receive context: 64 bytes. */
@@ -105,7 +116,9 @@ struct trd_vni_rctx {
 	uint64_t tag;
 	uint64_t buf;      /* pool offset */
 	uint32_t doorbell;
-	uint8_t pad[28];
+	uint32_t rsvd;
+	uint64_t ignore;   /* RF_MASK: tag bits that match anything */
+	uint8_t pad[16];
 };
 
 _Static_assert(sizeof(struct trd_vni_sctx) == 64, "send context");

@@ -31,6 +31,7 @@
 #ifndef TOROID_VNI_H
 #define TOROID_VNI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,6 +73,10 @@ struct trd_vni_conf {
 	int short_max;           /**< short/long threshold in bytes, 0..TRD_VNI_SHORT_MAX
 				  *   (default 0 means 512; -1 means 0: every message is long) */
 	unsigned int connect_timeout_ms; /**< keep trying to reach the engine this long (0: once) */
+	bool ordered;            /**< two sends of this interface to one destination are matched
+				  *   by the receiver in the order they were posted (each waits
+				  *   until the engine of the destination accepted the one
+				  *   before; docs/vni.md); multicasts are not ordered */
 };
 
 /** What a completion is for. */
@@ -83,18 +88,22 @@ enum trd_vni_cpl_kind {
 /** A completion. */
 struct trd_vni_cpl {
 	enum trd_vni_cpl_kind kind;
-	int status;              /**< 0, or a negative errno: -EMSGSIZE (message longer than the
+	int status;              /**< 0, or a negative errno: -ENOMSG (a probe found nothing),
+				  *   -EMSGSIZE (message longer than the
 				  *   receive buffer), -ECONNREFUSED (no such process: not in the
 				  *   topology, or not attached within the engine's timeout),
 				  *   -ECONNRESET (the peer process died mid-transfer),
 				  *   -EHOSTUNREACH (the peer engine is down), -ECANCELED (the
-				  *   engine is shutting down), -EINVAL (bad context) */
+				  *   engine is shutting down, or trd_vni_cancel() withdrew the
+				  *   receive), -EINVAL (bad context) */
 	uint32_t len;            /**< receive: bytes received; send: bytes sent */
 	struct trd_vni_addr peer; /**< receive: the sender; send: the destination (first one of
 				   *   a multicast) */
 	uint64_t tag;            /**< the message's tag */
 	uint64_t cookie;         /**< the caller's cookie */
 	void *buf;               /**< receive: the buffer given to trd_vni_recv() */
+	uint64_t data;           /**< receive: the message's immediate data, if has_data */
+	bool has_data;           /**< receive: the message was sent by trd_vni_senddata() */
 };
 
 /** Interface facts and the engine's counters for it. */
@@ -145,6 +154,14 @@ int trd_vni_send(struct trd_vni *v, struct trd_vni_addr dst, uint64_t tag, const
 		 size_t len, int doorbell, uint64_t cookie);
 
 /**
+ * Send like trd_vni_send(), with 64 bits of immediate data that the receive's completion
+ * carries (trd_vni_cpl.data).
+ * @return as trd_vni_send().
+ */
+int trd_vni_senddata(struct trd_vni *v, struct trd_vni_addr dst, uint64_t tag, uint64_t data,
+		     const void *buf, size_t len, int doorbell, uint64_t cookie);
+
+/**
  * Send the same @p len bytes to @p n processes (1..TRD_VNI_MCAST_MAX) in one command. The
  * engine reads the data from this interface for every destination without copying it (see
  * docs/vni.md). One completion, when every destination has the message: status 0, or the
@@ -165,6 +182,34 @@ int trd_vni_mcast(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned in
  */
 int trd_vni_recv(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, unsigned int flags,
 		 void *buf, size_t cap, int doorbell, uint64_t cookie);
+
+/**
+ * Post a receive like trd_vni_recv() that matches a message whose tag equals @p tag in every
+ * bit that is clear in @p ignore (the bits set in @p ignore match anything: 0 is an exact tag,
+ * UINT64_MAX any tag). The completion carries the message's whole tag.
+ * @return as trd_vni_recv().
+ */
+int trd_vni_recv_mask(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+		      void *buf, size_t cap, int doorbell, uint64_t cookie);
+
+/**
+ * Probe: is a message from @p src whose tag matches @p tag under @p ignore (as
+ * trd_vni_recv_mask()) waiting at the engine (staged, or refused until a receive appears)?
+ * One receive completion with @p cookie answers: status 0 with the message's source, tag,
+ * length and immediate data (the message stays where it is: a receive takes it later), or
+ * -ENOMSG. Uses a receive context until it completes.
+ * @return 0, -EAGAIN, -EINVAL, -ECONNRESET.
+ */
+int trd_vni_probe(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+		  uint64_t cookie);
+
+/**
+ * Withdraw the posted receive whose cookie is @p cookie. If it still waits for a message it
+ * completes with -ECANCELED; if a message already matched it, it completes as usual.
+ * @return 0 (the cancel is on its way), -ENOENT (no receive with that cookie is pending),
+ * -EAGAIN, -EINVAL, -ECONNRESET.
+ */
+int trd_vni_cancel(struct trd_vni *v, uint64_t cookie);
 
 /** Take up to @p n completions without blocking. @return the count, or -EINVAL. */
 int trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n);

@@ -119,7 +119,11 @@ struct trd_vnis_conf {
 	X(DENIED, "denied")               /* registrations refused: the user may not claim the  \
 					   * application */                                         \
 	X(WAKEUPS, "wakeups")             /* eventfd signals to applications */                     \
-	X(KICKS, "kicks")                 /* wake-ups of the engine by applications */
+	X(KICKS, "kicks")                 /* wake-ups of the engine by applications */            \
+	X(ORDER_HOLDS, "order_holds")     /* ordered sends held behind an earlier one to their  \
+					   * destination until it was accepted */                  \
+	X(PROBES, "probes")               /* probes (trd_vni_probe) */                            \
+	X(CANCELS, "cancels")             /* receives withdrawn (trd_vni_cancel) */
 
 /** Service statistics ids. */
 enum trd_vnis_stat {

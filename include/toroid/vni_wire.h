@@ -22,6 +22,7 @@ extern "C" {
 #define TRD_VW_MAGIC 0x564e4931u /**< "VNI1": the high half of a VNI message's user word */
 #define TRD_VW_USER(type) (((uint64_t)TRD_VW_MAGIC << 32) | (uint32_t)(type))
 #define TRD_VW_HDR_LEN 64
+#define TRD_VW_F_DATA 0x1 /**< EAGER, RTS flag: the message carries immediate data */
 
 /** Message types. */
 enum trd_vw_type {
@@ -53,7 +54,10 @@ struct trd_vw_hdr {
 			     *   and ABORT about it echoes it, so that only who saw the request
 			     *   can answer it */
 	uint64_t tag;
-	uint64_t rkey;      /**< CTS: region key to put into */
+	union {
+		uint64_t rkey;  /**< CTS: region key to put into */
+		uint64_t data;  /**< EAGER, RTS: the message's immediate data (trd_vni_senddata) */
+	};
 	uint64_t roff;      /**< CTS: offset in that region */
 };
 

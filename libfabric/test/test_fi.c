@@ -9,10 +9,12 @@
  * Checks: fi_getinfo's hint matching (what is advertised and what is refused), object set-up
  * and its errors, address exchange (fi_getname, fi_av_insert, fi_av_straddr, fi_av_lookup),
  * untagged and tagged messages of every size class (inline, pool, iovs) byte-exact with their
- * CQ entries (context, flags, len, tag, source), inject, directed receives, error completions
- * (truncation at both ends, a peer that is not attached), the FI_WAIT_FD wait object
- * (fi_cq_sread, fi_trywait + epoll), and -FI_ENOSYS/-FI_EINVAL/-FI_EOPNOTSUPP for what the
- * provider does not do. Every wait is bounded.
+ * CQ entries (context, flags, len, tag, source), inject, directed receives, tag ignore masks,
+ * remote CQ data, FI_PEEK (found twice, then received, then gone; FI_ENOMSG), fi_cancel
+ * (FI_ECANCELED, then -FI_ENOENT), error completions (truncation at both ends, a peer that is
+ * not attached), the FI_WAIT_FD wait object (fi_cq_sread, fi_trywait + epoll), and
+ * -FI_ENOSYS/-FI_EINVAL/-FI_EOPNOTSUPP for what the provider does not do. Every wait is
+ * bounded.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -145,6 +147,8 @@ cq_wait(struct fid_cq *cq, struct fi_cq_tagged_entry *e, fi_addr_t *src,
 	}
 }
 
+static uint64_t last_data; /* remote CQ data of the last completion expect_ok took */
+
 static void
 expect_ok(struct fid_cq *cq, void *ctx, uint64_t flags, size_t len, uint64_t tag,
 	  fi_addr_t want_src)
@@ -167,6 +171,7 @@ expect_ok(struct fid_cq *cq, void *ctx, uint64_t flags, size_t len, uint64_t tag
 		fail("completion tag %#" PRIx64 ", expected %#" PRIx64, e.tag, tag);
 	if ((flags & FI_RECV) && src != want_src)
 		fail("completion source %#" PRIx64 ", expected %#" PRIx64, src, want_src);
+	last_data = e.data;
 }
 
 static void
@@ -234,7 +239,7 @@ base_hints(void)
 		fail("fi_allocinfo");
 	h->fabric_attr->prov_name = strdup("toroid");
 	h->ep_attr->type = FI_EP_RDM;
-	h->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
+	h->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV | FI_REMOTE_CQ_DATA;
 	h->domain_attr->av_type = FI_AV_TABLE;
 	return h;
 }
@@ -257,8 +262,16 @@ static void t_rma(struct fi_info *h) { h->caps |= FI_RMA; }
 static void t_atomic(struct fi_info *h) { h->caps |= FI_ATOMIC; }
 static void t_dgram(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
 static void t_msgep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
-static void t_sas(struct fi_info *h) { h->tx_attr->msg_order = FI_ORDER_SAS; }
-static void t_cqdata(struct fi_info *h) { h->domain_attr->cq_data_size = 8; }
+static void
+t_raw(struct fi_info *h)
+{
+	h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RAW;
+}
+static void
+t_cqdata(struct fi_info *h)
+{
+	h->domain_attr->cq_data_size = 16;
+}
 static void t_auto(struct fi_info *h) { h->domain_attr->data_progress = FI_PROGRESS_AUTO; }
 static void t_multi(struct fi_info *h) { h->caps |= FI_MULTI_RECV; }
 static void t_fmt(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
@@ -275,17 +288,18 @@ test_getinfo(void)
 	    info->ep_attr->type != FI_EP_RDM || info->next != NULL)
 		fail("fi_getinfo: unexpected answer %s", info->fabric_attr->prov_name);
 	if (!(info->caps & FI_TAGGED) || !(info->caps & FI_MSG) ||
-	    (info->caps & (FI_RMA | FI_ATOMIC | FI_REMOTE_CQ_DATA)))
+	    !(info->caps & FI_REMOTE_CQ_DATA) || (info->caps & (FI_RMA | FI_ATOMIC)))
 		fail("fi_getinfo: caps %s", fi_tostr(&info->caps, FI_TYPE_CAPS));
-	if (info->domain_attr->cq_data_size != 0 || info->tx_attr->msg_order != FI_ORDER_NONE ||
-	    info->tx_attr->inject_size != 896 || info->ep_attr->mem_tag_format >> 63)
+	if (info->domain_attr->cq_data_size != 8 || info->tx_attr->msg_order != FI_ORDER_SAS ||
+	    info->rx_attr->msg_order != FI_ORDER_SAS || info->tx_attr->inject_size != 896 ||
+	    info->ep_attr->mem_tag_format >> 63)
 		fail("fi_getinfo: attributes not as documented");
 	getinfo_refused("FI_RMA", t_rma);
 	getinfo_refused("FI_ATOMIC", t_atomic);
 	getinfo_refused("FI_EP_DGRAM", t_dgram);
 	getinfo_refused("FI_EP_MSG", t_msgep);
-	getinfo_refused("FI_ORDER_SAS", t_sas);
-	getinfo_refused("cq_data_size 8", t_cqdata);
+	getinfo_refused("FI_ORDER_RAW", t_raw);
+	getinfo_refused("cq_data_size 16", t_cqdata);
 	getinfo_refused("FI_PROGRESS_AUTO", t_auto);
 	getinfo_refused("FI_MULTI_RECV", t_multi);
 	getinfo_refused("FI_SOCKADDR_IN", t_fmt);
@@ -388,7 +402,7 @@ static const size_t sizes[] = {0, 1, 64, 896, 897, 4096, 100000, 1 << 20, 3 << 2
 #define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
 #define BIG (3 << 20)
 
-static uint8_t buf[BIG], buf2[BIG];
+static uint8_t buf[BIG], buf2[BIG], anytag[4096];
 
 /* Two completions, in either order (the VNI does not order messages). */
 static void
@@ -433,15 +447,13 @@ bad_arguments(void)
 	CHECK_RC(fi_send(ep, buf, (size_t)17 << 20, NULL, peer, NULL), -FI_EMSGSIZE);
 	CHECK_RC(fi_inject(ep, buf, 897, peer), -FI_EMSGSIZE);
 	CHECK_RC(fi_tsend(ep, buf, 8, NULL, peer, 1ULL << 63, NULL), -FI_EINVAL);
-	CHECK_RC(fi_trecv(ep, buf, 8, NULL, peer, 4, 0xff, NULL), -FI_EOPNOTSUPP);
 	CHECK_RC(fi_trecv(ep, buf, 8, NULL, peer, 1ULL << 63, 0, NULL), -FI_EINVAL);
-	CHECK_RC(fi_senddata(ep, buf, 8, NULL, 1, peer, NULL), -FI_ENOSYS);
-	CHECK_RC(fi_tsenddata(ep, buf, 8, NULL, 1, peer, 3, NULL), -FI_ENOSYS);
-	CHECK_RC(fi_injectdata(ep, buf, 8, 1, peer), -FI_ENOSYS);
+	CHECK_RC(fi_tsenddata(ep, buf, 8, NULL, 1, peer, 1ULL << 63, NULL), -FI_EINVAL);
+	CHECK_RC(fi_injectdata(ep, buf, 897, 1, peer), -FI_EMSGSIZE);
 	CHECK_RC(fi_write(ep, buf, 8, NULL, peer, 0, 0, NULL), -FI_ENOSYS);
 	CHECK_RC(fi_read(ep, buf, 8, NULL, peer, 0, 0, NULL), -FI_ENOSYS);
 	CHECK_RC(fi_atomic(ep, buf, 1, NULL, peer, 0, 0, FI_UINT64, FI_SUM, NULL), -FI_ENOSYS);
-	CHECK_RC(fi_cancel(&ep->fid, &ctx), -FI_ENOSYS);
+	CHECK_RC(fi_cancel(&ep->fid, &ctx), -FI_ENOENT); /* nothing posted with it */
 	CHECK_RC(fi_cntr_open(domain, &ca, &cntr, NULL), -FI_ENOSYS);
 	CHECK_RC(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &v, sizeof(v)),
 		 -FI_ENOPROTOOPT);
@@ -450,13 +462,14 @@ bad_arguments(void)
 	m.msg_iov = iov;
 	m.iov_count = 1;
 	m.addr = peer;
-	CHECK_RC(fi_sendmsg(ep, &m, FI_REMOTE_CQ_DATA), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_sendmsg(ep, &m, FI_DELIVERY_COMPLETE), -FI_EOPNOTSUPP);
 	CHECK_RC(fi_recvmsg(ep, &m, FI_MULTI_RECV), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_recvmsg(ep, &m, FI_PEEK), -FI_EOPNOTSUPP); /* tagged only */
 	memset(&tm, 0, sizeof(tm));
 	tm.msg_iov = iov;
 	tm.iov_count = 1;
 	tm.addr = peer;
-	CHECK_RC(fi_trecvmsg(ep, &tm, FI_PEEK), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_trecvmsg(ep, &tm, FI_PEEK | FI_CLAIM), -FI_EOPNOTSUPP);
 	CHECK_RC(fi_mr_reg(domain, buf, 64, FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL), -FI_EOPNOTSUPP);
 	CHECK_RC(fi_cq_readerr(txcq, &err, 0), -FI_EAGAIN);
 	CHECK_RC(fi_cq_sread(txcq, &err, 1, NULL, 10), -FI_EINVAL); /* FI_WAIT_NONE */
@@ -499,7 +512,7 @@ run_a(void)
 	POST(fi_tsend(ep, buf2, 300, NULL, peer, 5, &ctx[3]));
 	expect_two(txcq, &ctx[2], 5000, &ctx[3], 300, FI_SEND | FI_TAGGED);
 	fill(small, 64, 9);
-	POST(fi_tinject(ep, small, 64, peer, 9));
+	POST(fi_tinjectdata(ep, small, 64, 0xfeedc0de12345678ULL, peer, 9)); /* remote CQ data */
 	expect_nothing(txcq);
 	sync_step(2); /* B posted a 10-byte receive */
 	fill(buf, 100, 1);
@@ -515,7 +528,7 @@ run_a(void)
 	bad_arguments();
 	sync_step(4); /* B armed its wait fd */
 	fill(buf, 777, 4);
-	POST(fi_send(ep, buf, 777, NULL, peer, &ctx[6]));
+	POST(fi_senddata(ep, buf, 777, NULL, 777, peer, &ctx[6]));
 	expect_ok(txcq, &ctx[6], FI_SEND | FI_MSG, 777, 0, 0);
 	sync_step(5); /* B is in fi_cq_sread */
 	fill(buf, 1234, 6);
@@ -533,6 +546,32 @@ run_a(void)
 	expect_ok(rxcq, &ctx[7], FI_RECV | FI_TAGGED, 2500, 0x1234, peer);
 	check(buf2, 2500, 8);
 	sync_step(6);
+	sync_step(7); /* B's tag 0x4242 (300 B, data 42) waits in our engine: peek, then take it */
+	memset(&tm, 0, sizeof(tm));
+	tm.addr = FI_ADDR_UNSPEC;
+	tm.tag = 0x4240;
+	tm.ignore = 0xf;
+	tm.context = &ctx[0];
+	for (int i = 0; i < 2; i++) { /* a peek takes nothing: twice the same answer */
+		POST(fi_trecvmsg(ep, &tm, FI_PEEK));
+		expect_ok(rxcq, &ctx[0], FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 300, 0x4242,
+			  peer);
+		if (last_data != 42)
+			fail("FI_PEEK: remote CQ data %" PRIu64 ", expected 42", last_data);
+	}
+	tm.tag = 0x5000;
+	tm.context = &ctx[1];
+	POST(fi_trecvmsg(ep, &tm, FI_PEEK));
+	expect_err(rxcq, &ctx[1], FI_ENOMSG);
+	POST(fi_trecv(ep, buf2, 300, NULL, peer, 0x4242, 0, &ctx[2]));
+	expect_ok(rxcq, &ctx[2], FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 300, 0x4242, peer);
+	check(buf2, 300, 42);
+	tm.tag = 0x4242;
+	tm.ignore = 0;
+	tm.context = &ctx[3];
+	POST(fi_trecvmsg(ep, &tm, FI_PEEK)); /* received: gone */
+	expect_err(rxcq, &ctx[3], FI_ENOMSG);
+	sync_step(8);
 	CHECK_RC(fi_close(&mr->fid), 0);
 }
 
@@ -570,9 +609,16 @@ run_b(void)
 	expect_two(rxcq, &ctx[3], 300, &ctx[4], 5000, FI_RECV | FI_TAGGED);
 	check(buf2, 300, 5);
 	check(buf, 5000, 7);
-	POST(fi_trecv(ep, buf, 64, NULL, FI_ADDR_UNSPEC, 9, 0, &ctx[5]));
-	expect_ok(rxcq, &ctx[5], FI_RECV | FI_TAGGED, 64, 9, peer);
+	/* an ignore mask: tag 0x100 ignoring the low 12 bits takes tag 9, and the completion
+	 * carries the message's tag */
+	POST(fi_trecv(ep, buf, 64, NULL, FI_ADDR_UNSPEC, 0x100, 0xfff, &ctx[5]));
+	expect_ok(rxcq, &ctx[5], FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 64, 9, peer);
 	check(buf, 64, 9);
+	if (last_data != 0xfeedc0de12345678ULL)
+		fail("remote CQ data %#" PRIx64 ", expected 0xfeedc0de12345678", last_data);
+	/* a tagged receive of any tag never takes an untagged message: the ones that follow
+	 * go to their fi_recv, this one stays posted (expect_nothing at the end) */
+	POST(fi_trecv(ep, anytag, sizeof(anytag), NULL, FI_ADDR_UNSPEC, 0, ~0ULL, &ctx[5]));
 	/* truncation: 100 bytes into 10 */
 	POST(fi_recv(ep, buf, 10, NULL, FI_ADDR_UNSPEC, &ctx[6]));
 	sync_step(2);
@@ -598,8 +644,10 @@ run_b(void)
 	if (epoll_wait(efd, &ev, 1, WAIT_MS) != 1)
 		fail("the CQ's wait fd did not wake for a completion");
 	close(efd);
-	expect_ok(rxcq, &ctx[7], FI_RECV | FI_MSG, 777, 0, peer);
+	expect_ok(rxcq, &ctx[7], FI_RECV | FI_MSG | FI_REMOTE_CQ_DATA, 777, 0, peer);
 	check(buf, 777, 4);
+	if (last_data != 777)
+		fail("remote CQ data %" PRIu64 ", expected 777", last_data);
 	POST(fi_recv(ep, buf, 4096, NULL, FI_ADDR_UNSPEC, &ctx[7]));
 	sync_step(5);
 	{
@@ -622,6 +670,16 @@ run_b(void)
 	expect_ok(txcq, &ctx[0], FI_SEND | FI_TAGGED, 2500, 0, 0);
 	sync_step(6);
 	expect_nothing(rxcq);
+	/* the any-tag receive took none of the untagged messages: withdraw it */
+	CHECK_RC(fi_cancel(&ep->fid, &ctx[5]), 0);
+	expect_err(rxcq, &ctx[5], FI_ECANCELED);
+	CHECK_RC(fi_cancel(&ep->fid, &ctx[5]), -FI_ENOENT);
+	/* a message A peeks at before it receives it (its send completes once it is staged) */
+	fill(buf2, 300, 42);
+	POST(fi_tsenddata(ep, buf2, 300, NULL, 42, peer, 0x4242, &ctx[1]));
+	expect_ok(txcq, &ctx[1], FI_SEND | FI_TAGGED, 300, 0, 0);
+	sync_step(7);
+	sync_step(8);
 }
 
 static void

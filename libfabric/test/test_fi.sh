@@ -3,15 +3,16 @@
 # libfabric provider tests (docs/libfabric.md): a toroid-node (DPDK primary, --no-huge) and
 # two application processes that load libtoroid-fi.so through libfabric.
 #
-#   test_fi.sh TOROID_NODE LIBTOROID_FI TEST_FI TEST
+#   test_fi.sh TOROID_NODE LIBTOROID_FI TEST_FI TEST [MPI_PROGRAM]
 #
-# TEST: info | api | pingpong_msg | pingpong_tagged | two_engines
+# TEST: info | api | pingpong_msg | pingpong_tagged | pingpong_dgram | two_engines | mpi
 # Every wait is bounded; every process started here is killed at exit.
 set -u
 NODE=$1
 PROV=$2
 TEST_FI=$3
 TEST=$4
+MPI_PROG=${5:-}
 . "$(dirname "$0")/../../pmd-test/lib/engine.sh"
 eng_init tfi "$NODE"
 export FI_PROVIDER_PATH
@@ -41,11 +42,11 @@ mac = 02:00:00:00:00:01
 procs = 1:0, 1:1, 1:3
 INI
 
-# pingpong MODE SOCK_A SOCK_B: fi_pingpong server (1:0) and client (1:1), every size,
-# data checked (-c), 10 round trips per size.
+# pingpong MODE SOCK_A SOCK_B [EP]: fi_pingpong server (1:0) and client (1:1), every size,
+# data checked (-c), 10 round trips per size, endpoint type EP (default rdm).
 pingpong() {
-	local mode=$1 sa=$2 sb=$3 rc
-	FI_TOROID_PROC=0 TOROID_VNI_SOCKET=$sa LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e rdm \
+	local mode=$1 sa=$2 sb=$3 ep=${4:-rdm} rc
+	FI_TOROID_PROC=0 TOROID_VNI_SOCKET=$sa LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e "$ep" \
 		-m "$mode" -S all -I 10 -c -B "$PORT" >"$T/server.log" 2>&1 &
 	local srv=$! i
 	eng_track "$srv"
@@ -55,7 +56,7 @@ pingpong() {
 		kill -0 "$srv" 2>/dev/null || die "fi_pingpong server ($mode) exited at start"
 		sleep 0.05
 	done
-	FI_TOROID_PROC=1 TOROID_VNI_SOCKET=$sb LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e rdm \
+	FI_TOROID_PROC=1 TOROID_VNI_SOCKET=$sb LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e "$ep" \
 		-m "$mode" -S all -I 10 -c -P "$PORT" 127.0.0.1 >"$T/client.log" 2>&1
 	rc=$?
 	wait "$srv" || die "fi_pingpong server ($mode) failed"
@@ -80,6 +81,9 @@ info)
 	# hints the provider refuses: no answer from it
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
 	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA >/dev/null 2>&1 && die "answers for FI_RMA"
+	# FI_EP_DGRAM only when asked for (FI_TOROID_DGRAM=1)
+	FI_TOROID_DGRAM=1 LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM 2>&1 |
+		grep -q 'type: FI_EP_DGRAM' || die "no FI_EP_DGRAM with FI_TOROID_DGRAM=1"
 	;;
 api)
 	start_engine E 0 "$T/one.ini" 0
@@ -92,6 +96,12 @@ pingpong_msg | pingpong_tagged)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
 	pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock"
+	;;
+pingpong_dgram)
+	export FI_TOROID_DGRAM=1
+	start_engine E 0 "$T/one.ini" 0
+	eng_wait_ready E
+	pingpong msg "$T/E.sock" "$T/E.sock" dgram
 	;;
 two_engines)
 	cat >"$T/two.ini" <<'INI'
@@ -113,6 +123,39 @@ INI
 	eng_wait_ready B
 	pingpong msg "$T/A.sock" "$T/B.sock"
 	pingpong tagged "$T/A.sock" "$T/B.sock"
+	;;
+mpi)
+	# Open MPI over the OFI MTL with this provider: two ranks (1:0, 1:1 by their
+	# OMPI_COMM_WORLD_RANK) on one toroid-node run libfabric/test/mpi_pingpong.c.
+	if [ -z "$MPI_PROG" ] || [ ! -x "$MPI_PROG" ] || ! command -v mpirun >/dev/null; then
+		echo "SKIP: Open MPI (openmpi-bin, libopenmpi-dev) is not installed"
+		exit 77
+	fi
+	start_engine E 0 "$T/one.ini" 0
+	eng_wait_ready E
+	# --allow-run-as-root: tests run as root in CI; --oversubscribe: 2 ranks on 1 CPU too
+	TOROID_VNI_SOCKET="$T/E.sock" timeout 120 mpirun --allow-run-as-root --oversubscribe \
+		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
+		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+		"$MPI_PROG" >"$T/mpi.log" 2>&1
+	rc=$?
+	cat "$T/mpi.log"
+	[ $rc -eq 0 ] || die "mpirun failed with $rc"
+	grep -q '^PASS: 0 errors$' "$T/mpi.log" || die "the MPI program did not pass"
+	eng_stop E || die "$ENG_WHY"
+	# the ranks' traffic went through the engine: both attached, > 2 x 2 MiB of ping-pong
+	read -r att bytes <<<"$(python3 - "$T/E.log" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith('{') and '"type":"total"' in line:
+        v = json.loads(line)["vni"]
+        print(v["attached"], v["rx_bytes"])
+        break
+PY
+)"
+	[ "${att:-0}" -ge 2 ] || die "the engine saw ${att:-no} interfaces attach, expected the 2 ranks"
+	[ "${bytes:-0}" -ge $((4 << 20)) ] || die "the engine carried ${bytes:-0} B, expected > 4 MiB"
+	echo "mpi: the engine carried $bytes B for the 2 ranks"
 	;;
 *)
 	echo "unknown test $TEST" >&2

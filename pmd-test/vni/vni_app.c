@@ -24,6 +24,18 @@
  *       receive a GO message first, then post the N receives.
  *   late-flood --to A:P --size S --count N --go-after K [--log FILE]
  *       post N sends; once K completed, send GO; wait for all; log as flood does.
+ *   seq-send --to A:P --size S --count N      (with --ordered: an ordered interface)
+ *       send N messages with one tag: the first of S bytes, the others of 64 B.
+ *   seq-recv --from A:P --size S --count N
+ *       wait for a GO (from anyone), then post N receives of room S for that tag: receive k
+ *       must get message k (its length and bytes), i.e. they are matched in send order.
+ *   masks
+ *       tag ignore masks (trd_vni_recv_mask), sending to itself: receives posted before
+ *       their messages and receives matched against staged messages each get the message
+ *       their tag and mask select, with its whole tag, its bytes and the immediate data
+ *       it was sent with (trd_vni_senddata); short and long messages. Then probes
+ *       (trd_vni_probe: nothing, a staged message twice, nothing once it was received) and
+ *       a cancelled receive (trd_vni_cancel: -ECANCELED, then -ENOENT).
  * Every mode prints one summary line and exits 0 on success, 1 on a failure.
  */
 #include <errno.h>
@@ -667,12 +679,286 @@ mode_expect(void)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* seq-send, seq-recv: ordering */
+
+static void
+seq_cpl(const struct trd_vni_cpl *c)
+{
+	unsigned int k = (unsigned int)c->cookie;
+	size_t want = k == 0 ? msg_size : 64, bad = 0;
+
+	if (c->status != 0)
+		fail("%s %u: %s", c->kind == TRD_VNI_CPL_SEND ? "send" : "receive", k,
+		     strerror(-c->status));
+	if (c->tag == TAG_GO) {
+		go_seen = true;
+		return;
+	}
+	if (c->kind == TRD_VNI_CPL_RECV && c->has_data)
+		fail("receive %u reports immediate data: it was sent without", k);
+	if (c->kind == TRD_VNI_CPL_RECV &&
+	    (c->len != want || !check(c->buf, c->len, seed_of(peer, self, k), &bad)))
+		fail("receive %u got %u B (expected %zu B of message %u; byte %zu differs): "
+		     "messages matched out of send order",
+		     k, c->len, want, k, bad);
+	done_n++;
+}
+
+static int
+mode_seq_send(void)
+{
+	bufs = calloc(count, sizeof(*bufs));
+	for (unsigned long i = 0; i < count; i++) {
+		size_t len = i == 0 ? msg_size : 64;
+
+		bufs[i] = pool_alloc(len);
+		fill(bufs[i], len, seed_of(self, peer, (unsigned int)i));
+		post_send(peer, TAG_DATA(0), bufs[i], len, i, seq_cpl);
+	}
+	while (done_n < count)
+		reap(seq_cpl, WAIT_MS);
+	printf("%s %u:%u: %lu messages sent, one tag\n", prog, self.app, self.proc, count);
+	return 0;
+}
+
+static int
+mode_seq_recv(void)
+{
+	struct trd_vni_addr any = {TRD_VNI_ANY, TRD_VNI_ANY};
+
+	post_recv(any, TAG_GO, NULL, 0, 0, seq_cpl);
+	while (!go_seen)
+		reap(seq_cpl, WAIT_MS);
+	bufs = calloc(count, sizeof(*bufs));
+	for (unsigned long i = 0; i < count; i++) {
+		bufs[i] = pool_alloc(msg_size);
+		post_recv(peer, TAG_DATA(0), bufs[i], msg_size, i, seq_cpl);
+	}
+	while (done_n < count)
+		reap(seq_cpl, WAIT_MS);
+	printf("%s %u:%u: %lu messages of one tag received in send order\n", prog, self.app,
+	       self.proc, count);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* masks */
+
+struct mask_case {
+	uint64_t tag, ignore; /* the receive */
+	uint64_t want;        /* the tag of the message it must get */
+};
+
+static struct trd_vni_cpl mask_got[8];
+static unsigned int mask_n_recv, mask_n_send;
+
+static void
+mask_cpl(const struct trd_vni_cpl *c)
+{
+	if (c->status != 0)
+		fail("%s tag %#" PRIx64 ": %s", c->kind == TRD_VNI_CPL_SEND ? "send" : "receive",
+		     c->tag, strerror(-c->status));
+	if (c->kind == TRD_VNI_CPL_SEND) {
+		mask_n_send++;
+		return;
+	}
+	if (c->cookie >= 8)
+		fail("receive completion with cookie %" PRIu64, c->cookie);
+	mask_got[c->cookie] = *c;
+	mask_n_recv++;
+}
+
+/* Post the receives of @p rc (cookie = index), or the sends of the tags they want (with
+ * @p late, the sends first and every one of them complete, i.e. staged, before the
+ * receives); check that receive i got the message of tag rc[i].want. */
+static void
+mask_round(const struct mask_case *rc, unsigned int n, bool late, size_t len)
+{
+	uint8_t *rb[8], *sb[8];
+	int r;
+
+	memset(mask_got, 0, sizeof(mask_got));
+	mask_n_recv = mask_n_send = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		rb[i] = pool_alloc(len);
+		sb[i] = pool_alloc(len);
+		fill(sb[i], len, rc[i].want);
+	}
+	for (unsigned int pass = 0; pass < 2; pass++) {
+		if ((pass == 0) == late) {
+			for (unsigned int i = 0; i < n; i++) {
+				/* with immediate data, which the receive must report */
+				while ((r = trd_vni_senddata(vni, self, rc[i].want, ~rc[i].want,
+							     sb[i], len, -1, 100 + i)) == -EAGAIN)
+					reap(mask_cpl, WAIT_MS);
+				if (r != 0)
+					fail("senddata: %s", strerror(-r));
+			}
+			while (late && mask_n_send < n)
+				reap(mask_cpl, WAIT_MS);
+		} else {
+			for (unsigned int i = 0; i < n; i++) {
+				r = trd_vni_recv_mask(vni, self, rc[i].tag, rc[i].ignore, rb[i],
+						      len, -1, i);
+				if (r != 0)
+					fail("recv_mask: %s", strerror(-r));
+			}
+		}
+	}
+	while (mask_n_recv < n || mask_n_send < n)
+		reap(mask_cpl, WAIT_MS);
+	for (unsigned int i = 0; i < n; i++) {
+		size_t bad = 0;
+
+		if (mask_got[i].tag != rc[i].want || mask_got[i].len != len ||
+		    !mask_got[i].has_data || mask_got[i].data != ~rc[i].want ||
+		    !check(rb[i], len, rc[i].want, &bad))
+			fail("%s receive %u (tag %#" PRIx64 " ignore %#" PRIx64
+			     "): got tag %#" PRIx64 " data %#" PRIx64
+			     " %u B (byte %zu), expected tag %#" PRIx64,
+			     late ? "late" : "early", i, rc[i].tag, rc[i].ignore, mask_got[i].tag,
+			     mask_got[i].data, mask_got[i].len, bad, rc[i].want);
+		trd_vni_free(vni, rb[i]);
+		trd_vni_free(vni, sb[i]);
+	}
+}
+
+/* probe and cancel: one operation outstanding at a time, its completion taken here */
+static struct trd_vni_cpl pc_got;
+static unsigned int pc_n;
+
+static void
+pc_cpl(const struct trd_vni_cpl *c)
+{
+	pc_got = *c;
+	pc_n++;
+}
+
+static struct trd_vni_cpl
+pc_one(uint64_t cookie, int status)
+{
+	pc_n = 0;
+	while (pc_n == 0)
+		reap(pc_cpl, WAIT_MS);
+	if (pc_n != 1 || pc_got.cookie != cookie || pc_got.status != status)
+		fail("%u completions; cookie %" PRIu64 " status %d, expected cookie %" PRIu64
+		     " status %d",
+		     pc_n, pc_got.cookie, pc_got.status, cookie, status);
+	return pc_got;
+}
+
+static void
+probe_cancel(void)
+{
+	struct trd_vni_addr any = {TRD_VNI_ANY, TRD_VNI_ANY};
+	uint8_t *sb = pool_alloc(3000), *rb = pool_alloc(3000);
+	struct trd_vni_cpl c;
+	size_t bad = 0;
+	int r;
+
+	/* nothing waiting */
+	if ((r = trd_vni_probe(vni, any, 0x5000, 0xff, 1)) != 0)
+		fail("probe: %s", strerror(-r));
+	pc_one(1, -ENOMSG);
+	/* a long message with data, staged (its send completes once it is in staging) */
+	fill(sb, 3000, 0x5077);
+	if ((r = trd_vni_senddata(vni, self, 0x5077, 0xabc, sb, 3000, -1, 2)) != 0)
+		fail("senddata: %s", strerror(-r));
+	pc_one(2, 0);
+	for (uint64_t k = 3; k <= 4; k++) { /* found, and still there the second time */
+		if ((r = trd_vni_probe(vni, any, 0x5000, 0xff, k)) != 0)
+			fail("probe: %s", strerror(-r));
+		c = pc_one(k, 0);
+		if (c.len != 3000 || c.tag != 0x5077 || !c.has_data || c.data != 0xabc ||
+		    c.peer.app != self.app || c.peer.proc != self.proc)
+			fail("probe %" PRIu64 ": %u B tag %#" PRIx64 " data %#" PRIx64
+			     " from %u:%u",
+			     k, c.len, c.tag, c.data, c.peer.app, c.peer.proc);
+	}
+	if ((r = trd_vni_recv_mask(vni, self, 0x5077, 0, rb, 3000, -1, 5)) != 0)
+		fail("recv: %s", strerror(-r));
+	c = pc_one(5, 0);
+	if (c.len != 3000 || !check(rb, 3000, 0x5077, &bad))
+		fail("the probed message: %u B, byte %zu differs", c.len, bad);
+	if ((r = trd_vni_probe(vni, any, 0x5000, 0xff, 6)) != 0)
+		fail("probe: %s", strerror(-r));
+	pc_one(6, -ENOMSG);
+	/* a receive nobody sends to, withdrawn */
+	if ((r = trd_vni_recv_mask(vni, self, 0x6000, 0, rb, 64, -1, 7)) != 0)
+		fail("recv: %s", strerror(-r));
+	if ((r = trd_vni_cancel(vni, 7)) != 0)
+		fail("cancel: %s", strerror(-r));
+	pc_one(7, -ECANCELED);
+	if ((r = trd_vni_cancel(vni, 7)) != -ENOENT)
+		fail("cancel of a completed receive: %d, expected -ENOENT", r);
+	if (trd_vni_pending(vni) != 0)
+		fail("%u operations pending after the probes and the cancel", trd_vni_pending(vni));
+	trd_vni_free(vni, sb);
+	trd_vni_free(vni, rb);
+}
+
+static int
+mode_masks(void)
+{
+	/* Posted first: each message matches the earliest posted receive it fits, whatever the
+	 * order the messages come in. */
+	static const struct mask_case early[] = {
+		{0x1200, 0xff, 0x12ab}, /* low byte ignored */
+		{0x3400, 0, 0x3400},    /* exact */
+		{0x9000000000000000ULL, 0x0fffffffffffffffULL, 0x9000000000000777ULL},
+		{0xab00cd, 0xff00, 0xab77cd}, /* a hole in the middle */
+		{0, UINT64_MAX, 0x5555},      /* any tag: posted last */
+	};
+	/* Staged first: a receive takes the earliest staged message it fits; tag bits that are
+	 * also ignored do not matter. */
+	static const struct mask_case late_c[] = {
+		{0x78ff, 0xff, 0x7802},
+		{0x7700, 0xff, 0x7701},
+		{0x1ULL << 40, (0xffULL << 32), 0x3f00000000ULL | (0x1ULL << 40)},
+		{0x4242, 0, 0x4242},
+	};
+
+	/* short (eager) and long (request, grant, data) messages */
+	mask_round(early, sizeof(early) / sizeof(early[0]), false, 64);
+	mask_round(early, sizeof(early) / sizeof(early[0]), false, 5000);
+	mask_round(late_c, sizeof(late_c) / sizeof(late_c[0]), true, 64);
+	mask_round(late_c, sizeof(late_c) / sizeof(late_c[0]), true, 5000);
+	probe_cancel();
+	printf("masks: %zu early and %zu late masked receives matched, with immediate data, "
+	       "short and long; probe and cancel\n",
+	       sizeof(early) / sizeof(early[0]), sizeof(late_c) / sizeof(late_c[0]));
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 int
 main(int argc, char **argv)
 {
-	enum { O_SOCK = 256, O_APP, O_PROC, O_POOL, O_SHORT, O_PEERS, O_SIZES, O_LATE, O_TO,
-	       O_FROM, O_SIZE, O_COUNT, O_WINDOW, O_LOG, O_MCAST, O_RESET, O_GOAFTER, O_TIMEOUT, O_REPEAT, O_DEADLINE, O_STOPGO };
+	enum {
+		O_SOCK = 256,
+		O_APP,
+		O_PROC,
+		O_POOL,
+		O_SHORT,
+		O_PEERS,
+		O_SIZES,
+		O_LATE,
+		O_TO,
+		O_FROM,
+		O_SIZE,
+		O_COUNT,
+		O_WINDOW,
+		O_LOG,
+		O_MCAST,
+		O_RESET,
+		O_GOAFTER,
+		O_TIMEOUT,
+		O_REPEAT,
+		O_DEADLINE,
+		O_STOPGO,
+		O_ORDERED
+	};
 	static const struct option lo[] = {
 		{"socket", required_argument, NULL, O_SOCK},
 		{"app", required_argument, NULL, O_APP},
@@ -695,6 +981,7 @@ main(int argc, char **argv)
 		{"repeat", required_argument, NULL, O_REPEAT},
 		{"deadline", required_argument, NULL, O_DEADLINE},
 		{"stop-on-go", no_argument, NULL, O_STOPGO},
+		{"ordered", no_argument, NULL, O_ORDERED},
 		{NULL, 0, NULL, 0},
 	};
 	struct trd_vni_conf conf = {.connect_timeout_ms = 10000, .n_send = 256, .n_recv = 256};
@@ -729,6 +1016,9 @@ main(int argc, char **argv)
 		case O_RESET: tolerate_reset = true; break;
 		case O_GOAFTER: go_after = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case O_STOPGO: stop_on_go = true; break;
+		case O_ORDERED:
+			conf.ordered = true;
+			break;
 		case O_DEADLINE: deadline_s = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case O_REPEAT: repeat = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case O_TIMEOUT: conf.connect_timeout_ms = (unsigned int)strtoul(optarg, NULL, 0); break;
@@ -773,6 +1063,12 @@ main(int argc, char **argv)
 		rc = mode_mcast();
 	else if (strcmp(mode, "expect") == 0)
 		rc = mode_expect();
+	else if (strcmp(mode, "seq-send") == 0)
+		rc = mode_seq_send();
+	else if (strcmp(mode, "seq-recv") == 0)
+		rc = mode_seq_recv();
+	else if (strcmp(mode, "masks") == 0)
+		rc = mode_masks();
 	else
 		fail("unknown mode '%s'", mode);
 	trd_vni_close(vni);

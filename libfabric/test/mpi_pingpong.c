@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * An MPI program for the libfabric provider's tests (libfabric/test/test_fi.sh mpi): two
+ * ranks, run by Open MPI over the OFI MTL with the toroid provider.
+ *
+ *   1. ping-pong of every size 1 B .. 1 MiB (powers of two and their neighbours): rank 0 sends
+ *      with tag = size index, rank 1 receives with MPI_ANY_SOURCE and MPI_ANY_TAG, checks the
+ *      status (source 0, the tag, the count) and every byte, and sends back a different
+ *      pattern that rank 0 checks the same way;
+ *   2. receives posted before their messages with MPI_ANY_TAG, from a second tag space: out
+ *      of order tags, each message landing in the receive of its tag;
+ *   3. MPI_Allreduce (sum and max) over 1 .. 65536 integers, checked;
+ *   4. MPI_Probe with MPI_ANY_SOURCE/MPI_ANY_TAG (FI_PEEK) before the receive, and an
+ *      MPI_Irecv withdrawn by MPI_Cancel (fi_cancel).
+ * Prints one line per part and exits 0 if everything matched, 1 otherwise.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#define MAX_SIZE (1u << 20)
+
+static int rank, nprocs, errors;
+
+static void
+fill(unsigned char *p, size_t len, unsigned int seed)
+{
+	uint32_t s = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		s = s * 1103515245u + 12345u;
+		p[i] = (unsigned char)(s >> 16);
+	}
+}
+
+static size_t
+bad_byte(const unsigned char *p, size_t len, unsigned int seed)
+{
+	uint32_t s = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		s = s * 1103515245u + 12345u;
+		if (p[i] != (unsigned char)(s >> 16))
+			return i;
+	}
+	return len;
+}
+
+static void
+expect(int cond, const char *fmt, int a, int b)
+{
+	if (!cond) {
+		fprintf(stderr, "rank %d: ", rank);
+		fprintf(stderr, fmt, a, b);
+		fputc('\n', stderr);
+		errors++;
+	}
+}
+
+static int
+pingpong(void)
+{
+	unsigned char *sb = malloc(MAX_SIZE), *rb = malloc(MAX_SIZE);
+	int n = 0;
+
+	if (sb == NULL || rb == NULL)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	for (size_t base = 1; base <= MAX_SIZE; base *= 2) {
+		for (int d = -1; d <= 1; d++) {
+			size_t len = base + (size_t)d;
+			int tag = n, count;
+			MPI_Status st;
+
+			if (len == 0 || len > MAX_SIZE || (base == 1 && d != 0) ||
+			    (base == 2 && d == -1))
+				continue;
+			n++;
+			if (rank == 0) {
+				fill(sb, len, (unsigned int)tag);
+				MPI_Send(sb, (int)len, MPI_BYTE, 1, tag, MPI_COMM_WORLD);
+				memset(rb, 0, len);
+				MPI_Recv(rb, MAX_SIZE, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
+					 MPI_COMM_WORLD, &st);
+				MPI_Get_count(&st, MPI_BYTE, &count);
+				expect(st.MPI_SOURCE == 1 && st.MPI_TAG == tag + 1000,
+				       "pong: source %d tag %d", st.MPI_SOURCE, st.MPI_TAG);
+				expect(count == (int)len, "pong: %d bytes, expected %d", count,
+				       (int)len);
+				expect(bad_byte(rb, len, (unsigned int)tag + 1000) == len,
+				       "pong of %d B: bad byte %d", (int)len,
+				       (int)bad_byte(rb, len, (unsigned int)tag + 1000));
+			} else {
+				memset(rb, 0, len);
+				MPI_Recv(rb, MAX_SIZE, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
+					 MPI_COMM_WORLD, &st);
+				MPI_Get_count(&st, MPI_BYTE, &count);
+				expect(st.MPI_SOURCE == 0 && st.MPI_TAG == tag,
+				       "ping: source %d tag %d", st.MPI_SOURCE, st.MPI_TAG);
+				expect(count == (int)len, "ping: %d bytes, expected %d", count,
+				       (int)len);
+				expect(bad_byte(rb, len, (unsigned int)tag) == len,
+				       "ping of %d B: bad byte %d", (int)len,
+				       (int)bad_byte(rb, len, (unsigned int)tag));
+				fill(sb, len, (unsigned int)tag + 1000);
+				MPI_Send(sb, (int)len, MPI_BYTE, 0, tag + 1000, MPI_COMM_WORLD);
+			}
+		}
+	}
+	free(sb);
+	free(rb);
+	return n;
+}
+
+/* Rank 1 posts receives for tags 7, 5, 3 (directed at rank 0) and one with MPI_ANY_TAG last;
+ * rank 0 sends tags 9, 3, 5, 7 (each 4 KiB): 3, 5, 7 land in their receives, 9 in the
+ * any-tag one. */
+static void
+tags(void)
+{
+	static const int rtags[4] = {7, 5, 3, MPI_ANY_TAG}, stags[4] = {9, 3, 5, 7};
+	enum { LEN = 4096 };
+	unsigned char *b = malloc(4 * LEN);
+	MPI_Request rq[4];
+	MPI_Status st[4];
+
+	if (b == NULL)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	if (rank == 1) {
+		for (int i = 0; i < 4; i++)
+			MPI_Irecv(b + i * LEN, LEN, MPI_BYTE, 0, rtags[i], MPI_COMM_WORLD, &rq[i]);
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Waitall(4, rq, st);
+		for (int i = 0; i < 4; i++) {
+			int want = i < 3 ? rtags[i] : 9;
+
+			expect(st[i].MPI_TAG == want, "tags: receive got tag %d, expected %d",
+			       st[i].MPI_TAG, want);
+			expect(bad_byte(b + i * LEN, LEN, 5000u + (unsigned int)want) == LEN,
+			       "tags: tag %d: bad byte %d", want,
+			       (int)bad_byte(b + i * LEN, LEN, 5000u + (unsigned int)want));
+		}
+	} else {
+		MPI_Barrier(MPI_COMM_WORLD);
+		for (int i = 0; i < 4; i++) {
+			fill(b + i * LEN, LEN, 5000u + (unsigned int)stags[i]);
+			MPI_Send(b + i * LEN, LEN, MPI_BYTE, 1, stags[i], MPI_COMM_WORLD);
+		}
+	}
+	free(b);
+}
+
+static void
+allreduce(void)
+{
+	for (int n = 1; n <= 65536; n *= 16) {
+		int *in = malloc((size_t)n * sizeof(int)), *sum = malloc((size_t)n * sizeof(int)),
+		    *max = malloc((size_t)n * sizeof(int));
+
+		if (in == NULL || sum == NULL || max == NULL)
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		for (int i = 0; i < n; i++)
+			in[i] = i * (rank + 1) + rank;
+		MPI_Allreduce(in, sum, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		MPI_Allreduce(in, max, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		for (int i = 0; i < n; i++) {
+			/* sum over r of i*(r+1)+r, max at r = nprocs-1 */
+			int s = i * nprocs * (nprocs + 1) / 2 + nprocs * (nprocs - 1) / 2;
+			int m = i * nprocs + nprocs - 1;
+
+			if (sum[i] != s || max[i] != m) {
+				expect(0, "allreduce: element %d of %d wrong", i, n);
+				break;
+			}
+		}
+		free(in);
+		free(sum);
+		free(max);
+	}
+}
+
+static void
+probe_cancel(void)
+{
+	enum { LEN = 1000 };
+	unsigned char b[LEN];
+	MPI_Request rq;
+	MPI_Status st;
+	int count, flag;
+
+	if (rank == 0) {
+		fill(b, LEN, 77);
+		MPI_Send(b, LEN, MPI_BYTE, 1, 77, MPI_COMM_WORLD);
+	} else {
+		MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+		MPI_Get_count(&st, MPI_BYTE, &count);
+		expect(st.MPI_SOURCE == 0 && st.MPI_TAG == 77, "probe: source %d tag %d",
+		       st.MPI_SOURCE, st.MPI_TAG);
+		expect(count == LEN, "probe: %d bytes, expected %d", count, LEN);
+		memset(b, 0, LEN);
+		MPI_Recv(b, LEN, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st);
+		expect(bad_byte(b, LEN, 77) == LEN, "probed message: bad byte %d of %d",
+		       (int)bad_byte(b, LEN, 77), LEN);
+		/* a receive nobody sends to */
+		MPI_Irecv(b, LEN, MPI_BYTE, 0, 99, MPI_COMM_WORLD, &rq);
+		MPI_Cancel(&rq);
+		MPI_Wait(&rq, &st);
+		MPI_Test_cancelled(&st, &flag);
+		expect(flag, "MPI_Cancel: the receive was not cancelled (%d, %d)", flag, 0);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	int n, total;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+	if (nprocs != 2) {
+		if (rank == 0)
+			fprintf(stderr, "run with 2 ranks\n");
+		MPI_Finalize();
+		return 2;
+	}
+	n = pingpong();
+	if (rank == 0)
+		printf("pingpong: %d sizes 1 B .. 1 MiB, ANY_SOURCE/ANY_TAG, data checked\n", n);
+	tags();
+	if (rank == 0)
+		printf("tags: 4 pre-posted receives (3 tags, 1 MPI_ANY_TAG) matched\n");
+	allreduce();
+	if (rank == 0)
+		printf("allreduce: sum and max of 1 .. 65536 ints checked\n");
+	probe_cancel();
+	if (rank == 0)
+		printf("probe, cancel: MPI_Probe(ANY_SOURCE, ANY_TAG) then receive; MPI_Cancel\n");
+	MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	if (rank == 0)
+		printf("%s: %d errors\n", total == 0 ? "PASS" : "FAIL", total);
+	MPI_Finalize();
+	return total == 0 ? 0 : 1;
+}
