@@ -13,6 +13,8 @@
  *  fence:   a fence reports the first failure of the operations it covers;
  *  owed:    B acknowledges a tracked put, its verdict is lost, then B dies: the operation
  *           fails with -EHOSTUNREACH within the documented time (dead_ms 100 and 1000);
+ *  bundle:  a bundle held at B (the one before it lost) when A's session restarts: its
+ *           puts' reception counter is marked failed, as a held put's is;
  *  counter: B dies while a long zero-copy put to it is on its way: its injection counter is
  *           marked failed (trd_counter_wait() returns -EHOSTUNREACH), and once set again,
  *           nothing of the failed put touches it.
@@ -43,6 +45,7 @@ static bool b_alive = true;
 static bool drop_done;       /* do not carry B's DONE frames */
 static uint64_t done_dropped;
 static unsigned int drop_from_a; /* lose this many of A's next frames */
+static unsigned int drop_bundle; /* lose this many of A's next bundle frames */
 
 static uint8_t
 frame_type(const uint8_t *f, uint32_t len)
@@ -69,6 +72,10 @@ carry(struct trd_link *far, struct trd_node *to, bool from_b)
 			continue; /* a dead node sends nothing */
 		if (from_b && drop_done && frame_type(buf, len) == TRD_PKT_DONE) {
 			done_dropped++;
+			continue;
+		}
+		if (to == B && drop_bundle != 0 && frame_type(buf, len) == TRD_PKT_BUNDLE) {
+			drop_bundle--;
 			continue;
 		}
 		if (to == B && (!b_alive || (drop_from_a != 0 && drop_from_a-- != 0)))
@@ -314,6 +321,60 @@ test_owed(unsigned int dead_ms)
 	T_ASSERT(memcmp(memb + 40000, srca + 40000, 3000) == 0, "the put after the return");
 }
 
+/* A bundle held at B (the one before it lost) when A's session restarts: the reception
+ * counter its puts would have decremented is told, as a held put's would be. */
+static void
+test_held_bundle(void)
+{
+	uint64_t t, down0 = drops(A, TRD_DROP_MAX);
+	uint16_t rc;
+	int64_t v;
+	struct trd_desc d[3];
+	struct trd_node_stats st;
+	uint64_t held0;
+
+	T_EQ(trd_node_stats_get(B, &st), 0);
+	held0 = st.stat[TRD_STAT_REORDERED];
+	T_EQ(trd_counter_alloc(B, &rc), 0);
+	T_EQ(trd_counter_set(B, rc, 6 * 16), 0);
+	for (int b = 0; b < 2; b++) {
+		for (int i = 0; i < 3; i++) {
+			uint64_t off = 200000 + (uint64_t)(b * 3 + i) * 16;
+
+			test_fill(srca + off, 16, off);
+			trd_desc_put(&d[i], trd_node_coord(B), srca + off, 16, trd_mr_key(mrb), off,
+				     0, rc);
+		}
+		T_EQ(trd_inject_bulk(trd_inj_fifo(A, 0), d, 3), 0);
+		drop_bundle = b == 0 ? 1 : 0; /* the first bundle is lost, the second held */
+		step();
+	}
+	T_EQ(drop_bundle, 0);
+	step(); /* B's SACK of the held bundle */
+	T_EQ(trd_counter_read(B, rc, &v), 0);
+	T_EQ(v, 6 * 16); /* nothing delivered: the second waits for the first */
+	T_EQ(trd_node_stats_get(B, &st), 0);
+	T_EQ(st.stat[TRD_STAT_REORDERED] - held0, 1);
+	/* B falls silent: A declares it down, and starts a new session when it is back */
+	b_alive = false;
+	t = trd_time_us() + 20000000;
+	while (drops(A, TRD_DROP_MAX) == down0 && trd_time_us() < t)
+		step();
+	T_EQ(drops(A, TRD_DROP_MAX) - down0, 1);
+	b_alive = true;
+	t = trd_time_us() + 2000000;
+	while (trd_node_peer_up(A, trd_node_coord(B)) != 1 && trd_time_us() < t)
+		step();
+	T_EQ(trd_node_peer_up(A, trd_node_coord(B)), 1);
+	tracked_put(300000, 100, 4242);
+	T_EQ(outcome(4242, 2000000), 0);
+	/* the new session released the held bundle: its counter can no longer reach zero */
+	T_EQ(trd_counter_read(B, rc, &v), 0);
+	T_ASSERT(v <= TRD_COUNTER_FAILED, "reception counter %" PRId64 " not failed", v);
+	T_EQ(trd_counter_free(B, rc), 0);
+	printf("held bundle: a new session released it and failed its reception counter\n");
+}
+
 static void
 test_counter(void)
 {
@@ -411,6 +472,8 @@ run(unsigned int dead_ms, bool all)
 		test_forged_ack();
 	if (all && part("fence"))
 		test_fence();
+	if (all && part("bundle"))
+		test_held_bundle();
 	if (part("owed"))
 		test_owed(dead_ms);
 	if (all && part("counter"))
