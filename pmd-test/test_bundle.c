@@ -546,7 +546,8 @@ relay(uint32_t nmsg, const char *impair, bool crc)
 				uint16_t ic = inj[which[i]];
 
 				if (kind[i] == 0 || kind[i] == 5)
-					trd_desc_fifo(&d[j], trd_node_coord(c), 0, s, len[i], i, ic);
+					trd_desc_fifo(&d[j], trd_node_coord(c), 0, s, len[i], i,
+						      ic);
 				else
 					trd_desc_put(&d[j], trd_node_coord(c), s, len[i],
 						     trd_mr_key(mr), (uint64_t)i * SLOT, ic, rec);
@@ -587,8 +588,9 @@ relay(uint32_t nmsg, const char *impair, bool crc)
 			trd_msg_free(m[j]);
 			fifo_got++;
 		}
-		T_ASSERT(trd_time_us() < t_end, "relay timed out: %u posted, %" PRIu64 " of %" PRIu64
-			 " messages", posted, fifo_got, fifo_n);
+		T_ASSERT(trd_time_us() < t_end,
+			 "relay timed out: %u posted, %" PRIu64 " of %" PRIu64 " messages", posted,
+			 fifo_got, fifo_n);
 	}
 	T_EQ(trd_counter_wait(c, rec, TIMEOUT_US), 0);
 	for (int k = 0; k < 2; k++) {
@@ -637,6 +639,7 @@ main(int argc, char **argv)
 	/* bundles refused for want of room in a FIFO of 8 drained 3 at a time: sent again
 	 * whole, never delivered in part (a part delivered twice breaks the order check) */
 	stream(n / 4, 32, NULL, 8, 3);
+	stream(n / 4, 32, "loss=5%,reorder=5%,dup=2%,seed=9", 8, 3);
 	relay(n / 4, NULL, false);
 	relay(n / 4, NULL, true);
 	relay(n / 4, "loss=5%,reorder=2%,dup=1%,seed=5", true);
