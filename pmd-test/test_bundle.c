@@ -21,6 +21,11 @@
  *           unsequenced frame whose FIFO messages find too little room delivers what fits and
  *           counts the rest; a segmented frame is delivered byte-exact; every mbuf is back
  *           in the pool at the end.
+ *  relay:   node (0,0,0) of a 2x2x1 torus sends to (1,1,0) through an intermediate node:
+ *           FIFO messages, puts, immediate puts, puts from a region, TRD_DF_COPY and
+ *           TRD_DF_ORDERED ones, in runs on two injection counters (each reaches exactly 0);
+ *           payload CRC off and on, lossless and lossy; every message exact and in order,
+ *           bundles forwarded and all received.
  *
  * Arguments: [N]
  */
