@@ -435,6 +435,38 @@ forged(void)
 				  100 + (uint32_t)(i % 3));
 	}
 
+	/* with a payload CRC: a wrong one drops the frame whole before any message is looked
+	 * at (bad_crc), the right one delivers every message, contiguous or segmented */
+	{
+		struct ent e[] = {
+			{TRD_PKT_PUT, 0, 0, 8, fkey, 2048, 0x11},
+			{TRD_PKT_FIFO, 1, 0, 20, 21, 0, 0x22},
+		};
+		struct trd_pkt p;
+		uint32_t crc;
+
+		len = bundle(f, e, 2, 2, 0, 0);
+		T_EQ(trd_wire_parse(f, len, &p), 0);
+		p.flags |= TRD_HF_CRC;
+		trd_wire_encode(f + TRD_ETH_HLEN, &p);
+		crc = trd_wire_crc(f + TRD_FRAME_HLEN, p.pay_len, 0xffffffff) ^ 1;
+		for (int k = 0; k < 4; k++)
+			f[len + (uint32_t)k] = (uint8_t)(crc >> (24 - 8 * k));
+		give(f, len + 4, 0, TRD_DROP_BAD_CRC, 1);
+		give(f, len + 4, 40, TRD_DROP_BAD_CRC, 1);
+		T_EQ(fmem[2048], 0);
+		T_EQ(take(1, m, 8), 0);
+		f[len + 3] ^= 1;
+		give(f, len + 4, 0, TRD_DROP_NONE, 0);
+		give(f, len + 4, 40, TRD_DROP_NONE, 0);
+		for (int i = 0; i < 8; i++)
+			T_EQ(fmem[2048 + i], 0x11);
+		T_EQ(take(1, m, 8), 2);
+		check_msg(m[0], 21, 20, 0x23, 101);
+		check_msg(m[1], 21, 20, 0x23, 101);
+		memset(fmem + 2048, 0, 8);
+	}
+
 	/* segmented as a scattering NIC delivers it: the messages are copied out, exact */
 	{
 		struct ent e[] = {
