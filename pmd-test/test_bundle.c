@@ -19,7 +19,8 @@
  *           entry, too many, fields that must be 0, a type that is neither put nor FIFO, a
  *           put whose end wraps) drops the frame whole: not one byte of it lands; an
  *           unsequenced frame whose FIFO messages find too little room delivers what fits and
- *           counts the rest; a segmented frame is delivered byte-exact; every mbuf is back
+ *           counts the rest; a wrong payload CRC drops the frame whole, the right one
+ *           delivers it; a segmented frame is delivered byte-exact; every mbuf is back
  *           in the pool at the end.
  *  relay:   node (0,0,0) of a 2x2x1 torus sends to (1,1,0) through an intermediate node:
  *           FIFO messages, puts, immediate puts, puts from a region, TRD_DF_COPY and
