@@ -19,8 +19,14 @@
  *           entry, too many, fields that must be 0, a type that is neither put nor FIFO, a
  *           put whose end wraps) drops the frame whole: not one byte of it lands; an
  *           unsequenced frame whose FIFO messages find too little room delivers what fits and
- *           counts the rest; a segmented frame is delivered byte-exact; every mbuf is back
+ *           counts the rest; a wrong payload CRC drops the frame whole, the right one
+ *           delivers it; a segmented frame is delivered byte-exact; every mbuf is back
  *           in the pool at the end.
+ *  relay:   node (0,0,0) of a 2x2x1 torus sends to (1,1,0) through an intermediate node:
+ *           FIFO messages, puts, immediate puts, puts from a region, TRD_DF_COPY and
+ *           TRD_DF_ORDERED ones, in runs on two injection counters (each reaches exactly 0);
+ *           payload CRC off and on, lossless and lossy; every message exact and in order,
+ *           bundles forwarded and all received.
  *
  * Arguments: [N]
  */
@@ -430,6 +436,38 @@ forged(void)
 				  100 + (uint32_t)(i % 3));
 	}
 
+	/* with a payload CRC: a wrong one drops the frame whole before any message is looked
+	 * at (bad_crc), the right one delivers every message, contiguous or segmented */
+	{
+		struct ent e[] = {
+			{TRD_PKT_PUT, 0, 0, 8, fkey, 2048, 0x11},
+			{TRD_PKT_FIFO, 1, 0, 20, 21, 0, 0x22},
+		};
+		struct trd_pkt p;
+		uint32_t crc;
+
+		len = bundle(f, e, 2, 2, 0, 0);
+		T_EQ(trd_wire_parse(f, len, &p), 0);
+		p.flags |= TRD_HF_CRC;
+		trd_wire_encode(f + TRD_ETH_HLEN, &p);
+		crc = trd_wire_crc(f + TRD_FRAME_HLEN, p.pay_len, 0xffffffff) ^ 1;
+		for (int k = 0; k < 4; k++)
+			f[len + (uint32_t)k] = (uint8_t)(crc >> (24 - 8 * k));
+		give(f, len + 4, 0, TRD_DROP_BAD_CRC, 1);
+		give(f, len + 4, 40, TRD_DROP_BAD_CRC, 1);
+		T_EQ(fmem[2048], 0);
+		T_EQ(take(1, m, 8), 0);
+		f[len + 3] ^= 1;
+		give(f, len + 4, 0, TRD_DROP_NONE, 0);
+		give(f, len + 4, 40, TRD_DROP_NONE, 0);
+		for (int i = 0; i < 8; i++)
+			T_EQ(fmem[2048 + i], 0x11);
+		T_EQ(take(1, m, 8), 2);
+		check_msg(m[0], 21, 20, 0x23, 101);
+		check_msg(m[1], 21, 20, 0x23, 101);
+		memset(fmem + 2048, 0, 8);
+	}
+
 	/* segmented as a scattering NIC delivers it: the messages are copied out, exact */
 	{
 		struct ent e[] = {
@@ -455,6 +493,177 @@ forged(void)
 	rte_mempool_free(mp);
 }
 
+/* ---- relay ---- */
+
+/*
+ * Bundles through an intermediate node: node (0,0,0) of a 2x2x1 torus sends to (1,1,0), one
+ * hop away from neither, so every frame is forwarded by (1,0,0) or (0,1,0). The messages mix
+ * memory-FIFO messages, puts from a raw address, immediate puts (TRD_DF_IMM), puts from a
+ * registered region (TRD_DF_SRC_MR), TRD_DF_COPY and TRD_DF_ORDERED ones, in runs on two
+ * injection counters (a bundle never mixes them: each reaches exactly zero). With a payload
+ * CRC on or off, lossless or lossy.
+ */
+static void
+relay(uint32_t nmsg, const char *impair, bool crc)
+{
+	struct trd_node_conf tmpl = {.payload_crc = crc};
+	struct trd_net_conf nc = {.node = &tmpl};
+	struct trd_net *net;
+	struct trd_node *a, *c;
+	struct trd_mr *mr, *smr;
+	uint8_t *src, *dst, *kind;
+	uint32_t *len;
+	uint8_t *which;
+	uint64_t put_bytes = 0, ib[2] = {0, 0}, fifo_n = 0, fifo_got = 0, next_fifo = 0, t_end;
+	uint64_t rs = 777, fwd = 0;
+	uint32_t posted = 0;
+	uint16_t inj[2], rec;
+	uint8_t w = 0;
+
+	trd_torus_init(&nc.torus, 2, 2, 1);
+	net = trd_net_create(&nc);
+	T_ASSERT(net != NULL, "net: %s", rte_strerror(rte_errno));
+	a = trd_net_node(net, 0);
+	c = trd_net_node(net, 3);
+	T_EQ(trd_node_coord(c).x, 1);
+	T_EQ(trd_node_coord(c).y, 1);
+	if (impair != NULL) {
+		struct trd_impair_conf ic;
+
+		T_EQ(trd_impair_parse(impair, &ic), 0);
+		for (unsigned int k = 0; k < 4; k++)
+			T_EQ(trd_node_impair(trd_net_node(net, k), &ic), 0);
+	}
+	src = malloc((size_t)nmsg * MAXLEN);
+	dst = calloc(nmsg, SLOT);
+	kind = malloc(nmsg);
+	which = malloc(nmsg);
+	len = malloc(nmsg * sizeof(*len));
+	T_ASSERT(src != NULL && dst != NULL && kind != NULL && len != NULL && which != NULL,
+		 "memory");
+	mr = trd_mr_register(c, dst, (size_t)nmsg * SLOT, TRD_ACCESS_REMOTE_WRITE);
+	smr = trd_mr_register(a, src, (size_t)nmsg * MAXLEN, TRD_ACCESS_REMOTE_READ);
+	T_ASSERT(mr != NULL && smr != NULL, "region");
+	for (uint32_t i = 0; i < nmsg; i++) {
+		/* 0 FIFO, 1 put, 2 immediate put, 3 put from a region, 4 put with COPY,
+		 * 5 ordered FIFO message */
+		kind[i] = (uint8_t)(test_rand(&rs) % 6);
+		len[i] = (uint32_t)(test_rand(&rs) % 80);
+		if (kind[i] == 2)
+			len[i] %= 9;
+		if (test_rand(&rs) % 8 == 0)
+			w ^= 1; /* runs on one counter, then the other */
+		which[i] = w;
+		for (uint32_t k = 0; k < len[i]; k++)
+			src[(size_t)i * MAXLEN + k] = pat(i, k);
+		if (kind[i] == 0 || kind[i] == 5)
+			fifo_n++;
+		else
+			put_bytes += len[i];
+		ib[w] += len[i];
+	}
+	for (int k = 0; k < 2; k++) {
+		T_EQ(trd_counter_alloc(a, &inj[k]), 0);
+		T_EQ(trd_counter_set(a, inj[k], (int64_t)ib[k]), 0);
+	}
+	T_EQ(trd_counter_alloc(c, &rec), 0);
+	T_EQ(trd_counter_set(c, rec, (int64_t)put_bytes), 0);
+
+	t_end = trd_time_us() + TIMEOUT_US;
+	while (posted < nmsg || fifo_got < fifo_n) {
+		struct trd_msg *m[32];
+		int k;
+
+		if (posted < nmsg) {
+			struct trd_desc d[32];
+			uint32_t nb = RTE_MIN(nmsg - posted, 1 + (uint32_t)(test_rand(&rs) % 32));
+
+			for (uint32_t j = 0; j < nb; j++) {
+				uint32_t i = posted + j;
+				const uint8_t *s = &src[(size_t)i * MAXLEN];
+				uint16_t ic = inj[which[i]];
+
+				if (kind[i] == 0 || kind[i] == 5)
+					trd_desc_fifo(&d[j], trd_node_coord(c), 0, s, len[i], i,
+						      ic);
+				else
+					trd_desc_put(&d[j], trd_node_coord(c), s, len[i],
+						     trd_mr_key(mr), (uint64_t)i * SLOT, ic, rec);
+				if (kind[i] == 2) {
+					d[j].flags |= TRD_DF_IMM;
+					d[j].src = 0;
+					d[j].user = 0;
+					memcpy(&d[j].user, s, len[i]);
+				} else if (kind[i] == 3) {
+					d[j].flags |= TRD_DF_SRC_MR;
+					d[j].src_key = trd_mr_key(smr);
+					d[j].src = (uint64_t)i * MAXLEN;
+				} else if (kind[i] == 4) {
+					d[j].flags |= TRD_DF_COPY;
+				} else if (kind[i] == 5) {
+					d[j].flags |= TRD_DF_ORDERED;
+				}
+			}
+			k = trd_inject_bulk(trd_inj_fifo(a, 0), d, nb);
+			T_ASSERT(k == 0 || k == -ENOBUFS, "inject: %d", k);
+			if (k == 0)
+				posted += nb;
+		}
+		trd_net_poll(net);
+		k = trd_rec_fifo_poll(trd_rec_fifo(c, 0), m, 32);
+		T_ASSERT(k >= 0, "poll");
+		for (int j = 0; j < k; j++) {
+			uint64_t i = m[j]->user;
+
+			while (next_fifo < nmsg && kind[next_fifo] != 0 && kind[next_fifo] != 5)
+				next_fifo++;
+			T_EQ(i, next_fifo); /* in order, none twice, none missing */
+			next_fifo++;
+			T_EQ(m[j]->len, len[i]);
+			for (uint32_t q = 0; q < len[i]; q++)
+				T_ASSERT(((uint8_t *)m[j]->data)[q] == pat(i, q),
+					 "msg %" PRIu64 " byte %u", i, q);
+			trd_msg_free(m[j]);
+			fifo_got++;
+		}
+		T_ASSERT(trd_time_us() < t_end,
+			 "relay timed out: %u posted, %" PRIu64 " of %" PRIu64 " messages", posted,
+			 fifo_got, fifo_n);
+	}
+	T_EQ(trd_counter_wait(c, rec, TIMEOUT_US), 0);
+	for (int k = 0; k < 2; k++) {
+		int64_t v;
+
+		T_EQ(trd_counter_wait(a, inj[k], TIMEOUT_US), 0);
+		T_EQ(trd_counter_read(a, inj[k], &v), 0);
+		T_EQ(v, 0);
+	}
+	for (uint32_t i = 0; i < nmsg; i++)
+		for (uint32_t q = 0; kind[i] != 0 && kind[i] != 5 && q < len[i]; q++)
+			T_ASSERT(dst[(size_t)i * SLOT + q] == pat(i, q), "put %u byte %u", i, q);
+	fwd = stat_of(trd_net_node(net, 1), TRD_STAT_FWD_PKTS) +
+	      stat_of(trd_net_node(net, 2), TRD_STAT_FWD_PKTS);
+	printf("relay %s crc=%d: %u messages, %" PRIu64 " bundles, %" PRIu64
+	       " frames forwarded, drops at c %" PRIu64 "\n",
+	       impair ? impair : "lossless", crc, nmsg, stat_of(a, TRD_STAT_TX_BUNDLES), fwd,
+	       drops(c));
+	T_ASSERT(stat_of(a, TRD_STAT_TX_BUNDLES) > 0, "no bundle sent");
+	T_ASSERT(fwd > 0, "nothing forwarded");
+	T_EQ(stat_of(c, TRD_STAT_RX_BUNDLES), stat_of(a, TRD_STAT_TX_BUNDLES));
+	T_EQ(stat_of(c, TRD_STAT_MSGS_DELIVERED), fifo_n);
+	T_EQ(stat_of(c, TRD_STAT_RX_PUT), nmsg - fifo_n);
+	T_EQ(stat_of(a, TRD_STAT_DESCS), nmsg);
+	if (impair == NULL)
+		T_EQ(drops(c), 0);
+	trd_mr_deregister(smr);
+	trd_net_free(net);
+	free(src);
+	free(dst);
+	free(kind);
+	free(which);
+	free(len);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -468,6 +677,10 @@ main(int argc, char **argv)
 	/* bundles refused for want of room in a FIFO of 8 drained 3 at a time: sent again
 	 * whole, never delivered in part (a part delivered twice breaks the order check) */
 	stream(n / 4, 32, NULL, 8, 3);
+	stream(n / 4, 32, "loss=5%,reorder=5%,dup=2%,seed=9", 8, 3);
+	relay(n / 4, NULL, false);
+	relay(n / 4, NULL, true);
+	relay(n / 4, "loss=5%,reorder=2%,dup=1%,seed=5", true);
 	printf("bundle: ok\n");
 	return test_status();
 }

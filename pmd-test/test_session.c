@@ -13,6 +13,10 @@
  *  fence:   a fence reports the first failure of the operations it covers;
  *  owed:    B acknowledges a tracked put, its verdict is lost, then B dies: the operation
  *           fails with -EHOSTUNREACH within the documented time (dead_ms 100 and 1000);
+ *  bundle:  a bundle held at B (the one before it lost) when A's session restarts: its
+ *           puts' reception counter is marked failed, as a held put's is;
+ *  bundle_part: the same bundle, delivered in part (its FIFO full) before it is held: only
+ *           the counter of its messages not delivered is marked failed;
  *  counter: B dies while a long zero-copy put to it is on its way: its injection counter is
  *           marked failed (trd_counter_wait() returns -EHOSTUNREACH), and once set again,
  *           nothing of the failed put touches it.
@@ -43,6 +47,7 @@ static bool b_alive = true;
 static bool drop_done;       /* do not carry B's DONE frames */
 static uint64_t done_dropped;
 static unsigned int drop_from_a; /* lose this many of A's next frames */
+static unsigned int drop_bundle; /* lose this many of A's next bundle frames */
 
 static uint8_t
 frame_type(const uint8_t *f, uint32_t len)
@@ -69,6 +74,10 @@ carry(struct trd_link *far, struct trd_node *to, bool from_b)
 			continue; /* a dead node sends nothing */
 		if (from_b && drop_done && frame_type(buf, len) == TRD_PKT_DONE) {
 			done_dropped++;
+			continue;
+		}
+		if (to == B && drop_bundle != 0 && frame_type(buf, len) == TRD_PKT_BUNDLE) {
+			drop_bundle--;
 			continue;
 		}
 		if (to == B && (!b_alive || (drop_from_a != 0 && drop_from_a-- != 0)))
@@ -314,6 +323,161 @@ test_owed(unsigned int dead_ms)
 	T_ASSERT(memcmp(memb + 40000, srca + 40000, 3000) == 0, "the put after the return");
 }
 
+/* A bundle held at B (the one before it lost) when A's session restarts: the reception
+ * counter its puts would have decremented is told, as a held put's would be. */
+static void
+test_held_bundle(void)
+{
+	uint64_t t, down0 = drops(A, TRD_DROP_MAX);
+	uint16_t rc;
+	int64_t v;
+	struct trd_desc d[3];
+	struct trd_node_stats st;
+	uint64_t held0;
+
+	T_EQ(trd_node_stats_get(B, &st), 0);
+	held0 = st.stat[TRD_STAT_REORDERED];
+	T_EQ(trd_counter_alloc(B, &rc), 0);
+	T_EQ(trd_counter_set(B, rc, 6 * 16), 0);
+	for (int b = 0; b < 2; b++) {
+		for (int i = 0; i < 3; i++) {
+			uint64_t off = 200000 + (uint64_t)(b * 3 + i) * 16;
+
+			test_fill(srca + off, 16, off);
+			trd_desc_put(&d[i], trd_node_coord(B), srca + off, 16, trd_mr_key(mrb), off,
+				     0, rc);
+		}
+		T_EQ(trd_inject_bulk(trd_inj_fifo(A, 0), d, 3), 0);
+		drop_bundle = b == 0 ? 1 : 0; /* the first bundle is lost, the second held */
+		step();
+	}
+	T_EQ(drop_bundle, 0);
+	step(); /* B's SACK of the held bundle */
+	T_EQ(trd_counter_read(B, rc, &v), 0);
+	T_EQ(v, 6 * 16); /* nothing delivered: the second waits for the first */
+	T_EQ(trd_node_stats_get(B, &st), 0);
+	T_EQ(st.stat[TRD_STAT_REORDERED] - held0, 1);
+	/* B falls silent: A declares it down, and starts a new session when it is back */
+	b_alive = false;
+	t = trd_time_us() + 20000000;
+	while (drops(A, TRD_DROP_MAX) == down0 && trd_time_us() < t)
+		step();
+	T_EQ(drops(A, TRD_DROP_MAX) - down0, 1);
+	b_alive = true;
+	t = trd_time_us() + 2000000;
+	while (trd_node_peer_up(A, trd_node_coord(B)) != 1 && trd_time_us() < t)
+		step();
+	T_EQ(trd_node_peer_up(A, trd_node_coord(B)), 1);
+	tracked_put(300000, 100, 4242);
+	T_EQ(outcome(4242, 2000000), 0);
+	/* the new session released the held bundle: its counter can no longer reach zero */
+	T_EQ(trd_counter_read(B, rc, &v), 0);
+	T_ASSERT(v <= TRD_COUNTER_FAILED, "reception counter %" PRId64 " not failed", v);
+	T_EQ(trd_counter_free(B, rc), 0);
+	printf("held bundle: a new session released it and failed its reception counter\n");
+}
+
+/* A bundle partly delivered (its FIFO full from its third message on), held, when A's session
+ * restarts: the counter of its delivered messages stays as they left it, the counter of the
+ * others is marked failed. */
+static void
+test_held_part(void)
+{
+	uint64_t t, down0 = drops(A, TRD_DROP_MAX), got0;
+	uint16_t c0, c1, c2;
+	int64_t v;
+	struct trd_desc d[32];
+	struct trd_node_stats st;
+	struct trd_msg *m[32];
+	int k;
+
+	/* fill B's FIFO 0: its 1024 places */
+	T_EQ(trd_node_stats_get(B, &st), 0);
+	got0 = st.stat[TRD_STAT_MSGS_DELIVERED];
+	for (int b = 0; b < 32; b++) {
+		for (int i = 0; i < 32; i++) {
+			trd_desc_fifo(&d[i], trd_node_coord(B), 0, NULL, 0, 1, 0);
+			d[i].flags = TRD_DF_IMM;
+		}
+		t = trd_time_us() + 2000000;
+		while (trd_inject_bulk(trd_inj_fifo(A, 0), d, 32) != 0 && trd_time_us() < t)
+			step();
+	}
+	t = trd_time_us() + 5000000;
+	do {
+		step();
+		T_EQ(trd_node_stats_get(B, &st), 0);
+	} while (st.stat[TRD_STAT_MSGS_DELIVERED] - got0 < 1024 && trd_time_us() < t);
+	T_EQ(st.stat[TRD_STAT_MSGS_DELIVERED] - got0, 1024);
+	T_EQ(trd_counter_alloc(B, &c0), 0);
+	T_EQ(trd_counter_alloc(B, &c1), 0);
+	T_EQ(trd_counter_alloc(B, &c2), 0);
+	T_EQ(trd_counter_set(B, c0, 3 * 16), 0);
+	T_EQ(trd_counter_set(B, c1, 2 * 16), 0);
+	T_EQ(trd_counter_set(B, c2, 8 + 16), 0);
+	/* the first bundle (3 puts on c0) is lost once; the second (2 puts on c1, then a FIFO
+	 * message and a put on c2) is held behind it */
+	for (int i = 0; i < 3; i++) {
+		test_fill(srca + 210000 + (uint64_t)i * 16, 16, (uint64_t)i);
+		trd_desc_put(&d[i], trd_node_coord(B), srca + 210000 + (uint64_t)i * 16, 16,
+			     trd_mr_key(mrb), 210000 + (uint64_t)i * 16, 0, c0);
+	}
+	T_EQ(trd_inject_bulk(trd_inj_fifo(A, 0), d, 3), 0);
+	drop_bundle = 1;
+	step();
+	T_EQ(drop_bundle, 0);
+	for (int i = 0; i < 4; i++) {
+		uint16_t c = i < 2 ? c1 : c2;
+
+		test_fill(srca + 220000 + (uint64_t)i * 16, 16, 10 + (uint64_t)i);
+		if (i == 2) {
+			trd_desc_fifo(&d[i], trd_node_coord(B), 0, NULL, 8, 2, 0);
+			d[i].flags = TRD_DF_IMM;
+			d[i].rec_ctr = c;
+		} else {
+			trd_desc_put(&d[i], trd_node_coord(B), srca + 220000 + (uint64_t)i * 16, 16,
+				     trd_mr_key(mrb), 220000 + (uint64_t)i * 16, 0, c);
+		}
+	}
+	T_EQ(trd_inject_bulk(trd_inj_fifo(A, 0), d, 4), 0);
+	step();
+	/* the first comes again: the second is released behind it and taken in part */
+	t = trd_time_us() + 5000000;
+	do {
+		step();
+		T_EQ(trd_counter_read(B, c0, &v), 0);
+	} while (v != 0 && trd_time_us() < t);
+	T_EQ(v, 0);
+	b_alive = false; /* before the second comes again */
+	T_EQ(trd_counter_read(B, c1, &v), 0);
+	T_EQ(v, 0);
+	T_EQ(trd_counter_read(B, c2, &v), 0);
+	T_EQ(v, 8 + 16);
+	t = trd_time_us() + 20000000;
+	while (drops(A, TRD_DROP_MAX) == down0 && trd_time_us() < t)
+		step();
+	T_EQ(drops(A, TRD_DROP_MAX) - down0, 1);
+	b_alive = true;
+	t = trd_time_us() + 2000000;
+	while (trd_node_peer_up(A, trd_node_coord(B)) != 1 && trd_time_us() < t)
+		step();
+	T_EQ(trd_node_peer_up(A, trd_node_coord(B)), 1);
+	tracked_put(310000, 100, 4343);
+	T_EQ(outcome(4343, 2000000), 0);
+	T_EQ(trd_counter_read(B, c1, &v), 0);
+	T_EQ(v, 0); /* its messages were delivered */
+	T_EQ(trd_counter_read(B, c2, &v), 0);
+	T_ASSERT(v <= TRD_COUNTER_FAILED, "reception counter %" PRId64 " not failed", v);
+	while ((k = trd_rec_fifo_poll(trd_rec_fifo(B, 0), m, 32)) > 0)
+		for (int i = 0; i < k; i++)
+			trd_msg_free(m[i]);
+	T_EQ(trd_counter_free(B, c0), 0);
+	T_EQ(trd_counter_free(B, c1), 0);
+	T_EQ(trd_counter_free(B, c2), 0);
+	printf("held part: a bundle held after delivering 2 of its 4 messages: the new session "
+	       "failed the counter of the other 2 only\n");
+}
+
 static void
 test_counter(void)
 {
@@ -411,6 +575,10 @@ run(unsigned int dead_ms, bool all)
 		test_forged_ack();
 	if (all && part("fence"))
 		test_fence();
+	if (all && part("bundle"))
+		test_held_bundle();
+	if (all && part("bundle_part"))
+		test_held_part();
 	if (part("owed"))
 		test_owed(dead_ms);
 	if (all && part("counter"))

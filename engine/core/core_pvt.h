@@ -156,6 +156,11 @@ trd_ctr_sub(struct trd_node *n, uint16_t id, uint32_t bytes)
 		__atomic_fetch_sub(&n->ctr[id], (int64_t)bytes, __ATOMIC_RELEASE);
 }
 
+/* rx.c: a held bundle that will never be delivered (its session ended): mark failed the
+ * reception counters of its messages from @p start on (those before were delivered). */
+void trd_bundle_fail_ctrs(struct trd_node *n, const struct rte_mbuf *m, const struct trd_pkt *p,
+			  uint32_t start);
+
 /* rfifo.c: reception FIFOs and the messages they carry */
 struct trd_rec_fifo *trd_rfifo_create(struct trd_node *n, uint8_t id, unsigned int size);
 void trd_rfifo_free(struct trd_rec_fifo *rf);

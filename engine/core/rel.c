@@ -553,6 +553,12 @@ on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, uint64
 			if (hp->counter != 0 && (hp->type == TRD_PKT_PUT || hp->type == TRD_PKT_FIFO) &&
 			    hp->counter < n->conf.n_counters && n->ctr_used[hp->counter])
 				trd_ctr_fail(&n->ctr[hp->counter]);
+			/* a bundle's counters are its messages' (those not delivered yet) */
+			if (hp->type == TRD_PKT_BUNDLE) {
+				bool part = pe->part_seq == hp->seq && pe->part_epoch == hp->epoch;
+
+				trd_bundle_fail_ctrs(n, pe->rxb[i], hp, part ? pe->part_done : 0);
+			}
 		}
 		peer_release_rx(pe, n->rel_w);
 	}

@@ -373,6 +373,32 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	return f;
 }
 
+void
+trd_bundle_fail_ctrs(struct trd_node *n, const struct rte_mbuf *m, const struct trd_pkt *p,
+		     uint32_t start)
+{
+	uint16_t ctr[TRD_BUNDLE_MAX];
+	uint32_t off = TRD_FRAME_HLEN, end = TRD_FRAME_HLEN + p->pay_len, i;
+
+	/* the structure whole first, as rx_bundle() checks it: a malformed frame counts for
+	 * nothing */
+	for (i = 0; i < p->aux && i < TRD_BUNDLE_MAX; i++) {
+		uint8_t ebuf[TRD_ENTRY_LEN];
+		const void *eh = rte_pktmbuf_read(m, off, TRD_ENTRY_LEN, ebuf);
+		struct trd_pkt e;
+
+		if (eh == NULL || trd_wire_entry_decode(p, eh, end - off, i, &e) != 0)
+			return;
+		ctr[i] = e.counter;
+		off += TRD_ENTRY_LEN + e.pay_len;
+	}
+	if (i != p->aux || off != end)
+		return;
+	for (i = start; i < p->aux; i++)
+		if (ctr[i] != 0 && ctr[i] < n->conf.n_counters && n->ctr_used[ctr[i]])
+			trd_ctr_fail(&n->ctr[ctr[i]]);
+}
+
 /* Act on a frame for this node whose turn has come. */
 static struct trd_rx_fate
 rx_deliver(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
