@@ -84,24 +84,33 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   the post (~90: the checks and the 64-byte descriptor plus a 64-byte inline slot written into
   the FIFO's ring), DPDK's ring (~50: the same 128 bytes dequeued), the copy into the frame and
   out of it (~65), the entry header written and decoded (~85), the receive checks (region
-  lookup, bounds, counter: ~105) and the engine loop around them. A memory-FIFO message costs
-  more at the receiver (a buffer reference per message, which the application frees: DPDK's
-  atomic reference count and a mempool put). Below 300 needs descriptors that do not cross a
-  ring at all for the common case (a post that builds the entry in place) and a receive that
-  hands a bundle's messages over as one block.
-* **Application thread + engine lcore.** This used to run at a third of one lcore doing both:
-  every post read cache lines the engine writes per packet (the FIFO's engine state, the peer's
-  hot state for its down flag). They now live apart, and the two-thread rate is about 2.7 x
-  what it was (see `make compare`).
-* **Latency over memif.** A message crosses the application/engine boundary twice per
-  direction (post, then the poll that builds and sends it; receive, then the application's next
-  check), and each side runs a full poll round between those steps.
-* **64 KiB over memif**: the per-packet work above on 1 444-byte packets, and the
-  acknowledgements coming back. This figure also swings most between runs (3 to 33 Gbit/s
-  seen): both busy-polling processes must hold a CPU at the same moment, and on 2 shared CPUs
-  other work takes one away for milliseconds (measured in
-  [toroid-perf.md](toroid-perf.md#figures-that-vary-between-runs)); the results table gives
-  its range.
+  lookup, bounds, counter: ~105) and the engine loop around them. Below 300 needs
+  descriptors that do not cross a ring at all for the common case (a post that builds the entry
+  in place) and fewer checks repeated per message of one burst.
+* **Memory-FIFO messages (0.1 x the raw frame rate).** Not instructions (744 per message, near
+  the put's 598) but memory: each message of a bundle is handed to the application in a buffer
+  reference of its own (an indirect mbuf attached to the bundle, from the pool, three cache
+  lines), which the application frees: per message a mempool get and put, DPDK's atomic
+  reference-count decrement on the shared frame and the cache misses of a fresh mbuf. A
+  receive that hands a bundle's messages over as one block (one reference, an array of
+  message headers) is what would lift it; the bundles already make the frames 16 times fewer.
+* **Application thread + engine lcore (0.35 x raw two threads).** The engine lcore does the
+  packet work of both nodes while the application only posts; raw DPDK with two threads splits
+  a much smaller per-frame cost. Since the last round the two-thread rate went from 6.6 to 22.9
+  Mpps with coalescing; the cache lines posters read and the engine writes live apart.
+* **Latency over memif (1.7 x raw, reflection 2.1 x).** A message crosses the application/engine
+  boundary twice per direction (post, then the poll that builds and sends it; receive, then the
+  application's next check), and each side runs a full poll round between those steps; a lone
+  message gains nothing from coalescing.
+* **64 KiB over memif (0.79 x raw)**: the per-packet work on 1 444-byte packets (a 64 KiB put is
+  46 frames, each with its header, sequence number and copy) and the acknowledgements coming
+  back. This figure also swings between runs (3 to 55 Gbit/s seen): both busy-polling
+  processes must hold a CPU at the same moment, and on 2 shared CPUs other work takes one away
+  for milliseconds (measured in [toroid-perf.md](toroid-perf.md#figures-that-vary-between-runs));
+  the results table gives its range.
+* **512-node torus within 5 %**: the two figures differ by 8.5 % the other way (the large torus
+  ran faster): the spread between runs of one figure (19.3 .. 23.7 Mpps) is wider than the
+  difference; the route and peer lookups do not depend on the torus size.
 """
 
 
