@@ -289,6 +289,34 @@ crc_check(const struct rte_mbuf *m, const struct trd_pkt *p)
 	return crc == want ? 0 : TRD_DROP_BAD_CRC;
 }
 
+/* A bundle's entries, its structure checked whole (at most TRD_BUNDLE_MAX entries, each inside
+ * the payload, together filling it exactly): @p e gets the header each message would have had
+ * alone, @p eoff where its bytes are in @p m. @return 0, or the drop cause of the whole frame. */
+static int
+bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct trd_pkt *e, uint32_t *eoff)
+{
+	uint32_t off = TRD_FRAME_HLEN, end = TRD_FRAME_HLEN + p->pay_len;
+
+	if (p->aux > TRD_BUNDLE_MAX)
+		return TRD_DROP_BAD_LENGTH;
+	for (uint32_t i = 0; i < p->aux; i++) {
+		uint8_t ebuf[TRD_ENTRY_LEN];
+		const void *eh = m->data_len >= off + TRD_ENTRY_LEN
+					 ? rte_pktmbuf_mtod_offset(m, const void *, off)
+					 : rte_pktmbuf_read(m, off, TRD_ENTRY_LEN, ebuf);
+		int cause;
+
+		if (eh == NULL)
+			return TRD_DROP_BAD_LENGTH;
+		cause = trd_wire_entry_decode(p, eh, end - off, i, &e[i]);
+		if (cause != 0)
+			return cause;
+		eoff[i] = off + TRD_ENTRY_LEN;
+		off = eoff[i] + e[i].pay_len;
+	}
+	return off == end ? 0 : TRD_DROP_BAD_LENGTH;
+}
+
 /* A bundle: each of its messages is acted on as if it had come alone, with the same checks,
  * and a message that fails them is dropped and counted alone. The structure is checked whole
  * first: one malformed entry drops the frame. A message refused for want of room (its FIFO
@@ -302,12 +330,11 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	struct trd_pkt e[TRD_BUNDLE_MAX];
 	uint32_t eoff[TRD_BUNDLE_MAX];
 	struct rte_mbuf *mi[TRD_BUNDLE_MAX];
-	uint8_t ebuf[TRD_ENTRY_LEN];
-	uint32_t off = TRD_FRAME_HLEN, end = TRD_FRAME_HLEN + p->pay_len, cnt = p->aux, nf = 0;
-	uint32_t start = 0, i;
+	uint32_t cnt = p->aux, nf = 0, start = 0, i;
 	struct trd_peer *pe = NULL;
 	struct trd_rx_fate f = trd_fate(0, false);
 	unsigned int j = 0;
+	int cause;
 
 	if (p->seq != 0 && n->reliable) {
 		struct trd_coord src = {p->src[0], p->src[1], p->src[2]};
@@ -316,24 +343,12 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		if (pe != NULL && pe->part_seq == p->seq && pe->part_epoch == p->epoch)
 			start = pe->part_done;
 	}
-	for (i = 0; i < cnt; i++) {
-		const void *eh = m->data_len >= off + TRD_ENTRY_LEN
-					 ? rte_pktmbuf_mtod_offset(m, const void *, off)
-					 : rte_pktmbuf_read(m, off, TRD_ENTRY_LEN, ebuf);
-		int cause;
-
-		if (eh == NULL)
-			return trd_fate(TRD_DROP_BAD_LENGTH, false);
-		cause = trd_wire_entry_decode(p, eh, end - off, i, &e[i]);
-		if (cause != 0)
-			return trd_fate(cause, false);
-		eoff[i] = off + TRD_ENTRY_LEN;
-		off = eoff[i] + e[i].pay_len;
-		if (i >= start && e[i].type == TRD_PKT_FIFO && e[i].fifo < n->n_rec)
+	cause = bundle_decode(m, p, e, eoff);
+	if (cause != 0)
+		return trd_fate(cause, false);
+	for (i = start; i < cnt; i++)
+		if (e[i].type == TRD_PKT_FIFO && e[i].fifo < n->n_rec)
 			nf++;
-	}
-	if (off != end)
-		return trd_fate(TRD_DROP_BAD_LENGTH, false);
 	/* a contiguous frame lends its bytes to its messages; a segmented one is copied */
 	if (nf != 0 && (m->nb_segs != 1 || rte_pktmbuf_alloc_bulk(n->pool, mi, nf) != 0)) {
 		if (m->nb_segs == 1)
@@ -377,26 +392,15 @@ void
 trd_bundle_fail_ctrs(struct trd_node *n, const struct rte_mbuf *m, const struct trd_pkt *p,
 		     uint32_t start)
 {
-	uint16_t ctr[TRD_BUNDLE_MAX];
-	uint32_t off = TRD_FRAME_HLEN, end = TRD_FRAME_HLEN + p->pay_len, i;
+	struct trd_pkt e[TRD_BUNDLE_MAX];
+	uint32_t eoff[TRD_BUNDLE_MAX];
 
-	/* the structure whole first, as rx_bundle() checks it: a malformed frame counts for
-	 * nothing */
-	for (i = 0; i < p->aux && i < TRD_BUNDLE_MAX; i++) {
-		uint8_t ebuf[TRD_ENTRY_LEN];
-		const void *eh = rte_pktmbuf_read(m, off, TRD_ENTRY_LEN, ebuf);
-		struct trd_pkt e;
-
-		if (eh == NULL || trd_wire_entry_decode(p, eh, end - off, i, &e) != 0)
-			return;
-		ctr[i] = e.counter;
-		off += TRD_ENTRY_LEN + e.pay_len;
-	}
-	if (i != p->aux || off != end)
+	/* a malformed frame counts for nothing */
+	if (bundle_decode(m, p, e, eoff) != 0)
 		return;
-	for (i = start; i < p->aux; i++)
-		if (ctr[i] != 0 && ctr[i] < n->conf.n_counters && n->ctr_used[ctr[i]])
-			trd_ctr_fail(&n->ctr[ctr[i]]);
+	for (uint32_t i = start; i < p->aux; i++)
+		if (e[i].counter != 0 && trd_ctr_valid(n, e[i].counter))
+			trd_ctr_fail(&n->ctr[e[i].counter]);
 }
 
 /* Act on a frame for this node whose turn has come. */

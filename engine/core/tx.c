@@ -47,6 +47,51 @@ static const uint8_t op_pkt_type[TRD_OP_MAX] = {
 	[TRD_OP_ATOMIC] = TRD_PKT_ATOMIC,
 };
 
+/* Where the bytes of a descriptor that are not inline come from: its immediate word, a region
+ * of this node (access and bounds checked) or a raw address; *@p iova is their IO address, or
+ * RTE_BAD_IOVA where it is unknown (the region's translation found at registration; a raw
+ * address is its own in IOVA-as-VA mode), and the bytes are then copied. @return 0 or a drop
+ * cause. */
+static inline int
+desc_src(struct trd_node *n, const struct trd_desc *d, const uint8_t **src, rte_iova_t *iova)
+{
+	if (d->flags & TRD_DF_IMM) {
+		*src = (const uint8_t *)&d->user;
+		*iova = RTE_BAD_IOVA;
+	} else if (d->flags & TRD_DF_SRC_MR) {
+		const struct trd_mr *mr = trd_mr_lookup(n, d->src_key);
+		uint64_t off;
+
+		if (mr == NULL)
+			return TRD_DROP_BAD_KEY;
+		if ((d->flags & TRD_DF_REMOTE) && !(mr->access & TRD_ACCESS_REMOTE_READ))
+			return TRD_DROP_NO_ACCESS;
+		if (trd_mr_at(mr, d->src, d->len, &off) != 0)
+			return TRD_DROP_OUT_OF_BOUNDS;
+		*src = mr->base + off;
+		*iova = mr->iova == RTE_BAD_IOVA ? RTE_BAD_IOVA : mr->iova + off;
+	} else {
+		*src = (const uint8_t *)(uintptr_t)d->src;
+		*iova = trd_iova_is_va() ? (rte_iova_t)d->src : RTE_BAD_IOVA;
+	}
+	return 0;
+}
+
+/* The Ethernet header of a frame of the current descriptor (its route's destination MAC,
+ * its link's), then the descriptor's torus header template: @return the header to patch. */
+static inline struct trd_hdr *
+frame_start(const struct trd_fifo *f, struct rte_mbuf *m)
+{
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct trd_hdr *h = (struct trd_hdr *)(eh + 1);
+
+	eh->dst_addr = f->rt->dmac;
+	eh->src_addr = f->link->mac;
+	eh->ether_type = rte_cpu_to_be_16(TRD_ETHERTYPE);
+	*h = f->whdr;
+	return h;
+}
+
 /* Resolve the current descriptor: route, source bytes, header template. 0 or a drop cause. */
 static int
 desc_start(struct trd_node *n, struct trd_fifo *f)
@@ -80,27 +125,12 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 	f->zc = false;
 	if (d->n_slots != 0) {
 		f->src = f->inl_src;
-	} else if (d->flags & TRD_DF_IMM) {
-		f->src = (const uint8_t *)&d->user;
-	} else if (d->flags & TRD_DF_SRC_MR) {
-		struct trd_mr *mr = trd_mr_lookup(n, d->src_key);
-		uint64_t off;
-
-		if (mr == NULL)
-			return TRD_DROP_BAD_KEY;
-		if ((d->flags & TRD_DF_REMOTE) && !(mr->access & TRD_ACCESS_REMOTE_READ))
-			return TRD_DROP_NO_ACCESS;
-		if (trd_mr_at(mr, d->src, d->len, &off) != 0)
-			return TRD_DROP_OUT_OF_BOUNDS;
-		f->src = mr->base + off;
-		/* the region's translation, found at registration; none: copied */
-		f->src_iova = mr->iova + off;
-		f->zc = d->len > n->conf.inline_max && mr->iova != RTE_BAD_IOVA;
 	} else {
-		/* a raw address: its IO address is itself in IOVA-as-VA mode, else unknown */
-		f->src = (const uint8_t *)(uintptr_t)d->src;
-		f->src_iova = d->src;
-		f->zc = d->len > n->conf.inline_max && trd_iova_is_va();
+		int cause = desc_src(n, d, &f->src, &f->src_iova);
+
+		if (cause != 0)
+			return cause;
+		f->zc = d->len > n->conf.inline_max && f->src_iova != RTE_BAD_IOVA;
 	}
 	if (d->op == TRD_OP_ATOMIC) {
 		struct trd_wire_atomic *a = (struct trd_wire_atomic *)f->inl;
@@ -344,18 +374,12 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 	while (k < max && f->pkts_left != 0) {
 		uint32_t chunk = RTE_MIN((uint32_t)f->maxpay, d->len - f->off);
 		struct rte_mbuf *m = trd_mbuf_get(n);
-		struct rte_ether_hdr *eh;
 		struct trd_hdr *h;
 		uint16_t flags;
 
 		if (unlikely(m == NULL))
 			break;
-		eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-		eh->dst_addr = f->rt->dmac;
-		eh->src_addr = l->mac;
-		eh->ether_type = rte_cpu_to_be_16(TRD_ETHERTYPE);
-		h = (struct trd_hdr *)(eh + 1);
-		*h = f->whdr;
+		h = frame_start(f, m);
 		flags = f->hflags | (f->off == 0 ? TRD_HF_FIRST : 0) |
 			(f->pkts_left == 1 ? TRD_HF_LAST : 0) | (n->conf.payload_crc ? TRD_HF_CRC : 0);
 		h->flags = trd_be16(flags);
@@ -445,23 +469,18 @@ bundle_ok(const struct trd_desc *d, struct trd_coord dst, uint16_t inj)
 static inline const uint8_t *
 bundle_src(struct trd_node *n, const struct trd_fifo *f, const struct trd_desc *d)
 {
+	const uint8_t *src;
+	rte_iova_t iova;
+
 	if (d->n_slots != 0)
 		return f->stage_n - f->stage_i - 1 >= d->n_slots
 			       ? (const uint8_t *)&f->stage[f->stage_i + 1]
 			       : NULL;
-	if (d->flags & TRD_DF_IMM)
-		return (const uint8_t *)&d->user;
-	if (d->len > n->conf.inline_max)
+	/* desc_start() would send a longer one zero-copy where it can: never in a bundle */
+	if (desc_src(n, d, &src, &iova) != 0 ||
+	    (d->len > n->conf.inline_max && !(d->flags & TRD_DF_IMM)))
 		return NULL;
-	if (d->flags & TRD_DF_SRC_MR) {
-		const struct trd_mr *mr = trd_mr_lookup(n, d->src_key);
-		uint64_t at;
-
-		if (mr == NULL || trd_mr_at(mr, d->src, d->len, &at) != 0)
-			return NULL;
-		return mr->base + at;
-	}
-	return (const uint8_t *)(uintptr_t)d->src;
+	return src;
 }
 
 /* One message into a bundle at @p p: its entry header, then its bytes. @return bytes used. */
@@ -493,9 +512,8 @@ emit_bundle(struct trd_node *n, struct trd_fifo *f)
 	const struct trd_coord dst = d->dst;
 	const uint16_t inj = d->inj_ctr;
 	const uint32_t max = f->maxpay;
-	uint32_t used, bytes, cnt = 1;
+	uint32_t used, cnt = 1;
 	const uint8_t *nsrc;
-	struct rte_ether_hdr *eh;
 	struct rte_mbuf *m;
 	struct trd_hdr *h;
 	uint8_t *p;
@@ -509,19 +527,12 @@ emit_bundle(struct trd_node *n, struct trd_fifo *f)
 	m = trd_mbuf_get(n);
 	if (unlikely(m == NULL))
 		return 0;
-	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	eh->dst_addr = f->rt->dmac;
-	eh->src_addr = f->link->mac;
-	eh->ether_type = rte_cpu_to_be_16(TRD_ETHERTYPE);
-	h = (struct trd_hdr *)(eh + 1);
-	*h = f->whdr; /* the first message's: its id is the bundle's */
+	h = frame_start(f, m); /* the first message's header: its id is the bundle's */
 	p = (uint8_t *)(h + 1);
-	bytes = d->len;
 	used = bundle_entry(n, f, p, d, f->src);
 	for (;;) {
 		/* the ids of a bundle's messages follow each other: entry i is msg_id + i */
 		n->next_msg_id++;
-		bytes += nx->len;
 		used += bundle_entry(n, f, p + used, nx, nsrc);
 		f->stage_i += 1u + nx->n_slots;
 		if (++cnt == n->conf.coalesce)
@@ -548,7 +559,8 @@ emit_bundle(struct trd_node *n, struct trd_fifo *f)
 	if (unlikely(n->conf.payload_crc))
 		crc_append(m, p, used);
 	trd_pkt_finish(n, f->peer, h, m);
-	trd_link_queue(f->link, m, f->ctr, f, bytes);
+	/* the injection counter counts the messages' bytes, not their entry headers */
+	trd_link_queue(f->link, m, f->ctr, f, used - cnt * TRD_ENTRY_LEN);
 	n->stat[TRD_STAT_TX_BUNDLES]++;
 	f->unsent++;
 	f->pkts++;
