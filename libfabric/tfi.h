@@ -11,6 +11,8 @@
  *   tfi_domain.c  domain, memory registration, address vector
  *   tfi_cq.c      completion queues (our own ring), wait objects, fi_trywait
  *   tfi_ep.c      the RDM endpoint: msg and tagged operations, progress
+ *   tfi_rma.c     FI_RMA and FI_ATOMIC over the VNI's one-sided operations (trd_vni_write,
+ *                 trd_vni_read, trd_vni_atomic), remote keys
  *   tfi_stubs.c   -FI_ENOSYS entries for everything the provider does not offer
  *
  * Threading: one mutex per domain guards the domain's objects (FI_THREAD_SAFE).
@@ -42,13 +44,17 @@
 #define TFI_PROV_VERSION FI_VERSION(0, 1)
 
 /* What the provider offers (fi_getinfo advertises exactly this). */
-#define TFI_PRIMARY_CAPS (FI_MSG | FI_TAGGED)
-#define TFI_SECONDARY_CAPS (FI_SEND | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | FI_LOCAL_COMM | \
+#define TFI_PRIMARY_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC)
+#define TFI_SECONDARY_CAPS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |            \
+			    FI_REMOTE_WRITE | FI_SOURCE | FI_DIRECTED_RECV | FI_LOCAL_COMM |        \
 			    FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
 #define TFI_CAPS (TFI_PRIMARY_CAPS | TFI_SECONDARY_CAPS)
 #define TFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+/* one-sided capabilities (tfi_rma.c) */
+#define TFI_RMA_CAPS                                                                              \
+	(FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 /* FI_EP_DGRAM: untagged messages only, no ordering promised */
-#define TFI_DGRAM_CAPS (TFI_CAPS & ~(uint64_t)FI_TAGGED)
+#define TFI_DGRAM_CAPS (TFI_CAPS & ~(uint64_t)(FI_TAGGED | TFI_RMA_CAPS))
 
 /* The VNI carries one 64-bit tag: untagged messages use the top bit, tagged ones the rest. */
 #define TFI_MSG_TAG (1ULL << 63)
@@ -58,6 +64,10 @@
 #define TFI_CQ_DATA_SIZE 8 /* remote CQ data: the VNI's immediate data (trd_vni_senddata) */
 #define TFI_CQ_DEFAULT 1024
 #define TFI_CQ_EPS 8 /* endpoints one CQ may serve */
+/* The key an application sees (fi_mr_key) is the VNI's key XOR this, so that the key 0 an
+ * application may ask for is a valid VNI key; an application may not ask for this one. */
+#define TFI_KEY_XOR 0x746f726f69640001ULL
+#define TFI_ATOMIC_MAX 1 /* elements of one atomic operation (fi_query_atomic count) */
 
 /* The address of an endpoint, as fi_getname() gives it and fi_av_insert() takes it. */
 #define TFI_NAME_MAGIC 0x46445254u /* "TRDF" */
@@ -98,6 +108,10 @@ struct tfi_domain {
 	struct tfi_fabric *fab;
 	pthread_mutex_t lock;
 	enum fi_av_type av_type;
+	bool mr_virt_addr; /* FI_MR_VIRT_ADDR (or FI_MR_BASIC): remote addresses are addresses */
+	bool mr_prov_key;  /* FI_MR_PROV_KEY (or FI_MR_BASIC): the provider picks keys */
+	struct tfi_ep *eps;  /* endpoints, each with its VNI: remote regions live there */
+	struct tfi_mr *rmrs; /* registrations with remote access */
 	int refs;
 };
 
@@ -106,6 +120,8 @@ struct tfi_mr {
 	struct tfi_domain *dom;
 	const void *buf;
 	size_t len;
+	uint64_t access;
+	struct tfi_mr *next; /* in dom->rmrs */
 };
 
 struct tfi_av {
@@ -144,7 +160,8 @@ struct tfi_cq {
 	int refs;
 };
 
-enum tfi_op_kind { TFI_OP_FREE, TFI_OP_SEND, TFI_OP_RECV };
+enum tfi_op_kind { TFI_OP_FREE, TFI_OP_SEND, TFI_OP_RECV, TFI_OP_WRITE, TFI_OP_READ,
+		   TFI_OP_ATOMIC };
 
 /* One posted operation: its VNI cookie points here. */
 struct tfi_op {
@@ -157,6 +174,9 @@ struct tfi_op {
 	size_t len;       /* send: bytes; receive: room */
 	struct iovec iov[TFI_IOV_LIMIT];
 	size_t iov_n;
+	void *result;     /* fetching atomic: where the old value goes */
+	unsigned int asize; /* atomic: 4 or 8 */
+	uint64_t cflags;  /* RMA and atomics: the completion's flags */
 	struct tfi_op *next;
 };
 
@@ -174,6 +194,7 @@ struct tfi_ep {
 	struct trd_vni *vni;
 	struct trd_vni_info info;
 	struct tfi_name name;
+	struct tfi_ep *dnext; /* in dom->eps */
 	struct tfi_op *ops, *free_ops;
 	unsigned int n_ops;
 	size_t max_msg;   /* a quarter of the pool the engine granted */
@@ -202,6 +223,15 @@ void tfi_cq_push(struct tfi_cq *cq, const struct tfi_cqe *e);
 int tfi_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
 int tfi_cq_watch(struct tfi_cq *cq, int fd);
 
+/* tfi_domain.c: remote regions on each endpoint's VNI */
+int tfi_mr_attach_ep(struct tfi_domain *d, struct tfi_ep *ep);
+
+/* tfi_rma.c */
+extern struct fi_ops_rma tfi_rma_ops;
+extern struct fi_ops_atomic tfi_atomic_ops;
+int tfi_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
+		     struct fi_atomic_attr *attr, uint64_t flags);
+
 /* tfi_ep.c */
 int tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
 		 void *context);
@@ -209,6 +239,10 @@ void tfi_ep_progress(struct tfi_ep *ep);
 int tfi_ep_arm(struct tfi_ep *ep);
 bool tfi_ep_nap_due(struct tfi_ep *ep);
 void tfi_ep_nap(struct tfi_ep *ep);
+struct tfi_op *tfi_op_get(struct tfi_ep *ep);
+void tfi_op_put(struct tfi_ep *ep, struct tfi_op *op);
+int tfi_post_check(struct tfi_ep *ep);
+bool tfi_tx_comp(const struct tfi_ep *ep, uint64_t flags);
 
 /* tfi_stubs.c: tables whose every entry returns -FI_ENOSYS */
 extern struct fi_ops_rma tfi_no_rma_ops;

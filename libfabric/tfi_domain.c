@@ -2,17 +2,24 @@
 /*
  * Domain, memory registration and address vectors.
  *
- * Memory registration gives local descriptors only: the VNI moves data through its own buffer
- * pool, so a registration records the range and nothing else (no remote keys: no FI_RMA).
+ * Memory registration gives local descriptors, and, with FI_REMOTE_READ/FI_REMOTE_WRITE,
+ * remote keys: the range is registered with the VNI of every endpoint of the domain
+ * (trd_vni_mr_reg, also for endpoints opened later), so that the engine serving the process
+ * reads and writes it for other processes' fi_write/fi_read/atomics without the application.
+ * The key the application sees is the VNI's XOR TFI_KEY_XOR; with FI_MR_PROV_KEY the provider
+ * draws it at random, otherwise it is the requested key. With FI_MR_VIRT_ADDR remote addresses
+ * are virtual addresses, otherwise offsets into the region (TRD_VNI_MR_OFFSET).
  *
  * Address vectors hold struct tfi_name (16 bytes: magic, app, proc, node, version). FI_AV_TABLE
  * hands out indices 0, 1, ...; FI_AV_MAP hands out (app << 32 | proc). Both keep the table,
  * which every send checks (an address the AV does not hold is -FI_EINVAL), fi_av_lookup reads
  * and the source of a receive is named from (FI_SOURCE).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "tfi.h"
 
@@ -52,20 +59,109 @@ static struct fi_ops_domain domain_ops = {
 	.poll_open = tfi_no_poll_open,
 	.stx_ctx = tfi_no_stx_ctx,
 	.srx_ctx = tfi_no_srx_ctx,
-	.query_atomic = tfi_no_query_atomic,
+	.query_atomic = tfi_query_atomic,
 	.query_collective = tfi_no_query_collective,
 };
 
 /* ---- memory registration ---- */
 
+static unsigned int
+mr_vni_access(const struct tfi_domain *d, uint64_t access)
+{
+	return ((access & FI_REMOTE_READ) ? TRD_VNI_MR_REMOTE_READ : 0) |
+	       ((access & FI_REMOTE_WRITE) ? TRD_VNI_MR_REMOTE_WRITE : 0) |
+	       (d->mr_virt_addr ? 0 : TRD_VNI_MR_OFFSET);
+}
+
+static int
+mr_fi_errno(int rc)
+{
+	switch (rc) {
+	case -EEXIST:
+		return -FI_ENOKEY;
+	case -ENOSPC:
+		return -FI_ENOSPC;
+	case -EFAULT:
+	case -EPERM:
+		return -FI_EACCES;
+	case -ECONNRESET:
+		return -FI_ECONNRESET;
+	case -EINVAL:
+		return -FI_EINVAL;
+	default:
+		return rc < 0 && rc > -4096 ? rc : -FI_EOTHER;
+	}
+}
+
+/* Register @p m with @p ep's VNI. Caller holds the domain lock. */
+static int
+mr_vni_reg(struct tfi_mr *m, struct tfi_ep *ep)
+{
+	uint64_t key = m->mr.key ^ TFI_KEY_XOR;
+	int rc;
+
+	if (ep->vni == NULL || m->len == 0)
+		return 0;
+	rc = trd_vni_mr_reg(ep->vni, (void *)(uintptr_t)m->buf, m->len,
+			    mr_vni_access(m->dom, m->access), &key);
+	if (rc != 0)
+		FI_WARN(&tfi_prov, FI_LOG_MR, "registering %zu B at %p with %u:%u: %s\n", m->len,
+			m->buf, ep->name.app, ep->name.proc, strerror(-rc));
+	return rc;
+}
+
+static void
+mr_vni_dereg(struct tfi_mr *m, struct tfi_ep *upto)
+{
+	for (struct tfi_ep *ep = m->dom->eps; ep != NULL && ep != upto; ep = ep->dnext)
+		if (ep->vni != NULL && m->len != 0)
+			trd_vni_mr_dereg(ep->vni, m->mr.key ^ TFI_KEY_XOR);
+}
+
+int
+tfi_mr_attach_ep(struct tfi_domain *d, struct tfi_ep *ep)
+{
+	for (struct tfi_mr *m = d->rmrs; m != NULL; m = m->next) {
+		int rc = mr_vni_reg(m, ep);
+
+		if (rc != 0) {
+			for (struct tfi_mr *u = d->rmrs; u != m; u = u->next)
+				if (u->len != 0)
+					trd_vni_mr_dereg(ep->vni, u->mr.key ^ TFI_KEY_XOR);
+			return mr_fi_errno(rc);
+		}
+	}
+	return 0;
+}
+
 static int
 mr_close(struct fid *fid)
 {
 	struct tfi_mr *m = container_of(fid, struct tfi_mr, mr.fid);
+	struct tfi_domain *d = m->dom;
 
-	m->dom->refs--;
+	pthread_mutex_lock(&d->lock);
+	if (m->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
+		mr_vni_dereg(m, NULL);
+		for (struct tfi_mr **pp = &d->rmrs; *pp != NULL; pp = &(*pp)->next)
+			if (*pp == m) {
+				*pp = m->next;
+				break;
+			}
+	}
+	d->refs--;
+	pthread_mutex_unlock(&d->lock);
 	free(m);
 	return 0;
+}
+
+static bool
+mr_key_used(const struct tfi_domain *d, uint64_t key)
+{
+	for (const struct tfi_mr *m = d->rmrs; m != NULL; m = m->next)
+		if (m->mr.key == key)
+			return true;
+	return false;
 }
 
 static struct fi_ops mr_fi_ops = {
@@ -80,13 +176,14 @@ static int
 mr_make(struct tfi_domain *d, const void *buf, size_t len, uint64_t access, uint64_t key,
 	uint64_t flags, void *context, struct fid_mr **mr)
 {
+	bool remote = access & (FI_REMOTE_READ | FI_REMOTE_WRITE);
 	struct tfi_mr *m;
+	int rc = 0;
 
 	if (mr == NULL || (buf == NULL && len != 0))
 		return -FI_EINVAL;
-	/* remote access needs FI_RMA, which the provider does not offer */
-	if (access & (FI_REMOTE_READ | FI_REMOTE_WRITE))
-		return -FI_EOPNOTSUPP;
+	if ((uintptr_t)buf + len < (uintptr_t)buf)
+		return -FI_EINVAL;
 	if (flags != 0)
 		return -FI_EBADFLAGS;
 	m = calloc(1, sizeof(*m));
@@ -96,15 +193,43 @@ mr_make(struct tfi_domain *d, const void *buf, size_t len, uint64_t access, uint
 	m->mr.fid.context = context;
 	m->mr.fid.ops = &mr_fi_ops;
 	m->mr.mem_desc = m;
-	m->mr.key = key;
 	m->dom = d;
 	m->buf = buf;
 	m->len = len;
+	m->access = access;
 	pthread_mutex_lock(&d->lock);
+	if (remote && d->mr_prov_key) {
+		do {
+			if (getrandom(&key, sizeof(key), 0) != sizeof(key)) {
+				rc = -FI_EOTHER;
+				goto fail;
+			}
+		} while (key == TFI_KEY_XOR || mr_key_used(d, key));
+	} else if (remote && (key == TFI_KEY_XOR || mr_key_used(d, key))) {
+		rc = -FI_ENOKEY; /* the requested key is taken (or the one we cannot use) */
+		goto fail;
+	}
+	m->mr.key = key;
+	if (remote) {
+		for (struct tfi_ep *ep = d->eps; ep != NULL; ep = ep->dnext) {
+			rc = mr_vni_reg(m, ep);
+			if (rc != 0) {
+				mr_vni_dereg(m, ep);
+				rc = mr_fi_errno(rc);
+				goto fail;
+			}
+		}
+		m->next = d->rmrs;
+		d->rmrs = m;
+	}
 	d->refs++;
 	pthread_mutex_unlock(&d->lock);
 	*mr = &m->mr;
 	return 0;
+fail:
+	pthread_mutex_unlock(&d->lock);
+	free(m);
+	return rc;
 }
 
 static int
@@ -163,6 +288,11 @@ tfi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_doma
 	pthread_mutex_init(&d->lock, NULL);
 	d->fab = f;
 	d->av_type = info->domain_attr->av_type;
+	/* FI_MR_BASIC (1) means virtual addresses and provider keys; FI_MR_SCALABLE (2) neither */
+	d->mr_virt_addr = info->domain_attr->mr_mode == FI_MR_BASIC ||
+			  (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
+	d->mr_prov_key = info->domain_attr->mr_mode == FI_MR_BASIC ||
+			 (info->domain_attr->mr_mode & FI_MR_PROV_KEY);
 	d->dom.fid.fclass = FI_CLASS_DOMAIN;
 	d->dom.fid.context = context;
 	d->dom.fid.ops = &domain_fi_ops;

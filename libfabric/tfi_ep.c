@@ -28,7 +28,7 @@
 
 /* Flags this provider does not implement on an operation. */
 #define TFI_TX_REFUSED                                                                             \
-	(FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_FENCE | FI_TRIGGER | FI_MULTICAST)
+	(FI_MATCH_COMPLETE | FI_FENCE | FI_TRIGGER | FI_MULTICAST)
 #define TFI_RX_REFUSED (FI_MULTI_RECV | FI_CLAIM | FI_DISCARD | FI_TRIGGER)
 
 static uint64_t
@@ -40,8 +40,8 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static struct tfi_op *
-op_get(struct tfi_ep *ep)
+struct tfi_op *
+tfi_op_get(struct tfi_ep *ep)
 {
 	struct tfi_op *op = ep->free_ops;
 
@@ -52,12 +52,13 @@ op_get(struct tfi_ep *ep)
 	return op;
 }
 
-static void
-op_put(struct tfi_ep *ep, struct tfi_op *op)
+void
+tfi_op_put(struct tfi_ep *ep, struct tfi_op *op)
 {
 	if (op->bounce != NULL)
 		trd_vni_free(ep->vni, op->bounce);
 	op->bounce = NULL;
+	op->result = NULL;
 	op->kind = TFI_OP_FREE;
 	op->next = ep->free_ops;
 	ep->free_ops = op;
@@ -152,14 +153,33 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 		}
 		if (status == -EMSGSIZE)
 			e.olen = len > op->len ? len - op->len : 0;
-	} else {
+	} else if (op->kind == TFI_OP_SEND) {
 		e.e.flags = FI_SEND | (op->tagged ? FI_TAGGED : FI_MSG);
 		e.e.len = op->len;
+	} else {
+		/* one-sided (tfi_rma.c): a read gathered into a bounce buffer is scattered now;
+		 * a fetching atomic hands back the value before the operation */
+		e.e.flags = op->cflags;
+		if (status == 0 && op->kind == TFI_OP_READ && op->bounce != NULL)
+			scatter(op, op->bounce, op->len);
+		if (status == 0 && op->kind == TFI_OP_ATOMIC && op->result != NULL && data != NULL) {
+			if (op->asize == 4) {
+				uint32_t v = (uint32_t)*data;
+
+				memcpy(op->result, &v, 4);
+			} else {
+				memcpy(op->result, data, 8);
+			}
+		}
 	}
 	if (status != 0) {
 		FI_INFO(&tfi_prov, FI_LOG_EP_DATA, "%s %s %zu B, tag %#" PRIx64 ": %s\n",
-			op->kind == TFI_OP_RECV ? "receive" : "send", op->tagged ? "tagged" : "msg",
-			op->len, tag, strerror(-status));
+			op->kind == TFI_OP_RECV	    ? "receive"
+			: op->kind == TFI_OP_SEND   ? "send"
+			: op->kind == TFI_OP_WRITE  ? "write"
+			: op->kind == TFI_OP_READ   ? "read"
+						    : "atomic",
+			op->tagged ? "tagged" : "msg", op->len, tag, strerror(-status));
 		e.err = tfi_errno(status);
 		e.prov_errno = -status;
 		/* the VNI fails a sender whose message was too long for the receive too */
@@ -168,12 +188,16 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 	}
 	/* an inject has no context to report a failure with: it is logged only (and the
 	 * application learns of a dead peer at its next operation with a context) */
+	if (status != 0 && op->kind != TFI_OP_RECV && op->kind != TFI_OP_SEND)
+		FI_WARN(&tfi_prov, FI_LOG_EP_DATA, "%s of %zu B failed: %s\n",
+			op->kind == TFI_OP_WRITE ? "write" : op->kind == TFI_OP_READ ? "read" : "atomic",
+			op->len, strerror(-status));
 	if (cq != NULL && (op->comp || (status != 0 && op->context != NULL)))
 		tfi_cq_push(cq, &e);
 	else if (status != 0 && op->context == NULL)
 		FI_WARN(&tfi_prov, FI_LOG_EP_DATA, "an injected send failed: %s\n",
 			strerror(-status));
-	op_put(ep, op);
+	tfi_op_put(ep, op);
 }
 
 static size_t
@@ -311,8 +335,8 @@ tfi_ep_arm(struct tfi_ep *ep)
 
 /* ---- posting ---- */
 
-static int
-post_check(struct tfi_ep *ep)
+int
+tfi_post_check(struct tfi_ep *ep)
 {
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
@@ -338,7 +362,7 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 	if (total > ep->max_msg || (inject && total > tfi_inject_size()))
 		return -FI_EMSGSIZE;
 	pthread_mutex_lock(&ep->dom->lock);
-	rc = post_check(ep);
+	rc = tfi_post_check(ep);
 	if (rc != 0)
 		goto out;
 	if (ep->txcq == NULL && !inject) {
@@ -349,7 +373,7 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 		rc = -FI_EINVAL;
 		goto out;
 	}
-	op = op_get(ep);
+	op = tfi_op_get(ep);
 	if (op == NULL) {
 		tfi_ep_progress(ep);
 		rc = -FI_EAGAIN;
@@ -373,7 +397,7 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 	} else {
 		op->bounce = trd_vni_alloc(ep->vni, total);
 		if (op->bounce == NULL) {
-			op_put(ep, op);
+			tfi_op_put(ep, op);
 			tfi_ep_progress(ep);
 			rc = -FI_EAGAIN;
 			goto out;
@@ -387,7 +411,7 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 	else
 		rc = trd_vni_send(ep->vni, dst, vtag, buf, total, -1, (uint64_t)(uintptr_t)op);
 	if (rc != 0) {
-		op_put(ep, op);
+		tfi_op_put(ep, op);
 		if (rc == -EAGAIN) {
 			tfi_ep_progress(ep);
 			rc = -FI_EAGAIN;
@@ -424,7 +448,7 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 	if (cap > ep->max_msg)
 		cap = ep->max_msg; /* no message is longer */
 	pthread_mutex_lock(&ep->dom->lock);
-	rc = post_check(ep);
+	rc = tfi_post_check(ep);
 	if (rc != 0)
 		goto out;
 	if (ep->rxcq == NULL) {
@@ -436,7 +460,7 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 		rc = -FI_EINVAL;
 		goto out;
 	}
-	op = op_get(ep);
+	op = tfi_op_get(ep);
 	if (op == NULL) {
 		tfi_ep_progress(ep);
 		rc = -FI_EAGAIN;
@@ -458,7 +482,7 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 	if (cap > 0) {
 		op->bounce = trd_vni_alloc(ep->vni, cap);
 		if (op->bounce == NULL) {
-			op_put(ep, op);
+			tfi_op_put(ep, op);
 			tfi_ep_progress(ep);
 			rc = -FI_EAGAIN;
 			goto out;
@@ -468,7 +492,7 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 			       (uint64_t)(uintptr_t)op);
 posted:
 	if (rc != 0) {
-		op_put(ep, op);
+		tfi_op_put(ep, op);
 		if (rc == -EAGAIN) {
 			tfi_ep_progress(ep);
 			rc = -FI_EAGAIN;
@@ -488,8 +512,8 @@ to_ep(struct fid_ep *e)
 	return container_of(e, struct tfi_ep, ep);
 }
 
-static bool
-tx_comp(const struct tfi_ep *ep, uint64_t flags)
+bool
+tfi_tx_comp(const struct tfi_ep *ep, uint64_t flags)
 {
 	return !ep->tx_selective || (flags & FI_COMPLETION);
 }
@@ -541,7 +565,7 @@ msg_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t de
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context, tx_comp(ep, ep->tx_op_flags),
+	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context, tfi_tx_comp(ep, ep->tx_op_flags),
 		       false, NULL);
 }
 
@@ -552,7 +576,7 @@ msg_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count, 
 	struct tfi_ep *ep = to_ep(e);
 
 	return ep_send(ep, iov, count, dest, TFI_MSG_TAG, false, context,
-		       tx_comp(ep, ep->tx_op_flags), false, NULL);
+		       tfi_tx_comp(ep, ep->tx_op_flags), false, NULL);
 }
 
 static ssize_t
@@ -568,7 +592,7 @@ msg_sendmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
 	    iov_total(msg->msg_iov, msg->iov_count) > tfi_inject_size())
 		return -FI_EMSGSIZE;
 	return ep_send(ep, msg->msg_iov, msg->iov_count, msg->addr, TFI_MSG_TAG, false,
-		       msg->context, tx_comp(ep, flags), false,
+		       msg->context, tfi_tx_comp(ep, flags), false,
 		       (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL);
 }
 
@@ -580,7 +604,7 @@ msg_senddata(struct fid_ep *e, const void *buf, size_t len, void *desc, uint64_t
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context, tx_comp(ep, ep->tx_op_flags),
+	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context, tfi_tx_comp(ep, ep->tx_op_flags),
 		       false, &data);
 }
 
@@ -665,7 +689,7 @@ tagged_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t
 
 	if (tag_send_check(tag))
 		return -FI_EINVAL;
-	return ep_send(ep, &iov, 1, dest, tag, true, context, tx_comp(ep, ep->tx_op_flags), false,
+	return ep_send(ep, &iov, 1, dest, tag, true, context, tfi_tx_comp(ep, ep->tx_op_flags), false,
 		       NULL);
 }
 
@@ -677,7 +701,7 @@ tagged_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t coun
 
 	if (tag_send_check(tag))
 		return -FI_EINVAL;
-	return ep_send(ep, iov, count, dest, tag, true, context, tx_comp(ep, ep->tx_op_flags),
+	return ep_send(ep, iov, count, dest, tag, true, context, tfi_tx_comp(ep, ep->tx_op_flags),
 		       false, NULL);
 }
 
@@ -694,7 +718,7 @@ tagged_sendmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags
 	    iov_total(msg->msg_iov, msg->iov_count) > tfi_inject_size())
 		return -FI_EMSGSIZE;
 	return ep_send(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, true, msg->context,
-		       tx_comp(ep, flags), false, (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL);
+		       tfi_tx_comp(ep, flags), false, (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL);
 }
 
 static ssize_t
@@ -706,7 +730,7 @@ tagged_senddata(struct fid_ep *e, const void *buf, size_t len, void *desc, uint6
 
 	if (tag_send_check(tag))
 		return -FI_EINVAL;
-	return ep_send(ep, &iov, 1, dest, tag, true, context, tx_comp(ep, ep->tx_op_flags), false,
+	return ep_send(ep, &iov, 1, dest, tag, true, context, tfi_tx_comp(ep, ep->tx_op_flags), false,
 		       &data);
 }
 
@@ -953,6 +977,11 @@ ep_close(struct fid *fid)
 		tfi_cq_detach(ep->rxcq, ep);
 	if (ep->av != NULL)
 		ep->av->refs--;
+	for (struct tfi_ep **pp = &d->eps; *pp != NULL; pp = &(*pp)->dnext)
+		if (*pp == ep) {
+			*pp = ep->dnext;
+			break;
+		}
 	d->refs--;
 	pthread_mutex_unlock(&d->lock);
 	trd_vni_close(ep->vni); /* the engine drops what is still posted */
@@ -1071,10 +1100,21 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	ep->ep.cm = &cm_ops;
 	ep->ep.msg = &msg_ops;
 	ep->ep.tagged = &tagged_ops;
-	ep->ep.rma = &tfi_no_rma_ops;
-	ep->ep.atomic = &tfi_no_atomic_ops;
+	ep->ep.rma = (ep->caps & FI_RMA) ? &tfi_rma_ops : &tfi_no_rma_ops;
+	ep->ep.atomic = (ep->caps & FI_ATOMIC) ? &tfi_atomic_ops : &tfi_no_atomic_ops;
 	ep->ep.collective = &tfi_no_collective_ops;
 	pthread_mutex_lock(&d->lock);
+	/* the domain's regions with remote access, reachable through this endpoint too */
+	rc = tfi_mr_attach_ep(d, ep);
+	if (rc != 0) {
+		pthread_mutex_unlock(&d->lock);
+		trd_vni_close(ep->vni);
+		free(ep->ops);
+		free(ep);
+		return rc;
+	}
+	ep->dnext = d->eps;
+	d->eps = ep;
 	d->refs++;
 	pthread_mutex_unlock(&d->lock);
 	*epp = &ep->ep;

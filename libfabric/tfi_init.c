@@ -169,8 +169,8 @@ tx_ok(const struct fi_tx_attr *a)
 		NOMATCH("tx size");
 	if (a->iov_limit > TFI_IOV_LIMIT)
 		NOMATCH("tx iov_limit");
-	if (a->rma_iov_limit > 0)
-		NOMATCH("rma_iov_limit");
+	if (a->rma_iov_limit > 1)
+		NOMATCH("rma_iov_limit (1)");
 	return true;
 }
 
@@ -329,12 +329,15 @@ make_info(enum fi_ep_type type, const struct fi_info *hints, struct fi_info **in
 		return -FI_ENOMEM;
 	}
 
-	fi->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_SEND);
+	fi->tx_attr->caps =
+		caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE);
 	fi->tx_attr->mode = 0;
+	/* FI_DELIVERY_COMPLETE: one-sided operations complete when the target engine wrote (or
+	 * read) the bytes; a send when the receiver's engine accepted the message */
 	fi->tx_attr->op_flags = hints != NULL && hints->tx_attr != NULL
-					? hints->tx_attr->op_flags & (FI_COMPLETION |
-								      FI_TRANSMIT_COMPLETE |
-								      FI_INJECT_COMPLETE)
+					? hints->tx_attr->op_flags &
+						  (FI_COMPLETION | FI_TRANSMIT_COMPLETE |
+						   FI_INJECT_COMPLETE | FI_DELIVERY_COMPLETE)
 					: 0;
 	/* RDM: an ordered VNI (trd_vni_conf.ordered); DGRAM promises no order */
 	fi->tx_attr->msg_order = dg ? FI_ORDER_NONE : FI_ORDER_SAS;
@@ -342,9 +345,10 @@ make_info(enum fi_ep_type type, const struct fi_info *hints, struct fi_info **in
 	fi->tx_attr->inject_size = tfi_inject_size();
 	fi->tx_attr->size = (size_t)tfi_params.n_ctx;
 	fi->tx_attr->iov_limit = TFI_IOV_LIMIT;
-	fi->tx_attr->rma_iov_limit = 0;
+	fi->tx_attr->rma_iov_limit = (caps & (FI_RMA | FI_ATOMIC)) ? 1 : 0;
 
-	fi->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV);
+	fi->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV |
+				    FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE);
 	fi->rx_attr->mode = 0;
 	fi->rx_attr->op_flags = hints != NULL && hints->rx_attr != NULL
 					? hints->rx_attr->op_flags & FI_COMPLETION
@@ -379,11 +383,21 @@ make_info(enum fi_ep_type type, const struct fi_info *hints, struct fi_info **in
 	fi->domain_attr->av_type = hints != NULL && hints->domain_attr != NULL
 					   ? hints->domain_attr->av_type
 					   : FI_AV_UNSPEC;
-	fi->domain_attr->mr_mode = 0; /* descriptors are optional; nothing is required */
+	/* Descriptors are optional. Remote regions work with virtual addresses or offsets and
+	 * with provider or requested keys: take the modes the application allows (FI_MR_BASIC
+	 * and FI_MR_SCALABLE as they are), virtual addresses and provider keys without hints. */
+	if (hints == NULL || hints->domain_attr == NULL)
+		fi->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+	else if (hints->domain_attr->mr_mode == FI_MR_BASIC ||
+		 hints->domain_attr->mr_mode == FI_MR_SCALABLE)
+		fi->domain_attr->mr_mode = hints->domain_attr->mr_mode;
+	else
+		fi->domain_attr->mr_mode =
+			hints->domain_attr->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY);
 	fi->domain_attr->mr_key_size = sizeof(uint64_t);
 	fi->domain_attr->cq_data_size = TFI_CQ_DATA_SIZE;
 	fi->domain_attr->cq_cnt = 64;
-	fi->domain_attr->ep_cnt = 1;
+	fi->domain_attr->ep_cnt = 16; /* each one a VNI of its own */
 	fi->domain_attr->tx_ctx_cnt = 1;
 	fi->domain_attr->rx_ctx_cnt = 1;
 	fi->domain_attr->max_ep_tx_ctx = 1;

@@ -258,8 +258,13 @@ getinfo_refused(const char *what, void (*tweak)(struct fi_info *))
 	fi_freeinfo(h);
 }
 
-static void t_rma(struct fi_info *h) { h->caps |= FI_RMA; }
-static void t_atomic(struct fi_info *h) { h->caps |= FI_ATOMIC; }
+static void
+t_rma(struct fi_info *h)
+{
+	h->caps |= FI_RMA;
+	h->ep_attr->max_order_waw_size = 64;
+}
+static void t_atomic(struct fi_info *h) { h->caps |= FI_ATOMIC | FI_RMA_EVENT; }
 static void t_dgram(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
 static void t_msgep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
 static void
@@ -294,8 +299,8 @@ test_getinfo(void)
 	    info->rx_attr->msg_order != FI_ORDER_SAS || info->tx_attr->inject_size != 896 ||
 	    info->ep_attr->mem_tag_format >> 63)
 		fail("fi_getinfo: attributes not as documented");
-	getinfo_refused("FI_RMA", t_rma);
-	getinfo_refused("FI_ATOMIC", t_atomic);
+	getinfo_refused("FI_RMA with RMA ordering", t_rma);
+	getinfo_refused("FI_ATOMIC with remote CQ data on RMA events", t_atomic);
 	getinfo_refused("FI_EP_DGRAM", t_dgram);
 	getinfo_refused("FI_EP_MSG", t_msgep);
 	getinfo_refused("FI_ORDER_RAW", t_raw);
@@ -462,7 +467,7 @@ bad_arguments(void)
 	m.msg_iov = iov;
 	m.iov_count = 1;
 	m.addr = peer;
-	CHECK_RC(fi_sendmsg(ep, &m, FI_DELIVERY_COMPLETE), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_sendmsg(ep, &m, FI_MATCH_COMPLETE), -FI_EOPNOTSUPP);
 	CHECK_RC(fi_recvmsg(ep, &m, FI_MULTI_RECV), -FI_EOPNOTSUPP);
 	CHECK_RC(fi_recvmsg(ep, &m, FI_PEEK), -FI_EOPNOTSUPP); /* tagged only */
 	memset(&tm, 0, sizeof(tm));

@@ -5,7 +5,8 @@
 #
 #   test_fi.sh TOROID_NODE LIBTOROID_FI TEST_FI TEST [MPI_PROGRAM]
 #
-# TEST: info | api | pingpong_msg | pingpong_tagged | pingpong_dgram | two_engines | mpi
+# TEST: info | api | pingpong_msg | pingpong_tagged | pingpong_dgram | two_engines | mpi |
+#       rma | rma_offset | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma
 # Every wait is bounded; every process started here is killed at exit.
 set -u
 NODE=$1
@@ -39,8 +40,25 @@ dims = 1x1x1
 mode = switched
 [node 0]
 mac = 02:00:00:00:00:01
-procs = 1:0, 1:1, 1:3
+procs = 1:0, 1:1, 1:3, 1:4, 1:5, 1:6
 INI
+
+# two.ini: 1:0 on node 0 and 1:1 on node 1 of a 2x1x1 torus
+write_two_ini() {
+	cat >"$T/two.ini" <<'INI'
+[torus]
+dims = 2x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+app = 1
+proc = 0
+[node 1]
+mac = 02:00:00:00:00:02
+app = 1
+proc = 1
+INI
+}
 
 # pingpong MODE SOCK_A SOCK_B [EP]: fi_pingpong server (1:0) and client (1:1), every size,
 # data checked (-c), 10 round trips per size, endpoint type EP (default rdm).
@@ -75,12 +93,14 @@ info)
 	echo "$out" | grep -q '^provider: toroid$' || die "no toroid provider"
 	echo "$out" | grep -q 'type: FI_EP_RDM' || die "no FI_EP_RDM endpoint"
 	v=$(LD_PRELOAD=$SAN fi_info -p toroid -v 2>&1)
-	echo "$v" | grep -q 'caps: \[ FI_MSG, FI_TAGGED,' || die "caps: $(echo "$v" | grep caps)"
-	echo "$v" | grep -qE 'FI_RMA|FI_ATOMIC' && die "advertises RMA or atomics"
+	echo "$v" | grep -q 'caps: \[ FI_MSG, FI_RMA, FI_TAGGED, FI_ATOMIC,' || die "caps: $(echo "$v" | grep caps)"
+	echo "$v" | grep -q 'mr_mode: \[ FI_MR_VIRT_ADDR, FI_MR_PROV_KEY \]' || die "mr_mode: $(echo "$v" | grep mr_mode)"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_PROC' || die "FI_TOROID_PROC not listed by fi_info -e"
 	# hints the provider refuses: no answer from it
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
-	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA >/dev/null 2>&1 && die "answers for FI_RMA"
+	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA 2>&1 | grep -q '^provider: toroid$' || die "no answer for FI_RMA"
+	LD_PRELOAD=$SAN fi_info -p toroid -c FI_ATOMIC 2>&1 | grep -q '^provider: toroid$' || die "no answer for FI_ATOMIC"
+	LD_PRELOAD=$SAN fi_info -p toroid -c FI_COLLECTIVE >/dev/null 2>&1 && die "answers for FI_COLLECTIVE"
 	# FI_EP_DGRAM only when asked for (FI_TOROID_DGRAM=1)
 	FI_TOROID_DGRAM=1 LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM 2>&1 |
 		grep -q 'type: FI_EP_DGRAM' || die "no FI_EP_DGRAM with FI_TOROID_DGRAM=1"
@@ -103,26 +123,67 @@ pingpong_dgram)
 	eng_wait_ready E
 	pingpong msg "$T/E.sock" "$T/E.sock" dgram
 	;;
+rma | rma_offset)
+	start_engine E 0 "$T/one.ini" 0
+	eng_wait_ready E
+	mode=va
+	[ "$TEST" = rma_offset ] && mode=offset
+	TOROID_VNI_SOCKET="$T/E.sock" timeout 160 "$TEST_FI" "$mode" >"$T/test_fi_rma.log" 2>&1
+	rc=$?
+	cat "$T/test_fi_rma.log"
+	[ $rc -eq 0 ] || die "test_fi_rma $mode failed with $rc"
+	;;
+rma_two_engines)
+	write_two_ini
+	start_engine A 0 "$T/two.ini" 0 --vdev "net_memif0,role=server,socket=$T/memif.sock"
+	start_engine B 1 "$T/two.ini" 1 --vdev "net_memif0,role=client,socket=$T/memif.sock"
+	eng_wait_ready A
+	eng_wait_ready B
+	TOROID_VNI_SOCKET="$T/A.sock" TOROID_VNI_SOCKET_B="$T/B.sock" timeout 160 "$TEST_FI" va \
+		>"$T/test_fi_rma.log" 2>&1
+	rc=$?
+	cat "$T/test_fi_rma.log"
+	[ $rc -eq 0 ] || die "test_fi_rma over two engines failed with $rc"
+	;;
 two_engines)
-	cat >"$T/two.ini" <<'INI'
-[torus]
-dims = 2x1x1
-mode = switched
-[node 0]
-mac = 02:00:00:00:00:01
-app = 1
-proc = 0
-[node 1]
-mac = 02:00:00:00:00:02
-app = 1
-proc = 1
-INI
+	write_two_ini
 	start_engine A 0 "$T/two.ini" 0 --vdev "net_memif0,role=server,socket=$T/memif.sock"
 	start_engine B 1 "$T/two.ini" 1 --vdev "net_memif0,role=client,socket=$T/memif.sock"
 	eng_wait_ready A
 	eng_wait_ready B
 	pingpong msg "$T/A.sock" "$T/B.sock"
 	pingpong tagged "$T/A.sock" "$T/B.sock"
+	;;
+mpi_rma)
+	# One-sided MPI: osc rdma over the OFI BTL, whose endpoint is each rank's second one
+	# (an automatic process number: one.ini lists spare ones), beside the OFI MTL's.
+	if [ -z "$MPI_PROG" ] || [ ! -x "$MPI_PROG" ] || ! command -v mpirun >/dev/null; then
+		echo "SKIP: Open MPI (openmpi-bin, libopenmpi-dev) is not installed"
+		exit 77
+	fi
+	start_engine E 0 "$T/one.ini" 0
+	eng_wait_ready E
+	TOROID_VNI_SOCKET="$T/E.sock" timeout 150 mpirun --allow-run-as-root --oversubscribe \
+		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
+		--mca osc rdma --mca btl self,ofi --mca btl_ofi_provider_include toroid \
+		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+		"$MPI_PROG" >"$T/mpi.log" 2>&1
+	rc=$?
+	cat "$T/mpi.log"
+	[ $rc -eq 0 ] || die "mpirun failed with $rc"
+	grep -q '^PASS: 0 errors$' "$T/mpi.log" || die "the MPI program did not pass"
+	eng_stop E || die "$ENG_WHY"
+	# the one-sided traffic went through the engine's RMA path (4 interfaces: MTL + BTL x 2)
+	read -r att <<<"$(python3 - "$T/E.log" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith('{') and '"type":"total"' in line:
+        v = json.loads(line)["vni"]
+        print(v["attached"])
+        break
+PY
+)"
+	[ "${att:-0}" -ge 4 ] || die "the engine saw ${att:-no} interfaces attach, expected 4 (MTL and BTL of 2 ranks)"
 	;;
 mpi)
 	# Open MPI over the OFI MTL with this provider: two ranks (1:0, 1:1 by their

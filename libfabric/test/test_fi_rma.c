@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_fi_rma: FI_RMA and FI_ATOMIC of the toroid provider through libfabric's API, two
+ * processes (1:0 = A, 1:1 = B) on toroid-node(s) started by test_fi.sh.
+ *
+ *   test_fi_rma va       the Open MPI OFI BTL's hints: FI_MR_VIRT_ADDR | FI_MR_PROV_KEY,
+ *                        FI_DELIVERY_COMPLETE; remote addresses are B's virtual addresses
+ *   test_fi_rma offset   mr_mode 0: requested keys (0 among them), offsets into the region
+ *
+ * B registers a window (malloc'd, not the VNI pool) and a read-only region and never posts
+ * anything for A's operations: its engine does the work. A writes and reads every size
+ * 1 B .. 4 MiB, with one iov, several, inject and writemsg, and checks every byte read back;
+ * B checks the window byte for byte and that the guard bytes around every write are
+ * untouched. Atomics (64 and 32 bit): fetching sum, swap, compare-swap hit and miss, read,
+ * min, max, or, and, xor with the old values; both processes add to one counter (B through its
+ * own address) and the sum is exact. Refusals: unknown key, write to the read-only region,
+ * one byte past the end, misaligned atomic, a closed registration: FI_EACCES error entries and
+ * nothing written; signed min/max and count 2 refused at posting. Every wait is bounded.
+ */
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#define WAIT_MS 20000
+#define WIN (4u << 20)   /* window bytes */
+#define GUARD 64         /* bytes kept around each write */
+#define RO_LEN 4096
+#define N_ADD 500        /* atomic adds from each process */
+
+static const char *who = "?";
+static int to_peer = -1, from_peer = -1;
+static bool offset_mode;
+
+static struct fi_info *info;
+static struct fid_fabric *fabric;
+static struct fid_domain *domain;
+static struct fid_av *av;
+static struct fid_cq *cq;
+static struct fid_ep *ep;
+static fi_addr_t peer, self;
+
+static void __attribute__((format(printf, 1, 2), noreturn))
+fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "test_fi_rma %s: FAIL: ", who);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+#define CHECK_RC(call, want)                                                                \
+	do {                                                                                \
+		long _rc = (long)(call);                                                    \
+		if (_rc != (long)(want))                                                    \
+			fail("%s:%d: %s = %ld (%s), expected %ld", __FILE__, __LINE__, #call, \
+			     _rc, fi_strerror((int)-_rc), (long)(want));                   \
+	} while (0)
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void
+put(const void *b, size_t n)
+{
+	if (write(to_peer, b, n) != (ssize_t)n)
+		fail("pipe write");
+}
+
+static void
+get(void *b, size_t n)
+{
+	struct pollfd pf = {.fd = from_peer, .events = POLLIN};
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r;
+
+		if (poll(&pf, 1, WAIT_MS) != 1)
+			fail("peer silent for %d ms", WAIT_MS);
+		r = read(from_peer, (char *)b + got, n - got);
+		if (r <= 0)
+			fail("peer gone");
+		got += (size_t)r;
+	}
+}
+
+static void
+sync_step(int step)
+{
+	int s;
+
+	put(&step, sizeof(step));
+	get(&s, sizeof(s));
+	if (s != step)
+		fail("out of step: %d vs %d", s, step);
+}
+
+/* One completion: 1 (success, into e) or the error entry's err (positive). Bounded. */
+static int
+cq_take(struct fi_cq_data_entry *e, struct fi_cq_err_entry *err)
+{
+	uint64_t t0 = now_ms();
+
+	for (;;) {
+		ssize_t n = fi_cq_read(cq, e, 1);
+
+		if (n == 1)
+			return 0;
+		if (n == -FI_EAVAIL) {
+			memset(err, 0, sizeof(*err));
+			if (fi_cq_readerr(cq, err, 0) != 1)
+				fail("fi_cq_readerr");
+			return err->err;
+		}
+		if (n != -FI_EAGAIN)
+			fail("fi_cq_read: %zd", n);
+		if (now_ms() - t0 > WAIT_MS)
+			fail("no completion in %d ms", WAIT_MS);
+	}
+}
+
+static void
+expect_ok(void *ctx, uint64_t flags)
+{
+	struct fi_cq_data_entry e;
+	struct fi_cq_err_entry err;
+	int rc = cq_take(&e, &err);
+
+	if (rc != 0)
+		fail("completion error %s (prov_errno %d), expected success", fi_strerror(rc),
+		     err.prov_errno);
+	if (e.op_context != ctx || e.flags != flags)
+		fail("completion %p flags %#" PRIx64 ", expected %p %#" PRIx64, e.op_context,
+		     e.flags, ctx, flags);
+}
+
+static void
+expect_err(void *ctx, int want)
+{
+	struct fi_cq_data_entry e;
+	struct fi_cq_err_entry err;
+	int rc = cq_take(&e, &err);
+
+	if (rc == 0)
+		fail("success, expected error %s", fi_strerror(want));
+	if (rc != want || err.op_context != ctx)
+		fail("error %s ctx %p, expected %s %p", fi_strerror(rc), err.op_context,
+		     fi_strerror(want), ctx);
+}
+
+/* Post until the provider takes it (-FI_EAGAIN: drive progress). */
+#define POST(call)                                                                          \
+	do {                                                                                \
+		ssize_t _r;                                                                 \
+		uint64_t _t0 = now_ms();                                                    \
+		while ((_r = (call)) == -FI_EAGAIN) {                                       \
+			struct fi_cq_data_entry _e;                                         \
+			(void)fi_cq_read(cq, &_e, 0);                                       \
+			if (now_ms() - _t0 > WAIT_MS)                                       \
+				fail("%s: -FI_EAGAIN for %d ms", #call, WAIT_MS);           \
+		}                                                                           \
+		if (_r != 0)                                                                \
+			fail("%s:%d: %s = %zd (%s)", __FILE__, __LINE__, #call, _r,         \
+			     fi_strerror((int)-_r));                                        \
+	} while (0)
+
+/* ---- set-up ---- */
+
+static void
+setup(void)
+{
+	struct fi_info *h = fi_allocinfo();
+	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA, .size = 256};
+	struct fi_av_attr ava = {.type = FI_AV_MAP};
+
+	if (h == NULL)
+		fail("fi_allocinfo");
+	h->fabric_attr->prov_name = strdup("toroid");
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = FI_RMA | FI_ATOMIC;
+	h->mode = FI_CONTEXT | FI_CONTEXT2;
+	h->domain_attr->mr_mode =
+		offset_mode ? 0 : FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+	h->tx_attr->iov_limit = 1;
+	CHECK_RC(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info), 0);
+	fi_freeinfo(h);
+	if (!(info->caps & FI_RMA) || !(info->caps & FI_ATOMIC) ||
+	    info->tx_attr->rma_iov_limit != 1 ||
+	    info->domain_attr->mr_mode !=
+		    (offset_mode ? 0 : (uint64_t)(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY)) ||
+	    !(info->tx_attr->op_flags & FI_DELIVERY_COMPLETE))
+		fail("fi_getinfo: caps %s mr_mode %#x", fi_tostr(&info->caps, FI_TYPE_CAPS),
+		     info->domain_attr->mr_mode);
+	CHECK_RC(fi_fabric(info->fabric_attr, &fabric, NULL), 0);
+	CHECK_RC(fi_domain(fabric, info, &domain, NULL), 0);
+	CHECK_RC(fi_av_open(domain, &ava, &av, NULL), 0);
+	CHECK_RC(fi_cq_open(domain, &cqa, &cq, NULL), 0);
+	CHECK_RC(fi_endpoint(domain, info, &ep, NULL), 0);
+	CHECK_RC(fi_ep_bind(ep, &av->fid, 0), 0);
+	CHECK_RC(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	CHECK_RC(fi_enable(ep), 0);
+}
+
+static void
+exchange_names(void)
+{
+	char mine[64], theirs[64];
+	size_t len = sizeof(mine);
+
+	CHECK_RC(fi_getname(&ep->fid, mine, &len), 0);
+	put(&len, sizeof(len));
+	put(mine, len);
+	get(&len, sizeof(len));
+	if (len > sizeof(theirs))
+		fail("name of %zu B", len);
+	get(theirs, len);
+	CHECK_RC(fi_av_insert(av, theirs, 1, &peer, 0, NULL), 1);
+	CHECK_RC(fi_av_insert(av, mine, 1, &self, 0, NULL), 1);
+}
+
+/* What B tells A about a region: the remote address of its first byte and the key. */
+struct region {
+	uint64_t addr;
+	uint64_t key;
+};
+
+static struct region
+region_of(struct fid_mr *mr, const void *base)
+{
+	struct region r = {.addr = offset_mode ? 0 : (uint64_t)(uintptr_t)base,
+			   .key = fi_mr_key(mr)};
+	return r;
+}
+
+static uint8_t
+pat(size_t i, unsigned int seed)
+{
+	return (uint8_t)(i * 131 + seed * 7 + (i >> 9));
+}
+
+static const size_t sizes[] = {1, 7, 64, 895, 896, 897, 4096, 65536, 100003, 1 << 20,
+			       (4u << 20) - 2 * GUARD};
+#define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+/* ---- A: the origin ---- */
+
+static uint8_t abuf[WIN], aread[WIN];
+
+static void
+run_a(void)
+{
+	struct region win, ro, dead;
+	uint64_t res, cmp, op64;
+	uint32_t res32, op32;
+	size_t count;
+	int ctx[8];
+
+	get(&win, sizeof(win));
+	get(&ro, sizeof(ro));
+	get(&dead, sizeof(dead));
+
+	/* writes of every size at an offset GUARD into the window, then read back */
+	for (size_t s = 0; s < N_SIZES; s++) {
+		size_t n = sizes[s];
+
+		sync_step(-1 - (int)s); /* B filled the window with guard bytes */
+		for (size_t i = 0; i < n; i++)
+			abuf[i] = pat(i, (unsigned int)s);
+		POST(fi_write(ep, abuf, n, NULL, peer, win.addr + GUARD, win.key, &ctx[0]));
+		expect_ok(&ctx[0], FI_RMA | FI_WRITE);
+		memset(aread, 0xee, n + 1);
+		POST(fi_read(ep, aread, n, NULL, peer, win.addr + GUARD, win.key, &ctx[1]));
+		expect_ok(&ctx[1], FI_RMA | FI_READ);
+		if (memcmp(aread, abuf, n) != 0 || aread[n] != 0xee)
+			fail("read back of %zu B differs", n);
+		put(&n, sizeof(n));
+		sync_step(100 + (int)s); /* B checked the window and its guards */
+	}
+
+	/* several iovs, inject, writemsg with FI_DELIVERY_COMPLETE, readv */
+	{
+		struct iovec wv[3] = {{abuf, 10}, {abuf + 100, 1000}, {abuf + 5000, 3}};
+		struct iovec rv[3] = {{aread, 500}, {aread + 1000, 13}, {aread + 2000, 500}};
+		struct fi_rma_iov riov = {.addr = win.addr + 3 * GUARD, .len = 1013,
+					  .key = win.key};
+		struct fi_msg_rma m = {.msg_iov = wv, .iov_count = 3, .addr = peer,
+				       .rma_iov = &riov, .rma_iov_count = 1, .context = &ctx[2]};
+		uint8_t want[1013];
+
+		for (size_t i = 0; i < 6000; i++)
+			abuf[i] = pat(i, 99);
+		memcpy(want, abuf, 10);
+		memcpy(want + 10, abuf + 100, 1000);
+		memcpy(want + 1010, abuf + 5000, 3);
+		POST(fi_writemsg(ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE));
+		expect_ok(&ctx[2], FI_RMA | FI_WRITE);
+		POST(fi_readv(ep, rv, NULL, 3, peer, win.addr + 3 * GUARD, win.key, &ctx[3]));
+		expect_ok(&ctx[3], FI_RMA | FI_READ);
+		if (memcmp(aread, want, 500) != 0 || memcmp(aread + 1000, want + 500, 13) != 0 ||
+		    memcmp(aread + 2000, want + 513, 500) != 0)
+			fail("writemsg of 3 iovs / readv of 3 iovs differ");
+		/* inject: the buffer is free on return; a read later finds the old bytes */
+		memset(abuf, 0x5a, 64);
+		POST(fi_inject_write(ep, abuf, 64, peer, win.addr, win.key));
+		memset(abuf, 0, 64);
+		POST(fi_read(ep, aread, 64, NULL, peer, win.addr, win.key, &ctx[4]));
+		expect_ok(&ctx[4], FI_RMA | FI_READ);
+		for (int i = 0; i < 64; i++)
+			if (aread[i] != 0x5a)
+				fail("inject_write: byte %d is %#x", i, aread[i]);
+		CHECK_RC(fi_writedata(ep, abuf, 8, NULL, 1, peer, win.addr, win.key, NULL),
+			 -FI_ENOSYS);
+		riov.len = 1;
+		m.rma_iov_count = 2;
+		CHECK_RC(fi_writemsg(ep, &m, 0), -FI_EINVAL); /* rma_iov_limit 1 */
+	}
+	sync_step(200);
+	sync_step(-20); /* B marked the bytes the refused writes aim at */
+
+	/* refusals: nothing written (B checks), FI_EACCES error entries */
+	memset(abuf, 0xab, 64);
+	POST(fi_write(ep, abuf, 8, NULL, peer, win.addr, win.key ^ 0x10000, &ctx[0]));
+	expect_err(&ctx[0], FI_EACCES);
+	POST(fi_write(ep, abuf, 8, NULL, peer, ro.addr, ro.key, &ctx[0]));
+	expect_err(&ctx[0], FI_EACCES);
+	POST(fi_write(ep, abuf, 2, NULL, peer, win.addr + WIN - 1, win.key, &ctx[0]));
+	expect_err(&ctx[0], FI_EACCES);
+	POST(fi_read(ep, aread, 2, NULL, peer, ro.addr + RO_LEN - 1, ro.key, &ctx[0]));
+	expect_err(&ctx[0], FI_EACCES);
+	POST(fi_write(ep, abuf, 8, NULL, peer, UINT64_MAX - 3, win.key, &ctx[0]));
+	expect_err(&ctx[0], FI_EACCES);
+	POST(fi_write(ep, abuf, 8, NULL, peer, dead.addr, dead.key, &ctx[0]));
+	expect_err(&ctx[0], FI_EACCES);
+	/* the read-only region reads */
+	POST(fi_read(ep, aread, RO_LEN, NULL, peer, ro.addr, ro.key, &ctx[1]));
+	expect_ok(&ctx[1], FI_RMA | FI_READ);
+	for (size_t i = 0; i < RO_LEN; i++)
+		if (aread[i] != (uint8_t)(i ^ 0x3c))
+			fail("read-only region byte %zu", i);
+	sync_step(300);
+	sync_step(-50); /* B set the start values */
+
+	/* atomics on the 64-bit words at win.addr + 0 .. and 32-bit at + 64 (B set them) */
+	op64 = 5;
+	POST(fi_fetch_atomic(ep, &op64, 1, NULL, &res, NULL, peer, win.addr, win.key, FI_UINT64,
+			     FI_SUM, &ctx[0]));
+	expect_ok(&ctx[0], FI_ATOMIC | FI_READ);
+	if (res != 1000)
+		fail("fetch sum: old %" PRIu64, res);
+	op64 = 77;
+	POST(fi_fetch_atomic(ep, &op64, 1, NULL, &res, NULL, peer, win.addr, win.key, FI_UINT64,
+			     FI_ATOMIC_WRITE, &ctx[0]));
+	expect_ok(&ctx[0], FI_ATOMIC | FI_READ);
+	if (res != 1005)
+		fail("swap: old %" PRIu64, res);
+	cmp = 77;
+	op64 = 0xfeedface12345678ULL;
+	POST(fi_compare_atomic(ep, &op64, 1, NULL, &cmp, NULL, &res, NULL, peer, win.addr,
+			       win.key, FI_UINT64, FI_CSWAP, &ctx[0]));
+	expect_ok(&ctx[0], FI_ATOMIC | FI_READ);
+	if (res != 77)
+		fail("cswap hit: old %" PRIu64, res);
+	cmp = 1;
+	op64 = 2;
+	POST(fi_compare_atomic(ep, &op64, 1, NULL, &cmp, NULL, &res, NULL, peer, win.addr,
+			       win.key, FI_INT64, FI_CSWAP, &ctx[0]));
+	expect_ok(&ctx[0], FI_ATOMIC | FI_READ);
+	if (res != 0xfeedface12345678ULL)
+		fail("cswap miss: old %#" PRIx64, res);
+	POST(fi_fetch_atomic(ep, NULL, 1, NULL, &res, NULL, peer, win.addr, win.key, FI_UINT64,
+			     FI_ATOMIC_READ, &ctx[0]));
+	expect_ok(&ctx[0], FI_ATOMIC | FI_READ);
+	if (res != 0xfeedface12345678ULL)
+		fail("atomic read: %#" PRIx64, res);
+	op64 = 0xff;
+	POST(fi_atomic(ep, &op64, 1, NULL, peer, win.addr + 8, win.key, FI_UINT64, FI_BOR,
+		       &ctx[1]));
+	expect_ok(&ctx[1], FI_ATOMIC | FI_WRITE);
+	op64 = 0x0f;
+	POST(fi_atomic(ep, &op64, 1, NULL, peer, win.addr + 8, win.key, FI_UINT64, FI_BAND,
+		       &ctx[1]));
+	expect_ok(&ctx[1], FI_ATOMIC | FI_WRITE);
+	op64 = 0x3;
+	POST(fi_fetch_atomic(ep, &op64, 1, NULL, &res, NULL, peer, win.addr + 8, win.key,
+			     FI_UINT64, FI_BXOR, &ctx[1]));
+	expect_ok(&ctx[1], FI_ATOMIC | FI_READ);
+	if (res != 0x0f)
+		fail("or then and: %#" PRIx64, res);
+	op64 = 3;
+	POST(fi_fetch_atomic(ep, &op64, 1, NULL, &res, NULL, peer, win.addr + 16, win.key,
+			     FI_UINT64, FI_MIN, &ctx[1]));
+	expect_ok(&ctx[1], FI_ATOMIC | FI_READ);
+	op64 = 1ULL << 63;
+	POST(fi_fetch_atomic(ep, &op64, 1, NULL, &res, NULL, peer, win.addr + 16, win.key,
+			     FI_UINT64, FI_MAX, &ctx[1]));
+	expect_ok(&ctx[1], FI_ATOMIC | FI_READ);
+	if (res != 3)
+		fail("min: %" PRIu64, res);
+	op32 = 0xffffffffu;
+	POST(fi_fetch_atomic(ep, &op32, 1, NULL, &res32, NULL, peer, win.addr + 64, win.key,
+			     FI_UINT32, FI_SUM, &ctx[2]));
+	expect_ok(&ctx[2], FI_ATOMIC | FI_READ);
+	if (res32 != 10)
+		fail("32-bit sum: old %" PRIu32, res32);
+	/* refused: signed min (the engine compares unsigned), two elements, misaligned */
+	CHECK_RC(fi_atomic(ep, &op64, 1, NULL, peer, win.addr, win.key, FI_INT64, FI_MIN, NULL),
+		 -FI_EOPNOTSUPP);
+	CHECK_RC(fi_atomicvalid(ep, FI_INT64, FI_MIN, &count), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_atomicvalid(ep, FI_UINT64, FI_SUM, &count), 0);
+	if (count != 1)
+		fail("fi_atomicvalid count %zu", count);
+	CHECK_RC(fi_compare_atomicvalid(ep, FI_UINT64, FI_SUM, &count), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_atomic(ep, &op64, 2, NULL, peer, win.addr, win.key, FI_UINT64, FI_SUM, NULL),
+		 -FI_EMSGSIZE);
+	POST(fi_atomic(ep, &op64, 1, NULL, peer, win.addr + 4, win.key, FI_UINT64, FI_SUM,
+		       &ctx[3]));
+	expect_err(&ctx[3], FI_EACCES);
+	POST(fi_atomic(ep, &op64, 1, NULL, peer, ro.addr, ro.key, FI_UINT64, FI_SUM, &ctx[3]));
+	expect_err(&ctx[3], FI_EACCES);
+	sync_step(400);
+
+	/* both add 1 N_ADD times to the word at + 24, A from here, B through itself */
+	op64 = 1;
+	for (int i = 0; i < N_ADD; i++) {
+		POST(fi_atomic(ep, &op64, 1, NULL, peer, win.addr + 24, win.key, FI_UINT64, FI_SUM,
+			       &ctx[5]));
+		expect_ok(&ctx[5], FI_ATOMIC | FI_WRITE);
+	}
+	sync_step(500);
+}
+
+/* ---- B: the target ---- */
+
+static uint8_t *win;
+
+static void
+check_window(size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < GUARD; i++)
+		if (win[i] != 0xcc || win[GUARD + n + i] != 0xcc)
+			fail("guard byte touched around a write of %zu B", n);
+	for (size_t i = 0; i < n; i++)
+		if (win[GUARD + i] != pat(i, seed))
+			fail("window byte %zu of a write of %zu B", i, n);
+}
+
+static void
+run_b(void)
+{
+	struct fid_mr *mwin, *mro, *mdead;
+	struct fi_cq_data_entry e;
+	struct region r;
+	uint8_t *ro = malloc(RO_LEN), *dead = malloc(4096);
+	uint64_t one = 1, key;
+	int ctx;
+
+	win = aligned_alloc(4096, WIN);
+	if (win == NULL || ro == NULL || dead == NULL)
+		fail("malloc");
+	for (size_t i = 0; i < RO_LEN; i++)
+		ro[i] = (uint8_t)(i ^ 0x3c);
+	key = 0; /* offset mode: requested keys, 0 among them */
+	CHECK_RC(fi_mr_reg(domain, win, WIN, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, key, 0, &mwin,
+			   NULL),
+		 0);
+	CHECK_RC(fi_mr_reg(domain, ro, RO_LEN, FI_REMOTE_READ, 0, 7, 0, &mro, NULL), 0);
+	CHECK_RC(fi_mr_reg(domain, dead, 4096, FI_REMOTE_WRITE, 0, 8, 0, &mdead, NULL), 0);
+	if (offset_mode) {
+		struct fid_mr *dup;
+
+		if (fi_mr_key(mwin) != 0 || fi_mr_key(mro) != 7)
+			fail("requested keys not used");
+		CHECK_RC(fi_mr_reg(domain, dead, 64, FI_REMOTE_WRITE, 0, 7, 0, &dup, NULL),
+			 -FI_ENOKEY);
+	} else if (fi_mr_key(mwin) == fi_mr_key(mro)) {
+		fail("provider keys not distinct");
+	}
+	r = region_of(mwin, win);
+	put(&r, sizeof(r));
+	r = region_of(mro, ro);
+	put(&r, sizeof(r));
+	r = region_of(mdead, dead);
+	put(&r, sizeof(r));
+	memset(dead, 0x11, 4096);
+	CHECK_RC(fi_close(&mdead->fid), 0); /* A's write through it must fail */
+
+	for (size_t s = 0; s < N_SIZES; s++) {
+		size_t n;
+
+		memset(win, 0xcc, 2 * GUARD + sizes[s]);
+		sync_step(-1 - (int)s); /* window ready: A may write */
+		get(&n, sizeof(n));
+		if (n != sizes[s])
+			fail("size %zu vs %zu", n, sizes[s]);
+		check_window(n, (unsigned int)s);
+		sync_step(100 + (int)s);
+	}
+	sync_step(200);
+	memset(win, 0, 64);
+	win[WIN - 1] = 0x77;
+	sync_step(-20);
+	sync_step(300);
+	for (size_t i = 0; i < 64; i++)
+		if (win[i] != 0)
+			fail("a refused write landed at byte %zu", i);
+	if (win[WIN - 1] != 0x77)
+		fail("a write one byte past the end landed");
+	for (size_t i = 0; i < RO_LEN; i++)
+		if (ro[i] != (uint8_t)(i ^ 0x3c))
+			fail("the read-only region was written");
+	for (size_t i = 0; i < 4096; i++)
+		if (dead[i] != 0x11)
+			fail("a write through a closed registration landed");
+	/* atomics' start values */
+	((uint64_t *)(void *)win)[0] = 1000;
+	((uint64_t *)(void *)win)[1] = 0;
+	((uint64_t *)(void *)win)[2] = 3;
+	((uint64_t *)(void *)win)[3] = 40;
+	((uint32_t *)(void *)win)[16] = 10;
+	((uint32_t *)(void *)win)[17] = 0xabababab;
+	sync_step(-50);
+	sync_step(400);
+	if (((uint64_t *)(void *)win)[1] != (0x0fULL ^ 0x3) ||
+	    ((uint64_t *)(void *)win)[2] != (1ULL << 63) || ((uint32_t *)(void *)win)[16] != 9 ||
+	    ((uint32_t *)(void *)win)[17] != 0xabababab)
+		fail("atomic results in the window: %#" PRIx64 " %#" PRIx64 " %u %#x",
+		     ((uint64_t *)(void *)win)[1], ((uint64_t *)(void *)win)[2],
+		     ((uint32_t *)(void *)win)[16], ((uint32_t *)(void *)win)[17]);
+	/* B adds through its own address while A adds through B's */
+	{
+		uint64_t base = offset_mode ? 0 : (uint64_t)(uintptr_t)win;
+
+		for (int i = 0; i < N_ADD; i++) {
+			POST(fi_atomic(ep, &one, 1, NULL, self, base + 24, fi_mr_key(mwin),
+				       FI_UINT64, FI_SUM, &ctx));
+			expect_ok(&ctx, FI_ATOMIC | FI_WRITE);
+		}
+	}
+	sync_step(500);
+	if (((uint64_t *)(void *)win)[3] != 40 + 2 * N_ADD)
+		fail("concurrent sums: %" PRIu64 ", expected %d", ((uint64_t *)(void *)win)[3],
+		     40 + 2 * N_ADD);
+	if (fi_cq_read(cq, &e, 1) != -FI_EAGAIN)
+		fail("B's CQ has an entry: the target took part");
+	CHECK_RC(fi_close(&mwin->fid), 0);
+	CHECK_RC(fi_close(&mro->fid), 0);
+	free(ro);
+	free(dead);
+}
+
+static void
+teardown(void)
+{
+	CHECK_RC(fi_close(&ep->fid), 0);
+	CHECK_RC(fi_close(&cq->fid), 0);
+	CHECK_RC(fi_close(&av->fid), 0);
+	CHECK_RC(fi_close(&domain->fid), 0);
+	CHECK_RC(fi_close(&fabric->fid), 0);
+	fi_freeinfo(info);
+}
+
+static int
+side(int is_a, int rfd, int wfd)
+{
+	who = is_a ? "A (1:0)" : "B (1:1)";
+	from_peer = rfd;
+	to_peer = wfd;
+	setenv("FI_TOROID_APP", "1", 1);
+	setenv("FI_TOROID_PROC", is_a ? "0" : "1", 1);
+	setenv("FI_TOROID_CONNECT_MS", "5000", 1);
+	if (!is_a && getenv("TOROID_VNI_SOCKET_B") != NULL)
+		setenv("TOROID_VNI_SOCKET", getenv("TOROID_VNI_SOCKET_B"), 1);
+	setup();
+	exchange_names();
+	if (is_a)
+		run_a();
+	else
+		run_b();
+	teardown();
+	printf("test_fi_rma %s: passed (%s)\n", who, offset_mode ? "offsets" : "addresses");
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	int ab[2], ba[2], st;
+	pid_t pid;
+
+	if (argc != 2 || (strcmp(argv[1], "va") != 0 && strcmp(argv[1], "offset") != 0)) {
+		fprintf(stderr, "usage: test_fi_rma va|offset\n");
+		return 2;
+	}
+	offset_mode = strcmp(argv[1], "offset") == 0;
+	if (getenv("FI_PROVIDER_PATH") == NULL || getenv("TOROID_VNI_SOCKET") == NULL) {
+		fprintf(stderr, "test_fi_rma: set FI_PROVIDER_PATH and TOROID_VNI_SOCKET\n");
+		return 77;
+	}
+	if (pipe(ab) != 0 || pipe(ba) != 0)
+		fail("pipe");
+	pid = fork();
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		alarm(150);
+		exit(side(0, ab[0], ba[1]));
+	}
+	alarm(150);
+	side(1, ba[0], ab[1]);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail("process B failed");
+	printf("test_fi_rma: PASS\n");
+	return 0;
+}
