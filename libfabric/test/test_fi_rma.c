@@ -213,8 +213,7 @@ setup(void)
 	fi_freeinfo(h);
 	if (!(info->caps & FI_RMA) || !(info->caps & FI_ATOMIC) ||
 	    info->tx_attr->rma_iov_limit != 1 ||
-	    info->domain_attr->mr_mode !=
-		    (offset_mode ? 0 : (uint64_t)(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY)) ||
+	    info->domain_attr->mr_mode != (offset_mode ? 0 : FI_MR_VIRT_ADDR | FI_MR_PROV_KEY) ||
 	    !(info->tx_attr->op_flags & FI_DELIVERY_COMPLETE))
 		fail("fi_getinfo: caps %s mr_mode %#x", fi_tostr(&info->caps, FI_TYPE_CAPS),
 		     info->domain_attr->mr_mode);
