@@ -278,6 +278,10 @@ rma_hdr(const struct vtx *t, uint8_t type, uint32_t len, uint64_t roff, struct t
 	h->len = len;
 	h->rkey = t->rkey;
 	h->roff = roff;
+	/* the whole op, checked by the target at every chunk: nothing of an op that does not
+	 * fit is written */
+	h->tag = t->len;
+	h->grant_id = (uint32_t)(roff - t->roff);
 }
 
 /* The bytes of the chunk that starts at @p off. */
@@ -294,6 +298,8 @@ all_sent(const struct vtx *t)
 	return t->off == t->len && t->rts_sent;
 }
 
+static void rma_settle(struct trd_vnis *s, struct vtx *t);
+
 /* One packet for one-sided op @p t (tx_step's contract: 0, -ENOBUFS, -EAGAIN). */
 int
 vnis_rma_step(struct trd_vnis *s, struct vtx *t)
@@ -305,6 +311,13 @@ vnis_rma_step(struct trd_vnis *s, struct vtx *t)
 
 	if (t->state != TX_REQ && t->state != TX_DATA)
 		return -EAGAIN;
+	if (t->status != 0 || t->refused) {
+		/* a chunk was refused: send no more; settle once every answer is in */
+		vnis_tx_set_state(s, t, TX_WAIT);
+		if (t->inflight == 0)
+			rma_settle(s, t);
+		return -EAGAIN;
+	}
 	if (t->rma == TRD_VNI_CPL_ATOMIC) {
 		uint8_t a[TRD_VW_ATOMIC_LEN];
 		struct trd_vw_atomic op = {.op = t->aop, .size = t->len, .operand = t->operand,
@@ -561,12 +574,20 @@ vnis_rma_serve(struct trd_vnis *s, struct trd_coord src, const struct trd_vw_hdr
 	    ((a.size != 4 && a.size != 8) || a.size != h->len || !aop_ok(a.op))) {
 		ST(s, BAD_WIRE)++;
 		st = -EACCES;
-	} else if (h->type != TRD_VW_ATOMIC && h->len > s->rma_chunk) {
-		ST(s, BAD_WIRE)++;
+	} else if (h->type != TRD_VW_ATOMIC &&
+		   (h->len > s->rma_chunk || h->tag > RMA_LEN_MAX || h->grant_id > h->tag ||
+		    h->len > h->tag - h->grant_id)) {
+		ST(s, BAD_WIRE)++; /* not what an origin engine sends */
 		st = -EACCES;
+	} else if (h->type != TRD_VW_ATOMIC && h->grant_id > h->roff) {
+		st = -EACCES; /* the op wraps past UINT64_MAX */
+	} else if (h->type != TRD_VW_ATOMIC) {
+		/* the whole op [roff - grant_id, + tag) must lie in the region */
+		st = mr_check(v, h->rkey, h->roff - h->grant_id, h->tag, need, &addr);
+		addr += h->grant_id;
 	} else {
 		st = mr_check(v, h->rkey, h->roff, h->len, need, &addr);
-		if (st == 0 && h->type == TRD_VW_ATOMIC && addr % a.size != 0)
+		if (st == 0 && addr % a.size != 0)
 			st = -EACCES;
 	}
 	if (st != 0) {
