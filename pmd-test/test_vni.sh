@@ -5,7 +5,7 @@
 #
 #   test_vni.sh TOROID_NODE VNI_APP TEST
 #
-# TEST: local | masks | ordered | dump | two_engines | fairness | fairness_uneven | rotation |
+# TEST: local | masks | ordered | dump | rma | rma_two_engines | two_engines | fairness | fairness_uneven | rotation |
 #       flow | mcast | mcast_shared | kill | share
 # Every wait is bounded; readiness is polled with a deadline; applications block on their
 # eventfd when idle, each engine runs one lcore and sleeps when idle.
@@ -87,6 +87,26 @@ check_clean() {
 	[ "$(total "$name" vni errors)" = 0 ] || die "$name: completions with errors"
 	[ "$(total "$name" vni staging_used)" = 0 ] || die "$name: staging not released"
 	[ "$(total "$name" vni bad_wire)" = 0 ] || die "$name: malformed protocol messages"
+}
+
+# check_rma NAME PROCS: the refusals the rma mode makes (17 per process, none else) were
+# counted as refused before any access, no process_vm_* call failed, regions were registered
+# and refused as the mode does, and no reply was dropped.
+check_rma() {
+	local name=$1 n=$2 denied faults regs errors
+	denied=$(total "$name" vni rma_denied)
+	faults=$(total "$name" vni rma_faults)
+	regs=$(total "$name" vni mr_regs)
+	errors=$(total "$name" vni errors)
+	# 17 refused ops per process; a refused op of several chunks may have more than one
+	# chunk refused before its first refusal came back
+	[ "$denied" -ge $((17 * n)) ] || die "$name: rma_denied $denied, expected >= $((17 * n))"
+	[ "$faults" = 0 ] || die "$name: rma_faults $faults"
+	[ "$regs" = $((7 * n)) ] || die "$name: mr_regs $regs, expected $((7 * n))"
+	[ "$(total "$name" vni mr_refused)" = $((2 * n)) ] || die "$name: mr_refused"
+	[ "$(total "$name" vni bad_wire)" = 0 ] || die "$name: malformed protocol messages"
+	[ "$(total "$name" vni bad_replies)" = 0 ] || die "$name: bad replies"
+	echo "$name: $(total "$name" vni rma_ops) one-sided ops, $(total "$name" vni rma_served) requests served ($(total "$name" vni rma_bytes) B), $denied refused, $errors completions with errors"
 }
 
 # two_engines [NODE_OPTIONS]: engines A (node 0, lcore 0, memif server) and B (node 1, lcore 1,
@@ -335,6 +355,39 @@ PY
 		die "tshark names $(wc -l <"$T/tshark-msgs.txt") VNI messages, toroid-dump $named"
 	grep -q "^3	1	1	1	0$" "$T/tshark-msgs.txt" || die "tshark: no cts 1:1 > 1:0"
 	echo "dump: tshark's dissector names the same $named VNI messages"
+	;;
+rma)
+	# One-sided access to malloc'd memory (docs/vni.md, "One-sided access to application
+	# memory"): two processes on one engine, each on the other's memory and its own; 1:2 is
+	# placed but never attached.
+	cat >"$T/rma1.ini" <<EOF
+[torus]
+dims = 1x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+procs = 1:0, 1:1, 1:2
+EOF
+	start_engine E 0 -- --topo "$T/rma1.ini" --node 0 --noproc-ms 300
+	eng_wait_ready E
+	app r0 "$T/E-0.sock" 1 0 rma --peers 1:1 --count 300 --absent 1:2
+	app r1 "$T/E-0.sock" 1 1 rma --peers 1:0 --count 300 --absent 1:2
+	wait_app r0
+	wait_app r1
+	stop_engine E
+	check_rma E 2
+	;;
+rma_two_engines)
+	# The same over two engines joined by net_memif: every request and answer crosses it.
+	two_engines --noproc-ms 300
+	app r0 "$T/A-0.sock" 1 0 rma --peers 1:1 --count 300
+	app r1 "$T/B-1.sock" 1 1 rma --peers 1:0 --count 300
+	wait_app r0
+	wait_app r1
+	stop_engine A
+	stop_engine B
+	check_rma A 1
+	check_rma B 1
 	;;
 two_engines)
 	# Two engines (two toroid-node processes, each its own --file-prefix and lcore, no

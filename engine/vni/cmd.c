@@ -104,7 +104,9 @@ vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int
 				.tag = tag, .peer_app = app, .peer_proc = proc, .data = data,
 				.flags = (uint16_t)(cflags & TRD_VNI_CQE_DATA)};
 
-	if (kind == TRD_VNI_CPL_SEND) {
+	if (kind >= TRD_VNI_CPL_WRITE) {
+		ST(s, RMA_DONE)++;
+	} else if (kind == TRD_VNI_CPL_SEND) {
 		ST(s, TX_DONE)++;
 		if (status == 0) {
 			ST(s, TX_BYTES) += len;
@@ -427,6 +429,21 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	TAILQ_INSERT_TAIL(&v->posted, r, q);
 }
 
+/* A one-sided op: the context is read once, here; rma.c checks every field. */
+static void
+cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx)
+{
+	struct trd_vni_actx c;
+
+	if (idx >= v->n_send || v->sbusy[idx]) {
+		ST(s, BAD_CMDS)++;
+		return;
+	}
+	shared_read(&c, &v->sctx[idx], sizeof(c));
+	v->sbusy[idx] = 1;
+	vnis_cmd_rma(s, v, idx, &c);
+}
+
 unsigned int
 vnis_vif_cmds(struct trd_vnis *s, struct vif *v)
 {
@@ -451,6 +468,8 @@ vnis_vif_cmds(struct trd_vnis *s, struct vif *v)
 			cmd_recv(s, v, c[i].idx);
 		else if (c[i].op == TRD_VNI_CMD_CANCEL)
 			cmd_cancel(s, v, c[i].idx);
+		else if (c[i].op == TRD_VNI_CMD_RMA)
+			cmd_rma(s, v, c[i].idx);
 		else
 			ST(s, BAD_CMDS)++;
 	}

@@ -127,8 +127,17 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 	close(v->sock);
 	v->sock = -1;
 	/* its sends: stop what is not granted, give up what is, let finished data finish */
+	v->n_mrs = 0; /* its regions: no access from now on */
+	if (v->mrs != NULL)
+		memset(v->mrs, 0, VNIS_N_MRS * sizeof(v->mrs[0]));
 	for (t = TAILQ_FIRST(&v->txs); t != NULL; t = tn) {
 		tn = TAILQ_NEXT(t, oq);
+		if (t->rma != 0) {
+			/* one-sided: nothing at the target to withdraw; late answers are dropped */
+			vnis_tx_finish(s, t, -ECONNRESET);
+			n_drop++;
+			continue;
+		}
 		switch (t->state) {
 		case TX_REQ:
 		case TX_BACKOFF:
@@ -465,10 +474,19 @@ vnis_sock_events(struct trd_vnis *s, int timeout_ms)
 			break;
 		case EP_VIF: {
 			struct vif *v = r->ptr;
-			char b[16];
-			ssize_t k = recv(v->sock, b, sizeof(b), MSG_DONTWAIT);
+			union {
+				char b[64];
+				struct trd_vni_sock_mr mr;
+			} u;
+			ssize_t k = recv(v->sock, u.b, sizeof(u.b), MSG_DONTWAIT);
 
-			/* applications say nothing after registering: data or EOF means gone */
+			/* after registering, applications only ask for memory regions: other
+			 * data, or EOF, means gone */
+			if (k == (ssize_t)sizeof(u.mr) && (u.mr.op == TRD_VNI_SOCK_MR_REG ||
+							   u.mr.op == TRD_VNI_SOCK_MR_DEREG)) {
+				vnis_mr_request(s, v, &u.mr);
+				break;
+			}
 			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR) ||
 			    (ev[i].events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)))
 				vif_kill(s, v, k == 0 || (ev[i].events & (EPOLLHUP | EPOLLRDHUP))

@@ -42,22 +42,42 @@ vnis_vw_inject_shared(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coor
 	return trd_inject_payload(fifo, &d, pay);
 }
 
+static int
+reply_inject(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h,
+	     struct trd_payload *pay)
+{
+	if (pay != NULL)
+		return vnis_vw_inject_shared(s, s->rep, dst, h, pay);
+	return vnis_vw_inject(s, s->rep, dst, h, NULL, 0);
+}
+
 /* Replies go on their own FIFO, in order: when it is full they wait here. */
 void
 vnis_reply(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h)
 {
+	vnis_reply_data(s, dst, h, NULL);
+}
+
+/* A reply whose data follows the header in a shared payload (a READ_RESP): the caller's
+ * reference to @p pay is taken over. */
+void
+vnis_reply_data(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h,
+		struct trd_payload *pay)
+{
 	struct vreply *r;
 
 	if (s->n_preps == 0) {
-		int rc = vnis_vw_inject(s, s->rep, dst, h, NULL, 0);
+		int rc = reply_inject(s, dst, h, pay);
 
 		if (rc == 0) {
 			ST(s, TX_REPLIES)++;
+			trd_payload_free(pay);
 			return;
 		}
 		if (rc != -ENOBUFS) {
 			VNI_LOG(DEBUG, "reply type %u to %u,%u,%u not sent: %s", h->type, dst.x,
 				dst.y, dst.z, strerror(-rc));
+			trd_payload_free(pay);
 			return;
 		}
 	}
@@ -67,6 +87,7 @@ vnis_reply(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h)
 
 		if (np == NULL) {
 			VNI_LOG(ERR, "out of memory for a queued reply: dropped");
+			trd_payload_free(pay);
 			return;
 		}
 		for (unsigned int i = 0; i < s->n_preps; i++)
@@ -79,6 +100,7 @@ vnis_reply(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h)
 	r = &s->preps[(s->head_preps + s->n_preps) % s->cap_preps];
 	r->dst = dst;
 	r->h = *h;
+	r->pay = pay;
 	s->n_preps++;
 }
 
@@ -89,12 +111,14 @@ vnis_replies_flush(struct trd_vnis *s)
 
 	while (s->n_preps > 0) {
 		struct vreply *r = &s->preps[s->head_preps];
-		int rc = vnis_vw_inject(s, s->rep, r->dst, &r->h, NULL, 0);
+		int rc = reply_inject(s, r->dst, &r->h, r->pay);
 
 		if (rc == -ENOBUFS)
 			break;
 		if (rc == 0)
 			ST(s, TX_REPLIES)++;
+		trd_payload_free(r->pay);
+		r->pay = NULL;
 		s->head_preps = (s->head_preps + 1) % s->cap_preps;
 		s->n_preps--;
 		k++;

@@ -276,8 +276,10 @@ vnis_rx_protocol(struct trd_vnis *s)
 
 		if ((m[i]->user >> 32) != TRD_VW_MAGIC || src_rank < 0 ||
 		    trd_vw_decode(m[i]->data, m[i]->len, &h) != 0 || h.type != (m[i]->user & 0xff) ||
-		    (h.type == TRD_VW_EAGER && h.len != m[i]->len - TRD_VW_HDR_LEN) ||
-		    (h.type != TRD_VW_EAGER && m[i]->len != TRD_VW_HDR_LEN)) {
+		    (h.type == TRD_VW_ATOMIC && m[i]->len != TRD_VW_HDR_LEN + TRD_VW_ATOMIC_LEN) ||
+		    (trd_vw_has_data(h.type) && h.type != TRD_VW_ATOMIC &&
+		     h.len != m[i]->len - TRD_VW_HDR_LEN) ||
+		    (!trd_vw_has_data(h.type) && m[i]->len != TRD_VW_HDR_LEN)) {
 			ST(s, BAD_WIRE)++;
 			trd_msg_free(m[i]);
 			continue;
@@ -295,6 +297,17 @@ vnis_rx_protocol(struct trd_vnis *s)
 			break;
 		case TRD_VW_ABORT:
 			on_abort(s, (uint32_t)src_rank, &h);
+			break;
+		case TRD_VW_WRITE:
+		case TRD_VW_READ:
+		case TRD_VW_ATOMIC:
+			vnis_rma_serve(s, m[i]->src, &h, (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
+			break;
+		case TRD_VW_WRITE_ACK:
+		case TRD_VW_READ_RESP:
+		case TRD_VW_ATOMIC_RESP:
+			vnis_rma_reply(s, (uint32_t)src_rank, &h,
+				       (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
 			break;
 		default:
 			vnis_on_reply(s, (uint32_t)src_rank, &h);

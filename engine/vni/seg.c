@@ -64,6 +64,7 @@ vnis_vif_unmap(struct trd_vnis *s, struct vif *v)
 		close(v->efd);
 	free(v->sbusy);
 	free(v->recvs);
+	vnis_mr_free(v);
 	ST(s, RECLAIMED)++;
 	VNI_LOG(DEBUG, "%u:%u: interface memory released", v->app, v->proc);
 	free(v);

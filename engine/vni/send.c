@@ -182,6 +182,10 @@ vnis_tx_alloc(struct trd_vnis *s, struct vif *v)
 	t->n_left = 0;
 	t->pay = NULL;
 	t->pay_off = 0;
+	t->rma = 0;
+	t->refused = false;
+	t->aop = t->acked = t->inflight = 0;
+	t->laddr = t->operand = t->compare = t->old = 0;
 	t->key = msg_key(s);
 	t->backoff = s->conf.retry_us;
 	TAILQ_INSERT_TAIL(&v->txs, t, oq);
@@ -210,8 +214,14 @@ tx_id(const struct vtx *t)
 	return t->idx | (uint32_t)t->gen << 16;
 }
 
-static struct vtx *
-tx_lookup(struct trd_vnis *s, uint32_t id)
+uint32_t
+vnis_tx_id(const struct vtx *t)
+{
+	return tx_id(t);
+}
+
+struct vtx *
+vnis_tx_lookup(struct trd_vnis *s, uint32_t id)
 {
 	struct vtx *t;
 
@@ -232,9 +242,15 @@ vnis_tx_cqe(struct trd_vnis *s, struct vtx *t)
 {
 	struct vif *v = t->vif;
 
-	vnis_vif_cqe(s, v, TRD_VNI_CPL_SEND, t->ctx, t->status, t->status == 0 ? t->len : 0, t->tag,
-		     t->dst_app, t->dst_proc, (t->sflags & TRD_VNI_F_DOORBELL) != 0, t->doorbell, 0,
-		     0);
+	if (t->rma != 0)
+		vnis_vif_cqe(s, v, t->rma, t->ctx, t->status, t->status == 0 ? t->len : 0, 0,
+			     t->dst_app, t->dst_proc, (t->sflags & TRD_VNI_F_DOORBELL) != 0,
+			     t->doorbell, t->status == 0 ? t->old : 0,
+			     t->rma == TRD_VNI_CPL_ATOMIC && t->status == 0 ? TRD_VNI_CQE_DATA : 0);
+	else
+		vnis_vif_cqe(s, v, TRD_VNI_CPL_SEND, t->ctx, t->status,
+			     t->status == 0 ? t->len : 0, t->tag, t->dst_app, t->dst_proc,
+			     (t->sflags & TRD_VNI_F_DOORBELL) != 0, t->doorbell, 0, 0);
 	if (t->ctx < v->n_send)
 		v->sbusy[t->ctx] = 0;
 }
@@ -304,8 +320,8 @@ tx_hdr(const struct trd_vnis *s, const struct vtx *t, uint8_t type, struct trd_v
 	}
 }
 
-static void
-count_pkt(struct trd_vnis *s, struct vtx *t)
+void
+vnis_tx_count_pkt(struct trd_vnis *s, struct vtx *t)
 {
 	struct vif *v = t->vif;
 
@@ -357,6 +373,8 @@ tx_step(struct trd_vnis *s, struct vtx *t)
 	uint32_t n;
 	int rc;
 
+	if (t->rma != 0)
+		return vnis_rma_step(s, t);
 	switch (t->state) {
 	case TX_REQ:
 		tx_hdr(s, t, t->eager ? TRD_VW_EAGER : TRD_VW_RTS, &h);
@@ -368,7 +386,7 @@ tx_step(struct trd_vnis *s, struct vtx *t)
 					    t->eager ? t->len : 0);
 		if (rc != 0)
 			break;
-		count_pkt(s, t);
+		vnis_tx_count_pkt(s, t);
 		count_mcast(s, t, pay, t->eager ? t->len : 0);
 		if (t->eager) {
 			ST(s, TX_EAGER)++;
@@ -396,7 +414,7 @@ tx_step(struct trd_vnis *s, struct vtx *t)
 		}
 		if (rc != 0)
 			break;
-		count_pkt(s, t);
+		vnis_tx_count_pkt(s, t);
 		count_mcast(s, t, pay, n <= s->conf.inline_max ? n : 0);
 		ST(s, TX_CHUNKS)++;
 		t->off += n;
@@ -408,7 +426,7 @@ tx_step(struct trd_vnis *s, struct vtx *t)
 		rc = vnis_vw_inject(s, s->req, t->dst, &h, NULL, 0);
 		if (rc != 0)
 			break;
-		count_pkt(s, t);
+		vnis_tx_count_pkt(s, t);
 		ST(s, TX_FIN)++;
 		vnis_tx_set_state(s, t, TX_WAIT_DONE);
 		return 0;
@@ -417,7 +435,7 @@ tx_step(struct trd_vnis *s, struct vtx *t)
 		rc = vnis_vw_inject(s, s->req, t->dst, &h, NULL, 0);
 		if (rc != 0)
 			break;
-		count_pkt(s, t);
+		vnis_tx_count_pkt(s, t);
 		ST(s, TX_ABORT)++;
 		vnis_tx_finish(s, t, t->status ? t->status : -ECONNRESET);
 		return 0;
@@ -515,7 +533,7 @@ reply_status_ok(uint8_t type, int32_t st)
 void
 vnis_on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 {
-	struct vtx *t = tx_lookup(s, h->msg_id);
+	struct vtx *t = vnis_tx_lookup(s, h->msg_id);
 
 	if (t == NULL) {
 		if (h->type == TRD_VW_CTS && h->status == 0)

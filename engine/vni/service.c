@@ -254,6 +254,8 @@ node_attach(struct trd_vnis *s, uint32_t rank)
 	}
 	if (s->chunk == 0)
 		s->chunk = 1500 - TRD_HDR_LEN;
+	/* a WRITE or READ_RESP is one packet: the header and a shared payload (one mbuf) */
+	s->rma_chunk = (RTE_MIN(s->chunk, 2048u) - TRD_VW_HDR_LEN) & ~63u;
 	for (unsigned int i = 0; i < trd_node_n_links(s->node) && s->n_dma_dev < RTE_DIM(s->dma_dev);
 	     i++) {
 		int port = trd_link_port(trd_node_link(s->node, i));
@@ -400,6 +402,8 @@ trd_vnis_free(struct trd_vnis *s)
 	if (s->stage_mem != NULL)
 		munmap(s->stage_mem, s->stage_size);
 	trd_vni_heap_fini(&s->stage);
+	for (unsigned int i = 0; i < s->n_preps; i++)
+		trd_payload_free(s->preps[(s->head_preps + i) % s->cap_preps].pay);
 	free(s->preps);
 	free(s->owners);
 	free(s->ifs);

@@ -23,6 +23,8 @@
  *   recv.c       receives: the reception FIFO, eager messages, requests to send, FIN, ABORT
  *   grant.c      grants and staging: the grant table, the staging area, hints
  *   post.c       posting protocol messages; the reply queue
+ *   rma.c        one-sided access: memory regions, writes, reads and atomics on application
+ *                memory (process_vm_readv/writev), both ends
  *   timer.c      back-off retries, drained sends, peers that went down
  *   telemetry.c  /toroid/vni: a snapshot for the telemetry thread
  */
@@ -64,6 +66,8 @@ extern int trd_vni_logtype;
 #define VNIS_SWEEP_PERIOD_US 50000
 #define VNIS_REGISTER_TIMEOUT_US 5000000
 #define VNIS_TEL_PERIOD_US 10000 /* telemetry snapshots */
+#define VNIS_N_MRS 256           /* memory regions per interface (one-sided access) */
+#define VNIS_RMA_WINDOW 16       /* chunks of one write or read in flight */
 
 enum tx_state {
 	TX_FREE = 0,
@@ -111,6 +115,13 @@ struct vtx {
 	 * (engine/core/mcast.c); pay_off is where they start in the message */
 	struct trd_payload *pay;
 	uint32_t pay_off;
+	/* one-sided op (rma.c): rma is its completion kind (TRD_VNI_CPL_WRITE, READ, ATOMIC), 0
+	 * for a send; rkey and roff are the target region's key and address; off counts the
+	 * bytes requested, acked those answered in order */
+	uint8_t rma;
+	bool refused;       /* a chunk was refused (-ECONNREFUSED): ask again once all answered */
+	uint32_t aop, acked, inflight;
+	uint64_t laddr, operand, compare, old;
 	TAILQ_ENTRY(vtx) rq; /* owner's ready queue */
 	TAILQ_ENTRY(vtx) lq; /* service list by lkind */
 	TAILQ_ENTRY(vtx) oq; /* owner's list of every tx */
@@ -210,13 +221,23 @@ struct vif {
 	uint64_t staged;
 	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
 	uint64_t tx_pkts_shared; /* injected while another interface was waiting too */
+	struct vmr *mrs;         /* VNIS_N_MRS memory regions (rma.c), allocated at the first */
+	unsigned int n_mrs;
 	struct ep_ref ep;
+};
+
+/* A memory region of a process, for one-sided access (rma.c). */
+struct vmr {
+	uint64_t key;   /* 0: free */
+	uint64_t addr, len;
+	uint32_t access; /* TRD_VNI_MR_* */
 };
 TAILQ_HEAD(vif_list, vif);
 
 struct vreply {
 	struct trd_coord dst;
 	struct trd_vw_hdr h;
+	struct trd_payload *pay; /* data after the header (READ_RESP), or NULL */
 };
 
 struct trd_vnis {
@@ -250,6 +271,7 @@ struct trd_vnis {
 	struct vreply *preps;
 	unsigned int n_preps, cap_preps, head_preps;
 	uint32_t chunk;
+	uint32_t rma_chunk; /* data bytes of one WRITE or READ_RESP */
 	struct rte_device *dma_dev[16]; /* the node's NICs that DMA from application memory */
 	unsigned int n_dma_dev;
 	uint64_t now, next_sock, next_timer, next_sweep;
@@ -286,6 +308,8 @@ int vnis_vw_inject(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord d
 int vnis_vw_inject_shared(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
 			  const struct trd_vw_hdr *h, struct trd_payload *pay);
 void vnis_reply(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h);
+void vnis_reply_data(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h,
+		     struct trd_payload *pay);
 unsigned int vnis_replies_flush(struct trd_vnis *s);
 
 /* send.c */
@@ -297,6 +321,20 @@ void vnis_tx_complete(struct trd_vnis *s, struct vtx *t);
 void vnis_tx_finish(struct trd_vnis *s, struct vtx *t, int status);
 unsigned int vnis_schedule(struct trd_vnis *s);
 void vnis_on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h);
+struct vtx *vnis_tx_lookup(struct trd_vnis *s, uint32_t id);
+void vnis_tx_count_pkt(struct trd_vnis *s, struct vtx *t);
+uint32_t vnis_tx_id(const struct vtx *t);
+
+/* rma.c */
+void vnis_mr_request(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr *req);
+void vnis_mr_free(struct vif *v);
+void vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx,
+		  const struct trd_vni_actx *c);
+int vnis_rma_step(struct trd_vnis *s, struct vtx *t);
+void vnis_rma_serve(struct trd_vnis *s, struct trd_coord src, const struct trd_vw_hdr *h,
+		    const uint8_t *data);
+void vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h,
+		    const uint8_t *data);
 
 /* recv.c */
 struct vif *vnis_vif_find(struct trd_vnis *s, uint32_t app, uint32_t proc);

@@ -28,6 +28,24 @@
 enum trd_vni_sock_op {
 	TRD_VNI_SOCK_REGISTER = 1,
 	TRD_VNI_SOCK_REGISTERED = 2,
+	/* after registration, the only requests the socket carries: memory regions for one-sided
+	 * access (trd_vni_mr_reg), each answered by one TRD_VNI_SOCK_MR_ANSWER */
+	TRD_VNI_SOCK_MR_REG = 10,
+	TRD_VNI_SOCK_MR_DEREG = 11,
+	TRD_VNI_SOCK_MR_ANSWER = 12,
+};
+
+struct trd_vni_sock_mr {
+	uint32_t op; /* MR_REG or MR_DEREG */
+	uint32_t access; /* TRD_VNI_MR_* */
+	uint64_t addr, len; /* MR_REG */
+	uint64_t key; /* MR_REG: 0 (the engine picks) or the caller's; MR_DEREG: the key */
+};
+
+struct trd_vni_sock_mr_answer {
+	uint32_t op; /* TRD_VNI_SOCK_MR_ANSWER */
+	int32_t status;
+	uint64_t key;
 };
 
 struct trd_vni_sock_register {
@@ -56,6 +74,7 @@ enum trd_vni_cmd_op {
 	TRD_VNI_CMD_SEND = 1,  /* send context idx is ready */
 	TRD_VNI_CMD_RECV = 2,  /* receive context idx is ready */
 	TRD_VNI_CMD_CANCEL = 3, /* withdraw receive idx if it waits for a message: -ECANCELED */
+	TRD_VNI_CMD_RMA = 10,   /* send context idx holds a one-sided op (struct trd_vni_actx) */
 };
 
 struct trd_vni_cmd {
@@ -88,6 +107,9 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
 				 * to the same destination were accepted (docs/vni.md) */
 #define TRD_VNI_F_DOORBELL 0x8  /* bump doorbell[doorbell] on completion */
 #define TRD_VNI_SF_DATA 0x10    /* the send carries immediate data (data) */
+#define TRD_VNI_SF_WRITE 0x100  /* CMD_RMA: one-sided write */
+#define TRD_VNI_SF_READ 0x200   /* CMD_RMA: one-sided read */
+#define TRD_VNI_SF_ATOMIC 0x400 /* CMD_RMA: remote atomic */
 #define TRD_VNI_RF_ANY_TAG 0x1  /* = TRD_VNI_ANY_TAG */
 #define TRD_VNI_RF_MASK 0x2     /* the tag bits set in ignore match anything */
 #define TRD_VNI_RF_PROBE 0x4    /* probe: report the first matching message that is waiting
@@ -121,7 +143,23 @@ struct trd_vni_rctx {
 	uint8_t pad[16];
 };
 
+/* A send context holding a one-sided op (TRD_VNI_CMD_RMA): 64 bytes. laddr is an address in
+ * the process's own memory (not the pool), read or written by the engine with
+ * process_vm_readv/writev. */
+struct trd_vni_actx {
+	uint32_t flags;    /* exactly one of SF_WRITE, SF_READ, SF_ATOMIC; F_DOORBELL */
+	uint32_t len;      /* write, read: bytes (at most 1 GiB); atomic: 4 or 8 */
+	uint32_t dst_app, dst_proc;
+	uint64_t raddr;    /* target address or region offset */
+	uint64_t laddr;    /* write, read: the local buffer */
+	uint32_t doorbell;
+	uint32_t aop;      /* atomic: enum trd_vni_aop */
+	uint64_t rkey;
+	uint64_t operand, compare; /* atomic */
+};
+
 _Static_assert(sizeof(struct trd_vni_sctx) == 64, "send context");
+_Static_assert(sizeof(struct trd_vni_actx) == 64, "one-sided context");
 _Static_assert(sizeof(struct trd_vni_rctx) == 64, "receive context");
 
 /* ---- the segment header, at offset 0 ---- */

@@ -83,6 +83,10 @@ struct trd_vni_conf {
 enum trd_vni_cpl_kind {
 	TRD_VNI_CPL_SEND = 1, /**< a send (or a multicast) finished */
 	TRD_VNI_CPL_RECV = 2, /**< a receive got its message */
+	TRD_VNI_CPL_WRITE = 3, /**< a one-sided write (trd_vni_write) finished */
+	TRD_VNI_CPL_READ = 4,  /**< a one-sided read (trd_vni_read) finished */
+	TRD_VNI_CPL_ATOMIC = 5, /**< a remote atomic (trd_vni_atomic) finished: data is the old
+				 *   value */
 };
 
 /** A completion. */
@@ -96,14 +100,18 @@ struct trd_vni_cpl {
 				  *   -EHOSTUNREACH (the peer engine is down), -ECANCELED (the
 				  *   engine is shutting down, or trd_vni_cancel() withdrew the
 				  *   receive), -EINVAL (bad context) */
-	uint32_t len;            /**< receive: bytes received; send: bytes sent */
-	struct trd_vni_addr peer; /**< receive: the sender; send: the destination (first one of
-				   *   a multicast) */
+	uint32_t len;            /**< receive: bytes received; send: bytes sent; write, read:
+				  *   bytes; atomic: the operand size */
+	struct trd_vni_addr peer; /**< receive: the sender; send, write, read, atomic: the
+				   *   destination (first one of a multicast) */
 	uint64_t tag;            /**< the message's tag */
 	uint64_t cookie;         /**< the caller's cookie */
-	void *buf;               /**< receive: the buffer given to trd_vni_recv() */
-	uint64_t data;           /**< receive: the message's immediate data, if has_data */
-	bool has_data;           /**< receive: the message was sent by trd_vni_senddata() */
+	void *buf;               /**< receive: the buffer given to trd_vni_recv(); write, read:
+				  *   the local buffer */
+	uint64_t data;           /**< receive: the message's immediate data, if has_data;
+				  *   atomic: the value before the operation */
+	bool has_data;           /**< receive: the message was sent by trd_vni_senddata();
+				  *   atomic: always (status 0) */
 };
 
 /** Interface facts and the engine's counters for it. */
@@ -242,6 +250,68 @@ uint64_t trd_vni_doorbell(const struct trd_vni *v, unsigned int idx);
  * between looks. @return 0, -ETIMEDOUT, -EINVAL, -ECONNRESET.
  */
 int trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, int timeout_ms);
+
+/* ------------------------------------------------------------------------------------------ */
+/* One-sided access to application memory (docs/vni.md): the engine of the target process reads
+ * and writes its memory (process_vm_readv/writev); the target application does nothing. */
+
+
+/** trd_vni_mr_reg() access bits. */
+#define TRD_VNI_MR_REMOTE_READ  0x1 /**< other processes may read it (trd_vni_read, atomics) */
+#define TRD_VNI_MR_REMOTE_WRITE 0x2 /**< other processes may write it (trd_vni_write, atomics) */
+#define TRD_VNI_MR_OFFSET       0x4 /**< remote addresses are offsets from @p addr (default: they
+				     *   are this process's virtual addresses) */
+
+/**
+ * Register [addr, addr + len) of this process's own memory (anywhere: heap, stack, mmap; not
+ * necessarily the pool) for one-sided access by other VNI processes, through @p key. If *key is 0
+ * the engine picks a random non-zero key; otherwise *key is used (-EEXIST if this interface has
+ * it already). Synchronous: returns once the engine holds the region.
+ * @return 0; -EINVAL (len 0, wrap, bad access bits); -EEXIST; -ENOSPC (too many regions);
+ * -EFAULT/-EPERM (the engine cannot reach that memory); -ECONNRESET.
+ */
+int trd_vni_mr_reg(struct trd_vni *v, void *addr, size_t len, unsigned int access, uint64_t *key);
+/** Withdraw a region: later accesses through its key fail at the target (-EACCES at the
+ * origin). @return 0, -ENOENT, -ECONNRESET. */
+int trd_vni_mr_dereg(struct trd_vni *v, uint64_t key);
+
+/**
+ * One-sided write of @p len bytes (0 .. 1 GiB) from @p buf (anywhere in this process's memory;
+ * untouched until the completion) to process @p dst's region @p rkey at @p raddr (its virtual
+ * address, or offset for a TRD_VNI_MR_OFFSET region). The target application does nothing: its
+ * engine writes the bytes. One completion, kind TRD_VNI_CPL_WRITE, once every byte is in the
+ * target's memory (delivery complete): status 0, -EACCES (unknown key, no write access, outside
+ * the region; nothing written), -ECONNREFUSED, -ECONNRESET, -EHOSTUNREACH, -EFAULT (@p buf not
+ * readable).
+ * @return 0, -EAGAIN, -EINVAL, -ECONNRESET.
+ */
+int trd_vni_write(struct trd_vni *v, struct trd_vni_addr dst, const void *buf, size_t len,
+		  uint64_t raddr, uint64_t rkey, int doorbell, uint64_t cookie);
+/** One-sided read into @p buf (anywhere in this process) of @p len bytes of @p dst's region;
+ * completion kind TRD_VNI_CPL_READ once every byte is in @p buf. Errors as trd_vni_write(). */
+int trd_vni_read(struct trd_vni *v, struct trd_vni_addr dst, void *buf, size_t len,
+		 uint64_t raddr, uint64_t rkey, int doorbell, uint64_t cookie);
+
+/** Atomic operations on one 4- or 8-byte unsigned integer of a remote region. */
+enum trd_vni_aop {
+	TRD_VNI_AOP_SUM = 1,  /**< *r += operand */
+	TRD_VNI_AOP_SWAP,     /**< *r = operand (FI_ATOMIC_WRITE) */
+	TRD_VNI_AOP_CSWAP,    /**< if (*r == compare) *r = operand */
+	TRD_VNI_AOP_READ,     /**< nothing written (FI_ATOMIC_READ) */
+	TRD_VNI_AOP_MIN, TRD_VNI_AOP_MAX, TRD_VNI_AOP_BOR, TRD_VNI_AOP_BAND, TRD_VNI_AOP_BXOR,
+};
+/**
+ * Atomic @p op on the @p size-byte (4 or 8, naturally aligned) unsigned integer at @p raddr of
+ * @p dst's region @p rkey. Atomic with respect to every other VNI atomic on that memory (the
+ * target's engine applies them one at a time), not to the target CPU's own stores. One
+ * completion, kind TRD_VNI_CPL_ATOMIC, whose @c data is the value before the operation
+ * (@c has_data true). Errors as trd_vni_write() (-EACCES also for misalignment; READ needs read
+ * access, the others read and write).
+ * @return 0, -EAGAIN, -EINVAL (bad op or size), -ECONNRESET.
+ */
+int trd_vni_atomic(struct trd_vni *v, struct trd_vni_addr dst, enum trd_vni_aop op,
+		   unsigned int size, uint64_t operand, uint64_t compare, uint64_t raddr,
+		   uint64_t rkey, int doorbell, uint64_t cookie);
 
 /** The pool offset of @p p (a pointer into the pool), or -EINVAL. For tests and tools. */
 int64_t trd_vni_offset(const struct trd_vni *v, const void *p);

@@ -123,7 +123,18 @@ struct trd_vnis_conf {
 	X(ORDER_HOLDS, "order_holds")     /* ordered sends held behind an earlier one to their  \
 					   * destination until it was accepted */                  \
 	X(PROBES, "probes")               /* probes (trd_vni_probe) */                            \
-	X(CANCELS, "cancels")             /* receives withdrawn (trd_vni_cancel) */
+	X(CANCELS, "cancels")             /* receives withdrawn (trd_vni_cancel) */                \
+	X(MR_REGS, "mr_regs")             /* memory regions registered (trd_vni_mr_reg) */        \
+	X(MR_DEREGS, "mr_deregs")         /* memory regions withdrawn */                          \
+	X(MR_REFUSED, "mr_refused")       /* registrations refused (bad, full, unreachable) */    \
+	X(RMA_OPS, "rma_ops")             /* one-sided writes, reads and atomics posted here */   \
+	X(RMA_DONE, "rma_done")           /* their completions */                                 \
+	X(RMA_PKTS, "rma_pkts")           /* WRITE, READ and ATOMIC requests sent */              \
+	X(RMA_SERVED, "rma_served")       /* such requests served for this node's processes */    \
+	X(RMA_BYTES, "rma_bytes")         /* bytes written or read in them (atomics: size) */     \
+	X(RMA_DENIED, "rma_denied")       /* requests refused before any access: unknown key,   \
+					   * no access bit, out of the region, misaligned */      \
+	X(RMA_FAULTS, "rma_faults")       /* process_vm_readv/writev failures (memory gone) */
 
 /** Service statistics ids. */
 enum trd_vnis_stat {

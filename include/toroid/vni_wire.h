@@ -36,6 +36,15 @@ enum trd_vw_type {
 	TRD_VW_DONE,      /**< receiver -> sender: the FIN's verdict (status) */
 	TRD_VW_ABORT,     /**< sender -> receiver: the message is given up (sender died) */
 	TRD_VW_CANCEL,    /**< receiver -> sender: stop sending (receiver died) */
+	/* one-sided access (docs/vni.md, "One-sided access to application memory"): rkey is the
+	 * target region's key, roff the target address of the chunk, len its bytes */
+	TRD_VW_WRITE,     /**< origin -> target: write len bytes (after the header) at roff */
+	TRD_VW_WRITE_ACK, /**< target -> origin: the chunk's verdict (status, roff and len echoed) */
+	TRD_VW_READ,      /**< origin -> target: send back len bytes at roff */
+	TRD_VW_READ_RESP, /**< target -> origin: the bytes (after the header), or a status */
+	TRD_VW_ATOMIC,    /**< origin -> target: an atomic on len (4, 8) bytes at roff; the
+			   *   TRD_VW_ATOMIC_LEN bytes after the header say which (trd_vw_atomic) */
+	TRD_VW_ATOMIC_RESP, /**< target -> origin: status; data is the value before */
 	TRD_VW_MAX
 };
 
@@ -56,9 +65,11 @@ struct trd_vw_hdr {
 	uint64_t tag;
 	union {
 		uint64_t rkey;  /**< CTS: region key to put into */
-		uint64_t data;  /**< EAGER, RTS: the message's immediate data (trd_vni_senddata) */
+		uint64_t data;  /**< EAGER, RTS: the message's immediate data (trd_vni_senddata);
+				 *   ATOMIC_RESP: the value before the operation */
 	};
-	uint64_t roff;      /**< CTS: offset in that region */
+	uint64_t roff;      /**< CTS: offset in that region; WRITE, READ, ATOMIC and their
+			     *   replies: the target address (or region offset) */
 };
 
 _Static_assert(sizeof(struct trd_vw_hdr) == TRD_VW_HDR_LEN, "VNI wire header");
@@ -71,6 +82,9 @@ trd_vw_type_name(unsigned int type)
 		[TRD_VW_EAGER] = "eager", [TRD_VW_RTS] = "rts",   [TRD_VW_CTS] = "cts",
 		[TRD_VW_NAK] = "nak",     [TRD_VW_ACK] = "ack",   [TRD_VW_FIN] = "fin",
 		[TRD_VW_DONE] = "done",   [TRD_VW_ABORT] = "abort", [TRD_VW_CANCEL] = "cancel",
+		[TRD_VW_WRITE] = "write", [TRD_VW_WRITE_ACK] = "write_ack",
+		[TRD_VW_READ] = "read",   [TRD_VW_READ_RESP] = "read_resp",
+		[TRD_VW_ATOMIC] = "atomic", [TRD_VW_ATOMIC_RESP] = "atomic_resp",
 	};
 
 	return type < TRD_VW_MAX ? names[type] : NULL;
@@ -145,6 +159,45 @@ trd_vw_decode(const void *in, uint32_t len, struct trd_vw_hdr *h)
 	h->rkey = trd_vw_get_le(p + 48, 8);
 	h->roff = trd_vw_get_le(p + 56, 8);
 	return 0;
+}
+
+/** The operation an ATOMIC message carries after its header. */
+#define TRD_VW_ATOMIC_LEN 24
+struct trd_vw_atomic {
+	uint32_t op;      /**< enum trd_vni_aop */
+	uint32_t size;    /**< 4 or 8 (= the header's len) */
+	uint64_t operand;
+	uint64_t compare; /**< CSWAP */
+};
+
+static inline void
+trd_vw_atomic_encode(void *out, const struct trd_vw_atomic *a)
+{
+	uint8_t *p = (uint8_t *)out;
+
+	trd_vw_put_le(p, a->op, 4);
+	trd_vw_put_le(p + 4, a->size, 4);
+	trd_vw_put_le(p + 8, a->operand, 8);
+	trd_vw_put_le(p + 16, a->compare, 8);
+}
+
+static inline void
+trd_vw_atomic_decode(const void *in, struct trd_vw_atomic *a)
+{
+	const uint8_t *p = (const uint8_t *)in;
+
+	a->op = (uint32_t)trd_vw_get_le(p, 4);
+	a->size = (uint32_t)trd_vw_get_le(p + 4, 4);
+	a->operand = trd_vw_get_le(p + 8, 8);
+	a->compare = trd_vw_get_le(p + 16, 8);
+}
+
+/** Does a message of @p type carry data after its header (EAGER, WRITE, READ_RESP, ATOMIC)? */
+static inline int
+trd_vw_has_data(unsigned int type)
+{
+	return type == TRD_VW_EAGER || type == TRD_VW_WRITE || type == TRD_VW_READ_RESP ||
+	       type == TRD_VW_ATOMIC;
 }
 
 #ifdef __cplusplus

@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * VNI service: one-sided access to application memory (docs/vni.md, "One-sided access to
+ * application memory"). A process registers regions of its own memory (anywhere, not only the
+ * pool) over its socket; the engine reaches them with process_vm_readv/writev, using the pid
+ * the socket named at attach. Writes, reads and atomics are vtx's (send.c's table, timers and
+ * scheduler turns) with their own steps:
+ *   origin engine: WRITE chunks (the origin buffer read with process_vm_readv as each chunk is
+ *   built), READ requests, one ATOMIC; at most VNIS_RMA_WINDOW chunks of one op in flight;
+ *   target engine: every request checked (key of the destination process, access bit, range
+ *   with overflow-safe arithmetic, alignment) before any access, then the memory written or
+ *   read, and one reply per request (WRITE_ACK, READ_RESP with the bytes, ATOMIC_RESP with
+ *   the old value).
+ * A request for a process that is not attached is refused with -ECONNREFUSED and asked again
+ * (back-off) until the service's noproc_ms, like a send.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <rte_common.h>
+#include <rte_random.h>
+
+#include "service_pvt.h"
+
+#define MR_ACCESS_ALL (TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE | TRD_VNI_MR_OFFSET)
+#define RMA_LEN_MAX (1u << 30)
+
+/* ------------------------------------------------------------------------------------------ */
+/* the process's memory */
+
+static int
+pvm_errno(int e)
+{
+	switch (e) {
+	case ESRCH:
+		return -ECONNRESET; /* the process is gone */
+	case EPERM:
+		return -EPERM;
+	default:
+		return -EFAULT;
+	}
+}
+
+/* Copy @p n bytes at @p raddr of process @p pid to @p buf. @return 0 or a negative errno. */
+static int
+pvm_read(int pid, void *buf, uint64_t raddr, size_t n)
+{
+	struct iovec l = {.iov_base = buf, .iov_len = n};
+	struct iovec r = {.iov_base = (void *)(uintptr_t)raddr, .iov_len = n};
+	ssize_t k;
+
+	if (n == 0)
+		return 0;
+	k = process_vm_readv(pid, &l, 1, &r, 1, 0);
+	if (k == (ssize_t)n)
+		return 0;
+	return k < 0 ? pvm_errno(errno) : -EFAULT;
+}
+
+static int
+pvm_write(int pid, const void *buf, uint64_t raddr, size_t n)
+{
+	struct iovec l = {.iov_base = (void *)(uintptr_t)buf, .iov_len = n};
+	struct iovec r = {.iov_base = (void *)(uintptr_t)raddr, .iov_len = n};
+	ssize_t k;
+
+	if (n == 0)
+		return 0;
+	k = process_vm_writev(pid, &l, 1, &r, 1, 0);
+	if (k == (ssize_t)n)
+		return 0;
+	return k < 0 ? pvm_errno(errno) : -EFAULT;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* memory regions */
+
+static struct vmr *
+mr_find(const struct vif *v, uint64_t key)
+{
+	if (v->mrs == NULL || key == 0)
+		return NULL;
+	for (unsigned int i = 0; i < VNIS_N_MRS; i++)
+		if (v->mrs[i].key == key)
+			return &v->mrs[i];
+	return NULL;
+}
+
+static uint64_t
+mr_key(const struct vif *v)
+{
+	for (;;) {
+		uint64_t k;
+
+		if (getrandom(&k, sizeof(k), GRND_NONBLOCK) != (ssize_t)sizeof(k))
+			k = rte_rand();
+		if (k != 0 && mr_find(v, k) == NULL)
+			return k;
+	}
+}
+
+static int
+mr_reg(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr *req, uint64_t *key)
+{
+	struct vmr *m = NULL;
+	uint8_t probe;
+	int rc;
+
+	RTE_SET_USED(s);
+	if (req->len == 0 || req->addr + req->len < req->addr || (req->access & ~MR_ACCESS_ALL) ||
+	    !(req->access & (TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE)))
+		return -EINVAL;
+	if (req->key != 0 && mr_find(v, req->key) != NULL)
+		return -EEXIST;
+	if (v->mrs == NULL) {
+		v->mrs = calloc(VNIS_N_MRS, sizeof(*v->mrs));
+		if (v->mrs == NULL)
+			return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < VNIS_N_MRS; i++)
+		if (v->mrs[i].key == 0) {
+			m = &v->mrs[i];
+			break;
+		}
+	if (m == NULL)
+		return -ENOSPC;
+	/* can the engine reach it? (its first and last byte) */
+	rc = pvm_read(v->pid, &probe, req->addr, 1);
+	if (rc == 0)
+		rc = pvm_read(v->pid, &probe, req->addr + req->len - 1, 1);
+	if (rc != 0)
+		return rc == -ECONNRESET ? -EPERM : rc;
+	m->key = req->key != 0 ? req->key : mr_key(v);
+	m->addr = req->addr;
+	m->len = req->len;
+	m->access = req->access;
+	v->n_mrs++;
+	*key = m->key;
+	return 0;
+}
+
+/* A region request from the process's socket: answered at once. */
+void
+vnis_mr_request(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr *req)
+{
+	struct trd_vni_sock_mr_answer ans = {.op = TRD_VNI_SOCK_MR_ANSWER};
+	struct vmr *m;
+
+	if (req->op == TRD_VNI_SOCK_MR_REG) {
+		ans.status = mr_reg(s, v, req, &ans.key);
+		if (ans.status == 0)
+			ST(s, MR_REGS)++;
+		else
+			ST(s, MR_REFUSED)++;
+	} else {
+		m = mr_find(v, req->key);
+		if (m == NULL) {
+			ans.status = -ENOENT;
+		} else {
+			memset(m, 0, sizeof(*m));
+			v->n_mrs--;
+			ST(s, MR_DEREGS)++;
+		}
+	}
+	if (send(v->sock, &ans, sizeof(ans), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(ans))
+		VNI_LOG(WARNING, "%u:%u: region answer not sent", v->app, v->proc);
+}
+
+void
+vnis_mr_free(struct vif *v)
+{
+	free(v->mrs);
+	v->mrs = NULL;
+	v->n_mrs = 0;
+}
+
+/* Where [raddr, raddr + len) of region @p key of @p v is, if @p need access is granted.
+ * @return 0 with *addr, or -EACCES. Overflow-safe: no sum is formed before it is bounded. */
+static int
+mr_check(const struct vif *v, uint64_t key, uint64_t raddr, uint64_t len, uint32_t need,
+	 uint64_t *addr)
+{
+	const struct vmr *m = mr_find(v, key);
+	uint64_t off;
+
+	if (m == NULL || (m->access & need) != need)
+		return -EACCES;
+	if (m->access & TRD_VNI_MR_OFFSET) {
+		off = raddr;
+	} else {
+		if (raddr < m->addr)
+			return -EACCES;
+		off = raddr - m->addr;
+	}
+	if (off > m->len || len > m->len - off)
+		return -EACCES;
+	*addr = m->addr + off;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the origin: commands and steps */
+
+static bool
+aop_ok(uint32_t op)
+{
+	return op >= TRD_VNI_AOP_SUM && op <= TRD_VNI_AOP_BXOR;
+}
+
+void
+vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx, const struct trd_vni_actx *c)
+{
+	uint32_t kind = c->flags & (TRD_VNI_SF_WRITE | TRD_VNI_SF_READ | TRD_VNI_SF_ATOMIC);
+	uint8_t cpl = kind == TRD_VNI_SF_WRITE  ? TRD_VNI_CPL_WRITE
+		      : kind == TRD_VNI_SF_READ ? TRD_VNI_CPL_READ
+						: TRD_VNI_CPL_ATOMIC;
+	int rank = trd_topo_find_proc(s->topo, c->dst_app, c->dst_proc);
+	struct vtx *t = NULL;
+	int err = 0;
+
+	ST(s, RMA_OPS)++;
+	if ((c->flags & ~(kind | TRD_VNI_F_DOORBELL)) ||
+	    (kind != TRD_VNI_SF_WRITE && kind != TRD_VNI_SF_READ && kind != TRD_VNI_SF_ATOMIC) ||
+	    ((c->flags & TRD_VNI_F_DOORBELL) && c->doorbell >= v->n_db) ||
+	    (kind == TRD_VNI_SF_ATOMIC && ((c->len != 4 && c->len != 8) || !aop_ok(c->aop))) ||
+	    (kind != TRD_VNI_SF_ATOMIC && (c->len > RMA_LEN_MAX || c->laddr + c->len < c->laddr))) {
+		ST(s, BAD_CMDS)++;
+		err = -EINVAL;
+	} else if (rank < 0) {
+		err = -ECONNREFUSED;
+	} else if ((t = vnis_tx_alloc(s, v)) == NULL) {
+		err = -ENOBUFS;
+	}
+	if (err != 0) {
+		struct vtx tmp = {.vif = v, .ctx = idx, .status = err, .rma = cpl,
+				  .sflags = c->flags & TRD_VNI_F_DOORBELL, .doorbell = c->doorbell,
+				  .dst_app = c->dst_app, .dst_proc = c->dst_proc};
+
+		if (err == -EINVAL && (c->flags & TRD_VNI_F_DOORBELL) && c->doorbell >= v->n_db)
+			tmp.sflags = 0;
+		vnis_tx_cqe(s, &tmp);
+		return;
+	}
+	t->rma = cpl;
+	t->ctx = idx;
+	t->sflags = c->flags & TRD_VNI_F_DOORBELL;
+	t->doorbell = c->doorbell;
+	t->dst_app = c->dst_app;
+	t->dst_proc = c->dst_proc;
+	t->dst_rank = (uint32_t)rank;
+	t->dst = s->topo->nodes[rank].coord;
+	t->len = c->len;
+	t->laddr = c->laddr;
+	t->rkey = c->rkey;
+	t->roff = c->raddr;
+	t->aop = c->aop;
+	t->operand = c->operand;
+	t->compare = c->compare;
+	t->noproc_deadline = s->now + (uint64_t)s->conf.noproc_ms * 1000;
+	vnis_tx_set_state(s, t, TX_REQ);
+}
+
+static void
+rma_hdr(const struct vtx *t, uint8_t type, uint32_t len, uint64_t roff, struct trd_vw_hdr *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->type = type;
+	h->src_app = t->vif->app;
+	h->src_proc = t->vif->proc;
+	h->dst_app = t->dst_app;
+	h->dst_proc = t->dst_proc;
+	h->msg_id = vnis_tx_id(t);
+	h->key = t->key;
+	h->len = len;
+	h->rkey = t->rkey;
+	h->roff = roff;
+	/* the whole op, checked by the target at every chunk: nothing of an op that does not
+	 * fit is written */
+	h->tag = t->len;
+	h->grant_id = (uint32_t)(roff - t->roff);
+}
+
+/* The bytes of the chunk that starts at @p off. */
+static uint32_t
+chunk_len(const struct trd_vnis *s, const struct vtx *t, uint32_t off)
+{
+	return RTE_MIN(s->rma_chunk, t->len - off);
+}
+
+/* Every chunk sent (a 0-byte op sends one)? */
+static bool
+all_sent(const struct vtx *t)
+{
+	return t->off == t->len && t->rts_sent;
+}
+
+static void rma_settle(struct trd_vnis *s, struct vtx *t);
+
+/* One packet for one-sided op @p t (tx_step's contract: 0, -ENOBUFS, -EAGAIN). */
+int
+vnis_rma_step(struct trd_vnis *s, struct vtx *t)
+{
+	struct trd_payload *pay = NULL;
+	struct trd_vw_hdr h;
+	uint32_t n;
+	int rc;
+
+	if (t->state != TX_REQ && t->state != TX_DATA)
+		return -EAGAIN;
+	if (t->status != 0 || t->refused) {
+		/* a chunk was refused: send no more; settle once every answer is in */
+		vnis_tx_set_state(s, t, TX_WAIT);
+		if (t->inflight == 0)
+			rma_settle(s, t);
+		return -EAGAIN;
+	}
+	if (t->rma == TRD_VNI_CPL_ATOMIC) {
+		uint8_t a[TRD_VW_ATOMIC_LEN];
+		struct trd_vw_atomic op = {.op = t->aop, .size = t->len, .operand = t->operand,
+					   .compare = t->compare};
+
+		rma_hdr(t, TRD_VW_ATOMIC, t->len, t->roff, &h);
+		trd_vw_atomic_encode(a, &op);
+		rc = vnis_vw_inject(s, s->req, t->dst, &h, a, sizeof(a));
+		if (rc == 0) {
+			t->rts_sent = true;
+			t->inflight = 1;
+		}
+	} else {
+		n = chunk_len(s, t, t->off);
+		rma_hdr(t, t->rma == TRD_VNI_CPL_WRITE ? TRD_VW_WRITE : TRD_VW_READ, n,
+			t->roff + t->off, &h);
+		if (t->rma == TRD_VNI_CPL_WRITE && n != 0) {
+			uint8_t buf[2048];
+
+			rc = pvm_read(t->vif->pid, buf, t->laddr + t->off, n);
+			if (rc != 0) {
+				/* the origin buffer is not readable: nothing more is sent */
+				t->status = rc == -ECONNRESET ? -ECONNRESET : -EFAULT;
+				t->off = t->len;
+				t->rts_sent = true;
+				if (t->inflight == 0)
+					vnis_tx_finish(s, t, t->status);
+				else
+					vnis_tx_set_state(s, t, TX_WAIT);
+				return 0;
+			}
+			rc = trd_payload_new(s->node, buf, n, &pay);
+			if (rc == -ENOBUFS)
+				return -EAGAIN; /* no mbuf now: another turn */
+			if (rc == 0) {
+				rc = vnis_vw_inject_shared(s, s->req, t->dst, &h, pay);
+				trd_payload_free(pay);
+			}
+		} else {
+			rc = vnis_vw_inject(s, s->req, t->dst, &h, NULL, 0);
+		}
+		if (rc == 0) {
+			t->off += n;
+			t->rts_sent = true;
+			t->inflight++;
+		}
+	}
+	if (rc == -ENOBUFS)
+		return -ENOBUFS;
+	if (rc != 0) {
+		/* no route, peer down, a bad descriptor: the op fails once nothing is in flight */
+		t->status = rc == -EHOSTUNREACH ? -EHOSTUNREACH : rc;
+		t->off = t->len;
+		t->rts_sent = true;
+		if (t->inflight == 0)
+			vnis_tx_finish(s, t, t->status);
+		else
+			vnis_tx_set_state(s, t, TX_WAIT);
+		return 0;
+	}
+	vnis_tx_count_pkt(s, t);
+	ST(s, RMA_PKTS)++;
+	if (t->rma == TRD_VNI_CPL_ATOMIC || all_sent(t) || t->inflight >= VNIS_RMA_WINDOW)
+		vnis_tx_set_state(s, t, TX_WAIT);
+	else if (t->state == TX_REQ)
+		vnis_tx_set_state(s, t, TX_DATA);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the origin: replies */
+
+static bool
+rma_status_ok(int32_t st)
+{
+	return st == 0 || st == -EACCES || st == -ECONNREFUSED || st == -ECONNRESET ||
+	       st == -EFAULT || st == -EPERM || st == -ENOMEM;
+}
+
+/* Nothing in flight any more: finish, ask again after a refusal, or go on. */
+static void
+rma_settle(struct trd_vnis *s, struct vtx *t)
+{
+	if (t->inflight != 0) {
+		if (t->state == TX_WAIT && !t->refused && t->status == 0 && !all_sent(t) &&
+		    t->inflight < VNIS_RMA_WINDOW)
+			vnis_tx_set_state(s, t, TX_DATA);
+		return;
+	}
+	if (t->status != 0) {
+		vnis_tx_finish(s, t, t->status);
+		return;
+	}
+	if (t->refused) {
+		t->refused = false;
+		if (s->now >= t->noproc_deadline) {
+			vnis_tx_finish(s, t, -ECONNREFUSED);
+			return;
+		}
+		/* ask again from the first byte not acknowledged, after a back-off */
+		t->off = t->acked;
+		t->rts_sent = t->acked != 0;
+		t->due = s->now + t->backoff;
+		if (t->backoff < 64 * s->conf.retry_us)
+			t->backoff *= 2;
+		vnis_tx_set_state(s, t, TX_BACKOFF);
+		return;
+	}
+	if (t->rma == TRD_VNI_CPL_ATOMIC || (all_sent(t) && t->acked == t->len)) {
+		vnis_tx_finish(s, t, 0);
+		return;
+	}
+	if (all_sent(t))
+		t->off = t->acked; /* an answer out of order was not counted: ask again */
+	if (t->state == TX_WAIT)
+		vnis_tx_set_state(s, t, TX_DATA);
+}
+
+/* A WRITE_ACK, READ_RESP or ATOMIC_RESP from node @p src_rank. It counts only if it names a
+ * live one-sided op of ours of its kind, from the node and process the op targets, echoing the
+ * op's key, with a status the protocol defines; otherwise dropped and counted (bad_replies). */
+void
+vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h,
+	       const uint8_t *data)
+{
+	struct vtx *t = vnis_tx_lookup(s, h->msg_id);
+	uint8_t want;
+
+	want = h->type == TRD_VW_WRITE_ACK  ? TRD_VNI_CPL_WRITE
+	       : h->type == TRD_VW_READ_RESP ? TRD_VNI_CPL_READ
+					     : TRD_VNI_CPL_ATOMIC;
+	if (t == NULL || t->rma != want || t->key != h->key || t->dst_rank != src_rank ||
+	    h->src_app != t->dst_app || h->src_proc != t->dst_proc || h->dst_app != t->vif->app ||
+	    h->dst_proc != t->vif->proc || !rma_status_ok(h->status) || t->inflight == 0 ||
+	    (t->state != TX_WAIT && t->state != TX_DATA) ||
+	    (h->type == TRD_VW_READ_RESP && h->status != 0 && h->len != 0)) {
+		ST(s, BAD_REPLIES)++;
+		return;
+	}
+	t->inflight--;
+	if (h->status == -ECONNREFUSED) {
+		t->refused = true;
+	} else if (h->status != 0) {
+		if (t->status == 0)
+			t->status = h->status;
+	} else if (t->rma == TRD_VNI_CPL_ATOMIC) {
+		t->old = h->data;
+		if (h->len != t->len || h->roff != t->roff) {
+			ST(s, BAD_REPLIES)++;
+			t->inflight++;
+			return;
+		}
+	} else if (!t->refused && t->status == 0 && h->roff - t->roff == t->acked &&
+		   t->acked < t->len + (t->len == 0) && h->len == chunk_len(s, t, t->acked)) {
+		/* the next chunk in order (frames between two nodes arrive in order; a chunk
+		 * answered after a refusal is asked again) */
+		if (t->rma == TRD_VNI_CPL_READ) {
+			int rc = pvm_write(t->vif->pid, data, t->laddr + t->acked, h->len);
+
+			if (rc != 0)
+				t->status = rc;
+		}
+		t->acked += h->len;
+	}
+	rma_settle(s, t);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the target */
+
+static uint64_t
+aop_apply(uint32_t op, uint64_t old, uint64_t operand, uint64_t compare, uint64_t mask,
+	  bool *write)
+{
+	*write = true;
+	switch (op) {
+	case TRD_VNI_AOP_SUM:
+		return (old + operand) & mask;
+	case TRD_VNI_AOP_SWAP:
+		return operand & mask;
+	case TRD_VNI_AOP_CSWAP:
+		if (old == (compare & mask))
+			return operand & mask;
+		break;
+	case TRD_VNI_AOP_MIN:
+		if ((operand & mask) < old)
+			return operand & mask;
+		break;
+	case TRD_VNI_AOP_MAX:
+		if ((operand & mask) > old)
+			return operand & mask;
+		break;
+	case TRD_VNI_AOP_BOR:
+		return (old | operand) & mask;
+	case TRD_VNI_AOP_BAND:
+		return old & operand & mask;
+	case TRD_VNI_AOP_BXOR:
+		return (old ^ operand) & mask;
+	default:
+		break;
+	}
+	*write = false;
+	return old;
+}
+
+static void
+rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = type;
+	r->status = status;
+	r->src_app = req->dst_app;
+	r->src_proc = req->dst_proc;
+	r->dst_app = req->src_app;
+	r->dst_proc = req->src_proc;
+	r->msg_id = req->msg_id;
+	r->key = req->key;
+	r->len = req->len;
+	r->roff = req->roff;
+}
+
+/* A WRITE, READ or ATOMIC for a process of this node: checked before any access, served, and
+ * answered. */
+void
+vnis_rma_serve(struct trd_vnis *s, struct trd_coord src, const struct trd_vw_hdr *h,
+	       const uint8_t *data)
+{
+	uint8_t rtype = h->type == TRD_VW_WRITE  ? TRD_VW_WRITE_ACK
+			: h->type == TRD_VW_READ ? TRD_VW_READ_RESP
+						 : TRD_VW_ATOMIC_RESP;
+	struct vif *v = vnis_vif_find(s, h->dst_app, h->dst_proc);
+	struct trd_vw_atomic a = {0};
+	struct trd_vw_hdr r;
+	uint64_t addr = 0;
+	uint32_t need;
+	int st;
+
+	if (v == NULL) {
+		rep_hdr(&r, rtype, h, -ECONNREFUSED);
+		if (rtype == TRD_VW_READ_RESP)
+			r.len = 0;
+		vnis_reply(s, src, &r);
+		return;
+	}
+	if (h->type == TRD_VW_ATOMIC) {
+		trd_vw_atomic_decode(data, &a);
+		need = a.op == TRD_VNI_AOP_READ
+			       ? TRD_VNI_MR_REMOTE_READ
+			       : TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE;
+	} else {
+		need = h->type == TRD_VW_WRITE ? TRD_VNI_MR_REMOTE_WRITE : TRD_VNI_MR_REMOTE_READ;
+	}
+	if (h->type == TRD_VW_ATOMIC &&
+	    ((a.size != 4 && a.size != 8) || a.size != h->len || !aop_ok(a.op))) {
+		ST(s, BAD_WIRE)++;
+		st = -EACCES;
+	} else if (h->type != TRD_VW_ATOMIC &&
+		   (h->len > s->rma_chunk || h->tag > RMA_LEN_MAX || h->grant_id > h->tag ||
+		    h->len > h->tag - h->grant_id)) {
+		ST(s, BAD_WIRE)++; /* not what an origin engine sends */
+		st = -EACCES;
+	} else if (h->type != TRD_VW_ATOMIC && h->grant_id > h->roff) {
+		st = -EACCES; /* the op wraps past UINT64_MAX */
+	} else if (h->type != TRD_VW_ATOMIC) {
+		/* the whole op [roff - grant_id, + tag) must lie in the region */
+		st = mr_check(v, h->rkey, h->roff - h->grant_id, h->tag, need, &addr);
+		addr += h->grant_id;
+	} else {
+		st = mr_check(v, h->rkey, h->roff, h->len, need, &addr);
+		if (st == 0 && addr % a.size != 0)
+			st = -EACCES;
+	}
+	if (st != 0) {
+		ST(s, RMA_DENIED)++;
+		rep_hdr(&r, rtype, h, st);
+		if (rtype == TRD_VW_READ_RESP)
+			r.len = 0;
+		vnis_reply(s, src, &r);
+		return;
+	}
+	ST(s, RMA_SERVED)++;
+	if (h->type == TRD_VW_WRITE) {
+		st = pvm_write(v->pid, data, addr, h->len);
+		rep_hdr(&r, rtype, h, st);
+	} else if (h->type == TRD_VW_READ) {
+		uint8_t buf[2048];
+		struct trd_payload *pay = NULL;
+
+		st = pvm_read(v->pid, buf, addr, h->len);
+		if (st == 0 && h->len != 0 && trd_payload_new(s->node, buf, h->len, &pay) != 0)
+			st = -ENOMEM;
+		rep_hdr(&r, rtype, h, st);
+		if (st != 0 || h->len == 0) {
+			r.len = 0;
+			if (st != 0)
+				ST(s, RMA_FAULTS)++;
+			vnis_reply(s, src, &r);
+			return;
+		}
+		ST(s, RMA_BYTES) += h->len;
+		vnis_reply_data(s, src, &r, pay);
+		return;
+	} else {
+		uint64_t old = 0, nv, mask = a.size == 8 ? UINT64_MAX : UINT32_MAX;
+		bool wr;
+
+		st = pvm_read(v->pid, &old, addr, a.size); /* little-endian host */
+		if (st == 0) {
+			nv = aop_apply(a.op, old, a.operand, a.compare, mask, &wr);
+			if (wr && nv != old)
+				st = pvm_write(v->pid, &nv, addr, a.size);
+		}
+		rep_hdr(&r, rtype, h, st);
+		r.data = st == 0 ? old : 0;
+	}
+	if (st != 0)
+		ST(s, RMA_FAULTS)++;
+	else
+		ST(s, RMA_BYTES) += h->len;
+	vnis_reply(s, src, &r);
+}
