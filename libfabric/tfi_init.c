@@ -131,6 +131,10 @@ tfi_errno(int vni_status)
 		return FI_ENOMSG;
 	case -EINVAL:
 		return FI_EINVAL;
+	case -EACCES:
+		return FI_EACCES; /* one-sided: bad key, access right or range at the target */
+	case -EFAULT:
+		return FI_EFAULT; /* one-sided: the local buffer is not readable or writable */
 	default:
 		return FI_EOTHER;
 	}
