@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The FI_EP_RDM endpoint: one VNI of the host's toroid-node, opened by fi_endpoint() under
- * the identity the environment gives (FI_TOROID_APP, FI_TOROID_PROC; docs/libfabric.md).
+ * the identity the environment gives (FI_TOROID_APP, FI_TOROID_PROC or the launcher's rank),
+ * or under any free process number the engine picks (TRD_VNI_ANY) when there is none or this
+ * process's first endpoint holds it already (docs/libfabric.md).
  *
  * Data path (what the VNI API offers today, and the copies it costs):
  *   send      up to the VNI's short threshold (896 B): trd_vni_send() copies the bytes at post
@@ -16,6 +18,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -964,6 +967,51 @@ ep_control(struct fid *fid, int command, void *arg)
 	return rc;
 }
 
+/* The identities this process's endpoints hold. A second endpoint whose environment names
+ * one of them (Open MPI's OFI BTL next to its OFI MTL, both on the rank) asks for any free
+ * process number instead: the peers learn its name from fi_getname(). */
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct trd_vni_addr *held;
+static size_t n_held, cap_held;
+
+static bool
+held_has(uint32_t app, uint32_t proc)
+{
+	for (size_t i = 0; i < n_held; i++)
+		if (held[i].app == app && held[i].proc == proc)
+			return true;
+	return false;
+}
+
+/* Under held_lock. 0 or -FI_ENOMEM. */
+static int
+held_add(struct trd_vni_addr a)
+{
+	if (n_held == cap_held) {
+		size_t cap = cap_held ? 2 * cap_held : 8;
+		struct trd_vni_addr *t = realloc(held, cap * sizeof(*t));
+
+		if (t == NULL)
+			return -FI_ENOMEM;
+		held = t;
+		cap_held = cap;
+	}
+	held[n_held++] = a;
+	return 0;
+}
+
+static void
+held_del(uint32_t app, uint32_t proc)
+{
+	pthread_mutex_lock(&held_lock);
+	for (size_t i = 0; i < n_held; i++)
+		if (held[i].app == app && held[i].proc == proc) {
+			held[i] = held[--n_held];
+			break;
+		}
+	pthread_mutex_unlock(&held_lock);
+}
+
 static int
 ep_close(struct fid *fid)
 {
@@ -985,6 +1033,7 @@ ep_close(struct fid *fid)
 	d->refs--;
 	pthread_mutex_unlock(&d->lock);
 	trd_vni_close(ep->vni); /* the engine drops what is still posted */
+	held_del(ep->name.app, ep->name.proc);
 	free(ep->ops);
 	free(ep);
 	return 0;
@@ -1038,29 +1087,39 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 		return -FI_EOPNOTSUPP;
 	d = container_of(domain, struct tfi_domain, dom);
 	proc = env_proc();
-	if (proc < 0) {
-		FI_WARN(&tfi_prov, FI_LOG_EP_CTRL,
-			"no process id: set FI_TOROID_PROC (and FI_TOROID_APP, default 1)\n");
-		return -FI_EINVAL;
-	}
 	ep = calloc(1, sizeof(*ep));
 	if (ep == NULL)
 		return -FI_ENOMEM;
 	memset(&conf, 0, sizeof(conf));
 	conf.socket = tfi_params.socket;
 	conf.app = tfi_params.app >= 0 ? (uint32_t)tfi_params.app : 1;
-	conf.proc = (uint32_t)proc;
 	conf.pool_size = tfi_params.pool_size;
 	conf.n_send = (unsigned int)tfi_params.n_ctx;
 	conf.n_recv = (unsigned int)tfi_params.n_ctx;
 	conf.short_max = TRD_VNI_SHORT_MAX;
 	conf.connect_timeout_ms = (unsigned int)tfi_params.connect_ms;
 	conf.ordered = info->ep_attr->type == FI_EP_RDM; /* FI_ORDER_SAS; DGRAM: none */
+	pthread_mutex_lock(&held_lock);
+	/* no number from the environment, or our first endpoint has it: any free one */
+	conf.proc = proc < 0 || held_has(conf.app, (uint32_t)proc) ? TRD_VNI_ANY : (uint32_t)proc;
 	ep->vni = trd_vni_open(&conf);
+	if (ep->vni != NULL) {
+		trd_vni_info(ep->vni, &ep->info);
+		if (held_add(ep->info.self) != 0) {
+			trd_vni_close(ep->vni);
+			ep->vni = NULL;
+			errno = ENOMEM;
+		}
+	}
+	pthread_mutex_unlock(&held_lock);
 	if (ep->vni == NULL) {
+		char who[16] = "any";
+
 		rc = errno ? -errno : -FI_EOTHER;
-		FI_WARN(&tfi_prov, FI_LOG_EP_CTRL, "cannot attach %u:%u to toroid-node at %s: %s\n",
-			conf.app, conf.proc,
+		if (conf.proc != TRD_VNI_ANY)
+			snprintf(who, sizeof(who), "%u", conf.proc);
+		FI_WARN(&tfi_prov, FI_LOG_EP_CTRL, "cannot attach %u:%s to toroid-node at %s: %s\n",
+			conf.app, who,
 			conf.socket ? conf.socket
 				    : (getenv("TOROID_VNI_SOCKET") ? getenv("TOROID_VNI_SOCKET")
 								   : TRD_VNI_DEFAULT_SOCKET),
@@ -1068,7 +1127,9 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 		free(ep);
 		return rc;
 	}
-	trd_vni_info(ep->vni, &ep->info);
+	if (conf.proc == TRD_VNI_ANY)
+		FI_INFO(&tfi_prov, FI_LOG_EP_CTRL, "attached as %u:%u (any free process)\n",
+			ep->info.self.app, ep->info.self.proc);
 	/* the engine may grant a smaller pool than asked (--max-pool) */
 	ep->max_msg = ep->info.pool_size / 4 < tfi_max_msg_size() ? ep->info.pool_size / 4
 								: tfi_max_msg_size();
@@ -1076,6 +1137,7 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	ep->ops = calloc(ep->n_ops, sizeof(*ep->ops));
 	if (ep->ops == NULL) {
 		trd_vni_close(ep->vni);
+		held_del(ep->info.self.app, ep->info.self.proc);
 		free(ep);
 		return -FI_ENOMEM;
 	}
@@ -1084,8 +1146,8 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 		ep->free_ops = &ep->ops[i];
 	}
 	ep->name.magic = TFI_NAME_MAGIC;
-	ep->name.app = conf.app;
-	ep->name.proc = conf.proc;
+	ep->name.app = ep->info.self.app; /* the number the engine gave: peers learn it here */
+	ep->name.proc = ep->info.self.proc;
 	memcpy(ep->name.node, ep->info.node, 3);
 	ep->name.version = 1;
 	ep->dom = d;

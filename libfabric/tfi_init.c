@@ -63,8 +63,9 @@ FI_EXT_INI
 	fi_param_define(&tfi_prov, "app", FI_PARAM_INT,
 			"application id of this process in the topology file (default 1)");
 	fi_param_define(&tfi_prov, "proc", FI_PARAM_INT,
-			"process id of this process in the topology file (default: "
-			"$OMPI_COMM_WORLD_RANK, else $PMI_RANK; required otherwise)");
+			"process id of this process's first endpoint in the topology file "
+			"(default: $OMPI_COMM_WORLD_RANK, else $PMI_RANK, else any free one); "
+			"further endpoints of the process get any free one");
 	fi_param_define(&tfi_prov, "pool_size", FI_PARAM_SIZE_T,
 			"VNI buffer pool bytes per endpoint; max_msg_size is a quarter of it "
 			"(default 64 MiB)");

@@ -57,7 +57,8 @@ struct trd_vni {
 	uint32_t n_sfree, n_rfree;
 	unsigned int pending;
 	bool dead;
-	bool ordered; /* conf.ordered: every unicast send is TRD_VNI_SF_ORDERED */
+	bool ordered;             /* conf.ordered: every unicast send is TRD_VNI_SF_ORDERED */
+	struct trd_vni_addr self; /* the identity the engine gave (its answer) */
 };
 
 static uint64_t
@@ -123,7 +124,9 @@ sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[3])
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {.iov_base = ans, .iov_len = sizeof(*ans)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.buf,
 			    .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *c;
 	ssize_t n;
@@ -183,8 +186,9 @@ seg_check(struct trd_vni *v)
 	const struct trd_vni_seg *s = v->seg;
 	uint64_t size = v->size;
 
-	if (size < sizeof(*s) || s->magic != TRD_VNI_SEG_MAGIC || s->version != TRD_VNI_VERSION ||
-	    s->size != size)
+	if (size < sizeof(*s) || s->magic != TRD_VNI_SEG_MAGIC ||
+	    s->version != TRD_VNI_SEG_VERSION || s->size != size || s->app != v->self.app ||
+	    s->proc != v->self.proc)
 		return -EPROTO;
 	if (s->n_send == 0 || s->n_send > TRD_VNI_CTX_MAX || s->n_recv == 0 ||
 	    s->n_recv > TRD_VNI_CTX_MAX || s->n_doorbells > TRD_VNI_DB_MAX ||
@@ -196,9 +200,9 @@ seg_check(struct trd_vni *v)
 	    !span_ok(s->ctxr_off, s->ctxr_size, size) ||
 	    s->ctxr_size < (uint64_t)s->n_send * s->slot_size ||
 	    !span_ok(s->pool_off, s->pool_size, size) ||
-	    !span_ok(s->db_off, (uint64_t)s->n_doorbells * 8, size) ||
-	    s->cmdq_size == 0 || (s->cmdq_size & (s->cmdq_size - 1)) != 0 ||
-	    s->cplq_size == 0 || (s->cplq_size & (s->cplq_size - 1)) != 0 ||
+	    !span_ok(s->db_off, (uint64_t)s->n_doorbells * 8, size) || s->cmdq_size == 0 ||
+	    (s->cmdq_size & (s->cmdq_size - 1)) != 0 || s->cplq_size == 0 ||
+	    (s->cplq_size & (s->cplq_size - 1)) != 0 ||
 	    !span_ok(s->cmdq_off, ring_memsize(8, s->cmdq_size), size) ||
 	    !span_ok(s->cplq_off, ring_memsize(32, s->cplq_size), size))
 		return -EPROTO;
@@ -236,8 +240,7 @@ trd_vni_open(const struct trd_vni_conf *conf)
 
 	if (conf == NULL || conf->short_max < -1 || conf->short_max > TRD_VNI_SHORT_MAX ||
 	    conf->n_send > TRD_VNI_CTX_MAX || conf->n_recv > TRD_VNI_CTX_MAX ||
-	    conf->n_doorbells > TRD_VNI_DB_MAX || conf->app == TRD_VNI_ANY ||
-	    conf->proc == TRD_VNI_ANY) {
+	    conf->n_doorbells > TRD_VNI_DB_MAX || conf->app == TRD_VNI_ANY) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -273,8 +276,17 @@ trd_vni_open(const struct trd_vni_conf *conf)
 		goto fail;
 	}
 	rc = sock_answer(v->sock, &ans, fds);
+	if (rc == 0 && (ans.app != conf->app || ans.proc == TRD_VNI_ANY ||
+			(conf->proc != TRD_VNI_ANY && ans.proc != conf->proc))) {
+		/* not the identity asked for */
+		for (int i = 0; i < 3; i++)
+			close(fds[i]);
+		rc = -EPROTO;
+	}
 	if (rc != 0)
 		goto fail;
+	v->self.app = ans.app;
+	v->self.proc = ans.proc;
 	v->base = NULL;
 	v->size = ans.seg_size;
 	v->base = mmap(NULL, v->size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
@@ -336,6 +348,7 @@ trd_vni_info(const struct trd_vni *v, struct trd_vni_info *info)
 		return -EINVAL;
 	s = v->seg;
 	memset(info, 0, sizeof(*info));
+	info->self = v->self;
 	memcpy(info->node, s->node, 3);
 	memcpy(info->node_name, s->node_name, sizeof(info->node_name));
 	info->node_name[sizeof(info->node_name) - 1] = '\0';
@@ -511,8 +524,8 @@ send_common(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, u
 }
 
 int
-trd_vni_send(struct trd_vni *v, struct trd_vni_addr dst, uint64_t tag, const void *buf,
-	     size_t len, int doorbell, uint64_t cookie)
+trd_vni_send(struct trd_vni *v, struct trd_vni_addr dst, uint64_t tag, const void *buf, size_t len,
+	     int doorbell, uint64_t cookie)
 {
 	return send_common(v, &dst, 1, tag, false, 0, buf, len, doorbell, cookie);
 }
@@ -905,7 +918,8 @@ trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int tim
 			char b[64];
 
 			/* the engine never writes after the answer: readable means closed */
-			if (recv(v->sock, b, sizeof(b), MSG_DONTWAIT) <= 0 || (pf[1].revents & POLLHUP))
+			if (recv(v->sock, b, sizeof(b), MSG_DONTWAIT) <= 0 ||
+			    (pf[1].revents & POLLHUP))
 				v->dead = true;
 		}
 	}

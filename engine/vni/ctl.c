@@ -204,9 +204,10 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 	for (unsigned int i = 0; i < VNIS_N_HINTS; i++)
 		if (s->hints[i].used && s->hints[i].vif == v && s->hints[i].grant == 0)
 			s->hints[i].used = false;
-	VNI_LOG(INFO, "%u:%u (pid %d) detached: %s; sends: %u aborted, %u dropped before they "
-		"started, %u finishing; %u incoming messages dropped or cancelled", v->app, v->proc,
-		v->pid, why, n_abort, n_drop, n_finish, n_rx);
+	VNI_LOG(INFO,
+		"%u:%u (pid %d) detached: %s; sends: %u aborted, %u dropped before they "
+		"started, %u finishing; %u incoming messages dropped or cancelled",
+		v->app, v->proc, v->pid, why, n_abort, n_drop, n_finish, n_rx);
 	v->refs--; /* the attachment's reference */
 	vnis_vif_release_maybe(s, v);
 }
@@ -222,15 +223,19 @@ conn_close(struct trd_vnis *s, struct vconn *c)
 	c->used = false;
 }
 
+/* Answer a registration: version 1 requests get the version 1 answer (without app and
+ * proc), everything else the current one. */
 static void
-answer(int fd, int status, uint64_t size, const char *reason, const int *fds)
+answer(int fd, uint32_t version, int status, uint64_t size, const char *reason, const struct vif *v,
+       const int *fds)
 {
 	struct trd_vni_sock_answer a;
 	union {
 		char buf[CMSG_SPACE(3 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct iovec iov = {.iov_base = &a, .iov_len = sizeof(a)};
+	struct iovec iov = {.iov_base = &a,
+			    .iov_len = version == 1 ? TRD_VNI_ANSWER_V1_SIZE : sizeof(a)};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 
 	memset(&a, 0, sizeof(a));
@@ -238,6 +243,10 @@ answer(int fd, int status, uint64_t size, const char *reason, const int *fds)
 	a.status = status;
 	a.seg_size = size;
 	snprintf(a.reason, sizeof(a.reason), "%s", reason ? reason : "");
+	if (v != NULL) {
+		a.app = v->app;
+		a.proc = v->proc;
+	}
 	if (fds != NULL) {
 		struct cmsghdr *cm;
 
@@ -308,6 +317,36 @@ owner_check(struct trd_vnis *s, int fd, const struct ucred *cred, uint32_t app, 
 	return 0;
 }
 
+/* Process TRD_VNI_ANY of @p app: the lowest process of @p app that the topology places on this
+ * node and that is not attached now. 0 (*proc set), -EADDRNOTAVAIL (the topology places no
+ * process of @p app here) or -EADDRINUSE (all of them are attached). */
+static int
+free_proc(struct trd_vnis *s, uint32_t app, uint32_t *proc)
+{
+	const struct trd_topo_proc *p = s->topo->procs;
+	unsigned int lo = 0, hi = s->topo->n_procs;
+	bool placed = false;
+
+	while (lo < hi) { /* the first entry of app (procs are sorted by app, then proc) */
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (p[mid].app_id < app)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < s->topo->n_procs && p[lo].app_id == app; lo++) {
+		if (p[lo].rank != s->rank || p[lo].proc_id == TRD_VNI_ANY)
+			continue;
+		placed = true;
+		if (vnis_vif_find(s, app, p[lo].proc_id) == NULL) {
+			*proc = p[lo].proc_id;
+			return 0;
+		}
+	}
+	return placed ? -EADDRINUSE : -EADDRNOTAVAIL;
+}
+
 /* A registration request on a fresh connection. */
 static void
 conn_register(struct trd_vnis *s, struct vconn *c)
@@ -320,6 +359,7 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 	int memfd = -1, fds[3];
 	ssize_t n;
 	int rc = 0, fd = c->fd;
+	bool any;
 
 	n = recv(fd, &req, sizeof(req), MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -330,25 +370,32 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 	}
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
 	c->used = false;
+	any = req.proc == TRD_VNI_ANY;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0) {
 		rc = -EACCES;
 		why = "the kernel does not say who the process is (SO_PEERCRED)";
 	} else if (n != (ssize_t)sizeof(req) || req.op != TRD_VNI_SOCK_REGISTER ||
-	    req.version != TRD_VNI_VERSION) {
+		   req.version < TRD_VNI_VERSION_MIN || req.version > TRD_VNI_VERSION) {
 		rc = -EPROTO;
 		why = "unknown request or version";
 	} else if (req.n_send == 0 || req.n_send > TRD_VNI_CTX_MAX || req.n_recv == 0 ||
 		   req.n_recv > TRD_VNI_CTX_MAX || req.n_doorbells > TRD_VNI_DB_MAX ||
 		   req.pool_size > s->conf.max_pool || req.app == TRD_VNI_ANY ||
-		   req.proc == TRD_VNI_ANY) {
+		   (req.proc == TRD_VNI_ANY && req.version < 2)) {
 		rc = -EINVAL;
 		why = "bad sizes (contexts 1..4096, doorbells 0..4096, pool within the engine's "
-		      "limit)";
-	} else if (trd_topo_find_proc(s->topo, req.app, req.proc) != (int)s->rank) {
+		      "limit) or application";
+	} else if (req.proc != TRD_VNI_ANY &&
+		   trd_topo_find_proc(s->topo, req.app, req.proc) != (int)s->rank) {
 		rc = -EADDRNOTAVAIL;
 		why = "the topology does not place this process on this node";
 	} else if ((rc = owner_check(s, fd, &cred, req.app, &why)) != 0) {
 		ST(s, DENIED)++;
+	} else if (req.proc == TRD_VNI_ANY && (rc = free_proc(s, req.app, &req.proc)) != 0) {
+		why = rc == -EADDRINUSE ? "every process of this application that the topology "
+					  "places on this node is attached"
+					: "the topology places no process of this application on "
+					  "this node";
 	} else if (vnis_vif_find(s, req.app, req.proc) != NULL) {
 		rc = -EADDRINUSE;
 		why = "this process is attached already";
@@ -388,14 +435,17 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 		}
 	}
 	if (rc != 0) {
-		if (n == (ssize_t)sizeof(req))
+		if (n == (ssize_t)sizeof(req) && any)
+			VNI_LOG(NOTICE, "registration of %u:any (pid %d, uid %u) refused: %s",
+				req.app, cred.pid, cred.uid, why);
+		else if (n == (ssize_t)sizeof(req))
 			VNI_LOG(NOTICE, "registration of %u:%u (pid %d, uid %u) refused: %s",
 				req.app, req.proc, cred.pid, cred.uid, why);
 		else /* its app and proc never came: do not name any */
 			VNI_LOG(NOTICE, "registration of %zd bytes (pid %d, uid %u) refused: %s", n,
 				cred.pid, cred.uid, why);
 		ST(s, REFUSED)++;
-		answer(fd, rc, 0, why, NULL);
+		answer(fd, req.version, rc, 0, why, NULL, NULL);
 		close(fd);
 		if (v != NULL) {
 			v->sock = -1;
@@ -407,7 +457,7 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 	fds[0] = memfd;
 	fds[1] = v->efd;
 	fds[2] = s->kfd;
-	answer(fd, 0, v->size, "", fds);
+	answer(fd, req.version, 0, v->size, "", v, fds);
 	close(memfd);
 	v->refs = 1;
 	v->ep.kind = EP_VIF;
@@ -416,8 +466,10 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 	s->ifs[s->n_ifs++] = v;
 	s->n_live++;
 	ST(s, ATTACHED)++;
-	VNI_LOG(INFO, "%u:%u (pid %d) attached: pool %" PRIu64 " B, %u send, %u receive contexts, "
-		"short messages up to %u B", v->app, v->proc, v->pid, v->pool_size, v->n_send,
+	VNI_LOG(INFO,
+		"%u:%u (pid %d%s) attached: pool %" PRIu64 " B, %u send, %u receive contexts, "
+		"short messages up to %u B",
+		v->app, v->proc, v->pid, any ? ", asked for any" : "", v->pool_size, v->n_send,
 		v->n_recv, v->short_max);
 }
 
@@ -436,7 +488,8 @@ sock_accept(struct trd_vnis *s)
 				break;
 			}
 		if (c == NULL) {
-			answer(fd, -EBUSY, 0, "too many registrations at once", NULL);
+			answer(fd, TRD_VNI_VERSION, -EBUSY, 0, "too many registrations at once",
+			       NULL, NULL);
 			close(fd);
 			continue;
 		}
@@ -489,9 +542,10 @@ vnis_sock_events(struct trd_vnis *s, int timeout_ms)
 			}
 			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR) ||
 			    (ev[i].events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)))
-				vif_kill(s, v, k == 0 || (ev[i].events & (EPOLLHUP | EPOLLRDHUP))
-						       ? "socket closed"
-						       : "socket error");
+				vif_kill(s, v,
+					 k == 0 || (ev[i].events & (EPOLLHUP | EPOLLRDHUP))
+						 ? "socket closed"
+						 : "socket error");
 			else if (k > 0)
 				vif_kill(s, v, "unexpected data on the socket");
 			break;

@@ -133,7 +133,7 @@ vnis_seg_create(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_reg
 	v->size = size;
 	g = v->seg = (struct trd_vni_seg *)v->base;
 	g->magic = TRD_VNI_SEG_MAGIC;
-	g->version = TRD_VNI_VERSION;
+	g->version = TRD_VNI_SEG_VERSION;
 	g->hdr_size = sizeof(*g);
 	g->size = size;
 	g->app = v->app;

@@ -11,10 +11,19 @@
 #define TRD_VNI_SEG_H
 
 #include <stdalign.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define TRD_VNI_SEG_MAGIC 0x31494e5644524f54ULL /* "TORDVNI1" */
-#define TRD_VNI_VERSION 1
+/* The attach protocol (request and answer on the socket). Version 2 added TRD_VNI_ANY as a
+ * request's proc (the engine picks a free process) and the answer's app and proc (the identity
+ * given). The engine also serves version 1 requests (an explicit proc only) and answers them
+ * with the version 1 answer (without app and proc: TRD_VNI_ANSWER_V1_SIZE bytes). */
+#define TRD_VNI_VERSION 2
+#define TRD_VNI_VERSION_MIN 1
+/* The segment's layout (trd_vni_seg.version): changes only when the segment does. Its app and
+ * proc are the identity the engine gave, as in the answer. */
+#define TRD_VNI_SEG_VERSION 1
 #define TRD_VNI_ALIGN 64
 
 /* Limits the engine enforces at attach. */
@@ -51,7 +60,7 @@ struct trd_vni_sock_mr_answer {
 struct trd_vni_sock_register {
 	uint32_t op; /* TRD_VNI_SOCK_REGISTER */
 	uint32_t version;
-	uint32_t app, proc;
+	uint32_t app, proc; /* proc TRD_VNI_ANY (version 2): any free process of app on this node */
 	uint64_t pool_size;
 	uint32_t n_send, n_recv, n_doorbells;
 	int32_t short_max;
@@ -65,7 +74,14 @@ struct trd_vni_sock_answer {
 	int32_t status; /* 0 or a negative errno */
 	uint64_t seg_size;
 	char reason[96];
+	/* version 2: the identity attached (the process the engine chose for TRD_VNI_ANY) */
+	uint32_t app, proc;
 };
+
+#define TRD_VNI_ANSWER_V1_SIZE 112 /* the answer up to reason: what a version 1 client reads */
+_Static_assert(sizeof(struct trd_vni_sock_register) == 40, "register request");
+_Static_assert(sizeof(struct trd_vni_sock_answer) == 120, "answer");
+_Static_assert(offsetof(struct trd_vni_sock_answer, app) == TRD_VNI_ANSWER_V1_SIZE, "answer v1");
 
 /* ---- the queues ---- */
 

@@ -41,7 +41,8 @@ extern "C" {
 
 struct trd_vni;
 
-/** Wildcard for an application or process id in a receive. */
+/** Wildcard for an application or process id in a receive; as trd_vni_conf::proc, "any free
+ * process of the application on this node" (the engine picks it: trd_vni_info::self). */
 #define TRD_VNI_ANY UINT32_MAX
 
 /** Default socket of the engine when trd_vni_conf::socket is NULL and $TOROID_VNI_SOCKET is
@@ -65,7 +66,11 @@ struct trd_vni_conf {
 	const char *socket;      /**< engine socket (default $TOROID_VNI_SOCKET, else
 				  *   TRD_VNI_DEFAULT_SOCKET) */
 	uint32_t app;            /**< this process's application id */
-	uint32_t proc;           /**< this process's process id */
+	uint32_t proc;           /**< this process's process id, or TRD_VNI_ANY: the engine
+				  *   gives the lowest process id of application @c app that
+				  *   the topology places on its node and that is not attached
+				  *   now (trd_vni_info::self tells which; EADDRINUSE if all
+				  *   are attached) */
 	size_t pool_size;        /**< buffer pool bytes (default 16 MiB; the engine caps it) */
 	unsigned int n_send;     /**< send contexts (default 64, max 4096) */
 	unsigned int n_recv;     /**< receive contexts (default 64, max 4096) */
@@ -116,6 +121,9 @@ struct trd_vni_cpl {
 
 /** Interface facts and the engine's counters for it. */
 struct trd_vni_info {
+	struct trd_vni_addr self; /**< this interface's identity: (app, proc) as attached (the
+				   *   process the engine chose if trd_vni_conf::proc was
+				   *   TRD_VNI_ANY); peers send to it */
 	uint8_t node[3];          /**< the engine node's coordinate (x, y, z) */
 	char node_name[32];       /**< the engine node's name */
 	size_t pool_size;         /**< buffer pool bytes */
@@ -132,8 +140,10 @@ struct trd_vni_info {
 /**
  * Attach this process to its engine.
  * @return the interface, or NULL with errno = EINVAL (bad configuration), ENOENT or
- * ECONNREFUSED (no engine at the socket), EADDRINUSE (this (app, proc) is attached already),
- * EADDRNOTAVAIL (the topology does not place this process on the engine's node), ENOSPC (the
+ * ECONNREFUSED (no engine at the socket), EADDRINUSE (this (app, proc) is attached already;
+ * with proc TRD_VNI_ANY: every process of app on the engine's node is), EADDRNOTAVAIL (the
+ * topology does not place this process, or with TRD_VNI_ANY any process of app, on the
+ * engine's node), ENOSPC (the
  * engine serves its maximum of interfaces), ENOMEM, EPROTO (unexpected answer).
  */
 struct trd_vni *trd_vni_open(const struct trd_vni_conf *conf);
