@@ -1069,6 +1069,26 @@ env_proc(void)
 	return -1;
 }
 
+/* The launcher's world size ($OMPI_COMM_WORLD_SIZE, $PMI_SIZE), or 0. */
+static long
+env_world_size(void)
+{
+	static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *s = getenv(names[i]);
+		char *end;
+		long v;
+
+		if (s == NULL || *s == '\0')
+			continue;
+		v = strtol(s, &end, 10);
+		if (*end == '\0' && v > 0 && v < (long)TRD_VNI_ANY)
+			return v;
+	}
+	return 0;
+}
+
 int
 tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **epp, void *context)
 {
@@ -1100,8 +1120,23 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	conf.connect_timeout_ms = (unsigned int)tfi_params.connect_ms;
 	conf.ordered = info->ep_attr->type == FI_EP_RDM; /* FI_ORDER_SAS; DGRAM: none */
 	pthread_mutex_lock(&held_lock);
-	/* no number from the environment, or our first endpoint has it: any free one */
-	conf.proc = proc < 0 || held_has(conf.app, (uint32_t)proc) ? TRD_VNI_ANY : (uint32_t)proc;
+	/* The launcher's rank r of n: endpoint k of the process is r + k * n, so the ranks'
+	 * second endpoints (the OFI BTL's beside the OFI MTL's) never take another rank's
+	 * number, whichever opens first. FI_TOROID_PROC: the first endpoint has it, more take
+	 * any free number; nothing at all: any free number. */
+	conf.proc = TRD_VNI_ANY;
+	if (proc >= 0) {
+		long n = tfi_params.proc < 0 ? env_world_size() : 0;
+
+		for (long p = proc; p < (long)TRD_VNI_ANY; p += n) {
+			if (!held_has(conf.app, (uint32_t)p)) {
+				conf.proc = (uint32_t)p;
+				break;
+			}
+			if (n <= 0)
+				break;
+		}
+	}
 	ep->vni = trd_vni_open(&conf);
 	if (ep->vni != NULL) {
 		trd_vni_info(ep->vni, &ep->info);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mpi_rma: one-sided MPI over toroid (Open MPI's osc rdma over the OFI BTL, test fi_mpi_rma;
- * docs/libfabric.md). Every rank exposes a window and checks every byte:
+ * docs/libfabric.md). Every rank exposes a window of its own malloc'd memory (MPI_Win_create)
+ * and checks every byte:
  *   - MPI_Put of 1 B .. 1 MiB into the next rank's window (fence epochs);
  *   - MPI_Get of the same ranges back from it;
  *   - MPI_Fetch_and_op (MPI_SUM, 64-bit) on a counter at rank 0 from every rank, N times
@@ -55,7 +56,12 @@ main(int argc, char **argv)
 	dst = malloc(WIN_BYTES);
 	if (src == NULL || dst == NULL)
 		MPI_Abort(MPI_COMM_WORLD, 2);
-	MPI_Win_allocate(WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+	/* MPI_Win_create on malloc'd memory: osc rdma reaches it through the BTL (with
+	 * MPI_Win_allocate it would place the window in shared memory for ranks on one host) */
+	base = malloc(WIN_BYTES);
+	if (base == NULL)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	MPI_Win_create(base, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 
 	/* puts into the next rank, gets back from it: every size, fence epochs */
 	for (int r = 0; r < (int)(sizeof(sizes) / sizeof(sizes[0])); r++) {
@@ -90,8 +96,11 @@ main(int argc, char **argv)
 		       sizeof(sizes) / sizeof(sizes[0]), WIN_BYTES);
 
 	/* fetch-and-add on one counter at rank 0 from every rank, passive target */
-	MPI_Win_allocate(2 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
-			 &counter, &cwin);
+	counter = malloc(2 * sizeof(int64_t));
+	if (counter == NULL)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	MPI_Win_create(counter, 2 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
+		       MPI_COMM_WORLD, &cwin);
 	counter[0] = 0;
 	counter[1] = 0;
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -143,6 +152,8 @@ main(int argc, char **argv)
 		       size, N_FOP);
 	MPI_Win_free(&cwin);
 	MPI_Win_free(&win);
+	free(counter);
+	free(base);
 	MPI_Allreduce(MPI_IN_PLACE, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	if (rank == 0)
 		printf("%s: %d errors\n", errors ? "FAIL" : "PASS", errors);

@@ -40,7 +40,7 @@ dims = 1x1x1
 mode = switched
 [node 0]
 mac = 02:00:00:00:00:01
-procs = 1:0, 1:1, 1:3, 1:4, 1:5, 1:6
+procs = 1:0, 1:1, 1:3
 INI
 
 # two.ini: 1:0 on node 0 and 1:1 on node 1 of a 2x1x1 torus
@@ -161,7 +161,9 @@ mpi_rma)
 		echo "SKIP: Open MPI (openmpi-bin, libopenmpi-dev) is not installed"
 		exit 77
 	fi
-	start_engine E 0 "$T/one.ini" 0
+	# rank r's endpoints are r and r + 2 (docs/libfabric.md, "Which toroid-node, which process")
+	sed 's/^procs = .*/procs = 1:0, 1:1, 1:2, 1:3/' "$T/one.ini" >"$T/mpi.ini"
+	start_engine E 0 "$T/mpi.ini" 0
 	eng_wait_ready E
 	TOROID_VNI_SOCKET="$T/E.sock" timeout 150 mpirun --allow-run-as-root --oversubscribe \
 		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
@@ -173,17 +175,24 @@ mpi_rma)
 	[ $rc -eq 0 ] || die "mpirun failed with $rc"
 	grep -q '^PASS: 0 errors$' "$T/mpi.log" || die "the MPI program did not pass"
 	eng_stop E || die "$ENG_WHY"
-	# the one-sided traffic went through the engine's RMA path (4 interfaces: MTL + BTL x 2)
-	read -r att <<<"$(python3 - "$T/E.log" <<'PY'
+	# the one-sided traffic went through the engine's one-sided path: 4 interfaces (MTL and
+	# BTL of 2 ranks), the windows registered, > 2 x 2 MiB of puts and gets and 400 atomics
+	# served by the engine, none refused
+	read -r att regs served bytes denied <<<"$(python3 - "$T/E.log" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     if line.startswith('{') and '"type":"total"' in line:
         v = json.loads(line)["vni"]
-        print(v["attached"])
+        print(v["attached"], v["mr_regs"], v["rma_served"], v["rma_bytes"], v["rma_denied"])
         break
 PY
 )"
+	echo "mpi_rma: $att interfaces, $regs regions, $served one-sided requests served, $bytes B, $denied refused"
 	[ "${att:-0}" -ge 4 ] || die "the engine saw ${att:-no} interfaces attach, expected 4 (MTL and BTL of 2 ranks)"
+	[ "${regs:-0}" -ge 2 ] || die "no window registered with the engine"
+	[ "${served:-0}" -ge 400 ] || die "the engine served ${served:-0} one-sided requests, expected > 400"
+	[ "${bytes:-0}" -ge $((4 << 20)) ] || die "the engine moved ${bytes:-0} B one-sided, expected > 4 MiB"
+	[ "${denied:-1}" -eq 0 ] || die "the engine refused $denied one-sided requests"
 	;;
 mpi)
 	# Open MPI over the OFI MTL with this provider: two ranks (1:0, 1:1 by their
