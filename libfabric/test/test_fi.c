@@ -282,6 +282,8 @@ static void t_auto(struct fi_info *h) { h->domain_attr->data_progress = FI_PROGR
 static void t_multi(struct fi_info *h) { h->caps |= FI_MULTI_RECV; }
 static void t_fmt(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
 static void t_big(struct fi_info *h) { h->ep_attr->max_msg_size = (size_t)1 << 40; }
+static void t_cntrs(struct fi_info *h) { h->domain_attr->cntr_cnt = 65; }
+static void t_rma_event(struct fi_info *h) { h->caps |= FI_RMA_EVENT; }
 
 static void
 test_getinfo(void)
@@ -298,7 +300,7 @@ test_getinfo(void)
 		fail("fi_getinfo: caps %s", fi_tostr(&info->caps, FI_TYPE_CAPS));
 	if (info->domain_attr->cq_data_size != 8 || info->tx_attr->msg_order != FI_ORDER_SAS ||
 	    info->rx_attr->msg_order != FI_ORDER_SAS || info->tx_attr->inject_size != 896 ||
-	    info->ep_attr->mem_tag_format >> 63)
+	    info->ep_attr->mem_tag_format >> 63 || info->domain_attr->cntr_cnt != 64)
 		fail("fi_getinfo: attributes not as documented");
 	getinfo_refused("FI_RMA", t_rma);
 	getinfo_refused("FI_ATOMIC", t_atomic);
@@ -310,6 +312,16 @@ test_getinfo(void)
 	getinfo_refused("FI_MULTI_RECV", t_multi);
 	getinfo_refused("FI_SOCKADDR_IN", t_fmt);
 	getinfo_refused("max_msg_size 1 TiB", t_big);
+	getinfo_refused("cntr_cnt 65", t_cntrs);
+	getinfo_refused("FI_RMA_EVENT (remote counters)", t_rma_event);
+	{
+		struct fi_info *h = base_hints(), *out = NULL;
+
+		h->domain_attr->cntr_cnt = 64;
+		CHECK_RC(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &out), 0);
+		fi_freeinfo(out);
+		fi_freeinfo(h);
+	}
 }
 
 /* ---- set-up ---- */

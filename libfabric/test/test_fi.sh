@@ -77,6 +77,7 @@ info)
 	v=$(LD_PRELOAD=$SAN fi_info -p toroid -v 2>&1)
 	echo "$v" | grep -q 'caps: \[ FI_MSG, FI_TAGGED,' || die "caps: $(echo "$v" | grep caps)"
 	echo "$v" | grep -qE 'FI_RMA|FI_ATOMIC' && die "advertises RMA or atomics"
+	echo "$v" | grep -q 'cntr_cnt: 64' || die "cntr_cnt: $(echo "$v" | grep cntr_cnt)"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_PROC' || die "FI_TOROID_PROC not listed by fi_info -e"
 	# hints the provider refuses: no answer from it
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
