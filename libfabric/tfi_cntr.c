@@ -30,6 +30,9 @@
 /* Longest sleep of fi_cntr_wait between two looks at the counter: a safety net for several
  * threads waiting on one counter, where one's re-arming may take another's wake-up. */
 #define TFI_CNTR_SLICE_MS 100
+/* fi_cntr_wait: rounds of progress that leave completions queued but the counter still,
+ * before it sleeps 1 ms between rounds */
+#define TFI_CNTR_BUSY 64
 
 struct tfi_cntr {
 	struct fid_cntr cntr;
@@ -230,6 +233,7 @@ cntr_wait(struct fid_cntr *f, uint64_t threshold, int timeout)
 	struct tfi_cntr *c = to_cntr(f);
 	uint64_t deadline = timeout < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout;
 	struct epoll_event ev[4];
+	unsigned int busy = 0;
 	uint64_t err0;
 
 	if (c->epfd < 0)
@@ -238,7 +242,8 @@ cntr_wait(struct fid_cntr *f, uint64_t threshold, int timeout)
 	err0 = c->err;
 	pthread_mutex_unlock(&c->dom->lock);
 	for (;;) {
-		uint64_t t, slice;
+		uint64_t t, slice, v, e;
+		bool moved;
 		int rc;
 
 		pthread_mutex_lock(&c->dom->lock);
@@ -251,16 +256,24 @@ cntr_wait(struct fid_cntr *f, uint64_t threshold, int timeout)
 			pthread_mutex_unlock(&c->dom->lock);
 			return -FI_EAVAIL;
 		}
-		rc = cntr_arm(c, c->value, c->err);
+		v = c->value;
+		e = c->err;
+		rc = cntr_arm(c, v, e);
+		moved = c->value != v || c->err != e;
 		pthread_mutex_unlock(&c->dom->lock);
-		if (rc == -FI_EAGAIN)
+		if (rc == -FI_EAGAIN && (moved || ++busy < TFI_CNTR_BUSY))
 			continue;
-		if (rc != 0)
+		if (rc != 0 && rc != -FI_EAGAIN)
 			return rc;
+		busy = 0;
 		t = now_ms();
 		if (t >= deadline)
 			return -FI_ETIMEDOUT;
 		slice = deadline - t < TFI_CNTR_SLICE_MS ? deadline - t : TFI_CNTR_SLICE_MS;
+		/* completions stay queued but the counter does not move (a full CQ stops
+		 * progress, or they are of other kinds): look again soon, without spinning */
+		if (rc == -FI_EAGAIN)
+			slice = 1;
 		if (epoll_wait(c->epfd, ev, 4, (int)slice) < 0 && errno != EINTR)
 			return -errno;
 	}
