@@ -10,6 +10,7 @@
  *   tfi_init.c    fi_prov_ini, parameters, fi_getinfo (hint matching), fabric, EQ
  *   tfi_domain.c  domain, memory registration, address vector
  *   tfi_cq.c      completion queues (our own ring), wait objects, fi_trywait
+ *   tfi_cntr.c    completion counters (fi_cntr_*), counted by tfi_cntr_report()
  *   tfi_ep.c      the RDM endpoint: msg and tagged operations, progress
  *   tfi_rma.c     FI_RMA and FI_ATOMIC over the VNI's one-sided operations (trd_vni_write,
  *                 trd_vni_read, trd_vni_atomic), remote keys
@@ -68,6 +69,7 @@
  * application may ask for is a valid VNI key; an application may not ask for this one. */
 #define TFI_KEY_XOR 0x746f726f69640001ULL
 #define TFI_ATOMIC_MAX 1 /* elements of one atomic operation (fi_query_atomic count) */
+#define TFI_CNTR_MAX 64 /* counters per domain (domain_attr->cntr_cnt) */
 
 /* The address of an endpoint, as fi_getname() gives it and fi_av_insert() takes it. */
 #define TFI_NAME_MAGIC 0x46445254u /* "TRDF" */
@@ -113,6 +115,7 @@ struct tfi_domain {
 	struct tfi_ep *eps;  /* endpoints, each with its VNI: remote regions live there */
 	struct tfi_mr *rmrs; /* registrations with remote access */
 	int refs;
+	int n_cntrs; /* open counters (at most TFI_CNTR_MAX) */
 };
 
 struct tfi_mr {
@@ -145,6 +148,11 @@ struct tfi_cqe {
 };
 
 struct tfi_ep;
+struct tfi_cntr;
+
+/* What a counter bound to an endpoint counts (fi_ep_bind flags FI_SEND, FI_RECV, FI_WRITE,
+ * FI_READ; FI_REMOTE_* are refused: the target application takes no part in RMA). */
+enum tfi_cntr_kind { TFI_CNTR_SEND, TFI_CNTR_RECV, TFI_CNTR_WRITE, TFI_CNTR_READ, TFI_CNTR_KINDS };
 
 struct tfi_cq {
 	struct fid_cq cq;
@@ -200,6 +208,7 @@ struct tfi_ep {
 	size_t max_msg;   /* a quarter of the pool the engine granted */
 	unsigned int idle;
 	uint64_t idle_since; /* ns: first empty poll while operations were outstanding, or 0 */
+	struct tfi_cntr *cntr[TFI_CNTR_KINDS]; /* bound counters (tfi_cntr.c) */
 };
 
 /* tfi_init.c */
@@ -231,6 +240,17 @@ extern struct fi_ops_rma tfi_rma_ops;
 extern struct fi_ops_atomic tfi_atomic_ops;
 int tfi_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
 		     struct fi_atomic_attr *attr, uint64_t flags);
+/* tfi_cntr.c. Caller holds the domain lock (except tfi_cntr_open, tfi_cntr_trywait). */
+int tfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **cntr,
+		  void *context);
+int tfi_cntr_bind(struct tfi_ep *ep, struct fid *cntr, uint64_t flags);
+void tfi_cntr_ep_close(struct tfi_ep *ep);
+int tfi_cntr_trywait(struct fid *fid);
+/* An operation of @p ep completed: flags FI_SEND or FI_RECV (messages), FI_WRITE (RMA write,
+ * base atomic) or FI_READ (RMA read, fetch/compare atomic); err 0 counts a success, anything
+ * else an error. Call it for every completion, whether or not it writes a CQ entry
+ * (FI_SELECTIVE_COMPLETION, inject). Caller holds the domain lock. */
+void tfi_cntr_report(struct tfi_ep *ep, uint64_t flags, int err);
 
 /* tfi_ep.c */
 int tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,

@@ -437,8 +437,8 @@ nomem:
 }
 
 /* fi_trywait: 0 when every object given may be waited on, -FI_EAGAIN when it has
- * completions (read them first). CQs only: the provider's EQs never receive provider events
- * and it has no counters or wait sets. */
+ * completions (read them first). CQs and counters (tfi_cntr_trywait): the provider's EQs
+ * never receive provider events and it has no wait sets. */
 int
 tfi_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 {
@@ -452,6 +452,12 @@ tfi_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 			return -FI_EINVAL;
 		if (fids[i]->fclass == FI_CLASS_EQ)
 			continue;
+		if (fids[i]->fclass == FI_CLASS_CNTR) {
+			rc = tfi_cntr_trywait(fids[i]);
+			if (rc != 0)
+				return rc;
+			continue;
+		}
 		if (fids[i]->fclass != FI_CLASS_CQ)
 			return -FI_EINVAL;
 		cq = container_of(fids[i], struct tfi_cq, cq.fid);

@@ -200,6 +200,13 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 	else if (status != 0 && op->context == NULL)
 		FI_WARN(&tfi_prov, FI_LOG_EP_DATA, "an injected send failed: %s\n",
 			strerror(-status));
+	if (!op->peek) /* a probe receives nothing: not counted */
+		tfi_cntr_report(ep,
+				op->kind == TFI_OP_RECV	  ? FI_RECV
+				: op->kind == TFI_OP_SEND ? FI_SEND
+				: (op->cflags & FI_READ)  ? FI_READ /* read, fetching atomic */
+							  : FI_WRITE,
+				status);
 	tfi_op_put(ep, op);
 }
 
@@ -919,8 +926,11 @@ ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		break;
 	case FI_CLASS_EQ:
 		break; /* RDM over the VNI raises no events: nothing to deliver */
+	case FI_CLASS_CNTR:
+		rc = tfi_cntr_bind(ep, bfid, flags);
+		break;
 	default:
-		rc = -FI_EINVAL; /* counters, stx/srx contexts are not offered */
+		rc = -FI_EINVAL; /* stx/srx contexts are not offered */
 		break;
 	}
 out:
@@ -1030,6 +1040,7 @@ ep_close(struct fid *fid)
 			*pp = ep->dnext;
 			break;
 		}
+	tfi_cntr_ep_close(ep);
 	d->refs--;
 	pthread_mutex_unlock(&d->lock);
 	trd_vni_close(ep->vni); /* the engine drops what is still posted */

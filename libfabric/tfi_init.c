@@ -246,6 +246,8 @@ hints_ok(const struct fi_info *h)
 			NOMATCH("domain caps");
 		if (d->cq_data_size > TFI_CQ_DATA_SIZE)
 			NOMATCH("cq_data_size (8 bytes)");
+		if (d->cntr_cnt > TFI_CNTR_MAX)
+			NOMATCH("cntr_cnt");
 		if (d->auth_key_size > 0)
 			NOMATCH("auth_key");
 	}
@@ -402,6 +404,7 @@ make_info(enum fi_ep_type type, const struct fi_info *hints, struct fi_info **in
 	fi->domain_attr->mr_key_size = sizeof(uint64_t);
 	fi->domain_attr->cq_data_size = TFI_CQ_DATA_SIZE;
 	fi->domain_attr->cq_cnt = 64;
+	fi->domain_attr->cntr_cnt = TFI_CNTR_MAX;
 	fi->domain_attr->ep_cnt = 16; /* each one a VNI of its own */
 	fi->domain_attr->tx_ctx_cnt = 1;
 	fi->domain_attr->rx_ctx_cnt = 1;

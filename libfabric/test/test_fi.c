@@ -12,9 +12,14 @@
  * CQ entries (context, flags, len, tag, source), inject, directed receives, tag ignore masks,
  * remote CQ data, FI_PEEK (found twice, then received, then gone; FI_ENOMSG), fi_cancel
  * (FI_ECANCELED, then -FI_ENOENT), error completions (truncation at both ends, a peer that is
- * not attached), the FI_WAIT_FD wait object (fi_cq_sread, fi_trywait + epoll), and
- * -FI_ENOSYS/-FI_EINVAL/-FI_EOPNOTSUPP for what the provider does not do. Every wait is
- * bounded.
+ * not attached), the FI_WAIT_FD wait object (fi_cq_sread, fi_trywait + epoll), completion
+ * counters (every operation above counted, with and without a CQ entry, injects, errors,
+ * fi_cntr_wait reaching, timing out and returning early on an error, the wait fd, set/add,
+ * binding errors, -FI_EBUSY while bound), and -FI_ENOSYS/-FI_EINVAL/-FI_EOPNOTSUPP for what
+ * the provider does not do. Every wait is bounded.
+ *
+ * A binds its tx CQ with FI_SELECTIVE_COMPLETION and B its rx CQ (FI_COMPLETION is their
+ * default op flag): fi_sendmsg/fi_recvmsg with flags 0 write no entry there.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -51,6 +56,7 @@ static struct fid_domain *domain;
 static struct fid_av *av;
 static struct fid_cq *txcq, *rxcq;
 static struct fid_ep *ep;
+static struct fid_cntr *txcntr, *rxcntr; /* FI_SEND | FI_WRITE | FI_READ, FI_RECV */
 static fi_addr_t peer;
 
 static void __attribute__((format(printf, 1, 2), noreturn))
@@ -281,6 +287,8 @@ static void t_auto(struct fi_info *h) { h->domain_attr->data_progress = FI_PROGR
 static void t_multi(struct fi_info *h) { h->caps |= FI_MULTI_RECV; }
 static void t_fmt(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
 static void t_big(struct fi_info *h) { h->ep_attr->max_msg_size = (size_t)1 << 40; }
+static void t_cntrs(struct fi_info *h) { h->domain_attr->cntr_cnt = 65; }
+static void t_rma_event(struct fi_info *h) { h->caps |= FI_RMA_EVENT; }
 
 static void
 test_getinfo(void)
@@ -297,7 +305,7 @@ test_getinfo(void)
 		fail("fi_getinfo: caps %s", fi_tostr(&info->caps, FI_TYPE_CAPS));
 	if (info->domain_attr->cq_data_size != 8 || info->tx_attr->msg_order != FI_ORDER_SAS ||
 	    info->rx_attr->msg_order != FI_ORDER_SAS || info->tx_attr->inject_size != 896 ||
-	    info->ep_attr->mem_tag_format >> 63)
+	    info->ep_attr->mem_tag_format >> 63 || info->domain_attr->cntr_cnt != 64)
 		fail("fi_getinfo: attributes not as documented");
 	getinfo_refused("FI_RMA with RMA ordering", t_rma);
 	getinfo_refused("FI_ATOMIC with remote CQ data on RMA events", t_atomic);
@@ -309,14 +317,27 @@ test_getinfo(void)
 	getinfo_refused("FI_MULTI_RECV", t_multi);
 	getinfo_refused("FI_SOCKADDR_IN", t_fmt);
 	getinfo_refused("max_msg_size 1 TiB", t_big);
+	getinfo_refused("cntr_cnt 65", t_cntrs);
+	getinfo_refused("FI_RMA_EVENT (remote counters)", t_rma_event);
+	{
+		struct fi_info *h = base_hints(), *out = NULL;
+
+		h->domain_attr->cntr_cnt = 64;
+		CHECK_RC(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &out), 0);
+		fi_freeinfo(out);
+		fi_freeinfo(h);
+	}
 }
 
 /* ---- set-up ---- */
 
 static void
-setup(int rx_wait_fd)
+setup(int is_a)
 {
 	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .size = 64};
+	struct fi_cntr_attr cta = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC};
+	uint64_t opf;
+	int rx_wait_fd = !is_a;
 	struct fi_av_attr ava = {.type = FI_AV_TABLE};
 	struct fi_eq_attr eqa = {.wait_obj = FI_WAIT_UNSPEC};
 	struct fid_ep *ep2;
@@ -353,10 +374,28 @@ setup(int rx_wait_fd)
 	CHECK_RC(fi_ep_bind(ep, &av->fid, 0), -FI_EINVAL);
 	CHECK_RC(fi_enable(ep), -FI_ENOCQ);
 	CHECK_RC(fi_ep_bind(ep, &txcq->fid, FI_TRANSMIT | FI_REMOTE_READ), -FI_EBADFLAGS);
-	CHECK_RC(fi_ep_bind(ep, &txcq->fid, FI_TRANSMIT), 0);
-	CHECK_RC(fi_ep_bind(ep, &rxcq->fid, FI_RECV), 0);
+	/* A: tx entries only on request; B: rx entries only on request (FI_COMPLETION is the
+	 * default op flag, fi_sendmsg/fi_recvmsg with flags 0 go without) */
+	CHECK_RC(fi_ep_bind(ep, &txcq->fid, FI_TRANSMIT | (is_a ? FI_SELECTIVE_COMPLETION : 0)),
+		 0);
+	CHECK_RC(fi_ep_bind(ep, &rxcq->fid, FI_RECV | (is_a ? 0 : FI_SELECTIVE_COMPLETION)), 0);
+	opf = (is_a ? FI_TRANSMIT : FI_RECV) | FI_COMPLETION;
+	CHECK_RC(fi_control(&ep->fid, FI_SETOPSFLAG, &opf), 0);
+	/* counters: sends (and RMA, none yet) on one, receives on the other */
+	CHECK_RC(fi_cntr_open(domain, &cta, &txcntr, NULL), 0);
+	cta.wait_obj = FI_WAIT_FD;
+	CHECK_RC(fi_cntr_open(domain, &cta, &rxcntr, NULL), 0);
+	CHECK_RC(fi_ep_bind(ep, &rxcntr->fid, FI_REMOTE_WRITE), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_ep_bind(ep, &rxcntr->fid, FI_RECV | FI_REMOTE_READ), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_ep_bind(ep, &rxcntr->fid, 0), -FI_EBADFLAGS);
+	CHECK_RC(fi_ep_bind(ep, &rxcntr->fid, FI_RECV | FI_SELECTIVE_COMPLETION), -FI_EBADFLAGS);
+	CHECK_RC(fi_ep_bind(ep, &txcntr->fid, FI_SEND | FI_WRITE | FI_READ), 0);
+	CHECK_RC(fi_ep_bind(ep, &rxcntr->fid, FI_SEND), -FI_EINVAL); /* one counter per kind */
+	CHECK_RC(fi_ep_bind(ep, &rxcntr->fid, FI_RECV), 0);
 	CHECK_RC(fi_enable(ep), 0);
 	CHECK_RC(fi_ep_bind(ep, &rxcq->fid, FI_RECV), -FI_EOPBADSTATE);
+	CHECK_RC(fi_ep_bind(ep, &rxcntr->fid, FI_RECV), -FI_EOPBADSTATE);
+	CHECK_RC(fi_close(&txcntr->fid), -FI_EBUSY); /* bound */
 	CHECK_RC(fi_close(&domain->fid), -FI_EBUSY);
 }
 
@@ -459,7 +498,33 @@ bad_arguments(void)
 	CHECK_RC(fi_read(ep, buf, 8, NULL, peer, 0, 0, NULL), -FI_ENOSYS);
 	CHECK_RC(fi_atomic(ep, buf, 1, NULL, peer, 0, 0, FI_UINT64, FI_SUM, NULL), -FI_ENOSYS);
 	CHECK_RC(fi_cancel(&ep->fid, &ctx), -FI_ENOENT); /* nothing posted with it */
+	/* a counter without a wait object: set/add, no wait */
+	ca.wait_obj = FI_WAIT_SET;
 	CHECK_RC(fi_cntr_open(domain, &ca, &cntr, NULL), -FI_ENOSYS);
+	ca.wait_obj = FI_WAIT_NONE;
+	ca.flags = 1;
+	CHECK_RC(fi_cntr_open(domain, &ca, &cntr, NULL), -FI_EINVAL);
+	ca.flags = 0;
+	CHECK_RC(fi_cntr_open(domain, &ca, &cntr, NULL), 0);
+	CHECK_RC(fi_cntr_read(cntr), 0);
+	CHECK_RC(fi_cntr_add(cntr, 5), 0);
+	CHECK_RC(fi_cntr_add(cntr, 2), 0);
+	CHECK_RC(fi_cntr_read(cntr), 7);
+	CHECK_RC(fi_cntr_set(cntr, 3), 0);
+	CHECK_RC(fi_cntr_read(cntr), 3);
+	CHECK_RC(fi_cntr_adderr(cntr, 4), 0);
+	CHECK_RC(fi_cntr_readerr(cntr), 4);
+	CHECK_RC(fi_cntr_seterr(cntr, 1), 0);
+	CHECK_RC(fi_cntr_readerr(cntr), 1);
+	CHECK_RC(fi_cntr_read(cntr), 3);
+	CHECK_RC(fi_cntr_wait(cntr, 1, 10), -FI_EINVAL); /* FI_WAIT_NONE */
+	CHECK_RC(fi_control(&cntr->fid, FI_GETWAIT, &ctx), -FI_ENODATA);
+	{
+		struct fid *f = &cntr->fid;
+
+		CHECK_RC(fi_trywait(fabric, &f, 1), -FI_EINVAL);
+	}
+	CHECK_RC(fi_close(&cntr->fid), 0);
 	CHECK_RC(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &v, sizeof(v)),
 		 -FI_ENOPROTOOPT);
 	CHECK_RC(fi_connect(ep, buf, NULL, 0), -FI_ENOSYS);
@@ -479,6 +544,185 @@ bad_arguments(void)
 	CHECK_RC(fi_cq_readerr(txcq, &err, 0), -FI_EAGAIN);
 	CHECK_RC(fi_cq_sread(txcq, &err, 1, NULL, 10), -FI_EINVAL); /* FI_WAIT_NONE */
 	expect_nothing(txcq);
+}
+
+/* ---- counters (steps 9 to 11) ---- */
+
+/* n success entries with the contexts ctx[0..n-1], in any order, then nothing. */
+static void
+expect_set(struct fid_cq *cq, int *ctx, int n, uint64_t flags, size_t len, fi_addr_t src)
+{
+	unsigned int seen = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err;
+		fi_addr_t from = 0;
+		int k;
+
+		if (cq_wait(cq, &e, &from, &err) != 1)
+			fail("error completion %s", fi_strerror(err.err));
+		k = (int)((int *)e.op_context - ctx);
+		if (k < 0 || k >= n || (seen & (1u << k)) || e.flags != flags || e.len != len ||
+		    ((flags & FI_RECV) && from != src))
+			fail("completion %d of %d: context %p flags %#" PRIx64 " len %zu", i, n,
+			     e.op_context, e.flags, e.len);
+		seen |= 1u << k;
+	}
+	expect_nothing(cq);
+}
+
+static void
+expect_count(struct fid_cntr *c, uint64_t value, uint64_t err, const char *what)
+{
+	uint64_t v = fi_cntr_read(c), e = fi_cntr_readerr(c);
+
+	if (v != value || e != err)
+		fail("%s: counter %" PRIu64 " errors %" PRIu64 ", expected %" PRIu64 " and %" PRIu64,
+		     what, v, e, value, err);
+}
+
+static void
+counters_a(fi_addr_t ghost)
+{
+	struct fi_msg m;
+	struct iovec iov;
+	uint64_t t0, v;
+	int ctx[8];
+
+	/* everything A did so far was counted: 16 sends (9 sizes, sendv, inject, 2 tsend,
+	 * tinjectdata, senddata, send), 2 failed (FI_EMSGSIZE, FI_ECONNREFUSED); 2 receives
+	 * (FI_PEEK probes receive nothing and are not counted) */
+	CHECK_RC(fi_cntr_wait(txcntr, 16, WAIT_MS), 0);
+	expect_count(txcntr, 16, 2, "A's sends so far");
+	CHECK_RC(fi_cntr_wait(rxcntr, 2, WAIT_MS), 0);
+	expect_count(rxcntr, 2, 0, "A's receives so far");
+	CHECK_RC(fi_cntr_set(txcntr, 0), 0);
+	CHECK_RC(fi_cntr_seterr(txcntr, 0), 0);
+	sync_step(9); /* B posted 11 receives */
+	/* 8 sends: 4 with a CQ entry, 4 without (fi_sendmsg, flags 0), then 3 injects */
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = &iov;
+	m.iov_count = 1;
+	m.addr = peer;
+	for (int i = 0; i < 8; i++) {
+		fill(buf + i * 64, 64, 20 + (unsigned int)i);
+		if (i < 4) {
+			POST(fi_send(ep, buf + i * 64, 64, NULL, peer, &ctx[i]));
+			continue;
+		}
+		iov = (struct iovec){buf + i * 64, 64};
+		m.context = &ctx[i];
+		POST(fi_sendmsg(ep, &m, 0));
+	}
+	CHECK_RC(fi_cntr_wait(txcntr, 8, WAIT_MS), 0);
+	expect_count(txcntr, 8, 0, "8 sends");
+	expect_set(txcq, ctx, 4, FI_SEND | FI_MSG, 64, 0);
+	for (int i = 8; i < 11; i++) {
+		fill(buf + i * 64, 64, 20 + (unsigned int)i);
+		POST(fi_inject(ep, buf + i * 64, 64, peer));
+	}
+	CHECK_RC(fi_cntr_wait(txcntr, 11, WAIT_MS), 0);
+	expect_count(txcntr, 11, 0, "8 sends and 3 injects");
+	expect_nothing(txcq);
+	sync_step(10); /* B sleeps on its counter's wait fd */
+	fill(buf, 64, 40);
+	POST(fi_send(ep, buf, 64, NULL, peer, &ctx[0]));
+	expect_ok(txcq, &ctx[0], FI_SEND | FI_MSG, 64, 0, 0);
+	sync_step(11);
+	/* errors: fi_cntr_wait returns early with -FI_EAVAIL; a suppressed send's failure still
+	 * writes an error entry, an inject's failure only counts */
+	v = fi_cntr_read(txcntr);
+	if (v != 12)
+		fail("counter %" PRIu64 " after 12 sends", v);
+	iov = (struct iovec){buf, 10};
+	m.addr = ghost;
+	m.context = &ctx[1];
+	POST(fi_sendmsg(ep, &m, 0));
+	t0 = now_ms();
+	CHECK_RC(fi_cntr_wait(txcntr, v + 100, WAIT_MS), -FI_EAVAIL);
+	expect_count(txcntr, v, 1, "a send to a process that never attaches");
+	expect_err(txcq, &ctx[1], FI_ECONNREFUSED);
+	POST(fi_inject(ep, buf, 10, ghost));
+	CHECK_RC(fi_cntr_wait(txcntr, v + 100, WAIT_MS), -FI_EAVAIL);
+	expect_count(txcntr, v, 2, "an inject to a process that never attaches");
+	expect_nothing(txcq);
+	if (now_ms() - t0 >= WAIT_MS)
+		fail("fi_cntr_wait did not return early on errors");
+}
+
+static void
+counters_b(void)
+{
+	struct epoll_event ev;
+	struct fi_msg m;
+	struct iovec iov;
+	struct fid *f = &rxcntr->fid;
+	uint64_t t0;
+	int ctx[11], fd, efd;
+
+	/* 16 receives so far, 2 failed (FI_ETRUNC, FI_ECANCELED); 2 sends */
+	CHECK_RC(fi_cntr_wait(rxcntr, 16, WAIT_MS), 0);
+	expect_count(rxcntr, 16, 2, "B's receives so far");
+	CHECK_RC(fi_cntr_wait(txcntr, 2, WAIT_MS), 0);
+	expect_count(txcntr, 2, 0, "B's sends so far");
+	CHECK_RC(fi_cntr_set(rxcntr, 0), 0);
+	CHECK_RC(fi_cntr_seterr(rxcntr, 0), 0);
+	/* 11 receives: 4 with a CQ entry, 7 without (fi_recvmsg, flags 0) */
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = &iov;
+	m.iov_count = 1;
+	m.addr = FI_ADDR_UNSPEC;
+	memset(buf, 0, 11 * 64);
+	for (int i = 0; i < 11; i++) {
+		if (i < 4) {
+			POST(fi_recv(ep, buf + i * 64, 64, NULL, FI_ADDR_UNSPEC, &ctx[i]));
+			continue;
+		}
+		iov = (struct iovec){buf + i * 64, 64};
+		m.context = &ctx[i];
+		POST(fi_recvmsg(ep, &m, 0));
+	}
+	sync_step(9);
+	CHECK_RC(fi_cntr_wait(rxcntr, 11, WAIT_MS), 0);
+	expect_count(rxcntr, 11, 0, "11 receives");
+	for (int i = 0; i < 11; i++) /* in send order (FI_ORDER_SAS) */
+		check(buf + i * 64, 64, 20 + (unsigned int)i);
+	expect_set(rxcq, ctx, 4, FI_RECV | FI_MSG, 64, peer);
+	/* a bounded wait for what does not come */
+	t0 = now_ms();
+	CHECK_RC(fi_cntr_wait(rxcntr, 12, 200), -FI_ETIMEDOUT);
+	if (now_ms() - t0 < 150)
+		fail("fi_cntr_wait returned after %" PRIu64 " ms of a 200 ms wait", now_ms() - t0);
+	/* the wait fd: fi_trywait, then epoll wakes when a receive completes */
+	POST(fi_recv(ep, buf, 64, NULL, FI_ADDR_UNSPEC, &ctx[0]));
+	CHECK_RC(fi_control(&rxcntr->fid, FI_GETWAIT, &fd), 0);
+	efd = epoll_create1(0);
+	ev.events = EPOLLIN;
+	ev.data.fd = fd;
+	CHECK_RC(epoll_ctl(efd, EPOLL_CTL_ADD, fd, &ev), 0);
+	expect_count(rxcntr, 11, 0, "before the wait");
+	CHECK_RC(fi_trywait(fabric, &f, 1), 0);
+	CHECK_RC(epoll_wait(efd, &ev, 1, 0), 0); /* nothing yet */
+	sync_step(10);
+	if (epoll_wait(efd, &ev, 1, WAIT_MS) != 1)
+		fail("the counter's wait fd did not wake for a receive");
+	CHECK_RC(fi_cntr_wait(rxcntr, 12, WAIT_MS), 0);
+	expect_count(rxcntr, 12, 0, "after the wait");
+	check(buf, 64, 40);
+	expect_ok(rxcq, &ctx[0], FI_RECV | FI_MSG, 64, 0, peer);
+	/* a change the application has not read: fi_trywait says so; the fd wakes for a change
+	 * made while armed */
+	CHECK_RC(fi_cntr_add(rxcntr, 5), 0);
+	CHECK_RC(fi_trywait(fabric, &f, 1), -FI_EAGAIN);
+	CHECK_RC(fi_cntr_read(rxcntr), 17);
+	CHECK_RC(fi_trywait(fabric, &f, 1), 0);
+	CHECK_RC(epoll_wait(efd, &ev, 1, 0), 0);
+	CHECK_RC(fi_cntr_adderr(rxcntr, 1), 0);
+	CHECK_RC(epoll_wait(efd, &ev, 1, WAIT_MS), 1);
+	CHECK_RC(fi_cntr_readerr(rxcntr), 1);
+	close(efd);
+	sync_step(11);
 }
 
 static void
@@ -578,6 +822,7 @@ run_a(void)
 	expect_err(rxcq, &ctx[3], FI_ENOMSG);
 	sync_step(8);
 	CHECK_RC(fi_close(&mr->fid), 0);
+	counters_a(ghost);
 }
 
 static void
@@ -685,12 +930,15 @@ run_b(void)
 	expect_ok(txcq, &ctx[1], FI_SEND | FI_TAGGED, 300, 0, 0);
 	sync_step(7);
 	sync_step(8);
+	counters_b();
 }
 
 static void
 teardown(void)
 {
 	CHECK_RC(fi_close(&ep->fid), 0);
+	CHECK_RC(fi_close(&txcntr->fid), 0); /* unbound by closing the endpoint */
+	CHECK_RC(fi_close(&rxcntr->fid), 0);
 	CHECK_RC(fi_close(&txcq->fid), 0);
 	CHECK_RC(fi_close(&rxcq->fid), 0);
 	CHECK_RC(fi_close(&av->fid), 0);
@@ -709,7 +957,7 @@ side(int is_a, int rfd, int wfd)
 	setenv("FI_TOROID_PROC", is_a ? "0" : "1", 1);
 	setenv("FI_TOROID_CONNECT_MS", "5000", 1);
 	test_getinfo();
-	setup(!is_a);
+	setup(is_a);
 	exchange_names();
 	if (is_a)
 		run_a();

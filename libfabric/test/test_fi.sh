@@ -95,6 +95,7 @@ info)
 	v=$(LD_PRELOAD=$SAN fi_info -p toroid -v 2>&1)
 	echo "$v" | grep -q 'caps: \[ FI_MSG, FI_RMA, FI_TAGGED, FI_ATOMIC,' || die "caps: $(echo "$v" | grep caps)"
 	echo "$v" | grep -q 'mr_mode: \[ FI_MR_VIRT_ADDR, FI_MR_PROV_KEY \]' || die "mr_mode: $(echo "$v" | grep mr_mode)"
+	echo "$v" | grep -q 'cntr_cnt: 64' || die "cntr_cnt: $(echo "$v" | grep cntr_cnt)"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_PROC' || die "FI_TOROID_PROC not listed by fi_info -e"
 	# hints the provider refuses: no answer from it
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"

@@ -54,6 +54,7 @@ static struct fid_av *av;
 static struct fid_cq *cq;
 static struct fid_ep *ep;
 static fi_addr_t peer, self;
+static struct fid_cntr *wcntr, *rcntr; /* A: FI_WRITE and FI_READ counters */
 
 static void __attribute__((format(printf, 1, 2), noreturn))
 fail(const char *fmt, ...)
@@ -224,6 +225,14 @@ setup(void)
 	CHECK_RC(fi_endpoint(domain, info, &ep, NULL), 0);
 	CHECK_RC(fi_ep_bind(ep, &av->fid, 0), 0);
 	CHECK_RC(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	if (strcmp(who, "A (1:0)") == 0) {
+		struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+
+		CHECK_RC(fi_cntr_open(domain, &ca, &wcntr, NULL), 0);
+		CHECK_RC(fi_cntr_open(domain, &ca, &rcntr, NULL), 0);
+		CHECK_RC(fi_ep_bind(ep, &wcntr->fid, FI_WRITE), 0);
+		CHECK_RC(fi_ep_bind(ep, &rcntr->fid, FI_READ), 0);
+	}
 	CHECK_RC(fi_enable(ep), 0);
 }
 
@@ -453,6 +462,14 @@ run_a(void)
 		expect_ok(&ctx[5], FI_ATOMIC | FI_WRITE);
 	}
 	sync_step(500);
+	/* every one-sided operation counted once: writes and non-fetching atomics, reads and
+	 * fetching atomics, failures in the error counts */
+	if (fi_cntr_read(wcntr) != 515 || fi_cntr_readerr(wcntr) != 7 ||
+	    fi_cntr_read(rcntr) != 23 || fi_cntr_readerr(rcntr) != 1)
+		fail("counters: %" PRIu64 " writes, %" PRIu64 " failed; %" PRIu64
+		     " reads, %" PRIu64 " failed",
+		     fi_cntr_read(wcntr), fi_cntr_readerr(wcntr), fi_cntr_read(rcntr),
+		     fi_cntr_readerr(rcntr));
 }
 
 /* ---- B: the target ---- */
@@ -578,6 +595,10 @@ static void
 teardown(void)
 {
 	CHECK_RC(fi_close(&ep->fid), 0);
+	if (wcntr != NULL) {
+		CHECK_RC(fi_close(&wcntr->fid), 0);
+		CHECK_RC(fi_close(&rcntr->fid), 0);
+	}
 	CHECK_RC(fi_close(&cq->fid), 0);
 	CHECK_RC(fi_close(&av->fid), 0);
 	CHECK_RC(fi_close(&domain->fid), 0);
