@@ -1010,10 +1010,23 @@ mode_rma(void)
 		size_t n = rsz[k], o = n == (4u << 20) ? 64 : 33 + k;
 		size_t lo = o - 33, hi = o + n + 64 <= RMA_REGION ? o + n + 64 : RMA_REGION;
 
+		uint64_t t0;
+
 		fill(src, n, seed_of(self, peer, (unsigned int)k));
+		t0 = now_us();
 		rc = rma_write(peer, src, n, theirs.base + o, theirs.va_key);
 		if (rc != 0)
 			fail("write of %zu B: %s", n, strerror(-rc));
+		if (n == (4u << 20)) {
+			uint64_t tw = now_us() - t0;
+
+			t0 = now_us();
+			if ((rc = rma_read(peer, tmp, n, theirs.base + o, theirs.va_key)) != 0)
+				fail("read of %zu B: %s", n, strerror(-rc));
+			printf("4 MiB: write %.1f ms (%.0f MB/s), read %.1f ms (%.0f MB/s), while the "
+			       "peer runs its own\n", tw / 1e3, (double)n / (double)tw,
+			       (now_us() - t0) / 1e3, (double)n / (double)(now_us() - t0));
+		}
 		memcpy(shadow + o, src, n);
 		rma_verify(&theirs, shadow, lo, hi, tmp, "write");
 	}
