@@ -803,7 +803,20 @@ dump_print_vni(const struct trd_pkt *p, const uint8_t *pay, uint32_t avail)
 		case TRD_VW_ABORT:
 			printf(" grant %u", h.grant_id);
 			break;
-		default: /* NAK, ACK, DONE, CANCEL: a verdict */
+		case TRD_VW_WRITE:
+		case TRD_VW_READ:
+		case TRD_VW_ATOMIC:
+			/* one-sided: the chunk's target address, its bytes, its place in the op */
+			printf(" rkey 0x%" PRIx64 " at 0x%" PRIx64 " len %u (+%u of %" PRIu64 ")",
+			       h.rkey, h.roff, h.len, h.grant_id, h.tag);
+			break;
+		case TRD_VW_ATOMIC_RESP:
+			if (h.status == 0)
+				printf(" ok old 0x%" PRIx64, h.data);
+			else
+				printf(" status %d (%s)", h.status, strerror(-h.status));
+			break;
+		default: /* NAK, ACK, DONE, CANCEL, WRITE_ACK, READ_RESP: a verdict */
 			if (h.status == 0)
 				printf(" ok");
 			else

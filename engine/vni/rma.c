@@ -236,9 +236,14 @@ vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx, const struct trd_v
 		err = -ENOBUFS;
 	}
 	if (err != 0) {
-		struct vtx tmp = {.vif = v, .ctx = idx, .status = err, .rma = cpl,
-				  .sflags = c->flags & TRD_VNI_F_DOORBELL, .doorbell = c->doorbell,
-				  .dst_app = c->dst_app, .dst_proc = c->dst_proc};
+		struct vtx tmp = {.vif = v,
+				  .ctx = idx,
+				  .status = err,
+				  .rma = cpl,
+				  .sflags = c->flags & TRD_VNI_F_DOORBELL,
+				  .doorbell = c->doorbell,
+				  .dst_app = c->dst_app,
+				  .dst_proc = c->dst_proc};
 
 		if (err == -EINVAL && (c->flags & TRD_VNI_F_DOORBELL) && c->doorbell >= v->n_db)
 			tmp.sflags = 0;
@@ -320,8 +325,8 @@ vnis_rma_step(struct trd_vnis *s, struct vtx *t)
 	}
 	if (t->rma == TRD_VNI_CPL_ATOMIC) {
 		uint8_t a[TRD_VW_ATOMIC_LEN];
-		struct trd_vw_atomic op = {.op = t->aop, .size = t->len, .operand = t->operand,
-					   .compare = t->compare};
+		struct trd_vw_atomic op = {
+			.op = t->aop, .size = t->len, .operand = t->operand, .compare = t->compare};
 
 		rma_hdr(t, TRD_VW_ATOMIC, t->len, t->roff, &h);
 		trd_vw_atomic_encode(a, &op);
@@ -446,7 +451,7 @@ vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h
 	struct vtx *t = vnis_tx_lookup(s, h->msg_id);
 	uint8_t want;
 
-	want = h->type == TRD_VW_WRITE_ACK  ? TRD_VNI_CPL_WRITE
+	want = h->type == TRD_VW_WRITE_ACK   ? TRD_VNI_CPL_WRITE
 	       : h->type == TRD_VW_READ_RESP ? TRD_VNI_CPL_READ
 					     : TRD_VNI_CPL_ATOMIC;
 	if (t == NULL || t->rma != want || t->key != h->key || t->dst_rank != src_rank ||
@@ -489,8 +494,7 @@ vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h
 /* the target */
 
 static uint64_t
-aop_apply(uint32_t op, uint64_t old, uint64_t operand, uint64_t compare, uint64_t mask,
-	  bool *write)
+aop_apply(uint32_t op, uint64_t old, uint64_t operand, uint64_t compare, uint64_t mask, bool *write)
 {
 	*write = true;
 	switch (op) {
@@ -564,9 +568,8 @@ vnis_rma_serve(struct trd_vnis *s, struct trd_coord src, const struct trd_vw_hdr
 	}
 	if (h->type == TRD_VW_ATOMIC) {
 		trd_vw_atomic_decode(data, &a);
-		need = a.op == TRD_VNI_AOP_READ
-			       ? TRD_VNI_MR_REMOTE_READ
-			       : TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE;
+		need = a.op == TRD_VNI_AOP_READ ? TRD_VNI_MR_REMOTE_READ
+						: TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE;
 	} else {
 		need = h->type == TRD_VW_WRITE ? TRD_VNI_MR_REMOTE_WRITE : TRD_VNI_MR_REMOTE_READ;
 	}

@@ -67,7 +67,7 @@ extern int trd_vni_logtype;
 #define VNIS_REGISTER_TIMEOUT_US 5000000
 #define VNIS_TEL_PERIOD_US 10000 /* telemetry snapshots */
 #define VNIS_N_MRS 256           /* memory regions per interface (one-sided access) */
-#define VNIS_RMA_WINDOW 16       /* chunks of one write or read in flight */
+#define VNIS_RMA_WINDOW 64       /* chunks of one write or read in flight */
 
 enum tx_state {
 	TX_FREE = 0,

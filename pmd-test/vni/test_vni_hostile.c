@@ -16,6 +16,13 @@
  *                            its command queue: every bad command is refused (-EINVAL or
  *                            counted), the engine survives (run it under ASan/UBSan) and
  *                            serves the next process
+ *   test_vni_hostile rma_forge  one-sided access (docs/vni.md, "One-sided access to application
+ *                            memory"): a forger's WRITEs to a process's registered region
+ *                            with guessed keys, out of its bounds, or malformed are refused
+ *                            before any access and counted (rma_denied, bad_wire) and leave
+ *                            its memory as it was; forged ATOMIC_RESPs (wrong node, key,
+ *                            status) are dropped (bad_replies); the real answer completes
+ *                            the atomic with its old value
  *   test_vni_hostile owner   users: a process of another user cannot open a 0660 socket;
  *                            with the socket open to all, an application with an owner
  *                            (--vni-owner) refuses other users (root too), and one without
@@ -34,6 +41,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -375,6 +383,200 @@ test_forge(void)
 	close(p[1]);
 	printf("forge: 15 forged or replayed replies dropped (bad_replies %llu), the real ones "
 	       "completed both sends with 0, byte-exact\n", (unsigned long long)bad);
+}
+
+
+/* ---- rma: forged one-sided requests and answers ---- */
+
+#define RMA_LEN 4096
+
+struct rma_child {
+	int to_parent, from_parent;
+};
+
+/* The target and origin: registers a region and tells the parent its key and address, posts
+ * one atomic to 1:9 (the test's node 1) and reports its status and old value, then waits for
+ * the parent's word to leave (its memory is read by the parent meanwhile). */
+static int
+rma_app(void *arg)
+{
+	const struct rma_child *rc = arg;
+	struct trd_vni_conf c = {.socket = sock_path, .app = 1, .proc = 0, .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000};
+	struct trd_vni_addr dst = {.app = 1, .proc = 9};
+	uint8_t *region = malloc(RMA_LEN);
+	struct trd_vni *v = trd_vni_open(&c);
+	struct trd_vni_cpl cpl;
+	uint64_t msg[2] = {0, (uint64_t)(uintptr_t)region}, out[2];
+	char b;
+
+	if (v == NULL || region == NULL)
+		return 10;
+	memset(region, 0x11, RMA_LEN);
+	if (trd_vni_mr_reg(v, region, RMA_LEN, TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE,
+			   &msg[0]) != 0)
+		return 11;
+	if (write(rc->to_parent, msg, sizeof(msg)) != sizeof(msg))
+		return 12;
+	if (trd_vni_atomic(v, dst, TRD_VNI_AOP_SUM, 8, 5, 0, 0x1000, 0x77, -1, 9) != 0)
+		return 13;
+	if (trd_vni_wait(v, &cpl, 1, 20000) != 1 || cpl.kind != TRD_VNI_CPL_ATOMIC)
+		return 14;
+	out[0] = (uint64_t)(int64_t)cpl.status;
+	out[1] = cpl.has_data ? cpl.data : UINT64_MAX;
+	if (write(rc->to_parent, out, sizeof(out)) != sizeof(out))
+		return 15;
+	if (read(rc->from_parent, &b, 1) != 1)
+		return 16;
+	trd_vni_close(v);
+	free(region);
+	return 0;
+}
+
+static void
+read_pipe(int fd, void *buf, size_t n)
+{
+	uint64_t deadline = trd_time_us() + WAIT_US;
+
+	while (read(fd, buf, n) != (ssize_t)n) {
+		T_ASSERT(trd_time_us() < deadline, "the application reported nothing");
+		pump();
+	}
+}
+
+/* A WRITE from node @p from: @p data_len bytes after the header (h->len may lie). */
+static void
+node_write(unsigned int from, const struct trd_vw_hdr *h, const uint8_t *data, uint32_t data_len)
+{
+	uint8_t w[TRD_VW_HDR_LEN + 512];
+	struct trd_desc d;
+
+	trd_vw_encode(w, h);
+	memcpy(w + TRD_VW_HDR_LEN, data, data_len);
+	trd_desc_fifo(&d, trd_node_coord(nd[0]), 0, w, TRD_VW_HDR_LEN + data_len,
+		      TRD_VW_USER(h->type), 0);
+	T_EQ(trd_inject(trd_inj_fifo(nd[from], 0), &d), 0);
+	for (int i = 0; i < 4; i++)
+		trd_net_poll(net);
+}
+
+static void
+child_mem(pid_t pid, uint64_t addr, uint8_t *out)
+{
+	struct iovec l = {.iov_base = out, .iov_len = RMA_LEN};
+	struct iovec r = {.iov_base = (void *)(uintptr_t)addr, .iov_len = RMA_LEN};
+
+	T_EQ(process_vm_readv(pid, &l, 1, &r, 1, 0), RMA_LEN);
+}
+
+static void
+test_rma(void)
+{
+	struct rma_child rc;
+	struct trd_vw_hdr h, rq, r;
+	struct trd_msg *m;
+	uint8_t data[256], mem[RMA_LEN], want[RMA_LEN];
+	uint64_t info[2], res[2], denied0, bad0, wire0;
+	int up[2], down[2];
+	pid_t pid;
+
+	T_EQ(pipe2(up, O_NONBLOCK), 0);
+	T_EQ(pipe(down), 0);
+	rc.to_parent = up[1];
+	rc.from_parent = down[0];
+	pid = spawn(rma_app, &rc);
+	read_pipe(up[0], info, sizeof(info));
+	T_ASSERT(info[0] != 0, "a region key");
+	memset(want, 0x11, RMA_LEN);
+	memset(data, 0xee, sizeof(data));
+	denied0 = stat_of(TRD_VNIS_STAT_RMA_DENIED);
+	wire0 = stat_of(TRD_VNIS_STAT_BAD_WIRE);
+
+	/* WRITEs from node 2 with guessed keys: refused, answered -EACCES, nothing written */
+	memset(&h, 0, sizeof(h));
+	h.type = TRD_VW_WRITE;
+	h.src_app = 5;
+	h.dst_app = 1;
+	h.dst_proc = 0;
+	h.msg_id = 1;
+	h.len = 64;
+	h.tag = 64;
+	h.roff = info[1] + 128;
+	const uint64_t guesses[] = {info[0] ^ 1, 0, 0x0123456789abcdefULL, info[0] + 1};
+	for (unsigned int i = 0; i < RTE_DIM(guesses); i++) {
+		h.rkey = guesses[i];
+		node_write(2, &h, data, 64);
+		m = node_recv(2, &r);
+		T_EQ(r.type, TRD_VW_WRITE_ACK);
+		T_EQ(r.status, -EACCES);
+		trd_msg_free(m);
+	}
+	/* the right key, out of the region by one byte; a chunk outside its own op */
+	h.rkey = info[0];
+	h.roff = info[1] + RMA_LEN - 63;
+	node_write(2, &h, data, 64);
+	m = node_recv(2, &r);
+	T_EQ(r.status, -EACCES);
+	trd_msg_free(m);
+	h.roff = info[1];
+	h.tag = 32; /* the op is shorter than its chunk */
+	node_write(2, &h, data, 64);
+	m = node_recv(2, &r);
+	T_EQ(r.status, -EACCES);
+	trd_msg_free(m);
+	/* malformed: the header says 64 bytes, 32 follow (dropped unanswered) */
+	h.tag = 64;
+	node_write(2, &h, data, 32);
+	pump_for_stat(TRD_VNIS_STAT_BAD_WIRE, wire0 + 2, 2000000);
+	T_EQ(stat_of(TRD_VNIS_STAT_RMA_DENIED), denied0 + 6);
+	T_EQ(stat_of(TRD_VNIS_STAT_BAD_WIRE), wire0 + 2);
+	child_mem(pid, info[1], mem);
+	T_ASSERT(memcmp(mem, want, RMA_LEN) == 0, "a refused WRITE changed the process's memory");
+	/* the key is the capability: with it, a WRITE lands (so the checks above could fail) */
+	h.roff = info[1] + 100;
+	node_write(2, &h, data, 64);
+	m = node_recv(2, &r);
+	T_EQ(r.status, 0);
+	trd_msg_free(m);
+	child_mem(pid, info[1], mem);
+	memset(want + 100, 0xee, 64);
+	T_ASSERT(memcmp(mem, want, RMA_LEN) == 0, "the WRITE landed exactly");
+
+	/* the process's atomic to 1:9: forged answers are dropped, the real one completes it */
+	m = node_recv(1, &rq);
+	T_EQ(rq.type, TRD_VW_ATOMIC);
+	T_EQ(m->len, TRD_VW_HDR_LEN + TRD_VW_ATOMIC_LEN);
+	trd_msg_free(m);
+	bad0 = stat_of(TRD_VNIS_STAT_BAD_REPLIES);
+	r = answer_to(&rq, TRD_VW_ATOMIC_RESP, 0);
+	r.roff = rq.roff;
+	r.data = 666;
+	node_send(2, &r); /* from node 2 */
+	r.key ^= 0x100;   /* without the key */
+	node_send(1, &r);
+	r.key = rq.key;
+	r.status = -EIO; /* a status the protocol does not define */
+	node_send(1, &r);
+	r.status = 0;
+	r.type = TRD_VW_WRITE_ACK; /* the wrong kind of answer */
+	node_send(1, &r);
+	pump_for_stat(TRD_VNIS_STAT_BAD_REPLIES, bad0 + 4, 2000000);
+	T_EQ(stat_of(TRD_VNIS_STAT_BAD_REPLIES), bad0 + 4);
+	T_ASSERT(read(up[0], res, sizeof(res)) < 0, "a forged answer completed the atomic");
+	r.type = TRD_VW_ATOMIC_RESP;
+	r.data = 1234;
+	node_send(1, &r);
+	read_pipe(up[0], res, sizeof(res));
+	T_EQ((int64_t)res[0], 0);
+	T_EQ(res[1], 1234);
+	T_EQ(write(down[1], "x", 1), 1);
+	T_EQ(reap_child(pid), 0);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+	printf("rma: 6 forged WRITEs refused before any access (rma_denied), 1 malformed dropped, "
+	       "memory untouched; 4 forged atomic answers dropped, the real one gave the old value\n");
 }
 
 /* ---- cmds: a process that writes its segment by hand ---- */
@@ -720,7 +922,7 @@ main(int argc, char **argv)
 	FILE *f;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s forge|cmds|owner\n", argv[0]);
+		fprintf(stderr, "usage: %s forge|cmds|owner|rma_forge\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -764,6 +966,8 @@ main(int argc, char **argv)
 		test_cmds();
 	else if (strcmp(argv[1], "owner") == 0)
 		test_owner();
+	else if (strcmp(argv[1], "rma_forge") == 0)
+		test_rma();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni %s\n", argv[1]);

@@ -43,7 +43,8 @@
  *       old values; N concurrent sums by each process on the low process's word (the low
  *       one on itself); refusals (-EACCES: unknown key, no access bit, one byte out, wrap,
  *       misaligned, deregistered); a process not attached (--absent): -ECONNREFUSED. At the
- *       end each checks its own memory: what the peer wrote (hash), guards, the sum.
+ *       end each checks its own memory: what the peer wrote (hash), guards, the sum; the
+ *       low process then writes to the high one until it left: -ECONNREFUSED.
  * Every mode prints one summary line and exits 0 on success, 1 on a failure.
  */
 #include <errno.h>
@@ -1010,13 +1011,30 @@ mode_rma(void)
 		size_t n = rsz[k], o = n == (4u << 20) ? 64 : 33 + k;
 		size_t lo = o - 33, hi = o + n + 64 <= RMA_REGION ? o + n + 64 : RMA_REGION;
 
+		uint64_t t0;
+
 		fill(src, n, seed_of(self, peer, (unsigned int)k));
+		t0 = now_us();
 		rc = rma_write(peer, src, n, theirs.base + o, theirs.va_key);
 		if (rc != 0)
 			fail("write of %zu B: %s", n, strerror(-rc));
+		if (n == (4u << 20)) {
+			uint64_t tw = now_us() - t0;
+
+			t0 = now_us();
+			if ((rc = rma_read(peer, tmp, n, theirs.base + o, theirs.va_key)) != 0)
+				fail("read of %zu B: %s", n, strerror(-rc));
+			printf("4 MiB: write %.1f ms (%.0f MB/s), read %.1f ms (%.0f MB/s), while the "
+			       "peer runs its own\n", tw / 1e3, (double)n / (double)tw,
+			       (now_us() - t0) / 1e3, (double)n / (double)(now_us() - t0));
+		}
 		memcpy(shadow + o, src, n);
 		rma_verify(&theirs, shadow, lo, hi, tmp, "write");
 	}
+	/* 0 bytes: one empty chunk each way, completed */
+	if ((rc = rma_write(peer, NULL, 0, theirs.base + 5, theirs.va_key)) != 0 ||
+	    (rc = rma_read(peer, NULL, 0, theirs.base + 5, theirs.va_key)) != 0)
+		fail("0-byte write or read: %s", strerror(-rc));
 	/* the offset-mode region: write at an offset, read it back both ways */
 	fill(src, 5000, seed_of(self, peer, 77));
 	if ((rc = rma_write(peer, src, 5000, 12345, theirs.off_key)) != 0)
@@ -1164,11 +1182,26 @@ mode_rma(void)
 			fail("go: %d", rc < 0 ? rc : c.status);
 		trd_vni_free(vni, in);
 	}
+	/* the low process outlives the high one: once it detached (its memory still mapped: it
+	 * closes its interface before it frees anything), writes to it fail in bounded time */
+	if (low) {
+		uint64_t t0 = now_us();
+
+		do {
+			rc = rma_write(peer, src, 8, 64, theirs.off_key);
+			if (rc != 0 && rc != -ECONNREFUSED)
+				fail("write to a process that left: %s", strerror(-rc));
+			if (now_us() - t0 > 20000000)
+				fail("writes to a process that left still succeed after 20 s");
+		} while (rc == 0);
+		printf("peer gone: -ECONNREFUSED %" PRIu64 " ms after its GO\n", (now_us() - t0) / 1000);
+	}
 	if (trd_vni_mr_dereg(vni, mine.va_key) != 0)
 		fail("mr_dereg");
 	printf("rma: %zu sizes written and read back, 18 atomics, 17 refusals, %lu + %lu concurrent sums exact\n",
 	       sizeof(rsz) / sizeof(rsz[0]), count, count);
-	free(big);
+	/* big (the region) is not freed: the peer may write into it until this process
+	 * detaches (main closes the interface) */
 	free(shadow);
 	free(src);
 	free(tmp);

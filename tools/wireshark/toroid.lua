@@ -163,7 +163,8 @@ f.a_old = ProtoField.uint64("toroid.atomic.old", "Old value", base.HEX)
 -- at the start of a FIFO message whose user word (the key) has TRD_VW_MAGIC in its high half.
 local VW_MAGIC = 0x564e4931
 local VW_TYPES = { [1] = "eager", [2] = "rts", [3] = "cts", [4] = "nak", [5] = "ack", [6] = "fin",
-	[7] = "done", [8] = "abort", [9] = "cancel" }
+	[7] = "done", [8] = "abort", [9] = "cancel", [10] = "write", [11] = "write_ack", [12] = "read",
+	[13] = "read_resp", [14] = "atomic", [15] = "atomic_resp" }
 f.vni = ProtoField.bytes("toroid.vni", "VNI protocol header")
 -- A bundle's messages (docs/wire-format.md "Bundles"): a 24-byte entry header each, then its bytes
 f.entry = ProtoField.bytes("toroid.entry", "Message")
@@ -186,8 +187,8 @@ f.vni_grant = ProtoField.uint32("toroid.vni.grant", "Grant id", base.DEC)
 f.vni_len = ProtoField.uint32("toroid.vni.len", "Message length", base.DEC)
 f.vni_key = ProtoField.uint32("toroid.vni.key", "Message key", base.HEX)
 f.vni_tag = ProtoField.uint64("toroid.vni.tag", "Tag", base.HEX)
-f.vni_rkey = ProtoField.uint64("toroid.vni.rkey", "Granted region key", base.HEX)
-f.vni_roff = ProtoField.uint64("toroid.vni.roff", "Granted offset", base.DEC)
+f.vni_rkey = ProtoField.uint64("toroid.vni.rkey", "Region key (CTS: granted; one-sided: target)", base.HEX)
+f.vni_roff = ProtoField.uint64("toroid.vni.roff", "Offset (CTS) or target address (one-sided)", base.DEC)
 
 -- ProtoField lists must be flat for registration.
 local flat = {}
