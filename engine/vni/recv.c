@@ -47,7 +47,8 @@ vnis_recv_complete(struct trd_vnis *s, struct vif *v, struct vrecv *r, int statu
 	vnis_vif_cqe(s, v, TRD_VNI_CPL_RECV, r->idx, status, len, tag, app, proc,
 		     (r->flags & TRD_VNI_F_DOORBELL) != 0, r->doorbell, status == 0 ? r->data : 0,
 		     (status == 0 && r->has_data ? TRD_VNI_CQE_DATA : 0) |
-			     ((r->flags & TRD_VNI_RF_PROBE) ? VNIS_CQE_PROBE : 0));
+			     ((r->flags & (TRD_VNI_RF_PROBE | TRD_VNI_RF_DISCARD)) ? VNIS_CQE_PROBE
+									     : 0));
 	r->busy = false;
 }
 
@@ -149,6 +150,23 @@ on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 		/* asked again after a refusal, but a receive granted it meanwhile: the same
 		 * permission again (the sender keeps the first) */
 		x = vnis_rx_lookup(s, hn->grant, src_rank, h->msg_id, h->key);
+		if (x != NULL && x->ungranted) {
+			/* claimed while refused (cmd.c): it waits for its receive, or was dropped
+			 * unread (DONE 0), or was too long for its receive */
+			if (!x->discard) {
+				nak(s, src, h, -ENOSPC);
+			} else if (x->discard_st == 0) {
+				struct trd_vw_hdr r;
+
+				rep_hdr(&r, TRD_VW_DONE, h, 0);
+				vnis_reply(s, src, &r);
+				vnis_rx_release(s, x);
+			} else {
+				nak(s, src, h, x->discard_st);
+				vnis_rx_release(s, x);
+			}
+			return;
+		}
 		if (x != NULL) {
 			vnis_send_cts(s, x);
 			return;
@@ -217,7 +235,7 @@ on_fin(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 		st = -ECONNRESET;
 		vnis_rx_release(s, x);
 	} else if (x->discard) {
-		st = -EMSGSIZE;
+		st = x->discard_st; /* too long for its receive, or dropped unread (0) */
 		vnis_rx_release(s, x);
 	} else if (x->recv != NULL) {
 		struct vif *v = x->vif;

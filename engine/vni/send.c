@@ -571,7 +571,10 @@ vnis_on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 			vnis_tx_finish(s, t, h->status);
 		return;
 	case TRD_VW_DONE:
-		if (t->state == TX_WAIT_DONE)
+		/* or the answer to a request whose message the receiver dropped unread (a
+		 * discard of a message claimed while refused: docs/vni.md) */
+		if (t->state == TX_WAIT_DONE ||
+		    (t->state == TX_WAIT && !t->eager && h->status == 0 && h->grant_id == 0))
 			vnis_tx_finish(s, t, h->status);
 		return;
 	case TRD_VW_CANCEL:

@@ -135,6 +135,10 @@ struct vrx {
 	uint16_t gen;
 	uint8_t state;
 	bool in_uq, discard;
+	bool claimed;   /* reserved by a claim: in no queue a receive or probe searches */
+	bool ungranted; /* claimed while its sender was refused: no CTS yet (docs/vni.md) */
+	int32_t discard_st; /* discard: the status its sender gets (FIN, or its next RTS) */
+	uint32_t claim_key; /* the claim handle's upper half */
 	struct vif *vif;
 	struct vrecv *recv;
 	uint32_t src_rank;
@@ -259,6 +263,7 @@ struct trd_vnis {
 	uint32_t keys[1024]; /* message keys not yet used */
 	unsigned int n_keys;
 	struct vnis_tel *tel; /* the telemetry snapshot, when registered */
+	uint32_t claim_seq;   /* claim handles: the last upper half handed out */
 	uint64_t next_tel;
 };
 

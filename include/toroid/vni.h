@@ -104,6 +104,8 @@ struct trd_vni_cpl {
 	void *buf;               /**< receive: the buffer given to trd_vni_recv() */
 	uint64_t data;           /**< receive: the message's immediate data, if has_data */
 	bool has_data;           /**< receive: the message was sent by trd_vni_senddata() */
+	uint64_t claim;          /**< trd_vni_claim() that found a message: its handle (never 0),
+				  *   for trd_vni_recv_claimed() or trd_vni_discard(); else 0 */
 };
 
 /** Interface facts and the engine's counters for it. */
@@ -202,6 +204,47 @@ int trd_vni_recv_mask(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, 
  */
 int trd_vni_probe(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
 		  uint64_t cookie);
+
+/**
+ * Claim: a probe (as trd_vni_probe()) that also reserves the message it finds. Its completion
+ * (status 0) carries the message's source, tag, length and immediate data and a handle in
+ * trd_vni_cpl.claim; from then on no receive or probe matches the message, and only
+ * trd_vni_recv_claimed() or trd_vni_discard() with the handle takes it. -ENOMSG: nothing
+ * waits; -ENOBUFS: the engine has no room to hold the claim now (retry). A claimed message
+ * holds its staging until it is taken; trd_vni_close() (or the death of the process) drops
+ * it. Uses a receive context until it completes.
+ * @return 0, -EAGAIN, -EINVAL, -ECONNRESET.
+ */
+int trd_vni_claim(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+		  uint64_t cookie);
+
+/**
+ * Receive the message that trd_vni_claim() reserved under @p claim into @p buf (in the pool,
+ * room @p cap). Completes like trd_vni_recv() with the message's source, tag, length and data;
+ * -EINVAL if the handle names no message claimed by this interface (unknown, already taken
+ * or dropped, or the sender's message ended meanwhile: its peer died or its node went down);
+ * -EMSGSIZE as trd_vni_recv() if it does not fit (the handle is then used up).
+ * @return 0, -EAGAIN, -EINVAL (0 handle, bad buffer), -ECONNRESET.
+ */
+int trd_vni_recv_claimed(struct trd_vni *v, uint64_t claim, void *buf, size_t cap, int doorbell,
+			 uint64_t cookie);
+
+/**
+ * Drop the message that trd_vni_claim() reserved under @p claim, unread. One receive
+ * completion with @p cookie: status 0 with the message's source, tag and length (no data), or
+ * -EINVAL for a handle as in trd_vni_recv_claimed(). The sender completes with status 0.
+ * @return 0, -EAGAIN, -EINVAL, -ECONNRESET.
+ */
+int trd_vni_discard(struct trd_vni *v, uint64_t claim, uint64_t cookie);
+
+/**
+ * Drop the first message that a probe with the same arguments would report, unread: its
+ * completion is the probe's answer (status 0 with source, tag, length; or -ENOMSG). The
+ * sender completes with status 0.
+ * @return 0, -EAGAIN, -EINVAL, -ECONNRESET.
+ */
+int trd_vni_discard_first(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag,
+			  uint64_t ignore, uint64_t cookie);
 
 /**
  * Withdraw the posted receive whose cookie is @p cookie. If it still waits for a message it

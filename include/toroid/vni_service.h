@@ -123,7 +123,9 @@ struct trd_vnis_conf {
 	X(ORDER_HOLDS, "order_holds")     /* ordered sends held behind an earlier one to their  \
 					   * destination until it was accepted */                  \
 	X(PROBES, "probes")               /* probes (trd_vni_probe) */                            \
-	X(CANCELS, "cancels")             /* receives withdrawn (trd_vni_cancel) */
+	X(CANCELS, "cancels")             /* receives withdrawn (trd_vni_cancel) */               \
+	X(CLAIMS, "claims")               /* messages claimed (trd_vni_claim) */                 \
+	X(DISCARDS, "discards")           /* messages dropped unread (trd_vni_discard) */
 
 /** Service statistics ids. */
 enum trd_vnis_stat {
