@@ -520,8 +520,7 @@ trd_vni_mcast(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n,
 
 static int
 recv_common2(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
-	     uint32_t rflags, uint64_t claim, void *buf, size_t cap, int doorbell,
-	     uint64_t cookie)
+	     uint32_t rflags, uint64_t claim, void *buf, size_t cap, int doorbell, uint64_t cookie)
 {
 	struct trd_vni_rctx *r;
 	int64_t off = 0;
@@ -599,13 +598,13 @@ trd_vni_discard(struct trd_vni *v, uint64_t claim, uint64_t cookie)
 
 	if (claim == 0)
 		return -EINVAL;
-	return recv_common2(v, any, 0, 0, TRD_VNI_RF_CLAIM | TRD_VNI_RF_DISCARD, claim, NULL, 0,
-			    -1, cookie);
+	return recv_common2(v, any, 0, 0, TRD_VNI_RF_CLAIM | TRD_VNI_RF_DISCARD, claim, NULL, 0, -1,
+			    cookie);
 }
 
 int
-trd_vni_discard_first(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag,
-		      uint64_t ignore, uint64_t cookie)
+trd_vni_discard_first(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+		      uint64_t cookie)
 {
 	return recv_common(v, src, tag & ~ignore, ignore,
 			   TRD_VNI_RF_MASK | TRD_VNI_RF_PROBE | TRD_VNI_RF_DISCARD, NULL, 0, -1,

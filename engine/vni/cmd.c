@@ -551,8 +551,8 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	    /* DISCARD goes with PROBE or with CLAIM, not both */
 	    ((c.flags & TRD_VNI_RF_DISCARD) &&
 	     !!(c.flags & TRD_VNI_RF_PROBE) == !!(c.flags & TRD_VNI_RF_CLAIM)) ||
-	    c.buf > v->pool_size ||
-	    c.cap > v->pool_size - c.buf || ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db)) {
+	    c.buf > v->pool_size || c.cap > v->pool_size - c.buf ||
+	    ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db)) {
 		ST(s, BAD_CMDS)++;
 		r->flags &= ~TRD_VNI_F_DOORBELL;
 		vnis_recv_complete(s, v, r, -EINVAL, 0, c.tag, c.src_app, c.src_proc);

@@ -48,7 +48,7 @@ vnis_recv_complete(struct trd_vnis *s, struct vif *v, struct vrecv *r, int statu
 		     (r->flags & TRD_VNI_F_DOORBELL) != 0, r->doorbell, status == 0 ? r->data : 0,
 		     (status == 0 && r->has_data ? TRD_VNI_CQE_DATA : 0) |
 			     ((r->flags & (TRD_VNI_RF_PROBE | TRD_VNI_RF_DISCARD)) ? VNIS_CQE_PROBE
-									     : 0));
+										   : 0));
 	r->busy = false;
 }
 

@@ -92,11 +92,13 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
 #define TRD_VNI_RF_MASK 0x2     /* the tag bits set in ignore match anything */
 #define TRD_VNI_RF_PROBE 0x4    /* probe: report the first matching message that is waiting
 				 * (staged or refused), take nothing; -ENOMSG if none */
-#define TRD_VNI_RF_CLAIM 0x8    /* with PROBE: also claim the message found (the engine writes
-				 * its handle in the context's claim); alone: receive the
-				 * claimed message named by claim into buf */
-#define TRD_VNI_RF_DISCARD 0x10 /* with PROBE: drop the first matching message; with CLAIM:
-				 * drop the claimed message named by claim (no data) */
+#define TRD_VNI_RF_CLAIM                                                                           \
+	0x8 /* with PROBE: also claim the message found (the engine writes                         \
+	     * its handle in the context's claim); alone: receive the                              \
+	     * claimed message named by claim into buf */
+#define TRD_VNI_RF_DISCARD                                                                         \
+	0x10 /* with PROBE: drop the first matching message; with CLAIM:                           \
+	      * drop the claimed message named by claim (no data) */
 
 /* Send context: 64 bytes. */
 struct trd_vni_sctx {

@@ -243,8 +243,8 @@ int trd_vni_discard(struct trd_vni *v, uint64_t claim, uint64_t cookie);
  * sender completes with status 0.
  * @return 0, -EAGAIN, -EINVAL, -ECONNRESET.
  */
-int trd_vni_discard_first(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag,
-			  uint64_t ignore, uint64_t cookie);
+int trd_vni_discard_first(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+			  uint64_t cookie);
 
 /**
  * Withdraw the posted receive whose cookie is @p cookie. If it still waits for a message it

@@ -981,8 +981,8 @@ cl_take(struct trd_vni *v, uint64_t cookie, int status)
 }
 
 static void
-cl_expect(const struct trd_vni_cpl *c, const char *what, uint32_t len, uint64_t tag,
-	  uint64_t data, struct trd_vni_addr from)
+cl_expect(const struct trd_vni_cpl *c, const char *what, uint32_t len, uint64_t tag, uint64_t data,
+	  struct trd_vni_addr from)
 {
 	if (c->len != len || c->tag != tag || !c->has_data || c->data != data ||
 	    c->peer.app != from.app || c->peer.proc != from.proc)
@@ -1035,7 +1035,9 @@ mode_claim(void)
 {
 	struct trd_vni_addr any = {TRD_VNI_ANY, TRD_VNI_ANY};
 	const size_t big = 2u << 20; /* longer than the share of 1 MiB staging: refused */
-	struct trd_vni_conf c2 = {.socket = cl_socket, .app = peer.app, .proc = peer.proc,
+	struct trd_vni_conf c2 = {.socket = cl_socket,
+				  .app = peer.app,
+				  .proc = peer.proc,
 				  .connect_timeout_ms = 10000};
 	uint8_t *sb = pool_alloc(big), *rb = pool_alloc(big), *sb2;
 	struct trd_vni *v2;
