@@ -145,21 +145,23 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 			e.e.buf = NULL;
 			if (ep->caps & FI_SOURCE)
 				e.src = tfi_av_reverse(ep->av, peer.app, peer.proc);
-		} else if (status == 0) {
+		} else if (status == 0 || status == -EMSGSIZE) {
+			/* -EMSGSIZE: truncated, the engine delivered the first op->len bytes and
+			 * reports the message's whole length: FI_ETRUNC with olen the excess */
+			if (status == -EMSGSIZE)
+				e.olen = len > op->len ? len - op->len : 0;
 			if (len > op->len)
-				len = op->len; /* cannot happen: the engine checks the room */
+				len = op->len;
 			scatter(op, op->bounce, len);
 			if (ep->caps & FI_SOURCE)
 				e.src = tfi_av_reverse(ep->av, peer.app, peer.proc);
 		}
 		e.e.len = len;
 		e.e.tag = op->tagged ? tag : 0;
-		if (status == 0 && data != NULL) {
+		if ((status == 0 || status == -EMSGSIZE) && data != NULL) {
 			e.e.flags |= FI_REMOTE_CQ_DATA;
 			e.e.data = *data;
 		}
-		if (status == -EMSGSIZE)
-			e.olen = len > op->len ? len - op->len : 0;
 	} else {
 		e.e.flags = FI_SEND | (op->tagged ? FI_TAGGED : FI_MSG);
 		e.e.len = op->len;

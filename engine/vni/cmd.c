@@ -311,21 +311,11 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 
 /* Give message @p x to receive @p r: copied now if it is whole in staging, at its FIN if it
  * is still arriving there, or granted straight into the buffer if it was claimed while its
- * sender was refused. Too long for the buffer: the receive fails with -EMSGSIZE and so does
- * its sender. @p x is in no queue. */
+ * sender was refused. Too long for the buffer: its first cap bytes, -EMSGSIZE with the whole
+ * length, and its sender succeeds. @p x is in no queue. */
 static void
 rx_deliver(struct trd_vnis *s, struct vif *v, struct vrecv *r, struct vrx *x)
 {
-	if (x->len > r->cap) {
-		vnis_recv_complete(s, v, r, -EMSGSIZE, 0, x->tag, x->src_app, x->src_proc);
-		if (x->state == RX_STAGED) {
-			vnis_rx_release(s, x);
-		} else {
-			x->discard = true; /* its FIN (or next request) gets -EMSGSIZE */
-			x->discard_st = -EMSGSIZE;
-		}
-		return;
-	}
 	if (x->ungranted) {
 		/* its sender waits to be asked: a permission into the buffer now */
 		x->ungranted = false;
@@ -335,11 +325,14 @@ rx_deliver(struct trd_vnis *s, struct vif *v, struct vrecv *r, struct vrx *x)
 		return;
 	}
 	if (x->state == RX_STAGED) {
-		if (x->len != 0)
-			memcpy(v->pool + r->buf, s->stage_mem + x->soff, x->len);
+		uint32_t n = RTE_MIN(x->len, r->cap); /* truncated: its first cap bytes */
+
+		if (n != 0)
+			memcpy(v->pool + r->buf, s->stage_mem + x->soff, n);
 		r->data = x->data;
 		r->has_data = x->has_data;
-		vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+		vnis_recv_complete(s, v, r, x->len > r->cap ? -EMSGSIZE : 0, x->len, x->tag,
+				   x->src_app, x->src_proc);
 		vnis_rx_release(s, x);
 	} else {
 		x->recv = r; /* still arriving into staging: copied at its FIN */

@@ -98,6 +98,7 @@ struct vtx {
 	struct trd_coord dst;
 	uint64_t tag, data;
 	uint32_t len, off;
+	uint32_t cut; /* bytes a shorter CTS left out (the receive took the first len) */
 	const uint8_t *src;
 	uint32_t grant;
 	uint64_t rkey, roff;

@@ -13,10 +13,10 @@
  * remote CQ data, FI_PEEK (found twice, then received, then gone; FI_ENOMSG), FI_CLAIM and
  * FI_DISCARD (FI_PEEK | FI_CLAIM then FI_CLAIM by context, byte-exact with tag, source and
  * data; FI_CLAIM | FI_DISCARD; FI_PEEK | FI_DISCARD; unknown or used contexts), fi_cancel
- * (FI_ECANCELED, then -FI_ENOENT), error completions (truncation at both ends, a peer that is
- * not attached), the FI_WAIT_FD wait object (fi_cq_sread, fi_trywait + epoll), and
- * -FI_ENOSYS/-FI_EINVAL/-FI_EOPNOTSUPP for what the provider does not do. Every wait is
- * bounded.
+ * (FI_ECANCELED, then -FI_ENOENT), error completions (truncation at the receiver, with the
+ * first bytes, len and olen, the sender succeeding; a peer that is not attached), the FI_WAIT_FD
+ * wait object (fi_cq_sread, fi_trywait + epoll), and -FI_ENOSYS/-FI_EINVAL/-FI_EOPNOTSUPP for what
+ * the provider does not do. Every wait is bounded.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -149,6 +149,7 @@ cq_wait(struct fid_cq *cq, struct fi_cq_tagged_entry *e, fi_addr_t *src,
 	}
 }
 
+static struct fi_cq_err_entry last_err; /* the last expect_err's entry */
 static uint64_t last_data; /* remote CQ data of the last completion expect_ok took */
 
 static void
@@ -189,6 +190,7 @@ expect_err(struct fid_cq *cq, void *ctx, int err_code)
 		     fi_strerror(err_code));
 	if (err.op_context != ctx)
 		fail("error context %p, expected %p", err.op_context, ctx);
+	last_err = err;
 }
 
 static void
@@ -524,9 +526,13 @@ run_a(void)
 	POST(fi_tinjectdata(ep, small, 64, 0xfeedc0de12345678ULL, peer, 9)); /* remote CQ data */
 	expect_nothing(txcq);
 	sync_step(2); /* B posted a 10-byte receive */
+	/* truncated at the receiver only: the senders succeed */
 	fill(buf, 100, 1);
 	POST(fi_send(ep, buf, 100, NULL, peer, &ctx[4]));
-	expect_err(txcq, &ctx[4], FI_EMSGSIZE); /* the VNI fails the sender too */
+	expect_ok(txcq, &ctx[4], FI_SEND | FI_MSG, 100, 0, 0);
+	fill(buf, 5000, 2);
+	POST(fi_send(ep, buf, 5000, NULL, peer, &ctx[4]));
+	expect_ok(txcq, &ctx[4], FI_SEND | FI_MSG, 5000, 0, 0);
 	sync_step(3);
 	/* a process the topology places but that never attaches: refused after --noproc-ms */
 	CHECK_RC(fi_getname(&ep->fid, name, &len), 0);
@@ -678,10 +684,21 @@ run_b(void)
 	/* a tagged receive of any tag never takes an untagged message: the ones that follow
 	 * go to their fi_recv, this one stays posted (expect_nothing at the end) */
 	POST(fi_trecv(ep, anytag, sizeof(anytag), NULL, FI_ADDR_UNSPEC, 0, ~0ULL, &ctx[5]));
-	/* truncation: 100 bytes into 10 */
+	/* truncation: 100 bytes (eager) into 10, 5000 (granted) into 1000: FI_ETRUNC with the
+	 * first bytes, len the room and olen the excess */
 	POST(fi_recv(ep, buf, 10, NULL, FI_ADDR_UNSPEC, &ctx[6]));
+	POST(fi_recv(ep, buf2, 1000, NULL, FI_ADDR_UNSPEC, &ctx[7]));
 	sync_step(2);
 	expect_err(rxcq, &ctx[6], FI_ETRUNC);
+	if (last_err.len != 10 || last_err.olen != 90)
+		fail("FI_ETRUNC: len %zu olen %zu, expected 10 and 90", last_err.len,
+		     last_err.olen);
+	check(buf, 10, 1);
+	expect_err(rxcq, &ctx[7], FI_ETRUNC);
+	if (last_err.len != 1000 || last_err.olen != 4000)
+		fail("FI_ETRUNC: len %zu olen %zu, expected 1000 and 4000", last_err.len,
+		     last_err.olen);
+	check(buf2, 1000, 2);
 	sync_step(3);
 	/* FI_WAIT_FD: a bounded sread with nothing to come, then trywait + epoll, then sread */
 	POST(fi_recv(ep, buf, 4096, NULL, FI_ADDR_UNSPEC, &ctx[7]));

@@ -44,6 +44,12 @@
  *       and data; discards (the senders complete with 0); bad handles (0, unknown, used,
  *       the other interface's) fail with -EINVAL; the second interface closes holding a
  *       staged and a refused claimed message.
+ *   trunc
+ *       truncation at the receiver, sending to itself: messages longer than their receive
+ *       (eager into a posted receive, eager staged, long granted into a posted receive, long
+ *       staged, long refused then claimed into a short buffer) deliver their first cap bytes
+ *       (nothing past them) with -EMSGSIZE, the whole length and the immediate data; every
+ *       send completes with 0 and the message's length.
  * Every mode prints one summary line and exits 0 on success, 1 on a failure.
  */
 #include <errno.h>
@@ -1248,6 +1254,81 @@ mode_claim(void)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* trunc */
+
+struct trunc_case {
+	const char *what;
+	uint32_t len, cap;
+	bool late;  /* sent (and staged) before the receive is posted */
+	bool claim; /* refused for want of staging, claimed, then received */
+};
+
+static int
+mode_trunc(void)
+{
+	static const struct trunc_case tc[] = {
+		{"eager into a posted receive", 100, 10, false, false},
+		{"eager, staged", 100, 10, true, false},
+		{"eager into 0 B", 300, 0, false, false},
+		{"long into a posted receive", 5000, 1000, false, false},
+		{"long, staged", 5000, 1000, true, false},
+		{"long into 0 B", 5000, 0, false, false},
+		{"long refused, claimed", 2u << 20, 4096, true, true},
+	};
+	uint8_t *sb = pool_alloc(2u << 20), *rb = pool_alloc((2u << 20) + 64);
+	size_t bad = 0;
+
+	for (unsigned int i = 0; i < sizeof(tc) / sizeof(tc[0]); i++) {
+		const struct trunc_case *t = &tc[i];
+		uint64_t tag = 0x9000 + i, ck = 100 * (i + 1);
+		struct trd_vni_cpl c;
+		int r;
+
+		fill(sb, t->len, tag);
+		memset(rb, 0xee, t->cap + 64);
+		if (!t->late && (r = trd_vni_recv_mask(vni, self, tag, 0, t->cap ? rb : NULL,
+						       t->cap, -1, ck + 1)) != 0)
+			fail("recv: %s", strerror(-r));
+		if ((r = trd_vni_senddata(vni, self, tag, ~tag, sb, t->len, -1, ck)) != 0)
+			fail("senddata: %s", strerror(-r));
+		if (t->late && !t->claim) {
+			cl_take(vni, ck, 0); /* staged */
+			if ((r = trd_vni_recv_mask(vni, self, tag, 0, t->cap ? rb : NULL, t->cap,
+						   -1, ck + 1)) != 0)
+				fail("recv: %s", strerror(-r));
+		} else if (t->claim) {
+			c = cl_claim_wait(vni, tag, ck + 2, false);
+			if ((r = trd_vni_recv_claimed(vni, c.claim, rb, t->cap, -1, ck + 1)) != 0)
+				fail("recv_claimed: %s", strerror(-r));
+		}
+		c = cl_take(vni, ck + 1, -EMSGSIZE);
+		if (c.len != t->len || c.tag != tag || !c.has_data || c.data != ~tag)
+			fail("%s: %u B tag %#" PRIx64 " data %#" PRIx64 "%s, expected %u B",
+			     t->what, c.len, c.tag, c.data, c.has_data ? "" : " (none)", t->len);
+		if (!check(rb, t->cap, tag, &bad))
+			fail("%s: byte %zu of the first %u differs", t->what, bad, t->cap);
+		for (uint32_t k = t->cap; k < t->cap + 64; k++)
+			if (rb[k] != 0xee)
+				fail("%s: byte %u past the %u B receive written", t->what, k,
+				     t->cap);
+		if (!t->late || t->claim) {
+			c = cl_take(vni, ck, 0);
+			if (c.len != t->len)
+				fail("%s: the send completed with %u B, expected %u", t->what,
+				     c.len, t->len);
+		}
+	}
+	if (cl_n != 0 || trd_vni_pending(vni) != 0)
+		fail("%u completions left, %u operations pending", cl_n, trd_vni_pending(vni));
+	trd_vni_free(vni, sb);
+	trd_vni_free(vni, rb);
+	printf("trunc: %zu messages longer than their receive: first bytes, -EMSGSIZE with the "
+	       "whole length at the receiver, 0 at the sender\n",
+	       sizeof(tc) / sizeof(tc[0]));
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 int
 main(int argc, char **argv)
@@ -1389,6 +1470,8 @@ main(int argc, char **argv)
 		rc = mode_masks();
 	else if (strcmp(mode, "claim") == 0)
 		rc = mode_claim();
+	else if (strcmp(mode, "trunc") == 0)
+		rc = mode_trunc();
 	else
 		fail("unknown mode '%s'", mode);
 	trd_vni_close(vni);
