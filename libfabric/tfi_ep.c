@@ -172,7 +172,8 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 			op->len, tag, strerror(-status));
 		e.err = tfi_errno(status);
 		e.prov_errno = -status;
-		/* the VNI fails a sender whose message was too long for the receive too */
+		/* an older engine also fails a sender whose message was too long for the receive
+		 * (today's truncates at the receiver and the sender succeeds) */
 		if (op->kind == TFI_OP_SEND && status == -EMSGSIZE)
 			e.err = FI_EMSGSIZE;
 	}

@@ -89,8 +89,9 @@ enum trd_vni_cpl_kind {
 struct trd_vni_cpl {
 	enum trd_vni_cpl_kind kind;
 	int status;              /**< 0, or a negative errno: -ENOMSG (a probe found nothing),
-				  *   -EMSGSIZE (message longer than the
-				  *   receive buffer), -ECONNREFUSED (no such process: not in the
+				  *   -EMSGSIZE (receive: the message was longer than the buffer,
+				  *   which holds its first cap bytes; len is the whole length and
+				  *   its sender succeeded), -ECONNREFUSED (no such process: not in the
 				  *   topology, or not attached within the engine's timeout),
 				  *   -ECONNRESET (the peer process died mid-transfer),
 				  *   -EHOSTUNREACH (the peer engine is down), -ECANCELED (the
@@ -223,7 +224,7 @@ int trd_vni_claim(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint
  * room @p cap). Completes like trd_vni_recv() with the message's source, tag, length and data;
  * -EINVAL if the handle names no message claimed by this interface (unknown, already taken
  * or dropped, or the sender's message ended meanwhile: its peer died or its node went down);
- * -EMSGSIZE as trd_vni_recv() if it does not fit (the handle is then used up).
+ * -EMSGSIZE (truncated) as trd_vni_recv() if it does not fit.
  * @return 0, -EAGAIN, -EINVAL (0 handle, bad buffer), -ECONNRESET.
  */
 int trd_vni_recv_claimed(struct trd_vni *v, uint64_t claim, void *buf, size_t cap, int doorbell,
