@@ -375,7 +375,6 @@ claim_drop(struct trd_vnis *s, struct vrx *x)
 		return;
 	}
 	x->discard = true;
-	x->discard_st = 0;
 }
 
 /* A probe that claims (PROBE|CLAIM) or drops (PROBE|DISCARD) what it finds: staged message

@@ -27,7 +27,6 @@ vnis_rx_alloc(struct trd_vnis *s, struct vif *v)
 	x = &s->rx[s->rx_free[--s->n_rx_free]];
 	x->state = RX_RECV;
 	x->in_uq = x->discard = x->claimed = x->ungranted = false;
-	x->discard_st = 0;
 	x->vif = v;
 	x->recv = NULL;
 	x->soff = -1;

@@ -157,17 +157,14 @@ on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 		x = vnis_rx_lookup(s, hn->grant, src_rank, h->msg_id, h->key);
 		if (x != NULL && x->ungranted) {
 			/* claimed while refused (cmd.c): it waits for its receive, or was dropped
-			 * unread (DONE 0), or was too long for its receive */
+			 * unread: DONE 0 completes its sender */
 			if (!x->discard) {
 				nak(s, src, h, -ENOSPC);
-			} else if (x->discard_st == 0) {
+			} else {
 				struct trd_vw_hdr r;
 
 				rep_hdr(&r, TRD_VW_DONE, h, 0);
 				vnis_reply(s, src, &r);
-				vnis_rx_release(s, x);
-			} else {
-				nak(s, src, h, x->discard_st);
 				vnis_rx_release(s, x);
 			}
 			return;
@@ -234,7 +231,7 @@ on_fin(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 		st = -ECONNRESET;
 		vnis_rx_release(s, x);
 	} else if (x->discard) {
-		st = x->discard_st; /* too long for its receive, or dropped unread (0) */
+		st = 0; /* dropped unread (trd_vni_discard): the sender succeeds */
 		vnis_rx_release(s, x);
 	} else if (x->recv != NULL) {
 		struct vif *v = x->vif;

@@ -135,10 +135,9 @@ struct vrx {
 	uint32_t idx;
 	uint16_t gen;
 	uint8_t state;
-	bool in_uq, discard;
+	bool in_uq, discard; /* discard: dropped unread; its sender gets 0 (FIN, or next RTS) */
 	bool claimed;       /* reserved by a claim: in no queue a receive or probe searches */
 	bool ungranted;     /* claimed while its sender was refused: no CTS yet (docs/vni.md) */
-	int32_t discard_st; /* discard: the status its sender gets (FIN, or its next RTS) */
 	uint32_t claim_key; /* the claim handle's upper half */
 	struct vif *vif;
 	struct vrecv *recv;
