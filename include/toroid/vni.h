@@ -91,8 +91,8 @@ struct trd_vni_cpl {
 	int status;              /**< 0, or a negative errno: -ENOMSG (a probe found nothing),
 				  *   -EMSGSIZE (receive: the message was longer than the buffer,
 				  *   which holds its first cap bytes; len is the whole length and
-				  *   its sender succeeded), -ECONNREFUSED (no such process: not in the
-				  *   topology, or not attached within the engine's timeout),
+				  *   its sender succeeded), -ECONNREFUSED (no such process: not
+				  *   in the topology, or not attached within the engine's timeout),
 				  *   -ECONNRESET (the peer process died mid-transfer),
 				  *   -EHOSTUNREACH (the peer engine is down), -ECANCELED (the
 				  *   engine is shutting down, or trd_vni_cancel() withdrew the

@@ -71,61 +71,61 @@ struct trd_vnis_conf {
 
 /** Service statistics: X(ENUM, name). */
 #define TRD_VNIS_STATS(X)                                                                          \
-	X(ATTACHED, "attached")     /* interfaces registered */                                    \
-	X(DETACHED, "detached")     /* interfaces closed or whose process died */                  \
-	X(REFUSED, "refused")       /* registrations refused */                                    \
-	X(RECLAIMED, "reclaimed")   /* dead interfaces whose memory was released */                \
-	X(CMDS, "cmds")             /* commands taken */                                           \
-	X(BAD_CMDS, "bad_cmds")     /* commands refused (bad index, busy context, bad field) */    \
-	X(SENDS, "sends")           /* send commands */                                            \
-	X(MCASTS, "mcasts")         /* multicast commands */                                       \
-	X(MCAST_BUFS, "mcast_bufs") /* buffers the engine filled with multicast data */            \
-	X(MCAST_COPY_BYTES, "mcast_copy_bytes") /* multicast data bytes the engine copied */       \
-	X(MCAST_SHARED, "mcast_shared") /* multicast packets that referenced a shared buffer */    \
-	X(RECVS, "recvs")               /* receive commands */                                     \
-	X(TX_PKTS, "tx_pkts")           /* packets injected for interfaces */                      \
-	X(TX_EAGER, "tx_eager")         /* short messages sent */                                  \
-	X(TX_RTS, "tx_rts")             /* requests to send */                                     \
-	X(TX_CHUNKS, "tx_chunks")       /* data packets of long messages */                        \
-	X(TX_FIN, "tx_fin")             /* end-of-data messages */                                 \
-	X(TX_ABORT, "tx_abort")         /* long messages given up by their sender */               \
-	X(TX_REPLIES, "tx_replies")     /* CTS, NAK, ACK, DONE, CANCEL sent */                     \
+	X(ATTACHED, "attached")           /* interfaces registered */                               \
+	X(DETACHED, "detached")           /* interfaces closed or whose process died */             \
+	X(REFUSED, "refused")             /* registrations refused */                               \
+	X(RECLAIMED, "reclaimed")         /* dead interfaces whose memory was released */           \
+	X(CMDS, "cmds")                   /* commands taken */                                      \
+	X(BAD_CMDS, "bad_cmds")           /* commands refused (bad index, busy context, bad field) */ \
+	X(SENDS, "sends")                 /* send commands */                                       \
+	X(MCASTS, "mcasts")               /* multicast commands */                                  \
+	X(MCAST_BUFS, "mcast_bufs")       /* buffers the engine filled with multicast data */       \
+	X(MCAST_COPY_BYTES, "mcast_copy_bytes") /* multicast data bytes the engine copied */        \
+	X(MCAST_SHARED, "mcast_shared")   /* multicast packets that referenced a shared buffer */   \
+	X(RECVS, "recvs")                 /* receive commands */                                    \
+	X(TX_PKTS, "tx_pkts")             /* packets injected for interfaces */                     \
+	X(TX_EAGER, "tx_eager")           /* short messages sent */                                 \
+	X(TX_RTS, "tx_rts")               /* requests to send */                                    \
+	X(TX_CHUNKS, "tx_chunks")         /* data packets of long messages */                       \
+	X(TX_FIN, "tx_fin")               /* end-of-data messages */                                \
+	X(TX_ABORT, "tx_abort")           /* long messages given up by their sender */              \
+	X(TX_REPLIES, "tx_replies")       /* CTS, NAK, ACK, DONE, CANCEL sent */                    \
 	X(RX_EAGER, "rx_eager")                                                                    \
 	X(RX_RTS, "rx_rts")                                                                        \
 	X(RX_FIN, "rx_fin")                                                                        \
-	X(CTS_SENT, "cts_sent") /* permissions granted */                                          \
-	X(CTS_LATE, "cts_late") /* permissions granted when a receive appeared */                  \
-	X(NAK_SENT, "nak_sent") /* requests refused (no process, no staging) */                    \
+	X(CTS_SENT, "cts_sent")           /* permissions granted */                                 \
+	X(CTS_LATE, "cts_late")           /* permissions granted when a receive appeared */         \
+	X(NAK_SENT, "nak_sent")           /* requests refused (no process, no staging) */           \
 	X(NAK_RECEIVED, "nak_received")                                                            \
-	X(DUP_CTS, "dup_cts") /* duplicate permissions discarded */                                \
-	X(RETRIES, "retries") /* requests asked again */                                           \
-	X(STAGED, "staged")   /* messages held before their receive */                             \
+	X(DUP_CTS, "dup_cts")             /* duplicate permissions discarded */                     \
+	X(RETRIES, "retries")             /* requests asked again */                                \
+	X(STAGED, "staged")               /* messages held before their receive */                  \
 	X(STAGED_BYTES, "staged_bytes")                                                            \
-	X(LATE_MATCHES, "late_matches") /* receives that found their message staged */             \
-	X(STAGING_USED, "staging_used") /* bytes of staging in use now */                          \
-	X(STAGING_HWM, "staging_hwm")   /* most staging bytes in use at once */                    \
-	X(STAGING_MAX, "staging_max")   /* the staging bound */                                    \
-	X(TX_DONE, "tx_done")           /* send completions */                                     \
-	X(RX_DONE, "rx_done")           /* receive completions */                                  \
-	X(TX_BYTES, "tx_bytes")         /* bytes of completed sends */                             \
-	X(RX_BYTES, "rx_bytes")         /* bytes of completed receives */                          \
-	X(ERRORS, "errors")             /* completions with a negative status */                   \
-	X(BAD_WIRE, "bad_wire")         /* malformed protocol messages */                          \
-	X(BAD_REPLIES, "bad_replies")   /* replies dropped: unknown message, wrong node, process   \
-					 * or key, or a status the protocol does not define */     \
-	X(NAK_SHARE, "nak_share")       /* requests refused: their destination holds its share     \
-					 * of staging (other staging may be free) */               \
-	X(BAD_QUEUES, "bad_queues")     /* interfaces closed: their process broke a queue */       \
-	X(DENIED, "denied")             /* registrations refused: the user may not claim the       \
-					 * application */                                          \
-	X(WAKEUPS, "wakeups")           /* eventfd signals to applications */                      \
-	X(KICKS, "kicks")               /* wake-ups of the engine by applications */               \
-	X(ORDER_HOLDS, "order_holds")   /* ordered sends held behind an earlier one to their       \
-					 * destination until it was accepted */                    \
-	X(PROBES, "probes")             /* probes (trd_vni_probe) */                               \
-	X(CANCELS, "cancels")           /* receives withdrawn (trd_vni_cancel) */                  \
-	X(CLAIMS, "claims")             /* messages claimed (trd_vni_claim) */                     \
-	X(DISCARDS, "discards")         /* messages dropped unread (trd_vni_discard) */
+	X(LATE_MATCHES, "late_matches")   /* receives that found their message staged */           \
+	X(STAGING_USED, "staging_used")   /* bytes of staging in use now */                         \
+	X(STAGING_HWM, "staging_hwm")     /* most staging bytes in use at once */                   \
+	X(STAGING_MAX, "staging_max")     /* the staging bound */                                   \
+	X(TX_DONE, "tx_done")             /* send completions */                                    \
+	X(RX_DONE, "rx_done")             /* receive completions */                                 \
+	X(TX_BYTES, "tx_bytes")           /* bytes of completed sends */                            \
+	X(RX_BYTES, "rx_bytes")           /* bytes of completed receives */                         \
+	X(ERRORS, "errors")               /* completions with a negative status */                  \
+	X(BAD_WIRE, "bad_wire")           /* malformed protocol messages */                         \
+	X(BAD_REPLIES, "bad_replies")     /* replies dropped: unknown message, wrong node, process \
+					   * or key, or a status the protocol does not define */  \
+	X(NAK_SHARE, "nak_share")         /* requests refused: their destination holds its share \
+					   * of staging (other staging may be free) */            \
+	X(BAD_QUEUES, "bad_queues")       /* interfaces closed: their process broke a queue */    \
+	X(DENIED, "denied")               /* registrations refused: the user may not claim the  \
+					   * application */                                         \
+	X(WAKEUPS, "wakeups")             /* eventfd signals to applications */                     \
+	X(KICKS, "kicks")                 /* wake-ups of the engine by applications */            \
+	X(ORDER_HOLDS, "order_holds")     /* ordered sends held behind an earlier one to their  \
+					   * destination until it was accepted */                  \
+	X(PROBES, "probes")               /* probes (trd_vni_probe) */                            \
+	X(CANCELS, "cancels")             /* receives withdrawn (trd_vni_cancel) */               \
+	X(CLAIMS, "claims")               /* messages claimed (trd_vni_claim) */                  \
+	X(DISCARDS, "discards")           /* messages dropped unread (trd_vni_discard) */
 
 /** Service statistics ids. */
 enum trd_vnis_stat {
