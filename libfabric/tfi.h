@@ -171,12 +171,28 @@ struct tfi_cq {
 enum tfi_op_kind { TFI_OP_FREE, TFI_OP_SEND, TFI_OP_RECV, TFI_OP_WRITE, TFI_OP_READ,
 		   TFI_OP_ATOMIC };
 
+/* What a tagged receive does with FI_CLAIM and FI_DISCARD (docs/libfabric.md). */
+enum tfi_claim_kind {
+	TFI_CLAIM_NONE = 0,
+	TFI_CLAIM_PEEK,         /* FI_PEEK | FI_CLAIM: trd_vni_claim, the handle kept by context */
+	TFI_CLAIM_PEEK_DISCARD, /* FI_PEEK | FI_DISCARD: trd_vni_discard_first */
+	TFI_CLAIM_RECV,         /* FI_CLAIM: trd_vni_recv_claimed */
+	TFI_CLAIM_DISCARD,      /* FI_CLAIM | FI_DISCARD: trd_vni_discard */
+};
+
+/* A message claimed by FI_PEEK | FI_CLAIM: the context of that call names it. */
+struct tfi_claim {
+	void *context;
+	uint64_t handle;
+};
+
 /* One posted operation: its VNI cookie points here. */
 struct tfi_op {
 	enum tfi_op_kind kind;
 	bool comp;        /* write a success completion */
 	bool tagged;
 	bool peek;        /* FI_PEEK: a VNI probe, no buffer */
+	uint8_t claim;    /* TFI_CLAIM_*: a claim or discard (FI_CLAIM, FI_DISCARD) */
 	void *context;
 	void *bounce;     /* pool buffer (long send, every receive), or NULL */
 	size_t len;       /* send: bytes; receive: room */
@@ -209,6 +225,9 @@ struct tfi_ep {
 	unsigned int idle;
 	uint64_t idle_since; /* ns: first empty poll while operations were outstanding, or 0 */
 	struct tfi_cntr *cntr[TFI_CNTR_KINDS]; /* bound counters (tfi_cntr.c) */
+	/* FI_CLAIM: claimed messages by context; room is reserved for every claim posted */
+	struct tfi_claim *claims;
+	size_t n_claims, cap_claims, claims_posted;
 };
 
 /* tfi_init.c */

@@ -62,6 +62,7 @@ tfi_op_put(struct tfi_ep *ep, struct tfi_op *op)
 		trd_vni_free(ep->vni, op->bounce);
 	op->bounce = NULL;
 	op->result = NULL;
+	op->claim = TFI_CLAIM_NONE;
 	op->kind = TFI_OP_FREE;
 	op->next = ep->free_ops;
 	ep->free_ops = op;
@@ -126,7 +127,7 @@ op_cq(const struct tfi_ep *ep, const struct tfi_op *op)
 /* Turn one VNI completion (or an abandoned operation, status != 0) into a CQ entry. */
 static void
 op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct trd_vni_addr peer,
-	    uint64_t tag, const uint64_t *data)
+	    uint64_t tag, const uint64_t *data, uint64_t claim)
 {
 	struct tfi_cq *cq = op_cq(ep, op);
 	struct tfi_cqe e;
@@ -137,25 +138,34 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 	if (op->kind == TFI_OP_RECV) {
 		e.e.flags = FI_RECV | (op->tagged ? FI_TAGGED : FI_MSG);
 		e.e.buf = op->iov_n > 0 ? op->iov[0].iov_base : NULL;
+		if (op->claim == TFI_CLAIM_PEEK) {
+			ep->claims_posted--;
+			if (status == 0) /* room was reserved when it was posted */
+				ep->claims[ep->n_claims++] =
+					(struct tfi_claim){.context = op->context, .handle = claim};
+		}
 		if (status == 0 && op->peek) {
-			e.e.buf = NULL; /* the message stays at the engine: nothing is copied */
+			/* the message stays at the engine (or was dropped): nothing is copied */
+			e.e.buf = NULL;
 			if (ep->caps & FI_SOURCE)
 				e.src = tfi_av_reverse(ep->av, peer.app, peer.proc);
-		} else if (status == 0) {
+		} else if (status == 0 || status == -EMSGSIZE) {
+			/* -EMSGSIZE: truncated, the engine delivered the first op->len bytes and
+			 * reports the message's whole length: FI_ETRUNC with olen the excess */
+			if (status == -EMSGSIZE)
+				e.olen = len > op->len ? len - op->len : 0;
 			if (len > op->len)
-				len = op->len; /* cannot happen: the engine checks the room */
+				len = op->len;
 			scatter(op, op->bounce, len);
 			if (ep->caps & FI_SOURCE)
 				e.src = tfi_av_reverse(ep->av, peer.app, peer.proc);
 		}
 		e.e.len = len;
 		e.e.tag = op->tagged ? tag : 0;
-		if (status == 0 && data != NULL) {
+		if ((status == 0 || status == -EMSGSIZE) && data != NULL) {
 			e.e.flags |= FI_REMOTE_CQ_DATA;
 			e.e.data = *data;
 		}
-		if (status == -EMSGSIZE)
-			e.olen = len > op->len ? len - op->len : 0;
 	} else if (op->kind == TFI_OP_SEND) {
 		e.e.flags = FI_SEND | (op->tagged ? FI_TAGGED : FI_MSG);
 		e.e.len = op->len;
@@ -185,7 +195,8 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 			op->tagged ? "tagged" : "msg", op->len, tag, strerror(-status));
 		e.err = tfi_errno(status);
 		e.prov_errno = -status;
-		/* the VNI fails a sender whose message was too long for the receive too */
+		/* an older engine also fails a sender whose message was too long for the receive
+		 * (today's truncates at the receiver and the sender succeeds) */
 		if (op->kind == TFI_OP_SEND && status == -EMSGSIZE)
 			e.err = FI_EMSGSIZE;
 	}
@@ -238,7 +249,7 @@ ep_flush_dead(struct tfi_ep *ep)
 		cq = op_cq(ep, op);
 		if (cq != NULL && tfi_cq_room(cq) == 0)
 			continue;
-		op_complete(ep, op, -ECONNRESET, 0, none, 0, NULL);
+		op_complete(ep, op, -ECONNRESET, 0, none, 0, NULL, 0);
 	}
 }
 
@@ -252,7 +263,7 @@ ep_handle(struct tfi_ep *ep, const struct trd_vni_cpl *c, int n)
 		if (op < ep->ops || op >= ep->ops + ep->n_ops || op->kind == TFI_OP_FREE)
 			continue;
 		op_complete(ep, op, c[i].status, c[i].len, c[i].peer, c[i].tag,
-			    c[i].has_data ? &c[i].data : NULL);
+			    c[i].has_data ? &c[i].data : NULL, c[i].claim);
 	}
 }
 
@@ -435,10 +446,56 @@ out:
 	return rc;
 }
 
+/* The claimed message that @p context names (FI_PEEK | FI_CLAIM with that context), or -1. */
+static ssize_t
+claim_find(const struct tfi_ep *ep, const void *context)
+{
+	for (size_t i = 0; i < ep->n_claims; i++)
+		if (ep->claims[i].context == context)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* Room for one more claim: every FI_PEEK | FI_CLAIM posted can record its answer. */
+static int
+claim_reserve(struct tfi_ep *ep)
+{
+	size_t need = ep->n_claims + ep->claims_posted + 1;
+
+	if (need > ep->cap_claims) {
+		size_t cap = ep->cap_claims ? 2 * ep->cap_claims : 16;
+		struct tfi_claim *c;
+
+		while (cap < need)
+			cap *= 2;
+		c = realloc(ep->claims, cap * sizeof(*c));
+		if (c == NULL)
+			return -FI_ENOMEM;
+		ep->claims = c;
+		ep->cap_claims = cap;
+	}
+	return 0;
+}
+
+static ssize_t ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src,
+			     uint64_t tag, uint64_t ignore, bool tagged, void *context, bool comp,
+			     bool peek, enum tfi_claim_kind ck);
+
 static ssize_t
 ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uint64_t tag,
 	uint64_t ignore, bool tagged, void *context, bool comp, bool peek)
 {
+	return ep_recv_claim(ep, iov, n, src, tag, ignore, tagged, context, comp, peek,
+			     TFI_CLAIM_NONE);
+}
+
+/* A receive; @p peek: a probe (FI_PEEK); @p ck: what it claims or drops. */
+static ssize_t
+ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uint64_t tag,
+	      uint64_t ignore, bool tagged, void *context, bool comp, bool peek,
+	      enum tfi_claim_kind ck)
+{
+	ssize_t ci = -1;
 	struct trd_vni_addr from = {TRD_VNI_ANY, TRD_VNI_ANY};
 	uint64_t vtag = TFI_MSG_TAG, vignore = 0;
 	struct tfi_op *op;
@@ -465,10 +522,23 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 		rc = -FI_ENOCQ;
 		goto out;
 	}
-	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC &&
-	    tfi_av_resolve(ep->av, src, &from) != 0) {
+	/* a claimed message is named by its context: source and tag are not looked at */
+	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC && ck != TFI_CLAIM_RECV &&
+	    ck != TFI_CLAIM_DISCARD && tfi_av_resolve(ep->av, src, &from) != 0) {
 		rc = -FI_EINVAL;
 		goto out;
+	}
+	if (ck == TFI_CLAIM_RECV || ck == TFI_CLAIM_DISCARD) {
+		/* the message that FI_PEEK | FI_CLAIM with this context claimed */
+		ci = claim_find(ep, context);
+		if (ci < 0) {
+			rc = -FI_EINVAL;
+			goto out;
+		}
+	} else if (ck == TFI_CLAIM_PEEK) {
+		rc = claim_reserve(ep);
+		if (rc != 0)
+			goto out;
 	}
 	op = tfi_op_get(ep);
 	if (op == NULL) {
@@ -478,6 +548,9 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 	}
 	op->kind = TFI_OP_RECV;
 	op->tagged = tagged;
+	op->claim = (uint8_t)ck;
+	/* a discard answers like a probe: no data */
+	peek = peek || ck == TFI_CLAIM_DISCARD;
 	op->peek = peek;
 	op->comp = comp || peek; /* a peek always answers */
 	op->context = context;
@@ -485,6 +558,20 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 	op->iov_n = n;
 	if (n > 0)
 		memcpy(op->iov, iov, n * sizeof(*iov));
+	if (ck == TFI_CLAIM_PEEK) { /* FI_PEEK is set: answers like a probe */
+		rc = trd_vni_claim(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
+		if (rc == 0)
+			ep->claims_posted++;
+		goto posted;
+	}
+	if (ck == TFI_CLAIM_PEEK_DISCARD) {
+		rc = trd_vni_discard_first(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
+		goto posted;
+	}
+	if (ck == TFI_CLAIM_DISCARD) {
+		rc = trd_vni_discard(ep->vni, ep->claims[ci].handle, (uint64_t)(uintptr_t)op);
+		goto claimed;
+	}
 	if (peek) {
 		rc = trd_vni_probe(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
 		goto posted;
@@ -498,8 +585,17 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 			goto out;
 		}
 	}
+	if (ck == TFI_CLAIM_RECV) {
+		rc = trd_vni_recv_claimed(ep->vni, ep->claims[ci].handle, op->bounce, cap, -1,
+					  (uint64_t)(uintptr_t)op);
+		goto claimed;
+	}
 	rc = trd_vni_recv_mask(ep->vni, from, vtag, vignore, op->bounce, cap, -1,
 			       (uint64_t)(uintptr_t)op);
+	goto posted;
+claimed:
+	if (rc == 0) /* the handle is used: the completion tells how it went */
+		ep->claims[ci] = ep->claims[--ep->n_claims];
 posted:
 	if (rc != 0) {
 		tfi_op_put(ep, op);
@@ -683,11 +779,37 @@ tagged_recvmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags
 
 	if (msg == NULL)
 		return -FI_EINVAL;
-	if (flags & TFI_RX_REFUSED)
-		return -FI_EOPNOTSUPP; /* FI_CLAIM, FI_DISCARD: engine work */
-	/* FI_PEEK: a VNI probe; it answers with a completion (FI_ENOMSG error if nothing) */
-	return ep_recv(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, msg->ignore, true,
-		       msg->context, rx_comp(ep, flags), (flags & FI_PEEK) != 0);
+	enum tfi_claim_kind ck = TFI_CLAIM_NONE;
+
+	if (flags & TFI_RX_REFUSED & ~(uint64_t)(FI_CLAIM | FI_DISCARD))
+		return -FI_EOPNOTSUPP;
+	/* FI_PEEK: a VNI probe; it answers with a completion (FI_ENOMSG error if nothing).
+	 * FI_CLAIM and FI_DISCARD (man fi_tagged): with FI_PEEK, claim (or drop) the message
+	 * found, the claim kept under msg->context; FI_CLAIM alone receives the message claimed
+	 * under msg->context, with FI_DISCARD drops it. */
+	switch (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) {
+	case FI_PEEK | FI_CLAIM:
+		ck = TFI_CLAIM_PEEK;
+		break;
+	case FI_PEEK | FI_DISCARD:
+		ck = TFI_CLAIM_PEEK_DISCARD;
+		break;
+	case FI_CLAIM:
+		ck = TFI_CLAIM_RECV;
+		break;
+	case FI_CLAIM | FI_DISCARD:
+		ck = TFI_CLAIM_DISCARD;
+		break;
+	case 0:
+	case FI_PEEK:
+		break;
+	default: /* FI_DISCARD alone, or with both */
+		return -FI_EINVAL;
+	}
+	if (ck != TFI_CLAIM_NONE && msg->context == NULL)
+		return -FI_EINVAL; /* a claim is named by its context */
+	return ep_recv_claim(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, msg->ignore,
+			     true, msg->context, rx_comp(ep, flags), (flags & FI_PEEK) != 0, ck);
 }
 
 static ssize_t
@@ -1043,8 +1165,9 @@ ep_close(struct fid *fid)
 	tfi_cntr_ep_close(ep);
 	d->refs--;
 	pthread_mutex_unlock(&d->lock);
-	trd_vni_close(ep->vni); /* the engine drops what is still posted */
+	trd_vni_close(ep->vni); /* the engine drops what is still posted, and claimed */
 	held_del(ep->name.app, ep->name.proc);
+	free(ep->claims);
 	free(ep->ops);
 	free(ep);
 	return 0;

@@ -5,7 +5,7 @@
 #
 #   test_vni.sh TOROID_NODE VNI_APP TEST
 #
-# TEST: local | masks | ordered | dump | rma | rma_two_engines | two_engines | fairness | fairness_uneven | rotation |
+# TEST: local | masks | claim | trunc | ordered | dump | rma | rma_two_engines | two_engines | fairness | fairness_uneven | rotation |
 #       flow | mcast | mcast_shared | kill | share
 # Every wait is bounded; readiness is polled with a deadline; applications block on their
 # eventfd when idle, each engine runs one lcore and sleeps when idle.
@@ -231,6 +231,51 @@ EOF
 	[ "$(total E vni late_matches)" -ge 8 ] || die "expected >= 8 receives matched from staging"
 	[ "$(total E vni probes)" = 4 ] || die "expected 4 probes, the engine counted $(total E vni probes)"
 	[ "$(total E vni cancels)" = 1 ] || die "expected 1 cancelled receive, the engine counted $(total E vni cancels)"
+	;;
+claim)
+	# Claim and discard (trd_vni_claim, trd_vni_recv_claimed, trd_vni_discard,
+	# trd_vni_discard_first; docs/vni.md "Claim and discard"): one process sending to itself
+	# and to a second interface it opens; 1 MiB of staging, so a 2 MiB message is refused and
+	# claimed while its sender waits. The second interface closes holding two claims.
+	cat >"$T/two.ini" <<EOF
+[torus]
+dims = 1x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+procs = 1:0, 1:1
+EOF
+	start_engine E 0 -- --topo "$T/two.ini" --node 0 --staging 1M --noproc-ms 300
+	eng_wait_ready E
+	app c0 "$T/E-0.sock" 1 0 --pool 16M claim --peers 1:1
+	wait_app c0
+	stop_engine E
+	[ "$(total E vni staging_used)" = 0 ] || die "staging not released: $(total E vni staging_used) B"
+	[ "$(total E vni bad_wire)" = 0 ] || die "malformed protocol messages"
+	[ "$(total E vni claims)" = 8 ] || die "expected 8 claims, the engine counted $(total E vni claims)"
+	[ "$(total E vni discards)" = 4 ] || die "expected 4 discards, the engine counted $(total E vni discards)"
+	[ "$(total E vni bad_replies)" = 0 ] || die "replies dropped: $(total E vni bad_replies)"
+	;;
+trunc)
+	# Truncation at the receiver: one process sending to itself, eager and long messages
+	# longer than their receive (posted first, staged, refused then claimed); 1 MiB staging.
+	cat >"$T/one.ini" <<EOF
+[torus]
+dims = 1x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+procs = 1:0
+EOF
+	start_engine E 0 -- --topo "$T/one.ini" --node 0 --staging 1M
+	eng_wait_ready E
+	app t0 "$T/E-0.sock" 1 0 --pool 16M trunc
+	wait_app t0
+	stop_engine E
+	[ "$(total E vni staging_used)" = 0 ] || die "staging not released"
+	[ "$(total E vni bad_replies)" = 0 ] || die "replies dropped: $(total E vni bad_replies)"
+	# the receives' -EMSGSIZE are the only completions with an error: no sender failed
+	[ "$(total E vni errors)" = 7 ] || die "expected 7 completions with an error, got $(total E vni errors)"
 	;;
 ordered)
 	# Ordered interfaces (trd_vni_conf.ordered): a 2 MiB message, longer than its receiver's

@@ -35,6 +35,7 @@
 
 struct client_ctx {
 	bool busy; /* receive: posted, not yet completed */
+	bool claim; /* receive: a claim (PROBE|CLAIM): the handle comes in the context */
 	uint64_t cookie;
 	void *buf;
 	struct trd_vni_addr peer; /* send: destination */
@@ -546,8 +547,8 @@ trd_vni_mcast(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n,
 }
 
 static int
-recv_common(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
-	    uint32_t rflags, void *buf, size_t cap, int doorbell, uint64_t cookie)
+recv_common2(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+	     uint32_t rflags, uint64_t claim, void *buf, size_t cap, int doorbell, uint64_t cookie)
 {
 	struct trd_vni_rctx *r;
 	int64_t off = 0;
@@ -575,17 +576,67 @@ recv_common(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t i
 	r->cap = (uint32_t)cap;
 	r->tag = tag;
 	r->ignore = ignore;
+	r->claim = claim;
 	r->buf = (uint64_t)off;
 	r->doorbell = doorbell >= 0 ? (uint32_t)doorbell : 0;
 	v->rc[idx].cookie = cookie;
 	v->rc[idx].buf = buf;
 	v->rc[idx].busy = true;
+	v->rc[idx].claim = (rflags & (TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM)) ==
+			   (TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM);
 	rc = post(v, TRD_VNI_CMD_RECV, idx);
 	if (rc != 0) {
 		v->rc[idx].busy = false;
 		v->rfree[v->n_rfree++] = idx;
 	}
 	return rc;
+}
+
+static int
+recv_common(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+	    uint32_t rflags, void *buf, size_t cap, int doorbell, uint64_t cookie)
+{
+	return recv_common2(v, src, tag, ignore, rflags, 0, buf, cap, doorbell, cookie);
+}
+
+int
+trd_vni_claim(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+	      uint64_t cookie)
+{
+	return recv_common(v, src, tag & ~ignore, ignore,
+			   TRD_VNI_RF_MASK | TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM, NULL, 0, -1,
+			   cookie);
+}
+
+int
+trd_vni_recv_claimed(struct trd_vni *v, uint64_t claim, void *buf, size_t cap, int doorbell,
+		     uint64_t cookie)
+{
+	struct trd_vni_addr any = {TRD_VNI_ANY, TRD_VNI_ANY};
+
+	if (claim == 0)
+		return -EINVAL;
+	return recv_common2(v, any, 0, 0, TRD_VNI_RF_CLAIM, claim, buf, cap, doorbell, cookie);
+}
+
+int
+trd_vni_discard(struct trd_vni *v, uint64_t claim, uint64_t cookie)
+{
+	struct trd_vni_addr any = {TRD_VNI_ANY, TRD_VNI_ANY};
+
+	if (claim == 0)
+		return -EINVAL;
+	return recv_common2(v, any, 0, 0, TRD_VNI_RF_CLAIM | TRD_VNI_RF_DISCARD, claim, NULL, 0, -1,
+			    cookie);
+}
+
+int
+trd_vni_discard_first(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+		      uint64_t cookie)
+{
+	return recv_common(v, src, tag & ~ignore, ignore,
+			   TRD_VNI_RF_MASK | TRD_VNI_RF_PROBE | TRD_VNI_RF_DISCARD, NULL, 0, -1,
+			   cookie);
 }
 
 int
@@ -827,6 +878,7 @@ trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
 			cx = &v->sc[e[i].idx];
 			v->sfree[v->n_sfree++] = e[i].idx;
 			c->kind = (enum trd_vni_cpl_kind)e[i].kind;
+			c->claim = 0;
 			c->peer = cx->peer;
 			c->buf = e[i].kind == TRD_VNI_CPL_SEND ? NULL : cx->buf;
 		} else if (e[i].kind == TRD_VNI_CPL_RECV && e[i].idx < v->seg->n_recv) {
@@ -837,6 +889,13 @@ trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
 			c->peer.app = e[i].peer_app;
 			c->peer.proc = e[i].peer_proc;
 			c->buf = cx->buf;
+			/* a claim's handle: written by the engine in the context before the
+			 * completion (the dequeue above acquired it) */
+			c->claim = cx->claim && e[i].status == 0
+					   ? __atomic_load_n(&v->rctx[e[i].idx].claim,
+							     __ATOMIC_RELAXED)
+					   : 0;
+			cx->claim = false;
 		} else {
 			continue; /* not ours: ignore */
 		}

@@ -308,6 +308,164 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	}
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* claims (docs/vni.md, "Claim and discard") */
+
+/* Give message @p x to receive @p r: copied now if it is whole in staging, at its FIN if it
+ * is still arriving there, or granted straight into the buffer if it was claimed while its
+ * sender was refused. Too long for the buffer: its first cap bytes, -EMSGSIZE with the whole
+ * length, and its sender succeeds. @p x is in no queue. */
+static void
+rx_deliver(struct trd_vnis *s, struct vif *v, struct vrecv *r, struct vrx *x)
+{
+	if (x->ungranted) {
+		/* its sender waits to be asked: a permission into the buffer now */
+		x->ungranted = false;
+		vnis_grant_recv(v, x, r);
+		vnis_send_cts(s, x);
+		ST(s, CTS_LATE)++;
+		return;
+	}
+	if (x->state == RX_STAGED) {
+		uint32_t n = RTE_MIN(x->len, r->cap); /* truncated: its first cap bytes */
+
+		if (n != 0)
+			memcpy(v->pool + r->buf, s->stage_mem + x->soff, n);
+		r->data = x->data;
+		r->has_data = x->has_data;
+		vnis_recv_complete(s, v, r, x->len > r->cap ? -EMSGSIZE : 0, x->len, x->tag,
+				   x->src_app, x->src_proc);
+		vnis_rx_release(s, x);
+	} else {
+		x->recv = r; /* still arriving into staging: copied at its FIN */
+	}
+}
+
+static uint64_t
+claim_handle(const struct vrx *x)
+{
+	return (uint64_t)x->claim_key << 32 | vnis_rx_id(x);
+}
+
+/* The message of @p v that claim handle @p h names, or NULL: never claimed, another
+ * interface's, or already received or dropped (its grant generation or key moved on). */
+static struct vrx *
+claim_find(struct trd_vnis *s, const struct vif *v, uint64_t h)
+{
+	uint32_t id = (uint32_t)h;
+	struct vrx *x;
+
+	if ((id & 0xffff) >= VNIS_N_RX || (h >> 32) == 0)
+		return NULL;
+	x = &s->rx[id & 0xffff];
+	if (x->state == RX_FREE || x->gen != (uint16_t)(id >> 16) || x->vif != v || !x->claimed ||
+	    x->claim_key != (uint32_t)(h >> 32))
+		return NULL;
+	return x;
+}
+
+/* Drop message @p x (in no queue) unread. Its sender completes as if it had been received:
+ * a staged one already has; one still arriving gets DONE 0 at its FIN, one whose sender was
+ * refused gets DONE 0 at its next request (recv.c). */
+static void
+claim_drop(struct trd_vnis *s, struct vrx *x)
+{
+	x->claimed = false;
+	ST(s, DISCARDS)++;
+	if (x->state == RX_STAGED) {
+		vnis_rx_release(s, x);
+		return;
+	}
+	x->discard = true;
+}
+
+/* A probe that claims (PROBE|CLAIM) or drops (PROBE|DISCARD) what it finds: staged message
+ * @p x, else a refused request of a sender that waits (a grant without a CTS takes it out of
+ * the hints), else -ENOMSG. The answer carries the message like a probe's, and a claim's
+ * handle is written in the receive context before the completion. */
+static void
+probe_claim(struct trd_vnis *s, struct vif *v, struct vrecv *r, struct vrx *x)
+{
+	uint64_t h;
+
+	ST(s, PROBES)++;
+	if (x != NULL) {
+		TAILQ_REMOVE(&v->uq, x, uq);
+		x->in_uq = false;
+	} else {
+		for (unsigned int i = 0; i < VNIS_N_HINTS && x == NULL; i++) {
+			struct vhint *hn = &s->hints[i];
+			struct trd_vw_hdr hh;
+
+			if (!hn->used || hn->grant != 0 || hn->vif != v ||
+			    !vnis_recv_match(r, hn->src_app, hn->src_proc, hn->tag))
+				continue;
+			x = vnis_rx_alloc(s, v);
+			if (x == NULL) {
+				vnis_recv_complete(s, v, r, -ENOBUFS, 0, r->tag, r->src_app,
+						   r->src_proc);
+				return;
+			}
+			memset(&hh, 0, sizeof(hh));
+			hh.msg_id = hn->msg_id;
+			hh.key = hn->key;
+			hh.src_app = hn->src_app;
+			hh.src_proc = hn->src_proc;
+			hh.tag = hn->tag;
+			hh.data = hn->data;
+			hh.flags = hn->has_data ? TRD_VW_F_DATA : 0;
+			hh.len = hn->len;
+			vnis_rx_fill(x, hn->src_rank, hn->src, &hh);
+			x->ungranted = true;
+			hn->grant = vnis_rx_id(x); /* its next request finds x (recv.c) */
+		}
+		if (x == NULL) {
+			vnis_recv_complete(s, v, r, -ENOMSG, 0, r->tag, r->src_app, r->src_proc);
+			return;
+		}
+	}
+	r->data = x->data;
+	r->has_data = x->has_data;
+	if (r->flags & TRD_VNI_RF_DISCARD) {
+		vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+		claim_drop(s, x);
+		return;
+	}
+	if (++s->claim_seq == 0)
+		s->claim_seq = 1;
+	x->claimed = true;
+	x->claim_key = s->claim_seq;
+	h = claim_handle(x);
+	ST(s, CLAIMS)++;
+	/* the application's own context: it reads the handle after the completion, which
+	 * cplq_put publishes with a release store */
+	__atomic_store_n(&v->rctx[r->idx].claim, h, __ATOMIC_RELAXED);
+	vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+}
+
+/* CLAIM (receive the claimed message) or CLAIM|DISCARD (drop it) with handle @p h. */
+static void
+claimed_op(struct trd_vnis *s, struct vif *v, struct vrecv *r, uint64_t h)
+{
+	struct vrx *x = claim_find(s, v, h);
+
+	if (x == NULL) {
+		ST(s, BAD_CMDS)++;
+		vnis_recv_complete(s, v, r, -EINVAL, 0, r->tag, r->src_app, r->src_proc);
+		return;
+	}
+	if (r->flags & TRD_VNI_RF_DISCARD) {
+		r->data = x->data;
+		r->has_data = x->has_data;
+		vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+		claim_drop(s, x);
+		return;
+	}
+	x->claimed = false;
+	ST(s, LATE_MATCHES)++;
+	rx_deliver(s, v, r, x);
+}
+
 /* A probe: report message @p x (the first staged one that matches), else the first refused
  * request that matches (its sender asks again), else -ENOMSG. Nothing is taken. */
 static void
@@ -383,12 +541,19 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	r->doorbell = c.doorbell;
 	ST(s, RECVS)++;
 	if ((c.flags & ~(TRD_VNI_RF_ANY_TAG | TRD_VNI_RF_MASK | TRD_VNI_RF_PROBE |
-			 TRD_VNI_F_DOORBELL)) ||
-	    c.buf > v->pool_size ||
-	    c.cap > v->pool_size - c.buf || ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db)) {
+			 TRD_VNI_RF_CLAIM | TRD_VNI_RF_DISCARD | TRD_VNI_F_DOORBELL)) ||
+	    /* DISCARD goes with PROBE or with CLAIM, not both */
+	    ((c.flags & TRD_VNI_RF_DISCARD) &&
+	     !!(c.flags & TRD_VNI_RF_PROBE) == !!(c.flags & TRD_VNI_RF_CLAIM)) ||
+	    c.buf > v->pool_size || c.cap > v->pool_size - c.buf ||
+	    ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db)) {
 		ST(s, BAD_CMDS)++;
 		r->flags &= ~TRD_VNI_F_DOORBELL;
 		vnis_recv_complete(s, v, r, -EINVAL, 0, c.tag, c.src_app, c.src_proc);
+		return;
+	}
+	if ((c.flags & TRD_VNI_RF_CLAIM) && !(c.flags & TRD_VNI_RF_PROBE)) {
+		claimed_op(s, v, r, c.claim);
 		return;
 	}
 	/* a message that came first */
@@ -396,31 +561,17 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		if (vnis_recv_match(r, x->src_app, x->src_proc, x->tag))
 			break;
 	if (c.flags & TRD_VNI_RF_PROBE) {
-		probe(s, v, r, x);
+		if (c.flags & (TRD_VNI_RF_CLAIM | TRD_VNI_RF_DISCARD))
+			probe_claim(s, v, r, x);
+		else
+			probe(s, v, r, x);
 		return;
 	}
 	if (x != NULL) {
 		ST(s, LATE_MATCHES)++;
 		TAILQ_REMOVE(&v->uq, x, uq);
 		x->in_uq = false;
-		if (x->len > r->cap) {
-			vnis_recv_complete(s, v, r, -EMSGSIZE, 0, x->tag, x->src_app, x->src_proc);
-			if (x->state == RX_STAGED)
-				vnis_rx_release(s, x);
-			else
-				x->discard = true; /* its FIN gets -EMSGSIZE */
-			return;
-		}
-		if (x->state == RX_STAGED) {
-			if (x->len != 0)
-				memcpy(v->pool + r->buf, s->stage_mem + x->soff, x->len);
-			r->data = x->data;
-			r->has_data = x->has_data;
-			vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
-			vnis_rx_release(s, x);
-		} else {
-			x->recv = r; /* still arriving into staging: copied at its FIN */
-		}
+		rx_deliver(s, v, r, x);
 		return;
 	}
 	/* a request to send that was refused for want of a receive: grant it now */

@@ -181,7 +181,9 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 		if (x->vif != v)
 			continue;
 		n_rx++;
-		if (x->state == RX_STAGED) {
+		if (x->state == RX_STAGED || x->ungranted) {
+			/* staged, or claimed while its sender was refused (it asks again and
+			 * finds no process) */
 			vnis_rx_release(s, x);
 		} else {
 			struct trd_vw_hdr h;

@@ -26,7 +26,7 @@ vnis_rx_alloc(struct trd_vnis *s, struct vif *v)
 		return NULL;
 	x = &s->rx[s->rx_free[--s->n_rx_free]];
 	x->state = RX_RECV;
-	x->in_uq = x->discard = false;
+	x->in_uq = x->discard = x->claimed = x->ungranted = false;
 	x->vif = v;
 	x->recv = NULL;
 	x->soff = -1;
@@ -144,7 +144,9 @@ vnis_send_cts(struct trd_vnis *s, struct vrx *x)
 	r.msg_id = x->src_msg;
 	r.key = x->src_key;
 	r.grant_id = vnis_rx_id(x);
-	r.len = x->len;
+	/* into a receive shorter than the message: only its first cap bytes (docs/vni.md,
+	 * "Truncation") */
+	r.len = x->recv != NULL ? RTE_MIN(x->len, x->recv->cap) : x->len;
 	r.tag = x->tag;
 	r.rkey = x->rkey;
 	r.roff = x->roff;
@@ -226,8 +228,6 @@ vnis_grant_hinted(struct trd_vnis *s, struct vif *v, struct vrecv *r)
 		if (!hn->used || hn->grant != 0 || hn->vif != v ||
 		    !vnis_recv_match(r, hn->src_app, hn->src_proc, hn->tag))
 			continue;
-		if (hn->len > r->cap)
-			continue; /* its next request finds the receive and fails it */
 		x = vnis_rx_alloc(s, v);
 		if (x == NULL)
 			break;

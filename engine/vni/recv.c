@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/queue.h>
 
+#include <rte_common.h>
+
 #include "service_pvt.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -45,9 +47,11 @@ vnis_recv_complete(struct trd_vnis *s, struct vif *v, struct vrecv *r, int statu
 		   uint64_t tag, uint32_t app, uint32_t proc)
 {
 	vnis_vif_cqe(s, v, TRD_VNI_CPL_RECV, r->idx, status, len, tag, app, proc,
-		     (r->flags & TRD_VNI_F_DOORBELL) != 0, r->doorbell, status == 0 ? r->data : 0,
-		     (status == 0 && r->has_data ? TRD_VNI_CQE_DATA : 0) |
-			     ((r->flags & TRD_VNI_RF_PROBE) ? VNIS_CQE_PROBE : 0));
+		     (r->flags & TRD_VNI_F_DOORBELL) != 0, r->doorbell,
+		     status == 0 || status == -EMSGSIZE ? r->data : 0,
+		     ((status == 0 || status == -EMSGSIZE) && r->has_data ? TRD_VNI_CQE_DATA : 0) |
+			     ((r->flags & (TRD_VNI_RF_PROBE | TRD_VNI_RF_DISCARD)) ? VNIS_CQE_PROBE
+										   : 0));
 	r->busy = false;
 }
 
@@ -99,15 +103,17 @@ on_eager(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const stru
 	}
 	rv = posted_take(v, h->src_app, h->src_proc, h->tag);
 	if (rv != NULL) {
-		int st = h->len > rv->cap ? -EMSGSIZE : 0;
+		/* longer than the buffer: its first cap bytes, -EMSGSIZE with the whole length;
+		 * the sender succeeds (docs/vni.md, "Truncation") */
+		uint32_t n = RTE_MIN(h->len, rv->cap);
 
-		if (st == 0 && h->len != 0)
-			memcpy(v->pool + rv->buf, data, h->len);
+		if (n != 0)
+			memcpy(v->pool + rv->buf, data, n);
 		rv->data = h->data;
 		rv->has_data = (h->flags & TRD_VW_F_DATA) != 0;
-		vnis_recv_complete(s, v, rv, st, st == 0 ? h->len : 0, h->tag, h->src_app,
-				   h->src_proc);
-		rep_hdr(&r, TRD_VW_ACK, h, st);
+		vnis_recv_complete(s, v, rv, h->len > rv->cap ? -EMSGSIZE : 0, h->len, h->tag,
+				   h->src_app, h->src_proc);
+		rep_hdr(&r, TRD_VW_ACK, h, 0);
 		vnis_reply(s, src, &r);
 		return;
 	}
@@ -149,6 +155,20 @@ on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 		/* asked again after a refusal, but a receive granted it meanwhile: the same
 		 * permission again (the sender keeps the first) */
 		x = vnis_rx_lookup(s, hn->grant, src_rank, h->msg_id, h->key);
+		if (x != NULL && x->ungranted) {
+			/* claimed while refused (cmd.c): it waits for its receive, or was dropped
+			 * unread: DONE 0 completes its sender */
+			if (!x->discard) {
+				nak(s, src, h, -ENOSPC);
+			} else {
+				struct trd_vw_hdr r;
+
+				rep_hdr(&r, TRD_VW_DONE, h, 0);
+				vnis_reply(s, src, &r);
+				vnis_rx_release(s, x);
+			}
+			return;
+		}
 		if (x != NULL) {
 			vnis_send_cts(s, x);
 			return;
@@ -162,14 +182,8 @@ on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 		nak(s, src, h, -ECONNREFUSED);
 		return;
 	}
+	/* a receive too short for it is granted its first cap bytes (a shorter CTS) */
 	rv = posted_take(v, h->src_app, h->src_proc, h->tag);
-	if (rv != NULL && h->len > rv->cap) {
-		if (hn != NULL)
-			hn->used = false;
-		vnis_recv_complete(s, v, rv, -EMSGSIZE, 0, h->tag, h->src_app, h->src_proc);
-		nak(s, src, h, -EMSGSIZE);
-		return;
-	}
 	x = vnis_rx_alloc(s, v);
 	if (x == NULL) {
 		if (rv != NULL)
@@ -217,16 +231,18 @@ on_fin(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 		st = -ECONNRESET;
 		vnis_rx_release(s, x);
 	} else if (x->discard) {
-		st = -EMSGSIZE;
+		st = 0; /* dropped unread (trd_vni_discard): the sender succeeds */
 		vnis_rx_release(s, x);
 	} else if (x->recv != NULL) {
 		struct vif *v = x->vif;
+		uint32_t n = RTE_MIN(x->len, x->recv->cap); /* truncated: its first cap bytes */
 
-		if (x->soff >= 0 && x->len != 0)
-			memcpy(v->pool + x->recv->buf, s->stage_mem + x->soff, x->len);
+		if (x->soff >= 0 && n != 0)
+			memcpy(v->pool + x->recv->buf, s->stage_mem + x->soff, n);
 		x->recv->data = x->data;
 		x->recv->has_data = x->has_data;
-		vnis_recv_complete(s, v, x->recv, 0, x->len, x->tag, x->src_app, x->src_proc);
+		vnis_recv_complete(s, v, x->recv, x->len > x->recv->cap ? -EMSGSIZE : 0, x->len,
+				   x->tag, x->src_app, x->src_proc);
 		vnis_rx_release(s, x);
 	} else {
 		x->state = RX_STAGED; /* whole, in staging, waiting for its receive */

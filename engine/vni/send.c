@@ -176,6 +176,7 @@ vnis_tx_alloc(struct trd_vnis *s, struct vif *v)
 	t->vif = v;
 	t->parent = NULL;
 	t->off = 0;
+	t->cut = 0;
 	t->grant = 0;
 	t->ctr = 0;
 	t->status = 0;
@@ -247,9 +248,9 @@ vnis_tx_cqe(struct trd_vnis *s, struct vtx *t)
 			     t->dst_app, t->dst_proc, (t->sflags & TRD_VNI_F_DOORBELL) != 0,
 			     t->doorbell, t->status == 0 ? t->old : 0,
 			     t->rma == TRD_VNI_CPL_ATOMIC && t->status == 0 ? TRD_VNI_CQE_DATA : 0);
-	else
+	else /* the message's whole length, also when the receive took fewer bytes */
 		vnis_vif_cqe(s, v, TRD_VNI_CPL_SEND, t->ctx, t->status,
-			     t->status == 0 ? t->len : 0, t->tag, t->dst_app, t->dst_proc,
+			     t->status == 0 ? t->len + t->cut : 0, t->tag, t->dst_app, t->dst_proc,
 			     (t->sflags & TRD_VNI_F_DOORBELL) != 0, t->doorbell, 0, 0);
 	if (t->ctx < v->n_send)
 		v->sbusy[t->ctx] = 0;
@@ -344,7 +345,8 @@ shared_pay(const struct vtx *t)
 		return NULL;
 	if (t->state == TX_REQ)
 		return t->eager ? p->pay : NULL;
-	return !t->eager && t->off == p->pay_off ? p->pay : NULL;
+	/* not for a child whose receive took fewer bytes (a shorter CTS) */
+	return !t->eager && t->len == p->len && t->off == p->pay_off ? p->pay : NULL;
 }
 
 /* A multicast child's packet: it referenced the shared payload, or its engine copied @p copied
@@ -558,14 +560,18 @@ vnis_on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 			ST(s, DUP_CTS)++; /* a permission we already have */
 			return;
 		}
-		if (h->len != t->len) {
+		if (h->len > t->len) {
 			ST(s, BAD_REPLIES)++;
 			return;
 		}
+		/* a shorter permission: the receive is shorter than the message and takes its
+		 * first h->len bytes (docs/vni.md, "Truncation"): only those are sent */
+		t->cut = t->len - h->len;
+		t->len = h->len;
 		t->grant = h->grant_id;
 		t->rkey = h->rkey;
 		t->roff = h->roff;
-		vnis_tx_set_state(s, t, TX_DATA);
+		vnis_tx_set_state(s, t, t->len == 0 ? TX_FIN : TX_DATA);
 		return;
 	case TRD_VW_NAK:
 		if (t->state != TX_WAIT)
@@ -589,7 +595,10 @@ vnis_on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 			vnis_tx_finish(s, t, h->status);
 		return;
 	case TRD_VW_DONE:
-		if (t->state == TX_WAIT_DONE)
+		/* or the answer to a request whose message the receiver dropped unread (a
+		 * discard of a message claimed while refused: docs/vni.md) */
+		if (t->state == TX_WAIT_DONE ||
+		    (t->state == TX_WAIT && !t->eager && h->status == 0 && h->grant_id == 0))
 			vnis_tx_finish(s, t, h->status);
 		return;
 	case TRD_VW_CANCEL:

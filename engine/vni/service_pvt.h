@@ -102,6 +102,7 @@ struct vtx {
 	struct trd_coord dst;
 	uint64_t tag, data;
 	uint32_t len, off;
+	uint32_t cut; /* bytes a shorter CTS left out (the receive took the first len) */
 	const uint8_t *src;
 	uint32_t grant;
 	uint64_t rkey, roff;
@@ -145,7 +146,10 @@ struct vrx {
 	uint32_t idx;
 	uint16_t gen;
 	uint8_t state;
-	bool in_uq, discard;
+	bool in_uq, discard; /* discard: dropped unread; its sender gets 0 (FIN, or next RTS) */
+	bool claimed;       /* reserved by a claim: in no queue a receive or probe searches */
+	bool ungranted;     /* claimed while its sender was refused: no CTS yet (docs/vni.md) */
+	uint32_t claim_key; /* the claim handle's upper half */
 	struct vif *vif;
 	struct vrecv *recv;
 	uint32_t src_rank;
@@ -281,6 +285,7 @@ struct trd_vnis {
 	uint32_t keys[1024]; /* message keys not yet used */
 	unsigned int n_keys;
 	struct vnis_tel *tel; /* the telemetry snapshot, when registered */
+	uint32_t claim_seq;   /* claim handles: the last upper half handed out */
 	uint64_t next_tel;
 };
 

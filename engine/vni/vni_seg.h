@@ -130,6 +130,13 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
 #define TRD_VNI_RF_MASK 0x2     /* the tag bits set in ignore match anything */
 #define TRD_VNI_RF_PROBE 0x4    /* probe: report the first matching message that is waiting
 				 * (staged or refused), take nothing; -ENOMSG if none */
+#define TRD_VNI_RF_CLAIM                                                                           \
+	0x8 /* with PROBE: also claim the message found (the engine writes                         \
+	     * its handle in the context's claim); alone: receive the                              \
+	     * claimed message named by claim into buf */
+#define TRD_VNI_RF_DISCARD                                                                         \
+	0x10 /* with PROBE: drop the first matching message; with CLAIM:                           \
+	      * drop the claimed message named by claim (no data) */
 
 /* Send context: 64 bytes. */
 struct trd_vni_sctx {
@@ -156,7 +163,9 @@ struct trd_vni_rctx {
 	uint32_t doorbell;
 	uint32_t rsvd;
 	uint64_t ignore;   /* RF_MASK: tag bits that match anything */
-	uint8_t pad[16];
+	uint64_t claim;    /* RF_CLAIM alone or with DISCARD: the handle; PROBE|CLAIM: the engine
+			    * writes the handle here before the completion */
+	uint8_t pad[8];
 };
 
 /* A send context holding a one-sided op (TRD_VNI_CMD_RMA): 64 bytes. laddr is an address in

@@ -98,9 +98,10 @@ enum trd_vni_cpl_kind {
 struct trd_vni_cpl {
 	enum trd_vni_cpl_kind kind;
 	int status;              /**< 0, or a negative errno: -ENOMSG (a probe found nothing),
-				  *   -EMSGSIZE (message longer than the
-				  *   receive buffer), -ECONNREFUSED (no such process: not in the
-				  *   topology, or not attached within the engine's timeout),
+				  *   -EMSGSIZE (receive: the message was longer than the buffer,
+				  *   which holds its first cap bytes; len is the whole length and
+				  *   its sender succeeded), -ECONNREFUSED (no such process: not
+				  *   in the topology, or not attached within the engine's timeout),
 				  *   -ECONNRESET (the peer process died mid-transfer),
 				  *   -EHOSTUNREACH (the peer engine is down), -ECANCELED (the
 				  *   engine is shutting down, or trd_vni_cancel() withdrew the
@@ -117,6 +118,8 @@ struct trd_vni_cpl {
 				  *   atomic: the value before the operation */
 	bool has_data;           /**< receive: the message was sent by trd_vni_senddata();
 				  *   atomic: always (status 0) */
+	uint64_t claim;          /**< trd_vni_claim() that found a message: its handle (never 0),
+				  *   for trd_vni_recv_claimed() or trd_vni_discard(); else 0 */
 };
 
 /** Interface facts and the engine's counters for it. */
@@ -220,6 +223,47 @@ int trd_vni_recv_mask(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, 
  */
 int trd_vni_probe(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
 		  uint64_t cookie);
+
+/**
+ * Claim: a probe (as trd_vni_probe()) that also reserves the message it finds. Its completion
+ * (status 0) carries the message's source, tag, length and immediate data and a handle in
+ * trd_vni_cpl.claim; from then on no receive or probe matches the message, and only
+ * trd_vni_recv_claimed() or trd_vni_discard() with the handle takes it. -ENOMSG: nothing
+ * waits; -ENOBUFS: the engine has no room to hold the claim now (retry). A claimed message
+ * holds its staging until it is taken; trd_vni_close() (or the death of the process) drops
+ * it. Uses a receive context until it completes.
+ * @return 0, -EAGAIN, -EINVAL, -ECONNRESET.
+ */
+int trd_vni_claim(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+		  uint64_t cookie);
+
+/**
+ * Receive the message that trd_vni_claim() reserved under @p claim into @p buf (in the pool,
+ * room @p cap). Completes like trd_vni_recv() with the message's source, tag, length and data;
+ * -EINVAL if the handle names no message claimed by this interface (unknown, already taken
+ * or dropped, or the sender's message ended meanwhile: its peer died or its node went down);
+ * -EMSGSIZE (truncated) as trd_vni_recv() if it does not fit.
+ * @return 0, -EAGAIN, -EINVAL (0 handle, bad buffer), -ECONNRESET.
+ */
+int trd_vni_recv_claimed(struct trd_vni *v, uint64_t claim, void *buf, size_t cap, int doorbell,
+			 uint64_t cookie);
+
+/**
+ * Drop the message that trd_vni_claim() reserved under @p claim, unread. One receive
+ * completion with @p cookie: status 0 with the message's source, tag and length (no data), or
+ * -EINVAL for a handle as in trd_vni_recv_claimed(). The sender completes with status 0.
+ * @return 0, -EAGAIN, -EINVAL, -ECONNRESET.
+ */
+int trd_vni_discard(struct trd_vni *v, uint64_t claim, uint64_t cookie);
+
+/**
+ * Drop the first message that a probe with the same arguments would report, unread: its
+ * completion is the probe's answer (status 0 with source, tag, length; or -ENOMSG). The
+ * sender completes with status 0.
+ * @return 0, -EAGAIN, -EINVAL, -ECONNRESET.
+ */
+int trd_vni_discard_first(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t ignore,
+			  uint64_t cookie);
 
 /**
  * Withdraw the posted receive whose cookie is @p cookie. If it still waits for a message it

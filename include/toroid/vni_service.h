@@ -134,7 +134,9 @@ struct trd_vnis_conf {
 	X(RMA_BYTES, "rma_bytes")         /* bytes written or read in them (atomics: size) */     \
 	X(RMA_DENIED, "rma_denied")       /* requests refused before any access: unknown key,   \
 					   * no access bit, out of the region, misaligned */      \
-	X(RMA_FAULTS, "rma_faults")       /* process_vm_readv/writev failures (memory gone) */
+	X(RMA_FAULTS, "rma_faults")       /* process_vm_readv/writev failures (memory gone) */    \
+	X(CLAIMS, "claims")               /* messages claimed (trd_vni_claim) */                  \
+	X(DISCARDS, "discards")           /* messages dropped unread (trd_vni_discard) */
 
 /** Service statistics ids. */
 enum trd_vnis_stat {

@@ -11,7 +11,11 @@
  *      of order tags, each message landing in the receive of its tag;
  *   3. MPI_Allreduce (sum and max) over 1 .. 65536 integers, checked;
  *   4. MPI_Probe with MPI_ANY_SOURCE/MPI_ANY_TAG (FI_PEEK) before the receive, and an
- *      MPI_Irecv withdrawn by MPI_Cancel (fi_cancel).
+ *      MPI_Irecv withdrawn by MPI_Cancel (fi_cancel);
+ *   5. matched probes (FI_PEEK | FI_CLAIM, then FI_CLAIM): MPI_Mprobe + MPI_Mrecv of a short
+ *      message (a second MPI_Iprobe does not see it once it is claimed), MPI_Improbe +
+ *      MPI_Imrecv of a 200 kB one, MPI_Mprobe(ANY_SOURCE, ANY_TAG) + MPI_Mrecv, each checked
+ *      (source, tag, count, bytes).
  * Prints one line per part and exits 0 if everything matched, 1 otherwise.
  */
 #include <stdint.h>
@@ -212,6 +216,71 @@ probe_cancel(void)
 	}
 }
 
+/* Rank 0 sends tags 80 (1000 B), 81 (200 kB) and 82 (64 B); rank 1 takes each by a matched
+ * probe and its receive. */
+static void
+mprobe(void)
+{
+	static const int lens[3] = {1000, 200000, 64};
+	unsigned char *b = malloc(200000);
+	MPI_Message msg;
+	MPI_Request rq;
+	MPI_Status st;
+	int count, flag = 0;
+
+	if (b == NULL)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	if (rank == 0) {
+		for (int i = 0; i < 3; i++) {
+			fill(b, (size_t)lens[i], 80u + (unsigned int)i);
+			MPI_Send(b, lens[i], MPI_BYTE, 1, 80 + i, MPI_COMM_WORLD);
+		}
+		free(b);
+		return;
+	}
+	/* MPI_Mprobe + MPI_Mrecv: once claimed, nothing else sees the message */
+	MPI_Mprobe(0, 80, MPI_COMM_WORLD, &msg, &st);
+	MPI_Get_count(&st, MPI_BYTE, &count);
+	expect(st.MPI_SOURCE == 0 && st.MPI_TAG == 80, "mprobe: source %d tag %d", st.MPI_SOURCE,
+	       st.MPI_TAG);
+	expect(count == lens[0], "mprobe: %d bytes, expected %d", count, lens[0]);
+	MPI_Iprobe(0, 80, MPI_COMM_WORLD, &flag, &st);
+	expect(!flag, "iprobe found the claimed message (%d, %d)", flag, 0);
+	memset(b, 0, (size_t)lens[0]);
+	MPI_Mrecv(b, lens[0], MPI_BYTE, &msg, &st);
+	MPI_Get_count(&st, MPI_BYTE, &count);
+	expect(msg == MPI_MESSAGE_NULL && st.MPI_SOURCE == 0 && st.MPI_TAG == 80,
+	       "mrecv: source %d tag %d", st.MPI_SOURCE, st.MPI_TAG);
+	expect(count == lens[0] && bad_byte(b, (size_t)lens[0], 80) == (size_t)lens[0],
+	       "mrecv: %d bytes, bad byte %d", count, (int)bad_byte(b, (size_t)lens[0], 80));
+	/* MPI_Improbe (until the message is there, at most 30 s) + MPI_Imrecv */
+	for (double t0 = MPI_Wtime(); !flag && MPI_Wtime() - t0 < 30;)
+		MPI_Improbe(MPI_ANY_SOURCE, 81, MPI_COMM_WORLD, &flag, &msg, &st);
+	expect(flag, "improbe: the 200 kB message never came (%d, %d)", flag, 0);
+	if (flag) {
+		MPI_Get_count(&st, MPI_BYTE, &count);
+		expect(count == lens[1] && st.MPI_SOURCE == 0, "improbe: %d bytes from %d", count,
+		       st.MPI_SOURCE);
+		memset(b, 0, (size_t)lens[1]);
+		MPI_Imrecv(b, lens[1], MPI_BYTE, &msg, &rq);
+		MPI_Wait(&rq, &st);
+		MPI_Get_count(&st, MPI_BYTE, &count);
+		expect(count == lens[1] && st.MPI_TAG == 81, "imrecv: %d bytes, tag %d", count,
+		       st.MPI_TAG);
+		expect(bad_byte(b, (size_t)lens[1], 81) == (size_t)lens[1],
+		       "imrecv: bad byte %d of %d", (int)bad_byte(b, (size_t)lens[1], 81), lens[1]);
+	}
+	MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &msg, &st);
+	expect(st.MPI_SOURCE == 0 && st.MPI_TAG == 82, "mprobe(any): source %d tag %d",
+	       st.MPI_SOURCE, st.MPI_TAG);
+	memset(b, 0, (size_t)lens[2]);
+	MPI_Mrecv(b, lens[2], MPI_BYTE, &msg, &st);
+	MPI_Get_count(&st, MPI_BYTE, &count);
+	expect(count == lens[2] && bad_byte(b, (size_t)lens[2], 82) == (size_t)lens[2],
+	       "mrecv(any): %d bytes, bad byte %d", count, (int)bad_byte(b, (size_t)lens[2], 82));
+	free(b);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -238,6 +307,10 @@ main(int argc, char **argv)
 	probe_cancel();
 	if (rank == 0)
 		printf("probe, cancel: MPI_Probe(ANY_SOURCE, ANY_TAG) then receive; MPI_Cancel\n");
+	mprobe();
+	if (rank == 0)
+		printf("mprobe: MPI_Mprobe + MPI_Mrecv (unseen once claimed), MPI_Improbe + "
+		       "MPI_Imrecv of 200 kB, MPI_Mprobe(ANY_SOURCE, ANY_TAG)\n");
 	MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	if (rank == 0)
 		printf("%s: %d errors\n", total == 0 ? "PASS" : "FAIL", total);

@@ -10,12 +10,15 @@
  * and its errors, address exchange (fi_getname, fi_av_insert, fi_av_straddr, fi_av_lookup),
  * untagged and tagged messages of every size class (inline, pool, iovs) byte-exact with their
  * CQ entries (context, flags, len, tag, source), inject, directed receives, tag ignore masks,
- * remote CQ data, FI_PEEK (found twice, then received, then gone; FI_ENOMSG), fi_cancel
- * (FI_ECANCELED, then -FI_ENOENT), error completions (truncation at both ends, a peer that is
- * not attached), the FI_WAIT_FD wait object (fi_cq_sread, fi_trywait + epoll), completion
- * counters (every operation above counted, with and without a CQ entry, injects, errors,
- * fi_cntr_wait reaching, timing out and returning early on an error, the wait fd, set/add,
- * binding errors, -FI_EBUSY while bound), and -FI_ENOSYS/-FI_EINVAL/-FI_EOPNOTSUPP for what
+ * remote CQ data, FI_PEEK (found twice, then received, then gone; FI_ENOMSG), FI_CLAIM and
+ * FI_DISCARD (FI_PEEK | FI_CLAIM then FI_CLAIM by context, byte-exact with tag, source and
+ * data; FI_CLAIM | FI_DISCARD; FI_PEEK | FI_DISCARD; unknown or used contexts), fi_cancel
+ * (FI_ECANCELED, then -FI_ENOENT), error completions (truncation at the receiver, with the
+ * first bytes, len and olen, the sender succeeding; a peer that is not attached), the FI_WAIT_FD
+ * wait object (fi_cq_sread, fi_trywait + epoll), completion counters (every operation above
+ * counted, with and without a CQ entry, injects, errors, fi_cntr_wait reaching, timing out and
+ * returning early on an error, the wait fd, set/add, binding errors, -FI_EBUSY while bound),
+ * and -FI_ENOSYS/-FI_EINVAL/-FI_EOPNOTSUPP for what
  * the provider does not do. Every wait is bounded.
  *
  * A binds its tx CQ with FI_SELECTIVE_COMPLETION and B its rx CQ (FI_COMPLETION is their
@@ -153,6 +156,7 @@ cq_wait(struct fid_cq *cq, struct fi_cq_tagged_entry *e, fi_addr_t *src,
 	}
 }
 
+static struct fi_cq_err_entry last_err; /* the last expect_err's entry */
 static uint64_t last_data; /* remote CQ data of the last completion expect_ok took */
 
 static void
@@ -193,6 +197,7 @@ expect_err(struct fid_cq *cq, void *ctx, int err_code)
 		     fi_strerror(err_code));
 	if (err.op_context != ctx)
 		fail("error context %p, expected %p", err.op_context, ctx);
+	last_err = err;
 }
 
 static void
@@ -539,7 +544,14 @@ bad_arguments(void)
 	tm.msg_iov = iov;
 	tm.iov_count = 1;
 	tm.addr = peer;
-	CHECK_RC(fi_trecvmsg(ep, &tm, FI_PEEK | FI_CLAIM), -FI_EOPNOTSUPP);
+	CHECK_RC(fi_recvmsg(ep, &m, FI_PEEK | FI_CLAIM), -FI_EOPNOTSUPP); /* tagged only */
+	tm.context = &ctx;
+	CHECK_RC(fi_trecvmsg(ep, &tm, FI_DISCARD), -FI_EINVAL); /* with FI_PEEK or FI_CLAIM */
+	CHECK_RC(fi_trecvmsg(ep, &tm, FI_PEEK | FI_CLAIM | FI_DISCARD), -FI_EINVAL);
+	CHECK_RC(fi_trecvmsg(ep, &tm, FI_CLAIM), -FI_EINVAL); /* nothing claimed with it */
+	CHECK_RC(fi_trecvmsg(ep, &tm, FI_CLAIM | FI_DISCARD), -FI_EINVAL);
+	tm.context = NULL;
+	CHECK_RC(fi_trecvmsg(ep, &tm, FI_PEEK | FI_CLAIM), -FI_EINVAL); /* a claim needs one */
 	CHECK_RC(fi_mr_reg(domain, buf, 64, FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL), -FI_EOPNOTSUPP);
 	CHECK_RC(fi_cq_readerr(txcq, &err, 0), -FI_EAGAIN);
 	CHECK_RC(fi_cq_sread(txcq, &err, 1, NULL, 10), -FI_EINVAL); /* FI_WAIT_NONE */
@@ -764,9 +776,13 @@ run_a(void)
 	POST(fi_tinjectdata(ep, small, 64, 0xfeedc0de12345678ULL, peer, 9)); /* remote CQ data */
 	expect_nothing(txcq);
 	sync_step(2); /* B posted a 10-byte receive */
+	/* truncated at the receiver only: the senders succeed */
 	fill(buf, 100, 1);
 	POST(fi_send(ep, buf, 100, NULL, peer, &ctx[4]));
-	expect_err(txcq, &ctx[4], FI_EMSGSIZE); /* the VNI fails the sender too */
+	expect_ok(txcq, &ctx[4], FI_SEND | FI_MSG, 100, 0, 0);
+	fill(buf, 5000, 2);
+	POST(fi_send(ep, buf, 5000, NULL, peer, &ctx[4]));
+	expect_ok(txcq, &ctx[4], FI_SEND | FI_MSG, 5000, 0, 0);
 	sync_step(3);
 	/* a process the topology places but that never attaches: refused after --noproc-ms */
 	CHECK_RC(fi_getname(&ep->fid, name, &len), 0);
@@ -820,6 +836,56 @@ run_a(void)
 	tm.context = &ctx[3];
 	POST(fi_trecvmsg(ep, &tm, FI_PEEK)); /* received: gone */
 	expect_err(rxcq, &ctx[3], FI_ENOMSG);
+	/* FI_PEEK | FI_CLAIM, then FI_CLAIM with the same context (MPI_Mprobe, MPI_Mrecv): B's
+	 * tag 0x4343, 2000 B with data 43 */
+	memset(&tm, 0, sizeof(tm));
+	tm.addr = FI_ADDR_UNSPEC;
+	tm.tag = 0x4300;
+	tm.ignore = 0xff;
+	tm.context = &ctx[4];
+	POST(fi_trecvmsg(ep, &tm, FI_PEEK | FI_CLAIM));
+	expect_ok(rxcq, &ctx[4], FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 2000, 0x4343, peer);
+	if (last_data != 43)
+		fail("FI_PEEK | FI_CLAIM: remote CQ data %" PRIu64 ", expected 43", last_data);
+	tm.context = &ctx[5]; /* claimed: neither a probe nor a second claim finds it */
+	POST(fi_trecvmsg(ep, &tm, FI_PEEK));
+	expect_err(rxcq, &ctx[5], FI_ENOMSG);
+	POST(fi_trecvmsg(ep, &tm, FI_PEEK | FI_CLAIM));
+	expect_err(rxcq, &ctx[5], FI_ENOMSG);
+	memset(buf2, 0, 2000);
+	iov[0] = (struct iovec){buf2, 1000};
+	iov[1] = (struct iovec){buf2 + 1000, 1000};
+	tm.msg_iov = iov;
+	tm.iov_count = 2;
+	tm.tag = 0; /* a claimed message is named by the context alone */
+	tm.ignore = 0;
+	tm.context = &ctx[4];
+	POST(fi_trecvmsg(ep, &tm, FI_CLAIM));
+	expect_ok(rxcq, &ctx[4], FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, 2000, 0x4343, peer);
+	check(buf2, 2000, 43);
+	if (last_data != 43)
+		fail("FI_CLAIM: remote CQ data %" PRIu64 ", expected 43", last_data);
+	CHECK_RC(fi_trecvmsg(ep, &tm, FI_CLAIM), -FI_EINVAL); /* used */
+	/* FI_PEEK | FI_CLAIM, then FI_CLAIM | FI_DISCARD: B's tag 0x4444 (100 B) */
+	tm.msg_iov = NULL;
+	tm.iov_count = 0;
+	tm.tag = 0x4444;
+	tm.context = &ctx[6];
+	POST(fi_trecvmsg(ep, &tm, FI_PEEK | FI_CLAIM));
+	expect_ok(rxcq, &ctx[6], FI_RECV | FI_TAGGED, 100, 0x4444, peer);
+	POST(fi_trecvmsg(ep, &tm, FI_CLAIM | FI_DISCARD));
+	expect_ok(rxcq, &ctx[6], FI_RECV | FI_TAGGED, 100, 0x4444, peer);
+	CHECK_RC(fi_trecvmsg(ep, &tm, FI_CLAIM), -FI_EINVAL); /* dropped */
+	/* FI_PEEK | FI_DISCARD: B's tag 0x4545 (100 B) found and dropped, then gone */
+	tm.tag = 0x4545;
+	tm.context = &ctx[7];
+	POST(fi_trecvmsg(ep, &tm, FI_PEEK | FI_DISCARD));
+	expect_ok(rxcq, &ctx[7], FI_RECV | FI_TAGGED, 100, 0x4545, peer);
+	tm.tag = 0x4000;
+	tm.ignore = 0xfff;
+	POST(fi_trecvmsg(ep, &tm, FI_PEEK));
+	expect_err(rxcq, &ctx[7], FI_ENOMSG);
+	expect_nothing(rxcq);
 	sync_step(8);
 	CHECK_RC(fi_close(&mr->fid), 0);
 	counters_a(ghost);
@@ -869,10 +935,21 @@ run_b(void)
 	/* a tagged receive of any tag never takes an untagged message: the ones that follow
 	 * go to their fi_recv, this one stays posted (expect_nothing at the end) */
 	POST(fi_trecv(ep, anytag, sizeof(anytag), NULL, FI_ADDR_UNSPEC, 0, ~0ULL, &ctx[5]));
-	/* truncation: 100 bytes into 10 */
+	/* truncation: 100 bytes (eager) into 10, 5000 (granted) into 1000: FI_ETRUNC with the
+	 * first bytes, len the room and olen the excess */
 	POST(fi_recv(ep, buf, 10, NULL, FI_ADDR_UNSPEC, &ctx[6]));
+	POST(fi_recv(ep, buf2, 1000, NULL, FI_ADDR_UNSPEC, &ctx[7]));
 	sync_step(2);
 	expect_err(rxcq, &ctx[6], FI_ETRUNC);
+	if (last_err.len != 10 || last_err.olen != 90)
+		fail("FI_ETRUNC: len %zu olen %zu, expected 10 and 90", last_err.len,
+		     last_err.olen);
+	check(buf, 10, 1);
+	expect_err(rxcq, &ctx[7], FI_ETRUNC);
+	if (last_err.len != 1000 || last_err.olen != 4000)
+		fail("FI_ETRUNC: len %zu olen %zu, expected 1000 and 4000", last_err.len,
+		     last_err.olen);
+	check(buf2, 1000, 2);
 	sync_step(3);
 	/* FI_WAIT_FD: a bounded sread with nothing to come, then trywait + epoll, then sread */
 	POST(fi_recv(ep, buf, 4096, NULL, FI_ADDR_UNSPEC, &ctx[7]));
@@ -928,6 +1005,14 @@ run_b(void)
 	fill(buf2, 300, 42);
 	POST(fi_tsenddata(ep, buf2, 300, NULL, 42, peer, 0x4242, &ctx[1]));
 	expect_ok(txcq, &ctx[1], FI_SEND | FI_TAGGED, 300, 0, 0);
+	/* messages A claims, receives and drops (FI_CLAIM, FI_DISCARD): every send succeeds */
+	fill(buf2, 2000, 43);
+	POST(fi_tsenddata(ep, buf2, 2000, NULL, 43, peer, 0x4343, &ctx[2]));
+	expect_ok(txcq, &ctx[2], FI_SEND | FI_TAGGED, 2000, 0, 0);
+	POST(fi_tsend(ep, buf2, 100, NULL, peer, 0x4444, &ctx[3]));
+	expect_ok(txcq, &ctx[3], FI_SEND | FI_TAGGED, 100, 0, 0);
+	POST(fi_tsend(ep, buf2, 100, NULL, peer, 0x4545, &ctx[4]));
+	expect_ok(txcq, &ctx[4], FI_SEND | FI_TAGGED, 100, 0, 0);
 	sync_step(7);
 	sync_step(8);
 	counters_b();

@@ -215,18 +215,20 @@ mpi)
 	grep -q '^PASS: 0 errors$' "$T/mpi.log" || die "the MPI program did not pass"
 	eng_stop E || die "$ENG_WHY"
 	# the ranks' traffic went through the engine: both attached, > 2 x 2 MiB of ping-pong
-	read -r att bytes <<<"$(python3 - "$T/E.log" <<'PY'
+	read -r att bytes claims <<<"$(python3 - "$T/E.log" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     if line.startswith('{') and '"type":"total"' in line:
         v = json.loads(line)["vni"]
-        print(v["attached"], v["rx_bytes"])
+        print(v["attached"], v["rx_bytes"], v["claims"])
         break
 PY
 )"
 	[ "${att:-0}" -ge 2 ] || die "the engine saw ${att:-no} interfaces attach, expected the 2 ranks"
 	[ "${bytes:-0}" -ge $((4 << 20)) ] || die "the engine carried ${bytes:-0} B, expected > 4 MiB"
-	echo "mpi: the engine carried $bytes B for the 2 ranks"
+	# MPI_Mprobe, MPI_Improbe and MPI_Mprobe(any) each claimed a message (FI_PEEK | FI_CLAIM)
+	[ "${claims:-0}" -ge 3 ] || die "the engine counted ${claims:-0} claims, expected >= 3"
+	echo "mpi: the engine carried $bytes B for the 2 ranks; $claims messages claimed"
 	;;
 *)
 	echo "unknown test $TEST" >&2

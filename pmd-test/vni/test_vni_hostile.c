@@ -711,14 +711,35 @@ hostile_app(void *arg)
 	r.rctx[0].buf = 0xffffffffffffff00ULL;
 	r.rctx[0].cap = 0x200;
 	raw_post(&r, TRD_VNI_CMD_RECV, 0);
+	/* 6..10: claims (docs/vni.md, "Claim and discard"): DISCARD alone, all three flags, a
+	 * handle beyond the grant table, a handle of a free grant, a claimed receive whose
+	 * buffer wraps */
+	static const struct {
+		uint32_t flags;
+		uint64_t claim, buf;
+	} hc[5] = {
+		{TRD_VNI_RF_DISCARD, 0, 0},
+		{TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM | TRD_VNI_RF_DISCARD, 0, 0},
+		{TRD_VNI_RF_CLAIM, 0xdeadbeef0000ffffULL, 0},
+		{TRD_VNI_RF_CLAIM | TRD_VNI_RF_DISCARD, (1ULL << 32) | 5, 0},
+		{TRD_VNI_RF_CLAIM, (1ULL << 32) | 5, 0xffffffffffffff00ULL},
+	};
+	for (uint32_t i = 0; i < 5; i++) {
+		memset(&r.rctx[2 + i], 0, sizeof(r.rctx[0]));
+		r.rctx[2 + i].flags = hc[i].flags;
+		r.rctx[2 + i].claim = hc[i].claim;
+		r.rctx[2 + i].buf = hc[i].buf;
+		r.rctx[2 + i].cap = hc[i].buf != 0 ? 0x200 : 0;
+		raw_post(&r, TRD_VNI_CMD_RECV, 2 + i);
+	}
 	/* counted only (no context to complete): indices out of range, an unknown opcode */
 	raw_post(&r, TRD_VNI_CMD_SEND, 0x7fffffffu);
 	raw_post(&r, TRD_VNI_CMD_RECV, 8);
 	raw_post(&r, 77, 0);
-	for (int k = 0; k < 6; k++) {
+	for (int k = 0; k < 11; k++) {
 		if (raw_cpl(&r, &e) != 0)
 			return 21;
-		if (e.status != -EINVAL || e.idx != (uint32_t)(k < 5 ? k : 0))
+		if (e.status != -EINVAL || e.idx != (uint32_t)(k < 5 ? k : k == 5 ? 0 : k - 4))
 			return 22;
 	}
 	/* the rings' sizes and masks overwritten: the engine uses its own */
@@ -793,11 +814,12 @@ test_cmds(void)
 
 	rc = reap_child(spawn(hostile_app, NULL));
 	T_ASSERT(rc == 0, "the hostile application saw the engine misbehave (%d)", rc);
-	T_EQ(stat_of(TRD_VNIS_STAT_BAD_CMDS), bad0 + 9);
+	T_EQ(stat_of(TRD_VNIS_STAT_BAD_CMDS), bad0 + 14);
 	T_EQ(stat_of(TRD_VNIS_STAT_BAD_QUEUES), 1);
 	pump_until_stat(TRD_VNIS_STAT_RECLAIMED, 1);
 	T_EQ(reap_child(spawn(polite_app, NULL)), 0);
-	printf("cmds: 9 hostile commands refused (6 completed with -EINVAL), overwritten ring "
+	printf("cmds: 14 hostile commands refused (11 completed with -EINVAL; 5 bad claims), "
+	       "overwritten ring "
 	       "headers ignored, a broken queue closed its interface; the engine served the next "
 	       "process\n");
 }
