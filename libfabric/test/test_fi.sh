@@ -39,7 +39,7 @@ dims = 1x1x1
 mode = switched
 [node 0]
 mac = 02:00:00:00:00:01
-procs = 1:0, 1:1, 1:3
+procs = 1:0, 1:1, 1:2, 1:3
 INI
 
 # pingpong MODE SOCK_A SOCK_B [EP]: fi_pingpong server (1:0) and client (1:1), every size,
