@@ -112,6 +112,7 @@ struct tfi_domain {
 	enum fi_av_type av_type;
 	bool mr_virt_addr; /* FI_MR_VIRT_ADDR (or FI_MR_BASIC): remote addresses are addresses */
 	bool mr_prov_key;  /* FI_MR_PROV_KEY (or FI_MR_BASIC): the provider picks keys */
+	bool mr_remote;    /* opened for FI_RMA or FI_ATOMIC: remote access may be registered */
 	struct tfi_ep *eps;  /* endpoints, each with its VNI: remote regions live there */
 	struct tfi_mr *rmrs; /* registrations with remote access */
 	int refs;

@@ -186,6 +186,8 @@ mr_make(struct tfi_domain *d, const void *buf, size_t len, uint64_t access, uint
 		return -FI_EINVAL;
 	if (flags != 0)
 		return -FI_EBADFLAGS;
+	if (remote && !d->mr_remote)
+		return -FI_EOPNOTSUPP; /* the domain was not opened for FI_RMA or FI_ATOMIC */
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return -FI_ENOMEM;
@@ -291,6 +293,7 @@ tfi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_doma
 	/* FI_MR_BASIC (1) means virtual addresses and provider keys; FI_MR_SCALABLE (2) neither */
 	d->mr_virt_addr = info->domain_attr->mr_mode == FI_MR_BASIC ||
 			  (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
+	d->mr_remote = info->caps == 0 || (info->caps & (FI_RMA | FI_ATOMIC));
 	d->mr_prov_key = info->domain_attr->mr_mode == FI_MR_BASIC ||
 			 (info->domain_attr->mr_mode & FI_MR_PROV_KEY);
 	d->dom.fid.fclass = FI_CLASS_DOMAIN;

@@ -5,8 +5,8 @@
 #
 #   test_vni.sh TOROID_NODE VNI_APP TEST
 #
-# TEST: local | masks | claim | trunc | ordered | dump | rma | rma_two_engines | two_engines | fairness | fairness_uneven | rotation |
-#       flow | mcast | mcast_shared | kill | share
+# TEST: local | masks | claim | trunc | ordered | dump | rma | rma_two_engines | two_engines | fairness |
+#       fairness_uneven | rotation | flow | mcast | mcast_shared | kill | share | auto
 # Every wait is bounded; readiness is polled with a deadline; applications block on their
 # eventfd when idle, each engine runs one lcore and sleeps when idle.
 set -u
@@ -744,6 +744,114 @@ share)
 	[ "$(total E vni staging_used)" = 0 ] || die "staging not released"
 	[ "$(total E vni reclaimed)" = "$(total E vni attached)" ] || die "not every interface was reclaimed"
 	echo "share: the pair finished in $(python3 -c "print('%.2f' % ($t1 - $t0))") s while the flood held $held B of 8 MiB staging for its receiver ($shares refusals for its share)"
+	;;
+auto)
+	# Automatic process numbers (trd_vni_conf.proc = TRD_VNI_ANY): three processes of
+	# application 1 get the three numbers the topology places on the node, a fourth is refused
+	# (EADDRINUSE, at once), a detached number is given again; messages go to the numbers the
+	# processes report (trd_vni_info.self), byte-exact, also to and from an explicit 2:0.
+	cat >"$T/auto.ini" <<INI
+[torus]
+dims = 1x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+procs = 1:0, 1:1, 1:2, 2:0
+INI
+	start_engine E 0 -- --topo "$T/auto.ini" --node 0
+	eng_wait_ready E
+	S="$T/E-0.sock"
+	AS=0,100,513,5000,65536
+	# auto_app NAME FD: vni-app --proc any in attach mode; it reads its commands from a FIFO
+	# this shell holds open on FD (opened read-write: neither side blocks)
+	auto_app() {
+		mkfifo "$T/$1.in" || die "mkfifo"
+		eval "exec $2<>\"\$T/$1.in\""
+		# (not app(): a background command's stdin is /dev/null unless it names its own)
+		"$APP" --socket "$S" --app 1 --proc any --pool 16M --sizes $AS --late 513,65536 \
+			attach <"$T/$1.in" >"$T/$1.log" 2>&1 &
+		eng_track "$!"
+		eval "APP_$1=$!"
+	}
+	# self_of NAME: the process number NAME reports (bounded wait), or "none"
+	self_of() {
+		local i l pid
+		eval "pid=\$APP_$1"
+		for i in $(seq 400); do
+			l=$(grep -m1 '^self 1:' "$T/$1.log" 2>/dev/null) && { echo "${l#self 1:}"; return; }
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.025
+		done
+		echo none
+	}
+	# refused NAME ERROR ARGS...: a vni-app attach that must fail with ERROR within 5 s
+	refused() {
+		local name=$1 want=$2 t0 t1 st
+		shift 2
+		t0=$(date +%s%N)
+		timeout 20 "$APP" --socket "$S" "$@" --connect-timeout 2000 attach </dev/null \
+			>"$T/$name.log" 2>&1
+		st=$?
+		t1=$(date +%s%N)
+		[ "$st" = 1 ] && grep -q "cannot attach.*: $want" "$T/$name.log" ||
+			die "$name: expected '$want', got status $st: $(cat "$T/$name.log")"
+		[ $(((t1 - t0) / 1000000)) -lt 5000 ] || die "$name: refused after $(((t1 - t0) / 1000000)) ms"
+		echo "$name refused in $(((t1 - t0) / 1000000)) ms: $want"
+	}
+	auto_app a 7
+	auto_app b 8
+	auto_app c 9
+	pa=$(self_of a)
+	pb=$(self_of b)
+	pc=$(self_of c)
+	echo "auto: a got 1:$pa, b got 1:$pb, c got 1:$pc"
+	[ "$(printf '%s\n' "$pa" "$pb" "$pc" | sort | tr '\n' ' ')" = "0 1 2 " ] ||
+		die "the three processes did not get 1:0, 1:1 and 1:2 once each"
+	refused d 'Address already in use' --app 1 --proc any
+	refused x 'Address already in use' --app 1 --proc "$pb"
+	refused y 'Cannot assign requested address' --app 3 --proc any
+	grep -q "registration of 1:any .* refused: every process of this application" "$T/E.log" ||
+		die "the engine did not say why it refused the fourth process"
+	# the explicit 2:0 and the three automatic ones exchange every size, addressed by the
+	# numbers the automatic ones reported
+	echo "exchange 1:$pb,1:$pc,2:0" >&7
+	echo "exchange 1:$pa,1:$pc,2:0" >&8
+	echo "exchange 1:$pa,1:$pb,2:0" >&9
+	echo quit >&8
+	app e "$S" 2 0 --pool 16M exchange --peers "1:$pa,1:$pb,1:$pc" --sizes $AS --late 513,65536
+	wait_app e 1
+	wait_app b 2
+	grep -q "^vni-app 1:$pb: exchange with 3 peers done.*byte-exact" "$T/b.log" || die "b: no exchange"
+	for i in $(seq 400); do # the engine sees b go before its number is free
+		grep -q " 1:$pb (pid $APP_b) detached: " "$T/E.log" && break
+		sleep 0.025
+	done
+	grep -q " 1:$pb (pid $APP_b) detached: " "$T/E.log" || die "b's detach was not logged"
+	auto_app f 6
+	pf=$(self_of f)
+	[ "$pf" = "$pb" ] || die "the new process got 1:$pf, not the freed 1:$pb"
+	echo "auto: b (1:$pb) detached, f got 1:$pf"
+	echo "exchange 1:$pc,1:$pf" >&7
+	echo "exchange 1:$pa,1:$pf" >&9
+	echo "exchange 1:$pa,1:$pc" >&6
+	echo quit >&7
+	echo quit >&9
+	echo quit >&6
+	wait_app a 1
+	wait_app c 1
+	wait_app f 1
+	[ "$(grep -c 'exchange with .* byte-exact' "$T/a.log")" = 2 ] || die "a: exchanges missing"
+	[ "$(grep -c 'exchange with .* byte-exact' "$T/c.log")" = 2 ] || die "c: exchanges missing"
+	[ "$(grep -c 'exchange with 2 peers .* byte-exact' "$T/f.log")" = 1 ] || die "f: exchange missing"
+	for i in $(seq 400); do
+		[ "$(grep -c ' detached: ' "$T/E.log")" -ge 5 ] && break
+		sleep 0.025
+	done
+	stop_engine E
+	check_clean E
+	[ "$(total E vni attached)" = 5 ] || die "expected 5 attachments, the engine counted $(total E vni attached)"
+	[ "$(total E vni refused)" = 3 ] || die "expected 3 refusals, the engine counted $(total E vni refused)"
+	echo "auto: 1:$pa, 1:$pb, 1:$pc given once each, the fourth refused, 1:$pb given again; ${AS//,/ } B between them and 2:0, byte-exact"
 	;;
 *)
 	echo "unknown test $TEST" >&2

@@ -19,7 +19,10 @@
  * counted, with and without a CQ entry, injects, errors, fi_cntr_wait reaching, timing out and
  * returning early on an error, the wait fd, set/add, binding errors, -FI_EBUSY while bound),
  * and -FI_ENOSYS/-FI_EINVAL/-FI_EOPNOTSUPP for what
- * the provider does not do. Every wait is bounded.
+ * the provider does not do. Two endpoints in one process (the second, whose FI_TOROID_PROC the
+ * first holds, gets the free process 1:2: its own name, messages both ways over the AV) and an
+ * endpoint opened without FI_TOROID_PROC (a third process, test_fi noproc: it gets 1:3 and
+ * sends to itself). Every wait is bounded.
  *
  * A binds its tx CQ with FI_SELECTIVE_COMPLETION and B its rx CQ (FI_COMPLETION is their
  * default op flag): fi_sendmsg/fi_recvmsg with flags 0 write no entry there.
@@ -345,7 +348,6 @@ setup(int is_a)
 	int rx_wait_fd = !is_a;
 	struct fi_av_attr ava = {.type = FI_AV_TABLE};
 	struct fi_eq_attr eqa = {.wait_obj = FI_WAIT_UNSPEC};
-	struct fid_ep *ep2;
 	struct fid_eq *eq;
 	uint32_t ev = 0;
 	char buf[8];
@@ -370,8 +372,7 @@ setup(int is_a)
 	cqa.format = (enum fi_cq_format)99;
 	CHECK_RC(fi_cq_open(domain, &cqa, &txcq, NULL), -FI_EINVAL);
 	CHECK_RC(fi_endpoint(domain, info, &ep, NULL), 0);
-	/* one endpoint per (app, proc): a second one is refused by the engine */
-	CHECK_RC(fi_endpoint(domain, info, &ep2, NULL), -FI_EADDRINUSE);
+	/* (a second endpoint of this process gets another, free, process: two_endpoints()) */
 	CHECK_RC(fi_enable(ep), -FI_ENOAV);
 	CHECK_RC(fi_send(ep, "x", 1, NULL, 0, NULL), -FI_EOPBADSTATE);
 	CHECK_RC(fi_ep_bind(ep, NULL, 0), -FI_EINVAL);
@@ -602,13 +603,14 @@ counters_a(fi_addr_t ghost)
 	uint64_t t0, v;
 	int ctx[8];
 
-	/* everything A did so far was counted: 16 sends (9 sizes, sendv, inject, 2 tsend,
-	 * tinjectdata, senddata, send), 2 failed (FI_EMSGSIZE, FI_ECONNREFUSED); 2 receives
-	 * (FI_PEEK probes receive nothing and are not counted) */
-	CHECK_RC(fi_cntr_wait(txcntr, 16, WAIT_MS), 0);
-	expect_count(txcntr, 16, 2, "A's sends so far");
-	CHECK_RC(fi_cntr_wait(rxcntr, 2, WAIT_MS), 0);
-	expect_count(rxcntr, 2, 0, "A's receives so far");
+	/* everything A did so far was counted: 19 sends (9 sizes, sendv, inject, 2 tsend,
+	 * tinjectdata, 2 truncated at the receiver, senddata, send, the one to the second
+	 * endpoint), 1 failed (FI_ECONNREFUSED); 4 receives (2, the FI_CLAIM one, the one from
+	 * the second endpoint: FI_PEEK probes and discards receive nothing and are not counted) */
+	CHECK_RC(fi_cntr_wait(txcntr, 19, WAIT_MS), 0);
+	expect_count(txcntr, 19, 1, "A's sends so far");
+	CHECK_RC(fi_cntr_wait(rxcntr, 4, WAIT_MS), 0);
+	expect_count(rxcntr, 4, 0, "A's receives so far");
 	CHECK_RC(fi_cntr_set(txcntr, 0), 0);
 	CHECK_RC(fi_cntr_seterr(txcntr, 0), 0);
 	sync_step(9); /* B posted 11 receives */
@@ -673,11 +675,12 @@ counters_b(void)
 	uint64_t t0;
 	int ctx[11], fd, efd;
 
-	/* 16 receives so far, 2 failed (FI_ETRUNC, FI_ECANCELED); 2 sends */
+	/* 16 receives so far, 3 failed (2 FI_ETRUNC, FI_ECANCELED); 5 sends (3 of them for A's
+	 * claims and discards) */
 	CHECK_RC(fi_cntr_wait(rxcntr, 16, WAIT_MS), 0);
-	expect_count(rxcntr, 16, 2, "B's receives so far");
-	CHECK_RC(fi_cntr_wait(txcntr, 2, WAIT_MS), 0);
-	expect_count(txcntr, 2, 0, "B's sends so far");
+	expect_count(rxcntr, 16, 3, "B's receives so far");
+	CHECK_RC(fi_cntr_wait(txcntr, 5, WAIT_MS), 0);
+	expect_count(txcntr, 5, 0, "B's sends so far");
 	CHECK_RC(fi_cntr_set(rxcntr, 0), 0);
 	CHECK_RC(fi_cntr_seterr(rxcntr, 0), 0);
 	/* 11 receives: 4 with a CQ entry, 7 without (fi_recvmsg, flags 0) */
@@ -736,9 +739,10 @@ counters_b(void)
 	close(efd);
 	sync_step(11);
 }
+static void two_endpoints(const char *self_path);
 
 static void
-run_a(void)
+run_a(const char *self_path)
 {
 	uint8_t small[100], name[64];
 	struct iovec iov[3];
@@ -886,9 +890,132 @@ run_a(void)
 	POST(fi_trecvmsg(ep, &tm, FI_PEEK));
 	expect_err(rxcq, &ctx[7], FI_ENOMSG);
 	expect_nothing(rxcq);
+	two_endpoints(self_path); /* B is attached (1:1) and waits */
 	sync_step(8);
 	CHECK_RC(fi_close(&mr->fid), 0);
 	counters_a(ghost);
+}
+
+/* The process number of an endpoint name (a little-endian u32 at offset 8). */
+static uint32_t
+name_proc(const uint8_t *name)
+{
+	return (uint32_t)name[8] | (uint32_t)name[9] << 8 | (uint32_t)name[10] << 16 |
+	       (uint32_t)name[11] << 24;
+}
+
+/* A second endpoint in this process, as Open MPI's OFI BTL opens next to its OFI MTL: the
+ * first holds FI_TOROID_PROC's 1:0, so it attaches as any free process of the topology's
+ * 1:0..1:3 on this node: 1:2, the lowest that is not attached (B is 1:1). Its name is its
+ * own; messages go from one to the other over the AV. Meanwhile a third process without
+ * FI_TOROID_PROC (test_fi noproc) gets the next free one, 1:3. */
+static void
+two_endpoints(const char *self_path)
+{
+	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .size = 64};
+	uint8_t n1[64], n2[64];
+	size_t l1 = sizeof(n1), l2 = sizeof(n2), len;
+	struct fid_cq *tx2, *rx2;
+	struct fid_ep *ep2;
+	fi_addr_t a1, a2;
+	char s[64];
+	int ctx[4], st;
+	pid_t pid;
+
+	CHECK_RC(fi_cq_open(domain, &cqa, &tx2, NULL), 0);
+	CHECK_RC(fi_cq_open(domain, &cqa, &rx2, NULL), 0);
+	CHECK_RC(fi_endpoint(domain, info, &ep2, NULL), 0);
+	CHECK_RC(fi_ep_bind(ep2, &av->fid, 0), 0);
+	CHECK_RC(fi_ep_bind(ep2, &tx2->fid, FI_TRANSMIT), 0);
+	CHECK_RC(fi_ep_bind(ep2, &rx2->fid, FI_RECV), 0);
+	CHECK_RC(fi_enable(ep2), 0);
+	CHECK_RC(fi_getname(&ep->fid, n1, &l1), 0);
+	CHECK_RC(fi_getname(&ep2->fid, n2, &l2), 0);
+	if (l1 != NAME_LEN || l2 != NAME_LEN || memcmp(n1, n2, NAME_LEN) == 0)
+		fail("the second endpoint has the first one's name");
+	if (name_proc(n1) != 0 || name_proc(n2) != 2)
+		fail("endpoints of 1:%u and 1:%u, expected 1:0 and 1:2", name_proc(n1),
+		     name_proc(n2));
+	len = sizeof(s);
+	fi_av_straddr(av, n2, s, &len);
+	if (strcmp(s, "fi_toroid://0.0.0/1:2") != 0)
+		fail("fi_av_straddr of the second endpoint: %s", s);
+	CHECK_RC(fi_av_insert(av, n2, 1, &a2, 0, NULL), 1);
+	CHECK_RC(fi_av_insert(av, n1, 1, &a1, 0, NULL), 1);
+	/* first -> second: 100000 B (a pool message), a directed receive */
+	fill(buf, 100000, 21);
+	memset(buf2, 0, 100000);
+	POST(fi_recv(ep2, buf2, 100000, NULL, a1, &ctx[0]));
+	POST(fi_send(ep, buf, 100000, NULL, a2, &ctx[1]));
+	expect_ok(txcq, &ctx[1], FI_SEND | FI_MSG, 100000, 0, 0);
+	expect_ok(rx2, &ctx[0], FI_RECV | FI_MSG, 100000, 0, a1);
+	check(buf2, 100000, 21);
+	/* second -> first: tagged, 64 B (inline) */
+	fill(buf, 64, 22);
+	memset(buf2, 0, 64);
+	POST(fi_trecv(ep, buf2, 64, NULL, a2, 0x77, 0, &ctx[2]));
+	POST(fi_tsend(ep2, buf, 64, NULL, a1, 0x77, &ctx[3]));
+	expect_ok(tx2, &ctx[3], FI_SEND | FI_TAGGED, 64, 0, 0);
+	expect_ok(rxcq, &ctx[2], FI_RECV | FI_TAGGED, 64, 0x77, a2);
+	check(buf2, 64, 22);
+	/* a process without FI_TOROID_PROC (nor a launcher's rank), while 1:0..1:2 are held */
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		unsetenv("FI_TOROID_PROC");
+		unsetenv("OMPI_COMM_WORLD_RANK");
+		unsetenv("PMI_RANK");
+		execl(self_path, self_path, "noproc", (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail("the process without FI_TOROID_PROC failed");
+	CHECK_RC(fi_close(&ep2->fid), 0);
+	CHECK_RC(fi_close(&tx2->fid), 0);
+	CHECK_RC(fi_close(&rx2->fid), 0);
+	printf("test_fi %s: a second endpoint got 1:2, messages both ways\n", who);
+}
+
+static void
+teardown(void);
+
+/* test_fi noproc: an endpoint without FI_TOROID_PROC attaches as any free process (1:3, see
+ * two_endpoints()) and sends to itself over its AV. */
+static int
+side_noproc(void)
+{
+	uint8_t name[64];
+	size_t len = sizeof(name);
+	fi_addr_t me;
+	char s[64];
+	int ctx[2];
+
+	who = "C (no FI_TOROID_PROC)";
+	alarm(60);
+	if (getenv("FI_TOROID_PROC") != NULL)
+		fail("FI_TOROID_PROC is set");
+	test_getinfo();
+	setup(0);
+	CHECK_RC(fi_getname(&ep->fid, name, &len), 0);
+	if (len != NAME_LEN || name_proc(name) != 3)
+		fail("attached as 1:%u, expected the free 1:3", name_proc(name));
+	len = sizeof(s);
+	fi_av_straddr(av, name, s, &len);
+	if (strcmp(s, "fi_toroid://0.0.0/1:3") != 0)
+		fail("fi_av_straddr: %s", s);
+	CHECK_RC(fi_av_insert(av, name, 1, &me, 0, NULL), 1);
+	fill(buf, 5000, 31);
+	memset(buf2, 0, 5000);
+	POST(fi_recv(ep, buf2, 5000, NULL, me, &ctx[0]));
+	POST(fi_send(ep, buf, 5000, NULL, me, &ctx[1]));
+	expect_ok(txcq, &ctx[1], FI_SEND | FI_MSG, 5000, 0, 0);
+	expect_ok(rxcq, &ctx[0], FI_RECV | FI_MSG, 5000, 0, me);
+	check(buf2, 5000, 31);
+	teardown();
+	printf("test_fi %s: attached as 1:3, a message to itself\n", who);
+	return 0;
 }
 
 static void
@@ -1045,7 +1172,7 @@ side(int is_a, int rfd, int wfd)
 	setup(is_a);
 	exchange_names();
 	if (is_a)
-		run_a();
+		run_a("/proc/self/exe");
 	else
 		run_b();
 	teardown();
@@ -1054,10 +1181,13 @@ side(int is_a, int rfd, int wfd)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	int ab[2], ba[2], st;
 	pid_t pid;
+
+	if (argc == 2 && strcmp(argv[1], "noproc") == 0)
+		return side_noproc();
 
 	if (getenv("FI_PROVIDER_PATH") == NULL || getenv("TOROID_VNI_SOCKET") == NULL) {
 		fprintf(stderr, "test_fi: set FI_PROVIDER_PATH and TOROID_VNI_SOCKET\n");

@@ -40,7 +40,7 @@ dims = 1x1x1
 mode = switched
 [node 0]
 mac = 02:00:00:00:00:01
-procs = 1:0, 1:1, 1:3
+procs = 1:0, 1:1, 1:2, 1:3
 INI
 
 # two.ini: 1:0 on node 0 and 1:1 on node 1 of a 2x1x1 torus

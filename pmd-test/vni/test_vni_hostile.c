@@ -25,7 +25,8 @@
  *                            the atomic with its old value
  *   test_vni_hostile owner   users: a process of another user cannot open a 0660 socket;
  *                            with the socket open to all, an application with an owner
- *                            (--vni-owner) refuses other users (root too), and one without
+ *                            (--vni-owner) refuses other users (root too; also for an
+ *                            automatic process number), and one without
  *                            refuses a second user while the first one's process is attached
  */
 #include <errno.h>
@@ -806,6 +807,68 @@ polite_app(void *arg)
 	return 0;
 }
 
+/* One raw registration of @p version for (@p app, @p proc): the answer's size and status (and
+ * identity) in *ans; its descriptors closed, the connection closed (detach). The size, or -1. */
+static ssize_t
+raw_register(uint32_t version, uint32_t app, uint32_t proc, struct trd_vni_sock_answer *ans)
+{
+	struct trd_vni_sock_register req = {.op = TRD_VNI_SOCK_REGISTER, .version = version,
+					    .app = app, .proc = proc, .pool_size = 1 << 16,
+					    .n_send = 4, .n_recv = 4, .short_max = 64};
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	union {
+		char buf[CMSG_SPACE(3 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = ans, .iov_len = sizeof(*ans)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *cm;
+	ssize_t n;
+	int fd;
+
+	memset(ans, 0, sizeof(*ans));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    send(fd, &req, sizeof(req), 0) != sizeof(req))
+		return -1;
+	n = recvmsg(fd, &mh, 0);
+	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_type == SCM_RIGHTS)
+			for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+				int x;
+
+				memcpy(&x, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+				close(x);
+			}
+	close(fd);
+	return n;
+}
+
+/* The attach protocol's versions: a version 1 request gets the version 1 answer (and may not
+ * ask for any process), an unknown version is refused, a version 2 request for any process
+ * gets one the topology places here, named in the answer. */
+static int
+versions_app(void *arg)
+{
+	struct trd_vni_sock_answer a;
+
+	RTE_SET_USED(arg);
+	if (raw_register(1, 4, 0, &a) != TRD_VNI_ANSWER_V1_SIZE || a.status != 0)
+		return 1;
+	if (raw_register(1, 3, TRD_VNI_ANY, &a) != TRD_VNI_ANSWER_V1_SIZE || a.status != -EINVAL)
+		return 2;
+	if (raw_register(TRD_VNI_VERSION + 1, 3, 0, &a) != sizeof(a) || a.status != -EPROTO)
+		return 3;
+	if (raw_register(2, 3, TRD_VNI_ANY, &a) != sizeof(a) || a.status != 0 || a.app != 3 ||
+	    (a.proc != 0 && a.proc != 1))
+		return 4;
+	if (raw_register(2, 5, TRD_VNI_ANY, &a) != sizeof(a) || a.status != -EADDRNOTAVAIL)
+		return 5;
+	return 0;
+}
+
 static void
 test_cmds(void)
 {
@@ -818,10 +881,11 @@ test_cmds(void)
 	T_EQ(stat_of(TRD_VNIS_STAT_BAD_QUEUES), 1);
 	pump_until_stat(TRD_VNIS_STAT_RECLAIMED, 1);
 	T_EQ(reap_child(spawn(polite_app, NULL)), 0);
+	T_EQ(reap_child(spawn(versions_app, NULL)), 0);
 	printf("cmds: 14 hostile commands refused (11 completed with -EINVAL; 5 bad claims), "
 	       "overwritten ring "
 	       "headers ignored, a broken queue closed its interface; the engine served the next "
-	       "process\n");
+	       "process; attach protocol versions 1 and 2 served, others refused\n");
 }
 
 /* ---- owner ---- */
@@ -884,6 +948,9 @@ test_owner(void)
 	T_EQ(claim_as(NOBODY, 2, 0), 0);      /* app 2 belongs to nobody */
 	T_EQ(claim_as(0, 2, 1), EACCES);      /* root is no exception */
 	T_EQ(claim_as(NOBODY, 1, 0), EACCES); /* app 1 belongs to group 0 */
+	/* an automatic process number is claimed under the same rules */
+	T_EQ(claim_as(0, 2, TRD_VNI_ANY), EACCES);
+	T_EQ(claim_as(NOBODY, 1, TRD_VNI_ANY), EACCES);
 	T_EQ(claim_as(0, 1, 0), 0);
 	/* app 3 has no owner: whoever attaches first holds it while attached */
 	T_EQ(pipe(hold), 0);
@@ -903,7 +970,7 @@ test_owner(void)
 	close(hold[1]);
 	pump_until_stat(TRD_VNIS_STAT_DETACHED, 4);
 	T_EQ(claim_as(NOBODY, 3, 1), 0); /* free again once root's processes left */
-	T_EQ(stat_of(TRD_VNIS_STAT_DENIED), denied0 + 3);
+	T_EQ(stat_of(TRD_VNIS_STAT_DENIED), denied0 + 5);
 	close(ready[0]);
 	close(ready[1]);
 	printf("owner: a 0660 socket refuses other users; app 2 (owner uid %d) refused root, app "

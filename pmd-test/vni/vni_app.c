@@ -59,6 +59,11 @@
  *       staged, long refused then claimed into a short buffer) deliver their first cap bytes
  *       (nothing past them) with -EMSGSIZE, the whole length and the immediate data; every
  *       send completes with 0 and the message's length.
+ *   attach
+ *       print "self A:P" (the identity trd_vni_info gives: with --proc any, the process the
+ *       engine chose), then obey lines on stdin: "exchange A:P,..." (as the exchange mode,
+ *       with --sizes), "quit" (or the end of stdin) detaches.
+ * --proc any attaches with TRD_VNI_ANY. A failed attach prints "cannot attach ...: ERROR".
  * Every mode prints one summary line and exits 0 on success, 1 on a failure.
  */
 #include <errno.h>
@@ -1798,6 +1803,30 @@ mode_trunc(void)
 	return 0;
 }
 
+/* attach: an identity the engine may have chosen, then commands from stdin */
+
+static int
+mode_attach(void)
+{
+	char line[1100];
+
+	printf("self %u:%u\n", self.app, self.proc);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strcmp(line, "quit") == 0)
+			break;
+		if (strncmp(line, "exchange ", 9) == 0) {
+			n_peers = parse_addrs(line + 9, peers);
+			mode_exchange();
+		} else {
+			fail("unknown command '%s'", line);
+		}
+	}
+	printf("%s %u:%u: detaching\n", prog, self.app, self.proc);
+	return 0;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 int
@@ -1864,7 +1893,10 @@ main(int argc, char **argv)
 		switch (c) {
 		case O_SOCK: conf.socket = optarg; break;
 		case O_APP: conf.app = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case O_PROC: conf.proc = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case O_PROC:
+			conf.proc = strcmp(optarg, "any") == 0 ? TRD_VNI_ANY
+							       : (uint32_t)strtoul(optarg, NULL, 0);
+			break;
 		case O_POOL: conf.pool_size = parse_size(optarg); break;
 		case O_SHORT: conf.short_max = atoi(optarg); break;
 		case O_PEERS:
@@ -1922,6 +1954,15 @@ main(int argc, char **argv)
 	if (vni == NULL)
 		fail("cannot attach to %s: %s", conf.socket ? conf.socket : "(default)",
 		     strerror(errno));
+	{
+		struct trd_vni_info info;
+
+		if (trd_vni_info(vni, &info) != 0 || info.self.app != conf.app ||
+		    (conf.proc != TRD_VNI_ANY && info.self.proc != conf.proc) ||
+		    info.self.proc == TRD_VNI_ANY)
+			fail("trd_vni_info: not the identity asked for");
+		self = info.self; /* the process the engine chose, with --proc any */
+	}
 	if (strcmp(mode, "exchange") == 0)
 		rc = mode_exchange();
 	else if (strcmp(mode, "flood") == 0)
@@ -1950,6 +1991,8 @@ main(int argc, char **argv)
 		rc = mode_claim();
 	else if (strcmp(mode, "trunc") == 0)
 		rc = mode_trunc();
+	else if (strcmp(mode, "attach") == 0)
+		rc = mode_attach();
 	else
 		fail("unknown mode '%s'", mode);
 	trd_vni_close(vni);
