@@ -561,7 +561,7 @@ def fi_pingpong(suite):
     prov_dir = os.path.join(build, "libfabric")
     node = os.path.join(build, "apps", "toroid-node", "toroid-node")
     vni_perf = os.path.join(build, "apps", "toroid-vni-perf", "toroid-vni-perf")
-    res = {"pp": {}, "vni": {}, "runs": runs, "quick": quick}
+    res = {"pp": {}, "vni": {}, "runs": runs, "quick": quick, "load": [os.getloadavg()[0]]}
     for what, path in (("fi_pingpong (libfabric-bin)", shutil.which("fi_pingpong")),
                        ("the toroid provider", os.path.join(prov_dir, "libtoroid-fi.so")),
                        ("toroid-node", node), ("toroid-vni-perf", vni_perf)):
@@ -648,6 +648,7 @@ def fi_pingpong(suite):
         finally:
             eng.send_signal(signal.SIGINT)
             stop_server(eng, grace=10)
+            res["load"].append(os.getloadavg()[0])
     return res
 
 
@@ -722,17 +723,21 @@ def fi_analysis(fi):
         parts.append(f"At 64 B a message over toroid takes {t / c:.2f} x the `tcp` provider's "
                      f"time and {t / u:.2f} x the `udp` provider's")
     if t and v:
-        parts.append(f"{t / v[1]:.2f} x the average of the VNI alone on the same engine (the "
-                     "difference is the provider: its completion queue and matching)")
+        parts.append(f"{t / v[1]:.2f} x the average of the VNI alone on the same engine" +
+                     (" (the difference is the provider: its completion queue and matching)"
+                      if t > v[1] else ""))
     lead = [sz[s] for s in FI_SIZES
             if us("toroid", s) and all(us(p, s) and us("toroid", s) < us(p, s)
                                        for p in FI_PROVIDERS if p != "toroid")]
     text = ", ".join(parts) + ". " if parts else ""
     text += (f"toroid is the fastest of the three at {', '.join(lead)}. " if lead else
              "toroid is the fastest of the three at no size here. ")
-    return text + ("The toroid figures follow the CPU time the engine lcore gets beside the "
-                   "two `fi_pingpong` processes, which poll their completion queues: on a "
-                   "shared 2-CPU machine the min .. max range shows how far.")
+    lo, hi = min(fi["load"]), max(fi["load"])
+    return text + ("Every figure follows the CPU time its processes get: `fi_pingpong` polls "
+                   "its completion queue with each provider and toroid adds the engine's "
+                   "lcore, so on a shared 2-CPU machine (1-minute load average "
+                   f"{lo:.1f} .. {hi:.1f} while this section ran) other work stretches the "
+                   "round trips of all three; the min .. max range shows how far.")
 
 
 def np_section(np_res):
