@@ -570,6 +570,56 @@ def fi_pingpong(suite):
             return res
     used = tcp_ports(None)
     ports = (p for p in range(FI_PORT0, FI_PORT0 + 1000) if p not in used)
+
+    def measure(prov, size, env, eng):
+        """RUNS server + client pairs of one provider and size: True, or False when the engine
+        ENG (toroid) has ended or no control port is free (the section stops)."""
+        it = fi_iters(size, quick)
+        base = f"fi_pingpong -p {prov} -e rdm -S {size} -I {it}"
+        pre = " ".join(f"{k}={v}" for k, v in FI_ENV.get(prov, {}).items())
+        srv_pre, cli_pre = ((pre, pre) if eng is None else
+                            ("FI_TOROID_PROC=0", "FI_TOROID_PROC=1"))
+        suite.commands.append(f"{srv_pre} {base} -B PORT & {cli_pre} {base} -P PORT 127.0.0.1")
+        us, mbs = [], []
+        for _ in range(runs):
+            if eng is not None and eng.poll() is not None:
+                suite.missing.append(f"toroid-node ended (exit {eng.returncode})")
+                return False
+            port = next(ports, None)
+            if port is None:
+                suite.missing.append("fi_pingpong: no free control port")
+                return False
+            senv = {**env, "FI_TOROID_PROC": "0"} if eng is not None else env
+            cenv = {**env, "FI_TOROID_PROC": "1"} if eng is not None else env
+            srv = start_server(f"{base} -B {port}", env=senv)
+            got = None
+            try:
+                for _ in range(300):  # its control port listens: start the client
+                    if port in tcp_ports("0A") or srv.poll() is not None:
+                        break
+                    time.sleep(0.1)
+                if port in tcp_ports("0A"):
+                    got = fi_parse(sh(f"{base} -P {port} 127.0.0.1", timeout=180, env=cenv),
+                                   size)
+            finally:
+                stop_server(srv, grace=10)
+            # the server ends by itself after the last round trip: 0, or the run failed
+            if got is None or srv.returncode != 0:
+                suite.missing.append(f"{cli_pre} {base} -P {port} 127.0.0.1 (client "
+                                     f"{'no figure' if got is None else 'ok'}, server exit "
+                                     f"{srv.returncode})")
+                continue
+            us.append(got[0])
+            mbs.append(got[1])
+        res["pp"][(prov, size)] = {"us": spread(us), "mbs": spread(mbs)}
+        return True
+
+    # libfabric's providers first, alone: no engine running beside them
+    for prov in FI_PROVIDERS:
+        if prov != "toroid":
+            for size in FI_SIZES:
+                if not measure(prov, size, dict(FI_ENV.get(prov, {})), None):
+                    return res
     with tempfile.TemporaryDirectory(prefix="toroid-fi.") as tmp:
         with open(os.path.join(tmp, "fi.ini"), "w") as f:
             f.write(NP_TOPO)
@@ -578,7 +628,8 @@ def fi_pingpong(suite):
                     f"--topo {tmp}/fi.ini --node 0 --vni-socket {sock} -q")
         tor = {"FI_PROVIDER_PATH": prov_dir, "TOROID_VNI_SOCKET": sock}
         suite.commands.append(node_cmd.replace(tmp, "/tmp/fi") + " &")
-        suite.commands.append(f"export FI_PROVIDER_PATH={prov_dir} TOROID_VNI_SOCKET=/tmp/fi/fi.sock")
+        suite.commands.append(f"export FI_PROVIDER_PATH={prov_dir} "
+                              "TOROID_VNI_SOCKET=/tmp/fi/fi.sock")
         eng = start_server(node_cmd)
         try:
             for _ in range(300):  # the engine listens once its socket exists
@@ -589,50 +640,8 @@ def fi_pingpong(suite):
                 suite.missing.append(node_cmd + " (no socket within 30 s)")
                 return res
             for size in FI_SIZES:
-                it = fi_iters(size, quick)
-                for prov in FI_PROVIDERS:
-                    env = dict(FI_ENV.get(prov, {}))
-                    pre = " ".join(f"{k}={v}" for k, v in env.items())
-                    base = f"fi_pingpong -p {prov} -e rdm -S {size} -I {it}"
-                    if prov == "toroid":
-                        env.update(tor)
-                        srv_pre, cli_pre = "FI_TOROID_PROC=0", "FI_TOROID_PROC=1"
-                    else:
-                        srv_pre = cli_pre = pre
-                    suite.commands.append(f"{srv_pre} {base} -B PORT & "
-                                          f"{cli_pre} {base} -P PORT 127.0.0.1")
-                    us, mbs = [], []
-                    for _ in range(runs):
-                        if eng.poll() is not None:
-                            suite.missing.append(f"{node_cmd} (ended: {eng.returncode})")
-                            return res
-                        port = next(ports, None)
-                        if port is None:
-                            suite.missing.append("fi_pingpong: no free control port")
-                            return res
-                        senv = {**env, "FI_TOROID_PROC": "0"} if prov == "toroid" else env
-                        cenv = {**env, "FI_TOROID_PROC": "1"} if prov == "toroid" else env
-                        srv = start_server(f"{base} -B {port}", env=senv)
-                        got = None
-                        try:
-                            for _ in range(300):  # its control port listens: start the client
-                                if port in tcp_ports("0A") or srv.poll() is not None:
-                                    break
-                                time.sleep(0.1)
-                            if port in tcp_ports("0A"):
-                                got = fi_parse(sh(f"{base} -P {port} 127.0.0.1", timeout=180,
-                                                  env=cenv), size)
-                        finally:
-                            stop_server(srv, grace=10)
-                        # the server ends by itself after the last round trip: 0 or it failed
-                        if got is None or srv.returncode != 0:
-                            suite.missing.append(f"{cli_pre} {base} -P {port} 127.0.0.1 "
-                                                 f"(client {'no figure' if got is None else 'ok'}"
-                                                 f", server exit {srv.returncode})")
-                            continue
-                        us.append(got[0])
-                        mbs.append(got[1])
-                    res["pp"][(prov, size)] = {"us": spread(us), "mbs": spread(mbs)}
+                if not measure("toroid", size, tor, eng):
+                    return res
             vcmd = (f"{vni_perf} --mode vni --socket {sock} --iters {fi_iters(64, quick)} "
                     "--wait block --sizes 64 --json")
             suite.commands.append(vcmd.replace(tmp, "/tmp/fi"))
@@ -650,7 +659,6 @@ def fi_pingpong(suite):
             stop_server(eng, grace=10)
             res["load"].append(os.getloadavg()[0])
     return res
-
 
 def fi_targets(fi):
     """(description, measured, met) of the issue's two fi_pingpong targets, when measured."""
@@ -679,7 +687,8 @@ def fi_section(fi):
            "(the provider `libtoroid-fi.so` loaded with `FI_PROVIDER_PATH`, "
            "[libfabric.md](libfabric.md#fi_pingpong-on-one-host)), libfabric's `tcp` provider "
            "under `ofi_rxm` and its `udp` provider under `ofi_rxd`, both on loopback "
-           "(`FI_TCP_IFACE=lo`, `FI_UDP_IFACE=lo`). The figure is fi_pingpong's `usec/xfer` "
+           "(`FI_TCP_IFACE=lo`, `FI_UDP_IFACE=lo`), measured before the engine starts. The "
+           "figure is fi_pingpong's `usec/xfer` "
            "(average one-way time: half the round trips' total) and its `MB/sec` (bytes of both "
            f"directions over the time, 10^6 B/s); median of {fi['runs']} runs, min .. max "
            f"their range; iterations: {its}. `toroid-vni-perf --wait block` gives the same "
