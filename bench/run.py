@@ -3,18 +3,22 @@
 
 Runs toroid-perf (each figure beside raw DPDK on the same ports, measured in the same run),
 UCX's ucx_perftest over TCP loopback and kernel UDP with sockperf, NetPIPE (NPopenmpi)
-between two Open MPI ranks over toroid (the libfabric provider) and over TCP, takes the
-median of several runs, and writes docs/benchmarks.md with the machine, the commands and the
-project's performance targets.
+between two Open MPI ranks over toroid (the libfabric provider) and over TCP, fi_pingpong
+over toroid beside libfabric's tcp and udp providers, takes the median of several runs, and
+writes docs/benchmarks.md with the machine, the commands and the project's performance
+targets.
 
-    bench/run.py [--build DIR] [--runs N] [--out FILE] [--quick]
+    bench/run.py [--build DIR] [--runs N] [--out FILE] [--quick] [--only SECTION]
 
-Needs root only to install ucx-utils, sockperf and netpipe-openmpi when they are missing
-(apt-get).
+--only netpipe|fi_pingpong runs that one section and prints its text, targets and commands
+to stdout instead of writing the file (exit 1 when a measurement gave no figure).
+Needs root only to install ucx-utils, sockperf, netpipe-openmpi and libfabric-bin when they
+are missing (apt-get).
 The file is written only when every measurement gave its figures: a partial run writes
 nothing and exits 1, an interrupted one (SIGINT, SIGTERM, SIGHUP) writes nothing and exits
 128 + the signal. Every program it starts (toroid-perf, its --memif server, ucx_perftest,
-sockperf, their clients) runs in its own process group, killed whatever happens.
+sockperf, toroid-node, fi_pingpong, their clients) runs in its own process group, killed
+whatever happens; every client run is bounded by a timeout.
 """
 import argparse
 import datetime
@@ -497,6 +501,277 @@ def npmpi(suite):
     return res
 
 
+FI_SIZES = (64, 4096, 65536, 1 << 20)
+FI_PROVIDERS = ("toroid", "tcp", "udp")
+# libfabric's own providers over loopback: without these their first fabric is eth0's address
+FI_ENV = {"tcp": {"FI_TCP_IFACE": "lo"}, "udp": {"FI_UDP_IFACE": "lo"}}
+FI_PORT0 = 47600  # fi_pingpong's control ports: a fresh one per run (no TIME_WAIT reuse)
+
+
+def fi_iters(size, quick):
+    n = 3000 if size <= 4096 else (1000 if size <= 65536 else 100)
+    return max(10, n // 10) if quick else n
+
+
+def tcp_ports(state):
+    """Local TCP ports of this host's sockets in STATE (hex, '0A' LISTEN) or any (None)."""
+    ports = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as f:
+                next(f, None)
+                for line in f:
+                    p = line.split()
+                    if len(p) > 3 and (state is None or p[3] == state):
+                        ports.add(int(p[1].rsplit(":", 1)[1], 16))
+        except OSError:
+            pass
+    return ports
+
+
+def fi_parse(out, size):
+    """fi_pingpong's result line ('bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec')
+    for one size: (usec_per_xfer, mb_per_s) or None."""
+    head = False
+    for line in out.splitlines():
+        f = line.split()
+        if f[:1] == ["bytes"]:
+            head = True
+            continue
+        if head and len(f) >= 8:
+            want = {64: "64", 4096: "4k", 65536: "64k", 1 << 20: "1m"}.get(size, str(size))
+            if f[0] != want:
+                return None
+            try:
+                return float(f[6]), float(f[5])
+            except ValueError:
+                return None
+    return None
+
+
+def fi_pingpong(suite):
+    """fi_pingpong -e rdm over toroid (libtoroid-fi.so, one toroid-node), libfabric's tcp
+    (ofi_rxm) and udp (ofi_rxd) providers over loopback, for FI_SIZES, plus toroid-vni-perf's
+    64 B latency on the same engine. Returns {"pp": {(prov, size): {"us": spread, "mbs":
+    spread}}, "vni": {"avg": spread, "p50": spread}, "runs": n}; a run without its figure is
+    in suite.missing (the section fails loudly, no table is written)."""
+    build = suite.args.build
+    quick = suite.args.quick
+    runs = max(1, min(suite.args.runs, 3))
+    prov_dir = os.path.join(build, "libfabric")
+    node = os.path.join(build, "apps", "toroid-node", "toroid-node")
+    vni_perf = os.path.join(build, "apps", "toroid-vni-perf", "toroid-vni-perf")
+    res = {"pp": {}, "vni": {}, "runs": runs, "quick": quick, "load": [os.getloadavg()[0]]}
+    for what, path in (("fi_pingpong (libfabric-bin)", shutil.which("fi_pingpong")),
+                       ("the toroid provider", os.path.join(prov_dir, "libtoroid-fi.so")),
+                       ("toroid-node", node), ("toroid-vni-perf", vni_perf)):
+        if not path or not os.path.exists(path):
+            suite.missing.append(f"fi_pingpong section: no {what}")
+            return res
+    used = tcp_ports(None)
+    ports = (p for p in range(FI_PORT0, FI_PORT0 + 1000) if p not in used)
+
+    def measure(prov, size, env, eng):
+        """RUNS server + client pairs of one provider and size: True, or False when the engine
+        ENG (toroid) has ended or no control port is free (the section stops)."""
+        it = fi_iters(size, quick)
+        base = f"fi_pingpong -p {prov} -e rdm -S {size} -I {it}"
+        pre = " ".join(f"{k}={v}" for k, v in FI_ENV.get(prov, {}).items())
+        srv_pre, cli_pre = ((pre, pre) if eng is None else
+                            ("FI_TOROID_PROC=0", "FI_TOROID_PROC=1"))
+        suite.commands.append(f"{srv_pre} {base} -B PORT & {cli_pre} {base} -P PORT 127.0.0.1")
+        us, mbs = [], []
+        for _ in range(runs):
+            if eng is not None and eng.poll() is not None:
+                suite.missing.append(f"toroid-node ended (exit {eng.returncode})")
+                return False
+            port = next(ports, None)
+            if port is None:
+                suite.missing.append("fi_pingpong: no free control port")
+                return False
+            senv = {**env, "FI_TOROID_PROC": "0"} if eng is not None else env
+            cenv = {**env, "FI_TOROID_PROC": "1"} if eng is not None else env
+            srv = start_server(f"{base} -B {port}", env=senv)
+            got = None
+            try:
+                for _ in range(300):  # its control port listens: start the client
+                    if port in tcp_ports("0A") or srv.poll() is not None:
+                        break
+                    time.sleep(0.1)
+                if port in tcp_ports("0A"):
+                    got = fi_parse(sh(f"{base} -P {port} 127.0.0.1", timeout=180, env=cenv),
+                                   size)
+            finally:
+                stop_server(srv, grace=10)
+            # the server ends by itself after the last round trip: 0, or the run failed
+            if got is None or srv.returncode != 0:
+                suite.missing.append(f"{cli_pre} {base} -P {port} 127.0.0.1 (client "
+                                     f"{'no figure' if got is None else 'ok'}, server exit "
+                                     f"{srv.returncode})")
+                continue
+            us.append(got[0])
+            mbs.append(got[1])
+        res["pp"][(prov, size)] = {"us": spread(us), "mbs": spread(mbs)}
+        return True
+
+    # libfabric's providers first, alone: no engine running beside them
+    for prov in FI_PROVIDERS:
+        if prov != "toroid":
+            for size in FI_SIZES:
+                if not measure(prov, size, dict(FI_ENV.get(prov, {})), None):
+                    return res
+    with tempfile.TemporaryDirectory(prefix="toroid-fi.") as tmp:
+        with open(os.path.join(tmp, "fi.ini"), "w") as f:
+            f.write(NP_TOPO)
+        sock = os.path.join(tmp, "fi.sock")
+        node_cmd = (f"{node} --no-huge --no-pci -m 512 -l 0 --file-prefix toroid-fi -- "
+                    f"--topo {tmp}/fi.ini --node 0 --vni-socket {sock} -q")
+        tor = {"FI_PROVIDER_PATH": prov_dir, "TOROID_VNI_SOCKET": sock}
+        suite.commands.append(node_cmd.replace(tmp, "/tmp/fi") + " &")
+        suite.commands.append(f"export FI_PROVIDER_PATH={prov_dir} "
+                              "TOROID_VNI_SOCKET=/tmp/fi/fi.sock")
+        eng = start_server(node_cmd)
+        try:
+            for _ in range(300):  # the engine listens once its socket exists
+                if os.path.exists(sock) or eng.poll() is not None:
+                    break
+                time.sleep(0.1)
+            if not os.path.exists(sock):
+                suite.missing.append(node_cmd + " (no socket within 30 s)")
+                return res
+            for size in FI_SIZES:
+                if not measure("toroid", size, tor, eng):
+                    return res
+            vcmd = (f"{vni_perf} --mode vni --socket {sock} --iters {fi_iters(64, quick)} "
+                    "--wait block --sizes 64 --json")
+            suite.commands.append(vcmd.replace(tmp, "/tmp/fi"))
+            avg, p50 = [], []
+            for _ in range(runs):
+                got = [r for r in json_lines(sh(vcmd, timeout=120)) if r.get("size") == 64]
+                if not got:
+                    suite.missing.append(vcmd)
+                    continue
+                avg.append(got[0]["avg"])
+                p50.append(got[0]["p50"])
+            res["vni"] = {"avg": spread(avg), "p50": spread(p50)}
+        finally:
+            eng.send_signal(signal.SIGINT)
+            stop_server(eng, grace=10)
+            res["load"].append(os.getloadavg()[0])
+    return res
+
+def fi_targets(fi):
+    """(description, measured, met) of the issue's two fi_pingpong targets, when measured."""
+    out = []
+    t = fi["pp"].get(("toroid", 64), {}).get("us")
+    c = fi["pp"].get(("tcp", 64), {}).get("us")
+    v = fi["vni"].get("avg")
+    if t and c:
+        x = t[1] / c[1]
+        out.append(("fi_pingpong 64 B over toroid <= 1/3 of libfabric's tcp provider",
+                    f"{fmt(t[1], 1)} vs {fmt(c[1], 1)} us = {x:.2f}", x <= 1 / 3))
+    if t and v:
+        x = t[1] / v[1]
+        out.append(("fi_pingpong 64 B over toroid <= 2 x toroid-vni-perf on the same engine",
+                    f"{fmt(t[1], 1)} vs {fmt(v[1], 1)} us (avg) = {x:.2f} x", x <= 2))
+    return out
+
+
+def fi_section(fi):
+    """The fi_pingpong section of docs/benchmarks.md."""
+    sz = {64: "64 B", 4096: "4 KiB", 65536: "64 KiB", 1 << 20: "1 MiB"}
+    its = ", ".join(f"{fi_iters(s, fi['quick'])} for {sz[s]}" for s in FI_SIZES)
+    out = ["## libfabric: fi_pingpong over toroid, tcp and udp\n",
+           "`fi_pingpong -e rdm` (package libfabric-bin) between two processes on this host, the "
+           "same command for each provider: `toroid` through one `toroid-node` on lcore 0 "
+           "(the provider `libtoroid-fi.so` loaded with `FI_PROVIDER_PATH`, "
+           "[libfabric.md](libfabric.md#fi_pingpong-on-one-host)), libfabric's `tcp` provider "
+           "under `ofi_rxm` and its `udp` provider under `ofi_rxd`, both on loopback "
+           "(`FI_TCP_IFACE=lo`, `FI_UDP_IFACE=lo`), measured before the engine starts. The "
+           "figure is fi_pingpong's `usec/xfer` "
+           "(average one-way time: half the round trips' total) and its `MB/sec` (bytes of both "
+           f"directions over the time, 10^6 B/s); median of {fi['runs']} runs, min .. max "
+           f"their range; iterations: {its}. `toroid-vni-perf --wait block` gives the same "
+           "engine's latency without libfabric (the VNI API, its average and p50).\n",
+           "| provider | " + " | ".join(f"{sz[s]} us/xfer (min .. max)" for s in FI_SIZES) +
+           " | 1 MiB MB/s |",
+           "|---|" + "---:|" * (len(FI_SIZES) + 1)]
+    names = {"toroid": "`toroid`", "tcp": "`tcp` (`ofi_rxm`)", "udp": "`udp` (`ofi_rxd`)"}
+    for prov in FI_PROVIDERS:
+        cells = []
+        for s in FI_SIZES:
+            u = fi["pp"].get((prov, s), {}).get("us")
+            cells.append(f"{fmt(u[1], 1)} ({fmt(u[0], 1)} .. {fmt(u[2], 1)})" if u else "-")
+        b = fi["pp"].get((prov, 1 << 20), {}).get("mbs")
+        out.append(f"| {names[prov]} | " + " | ".join(cells) + f" | {fmt(b[1], 0) if b else '-'} |")
+    a, p = fi["vni"].get("avg"), fi["vni"].get("p50")
+    out.append("| `toroid-vni-perf`, same engine (avg / p50) | " +
+               (f"{fmt(a[1], 1)} / {fmt(p[1], 1)} ({fmt(a[0], 1)} .. {fmt(a[2], 1)} avg)"
+                if a and p else "-") + " | - | - | - | - |")
+    out.append("")
+    tg = fi_targets(fi)
+    if tg:
+        out.append("Targets: " + "; ".join(
+            f"{d}: {m}, {'met' if ok else 'unmet'}" for d, m, ok in tg) + ".")
+        out.append("")
+        out.append(fi_analysis(fi))
+    out.append("")
+    return out
+
+
+def fi_analysis(fi):
+    """One paragraph from the figures: toroid against each peer, where it leads and lags."""
+    def us(prov, size):
+        u = fi["pp"].get((prov, size), {}).get("us")
+        return u[1] if u else None
+    sz = {64: "64 B", 4096: "4 KiB", 65536: "64 KiB", 1 << 20: "1 MiB"}
+    t, c, u = us("toroid", 64), us("tcp", 64), us("udp", 64)
+    v = fi["vni"].get("avg")
+    parts = []
+    if t and c and u:
+        parts.append(f"At 64 B a message over toroid takes {t / c:.2f} x the `tcp` provider's "
+                     f"time and {t / u:.2f} x the `udp` provider's")
+    if t and v:
+        parts.append(f"{t / v[1]:.2f} x the average of the VNI alone on the same engine" +
+                     (" (the difference is the provider: its completion queue and matching)"
+                      if t > v[1] else ""))
+    lead = [sz[s] for s in FI_SIZES
+            if us("toroid", s) and all(us(p, s) and us("toroid", s) < us(p, s)
+                                       for p in FI_PROVIDERS if p != "toroid")]
+    text = ", ".join(parts) + ". " if parts else ""
+    text += (f"toroid is the fastest of the three at {', '.join(lead)}. " if lead else
+             "toroid is the fastest of the three at no size here. ")
+    lo, hi = min(fi["load"]), max(fi["load"])
+    return text + ("Every figure follows the CPU time its processes get: `fi_pingpong` polls "
+                   "its completion queue with each provider and toroid adds the engine's "
+                   "lcore, so on a shared 2-CPU machine (1-minute load average "
+                   f"{lo:.1f} .. {hi:.1f} while this section ran) other work stretches the "
+                   "round trips of all three; the min .. max range shows how far.")
+
+
+def np_section(np_res):
+    """The NetPIPE section of docs/benchmarks.md."""
+    out = []
+    out.append("## MPI: NetPIPE over toroid and over TCP\n")
+    out.append("NetPIPE (`NPopenmpi`, package netpipe-openmpi) between two Open MPI ranks on "
+               "this host: over toroid (`--mca pml cm --mca mtl ofi` with the libfabric "
+               "provider, docs/libfabric.md, one `toroid-node` on lcore 0) and over TCP "
+               "loopback (`--mca pml ob1 --mca btl tcp,self`). Latency is NetPIPE's one-way "
+               "time (half a round trip).\n")
+    out.append("| transport | 64 B latency | bandwidth at the largest size |")
+    out.append("|---|---|---|")
+    if np_res:
+        for kind, label in (("toroid", "Open MPI over toroid (OFI MTL)"),
+                            ("tcp", "Open MPI over TCP loopback")):
+            r = np_res.get(kind, {})
+            out.append(f"| {label} | {fmt(r.get('lat64_us'), 1)} us | "
+                       f"{fmt(r.get('bw_gbps'), 2)} Gbit/s at {r.get('upper', 0) >> 10} KiB |")
+    else:
+        out.append("| (Open MPI or NetPIPE not installed) | - | - |")
+    out.append("")
+    return out
+
+
 def fmt(v, nd=3):
     return "-" if v is None else f"{v:.{nd}f}"
 
@@ -516,17 +791,47 @@ def machine():
             f"{datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC')}")
 
 
+# bench/run.py --only NAME: one section, printed (a check of that section, not a table to keep)
+SECTIONS = {
+    "netpipe": lambda s: (np_section(npmpi(s)), []),
+    "fi_pingpong": lambda s: (lambda r: (fi_section(r), fi_targets(r)))(fi_pingpong(s)),
+}
+
+
+def only(s, name, t0):
+    """Run one section; print its text, its targets and its commands; 0, or 1 when a
+    measurement gave no figure (the text is printed all the same, marked incomplete)."""
+    text, targets = SECTIONS[name](s)
+    rel = os.path.relpath(s.args.build, ROOT)
+    lines = text + (["| target | measured | met |", "|---|---|---|"] +
+                    [f"| {d} | {v} | {'yes' if ok else 'no'} |" for d, v, ok in targets] + [""]
+                    if targets else []) + ["```"] + s.commands + ["```"]
+    print("\n".join(line.replace(s.args.build.rstrip("/") + "/", "./" + rel + "/")
+                    for line in lines))
+    print(f"bench: section {name} in {time.time() - t0:.0f} s", file=sys.stderr)
+    if s.missing:
+        print(f"bench: {len(s.missing)} measurement(s) gave no figure (INCOMPLETE):",
+              file=sys.stderr)
+        for cmd in s.missing:
+            print(f"  {cmd}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    ap.add_argument("--only", choices=sorted(SECTIONS),
+                    help="run one section, print its text (and targets) to stdout, write "
+                    "nothing; exit 1 when a measurement gave no figure")
     args = ap.parse_args()
     if not os.access(os.path.join(args.build, "apps", "toroid-perf", "toroid-perf"), os.X_OK):
         sys.exit(f"bench: build first (no toroid-perf in {args.build})")
     missing = [p for p, b in (("ucx-utils", "ucx_perftest"), ("sockperf", "sockperf"),
-                              ("netpipe-openmpi", "NPopenmpi"))
+                              ("netpipe-openmpi", "NPopenmpi"), ("libfabric-bin", "fi_pingpong"))
                if shutil.which(b) is None]
     if missing and os.geteuid() == 0:
         subprocess.run("apt-get install -y -q " + " ".join(missing), shell=True,
@@ -534,6 +839,8 @@ def main():
                        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
     t0 = time.time()
     s = Suite(args)
+    if args.only:
+        sys.exit(only(s, args.only, t0))
     n = "-n 20000" if args.quick else ""
     nr = "-n 200000" if args.quick else ""
     # one process, net_ring pair: the engine on lcore 1, the application on lcore 0
@@ -579,6 +886,7 @@ def main():
 
 
     np_res = npmpi(s)
+    fi_res = fi_pingpong(s)
     # instructions per message by stage (callgrind: repeatable where seconds are not)
     ipm_rows = []
     if shutil.which("valgrind") is None:
@@ -610,7 +918,9 @@ def main():
                "(`rte_eth_tx_burst`/`rte_eth_rx_burst`, no engine) on the same ports right "
                "before the engine, so a ratio comes from one run. Reliability (sequence "
                "numbers, acks) is on. Latencies are p50 in microseconds; `put_lat` and "
-               "`fifo_lat` are half a round trip, the others are post-to-completion.\n")
+               "`fifo_lat` are half a round trip, the others are post-to-completion. "
+               "`bench/run.py --only netpipe` (or `fi_pingpong`) runs one section and prints "
+               "it without writing this file.\n")
     out.append(f"Machine: {machine()}.\n")
     out.append(f"Suite time: {time.time() - t0:.0f} s.\n")
     out.append("## Results\n")
@@ -655,23 +965,8 @@ def main():
         out.append(f"| kernel UDP (sockperf) | ping-pong p50 (one way) | {fmt(sp['p50_us'])} us |")
         out.append(f"| kernel UDP (sockperf) | throughput | {fmt(sp['mpps'])} Mmsg/s |")
     out.append("")
-    out.append("## MPI: NetPIPE over toroid and over TCP\n")
-    out.append("NetPIPE (`NPopenmpi`, package netpipe-openmpi) between two Open MPI ranks on "
-               "this host: over toroid (`--mca pml cm --mca mtl ofi` with the libfabric "
-               "provider, docs/libfabric.md, one `toroid-node` on lcore 0) and over TCP "
-               "loopback (`--mca pml ob1 --mca btl tcp,self`). Latency is NetPIPE's one-way "
-               "time (half a round trip).\n")
-    out.append("| transport | 64 B latency | bandwidth at the largest size |")
-    out.append("|---|---|---|")
-    if np_res:
-        for kind, label in (("toroid", "Open MPI over toroid (OFI MTL)"),
-                            ("tcp", "Open MPI over TCP loopback")):
-            r = np_res.get(kind, {})
-            out.append(f"| {label} | {fmt(r.get('lat64_us'), 1)} us | "
-                       f"{fmt(r.get('bw_gbps'), 2)} Gbit/s at {r.get('upper', 0) >> 10} KiB |")
-    else:
-        out.append("| (Open MPI or NetPIPE not installed) | - | - |")
-    out.append("")
+    out.extend(np_section(np_res))
+    out.extend(fi_section(fi_res))
     # targets
     out.append("## Targets\n")
     out.append("| target | measured | met |")
@@ -723,6 +1018,8 @@ def main():
         d = abs(b[3] - a[3]) / a[3]
         target("64 B put rate on a 512-node torus within 5% of the small one",
                f"{fmt(b[3])} vs {fmt(a[3])} Mpps ({d * 100:.1f}%)", d <= 0.05)
+    for desc, value, ok in fi_targets(fi_res):
+        target(desc, value, ok)
     out.append("")
     out.append(ANALYSIS)
     out.append(LOCAL_COPY)

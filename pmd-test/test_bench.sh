@@ -5,7 +5,11 @@
 #    no server running (the sockperf server stub records its pid and would sleep for minutes);
 #  - SIGTERM while the sockperf server and its ping-pong client run, and SIGINT while the
 #    toroid-perf --memif server and client run: bench/run.py exits 128+signal within seconds,
-#    writes nothing, and every program it started (servers and clients) is gone.
+#    writes nothing, and every program it started (servers and clients) is gone;
+#  - --only fi_pingpong with stubs of toroid-node, fi_pingpong and toroid-vni-perf: when they
+#    give no figure it exits 1 saying so and leaves nothing running; SIGINT while the
+#    fi_pingpong client hangs (its server listening): exit 130 within seconds, the engine,
+#    the server and the client gone.
 # usage: test_bench.sh SOURCE_ROOT
 set -u
 ROOT=$1
@@ -66,6 +70,40 @@ STUB
 	chmod +x "$T/build/apps/toroid-perf/toroid-perf" "$T/bin/"*
 }
 
+# fi_stubs MODE: toroid-node (makes its socket, sleeps), libtoroid-fi.so, toroid-vni-perf
+# (fails), fi_pingpong: "none" server and client fail at once; "hang" the server listens on
+# its -B port and the client sleeps, each recording its pid
+fi_stubs() {
+	stubs none
+	mkdir -p "$T/build/apps/toroid-node" "$T/build/apps/toroid-vni-perf" "$T/build/libfabric"
+	: >"$T/build/libfabric/libtoroid-fi.so"
+	cat >"$T/build/apps/toroid-node/toroid-node" <<STUB
+#!/bin/sh
+while [ \$# -gt 0 ]; do [ "\$1" = --vni-socket ] && : >"\$2"; shift; done
+echo \$\$ >"$T/fi-node.pid"
+exec sleep 300
+STUB
+	printf '#!/bin/sh\nexit 1\n' >"$T/build/apps/toroid-vni-perf/toroid-vni-perf"
+	cat >"$T/bin/fi_pingpong" <<STUB
+#!/usr/bin/env python3
+import os, socket, sys, time
+a = sys.argv[1:]
+if "$1" != "hang":
+    sys.exit(1)
+if a[-1] != "127.0.0.1":
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", int(a[a.index("-B") + 1])))
+    s.listen()
+    open("$T/fi-srv.pid", "w").write(str(os.getpid()))
+else:
+    open("$T/fi-cli.pid", "w").write(str(os.getpid()))
+time.sleep(300)
+STUB
+	chmod +x "$T/build/apps/toroid-node/toroid-node" \
+		"$T/build/apps/toroid-vni-perf/toroid-vni-perf" "$T/bin/fi_pingpong"
+}
+
 # nothing_left WHAT: every stub that recorded its pid has ended
 nothing_left() {
 	local f pid
@@ -117,8 +155,39 @@ interrupt() { # MODE SIGNAL EXPECTED_RC WAIT_FOR_PIDFILE
 interrupt sockperf TERM 143 sockperf-pp.pid
 interrupt memif INT 130 memif-cli.pid
 
+# ---- the fi_pingpong section alone: no figures, then interrupted ----
+fi_stubs none
+PATH="$T/bin:$PATH" timeout 120 python3 "$ROOT/bench/run.py" --build "$T/build" --runs 1 \
+	--quick --only fi_pingpong --out "$T/benchmarks.md" >"$T/log-fi" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "--only fi_pingpong exited $rc with no figures, not 1"
+grep -q "gave no figure (INCOMPLETE)" "$T/log-fi" || fail "--only fi_pingpong: no INCOMPLETE"
+[ -e "$T/benchmarks.md" ] && fail "--only fi_pingpong wrote the benchmarks file"
+[ -s "$T/fi-node.pid" ] || fail "--only fi_pingpong: the toroid-node stub never ran"
+nothing_left "--only fi_pingpong with no figures"
+fi_stubs hang
+PATH="$T/bin:$PATH" python3 "$ROOT/bench/run.py" --build "$T/build" --runs 1 --quick \
+	--only fi_pingpong --out "$T/benchmarks.md" >"$T/log-fi-hang" 2>&1 &
+bp=$!
+for _ in $(seq 300); do [ -s "$T/fi-cli.pid" ] && break; sleep 0.1; done
+if [ -s "$T/fi-cli.pid" ] && [ -s "$T/fi-srv.pid" ]; then
+	kill -INT $bp
+	for _ in $(seq 150); do dead $bp && break; sleep 0.1; done
+	dead $bp || fail "fi_pingpong: bench/run.py still runs 15 s after SIGINT"
+	kill -9 $bp 2>/dev/null
+	wait $bp
+	rc=$?
+	[ $rc -eq 130 ] || fail "fi_pingpong: exited $rc after SIGINT, not 130: $(cat "$T/log-fi-hang")"
+	nothing_left "fi_pingpong, SIGINT"
+else
+	fail "fi_pingpong: the server and client stubs never ran: $(cat "$T/log-fi-hang")"
+	kill -9 $bp 2>/dev/null
+	wait $bp
+fi
+bp=
+
 if [ $fails -ne 0 ]; then
 	cat "$T"/log*
 	exit 1
 fi
-echo "bench: partial or interrupted runs write nothing and leave no program running"
+echo "bench: partial or interrupted runs write nothing and leave no program running (also --only fi_pingpong)"
