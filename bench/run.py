@@ -571,13 +571,15 @@ def fi_pingpong(suite):
     used = tcp_ports(None)
     ports = (p for p in range(FI_PORT0, FI_PORT0 + 1000) if p not in used)
 
-    def measure(prov, size, env, eng):
+    def measure(prov, size, env, eng, label=None):
         """RUNS server + client pairs of one provider and size: True, or False when the engine
-        ENG (toroid) has ended or no control port is free (the section stops)."""
+        ENG (toroid) has ended or no control port is free (the section stops). LABEL: the
+        result's name (default the provider)."""
         it = fi_iters(size, quick)
         base = f"fi_pingpong -p {prov} -e rdm -S {size} -I {it}"
         pre = " ".join(f"{k}={v}" for k, v in FI_ENV.get(prov, {}).items())
-        srv_pre, cli_pre = ((pre, pre) if eng is None else
+        tor = eng is not None and prov == "toroid"
+        srv_pre, cli_pre = ((pre, pre) if not tor else
                             ("FI_TOROID_PROC=0", "FI_TOROID_PROC=1"))
         suite.commands.append(f"{srv_pre} {base} -B PORT & {cli_pre} {base} -P PORT 127.0.0.1")
         us, mbs = [], []
@@ -589,8 +591,8 @@ def fi_pingpong(suite):
             if port is None:
                 suite.missing.append("fi_pingpong: no free control port")
                 return False
-            senv = {**env, "FI_TOROID_PROC": "0"} if eng is not None else env
-            cenv = {**env, "FI_TOROID_PROC": "1"} if eng is not None else env
+            senv = {**env, "FI_TOROID_PROC": "0"} if tor else env
+            cenv = {**env, "FI_TOROID_PROC": "1"} if tor else env
             srv = start_server(f"{base} -B {port}", env=senv)
             got = None
             try:
@@ -611,7 +613,7 @@ def fi_pingpong(suite):
                 continue
             us.append(got[0])
             mbs.append(got[1])
-        res["pp"][(prov, size)] = {"us": spread(us), "mbs": spread(mbs)}
+        res["pp"][(label or prov, size)] = {"us": spread(us), "mbs": spread(mbs)}
         return True
 
     # libfabric's providers first, alone: no engine running beside them
@@ -624,8 +626,11 @@ def fi_pingpong(suite):
         with open(os.path.join(tmp, "fi.ini"), "w") as f:
             f.write(NP_TOPO)
         sock = os.path.join(tmp, "fi.sock")
+        # --idle-us 0: the engine polls its lcore as a DPDK engine does on its own core (the
+        # default naps after 1 ms without work); the tcp runs beside it then have the CPUs a
+        # deployment leaves them
         node_cmd = (f"{node} --no-huge --no-pci -m 512 -l 0 --file-prefix toroid-fi -- "
-                    f"--topo {tmp}/fi.ini --node 0 --vni-socket {sock} -q")
+                    f"--topo {tmp}/fi.ini --node 0 --vni-socket {sock} -q --idle-us 0")
         tor = {"FI_PROVIDER_PATH": prov_dir, "TOROID_VNI_SOCKET": sock}
         suite.commands.append(node_cmd.replace(tmp, "/tmp/fi") + " &")
         suite.commands.append(f"export FI_PROVIDER_PATH={prov_dir} "
@@ -641,6 +646,10 @@ def fi_pingpong(suite):
                 return res
             for size in FI_SIZES:
                 if not measure("toroid", size, tor, eng):
+                    return res
+            # the tcp provider again, with the engine's lcore busy: the same CPUs for both
+            for size in FI_SIZES:
+                if not measure("tcp", size, dict(FI_ENV["tcp"]), eng, label="tcp-busy"):
                     return res
             vcmd = (f"{vni_perf} --mode vni --socket {sock} --iters {fi_iters(64, quick)} "
                     "--wait block --sizes 64 --json")
@@ -670,6 +679,11 @@ def fi_targets(fi):
         x = t[1] / c[1]
         out.append(("fi_pingpong 64 B over toroid <= 1/3 of libfabric's tcp provider",
                     f"{fmt(t[1], 1)} vs {fmt(c[1], 1)} us = {x:.2f}", x <= 1 / 3))
+    cb = fi["pp"].get(("tcp-busy", 64), {}).get("us")
+    if t and cb:
+        x = t[1] / cb[1]
+        out.append(("(the same, the tcp provider with the engine's lcore busy beside it)",
+                    f"{fmt(t[1], 1)} vs {fmt(cb[1], 1)} us = {x:.2f}", x <= 1 / 3))
     if t and v:
         x = t[1] / v[1]
         out.append(("fi_pingpong 64 B over toroid <= 2 x toroid-vni-perf on the same engine",
@@ -687,7 +701,10 @@ def fi_section(fi):
            "(the provider `libtoroid-fi.so` loaded with `FI_PROVIDER_PATH`, "
            "[libfabric.md](libfabric.md#fi_pingpong-on-one-host)), libfabric's `tcp` provider "
            "under `ofi_rxm` and its `udp` provider under `ofi_rxd`, both on loopback "
-           "(`FI_TCP_IFACE=lo`, `FI_UDP_IFACE=lo`), measured before the engine starts. The "
+           "(`FI_TCP_IFACE=lo`, `FI_UDP_IFACE=lo`), measured before the engine starts, and the "
+           "`tcp` provider once more while the engine polls its lcore (`--idle-us 0`, as on a "
+           "core of its own in a deployment): on this 2-CPU machine that row has the CPU "
+           "the toroid processes had. The "
            "figure is fi_pingpong's `usec/xfer` "
            "(average one-way time: half the round trips' total) and its `MB/sec` (bytes of both "
            f"directions over the time, 10^6 B/s); median of {fi['runs']} runs, min .. max "
@@ -696,8 +713,9 @@ def fi_section(fi):
            "| provider | " + " | ".join(f"{sz[s]} us/xfer (min .. max)" for s in FI_SIZES) +
            " | 1 MiB MB/s |",
            "|---|" + "---:|" * (len(FI_SIZES) + 1)]
-    names = {"toroid": "`toroid`", "tcp": "`tcp` (`ofi_rxm`)", "udp": "`udp` (`ofi_rxd`)"}
-    for prov in FI_PROVIDERS:
+    names = {"toroid": "`toroid`", "tcp": "`tcp` (`ofi_rxm`)", "udp": "`udp` (`ofi_rxd`)",
+             "tcp-busy": "`tcp` (`ofi_rxm`), beside the engine polling lcore 0"}
+    for prov in FI_PROVIDERS + ("tcp-busy",):
         cells = []
         for s in FI_SIZES:
             u = fi["pp"].get((prov, s), {}).get("us")
@@ -735,6 +753,11 @@ def fi_analysis(fi):
         parts.append(f"{t / v[1]:.2f} x the average of the VNI alone on the same engine" +
                      (" (the difference is the provider: its completion queue and matching)"
                       if t > v[1] else ""))
+    cb = us("tcp-busy", 64)
+    if t and cb:
+        parts.append(f"with the engine's lcore busy beside it the `tcp` provider takes "
+                     f"{fmt(cb, 1)} us at 64 B, and toroid {t / cb:.2f} x that: on 2 CPUs the "
+                     "engine's polling core is what the kernel's TCP path does not need")
     lead = [sz[s] for s in FI_SIZES
             if us("toroid", s) and all(us(p, s) and us("toroid", s) < us(p, s)
                                        for p in FI_PROVIDERS if p != "toroid")]
