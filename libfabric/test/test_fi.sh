@@ -154,6 +154,7 @@ two_engines)
 	eng_wait_ready B
 	pingpong msg "$T/A.sock" "$T/B.sock"
 	pingpong tagged "$T/A.sock" "$T/B.sock"
+	FI_TOROID_DGRAM=1 pingpong msg "$T/A.sock" "$T/B.sock" dgram
 	;;
 mpi_rma)
 	# One-sided MPI: osc rdma over the OFI BTL, whose endpoint is each rank's second one
