@@ -23,6 +23,9 @@
  *                            its memory as it was; forged ATOMIC_RESPs (wrong node, key,
  *                            status) are dropped (bad_replies); the real answer completes
  *                            the atomic with its old value
+ *   test_vni_hostile rma_refused  48 one-sided writes and reads at once to a process that
+ *                            never attaches all end with -ECONNREFUSED, and the interface is
+ *                            released once its process leaves (no reference kept)
  *   test_vni_hostile owner   users: a process of another user cannot open a 0660 socket;
  *                            with the socket open to all, an application with an owner
  *                            (--vni-owner) refuses other users (root too; also for an
@@ -979,6 +982,70 @@ test_owner(void)
 	       (unsigned long long)stat_of(TRD_VNIS_STAT_DENIED));
 }
 
+/* ---- rma_refused ---- */
+
+#define REFUSED_OPS 48
+#define REFUSED_LEN (64u << 10)
+
+/* 3:0 posts REFUSED_OPS writes and reads of 64 KiB at once to 3:1, which never attaches:
+ * every one must end with -ECONNREFUSED (the engine asks again until noproc_ms). */
+static int
+refused_app(void *arg)
+{
+	struct trd_vni_conf c = {.socket = sock_path, .app = 3, .proc = 0, .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000};
+	struct trd_vni_addr dst = {.app = 3, .proc = 1};
+	uint8_t *buf = calloc(1, REFUSED_LEN);
+	struct trd_vni *v = trd_vni_open(&c);
+	unsigned int done = 0;
+
+	RTE_SET_USED(arg);
+	if (v == NULL || buf == NULL)
+		return 10;
+	for (unsigned int i = 0; i < REFUSED_OPS; i++) {
+		int rc = (i & 1) ? trd_vni_read(v, dst, buf, REFUSED_LEN, 0x10000, 0x77, -1, i)
+				 : trd_vni_write(v, dst, buf, REFUSED_LEN, 0x10000, 0x77, -1, i);
+
+		if (rc != 0)
+			return 11;
+	}
+	while (done < REFUSED_OPS) {
+		struct trd_vni_cpl cpl[8];
+		int n = trd_vni_wait(v, cpl, 8, 20000);
+
+		if (n <= 0)
+			return 12;
+		for (int k = 0; k < n; k++)
+			if (cpl[k].status != -ECONNREFUSED)
+				return 13;
+		done += (unsigned int)n;
+	}
+	trd_vni_close(v);
+	free(buf);
+	return 0;
+}
+
+/* Many one-sided ops refused at once, then the process leaves: its interface must be released
+ * (a scheduler pass that gave up on a run of refused ops used to keep a reference to it, so
+ * the dead interface stayed in the table for ever). */
+static void
+test_rma_refused(void)
+{
+	uint64_t det0 = stat_of(TRD_VNIS_STAT_DETACHED), deadline;
+	int rc = reap_child(spawn(refused_app, NULL));
+
+	T_ASSERT(rc == 0, "the application saw its refused ops end badly (%d)", rc);
+	pump_until_stat(TRD_VNIS_STAT_DETACHED, det0 + 1);
+	deadline = trd_time_us() + WAIT_US;
+	while (trd_vnis_n_ifs(vs) != 0 && trd_time_us() < deadline)
+		pump();
+	T_EQ(trd_vnis_n_ifs(vs), 0);
+	T_EQ(stat_of(TRD_VNIS_STAT_RMA_DONE), stat_of(TRD_VNIS_STAT_RMA_OPS));
+	printf("rma_refused: %u one-sided ops to a process that never attached ended with "
+	       "-ECONNREFUSED; the interface was released once its process left\n",
+	       REFUSED_OPS);
+}
+
 /* ---- set-up ---- */
 
 static const char topo_text[] =
@@ -1011,7 +1078,7 @@ main(int argc, char **argv)
 	FILE *f;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s forge|cmds|owner|rma_forge\n", argv[0]);
+		fprintf(stderr, "usage: %s forge|cmds|owner|rma_forge|rma_refused\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -1046,6 +1113,8 @@ main(int argc, char **argv)
 	vc.staging = 1 << 20;
 	vc.owners = owners;
 	vc.n_owners = RTE_DIM(owners);
+	if (strcmp(argv[1], "rma_refused") == 0)
+		vc.noproc_ms = 300; /* the refused ops end sooner */
 	vs = trd_vnis_create(&vc);
 	T_ASSERT(vs != NULL, "trd_vnis_create: %s", rte_strerror(rte_errno));
 	atexit(cleanup);
@@ -1057,6 +1126,8 @@ main(int argc, char **argv)
 		test_owner();
 	else if (strcmp(argv[1], "rma_forge") == 0)
 		test_rma();
+	else if (strcmp(argv[1], "rma_refused") == 0)
+		test_rma_refused();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni %s\n", argv[1]);
