@@ -23,7 +23,7 @@
  *                            its memory as it was; forged ATOMIC_RESPs (wrong node, key,
  *                            status) are dropped (bad_replies); the real answer completes
  *                            the atomic with its old value
- *   test_vni_hostile rma_refused  48 one-sided writes and reads at once to a process that
+ *   test_vni_hostile rma_refused  12 one-sided writes and reads at once to a process that
  *                            never attaches all end with -ECONNREFUSED, and the interface is
  *                            released once its process leaves (no reference kept)
  *   test_vni_hostile owner   users: a process of another user cannot open a 0660 socket;
@@ -984,7 +984,7 @@ test_owner(void)
 
 /* ---- rma_refused ---- */
 
-#define REFUSED_OPS 48
+#define REFUSED_OPS 12
 #define REFUSED_LEN (64u << 10)
 
 /* 3:0 posts REFUSED_OPS writes and reads of 64 KiB at once to 3:1, which never attaches:
