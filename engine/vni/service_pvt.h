@@ -196,6 +196,8 @@ struct vif {
 	unsigned int refs; /* vtx and vrx naming it, plus one while attached */
 	int sock, efd;
 	int pid, uid;
+	int pidfd; /* the attached process (pidfd_open), or -1: its exit ends the interface even
+		    * if a child it forked keeps the socket open, before the pid can be reused */
 	uint8_t *base;
 	size_t size;
 	struct trd_vni_seg *seg;
@@ -384,6 +386,7 @@ void vnis_vif_unmap(struct trd_vnis *s, struct vif *v);
 int vnis_ctl_listen(struct trd_vnis *s, const char *path);
 unsigned int vnis_sock_events(struct trd_vnis *s, int timeout_ms);
 void vnis_vif_release_maybe(struct trd_vnis *s, struct vif *v);
+void vnis_pid_sweep(struct trd_vnis *s);
 
 /* telemetry.c */
 void vnis_tel_snapshot(struct trd_vnis *s);

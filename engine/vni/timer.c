@@ -58,6 +58,7 @@ vnis_timers(struct trd_vnis *s)
 	if (s->now >= s->next_sweep) {
 		s->next_sweep = s->now + VNIS_SWEEP_PERIOD_US;
 		peer_sweep(s);
+		vnis_pid_sweep(s);
 	}
 	return k;
 }

@@ -26,6 +26,9 @@
  *   test_vni_hostile rma_refused  12 one-sided writes and reads at once to a process that
  *                            never attaches all end with -ECONNREFUSED, and the interface is
  *                            released once its process leaves (no reference kept)
+ *   test_vni_hostile pid_exit  the attached process exits while a child it forked holds its
+ *                            socket: the engine ends the interface anyway (its pid may be
+ *                            reused by another process)
  *   test_vni_hostile owner   users: a process of another user cannot open a 0660 socket;
  *                            with the socket open to all, an application with an owner
  *                            (--vni-owner) refuses other users (root too; also for an
@@ -1046,6 +1049,65 @@ test_rma_refused(void)
 	       REFUSED_OPS);
 }
 
+/* ---- pid_exit ---- */
+
+struct pid_exit_pipes {
+	int ready[2]; /* the grandchild holds the socket */
+	int hold[2];  /* it leaves when this closes */
+};
+
+/* 3:0 attaches, forks a child that inherits the socket and keeps it open, and exits. */
+static int
+pid_exit_app(void *arg)
+{
+	struct pid_exit_pipes *pp = arg;
+	struct trd_vni_conf c = {.socket = sock_path, .app = 3, .proc = 0, .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000};
+	struct trd_vni *v = trd_vni_open(&c);
+	pid_t g;
+
+	if (v == NULL)
+		return 10;
+	g = fork();
+	if (g < 0)
+		return 11;
+	if (g == 0) {
+		char b;
+
+		close(pp->hold[1]);
+		if (write(pp->ready[1], "r", 1) != 1)
+			_exit(1);
+		(void)!read(pp->hold[0], &b, 1); /* until the test closes the pipe */
+		_exit(0);
+	}
+	return 0; /* without trd_vni_close: the socket lives on in the child */
+}
+
+/* The attached process exits while a child it forked keeps the socket open: the engine must
+ * end the interface (its pid may be given to another process, whose memory the engine would
+ * then read and write for the interface's peers). */
+static void
+test_pid_exit(void)
+{
+	uint64_t det0 = stat_of(TRD_VNIS_STAT_DETACHED);
+	struct pid_exit_pipes pp;
+	char b;
+	int rc;
+
+	T_EQ(pipe(pp.ready), 0);
+	T_EQ(pipe(pp.hold), 0);
+	rc = reap_child(spawn(pid_exit_app, &pp));
+	T_ASSERT(rc == 0, "the application could not attach and fork (%d)", rc);
+	close(pp.hold[0]);
+	read_pipe(pp.ready[0], &b, 1); /* the grandchild holds the socket now */
+	T_EQ(trd_vnis_n_ifs(vs), 1);
+	pump_until_stat(TRD_VNIS_STAT_DETACHED, det0 + 1);
+	T_EQ(trd_vnis_n_ifs(vs), 0);
+	close(pp.hold[1]); /* the grandchild leaves */
+	printf("pid_exit: an interface whose process exited was ended although a child it forked "
+	       "kept its socket open\n");
+}
+
 /* ---- set-up ---- */
 
 static const char topo_text[] =
@@ -1078,7 +1140,7 @@ main(int argc, char **argv)
 	FILE *f;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s forge|cmds|owner|rma_forge|rma_refused\n", argv[0]);
+		fprintf(stderr, "usage: %s forge|cmds|owner|rma_forge|rma_refused|pid_exit\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -1128,6 +1190,8 @@ main(int argc, char **argv)
 		test_rma();
 	else if (strcmp(argv[1], "rma_refused") == 0)
 		test_rma_refused();
+	else if (strcmp(argv[1], "pid_exit") == 0)
+		test_pid_exit();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni %s\n", argv[1]);
