@@ -19,6 +19,8 @@ peer_sweep(struct trd_vnis *s)
 		tn = TAILQ_NEXT(t, lq);
 		if (trd_node_peer_up(s->node, t->dst) == 0)
 			vnis_tx_finish(s, t, -EHOSTUNREACH);
+		else
+			vnis_rma_stall(s, t);
 	}
 	for (x = TAILQ_FIRST(&s->rx_active); x != NULL; x = xn) {
 		xn = TAILQ_NEXT(x, aq);
