@@ -136,6 +136,10 @@ tfi_errno(int vni_status)
 		return FI_EACCES; /* one-sided: bad key, access right or range at the target */
 	case -EFAULT:
 		return FI_EFAULT; /* one-sided: the local buffer is not readable or writable */
+	case -ETIMEDOUT:
+		return FI_ETIMEDOUT; /* an atomic whose request or answer was lost */
+	case -EPERM:
+		return FI_EPERM; /* one-sided: the engine may not reach the memory (ptrace check) */
 	default:
 		return FI_EOTHER;
 	}

@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -109,6 +111,24 @@ vnis_vif_release_maybe(struct trd_vnis *s, struct vif *v)
 	vnis_vif_unmap(s, v);
 }
 
+static void vif_kill(struct trd_vnis *s, struct vif *v, const char *why);
+
+/* Interfaces whose process exited while something else (a child it forked) holds their socket:
+ * the engine reaches a process's memory by its pid, which the kernel may give to another
+ * process once this one is gone, so the interface ends now. Called every sweep period. */
+void
+vnis_pid_sweep(struct trd_vnis *s)
+{
+	for (unsigned int i = s->n_ifs; i-- > 0;) {
+		struct vif *v = s->ifs[i];
+		struct pollfd p = {.fd = v->pidfd, .events = POLLIN};
+
+		/* a released interface is swapped with the last one, which was looked at */
+		if (!v->dead && v->pidfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+			vif_kill(s, v, "process exited");
+	}
+}
+
 /* The process is gone (or closed, or broke its queue): give everything back. */
 static void
 vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
@@ -126,6 +146,10 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, v->sock, NULL);
 	close(v->sock);
 	v->sock = -1;
+	if (v->pidfd >= 0) {
+		close(v->pidfd);
+		v->pidfd = -1;
+	}
 	/* its sends: stop what is not granted, give up what is, let finished data finish */
 	v->n_mrs = 0; /* its regions: no access from now on */
 	if (v->mrs != NULL)
@@ -416,6 +440,7 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 		v->s = s;
 		v->sock = fd;
 		v->efd = -1;
+		v->pidfd = -1;
 		v->app = req.app;
 		v->proc = req.proc;
 		v->pid = cred.pid;
@@ -465,6 +490,9 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 	v->ep.kind = EP_VIF;
 	v->ep.ptr = v;
 	ep_add(s, fd, &v->ep, EPOLLIN | EPOLLRDHUP);
+#ifdef SYS_pidfd_open
+	v->pidfd = (int)syscall(SYS_pidfd_open, cred.pid, 0); /* -1 before Linux 5.3 */
+#endif
 	s->ifs[s->n_ifs++] = v;
 	s->n_live++;
 	ST(s, ATTACHED)++;

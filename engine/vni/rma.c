@@ -266,6 +266,7 @@ vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx, const struct trd_v
 	t->operand = c->operand;
 	t->compare = c->compare;
 	t->noproc_deadline = s->now + (uint64_t)s->conf.noproc_ms * 1000;
+	t->heard = s->now;
 	vnis_tx_set_state(s, t, TX_REQ);
 }
 
@@ -385,6 +386,7 @@ vnis_rma_step(struct trd_vnis *s, struct vtx *t)
 	}
 	vnis_tx_count_pkt(s, t);
 	ST(s, RMA_PKTS)++;
+	t->heard = s->now;
 	if (t->rma == TRD_VNI_CPL_ATOMIC || all_sent(t) || t->inflight >= VNIS_RMA_WINDOW)
 		vnis_tx_set_state(s, t, TX_WAIT);
 	else if (t->state == TX_REQ)
@@ -463,6 +465,7 @@ vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h
 		return;
 	}
 	t->inflight--;
+	t->heard = s->now;
 	if (h->status == -ECONNREFUSED) {
 		t->refused = true;
 	} else if (h->status != 0) {
@@ -488,6 +491,29 @@ vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h
 		t->acked += h->len;
 	}
 	rma_settle(s, t);
+}
+
+/* An op waiting for answers heard nothing for VNIS_RMA_STALL_US (the sweep): a request or its
+ * answer was lost (a full reception FIFO drops frames). Writes and reads are asked again from
+ * the first byte not answered in order (both are idempotent; a late answer is either the next
+ * chunk in order, and counts, or dropped); an atomic cannot be applied twice: -ETIMEDOUT. */
+void
+vnis_rma_stall(struct trd_vnis *s, struct vtx *t)
+{
+	if (t->rma == 0 || t->inflight == 0 || t->state != TX_WAIT ||
+	    s->now - t->heard < VNIS_RMA_STALL_US)
+		return;
+	ST(s, RETRIES)++;
+	if (t->rma == TRD_VNI_CPL_ATOMIC || t->status != 0) {
+		vnis_tx_finish(s, t, t->status != 0 ? t->status : -ETIMEDOUT);
+		return;
+	}
+	t->inflight = 0;
+	t->refused = false;
+	t->off = t->acked;
+	t->rts_sent = t->acked != 0;
+	t->heard = s->now;
+	vnis_tx_set_state(s, t, TX_DATA);
 }
 
 /* ------------------------------------------------------------------------------------------ */

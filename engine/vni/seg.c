@@ -62,6 +62,8 @@ vnis_vif_unmap(struct trd_vnis *s, struct vif *v)
 		munmap(v->base, v->size);
 	if (v->efd >= 0)
 		close(v->efd);
+	if (v->pidfd >= 0)
+		close(v->pidfd);
 	free(v->sbusy);
 	free(v->recvs);
 	vnis_mr_free(v);

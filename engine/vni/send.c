@@ -482,8 +482,11 @@ vnis_schedule(struct trd_vnis *s)
 			break;
 		}
 		if (rc == -EAGAIN) {
-			if (++stuck > 2 * s->n_ifs + 4)
+			if (++stuck > 2 * s->n_ifs + 4) {
+				v->refs--; /* the rotation's hold, as on every other way out */
+				vnis_vif_release_maybe(s, v);
 				break;
+			}
 		} else {
 			stuck = 0;
 			k++;

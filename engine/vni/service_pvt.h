@@ -68,6 +68,7 @@ extern int trd_vni_logtype;
 #define VNIS_TEL_PERIOD_US 10000 /* telemetry snapshots */
 #define VNIS_N_MRS 256           /* memory regions per interface (one-sided access) */
 #define VNIS_RMA_WINDOW 64       /* chunks of one write or read in flight */
+#define VNIS_RMA_STALL_US 500000 /* in flight but unanswered this long: frames were lost */
 
 enum tx_state {
 	TX_FREE = 0,
@@ -123,6 +124,7 @@ struct vtx {
 	bool refused;       /* a chunk was refused (-ECONNREFUSED): ask again once all answered */
 	uint32_t aop, acked, inflight;
 	uint64_t laddr, operand, compare, old;
+	uint64_t heard; /* when it last sent or was answered: silence means lost frames */
 	TAILQ_ENTRY(vtx) rq; /* owner's ready queue */
 	TAILQ_ENTRY(vtx) lq; /* service list by lkind */
 	TAILQ_ENTRY(vtx) oq; /* owner's list of every tx */
@@ -196,6 +198,8 @@ struct vif {
 	unsigned int refs; /* vtx and vrx naming it, plus one while attached */
 	int sock, efd;
 	int pid, uid;
+	int pidfd; /* the attached process (pidfd_open), or -1: its exit ends the interface even
+		    * if a child it forked keeps the socket open, before the pid can be reused */
 	uint8_t *base;
 	size_t size;
 	struct trd_vni_seg *seg;
@@ -336,6 +340,7 @@ void vnis_mr_free(struct vif *v);
 void vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx,
 		  const struct trd_vni_actx *c);
 int vnis_rma_step(struct trd_vnis *s, struct vtx *t);
+void vnis_rma_stall(struct trd_vnis *s, struct vtx *t);
 void vnis_rma_serve(struct trd_vnis *s, struct trd_coord src, const struct trd_vw_hdr *h,
 		    const uint8_t *data);
 void vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h,
@@ -384,6 +389,7 @@ void vnis_vif_unmap(struct trd_vnis *s, struct vif *v);
 int vnis_ctl_listen(struct trd_vnis *s, const char *path);
 unsigned int vnis_sock_events(struct trd_vnis *s, int timeout_ms);
 void vnis_vif_release_maybe(struct trd_vnis *s, struct vif *v);
+void vnis_pid_sweep(struct trd_vnis *s);
 
 /* telemetry.c */
 void vnis_tel_snapshot(struct trd_vnis *s);

@@ -19,6 +19,8 @@ peer_sweep(struct trd_vnis *s)
 		tn = TAILQ_NEXT(t, lq);
 		if (trd_node_peer_up(s->node, t->dst) == 0)
 			vnis_tx_finish(s, t, -EHOSTUNREACH);
+		else
+			vnis_rma_stall(s, t);
 	}
 	for (x = TAILQ_FIRST(&s->rx_active); x != NULL; x = xn) {
 		xn = TAILQ_NEXT(x, aq);
@@ -58,6 +60,7 @@ vnis_timers(struct trd_vnis *s)
 	if (s->now >= s->next_sweep) {
 		s->next_sweep = s->now + VNIS_SWEEP_PERIOD_US;
 		peer_sweep(s);
+		vnis_pid_sweep(s);
 	}
 	return k;
 }

@@ -360,7 +360,8 @@ enum trd_vni_aop {
  * target's engine applies them one at a time), not to the target CPU's own stores. One
  * completion, kind TRD_VNI_CPL_ATOMIC, whose @c data is the value before the operation
  * (@c has_data true). Errors as trd_vni_write() (-EACCES also for misalignment; READ needs read
- * access, the others read and write).
+ * access, the others read and write), and -ETIMEDOUT if its request or answer was lost (it is
+ * not sent again: it might have been applied).
  * @return 0, -EAGAIN, -EINVAL (bad op or size), -ECONNRESET.
  */
 int trd_vni_atomic(struct trd_vni *v, struct trd_vni_addr dst, enum trd_vni_aop op,

@@ -23,6 +23,15 @@
  *                            its memory as it was; forged ATOMIC_RESPs (wrong node, key,
  *                            status) are dropped (bad_replies); the real answer completes
  *                            the atomic with its old value
+ *   test_vni_hostile rma_refused  12 one-sided writes and reads at once to a process that
+ *                            never attaches all end with -ECONNREFUSED, and the interface is
+ *                            released once its process leaves (no reference kept)
+ *   test_vni_hostile pid_exit  the attached process exits while a child it forked holds its
+ *                            socket: the engine ends the interface anyway (its pid may be
+ *                            reused by another process)
+ *   test_vni_hostile rma_lossy  8 writes then 8 reads of 256 KiB at once through a
+ *                            256-entry reception FIFO that drops frames: every op is asked
+ *                            again after 0.5 s of silence and completes, byte-exact
  *   test_vni_hostile owner   users: a process of another user cannot open a 0660 socket;
  *                            with the socket open to all, an application with an owner
  *                            (--vni-owner) refuses other users (root too; also for an
@@ -979,6 +988,231 @@ test_owner(void)
 	       (unsigned long long)stat_of(TRD_VNIS_STAT_DENIED));
 }
 
+/* ---- rma_refused ---- */
+
+#define REFUSED_OPS 12
+#define REFUSED_LEN (64u << 10)
+
+/* 3:0 posts REFUSED_OPS writes and reads of 64 KiB at once to 3:1, which never attaches:
+ * every one must end with -ECONNREFUSED (the engine asks again until noproc_ms). */
+static int
+refused_app(void *arg)
+{
+	struct trd_vni_conf c = {.socket = sock_path, .app = 3, .proc = 0, .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000};
+	struct trd_vni_addr dst = {.app = 3, .proc = 1};
+	uint8_t *buf = calloc(1, REFUSED_LEN);
+	struct trd_vni *v = trd_vni_open(&c);
+	unsigned int done = 0;
+
+	RTE_SET_USED(arg);
+	if (v == NULL || buf == NULL)
+		return 10;
+	for (unsigned int i = 0; i < REFUSED_OPS; i++) {
+		int rc = (i & 1) ? trd_vni_read(v, dst, buf, REFUSED_LEN, 0x10000, 0x77, -1, i)
+				 : trd_vni_write(v, dst, buf, REFUSED_LEN, 0x10000, 0x77, -1, i);
+
+		if (rc != 0)
+			return 11;
+	}
+	while (done < REFUSED_OPS) {
+		struct trd_vni_cpl cpl[8];
+		int n = trd_vni_wait(v, cpl, 8, 20000);
+
+		if (n <= 0)
+			return 12;
+		for (int k = 0; k < n; k++)
+			if (cpl[k].status != -ECONNREFUSED)
+				return 13;
+		done += (unsigned int)n;
+	}
+	trd_vni_close(v);
+	free(buf);
+	return 0;
+}
+
+/* Many one-sided ops refused at once, then the process leaves: its interface must be released
+ * (a scheduler pass that gave up on a run of refused ops used to keep a reference to it, so
+ * the dead interface stayed in the table for ever). */
+static void
+test_rma_refused(void)
+{
+	uint64_t det0 = stat_of(TRD_VNIS_STAT_DETACHED), deadline;
+	int rc = reap_child(spawn(refused_app, NULL));
+
+	T_ASSERT(rc == 0, "the application saw its refused ops end badly (%d)", rc);
+	pump_until_stat(TRD_VNIS_STAT_DETACHED, det0 + 1);
+	deadline = trd_time_us() + WAIT_US;
+	while (trd_vnis_n_ifs(vs) != 0 && trd_time_us() < deadline)
+		pump();
+	T_EQ(trd_vnis_n_ifs(vs), 0);
+	T_EQ(stat_of(TRD_VNIS_STAT_RMA_DONE), stat_of(TRD_VNIS_STAT_RMA_OPS));
+	printf("rma_refused: %u one-sided ops to a process that never attached ended with "
+	       "-ECONNREFUSED; the interface was released once its process left\n",
+	       REFUSED_OPS);
+}
+
+/* ---- pid_exit ---- */
+
+struct pid_exit_pipes {
+	int ready[2]; /* the grandchild holds the socket */
+	int hold[2];  /* it leaves when this closes */
+};
+
+/* 3:0 attaches, forks a child that inherits the socket and keeps it open, and exits. */
+static int
+pid_exit_app(void *arg)
+{
+	struct pid_exit_pipes *pp = arg;
+	struct trd_vni_conf c = {.socket = sock_path, .app = 3, .proc = 0, .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000};
+	struct trd_vni *v = trd_vni_open(&c);
+	pid_t g;
+
+	if (v == NULL)
+		return 10;
+	g = fork();
+	if (g < 0)
+		return 11;
+	if (g == 0) {
+		char b;
+
+		close(pp->hold[1]);
+		if (write(pp->ready[1], "r", 1) != 1)
+			_exit(1);
+		(void)!read(pp->hold[0], &b, 1); /* until the test closes the pipe */
+		_exit(0);
+	}
+	return 0; /* without trd_vni_close: the socket lives on in the child */
+}
+
+/* The attached process exits while a child it forked keeps the socket open: the engine must
+ * end the interface (its pid may be given to another process, whose memory the engine would
+ * then read and write for the interface's peers). */
+static void
+test_pid_exit(void)
+{
+	uint64_t det0 = stat_of(TRD_VNIS_STAT_DETACHED);
+	struct pid_exit_pipes pp;
+	char b;
+	int rc;
+
+	T_EQ(pipe(pp.ready), 0);
+	T_EQ(pipe(pp.hold), 0);
+	rc = reap_child(spawn(pid_exit_app, &pp));
+	T_ASSERT(rc == 0, "the application could not attach and fork (%d)", rc);
+	close(pp.hold[0]);
+	read_pipe(pp.ready[0], &b, 1); /* the grandchild holds the socket now */
+	T_EQ(trd_vnis_n_ifs(vs), 1);
+	pump_until_stat(TRD_VNIS_STAT_DETACHED, det0 + 1);
+	T_EQ(trd_vnis_n_ifs(vs), 0);
+	close(pp.hold[1]); /* the grandchild leaves */
+	printf("pid_exit: an interface whose process exited was ended although a child it forked "
+	       "kept its socket open\n");
+}
+
+/* ---- rma_lossy ---- */
+
+#define LOSSY_OPS 8
+#define LOSSY_LEN (256u << 10)
+
+/* 3:0 writes LOSSY_OPS x 256 KiB at once into its own region (the engine serves both ends),
+ * then reads every byte back at once into a second buffer: far more chunks in flight than the
+ * test's reception FIFO holds, so frames are dropped; every op must still complete with 0 and
+ * the bytes be exact. */
+static int
+lossy_app(void *arg)
+{
+	struct trd_vni_conf c = {.socket = sock_path, .app = 3, .proc = 0, .pool_size = 1 << 20,
+				 .n_send = 64, .connect_timeout_ms = 5000};
+	struct trd_vni_addr self = {.app = 3, .proc = 0};
+	size_t total = (size_t)LOSSY_OPS * LOSSY_LEN;
+	uint8_t *src = malloc(total), *win = calloc(1, total), *back = calloc(1, total);
+	struct trd_vni *v = trd_vni_open(&c);
+	uint64_t key = 0;
+
+	RTE_SET_USED(arg);
+	if (v == NULL || src == NULL || win == NULL || back == NULL)
+		return 10;
+	pattern(src, total, 5);
+	if (trd_vni_mr_reg(v, win, total, TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE,
+			   &key) != 0)
+		return 11;
+	for (int pass = 0; pass < 2; pass++) {
+		unsigned int done = 0;
+
+		for (unsigned int i = 0; i < LOSSY_OPS; i++) {
+			size_t off = (size_t)i * LOSSY_LEN;
+			int rc = pass == 0 ? trd_vni_write(v, self, src + off, LOSSY_LEN,
+							   (uintptr_t)win + off, key, -1, i)
+					   : trd_vni_read(v, self, back + off, LOSSY_LEN,
+							  (uintptr_t)win + off, key, -1, i);
+
+			if (rc != 0)
+				return 12;
+		}
+		while (done < LOSSY_OPS) {
+			struct trd_vni_cpl cpl[8];
+			int n = trd_vni_wait(v, cpl, 8, 20000);
+
+			if (n <= 0)
+				return 13; /* an op never completed */
+			for (int k = 0; k < n; k++)
+				if (cpl[k].status != 0)
+					return 14;
+			done += (unsigned int)n;
+		}
+	}
+	if (memcmp(win, src, total) != 0)
+		return 15;
+	if (memcmp(back, src, total) != 0)
+		return 16;
+	trd_vni_close(v);
+	return 0;
+}
+
+static uint64_t
+fifo_drops(void)
+{
+	struct trd_node_stats ns;
+
+	trd_node_stats_get(nd[0], &ns);
+	return ns.drop[TRD_DROP_FIFO_FULL];
+}
+
+/* One-sided ops whose frames a full reception FIFO dropped are asked again (writes, reads)
+ * once they heard nothing for VNIS_RMA_STALL_US, instead of waiting for ever. */
+static void
+test_rma_lossy(void)
+{
+	uint64_t drops0 = fifo_drops(), retries0 = stat_of(TRD_VNIS_STAT_RETRIES);
+	pid_t pid = spawn(lossy_app, NULL);
+	uint64_t deadline = trd_time_us() + 3 * WAIT_US;
+	int st = 0;
+
+	for (;;) { /* reap_child's 10 s are short here: stalls of 0.5 s each */
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (trd_time_us() >= deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			T_ASSERT(0, "the application did not finish within 30 s");
+		}
+		pump();
+	}
+	T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		 "one-sided ops through a lossy reception FIFO failed (%d)",
+		 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	T_ASSERT(fifo_drops() > drops0, "no frame was dropped: the test tested nothing");
+	T_ASSERT(stat_of(TRD_VNIS_STAT_RETRIES) > retries0, "no op was asked again");
+	printf("rma_lossy: %u writes and %u reads of 256 KiB completed byte-exact although the "
+	       "reception FIFO dropped %llu frames (%llu ops asked again)\n",
+	       LOSSY_OPS, LOSSY_OPS, (unsigned long long)(fifo_drops() - drops0),
+	       (unsigned long long)(stat_of(TRD_VNIS_STAT_RETRIES) - retries0));
+}
+
 /* ---- set-up ---- */
 
 static const char topo_text[] =
@@ -1011,7 +1245,7 @@ main(int argc, char **argv)
 	FILE *f;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s forge|cmds|owner|rma_forge\n", argv[0]);
+		fprintf(stderr, "usage: %s forge|cmds|owner|rma_forge|rma_refused|pid_exit|rma_lossy\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -1028,7 +1262,7 @@ main(int argc, char **argv)
 	ncf.n_inj_fifos = 2;
 	ncf.inj_fifo_size = 1024;
 	ncf.n_rec_fifos = 1;
-	ncf.rec_fifo_size = 1024;
+	ncf.rec_fifo_size = strcmp(argv[1], "rma_lossy") == 0 ? 256 : 1024; /* drops frames */
 	ncf.n_counters = 256;
 	ncf.n_regions = 64;
 	ncf.inline_max = 960;
@@ -1046,6 +1280,8 @@ main(int argc, char **argv)
 	vc.staging = 1 << 20;
 	vc.owners = owners;
 	vc.n_owners = RTE_DIM(owners);
+	if (strcmp(argv[1], "rma_refused") == 0)
+		vc.noproc_ms = 300; /* the refused ops end sooner */
 	vs = trd_vnis_create(&vc);
 	T_ASSERT(vs != NULL, "trd_vnis_create: %s", rte_strerror(rte_errno));
 	atexit(cleanup);
@@ -1057,6 +1293,12 @@ main(int argc, char **argv)
 		test_owner();
 	else if (strcmp(argv[1], "rma_forge") == 0)
 		test_rma();
+	else if (strcmp(argv[1], "rma_refused") == 0)
+		test_rma_refused();
+	else if (strcmp(argv[1], "pid_exit") == 0)
+		test_pid_exit();
+	else if (strcmp(argv[1], "rma_lossy") == 0)
+		test_rma_lossy();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni %s\n", argv[1]);
