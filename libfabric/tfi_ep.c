@@ -1229,11 +1229,13 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	struct trd_vni_conf conf;
 	struct tfi_domain *d;
 	struct tfi_ep *ep;
+	uint64_t ep_caps;
 	long proc;
 	int rc;
 
 	if (domain == NULL || info == NULL || epp == NULL || info->ep_attr == NULL)
 		return -FI_EINVAL;
+	ep_caps = info->caps;
 	if (info->ep_attr->type != FI_EP_RDM &&
 	    (info->ep_attr->type != FI_EP_DGRAM || !tfi_params.dgram))
 		return -FI_EINVAL;
@@ -1256,13 +1258,20 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	pthread_mutex_lock(&held_lock);
 	/* The launcher's rank r of n: endpoint k of the process is r + k * n, so the ranks'
 	 * second endpoints (the OFI BTL's beside the OFI MTL's) never take another rank's
-	 * number, whichever opens first. FI_TOROID_PROC: the first endpoint has it, more take
-	 * any free number; nothing at all: any free number. */
+	 * number, whichever opens first. An endpoint without messages (FI_RMA/FI_ATOMIC only:
+	 * the OFI BTL's) never takes the rank itself, which stays for the one that carries
+	 * messages (the MTL's): with a topology of one process per rank it is refused, and the
+	 * BTL steps aside while two-sided MPI runs. FI_TOROID_PROC: the first endpoint with
+	 * messages has it, others take any free number; nothing at all: any free number. */
 	conf.proc = TRD_VNI_ANY;
 	if (proc >= 0) {
+		bool msgs = ep_caps == 0 || (ep_caps & (FI_MSG | FI_TAGGED));
 		long n = tfi_params.proc < 0 ? env_world_size() : 0;
+		long p = proc;
 
-		for (long p = proc; p < (long)TRD_VNI_ANY; p += n) {
+		if (!msgs)
+			p = n > 0 ? proc + n : -1; /* FI_TOROID_PROC: any free number */
+		for (; p >= 0 && p < (long)TRD_VNI_ANY; p += n) {
 			if (!held_has(conf.app, (uint32_t)p)) {
 				conf.proc = (uint32_t)p;
 				break;

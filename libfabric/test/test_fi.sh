@@ -198,12 +198,16 @@ PY
 	;;
 mpi)
 	# Open MPI over the OFI MTL with this provider: two ranks (1:0, 1:1 by their
-	# OMPI_COMM_WORLD_RANK) on one toroid-node run libfabric/test/mpi_pingpong.c.
+	# OMPI_COMM_WORLD_RANK) on one toroid-node run libfabric/test/mpi_pingpong.c. The
+	# topology places one process per rank: the OFI BTL (in Open MPI's default BTL list) asks
+	# for an endpoint without messages, which never takes the rank's number, is refused, and
+	# steps aside.
 	if [ -z "$MPI_PROG" ] || [ ! -x "$MPI_PROG" ] || ! command -v mpirun >/dev/null; then
 		echo "SKIP: Open MPI (openmpi-bin, libopenmpi-dev) is not installed"
 		exit 77
 	fi
-	start_engine E 0 "$T/one.ini" 0
+	sed 's/^procs = .*/procs = 1:0, 1:1/' "$T/one.ini" >"$T/mpi2.ini"
+	start_engine E 0 "$T/mpi2.ini" 0
 	eng_wait_ready E
 	# --allow-run-as-root: tests run as root in CI; --oversubscribe: 2 ranks on 1 CPU too
 	TOROID_VNI_SOCKET="$T/E.sock" timeout 120 mpirun --allow-run-as-root --oversubscribe \
@@ -216,12 +220,12 @@ mpi)
 	grep -q '^PASS: 0 errors$' "$T/mpi.log" || die "the MPI program did not pass"
 	eng_stop E || die "$ENG_WHY"
 	# the ranks' traffic went through the engine: both attached, > 2 x 2 MiB of ping-pong
-	read -r att bytes claims <<<"$(python3 - "$T/E.log" <<'PY'
+	read -r att bytes claims refused <<<"$(python3 - "$T/E.log" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     if line.startswith('{') and '"type":"total"' in line:
         v = json.loads(line)["vni"]
-        print(v["attached"], v["rx_bytes"], v["claims"])
+        print(v["attached"], v["rx_bytes"], v["claims"], v["refused"])
         break
 PY
 )"
@@ -230,6 +234,30 @@ PY
 	# MPI_Mprobe, MPI_Improbe and MPI_Mprobe(any) each claimed a message (FI_PEEK | FI_CLAIM)
 	[ "${claims:-0}" -ge 3 ] || die "the engine counted ${claims:-0} claims, expected >= 3"
 	echo "mpi: the engine carried $bytes B for the 2 ranks; $claims messages claimed"
+	# With the OFI BTL asked for too (--mca btl self,ofi: it opens its endpoint, without
+	# messages, before the MTL's): it asks for 1:2 and 1:3, which this topology does not
+	# place, is refused and steps aside; the MTL's endpoints still get the ranks' numbers.
+	start_engine E2 0 "$T/mpi2.ini" 0
+	eng_wait_ready E2
+	TOROID_VNI_SOCKET="$T/E2.sock" timeout 120 mpirun --allow-run-as-root --oversubscribe \
+		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
+		--mca btl self,ofi --mca btl_ofi_provider_include toroid \
+		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+		"$MPI_PROG" >"$T/mpi2.log" 2>&1 || { cat "$T/mpi2.log"; die "mpirun with the OFI BTL failed"; }
+	grep -q '^PASS: 0 errors$' "$T/mpi2.log" || die "the MPI program did not pass with the OFI BTL"
+	eng_stop E2 || die "$ENG_WHY"
+	read -r att refused <<<"$(python3 - "$T/E2.log" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith('{') and '"type":"total"' in line:
+        v = json.loads(line)["vni"]
+        print(v["attached"], v["refused"])
+        break
+PY
+)"
+	[ "${att:-0}" -eq 2 ] || die "with the OFI BTL: $att interfaces attached, expected the 2 MTL endpoints"
+	[ "${refused:-0}" -ge 2 ] || die "with the OFI BTL: $refused attaches refused, expected its 2 endpoints"
+	echo "mpi: with --mca btl self,ofi the BTL's 2 endpoints were refused, the MTL ran"
 	;;
 *)
 	echo "unknown test $TEST" >&2
