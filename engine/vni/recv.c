@@ -317,7 +317,8 @@ vnis_rx_protocol(struct trd_vnis *s)
 		case TRD_VW_WRITE:
 		case TRD_VW_READ:
 		case TRD_VW_ATOMIC:
-			vnis_rma_serve(s, m[i]->src, &h, (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
+			vnis_rma_serve(s, (uint32_t)src_rank, m[i]->src, &h,
+				       (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
 			break;
 		case TRD_VW_WRITE_ACK:
 		case TRD_VW_READ_RESP:

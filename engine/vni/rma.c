@@ -176,6 +176,8 @@ vnis_mr_free(struct vif *v)
 	free(v->mrs);
 	v->mrs = NULL;
 	v->n_mrs = 0;
+	free(v->atoms);
+	v->atoms = NULL;
 }
 
 /* Where [raddr, raddr + len) of region @p key of @p v is, if @p need access is granted.
@@ -335,6 +337,7 @@ vnis_rma_step(struct trd_vnis *s, struct vtx *t)
 		if (rc == 0) {
 			t->rts_sent = true;
 			t->inflight = 1;
+			t->tries++;
 		}
 	} else {
 		n = chunk_len(s, t, t->off);
@@ -504,10 +507,12 @@ vnis_rma_stall(struct trd_vnis *s, struct vtx *t)
 	    s->now - t->heard < VNIS_RMA_STALL_US)
 		return;
 	ST(s, RETRIES)++;
-	if (t->rma == TRD_VNI_CPL_ATOMIC || t->status != 0) {
+	if (t->status != 0 || (t->rma == TRD_VNI_CPL_ATOMIC && t->tries >= VNIS_ATOM_TRIES)) {
 		vnis_tx_finish(s, t, t->status != 0 ? t->status : -ETIMEDOUT);
 		return;
 	}
+	/* an atomic is asked again: the target answers a repeat from what it remembers of the
+	 * op (same message id and key), without applying it twice */
 	t->inflight = 0;
 	t->refused = false;
 	t->off = t->acked;
@@ -569,11 +574,24 @@ rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int st
 	r->roff = req->roff;
 }
 
+/* Where @p v remembers the atomic @p h from node @p src_rank (direct-mapped by origin and
+ * message id), or NULL without memory for it. */
+static struct vatom *
+atom_slot(struct vif *v, uint32_t src_rank, const struct trd_vw_hdr *h)
+{
+	if (v->atoms == NULL) {
+		v->atoms = calloc(VNIS_N_ATOMS, sizeof(*v->atoms));
+		if (v->atoms == NULL)
+			return NULL;
+	}
+	return &v->atoms[(h->msg_id + src_rank * 40503u) % VNIS_N_ATOMS];
+}
+
 /* A WRITE, READ or ATOMIC for a process of this node: checked before any access, served, and
  * answered. */
 void
-vnis_rma_serve(struct trd_vnis *s, struct trd_coord src, const struct trd_vw_hdr *h,
-	       const uint8_t *data)
+vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
+	       const struct trd_vw_hdr *h, const uint8_t *data)
 {
 	uint8_t rtype = h->type == TRD_VW_WRITE  ? TRD_VW_WRITE_ACK
 			: h->type == TRD_VW_READ ? TRD_VW_READ_RESP
@@ -651,13 +669,30 @@ vnis_rma_serve(struct trd_vnis *s, struct trd_coord src, const struct trd_vw_hdr
 		return;
 	} else {
 		uint64_t old = 0, nv, mask = a.size == 8 ? UINT64_MAX : UINT32_MAX;
+		struct vatom *m = atom_slot(v, src_rank, h);
 		bool wr;
 
+		if (m != NULL && m->src == src_rank + 1 && m->msg_id == h->msg_id &&
+		    m->key == h->key) {
+			/* a repeat (its first answer was lost): the same answer, applied once */
+			ST(s, RMA_REPEATS)++;
+			rep_hdr(&r, rtype, h, m->status);
+			r.data = m->status == 0 ? m->old : 0;
+			vnis_reply(s, src, &r);
+			return;
+		}
 		st = pvm_read(v->pid, &old, addr, a.size); /* little-endian host */
 		if (st == 0) {
 			nv = aop_apply(a.op, old, a.operand, a.compare, mask, &wr);
 			if (wr && nv != old)
 				st = pvm_write(v->pid, &nv, addr, a.size);
+		}
+		if (m != NULL) {
+			m->src = src_rank + 1;
+			m->msg_id = h->msg_id;
+			m->key = h->key;
+			m->status = st;
+			m->old = old;
 		}
 		rep_hdr(&r, rtype, h, st);
 		r.data = st == 0 ? old : 0;

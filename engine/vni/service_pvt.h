@@ -69,6 +69,8 @@ extern int trd_vni_logtype;
 #define VNIS_N_MRS 256           /* memory regions per interface (one-sided access) */
 #define VNIS_RMA_WINDOW 64       /* chunks of one write or read in flight */
 #define VNIS_RMA_STALL_US 500000 /* in flight but unanswered this long: frames were lost */
+#define VNIS_ATOM_TRIES 20       /* an atomic is asked this often before -ETIMEDOUT */
+#define VNIS_N_ATOMS 1024        /* atomics a target remembers, to answer a repeat unapplied */
 
 enum tx_state {
 	TX_FREE = 0,
@@ -125,6 +127,7 @@ struct vtx {
 	uint32_t aop, acked, inflight;
 	uint64_t laddr, operand, compare, old;
 	uint64_t heard; /* when it last sent or was answered: silence means lost frames */
+	uint32_t tries; /* atomic: times it was sent */
 	TAILQ_ENTRY(vtx) rq; /* owner's ready queue */
 	TAILQ_ENTRY(vtx) lq; /* service list by lkind */
 	TAILQ_ENTRY(vtx) oq; /* owner's list of every tx */
@@ -231,7 +234,18 @@ struct vif {
 	uint64_t tx_pkts_shared; /* injected while another interface was waiting too */
 	struct vmr *mrs;         /* VNIS_N_MRS memory regions (rma.c), allocated at the first */
 	unsigned int n_mrs;
+	struct vatom *atoms;     /* VNIS_N_ATOMS atomics served for this process (rma.c), by
+				  * origin op, allocated at the first */
 	struct ep_ref ep;
+};
+
+/* An atomic served for a process: a repeat of it (its answer was lost and the origin asks
+ * again) is answered with the same result and not applied twice. */
+struct vatom {
+	uint32_t src;         /* the origin node's rank + 1 (0: free) */
+	uint32_t msg_id, key; /* the origin engine's op */
+	int32_t status;
+	uint64_t old;
 };
 
 /* A memory region of a process, for one-sided access (rma.c). */
@@ -341,8 +355,8 @@ void vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx,
 		  const struct trd_vni_actx *c);
 int vnis_rma_step(struct trd_vnis *s, struct vtx *t);
 void vnis_rma_stall(struct trd_vnis *s, struct vtx *t);
-void vnis_rma_serve(struct trd_vnis *s, struct trd_coord src, const struct trd_vw_hdr *h,
-		    const uint8_t *data);
+void vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
+		    const struct trd_vw_hdr *h, const uint8_t *data);
 void vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h,
 		    const uint8_t *data);
 

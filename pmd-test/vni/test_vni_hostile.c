@@ -552,6 +552,42 @@ test_rma(void)
 	memset(want + 100, 0xee, 64);
 	T_ASSERT(memcmp(mem, want, RMA_LEN) == 0, "the WRITE landed exactly");
 
+	/* an ATOMIC asked twice (its answer was lost, the origin asks again: same message id and
+	 * key) is applied once and both answers carry the same old value; another op is applied */
+	{
+		struct trd_vw_atomic a = {.op = TRD_VNI_AOP_SUM, .size = 8, .operand = 5};
+		uint8_t ab[TRD_VW_ATOMIC_LEN];
+		uint64_t rep0 = stat_of(TRD_VNIS_STAT_RMA_REPEATS), v0, v1;
+		struct trd_vw_hdr ah = h;
+
+		trd_vw_atomic_encode(ab, &a);
+		ah.type = TRD_VW_ATOMIC;
+		ah.len = 8;
+		ah.tag = 0;
+		ah.rkey = info[0];
+		ah.roff = info[1] + 8;
+		ah.msg_id = 77;
+		ah.key = 0x5eed;
+		memcpy(&v0, want + 8, 8);
+		for (int i = 0; i < 3; i++) {
+			if (i == 2)
+				ah.msg_id = 78; /* a new op */
+			node_write(2, &ah, ab, sizeof(ab));
+			m = node_recv(2, &r);
+			T_EQ(r.type, TRD_VW_ATOMIC_RESP);
+			T_EQ(r.status, 0);
+			T_EQ(r.data, i < 2 ? v0 : v0 + 5);
+			trd_msg_free(m);
+		}
+		T_EQ(stat_of(TRD_VNIS_STAT_RMA_REPEATS), rep0 + 1);
+		child_mem(pid, info[1], mem);
+		memcpy(&v1, mem + 8, 8);
+		T_EQ(v1, v0 + 10);
+		v1 = v0 + 10;
+		memcpy(want + 8, &v1, 8);
+		T_ASSERT(memcmp(mem, want, RMA_LEN) == 0, "a repeated ATOMIC was applied twice");
+	}
+
 	/* the process's atomic to 1:9: forged answers are dropped, the real one completes it */
 	m = node_recv(1, &rq);
 	T_EQ(rq.type, TRD_VW_ATOMIC);
@@ -1115,6 +1151,8 @@ test_pid_exit(void)
 
 #define LOSSY_OPS 8
 #define LOSSY_LEN (256u << 10)
+#define LOSSY_ROUNDS 4
+#define LOSSY_ATOMS 48
 
 /* 3:0 writes LOSSY_OPS x 256 KiB at once into its own region (the engine serves both ends),
  * then reads every byte back at once into a second buffer: far more chunks in flight than the
@@ -1127,6 +1165,8 @@ lossy_app(void *arg)
 				 .n_send = 64, .connect_timeout_ms = 5000};
 	struct trd_vni_addr self = {.app = 3, .proc = 0};
 	size_t total = (size_t)LOSSY_OPS * LOSSY_LEN;
+
+	_Static_assert(LOSSY_OPS + LOSSY_ATOMS <= 64, "send contexts");
 	uint8_t *src = malloc(total), *win = calloc(1, total), *back = calloc(1, total);
 	struct trd_vni *v = trd_vni_open(&c);
 	uint64_t key = 0;
@@ -1167,6 +1207,44 @@ lossy_app(void *arg)
 		return 15;
 	if (memcmp(back, src, total) != 0)
 		return 16;
+	/* atomics among the writes: LOSSY_ROUNDS x (LOSSY_OPS writes, then LOSSY_ATOMS sums of 1
+	 * on one word) at once; every atomic completes with 0 and the word ends exact: an atomic
+	 * whose request or answer was dropped is asked again and applied once */
+	{
+		uint64_t *ctr = calloc(1, 64), ckey = 0;
+
+		if (ctr == NULL || trd_vni_mr_reg(v, ctr, 64, TRD_VNI_MR_REMOTE_READ |
+						   TRD_VNI_MR_REMOTE_WRITE, &ckey) != 0)
+			return 17;
+		for (int round = 0; round < LOSSY_ROUNDS; round++) {
+			unsigned int done = 0;
+
+			for (unsigned int i = 0; i < LOSSY_OPS; i++) {
+				size_t off = (size_t)i * LOSSY_LEN;
+
+				if (trd_vni_write(v, self, src + off, LOSSY_LEN, (uintptr_t)win + off,
+						  key, -1, i) != 0)
+					return 18;
+			}
+			for (unsigned int i = 0; i < LOSSY_ATOMS; i++)
+				if (trd_vni_atomic(v, self, TRD_VNI_AOP_SUM, 8, 1, 0, (uintptr_t)ctr,
+						   ckey, -1, 100 + i) != 0)
+					return 19;
+			while (done < LOSSY_OPS + LOSSY_ATOMS) {
+				struct trd_vni_cpl cpl[8];
+				int n = trd_vni_wait(v, cpl, 8, 30000);
+
+				if (n <= 0)
+					return 13;
+				for (int k = 0; k < n; k++)
+					if (cpl[k].status != 0)
+						return cpl[k].kind == TRD_VNI_CPL_ATOMIC ? 20 : 14;
+				done += (unsigned int)n;
+			}
+		}
+		if (*ctr != (uint64_t)LOSSY_ROUNDS * LOSSY_ATOMS)
+			return 21; /* an atomic was applied twice, or not at all */
+	}
 	trd_vni_close(v);
 	return 0;
 }
@@ -1186,8 +1264,9 @@ static void
 test_rma_lossy(void)
 {
 	uint64_t drops0 = fifo_drops(), retries0 = stat_of(TRD_VNIS_STAT_RETRIES);
+	uint64_t repeats0 = stat_of(TRD_VNIS_STAT_RMA_REPEATS);
 	pid_t pid = spawn(lossy_app, NULL);
-	uint64_t deadline = trd_time_us() + 3 * WAIT_US;
+	uint64_t deadline = trd_time_us() + 6 * WAIT_US;
 	int st = 0;
 
 	for (;;) { /* reap_child's 10 s are short here: stalls of 0.5 s each */
@@ -1198,7 +1277,7 @@ test_rma_lossy(void)
 		if (trd_time_us() >= deadline) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
-			T_ASSERT(0, "the application did not finish within 30 s");
+			T_ASSERT(0, "the application did not finish within 60 s");
 		}
 		pump();
 	}
@@ -1207,10 +1286,13 @@ test_rma_lossy(void)
 		 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	T_ASSERT(fifo_drops() > drops0, "no frame was dropped: the test tested nothing");
 	T_ASSERT(stat_of(TRD_VNIS_STAT_RETRIES) > retries0, "no op was asked again");
-	printf("rma_lossy: %u writes and %u reads of 256 KiB completed byte-exact although the "
-	       "reception FIFO dropped %llu frames (%llu ops asked again)\n",
-	       LOSSY_OPS, LOSSY_OPS, (unsigned long long)(fifo_drops() - drops0),
-	       (unsigned long long)(stat_of(TRD_VNIS_STAT_RETRIES) - retries0));
+	printf("rma_lossy: %u writes and %u reads of 256 KiB completed byte-exact, then %u x (%u "
+	       "writes and %u atomic sums) with the sum exact, although the reception FIFO "
+	       "dropped %llu frames (%llu ops asked again, %llu atomics answered as repeats)\n",
+	       LOSSY_OPS, LOSSY_OPS, LOSSY_ROUNDS, LOSSY_OPS, LOSSY_ATOMS,
+	       (unsigned long long)(fifo_drops() - drops0),
+	       (unsigned long long)(stat_of(TRD_VNIS_STAT_RETRIES) - retries0),
+	       (unsigned long long)(stat_of(TRD_VNIS_STAT_RMA_REPEATS) - repeats0));
 }
 
 /* ---- set-up ---- */
