@@ -90,7 +90,7 @@ check_clean() {
 }
 
 # check_rma NAME PROCS: the refusals the rma mode makes (17 per process, none else) were
-# counted as refused before any access, no process_vm_* call failed, regions were registered
+# counted as refused before any access, at most one process_vm_* call failed, regions were registered
 # and refused as the mode does, and no reply was dropped.
 check_rma() {
 	local name=$1 n=$2 denied faults regs errors
@@ -101,7 +101,9 @@ check_rma() {
 	# 17 refused ops per process; a refused op of several chunks may have more than one
 	# chunk refused before its first refusal came back
 	[ "$denied" -ge $((17 * n)) ] || die "$name: rma_denied $denied, expected >= $((17 * n))"
-	[ "$faults" = 0 ] || die "$name: rma_faults $faults"
+	# at most one: the low process writes to the high one until it left, and the write
+	# served while that process exits finds its memory gone (-ECONNRESET at the writer)
+	[ "$faults" -le 1 ] || die "$name: rma_faults $faults"
 	[ "$regs" = $((7 * n)) ] || die "$name: mr_regs $regs, expected $((7 * n))"
 	[ "$(total "$name" vni mr_refused)" = $((2 * n)) ] || die "$name: mr_refused"
 	[ "$(total "$name" vni bad_wire)" = 0 ] || die "$name: malformed protocol messages"
