@@ -298,16 +298,12 @@ int tfi_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		     struct fid_wait **waitset);
 int tfi_no_scalable_ep(struct fid_domain *domain, struct fi_info *info, struct fid_ep **sep,
 		       void *context);
-int tfi_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
-		     struct fid_cntr **cntr, void *context);
 int tfi_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 		     struct fid_poll **pollset);
 int tfi_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr, struct fid_stx **stx,
 		   void *context);
 int tfi_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr, struct fid_ep **rx_ep,
 		   void *context);
-int tfi_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
-			struct fi_atomic_attr *attr, uint64_t flags);
 int tfi_no_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
 			    struct fi_collective_attr *attr, uint64_t flags);
 int tfi_no_av_insertsvc(struct fid_av *av, const char *node, const char *service,

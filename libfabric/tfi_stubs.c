@@ -51,13 +51,6 @@ tfi_no_scalable_ep(struct fid_domain *domain, struct fi_info *info, struct fid_e
 }
 
 int
-tfi_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **cntr,
-		 void *context)
-{
-	return -FI_ENOSYS;
-}
-
-int
 tfi_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fid_poll **pollset)
 {
 	return -FI_ENOSYS;
@@ -73,13 +66,6 @@ tfi_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr, struct fid_st
 int
 tfi_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr, struct fid_ep **rx_ep,
 	       void *context)
-{
-	return -FI_ENOSYS;
-}
-
-int
-tfi_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
-		    struct fi_atomic_attr *attr, uint64_t flags)
 {
 	return -FI_ENOSYS;
 }
