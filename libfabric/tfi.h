@@ -251,6 +251,16 @@ size_t tfi_cq_room(const struct tfi_cq *cq);
 void tfi_cq_push(struct tfi_cq *cq, const struct tfi_cqe *e);
 int tfi_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
 int tfi_cq_watch(struct tfi_cq *cq, int fd);
+/* The FI_WAIT_FD object of a CQ or a counter: an epoll set (epfd) of the bound endpoints' VNI
+ * eventfds and an eventfd of its own (sig_fd), both -1 for FI_WAIT_NONE. */
+int tfi_wait_open(int *epfd, int *sig_fd);
+void tfi_wait_close(int epfd, int sig_fd);
+int tfi_wait_control(int epfd, int command, void *arg);
+int tfi_wait_watch(int epfd, int fd);
+void tfi_wait_unwatch(int epfd, const struct tfi_ep *ep);
+void tfi_wait_drain(int sig_fd, struct tfi_ep *const *eps, int n_eps);
+uint64_t tfi_now_ms(void);
+void tfi_drain(int fd);
 
 /* tfi_domain.c: remote regions on each endpoint's VNI */
 int tfi_mr_attach_ep(struct tfi_domain *d, struct tfi_ep *ep);

@@ -53,25 +53,6 @@ static const uint64_t kind_flag[TFI_CNTR_KINDS] = {
 	[TFI_CNTR_READ] = FI_READ,
 };
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void
-drain(int fd)
-{
-	uint64_t cnt;
-
-	if (read(fd, &cnt, sizeof(cnt)) < 0) {
-		/* EAGAIN: nothing was pending */
-	}
-}
-
 /* The counter changed: wake whoever armed it. Caller holds the lock. */
 static void
 changed(struct tfi_cntr *c)
@@ -123,10 +104,7 @@ progress(struct tfi_cntr *c)
 static int
 cntr_arm(struct tfi_cntr *c, uint64_t v, uint64_t e)
 {
-	drain(c->sig_fd);
-	for (int i = 0; i < c->n_eps; i++)
-		if (c->eps[i]->vni != NULL)
-			drain(trd_vni_fd(c->eps[i]->vni));
+	tfi_wait_drain(c->sig_fd, c->eps, c->n_eps);
 	progress(c);
 	if (c->value != v || c->err != e)
 		return -FI_EAGAIN;
@@ -231,7 +209,7 @@ static int
 cntr_wait(struct fid_cntr *f, uint64_t threshold, int timeout)
 {
 	struct tfi_cntr *c = to_cntr(f);
-	uint64_t deadline = timeout < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout;
+	uint64_t deadline = timeout < 0 ? UINT64_MAX : tfi_now_ms() + (uint64_t)timeout;
 	struct epoll_event ev[4];
 	unsigned int busy = 0;
 	uint64_t err0;
@@ -266,7 +244,7 @@ cntr_wait(struct fid_cntr *f, uint64_t threshold, int timeout)
 		if (rc != 0 && rc != -FI_EAGAIN)
 			return rc;
 		busy = 0;
-		t = now_ms();
+		t = tfi_now_ms();
 		if (t >= deadline)
 			return -FI_ETIMEDOUT;
 		slice = deadline - t < TFI_CNTR_SLICE_MS ? deadline - t : TFI_CNTR_SLICE_MS;
@@ -293,10 +271,7 @@ cntr_close(struct fid *fid)
 	d->refs--;
 	d->n_cntrs--;
 	pthread_mutex_unlock(&d->lock);
-	if (c->epfd >= 0)
-		close(c->epfd);
-	if (c->sig_fd >= 0)
-		close(c->sig_fd);
+	tfi_wait_close(c->epfd, c->sig_fd);
 	free(c);
 	return 0;
 }
@@ -304,20 +279,7 @@ cntr_close(struct fid *fid)
 static int
 cntr_control(struct fid *fid, int command, void *arg)
 {
-	struct tfi_cntr *c = container_of(fid, struct tfi_cntr, cntr.fid);
-
-	if (command != FI_GETWAIT && command != FI_GETWAITOBJ)
-		return -FI_ENOSYS;
-	if (arg == NULL)
-		return -FI_EINVAL;
-	if (command == FI_GETWAITOBJ) {
-		*(enum fi_wait_obj *)arg = c->epfd >= 0 ? FI_WAIT_FD : FI_WAIT_NONE;
-		return 0;
-	}
-	if (c->epfd < 0)
-		return -FI_ENODATA;
-	*(int *)arg = c->epfd;
-	return 0;
+	return tfi_wait_control(container_of(fid, struct tfi_cntr, cntr.fid)->epfd, command, arg);
 }
 
 static struct fi_ops cntr_fi_ops = {
@@ -361,21 +323,9 @@ tfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_c
 	if (c == NULL)
 		return -FI_ENOMEM;
 	c->epfd = c->sig_fd = -1;
-	if (attr->wait_obj != FI_WAIT_NONE) {
-		struct epoll_event ev = {.events = EPOLLIN};
-
-		c->epfd = epoll_create1(EPOLL_CLOEXEC);
-		c->sig_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		ev.data.fd = c->sig_fd;
-		if (c->epfd < 0 || c->sig_fd < 0 ||
-		    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->sig_fd, &ev) != 0) {
-			if (c->epfd >= 0)
-				close(c->epfd);
-			if (c->sig_fd >= 0)
-				close(c->sig_fd);
-			free(c);
-			return -FI_ENOMEM;
-		}
+	if (attr->wait_obj != FI_WAIT_NONE && tfi_wait_open(&c->epfd, &c->sig_fd) != 0) {
+		free(c);
+		return -FI_ENOMEM;
 	}
 	c->dom = d;
 	c->cntr.fid.fclass = FI_CLASS_CNTR;
@@ -421,12 +371,11 @@ tfi_cntr_bind(struct tfi_ep *ep, struct fid *fid, uint64_t flags)
 	if (!known) {
 		if (c->n_eps == TFI_CQ_EPS)
 			return -FI_ENOSPC;
-		if (c->epfd >= 0 && ep->vni != NULL) {
-			struct epoll_event ev = {.events = EPOLLIN, .data.fd = trd_vni_fd(ep->vni)};
+		if (ep->vni != NULL) {
+			int rc = tfi_wait_watch(c->epfd, trd_vni_fd(ep->vni));
 
-			if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) != 0 &&
-			    errno != EEXIST)
-				return -errno;
+			if (rc != 0)
+				return rc;
 		}
 		c->eps[c->n_eps++] = ep;
 	}
@@ -451,8 +400,7 @@ tfi_cntr_ep_close(struct tfi_ep *ep)
 		for (int i = 0; i < c->n_eps; i++) {
 			if (c->eps[i] != ep)
 				continue;
-			if (c->epfd >= 0 && ep->vni != NULL)
-				epoll_ctl(c->epfd, EPOLL_CTL_DEL, trd_vni_fd(ep->vni), NULL);
+			tfi_wait_unwatch(c->epfd, ep);
 			c->eps[i] = c->eps[--c->n_eps];
 			break;
 		}

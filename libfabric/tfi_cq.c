@@ -54,8 +54,7 @@ tfi_cq_detach(struct tfi_cq *cq, struct tfi_ep *ep)
 	for (int i = 0; i < cq->n_eps; i++) {
 		if (cq->eps[i] != ep)
 			continue;
-		if (cq->epfd >= 0 && ep->vni != NULL)
-			epoll_ctl(cq->epfd, EPOLL_CTL_DEL, trd_vni_fd(ep->vni), NULL);
+		tfi_wait_unwatch(cq->epfd, ep);
 		cq->eps[i] = cq->eps[--cq->n_eps];
 		cq->refs--;
 		return;
@@ -189,8 +188,8 @@ cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf, uint64_t flags)
 	return 1;
 }
 
-static uint64_t
-now_ms(void)
+uint64_t
+tfi_now_ms(void)
 {
 	struct timespec ts;
 
@@ -198,8 +197,8 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void
-drain(int fd)
+void
+tfi_drain(int fd)
 {
 	uint64_t cnt;
 
@@ -208,15 +207,88 @@ drain(int fd)
 	}
 }
 
+/* ---- wait objects (CQs here, counters in tfi_cntr.c) ---- */
+
+/* 0 with both descriptors, or -FI_ENOMEM with none. */
+int
+tfi_wait_open(int *epfd, int *sig_fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	*epfd = epoll_create1(EPOLL_CLOEXEC);
+	*sig_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ev.data.fd = *sig_fd;
+	if (*epfd < 0 || *sig_fd < 0 || epoll_ctl(*epfd, EPOLL_CTL_ADD, *sig_fd, &ev) != 0) {
+		tfi_wait_close(*epfd, *sig_fd);
+		*epfd = *sig_fd = -1;
+		return -FI_ENOMEM;
+	}
+	return 0;
+}
+
+void
+tfi_wait_close(int epfd, int sig_fd)
+{
+	if (epfd >= 0)
+		close(epfd);
+	if (sig_fd >= 0)
+		close(sig_fd);
+}
+
+/* fi_control(FI_GETWAIT, FI_GETWAITOBJ) of a CQ or counter. */
+int
+tfi_wait_control(int epfd, int command, void *arg)
+{
+	if (command != FI_GETWAIT && command != FI_GETWAITOBJ)
+		return -FI_ENOSYS;
+	if (arg == NULL)
+		return -FI_EINVAL;
+	if (command == FI_GETWAITOBJ) {
+		*(enum fi_wait_obj *)arg = epfd >= 0 ? FI_WAIT_FD : FI_WAIT_NONE;
+		return 0;
+	}
+	if (epfd < 0)
+		return -FI_ENODATA;
+	*(int *)arg = epfd;
+	return 0;
+}
+
+/* Watch a bound endpoint's VNI eventfd @p fd (nothing without a wait object). 0 or -errno. */
+int
+tfi_wait_watch(int epfd, int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+
+	if (epfd < 0)
+		return 0;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+void
+tfi_wait_unwatch(int epfd, const struct tfi_ep *ep)
+{
+	if (epfd >= 0 && ep->vni != NULL)
+		epoll_ctl(epfd, EPOLL_CTL_DEL, trd_vni_fd(ep->vni), NULL);
+}
+
+/* Take the wake-ups that arrived: the object's own and its endpoints'. */
+void
+tfi_wait_drain(int sig_fd, struct tfi_ep *const *eps, int n_eps)
+{
+	tfi_drain(sig_fd);
+	for (int i = 0; i < n_eps; i++)
+		if (eps[i]->vni != NULL)
+			tfi_drain(trd_vni_fd(eps[i]->vni));
+}
+
 /* Take the wake-ups that arrived, then arm every bound endpoint. 0: safe to sleep on the
  * epoll set; -FI_EAGAIN: completions are there (or came meanwhile). Caller holds the lock. */
 static int
 cq_arm(struct tfi_cq *cq)
 {
-	drain(cq->sig_fd);
-	for (int i = 0; i < cq->n_eps; i++)
-		if (cq->eps[i]->vni != NULL)
-			drain(trd_vni_fd(cq->eps[i]->vni));
+	tfi_wait_drain(cq->sig_fd, cq->eps, cq->n_eps);
 	cq_progress(cq);
 	if (cq->count > 0)
 		return -FI_EAGAIN;
@@ -234,7 +306,7 @@ cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr
 	     const void *cond, int timeout)
 {
 	struct tfi_cq *cq = container_of(cq_fid, struct tfi_cq, cq);
-	uint64_t deadline = timeout < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout;
+	uint64_t deadline = timeout < 0 ? UINT64_MAX : tfi_now_ms() + (uint64_t)timeout;
 	struct epoll_event ev[4];
 
 	if (cq->epfd < 0)
@@ -255,7 +327,7 @@ cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr
 			continue;
 		if (rc != 0)
 			return rc;
-		t = now_ms();
+		t = tfi_now_ms();
 		if (t >= deadline)
 			return -FI_EAGAIN;
 		rc = epoll_wait(cq->epfd, ev, 4,
@@ -264,7 +336,7 @@ cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr
 			return -errno;
 		for (int i = 0; i < rc; i++)
 			if (ev[i].data.fd == cq->sig_fd) {
-				drain(cq->sig_fd);
+				tfi_drain(cq->sig_fd);
 				return -FI_EAGAIN; /* fi_cq_signal */
 			}
 	}
@@ -312,10 +384,7 @@ cq_close(struct fid *fid)
 	pthread_mutex_lock(&cq->dom->lock);
 	cq->dom->refs--;
 	pthread_mutex_unlock(&cq->dom->lock);
-	if (cq->epfd >= 0)
-		close(cq->epfd);
-	if (cq->sig_fd >= 0)
-		close(cq->sig_fd);
+	tfi_wait_close(cq->epfd, cq->sig_fd);
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -324,20 +393,7 @@ cq_close(struct fid *fid)
 static int
 cq_control(struct fid *fid, int command, void *arg)
 {
-	struct tfi_cq *cq = container_of(fid, struct tfi_cq, cq.fid);
-
-	if (command != FI_GETWAIT && command != FI_GETWAITOBJ)
-		return -FI_ENOSYS;
-	if (arg == NULL)
-		return -FI_EINVAL;
-	if (command == FI_GETWAITOBJ) {
-		*(enum fi_wait_obj *)arg = cq->epfd >= 0 ? FI_WAIT_FD : FI_WAIT_NONE;
-		return 0;
-	}
-	if (cq->epfd < 0)
-		return -FI_ENODATA;
-	*(int *)arg = cq->epfd;
-	return 0;
+	return tfi_wait_control(container_of(fid, struct tfi_cq, cq.fid)->epfd, command, arg);
 }
 
 static struct fi_ops cq_fi_ops = {
@@ -363,13 +419,7 @@ static struct fi_ops_cq cq_ops = {
 int
 tfi_cq_watch(struct tfi_cq *cq, int fd)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
-
-	if (cq->epfd < 0)
-		return 0;
-	if (epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev) != 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	return tfi_wait_watch(cq->epfd, fd);
 }
 
 int
@@ -403,17 +453,8 @@ tfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **
 	cq->epfd = cq->sig_fd = -1;
 	if (cq->ring == NULL)
 		goto nomem;
-	if (attr->wait_obj != FI_WAIT_NONE) {
-		struct epoll_event ev = {.events = EPOLLIN};
-
-		cq->epfd = epoll_create1(EPOLL_CLOEXEC);
-		cq->sig_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (cq->epfd < 0 || cq->sig_fd < 0)
-			goto nomem;
-		ev.data.fd = cq->sig_fd;
-		if (epoll_ctl(cq->epfd, EPOLL_CTL_ADD, cq->sig_fd, &ev) != 0)
-			goto nomem;
-	}
+	if (attr->wait_obj != FI_WAIT_NONE && tfi_wait_open(&cq->epfd, &cq->sig_fd) != 0)
+		goto nomem;
 	cq->dom = d;
 	cq->format = fmt;
 	cq->wait_obj = attr->wait_obj;
@@ -427,10 +468,7 @@ tfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **
 	*cqp = &cq->cq;
 	return 0;
 nomem:
-	if (cq->epfd >= 0)
-		close(cq->epfd);
-	if (cq->sig_fd >= 0)
-		close(cq->sig_fd);
+	tfi_wait_close(cq->epfd, cq->sig_fd);
 	free(cq->ring);
 	free(cq);
 	return -FI_ENOMEM;
