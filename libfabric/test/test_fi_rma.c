@@ -38,13 +38,14 @@
 #include <rdma/fi_rma.h>
 
 #define WAIT_MS 20000
+#define FI_PAIR_PROG "test_fi_rma"
+#include "fi_pair.h"
+
 #define WIN (4u << 20)   /* window bytes */
 #define GUARD 64         /* bytes kept around each write */
 #define RO_LEN 4096
 #define N_ADD 500        /* atomic adds from each process */
 
-static const char *who = "?";
-static int to_peer = -1, from_peer = -1;
 static bool offset_mode;
 
 static struct fi_info *info;
@@ -55,72 +56,6 @@ static struct fid_cq *cq;
 static struct fid_ep *ep;
 static fi_addr_t peer, self;
 static struct fid_cntr *wcntr, *rcntr; /* A: FI_WRITE and FI_READ counters */
-
-static void __attribute__((format(printf, 1, 2), noreturn))
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "test_fi_rma %s: FAIL: ", who);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-#define CHECK_RC(call, want)                                                                \
-	do {                                                                                \
-		long _rc = (long)(call);                                                    \
-		if (_rc != (long)(want))                                                    \
-			fail("%s:%d: %s = %ld (%s), expected %ld", __FILE__, __LINE__, #call, \
-			     _rc, fi_strerror((int)-_rc), (long)(want));                   \
-	} while (0)
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void
-put(const void *b, size_t n)
-{
-	if (write(to_peer, b, n) != (ssize_t)n)
-		fail("pipe write");
-}
-
-static void
-get(void *b, size_t n)
-{
-	struct pollfd pf = {.fd = from_peer, .events = POLLIN};
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r;
-
-		if (poll(&pf, 1, WAIT_MS) != 1)
-			fail("peer silent for %d ms", WAIT_MS);
-		r = read(from_peer, (char *)b + got, n - got);
-		if (r <= 0)
-			fail("peer gone");
-		got += (size_t)r;
-	}
-}
-
-static void
-sync_step(int step)
-{
-	int s;
-
-	put(&step, sizeof(step));
-	get(&s, sizeof(s));
-	if (s != step)
-		fail("out of step: %d vs %d", s, step);
-}
 
 /* One completion: 1 (success, into e) or the error entry's err (positive). Bounded. */
 static int
