@@ -43,8 +43,9 @@ mac = 02:00:00:00:00:01
 procs = 1:0, 1:1, 1:2, 1:3
 INI
 
-# two.ini: 1:0 on node 0 and 1:1 on node 1 of a 2x1x1 torus
-write_two_ini() {
+# start_two_engines: engines A (node 0, lcore 0, memif server) and B (node 1, lcore 1, memif
+# client) of a 2x1x1 torus placing 1:0 on A and 1:1 on B, both ready.
+start_two_engines() {
 	cat >"$T/two.ini" <<'INI'
 [torus]
 dims = 2x1x1
@@ -58,6 +59,20 @@ mac = 02:00:00:00:00:02
 app = 1
 proc = 1
 INI
+	start_engine A 0 "$T/two.ini" 0 --vdev "net_memif0,role=server,socket=$T/memif.sock"
+	start_engine B 1 "$T/two.ini" 1 --vdev "net_memif0,role=client,socket=$T/memif.sock"
+	eng_wait_ready A
+	eng_wait_ready B
+}
+
+# run_rma MODE [ENV...]: test_fi_rma MODE (va | offset) with TOROID_VNI_SOCKET etc. from ENV.
+run_rma() {
+	local mode=$1 rc
+	shift
+	env "$@" timeout 160 "$TEST_FI" "$mode" >"$T/test_fi_rma.log" 2>&1
+	rc=$?
+	cat "$T/test_fi_rma.log"
+	[ $rc -eq 0 ] || die "test_fi_rma $mode failed with $rc"
 }
 
 # pingpong MODE SOCK_A SOCK_B [EP]: fi_pingpong server (1:0) and client (1:1), every size,
@@ -129,29 +144,14 @@ rma | rma_offset)
 	eng_wait_ready E
 	mode=va
 	[ "$TEST" = rma_offset ] && mode=offset
-	TOROID_VNI_SOCKET="$T/E.sock" timeout 160 "$TEST_FI" "$mode" >"$T/test_fi_rma.log" 2>&1
-	rc=$?
-	cat "$T/test_fi_rma.log"
-	[ $rc -eq 0 ] || die "test_fi_rma $mode failed with $rc"
+	run_rma "$mode" TOROID_VNI_SOCKET="$T/E.sock"
 	;;
 rma_two_engines)
-	write_two_ini
-	start_engine A 0 "$T/two.ini" 0 --vdev "net_memif0,role=server,socket=$T/memif.sock"
-	start_engine B 1 "$T/two.ini" 1 --vdev "net_memif0,role=client,socket=$T/memif.sock"
-	eng_wait_ready A
-	eng_wait_ready B
-	TOROID_VNI_SOCKET="$T/A.sock" TOROID_VNI_SOCKET_B="$T/B.sock" timeout 160 "$TEST_FI" va \
-		>"$T/test_fi_rma.log" 2>&1
-	rc=$?
-	cat "$T/test_fi_rma.log"
-	[ $rc -eq 0 ] || die "test_fi_rma over two engines failed with $rc"
+	start_two_engines
+	run_rma va TOROID_VNI_SOCKET="$T/A.sock" TOROID_VNI_SOCKET_B="$T/B.sock"
 	;;
 two_engines)
-	write_two_ini
-	start_engine A 0 "$T/two.ini" 0 --vdev "net_memif0,role=server,socket=$T/memif.sock"
-	start_engine B 1 "$T/two.ini" 1 --vdev "net_memif0,role=client,socket=$T/memif.sock"
-	eng_wait_ready A
-	eng_wait_ready B
+	start_two_engines
 	pingpong msg "$T/A.sock" "$T/B.sock"
 	pingpong tagged "$T/A.sock" "$T/B.sock"
 	FI_TOROID_DGRAM=1 pingpong msg "$T/A.sock" "$T/B.sock" dgram
