@@ -1181,14 +1181,13 @@ static struct fi_ops ep_fi_ops = {
 	.ops_open = tfi_no_ops_open,
 };
 
-/* The process's id: FI_TOROID_PROC, else the launcher's rank. -1 if none. */
+/* The first of the launcher's variables @p a, @p b that holds a number >= @p min below
+ * TRD_VNI_ANY, or -1. */
 static long
-env_proc(void)
+env_launcher(const char *a, const char *b, long min)
 {
-	static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK"};
+	const char *const names[] = {a, b};
 
-	if (tfi_params.proc >= 0)
-		return tfi_params.proc;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const char *s = getenv(names[i]);
 		char *end;
@@ -1197,30 +1196,28 @@ env_proc(void)
 		if (s == NULL || *s == '\0')
 			continue;
 		v = strtol(s, &end, 10);
-		if (*end == '\0' && v >= 0 && v < (long)TRD_VNI_ANY)
+		if (*end == '\0' && v >= min && v < (long)TRD_VNI_ANY)
 			return v;
 	}
 	return -1;
+}
+
+/* The process's id: FI_TOROID_PROC, else the launcher's rank. -1 if none. */
+static long
+env_proc(void)
+{
+	if (tfi_params.proc >= 0)
+		return tfi_params.proc;
+	return env_launcher("OMPI_COMM_WORLD_RANK", "PMI_RANK", 0);
 }
 
 /* The launcher's world size ($OMPI_COMM_WORLD_SIZE, $PMI_SIZE), or 0. */
 static long
 env_world_size(void)
 {
-	static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+	long n = env_launcher("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", 1);
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		const char *s = getenv(names[i]);
-		char *end;
-		long v;
-
-		if (s == NULL || *s == '\0')
-			continue;
-		v = strtol(s, &end, 10);
-		if (*end == '\0' && v > 0 && v < (long)TRD_VNI_ANY)
-			return v;
-	}
-	return 0;
+	return n < 0 ? 0 : n;
 }
 
 int
