@@ -58,8 +58,10 @@ vnis_recv_complete(struct trd_vnis *s, struct vif *v, struct vrecv *r, int statu
 /* ------------------------------------------------------------------------------------------ */
 /* requests from sending engines */
 
-static void
-rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status)
+/* The header of the answer @p type to request @p req: addressed back to its sender, naming
+ * its message (id, key echoed), grant, length and tag. */
+void
+vnis_rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status)
 {
 	memset(r, 0, sizeof(*r));
 	r->type = type;
@@ -80,7 +82,7 @@ nak(struct trd_vnis *s, struct trd_coord src, const struct trd_vw_hdr *h, int st
 {
 	struct trd_vw_hdr r;
 
-	rep_hdr(&r, TRD_VW_NAK, h, status);
+	vnis_rep_hdr(&r, TRD_VW_NAK, h, status);
 	vnis_reply(s, src, &r);
 	ST(s, NAK_SENT)++;
 }
@@ -113,7 +115,7 @@ on_eager(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const stru
 		rv->has_data = (h->flags & TRD_VW_F_DATA) != 0;
 		vnis_recv_complete(s, v, rv, h->len > rv->cap ? -EMSGSIZE : 0, h->len, h->tag,
 				   h->src_app, h->src_proc);
-		rep_hdr(&r, TRD_VW_ACK, h, 0);
+		vnis_rep_hdr(&r, TRD_VW_ACK, h, 0);
 		vnis_reply(s, src, &r);
 		return;
 	}
@@ -137,7 +139,7 @@ on_eager(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const stru
 	x->in_uq = true;
 	ST(s, STAGED)++;
 	ST(s, STAGED_BYTES) += h->len;
-	rep_hdr(&r, TRD_VW_ACK, h, 0);
+	vnis_rep_hdr(&r, TRD_VW_ACK, h, 0);
 	vnis_reply(s, src, &r);
 }
 
@@ -163,7 +165,7 @@ on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 			} else {
 				struct trd_vw_hdr r;
 
-				rep_hdr(&r, TRD_VW_DONE, h, 0);
+				vnis_rep_hdr(&r, TRD_VW_DONE, h, 0);
 				vnis_reply(s, src, &r);
 				vnis_rx_release(s, x);
 			}
@@ -248,7 +250,7 @@ on_fin(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 		x->state = RX_STAGED; /* whole, in staging, waiting for its receive */
 		vnis_hint_drop_grant(s, vnis_rx_id(x));
 	}
-	rep_hdr(&r, TRD_VW_DONE, h, st);
+	vnis_rep_hdr(&r, TRD_VW_DONE, h, st);
 	vnis_reply(s, src, &r);
 }
 

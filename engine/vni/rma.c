@@ -558,20 +558,17 @@ aop_apply(uint32_t op, uint64_t old, uint64_t operand, uint64_t compare, uint64_
 	return old;
 }
 
+/* The answer to one-sided request @p req: the VNI's answer header with the chunk's address
+ * (roff) instead of the grant and tag, and no bytes after a failed READ. */
 static void
 rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status)
 {
-	memset(r, 0, sizeof(*r));
-	r->type = type;
-	r->status = status;
-	r->src_app = req->dst_app;
-	r->src_proc = req->dst_proc;
-	r->dst_app = req->src_app;
-	r->dst_proc = req->src_proc;
-	r->msg_id = req->msg_id;
-	r->key = req->key;
-	r->len = req->len;
+	vnis_rep_hdr(r, type, req, status);
+	r->grant_id = 0;
+	r->tag = 0;
 	r->roff = req->roff;
+	if (type == TRD_VW_READ_RESP && status != 0)
+		r->len = 0;
 }
 
 /* Where @p v remembers the atomic @p h from node @p src_rank (direct-mapped by origin and
@@ -605,8 +602,6 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 
 	if (v == NULL) {
 		rep_hdr(&r, rtype, h, -ECONNREFUSED);
-		if (rtype == TRD_VW_READ_RESP)
-			r.len = 0;
 		vnis_reply(s, src, &r);
 		return;
 	}
@@ -640,8 +635,6 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 	if (st != 0) {
 		ST(s, RMA_DENIED)++;
 		rep_hdr(&r, rtype, h, st);
-		if (rtype == TRD_VW_READ_RESP)
-			r.len = 0;
 		vnis_reply(s, src, &r);
 		return;
 	}
@@ -658,7 +651,6 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 			st = -ENOMEM;
 		rep_hdr(&r, rtype, h, st);
 		if (st != 0 || h->len == 0) {
-			r.len = 0;
 			if (st != 0)
 				ST(s, RMA_FAULTS)++;
 			vnis_reply(s, src, &r);

@@ -355,6 +355,7 @@ void vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx,
 		  const struct trd_vni_actx *c);
 int vnis_rma_step(struct trd_vnis *s, struct vtx *t);
 void vnis_rma_stall(struct trd_vnis *s, struct vtx *t);
+void vnis_rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status);
 void vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 		    const struct trd_vw_hdr *h, const uint8_t *data);
 void vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h,
