@@ -135,15 +135,14 @@ INI
 	eng_wait_ready B
 }
 
+# one_node_ini FILE PROCS: a 1x1x1 topology whose node places PROCS ("1:0, 1:1").
+one_node_ini() {
+	printf '[torus]\ndims = 1x1x1\nmode = switched\n[node 0]\nmac = 02:00:00:00:00:01\nprocs = %s\n' \
+		"$2" >"$1"
+}
+
 one_node_two_procs() {
-	cat >"$T/two1.ini" <<'INI'
-[torus]
-dims = 1x1x1
-mode = switched
-[node 0]
-mac = 02:00:00:00:00:01
-procs = 1:0, 1:1
-INI
+	one_node_ini "$T/two1.ini" "1:0, 1:1"
 }
 
 # wait_posted NAME N: the app's log says it has N receives posted (sink prints "posted N").
@@ -157,14 +156,7 @@ wait_posted() {
 }
 
 four_procs() {
-	cat >"$T/four.ini" <<'INI'
-[torus]
-dims = 1x1x1
-mode = switched
-[node 0]
-mac = 02:00:00:00:00:01
-procs = 1:0, 1:1, 1:2, 1:3
-INI
+	one_node_ini "$T/four.ini" "1:0, 1:1, 1:2, 1:3"
 }
 
 # Fairness, from the engine's own counters (--stats-period 0.01: every 10 ms, one snapshot of
@@ -213,14 +205,7 @@ case "$TEST" in
 masks)
 	# Tag ignore masks (trd_vni_recv_mask): one process sending to itself, receives posted
 	# before their messages and matched against staged ones; immediate data; probe, cancel.
-	cat >"$T/one.ini" <<EOF
-[torus]
-dims = 1x1x1
-mode = switched
-[node 0]
-mac = 02:00:00:00:00:01
-procs = 1:0
-EOF
+	one_node_ini "$T/one.ini" "1:0"
 	start_engine E 0 -- --topo "$T/one.ini" --node 0
 	eng_wait_ready E
 	app m0 "$T/E-0.sock" 1 0 masks
@@ -239,14 +224,7 @@ claim)
 	# trd_vni_discard_first; docs/vni.md "Claim and discard"): one process sending to itself
 	# and to a second interface it opens; 1 MiB of staging, so a 2 MiB message is refused and
 	# claimed while its sender waits. The second interface closes holding two claims.
-	cat >"$T/two.ini" <<EOF
-[torus]
-dims = 1x1x1
-mode = switched
-[node 0]
-mac = 02:00:00:00:00:01
-procs = 1:0, 1:1
-EOF
+	one_node_ini "$T/two.ini" "1:0, 1:1"
 	start_engine E 0 -- --topo "$T/two.ini" --node 0 --staging 1M --noproc-ms 300
 	eng_wait_ready E
 	app c0 "$T/E-0.sock" 1 0 --pool 16M claim --peers 1:1
@@ -261,14 +239,7 @@ EOF
 trunc)
 	# Truncation at the receiver: one process sending to itself, eager and long messages
 	# longer than their receive (posted first, staged, refused then claimed); 1 MiB staging.
-	cat >"$T/one.ini" <<EOF
-[torus]
-dims = 1x1x1
-mode = switched
-[node 0]
-mac = 02:00:00:00:00:01
-procs = 1:0
-EOF
+	one_node_ini "$T/one.ini" "1:0"
 	start_engine E 0 -- --topo "$T/one.ini" --node 0 --staging 1M
 	eng_wait_ready E
 	app t0 "$T/E-0.sock" 1 0 --pool 16M trunc
@@ -284,14 +255,7 @@ ordered)
 	# share of 1 MiB staging, is refused until its receive is posted, and 8 short messages
 	# with the same tag follow it. Held behind it, they are matched after it, in send order
 	# (without ordering they would be staged at once and taken by the first receives).
-	cat >"$T/three.ini" <<EOF
-[torus]
-dims = 1x1x1
-mode = switched
-[node 0]
-mac = 02:00:00:00:00:01
-procs = 1:0, 1:1, 1:2
-EOF
+	one_node_ini "$T/three.ini" "1:0, 1:1, 1:2"
 	start_engine E 0 -- --topo "$T/three.ini" --node 0 --staging 1M
 	eng_wait_ready E
 	S="$T/E-0.sock"
@@ -319,14 +283,7 @@ EOF
 local)
 	# One engine, three processes on one node: every size to every peer, both ways, some
 	# received only after the data reached the engine (staged, then moved on receive).
-	cat >"$T/one.ini" <<EOF
-[torus]
-dims = 1x1x1
-mode = switched
-[node 0]
-mac = 02:00:00:00:00:01
-procs = 1:0, 1:1, 1:2
-EOF
+	one_node_ini "$T/one.ini" "1:0, 1:1, 1:2"
 	start_engine E 0 -- --topo "$T/one.ini" --node 0 --staging 128M
 	eng_wait_ready E
 	S="$T/E-0.sock"
@@ -407,14 +364,7 @@ rma)
 	# One-sided access to malloc'd memory (docs/vni.md, "One-sided access to application
 	# memory"): two processes on one engine, each on the other's memory and its own; 1:2 is
 	# placed but never attached.
-	cat >"$T/rma1.ini" <<EOF
-[torus]
-dims = 1x1x1
-mode = switched
-[node 0]
-mac = 02:00:00:00:00:01
-procs = 1:0, 1:1, 1:2
-EOF
+	one_node_ini "$T/rma1.ini" "1:0, 1:1, 1:2"
 	start_engine E 0 -- --topo "$T/rma1.ini" --node 0 --noproc-ms 300
 	eng_wait_ready E
 	app r0 "$T/E-0.sock" 1 0 rma --peers 1:1 --count 300 --absent 1:2
@@ -752,14 +702,7 @@ auto)
 	# application 1 get the three numbers the topology places on the node, a fourth is refused
 	# (EADDRINUSE, at once), a detached number is given again; messages go to the numbers the
 	# processes report (trd_vni_info.self), byte-exact, also to and from an explicit 2:0.
-	cat >"$T/auto.ini" <<INI
-[torus]
-dims = 1x1x1
-mode = switched
-[node 0]
-mac = 02:00:00:00:00:01
-procs = 1:0, 1:1, 1:2, 2:0
-INI
+	one_node_ini "$T/auto.ini" "1:0, 1:1, 1:2, 2:0"
 	start_engine E 0 -- --topo "$T/auto.ini" --node 0
 	eng_wait_ready E
 	S="$T/E-0.sock"
