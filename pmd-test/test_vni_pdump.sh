@@ -41,19 +41,7 @@ if ! grep -qs ' /dev/hugepages hugetlbfs ' /proc/mounts; then
 	MOUNTED=1
 fi
 
-cat >"$T/two.ini" <<'INI'
-[torus]
-dims = 2x1x1
-mode = switched
-[node 0]
-mac = 02:00:00:00:00:01
-app = 1
-proc = 0
-[node 1]
-mac = 02:00:00:00:00:02
-app = 1
-proc = 1
-INI
+eng_two_node_ini "$T/two.ini"
 eng_start A 120 -l 0 --vdev "net_memif0,role=server,socket=$T/memif.sock" -- \
 	--topo "$T/two.ini" --node 0 --port 0 --vni-socket "$T/a.sock"
 eng_start B 120 -l 1 --vdev "net_memif0,role=client,socket=$T/memif.sock" -- \

@@ -46,19 +46,7 @@ INI
 # start_two_engines: engines A (node 0, lcore 0, memif server) and B (node 1, lcore 1, memif
 # client) of a 2x1x1 torus placing 1:0 on A and 1:1 on B, both ready.
 start_two_engines() {
-	cat >"$T/two.ini" <<'INI'
-[torus]
-dims = 2x1x1
-mode = switched
-[node 0]
-mac = 02:00:00:00:00:01
-app = 1
-proc = 0
-[node 1]
-mac = 02:00:00:00:00:02
-app = 1
-proc = 1
-INI
+	eng_two_node_ini "$T/two.ini"
 	start_engine A 0 "$T/two.ini" 0 --vdev "net_memif0,role=server,socket=$T/memif.sock"
 	start_engine B 1 "$T/two.ini" 1 --vdev "net_memif0,role=client,socket=$T/memif.sock"
 	eng_wait_ready A

@@ -122,6 +122,24 @@ eng_ready() {
 }
 
 # eng_wait_ready NAME [COUNT] [SECONDS]: eng_ready, or die.
+# eng_two_node_ini FILE: a 2x1x1 switched torus placing process 1:0 on node 0 and 1:1 on
+# node 1 (the pair of engines joined by net_memif that several tests start).
+eng_two_node_ini() {
+	cat >"$1" <<'INI'
+[torus]
+dims = 2x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+app = 1
+proc = 0
+[node 1]
+mac = 02:00:00:00:00:02
+app = 1
+proc = 1
+INI
+}
+
 eng_wait_ready() {
 	eng_ready "$@" || die "$ENG_WHY"
 }
