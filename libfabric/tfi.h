@@ -11,7 +11,9 @@
  *   tfi_domain.c  domain, memory registration, address vector
  *   tfi_cq.c      completion queues (our own ring), wait objects, fi_trywait
  *   tfi_cntr.c    completion counters (fi_cntr_*), counted by tfi_cntr_report()
- *   tfi_ep.c      the RDM endpoint: msg and tagged operations, progress
+ *   tfi_ep.c      the RDM endpoint: open, close, bind, control, names, options, fi_cancel
+ *   tfi_msg.c     FI_MSG and FI_TAGGED: posting sends and receives (fi_ops_msg, fi_ops_tagged)
+ *   tfi_progress.c  posted operations, VNI progress, completions into CQs and counters
  *   tfi_rma.c     FI_RMA and FI_ATOMIC over the VNI's one-sided operations (trd_vni_write,
  *                 trd_vni_read, trd_vni_atomic), remote keys
  *   tfi_stubs.c   -FI_ENOSYS entries for everything the provider does not offer
@@ -285,14 +287,20 @@ void tfi_cntr_report(struct tfi_ep *ep, uint64_t flags, int err);
 /* tfi_ep.c */
 int tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
 		 void *context);
+int tfi_post_check(struct tfi_ep *ep);
+bool tfi_tx_comp(const struct tfi_ep *ep, uint64_t flags);
+
+/* tfi_msg.c */
+extern struct fi_ops_msg tfi_msg_ops;
+extern struct fi_ops_tagged tfi_tagged_ops;
+
+/* tfi_progress.c */
 void tfi_ep_progress(struct tfi_ep *ep);
 int tfi_ep_arm(struct tfi_ep *ep);
 bool tfi_ep_nap_due(struct tfi_ep *ep);
 void tfi_ep_nap(struct tfi_ep *ep);
 struct tfi_op *tfi_op_get(struct tfi_ep *ep);
 void tfi_op_put(struct tfi_ep *ep, struct tfi_op *op);
-int tfi_post_check(struct tfi_ep *ep);
-bool tfi_tx_comp(const struct tfi_ep *ep, uint64_t flags);
 
 /* tfi_stubs.c: tables whose every entry returns -FI_ENOSYS */
 extern struct fi_ops_rma tfi_no_rma_ops;

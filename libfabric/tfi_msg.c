@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * FI_MSG and FI_TAGGED on the endpoint (tfi_ep.c): the posting of sends and receives and
+ * the fi_ops_msg and fi_ops_tagged tables. Their completions are in tfi_progress.c.
+ *
+ * Data path (what the VNI API offers today, and the copies it costs):
+ *   send      up to the VNI's short threshold (896 B): trd_vni_send() copies the bytes at post
+ *             time (gathered first if the message has several iovs); longer: copied into a
+ *             pool buffer, sent zero-copy from there, the buffer freed at completion.
+ *   receive   posted into a pool buffer as large as the application's (at most max_msg_size),
+ *             copied into the application's iovs when fi_cq_read finds its completion.
+ *   tags      one 64-bit VNI tag: untagged messages carry TFI_MSG_TAG (bit 63), tagged ones
+ *             their tag (bits 0..62). A tagged receive passes its tag and ignore mask to the
+ *             engine's matcher (trd_vni_recv_mask), never ignoring bit 63.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfi.h"
+
+/* Flags this provider does not implement on an operation. */
+#define TFI_TX_REFUSED                                                                             \
+	(FI_MATCH_COMPLETE | FI_FENCE | FI_TRIGGER | FI_MULTICAST)
+#define TFI_RX_REFUSED (FI_MULTI_RECV | FI_CLAIM | FI_DISCARD | FI_TRIGGER)
+
+static size_t
+iov_total(const struct iovec *iov, size_t n)
+{
+	size_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+static bool
+iov_ok(const struct iovec *iov, size_t n)
+{
+	if (n > TFI_IOV_LIMIT || (n > 0 && iov == NULL))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (iov[i].iov_base == NULL && iov[i].iov_len != 0)
+			return false;
+	return true;
+}
+
+static void
+gather(void *dst, const struct iovec *iov, size_t n)
+{
+	uint8_t *d = dst;
+
+	for (size_t i = 0; i < n; i++) {
+		if (iov[i].iov_len != 0)
+			memcpy(d, iov[i].iov_base, iov[i].iov_len);
+		d += iov[i].iov_len;
+	}
+}
+
+/* ---- posting ---- */
+
+static ssize_t
+ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, uint64_t vtag,
+	bool tagged, void *context, bool comp, bool inject, const uint64_t *data)
+{
+	uint8_t tmp[TRD_VNI_SHORT_MAX];
+	struct trd_vni_addr dst;
+	struct tfi_op *op;
+	const void *buf;
+	size_t total;
+	ssize_t rc;
+
+	if (!iov_ok(iov, n))
+		return -FI_EINVAL;
+	total = iov_total(iov, n);
+	if (total > ep->max_msg || (inject && total > tfi_inject_size()))
+		return -FI_EMSGSIZE;
+	pthread_mutex_lock(&ep->dom->lock);
+	rc = tfi_post_check(ep);
+	if (rc != 0)
+		goto out;
+	if (ep->txcq == NULL && !inject) {
+		rc = -FI_ENOCQ;
+		goto out;
+	}
+	if (tfi_av_resolve(ep->av, dest, &dst) != 0) {
+		rc = -FI_EINVAL;
+		goto out;
+	}
+	op = tfi_op_get(ep);
+	if (op == NULL) {
+		tfi_ep_progress(ep);
+		rc = -FI_EAGAIN;
+		goto out;
+	}
+	op->kind = TFI_OP_SEND;
+	op->tagged = tagged;
+	op->peek = false;
+	op->comp = comp && !inject;
+	op->context = inject ? NULL : context;
+	op->len = total;
+	op->iov_n = 0;
+	if (total <= ep->info.short_max) {
+		/* copied by trd_vni_send() now */
+		if (n == 1) {
+			buf = iov[0].iov_base;
+		} else {
+			gather(tmp, iov, n);
+			buf = tmp;
+		}
+	} else {
+		op->bounce = trd_vni_alloc(ep->vni, total);
+		if (op->bounce == NULL) {
+			tfi_op_put(ep, op);
+			tfi_ep_progress(ep);
+			rc = -FI_EAGAIN;
+			goto out;
+		}
+		gather(op->bounce, iov, n);
+		buf = op->bounce;
+	}
+	if (data != NULL)
+		rc = trd_vni_senddata(ep->vni, dst, vtag, *data, buf, total, -1,
+				      (uint64_t)(uintptr_t)op);
+	else
+		rc = trd_vni_send(ep->vni, dst, vtag, buf, total, -1, (uint64_t)(uintptr_t)op);
+	if (rc != 0) {
+		tfi_op_put(ep, op);
+		if (rc == -EAGAIN) {
+			tfi_ep_progress(ep);
+			rc = -FI_EAGAIN;
+		} else if (rc == -ECONNRESET) {
+			ep->dead = true;
+			rc = -FI_ECONNRESET;
+		}
+	}
+out:
+	pthread_mutex_unlock(&ep->dom->lock);
+	return rc;
+}
+
+/* The claimed message that @p context names (FI_PEEK | FI_CLAIM with that context), or -1. */
+static ssize_t
+claim_find(const struct tfi_ep *ep, const void *context)
+{
+	for (size_t i = 0; i < ep->n_claims; i++)
+		if (ep->claims[i].context == context)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* Room for one more claim: every FI_PEEK | FI_CLAIM posted can record its answer. */
+static int
+claim_reserve(struct tfi_ep *ep)
+{
+	size_t need = ep->n_claims + ep->claims_posted + 1;
+
+	if (need > ep->cap_claims) {
+		size_t cap = ep->cap_claims ? 2 * ep->cap_claims : 16;
+		struct tfi_claim *c;
+
+		while (cap < need)
+			cap *= 2;
+		c = realloc(ep->claims, cap * sizeof(*c));
+		if (c == NULL)
+			return -FI_ENOMEM;
+		ep->claims = c;
+		ep->cap_claims = cap;
+	}
+	return 0;
+}
+
+static ssize_t ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src,
+			     uint64_t tag, uint64_t ignore, bool tagged, void *context, bool comp,
+			     bool peek, enum tfi_claim_kind ck);
+
+static ssize_t
+ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uint64_t tag,
+	uint64_t ignore, bool tagged, void *context, bool comp, bool peek)
+{
+	return ep_recv_claim(ep, iov, n, src, tag, ignore, tagged, context, comp, peek,
+			     TFI_CLAIM_NONE);
+}
+
+/* A receive; @p peek: a probe (FI_PEEK); @p ck: what it claims or drops. */
+static ssize_t
+ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uint64_t tag,
+	      uint64_t ignore, bool tagged, void *context, bool comp, bool peek,
+	      enum tfi_claim_kind ck)
+{
+	ssize_t ci = -1;
+	struct trd_vni_addr from = {TRD_VNI_ANY, TRD_VNI_ANY};
+	uint64_t vtag = TFI_MSG_TAG, vignore = 0;
+	struct tfi_op *op;
+	size_t cap;
+	ssize_t rc;
+
+	if (!iov_ok(iov, n))
+		return -FI_EINVAL;
+	if (tagged) {
+		/* the engine matches with the mask; bit 63 (untagged traffic) is never ignored */
+		vignore = ignore & TFI_TAG_BITS;
+		vtag = tag & ~vignore;
+		if (vtag & ~TFI_TAG_BITS)
+			return -FI_EINVAL;
+	}
+	cap = iov_total(iov, n);
+	if (cap > ep->max_msg)
+		cap = ep->max_msg; /* no message is longer */
+	pthread_mutex_lock(&ep->dom->lock);
+	rc = tfi_post_check(ep);
+	if (rc != 0)
+		goto out;
+	if (ep->rxcq == NULL) {
+		rc = -FI_ENOCQ;
+		goto out;
+	}
+	/* a claimed message is named by its context: source and tag are not looked at */
+	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC && ck != TFI_CLAIM_RECV &&
+	    ck != TFI_CLAIM_DISCARD && tfi_av_resolve(ep->av, src, &from) != 0) {
+		rc = -FI_EINVAL;
+		goto out;
+	}
+	if (ck == TFI_CLAIM_RECV || ck == TFI_CLAIM_DISCARD) {
+		/* the message that FI_PEEK | FI_CLAIM with this context claimed */
+		ci = claim_find(ep, context);
+		if (ci < 0) {
+			rc = -FI_EINVAL;
+			goto out;
+		}
+	} else if (ck == TFI_CLAIM_PEEK) {
+		rc = claim_reserve(ep);
+		if (rc != 0)
+			goto out;
+	}
+	op = tfi_op_get(ep);
+	if (op == NULL) {
+		tfi_ep_progress(ep);
+		rc = -FI_EAGAIN;
+		goto out;
+	}
+	op->kind = TFI_OP_RECV;
+	op->tagged = tagged;
+	op->claim = (uint8_t)ck;
+	/* a discard answers like a probe: no data */
+	peek = peek || ck == TFI_CLAIM_DISCARD;
+	op->peek = peek;
+	op->comp = comp || peek; /* a peek always answers */
+	op->context = context;
+	op->len = cap;
+	op->iov_n = n;
+	if (n > 0)
+		memcpy(op->iov, iov, n * sizeof(*iov));
+	if (ck == TFI_CLAIM_PEEK) { /* FI_PEEK is set: answers like a probe */
+		rc = trd_vni_claim(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
+		if (rc == 0)
+			ep->claims_posted++;
+		goto posted;
+	}
+	if (ck == TFI_CLAIM_PEEK_DISCARD) {
+		rc = trd_vni_discard_first(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
+		goto posted;
+	}
+	if (ck == TFI_CLAIM_DISCARD) {
+		rc = trd_vni_discard(ep->vni, ep->claims[ci].handle, (uint64_t)(uintptr_t)op);
+		goto claimed;
+	}
+	if (peek) {
+		rc = trd_vni_probe(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
+		goto posted;
+	}
+	if (cap > 0) {
+		op->bounce = trd_vni_alloc(ep->vni, cap);
+		if (op->bounce == NULL) {
+			tfi_op_put(ep, op);
+			tfi_ep_progress(ep);
+			rc = -FI_EAGAIN;
+			goto out;
+		}
+	}
+	if (ck == TFI_CLAIM_RECV) {
+		rc = trd_vni_recv_claimed(ep->vni, ep->claims[ci].handle, op->bounce, cap, -1,
+					  (uint64_t)(uintptr_t)op);
+		goto claimed;
+	}
+	rc = trd_vni_recv_mask(ep->vni, from, vtag, vignore, op->bounce, cap, -1,
+			       (uint64_t)(uintptr_t)op);
+	goto posted;
+claimed:
+	if (rc == 0) /* the handle is used: the completion tells how it went */
+		ep->claims[ci] = ep->claims[--ep->n_claims];
+posted:
+	if (rc != 0) {
+		tfi_op_put(ep, op);
+		if (rc == -EAGAIN) {
+			tfi_ep_progress(ep);
+			rc = -FI_EAGAIN;
+		} else if (rc == -ECONNRESET) {
+			ep->dead = true;
+			rc = -FI_ECONNRESET;
+		}
+	}
+out:
+	pthread_mutex_unlock(&ep->dom->lock);
+	return rc;
+}
+
+static struct tfi_ep *
+to_ep(struct fid_ep *e)
+{
+	return container_of(e, struct tfi_ep, ep);
+}
+
+static bool
+rx_comp(const struct tfi_ep *ep, uint64_t flags)
+{
+	return !ep->rx_selective || (flags & FI_COMPLETION);
+}
+
+/* ---- fi_ops_msg ---- */
+
+static ssize_t
+msg_recv(struct fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, void *context)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_recv(ep, &iov, 1, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags), false);
+}
+
+static ssize_t
+msg_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count, fi_addr_t src,
+	  void *context)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_recv(ep, iov, count, src, 0, 0, false, context, rx_comp(ep, ep->rx_op_flags),
+		       false);
+}
+
+static ssize_t
+msg_recvmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	if (msg == NULL)
+		return -FI_EINVAL;
+	if (flags & (TFI_RX_REFUSED | FI_PEEK))
+		return -FI_EOPNOTSUPP; /* FI_PEEK is for tagged receives */
+	return ep_recv(ep, msg->msg_iov, msg->iov_count, msg->addr, 0, 0, false, msg->context,
+		       rx_comp(ep, flags), false);
+}
+
+static ssize_t
+msg_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest,
+	 void *context)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context, tfi_tx_comp(ep, ep->tx_op_flags),
+		       false, NULL);
+}
+
+static ssize_t
+msg_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest,
+	  void *context)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_send(ep, iov, count, dest, TFI_MSG_TAG, false, context,
+		       tfi_tx_comp(ep, ep->tx_op_flags), false, NULL);
+}
+
+static ssize_t
+msg_sendmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	if (msg == NULL)
+		return -FI_EINVAL;
+	if (flags & TFI_TX_REFUSED)
+		return -FI_EOPNOTSUPP;
+	if ((flags & FI_INJECT) && iov_ok(msg->msg_iov, msg->iov_count) &&
+	    iov_total(msg->msg_iov, msg->iov_count) > tfi_inject_size())
+		return -FI_EMSGSIZE;
+	return ep_send(ep, msg->msg_iov, msg->iov_count, msg->addr, TFI_MSG_TAG, false,
+		       msg->context, tfi_tx_comp(ep, flags), false,
+		       (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL);
+}
+
+/* Remote CQ data: the VNI's immediate data (trd_vni_senddata), cq_data_size 8. */
+static ssize_t
+msg_senddata(struct fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data,
+	     fi_addr_t dest, void *context)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context, tfi_tx_comp(ep, ep->tx_op_flags),
+		       false, &data);
+}
+
+static ssize_t
+msg_injectdata(struct fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+
+	return ep_send(to_ep(e), &iov, 1, dest, TFI_MSG_TAG, false, NULL, false, true, &data);
+}
+
+static ssize_t
+msg_inject(struct fid_ep *e, const void *buf, size_t len, fi_addr_t dest)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+
+	return ep_send(to_ep(e), &iov, 1, dest, TFI_MSG_TAG, false, NULL, false, true, NULL);
+}
+
+struct fi_ops_msg tfi_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = msg_recv,
+	.recvv = msg_recvv,
+	.recvmsg = msg_recvmsg,
+	.send = msg_send,
+	.sendv = msg_sendv,
+	.sendmsg = msg_sendmsg,
+	.inject = msg_inject,
+	.senddata = msg_senddata,
+	.injectdata = msg_injectdata,
+};
+
+/* ---- fi_ops_tagged ---- */
+
+static ssize_t
+tag_send_check(uint64_t tag)
+{
+	return (tag & ~TFI_TAG_BITS) ? -FI_EINVAL : 0;
+}
+
+static ssize_t
+tagged_recv(struct fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag,
+	    uint64_t ignore, void *context)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_recv(ep, &iov, 1, src, tag, ignore, true, context, rx_comp(ep, ep->rx_op_flags),
+		       false);
+}
+
+static ssize_t
+tagged_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
+	     fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	return ep_recv(ep, iov, count, src, tag, ignore, true, context,
+		       rx_comp(ep, ep->rx_op_flags), false);
+}
+
+static ssize_t
+tagged_recvmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	if (msg == NULL)
+		return -FI_EINVAL;
+	enum tfi_claim_kind ck = TFI_CLAIM_NONE;
+
+	if (flags & TFI_RX_REFUSED & ~(uint64_t)(FI_CLAIM | FI_DISCARD))
+		return -FI_EOPNOTSUPP;
+	/* FI_PEEK: a VNI probe; it answers with a completion (FI_ENOMSG error if nothing).
+	 * FI_CLAIM and FI_DISCARD (man fi_tagged): with FI_PEEK, claim (or drop) the message
+	 * found, the claim kept under msg->context; FI_CLAIM alone receives the message claimed
+	 * under msg->context, with FI_DISCARD drops it. */
+	switch (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) {
+	case FI_PEEK | FI_CLAIM:
+		ck = TFI_CLAIM_PEEK;
+		break;
+	case FI_PEEK | FI_DISCARD:
+		ck = TFI_CLAIM_PEEK_DISCARD;
+		break;
+	case FI_CLAIM:
+		ck = TFI_CLAIM_RECV;
+		break;
+	case FI_CLAIM | FI_DISCARD:
+		ck = TFI_CLAIM_DISCARD;
+		break;
+	case 0:
+	case FI_PEEK:
+		break;
+	default: /* FI_DISCARD alone, or with both */
+		return -FI_EINVAL;
+	}
+	if (ck != TFI_CLAIM_NONE && msg->context == NULL)
+		return -FI_EINVAL; /* a claim is named by its context */
+	return ep_recv_claim(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, msg->ignore,
+			     true, msg->context, rx_comp(ep, flags), (flags & FI_PEEK) != 0, ck);
+}
+
+static ssize_t
+tagged_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest,
+	    uint64_t tag, void *context)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	if (tag_send_check(tag))
+		return -FI_EINVAL;
+	return ep_send(ep, &iov, 1, dest, tag, true, context, tfi_tx_comp(ep, ep->tx_op_flags), false,
+		       NULL);
+}
+
+static ssize_t
+tagged_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
+	     fi_addr_t dest, uint64_t tag, void *context)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	if (tag_send_check(tag))
+		return -FI_EINVAL;
+	return ep_send(ep, iov, count, dest, tag, true, context, tfi_tx_comp(ep, ep->tx_op_flags),
+		       false, NULL);
+}
+
+static ssize_t
+tagged_sendmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	struct tfi_ep *ep = to_ep(e);
+
+	if (msg == NULL || tag_send_check(msg->tag))
+		return -FI_EINVAL;
+	if (flags & TFI_TX_REFUSED)
+		return -FI_EOPNOTSUPP;
+	if ((flags & FI_INJECT) && iov_ok(msg->msg_iov, msg->iov_count) &&
+	    iov_total(msg->msg_iov, msg->iov_count) > tfi_inject_size())
+		return -FI_EMSGSIZE;
+	return ep_send(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, true, msg->context,
+		       tfi_tx_comp(ep, flags), false, (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL);
+}
+
+static ssize_t
+tagged_senddata(struct fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data,
+		fi_addr_t dest, uint64_t tag, void *context)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	if (tag_send_check(tag))
+		return -FI_EINVAL;
+	return ep_send(ep, &iov, 1, dest, tag, true, context, tfi_tx_comp(ep, ep->tx_op_flags), false,
+		       &data);
+}
+
+static ssize_t
+tagged_injectdata(struct fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
+		  uint64_t tag)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+
+	if (tag_send_check(tag))
+		return -FI_EINVAL;
+	return ep_send(to_ep(e), &iov, 1, dest, tag, true, NULL, false, true, &data);
+}
+
+static ssize_t
+tagged_inject(struct fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t tag)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+
+	if (tag_send_check(tag))
+		return -FI_EINVAL;
+	return ep_send(to_ep(e), &iov, 1, dest, tag, true, NULL, false, true, NULL);
+}
+
+struct fi_ops_tagged tfi_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = tagged_recv,
+	.recvv = tagged_recvv,
+	.recvmsg = tagged_recvmsg,
+	.send = tagged_send,
+	.sendv = tagged_sendv,
+	.sendmsg = tagged_sendmsg,
+	.inject = tagged_inject,
+	.senddata = tagged_senddata,
+	.injectdata = tagged_injectdata,
+};

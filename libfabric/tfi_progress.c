@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Progress and completions of the endpoint (tfi_ep.c): the pool of posted operations (struct
+ * tfi_op, whose address is the VNI cookie), the poll of the VNI that turns its completions into
+ * CQ entries and counter reports, the flush of a dead interface, and the nap on the VNI's
+ * eventfd of an fi_cq_read that finds nothing for long (docs/libfabric.md).
+ *
+ * A receive completes here: the message, delivered into a pool buffer, is scattered into the
+ * application's iovs; so is a read gathered into a bounce buffer (tfi_rma.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tfi.h"
+
+#define TFI_POLL_BURST 32
+#define TFI_IDLE_CHECK 4096 /* empty polls between two looks at the engine's state */
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct tfi_op *
+tfi_op_get(struct tfi_ep *ep)
+{
+	struct tfi_op *op = ep->free_ops;
+
+	if (op != NULL) {
+		ep->free_ops = op->next;
+		op->next = NULL;
+	}
+	return op;
+}
+
+void
+tfi_op_put(struct tfi_ep *ep, struct tfi_op *op)
+{
+	if (op->bounce != NULL)
+		trd_vni_free(ep->vni, op->bounce);
+	op->bounce = NULL;
+	op->result = NULL;
+	op->claim = TFI_CLAIM_NONE;
+	op->kind = TFI_OP_FREE;
+	op->next = ep->free_ops;
+	ep->free_ops = op;
+}
+
+static void
+scatter(const struct tfi_op *op, const void *src, size_t len)
+{
+	const uint8_t *s = src;
+
+	for (size_t i = 0; i < op->iov_n && len > 0; i++) {
+		size_t k = op->iov[i].iov_len < len ? op->iov[i].iov_len : len;
+
+		if (k != 0)
+			memcpy(op->iov[i].iov_base, s, k);
+		s += k;
+		len -= k;
+	}
+}
+
+/* ---- completions ---- */
+
+static struct tfi_cq *
+op_cq(const struct tfi_ep *ep, const struct tfi_op *op)
+{
+	return op->kind == TFI_OP_RECV ? ep->rxcq : ep->txcq;
+}
+
+/* Turn one VNI completion (or an abandoned operation, status != 0) into a CQ entry. */
+static void
+op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct trd_vni_addr peer,
+	    uint64_t tag, const uint64_t *data, uint64_t claim)
+{
+	struct tfi_cq *cq = op_cq(ep, op);
+	struct tfi_cqe e;
+
+	memset(&e, 0, sizeof(e));
+	e.e.op_context = op->context;
+	e.src = FI_ADDR_NOTAVAIL;
+	if (op->kind == TFI_OP_RECV) {
+		e.e.flags = FI_RECV | (op->tagged ? FI_TAGGED : FI_MSG);
+		e.e.buf = op->iov_n > 0 ? op->iov[0].iov_base : NULL;
+		if (op->claim == TFI_CLAIM_PEEK) {
+			ep->claims_posted--;
+			if (status == 0) /* room was reserved when it was posted */
+				ep->claims[ep->n_claims++] =
+					(struct tfi_claim){.context = op->context, .handle = claim};
+		}
+		if (status == 0 && op->peek) {
+			/* the message stays at the engine (or was dropped): nothing is copied */
+			e.e.buf = NULL;
+			if (ep->caps & FI_SOURCE)
+				e.src = tfi_av_reverse(ep->av, peer.app, peer.proc);
+		} else if (status == 0 || status == -EMSGSIZE) {
+			/* -EMSGSIZE: truncated, the engine delivered the first op->len bytes and
+			 * reports the message's whole length: FI_ETRUNC with olen the excess */
+			if (status == -EMSGSIZE)
+				e.olen = len > op->len ? len - op->len : 0;
+			if (len > op->len)
+				len = op->len;
+			scatter(op, op->bounce, len);
+			if (ep->caps & FI_SOURCE)
+				e.src = tfi_av_reverse(ep->av, peer.app, peer.proc);
+		}
+		e.e.len = len;
+		e.e.tag = op->tagged ? tag : 0;
+		if ((status == 0 || status == -EMSGSIZE) && data != NULL) {
+			e.e.flags |= FI_REMOTE_CQ_DATA;
+			e.e.data = *data;
+		}
+	} else if (op->kind == TFI_OP_SEND) {
+		e.e.flags = FI_SEND | (op->tagged ? FI_TAGGED : FI_MSG);
+		e.e.len = op->len;
+	} else {
+		/* one-sided (tfi_rma.c): a read gathered into a bounce buffer is scattered now;
+		 * a fetching atomic hands back the value before the operation */
+		e.e.flags = op->cflags;
+		if (status == 0 && op->kind == TFI_OP_READ && op->bounce != NULL)
+			scatter(op, op->bounce, op->len);
+		if (status == 0 && op->kind == TFI_OP_ATOMIC && op->result != NULL && data != NULL) {
+			if (op->asize == 4) {
+				uint32_t v = (uint32_t)*data;
+
+				memcpy(op->result, &v, 4);
+			} else {
+				memcpy(op->result, data, 8);
+			}
+		}
+	}
+	if (status != 0) {
+		FI_INFO(&tfi_prov, FI_LOG_EP_DATA, "%s %s %zu B, tag %#" PRIx64 ": %s\n",
+			op->kind == TFI_OP_RECV	    ? "receive"
+			: op->kind == TFI_OP_SEND   ? "send"
+			: op->kind == TFI_OP_WRITE  ? "write"
+			: op->kind == TFI_OP_READ   ? "read"
+						    : "atomic",
+			op->tagged ? "tagged" : "msg", op->len, tag, strerror(-status));
+		e.err = tfi_errno(status);
+		e.prov_errno = -status;
+		/* an older engine also fails a sender whose message was too long for the receive
+		 * (today's truncates at the receiver and the sender succeeds) */
+		if (op->kind == TFI_OP_SEND && status == -EMSGSIZE)
+			e.err = FI_EMSGSIZE;
+	}
+	/* an inject has no context to report a failure with: it is logged only (and the
+	 * application learns of a dead peer at its next operation with a context) */
+	if (status != 0 && op->kind != TFI_OP_RECV && op->kind != TFI_OP_SEND)
+		FI_WARN(&tfi_prov, FI_LOG_EP_DATA, "%s of %zu B failed: %s\n",
+			op->kind == TFI_OP_WRITE ? "write" : op->kind == TFI_OP_READ ? "read" : "atomic",
+			op->len, strerror(-status));
+	if (cq != NULL && (op->comp || (status != 0 && op->context != NULL)))
+		tfi_cq_push(cq, &e);
+	else if (status != 0 && op->context == NULL)
+		FI_WARN(&tfi_prov, FI_LOG_EP_DATA, "an injected send failed: %s\n",
+			strerror(-status));
+	if (!op->peek) /* a probe receives nothing: not counted */
+		tfi_cntr_report(ep,
+				op->kind == TFI_OP_RECV	  ? FI_RECV
+				: op->kind == TFI_OP_SEND ? FI_SEND
+				: (op->cflags & FI_READ)  ? FI_READ /* read, fetching atomic */
+							  : FI_WRITE,
+				status);
+	tfi_op_put(ep, op);
+}
+
+static size_t
+ep_room(const struct tfi_ep *ep)
+{
+	size_t room = TFI_POLL_BURST;
+
+	if (ep->txcq != NULL && tfi_cq_room(ep->txcq) < room)
+		room = tfi_cq_room(ep->txcq);
+	if (ep->rxcq != NULL && tfi_cq_room(ep->rxcq) < room)
+		room = tfi_cq_room(ep->rxcq);
+	return room;
+}
+
+/* The engine closed the interface: every posted operation ends with -FI_ECONNRESET, as far
+ * as the CQs have room (the rest at the next progress). */
+static void
+ep_flush_dead(struct tfi_ep *ep)
+{
+	struct trd_vni_addr none = {TRD_VNI_ANY, TRD_VNI_ANY};
+
+	for (unsigned int i = 0; i < ep->n_ops; i++) {
+		struct tfi_op *op = &ep->ops[i];
+		struct tfi_cq *cq;
+
+		if (op->kind == TFI_OP_FREE)
+			continue;
+		cq = op_cq(ep, op);
+		if (cq != NULL && tfi_cq_room(cq) == 0)
+			continue;
+		op_complete(ep, op, -ECONNRESET, 0, none, 0, NULL, 0);
+	}
+}
+
+static void
+ep_handle(struct tfi_ep *ep, const struct trd_vni_cpl *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct tfi_op *op = (struct tfi_op *)(uintptr_t)c[i].cookie;
+
+		/* the cookie is ours (kept in libtoroid_vni's private memory): still, check it */
+		if (op < ep->ops || op >= ep->ops + ep->n_ops || op->kind == TFI_OP_FREE)
+			continue;
+		op_complete(ep, op, c[i].status, c[i].len, c[i].peer, c[i].tag,
+			    c[i].has_data ? &c[i].data : NULL, c[i].claim);
+	}
+}
+
+/* Caller holds the domain lock. */
+void
+tfi_ep_progress(struct tfi_ep *ep)
+{
+	struct trd_vni_cpl c[TFI_POLL_BURST];
+	size_t room;
+	int n;
+
+	if (ep->vni == NULL || !ep->enabled)
+		return;
+	if (ep->dead) {
+		ep_flush_dead(ep);
+		return;
+	}
+	room = ep_room(ep);
+	if (room == 0)
+		return;
+	n = trd_vni_poll(ep->vni, c, (unsigned int)room);
+	if (n > 0) {
+		ep->idle = 0;
+		ep->idle_since = 0;
+		ep_handle(ep, c, n);
+		return;
+	}
+	if (ep->idle_since == 0 && trd_vni_pending(ep->vni) > 0)
+		ep->idle_since = now_ns();
+	if (++ep->idle < TFI_IDLE_CHECK || trd_vni_pending(ep->vni) == 0)
+		return;
+	/* Now and then, while operations are outstanding, look whether the engine stopped:
+	 * trd_vni_wait() with no time checks the interface's state (and arms its eventfd). */
+	ep->idle = 0;
+	n = trd_vni_wait(ep->vni, c, (unsigned int)room, 0);
+	if (n > 0) {
+		ep_handle(ep, c, n);
+	} else if (n == -ECONNRESET) {
+		FI_WARN(&tfi_prov, FI_LOG_EP_DATA, "toroid-node closed the interface of %u:%u\n",
+			ep->name.app, ep->name.proc);
+		ep->dead = true;
+		ep_flush_dead(ep);
+	}
+}
+
+/* An fi_cq_read that found nothing naps when operations have been outstanding without a
+ * completion for spin_us: on a machine with fewer CPUs than busy threads, spinning
+ * processes starve toroid-node (and each other), and a sleep on the eventfd the engine
+ * signals is then far quicker than spinning. Caller holds the domain lock. */
+bool
+tfi_ep_nap_due(struct tfi_ep *ep)
+{
+	return tfi_params.spin_us >= 0 && ep->vni != NULL && ep->enabled && !ep->dead &&
+	       ep->idle_since != 0 && trd_vni_pending(ep->vni) > 0 &&
+	       now_ns() - ep->idle_since >= (uint64_t)tfi_params.spin_us * 1000;
+}
+
+/* Sleep on the VNI's eventfd for at most nap_us; called without the domain lock. */
+void
+tfi_ep_nap(struct tfi_ep *ep)
+{
+	struct timespec ts = {.tv_sec = tfi_params.nap_us / 1000000,
+			      .tv_nsec = (long)(tfi_params.nap_us % 1000000) * 1000};
+	struct pollfd pf = {.fd = trd_vni_fd(ep->vni), .events = POLLIN};
+	uint64_t cnt;
+
+	if (read(pf.fd, &cnt, sizeof(cnt)) < 0) {
+		/* EAGAIN: no stale wake-up */
+	}
+	if (trd_vni_arm(ep->vni) != 0)
+		return; /* completions are queued */
+	if (ppoll(&pf, 1, &ts, NULL) > 0 && read(pf.fd, &cnt, sizeof(cnt)) < 0) {
+		/* another thread took it */
+	}
+}
+
+/* Arm the VNI's eventfd for fi_trywait. 0, or -FI_EAGAIN (completions are queued). */
+int
+tfi_ep_arm(struct tfi_ep *ep)
+{
+	int rc;
+
+	if (ep->vni == NULL || !ep->enabled)
+		return 0;
+	if (ep->dead)
+		return -FI_EAGAIN;
+	rc = trd_vni_arm(ep->vni);
+	return rc == -EBUSY ? -FI_EAGAIN : rc;
+}
