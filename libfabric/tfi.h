@@ -17,6 +17,7 @@
  *   tfi_rma.c     FI_RMA and FI_ATOMIC over the VNI's one-sided operations (trd_vni_write,
  *                 trd_vni_read, trd_vni_atomic), remote keys
  *   tfi_stubs.c   -FI_ENOSYS entries for everything the provider does not offer
+ *   tfi_copy.c    copies from and into application buffers that fail with -FI_EFAULT
  *
  * Threading: one mutex per domain guards the domain's objects (FI_THREAD_SAFE).
  */
@@ -301,6 +302,21 @@ bool tfi_ep_nap_due(struct tfi_ep *ep);
 void tfi_ep_nap(struct tfi_ep *ep);
 struct tfi_op *tfi_op_get(struct tfi_ep *ep);
 void tfi_op_put(struct tfi_ep *ep, struct tfi_op *op);
+
+/* tfi_copy.c: copies between the provider's memory and application buffers (@p app side)
+ * through the kernel: 0, or -FI_EFAULT when a byte of the application's side is not
+ * accessible (never a crash). Gather and scatter take at most TFI_IOV_LIMIT iovs. */
+int tfi_copy_in(void *dst, const void *app_src, size_t len);
+int tfi_copy_out(void *app_dst, const void *src, size_t len);
+int tfi_gather(void *dst, const struct iovec *app_iov, size_t n);
+int tfi_scatter(const struct iovec *app_iov, size_t n, const void *src, size_t len);
+
+/* Whether @p fid is one of this provider's objects of that class (not another provider's,
+ * not a forged one): checked before a fid an application passes in is used. */
+bool tfi_is_cq(const struct fid *fid);
+bool tfi_is_cntr(const struct fid *fid);
+bool tfi_is_av(const struct fid *fid);
+bool tfi_is_eq(const struct fid *fid);
 
 /* tfi_stubs.c: tables whose every entry returns -FI_ENOSYS */
 extern struct fi_ops_rma tfi_no_rma_ops;

@@ -349,6 +349,12 @@ tfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_c
 	return 0;
 }
 
+bool
+tfi_is_cntr(const struct fid *fid)
+{
+	return fid != NULL && fid->fclass == FI_CLASS_CNTR && fid->ops == &cntr_fi_ops;
+}
+
 /* fi_ep_bind(ep, cntr, flags) before fi_enable; caller holds the lock. */
 int
 tfi_cntr_bind(struct tfi_ep *ep, struct fid *fid, uint64_t flags)
@@ -357,7 +363,7 @@ tfi_cntr_bind(struct tfi_ep *ep, struct fid *fid, uint64_t flags)
 	const uint64_t counted = FI_SEND | FI_RECV | FI_WRITE | FI_READ;
 	bool known = false;
 
-	if (c->dom != ep->dom)
+	if (!tfi_is_cntr(fid) || c->dom != ep->dom)
 		return -FI_EINVAL;
 	if (flags & (FI_REMOTE_WRITE | FI_REMOTE_READ))
 		return -FI_EOPNOTSUPP; /* the target application takes no part in RMA */

@@ -311,8 +311,7 @@ cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr
 
 	if (cq->epfd < 0)
 		return -FI_EINVAL; /* FI_WAIT_NONE */
-	if (cond != NULL && *(const size_t *)cond > 1)
-		return -FI_EOPNOTSUPP; /* only "any completion" (FI_CQ_COND_NONE) */
+	/* cond is ignored: every CQ is opened with FI_CQ_COND_NONE (man fi_cq) */
 	for (;;) {
 		ssize_t n = cq_readfrom(cq_fid, buf, count, src_addr);
 		uint64_t t;
@@ -415,6 +414,12 @@ static struct fi_ops_cq cq_ops = {
 	.strerror = cq_strerror,
 };
 
+bool
+tfi_is_cq(const struct fid *fid)
+{
+	return fid != NULL && fid->fclass == FI_CLASS_CQ && fid->ops == &cq_fi_ops;
+}
+
 /* An endpoint with a VNI was bound to a waitable CQ: watch its eventfd. */
 int
 tfi_cq_watch(struct tfi_cq *cq, int fd)
@@ -480,7 +485,7 @@ nomem:
 int
 tfi_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 {
-	if (fids == NULL && count > 0)
+	if ((fids == NULL && count > 0) || count < 0)
 		return -FI_EINVAL;
 	for (int i = 0; i < count; i++) {
 		struct tfi_cq *cq;
@@ -488,16 +493,16 @@ tfi_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 
 		if (fids[i] == NULL)
 			return -FI_EINVAL;
-		if (fids[i]->fclass == FI_CLASS_EQ)
+		if (tfi_is_eq(fids[i]))
 			continue;
-		if (fids[i]->fclass == FI_CLASS_CNTR) {
+		if (tfi_is_cntr(fids[i])) {
 			rc = tfi_cntr_trywait(fids[i]);
 			if (rc != 0)
 				return rc;
 			continue;
 		}
-		if (fids[i]->fclass != FI_CLASS_CQ)
-			return -FI_EINVAL;
+		if (!tfi_is_cq(fids[i]))
+			return -FI_EINVAL; /* another class, or not ours */
 		cq = container_of(fids[i], struct tfi_cq, cq.fid);
 		if (cq->epfd < 0)
 			return -FI_EINVAL;

@@ -16,10 +16,13 @@
  * and the source of a receive is named from (FI_SOURCE).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "tfi.h"
 
@@ -172,6 +175,18 @@ static struct fi_ops mr_fi_ops = {
 	.ops_open = tfi_no_ops_open,
 };
 
+/* Whether every page of [buf, buf + len) is mapped: msync(MS_ASYNC) checks the range and
+ * does nothing else (ENOMEM for a hole). One system call, at registration only. */
+static bool
+range_mapped(const void *buf, size_t len)
+{
+	uintptr_t a = (uintptr_t)buf & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+
+	if (len == 0)
+		return true;
+	return msync((void *)a, (uintptr_t)buf + len - a, MS_ASYNC) == 0;
+}
+
 static int
 mr_make(struct tfi_domain *d, const void *buf, size_t len, uint64_t access, uint64_t key,
 	uint64_t flags, void *context, struct fid_mr **mr)
@@ -186,6 +201,8 @@ mr_make(struct tfi_domain *d, const void *buf, size_t len, uint64_t access, uint
 		return -FI_EINVAL;
 	if (flags != 0)
 		return -FI_EBADFLAGS;
+	if (!range_mapped(buf, len))
+		return -FI_EFAULT;
 	if (remote && !d->mr_remote)
 		return -FI_EOPNOTSUPP; /* the domain was not opened for FI_RMA or FI_ATOMIC */
 	m = calloc(1, sizeof(*m));
@@ -383,14 +400,25 @@ av_insert(struct fid_av *av_fid, const void *addr, size_t count, fi_addr_t *fi_a
 	  uint64_t flags, void *context)
 {
 	struct tfi_av *av = container_of(av_fid, struct tfi_av, av);
-	const struct tfi_name *names = addr;
+	struct tfi_name *names;
 	int *errs = (flags & FI_SYNC_ERR) ? context : NULL;
-	int done = 0;
+	int done = 0, rc;
 
-	if (count > 0 && addr == NULL)
+	if ((count > 0 && addr == NULL) || count > INT_MAX) /* the count is returned as an int */
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)(FI_MORE | FI_SYNC_ERR))
 		return -FI_EBADFLAGS;
+	if (count == 0)
+		return 0;
+	/* the application's addresses, copied through the kernel: unmapped is -FI_EFAULT */
+	names = malloc(count * sizeof(*names));
+	if (names == NULL)
+		return -FI_ENOMEM;
+	rc = tfi_copy_in(names, addr, count * sizeof(*names));
+	if (rc != 0) {
+		free(names);
+		return rc;
+	}
 	pthread_mutex_lock(&av->dom->lock);
 	for (size_t k = 0; k < count; k++) {
 		const struct tfi_name *n = &names[k];
@@ -416,6 +444,7 @@ av_insert(struct fid_av *av_fid, const void *addr, size_t count, fi_addr_t *fi_a
 		done++;
 	}
 	pthread_mutex_unlock(&av->dom->lock);
+	free(names);
 	return done;
 }
 
@@ -456,8 +485,8 @@ av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 	pthread_mutex_unlock(&av->dom->lock);
 	if (i < 0)
 		return -FI_EINVAL;
-	if (addr != NULL)
-		memcpy(addr, &n, *addrlen < sizeof(n) ? *addrlen : sizeof(n));
+	if (addr != NULL && tfi_copy_out(addr, &n, *addrlen < sizeof(n) ? *addrlen : sizeof(n)))
+		return -FI_EFAULT;
 	*addrlen = sizeof(n);
 	return 0;
 }
@@ -465,11 +494,11 @@ av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 static const char *
 av_straddr(struct fid_av *av_fid, const void *addr, char *buf, size_t *len)
 {
-	const struct tfi_name *n = addr;
+	struct tfi_name name, *n = &name;
 	char s[64];
 	int w;
 
-	if (addr == NULL || buf == NULL || len == NULL)
+	if (addr == NULL || buf == NULL || len == NULL || tfi_copy_in(&name, addr, sizeof(name)))
 		return NULL;
 	if (n->magic != TFI_NAME_MAGIC)
 		w = snprintf(s, sizeof(s), "fi_toroid://invalid");
@@ -507,6 +536,12 @@ static struct fi_ops av_fi_ops = {
 	.control = tfi_no_control,
 	.ops_open = tfi_no_ops_open,
 };
+
+bool
+tfi_is_av(const struct fid *fid)
+{
+	return fid != NULL && fid->fclass == FI_CLASS_AV && fid->ops == &av_fi_ops;
+}
 
 static struct fi_ops_av av_ops = {
 	.size = sizeof(struct fi_ops_av),

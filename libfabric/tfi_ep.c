@@ -49,8 +49,7 @@ ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	*addrlen = sizeof(ep->name);
 	if (addr == NULL || room < sizeof(ep->name))
 		return -FI_ETOOSMALL;
-	memcpy(addr, &ep->name, sizeof(ep->name));
-	return 0;
+	return tfi_copy_out(addr, &ep->name, sizeof(ep->name));
 }
 
 static struct fi_ops_cm cm_ops = {
@@ -143,6 +142,10 @@ ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	}
 	switch (bfid->fclass) {
 	case FI_CLASS_AV:
+		if (!tfi_is_av(bfid)) {
+			rc = -FI_EINVAL; /* not one of ours */
+			break;
+		}
 		av = container_of(bfid, struct tfi_av, av.fid);
 		if (av->dom != ep->dom || ep->av != NULL) {
 			rc = -FI_EINVAL;
@@ -152,6 +155,10 @@ ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		av->refs++;
 		break;
 	case FI_CLASS_CQ:
+		if (!tfi_is_cq(bfid)) {
+			rc = -FI_EINVAL;
+			break;
+		}
 		cq = container_of(bfid, struct tfi_cq, cq.fid);
 		if (cq->dom != ep->dom) {
 			rc = -FI_EINVAL;
@@ -182,7 +189,9 @@ ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		}
 		break;
 	case FI_CLASS_EQ:
-		break; /* RDM over the VNI raises no events: nothing to deliver */
+		/* RDM over the VNI raises no events: nothing to deliver */
+		rc = tfi_is_eq(bfid) ? 0 : -FI_EINVAL;
+		break;
 	case FI_CLASS_CNTR:
 		rc = tfi_cntr_bind(ep, bfid, flags);
 		break;

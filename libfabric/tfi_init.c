@@ -260,15 +260,25 @@ hints_ok(const struct fi_info *h)
 	return tx_ok(h->tx_attr) && rx_ok(h->rx_attr);
 }
 
+/* Addresses in hints are at most this long (a struct sockaddr_storage; ours are 16 B). */
+#define TFI_HINT_ADDR_MAX 128
+
+/* Copy an address of the hints: -FI_EINVAL if it is too long or cannot be read. */
 static int
 dup_addr(void **dst, size_t *dlen, const void *src, size_t len)
 {
 	if (src == NULL)
 		return 0;
-	*dst = malloc(len);
+	if (len > TFI_HINT_ADDR_MAX)
+		return -FI_EINVAL;
+	*dst = malloc(len ? len : 1);
 	if (*dst == NULL)
 		return -FI_ENOMEM;
-	memcpy(*dst, src, len);
+	if (tfi_copy_in(*dst, src, len) != 0) {
+		free(*dst);
+		*dst = NULL;
+		return -FI_EINVAL;
+	}
 	*dlen = len;
 	return 0;
 }
@@ -322,6 +332,7 @@ make_info(enum fi_ep_type type, const struct fi_info *hints, struct fi_info **in
 	bool dg = type == FI_EP_DGRAM;
 	uint64_t caps = dg ? TFI_DGRAM_CAPS : TFI_CAPS;
 	struct fi_info *fi;
+	int rc = 0;
 
 	if (hints != NULL && hints->caps)
 		caps = hints->caps | TFI_DOMAIN_CAPS;
@@ -332,12 +343,15 @@ make_info(enum fi_ep_type type, const struct fi_info *hints, struct fi_info **in
 	fi->caps = caps;
 	fi->mode = 0;
 	fi->addr_format = FI_FORMAT_UNSPEC;
-	if (hints != NULL &&
-	    (dup_addr(&fi->src_addr, &fi->src_addrlen, hints->src_addr, hints->src_addrlen) != 0 ||
-	     dup_addr(&fi->dest_addr, &fi->dest_addrlen, hints->dest_addr,
-		      hints->dest_addrlen) != 0)) {
+	if (hints != NULL) {
+		rc = dup_addr(&fi->src_addr, &fi->src_addrlen, hints->src_addr, hints->src_addrlen);
+		if (rc == 0)
+			rc = dup_addr(&fi->dest_addr, &fi->dest_addrlen, hints->dest_addr,
+				      hints->dest_addrlen);
+	}
+	if (rc != 0) {
 		fi_freeinfo(fi);
-		return -FI_ENOMEM;
+		return rc;
 	}
 
 	fi->tx_attr->caps =
@@ -520,10 +534,12 @@ eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf, size_t len, uint64_t 
 		pthread_mutex_unlock(&q->lock);
 		return -FI_ETOOSMALL;
 	}
+	if (tfi_copy_out(buf, e->data, e->len) != 0) {
+		pthread_mutex_unlock(&q->lock);
+		return -FI_EFAULT; /* the entry stays queued */
+	}
 	if (event != NULL)
 		*event = e->event;
-	if (e->len != 0)
-		memcpy(buf, e->data, e->len);
 	n = (ssize_t)e->len;
 	if (!(flags & FI_PEEK)) {
 		q->head = (q->head + 1) % TFI_EQ_MAX;
@@ -554,10 +570,12 @@ eq_write(struct fid_eq *eq_fid, uint32_t event, const void *buf, size_t len, uin
 		return -FI_EAGAIN;
 	}
 	e = &q->ent[(q->head + q->count) % TFI_EQ_MAX];
+	if (tfi_copy_in(e->data, buf, len) != 0) {
+		pthread_mutex_unlock(&q->lock);
+		return -FI_EFAULT; /* nothing queued */
+	}
 	e->event = event;
 	e->len = len;
-	if (len != 0)
-		memcpy(e->data, buf, len);
 	q->count++;
 	pthread_mutex_unlock(&q->lock);
 	if (q->efd >= 0 && write(q->efd, &one, sizeof(one)) < 0) {
@@ -638,6 +656,12 @@ static struct fi_ops eq_fi_ops = {
 	.control = eq_control,
 	.ops_open = tfi_no_ops_open,
 };
+
+bool
+tfi_is_eq(const struct fid *fid)
+{
+	return fid != NULL && fid->fclass == FI_CLASS_EQ && fid->ops == &eq_fi_ops;
+}
 
 static struct fi_ops_eq eq_ops = {
 	.size = sizeof(struct fi_ops_eq),

@@ -23,6 +23,14 @@
 #define TFI_TX_REFUSED                                                                             \
 	(FI_MATCH_COMPLETE | FI_FENCE | FI_TRIGGER | FI_MULTICAST)
 #define TFI_RX_REFUSED (FI_MULTI_RECV | FI_CLAIM | FI_DISCARD | FI_TRIGGER)
+/* Every flag fi_sendmsg and fi_recvmsg (and the tagged forms) take: others are -FI_EBADFLAGS. */
+#define TFI_TX_KNOWN                                                                               \
+	(TFI_TX_REFUSED | FI_COMPLETION | FI_MORE | FI_REMOTE_CQ_DATA | FI_INJECT |                \
+	 FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | FI_MSG | FI_TAGGED |   \
+	 FI_SEND)
+#define TFI_RX_KNOWN                                                                               \
+	(TFI_RX_REFUSED | FI_COMPLETION | FI_MORE | FI_PEEK | FI_REMOTE_CQ_DATA | FI_MSG |         \
+	 FI_TAGGED | FI_RECV)
 
 static size_t
 iov_total(const struct iovec *iov, size_t n)
@@ -34,27 +42,20 @@ iov_total(const struct iovec *iov, size_t n)
 	return t;
 }
 
+/* At most TFI_IOV_LIMIT iovs, no NULL base with a length, a total that does not wrap. */
 static bool
 iov_ok(const struct iovec *iov, size_t n)
 {
+	size_t t = 0;
+
 	if (n > TFI_IOV_LIMIT || (n > 0 && iov == NULL))
 		return false;
-	for (size_t i = 0; i < n; i++)
-		if (iov[i].iov_base == NULL && iov[i].iov_len != 0)
-			return false;
-	return true;
-}
-
-static void
-gather(void *dst, const struct iovec *iov, size_t n)
-{
-	uint8_t *d = dst;
-
 	for (size_t i = 0; i < n; i++) {
-		if (iov[i].iov_len != 0)
-			memcpy(d, iov[i].iov_base, iov[i].iov_len);
-		d += iov[i].iov_len;
+		if ((iov[i].iov_base == NULL && iov[i].iov_len != 0) || t + iov[i].iov_len < t)
+			return false;
+		t += iov[i].iov_len;
 	}
+	return true;
 }
 
 /* ---- posting ---- */
@@ -66,7 +67,7 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 	uint8_t tmp[TRD_VNI_SHORT_MAX];
 	struct trd_vni_addr dst;
 	struct tfi_op *op;
-	const void *buf;
+	void *buf;
 	size_t total;
 	ssize_t rc;
 
@@ -101,13 +102,9 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 	op->len = total;
 	op->iov_n = 0;
 	if (total <= ep->info.short_max) {
-		/* copied by trd_vni_send() now */
-		if (n == 1) {
-			buf = iov[0].iov_base;
-		} else {
-			gather(tmp, iov, n);
-			buf = tmp;
-		}
+		/* gathered here (an unmapped buffer fails, tfi_copy.c), copied by
+		 * trd_vni_send() now */
+		buf = tmp;
 	} else {
 		op->bounce = trd_vni_alloc(ep->vni, total);
 		if (op->bounce == NULL) {
@@ -116,8 +113,12 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 			rc = -FI_EAGAIN;
 			goto out;
 		}
-		gather(op->bounce, iov, n);
 		buf = op->bounce;
+	}
+	rc = tfi_gather(buf, iov, n);
+	if (rc != 0) {
+		tfi_op_put(ep, op);
+		goto out;
 	}
 	if (data != NULL)
 		rc = trd_vni_senddata(ep->vni, dst, vtag, *data, buf, total, -1,
@@ -345,6 +346,8 @@ msg_recvmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
 
 	if (msg == NULL)
 		return -FI_EINVAL;
+	if (flags & ~(uint64_t)TFI_RX_KNOWN)
+		return -FI_EBADFLAGS;
 	if (flags & (TFI_RX_REFUSED | FI_PEEK))
 		return -FI_EOPNOTSUPP; /* FI_PEEK is for tagged receives */
 	return ep_recv(ep, msg->msg_iov, msg->iov_count, msg->addr, 0, 0, false, msg->context,
@@ -379,6 +382,8 @@ msg_sendmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
 
 	if (msg == NULL)
 		return -FI_EINVAL;
+	if (flags & ~(uint64_t)TFI_TX_KNOWN)
+		return -FI_EBADFLAGS;
 	if (flags & TFI_TX_REFUSED)
 		return -FI_EOPNOTSUPP;
 	if ((flags & FI_INJECT) && iov_ok(msg->msg_iov, msg->iov_count) &&
@@ -468,6 +473,8 @@ tagged_recvmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags
 		return -FI_EINVAL;
 	enum tfi_claim_kind ck = TFI_CLAIM_NONE;
 
+	if (flags & ~(uint64_t)TFI_RX_KNOWN)
+		return -FI_EBADFLAGS;
 	if (flags & TFI_RX_REFUSED & ~(uint64_t)(FI_CLAIM | FI_DISCARD))
 		return -FI_EOPNOTSUPP;
 	/* FI_PEEK: a VNI probe; it answers with a completion (FI_ENOMSG error if nothing).
@@ -531,6 +538,8 @@ tagged_sendmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags
 
 	if (msg == NULL || tag_send_check(msg->tag))
 		return -FI_EINVAL;
+	if (flags & ~(uint64_t)TFI_TX_KNOWN)
+		return -FI_EBADFLAGS;
 	if (flags & TFI_TX_REFUSED)
 		return -FI_EOPNOTSUPP;
 	if ((flags & FI_INJECT) && iov_ok(msg->msg_iov, msg->iov_count) &&

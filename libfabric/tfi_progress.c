@@ -54,27 +54,36 @@ tfi_op_put(struct tfi_ep *ep, struct tfi_op *op)
 	ep->free_ops = op;
 }
 
-static void
-scatter(const struct tfi_op *op, const void *src, size_t len)
-{
-	const uint8_t *s = src;
-
-	for (size_t i = 0; i < op->iov_n && len > 0; i++) {
-		size_t k = op->iov[i].iov_len < len ? op->iov[i].iov_len : len;
-
-		if (k != 0)
-			memcpy(op->iov[i].iov_base, s, k);
-		s += k;
-		len -= k;
-	}
-}
-
 /* ---- completions ---- */
 
 static struct tfi_cq *
 op_cq(const struct tfi_ep *ep, const struct tfi_op *op)
 {
 	return op->kind == TFI_OP_RECV ? ep->rxcq : ep->txcq;
+}
+
+/* Copy what a completed operation brings into the application's buffers: a message or a read
+ * from its pool buffer into the iovs, a fetching atomic's old value into its result. The
+ * operation's status, or -EFAULT when a buffer cannot be written (tfi_copy.c). */
+static int
+op_deliver(const struct tfi_op *op, int status, size_t len, const uint64_t *data)
+{
+	if (op->kind == TFI_OP_RECV && !op->peek && (status == 0 || status == -EMSGSIZE)) {
+		if (len > op->len)
+			len = op->len;
+		if (tfi_scatter(op->iov, op->iov_n, op->bounce, len) != 0)
+			return -EFAULT;
+	} else if (status == 0 && op->kind == TFI_OP_READ && op->bounce != NULL) {
+		if (tfi_scatter(op->iov, op->iov_n, op->bounce, op->len) != 0)
+			return -EFAULT;
+	} else if (status == 0 && op->kind == TFI_OP_ATOMIC && op->result != NULL && data != NULL) {
+		uint32_t v = (uint32_t)*data;
+
+		if (tfi_copy_out(op->result, op->asize == 4 ? (const void *)&v : (const void *)data,
+				 op->asize) != 0)
+			return -EFAULT;
+	}
+	return status;
 }
 
 /* Turn one VNI completion (or an abandoned operation, status != 0) into a CQ entry. */
@@ -85,6 +94,7 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 	struct tfi_cq *cq = op_cq(ep, op);
 	struct tfi_cqe e;
 
+	status = op_deliver(op, status, len, data);
 	memset(&e, 0, sizeof(e));
 	e.e.op_context = op->context;
 	e.src = FI_ADDR_NOTAVAIL;
@@ -109,7 +119,6 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 				e.olen = len > op->len ? len - op->len : 0;
 			if (len > op->len)
 				len = op->len;
-			scatter(op, op->bounce, len);
 			if (ep->caps & FI_SOURCE)
 				e.src = tfi_av_reverse(ep->av, peer.app, peer.proc);
 		}
@@ -126,17 +135,6 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 		/* one-sided (tfi_rma.c): a read gathered into a bounce buffer is scattered now;
 		 * a fetching atomic hands back the value before the operation */
 		e.e.flags = op->cflags;
-		if (status == 0 && op->kind == TFI_OP_READ && op->bounce != NULL)
-			scatter(op, op->bounce, op->len);
-		if (status == 0 && op->kind == TFI_OP_ATOMIC && op->result != NULL && data != NULL) {
-			if (op->asize == 4) {
-				uint32_t v = (uint32_t)*data;
-
-				memcpy(op->result, &v, 4);
-			} else {
-				memcpy(op->result, data, 8);
-			}
-		}
 	}
 	if (status != 0) {
 		FI_INFO(&tfi_prov, FI_LOG_EP_DATA, "%s %s %zu B, tag %#" PRIx64 ": %s\n",

@@ -127,12 +127,10 @@ rma_post(struct tfi_ep *ep, bool write, const struct iovec *iov, size_t n, fi_ad
 			goto out;
 		}
 		if (write) {
-			uint8_t *d = op->bounce;
-
-			for (size_t i = 0; i < n; i++) {
-				if (iov[i].iov_len != 0)
-					memcpy(d, iov[i].iov_base, iov[i].iov_len);
-				d += iov[i].iov_len;
+			rc = tfi_gather(op->bounce, iov, n); /* -FI_EFAULT, not a crash */
+			if (rc != 0) {
+				tfi_op_put(ep, op);
+				goto out;
 			}
 		} else {
 			memcpy(op->iov, iov, n * sizeof(*iov));
@@ -306,19 +304,19 @@ aop_of(enum aop_class cls, enum fi_datatype dt, enum fi_op op)
 	}
 }
 
-static uint64_t
-load(const void *p, int size)
+/* Read an operand of @p size bytes from the application: 0 or -FI_EFAULT (tfi_copy.c). */
+static int
+load(const void *p, int size, uint64_t *v)
 {
+	uint32_t w;
+	int rc;
+
 	if (size == 4) {
-		uint32_t v;
-
-		memcpy(&v, p, 4);
-		return v;
+		rc = tfi_copy_in(&w, p, 4);
+		*v = w;
+		return rc;
 	}
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
+	return tfi_copy_in(v, p, 8);
 }
 
 static ssize_t
@@ -343,10 +341,10 @@ atomic_post(struct tfi_ep *ep, enum aop_class cls, const void *buf, size_t count
 	if ((buf == NULL && vop != TRD_VNI_AOP_READ) || (cls != AOP_WRITE && result == NULL) ||
 	    (cls == AOP_COMPARE && compare == NULL))
 		return -FI_EINVAL;
-	if (buf != NULL && vop != TRD_VNI_AOP_READ)
-		operand = load(buf, size);
-	if (cls == AOP_COMPARE)
-		cmp = load(compare, size);
+	if (buf != NULL && vop != TRD_VNI_AOP_READ && load(buf, size, &operand) != 0)
+		return -FI_EFAULT;
+	if (cls == AOP_COMPARE && load(compare, size, &cmp) != 0)
+		return -FI_EFAULT;
 	pthread_mutex_lock(&ep->dom->lock);
 	rc = rma_begin(ep, dest, inject, &dst, &op);
 	if (rc != 0)
@@ -377,7 +375,8 @@ static const void *
 ioc_one(const struct fi_ioc *ioc, size_t n, size_t *count)
 {
 	if (ioc == NULL || n != 1) {
-		*count = n == 0 ? 0 : 2; /* refused below: count must be 1 */
+		/* refused below: count must be 1 (0: -FI_EINVAL, 2: -FI_EMSGSIZE) */
+		*count = n == 0 || ioc == NULL ? 0 : 2;
 		return NULL;
 	}
 	*count = ioc[0].count;
@@ -538,10 +537,11 @@ atomic_compwritemsg(struct fid_ep *e, const struct fi_msg_atomic *msg,
 static int
 valid(enum aop_class cls, enum fi_datatype dt, enum fi_op op, size_t *count)
 {
+	if (count == NULL)
+		return -FI_EINVAL;
 	if (aop_of(cls, dt, op) == 0)
 		return -FI_EOPNOTSUPP;
-	if (count != NULL)
-		*count = TFI_ATOMIC_MAX;
+	*count = TFI_ATOMIC_MAX;
 	return 0;
 }
 

@@ -53,14 +53,14 @@ now_ms(void)
 
 /* ---- the pipe between the two processes: bytes and steps ---- */
 
-static void
+static void __attribute__((unused))
 put(const void *b, size_t n)
 {
 	if (write(to_peer, b, n) != (ssize_t)n)
 		fail("pipe write");
 }
 
-static void
+static void __attribute__((unused))
 get(void *b, size_t n)
 {
 	struct pollfd pf = {.fd = from_peer, .events = POLLIN};
@@ -78,7 +78,7 @@ get(void *b, size_t n)
 	}
 }
 
-static void
+static void __attribute__((unused))
 sync_step(int step)
 {
 	int s;

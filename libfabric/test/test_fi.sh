@@ -6,7 +6,8 @@
 #   test_fi.sh TOROID_NODE LIBTOROID_FI TEST_FI TEST [MPI_PROGRAM]
 #
 # TEST: info | api | pingpong_msg | pingpong_tagged | pingpong_dgram | two_engines | mpi |
-#       rma | rma_offset | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma
+#       rma | rma_offset | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
+#       badargs (TEST_FI is then test_fi_badargs)
 # Every wait is bounded; every process started here is killed at exit.
 set -u
 NODE=$1
@@ -133,6 +134,14 @@ rma | rma_offset)
 	mode=va
 	[ "$TEST" = rma_offset ] && mode=offset
 	run_rma "$mode" TOROID_VNI_SOCKET="$T/E.sock"
+	;;
+badargs)
+	start_engine E 0 "$T/one.ini" 0
+	eng_wait_ready E
+	TOROID_VNI_SOCKET="$T/E.sock" timeout 160 "$TEST_FI" >"$T/test_fi_badargs.log" 2>&1
+	rc=$?
+	cat "$T/test_fi_badargs.log"
+	[ $rc -eq 0 ] || die "test_fi_badargs failed with $rc"
 	;;
 rma_two_engines)
 	start_two_engines
