@@ -24,17 +24,16 @@
 
 #include "tfi.h"
 
-static bool no_pvm; /* process_vm_* refused: plain memcpy */
+static bool no_pvm; /* process_vm_* refused: plain memcpy (atomic access: any thread) */
 
 static void
 pvm_refused(int err)
 {
-	if (!no_pvm)
+	if (!__atomic_exchange_n(&no_pvm, true, __ATOMIC_RELAXED))
 		FI_WARN(&tfi_prov, FI_LOG_CORE,
 			"process_vm_readv on itself refused (%s): bad application buffers now "
 			"crash instead of failing with FI_EFAULT\n",
 			strerror(err));
-	no_pvm = true;
 }
 
 /* Copy between @p local (ours, always valid) and @p app (the application's) with one
@@ -47,7 +46,7 @@ pvm(bool to_app, const struct iovec *local, size_t nl, const struct iovec *app, 
 
 	if (total == 0)
 		return 0;
-	if (!no_pvm) {
+	if (!__atomic_load_n(&no_pvm, __ATOMIC_RELAXED)) {
 		k = to_app ? process_vm_writev(getpid(), local, nl, app, na, 0)
 			   : process_vm_readv(getpid(), local, nl, app, na, 0);
 		if (k == (ssize_t)total)

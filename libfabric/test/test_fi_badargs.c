@@ -308,7 +308,8 @@ g_open(void)
 static void
 g_msg(void)
 {
-	struct iovec iov[2] = {{.iov_base = buf, .iov_len = LEN}, {.iov_base = bad, .iov_len = LEN}};
+	struct iovec iov[2] = {{.iov_base = buf, .iov_len = LEN},
+			       {.iov_base = bad, .iov_len = LEN}};
 	struct iovec wrap[2] = {{.iov_base = buf, .iov_len = SIZE_MAX / 2 + 1},
 				{.iov_base = buf, .iov_len = SIZE_MAX / 2 + 1}};
 	struct iovec many[8];
@@ -368,7 +369,8 @@ g_msg(void)
 static void
 g_tagged(void)
 {
-	struct iovec iov[2] = {{.iov_base = buf, .iov_len = LEN}, {.iov_base = bad, .iov_len = LEN}};
+	struct iovec iov[2] = {{.iov_base = buf, .iov_len = LEN},
+			       {.iov_base = bad, .iov_len = LEN}};
 	struct iovec wrap[2] = {{.iov_base = buf, .iov_len = SIZE_MAX / 2 + 1},
 				{.iov_base = buf, .iov_len = SIZE_MAX / 2 + 1}};
 	struct fi_msg_tagged msg = {.msg_iov = iov, .iov_count = 1, .addr = self, .tag = 1};
