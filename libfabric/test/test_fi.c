@@ -671,82 +671,18 @@ counters_b(void)
 	close(efd);
 	sync_step(11);
 }
+
 static void two_endpoints(const char *self_path);
 
+/* A, step 7: FI_PEEK, FI_CLAIM and FI_DISCARD on the tagged messages B staged in our engine
+ * (tags 0x4242, 0x4343, 0x4444, 0x4545). */
 static void
-run_a(const char *self_path)
+a_peek_claim(void)
 {
-	uint8_t small[100], name[64];
-	struct iovec iov[3];
 	struct fi_msg_tagged tm;
-	struct fid_mr *mr;
-	size_t len = sizeof(name);
-	fi_addr_t ghost;
+	struct iovec iov[2];
 	int ctx[8];
 
-	CHECK_RC(fi_mr_reg(domain, buf, sizeof(buf), FI_SEND | FI_RECV, 0, 0, 0, &mr, NULL), 0);
-	/* untagged, every size class: inline, pool, 3 MiB; one at a time */
-	for (size_t i = 0; i < N_SIZES; i++) {
-		fill(buf, sizes[i], (unsigned int)i);
-		POST(fi_send(ep, buf, sizes[i], fi_mr_desc(mr), peer, &ctx[0]));
-		expect_ok(txcq, &ctx[0], FI_SEND | FI_MSG, sizes[i], 0, 0);
-	}
-	/* a gathered send: 3 iovs, 2000 B */
-	fill(buf, 2000, 99);
-	iov[0] = (struct iovec){buf, 10};
-	iov[1] = (struct iovec){buf + 10, 990};
-	iov[2] = (struct iovec){buf + 1000, 1000};
-	POST(fi_sendv(ep, iov, NULL, 3, peer, &ctx[1]));
-	expect_ok(txcq, &ctx[1], FI_SEND | FI_MSG, 2000, 0, 0);
-	/* inject: the buffer is free at once, and no completion */
-	fill(small, 64, 5);
-	POST(fi_inject(ep, small, 64, peer));
-	memset(small, 0, sizeof(small));
-	sync_step(1); /* B posted tag 5, then tag 7 */
-	fill(buf, 5000, 7);
-	POST(fi_tsend(ep, buf, 5000, NULL, peer, 7, &ctx[2]));
-	fill(buf2, 300, 5);
-	POST(fi_tsend(ep, buf2, 300, NULL, peer, 5, &ctx[3]));
-	expect_two(txcq, &ctx[2], 5000, &ctx[3], 300, FI_SEND | FI_TAGGED);
-	fill(small, 64, 9);
-	POST(fi_tinjectdata(ep, small, 64, 0xfeedc0de12345678ULL, peer, 9)); /* remote CQ data */
-	expect_nothing(txcq);
-	sync_step(2); /* B posted a 10-byte receive */
-	/* truncated at the receiver only: the senders succeed */
-	fill(buf, 100, 1);
-	POST(fi_send(ep, buf, 100, NULL, peer, &ctx[4]));
-	expect_ok(txcq, &ctx[4], FI_SEND | FI_MSG, 100, 0, 0);
-	fill(buf, 5000, 2);
-	POST(fi_send(ep, buf, 5000, NULL, peer, &ctx[4]));
-	expect_ok(txcq, &ctx[4], FI_SEND | FI_MSG, 5000, 0, 0);
-	sync_step(3);
-	/* a process the topology places but that never attaches: refused after --noproc-ms */
-	CHECK_RC(fi_getname(&ep->fid, name, &len), 0);
-	name[8] = 3; /* proc 3 (little-endian u32 at offset 8) */
-	CHECK_RC(fi_av_insert(av, name, 1, &ghost, 0, NULL), 1);
-	POST(fi_send(ep, buf, 10, NULL, ghost, &ctx[5]));
-	expect_err(txcq, &ctx[5], FI_ECONNREFUSED);
-	bad_arguments();
-	sync_step(4); /* B armed its wait fd */
-	fill(buf, 777, 4);
-	POST(fi_senddata(ep, buf, 777, NULL, 777, peer, &ctx[6]));
-	expect_ok(txcq, &ctx[6], FI_SEND | FI_MSG, 777, 0, 0);
-	sync_step(5); /* B is in fi_cq_sread */
-	fill(buf, 1234, 6);
-	POST(fi_send(ep, buf, 1234, NULL, peer, &ctx[6]));
-	expect_ok(txcq, &ctx[6], FI_SEND | FI_MSG, 1234, 0, 0);
-	/* B answers, tagged, through fi_tsendmsg; received here with fi_trecvmsg */
-	iov[0] = (struct iovec){buf2, 3000};
-	memset(&tm, 0, sizeof(tm));
-	tm.msg_iov = iov;
-	tm.iov_count = 1;
-	tm.addr = FI_ADDR_UNSPEC;
-	tm.tag = 0x1234;
-	tm.context = &ctx[7];
-	POST(fi_trecvmsg(ep, &tm, 0));
-	expect_ok(rxcq, &ctx[7], FI_RECV | FI_TAGGED, 2500, 0x1234, peer);
-	check(buf2, 2500, 8);
-	sync_step(6);
 	sync_step(7); /* B's tag 0x4242 (300 B, data 42) waits in our engine: peek, then take it */
 	memset(&tm, 0, sizeof(tm));
 	tm.addr = FI_ADDR_UNSPEC;
@@ -822,6 +758,83 @@ run_a(const char *self_path)
 	POST(fi_trecvmsg(ep, &tm, FI_PEEK));
 	expect_err(rxcq, &ctx[7], FI_ENOMSG);
 	expect_nothing(rxcq);
+}
+
+static void
+run_a(const char *self_path)
+{
+	uint8_t small[100], name[64];
+	struct iovec iov[3];
+	struct fi_msg_tagged tm;
+	struct fid_mr *mr;
+	size_t len = sizeof(name);
+	fi_addr_t ghost;
+	int ctx[8];
+
+	CHECK_RC(fi_mr_reg(domain, buf, sizeof(buf), FI_SEND | FI_RECV, 0, 0, 0, &mr, NULL), 0);
+	/* untagged, every size class: inline, pool, 3 MiB; one at a time */
+	for (size_t i = 0; i < N_SIZES; i++) {
+		fill(buf, sizes[i], (unsigned int)i);
+		POST(fi_send(ep, buf, sizes[i], fi_mr_desc(mr), peer, &ctx[0]));
+		expect_ok(txcq, &ctx[0], FI_SEND | FI_MSG, sizes[i], 0, 0);
+	}
+	/* a gathered send: 3 iovs, 2000 B */
+	fill(buf, 2000, 99);
+	iov[0] = (struct iovec){buf, 10};
+	iov[1] = (struct iovec){buf + 10, 990};
+	iov[2] = (struct iovec){buf + 1000, 1000};
+	POST(fi_sendv(ep, iov, NULL, 3, peer, &ctx[1]));
+	expect_ok(txcq, &ctx[1], FI_SEND | FI_MSG, 2000, 0, 0);
+	/* inject: the buffer is free at once, and no completion */
+	fill(small, 64, 5);
+	POST(fi_inject(ep, small, 64, peer));
+	memset(small, 0, sizeof(small));
+	sync_step(1); /* B posted tag 5, then tag 7 */
+	fill(buf, 5000, 7);
+	POST(fi_tsend(ep, buf, 5000, NULL, peer, 7, &ctx[2]));
+	fill(buf2, 300, 5);
+	POST(fi_tsend(ep, buf2, 300, NULL, peer, 5, &ctx[3]));
+	expect_two(txcq, &ctx[2], 5000, &ctx[3], 300, FI_SEND | FI_TAGGED);
+	fill(small, 64, 9);
+	POST(fi_tinjectdata(ep, small, 64, 0xfeedc0de12345678ULL, peer, 9)); /* remote CQ data */
+	expect_nothing(txcq);
+	sync_step(2); /* B posted a 10-byte receive */
+	/* truncated at the receiver only: the senders succeed */
+	fill(buf, 100, 1);
+	POST(fi_send(ep, buf, 100, NULL, peer, &ctx[4]));
+	expect_ok(txcq, &ctx[4], FI_SEND | FI_MSG, 100, 0, 0);
+	fill(buf, 5000, 2);
+	POST(fi_send(ep, buf, 5000, NULL, peer, &ctx[4]));
+	expect_ok(txcq, &ctx[4], FI_SEND | FI_MSG, 5000, 0, 0);
+	sync_step(3);
+	/* a process the topology places but that never attaches: refused after --noproc-ms */
+	CHECK_RC(fi_getname(&ep->fid, name, &len), 0);
+	name[8] = 3; /* proc 3 (little-endian u32 at offset 8) */
+	CHECK_RC(fi_av_insert(av, name, 1, &ghost, 0, NULL), 1);
+	POST(fi_send(ep, buf, 10, NULL, ghost, &ctx[5]));
+	expect_err(txcq, &ctx[5], FI_ECONNREFUSED);
+	bad_arguments();
+	sync_step(4); /* B armed its wait fd */
+	fill(buf, 777, 4);
+	POST(fi_senddata(ep, buf, 777, NULL, 777, peer, &ctx[6]));
+	expect_ok(txcq, &ctx[6], FI_SEND | FI_MSG, 777, 0, 0);
+	sync_step(5); /* B is in fi_cq_sread */
+	fill(buf, 1234, 6);
+	POST(fi_send(ep, buf, 1234, NULL, peer, &ctx[6]));
+	expect_ok(txcq, &ctx[6], FI_SEND | FI_MSG, 1234, 0, 0);
+	/* B answers, tagged, through fi_tsendmsg; received here with fi_trecvmsg */
+	iov[0] = (struct iovec){buf2, 3000};
+	memset(&tm, 0, sizeof(tm));
+	tm.msg_iov = iov;
+	tm.iov_count = 1;
+	tm.addr = FI_ADDR_UNSPEC;
+	tm.tag = 0x1234;
+	tm.context = &ctx[7];
+	POST(fi_trecvmsg(ep, &tm, 0));
+	expect_ok(rxcq, &ctx[7], FI_RECV | FI_TAGGED, 2500, 0x1234, peer);
+	check(buf2, 2500, 8);
+	sync_step(6);
+	a_peek_claim();
 	two_endpoints(self_path); /* B is attached (1:1) and waits */
 	sync_step(8);
 	CHECK_RC(fi_close(&mr->fid), 0);

@@ -216,20 +216,13 @@ static const size_t sizes[] = {1, 7, 64, 895, 896, 897, 4096, 65536, 100003, 1 <
 
 static uint8_t abuf[WIN], aread[WIN];
 
+/* A: writes of every size at an offset GUARD into the window, each read back. */
 static void
-run_a(void)
+a_sizes(const struct region *w)
 {
-	struct region win, ro, dead;
-	uint64_t res, cmp, op64;
-	uint32_t res32, op32;
-	size_t count;
-	int ctx[8];
+	struct region win = *w;
+	int ctx[2];
 
-	get(&win, sizeof(win));
-	get(&ro, sizeof(ro));
-	get(&dead, sizeof(dead));
-
-	/* writes of every size at an offset GUARD into the window, then read back */
 	for (size_t s = 0; s < N_SIZES; s++) {
 		size_t n = sizes[s];
 
@@ -246,44 +239,57 @@ run_a(void)
 		put(&n, sizeof(n));
 		sync_step(100 + (int)s); /* B checked the window and its guards */
 	}
+}
 
-	/* several iovs, inject, writemsg with FI_DELIVERY_COMPLETE, readv */
-	{
-		struct iovec wv[3] = {{abuf, 10}, {abuf + 100, 1000}, {abuf + 5000, 3}};
-		struct iovec rv[3] = {{aread, 500}, {aread + 1000, 13}, {aread + 2000, 500}};
-		struct fi_rma_iov riov = {.addr = win.addr + 3 * GUARD, .len = 1013,
-					  .key = win.key};
-		struct fi_msg_rma m = {.msg_iov = wv, .iov_count = 3, .addr = peer,
-				       .rma_iov = &riov, .rma_iov_count = 1, .context = &ctx[2]};
-		uint8_t want[1013];
+/* A: several iovs, inject, writemsg with FI_DELIVERY_COMPLETE, readv. */
+static void
+a_iovs(const struct region *w)
+{
+	struct region win = *w;
+	int ctx[8];
+	struct iovec wv[3] = {{abuf, 10}, {abuf + 100, 1000}, {abuf + 5000, 3}};
+	struct iovec rv[3] = {{aread, 500}, {aread + 1000, 13}, {aread + 2000, 500}};
+	struct fi_rma_iov riov = {.addr = win.addr + 3 * GUARD, .len = 1013,
+				  .key = win.key};
+	struct fi_msg_rma m = {.msg_iov = wv, .iov_count = 3, .addr = peer,
+			       .rma_iov = &riov, .rma_iov_count = 1, .context = &ctx[2]};
+	uint8_t want[1013];
 
-		for (size_t i = 0; i < 6000; i++)
-			abuf[i] = pat(i, 99);
-		memcpy(want, abuf, 10);
-		memcpy(want + 10, abuf + 100, 1000);
-		memcpy(want + 1010, abuf + 5000, 3);
-		POST(fi_writemsg(ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE));
-		expect_ok(&ctx[2], FI_RMA | FI_WRITE);
-		POST(fi_readv(ep, rv, NULL, 3, peer, win.addr + 3 * GUARD, win.key, &ctx[3]));
-		expect_ok(&ctx[3], FI_RMA | FI_READ);
-		if (memcmp(aread, want, 500) != 0 || memcmp(aread + 1000, want + 500, 13) != 0 ||
-		    memcmp(aread + 2000, want + 513, 500) != 0)
-			fail("writemsg of 3 iovs / readv of 3 iovs differ");
-		/* inject: the buffer is free on return; a read later finds the old bytes */
-		memset(abuf, 0x5a, 64);
-		POST(fi_inject_write(ep, abuf, 64, peer, win.addr, win.key));
-		memset(abuf, 0, 64);
-		POST(fi_read(ep, aread, 64, NULL, peer, win.addr, win.key, &ctx[4]));
-		expect_ok(&ctx[4], FI_RMA | FI_READ);
-		for (int i = 0; i < 64; i++)
-			if (aread[i] != 0x5a)
-				fail("inject_write: byte %d is %#x", i, aread[i]);
-		CHECK_RC(fi_writedata(ep, abuf, 8, NULL, 1, peer, win.addr, win.key, NULL),
-			 -FI_ENOSYS);
-		riov.len = 1;
-		m.rma_iov_count = 2;
-		CHECK_RC(fi_writemsg(ep, &m, 0), -FI_EINVAL); /* rma_iov_limit 1 */
-	}
+	for (size_t i = 0; i < 6000; i++)
+		abuf[i] = pat(i, 99);
+	memcpy(want, abuf, 10);
+	memcpy(want + 10, abuf + 100, 1000);
+	memcpy(want + 1010, abuf + 5000, 3);
+	POST(fi_writemsg(ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE));
+	expect_ok(&ctx[2], FI_RMA | FI_WRITE);
+	POST(fi_readv(ep, rv, NULL, 3, peer, win.addr + 3 * GUARD, win.key, &ctx[3]));
+	expect_ok(&ctx[3], FI_RMA | FI_READ);
+	if (memcmp(aread, want, 500) != 0 || memcmp(aread + 1000, want + 500, 13) != 0 ||
+	    memcmp(aread + 2000, want + 513, 500) != 0)
+		fail("writemsg of 3 iovs / readv of 3 iovs differ");
+	/* inject: the buffer is free on return; a read later finds the old bytes */
+	memset(abuf, 0x5a, 64);
+	POST(fi_inject_write(ep, abuf, 64, peer, win.addr, win.key));
+	memset(abuf, 0, 64);
+	POST(fi_read(ep, aread, 64, NULL, peer, win.addr, win.key, &ctx[4]));
+	expect_ok(&ctx[4], FI_RMA | FI_READ);
+	for (int i = 0; i < 64; i++)
+		if (aread[i] != 0x5a)
+			fail("inject_write: byte %d is %#x", i, aread[i]);
+	CHECK_RC(fi_writedata(ep, abuf, 8, NULL, 1, peer, win.addr, win.key, NULL),
+		 -FI_ENOSYS);
+	riov.len = 1;
+	m.rma_iov_count = 2;
+	CHECK_RC(fi_writemsg(ep, &m, 0), -FI_EINVAL); /* rma_iov_limit 1 */
+}
+
+/* A: refusals (nothing written, B checks), FI_EACCES error entries; the read-only region. */
+static void
+a_refusals(const struct region *w, const struct region *r, const struct region *d)
+{
+	struct region win = *w, ro = *r, dead = *d;
+	int ctx[2];
+
 	sync_step(200);
 	sync_step(-20); /* B marked the bytes the refused writes aim at */
 
@@ -309,6 +315,18 @@ run_a(void)
 			fail("read-only region byte %zu", i);
 	sync_step(300);
 	sync_step(-50); /* B set the start values */
+}
+
+/* A: atomics on the 64-bit words at win.addr + 0 .. and 32-bit at + 64 (B set them), and
+ * what is refused. */
+static void
+a_atomics(const struct region *w, const struct region *r)
+{
+	struct region win = *w, ro = *r;
+	uint64_t res, cmp, op64;
+	uint32_t res32, op32;
+	size_t count;
+	int ctx[4];
 
 	/* atomics on the 64-bit words at win.addr + 0 .. and 32-bit at + 64 (B set them) */
 	op64 = 5;
@@ -388,6 +406,22 @@ run_a(void)
 	POST(fi_atomic(ep, &op64, 1, NULL, peer, ro.addr, ro.key, FI_UINT64, FI_SUM, &ctx[3]));
 	expect_err(&ctx[3], FI_EACCES);
 	sync_step(400);
+}
+
+static void
+run_a(void)
+{
+	struct region win, ro, dead;
+	uint64_t op64;
+	int ctx[8];
+
+	get(&win, sizeof(win));
+	get(&ro, sizeof(ro));
+	get(&dead, sizeof(dead));
+	a_sizes(&win);
+	a_iovs(&win);
+	a_refusals(&win, &ro, &dead);
+	a_atomics(&win, &ro);
 
 	/* both add 1 N_ADD times to the word at + 24, A from here, B through itself */
 	op64 = 1;
