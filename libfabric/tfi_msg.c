@@ -4,11 +4,13 @@
  * the fi_ops_msg and fi_ops_tagged tables. Their completions are in tfi_progress.c.
  *
  * Data path (what the VNI API offers today, and the copies it costs):
- *   send      up to the VNI's short threshold (896 B): trd_vni_send() copies the bytes at post
- *             time (gathered first if the message has several iovs); longer: copied into a
- *             pool buffer, sent zero-copy from there, the buffer freed at completion.
+ *   send      up to the VNI's short threshold (896 B): gathered into a stack buffer through
+ *             the kernel (tfi_copy.c: an unmapped buffer is -FI_EFAULT), which trd_vni_send()
+ *             copies at post time; longer: gathered the same way into a pool buffer, sent
+ *             zero-copy from there, the buffer freed at completion.
  *   receive   posted into a pool buffer as large as the application's (at most max_msg_size),
- *             copied into the application's iovs when fi_cq_read finds its completion.
+ *             scattered into the application's iovs through the kernel when fi_cq_read finds
+ *             its completion (tfi_progress.c; an unwritable iov is an FI_EFAULT entry).
  *   tags      one 64-bit VNI tag: untagged messages carry TFI_MSG_TAG (bit 63), tagged ones
  *             their tag (bits 0..62). A tagged receive passes its tag and ignore mask to the
  *             engine's matcher (trd_vni_recv_mask), never ignoring bit 63.
