@@ -648,6 +648,11 @@ g_ep(void)
 	EXPECT(fi_enable(e2), -FI_ENOAV);
 	EXPECT(fi_send(e2, buf, LEN, NULL, self, NULL), -FI_EOPBADSTATE);
 	EXPECT(fi_close(&e2->fid), 0);
+	/* closes of objects still in use */
+	EXPECT(fi_close(&fabric->fid), -FI_EBUSY);
+	EXPECT(fi_close(&domain->fid), -FI_EBUSY);
+	EXPECT(fi_close(&av->fid), -FI_EBUSY);
+	EXPECT(fi_close(&cq->fid), -FI_EBUSY);
 	/* fi_trywait: NULL, a negative count, a fid that is not the provider's */
 	EXPECT(fi_trywait(fabric, NULL, 1), -FI_EINVAL);
 	EXPECT(fi_trywait(fabric, fids, -1), -FI_EINVAL);
