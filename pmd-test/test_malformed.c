@@ -332,9 +332,11 @@ cases_version_type_flags(void)
 			add(base(TRD_PKT_ACK), NULL, 0, 0, 0, A_ACK, w);
 			break;
 		case TRD_PKT_DONE:
+			/* well formed, naming an operation that is open but never left:
+			 * a verdict is taken only from the node the request went to, naming
+			 * its message (docs/reliability.md) */
 			p = base(TRD_PKT_DONE), p.aux = track_done_id, p.offset = 5;
-			add(p, NULL, 0, 0, 0, A_CTL, w);
-			msgs_want[RF_TRACK]++;
+			add(p, NULL, 0, 0, TRD_DROP_UNKNOWN_CPL, A_NONE, w);
 			break;
 		case TRD_PKT_ATOMIC:
 			atomic(K_RW, ATOM_OFF, TRD_ATOMIC_FADD, 5, 0, w);
@@ -343,9 +345,7 @@ cases_version_type_flags(void)
 			uint64_t old = rte_cpu_to_be_64(0xfeedULL);
 
 			p = base(TRD_PKT_ATOMIC_REPLY), p.aux = track_atom_id, p.msg_len = 8;
-			add(p, &old, 8, 0, 0, A_CTL, w);
-			msgs_want[RF_TRACK]++;
-			track_result_want = 0xfeed;
+			add(p, &old, 8, 0, TRD_DROP_UNKNOWN_CPL, A_NONE, w);
 			break;
 		}
 		case TRD_PKT_BUNDLE:
@@ -837,6 +837,10 @@ setup(void)
 	node = trd_node_create(&nc);
 	T_ASSERT(node != NULL, "node: %s", rte_strerror(rte_errno));
 	T_EQ(trd_node_set_session_secret(node, SK0, SK1), 0);
+	/* most frames here are unsequenced, to reach every receive check without a session:
+	 * the node acts on them as an unreliable one would (the strict default is
+	 * test_session's "unsequenced" part) */
+	T_EQ(trd_node_trust_unsequenced(node, 1), 0);
 	arena = aligned_alloc(PAGE, ARENA);
 	snap = malloc(ARENA);
 	model = calloc(1, REG);
@@ -996,7 +1000,7 @@ main(int argc, char **argv)
 		}
 		T_ASSERT(got == msgs_want[f], "fifo %u: %u messages, want %u", f, got, msgs_want[f]);
 	}
-	T_EQ(outcomes, 2);
+	T_EQ(outcomes, 0); /* the two open operations never left: nothing completes them */
 	T_EQ(track_result, track_result_want);
 
 	trd_node_free(node);

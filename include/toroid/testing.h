@@ -56,6 +56,14 @@ int trd_node_reset(struct trd_node *node);
 int trd_link_drain(struct trd_link *link);
 
 /**
+ * Let a reliable @p node act on unsequenced frames (@p on not 0) as an unreliable node does,
+ * or not (0, the default: it drops them as `unsequenced`, docs/reliability.md). For tests
+ * and fuzzers that reach the receive checks with frames made by hand, without a session.
+ * @return 0, -EINVAL or -EBUSY.
+ */
+int trd_node_trust_unsequenced(struct trd_node *node, int on);
+
+/**
  * Give @p node a known session secret (normally random) so that a test or fuzzer can answer
  * its challenges: see trd_session_cookie(). @return 0, -EINVAL or -EBUSY.
  */
