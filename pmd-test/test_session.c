@@ -24,6 +24,8 @@
  *           held lock; the real verdicts do. Run again at unreliable nodes, where frames
  *           outside a session are taken: a verdict from the wrong node or naming another
  *           message completes nothing (unknown_completion);
+ *  wedge:   one 71-byte frame, a put with ACKREQ and aux 0, makes no DONE the peer's parser
+ *           would refuse: the pair goes on;
  *  late_done: the verdict of a put failed by its peer's (false) death, arriving after its
  *           completion id was reused, does not complete the newer put;
  *  counter: B dies while a long zero-copy put to it is on its way: its injection counter is
@@ -770,6 +772,38 @@ test_unsequenced(void)
 	       "and a remote get outside the session were dropped, nothing acted on\n");
 }
 
+/* Item 5: one 71-byte frame, a put with ACKREQ and aux 0, wedged a pair: its DONE, with aux
+ * 0, was refused by the peer's parser (bad_length) every time it was resent, and everything
+ * behind it in B's session waited until the session died. B takes unsequenced frames here (as
+ * every reliable node did before item 3) so that the frame reaches its parser, which refuses
+ * it: no DONE is made, and A's next tracked put completes. */
+static void
+test_wedge(void)
+{
+	uint8_t f[128], one = 0x71;
+	struct trd_pkt p;
+	uint64_t bf = drops(B, TRD_DROP_BAD_FIELD), bl = drops(A, TRD_DROP_BAD_LENGTH);
+
+	memset(&p, 0, sizeof(p));
+	p.type = TRD_PKT_PUT;
+	p.flags = TRD_HF_ALL | TRD_HF_ACKREQ;
+	p.hops = 3;
+	p.dst[0] = 1;
+	p.key = trd_mr_key(mrb);
+	p.offset = MEM - 300;
+	p.msg_len = 1;
+	T_EQ(forge(f, p, &one, 1), 71);
+	T_EQ(trd_node_trust_unsequenced(B, 1), 0);
+	T_EQ(trd_node_rx_frame(B, f, 71, 0), 0);
+	T_EQ(trd_node_trust_unsequenced(B, 0), 0);
+	tracked_put(220000, 2000, 71);
+	T_EQ(outcome(71, 2000000), 0);
+	T_EQ(drops(B, TRD_DROP_BAD_FIELD) - bf, 1);
+	T_EQ(drops(A, TRD_DROP_BAD_LENGTH) - bl, 0);
+	printf("wedge: a 71-byte put with ACKREQ and aux 0 was refused (bad_field), no DONE "
+	       "with aux 0 was made, the pair goes on\n");
+}
+
 /* Item 9: a late verdict of an operation that failed when its peer was (falsely) declared
  * down must not complete a newer operation that got its completion id. B takes a tracked put
  * and answers; the answer is kept back; B falls silent, A declares it down and fails the put;
@@ -885,6 +919,8 @@ run(unsigned int dead_ms, bool all)
 		test_unsequenced();
 	if (all && part("forge"))
 		test_forge();
+	if (all && part("wedge"))
+		test_wedge();
 	if (all && part("session"))
 		test_forged_session();
 	if (all && part("ack"))
