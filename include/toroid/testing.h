@@ -18,7 +18,9 @@ extern "C" {
 
 /**
  * Hand @p len bytes at @p frame to @p node as a frame its loopback link received, then poll
- * the node once so that any reply, ack or forwarded packet is handed to its port.
+ * the node once so that any reply, ack or forwarded packet is handed to its port. A reliable
+ * node takes an unsequenced frame other than an ack there only if its source is the node
+ * itself (its own frames to itself); see trd_node_trust_unsequenced().
  *
  * The frame is copied into mbufs of the node's pool: one when @p seg is 0 and it fits,
  * otherwise a chain of segments of at most @p seg bytes (at most 64 segments: the last ones
