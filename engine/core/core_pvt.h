@@ -181,11 +181,16 @@ struct trd_rx_fate trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const
 void trd_eq_push(struct trd_eq *eq, const struct trd_event *ev);
 void trd_eq_free(struct trd_eq *eq);
 
-/* cpl.c: check and retire the completion a packet carries; 0 or TRD_DROP_UNKNOWN_CPL. */
-int trd_cpl_accept(struct trd_node *n, uint32_t id, uint8_t kind, uint64_t cookie);
+/* cpl.c: check and retire the completion packet @p p carries (its aux, from the node the
+ * completion was sent through: p->src); 0 or TRD_DROP_UNKNOWN_CPL. */
+int trd_cpl_accept(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64_t cookie);
 int trd_cpl_init(struct trd_node *n);
-/* cpl.c: the entry of a pending tracked operation, or NULL. */
-struct trd_cpl *trd_track_take(struct trd_node *n, uint32_t id);
+/* cpl.c: the entry of the pending tracked operation that the verdict @p p (DONE, atomic
+ * reply) names whole: its id (aux), the request's message id (offset) and the node the
+ * request went to (src); NULL if there is none. */
+struct trd_cpl *trd_track_take(struct trd_node *n, const struct trd_pkt *p);
+/* cpl.c: the message id of the request that carries operation @p id (when it leaves). */
+void trd_cpl_set_msg(struct trd_node *n, uint32_t id, uint32_t msg_id);
 /* cpl.c: give a taken tracked operation's id back. */
 void trd_track_done(struct trd_node *n, struct trd_cpl *c);
 /* ctl.c: send a control packet (DONE, ATOMIC_REPLY) from the engine; 0 or a drop cause. */

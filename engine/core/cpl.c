@@ -60,16 +60,28 @@ trd_node_cpl_pending(const struct trd_node *n)
 	return n == NULL ? 0 : __atomic_load_n(&n->cpl_pending, __ATOMIC_ACQUIRE);
 }
 
-int
-trd_cpl_accept(struct trd_node *n, uint32_t id, uint8_t kind, uint64_t cookie)
+/* The rank of the node that sent @p p (its source is inside the torus: checked on receipt). */
+static inline uint32_t
+src_rank(const struct trd_node *n, const struct trd_pkt *p)
 {
+	struct trd_coord s = {p->src[0], p->src[1], p->src[2]};
+	int r = trd_rank_of(n, s);
+
+	return r < 0 ? UINT32_MAX : (uint32_t)r;
+}
+
+int
+trd_cpl_accept(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64_t cookie)
+{
+	uint32_t id = p->aux;
 	struct trd_cpl *c;
 
 	if (id == 0 || id > TRD_N_CPL)
 		return TRD_DROP_UNKNOWN_CPL;
 	c = &n->cpl[id - 1];
+	/* from the node it was sent through (the reflector), with its cookie */
 	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != CPL_PENDING || c->kind != kind ||
-	    c->cookie != cookie)
+	    c->cookie != cookie || __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != src_rank(n, p))
 		return TRD_DROP_UNKNOWN_CPL;
 	cpl_release(n, id);
 	return 0;
@@ -145,16 +157,28 @@ trd_track_close(struct trd_node *n, uint32_t id)
 	return 0;
 }
 
-struct trd_cpl *
-trd_track_take(struct trd_node *n, uint32_t id)
+void
+trd_cpl_set_msg(struct trd_node *n, uint32_t id, uint32_t msg_id)
 {
-	uint32_t expect = CPL_PENDING;
+	if (id == 0 || id > TRD_N_CPL)
+		return;
+	__atomic_store_n(&n->cpl[id - 1].msg_id, msg_id, __ATOMIC_RELEASE);
+}
+
+struct trd_cpl *
+trd_track_take(struct trd_node *n, const struct trd_pkt *p)
+{
+	uint32_t expect = CPL_PENDING, id = p->aux;
 	struct trd_cpl *c;
 
 	if (id == 0 || id > TRD_N_CPL)
 		return NULL;
 	c = &n->cpl[id - 1];
+	/* the verdict names the operation whole: the id, the message that carried the request
+	 * (a message id is not reused for 2^32 messages), and the node it went to */
 	if (c->kind != TRD_CPL_TRACK ||
+	    __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != src_rank(n, p) ||
+	    __atomic_load_n(&c->msg_id, __ATOMIC_ACQUIRE) != p->offset ||
 	    !__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return NULL;

@@ -127,6 +127,9 @@ struct trd_cpl {
 	uint64_t *result;       /* TRACK: where an atomic's old value goes */
 	uint32_t peer;          /* rank the outcome comes from (failed if it goes down); counted
 				 * in node->owed while set: change it with trd_cpl_set_peer() */
+	uint32_t msg_id;        /* TRACK: message id of the request, which its verdict names: a
+				 * late verdict of an operation that failed cannot complete a newer
+				 * one that got its id */
 };
 
 /* A tracked operation (trd_track_open) in the completion table. */
@@ -240,6 +243,7 @@ struct trd_node {
 
 	/* reliability */
 	bool reliable;
+	bool trust_unseq;              /* tests and fuzzers: act on unsequenced frames (testing.h) */
 	uint8_t *down;                 /* by rank: declared down (atomic; read by posters) */
 	uint64_t vstep;
 	uint64_t sess_key[2];          /* secret of the session cookies (SipHash key) */

@@ -251,7 +251,7 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		/* a FIFO completion is one empty message carrying its cookie */
 		if (p->msg_len != 0)
 			return trd_fate(TRD_DROP_UNKNOWN_CPL, false);
-		cause = trd_cpl_accept(n, p->aux, TRD_CPL_FIFO, p->key);
+		cause = trd_cpl_accept(n, p, TRD_CPL_FIFO, p->key);
 		if (cause != 0)
 			return trd_fate(cause, false);
 	}

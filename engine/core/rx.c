@@ -70,7 +70,7 @@ rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t
 		if (p->pay_len != sizeof(cookie))
 			return TRD_DROP_UNKNOWN_CPL;
 		trd_pay_copy(m, &cookie, sizeof(cookie));
-		cause = trd_cpl_accept(n, p->aux, TRD_CPL_DOORBELL, cookie);
+		cause = trd_cpl_accept(n, p, TRD_CPL_DOORBELL, cookie);
 		if (cause != 0)
 			return cause;
 	}
@@ -120,7 +120,7 @@ rx_rget(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		if (cause != 0)
 			return cause;
 		ds[i].flags |= TRD_DF_REMOTE;
-		ds[i].msg_id = 0;
+		ds[i].msg_id = p->msg_id; /* a failure report names the remote get */
 	}
 	if (rte_ring_enqueue_bulk_elem(f->ring, ds, TRD_UNIT, nd * TRD_UNITS, NULL) == 0)
 		return TRD_DROP_FIFO_FULL; /* with ACKREQ, the requester hears of it */
@@ -180,7 +180,7 @@ rx_atomic(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 static struct trd_rx_fate
 rx_done(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 {
-	struct trd_cpl *c = trd_track_take(n, p->aux);
+	struct trd_cpl *c = trd_track_take(n, p);
 	struct trd_rx_fate f;
 	struct trd_msg *msg;
 
@@ -545,6 +545,11 @@ rx_one(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m)
 	}
 	if (p.seq != 0 && n->reliable)
 		return rx_sequenced(n, m, &p);
+	/* A reliable node acts on nothing outside a session but the session protocol itself
+	 * (the acks above): anyone on the segment can write an unsequenced frame. Only the
+	 * node's own frames to itself, on its loopback, carry no sequence number. */
+	if (n->reliable && !(l == n->lo && trd_coord_eq(n->coord, p.src)) && !n->trust_unseq)
+		return trd_fate(TRD_DROP_UNSEQUENCED, false);
 	{
 		struct trd_rx_fate f = rx_deliver(n, m, &p);
 

@@ -177,6 +177,17 @@ trd_node_reset(struct trd_node *n)
 }
 
 int
+trd_node_trust_unsequenced(struct trd_node *n, int on)
+{
+	if (n == NULL)
+		return -EINVAL;
+	if (served(n))
+		return -EBUSY;
+	n->trust_unseq = on != 0;
+	return 0;
+}
+
+int
 trd_node_set_session_secret(struct trd_node *n, uint64_t k0, uint64_t k1)
 {
 	if (n == NULL)

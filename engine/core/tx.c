@@ -154,6 +154,8 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 	if (d->op == TRD_OP_RGET && f->pkts_left != 1)
 		return TRD_DROP_BAD_DESC;
 	d->msg_id = n->next_msg_id++;
+	if (!(d->flags & TRD_DF_REMOTE) && (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ)))
+		trd_cpl_set_msg(n, d->aux, d->msg_id); /* its verdict names this message */
 	f->off = 0;
 
 	/* The wire header of every packet of this message, in network order; emit() fills in
@@ -312,6 +314,7 @@ fifo_next(struct trd_node *n, struct trd_fifo *f)
 {
 	for (;;) {
 		struct trd_desc *d;
+		uint32_t req_msg;
 		int cause;
 
 		if (f->stage_i == f->stage_n && stage_refill(f) == 0)
@@ -339,6 +342,7 @@ fifo_next(struct trd_node *n, struct trd_fifo *f)
 			}
 			f->stage_i += have;
 		}
+		req_msg = d->msg_id; /* a remote descriptor's: the remote get that carried it */
 		cause = desc_start(n, f);
 		if (likely(cause == 0)) {
 			f->busy = true;
@@ -354,10 +358,11 @@ fifo_next(struct trd_node *n, struct trd_fifo *f)
 			trd_cpl_fail(n, d->aux, (unsigned int)cause); /* ours: fail it here */
 		else if ((d->flags & (TRD_DF_REMOTE | TRD_DF_ACKREQ)) ==
 			 (TRD_DF_REMOTE | TRD_DF_ACKREQ)) {
-			/* a remote get asked us for something we cannot do: tell the requester */
+			/* a remote get asked us for something we cannot do: tell the requester,
+			 * naming its remote get as the verdict on it would */
 			uint8_t to[3] = {d->dst.x, d->dst.y, d->dst.z};
 
-			trd_ctl_send(n, to, TRD_PKT_DONE, d->aux, (uint64_t)cause, 0, NULL, 0);
+			trd_ctl_send(n, to, TRD_PKT_DONE, d->aux, (uint64_t)cause, req_msg, NULL, 0);
 		}
 	}
 }

@@ -174,6 +174,16 @@ main(void)
 	p.flags |= TRD_HF_CPL;
 	len = build(&p);
 	T_ASSERT(parse(len, &q) == 0 && q.aux == 5);
+	/* ... and where one belongs, an id: a verdict would carry aux 0, which is refused */
+	p.aux = 0;
+	len = build(&p);
+	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_FIELD);
+	p.flags = (uint16_t)((p.flags & ~TRD_HF_CPL) | TRD_HF_ACKREQ);
+	len = build(&p);
+	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_FIELD);
+	p.aux = 7;
+	len = build(&p);
+	T_ASSERT(parse(len, &q) == 0 && q.aux == 7);
 	p = sample(TRD_PKT_RGET);
 	p.flags |= TRD_HF_CPL;
 	p.aux = 1;

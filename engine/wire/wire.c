@@ -92,6 +92,11 @@ parse(const uint8_t *f, uint32_t len, struct trd_pkt *p, bool eth)
 	    p->type != TRD_PKT_DONE && p->type != TRD_PKT_ATOMIC && p->type != TRD_PKT_ATOMIC_REPLY &&
 	    p->type != TRD_PKT_BUNDLE)
 		return TRD_DROP_BAD_FIELD;
+	/* ... and where one is involved, it names one: a frame that asks for a verdict (ACKREQ)
+	 * gets one carrying its aux, and a verdict with aux 0 is refused here (below), so it
+	 * would be resent for ever in its session; a completion of id 0 completes nothing */
+	if ((p->flags & (TRD_HF_CPL | TRD_HF_ACKREQ)) && p->aux == 0)
+		return TRD_DROP_BAD_FIELD;
 	if ((uint32_t)p->pay_len + ((p->flags & TRD_HF_CRC) ? 4u : 0u) > len - TRD_FRAME_HLEN)
 		return TRD_DROP_BAD_LENGTH;
 	/* The payload lies inside the message, whatever the type. */

@@ -18,7 +18,9 @@ extern "C" {
 
 /**
  * Hand @p len bytes at @p frame to @p node as a frame its loopback link received, then poll
- * the node once so that any reply, ack or forwarded packet is handed to its port.
+ * the node once so that any reply, ack or forwarded packet is handed to its port. A reliable
+ * node takes an unsequenced frame other than an ack there only if its source is the node
+ * itself (its own frames to itself); see trd_node_trust_unsequenced().
  *
  * The frame is copied into mbufs of the node's pool: one when @p seg is 0 and it fits,
  * otherwise a chain of segments of at most @p seg bytes (at most 64 segments: the last ones
@@ -54,6 +56,14 @@ int trd_node_reset(struct trd_node *node);
  * @return the number of frames freed, or -EINVAL.
  */
 int trd_link_drain(struct trd_link *link);
+
+/**
+ * Let a reliable @p node act on unsequenced frames (@p on not 0) as an unreliable node does,
+ * or not (0, the default: it drops them as `unsequenced`, docs/reliability.md). For tests
+ * and fuzzers that reach the receive checks with frames made by hand, without a session.
+ * @return 0, -EINVAL or -EBUSY.
+ */
+int trd_node_trust_unsequenced(struct trd_node *node, int on);
 
 /**
  * Give @p node a known session secret (normally random) so that a test or fuzzer can answer

@@ -264,7 +264,8 @@ struct trd_node_conf {
 				    *   (docs/wire-format.md); the engine never waits for more */
 	unsigned int n_eqs;        /**< event queues made at creation: min(CPUs, this) (default 4) */
 	/* Reliability (docs/reliability.md): on unless @c unreliable. */
-	bool unreliable;           /**< no sequence numbers, acks or retransmission */
+	bool unreliable;           /**< no sequence numbers, acks or retransmission; takes
+				    *   unsequenced frames: trusts its segment (docs/reliability.md) */
 	unsigned int rel_window;   /**< packets in flight per peer (default 256, power of 2, max 4096) */
 	unsigned int rto_us;       /**< least retransmission timeout (default 2000 us); above it
 				    *   srtt + 4 rttvar, doubling while nothing is acked */

@@ -186,7 +186,8 @@ _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 b
 	X(WINDOW, "window_exceeded")        /* a sequence number beyond the receive window */      \
 	X(BAD_SESSION, "bad_session")       /* sequenced packet of a session we do not know */     \
 	X(PEER_DOWN, "peer_down")           /* to or from a peer declared down */                  \
-	X(BAD_ENCAP, "bad_encap")           /* IPv4/UDP wrapper malformed, or not from the peer */
+	X(BAD_ENCAP, "bad_encap")           /* IPv4/UDP wrapper malformed, or not from the peer */ \
+	X(UNSEQUENCED, "unsequenced")       /* changes state outside a session (reliable node) */
 
 /** Drop causes; 0 is "no drop", so parsers can return 0 for a good frame. */
 enum trd_drop {
