@@ -27,7 +27,9 @@ const struct dec_flag dec_hdr_flags[] = {
 const size_t dec_n_hdr_flags = sizeof(dec_hdr_flags) / sizeof(dec_hdr_flags[0]);
 #define DEC_N_HDR_FLAGS dec_n_hdr_flags
 
-/* Descriptor flags and operations, for remote-get payloads (-v). */
+/* Descriptor flags and operations, for remote-get payloads (-v). One row per flag (clang-format
+ * would pack the rows into columns). */
+/* clang-format off */
 static const struct dec_flag dec_desc_flags[] = {
 	{TRD_DF_SRC_MR, 'M', "src_mr"},
 	{TRD_DF_IMM, 'I', "imm"},
@@ -38,6 +40,7 @@ static const struct dec_flag dec_desc_flags[] = {
 	{TRD_DF_ACKREQ, 'A', "ackreq"},
 #endif
 };
+/* clang-format on */
 
 static const char *const dec_op_names[] = {"none", "put", "fifo", "rget", "atomic"};
 

@@ -127,7 +127,8 @@ struct dump_state {
 	struct dec_ctx dec;
 	pcap_t *pd;
 	pcap_dumper_t *dumper;
-	struct bpf_program prog; /* a file's BPF filter, run here so frame numbers stay the file's */
+	/* a file's BPF filter, run here so that frame numbers stay the file's */
+	struct bpf_program prog;
 	int have_prog;
 	long long matched;
 	uint64_t seen;
