@@ -10,7 +10,7 @@ NINJA    ?= ninja
 # Debian packages the build and the tests need.
 PACKAGES ?= gcc pkg-config meson ninja-build libdpdk-dev dpdk dpdk-dev libpcap-dev libinih-dev \
             tcpdump python3 tshark clang libclang-rt-14-dev iproute2 valgrind man-db \
-            libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev git
+            libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev git clang-format
 # What `make bench` compares against (peers measured in the same run), installed by bench itself.
 BENCH_PACKAGES ?= ucx-utils sockperf netpipe-openmpi
 SUITES   ?= unit pmd

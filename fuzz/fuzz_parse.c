@@ -7,7 +7,9 @@
  *    same bytes, and the CRC check agrees with a bit-by-bit CRC32C;
  *  - trd_wire_parse_any() (either framing, IPv4/UDP too) agrees with trd_wire_parse() on a
  *    plain frame, and on an encapsulated one puts the header and its payload inside the
- *    datagram.
+ *    datagram;
+ *  - toroid-dump's decoder (decode/) gives the parser's verdict, and its text (the line,
+ *    -v, --fields), whole or as a truncated capture, reads nothing outside the frame.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +17,8 @@
 #include <string.h>
 
 #include <toroid/wire.h>
+
+#include "decode.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -98,6 +102,33 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(trd_wire_udp_check(data, len, 0) == 0);
 			CHECK(off + TRD_HDR_LEN + a.pay_len <= len);
 		}
+	}
+	{
+		static struct dec_ctx dec; /* kept from input to input: the VNI grants seen */
+		struct dec_frame f = {.data = data, .len = len, .wire_caplen = len};
+		int good = rc == 0 && trd_wire_crc_check(data, len, &p) == 0;
+
+		if (dec.out == NULL) {
+			dec_init(&dec, fopen("/dev/null", "w"));
+			CHECK(dec.out != NULL);
+		}
+		dec_classify(&dec, &f);
+		CHECK(f.cause >= 0 && f.cause < TRD_DROP_MAX);
+		if (len >= TRD_ETH_HLEN && data[12] == 0x88 && data[13] == 0xB5) {
+			CHECK((f.cls == DEC_GOOD) == good && !f.encap);
+			if (good)
+				CHECK(f.p.type == p.type && f.p.key == p.key &&
+				      f.p.pay_len == p.pay_len && f.p.msg_id == p.msg_id);
+		}
+		dec_print_line(&dec, &f, 1);
+		dec_print_verbose(&dec, &f);
+		dec_print_fields(&dec, &f);
+		/* as a capture that kept only half the frame (toroid-dump pads the rest) */
+		f = (struct dec_frame){.data = data, .len = len, .wire_caplen = len / 2,
+				       .truncated = len / 2 < len};
+		dec_classify(&dec, &f);
+		dec_print_line(&dec, &f, 1);
+		dec_print_verbose(&dec, &f);
 	}
 	free(odd);
 	return 0;

@@ -196,18 +196,17 @@ mkdirs(void)
 	mkdir(p, 0755);
 }
 
+/* The payload bytes every seed draws from. */
+static uint8_t pay[4096];
+
+/* Puts: whole, in segments, with CRC, padded, sequenced, forwarded. */
 static void
-seeds(void)
+seeds_put(void)
 {
-	static uint8_t pay[4096];
-	uint64_t rw = trd_mr_key(z.rw), ro = trd_mr_key(z.ro), db = trd_mr_key(z.db);
-	struct trd_coord peer = {1, 0, 0};
+	uint64_t rw = trd_mr_key(z.rw);
+	uint64_t db = trd_mr_key(z.db);
 	struct trd_pkt p;
 
-	for (unsigned int i = 0; i < sizeof(pay); i++)
-		pay[i] = (uint8_t)(i * 13 + 1);
-
-	/* ---- put ---- */
 	seed_begin("put", true);
 	p = pkt(TRD_PKT_PUT), p.key = rw, p.counter = z.ctr[0], p.msg_len = 100, p.msg_id = 1;
 	frame(p, pay, 100);
@@ -269,8 +268,15 @@ seeds(void)
 	frame(p, pay, 40);
 	p.src[0] = 0, p.src[1] = 1, p.dst[1] = 0, p.epoch = 5, p.seq = 1, frame(p, pay, 40);
 	seed_end();
+}
 
-	/* ---- memory FIFO ---- */
+/* Memory-FIFO messages: short, multi-packet, out of order, acknowledged, overflowing. */
+static void
+seeds_fifo(void)
+{
+	uint64_t rw = trd_mr_key(z.rw);
+	struct trd_pkt p;
+
 	seed_begin("fifo", true);
 	p = pkt(TRD_PKT_FIFO), p.key = 77, p.msg_len = 33, p.msg_id = 3, frame(p, pay, 33);
 	p.fifo = 3, p.counter = z.ctr[2], p.msg_len = 0, p.msg_id = 4, frame(p, NULL, 0);
@@ -307,8 +313,17 @@ seeds(void)
 	for (unsigned int i = 0; i < FZ_CONF_REC_SIZE + 1; i++)
 		p.msg_id = 100 + i, frame(p, pay, 8);
 	seed_end();
+}
 
-	/* ---- remote get ---- */
+/* Remote gets (descriptors in the payload), and the acknowledgements that follow. */
+static void
+seeds_rget(void)
+{
+	uint64_t rw = trd_mr_key(z.rw);
+	uint64_t ro = trd_mr_key(z.ro);
+	struct trd_coord peer = {1, 0, 0};
+	struct trd_pkt p;
+
 	{
 		struct trd_desc d[3];
 
@@ -361,8 +376,16 @@ seeds(void)
 		p = pkt(TRD_PKT_ACK), p.ack = isn_e, p.offset = epoch_e, frame(p, NULL, 0);
 	}
 	seed_end();
+}
 
-	/* ---- bundles: several messages behind entry headers, unsequenced and in a session ---- */
+/* Bundles: several messages behind entry headers, unsequenced and in a session. */
+static void
+seeds_bundle(void)
+{
+	uint64_t rw = trd_mr_key(z.rw);
+	uint64_t ro = trd_mr_key(z.ro);
+	struct trd_pkt p;
+
 	seed_begin("bundle", false);
 	{
 		uint8_t b[512];
@@ -384,8 +407,15 @@ seeds(void)
 		frame(p, b, (uint16_t)n);
 	}
 	seed_end();
+}
 
-	/* ---- replies and completions for operations nobody started ---- */
+/* Replies and completions for operations nobody started. */
+static void
+seeds_replies(void)
+{
+	uint64_t db = trd_mr_key(z.db);
+	struct trd_pkt p;
+
 	seed_begin("done", false);
 	session(40, 0);
 	p = pkt(TRD_PKT_DONE), p.aux = 1, p.key = TRD_DROP_BAD_KEY, p.offset = 77, frame(p, NULL, 0);
@@ -401,8 +431,15 @@ seeds(void)
 	p = pkt(TRD_PKT_PUT), p.flags |= TRD_HF_CPL, p.aux = 3, p.key = db, p.msg_len = 8;
 	frame(p, pay, 8);
 	seed_end();
+}
 
-	/* ---- atomics ---- */
+/* Atomics, each operation, in a session. */
+static void
+seeds_atomics(void)
+{
+	uint64_t rw = trd_mr_key(z.rw);
+	struct trd_pkt p;
+
 	seed_begin("atomics", true);
 	{
 		struct trd_wire_atomic a;
@@ -420,8 +457,15 @@ seeds(void)
 		p.flags |= TRD_HF_CRC, p.seq = 4, p.aux = 30, p.offset = 16, frame(p, &a, sizeof(a));
 	}
 	seed_end();
+}
 
-	/* ---- sessions ---- */
+/* Sessions restarted, and a payload CRC that fails. */
+static void
+seeds_sessions(void)
+{
+	uint64_t rw = trd_mr_key(z.rw);
+	struct trd_pkt p;
+
 	seed_begin("session_restart", false);
 	p = pkt(TRD_PKT_PUT), p.key = rw, p.msg_len = 4, p.epoch = 30;
 	p.seq = 1, frame(p, pay, 4); /* before its echo: challenged */
@@ -440,6 +484,20 @@ seeds(void)
 	frame(p, pay, 16);
 	s.buf[s.len - 1] ^= 1;
 	seed_end();
+}
+
+static void
+seeds(void)
+{
+	for (unsigned int i = 0; i < sizeof(pay); i++)
+		pay[i] = (uint8_t)(i * 13 + 1);
+	seeds_put();
+	seeds_fifo();
+	seeds_rget();
+	seeds_bundle();
+	seeds_replies();
+	seeds_atomics();
+	seeds_sessions();
 }
 
 int

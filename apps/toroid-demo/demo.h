@@ -47,11 +47,12 @@
 #define DEMO_REC_FIFO 0            /* reception FIFO of FIFO messages */
 #define DEMO_INJ_FIFO 0            /* injection FIFO the demo posts into */
 #define DEMO_RGET_FIFO 1           /* target injection FIFO of remote-get descriptors */
-#define DEMO_REFL_INJ_FIFO 2       /* injection FIFO of puts with reflection (its own, so that
-				    * its packet counter counts nothing else) */
+#define DEMO_REFL_INJ_FIFO 2       /* injection FIFO of puts with reflection: its own */
 #define DEMO_CPL_REC_FIFO 1        /* reception FIFO of FIFO-kind completions */
 #define DEMO_TITLE_W 29            /* width of the operation column */
 #define DEMO_MAX_LAT (DEMO_MAX_NODES * DEMO_MAX_NODES) /* latencies per (operation, size) */
+/* (puts with reflection have an injection FIFO of their own so that its packet counter counts
+ * nothing else) */
 
 extern const char demo_default_sizes[];
 extern const char demo_default_rsizes[]; /* put+reflect rows */

@@ -195,6 +195,192 @@ demo_eq_drain(struct demo_xfer *x, struct demo_node *dn)
 		demo_xfail(x, "trd_eq_poll: %s", rte_strerror(-n));
 }
 
+/* One put with reflection completion: what it asks for and what was read before it. */
+struct demo_refl {
+	enum trd_cpl_kind kind;
+	enum trd_cpl_mode mode;
+	size_t soff, doff;
+	const uint8_t *want; /* the source may be overwritten */
+	uint64_t cookie;     /* never 0, the doorbell page's idle value */
+	uint64_t need;       /* packets: data + remote get */
+	uint64_t rget0[DEMO_MAX_NODES];
+	struct trd_fifo_stats fs0;
+	struct trd_cpl_spec spec;
+	struct trd_coord refl; /* the node expected to take the remote get */
+	struct demo_guard g;
+};
+
+/* The source and target bytes, the reflector, the completion spec, the counters, and the
+ * statistics before the post; -1 (failed, said) or 0. */
+static int
+demo_reflect_prepare(struct demo_xfer *x, struct demo_refl *r)
+{
+	struct demo *dm = x->dm;
+	struct demo_node *o = x->org, *t = x->tgt;
+	int rc;
+
+	r->kind = demo_ops[x->op].kind;
+	r->mode = demo_ops[x->op].mode;
+	r->soff = demo_offset(&x->rng);
+	r->doff = demo_offset(&x->rng);
+	r->want = dm->kept + r->soff;
+	r->cookie = demo_rand(&x->rng) | 1;
+	r->need = (x->len + dm->payload - 1) / dm->payload + 1;
+	r->spec = (struct trd_cpl_spec){.kind = r->kind, .mode = r->mode, .cookie = r->cookie};
+	demo_fill(dm->src + r->soff, x->len, &x->rng);
+	memcpy(dm->kept + r->soff, dm->src + r->soff, x->len);
+	demo_dst_prepare(x, t->wbuf, r->doff, r->want, &r->g);
+	if (r->mode == TRD_CPL_DELIVERY) {
+		r->refl = t->coord;
+	} else {
+		rc = trd_node_reflector(o->node, &r->refl);
+		if (rc == -ENOENT) {
+			r->refl = t->coord; /* no neighbour: the target reflects */
+		} else if (rc != 0) {
+			demo_xfail(x, "trd_node_reflector: %s", rte_strerror(-rc));
+			return -1;
+		}
+	}
+	if (r->kind == TRD_CPL_FIFO) {
+		r->spec.fifo = DEMO_CPL_REC_FIFO;
+	} else {
+		r->spec.doorbell = o->dbmr;
+		r->spec.offset = (dm->db_seq++ % (dm->db_len / 8)) * 8;
+	}
+	rc = trd_counter_set(t->node, t->ctr_rec, x->len);
+	if (rc == 0)
+		rc = trd_counter_set(o->node, o->ctr_inj, x->len);
+	if (rc != 0) {
+		demo_xfail(x, "trd_counter_set: %s", rte_strerror(-rc));
+		return -1;
+	}
+	rc = trd_fifo_stats_get(o->rinj, &r->fs0);
+	if (rc == 0)
+		rc = demo_rget_counts(dm, r->rget0);
+	if (rc != 0) {
+		demo_xfail(x, "reading statistics: %s", rte_strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Exactly one remote get since the post, taken by the expected reflector. */
+static void
+demo_reflect_check_rget(struct demo_xfer *x, const struct demo_refl *r)
+{
+	struct demo *dm = x->dm;
+	uint64_t rget1[DEMO_MAX_NODES];
+	char who[DEMO_MAX_NODES * 24], a[16], b[16];
+	size_t used = 0;
+	bool ok = true;
+	int rc = demo_rget_counts(dm, rget1);
+
+	if (rc != 0) {
+		demo_xfail(x, "reading statistics: %s", rte_strerror(-rc));
+		return;
+	}
+	who[0] = '\0';
+	for (unsigned int i = 0; i < dm->n_nodes; i++) {
+		struct trd_coord c = dm->nodes[i].coord;
+		bool is_refl = c.x == r->refl.x && c.y == r->refl.y && c.z == r->refl.z;
+		uint64_t got = rget1[i] - r->rget0[i];
+
+		ok &= got == (is_refl ? 1 : 0);
+		if (got != 0 && used < sizeof(who))
+			used += (size_t)snprintf(who + used, sizeof(who) - used, "%s%s x%" PRIu64,
+						 used ? ", " : "", demo_coord_str(c, a, sizeof(a)),
+						 got);
+	}
+	if (!ok)
+		demo_xfail(x, "the remote get was taken by %s, want the %s %s x1",
+			   used ? who : "no node", r->mode == TRD_CPL_LOCAL ? "reflector" : "target",
+			   demo_coord_str(r->refl, b, sizeof(b)));
+}
+
+/* The completion message: from the reflector, empty, the cookie, the FIFO asked for. */
+static void
+demo_reflect_check_msg(struct demo_xfer *x, const struct demo_refl *r, const struct trd_msg *msg)
+{
+	char a[16], b[16];
+
+	if (msg->src.x != r->refl.x || msg->src.y != r->refl.y || msg->src.z != r->refl.z)
+		demo_xfail(x, "completion sent by %s, want the %s %s",
+			   demo_coord_str(msg->src, a, sizeof(a)),
+			   r->mode == TRD_CPL_LOCAL ? "reflector" : "target",
+			   demo_coord_str(r->refl, b, sizeof(b)));
+	if (msg->len != 0)
+		demo_xfail(x, "completion message has %u bytes, want 0", msg->len);
+	if (msg->user != r->cookie)
+		demo_xfail(x,
+			   "completion user word is 0x%016" PRIx64 ", want the cookie "
+			   "0x%016" PRIx64,
+			   msg->user, r->cookie);
+	if (msg->fifo != DEMO_CPL_REC_FIFO)
+		demo_xfail(x, "completion message says FIFO %u, want %d", msg->fifo,
+			   DEMO_CPL_REC_FIFO);
+}
+
+/* The doorbell word holds the cookie (the wait saw it), and nothing else moved. */
+static void
+demo_reflect_check_doorbell(struct demo_xfer *x, const struct demo_refl *r)
+{
+	volatile const uint64_t *db = x->org->db;
+	uint64_t word = r->spec.offset / 8;
+
+	if (db[word] != r->cookie)
+		demo_xfail(x,
+			   "doorbell word %" PRIu64 " is 0x%016" PRIx64
+			   ", want the cookie 0x%016" PRIx64,
+			   word, db[word], r->cookie);
+	for (size_t w = 0; w < x->dm->db_len / 8; w++) {
+		if (w != word && db[w] != 0) {
+			demo_xfail(x,
+				   "doorbell word %zu was written (0x%016" PRIx64
+				   "), only word %" PRIu64 " should be",
+				   w, db[w], word);
+			break;
+		}
+	}
+}
+
+/* What must hold the moment the completion arrives. */
+static void
+demo_reflect_completed(struct demo_xfer *x, const struct demo_refl *r, const struct trd_msg *msg)
+{
+	struct demo *dm = x->dm;
+	struct demo_node *o = x->org, *t = x->tgt;
+	struct trd_fifo_stats fs1;
+	unsigned int pending;
+	int rc;
+
+	x->cpl = true;
+	/* a local completion frees the source: overwrite it before anything else, so a
+	 * resend that still read it would carry the wrong bytes to the target */
+	if (r->mode == TRD_CPL_LOCAL)
+		for (uint32_t i = 0; i < x->len; i++)
+			dm->src[r->soff + i] = (uint8_t)~r->want[i];
+	/* first what must already hold now, before anything else can catch up */
+	if (r->mode == TRD_CPL_DELIVERY)
+		demo_check_bytes(x, "target region when the delivery completion arrived",
+				 t->wbuf + r->doff, r->want, x->len);
+	rc = trd_fifo_stats_get(o->rinj, &fs1);
+	if (rc != 0)
+		demo_xfail(x, "trd_fifo_stats_get: %s", rte_strerror(-rc));
+	else if (fs1.pkts_sent - r->fs0.pkts_sent < r->need)
+		demo_xfail(x,
+			   "completion before the data left: injection FIFO %d handed %" PRIu64
+			   " packet(s) to a port, want %" PRIu64 " (data and remote get)",
+			   DEMO_REFL_INJ_FIFO, fs1.pkts_sent - r->fs0.pkts_sent, r->need);
+	pending = trd_node_cpl_pending(o->node);
+	if (pending != 0)
+		demo_xfail(x, "%u completion(s) still outstanding at the origin", pending);
+	demo_reflect_check_rget(x, r);
+	if (r->kind == TRD_CPL_FIFO)
+		demo_reflect_check_msg(x, r, msg);
+	else
+		demo_reflect_check_doorbell(x, r);
+}
+
 /*
  * A put with reflection completion of the row's kind and mode. At the moment the completion
  * arrives: the reflection FIFO has handed the data packets and the remote get to a port; in
@@ -209,61 +395,18 @@ demo_reflect(struct demo_xfer *x)
 {
 	struct demo *dm = x->dm;
 	struct demo_node *o = x->org, *t = x->tgt;
-	const enum trd_cpl_kind kind = demo_ops[x->op].kind;
-	const enum trd_cpl_mode mode = demo_ops[x->op].mode;
-	size_t soff = demo_offset(&x->rng), doff = demo_offset(&x->rng);
-	const uint8_t *want = dm->kept + soff; /* the source may be overwritten */
-	uint64_t cookie = demo_rand(&x->rng) | 1; /* never 0, the doorbell page's idle value */
-	uint64_t need = (x->len + dm->payload - 1) / dm->payload + 1; /* data + remote get */
-	uint64_t rget0[DEMO_MAX_NODES], rget1[DEMO_MAX_NODES];
-	struct trd_cpl_spec spec = {.kind = kind, .mode = mode, .cookie = cookie};
-	struct trd_fifo_stats fs0, fs1;
+	struct demo_refl r;
 	struct trd_msg *msg = NULL;
-	struct trd_coord refl;
-	struct demo_guard g;
 	struct trd_desc d;
-	char a[16], b[16];
-	unsigned int pending;
+	char a[16];
 	int rc;
 
-	demo_fill(dm->src + soff, x->len, &x->rng);
-	memcpy(dm->kept + soff, dm->src + soff, x->len);
-	demo_dst_prepare(x, t->wbuf, doff, want, &g);
-	if (mode == TRD_CPL_DELIVERY) {
-		refl = t->coord;
-	} else {
-		rc = trd_node_reflector(o->node, &refl);
-		if (rc == -ENOENT) {
-			refl = t->coord; /* no neighbour: the target reflects */
-		} else if (rc != 0) {
-			demo_xfail(x, "trd_node_reflector: %s", rte_strerror(-rc));
-			return DEMO_FAIL;
-		}
-	}
-	if (kind == TRD_CPL_FIFO) {
-		spec.fifo = DEMO_CPL_REC_FIFO;
-	} else {
-		spec.doorbell = o->dbmr;
-		spec.offset = (dm->db_seq++ % (dm->db_len / 8)) * 8;
-	}
-	rc = trd_counter_set(t->node, t->ctr_rec, x->len);
-	if (rc == 0)
-		rc = trd_counter_set(o->node, o->ctr_inj, x->len);
-	if (rc != 0) {
-		demo_xfail(x, "trd_counter_set: %s", rte_strerror(-rc));
+	if (demo_reflect_prepare(x, &r) != 0)
 		return DEMO_FAIL;
-	}
-	rc = trd_fifo_stats_get(o->rinj, &fs0);
-	if (rc == 0)
-		rc = demo_rget_counts(dm, rget0);
-	if (rc != 0) {
-		demo_xfail(x, "reading statistics: %s", rte_strerror(-rc));
-		return DEMO_FAIL;
-	}
-	trd_desc_put(&d, t->coord, dm->src + soff, x->len, trd_mr_key(t->wmr), doff, o->ctr_inj,
-		     t->ctr_rec);
+	trd_desc_put(&d, t->coord, dm->src + r.soff, x->len, trd_mr_key(t->wmr), r.doff,
+		     o->ctr_inj, t->ctr_rec);
 	x->t_post = trd_time_us();
-	rc = demo_inject_reflect(o, &d, &spec, dm->opt.timeout_us, &x->tsc_post);
+	rc = demo_inject_reflect(o, &d, &r.spec, dm->opt.timeout_us, &x->tsc_post);
 	if (rc == -EINTR)
 		return DEMO_INTR;
 	if (rc != 0) {
@@ -271,110 +414,27 @@ demo_reflect(struct demo_xfer *x)
 		return DEMO_FAIL;
 	}
 
-	if (kind == TRD_CPL_FIFO)
+	if (r.kind == TRD_CPL_FIFO)
 		rc = demo_rec_fifo_wait(o->cpl, &msg, dm->opt.timeout_us);
 	else
-		rc = demo_doorbell_wait(o->dbmr, spec.offset, cookie, dm->opt.db_wait,
+		rc = demo_doorbell_wait(o->dbmr, r.spec.offset, r.cookie, dm->opt.db_wait,
 					dm->opt.timeout_us);
 	x->tsc_cpl = rte_rdtsc();
 	if (rc == -EINTR) {
 		trd_msg_free(msg);
 		return DEMO_INTR;
 	}
-	if (rc == 0) {
-		x->cpl = true;
-		/* a local completion frees the source: overwrite it before anything else, so a
-		 * resend that still read it would carry the wrong bytes to the target */
-		if (mode == TRD_CPL_LOCAL)
-			for (uint32_t i = 0; i < x->len; i++)
-				dm->src[soff + i] = (uint8_t)~want[i];
-		/* first what must already hold now, before anything else can catch up */
-		if (mode == TRD_CPL_DELIVERY)
-			demo_check_bytes(x, "target region when the delivery completion arrived",
-					 t->wbuf + doff, want, x->len);
-		rc = trd_fifo_stats_get(o->rinj, &fs1);
-		if (rc != 0)
-			demo_xfail(x, "trd_fifo_stats_get: %s", rte_strerror(-rc));
-		else if (fs1.pkts_sent - fs0.pkts_sent < need)
-			demo_xfail(x,
-				   "completion before the data left: injection FIFO %d handed %" PRIu64
-				   " packet(s) to a port, want %" PRIu64 " (data and remote get)",
-				   DEMO_REFL_INJ_FIFO, fs1.pkts_sent - fs0.pkts_sent, need);
-		pending = trd_node_cpl_pending(o->node);
-		if (pending != 0)
-			demo_xfail(x, "%u completion(s) still outstanding at the origin", pending);
-		rc = demo_rget_counts(dm, rget1);
-		if (rc != 0)
-			demo_xfail(x, "reading statistics: %s", rte_strerror(-rc));
-		if (rc == 0) {
-			/* exactly one remote get, taken by the expected reflector */
-			char who[DEMO_MAX_NODES * 24];
-			size_t used = 0;
-			bool ok = true;
-
-			who[0] = '\0';
-			for (unsigned int r = 0; r < dm->n_nodes; r++) {
-				struct trd_coord c = dm->nodes[r].coord;
-				bool is_refl = c.x == refl.x && c.y == refl.y && c.z == refl.z;
-				uint64_t got = rget1[r] - rget0[r];
-
-				ok &= got == (is_refl ? 1 : 0);
-				if (got != 0 && used < sizeof(who))
-					used += (size_t)snprintf(who + used, sizeof(who) - used,
-								 "%s%s x%" PRIu64, used ? ", " : "",
-								 demo_coord_str(c, a, sizeof(a)), got);
-			}
-			if (!ok)
-				demo_xfail(x, "the remote get was taken by %s, want the %s %s x1",
-					   used ? who : "no node",
-					   mode == TRD_CPL_LOCAL ? "reflector" : "target",
-					   demo_coord_str(refl, b, sizeof(b)));
-		}
-		if (kind == TRD_CPL_FIFO) {
-			if (msg->src.x != refl.x || msg->src.y != refl.y || msg->src.z != refl.z)
-				demo_xfail(x, "completion sent by %s, want the %s %s",
-					   demo_coord_str(msg->src, a, sizeof(a)),
-					   mode == TRD_CPL_LOCAL ? "reflector" : "target",
-					   demo_coord_str(refl, b, sizeof(b)));
-			if (msg->len != 0)
-				demo_xfail(x, "completion message has %u bytes, want 0", msg->len);
-			if (msg->user != cookie)
-				demo_xfail(x,
-					   "completion user word is 0x%016" PRIx64 ", want the cookie "
-					   "0x%016" PRIx64,
-					   msg->user, cookie);
-			if (msg->fifo != DEMO_CPL_REC_FIFO)
-				demo_xfail(x, "completion message says FIFO %u, want %d", msg->fifo,
-					   DEMO_CPL_REC_FIFO);
-		} else {
-			/* the word holds the cookie (the wait saw it), and nothing else moved */
-			volatile const uint64_t *db = o->db;
-
-			if (db[spec.offset / 8] != cookie)
-				demo_xfail(x,
-					   "doorbell word %" PRIu64 " is 0x%016" PRIx64
-					   ", want the cookie 0x%016" PRIx64,
-					   spec.offset / 8, db[spec.offset / 8], cookie);
-			for (size_t w = 0; w < dm->db_len / 8; w++) {
-				if (w != spec.offset / 8 && db[w] != 0) {
-					demo_xfail(x,
-						   "doorbell word %zu was written (0x%016" PRIx64
-						   "), only word %" PRIu64 " should be",
-						   w, db[w], spec.offset / 8);
-					break;
-				}
-			}
-		}
-	} else if (rc == -ETIMEDOUT) {
+	if (rc == 0)
+		demo_reflect_completed(x, &r, msg);
+	else if (rc == -ETIMEDOUT)
 		demo_xfail(x,
 			   "timeout after %" PRIu64 " ms waiting for the completion (%s, reflector "
 			   "%s, %u outstanding at the origin)",
 			   dm->opt.timeout_us / 1000,
-			   kind == TRD_CPL_FIFO ? "reception FIFO message" : "doorbell word",
-			   demo_coord_str(refl, a, sizeof(a)), trd_node_cpl_pending(o->node));
-	} else {
+			   r.kind == TRD_CPL_FIFO ? "reception FIFO message" : "doorbell word",
+			   demo_coord_str(r.refl, a, sizeof(a)), trd_node_cpl_pending(o->node));
+	else
 		demo_xfail(x, "waiting for the completion: %s", rte_strerror(-rc));
-	}
 	trd_msg_free(msg);
 
 	/* then the data itself, like a direct put's */
@@ -385,10 +445,10 @@ demo_reflect(struct demo_xfer *x)
 	if (rc == -EINTR)
 		return DEMO_INTR;
 	x->t_done = trd_time_us();
-	demo_dst_check(x, "target region", t->wbuf, doff, want, &g);
-	if (kind == TRD_CPL_DOORBELL) {
+	demo_dst_check(x, "target region", t->wbuf, r.doff, r.want, &r.g);
+	if (r.kind == TRD_CPL_DOORBELL) {
 		if (x->cpl)
-			o->db[spec.offset / 8] = 0; /* back to idle for its next turn */
+			o->db[r.spec.offset / 8] = 0; /* back to idle for its next turn */
 		demo_eq_drain(x, o);
 	}
 	return x->failed ? DEMO_FAIL : DEMO_PASS;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * toroid-dump: decode torus traffic from a pcap/pcapng file or a live interface (libpcap),
- * tcpdump-style. The decoder is the engine's own trd_wire_parse(); this tool needs no EAL.
+ * tcpdump-style. The decoder is decode/ (the engine's own trd_wire_parse() underneath); this file
+ * holds the options, the capture loop, pcapng interfaces, filters and --summary; no EAL.
  * See docs/toroid-dump.md.
  */
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include <toroid/wire.h>
 
 #include "../common/app_args.h"
+#include "decode.h"
 
 #define EXIT_BADFILE 1 /* cannot open or read the input, cannot write the output */
 #define EXIT_USAGE 2   /* the command line is wrong */
@@ -83,36 +85,6 @@ static const char dump_usage[] =
 	"  toroid-dump -r capture.pcap ether src 02:54:00:00:00:01\n"
 	"  toroid-dump -i eth1 -c 100 -w torus.pcap\n";
 
-/* ---- header flag names: the one table of them (bit, letter, name) ---- */
-
-struct dump_flag {
-	uint16_t bit;
-	char letter;
-	const char *name;
-};
-
-static const struct dump_flag dump_hdr_flags[] = {
-#define DUMP_FLAG_(e, l, n, v) {TRD_HF_##e, l, n},
-	TRD_HDR_FLAGS(DUMP_FLAG_)
-#undef DUMP_FLAG_
-};
-
-#define DUMP_N_HDR_FLAGS (sizeof(dump_hdr_flags) / sizeof(dump_hdr_flags[0]))
-
-/* Descriptor flags and operations, for remote-get payloads (-v). */
-static const struct dump_flag dump_desc_flags[] = {
-	{TRD_DF_SRC_MR, 'M', "src_mr"},
-	{TRD_DF_IMM, 'I', "imm"},
-	{TRD_DF_ORDERED, 'O', "ordered"},
-	{TRD_DF_REMOTE, 'R', "remote"},
-	{TRD_DF_CPL, 'C', "cpl"},
-#ifdef TRD_DF_ACKREQ
-	{TRD_DF_ACKREQ, 'A', "ackreq"},
-#endif
-};
-
-static const char *const dump_op_names[] = {"none", "put", "fifo", "rget", "atomic"};
-
 /* ---- options and state ---- */
 
 struct dump_opts {
@@ -138,31 +110,7 @@ struct dump_opts {
 	int fifo;        /* -1: any */
 	long long msg;   /* -1: any */
 	int malformed;
-};
-
-/* What one frame is. */
-enum dump_class {
-	DUMP_GOOD = 0,   /* trd_wire_parse() accepts it */
-	DUMP_BAD_HDR,    /* torus EtherType, whole header, rejected: fields shown raw */
-	DUMP_BAD_SHORT,  /* torus EtherType (or too short to tell), no whole header */
-	DUMP_NOT_TORUS,  /* another EtherType */
-};
-
-struct dump_frame {
-	const struct pcap_pkthdr *h;
-	const uint8_t *data; /* h->len bytes: a truncated capture is padded with zeros; an
-			      * encapsulated frame: 28 bytes in, so that the torus header is at
-			      * data + 14 as in a plain frame */
-	uint32_t len;
-	const uint8_t *frame; /* the frame as captured (data before the shift) */
-	uint32_t frame_len;
-	uint32_t caplen;      /* bytes captured, counted from data */
-	int encap;            /* carried over IPv4/UDP */
-	int truncated;
-	enum dump_class cls;
-	int cause;           /* trd_wire_parse() verdict */
-	uint16_t etype;      /* 0 if the frame is shorter than an Ethernet header */
-	struct trd_pkt p;    /* valid for GOOD and BAD_HDR */
+	uint16_t udp_port; /* of encapsulated torus frames (--udp-port; 0: not decoded) */
 };
 
 struct dump_count {
@@ -176,9 +124,11 @@ struct dump_link {
 
 struct dump_state {
 	struct dump_opts o;
+	struct dec_ctx dec;
 	pcap_t *pd;
 	pcap_dumper_t *dumper;
-	struct bpf_program prog; /* a file's BPF filter, run here so frame numbers stay the file's */
+	/* a file's BPF filter, run here so that frame numbers stay the file's */
+	struct bpf_program prog;
 	int have_prog;
 	long long matched;
 	uint64_t seen;
@@ -381,173 +331,6 @@ png_print(void)
 
 #define dump_usage_error app_usage_error /* one line on stderr, exit 2 */
 
-/* ---- small decoders ---- */
-
-static uint64_t
-dump_be(const uint8_t *p, unsigned int n)
-{
-	uint64_t v = 0;
-
-	for (unsigned int i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint64_t
-dump_le(const uint8_t *p, unsigned int n)
-{
-	uint64_t v = 0;
-
-	for (unsigned int i = n; i > 0; i--)
-		v = v << 8 | p[i - 1];
-	return v;
-}
-
-#define HDR_BE(h, f) dump_be((h) + offsetof(struct trd_hdr, f), sizeof(((struct trd_hdr *)0)->f))
-
-/* The header's fields as they are, for frames trd_wire_parse() refuses (display only). */
-static void
-dump_raw_header(const uint8_t *frame, struct trd_pkt *p)
-{
-	struct trd_hdr h;
-
-	memcpy(&h, frame + TRD_ETH_HLEN, sizeof(h));
-	trd_hdr_decode(&h, p);
-	p->csum = trd_be16(h.csum);
-}
-
-/* The checksum the header should carry. */
-static uint16_t
-dump_good_csum(const uint8_t *frame)
-{
-	struct trd_hdr h;
-
-	memcpy(&h, frame + TRD_ETH_HLEN, sizeof(h));
-	trd_hdr_seal(&h);
-	return trd_be16(h.csum);
-}
-
-/* UDP port of encapsulated torus frames (--udp-port; 0: not decoded). */
-static uint16_t dump_udp_port = TRD_UDP_PORT;
-
-/* An IPv4 datagram that claims to be ours: UDP to our port. */
-static int
-dump_is_ours(const uint8_t *f, uint32_t len)
-{
-	const uint8_t *ip = f + TRD_ETH_HLEN;
-
-	return dump_udp_port != 0 && len >= TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN &&
-	       dump_be(f + 12, 2) == 0x0800 && (ip[0] >> 4) == 4 && ip[9] == 17 &&
-	       dump_be(ip + (ip[0] & 15) * 4 + 2, 2) == dump_udp_port;
-}
-
-static void
-dump_classify(struct dump_frame *f)
-{
-	f->frame = f->data;
-	f->frame_len = f->len;
-	f->caplen = f->h->caplen;
-	f->etype = f->len >= TRD_ETH_HLEN ? (uint16_t)dump_be(f->data + 12, 2) : 0;
-	if (dump_is_ours(f->data, f->len)) {
-		uint32_t off = 0;
-
-		f->cause = trd_wire_parse_any(f->data, f->len, dump_udp_port, &f->p, &off);
-		if (f->cause == TRD_DROP_BAD_ENCAP || f->cause == TRD_DROP_SHORT_FRAME ||
-		    off != TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN) {
-			f->cls = DUMP_BAD_SHORT; /* a wrapper we cannot take the frame out of */
-			if (f->cause == 0)
-				f->cause = TRD_DROP_BAD_ENCAP;
-			return;
-		}
-		f->encap = 1;
-		f->data += TRD_UDP_ENCAP_LEN;
-		f->len -= TRD_UDP_ENCAP_LEN;
-		f->caplen = f->caplen > TRD_UDP_ENCAP_LEN ? f->caplen - TRD_UDP_ENCAP_LEN : 0;
-	} else {
-		f->cause = trd_wire_parse(f->data, f->len, &f->p);
-	}
-	/* the engine checks a payload CRC after the header */
-	if (f->cause == 0)
-		f->cause = trd_wire_crc_check(f->data, f->len, &f->p);
-	if (f->cause == 0)
-		f->cls = DUMP_GOOD;
-	else if (!f->encap && f->len >= TRD_ETH_HLEN && f->etype != TRD_ETHERTYPE)
-		f->cls = DUMP_NOT_TORUS;
-	else if (f->len < TRD_FRAME_HLEN)
-		f->cls = DUMP_BAD_SHORT;
-	else {
-		f->cls = DUMP_BAD_HDR;
-		dump_raw_header(f->data, &f->p);
-	}
-}
-
-static const char *
-dump_type_str(unsigned int type, char *buf, size_t n)
-{
-	const char *name = trd_pkt_type_name(type);
-
-	if (name != NULL)
-		return name;
-	snprintf(buf, n, "type%u", type);
-	return buf;
-}
-
-/* "[FL]" style: letters of known bits, +0x.. for unknown ones, "." for none. */
-static const char *
-dump_flags_short(uint16_t flags, char *buf, size_t n)
-{
-	size_t k = 0;
-	uint16_t rest = flags;
-
-	buf[k++] = '[';
-	for (size_t i = 0; i < DUMP_N_HDR_FLAGS; i++)
-		if (flags & dump_hdr_flags[i].bit) {
-			buf[k++] = dump_hdr_flags[i].letter;
-			rest &= (uint16_t)~dump_hdr_flags[i].bit;
-		}
-	if (rest != 0)
-		k += (size_t)snprintf(buf + k, n - k, "+0x%x", rest);
-	else if (flags == 0)
-		buf[k++] = '.';
-	snprintf(buf + k, n - k, "]");
-	return buf;
-}
-
-/* "first,last" style, for -v. */
-static const char *
-dump_flags_long(const struct dump_flag *tab, size_t nt, unsigned int flags, char *buf, size_t n)
-{
-	size_t k = 0;
-	unsigned int rest = flags;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < nt; i++)
-		if (flags & tab[i].bit) {
-			k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? "," : "", tab[i].name);
-			rest &= ~(unsigned int)tab[i].bit;
-		}
-	if (rest != 0)
-		k += (size_t)snprintf(buf + k, n - k, "%s0x%x", k ? "," : "", rest);
-	if (k == 0)
-		snprintf(buf, n, "none");
-	return buf;
-}
-
-static const char *
-dump_etype_name(uint16_t t)
-{
-	switch (t) {
-	case 0x0800: return "IPv4";
-	case 0x0806: return "ARP";
-	case 0x86DD: return "IPv6";
-	case 0x8100: return "802.1Q";
-	case 0x88CC: return "LLDP";
-	default: return NULL;
-	}
-}
-
-/* ---- printing ---- */
-
 static void
 dump_print_time(struct dump_state *s, const struct pcap_pkthdr *h)
 {
@@ -579,372 +362,27 @@ dump_print_time(struct dump_state *s, const struct pcap_pkthdr *h)
 	}
 }
 
+/* One frame's line: the time, the decode, and with -v the pcapng interface and every field. */
 static void
-dump_print_mac(const uint8_t *m)
+dump_print_line(struct dump_state *s, const struct pcap_pkthdr *h, const struct dec_frame *f)
 {
-	printf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-}
-
-static void
-dump_print_ether(const struct dump_frame *f)
-{
-	dump_print_mac(f->frame + 6);
-	printf(" > ");
-	dump_print_mac(f->frame);
-	printf(", length %u: ", f->frame_len);
-}
-
-/* The IPv4/UDP wrapper of an encapsulated frame, tcpdump-style. */
-static void
-dump_print_ip(const struct dump_frame *f)
-{
-	const uint8_t *ip = f->frame + TRD_ETH_HLEN, *udp = ip + 20;
-
-	printf("IP %u.%u.%u.%u.%u > %u.%u.%u.%u.%u: ", ip[12], ip[13], ip[14], ip[15],
-	       (unsigned int)dump_be(udp, 2), ip[16], ip[17], ip[18], ip[19],
-	       (unsigned int)dump_be(udp + 2, 2));
-}
-
-/* The one-line decode of a torus header (good or refused). */
-static void
-dump_print_hdr_line(const struct trd_pkt *p)
-{
-	char tb[16], fb[32];
-
-	printf("%u,%u,%u > %u,%u,%u: %s %s fifo %u ctr %u key 0x%" PRIx64 " off %" PRIu64
-	       " len %u/%u msg %u seq %u ack %u hops %u",
-	       p->src[0], p->src[1], p->src[2], p->dst[0], p->dst[1], p->dst[2],
-	       dump_type_str(p->type, tb, sizeof(tb)), dump_flags_short(p->flags, fb, sizeof(fb)),
-	       p->fifo, p->counter, p->key, p->offset, p->pay_len, p->msg_len, p->msg_id, p->seq,
-	       p->ack, p->hops);
-	if (p->aux != 0)
-		printf(" aux %u", p->aux);
-}
-
-static void
-dump_hex(const uint8_t *d, uint32_t n)
-{
-	for (uint32_t off = 0; off < n; off += 16) {
-		uint32_t m = n - off < 16 ? n - off : 16;
-
-		printf("\t0x%04x:  ", off);
-		for (uint32_t i = 0; i < 16; i++) {
-			if (i < m)
-				printf("%02x", d[off + i]);
-			else
-				printf("  ");
-			if (i & 1)
-				printf(" ");
-		}
-		printf(" ");
-		for (uint32_t i = 0; i < m; i++)
-			putchar(d[off + i] >= 0x20 && d[off + i] < 0x7f ? d[off + i] : '.');
-		printf("\n");
-	}
-}
-
-#define DESC_LE(d, f) dump_le((d) + offsetof(struct trd_desc, f), sizeof(((struct trd_desc *)0)->f))
-
-/* Payload structure, by type name (so the decoder stays independent of new type values). */
-static void
-dump_print_payload(const struct trd_pkt *p, const uint8_t *pay, uint32_t avail)
-{
-	const char *tn = trd_pkt_type_name(p->type);
-	uint32_t n = p->pay_len < avail ? p->pay_len : avail;
-
-	if (tn == NULL)
-		return;
-	if (strcmp(tn, "rget") == 0) {
-		for (uint32_t i = 0; i + TRD_WIRE_DESC_LEN <= n; i += TRD_WIRE_DESC_LEN) {
-			const uint8_t *d = pay + i;
-			unsigned int op = d[offsetof(struct trd_desc, op)];
-			const uint8_t *c = d + offsetof(struct trd_desc, dst);
-			char fb[96], ob[16];
-
-			snprintf(ob, sizeof(ob), "op%u", op);
-			printf("\tdesc %u: %s flags %s fifo %u dst %u,%u,%u inj_ctr %u rec_ctr %u"
-			       " len %u\n",
-			       i / TRD_WIRE_DESC_LEN,
-			       op < sizeof(dump_op_names) / sizeof(dump_op_names[0]) ? dump_op_names[op]
-										      : ob,
-			       dump_flags_long(dump_desc_flags,
-					       sizeof(dump_desc_flags) / sizeof(dump_desc_flags[0]),
-					       d[offsetof(struct trd_desc, flags)], fb, sizeof(fb)),
-			       d[offsetof(struct trd_desc, fifo)], c[0], c[1], c[2],
-			       (unsigned int)DESC_LE(d, inj_ctr), (unsigned int)DESC_LE(d, rec_ctr),
-			       (unsigned int)DESC_LE(d, len));
-			printf("\t        src 0x%" PRIx64 " src_key 0x%" PRIx64 " rkey 0x%" PRIx64
-			       " roff %" PRIu64 " user 0x%" PRIx64 " aux %u\n",
-			       DESC_LE(d, src), DESC_LE(d, src_key), DESC_LE(d, rkey),
-			       DESC_LE(d, roff), DESC_LE(d, user), (unsigned int)DESC_LE(d, aux));
-		}
-	} else if (strcmp(tn, "atomic") == 0 && n >= 24) {
-		static const char *const aop[] = {"?", "fetch_add", "compare_swap", "swap"};
-
-		printf("\tatomic %s operand 0x%" PRIx64 " compare 0x%" PRIx64 "\n",
-		       pay[0] < 4 ? aop[pay[0]] : "?", dump_be(pay + 8, 8), dump_be(pay + 16, 8));
-	} else if (strcmp(tn, "atomic_reply") == 0 && n >= 8) {
-		const char *v = trd_drop_name((unsigned int)p->key);
-
-		printf("\tverdict %s old 0x%" PRIx64 "\n", v && p->key ? v : "ok",
-		       dump_be(pay, 8));
-	} else if (strcmp(tn, "ack") == 0 && n != 0) {
-		/* selective acknowledgement: bit k (LSB first) = sequence ack + 1 + k is held */
-		printf("\tsack");
-		for (uint32_t k = 0; k < n * 8; k++)
-			if (pay[k / 8] & (1u << (k % 8)))
-				printf(" %" PRIu64, (uint64_t)p->ack + 1 + k);
-		printf("\n");
-	} else if (strcmp(tn, "done") == 0) {
-		const char *v = trd_drop_name((unsigned int)p->key);
-
-		printf("\tverdict %s for msg %" PRIu64 "\n", v && p->key ? v : "ok", p->offset);
-	}
-}
-
-/* The payload CRC trailer, if the header says there is one. */
-static void
-dump_print_crc(const struct dump_frame *f)
-{
-	const struct trd_pkt *p = &f->p;
-	const uint8_t *c = f->data + TRD_FRAME_HLEN + p->pay_len;
-	uint32_t crc;
-
-	if (!(p->flags & TRD_HF_CRC))
-		return;
-	if ((uint32_t)TRD_FRAME_HLEN + p->pay_len + 4u > f->len) {
-		printf("\tcrc missing\n");
-		return;
-	}
-	crc = (uint32_t)dump_be(c, 4);
-	printf("\tcrc 0x%08x (%s)\n", crc,
-	       f->truncated ? "not captured"
-	       : trd_wire_crc(f->data + TRD_FRAME_HLEN, p->pay_len, 0xffffffff) == crc
-		       ? "correct"
-		       : "incorrect");
-}
-
-static void
-dump_print_verbose(const struct dump_frame *f)
-{
-	const struct trd_pkt *p = &f->p;
-	char tb[16], fb[96];
-
-	if (f->cls == DUMP_GOOD || f->cls == DUMP_BAD_HDR) {
-		uint16_t good = dump_good_csum(f->data);
-
-		printf("\tversion %u type %u (%s) flags 0x%04x (%s) hops %u\n", p->version, p->type,
-		       dump_type_str(p->type, tb, sizeof(tb)), p->flags,
-		       dump_flags_long(dump_hdr_flags, DUMP_N_HDR_FLAGS, p->flags, fb, sizeof(fb)),
-		       p->hops);
-		printf("\tsrc %u,%u,%u dst %u,%u,%u fifo %u counter %u csum 0x%04x", p->src[0],
-		       p->src[1], p->src[2], p->dst[0], p->dst[1], p->dst[2], p->fifo, p->counter,
-		       (unsigned int)dump_be(f->data + TRD_ETH_HLEN + offsetof(struct trd_hdr, csum),
-					     2));
-		if (trd_wire_hdr_verify(f->data + TRD_ETH_HLEN) == 0)
-			printf(" (correct)\n");
-		else
-			printf(" (incorrect, should be 0x%04x)\n", good);
-		printf("\tkey 0x%016" PRIx64 " offset %" PRIu64 " msg_len %u pay_len %u epoch %u\n",
-		       p->key, p->offset, p->msg_len, p->pay_len, p->epoch);
-		printf("\tmsg_id %u seq %u ack %u aux %u\n", p->msg_id, p->seq, p->ack, p->aux);
-		dump_print_crc(f);
-		if (f->cls == DUMP_GOOD)
-			dump_print_payload(p, f->data + TRD_FRAME_HLEN,
-					   f->caplen > TRD_FRAME_HLEN ? f->caplen - TRD_FRAME_HLEN : 0);
-	}
-	dump_hex(f->frame, f->h->caplen < f->frame_len ? f->h->caplen : f->frame_len);
-}
-
-/* ---- the VNI protocol (docs/vni.md): its messages ride in FIFO frames whose user word holds
- * TRD_VW_MAGIC; the long data of a message is engine puts into what its CTS granted ---- */
-
-struct dump_grant {
-	uint64_t rkey, roff;
-	uint32_t len, msg, grant;
-	uint8_t snd[3], rcv[3];
-	int used;
-};
-
-#define DUMP_GRANTS 1024
-static struct dump_grant dump_grants[DUMP_GRANTS];
-static unsigned int dump_grant_next;
-
-/* The VNI meaning of a message whose header is @p p and payload @p pay (@p avail bytes). */
-static void
-dump_print_vni(const struct trd_pkt *p, const uint8_t *pay, uint32_t avail)
-{
-	struct trd_vw_hdr h;
-
-	if (avail > p->pay_len)
-		avail = p->pay_len;
-	if (p->type == TRD_PKT_FIFO && (p->key >> 32) == TRD_VW_MAGIC && p->offset == 0 &&
-	    trd_vw_decode(pay, avail, &h) == 0) {
-		printf(" | vni %s %u:%u > %u:%u msg %u", trd_vw_type_name(h.type), h.src_app,
-		       h.src_proc, h.dst_app, h.dst_proc, h.msg_id);
-		switch (h.type) {
-		case TRD_VW_EAGER:
-		case TRD_VW_RTS:
-			printf(" tag 0x%" PRIx64 " len %u", h.tag, h.len);
-			break;
-		case TRD_VW_CTS: {
-			struct dump_grant *g = &dump_grants[dump_grant_next++ % DUMP_GRANTS];
-
-			printf(" grant %u len %u into key 0x%" PRIx64 " off %" PRIu64, h.grant_id,
-			       h.len, h.rkey, h.roff);
-			/* the CTS goes receiver -> sender; the data comes back the other way */
-			*g = (struct dump_grant){.rkey = h.rkey, .roff = h.roff, .len = h.len,
-						 .msg = h.msg_id, .grant = h.grant_id, .used = 1};
-			memcpy(g->snd, p->dst, 3);
-			memcpy(g->rcv, p->src, 3);
-			break;
-		}
-		case TRD_VW_FIN:
-		case TRD_VW_ABORT:
-			printf(" grant %u", h.grant_id);
-			break;
-		case TRD_VW_WRITE:
-		case TRD_VW_READ:
-		case TRD_VW_ATOMIC:
-			/* one-sided: the chunk's target address, its bytes, its place in the op */
-			printf(" rkey 0x%" PRIx64 " at 0x%" PRIx64 " len %u (+%u of %" PRIu64 ")",
-			       h.rkey, h.roff, h.len, h.grant_id, h.tag);
-			break;
-		case TRD_VW_ATOMIC_RESP:
-			if (h.status == 0)
-				printf(" ok old 0x%" PRIx64, h.data);
-			else
-				printf(" status %d (%s)", h.status, strerror(-h.status));
-			break;
-		default: /* NAK, ACK, DONE, CANCEL, WRITE_ACK, READ_RESP: a verdict */
-			if (h.status == 0)
-				printf(" ok");
-			else
-				printf(" status %d (%s)", h.status, strerror(-h.status));
-			break;
-		}
-		return;
-	}
-	if (p->type == TRD_PKT_PUT) {
-		for (unsigned int i = 0; i < DUMP_GRANTS; i++) {
-			const struct dump_grant *g = &dump_grants[i];
-
-			if (g->used && g->rkey == p->key && memcmp(g->snd, p->src, 3) == 0 &&
-			    memcmp(g->rcv, p->dst, 3) == 0 && p->offset >= g->roff &&
-			    p->offset - g->roff < g->len) {
-				printf(" | vni data msg %u grant %u at %" PRIu64, g->msg, g->grant,
-				       p->offset - g->roff);
-				return;
-			}
-		}
-	}
-}
-
-/* The messages of a bundle, one line each ("  [i] " and the header the message would have
- * had alone), checked as the engine checks them; a malformed entry ends the list. */
-static void
-dump_print_bundle(const struct dump_frame *f)
-{
-	const struct trd_pkt *p = &f->p;
-	const uint8_t *pay = f->data + TRD_FRAME_HLEN;
-	uint32_t avail = f->len > TRD_FRAME_HLEN ? f->len - TRD_FRAME_HLEN : 0, off = 0;
-
-	if (avail > p->pay_len)
-		avail = p->pay_len;
-	for (uint32_t i = 0; i < p->aux; i++) {
-		struct trd_pkt e;
-		int cause = trd_wire_entry_decode(p, pay + off, avail - off, i, &e);
-
-		printf("\n  [%u] ", i);
-		if (cause != 0) {
-			printf("malformed entry (%s)", trd_drop_name((unsigned int)cause));
-			return;
-		}
-		dump_print_hdr_line(&e);
-		dump_print_vni(&e, pay + off + TRD_ENTRY_LEN, e.pay_len);
-		off += TRD_ENTRY_LEN + e.pay_len;
-	}
-	if (off != avail)
-		printf("\n  malformed bundle (%u bytes after its last entry)", avail - off);
-}
-
-static void
-dump_print_line(struct dump_state *s, const struct dump_frame *f)
-{
-	dump_print_time(s, f->h);
-	if (s->o.ether && f->frame_len >= TRD_ETH_HLEN)
-		dump_print_ether(f);
-	if (f->encap)
-		dump_print_ip(f);
-	switch (f->cls) {
-	case DUMP_GOOD:
-		dump_print_hdr_line(&f->p);
-		if (f->p.type == TRD_PKT_BUNDLE)
-			dump_print_bundle(f);
-		else
-			dump_print_vni(&f->p, f->data + TRD_FRAME_HLEN,
-				       f->len > TRD_FRAME_HLEN ? f->len - TRD_FRAME_HLEN : 0);
-		break;
-	case DUMP_BAD_HDR:
-		printf("malformed (%s): ", trd_drop_name((unsigned int)f->cause));
-		dump_print_hdr_line(&f->p);
-		break;
-	case DUMP_BAD_SHORT:
-		printf("malformed (%s): %u-byte frame", trd_drop_name((unsigned int)f->cause),
-		       f->len);
-		break;
-	case DUMP_NOT_TORUS: {
-		const char *en = dump_etype_name(f->etype);
-
-		printf("not torus: ethertype 0x%04x%s%s%s, length %u", f->etype, en ? " (" : "",
-		       en ? en : "", en ? ")" : "", f->len);
-		break;
-	}
-	}
-	if (f->truncated)
-		printf(" [captured %u of %u bytes]", f->h->caplen, f->frame_len);
+	dump_print_time(s, h);
+	dec_print_line(&s->dec, f, s->o.ether);
 	printf("\n");
 	if (s->o.verbose) {
 		png_print();
-		dump_print_verbose(f);
+		dec_print_verbose(&s->dec, f);
 	}
 }
 
-static const char dump_fields_header[] =
-	"#n\ttime\tcaplen\tlen\tverdict\tversion\ttype\ttype_name\tflags\tsrc_x\tsrc_y\tsrc_z\t"
-	"hops\tdst_x\tdst_y\tdst_z\tfifo\tcounter\tcsum\tkey\toffset\tmsg_len\tpay_len\tepoch\t"
-	"msg_id\tseq\tack\taux\n";
-
+/* One frame's --fields line: its number and time, then the decoder's columns. */
 static void
-dump_print_fields(struct dump_state *s, const struct dump_frame *f)
+dump_print_fields(struct dump_state *s, const struct pcap_pkthdr *h, const struct dec_frame *f)
 {
-	const struct trd_pkt *p = &f->p;
-	long long frac = s->ns_precision ? (long long)f->h->ts.tv_usec
-					 : (long long)f->h->ts.tv_usec * 1000;
-	const char *verdict;
-	char tb[16];
+	long long frac = s->ns_precision ? (long long)h->ts.tv_usec : (long long)h->ts.tv_usec * 1000;
 
-	if (f->cls == DUMP_GOOD)
-		verdict = "ok";
-	else if (f->cls == DUMP_NOT_TORUS)
-		verdict = "not_torus";
-	else
-		verdict = trd_drop_name((unsigned int)f->cause);
-	printf("%" PRIu64 "\t%lld.%09lld\t%u\t%u\t%s", s->seen, (long long)f->h->ts.tv_sec, frac,
-	       f->h->caplen, f->len, verdict);
-	if (f->cls != DUMP_GOOD && f->cls != DUMP_BAD_HDR) {
-		for (int i = 0; i < 23; i++)
-			printf("\t-");
-		printf("\n");
-		return;
-	}
-	printf("\t%u\t%u\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%" PRIu64 "\t%" PRIu64
-	       "\t%u\t%u\t%u\t%u\t%u\t%u\t%u\n",
-	       p->version, p->type, dump_type_str(p->type, tb, sizeof(tb)), p->flags, p->src[0],
-	       p->src[1], p->src[2], p->hops, p->dst[0], p->dst[1], p->dst[2], p->fifo, p->counter,
-	       (unsigned int)dump_be(f->data + TRD_ETH_HLEN + offsetof(struct trd_hdr, csum), 2),
-	       p->key, p->offset, p->msg_len, p->pay_len, p->epoch, p->msg_id, p->seq, p->ack,
-	       p->aux);
+	printf("%" PRIu64 "\t%lld.%09lld\t", s->seen, (long long)h->ts.tv_sec, frac);
+	dec_print_fields(&s->dec, f);
 }
 
 /* ---- summary ---- */
@@ -959,7 +397,7 @@ dump_count_add(struct dump_count *c, uint32_t bytes)
 static struct dump_count *
 dump_link_count(struct dump_state *s, const struct trd_pkt *p)
 {
-	uint64_t key = (uint64_t)1 << 48 | dump_be(p->src, 3) << 24 | dump_be(p->dst, 3);
+	uint64_t key = (uint64_t)1 << 48 | dec_be(p->src, 3) << 24 | dec_be(p->dst, 3);
 	size_t i;
 
 	if (s->links_n * 2 >= s->links_cap) {
@@ -991,13 +429,13 @@ dump_link_count(struct dump_state *s, const struct trd_pkt *p)
 }
 
 static void
-dump_account(struct dump_state *s, const struct dump_frame *f)
+dump_account(struct dump_state *s, const struct dec_frame *f)
 {
 	uint32_t b = f->len;
 
 	dump_count_add(&s->total, b);
 	switch (f->cls) {
-	case DUMP_GOOD: {
+	case DEC_GOOD: {
 		struct dump_count *lc = dump_link_count(s, &f->p);
 
 		dump_count_add(&s->torus, b);
@@ -1006,13 +444,13 @@ dump_account(struct dump_state *s, const struct dump_frame *f)
 			dump_count_add(lc, b);
 		break;
 	}
-	case DUMP_BAD_HDR:
-	case DUMP_BAD_SHORT:
+	case DEC_BAD_HDR:
+	case DEC_BAD_SHORT:
 		dump_count_add(&s->malformed, b);
 		if (f->cause > 0 && f->cause < TRD_DROP_MAX)
 			dump_count_add(&s->by_cause[f->cause], b);
 		break;
-	case DUMP_NOT_TORUS:
+	case DEC_NOT_TORUS:
 		dump_count_add(&s->not_torus, b);
 		break;
 	}
@@ -1039,7 +477,7 @@ dump_print_summary(struct dump_state *s)
 	for (unsigned int t = 0; t < 256; t++)
 		if (s->by_type[t].pkts)
 			printf("  %-14s %12" PRIu64 " %14" PRIu64 "\n",
-			       dump_type_str(t, tb, sizeof(tb)), s->by_type[t].pkts,
+			       dec_type_str(t, tb, sizeof(tb)), s->by_type[t].pkts,
 			       s->by_type[t].bytes);
 	printf("\nby link:\n  %-20s %12s %14s\n", "src -> dst", "packets", "bytes");
 	for (size_t i = 0; i < s->links_cap; i++)
@@ -1077,17 +515,17 @@ dump_coord_eq(const uint8_t *c, struct trd_coord w)
 }
 
 static int
-dump_match(const struct dump_opts *o, const struct dump_frame *f)
+dump_match(const struct dump_opts *o, const struct dec_frame *f)
 {
 	const struct trd_pkt *p = &f->p;
 
 	if (!o->any_filter)
 		return 1;
-	if (f->cls == DUMP_NOT_TORUS)
+	if (f->cls == DEC_NOT_TORUS)
 		return 0;
-	if (o->malformed && f->cls == DUMP_GOOD)
+	if (o->malformed && f->cls == DEC_GOOD)
 		return 0;
-	if (f->cls == DUMP_BAD_SHORT)
+	if (f->cls == DEC_BAD_SHORT)
 		/* no header: only --malformed alone selects it */
 		return o->malformed && !o->have_src && !o->have_dst && !o->have_node &&
 		       !o->have_type && o->fifo < 0 && o->msg < 0;
@@ -1112,7 +550,7 @@ static void
 dump_handle(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
 {
 	struct dump_state *s = (struct dump_state *)user;
-	struct dump_frame f = {.h = h, .data = bytes, .len = h->caplen};
+	struct dec_frame f = {.data = bytes, .len = h->caplen, .wire_caplen = h->caplen};
 
 	s->seen++;
 	png_next();
@@ -1129,7 +567,7 @@ dump_handle(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
 		f.len = n;
 		f.truncated = 1;
 	}
-	dump_classify(&f);
+	dec_classify(&s->dec, &f);
 	if (!dump_match(&s->o, &f))
 		return;
 	s->matched++;
@@ -1139,9 +577,9 @@ dump_handle(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
 		dump_account(s, &f);
 	else if (s->dumper == NULL || s->o.print_with_w) {
 		if (s->o.fields)
-			dump_print_fields(s, &f);
+			dump_print_fields(s, h, &f);
 		else
-			dump_print_line(s, &f);
+			dump_print_line(s, h, &f);
 	}
 	if (s->o.count > 0 && s->matched >= s->o.count)
 		pcap_breakloop(s->pd);
@@ -1272,6 +710,7 @@ dump_parse_args(struct dump_opts *o, int argc, char **argv)
 	o->promisc = 1;
 	o->fifo = -1;
 	o->msg = -1;
+	o->udp_port = TRD_UDP_PORT;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:i:s:pw:c:veth", dump_longopts, NULL)) != -1) {
 		switch (c) {
@@ -1293,7 +732,7 @@ dump_parse_args(struct dump_opts *o, int argc, char **argv)
 		case OPT_UDP_PORT:
 			if (dump_parse_ll(optarg, 0, 65535, &v) != 0)
 				dump_usage_error("--udp-port: bad port '%s' (0..65535)", optarg);
-			dump_udp_port = (uint16_t)v;
+			o->udp_port = (uint16_t)v;
 			break;
 		case 'e': o->ether = 1; break;
 		case 't': o->tmode++; break;
@@ -1345,9 +784,9 @@ dump_parse_args(struct dump_opts *o, int argc, char **argv)
 				printf("%u\t%s\n", r, trd_drop_name(r));
 			exit(0);
 		case OPT_LIST_FLAGS:
-			for (size_t i = 0; i < DUMP_N_HDR_FLAGS; i++)
-				printf("0x%04x\t%c\t%s\n", dump_hdr_flags[i].bit,
-				       dump_hdr_flags[i].letter, dump_hdr_flags[i].name);
+			for (size_t i = 0; i < dec_n_hdr_flags; i++)
+				printf("0x%04x\t%c\t%s\n", dec_hdr_flags[i].bit,
+				       dec_hdr_flags[i].letter, dec_hdr_flags[i].name);
 			exit(0);
 		default:
 			app_getopt_error(c, argv);
@@ -1419,6 +858,8 @@ main(int argc, char **argv)
 		return EXIT_BADFILE;
 	}
 	dump_parse_args(&s->o, argc, argv);
+	dec_init(&s->dec, stdout);
+	s->dec.udp_port = s->o.udp_port;
 	what = s->o.rfile ? s->o.rfile : s->o.iface;
 	s->pd = dump_open(s);
 	if (s->pd == NULL)
@@ -1460,7 +901,7 @@ main(int argc, char **argv)
 	signal(SIGINT, dump_on_signal);
 	signal(SIGTERM, dump_on_signal);
 	if (s->o.fields && (s->dumper == NULL || s->o.print_with_w))
-		fputs(dump_fields_header, stdout);
+		fputs(dec_fields_header, stdout);
 
 	if (s->o.verbose)
 		png_open(s->o.rfile);

@@ -13,13 +13,10 @@
  * at exit; SIGINT/SIGTERM stop it cleanly.
  */
 #include <errno.h>
-#include <getopt.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,49 +38,10 @@
 #include <toroid/vni_service.h>
 
 #include "../common/app_common.h"
+#include "node.h"
 
 #define NODE_L1_OVERHEAD 24 /* preamble 8 + inter-frame gap 12 + FCS 4 per frame */
 #define NODE_MAX_SERVED 64
-#define NODE_MAX_OWNERS 64
-#define NODE_DEFAULT_SOCKET "/run/toroid/node%r.sock"
-
-struct node_opts {
-	const char *topo_path;
-	const char *node_spec;
-	const char *nodes_spec;
-	int port;                       /* switched: -1 = the default (0) */
-	int ports[TRD_DIR_COUNT];       /* direct, from --ports; -1 = from the file */
-	bool have_ports;
-	const char *socket;
-	uint64_t stats_period_us;
-	bool json;
-	const char *capture;
-	unsigned int snaplen;
-	bool impair;
-	struct trd_impair_conf impair_conf;
-	unsigned long long staging;
-	unsigned long long max_pool;
-	unsigned int max_ifs;
-	unsigned int idle_us;
-	unsigned int sleep_us;
-	unsigned int link_wait;
-	unsigned int mtu;
-	unsigned int noproc_ms;
-	struct trd_vnis_owner owners[NODE_MAX_OWNERS];
-	unsigned int n_owners;
-	unsigned int socket_mode;
-	bool quiet;
-};
-
-static struct node_opts opt = {
-	.port = -1,
-	.socket = NODE_DEFAULT_SOCKET,
-	.staging = 64ULL << 20,
-	.max_pool = 1ULL << 30,
-	.idle_us = 1000,
-	.sleep_us = 200,
-	.link_wait = 10,
-};
 
 struct served {
 	struct trd_node *node;
@@ -106,243 +64,6 @@ on_signal(int sig)
 {
 	RTE_SET_USED(sig);
 	node_stop = 1;
-}
-
-static void
-usage(FILE *f, const char *prog)
-{
-	fprintf(f,
-		"Usage: %s [EAL options] -- --topo FILE --node RANK|X,Y,Z [options]\n"
-		"\n"
-		"Runs node RANK of the torus in FILE on this host's DPDK ports and serves the\n"
-		"application processes the file places on it (docs/toroid-node.md).\n"
-		"\n"
-		"  --topo FILE          topology file (docs/topology.md)\n"
-		"  --node RANK|X,Y,Z    the node this engine is\n"
-		"  --port P             switched topology: the DPDK port on the segment (default 0)\n"
-		"  --ports DIR=P,...    direct topology: the port of each link, e.g. x+=0,y+=1,z+=2\n"
-		"                       (default: the ports the file gives for the node)\n"
-		"  --nodes A-B          test mode: build the whole torus in this process over ring\n"
-		"                       links and serve nodes A..B (no ports; --node not needed)\n"
-		"  --vni-socket PATH    application socket; %%r is replaced by the node's rank\n"
-		"                       (default %s)\n"
-		"  --staging SIZE       bytes held for messages that arrive before their receive,\n"
-		"                       per node (default 64M)\n"
-		"  --max-pool SIZE      largest buffer pool an application may ask (default 1G)\n"
-		"  --max-ifs N          applications at once per node (default 64, 1..256)\n"
-		"  --noproc-ms N        a send to a process that is not attached keeps asking this\n"
-		"                       long (default 3000)\n"
-		"  --vni-socket-mode M  permissions of the socket file, octal (default 0660: the\n"
-		"                       engine's user and group may attach)\n"
-		"  --vni-owner APP=WHO  only WHO may attach processes of application APP: a user\n"
-		"                       (name or uid) or @group (name or gid); repeat to allow more\n"
-		"                       (default: any user who can open the socket, one user at a\n"
-		"                       time per application)\n"
-		"  --mtu N              set the ports' MTU, 120..9000 (default: keep it)\n"
-		"  --link-wait S        wait up to S seconds for the ports' links (default 10)\n"
-		"  --idle-us N          sleep after N us without work (default 1000; 0: busy-poll)\n"
-		"  --sleep-us N         longest sleep (default 200)\n"
-		"  --stats-period N     print rates and per-application counters every N seconds\n"
-		"                       (decimals allowed, at least 0.001; default 0: totals at exit)\n"
-		"  --json               statistics as JSON lines\n"
-		"  --capture FILE       record every frame of the node(s) into a pcap file\n"
-		"  --snaplen N          capture snap length (default 65535)\n"
-		"  --impair SPEC        impair what every link receives, for tests:\n"
-		"                       loss=2%%,reorder=1%%,dup=0.5%%,corrupt=0.1%%,seed=7\n"
-		"  -q, --quiet          no totals at exit\n"
-		"  -h, --help           this help\n"
-		"\n"
-		"Without EAL options: %s\n",
-		prog, NODE_DEFAULT_SOCKET, app_eal_defaults());
-}
-
-static void
-parse_ports(const char *s)
-{
-	char buf[256], *save = NULL, *tok;
-
-	if (strlen(s) >= sizeof(buf))
-		app_usage_error("--ports: list too long");
-	strcpy(buf, s);
-	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-		int d;
-
-		if (eq == NULL)
-			app_usage_error("--ports: '%s' is not DIR=PORT (e.g. x+=0,y+=1)", tok);
-		*eq = '\0';
-		for (d = 0; d < TRD_DIR_COUNT; d++)
-			if (strcmp(tok, trd_dir_name((enum trd_dir)d)) == 0)
-				break;
-		if (d == TRD_DIR_COUNT)
-			app_usage_error("--ports: '%s' is not a direction (x+, x-, y+, y-, z+, z-)",
-					tok);
-		opt.ports[d] = (int)app_opt_u64("--ports", eq + 1, 0, UINT16_MAX);
-	}
-	opt.have_ports = true;
-}
-
-/* --vni-owner APP=USER|UID|@GROUP|@GID */
-static void
-parse_owner(const char *s)
-{
-	struct trd_vnis_owner *o;
-	const char *eq = strchr(s, '=');
-	char app[16];
-
-	if (opt.n_owners == NODE_MAX_OWNERS)
-		app_usage_error("--vni-owner: at most %d", NODE_MAX_OWNERS);
-	if (eq == NULL || eq == s || (size_t)(eq - s) >= sizeof(app) || eq[1] == '\0' ||
-	    (eq[1] == '@' && eq[2] == '\0'))
-		app_usage_error("--vni-owner: '%s' is not APP=USER, APP=UID, APP=@GROUP or APP=@GID",
-				s);
-	o = &opt.owners[opt.n_owners];
-	memcpy(app, s, (size_t)(eq - s));
-	app[eq - s] = '\0';
-	o->app = (uint32_t)app_opt_u64("--vni-owner", app, 0, UINT32_MAX - 1); /* MAX is ANY */
-	o->uid = o->gid = -1;
-	if (eq[1] == '@') {
-		const struct group *g = getgrnam(eq + 2);
-
-		if (g == NULL && strspn(eq + 2, "0123456789") != strlen(eq + 2))
-			app_usage_error("--vni-owner: no group '%s'", eq + 2);
-		o->gid = g != NULL ? (int64_t)g->gr_gid
-				   : (int64_t)app_opt_u64("--vni-owner", eq + 2, 0, UINT32_MAX - 1);
-	} else {
-		const struct passwd *pw = getpwnam(eq + 1);
-
-		if (pw == NULL && strspn(eq + 1, "0123456789") != strlen(eq + 1))
-			app_usage_error("--vni-owner: no user '%s'", eq + 1);
-		o->uid = pw != NULL ? (int64_t)pw->pw_uid
-				    : (int64_t)app_opt_u64("--vni-owner", eq + 1, 0, UINT32_MAX - 1);
-	}
-	opt.n_owners++;
-}
-
-/* The options after "--"; read before EAL starts, so a bad command line costs nothing and
- * prints one line. */
-static void
-parse_args(int argc, char **argv)
-{
-	enum {
-		O_TOPO = 256, O_NODE, O_NODES, O_PORT, O_PORTS, O_SOCK, O_STAGING, O_MAXPOOL,
-		O_MAXIFS, O_NOPROC, O_MTU, O_LINKWAIT, O_IDLE, O_SLEEP, O_STATS, O_JSON,
-		O_CAPTURE, O_SNAPLEN, O_OWNER, O_SOCKMODE, O_IMPAIR,
-	};
-	static const struct option lo[] = {
-		{"topo", required_argument, NULL, O_TOPO},
-		{"node", required_argument, NULL, O_NODE},
-		{"nodes", required_argument, NULL, O_NODES},
-		{"port", required_argument, NULL, O_PORT},
-		{"ports", required_argument, NULL, O_PORTS},
-		{"vni-socket", required_argument, NULL, O_SOCK},
-		{"staging", required_argument, NULL, O_STAGING},
-		{"max-pool", required_argument, NULL, O_MAXPOOL},
-		{"max-ifs", required_argument, NULL, O_MAXIFS},
-		{"noproc-ms", required_argument, NULL, O_NOPROC},
-		{"mtu", required_argument, NULL, O_MTU},
-		{"link-wait", required_argument, NULL, O_LINKWAIT},
-		{"idle-us", required_argument, NULL, O_IDLE},
-		{"sleep-us", required_argument, NULL, O_SLEEP},
-		{"stats-period", required_argument, NULL, O_STATS},
-		{"json", no_argument, NULL, O_JSON},
-		{"capture", required_argument, NULL, O_CAPTURE},
-		{"snaplen", required_argument, NULL, O_SNAPLEN},
-		{"impair", required_argument, NULL, O_IMPAIR},
-		{"vni-owner", required_argument, NULL, O_OWNER},
-		{"vni-socket-mode", required_argument, NULL, O_SOCKMODE},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-
-	for (int d = 0; d < TRD_DIR_COUNT; d++)
-		opt.ports[d] = -1;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
-		switch (c) {
-		case O_TOPO: opt.topo_path = optarg; break;
-		case O_NODE: opt.node_spec = optarg; break;
-		case O_NODES: opt.nodes_spec = optarg; break;
-		case O_PORT: opt.port = (int)app_opt_u64("--port", optarg, 0, UINT16_MAX); break;
-		case O_PORTS: parse_ports(optarg); break;
-		case O_SOCK: opt.socket = optarg; break;
-		case O_STAGING:
-			opt.staging = app_opt_size("--staging", optarg, 4096, 1ULL << 40);
-			break;
-		case O_MAXPOOL:
-			opt.max_pool = app_opt_size("--max-pool", optarg, 4096, 1ULL << 40);
-			break;
-		case O_MAXIFS:
-			opt.max_ifs = (unsigned int)app_opt_u64("--max-ifs", optarg, 1, 256);
-			break;
-		case O_NOPROC:
-			opt.noproc_ms = (unsigned int)app_opt_u64("--noproc-ms", optarg, 1, 3600000);
-			break;
-		case O_MTU:
-			opt.mtu = (unsigned int)app_opt_u64("--mtu", optarg, TRD_HDR_LEN + 64, 9000);
-			break;
-		case O_LINKWAIT:
-			opt.link_wait = (unsigned int)app_opt_u64("--link-wait", optarg, 0, 3600);
-			break;
-		case O_IDLE:
-			opt.idle_us = (unsigned int)app_opt_u64("--idle-us", optarg, 0, 10000000);
-			break;
-		case O_SLEEP:
-			opt.sleep_us = (unsigned int)app_opt_u64("--sleep-us", optarg, 0, 1000000);
-			break;
-		case O_STATS: {
-			double v = app_opt_double("--stats-period", optarg, 0, 86400);
-
-			opt.stats_period_us = (uint64_t)(v * 1e6 + 0.5);
-			if (v > 0 && opt.stats_period_us < 1000) /* at most one line a millisecond */
-				app_usage_error("--stats-period: '%s' is out of range (0, or 0.001..86400)",
-						optarg);
-			break;
-		}
-		case O_JSON: opt.json = true; break;
-		case O_CAPTURE: opt.capture = optarg; break;
-		case O_SNAPLEN:
-			opt.snaplen = (unsigned int)app_opt_u64("--snaplen", optarg, 64, 262144);
-			break;
-		case O_OWNER: parse_owner(optarg); break;
-		case O_IMPAIR:
-			if (trd_impair_parse(optarg, &opt.impair_conf) != 0)
-				app_usage_error("--impair: '%s' is not loss=P,reorder=P,dup=P,"
-						"corrupt=P,seed=N",
-						optarg);
-			opt.impair = true;
-			break;
-		case O_SOCKMODE: {
-			char *end;
-			unsigned long m;
-
-			errno = 0;
-			m = strtoul(optarg, &end, 8);
-			if (errno != 0 || end == optarg || *end != '\0' || *optarg == '-' || m == 0 ||
-			    m > 0777)
-				app_usage_error("--vni-socket-mode: '%s' is not an octal mode 1..0777",
-						optarg);
-			opt.socket_mode = (unsigned int)m;
-			break;
-		}
-		case 'q': opt.quiet = true; break;
-		case 'h':
-			usage(stdout, argv[0]);
-			exit(0);
-		default:
-			app_getopt_error(c, argv);
-		}
-	}
-	if (optind < argc)
-		app_usage_error("unexpected argument '%s' (EAL options go before \"--\")",
-				argv[optind]);
-	if (opt.topo_path == NULL || (opt.node_spec == NULL && opt.nodes_spec == NULL))
-		app_usage_error("--topo and --node (or --nodes) are required (see --help)");
-	if (opt.node_spec != NULL && opt.nodes_spec != NULL)
-		app_usage_error("--node and --nodes exclude each other");
 }
 
 /* Release what start-up made, then stop EAL. */
@@ -417,7 +138,7 @@ socket_path(char *out, size_t len, unsigned int rank)
 {
 	size_t o = 0;
 
-	for (const char *p = opt.socket; *p != '\0'; p++) {
+	for (const char *p = node_opt.socket; *p != '\0'; p++) {
 		if (p[0] == '%' && p[1] == 'r') {
 			int k = snprintf(out + o, len - o, "%u", rank);
 
@@ -468,7 +189,7 @@ node_conf_init(struct trd_node_conf *nc)
 static void
 wait_link(uint16_t port)
 {
-	uint64_t deadline = trd_time_us() + (uint64_t)opt.link_wait * 1000000;
+	uint64_t deadline = trd_time_us() + (uint64_t)node_opt.link_wait * 1000000;
 	struct rte_eth_link link;
 	char name[RTE_ETH_NAME_MAX_LEN] = "?";
 
@@ -489,7 +210,7 @@ wait_link(uint16_t port)
 			die("interrupted while waiting for port %u (%s)", port, name);
 		if (trd_time_us() >= deadline)
 			die("port %u (%s): link down after %u s (cable, peer, --link-wait)", port,
-			    name, opt.link_wait);
+			    name, node_opt.link_wait);
 		/* a memif client that connected before its server's port started was turned away
 		 * and does not try again by itself: restart the port to reconnect */
 		if (memif && trd_time_us() >= next_kick) {
@@ -505,14 +226,14 @@ wait_link(uint16_t port)
 static struct trd_link *
 make_link(unsigned int port)
 {
-	struct trd_link_conf lc = {.mtu = (uint16_t)opt.mtu};
+	struct trd_link_conf lc = {.mtu = (uint16_t)node_opt.mtu};
 	struct trd_link *l;
 
 	if (!rte_eth_dev_is_valid_port((uint16_t)port))
 		die("port %u does not exist (%u ports: give --vdev or -a, see docs/deploying.md)",
 		    port, rte_eth_dev_count_avail());
 	struct rte_eth_dev_info info;
-	uint64_t deadline = trd_time_us() + (uint64_t)opt.link_wait * 1000000;
+	uint64_t deadline = trd_time_us() + (uint64_t)node_opt.link_wait * 1000000;
 	bool memif = rte_eth_dev_info_get((uint16_t)port, &info) == 0 && info.driver_name != NULL &&
 		     strcmp(info.driver_name, "net_memif") == 0;
 
@@ -542,12 +263,12 @@ build_single(unsigned int rank)
 		die("cannot create node %u: %s", rank, rte_strerror(rte_errno));
 
 	if (topo->mode == TRD_TOPO_SWITCHED) {
-		unsigned int port = opt.port < 0 ? 0 : (unsigned int)opt.port;
+		unsigned int port = node_opt.port < 0 ? 0 : (unsigned int)node_opt.port;
 		struct trd_link *l;
 
-		if (opt.have_ports)
+		if (node_opt.have_ports)
 			die("--ports is for direct topologies; this one is switched: use --port");
-		if (topo->n_nodes == 1 && opt.port < 0)
+		if (topo->n_nodes == 1 && node_opt.port < 0)
 			return; /* alone on the torus: nothing to cable */
 		if (tn->has_mac && rte_eth_dev_is_valid_port((uint16_t)port)) {
 			struct rte_ether_addr mac, want;
@@ -574,15 +295,15 @@ build_single(unsigned int rank)
 		wait_link((uint16_t)port);
 		return;
 	}
-	if (opt.port >= 0)
+	if (node_opt.port >= 0)
 		die("--port is for switched topologies; this one is direct: use --ports");
 	for (int d = 0; d < TRD_DIR_COUNT; d++) {
-		int port = opt.have_ports ? opt.ports[d] : tn->port[d];
+		int port = node_opt.have_ports ? node_opt.ports[d] : tn->port[d];
 		unsigned int dim = topo->torus.dim[d / 2];
 		struct trd_link *l;
 
 		if (dim == 1 || (dim == 2 && (d & 1))) {
-			if (opt.have_ports && opt.ports[d] >= 0)
+			if (node_opt.have_ports && node_opt.ports[d] >= 0)
 				die("--ports: %s has no link in a %ux%ux%u torus",
 				    trd_dir_name((enum trd_dir)d), topo->torus.dim[0],
 				    topo->torus.dim[1], topo->torus.dim[2]);
@@ -612,7 +333,7 @@ build_net(unsigned int first, unsigned int last)
 	memset(&cf, 0, sizeof(cf));
 	cf.torus = topo->torus;
 	cf.links = TRD_NET_RING;
-	cf.mtu = (uint16_t)opt.mtu;
+	cf.mtu = (uint16_t)node_opt.mtu;
 	cf.node = &nc;
 	net = trd_net_create(&cf);
 	if (net == NULL)
@@ -640,37 +361,37 @@ serve(unsigned int rank, struct trd_node *node)
 	sv->node = node;
 	sv->rank = rank;
 	if (socket_path(sv->socket, sizeof(sv->socket), rank) != 0)
-		die("--vni-socket %s: longer than %zu characters", opt.socket,
+		die("--vni-socket %s: longer than %zu characters", node_opt.socket,
 		    sizeof(sv->socket) - 1); /* checked before start-up: not reached */
 	make_dirs(sv->socket);
 	vc.node = node;
 	vc.topo = topo;
 	vc.socket = sv->socket;
-	vc.staging = opt.staging;
-	vc.max_pool = opt.max_pool;
-	vc.max_ifs = opt.max_ifs;
+	vc.staging = node_opt.staging;
+	vc.max_pool = node_opt.max_pool;
+	vc.max_ifs = node_opt.max_ifs;
 	vc.inline_max = 960;
 	vc.req_fifo = 0;
 	vc.rep_fifo = 1;
 	vc.rec_fifo = 0;
-	vc.noproc_ms = opt.noproc_ms;
-	vc.socket_mode = opt.socket_mode;
-	vc.owners = opt.owners;
-	vc.n_owners = opt.n_owners;
+	vc.noproc_ms = node_opt.noproc_ms;
+	vc.socket_mode = node_opt.socket_mode;
+	vc.owners = node_opt.owners;
+	vc.n_owners = node_opt.n_owners;
 	sv->vnis = trd_vnis_create(&vc);
 	if (sv->vnis == NULL)
 		die("%s: cannot serve applications: %s", sv->socket,
 		    rte_errno == EADDRINUSE ? "another engine serves this socket"
 					    : rte_strerror(rte_errno));
 	n_srv++;
-	if (opt.capture != NULL) {
-		int rc = trd_node_capture(node, opt.capture, opt.snaplen);
+	if (node_opt.capture != NULL) {
+		int rc = trd_node_capture(node, node_opt.capture, node_opt.snaplen);
 
 		if (rc != 0)
-			die("--capture %s: %s", opt.capture, strerror(-rc));
+			die("--capture %s: %s", node_opt.capture, strerror(-rc));
 	}
-	if (opt.impair) {
-		int rc = trd_node_impair(node, &opt.impair_conf);
+	if (node_opt.impair) {
+		int rc = trd_node_impair(node, &node_opt.impair_conf);
 
 		if (rc != 0)
 			die("--impair: %s", strerror(-rc));
@@ -715,7 +436,7 @@ print_stats(double t, double dt, bool total)
 			double txl1 = txl2 + txp * NODE_L1_OVERHEAD * 8e-9;
 			double rxl1 = rxl2 + rxp * NODE_L1_OVERHEAD * 8e-9;
 
-			if (opt.json) {
+			if (node_opt.json) {
 				printf("{\"type\":\"%s\",\"time\":%.3f,\"node\":\"%s\",\"rank\":%u,"
 				       "\"coord\":[%u,%u,%u],\"seconds\":%.3f,"
 				       "\"tx_mpps\":%.4f,\"tx_gbps_l2\":%.4f,\"tx_gbps_l1\":%.4f,"
@@ -804,8 +525,8 @@ static void
 sleep_politely(void)
 {
 	struct pollfd pf[NODE_MAX_SERVED];
-	struct timespec ts = {.tv_sec = opt.sleep_us / 1000000,
-			      .tv_nsec = (long)(opt.sleep_us % 1000000) * 1000};
+	struct timespec ts = {.tv_sec = node_opt.sleep_us / 1000000,
+			      .tv_nsec = (long)(node_opt.sleep_us % 1000000) * 1000};
 	unsigned int i;
 
 	for (i = 0; i < n_srv; i++)
@@ -828,7 +549,7 @@ run(void)
 {
 	uint64_t start = trd_time_us(), last_work = start, next_stats, last_stats = start;
 
-	next_stats = opt.stats_period_us ? start + opt.stats_period_us : UINT64_MAX;
+	next_stats = node_opt.stats_period_us ? start + node_opt.stats_period_us : UINT64_MAX;
 	while (!node_stop) {
 		long work = 0;
 		uint64_t now;
@@ -842,18 +563,18 @@ run(void)
 		now = trd_time_us();
 		if (work > 0)
 			last_work = now;
-		else if (opt.idle_us != 0 && now - last_work >= opt.idle_us)
+		else if (node_opt.idle_us != 0 && now - last_work >= node_opt.idle_us)
 			sleep_politely();
 		if (now >= next_stats) {
 			print_stats((double)(now - start) * 1e-6, (double)(now - last_stats) * 1e-6,
 				    false);
 			last_stats = now;
-			next_stats += opt.stats_period_us;
+			next_stats += node_opt.stats_period_us;
 			if (next_stats <= now)
-				next_stats = now + opt.stats_period_us;
+				next_stats = now + node_opt.stats_period_us;
 		}
 	}
-	if (!opt.quiet)
+	if (!node_opt.quiet)
 		print_stats((double)(trd_time_us() - start) * 1e-6, 0, true);
 }
 
@@ -869,7 +590,7 @@ main(int argc, char **argv)
 	/* --help needs no EAL */
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			usage(stdout, argv[0]);
+			node_usage(stdout, argv[0]);
 			return 0;
 		}
 	memset(&sa, 0, sizeof(sa));
@@ -880,44 +601,44 @@ main(int argc, char **argv)
 
 	/* everything that needs no EAL first: a bad command line or topology costs nothing */
 	app_split_args(argc, argv, &app_argc, &app_argv);
-	parse_args(app_argc, app_argv);
-	topo = trd_topo_load(opt.topo_path, err, sizeof(err));
+	node_parse_args(app_argc, app_argv);
+	topo = trd_topo_load(node_opt.topo_path, err, sizeof(err));
 	if (topo == NULL) {
 		fprintf(stderr, "toroid-node: %s\n", err);
 		return 1;
 	}
-	if (opt.nodes_spec != NULL) {
-		char *dash = strchr(opt.nodes_spec, '-');
+	if (node_opt.nodes_spec != NULL) {
+		char *dash = strchr(node_opt.nodes_spec, '-');
 		uint64_t va, vb;
 
 		if (dash == NULL) {
-			first = last = (unsigned int)app_opt_u64("--nodes", opt.nodes_spec, 0,
+			first = last = (unsigned int)app_opt_u64("--nodes", node_opt.nodes_spec, 0,
 								 topo->n_nodes - 1);
 		} else {
 			char a[32];
 
-			snprintf(a, sizeof(a), "%.*s", (int)(dash - opt.nodes_spec), opt.nodes_spec);
-			if ((size_t)(dash - opt.nodes_spec) >= sizeof(a) ||
+			snprintf(a, sizeof(a), "%.*s", (int)(dash - node_opt.nodes_spec), node_opt.nodes_spec);
+			if ((size_t)(dash - node_opt.nodes_spec) >= sizeof(a) ||
 			    app_parse_u64(a, false, 0, topo->n_nodes - 1, &va) != 0 ||
 			    app_parse_u64(dash + 1, false, va, topo->n_nodes - 1, &vb) != 0)
-				app_usage_error("--nodes %s: expected A-B, ranks 0..%u", opt.nodes_spec,
+				app_usage_error("--nodes %s: expected A-B, ranks 0..%u", node_opt.nodes_spec,
 						topo->n_nodes - 1);
 			first = (unsigned int)va;
 			last = (unsigned int)vb;
 		}
 		if (last - first + 1 > NODE_MAX_SERVED)
-			app_usage_error("--nodes %s: at most %u nodes", opt.nodes_spec,
+			app_usage_error("--nodes %s: at most %u nodes", node_opt.nodes_spec,
 					NODE_MAX_SERVED);
-		if (first != last && strstr(opt.socket, "%r") == NULL)
+		if (first != last && strstr(node_opt.socket, "%r") == NULL)
 			app_usage_error("--vni-socket %s: several nodes need %%r in the path",
-					opt.socket);
+					node_opt.socket);
 	} else {
-		int rank = node_rank(opt.node_spec);
+		int rank = node_rank(node_opt.node_spec);
 
 		if (rank < 0)
 			app_usage_error("--node %s: no such node in %s (a rank 0..%u or a coordinate "
 					"X,Y,Z)",
-					opt.node_spec, opt.topo_path, topo->n_nodes - 1);
+					node_opt.node_spec, node_opt.topo_path, topo->n_nodes - 1);
 		first = last = (unsigned int)rank;
 	}
 	for (unsigned int r = first; r <= last; r++) {
@@ -926,7 +647,7 @@ main(int argc, char **argv)
 		if (socket_path(path, sizeof(path), r) != 0)
 			app_usage_error("--vni-socket %s: the path is longer than %zu characters (a "
 					"Unix socket's limit)",
-					opt.socket, sizeof(path) - 1);
+					node_opt.socket, sizeof(path) - 1);
 	}
 
 	app_eal_init(argc, argv, "1024", &app_argc, &app_argv);
@@ -939,10 +660,10 @@ main(int argc, char **argv)
 	if (rte_pdump_init() != 0)
 		fprintf(stderr, "toroid-node: rte_pdump not available (%s): dpdk-dumpcap cannot "
 				"attach; use --capture\n", rte_strerror(rte_errno));
-	if (trd_default_pool(opt.nodes_spec ? 65536 : 32768) == NULL)
+	if (trd_default_pool(node_opt.nodes_spec ? 65536 : 32768) == NULL)
 		die("no packet pool: %s (raise -m)", rte_strerror(rte_errno));
 
-	if (opt.nodes_spec != NULL) {
+	if (node_opt.nodes_spec != NULL) {
 		build_net(first, last);
 		for (unsigned int r = first; r <= last; r++)
 			serve(r, net_node_of_rank(r));

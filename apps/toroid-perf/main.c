@@ -405,6 +405,265 @@ setup(void)
 	trd_telemetry_init();
 }
 
+/* The command line, besides what goes into perf_opt. */
+struct perf_cli {
+	const char *sizes, *memif, *memif_socket;
+	const char *role; /* --server or --client (or --memif's side) */
+	bool ports_given, port_given;
+	uint16_t port;
+};
+
+/* --ports A,B */
+static void
+perf_parse_ports(char *arg)
+{
+	char *comma = strchr(arg, ',');
+
+	if (comma == NULL)
+		app_usage_error("--ports: '%s' is not A,B", arg);
+	*comma = '\0';
+	perf_opt.ports[0] = (uint16_t)app_opt_u64("--ports", arg, 0, UINT16_MAX);
+	perf_opt.ports[1] = (uint16_t)app_opt_u64("--ports", comma + 1, 0, UINT16_MAX);
+	*comma = ',';
+	if (perf_opt.ports[0] == perf_opt.ports[1])
+		app_usage_error("--ports %s: two different ports", arg);
+	perf_opt.links = TRD_NET_PORTS;
+}
+
+/* --torus XxYxZ */
+static void
+perf_parse_torus(char *arg)
+{
+	char *x1 = strchr(arg, 'x'), *x2 = x1 ? strchr(x1 + 1, 'x') : NULL;
+
+	if (x1 == NULL || x2 == NULL)
+		app_usage_error("--torus: '%s' is not XxYxZ", arg);
+	*x1 = *x2 = '\0';
+	perf_opt.torus[0] = (unsigned int)app_opt_u64("--torus", arg, 2, 64);
+	perf_opt.torus[1] = (unsigned int)app_opt_u64("--torus", x1 + 1, 1, 64);
+	perf_opt.torus[2] = (unsigned int)app_opt_u64("--torus", x2 + 1, 1, 64);
+	*x1 = *x2 = 'x';
+}
+
+/* One option of the command line (getopt_long's @p c). */
+static void
+perf_parse_option(int c, struct perf_cli *cli, char **app_argv)
+{
+	switch (c) {
+	case 't':
+		perf_opt.test = optarg;
+		break;
+	case 's':
+		cli->sizes = optarg;
+		break;
+	case 'n':
+		perf_opt.iters = app_opt_size("--iters", optarg, 1, 1ULL << 40);
+		break;
+	case 'w':
+		perf_opt.window = (unsigned int)app_opt_u64("--window", optarg, 1, 32);
+		break;
+	case 'b':
+		perf_opt.baseline = true;
+		break;
+	case 'j':
+		perf_opt.json = true;
+		break;
+	case 'L':
+		if (strcmp(optarg, "ring") == 0)
+			perf_opt.links = TRD_NET_RING;
+		else if (strcmp(optarg, "ethdev") == 0)
+			perf_opt.links = TRD_NET_ETHDEV_RING;
+		else
+			app_usage_error("--links: '%s' is not ring or ethdev", optarg);
+		break;
+	case 'M':
+		if (strcmp(optarg, "local") == 0)
+			perf_opt.mode = TRD_CPL_LOCAL;
+		else if (strcmp(optarg, "delivery") == 0)
+			perf_opt.mode = TRD_CPL_DELIVERY;
+		else
+			app_usage_error("--mode: '%s' is not local or delivery", optarg);
+		break;
+	case 'I':
+		perf_opt.inline_poll = true;
+		break;
+	case OPT_VA:
+		perf_opt.va = true;
+		break;
+	case OPT_COPY:
+		perf_opt.copy = true;
+		break;
+	case 'H':
+		perf_opt.hgrm = optarg;
+		break;
+	case 'R':
+		if (strcmp(optarg, "server") != 0 && strcmp(optarg, "client") != 0)
+			app_usage_error("--memif: '%s' is not server or client", optarg);
+		cli->memif = optarg;
+		break;
+	case 'S':
+		cli->memif_socket = optarg;
+		break;
+	case 'C':
+		perf_opt.capture = optarg;
+		break;
+	case 'N':
+		perf_opt.snaplen = (unsigned int)app_opt_u64("--snaplen", optarg, 64, 65535);
+		break;
+	case 'P':
+		if (trd_impair_parse(optarg, &perf_impair) != 0)
+			app_usage_error("--impair: bad specification '%s' (e.g. loss=1%%,seed=1; "
+					"rates 0..1 or 0..100%%)",
+					optarg);
+		perf_impaired = true;
+		break;
+	case 'D':
+		perf_opt.timeout_us = app_opt_u64("--timeout", optarg, 1, 3600) * 1000000;
+		break;
+	case OPT_SERVER:
+	case OPT_CLIENT:
+		if (cli->role != NULL && strcmp(cli->role, c == OPT_SERVER ? "server" : "client") != 0)
+			app_usage_error("--server and --client exclude each other");
+		cli->role = c == OPT_SERVER ? "server" : "client";
+		break;
+	case OPT_PORT:
+		cli->port = (uint16_t)app_opt_u64("--port", optarg, 0, RTE_MAX_ETHPORTS - 1);
+		cli->port_given = true;
+		break;
+	case OPT_DURATION:
+		perf_opt.duration_s = app_opt_double("--duration", optarg, 0.01, 86400);
+		break;
+	case OPT_INTERVAL:
+		perf_opt.interval_s = app_opt_double("--interval", optarg, 0.01, 3600);
+		break;
+	case OPT_RATE:
+		if (parse_rate(optarg, &perf_opt.rate, &perf_opt.rate_bits) != 0)
+			app_usage_error("--rate: '%s' is not a rate (messages per second 1..1G, "
+					"e.g. 100k, or bits per second 1kbit..10Tbit, e.g. "
+					"5Gbit)",
+					optarg);
+		break;
+	case OPT_CORES:
+		perf_opt.cores = (unsigned int)app_opt_u64("--cores", optarg, 1, 2);
+		break;
+	case 'O':
+		perf_parse_ports(optarg);
+		cli->ports_given = true;
+		break;
+	case 'T':
+		perf_parse_torus(optarg);
+		break;
+	default:
+		app_getopt_error(c, app_argv);
+	}
+}
+
+/* The options that exclude each other, the test's name and the default sizes: one line on
+ * stderr and exit 2 for the first one wrong. */
+static void
+perf_check_options(struct perf_cli *cli)
+{
+	if (cli->memif != NULL && cli->role != NULL)
+		app_usage_error("--memif and --%s exclude each other (--memif makes the port)",
+				cli->role);
+	if (cli->memif != NULL)
+		cli->role = cli->memif;
+	if (cli->role != NULL &&
+	    (cli->ports_given || perf_opt.inline_poll || perf_opt.links != TRD_NET_ETHDEV_RING ||
+	     perf_opt.capture != NULL || perf_impaired))
+		app_usage_error("--%s: one node on one port; --ports, --links, --inline, --capture "
+				"and --impair are for the one-process run",
+				cli->role);
+	if (cli->port_given && (cli->role == NULL || cli->memif != NULL))
+		app_usage_error("--port is for --server and --client (the port given to EAL)");
+	if ((perf_opt.duration_s > 0 || perf_opt.interval_s > 0 || perf_opt.rate > 0) &&
+	    (cli->role == NULL || strcmp(cli->role, "client") != 0))
+		app_usage_error("--duration, --interval and --rate are for the client (--client or "
+				"--memif client): the server answers what it asks");
+	if (perf_opt.duration_s > 0 && perf_opt.iters != 0)
+		app_usage_error("--duration and -n exclude each other");
+	if (perf_opt.duration_s > 0 && perf_opt.interval_s > perf_opt.duration_s)
+		app_usage_error("--interval %g is longer than --duration %g", perf_opt.interval_s,
+				perf_opt.duration_s);
+	if (perf_opt.va && cli->role != NULL)
+		app_usage_error("--va is for the one-process run");
+	if (perf_opt.cores > 0 && perf_opt.inline_poll)
+		app_usage_error("--cores and --inline exclude each other");
+	if (perf_opt.cores > 1 && cli->role != NULL)
+		app_usage_error("--cores %u: one node per process with --%s (--cores 1 at most)",
+				perf_opt.cores, cli->role);
+	if (perf_opt.test == NULL && cli->role != NULL && strcmp(cli->role, "server") == 0)
+		perf_opt.test = "all"; /* the server answers whatever the client asks */
+	if (perf_opt.test == NULL)
+		app_usage_error("-t TEST is required (see --help)");
+	{
+		bool known = strcmp(perf_opt.test, "all") == 0;
+
+		for (unsigned int i = 0; i < RTE_DIM(tests) && !known; i++)
+			known = strcmp(perf_opt.test, tests[i].name) == 0;
+		if (!known)
+			app_usage_error("unknown test '%s' (see --help)", perf_opt.test);
+	}
+	if (cli->sizes != NULL && parse_sizes(cli->sizes) != 0)
+		app_usage_error("--sizes: bad list '%s' (e.g. 64, 8,64,1K or 8:65536; each 0..64M, "
+				"at most %d)",
+				cli->sizes, PERF_MAX_SIZES);
+	if (cli->sizes == NULL) {
+		perf_opt.n_sizes = 1;
+		perf_opt.sizes[0] = strcmp(perf_opt.test, "linerate") == 0 ? 1444
+			       : strstr(perf_opt.test, "_bw") != NULL ? 65536
+								 : 64;
+	}
+}
+
+static void
+perf_on_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* The one-process run: every size of the test asked (or of every test); the failures. */
+static int
+perf_run_tests(void)
+{
+	int failed = 0;
+
+	for (unsigned int ti = 0; ti < RTE_DIM(tests) && !perf_stop; ti++) {
+		const struct perf_test *t = &tests[ti];
+
+		if (strcmp(perf_opt.test, "all") != 0 && strcmp(perf_opt.test, t->name) != 0)
+			continue;
+		perf_print_header(t->kind);
+		for (unsigned int si = 0; si < perf_opt.n_sizes && !perf_stop; si++) {
+			struct perf_result r;
+			int rc = run_one(t, perf_opt.sizes[si], &r);
+
+			if (rc != 0 && perf_stop)
+				break; /* nothing measured of this one */
+			if (rc != 0) {
+				fprintf(stderr, "toroid-perf: %s size %u failed: %s\n", t->name,
+					perf_opt.sizes[si], strerror(-rc));
+				failed++;
+				continue;
+			}
+			print_result(&r);
+		}
+		if (strcmp(perf_opt.test, "all") != 0)
+			return failed;
+	}
+	if (strcmp(perf_opt.test, "all") != 0 && !perf_stop) {
+		fprintf(stderr, "toroid-perf: unknown test '%s' (see --help)\n", perf_opt.test);
+		failed++;
+	}
+	return failed;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -428,10 +687,7 @@ main(int argc, char **argv)
 		{"copy", no_argument, NULL, OPT_COPY},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
-	const char *sizes = NULL, *memif = NULL, *memif_socket = "/tmp/toroid-perf.sock";
-	const char *role = NULL; /* --server or --client */
-	bool ports_given = false, port_given = false;
-	uint16_t port = 0;
+	struct perf_cli cli = {.memif_socket = "/tmp/toroid-perf.sock"};
 	int app_argc, c, failed = 0;
 	char **app_argv;
 
@@ -450,187 +706,12 @@ main(int argc, char **argv)
 	/* the options first, so a bad command line prints one line and costs no EAL */
 	app_split_args(argc, argv, &app_argc, &app_argv);
 	opterr = 0;
-	while ((c = getopt_long(app_argc, app_argv, ":t:s:n:w:bjh", lo, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			perf_opt.test = optarg;
-			break;
-		case 's':
-			sizes = optarg;
-			break;
-		case 'n':
-			perf_opt.iters = app_opt_size("--iters", optarg, 1, 1ULL << 40);
-			break;
-		case 'w':
-			perf_opt.window = (unsigned int)app_opt_u64("--window", optarg, 1, 32);
-			break;
-		case 'b':
-			perf_opt.baseline = true;
-			break;
-		case 'j':
-			perf_opt.json = true;
-			break;
-		case 'L':
-			if (strcmp(optarg, "ring") == 0)
-				perf_opt.links = TRD_NET_RING;
-			else if (strcmp(optarg, "ethdev") == 0)
-				perf_opt.links = TRD_NET_ETHDEV_RING;
-			else
-				app_usage_error("--links: '%s' is not ring or ethdev", optarg);
-			break;
-		case 'M':
-			if (strcmp(optarg, "local") == 0)
-				perf_opt.mode = TRD_CPL_LOCAL;
-			else if (strcmp(optarg, "delivery") == 0)
-				perf_opt.mode = TRD_CPL_DELIVERY;
-			else
-				app_usage_error("--mode: '%s' is not local or delivery", optarg);
-			break;
-		case 'I':
-			perf_opt.inline_poll = true;
-			break;
-		case OPT_VA:
-			perf_opt.va = true;
-			break;
-		case OPT_COPY:
-			perf_opt.copy = true;
-			break;
-		case 'H':
-			perf_opt.hgrm = optarg;
-			break;
-		case 'R':
-			if (strcmp(optarg, "server") != 0 && strcmp(optarg, "client") != 0)
-				app_usage_error("--memif: '%s' is not server or client", optarg);
-			memif = optarg;
-			break;
-		case 'S':
-			memif_socket = optarg;
-			break;
-		case 'C':
-			perf_opt.capture = optarg;
-			break;
-		case 'N':
-			perf_opt.snaplen = (unsigned int)app_opt_u64("--snaplen", optarg, 64, 65535);
-			break;
-		case 'P':
-			if (trd_impair_parse(optarg, &perf_impair) != 0)
-				app_usage_error("--impair: bad specification '%s' (e.g. loss=1%%,seed=1; "
-						"rates 0..1 or 0..100%%)",
-						optarg);
-			perf_impaired = true;
-			break;
-		case 'D':
-			perf_opt.timeout_us = app_opt_u64("--timeout", optarg, 1, 3600) * 1000000;
-			break;
-		case OPT_SERVER:
-		case OPT_CLIENT:
-			if (role != NULL && strcmp(role, c == OPT_SERVER ? "server" : "client") != 0)
-				app_usage_error("--server and --client exclude each other");
-			role = c == OPT_SERVER ? "server" : "client";
-			break;
-		case OPT_PORT:
-			port = (uint16_t)app_opt_u64("--port", optarg, 0, RTE_MAX_ETHPORTS - 1);
-			port_given = true;
-			break;
-		case OPT_DURATION:
-			perf_opt.duration_s = app_opt_double("--duration", optarg, 0.01, 86400);
-			break;
-		case OPT_INTERVAL:
-			perf_opt.interval_s = app_opt_double("--interval", optarg, 0.01, 3600);
-			break;
-		case OPT_RATE:
-			if (parse_rate(optarg, &perf_opt.rate, &perf_opt.rate_bits) != 0)
-				app_usage_error("--rate: '%s' is not a rate (messages per second 1..1G, "
-						"e.g. 100k, or bits per second 1kbit..10Tbit, e.g. "
-						"5Gbit)",
-						optarg);
-			break;
-		case OPT_CORES:
-			perf_opt.cores = (unsigned int)app_opt_u64("--cores", optarg, 1, 2);
-			break;
-		case 'O': {
-			char *comma = strchr(optarg, ',');
-
-			if (comma == NULL)
-				app_usage_error("--ports: '%s' is not A,B", optarg);
-			*comma = '\0';
-			perf_opt.ports[0] = (uint16_t)app_opt_u64("--ports", optarg, 0, UINT16_MAX);
-			perf_opt.ports[1] = (uint16_t)app_opt_u64("--ports", comma + 1, 0, UINT16_MAX);
-			*comma = ',';
-			if (perf_opt.ports[0] == perf_opt.ports[1])
-				app_usage_error("--ports %s: two different ports", optarg);
-			perf_opt.links = TRD_NET_PORTS;
-			ports_given = true;
-			break;
-		}
-		case 'T': {
-			char *x1 = strchr(optarg, 'x'), *x2 = x1 ? strchr(x1 + 1, 'x') : NULL;
-
-			if (x1 == NULL || x2 == NULL)
-				app_usage_error("--torus: '%s' is not XxYxZ", optarg);
-			*x1 = *x2 = '\0';
-			perf_opt.torus[0] = (unsigned int)app_opt_u64("--torus", optarg, 2, 64);
-			perf_opt.torus[1] = (unsigned int)app_opt_u64("--torus", x1 + 1, 1, 64);
-			perf_opt.torus[2] = (unsigned int)app_opt_u64("--torus", x2 + 1, 1, 64);
-			*x1 = *x2 = 'x';
-			break;
-		}
-		default:
-			app_getopt_error(c, app_argv);
-		}
-	}
+	while ((c = getopt_long(app_argc, app_argv, ":t:s:n:w:bjh", lo, NULL)) != -1)
+		perf_parse_option(c, &cli, app_argv);
 	if (optind < app_argc)
 		app_usage_error("unexpected argument '%s' (EAL options go before \"--\")",
 				app_argv[optind]);
-	if (memif != NULL && role != NULL)
-		app_usage_error("--memif and --%s exclude each other (--memif makes the port)", role);
-	if (memif != NULL)
-		role = memif;
-	if (role != NULL && (ports_given || perf_opt.inline_poll || perf_opt.links != TRD_NET_ETHDEV_RING ||
-			     perf_opt.capture != NULL || perf_impaired))
-		app_usage_error("--%s: one node on one port; --ports, --links, --inline, --capture "
-				"and --impair are for the one-process run",
-				role);
-	if (port_given && (role == NULL || memif != NULL))
-		app_usage_error("--port is for --server and --client (the port given to EAL)");
-	if ((perf_opt.duration_s > 0 || perf_opt.interval_s > 0 || perf_opt.rate > 0) &&
-	    (role == NULL || strcmp(role, "client") != 0))
-		app_usage_error("--duration, --interval and --rate are for the client (--client or "
-				"--memif client): the server answers what it asks");
-	if (perf_opt.duration_s > 0 && perf_opt.iters != 0)
-		app_usage_error("--duration and -n exclude each other");
-	if (perf_opt.duration_s > 0 && perf_opt.interval_s > perf_opt.duration_s)
-		app_usage_error("--interval %g is longer than --duration %g", perf_opt.interval_s,
-				perf_opt.duration_s);
-	if (perf_opt.va && role != NULL)
-		app_usage_error("--va is for the one-process run");
-	if (perf_opt.cores > 0 && perf_opt.inline_poll)
-		app_usage_error("--cores and --inline exclude each other");
-	if (perf_opt.cores > 1 && role != NULL)
-		app_usage_error("--cores %u: one node per process with --%s (--cores 1 at most)",
-				perf_opt.cores, role);
-	if (perf_opt.test == NULL && role != NULL && strcmp(role, "server") == 0)
-		perf_opt.test = "all"; /* the server answers whatever the client asks */
-	if (perf_opt.test == NULL)
-		app_usage_error("-t TEST is required (see --help)");
-	{
-		bool known = strcmp(perf_opt.test, "all") == 0;
-
-		for (unsigned int i = 0; i < RTE_DIM(tests) && !known; i++)
-			known = strcmp(perf_opt.test, tests[i].name) == 0;
-		if (!known)
-			app_usage_error("unknown test '%s' (see --help)", perf_opt.test);
-	}
-	if (sizes != NULL && parse_sizes(sizes) != 0)
-		app_usage_error("--sizes: bad list '%s' (e.g. 64, 8,64,1K or 8:65536; each 0..64M, "
-				"at most %d)",
-				sizes, PERF_MAX_SIZES);
-	if (sizes == NULL) {
-		perf_opt.n_sizes = 1;
-		perf_opt.sizes[0] = strcmp(perf_opt.test, "linerate") == 0 ? 1444
-			       : strstr(perf_opt.test, "_bw") != NULL ? 65536
-								 : 64;
-	}
+	perf_check_options(&cli);
 	free(app_argv);
 	app_eal_init(argc, argv, "1024", &app_argc, &app_argv);
 	if (perf_opt.links == TRD_NET_PORTS &&
@@ -639,21 +720,14 @@ main(int argc, char **argv)
 		app_usage_error("--ports %u,%u: two DPDK ports (%u available; give them with -a PCI "
 				"or --vdev)",
 				perf_opt.ports[0], perf_opt.ports[1], rte_eth_dev_count_avail());
-	{
-		struct sigaction sa;
-
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_signal;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-	}
-	if (role != NULL && memif == NULL && !rte_eth_dev_is_valid_port(port))
+	perf_on_signals();
+	if (cli.role != NULL && cli.memif == NULL && !rte_eth_dev_is_valid_port(cli.port))
 		app_usage_error("--%s: no DPDK port %u (%u available; give one with -a PCI or --vdev)",
-				role, port, rte_eth_dev_count_avail());
-	if (role != NULL) {
-		failed = perf_twoproc(strcmp(role, "server") == 0, memif != NULL ? memif_socket : NULL,
-				      port, perf_opt.test);
+				cli.role, cli.port, rte_eth_dev_count_avail());
+	if (cli.role != NULL) {
+		failed = perf_twoproc(strcmp(cli.role, "server") == 0,
+				      cli.memif != NULL ? cli.memif_socket : NULL, cli.port,
+				      perf_opt.test);
 		rte_eal_cleanup();
 		if (perf_stop) {
 			fprintf(stderr, "toroid-perf: interrupted\n");
@@ -663,34 +737,7 @@ main(int argc, char **argv)
 	}
 	setup();
 
-	for (unsigned int ti = 0; ti < RTE_DIM(tests) && !perf_stop; ti++) {
-		const struct perf_test *t = &tests[ti];
-
-		if (strcmp(perf_opt.test, "all") != 0 && strcmp(perf_opt.test, t->name) != 0)
-			continue;
-		perf_print_header(t->kind);
-		for (unsigned int si = 0; si < perf_opt.n_sizes && !perf_stop; si++) {
-			struct perf_result r;
-			int rc = run_one(t, perf_opt.sizes[si], &r);
-
-			if (rc != 0 && perf_stop)
-				break; /* nothing measured of this one */
-			if (rc != 0) {
-				fprintf(stderr, "toroid-perf: %s size %u failed: %s\n", t->name,
-					perf_opt.sizes[si], strerror(-rc));
-				failed++;
-				continue;
-			}
-			print_result(&r);
-		}
-		if (strcmp(perf_opt.test, "all") != 0)
-			goto done;
-	}
-	if (strcmp(perf_opt.test, "all") != 0 && !perf_stop) {
-		fprintf(stderr, "toroid-perf: unknown test '%s' (see --help)\n", perf_opt.test);
-		failed++;
-	}
-done:
+	failed = perf_run_tests();
 	engine_stop();
 	trd_net_free(px.net);
 	rte_eal_cleanup();

@@ -477,6 +477,56 @@ static void
 rx_apply(struct trd_coll *c, struct coll_op *op, uint32_t src, unsigned int type, uint32_t arg,
 	 const void *data, uint32_t len);
 
+/* The bytes of scratch space (c->work) an operation of this kind needs at this task. */
+static size_t
+op_work_need(const struct coll_op *op, int nch)
+{
+	switch (op->kind) {
+	case CK_REDUCE:
+		return nch != 0 && op->vrank != 0 ? op->len : 0;
+	case CK_GATHER:
+	case CK_ALLGATHER:
+	case CK_SCATTER:
+		return (size_t)op->my_sub * op->len;
+	default:
+		return 0;
+	}
+}
+
+/* The messages of this operation that came before it began, in arrival order; the others
+ * stay pending, in theirs. */
+static void
+op_replay_pending(struct trd_coll *c, struct coll_op *op)
+{
+	struct coll_pend *list = c->pend, *mine = NULL, **mt = &mine;
+	uint32_t seq = (uint32_t)(op->seq & COLL_SEQ_MASK);
+
+	c->pend = c->pend_tail = NULL;
+	while (list != NULL) {
+		struct coll_pend *p = list;
+
+		list = p->next;
+		p->next = NULL;
+		if (p->seq == seq) {
+			*mt = p;
+			mt = &p->next;
+		} else {
+			if (c->pend_tail != NULL)
+				c->pend_tail->next = p;
+			else
+				c->pend = p;
+			c->pend_tail = p;
+		}
+	}
+	while (mine != NULL) {
+		struct coll_pend *p = mine;
+
+		mine = p->next;
+		coll_rx_pending(c, p);
+		free(p);
+	}
+}
+
 static int
 op_begin(struct trd_coll *c, struct coll_op *op)
 {
@@ -486,7 +536,6 @@ op_begin(struct trd_coll *c, struct coll_op *op)
 	unsigned int child[2];
 	uint32_t up_ch = 0;
 	int parent, nch, rc;
-	size_t need = 0;
 
 	memset(op->in, 0, sizeof(op->in));
 	memset(op->out, 0, sizeof(op->out));
@@ -504,20 +553,7 @@ op_begin(struct trd_coll *c, struct coll_op *op)
 	if (parent >= 0)
 		up_ch = 1 + (v - (2 * ((v - 1) / 2) + 1)); /* our channel at the parent */
 
-	switch (op->kind) {
-	case CK_REDUCE:
-		if (nch != 0 && v != 0)
-			need = len;
-		break;
-	case CK_GATHER:
-	case CK_ALLGATHER:
-	case CK_SCATTER:
-		need = (size_t)op->my_sub * len;
-		break;
-	default:
-		break;
-	}
-	rc = work_ensure(c, need);
+	rc = work_ensure(c, op_work_need(op, nch));
 	if (rc != 0)
 		return rc;
 
@@ -600,36 +636,7 @@ op_begin(struct trd_coll *c, struct coll_op *op)
 		return -EINVAL;
 	}
 
-	/* messages that came before we began, in arrival order */
-	{
-		struct coll_pend *list = c->pend, *mine = NULL, **mt = &mine;
-		uint32_t seq = (uint32_t)(op->seq & COLL_SEQ_MASK);
-
-		c->pend = c->pend_tail = NULL;
-		while (list != NULL) {
-			struct coll_pend *p = list;
-
-			list = p->next;
-			p->next = NULL;
-			if (p->seq == seq) {
-				*mt = p;
-				mt = &p->next;
-			} else {
-				if (c->pend_tail != NULL)
-					c->pend_tail->next = p;
-				else
-					c->pend = p;
-				c->pend_tail = p;
-			}
-		}
-		while (mine != NULL) {
-			struct coll_pend *p = mine;
-
-			mine = p->next;
-			coll_rx_pending(c, p);
-			free(p);
-		}
-	}
+	op_replay_pending(c, op);
 	return 0;
 }
 

@@ -81,6 +81,7 @@ static const coll_reduce_fn reduce_fns[TRD_COLL_OP_MAX][TRD_COLL_TYPE_MAX] = {
 #define ENTRY_(E, name, T, U)                                                                      \
 	[TRD_COLL_BAND][TRD_COLL_##E] = band_##name, [TRD_COLL_BOR][TRD_COLL_##E] = bor_##name,    \
 	[TRD_COLL_BXOR][TRD_COLL_##E] = bxor_##name,
+	/* the bitwise operations, on the integer types only */
 	COLL_INT_TYPES(ENTRY_)
 #undef ENTRY_
 };

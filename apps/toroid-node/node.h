@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * toroid-node's options, shared by its command line (args.c) and the daemon (main.c).
+ */
+#ifndef TOROID_NODE_H
+#define TOROID_NODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <toroid/toroid.h>
+#include <toroid/topo.h>
+#include <toroid/vni_service.h>
+
+#define NODE_MAX_OWNERS 64
+#define NODE_DEFAULT_SOCKET "/run/toroid/node%r.sock"
+
+struct node_opts {
+	const char *topo_path;
+	const char *node_spec;
+	const char *nodes_spec;
+	int port;                       /* switched: -1 = the default (0) */
+	int ports[TRD_DIR_COUNT];       /* direct, from --ports; -1 = from the file */
+	bool have_ports;
+	const char *socket;
+	uint64_t stats_period_us;
+	bool json;
+	const char *capture;
+	unsigned int snaplen;
+	bool impair;
+	struct trd_impair_conf impair_conf;
+	unsigned long long staging;
+	unsigned long long max_pool;
+	unsigned int max_ifs;
+	unsigned int idle_us;
+	unsigned int sleep_us;
+	unsigned int link_wait;
+	unsigned int mtu;
+	unsigned int noproc_ms;
+	struct trd_vnis_owner owners[NODE_MAX_OWNERS];
+	unsigned int n_owners;
+	unsigned int socket_mode;
+	bool quiet;
+};
+
+/* The options, their defaults set in args.c. */
+extern struct node_opts node_opt;
+
+/* --help's text, to @p f. */
+void node_usage(FILE *f, const char *prog);
+
+/* The options after "--"; read before EAL starts, so a bad command line costs nothing and
+ * prints one line (exit 2). */
+void node_parse_args(int argc, char **argv);
+
+#endif /* TOROID_NODE_H */
