@@ -168,7 +168,12 @@ struct trd_peer {
 	uint64_t last_progress; /* vclock: last ack that moved snd_una, or the start of owing */
 	uint64_t last_probe;
 	uint64_t last_chal;     /* when we last challenged it */
-	uint64_t last_goback;   /* when we last resent our window after a challenge */
+	uint64_t last_goback;   /* when we last resent our window after the peer restarted it */
+	uint64_t last_echo;     /* when we last answered a challenge (rate limit) */
+	uint64_t echo_key;      /* the cookie we last echoed: the peer's acks carry it back once
+				 * it has started our session (only then do we resend) */
+	uint64_t restart_key;   /* the cookie of the peer's session we last started: our acks
+				 * carry it until its first packet comes (the peer resends) */
 	uint64_t probe_nonce;   /* base of our probes' nonces (random); 0: none yet */
 	uint64_t probe_seq;     /* probes sent: probe k carries probe_nonce + k */
 	uint64_t probe_floor;   /* probe_seq at the last proof of life */
@@ -227,6 +232,9 @@ struct trd_node {
 	int64_t *ctr;
 	uint8_t *ctr_used;
 	struct trd_mr *mrs;
+	uint64_t mr_secret[4];         /* SipHash keys: [0..1] make region keys, [2..3] place them */
+	uint64_t mr_serial;            /* region keys made so far (mr.c) */
+	bool mr_keyed;                 /* mr_secret is drawn */
 	rte_spinlock_t ctl_lock;       /* control path only: counter and region tables */
 
 	struct trd_cpl *cpl;           /* by completion id - 1 */
@@ -250,6 +258,8 @@ struct trd_node {
 	struct trd_peer **peers;       /* by rank, made on first use */
 	uint32_t *active;              /* ranks with timers to run */
 	uint32_t n_active;
+	uint64_t sl_start;             /* vclock: start of the stateless answers' interval */
+	uint32_t sl_count;             /* stateless answers (to peers with no state) in it */
 
 	struct rte_hash *reasm_hash;
 	struct trd_reasm *reasm;

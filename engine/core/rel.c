@@ -380,6 +380,8 @@ send_ack(struct trd_node *n, struct trd_peer *pe, uint16_t flags, uint64_t key, 
 	uint16_t len = 0;
 	int rc;
 
+	if (flags == 0 && key == 0 && pe->rx_valid)
+		key = pe->restart_key; /* we started its session: tell it which (0: none) */
 	trd_torus_coord(&n->torus, pe->rank, &c);
 	dst[0] = c.x;
 	dst[1] = c.y;
@@ -517,21 +519,39 @@ on_ack(struct trd_node *n, struct trd_peer *pe, uint32_t ack, const uint8_t *sac
 }
 
 /* The peer challenged us (it knows no session of ours): echo its cookie with our session and
- * where it starts, and send what it has not acknowledged again (at most once a round trip:
- * challenges can be forged, and each would cost a window). */
+ * where it starts, and nothing else. Anyone can forge a challenge: resending the window for
+ * each one handed the segment a lever (a window of packets per forged frame). What the peer
+ * lost is resent once it has really started our session (its acks carry the cookie back:
+ * on_restarted()), which a forged challenge cannot bring about, or by the ordinary loss
+ * recovery. At most one echo per quarter of the least timeout. */
 static void
 on_challenge(struct trd_node *n, struct trd_peer *pe, uint64_t cookie, uint64_t now)
 {
-	uint64_t gap = RTE_MAX(pe->srtt, n->rto0 / 4);
-
 	if (pe->snd_una == 0)
 		return; /* (a sequence space that wrapped to 0: the next packet moves it) */
-	send_ack(n, pe, TRD_HF_ECHO, cookie, pe->snd_una);
-	if (pe->snd_una != pe->snd_nxt && (pe->last_goback == 0 || now - pe->last_goback > gap)) {
-		pe->last_goback = now;
-		for (uint32_t s = pe->snd_una; s != pe->snd_nxt; s++)
-			retransmit(n, pe, s, now);
+	if (pe->last_echo != 0 && now - pe->last_echo < n->rto0 / 4)
+		return;
+	if (send_ack(n, pe, TRD_HF_ECHO, cookie, pe->snd_una) == 0) {
+		pe->last_echo = now;
+		pe->echo_key = cookie;
 	}
+}
+
+/* The peer's ack carries back the cookie we echoed: it started our session at snd_una, and
+ * whatever it had of our old one is lost to it. Send the window again, once per echo (and at
+ * most once a round trip): only the peer that challenged us knows the cookie. */
+static void
+on_restarted(struct trd_node *n, struct trd_peer *pe, uint64_t now)
+{
+	uint64_t gap = RTE_MAX(pe->srtt, n->rto0 / 4);
+
+	pe->echo_key = 0;
+	if (pe->last_goback != 0 && now - pe->last_goback <= gap)
+		return;
+	pe->last_goback = now;
+	for (uint32_t s = pe->snd_una; s != pe->snd_nxt; s++)
+		if (!(pe->sacked[s & (n->rel_w - 1)] & 1))
+			retransmit(n, pe, s, now);
 }
 
 /* The peer answered our challenge: its new session starts at @p first. */
@@ -566,6 +586,7 @@ on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, uint64
 	pe->rx_epoch = p->epoch;
 	pe->rcv_nxt = p->aux;
 	pe->rx_valid = true;
+	pe->restart_key = p->key; /* our acks tell the peer (until its first packet comes) */
 	pe->chal_gen++; /* this answer, replayed, proves nothing again */
 	pe->chal_pending = false;
 	pe->ack_pending = 1;
@@ -574,6 +595,78 @@ on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, uint64
 	peer_alive(n, pe, now);
 	peer_session(n, pe, p->epoch);
 	return 0;
+}
+
+/* ---- peers we keep no state for ----
+ * A node we never sent anything to and that never proved itself gets no memory and no
+ * timer: what it sends (a hello, a frame of a session we do not know) is answered from the
+ * secret alone, its state is made only when it echoes the cookie of its first session
+ * (generation 0; once the state exists the generation has moved on, so that echo proves
+ * nothing again). Forged frames "from" every coordinate of the torus therefore claim nothing,
+ * and draw at most TRD_SL_BURST frames per quarter of the least timeout over all such
+ * nodes. */
+#define TRD_SL_BURST 64
+
+static void
+stateless_ack(struct trd_node *n, uint32_t rank, uint16_t flags, uint64_t key)
+{
+	struct trd_coord c;
+	uint8_t dst[3];
+	uint16_t epoch;
+	uint32_t isn;
+
+	if (n->vclock - n->sl_start >= n->rto0 / 4) {
+		n->sl_start = n->vclock;
+		n->sl_count = 0;
+	}
+	if (n->sl_count >= TRD_SL_BURST)
+		return;
+	n->sl_count++;
+	trd_torus_coord(&n->torus, rank, &c);
+	dst[0] = c.x;
+	dst[1] = c.y;
+	dst[2] = c.z;
+	/* our session towards it, should it prove itself: its first one */
+	trd_session_start(n->sess_key[0], n->sess_key[1], rank, &epoch, &isn);
+	if (trd_ctl_send_ack(n, dst, flags, 0, 0, epoch, key, 0, NULL, 0) == 0)
+		n->stat[TRD_STAT_TX_ACKS]++;
+}
+
+static inline void
+stateless_chal(struct trd_node *n, uint32_t rank)
+{
+	stateless_ack(n, rank, TRD_HF_CHAL,
+		      trd_session_cookie(n->sess_key[0], n->sess_key[1], rank, 0));
+}
+
+/* An ACK from a node we keep no state for: its state if it just proved itself (a correct
+ * echo), else NULL and *@p rc the frame's drop cause (0: none). */
+static struct trd_peer *
+ack_stateless(struct trd_node *n, uint32_t rank, const struct trd_pkt *p, int *rc)
+{
+	uint16_t epoch;
+	uint32_t isn;
+
+	*rc = 0;
+	/* an ack of the first session we would open towards it, at its first sequence number:
+	 * both come from the secret, so it proves as much as any ack of ours does */
+	trd_session_start(n->sess_key[0], n->sess_key[1], rank, &epoch, &isn);
+	if (p->ack == isn && (uint16_t)p->offset == epoch && !(p->flags & TRD_HF_CHAL))
+		return trd_rel_peer(n, rank);
+	if (p->flags & TRD_HF_CHAL)
+		return NULL; /* we sent it nothing: there is nothing to echo */
+	if (p->flags & TRD_HF_ECHO) {
+		if (p->key != trd_session_cookie(n->sess_key[0], n->sess_key[1], rank, 0)) {
+			*rc = TRD_DROP_BAD_SESSION;
+			return NULL;
+		}
+		return trd_rel_peer(n, rank); /* proven: on_echo() starts its session */
+	}
+	if (p->flags & TRD_HF_PROBE)
+		stateless_ack(n, rank, 0, p->key); /* alive: echo the probe's nonce */
+	if (p->epoch != 0)
+		stateless_chal(n, rank); /* a session we do not know (a hello) */
+	return NULL;
 }
 
 int
@@ -586,9 +679,12 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack)
 	bool proven = false;
 	int rc;
 
-	if (rank < 0 || (pe = trd_rel_peer(n, (uint32_t)rank)) == NULL)
+	if (rank < 0 || (uint32_t)rank == n->rank)
 		return 0;
 	n->stat[TRD_STAT_RX_ACKS]++;
+	pe = n->peers[rank];
+	if (pe == NULL && (pe = ack_stateless(n, (uint32_t)rank, p, &rc)) == NULL)
+		return rc;
 	if (p->flags & TRD_HF_CHAL) {
 		on_challenge(n, pe, p->key, now);
 		return 0;
@@ -611,6 +707,8 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack)
 		if (rc >= 0)
 			pe->ack_synced = true;
 		proven = rc > 0;
+		if (rc >= 0 && pe->echo_key != 0 && p->key == pe->echo_key)
+			on_restarted(n, pe, now);
 	}
 	if (!(p->flags & (TRD_HF_PROBE | TRD_HF_ECHO)) && probe_answer(pe, p->key))
 		proven = true; /* the answer to one of our probes */
@@ -635,9 +733,11 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, stru
 	struct trd_peer *pe;
 	uint64_t now = n->vclock;
 
-	pe = trd_rel_peer(n, (uint32_t)rank);
+	pe = n->peers[rank];
 	if (pe == NULL) {
-		*cause = TRD_DROP_NO_MEMORY;
+		/* a node we keep nothing for: a session we do not know (see ack_stateless()) */
+		stateless_chal(n, (uint32_t)rank);
+		*cause = TRD_DROP_BAD_SESSION;
 		return TRD_REL_DROP;
 	}
 	*pep = pe;
@@ -684,6 +784,7 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, stru
 	if (p->ack != 0 && pe->ack_synced)
 		on_ack(n, pe, p->ack, NULL, now);
 	peer_alive(n, pe, now);
+	pe->restart_key = 0; /* the peer knows we started its session */
 	if (pe->rxb[i] != NULL) {
 		/* an earlier copy of this one, held and refused for lack of room: this one wins */
 		rte_pktmbuf_free(pe->rxb[i]);
