@@ -140,6 +140,7 @@ struct trd_cpl {
 /* Dead-peer detection (docs/reliability.md): at least this many unanswered probes, and never
  * more than this many times dead_ms of silence. */
 #define TRD_DEAD_MIN_TRIES 3
+#define TRD_HOPQ 32 /* path lengths the loss prior tells apart (longer ones count as 31) */
 #define TRD_DEAD_MAX_FACTOR 16
 
 struct trd_capture;
@@ -179,6 +180,8 @@ struct trd_peer {
 	uint64_t probe_floor;   /* probe_seq at the last proof of life */
 	uint32_t tries;         /* probes since the last proof of life */
 	uint32_t fail_q;        /* measured share of attempts unanswered, 1/65536 (EWMA) */
+	uint32_t n_ev;          /* attempts measured (saturating): fail_q means something */
+	uint32_t need;          /* probes unanswered before it is down (tries_needed(), cached) */
 	uint64_t rto;           /* cycles: srtt + 4 rttvar, at least the configured minimum */
 	uint64_t srtt, rttvar;  /* cycles, from acks of packets sent once (Karn) */
 	uint32_t backoff;       /* doublings since the last progress */
@@ -254,7 +257,8 @@ struct trd_node {
 	uint32_t *owed;                /* by rank: pending outcomes that peer owes (atomic) */
 	uint32_t rel_w;                /* window, power of 2 */
 	uint64_t rto0, rto_max, ack_delay, dead; /* cycles */
-	uint32_t fail_q;               /* loss measured over all peers, 1/65536 (rel.c) */
+	uint32_t hop_q[TRD_HOPQ];      /* loss measured over all peers n hops away, 1/65536 */
+	uint32_t hop_n[TRD_HOPQ];      /* attempts measured in hop_q[n] (saturating) */
 	struct trd_peer **peers;       /* by rank, made on first use */
 	uint32_t *active;              /* ranks with timers to run */
 	uint32_t n_active;

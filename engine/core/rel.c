@@ -12,6 +12,7 @@
  * fail fast, and it is probed until it speaks again. Forwarding nodes take no part.
  */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -265,36 +266,69 @@ fail_pending(struct trd_node *n, uint32_t rank)
 	}
 }
 
-/* The measured share of attempts (packets, probes) that went unanswered, as an EWMA over a
- * few hundred attempts per peer (a window's worth of packets acknowledged at once must not
- * wipe it out), and over a thousand over all peers: the prior of a peer seen little. */
+/* The hops of the path to a peer (1 over a switch), as the loss prior tells them apart. */
+static inline uint32_t
+peer_hops(const struct trd_node *n, const struct trd_peer *pe)
+{
+	int h = (int)n->routes[pe->rank].hops - TRD_HOP_SLACK;
+
+	return (uint32_t)RTE_MIN(RTE_MAX(h, 1), TRD_HOPQ - 1);
+}
+
+/* One attempt into a measured share (1/65536): the mean of the attempts so far while there are
+ * fewer than @p span of them (a fresh measure is right at once, not dragged up from 0 over a
+ * thousand attempts), then an EWMA over about @p span. */
+static inline void
+share_add(uint32_t *q, uint32_t *cnt, bool lost, uint32_t span)
+{
+	int64_t k = *cnt < span ? *cnt + 1 : span, t = lost ? 65536 : 0;
+
+	*q = (uint32_t)((int64_t)*q + (t - (int64_t)*q) / k);
+	if (*cnt < UINT32_MAX)
+		(*cnt)++;
+}
+
+/* The measured share of attempts (packets, probes) that went unanswered, over a few hundred
+ * attempts per peer (a window's worth of packets acknowledged at once must not wipe it out),
+ * and over a thousand over all peers at the same distance: the prior of a peer seen little. */
 static inline void
 loss_event(struct trd_node *n, struct trd_peer *pe, bool lost)
 {
-	if (lost) {
-		pe->fail_q += (65536 - pe->fail_q) >> 8;
-		n->fail_q += (65536 - n->fail_q) >> 10;
-	} else {
-		pe->fail_q -= pe->fail_q >> 8;
-		n->fail_q -= n->fail_q >> 10;
-	}
+	uint32_t h = peer_hops(n, pe);
+
+	share_add(&pe->fail_q, &pe->n_ev, lost, 256);
+	share_add(&n->hop_q[h], &n->hop_n[h], lost, 1024);
 }
 
-/* Probes without an answer before a silent peer is down: enough that a live peer behind the
- * measured loss answers none of them with a probability below one in a million. */
+/* Attempts an EWMA needs before it means something. */
+#define TRD_LOSS_SEEN 32
+
+/*
+ * Probes without an answer before a silent peer is down: enough that a live peer behind the
+ * measured loss answers none of them with a probability below 10^-9 (a margin for a measure
+ * a few hundred attempts make: 10^-7 if it is 3 points low at 40 % per link). The loss is
+ * the peer's own measure once it has one; and never less than the prior: what the peers at
+ * every distance measured, carried over to this peer's path (a per-link share l from h' hops,
+ * 1 - (1 - q')^(1/h'), over h hops: 1 - (1 - l)^h). A peer three hops away whose loss was not
+ * measured yet is not judged by the loss of the one-hop neighbours: at 35 % per link its
+ * probes fail 92 % of the time, not 58 %.
+ */
 static uint32_t
 tries_needed(const struct trd_node *n, const struct trd_peer *pe)
 {
-	/* a packet's loss as measured, then a probe's: it and its answer must both arrive */
-	double q1 = RTE_MAX(pe->fail_q, n->fail_q) / 65536.0;
-	double q = RTE_MIN(1 - (1 - q1) * (1 - q1), 0.95), p = 1;
-	uint32_t k = 0;
+	uint32_t h = peer_hops(n, pe);
+	double q1 = pe->n_ev >= TRD_LOSS_SEEN ? pe->fail_q / 65536.0 : 0, q, k;
 
-	while (p > 1e-6 && k < 1000) {
-		p *= q;
-		k++;
+	for (uint32_t b = 1; b < TRD_HOPQ; b++) {
+		double qb = RTE_MIN(n->hop_q[b] / 65536.0, 0.999);
+
+		if (n->hop_n[b] >= TRD_LOSS_SEEN && qb > 0)
+			q1 = RTE_MAX(q1, 1 - pow(1 - qb, (double)h / b));
 	}
-	return RTE_MAX(k, (uint32_t)TRD_DEAD_MIN_TRIES);
+	/* a probe fails if it or its answer is lost */
+	q = RTE_MIN(1 - (1 - q1) * (1 - q1), 0.999);
+	k = q > 0 ? ceil(log(1e-9) / log(q)) : 0;
+	return RTE_MAX((uint32_t)k, (uint32_t)TRD_DEAD_MIN_TRIES);
 }
 
 static void
@@ -796,13 +830,16 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, stru
 }
 
 /* Time between probes of a silent peer: from the retransmission timeout, doubling with each
- * probe, at most an eighth of dead_ms (so that dead_ms holds several). */
+ * probe, at most an eighth of dead_ms (so that dead_ms holds several), and at most dead_ms
+ * over the probes the measured loss needs (so that dead_ms holds them all, when the least
+ * timeout allows: a lossy path is judged on as many probes as it needs, within dead_ms). */
 static inline uint64_t
 probe_ival(const struct trd_node *n, const struct trd_peer *pe)
 {
 	uint64_t base = pe->srtt == 0 ? n->rto0 : RTE_MAX(pe->srtt + 4 * pe->rttvar, n->rto0);
 
-	return RTE_MIN(base << RTE_MIN(pe->tries, 16u), RTE_MAX(n->dead / 8, n->rto0));
+	return RTE_MIN(base << RTE_MIN(pe->tries, 16u),
+		       RTE_MAX(n->dead / RTE_MAX(pe->need, 8u), n->rto0));
 }
 
 /* Is a peer that owes us something and says nothing down? See docs/reliability.md. */
@@ -813,7 +850,7 @@ peer_dead(const struct trd_node *n, const struct trd_peer *pe, bool outstanding,
 
 	if (silent > cap || (outstanding && now - pe->last_progress > cap))
 		return true; /* silent, or alive but taking nothing, for too long */
-	return silent > n->dead && pe->tries >= tries_needed(n, pe);
+	return silent > n->dead && pe->tries >= pe->need;
 }
 
 /* How long packet @p i has waited for its ack, for the timers: since it was (re)sent, or since
@@ -854,6 +891,7 @@ trd_rel_timers(struct trd_node *n)
 			pe->owing = true;
 			pe->last_alive = pe->last_progress = now;
 			pe->tries = 0;
+			pe->need = tries_needed(n, pe);
 		} else if (!owing) {
 			pe->owing = false;
 		}
@@ -870,6 +908,7 @@ trd_rel_timers(struct trd_node *n)
 			    (pe->last_probe == 0 || now - pe->last_probe > ival)) {
 				send_probe(n, pe, now);
 				pe->tries++;
+				pe->need = tries_needed(n, pe); /* as the loss is measured now */
 			}
 		}
 		if (outstanding) {
