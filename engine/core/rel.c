@@ -123,6 +123,10 @@ trd_rel_init(struct trd_node *n)
 	n->last_tsc = rte_rdtsc();
 	n->vclock = 1;
 	secret_bytes(n->sess_key, sizeof(n->sess_key));
+	memset(n->hop_q, 0, sizeof(n->hop_q)); /* the loss measured so far (trd_node_reset()) */
+	memset(n->hop_n, 0, sizeof(n->hop_n));
+	n->sl_start = 0;
+	n->sl_count = 0;
 	n->peers = rte_zmalloc("trd_peers", sizeof(*n->peers) * n->n_nodes, 0);
 	n->active = rte_zmalloc("trd_active", sizeof(*n->active) * n->n_nodes, 0);
 	n->down = rte_zmalloc("trd_down", n->n_nodes, RTE_CACHE_LINE_SIZE);
