@@ -247,9 +247,11 @@ test_flood(void)
 	       fl.forged ? (double)fl.resent / (double)fl.forged : 0.0);
 	T_ASSERT(fl.forged >= 40, "only %" PRIu64 " forged frames", fl.forged);
 	T_ASSERT(gf >= 0.9 * gb, "goodput share %.3f under the flood, %.3f without", gf, gb);
-	/* what the flood made A resend: ~0 per forged frame (a resend the stream itself needs
-	 * now and then, a tail probe on a loaded machine, is not the flood's) */
-	T_ASSERT(fl.resent <= base.resent + 2 + fl.forged / 100,
+	/* what the flood made A resend: ~0 per forged frame (at most 0.02 beyond the resends
+	 * the stream itself needs now and then, tail probes of a descheduled lcore, in the
+	 * same proportion as without the flood) */
+	T_ASSERT((double)fl.resent <= (double)base.resent * fl.data / base.data + 4 +
+					0.02 * (double)fl.forged,
 		 "%" PRIu64 " resent under %" PRIu64 " forged frames, %" PRIu64 " without",
 		 fl.resent, fl.forged, base.resent);
 	T_EQ(stat_of(A, TRD_STAT_PEERS_DOWN), down0);
