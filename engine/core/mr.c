@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <rte_common.h>
@@ -18,6 +19,8 @@
 #include <rte_memory.h>
 #include <rte_pause.h>
 #include <rte_random.h>
+
+#include <toroid/testing.h>
 
 #include "node_pvt.h"
 #include "core_pvt.h"
@@ -72,6 +75,46 @@ mr_iova(const void *addr, size_t len, bool *dpdk)
 	return iova;
 }
 
+/*
+ * Region keys are 64 bits nobody can predict: SipHash, under a secret drawn from getrandom()
+ * on the first registration, of the number of keys made so far (so a key never comes twice).
+ * The key does not name its slot: the slot is another SipHash of the key, under a second
+ * secret, modulo the table; a registration draws keys until one falls on a free slot. So
+ * lookup is one hash, one load and one compare of all 64 bits, and someone who knows where a
+ * region sits (or other keys of the node) still has 64 bits to guess.
+ */
+static inline uint32_t
+mr_slot_of(const struct trd_node *n, uint64_t key)
+{
+	return (uint32_t)(trd_session_cookie(n->mr_secret[2], n->mr_secret[3],
+					     (uint32_t)(key >> 32), (uint32_t)key) %
+			  n->conf.n_regions);
+}
+
+/* A fresh key whose slot is free, or 0 (ctl_lock held). */
+static uint64_t
+mr_new_key(struct trd_node *n)
+{
+	if (!n->mr_keyed) {
+		if (getrandom(n->mr_secret, sizeof(n->mr_secret), GRND_NONBLOCK) !=
+		    (ssize_t)sizeof(n->mr_secret))
+			for (unsigned int i = 0; i < RTE_DIM(n->mr_secret); i++)
+				n->mr_secret[i] = rte_rand();
+		__atomic_store_n(&n->mr_keyed, true, __ATOMIC_RELEASE);
+	}
+	/* a free slot is drawn with probability free/n_regions each time: 64 times the table
+	 * leaves it unfound with less than e^-64 */
+	for (uint32_t tries = 0; tries < 64 * n->conf.n_regions; tries++) {
+		uint64_t s = ++n->mr_serial;
+		uint64_t key = trd_session_cookie(n->mr_secret[0], n->mr_secret[1],
+						  (uint32_t)(s >> 32), (uint32_t)s);
+
+		if (key != 0 && n->mrs[mr_slot_of(n, key)].key == 0)
+			return key;
+	}
+	return 0;
+}
+
 struct trd_mr *
 trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 {
@@ -92,23 +135,18 @@ trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 		return NULL;
 	}
 	rte_spinlock_lock(&n->ctl_lock);
-	for (unsigned int i = 0; i < n->conf.n_regions; i++) {
-		if (n->mrs[i].key == 0) {
-			uint64_t hi;
+	if (n->conf.n_regions != 0) {
+		uint64_t key = mr_new_key(n);
 
-			mr = &n->mrs[i];
-			do
-				hi = rte_rand() << 16;
-			while (hi == 0);
+		if (key != 0) {
+			mr = &n->mrs[mr_slot_of(n, key)];
 			mr->base = addr;
 			mr->len = len;
 			mr->access = access;
 			mr->iova = iova;
 			mr->doorbell = false;
 			mr->eq = NULL;
-			/* the key names its slot: lookup is one load and one compare */
-			__atomic_store_n(&mr->key, hi | i, __ATOMIC_RELEASE);
-			break;
+			__atomic_store_n(&mr->key, key, __ATOMIC_RELEASE);
 		}
 	}
 	rte_spinlock_unlock(&n->ctl_lock);
@@ -208,11 +246,10 @@ trd_mr_iova(const struct trd_mr *mr)
 struct trd_mr *
 trd_mr_lookup(struct trd_node *n, uint64_t key)
 {
-	uint32_t slot = (uint32_t)(key & 0xffff);
 	struct trd_mr *mr;
 
-	if (key == 0 || slot >= n->conf.n_regions)
+	if (key == 0 || n->conf.n_regions == 0 || !__atomic_load_n(&n->mr_keyed, __ATOMIC_ACQUIRE))
 		return NULL;
-	mr = &n->mrs[slot];
+	mr = &n->mrs[mr_slot_of(n, key)];
 	return __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) == key ? mr : NULL;
 }

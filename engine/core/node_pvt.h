@@ -143,6 +143,7 @@ struct trd_cpl {
 /* Dead-peer detection (docs/reliability.md): at least this many unanswered probes, and never
  * more than this many times dead_ms of silence. */
 #define TRD_DEAD_MIN_TRIES 3
+#define TRD_HOPQ 32 /* path lengths the loss prior tells apart (longer ones count as 31) */
 #define TRD_DEAD_MAX_FACTOR 16
 
 struct trd_capture;
@@ -171,12 +172,19 @@ struct trd_peer {
 	uint64_t last_progress; /* vclock: last ack that moved snd_una, or the start of owing */
 	uint64_t last_probe;
 	uint64_t last_chal;     /* when we last challenged it */
-	uint64_t last_goback;   /* when we last resent our window after a challenge */
+	uint64_t last_goback;   /* when we last resent our window after the peer restarted it */
+	uint64_t last_echo;     /* when we last answered a challenge (rate limit) */
+	uint64_t echo_key;      /* the cookie we last echoed: the peer's acks carry it back once
+				 * it has started our session (only then do we resend) */
+	uint64_t restart_key;   /* the cookie of the peer's session we last started: our acks
+				 * carry it until its first packet comes (the peer resends) */
 	uint64_t probe_nonce;   /* base of our probes' nonces (random); 0: none yet */
 	uint64_t probe_seq;     /* probes sent: probe k carries probe_nonce + k */
 	uint64_t probe_floor;   /* probe_seq at the last proof of life */
 	uint32_t tries;         /* probes since the last proof of life */
 	uint32_t fail_q;        /* measured share of attempts unanswered, 1/65536 (EWMA) */
+	uint32_t n_ev;          /* attempts measured (saturating): fail_q means something */
+	uint32_t need;          /* probes unanswered before it is down (tries_needed(), cached) */
 	uint64_t rto;           /* cycles: srtt + 4 rttvar, at least the configured minimum */
 	uint64_t srtt, rttvar;  /* cycles, from acks of packets sent once (Karn) */
 	uint32_t backoff;       /* doublings since the last progress */
@@ -230,6 +238,9 @@ struct trd_node {
 	int64_t *ctr;
 	uint8_t *ctr_used;
 	struct trd_mr *mrs;
+	uint64_t mr_secret[4];         /* SipHash keys: [0..1] make region keys, [2..3] place them */
+	uint64_t mr_serial;            /* region keys made so far (mr.c) */
+	bool mr_keyed;                 /* mr_secret is drawn */
 	rte_spinlock_t ctl_lock;       /* control path only: counter and region tables */
 
 	struct trd_cpl *cpl;           /* by completion id - 1 */
@@ -250,10 +261,13 @@ struct trd_node {
 	uint32_t *owed;                /* by rank: pending outcomes that peer owes (atomic) */
 	uint32_t rel_w;                /* window, power of 2 */
 	uint64_t rto0, rto_max, ack_delay, dead; /* cycles */
-	uint32_t fail_q;               /* loss measured over all peers, 1/65536 (rel.c) */
+	uint32_t hop_q[TRD_HOPQ];      /* loss measured over all peers n hops away, 1/65536 */
+	uint32_t hop_n[TRD_HOPQ];      /* attempts measured in hop_q[n] (saturating) */
 	struct trd_peer **peers;       /* by rank, made on first use */
 	uint32_t *active;              /* ranks with timers to run */
 	uint32_t n_active;
+	uint64_t sl_start;             /* vclock: start of the stateless answers' interval */
+	uint32_t sl_count;             /* stateless answers (to peers with no state) in it */
 
 	struct rte_hash *reasm_hash;
 	struct trd_reasm *reasm;

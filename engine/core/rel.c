@@ -12,6 +12,7 @@
  * fail fast, and it is probed until it speaks again. Forwarding nodes take no part.
  */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -122,6 +123,10 @@ trd_rel_init(struct trd_node *n)
 	n->last_tsc = rte_rdtsc();
 	n->vclock = 1;
 	secret_bytes(n->sess_key, sizeof(n->sess_key));
+	memset(n->hop_q, 0, sizeof(n->hop_q)); /* the loss measured so far (trd_node_reset()) */
+	memset(n->hop_n, 0, sizeof(n->hop_n));
+	n->sl_start = 0;
+	n->sl_count = 0;
 	n->peers = rte_zmalloc("trd_peers", sizeof(*n->peers) * n->n_nodes, 0);
 	n->active = rte_zmalloc("trd_active", sizeof(*n->active) * n->n_nodes, 0);
 	n->down = rte_zmalloc("trd_down", n->n_nodes, RTE_CACHE_LINE_SIZE);
@@ -265,36 +270,69 @@ fail_pending(struct trd_node *n, uint32_t rank)
 	}
 }
 
-/* The measured share of attempts (packets, probes) that went unanswered, as an EWMA over a
- * few hundred attempts per peer (a window's worth of packets acknowledged at once must not
- * wipe it out), and over a thousand over all peers: the prior of a peer seen little. */
+/* The hops of the path to a peer (1 over a switch), as the loss prior tells them apart. */
+static inline uint32_t
+peer_hops(const struct trd_node *n, const struct trd_peer *pe)
+{
+	int h = (int)n->routes[pe->rank].hops - TRD_HOP_SLACK;
+
+	return (uint32_t)RTE_MIN(RTE_MAX(h, 1), TRD_HOPQ - 1);
+}
+
+/* One attempt into a measured share (1/65536): the mean of the attempts so far while there are
+ * fewer than @p span of them (a fresh measure is right at once, not dragged up from 0 over a
+ * thousand attempts), then an EWMA over about @p span. */
+static inline void
+share_add(uint32_t *q, uint32_t *cnt, bool lost, uint32_t span)
+{
+	int64_t k = *cnt < span ? *cnt + 1 : span, t = lost ? 65536 : 0;
+
+	*q = (uint32_t)((int64_t)*q + (t - (int64_t)*q) / k);
+	if (*cnt < UINT32_MAX)
+		(*cnt)++;
+}
+
+/* The measured share of attempts (packets, probes) that went unanswered, over a few hundred
+ * attempts per peer (a window's worth of packets acknowledged at once must not wipe it out),
+ * and over a thousand over all peers at the same distance: the prior of a peer seen little. */
 static inline void
 loss_event(struct trd_node *n, struct trd_peer *pe, bool lost)
 {
-	if (lost) {
-		pe->fail_q += (65536 - pe->fail_q) >> 8;
-		n->fail_q += (65536 - n->fail_q) >> 10;
-	} else {
-		pe->fail_q -= pe->fail_q >> 8;
-		n->fail_q -= n->fail_q >> 10;
-	}
+	uint32_t h = peer_hops(n, pe);
+
+	share_add(&pe->fail_q, &pe->n_ev, lost, 256);
+	share_add(&n->hop_q[h], &n->hop_n[h], lost, 1024);
 }
 
-/* Probes without an answer before a silent peer is down: enough that a live peer behind the
- * measured loss answers none of them with a probability below one in a million. */
+/* Attempts an EWMA needs before it means something. */
+#define TRD_LOSS_SEEN 32
+
+/*
+ * Probes without an answer before a silent peer is down: enough that a live peer behind the
+ * measured loss answers none of them with a probability below 10^-9 (a margin for a measure
+ * a few hundred attempts make: 10^-7 if it is 3 points low at 40 % per link). The loss is
+ * the peer's own measure once it has one; and never less than the prior: what the peers at
+ * every distance measured, carried over to this peer's path (a per-link share l from h' hops,
+ * 1 - (1 - q')^(1/h'), over h hops: 1 - (1 - l)^h). A peer three hops away whose loss was not
+ * measured yet is not judged by the loss of the one-hop neighbours: at 35 % per link its
+ * probes fail 92 % of the time, not 58 %.
+ */
 static uint32_t
 tries_needed(const struct trd_node *n, const struct trd_peer *pe)
 {
-	/* a packet's loss as measured, then a probe's: it and its answer must both arrive */
-	double q1 = RTE_MAX(pe->fail_q, n->fail_q) / 65536.0;
-	double q = RTE_MIN(1 - (1 - q1) * (1 - q1), 0.95), p = 1;
-	uint32_t k = 0;
+	uint32_t h = peer_hops(n, pe);
+	double q1 = pe->n_ev >= TRD_LOSS_SEEN ? pe->fail_q / 65536.0 : 0, q, k;
 
-	while (p > 1e-6 && k < 1000) {
-		p *= q;
-		k++;
+	for (uint32_t b = 1; b < TRD_HOPQ; b++) {
+		double qb = RTE_MIN(n->hop_q[b] / 65536.0, 0.999);
+
+		if (n->hop_n[b] >= TRD_LOSS_SEEN && qb > 0)
+			q1 = RTE_MAX(q1, 1 - pow(1 - qb, (double)h / b));
 	}
-	return RTE_MAX(k, (uint32_t)TRD_DEAD_MIN_TRIES);
+	/* a probe fails if it or its answer is lost */
+	q = RTE_MIN(1 - (1 - q1) * (1 - q1), 0.999);
+	k = q > 0 ? ceil(log(1e-9) / log(q)) : 0;
+	return RTE_MAX((uint32_t)k, (uint32_t)TRD_DEAD_MIN_TRIES);
 }
 
 static void
@@ -380,6 +418,8 @@ send_ack(struct trd_node *n, struct trd_peer *pe, uint16_t flags, uint64_t key, 
 	uint16_t len = 0;
 	int rc;
 
+	if (flags == 0 && key == 0 && pe->rx_valid)
+		key = pe->restart_key; /* we started its session: tell it which (0: none) */
 	trd_torus_coord(&n->torus, pe->rank, &c);
 	dst[0] = c.x;
 	dst[1] = c.y;
@@ -517,21 +557,39 @@ on_ack(struct trd_node *n, struct trd_peer *pe, uint32_t ack, const uint8_t *sac
 }
 
 /* The peer challenged us (it knows no session of ours): echo its cookie with our session and
- * where it starts, and send what it has not acknowledged again (at most once a round trip:
- * challenges can be forged, and each would cost a window). */
+ * where it starts, and nothing else. Anyone can forge a challenge: resending the window for
+ * each one handed the segment a lever (a window of packets per forged frame). What the peer
+ * lost is resent once it has really started our session (its acks carry the cookie back:
+ * on_restarted()), which a forged challenge cannot bring about, or by the ordinary loss
+ * recovery. At most one echo per quarter of the least timeout. */
 static void
 on_challenge(struct trd_node *n, struct trd_peer *pe, uint64_t cookie, uint64_t now)
 {
-	uint64_t gap = RTE_MAX(pe->srtt, n->rto0 / 4);
-
 	if (pe->snd_una == 0)
 		return; /* (a sequence space that wrapped to 0: the next packet moves it) */
-	send_ack(n, pe, TRD_HF_ECHO, cookie, pe->snd_una);
-	if (pe->snd_una != pe->snd_nxt && (pe->last_goback == 0 || now - pe->last_goback > gap)) {
-		pe->last_goback = now;
-		for (uint32_t s = pe->snd_una; s != pe->snd_nxt; s++)
-			retransmit(n, pe, s, now);
+	if (pe->last_echo != 0 && now - pe->last_echo < n->rto0 / 4)
+		return;
+	if (send_ack(n, pe, TRD_HF_ECHO, cookie, pe->snd_una) == 0) {
+		pe->last_echo = now;
+		pe->echo_key = cookie;
 	}
+}
+
+/* The peer's ack carries back the cookie we echoed: it started our session at snd_una, and
+ * whatever it had of our old one is lost to it. Send the window again, once per echo (and at
+ * most once a round trip): only the peer that challenged us knows the cookie. */
+static void
+on_restarted(struct trd_node *n, struct trd_peer *pe, uint64_t now)
+{
+	uint64_t gap = RTE_MAX(pe->srtt, n->rto0 / 4);
+
+	pe->echo_key = 0;
+	if (pe->last_goback != 0 && now - pe->last_goback <= gap)
+		return;
+	pe->last_goback = now;
+	for (uint32_t s = pe->snd_una; s != pe->snd_nxt; s++)
+		if (!(pe->sacked[s & (n->rel_w - 1)] & 1))
+			retransmit(n, pe, s, now);
 }
 
 /* The peer answered our challenge: its new session starts at @p first. */
@@ -566,6 +624,7 @@ on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, uint64
 	pe->rx_epoch = p->epoch;
 	pe->rcv_nxt = p->aux;
 	pe->rx_valid = true;
+	pe->restart_key = p->key; /* our acks tell the peer (until its first packet comes) */
 	pe->chal_gen++; /* this answer, replayed, proves nothing again */
 	pe->chal_pending = false;
 	pe->ack_pending = 1;
@@ -574,6 +633,78 @@ on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, uint64
 	peer_alive(n, pe, now);
 	peer_session(n, pe, p->epoch);
 	return 0;
+}
+
+/* ---- peers we keep no state for ----
+ * A node we never sent anything to and that never proved itself gets no memory and no
+ * timer: what it sends (a hello, a frame of a session we do not know) is answered from the
+ * secret alone, its state is made only when it echoes the cookie of its first session
+ * (generation 0; once the state exists the generation has moved on, so that echo proves
+ * nothing again). Forged frames "from" every coordinate of the torus therefore claim nothing,
+ * and draw at most TRD_SL_BURST frames per quarter of the least timeout over all such
+ * nodes. */
+#define TRD_SL_BURST 64
+
+static void
+stateless_ack(struct trd_node *n, uint32_t rank, uint16_t flags, uint64_t key)
+{
+	struct trd_coord c;
+	uint8_t dst[3];
+	uint16_t epoch;
+	uint32_t isn;
+
+	if (n->vclock - n->sl_start >= n->rto0 / 4) {
+		n->sl_start = n->vclock;
+		n->sl_count = 0;
+	}
+	if (n->sl_count >= TRD_SL_BURST)
+		return;
+	n->sl_count++;
+	trd_torus_coord(&n->torus, rank, &c);
+	dst[0] = c.x;
+	dst[1] = c.y;
+	dst[2] = c.z;
+	/* our session towards it, should it prove itself: its first one */
+	trd_session_start(n->sess_key[0], n->sess_key[1], rank, &epoch, &isn);
+	if (trd_ctl_send_ack(n, dst, flags, 0, 0, epoch, key, 0, NULL, 0) == 0)
+		n->stat[TRD_STAT_TX_ACKS]++;
+}
+
+static inline void
+stateless_chal(struct trd_node *n, uint32_t rank)
+{
+	stateless_ack(n, rank, TRD_HF_CHAL,
+		      trd_session_cookie(n->sess_key[0], n->sess_key[1], rank, 0));
+}
+
+/* An ACK from a node we keep no state for: its state if it just proved itself (a correct
+ * echo), else NULL and *@p rc the frame's drop cause (0: none). */
+static struct trd_peer *
+ack_stateless(struct trd_node *n, uint32_t rank, const struct trd_pkt *p, int *rc)
+{
+	uint16_t epoch;
+	uint32_t isn;
+
+	*rc = 0;
+	/* an ack of the first session we would open towards it, at its first sequence number:
+	 * both come from the secret, so it proves as much as any ack of ours does */
+	trd_session_start(n->sess_key[0], n->sess_key[1], rank, &epoch, &isn);
+	if (p->ack == isn && (uint16_t)p->offset == epoch && !(p->flags & TRD_HF_CHAL))
+		return trd_rel_peer(n, rank);
+	if (p->flags & TRD_HF_CHAL)
+		return NULL; /* we sent it nothing: there is nothing to echo */
+	if (p->flags & TRD_HF_ECHO) {
+		if (p->key != trd_session_cookie(n->sess_key[0], n->sess_key[1], rank, 0)) {
+			*rc = TRD_DROP_BAD_SESSION;
+			return NULL;
+		}
+		return trd_rel_peer(n, rank); /* proven: on_echo() starts its session */
+	}
+	if (p->flags & TRD_HF_PROBE)
+		stateless_ack(n, rank, 0, p->key); /* alive: echo the probe's nonce */
+	if (p->epoch != 0)
+		stateless_chal(n, rank); /* a session we do not know (a hello) */
+	return NULL;
 }
 
 int
@@ -586,9 +717,12 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack)
 	bool proven = false;
 	int rc;
 
-	if (rank < 0 || (pe = trd_rel_peer(n, (uint32_t)rank)) == NULL)
+	if (rank < 0 || (uint32_t)rank == n->rank)
 		return 0;
 	n->stat[TRD_STAT_RX_ACKS]++;
+	pe = n->peers[rank];
+	if (pe == NULL && (pe = ack_stateless(n, (uint32_t)rank, p, &rc)) == NULL)
+		return rc;
 	if (p->flags & TRD_HF_CHAL) {
 		on_challenge(n, pe, p->key, now);
 		return 0;
@@ -611,6 +745,8 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack)
 		if (rc >= 0)
 			pe->ack_synced = true;
 		proven = rc > 0;
+		if (rc >= 0 && pe->echo_key != 0 && p->key == pe->echo_key)
+			on_restarted(n, pe, now);
 	}
 	if (!(p->flags & (TRD_HF_PROBE | TRD_HF_ECHO)) && probe_answer(pe, p->key))
 		proven = true; /* the answer to one of our probes */
@@ -635,9 +771,11 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, stru
 	struct trd_peer *pe;
 	uint64_t now = n->vclock;
 
-	pe = trd_rel_peer(n, (uint32_t)rank);
+	pe = n->peers[rank];
 	if (pe == NULL) {
-		*cause = TRD_DROP_NO_MEMORY;
+		/* a node we keep nothing for: a session we do not know (see ack_stateless()) */
+		stateless_chal(n, (uint32_t)rank);
+		*cause = TRD_DROP_BAD_SESSION;
 		return TRD_REL_DROP;
 	}
 	*pep = pe;
@@ -684,6 +822,7 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, stru
 	if (p->ack != 0 && pe->ack_synced)
 		on_ack(n, pe, p->ack, NULL, now);
 	peer_alive(n, pe, now);
+	pe->restart_key = 0; /* the peer knows we started its session */
 	if (pe->rxb[i] != NULL) {
 		/* an earlier copy of this one, held and refused for lack of room: this one wins */
 		rte_pktmbuf_free(pe->rxb[i]);
@@ -695,13 +834,16 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, stru
 }
 
 /* Time between probes of a silent peer: from the retransmission timeout, doubling with each
- * probe, at most an eighth of dead_ms (so that dead_ms holds several). */
+ * probe, at most an eighth of dead_ms (so that dead_ms holds several), and at most dead_ms
+ * over the probes the measured loss needs (so that dead_ms holds them all, when the least
+ * timeout allows: a lossy path is judged on as many probes as it needs, within dead_ms). */
 static inline uint64_t
 probe_ival(const struct trd_node *n, const struct trd_peer *pe)
 {
 	uint64_t base = pe->srtt == 0 ? n->rto0 : RTE_MAX(pe->srtt + 4 * pe->rttvar, n->rto0);
 
-	return RTE_MIN(base << RTE_MIN(pe->tries, 16u), RTE_MAX(n->dead / 8, n->rto0));
+	return RTE_MIN(base << RTE_MIN(pe->tries, 16u),
+		       RTE_MAX(n->dead / RTE_MAX(pe->need, 8u), n->rto0));
 }
 
 /* Is a peer that owes us something and says nothing down? See docs/reliability.md. */
@@ -712,7 +854,7 @@ peer_dead(const struct trd_node *n, const struct trd_peer *pe, bool outstanding,
 
 	if (silent > cap || (outstanding && now - pe->last_progress > cap))
 		return true; /* silent, or alive but taking nothing, for too long */
-	return silent > n->dead && pe->tries >= tries_needed(n, pe);
+	return silent > n->dead && pe->tries >= pe->need;
 }
 
 /* How long packet @p i has waited for its ack, for the timers: since it was (re)sent, or since
@@ -753,6 +895,7 @@ trd_rel_timers(struct trd_node *n)
 			pe->owing = true;
 			pe->last_alive = pe->last_progress = now;
 			pe->tries = 0;
+			pe->need = tries_needed(n, pe);
 		} else if (!owing) {
 			pe->owing = false;
 		}
@@ -769,6 +912,7 @@ trd_rel_timers(struct trd_node *n)
 			    (pe->last_probe == 0 || now - pe->last_probe > ival)) {
 				send_probe(n, pe, now);
 				pe->tries++;
+				pe->need = tries_needed(n, pe); /* as the loss is measured now */
 			}
 		}
 		if (outstanding) {

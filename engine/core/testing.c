@@ -198,3 +198,11 @@ trd_node_set_session_secret(struct trd_node *n, uint64_t k0, uint64_t k1)
 	n->sess_key[1] = k1;
 	return 0;
 }
+
+int
+trd_node_timer_peers(const struct trd_node *n)
+{
+	if (n == NULL)
+		return -EINVAL;
+	return (int)n->n_active;
+}

@@ -66,6 +66,13 @@ int trd_link_drain(struct trd_link *link);
 int trd_node_trust_unsequenced(struct trd_node *node, int on);
 
 /**
+ * The number of peers whose reliability timers @p node runs on each poll (peers that owe it
+ * something, that it owes an ack or a challenge, or that are down): the per-poll cost of
+ * the timers. @return the number, or -EINVAL.
+ */
+int trd_node_timer_peers(const struct trd_node *node);
+
+/**
  * Give @p node a known session secret (normally random) so that a test or fuzzer can answer
  * its challenges: see trd_session_cookie(). @return 0, -EINVAL or -EBUSY.
  */

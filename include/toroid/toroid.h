@@ -764,7 +764,8 @@ int trd_counter_wait(struct trd_node *node, uint16_t id, uint64_t timeout_us);
 #define TRD_ACCESS_MASK (TRD_ACCESS_ALL | TRD_ACCESS_VA | TRD_ACCESS_DMA)
 
 /**
- * Register [@p addr, @p addr + @p len) with a fresh random 64-bit key and @p access (a set of
+ * Register [@p addr, @p addr + @p len) with a fresh key of 64 unpredictable bits (SipHash of a
+ * counter under a getrandom() secret; it never comes again) and @p access (a set of
  * TRD_ACCESS_*). The region's IO address is found now (trd_mr_iova()): zero-copy sends from
  * the region hand the port that translation.
  * @return the region, or NULL with rte_errno = EINVAL (bad argument), EFAULT (TRD_ACCESS_DMA
