@@ -8,6 +8,7 @@
  * lists, the pool allocator) is in its private memory.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -15,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -71,17 +71,44 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Let the engine (the socket's peer) reach this process's memory with process_vm_readv and
- * process_vm_writev, for one-sided access, where Yama restricts it to a declared tracer
- * (ptrace_scope 1). Harmless, and ignored, where Yama is absent. */
-static void
-allow_engine(int fd)
+/* Send the registration with this process's /proc/self/mem (read-write) and /proc/self/maps:
+ * the engine reaches the process's memory for one-sided access only through them (docs/vni.md,
+ * "How the engine reaches the memory"). The kernel binds both to this address space: after an
+ * exec or an exit they reach nothing. Without /proc the request goes alone (no one-sided
+ * access). 0 or a negative errno. */
+static int
+send_register(int fd, const struct trd_vni_sock_register *req)
 {
-	struct ucred cred;
-	socklen_t cl = sizeof(cred);
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)req, .iov_len = sizeof(*req)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	int mfd[2], rc = 0;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 && cred.pid > 0)
-		(void)prctl(PR_SET_PTRACER, (unsigned long)cred.pid, 0, 0, 0);
+	mfd[0] = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	mfd[1] = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (mfd[0] >= 0 && mfd[1] >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
+		memcpy(CMSG_DATA(cm), mfd, sizeof(mfd));
+	}
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(*req))
+		rc = -errno;
+	/* the engine holds its own references now; ours would only share the maps file's
+	 * position with it */
+	for (int i = 0; i < 2; i++)
+		if (mfd[i] >= 0)
+			close(mfd[i]);
+	return rc;
 }
 
 static int
@@ -260,7 +287,6 @@ trd_vni_open(const struct trd_vni_conf *conf)
 		goto fail;
 	}
 
-	allow_engine(v->sock);
 	memset(&req, 0, sizeof(req));
 	req.op = TRD_VNI_SOCK_REGISTER;
 	req.version = TRD_VNI_VERSION;
@@ -272,10 +298,9 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	req.n_doorbells = conf->n_doorbells ? conf->n_doorbells : 64;
 	req.short_max = conf->short_max == 0 ? TRD_VNI_SHORT_DEFAULT
 					     : (conf->short_max < 0 ? 0 : conf->short_max);
-	if (send(v->sock, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
-		rc = -errno;
+	rc = send_register(v->sock, &req);
+	if (rc != 0)
 		goto fail;
-	}
 	rc = sock_answer(v->sock, &ans, fds);
 	if (rc == 0 && (ans.app != conf->app || ans.proc == TRD_VNI_ANY ||
 			(conf->proc != TRD_VNI_ANY && ans.proc != conf->proc))) {

@@ -24,7 +24,9 @@
  *   grant.c      grants and staging: the grant table, the staging area, hints
  *   post.c       posting protocol messages; the reply queue
  *   rma.c        one-sided access: memory regions, writes, reads and atomics on application
- *                memory (process_vm_readv/writev), both ends
+ *                memory, both ends
+ *   vmem.c       a process's memory: the /proc/self/mem and maps descriptors it passed at
+ *                attach, the mapping checks, the copies
  *   timer.c      back-off retries, drained sends, peers that went down
  *   telemetry.c  /toroid/vni: a snapshot for the telemetry thread
  */
@@ -191,6 +193,7 @@ struct ep_ref {
 struct vconn {
 	bool used;
 	int fd;
+	int pidfd; /* the connecting process (SO_PEERPIDFD at accept), or -1 */
 	uint64_t deadline;
 	struct ep_ref ep;
 };
@@ -201,8 +204,10 @@ struct vif {
 	unsigned int refs; /* vtx and vrx naming it, plus one while attached */
 	int sock, efd;
 	int pid, uid;
-	int pidfd; /* the attached process (pidfd_open), or -1: its exit ends the interface even
-		    * if a child it forked keeps the socket open, before the pid can be reused */
+	int pidfd; /* the attached process, taken at accept: its exit ends the interface even if a
+		    * child it forked keeps the socket open */
+	int mem_fd, maps_fd; /* its /proc/self/mem and maps as it passed them at attach (vmem.c),
+			      * or -1: bound to its address space, worthless after exec or exit */
 	uint8_t *base;
 	size_t size;
 	struct trd_vni_seg *seg;
@@ -399,6 +404,14 @@ unsigned int vnis_timers(struct trd_vnis *s);
 int vnis_seg_create(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_register *req,
 		    int *memfd, const char **why);
 void vnis_vif_unmap(struct trd_vnis *s, struct vif *v);
+
+/* vmem.c */
+int vnis_vmem_adopt(struct vif *v, int *fds, unsigned int n_fds, const char **why);
+void vnis_vmem_close(struct vif *v);
+int vnis_vmem_check(const struct vif *v, uint64_t addr, uint64_t len, bool write);
+int vnis_vmem_read(const struct vif *v, void *buf, uint64_t addr, size_t n);
+int vnis_vmem_write(const struct vif *v, const void *buf, uint64_t addr, size_t n);
+bool vnis_vmem_gone(const struct vif *v);
 
 /* ctl.c */
 int vnis_ctl_listen(struct trd_vnis *s, const char *path);
