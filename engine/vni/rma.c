@@ -133,8 +133,6 @@ vnis_mr_free(struct vif *v)
 	free(v->mrs);
 	v->mrs = NULL;
 	v->n_mrs = 0;
-	free(v->atoms);
-	v->atoms = NULL;
 }
 
 /* Where [raddr, raddr + len) of region @p key of @p v is, if @p need access is granted.
@@ -528,17 +526,60 @@ rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int st
 		r->len = 0;
 }
 
-/* Where @p v remembers the atomic @p h from node @p src_rank (direct-mapped by origin and
- * message id), or NULL without memory for it. */
-static struct vatom *
-atom_slot(struct vif *v, uint32_t src_rank, const struct trd_vw_hdr *h)
+void
+vnis_rma_fini(struct trd_vnis *s)
 {
-	if (v->atoms == NULL) {
-		v->atoms = calloc(VNIS_N_ATOMS, sizeof(*v->atoms));
-		if (v->atoms == NULL)
+	if (s->atoms == NULL)
+		return;
+	for (unsigned int i = 0; i < s->topo->n_nodes; i++)
+		free(s->atoms[i]);
+	free(s->atoms);
+	s->atoms = NULL;
+	s->n_atom_tabs = 0;
+}
+
+/* Where the atomic @p h from node @p src_rank is remembered (the slot of its origin op's
+ * index), or NULL: -ENOMEM (no memory, or VNIS_ATOM_ORIGINS origins remembered already),
+ * -EPROTO (an index no origin engine uses). */
+static struct vatom *
+atom_slot(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h, int *err)
+{
+	uint32_t idx = h->msg_id & 0xffff;
+
+	*err = -EPROTO;
+	if (idx >= VNIS_N_TX || src_rank >= s->topo->n_nodes)
+		return NULL;
+	*err = -ENOMEM;
+	if (s->atoms == NULL) {
+		s->atoms = calloc(s->topo->n_nodes, sizeof(*s->atoms));
+		if (s->atoms == NULL)
 			return NULL;
 	}
-	return &v->atoms[(h->msg_id + src_rank * 40503u) % VNIS_N_ATOMS];
+	if (s->atoms[src_rank] == NULL) {
+		if (s->n_atom_tabs >= VNIS_ATOM_ORIGINS)
+			return NULL;
+		s->atoms[src_rank] = calloc(VNIS_N_TX, sizeof(struct vatom));
+		if (s->atoms[src_rank] == NULL)
+			return NULL;
+		s->n_atom_tabs++;
+	}
+	return &s->atoms[src_rank][idx];
+}
+
+enum atom_verdict { ATOM_NEW, ATOM_REPEAT, ATOM_STALE };
+
+/* Is @p h the op slot @p m remembers (a repeat), an op older than it (a late duplicate of an op
+ * that ended at its origin: the origin reused the index), or a new one? */
+static enum atom_verdict
+atom_judge(const struct trd_vnis *s, const struct vatom *m, const struct trd_vw_hdr *h)
+{
+	uint16_t gen = (uint16_t)(h->msg_id >> 16);
+
+	if (m->stamp == 0 || s->now - m->stamp >= VNIS_ATOM_KEEP_US)
+		return ATOM_NEW; /* nothing remembered that could still be asked again */
+	if (gen == m->gen)
+		return m->key == h->key ? ATOM_REPEAT : ATOM_STALE;
+	return (int16_t)(gen - m->gen) > 0 ? ATOM_NEW : ATOM_STALE;
 }
 
 /* A WRITE, READ or ATOMIC for a process of this node: checked before any access, served, and
@@ -622,17 +663,31 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 		return;
 	} else {
 		uint64_t old = 0, nv, mask = a.size == 8 ? UINT64_MAX : UINT32_MAX;
-		struct vatom *m = atom_slot(v, src_rank, h);
+		struct vatom *m = atom_slot(s, src_rank, h, &st);
 		bool wr;
 
-		if (m != NULL && m->src == src_rank + 1 && m->msg_id == h->msg_id &&
-		    m->key == h->key) {
-			/* a repeat (its first answer was lost): the same answer, applied once */
+		if (m == NULL) {
+			/* not applied: it could not be recognised if it came again */
+			if (st == -EPROTO)
+				ST(s, BAD_WIRE)++;
+			else
+				ST(s, RMA_FAULTS)++;
+			rep_hdr(&r, rtype, h, -ENOMEM);
+			vnis_reply(s, src, &r);
+			return;
+		}
+		switch (atom_judge(s, m, h)) {
+		case ATOM_REPEAT: /* its first answer was lost: the same answer, applied once */
 			ST(s, RMA_REPEATS)++;
 			rep_hdr(&r, rtype, h, m->status);
 			r.data = m->status == 0 ? m->old : 0;
 			vnis_reply(s, src, &r);
 			return;
+		case ATOM_STALE: /* its op ended at the origin: nobody waits for an answer */
+			ST(s, RMA_STALE)++;
+			return;
+		case ATOM_NEW:
+			break;
 		}
 		/* an atomic that may write needs the word writable even if it does not change */
 		st = vnis_vmem_check(v, addr, a.size, need & TRD_VNI_MR_REMOTE_WRITE);
@@ -643,13 +698,11 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 			if (wr && nv != old)
 				st = vnis_vmem_write(v, &nv, addr, a.size);
 		}
-		if (m != NULL) {
-			m->src = src_rank + 1;
-			m->msg_id = h->msg_id;
-			m->key = h->key;
-			m->status = st;
-			m->old = old;
-		}
+		m->stamp = s->now != 0 ? s->now : 1;
+		m->gen = (uint16_t)(h->msg_id >> 16);
+		m->key = h->key;
+		m->status = (int16_t)st;
+		m->old = old;
 		rep_hdr(&r, rtype, h, st);
 		r.data = st == 0 ? old : 0;
 	}

@@ -372,6 +372,7 @@ trd_vnis_free(struct trd_vnis *s)
 	if (s == NULL)
 		return;
 	vnis_tel_unregister(s);
+	vnis_rma_fini(s);
 	for (unsigned int i = 0; i < s->n_ifs; i++) {
 		struct vif *v = s->ifs[i];
 		const uint64_t one = 1;

@@ -137,6 +137,8 @@ struct trd_vnis_conf {
 	X(RMA_FAULTS, "rma_faults")       /* accesses failed: unmapped, read-only, mm gone */    \
 	X(RMA_REPEATS, "rma_repeats")     /* atomics asked again (answer lost): answered from    \
 					   * memory, not applied twice */                         \
+	X(RMA_STALE, "rma_stale")         /* atomics older than the op their origin slot holds \
+					   * now (late duplicates): dropped, not applied */      \
 	X(CLAIMS, "claims")               /* messages claimed (trd_vni_claim) */                  \
 	X(DISCARDS, "discards")           /* messages dropped unread (trd_vni_discard) */
 

@@ -613,6 +613,77 @@ test_maps(void)
 	       (unsigned long long)(stat_of(TRD_VNIS_STAT_RMA_FAULTS) - faults0));
 }
 
+/* ---- atomics ---- */
+
+#define N_ATOMS 3000
+
+/* 3:0 adds 1 to one word of its own N_ATOMS times at once, through the 256-entry reception
+ * FIFO (frames are dropped, ops are asked again): every op must complete with 0 and the word
+ * end at N_ATOMS. Reports (failed ops, the word) on the pipe. */
+static int
+atomics_app(void *arg)
+{
+	const int *to_parent = arg;
+	struct trd_vni_conf c = {.socket = sock_path, .app = 3, .proc = 0, .pool_size = 1 << 20,
+				 .n_send = 4096, .n_recv = 4, .connect_timeout_ms = 5000};
+	struct trd_vni_addr self = {.app = 3, .proc = 0};
+	uint64_t *word = calloc(1, 64), key = 0, rep[2] = {0, 0};
+	struct trd_vni *v = trd_vni_open(&c);
+	unsigned int done = 0;
+
+	if (v == NULL || word == NULL ||
+	    trd_vni_mr_reg(v, word, 64, TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE,
+			   &key) != 0)
+		return 10;
+	for (unsigned int i = 0; i < N_ATOMS; i++)
+		if (trd_vni_atomic(v, self, TRD_VNI_AOP_SUM, 8, 1, 0, (uintptr_t)word, key, -1,
+				   i) != 0)
+			return 11;
+	while (done < N_ATOMS) {
+		struct trd_vni_cpl cpl[64];
+		int n = trd_vni_wait(v, cpl, 64, 30000);
+
+		if (n <= 0)
+			return 12; /* an op never completed */
+		for (int k = 0; k < n; k++)
+			rep[0] += cpl[k].status != 0;
+		done += (unsigned int)n;
+	}
+	rep[1] = __atomic_load_n(word, __ATOMIC_RELAXED);
+	if (write(*to_parent, rep, sizeof(rep)) != sizeof(rep))
+		return 13;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_atomics(void)
+{
+	struct trd_node_stats ns;
+	uint64_t rep[2], drops0, repeats0 = stat_of(TRD_VNIS_STAT_RMA_REPEATS);
+	uint64_t t0 = trd_time_us();
+	int p[2];
+	pid_t pid;
+
+	trd_node_stats_get(nd[0], &ns);
+	drops0 = ns.drop[TRD_DROP_FIFO_FULL];
+	pipe_nb(p);
+	pid = spawn(atomics_app, &p[1]);
+	T_EQ(reap_child(pid, 6 * WAIT_US), 0);
+	T_EQ(read(p[0], rep, sizeof(rep)), sizeof(rep));
+	trd_node_stats_get(nd[0], &ns);
+	T_ASSERT(ns.drop[TRD_DROP_FIFO_FULL] > drops0, "no frame was dropped: nothing tested");
+	T_ASSERT(rep[0] == 0, "%llu atomics failed", (unsigned long long)rep[0]);
+	T_ASSERT(rep[1] == N_ATOMS, "the word is %llu after %u sums of 1 (applied twice or not at "
+		 "all)", (unsigned long long)rep[1], N_ATOMS);
+	printf("atomics: %u concurrent sums of 1 on one word completed with 0 and the word is %llu, "
+	       "although the reception FIFO dropped %llu frames (%llu repeats answered from "
+	       "memory) in %.1f s\n", N_ATOMS, (unsigned long long)rep[1],
+	       (unsigned long long)(ns.drop[TRD_DROP_FIFO_FULL] - drops0),
+	       (unsigned long long)(stat_of(TRD_VNIS_STAT_RMA_REPEATS) - repeats0),
+	       (double)(trd_time_us() - t0) / 1e6);
+}
+
 /* ---- set-up ---- */
 
 static const char topo_text[] =
@@ -685,6 +756,8 @@ main(int argc, char **argv)
 		test_pid_reuse();
 	else if (strcmp(argv[1], "maps") == 0)
 		test_maps();
+	else if (strcmp(argv[1], "atomics") == 0)
+		test_atomics();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni %s\n", argv[1]);
