@@ -129,6 +129,15 @@ reap_child(pid_t pid, uint64_t us)
 	return WEXITSTATUS(st);
 }
 
+/* reap_child(), and its status must be 0 (once: T_EQ would evaluate reap_child twice). */
+static void
+reap_ok(pid_t pid, uint64_t us, const char *what)
+{
+	int rc = reap_child(pid, us);
+
+	T_ASSERT(rc == 0, "%s (pid %d) exited with %d", what, (int)pid, rc);
+}
+
 static void
 read_pipe(int fd, void *buf, size_t n)
 {
@@ -238,7 +247,7 @@ remote(int op, uint64_t addr, uint32_t len, uint64_t key, uint8_t byte)
 	q.to_parent = p[1];
 	pid = spawn(req_app, &q);
 	read_pipe(p[0], &res, sizeof(res));
-	T_EQ(reap_child(pid, WAIT_US), 0);
+	reap_ok(pid, WAIT_US, "the requester");
 	close(p[0]);
 	close(p[1]);
 	return res;
@@ -469,7 +478,7 @@ test_pid_reuse(void)
 	pipe_nb(up);
 	T_EQ(pipe(done), 0);
 	first = spawn(reuse_first, &pp);
-	T_EQ(reap_child(first, WAIT_US), 0); /* gone, its pid free; the keeper holds its socket */
+	reap_ok(first, WAIT_US, "the first process"); /* gone, its pid free; the keeper holds its socket */
 	close(pp.hold[0]);
 	second = clone_with_pid(first, up[1], done[0]);
 	if (second < 0) {
@@ -606,7 +615,7 @@ test_maps(void)
 	T_EQ(r.status, 0); /* the part still writable */
 	T_ASSERT(stat_of(TRD_VNIS_STAT_RMA_FAULTS) >= faults0 + 4, "faults not counted");
 	T_EQ(write(pp.go[1], "v", 1), 1);
-	T_EQ(reap_child(pid, WAIT_US), 0);
+	reap_ok(pid, WAIT_US, "the victim (20: page 0 written, 21: page 1, 22: page 3 not)");
 	printf("maps: regions over a read-only mapping (for writes) and over a hole refused; after "
 	       "munmap and mprotect, writes and atomics failed with nothing written (%llu faults "
 	       "counted), the writable part was written\n",
@@ -669,7 +678,7 @@ test_atomics(void)
 	drops0 = ns.drop[TRD_DROP_FIFO_FULL];
 	pipe_nb(p);
 	pid = spawn(atomics_app, &p[1]);
-	T_EQ(reap_child(pid, 6 * WAIT_US), 0);
+	reap_ok(pid, 6 * WAIT_US, "the application (12: an op never completed)");
 	T_EQ(read(p[0], rep, sizeof(rep)), sizeof(rep));
 	trd_node_stats_get(nd[0], &ns);
 	T_ASSERT(ns.drop[TRD_DROP_FIFO_FULL] > drops0, "no frame was dropped: nothing tested");
