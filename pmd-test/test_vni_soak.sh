@@ -53,7 +53,14 @@ fds1=$(n_fds)
 n=$(grep -c ') detached: ' "$T/E.log")
 echo "toroid-node: RSS ${rss0} KiB -> ${rss1} KiB, open descriptors ${fds0} -> ${fds1}, after $n attachments"
 [ "$fds1" = "$fds0" ] || { ls -l "/proc/$ENODE/fd"; die "descriptors leaked: $fds0 -> $fds1"; }
-[ $((rss1 - rss0)) -le $RSS_TOL_KB ] || die "RSS grew by $((rss1 - rss0)) KiB (tolerance $RSS_TOL_KB)"
+if grep -qa __asan_init "$NODE"; then
+	# ASan's quarantine holds freed memory back (measured +78 MiB over such a soak): the
+	# RSS says nothing there; descriptors and reclaim still do, and ASan sees the rest
+	echo "RSS not compared: toroid-node runs under ASan"
+else
+	[ $((rss1 - rss0)) -le $RSS_TOL_KB ] ||
+		die "RSS grew by $((rss1 - rss0)) KiB (tolerance $RSS_TOL_KB)"
+fi
 "$SOAK" --socket "$T/E.sock" --final || die "a new process was not served after the soak"
 settle
 [ "$(n_fds)" = "$fds0" ] || die "descriptors leaked by the final process"
