@@ -329,6 +329,7 @@ recv_register(int fd, struct trd_vni_sock_register *req, int pfds[2], unsigned i
 			    .msg_control = u.buf,
 			    .msg_controllen = sizeof(u.buf)};
 	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	unsigned int total = 0;
 
 	*n_pfds = 0;
 	if (n < 0)
@@ -342,14 +343,15 @@ recv_register(int fd, struct trd_vni_sock_register *req, int pfds[2], unsigned i
 		k = (unsigned int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
 		k = RTE_MIN(k, 4u);
 		memcpy(got, CMSG_DATA(c), k * sizeof(int));
-		for (unsigned int i = 0; i < k; i++) {
+		for (unsigned int i = 0; i < k; i++, total++) {
 			if (*n_pfds < 2)
 				pfds[(*n_pfds)++] = got[i];
 			else
 				close(got[i]);
 		}
 	}
-	if (mh.msg_flags & MSG_CTRUNC) /* more than we take: keep none */
+	/* anything but none or two: refused (vnis_vmem_adopt), the two kept closed by the caller */
+	if ((mh.msg_flags & MSG_CTRUNC) || (total != 0 && total != 2))
 		*n_pfds = 3;
 	return n;
 }
