@@ -129,7 +129,7 @@ vnis_pid_sweep(struct trd_vnis *s)
 			continue;
 		if (v->pidfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
 			vif_kill(s, v, "process exited");
-		else if (vnis_vmem_gone(v))
+		else if (v->mem_gone || vnis_vmem_gone(v))
 			vif_kill(s, v, "its address space is gone (exec)");
 	}
 }

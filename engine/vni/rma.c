@@ -598,7 +598,9 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 	uint32_t need;
 	int st;
 
-	if (v == NULL) {
+	if (v == NULL || v->mem_gone) {
+		/* not attached, or its address space is gone (exec, exit) and the sweep will end
+		 * the interface */
 		rep_hdr(&r, rtype, h, -ECONNREFUSED);
 		vnis_reply(s, src, &r);
 		return;
@@ -655,6 +657,8 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 		if (st != 0 || h->len == 0) {
 			if (st != 0)
 				ST(s, RMA_FAULTS)++;
+			if (st == -ECONNRESET)
+				v->mem_gone = true;
 			vnis_reply(s, src, &r);
 			return;
 		}
@@ -710,5 +714,7 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 		ST(s, RMA_FAULTS)++;
 	else
 		ST(s, RMA_BYTES) += h->len;
+	if (st == -ECONNRESET)
+		v->mem_gone = true; /* the requests that follow: -ECONNREFUSED, not faults */
 	vnis_reply(s, src, &r);
 }

@@ -210,6 +210,8 @@ struct vif {
 		    * child it forked keeps the socket open */
 	int mem_fd, maps_fd; /* its /proc/self/mem and maps as it passed them at attach (vmem.c),
 			      * or -1: bound to its address space, worthless after exec or exit */
+	bool mem_gone; /* an access found that address space gone: requests for it are refused
+			* as for a process not attached until the sweep ends the interface */
 	uint8_t *base;
 	size_t size;
 	struct trd_vni_seg *seg;
