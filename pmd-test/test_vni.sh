@@ -90,7 +90,7 @@ check_clean() {
 }
 
 # check_rma NAME PROCS: the refusals the rma mode makes (17 per process, none else) were
-# counted as refused before any access, at most one process_vm_* call failed, regions were registered
+# counted as refused before any access, at most one access failed (rma_faults), regions were registered
 # and refused as the mode does, and no reply was dropped.
 check_rma() {
 	local name=$1 n=$2 denied faults regs errors

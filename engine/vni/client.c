@@ -8,6 +8,7 @@
  * lists, the pool allocator) is in its private memory.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -15,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -26,44 +26,14 @@
 
 #include <toroid/vni.h>
 
-#include "vni_alloc.h"
-#include "vni_seg.h"
+#include "client_pvt.h"
 
 #define CLIENT_CQ_BURST 32
 #define BLOCK_HDR TRD_VNI_ALLOC_ALIGN /* bytes before each pool block: its length */
 #define BLOCK_MAGIC 0x6b6f6c42696e7654ULL
 
-struct client_ctx {
-	bool busy; /* receive: posted, not yet completed */
-	bool claim; /* receive: a claim (PROBE|CLAIM): the handle comes in the context */
-	uint64_t cookie;
-	void *buf;
-	struct trd_vni_addr peer; /* send: destination */
-};
-
-struct trd_vni {
-	int sock, efd, kick_fd;
-	uint8_t *base;
-	size_t size;
-	struct trd_vni_seg *seg;
-	struct rte_ring *cmdq, *cplq;
-	struct trd_vni_sctx *sctx;
-	struct trd_vni_rctx *rctx;
-	uint8_t *ctxr;
-	uint8_t *pool;
-	volatile uint64_t *db;
-	struct trd_vni_heap heap;
-	struct client_ctx *sc, *rc;
-	uint32_t *sfree, *rfree; /* stacks of free context indices */
-	uint32_t n_sfree, n_rfree;
-	unsigned int pending;
-	bool dead;
-	bool ordered;             /* conf.ordered: every unicast send is TRD_VNI_SF_ORDERED */
-	struct trd_vni_addr self; /* the identity the engine gave (its answer) */
-};
-
-static uint64_t
-now_ms(void)
+uint64_t
+vnic_now_ms(void)
 {
 	struct timespec ts;
 
@@ -71,24 +41,51 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Let the engine (the socket's peer) reach this process's memory with process_vm_readv and
- * process_vm_writev, for one-sided access, where Yama restricts it to a declared tracer
- * (ptrace_scope 1). Harmless, and ignored, where Yama is absent. */
-static void
-allow_engine(int fd)
+/* Send the registration with this process's /proc/self/mem (read-write) and /proc/self/maps:
+ * the engine reaches the process's memory for one-sided access only through them (docs/vni.md,
+ * "How the engine reaches the memory"). The kernel binds both to this address space: after an
+ * exec or an exit they reach nothing. Without /proc the request goes alone (no one-sided
+ * access). 0 or a negative errno. */
+static int
+send_register(int fd, const struct trd_vni_sock_register *req)
 {
-	struct ucred cred;
-	socklen_t cl = sizeof(cred);
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)req, .iov_len = sizeof(*req)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	int mfd[2], rc = 0;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 && cred.pid > 0)
-		(void)prctl(PR_SET_PTRACER, (unsigned long)cred.pid, 0, 0, 0);
+	mfd[0] = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	mfd[1] = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (mfd[0] >= 0 && mfd[1] >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
+		memcpy(CMSG_DATA(cm), mfd, sizeof(mfd));
+	}
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(*req))
+		rc = -errno;
+	/* the engine holds its own references now; ours would only share the maps file's
+	 * position with it */
+	for (int i = 0; i < 2; i++)
+		if (mfd[i] >= 0)
+			close(mfd[i]);
+	return rc;
 }
 
 static int
 sock_connect(const char *path, unsigned int timeout_ms)
 {
 	struct sockaddr_un sa;
-	uint64_t deadline = now_ms() + timeout_ms;
+	uint64_t deadline = vnic_now_ms() + timeout_ms;
 	int fd, err;
 
 	memset(&sa, 0, sizeof(sa));
@@ -108,7 +105,7 @@ sock_connect(const char *path, unsigned int timeout_ms)
 		close(fd);
 		/* the engine is not there yet: keep trying until the deadline */
 		if ((err != ENOENT && err != ECONNREFUSED && err != EAGAIN) ||
-		    now_ms() >= deadline) {
+		    vnic_now_ms() >= deadline) {
 			errno = err;
 			return -1;
 		}
@@ -260,7 +257,6 @@ trd_vni_open(const struct trd_vni_conf *conf)
 		goto fail;
 	}
 
-	allow_engine(v->sock);
 	memset(&req, 0, sizeof(req));
 	req.op = TRD_VNI_SOCK_REGISTER;
 	req.version = TRD_VNI_VERSION;
@@ -272,10 +268,9 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	req.n_doorbells = conf->n_doorbells ? conf->n_doorbells : 64;
 	req.short_max = conf->short_max == 0 ? TRD_VNI_SHORT_DEFAULT
 					     : (conf->short_max < 0 ? 0 : conf->short_max);
-	if (send(v->sock, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
-		rc = -errno;
+	rc = send_register(v->sock, &req);
+	if (rc != 0)
 		goto fail;
-	}
 	rc = sock_answer(v->sock, &ans, fds);
 	if (rc == 0 && (ans.app != conf->app || ans.proc == TRD_VNI_ANY ||
 			(conf->proc != TRD_VNI_ANY && ans.proc != conf->proc))) {
@@ -432,8 +427,8 @@ kick(struct trd_vni *v)
 	}
 }
 
-static int
-post(struct trd_vni *v, uint32_t op, uint32_t idx)
+int
+vnic_post(struct trd_vni *v, uint32_t op, uint32_t idx)
 {
 	struct trd_vni_cmd c = {.op = op, .idx = idx};
 
@@ -445,16 +440,16 @@ post(struct trd_vni *v, uint32_t op, uint32_t idx)
 	return 0;
 }
 
-static int
-check_live(const struct trd_vni *v)
+int
+vnic_check_live(const struct trd_vni *v)
 {
 	if (v->dead || __atomic_load_n(&v->seg->engine_status, __ATOMIC_ACQUIRE) != 0)
 		return -ECONNRESET;
 	return 0;
 }
 
-static int
-db_ok(const struct trd_vni *v, int doorbell)
+int
+vnic_db_ok(const struct trd_vni *v, int doorbell)
 {
 	return doorbell < 0 || (unsigned int)doorbell < v->seg->n_doorbells;
 }
@@ -471,9 +466,9 @@ send_common(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, u
 	int rc;
 
 	if (v == NULL || dst == NULL || n == 0 || n > TRD_VNI_MCAST_MAX || len > UINT32_MAX ||
-	    (buf == NULL && len != 0) || !db_ok(v, doorbell))
+	    (buf == NULL && len != 0) || !vnic_db_ok(v, doorbell))
 		return -EINVAL;
-	rc = check_live(v);
+	rc = vnic_check_live(v);
 	if (rc != 0)
 		return rc;
 	if (len > v->seg->short_max) {
@@ -518,7 +513,7 @@ send_common(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, u
 	v->sc[idx].cookie = cookie;
 	v->sc[idx].buf = (void *)(uintptr_t)buf;
 	v->sc[idx].peer = dst[0];
-	rc = post(v, TRD_VNI_CMD_SEND, idx);
+	rc = vnic_post(v, TRD_VNI_CMD_SEND, idx);
 	if (rc != 0)
 		v->sfree[v->n_sfree++] = idx;
 	return rc;
@@ -555,9 +550,9 @@ recv_common2(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t 
 	uint32_t idx;
 	int rc;
 
-	if (v == NULL || cap > UINT32_MAX || !db_ok(v, doorbell))
+	if (v == NULL || cap > UINT32_MAX || !vnic_db_ok(v, doorbell))
 		return -EINVAL;
-	rc = check_live(v);
+	rc = vnic_check_live(v);
 	if (rc != 0)
 		return rc;
 	if (cap != 0) {
@@ -584,7 +579,7 @@ recv_common2(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t 
 	v->rc[idx].busy = true;
 	v->rc[idx].claim = (rflags & (TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM)) ==
 			   (TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM);
-	rc = post(v, TRD_VNI_CMD_RECV, idx);
+	rc = vnic_post(v, TRD_VNI_CMD_RECV, idx);
 	if (rc != 0) {
 		v->rc[idx].busy = false;
 		v->rfree[v->n_rfree++] = idx;
@@ -654,12 +649,12 @@ trd_vni_cancel(struct trd_vni *v, uint64_t cookie)
 
 	if (v == NULL)
 		return -EINVAL;
-	rc = check_live(v);
+	rc = vnic_check_live(v);
 	if (rc != 0)
 		return rc;
 	for (uint32_t i = 0; i < v->seg->n_recv; i++)
 		if (v->rc[i].busy && v->rc[i].cookie == cookie)
-			return post(v, TRD_VNI_CMD_CANCEL, i);
+			return vnic_post(v, TRD_VNI_CMD_CANCEL, i);
 	return -ENOENT;
 }
 
@@ -679,180 +674,6 @@ trd_vni_recv_mask(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint
 {
 	return recv_common(v, src, tag & ~ignore, ignore, TRD_VNI_RF_MASK, buf, cap, doorbell,
 			   cookie);
-}
-
-/* ---- one-sided access (docs/vni.md, "One-sided access to application memory") ---- */
-
-/* One region request over the socket and its answer: the engine answers every request, in
- * order, or closes the socket. */
-static int
-mr_request(struct trd_vni *v, const struct trd_vni_sock_mr *req, uint64_t *key)
-{
-	struct trd_vni_sock_mr_answer ans;
-	struct pollfd pf = {.fd = v->sock, .events = POLLIN};
-	uint64_t deadline = now_ms() + 30000;
-	ssize_t n;
-
-	if (send(v->sock, req, sizeof(*req), MSG_NOSIGNAL) != (ssize_t)sizeof(*req)) {
-		v->dead = true;
-		return -ECONNRESET;
-	}
-	for (;;) {
-		uint64_t t = now_ms();
-		int rc;
-
-		if (t >= deadline) {
-			/* an engine that does not answer: the socket can no longer be trusted to
-			 * carry answers in order */
-			v->dead = true;
-			return -ECONNRESET;
-		}
-		rc = poll(&pf, 1, (int)(deadline - t));
-		if (rc < 0 && errno != EINTR) {
-			v->dead = true;
-			return -ECONNRESET;
-		}
-		if (rc > 0)
-			break;
-	}
-	do
-		n = recv(v->sock, &ans, sizeof(ans), 0);
-	while (n < 0 && errno == EINTR);
-	if (n != (ssize_t)sizeof(ans) || ans.op != TRD_VNI_SOCK_MR_ANSWER) {
-		v->dead = true;
-		return -ECONNRESET;
-	}
-	if (ans.status == 0 && key != NULL)
-		*key = ans.key;
-	return ans.status;
-}
-
-int
-trd_vni_mr_reg(struct trd_vni *v, void *addr, size_t len, unsigned int access, uint64_t *key)
-{
-	struct trd_vni_sock_mr req;
-	int rc;
-
-	if (v == NULL || key == NULL || len == 0 || (uintptr_t)addr + len < (uintptr_t)addr ||
-	    (access & ~(TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE | TRD_VNI_MR_OFFSET)) ||
-	    !(access & (TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE)))
-		return -EINVAL;
-	rc = check_live(v);
-	if (rc != 0)
-		return rc;
-	memset(&req, 0, sizeof(req));
-	req.op = TRD_VNI_SOCK_MR_REG;
-	req.access = access;
-	req.addr = (uint64_t)(uintptr_t)addr;
-	req.len = len;
-	req.key = *key;
-	return mr_request(v, &req, key);
-}
-
-int
-trd_vni_mr_dereg(struct trd_vni *v, uint64_t key)
-{
-	struct trd_vni_sock_mr req;
-	int rc;
-
-	if (v == NULL)
-		return -EINVAL;
-	rc = check_live(v);
-	if (rc != 0)
-		return rc;
-	if (key == 0)
-		return -ENOENT;
-	memset(&req, 0, sizeof(req));
-	req.op = TRD_VNI_SOCK_MR_DEREG;
-	req.key = key;
-	return mr_request(v, &req, NULL);
-}
-
-#define RMA_LEN_MAX (1u << 30)
-
-static int
-rma_post(struct trd_vni *v, const struct trd_vni_actx *a, void *buf, struct trd_vni_addr dst,
-	 int doorbell, uint64_t cookie)
-{
-	struct trd_vni_actx *c;
-	uint32_t idx;
-	int rc;
-
-	rc = check_live(v);
-	if (rc != 0)
-		return rc;
-	if (v->n_sfree == 0)
-		return -EAGAIN;
-	idx = v->sfree[--v->n_sfree];
-	c = (struct trd_vni_actx *)(void *)&v->sctx[idx];
-	*c = *a;
-	c->dst_app = dst.app;
-	c->dst_proc = dst.proc;
-	if (doorbell >= 0) {
-		c->flags |= TRD_VNI_F_DOORBELL;
-		c->doorbell = (uint32_t)doorbell;
-	}
-	v->sc[idx].cookie = cookie;
-	v->sc[idx].buf = buf;
-	v->sc[idx].peer = dst;
-	rc = post(v, TRD_VNI_CMD_RMA, idx);
-	if (rc != 0)
-		v->sfree[v->n_sfree++] = idx;
-	return rc;
-}
-
-static int
-rw_common(struct trd_vni *v, uint32_t flag, struct trd_vni_addr dst, void *buf, size_t len,
-	  uint64_t raddr, uint64_t rkey, int doorbell, uint64_t cookie)
-{
-	struct trd_vni_actx a;
-
-	if (v == NULL || len > RMA_LEN_MAX || (buf == NULL && len != 0) ||
-	    (uintptr_t)buf + len < (uintptr_t)buf || !db_ok(v, doorbell))
-		return -EINVAL;
-	memset(&a, 0, sizeof(a));
-	a.flags = flag;
-	a.len = (uint32_t)len;
-	a.raddr = raddr;
-	a.laddr = (uint64_t)(uintptr_t)buf;
-	a.rkey = rkey;
-	return rma_post(v, &a, buf, dst, doorbell, cookie);
-}
-
-int
-trd_vni_write(struct trd_vni *v, struct trd_vni_addr dst, const void *buf, size_t len,
-	      uint64_t raddr, uint64_t rkey, int doorbell, uint64_t cookie)
-{
-	return rw_common(v, TRD_VNI_SF_WRITE, dst, (void *)(uintptr_t)buf, len, raddr, rkey,
-			 doorbell, cookie);
-}
-
-int
-trd_vni_read(struct trd_vni *v, struct trd_vni_addr dst, void *buf, size_t len, uint64_t raddr,
-	     uint64_t rkey, int doorbell, uint64_t cookie)
-{
-	return rw_common(v, TRD_VNI_SF_READ, dst, buf, len, raddr, rkey, doorbell, cookie);
-}
-
-int
-trd_vni_atomic(struct trd_vni *v, struct trd_vni_addr dst, enum trd_vni_aop op,
-	       unsigned int size, uint64_t operand, uint64_t compare, uint64_t raddr,
-	       uint64_t rkey, int doorbell, uint64_t cookie)
-{
-	struct trd_vni_actx a;
-
-	if (v == NULL || (size != 4 && size != 8) || op < TRD_VNI_AOP_SUM ||
-	    op > TRD_VNI_AOP_BXOR || !db_ok(v, doorbell))
-		return -EINVAL;
-	memset(&a, 0, sizeof(a));
-	a.flags = TRD_VNI_SF_ATOMIC;
-	a.len = size;
-	a.raddr = raddr;
-	a.rkey = rkey;
-	a.aop = (uint32_t)op;
-	a.operand = operand;
-	a.compare = compare;
-	return rma_post(v, &a, NULL, dst, doorbell, cookie);
 }
 
 /* ---- completions ---- */
@@ -939,7 +760,7 @@ trd_vni_pending(const struct trd_vni *v)
 int
 trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int timeout_ms)
 {
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout_ms;
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : vnic_now_ms() + (uint64_t)timeout_ms;
 
 	if (v == NULL || cpl == NULL || n == 0)
 		return -EINVAL;
@@ -951,12 +772,12 @@ trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int tim
 		got = trd_vni_poll(v, cpl, n);
 		if (got != 0)
 			return got;
-		if (check_live(v) != 0)
+		if (vnic_check_live(v) != 0)
 			return -ECONNRESET;
 		rc = trd_vni_arm(v);
 		if (rc == -EBUSY)
 			continue;
-		t = now_ms();
+		t = vnic_now_ms();
 		if (t >= deadline)
 			return -ETIMEDOUT;
 		wait_ms = deadline == UINT64_MAX ? -1 : (int)(deadline - t);
@@ -995,7 +816,7 @@ trd_vni_doorbell(const struct trd_vni *v, unsigned int idx)
 int
 trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, int timeout_ms)
 {
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout_ms;
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : vnic_now_ms() + (uint64_t)timeout_ms;
 
 	if (v == NULL || idx >= v->seg->n_doorbells)
 		return -EINVAL;
@@ -1003,9 +824,9 @@ trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, int t
 		if (__atomic_load_n(&v->db[idx], __ATOMIC_ACQUIRE) >= value)
 			return 0;
 		if ((spin & 63) == 63) {
-			if (check_live(v) != 0)
+			if (vnic_check_live(v) != 0)
 				return -ECONNRESET;
-			if (now_ms() >= deadline)
+			if (vnic_now_ms() >= deadline)
 				return -ETIMEDOUT;
 			sched_yield();
 		}

@@ -113,9 +113,10 @@ vnis_vif_release_maybe(struct trd_vnis *s, struct vif *v)
 
 static void vif_kill(struct trd_vnis *s, struct vif *v, const char *why);
 
-/* Interfaces whose process exited while something else (a child it forked) holds their socket:
- * the engine reaches a process's memory by its pid, which the kernel may give to another
- * process once this one is gone, so the interface ends now. Called every sweep period. */
+/* Interfaces whose process exited while something else (a child it forked) holds their socket,
+ * or whose address space is gone (the process exec'd: same pid, another program): the
+ * interface ends now, with everything it held. Its memory is out of reach already (vmem.c).
+ * Called every sweep period. */
 void
 vnis_pid_sweep(struct trd_vnis *s)
 {
@@ -124,8 +125,12 @@ vnis_pid_sweep(struct trd_vnis *s)
 		struct pollfd p = {.fd = v->pidfd, .events = POLLIN};
 
 		/* a released interface is swapped with the last one, which was looked at */
-		if (!v->dead && v->pidfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+		if (v->dead)
+			continue;
+		if (v->pidfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
 			vif_kill(s, v, "process exited");
+		else if (v->mem_gone || vnis_vmem_gone(v))
+			vif_kill(s, v, "its address space is gone (exec)");
 	}
 }
 
@@ -150,6 +155,7 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 		close(v->pidfd);
 		v->pidfd = -1;
 	}
+	vnis_vmem_close(v); /* no access to its memory from now on */
 	/* its sends: stop what is not granted, give up what is, let finished data finish */
 	v->n_mrs = 0; /* its regions: no access from now on */
 	if (v->mrs != NULL)
@@ -246,7 +252,108 @@ conn_close(struct trd_vnis *s, struct vconn *c)
 {
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	c->pidfd = -1;
 	c->used = false;
+}
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5; Debian bookworm's headers are older */
+#endif
+
+/* A pidfd of the process that connected @p fd, taken at accept: SO_PEERPIDFD names the very
+ * process that called connect(); before Linux 6.5, pidfd_open of the pid SO_PEERCRED names
+ * (checked at registration: alive, and the pid it names). -1 if the process is gone. */
+static int
+peer_pidfd(int fd)
+{
+	struct ucred cred;
+	socklen_t l = sizeof(int);
+	int pfd = -1;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &l) == 0 && pfd >= 0)
+		return pfd;
+	if (errno != ENOPROTOOPT)
+		return -1;
+	l = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) != 0 || cred.pid <= 0)
+		return -1;
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, cred.pid, 0);
+#else
+	return -1;
+#endif
+}
+
+/* Does @p pidfd name the live process @p pid? (Its fdinfo says which pid it names, -1 once
+ * the process is gone; and a pidfd polls readable once its process exited.) */
+static bool
+pidfd_names(int pidfd, int pid)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	char path[64], line[128];
+	bool ok = false;
+	FILE *f;
+
+	if (pidfd < 0 || pid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		int n;
+
+		if (sscanf(line, "Pid: %d", &n) == 1) {
+			ok = n == pid;
+			break;
+		}
+	}
+	fclose(f);
+	return ok && poll(&p, 1, 0) == 0;
+}
+
+/* The registration request and the descriptors that come with it (at most 2: the process's
+ * /proc/self/mem and maps). The number of bytes, or -1 with errno. */
+static ssize_t
+recv_register(int fd, struct trd_vni_sock_register *req, int pfds[2], unsigned int *n_pfds)
+{
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = req, .iov_len = sizeof(*req)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	unsigned int total = 0;
+
+	*n_pfds = 0;
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		unsigned int k;
+		int got[4];
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (unsigned int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		k = RTE_MIN(k, 4u);
+		memcpy(got, CMSG_DATA(c), k * sizeof(int));
+		for (unsigned int i = 0; i < k; i++, total++) {
+			if (*n_pfds < 2)
+				pfds[(*n_pfds)++] = got[i];
+			else
+				close(got[i]);
+		}
+	}
+	/* anything but none or two: refused (vnis_vmem_adopt), the two kept closed by the caller */
+	if ((mh.msg_flags & MSG_CTRUNC) || (total != 0 && total != 2))
+		*n_pfds = 3;
+	return n;
 }
 
 /* Answer a registration: version 1 requests get the version 1 answer (without app and
@@ -382,24 +489,33 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 	socklen_t cl = sizeof(cred);
 	const char *why = NULL;
 	struct vif *v = NULL;
-	int memfd = -1, fds[3];
+	int memfd = -1, fds[3], pfds[2] = {-1, -1};
+	unsigned int n_pfds = 0;
 	ssize_t n;
-	int rc = 0, fd = c->fd;
+	int rc = 0, fd = c->fd, pidfd;
 	bool any;
 
-	n = recv(fd, &req, sizeof(req), MSG_DONTWAIT);
+	n = recv_register(fd, &req, pfds, &n_pfds);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
+		for (unsigned int i = 0; i < RTE_MIN(n_pfds, 2u); i++)
+			close(pfds[i]);
 		conn_close(s, c);
 		return;
 	}
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
 	c->used = false;
+	pidfd = c->pidfd; /* ours now */
+	c->pidfd = -1;
 	any = req.proc == TRD_VNI_ANY;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0) {
 		rc = -EACCES;
 		why = "the kernel does not say who the process is (SO_PEERCRED)";
+	} else if (!pidfd_names(pidfd, cred.pid)) {
+		/* gone before it registered: its pid may name another process by now */
+		rc = -ESRCH;
+		why = "the process that connected is gone";
 	} else if (n != (ssize_t)sizeof(req) || req.op != TRD_VNI_SOCK_REGISTER ||
 		   req.version < TRD_VNI_VERSION_MIN || req.version > TRD_VNI_VERSION) {
 		rc = -EPROTO;
@@ -440,7 +556,9 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 		v->s = s;
 		v->sock = fd;
 		v->efd = -1;
-		v->pidfd = -1;
+		v->pidfd = pidfd;
+		pidfd = -1;
+		v->mem_fd = v->maps_fd = -1;
 		v->app = req.app;
 		v->proc = req.proc;
 		v->pid = cred.pid;
@@ -458,9 +576,16 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 		} else {
 			for (uint32_t i = 0; i < req.n_recv; i++)
 				v->recvs[i].idx = i;
-			rc = vnis_seg_create(s, v, &req, &memfd, &why);
+			rc = vnis_vmem_adopt(v, pfds, n_pfds, &why);
+			if (rc == 0)
+				rc = vnis_seg_create(s, v, &req, &memfd, &why);
 		}
 	}
+	for (unsigned int i = 0; i < RTE_MIN(n_pfds, 2u); i++)
+		if (pfds[i] >= 0)
+			close(pfds[i]); /* not adopted */
+	if (pidfd >= 0)
+		close(pidfd);
 	if (rc != 0) {
 		if (n == (ssize_t)sizeof(req) && any)
 			VNI_LOG(NOTICE, "registration of %u:any (pid %d, uid %u) refused: %s",
@@ -490,17 +615,15 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 	v->ep.kind = EP_VIF;
 	v->ep.ptr = v;
 	ep_add(s, fd, &v->ep, EPOLLIN | EPOLLRDHUP);
-#ifdef SYS_pidfd_open
-	v->pidfd = (int)syscall(SYS_pidfd_open, cred.pid, 0); /* -1 before Linux 5.3 */
-#endif
 	s->ifs[s->n_ifs++] = v;
 	s->n_live++;
 	ST(s, ATTACHED)++;
 	VNI_LOG(INFO,
 		"%u:%u (pid %d%s) attached: pool %" PRIu64 " B, %u send, %u receive contexts, "
-		"short messages up to %u B",
+		"short messages up to %u B%s",
 		v->app, v->proc, v->pid, any ? ", asked for any" : "", v->pool_size, v->n_send,
-		v->n_recv, v->short_max);
+		v->n_recv, v->short_max,
+		v->mem_fd < 0 ? "; no one-sided access (its memory descriptors were not passed)" : "");
 }
 
 static void
@@ -525,6 +648,7 @@ sock_accept(struct trd_vnis *s)
 		}
 		c->used = true;
 		c->fd = fd;
+		c->pidfd = peer_pidfd(fd); /* now: before the process can go and its pid be reused */
 		c->deadline = s->now + VNIS_REGISTER_TIMEOUT_US;
 		c->ep.kind = EP_CONN;
 		c->ep.ptr = c;

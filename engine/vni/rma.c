@@ -2,11 +2,11 @@
 /*
  * VNI service: one-sided access to application memory (docs/vni.md, "One-sided access to
  * application memory"). A process registers regions of its own memory (anywhere, not only the
- * pool) over its socket; the engine reaches them with process_vm_readv/writev, using the pid
- * the socket named at attach. Writes, reads and atomics are vtx's (send.c's table, timers and
- * scheduler turns) with their own steps:
- *   origin engine: WRITE chunks (the origin buffer read with process_vm_readv as each chunk is
- *   built), READ requests, one ATOMIC; at most VNIS_RMA_WINDOW chunks of one op in flight;
+ * pool) over its socket; the engine reaches them through the /proc/self/mem descriptor the
+ * process passed at attach, each access checked against its mappings (vmem.c). Writes, reads
+ * and atomics are vtx's (send.c's table, timers and scheduler turns) with their own steps:
+ *   origin engine: WRITE chunks (the origin buffer read as each chunk is built), READ
+ *   requests, one ATOMIC; at most VNIS_RMA_WINDOW chunks of one op in flight;
  *   target engine: every request checked (key of the destination process, access bit, range
  *   with overflow-safe arithmetic, alignment) before any access, then the memory written or
  *   read, and one reply per request (WRITE_ACK, READ_RESP with the bytes, ATOMIC_RESP with
@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 
 #include <rte_common.h>
 #include <rte_random.h>
@@ -28,53 +27,6 @@
 
 #define MR_ACCESS_ALL (TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE | TRD_VNI_MR_OFFSET)
 #define RMA_LEN_MAX (1u << 30)
-
-/* ------------------------------------------------------------------------------------------ */
-/* the process's memory */
-
-static int
-pvm_errno(int e)
-{
-	switch (e) {
-	case ESRCH:
-		return -ECONNRESET; /* the process is gone */
-	case EPERM:
-		return -EPERM;
-	default:
-		return -EFAULT;
-	}
-}
-
-/* Copy @p n bytes at @p raddr of process @p pid to @p buf. @return 0 or a negative errno. */
-static int
-pvm_read(int pid, void *buf, uint64_t raddr, size_t n)
-{
-	struct iovec l = {.iov_base = buf, .iov_len = n};
-	struct iovec r = {.iov_base = (void *)(uintptr_t)raddr, .iov_len = n};
-	ssize_t k;
-
-	if (n == 0)
-		return 0;
-	k = process_vm_readv(pid, &l, 1, &r, 1, 0);
-	if (k == (ssize_t)n)
-		return 0;
-	return k < 0 ? pvm_errno(errno) : -EFAULT;
-}
-
-static int
-pvm_write(int pid, const void *buf, uint64_t raddr, size_t n)
-{
-	struct iovec l = {.iov_base = (void *)(uintptr_t)buf, .iov_len = n};
-	struct iovec r = {.iov_base = (void *)(uintptr_t)raddr, .iov_len = n};
-	ssize_t k;
-
-	if (n == 0)
-		return 0;
-	k = process_vm_writev(pid, &l, 1, &r, 1, 0);
-	if (k == (ssize_t)n)
-		return 0;
-	return k < 0 ? pvm_errno(errno) : -EFAULT;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* memory regions */
@@ -107,7 +59,6 @@ static int
 mr_reg(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr *req, uint64_t *key)
 {
 	struct vmr *m = NULL;
-	uint8_t probe;
 	int rc;
 
 	RTE_SET_USED(s);
@@ -128,10 +79,16 @@ mr_reg(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr *req, uin
 		}
 	if (m == NULL)
 		return -ENOSPC;
-	/* can the engine reach it? (its first and last byte) */
-	rc = pvm_read(v->pid, &probe, req->addr, 1);
-	if (rc == 0)
-		rc = pvm_read(v->pid, &probe, req->addr + req->len - 1, 1);
+	/* every byte mapped, readable, and writable if remote writes are allowed; and the
+	 * address space the process attached with is still there */
+	rc = vnis_vmem_check(v, req->addr, req->len, (req->access & TRD_VNI_MR_REMOTE_WRITE) != 0);
+	if (rc == 0 && !(req->access & TRD_VNI_MR_OFFSET) && req->addr > (uint64_t)INT64_MAX)
+		rc = -EFAULT;
+	if (rc == 0) {
+		uint8_t probe;
+
+		rc = vnis_vmem_read(v, &probe, req->addr, 1);
+	}
 	if (rc != 0)
 		return rc == -ECONNRESET ? -EPERM : rc;
 	m->key = req->key != 0 ? req->key : mr_key(v);
@@ -176,8 +133,6 @@ vnis_mr_free(struct vif *v)
 	free(v->mrs);
 	v->mrs = NULL;
 	v->n_mrs = 0;
-	free(v->atoms);
-	v->atoms = NULL;
 }
 
 /* Where [raddr, raddr + len) of region @p key of @p v is, if @p need access is granted.
@@ -346,7 +301,7 @@ vnis_rma_step(struct trd_vnis *s, struct vtx *t)
 		if (t->rma == TRD_VNI_CPL_WRITE && n != 0) {
 			uint8_t buf[2048];
 
-			rc = pvm_read(t->vif->pid, buf, t->laddr + t->off, n);
+			rc = vnis_vmem_read(t->vif, buf, t->laddr + t->off, n);
 			if (rc != 0) {
 				/* the origin buffer is not readable: nothing more is sent */
 				t->status = rc == -ECONNRESET ? -ECONNRESET : -EFAULT;
@@ -486,7 +441,7 @@ vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h
 		/* the next chunk in order (frames between two nodes arrive in order; a chunk
 		 * answered after a refusal is asked again) */
 		if (t->rma == TRD_VNI_CPL_READ) {
-			int rc = pvm_write(t->vif->pid, data, t->laddr + t->acked, h->len);
+			int rc = vnis_vmem_write(t->vif, data, t->laddr + t->acked, h->len);
 
 			if (rc != 0)
 				t->status = rc;
@@ -571,17 +526,60 @@ rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int st
 		r->len = 0;
 }
 
-/* Where @p v remembers the atomic @p h from node @p src_rank (direct-mapped by origin and
- * message id), or NULL without memory for it. */
-static struct vatom *
-atom_slot(struct vif *v, uint32_t src_rank, const struct trd_vw_hdr *h)
+void
+vnis_rma_fini(struct trd_vnis *s)
 {
-	if (v->atoms == NULL) {
-		v->atoms = calloc(VNIS_N_ATOMS, sizeof(*v->atoms));
-		if (v->atoms == NULL)
+	if (s->atoms == NULL)
+		return;
+	for (unsigned int i = 0; i < s->topo->n_nodes; i++)
+		free(s->atoms[i]);
+	free(s->atoms);
+	s->atoms = NULL;
+	s->n_atom_tabs = 0;
+}
+
+/* Where the atomic @p h from node @p src_rank is remembered (the slot of its origin op's
+ * index), or NULL: -ENOMEM (no memory, or VNIS_ATOM_ORIGINS origins remembered already),
+ * -EPROTO (an index no origin engine uses). */
+static struct vatom *
+atom_slot(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h, int *err)
+{
+	uint32_t idx = h->msg_id & 0xffff;
+
+	*err = -EPROTO;
+	if (idx >= VNIS_N_TX || src_rank >= s->topo->n_nodes)
+		return NULL;
+	*err = -ENOMEM;
+	if (s->atoms == NULL) {
+		s->atoms = calloc(s->topo->n_nodes, sizeof(*s->atoms));
+		if (s->atoms == NULL)
 			return NULL;
 	}
-	return &v->atoms[(h->msg_id + src_rank * 40503u) % VNIS_N_ATOMS];
+	if (s->atoms[src_rank] == NULL) {
+		if (s->n_atom_tabs >= VNIS_ATOM_ORIGINS)
+			return NULL;
+		s->atoms[src_rank] = calloc(VNIS_N_TX, sizeof(struct vatom));
+		if (s->atoms[src_rank] == NULL)
+			return NULL;
+		s->n_atom_tabs++;
+	}
+	return &s->atoms[src_rank][idx];
+}
+
+enum atom_verdict { ATOM_NEW, ATOM_REPEAT, ATOM_STALE };
+
+/* Is @p h the op slot @p m remembers (a repeat), an op older than it (a late duplicate of an op
+ * that ended at its origin: the origin reused the index), or a new one? */
+static enum atom_verdict
+atom_judge(const struct trd_vnis *s, const struct vatom *m, const struct trd_vw_hdr *h)
+{
+	uint16_t gen = (uint16_t)(h->msg_id >> 16);
+
+	if (m->stamp == 0 || s->now - m->stamp >= VNIS_ATOM_KEEP_US)
+		return ATOM_NEW; /* nothing remembered that could still be asked again */
+	if (gen == m->gen)
+		return m->key == h->key ? ATOM_REPEAT : ATOM_STALE;
+	return (int16_t)(gen - m->gen) > 0 ? ATOM_NEW : ATOM_STALE;
 }
 
 /* A WRITE, READ or ATOMIC for a process of this node: checked before any access, served, and
@@ -600,7 +598,9 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 	uint32_t need;
 	int st;
 
-	if (v == NULL) {
+	if (v == NULL || v->mem_gone) {
+		/* not attached, or its address space is gone (exec, exit) and the sweep will end
+		 * the interface */
 		rep_hdr(&r, rtype, h, -ECONNREFUSED);
 		vnis_reply(s, src, &r);
 		return;
@@ -640,19 +640,25 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 	}
 	ST(s, RMA_SERVED)++;
 	if (h->type == TRD_VW_WRITE) {
-		st = pvm_write(v->pid, data, addr, h->len);
+		/* the whole op must be writable: a write that meets a hole or a read-only page
+		 * writes nothing, not the chunks before it */
+		st = vnis_vmem_check(v, addr - h->grant_id, h->tag, true);
+		if (st == 0)
+			st = vnis_vmem_write(v, data, addr, h->len);
 		rep_hdr(&r, rtype, h, st);
 	} else if (h->type == TRD_VW_READ) {
 		uint8_t buf[2048];
 		struct trd_payload *pay = NULL;
 
-		st = pvm_read(v->pid, buf, addr, h->len);
+		st = vnis_vmem_read(v, buf, addr, h->len);
 		if (st == 0 && h->len != 0 && trd_payload_new(s->node, buf, h->len, &pay) != 0)
 			st = -ENOMEM;
 		rep_hdr(&r, rtype, h, st);
 		if (st != 0 || h->len == 0) {
 			if (st != 0)
 				ST(s, RMA_FAULTS)++;
+			if (st == -ECONNRESET)
+				v->mem_gone = true;
 			vnis_reply(s, src, &r);
 			return;
 		}
@@ -661,31 +667,46 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 		return;
 	} else {
 		uint64_t old = 0, nv, mask = a.size == 8 ? UINT64_MAX : UINT32_MAX;
-		struct vatom *m = atom_slot(v, src_rank, h);
+		struct vatom *m = atom_slot(s, src_rank, h, &st);
 		bool wr;
 
-		if (m != NULL && m->src == src_rank + 1 && m->msg_id == h->msg_id &&
-		    m->key == h->key) {
-			/* a repeat (its first answer was lost): the same answer, applied once */
+		if (m == NULL) {
+			/* not applied: it could not be recognised if it came again */
+			if (st == -EPROTO)
+				ST(s, BAD_WIRE)++;
+			else
+				ST(s, RMA_FAULTS)++;
+			rep_hdr(&r, rtype, h, -ENOMEM);
+			vnis_reply(s, src, &r);
+			return;
+		}
+		switch (atom_judge(s, m, h)) {
+		case ATOM_REPEAT: /* its first answer was lost: the same answer, applied once */
 			ST(s, RMA_REPEATS)++;
 			rep_hdr(&r, rtype, h, m->status);
 			r.data = m->status == 0 ? m->old : 0;
 			vnis_reply(s, src, &r);
 			return;
+		case ATOM_STALE: /* its op ended at the origin: nobody waits for an answer */
+			ST(s, RMA_STALE)++;
+			return;
+		case ATOM_NEW:
+			break;
 		}
-		st = pvm_read(v->pid, &old, addr, a.size); /* little-endian host */
+		/* an atomic that may write needs the word writable even if it does not change */
+		st = vnis_vmem_check(v, addr, a.size, need & TRD_VNI_MR_REMOTE_WRITE);
+		if (st == 0)
+			st = vnis_vmem_read(v, &old, addr, a.size); /* little-endian host */
 		if (st == 0) {
 			nv = aop_apply(a.op, old, a.operand, a.compare, mask, &wr);
 			if (wr && nv != old)
-				st = pvm_write(v->pid, &nv, addr, a.size);
+				st = vnis_vmem_write(v, &nv, addr, a.size);
 		}
-		if (m != NULL) {
-			m->src = src_rank + 1;
-			m->msg_id = h->msg_id;
-			m->key = h->key;
-			m->status = st;
-			m->old = old;
-		}
+		m->stamp = s->now != 0 ? s->now : 1;
+		m->gen = (uint16_t)(h->msg_id >> 16);
+		m->key = h->key;
+		m->status = (int16_t)st;
+		m->old = old;
 		rep_hdr(&r, rtype, h, st);
 		r.data = st == 0 ? old : 0;
 	}
@@ -693,5 +714,7 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 		ST(s, RMA_FAULTS)++;
 	else
 		ST(s, RMA_BYTES) += h->len;
+	if (st == -ECONNRESET)
+		v->mem_gone = true; /* the requests that follow: -ECONNREFUSED, not faults */
 	vnis_reply(s, src, &r);
 }

@@ -64,6 +64,7 @@ vnis_vif_unmap(struct trd_vnis *s, struct vif *v)
 		close(v->efd);
 	if (v->pidfd >= 0)
 		close(v->pidfd);
+	vnis_vmem_close(v);
 	free(v->sbusy);
 	free(v->recvs);
 	vnis_mr_free(v);

@@ -372,6 +372,7 @@ trd_vnis_free(struct trd_vnis *s)
 	if (s == NULL)
 		return;
 	vnis_tel_unregister(s);
+	vnis_rma_fini(s);
 	for (unsigned int i = 0; i < s->n_ifs; i++) {
 		struct vif *v = s->ifs[i];
 		const uint64_t one = 1;
@@ -387,8 +388,11 @@ trd_vnis_free(struct trd_vnis *s)
 		vnis_vif_unmap(s, v);
 	}
 	for (unsigned int i = 0; i < VNIS_N_CONNS; i++)
-		if (s->conns[i].used)
+		if (s->conns[i].used) {
 			close(s->conns[i].fd);
+			if (s->conns[i].pidfd >= 0)
+				close(s->conns[i].pidfd);
+		}
 	if (s->lfd >= 0)
 		close(s->lfd);
 	if (s->path[0] != '\0')

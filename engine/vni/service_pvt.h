@@ -24,7 +24,9 @@
  *   grant.c      grants and staging: the grant table, the staging area, hints
  *   post.c       posting protocol messages; the reply queue
  *   rma.c        one-sided access: memory regions, writes, reads and atomics on application
- *                memory (process_vm_readv/writev), both ends
+ *                memory, both ends
+ *   vmem.c       a process's memory: the /proc/self/mem and maps descriptors it passed at
+ *                attach, the mapping checks, the copies
  *   timer.c      back-off retries, drained sends, peers that went down
  *   telemetry.c  /toroid/vni: a snapshot for the telemetry thread
  */
@@ -70,7 +72,9 @@ extern int trd_vni_logtype;
 #define VNIS_RMA_WINDOW 64       /* chunks of one write or read in flight */
 #define VNIS_RMA_STALL_US 500000 /* in flight but unanswered this long: frames were lost */
 #define VNIS_ATOM_TRIES 20       /* an atomic is asked this often before -ETIMEDOUT */
-#define VNIS_N_ATOMS 1024        /* atomics a target remembers, to answer a repeat unapplied */
+#define VNIS_ATOM_ORIGINS 256 /* origin nodes a target remembers atomics of (rma.c) */
+#define VNIS_ATOM_KEEP_US 15000000 /* an atomic is remembered this long: longer than an origin
+				    * asks (VNIS_ATOM_TRIES x VNIS_RMA_STALL_US) */
 
 enum tx_state {
 	TX_FREE = 0,
@@ -191,6 +195,7 @@ struct ep_ref {
 struct vconn {
 	bool used;
 	int fd;
+	int pidfd; /* the connecting process (SO_PEERPIDFD at accept), or -1 */
 	uint64_t deadline;
 	struct ep_ref ep;
 };
@@ -201,8 +206,12 @@ struct vif {
 	unsigned int refs; /* vtx and vrx naming it, plus one while attached */
 	int sock, efd;
 	int pid, uid;
-	int pidfd; /* the attached process (pidfd_open), or -1: its exit ends the interface even
-		    * if a child it forked keeps the socket open, before the pid can be reused */
+	int pidfd; /* the attached process, taken at accept: its exit ends the interface even if a
+		    * child it forked keeps the socket open */
+	int mem_fd, maps_fd; /* its /proc/self/mem and maps as it passed them at attach (vmem.c),
+			      * or -1: bound to its address space, worthless after exec or exit */
+	bool mem_gone; /* an access found that address space gone: requests for it are refused
+			* as for a process not attached until the sweep ends the interface */
 	uint8_t *base;
 	size_t size;
 	struct trd_vni_seg *seg;
@@ -234,18 +243,21 @@ struct vif {
 	uint64_t tx_pkts_shared; /* injected while another interface was waiting too */
 	struct vmr *mrs;         /* VNIS_N_MRS memory regions (rma.c), allocated at the first */
 	unsigned int n_mrs;
-	struct vatom *atoms;     /* VNIS_N_ATOMS atomics served for this process (rma.c), by
-				  * origin op, allocated at the first */
 	struct ep_ref ep;
 };
 
-/* An atomic served for a process: a repeat of it (its answer was lost and the origin asks
- * again) is answered with the same result and not applied twice. */
+/* An atomic served for a process of this node, remembered in the slot of its origin op's
+ * index (one table per origin node, VNIS_N_TX slots): a repeat of it (its answer was lost and
+ * the origin asks again) is answered with the same result and not applied twice. The origin
+ * reuses an index only once its op ended, so while an op can be asked again its slot holds it
+ * (or an older op, if its first request was lost); a request older than its slot's op is a
+ * late duplicate and is dropped, never applied (rma.c). */
 struct vatom {
-	uint32_t src;         /* the origin node's rank + 1 (0: free) */
-	uint32_t msg_id, key; /* the origin engine's op */
-	int32_t status;
+	uint64_t stamp; /* when it was served (0: never) */
 	uint64_t old;
+	uint32_t key;
+	uint16_t gen;
+	int16_t status;
 };
 
 /* A memory region of a process, for one-sided access (rma.c). */
@@ -304,6 +316,8 @@ struct trd_vnis {
 	unsigned int n_keys;
 	struct vnis_tel *tel; /* the telemetry snapshot, when registered */
 	uint32_t claim_seq;   /* claim handles: the last upper half handed out */
+	struct vatom **atoms; /* per origin node (n_nodes), allocated at its first atomic */
+	unsigned int n_atom_tabs;
 	uint64_t next_tel;
 };
 
@@ -351,6 +365,7 @@ uint32_t vnis_tx_id(const struct vtx *t);
 /* rma.c */
 void vnis_mr_request(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr *req);
 void vnis_mr_free(struct vif *v);
+void vnis_rma_fini(struct trd_vnis *s);
 void vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx,
 		  const struct trd_vni_actx *c);
 int vnis_rma_step(struct trd_vnis *s, struct vtx *t);
@@ -399,6 +414,14 @@ unsigned int vnis_timers(struct trd_vnis *s);
 int vnis_seg_create(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_register *req,
 		    int *memfd, const char **why);
 void vnis_vif_unmap(struct trd_vnis *s, struct vif *v);
+
+/* vmem.c */
+int vnis_vmem_adopt(struct vif *v, int *fds, unsigned int n_fds, const char **why);
+void vnis_vmem_close(struct vif *v);
+int vnis_vmem_check(const struct vif *v, uint64_t addr, uint64_t len, bool write);
+int vnis_vmem_read(const struct vif *v, void *buf, uint64_t addr, size_t n);
+int vnis_vmem_write(const struct vif *v, const void *buf, uint64_t addr, size_t n);
+bool vnis_vmem_gone(const struct vif *v);
 
 /* ctl.c */
 int vnis_ctl_listen(struct trd_vnis *s, const char *path);

@@ -57,6 +57,9 @@ struct trd_vni_sock_mr_answer {
 	uint64_t key;
 };
 
+/* The registration request. It may carry two descriptors (SCM_RIGHTS): the process's own
+ * /proc/self/mem (O_RDWR) and /proc/self/maps (O_RDONLY), the only way the engine reaches its
+ * memory for one-sided access; without them the process has none (regions: -EPERM). */
 struct trd_vni_sock_register {
 	uint32_t op; /* TRD_VNI_SOCK_REGISTER */
 	uint32_t version;
@@ -169,8 +172,8 @@ struct trd_vni_rctx {
 };
 
 /* A send context holding a one-sided op (TRD_VNI_CMD_RMA): 64 bytes. laddr is an address in
- * the process's own memory (not the pool), read or written by the engine with
- * process_vm_readv/writev. */
+ * the process's own memory (not the pool), read or written by the engine through the
+ * /proc/self/mem descriptor the process passed at registration. */
 struct trd_vni_actx {
 	uint32_t flags;    /* exactly one of SF_WRITE, SF_READ, SF_ATOMIC; F_DOORBELL */
 	uint32_t len;      /* write, read: bytes (at most 1 GiB); atomic: 4 or 8 */

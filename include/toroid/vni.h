@@ -307,7 +307,8 @@ int trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, i
 
 /* ------------------------------------------------------------------------------------------ */
 /* One-sided access to application memory (docs/vni.md): the engine of the target process reads
- * and writes its memory (process_vm_readv/writev); the target application does nothing. */
+ * and writes its memory through the /proc/self/mem the process passed at trd_vni_open(), each
+ * access checked against its mappings; the target application does nothing. */
 
 
 /** trd_vni_mr_reg() access bits. */
@@ -322,7 +323,8 @@ int trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, i
  * the engine picks a random non-zero key; otherwise *key is used (-EEXIST if this interface has
  * it already). Synchronous: returns once the engine holds the region.
  * @return 0; -EINVAL (len 0, wrap, bad access bits); -EEXIST; -ENOSPC (too many regions);
- * -EFAULT/-EPERM (the engine cannot reach that memory); -ECONNRESET.
+ * -EFAULT (not mapped over its whole length, or read-only and @p access allows remote
+ * writes); -EPERM (this process gave the engine no access to its memory); -ECONNRESET.
  */
 int trd_vni_mr_reg(struct trd_vni *v, void *addr, size_t len, unsigned int access, uint64_t *key);
 /** Withdraw a region: later accesses through its key fail at the target (-EACCES at the

@@ -134,9 +134,11 @@ struct trd_vnis_conf {
 	X(RMA_BYTES, "rma_bytes")         /* bytes written or read in them (atomics: size) */     \
 	X(RMA_DENIED, "rma_denied")       /* requests refused before any access: unknown key,   \
 					   * no access bit, out of the region, misaligned */      \
-	X(RMA_FAULTS, "rma_faults")       /* process_vm_readv/writev failures (memory gone) */    \
+	X(RMA_FAULTS, "rma_faults")       /* accesses failed: unmapped, read-only, mm gone */    \
 	X(RMA_REPEATS, "rma_repeats")     /* atomics asked again (answer lost): answered from    \
 					   * memory, not applied twice */                         \
+	X(RMA_STALE, "rma_stale")         /* atomics older than the op their origin slot holds \
+					   * now (late duplicates): dropped, not applied */      \
 	X(CLAIMS, "claims")               /* messages claimed (trd_vni_claim) */                  \
 	X(DISCARDS, "discards")           /* messages dropped unread (trd_vni_discard) */
 

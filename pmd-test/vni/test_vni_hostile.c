@@ -22,7 +22,9 @@
  *                            before any access and counted (rma_denied, bad_wire) and leave
  *                            its memory as it was; forged ATOMIC_RESPs (wrong node, key,
  *                            status) are dropped (bad_replies); the real answer completes
- *                            the atomic with its old value
+ *                            the atomic with its old value; an atomic asked twice is applied
+ *                            once, and a late duplicate of an older generation on the same
+ *                            origin slot is dropped unapplied (rma_stale)
  *   test_vni_hostile rma_refused  12 one-sided writes and reads at once to a process that
  *                            never attaches all end with -ECONNREFUSED, and the interface is
  *                            released once its process leaves (no reference kept)
@@ -586,6 +588,36 @@ test_rma(void)
 		v1 = v0 + 10;
 		memcpy(want + 8, &v1, 8);
 		T_ASSERT(memcmp(mem, want, RMA_LEN) == 0, "a repeated ATOMIC was applied twice");
+
+		/* a late duplicate: an op of an older generation on a slot whose newer op was
+		 * served (the origin reused its index, so the old op ended there) is dropped
+		 * unanswered and not applied (rma_stale); the newer op's repeat is still answered
+		 * from memory */
+		uint64_t stale0 = stat_of(TRD_VNIS_STAT_RMA_STALE);
+		struct trd_msg *none = NULL;
+
+		ah.msg_id = 79 | 5u << 16;
+		node_write(2, &ah, ab, sizeof(ab));
+		m = node_recv(2, &r);
+		T_EQ(r.status, 0);
+		T_EQ(r.data, v0 + 10);
+		trd_msg_free(m);
+		ah.msg_id = 79 | 4u << 16;
+		node_write(2, &ah, ab, sizeof(ab));
+		pump_for_stat(TRD_VNIS_STAT_RMA_STALE, stale0 + 1, 2000000);
+		T_EQ(stat_of(TRD_VNIS_STAT_RMA_STALE), stale0 + 1);
+		T_EQ(trd_rec_fifo_poll(trd_rec_fifo(nd[2], 0), &none, 1), 0);
+		ah.msg_id = 79 | 5u << 16;
+		node_write(2, &ah, ab, sizeof(ab));
+		m = node_recv(2, &r);
+		T_EQ(r.status, 0);
+		T_EQ(r.data, v0 + 10);
+		trd_msg_free(m);
+		T_EQ(stat_of(TRD_VNIS_STAT_RMA_REPEATS), rep0 + 2);
+		child_mem(pid, info[1], mem);
+		memcpy(&v1, mem + 8, 8);
+		T_EQ(v1, v0 + 15);
+		memcpy(want + 8, &v1, 8);
 	}
 
 	/* the process's atomic to 1:9: forged answers are dropped, the real one completes it */

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libtoroid_vni's private header: the handle and the helpers its files share.
+ *   client.c      attach, detach, the pool, posting sends and receives, completions
+ *   client_rma.c  one-sided access: memory regions, writes, reads, atomics
+ */
+#ifndef TRD_VNI_CLIENT_PVT_H
+#define TRD_VNI_CLIENT_PVT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include <toroid/vni.h>
+
+#include "vni_alloc.h"
+#include "vni_seg.h"
+
+struct client_ctx {
+	bool busy; /* receive: posted, not yet completed */
+	bool claim; /* receive: a claim (PROBE|CLAIM): the handle comes in the context */
+	uint64_t cookie;
+	void *buf;
+	struct trd_vni_addr peer; /* send: destination */
+};
+
+struct trd_vni {
+	int sock, efd, kick_fd;
+	uint8_t *base;
+	size_t size;
+	struct trd_vni_seg *seg;
+	struct rte_ring *cmdq, *cplq;
+	struct trd_vni_sctx *sctx;
+	struct trd_vni_rctx *rctx;
+	uint8_t *ctxr;
+	uint8_t *pool;
+	volatile uint64_t *db;
+	struct trd_vni_heap heap;
+	struct client_ctx *sc, *rc;
+	uint32_t *sfree, *rfree; /* stacks of free context indices */
+	uint32_t n_sfree, n_rfree;
+	unsigned int pending;
+	bool dead;
+	bool ordered;             /* conf.ordered: every unicast send is TRD_VNI_SF_ORDERED */
+	struct trd_vni_addr self; /* the identity the engine gave (its answer) */
+};
+
+uint64_t vnic_now_ms(void);
+/* Queue command @p op for context @p idx and kick the engine if it sleeps: 0 or -EAGAIN. */
+int vnic_post(struct trd_vni *v, uint32_t op, uint32_t idx);
+/* 0, or -ECONNRESET once the engine stopped serving @p v. */
+int vnic_check_live(const struct trd_vni *v);
+/* Is @p doorbell -1 or a doorbell of @p v? */
+int vnic_db_ok(const struct trd_vni *v, int doorbell);
+
+#endif /* TRD_VNI_CLIENT_PVT_H */

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * VNI service: a process's memory, for one-sided access (docs/vni.md, "How the engine reaches
+ * the memory").
+ *
+ * The engine never names a process's memory by its pid. At attach the process opens its own
+ * /proc/self/mem (read-write) and /proc/self/maps and passes both over the socket
+ * (SCM_RIGHTS). The kernel binds each of these files to the address space (mm) they were
+ * opened on: after the process execs (a setuid program, say) or exits, reads and writes
+ * through them reach nothing (pread returns 0, the maps query says ESRCH), whatever process
+ * then runs under that pid. The engine needs no ptrace right over the process: it can do
+ * only what the process could do to itself.
+ *
+ * /proc/pid/mem writes with FOLL_FORCE (they would go through read-only mappings), so every
+ * access is checked first against the mappings of that same address space: the whole range
+ * must be mapped, readable, and writable for a write (PROCMAP_QUERY on the maps descriptor,
+ * Linux 6.11; the maps text before). The process can still race the check with its own
+ * mprotect/munmap: it can then only harm itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+
+#include "service_pvt.h"
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
+
+/* PROCMAP_QUERY (linux/fs.h since Linux 6.11; Debian bookworm's headers are older). */
+struct vmem_query {
+	uint64_t size;
+	uint64_t query_flags;
+	uint64_t query_addr;
+	uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset, inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t vma_name_size, build_id_size;
+	uint64_t vma_name_addr, build_id_addr;
+};
+_Static_assert(sizeof(struct vmem_query) == 104, "struct procmap_query");
+#define VMEM_Q_READABLE 0x01
+#define VMEM_Q_WRITABLE 0x02
+#define VMEM_PROCMAP_QUERY _IOWR('f', 17, struct vmem_query)
+
+#define VMEM_MAPS_MAX (8u << 20) /* the maps text read at most (fallback) */
+
+/* Is @p fd a procfs file named /proc/<pid>/<name>, opened with @p mode? */
+static bool
+proc_file_ok(int fd, int pid, const char *name, int mode)
+{
+	char link[64], want[64], got[64];
+	struct statfs sf;
+	ssize_t n;
+	int fl;
+
+	if (fstatfs(fd, &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC)
+		return false;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_ACCMODE) != mode)
+		return false;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	snprintf(want, sizeof(want), "/proc/%d/%s", pid, name);
+	n = readlink(link, got, sizeof(got) - 1);
+	if (n <= 0)
+		return false;
+	got[n] = '\0';
+	return strcmp(got, want) == 0;
+}
+
+int
+vnis_vmem_adopt(struct vif *v, int *fds, unsigned int n_fds, const char **why)
+{
+	if (n_fds == 0)
+		return 0; /* an older library: no one-sided access for it (-EPERM) */
+	if (n_fds != 2 || !proc_file_ok(fds[0], v->pid, "mem", O_RDWR) ||
+	    !proc_file_ok(fds[1], v->pid, "maps", O_RDONLY)) {
+		*why = "the descriptors passed are not this process's /proc/self/mem (read-write) "
+		       "and /proc/self/maps";
+		return -EACCES;
+	}
+	v->mem_fd = fds[0];
+	v->maps_fd = fds[1];
+	fds[0] = fds[1] = -1;
+	return 0;
+}
+
+void
+vnis_vmem_close(struct vif *v)
+{
+	if (v->mem_fd >= 0)
+		close(v->mem_fd);
+	if (v->maps_fd >= 0)
+		close(v->maps_fd);
+	v->mem_fd = v->maps_fd = -1;
+}
+
+/* The maps text (fallback before Linux 6.11): does it cover [addr, end) with @p perms
+ * ('r', and 'w' if @p write) and no gap? 0, -EFAULT, -ECONNRESET (the address space is gone)
+ * or -ENOMEM. */
+static int
+maps_text_check(int fd, uint64_t addr, uint64_t end, bool write)
+{
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap), *p, *nl;
+	uint64_t at = addr;
+	int rc = -EFAULT;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t k;
+
+		if (len + 4096 > cap) {
+			char *nb = cap * 2 <= VMEM_MAPS_MAX ? realloc(buf, cap * 2) : NULL;
+
+			if (nb == NULL) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		k = pread(fd, buf + len, cap - len - 1, (off_t)len);
+		if (k < 0) {
+			free(buf);
+			return errno == ESRCH ? -ECONNRESET : -EFAULT;
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+	}
+	buf[len] = '\0';
+	if (len == 0) {
+		free(buf);
+		return -ECONNRESET; /* no mapping at all: the address space is gone */
+	}
+	/* lines are sorted by address: walk them while they continue the covered range */
+	for (p = buf; *p != '\0' && at < end; p = nl + 1) {
+		unsigned long long lo, hi;
+		char perms[5];
+
+		nl = strchr(p, '\n');
+		if (nl == NULL)
+			break;
+		*nl = '\0';
+		if (sscanf(p, "%llx-%llx %4s", &lo, &hi, perms) != 3)
+			break;
+		if (hi <= at)
+			continue;
+		if (lo > at || perms[0] != 'r' || (write && perms[1] != 'w'))
+			break; /* a gap, or a mapping without the access */
+		at = hi;
+	}
+	if (at >= end)
+		rc = 0;
+	free(buf);
+	return rc;
+}
+
+int
+vnis_vmem_check(const struct vif *v, uint64_t addr, uint64_t len, bool write)
+{
+	uint64_t at = addr, end;
+
+	if (v->maps_fd < 0 || v->mem_fd < 0)
+		return -EPERM; /* the process gave no access to its memory */
+	if (len == 0)
+		return 0;
+	if (addr > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - addr)
+		return -EFAULT;
+	end = addr + len;
+	while (at < end) {
+		struct vmem_query q = {.size = sizeof(q), .query_addr = at};
+
+		q.query_flags = VMEM_Q_READABLE | (write ? VMEM_Q_WRITABLE : 0);
+		if (ioctl(v->maps_fd, VMEM_PROCMAP_QUERY, &q) != 0) {
+			if (errno == ENOTTY || (errno == EINVAL && at == addr))
+				return maps_text_check(v->maps_fd, at, end, write);
+			return errno == ESRCH ? -ECONNRESET : -EFAULT;
+		}
+		if (q.vma_start > at || q.vma_end <= at)
+			return -EFAULT;
+		at = q.vma_end;
+	}
+	return 0;
+}
+
+/* A transfer through the mem descriptor: 0, or -ECONNRESET once the address space it was
+ * opened on is gone (pread/pwrite return 0), or -EFAULT. */
+static int
+vmem_result(ssize_t k, size_t n)
+{
+	if (k == (ssize_t)n)
+		return 0;
+	return k == 0 ? -ECONNRESET : -EFAULT;
+}
+
+int
+vnis_vmem_read(const struct vif *v, void *buf, uint64_t addr, size_t n)
+{
+	int rc;
+
+	if (n == 0)
+		return v->mem_fd < 0 ? -EPERM : 0;
+	rc = vnis_vmem_check(v, addr, n, false);
+	if (rc != 0)
+		return rc;
+	return vmem_result(pread(v->mem_fd, buf, n, (off_t)addr), n);
+}
+
+int
+vnis_vmem_write(const struct vif *v, const void *buf, uint64_t addr, size_t n)
+{
+	int rc;
+
+	if (n == 0)
+		return v->mem_fd < 0 ? -EPERM : 0;
+	rc = vnis_vmem_check(v, addr, n, true);
+	if (rc != 0)
+		return rc;
+	return vmem_result(pwrite(v->mem_fd, buf, n, (off_t)addr), n);
+}
+
+bool
+vnis_vmem_gone(const struct vif *v)
+{
+	ssize_t k;
+	char c;
+
+	if (v->maps_fd < 0)
+		return false;
+	/* the maps of an address space that is gone read as empty (exec), or fail with ESRCH
+	 * once the process itself is gone */
+	k = pread(v->maps_fd, &c, 1, 0);
+	return k == 0 || (k < 0 && errno == ESRCH);
+}
