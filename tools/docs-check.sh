@@ -178,7 +178,7 @@ for w in "$tmp"/*.where; do
 	else
 		if ! "$cc" -Wall -Wextra -Werror -I "$root/include" -I "$root/pmd-test" \
 			"$item.c" "$build/engine/libtoroid.a" "$build/topology/libtoroid_topo.a" \
-			"${dpdk_flags[@]}" -linih -lpcap -lrte_net_ring -o "$item.bin" >"$log" 2>&1; then
+			"${dpdk_flags[@]}" -linih -lpcap -lrte_net_ring -lm -o "$item.bin" >"$log" 2>&1; then
 			fail "$where" "C example does not compile" "$log"
 			continue
 		fi
