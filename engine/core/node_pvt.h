@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The DMA engine's private view of a node: FIFOs, counters, regions, routes. */
+/* The core's private view of a node: FIFOs, counters, regions, routes. */
 #ifndef TRD_NODE_PVT_H
 #define TRD_NODE_PVT_H
 
@@ -14,7 +14,9 @@
 
 #include <toroid/toroid.h>
 
-#include "../link/link_pvt.h"
+#include "link_api.h" /* engine/link/api */
+
+#include "api/core_api.h"
 
 #define TRD_MAX_LINKS 16           /* links per node, besides the loopback */
 #define TRD_MAX_FIFOS 64           /* application FIFOs of each kind */
@@ -199,8 +201,6 @@ struct trd_reasm {
 	uint16_t ctr;           /* reception counter its pieces decrement (0: none) */
 };
 
-typedef void (*trd_progress_fn)(void *arg);
-
 struct trd_node {
 	char name[32];
 	struct trd_torus torus;
@@ -276,8 +276,5 @@ struct trd_node {
 
 /* Wait until the serving lcore (if any) has finished the round it was in. */
 int trd_node_quiesce(struct trd_node *n);
-
-/** Make progress on behalf of a waiting thread. */
-void trd_node_set_progress(struct trd_node *n, trd_progress_fn fn, void *arg);
 
 #endif /* TRD_NODE_PVT_H */

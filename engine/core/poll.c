@@ -20,43 +20,29 @@
 
 #include "core_pvt.h"
 
+/* The accounting of a packet the port took: its injection counter and FIFO. */
+static inline void
+settle(const struct trd_pend_info *pi)
+{
+	if (pi->ctr != NULL)
+		__atomic_fetch_sub(pi->ctr, (int64_t)pi->bytes, __ATOMIC_RELEASE);
+	if (pi->fifo != NULL) {
+		pi->fifo->unsent--;
+		pi->fifo->sent++;
+	}
+}
+
 /* Hand what the link buffers to its port, in order, and settle the accounting. */
 static unsigned int
 link_flush(struct trd_node *n, struct trd_link *l)
 {
-	unsigned int total = 0;
+	uint64_t bytes;
+	unsigned int retries;
+	unsigned int total = trd_link_flush(l, settle, &bytes, &retries);
 
-	while (l->pend_head != l->pend_tail) {
-		uint32_t cnt = l->pend_tail - l->pend_head;
-		uint32_t idx = l->pend_head & TRD_LINK_PEND_MASK;
-		uint16_t want = (uint16_t)RTE_MIN(RTE_MIN(cnt, TRD_LINK_PEND - idx), 256u);
-		uint64_t bytes = 0;
-		uint16_t sent;
-
-		sent = trd_link_tx(l, &l->pend[idx], want);
-
-		for (uint16_t i = 0; i < sent; i++) {
-			const struct trd_pend_info *pi = &l->info[idx + i];
-
-			if (pi->ctr != NULL)
-				__atomic_fetch_sub(pi->ctr, (int64_t)pi->bytes, __ATOMIC_RELEASE);
-			if (pi->fifo != NULL) {
-				pi->fifo->unsent--;
-				pi->fifo->sent++;
-			}
-			bytes += pi->len;
-		}
-		l->pend_head += sent;
-		l->tx_pkts += sent;
-		l->tx_bytes += bytes;
-		n->stat[TRD_STAT_TX_PKTS] += sent;
-		n->stat[TRD_STAT_TX_BYTES] += bytes;
-		total += sent;
-		if (sent < want) {
-			n->stat[TRD_STAT_TX_RETRIES]++;
-			break;
-		}
-	}
+	n->stat[TRD_STAT_TX_PKTS] += total;
+	n->stat[TRD_STAT_TX_BYTES] += bytes;
+	n->stat[TRD_STAT_TX_RETRIES] += retries;
 	return total;
 }
 
@@ -64,7 +50,7 @@ static inline void
 flush_all(struct trd_node *n)
 {
 	for (unsigned int i = 0; i <= n->n_links; i++)
-		if (n->links[i]->pend_head != n->links[i]->pend_tail)
+		if (trd_link_pending(n->links[i]))
 			link_flush(n, n->links[i]);
 }
 

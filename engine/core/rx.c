@@ -250,7 +250,7 @@ forward(struct trd_node *n, struct trd_link *in, struct rte_mbuf *m, const struc
 	h->hops = (uint8_t)(p->hops - 1);
 	trd_hdr_seal(h);
 	trd_link_queue(rt->link, m, NULL, NULL, 0);
-	rt->link->fwd_pkts++;
+	trd_link_count_fwd(rt->link);
 	n->stat[TRD_STAT_FWD_PKTS]++;
 	return trd_fate(0, true);
 }
@@ -573,8 +573,7 @@ trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts, uin
 		if (!f.kept)
 			done[nd++] = m;
 	}
-	l->rx_pkts += nb;
-	l->rx_bytes += bytes;
+	trd_link_count_rx(l, nb, bytes);
 	n->stat[TRD_STAT_RX_PKTS] += nb;
 	n->stat[TRD_STAT_RX_BYTES] += bytes;
 	if (nd != 0)
