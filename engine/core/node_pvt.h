@@ -30,6 +30,19 @@
 #define TRD_MCACHE 64
 #define TRD_HOP_SLACK 2            /* hops allowed beyond the route's length */
 
+/** A received message as the engine holds it: what applications see, and the packet it lives
+ * in (NULL: a copy in rte_malloc() memory, right after this). */
+struct trd_msg_pvt {
+	struct trd_msg msg; /* first: a struct trd_msg * is a struct trd_msg_pvt * */
+	struct rte_mbuf *m;
+};
+
+static inline struct trd_msg_pvt *
+trd_msg_pvt(struct trd_msg *msg)
+{
+	return (struct trd_msg_pvt *)msg;
+}
+
 /** The mbuf private area. */
 struct trd_mbuf_priv {
 	union {
@@ -38,7 +51,7 @@ struct trd_mbuf_priv {
 			int64_t *ctr;
 			uint32_t bytes;
 		} zc;             /* an mbuf attached to application memory */
-		struct trd_msg msg; /* a received single-packet message */
+		struct trd_msg_pvt msg; /* a received single-packet message */
 	};
 };
 

@@ -11,6 +11,8 @@
 
 #include <rte_errno.h>
 
+#include <toroid/testing.h>
+
 #include "core_pvt.h"
 
 /* The capture interface of a node's link: "node0 x+ net_ring_trd0_0xp_a". */

@@ -28,6 +28,7 @@ struct trd_impair;      /* the impairment tap (impair.c) */
 struct trd_link_encap;  /* the IPv4/UDP encapsulation (link.c) */
 struct trd_link_cap;    /* a capture tap (link.c) */
 struct trd_capture;     /* a pcapng file several links may share (capture.c) */
+struct trd_impair_conf; /* <toroid/testing.h> */
 
 /** What the transport under a link does. */
 struct trd_link_ops {
