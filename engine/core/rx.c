@@ -356,8 +356,6 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		memset(mi, 0, nf * sizeof(mi[0]));
 	}
 	for (i = start; i < cnt; i++) {
-		int cause;
-
 		if (e[i].type == TRD_PKT_PUT) {
 			cause = rx_put(n, m, &e[i], eoff[i]);
 		} else if (e[i].fifo < n->n_rec) {
@@ -546,10 +544,10 @@ rx_one(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m)
 	if (p.seq != 0 && n->reliable)
 		return rx_sequenced(n, m, &p);
 	{
-		struct trd_rx_fate f = rx_deliver(n, m, &p);
+		struct trd_rx_fate fate = rx_deliver(n, m, &p);
 
-		send_verdict(n, &p, f);
-		return f;
+		send_verdict(n, &p, fate);
+		return fate;
 	}
 }
 

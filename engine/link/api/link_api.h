@@ -153,7 +153,8 @@ trd_link_flush(struct trd_link *l, trd_link_settle_fn settle, uint64_t *bytes,
 	while (l->pend_head != l->pend_tail) {
 		uint32_t cnt = l->pend_tail - l->pend_head;
 		uint32_t idx = l->pend_head & TRD_LINK_PEND_MASK;
-		uint16_t want = (uint16_t)RTE_MIN(RTE_MIN(cnt, TRD_LINK_PEND - idx), 256u);
+		uint32_t upto = RTE_MIN(cnt, TRD_LINK_PEND - idx);
+		uint16_t want = (uint16_t)RTE_MIN(upto, 256u);
 		uint64_t b = 0;
 		uint16_t sent;
 
