@@ -20,29 +20,38 @@
 
 #include "core_pvt.h"
 
-/* The accounting of a packet the port took: its injection counter and FIFO. */
-static inline void
-settle(const struct trd_pend_info *pi)
-{
-	if (pi->ctr != NULL)
-		__atomic_fetch_sub(pi->ctr, (int64_t)pi->bytes, __ATOMIC_RELEASE);
-	if (pi->fifo != NULL) {
-		pi->fifo->unsent--;
-		pi->fifo->sent++;
-	}
-}
-
 /* Hand what the link buffers to its port, in order, and settle the accounting. */
 static unsigned int
 link_flush(struct trd_node *n, struct trd_link *l)
 {
-	uint64_t bytes;
-	unsigned int retries;
-	unsigned int total = trd_link_flush(l, settle, &bytes, &retries);
+	unsigned int total = 0;
 
-	n->stat[TRD_STAT_TX_PKTS] += total;
-	n->stat[TRD_STAT_TX_BYTES] += bytes;
-	n->stat[TRD_STAT_TX_RETRIES] += retries;
+	while (trd_link_pending(l)) {
+		const struct trd_pend_info *pi;
+		uint64_t bytes = 0;
+		uint16_t want, sent;
+		struct rte_mbuf **pkts = trd_link_tx_span(l, &pi, &want);
+
+		sent = trd_link_tx(l, pkts, want);
+
+		for (uint16_t i = 0; i < sent; i++) {
+			if (pi[i].ctr != NULL)
+				__atomic_fetch_sub(pi[i].ctr, (int64_t)pi[i].bytes, __ATOMIC_RELEASE);
+			if (pi[i].fifo != NULL) {
+				pi[i].fifo->unsent--;
+				pi[i].fifo->sent++;
+			}
+			bytes += pi[i].len;
+		}
+		trd_link_tx_done(l, sent, bytes);
+		n->stat[TRD_STAT_TX_PKTS] += sent;
+		n->stat[TRD_STAT_TX_BYTES] += bytes;
+		total += sent;
+		if (sent < want) {
+			n->stat[TRD_STAT_TX_RETRIES]++;
+			break;
+		}
+	}
 	return total;
 }
 

@@ -132,51 +132,31 @@ trd_link_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 	return l->tx_burst(l, pkts, n);
 }
 
-/** Settles the accounting of one packet the port took (see trd_link_flush()). */
-typedef void (*trd_link_settle_fn)(const struct trd_pend_info *pi);
-
 /**
- * Hand what the transmit buffer holds to the port, in order, 256 frames at a time, until it
- * is empty or the port takes less than it was given; call @p settle on each packet taken.
- * Inline, so that a constant @p settle is inlined too.
- * @return the packets taken; *@p bytes their frame bytes; *@p retries 1 when the port left
- * some (0 otherwise).
+ * The oldest packets of the transmit buffer, up to 256 and not across its end, for
+ * trd_link_tx(): returns where they are, *@p want how many, *@p pi their accounting. The
+ * caller settles what the port took and calls trd_link_tx_done(). (Two calls rather than one
+ * with a callback: the loop stays in the caller, as cheap as it was, make ipm.)
  */
-static inline unsigned int
-trd_link_flush(struct trd_link *l, trd_link_settle_fn settle, uint64_t *bytes,
-	       unsigned int *retries)
+static inline struct rte_mbuf **
+trd_link_tx_span(struct trd_link *l, const struct trd_pend_info **pi, uint16_t *want)
 {
-	unsigned int total = 0;
+	uint32_t cnt = l->pend_tail - l->pend_head;
+	uint32_t idx = l->pend_head & TRD_LINK_PEND_MASK;
+	uint32_t upto = RTE_MIN(cnt, TRD_LINK_PEND - idx);
 
-	*bytes = 0;
-	*retries = 0;
-	while (l->pend_head != l->pend_tail) {
-		uint32_t cnt = l->pend_tail - l->pend_head;
-		uint32_t idx = l->pend_head & TRD_LINK_PEND_MASK;
-		uint32_t upto = RTE_MIN(cnt, TRD_LINK_PEND - idx);
-		uint16_t want = (uint16_t)RTE_MIN(upto, 256u);
-		uint64_t b = 0;
-		uint16_t sent;
+	*want = (uint16_t)RTE_MIN(upto, 256u);
+	*pi = &l->info[idx];
+	return &l->pend[idx];
+}
 
-		sent = trd_link_tx(l, &l->pend[idx], want);
-
-		for (uint16_t i = 0; i < sent; i++) {
-			const struct trd_pend_info *pi = &l->info[idx + i];
-
-			settle(pi);
-			b += pi->len;
-		}
-		l->pend_head += sent;
-		l->tx_pkts += sent;
-		l->tx_bytes += b;
-		*bytes += b;
-		total += sent;
-		if (sent < want) {
-			*retries = 1;
-			break;
-		}
-	}
-	return total;
+/** The port took the first @p sent packets of trd_link_tx_span(), of @p bytes in all. */
+static inline void
+trd_link_tx_done(struct trd_link *l, uint16_t sent, uint64_t bytes)
+{
+	l->pend_head += sent;
+	l->tx_pkts += sent;
+	l->tx_bytes += bytes;
 }
 
 /** The first position in the transmit buffer and the one past its last, for trd_link_at(). */
