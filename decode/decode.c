@@ -34,7 +34,7 @@ static const struct dec_flag dec_desc_flags[] = {
 	{TRD_DF_SRC_MR, 'M', "src_mr"},
 	{TRD_DF_IMM, 'I', "imm"},
 	{TRD_DF_ORDERED, 'O', "ordered"},
-	{TRD_DF_REMOTE, 'R', "remote"},
+	{0x08, 'R', "remote"}, /* TRD_DF_REMOTE, engine-only: refused on the wire */
 	{TRD_DF_CPL, 'C', "cpl"},
 #ifdef TRD_DF_ACKREQ
 	{TRD_DF_ACKREQ, 'A', "ackreq"},

@@ -32,6 +32,7 @@
 #include <rte_cycles.h>
 
 #include <toroid/msg.h>
+#include <toroid/testing.h>
 #include <toroid/toroid.h>
 
 #include "test_common.h"

@@ -30,6 +30,26 @@ for f in "$libdir/libtoroid.so" "$libdir/libtoroid.a" "$libdir/libtoroid_vni.so"
 	"$prefix/bin/toroid-top" "$prefix/share/man/man1/toroid-perf.1"; do
 	[ -e "$R$f" ] && ok || fail "not installed: $f"
 done
+# No test-only item is installed: testing.h stays in the tree, and neither the installed
+# headers nor the installed libraries carry what it declares (the impairment functions are
+# in libtoroid, for the tools' --impair: their declarations are not installed), nor the
+# engine's own items (the message's private field, the engine-only descriptor flag).
+[ ! -e "$R$prefix/include/toroid/testing.h" ] && ok || fail "testing.h is installed"
+for item in trd_impair_conf trd_impair_parse trd_link_impair trd_node_impair trd_node_at \
+	trd_node_rx_frame trd_node_drain trd_node_reset trd_link_drain trd_node_set_session_secret \
+	trd_session_cookie trd_session_start priv_ TRD_DF_REMOTE; do
+	if grep -rqw "$item" "$R$prefix/include/toroid"; then
+		fail "an installed header declares $item: $(grep -rlw "$item" "$R$prefix/include/toroid")"
+	else ok; fi
+done
+for item in trd_node_rx_frame trd_node_drain trd_node_reset trd_link_drain \
+	trd_node_set_session_secret; do
+	for lib in "$R$libdir/libtoroid.so" "$R$libdir/libtoroid.a"; do
+		if nm -g --defined-only "$lib" 2>/dev/null | grep -qw "$item"; then
+			fail "$(basename "$lib") defines the test entry point $item"
+		else ok; fi
+	done
+done
 # the man pages are man pages
 for p in toroid-demo toroid-dump toroid-node toroid-perf; do
 	if MANWIDTH=100 man -l "$R$prefix/share/man/man1/$p.1" 2>/dev/null | grep -q "^NAME"; then ok

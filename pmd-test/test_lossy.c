@@ -18,6 +18,7 @@
 
 #include <rte_mempool.h>
 
+#include <toroid/testing.h>
 #include <toroid/toroid.h>
 
 #include "test_common.h"

@@ -20,6 +20,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include <toroid/testing.h>
 #include <toroid/toroid.h>
 
 #include "test_common.h"

@@ -24,6 +24,7 @@
 
 #include <toroid/telemetry.h>
 #include <toroid/topo.h>
+#include <toroid/testing.h>
 #include <toroid/toroid.h>
 #include <toroid/vni_service.h>
 

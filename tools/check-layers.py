@@ -2,146 +2,470 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """check-layers: the engine's layers use only the layers below them.
 
-    tools/check-layers.py [--root DIR] [-v] [--self-test]
+    tools/check-layers.py [--root DIR] [--build DIR] [-v] [--self-test]
 
-Every `#include "..."` in engine/ is resolved against the including file's folder. A file of
-layer L may include headers of its own folder and of the layers below L in LAYERS (a private
-header of a lower layer, e.g. core/ including link/link_pvt.h, is allowed: that is what "uses
-the layer below" means); a header of a layer at the same rank or above is an error. The wire
-layer, which tools and fuzzers use alone, may include no toroid header but <toroid/wire.h>.
+Three checks, each against LAYERS below (docs/architecture.md#layers shows the same table, and
+this script fails when the two differ):
 
-meson builds each folder as its own static library (engine/meson.build); this check is what
-makes a wrong #include fail the build's tests (`layers`), since a relative path reaches any
-folder whatever the include directories say. --self-test plants violations in a copy of the
-tree and fails unless each is caught. Exit 0 when clean, 1 with one line per violation.
+  quoted includes   every `#include "..."` in a layer's folder is resolved as the compiler
+                    does (the including file's folder, then the include path engine/meson.build
+                    gives the layer): it must land in the layer's own folder or in the api/
+                    folder of a layer below. A private header (*_pvt.h) of another layer, or any
+                    header of a layer at the same rank or above, is an error.
+  <toroid/...>      each public header belongs to a layer (PUBLIC); a layer includes only the
+                    public headers of its own layer and of the layers below.
+  symbols (--build) `nm` on each layer's static library: every symbol it uses and does not
+                    define itself must be defined by a layer below it, or by none of the layers
+                    (DPDK, libc, libpcap, inih).
+
+The build enforces what it can by itself (engine/meson.build): a layer's include path holds
+only what it may include, and one shared module per layer, linked with --no-undefined against
+the layers below alone, fails on an upward call. This script covers what a compiler cannot see
+(a relative path reaches any folder; all public headers share include/) and checks the built
+libraries once more.
+
+--self-test checks the tree (and the build, with --build), then plants violations in a copy of
+the tree and fails unless each is caught: an upward quoted include (which must also fail to
+compile with the layer's own flags from compile_commands.json), a private header reached by a
+relative path, an upward <toroid/...> include, and an upward call (compiled with the layer's
+flags into a copy of its library, then found by the symbol check). Exit 0 when clean, 1 with
+one line per violation.
 """
 import argparse
+import glob
+import json
 import os
 import re
+import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# folder under engine/ -> rank; a folder may use folders of a strictly lower rank
+# layer -> (folder, rank); a layer may use the layers of a strictly lower rank.
 LAYERS = {
-    "wire": 1,
-    "link": 2,
-    "core": 3,
-    "net": 4, "msg": 4, "coll": 4, "telemetry": 4,
-    "vni": 5,
-    "test": 9,  # unit tests may look at anything
+    "wire": ("engine/wire", 1),
+    "topology": ("topology", 1),
+    "link": ("engine/link", 2),
+    "core": ("engine/core", 3),
+    "net": ("engine/net", 4),
+    "msg": ("engine/msg", 4),
+    "telemetry": ("engine/telemetry", 4),
+    "coll": ("engine/coll", 5),
+    "vni": ("engine/vni", 6),
 }
-WIRE_PUBLIC = {"toroid/wire.h"}
+# folders that may look at anything (unit tests)
+ANY = ("engine/test", "engine/vni/test", "topology/test")
+
+# public header -> the layer it belongs to. toroid.h and testing.h declare link and core
+# functions together: they belong to link, the lower of the two.
+PUBLIC = {
+    "toroid/wire.h": "wire",
+    "toroid/topo.h": "topology",
+    "toroid/toroid.h": "link",
+    "toroid/testing.h": "link",  # impairment (link) and the core's test entry points
+    "toroid/topo_net.h": "net",
+    "toroid/msg.h": "msg",
+    "toroid/telemetry.h": "telemetry",
+    "toroid/coll.h": "coll",
+    "toroid/vni.h": "vni",
+    "toroid/vni_wire.h": "vni",
+    "toroid/vni_service.h": "vni",
+}
+
+# The include path engine/meson.build gives each layer beyond include/: the api/ folders of
+# layers below (kept in step with it; a difference shows as an include that does not resolve).
+API_PATH = {
+    "core": ["engine/link/api"],
+    "net": ["engine/link/api", "engine/core/api"],
+    "telemetry": ["engine/core/api"],
+}
+
+# static libraries in the build folder -> the layer whose code they hold. The application
+# side of the VNI (libtoroid_vni) is linked by processes without the engine: it is checked
+# as a layer of rank 0, which may use nothing of the others.
+LIBS = {
+    "engine/libtoroid_wire.a": "wire",
+    "topology/libtoroid_topo.a": "topology",
+    "engine/libtoroid_link.a": "link",
+    "engine/libtoroid_core.a": "core",
+    "engine/libtoroid_testing.a": "core",
+    "engine/libtoroid_net.a": "net",
+    "engine/libtoroid_msg.a": "msg",
+    "engine/libtoroid_telemetry.a": "telemetry",
+    "engine/libtoroid_coll.a": "coll",
+    "engine/vni/libtoroid_vnis.a": "vni",
+    "engine/vni/libtoroid_vni_alloc.a": "vni",
+    "engine/vni/libtoroid_vni.a": "vni application side",
+}
+RANK0 = {"vni application side"}
 
 INC = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
+def rank(layer):
+    return 0 if layer in RANK0 else LAYERS[layer][1]
+
+
+def may_use(layer):
+    """The layers @p layer may use, lowest rank first."""
+    return sorted((other for other in LAYERS if rank(other) < rank(layer)),
+                  key=lambda o: (rank(o), o))
+
+
 def layer_of(root, path):
-    rel = os.path.relpath(path, os.path.join(root, "engine"))
-    if rel.startswith(".."):
-        return None
-    return rel.split(os.sep)[0]
+    """(layer, folder) of a file, or (None, None) outside the layers; ANY folders are 'any'."""
+    rel = os.path.relpath(path, root).replace(os.sep, "/")
+    for f in ANY:
+        if rel.startswith(f + "/"):
+            return "any", f
+    best = None
+    for name, (folder, _) in LAYERS.items():
+        if rel.startswith(folder + "/") and (best is None or len(folder) > len(LAYERS[best][0])):
+            best = name
+    return (best, LAYERS[best][0]) if best else (None, None)
 
 
-def check(root, verbose=False):
+def check_sources(root, verbose=False):
     errors = []
     seen = 0
-    for dirpath, _, files in os.walk(os.path.join(root, "engine")):
-        for name in sorted(files):
-            if not name.endswith((".c", ".h")):
-                continue
-            path = os.path.join(dirpath, name)
-            src = layer_of(root, path)
-            if src not in LAYERS:
-                errors.append(f"{os.path.relpath(path, root)}: folder engine/{src} is in no "
-                              "layer (add it to LAYERS in tools/check-layers.py)")
-                continue
-            with open(path, encoding="utf-8", errors="replace") as f:
-                for lineno, line in enumerate(f, 1):
+    for top in ("engine", "topology"):
+        for dirpath, _, files in os.walk(os.path.join(root, top)):
+            for name in sorted(files):
+                if not name.endswith((".c", ".h")):
+                    continue
+                path = os.path.join(dirpath, name)
+                src, folder = layer_of(root, path)
+                if src is None:
+                    errors.append(f"{os.path.relpath(path, root)}: the folder is in no layer "
+                                  "(add it to LAYERS in tools/check-layers.py)")
+                    continue
+                if src == "any":
+                    continue
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    lines = list(f)
+                for lineno, line in enumerate(lines, 1):
                     m = INC.match(line)
                     if not m:
                         continue
                     seen += 1
                     where = f"{os.path.relpath(path, root)}:{lineno}"
-                    kind, inc = m.groups()
-                    if kind == "<":
-                        if src == "wire" and inc.startswith("toroid/") and inc not in WIRE_PUBLIC:
-                            errors.append(f"{where}: the wire layer includes <{inc}>: it may "
-                                          "use only <toroid/wire.h>")
-                        continue
-                    target = os.path.normpath(os.path.join(dirpath, inc))
-                    dst = layer_of(root, target)
-                    if dst is None:
-                        # outside engine/: the public headers or the test helpers
-                        if src != "test" and not target.startswith(os.path.join(root, "include")):
-                            errors.append(f"{where}: includes \"{inc}\" from outside engine/")
-                        continue
-                    if dst == src:
-                        continue
-                    if dst not in LAYERS:
-                        errors.append(f"{where}: includes \"{inc}\" of engine/{dst}, in no layer")
-                    elif LAYERS[dst] >= LAYERS[src]:
-                        errors.append(f"{where}: engine/{src} includes \"{inc}\" of engine/{dst}, "
-                                      f"{'a layer above it' if LAYERS[dst] > LAYERS[src] else 'a layer beside it'}")
-                    elif verbose:
-                        print(f"ok {where}: {src} -> {dst} ({inc})")
+                    errors += check_include(root, src, dirpath, where, *m.groups(), verbose)
+    # the public headers themselves: each includes only what its layer may
+    pub = os.path.join(root, "include", "toroid")
+    for name in sorted(os.listdir(pub)):
+        rel = "toroid/" + name
+        owner = PUBLIC.get(rel)
+        if owner is None:
+            errors.append(f"include/{rel}: in no layer (add it to PUBLIC in "
+                          "tools/check-layers.py)")
+            continue
+        with open(os.path.join(pub, name), encoding="utf-8", errors="replace") as f:
+            for lineno, line in enumerate(f, 1):
+                m = INC.match(line)
+                if m and m.group(1) == "<":
+                    seen += 1
+                    errors += check_include(root, owner, pub, f"include/{rel}:{lineno}",
+                                            *m.groups(), verbose)
     return errors, seen
 
 
-def self_test():
-    """Plant each kind of violation in a copy of engine/ and expect it caught."""
-    plants = [
-        ("engine/link/plant.c", '#include "../core/node_pvt.h"\n', "a layer above it"),
-        ("engine/net/plant.c", '#include "../msg/msg_pvt.h"\n', "a layer beside it"),
-        ("engine/wire/plant.c", "#include <toroid/toroid.h>\n", "the wire layer includes"),
-        ("engine/newdir/plant.c", "\n", "is in no layer"),
-    ]
-    errs, seen = check(ROOT)
+def check_include(root, src, dirpath, where, kind, inc, verbose):
+    if kind == "<":
+        if not inc.startswith("toroid/"):
+            return []
+        owner = PUBLIC.get(inc)
+        if owner is None:
+            return [f"{where}: <{inc}> is in no layer (add it to PUBLIC in "
+                    "tools/check-layers.py)"]
+        if owner != src and rank(owner) >= rank(src):
+            return [f"{where}: the {src} layer includes <{inc}>, the public header of "
+                    f"{owner}, {'a layer above it' if rank(owner) > rank(src) else 'a layer beside it'}"]
+        return []
+    # as the compiler looks: beside the including file, then the layer's include path
+    cands = [os.path.join(dirpath, inc)] + [os.path.join(root, d, inc)
+                                            for d in API_PATH.get(src, [])]
+    target = next((os.path.normpath(c) for c in cands if os.path.exists(c)), None)
+    if target is None:
+        return [f"{where}: \"{inc}\" is not found beside the file nor on the {src} layer's "
+                "include path (API_PATH in tools/check-layers.py, engine/meson.build)"]
+    dst, folder = layer_of(root, target)
+    rel = os.path.relpath(target, root).replace(os.sep, "/")
+    if dst == src:
+        return []
+    if dst is None or dst == "any":
+        return [f"{where}: the {src} layer includes \"{inc}\" ({rel}), outside the layers"]
+    if rank(dst) >= rank(src):
+        return [f"{where}: the {src} layer includes \"{inc}\" of {dst}, "
+                f"{'a layer above it' if rank(dst) > rank(src) else 'a layer beside it'}"]
+    if not rel.startswith(folder + "/api/"):
+        return [f"{where}: the {src} layer includes \"{inc}\" ({rel}), a private header of "
+                f"{dst}: a layer offers the layers above it only its api/ folder"]
+    if verbose:
+        print(f"ok {where}: {src} -> {dst} ({rel})")
+    return []
+
+
+def nm(lib, *args):
+    out = subprocess.run(["nm", "--format=posix", *args, lib], capture_output=True,
+                         text=True, check=True).stdout
+    syms = set()
+    for line in out.splitlines():
+        parts = line.split()
+        # "name type [value size]"; archive member headers end with ':' or '[...]:'
+        if len(parts) >= 2 and not parts[0].endswith(":") and not line.endswith(":"):
+            syms.add((parts[0], parts[1]))
+    return syms
+
+
+def check_symbols(build, libs=None, verbose=False):
+    """The undefined symbols of each layer's library, against where they are defined."""
+    libs = dict(libs or {k: os.path.join(build, k) for k in LIBS})
+    errors = []
+    defined = {}  # symbol -> layers defining it
+    undef = {}
+    for rel, path in libs.items():
+        if not os.path.exists(path):
+            errors.append(f"{rel}: not in the build folder {build} (build it first)")
+            continue
+        layer = LIBS[rel]
+        for s, t in nm(path, "--defined-only"):
+            if t in "TDBRVWGSiu":
+                defined.setdefault(s, set()).add(layer)
+        undef[rel] = {s for s, _ in nm(path, "--undefined-only")}
+    used = 0
+    for rel, syms in sorted(undef.items()):
+        layer = LIBS[rel]
+        for s in sorted(syms):
+            where = defined.get(s)
+            if not where or layer in where:
+                continue  # DPDK, libc..., or its own layer (another object of it)
+            used += 1
+            ok = [w for w in where if rank(w) < rank(layer)]
+            if ok:
+                if verbose:
+                    print(f"ok {rel}: {s} from {sorted(ok)[0]}")
+                continue
+            errors.append(f"{rel}: the {layer} layer uses {s}, defined by "
+                          f"{', '.join(sorted(where))}, not below it")
+    return errors, used
+
+
+def check_doc(root):
+    """The layer table of docs/architecture.md lists LAYERS: folder and what each may use."""
+    path = os.path.join(root, "docs", "architecture.md")
+    rows = {}
+    try:
+        text = open(path, encoding="utf-8").read()
+    except OSError as e:
+        return [f"docs/architecture.md: {e}"]
+    m = re.search(r"<!-- layers-table -->\n(.*?)\n\n", text, re.S)
+    if not m:
+        return ["docs/architecture.md: no <!-- layers-table --> table (see check_doc in "
+                "tools/check-layers.py)"]
+    for line in m.group(1).splitlines()[2:]:
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if len(cells) < 4:
+            continue
+        uses = sorted(u.strip().strip("`") for u in cells[3].split(",")
+                      if u.strip() not in ("", "-", "nothing"))
+        rows[cells[0].strip("`")] = (cells[1].rstrip("/"), uses)
+    errors = []
+    for name, (folder, _) in LAYERS.items():
+        if name not in rows:
+            errors.append(f"docs/architecture.md: the layer table has no row for {name}")
+            continue
+        dfolder, uses = rows.pop(name)
+        if dfolder != folder:
+            errors.append(f"docs/architecture.md: layer {name} is in {folder}, the table says "
+                          f"{dfolder}")
+        if uses != sorted(may_use(name)):
+            errors.append(f"docs/architecture.md: layer {name} may use "
+                          f"{', '.join(may_use(name)) or 'nothing'}; the table says "
+                          f"{', '.join(uses) or 'nothing'}")
+    for name in rows:
+        errors.append(f"docs/architecture.md: the layer table names {name}, which LAYERS "
+                      "does not have")
+    return errors
+
+
+def compile_command(build, src_rel):
+    """The compiler command of @p src_rel (relative to the root) for its layer's library."""
+    with open(os.path.join(build, "compile_commands.json")) as f:
+        cmds = json.load(f)
+    want = os.path.normpath(os.path.join(ROOT, src_rel))
+    for c in cmds:
+        if os.path.normpath(os.path.join(c.get("directory"), c.get("file"))) == want and \
+                "libtoroid_" in c.get("output") and "fuzz" not in c.get("output"):
+            return c
+    return None
+
+
+def compile_planted(build, src_rel, planted, obj):
+    """Compile the file @p planted in place of @p src_rel, with its flags; returns (rc, err)."""
+    c = compile_command(build, src_rel)
+    if c is None:
+        return None, f"no compile command for {src_rel} in {build}/compile_commands.json"
+    argv = shlex.split(c.get("command"))
+    out = []
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a in ("-MD",):
+            continue
+        if a in ("-MQ", "-MF", "-o"):
+            skip = True
+            continue
+        if a == "-c":
+            continue
+        if a == c.get("file"):
+            continue
+        out.append(a)
+    out += ["-c", planted, "-o", obj]
+    r = subprocess.run(out, cwd=c.get("directory"), capture_output=True, text=True)
+    return r.returncode, r.stderr
+
+
+def self_test(build):
+    failed = 0
+    errs, seen = check_sources(ROOT)
+    errs += check_doc(ROOT)
+    used = 0
+    if build:
+        e2, used = check_symbols(build)
+        errs += e2
     if errs:
         print("check-layers --self-test: the tree itself is not clean:")
         for e in errs:
             print("  " + e)
         return 1
-    failed = 0
+
+    def copy_tree(tmp):
+        for top in ("engine", "topology", "include", "docs"):
+            shutil.copytree(os.path.join(ROOT, top), os.path.join(tmp, top),
+                            ignore=shutil.ignore_patterns("*.o", "build*", "*.pcap*"))
+
+    # (file, text appended, what the source check must say)
+    plants = [
+        ("engine/link/link.c", '#include "../core/core_pvt.h"\n', "a layer above it"),
+        ("engine/net/net.c", '#include "../core/node_pvt.h"\n', "a private header of core"),
+        ("engine/net/net.c", '#include "../msg/msg_pvt.h"\n', "a layer beside it"),
+        ("engine/core/node.c", "#include <toroid/msg.h>\n", "includes <toroid/msg.h>"),
+        ("engine/wire/wire.c", "#include <toroid/toroid.h>\n", "a layer above it"),
+        ("include/toroid/toroid.h", "#include <toroid/msg.h>\n", "a layer above it"),
+        ("engine/core/node.c", '#include "msg_pvt.h"\n', "not found"),
+        ("engine/newdir/plant.c", "\n", "is in no layer"),
+    ]
     for rel, text, want in plants:
         with tempfile.TemporaryDirectory(prefix="toroid-layers.") as tmp:
-            shutil.copytree(os.path.join(ROOT, "engine"), os.path.join(tmp, "engine"),
-                            ignore=shutil.ignore_patterns("*.o", "build*"))
-            os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
-            with open(os.path.join(tmp, rel), "w") as f:
+            copy_tree(tmp)
+            dst = os.path.join(tmp, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            with open(dst, "a") as f:
                 f.write(text)
-            got, _ = check(tmp)
-            if not any(want in e and "plant.c" in e for e in got):
-                print(f"check-layers --self-test: a planted {rel} ({text.strip()}) was not "
+            got, _ = check_sources(tmp)
+            if not any(want in e and rel in e for e in got):
+                print(f"check-layers --self-test: {text.strip()} planted in {rel} was not "
                       f"caught as '{want}'")
                 failed += 1
+    # the table in the document must follow LAYERS
+    with tempfile.TemporaryDirectory(prefix="toroid-layers.") as tmp:
+        copy_tree(tmp)
+        p = os.path.join(tmp, "docs", "architecture.md")
+        text = open(p).read()
+        text2 = re.sub(r"(\| *`?coll`? *\|[^|]*\|[^|]*\|)[^|\n]*", r"\1 wire ", text, count=1)
+        open(p, "w").write(text2)
+        if text2 == text or not any("layer coll may use" in e for e in check_doc(tmp)):
+            print("check-layers --self-test: a wrong row in the layer table of "
+                  "docs/architecture.md was not caught")
+            failed += 1
+    n_plants = len(plants) + 1
+    if build:
+        failed += self_test_build(build, copy_tree)
+        n_plants += 2
     if failed:
         return 1
-    print(f"check-layers: {seen} includes in engine/ follow the layers; "
-          f"{len(plants)} planted violations caught")
+    print(f"check-layers: {seen} includes follow the layers"
+          + (f", {used} symbols across layers too" if build else "")
+          + f"; {n_plants} planted violations caught")
     return 0
+
+
+def self_test_build(build, copy_tree):
+    """An upward include fails to compile; an upward call is found in the library."""
+    failed = 0
+    with tempfile.TemporaryDirectory(prefix="toroid-layers.") as tmp:
+        copy_tree(tmp)
+        # 1. link.c including the core's header by name: not on the link layer's path
+        planted = os.path.join(tmp, "engine/link/link.c")
+        with open(planted, "a") as f:
+            f.write('#include "core_pvt.h"\n')
+        rc, err = compile_planted(build, "engine/link/link.c", planted,
+                                  os.path.join(tmp, "plant.o"))
+        if rc is None:
+            print(f"check-layers --self-test: {err}")
+            return 1
+        if rc == 0 or "core_pvt.h" not in err:
+            print("check-layers --self-test: link.c including \"core_pvt.h\" compiled with the "
+                  f"link layer's flags (rc {rc}): its include path reaches the core")
+            failed += 1
+        # 2. an upward call: link calling the core's trd_node_poll(), in a copy of its library
+        planted = os.path.join(tmp, "engine/link/link.c")
+        shutil.copy(os.path.join(ROOT, "engine/link/link.c"), planted)
+        with open(planted, "a") as f:
+            f.write("\nint trd_plant_up(struct trd_node *n);\n"
+                    "int\ntrd_plant_up(struct trd_node *n)\n{\n\treturn trd_node_poll(n);\n}\n")
+        obj = os.path.join(tmp, "link_link.c.o")
+        rc, err = compile_planted(build, "engine/link/link.c", planted, obj)
+        if rc != 0:
+            print(f"check-layers --self-test: the planted call does not compile:\n{err}")
+            return failed + 1
+        # the library again from its objects (meson's archives are thin), with the planted
+        # object in place of link.c's
+        members = glob.glob(os.path.join(build, "engine", "libtoroid_link.a.p", "*.o"))
+        lib = os.path.join(tmp, "libtoroid_link.a")
+        subprocess.run(["ar", "rcs", lib, obj] +
+                       [m for m in members if not m.endswith("link_link.c.o")],
+                       check=True, capture_output=True)
+        libs = {k: os.path.join(build, k) for k in LIBS}
+        libs["engine/libtoroid_link.a"] = lib
+        got, _ = check_symbols(build, libs)
+        if not any("trd_node_poll" in e and "the link layer" in e for e in got):
+            print("check-layers --self-test: link calling trd_node_poll() was not caught by "
+                  "the symbol check")
+            failed += 1
+    return failed
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=ROOT)
-    ap.add_argument("-v", "--verbose", action="store_true", help="list the allowed includes "
+    ap.add_argument("--build", help="build folder: check the libraries' symbols too")
+    ap.add_argument("-v", "--verbose", action="store_true", help="list the allowed uses "
                     "across layers too")
     ap.add_argument("--self-test", action="store_true",
                     help="check the tree, then prove that planted violations are caught")
     args = ap.parse_args()
     if args.self_test:
-        sys.exit(self_test())
-    errs, seen = check(args.root, args.verbose)
+        sys.exit(self_test(args.build))
+    errs, seen = check_sources(args.root, args.verbose)
+    errs += check_doc(args.root)
+    used = 0
+    if args.build:
+        e2, used = check_symbols(args.build, verbose=args.verbose)
+        errs += e2
     for e in errs:
         print(e)
     if errs:
-        print(f"check-layers: {len(errs)} include(s) against the layers "
+        print(f"check-layers: {len(errs)} use(s) against the layers "
               "(docs/architecture.md#layers)")
         sys.exit(1)
-    print(f"check-layers: {seen} includes in engine/ follow the layers")
+    print(f"check-layers: {seen} includes follow the layers"
+          + (f", {used} symbols across layers too" if args.build else ""))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@
 #include "../common/latency.h"
 
 #include <toroid/telemetry.h>
+#include <toroid/testing.h> /* --impair */
 #include <toroid/toroid.h>
 
 

@@ -34,6 +34,7 @@
 
 #include <toroid/telemetry.h>
 #include <toroid/topo.h>
+#include <toroid/testing.h> /* --impair */
 #include <toroid/toroid.h>
 #include <toroid/vni_service.h>
 

@@ -122,8 +122,8 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 				got = stream_got_puts(n, size, posted);
 		}
 		if (posted < n) {
-			unsigned int k = (unsigned int)RTE_MIN(RTE_MIN(32u, perf_opt.window),
-							       n - posted);
+			unsigned int w = RTE_MIN(32u, perf_opt.window);
+			unsigned int k = (unsigned int)RTE_MIN(w, n - posted);
 
 			if (trd_inject_bulk(f, d, k) == 0)
 				posted += k;

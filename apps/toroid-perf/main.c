@@ -33,6 +33,7 @@
 #include <toroid/coll.h>
 #include <toroid/msg.h>
 #include <toroid/telemetry.h>
+#include <toroid/testing.h> /* --impair */
 #include <toroid/toroid.h>
 
 #include "../common/app_common.h"

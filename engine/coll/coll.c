@@ -240,14 +240,14 @@ trd_coll_create(struct trd_client *client, struct trd_context *ctx,
 	memset(c->task_of, 0xff, sizeof(*c->task_of) * n_nodes);
 	for (uint32_t t = 0; t < n; t++) {
 		struct trd_ep ep;
-		int r;
+		int rank;
 
 		if (trd_endpoint(client, t, c->ctx_off, &ep) != 0 ||
-		    (r = trd_torus_rank(torus, ep.coord)) < 0) {
+		    (rank = trd_torus_rank(torus, ep.coord)) < 0) {
 			err = EINVAL;
 			goto fail;
 		}
-		c->task_of[r] = t;
+		c->task_of[rank] = t;
 	}
 	me = trd_torus_rank(torus, trd_node_coord(node));
 	if (me < 0 || c->task_of[me] == UINT32_MAX) {

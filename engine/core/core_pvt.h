@@ -9,6 +9,10 @@
 
 #include "node_pvt.h"
 
+/* A descriptor flag only the engine sets, on descriptors that arrived by remote get: refused
+ * in descriptors applications inject and on the wire (its bit is free in TRD_DF_*). */
+#define TRD_DF_REMOTE 0x08
+
 /* The engine's log type, registered in node.c. */
 extern int trd_node_logtype;
 #define TRD_LOG(level, fmt, ...)                                                                   \

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The DMA engine's private view of a node: FIFOs, counters, regions, routes. */
+/* The core's private view of a node: FIFOs, counters, regions, routes. */
 #ifndef TRD_NODE_PVT_H
 #define TRD_NODE_PVT_H
 
@@ -14,7 +14,9 @@
 
 #include <toroid/toroid.h>
 
-#include "../link/link_pvt.h"
+#include "link_api.h" /* engine/link/api */
+
+#include "api/core_api.h"
 
 #define TRD_MAX_LINKS 16           /* links per node, besides the loopback */
 #define TRD_MAX_FIFOS 64           /* application FIFOs of each kind */
@@ -28,6 +30,19 @@
 #define TRD_MCACHE 64
 #define TRD_HOP_SLACK 2            /* hops allowed beyond the route's length */
 
+/** A received message as the engine holds it: what applications see, and the packet it lives
+ * in (NULL: a copy in rte_malloc() memory, right after this). */
+struct trd_msg_pvt {
+	struct trd_msg msg; /* first: a struct trd_msg * is a struct trd_msg_pvt * */
+	struct rte_mbuf *m;
+};
+
+static inline struct trd_msg_pvt *
+trd_msg_pvt(struct trd_msg *msg)
+{
+	return (struct trd_msg_pvt *)msg;
+}
+
 /** The mbuf private area. */
 struct trd_mbuf_priv {
 	union {
@@ -36,7 +51,7 @@ struct trd_mbuf_priv {
 			int64_t *ctr;
 			uint32_t bytes;
 		} zc;             /* an mbuf attached to application memory */
-		struct trd_msg msg; /* a received single-packet message */
+		struct trd_msg_pvt msg; /* a received single-packet message */
 	};
 };
 
@@ -210,8 +225,6 @@ struct trd_reasm {
 	uint16_t ctr;           /* reception counter its pieces decrement (0: none) */
 };
 
-typedef void (*trd_progress_fn)(void *arg);
-
 struct trd_node {
 	char name[32];
 	struct trd_torus torus;
@@ -294,8 +307,5 @@ struct trd_node {
 
 /* Wait until the serving lcore (if any) has finished the round it was in. */
 int trd_node_quiesce(struct trd_node *n);
-
-/** Make progress on behalf of a waiting thread. */
-void trd_node_set_progress(struct trd_node *n, trd_progress_fn fn, void *arg);
 
 #endif /* TRD_NODE_PVT_H */

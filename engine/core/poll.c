@@ -26,29 +26,24 @@ link_flush(struct trd_node *n, struct trd_link *l)
 {
 	unsigned int total = 0;
 
-	while (l->pend_head != l->pend_tail) {
-		uint32_t cnt = l->pend_tail - l->pend_head;
-		uint32_t idx = l->pend_head & TRD_LINK_PEND_MASK;
-		uint16_t want = (uint16_t)RTE_MIN(RTE_MIN(cnt, TRD_LINK_PEND - idx), 256u);
+	while (trd_link_pending(l)) {
+		const struct trd_pend_info *pi;
 		uint64_t bytes = 0;
-		uint16_t sent;
+		uint16_t want, sent;
+		struct rte_mbuf **pkts = trd_link_tx_span(l, &pi, &want);
 
-		sent = trd_link_tx(l, &l->pend[idx], want);
+		sent = trd_link_tx(l, pkts, want);
 
 		for (uint16_t i = 0; i < sent; i++) {
-			const struct trd_pend_info *pi = &l->info[idx + i];
-
-			if (pi->ctr != NULL)
-				__atomic_fetch_sub(pi->ctr, (int64_t)pi->bytes, __ATOMIC_RELEASE);
-			if (pi->fifo != NULL) {
-				pi->fifo->unsent--;
-				pi->fifo->sent++;
+			if (pi[i].ctr != NULL)
+				__atomic_fetch_sub(pi[i].ctr, (int64_t)pi[i].bytes, __ATOMIC_RELEASE);
+			if (pi[i].fifo != NULL) {
+				pi[i].fifo->unsent--;
+				pi[i].fifo->sent++;
 			}
-			bytes += pi->len;
+			bytes += pi[i].len;
 		}
-		l->pend_head += sent;
-		l->tx_pkts += sent;
-		l->tx_bytes += bytes;
+		trd_link_tx_done(l, sent, bytes);
 		n->stat[TRD_STAT_TX_PKTS] += sent;
 		n->stat[TRD_STAT_TX_BYTES] += bytes;
 		total += sent;
@@ -64,7 +59,7 @@ static inline void
 flush_all(struct trd_node *n)
 {
 	for (unsigned int i = 0; i <= n->n_links; i++)
-		if (n->links[i]->pend_head != n->links[i]->pend_tail)
+		if (trd_link_pending(n->links[i]))
 			link_flush(n, n->links[i]);
 }
 

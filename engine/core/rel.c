@@ -841,9 +841,11 @@ static inline uint64_t
 probe_ival(const struct trd_node *n, const struct trd_peer *pe)
 {
 	uint64_t base = pe->srtt == 0 ? n->rto0 : RTE_MAX(pe->srtt + 4 * pe->rttvar, n->rto0);
+	uint32_t shift = RTE_MIN(pe->tries, 16u); /* (one RTE_MIN inside another: -Wshadow) */
+	uint32_t need = RTE_MAX(pe->need, 8u);
+	uint64_t most = RTE_MAX(n->dead / need, n->rto0);
 
-	return RTE_MIN(base << RTE_MIN(pe->tries, 16u),
-		       RTE_MAX(n->dead / RTE_MAX(pe->need, 8u), n->rto0));
+	return RTE_MIN(base << shift, most);
 }
 
 /* Is a peer that owes us something and says nothing down? See docs/reliability.md. */
@@ -922,9 +924,8 @@ trd_rel_timers(struct trd_node *n)
 			 * two protocol-clock steps: one stalled poll (a descheduled lcore, which may
 			 * also serve the peer) moves the clock a whole step before the peer's ack,
 			 * already owed, could be read, and the probe would resend what was not lost */
-			uint64_t tlp = pe->srtt == 0 ? n->rto0 / 2
-						     : RTE_MAX(RTE_MAX(2 * pe->srtt, 4 * n->ack_delay),
-							       2 * n->vstep);
+			uint64_t most = RTE_MAX(2 * pe->srtt, 4 * n->ack_delay);
+			uint64_t tlp = pe->srtt == 0 ? n->rto0 / 2 : RTE_MAX(most, 2 * n->vstep);
 
 			/* tail loss probe: nothing more is coming to show a hole, so send the last
 			 * packet again after two round trips instead of waiting a whole timeout;

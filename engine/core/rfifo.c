@@ -87,8 +87,8 @@ trd_msg_free(struct trd_msg *msg)
 {
 	if (msg == NULL)
 		return;
-	if (msg->priv_ != NULL)
-		rte_pktmbuf_free((struct rte_mbuf *)msg->priv_);
+	if (trd_msg_pvt(msg)->m != NULL)
+		rte_pktmbuf_free(trd_msg_pvt(msg)->m);
 	else
 		rte_free(msg);
 }
@@ -121,13 +121,13 @@ msg_fill(struct trd_msg *msg, const struct trd_pkt *p)
 static struct trd_msg *
 msg_alloc(uint32_t len)
 {
-	struct trd_msg *msg = rte_malloc("trd_msg", sizeof(*msg) + len, 0);
+	struct trd_msg_pvt *mp = rte_malloc("trd_msg", sizeof(*mp) + len, 0);
 
-	if (msg != NULL) {
-		msg->data = msg + 1;
-		msg->priv_ = NULL;
-	}
-	return msg;
+	if (mp == NULL)
+		return NULL;
+	mp->msg.data = mp + 1;
+	mp->m = NULL;
+	return &mp->msg;
 }
 
 static int
@@ -160,9 +160,9 @@ trd_rfifo_msg_of(struct rte_mbuf *m, uint32_t len)
 	struct trd_msg *msg;
 
 	if (m->nb_segs == 1) {
-		msg = &trd_mbuf_priv(m)->msg;
+		msg = &trd_mbuf_priv(m)->msg.msg;
 		msg->data = rte_pktmbuf_mtod_offset(m, uint8_t *, TRD_FRAME_HLEN);
-		msg->priv_ = m;
+		trd_msg_pvt(msg)->m = m;
 		return msg;
 	}
 	msg = msg_alloc(len);
@@ -179,11 +179,11 @@ trd_rfifo_hand_over(struct trd_node *n, struct trd_rec_fifo *rf, struct trd_msg 
 	int rc = rfifo_push(n, rf, msg);
 
 	if (rc != 0) {
-		if (msg->priv_ == NULL)
+		if (trd_msg_pvt(msg)->m == NULL)
 			rte_free(msg);
 		return trd_fate(rc, false);
 	}
-	return trd_fate(0, msg->priv_ != NULL);
+	return trd_fate(0, trd_msg_pvt(msg)->m != NULL);
 }
 
 /* ---- memory-FIFO frames ---- */
@@ -212,9 +212,9 @@ trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *e,
 	if (*mi != NULL) {
 		/* the message lives in the bundle's buffer, held by a reference of its own */
 		rte_pktmbuf_attach(*mi, m);
-		msg = &trd_mbuf_priv(*mi)->msg;
+		msg = &trd_mbuf_priv(*mi)->msg.msg;
 		msg->data = rte_pktmbuf_mtod_offset(m, uint8_t *, off);
-		msg->priv_ = *mi;
+		trd_msg_pvt(msg)->m = *mi;
 		*mi = NULL;
 	} else {
 		msg = msg_alloc(e->pay_len);

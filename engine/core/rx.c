@@ -250,7 +250,7 @@ forward(struct trd_node *n, struct trd_link *in, struct rte_mbuf *m, const struc
 	h->hops = (uint8_t)(p->hops - 1);
 	trd_hdr_seal(h);
 	trd_link_queue(rt->link, m, NULL, NULL, 0);
-	rt->link->fwd_pkts++;
+	trd_link_count_fwd(rt->link);
 	n->stat[TRD_STAT_FWD_PKTS]++;
 	return trd_fate(0, true);
 }
@@ -356,8 +356,6 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		memset(mi, 0, nf * sizeof(mi[0]));
 	}
 	for (i = start; i < cnt; i++) {
-		int cause;
-
 		if (e[i].type == TRD_PKT_PUT) {
 			cause = rx_put(n, m, &e[i], eoff[i]);
 		} else if (e[i].fifo < n->n_rec) {
@@ -551,10 +549,10 @@ rx_one(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m)
 	if (n->reliable && !(l == n->lo && trd_coord_eq(n->coord, p.src)) && !n->trust_unseq)
 		return trd_fate(TRD_DROP_UNSEQUENCED, false);
 	{
-		struct trd_rx_fate f = rx_deliver(n, m, &p);
+		struct trd_rx_fate fate = rx_deliver(n, m, &p);
 
-		send_verdict(n, &p, f);
-		return f;
+		send_verdict(n, &p, fate);
+		return fate;
 	}
 }
 
@@ -578,8 +576,7 @@ trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts, uin
 		if (!f.kept)
 			done[nd++] = m;
 	}
-	l->rx_pkts += nb;
-	l->rx_bytes += bytes;
+	trd_link_count_rx(l, nb, bytes);
 	n->stat[TRD_STAT_RX_PKTS] += nb;
 	n->stat[TRD_STAT_RX_BYTES] += bytes;
 	if (nd != 0)

@@ -3,10 +3,15 @@
  * A node's taps: capture of everything its links send and receive, and impairment of what
  * they receive. The taps themselves are link wrappers (engine/link); this file installs them
  * on a node's links, names the capture's interfaces after the node, and keeps them from
- * changing under a serving lcore.
+ * changing under a serving lcore. And the public link constructors that need the default
+ * pool, which is the core's: the link layer takes its pool as an argument (link_api.h).
  */
 #include <errno.h>
 #include <stdio.h>
+
+#include <rte_errno.h>
+
+#include <toroid/testing.h>
 
 #include "core_pvt.h"
 
@@ -64,10 +69,7 @@ trd_node_tap_link(struct trd_node *n, struct trd_link *l)
 	struct trd_link_cap *cp;
 
 	/* copies come from the node's pool from now on */
-	if (l->imp != NULL)
-		l->imp->mp = n->pool;
-	if (l->encap != NULL)
-		l->encap->mp = n->pool;
+	trd_link_taps_pool(l, n->pool);
 	if (n->cap == NULL)
 		return 0;
 	iface_name(n, l, name, sizeof(name));
@@ -76,6 +78,35 @@ trd_node_tap_link(struct trd_node *n, struct trd_link *l)
 		return -ENOMEM;
 	trd_link_cap_free(trd_link_swap_capture(l, cp));
 	return 0;
+}
+
+/* Here rather than in engine/link: the default pool is the core's (its mbufs carry the core's
+ * private area), and the link layer knows nothing above it. */
+struct trd_link *
+trd_link_ethdev(uint16_t port_id, const struct trd_link_conf *conf)
+{
+	struct rte_mempool *pool = NULL;
+
+	if (conf == NULL || !conf->no_setup) {
+		pool = conf != NULL && conf->pool != NULL ? conf->pool : trd_default_pool(0);
+		if (pool == NULL)
+			return NULL; /* rte_errno set */
+	}
+	return trd_link_ethdev_pool(port_id, conf, pool);
+}
+
+int
+trd_link_ethdev_ring_pair(const char *name, uint16_t mtu, struct trd_link **a,
+			  struct trd_link **b)
+{
+	struct rte_mempool *pool;
+
+	if (name == NULL || a == NULL || b == NULL)
+		return -EINVAL;
+	pool = trd_default_pool(0);
+	if (pool == NULL)
+		return rte_errno ? -rte_errno : -ENOMEM;
+	return trd_link_ethdev_ring_pair_pool(name, mtu, pool, a, b);
 }
 
 int

@@ -106,34 +106,12 @@ trd_node_drain(struct trd_node *n)
 	return total;
 }
 
-static void
-link_discard(struct trd_link *l)
-{
-	while (l->pend_head != l->pend_tail)
-		rte_pktmbuf_free(l->pend[l->pend_head++ & TRD_LINK_PEND_MASK]);
-	trd_link_tx_reset(l);
-}
-
-static int
-link_rx_free(struct trd_link *l)
-{
-	struct rte_mbuf *pkts[TRD_RX_BURST];
-	uint16_t k;
-	int total = 0;
-
-	while ((k = l->ops->rx(l, pkts, RTE_DIM(pkts))) != 0) {
-		rte_pktmbuf_free_bulk(pkts, k);
-		total += k;
-	}
-	return total;
-}
-
 int
 trd_link_drain(struct trd_link *l)
 {
 	if (l == NULL || l->node != NULL)
 		return -EINVAL;
-	return link_rx_free(l);
+	return trd_link_rx_discard(l);
 }
 
 int
@@ -145,8 +123,8 @@ trd_node_reset(struct trd_node *n)
 		return -EBUSY;
 	/* packets not yet taken by a port, and what the loopback holds */
 	for (unsigned int i = 0; i <= n->n_links; i++)
-		link_discard(n->links[i]);
-	link_rx_free(n->lo);
+		trd_link_tx_discard(n->links[i]);
+	trd_link_rx_discard(n->lo);
 	/* descriptors not yet (fully) packetized: their packets were discarded above */
 	for (unsigned int i = 0; i <= n->n_inj; i++) {
 		struct trd_fifo *f = n->inj[i];

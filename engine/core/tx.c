@@ -256,9 +256,9 @@ trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
 	for (unsigned int i = 0; i <= n->n_links; i++) {
 		struct trd_link *l = n->links[i];
 
-		for (uint32_t k = l->pend_head; k != l->pend_tail; k++) {
-			struct trd_pend_info *pi = &l->info[k & TRD_LINK_PEND_MASK];
-			struct rte_mbuf *m = l->pend[k & TRD_LINK_PEND_MASK];
+		for (uint32_t k = trd_link_pend_first(l); k != trd_link_pend_end(l); k++) {
+			struct trd_pend_info *pi;
+			struct rte_mbuf *m = trd_link_at(l, k, &pi);
 			const struct trd_hdr *h;
 
 			/* a frame the port refused may be wrapped in IPv4/UDP already */

@@ -12,6 +12,8 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include <toroid/testing.h>
+
 #include "link_pvt.h"
 
 static inline uint64_t

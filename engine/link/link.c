@@ -325,6 +325,37 @@ trd_link_tx_reset(struct trd_link *l)
 		l->cap->ahead = 0;
 }
 
+void
+trd_link_tx_discard(struct trd_link *l)
+{
+	while (l->pend_head != l->pend_tail)
+		rte_pktmbuf_free(l->pend[l->pend_head++ & TRD_LINK_PEND_MASK]);
+	trd_link_tx_reset(l);
+}
+
+int
+trd_link_rx_discard(struct trd_link *l)
+{
+	struct rte_mbuf *pkts[32];
+	uint16_t k;
+	int total = 0;
+
+	while ((k = l->ops->rx(l, pkts, RTE_DIM(pkts))) != 0) {
+		rte_pktmbuf_free_bulk(pkts, k);
+		total += k;
+	}
+	return total;
+}
+
+void
+trd_link_taps_pool(struct trd_link *l, struct rte_mempool *mp)
+{
+	if (l->imp != NULL)
+		l->imp->mp = mp;
+	if (l->encap != NULL)
+		l->encap->mp = mp;
+}
+
 static struct trd_link *
 link_alloc(const char *name, enum trd_link_kind kind, const struct trd_link_ops *ops)
 {
@@ -345,7 +376,7 @@ link_alloc(const char *name, enum trd_link_kind kind, const struct trd_link_ops 
 }
 
 struct trd_link *
-trd_link_ethdev(uint16_t port_id, const struct trd_link_conf *conf)
+trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_conf *conf, struct rte_mempool *pool)
 {
 	static const struct trd_link_conf defaults;
 	struct rte_eth_dev_info info;
@@ -378,7 +409,6 @@ trd_link_ethdev(uint16_t port_id, const struct trd_link_conf *conf)
 		      driver_takes_chains(info.driver_name);
 
 	if (!conf->no_setup) {
-		struct rte_mempool *pool = conf->pool ? conf->pool : trd_default_pool(0);
 		uint16_t nb_rxd = conf->nb_rxd ? conf->nb_rxd : 1024;
 		uint16_t nb_txd = conf->nb_txd ? conf->nb_txd : 1024;
 
@@ -569,8 +599,8 @@ trd_link_loopback(const char *name, uint16_t mtu)
 }
 
 int
-trd_link_ethdev_ring_pair(const char *name, uint16_t mtu, struct trd_link **a,
-			  struct trd_link **b)
+trd_link_ethdev_ring_pair_pool(const char *name, uint16_t mtu, struct rte_mempool *pool,
+			       struct trd_link **a, struct trd_link **b)
 {
 	struct rte_ring *r1, *r2;
 	struct trd_link_conf conf = {.mtu = mtu ? mtu : TRD_DEFAULT_MTU};
@@ -594,10 +624,10 @@ trd_link_ethdev_ring_pair(const char *name, uint16_t mtu, struct trd_link **a,
 	pb = pa < 0 ? -1 : rte_eth_from_rings(n, &r2, 1, &r1, 1, SOCKET_ID_ANY);
 	if (pa < 0 || pb < 0)
 		goto fail;
-	*a = trd_link_ethdev((uint16_t)pa, &conf);
+	*a = trd_link_ethdev_pool((uint16_t)pa, &conf, pool);
 	if (*a == NULL)
 		goto fail;
-	*b = trd_link_ethdev((uint16_t)pb, &conf);
+	*b = trd_link_ethdev_pool((uint16_t)pb, &conf, pool);
 	if (*b == NULL) {
 		trd_link_free(*a);
 		goto fail;

@@ -10,7 +10,10 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include "../core/node_pvt.h"
+#include <toroid/toroid.h>
+
+#include "core_api.h" /* engine/core/api: trd_node_set_progress() */
+#include "link_api.h" /* engine/link/api: trd_link_set_peer() */
 
 struct trd_net {
 	struct trd_torus torus;

@@ -16,6 +16,8 @@
 #include <toroid/telemetry.h>
 #include <toroid/toroid.h>
 
+#include "core_api.h" /* engine/core/api: trd_node_at() */
+
 RTE_LOG_REGISTER(trd_tel_logtype, toroid.telemetry, NOTICE);
 #define TEL_LOG(level, fmt, ...)                                                                   \
 	rte_log(RTE_LOG_##level, trd_tel_logtype, "toroid telemetry: " fmt "\n", ##__VA_ARGS__)

@@ -13,8 +13,8 @@
  *   /toroid/links,NODE      per link: direction, kind, packets and bytes each way, forwarded,
  *                           pending
  *
- * NODE is a node's name or its index in the process (trd_node_at()). The answers are read
- * without stopping the engine: counters are each exact, but not a snapshot taken at one
+ * NODE is a node's name or its index in the process (the order of creation). The answers are
+ * read without stopping the engine: counters are each exact, but not a snapshot taken at one
  * instant. Nodes must not be freed while a telemetry client may be asking about them (free
  * them at exit, after the last query), as the telemetry thread reads them without a lock.
  * See docs/telemetry.md.

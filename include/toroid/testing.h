@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * Entry points for tests and fuzzers, not for applications: they feed frames straight into a
- * node's receive path and put a node back into a known state. None of them may be called
- * while an lcore serves the node (they return -EBUSY).
+ * For tests, fuzzers and the in-tree tools, not for applications, and not installed (pkg/):
+ *
+ * - link impairment (loss, reordering, duplication, corruption of what links receive), which
+ *   the tests and the tools' --impair option use (in libtoroid, engine/link/impair.c and
+ *   engine/core/taps.c);
+ * - entry points that feed frames straight into a node's receive path and put a node back
+ *   into a known state (in libtoroid_testing, engine/core/testing.c: link toroid_testing_dep).
+ *   None of them may be called while an lcore serves the node (they return -EBUSY);
+ * - trd_node_at(), the process's nodes by index, as the telemetry numbers them.
  */
 #ifndef TOROID_TESTING_H
 #define TOROID_TESTING_H
@@ -15,6 +21,34 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** Link impairment for tests and demos: fractions of received frames affected (0..1). */
+struct trd_impair_conf {
+	double loss;     /**< dropped */
+	double reorder;  /**< delivered after the next frame */
+	double dup;      /**< delivered twice */
+	double corrupt;  /**< one random bit flipped */
+	uint64_t seed;   /**< for repeatable runs (0: 1) */
+};
+
+/**
+ * Parse "loss=2%,reorder=1%,dup=0.5%,corrupt=0.1%,seed=7" (any subset; a value is a
+ * percentage with '%' or a fraction without). @return 0 or -EINVAL.
+ */
+int trd_impair_parse(const char *spec, struct trd_impair_conf *out);
+/**
+ * Impair what @p link receives (between the port and the engine); NULL turns it off. Not
+ * while the link's node is served. @return 0, -EINVAL, -ENOMEM, -EBUSY.
+ */
+int trd_link_impair(struct trd_link *link, const struct trd_impair_conf *conf);
+/** trd_link_impair() on every link of @p node (not its loopback). */
+int trd_node_impair(struct trd_node *node, const struct trd_impair_conf *conf);
+
+/**
+ * The @p i-th live node of this process (creation order), or NULL: the index the telemetry's
+ * NODE parameter takes (engine/core/api/core_api.h declares it for the telemetry layer).
+ */
+struct trd_node *trd_node_at(unsigned int i);
 
 /**
  * Hand @p len bytes at @p frame to @p node as a frame its loopback link received, then poll

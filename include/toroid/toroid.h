@@ -52,7 +52,6 @@ enum trd_op {
 #define TRD_DF_SRC_MR 0x01  /**< source is (src_key, src) of a region of the executing node */
 #define TRD_DF_IMM 0x02     /**< source is the descriptor's own @c imm field (len <= 8) */
 #define TRD_DF_ORDERED 0x04 /**< start only after every earlier packet of this FIFO was sent */
-#define TRD_DF_REMOTE 0x08  /**< set by the engine on descriptors that arrived by remote get */
 #define TRD_DF_CPL 0x10     /**< a completion notification (built by trd_inject_reflect()) */
 #define TRD_DF_ACKREQ 0x20  /**< a tracked operation: aux is an id from trd_track_open(), the
 			     *   target's verdict comes back as a DONE (see trd_track_open()) */
@@ -207,28 +206,6 @@ int trd_link_ring_pair(const char *name, unsigned int size, uint16_t mtu, struct
 int trd_link_ethdev_ring_pair(const char *name, uint16_t mtu, struct trd_link **a,
 			      struct trd_link **b);
 
-/** Link impairment for tests and demos: fractions of received frames affected (0..1). */
-struct trd_impair_conf {
-	double loss;     /**< dropped */
-	double reorder;  /**< delivered after the next frame */
-	double dup;      /**< delivered twice */
-	double corrupt;  /**< one random bit flipped */
-	uint64_t seed;   /**< for repeatable runs (0: 1) */
-};
-
-/**
- * Parse "loss=2%,reorder=1%,dup=0.5%,corrupt=0.1%,seed=7" (any subset; a value is a
- * percentage with '%' or a fraction without). @return 0 or -EINVAL.
- */
-int trd_impair_parse(const char *spec, struct trd_impair_conf *out);
-/**
- * Impair what @p link receives (between the port and the engine); NULL turns it off. Not
- * while the link's node is served. @return 0, -EINVAL, -ENOMEM, -EBUSY.
- */
-int trd_link_impair(struct trd_link *link, const struct trd_impair_conf *conf);
-/** trd_link_impair() on every link of @p node (not its loopback). */
-int trd_node_impair(struct trd_node *node, const struct trd_impair_conf *conf);
-
 /** Free a link that was never added to a node (a node frees its own links). */
 void trd_link_free(struct trd_link *link);
 /** The link's kind. */
@@ -333,8 +310,6 @@ unsigned int trd_node_n_links(const struct trd_node *node);
 struct trd_link *trd_node_link(const struct trd_node *node, unsigned int i);
 /** Number of nodes alive in this process (created and not freed). */
 unsigned int trd_node_count(void);
-/** The @p i-th live node of this process (creation order), or NULL. For tools and telemetry. */
-struct trd_node *trd_node_at(unsigned int i);
 
 /** Counters of one link. */
 struct trd_link_stats {
@@ -508,7 +483,6 @@ struct trd_msg {
 	int32_t status;       /**< tracked-operation outcome: 0, or a negative errno */
 	uint8_t cause;        /**< with status: the target's enum trd_drop cause */
 	void *data;           /**< the message, contiguous */
-	void *priv_;          /**< engine use */
 };
 
 /** Reception FIFO @p idx of @p node, or NULL. */

@@ -260,12 +260,12 @@ test_getinfo(void)
 	getinfo_refused("cntr_cnt 65", t_cntrs);
 	getinfo_refused("FI_RMA_EVENT (remote counters)", t_rma_event);
 	{
-		struct fi_info *h = base_hints(), *out = NULL;
+		struct fi_info *h64 = base_hints(), *out = NULL;
 
-		h->domain_attr->cntr_cnt = 64;
-		CHECK_RC(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &out), 0);
+		h64->domain_attr->cntr_cnt = 64;
+		CHECK_RC(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h64, &out), 0);
 		fi_freeinfo(out);
-		fi_freeinfo(h);
+		fi_freeinfo(h64);
 	}
 }
 

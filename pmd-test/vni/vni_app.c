@@ -370,7 +370,7 @@ static size_t msg_size;
 unsigned long count;
 static unsigned int window = 8;
 static const char *log_path;
-static FILE *logf;
+static FILE *log_file;
 static unsigned long done_n, bad_n, reset_n;
 static bool tolerate_reset;
 static unsigned int go_after;
@@ -382,11 +382,11 @@ flood_cpl(const struct trd_vni_cpl *c)
 	if (c->status != 0)
 		fail("flood send to %u:%u: %s", c->peer.app, c->peer.proc, strerror(-c->status));
 	done_n++;
-	if (logf != NULL) {
+	if (log_file != NULL) {
 		struct trd_vni_info info;
 
 		trd_vni_info(vni, &info);
-		fprintf(logf, "%" PRIu64 " %" PRIu64 "\n", now_us(), info.tx_pkts);
+		fprintf(log_file, "%" PRIu64 " %" PRIu64 "\n", now_us(), info.tx_pkts);
 	}
 	if (done_n == 1 || done_n % 64 == 0) {
 		printf("%s %u:%u: progress %lu\n", prog, self.app, self.proc, done_n);
@@ -401,7 +401,7 @@ mode_flood(void)
 	unsigned long posted = 0;
 	struct trd_vni_info info;
 
-	if (log_path != NULL && (logf = fopen(log_path, "w")) == NULL)
+	if (log_path != NULL && (log_file = fopen(log_path, "w")) == NULL)
 		fail("%s: %s", log_path, strerror(errno));
 	bufs = calloc(window, sizeof(*bufs));
 	for (unsigned int i = 0; i < window; i++) {
@@ -417,8 +417,8 @@ mode_flood(void)
 		reap(flood_cpl, WAIT_MS);
 	}
 	trd_vni_info(vni, &info);
-	if (logf != NULL)
-		fclose(logf);
+	if (log_file != NULL)
+		fclose(log_file);
 	printf("%s %u:%u: flood of %lu x %zu B to %u:%u done in %.3f s, %" PRIu64
 	       " packets injected\n",
 	       prog, self.app, self.proc, count, msg_size, peer.app, peer.proc,
@@ -499,11 +499,11 @@ late_flood_cpl(const struct trd_vni_cpl *c)
 	if (c->tag == TAG_GO)
 		return;
 	done_n++;
-	if (logf != NULL) {
+	if (log_file != NULL) {
 		struct trd_vni_info info;
 
 		trd_vni_info(vni, &info);
-		fprintf(logf, "%" PRIu64 " %" PRIu64 "\n", now_us(), info.tx_pkts);
+		fprintf(log_file, "%" PRIu64 " %" PRIu64 "\n", now_us(), info.tx_pkts);
 	}
 }
 
@@ -512,7 +512,7 @@ mode_late_flood(void)
 {
 	uint64_t t0 = now_us();
 
-	if (log_path != NULL && (logf = fopen(log_path, "w")) == NULL)
+	if (log_path != NULL && (log_file = fopen(log_path, "w")) == NULL)
 		fail("%s: %s", log_path, strerror(errno));
 
 	bufs = calloc(count, sizeof(*bufs));
@@ -541,8 +541,8 @@ mode_late_flood(void)
 		       prog, self.app, self.proc, count, msg_size, (double)(now_us() - t0) * 1e-6,
 		       info.naks);
 	}
-	if (logf != NULL)
-		fclose(logf);
+	if (log_file != NULL)
+		fclose(log_file);
 	return 0;
 }
 
@@ -774,10 +774,10 @@ mask_cpl(const struct trd_vni_cpl *c)
 }
 
 /* Post the receives of @p rc (cookie = index), or the sends of the tags they want (with
- * @p late, the sends first and every one of them complete, i.e. staged, before the
+ * @p recv_late, the sends first and every one of them complete, i.e. staged, before the
  * receives); check that receive i got the message of tag rc[i].want. */
 static void
-mask_round(const struct mask_case *rc, unsigned int n, bool late, size_t len)
+mask_round(const struct mask_case *rc, unsigned int n, bool recv_late, size_t len)
 {
 	uint8_t *rb[8], *sb[8];
 	int r;
@@ -790,7 +790,7 @@ mask_round(const struct mask_case *rc, unsigned int n, bool late, size_t len)
 		fill(sb[i], len, rc[i].want);
 	}
 	for (unsigned int pass = 0; pass < 2; pass++) {
-		if ((pass == 0) == late) {
+		if ((pass == 0) == recv_late) {
 			for (unsigned int i = 0; i < n; i++) {
 				/* with immediate data, which the receive must report */
 				while ((r = trd_vni_senddata(vni, self, rc[i].want, ~rc[i].want,
@@ -799,7 +799,7 @@ mask_round(const struct mask_case *rc, unsigned int n, bool late, size_t len)
 				if (r != 0)
 					fail("senddata: %s", strerror(-r));
 			}
-			while (late && mask_n_send < n)
+			while (recv_late && mask_n_send < n)
 				reap(mask_cpl, WAIT_MS);
 		} else {
 			for (unsigned int i = 0; i < n; i++) {
@@ -821,7 +821,7 @@ mask_round(const struct mask_case *rc, unsigned int n, bool late, size_t len)
 			fail("%s receive %u (tag %#" PRIx64 " ignore %#" PRIx64
 			     "): got tag %#" PRIx64 " data %#" PRIx64
 			     " %u B (byte %zu), expected tag %#" PRIx64,
-			     late ? "late" : "early", i, rc[i].tag, rc[i].ignore, mask_got[i].tag,
+			     recv_late ? "recv_late" : "early", i, rc[i].tag, rc[i].ignore, mask_got[i].tag,
 			     mask_got[i].data, mask_got[i].len, bad, rc[i].want);
 		trd_vni_free(vni, rb[i]);
 		trd_vni_free(vni, sb[i]);
