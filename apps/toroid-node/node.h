@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <toroid/testing.h> /* --impair */
 #include <toroid/toroid.h>
 #include <toroid/topo.h>
 #include <toroid/vni_service.h>

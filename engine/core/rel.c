@@ -274,9 +274,9 @@ fail_pending(struct trd_node *n, uint32_t rank)
 static inline uint32_t
 peer_hops(const struct trd_node *n, const struct trd_peer *pe)
 {
-	int h = (int)n->routes[pe->rank].hops - TRD_HOP_SLACK;
+	int h = RTE_MAX((int)n->routes[pe->rank].hops - TRD_HOP_SLACK, 1);
 
-	return (uint32_t)RTE_MIN(RTE_MAX(h, 1), TRD_HOPQ - 1);
+	return (uint32_t)RTE_MIN(h, TRD_HOPQ - 1);
 }
 
 /* One attempt into a measured share (1/65536): the mean of the attempts so far while there are
