@@ -4,7 +4,9 @@
  * rget, ack with SACK, done, atomic, atomic_reply), sequenced and not, with and without the
  * payload CRC, single and multi-packet, contiguous and in segments, addressed with the keys
  * and session epochs of the fuzzed node (fuzz_node.c); a sequenced seed starts its peer's
- * session by answering the node's challenge with the cookie of the node's known secret.
+ * session by answering the node's challenge with the cookie of the node's known secret, and
+ * its frames carry the token that echo told (flag PROOF); acks of the node's session carry
+ * the node's token, which follows from the same secret.
  *
  *   gen_seeds DIR    writes DIR/parse/<name>-<i> (one raw frame each) and DIR/rx/<name>
  *                    (the frames of a seed, as fuzz_rx reads them), then replays every rx seed
@@ -77,13 +79,31 @@ pkt(uint8_t type)
 	return p; /* to (0,0,0) */
 }
 
-/* Append one frame of @p p (pay_len = @p n) with payload @p pay, @p pad bytes of padding. */
+/* The token of the peer's session @p epoch (the peer's choice, told in its echo). */
+static inline uint64_t
+peer_token(uint16_t epoch)
+{
+	return 0xa11ce5e55100e000ULL ^ epoch;
+}
+
+/* Append one frame of @p p (pay_len = @p n) with payload @p pay, @p pad bytes of padding.
+ * A sequenced frame or an echo carries the peer's token; an ack of the node's session, the
+ * node's. */
 static void
 frame_pad(struct trd_pkt p, const void *pay, uint16_t n, uint8_t seg, unsigned int pad)
 {
-	uint8_t f[TRD_FRAME_HLEN + 65535 + 4 + 64];
+	uint8_t f[TRD_FRAME_HLEN + 65535 + 4 + TRD_PROOF_LEN + 64];
 	uint32_t len = TRD_FRAME_HLEN + n;
+	uint64_t token = 0;
 	char name[64];
+
+	if (p.seq != 0 || (p.flags & TRD_HF_ECHO)) {
+		p.flags |= TRD_HF_PROOF;
+		token = peer_token(p.epoch);
+	} else if (p.type == TRD_PKT_ACK && p.ack != 0 && p.offset == epoch_e) {
+		p.flags |= TRD_HF_PROOF;
+		token = trd_session_token(FZ_SK0, FZ_SK1, FZ_PEER_RANK, epoch_e);
+	}
 
 	memset(f, 0, 6);
 	f[0] = 0x02;
@@ -103,6 +123,9 @@ frame_pad(struct trd_pkt p, const void *pay, uint16_t n, uint8_t seg, unsigned i
 		f[len++] = (uint8_t)(c >> 8);
 		f[len++] = (uint8_t)c;
 	}
+	if (p.flags & TRD_HF_PROOF)
+		for (int b = 56; b >= 0; b -= 8)
+			f[len++] = (uint8_t)(token >> b);
 	memset(f + len, 0, pad);
 	len += pad;
 	if (s.len + 3 + len > sizeof(s.buf)) {

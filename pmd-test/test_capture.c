@@ -113,8 +113,10 @@ decode(const uint8_t *f, uint32_t len, struct hdr *x)
 	x->ack = (uint32_t)be(h + 48, 4);
 	x->aux = (uint32_t)be(h + 52, 4);
 	T_ASSERT(csum_ok(h), "header checksum");
-	/* with the CRC flag, a 4-byte CRC32C of the payload follows it */
-	T_ASSERT(x->pay_len + (x->flags & 0x10 ? 4u : 0u) <= len - 70 &&
+	/* with the CRC flag, a 4-byte CRC32C of the payload follows it; with the proof flag,
+	 * then the session's 8-byte token */
+	T_ASSERT(x->pay_len + (x->flags & 0x10 ? 4u : 0u) + (x->flags & 0x100 ? 8u : 0u) <=
+			 len - 70 &&
 			 x->pay_len <= sizeof(x->pay),
 		 "pay_len %u", x->pay_len);
 	memcpy(x->pay, f + 70, x->pay_len);
@@ -130,7 +132,7 @@ type_name(uint8_t t)
 }
 
 /* toroid-dump's flag letters: F first, L last, C completion, A ack request, K CRC, P probe,
- * H challenge, E echo. */
+ * H challenge, E echo, T proof (the session's token). */
 static const char *
 flag_letters(uint16_t f, char *b)
 {
@@ -138,7 +140,7 @@ flag_letters(uint16_t f, char *b)
 		uint16_t bit;
 		char c;
 	} l[] = {{1, 'F'},    {2, 'L'},    {4, 'C'},    {8, 'A'},
-		 {0x10, 'K'}, {0x20, 'P'}, {0x40, 'H'}, {0x80, 'E'}};
+		 {0x10, 'K'}, {0x20, 'P'}, {0x40, 'H'}, {0x80, 'E'}, {0x100, 'T'}};
 	int k = 0;
 
 	b[k++] = '[';
@@ -214,7 +216,8 @@ coord_is(const uint8_t *c, struct trd_coord w)
 static int
 matches(const struct expect *e, const struct hdr *x)
 {
-	return e->type == x->type && e->flags == x->flags &&
+	/* (the proof flag says how a frame is carried: checked with its length) */
+	return e->type == x->type && e->flags == (x->flags & ~0x100) &&
 	       coord_is(x->src, e->src) && coord_is(x->dst, e->dst) &&
 	       (e->fifo == ANY || e->fifo == x->fifo) &&
 	       (e->counter == ANY || e->counter == x->counter) &&
@@ -252,7 +255,7 @@ run_golden(void)
 	cO = trd_node_coord(O);
 	cT = trd_node_coord(T);
 	maxpay = trd_link_max_payload(trd_node_link(O, 0));
-	T_EQ(maxpay, 1444);
+	T_EQ(maxpay, 1500 - 56 - TRD_PROOF_LEN); /* a frame of a session carries its token */
 	path_of(pcap_path, sizeof(pcap_path), "golden.pcap");
 	T_EQ(trd_node_capture(O, pcap_path, 0), 0);
 
@@ -368,7 +371,9 @@ check_golden(void)
 		T_EQ(ph->caplen, ph->len);
 		decode(data, ph->caplen, &x);
 		T_EQ(x.version, 1);
-		T_EQ(x.len, 70u + x.pay_len + (x.flags & 0x10 ? 4u : 0u)); /* ring links do not pad */
+		/* ring links do not pad; a frame of a session (sequenced) carries its token */
+		T_EQ(x.len, 70u + x.pay_len + (x.flags & 0x10 ? 4u : 0u) + (x.flags & 0x100 ? 8u : 0u));
+		T_ASSERT(x.seq == 0 || (x.flags & 0x100), "frame %u: sequenced without its token", n);
 		if (x.type == TRD_PKT_PUT || x.type == TRD_PKT_FIFO || x.type == TRD_PKT_RGET) {
 			for (unsigned int i = 0; i < n_ex && e == NULL; i++)
 				if (!ex[i].matched && matches(&ex[i], &x)) {

@@ -89,6 +89,12 @@ static uint64_t K_RW, K_RO;
 #define SK1 0xfedcba9876543210ULL
 #define PEER 1 /* rank of (1,0,0), the sender of the capture's frames */
 static uint32_t track_done_id, track_atom_id;
+/* the token of the peer's session @p e: its echo tells it, its sequenced frames carry it */
+#define TOK(e) (0x70c3e5d1a2b49f00ULL ^ (uint64_t)(e))
+/* add(): a sequenced frame or echo carries TOK(epoch), unless proof_none (no trailer) or
+ * proof_tok (that token instead) says otherwise */
+static bool proof_none;
+static uint64_t proof_tok;
 
 static struct trd_pkt
 base(uint8_t type)
@@ -122,7 +128,9 @@ add(struct trd_pkt p, const void *pay, uint16_t n, unsigned int pad, int cause, 
 	uint8_t *f = frames[nf];
 	uint32_t len = TRD_FRAME_HLEN + n;
 
-	T_ASSERT(nf < MAXF && len + 4 + pad <= FMAX, "frame table");
+	T_ASSERT(nf < MAXF && len + 4 + TRD_PROOF_LEN + pad <= FMAX, "frame table");
+	if ((p.seq != 0 || (p.flags & TRD_HF_ECHO)) && !proof_none)
+		p.flags |= TRD_HF_PROOF;
 	memset(f, 0, FMAX);
 	memset(f, 0xff, 6);
 	f[6] = 0x02, f[11] = 0x01;
@@ -136,6 +144,12 @@ add(struct trd_pkt p, const void *pay, uint16_t n, unsigned int pad, int cause, 
 
 		f[len++] = (uint8_t)(c >> 24), f[len++] = (uint8_t)(c >> 16);
 		f[len++] = (uint8_t)(c >> 8), f[len++] = (uint8_t)c;
+	}
+	if (p.flags & TRD_HF_PROOF) {
+		uint64_t t = proof_tok != 0 ? proof_tok : TOK(p.epoch);
+
+		for (int b = 56; b >= 0; b -= 8)
+			f[len++] = (uint8_t)(t >> b);
 	}
 	len += pad;
 	cs[nf].len = len;
@@ -789,11 +803,23 @@ cases_sequence(void)
 	put_ok(p, slot(), 16, "epoch 101 seq 1");
 	p.epoch = 100, p.seq = 5;
 	put_bad(p, slot(), 16, TRD_DROP_BAD_SESSION, "epoch 100 seq 5 after the restart");
+	/* issue 25, item 10: the right epoch and an in-window number, without the session's
+	 * token (or with another), are not the peer's: dropped, not held, and the real frame
+	 * with the same number still goes in */
+	p.epoch = 101, p.seq = 2;
+	proof_none = true;
+	put_bad(p, slot(), 16, TRD_DROP_BAD_PROOF, "epoch 101 seq 2 without its token");
+	proof_none = false;
+	proof_tok = TOK(100);
+	put_bad(p, slot(), 16, TRD_DROP_BAD_PROOF, "epoch 101 seq 2, the old session's token");
+	p.seq = 3;
+	put_bad(p, slot(), 16, TRD_DROP_BAD_PROOF, "epoch 101 seq 3 (early), wrong token");
+	proof_tok = 0;
 	p.epoch = 101, p.seq = 2, p.flags |= TRD_HF_CRC;
 	put_ok(p, slot(), 16, "epoch 101 seq 2 with CRC");
 	p.seq = 3;
 	i = put_bad(p, slot(), 16, TRD_DROP_BAD_CRC, "epoch 101 seq 3, CRC trailer spoilt");
-	frames[i][cs[i].len - 1] ^= 0x80;
+	frames[i][cs[i].len - 1 - TRD_PROOF_LEN] ^= 0x80;
 	put_ok(p, slot(), 16, "epoch 101 seq 3 again, good CRC");
 	p.seq = 4;
 	i = put_bad(p, slot(), 16, TRD_DROP_BAD_CRC, "epoch 101 seq 4, payload bit flipped");
@@ -911,7 +937,12 @@ main(int argc, char **argv)
 
 		trd_session_start(SK0, SK1, PEER, &epoch, &isn);
 		p.ack = isn, p.offset = epoch;
+		/* (the peer never had the node's echo: it proves its ack with the token a
+		 * test can compute from the known secret) */
+		p.flags |= TRD_HF_PROOF;
+		proof_tok = trd_session_token(SK0, SK1, PEER, epoch);
 		add(p, NULL, 0, 0, 0, A_ACK, "ack of the node's session, before anything");
+		proof_tok = 0;
 	}
 	cases_ethernet_and_length();
 	cases_version_type_flags();

@@ -30,7 +30,13 @@
  *           completion id was reused, does not complete the newer put;
  *  counter: B dies while a long zero-copy put to it is on its way: its injection counter is
  *           marked failed (trd_counter_wait() returns -EHOSTUNREACH), and once set again,
- *           nothing of the failed put touches it.
+ *           nothing of the failed put touches it;
+ *  proof:   (issue 25, item 10) forged puts "from A" with A's real epoch and the very
+ *           sequence numbers B expects next, without the session's token or with a wrong
+ *           one, are dropped (bad_proof) and held by nobody: A's real put with that number
+ *           lands after them; a forged ack "from B" of A's real epoch covering A's lost
+ *           frame, without B's proof, moves nothing: A sends the frame again and its put
+ *           completes.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -67,6 +73,9 @@ static uint8_t hold_type;
 static uint8_t held[HELD_MAX][256];
 static uint32_t held_len[HELD_MAX];
 static unsigned int n_held;
+/* the session and sequence number of A's last sequenced frame to B (carried or not) */
+static uint16_t a_epoch;
+static uint32_t a_seq;
 
 /* Is this frame from B one to keep back, or a copy of one kept? Keeps it if it is. */
 static bool
@@ -109,6 +118,12 @@ carry(struct trd_link *far, struct trd_node *to, bool from_b)
 		if (f != buf)
 			memcpy(buf, f, len);
 		rte_pktmbuf_free(pkts[i]);
+		if (to == B) {
+			struct trd_pkt q;
+
+			if (trd_wire_parse(buf, len, &q) == 0 && q.seq != 0)
+				a_epoch = q.epoch, a_seq = q.seq;
+		}
 		if (from_b && !b_alive)
 			continue; /* a dead node sends nothing */
 		if (from_b && held_back(buf, len))
@@ -284,6 +299,76 @@ test_forged_ack(void)
 	T_ASSERT(memcmp(memb + 8192, srca + 8192, 2000) == 0, "the put under forged acks");
 	T_EQ(drops(A, TRD_DROP_MAX), 0); /* B was never declared down */
 	printf("ack: forged acks (epoch 0, beyond what was sent) changed nothing\n");
+}
+
+/* Issue 25, item 10: a blind frame that guesses the epoch and lands in the window must also
+ * guess the session's 64-bit token; a forged one is never held in place of the real one. */
+static void
+test_proof(void)
+{
+	uint64_t bp = drops(B, TRD_DROP_BAD_PROOF), bpa = drops(A, TRD_DROP_BAD_PROOF);
+	uint8_t f[256], pay[64];
+	struct trd_pkt p;
+	uint32_t next;
+
+	tracked_put(20000, 64, 21);
+	T_EQ(outcome(21, 2000000), 0);
+	next = a_seq + 1; /* what B expects next from A */
+	/* "from A", A's real epoch, the next number and the one after, B's real key, over
+	 * the bytes A's next put writes: without a token, with a wrong one */
+	memset(&p, 0, sizeof(p));
+	p.type = TRD_PKT_PUT;
+	p.flags = TRD_HF_ALL;
+	p.hops = 3;
+	p.dst[0] = 1;
+	p.epoch = a_epoch;
+	p.key = trd_mr_key(mrb);
+	p.offset = 24000;
+	p.msg_len = sizeof(pay);
+	memset(pay, 0xee, sizeof(pay));
+	for (unsigned int k = 0; k < 4; k++) {
+		uint32_t len;
+
+		p.seq = next + (k & 1);
+		len = forge(f, p, pay, sizeof(pay));
+		if (k >= 2) { /* a token, and not the session's */
+			uint64_t t = 0x0123456789abcdefULL + k;
+
+			p.flags |= TRD_HF_PROOF;
+			len = forge(f, p, pay, sizeof(pay));
+			for (int b = 56; b >= 0; b -= 8)
+				f[len++] = (uint8_t)(t >> b);
+			p.flags &= (uint16_t)~TRD_HF_PROOF;
+		}
+		T_EQ(trd_node_rx_frame(B, f, len, 0), 0);
+	}
+	T_EQ(drops(B, TRD_DROP_BAD_PROOF) - bp, 4);
+	/* A's real put takes that number: it lands, and only it */
+	tracked_put(24000, 64, 22);
+	T_EQ(outcome(22, 2000000), 0);
+	T_EQ(a_seq, next);
+	T_ASSERT(memcmp(memb + 24000, srca + 24000, 64) == 0, "the real put after the forgeries");
+
+	/* A's next frame is lost; a forged ack "from B" acknowledging it, with A's real epoch
+	 * and no proof, must not make A forget it */
+	drop_from_a = 1;
+	tracked_put(25000, 64, 23);
+	trd_node_poll(A);
+	carry(farA, B, false); /* lost */
+	T_EQ(drop_from_a, 0);
+	memset(&p, 0, sizeof(p));
+	p.type = TRD_PKT_ACK;
+	p.flags = TRD_HF_ALL;
+	p.hops = 3;
+	p.src[0] = 1;
+	p.offset = a_epoch;
+	p.ack = a_seq + 1;
+	T_EQ(trd_node_rx_frame(A, f, forge(f, p, NULL, 0), 0), 0);
+	T_EQ(drops(A, TRD_DROP_BAD_PROOF) - bpa, 1);
+	T_EQ(outcome(23, 2000000), 0);
+	T_ASSERT(memcmp(memb + 25000, srca + 25000, 64) == 0, "the put under a forged ack");
+	printf("proof: 4 forged frames of A's session (no token, wrong token) dropped, not held; "
+	       "a forged ack moved nothing\n");
 }
 
 static int fence_status = 1, op_status = 1;
@@ -925,6 +1010,8 @@ run(unsigned int dead_ms, bool all)
 		test_forged_session();
 	if (all && part("ack"))
 		test_forged_ack();
+	if (all && part("proof"))
+		test_proof();
 	if (all && part("fence"))
 		test_fence();
 	if (all && part("bundle"))

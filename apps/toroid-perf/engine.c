@@ -91,7 +91,7 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 	uint64_t posted = 0, t0, dl = deadline_in(PERF_TIMEOUT_US), got = 0, seen = 0;
 	unsigned int maxpay = trd_link_max_payload(trd_node_link(px.a, 0));
 	uint64_t pkts_per = size == 0 ? 1 : (size + maxpay - 1) / maxpay;
-	uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, maxpay);
+	uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, maxpay) + TRD_PROOF_LEN; /* + the token */
 	struct trd_link_stats ls0 = {0}, ls1;
 
 	for (int i = 0; i < 32; i++) {

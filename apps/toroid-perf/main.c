@@ -101,7 +101,7 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 	uint64_t warm = RTE_MIN(n / 10 + 1, 2000000u);
 	uint64_t *s = NULL;
 	unsigned int maxpay = trd_link_max_payload(trd_node_link(px.a, 0));
-	uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, maxpay);
+	uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, maxpay) + TRD_PROOF_LEN; /* + the token */
 	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -611,7 +611,7 @@ perf_check_options(struct perf_cli *cli)
 				cli->sizes, PERF_MAX_SIZES);
 	if (cli->sizes == NULL) {
 		perf_opt.n_sizes = 1;
-		perf_opt.sizes[0] = strcmp(perf_opt.test, "linerate") == 0 ? 1444
+		perf_opt.sizes[0] = strcmp(perf_opt.test, "linerate") == 0 ? 1436
 			       : strstr(perf_opt.test, "_bw") != NULL ? 65536
 								 : 64;
 	}

@@ -642,7 +642,7 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 {
 	unsigned int maxpay = trd_link_max_payload(trd_node_link(node, 0));
 	uint64_t pkts_per = size == 0 ? 1 : (size + maxpay - 1) / maxpay;
-	uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, maxpay);
+	uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, maxpay) + TRD_PROOF_LEN; /* + the token */
 	uint64_t posted = 0, dl = trd_time_us() + perf_opt.timeout_us, now;
 	bool timed = perf_opt.duration_s > 0;
 	struct timing tm;
@@ -881,7 +881,7 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id, const char
 			continue;
 		for (unsigned int z = 0; z < perf_opt.n_sizes && perf_opt.baseline; z++) {
 			uint32_t size = perf_opt.sizes[z];
-			uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, 1444u);
+			uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, 1436u) + TRD_PROOF_LEN;
 			uint64_t n = perf_opt.iters ? perf_opt.iters : perf_default_iters(all[t]);
 			struct perf_result tmp;
 

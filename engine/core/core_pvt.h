@@ -208,18 +208,20 @@ void trd_rel_fini(struct trd_node *n);
 struct trd_peer *trd_rel_peer(struct trd_node *n, uint32_t rank);
 /* We have something for the peer: run its timers (they start its session if need be). */
 void trd_rel_want(struct trd_node *n, struct trd_peer *pe);
-/* Give a packet to @p pe its sequence number and piggybacked ack, and keep it. */
-void trd_rel_hold(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct rte_mbuf *m);
+/* Give a packet to @p pe its sequence number, piggybacked ack and the session's token (a
+ * trailer), and keep it; 0, or -ENOBUFS (no mbuf for the trailer: nothing was changed). */
+int trd_rel_hold(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct rte_mbuf *m);
 /* What reliability decides about a sequenced frame for us (trd_rel_rx()). */
 enum trd_rel_verdict {
 	TRD_REL_DELIVER, /* the next of its session: deliver it, then trd_rel_consume() */
 	TRD_REL_HOLD,    /* early: the session keeps the frame until its turn */
 	TRD_REL_DROP,    /* a duplicate, outside the window, or of an unknown session: cause */
 };
-/* The verdict on sequenced frame @p m (header @p p); *@p pe gets its peer (unless the peer
- * could not be made) and *@p cause a drop's cause. HOLD takes the mbuf. */
+/* The verdict on sequenced frame @p m (header @p p, session token @p proof or NULL when it
+ * carries none); *@p pe gets its peer (unless the peer could not be made) and *@p cause a
+ * drop's cause. HOLD takes the mbuf. */
 enum trd_rel_verdict trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
-				struct trd_peer **pe, int *cause);
+				const uint64_t *proof, struct trd_peer **pe, int *cause);
 /* The held frame whose turn has come (and its parsed header), or NULL; it stays held. */
 static inline struct rte_mbuf *
 trd_rel_next(const struct trd_node *n, const struct trd_peer *pe, const struct trd_pkt **p)
@@ -258,16 +260,28 @@ trd_rel_rx_end(const struct trd_node *n, struct trd_peer *pe)
 		pe->ack_due = now;
 }
 /* An ACK for us: 0, or a drop cause (a challenge answer that does not prove itself). */
-int trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack);
+int trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack,
+		   const uint64_t *proof);
 void trd_rel_timers(struct trd_node *n);
 
-/* Sequence (reliable peers) and checksum a built packet. */
-static inline void
+/* Sequence (reliable peers: with the session's token) and checksum a built packet; 0, or
+ * -ENOBUFS (the caller still owns @p m, unsent). */
+static inline int
 trd_pkt_finish(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct rte_mbuf *m)
 {
-	if (pe != NULL)
-		trd_rel_hold(n, pe, h, m);
+	if (pe != NULL && unlikely(trd_rel_hold(n, pe, h, m) != 0))
+		return -ENOBUFS;
 	trd_hdr_seal(h);
+	return 0;
+}
+
+/* Payload bytes a frame on @p l carries: the link's MTU less the torus header, and less the
+ * session token's trailer in a reliable session (@p sequenced), so the frame keeps its size. */
+static inline uint32_t
+trd_max_payload(const struct trd_node *n, const struct trd_link *l, bool sequenced)
+{
+	RTE_SET_USED(n);
+	return (uint32_t)(l->mtu - TRD_HDR_LEN - (sequenced ? TRD_PROOF_LEN : 0));
 }
 
 /* tx.c: cut up to @p budget packets from one injection FIFO onto its link. */
@@ -313,10 +327,11 @@ trd_drop_transient(int cause)
 }
 
 /* ctl.c: an ACK alone (unsequenced): @p flags (PROBE, CHAL, ECHO), cumulative @p ack about
- * session @p acked_epoch, our own session @p epoch, @p key and @p aux as the flags say. */
+ * session @p acked_epoch, our own session @p epoch, @p key and @p aux as the flags say, and
+ * a session token @p proof (NULL: none) in a trailer. */
 int trd_ctl_send_ack(struct trd_node *n, const uint8_t dst[3], uint16_t flags, uint32_t ack,
 		     uint16_t acked_epoch, uint16_t epoch, uint64_t key, uint32_t aux,
-		     const void *sack, uint16_t len);
+		     const void *sack, uint16_t len, const uint64_t *proof);
 /* tx.c: a peer was declared down: detach the counters of everything still on its way to it
  * (packets not yet handed to a port, packets kept for retransmission, descriptors being cut)
  * and mark them failed, so that nothing of the failed operations ever touches them again. */

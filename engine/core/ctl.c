@@ -23,7 +23,7 @@
 static int
 ctl_build(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint16_t flags, uint32_t aux,
 	  uint64_t key, uint64_t offset, const void *pay, uint16_t len, bool sequenced,
-	  uint32_t ack, uint16_t epoch)
+	  uint32_t ack, uint16_t epoch, const uint64_t *proof)
 {
 	struct trd_coord c = {dst[0], dst[1], dst[2]};
 	int rank = trd_rank_of(n, c);
@@ -60,7 +60,7 @@ ctl_build(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint16_t flags
 	trd_hdr_encode(h, &(const struct trd_pkt){
 		.version = TRD_WIRE_VERSION,
 		.type = type,
-		.flags = flags,
+		.flags = (uint16_t)(flags | (proof != NULL ? TRD_HF_PROOF : 0)),
 		.src = {n->coord.x, n->coord.y, n->coord.z},
 		.hops = rt->hops,
 		.dst = {dst[0], dst[1], dst[2]},
@@ -76,8 +76,17 @@ ctl_build(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint16_t flags
 	if (len != 0)
 		memcpy(h + 1, pay, len);
 	m->data_len = (uint16_t)(TRD_FRAME_HLEN + len);
-	m->pkt_len = TRD_FRAME_HLEN + len;
-	trd_pkt_finish(n, pe, h, m);
+	if (proof != NULL) {
+		uint64_t be = trd_be64(*proof);
+
+		memcpy((uint8_t *)(h + 1) + len, &be, sizeof(be));
+		m->data_len += TRD_PROOF_LEN;
+	}
+	m->pkt_len = m->data_len;
+	if (trd_pkt_finish(n, pe, h, m) != 0) {
+		rte_pktmbuf_free(m);
+		return TRD_DROP_NO_MEMORY;
+	}
 	trd_link_queue(rt->link, m, NULL, NULL, 0);
 	return 0;
 }
@@ -111,7 +120,7 @@ int
 trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t aux, uint64_t key,
 	     uint64_t offset, const void *pay, uint16_t len)
 {
-	int rc = ctl_build(n, dst, type, TRD_HF_ALL, aux, key, offset, pay, len, true, 0, 0);
+	int rc = ctl_build(n, dst, type, TRD_HF_ALL, aux, key, offset, pay, len, true, 0, 0, NULL);
 
 	if (rc == 0)
 		n->stat[TRD_STAT_TX_CTL]++;
@@ -121,9 +130,9 @@ trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t au
 int
 trd_ctl_send_ack(struct trd_node *n, const uint8_t dst[3], uint16_t flags, uint32_t ack,
 		 uint16_t acked_epoch, uint16_t epoch, uint64_t key, uint32_t aux, const void *sack,
-		 uint16_t len)
+		 uint16_t len, const uint64_t *proof)
 {
 	return ctl_build(n, dst, TRD_PKT_ACK, TRD_HF_ALL | flags, aux, key, acked_epoch, sack, len,
-			 false, ack, epoch);
+			 false, ack, epoch, proof);
 }
 

@@ -90,7 +90,7 @@ trd_inject_payload(struct trd_fifo *f, const struct trd_desc *d, struct trd_payl
 	if (n->routes[rank].link == NULL)
 		return -EHOSTUNREACH;
 	if ((uint64_t)d->len + trd_payload_len(p) >
-	    (uint32_t)(n->routes[rank].link->mtu - TRD_HDR_LEN))
+	    trd_max_payload(n, n->routes[rank].link, n->reliable && (uint32_t)rank != n->rank))
 		return -EMSGSIZE;
 	c = *d;
 	c.flags |= TRD_DF_PAYLOAD;
@@ -191,7 +191,8 @@ trd_pay_emit(struct trd_node *n, struct trd_fifo *f, struct rte_mbuf *m, struct 
 		}
 		n->stat[TRD_STAT_PAY_LINK_COPY_BYTES] += plen;
 	}
-	trd_pkt_finish(n, f->peer, h, m);
+	if (unlikely(trd_pkt_finish(n, f->peer, h, m) != 0))
+		return -ENOBUFS; /* the caller frees m */
 	trd_link_queue(f->link, m, f->ctr, f, d->len);
 	return 0;
 }

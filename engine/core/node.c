@@ -387,7 +387,7 @@ trd_node_add_link(struct trd_node *n, struct trd_link *l, enum trd_dir dir)
 		return -EBUSY;
 	if (n->n_links >= TRD_MAX_LINKS)
 		return -ENOSPC;
-	if (l->mtu < TRD_HDR_LEN + 8)
+	if (l->mtu < TRD_HDR_LEN + 8 + (n->reliable ? TRD_PROOF_LEN : 0))
 		return -EINVAL;
 	if (l->encap != NULL && dir == TRD_DIR_NONE)
 		return -ENOTSUP; /* an encapsulated link has one peer address */
@@ -406,6 +406,7 @@ trd_node_add_link(struct trd_node *n, struct trd_link *l, enum trd_dir dir)
 	}
 	l->dir = dir;
 	l->node = n;
+	l->trailer = n->reliable ? TRD_PROOF_LEN : 0; /* the session token (trd_max_payload()) */
 	/* keep the loopback last */
 	n->links[n->n_links] = l;
 	n->n_links++;

@@ -177,6 +177,9 @@ struct trd_peer {
 	uint16_t tx_epoch;      /* our session towards the peer */
 	uint16_t rx_epoch;      /* the peer's session towards us */
 	uint16_t peer_ep;       /* the peer's session towards us, as its proven acks name it */
+	uint64_t tx_token;      /* our session's token (from the secret and the epoch): every
+				 * frame of it carries it, only the echo that starts it tells */
+	uint64_t rx_token;      /* the peer's session's, from its echo (rx_valid) */
 	uint32_t snd_nxt;       /* next sequence number to send */
 	uint32_t snd_una;       /* oldest not acknowledged */
 	uint32_t rcv_nxt;       /* next expected from the peer */

@@ -159,7 +159,8 @@ desc_check_local(const struct trd_node *n, const struct trd_desc *d, int rank)
 		if (c == NULL || d->len == 0 || d->len % sizeof(*d) != 0 ||
 		    nc > TRD_RGET_MAX_DESCS || (d->flags & (TRD_DF_IMM | TRD_DF_SRC_MR)))
 			return -EINVAL;
-		if (d->len > (uint32_t)(n->routes[rank].link->mtu - TRD_HDR_LEN))
+		if (d->len > trd_max_payload(n, n->routes[rank].link,
+					     n->reliable && (uint32_t)rank != n->rank))
 			return -EMSGSIZE;
 		for (unsigned int i = 0; i < nc; i++)
 			if (trd_desc_check_remote(&c[i], n->coord) != 0 ||

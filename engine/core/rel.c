@@ -86,6 +86,13 @@ trd_session_start(uint64_t k0, uint64_t k1, uint32_t peer_rank, uint16_t *epoch,
 	*isn = 1 + (uint32_t)(h & 0xffffff);
 }
 
+uint64_t
+trd_session_token(uint64_t k0, uint64_t k1, uint32_t peer_rank, uint16_t epoch)
+{
+	/* the same function under another key ("token"): unrelated to the cookies */
+	return trd_session_cookie(k0 ^ 0x746f6b656e000000ULL, k1, peer_rank, epoch);
+}
+
 /* The cookie the peer must echo to start a session with us now. */
 static inline uint64_t
 cookie_of(const struct trd_node *n, const struct trd_peer *pe)
@@ -210,6 +217,10 @@ trd_rel_peer(struct trd_node *n, uint32_t rank)
 	/* the session's epoch and first sequence number (1 .. 2^24) come from the secret: an
 	 * acknowledgement from someone who cannot see our packets must guess both */
 	trd_session_start(n->sess_key[0], n->sess_key[1], rank, &pe->tx_epoch, &isn);
+	/* ... and every frame of it carries a 64-bit token from the secret that only our echo
+	 * tells the peer: a frame that guesses the epoch and lands in the window proves nothing
+	 * without it */
+	pe->tx_token = trd_session_token(n->sess_key[0], n->sess_key[1], rank, pe->tx_epoch);
 	pe->snd_nxt = pe->snd_una = isn;
 	pe->tlp_nxt = pe->snd_nxt;
 	pe->rto = n->rto0;
@@ -235,12 +246,46 @@ trd_rel_want(struct trd_node *n, struct trd_peer *pe)
 	peer_activate(n, pe);
 }
 
-void
+/* The session's token after everything else in @p m: in the last segment when it is ours
+ * alone and has room, else in a segment of its own (a zero-copy or shared payload's). */
+static int
+proof_append(struct trd_node *n, struct rte_mbuf *m, uint64_t token)
+{
+	struct rte_mbuf *last = rte_pktmbuf_lastseg(m);
+	uint64_t be = trd_be64(token);
+	uint8_t *t;
+
+	if (RTE_MBUF_DIRECT(last) && rte_mbuf_refcnt_read(last) == 1 &&
+	    rte_pktmbuf_tailroom(last) >= TRD_PROOF_LEN) {
+		t = rte_pktmbuf_mtod_offset(last, uint8_t *, last->data_len);
+		last->data_len += TRD_PROOF_LEN;
+	} else {
+		struct rte_mbuf *s = trd_mbuf_get(n);
+
+		if (unlikely(s == NULL))
+			return -ENOBUFS;
+		t = rte_pktmbuf_mtod(s, uint8_t *);
+		s->data_len = TRD_PROOF_LEN;
+		s->pkt_len = TRD_PROOF_LEN;
+		last->next = s;
+		m->nb_segs++;
+	}
+	m->pkt_len += TRD_PROOF_LEN;
+	memcpy(t, &be, sizeof(be));
+	return 0;
+}
+
+int
 trd_rel_hold(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct rte_mbuf *m)
 {
-	uint32_t seq = pe->snd_nxt++, i = seq & (n->rel_w - 1);
+	uint32_t seq, i;
 	uint64_t now = n->vclock;
 
+	if (unlikely(proof_append(n, m, pe->tx_token) != 0))
+		return -ENOBUFS;
+	h->flags |= trd_be16(TRD_HF_PROOF);
+	seq = pe->snd_nxt++;
+	i = seq & (n->rel_w - 1);
 	h->epoch = trd_be16(pe->tx_epoch);
 	h->seq = trd_be32(seq);
 	if (pe->rx_valid) {
@@ -254,6 +299,7 @@ trd_rel_hold(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct 
 	pe->txt[i] = now;
 	pe->sacked[i] = 0;
 	peer_activate(n, pe);
+	return 0;
 }
 
 /* Fail every completion still waiting on @p rank. */
@@ -354,6 +400,7 @@ peer_down(struct trd_node *n, struct trd_peer *pe)
 	pe->tx_epoch++;
 	if (pe->tx_epoch == 0)
 		pe->tx_epoch = 1;
+	pe->tx_token = trd_session_token(n->sess_key[0], n->sess_key[1], pe->rank, pe->tx_epoch);
 	pe->backoff = 0;
 	pe->rto = rto_of(n, pe);
 	pe->tlp_nxt = pe->snd_nxt;
@@ -432,9 +479,14 @@ send_ack(struct trd_node *n, struct trd_peer *pe, uint16_t flags, uint64_t key, 
 				len = TRD_SACK_BYTES;
 			}
 	}
+	/* an echo tells the peer our session's token, any other ack proves with the token of
+	 * the session it acknowledges (the peer's, from its echo) */
 	rc = trd_ctl_send_ack(n, dst, flags, pe->rx_valid ? pe->rcv_nxt : 0,
 			      pe->rx_valid ? pe->rx_epoch : 0, pe->tx_epoch, key, aux,
-			      len ? sack : NULL, len);
+			      len ? sack : NULL, len,
+			      (flags & TRD_HF_ECHO) ? &pe->tx_token
+			      : pe->rx_valid	    ? &pe->rx_token
+						    : NULL);
 	if (rc == 0) {
 		pe->ack_pending = 0;
 		n->stat[TRD_STAT_TX_ACKS]++;
@@ -592,14 +644,21 @@ on_restarted(struct trd_node *n, struct trd_peer *pe, uint64_t now)
 			retransmit(n, pe, s, now);
 }
 
-/* The peer answered our challenge: its new session starts at @p first. */
+/* The peer answered our challenge: its new session starts at @p first, and its frames will
+ * carry the token @p proof (the echo's trailer). *@p fresh tells whether the echo proved
+ * itself now (its cookie). */
 static int
-on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, uint64_t now)
+on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, const uint64_t *proof,
+	uint64_t now, bool *fresh)
 {
+	*fresh = false;
 	if (pe->rx_valid && pe->rx_epoch == p->epoch)
 		return 0; /* a second answer to the same question */
 	if (p->key != cookie_of(n, pe))
 		return TRD_DROP_BAD_SESSION; /* not an answer to anything we asked */
+	if (proof == NULL)
+		return TRD_DROP_BAD_PROOF; /* a session whose frames we could not tell */
+	*fresh = true;
 	/* a new session: what the old one still carried is gone, and so are its held packets
 	 * and partial messages; the counters they would have decremented are told */
 	if (pe->n_held != 0) {
@@ -622,6 +681,7 @@ on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, uint64
 	}
 	trd_reasm_purge(n, p->src);
 	pe->rx_epoch = p->epoch;
+	pe->rx_token = *proof;
 	pe->rcv_nxt = p->aux;
 	pe->rx_valid = true;
 	pe->restart_key = p->key; /* our acks tell the peer (until its first packet comes) */
@@ -666,7 +726,7 @@ stateless_ack(struct trd_node *n, uint32_t rank, uint16_t flags, uint64_t key)
 	dst[2] = c.z;
 	/* our session towards it, should it prove itself: its first one */
 	trd_session_start(n->sess_key[0], n->sess_key[1], rank, &epoch, &isn);
-	if (trd_ctl_send_ack(n, dst, flags, 0, 0, epoch, key, 0, NULL, 0) == 0)
+	if (trd_ctl_send_ack(n, dst, flags, 0, 0, epoch, key, 0, NULL, 0, NULL) == 0)
 		n->stat[TRD_STAT_TX_ACKS]++;
 }
 
@@ -678,9 +738,11 @@ stateless_chal(struct trd_node *n, uint32_t rank)
 }
 
 /* An ACK from a node we keep no state for: its state if it just proved itself (a correct
- * echo), else NULL and *@p rc the frame's drop cause (0: none). */
+ * echo, or an ack of our first session with its token), else NULL and *@p rc the frame's
+ * drop cause (0: none). */
 static struct trd_peer *
-ack_stateless(struct trd_node *n, uint32_t rank, const struct trd_pkt *p, int *rc)
+ack_stateless(struct trd_node *n, uint32_t rank, const struct trd_pkt *p, const uint64_t *proof,
+	      int *rc)
 {
 	uint16_t epoch;
 	uint32_t isn;
@@ -689,7 +751,9 @@ ack_stateless(struct trd_node *n, uint32_t rank, const struct trd_pkt *p, int *r
 	/* an ack of the first session we would open towards it, at its first sequence number:
 	 * both come from the secret, so it proves as much as any ack of ours does */
 	trd_session_start(n->sess_key[0], n->sess_key[1], rank, &epoch, &isn);
-	if (p->ack == isn && (uint16_t)p->offset == epoch && !(p->flags & TRD_HF_CHAL))
+	if (p->ack == isn && (uint16_t)p->offset == epoch && !(p->flags & TRD_HF_CHAL) &&
+	    proof != NULL &&
+	    *proof == trd_session_token(n->sess_key[0], n->sess_key[1], rank, epoch))
 		return trd_rel_peer(n, rank);
 	if (p->flags & TRD_HF_CHAL)
 		return NULL; /* we sent it nothing: there is nothing to echo */
@@ -708,27 +772,28 @@ ack_stateless(struct trd_node *n, uint32_t rank, const struct trd_pkt *p, int *r
 }
 
 int
-trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack)
+trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack,
+	       const uint64_t *proof)
 {
 	struct trd_coord c = {p->src[0], p->src[1], p->src[2]};
 	int rank = trd_rank_of(n, c);
 	struct trd_peer *pe;
 	uint64_t now = n->vclock;
-	bool proven = false;
-	int rc;
+	bool proven = false, fresh = false;
+	int rc, bad = 0;
 
 	if (rank < 0 || (uint32_t)rank == n->rank)
 		return 0;
 	n->stat[TRD_STAT_RX_ACKS]++;
 	pe = n->peers[rank];
-	if (pe == NULL && (pe = ack_stateless(n, (uint32_t)rank, p, &rc)) == NULL)
+	if (pe == NULL && (pe = ack_stateless(n, (uint32_t)rank, p, proof, &rc)) == NULL)
 		return rc;
 	if (p->flags & TRD_HF_CHAL) {
 		on_challenge(n, pe, p->key, now);
 		return 0;
 	}
 	if (p->flags & TRD_HF_ECHO) {
-		rc = on_echo(n, pe, p, now);
+		rc = on_echo(n, pe, p, proof, now, &fresh);
 		if (rc != 0)
 			return rc;
 	} else if (p->epoch != 0 && !(pe->rx_valid && pe->rx_epoch == p->epoch)) {
@@ -737,8 +802,14 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack)
 		pe->chal_pending = true;
 		peer_activate(n, pe);
 	}
-	/* an ack changes our session only if it acknowledges what we actually sent */
-	if (p->ack != 0 && (uint16_t)p->offset == pe->tx_epoch) {
+	/* an ack changes our session only if it acknowledges what we actually sent, and comes
+	 * from the peer: with our session's token, which only our echo told (an echo that just
+	 * proved itself with our cookie is the peer's too; an echo's trailer is its own token) */
+	if (p->ack != 0 && (uint16_t)p->offset == pe->tx_epoch && !fresh &&
+	    ((p->flags & TRD_HF_ECHO) || proof == NULL || *proof != pe->tx_token)) {
+		if (!(p->flags & TRD_HF_ECHO))
+			bad = TRD_DROP_BAD_PROOF; /* believed not; counted */
+	} else if (p->ack != 0 && (uint16_t)p->offset == pe->tx_epoch) {
 		rc = on_ack(n, pe, p->ack, sack, now);
 		/* the peer knows our session: data may flow, and acks riding on its data are
 		 * about this session */
@@ -758,12 +829,12 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack)
 		send_ack(n, pe, 0, p->key, 0); /* alive: echo the probe's nonce */
 		peer_activate(n, pe);
 	}
-	return 0;
+	return bad;
 }
 
 enum trd_rel_verdict
-trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, struct trd_peer **pep,
-	   int *cause)
+trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, const uint64_t *proof,
+	   struct trd_peer **pep, int *cause)
 {
 	struct trd_coord c = {p->src[0], p->src[1], p->src[2]};
 	int rank = trd_rank_of(n, c);
@@ -786,6 +857,13 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, stru
 		 * where it starts). Nothing else about this frame is believed. */
 		pe->chal_pending = true;
 		*cause = TRD_DROP_BAD_SESSION;
+		return TRD_REL_DROP;
+	}
+	if (proof == NULL || *proof != pe->rx_token) {
+		/* The right epoch and a sequence number anyone can guess, without the session's
+		 * token: not the peer's. Nothing about it is believed, nothing is held (it must
+		 * not take the place of the real frame), no ack goes out for it. */
+		*cause = TRD_DROP_BAD_PROOF;
 		return TRD_REL_DROP;
 	}
 	i = p->seq & mask;

@@ -464,7 +464,8 @@ send_verdict(struct trd_node *n, const struct trd_pkt *p, struct trd_rx_fate f)
  * frame refused for lack of room (a transient cause) is not received: it comes again, and
  * what follows it waits. */
 static struct trd_rx_fate
-rx_sequenced(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
+rx_sequenced(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
+	     const uint64_t *proof)
 {
 	struct trd_peer *pe = NULL;
 	const struct trd_pkt *hp;
@@ -472,7 +473,7 @@ rx_sequenced(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	struct rte_mbuf *h;
 	int cause;
 
-	switch (trd_rel_rx(n, m, p, &pe, &cause)) {
+	switch (trd_rel_rx(n, m, p, proof, &pe, &cause)) {
 	case TRD_REL_DROP:
 		return trd_fate(cause, false);
 	case TRD_REL_HOLD:
@@ -518,6 +519,8 @@ rx_one(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m)
 {
 	uint8_t hbuf[TRD_FRAME_HLEN];
 	const uint8_t *f = frame_head(m, hbuf);
+	const uint64_t *proof = NULL;
+	uint64_t token;
 	struct trd_pkt p;
 	int cause;
 
@@ -533,16 +536,30 @@ rx_one(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m)
 	/* corrupted payloads are never acknowledged: the sender will send them again */
 	if ((p.flags & TRD_HF_CRC) && (cause = crc_check(m, &p)) != 0)
 		return trd_fate(cause, false);
+	if (p.flags & TRD_HF_PROOF) {
+		/* the session's token, after the payload and its CRC (the parser checked that
+		 * the frame holds them) */
+		uint8_t tb[TRD_PROOF_LEN];
+		const uint8_t *tp = rte_pktmbuf_read(
+			m, TRD_FRAME_HLEN + p.pay_len + ((p.flags & TRD_HF_CRC) ? 4u : 0u),
+			TRD_PROOF_LEN, tb);
+
+		if (unlikely(tp == NULL))
+			return trd_fate(TRD_DROP_BAD_LENGTH, false);
+		memcpy(&token, tp, sizeof(token));
+		token = trd_be64(token);
+		proof = &token;
+	}
 	if (p.type == TRD_PKT_ACK) {
 		uint8_t sack[TRD_SACK_BYTES];
 		const uint8_t *sp = NULL;
 
 		if (p.pay_len == TRD_SACK_BYTES)
 			sp = rte_pktmbuf_read(m, TRD_FRAME_HLEN, TRD_SACK_BYTES, sack);
-		return trd_fate(n->reliable ? trd_rel_ack_in(n, &p, sp) : 0, false);
+		return trd_fate(n->reliable ? trd_rel_ack_in(n, &p, sp, proof) : 0, false);
 	}
 	if (p.seq != 0 && n->reliable)
-		return rx_sequenced(n, m, &p);
+		return rx_sequenced(n, m, &p, proof);
 	/* A reliable node acts on nothing outside a session but the session protocol itself
 	 * (the acks above): anyone on the segment can write an unsequenced frame. Only the
 	 * node's own frames to itself, on its loopback, carry no sequence number. */

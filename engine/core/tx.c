@@ -147,7 +147,7 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 	if (!f->link->chain_ok || d->op == TRD_OP_RGET || d->op == TRD_OP_ATOMIC ||
 	    (d->flags & TRD_DF_COPY))
 		f->zc = false;
-	f->maxpay = (uint16_t)(f->link->mtu - TRD_HDR_LEN);
+	f->maxpay = (uint16_t)trd_max_payload(n, f->link, f->peer != NULL);
 	f->pkts_left = d->len == 0 ? 1 : (d->len + f->maxpay - 1u) / f->maxpay;
 	if (unlikely(d->flags & TRD_DF_PAYLOAD) && trd_pay_start(f) != 0)
 		return TRD_DROP_BAD_DESC; /* a shared payload (mcast.c) */
@@ -419,11 +419,12 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 			m->pkt_len = TRD_FRAME_HLEN + chunk;
 			m->next = e;
 			m->nb_segs = 2;
-			if (unlikely(n->conf.payload_crc) && crc_segment(n, m, f->src + f->off, chunk)) {
+			if ((unlikely(n->conf.payload_crc) &&
+			     crc_segment(n, m, f->src + f->off, chunk)) ||
+			    trd_pkt_finish(n, f->peer, h, m) != 0) {
 				rte_pktmbuf_free(m);
 				break;
 			}
-			trd_pkt_finish(n, f->peer, h, m);
 			trd_link_queue(l, m, NULL, f, chunk);
 			n->stat[TRD_STAT_ZCOPY_PKTS]++;
 		} else {
@@ -434,7 +435,10 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 			m->pkt_len = TRD_FRAME_HLEN + chunk;
 			if (unlikely(n->conf.payload_crc))
 				crc_append(m, (uint8_t *)(h + 1), chunk);
-			trd_pkt_finish(n, f->peer, h, m);
+			if (unlikely(trd_pkt_finish(n, f->peer, h, m) != 0)) {
+				rte_pktmbuf_free(m);
+				break;
+			}
 			trd_link_queue(l, m, f->ctr, f, chunk);
 		}
 		f->unsent++;
@@ -563,7 +567,17 @@ emit_bundle(struct trd_node *n, struct trd_fifo *f)
 	m->pkt_len = TRD_FRAME_HLEN + used;
 	if (unlikely(n->conf.payload_crc))
 		crc_append(m, p, used);
-	trd_pkt_finish(n, f->peer, h, m);
+	if (unlikely(trd_pkt_finish(n, f->peer, h, m) != 0)) {
+		/* (no mbuf for the token's segment: the messages are gone, their counter is
+		 * told; cannot happen while the frame fits its mbuf, as it does) */
+		rte_pktmbuf_free(m);
+		trd_drop(n, TRD_DROP_NO_MEMORY);
+		if (f->ctr != NULL)
+			trd_ctr_fail(f->ctr);
+		f->pkts_left = 0;
+		f->busy = false;
+		return 1;
+	}
 	/* the injection counter counts the messages' bytes, not their entry headers */
 	trd_link_queue(f->link, m, f->ctr, f, used - cnt * TRD_ENTRY_LEN);
 	n->stat[TRD_STAT_TX_BUNDLES]++;

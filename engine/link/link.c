@@ -679,7 +679,7 @@ trd_link_port(const struct trd_link *l)
 unsigned int
 trd_link_max_payload(const struct trd_link *l)
 {
-	return l == NULL ? 0 : (unsigned int)(l->mtu - TRD_HDR_LEN);
+	return l == NULL ? 0 : (unsigned int)(l->mtu - TRD_HDR_LEN - l->trailer);
 }
 
 int

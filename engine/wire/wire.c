@@ -74,7 +74,7 @@ parse(const uint8_t *f, uint32_t len, struct trd_pkt *p, bool eth)
 		return TRD_DROP_BAD_CHECKSUM;
 	trd_hdr_decode(h, p);
 	/* the flags that say how a packet is carried, not what it is */
-	const uint16_t carry = TRD_HF_CRC;
+	const uint16_t carry = TRD_HF_CRC | TRD_HF_PROOF;
 
 	/* the flags of the session exchange, on acks only */
 	const uint16_t sess = TRD_HF_PROBE | TRD_HF_CHAL | TRD_HF_ECHO;
@@ -82,8 +82,9 @@ parse(const uint8_t *f, uint32_t len, struct trd_pkt *p, bool eth)
 	if ((p->flags & ~TRD_HF_MASK) != 0 || (p->seq != 0 && p->epoch == 0) ||
 	    ((p->flags & sess) && p->type != TRD_PKT_ACK) ||
 	    ((p->flags & TRD_HF_CPL) && (p->flags & TRD_HF_ACKREQ)) ||
-	    ((p->flags & TRD_HF_CHAL) && (p->flags & TRD_HF_ECHO)))
-		return TRD_DROP_BAD_FIELD;
+	    ((p->flags & TRD_HF_CHAL) && (p->flags & TRD_HF_ECHO)) ||
+	    ((p->flags & TRD_HF_PROOF) && p->seq == 0 && p->type != TRD_PKT_ACK))
+		return TRD_DROP_BAD_FIELD; /* (a session's token: in its frames and acks only) */
 	/* an echo names the session it starts and where it starts */
 	if ((p->flags & TRD_HF_ECHO) && (p->epoch == 0 || p->aux == 0))
 		return TRD_DROP_BAD_FIELD;
@@ -97,7 +98,7 @@ parse(const uint8_t *f, uint32_t len, struct trd_pkt *p, bool eth)
 	 * would be resent for ever in its session; a completion of id 0 completes nothing */
 	if ((p->flags & (TRD_HF_CPL | TRD_HF_ACKREQ)) && p->aux == 0)
 		return TRD_DROP_BAD_FIELD;
-	if ((uint32_t)p->pay_len + ((p->flags & TRD_HF_CRC) ? 4u : 0u) > len - TRD_FRAME_HLEN)
+	if ((uint32_t)p->pay_len + TRD_TRAILER_LEN(p->flags) > len - TRD_FRAME_HLEN)
 		return TRD_DROP_BAD_LENGTH;
 	/* The payload lies inside the message, whatever the type. */
 	if (p->pay_len > p->msg_len && p->type != TRD_PKT_PUT)
@@ -260,4 +261,17 @@ trd_wire_crc_check(const void *frame, uint32_t len, const struct trd_pkt *p)
 	want = (uint32_t)f[p->pay_len] << 24 | (uint32_t)f[p->pay_len + 1] << 16 |
 	       (uint32_t)f[p->pay_len + 2] << 8 | f[p->pay_len + 3];
 	return trd_wire_crc(f, p->pay_len, 0xffffffff) == want ? 0 : TRD_DROP_BAD_CRC;
+}
+
+int
+trd_wire_proof(const void *frame, uint32_t len, const struct trd_pkt *p, uint64_t *token)
+{
+	uint32_t off = TRD_FRAME_HLEN + p->pay_len + ((p->flags & TRD_HF_CRC) ? 4u : 0u);
+	uint64_t v;
+
+	if (!(p->flags & TRD_HF_PROOF) || off + TRD_PROOF_LEN > len)
+		return TRD_DROP_BAD_LENGTH;
+	memcpy(&v, (const uint8_t *)frame + off, sizeof(v));
+	*token = trd_be64(v);
+	return 0;
 }

@@ -127,6 +127,14 @@ uint64_t trd_session_cookie(uint64_t k0, uint64_t k1, uint32_t peer_rank, uint32
 void trd_session_start(uint64_t k0, uint64_t k1, uint32_t peer_rank, uint16_t *epoch,
 		       uint32_t *isn);
 
+/**
+ * The token that every frame of session @p epoch of a node with session secret (@p k0,
+ * @p k1) towards the peer of rank @p peer_rank carries (flag PROOF), and that the echo
+ * starting the session tells the peer (docs/reliability.md): 64 bits nobody without the
+ * secret can compute.
+ */
+uint64_t trd_session_token(uint64_t k0, uint64_t k1, uint32_t peer_rank, uint16_t epoch);
+
 #ifdef __cplusplus
 }
 #endif

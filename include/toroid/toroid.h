@@ -212,7 +212,8 @@ void trd_link_free(struct trd_link *link);
 enum trd_link_kind trd_link_kind_of(const struct trd_link *link);
 /** The link's ethdev port id, or -ENOTSUP for a ring link. */
 int trd_link_port(const struct trd_link *link);
-/** Largest payload in one packet on this link (MTU minus the torus header). */
+/** Largest payload in one packet on this link: the MTU minus the torus header, and minus the
+ * session token's 8 bytes once the link is a reliable node's (docs/wire-format.md). */
 unsigned int trd_link_max_payload(const struct trd_link *link);
 
 /* ------------------------------------------------------------------------------------------ */

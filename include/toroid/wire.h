@@ -78,7 +78,9 @@ enum trd_pkt_type {
 	X(CHAL, 'H', "challenge", 0x0040) /* ACK: "I know no session offset of yours; echo key to  \
 					   * start one" (docs/reliability.md) */                    \
 	X(ECHO, 'E', "echo", 0x0080)      /* ACK: the answer to a challenge: key echoed, epoch the \
-					   * sender's session, aux its first sequence number */
+					   * sender's session, aux its first sequence number */     \
+	X(PROOF, 'T', "proof", 0x0100)    /* the session's 64-bit token follows the payload (and  \
+					   * its CRC): 8 bytes, BE (docs/reliability.md) */
 
 /** Header flag bits (TRD_HF_FIRST, ...). */
 enum trd_hdr_flag {
@@ -91,6 +93,11 @@ enum trd_hdr_flag {
 #define TRD_HF_OR_(e, l, n, v) | (v)
 /** Every defined flag; a header with another bit set is malformed. */
 #define TRD_HF_MASK (0 TRD_HDR_FLAGS(TRD_HF_OR_))
+/** Bytes of the session token trailer a frame with TRD_HF_PROOF carries after its payload. */
+#define TRD_PROOF_LEN 8
+/** Bytes a frame carries after its payload, by its flags (CRC, then proof). */
+#define TRD_TRAILER_LEN(flags)                                                                     \
+	((((flags) & TRD_HF_CRC) ? 4u : 0u) + (((flags) & TRD_HF_PROOF) ? TRD_PROOF_LEN : 0u))
 /** Bytes of the selective-acknowledgement bitmap an ACK may carry (seqs ack+1 ..). */
 #define TRD_SACK_BYTES 32
 
@@ -187,7 +194,8 @@ _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 b
 	X(BAD_SESSION, "bad_session")       /* sequenced packet of a session we do not know */     \
 	X(PEER_DOWN, "peer_down")           /* to or from a peer declared down */                  \
 	X(BAD_ENCAP, "bad_encap")           /* IPv4/UDP wrapper malformed, or not from the peer */ \
-	X(UNSEQUENCED, "unsequenced")       /* changes state outside a session (reliable node) */
+	X(UNSEQUENCED, "unsequenced")       /* changes state outside a session (reliable node) */ \
+	X(BAD_PROOF, "bad_proof")           /* without the token of the session it claims */
 
 /** Drop causes; 0 is "no drop", so parsers can return 0 for a good frame. */
 enum trd_drop {
@@ -422,6 +430,12 @@ trd_wire_entry_encode(void *eh, uint8_t type, uint8_t fifo, uint16_t counter, ui
  * @p len bytes, header already parsed into @p p). @return 0 or TRD_DROP_BAD_CRC.
  */
 int trd_wire_crc_check(const void *frame, uint32_t len, const struct trd_pkt *p);
+/**
+ * The session token a frame with TRD_HF_PROOF carries after its payload (and CRC), into
+ * *@p token (@p frame contiguous, @p len bytes, header parsed into @p p). @return 0, or
+ * TRD_DROP_BAD_LENGTH when the frame has no such trailer.
+ */
+int trd_wire_proof(const void *frame, uint32_t len, const struct trd_pkt *p, uint64_t *token);
 /** CRC32C of a payload as the wire carries it. */
 uint32_t trd_wire_crc(const void *payload, uint32_t len, uint32_t init);
 

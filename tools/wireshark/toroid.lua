@@ -46,8 +46,10 @@ local FLAGS = {
 	{ bit = 0x0020, letter = "P", name = "probe" },
 	{ bit = 0x0040, letter = "H", name = "challenge" },
 	{ bit = 0x0080, letter = "E", name = "echo" },
+	{ bit = 0x0100, letter = "T", name = "proof" },
 }
 local HF_CRC = 0x0010
+local HF_PROOF = 0x0100
 -- END FLAGS
 
 -- Drop causes (TRD_DROP_CAUSES, 0 = none): the verdict of DONE and ATOMIC_REPLY packets.
@@ -84,6 +86,9 @@ local DROPS = {
 	[28] = "window_exceeded",
 	[29] = "bad_session",
 	[30] = "peer_down",
+	[31] = "bad_encap",
+	[32] = "unsequenced",
+	[33] = "bad_proof",
 }
 -- END DROPS
 
@@ -132,6 +137,7 @@ f.verdict = ProtoField.uint64("toroid.verdict", "Verdict", base.DEC)
 f.payload = ProtoField.bytes("toroid.payload", "Payload")
 f.crc = ProtoField.uint32("toroid.crc", "Payload CRC32C", base.HEX)
 f.crc_status = ProtoField.uint8("toroid.crc.status", "CRC status", base.DEC, CSUM_STATUS)
+f.proof = ProtoField.uint64("toroid.proof", "Session token", base.HEX)
 f.sack = ProtoField.bytes("toroid.sack", "Selective acknowledgement bitmap")
 f.sack_seq = ProtoField.uint32("toroid.sack.seq", "Held out of order", base.DEC)
 -- remote-get descriptors (little-endian)
@@ -399,10 +405,11 @@ function toroid.dissector(tvb, pinfo, tree)
 	end
 
 	-- against the frame's real length: a short snap length is no error
-	local trailer = bit32.band(flags, HF_CRC) ~= 0 and 4 or 0
+	local crclen = bit32.band(flags, HF_CRC) ~= 0 and 4 or 0
+	local trailer = crclen + (bit32.band(flags, HF_PROOF) ~= 0 and 8 or 0)
 	if pay_len + trailer > tvb:reported_len() - HDR_LEN then
 		pi:add_proto_expert_info(e_len)
-	elseif trailer ~= 0 and HDR_LEN + pay_len + 4 <= len then
+	elseif crclen ~= 0 and HDR_LEN + pay_len + 4 <= len then
 		local ri = t:add(f.crc, tvb(HDR_LEN + pay_len, 4))
 		if crc32c(tvb, HDR_LEN, pay_len) == tvb(HDR_LEN + pay_len, 4):uint() then
 			ri:append_text(" [correct]")
@@ -412,6 +419,10 @@ function toroid.dissector(tvb, pinfo, tree)
 			ri:add(f.crc_status, 0):set_generated()
 			ri:add_proto_expert_info(e_crc)
 		end
+	end
+	-- the session's token: after the payload and its CRC
+	if bit32.band(flags, HF_PROOF) ~= 0 and HDR_LEN + pay_len + trailer <= len then
+		t:add(f.proof, tvb(HDR_LEN + pay_len + crclen, 8))
 	end
 	pay_len = math.min(pay_len, len - HDR_LEN)
 	if tname == "done" or tname == "atomic_reply" then

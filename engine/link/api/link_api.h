@@ -57,6 +57,8 @@ struct trd_link {
 	uint16_t port;
 	uint16_t queue;
 	uint16_t mtu;
+	uint16_t trailer;    /**< bytes a frame carries after its payload beyond the MTU's
+			      * share: the session token's, on a reliable node's link */
 	bool chain_ok;       /**< can transmit mbuf chains (zero-copy) */
 	bool owns_port;      /**< stop and close the port on free */
 	bool owns_rings;
