@@ -326,6 +326,8 @@ trd_drop_transient(int cause)
 	       cause == TRD_DROP_REPLY_FULL;
 }
 
+/* secret.c: @p len bytes an attacker cannot predict: the kernel's randomness, else DPDK's. */
+void trd_secret_bytes(void *buf, size_t len);
 /* ctl.c: an ACK alone (unsequenced): @p flags (PROBE, CHAL, ECHO), cumulative @p ack about
  * session @p acked_epoch, our own session @p epoch, @p key and @p aux as the flags say, and
  * a session token @p proof (NULL: none) in a trailer. */

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <rte_common.h>
@@ -96,10 +95,7 @@ static uint64_t
 mr_new_key(struct trd_node *n)
 {
 	if (!n->mr_keyed) {
-		if (getrandom(n->mr_secret, sizeof(n->mr_secret), GRND_NONBLOCK) !=
-		    (ssize_t)sizeof(n->mr_secret))
-			for (unsigned int i = 0; i < RTE_DIM(n->mr_secret); i++)
-				n->mr_secret[i] = rte_rand();
+		trd_secret_bytes(n->mr_secret, sizeof(n->mr_secret));
 		__atomic_store_n(&n->mr_keyed, true, __ATOMIC_RELEASE);
 	}
 	/* a free slot is drawn with probability free/n_regions each time: 64 times the table

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
@@ -33,83 +32,11 @@ seq_lt(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) < 0;
 }
 
-/* ---- session cookies: SipHash-2-4 of one word under the node's secret ---- */
-
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                                   \
-	do {                                                                                       \
-		v0 += v1;                                                                          \
-		v1 = ROTL(v1, 13);                                                                 \
-		v1 ^= v0;                                                                          \
-		v0 = ROTL(v0, 32);                                                                 \
-		v2 += v3;                                                                          \
-		v3 = ROTL(v3, 16);                                                                 \
-		v3 ^= v2;                                                                          \
-		v0 += v3;                                                                          \
-		v3 = ROTL(v3, 21);                                                                 \
-		v3 ^= v0;                                                                          \
-		v2 += v1;                                                                          \
-		v1 = ROTL(v1, 17);                                                                 \
-		v1 ^= v2;                                                                          \
-		v2 = ROTL(v2, 32);                                                                 \
-	} while (0)
-
-uint64_t
-trd_session_cookie(uint64_t k0, uint64_t k1, uint32_t peer_rank, uint32_t gen)
-{
-	uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
-	uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
-	uint64_t m = (uint64_t)peer_rank << 32 | gen, b = 8ULL << 56;
-
-	v3 ^= m;
-	SIPROUND;
-	SIPROUND;
-	v0 ^= m;
-	v3 ^= b;
-	SIPROUND;
-	SIPROUND;
-	v0 ^= b;
-	v2 ^= 0xff;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-
-void
-trd_session_start(uint64_t k0, uint64_t k1, uint32_t peer_rank, uint16_t *epoch, uint32_t *isn)
-{
-	uint64_t h = trd_session_cookie(k0, k1, peer_rank, UINT32_MAX);
-
-	*epoch = (uint16_t)(h >> 32) != 0 ? (uint16_t)(h >> 32) : 1;
-	*isn = 1 + (uint32_t)(h & 0xffffff);
-}
-
-uint64_t
-trd_session_token(uint64_t k0, uint64_t k1, uint32_t peer_rank, uint16_t epoch)
-{
-	/* the same function under another key ("token"): unrelated to the cookies */
-	return trd_session_cookie(k0 ^ 0x746f6b656e000000ULL, k1, peer_rank, epoch);
-}
-
 /* The cookie the peer must echo to start a session with us now. */
 static inline uint64_t
 cookie_of(const struct trd_node *n, const struct trd_peer *pe)
 {
 	return trd_session_cookie(n->sess_key[0], n->sess_key[1], pe->rank, pe->chal_gen);
-}
-
-/* Randomness an attacker cannot predict from what we send: the kernel's, else DPDK's. */
-static void
-secret_bytes(void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	if (getrandom(buf, len, GRND_NONBLOCK) == (ssize_t)len)
-		return;
-	for (size_t i = 0; i < len; i++)
-		p[i] = (uint8_t)rte_rand();
 }
 
 int
@@ -129,7 +56,7 @@ trd_rel_init(struct trd_node *n)
 	n->vstep = hz / 1000000 * TRD_VCLOCK_STEP_US;
 	n->last_tsc = rte_rdtsc();
 	n->vclock = 1;
-	secret_bytes(n->sess_key, sizeof(n->sess_key));
+	trd_secret_bytes(n->sess_key, sizeof(n->sess_key));
 	memset(n->hop_q, 0, sizeof(n->hop_q)); /* the loss measured so far (trd_node_reset()) */
 	memset(n->hop_n, 0, sizeof(n->hop_n));
 	n->sl_start = 0;
@@ -501,7 +428,7 @@ static void
 send_probe(struct trd_node *n, struct trd_peer *pe, uint64_t now)
 {
 	if (pe->probe_nonce == 0) {
-		secret_bytes(&pe->probe_nonce, sizeof(pe->probe_nonce));
+		trd_secret_bytes(&pe->probe_nonce, sizeof(pe->probe_nonce));
 		pe->probe_nonce |= 1;
 	}
 	pe->probe_seq++;
