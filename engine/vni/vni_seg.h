@@ -120,10 +120,16 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
 /* ---- contexts ---- */
 
 #define TRD_VNI_SF_INLINE 0x1   /* data is in this context's slot of the context region */
-#define TRD_VNI_SF_MCAST 0x2    /* n_dst destinations listed in the context's slot (after the
-				 * inline data, at offset dst_off of the slot) */
-#define TRD_VNI_SF_ORDERED 0x4  /* not started before the interface's earlier ORDERED messages
-				 * to the same destination were accepted (docs/vni.md) */
+/*
+ * n_dst destinations listed in the context's slot (after the inline data, at offset dst_off of
+ * the slot)
+ */
+#define TRD_VNI_SF_MCAST 0x2
+/*
+ * Not started before the interface's earlier ORDERED messages to the same destination were
+ * accepted (docs/vni.md)
+ */
+#define TRD_VNI_SF_ORDERED 0x4
 #define TRD_VNI_F_DOORBELL 0x8  /* bump doorbell[doorbell] on completion */
 #define TRD_VNI_SF_DATA 0x10    /* the send carries immediate data (data) */
 #define TRD_VNI_SF_WRITE 0x100  /* CMD_RMA: one-sided write */
@@ -131,8 +137,11 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
 #define TRD_VNI_SF_ATOMIC 0x400 /* CMD_RMA: remote atomic */
 #define TRD_VNI_RF_ANY_TAG 0x1  /* = TRD_VNI_ANY_TAG */
 #define TRD_VNI_RF_MASK 0x2     /* the tag bits set in ignore match anything */
-#define TRD_VNI_RF_PROBE 0x4    /* probe: report the first matching message that is waiting
-				 * (staged or refused), take nothing; -ENOMSG if none */
+/*
+ * Probe: report the first matching message that is waiting (staged or refused), take nothing;
+ * -ENOMSG if none
+ */
+#define TRD_VNI_RF_PROBE 0x4
 #define TRD_VNI_RF_CLAIM                                                                           \
 	0x8 /* with PROBE: also claim the message found (the engine writes                         \
 	     * its handle in the context's claim); alone: receive the                              \

@@ -53,12 +53,17 @@ enum trd_op {
 #define TRD_DF_IMM 0x02     /**< source is the descriptor's own @c imm field (len <= 8) */
 #define TRD_DF_ORDERED 0x04 /**< start only after every earlier packet of this FIFO was sent */
 #define TRD_DF_CPL 0x10     /**< a completion notification (built by trd_inject_reflect()) */
-#define TRD_DF_ACKREQ 0x20  /**< a tracked operation: aux is an id from trd_track_open(), the
-			     *   target's verdict comes back as a DONE (see trd_track_open()) */
-#define TRD_DF_COPY 0x40    /**< never zero-copy: the engine copies the source into its own
-			     *   buffers as it builds the packets, so the source is not read once
-			     *   they were handed to a port (a reliable link resends the copies).
-			     *   Local descriptors only; set by trd_inject_reflect() in local mode */
+/**
+ * A tracked operation: aux is an id from trd_track_open(), the target's verdict comes back as
+ * a DONE (see trd_track_open())
+ */
+#define TRD_DF_ACKREQ 0x20
+/**
+ * Never zero-copy: the engine copies the source into its own buffers as it builds the packets,
+ * so the source is not read once they were handed to a port (a reliable link resends the
+ * copies). Local descriptors only; set by trd_inject_reflect() in local mode
+ */
+#define TRD_DF_COPY 0x40
 #define TRD_DF_USER_MASK (TRD_DF_SRC_MR | TRD_DF_IMM | TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ)
 #define TRD_DF_PAYLOAD 0x80 /**< set by trd_inject_payload(): src_key names a shared payload */
 

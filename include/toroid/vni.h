@@ -314,8 +314,11 @@ int trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, i
 /** trd_vni_mr_reg() access bits. */
 #define TRD_VNI_MR_REMOTE_READ  0x1 /**< other processes may read it (trd_vni_read, atomics) */
 #define TRD_VNI_MR_REMOTE_WRITE 0x2 /**< other processes may write it (trd_vni_write, atomics) */
-#define TRD_VNI_MR_OFFSET       0x4 /**< remote addresses are offsets from @p addr (default: they
-				     *   are this process's virtual addresses) */
+/**
+ * Remote addresses are offsets from @p addr (default: they are this process's virtual
+ * addresses)
+ */
+#define TRD_VNI_MR_OFFSET 0x4
 
 /**
  * Register [addr, addr + len) of this process's own memory (anywhere: heap, stack, mmap; not
