@@ -6,7 +6,7 @@
 #   test_fi.sh TOROID_NODE LIBTOROID_FI TEST_FI TEST [MPI_PROGRAM]
 #
 # TEST: info | api | pingpong_msg | pingpong_tagged | pingpong_dgram | two_engines | mpi |
-#       rma | rma_offset | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
+#       rma | rma_offset | rma_jobkey | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
 #       badargs (TEST_FI is then test_fi_badargs)
 # Every wait is bounded; every process started here is killed at exit.
 set -u
@@ -128,12 +128,15 @@ pingpong_dgram)
 	eng_wait_ready E
 	pingpong msg "$T/E.sock" "$T/E.sock" dgram
 	;;
-rma | rma_offset)
+rma | rma_offset | rma_jobkey)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
 	mode=va
 	[ "$TEST" = rma_offset ] && mode=offset
-	run_rma "$mode" TOROID_VNI_SOCKET="$T/E.sock"
+	[ "$TEST" = rma_jobkey ] && mode=jobkey
+	# requested keys need a job secret shared by the job's processes (docs/libfabric.md)
+	run_rma "$mode" TOROID_VNI_SOCKET="$T/E.sock" \
+		FI_TOROID_JOB_KEY="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 	;;
 badargs)
 	start_engine E 0 "$T/one.ini" 0
