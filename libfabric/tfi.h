@@ -315,6 +315,9 @@ void tfi_op_put(struct tfi_ep *ep, struct tfi_op *op);
  * accessible (never a crash). Gather and scatter take at most TFI_IOV_LIMIT iovs. */
 int tfi_copy_in(void *dst, const void *app_src, size_t len);
 int tfi_copy_out(void *app_dst, const void *src, size_t len);
+/* Whether a pointer out-param @p app (a fid an open returns) is writable: its value read and
+ * written back through the kernel. 0, or -FI_EFAULT (not on a hot path: two system calls). */
+int tfi_out_ptr(void *app);
 int tfi_gather(void *dst, const struct iovec *app_iov, size_t n);
 int tfi_scatter(const struct iovec *app_iov, size_t n, const void *src, size_t len);
 

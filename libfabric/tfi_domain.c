@@ -324,6 +324,8 @@ mr_make(struct tfi_domain *d, const void *buf, size_t len, uint64_t access, uint
 
 	if (mr == NULL || (buf == NULL && len != 0))
 		return -FI_EINVAL;
+	if (tfi_out_ptr(mr) != 0)
+		return -FI_EFAULT;
 	if ((uintptr_t)buf + len < (uintptr_t)buf)
 		return -FI_EINVAL;
 	if (flags != 0)
@@ -433,6 +435,8 @@ tfi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_doma
 
 	if (fabric == NULL || info == NULL || dom == NULL || info->domain_attr == NULL)
 		return -FI_EINVAL;
+	if (tfi_out_ptr(dom) != 0)
+		return -FI_EFAULT;
 	if (info->domain_attr->name != NULL && strcmp(info->domain_attr->name, TFI_NAME) != 0)
 		return -FI_EINVAL;
 	if (info->domain_attr->data_progress == FI_PROGRESS_AUTO)
@@ -537,6 +541,31 @@ av_grow(struct tfi_av *av)
 	return 0;
 }
 
+/* fi_av_insert's out-arrays (fi_addr, the FI_SYNC_ERR array) written through the kernel before
+ * anything is inserted, with what a failed insert leaves there: unmapped is -FI_EFAULT and
+ * nothing inserted. A system call each, at insertion only (not a hot path). */
+static int
+out_arrays_ok(fi_addr_t *fi_addr, int *errs, size_t count)
+{
+	size_t n = count * (sizeof(fi_addr_t) > sizeof(int) ? sizeof(fi_addr_t) : sizeof(int));
+	uint8_t *fill = malloc(n);
+	int rc = 0;
+
+	if (fill == NULL)
+		return -FI_ENOMEM;
+	if (fi_addr != NULL) {
+		for (size_t k = 0; k < count; k++)
+			((fi_addr_t *)(void *)fill)[k] = FI_ADDR_NOTAVAIL;
+		rc = tfi_copy_out(fi_addr, fill, count * sizeof(*fi_addr));
+	}
+	if (rc == 0 && errs != NULL) {
+		memset(fill, 0, count * sizeof(*errs));
+		rc = tfi_copy_out(errs, fill, count * sizeof(*errs));
+	}
+	free(fill);
+	return rc;
+}
+
 static int
 av_insert(struct fid_av *av_fid, const void *addr, size_t count, fi_addr_t *fi_addr,
 	  uint64_t flags, void *context)
@@ -557,6 +586,8 @@ av_insert(struct fid_av *av_fid, const void *addr, size_t count, fi_addr_t *fi_a
 	if (names == NULL)
 		return -FI_ENOMEM;
 	rc = tfi_copy_in(names, addr, count * sizeof(*names));
+	if (rc == 0)
+		rc = out_arrays_ok(fi_addr, errs, count);
 	if (rc != 0) {
 		free(names);
 		return rc;
@@ -616,10 +647,13 @@ av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 {
 	struct tfi_av *av = container_of(av_fid, struct tfi_av, av);
 	struct tfi_name n;
+	size_t room, need = sizeof(n);
 	ssize_t i;
 
 	if (addrlen == NULL)
 		return -FI_EINVAL;
+	if (tfi_copy_in(&room, addrlen, sizeof(room)) != 0)
+		return -FI_EFAULT;
 	pthread_mutex_lock(&av->dom->lock);
 	i = av_index(av, fi_addr);
 	if (i >= 0)
@@ -627,10 +661,9 @@ av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 	pthread_mutex_unlock(&av->dom->lock);
 	if (i < 0)
 		return -FI_EINVAL;
-	if (addr != NULL && tfi_copy_out(addr, &n, *addrlen < sizeof(n) ? *addrlen : sizeof(n)))
+	if (addr != NULL && tfi_copy_out(addr, &n, room < sizeof(n) ? room : sizeof(n)))
 		return -FI_EFAULT;
-	*addrlen = sizeof(n);
-	return 0;
+	return tfi_copy_out(addrlen, &need, sizeof(need));
 }
 
 static const char *
@@ -706,6 +739,8 @@ tfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **
 
 	if (domain == NULL || attr == NULL || avp == NULL)
 		return -FI_EINVAL;
+	if (tfi_out_ptr(avp) != 0)
+		return -FI_EFAULT;
 	type = attr->type != FI_AV_UNSPEC ? attr->type : (d->av_type != FI_AV_UNSPEC ? d->av_type
 										 : FI_AV_MAP);
 	if (type != FI_AV_MAP && type != FI_AV_TABLE)

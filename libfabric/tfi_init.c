@@ -496,6 +496,8 @@ tfi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *contex
 
 	if (attr == NULL || fabric == NULL)
 		return -FI_EINVAL;
+	if (tfi_out_ptr(fabric) != 0)
+		return -FI_EFAULT;
 	if (attr->name != NULL && strcmp(attr->name, TFI_NAME) != 0)
 		return -FI_ENODATA;
 	f = calloc(1, sizeof(*f));
@@ -661,8 +663,7 @@ eq_control(struct fid *fid, int command, void *arg)
 		return -FI_ENODATA;
 	if (arg == NULL)
 		return -FI_EINVAL;
-	*(int *)arg = q->efd;
-	return 0;
+	return tfi_copy_out(arg, &q->efd, sizeof(q->efd)); /* -FI_EFAULT: not a crash */
 }
 
 static struct fi_ops eq_fi_ops = {
@@ -695,6 +696,8 @@ tfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **
 
 	if (fabric == NULL || attr == NULL || eq == NULL)
 		return -FI_EINVAL;
+	if (tfi_out_ptr(eq) != 0)
+		return -FI_EFAULT;
 	if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC &&
 	    attr->wait_obj != FI_WAIT_FD)
 		return -FI_ENOSYS;

@@ -537,12 +537,13 @@ atomic_compwritemsg(struct fid_ep *e, const struct fi_msg_atomic *msg,
 static int
 valid(enum aop_class cls, enum fi_datatype dt, enum fi_op op, size_t *count)
 {
+	size_t max = TFI_ATOMIC_MAX;
+
 	if (count == NULL)
 		return -FI_EINVAL;
 	if (aop_of(cls, dt, op) == 0)
 		return -FI_EOPNOTSUPP;
-	*count = TFI_ATOMIC_MAX;
-	return 0;
+	return tfi_copy_out(count, &max, sizeof(max)); /* setup path: unmapped is -FI_EFAULT */
 }
 
 static int
