@@ -11,9 +11,11 @@
  *                        key 5; an intruder C (1:2, a child of A without the job secret) tries
  *                        every key 0..255 with the old fixed transform (a FI_MR_PROV_KEY
  *                        domain: key ^ TFI_KEY_XOR) and without a secret (a requested-key
- *                        domain, whose own fi_mr_reg is refused: -FI_ENOKEY): every write an
- *                        FI_EACCES error entry, B's bytes untouched; then A, with the secret,
- *                        writes with key 5 and B checks the bytes
+ *                        domain, whose own fi_mr_reg is refused: -FI_ENOKEY) and with a
+ *                        secret of its own (auth_key): every write an FI_EACCES error entry,
+ *                        B's bytes untouched; then A, with the secret, writes with key 5 and
+ *                        B checks the bytes; then A again (as 1:3) with the secret given as
+ *                        domain_attr->auth_key instead of the environment
  *
  * B registers a window (malloc'd, not the VNI pool) and a read-only region and never posts
  * anything for A's operations: its engine does the work. A writes and reads every size
@@ -58,6 +60,7 @@ static bool offset_mode;
 static bool jobkey_mode;
 static char peer_name[64];
 static int cfd_b = -1; /* A: the pipe to B */
+static char *auth_secret; /* jobkey: the job secret given as domain_attr->auth_key */
 static size_t peer_name_len;
 
 static struct fi_info *info;
@@ -155,6 +158,10 @@ setup(void)
 	h->mode = FI_CONTEXT | FI_CONTEXT2;
 	h->domain_attr->mr_mode =
 		offset_mode ? 0 : FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	if (auth_secret != NULL) { /* fi_freeinfo frees it */
+		h->domain_attr->auth_key = (uint8_t *)strdup(auth_secret);
+		h->domain_attr->auth_key_size = strlen(auth_secret);
+	}
 	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
 	h->tx_attr->iov_limit = 1;
 	CHECK_RC(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info), 0);
@@ -582,22 +589,35 @@ run_b(void)
 
 static void teardown(void);
 
-/* C: every key 0..JK_TRIES-1 against B's region, in a domain of mr_mode @p prov (the old
- * transform) or 0 (no job secret): each an FI_EACCES error entry. */
+/* How the intruder C keys its domain. */
+enum c_how {
+	C_OLD,    /* FI_MR_PROV_KEY: the old fixed transform, key ^ TFI_KEY_XOR */
+	C_NONE,   /* requested keys, no job secret */
+	C_WRONG,  /* requested keys under a job secret of its own (auth_key) */
+};
+
+/* C: every key 0..JK_TRIES-1 against B's region: each an FI_EACCES error entry. */
 static void
-c_try_all(bool prov)
+c_try_all(enum c_how how)
 {
+	bool prov = how == C_OLD;
 	static uint8_t cbuf[8];
 	struct fid_mr *m;
 	fi_addr_t b;
 	int ctx;
 
 	offset_mode = !prov;
+	auth_secret = how == C_WRONG ? "not-the-job-secret-0123456789" : NULL;
 	setup();
 	CHECK_RC(fi_av_insert(av, peer_name, 1, &b, 0, NULL), 1);
-	if (!prov) /* no job secret: a requested key is refused, not silently guessable */
+	if (how == C_NONE) /* no job secret: a requested key is refused, not silently guessable */
 		CHECK_RC(fi_mr_reg(domain, cbuf, sizeof(cbuf), FI_REMOTE_WRITE, 0, 9, 0, &m, NULL),
 			 -FI_ENOKEY);
+	if (how == C_WRONG) { /* a secret of its own: its requested keys work for itself */
+		CHECK_RC(fi_mr_reg(domain, cbuf, sizeof(cbuf), FI_REMOTE_WRITE, 0, 9, 0, &m, NULL),
+			 0);
+		CHECK_RC(fi_close(&m->fid), 0);
+	}
 	memset(cbuf, 0xee, sizeof(cbuf));
 	for (uint64_t k = 0; k < JK_TRIES; k++) {
 		POST(fi_write(ep, cbuf, sizeof(cbuf), NULL, b, 0, k, &ctx));
@@ -618,9 +638,10 @@ run_c(int rfd)
 	if (peer_name_len > sizeof(peer_name))
 		fail("name of %zu B", peer_name_len);
 	get(peer_name, peer_name_len);
-	c_try_all(true);
-	c_try_all(false);
-	printf("test_fi_rma C (1:2): %d keys tried twice, every one refused\n", JK_TRIES);
+	c_try_all(C_OLD);
+	c_try_all(C_NONE);
+	c_try_all(C_WRONG);
+	printf("test_fi_rma C (1:2): %d keys tried 3 ways, every one refused\n", JK_TRIES);
 	return 0;
 }
 
@@ -646,6 +667,19 @@ run_a_jobkey(int cfd, pid_t cpid)
 	POST(fi_write(ep, abuf, 64, NULL, peer, r.addr, r.key, &ctx));
 	expect_ok(&ctx, FI_RMA | FI_WRITE);
 	sync_step(3);
+	/* again as 1:3 with the job secret given as domain_attr->auth_key, not the environment:
+	 * both ways must give the same VNI key */
+	teardown();
+	auth_secret = strdup(getenv("FI_TOROID_JOB_KEY"));
+	unsetenv("FI_TOROID_JOB_KEY");
+	setenv("FI_TOROID_PROC", "3", 1);
+	setup();
+	CHECK_RC(fi_av_insert(av, peer_name, 1, &peer, 0, NULL), 1);
+	for (size_t i = 0; i < 64; i++)
+		abuf[i] = pat(i, 10);
+	POST(fi_write(ep, abuf, 64, NULL, peer, r.addr + 64, r.key, &ctx));
+	expect_ok(&ctx, FI_RMA | FI_WRITE);
+	sync_step(4);
 }
 
 static void
@@ -677,6 +711,14 @@ run_b_jobkey(void)
 	for (size_t i = 64; i < JK_LEN; i++)
 		if (page[i] != 0x11)
 			fail("the job's write touched byte %zu", i);
+	sync_step(4); /* A wrote again, its secret given as auth_key */
+	for (size_t i = 0; i < 64; i++)
+		if (page[64 + i] != pat(i, 10))
+			fail("the write keyed by auth_key: byte %zu is %#x, expected %#x", 64 + i,
+			     page[64 + i], pat(i, 10));
+	for (size_t i = 128; i < JK_LEN; i++)
+		if (page[i] != 0x11)
+			fail("the write keyed by auth_key touched byte %zu", i);
 	CHECK_RC(fi_close(&m->fid), 0);
 	free(page);
 }
