@@ -111,7 +111,8 @@ job_key_from(struct tfi_domain *d, const void *secret, size_t len)
 static int
 job_key_init(struct tfi_domain *d, const struct fi_domain_attr *attr)
 {
-	static const char *const env[] = {"FI_TOROID_JOB_KEY", "OMPI_MCA_orte_precondition_transports"};
+	static const char *const env[] = {"FI_TOROID_JOB_KEY",
+					  "OMPI_MCA_orte_precondition_transports"};
 
 	if (attr->auth_key_size > 0) {
 		if (attr->auth_key == NULL || attr->auth_key_size < TFI_JOB_SECRET_MIN)

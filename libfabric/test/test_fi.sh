@@ -101,6 +101,7 @@ info)
 	echo "$v" | grep -q 'mr_mode: \[ FI_MR_VIRT_ADDR, FI_MR_PROV_KEY \]' || die "mr_mode: $(echo "$v" | grep mr_mode)"
 	echo "$v" | grep -q 'cntr_cnt: 64' || die "cntr_cnt: $(echo "$v" | grep cntr_cnt)"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_PROC' || die "FI_TOROID_PROC not listed by fi_info -e"
+	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_JOB_KEY' || die "FI_TOROID_JOB_KEY not listed by fi_info -e"
 	# hints the provider refuses: no answer from it
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
 	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA 2>&1 | grep -q '^provider: toroid$' || die "no answer for FI_RMA"
