@@ -68,8 +68,9 @@
 #define TFI_CQ_DATA_SIZE 8 /* remote CQ data: the VNI's immediate data (trd_vni_senddata) */
 #define TFI_CQ_DEFAULT 1024
 #define TFI_CQ_EPS 8 /* endpoints one CQ may serve */
-/* The key an application sees (fi_mr_key) is the VNI's key XOR this, so that the key 0 an
- * application may ask for is a valid VNI key; an application may not ask for this one. */
+/* With FI_MR_PROV_KEY the key an application sees (fi_mr_key) is the VNI's key XOR this (the
+ * VNI key is 64 random bits either way); without it the VNI key is a keyed hash of the
+ * requested key under the job secret (tfi_wire_key, docs/libfabric.md "Keys and the job"). */
 #define TFI_KEY_XOR 0x746f726f69640001ULL
 #define TFI_ATOMIC_MAX 1 /* elements of one atomic operation (fi_query_atomic count) */
 #define TFI_CNTR_MAX 64 /* counters per domain (domain_attr->cntr_cnt) */
@@ -116,6 +117,8 @@ struct tfi_domain {
 	bool mr_virt_addr; /* FI_MR_VIRT_ADDR (or FI_MR_BASIC): remote addresses are addresses */
 	bool mr_prov_key;  /* FI_MR_PROV_KEY (or FI_MR_BASIC): the provider picks keys */
 	bool mr_remote;    /* opened for FI_RMA or FI_ATOMIC: remote access may be registered */
+	bool job_key;      /* job_sk came from the job (auth_key or environment), not at random */
+	uint64_t job_sk[2]; /* the SipHash key that mixes requested keys (tfi_wire_key) */
 	struct tfi_ep *eps;  /* endpoints, each with its VNI: remote regions live there */
 	struct tfi_mr *rmrs; /* registrations with remote access */
 	int refs;
@@ -128,6 +131,7 @@ struct tfi_mr {
 	const void *buf;
 	size_t len;
 	uint64_t access;
+	uint64_t vkey;       /* the key the VNI holds: tfi_wire_key(dom, mr.key) */
 	struct tfi_mr *next; /* in dom->rmrs */
 };
 
@@ -267,6 +271,9 @@ void tfi_drain(int fd);
 
 /* tfi_domain.c: remote regions on each endpoint's VNI */
 int tfi_mr_attach_ep(struct tfi_domain *d, struct tfi_ep *ep);
+/* The VNI key of the application's key @p key in domain @p d (the same in every process of
+ * the job; never 0, which the VNI reserves). */
+uint64_t tfi_wire_key(const struct tfi_domain *d, uint64_t key);
 
 /* tfi_rma.c */
 extern struct fi_ops_rma tfi_rma_ops;
@@ -308,6 +315,9 @@ void tfi_op_put(struct tfi_ep *ep, struct tfi_op *op);
  * accessible (never a crash). Gather and scatter take at most TFI_IOV_LIMIT iovs. */
 int tfi_copy_in(void *dst, const void *app_src, size_t len);
 int tfi_copy_out(void *app_dst, const void *src, size_t len);
+/* Whether a pointer out-param @p app (a fid an open returns) is writable: its value read and
+ * written back through the kernel. 0, or -FI_EFAULT (not on a hot path: two system calls). */
+int tfi_out_ptr(void *app);
 int tfi_gather(void *dst, const struct iovec *app_iov, size_t n);
 int tfi_scatter(const struct iovec *app_iov, size_t n, const void *src, size_t len);
 

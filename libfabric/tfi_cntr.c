@@ -311,6 +311,8 @@ tfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_c
 
 	if (domain == NULL || cntrp == NULL)
 		return -FI_EINVAL;
+	if (tfi_out_ptr(cntrp) != 0)
+		return -FI_EFAULT;
 	if (attr == NULL)
 		attr = &def;
 	if (attr->events != FI_CNTR_EVENTS_COMP || attr->flags != 0)

@@ -106,6 +106,17 @@ tfi_copy_in(void *dst, const void *src, size_t len)
 }
 
 int
+tfi_out_ptr(void *app)
+{
+	void *old;
+
+	/* its own value written back: a failed open leaves the application's variable as it was */
+	if (tfi_copy_in(&old, app, sizeof(old)) != 0)
+		return -FI_EFAULT;
+	return tfi_copy_out(app, &old, sizeof(old));
+}
+
+int
 tfi_copy_out(void *dst, const void *src, size_t len)
 {
 	struct iovec l = {.iov_base = (void *)(uintptr_t)src, .iov_len = len};

@@ -176,10 +176,13 @@ cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf, uint64_t flags)
 	out.err = e->err;
 	out.prov_errno = e->prov_errno;
 	out.err_data = NULL;
-	/* API 1.5+: err_data_size is in and out; we give no provider data */
-	memcpy(buf, &out, offsetof(struct fi_cq_err_entry, err_data));
-	buf->err_data = NULL;
-	buf->err_data_size = 0;
+	/* API 1.5+: err_data_size is in and out; we give no provider data. The entry is written
+	 * through the kernel (error path only): unwritable is -FI_EFAULT, the entry stays. */
+	out.err_data_size = 0;
+	if (tfi_copy_out(buf, &out, sizeof(out)) != 0) {
+		pthread_mutex_unlock(&cq->dom->lock);
+		return -FI_EFAULT;
+	}
 	if (!(flags & FI_PEEK)) {
 		cq->head = (cq->head + 1) % cq->cap;
 		cq->count--;
@@ -244,13 +247,13 @@ tfi_wait_control(int epfd, int command, void *arg)
 	if (arg == NULL)
 		return -FI_EINVAL;
 	if (command == FI_GETWAITOBJ) {
-		*(enum fi_wait_obj *)arg = epfd >= 0 ? FI_WAIT_FD : FI_WAIT_NONE;
-		return 0;
+		enum fi_wait_obj w = epfd >= 0 ? FI_WAIT_FD : FI_WAIT_NONE;
+
+		return tfi_copy_out(arg, &w, sizeof(w)); /* -FI_EFAULT: not a crash */
 	}
 	if (epfd < 0)
 		return -FI_ENODATA;
-	*(int *)arg = epfd;
-	return 0;
+	return tfi_copy_out(arg, &epfd, sizeof(epfd));
 }
 
 /* Watch a bound endpoint's VNI eventfd @p fd (nothing without a wait object). 0 or -errno. */
@@ -437,6 +440,8 @@ tfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **
 
 	if (domain == NULL || attr == NULL || cqp == NULL)
 		return -FI_EINVAL;
+	if (tfi_out_ptr(cqp) != 0)
+		return -FI_EFAULT;
 	d = container_of(domain, struct tfi_domain, dom);
 	fmt = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr->format;
 	if (entry_size(fmt) == 0)

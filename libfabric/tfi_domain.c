@@ -6,8 +6,11 @@
  * remote keys: the range is registered with the VNI of every endpoint of the domain
  * (trd_vni_mr_reg, also for endpoints opened later), so that the engine serving the process
  * reads and writes it for other processes' fi_write/fi_read/atomics without the application.
- * The key the application sees is the VNI's XOR TFI_KEY_XOR; with FI_MR_PROV_KEY the provider
- * draws it at random, otherwise it is the requested key. With FI_MR_VIRT_ADDR remote addresses
+ * With FI_MR_PROV_KEY the provider draws the key at random and the VNI's is it XOR TFI_KEY_XOR;
+ * otherwise the key is the application's requested key, and the VNI's is SipHash-2-4 of it
+ * under the job secret (domain_attr->auth_key, FI_TOROID_JOB_KEY or the launcher's job key),
+ * so that every process of the job computes it and nobody outside can guess it; without a job
+ * secret requested keys are refused (-FI_ENOKEY). With FI_MR_VIRT_ADDR remote addresses
  * are virtual addresses, otherwise offsets into the region (TRD_VNI_MR_OFFSET).
  *
  * Address vectors hold struct tfi_name (16 bytes: magic, app, proc, node, version). FI_AV_TABLE
@@ -25,6 +28,131 @@
 #include <unistd.h>
 
 #include "tfi.h"
+
+/* ---- keys: SipHash-2-4 (Aumasson and Bernstein, "SipHash: a fast short-input PRF") ---- */
+
+static inline uint64_t
+rotl64(uint64_t x, int b)
+{
+	return (x << b) | (x >> (64 - b));
+}
+
+#define SIPROUND                                                                            \
+	do {                                                                                \
+		v0 += v1;                                                                   \
+		v1 = rotl64(v1, 13);                                                        \
+		v1 ^= v0;                                                                   \
+		v0 = rotl64(v0, 32);                                                        \
+		v2 += v3;                                                                   \
+		v3 = rotl64(v3, 16);                                                        \
+		v3 ^= v2;                                                                   \
+		v0 += v3;                                                                   \
+		v3 = rotl64(v3, 21);                                                        \
+		v3 ^= v0;                                                                   \
+		v2 += v1;                                                                   \
+		v1 = rotl64(v1, 17);                                                        \
+		v1 ^= v2;                                                                   \
+		v2 = rotl64(v2, 32);                                                        \
+	} while (0)
+
+/* SipHash-2-4 of @p len bytes at @p in under the 128-bit key (k[0], k[1]), bytes read as
+ * little-endian words as the specification says. */
+static uint64_t
+siphash24(const uint64_t k[2], const void *in, size_t len)
+{
+	const uint8_t *p = in;
+	uint64_t v0 = k[0] ^ 0x736f6d6570736575ULL, v1 = k[1] ^ 0x646f72616e646f6dULL;
+	uint64_t v2 = k[0] ^ 0x6c7967656e657261ULL, v3 = k[1] ^ 0x7465646279746573ULL;
+	uint64_t m;
+	size_t i;
+
+	for (; len - (size_t)(p - (const uint8_t *)in) >= 8; p += 8) {
+		m = 0;
+		for (i = 0; i < 8; i++)
+			m |= (uint64_t)p[i] << (8 * i);
+		v3 ^= m;
+		SIPROUND;
+		SIPROUND;
+		v0 ^= m;
+	}
+	m = (uint64_t)len << 56;
+	for (i = 0; i < len % 8; i++)
+		m |= (uint64_t)p[i] << (8 * i);
+	v3 ^= m;
+	SIPROUND;
+	SIPROUND;
+	v0 ^= m;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+#define TFI_JOB_SECRET_MIN 16 /* bytes: a shorter job secret is refused as guessable */
+
+/* The domain's SipHash key from a job secret of @p len bytes: two hashes of it under fixed,
+ * public keys (the secrecy is the job secret's). */
+static void
+job_key_from(struct tfi_domain *d, const void *secret, size_t len)
+{
+	static const uint64_t k0[2] = {0x746f726f69642d6aULL, 0x6f622d6b65792d30ULL};
+	static const uint64_t k1[2] = {0x746f726f69642d6aULL, 0x6f622d6b65792d31ULL};
+
+	d->job_sk[0] = siphash24(k0, secret, len);
+	d->job_sk[1] = siphash24(k1, secret, len);
+	d->job_key = true;
+}
+
+/* The job secret, in this order: the domain's auth_key, FI_TOROID_JOB_KEY, the job key that
+ * Open MPI's launcher exports to every rank (OMPI_MCA_orte_precondition_transports, what the
+ * PSM providers use). Without one: a random per-process key, and requested keys refused. */
+static int
+job_key_init(struct tfi_domain *d, const struct fi_domain_attr *attr)
+{
+	static const char *const env[] = {"FI_TOROID_JOB_KEY",
+					  "OMPI_MCA_orte_precondition_transports"};
+
+	if (attr->auth_key_size > 0) {
+		if (attr->auth_key == NULL || attr->auth_key_size < TFI_JOB_SECRET_MIN)
+			return -FI_EINVAL;
+		job_key_from(d, attr->auth_key, attr->auth_key_size);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+		const char *s = getenv(env[i]);
+
+		if (s == NULL || *s == '\0')
+			continue;
+		if (strlen(s) < TFI_JOB_SECRET_MIN) {
+			FI_WARN(&tfi_prov, FI_LOG_DOMAIN,
+				"%s is shorter than %d characters: ignored, as guessable\n", env[i],
+				TFI_JOB_SECRET_MIN);
+			continue;
+		}
+		job_key_from(d, s, strlen(s));
+		return 0;
+	}
+	if (getrandom(d->job_sk, sizeof(d->job_sk), 0) != sizeof(d->job_sk))
+		return -FI_EOTHER;
+	d->job_key = false;
+	return 0;
+}
+
+uint64_t
+tfi_wire_key(const struct tfi_domain *d, uint64_t key)
+{
+	uint64_t v;
+	uint8_t b[8];
+
+	if (d->mr_prov_key)
+		return key ^ TFI_KEY_XOR; /* key is 64 random bits already */
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(key >> (8 * i));
+	v = siphash24(d->job_sk, b, sizeof(b));
+	return v != 0 ? v : 1; /* 0 asks the VNI to pick */
+}
 
 /* ---- domain ---- */
 
@@ -100,7 +228,7 @@ mr_fi_errno(int rc)
 static int
 mr_vni_reg(struct tfi_mr *m, struct tfi_ep *ep)
 {
-	uint64_t key = m->mr.key ^ TFI_KEY_XOR;
+	uint64_t key = m->vkey;
 	int rc;
 
 	if (ep->vni == NULL || m->len == 0)
@@ -118,7 +246,7 @@ mr_vni_dereg(struct tfi_mr *m, struct tfi_ep *upto)
 {
 	for (struct tfi_ep *ep = m->dom->eps; ep != NULL && ep != upto; ep = ep->dnext)
 		if (ep->vni != NULL && m->len != 0)
-			trd_vni_mr_dereg(ep->vni, m->mr.key ^ TFI_KEY_XOR);
+			trd_vni_mr_dereg(ep->vni, m->vkey);
 }
 
 int
@@ -130,7 +258,7 @@ tfi_mr_attach_ep(struct tfi_domain *d, struct tfi_ep *ep)
 		if (rc != 0) {
 			for (struct tfi_mr *u = d->rmrs; u != m; u = u->next)
 				if (u->len != 0)
-					trd_vni_mr_dereg(ep->vni, u->mr.key ^ TFI_KEY_XOR);
+					trd_vni_mr_dereg(ep->vni, u->vkey);
 			return mr_fi_errno(rc);
 		}
 	}
@@ -197,6 +325,8 @@ mr_make(struct tfi_domain *d, const void *buf, size_t len, uint64_t access, uint
 
 	if (mr == NULL || (buf == NULL && len != 0))
 		return -FI_EINVAL;
+	if (tfi_out_ptr(mr) != 0)
+		return -FI_EFAULT;
 	if ((uintptr_t)buf + len < (uintptr_t)buf)
 		return -FI_EINVAL;
 	if (flags != 0)
@@ -224,11 +354,20 @@ mr_make(struct tfi_domain *d, const void *buf, size_t len, uint64_t access, uint
 				goto fail;
 			}
 		} while (key == TFI_KEY_XOR || mr_key_used(d, key));
-	} else if (remote && (key == TFI_KEY_XOR || mr_key_used(d, key))) {
-		rc = -FI_ENOKEY; /* the requested key is taken (or the one we cannot use) */
+	} else if (remote && !d->job_key) {
+		/* a requested key without a job secret: peers could not compute its VNI key,
+		 * and a fixed transform would let anyone guess it */
+		FI_WARN(&tfi_prov, FI_LOG_MR,
+			"requested key refused: no job secret (set FI_TOROID_JOB_KEY, "
+			"domain_attr->auth_key, or use FI_MR_PROV_KEY)\n");
+		rc = -FI_ENOKEY;
+		goto fail;
+	} else if (remote && mr_key_used(d, key)) {
+		rc = -FI_ENOKEY; /* the requested key is taken */
 		goto fail;
 	}
 	m->mr.key = key;
+	m->vkey = tfi_wire_key(d, key);
 	if (remote) {
 		for (struct tfi_ep *ep = d->eps; ep != NULL; ep = ep->dnext) {
 			rc = mr_vni_reg(m, ep);
@@ -293,9 +432,12 @@ tfi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_doma
 {
 	struct tfi_fabric *f;
 	struct tfi_domain *d;
+	int rc;
 
 	if (fabric == NULL || info == NULL || dom == NULL || info->domain_attr == NULL)
 		return -FI_EINVAL;
+	if (tfi_out_ptr(dom) != 0)
+		return -FI_EFAULT;
 	if (info->domain_attr->name != NULL && strcmp(info->domain_attr->name, TFI_NAME) != 0)
 		return -FI_EINVAL;
 	if (info->domain_attr->data_progress == FI_PROGRESS_AUTO)
@@ -304,6 +446,11 @@ tfi_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_doma
 	d = calloc(1, sizeof(*d));
 	if (d == NULL)
 		return -FI_ENOMEM;
+	rc = job_key_init(d, info->domain_attr);
+	if (rc != 0) {
+		free(d);
+		return rc;
+	}
 	pthread_mutex_init(&d->lock, NULL);
 	d->fab = f;
 	d->av_type = info->domain_attr->av_type;
@@ -395,6 +542,31 @@ av_grow(struct tfi_av *av)
 	return 0;
 }
 
+/* fi_av_insert's out-arrays (fi_addr, the FI_SYNC_ERR array) written through the kernel before
+ * anything is inserted, with what a failed insert leaves there: unmapped is -FI_EFAULT and
+ * nothing inserted. A system call each, at insertion only (not a hot path). */
+static int
+out_arrays_ok(fi_addr_t *fi_addr, int *errs, size_t count)
+{
+	size_t n = count * (sizeof(fi_addr_t) > sizeof(int) ? sizeof(fi_addr_t) : sizeof(int));
+	uint8_t *fill = malloc(n);
+	int rc = 0;
+
+	if (fill == NULL)
+		return -FI_ENOMEM;
+	if (fi_addr != NULL) {
+		for (size_t k = 0; k < count; k++)
+			((fi_addr_t *)(void *)fill)[k] = FI_ADDR_NOTAVAIL;
+		rc = tfi_copy_out(fi_addr, fill, count * sizeof(*fi_addr));
+	}
+	if (rc == 0 && errs != NULL) {
+		memset(fill, 0, count * sizeof(*errs));
+		rc = tfi_copy_out(errs, fill, count * sizeof(*errs));
+	}
+	free(fill);
+	return rc;
+}
+
 static int
 av_insert(struct fid_av *av_fid, const void *addr, size_t count, fi_addr_t *fi_addr,
 	  uint64_t flags, void *context)
@@ -415,6 +587,8 @@ av_insert(struct fid_av *av_fid, const void *addr, size_t count, fi_addr_t *fi_a
 	if (names == NULL)
 		return -FI_ENOMEM;
 	rc = tfi_copy_in(names, addr, count * sizeof(*names));
+	if (rc == 0)
+		rc = out_arrays_ok(fi_addr, errs, count);
 	if (rc != 0) {
 		free(names);
 		return rc;
@@ -474,10 +648,13 @@ av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 {
 	struct tfi_av *av = container_of(av_fid, struct tfi_av, av);
 	struct tfi_name n;
+	size_t room, need = sizeof(n);
 	ssize_t i;
 
 	if (addrlen == NULL)
 		return -FI_EINVAL;
+	if (tfi_copy_in(&room, addrlen, sizeof(room)) != 0)
+		return -FI_EFAULT;
 	pthread_mutex_lock(&av->dom->lock);
 	i = av_index(av, fi_addr);
 	if (i >= 0)
@@ -485,10 +662,9 @@ av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 	pthread_mutex_unlock(&av->dom->lock);
 	if (i < 0)
 		return -FI_EINVAL;
-	if (addr != NULL && tfi_copy_out(addr, &n, *addrlen < sizeof(n) ? *addrlen : sizeof(n)))
+	if (addr != NULL && tfi_copy_out(addr, &n, room < sizeof(n) ? room : sizeof(n)))
 		return -FI_EFAULT;
-	*addrlen = sizeof(n);
-	return 0;
+	return tfi_copy_out(addrlen, &need, sizeof(need));
 }
 
 static const char *
@@ -564,6 +740,8 @@ tfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **
 
 	if (domain == NULL || attr == NULL || avp == NULL)
 		return -FI_EINVAL;
+	if (tfi_out_ptr(avp) != 0)
+		return -FI_EFAULT;
 	type = attr->type != FI_AV_UNSPEC ? attr->type : (d->av_type != FI_AV_UNSPEC ? d->av_type
 										 : FI_AV_MAP);
 	if (type != FI_AV_MAP && type != FI_AV_TABLE)

@@ -43,10 +43,14 @@ ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	struct tfi_ep *ep = container_of(fid, struct tfi_ep, ep.fid);
 	size_t room;
 
+	size_t need = sizeof(ep->name);
+
 	if (addrlen == NULL)
 		return -FI_EINVAL;
-	room = *addrlen;
-	*addrlen = sizeof(ep->name);
+	/* addrlen is read and written through the kernel: unmapped is -FI_EFAULT */
+	if (tfi_copy_in(&room, addrlen, sizeof(room)) != 0 ||
+	    tfi_copy_out(addrlen, &need, sizeof(need)) != 0)
+		return -FI_EFAULT;
 	if (addr == NULL || room < sizeof(ep->name))
 		return -FI_ETOOSMALL;
 	return tfi_copy_out(addr, &ep->name, sizeof(ep->name));
@@ -376,6 +380,8 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 
 	if (domain == NULL || info == NULL || epp == NULL || info->ep_attr == NULL)
 		return -FI_EINVAL;
+	if (tfi_out_ptr(epp) != 0)
+		return -FI_EFAULT;
 	ep_caps = info->caps;
 	if (info->ep_attr->type != FI_EP_RDM &&
 	    (info->ep_attr->type != FI_EP_DGRAM || !tfi_params.dgram))

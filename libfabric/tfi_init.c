@@ -81,6 +81,11 @@ FI_EXT_INI
 			"-1: never, fi_cq_read only polls)");
 	fi_param_define(&tfi_prov, "nap_us", FI_PARAM_INT,
 			"longest such sleep in one fi_cq_read, us (default 200)");
+	fi_param_define(&tfi_prov, "job_key", FI_PARAM_STRING,
+			"the job secret (at least 16 characters, the same in every process of the "
+			"job) that mixes requested memory keys; default: domain_attr->auth_key, "
+			"else Open MPI's OMPI_MCA_orte_precondition_transports; without one, "
+			"requested keys are refused (-FI_ENOKEY)");
 	fi_param_define(&tfi_prov, "dgram", FI_PARAM_BOOL,
 			"offer FI_EP_DGRAM endpoints too (default 0: libfabric then layers "
 			"ofi_rxd over them and lists toroid;ofi_rxd before toroid's own RDM)");
@@ -252,8 +257,8 @@ hints_ok(const struct fi_info *h)
 			NOMATCH("cq_data_size (8 bytes)");
 		if (d->cntr_cnt > TFI_CNTR_MAX)
 			NOMATCH("cntr_cnt");
-		if (d->auth_key_size > 0)
-			NOMATCH("auth_key");
+		if (d->auth_key_size > 0 && (d->auth_key == NULL || d->auth_key_size < 16))
+			NOMATCH("auth_key (the job secret: at least 16 bytes)");
 	}
 	if (f != NULL && f->name != NULL && strcmp(f->name, TFI_NAME) != 0)
 		NOMATCH("fabric name");
@@ -431,6 +436,17 @@ make_info(enum fi_ep_type type, const struct fi_info *hints, struct fi_info **in
 	fi->domain_attr->mr_iov_limit = 1;
 	fi->domain_attr->caps = TFI_DOMAIN_CAPS;
 	fi->domain_attr->mr_cnt = 1 << 16;
+	/* the job secret that mixes requested keys (tfi_domain.c), as the application gave it */
+	if (hints != NULL && hints->domain_attr != NULL && hints->domain_attr->auth_key_size > 0) {
+		fi->domain_attr->auth_key = malloc(hints->domain_attr->auth_key_size);
+		if (fi->domain_attr->auth_key == NULL) {
+			fi_freeinfo(fi);
+			return -FI_ENOMEM;
+		}
+		memcpy(fi->domain_attr->auth_key, hints->domain_attr->auth_key,
+		       hints->domain_attr->auth_key_size);
+		fi->domain_attr->auth_key_size = hints->domain_attr->auth_key_size;
+	}
 
 	/* prov_name and api_version are set by libfabric's core */
 	fi->fabric_attr->name = strdup(TFI_NAME);
@@ -480,6 +496,8 @@ tfi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *contex
 
 	if (attr == NULL || fabric == NULL)
 		return -FI_EINVAL;
+	if (tfi_out_ptr(fabric) != 0)
+		return -FI_EFAULT;
 	if (attr->name != NULL && strcmp(attr->name, TFI_NAME) != 0)
 		return -FI_ENODATA;
 	f = calloc(1, sizeof(*f));
@@ -645,8 +663,7 @@ eq_control(struct fid *fid, int command, void *arg)
 		return -FI_ENODATA;
 	if (arg == NULL)
 		return -FI_EINVAL;
-	*(int *)arg = q->efd;
-	return 0;
+	return tfi_copy_out(arg, &q->efd, sizeof(q->efd)); /* -FI_EFAULT: not a crash */
 }
 
 static struct fi_ops eq_fi_ops = {
@@ -679,6 +696,8 @@ tfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **
 
 	if (fabric == NULL || attr == NULL || eq == NULL)
 		return -FI_EINVAL;
+	if (tfi_out_ptr(eq) != 0)
+		return -FI_EFAULT;
 	if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC &&
 	    attr->wait_obj != FI_WAIT_FD)
 		return -FI_ENOSYS;

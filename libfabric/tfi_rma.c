@@ -138,7 +138,7 @@ rma_post(struct tfi_ep *ep, bool write, const struct iovec *iov, size_t n, fi_ad
 		}
 		buf = op->bounce;
 	}
-	key ^= TFI_KEY_XOR;
+	key = tfi_wire_key(ep->dom, key);
 	rc = write ? trd_vni_write(ep->vni, dst, buf, total, addr, key, -1, (uint64_t)(uintptr_t)op)
 		   : trd_vni_read(ep->vni, dst, (void *)(uintptr_t)buf, total, addr, key, -1,
 				  (uint64_t)(uintptr_t)op);
@@ -360,7 +360,7 @@ atomic_post(struct tfi_ep *ep, enum aop_class cls, const void *buf, size_t count
 	op->asize = (unsigned int)size;
 	op->cflags = FI_ATOMIC | (cls == AOP_WRITE ? FI_WRITE : FI_READ);
 	rc = trd_vni_atomic(ep->vni, dst, (enum trd_vni_aop)vop, (unsigned int)size, operand, cmp,
-			    addr, key ^ TFI_KEY_XOR, -1, (uint64_t)(uintptr_t)op);
+			    addr, tfi_wire_key(ep->dom, key), -1, (uint64_t)(uintptr_t)op);
 	if (rc != 0) {
 		tfi_op_put(ep, op);
 		rc = vni_post_rc(ep, (int)rc);
@@ -537,12 +537,13 @@ atomic_compwritemsg(struct fid_ep *e, const struct fi_msg_atomic *msg,
 static int
 valid(enum aop_class cls, enum fi_datatype dt, enum fi_op op, size_t *count)
 {
+	size_t max = TFI_ATOMIC_MAX;
+
 	if (count == NULL)
 		return -FI_EINVAL;
 	if (aop_of(cls, dt, op) == 0)
 		return -FI_EOPNOTSUPP;
-	*count = TFI_ATOMIC_MAX;
-	return 0;
+	return tfi_copy_out(count, &max, sizeof(max)); /* setup path: unmapped is -FI_EFAULT */
 }
 
 static int

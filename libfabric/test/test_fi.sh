@@ -6,7 +6,7 @@
 #   test_fi.sh TOROID_NODE LIBTOROID_FI TEST_FI TEST [MPI_PROGRAM]
 #
 # TEST: info | api | pingpong_msg | pingpong_tagged | pingpong_dgram | two_engines | mpi |
-#       rma | rma_offset | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
+#       rma | rma_offset | rma_jobkey | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
 #       badargs (TEST_FI is then test_fi_badargs)
 # Every wait is bounded; every process started here is killed at exit.
 set -u
@@ -101,6 +101,7 @@ info)
 	echo "$v" | grep -q 'mr_mode: \[ FI_MR_VIRT_ADDR, FI_MR_PROV_KEY \]' || die "mr_mode: $(echo "$v" | grep mr_mode)"
 	echo "$v" | grep -q 'cntr_cnt: 64' || die "cntr_cnt: $(echo "$v" | grep cntr_cnt)"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_PROC' || die "FI_TOROID_PROC not listed by fi_info -e"
+	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_JOB_KEY' || die "FI_TOROID_JOB_KEY not listed by fi_info -e"
 	# hints the provider refuses: no answer from it
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
 	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA 2>&1 | grep -q '^provider: toroid$' || die "no answer for FI_RMA"
@@ -128,12 +129,15 @@ pingpong_dgram)
 	eng_wait_ready E
 	pingpong msg "$T/E.sock" "$T/E.sock" dgram
 	;;
-rma | rma_offset)
+rma | rma_offset | rma_jobkey)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
 	mode=va
 	[ "$TEST" = rma_offset ] && mode=offset
-	run_rma "$mode" TOROID_VNI_SOCKET="$T/E.sock"
+	[ "$TEST" = rma_jobkey ] && mode=jobkey
+	# requested keys need a job secret shared by the job's processes (docs/libfabric.md)
+	run_rma "$mode" TOROID_VNI_SOCKET="$T/E.sock" \
+		FI_TOROID_JOB_KEY="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 	;;
 badargs)
 	start_engine E 0 "$T/one.ini" 0

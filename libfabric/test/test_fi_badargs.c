@@ -683,13 +683,73 @@ g_eq(void)
 	EXPECT(fi_close(&eq->fid), 0);
 }
 
+/* Out-params the provider writes outside the hot path: written through the kernel, so an
+ * unmapped one is -FI_EFAULT (docs/libfabric.md, "Bad arguments"), and nothing is left half
+ * done: no object opened, nothing inserted, the CQ's error entry still there. */
+static void
+g_out(void)
+{
+	struct fi_cq_attr ca = {.format = FI_CQ_FORMAT_DATA};
+	struct fi_av_attr aa = {.type = FI_AV_TABLE};
+	struct fi_cntr_attr na = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+	struct fi_eq_attr ea = {.wait_obj = FI_WAIT_FD};
+	struct fi_cq_data_entry e;
+	struct fi_cq_err_entry err;
+	struct fid_cntr *cntr;
+	struct fid_eq *eq;
+	uint8_t name[16];
+	size_t len = sizeof(name);
+	fi_addr_t a;
+	uint64_t t0;
+	ssize_t n;
+
+	/* the fid an open returns */
+	EXPECT(fi_domain(fabric, info, bad, NULL), -FI_EFAULT);
+	EXPECT(fi_endpoint(domain, info, bad, NULL), -FI_EFAULT);
+	EXPECT(fi_cq_open(domain, &ca, bad, NULL), -FI_EFAULT);
+	EXPECT(fi_cntr_open(domain, &na, bad, NULL), -FI_EFAULT);
+	EXPECT(fi_av_open(domain, &aa, bad, NULL), -FI_EFAULT);
+	EXPECT(fi_eq_open(fabric, &ea, bad, NULL), -FI_EFAULT);
+	EXPECT(fi_mr_reg(domain, buf, LEN, FI_SEND, 0, 0, 0, bad, NULL), -FI_EFAULT);
+	EXPECT(fi_mr_reg(domain, win, 4096, FI_REMOTE_WRITE, 0, 0, 0, bad, NULL), -FI_EFAULT);
+	/* address lengths and inserted addresses */
+	EXPECT(fi_getname(&ep->fid, name, bad), -FI_EFAULT);
+	EXPECT(fi_av_lookup(av, self, name, bad), -FI_EFAULT);
+	EXPECT(fi_getname(&ep->fid, name, &len), 0);
+	EXPECT(fi_av_insert(av, name, 1, bad, 0, NULL), -FI_EFAULT);
+	EXPECT(fi_av_insert(av, name, 1, &a, FI_SYNC_ERR, bad), -FI_EFAULT);
+	EXPECT(fi_atomicvalid(ep, FI_UINT64, FI_SUM, bad), -FI_EFAULT);
+	/* wait objects */
+	EXPECT(fi_control(&cq->fid, FI_GETWAITOBJ, bad), -FI_EFAULT);
+	EXPECT(fi_cntr_open(domain, &na, &cntr, NULL), 0);
+	EXPECT(fi_control(&cntr->fid, FI_GETWAITOBJ, bad), -FI_EFAULT);
+	EXPECT(fi_close(&cntr->fid), 0);
+	EXPECT(fi_eq_open(fabric, &ea, &eq, NULL), 0);
+	EXPECT(fi_control(&eq->fid, FI_GETWAIT, bad), -FI_EFAULT);
+	EXPECT(fi_close(&eq->fid), 0);
+	/* an error entry (a write with a wrong key): fi_cq_readerr into unmapped memory fails
+	 * and leaves it for the next fi_cq_readerr */
+	EXPECT(fi_write(ep, buf, 8, NULL, self, (uintptr_t)win, key ^ 1, buf2), 0);
+	t0 = now_ms();
+	while ((n = fi_cq_read(cq, &e, 1)) == -FI_EAGAIN && now_ms() - t0 < WAIT_MS)
+		;
+	if (n != -FI_EAVAIL)
+		fail("fi_cq_read = %zd, expected the error entry (-FI_EAVAIL)", n);
+	EXPECT(fi_cq_readerr(cq, bad, 0), -FI_EFAULT);
+	memset(&err, 0, sizeof(err));
+	EXPECT(fi_cq_readerr(cq, &err, 0), 1);
+	if (err.err != FI_EACCES || err.op_context != buf2)
+		fail("the error entry after a failed fi_cq_readerr: err %d ctx %p", err.err,
+		     err.op_context);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } groups[] = {
 	{"open", g_open},     {"msg", g_msg}, {"tagged", g_tagged}, {"rma", g_rma},
 	{"atomic", g_atomic}, {"cq_cntr", g_cq_cntr}, {"av", g_av}, {"ep", g_ep},
-	{"eq", g_eq},
+	{"eq", g_eq},         {"out", g_out},
 };
 
 /* A page mmap'd, then munmap'd. Where the kernel would place it, the next small mapping (a

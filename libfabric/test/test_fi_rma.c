@@ -6,6 +6,16 @@
  *   test_fi_rma va       the Open MPI OFI BTL's hints: FI_MR_VIRT_ADDR | FI_MR_PROV_KEY,
  *                        FI_DELIVERY_COMPLETE; remote addresses are B's virtual addresses
  *   test_fi_rma offset   mr_mode 0: requested keys (0 among them), offsets into the region
+ *   test_fi_rma jobkey   requested keys and the job secret (FI_TOROID_JOB_KEY, set by
+ *                        test_fi.sh for A and B): B registers 4 KiB with the small requested
+ *                        key 5; an intruder C (1:2, a child of A without the job secret) tries
+ *                        every key 0..255 with the old fixed transform (a FI_MR_PROV_KEY
+ *                        domain: key ^ TFI_KEY_XOR) and without a secret (a requested-key
+ *                        domain, whose own fi_mr_reg is refused: -FI_ENOKEY) and with a
+ *                        secret of its own (auth_key): every write an FI_EACCES error entry,
+ *                        B's bytes untouched; then A, with the secret, writes with key 5 and
+ *                        B checks the bytes; then A again (as 1:3) with the secret given as
+ *                        domain_attr->auth_key instead of the environment
  *
  * B registers a window (malloc'd, not the VNI pool) and a read-only region and never posts
  * anything for A's operations: its engine does the work. A writes and reads every size
@@ -47,6 +57,11 @@
 #define N_ADD 500        /* atomic adds from each process */
 
 static bool offset_mode;
+static bool jobkey_mode;
+static char peer_name[64];
+static int cfd_b = -1; /* A: the pipe to B */
+static char *auth_secret; /* jobkey: the job secret given as domain_attr->auth_key */
+static size_t peer_name_len;
 
 static struct fi_info *info;
 static struct fid_fabric *fabric;
@@ -143,6 +158,10 @@ setup(void)
 	h->mode = FI_CONTEXT | FI_CONTEXT2;
 	h->domain_attr->mr_mode =
 		offset_mode ? 0 : FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	if (auth_secret != NULL) { /* fi_freeinfo frees it */
+		h->domain_attr->auth_key = (uint8_t *)strdup(auth_secret);
+		h->domain_attr->auth_key_size = strlen(auth_secret);
+	}
 	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
 	h->tx_attr->iov_limit = 1;
 	CHECK_RC(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info), 0);
@@ -186,6 +205,8 @@ exchange_names(void)
 	get(theirs, len);
 	CHECK_RC(fi_av_insert(av, theirs, 1, &peer, 0, NULL), 1);
 	CHECK_RC(fi_av_insert(av, mine, 1, &self, 0, NULL), 1);
+	memcpy(peer_name, theirs, len);
+	peer_name_len = len;
 }
 
 /* What B tells A about a region: the remote address of its first byte and the key. */
@@ -560,6 +581,148 @@ run_b(void)
 	free(dead);
 }
 
+/* ---- jobkey: requested keys cannot be guessed from outside the job ---- */
+
+#define JK_KEY 5   /* the victim's small requested key */
+#define JK_LEN 4096
+#define JK_TRIES 256
+
+static void teardown(void);
+
+/* How the intruder C keys its domain. */
+enum c_how {
+	C_OLD,    /* FI_MR_PROV_KEY: the old fixed transform, key ^ TFI_KEY_XOR */
+	C_NONE,   /* requested keys, no job secret */
+	C_WRONG,  /* requested keys under a job secret of its own (auth_key) */
+};
+
+/* C: every key 0..JK_TRIES-1 against B's region: each an FI_EACCES error entry. */
+static void
+c_try_all(enum c_how how)
+{
+	bool prov = how == C_OLD;
+	static uint8_t cbuf[8];
+	struct fid_mr *m;
+	fi_addr_t b;
+	int ctx;
+
+	offset_mode = !prov;
+	auth_secret = how == C_WRONG ? "not-the-job-secret-0123456789" : NULL;
+	setup();
+	CHECK_RC(fi_av_insert(av, peer_name, 1, &b, 0, NULL), 1);
+	if (how == C_NONE) /* no job secret: a requested key is refused, not silently guessable */
+		CHECK_RC(fi_mr_reg(domain, cbuf, sizeof(cbuf), FI_REMOTE_WRITE, 0, 9, 0, &m, NULL),
+			 -FI_ENOKEY);
+	if (how == C_WRONG) { /* a secret of its own: its requested keys work for itself */
+		CHECK_RC(fi_mr_reg(domain, cbuf, sizeof(cbuf), FI_REMOTE_WRITE, 0, 9, 0, &m, NULL),
+			 0);
+		CHECK_RC(fi_close(&m->fid), 0);
+	}
+	memset(cbuf, 0xee, sizeof(cbuf));
+	for (uint64_t k = 0; k < JK_TRIES; k++) {
+		POST(fi_write(ep, cbuf, sizeof(cbuf), NULL, b, 0, k, &ctx));
+		expect_err(&ctx, FI_EACCES);
+	}
+	teardown();
+}
+
+static int
+run_c(int rfd)
+{
+	who = "C (1:2)";
+	from_peer = rfd;
+	unsetenv("FI_TOROID_JOB_KEY");
+	unsetenv("OMPI_MCA_orte_precondition_transports");
+	setenv("FI_TOROID_PROC", "2", 1);
+	get(&peer_name_len, sizeof(peer_name_len));
+	if (peer_name_len > sizeof(peer_name))
+		fail("name of %zu B", peer_name_len);
+	get(peer_name, peer_name_len);
+	c_try_all(C_OLD);
+	c_try_all(C_NONE);
+	c_try_all(C_WRONG);
+	printf("test_fi_rma C (1:2): %d keys tried 3 ways, every one refused\n", JK_TRIES);
+	return 0;
+}
+
+static void
+run_a_jobkey(int cfd, pid_t cpid)
+{
+	struct region r;
+	int st, ctx;
+
+	get(&r, sizeof(r));
+	if (r.key != JK_KEY)
+		fail("B's key %#" PRIx64 ", expected %d", r.key, JK_KEY);
+	to_peer = cfd; /* B's name to the intruder */
+	put(&peer_name_len, sizeof(peer_name_len));
+	put(peer_name, peer_name_len);
+	if (waitpid(cpid, &st, 0) != cpid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail("the intruder C wrote into B's region or failed (status %#x)", st);
+	to_peer = cfd_b;
+	sync_step(1); /* B checks its bytes */
+	sync_step(2); /* B checked them */
+	for (size_t i = 0; i < 64; i++)
+		abuf[i] = pat(i, 9);
+	POST(fi_write(ep, abuf, 64, NULL, peer, r.addr, r.key, &ctx));
+	expect_ok(&ctx, FI_RMA | FI_WRITE);
+	sync_step(3);
+	/* again as 1:3 with the job secret given as domain_attr->auth_key, not the environment:
+	 * both ways must give the same VNI key */
+	teardown();
+	auth_secret = strdup(getenv("FI_TOROID_JOB_KEY"));
+	unsetenv("FI_TOROID_JOB_KEY");
+	setenv("FI_TOROID_PROC", "3", 1);
+	setup();
+	CHECK_RC(fi_av_insert(av, peer_name, 1, &peer, 0, NULL), 1);
+	for (size_t i = 0; i < 64; i++)
+		abuf[i] = pat(i, 10);
+	POST(fi_write(ep, abuf, 64, NULL, peer, r.addr + 64, r.key, &ctx));
+	expect_ok(&ctx, FI_RMA | FI_WRITE);
+	sync_step(4);
+}
+
+static void
+run_b_jobkey(void)
+{
+	uint8_t *page = aligned_alloc(4096, JK_LEN);
+	struct fid_mr *m;
+	struct region r;
+
+	if (page == NULL)
+		fail("malloc");
+	memset(page, 0x11, JK_LEN);
+	CHECK_RC(fi_mr_reg(domain, page, JK_LEN, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, JK_KEY, 0,
+			   &m, NULL),
+		 0);
+	if (fi_mr_key(m) != JK_KEY)
+		fail("requested key %d not used: %#" PRIx64, JK_KEY, fi_mr_key(m));
+	r = region_of(m, page);
+	put(&r, sizeof(r));
+	sync_step(1);
+	for (size_t i = 0; i < JK_LEN; i++)
+		if (page[i] != 0x11)
+			fail("the intruder wrote byte %zu of the region: %#x", i, page[i]);
+	sync_step(2);
+	sync_step(3); /* A wrote */
+	for (size_t i = 0; i < 64; i++)
+		if (page[i] != pat(i, 9))
+			fail("the job's write: byte %zu is %#x, expected %#x", i, page[i], pat(i, 9));
+	for (size_t i = 64; i < JK_LEN; i++)
+		if (page[i] != 0x11)
+			fail("the job's write touched byte %zu", i);
+	sync_step(4); /* A wrote again, its secret given as auth_key */
+	for (size_t i = 0; i < 64; i++)
+		if (page[64 + i] != pat(i, 10))
+			fail("the write keyed by auth_key: byte %zu is %#x, expected %#x", 64 + i,
+			     page[64 + i], pat(i, 10));
+	for (size_t i = 128; i < JK_LEN; i++)
+		if (page[i] != 0x11)
+			fail("the write keyed by auth_key touched byte %zu", i);
+	CHECK_RC(fi_close(&m->fid), 0);
+	free(page);
+}
+
 static void
 teardown(void)
 {
@@ -578,6 +741,24 @@ teardown(void)
 static int
 side(int is_a, int rfd, int wfd)
 {
+	int ac[2] = {-1, -1};
+	pid_t cpid = -1;
+
+	if (jobkey_mode && is_a) { /* the intruder: forked before A opens anything */
+		if (pipe(ac) != 0)
+			fail("pipe");
+		cpid = fork();
+		if (cpid < 0)
+			fail("fork");
+		if (cpid == 0) {
+			alarm(100);
+			close(ac[1]);
+			setenv("FI_TOROID_APP", "1", 1);
+			setenv("FI_TOROID_CONNECT_MS", "5000", 1);
+			exit(run_c(ac[0]));
+		}
+		close(ac[0]);
+	}
 	who = is_a ? "A (1:0)" : "B (1:1)";
 	from_peer = rfd;
 	to_peer = wfd;
@@ -588,12 +769,18 @@ side(int is_a, int rfd, int wfd)
 		setenv("TOROID_VNI_SOCKET", getenv("TOROID_VNI_SOCKET_B"), 1);
 	setup();
 	exchange_names();
-	if (is_a)
+	cfd_b = wfd;
+	if (jobkey_mode && is_a)
+		run_a_jobkey(ac[1], cpid);
+	else if (jobkey_mode)
+		run_b_jobkey();
+	else if (is_a)
 		run_a();
 	else
 		run_b();
 	teardown();
-	printf("test_fi_rma %s: passed (%s)\n", who, offset_mode ? "offsets" : "addresses");
+	printf("test_fi_rma %s: passed (%s)\n", who,
+	       jobkey_mode ? "job key" : offset_mode ? "offsets" : "addresses");
 	return 0;
 }
 
@@ -603,11 +790,17 @@ main(int argc, char **argv)
 	int ab[2], ba[2], st;
 	pid_t pid;
 
-	if (argc != 2 || (strcmp(argv[1], "va") != 0 && strcmp(argv[1], "offset") != 0)) {
-		fprintf(stderr, "usage: test_fi_rma va|offset\n");
+	if (argc != 2 || (strcmp(argv[1], "va") != 0 && strcmp(argv[1], "offset") != 0 &&
+			  strcmp(argv[1], "jobkey") != 0)) {
+		fprintf(stderr, "usage: test_fi_rma va|offset|jobkey\n");
 		return 2;
 	}
-	offset_mode = strcmp(argv[1], "offset") == 0;
+	jobkey_mode = strcmp(argv[1], "jobkey") == 0;
+	offset_mode = strcmp(argv[1], "offset") == 0 || jobkey_mode;
+	if (jobkey_mode && getenv("FI_TOROID_JOB_KEY") == NULL) {
+		fprintf(stderr, "test_fi_rma jobkey: set FI_TOROID_JOB_KEY\n");
+		return 77;
+	}
 	if (getenv("FI_PROVIDER_PATH") == NULL || getenv("TOROID_VNI_SOCKET") == NULL) {
 		fprintf(stderr, "test_fi_rma: set FI_PROVIDER_PATH and TOROID_VNI_SOCKET\n");
 		return 77;
