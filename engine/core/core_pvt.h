@@ -16,7 +16,7 @@
 /* The engine's log type, registered in node.c. */
 extern int trd_node_logtype;
 #define TRD_LOG(level, fmt, ...)                                                                   \
-	rte_log(RTE_LOG_##level, trd_node_logtype, "toroid: " fmt "\n", ##__VA_ARGS__)
+	rte_log(RTE_LOG_##level, (uint32_t)trd_node_logtype, "toroid: " fmt "\n", ##__VA_ARGS__)
 
 /** The region with @p key, or NULL. Safe on the data path. */
 struct trd_mr *trd_mr_lookup(struct trd_node *n, uint64_t key);

@@ -118,7 +118,7 @@ trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 	rte_iova_t iova;
 	bool dpdk;
 
-	if (n == NULL || (addr == NULL && len != 0) || (access & ~TRD_ACCESS_MASK) != 0 ||
+	if (n == NULL || (addr == NULL && len != 0) || (access & ~(unsigned int)TRD_ACCESS_MASK) != 0 ||
 	    (uintptr_t)addr > UINTPTR_MAX - len) {
 		rte_errno = EINVAL;
 		return NULL;

@@ -377,7 +377,7 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	if (pe != NULL) {
 		pe->part_seq = i < cnt ? p->seq : 0;
 		pe->part_epoch = p->epoch;
-		pe->part_done = i;
+		pe->part_done = (uint8_t)i; /* i <= cnt <= TRD_BUNDLE_MAX */
 	}
 	/* references taken for messages that failed their checks or were not reached */
 	for (unsigned int k = 0; k < nf; k++)
