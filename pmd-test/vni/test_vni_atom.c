@@ -6,6 +6,8 @@
  *             within the target's memory of atomics (15 s): the last atomic is applied, once
  *   restart   the origin node's engine restarts between two atomics to the same target: the
  *             second, from the new engine, is applied (not taken for the old engine's)
+ *   window    two processes with 4 200 atomics in flight towards one node: at most 4 096
+ *             open, the others complete -EAGAIN at once (rma_backpressure), none lost
  *   conns     a process holding 64 idle connections to the service's socket (reconnecting
  *             whenever one is dropped): another process still attaches, within a bound
  * One in-process engine per node over ring links; applications are forked children.
@@ -502,10 +504,97 @@ test_conns(void)
 	T_ASSERT(res[1] < ATTACH_BOUND_US, "attached only after %.2f s", res[1] / 1e6);
 }
 
+/* ---- window: more atomics in flight towards one node than the target can tell apart ---- */
+
+/*
+ * Two processes of node 0 (3:0 and 4:0) each post N_WIN atomics at once to 5:0, a process of
+ * node 0 that never attaches (each asks again until noproc_ms, 300 ms, then -ECONNREFUSED):
+ * together more than VNIS_ATOM_WINDOW (4096) towards one node. The engine opens at most 4096;
+ * the others complete at once with -EAGAIN (counted in rma_backpressure), none is lost.
+ */
+#define N_WIN 2100u
+
+struct win {
+	uint32_t app;
+	int up, go;
+};
+
+static int
+win_app(void *arg)
+{
+	const struct win *w = arg;
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = w->app,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
+				 .n_send = 4096,
+				 .n_recv = 4,
+				 .connect_timeout_ms = 5000};
+	struct trd_vni_addr dst = {.app = 5, .proc = 0};
+	struct trd_vni *v = trd_vni_open(&c);
+	uint64_t rep[3] = {0, 0, 0}; /* -EAGAIN, -ECONNREFUSED, other */
+	unsigned int done = 0;
+	char b;
+
+	if (v == NULL || write(w->up, "a", 1) != 1 || read(w->go, &b, 1) != 1)
+		return 10;
+	for (unsigned int i = 0; i < N_WIN; i++)
+		if (trd_vni_atomic(v, dst, TRD_VNI_AOP_SUM, 8, 1, 0, 4096, 0x1234, -1, i) != 0)
+			return 11;
+	while (done < N_WIN) {
+		struct trd_vni_cpl cpl[64];
+		int n = trd_vni_wait(v, cpl, 64, 30000);
+
+		if (n <= 0)
+			return 12; /* an op never completed */
+		for (int k = 0; k < n; k++)
+			rep[cpl[k].status == -EAGAIN ? 0 : cpl[k].status == -ECONNREFUSED ? 1 : 2]++;
+		done += (unsigned int)n;
+	}
+	if (write(w->up, rep, sizeof(rep)) != sizeof(rep))
+		return 13;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_window(void)
+{
+	uint64_t bp0 = stat_of(TRD_VNIS_STAT_RMA_BACKPRESSURE), rep[2][3];
+	struct win w[2];
+	int up[2][2], go[2];
+	pid_t pid[2];
+	char b;
+
+	T_EQ(pipe(go), 0);
+	for (int i = 0; i < 2; i++) {
+		pipe_nb(up[i]);
+		w[i] = (struct win){.app = 3 + (uint32_t)i, .up = up[i][1], .go = go[0]};
+		pid[i] = spawn(win_app, &w[i]);
+		read_pipe(up[i][0], &b, 1);
+	}
+	T_EQ(write(go[1], "gg", 2), 2); /* both post at once */
+	for (int i = 0; i < 2; i++) {
+		reap_ok(pid[i], 5 * WAIT_US, "a poster (12: an op never completed)");
+		T_EQ(read(up[i][0], rep[i], sizeof(rep[i])), sizeof(rep[i]));
+	}
+	printf("window: %u + %u atomics towards one node: -EAGAIN %llu + %llu, -ECONNREFUSED "
+	       "%llu + %llu, other %llu + %llu; rma_backpressure %llu\n",
+	       N_WIN, N_WIN, (unsigned long long)rep[0][0], (unsigned long long)rep[1][0],
+	       (unsigned long long)rep[0][1], (unsigned long long)rep[1][1],
+	       (unsigned long long)rep[0][2], (unsigned long long)rep[1][2],
+	       (unsigned long long)(stat_of(TRD_VNIS_STAT_RMA_BACKPRESSURE) - bp0));
+	T_EQ(rep[0][2] + rep[1][2], 0);
+	T_ASSERT(rep[0][0] + rep[1][0] >= 1 && rep[0][0] + rep[1][0] <= 2 * N_WIN - 4096,
+		 "%llu atomics refused -EAGAIN, want 1..%u",
+		 (unsigned long long)(rep[0][0] + rep[1][0]), 2 * N_WIN - 4096);
+	T_EQ(stat_of(TRD_VNIS_STAT_RMA_BACKPRESSURE) - bp0, rep[0][0] + rep[1][0]);
+}
+
 /* ---- set-up ---- */
 
 static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
-				"[node 0]\nprocs = 3:0\nx+ = 0\nx- = 1\n"
+				"[node 0]\nprocs = 3:0, 4:0, 5:0\nx+ = 0\nx- = 1\n"
 				"[node 1]\nprocs = 1:0\nx+ = 0\nx- = 1\n"
 				"[node 2]\nx+ = 0\nx- = 1\n";
 
@@ -529,7 +618,7 @@ main(int argc, char **argv)
 	FILE *f;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s gen_wrap|restart|conns\n", argv[0]);
+		fprintf(stderr, "usage: %s gen_wrap|restart|conns|window\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -571,6 +660,8 @@ main(int argc, char **argv)
 		test_restart();
 	else if (strcmp(argv[1], "conns") == 0)
 		test_conns();
+	else if (strcmp(argv[1], "window") == 0)
+		test_window();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni %s\n", argv[1]);
