@@ -48,6 +48,8 @@ node_usage(FILE *f, const char *prog)
 		"  --max-ifs N          applications at once per node (default 64, 1..256)\n"
 		"  --noproc-ms N        a send to a process that is not attached keeps asking this\n"
 		"                       long (default 3000)\n"
+		"  --vni-max-conns N    connections waiting to register at once (default 256,\n"
+		"                       1..4096; a process may hold 4, a user half, each 1 s)\n"
 		"  --vni-socket-mode M  permissions of the socket file, octal (default 0660: the\n"
 		"                       engine's user and group may attach)\n"
 		"  --vni-owner APP=WHO  only WHO may attach processes of application APP: a user\n"
@@ -138,7 +140,7 @@ parse_owner(const char *s)
 enum {
 	O_TOPO = 256, O_NODE, O_NODES, O_PORT, O_PORTS, O_SOCK, O_STAGING, O_MAXPOOL,
 	O_MAXIFS, O_NOPROC, O_MTU, O_LINKWAIT, O_IDLE, O_SLEEP, O_STATS, O_JSON,
-	O_CAPTURE, O_SNAPLEN, O_OWNER, O_SOCKMODE, O_IMPAIR,
+	O_CAPTURE, O_SNAPLEN, O_OWNER, O_SOCKMODE, O_IMPAIR, O_MAXCONNS,
 };
 
 static const struct option node_longopts[] = {
@@ -163,6 +165,7 @@ static const struct option node_longopts[] = {
 	{"impair", required_argument, NULL, O_IMPAIR},
 	{"vni-owner", required_argument, NULL, O_OWNER},
 	{"vni-socket-mode", required_argument, NULL, O_SOCKMODE},
+	{"vni-max-conns", required_argument, NULL, O_MAXCONNS},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -190,6 +193,9 @@ node_parse_option(int c, char **argv)
 		break;
 	case O_NOPROC:
 		node_opt.noproc_ms = (unsigned int)app_opt_u64("--noproc-ms", optarg, 1, 3600000);
+		break;
+	case O_MAXCONNS:
+		node_opt.max_conns = (unsigned int)app_opt_u64("--vni-max-conns", optarg, 1, 4096);
 		break;
 	case O_MTU:
 		node_opt.mtu = (unsigned int)app_opt_u64("--mtu", optarg, TRD_HDR_LEN + 64, 9000);

@@ -39,6 +39,7 @@ struct node_opts {
 	unsigned int link_wait;
 	unsigned int mtu;
 	unsigned int noproc_ms;
+	unsigned int max_conns; /* --vni-max-conns: registrations at once (0: the default) */
 	struct trd_vnis_owner owners[NODE_MAX_OWNERS];
 	unsigned int n_owners;
 	unsigned int socket_mode;

@@ -31,6 +31,7 @@
 #define CLIENT_CQ_BURST 32
 #define BLOCK_HDR TRD_VNI_ALLOC_ALIGN /* bytes before each pool block: its length */
 #define BLOCK_MAGIC 0x6b6f6c42696e7654ULL
+#define TRD_VNI_BUSY_RETRY_MS 3000u /* trd_vni_open asks a busy engine again this long */
 
 uint64_t
 vnic_now_ms(void)
@@ -234,6 +235,7 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	const char *path;
 	struct trd_vni *v;
 	int fds[3] = {-1, -1, -1};
+	uint64_t busy_deadline;
 	int rc;
 
 	if (conf == NULL || conf->short_max < -1 || conf->short_max > TRD_VNI_SHORT_MAX ||
@@ -251,27 +253,38 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	if (v == NULL)
 		return NULL;
 	v->sock = v->efd = v->kick_fd = -1;
-	v->sock = sock_connect(path, conf->connect_timeout_ms);
-	if (v->sock < 0) {
-		rc = -errno;
-		goto fail;
-	}
+	/* an engine busy with other registrations (-EBUSY) is asked again, with a back-off, for
+	 * connect_timeout_ms or at least TRD_VNI_BUSY_RETRY_MS */
+	busy_deadline = vnic_now_ms() + RTE_MAX(conf->connect_timeout_ms, TRD_VNI_BUSY_RETRY_MS);
+	for (unsigned int backoff_ms = 1;; backoff_ms = RTE_MIN(backoff_ms * 2, 100u)) {
+		uint64_t now;
 
-	memset(&req, 0, sizeof(req));
-	req.op = TRD_VNI_SOCK_REGISTER;
-	req.version = TRD_VNI_VERSION;
-	req.app = conf->app;
-	req.proc = conf->proc;
-	req.pool_size = conf->pool_size ? conf->pool_size : TRD_VNI_POOL_DEFAULT;
-	req.n_send = conf->n_send ? conf->n_send : 64;
-	req.n_recv = conf->n_recv ? conf->n_recv : 64;
-	req.n_doorbells = conf->n_doorbells ? conf->n_doorbells : 64;
-	req.short_max = conf->short_max == 0 ? TRD_VNI_SHORT_DEFAULT
-					     : (conf->short_max < 0 ? 0 : conf->short_max);
-	rc = send_register(v->sock, &req);
-	if (rc != 0)
-		goto fail;
-	rc = sock_answer(v->sock, &ans, fds);
+		v->sock = sock_connect(path, conf->connect_timeout_ms);
+		if (v->sock < 0) {
+			rc = -errno;
+			goto fail;
+		}
+		memset(&req, 0, sizeof(req));
+		req.op = TRD_VNI_SOCK_REGISTER;
+		req.version = TRD_VNI_VERSION;
+		req.app = conf->app;
+		req.proc = conf->proc;
+		req.pool_size = conf->pool_size ? conf->pool_size : TRD_VNI_POOL_DEFAULT;
+		req.n_send = conf->n_send ? conf->n_send : 64;
+		req.n_recv = conf->n_recv ? conf->n_recv : 64;
+		req.n_doorbells = conf->n_doorbells ? conf->n_doorbells : 64;
+		req.short_max = conf->short_max == 0 ? TRD_VNI_SHORT_DEFAULT
+						     : (conf->short_max < 0 ? 0 : conf->short_max);
+		rc = send_register(v->sock, &req);
+		if (rc == 0)
+			rc = sock_answer(v->sock, &ans, fds);
+		now = vnic_now_ms();
+		if (rc != -EBUSY || now >= busy_deadline)
+			break;
+		close(v->sock);
+		v->sock = -1;
+		poll(NULL, 0, (int)RTE_MIN((uint64_t)backoff_ms, busy_deadline - now));
+	}
 	if (rc == 0 && (ans.app != conf->app || ans.proc == TRD_VNI_ANY ||
 			(conf->proc != TRD_VNI_ANY && ans.proc != conf->proc))) {
 		/* not the identity asked for */

@@ -626,28 +626,59 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 		v->mem_fd < 0 ? "; no one-sided access (its memory descriptors were not passed)" : "");
 }
 
+/* May a connection of process @p pid of user @p uid wait for its registration? Not if that
+ * process holds VNIS_CONNS_PER_PID such connections already, or its user half of them, or none
+ * is free: one process, or one user, cannot keep the others from attaching. */
+static struct vconn *
+conn_slot(struct trd_vnis *s, int pid, int64_t uid, const char **why)
+{
+	unsigned int by_pid = 0, by_uid = 0;
+	struct vconn *c = NULL;
+
+	for (unsigned int i = 0; i < s->conf.max_conns; i++) {
+		if (!s->conns[i].used) {
+			if (c == NULL)
+				c = &s->conns[i];
+			continue;
+		}
+		by_pid += s->conns[i].pid == pid;
+		by_uid += s->conns[i].uid == uid;
+	}
+	*why = "too many registrations at once";
+	if (pid < 0 || by_pid >= VNIS_CONNS_PER_PID)
+		*why = "too many registrations at once from this process";
+	else if (by_uid >= (s->conf.max_conns + 1) / 2)
+		*why = "too many registrations at once from this user";
+	else
+		return c;
+	return NULL;
+}
+
 static void
 sock_accept(struct trd_vnis *s)
 {
 	for (;;) {
 		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct vconn *c = NULL;
+		struct ucred cred = {.pid = -1};
+		socklen_t l = sizeof(cred);
+		struct vconn *c;
+		const char *why;
 
 		if (fd < 0)
 			return;
-		for (unsigned int i = 0; i < VNIS_N_CONNS; i++)
-			if (!s->conns[i].used) {
-				c = &s->conns[i];
-				break;
-			}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) != 0 || cred.pid <= 0)
+			cred.pid = -1;
+		c = conn_slot(s, cred.pid, cred.pid < 0 ? -1 : (int64_t)cred.uid, &why);
 		if (c == NULL) {
-			answer(fd, TRD_VNI_VERSION, -EBUSY, 0, "too many registrations at once",
-			       NULL, NULL);
+			ST(s, REFUSED)++;
+			answer(fd, TRD_VNI_VERSION, -EBUSY, 0, why, NULL, NULL);
 			close(fd);
 			continue;
 		}
 		c->used = true;
 		c->fd = fd;
+		c->pid = cred.pid;
+		c->uid = (int64_t)cred.uid;
 		c->pidfd = peer_pidfd(fd); /* now: before the process can go and its pid be reused */
 		c->deadline = s->now + VNIS_REGISTER_TIMEOUT_US;
 		c->ep.kind = EP_CONN;
@@ -706,7 +737,7 @@ vnis_sock_events(struct trd_vnis *s, int timeout_ms)
 		}
 		}
 	}
-	for (unsigned int i = 0; i < VNIS_N_CONNS; i++)
+	for (unsigned int i = 0; i < s->conf.max_conns; i++)
 		if (s->conns[i].used && s->now > s->conns[i].deadline)
 			conn_close(s, &s->conns[i]);
 	return n > 0 ? (unsigned int)n : 0;

@@ -29,6 +29,80 @@
 #define RMA_LEN_MAX (1u << 30)
 
 /* ------------------------------------------------------------------------------------------ */
+/* atomics applied at most once: the origin's sequence numbers */
+
+void
+vnis_rma_init(struct trd_vnis *s)
+{
+	uint64_t inc = 0;
+
+	/* a restarted engine must not be taken for the one before it: 64 random bits */
+	while (inc == 0)
+		if (getrandom(&inc, sizeof(inc), GRND_NONBLOCK) != (ssize_t)sizeof(inc))
+			inc = rte_rand();
+	s->inc = inc;
+}
+
+/* The open sequence numbers towards node @p rank, allocated at the first atomic to it. */
+static struct vaseq *
+aseq_of(struct trd_vnis *s, uint32_t rank)
+{
+	if (s->aseqs == NULL) {
+		s->aseqs = calloc(s->topo->n_nodes, sizeof(*s->aseqs));
+		if (s->aseqs == NULL)
+			return NULL;
+	}
+	if (s->aseqs[rank] == NULL)
+		s->aseqs[rank] = calloc(1, sizeof(struct vaseq));
+	return s->aseqs[rank];
+}
+
+/* May an atomic towards node @p rank start now? Not if the target could not tell it from an op
+ * still in flight (its window is full: -EAGAIN), or with no memory (-ENOMEM). */
+static bool
+atom_can_open(struct trd_vnis *s, uint32_t rank, int *err)
+{
+	struct vaseq *q = aseq_of(s, rank);
+
+	if (q != NULL && q->next - q->low < VNIS_ATOM_WINDOW)
+		return true;
+	*err = q == NULL ? -ENOMEM : -EAGAIN;
+	return false;
+}
+
+/* Atomic @p t takes the next sequence number towards its node (atom_can_open() said yes). */
+static void
+atom_open(struct trd_vnis *s, struct vtx *t)
+{
+	struct vaseq *q = s->aseqs[t->dst_rank];
+	uint32_t i = q->next % VNIS_ATOM_WINDOW;
+
+	t->aseq = q->next++;
+	t->aseq_held = true;
+	q->bits[i / 64] |= 1ull << (i % 64);
+}
+
+/* Atomic @p t ended (freed): its number is closed; the window's low edge moves past every
+ * closed number. */
+void
+vnis_atom_close(struct trd_vnis *s, struct vtx *t)
+{
+	struct vaseq *q = s->aseqs != NULL ? s->aseqs[t->dst_rank] : NULL;
+	uint32_t i = t->aseq % VNIS_ATOM_WINDOW;
+
+	t->aseq_held = false;
+	if (q == NULL)
+		return; /* the service is going away */
+	q->bits[i / 64] &= ~(1ull << (i % 64));
+	while (q->low != q->next) {
+		i = q->low % VNIS_ATOM_WINDOW;
+		if (q->bits[i / 64] & (1ull << (i % 64)))
+			break;
+		q->low++;
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* memory regions */
 
 static struct vmr *
@@ -189,6 +263,9 @@ vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx, const struct trd_v
 		err = -EINVAL;
 	} else if (rank < 0) {
 		err = -ECONNREFUSED;
+	} else if (kind == TRD_VNI_SF_ATOMIC && !atom_can_open(s, (uint32_t)rank, &err)) {
+		if (err == -EAGAIN)
+			ST(s, RMA_BACKPRESSURE)++; /* its window towards that node is full */
 	} else if ((t = vnis_tx_alloc(s, v)) == NULL) {
 		err = -ENOBUFS;
 	}
@@ -224,6 +301,8 @@ vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx, const struct trd_v
 	t->compare = c->compare;
 	t->noproc_deadline = s->now + (uint64_t)s->conf.noproc_ms * 1000;
 	t->heard = s->now;
+	if (kind == TRD_VNI_SF_ATOMIC)
+		atom_open(s, t);
 	vnis_tx_set_state(s, t, TX_REQ);
 }
 
@@ -287,6 +366,8 @@ vnis_rma_step(struct trd_vnis *s, struct vtx *t)
 			.op = t->aop, .size = t->len, .operand = t->operand, .compare = t->compare};
 
 		rma_hdr(t, TRD_VW_ATOMIC, t->len, t->roff, &h);
+		h.tag = s->inc;      /* which engine's atomic ... */
+		h.grant_id = t->aseq; /* ... and which of its atomics towards this node */
 		trd_vw_atomic_encode(a, &op);
 		rc = vnis_vw_inject(s, s->req, t->dst, &h, a, sizeof(a));
 		if (rc == 0) {
@@ -529,6 +610,12 @@ rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int st
 void
 vnis_rma_fini(struct trd_vnis *s)
 {
+	if (s->aseqs != NULL) {
+		for (unsigned int i = 0; i < s->topo->n_nodes; i++)
+			free(s->aseqs[i]);
+		free(s->aseqs);
+		s->aseqs = NULL;
+	}
 	if (s->atoms == NULL)
 		return;
 	for (unsigned int i = 0; i < s->topo->n_nodes; i++)
@@ -538,16 +625,13 @@ vnis_rma_fini(struct trd_vnis *s)
 	s->n_atom_tabs = 0;
 }
 
-/* Where the atomic @p h from node @p src_rank is remembered (the slot of its origin op's
- * index), or NULL: -ENOMEM (no memory, or VNIS_ATOM_ORIGINS origins remembered already),
- * -EPROTO (an index no origin engine uses). */
-static struct vatom *
-atom_slot(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h, int *err)
+/* What is remembered of the atomics of node @p src_rank, or NULL: -ENOMEM (no memory, or
+ * VNIS_ATOM_ORIGINS origins remembered already), -EPROTO (no such node). */
+static struct vatab *
+atom_tab(struct trd_vnis *s, uint32_t src_rank, int *err)
 {
-	uint32_t idx = h->msg_id & 0xffff;
-
 	*err = -EPROTO;
-	if (idx >= VNIS_N_TX || src_rank >= s->topo->n_nodes)
+	if (src_rank >= s->topo->n_nodes)
 		return NULL;
 	*err = -ENOMEM;
 	if (s->atoms == NULL) {
@@ -558,28 +642,53 @@ atom_slot(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h, int
 	if (s->atoms[src_rank] == NULL) {
 		if (s->n_atom_tabs >= VNIS_ATOM_ORIGINS)
 			return NULL;
-		s->atoms[src_rank] = calloc(VNIS_N_TX, sizeof(struct vatom));
+		s->atoms[src_rank] = calloc(1, sizeof(struct vatab));
 		if (s->atoms[src_rank] == NULL)
 			return NULL;
 		s->n_atom_tabs++;
 	}
-	return &s->atoms[src_rank][idx];
+	return s->atoms[src_rank];
 }
 
 enum atom_verdict { ATOM_NEW, ATOM_REPEAT, ATOM_STALE };
 
-/* Is @p h the op slot @p m remembers (a repeat), an op older than it (a late duplicate of an op
- * that ended at its origin: the origin reused the index), or a new one? */
+/* Is atomic @p h of the origin whose table is @p tab one it was served (a repeat), a late
+ * duplicate of an op that ended at its origin, or new? Sets *slot to where it is (to be)
+ * remembered. A request of an incarnation the origin no longer is, is a duplicate; one of a new
+ * incarnation (the origin engine restarted) starts an empty table. */
 static enum atom_verdict
-atom_judge(const struct trd_vnis *s, const struct vatom *m, const struct trd_vw_hdr *h)
+atom_judge(const struct trd_vnis *s, struct vatab *tab, const struct trd_vw_hdr *h,
+	   struct vatom **slot)
 {
-	uint16_t gen = (uint16_t)(h->msg_id >> 16);
+	uint32_t seq = h->grant_id;
+	struct vatom *m;
 
+	*slot = NULL;
+	if (h->tag != tab->inc) {
+		unsigned int old = 0;
+
+		for (unsigned int i = 0; i < VNIS_ATOM_RETIRED; i++) {
+			if (tab->retired[i].inc == h->tag && tab->retired[i].stamp != 0 &&
+			    s->now - tab->retired[i].stamp < VNIS_ATOM_KEEP_US)
+				return ATOM_STALE;
+			if (tab->retired[i].stamp < tab->retired[old].stamp)
+				old = i;
+		}
+		if (tab->inc != 0) {
+			tab->retired[old].inc = tab->inc;
+			tab->retired[old].stamp = s->now != 0 ? s->now : 1;
+		}
+		tab->inc = h->tag;
+		memset(tab->slot, 0, sizeof(tab->slot));
+	}
+	m = &tab->slot[seq % VNIS_ATOM_WINDOW];
+	*slot = m;
 	if (m->stamp == 0 || s->now - m->stamp >= VNIS_ATOM_KEEP_US)
 		return ATOM_NEW; /* nothing remembered that could still be asked again */
-	if (gen == m->gen)
+	if (seq == m->seq)
 		return m->key == h->key ? ATOM_REPEAT : ATOM_STALE;
-	return (int16_t)(gen - m->gen) > 0 ? ATOM_NEW : ATOM_STALE;
+	/* the origin opened the newer of the two only once the older had ended */
+	return (int32_t)(seq - m->seq) > 0 ? ATOM_NEW : ATOM_STALE;
 }
 
 /* A WRITE, READ or ATOMIC for a process of this node: checked before any access, served, and
@@ -612,8 +721,9 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 	} else {
 		need = h->type == TRD_VW_WRITE ? TRD_VNI_MR_REMOTE_WRITE : TRD_VNI_MR_REMOTE_READ;
 	}
-	if (h->type == TRD_VW_ATOMIC &&
-	    ((a.size != 4 && a.size != 8) || a.size != h->len || !aop_ok(a.op))) {
+	if (h->type == TRD_VW_ATOMIC && ((a.size != 4 && a.size != 8) || a.size != h->len ||
+					 !aop_ok(a.op) || h->tag == 0)) {
+		/* (tag: the origin engine's incarnation, never 0) */
 		ST(s, BAD_WIRE)++;
 		st = -EACCES;
 	} else if (h->type != TRD_VW_ATOMIC &&
@@ -667,10 +777,11 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 		return;
 	} else {
 		uint64_t old = 0, nv, mask = a.size == 8 ? UINT64_MAX : UINT32_MAX;
-		struct vatom *m = atom_slot(s, src_rank, h, &st);
+		struct vatab *tab = atom_tab(s, src_rank, &st);
+		struct vatom *m = NULL;
 		bool wr;
 
-		if (m == NULL) {
+		if (tab == NULL) {
 			/* not applied: it could not be recognised if it came again */
 			if (st == -EPROTO)
 				ST(s, BAD_WIRE)++;
@@ -680,7 +791,7 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 			vnis_reply(s, src, &r);
 			return;
 		}
-		switch (atom_judge(s, m, h)) {
+		switch (atom_judge(s, tab, h, &m)) {
 		case ATOM_REPEAT: /* its first answer was lost: the same answer, applied once */
 			ST(s, RMA_REPEATS)++;
 			rep_hdr(&r, rtype, h, m->status);
@@ -703,9 +814,9 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 				st = vnis_vmem_write(v, &nv, addr, a.size);
 		}
 		m->stamp = s->now != 0 ? s->now : 1;
-		m->gen = (uint16_t)(h->msg_id >> 16);
+		m->seq = h->grant_id;
 		m->key = h->key;
-		m->status = (int16_t)st;
+		m->status = st;
 		m->old = old;
 		rep_hdr(&r, rtype, h, st);
 		r.data = st == 0 ? old : 0;

@@ -186,6 +186,7 @@ vnis_tx_alloc(struct trd_vnis *s, struct vif *v)
 	t->rma = 0;
 	t->refused = false;
 	t->aop = t->acked = t->inflight = 0;
+	t->aseq_held = false;
 	t->laddr = t->operand = t->compare = t->old = 0;
 	t->key = msg_key(s);
 	t->backoff = s->conf.retry_us;
@@ -200,6 +201,8 @@ vnis_tx_free(struct trd_vnis *s, struct vtx *t)
 	struct vif *v = t->vif;
 
 	vnis_tx_set_state(s, t, TX_FREE);
+	if (t->aseq_held)
+		vnis_atom_close(s, t);
 	trd_payload_free(t->pay); /* packets still holding it keep it alive */
 	t->pay = NULL;
 	TAILQ_REMOVE(&v->txs, t, oq);

@@ -209,6 +209,10 @@ conf_set(struct trd_vnis *s, const struct trd_vnis_conf *conf)
 		s->conf.retry_us = 100;
 	if (s->conf.noproc_ms == 0)
 		s->conf.noproc_ms = 3000;
+	if (s->conf.max_conns == 0)
+		s->conf.max_conns = VNIS_N_CONNS;
+	if (s->conf.max_conns > VNIS_MAX_CONNS)
+		return EINVAL;
 	if (s->conf.inline_max < TRD_VW_HDR_LEN || s->conf.inline_max > 960 ||
 	    s->conf.n_owners > 1024 || (s->conf.n_owners != 0 && conf->owners == NULL))
 		return EINVAL;
@@ -286,8 +290,9 @@ tables_alloc(struct trd_vnis *s)
 	s->tx_free = calloc(VNIS_N_TX, sizeof(*s->tx_free));
 	s->rx = calloc(VNIS_N_RX, sizeof(*s->rx));
 	s->rx_free = calloc(VNIS_N_RX, sizeof(*s->rx_free));
+	s->conns = calloc(s->conf.max_conns, sizeof(*s->conns));
 	if (s->ifs == NULL || s->tx == NULL || s->tx_free == NULL || s->rx == NULL ||
-	    s->rx_free == NULL)
+	    s->rx_free == NULL || s->conns == NULL)
 		return ENOMEM;
 	/* index 0 is never used, so no id is 0 (0 means "no grant") */
 	for (uint32_t i = VNIS_N_TX - 1; i >= 1; i--) {
@@ -346,6 +351,7 @@ trd_vnis_create(const struct trd_vnis_conf *conf)
 	rc = node_attach(s, (uint32_t)rank);
 	if (rc != 0)
 		goto fail;
+	vnis_rma_init(s);
 	rc = tables_alloc(s);
 	if (rc != 0)
 		goto fail;
@@ -387,7 +393,7 @@ trd_vnis_free(struct trd_vnis *s)
 		}
 		vnis_vif_unmap(s, v);
 	}
-	for (unsigned int i = 0; i < VNIS_N_CONNS; i++)
+	for (unsigned int i = 0; s->conns != NULL && i < s->conf.max_conns; i++)
 		if (s->conns[i].used) {
 			close(s->conns[i].fd);
 			if (s->conns[i].pidfd >= 0)
@@ -417,5 +423,6 @@ trd_vnis_free(struct trd_vnis *s)
 	free(s->tx_free);
 	free(s->rx);
 	free(s->rx_free);
+	free(s->conns);
 	free(s);
 }

@@ -59,14 +59,16 @@ extern int trd_vni_logtype;
 #define VNIS_N_TX 16384        /* index up to 16 bits, generation 16 bits */
 #define VNIS_N_RX 16384
 #define VNIS_N_HINTS 64
-#define VNIS_N_CONNS 16
+#define VNIS_N_CONNS 256        /* default: connections not yet registered, all peers */
+#define VNIS_MAX_CONNS 4096
+#define VNIS_CONNS_PER_PID 4     /* ... of one process */
 #define VNIS_CMD_BURST 32
 #define VNIS_RX_BURST 32
 #define VNIS_INJECT_BUDGET 64
 #define VNIS_SOCK_PERIOD_US 50
 #define VNIS_TIMER_PERIOD_US 20
 #define VNIS_SWEEP_PERIOD_US 50000
-#define VNIS_REGISTER_TIMEOUT_US 5000000
+#define VNIS_REGISTER_TIMEOUT_US 1000000 /* a connection registers within this or is closed */
 #define VNIS_TEL_PERIOD_US 10000 /* telemetry snapshots */
 #define VNIS_N_MRS 256           /* memory regions per interface (one-sided access) */
 #define VNIS_RMA_WINDOW 64       /* chunks of one write or read in flight */
@@ -75,6 +77,9 @@ extern int trd_vni_logtype;
 #define VNIS_ATOM_ORIGINS 256 /* origin nodes a target remembers atomics of (rma.c) */
 #define VNIS_ATOM_KEEP_US 15000000 /* an atomic is remembered this long: longer than an origin
 				    * asks (VNIS_ATOM_TRIES x VNIS_RMA_STALL_US) */
+#define VNIS_ATOM_WINDOW 4096 /* atomic sequence numbers an origin has open towards one target
+			       * node, and the slots a target remembers per origin (rma.c) */
+#define VNIS_ATOM_RETIRED 4   /* incarnations of an origin engine a target remembers as gone */
 
 enum tx_state {
 	TX_FREE = 0,
@@ -132,6 +137,8 @@ struct vtx {
 	uint64_t laddr, operand, compare, old;
 	uint64_t heard; /* when it last sent or was answered: silence means lost frames */
 	uint32_t tries; /* atomic: times it was sent */
+	uint32_t aseq;  /* atomic: its sequence number towards dst_rank (struct vaseq) */
+	bool aseq_held; /* atomic: aseq is open and must be closed when the tx is freed */
 	TAILQ_ENTRY(vtx) rq; /* owner's ready queue */
 	TAILQ_ENTRY(vtx) lq; /* service list by lkind */
 	TAILQ_ENTRY(vtx) oq; /* owner's list of every tx */
@@ -196,6 +203,8 @@ struct vconn {
 	bool used;
 	int fd;
 	int pidfd; /* the connecting process (SO_PEERPIDFD at accept), or -1 */
+	int pid;   /* its pid and uid (SO_PEERCRED at accept; -1: unknown) */
+	int64_t uid;
 	uint64_t deadline;
 	struct ep_ref ep;
 };
@@ -246,18 +255,35 @@ struct vif {
 	struct ep_ref ep;
 };
 
-/* An atomic served for a process of this node, remembered in the slot of its origin op's
- * index (one table per origin node, VNIS_N_TX slots): a repeat of it (its answer was lost and
- * the origin asks again) is answered with the same result and not applied twice. The origin
- * reuses an index only once its op ended, so while an op can be asked again its slot holds it
- * (or an older op, if its first request was lost); a request older than its slot's op is a
- * late duplicate and is dropped, never applied (rma.c). */
+/* An atomic served for a process of this node. The origin engine numbers its atomics towards
+ * each target node (seq, carried in the ATOMIC's grant_id; its incarnation, a random 64-bit id
+ * drawn when the engine starts, in tag) and opens seq S only once every seq up to
+ * S - VNIS_ATOM_WINDOW has ended; the target remembers each in slot S % VNIS_ATOM_WINDOW of the
+ * origin's table. A request whose seq is the slot's is a repeat (its answer was lost) and is
+ * answered from memory; one older than the slot's is a late duplicate of an op that ended and
+ * is dropped; a newer one is new (the slot's op ended at the origin) (rma.c). */
 struct vatom {
 	uint64_t stamp; /* when it was served (0: never) */
 	uint64_t old;
 	uint32_t key;
-	uint16_t gen;
-	int16_t status;
+	uint32_t seq;
+	int32_t status;
+};
+
+/* What a target remembers of one origin node's atomics. */
+struct vatab {
+	uint64_t inc; /* the origin engine's incarnation the slots belong to */
+	struct {
+		uint64_t inc, stamp;
+	} retired[VNIS_ATOM_RETIRED]; /* incarnations replaced: their requests are duplicates */
+	struct vatom slot[VNIS_ATOM_WINDOW];
+};
+
+/* An origin's open atomic sequence numbers towards one target node: [low, next), those still
+ * in flight marked in bits (by seq % VNIS_ATOM_WINDOW). */
+struct vaseq {
+	uint32_t next, low;
+	uint64_t bits[VNIS_ATOM_WINDOW / 64];
 };
 
 /* A memory region of a process, for one-sided access (rma.c). */
@@ -309,15 +335,17 @@ struct trd_vnis {
 	struct rte_device *dma_dev[16]; /* the node's NICs that DMA from application memory */
 	unsigned int n_dma_dev;
 	uint64_t now, next_sock, next_timer, next_sweep;
-	struct vconn conns[VNIS_N_CONNS];
+	struct vconn *conns; /* conf.max_conns connections not yet registered */
 	uint64_t stat[TRD_VNIS_STAT_MAX];
 	struct trd_vnis_owner *owners; /* the configuration's, copied */
 	uint32_t keys[1024]; /* message keys not yet used */
 	unsigned int n_keys;
 	struct vnis_tel *tel; /* the telemetry snapshot, when registered */
 	uint32_t claim_seq;   /* claim handles: the last upper half handed out */
-	struct vatom **atoms; /* per origin node (n_nodes), allocated at its first atomic */
+	struct vatab **atoms; /* per origin node (n_nodes), allocated at its first atomic */
 	unsigned int n_atom_tabs;
+	struct vaseq **aseqs; /* per target node (n_nodes), allocated at the first atomic to it */
+	uint64_t inc;         /* this engine's incarnation: random, drawn at create */
 	uint64_t next_tel;
 };
 
@@ -366,6 +394,8 @@ uint32_t vnis_tx_id(const struct vtx *t);
 void vnis_mr_request(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr *req);
 void vnis_mr_free(struct vif *v);
 void vnis_rma_fini(struct trd_vnis *s);
+void vnis_rma_init(struct trd_vnis *s);
+void vnis_atom_close(struct trd_vnis *s, struct vtx *t);
 void vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx,
 		  const struct trd_vni_actx *c);
 int vnis_rma_step(struct trd_vnis *s, struct vtx *t);

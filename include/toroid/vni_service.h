@@ -67,6 +67,9 @@ struct trd_vnis_conf {
 					      *   but while processes of it are attached only by
 					      *   their user */
 	unsigned int n_owners;       /**< entries in @c owners (at most 1024) */
+	unsigned int max_conns;      /**< connections not yet registered, all peers together
+				      *   (default 256, max 4096); one process holds at most 4,
+				      *   one user at most half, each at most 1 s */
 };
 
 /** Service statistics: X(ENUM, name). */
@@ -137,10 +140,12 @@ struct trd_vnis_conf {
 	X(RMA_FAULTS, "rma_faults")       /* accesses failed: unmapped, read-only, mm gone */    \
 	X(RMA_REPEATS, "rma_repeats")     /* atomics asked again (answer lost): answered from    \
 					   * memory, not applied twice */                         \
-	X(RMA_STALE, "rma_stale")         /* atomics older than the op their origin slot holds \
-					   * now (late duplicates): dropped, not applied */      \
+	X(RMA_STALE, "rma_stale")         /* atomics of an op that ended at its origin (late     \
+					   * duplicates): dropped, not applied */                 \
 	X(CLAIMS, "claims")               /* messages claimed (trd_vni_claim) */                  \
-	X(DISCARDS, "discards")           /* messages dropped unread (trd_vni_discard) */
+	X(DISCARDS, "discards")           /* messages dropped unread (trd_vni_discard) */         \
+	X(RMA_BACKPRESSURE, "rma_backpressure") /* atomics refused -EAGAIN: VNIS_ATOM_WINDOW    \
+						 * open towards their node already */
 
 /** Service statistics ids. */
 enum trd_vnis_stat {

@@ -57,12 +57,13 @@ struct trd_vw_hdr {
 	uint32_t src_app, src_proc;
 	uint32_t dst_app, dst_proc;
 	uint32_t msg_id;    /**< the sending engine's id of the message */
-	uint32_t grant_id;  /**< the receiving engine's id of the grant (CTS, FIN, DONE, ABORT) */
+	uint32_t grant_id;  /**< the receiving engine's id of the grant (CTS, FIN, DONE, ABORT);
+			     *   ATOMIC: its number towards the target node */
 	uint32_t len;
 	uint32_t key;       /**< the sending engine's random key of the message: every reply, FIN
 			     *   and ABORT about it echoes it, so that only who saw the request
 			     *   can answer it */
-	uint64_t tag;
+	uint64_t tag;       /**< ATOMIC: the origin engine's incarnation (random, never 0) */
 	union {
 		uint64_t rkey;  /**< CTS: region key to put into */
 		uint64_t data;  /**< EAGER, RTS: the message's immediate data (trd_vni_senddata);

@@ -565,15 +565,16 @@ test_rma(void)
 		trd_vw_atomic_encode(ab, &a);
 		ah.type = TRD_VW_ATOMIC;
 		ah.len = 8;
-		ah.tag = 0;
+		ah.tag = 0x1ec0ffee5eed0001ull; /* the origin engine's incarnation */
 		ah.rkey = info[0];
 		ah.roff = info[1] + 8;
 		ah.msg_id = 77;
+		ah.grant_id = 77; /* its atomic sequence number towards this node */
 		ah.key = 0x5eed;
 		memcpy(&v0, want + 8, 8);
 		for (int i = 0; i < 3; i++) {
 			if (i == 2)
-				ah.msg_id = 78; /* a new op */
+				ah.msg_id = ah.grant_id = 78; /* a new op */
 			node_write(2, &ah, ab, sizeof(ab));
 			m = node_recv(2, &r);
 			T_EQ(r.type, TRD_VW_ATOMIC_RESP);
@@ -589,25 +590,28 @@ test_rma(void)
 		memcpy(want + 8, &v1, 8);
 		T_ASSERT(memcmp(mem, want, RMA_LEN) == 0, "a repeated ATOMIC was applied twice");
 
-		/* a late duplicate: an op of an older generation on a slot whose newer op was
-		 * served (the origin reused its index, so the old op ended there) is dropped
-		 * unanswered and not applied (rma_stale); the newer op's repeat is still answered
-		 * from memory */
+		/* a late duplicate: an op with an older sequence number on a slot whose newer op
+		 * was served (the origin opens a number only once the one a window before it
+		 * ended, so the old op ended there) is dropped unanswered and not applied
+		 * (rma_stale); the newer op's repeat is still answered from memory */
 		uint64_t stale0 = stat_of(TRD_VNIS_STAT_RMA_STALE);
 		struct trd_msg *none = NULL;
 
 		ah.msg_id = 79 | 5u << 16;
+		ah.grant_id = 79 + 4096;
 		node_write(2, &ah, ab, sizeof(ab));
 		m = node_recv(2, &r);
 		T_EQ(r.status, 0);
 		T_EQ(r.data, v0 + 10);
 		trd_msg_free(m);
 		ah.msg_id = 79 | 4u << 16;
+		ah.grant_id = 79;
 		node_write(2, &ah, ab, sizeof(ab));
 		pump_for_stat(TRD_VNIS_STAT_RMA_STALE, stale0 + 1, 2000000);
 		T_EQ(stat_of(TRD_VNIS_STAT_RMA_STALE), stale0 + 1);
 		T_EQ(trd_rec_fifo_poll(trd_rec_fifo(nd[2], 0), &none, 1), 0);
 		ah.msg_id = 79 | 5u << 16;
+		ah.grant_id = 79 + 4096;
 		node_write(2, &ah, ab, sizeof(ab));
 		m = node_recv(2, &r);
 		T_EQ(r.status, 0);
