@@ -121,9 +121,9 @@ completed(unsigned int a, uint64_t cookie)
 	/* the data (and every earlier packet of its FIFO) was handed to the port before the
 	 * completion could come back */
 	{
-		struct trd_fifo_stats fs;
+		struct trd_inj_fifo_stats fs;
 
-		T_EQ(trd_fifo_stats_get(trd_inj_fifo(o[a].n, f), &fs), 0);
+		T_EQ(trd_inj_fifo_stats_get(trd_inj_fifo(o[a].n, f), &fs), 0);
 		T_ASSERT(fs.pkts_sent >= o[a].need_at[i],
 			 "op %u: completion before the data was sent (%" PRIu64 " < %" PRIu64 ")",
 			 i, fs.pkts_sent, o[a].need_at[i]);

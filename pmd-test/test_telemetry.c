@@ -4,12 +4,12 @@
  * get and a refused put, a client of the telemetry socket (<runtime dir>/dpdk_telemetry.v2)
  * asks /toroid/nodes, /toroid/stats, /toroid/fifos and /toroid/links for every node, by name
  * and by index, and every number in the answers equals what trd_node_stats_get(),
- * trd_fifo_stats_get() and trd_link_stats_get() return. Unknown nodes answer null.
+ * trd_inj_fifo_stats_get() and trd_link_stats_get() return. Unknown nodes answer null.
  * trd_telemetry_init() is idempotent. If DPDK's dpdk-telemetry.py is installed (package
  * dpdk-dev), it reads the same answers.
  * /toroid/vni from VNI services embedded in this process (not toroid-node): by node name and by
- * index, every statistic equal to trd_vnis_stats_get(), refreshed by trd_vnis_poll() (a
- * refused registration shows within one period), withdrawn by trd_vnis_free().
+ * index, every statistic equal to trd_vni_svc_stats_get(), refreshed by trd_vni_svc_poll() (a
+ * refused registration shows within one period), withdrawn by trd_vni_svc_free().
  * EAL runs with a file prefix of its own, so the socket is this process's.
  */
 #include <errno.h>
@@ -268,7 +268,7 @@ check_node(struct trd_node *node, unsigned int index, const char *ref)
 	struct trd_coord co = trd_node_coord(node);
 	char cmd[128];
 	const char *a, *s, *dr;
-	struct trd_fifo *f;
+	struct trd_inj_fifo *f;
 
 	/* stats */
 	snprintf(cmd, sizeof(cmd), "/toroid/stats,%s", ref);
@@ -294,7 +294,7 @@ check_node(struct trd_node *node, unsigned int index, const char *ref)
 	T_ASSERT(a != NULL && *a == '{', "%s: %s", cmd, reply);
 	T_ASSERT(str_is(a, "name", trd_node_name(node)), "%s: name", cmd);
 	for (unsigned int i = 0; i <= 0xFF; i++) {
-		struct trd_fifo_stats fs;
+		struct trd_inj_fifo_stats fs;
 		char key[16];
 		const char *e;
 
@@ -307,13 +307,13 @@ check_node(struct trd_node *node, unsigned int index, const char *ref)
 			snprintf(key, sizeof(key), "%u", i);
 		e = member(a, key);
 		T_ASSERT(e != NULL, "%s: no FIFO %s in %s", cmd, key, reply);
-		T_EQ(trd_fifo_stats_get(f, &fs), 0);
+		T_EQ(trd_inj_fifo_stats_get(f, &fs), 0);
 		T_NUM(e, "descs", fs.descs);
 		T_NUM(e, "pkts", fs.pkts);
 		T_NUM(e, "pkts_sent", fs.pkts_sent);
 		T_NUM(e, "used", fs.used);
 		T_NUM(e, "hwm", fs.hwm);
-		T_NUM(e, "free", trd_fifo_free_count(f));
+		T_NUM(e, "free", trd_inj_fifo_free_count(f));
 	}
 
 	/* links */
@@ -378,18 +378,18 @@ check_with_script(struct trd_node *node)
 
 /* The answer of @p cmd is service @p vs's: its node, its socket, every statistic. */
 static void
-check_vni_answer(const char *cmd, struct trd_vnis *vs, const char *path)
+check_vni_answer(const char *cmd, struct trd_vni_svc *vs, const char *path)
 {
-	uint64_t st[TRD_VNIS_STAT_MAX];
+	uint64_t st[TRD_VNI_SVC_STAT_MAX];
 	const char *a = ask(cmd);
 
 	T_ASSERT(a != NULL && *a == '{', "%s: %s", cmd, reply);
-	T_EQ(trd_vnis_stats_get(vs, st), 0);
-	T_ASSERT(str_is(a, "node", trd_node_name(trd_vnis_node(vs))), "%s: node: %s", cmd, reply);
+	T_EQ(trd_vni_svc_stats_get(vs, st), 0);
+	T_ASSERT(str_is(a, "node", trd_node_name(trd_vni_svc_node(vs))), "%s: node: %s", cmd, reply);
 	T_ASSERT(str_is(a, "socket", path), "%s: socket: %s", cmd, reply);
-	for (unsigned int k = 0; k < TRD_VNIS_STAT_MAX; k++)
-		T_NUM(a, trd_vnis_stat_name(k), st[k]);
-	T_NUM(a, "interfaces", trd_vnis_n_ifs(vs));
+	for (unsigned int k = 0; k < TRD_VNI_SVC_STAT_MAX; k++)
+		T_NUM(a, trd_vni_svc_stat_name(k), st[k]);
+	T_NUM(a, "interfaces", trd_vni_svc_n_ifs(vs));
 }
 
 static void
@@ -408,8 +408,8 @@ check_vni(struct trd_net *net)
 	static struct trd_topo_node tn[4];
 	struct trd_topo topo = {.n_nodes = 4, .nodes = tn};
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	uint64_t st[TRD_VNIS_STAT_MAX], t_refused = 0;
-	struct trd_vnis *vs[2];
+	uint64_t st[TRD_VNI_SVC_STAT_MAX], t_refused = 0;
+	struct trd_vni_svc *vs[2];
 	char path[2][108], cmd[64];
 	int fd;
 
@@ -420,22 +420,22 @@ check_vni(struct trd_net *net)
 	}
 	check_null("/toroid/vni"); /* nothing registered yet */
 	for (unsigned int i = 0; i < 2; i++) {
-		struct trd_vnis_conf vc = {.node = trd_net_node(net, i), .topo = &topo,
+		struct trd_vni_svc_conf vc = {.node = trd_net_node(net, i), .topo = &topo,
 					   .staging = (i + 1) << 20};
 
 		T_ASSERT(snprintf(path[i], sizeof(path[i]), "%s/vni%u.sock", rundir, i) <
 				 (int)sizeof(path[i]),
 			 "runtime directory %s: too long for a socket", rundir);
 		vc.socket = path[i];
-		vs[i] = trd_vnis_create(&vc);
-		T_ASSERT(vs[i] != NULL, "trd_vnis_create: %s", rte_strerror(rte_errno));
-		T_EQ(trd_vnis_telemetry_register(vs[i]), 0);
+		vs[i] = trd_vni_svc_create(&vc);
+		T_ASSERT(vs[i] != NULL, "trd_vni_svc_create: %s", rte_strerror(rte_errno));
+		T_EQ(trd_vni_svc_telemetry_register(vs[i]), 0);
 	}
-	T_EQ(trd_vnis_telemetry_register(vs[0]), 0); /* again: a no-op, not a second entry */
-	T_EQ(trd_vnis_telemetry_register(NULL), -EINVAL);
+	T_EQ(trd_vni_svc_telemetry_register(vs[0]), 0); /* again: a no-op, not a second entry */
+	T_EQ(trd_vni_svc_telemetry_register(NULL), -EINVAL);
 	/* by node name and by index (the order of registration); with two, a name is needed */
 	for (unsigned int i = 0; i < 2; i++) {
-		snprintf(cmd, sizeof(cmd), "/toroid/vni,%s", trd_node_name(trd_vnis_node(vs[i])));
+		snprintf(cmd, sizeof(cmd), "/toroid/vni,%s", trd_node_name(trd_vni_svc_node(vs[i])));
 		check_vni_answer(cmd, vs[i], path[i]);
 		snprintf(cmd, sizeof(cmd), "/toroid/vni,%u", i);
 		check_vni_answer(cmd, vs[i], path[i]);
@@ -445,7 +445,7 @@ check_vni(struct trd_net *net)
 	check_null("/toroid/vni,nosuchnode");
 
 	/* the copy follows the service: a registration it refuses shows after one period (10 ms)
-	 * of trd_vnis_poll() */
+	 * of trd_vni_svc_poll() */
 	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 	T_ASSERT(fd >= 0, "socket: %s", strerror(errno));
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path[0]);
@@ -454,26 +454,26 @@ check_vni(struct trd_net *net)
 	for (uint64_t end = trd_time_us() + TIMEOUT_US;;) {
 		uint64_t now;
 
-		trd_vnis_poll(vs[0]);
+		trd_vni_svc_poll(vs[0]);
 		now = trd_time_us();
-		T_EQ(trd_vnis_stats_get(vs[0], st), 0);
-		if (t_refused == 0 && st[TRD_VNIS_STAT_REFUSED] != 0)
+		T_EQ(trd_vni_svc_stats_get(vs[0], st), 0);
+		if (t_refused == 0 && st[TRD_VNI_SVC_STAT_REFUSED] != 0)
 			t_refused = now;
 		if (t_refused != 0 && now > t_refused + 20000)
 			break;
 		T_ASSERT(now < end, "the junk registration was not refused");
 	}
 	close(fd);
-	T_EQ(st[TRD_VNIS_STAT_REFUSED], 1);
-	snprintf(cmd, sizeof(cmd), "/toroid/vni,%s", trd_node_name(trd_vnis_node(vs[0])));
+	T_EQ(st[TRD_VNI_SVC_STAT_REFUSED], 1);
+	snprintf(cmd, sizeof(cmd), "/toroid/vni,%s", trd_node_name(trd_vni_svc_node(vs[0])));
 	check_vni_answer(cmd, vs[0], path[0]);
 	T_NUM(ask(cmd), "refused", 1);
 
 	/* a service freed is withdrawn: the other one is then the only one */
-	trd_vnis_free(vs[0]);
+	trd_vni_svc_free(vs[0]);
 	check_null(cmd);
 	check_vni_answer("/toroid/vni", vs[1], path[1]);
-	trd_vnis_free(vs[1]);
+	trd_vni_svc_free(vs[1]);
 	check_null("/toroid/vni");
 	printf("telemetry: /toroid/vni answers for two embedded VNI services\n");
 }

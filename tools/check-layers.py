@@ -96,7 +96,7 @@ LIBS = {
     "engine/libtoroid_msg.a": "msg",
     "engine/libtoroid_telemetry.a": "telemetry",
     "engine/libtoroid_coll.a": "coll",
-    "engine/vni/libtoroid_vnis.a": "vni",
+    "engine/vni/libtoroid_vni_svc.a": "vni",
     "engine/vni/libtoroid_vni_alloc.a": "vni",
     "engine/vni/libtoroid_vni.a": "vni application side",
 }

@@ -114,7 +114,7 @@ struct demo_node {
 	struct trd_node *node;
 	struct trd_coord coord;
 	unsigned int rank;
-	struct trd_fifo *inj;     /* where this node, as origin, posts */
+	struct trd_inj_fifo *inj;     /* where this node, as origin, posts */
 	struct trd_rec_fifo *rec; /* where FIFO messages to this node land */
 	uint8_t *wbuf;            /* put target, and remote-get destination */
 	uint8_t *rbuf;            /* remote-get source */
@@ -122,7 +122,7 @@ struct demo_node {
 	struct trd_mr *rmr;       /* rbuf, TRD_ACCESS_REMOTE_READ */
 	uint16_t ctr_inj;         /* injection counter of what this node posts */
 	uint16_t ctr_rec;         /* reception counter: puts to it, reads by it */
-	struct trd_fifo *rinj;    /* where this node posts puts with reflection */
+	struct trd_inj_fifo *rinj;    /* where this node posts puts with reflection */
 	struct trd_rec_fifo *cpl; /* where its FIFO-kind completions land */
 	uint64_t *db;             /* doorbell page: its doorbell-kind completions */
 	struct trd_mr *dbmr;      /* db, registered as a doorbell signalling eq */

@@ -204,7 +204,7 @@ struct demo_refl {
 	uint64_t cookie;     /* never 0, the doorbell page's idle value */
 	uint64_t need;       /* packets: data + remote get */
 	uint64_t rget0[DEMO_MAX_NODES];
-	struct trd_fifo_stats fs0;
+	struct trd_inj_fifo_stats fs0;
 	struct trd_cpl_spec spec;
 	struct trd_coord refl; /* the node expected to take the remote get */
 	struct demo_guard g;
@@ -254,7 +254,7 @@ demo_reflect_prepare(struct demo_xfer *x, struct demo_refl *r)
 		demo_xfail(x, "trd_counter_set: %s", rte_strerror(-rc));
 		return -1;
 	}
-	rc = trd_fifo_stats_get(o->rinj, &r->fs0);
+	rc = trd_inj_fifo_stats_get(o->rinj, &r->fs0);
 	if (rc == 0)
 		rc = demo_rget_counts(dm, r->rget0);
 	if (rc != 0) {
@@ -349,7 +349,7 @@ demo_reflect_completed(struct demo_xfer *x, const struct demo_refl *r, const str
 {
 	struct demo *dm = x->dm;
 	struct demo_node *o = x->org, *t = x->tgt;
-	struct trd_fifo_stats fs1;
+	struct trd_inj_fifo_stats fs1;
 	unsigned int pending;
 	int rc;
 
@@ -363,9 +363,9 @@ demo_reflect_completed(struct demo_xfer *x, const struct demo_refl *r, const str
 	if (r->mode == TRD_CPL_DELIVERY)
 		demo_check_bytes(x, "target region when the delivery completion arrived",
 				 t->wbuf + r->doff, r->want, x->len);
-	rc = trd_fifo_stats_get(o->rinj, &fs1);
+	rc = trd_inj_fifo_stats_get(o->rinj, &fs1);
 	if (rc != 0)
-		demo_xfail(x, "trd_fifo_stats_get: %s", rte_strerror(-rc));
+		demo_xfail(x, "trd_inj_fifo_stats_get: %s", rte_strerror(-rc));
 	else if (fs1.pkts_sent - r->fs0.pkts_sent < r->need)
 		demo_xfail(x,
 			   "completion before the data left: injection FIFO %d handed %" PRIu64

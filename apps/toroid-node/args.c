@@ -104,7 +104,7 @@ parse_ports(const char *s)
 static void
 parse_owner(const char *s)
 {
-	struct trd_vnis_owner *o;
+	struct trd_vni_svc_owner *o;
 	const char *eq = strchr(s, '=');
 	char app[16];
 

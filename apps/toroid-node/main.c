@@ -46,7 +46,7 @@
 
 struct served {
 	struct trd_node *node;
-	struct trd_vnis *vnis;
+	struct trd_vni_svc *svc;
 	unsigned int rank;
 	char socket[108];
 	struct trd_node_stats last;
@@ -72,8 +72,8 @@ static void
 teardown(void)
 {
 	for (unsigned int i = 0; i < n_srv; i++) {
-		trd_vnis_free(srv[i].vnis);
-		srv[i].vnis = NULL;
+		trd_vni_svc_free(srv[i].svc);
+		srv[i].svc = NULL;
 	}
 	if (net != NULL)
 		trd_net_free(net);
@@ -356,7 +356,7 @@ static void
 serve(unsigned int rank, struct trd_node *node)
 {
 	struct served *sv = &srv[n_srv];
-	struct trd_vnis_conf vc;
+	struct trd_vni_svc_conf vc;
 
 	memset(&vc, 0, sizeof(vc));
 	sv->node = node;
@@ -380,8 +380,8 @@ serve(unsigned int rank, struct trd_node *node)
 	vc.socket_mode = node_opt.socket_mode;
 	vc.owners = node_opt.owners;
 	vc.n_owners = node_opt.n_owners;
-	sv->vnis = trd_vnis_create(&vc);
-	if (sv->vnis == NULL)
+	sv->svc = trd_vni_svc_create(&vc);
+	if (sv->svc == NULL)
 		die("%s: cannot serve applications: %s", sv->socket,
 		    rte_errno == EADDRINUSE ? "another engine serves this socket"
 					    : rte_strerror(rte_errno));
@@ -414,14 +414,14 @@ print_stats(double t, double dt, bool total)
 	for (unsigned int i = 0; i < n_srv; i++) {
 		struct served *sv = &srv[i];
 		struct trd_node_stats st, d;
-		uint64_t vs[TRD_VNIS_STAT_MAX];
+		uint64_t vs[TRD_VNI_SVC_STAT_MAX];
 		struct trd_coord c = trd_node_coord(sv->node);
 		double secs = total ? t : dt;
 		uint64_t drops = 0;
 		bool first;
 
 		trd_node_stats_get(sv->node, &st);
-		trd_vnis_stats_get(sv->vnis, vs);
+		trd_vni_svc_stats_get(sv->svc, vs);
 		for (unsigned int k = 0; k < TRD_STAT_MAX; k++)
 			d.stat[k] = st.stat[k] - (total ? 0 : sv->last.stat[k]);
 		for (unsigned int k = 0; k < TRD_DROP_MAX; k++) {
@@ -446,7 +446,7 @@ print_stats(double t, double dt, bool total)
 				       "\"vni_ifs\":%u",
 				       total ? "total" : "stats", t, trd_node_name(sv->node), sv->rank,
 				       c.x, c.y, c.z, secs, txp * 1e-6, txl2, txl1, rxp * 1e-6, rxl2,
-				       rxl1, trd_vnis_n_ifs(sv->vnis));
+				       rxl1, trd_vni_svc_n_ifs(sv->svc));
 				printf(",\"stats\":{");
 				for (unsigned int k = 0; k < TRD_STAT_MAX; k++)
 					printf("%s\"%s\":%" PRIu64, k ? "," : "", trd_stat_name(k),
@@ -460,14 +460,14 @@ print_stats(double t, double dt, bool total)
 						first = false;
 					}
 				printf("},\"vni\":{");
-				for (unsigned int k = 0; k < TRD_VNIS_STAT_MAX; k++)
-					printf("%s\"%s\":%" PRIu64, k ? "," : "", trd_vnis_stat_name(k),
+				for (unsigned int k = 0; k < TRD_VNI_SVC_STAT_MAX; k++)
+					printf("%s\"%s\":%" PRIu64, k ? "," : "", trd_vni_svc_stat_name(k),
 					       vs[k]);
 				printf("},\"ifs\":[");
-				for (unsigned int k = 0; k < trd_vnis_n_ifs(sv->vnis); k++) {
-					struct trd_vnis_if_info fi;
+				for (unsigned int k = 0; k < trd_vni_svc_n_ifs(sv->svc); k++) {
+					struct trd_vni_svc_if_info fi;
 
-					trd_vnis_if_get(sv->vnis, k, &fi);
+					trd_vni_svc_if_get(sv->svc, k, &fi);
 					printf("%s{\"app\":%u,\"proc\":%u,\"pid\":%d,\"dead\":%d,"
 					       "\"tx_msgs\":%" PRIu64 ",\"tx_pkts\":%" PRIu64
 					       ",\"tx_pkts_shared\":%" PRIu64
@@ -490,16 +490,16 @@ print_stats(double t, double dt, bool total)
 			       "(%" PRIu64 " B out, %" PRIu64 " B in), %" PRIu64 " staged, "
 			       "staging %" PRIu64 "/%" PRIu64 " B (peak %" PRIu64 "), %" PRIu64
 			       " refusals sent, %" PRIu64 " errors\n",
-			       trd_vnis_n_ifs(sv->vnis), vs[TRD_VNIS_STAT_TX_DONE],
-			       vs[TRD_VNIS_STAT_RX_DONE], vs[TRD_VNIS_STAT_TX_BYTES],
-			       vs[TRD_VNIS_STAT_RX_BYTES], vs[TRD_VNIS_STAT_STAGED],
-			       vs[TRD_VNIS_STAT_STAGING_USED], vs[TRD_VNIS_STAT_STAGING_MAX],
-			       vs[TRD_VNIS_STAT_STAGING_HWM], vs[TRD_VNIS_STAT_NAK_SENT],
-			       vs[TRD_VNIS_STAT_ERRORS]);
-			for (unsigned int k = 0; k < trd_vnis_n_ifs(sv->vnis); k++) {
-				struct trd_vnis_if_info fi;
+			       trd_vni_svc_n_ifs(sv->svc), vs[TRD_VNI_SVC_STAT_TX_DONE],
+			       vs[TRD_VNI_SVC_STAT_RX_DONE], vs[TRD_VNI_SVC_STAT_TX_BYTES],
+			       vs[TRD_VNI_SVC_STAT_RX_BYTES], vs[TRD_VNI_SVC_STAT_STAGED],
+			       vs[TRD_VNI_SVC_STAT_STAGING_USED], vs[TRD_VNI_SVC_STAT_STAGING_MAX],
+			       vs[TRD_VNI_SVC_STAT_STAGING_HWM], vs[TRD_VNI_SVC_STAT_NAK_SENT],
+			       vs[TRD_VNI_SVC_STAT_ERRORS]);
+			for (unsigned int k = 0; k < trd_vni_svc_n_ifs(sv->svc); k++) {
+				struct trd_vni_svc_if_info fi;
 
-				trd_vnis_if_get(sv->vnis, k, &fi);
+				trd_vni_svc_if_get(sv->svc, k, &fi);
 				printf("  %u:%u pid %d%s: sent %" PRIu64 " msgs %" PRIu64 " B in %" PRIu64
 				       " packets, received %" PRIu64 " msgs %" PRIu64 " B, waited %" PRIu64
 				       " times, %" PRIu64 " B staged for it\n",
@@ -532,18 +532,18 @@ sleep_politely(void)
 	unsigned int i;
 
 	for (i = 0; i < n_srv; i++)
-		if (trd_vnis_sleep_begin(srv[i].vnis) != 0)
+		if (trd_vni_svc_sleep_begin(srv[i].svc) != 0)
 			break;
 	if (i == n_srv) {
 		for (unsigned int k = 0; k < n_srv; k++) {
-			pf[k].fd = trd_vnis_fd(srv[k].vnis);
+			pf[k].fd = trd_vni_svc_fd(srv[k].svc);
 			pf[k].events = POLLIN;
 			pf[k].revents = 0;
 		}
 		ppoll(pf, n_srv, &ts, NULL);
 	}
 	for (unsigned int k = 0; k < i && k < n_srv; k++)
-		trd_vnis_sleep_end(srv[k].vnis);
+		trd_vni_svc_sleep_end(srv[k].svc);
 }
 
 static void
@@ -561,7 +561,7 @@ run(void)
 		else
 			work += RTE_MAX(trd_node_poll(single), 0);
 		for (unsigned int i = 0; i < n_srv; i++)
-			work += trd_vnis_poll(srv[i].vnis);
+			work += trd_vni_svc_poll(srv[i].svc);
 		now = trd_time_us();
 		if (work > 0)
 			last_work = now;
@@ -675,7 +675,7 @@ main(int argc, char **argv)
 	}
 	/* /toroid/vni,NODE: the services' counters, from a copy each one's loop takes */
 	for (unsigned int i = 0; i < n_srv; i++) {
-		rc = trd_vnis_telemetry_register(srv[i].vnis);
+		rc = trd_vni_svc_telemetry_register(srv[i].svc);
 		if (rc != 0) {
 			fprintf(stderr, "toroid-node: /toroid/vni not registered: %s\n",
 				strerror(-rc));

@@ -40,7 +40,7 @@ struct node_opts {
 	unsigned int mtu;
 	unsigned int noproc_ms;
 	unsigned int max_conns; /* --vni-max-conns: registrations at once (0: the default) */
-	struct trd_vnis_owner owners[NODE_MAX_OWNERS];
+	struct trd_vni_svc_owner owners[NODE_MAX_OWNERS];
 	unsigned int n_owners;
 	unsigned int socket_mode;
 	bool quiet;

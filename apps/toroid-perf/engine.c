@@ -86,7 +86,7 @@ __rte_noinline int
 stream(struct perf_result *r, bool fifo, uint64_t n)
 {
 	struct trd_desc d[32];
-	struct trd_fifo *f = trd_inj_fifo(px.a, 0);
+	struct trd_inj_fifo *f = trd_inj_fifo(px.a, 0);
 	uint32_t size = r->size;
 	uint64_t posted = 0, t0, dl = deadline_in(PERF_TIMEOUT_US), got = 0, seen = 0;
 	unsigned int maxpay = trd_link_max_payload(trd_node_link(px.a, 0));

@@ -352,7 +352,7 @@ run_inproc(int argc, char **argv)
 				   .inline_max = 960};
 	struct trd_rec_fifo *r0, *r1;
 	struct trd_node *node;
-	struct trd_fifo *f;
+	struct trd_inj_fifo *f;
 	struct trd_coord self;
 	size_t max = 0;
 	uint8_t *buf;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Shared between the node tables (node.c) and the data path (post.c, tx.c, ctl.c, poll.c, rx.c). */
+/* Shared between the node tables (node.c) and the data path (inject.c, tx.c, reply.c, poll.c, rx.c). */
 #ifndef TRD_CORE_PVT_H
 #define TRD_CORE_PVT_H
 
@@ -61,15 +61,15 @@ trd_drop(struct trd_node *n, unsigned int cause)
 /** Receive demultiplexing of one burst from @p l (rx.c). */
 void trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb);
 
-/** Shared payloads (mcast.c): a TRD_DF_PAYLOAD descriptor's start (0 or a drop cause), its
+/** Shared payloads (payload.c): a TRD_DF_PAYLOAD descriptor's start (0 or a drop cause), its
  * packet (0 or -ENOBUFS; the caller frees @p m), and the release of its reference (once;
  * every path that ends such a descriptor calls it). */
-int trd_pay_start(struct trd_fifo *f);
-int trd_pay_emit(struct trd_node *n, struct trd_fifo *f, struct rte_mbuf *m, struct trd_hdr *h);
+int trd_pay_start(struct trd_inj_fifo *f);
+int trd_pay_emit(struct trd_node *n, struct trd_inj_fifo *f, struct rte_mbuf *m, struct trd_hdr *h);
 void trd_pay_release(struct trd_desc *d);
 /** The references held by the descriptors still in @p f (its node is being freed). */
-void trd_pay_fifo_drain(struct trd_fifo *f);
-/** A frame to forward that another owner holds (mcast.c): a new header mbuf chained to a
+void trd_pay_fifo_drain(struct trd_inj_fifo *f);
+/** A frame to forward that another owner holds (payload.c): a new header mbuf chained to a
  * reference of its payload, or a copy when @p out cannot send chains. NULL: no mbuf. */
 struct rte_mbuf *trd_fwd_share(struct trd_node *n, struct rte_mbuf *m, const struct trd_link *out);
 
@@ -185,19 +185,19 @@ struct trd_rx_fate trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const
 void trd_eq_push(struct trd_eq *eq, const struct trd_event *ev);
 void trd_eq_free(struct trd_eq *eq);
 
-/* cpl.c: check and retire the completion packet @p p carries (its aux, from the node the
+/* track.c: check and retire the completion packet @p p carries (its aux, from the node the
  * completion was sent through: p->src); 0 or TRD_DROP_UNKNOWN_CPL. */
 int trd_cpl_accept(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64_t cookie);
 int trd_cpl_init(struct trd_node *n);
-/* cpl.c: the entry of the pending tracked operation that the verdict @p p (DONE, atomic
+/* track.c: the entry of the pending tracked operation that the verdict @p p (DONE, atomic
  * reply) names whole: its id (aux), the request's message id (offset) and the node the
  * request went to (src); NULL if there is none. */
 struct trd_cpl *trd_track_take(struct trd_node *n, const struct trd_pkt *p);
-/* cpl.c: the message id of the request that carries operation @p id (when it leaves). */
+/* track.c: the message id of the request that carries operation @p id (when it leaves). */
 void trd_cpl_set_msg(struct trd_node *n, uint32_t id, uint32_t msg_id);
-/* cpl.c: give a taken tracked operation's id back. */
+/* track.c: give a taken tracked operation's id back. */
 void trd_track_done(struct trd_node *n, struct trd_cpl *c);
-/* ctl.c: send a control packet (DONE, ATOMIC_REPLY) from the engine; 0 or a drop cause. */
+/* reply.c: send a control packet (DONE, ATOMIC_REPLY) from the engine; 0 or a drop cause. */
 int trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t aux,
 		 uint64_t key, uint64_t offset, const void *pay, uint16_t len);
 void trd_cpl_fini(struct trd_node *n);
@@ -285,7 +285,7 @@ trd_max_payload(const struct trd_node *n, const struct trd_link *l, bool sequenc
 }
 
 /* tx.c: cut up to @p budget packets from one injection FIFO onto its link. */
-unsigned int trd_fifo_service(struct trd_node *n, struct trd_fifo *f, unsigned int budget);
+unsigned int trd_inj_fifo_service(struct trd_node *n, struct trd_inj_fifo *f, unsigned int budget);
 
 /* Room for replies (DONE, atomic reply) towards a peer: the whole window. */
 static inline uint32_t
@@ -315,7 +315,7 @@ trd_rel_room(const struct trd_node *n, const struct trd_peer *pe)
 	return used >= cap ? 0 : cap - used;
 }
 
-/* ctl.c: can a control packet to @p dst go now? */
+/* reply.c: can a control packet to @p dst go now? */
 bool trd_ctl_room(struct trd_node *n, const uint8_t dst[3]);
 /* Drop causes that mean "not now": a reliable receiver refuses the packet (it comes again)
  * instead of consuming its sequence number. */
@@ -328,7 +328,7 @@ trd_drop_transient(int cause)
 
 /* secret.c: @p len bytes an attacker cannot predict: the kernel's randomness, else DPDK's. */
 void trd_secret_bytes(void *buf, size_t len);
-/* ctl.c: an ACK alone (unsequenced): @p flags (PROBE, CHAL, ECHO), cumulative @p ack about
+/* reply.c: an ACK alone (unsequenced): @p flags (PROBE, CHAL, ECHO), cumulative @p ack about
  * session @p acked_epoch, our own session @p epoch, @p key and @p aux as the flags say, and
  * a session token @p proof (NULL: none) in a trailer. */
 int trd_ctl_send_ack(struct trd_node *n, const uint8_t dst[3], uint16_t flags, uint32_t ack,
@@ -355,8 +355,12 @@ trd_peer_is_down(const struct trd_node *n, uint32_t rank)
 	return n->down != NULL && __atomic_load_n(&n->down[rank], __ATOMIC_ACQUIRE) != 0;
 }
 
-/* cpl.c: the outcome of completion @p id comes from @p rank (counted in n->owed). */
+/* track.c: the outcome of completion @p id comes from @p rank (counted in n->owed). */
 void trd_cpl_set_peer(struct trd_node *n, uint32_t id, uint32_t rank);
+/* track.c: states of a completion id (struct trd_cpl::state). */
+enum { CPL_FREE = 0, CPL_PENDING = 1, CPL_CLOSING = 2 };
+/* track.c: the outcome of completion @p id will not come (its request was not sent). */
+void trd_cpl_unowe(struct trd_node *n, uint32_t id);
 /* rfifo.c: forget the partial messages from @p src (its session ended). */
 void trd_reasm_purge(struct trd_node *n, const uint8_t src[3]);
 /* rfifo.c: hand a locally made outcome (a failure) to reception FIFO @p fifo. */
@@ -364,7 +368,7 @@ void trd_rfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uin
 		    unsigned int cause);
 /* taps.c: a link just added to @p n gets the node's taps (a running capture records it). */
 int trd_node_tap_link(struct trd_node *n, struct trd_link *l);
-/* cpl.c: complete a pending completion or tracked operation with a failure. */
+/* track.c: complete a pending completion or tracked operation with a failure. */
 void trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause);
 
 #endif /* TRD_CORE_PVT_H */

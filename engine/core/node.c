@@ -165,18 +165,18 @@ conf_resolve(struct trd_node_conf *c)
 	return 0;
 }
 
-static struct trd_fifo *
+static struct trd_inj_fifo *
 fifo_create(struct trd_node *n, uint8_t id, unsigned int size)
 {
 	static unsigned int serial;
 	char name[RTE_RING_NAMESIZE];
-	struct trd_fifo *f = rte_zmalloc("trd_fifo", sizeof(*f), RTE_CACHE_LINE_SIZE);
+	struct trd_inj_fifo *f = rte_zmalloc("trd_inj_fifo", sizeof(*f), RTE_CACHE_LINE_SIZE);
 
 	if (f == NULL)
 		return NULL;
 	snprintf(name, sizeof(name), "trdinj%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
 	/* Many application threads post, the serving lcore takes. Producers are head/tail
-	 * synchronised so that a post writes straight into the ring (post.c). */
+	 * synchronised so that a post writes straight into the ring (inject.c). */
 	f->ring = rte_ring_create_elem(name, TRD_UNIT, size * TRD_UNITS, SOCKET_ID_ANY,
 				       RING_F_MP_HTS_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	if (f->ring == NULL) {
@@ -189,11 +189,11 @@ fifo_create(struct trd_node *n, uint8_t id, unsigned int size)
 }
 
 static void
-fifo_free(struct trd_fifo *f)
+fifo_free(struct trd_inj_fifo *f)
 {
 	if (f == NULL)
 		return;
-	trd_pay_fifo_drain(f); /* shared payloads not yet sent (mcast.c) */
+	trd_pay_fifo_drain(f); /* shared payloads not yet sent (payload.c) */
 	rte_ring_free(f->ring);
 	rte_free(f);
 }

@@ -69,7 +69,7 @@ struct trd_route {
 };
 
 /** An injection FIFO and the engine's progress through its current descriptor. */
-struct trd_fifo {
+struct trd_inj_fifo {
 	/* read by posting threads: never written after creation */
 	struct rte_ring *ring;
 	struct trd_node *node;
@@ -246,7 +246,7 @@ struct trd_node {
 	struct rte_ether_addr *peer_mac; /* by rank, for switched links */
 	uint8_t *has_peer_mac;
 
-	struct trd_fifo *inj[TRD_MAX_FIFOS + 1]; /* [n_inj] is the engine FIFO */
+	struct trd_inj_fifo *inj[TRD_MAX_FIFOS + 1]; /* [n_inj] is the engine FIFO */
 	unsigned int n_inj;
 	struct trd_rec_fifo *rec[TRD_MAX_FIFOS];
 	unsigned int n_rec;

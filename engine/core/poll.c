@@ -87,10 +87,10 @@ trd_node_poll(struct trd_node *n)
 	flush_all(n);
 	nf = n->n_inj + 1;
 	for (unsigned int k = 0; k < nf; k++) {
-		struct trd_fifo *f = n->inj[(n->rr + k) % nf];
+		struct trd_inj_fifo *f = n->inj[(n->rr + k) % nf];
 
 		if (f->busy || f->stage_i < f->stage_n || !rte_ring_empty(f->ring))
-			moved += trd_fifo_service(n, f, n->conf.burst);
+			moved += trd_inj_fifo_service(n, f, n->conf.burst);
 	}
 	n->rr = n->rr + 1 == nf ? 0 : n->rr + 1;
 	flush_all(n);

@@ -103,7 +103,7 @@ rx_rget(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	struct trd_desc ds[TRD_RGET_MAX_DESCS];
 	struct trd_coord req = {p->src[0], p->src[1], p->src[2]};
 	unsigned int nd = p->pay_len / TRD_WIRE_DESC_LEN;
-	struct trd_fifo *f;
+	struct trd_inj_fifo *f;
 
 	if (nd > TRD_RGET_MAX_DESCS)
 		return TRD_DROP_BAD_LENGTH;
@@ -233,7 +233,7 @@ forward(struct trd_node *n, struct trd_link *in, struct rte_mbuf *m, const struc
 		return trd_fate(TRD_DROP_BAD_LENGTH, false);
 	if (rte_mbuf_refcnt_read(m) != 1) {
 		/* its origin keeps it for retransmission (in this process): edit a new header
-		 * chained to a reference of its payload (mcast.c) */
+		 * chained to a reference of its payload (payload.c) */
 		struct rte_mbuf *c = trd_fwd_share(n, m, rt->link);
 
 		if (c == NULL || c->data_len < TRD_FRAME_HLEN) {

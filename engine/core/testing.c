@@ -127,7 +127,7 @@ trd_node_reset(struct trd_node *n)
 	trd_link_rx_discard(n->lo);
 	/* descriptors not yet (fully) packetized: their packets were discarded above */
 	for (unsigned int i = 0; i <= n->n_inj; i++) {
-		struct trd_fifo *f = n->inj[i];
+		struct trd_inj_fifo *f = n->inj[i];
 
 		rte_ring_reset(f->ring);
 		f->busy = false;

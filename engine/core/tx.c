@@ -80,7 +80,7 @@ desc_src(struct trd_node *n, const struct trd_desc *d, const uint8_t **src, rte_
 /* The Ethernet header of a frame of the current descriptor (its route's destination MAC,
  * its link's), then the descriptor's torus header template: @return the header to patch. */
 static inline struct trd_hdr *
-frame_start(const struct trd_fifo *f, struct rte_mbuf *m)
+frame_start(const struct trd_inj_fifo *f, struct rte_mbuf *m)
 {
 	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct trd_hdr *h = (struct trd_hdr *)(eh + 1);
@@ -94,7 +94,7 @@ frame_start(const struct trd_fifo *f, struct rte_mbuf *m)
 
 /* Resolve the current descriptor: route, source bytes, header template. 0 or a drop cause. */
 static int
-desc_start(struct trd_node *n, struct trd_fifo *f)
+desc_start(struct trd_node *n, struct trd_inj_fifo *f)
 {
 	struct trd_desc *d = f->cur;
 	uint32_t aux;
@@ -150,7 +150,7 @@ desc_start(struct trd_node *n, struct trd_fifo *f)
 	f->maxpay = (uint16_t)trd_max_payload(n, f->link, f->peer != NULL);
 	f->pkts_left = d->len == 0 ? 1 : (d->len + f->maxpay - 1u) / f->maxpay;
 	if (unlikely(d->flags & TRD_DF_PAYLOAD) && trd_pay_start(f) != 0)
-		return TRD_DROP_BAD_DESC; /* a shared payload (mcast.c) */
+		return TRD_DROP_BAD_DESC; /* a shared payload (payload.c) */
 	if (d->op == TRD_OP_RGET && f->pkts_left != 1)
 		return TRD_DROP_BAD_DESC;
 	d->msg_id = n->next_msg_id++;
@@ -278,7 +278,7 @@ trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
 	}
 	/* descriptors being cut into packets for it: the rest is never sent */
 	for (unsigned int i = 0; i <= n->n_inj; i++) {
-		struct trd_fifo *f = n->inj[i];
+		struct trd_inj_fifo *f = n->inj[i];
 
 		if (!f->busy || f->peer != pe)
 			continue;
@@ -294,7 +294,7 @@ trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
 /* Once the stage is used up: take up to TRD_STAGE descriptor slots from the FIFO's ring.
  * @return the slots staged. */
 static inline unsigned int
-stage_refill(struct trd_fifo *f)
+stage_refill(struct trd_inj_fifo *f)
 {
 	unsigned int avail;
 
@@ -310,7 +310,7 @@ stage_refill(struct trd_fifo *f)
 
 /* Take the next valid descriptor from the FIFO into f->cur. Returns 1 if there is one. */
 static int
-fifo_next(struct trd_node *n, struct trd_fifo *f)
+fifo_next(struct trd_node *n, struct trd_inj_fifo *f)
 {
 	for (;;) {
 		struct trd_desc *d;
@@ -369,7 +369,7 @@ fifo_next(struct trd_node *n, struct trd_fifo *f)
 
 /* Build up to @p max packets of the current descriptor into its link's buffer. */
 static unsigned int
-emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
+emit(struct trd_node *n, struct trd_inj_fifo *f, unsigned int max)
 {
 	struct trd_desc *d = f->cur;
 	struct trd_link *l = f->link;
@@ -392,7 +392,7 @@ emit(struct trd_node *n, struct trd_fifo *f, unsigned int max)
 		h->pay_len = trd_be16((uint16_t)chunk);
 
 		if (unlikely(d->flags & TRD_DF_PAYLOAD)) {
-			if (trd_pay_emit(n, f, m, h) != 0) { /* a shared payload (mcast.c) */
+			if (trd_pay_emit(n, f, m, h) != 0) { /* a shared payload (payload.c) */
 				rte_pktmbuf_free(m);
 				break;
 			}
@@ -476,7 +476,7 @@ bundle_ok(const struct trd_desc *d, struct trd_coord dst, uint16_t inj)
  * desc_start() does, or NULL where that one would refuse it or send it zero-copy (the
  * descriptor then goes alone, through desc_start(), which counts the refusal). */
 static inline const uint8_t *
-bundle_src(struct trd_node *n, const struct trd_fifo *f, const struct trd_desc *d)
+bundle_src(struct trd_node *n, const struct trd_inj_fifo *f, const struct trd_desc *d)
 {
 	const uint8_t *src;
 	rte_iova_t iova;
@@ -494,7 +494,7 @@ bundle_src(struct trd_node *n, const struct trd_fifo *f, const struct trd_desc *
 
 /* One message into a bundle at @p p: its entry header, then its bytes. @return bytes used. */
 static inline uint32_t
-bundle_entry(struct trd_node *n, struct trd_fifo *f, uint8_t *p, const struct trd_desc *d,
+bundle_entry(struct trd_node *n, struct trd_inj_fifo *f, uint8_t *p, const struct trd_desc *d,
 	     const uint8_t *src)
 {
 	bool fifo = d->op == TRD_OP_FIFO;
@@ -515,7 +515,7 @@ bundle_entry(struct trd_node *n, struct trd_fifo *f, uint8_t *p, const struct tr
  * @return 1 (the frame is queued and the current descriptor done), or 0: the next descriptor
  * cannot join, and the current one goes alone through emit(). */
 static unsigned int
-emit_bundle(struct trd_node *n, struct trd_fifo *f)
+emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 {
 	const struct trd_desc *d = f->cur, *nx;
 	const struct trd_coord dst = d->dst;
@@ -590,7 +590,7 @@ emit_bundle(struct trd_node *n, struct trd_fifo *f)
 
 /* Packetize up to @p budget packets from one FIFO. */
 unsigned int
-trd_fifo_service(struct trd_node *n, struct trd_fifo *f, unsigned int budget)
+trd_inj_fifo_service(struct trd_node *n, struct trd_inj_fifo *f, unsigned int budget)
 {
 	unsigned int sent = 0;
 

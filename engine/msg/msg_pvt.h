@@ -78,7 +78,7 @@ struct msg_handler {
 struct trd_context {
 	struct trd_client *client;
 	struct trd_node *node;
-	struct trd_fifo *inj;
+	struct trd_inj_fifo *inj;
 	struct trd_rec_fifo *cpl_rf;
 	struct trd_rec_fifo *recv_rf; /* NULL: none */
 	trd_recv_fn recv;

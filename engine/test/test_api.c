@@ -216,7 +216,7 @@ test_backpressure(void)
 {
 	struct trd_node_conf c = {.inj_fifo_size = 32, .rec_fifo_size = 64, .inline_max = 64};
 	struct trd_node *n = mknode(1, 1, 1, &c);
-	struct trd_fifo *f = trd_inj_fifo(n, 0);
+	struct trd_inj_fifo *f = trd_inj_fifo(n, 0);
 	struct trd_coord self = {0, 0, 0};
 	uint8_t payload[64];
 	unsigned int posted = 0, got = 0;
@@ -224,7 +224,7 @@ test_backpressure(void)
 	struct trd_msg *m;
 	int rc;
 
-	T_EQ(trd_fifo_free_count(f), 32);
+	T_EQ(trd_inj_fifo_free_count(f), 32);
 	memset(payload, 0x5a, sizeof(payload));
 	/* 64-byte messages are inline: a descriptor and one data slot each */
 	for (;;) {
@@ -236,7 +236,7 @@ test_backpressure(void)
 		posted++;
 	}
 	T_EQ(posted, 16);
-	T_EQ(trd_fifo_free_count(f), 0);
+	T_EQ(trd_inj_fifo_free_count(f), 0);
 	/* the engine drains it; what was posted arrives, in order */
 	while (got < posted) {
 		trd_node_poll(n);
@@ -247,7 +247,7 @@ test_backpressure(void)
 			got++;
 		}
 	}
-	T_EQ(trd_fifo_free_count(f), 32);
+	T_EQ(trd_inj_fifo_free_count(f), 32);
 
 	/* a reception FIFO that nobody drains: the overflow is counted, not silent */
 	{
@@ -275,7 +275,7 @@ test_backpressure(void)
 #define WRAP_MSGS 2000
 
 struct poster {
-	struct trd_fifo *f;
+	struct trd_inj_fifo *f;
 	uint8_t rf;          /* reception FIFO this poster's messages go to */
 	unsigned int posted;
 	int err;
@@ -368,7 +368,7 @@ test_post_wrap(void)
 	}
 	T_EQ(pthread_join(th, NULL), 0);
 	T_EQ(p[1].err, 0);
-	T_EQ(trd_fifo_free_count(p[0].f), 64);
+	T_EQ(trd_inj_fifo_free_count(p[0].f), 64);
 	trd_node_free(n);
 }
 
@@ -406,7 +406,7 @@ test_zero_copy(void)
 	trd_node_free(n);
 }
 
-/* A shared payload (multicast, engine/core/mcast.c): copied once, referenced by every packet
+/* A shared payload (multicast, engine/core/payload.c): copied once, referenced by every packet
  * that carries it behind its own prefix, freed when the last one is; bad input refused. */
 static void
 test_payload(void)
@@ -416,7 +416,7 @@ test_payload(void)
 	struct trd_coord self = {0, 0, 0};
 	static uint8_t data[700], want[720], dst[4 * 700];
 	struct trd_mr *mr = trd_mr_register(n, dst, sizeof(dst), TRD_ACCESS_REMOTE_WRITE);
-	struct trd_fifo *f = trd_inj_fifo(n, 0);
+	struct trd_inj_fifo *f = trd_inj_fifo(n, 0);
 	struct trd_payload *p = NULL;
 	struct trd_node_stats st;
 	struct trd_desc d;

@@ -70,7 +70,7 @@ cmdq_take(struct vif *v, struct trd_vni_cmd *out, unsigned int max)
 }
 
 bool
-vnis_cmdq_pending(const struct vif *v)
+svc_cmdq_pending(const struct vif *v)
 {
 	return __atomic_load_n(&v->cmdq->prod.tail, __ATOMIC_ACQUIRE) != v->cmd_cons;
 }
@@ -96,7 +96,7 @@ cplq_put(struct vif *v, const struct trd_vni_cqe *e)
 /* completions */
 
 void
-vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
+svc_vif_cqe(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
 	     uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell, uint32_t db,
 	     uint64_t data, unsigned int cflags)
 {
@@ -113,7 +113,7 @@ vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int
 			v->tx_msgs++;
 			v->tx_bytes += len;
 		}
-	} else if (!(cflags & VNIS_CQE_PROBE)) {
+	} else if (!(cflags & SVC_CQE_PROBE)) {
 		ST(s, RX_DONE)++;
 		if (status == 0) {
 			ST(s, RX_BYTES) += len;
@@ -121,7 +121,7 @@ vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int
 			v->rx_bytes += len;
 		}
 	}
-	if (status != 0 && !(cflags & VNIS_CQE_PROBE))
+	if (status != 0 && !(cflags & SVC_CQE_PROBE))
 		ST(s, ERRORS)++;
 	if (v->dead)
 		return;
@@ -145,7 +145,7 @@ vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int
 
 /* After a round: signal the processes that sleep and got completions. */
 void
-vnis_vif_wake_all(struct trd_vnis *s)
+svc_vif_wake_all(struct trd_vni_svc *s)
 {
 	bool fenced = false;
 
@@ -180,7 +180,7 @@ vnis_vif_wake_all(struct trd_vnis *s)
  * once into a shared payload that every child's packet references (docs/vni.md,
  * "Multicast"). Without one (no mbuf) the children copy as unicast sends do. */
 static void
-mcast_share(struct trd_vnis *s, struct vif *v, struct vtx *p, const uint8_t *src)
+mcast_share(struct trd_vni_svc *s, struct vif *v, struct vtx *p, const uint8_t *src)
 {
 	uint32_t tail = p->len % s->chunk;
 
@@ -198,7 +198,7 @@ mcast_share(struct trd_vnis *s, struct vif *v, struct vtx *p, const uint8_t *src
 }
 
 static void
-cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
+cmd_send(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 {
 	struct trd_vni_addr dl[TRD_VNI_MCAST_MAX];
 	struct trd_vni_sctx c;
@@ -233,7 +233,7 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		dl[0].proc = c.dst_proc;
 	}
 	if (err == 0 && n > 1) {
-		p = vnis_tx_alloc(s, v);
+		p = svc_tx_alloc(s, v);
 		if (p == NULL)
 			err = -ENOBUFS;
 	}
@@ -242,14 +242,14 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		struct vtx tmp = {.vif = v, .ctx = idx, .status = err, .sflags = c.flags,
 				  .doorbell = c.doorbell, .tag = c.tag, .dst_app = c.dst_app,
 				  .dst_proc = c.dst_proc};
-		vnis_tx_cqe(s, &tmp);
+		svc_tx_cqe(s, &tmp);
 		return;
 	}
 	if (c.flags & TRD_VNI_SF_INLINE)
 		src = v->ctxr + (size_t)idx * v->slot;
 	else
 		src = v->pool + c.buf;
-	s->stat[n > 1 ? TRD_VNIS_STAT_MCASTS : TRD_VNIS_STAT_SENDS]++;
+	s->stat[n > 1 ? TRD_VNI_SVC_STAT_MCASTS : TRD_VNI_SVC_STAT_SENDS]++;
 	if (p != NULL) {
 		p->ctx = idx;
 		p->sflags = c.flags;
@@ -264,7 +264,7 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		int rank = trd_topo_find_proc(s->topo, dl[i].app, dl[i].proc);
-		struct vtx *t = vnis_tx_alloc(s, v);
+		struct vtx *t = svc_tx_alloc(s, v);
 
 		if (t == NULL || rank < 0) {
 			int st = t == NULL ? -ENOBUFS : -ECONNREFUSED;
@@ -275,12 +275,12 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 						  .dst_app = dl[i].app, .dst_proc = dl[i].proc};
 
 				if (t != NULL)
-					vnis_tx_free(s, t);
-				vnis_tx_cqe(s, &tmp);
+					svc_tx_free(s, t);
+				svc_tx_cqe(s, &tmp);
 				return;
 			}
 			if (t != NULL)
-				vnis_tx_free(s, t);
+				svc_tx_free(s, t);
 			if (p->status == 0)
 				p->status = st;
 			p->n_left--;
@@ -300,11 +300,11 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		t->src = src;
 		t->eager = c.len <= v->short_max;
 		t->noproc_deadline = s->now + (uint64_t)s->conf.noproc_ms * 1000;
-		vnis_tx_set_state(s, t, TX_REQ);
+		svc_tx_set_state(s, t, TX_REQ);
 	}
 	if (p != NULL && --p->n_left == 0) {
-		vnis_tx_cqe(s, p);
-		vnis_tx_free(s, p);
+		svc_tx_cqe(s, p);
+		svc_tx_free(s, p);
 	}
 }
 
@@ -316,13 +316,13 @@ cmd_send(struct trd_vnis *s, struct vif *v, uint32_t idx)
  * sender was refused. Too long for the buffer: its first cap bytes, -EMSGSIZE with the whole
  * length, and its sender succeeds. @p x is in no queue. */
 static void
-rx_deliver(struct trd_vnis *s, struct vif *v, struct vrecv *r, struct vrx *x)
+rx_deliver(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, struct vrx *x)
 {
 	if (x->ungranted) {
 		/* its sender waits to be asked: a permission into the buffer now */
 		x->ungranted = false;
-		vnis_grant_recv(v, x, r);
-		vnis_send_cts(s, x);
+		svc_grant_recv(v, x, r);
+		svc_send_cts(s, x);
 		ST(s, CTS_LATE)++;
 		return;
 	}
@@ -333,9 +333,9 @@ rx_deliver(struct trd_vnis *s, struct vif *v, struct vrecv *r, struct vrx *x)
 			memcpy(v->pool + r->buf, s->stage_mem + x->soff, n);
 		r->data = x->data;
 		r->has_data = x->has_data;
-		vnis_recv_complete(s, v, r, x->len > r->cap ? -EMSGSIZE : 0, x->len, x->tag,
+		svc_recv_complete(s, v, r, x->len > r->cap ? -EMSGSIZE : 0, x->len, x->tag,
 				   x->src_app, x->src_proc);
-		vnis_rx_release(s, x);
+		svc_rx_release(s, x);
 	} else {
 		x->recv = r; /* still arriving into staging: copied at its FIN */
 	}
@@ -344,18 +344,18 @@ rx_deliver(struct trd_vnis *s, struct vif *v, struct vrecv *r, struct vrx *x)
 static uint64_t
 claim_handle(const struct vrx *x)
 {
-	return (uint64_t)x->claim_key << 32 | vnis_rx_id(x);
+	return (uint64_t)x->claim_key << 32 | svc_rx_id(x);
 }
 
 /* The message of @p v that claim handle @p h names, or NULL: never claimed, another
  * interface's, or already received or dropped (its grant generation or key moved on). */
 static struct vrx *
-claim_find(struct trd_vnis *s, const struct vif *v, uint64_t h)
+claim_find(struct trd_vni_svc *s, const struct vif *v, uint64_t h)
 {
 	uint32_t id = (uint32_t)h;
 	struct vrx *x;
 
-	if ((id & 0xffff) >= VNIS_N_RX || (h >> 32) == 0)
+	if ((id & 0xffff) >= SVC_N_RX || (h >> 32) == 0)
 		return NULL;
 	x = &s->rx[id & 0xffff];
 	if (x->state == RX_FREE || x->gen != (uint16_t)(id >> 16) || x->vif != v || !x->claimed ||
@@ -368,12 +368,12 @@ claim_find(struct trd_vnis *s, const struct vif *v, uint64_t h)
  * a staged one already has; one still arriving gets DONE 0 at its FIN, one whose sender was
  * refused gets DONE 0 at its next request (recv.c). */
 static void
-claim_drop(struct trd_vnis *s, struct vrx *x)
+claim_drop(struct trd_vni_svc *s, struct vrx *x)
 {
 	x->claimed = false;
 	ST(s, DISCARDS)++;
 	if (x->state == RX_STAGED) {
-		vnis_rx_release(s, x);
+		svc_rx_release(s, x);
 		return;
 	}
 	x->discard = true;
@@ -384,7 +384,7 @@ claim_drop(struct trd_vnis *s, struct vrx *x)
  * the hints), else -ENOMSG. The answer carries the message like a probe's, and a claim's
  * handle is written in the receive context before the completion. */
 static void
-probe_claim(struct trd_vnis *s, struct vif *v, struct vrecv *r, struct vrx *x)
+probe_claim(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, struct vrx *x)
 {
 	uint64_t h;
 
@@ -393,16 +393,16 @@ probe_claim(struct trd_vnis *s, struct vif *v, struct vrecv *r, struct vrx *x)
 		TAILQ_REMOVE(&v->uq, x, uq);
 		x->in_uq = false;
 	} else {
-		for (unsigned int i = 0; i < VNIS_N_HINTS && x == NULL; i++) {
+		for (unsigned int i = 0; i < SVC_N_HINTS && x == NULL; i++) {
 			struct vhint *hn = &s->hints[i];
 			struct trd_vw_hdr hh;
 
 			if (!hn->used || hn->grant != 0 || hn->vif != v ||
-			    !vnis_recv_match(r, hn->src_app, hn->src_proc, hn->tag))
+			    !svc_recv_match(r, hn->src_app, hn->src_proc, hn->tag))
 				continue;
-			x = vnis_rx_alloc(s, v);
+			x = svc_rx_alloc(s, v);
 			if (x == NULL) {
-				vnis_recv_complete(s, v, r, -ENOBUFS, 0, r->tag, r->src_app,
+				svc_recv_complete(s, v, r, -ENOBUFS, 0, r->tag, r->src_app,
 						   r->src_proc);
 				return;
 			}
@@ -415,19 +415,19 @@ probe_claim(struct trd_vnis *s, struct vif *v, struct vrecv *r, struct vrx *x)
 			hh.data = hn->data;
 			hh.flags = hn->has_data ? TRD_VW_F_DATA : 0;
 			hh.len = hn->len;
-			vnis_rx_fill(x, hn->src_rank, hn->src, &hh);
+			svc_rx_fill(x, hn->src_rank, hn->src, &hh);
 			x->ungranted = true;
-			hn->grant = vnis_rx_id(x); /* its next request finds x (recv.c) */
+			hn->grant = svc_rx_id(x); /* its next request finds x (recv.c) */
 		}
 		if (x == NULL) {
-			vnis_recv_complete(s, v, r, -ENOMSG, 0, r->tag, r->src_app, r->src_proc);
+			svc_recv_complete(s, v, r, -ENOMSG, 0, r->tag, r->src_app, r->src_proc);
 			return;
 		}
 	}
 	r->data = x->data;
 	r->has_data = x->has_data;
 	if (r->flags & TRD_VNI_RF_DISCARD) {
-		vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+		svc_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
 		claim_drop(s, x);
 		return;
 	}
@@ -440,24 +440,24 @@ probe_claim(struct trd_vnis *s, struct vif *v, struct vrecv *r, struct vrx *x)
 	/* the application's own context: it reads the handle after the completion, which
 	 * cplq_put publishes with a release store */
 	__atomic_store_n(&v->rctx[r->idx].claim, h, __ATOMIC_RELAXED);
-	vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+	svc_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
 }
 
 /* CLAIM (receive the claimed message) or CLAIM|DISCARD (drop it) with handle @p h. */
 static void
-claimed_op(struct trd_vnis *s, struct vif *v, struct vrecv *r, uint64_t h)
+claimed_op(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, uint64_t h)
 {
 	struct vrx *x = claim_find(s, v, h);
 
 	if (x == NULL) {
 		ST(s, BAD_CMDS)++;
-		vnis_recv_complete(s, v, r, -EINVAL, 0, r->tag, r->src_app, r->src_proc);
+		svc_recv_complete(s, v, r, -EINVAL, 0, r->tag, r->src_app, r->src_proc);
 		return;
 	}
 	if (r->flags & TRD_VNI_RF_DISCARD) {
 		r->data = x->data;
 		r->has_data = x->has_data;
-		vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+		svc_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
 		claim_drop(s, x);
 		return;
 	}
@@ -469,33 +469,33 @@ claimed_op(struct trd_vnis *s, struct vif *v, struct vrecv *r, uint64_t h)
 /* A probe: report message @p x (the first staged one that matches), else the first refused
  * request that matches (its sender asks again), else -ENOMSG. Nothing is taken. */
 static void
-probe(struct trd_vnis *s, struct vif *v, struct vrecv *r, const struct vrx *x)
+probe(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, const struct vrx *x)
 {
 	ST(s, PROBES)++;
 	if (x != NULL) {
 		r->data = x->data;
 		r->has_data = x->has_data;
-		vnis_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+		svc_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
 		return;
 	}
-	for (unsigned int i = 0; i < VNIS_N_HINTS; i++) {
+	for (unsigned int i = 0; i < SVC_N_HINTS; i++) {
 		const struct vhint *hn = &s->hints[i];
 
 		if (hn->used && hn->grant == 0 && hn->vif == v &&
-		    vnis_recv_match(r, hn->src_app, hn->src_proc, hn->tag)) {
+		    svc_recv_match(r, hn->src_app, hn->src_proc, hn->tag)) {
 			r->data = hn->data;
 			r->has_data = hn->has_data;
-			vnis_recv_complete(s, v, r, 0, hn->len, hn->tag, hn->src_app, hn->src_proc);
+			svc_recv_complete(s, v, r, 0, hn->len, hn->tag, hn->src_app, hn->src_proc);
 			return;
 		}
 	}
-	vnis_recv_complete(s, v, r, -ENOMSG, 0, r->tag, r->src_app, r->src_proc);
+	svc_recv_complete(s, v, r, -ENOMSG, 0, r->tag, r->src_app, r->src_proc);
 }
 
 /* Withdraw receive @p idx if it still waits in the posted list (not yet bound to a message):
  * it completes with -ECANCELED. Otherwise nothing: its own completion comes. */
 static void
-cmd_cancel(struct trd_vnis *s, struct vif *v, uint32_t idx)
+cmd_cancel(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 {
 	struct vrecv *r;
 
@@ -510,11 +510,11 @@ cmd_cancel(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		return;
 	TAILQ_REMOVE(&v->posted, r, q);
 	ST(s, CANCELS)++;
-	vnis_recv_complete(s, v, r, -ECANCELED, 0, r->tag, r->src_app, r->src_proc);
+	svc_recv_complete(s, v, r, -ECANCELED, 0, r->tag, r->src_app, r->src_proc);
 }
 
 static void
-cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
+cmd_recv(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 {
 	struct trd_vni_rctx c;
 	struct vrecv *r;
@@ -549,7 +549,7 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	    ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db)) {
 		ST(s, BAD_CMDS)++;
 		r->flags &= ~TRD_VNI_F_DOORBELL;
-		vnis_recv_complete(s, v, r, -EINVAL, 0, c.tag, c.src_app, c.src_proc);
+		svc_recv_complete(s, v, r, -EINVAL, 0, c.tag, c.src_app, c.src_proc);
 		return;
 	}
 	if ((c.flags & TRD_VNI_RF_CLAIM) && !(c.flags & TRD_VNI_RF_PROBE)) {
@@ -558,7 +558,7 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	}
 	/* a message that came first */
 	TAILQ_FOREACH(x, &v->uq, uq)
-		if (vnis_recv_match(r, x->src_app, x->src_proc, x->tag))
+		if (svc_recv_match(r, x->src_app, x->src_proc, x->tag))
 			break;
 	if (c.flags & TRD_VNI_RF_PROBE) {
 		if (c.flags & (TRD_VNI_RF_CLAIM | TRD_VNI_RF_DISCARD))
@@ -575,14 +575,14 @@ cmd_recv(struct trd_vnis *s, struct vif *v, uint32_t idx)
 		return;
 	}
 	/* a request to send that was refused for want of a receive: grant it now */
-	if (vnis_grant_hinted(s, v, r))
+	if (svc_grant_hinted(s, v, r))
 		return;
 	TAILQ_INSERT_TAIL(&v->posted, r, q);
 }
 
 /* A one-sided op: the context is read once, here; rma.c checks every field. */
 static void
-cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx)
+cmd_rma(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 {
 	struct trd_vni_actx c;
 
@@ -592,18 +592,18 @@ cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx)
 	}
 	shared_read(&c, &v->sctx[idx], sizeof(c));
 	v->sbusy[idx] = 1;
-	vnis_cmd_rma(s, v, idx, &c);
+	svc_cmd_rma(s, v, idx, &c);
 }
 
 unsigned int
-vnis_vif_cmds(struct trd_vnis *s, struct vif *v)
+svc_vif_cmds(struct trd_vni_svc *s, struct vif *v)
 {
-	struct trd_vni_cmd c[VNIS_CMD_BURST];
+	struct trd_vni_cmd c[SVC_CMD_BURST];
 	int n;
 
 	if (v->broken)
 		return 0;
-	n = cmdq_take(v, c, VNIS_CMD_BURST);
+	n = cmdq_take(v, c, SVC_CMD_BURST);
 	if (n < 0) {
 		v->broken = true;
 		ST(s, BAD_QUEUES)++;

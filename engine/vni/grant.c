@@ -18,7 +18,7 @@
 /* the grant table */
 
 struct vrx *
-vnis_rx_alloc(struct trd_vnis *s, struct vif *v)
+svc_rx_alloc(struct trd_vni_svc *s, struct vif *v)
 {
 	struct vrx *x;
 
@@ -36,15 +36,15 @@ vnis_rx_alloc(struct trd_vnis *s, struct vif *v)
 }
 
 void
-vnis_hint_drop_grant(struct trd_vnis *s, uint32_t grant)
+svc_hint_drop_grant(struct trd_vni_svc *s, uint32_t grant)
 {
-	for (unsigned int i = 0; i < VNIS_N_HINTS; i++)
+	for (unsigned int i = 0; i < SVC_N_HINTS; i++)
 		if (s->hints[i].used && s->hints[i].grant == grant)
 			s->hints[i].used = false;
 }
 
 static void
-stage_free(struct trd_vnis *s, struct vrx *x)
+stage_free(struct trd_vni_svc *s, struct vrx *x)
 {
 	if (x->soff < 0)
 		return;
@@ -55,11 +55,11 @@ stage_free(struct trd_vnis *s, struct vrx *x)
 }
 
 void
-vnis_rx_release(struct trd_vnis *s, struct vrx *x)
+svc_rx_release(struct trd_vni_svc *s, struct vrx *x)
 {
 	struct vif *v = x->vif;
 
-	vnis_hint_drop_grant(s, vnis_rx_id(x));
+	svc_hint_drop_grant(s, svc_rx_id(x));
 	stage_free(s, x);
 	if (x->in_uq) {
 		TAILQ_REMOVE(&v->uq, x, uq);
@@ -70,15 +70,15 @@ vnis_rx_release(struct trd_vnis *s, struct vrx *x)
 	x->gen++;
 	s->rx_free[s->n_rx_free++] = x->idx;
 	v->refs--;
-	vnis_vif_release_maybe(s, v);
+	svc_vif_release_maybe(s, v);
 }
 
 struct vrx *
-vnis_rx_lookup(struct trd_vnis *s, uint32_t id, uint32_t src_rank, uint32_t msg, uint32_t key)
+svc_rx_lookup(struct trd_vni_svc *s, uint32_t id, uint32_t src_rank, uint32_t msg, uint32_t key)
 {
 	struct vrx *x;
 
-	if ((id & 0xffff) >= VNIS_N_RX) /* a wire value: 16 bits, the table is smaller */
+	if ((id & 0xffff) >= SVC_N_RX) /* a wire value: 16 bits, the table is smaller */
 		return NULL;
 	x = &s->rx[id & 0xffff];
 	if (x->state == RX_FREE || x->gen != (uint16_t)(id >> 16) || x->src_rank != src_rank ||
@@ -94,7 +94,7 @@ vnis_rx_lookup(struct trd_vnis *s, uint32_t id, uint32_t src_rank, uint32_t msg,
  * area divided by the interfaces attached, so one process that never receives cannot take
  * the room its neighbours' messages need. -1 when it does not fit. */
 int64_t
-vnis_stage_alloc(struct trd_vnis *s, struct vif *v, uint32_t len)
+svc_stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len)
 {
 	uint64_t share = s->stage.size / RTE_MAX(1u, s->n_live);
 	int64_t off;
@@ -116,7 +116,7 @@ vnis_stage_alloc(struct trd_vnis *s, struct vif *v, uint32_t len)
 /* grants */
 
 void
-vnis_rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
+svc_rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
 {
 	x->src_rank = src_rank;
 	x->src = src;
@@ -131,7 +131,7 @@ vnis_rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src, const struc
 }
 
 void
-vnis_send_cts(struct trd_vnis *s, struct vrx *x)
+svc_send_cts(struct trd_vni_svc *s, struct vrx *x)
 {
 	struct trd_vw_hdr r;
 
@@ -143,20 +143,20 @@ vnis_send_cts(struct trd_vnis *s, struct vrx *x)
 	r.dst_proc = x->src_proc;
 	r.msg_id = x->src_msg;
 	r.key = x->src_key;
-	r.grant_id = vnis_rx_id(x);
+	r.grant_id = svc_rx_id(x);
 	/* into a receive shorter than the message: only its first cap bytes (docs/vni.md,
 	 * "Truncation") */
 	r.len = x->recv != NULL ? RTE_MIN(x->len, x->recv->cap) : x->len;
 	r.tag = x->tag;
 	r.rkey = x->rkey;
 	r.roff = x->roff;
-	vnis_reply(s, x->src, &r);
+	svc_reply(s, x->src, &r);
 	ST(s, CTS_SENT)++;
 }
 
 /* A grant into receive @p r of @p v: the sender puts straight into the buffer. */
 void
-vnis_grant_recv(struct vif *v, struct vrx *x, struct vrecv *r)
+svc_grant_recv(struct vif *v, struct vrx *x, struct vrecv *r)
 {
 	x->recv = r;
 	x->rkey = trd_mr_key(v->mr);
@@ -167,9 +167,9 @@ vnis_grant_recv(struct vif *v, struct vrx *x, struct vrecv *r)
 /* hints: refused requests to send */
 
 struct vhint *
-vnis_hint_find(struct trd_vnis *s, uint32_t src_rank, uint32_t msg, uint32_t key)
+svc_hint_find(struct trd_vni_svc *s, uint32_t src_rank, uint32_t msg, uint32_t key)
 {
-	for (unsigned int i = 0; i < VNIS_N_HINTS; i++) {
+	for (unsigned int i = 0; i < SVC_N_HINTS; i++) {
 		struct vhint *hn = &s->hints[i];
 
 		if (hn->used && hn->src_rank == src_rank && hn->msg_id == msg && hn->key == key)
@@ -180,13 +180,13 @@ vnis_hint_find(struct trd_vnis *s, uint32_t src_rank, uint32_t msg, uint32_t key
 
 /* Remember a refused request to send, so a receive posted later can grant it at once. */
 void
-vnis_hint_note(struct trd_vnis *s, struct vif *v, uint32_t src_rank, struct trd_coord src,
+svc_hint_note(struct trd_vni_svc *s, struct vif *v, uint32_t src_rank, struct trd_coord src,
 	       const struct trd_vw_hdr *h)
 {
-	struct vhint *hn = vnis_hint_find(s, src_rank, h->msg_id, h->key), *old = NULL;
+	struct vhint *hn = svc_hint_find(s, src_rank, h->msg_id, h->key), *old = NULL;
 
 	if (hn == NULL) {
-		for (unsigned int i = 0; i < VNIS_N_HINTS && hn == NULL; i++) {
+		for (unsigned int i = 0; i < SVC_N_HINTS && hn == NULL; i++) {
 			struct vhint *c = &s->hints[i];
 
 			if (!c->used)
@@ -218,17 +218,17 @@ vnis_hint_note(struct trd_vnis *s, struct vif *v, uint32_t src_rank, struct trd_
 /* A receive @p r of @p v was posted: grant at once a request to send it matches that was
  * refused for want of a receive. false: none (or no room for a grant now). */
 bool
-vnis_grant_hinted(struct trd_vnis *s, struct vif *v, struct vrecv *r)
+svc_grant_hinted(struct trd_vni_svc *s, struct vif *v, struct vrecv *r)
 {
-	for (unsigned int i = 0; i < VNIS_N_HINTS; i++) {
+	for (unsigned int i = 0; i < SVC_N_HINTS; i++) {
 		struct vhint *hn = &s->hints[i];
 		struct trd_vw_hdr h;
 		struct vrx *x;
 
 		if (!hn->used || hn->grant != 0 || hn->vif != v ||
-		    !vnis_recv_match(r, hn->src_app, hn->src_proc, hn->tag))
+		    !svc_recv_match(r, hn->src_app, hn->src_proc, hn->tag))
 			continue;
-		x = vnis_rx_alloc(s, v);
+		x = svc_rx_alloc(s, v);
 		if (x == NULL)
 			break;
 		memset(&h, 0, sizeof(h));
@@ -240,10 +240,10 @@ vnis_grant_hinted(struct trd_vnis *s, struct vif *v, struct vrecv *r)
 		h.data = hn->data;
 		h.flags = hn->has_data ? TRD_VW_F_DATA : 0;
 		h.len = hn->len;
-		vnis_rx_fill(x, hn->src_rank, hn->src, &h);
-		vnis_grant_recv(v, x, r);
-		hn->grant = vnis_rx_id(x);
-		vnis_send_cts(s, x);
+		svc_rx_fill(x, hn->src_rank, hn->src, &h);
+		svc_grant_recv(v, x, r);
+		hn->grant = svc_rx_id(x);
+		svc_send_cts(s, x);
 		ST(s, CTS_LATE)++;
 		return true;
 	}

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * VNI service: receives. The protocol messages from the reception FIFO, checked and decoded
- * (vnis_rx_protocol), and the requests among them: an eager message is delivered into a posted
+ * (svc_rx_protocol), and the requests among them: an eager message is delivered into a posted
  * receive or held in staging; a request to send is granted (into a posted receive or into
  * staging) or refused with a NAK; a FIN completes a grant; an ABORT ends one. Replies go to
- * post.c; grants and staging are in grant.c.
+ * proto_tx.c; grants and staging are in grant.c.
  */
 #include <errno.h>
 #include <string.h>
@@ -18,7 +18,7 @@
 /* posted receives */
 
 struct vif *
-vnis_vif_find(struct trd_vnis *s, uint32_t app, uint32_t proc)
+svc_vif_find(struct trd_vni_svc *s, uint32_t app, uint32_t proc)
 {
 	for (unsigned int i = 0; i < s->n_ifs; i++) {
 		struct vif *v = s->ifs[i];
@@ -35,7 +35,7 @@ posted_take(struct vif *v, uint32_t app, uint32_t proc, uint64_t tag)
 	struct vrecv *r;
 
 	TAILQ_FOREACH(r, &v->posted, q)
-		if (vnis_recv_match(r, app, proc, tag)) {
+		if (svc_recv_match(r, app, proc, tag)) {
 			TAILQ_REMOVE(&v->posted, r, q);
 			return r;
 		}
@@ -43,14 +43,14 @@ posted_take(struct vif *v, uint32_t app, uint32_t proc, uint64_t tag)
 }
 
 void
-vnis_recv_complete(struct trd_vnis *s, struct vif *v, struct vrecv *r, int status, uint32_t len,
+svc_recv_complete(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, int status, uint32_t len,
 		   uint64_t tag, uint32_t app, uint32_t proc)
 {
-	vnis_vif_cqe(s, v, TRD_VNI_CPL_RECV, r->idx, status, len, tag, app, proc,
+	svc_vif_cqe(s, v, TRD_VNI_CPL_RECV, r->idx, status, len, tag, app, proc,
 		     (r->flags & TRD_VNI_F_DOORBELL) != 0, r->doorbell,
 		     status == 0 || status == -EMSGSIZE ? r->data : 0,
 		     ((status == 0 || status == -EMSGSIZE) && r->has_data ? TRD_VNI_CQE_DATA : 0) |
-			     ((r->flags & (TRD_VNI_RF_PROBE | TRD_VNI_RF_DISCARD)) ? VNIS_CQE_PROBE
+			     ((r->flags & (TRD_VNI_RF_PROBE | TRD_VNI_RF_DISCARD)) ? SVC_CQE_PROBE
 										   : 0));
 	r->busy = false;
 }
@@ -61,7 +61,7 @@ vnis_recv_complete(struct trd_vnis *s, struct vif *v, struct vrecv *r, int statu
 /* The header of the answer @p type to request @p req: addressed back to its sender, naming
  * its message (id, key echoed), grant, length and tag. */
 void
-vnis_rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status)
+svc_rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status)
 {
 	memset(r, 0, sizeof(*r));
 	r->type = type;
@@ -78,17 +78,17 @@ vnis_rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, i
 }
 
 static void
-nak(struct trd_vnis *s, struct trd_coord src, const struct trd_vw_hdr *h, int status)
+nak(struct trd_vni_svc *s, struct trd_coord src, const struct trd_vw_hdr *h, int status)
 {
 	struct trd_vw_hdr r;
 
-	vnis_rep_hdr(&r, TRD_VW_NAK, h, status);
-	vnis_reply(s, src, &r);
+	svc_rep_hdr(&r, TRD_VW_NAK, h, status);
+	svc_reply(s, src, &r);
 	ST(s, NAK_SENT)++;
 }
 
 static void
-on_eager(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h,
+on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h,
 	 const uint8_t *data)
 {
 	struct trd_vw_hdr r;
@@ -98,7 +98,7 @@ on_eager(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const stru
 	int64_t off;
 
 	ST(s, RX_EAGER)++;
-	v = vnis_vif_find(s, h->dst_app, h->dst_proc);
+	v = svc_vif_find(s, h->dst_app, h->dst_proc);
 	if (v == NULL) {
 		nak(s, src, h, -ECONNREFUSED);
 		return;
@@ -113,24 +113,24 @@ on_eager(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const stru
 			memcpy(v->pool + rv->buf, data, n);
 		rv->data = h->data;
 		rv->has_data = (h->flags & TRD_VW_F_DATA) != 0;
-		vnis_recv_complete(s, v, rv, h->len > rv->cap ? -EMSGSIZE : 0, h->len, h->tag,
+		svc_recv_complete(s, v, rv, h->len > rv->cap ? -EMSGSIZE : 0, h->len, h->tag,
 				   h->src_app, h->src_proc);
-		vnis_rep_hdr(&r, TRD_VW_ACK, h, 0);
-		vnis_reply(s, src, &r);
+		svc_rep_hdr(&r, TRD_VW_ACK, h, 0);
+		svc_reply(s, src, &r);
 		return;
 	}
 	/* no receive yet: hold it, if the staging bound allows */
-	x = vnis_rx_alloc(s, v);
-	off = x == NULL ? -1 : vnis_stage_alloc(s, v, h->len);
+	x = svc_rx_alloc(s, v);
+	off = x == NULL ? -1 : svc_stage_alloc(s, v, h->len);
 	if (off < 0) {
 		if (x != NULL) {
 			x->len = 0;
-			vnis_rx_release(s, x);
+			svc_rx_release(s, x);
 		}
 		nak(s, src, h, -ENOSPC);
 		return;
 	}
-	vnis_rx_fill(x, src_rank, src, h);
+	svc_rx_fill(x, src_rank, src, h);
 	x->soff = off;
 	if (h->len != 0)
 		memcpy(s->stage_mem + off, data, h->len);
@@ -139,14 +139,14 @@ on_eager(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const stru
 	x->in_uq = true;
 	ST(s, STAGED)++;
 	ST(s, STAGED_BYTES) += h->len;
-	vnis_rep_hdr(&r, TRD_VW_ACK, h, 0);
-	vnis_reply(s, src, &r);
+	svc_rep_hdr(&r, TRD_VW_ACK, h, 0);
+	svc_reply(s, src, &r);
 }
 
 static void
-on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
+on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
 {
-	struct vhint *hn = vnis_hint_find(s, src_rank, h->msg_id, h->key);
+	struct vhint *hn = svc_hint_find(s, src_rank, h->msg_id, h->key);
 	struct vrecv *rv;
 	struct vif *v;
 	struct vrx *x;
@@ -156,7 +156,7 @@ on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 	if (hn != NULL && hn->grant != 0) {
 		/* asked again after a refusal, but a receive granted it meanwhile: the same
 		 * permission again (the sender keeps the first) */
-		x = vnis_rx_lookup(s, hn->grant, src_rank, h->msg_id, h->key);
+		x = svc_rx_lookup(s, hn->grant, src_rank, h->msg_id, h->key);
 		if (x != NULL && x->ungranted) {
 			/* claimed while refused (cmd.c): it waits for its receive, or was dropped
 			 * unread: DONE 0 completes its sender */
@@ -165,19 +165,19 @@ on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 			} else {
 				struct trd_vw_hdr r;
 
-				vnis_rep_hdr(&r, TRD_VW_DONE, h, 0);
-				vnis_reply(s, src, &r);
-				vnis_rx_release(s, x);
+				svc_rep_hdr(&r, TRD_VW_DONE, h, 0);
+				svc_reply(s, src, &r);
+				svc_rx_release(s, x);
 			}
 			return;
 		}
 		if (x != NULL) {
-			vnis_send_cts(s, x);
+			svc_send_cts(s, x);
 			return;
 		}
 		hn->used = false;
 	}
-	v = vnis_vif_find(s, h->dst_app, h->dst_proc);
+	v = svc_vif_find(s, h->dst_app, h->dst_proc);
 	if (v == NULL) {
 		if (hn != NULL)
 			hn->used = false;
@@ -186,22 +186,22 @@ on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 	}
 	/* a receive too short for it is granted its first cap bytes (a shorter CTS) */
 	rv = posted_take(v, h->src_app, h->src_proc, h->tag);
-	x = vnis_rx_alloc(s, v);
+	x = svc_rx_alloc(s, v);
 	if (x == NULL) {
 		if (rv != NULL)
 			TAILQ_INSERT_HEAD(&v->posted, rv, q);
-		vnis_hint_note(s, v, src_rank, src, h);
+		svc_hint_note(s, v, src_rank, src, h);
 		nak(s, src, h, -ENOSPC);
 		return;
 	}
-	vnis_rx_fill(x, src_rank, src, h);
+	svc_rx_fill(x, src_rank, src, h);
 	if (rv != NULL) {
-		vnis_grant_recv(v, x, rv);
+		svc_grant_recv(v, x, rv);
 	} else {
-		off = vnis_stage_alloc(s, v, h->len);
+		off = svc_stage_alloc(s, v, h->len);
 		if (off < 0) {
-			vnis_rx_release(s, x);
-			vnis_hint_note(s, v, src_rank, src, h);
+			svc_rx_release(s, x);
+			svc_hint_note(s, v, src_rank, src, h);
 			nak(s, src, h, -ENOSPC);
 			return;
 		}
@@ -215,13 +215,13 @@ on_rts(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 	}
 	if (hn != NULL)
 		hn->used = false;
-	vnis_send_cts(s, x);
+	svc_send_cts(s, x);
 }
 
 static void
-on_fin(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
+on_fin(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
 {
-	struct vrx *x = vnis_rx_lookup(s, h->grant_id, src_rank, h->msg_id, h->key);
+	struct vrx *x = svc_rx_lookup(s, h->grant_id, src_rank, h->msg_id, h->key);
 	struct trd_vw_hdr r;
 	int st = 0;
 
@@ -231,10 +231,10 @@ on_fin(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 		st = -EPROTO;
 	} else if (x->vif->dead) {
 		st = -ECONNRESET;
-		vnis_rx_release(s, x);
+		svc_rx_release(s, x);
 	} else if (x->discard) {
 		st = 0; /* dropped unread (trd_vni_discard): the sender succeeds */
-		vnis_rx_release(s, x);
+		svc_rx_release(s, x);
 	} else if (x->recv != NULL) {
 		struct vif *v = x->vif;
 		uint32_t n = RTE_MIN(x->len, x->recv->cap); /* truncated: its first cap bytes */
@@ -243,27 +243,27 @@ on_fin(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src, const struct
 			memcpy(v->pool + x->recv->buf, s->stage_mem + x->soff, n);
 		x->recv->data = x->data;
 		x->recv->has_data = x->has_data;
-		vnis_recv_complete(s, v, x->recv, x->len > x->recv->cap ? -EMSGSIZE : 0, x->len,
+		svc_recv_complete(s, v, x->recv, x->len > x->recv->cap ? -EMSGSIZE : 0, x->len,
 				   x->tag, x->src_app, x->src_proc);
-		vnis_rx_release(s, x);
+		svc_rx_release(s, x);
 	} else {
 		x->state = RX_STAGED; /* whole, in staging, waiting for its receive */
-		vnis_hint_drop_grant(s, vnis_rx_id(x));
+		svc_hint_drop_grant(s, svc_rx_id(x));
 	}
-	vnis_rep_hdr(&r, TRD_VW_DONE, h, st);
-	vnis_reply(s, src, &r);
+	svc_rep_hdr(&r, TRD_VW_DONE, h, st);
+	svc_reply(s, src, &r);
 }
 
 static void
-on_abort(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
+on_abort(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 {
-	struct vhint *hn = vnis_hint_find(s, src_rank, h->msg_id, h->key);
+	struct vhint *hn = svc_hint_find(s, src_rank, h->msg_id, h->key);
 	struct vrx *x = NULL, *it;
 
 	if (hn != NULL && hn->grant == 0)
 		hn->used = false;
 	if (h->grant_id != 0)
-		x = vnis_rx_lookup(s, h->grant_id, src_rank, h->msg_id, h->key);
+		x = svc_rx_lookup(s, h->grant_id, src_rank, h->msg_id, h->key);
 	if (x == NULL) /* granted, but the sender died before it heard of it */
 		TAILQ_FOREACH(it, &s->rx_active, aq)
 			if (it->src_rank == src_rank && it->src_msg == h->msg_id &&
@@ -274,19 +274,19 @@ on_abort(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 	if (x == NULL)
 		return;
 	if (x->recv != NULL && !x->vif->dead)
-		vnis_recv_complete(s, x->vif, x->recv, -ECONNRESET, 0, x->tag, x->src_app,
+		svc_recv_complete(s, x->vif, x->recv, -ECONNRESET, 0, x->tag, x->src_app,
 				   x->src_proc);
-	vnis_rx_release(s, x);
+	svc_rx_release(s, x);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* the reception FIFO */
 
 unsigned int
-vnis_rx_protocol(struct trd_vnis *s)
+svc_rx_protocol(struct trd_vni_svc *s)
 {
-	struct trd_msg *m[VNIS_RX_BURST];
-	int n = trd_rec_fifo_poll(s->rf, m, VNIS_RX_BURST);
+	struct trd_msg *m[SVC_RX_BURST];
+	int n = trd_rec_fifo_poll(s->rf, m, SVC_RX_BURST);
 
 	for (int i = 0; i < n; i++) {
 		struct trd_vw_hdr h;
@@ -319,17 +319,17 @@ vnis_rx_protocol(struct trd_vnis *s)
 		case TRD_VW_WRITE:
 		case TRD_VW_READ:
 		case TRD_VW_ATOMIC:
-			vnis_rma_serve(s, (uint32_t)src_rank, m[i]->src, &h,
+			svc_rma_serve(s, (uint32_t)src_rank, m[i]->src, &h,
 				       (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
 			break;
 		case TRD_VW_WRITE_ACK:
 		case TRD_VW_READ_RESP:
 		case TRD_VW_ATOMIC_RESP:
-			vnis_rma_reply(s, (uint32_t)src_rank, &h,
+			svc_rma_reply(s, (uint32_t)src_rank, &h,
 				       (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
 			break;
 		default:
-			vnis_on_reply(s, (uint32_t)src_rank, &h);
+			svc_on_reply(s, (uint32_t)src_rank, &h);
 			break;
 		}
 		trd_msg_free(m[i]);

@@ -6,7 +6,7 @@
  * process passed at attach, each access checked against its mappings (vmem.c). Writes, reads
  * and atomics are vtx's (send.c's table, timers and scheduler turns) with their own steps:
  *   origin engine: WRITE chunks (the origin buffer read as each chunk is built), READ
- *   requests, one ATOMIC; at most VNIS_RMA_WINDOW chunks of one op in flight;
+ *   requests, one ATOMIC; at most SVC_RMA_WINDOW chunks of one op in flight;
  *   target engine: every request checked (key of the destination process, access bit, range
  *   with overflow-safe arithmetic, alignment) before any access, then the memory written or
  *   read, and one reply per request (WRITE_ACK, READ_RESP with the bytes, ATOMIC_RESP with
@@ -32,7 +32,7 @@
 /* atomics applied at most once: the origin's sequence numbers */
 
 void
-vnis_rma_init(struct trd_vnis *s)
+svc_rma_init(struct trd_vni_svc *s)
 {
 	uint64_t inc = 0;
 
@@ -45,7 +45,7 @@ vnis_rma_init(struct trd_vnis *s)
 
 /* The open sequence numbers towards node @p rank, allocated at the first atomic to it. */
 static struct vaseq *
-aseq_of(struct trd_vnis *s, uint32_t rank)
+aseq_of(struct trd_vni_svc *s, uint32_t rank)
 {
 	if (s->aseqs == NULL) {
 		s->aseqs = calloc(s->topo->n_nodes, sizeof(*s->aseqs));
@@ -60,11 +60,11 @@ aseq_of(struct trd_vnis *s, uint32_t rank)
 /* May an atomic towards node @p rank start now? Not if the target could not tell it from an op
  * still in flight (its window is full: -EAGAIN), or with no memory (-ENOMEM). */
 static bool
-atom_can_open(struct trd_vnis *s, uint32_t rank, int *err)
+atom_can_open(struct trd_vni_svc *s, uint32_t rank, int *err)
 {
 	struct vaseq *q = aseq_of(s, rank);
 
-	if (q != NULL && q->next - q->low < VNIS_ATOM_WINDOW)
+	if (q != NULL && q->next - q->low < SVC_ATOM_WINDOW)
 		return true;
 	*err = q == NULL ? -ENOMEM : -EAGAIN;
 	return false;
@@ -72,10 +72,10 @@ atom_can_open(struct trd_vnis *s, uint32_t rank, int *err)
 
 /* Atomic @p t takes the next sequence number towards its node (atom_can_open() said yes). */
 static void
-atom_open(struct trd_vnis *s, struct vtx *t)
+atom_open(struct trd_vni_svc *s, struct vtx *t)
 {
 	struct vaseq *q = s->aseqs[t->dst_rank];
-	uint32_t i = q->next % VNIS_ATOM_WINDOW;
+	uint32_t i = q->next % SVC_ATOM_WINDOW;
 
 	t->aseq = q->next++;
 	t->aseq_held = true;
@@ -85,17 +85,17 @@ atom_open(struct trd_vnis *s, struct vtx *t)
 /* Atomic @p t ended (freed): its number is closed; the window's low edge moves past every
  * closed number. */
 void
-vnis_atom_close(struct trd_vnis *s, struct vtx *t)
+svc_atom_close(struct trd_vni_svc *s, struct vtx *t)
 {
 	struct vaseq *q = s->aseqs != NULL ? s->aseqs[t->dst_rank] : NULL;
-	uint32_t i = t->aseq % VNIS_ATOM_WINDOW;
+	uint32_t i = t->aseq % SVC_ATOM_WINDOW;
 
 	t->aseq_held = false;
 	if (q == NULL)
 		return; /* the service is going away */
 	q->bits[i / 64] &= ~(1ull << (i % 64));
 	while (q->low != q->next) {
-		i = q->low % VNIS_ATOM_WINDOW;
+		i = q->low % SVC_ATOM_WINDOW;
 		if (q->bits[i / 64] & (1ull << (i % 64)))
 			break;
 		q->low++;
@@ -110,7 +110,7 @@ mr_find(const struct vif *v, uint64_t key)
 {
 	if (v->mrs == NULL || key == 0)
 		return NULL;
-	for (unsigned int i = 0; i < VNIS_N_MRS; i++)
+	for (unsigned int i = 0; i < SVC_N_MRS; i++)
 		if (v->mrs[i].key == key)
 			return &v->mrs[i];
 	return NULL;
@@ -130,7 +130,7 @@ mr_key(const struct vif *v)
 }
 
 static int
-mr_reg(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr *req, uint64_t *key)
+mr_reg(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mr *req, uint64_t *key)
 {
 	struct vmr *m = NULL;
 	int rc;
@@ -142,11 +142,11 @@ mr_reg(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr *req, uin
 	if (req->key != 0 && mr_find(v, req->key) != NULL)
 		return -EEXIST;
 	if (v->mrs == NULL) {
-		v->mrs = calloc(VNIS_N_MRS, sizeof(*v->mrs));
+		v->mrs = calloc(SVC_N_MRS, sizeof(*v->mrs));
 		if (v->mrs == NULL)
 			return -ENOMEM;
 	}
-	for (unsigned int i = 0; i < VNIS_N_MRS; i++)
+	for (unsigned int i = 0; i < SVC_N_MRS; i++)
 		if (v->mrs[i].key == 0) {
 			m = &v->mrs[i];
 			break;
@@ -155,13 +155,13 @@ mr_reg(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr *req, uin
 		return -ENOSPC;
 	/* every byte mapped, readable, and writable if remote writes are allowed; and the
 	 * address space the process attached with is still there */
-	rc = vnis_vmem_check(v, req->addr, req->len, (req->access & TRD_VNI_MR_REMOTE_WRITE) != 0);
+	rc = svc_vmem_check(v, req->addr, req->len, (req->access & TRD_VNI_MR_REMOTE_WRITE) != 0);
 	if (rc == 0 && !(req->access & TRD_VNI_MR_OFFSET) && req->addr > (uint64_t)INT64_MAX)
 		rc = -EFAULT;
 	if (rc == 0) {
 		uint8_t probe;
 
-		rc = vnis_vmem_read(v, &probe, req->addr, 1);
+		rc = svc_vmem_read(v, &probe, req->addr, 1);
 	}
 	if (rc != 0)
 		return rc == -ECONNRESET ? -EPERM : rc;
@@ -176,7 +176,7 @@ mr_reg(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr *req, uin
 
 /* A region request from the process's socket: answered at once. */
 void
-vnis_mr_request(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr *req)
+svc_mr_request(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mr *req)
 {
 	struct trd_vni_sock_mr_answer ans = {.op = TRD_VNI_SOCK_MR_ANSWER};
 	struct vmr *m;
@@ -202,7 +202,7 @@ vnis_mr_request(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr 
 }
 
 void
-vnis_mr_free(struct vif *v)
+svc_mr_free(struct vif *v)
 {
 	free(v->mrs);
 	v->mrs = NULL;
@@ -243,7 +243,7 @@ aop_ok(uint32_t op)
 }
 
 void
-vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx, const struct trd_vni_actx *c)
+svc_cmd_rma(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct trd_vni_actx *c)
 {
 	uint32_t kind = c->flags & (TRD_VNI_SF_WRITE | TRD_VNI_SF_READ | TRD_VNI_SF_ATOMIC);
 	uint8_t cpl = kind == TRD_VNI_SF_WRITE  ? TRD_VNI_CPL_WRITE
@@ -266,7 +266,7 @@ vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx, const struct trd_v
 	} else if (kind == TRD_VNI_SF_ATOMIC && !atom_can_open(s, (uint32_t)rank, &err)) {
 		if (err == -EAGAIN)
 			ST(s, RMA_BACKPRESSURE)++; /* its window towards that node is full */
-	} else if ((t = vnis_tx_alloc(s, v)) == NULL) {
+	} else if ((t = svc_tx_alloc(s, v)) == NULL) {
 		err = -ENOBUFS;
 	}
 	if (err != 0) {
@@ -281,7 +281,7 @@ vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx, const struct trd_v
 
 		if (err == -EINVAL && (c->flags & TRD_VNI_F_DOORBELL) && c->doorbell >= v->n_db)
 			tmp.sflags = 0;
-		vnis_tx_cqe(s, &tmp);
+		svc_tx_cqe(s, &tmp);
 		return;
 	}
 	t->rma = cpl;
@@ -303,7 +303,7 @@ vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx, const struct trd_v
 	t->heard = s->now;
 	if (kind == TRD_VNI_SF_ATOMIC)
 		atom_open(s, t);
-	vnis_tx_set_state(s, t, TX_REQ);
+	svc_tx_set_state(s, t, TX_REQ);
 }
 
 static void
@@ -315,7 +315,7 @@ rma_hdr(const struct vtx *t, uint8_t type, uint32_t len, uint64_t roff, struct t
 	h->src_proc = t->vif->proc;
 	h->dst_app = t->dst_app;
 	h->dst_proc = t->dst_proc;
-	h->msg_id = vnis_tx_id(t);
+	h->msg_id = svc_tx_id(t);
 	h->key = t->key;
 	h->len = len;
 	h->rkey = t->rkey;
@@ -328,7 +328,7 @@ rma_hdr(const struct vtx *t, uint8_t type, uint32_t len, uint64_t roff, struct t
 
 /* The bytes of the chunk that starts at @p off. */
 static uint32_t
-chunk_len(const struct trd_vnis *s, const struct vtx *t, uint32_t off)
+chunk_len(const struct trd_vni_svc *s, const struct vtx *t, uint32_t off)
 {
 	return RTE_MIN(s->rma_chunk, t->len - off);
 }
@@ -340,11 +340,11 @@ all_sent(const struct vtx *t)
 	return t->off == t->len && t->rts_sent;
 }
 
-static void rma_settle(struct trd_vnis *s, struct vtx *t);
+static void rma_settle(struct trd_vni_svc *s, struct vtx *t);
 
 /* One packet for one-sided op @p t (tx_step's contract: 0, -ENOBUFS, -EAGAIN). */
 int
-vnis_rma_step(struct trd_vnis *s, struct vtx *t)
+svc_rma_step(struct trd_vni_svc *s, struct vtx *t)
 {
 	struct trd_payload *pay = NULL;
 	struct trd_vw_hdr h;
@@ -355,7 +355,7 @@ vnis_rma_step(struct trd_vnis *s, struct vtx *t)
 		return -EAGAIN;
 	if (t->status != 0 || t->refused) {
 		/* a chunk was refused: send no more; settle once every answer is in */
-		vnis_tx_set_state(s, t, TX_WAIT);
+		svc_tx_set_state(s, t, TX_WAIT);
 		if (t->inflight == 0)
 			rma_settle(s, t);
 		return -EAGAIN;
@@ -369,7 +369,7 @@ vnis_rma_step(struct trd_vnis *s, struct vtx *t)
 		h.tag = s->inc;      /* which engine's atomic ... */
 		h.grant_id = t->aseq; /* ... and which of its atomics towards this node */
 		trd_vw_atomic_encode(a, &op);
-		rc = vnis_vw_inject(s, s->req, t->dst, &h, a, sizeof(a));
+		rc = svc_vw_inject(s, s->req, t->dst, &h, a, sizeof(a));
 		if (rc == 0) {
 			t->rts_sent = true;
 			t->inflight = 1;
@@ -382,27 +382,27 @@ vnis_rma_step(struct trd_vnis *s, struct vtx *t)
 		if (t->rma == TRD_VNI_CPL_WRITE && n != 0) {
 			uint8_t buf[2048];
 
-			rc = vnis_vmem_read(t->vif, buf, t->laddr + t->off, n);
+			rc = svc_vmem_read(t->vif, buf, t->laddr + t->off, n);
 			if (rc != 0) {
 				/* the origin buffer is not readable: nothing more is sent */
 				t->status = rc == -ECONNRESET ? -ECONNRESET : -EFAULT;
 				t->off = t->len;
 				t->rts_sent = true;
 				if (t->inflight == 0)
-					vnis_tx_finish(s, t, t->status);
+					svc_tx_finish(s, t, t->status);
 				else
-					vnis_tx_set_state(s, t, TX_WAIT);
+					svc_tx_set_state(s, t, TX_WAIT);
 				return 0;
 			}
 			rc = trd_payload_new(s->node, buf, n, &pay);
 			if (rc == -ENOBUFS)
 				return -EAGAIN; /* no mbuf now: another turn */
 			if (rc == 0) {
-				rc = vnis_vw_inject_shared(s, s->req, t->dst, &h, pay);
+				rc = svc_vw_inject_shared(s, s->req, t->dst, &h, pay);
 				trd_payload_free(pay);
 			}
 		} else {
-			rc = vnis_vw_inject(s, s->req, t->dst, &h, NULL, 0);
+			rc = svc_vw_inject(s, s->req, t->dst, &h, NULL, 0);
 		}
 		if (rc == 0) {
 			t->off += n;
@@ -418,18 +418,18 @@ vnis_rma_step(struct trd_vnis *s, struct vtx *t)
 		t->off = t->len;
 		t->rts_sent = true;
 		if (t->inflight == 0)
-			vnis_tx_finish(s, t, t->status);
+			svc_tx_finish(s, t, t->status);
 		else
-			vnis_tx_set_state(s, t, TX_WAIT);
+			svc_tx_set_state(s, t, TX_WAIT);
 		return 0;
 	}
-	vnis_tx_count_pkt(s, t);
+	svc_tx_count_pkt(s, t);
 	ST(s, RMA_PKTS)++;
 	t->heard = s->now;
-	if (t->rma == TRD_VNI_CPL_ATOMIC || all_sent(t) || t->inflight >= VNIS_RMA_WINDOW)
-		vnis_tx_set_state(s, t, TX_WAIT);
+	if (t->rma == TRD_VNI_CPL_ATOMIC || all_sent(t) || t->inflight >= SVC_RMA_WINDOW)
+		svc_tx_set_state(s, t, TX_WAIT);
 	else if (t->state == TX_REQ)
-		vnis_tx_set_state(s, t, TX_DATA);
+		svc_tx_set_state(s, t, TX_DATA);
 	return 0;
 }
 
@@ -445,22 +445,22 @@ rma_status_ok(int32_t st)
 
 /* Nothing in flight any more: finish, ask again after a refusal, or go on. */
 static void
-rma_settle(struct trd_vnis *s, struct vtx *t)
+rma_settle(struct trd_vni_svc *s, struct vtx *t)
 {
 	if (t->inflight != 0) {
 		if (t->state == TX_WAIT && !t->refused && t->status == 0 && !all_sent(t) &&
-		    t->inflight < VNIS_RMA_WINDOW)
-			vnis_tx_set_state(s, t, TX_DATA);
+		    t->inflight < SVC_RMA_WINDOW)
+			svc_tx_set_state(s, t, TX_DATA);
 		return;
 	}
 	if (t->status != 0) {
-		vnis_tx_finish(s, t, t->status);
+		svc_tx_finish(s, t, t->status);
 		return;
 	}
 	if (t->refused) {
 		t->refused = false;
 		if (s->now >= t->noproc_deadline) {
-			vnis_tx_finish(s, t, -ECONNREFUSED);
+			svc_tx_finish(s, t, -ECONNREFUSED);
 			return;
 		}
 		/* ask again from the first byte not acknowledged, after a back-off */
@@ -469,27 +469,27 @@ rma_settle(struct trd_vnis *s, struct vtx *t)
 		t->due = s->now + t->backoff;
 		if (t->backoff < 64 * s->conf.retry_us)
 			t->backoff *= 2;
-		vnis_tx_set_state(s, t, TX_BACKOFF);
+		svc_tx_set_state(s, t, TX_BACKOFF);
 		return;
 	}
 	if (t->rma == TRD_VNI_CPL_ATOMIC || (all_sent(t) && t->acked == t->len)) {
-		vnis_tx_finish(s, t, 0);
+		svc_tx_finish(s, t, 0);
 		return;
 	}
 	if (all_sent(t))
 		t->off = t->acked; /* an answer out of order was not counted: ask again */
 	if (t->state == TX_WAIT)
-		vnis_tx_set_state(s, t, TX_DATA);
+		svc_tx_set_state(s, t, TX_DATA);
 }
 
 /* A WRITE_ACK, READ_RESP or ATOMIC_RESP from node @p src_rank. It counts only if it names a
  * live one-sided op of ours of its kind, from the node and process the op targets, echoing the
  * op's key, with a status the protocol defines; otherwise dropped and counted (bad_replies). */
 void
-vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h,
+svc_rma_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h,
 	       const uint8_t *data)
 {
-	struct vtx *t = vnis_tx_lookup(s, h->msg_id);
+	struct vtx *t = svc_tx_lookup(s, h->msg_id);
 	uint8_t want;
 
 	want = h->type == TRD_VW_WRITE_ACK   ? TRD_VNI_CPL_WRITE
@@ -522,7 +522,7 @@ vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h
 		/* the next chunk in order (frames between two nodes arrive in order; a chunk
 		 * answered after a refusal is asked again) */
 		if (t->rma == TRD_VNI_CPL_READ) {
-			int rc = vnis_vmem_write(t->vif, data, t->laddr + t->acked, h->len);
+			int rc = svc_vmem_write(t->vif, data, t->laddr + t->acked, h->len);
 
 			if (rc != 0)
 				t->status = rc;
@@ -532,19 +532,19 @@ vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h
 	rma_settle(s, t);
 }
 
-/* An op waiting for answers heard nothing for VNIS_RMA_STALL_US (the sweep): a request or its
+/* An op waiting for answers heard nothing for SVC_RMA_STALL_US (the sweep): a request or its
  * answer was lost (a full reception FIFO drops frames). Writes and reads are asked again from
  * the first byte not answered in order (both are idempotent; a late answer is either the next
  * chunk in order, and counts, or dropped); an atomic cannot be applied twice: -ETIMEDOUT. */
 void
-vnis_rma_stall(struct trd_vnis *s, struct vtx *t)
+svc_rma_stall(struct trd_vni_svc *s, struct vtx *t)
 {
 	if (t->rma == 0 || t->inflight == 0 || t->state != TX_WAIT ||
-	    s->now - t->heard < VNIS_RMA_STALL_US)
+	    s->now - t->heard < SVC_RMA_STALL_US)
 		return;
 	ST(s, RETRIES)++;
-	if (t->status != 0 || (t->rma == TRD_VNI_CPL_ATOMIC && t->tries >= VNIS_ATOM_TRIES)) {
-		vnis_tx_finish(s, t, t->status != 0 ? t->status : -ETIMEDOUT);
+	if (t->status != 0 || (t->rma == TRD_VNI_CPL_ATOMIC && t->tries >= SVC_ATOM_TRIES)) {
+		svc_tx_finish(s, t, t->status != 0 ? t->status : -ETIMEDOUT);
 		return;
 	}
 	/* an atomic is asked again: the target answers a repeat from what it remembers of the
@@ -554,7 +554,7 @@ vnis_rma_stall(struct trd_vnis *s, struct vtx *t)
 	t->off = t->acked;
 	t->rts_sent = t->acked != 0;
 	t->heard = s->now;
-	vnis_tx_set_state(s, t, TX_DATA);
+	svc_tx_set_state(s, t, TX_DATA);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -599,7 +599,7 @@ aop_apply(uint32_t op, uint64_t old, uint64_t operand, uint64_t compare, uint64_
 static void
 rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status)
 {
-	vnis_rep_hdr(r, type, req, status);
+	svc_rep_hdr(r, type, req, status);
 	r->grant_id = 0;
 	r->tag = 0;
 	r->roff = req->roff;
@@ -608,7 +608,7 @@ rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int st
 }
 
 void
-vnis_rma_fini(struct trd_vnis *s)
+svc_rma_fini(struct trd_vni_svc *s)
 {
 	if (s->aseqs != NULL) {
 		for (unsigned int i = 0; i < s->topo->n_nodes; i++)
@@ -626,9 +626,9 @@ vnis_rma_fini(struct trd_vnis *s)
 }
 
 /* What is remembered of the atomics of node @p src_rank, or NULL: -ENOMEM (no memory, or
- * VNIS_ATOM_ORIGINS origins remembered already), -EPROTO (no such node). */
+ * SVC_ATOM_ORIGINS origins remembered already), -EPROTO (no such node). */
 static struct vatab *
-atom_tab(struct trd_vnis *s, uint32_t src_rank, int *err)
+atom_tab(struct trd_vni_svc *s, uint32_t src_rank, int *err)
 {
 	*err = -EPROTO;
 	if (src_rank >= s->topo->n_nodes)
@@ -640,7 +640,7 @@ atom_tab(struct trd_vnis *s, uint32_t src_rank, int *err)
 			return NULL;
 	}
 	if (s->atoms[src_rank] == NULL) {
-		if (s->n_atom_tabs >= VNIS_ATOM_ORIGINS)
+		if (s->n_atom_tabs >= SVC_ATOM_ORIGINS)
 			return NULL;
 		s->atoms[src_rank] = calloc(1, sizeof(struct vatab));
 		if (s->atoms[src_rank] == NULL)
@@ -657,7 +657,7 @@ enum atom_verdict { ATOM_NEW, ATOM_REPEAT, ATOM_STALE };
  * remembered. A request of an incarnation the origin no longer is, is a duplicate; one of a new
  * incarnation (the origin engine restarted) starts an empty table. */
 static enum atom_verdict
-atom_judge(const struct trd_vnis *s, struct vatab *tab, const struct trd_vw_hdr *h,
+atom_judge(const struct trd_vni_svc *s, struct vatab *tab, const struct trd_vw_hdr *h,
 	   struct vatom **slot)
 {
 	uint32_t seq = h->grant_id;
@@ -667,9 +667,9 @@ atom_judge(const struct trd_vnis *s, struct vatab *tab, const struct trd_vw_hdr 
 	if (h->tag != tab->inc) {
 		unsigned int old = 0;
 
-		for (unsigned int i = 0; i < VNIS_ATOM_RETIRED; i++) {
+		for (unsigned int i = 0; i < SVC_ATOM_RETIRED; i++) {
 			if (tab->retired[i].inc == h->tag && tab->retired[i].stamp != 0 &&
-			    s->now - tab->retired[i].stamp < VNIS_ATOM_KEEP_US)
+			    s->now - tab->retired[i].stamp < SVC_ATOM_KEEP_US)
 				return ATOM_STALE;
 			if (tab->retired[i].stamp < tab->retired[old].stamp)
 				old = i;
@@ -681,9 +681,9 @@ atom_judge(const struct trd_vnis *s, struct vatab *tab, const struct trd_vw_hdr 
 		tab->inc = h->tag;
 		memset(tab->slot, 0, sizeof(tab->slot));
 	}
-	m = &tab->slot[seq % VNIS_ATOM_WINDOW];
+	m = &tab->slot[seq % SVC_ATOM_WINDOW];
 	*slot = m;
-	if (m->stamp == 0 || s->now - m->stamp >= VNIS_ATOM_KEEP_US)
+	if (m->stamp == 0 || s->now - m->stamp >= SVC_ATOM_KEEP_US)
 		return ATOM_NEW; /* nothing remembered that could still be asked again */
 	if (seq == m->seq)
 		return m->key == h->key ? ATOM_REPEAT : ATOM_STALE;
@@ -694,13 +694,13 @@ atom_judge(const struct trd_vnis *s, struct vatab *tab, const struct trd_vw_hdr 
 /* A WRITE, READ or ATOMIC for a process of this node: checked before any access, served, and
  * answered. */
 void
-vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
+svc_rma_serve(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
 	       const struct trd_vw_hdr *h, const uint8_t *data)
 {
 	uint8_t rtype = h->type == TRD_VW_WRITE  ? TRD_VW_WRITE_ACK
 			: h->type == TRD_VW_READ ? TRD_VW_READ_RESP
 						 : TRD_VW_ATOMIC_RESP;
-	struct vif *v = vnis_vif_find(s, h->dst_app, h->dst_proc);
+	struct vif *v = svc_vif_find(s, h->dst_app, h->dst_proc);
 	struct trd_vw_atomic a = {0};
 	struct trd_vw_hdr r;
 	uint64_t addr = 0;
@@ -711,7 +711,7 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 		/* not attached, or its address space is gone (exec, exit) and the sweep will end
 		 * the interface */
 		rep_hdr(&r, rtype, h, -ECONNREFUSED);
-		vnis_reply(s, src, &r);
+		svc_reply(s, src, &r);
 		return;
 	}
 	if (h->type == TRD_VW_ATOMIC) {
@@ -745,22 +745,22 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 	if (st != 0) {
 		ST(s, RMA_DENIED)++;
 		rep_hdr(&r, rtype, h, st);
-		vnis_reply(s, src, &r);
+		svc_reply(s, src, &r);
 		return;
 	}
 	ST(s, RMA_SERVED)++;
 	if (h->type == TRD_VW_WRITE) {
 		/* the whole op must be writable: a write that meets a hole or a read-only page
 		 * writes nothing, not the chunks before it */
-		st = vnis_vmem_check(v, addr - h->grant_id, h->tag, true);
+		st = svc_vmem_check(v, addr - h->grant_id, h->tag, true);
 		if (st == 0)
-			st = vnis_vmem_write(v, data, addr, h->len);
+			st = svc_vmem_write(v, data, addr, h->len);
 		rep_hdr(&r, rtype, h, st);
 	} else if (h->type == TRD_VW_READ) {
 		uint8_t buf[2048];
 		struct trd_payload *pay = NULL;
 
-		st = vnis_vmem_read(v, buf, addr, h->len);
+		st = svc_vmem_read(v, buf, addr, h->len);
 		if (st == 0 && h->len != 0 && trd_payload_new(s->node, buf, h->len, &pay) != 0)
 			st = -ENOMEM;
 		rep_hdr(&r, rtype, h, st);
@@ -769,11 +769,11 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 				ST(s, RMA_FAULTS)++;
 			if (st == -ECONNRESET)
 				v->mem_gone = true;
-			vnis_reply(s, src, &r);
+			svc_reply(s, src, &r);
 			return;
 		}
 		ST(s, RMA_BYTES) += h->len;
-		vnis_reply_data(s, src, &r, pay);
+		svc_reply_data(s, src, &r, pay);
 		return;
 	} else {
 		uint64_t old = 0, nv, mask = a.size == 8 ? UINT64_MAX : UINT32_MAX;
@@ -788,7 +788,7 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 			else
 				ST(s, RMA_FAULTS)++;
 			rep_hdr(&r, rtype, h, -ENOMEM);
-			vnis_reply(s, src, &r);
+			svc_reply(s, src, &r);
 			return;
 		}
 		switch (atom_judge(s, tab, h, &m)) {
@@ -796,7 +796,7 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 			ST(s, RMA_REPEATS)++;
 			rep_hdr(&r, rtype, h, m->status);
 			r.data = m->status == 0 ? m->old : 0;
-			vnis_reply(s, src, &r);
+			svc_reply(s, src, &r);
 			return;
 		case ATOM_STALE: /* its op ended at the origin: nobody waits for an answer */
 			ST(s, RMA_STALE)++;
@@ -805,13 +805,13 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 			break;
 		}
 		/* an atomic that may write needs the word writable even if it does not change */
-		st = vnis_vmem_check(v, addr, a.size, need & TRD_VNI_MR_REMOTE_WRITE);
+		st = svc_vmem_check(v, addr, a.size, need & TRD_VNI_MR_REMOTE_WRITE);
 		if (st == 0)
-			st = vnis_vmem_read(v, &old, addr, a.size); /* little-endian host */
+			st = svc_vmem_read(v, &old, addr, a.size); /* little-endian host */
 		if (st == 0) {
 			nv = aop_apply(a.op, old, a.operand, a.compare, mask, &wr);
 			if (wr && nv != old)
-				st = vnis_vmem_write(v, &nv, addr, a.size);
+				st = svc_vmem_write(v, &nv, addr, a.size);
 		}
 		m->stamp = s->now != 0 ? s->now : 1;
 		m->seq = h->grant_id;
@@ -827,5 +827,5 @@ vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
 		ST(s, RMA_BYTES) += h->len;
 	if (st == -ECONNRESET)
 		v->mem_gone = true; /* the requests that follow: -ECONNREFUSED, not faults */
-	vnis_reply(s, src, &r);
+	svc_reply(s, src, &r);
 }

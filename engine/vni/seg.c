@@ -23,7 +23,7 @@
  * an IOMMU (vfio-pci, IOVA as VA) map the segment for every such device, as DPDK maps its own
  * memory. Virtual devices (memif, ring, af_packet, ...) copy with the CPU and need nothing. */
 static int
-seg_dma_map(struct trd_vnis *s, struct vif *v)
+seg_dma_map(struct trd_vni_svc *s, struct vif *v)
 {
 	if (s->n_dma_dev == 0)
 		return 0;
@@ -39,7 +39,7 @@ seg_dma_map(struct trd_vnis *s, struct vif *v)
 }
 
 static void
-seg_dma_unmap(struct trd_vnis *s, struct vif *v)
+seg_dma_unmap(struct trd_vni_svc *s, struct vif *v)
 {
 	while (v->n_mapped > 0) {
 		v->n_mapped--;
@@ -52,7 +52,7 @@ seg_dma_unmap(struct trd_vnis *s, struct vif *v)
 }
 
 void
-vnis_vif_unmap(struct trd_vnis *s, struct vif *v)
+svc_vif_unmap(struct trd_vni_svc *s, struct vif *v)
 {
 	if (v->base != NULL)
 		seg_dma_unmap(s, v);
@@ -64,10 +64,10 @@ vnis_vif_unmap(struct trd_vnis *s, struct vif *v)
 		close(v->efd);
 	if (v->pidfd >= 0)
 		close(v->pidfd);
-	vnis_vmem_close(v);
+	svc_vmem_close(v);
 	free(v->sbusy);
 	free(v->recvs);
-	vnis_mr_free(v);
+	svc_mr_free(v);
 	ST(s, RECLAIMED)++;
 	VNI_LOG(DEBUG, "%u:%u: interface memory released", v->app, v->proc);
 	free(v);
@@ -75,7 +75,7 @@ vnis_vif_unmap(struct trd_vnis *s, struct vif *v)
 
 /* Build the segment of a new interface. 0 or -errno (with *why). */
 int
-vnis_seg_create(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_register *req,
+svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_register *req,
 		int *memfd, const char **why)
 {
 	uint32_t qsz = rte_align32pow2(req->n_send + req->n_recv + 1);

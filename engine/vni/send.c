@@ -23,7 +23,7 @@
 /* A message's key: unpredictable (the kernel's CSPRNG, 1024 keys at a time), so that who did
  * not see a request cannot answer it, even after watching earlier ones. */
 static uint32_t
-msg_key(struct trd_vnis *s)
+msg_key(struct trd_vni_svc *s)
 {
 	if (s->n_keys == 0) {
 		if (getrandom(s->keys, sizeof(s->keys), GRND_NONBLOCK) != (ssize_t)sizeof(s->keys))
@@ -57,7 +57,7 @@ state_list(uint8_t st)
 }
 
 static void
-rq_remove(struct trd_vnis *s, struct vtx *t)
+rq_remove(struct trd_vni_svc *s, struct vtx *t)
 {
 	struct vif *v = t->vif;
 
@@ -111,19 +111,19 @@ tx_blocked(const struct vtx *t)
 
 /* @p t was accepted or ended: release the next ordered message to its destination. */
 static void
-tx_release_next(struct trd_vnis *s, struct vtx *t)
+tx_release_next(struct trd_vni_svc *s, struct vtx *t)
 {
 	for (struct vtx *u = TAILQ_NEXT(t, oq); u != NULL; u = TAILQ_NEXT(u, oq)) {
 		if (!tx_ordered(u) || !same_dst(u, t) || !unaccepted(u->state))
 			continue;
 		if (u->state == TX_HOLD && !tx_blocked(u))
-			vnis_tx_set_state(s, u, TX_REQ);
+			svc_tx_set_state(s, u, TX_REQ);
 		return;
 	}
 }
 
 void
-vnis_tx_set_state(struct trd_vnis *s, struct vtx *t, uint8_t st)
+svc_tx_set_state(struct trd_vni_svc *s, struct vtx *t, uint8_t st)
 {
 	bool release = false;
 	enum list_kind lk;
@@ -163,7 +163,7 @@ vnis_tx_set_state(struct trd_vnis *s, struct vtx *t, uint8_t st)
 }
 
 struct vtx *
-vnis_tx_alloc(struct trd_vnis *s, struct vif *v)
+svc_tx_alloc(struct trd_vni_svc *s, struct vif *v)
 {
 	struct vtx *t;
 
@@ -196,20 +196,20 @@ vnis_tx_alloc(struct trd_vnis *s, struct vif *v)
 }
 
 void
-vnis_tx_free(struct trd_vnis *s, struct vtx *t)
+svc_tx_free(struct trd_vni_svc *s, struct vtx *t)
 {
 	struct vif *v = t->vif;
 
-	vnis_tx_set_state(s, t, TX_FREE);
+	svc_tx_set_state(s, t, TX_FREE);
 	if (t->aseq_held)
-		vnis_atom_close(s, t);
+		svc_atom_close(s, t);
 	trd_payload_free(t->pay); /* packets still holding it keep it alive */
 	t->pay = NULL;
 	TAILQ_REMOVE(&v->txs, t, oq);
 	t->gen++;
 	s->tx_free[s->n_tx_free++] = t->idx;
 	v->refs--;
-	vnis_vif_release_maybe(s, v);
+	svc_vif_release_maybe(s, v);
 }
 
 static inline uint32_t
@@ -219,17 +219,17 @@ tx_id(const struct vtx *t)
 }
 
 uint32_t
-vnis_tx_id(const struct vtx *t)
+svc_tx_id(const struct vtx *t)
 {
 	return tx_id(t);
 }
 
 struct vtx *
-vnis_tx_lookup(struct trd_vnis *s, uint32_t id)
+svc_tx_lookup(struct trd_vni_svc *s, uint32_t id)
 {
 	struct vtx *t;
 
-	if ((id & 0xffff) >= VNIS_N_TX) /* a wire value: 16 bits, the table is smaller */
+	if ((id & 0xffff) >= SVC_N_TX) /* a wire value: 16 bits, the table is smaller */
 		return NULL;
 	t = &s->tx[id & 0xffff];
 	if (t->state == TX_FREE || t->gen != (uint16_t)(id >> 16))
@@ -242,17 +242,17 @@ vnis_tx_lookup(struct trd_vnis *s, uint32_t id)
 
 /* The send context's completion (a unicast tx, or a multicast parent). */
 void
-vnis_tx_cqe(struct trd_vnis *s, struct vtx *t)
+svc_tx_cqe(struct trd_vni_svc *s, struct vtx *t)
 {
 	struct vif *v = t->vif;
 
 	if (t->rma != 0)
-		vnis_vif_cqe(s, v, t->rma, t->ctx, t->status, t->status == 0 ? t->len : 0, 0,
+		svc_vif_cqe(s, v, t->rma, t->ctx, t->status, t->status == 0 ? t->len : 0, 0,
 			     t->dst_app, t->dst_proc, (t->sflags & TRD_VNI_F_DOORBELL) != 0,
 			     t->doorbell, t->status == 0 ? t->old : 0,
 			     t->rma == TRD_VNI_CPL_ATOMIC && t->status == 0 ? TRD_VNI_CQE_DATA : 0);
 	else /* the message's whole length, also when the receive took fewer bytes */
-		vnis_vif_cqe(s, v, TRD_VNI_CPL_SEND, t->ctx, t->status,
+		svc_vif_cqe(s, v, TRD_VNI_CPL_SEND, t->ctx, t->status,
 			     t->status == 0 ? t->len + t->cut : 0, t->tag, t->dst_app, t->dst_proc,
 			     (t->sflags & TRD_VNI_F_DOORBELL) != 0, t->doorbell, 0, 0);
 	if (t->ctx < v->n_send)
@@ -260,7 +260,7 @@ vnis_tx_cqe(struct trd_vnis *s, struct vtx *t)
 }
 
 void
-vnis_tx_complete(struct trd_vnis *s, struct vtx *t)
+svc_tx_complete(struct trd_vni_svc *s, struct vtx *t)
 {
 	struct vtx *p = t->parent;
 
@@ -269,23 +269,23 @@ vnis_tx_complete(struct trd_vnis *s, struct vtx *t)
 		t->ctr = 0;
 	}
 	if (p == NULL) {
-		vnis_tx_cqe(s, t);
-		vnis_tx_free(s, t);
+		svc_tx_cqe(s, t);
+		svc_tx_free(s, t);
 		return;
 	}
 	if (t->status != 0 && p->status == 0)
 		p->status = t->status;
-	vnis_tx_free(s, t);
+	svc_tx_free(s, t);
 	if (--p->n_left == 0) {
-		vnis_tx_cqe(s, p);
-		vnis_tx_free(s, p);
+		svc_tx_cqe(s, p);
+		svc_tx_free(s, p);
 	}
 }
 
 /* The tx is over (with @p status if none yet): complete it once the engine has let go of the
  * buffer (its counter fell by every byte injected). */
 void
-vnis_tx_finish(struct trd_vnis *s, struct vtx *t, int status)
+svc_tx_finish(struct trd_vni_svc *s, struct vtx *t, int status)
 {
 	if (status != 0 && t->status == 0)
 		t->status = status;
@@ -293,18 +293,18 @@ vnis_tx_finish(struct trd_vnis *s, struct vtx *t, int status)
 		int64_t left;
 
 		if (trd_counter_read(s->node, t->ctr, &left) == 0 && left > (int64_t)(t->len - t->off)) {
-			vnis_tx_set_state(s, t, TX_DRAIN);
+			svc_tx_set_state(s, t, TX_DRAIN);
 			return;
 		}
 	}
-	vnis_tx_complete(s, t);
+	svc_tx_complete(s, t);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* injection and the scheduler */
 
 static void
-tx_hdr(const struct trd_vnis *s, const struct vtx *t, uint8_t type, struct trd_vw_hdr *h)
+tx_hdr(const struct trd_vni_svc *s, const struct vtx *t, uint8_t type, struct trd_vw_hdr *h)
 {
 	RTE_SET_USED(s);
 	memset(h, 0, sizeof(*h));
@@ -325,7 +325,7 @@ tx_hdr(const struct trd_vnis *s, const struct vtx *t, uint8_t type, struct trd_v
 }
 
 void
-vnis_tx_count_pkt(struct trd_vnis *s, struct vtx *t)
+svc_tx_count_pkt(struct trd_vni_svc *s, struct vtx *t)
 {
 	struct vif *v = t->vif;
 
@@ -355,7 +355,7 @@ shared_pay(const struct vtx *t)
 /* A multicast child's packet: it referenced the shared payload, or its engine copied @p copied
  * bytes of data for this destination alone. */
 static void
-count_mcast(struct trd_vnis *s, const struct vtx *t, const struct trd_payload *pay, uint32_t copied)
+count_mcast(struct trd_vni_svc *s, const struct vtx *t, const struct trd_payload *pay, uint32_t copied)
 {
 	if (t->parent == NULL)
 		return;
@@ -370,7 +370,7 @@ count_mcast(struct trd_vnis *s, const struct vtx *t, const struct trd_payload *p
 /* Inject one packet for @p t. 0: done (a turn used); -ENOBUFS: the FIFO is full; -EAGAIN: this
  * tx cannot go now. */
 static int
-tx_step(struct trd_vnis *s, struct vtx *t)
+tx_step(struct trd_vni_svc *s, struct vtx *t)
 {
 	struct trd_payload *pay;
 	struct trd_vw_hdr h;
@@ -379,19 +379,19 @@ tx_step(struct trd_vnis *s, struct vtx *t)
 	int rc;
 
 	if (t->rma != 0)
-		return vnis_rma_step(s, t);
+		return svc_rma_step(s, t);
 	switch (t->state) {
 	case TX_REQ:
 		tx_hdr(s, t, t->eager ? TRD_VW_EAGER : TRD_VW_RTS, &h);
 		pay = shared_pay(t);
 		if (pay != NULL)
-			rc = vnis_vw_inject_shared(s, s->req, t->dst, &h, pay);
+			rc = svc_vw_inject_shared(s, s->req, t->dst, &h, pay);
 		else
-			rc = vnis_vw_inject(s, s->req, t->dst, &h, t->eager ? t->src : NULL,
+			rc = svc_vw_inject(s, s->req, t->dst, &h, t->eager ? t->src : NULL,
 					    t->eager ? t->len : 0);
 		if (rc != 0)
 			break;
-		vnis_tx_count_pkt(s, t);
+		svc_tx_count_pkt(s, t);
 		count_mcast(s, t, pay, t->eager ? t->len : 0);
 		if (t->eager) {
 			ST(s, TX_EAGER)++;
@@ -399,7 +399,7 @@ tx_step(struct trd_vnis *s, struct vtx *t)
 			ST(s, TX_RTS)++;
 			t->rts_sent = true;
 		}
-		vnis_tx_set_state(s, t, TX_WAIT);
+		svc_tx_set_state(s, t, TX_WAIT);
 		return 0;
 	case TX_DATA:
 		if (t->ctr == 0) {
@@ -419,30 +419,30 @@ tx_step(struct trd_vnis *s, struct vtx *t)
 		}
 		if (rc != 0)
 			break;
-		vnis_tx_count_pkt(s, t);
+		svc_tx_count_pkt(s, t);
 		count_mcast(s, t, pay, n <= s->conf.inline_max ? n : 0);
 		ST(s, TX_CHUNKS)++;
 		t->off += n;
 		if (t->off == t->len)
-			vnis_tx_set_state(s, t, TX_FIN);
+			svc_tx_set_state(s, t, TX_FIN);
 		return 0;
 	case TX_FIN:
 		tx_hdr(s, t, TRD_VW_FIN, &h);
-		rc = vnis_vw_inject(s, s->req, t->dst, &h, NULL, 0);
+		rc = svc_vw_inject(s, s->req, t->dst, &h, NULL, 0);
 		if (rc != 0)
 			break;
-		vnis_tx_count_pkt(s, t);
+		svc_tx_count_pkt(s, t);
 		ST(s, TX_FIN)++;
-		vnis_tx_set_state(s, t, TX_WAIT_DONE);
+		svc_tx_set_state(s, t, TX_WAIT_DONE);
 		return 0;
 	case TX_ABORT:
 		tx_hdr(s, t, TRD_VW_ABORT, &h);
-		rc = vnis_vw_inject(s, s->req, t->dst, &h, NULL, 0);
+		rc = svc_vw_inject(s, s->req, t->dst, &h, NULL, 0);
 		if (rc != 0)
 			break;
-		vnis_tx_count_pkt(s, t);
+		svc_tx_count_pkt(s, t);
 		ST(s, TX_ABORT)++;
-		vnis_tx_finish(s, t, t->status ? t->status : -ECONNRESET);
+		svc_tx_finish(s, t, t->status ? t->status : -ECONNRESET);
 		return 0;
 	default:
 		return -EAGAIN;
@@ -450,15 +450,15 @@ tx_step(struct trd_vnis *s, struct vtx *t)
 	if (rc == -ENOBUFS)
 		return -ENOBUFS;
 	/* no route, peer down, a bad descriptor: the message fails */
-	vnis_tx_finish(s, t, rc == -EHOSTUNREACH ? -EHOSTUNREACH : rc);
+	svc_tx_finish(s, t, rc == -EHOSTUNREACH ? -EHOSTUNREACH : rc);
 	return 0;
 }
 
 /* Request-FIFO slots in use: the scheduler keeps at most conf.backlog queued. */
 static bool
-backlog_full(struct trd_vnis *s)
+backlog_full(struct trd_vni_svc *s)
 {
-	unsigned int free_now = trd_fifo_free_count(s->req);
+	unsigned int free_now = trd_inj_fifo_free_count(s->req);
 
 	return s->req_free0 - RTE_MIN(free_now, s->req_free0) >= s->conf.backlog;
 }
@@ -466,11 +466,11 @@ backlog_full(struct trd_vnis *s)
 /* Two-level round-robin: the interface at the head of the ring gets one packet for the
  * message at the head of its queue; both go to the back of their queues. */
 unsigned int
-vnis_schedule(struct trd_vnis *s)
+svc_schedule(struct trd_vni_svc *s)
 {
 	unsigned int k = 0, stuck = 0;
 
-	while (k < VNIS_INJECT_BUDGET && !TAILQ_EMPTY(&s->rr) && !backlog_full(s)) {
+	while (k < SVC_INJECT_BUDGET && !TAILQ_EMPTY(&s->rr) && !backlog_full(s)) {
 		struct vif *v = TAILQ_FIRST(&s->rr);
 		struct vtx *t = TAILQ_FIRST(&v->rq);
 		int rc;
@@ -481,13 +481,13 @@ vnis_schedule(struct trd_vnis *s)
 		rc = tx_step(s, t);
 		if (rc == -ENOBUFS) {
 			v->refs--;
-			vnis_vif_release_maybe(s, v);
+			svc_vif_release_maybe(s, v);
 			break;
 		}
 		if (rc == -EAGAIN) {
 			if (++stuck > 2 * s->n_ifs + 4) {
 				v->refs--; /* the rotation's hold, as on every other way out */
-				vnis_vif_release_maybe(s, v);
+				svc_vif_release_maybe(s, v);
 				break;
 			}
 		} else {
@@ -505,7 +505,7 @@ vnis_schedule(struct trd_vnis *s)
 			TAILQ_INSERT_TAIL(&s->rr, v, rr);
 		}
 		v->refs--;
-		vnis_vif_release_maybe(s, v);
+		svc_vif_release_maybe(s, v);
 	}
 	return k;
 }
@@ -539,9 +539,9 @@ reply_status_ok(uint8_t type, int32_t st)
  * message's key and carries a status the protocol defines; otherwise it is dropped and counted
  * (bad_replies). A late permission for a message that ended is a duplicate (dup_cts). */
 void
-vnis_on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
+svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 {
-	struct vtx *t = vnis_tx_lookup(s, h->msg_id);
+	struct vtx *t = svc_tx_lookup(s, h->msg_id);
 
 	if (t == NULL) {
 		if (h->type == TRD_VW_CTS && h->status == 0)
@@ -577,7 +577,7 @@ vnis_on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 		t->grant = h->grant_id;
 		t->rkey = h->rkey;
 		t->roff = h->roff;
-		vnis_tx_set_state(s, t, t->len == 0 ? TX_FIN : TX_DATA);
+		svc_tx_set_state(s, t, t->len == 0 ? TX_FIN : TX_DATA);
 		return;
 	case TRD_VW_NAK:
 		if (t->state != TX_WAIT)
@@ -588,29 +588,29 @@ vnis_on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 			__atomic_store_n(&t->vif->seg->naks, t->vif->naks, __ATOMIC_RELAXED);
 		if (h->status == -EMSGSIZE ||
 		    (h->status == -ECONNREFUSED && s->now >= t->noproc_deadline)) {
-			vnis_tx_finish(s, t, h->status);
+			svc_tx_finish(s, t, h->status);
 			return;
 		}
 		t->due = s->now + t->backoff;
 		if (t->backoff < 64 * s->conf.retry_us)
 			t->backoff *= 2;
-		vnis_tx_set_state(s, t, TX_BACKOFF);
+		svc_tx_set_state(s, t, TX_BACKOFF);
 		return;
 	case TRD_VW_ACK:
 		if (t->state == TX_WAIT && t->eager)
-			vnis_tx_finish(s, t, h->status);
+			svc_tx_finish(s, t, h->status);
 		return;
 	case TRD_VW_DONE:
 		/* or the answer to a request whose message the receiver dropped unread (a
 		 * discard of a message claimed while refused: docs/vni.md) */
 		if (t->state == TX_WAIT_DONE ||
 		    (t->state == TX_WAIT && !t->eager && h->status == 0 && h->grant_id == 0))
-			vnis_tx_finish(s, t, h->status);
+			svc_tx_finish(s, t, h->status);
 		return;
 	case TRD_VW_CANCEL:
 		if (t->state == TX_DATA || t->state == TX_FIN) {
 			t->status = h->status;
-			vnis_tx_set_state(s, t, TX_ABORT);
+			svc_tx_set_state(s, t, TX_ABORT);
 		}
 		return;
 	default:

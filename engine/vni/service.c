@@ -24,18 +24,18 @@
 
 RTE_LOG_REGISTER(trd_vni_logtype, toroid.vni, INFO);
 
-static const char *const vnis_stat_names[] = {
-#define TRD_VNIS_STAT_NAME_(e, n) n,
-	TRD_VNIS_STATS(TRD_VNIS_STAT_NAME_)
-#undef TRD_VNIS_STAT_NAME_
+static const char *const svc_stat_names[] = {
+#define TRD_VNI_SVC_STAT_NAME_(e, n) n,
+	TRD_VNI_SVC_STATS(TRD_VNI_SVC_STAT_NAME_)
+#undef TRD_VNI_SVC_STAT_NAME_
 };
-_Static_assert(RTE_DIM(vnis_stat_names) == TRD_VNIS_STAT_MAX, "one name per statistic");
+_Static_assert(RTE_DIM(svc_stat_names) == TRD_VNI_SVC_STAT_MAX, "one name per statistic");
 
 /* ------------------------------------------------------------------------------------------ */
 /* a round */
 
 int
-trd_vnis_poll(struct trd_vnis *s)
+trd_vni_svc_poll(struct trd_vni_svc *s)
 {
 	unsigned int work = 0;
 
@@ -43,36 +43,36 @@ trd_vnis_poll(struct trd_vnis *s)
 		return -EINVAL;
 	s->now = trd_time_us();
 	if (s->now >= s->next_sock) {
-		s->next_sock = s->now + VNIS_SOCK_PERIOD_US;
-		work += vnis_sock_events(s, 0);
+		s->next_sock = s->now + SVC_SOCK_PERIOD_US;
+		work += svc_sock_events(s, 0);
 	}
-	work += vnis_replies_flush(s);
-	work += vnis_rx_protocol(s);
+	work += svc_replies_flush(s);
+	work += svc_rx_protocol(s);
 	for (unsigned int i = 0; i < s->n_ifs; i++) {
 		struct vif *v = s->ifs[i];
 
 		if (v != NULL && !v->dead)
-			work += vnis_vif_cmds(s, v);
+			work += svc_vif_cmds(s, v);
 	}
 	if (s->now >= s->next_timer) {
-		s->next_timer = s->now + VNIS_TIMER_PERIOD_US;
-		work += vnis_timers(s);
+		s->next_timer = s->now + SVC_TIMER_PERIOD_US;
+		work += svc_timers(s);
 	}
-	work += vnis_schedule(s);
-	vnis_vif_wake_all(s);
+	work += svc_schedule(s);
+	svc_vif_wake_all(s);
 	if (s->tel != NULL && s->now >= s->next_tel)
-		vnis_tel_snapshot(s);
+		svc_tel_snapshot(s);
 	return (int)work;
 }
 
 int
-trd_vnis_fd(const struct trd_vnis *s)
+trd_vni_svc_fd(const struct trd_vni_svc *s)
 {
 	return s == NULL ? -EINVAL : s->epfd;
 }
 
 int
-trd_vnis_sleep_begin(struct trd_vnis *s)
+trd_vni_svc_sleep_begin(struct trd_vni_svc *s)
 {
 	bool busy;
 
@@ -89,18 +89,18 @@ trd_vnis_sleep_begin(struct trd_vnis *s)
 	for (unsigned int i = 0; i < s->n_ifs && !busy; i++) {
 		struct vif *v = s->ifs[i];
 
-		if (!v->dead && !v->broken && vnis_cmdq_pending(v))
+		if (!v->dead && !v->broken && svc_cmdq_pending(v))
 			busy = true;
 	}
 	if (busy) {
-		trd_vnis_sleep_end(s);
+		trd_vni_svc_sleep_end(s);
 		return -EBUSY;
 	}
 	return 0;
 }
 
 void
-trd_vnis_sleep_end(struct trd_vnis *s)
+trd_vni_svc_sleep_end(struct trd_vni_svc *s)
 {
 	if (s == NULL)
 		return;
@@ -113,7 +113,7 @@ trd_vnis_sleep_end(struct trd_vnis *s)
 /* statistics */
 
 int
-trd_vnis_stats_get(const struct trd_vnis *s, uint64_t out[TRD_VNIS_STAT_MAX])
+trd_vni_svc_stats_get(const struct trd_vni_svc *s, uint64_t out[TRD_VNI_SVC_STAT_MAX])
 {
 	if (s == NULL || out == NULL)
 		return -EINVAL;
@@ -122,19 +122,19 @@ trd_vnis_stats_get(const struct trd_vnis *s, uint64_t out[TRD_VNIS_STAT_MAX])
 }
 
 const char *
-trd_vnis_stat_name(unsigned int stat)
+trd_vni_svc_stat_name(unsigned int stat)
 {
-	return stat < TRD_VNIS_STAT_MAX ? vnis_stat_names[stat] : NULL;
+	return stat < TRD_VNI_SVC_STAT_MAX ? svc_stat_names[stat] : NULL;
 }
 
 unsigned int
-trd_vnis_n_ifs(const struct trd_vnis *s)
+trd_vni_svc_n_ifs(const struct trd_vni_svc *s)
 {
 	return s == NULL ? 0 : s->n_ifs;
 }
 
 int
-trd_vnis_if_get(const struct trd_vnis *s, unsigned int i, struct trd_vnis_if_info *out)
+trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i, struct trd_vni_svc_if_info *out)
 {
 	const struct vif *v;
 
@@ -159,7 +159,7 @@ trd_vnis_if_get(const struct trd_vnis *s, unsigned int i, struct trd_vnis_if_inf
 }
 
 struct trd_node *
-trd_vnis_node(const struct trd_vnis *s)
+trd_vni_svc_node(const struct trd_vni_svc *s)
 {
 	return s == NULL ? NULL : s->node;
 }
@@ -169,13 +169,13 @@ trd_vnis_node(const struct trd_vnis *s)
 
 /* The node's rank in the topology, or -1 if @p conf cannot be served. */
 static int
-conf_check(const struct trd_vnis_conf *conf)
+conf_check(const struct trd_vni_svc_conf *conf)
 {
 	struct sockaddr_un sa;
 	int rank;
 
 	if (conf == NULL || conf->node == NULL || conf->topo == NULL || conf->socket == NULL ||
-	    strlen(conf->socket) >= sizeof(sa.sun_path) || conf->max_ifs > VNIS_MAX_IFS)
+	    strlen(conf->socket) >= sizeof(sa.sun_path) || conf->max_ifs > SVC_MAX_IFS)
 		return -1;
 	rank = trd_torus_rank(&conf->topo->torus, trd_node_coord(conf->node));
 	if (rank < 0 || memcmp(trd_node_torus(conf->node), &conf->topo->torus,
@@ -188,7 +188,7 @@ conf_check(const struct trd_vnis_conf *conf)
 
 /* The configuration with its defaults, checked; the owner list copied. 0 or a positive errno. */
 static int
-conf_set(struct trd_vnis *s, const struct trd_vnis_conf *conf)
+conf_set(struct trd_vni_svc *s, const struct trd_vni_svc_conf *conf)
 {
 	s->conf = *conf;
 	if (s->conf.socket_mode == 0)
@@ -210,8 +210,8 @@ conf_set(struct trd_vnis *s, const struct trd_vnis_conf *conf)
 	if (s->conf.noproc_ms == 0)
 		s->conf.noproc_ms = 3000;
 	if (s->conf.max_conns == 0)
-		s->conf.max_conns = VNIS_N_CONNS;
-	if (s->conf.max_conns > VNIS_MAX_CONNS)
+		s->conf.max_conns = SVC_N_CONNS;
+	if (s->conf.max_conns > SVC_MAX_CONNS)
 		return EINVAL;
 	if (s->conf.inline_max < TRD_VW_HDR_LEN || s->conf.inline_max > 960 ||
 	    s->conf.n_owners > 1024 || (s->conf.n_owners != 0 && conf->owners == NULL))
@@ -234,7 +234,7 @@ conf_set(struct trd_vnis *s, const struct trd_vnis_conf *conf)
 /* The node's side: its FIFOs, the largest packet every link carries, and the NICs on a real
  * bus, which DMA from application segments (zero-copy). 0 or a positive errno. */
 static int
-node_attach(struct trd_vnis *s, uint32_t rank)
+node_attach(struct trd_vni_svc *s, uint32_t rank)
 {
 	s->node = s->conf.node;
 	s->topo = s->conf.topo;
@@ -248,7 +248,7 @@ node_attach(struct trd_vnis *s, uint32_t rank)
 			s->conf.req_fifo, s->conf.rep_fifo, s->conf.rec_fifo);
 		return EINVAL;
 	}
-	s->req_free0 = trd_fifo_free_count(s->req);
+	s->req_free0 = trd_inj_fifo_free_count(s->req);
 	s->chunk = 0;
 	for (unsigned int i = 0; i < trd_node_n_links(s->node); i++) {
 		unsigned int p = trd_link_max_payload(trd_node_link(s->node, i));
@@ -279,27 +279,27 @@ node_attach(struct trd_vnis *s, uint32_t rank)
 
 /* The interface, send and grant tables, and their free lists. 0 or ENOMEM. */
 static int
-tables_alloc(struct trd_vnis *s)
+tables_alloc(struct trd_vni_svc *s)
 {
 	TAILQ_INIT(&s->rr);
 	for (unsigned int i = 0; i < RTE_DIM(s->lists); i++)
 		TAILQ_INIT(&s->lists[i]);
 	TAILQ_INIT(&s->rx_active);
 	s->ifs = calloc(s->conf.max_ifs, sizeof(*s->ifs));
-	s->tx = calloc(VNIS_N_TX, sizeof(*s->tx));
-	s->tx_free = calloc(VNIS_N_TX, sizeof(*s->tx_free));
-	s->rx = calloc(VNIS_N_RX, sizeof(*s->rx));
-	s->rx_free = calloc(VNIS_N_RX, sizeof(*s->rx_free));
+	s->tx = calloc(SVC_N_TX, sizeof(*s->tx));
+	s->tx_free = calloc(SVC_N_TX, sizeof(*s->tx_free));
+	s->rx = calloc(SVC_N_RX, sizeof(*s->rx));
+	s->rx_free = calloc(SVC_N_RX, sizeof(*s->rx_free));
 	s->conns = calloc(s->conf.max_conns, sizeof(*s->conns));
 	if (s->ifs == NULL || s->tx == NULL || s->tx_free == NULL || s->rx == NULL ||
 	    s->rx_free == NULL || s->conns == NULL)
 		return ENOMEM;
 	/* index 0 is never used, so no id is 0 (0 means "no grant") */
-	for (uint32_t i = VNIS_N_TX - 1; i >= 1; i--) {
+	for (uint32_t i = SVC_N_TX - 1; i >= 1; i--) {
 		s->tx[i].idx = i;
 		s->tx_free[s->n_tx_free++] = i;
 	}
-	for (uint32_t i = VNIS_N_RX - 1; i >= 1; i--) {
+	for (uint32_t i = SVC_N_RX - 1; i >= 1; i--) {
 		s->rx[i].idx = i;
 		s->rx[i].gen = 1;
 		s->rx_free[s->n_rx_free++] = i;
@@ -309,7 +309,7 @@ tables_alloc(struct trd_vnis *s)
 
 /* The staging area, registered as a memory region senders put into. 0 or a positive errno. */
 static int
-staging_init(struct trd_vnis *s)
+staging_init(struct trd_vni_svc *s)
 {
 	s->stage_size = RTE_ALIGN_CEIL(s->conf.staging, 4096);
 	s->stage_mem = mmap(NULL, s->stage_size, PROT_READ | PROT_WRITE,
@@ -328,10 +328,10 @@ staging_init(struct trd_vnis *s)
 	return 0;
 }
 
-struct trd_vnis *
-trd_vnis_create(const struct trd_vnis_conf *conf)
+struct trd_vni_svc *
+trd_vni_svc_create(const struct trd_vni_svc_conf *conf)
 {
-	struct trd_vnis *s;
+	struct trd_vni_svc *s;
 	int rc, rank;
 
 	rank = conf_check(conf);
@@ -351,14 +351,14 @@ trd_vnis_create(const struct trd_vnis_conf *conf)
 	rc = node_attach(s, (uint32_t)rank);
 	if (rc != 0)
 		goto fail;
-	vnis_rma_init(s);
+	svc_rma_init(s);
 	rc = tables_alloc(s);
 	if (rc != 0)
 		goto fail;
 	rc = staging_init(s);
 	if (rc != 0)
 		goto fail;
-	rc = vnis_ctl_listen(s, conf->socket);
+	rc = svc_ctl_listen(s, conf->socket);
 	if (rc != 0)
 		goto fail;
 	VNI_LOG(INFO, "%s serves node %s (%u,%u,%u): staging %zu B, %u B per packet", s->path,
@@ -367,18 +367,18 @@ trd_vnis_create(const struct trd_vnis_conf *conf)
 	return s;
 
 fail:
-	trd_vnis_free(s);
+	trd_vni_svc_free(s);
 	rte_errno = rc;
 	return NULL;
 }
 
 void
-trd_vnis_free(struct trd_vnis *s)
+trd_vni_svc_free(struct trd_vni_svc *s)
 {
 	if (s == NULL)
 		return;
-	vnis_tel_unregister(s);
-	vnis_rma_fini(s);
+	svc_tel_unregister(s);
+	svc_rma_fini(s);
 	for (unsigned int i = 0; i < s->n_ifs; i++) {
 		struct vif *v = s->ifs[i];
 		const uint64_t one = 1;
@@ -391,7 +391,7 @@ trd_vnis_free(struct trd_vnis *s)
 			}
 			close(v->sock);
 		}
-		vnis_vif_unmap(s, v);
+		svc_vif_unmap(s, v);
 	}
 	for (unsigned int i = 0; s->conns != NULL && i < s->conf.max_conns; i++)
 		if (s->conns[i].used) {
@@ -417,7 +417,7 @@ trd_vnis_free(struct trd_vnis *s)
 	free(s->preps);
 	free(s->owners);
 	free(s->ifs);
-	for (unsigned int i = 0; s->tx != NULL && i < VNIS_N_TX; i++)
+	for (unsigned int i = 0; s->tx != NULL && i < SVC_N_TX; i++)
 		trd_payload_free(s->tx[i].pay); /* multicasts still in flight (cmd.c) */
 	free(s->tx);
 	free(s->tx_free);

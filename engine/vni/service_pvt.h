@@ -12,23 +12,23 @@
  *  - hints: requests to send that were refused, kept (bounded) so that a receive posted later
  *    can grant them at once (a proactive CTS; the sender discards a duplicate).
  * Everything runs in the thread that polls the node: no locks (but for the telemetry
- * snapshot, telemetry.c).
+ * snapshot, vni_tel.c).
  *
  * The files, one concern each:
- *   service.c    create, free, a round of work (trd_vnis_poll), sleep, statistics
- *   ctl.c        the socket: registration, owners, process death and reclaim
+ *   service.c    create, free, a round of work (trd_vni_svc_poll), sleep, statistics
+ *   sock.c        the socket: registration, owners, process death and reclaim
  *   seg.c        an interface's shared segment: layout, memfd, DMA mapping, memory region
  *   cmd.c        the shared queues: commands taken, completions written, wake-ups
  *   send.c       sends: the send table, injection, the scheduler, replies to our sends
  *   recv.c       receives: the reception FIFO, eager messages, requests to send, FIN, ABORT
  *   grant.c      grants and staging: the grant table, the staging area, hints
- *   post.c       posting protocol messages; the reply queue
+ *   proto_tx.c       posting protocol messages; the reply queue
  *   rma.c        one-sided access: memory regions, writes, reads and atomics on application
  *                memory, both ends
  *   vmem.c       a process's memory: the /proc/self/mem and maps descriptors it passed at
  *                attach, the mapping checks, the copies
  *   timer.c      back-off retries, drained sends, peers that went down
- *   telemetry.c  /toroid/vni: a snapshot for the telemetry thread
+ *   vni_tel.c  /toroid/vni: a snapshot for the telemetry thread
  */
 #ifndef TRD_VNI_SERVICE_PVT_H
 #define TRD_VNI_SERVICE_PVT_H
@@ -55,31 +55,31 @@ extern int trd_vni_logtype;
 #define VNI_LOG(level, fmt, ...)                                                                   \
 	rte_log(RTE_LOG_##level, trd_vni_logtype, "toroid vni: " fmt "\n", ##__VA_ARGS__)
 
-#define VNIS_MAX_IFS 256
-#define VNIS_N_TX 16384        /* index up to 16 bits, generation 16 bits */
-#define VNIS_N_RX 16384
-#define VNIS_N_HINTS 64
-#define VNIS_N_CONNS 256        /* default: connections not yet registered, all peers */
-#define VNIS_MAX_CONNS 4096
-#define VNIS_CONNS_PER_PID 4     /* ... of one process */
-#define VNIS_CMD_BURST 32
-#define VNIS_RX_BURST 32
-#define VNIS_INJECT_BUDGET 64
-#define VNIS_SOCK_PERIOD_US 50
-#define VNIS_TIMER_PERIOD_US 20
-#define VNIS_SWEEP_PERIOD_US 50000
-#define VNIS_REGISTER_TIMEOUT_US 1000000 /* a connection registers within this or is closed */
-#define VNIS_TEL_PERIOD_US 10000 /* telemetry snapshots */
-#define VNIS_N_MRS 256           /* memory regions per interface (one-sided access) */
-#define VNIS_RMA_WINDOW 64       /* chunks of one write or read in flight */
-#define VNIS_RMA_STALL_US 500000 /* in flight but unanswered this long: frames were lost */
-#define VNIS_ATOM_TRIES 20       /* an atomic is asked this often before -ETIMEDOUT */
-#define VNIS_ATOM_ORIGINS 256 /* origin nodes a target remembers atomics of (rma.c) */
-#define VNIS_ATOM_KEEP_US 15000000 /* an atomic is remembered this long: longer than an origin
-				    * asks (VNIS_ATOM_TRIES x VNIS_RMA_STALL_US) */
-#define VNIS_ATOM_WINDOW 4096 /* atomic sequence numbers an origin has open towards one target
+#define SVC_MAX_IFS 256
+#define SVC_N_TX 16384        /* index up to 16 bits, generation 16 bits */
+#define SVC_N_RX 16384
+#define SVC_N_HINTS 64
+#define SVC_N_CONNS 256        /* default: connections not yet registered, all peers */
+#define SVC_MAX_CONNS 4096
+#define SVC_CONNS_PER_PID 4     /* ... of one process */
+#define SVC_CMD_BURST 32
+#define SVC_RX_BURST 32
+#define SVC_INJECT_BUDGET 64
+#define SVC_SOCK_PERIOD_US 50
+#define SVC_TIMER_PERIOD_US 20
+#define SVC_SWEEP_PERIOD_US 50000
+#define SVC_REGISTER_TIMEOUT_US 1000000 /* a connection registers within this or is closed */
+#define SVC_TEL_PERIOD_US 10000 /* telemetry snapshots */
+#define SVC_N_MRS 256           /* memory regions per interface (one-sided access) */
+#define SVC_RMA_WINDOW 64       /* chunks of one write or read in flight */
+#define SVC_RMA_STALL_US 500000 /* in flight but unanswered this long: frames were lost */
+#define SVC_ATOM_TRIES 20       /* an atomic is asked this often before -ETIMEDOUT */
+#define SVC_ATOM_ORIGINS 256 /* origin nodes a target remembers atomics of (rma.c) */
+#define SVC_ATOM_KEEP_US 15000000 /* an atomic is remembered this long: longer than an origin
+				    * asks (SVC_ATOM_TRIES x SVC_RMA_STALL_US) */
+#define SVC_ATOM_WINDOW 4096 /* atomic sequence numbers an origin has open towards one target
 			       * node, and the slots a target remembers per origin (rma.c) */
-#define VNIS_ATOM_RETIRED 4   /* incarnations of an origin engine a target remembers as gone */
+#define SVC_ATOM_RETIRED 4   /* incarnations of an origin engine a target remembers as gone */
 
 enum tx_state {
 	TX_FREE = 0,
@@ -125,7 +125,7 @@ struct vtx {
 	uint32_t n_left; /* multicast parent */
 	/* multicast parent: the bytes its children send by copy (an eager message, or a long
 	 * one's last packet when it is too short to send zero-copy), copied once and shared
-	 * (engine/core/mcast.c); pay_off is where they start in the message */
+	 * (engine/core/payload.c); pay_off is where they start in the message */
 	struct trd_payload *pay;
 	uint32_t pay_off;
 	/* one-sided op (rma.c): rma is its completion kind (TRD_VNI_CPL_WRITE, READ, ATOMIC), 0
@@ -210,7 +210,7 @@ struct vconn {
 };
 
 struct vif {
-	struct trd_vnis *s;
+	struct trd_vni_svc *s;
 	bool dead;
 	unsigned int refs; /* vtx and vrx naming it, plus one while attached */
 	int sock, efd;
@@ -250,7 +250,7 @@ struct vif {
 	uint64_t staged;
 	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
 	uint64_t tx_pkts_shared; /* injected while another interface was waiting too */
-	struct vmr *mrs;         /* VNIS_N_MRS memory regions (rma.c), allocated at the first */
+	struct vmr *mrs;         /* SVC_N_MRS memory regions (rma.c), allocated at the first */
 	unsigned int n_mrs;
 	struct ep_ref ep;
 };
@@ -258,7 +258,7 @@ struct vif {
 /* An atomic served for a process of this node. The origin engine numbers its atomics towards
  * each target node (seq, carried in the ATOMIC's grant_id; its incarnation, a random 64-bit id
  * drawn when the engine starts, in tag) and opens seq S only once every seq up to
- * S - VNIS_ATOM_WINDOW has ended; the target remembers each in slot S % VNIS_ATOM_WINDOW of the
+ * S - SVC_ATOM_WINDOW has ended; the target remembers each in slot S % SVC_ATOM_WINDOW of the
  * origin's table. A request whose seq is the slot's is a repeat (its answer was lost) and is
  * answered from memory; one older than the slot's is a late duplicate of an op that ended and
  * is dropped; a newer one is new (the slot's op ended at the origin) (rma.c). */
@@ -275,15 +275,15 @@ struct vatab {
 	uint64_t inc; /* the origin engine's incarnation the slots belong to */
 	struct {
 		uint64_t inc, stamp;
-	} retired[VNIS_ATOM_RETIRED]; /* incarnations replaced: their requests are duplicates */
-	struct vatom slot[VNIS_ATOM_WINDOW];
+	} retired[SVC_ATOM_RETIRED]; /* incarnations replaced: their requests are duplicates */
+	struct vatom slot[SVC_ATOM_WINDOW];
 };
 
 /* An origin's open atomic sequence numbers towards one target node: [low, next), those still
- * in flight marked in bits (by seq % VNIS_ATOM_WINDOW). */
+ * in flight marked in bits (by seq % SVC_ATOM_WINDOW). */
 struct vaseq {
 	uint32_t next, low;
-	uint64_t bits[VNIS_ATOM_WINDOW / 64];
+	uint64_t bits[SVC_ATOM_WINDOW / 64];
 };
 
 /* A memory region of a process, for one-sided access (rma.c). */
@@ -300,13 +300,13 @@ struct vreply {
 	struct trd_payload *pay; /* data after the header (READ_RESP), or NULL */
 };
 
-struct trd_vnis {
-	struct trd_vnis_conf conf;
+struct trd_vni_svc {
+	struct trd_vni_svc_conf conf;
 	struct trd_node *node;
 	const struct trd_topo *topo;
 	struct trd_coord coord;
 	uint32_t rank;
-	struct trd_fifo *req, *rep;
+	struct trd_inj_fifo *req, *rep;
 	struct trd_rec_fifo *rf;
 	unsigned int req_free0; /* free slots of the request FIFO when empty */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -323,7 +323,7 @@ struct trd_vnis {
 	uint32_t *rx_free, n_rx_free;
 	struct vtx_list lists[4];
 	struct vrx_list rx_active;
-	struct vhint hints[VNIS_N_HINTS];
+	struct vhint hints[SVC_N_HINTS];
 	struct trd_vni_heap stage;
 	uint8_t *stage_mem;
 	size_t stage_size;
@@ -336,11 +336,11 @@ struct trd_vnis {
 	unsigned int n_dma_dev;
 	uint64_t now, next_sock, next_timer, next_sweep;
 	struct vconn *conns; /* conf.max_conns connections not yet registered */
-	uint64_t stat[TRD_VNIS_STAT_MAX];
-	struct trd_vnis_owner *owners; /* the configuration's, copied */
+	uint64_t stat[TRD_VNI_SVC_STAT_MAX];
+	struct trd_vni_svc_owner *owners; /* the configuration's, copied */
 	uint32_t keys[1024]; /* message keys not yet used */
 	unsigned int n_keys;
-	struct vnis_tel *tel; /* the telemetry snapshot, when registered */
+	struct svc_tel *tel; /* the telemetry snapshot, when registered */
 	uint32_t claim_seq;   /* claim handles: the last upper half handed out */
 	struct vatab **atoms; /* per origin node (n_nodes), allocated at its first atomic */
 	unsigned int n_atom_tabs;
@@ -349,10 +349,10 @@ struct trd_vnis {
 	uint64_t next_tel;
 };
 
-#define ST(s, e) ((s)->stat[TRD_VNIS_STAT_##e])
+#define ST(s, e) ((s)->stat[TRD_VNI_SVC_STAT_##e])
 
 static inline uint32_t
-vnis_rx_id(const struct vrx *x)
+svc_rx_id(const struct vrx *x)
 {
 	return x->idx | (uint32_t)x->gen << 16;
 }
@@ -360,107 +360,107 @@ vnis_rx_id(const struct vrx *x)
 /* Does a message from (@p app, @p proc) with @p tag match receive @p r? (Inline: it runs for
  * every message in a queue the receive is matched against.) */
 static inline bool
-vnis_recv_match(const struct vrecv *r, uint32_t app, uint32_t proc, uint64_t tag)
+svc_recv_match(const struct vrecv *r, uint32_t app, uint32_t proc, uint64_t tag)
 {
 	return (r->src_app == TRD_VNI_ANY || r->src_app == app) &&
 	       (r->src_proc == TRD_VNI_ANY || r->src_proc == proc) &&
 	       ((r->tag ^ tag) & ~r->ignore) == 0;
 }
 
-/* post.c */
-int vnis_vw_inject(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
+/* proto_tx.c */
+int svc_vw_inject(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
 		   const struct trd_vw_hdr *h, const void *data, uint32_t len);
-int vnis_vw_inject_shared(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
+int svc_vw_inject_shared(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
 			  const struct trd_vw_hdr *h, struct trd_payload *pay);
-void vnis_reply(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h);
-void vnis_reply_data(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h,
+void svc_reply(struct trd_vni_svc *s, struct trd_coord dst, const struct trd_vw_hdr *h);
+void svc_reply_data(struct trd_vni_svc *s, struct trd_coord dst, const struct trd_vw_hdr *h,
 		     struct trd_payload *pay);
-unsigned int vnis_replies_flush(struct trd_vnis *s);
+unsigned int svc_replies_flush(struct trd_vni_svc *s);
 
 /* send.c */
-void vnis_tx_set_state(struct trd_vnis *s, struct vtx *t, uint8_t st);
-struct vtx *vnis_tx_alloc(struct trd_vnis *s, struct vif *v);
-void vnis_tx_free(struct trd_vnis *s, struct vtx *t);
-void vnis_tx_cqe(struct trd_vnis *s, struct vtx *t);
-void vnis_tx_complete(struct trd_vnis *s, struct vtx *t);
-void vnis_tx_finish(struct trd_vnis *s, struct vtx *t, int status);
-unsigned int vnis_schedule(struct trd_vnis *s);
-void vnis_on_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h);
-struct vtx *vnis_tx_lookup(struct trd_vnis *s, uint32_t id);
-void vnis_tx_count_pkt(struct trd_vnis *s, struct vtx *t);
-uint32_t vnis_tx_id(const struct vtx *t);
+void svc_tx_set_state(struct trd_vni_svc *s, struct vtx *t, uint8_t st);
+struct vtx *svc_tx_alloc(struct trd_vni_svc *s, struct vif *v);
+void svc_tx_free(struct trd_vni_svc *s, struct vtx *t);
+void svc_tx_cqe(struct trd_vni_svc *s, struct vtx *t);
+void svc_tx_complete(struct trd_vni_svc *s, struct vtx *t);
+void svc_tx_finish(struct trd_vni_svc *s, struct vtx *t, int status);
+unsigned int svc_schedule(struct trd_vni_svc *s);
+void svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h);
+struct vtx *svc_tx_lookup(struct trd_vni_svc *s, uint32_t id);
+void svc_tx_count_pkt(struct trd_vni_svc *s, struct vtx *t);
+uint32_t svc_tx_id(const struct vtx *t);
 
 /* rma.c */
-void vnis_mr_request(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_mr *req);
-void vnis_mr_free(struct vif *v);
-void vnis_rma_fini(struct trd_vnis *s);
-void vnis_rma_init(struct trd_vnis *s);
-void vnis_atom_close(struct trd_vnis *s, struct vtx *t);
-void vnis_cmd_rma(struct trd_vnis *s, struct vif *v, uint32_t idx,
+void svc_mr_request(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mr *req);
+void svc_mr_free(struct vif *v);
+void svc_rma_fini(struct trd_vni_svc *s);
+void svc_rma_init(struct trd_vni_svc *s);
+void svc_atom_close(struct trd_vni_svc *s, struct vtx *t);
+void svc_cmd_rma(struct trd_vni_svc *s, struct vif *v, uint32_t idx,
 		  const struct trd_vni_actx *c);
-int vnis_rma_step(struct trd_vnis *s, struct vtx *t);
-void vnis_rma_stall(struct trd_vnis *s, struct vtx *t);
-void vnis_rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status);
-void vnis_rma_serve(struct trd_vnis *s, uint32_t src_rank, struct trd_coord src,
+int svc_rma_step(struct trd_vni_svc *s, struct vtx *t);
+void svc_rma_stall(struct trd_vni_svc *s, struct vtx *t);
+void svc_rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status);
+void svc_rma_serve(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
 		    const struct trd_vw_hdr *h, const uint8_t *data);
-void vnis_rma_reply(struct trd_vnis *s, uint32_t src_rank, const struct trd_vw_hdr *h,
+void svc_rma_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h,
 		    const uint8_t *data);
 
 /* recv.c */
-struct vif *vnis_vif_find(struct trd_vnis *s, uint32_t app, uint32_t proc);
-void vnis_recv_complete(struct trd_vnis *s, struct vif *v, struct vrecv *r, int status,
+struct vif *svc_vif_find(struct trd_vni_svc *s, uint32_t app, uint32_t proc);
+void svc_recv_complete(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, int status,
 			uint32_t len, uint64_t tag, uint32_t app, uint32_t proc);
-unsigned int vnis_rx_protocol(struct trd_vnis *s);
+unsigned int svc_rx_protocol(struct trd_vni_svc *s);
 
 /* grant.c */
-struct vrx *vnis_rx_alloc(struct trd_vnis *s, struct vif *v);
-void vnis_rx_release(struct trd_vnis *s, struct vrx *x);
-struct vrx *vnis_rx_lookup(struct trd_vnis *s, uint32_t id, uint32_t src_rank, uint32_t msg,
+struct vrx *svc_rx_alloc(struct trd_vni_svc *s, struct vif *v);
+void svc_rx_release(struct trd_vni_svc *s, struct vrx *x);
+struct vrx *svc_rx_lookup(struct trd_vni_svc *s, uint32_t id, uint32_t src_rank, uint32_t msg,
 			   uint32_t key);
-int64_t vnis_stage_alloc(struct trd_vnis *s, struct vif *v, uint32_t len);
-void vnis_rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src,
+int64_t svc_stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len);
+void svc_rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src,
 		  const struct trd_vw_hdr *h);
-void vnis_send_cts(struct trd_vnis *s, struct vrx *x);
-void vnis_grant_recv(struct vif *v, struct vrx *x, struct vrecv *r);
-bool vnis_grant_hinted(struct trd_vnis *s, struct vif *v, struct vrecv *r);
-struct vhint *vnis_hint_find(struct trd_vnis *s, uint32_t src_rank, uint32_t msg, uint32_t key);
-void vnis_hint_note(struct trd_vnis *s, struct vif *v, uint32_t src_rank, struct trd_coord src,
+void svc_send_cts(struct trd_vni_svc *s, struct vrx *x);
+void svc_grant_recv(struct vif *v, struct vrx *x, struct vrecv *r);
+bool svc_grant_hinted(struct trd_vni_svc *s, struct vif *v, struct vrecv *r);
+struct vhint *svc_hint_find(struct trd_vni_svc *s, uint32_t src_rank, uint32_t msg, uint32_t key);
+void svc_hint_note(struct trd_vni_svc *s, struct vif *v, uint32_t src_rank, struct trd_coord src,
 		    const struct trd_vw_hdr *h);
-void vnis_hint_drop_grant(struct trd_vnis *s, uint32_t grant);
+void svc_hint_drop_grant(struct trd_vni_svc *s, uint32_t grant);
 
 /* cmd.c */
-bool vnis_cmdq_pending(const struct vif *v);
-void vnis_vif_cqe(struct trd_vnis *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
+bool svc_cmdq_pending(const struct vif *v);
+void svc_vif_cqe(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
 		  uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell,
 		  uint32_t db, uint64_t data, unsigned int cflags);
-#define VNIS_CQE_PROBE 0x100 /* vnis_vif_cqe cflags: a probe's answer, not a message received */
-void vnis_vif_wake_all(struct trd_vnis *s);
-unsigned int vnis_vif_cmds(struct trd_vnis *s, struct vif *v);
+#define SVC_CQE_PROBE 0x100 /* svc_vif_cqe cflags: a probe's answer, not a message received */
+void svc_vif_wake_all(struct trd_vni_svc *s);
+unsigned int svc_vif_cmds(struct trd_vni_svc *s, struct vif *v);
 
 /* timer.c */
-unsigned int vnis_timers(struct trd_vnis *s);
+unsigned int svc_timers(struct trd_vni_svc *s);
 
 /* seg.c */
-int vnis_seg_create(struct trd_vnis *s, struct vif *v, const struct trd_vni_sock_register *req,
+int svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_register *req,
 		    int *memfd, const char **why);
-void vnis_vif_unmap(struct trd_vnis *s, struct vif *v);
+void svc_vif_unmap(struct trd_vni_svc *s, struct vif *v);
 
 /* vmem.c */
-int vnis_vmem_adopt(struct vif *v, int *fds, unsigned int n_fds, const char **why);
-void vnis_vmem_close(struct vif *v);
-int vnis_vmem_check(const struct vif *v, uint64_t addr, uint64_t len, bool write);
-int vnis_vmem_read(const struct vif *v, void *buf, uint64_t addr, size_t n);
-int vnis_vmem_write(const struct vif *v, const void *buf, uint64_t addr, size_t n);
-bool vnis_vmem_gone(const struct vif *v);
+int svc_vmem_adopt(struct vif *v, int *fds, unsigned int n_fds, const char **why);
+void svc_vmem_close(struct vif *v);
+int svc_vmem_check(const struct vif *v, uint64_t addr, uint64_t len, bool write);
+int svc_vmem_read(const struct vif *v, void *buf, uint64_t addr, size_t n);
+int svc_vmem_write(const struct vif *v, const void *buf, uint64_t addr, size_t n);
+bool svc_vmem_gone(const struct vif *v);
 
-/* ctl.c */
-int vnis_ctl_listen(struct trd_vnis *s, const char *path);
-unsigned int vnis_sock_events(struct trd_vnis *s, int timeout_ms);
-void vnis_vif_release_maybe(struct trd_vnis *s, struct vif *v);
-void vnis_pid_sweep(struct trd_vnis *s);
+/* sock.c */
+int svc_ctl_listen(struct trd_vni_svc *s, const char *path);
+unsigned int svc_sock_events(struct trd_vni_svc *s, int timeout_ms);
+void svc_vif_release_maybe(struct trd_vni_svc *s, struct vif *v);
+void svc_pid_sweep(struct trd_vni_svc *s);
 
-/* telemetry.c */
-void vnis_tel_snapshot(struct trd_vnis *s);
-void vnis_tel_unregister(struct trd_vnis *s);
+/* vni_tel.c */
+void svc_tel_snapshot(struct trd_vni_svc *s);
+void svc_tel_unregister(struct trd_vni_svc *s);
 
 #endif /* TRD_VNI_SERVICE_PVT_H */

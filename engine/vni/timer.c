@@ -10,7 +10,7 @@
 #include "service_pvt.h"
 
 static void
-peer_sweep(struct trd_vnis *s)
+peer_sweep(struct trd_vni_svc *s)
 {
 	struct vtx *t, *tn;
 	struct vrx *x, *xn;
@@ -18,23 +18,23 @@ peer_sweep(struct trd_vnis *s)
 	for (t = TAILQ_FIRST(&s->lists[L_WAIT]); t != NULL; t = tn) {
 		tn = TAILQ_NEXT(t, lq);
 		if (trd_node_peer_up(s->node, t->dst) == 0)
-			vnis_tx_finish(s, t, -EHOSTUNREACH);
+			svc_tx_finish(s, t, -EHOSTUNREACH);
 		else
-			vnis_rma_stall(s, t);
+			svc_rma_stall(s, t);
 	}
 	for (x = TAILQ_FIRST(&s->rx_active); x != NULL; x = xn) {
 		xn = TAILQ_NEXT(x, aq);
 		if (x->state != RX_RECV || trd_node_peer_up(s->node, x->src) != 0)
 			continue;
 		if (x->recv != NULL && !x->vif->dead)
-			vnis_recv_complete(s, x->vif, x->recv, -EHOSTUNREACH, 0, x->tag, x->src_app,
+			svc_recv_complete(s, x->vif, x->recv, -EHOSTUNREACH, 0, x->tag, x->src_app,
 					   x->src_proc);
-		vnis_rx_release(s, x);
+		svc_rx_release(s, x);
 	}
 }
 
 unsigned int
-vnis_timers(struct trd_vnis *s)
+svc_timers(struct trd_vni_svc *s)
 {
 	struct vtx *t, *tn;
 	unsigned int k = 0;
@@ -43,7 +43,7 @@ vnis_timers(struct trd_vnis *s)
 		tn = TAILQ_NEXT(t, lq);
 		if (s->now >= t->due) {
 			ST(s, RETRIES)++;
-			vnis_tx_set_state(s, t, TX_REQ);
+			svc_tx_set_state(s, t, TX_REQ);
 			k++;
 		}
 	}
@@ -53,14 +53,14 @@ vnis_timers(struct trd_vnis *s)
 		tn = TAILQ_NEXT(t, lq);
 		if (trd_counter_read(s->node, t->ctr, &left) != 0 ||
 		    left <= (int64_t)(t->len - t->off)) {
-			vnis_tx_complete(s, t);
+			svc_tx_complete(s, t);
 			k++;
 		}
 	}
 	if (s->now >= s->next_sweep) {
-		s->next_sweep = s->now + VNIS_SWEEP_PERIOD_US;
+		s->next_sweep = s->now + SVC_SWEEP_PERIOD_US;
 		peer_sweep(s);
-		vnis_pid_sweep(s);
+		svc_pid_sweep(s);
 	}
 	return k;
 }

@@ -77,7 +77,7 @@ proc_file_ok(int fd, int pid, const char *name, int mode)
 }
 
 int
-vnis_vmem_adopt(struct vif *v, int *fds, unsigned int n_fds, const char **why)
+svc_vmem_adopt(struct vif *v, int *fds, unsigned int n_fds, const char **why)
 {
 	if (n_fds == 0)
 		return 0; /* an older library: no one-sided access for it (-EPERM) */
@@ -94,7 +94,7 @@ vnis_vmem_adopt(struct vif *v, int *fds, unsigned int n_fds, const char **why)
 }
 
 void
-vnis_vmem_close(struct vif *v)
+svc_vmem_close(struct vif *v)
 {
 	if (v->mem_fd >= 0)
 		close(v->mem_fd);
@@ -167,7 +167,7 @@ maps_text_check(int fd, uint64_t addr, uint64_t end, bool write)
 }
 
 int
-vnis_vmem_check(const struct vif *v, uint64_t addr, uint64_t len, bool write)
+svc_vmem_check(const struct vif *v, uint64_t addr, uint64_t len, bool write)
 {
 	uint64_t at = addr, end;
 
@@ -205,33 +205,33 @@ vmem_result(ssize_t k, size_t n)
 }
 
 int
-vnis_vmem_read(const struct vif *v, void *buf, uint64_t addr, size_t n)
+svc_vmem_read(const struct vif *v, void *buf, uint64_t addr, size_t n)
 {
 	int rc;
 
 	if (n == 0)
 		return v->mem_fd < 0 ? -EPERM : 0;
-	rc = vnis_vmem_check(v, addr, n, false);
+	rc = svc_vmem_check(v, addr, n, false);
 	if (rc != 0)
 		return rc;
 	return vmem_result(pread(v->mem_fd, buf, n, (off_t)addr), n);
 }
 
 int
-vnis_vmem_write(const struct vif *v, const void *buf, uint64_t addr, size_t n)
+svc_vmem_write(const struct vif *v, const void *buf, uint64_t addr, size_t n)
 {
 	int rc;
 
 	if (n == 0)
 		return v->mem_fd < 0 ? -EPERM : 0;
-	rc = vnis_vmem_check(v, addr, n, true);
+	rc = svc_vmem_check(v, addr, n, true);
 	if (rc != 0)
 		return rc;
 	return vmem_result(pwrite(v->mem_fd, buf, n, (off_t)addr), n);
 }
 
 bool
-vnis_vmem_gone(const struct vif *v)
+svc_vmem_gone(const struct vif *v)
 {
 	ssize_t k;
 	char c;

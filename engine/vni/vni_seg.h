@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The virtual network interface segment and the attach protocol: shared by the application
- * library (client.c) and the engine's service (service.c). docs/vni.md draws the layout.
+ * library (app.c) and the engine's service (service.c). docs/vni.md draws the layout.
  *
  * Every shared structure names memory by offset from the segment's start, never by pointer:
  * the two processes map the segment at different addresses. The engine never trusts what the

@@ -30,7 +30,7 @@ extern "C" {
 struct rte_mempool;
 struct trd_node;
 struct trd_link;
-struct trd_fifo;
+struct trd_inj_fifo;
 struct trd_rec_fifo;
 struct trd_mr;
 struct trd_net;
@@ -408,7 +408,7 @@ const char *trd_stat_name(unsigned int stat);
 /** @name Injection FIFOs */
 
 /** Injection FIFO @p idx (0 .. n_inj_fifos-1) of @p node, or NULL. */
-struct trd_fifo *trd_inj_fifo(struct trd_node *node, unsigned int idx);
+struct trd_inj_fifo *trd_inj_fifo(struct trd_node *node, unsigned int idx);
 
 /**
  * Post one descriptor. FIFO messages and puts up to inline_max bytes are copied now (the
@@ -420,7 +420,7 @@ struct trd_fifo *trd_inj_fifo(struct trd_node *node, unsigned int idx);
  * descriptor; -EHOSTUNREACH if the destination has no route or is declared down; -EMSGSIZE
  * if a remote get does not fit in one packet of the route's link.
  */
-int trd_inject(struct trd_fifo *fifo, const struct trd_desc *d);
+int trd_inject(struct trd_inj_fifo *fifo, const struct trd_desc *d);
 
 /**
  * Post @p n descriptors, all or nothing, consecutive in the FIFO (used to post a data
@@ -428,7 +428,7 @@ int trd_inject(struct trd_fifo *fifo, const struct trd_desc *d);
  * @return 0, or the errors of trd_inject() (nothing posted), or -E2BIG if they and their
  * inline data need more than 512 slots.
  */
-int trd_inject_bulk(struct trd_fifo *fifo, const struct trd_desc *d, unsigned int n);
+int trd_inject_bulk(struct trd_inj_fifo *fifo, const struct trd_desc *d, unsigned int n);
 
 /**
  * A shared payload (multicast): bytes copied once into one engine buffer, which any number of
@@ -459,13 +459,13 @@ void trd_payload_free(struct trd_payload *p);
  * send mbuf chains the payload is copied into the packet (counted in pay_link_copy_bytes).
  * @return as trd_inject(); -EINVAL for a bad descriptor or payload.
  */
-int trd_inject_payload(struct trd_fifo *fifo, const struct trd_desc *d, struct trd_payload *p);
+int trd_inject_payload(struct trd_inj_fifo *fifo, const struct trd_desc *d, struct trd_payload *p);
 
 /** Free slots in the FIFO (a descriptor takes 1 + inline slots). */
-unsigned int trd_fifo_free_count(const struct trd_fifo *fifo);
+unsigned int trd_inj_fifo_free_count(const struct trd_inj_fifo *fifo);
 
 /** Counters of one injection FIFO. */
-struct trd_fifo_stats {
+struct trd_inj_fifo_stats {
 	uint64_t descs;      /**< descriptors fully packetized */
 	uint64_t pkts;       /**< packets built */
 	uint64_t pkts_sent;  /**< packets taken by a port (handed over) */
@@ -474,7 +474,7 @@ struct trd_fifo_stats {
 };
 
 /** Read a FIFO's counters. @return 0 or -EINVAL. */
-int trd_fifo_stats_get(const struct trd_fifo *fifo, struct trd_fifo_stats *st);
+int trd_inj_fifo_stats_get(const struct trd_inj_fifo *fifo, struct trd_inj_fifo_stats *st);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Reception FIFOs and messages */
@@ -612,7 +612,7 @@ struct trd_cpl_spec {
  * -EINVAL (bad spec, a reflector that is not a neighbour, a doorbell word outside its region);
  * -EHOSTUNREACH (no route to the target or the reflector, or it is declared down).
  */
-int trd_inject_reflect(struct trd_fifo *fifo, const struct trd_desc *data,
+int trd_inject_reflect(struct trd_inj_fifo *fifo, const struct trd_desc *data,
 		       const struct trd_cpl_spec *spec);
 
 /** Set the node's default reflector (a neighbour). @return 0 or -EINVAL. */

@@ -6,7 +6,7 @@
  * A service serves the application processes placed on one node by the topology file. It
  * listens on a Unix socket; each process that registers gets its own shared-memory segment
  * (a memfd) with command and completion queues, context tables, a context region, a buffer
- * pool and doorbells. The service runs in the thread that polls the node: trd_vnis_poll()
+ * pool and doorbells. The service runs in the thread that polls the node: trd_vni_svc_poll()
  * takes commands, schedules injection (two-level round-robin, one packet per turn), talks the
  * VNI protocol with the services of other nodes (eager messages, request to send / clear to
  * send, staging of unexpected messages) and writes completions. docs/vni.md describes it.
@@ -27,20 +27,20 @@
 extern "C" {
 #endif
 
-struct trd_vnis;
+struct trd_vni_svc;
 
-/** Who may claim the processes of one application (trd_vnis_conf::owners). A registration
+/** Who may claim the processes of one application (trd_vni_svc_conf::owners). A registration
  * for application @c app is accepted only from a process that matches one of the
  * application's entries: its user id (SO_PEERCRED) is @c uid, or its primary or one of its
  * supplementary groups (SO_PEERGROUPS) is @c gid. Root is no exception. */
-struct trd_vnis_owner {
+struct trd_vni_svc_owner {
 	uint32_t app;  /**< the application id */
 	int64_t uid;   /**< a user id, or -1: not by user */
 	int64_t gid;   /**< a group id, or -1: not by group */
 };
 
 /** Service configuration. Zero means the default. */
-struct trd_vnis_conf {
+struct trd_vni_svc_conf {
 	struct trd_node *node;       /**< the node served (required) */
 	const struct trd_topo *topo; /**< process placement and ranks (required; the node's
 				      *   torus must be the topology's) */
@@ -61,7 +61,7 @@ struct trd_vnis_conf {
 				      *   100 us; doubles up to 64 times that) */
 	unsigned int noproc_ms;      /**< how long a send to a process that is not attached keeps
 				      *   asking (default 3000 ms) */
-	const struct trd_vnis_owner *owners; /**< who may claim which application (copied);
+	const struct trd_vni_svc_owner *owners; /**< who may claim which application (copied);
 					      *   an application without an entry may be
 					      *   claimed by any user who can open the socket,
 					      *   but while processes of it are attached only by
@@ -73,7 +73,7 @@ struct trd_vnis_conf {
 };
 
 /** Service statistics: X(ENUM, name). */
-#define TRD_VNIS_STATS(X)                                                                          \
+#define TRD_VNI_SVC_STATS(X)                                                                          \
 	X(ATTACHED, "attached")           /* interfaces registered */                               \
 	X(DETACHED, "detached")           /* interfaces closed or whose process died */             \
 	X(REFUSED, "refused")             /* registrations refused */                               \
@@ -144,19 +144,19 @@ struct trd_vnis_conf {
 					   * duplicates): dropped, not applied */                 \
 	X(CLAIMS, "claims")               /* messages claimed (trd_vni_claim) */                  \
 	X(DISCARDS, "discards")           /* messages dropped unread (trd_vni_discard) */         \
-	X(RMA_BACKPRESSURE, "rma_backpressure") /* atomics refused -EAGAIN: VNIS_ATOM_WINDOW    \
+	X(RMA_BACKPRESSURE, "rma_backpressure") /* atomics refused -EAGAIN: SVC_ATOM_WINDOW    \
 						 * open towards their node already */
 
 /** Service statistics ids. */
-enum trd_vnis_stat {
-#define TRD_VNIS_STAT_ENUM_(e, n) TRD_VNIS_STAT_##e,
-	TRD_VNIS_STATS(TRD_VNIS_STAT_ENUM_)
-#undef TRD_VNIS_STAT_ENUM_
-	TRD_VNIS_STAT_MAX
+enum trd_vni_svc_stat {
+#define TRD_VNI_SVC_STAT_ENUM_(e, n) TRD_VNI_SVC_STAT_##e,
+	TRD_VNI_SVC_STATS(TRD_VNI_SVC_STAT_ENUM_)
+#undef TRD_VNI_SVC_STAT_ENUM_
+	TRD_VNI_SVC_STAT_MAX
 };
 
 /** One interface, for tools. */
-struct trd_vnis_if_info {
+struct trd_vni_svc_if_info {
 	uint32_t app, proc;
 	int pid;             /**< the process (SO_PEERCRED) */
 	int dead;            /**< 1: its process is gone, memory not yet released */
@@ -174,7 +174,7 @@ struct trd_vnis_if_info {
  * neither a user nor a group), EADDRINUSE
  * (another engine serves the socket), ENOMEM, or the socket call's errno.
  */
-struct trd_vnis *trd_vnis_create(const struct trd_vnis_conf *conf);
+struct trd_vni_svc *trd_vni_svc_create(const struct trd_vni_svc_conf *conf);
 
 /**
  * One bounded round of service work: socket events (at most every 50 us), protocol messages
@@ -182,53 +182,53 @@ struct trd_vnis *trd_vnis_create(const struct trd_vnis_conf *conf);
  * node, between trd_node_poll() calls.
  * @return units of work done (0 when idle), or -EINVAL.
  */
-int trd_vnis_poll(struct trd_vnis *s);
+int trd_vni_svc_poll(struct trd_vni_svc *s);
 
 /** A file descriptor (epoll) that becomes readable on socket activity or when an application
  * kicks a sleeping engine. */
-int trd_vnis_fd(const struct trd_vnis *s);
+int trd_vni_svc_fd(const struct trd_vni_svc *s);
 
 /**
- * Before the caller sleeps on trd_vnis_fd(): tell every interface the engine is asleep, so
+ * Before the caller sleeps on trd_vni_svc_fd(): tell every interface the engine is asleep, so
  * its next command kicks it. @return 0, or -EBUSY if there is work now (do not sleep; the
  * flags are cleared again).
  */
-int trd_vnis_sleep_begin(struct trd_vnis *s);
+int trd_vni_svc_sleep_begin(struct trd_vni_svc *s);
 /** After the sleep. */
-void trd_vnis_sleep_end(struct trd_vnis *s);
+void trd_vni_svc_sleep_end(struct trd_vni_svc *s);
 
-/** Copy the statistics (enum trd_vnis_stat order) into @p out. @return 0 or -EINVAL. */
-int trd_vnis_stats_get(const struct trd_vnis *s, uint64_t out[TRD_VNIS_STAT_MAX]);
+/** Copy the statistics (enum trd_vni_svc_stat order) into @p out. @return 0 or -EINVAL. */
+int trd_vni_svc_stats_get(const struct trd_vni_svc *s, uint64_t out[TRD_VNI_SVC_STAT_MAX]);
 /** Name of a statistic, or NULL. */
-const char *trd_vnis_stat_name(unsigned int stat);
+const char *trd_vni_svc_stat_name(unsigned int stat);
 
 /** Interfaces attached or being reclaimed. */
-unsigned int trd_vnis_n_ifs(const struct trd_vnis *s);
-/** Facts of interface @p i (0 .. trd_vnis_n_ifs() - 1). @return 0 or -EINVAL. */
-int trd_vnis_if_get(const struct trd_vnis *s, unsigned int i, struct trd_vnis_if_info *out);
+unsigned int trd_vni_svc_n_ifs(const struct trd_vni_svc *s);
+/** Facts of interface @p i (0 .. trd_vni_svc_n_ifs() - 1). @return 0 or -EINVAL. */
+int trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i, struct trd_vni_svc_if_info *out);
 
 /** The service's node. */
-struct trd_node *trd_vnis_node(const struct trd_vnis *s);
+struct trd_node *trd_vni_svc_node(const struct trd_vni_svc *s);
 
 /**
  * Answer the rte_telemetry command /toroid/vni,NODE for this service (docs/telemetry.md): its
  * statistics by name, the number of interfaces and one dictionary per interface (if_APP_PROC,
- * the fields of struct trd_vnis_if_info). NODE is the node's name, or the service's index in
+ * the fields of struct trd_vni_svc_if_info). NODE is the node's name, or the service's index in
  * the order services were registered; without it, the only service registered. The command
  * is registered with rte_telemetry at the first call (call it after rte_eal_init()). The
- * telemetry thread never reads the live service: trd_vnis_poll() copies its counters for it
- * every 10 ms, and trd_vnis_free() withdraws it. Call it from the thread that polls the
+ * telemetry thread never reads the live service: trd_vni_svc_poll() copies its counters for it
+ * every 10 ms, and trd_vni_svc_free() withdraws it. Call it from the thread that polls the
  * service; a second call is a no-op.
  * @return 0, -EINVAL (NULL), -ENOMEM, or the negative errno of rte_telemetry_register_cmd().
  */
-int trd_vnis_telemetry_register(struct trd_vnis *s);
+int trd_vni_svc_telemetry_register(struct trd_vni_svc *s);
 
 /**
  * Stop: every application sees its interface closed (-ECONNRESET from its next wait), the
  * socket file is removed and the memory released. Call it before the node is freed, with the
  * node no longer polled. NULL is a no-op.
  */
-void trd_vnis_free(struct trd_vnis *s);
+void trd_vni_svc_free(struct trd_vni_svc *s);
 
 #ifdef __cplusplus
 }

@@ -52,21 +52,21 @@ static char dir[64], sock_path[100];
 static struct trd_topo *topo;
 static struct trd_net *net;
 static struct trd_node *nd[3];
-static struct trd_vnis *vs;
+static struct trd_vni_svc *vs;
 
 static void
 pump(void)
 {
 	trd_net_poll(net);
-	trd_vnis_poll(vs);
+	trd_vni_svc_poll(vs);
 }
 
 static uint64_t
-stat_of(enum trd_vnis_stat k)
+stat_of(enum trd_vni_svc_stat k)
 {
-	uint64_t st[TRD_VNIS_STAT_MAX];
+	uint64_t st[TRD_VNI_SVC_STAT_MAX];
 
-	trd_vnis_stats_get(vs, st);
+	trd_vni_svc_stats_get(vs, st);
 	return st[k];
 }
 
@@ -152,7 +152,7 @@ map_fixed(uint8_t byte)
  * origin's free list is LIFO, so a process that does one op at a time always uses index 1;
  * only atomics refresh the remembered generation. One atomic, then N_WRITES one-sided writes
  * (each a new generation of index 1), then one atomic: if N_WRITES >= 32768 and all of this
- * happens within VNIS_ATOM_KEEP_US (15 s), the last atomic is judged STALE, dropped without
+ * happens within SVC_ATOM_KEEP_US (15 s), the last atomic is judged STALE, dropped without
  * an answer every time it is asked, and fails with -ETIMEDOUT although nothing was lost.
  */
 #define N_WRITES 33000u /* more than 32 768 ops: one generation of the op index apart */
@@ -205,7 +205,7 @@ gen_app(void *arg)
 static void
 test_gen_wrap(void)
 {
-	uint64_t rep[5], stale0 = stat_of(TRD_VNIS_STAT_RMA_STALE);
+	uint64_t rep[5], stale0 = stat_of(TRD_VNI_SVC_STAT_RMA_STALE);
 	int p[2];
 	pid_t pid;
 
@@ -217,7 +217,7 @@ test_gen_wrap(void)
 	       "%.1f s; word %llu (want 2); stale drops %llu\n",
 	       (long long)(int64_t)rep[0], N_WRITES, rep[1] / 1e6, (long long)(int64_t)rep[2],
 	       rep[3] / 1e6, (unsigned long long)rep[4],
-	       (unsigned long long)(stat_of(TRD_VNIS_STAT_RMA_STALE) - stale0));
+	       (unsigned long long)(stat_of(TRD_VNI_SVC_STAT_RMA_STALE) - stale0));
 	T_ASSERT((int64_t)rep[2] == 0 && rep[4] == 2,
 		 "an atomic with nothing lost was not applied exactly once (status %lld, "
 		 "word %llu)",
@@ -229,18 +229,18 @@ test_gen_wrap(void)
 /*
  * Same root cause as atom_gen.c, reached by an ordinary event: the target (node 0) remembers
  * atomics per (origin node, op index) with the index's generation for 15 s; a restarted
- * origin engine (node 1; here trd_vnis_free + trd_vnis_create, as a toroid-node restart) starts
+ * origin engine (node 1; here trd_vni_svc_free + trd_vni_svc_create, as a toroid-node restart) starts
  * every index at generation 0 again and hands out index 1 first. Its first atomic to node 0
  * within 15 s of the last one before the restart is STALE: never answered, -ETIMEDOUT after
  * 20 asks (10 s), not applied.
  */
-static struct trd_vnis *vs1;
+static struct trd_vni_svc *vs1;
 static char sock1[100];
 
 static void
 vs1_create(void)
 {
-	struct trd_vnis_conf vc;
+	struct trd_vni_svc_conf vc;
 
 	memset(&vc, 0, sizeof(vc));
 	vc.node = nd[1];
@@ -250,8 +250,8 @@ vs1_create(void)
 	vc.rep_fifo = 1;
 	vc.staging = 1 << 20;
 	vc.noproc_ms = 300;
-	vs1 = trd_vnis_create(&vc);
-	T_ASSERT(vs1 != NULL, "trd_vnis_create (node 1): %s", rte_strerror(rte_errno));
+	vs1 = trd_vni_svc_create(&vc);
+	T_ASSERT(vs1 != NULL, "trd_vni_svc_create (node 1): %s", rte_strerror(rte_errno));
 }
 
 struct tgt {
@@ -320,7 +320,7 @@ pump1(void)
 {
 	pump();
 	if (vs1 != NULL)
-		trd_vnis_poll(vs1);
+		trd_vni_svc_poll(vs1);
 }
 
 static int64_t
@@ -374,7 +374,7 @@ test_restart(void)
 	end = trd_time_us() + 500000;
 	while (trd_time_us() < end)
 		pump1();
-	trd_vnis_free(vs1);
+	trd_vni_svc_free(vs1);
 	vs1 = NULL;
 	unlink(sock1);
 	vs1_create();
@@ -389,8 +389,8 @@ test_restart(void)
 	printf("restart: atomic before the origin engine's restart: %lld (%.1f s); after: %lld "
 	       "(%.1f s); word %llu (want 2); stale drops %llu\n",
 	       (long long)s1, t1 / 10.0, (long long)s2, t2 / 10.0, (unsigned long long)word,
-	       (unsigned long long)stat_of(TRD_VNIS_STAT_RMA_STALE));
-	trd_vnis_free(vs1);
+	       (unsigned long long)stat_of(TRD_VNI_SVC_STAT_RMA_STALE));
+	trd_vni_svc_free(vs1);
 	vs1 = NULL;
 	T_ASSERT(s1 == 0 && s2 == 0 && word == 2,
 		 "an atomic from a restarted engine was not applied exactly once");
@@ -498,7 +498,7 @@ test_conns(void)
 	printf("conns: while one process held %d idle connections, another attached: %lld after "
 	       "%.2f s; refused registrations %llu\n",
 	       N_HOG, (long long)res[0], res[1] / 1e6,
-	       (unsigned long long)stat_of(TRD_VNIS_STAT_REFUSED));
+	       (unsigned long long)stat_of(TRD_VNI_SVC_STAT_REFUSED));
 	T_ASSERT(res[0] == 0, "idle connections of one process kept another out: %s",
 		 strerror((int)-res[0]));
 	T_ASSERT(res[1] < ATTACH_BOUND_US, "attached only after %.2f s", res[1] / 1e6);
@@ -509,7 +509,7 @@ test_conns(void)
 /*
  * Two processes of node 0 (3:0 and 4:0) each post N_WIN atomics at once to 5:0, a process of
  * node 0 that never attaches (each asks again until noproc_ms, 300 ms, then -ECONNREFUSED):
- * together more than VNIS_ATOM_WINDOW (4096) towards one node. The engine opens at most 4096;
+ * together more than SVC_ATOM_WINDOW (4096) towards one node. The engine opens at most 4096;
  * the others complete at once with -EAGAIN (counted in rma_backpressure), none is lost.
  */
 #define N_WIN 2100u
@@ -560,7 +560,7 @@ win_app(void *arg)
 static void
 test_window(void)
 {
-	uint64_t bp0 = stat_of(TRD_VNIS_STAT_RMA_BACKPRESSURE), rep[2][3];
+	uint64_t bp0 = stat_of(TRD_VNI_SVC_STAT_RMA_BACKPRESSURE), rep[2][3];
 	struct win w[2];
 	int up[2][2], go[2];
 	pid_t pid[2];
@@ -583,12 +583,12 @@ test_window(void)
 	       N_WIN, N_WIN, (unsigned long long)rep[0][0], (unsigned long long)rep[1][0],
 	       (unsigned long long)rep[0][1], (unsigned long long)rep[1][1],
 	       (unsigned long long)rep[0][2], (unsigned long long)rep[1][2],
-	       (unsigned long long)(stat_of(TRD_VNIS_STAT_RMA_BACKPRESSURE) - bp0));
+	       (unsigned long long)(stat_of(TRD_VNI_SVC_STAT_RMA_BACKPRESSURE) - bp0));
 	T_EQ(rep[0][2] + rep[1][2], 0);
 	T_ASSERT(rep[0][0] + rep[1][0] >= 1 && rep[0][0] + rep[1][0] <= 2 * N_WIN - 4096,
 		 "%llu atomics refused -EAGAIN, want 1..%u",
 		 (unsigned long long)(rep[0][0] + rep[1][0]), 2 * N_WIN - 4096);
-	T_EQ(stat_of(TRD_VNIS_STAT_RMA_BACKPRESSURE) - bp0, rep[0][0] + rep[1][0]);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_RMA_BACKPRESSURE) - bp0, rep[0][0] + rep[1][0]);
 }
 
 /* ---- set-up ---- */
@@ -601,7 +601,7 @@ static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 static void
 cleanup(void)
 {
-	trd_vnis_free(vs);
+	trd_vni_svc_free(vs);
 	trd_net_free(net);
 	trd_topo_free(topo);
 	unlink(sock_path);
@@ -613,7 +613,7 @@ main(int argc, char **argv)
 {
 	struct trd_node_conf ncf;
 	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ncf};
-	struct trd_vnis_conf vc;
+	struct trd_vni_svc_conf vc;
 	char err[256], path[128];
 	FILE *f;
 
@@ -651,8 +651,8 @@ main(int argc, char **argv)
 	vc.rep_fifo = 1;
 	vc.staging = 1 << 20;
 	vc.noproc_ms = 300; /* ops on an interface that ended fail sooner */
-	vs = trd_vnis_create(&vc);
-	T_ASSERT(vs != NULL, "trd_vnis_create: %s", rte_strerror(rte_errno));
+	vs = trd_vni_svc_create(&vc);
+	T_ASSERT(vs != NULL, "trd_vni_svc_create: %s", rte_strerror(rte_errno));
 	atexit(cleanup);
 	if (strcmp(argv[1], "gen_wrap") == 0)
 		test_gen_wrap();

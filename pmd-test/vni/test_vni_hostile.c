@@ -78,27 +78,27 @@ static char dir[64], sock_path[100];
 static struct trd_topo *topo;
 static struct trd_net *net;
 static struct trd_node *nd[3];
-static struct trd_vnis *vs;
+static struct trd_vni_svc *vs;
 
 static void
 pump(void)
 {
 	trd_net_poll(net);
-	trd_vnis_poll(vs);
+	trd_vni_svc_poll(vs);
 }
 
 static uint64_t
-stat_of(enum trd_vnis_stat k)
+stat_of(enum trd_vni_svc_stat k)
 {
-	uint64_t st[TRD_VNIS_STAT_MAX];
+	uint64_t st[TRD_VNI_SVC_STAT_MAX];
 
-	trd_vnis_stats_get(vs, st);
+	trd_vni_svc_stats_get(vs, st);
 	return st[k];
 }
 
 /* Pump until @p k reaches @p want or @p us passed, then a little more. */
 static void
-pump_for_stat(enum trd_vnis_stat k, uint64_t want, uint64_t us)
+pump_for_stat(enum trd_vni_svc_stat k, uint64_t want, uint64_t us)
 {
 	uint64_t deadline = trd_time_us() + us;
 
@@ -110,10 +110,10 @@ pump_for_stat(enum trd_vnis_stat k, uint64_t want, uint64_t us)
 
 /* Pump until @p k reaches @p want (bounded). */
 static void
-pump_until_stat(enum trd_vnis_stat k, uint64_t want)
+pump_until_stat(enum trd_vni_svc_stat k, uint64_t want)
 {
 	pump_for_stat(k, want, WAIT_US);
-	T_ASSERT(stat_of(k) >= want, "%s stays at %llu, want %llu", trd_vnis_stat_name(k),
+	T_ASSERT(stat_of(k) >= want, "%s stays at %llu, want %llu", trd_vni_svc_stat_name(k),
 		 (unsigned long long)stat_of(k), (unsigned long long)want);
 }
 
@@ -285,7 +285,7 @@ test_forge(void)
 	struct trd_msg *m;
 	uint8_t data[100], *region, want[LONG_LEN];
 	struct trd_mr *mr;
-	uint64_t bad0 = stat_of(TRD_VNIS_STAT_BAD_REPLIES), bad;
+	uint64_t bad0 = stat_of(TRD_VNI_SVC_STAT_BAD_REPLIES), bad;
 	int32_t st;
 	int p[2];
 	pid_t pid;
@@ -326,11 +326,11 @@ test_forge(void)
 	r = answer_to(&rq, TRD_VW_DONE, -EMSGSIZE); /* an index beyond the engine's table */
 	r.msg_id = 0xfffeu | (rq.msg_id & 0xffff0000u);
 	node_send(1, &r);
-	pump_for_stat(TRD_VNIS_STAT_BAD_REPLIES, bad0 + 9, 2000000);
+	pump_for_stat(TRD_VNI_SVC_STAT_BAD_REPLIES, bad0 + 9, 2000000);
 	st = app_status(p[0]);
 	T_ASSERT(st == 1, "a forged reply completed the send with %d", st);
-	T_EQ(stat_of(TRD_VNIS_STAT_BAD_REPLIES), bad0 + 9);
-	T_EQ(stat_of(TRD_VNIS_STAT_ERRORS), 0);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_REPLIES), bad0 + 9);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_ERRORS), 0);
 
 	/* the real answer */
 	acked = answer_to(&rq, TRD_VW_ACK, 0);
@@ -343,7 +343,7 @@ test_forge(void)
 	T_EQ(rq.type, TRD_VW_RTS);
 	T_EQ(rq.len, LONG_LEN);
 	trd_msg_free(m);
-	bad0 = stat_of(TRD_VNIS_STAT_BAD_REPLIES);
+	bad0 = stat_of(TRD_VNI_SVC_STAT_BAD_REPLIES);
 	node_send(1, &acked); /* the first message's answer, replayed */
 	region = aligned_alloc(64, LONG_LEN);
 	T_ASSERT(region != NULL, "memory");
@@ -356,9 +356,9 @@ test_forge(void)
 	node_send(2, &r);
 	r.status = -EIO; /* a permission with a status */
 	node_send(1, &r);
-	pump_for_stat(TRD_VNIS_STAT_BAD_REPLIES, bad0 + 3, 2000000);
-	T_EQ(stat_of(TRD_VNIS_STAT_TX_CHUNKS), 0); /* no data went anywhere */
-	T_EQ(stat_of(TRD_VNIS_STAT_BAD_REPLIES), bad0 + 3);
+	pump_for_stat(TRD_VNI_SVC_STAT_BAD_REPLIES, bad0 + 3, 2000000);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_TX_CHUNKS), 0); /* no data went anywhere */
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_REPLIES), bad0 + 3);
 	r = answer_to(&rq, TRD_VW_CTS, 0); /* the real one */
 	r.grant_id = 0x10005;
 	r.rkey = trd_mr_key(mr);
@@ -376,19 +376,19 @@ test_forge(void)
 	node_send(2, &r);
 	r = answer_to(&rq, TRD_VW_DONE, -EMSGSIZE); /* from node 2 */
 	node_send(2, &r);
-	pump_for_stat(TRD_VNIS_STAT_BAD_REPLIES, bad0 + 6, 2000000);
+	pump_for_stat(TRD_VNI_SVC_STAT_BAD_REPLIES, bad0 + 6, 2000000);
 	st = app_status(p[0]);
 	T_ASSERT(st == 1, "a forged reply completed the send with %d", st);
-	T_EQ(stat_of(TRD_VNIS_STAT_BAD_REPLIES), bad0 + 6);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_REPLIES), bad0 + 6);
 	r = answer_to(&rq, TRD_VW_DONE, 0);
 	node_send(1, &r);
 	st = app_status_wait(p[0]);
 	T_ASSERT(st == 0, "the send completed with %d", st);
 	T_EQ(reap_child(pid), 0);
-	bad = stat_of(TRD_VNIS_STAT_BAD_REPLIES);
+	bad = stat_of(TRD_VNI_SVC_STAT_BAD_REPLIES);
 	T_EQ(bad, bad0 + 6);
-	T_EQ(stat_of(TRD_VNIS_STAT_ERRORS), 0);
-	T_EQ(stat_of(TRD_VNIS_STAT_BAD_WIRE), 0);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_ERRORS), 0);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_WIRE), 0);
 	trd_mr_deregister(mr);
 	free(region);
 	close(p[0]);
@@ -501,8 +501,8 @@ test_rma(void)
 	T_ASSERT(info[0] != 0, "a region key");
 	memset(want, 0x11, RMA_LEN);
 	memset(data, 0xee, sizeof(data));
-	denied0 = stat_of(TRD_VNIS_STAT_RMA_DENIED);
-	wire0 = stat_of(TRD_VNIS_STAT_BAD_WIRE);
+	denied0 = stat_of(TRD_VNI_SVC_STAT_RMA_DENIED);
+	wire0 = stat_of(TRD_VNI_SVC_STAT_BAD_WIRE);
 
 	/* WRITEs from node 2 with guessed keys: refused, answered -EACCES, nothing written */
 	memset(&h, 0, sizeof(h));
@@ -539,9 +539,9 @@ test_rma(void)
 	/* malformed: the header says 64 bytes, 32 follow (dropped unanswered) */
 	h.tag = 64;
 	node_write(2, &h, data, 32);
-	pump_for_stat(TRD_VNIS_STAT_BAD_WIRE, wire0 + 2, 2000000);
-	T_EQ(stat_of(TRD_VNIS_STAT_RMA_DENIED), denied0 + 6);
-	T_EQ(stat_of(TRD_VNIS_STAT_BAD_WIRE), wire0 + 2);
+	pump_for_stat(TRD_VNI_SVC_STAT_BAD_WIRE, wire0 + 2, 2000000);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_RMA_DENIED), denied0 + 6);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_WIRE), wire0 + 2);
 	child_mem(pid, info[1], mem);
 	T_ASSERT(memcmp(mem, want, RMA_LEN) == 0, "a refused WRITE changed the process's memory");
 	/* the key is the capability: with it, a WRITE lands (so the checks above could fail) */
@@ -559,7 +559,7 @@ test_rma(void)
 	{
 		struct trd_vw_atomic a = {.op = TRD_VNI_AOP_SUM, .size = 8, .operand = 5};
 		uint8_t ab[TRD_VW_ATOMIC_LEN];
-		uint64_t rep0 = stat_of(TRD_VNIS_STAT_RMA_REPEATS), v0, v1;
+		uint64_t rep0 = stat_of(TRD_VNI_SVC_STAT_RMA_REPEATS), v0, v1;
 		struct trd_vw_hdr ah = h;
 
 		trd_vw_atomic_encode(ab, &a);
@@ -582,7 +582,7 @@ test_rma(void)
 			T_EQ(r.data, i < 2 ? v0 : v0 + 5);
 			trd_msg_free(m);
 		}
-		T_EQ(stat_of(TRD_VNIS_STAT_RMA_REPEATS), rep0 + 1);
+		T_EQ(stat_of(TRD_VNI_SVC_STAT_RMA_REPEATS), rep0 + 1);
 		child_mem(pid, info[1], mem);
 		memcpy(&v1, mem + 8, 8);
 		T_EQ(v1, v0 + 10);
@@ -594,7 +594,7 @@ test_rma(void)
 		 * was served (the origin opens a number only once the one a window before it
 		 * ended, so the old op ended there) is dropped unanswered and not applied
 		 * (rma_stale); the newer op's repeat is still answered from memory */
-		uint64_t stale0 = stat_of(TRD_VNIS_STAT_RMA_STALE);
+		uint64_t stale0 = stat_of(TRD_VNI_SVC_STAT_RMA_STALE);
 		struct trd_msg *none = NULL;
 
 		ah.msg_id = 79 | 5u << 16;
@@ -607,8 +607,8 @@ test_rma(void)
 		ah.msg_id = 79 | 4u << 16;
 		ah.grant_id = 79;
 		node_write(2, &ah, ab, sizeof(ab));
-		pump_for_stat(TRD_VNIS_STAT_RMA_STALE, stale0 + 1, 2000000);
-		T_EQ(stat_of(TRD_VNIS_STAT_RMA_STALE), stale0 + 1);
+		pump_for_stat(TRD_VNI_SVC_STAT_RMA_STALE, stale0 + 1, 2000000);
+		T_EQ(stat_of(TRD_VNI_SVC_STAT_RMA_STALE), stale0 + 1);
 		T_EQ(trd_rec_fifo_poll(trd_rec_fifo(nd[2], 0), &none, 1), 0);
 		ah.msg_id = 79 | 5u << 16;
 		ah.grant_id = 79 + 4096;
@@ -617,7 +617,7 @@ test_rma(void)
 		T_EQ(r.status, 0);
 		T_EQ(r.data, v0 + 10);
 		trd_msg_free(m);
-		T_EQ(stat_of(TRD_VNIS_STAT_RMA_REPEATS), rep0 + 2);
+		T_EQ(stat_of(TRD_VNI_SVC_STAT_RMA_REPEATS), rep0 + 2);
 		child_mem(pid, info[1], mem);
 		memcpy(&v1, mem + 8, 8);
 		T_EQ(v1, v0 + 15);
@@ -629,7 +629,7 @@ test_rma(void)
 	T_EQ(rq.type, TRD_VW_ATOMIC);
 	T_EQ(m->len, TRD_VW_HDR_LEN + TRD_VW_ATOMIC_LEN);
 	trd_msg_free(m);
-	bad0 = stat_of(TRD_VNIS_STAT_BAD_REPLIES);
+	bad0 = stat_of(TRD_VNI_SVC_STAT_BAD_REPLIES);
 	r = answer_to(&rq, TRD_VW_ATOMIC_RESP, 0);
 	r.roff = rq.roff;
 	r.data = 666;
@@ -642,8 +642,8 @@ test_rma(void)
 	r.status = 0;
 	r.type = TRD_VW_WRITE_ACK; /* the wrong kind of answer */
 	node_send(1, &r);
-	pump_for_stat(TRD_VNIS_STAT_BAD_REPLIES, bad0 + 4, 2000000);
-	T_EQ(stat_of(TRD_VNIS_STAT_BAD_REPLIES), bad0 + 4);
+	pump_for_stat(TRD_VNI_SVC_STAT_BAD_REPLIES, bad0 + 4, 2000000);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_REPLIES), bad0 + 4);
 	T_ASSERT(read(up[0], res, sizeof(res)) < 0, "a forged answer completed the atomic");
 	r.type = TRD_VW_ATOMIC_RESP;
 	r.data = 1234;
@@ -953,14 +953,14 @@ versions_app(void *arg)
 static void
 test_cmds(void)
 {
-	uint64_t bad0 = stat_of(TRD_VNIS_STAT_BAD_CMDS);
+	uint64_t bad0 = stat_of(TRD_VNI_SVC_STAT_BAD_CMDS);
 	int rc;
 
 	rc = reap_child(spawn(hostile_app, NULL));
 	T_ASSERT(rc == 0, "the hostile application saw the engine misbehave (%d)", rc);
-	T_EQ(stat_of(TRD_VNIS_STAT_BAD_CMDS), bad0 + 14);
-	T_EQ(stat_of(TRD_VNIS_STAT_BAD_QUEUES), 1);
-	pump_until_stat(TRD_VNIS_STAT_RECLAIMED, 1);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_CMDS), bad0 + 14);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_QUEUES), 1);
+	pump_until_stat(TRD_VNI_SVC_STAT_RECLAIMED, 1);
 	T_EQ(reap_child(spawn(polite_app, NULL)), 0);
 	T_EQ(reap_child(spawn(versions_app, NULL)), 0);
 	printf("cmds: 14 hostile commands refused (11 completed with -EINVAL; 5 bad claims), "
@@ -1012,7 +1012,7 @@ static void
 test_owner(void)
 {
 	struct who holder = {.uid = 0, .app = 3, .proc = 0};
-	uint64_t denied0 = stat_of(TRD_VNIS_STAT_DENIED);
+	uint64_t denied0 = stat_of(TRD_VNI_SVC_STAT_DENIED);
 	int hold[2], ready[2];
 	pid_t pid;
 	char b;
@@ -1023,7 +1023,7 @@ test_owner(void)
 	}
 	/* the socket 0660 root:root: another user cannot even connect */
 	T_EQ(claim_as(NOBODY, 1, 0), EACCES);
-	T_EQ(stat_of(TRD_VNIS_STAT_ATTACHED), 0);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_ATTACHED), 0);
 	/* open to every user: the owners decide */
 	T_EQ(chmod(sock_path, 0666), 0);
 	T_EQ(claim_as(NOBODY, 2, 0), 0);      /* app 2 belongs to nobody */
@@ -1049,15 +1049,15 @@ test_owner(void)
 	T_EQ(write(hold[1], "x", 1), 1);
 	T_EQ(reap_child(pid), 0);
 	close(hold[1]);
-	pump_until_stat(TRD_VNIS_STAT_DETACHED, 4);
+	pump_until_stat(TRD_VNI_SVC_STAT_DETACHED, 4);
 	T_EQ(claim_as(NOBODY, 3, 1), 0); /* free again once root's processes left */
-	T_EQ(stat_of(TRD_VNIS_STAT_DENIED), denied0 + 5);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_DENIED), denied0 + 5);
 	close(ready[0]);
 	close(ready[1]);
 	printf("owner: a 0660 socket refuses other users; app 2 (owner uid %d) refused root, app "
 	       "1 (owner gid 0) refused uid %d, app 3 (no owner) refused uid %d while root's "
 	       "process was attached; %llu registrations denied\n", NOBODY, NOBODY, NOBODY,
-	       (unsigned long long)stat_of(TRD_VNIS_STAT_DENIED));
+	       (unsigned long long)stat_of(TRD_VNI_SVC_STAT_DENIED));
 }
 
 /* ---- rma_refused ---- */
@@ -1109,16 +1109,16 @@ refused_app(void *arg)
 static void
 test_rma_refused(void)
 {
-	uint64_t det0 = stat_of(TRD_VNIS_STAT_DETACHED), deadline;
+	uint64_t det0 = stat_of(TRD_VNI_SVC_STAT_DETACHED), deadline;
 	int rc = reap_child(spawn(refused_app, NULL));
 
 	T_ASSERT(rc == 0, "the application saw its refused ops end badly (%d)", rc);
-	pump_until_stat(TRD_VNIS_STAT_DETACHED, det0 + 1);
+	pump_until_stat(TRD_VNI_SVC_STAT_DETACHED, det0 + 1);
 	deadline = trd_time_us() + WAIT_US;
-	while (trd_vnis_n_ifs(vs) != 0 && trd_time_us() < deadline)
+	while (trd_vni_svc_n_ifs(vs) != 0 && trd_time_us() < deadline)
 		pump();
-	T_EQ(trd_vnis_n_ifs(vs), 0);
-	T_EQ(stat_of(TRD_VNIS_STAT_RMA_DONE), stat_of(TRD_VNIS_STAT_RMA_OPS));
+	T_EQ(trd_vni_svc_n_ifs(vs), 0);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_RMA_DONE), stat_of(TRD_VNI_SVC_STAT_RMA_OPS));
 	printf("rma_refused: %u one-sided ops to a process that never attached ended with "
 	       "-ECONNREFUSED; the interface was released once its process left\n",
 	       REFUSED_OPS);
@@ -1164,7 +1164,7 @@ pid_exit_app(void *arg)
 static void
 test_pid_exit(void)
 {
-	uint64_t det0 = stat_of(TRD_VNIS_STAT_DETACHED);
+	uint64_t det0 = stat_of(TRD_VNI_SVC_STAT_DETACHED);
 	struct pid_exit_pipes pp;
 	char b;
 	int rc;
@@ -1175,9 +1175,9 @@ test_pid_exit(void)
 	T_ASSERT(rc == 0, "the application could not attach and fork (%d)", rc);
 	close(pp.hold[0]);
 	read_pipe(pp.ready[0], &b, 1); /* the grandchild holds the socket now */
-	T_EQ(trd_vnis_n_ifs(vs), 1);
-	pump_until_stat(TRD_VNIS_STAT_DETACHED, det0 + 1);
-	T_EQ(trd_vnis_n_ifs(vs), 0);
+	T_EQ(trd_vni_svc_n_ifs(vs), 1);
+	pump_until_stat(TRD_VNI_SVC_STAT_DETACHED, det0 + 1);
+	T_EQ(trd_vni_svc_n_ifs(vs), 0);
 	close(pp.hold[1]); /* the grandchild leaves */
 	printf("pid_exit: an interface whose process exited was ended although a child it forked "
 	       "kept its socket open\n");
@@ -1295,12 +1295,12 @@ fifo_drops(void)
 }
 
 /* One-sided ops whose frames a full reception FIFO dropped are asked again (writes, reads)
- * once they heard nothing for VNIS_RMA_STALL_US, instead of waiting for ever. */
+ * once they heard nothing for SVC_RMA_STALL_US, instead of waiting for ever. */
 static void
 test_rma_lossy(void)
 {
-	uint64_t drops0 = fifo_drops(), retries0 = stat_of(TRD_VNIS_STAT_RETRIES);
-	uint64_t repeats0 = stat_of(TRD_VNIS_STAT_RMA_REPEATS);
+	uint64_t drops0 = fifo_drops(), retries0 = stat_of(TRD_VNI_SVC_STAT_RETRIES);
+	uint64_t repeats0 = stat_of(TRD_VNI_SVC_STAT_RMA_REPEATS);
 	pid_t pid = spawn(lossy_app, NULL);
 	uint64_t deadline = trd_time_us() + 6 * WAIT_US;
 	int st = 0;
@@ -1321,14 +1321,14 @@ test_rma_lossy(void)
 		 "one-sided ops through a lossy reception FIFO failed (%d)",
 		 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	T_ASSERT(fifo_drops() > drops0, "no frame was dropped: the test tested nothing");
-	T_ASSERT(stat_of(TRD_VNIS_STAT_RETRIES) > retries0, "no op was asked again");
+	T_ASSERT(stat_of(TRD_VNI_SVC_STAT_RETRIES) > retries0, "no op was asked again");
 	printf("rma_lossy: %u writes and %u reads of 256 KiB completed byte-exact, then %u x (%u "
 	       "writes and %u atomic sums) with the sum exact, although the reception FIFO "
 	       "dropped %llu frames (%llu ops asked again, %llu atomics answered as repeats)\n",
 	       LOSSY_OPS, LOSSY_OPS, LOSSY_ROUNDS, LOSSY_OPS, LOSSY_ATOMS,
 	       (unsigned long long)(fifo_drops() - drops0),
-	       (unsigned long long)(stat_of(TRD_VNIS_STAT_RETRIES) - retries0),
-	       (unsigned long long)(stat_of(TRD_VNIS_STAT_RMA_REPEATS) - repeats0));
+	       (unsigned long long)(stat_of(TRD_VNI_SVC_STAT_RETRIES) - retries0),
+	       (unsigned long long)(stat_of(TRD_VNI_SVC_STAT_RMA_REPEATS) - repeats0));
 }
 
 /* ---- set-up ---- */
@@ -1342,7 +1342,7 @@ static const char topo_text[] =
 static void
 cleanup(void)
 {
-	trd_vnis_free(vs);
+	trd_vni_svc_free(vs);
 	trd_net_free(net);
 	trd_topo_free(topo);
 	unlink(sock_path);
@@ -1352,13 +1352,13 @@ cleanup(void)
 int
 main(int argc, char **argv)
 {
-	static const struct trd_vnis_owner owners[] = {
+	static const struct trd_vni_svc_owner owners[] = {
 		{.app = 2, .uid = NOBODY, .gid = -1},
 		{.app = 1, .uid = -1, .gid = 0},
 	};
 	struct trd_node_conf ncf;
 	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ncf};
-	struct trd_vnis_conf vc;
+	struct trd_vni_svc_conf vc;
 	char err[256], path[128];
 	FILE *f;
 
@@ -1400,8 +1400,8 @@ main(int argc, char **argv)
 	vc.n_owners = RTE_DIM(owners);
 	if (strcmp(argv[1], "rma_refused") == 0)
 		vc.noproc_ms = 300; /* the refused ops end sooner */
-	vs = trd_vnis_create(&vc);
-	T_ASSERT(vs != NULL, "trd_vnis_create: %s", rte_strerror(rte_errno));
+	vs = trd_vni_svc_create(&vc);
+	T_ASSERT(vs != NULL, "trd_vni_svc_create: %s", rte_strerror(rte_errno));
 	atexit(cleanup);
 	if (strcmp(argv[1], "forge") == 0)
 		test_forge();

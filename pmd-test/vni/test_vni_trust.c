@@ -66,32 +66,32 @@ static char dir[64], sock_path[100];
 static struct trd_topo *topo;
 static struct trd_net *net;
 static struct trd_node *nd[3];
-static struct trd_vnis *vs;
+static struct trd_vni_svc *vs;
 
 static void
 pump(void)
 {
 	trd_net_poll(net);
-	trd_vnis_poll(vs);
+	trd_vni_svc_poll(vs);
 }
 
 static uint64_t
-stat_of(enum trd_vnis_stat k)
+stat_of(enum trd_vni_svc_stat k)
 {
-	uint64_t st[TRD_VNIS_STAT_MAX];
+	uint64_t st[TRD_VNI_SVC_STAT_MAX];
 
-	trd_vnis_stats_get(vs, st);
+	trd_vni_svc_stats_get(vs, st);
 	return st[k];
 }
 
 static void
-pump_until_stat(enum trd_vnis_stat k, uint64_t want)
+pump_until_stat(enum trd_vni_svc_stat k, uint64_t want)
 {
 	uint64_t deadline = trd_time_us() + WAIT_US;
 
 	while (stat_of(k) < want && trd_time_us() < deadline)
 		pump();
-	T_ASSERT(stat_of(k) >= want, "%s stays at %llu, want %llu", trd_vnis_stat_name(k),
+	T_ASSERT(stat_of(k) >= want, "%s stays at %llu, want %llu", trd_vni_svc_stat_name(k),
 		 (unsigned long long)stat_of(k), (unsigned long long)want);
 }
 
@@ -319,7 +319,7 @@ exec_image(int up, int done)
 static void
 test_exec(void)
 {
-	uint64_t det0 = stat_of(TRD_VNIS_STAT_DETACHED), key;
+	uint64_t det0 = stat_of(TRD_VNI_SVC_STAT_DETACHED), key;
 	struct exec_pipes pp;
 	struct req_result r;
 	pid_t pid;
@@ -348,7 +348,7 @@ test_exec(void)
 	r = remote(OP_ATOMIC, VADDR + 8, 8, key, 0);
 	T_ASSERT(r.status != 0, "an atomic on the old region succeeded after exec");
 	/* the interface ended: its address space is gone (the keeper still holds the socket) */
-	pump_until_stat(TRD_VNIS_STAT_DETACHED, det0 + 1);
+	pump_until_stat(TRD_VNI_SVC_STAT_DETACHED, det0 + 1);
 	T_EQ(write(pp.done[1], "x", 1), 1);
 	T_ASSERT(reap_child(pid, WAIT_US) == 0, "the new image's memory was changed");
 	close(pp.hold[1]);
@@ -502,7 +502,7 @@ test_pid_reuse(void)
 	T_ASSERT(reap_child(second, WAIT_US) == 0, "pid reuse: the new process's memory changed");
 	T_ASSERT(rep.reg == -ESRCH, "the registration of a process gone before it registered was "
 		 "not refused (%d, region %d)", rep.reg, rep.mr);
-	T_EQ(trd_vnis_n_ifs(vs), 0);
+	T_EQ(trd_vni_svc_n_ifs(vs), 0);
 	close(pp.hold[1]);
 	printf("pid_reuse: a process gone before it registered was refused (-ESRCH) although a "
 	       "process with its pid (%d) lives; nothing of that process was reached\n",
@@ -579,7 +579,7 @@ maps_victim(void *arg)
 static void
 test_maps(void)
 {
-	uint64_t faults0 = stat_of(TRD_VNIS_STAT_RMA_FAULTS);
+	uint64_t faults0 = stat_of(TRD_VNI_SVC_STAT_RMA_FAULTS);
 	struct maps_pipes pp;
 	struct maps_report rep;
 	struct req_result r;
@@ -613,13 +613,13 @@ test_maps(void)
 	T_EQ(r.n_init, PAGE);
 	r = remote(OP_WRITE, VADDR + 3 * PAGE, PAGE, rep.key, 0x33);
 	T_EQ(r.status, 0); /* the part still writable */
-	T_ASSERT(stat_of(TRD_VNIS_STAT_RMA_FAULTS) >= faults0 + 4, "faults not counted");
+	T_ASSERT(stat_of(TRD_VNI_SVC_STAT_RMA_FAULTS) >= faults0 + 4, "faults not counted");
 	T_EQ(write(pp.go[1], "v", 1), 1);
 	reap_ok(pid, WAIT_US, "the victim (20: page 0 written, 21: page 1, 22: page 3 not)");
 	printf("maps: regions over a read-only mapping (for writes) and over a hole refused; after "
 	       "munmap and mprotect, writes and atomics failed with nothing written (%llu faults "
 	       "counted), the writable part was written\n",
-	       (unsigned long long)(stat_of(TRD_VNIS_STAT_RMA_FAULTS) - faults0));
+	       (unsigned long long)(stat_of(TRD_VNI_SVC_STAT_RMA_FAULTS) - faults0));
 }
 
 /* ---- atomics ---- */
@@ -669,7 +669,7 @@ static void
 test_atomics(void)
 {
 	struct trd_node_stats ns;
-	uint64_t rep[2], drops0, repeats0 = stat_of(TRD_VNIS_STAT_RMA_REPEATS);
+	uint64_t rep[2], drops0, repeats0 = stat_of(TRD_VNI_SVC_STAT_RMA_REPEATS);
 	uint64_t t0 = trd_time_us();
 	int p[2];
 	pid_t pid;
@@ -689,7 +689,7 @@ test_atomics(void)
 	       "although the reception FIFO dropped %llu frames (%llu repeats answered from "
 	       "memory) in %.1f s\n", N_ATOMS, (unsigned long long)rep[1],
 	       (unsigned long long)(ns.drop[TRD_DROP_FIFO_FULL] - drops0),
-	       (unsigned long long)(stat_of(TRD_VNIS_STAT_RMA_REPEATS) - repeats0),
+	       (unsigned long long)(stat_of(TRD_VNI_SVC_STAT_RMA_REPEATS) - repeats0),
 	       (double)(trd_time_us() - t0) / 1e6);
 }
 
@@ -704,7 +704,7 @@ static const char topo_text[] =
 static void
 cleanup(void)
 {
-	trd_vnis_free(vs);
+	trd_vni_svc_free(vs);
 	trd_net_free(net);
 	trd_topo_free(topo);
 	unlink(sock_path);
@@ -716,7 +716,7 @@ main(int argc, char **argv)
 {
 	struct trd_node_conf ncf;
 	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ncf};
-	struct trd_vnis_conf vc;
+	struct trd_vni_svc_conf vc;
 	char err[256], path[128];
 	FILE *f;
 
@@ -756,8 +756,8 @@ main(int argc, char **argv)
 	vc.rep_fifo = 1;
 	vc.staging = 1 << 20;
 	vc.noproc_ms = 300; /* ops on an interface that ended fail sooner */
-	vs = trd_vnis_create(&vc);
-	T_ASSERT(vs != NULL, "trd_vnis_create: %s", rte_strerror(rte_errno));
+	vs = trd_vni_svc_create(&vc);
+	T_ASSERT(vs != NULL, "trd_vni_svc_create: %s", rte_strerror(rte_errno));
 	atexit(cleanup);
 	if (strcmp(argv[1], "exec") == 0)
 		test_exec();

@@ -44,7 +44,7 @@ struct trd_link_ops {
  */
 struct trd_pend_info {
 	int64_t *ctr;        /**< injection counter to decrement, or NULL */
-	struct trd_fifo *fifo; /**< FIFO whose unsent count to decrement, or NULL */
+	struct trd_inj_fifo *fifo; /**< FIFO whose unsent count to decrement, or NULL */
 	uint32_t bytes;      /**< payload bytes for the counter */
 	uint32_t len;        /**< frame length for statistics */
 };
@@ -105,7 +105,7 @@ trd_link_pending(const struct trd_link *l)
 
 /** Queue @p m for transmission (the caller checked trd_link_room()). */
 static inline void
-trd_link_queue(struct trd_link *l, struct rte_mbuf *m, int64_t *ctr, struct trd_fifo *fifo,
+trd_link_queue(struct trd_link *l, struct rte_mbuf *m, int64_t *ctr, struct trd_inj_fifo *fifo,
 	       uint32_t bytes)
 {
 	uint32_t i = l->pend_tail++ & TRD_LINK_PEND_MASK;

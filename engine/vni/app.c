@@ -26,7 +26,7 @@
 
 #include <toroid/vni.h>
 
-#include "client_pvt.h"
+#include "app_pvt.h"
 
 #define CLIENT_CQ_BURST 32
 #define BLOCK_HDR TRD_VNI_ALLOC_ALIGN /* bytes before each pool block: its length */

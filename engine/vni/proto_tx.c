@@ -13,7 +13,7 @@
 
 /* Post a protocol message (header + @p len bytes) to @p dst on @p fifo; copied at post time. */
 int
-vnis_vw_inject(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
+svc_vw_inject(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
 	       const struct trd_vw_hdr *h, const void *data, uint32_t len)
 {
 	uint8_t buf[TRD_VW_HDR_LEN + TRD_VNI_SHORT_MAX];
@@ -28,9 +28,9 @@ vnis_vw_inject(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
 }
 
 /* Post a protocol message whose data is a shared payload: the header is copied at post time,
- * the data only referenced (a multicast's eager message: engine/core/mcast.c). */
+ * the data only referenced (a multicast's eager message: engine/core/payload.c). */
 int
-vnis_vw_inject_shared(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coord dst,
+svc_vw_inject_shared(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
 		      const struct trd_vw_hdr *h, struct trd_payload *pay)
 {
 	uint8_t buf[TRD_VW_HDR_LEN];
@@ -43,25 +43,25 @@ vnis_vw_inject_shared(struct trd_vnis *s, struct trd_fifo *fifo, struct trd_coor
 }
 
 static int
-reply_inject(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h,
+reply_inject(struct trd_vni_svc *s, struct trd_coord dst, const struct trd_vw_hdr *h,
 	     struct trd_payload *pay)
 {
 	if (pay != NULL)
-		return vnis_vw_inject_shared(s, s->rep, dst, h, pay);
-	return vnis_vw_inject(s, s->rep, dst, h, NULL, 0);
+		return svc_vw_inject_shared(s, s->rep, dst, h, pay);
+	return svc_vw_inject(s, s->rep, dst, h, NULL, 0);
 }
 
 /* Replies go on their own FIFO, in order: when it is full they wait here. */
 void
-vnis_reply(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h)
+svc_reply(struct trd_vni_svc *s, struct trd_coord dst, const struct trd_vw_hdr *h)
 {
-	vnis_reply_data(s, dst, h, NULL);
+	svc_reply_data(s, dst, h, NULL);
 }
 
 /* A reply whose data follows the header in a shared payload (a READ_RESP): the caller's
  * reference to @p pay is taken over. */
 void
-vnis_reply_data(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hdr *h,
+svc_reply_data(struct trd_vni_svc *s, struct trd_coord dst, const struct trd_vw_hdr *h,
 		struct trd_payload *pay)
 {
 	struct vreply *r;
@@ -105,7 +105,7 @@ vnis_reply_data(struct trd_vnis *s, struct trd_coord dst, const struct trd_vw_hd
 }
 
 unsigned int
-vnis_replies_flush(struct trd_vnis *s)
+svc_replies_flush(struct trd_vni_svc *s)
 {
 	unsigned int k = 0;
 

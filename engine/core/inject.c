@@ -80,7 +80,7 @@ trd_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op op,
 
 /* ---- posting ---- */
 
-struct trd_fifo *
+struct trd_inj_fifo *
 trd_inj_fifo(struct trd_node *n, unsigned int idx)
 {
 	if (n == NULL)
@@ -91,13 +91,13 @@ trd_inj_fifo(struct trd_node *n, unsigned int idx)
 }
 
 unsigned int
-trd_fifo_free_count(const struct trd_fifo *f)
+trd_inj_fifo_free_count(const struct trd_inj_fifo *f)
 {
 	return f == NULL ? 0 : rte_ring_free_count(f->ring) / TRD_UNITS;
 }
 
 int
-trd_fifo_stats_get(const struct trd_fifo *f, struct trd_fifo_stats *st)
+trd_inj_fifo_stats_get(const struct trd_inj_fifo *f, struct trd_inj_fifo_stats *st)
 {
 	if (f == NULL || st == NULL)
 		return -EINVAL;
@@ -133,7 +133,7 @@ desc_check_local(const struct trd_node *n, const struct trd_desc *d, int rank)
 	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX ||
 	    (d->flags & ~(TRD_DF_USER_MASK | TRD_DF_COPY | TRD_DF_PAYLOAD)) != 0)
 		return -EINVAL;
-	/* a shared payload: only as trd_inject_payload() builds it (mcast.c) */
+	/* a shared payload: only as trd_inject_payload() builds it (payload.c) */
 	if ((d->flags & TRD_DF_PAYLOAD) &&
 	    (d->src_key == 0 || (d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)) ||
 	     (d->op != TRD_OP_PUT && d->op != TRD_OP_FIFO) || d->len > n->conf.inline_max))
@@ -216,7 +216,7 @@ zc_copy(const struct rte_ring_zc_data *z, unsigned int k, unsigned int s, const 
  * into the ring (a zero-copy reservation: the FIFO's producers are head/tail synchronised), so a
  * post copies each byte once and needs no buffer of its own. */
 int
-trd_inject_bulk(struct trd_fifo *f, const struct trd_desc *d, unsigned int nd)
+trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int nd)
 {
 	uint8_t slots[TRD_BULK_SLOTS];
 	struct rte_ring_zc_data z;
@@ -266,7 +266,7 @@ trd_inject_bulk(struct trd_fifo *f, const struct trd_desc *d, unsigned int nd)
 }
 
 int
-trd_inject(struct trd_fifo *f, const struct trd_desc *d)
+trd_inject(struct trd_inj_fifo *f, const struct trd_desc *d)
 {
 	return trd_inject_bulk(f, d, 1);
 }

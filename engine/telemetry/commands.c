@@ -159,12 +159,12 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
-tel_fifo_add(struct rte_tel_data *d, const char *key, const struct trd_fifo *f)
+tel_fifo_add(struct rte_tel_data *d, const char *key, const struct trd_inj_fifo *f)
 {
-	struct trd_fifo_stats st;
+	struct trd_inj_fifo_stats st;
 	struct rte_tel_data *e;
 
-	if (trd_fifo_stats_get(f, &st) != 0)
+	if (trd_inj_fifo_stats_get(f, &st) != 0)
 		return 0;
 	e = rte_tel_data_alloc();
 	if (e == NULL)
@@ -175,7 +175,7 @@ tel_fifo_add(struct rte_tel_data *d, const char *key, const struct trd_fifo *f)
 	rte_tel_data_add_dict_u64(e, "pkts_sent", st.pkts_sent);
 	rte_tel_data_add_dict_u64(e, "used", st.used);
 	rte_tel_data_add_dict_u64(e, "hwm", st.hwm);
-	rte_tel_data_add_dict_u64(e, "free", trd_fifo_free_count(f));
+	rte_tel_data_add_dict_u64(e, "free", trd_inj_fifo_free_count(f));
 	return tel_add_container(d, key, e) == 0 ? 0 : -ENOSPC;
 }
 
@@ -183,7 +183,7 @@ static int
 tel_fifos(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct trd_node *node;
-	struct trd_fifo *f;
+	struct trd_inj_fifo *f;
 	unsigned int index;
 	char key[16];
 	int rc;

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "client_pvt.h"
+#include "app_pvt.h"
 
 /* ---- one-sided access (docs/vni.md, "One-sided access to application memory") ---- */
 

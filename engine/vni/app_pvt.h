@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libtoroid_vni's private header: the handle and the helpers its files share.
- *   client.c      attach, detach, the pool, posting sends and receives, completions
- *   client_rma.c  one-sided access: memory regions, writes, reads, atomics
+ *   app.c      attach, detach, the pool, posting sends and receives, completions
+ *   app_rma.c  one-sided access: memory regions, writes, reads, atomics
  */
-#ifndef TRD_VNI_CLIENT_PVT_H
-#define TRD_VNI_CLIENT_PVT_H
+#ifndef TRD_VNI_APP_PVT_H
+#define TRD_VNI_APP_PVT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -55,4 +55,4 @@ int vnic_check_live(const struct trd_vni *v);
 /* Is @p doorbell -1 or a doorbell of @p v? */
 int vnic_db_ok(const struct trd_vni *v, int doorbell);
 
-#endif /* TRD_VNI_CLIENT_PVT_H */
+#endif /* TRD_VNI_APP_PVT_H */

@@ -71,7 +71,7 @@ trd_payload_free(struct trd_payload *p)
 }
 
 int
-trd_inject_payload(struct trd_fifo *f, const struct trd_desc *d, struct trd_payload *p)
+trd_inject_payload(struct trd_inj_fifo *f, const struct trd_desc *d, struct trd_payload *p)
 {
 	struct trd_desc c;
 	struct trd_node *n;
@@ -103,7 +103,7 @@ trd_inject_payload(struct trd_fifo *f, const struct trd_desc *d, struct trd_payl
 }
 
 int
-trd_pay_start(struct trd_fifo *f)
+trd_pay_start(struct trd_inj_fifo *f)
 {
 	struct trd_desc *d = f->cur;
 	uint64_t len = (uint64_t)d->len + trd_payload_len((const void *)(uintptr_t)d->src_key);
@@ -148,7 +148,7 @@ crc_tail(struct trd_node *n, struct rte_mbuf *m, uint32_t crc)
 }
 
 int
-trd_pay_emit(struct trd_node *n, struct trd_fifo *f, struct rte_mbuf *m, struct trd_hdr *h)
+trd_pay_emit(struct trd_node *n, struct trd_inj_fifo *f, struct rte_mbuf *m, struct trd_hdr *h)
 {
 	struct trd_desc *d = f->cur;
 	struct rte_mbuf *p = (struct rte_mbuf *)(uintptr_t)d->src_key;
@@ -248,7 +248,7 @@ trd_fwd_share(struct trd_node *n, struct rte_mbuf *m, const struct trd_link *out
 }
 
 void
-trd_pay_fifo_drain(struct trd_fifo *f)
+trd_pay_fifo_drain(struct trd_inj_fifo *f)
 {
 	struct trd_desc d;
 

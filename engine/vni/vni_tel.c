@@ -2,9 +2,9 @@
 /*
  * VNI service: the /toroid/vni telemetry command (docs/telemetry.md). The telemetry thread
  * never reads a live service: every service registered copies its counters and its
- * interfaces' into its snapshot, from the thread that polls it (trd_vnis_poll, every 10 ms),
+ * interfaces' into its snapshot, from the thread that polls it (trd_vni_svc_poll, every 10 ms),
  * and the command answers from that copy. One lock guards the list of services and their
- * snapshots; trd_vnis_free() takes its service off the list.
+ * snapshots; trd_vni_svc_free() takes its service off the list.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -20,16 +20,16 @@
 #include "service_pvt.h"
 
 /* What /toroid/vni shows of one service. */
-struct vnis_tel {
-	TAILQ_ENTRY(vnis_tel) next;
+struct svc_tel {
+	TAILQ_ENTRY(svc_tel) next;
 	char node[64];
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	uint64_t stat[TRD_VNIS_STAT_MAX];
+	uint64_t stat[TRD_VNI_SVC_STAT_MAX];
 	unsigned int n_ifs;
-	struct trd_vnis_if_info ifs[VNIS_MAX_IFS];
+	struct trd_vni_svc_if_info ifs[SVC_MAX_IFS];
 };
 
-static TAILQ_HEAD(, vnis_tel) tel_list = TAILQ_HEAD_INITIALIZER(tel_list);
+static TAILQ_HEAD(, svc_tel) tel_list = TAILQ_HEAD_INITIALIZER(tel_list);
 static rte_spinlock_t tel_lock = RTE_SPINLOCK_INITIALIZER;
 static bool tel_cmd_registered;
 
@@ -38,7 +38,7 @@ static bool tel_cmd_registered;
 static int
 tel_vni(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct vnis_tel *copy, *t, *sel = NULL;
+	struct svc_tel *copy, *t, *sel = NULL;
 	unsigned int n = 0;
 	int rc = 0;
 
@@ -72,12 +72,12 @@ tel_vni(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "node", copy->node);
 	rte_tel_data_add_dict_string(d, "socket", copy->socket);
-	for (unsigned int k = 0; k < TRD_VNIS_STAT_MAX; k++)
-		rte_tel_data_add_dict_u64(d, trd_vnis_stat_name(k), copy->stat[k]);
+	for (unsigned int k = 0; k < TRD_VNI_SVC_STAT_MAX; k++)
+		rte_tel_data_add_dict_u64(d, trd_vni_svc_stat_name(k), copy->stat[k]);
 	rte_tel_data_add_dict_int(d, "interfaces", (int)copy->n_ifs);
 	/* one dictionary per interface, named if_APP_PROC (telemetry names: [A-Za-z0-9_/]) */
 	for (unsigned int i = 0; i < copy->n_ifs; i++) {
-		const struct trd_vnis_if_info *f = &copy->ifs[i];
+		const struct trd_vni_svc_if_info *f = &copy->ifs[i];
 		struct rte_tel_data *e = rte_tel_data_alloc();
 		char key[32];
 
@@ -110,9 +110,9 @@ tel_vni(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 int
-trd_vnis_telemetry_register(struct trd_vnis *s)
+trd_vni_svc_telemetry_register(struct trd_vni_svc *s)
 {
-	struct vnis_tel *t;
+	struct svc_tel *t;
 	int rc = 0;
 
 	if (s == NULL)
@@ -140,27 +140,27 @@ trd_vnis_telemetry_register(struct trd_vnis *s)
 		return rc;
 	}
 	s->tel = t;
-	vnis_tel_snapshot(s);
+	svc_tel_snapshot(s);
 	return 0;
 }
 
 void
-vnis_tel_snapshot(struct trd_vnis *s)
+svc_tel_snapshot(struct trd_vni_svc *s)
 {
-	struct vnis_tel *t = s->tel;
+	struct svc_tel *t = s->tel;
 	unsigned int n = RTE_MIN(s->n_ifs, (unsigned int)RTE_DIM(t->ifs));
 
-	s->next_tel = s->now + VNIS_TEL_PERIOD_US;
+	s->next_tel = s->now + SVC_TEL_PERIOD_US;
 	rte_spinlock_lock(&tel_lock);
-	trd_vnis_stats_get(s, t->stat);
+	trd_vni_svc_stats_get(s, t->stat);
 	for (unsigned int i = 0; i < n; i++)
-		trd_vnis_if_get(s, i, &t->ifs[i]);
+		trd_vni_svc_if_get(s, i, &t->ifs[i]);
 	t->n_ifs = n;
 	rte_spinlock_unlock(&tel_lock);
 }
 
 void
-vnis_tel_unregister(struct trd_vnis *s)
+svc_tel_unregister(struct trd_vni_svc *s)
 {
 	if (s->tel == NULL)
 		return;

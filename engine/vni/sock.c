@@ -30,7 +30,7 @@
 /* the socket */
 
 static int
-ep_add(struct trd_vnis *s, int fd, struct ep_ref *ref, uint32_t events)
+ep_add(struct trd_vni_svc *s, int fd, struct ep_ref *ref, uint32_t events)
 {
 	struct epoll_event ev = {.events = events, .data.ptr = ref};
 
@@ -56,7 +56,7 @@ sock_live(const char *path)
 /* Listen on @p path: refuse to steal a live engine's socket, replace a stale one; the epoll
  * set watches the socket and the kick eventfd. 0 or a positive errno. */
 int
-vnis_ctl_listen(struct trd_vnis *s, const char *path)
+svc_ctl_listen(struct trd_vni_svc *s, const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	mode_t mask;
@@ -98,7 +98,7 @@ vnis_ctl_listen(struct trd_vnis *s, const char *path)
 /* process death */
 
 void
-vnis_vif_release_maybe(struct trd_vnis *s, struct vif *v)
+svc_vif_release_maybe(struct trd_vni_svc *s, struct vif *v)
 {
 	if (!v->dead || v->refs != 0)
 		return;
@@ -108,17 +108,17 @@ vnis_vif_release_maybe(struct trd_vnis *s, struct vif *v)
 			s->ifs[s->n_ifs] = NULL;
 			break;
 		}
-	vnis_vif_unmap(s, v);
+	svc_vif_unmap(s, v);
 }
 
-static void vif_kill(struct trd_vnis *s, struct vif *v, const char *why);
+static void vif_kill(struct trd_vni_svc *s, struct vif *v, const char *why);
 
 /* Interfaces whose process exited while something else (a child it forked) holds their socket,
  * or whose address space is gone (the process exec'd: same pid, another program): the
  * interface ends now, with everything it held. Its memory is out of reach already (vmem.c).
  * Called every sweep period. */
 void
-vnis_pid_sweep(struct trd_vnis *s)
+svc_pid_sweep(struct trd_vni_svc *s)
 {
 	for (unsigned int i = s->n_ifs; i-- > 0;) {
 		struct vif *v = s->ifs[i];
@@ -129,14 +129,14 @@ vnis_pid_sweep(struct trd_vnis *s)
 			continue;
 		if (v->pidfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
 			vif_kill(s, v, "process exited");
-		else if (v->mem_gone || vnis_vmem_gone(v))
+		else if (v->mem_gone || svc_vmem_gone(v))
 			vif_kill(s, v, "its address space is gone (exec)");
 	}
 }
 
 /* The process is gone (or closed, or broke its queue): give everything back. */
 static void
-vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
+vif_kill(struct trd_vni_svc *s, struct vif *v, const char *why)
 {
 	struct vtx *t, *tn;
 	struct vrx *x, *xn;
@@ -155,16 +155,16 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 		close(v->pidfd);
 		v->pidfd = -1;
 	}
-	vnis_vmem_close(v); /* no access to its memory from now on */
+	svc_vmem_close(v); /* no access to its memory from now on */
 	/* its sends: stop what is not granted, give up what is, let finished data finish */
 	v->n_mrs = 0; /* its regions: no access from now on */
 	if (v->mrs != NULL)
-		memset(v->mrs, 0, VNIS_N_MRS * sizeof(v->mrs[0]));
+		memset(v->mrs, 0, SVC_N_MRS * sizeof(v->mrs[0]));
 	for (t = TAILQ_FIRST(&v->txs); t != NULL; t = tn) {
 		tn = TAILQ_NEXT(t, oq);
 		if (t->rma != 0) {
 			/* one-sided: nothing at the target to withdraw; late answers are dropped */
-			vnis_tx_finish(s, t, -ECONNRESET);
+			svc_tx_finish(s, t, -ECONNRESET);
 			n_drop++;
 			continue;
 		}
@@ -175,17 +175,17 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 			if (t->rts_sent) {
 				t->status = -ECONNRESET;
 				/* the receiver may hold a hint */
-				vnis_tx_set_state(s, t, TX_ABORT);
+				svc_tx_set_state(s, t, TX_ABORT);
 				n_abort++;
 			} else {
-				vnis_tx_finish(s, t, -ECONNRESET);
+				svc_tx_finish(s, t, -ECONNRESET);
 				n_drop++;
 			}
 			break;
 		case TX_WAIT:
 			if (!t->eager) {
 				t->status = -ECONNRESET;
-				vnis_tx_set_state(s, t, TX_ABORT); /* a CTS may be on its way */
+				svc_tx_set_state(s, t, TX_ABORT); /* a CTS may be on its way */
 				n_abort++;
 			} else {
 				n_finish++;
@@ -193,7 +193,7 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 			break;
 		case TX_DATA:
 			t->status = -ECONNRESET;
-			vnis_tx_set_state(s, t, TX_ABORT);
+			svc_tx_set_state(s, t, TX_ABORT);
 			n_abort++;
 			break;
 		case TX_MCAST:
@@ -214,7 +214,7 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 		if (x->state == RX_STAGED || x->ungranted) {
 			/* staged, or claimed while its sender was refused (it asks again and
 			 * finds no process) */
-			vnis_rx_release(s, x);
+			svc_rx_release(s, x);
 		} else {
 			struct trd_vw_hdr h;
 
@@ -223,17 +223,17 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 			h.status = -ECONNRESET;
 			h.msg_id = x->src_msg;
 			h.key = x->src_key;
-			h.grant_id = vnis_rx_id(x);
+			h.grant_id = svc_rx_id(x);
 			h.dst_app = x->src_app;
 			h.dst_proc = x->src_proc;
 			h.src_app = v->app;
 			h.src_proc = v->proc;
-			vnis_reply(s, x->src, &h);
+			svc_reply(s, x->src, &h);
 			/* its staging (if any) stays reserved: bytes may still arrive into it
 			 * until the sender's ABORT or FIN frees it */
 		}
 	}
-	for (unsigned int i = 0; i < VNIS_N_HINTS; i++)
+	for (unsigned int i = 0; i < SVC_N_HINTS; i++)
 		if (s->hints[i].used && s->hints[i].vif == v && s->hints[i].grant == 0)
 			s->hints[i].used = false;
 	VNI_LOG(INFO,
@@ -241,14 +241,14 @@ vif_kill(struct trd_vnis *s, struct vif *v, const char *why)
 		"started, %u finishing; %u incoming messages dropped or cancelled",
 		v->app, v->proc, v->pid, why, n_abort, n_drop, n_finish, n_rx);
 	v->refs--; /* the attachment's reference */
-	vnis_vif_release_maybe(s, v);
+	svc_vif_release_maybe(s, v);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* registration */
 
 static void
-conn_close(struct trd_vnis *s, struct vconn *c)
+conn_close(struct trd_vni_svc *s, struct vconn *c)
 {
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
@@ -350,7 +350,7 @@ recv_register(int fd, struct trd_vni_sock_register *req, int pfds[2], unsigned i
 				close(got[i]);
 		}
 	}
-	/* anything but none or two: refused (vnis_vmem_adopt), the two kept closed by the caller */
+	/* anything but none or two: refused (svc_vmem_adopt), the two kept closed by the caller */
 	if ((mh.msg_flags & MSG_CTRUNC) || (total != 0 && total != 2))
 		*n_pfds = 3;
 	return n;
@@ -420,12 +420,12 @@ peer_in_group(int fd, const struct ucred *cred, gid_t gid)
 /* May the process at the other end of @p fd claim a process of application @p app?
  * 0 or -EACCES (with *why). */
 static int
-owner_check(struct trd_vnis *s, int fd, const struct ucred *cred, uint32_t app, const char **why)
+owner_check(struct trd_vni_svc *s, int fd, const struct ucred *cred, uint32_t app, const char **why)
 {
 	bool listed = false;
 
 	for (unsigned int i = 0; i < s->conf.n_owners; i++) {
-		const struct trd_vnis_owner *o = &s->owners[i];
+		const struct trd_vni_svc_owner *o = &s->owners[i];
 
 		if (o->app != app)
 			continue;
@@ -454,7 +454,7 @@ owner_check(struct trd_vnis *s, int fd, const struct ucred *cred, uint32_t app, 
  * node and that is not attached now. 0 (*proc set), -EADDRNOTAVAIL (the topology places no
  * process of @p app here) or -EADDRINUSE (all of them are attached). */
 static int
-free_proc(struct trd_vnis *s, uint32_t app, uint32_t *proc)
+free_proc(struct trd_vni_svc *s, uint32_t app, uint32_t *proc)
 {
 	const struct trd_topo_proc *p = s->topo->procs;
 	unsigned int lo = 0, hi = s->topo->n_procs;
@@ -472,7 +472,7 @@ free_proc(struct trd_vnis *s, uint32_t app, uint32_t *proc)
 		if (p[lo].rank != s->rank || p[lo].proc_id == TRD_VNI_ANY)
 			continue;
 		placed = true;
-		if (vnis_vif_find(s, app, p[lo].proc_id) == NULL) {
+		if (svc_vif_find(s, app, p[lo].proc_id) == NULL) {
 			*proc = p[lo].proc_id;
 			return 0;
 		}
@@ -482,7 +482,7 @@ free_proc(struct trd_vnis *s, uint32_t app, uint32_t *proc)
 
 /* A registration request on a fresh connection. */
 static void
-conn_register(struct trd_vnis *s, struct vconn *c)
+conn_register(struct trd_vni_svc *s, struct vconn *c)
 {
 	struct trd_vni_sock_register req = {0}; /* a short request leaves the rest zero */
 	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
@@ -538,7 +538,7 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 					  "places on this node is attached"
 					: "the topology places no process of this application on "
 					  "this node";
-	} else if (vnis_vif_find(s, req.app, req.proc) != NULL) {
+	} else if (svc_vif_find(s, req.app, req.proc) != NULL) {
 		rc = -EADDRINUSE;
 		why = "this process is attached already";
 	} else if (s->n_ifs >= s->conf.max_ifs) {
@@ -576,9 +576,9 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 		} else {
 			for (uint32_t i = 0; i < req.n_recv; i++)
 				v->recvs[i].idx = i;
-			rc = vnis_vmem_adopt(v, pfds, n_pfds, &why);
+			rc = svc_vmem_adopt(v, pfds, n_pfds, &why);
 			if (rc == 0)
-				rc = vnis_seg_create(s, v, &req, &memfd, &why);
+				rc = svc_seg_create(s, v, &req, &memfd, &why);
 		}
 	}
 	for (unsigned int i = 0; i < RTE_MIN(n_pfds, 2u); i++)
@@ -601,7 +601,7 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 		close(fd);
 		if (v != NULL) {
 			v->sock = -1;
-			vnis_vif_unmap(s, v);
+			svc_vif_unmap(s, v);
 			ST(s, RECLAIMED)--;
 		}
 		return;
@@ -627,10 +627,10 @@ conn_register(struct trd_vnis *s, struct vconn *c)
 }
 
 /* May a connection of process @p pid of user @p uid wait for its registration? Not if that
- * process holds VNIS_CONNS_PER_PID such connections already, or its user half of them, or none
+ * process holds SVC_CONNS_PER_PID such connections already, or its user half of them, or none
  * is free: one process, or one user, cannot keep the others from attaching. */
 static struct vconn *
-conn_slot(struct trd_vnis *s, int pid, int64_t uid, const char **why)
+conn_slot(struct trd_vni_svc *s, int pid, int64_t uid, const char **why)
 {
 	unsigned int by_pid = 0, by_uid = 0;
 	struct vconn *c = NULL;
@@ -645,7 +645,7 @@ conn_slot(struct trd_vnis *s, int pid, int64_t uid, const char **why)
 		by_uid += s->conns[i].uid == uid;
 	}
 	*why = "too many registrations at once";
-	if (pid < 0 || by_pid >= VNIS_CONNS_PER_PID)
+	if (pid < 0 || by_pid >= SVC_CONNS_PER_PID)
 		*why = "too many registrations at once from this process";
 	else if (by_uid >= (s->conf.max_conns + 1) / 2)
 		*why = "too many registrations at once from this user";
@@ -655,7 +655,7 @@ conn_slot(struct trd_vnis *s, int pid, int64_t uid, const char **why)
 }
 
 static void
-sock_accept(struct trd_vnis *s)
+sock_accept(struct trd_vni_svc *s)
 {
 	for (;;) {
 		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -680,7 +680,7 @@ sock_accept(struct trd_vnis *s)
 		c->pid = cred.pid;
 		c->uid = (int64_t)cred.uid;
 		c->pidfd = peer_pidfd(fd); /* now: before the process can go and its pid be reused */
-		c->deadline = s->now + VNIS_REGISTER_TIMEOUT_US;
+		c->deadline = s->now + SVC_REGISTER_TIMEOUT_US;
 		c->ep.kind = EP_CONN;
 		c->ep.ptr = c;
 		ep_add(s, fd, &c->ep, EPOLLIN | EPOLLRDHUP);
@@ -688,7 +688,7 @@ sock_accept(struct trd_vnis *s)
 }
 
 unsigned int
-vnis_sock_events(struct trd_vnis *s, int timeout_ms)
+svc_sock_events(struct trd_vni_svc *s, int timeout_ms)
 {
 	struct epoll_event ev[16];
 	int n = epoll_wait(s->epfd, ev, 16, timeout_ms);
@@ -722,7 +722,7 @@ vnis_sock_events(struct trd_vnis *s, int timeout_ms)
 			 * data, or EOF, means gone */
 			if (k == (ssize_t)sizeof(u.mr) && (u.mr.op == TRD_VNI_SOCK_MR_REG ||
 							   u.mr.op == TRD_VNI_SOCK_MR_DEREG)) {
-				vnis_mr_request(s, v, &u.mr);
+				svc_mr_request(s, v, &u.mr);
 				break;
 			}
 			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR) ||

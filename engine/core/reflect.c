@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completion notification by reflection.
+ *
+ * trd_inject_reflect() posts the data descriptor and, right behind it in the same FIFO, a
+ * remote get to the reflection node that carries the completion descriptor. The reflection
+ * node's engine injects the carried descriptor into its own engine FIFO and sends it back
+ * with no application involved. The origin accepts a completion only for an id it handed out
+ * and has not seen completed: anything else is dropped as unknown_completion.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <rte_cpuflags.h>
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_pause.h>
+#include <rte_power_intrinsics.h>
+#include <rte_ring.h>
+
+#include "core_pvt.h"
+
+int
+trd_node_set_reflector(struct trd_node *n, struct trd_coord r)
+{
+	if (n == NULL || !trd_torus_contains(&n->torus, r) ||
+	    trd_torus_hops(&n->torus, n->coord, r) != 1)
+		return -EINVAL;
+	n->reflector = r;
+	n->reflector_set = true;
+	return 0;
+}
+
+int
+trd_node_reflector(const struct trd_node *n, struct trd_coord *out)
+{
+	if (n == NULL || out == NULL)
+		return -EINVAL;
+	if (n->reflector_set) {
+		*out = n->reflector;
+		return 0;
+	}
+	/* the neighbour on the first usable link, in direction order */
+	for (int d = 0; d < TRD_DIR_COUNT; d++)
+		if (n->dir_link[d] != NULL &&
+		    trd_torus_step(&n->torus, n->coord, (enum trd_dir)d, out) == 0)
+			return 0;
+	if (n->sw_link != NULL)
+		for (int d = 0; d < TRD_DIR_COUNT; d++)
+			if (trd_torus_step(&n->torus, n->coord, (enum trd_dir)d, out) == 0)
+				return 0;
+	return -ENOENT;
+}
+
+int
+trd_inject_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
+		   const struct trd_cpl_spec *spec)
+{
+	struct trd_desc d[2], b;
+	struct trd_node *n;
+	struct trd_coord refl;
+	uintptr_t id;
+	int rc;
+
+	if (f == NULL || data == NULL || spec == NULL ||
+	    (data->op != TRD_OP_PUT && data->op != TRD_OP_FIFO) ||
+	    (spec->mode != TRD_CPL_LOCAL && spec->mode != TRD_CPL_DELIVERY))
+		return -EINVAL;
+	n = f->node;
+	if (spec->mode == TRD_CPL_DELIVERY) {
+		refl = data->dst;
+	} else if (spec->reflector != NULL) {
+		refl = *spec->reflector;
+		if (!trd_torus_contains(&n->torus, refl) ||
+		    trd_torus_hops(&n->torus, n->coord, refl) != 1)
+			return -EINVAL; /* a reflector is a nearest neighbour */
+	} else if (trd_node_reflector(n, &refl) != 0) {
+		refl = data->dst; /* no neighbour at all: the target reflects */
+	}
+
+	switch (spec->kind) {
+	case TRD_CPL_FIFO:
+		if (spec->fifo >= n->n_rec)
+			return -EINVAL;
+		trd_desc_fifo(&b, n->coord, spec->fifo, NULL, 0, spec->cookie, 0);
+		break;
+	case TRD_CPL_DOORBELL:
+		if (spec->doorbell == NULL || spec->doorbell->node != n || !spec->doorbell->doorbell ||
+		    spec->doorbell->key == 0 || spec->offset % 8 != 0 ||
+		    spec->offset > spec->doorbell->len - 8)
+			return -EINVAL;
+		trd_desc_put(&b, n->coord, NULL, 8, spec->doorbell->key, spec->offset, 0, 0);
+		b.flags = TRD_DF_IMM;
+		b.user = spec->cookie;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (rte_ring_dequeue(n->cpl_free, (void **)&id) != 0)
+		return -ENOSPC;
+	n->cpl[id - 1].cookie = spec->cookie;
+	n->cpl[id - 1].kind = (uint8_t)spec->kind;
+	n->cpl[id - 1].fifo = spec->fifo;
+	__atomic_store_n(&n->cpl[id - 1].state, CPL_PENDING, __ATOMIC_RELEASE);
+	trd_cpl_set_peer(n, (uint32_t)id, (uint32_t)trd_torus_rank(&n->torus, refl));
+	b.flags |= TRD_DF_CPL;
+	b.aux = (uint32_t)id;
+
+	d[0] = *data;
+	/* A local completion says the source may be reused: whatever the reliability layer may
+	 * have to resend after it comes is the engine's copy, never the application's buffer. */
+	if (spec->mode == TRD_CPL_LOCAL)
+		d[0].flags |= TRD_DF_COPY;
+	trd_desc_rget(&d[1], refl, TRD_ENGINE_FIFO, &b, 1);
+	d[1].flags = TRD_DF_ORDERED;
+	__atomic_fetch_add(&n->cpl_pending, 1, __ATOMIC_ACQ_REL);
+	rc = trd_inject_bulk(f, d, 2);
+	if (rc != 0) {
+		trd_cpl_unowe(n, (uint32_t)id);
+		__atomic_store_n(&n->cpl[id - 1].state, CPL_FREE, __ATOMIC_RELEASE);
+		__atomic_fetch_sub(&n->cpl_pending, 1, __ATOMIC_ACQ_REL);
+		rte_ring_enqueue(n->cpl_free, (void *)id);
+	}
+	return rc;
+}

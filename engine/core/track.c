@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completion ids and tracked operations: the table of pending completions (reflected, doorbell,
+ * FIFO) and tracked operations, their owner and peer, their outcome or failure, and the errno
+ * a drop cause maps to. The origin accepts a completion only for an id it handed out and has
+ * not seen completed: anything else is dropped as unknown_completion.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <rte_cpuflags.h>
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_pause.h>
+#include <rte_power_intrinsics.h>
+#include <rte_ring.h>
+
+#include "core_pvt.h"
+
+
+static void cpl_release(struct trd_node *n, uint32_t id);
+
+int
+trd_cpl_init(struct trd_node *n)
+{
+	static unsigned int serial;
+	char name[RTE_RING_NAMESIZE];
+
+	n->cpl = rte_zmalloc("trd_cpl", sizeof(*n->cpl) * TRD_N_CPL, RTE_CACHE_LINE_SIZE);
+	snprintf(name, sizeof(name), "trdcpl%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
+	n->cpl_free = rte_ring_create(name, TRD_N_CPL, SOCKET_ID_ANY, RING_F_EXACT_SZ);
+	n->owed = rte_zmalloc("trd_owed", sizeof(*n->owed) * n->n_nodes, 0);
+	if (n->cpl == NULL || n->cpl_free == NULL || n->owed == NULL)
+		return -ENOMEM;
+	for (uintptr_t id = 1; id <= TRD_N_CPL; id++) {
+		n->cpl[id - 1].peer = UINT32_MAX;
+		rte_ring_enqueue(n->cpl_free, (void *)id);
+	}
+	return 0;
+}
+
+void
+trd_cpl_fini(struct trd_node *n)
+{
+	rte_ring_free(n->cpl_free);
+	rte_free(n->cpl);
+	rte_free(n->owed);
+}
+
+unsigned int
+trd_node_cpl_pending(const struct trd_node *n)
+{
+	return n == NULL ? 0 : __atomic_load_n(&n->cpl_pending, __ATOMIC_ACQUIRE);
+}
+
+/* The rank of the node that sent @p p (its source is inside the torus: checked on receipt). */
+static inline uint32_t
+src_rank(const struct trd_node *n, const struct trd_pkt *p)
+{
+	struct trd_coord s = {p->src[0], p->src[1], p->src[2]};
+	int r = trd_rank_of(n, s);
+
+	return r < 0 ? UINT32_MAX : (uint32_t)r;
+}
+
+int
+trd_cpl_accept(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64_t cookie)
+{
+	uint32_t id = p->aux;
+	struct trd_cpl *c;
+
+	if (id == 0 || id > TRD_N_CPL)
+		return TRD_DROP_UNKNOWN_CPL;
+	c = &n->cpl[id - 1];
+	/* from the node it was sent through (the reflector), with its cookie */
+	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != CPL_PENDING || c->kind != kind ||
+	    c->cookie != cookie || __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != src_rank(n, p))
+		return TRD_DROP_UNKNOWN_CPL;
+	cpl_release(n, id);
+	return 0;
+}
+
+int
+trd_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *result, uint32_t *id)
+{
+	uintptr_t v;
+	struct trd_cpl *c;
+
+	if (n == NULL || id == NULL || rfifo >= n->n_rec)
+		return -EINVAL;
+	if (rte_ring_dequeue(n->cpl_free, (void **)&v) != 0)
+		return -ENOSPC;
+	c = &n->cpl[v - 1];
+	c->cookie = cookie;
+	c->kind = TRD_CPL_TRACK;
+	c->fifo = rfifo;
+	c->result = result;
+	trd_cpl_unowe(n, (uint32_t)v); /* the peer is set when the operation leaves */
+	__atomic_fetch_add(&n->cpl_pending, 1, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
+	*id = (uint32_t)v;
+	return 0;
+}
+
+void
+trd_cpl_set_peer(struct trd_node *n, uint32_t id, uint32_t rank)
+{
+	uint32_t old;
+
+	if (id == 0 || id > TRD_N_CPL || rank >= n->n_nodes)
+		return;
+	/* count the new peer before the old one goes: the owed count never misses it */
+	__atomic_fetch_add(&n->owed[rank], 1, __ATOMIC_RELAXED);
+	old = __atomic_exchange_n(&n->cpl[id - 1].peer, rank, __ATOMIC_ACQ_REL);
+	if (old < n->n_nodes)
+		__atomic_fetch_sub(&n->owed[old], 1, __ATOMIC_RELAXED);
+}
+
+/* The outcome no longer comes from anyone. */
+void
+trd_cpl_unowe(struct trd_node *n, uint32_t id)
+{
+	uint32_t old = __atomic_exchange_n(&n->cpl[id - 1].peer, UINT32_MAX, __ATOMIC_ACQ_REL);
+
+	if (old < n->n_nodes)
+		__atomic_fetch_sub(&n->owed[old], 1, __ATOMIC_RELAXED);
+}
+
+static void
+cpl_release(struct trd_node *n, uint32_t id)
+{
+	trd_cpl_unowe(n, id);
+	__atomic_store_n(&n->cpl[id - 1].state, CPL_FREE, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&n->cpl_pending, 1, __ATOMIC_RELEASE);
+	rte_ring_enqueue(n->cpl_free, (void *)(uintptr_t)id);
+}
+
+int
+trd_track_close(struct trd_node *n, uint32_t id)
+{
+	uint32_t expect = CPL_PENDING;
+
+	if (n == NULL || id == 0 || id > TRD_N_CPL || n->cpl[id - 1].kind != TRD_CPL_TRACK)
+		return -EINVAL;
+	/* the engine may be completing it right now: whoever flips the state owns the id */
+	if (!__atomic_compare_exchange_n(&n->cpl[id - 1].state, &expect, CPL_CLOSING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return -EINVAL;
+	cpl_release(n, id);
+	return 0;
+}
+
+void
+trd_cpl_set_msg(struct trd_node *n, uint32_t id, uint32_t msg_id)
+{
+	if (id == 0 || id > TRD_N_CPL)
+		return;
+	__atomic_store_n(&n->cpl[id - 1].msg_id, msg_id, __ATOMIC_RELEASE);
+}
+
+struct trd_cpl *
+trd_track_take(struct trd_node *n, const struct trd_pkt *p)
+{
+	uint32_t expect = CPL_PENDING, id = p->aux;
+	struct trd_cpl *c;
+
+	if (id == 0 || id > TRD_N_CPL)
+		return NULL;
+	c = &n->cpl[id - 1];
+	/* the verdict names the operation whole: the id, the message that carried the request
+	 * (a message id is not reused for 2^32 messages), and the node it went to */
+	if (c->kind != TRD_CPL_TRACK ||
+	    __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != src_rank(n, p) ||
+	    __atomic_load_n(&c->msg_id, __ATOMIC_ACQUIRE) != p->offset ||
+	    !__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return NULL;
+	return c;
+}
+
+void
+trd_track_done(struct trd_node *n, struct trd_cpl *c)
+{
+	cpl_release(n, (uint32_t)(c - n->cpl) + 1);
+}
+
+void
+trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause)
+{
+	uint32_t expect = CPL_PENDING;
+	struct trd_cpl *c;
+
+	if (id == 0 || id > TRD_N_CPL)
+		return;
+	c = &n->cpl[id - 1];
+	if (!__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return;
+	n->stat[TRD_STAT_CPL_FAILED]++;
+	/* a FIFO completion or a tracked operation learns why; a doorbell cannot say it */
+	if (c->kind == TRD_CPL_TRACK || c->kind == TRD_CPL_FIFO)
+		trd_rfifo_outcome(n, c->fifo, c->peer, c->cookie, cause);
+	cpl_release(n, id);
+}
+
+int
+trd_cause_errno(unsigned int cause)
+{
+	switch (cause) {
+	case TRD_DROP_NONE:
+		return 0;
+	case TRD_DROP_BAD_KEY:
+		return -ENOKEY;
+	case TRD_DROP_OUT_OF_BOUNDS:
+		return -ERANGE;
+	case TRD_DROP_NO_ACCESS:
+		return -EACCES;
+	case TRD_DROP_UNKNOWN_FIFO:
+	case TRD_DROP_UNKNOWN_COUNTER:
+		return -ENOENT;
+	case TRD_DROP_FIFO_FULL:
+		return -ENOBUFS;
+	case TRD_DROP_BAD_DESC:
+	case TRD_DROP_BAD_ALIGN:
+		return -EINVAL;
+	case TRD_DROP_BAD_DST:
+		return -EPERM;
+	case TRD_DROP_NO_MEMORY:
+		return -ENOMEM;
+	case TRD_DROP_NO_ROUTE:
+	case TRD_DROP_PEER_DOWN:
+		return -EHOSTUNREACH;
+	default:
+		return -EIO;
+	}
+}
