@@ -104,6 +104,7 @@ enum trd_coll_stat {
 #define TRD_COLL_STAT_ENUM_(e, n) TRD_COLL_STAT_##e,
 	TRD_COLL_STATS(TRD_COLL_STAT_ENUM_)
 #undef TRD_COLL_STAT_ENUM_
+	/* one past the last */
 	TRD_COLL_STAT_MAX
 };
 

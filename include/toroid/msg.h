@@ -157,6 +157,7 @@ enum trd_context_stat {
 #define TRD_CTX_STAT_ENUM_(e, n) TRD_CTX_STAT_##e,
 	TRD_CONTEXT_STATS(TRD_CTX_STAT_ENUM_)
 #undef TRD_CTX_STAT_ENUM_
+	/* one past the last */
 	TRD_CTX_STAT_MAX
 };
 

@@ -249,11 +249,14 @@ struct trd_node_conf {
 	/* Reliability (docs/reliability.md): on unless @c unreliable. */
 	bool unreliable;           /**< no sequence numbers, acks or retransmission; takes
 				    *   unsequenced frames: trusts its segment (docs/reliability.md) */
-	unsigned int rel_window;   /**< packets in flight per peer (default 256, power of 2, max 4096) */
+	/** packets in flight per peer (default 256, power of 2, max 4096) */
+	unsigned int rel_window;
 	unsigned int rto_us;       /**< least retransmission timeout (default 2000 us); above it
 				    *   srtt + 4 rttvar, doubling while nothing is acked */
-	unsigned int ack_delay_us; /**< an ack waits at most this for a packet to ride on (default 20) */
-	unsigned int dead_ms;      /**< a peer silent this long while owed an ack is down (default 1000) */
+	/** an ack waits at most this for a packet to ride on (default 20) */
+	unsigned int ack_delay_us;
+	/** a peer silent this long while owed an ack is down (default 1000) */
+	unsigned int dead_ms;
 	bool payload_crc;          /**< append and check a CRC32C of every payload */
 	struct rte_mempool *pool;  /**< packet pool (default: a pool shared by the process) */
 };
@@ -390,6 +393,7 @@ enum trd_node_stat {
 #define TRD_STAT_ENUM_(e, n) TRD_STAT_##e,
 	TRD_NODE_STATS(TRD_STAT_ENUM_)
 #undef TRD_STAT_ENUM_
+	/* one past the last */
 	TRD_STAT_MAX
 };
 

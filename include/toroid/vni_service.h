@@ -152,6 +152,7 @@ enum trd_vni_svc_stat {
 #define TRD_VNI_SVC_STAT_ENUM_(e, n) TRD_VNI_SVC_STAT_##e,
 	TRD_VNI_SVC_STATS(TRD_VNI_SVC_STAT_ENUM_)
 #undef TRD_VNI_SVC_STAT_ENUM_
+	/* one past the last */
 	TRD_VNI_SVC_STAT_MAX
 };
 
@@ -162,8 +163,11 @@ struct trd_vni_svc_if_info {
 	int dead;            /**< 1: its process is gone, memory not yet released */
 	uint64_t pool_size;
 	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
-	uint64_t tx_pkts_shared; /**< packets injected for it while another interface had
-				  *   requests waiting too: the scheduler's share under contention */
+	/**
+	 * packets injected for it while another interface had requests waiting too: the
+	 * scheduler's share under contention
+	 */
+	uint64_t tx_pkts_shared;
 	uint64_t staged_bytes; /**< staging held for messages to it */
 };
 

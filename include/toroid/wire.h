@@ -60,7 +60,8 @@ enum trd_pkt_type {
 #define TRD_PKT_ENUM_(e, n, v) TRD_PKT_##e = v,
 	TRD_PKT_TYPES(TRD_PKT_ENUM_)
 #undef TRD_PKT_ENUM_
-	TRD_PKT_MAX /**< one past the largest type value */
+	/** one past the largest type value */
+	TRD_PKT_MAX
 };
 
 /**
@@ -203,6 +204,7 @@ enum trd_drop {
 #define TRD_DROP_ENUM_(e, n) TRD_DROP_##e,
 	TRD_DROP_CAUSES(TRD_DROP_ENUM_)
 #undef TRD_DROP_ENUM_
+	/* one past the last */
 	TRD_DROP_MAX
 };
 
