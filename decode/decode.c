@@ -203,12 +203,18 @@ static const char *
 dec_etype_name(uint16_t t)
 {
 	switch (t) {
-	case 0x0800: return "IPv4";
-	case 0x0806: return "ARP";
-	case 0x86DD: return "IPv6";
-	case 0x8100: return "802.1Q";
-	case 0x88CC: return "LLDP";
-	default: return NULL;
+	case 0x0800:
+		return "IPv4";
+	case 0x0806:
+		return "ARP";
+	case 0x86DD:
+		return "IPv6";
+	case 0x8100:
+		return "802.1Q";
+	case 0x88CC:
+		return "LLDP";
+	default:
+		return NULL;
 	}
 }
 
@@ -235,8 +241,8 @@ dec_print_ip(FILE *out, const struct dec_frame *f)
 	const uint8_t *ip = f->frame + TRD_ETH_HLEN, *udp = ip + 20;
 
 	fprintf(out, "IP %u.%u.%u.%u.%u > %u.%u.%u.%u.%u: ", ip[12], ip[13], ip[14], ip[15],
-	       (unsigned int)dec_be(udp, 2), ip[16], ip[17], ip[18], ip[19],
-	       (unsigned int)dec_be(udp + 2, 2));
+		(unsigned int)dec_be(udp, 2), ip[16], ip[17], ip[18], ip[19],
+		(unsigned int)dec_be(udp + 2, 2));
 }
 
 /* The one-line decode of a torus header (good or refused). */
@@ -245,12 +251,13 @@ dec_print_hdr_line(FILE *out, const struct trd_pkt *p)
 {
 	char tb[16], fb[32];
 
-	fprintf(out, "%u,%u,%u > %u,%u,%u: %s %s fifo %u ctr %u key 0x%" PRIx64 " off %" PRIu64
-	       " len %u/%u msg %u seq %u ack %u hops %u",
-	       p->src[0], p->src[1], p->src[2], p->dst[0], p->dst[1], p->dst[2],
-	       dec_type_str(p->type, tb, sizeof(tb)), dec_flags_short(p->flags, fb, sizeof(fb)),
-	       p->fifo, p->counter, p->key, p->offset, p->pay_len, p->msg_len, p->msg_id, p->seq,
-	       p->ack, p->hops);
+	fprintf(out,
+		"%u,%u,%u > %u,%u,%u: %s %s fifo %u ctr %u key 0x%" PRIx64 " off %" PRIu64
+		" len %u/%u msg %u seq %u ack %u hops %u",
+		p->src[0], p->src[1], p->src[2], p->dst[0], p->dst[1], p->dst[2],
+		dec_type_str(p->type, tb, sizeof(tb)), dec_flags_short(p->flags, fb, sizeof(fb)),
+		p->fifo, p->counter, p->key, p->offset, p->pay_len, p->msg_len, p->msg_id, p->seq,
+		p->ack, p->hops);
 	if (p->aux != 0)
 		fprintf(out, " aux %u", p->aux);
 }
@@ -296,32 +303,35 @@ dec_print_payload(FILE *out, const struct trd_pkt *p, const uint8_t *pay, uint32
 			char fb[96], ob[16];
 
 			snprintf(ob, sizeof(ob), "op%u", op);
-			fprintf(out, "\tdesc %u: %s flags %s fifo %u dst %u,%u,%u inj_ctr %u rec_ctr %u"
-			       " len %u\n",
-			       i / TRD_WIRE_DESC_LEN,
-			       op < sizeof(dec_op_names) / sizeof(dec_op_names[0]) ? dec_op_names[op]
-										      : ob,
-			       dec_flags_long(dec_desc_flags,
+			fprintf(out,
+				"\tdesc %u: %s flags %s fifo %u dst %u,%u,%u inj_ctr %u rec_ctr %u"
+				" len %u\n",
+				i / TRD_WIRE_DESC_LEN,
+				op < sizeof(dec_op_names) / sizeof(dec_op_names[0])
+					? dec_op_names[op]
+					: ob,
+				dec_flags_long(dec_desc_flags,
 					       sizeof(dec_desc_flags) / sizeof(dec_desc_flags[0]),
 					       d[offsetof(struct trd_desc, flags)], fb, sizeof(fb)),
-			       d[offsetof(struct trd_desc, fifo)], c[0], c[1], c[2],
-			       (unsigned int)DESC_LE(d, inj_ctr), (unsigned int)DESC_LE(d, rec_ctr),
-			       (unsigned int)DESC_LE(d, len));
-			fprintf(out, "\t        src 0x%" PRIx64 " src_key 0x%" PRIx64 " rkey 0x%" PRIx64
-			       " roff %" PRIu64 " user 0x%" PRIx64 " aux %u\n",
-			       DESC_LE(d, src), DESC_LE(d, src_key), DESC_LE(d, rkey),
-			       DESC_LE(d, roff), DESC_LE(d, user), (unsigned int)DESC_LE(d, aux));
+				d[offsetof(struct trd_desc, fifo)], c[0], c[1], c[2],
+				(unsigned int)DESC_LE(d, inj_ctr),
+				(unsigned int)DESC_LE(d, rec_ctr), (unsigned int)DESC_LE(d, len));
+			fprintf(out,
+				"\t        src 0x%" PRIx64 " src_key 0x%" PRIx64 " rkey 0x%" PRIx64
+				" roff %" PRIu64 " user 0x%" PRIx64 " aux %u\n",
+				DESC_LE(d, src), DESC_LE(d, src_key), DESC_LE(d, rkey),
+				DESC_LE(d, roff), DESC_LE(d, user), (unsigned int)DESC_LE(d, aux));
 		}
 	} else if (strcmp(tn, "atomic") == 0 && n >= 24) {
 		static const char *const aop[] = {"?", "fetch_add", "compare_swap", "swap"};
 
 		fprintf(out, "\tatomic %s operand 0x%" PRIx64 " compare 0x%" PRIx64 "\n",
-		       pay[0] < 4 ? aop[pay[0]] : "?", dec_be(pay + 8, 8), dec_be(pay + 16, 8));
+			pay[0] < 4 ? aop[pay[0]] : "?", dec_be(pay + 8, 8), dec_be(pay + 16, 8));
 	} else if (strcmp(tn, "atomic_reply") == 0 && n >= 8) {
 		const char *v = trd_drop_name((unsigned int)p->key);
 
 		fprintf(out, "\tverdict %s old 0x%" PRIx64 "\n", v && p->key ? v : "ok",
-		       dec_be(pay, 8));
+			dec_be(pay, 8));
 	} else if (strcmp(tn, "ack") == 0 && n != 0) {
 		/* selective acknowledgement: bit k (LSB first) = sequence ack + 1 + k is held */
 		fprintf(out, "\tsack");
@@ -332,7 +342,8 @@ dec_print_payload(FILE *out, const struct trd_pkt *p, const uint8_t *pay, uint32
 	} else if (strcmp(tn, "done") == 0) {
 		const char *v = trd_drop_name((unsigned int)p->key);
 
-		fprintf(out, "\tverdict %s for msg %" PRIu64 "\n", v && p->key ? v : "ok", p->offset);
+		fprintf(out, "\tverdict %s for msg %" PRIu64 "\n", v && p->key ? v : "ok",
+			p->offset);
 	}
 }
 
@@ -352,10 +363,10 @@ dec_print_crc(FILE *out, const struct dec_frame *f)
 	}
 	crc = (uint32_t)dec_be(c, 4);
 	fprintf(out, "\tcrc 0x%08x (%s)\n", crc,
-	       f->truncated ? "not captured"
-	       : trd_wire_crc(f->data + TRD_FRAME_HLEN, p->pay_len, 0xffffffff) == crc
-		       ? "correct"
-		       : "incorrect");
+		f->truncated ? "not captured"
+		: trd_wire_crc(f->data + TRD_FRAME_HLEN, p->pay_len, 0xffffffff) == crc
+			? "correct"
+			: "incorrect");
 }
 
 void
@@ -368,32 +379,36 @@ dec_print_verbose(const struct dec_ctx *d, const struct dec_frame *f)
 	if (f->cls == DEC_GOOD || f->cls == DEC_BAD_HDR) {
 		uint16_t good = dec_good_csum(f->data);
 
-		fprintf(out, "\tversion %u type %u (%s) flags 0x%04x (%s) hops %u\n", p->version, p->type,
-		       dec_type_str(p->type, tb, sizeof(tb)), p->flags,
-		       dec_flags_long(dec_hdr_flags, DEC_N_HDR_FLAGS, p->flags, fb, sizeof(fb)),
-		       p->hops);
-		fprintf(out, "\tsrc %u,%u,%u dst %u,%u,%u fifo %u counter %u csum 0x%04x", p->src[0],
-		       p->src[1], p->src[2], p->dst[0], p->dst[1], p->dst[2], p->fifo, p->counter,
-		       (unsigned int)dec_be(f->data + TRD_ETH_HLEN + offsetof(struct trd_hdr, csum),
-					     2));
+		fprintf(out, "\tversion %u type %u (%s) flags 0x%04x (%s) hops %u\n", p->version,
+			p->type, dec_type_str(p->type, tb, sizeof(tb)), p->flags,
+			dec_flags_long(dec_hdr_flags, DEC_N_HDR_FLAGS, p->flags, fb, sizeof(fb)),
+			p->hops);
+		fprintf(out, "\tsrc %u,%u,%u dst %u,%u,%u fifo %u counter %u csum 0x%04x",
+			p->src[0], p->src[1], p->src[2], p->dst[0], p->dst[1], p->dst[2], p->fifo,
+			p->counter,
+			(unsigned int)dec_be(
+				f->data + TRD_ETH_HLEN + offsetof(struct trd_hdr, csum), 2));
 		if (trd_wire_hdr_verify(f->data + TRD_ETH_HLEN) == 0)
 			fprintf(out, " (correct)\n");
 		else
 			fprintf(out, " (incorrect, should be 0x%04x)\n", good);
-		fprintf(out, "\tkey 0x%016" PRIx64 " offset %" PRIu64 " msg_len %u pay_len %u epoch %u\n",
-		       p->key, p->offset, p->msg_len, p->pay_len, p->epoch);
-		fprintf(out, "\tmsg_id %u seq %u ack %u aux %u\n", p->msg_id, p->seq, p->ack, p->aux);
+		fprintf(out,
+			"\tkey 0x%016" PRIx64 " offset %" PRIu64
+			" msg_len %u pay_len %u epoch %u\n",
+			p->key, p->offset, p->msg_len, p->pay_len, p->epoch);
+		fprintf(out, "\tmsg_id %u seq %u ack %u aux %u\n", p->msg_id, p->seq, p->ack,
+			p->aux);
 		dec_print_crc(out, f);
 		if (f->cls == DEC_GOOD)
 			dec_print_payload(out, p, f->data + TRD_FRAME_HLEN,
-					   f->caplen > TRD_FRAME_HLEN ? f->caplen - TRD_FRAME_HLEN : 0);
+					  f->caplen > TRD_FRAME_HLEN ? f->caplen - TRD_FRAME_HLEN
+								     : 0);
 	}
 	dec_hex(out, f->frame, f->wire_caplen < f->frame_len ? f->wire_caplen : f->frame_len);
 }
 
 /* ---- the VNI protocol (docs/vni.md): its messages ride in FIFO frames whose user word holds
  * TRD_VW_MAGIC; the long data of a message is engine puts into what its CTS granted ---- */
-
 
 /* The VNI meaning of a message whose header is @p p and payload @p pay (@p avail bytes). */
 static void
@@ -407,7 +422,7 @@ dec_print_vni(struct dec_ctx *d, const struct trd_pkt *p, const uint8_t *pay, ui
 	if (p->type == TRD_PKT_FIFO && (p->key >> 32) == TRD_VW_MAGIC && p->offset == 0 &&
 	    trd_vw_decode(pay, avail, &h) == 0) {
 		fprintf(out, " | vni %s %u:%u > %u:%u msg %u", trd_vw_type_name(h.type), h.src_app,
-		       h.src_proc, h.dst_app, h.dst_proc, h.msg_id);
+			h.src_proc, h.dst_app, h.dst_proc, h.msg_id);
 		switch (h.type) {
 		case TRD_VW_EAGER:
 		case TRD_VW_RTS:
@@ -416,11 +431,15 @@ dec_print_vni(struct dec_ctx *d, const struct trd_pkt *p, const uint8_t *pay, ui
 		case TRD_VW_CTS: {
 			struct dec_grant *g = &d->grants[d->grant_next++ % DEC_GRANTS];
 
-			fprintf(out, " grant %u len %u into key 0x%" PRIx64 " off %" PRIu64, h.grant_id,
-			       h.len, h.rkey, h.roff);
+			fprintf(out, " grant %u len %u into key 0x%" PRIx64 " off %" PRIu64,
+				h.grant_id, h.len, h.rkey, h.roff);
 			/* the CTS goes receiver -> sender; the data comes back the other way */
-			*g = (struct dec_grant){.rkey = h.rkey, .roff = h.roff, .len = h.len,
-						 .msg = h.msg_id, .grant = h.grant_id, .used = 1};
+			*g = (struct dec_grant){.rkey = h.rkey,
+						.roff = h.roff,
+						.len = h.len,
+						.msg = h.msg_id,
+						.grant = h.grant_id,
+						.used = 1};
 			memcpy(g->snd, p->dst, 3);
 			memcpy(g->rcv, p->src, 3);
 			break;
@@ -433,8 +452,9 @@ dec_print_vni(struct dec_ctx *d, const struct trd_pkt *p, const uint8_t *pay, ui
 		case TRD_VW_READ:
 		case TRD_VW_ATOMIC:
 			/* one-sided: the chunk's target address, its bytes, its place in the op */
-			fprintf(out, " rkey 0x%" PRIx64 " at 0x%" PRIx64 " len %u (+%u of %" PRIu64 ")",
-			       h.rkey, h.roff, h.len, h.grant_id, h.tag);
+			fprintf(out,
+				" rkey 0x%" PRIx64 " at 0x%" PRIx64 " len %u (+%u of %" PRIu64 ")",
+				h.rkey, h.roff, h.len, h.grant_id, h.tag);
 			break;
 		case TRD_VW_ATOMIC_RESP:
 			if (h.status == 0)
@@ -458,8 +478,8 @@ dec_print_vni(struct dec_ctx *d, const struct trd_pkt *p, const uint8_t *pay, ui
 			if (g->used && g->rkey == p->key && memcmp(g->snd, p->src, 3) == 0 &&
 			    memcmp(g->rcv, p->dst, 3) == 0 && p->offset >= g->roff &&
 			    p->offset - g->roff < g->len) {
-				fprintf(out, " | vni data msg %u grant %u at %" PRIu64, g->msg, g->grant,
-				       p->offset - g->roff);
+				fprintf(out, " | vni data msg %u grant %u at %" PRIu64, g->msg,
+					g->grant, p->offset - g->roff);
 				return;
 			}
 		}
@@ -511,7 +531,7 @@ dec_print_line(struct dec_ctx *d, const struct dec_frame *f, int ether)
 			dec_print_bundle(d, f);
 		else
 			dec_print_vni(d, &f->p, f->data + TRD_FRAME_HLEN,
-				       f->len > TRD_FRAME_HLEN ? f->len - TRD_FRAME_HLEN : 0);
+				      f->len > TRD_FRAME_HLEN ? f->len - TRD_FRAME_HLEN : 0);
 		break;
 	case DEC_BAD_HDR:
 		fprintf(out, "malformed (%s): ", trd_drop_name((unsigned int)f->cause));
@@ -519,13 +539,13 @@ dec_print_line(struct dec_ctx *d, const struct dec_frame *f, int ether)
 		break;
 	case DEC_BAD_SHORT:
 		fprintf(out, "malformed (%s): %u-byte frame", trd_drop_name((unsigned int)f->cause),
-		       f->len);
+			f->len);
 		break;
 	case DEC_NOT_TORUS: {
 		const char *en = dec_etype_name(f->etype);
 
-		fprintf(out, "not torus: ethertype 0x%04x%s%s%s, length %u", f->etype, en ? " (" : "",
-		       en ? en : "", en ? ")" : "", f->len);
+		fprintf(out, "not torus: ethertype 0x%04x%s%s%s, length %u", f->etype,
+			en ? " (" : "", en ? en : "", en ? ")" : "", f->len);
 		break;
 	}
 	}
@@ -559,11 +579,12 @@ dec_print_fields(const struct dec_ctx *d, const struct dec_frame *f)
 		fprintf(out, "\n");
 		return;
 	}
-	fprintf(out, "\t%u\t%u\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%" PRIu64 "\t%" PRIu64
-	       "\t%u\t%u\t%u\t%u\t%u\t%u\t%u\n",
-	       p->version, p->type, dec_type_str(p->type, tb, sizeof(tb)), p->flags, p->src[0],
-	       p->src[1], p->src[2], p->hops, p->dst[0], p->dst[1], p->dst[2], p->fifo, p->counter,
-	       (unsigned int)dec_be(f->data + TRD_ETH_HLEN + offsetof(struct trd_hdr, csum), 2),
-	       p->key, p->offset, p->msg_len, p->pay_len, p->epoch, p->msg_id, p->seq, p->ack,
-	       p->aux);
+	fprintf(out,
+		"\t%u\t%u\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%" PRIu64 "\t%" PRIu64
+		"\t%u\t%u\t%u\t%u\t%u\t%u\t%u\n",
+		p->version, p->type, dec_type_str(p->type, tb, sizeof(tb)), p->flags, p->src[0],
+		p->src[1], p->src[2], p->hops, p->dst[0], p->dst[1], p->dst[2], p->fifo, p->counter,
+		(unsigned int)dec_be(f->data + TRD_ETH_HLEN + offsetof(struct trd_hdr, csum), 2),
+		p->key, p->offset, p->msg_len, p->pay_len, p->epoch, p->msg_id, p->seq, p->ack,
+		p->aux);
 }

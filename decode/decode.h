@@ -28,10 +28,10 @@ extern const size_t dec_n_hdr_flags;
 
 /* What one frame is. */
 enum dec_class {
-	DEC_GOOD = 0,   /* trd_wire_parse() accepts it */
-	DEC_BAD_HDR,    /* torus EtherType, whole header, rejected: fields shown raw */
-	DEC_BAD_SHORT,  /* torus EtherType (or too short to tell), no whole header */
-	DEC_NOT_TORUS,  /* another EtherType */
+	DEC_GOOD = 0,  /* trd_wire_parse() accepts it */
+	DEC_BAD_HDR,   /* torus EtherType, whole header, rejected: fields shown raw */
+	DEC_BAD_SHORT, /* torus EtherType (or too short to tell), no whole header */
+	DEC_NOT_TORUS, /* another EtherType */
 };
 
 /* One frame. The caller sets data, len, wire_caplen and truncated; dec_classify() the rest. */
@@ -43,13 +43,13 @@ struct dec_frame {
 	uint32_t wire_caplen; /* bytes captured of the frame (pcap's caplen) */
 	const uint8_t *frame; /* the frame as captured (data before the shift) */
 	uint32_t frame_len;
-	uint32_t caplen;      /* bytes captured, counted from data */
-	int encap;            /* carried over IPv4/UDP */
+	uint32_t caplen; /* bytes captured, counted from data */
+	int encap;       /* carried over IPv4/UDP */
 	int truncated;
 	enum dec_class cls;
-	int cause;           /* trd_wire_parse() verdict */
-	uint16_t etype;      /* 0 if the frame is shorter than an Ethernet header */
-	struct trd_pkt p;    /* valid for GOOD and BAD_HDR */
+	int cause;        /* trd_wire_parse() verdict */
+	uint16_t etype;   /* 0 if the frame is shorter than an Ethernet header */
+	struct trd_pkt p; /* valid for GOOD and BAD_HDR */
 };
 
 /* A VNI CTS grant seen on the wire, so that the puts into it are shown as the message's data. */

@@ -44,8 +44,8 @@ mkframe(uint8_t *f, struct trd_pkt *p, const void *pay, uint16_t pay_len)
 /* What the decoder prints for @p len bytes at @p data (the --fields columns if @p fields)
  * into @p out, and the class it gives them in @p cls. */
 static void
-decode_text(struct dec_ctx *d, const uint8_t *data, uint32_t len, int fields, char *out,
-	    size_t n, enum dec_class *cls)
+decode_text(struct dec_ctx *d, const uint8_t *data, uint32_t len, int fields, char *out, size_t n,
+	    enum dec_class *cls)
 {
 	struct dec_frame f = {.data = data, .len = len, .wire_caplen = len};
 	char *buf = NULL;
@@ -84,9 +84,16 @@ main(void)
 {
 	static uint8_t f[2048];
 	static const uint8_t pay[8] = "abcdefg";
-	struct trd_pkt p = {.version = TRD_WIRE_VERSION, .type = TRD_PKT_PUT,
-			    .flags = TRD_HF_FIRST | TRD_HF_LAST, .src = {1, 0, 0}, .dst = {2, 0, 0},
-			    .hops = 1, .key = 0x1234, .offset = 64, .msg_len = 8, .msg_id = 5};
+	struct trd_pkt p = {.version = TRD_WIRE_VERSION,
+			    .type = TRD_PKT_PUT,
+			    .flags = TRD_HF_FIRST | TRD_HF_LAST,
+			    .src = {1, 0, 0},
+			    .dst = {2, 0, 0},
+			    .hops = 1,
+			    .key = 0x1234,
+			    .offset = 64,
+			    .msg_len = 8,
+			    .msg_id = 5};
 	struct dec_ctx d;
 	uint32_t len;
 
@@ -127,14 +134,26 @@ main(void)
 	/* a VNI CTS from 2,0,0 to 1,0,0 granting 100 bytes at key 0x77 offset 4096, then the
 	 * sender's put of 8 of them at offset 4096 + 16: the decoder names the message */
 	{
-		struct trd_vw_hdr h = {.type = TRD_VW_CTS, .src_app = 1, .src_proc = 2,
-				       .dst_app = 3, .dst_proc = 4, .msg_id = 9, .grant_id = 11,
-				       .len = 100, .rkey = 0x77, .roff = 4096};
+		struct trd_vw_hdr h = {.type = TRD_VW_CTS,
+				       .src_app = 1,
+				       .src_proc = 2,
+				       .dst_app = 3,
+				       .dst_proc = 4,
+				       .msg_id = 9,
+				       .grant_id = 11,
+				       .len = 100,
+				       .rkey = 0x77,
+				       .roff = 4096};
 		uint8_t vw[TRD_VW_HDR_LEN];
-		struct trd_pkt c = {.version = TRD_WIRE_VERSION, .type = TRD_PKT_FIFO,
-				    .flags = TRD_HF_FIRST | TRD_HF_LAST, .src = {2, 0, 0},
-				    .dst = {1, 0, 0}, .hops = 1, .key = TRD_VW_USER(TRD_VW_CTS),
-				    .msg_len = TRD_VW_HDR_LEN, .msg_id = 6};
+		struct trd_pkt c = {.version = TRD_WIRE_VERSION,
+				    .type = TRD_PKT_FIFO,
+				    .flags = TRD_HF_FIRST | TRD_HF_LAST,
+				    .src = {2, 0, 0},
+				    .dst = {1, 0, 0},
+				    .hops = 1,
+				    .key = TRD_VW_USER(TRD_VW_CTS),
+				    .msg_len = TRD_VW_HDR_LEN,
+				    .msg_id = 6};
 
 		trd_vw_encode(vw, &h);
 		len = mkframe(f, &c, vw, sizeof(vw));

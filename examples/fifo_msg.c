@@ -14,14 +14,14 @@
 
 #include <toroid/toroid.h>
 
-#define LEN 3000
+#define LEN        3000
 #define TIMEOUT_US 5000000
 
 int
 main(int argc, char **argv)
 {
-	char *eal[] = {argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "512",
-		       "-l", "0", "--log-level", "lib.eal:error", NULL};
+	char *eal[] = {argv[0], "--no-huge", "--no-pci",    "--no-shconf",   "-m", "512",
+		       "-l",    "0",         "--log-level", "lib.eal:error", NULL};
 	static uint8_t src[LEN];
 	struct trd_net_conf nc = {0};
 	struct trd_msg *m;

@@ -17,7 +17,7 @@
 #include <toroid/msg.h>
 #include <toroid/toroid.h>
 
-#define LEN (32 * 1024)
+#define LEN        (32 * 1024)
 #define TIMEOUT_US 5000000
 
 static int done = 1; /* the callback's status; 1: not yet */
@@ -33,8 +33,8 @@ on_read(struct trd_context *ctx, void *cookie, int status)
 int
 main(int argc, char **argv)
 {
-	char *eal[] = {argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "512",
-		       "-l", "0", "--log-level", "lib.eal:error", NULL};
+	char *eal[] = {argv[0], "--no-huge", "--no-pci",    "--no-shconf",   "-m", "512",
+		       "-l",    "0",         "--log-level", "lib.eal:error", NULL};
 	static uint8_t remote[LEN], local[LEN];
 	struct trd_net_conf nc = {0};
 	struct trd_context *ctx[2];
@@ -53,8 +53,10 @@ main(int argc, char **argv)
 	}
 	/* one context per task (node), alike on both: injection FIFO 0, outcomes in FIFO 1 */
 	for (unsigned int t = 0; t < 2; t++) {
-		struct trd_context_conf cc = {.node = trd_net_node(net, t), .inj_fifo = 0,
-					      .cpl_fifo = 1, .recv_fifo = TRD_NO_FIFO};
+		struct trd_context_conf cc = {.node = trd_net_node(net, t),
+					      .inj_fifo = 0,
+					      .cpl_fifo = 1,
+					      .recv_fifo = TRD_NO_FIFO};
 
 		ctx[t] = trd_context_create(cl, &cc);
 		if (ctx[t] == NULL)
@@ -63,10 +65,10 @@ main(int argc, char **argv)
 	/* task 1 exposes what it has; task 0 names where the bytes may be written */
 	for (unsigned int i = 0; i < LEN; i++)
 		remote[i] = (uint8_t)(i * 13);
-	struct trd_mr *rmr = trd_mr_register(trd_net_node(net, 1), remote, LEN,
-					     TRD_ACCESS_REMOTE_READ);
-	struct trd_mr *lmr = trd_mr_register(trd_net_node(net, 0), local, LEN,
-					     TRD_ACCESS_REMOTE_WRITE);
+	struct trd_mr *rmr =
+		trd_mr_register(trd_net_node(net, 1), remote, LEN, TRD_ACCESS_REMOTE_READ);
+	struct trd_mr *lmr =
+		trd_mr_register(trd_net_node(net, 0), local, LEN, TRD_ACCESS_REMOTE_WRITE);
 	if (rmr == NULL || lmr == NULL || trd_endpoint(cl, 1, 0, &task1) != 0)
 		goto out;
 

@@ -16,15 +16,15 @@
 
 #include <toroid/toroid.h>
 
-#define LEN 8192
-#define COOKIE 0xC0FFEEull
+#define LEN        8192
+#define COOKIE     0xC0FFEEull
 #define TIMEOUT_US 5000000
 
 int
 main(int argc, char **argv)
 {
-	char *eal[] = {argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "512",
-		       "-l", "0", "--log-level", "lib.eal:error", NULL};
+	char *eal[] = {argv[0], "--no-huge", "--no-pci",    "--no-shconf",   "-m", "512",
+		       "-l",    "0",         "--log-level", "lib.eal:error", NULL};
 	static uint8_t src[LEN], dst[LEN];
 	struct trd_net_conf nc = {0};
 	struct trd_desc d;

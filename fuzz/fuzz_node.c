@@ -17,8 +17,8 @@
 int
 fz_eal_init(const char *prog)
 {
-	const char *args[] = {prog, "--no-huge", "--no-pci", "--no-shconf", "-m", "256", "-l", "0",
-			      "--log-level", "*:error"};
+	const char *args[] = {prog,  "--no-huge", "--no-pci", "--no-shconf", "-m",
+			      "256", "-l",        "0",        "--log-level", "*:error"};
 	char *argv[RTE_DIM(args) + 1];
 
 	for (unsigned int i = 0; i < RTE_DIM(args); i++)
@@ -170,10 +170,13 @@ check_arena(const struct fz *z)
 		const char *what;
 	} keep[] = {
 		{0, FZ_RW_OFF, "guard before the rw region"},
-		{FZ_RW_OFF + FZ_RW_LEN, FZ_RO_OFF - FZ_RW_OFF - FZ_RW_LEN, "guard after the rw region"},
+		{FZ_RW_OFF + FZ_RW_LEN, FZ_RO_OFF - FZ_RW_OFF - FZ_RW_LEN,
+		 "guard after the rw region"},
 		{FZ_RO_OFF, FZ_RO_LEN, "read-only region"},
-		{FZ_RO_OFF + FZ_RO_LEN, FZ_DB_OFF - FZ_RO_OFF - FZ_RO_LEN, "guard before the doorbell"},
-		{FZ_DB_OFF + FZ_DB_LEN, FZ_ARENA - FZ_DB_OFF - FZ_DB_LEN, "guard after the doorbell"},
+		{FZ_RO_OFF + FZ_RO_LEN, FZ_DB_OFF - FZ_RO_OFF - FZ_RO_LEN,
+		 "guard before the doorbell"},
+		{FZ_DB_OFF + FZ_DB_LEN, FZ_ARENA - FZ_DB_OFF - FZ_DB_LEN,
+		 "guard after the doorbell"},
 	};
 
 	for (unsigned int i = 0; i < RTE_DIM(keep); i++)
@@ -206,7 +209,8 @@ fz_finish(struct fz *z)
 	fz_reset(z);
 	avail = rte_mempool_avail_count(z->pool);
 	if (avail != z->pool_full) {
-		fprintf(stderr, "fuzz: mbuf leak: pool has %u, %u when idle\n", avail, z->pool_full);
+		fprintf(stderr, "fuzz: mbuf leak: pool has %u, %u when idle\n", avail,
+			z->pool_full);
 		abort();
 	}
 }

@@ -20,32 +20,32 @@
 #define FZ_RO_LEN (1 * FZ_PAGE)
 #define FZ_DB_OFF (8 * FZ_PAGE)
 #define FZ_DB_LEN (1 * FZ_PAGE)
-#define FZ_ARENA (10 * FZ_PAGE)
+#define FZ_ARENA  (10 * FZ_PAGE)
 
-#define FZ_N_CTR 3           /* counters allocated (ids 1..3) of FZ_CONF_COUNTERS */
-#define FZ_CONF_COUNTERS 8
+#define FZ_N_CTR          3 /* counters allocated (ids 1..3) of FZ_CONF_COUNTERS */
+#define FZ_CONF_COUNTERS  8
 #define FZ_CONF_REC_FIFOS 4
-#define FZ_CONF_REC_SIZE 8
+#define FZ_CONF_REC_SIZE  8
 #define FZ_CONF_INJ_FIFOS 2
-#define FZ_CONF_WINDOW 16
-#define FZ_CONF_REASM 8
+#define FZ_CONF_WINDOW    16
+#define FZ_CONF_REASM     8
 /* rte_srand() seed of the regions' keys; the session secret set after every reset, from
  * which the node's sessions (epoch, first sequence number) and cookies follow */
 #define FZ_KEY_SEED 0x70701dULL
-#define FZ_SK0 0xe90c4ULL
-#define FZ_SK1 0x5e55107ULL
+#define FZ_SK0      0xe90c4ULL
+#define FZ_SK1      0x5e55107ULL
 /* the peer ranks whose sessions the seeds use: (1,0,0) is rank 1 */
 #define FZ_PEER_RANK 1
 
 struct fz {
 	struct trd_node *n;
-	struct trd_link *far[2];   /* far ends of the node's links, drained after every step */
+	struct trd_link *far[2]; /* far ends of the node's links, drained after every step */
 	uint8_t *arena;
-	uint8_t *snap;             /* what guards and the read-only region must hold */
+	uint8_t *snap; /* what guards and the read-only region must hold */
 	struct trd_mr *rw, *ro, *db;
 	uint16_t ctr[FZ_N_CTR];
 	struct rte_mempool *pool;
-	unsigned int pool_full;    /* pool count with the node idle */
+	unsigned int pool_full; /* pool count with the node idle */
 };
 
 /* Start EAL (no hugepages, one lcore). Returns 0 or -1. */

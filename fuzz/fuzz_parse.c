@@ -124,7 +124,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dec_print_verbose(&dec, &f);
 		dec_print_fields(&dec, &f);
 		/* as a capture that kept only half the frame (toroid-dump pads the rest) */
-		f = (struct dec_frame){.data = data, .len = len, .wire_caplen = len / 2,
+		f = (struct dec_frame){.data = data,
+				       .len = len,
+				       .wire_caplen = len / 2,
 				       .truncated = len / 2 < len};
 		dec_classify(&dec, &f);
 		dec_print_line(&dec, &f, 1);

@@ -186,10 +186,10 @@ seed_end(void)
 	fz_finish(&z);
 	trd_node_stats_get(z.n, &b);
 	o += snprintf(line + o, sizeof(line) - (size_t)o, "%-18s %2u frames:", s.name, s.frames);
-	static const unsigned int show[] = {TRD_STAT_RX_PUT, TRD_STAT_MSGS_DELIVERED,
-					    TRD_STAT_RX_RGET, TRD_STAT_ATOMICS, TRD_STAT_RX_ACKS,
-					    TRD_STAT_TX_CTL, TRD_STAT_FWD_PKTS, TRD_STAT_RETRANS,
-					    TRD_STAT_REORDERED, TRD_STAT_TX_PKTS};
+	static const unsigned int show[] = {
+		TRD_STAT_RX_PUT,    TRD_STAT_MSGS_DELIVERED, TRD_STAT_RX_RGET,  TRD_STAT_ATOMICS,
+		TRD_STAT_RX_ACKS,   TRD_STAT_TX_CTL,         TRD_STAT_FWD_PKTS, TRD_STAT_RETRANS,
+		TRD_STAT_REORDERED, TRD_STAT_TX_PKTS};
 	for (unsigned int i = 0; i < RTE_DIM(show); i++)
 		if (b.stat[show[i]] != a.stat[show[i]])
 			o += snprintf(line + o, sizeof(line) - (size_t)o, " %s=%" PRIu64,
@@ -376,7 +376,8 @@ seeds_rget(void)
 			d[i].flags = TRD_DF_SRC_MR, d[i].src_key = ro, d[i].src = 32 * i;
 		}
 		session(22, 0);
-		p = pkt(TRD_PKT_RGET), p.fifo = TRD_ENGINE_FIFO, p.msg_len = 192, p.epoch = 22, p.seq = 1;
+		p = pkt(TRD_PKT_RGET), p.fifo = TRD_ENGINE_FIFO, p.msg_len = 192, p.epoch = 22,
+		p.seq = 1;
 		frame(p, d, 192);
 		{
 			uint8_t sack[TRD_SACK_BYTES] = {0x01};
@@ -441,7 +442,8 @@ seeds_replies(void)
 
 	seed_begin("done", false);
 	session(40, 0);
-	p = pkt(TRD_PKT_DONE), p.aux = 1, p.key = TRD_DROP_BAD_KEY, p.offset = 77, frame(p, NULL, 0);
+	p = pkt(TRD_PKT_DONE), p.aux = 1, p.key = TRD_DROP_BAD_KEY, p.offset = 77,
+	frame(p, NULL, 0);
 	p.epoch = 40, p.seq = 1, p.aux = 2, p.key = 0, frame(p, NULL, 0);
 	seed_end();
 
@@ -477,7 +479,8 @@ seeds_atomics(void)
 			p.aux = 20 + op, p.seq = op, p.msg_id = 200 + op;
 			frame(p, &a, sizeof(a));
 		}
-		p.flags |= TRD_HF_CRC, p.seq = 4, p.aux = 30, p.offset = 16, frame(p, &a, sizeof(a));
+		p.flags |= TRD_HF_CRC, p.seq = 4, p.aux = 30, p.offset = 16,
+				       frame(p, &a, sizeof(a));
 	}
 	seed_end();
 }

@@ -30,6 +30,7 @@
 #include <sys/uio.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
@@ -37,43 +38,41 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
-#include <rdma/fi_atomic.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
 #include <toroid/vni.h>
 
-#define TFI_NAME "toroid"
+#define TFI_NAME         "toroid"
 #define TFI_PROV_VERSION FI_VERSION(0, 1)
 
 /* What the provider offers (fi_getinfo advertises exactly this). */
 #define TFI_PRIMARY_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC)
-#define TFI_SECONDARY_CAPS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |            \
-			    FI_REMOTE_WRITE | FI_SOURCE | FI_DIRECTED_RECV | FI_LOCAL_COMM |        \
-			    FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
-#define TFI_CAPS (TFI_PRIMARY_CAPS | TFI_SECONDARY_CAPS)
+#define TFI_SECONDARY_CAPS                                                                         \
+	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_SOURCE |   \
+	 FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
+#define TFI_CAPS        (TFI_PRIMARY_CAPS | TFI_SECONDARY_CAPS)
 #define TFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 /* one-sided capabilities (tfi_rma.c) */
-#define TFI_RMA_CAPS                                                                              \
-	(FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define TFI_RMA_CAPS (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 /* FI_EP_DGRAM: untagged messages only, no ordering promised */
 #define TFI_DGRAM_CAPS (TFI_CAPS & ~(uint64_t)(FI_TAGGED | TFI_RMA_CAPS))
 
 /* The VNI carries one 64-bit tag: untagged messages use the top bit, tagged ones the rest. */
-#define TFI_MSG_TAG (1ULL << 63)
+#define TFI_MSG_TAG  (1ULL << 63)
 #define TFI_TAG_BITS (TFI_MSG_TAG - 1)
 
-#define TFI_IOV_LIMIT 4
+#define TFI_IOV_LIMIT    4
 #define TFI_CQ_DATA_SIZE 8 /* remote CQ data: the VNI's immediate data (trd_vni_senddata) */
-#define TFI_CQ_DEFAULT 1024
-#define TFI_CQ_EPS 8 /* endpoints one CQ may serve */
+#define TFI_CQ_DEFAULT   1024
+#define TFI_CQ_EPS       8 /* endpoints one CQ may serve */
 /* With FI_MR_PROV_KEY the key an application sees (fi_mr_key) is the VNI's key XOR this (the
  * VNI key is 64 random bits either way); without it the VNI key is a keyed hash of the
  * requested key under the job secret (tfi_wire_key, docs/libfabric.md "Keys and the job"). */
-#define TFI_KEY_XOR 0x746f726f69640001ULL
-#define TFI_ATOMIC_MAX 1 /* elements of one atomic operation (fi_query_atomic count) */
-#define TFI_CNTR_MAX 64 /* counters per domain (domain_attr->cntr_cnt) */
+#define TFI_KEY_XOR    0x746f726f69640001ULL
+#define TFI_ATOMIC_MAX 1  /* elements of one atomic operation (fi_query_atomic count) */
+#define TFI_CNTR_MAX   64 /* counters per domain (domain_attr->cntr_cnt) */
 
 /* The address of an endpoint, as fi_getname() gives it and fi_av_insert() takes it. */
 #define TFI_NAME_MAGIC 0x46445254u /* "TRDF" */
@@ -88,14 +87,14 @@ _Static_assert(sizeof(struct tfi_name) == 16, "address layout");
 
 /* Parameters read once from the environment (FI_TOROID_*; fi_info -e lists them). */
 struct tfi_params {
-	char *socket;         /* NULL: libtoroid_vni uses $TOROID_VNI_SOCKET */
-	int app, proc;        /* -1: not set */
-	size_t pool_size;     /* VNI buffer pool per endpoint */
-	int n_ctx;            /* VNI send and receive contexts each */
-	int connect_ms;       /* keep trying to reach toroid-node this long */
-	int spin_us;          /* fi_cq_read naps after this long without completions (<0: never) */
-	int nap_us;           /* longest nap of one fi_cq_read */
-	bool dgram;           /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
+	char *socket;     /* NULL: libtoroid_vni uses $TOROID_VNI_SOCKET */
+	int app, proc;    /* -1: not set */
+	size_t pool_size; /* VNI buffer pool per endpoint */
+	int n_ctx;        /* VNI send and receive contexts each */
+	int connect_ms;   /* keep trying to reach toroid-node this long */
+	int spin_us;      /* fi_cq_read naps after this long without completions (<0: never) */
+	int nap_us;       /* longest nap of one fi_cq_read */
+	bool dgram;       /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
 };
 
 extern struct fi_provider tfi_prov;
@@ -114,11 +113,11 @@ struct tfi_domain {
 	struct tfi_fabric *fab;
 	pthread_mutex_t lock;
 	enum fi_av_type av_type;
-	bool mr_virt_addr; /* FI_MR_VIRT_ADDR (or FI_MR_BASIC): remote addresses are addresses */
-	bool mr_prov_key;  /* FI_MR_PROV_KEY (or FI_MR_BASIC): the provider picks keys */
-	bool mr_remote;    /* opened for FI_RMA or FI_ATOMIC: remote access may be registered */
-	bool job_key;      /* job_sk came from the job (auth_key or environment), not at random */
-	uint64_t job_sk[2]; /* the SipHash key that mixes requested keys (tfi_wire_key) */
+	bool mr_virt_addr;   /* FI_MR_VIRT_ADDR (or FI_MR_BASIC): remote addresses are addresses */
+	bool mr_prov_key;    /* FI_MR_PROV_KEY (or FI_MR_BASIC): the provider picks keys */
+	bool mr_remote;      /* opened for FI_RMA or FI_ATOMIC: remote access may be registered */
+	bool job_key;        /* job_sk came from the job (auth_key or environment), not at random */
+	uint64_t job_sk[2];  /* the SipHash key that mixes requested keys (tfi_wire_key) */
 	struct tfi_ep *eps;  /* endpoints, each with its VNI: remote regions live there */
 	struct tfi_mr *rmrs; /* registrations with remote access */
 	int refs;
@@ -171,13 +170,19 @@ struct tfi_cq {
 	size_t cap, head, count;
 	struct tfi_ep *eps[TFI_CQ_EPS];
 	int n_eps;
-	int epfd;      /* FI_WAIT_FD: epoll set of the bound endpoints' eventfds and sig_fd */
-	int sig_fd;    /* eventfd: fi_cq_signal() */
+	int epfd;   /* FI_WAIT_FD: epoll set of the bound endpoints' eventfds and sig_fd */
+	int sig_fd; /* eventfd: fi_cq_signal() */
 	int refs;
 };
 
-enum tfi_op_kind { TFI_OP_FREE, TFI_OP_SEND, TFI_OP_RECV, TFI_OP_WRITE, TFI_OP_READ,
-		   TFI_OP_ATOMIC };
+enum tfi_op_kind {
+	TFI_OP_FREE,
+	TFI_OP_SEND,
+	TFI_OP_RECV,
+	TFI_OP_WRITE,
+	TFI_OP_READ,
+	TFI_OP_ATOMIC
+};
 
 /* What a tagged receive does with FI_CLAIM and FI_DISCARD (docs/libfabric.md). */
 enum tfi_claim_kind {
@@ -197,18 +202,18 @@ struct tfi_claim {
 /* One posted operation: its VNI cookie points here. */
 struct tfi_op {
 	enum tfi_op_kind kind;
-	bool comp;        /* write a success completion */
+	bool comp; /* write a success completion */
 	bool tagged;
-	bool peek;        /* FI_PEEK: a VNI probe, no buffer */
-	uint8_t claim;    /* TFI_CLAIM_*: a claim or discard (FI_CLAIM, FI_DISCARD) */
+	bool peek;     /* FI_PEEK: a VNI probe, no buffer */
+	uint8_t claim; /* TFI_CLAIM_*: a claim or discard (FI_CLAIM, FI_DISCARD) */
 	void *context;
-	void *bounce;     /* pool buffer (long send, every receive), or NULL */
-	size_t len;       /* send: bytes; receive: room */
+	void *bounce; /* pool buffer (long send, every receive), or NULL */
+	size_t len;   /* send: bytes; receive: room */
 	struct iovec iov[TFI_IOV_LIMIT];
 	size_t iov_n;
-	void *result;     /* fetching atomic: where the old value goes */
+	void *result;       /* fetching atomic: where the old value goes */
 	unsigned int asize; /* atomic: 4 or 8 */
-	uint64_t cflags;  /* RMA and atomics: the completion's flags */
+	uint64_t cflags;    /* RMA and atomics: the completion's flags */
 	struct tfi_op *next;
 };
 
@@ -222,14 +227,14 @@ struct tfi_ep {
 	enum fi_ep_type type; /* FI_EP_RDM or FI_EP_DGRAM */
 	bool tx_selective, rx_selective;
 	bool enabled;
-	bool dead;        /* the engine closed the interface */
+	bool dead; /* the engine closed the interface */
 	struct trd_vni *vni;
 	struct trd_vni_info info;
 	struct tfi_name name;
 	struct tfi_ep *dnext; /* in dom->eps */
 	struct tfi_op *ops, *free_ops;
 	unsigned int n_ops;
-	size_t max_msg;   /* a quarter of the pool the engine granted */
+	size_t max_msg; /* a quarter of the pool the engine granted */
 	unsigned int idle;
 	uint64_t idle_since; /* ns: first empty poll while operations were outstanding, or 0 */
 	struct tfi_cntr *cntr[TFI_CNTR_KINDS]; /* bound counters (tfi_cntr.c) */
@@ -334,8 +339,7 @@ extern struct fi_ops_atomic tfi_no_atomic_ops;
 extern struct fi_ops_collective tfi_no_collective_ops;
 int tfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int tfi_no_control(struct fid *fid, int command, void *arg);
-int tfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
-		    void *context);
+int tfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context);
 int tfi_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info, struct fid_pep **pep,
 		      void *context);
 int tfi_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,

@@ -305,8 +305,8 @@ cq_arm(struct tfi_cq *cq)
 }
 
 static ssize_t
-cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr,
-	     const void *cond, int timeout)
+cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr, const void *cond,
+	     int timeout)
 {
 	struct tfi_cq *cq = container_of(cq_fid, struct tfi_cq, cq);
 	uint64_t deadline = timeout < 0 ? UINT64_MAX : tfi_now_ms() + (uint64_t)timeout;
@@ -332,8 +332,7 @@ cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr
 		t = tfi_now_ms();
 		if (t >= deadline)
 			return -FI_EAGAIN;
-		rc = epoll_wait(cq->epfd, ev, 4,
-				deadline == UINT64_MAX ? -1 : (int)(deadline - t));
+		rc = epoll_wait(cq->epfd, ev, 4, deadline == UINT64_MAX ? -1 : (int)(deadline - t));
 		if (rc < 0 && errno != EINTR)
 			return -errno;
 		for (int i = 0; i < rc; i++)
@@ -431,8 +430,7 @@ tfi_cq_watch(struct tfi_cq *cq, int fd)
 }
 
 int
-tfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cqp,
-	    void *context)
+tfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cqp, void *context)
 {
 	struct tfi_domain *d;
 	struct tfi_cq *cq;

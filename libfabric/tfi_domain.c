@@ -37,22 +37,22 @@ rotl64(uint64_t x, int b)
 	return (x << b) | (x >> (64 - b));
 }
 
-#define SIPROUND                                                                            \
-	do {                                                                                \
-		v0 += v1;                                                                   \
-		v1 = rotl64(v1, 13);                                                        \
-		v1 ^= v0;                                                                   \
-		v0 = rotl64(v0, 32);                                                        \
-		v2 += v3;                                                                   \
-		v3 = rotl64(v3, 16);                                                        \
-		v3 ^= v2;                                                                   \
-		v0 += v3;                                                                   \
-		v3 = rotl64(v3, 21);                                                        \
-		v3 ^= v0;                                                                   \
-		v2 += v1;                                                                   \
-		v1 = rotl64(v1, 17);                                                        \
-		v1 ^= v2;                                                                   \
-		v2 = rotl64(v2, 32);                                                        \
+#define SIPROUND                                                                                   \
+	do {                                                                                       \
+		v0 += v1;                                                                          \
+		v1 = rotl64(v1, 13);                                                               \
+		v1 ^= v0;                                                                          \
+		v0 = rotl64(v0, 32);                                                               \
+		v2 += v3;                                                                          \
+		v3 = rotl64(v3, 16);                                                               \
+		v3 ^= v2;                                                                          \
+		v0 += v3;                                                                          \
+		v3 = rotl64(v3, 21);                                                               \
+		v3 ^= v0;                                                                          \
+		v2 += v1;                                                                          \
+		v1 = rotl64(v1, 17);                                                               \
+		v1 ^= v2;                                                                          \
+		v2 = rotl64(v2, 32);                                                               \
 	} while (0)
 
 /* SipHash-2-4 of @p len bytes at @p in under the 128-bit key (k[0], k[1]), bytes read as
@@ -568,8 +568,8 @@ out_arrays_ok(fi_addr_t *fi_addr, int *errs, size_t count)
 }
 
 static int
-av_insert(struct fid_av *av_fid, const void *addr, size_t count, fi_addr_t *fi_addr,
-	  uint64_t flags, void *context)
+av_insert(struct fid_av *av_fid, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
+	  void *context)
 {
 	struct tfi_av *av = container_of(av_fid, struct tfi_av, av);
 	struct tfi_name *names;
@@ -731,8 +731,7 @@ static struct fi_ops_av av_ops = {
 };
 
 static int
-tfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **avp,
-	    void *context)
+tfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **avp, void *context)
 {
 	struct tfi_domain *d = container_of(domain, struct tfi_domain, dom);
 	enum fi_av_type type;
@@ -742,8 +741,8 @@ tfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **
 		return -FI_EINVAL;
 	if (tfi_out_ptr(avp) != 0)
 		return -FI_EFAULT;
-	type = attr->type != FI_AV_UNSPEC ? attr->type : (d->av_type != FI_AV_UNSPEC ? d->av_type
-										 : FI_AV_MAP);
+	type = attr->type != FI_AV_UNSPEC ? attr->type
+					  : (d->av_type != FI_AV_UNSPEC ? d->av_type : FI_AV_MAP);
 	if (type != FI_AV_MAP && type != FI_AV_TABLE)
 		return -FI_EINVAL;
 	if (d->av_type != FI_AV_UNSPEC && type != d->av_type)

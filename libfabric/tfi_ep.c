@@ -28,7 +28,6 @@ tfi_post_check(struct tfi_ep *ep)
 	return 0;
 }
 
-
 bool
 tfi_tx_comp(const struct tfi_ep *ep, uint64_t flags)
 {
@@ -457,7 +456,7 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 			ep->info.self.app, ep->info.self.proc);
 	/* the engine may grant a smaller pool than asked (--max-pool) */
 	ep->max_msg = ep->info.pool_size / 4 < tfi_max_msg_size() ? ep->info.pool_size / 4
-								: tfi_max_msg_size();
+								  : tfi_max_msg_size();
 	ep->n_ops = ep->info.n_send + ep->info.n_recv;
 	ep->ops = calloc(ep->n_ops, sizeof(*ep->ops));
 	if (ep->ops == NULL) {

@@ -152,10 +152,10 @@ tfi_errno(int vni_status)
 
 /* ---- fi_getinfo: our own hint matching ---- */
 
-#define NOMATCH(why)                                                                   \
-	do {                                                                           \
-		FI_INFO(&tfi_prov, FI_LOG_CORE, "hints not supported: %s\n", why);     \
-		return false;                                                          \
+#define NOMATCH(why)                                                                               \
+	do {                                                                                       \
+		FI_INFO(&tfi_prov, FI_LOG_CORE, "hints not supported: %s\n", why);                 \
+		return false;                                                                      \
 	} while (0)
 
 static bool
@@ -364,11 +364,11 @@ make_info(enum fi_ep_type type, const struct fi_info *hints, struct fi_info **in
 	fi->tx_attr->mode = 0;
 	/* FI_DELIVERY_COMPLETE: one-sided operations complete when the target engine wrote (or
 	 * read) the bytes; a send when the receiver's engine accepted the message */
-	fi->tx_attr->op_flags = hints != NULL && hints->tx_attr != NULL
-					? hints->tx_attr->op_flags &
-						  (FI_COMPLETION | FI_TRANSMIT_COMPLETE |
-						   FI_INJECT_COMPLETE | FI_DELIVERY_COMPLETE)
-					: 0;
+	fi->tx_attr->op_flags =
+		hints != NULL && hints->tx_attr != NULL
+			? hints->tx_attr->op_flags & (FI_COMPLETION | FI_TRANSMIT_COMPLETE |
+						      FI_INJECT_COMPLETE | FI_DELIVERY_COMPLETE)
+			: 0;
 	/* RDM: an ordered VNI (trd_vni_conf.ordered); DGRAM promises no order */
 	fi->tx_attr->msg_order = dg ? FI_ORDER_NONE : FI_ORDER_SAS;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
@@ -399,10 +399,11 @@ make_info(enum fi_ep_type type, const struct fi_info *hints, struct fi_info **in
 	fi->ep_attr->rx_ctx_cnt = 1;
 
 	fi->domain_attr->name = strdup(TFI_NAME);
-	fi->domain_attr->threading = hints != NULL && hints->domain_attr != NULL &&
-						     hints->domain_attr->threading != FI_THREAD_UNSPEC
-					     ? hints->domain_attr->threading
-					     : FI_THREAD_SAFE;
+	fi->domain_attr->threading =
+		hints != NULL && hints->domain_attr != NULL &&
+				hints->domain_attr->threading != FI_THREAD_UNSPEC
+			? hints->domain_attr->threading
+			: FI_THREAD_SAFE;
 	fi->domain_attr->control_progress =
 		hints != NULL && hints->domain_attr != NULL &&
 				hints->domain_attr->control_progress == FI_PROGRESS_MANUAL
@@ -516,7 +517,7 @@ tfi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *contex
  * so the provider never writes an EQ; it holds what the application writes with fi_eq_write
  * (and FI_WAIT_FD/UNSPEC waits on an eventfd), which is what libfabric's tools open. */
 
-#define TFI_EQ_MAX 64
+#define TFI_EQ_MAX  64
 #define TFI_EQ_DATA 256
 
 struct tfi_eq_ent {
@@ -603,8 +604,7 @@ eq_write(struct fid_eq *eq_fid, uint32_t event, const void *buf, size_t len, uin
 }
 
 static ssize_t
-eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf, size_t len, int timeout,
-	 uint64_t flags)
+eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf, size_t len, int timeout, uint64_t flags)
 {
 	struct tfi_eq *q = container_of(eq_fid, struct tfi_eq, eq);
 	struct pollfd pf = {.fd = q->efd, .events = POLLIN};

@@ -22,8 +22,7 @@
 #include "tfi.h"
 
 /* Flags this provider does not implement on an operation. */
-#define TFI_TX_REFUSED                                                                             \
-	(FI_MATCH_COMPLETE | FI_FENCE | FI_TRIGGER | FI_MULTICAST)
+#define TFI_TX_REFUSED (FI_MATCH_COMPLETE | FI_FENCE | FI_TRIGGER | FI_MULTICAST)
 #define TFI_RX_REFUSED (FI_MULTI_RECV | FI_CLAIM | FI_DISCARD | FI_TRIGGER)
 /* Every flag fi_sendmsg and fi_recvmsg (and the tagged forms) take: others are -FI_EBADFLAGS. */
 #define TFI_TX_KNOWN                                                                               \
@@ -357,14 +356,13 @@ msg_recvmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
 }
 
 static ssize_t
-msg_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest,
-	 void *context)
+msg_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest, void *context)
 {
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context, tfi_tx_comp(ep, ep->tx_op_flags),
-		       false, NULL);
+	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context,
+		       tfi_tx_comp(ep, ep->tx_op_flags), false, NULL);
 }
 
 static ssize_t
@@ -404,8 +402,8 @@ msg_senddata(struct fid_ep *e, const void *buf, size_t len, void *desc, uint64_t
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
-	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context, tfi_tx_comp(ep, ep->tx_op_flags),
-		       false, &data);
+	return ep_send(ep, &iov, 1, dest, TFI_MSG_TAG, false, context,
+		       tfi_tx_comp(ep, ep->tx_op_flags), false, &data);
 }
 
 static ssize_t
@@ -457,8 +455,8 @@ tagged_recv(struct fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, 
 }
 
 static ssize_t
-tagged_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
-	     fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
+tagged_recvv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count, fi_addr_t src,
+	     uint64_t tag, uint64_t ignore, void *context)
 {
 	struct tfi_ep *ep = to_ep(e);
 
@@ -509,21 +507,21 @@ tagged_recvmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags
 }
 
 static ssize_t
-tagged_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest,
-	    uint64_t tag, void *context)
+tagged_send(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t tag,
+	    void *context)
 {
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
 	if (tag_send_check(tag))
 		return -FI_EINVAL;
-	return ep_send(ep, &iov, 1, dest, tag, true, context, tfi_tx_comp(ep, ep->tx_op_flags), false,
-		       NULL);
+	return ep_send(ep, &iov, 1, dest, tag, true, context, tfi_tx_comp(ep, ep->tx_op_flags),
+		       false, NULL);
 }
 
 static ssize_t
-tagged_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
-	     fi_addr_t dest, uint64_t tag, void *context)
+tagged_sendv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count, fi_addr_t dest,
+	     uint64_t tag, void *context)
 {
 	struct tfi_ep *ep = to_ep(e);
 
@@ -548,7 +546,8 @@ tagged_sendmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags
 	    iov_total(msg->msg_iov, msg->iov_count) > tfi_inject_size())
 		return -FI_EMSGSIZE;
 	return ep_send(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, true, msg->context,
-		       tfi_tx_comp(ep, flags), false, (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL);
+		       tfi_tx_comp(ep, flags), false,
+		       (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL);
 }
 
 static ssize_t
@@ -560,8 +559,8 @@ tagged_senddata(struct fid_ep *e, const void *buf, size_t len, void *desc, uint6
 
 	if (tag_send_check(tag))
 		return -FI_EINVAL;
-	return ep_send(ep, &iov, 1, dest, tag, true, context, tfi_tx_comp(ep, ep->tx_op_flags), false,
-		       &data);
+	return ep_send(ep, &iov, 1, dest, tag, true, context, tfi_tx_comp(ep, ep->tx_op_flags),
+		       false, &data);
 }
 
 static ssize_t

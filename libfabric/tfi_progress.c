@@ -138,11 +138,11 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 	}
 	if (status != 0) {
 		FI_INFO(&tfi_prov, FI_LOG_EP_DATA, "%s %s %zu B, tag %#" PRIx64 ": %s\n",
-			op->kind == TFI_OP_RECV	    ? "receive"
-			: op->kind == TFI_OP_SEND   ? "send"
-			: op->kind == TFI_OP_WRITE  ? "write"
-			: op->kind == TFI_OP_READ   ? "read"
-						    : "atomic",
+			op->kind == TFI_OP_RECV    ? "receive"
+			: op->kind == TFI_OP_SEND  ? "send"
+			: op->kind == TFI_OP_WRITE ? "write"
+			: op->kind == TFI_OP_READ  ? "read"
+						   : "atomic",
 			op->tagged ? "tagged" : "msg", op->len, tag, strerror(-status));
 		e.err = tfi_errno(status);
 		e.prov_errno = -status;
@@ -155,7 +155,9 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 	 * application learns of a dead peer at its next operation with a context) */
 	if (status != 0 && op->kind != TFI_OP_RECV && op->kind != TFI_OP_SEND)
 		FI_WARN(&tfi_prov, FI_LOG_EP_DATA, "%s of %zu B failed: %s\n",
-			op->kind == TFI_OP_WRITE ? "write" : op->kind == TFI_OP_READ ? "read" : "atomic",
+			op->kind == TFI_OP_WRITE  ? "write"
+			: op->kind == TFI_OP_READ ? "read"
+						  : "atomic",
 			op->len, strerror(-status));
 	if (cq != NULL && (op->comp || (status != 0 && op->context != NULL)))
 		tfi_cq_push(cq, &e);
@@ -164,7 +166,7 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 			strerror(-status));
 	if (!op->peek) /* a probe receives nothing: not counted */
 		tfi_cntr_report(ep,
-				op->kind == TFI_OP_RECV	  ? FI_RECV
+				op->kind == TFI_OP_RECV   ? FI_RECV
 				: op->kind == TFI_OP_SEND ? FI_SEND
 				: (op->cflags & FI_READ)  ? FI_READ /* read, fetching atomic */
 							  : FI_WRITE,

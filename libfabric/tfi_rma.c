@@ -21,7 +21,7 @@
 #include "tfi.h"
 
 #define RMA_TX_FLAGS                                                                               \
-	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |                  \
+	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |                   \
 	 FI_DELIVERY_COMPLETE)
 
 static struct tfi_ep *
@@ -190,8 +190,8 @@ rma_readmsg(struct fid_ep *e, const struct fi_msg_rma *msg, uint64_t flags)
 }
 
 static ssize_t
-rma_write(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest,
-	  uint64_t addr, uint64_t key, void *context)
+rma_write(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t addr,
+	  uint64_t key, void *context)
 {
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
@@ -394,9 +394,8 @@ atomic_write(struct fid_ep *e, const void *buf, size_t count, void *desc, fi_add
 }
 
 static ssize_t
-atomic_writev(struct fid_ep *e, const struct fi_ioc *iov, void **desc, size_t count,
-	      fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype dt, enum fi_op op,
-	      void *context)
+atomic_writev(struct fid_ep *e, const struct fi_ioc *iov, void **desc, size_t count, fi_addr_t dest,
+	      uint64_t addr, uint64_t key, enum fi_datatype dt, enum fi_op op, void *context)
 {
 	struct tfi_ep *ep = to_ep(e);
 	size_t n;
@@ -486,8 +485,8 @@ atomic_readwritemsg(struct fid_ep *e, const struct fi_msg_atomic *msg, struct fi
 
 static ssize_t
 atomic_compwrite(struct fid_ep *e, const void *buf, size_t count, void *desc, const void *compare,
-		 void *compare_desc, void *result, void *result_desc, fi_addr_t dest,
-		 uint64_t addr, uint64_t key, enum fi_datatype dt, enum fi_op op, void *context)
+		 void *compare_desc, void *result, void *result_desc, fi_addr_t dest, uint64_t addr,
+		 uint64_t key, enum fi_datatype dt, enum fi_op op, void *context)
 {
 	struct tfi_ep *ep = to_ep(e);
 
@@ -529,9 +528,9 @@ atomic_compwritemsg(struct fid_ep *e, const struct fi_msg_atomic *msg,
 	res = (void *)(uintptr_t)ioc_one(resultv, result_count, &rn);
 	if (cn != n || rn != n)
 		return -FI_EINVAL;
-	return atomic_post(to_ep(e), AOP_COMPARE, buf, n, cmp, res, msg->addr,
-			   msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->datatype, msg->op,
-			   msg->context, flags & ~(uint64_t)FI_INJECT);
+	return atomic_post(to_ep(e), AOP_COMPARE, buf, n, cmp, res, msg->addr, msg->rma_iov[0].addr,
+			   msg->rma_iov[0].key, msg->datatype, msg->op, msg->context,
+			   flags & ~(uint64_t)FI_INJECT);
 }
 
 static int

@@ -155,8 +155,7 @@ tfi_no_shutdown(struct fid_ep *ep, uint64_t flags)
 }
 
 int
-tfi_no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc,
-	    void *context)
+tfi_no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc, void *context)
 {
 	return -FI_ENOSYS;
 }
@@ -164,8 +163,8 @@ tfi_no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc *
 /* ---- RMA ---- */
 
 static ssize_t
-no_rma_read(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr,
-	    uint64_t addr, uint64_t key, void *context)
+no_rma_read(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src_addr, uint64_t addr,
+	    uint64_t key, void *context)
 {
 	return -FI_ENOSYS;
 }
@@ -280,9 +279,8 @@ no_atomic_readwritev(struct fid_ep *ep, const struct fi_ioc *iov, void **desc, s
 }
 
 static ssize_t
-no_atomic_readwritemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg,
-		       struct fi_ioc *resultv, void **result_desc, size_t result_count,
-		       uint64_t flags)
+no_atomic_readwritemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg, struct fi_ioc *resultv,
+		       void **result_desc, size_t result_count, uint64_t flags)
 {
 	return -FI_ENOSYS;
 }
@@ -371,16 +369,16 @@ no_allreduce(struct fid_ep *ep, const void *buf, size_t count, void *desc, void 
 
 static ssize_t
 no_reduce(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result,
-	  void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr,
-	  enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
+	  void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype,
+	  enum fi_op op, uint64_t flags, void *context)
 {
 	return -FI_ENOSYS;
 }
 
 static ssize_t
 no_scatter(struct fid_ep *ep, const void *buf, size_t count, void *desc, void *result,
-	   void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr,
-	   enum fi_datatype datatype, uint64_t flags, void *context)
+	   void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype,
+	   uint64_t flags, void *context)
 {
 	return -FI_ENOSYS;
 }

@@ -44,8 +44,8 @@
 #include "test_common.h"
 
 #define TIMEOUT_US 20000000ULL
-#define MAXLEN 300
-#define SLOT 512
+#define MAXLEN     300
+#define SLOT       512
 
 static uint8_t
 pat(uint64_t seq, uint32_t i)
@@ -126,7 +126,7 @@ stream(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int re
 		kind[i] = (uint8_t)(test_rand(&rs) % 2); /* 1: FIFO message */
 		/* mostly small (bundled), some empty, some zero-copy (alone) */
 		len[i] = (uint32_t)(test_rand(&rs) % 16 == 0 ? MAXLEN - test_rand(&rs) % 40
-								: test_rand(&rs) % 97);
+							     : test_rand(&rs) % 97);
 		if (test_rand(&rs) % 50 == 0)
 			len[i] = 0;
 		for (uint32_t k = 0; k < len[i]; k++)
@@ -156,10 +156,11 @@ stream(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int re
 				const uint8_t *s = &src[(size_t)i * MAXLEN];
 
 				if (kind[i])
-					trd_desc_fifo(&d[j], trd_node_coord(b), 0, s, len[i], i, inj);
+					trd_desc_fifo(&d[j], trd_node_coord(b), 0, s, len[i], i,
+						      inj);
 				else
-					trd_desc_put(&d[j], trd_node_coord(b), s, len[i], trd_mr_key(mr),
-						     (uint64_t)i * SLOT, inj, rec);
+					trd_desc_put(&d[j], trd_node_coord(b), s, len[i],
+						     trd_mr_key(mr), (uint64_t)i * SLOT, inj, rec);
 			}
 			if (trd_inject_bulk(trd_inj_fifo(a, 0), d, nb) == 0)
 				posted += nb;
@@ -179,13 +180,14 @@ stream(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int re
 			T_ASSERT(fifo_got == 0 || m[j]->msg_id > last_id, "message ids increase");
 			last_id = m[j]->msg_id;
 			for (uint32_t q = 0; q < len[i]; q++)
-				T_ASSERT(((uint8_t *)m[j]->data)[q] == pat(i, q), "msg %" PRIu64
-					 " byte %u", i, q);
+				T_ASSERT(((uint8_t *)m[j]->data)[q] == pat(i, q),
+					 "msg %" PRIu64 " byte %u", i, q);
 			trd_msg_free(m[j]);
 			fifo_got++;
 		}
-		T_ASSERT(trd_time_us() < t_end, "stream timed out: %u posted, %" PRIu64 " of %"
-			 PRIu64 " messages", posted, fifo_got, fifo_n);
+		T_ASSERT(trd_time_us() < t_end,
+			 "stream timed out: %u posted, %" PRIu64 " of %" PRIu64 " messages", posted,
+			 fifo_got, fifo_n);
 	}
 	T_EQ(trd_counter_wait(b, rec, TIMEOUT_US), 0);
 	T_EQ(trd_counter_wait(a, inj, TIMEOUT_US), 0);
@@ -241,8 +243,7 @@ static uint64_t fkey;
 /* A bundle from (0,0,0) to (1,0,0) with @p n entries (@p aux: the count it claims) and
  * @p extra bytes after them. @return its length. */
 static uint32_t
-bundle(uint8_t *f, const struct ent *e, unsigned int n, uint32_t aux, uint32_t extra,
-       uint64_t hkey)
+bundle(uint8_t *f, const struct ent *e, unsigned int n, uint32_t aux, uint32_t extra, uint64_t hkey)
 {
 	uint32_t pay = 0;
 	uint8_t *p = f + TRD_FRAME_HLEN;
@@ -260,18 +261,18 @@ bundle(uint8_t *f, const struct ent *e, unsigned int n, uint32_t aux, uint32_t e
 	memset(p + pay, 0xee, extra);
 	pay += extra;
 	trd_wire_encode(f + TRD_ETH_HLEN, &(const struct trd_pkt){
-		.version = TRD_WIRE_VERSION,
-		.type = TRD_PKT_BUNDLE,
-		.flags = TRD_HF_ALL,
-		.src = {0, 0, 0},
-		.hops = 2,
-		.dst = {1, 0, 0},
-		.key = hkey,
-		.msg_len = pay,
-		.pay_len = (uint16_t)pay,
-		.msg_id = 100,
-		.aux = aux,
-	});
+						  .version = TRD_WIRE_VERSION,
+						  .type = TRD_PKT_BUNDLE,
+						  .flags = TRD_HF_ALL,
+						  .src = {0, 0, 0},
+						  .hops = 2,
+						  .dst = {1, 0, 0},
+						  .key = hkey,
+						  .msg_len = pay,
+						  .pay_len = (uint16_t)pay,
+						  .msg_id = 100,
+						  .aux = aux,
+					  });
 	return TRD_FRAME_HLEN + pay;
 }
 
@@ -345,7 +346,8 @@ forged(void)
 			{TRD_PKT_PUT, 0, 0, 8, fkey, sizeof(fmem) - 4, 0x50},
 			{TRD_PKT_FIFO, 1, 0, 0, 79, 0, 0},
 		};
-		uint64_t bk = drop_of(fn, TRD_DROP_BAD_KEY), uf = drop_of(fn, TRD_DROP_UNKNOWN_FIFO);
+		uint64_t bk = drop_of(fn, TRD_DROP_BAD_KEY),
+			 uf = drop_of(fn, TRD_DROP_UNKNOWN_FIFO);
 		uint64_t ob = drop_of(fn, TRD_DROP_OUT_OF_BOUNDS), all = drops(fn);
 
 		len = bundle(f, e, 6, 6, 0, 0);

@@ -33,14 +33,14 @@
 #include "test_common.h"
 
 #define TIMEOUT_US 10000000
-#define MAXF 64
+#define MAXF       64
 
 static char dir[256];
 static int keep;
 
-static const char *const golden_files[] = {"golden.pcap", "expected.fields", "expected.txt",
-					   "expected.desc", "malformed.pcap",
-					   "malformed.expected"};
+static const char *const golden_files[] = {"golden.pcap",    "expected.fields",
+					   "expected.txt",   "expected.desc",
+					   "malformed.pcap", "malformed.expected"};
 
 static void
 path_of(char *out, size_t n, const char *name)
@@ -116,7 +116,7 @@ decode(const uint8_t *f, uint32_t len, struct hdr *x)
 	/* with the CRC flag, a 4-byte CRC32C of the payload follows it; with the proof flag,
 	 * then the session's 8-byte token */
 	T_ASSERT(x->pay_len + (x->flags & 0x10 ? 4u : 0u) + (x->flags & 0x100 ? 8u : 0u) <=
-			 len - 70 &&
+				 len - 70 &&
 			 x->pay_len <= sizeof(x->pay),
 		 "pay_len %u", x->pay_len);
 	memcpy(x->pay, f + 70, x->pay_len);
@@ -125,8 +125,8 @@ decode(const uint8_t *f, uint32_t len, struct hdr *x)
 static const char *
 type_name(uint8_t t)
 {
-	static const char *const n[] = {"?", "put", "fifo", "rget", "ack", "done", "atomic",
-					"atomic_reply"};
+	static const char *const n[] = {"?",   "put",  "fifo",   "rget",
+					"ack", "done", "atomic", "atomic_reply"};
 
 	return t < sizeof(n) / sizeof(n[0]) ? n[t] : "?";
 }
@@ -139,8 +139,8 @@ flag_letters(uint16_t f, char *b)
 	static const struct {
 		uint16_t bit;
 		char c;
-	} l[] = {{1, 'F'},    {2, 'L'},    {4, 'C'},    {8, 'A'},
-		 {0x10, 'K'}, {0x20, 'P'}, {0x40, 'H'}, {0x80, 'E'}, {0x100, 'T'}};
+	} l[] = {{1, 'F'},    {2, 'L'},    {4, 'C'},    {8, 'A'},    {0x10, 'K'},
+		 {0x20, 'P'}, {0x40, 'H'}, {0x80, 'E'}, {0x100, 'T'}};
 	int k = 0;
 
 	b[k++] = '[';
@@ -165,11 +165,11 @@ struct expect {
 	uint64_t fifo, counter, key, offset; /* ANY: chosen by the engine */
 	uint32_t msg_len;
 	uint16_t pay_len;
-	int cpl;                             /* aux is a completion id */
-	int msg;                             /* which message: frames of one share msg_id */
-	const void *pay;                     /* expected payload bytes, or NULL */
+	int cpl;         /* aux is a completion id */
+	int msg;         /* which message: frames of one share msg_id */
+	const void *pay; /* expected payload bytes, or NULL */
 	int matched;
-	uint32_t seq;                        /* of the frame that matched */
+	uint32_t seq; /* of the frame that matched */
 };
 
 static struct expect ex[MAXF];
@@ -190,8 +190,8 @@ expect_msg(uint8_t type, struct trd_coord s, struct trd_coord d, uint64_t fifo, 
 		T_ASSERT(n_ex <= MAXF, "too many frames");
 		memset(e, 0, sizeof(*e));
 		e->type = type;
-		e->flags = (uint16_t)((i == 0 ? TRD_HF_FIRST : 0) | (i == np - 1 ? TRD_HF_LAST : 0) |
-				      (cpl ? TRD_HF_CPL : 0));
+		e->flags = (uint16_t)((i == 0 ? TRD_HF_FIRST : 0) |
+				      (i == np - 1 ? TRD_HF_LAST : 0) | (cpl ? TRD_HF_CPL : 0));
 		e->src = s;
 		e->dst = d;
 		e->fifo = fifo;
@@ -217,12 +217,12 @@ static int
 matches(const struct expect *e, const struct hdr *x)
 {
 	/* (the proof flag says how a frame is carried: checked with its length) */
-	return e->type == x->type && e->flags == (x->flags & ~0x100) &&
-	       coord_is(x->src, e->src) && coord_is(x->dst, e->dst) &&
-	       (e->fifo == ANY || e->fifo == x->fifo) &&
+	return e->type == x->type && e->flags == (x->flags & ~0x100) && coord_is(x->src, e->src) &&
+	       coord_is(x->dst, e->dst) && (e->fifo == ANY || e->fifo == x->fifo) &&
 	       (e->counter == ANY || e->counter == x->counter) &&
 	       (e->key == ANY || e->key == x->key) && e->offset == x->offset &&
-	       e->msg_len == x->msg_len && e->pay_len == x->pay_len && (e->cpl != 0) == (x->aux != 0) &&
+	       e->msg_len == x->msg_len && e->pay_len == x->pay_len &&
+	       (e->cpl != 0) == (x->aux != 0) &&
 	       (e->pay == NULL || memcmp(e->pay, x->pay, x->pay_len) == 0);
 }
 
@@ -322,8 +322,8 @@ run_golden(void)
 		T_EQ(m->len, 0);
 		T_EQ(m->src.x, refl.x);
 		trd_msg_free(m);
-		expect_msg(TRD_PKT_PUT, cO, cT, 0, 0, trd_mr_key(mr_t), 4000 + 1000 * (uint64_t)mode,
-			   len, maxpay, 0, small);
+		expect_msg(TRD_PKT_PUT, cO, cT, 0, 0, trd_mr_key(mr_t),
+			   4000 + 1000 * (uint64_t)mode, len, maxpay, 0, small);
 		/* the remote get to the reflector's engine FIFO carries the completion */
 		expect_msg(TRD_PKT_RGET, cO, refl, ANY, 0, 0, 0, 64, maxpay, 0, NULL);
 		expect_msg(TRD_PKT_FIFO, refl, cO, 2, 0, spec.cookie, 0, 0, maxpay, 1, NULL);
@@ -372,8 +372,10 @@ check_golden(void)
 		decode(data, ph->caplen, &x);
 		T_EQ(x.version, 1);
 		/* ring links do not pad; a frame of a session (sequenced) carries its token */
-		T_EQ(x.len, 70u + x.pay_len + (x.flags & 0x10 ? 4u : 0u) + (x.flags & 0x100 ? 8u : 0u));
-		T_ASSERT(x.seq == 0 || (x.flags & 0x100), "frame %u: sequenced without its token", n);
+		T_EQ(x.len,
+		     70u + x.pay_len + (x.flags & 0x10 ? 4u : 0u) + (x.flags & 0x100 ? 8u : 0u));
+		T_ASSERT(x.seq == 0 || (x.flags & 0x100), "frame %u: sequenced without its token",
+			 n);
 		if (x.type == TRD_PKT_PUT || x.type == TRD_PKT_FIFO || x.type == TRD_PKT_RGET) {
 			for (unsigned int i = 0; i < n_ex && e == NULL; i++)
 				if (!ex[i].matched && matches(&ex[i], &x)) {
@@ -381,7 +383,8 @@ check_golden(void)
 					ex[i].seq = x.seq;
 					e = &ex[i];
 				}
-			/* a retransmission (reliability) repeats a frame, sequence number and all */
+			/* a retransmission (reliability) repeats a frame, sequence number and all
+			 */
 			for (unsigned int i = 0; i < n_ex && e == NULL && x.seq != 0; i++)
 				if (ex[i].matched && ex[i].seq == x.seq && matches(&ex[i], &x)) {
 					e = &ex[i];
@@ -412,13 +415,14 @@ check_golden(void)
 			"\t%" PRIu64 "\t%u\t%u\t%u\t%u\t%u\t%u\t%u\n",
 			n, x.len, x.version, x.type, type_name(x.type), x.flags, x.src[0], x.src[1],
 			x.src[2], x.hops, x.dst[0], x.dst[1], x.dst[2], x.fifo, x.counter, x.csum,
-			x.key, x.offset, x.msg_len, x.pay_len, x.epoch, x.msg_id, x.seq, x.ack, x.aux);
+			x.key, x.offset, x.msg_len, x.pay_len, x.epoch, x.msg_id, x.seq, x.ack,
+			x.aux);
 		fprintf(ft,
 			"%u,%u,%u > %u,%u,%u: %s %s fifo %u ctr %u key 0x%" PRIx64 " off %" PRIu64
 			" len %u/%u msg %u seq %u ack %u hops %u",
-			x.src[0], x.src[1], x.src[2], x.dst[0], x.dst[1], x.dst[2], type_name(x.type),
-			flag_letters(x.flags, fb), x.fifo, x.counter, x.key, x.offset, x.pay_len,
-			x.msg_len, x.msg_id, x.seq, x.ack, x.hops);
+			x.src[0], x.src[1], x.src[2], x.dst[0], x.dst[1], x.dst[2],
+			type_name(x.type), flag_letters(x.flags, fb), x.fifo, x.counter, x.key,
+			x.offset, x.pay_len, x.msg_len, x.msg_id, x.seq, x.ack, x.hops);
 		if (x.aux != 0)
 			fprintf(ft, " aux %u", x.aux);
 		fprintf(ft, "\n");
@@ -467,11 +471,19 @@ mal_write(const uint8_t *f, uint32_t caplen, uint32_t len, const char *verdict)
 static unsigned int
 mal_good(uint8_t *f, uint16_t pay)
 {
-	struct trd_pkt p = {.version = 1, .type = TRD_PKT_PUT, .flags = TRD_HF_ALL,
-			    .src = {1, 0, 0}, .hops = 3, .dst = {2, 0, 0}, .key = 0x1234,
-			    .offset = 64, .msg_len = pay, .pay_len = pay, .msg_id = 9};
-	static const uint8_t mac_a[6] = {0x02, 0x54, 0, 0, 0, 1}, mac_b[6] = {0x02, 0x54, 0, 0,
-									   0, 2};
+	struct trd_pkt p = {.version = 1,
+			    .type = TRD_PKT_PUT,
+			    .flags = TRD_HF_ALL,
+			    .src = {1, 0, 0},
+			    .hops = 3,
+			    .dst = {2, 0, 0},
+			    .key = 0x1234,
+			    .offset = 64,
+			    .msg_len = pay,
+			    .pay_len = pay,
+			    .msg_id = 9};
+	static const uint8_t mac_a[6] = {0x02, 0x54, 0, 0, 0, 1},
+			     mac_b[6] = {0x02, 0x54, 0, 0, 0, 2};
 
 	memcpy(f, mac_b, 6);
 	memcpy(f + 6, mac_a, 6);
@@ -518,8 +530,8 @@ static void
 write_malformed(void)
 {
 	char p[512];
-	pcap_t *pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
-							  PCAP_TSTAMP_PRECISION_NANO);
+	pcap_t *pd =
+		pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
 	uint8_t f[256];
 	unsigned int n;
 

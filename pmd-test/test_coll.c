@@ -36,12 +36,12 @@
 
 #include "test_common.h"
 
-#define MAXN 27
+#define MAXN       27
 #define TIMEOUT_US 20000000
-#define GUARD 64
+#define GUARD      64
 #define GUARD_BYTE 0xE7
-#define BIG (4u << 20)
-#define MID (65536u + 1000u)
+#define BIG        (4u << 20)
+#define MID        (65536u + 1000u)
 
 static unsigned int N;
 static struct trd_net *net;
@@ -66,9 +66,10 @@ dump_state(void)
 		uint64_t st[TRD_COLL_STAT_MAX];
 
 		trd_coll_stats_get(co[r], st);
-		fprintf(stderr, "rank %u: done %d, context pending %u, started %" PRIu64
-				", completed %" PRIu64 ", unexpected %" PRIu64 ", proto errors %" PRIu64
-				"\n",
+		fprintf(stderr,
+			"rank %u: done %d, context pending %u, started %" PRIu64
+			", completed %" PRIu64 ", unexpected %" PRIu64 ", proto errors %" PRIu64
+			"\n",
 			r, done[r], trd_context_pending(cx[r]), st[TRD_COLL_STAT_STARTED],
 			st[TRD_COLL_STAT_COMPLETED], st[TRD_COLL_STAT_UNEXPECTED],
 			st[TRD_COLL_STAT_PROTO_ERRORS]);
@@ -122,7 +123,7 @@ advance_all(void)
 		int rc_;                                                                           \
 		while ((rc_ = (call)) == -ENOBUFS) {                                               \
 			advance_all();                                                             \
-			T_ASSERT(trd_time_us() < dl_, "start on rank %u: no room", (r));          \
+			T_ASSERT(trd_time_us() < dl_, "start on rank %u: no room", (r));           \
 		}                                                                                  \
 		T_ASSERT(rc_ == 0, "start on rank %u: %d", (r), rc_);                              \
 	} while (0)
@@ -263,10 +264,12 @@ serial_reduce(uint8_t *out, size_t count, enum trd_coll_type type, enum trd_coll
 			if (type == TRD_COLL_FLOAT || type == TRD_COLL_DOUBLE) {
 				double a = elem_d(out, i, type), b = elem_d(in, i, type), v;
 
-				v = op == TRD_COLL_SUM ? a + b : op == TRD_COLL_MIN ? (b < a ? b : a)
-										   : (b > a ? b : a);
+				v = op == TRD_COLL_SUM   ? a + b
+				    : op == TRD_COLL_MIN ? (b < a ? b : a)
+							 : (b > a ? b : a);
 				if (type == TRD_COLL_FLOAT) {
-					/* the sum of two floats, rounded to float, as the type does */
+					/* the sum of two floats, rounded to float, as the type does
+					 */
 					float fa = (float)a, fb = (float)b,
 					      f = op == TRD_COLL_SUM ? fa + fb : (float)v;
 					memcpy(out + 4 * i, &f, 4);
@@ -337,16 +340,15 @@ check_reduce(const uint8_t *got, const uint8_t *ref, size_t count, enum trd_coll
 
 		for (unsigned int r = 0; r < N; r++)
 			abs_sum += fabs(elem_d(sb(r), i, type));
-		T_ASSERT(fabs(g - e) <= N * eps * abs_sum, "%s: element %zu: %.17g vs %.17g", what, i,
-			 g, e);
+		T_ASSERT(fabs(g - e) <= N * eps * abs_sum, "%s: element %zu: %.17g vs %.17g", what,
+			 i, g, e);
 	}
 }
 
 static uint8_t *refbuf;
 
 static void
-one_reduce(bool all, unsigned int root, size_t count, enum trd_coll_type type,
-	   enum trd_coll_op op)
+one_reduce(bool all, unsigned int root, size_t count, enum trd_coll_type type, enum trd_coll_op op)
 {
 	size_t esz = trd_coll_type_size(type), len = count * esz;
 	unsigned int order[MAXN];
@@ -367,8 +369,8 @@ one_reduce(bool all, unsigned int root, size_t count, enum trd_coll_type type,
 			START(r, trd_coll_allreduce(co[r], sb(r), rb(r), count, type, op, cb_done,
 						    &done[r], NULL));
 		else
-			START(r, trd_coll_reduce(co[r], root, sb(r), r == root ? rb(r) : NULL, count,
-						 type, op, cb_done, &done[r], NULL));
+			START(r, trd_coll_reduce(co[r], root, sb(r), r == root ? rb(r) : NULL,
+						 count, type, op, cb_done, &done[r], NULL));
 	}
 	drive(what);
 	for (unsigned int r = 0; r < N; r++) {
@@ -443,8 +445,8 @@ one_blocks(enum blk kind, unsigned int root, size_t len)
 
 		switch (kind) {
 		case B_BCAST:
-			START(r, trd_coll_broadcast(co[r], root, rb(r), len, cb_done, &done[r],
-						    NULL));
+			START(r,
+			      trd_coll_broadcast(co[r], root, rb(r), len, cb_done, &done[r], NULL));
 			break;
 		case B_GATHER:
 			START(r, trd_coll_gather(co[r], root, sb(r), r == root ? rb(r) : NULL, len,
@@ -603,7 +605,8 @@ test_queue(void)
 
 					for (unsigned int p = 0; p < N; p++)
 						want += p * 1000 + q * 64 + i;
-					T_ASSERT(out[r][q][i] == want, "queue: allreduce %u wrong", q);
+					T_ASSERT(out[r][q][i] == want, "queue: allreduce %u wrong",
+						 q);
 				}
 			} else {
 				T_EQ(bc[r][q][0], 0xB0B0 + q);
@@ -671,7 +674,9 @@ test_sync(void)
 static void
 test_errors(void)
 {
-	struct trd_context_conf cc = {.node = trd_net_node(net, 0), .inj_fifo = 1, .cpl_fifo = 2,
+	struct trd_context_conf cc = {.node = trd_net_node(net, 0),
+				      .inj_fifo = 1,
+				      .cpl_fifo = 2,
 				      .recv_fifo = TRD_NO_FIFO};
 	struct trd_coll_conf bad = {.seg_size = 1000};
 	struct trd_context *quiet;
@@ -825,14 +830,15 @@ main(int argc, char **argv)
 		struct trd_node_stats ns;
 
 		T_EQ(trd_coll_stats_get(co[r], st), 0);
-		T_ASSERT(st[TRD_COLL_STAT_PROTO_ERRORS] == 0, "rank %u: %" PRIu64 " protocol errors",
-			 r, st[TRD_COLL_STAT_PROTO_ERRORS]);
+		T_ASSERT(st[TRD_COLL_STAT_PROTO_ERRORS] == 0,
+			 "rank %u: %" PRIu64 " protocol errors", r, st[TRD_COLL_STAT_PROTO_ERRORS]);
 		T_EQ(st[TRD_COLL_STAT_STARTED], st[TRD_COLL_STAT_COMPLETED]);
 		T_EQ(st[TRD_COLL_STAT_ERRORS], 0);
 		T_EQ(trd_node_stats_get(trd_net_node(net, r), &ns), 0);
 		for (unsigned int k = 1; k < TRD_DROP_MAX; k++)
 			if (ns.drop[k] != 0 && k != TRD_DROP_DUPLICATE)
-				printf("rank %u: drop %s %" PRIu64 "\n", r, trd_drop_name(k), ns.drop[k]);
+				printf("rank %u: drop %s %" PRIu64 "\n", r, trd_drop_name(k),
+				       ns.drop[k]);
 		if (tiny) {
 			/* full FIFOs are this run's point: refusals (sent again), not losses. A
 			 * reliable engine also answers a message it refused for a full FIFO with a

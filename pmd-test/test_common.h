@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_eal.h>
 #include <rte_common.h>
+#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
@@ -23,16 +23,17 @@
 		}                                                                                  \
 	} while (0)
 
-#define T_EQ(a, b) T_ASSERT((long long)(a) == (long long)(b), "%lld != %lld", (long long)(a), \
-			    (long long)(b))
+#define T_EQ(a, b)                                                                                 \
+	T_ASSERT((long long)(a) == (long long)(b), "%lld != %lld", (long long)(a), (long long)(b))
 
 /* Start EAL the way CI can: no hugepages, no PCI, in memory, two lcores at most; @p extra is a
  * NULL-terminated list of more EAL arguments (e.g. --vdev). */
 static inline void
 test_eal_init(const char *prog, const char *const *extra)
 {
-	const char *base[] = {prog, "--no-huge", "--no-pci", "--no-shconf", "-m", "768",
-			      "--log-level", "lib.eal:error", "--log-level", "pmd.net.*:error"};
+	const char *base[] = {
+		prog,  "--no-huge",   "--no-pci",      "--no-shconf", "-m",
+		"768", "--log-level", "lib.eal:error", "--log-level", "pmd.net.*:error"};
 	char *argv[64];
 	int argc = 0;
 

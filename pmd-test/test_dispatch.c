@@ -38,11 +38,11 @@
 #include "test_common.h"
 
 #define TIMEOUT_US 10000000
-#define N_CTRS 64
-#define ZC_LEN 65536
-#define MEM_LEN (1 << 20)
-#define N_SEND 60
-#define SEND_MAX 3000
+#define N_CTRS     64
+#define ZC_LEN     65536
+#define MEM_LEN    (1 << 20)
+#define N_SEND     60
+#define SEND_MAX   3000
 
 static struct trd_net *net;
 static struct trd_node *nd[2];

@@ -22,7 +22,7 @@
 #include "test_common.h"
 
 #define TIMEOUT_US 10000000
-#define PER_Q 500
+#define PER_Q      500
 
 static int
 fd_readable(int fd)
@@ -216,11 +216,11 @@ struct binder {
 	struct trd_eq *eq;
 	int cpus[2];
 	unsigned int phases;
-	unsigned int ready;   /* phases whose binding is done (main then sends) */
+	unsigned int ready; /* phases whose binding is done (main then sends) */
 	int bind_rc[2];
-	int affinity_ok[2];   /* the thread's CPU set is exactly that CPU */
-	int core_seen[2];     /* trd_eq_core() after binding */
-	int woke_on[2];       /* sched_getcpu() when trd_eq_wait() returned the event */
+	int affinity_ok[2]; /* the thread's CPU set is exactly that CPU */
+	int core_seen[2];   /* trd_eq_core() after binding */
+	int woke_on[2];     /* sched_getcpu() when trd_eq_wait() returned the event */
 	int wait_rc[2];
 };
 
@@ -234,8 +234,9 @@ binder_main(void *arg)
 		cpu_set_t set;
 
 		b->bind_rc[p] = trd_eq_bind(b->eq, b->cpus[p]);
-		b->affinity_ok[p] = pthread_getaffinity_np(pthread_self(), sizeof(set), &set) == 0 &&
-				    CPU_COUNT(&set) == 1 && CPU_ISSET((unsigned int)b->cpus[p], &set);
+		b->affinity_ok[p] =
+			pthread_getaffinity_np(pthread_self(), sizeof(set), &set) == 0 &&
+			CPU_COUNT(&set) == 1 && CPU_ISSET((unsigned int)b->cpus[p], &set);
 		b->core_seen[p] = trd_eq_core(b->eq);
 		__atomic_store_n(&b->ready, p + 1, __ATOMIC_RELEASE);
 		b->wait_rc[p] = trd_eq_wait(b->eq, &ev, 1, TIMEOUT_US);

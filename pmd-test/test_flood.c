@@ -34,13 +34,13 @@
 
 #include "test_common.h"
 
-#define DIM 16
-#define RF 3
-#define MEM (8u << 20)
+#define DIM     16
+#define RF      3
+#define MEM     (8u << 20)
 #define PUT_LEN (16u << 10)
-#define N_PUTS 400
-#define SK0 0x0123456789abcdefULL
-#define SK1 0xfedcba9876543210ULL
+#define N_PUTS  400
+#define SK0     0x0123456789abcdefULL
+#define SK1     0xfedcba9876543210ULL
 
 static struct trd_node *A, *B;
 static struct trd_link *farA, *farB;
@@ -172,9 +172,9 @@ drop_of(struct trd_node *n, unsigned int c)
 }
 
 struct phase {
-	uint64_t data;    /* data frames A sent (carried) */
-	uint64_t resent;  /* of which resent */
-	uint64_t forged;  /* forged frames injected */
+	uint64_t data;   /* data frames A sent (carried) */
+	uint64_t resent; /* of which resent */
+	uint64_t forged; /* forged frames injected */
 };
 
 /* Rounds of N_PUTS puts of PUT_LEN bytes from A to B, byte-exact, for at least @p min_us of
@@ -201,9 +201,9 @@ stream(bool flood, uint64_t seed, uint64_t min_us)
 			while (posted < N_PUTS) {
 				struct trd_desc d;
 
-				trd_desc_put(&d, trd_node_coord(B), srca + (uint64_t)posted * PUT_LEN,
-					     PUT_LEN, trd_mr_key(mrb), (uint64_t)posted * PUT_LEN, 0,
-					     rc);
+				trd_desc_put(&d, trd_node_coord(B),
+					     srca + (uint64_t)posted * PUT_LEN, PUT_LEN,
+					     trd_mr_key(mrb), (uint64_t)posted * PUT_LEN, 0, rc);
 				if (trd_inject(trd_inj_fifo(A, 0), &d) != 0)
 					break;
 				posted++;
@@ -250,8 +250,8 @@ test_flood(void)
 	/* what the flood made A resend: ~0 per forged frame (at most 0.02 beyond the resends
 	 * the stream itself needs now and then, tail probes of a descheduled lcore, in the
 	 * same proportion as without the flood) */
-	T_ASSERT((double)fl.resent <= (double)base.resent * fl.data / base.data + 4 +
-					0.02 * (double)fl.forged,
+	T_ASSERT((double)fl.resent <=
+			 (double)base.resent * fl.data / base.data + 4 + 0.02 * (double)fl.forged,
 		 "%" PRIu64 " resent under %" PRIu64 " forged frames, %" PRIu64 " without",
 		 fl.resent, fl.forged, base.resent);
 	T_EQ(stat_of(A, TRD_STAT_PEERS_DOWN), down0);
@@ -285,7 +285,8 @@ test_starts(void)
 				      (uint8_t)(r / DIM / DIM)};
 		struct trd_pkt p;
 
-		if ((s.x == a.x && s.y == a.y && s.z == a.z) || (s.x == b.x && s.y == b.y && s.z == b.z))
+		if ((s.x == a.x && s.y == a.y && s.z == a.z) ||
+		    (s.x == b.x && s.y == b.y && s.z == b.z))
 			continue;
 		memset(&p, 0, sizeof(p));
 		/* a hello: a probe naming a session */
@@ -372,8 +373,8 @@ test_restart(void)
 	t = trd_time_us() + 5000000;
 	while (carried_data - sent0 < 150 && trd_time_us() < t) {
 		while (posted < 40) {
-			trd_desc_put(&d, trd_node_coord(B), srca + (uint64_t)posted * PUT_LEN, PUT_LEN,
-				     trd_mr_key(mrb), (uint64_t)posted * PUT_LEN, 0, 0);
+			trd_desc_put(&d, trd_node_coord(B), srca + (uint64_t)posted * PUT_LEN,
+				     PUT_LEN, trd_mr_key(mrb), (uint64_t)posted * PUT_LEN, 0, 0);
 			if (trd_inject(trd_inj_fifo(A, 0), &d) != 0)
 				break;
 			posted++;
@@ -391,8 +392,8 @@ test_restart(void)
 	t = trd_time_us() + 10000000;
 	while (memcmp(memb, srca, 40 * PUT_LEN) != 0 && trd_time_us() < t) {
 		while (posted < 40) {
-			trd_desc_put(&d, trd_node_coord(B), srca + (uint64_t)posted * PUT_LEN, PUT_LEN,
-				     trd_mr_key(mrb), (uint64_t)posted * PUT_LEN, 0, 0);
+			trd_desc_put(&d, trd_node_coord(B), srca + (uint64_t)posted * PUT_LEN,
+				     PUT_LEN, trd_mr_key(mrb), (uint64_t)posted * PUT_LEN, 0, 0);
 			if (trd_inject(trd_inj_fifo(A, 0), &d) != 0)
 				break;
 			posted++;
@@ -405,9 +406,10 @@ test_restart(void)
 	 * tail probe and selective acks alone resend some of it several times (about 540) */
 	T_ASSERT(stat_of(A, TRD_STAT_RETRANS) - r0 <= 256 + 32, "%" PRIu64 " resent",
 		 stat_of(A, TRD_STAT_RETRANS) - r0);
-	printf("restart: B restarted with %" PRIu64 " frames of A's unacknowledged; A resent %"
-	       PRIu64 " (%" PRIu64 " timeouts) and every byte landed\n", sent0,
-	       stat_of(A, TRD_STAT_RETRANS) - r0, stat_of(A, TRD_STAT_RTO_EVENTS) - rto0);
+	printf("restart: B restarted with %" PRIu64
+	       " frames of A's unacknowledged; A resent %" PRIu64 " (%" PRIu64
+	       " timeouts) and every byte landed\n",
+	       sent0, stat_of(A, TRD_STAT_RETRANS) - r0, stat_of(A, TRD_STAT_RTO_EVENTS) - rto0);
 }
 
 /* A tracked put of 8 bytes from B to A with region key @p key at offset 0: refused for its
@@ -472,7 +474,7 @@ test_keys(void)
 	for (unsigned int b = 0; b < 64; b++)
 		T_ASSERT(key_refused(key[5] ^ (1ULL << b)), "key with bit %u flipped taken", b);
 	T_ASSERT(key_refused((key[5] & 0xffff) | (key[6] & ~0xffffULL)), "slot bits of one key, "
-		 "the rest of another");
+									 "the rest of another");
 	/* a deregistered key is refused, and its slot's next key is another */
 	k0 = key[5];
 	T_EQ(trd_mr_deregister(mr[5]), 0);
@@ -483,7 +485,8 @@ test_keys(void)
 	for (unsigned int i = 0; i < NK; i++)
 		T_EQ(trd_mr_deregister(mr[i]), 0);
 	printf("keys: %u keys, every bit of them varies, none follows the slot; wrong bits, "
-	       "other keys' bits and deregistered keys refused\n", NK);
+	       "other keys' bits and deregistered keys refused\n",
+	       NK);
 }
 
 static struct trd_node *

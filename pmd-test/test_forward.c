@@ -29,8 +29,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include <rte_ethdev.h>
 #include <rte_eth_ring.h>
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
@@ -39,10 +39,10 @@
 
 #include "test_common.h"
 
-#define MAXN 27
-#define SLOT 32768 /* each source's area in a destination's region */
+#define MAXN       27
+#define SLOT       32768 /* each source's area in a destination's region */
 #define TIMEOUT_US 20000000
-#define GUARD 0x5A
+#define GUARD      0x5A
 
 /* A torus under test: nodes by torus rank, their direction links, memory and counters. */
 struct tnet {
@@ -212,8 +212,9 @@ check_counters(struct tnet *T, const char *what)
 			}
 			T_ASSERT(st.tx_pkts == T->tx[r][d] && st.rx_pkts == T->rx[r][d] &&
 					 st.fwd_pkts == T->fwd[r][d],
-				 "%s: node %u link %s: tx %" PRIu64 " (want %" PRIu64 "), rx %" PRIu64
-				 " (want %" PRIu64 "), fwd %" PRIu64 " (want %" PRIu64 ")",
+				 "%s: node %u link %s: tx %" PRIu64 " (want %" PRIu64
+				 "), rx %" PRIu64 " (want %" PRIu64 "), fwd %" PRIu64
+				 " (want %" PRIu64 ")",
 				 what, r, trd_dir_name(d), st.tx_pkts, T->tx[r][d], st.rx_pkts,
 				 T->rx[r][d], st.fwd_pkts, T->fwd[r][d]);
 			links++;
@@ -234,8 +235,8 @@ check_no_drops(struct tnet *T, const char *what)
 		T_EQ(trd_node_stats_get(T->nd[r], &st), 0);
 		for (unsigned int c = 1; c < TRD_DROP_MAX; c++)
 			if (st.drop[c] != 0 && c != TRD_DROP_DUPLICATE)
-				T_ASSERT(0, "%s: node %u dropped %" PRIu64 " (%s)", what, r, st.drop[c],
-					 trd_drop_name(c));
+				T_ASSERT(0, "%s: node %u dropped %" PRIu64 " (%s)", what, r,
+					 st.drop[c], trd_drop_name(c));
 	}
 }
 
@@ -268,7 +269,8 @@ puts_all_pairs(struct tnet *T, const char *what)
 				continue;
 			trd_torus_coord(&T->t, b, &cb);
 			trd_desc_put(&d, cb, T->src[a] + (size_t)b * SLOT, len[b],
-				     trd_mr_key(T->mr[b]), (uint64_t)a * SLOT, T->ictr[a], T->rctr[b]);
+				     trd_mr_key(T->mr[b]), (uint64_t)a * SLOT, T->ictr[a],
+				     T->rctr[b]);
 			T_EQ(trd_inject(trd_inj_fifo(T->nd[a], 0), &d), 0);
 			account(T, a, b, len[b] == 0 ? 1 : (len[b] + maxpay - 1) / maxpay);
 			puts++;
@@ -339,8 +341,8 @@ flows_in_order(struct tnet *T, unsigned int dst, unsigned int per_flow, const ch
 				uint32_t seq = (uint32_t)m[j]->user;
 
 				T_ASSERT(s < T->n && seq == next[s],
-					 "%s: flow from %u: message %u arrived when %u was due", what,
-					 s, seq, s < T->n ? next[s] : 0);
+					 "%s: flow from %u: message %u arrived when %u was due",
+					 what, s, seq, s < T->n ? next[s] : 0);
 				T_ASSERT(memcmp(m[j]->data, payload, m[j]->len) == 0, "payload");
 				next[s]++;
 				got++;
@@ -360,7 +362,8 @@ flows_in_order(struct tnet *T, unsigned int dst, unsigned int per_flow, const ch
 			unsigned int s = (unsigned int)(m->user >> 32);
 			uint32_t seq = (uint32_t)m->user;
 
-			T_ASSERT(s < T->n && seq == next[s], "%s: flow from %u out of order", what, s);
+			T_ASSERT(s < T->n && seq == next[s], "%s: flow from %u out of order", what,
+				 s);
 			next[s]++;
 			got++;
 		}
@@ -467,9 +470,10 @@ test_hop_limit(struct tnet *T, uint16_t port)
 		memset(T->mem[dst] + off, 0, 8);
 		inject_raw(port, T, dst, h, off);
 		if (h < 4) {
-			while (drops_of(T->nd[dies_at[h]], TRD_DROP_HOP_LIMIT) == before[dies_at[h]])
-				T_ASSERT(trd_time_us() < deadline, "hop limit %u: no drop at node %u", h,
-					 dies_at[h]);
+			while (drops_of(T->nd[dies_at[h]], TRD_DROP_HOP_LIMIT) ==
+			       before[dies_at[h]])
+				T_ASSERT(trd_time_us() < deadline,
+					 "hop limit %u: no drop at node %u", h, dies_at[h]);
 		} else {
 			uint64_t v = 0;
 
@@ -647,7 +651,8 @@ topo_direct_nodes(const char *dir)
 			T_ASSERT(pn != NULL && pn->port[pd] != TRD_TOPO_NO_PORT, "the far end");
 			snprintf(name, sizeof(name), "tc%u", cables++);
 			bare_pair(name, &a, &b);
-			T_ASSERT(tn->port[d] < TRD_DIR_COUNT && pn->port[pd] < TRD_DIR_COUNT, "ports");
+			T_ASSERT(tn->port[d] < TRD_DIR_COUNT && pn->port[pd] < TRD_DIR_COUNT,
+				 "ports");
 			map[r][tn->port[d]] = a;
 			map[pn->rank][pn->port[pd]] = b;
 			made[r][d] = made[pn->rank][pd] = true;
@@ -715,7 +720,8 @@ switch_poll(void)
 					if (q == i)
 						continue;
 					c = rte_pktmbuf_copy(m[j], m[j]->pool, 0, UINT32_MAX);
-					if (c != NULL && rte_eth_tx_burst(sw.port[q], 0, &c, 1) != 1)
+					if (c != NULL &&
+					    rte_eth_tx_burst(sw.port[q], 0, &c, 1) != 1)
 						rte_pktmbuf_free(c);
 				}
 				rte_pktmbuf_free(m[j]);
@@ -863,7 +869,8 @@ bench(const char *dir, uint64_t iters, bool unreliable)
 	net = trd_net_from_topo(topo, &nc);
 	T_ASSERT(net != NULL, "net");
 	for (unsigned int r = 0; r < 8; r++) {
-		mr[r] = trd_mr_register(trd_net_node(net, r), buf[r], sizeof(buf[r]), TRD_ACCESS_ALL);
+		mr[r] = trd_mr_register(trd_net_node(net, r), buf[r], sizeof(buf[r]),
+					TRD_ACCESS_ALL);
 		T_ASSERT(mr[r] != NULL, "mr");
 		T_EQ(trd_counter_alloc(trd_net_node(net, r), &ctr[r]), 0);
 	}
@@ -926,8 +933,9 @@ main(int argc, char **argv)
 		bench(dir, argc > 3 ? strtoull(argv[3], NULL, 0) : 20000,
 		      argc > 4 && strcmp(argv[4], "unreliable") == 0);
 	else {
-		fprintf(stderr, "usage: %s ethdev|ring|topo-direct DIR|topo-switched DIR|bench DIR "
-				"[ITERS [unreliable]]\n",
+		fprintf(stderr,
+			"usage: %s ethdev|ring|topo-direct DIR|topo-switched DIR|bench DIR "
+			"[ITERS [unreliable]]\n",
 			argv[0]);
 		return 2;
 	}

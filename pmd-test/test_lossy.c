@@ -23,14 +23,14 @@
 
 #include "test_common.h"
 
-#define NODES 8
-#define WIN 24                  /* outstanding ops per origin */
-#define SLOT (64u << 10)        /* per (origin, window slot) area in a target */
-#define BIG (1u << 20)          /* one big area per origin */
-#define AREA (WIN * SLOT + BIG) /* what one origin may write into one target */
-#define RF_OUT 3                /* outcomes of tracked operations */
-#define RF_CPL 2                /* reflection completions */
-#define RF_MSG 0                /* memory-FIFO messages */
+#define NODES      8
+#define WIN        24                 /* outstanding ops per origin */
+#define SLOT       (64u << 10)        /* per (origin, window slot) area in a target */
+#define BIG        (1u << 20)         /* one big area per origin */
+#define AREA       (WIN * SLOT + BIG) /* what one origin may write into one target */
+#define RF_OUT     3                  /* outcomes of tracked operations */
+#define RF_CPL     2                  /* reflection completions */
+#define RF_MSG     0                  /* memory-FIFO messages */
 #define TIMEOUT_US 180000000ULL
 
 enum kind { K_PUT, K_FIFO, K_READ, K_REFLECT, K_MAX };
@@ -38,20 +38,20 @@ enum kind { K_PUT, K_FIFO, K_READ, K_REFLECT, K_MAX };
 struct op {
 	uint8_t busy, kind, target, big;
 	uint32_t len, id;
-	uint64_t seq;       /* global op number: the data pattern's seed */
+	uint64_t seq; /* global op number: the data pattern's seed */
 };
 
 struct node {
 	struct trd_node *n;
-	uint8_t *mem;        /* others write here: NODES areas */
-	uint8_t *rd;         /* others read from here */
-	uint8_t *local;      /* where our reads land: WIN slots + big */
+	uint8_t *mem;   /* others write here: NODES areas */
+	uint8_t *rd;    /* others read from here */
+	uint8_t *local; /* where our reads land: WIN slots + big */
 	struct trd_mr *mr_mem, *mr_rd, *mr_local;
 	uint16_t ctr[WIN + 1];
 	struct op ops[WIN + 1];
 	bool big_busy;
 	uint64_t done;
-	uint8_t *msg_seen;   /* per global op: FIFO message received */
+	uint8_t *msg_seen; /* per global op: FIFO message received */
 };
 
 static struct node nd[NODES];
@@ -127,8 +127,8 @@ post(unsigned int a, uint64_t *rs)
 	switch (o->kind) {
 	case K_PUT:
 		trd_desc_put(&d, trd_node_coord(nd[b].n), pattern(o->seq, len), len,
-			     trd_mr_key(nd[b].mr_mem),
-			     (uint64_t)(area(b, a, slot) - nd[b].mem), 0, 0);
+			     trd_mr_key(nd[b].mr_mem), (uint64_t)(area(b, a, slot) - nd[b].mem), 0,
+			     0);
 		/* copied now (the pattern buffer is reused): inline or sent from a copy */
 		memcpy(local_slot(a, slot), scratch, len);
 		d.src = (uintptr_t)local_slot(a, slot);
@@ -156,13 +156,15 @@ post(unsigned int a, uint64_t *rs)
 		rc = trd_inject(trd_inj_fifo(x->n, 2), &d);
 		break;
 	default: {
-		struct trd_cpl_spec s = {.kind = TRD_CPL_FIFO, .mode = TRD_CPL_DELIVERY,
-					 .fifo = RF_CPL, .cookie = slot};
+		struct trd_cpl_spec s = {.kind = TRD_CPL_FIFO,
+					 .mode = TRD_CPL_DELIVERY,
+					 .fifo = RF_CPL,
+					 .cookie = slot};
 
 		memcpy(local_slot(a, slot), pattern(o->seq, len), len);
 		trd_desc_put(&d, trd_node_coord(nd[b].n), local_slot(a, slot), len,
-			     trd_mr_key(nd[b].mr_mem),
-			     (uint64_t)(area(b, a, slot) - nd[b].mem), 0, 0);
+			     trd_mr_key(nd[b].mr_mem), (uint64_t)(area(b, a, slot) - nd[b].mem), 0,
+			     0);
 		rc = trd_inject_reflect(trd_inj_fifo(x->n, 3), &d, &s);
 		break;
 	}
@@ -193,10 +195,11 @@ dump_drops(void)
 			if (st.drop[c])
 				fprintf(stderr, "node %u: %s %" PRIu64 "\n", i, trd_drop_name(c),
 					st.drop[c]);
-		fprintf(stderr, "node %u: retransmits %" PRIu64 " acks tx %" PRIu64 " rx %" PRIu64
-			" peers down %" PRIu64 "\n", i, st.stat[TRD_STAT_RETRANS],
-			st.stat[TRD_STAT_TX_ACKS], st.stat[TRD_STAT_RX_ACKS],
-			st.stat[TRD_STAT_PEERS_DOWN]);
+		fprintf(stderr,
+			"node %u: retransmits %" PRIu64 " acks tx %" PRIu64 " rx %" PRIu64
+			" peers down %" PRIu64 "\n",
+			i, st.stat[TRD_STAT_RETRANS], st.stat[TRD_STAT_TX_ACKS],
+			st.stat[TRD_STAT_RX_ACKS], st.stat[TRD_STAT_PEERS_DOWN]);
 	}
 }
 
@@ -231,8 +234,9 @@ reap(unsigned int a)
 		for (int i = 0; i < k; i++) {
 			if (m[i]->status != 0)
 				dump_drops();
-			T_ASSERT(m[i]->status == 0, "put failed: %d (%s from %u,%u,%u)", m[i]->status,
-				 trd_drop_name(m[i]->cause), m[i]->src.x, m[i]->src.y, m[i]->src.z);
+			T_ASSERT(m[i]->status == 0, "put failed: %d (%s from %u,%u,%u)",
+				 m[i]->status, trd_drop_name(m[i]->cause), m[i]->src.x, m[i]->src.y,
+				 m[i]->src.z);
 			T_ASSERT(x->ops[m[i]->user].busy && x->ops[m[i]->user].kind == K_PUT,
 				 "a DONE for no put");
 			finish(a, (unsigned int)m[i]->user);
@@ -295,8 +299,8 @@ test_lossy(struct trd_net *net, const struct trd_impair_conf *imp)
 		x->mr_mem = trd_mr_register(x->n, x->mem, (size_t)NODES * AREA,
 					    TRD_ACCESS_REMOTE_WRITE);
 		x->mr_rd = trd_mr_register(x->n, x->rd, 4096 + BIG, TRD_ACCESS_REMOTE_READ);
-		x->mr_local = trd_mr_register(x->n, x->local, WIN * SLOT + BIG,
-					      TRD_ACCESS_REMOTE_WRITE);
+		x->mr_local =
+			trd_mr_register(x->n, x->local, WIN * SLOT + BIG, TRD_ACCESS_REMOTE_WRITE);
 		T_ASSERT(x->mr_mem && x->mr_rd && x->mr_local, "regions");
 		for (unsigned int s = 0; s <= WIN; s++)
 			T_EQ(trd_counter_alloc(x->n, &x->ctr[s]), 0);
@@ -317,10 +321,12 @@ test_lossy(struct trd_net *net, const struct trd_impair_conf *imp)
 					if (!o->busy)
 						continue;
 					trd_counter_read(nd[a].n, nd[a].ctr[s], &v);
-					fprintf(stderr, "stuck: op %" PRIu64 " kind %u %u -> %u len %u "
-						"counter %" PRId64 " seen %u\n", o->seq, o->kind, a,
-						o->target, o->len, v,
-						o->kind == K_FIFO ? nd[o->target].msg_seen[o->seq] : 0);
+					fprintf(stderr,
+						"stuck: op %" PRIu64 " kind %u %u -> %u len %u "
+						"counter %" PRId64 " seen %u\n",
+						o->seq, o->kind, a, o->target, o->len, v,
+						o->kind == K_FIFO ? nd[o->target].msg_seen[o->seq]
+								  : 0);
 				}
 			dump_drops();
 		}
@@ -359,12 +365,12 @@ test_lossy(struct trd_net *net, const struct trd_impair_conf *imp)
 		}
 	}
 	T_ASSERT((imp->loss == 0 || lost > 0) && (imp->corrupt == 0 || corrupt > 0) &&
-		 (imp->dup == 0 || dups > 0) && (imp->reorder == 0 || reord > 0),
+			 (imp->dup == 0 || dups > 0) && (imp->reorder == 0 || reord > 0),
 		 "the links were not impaired as asked");
 	printf("lossy: %" PRIu64 " ops (put %" PRIu64 ", fifo %" PRIu64 ", read %" PRIu64
 	       ", reflect %" PRIu64 ") exactly once in %.1f s; links lost %" PRIu64
-	       ", reordered %" PRIu64 ", duplicated %" PRIu64 ", corrupted %" PRIu64
-	       "; %" PRIu64 " retransmissions; %" PRIu64 " peers declared down\n",
+	       ", reordered %" PRIu64 ", duplicated %" PRIu64 ", corrupted %" PRIu64 "; %" PRIu64
+	       " retransmissions; %" PRIu64 " peers declared down\n",
 	       completed, per_kind[K_PUT], per_kind[K_FIFO], per_kind[K_READ], per_kind[K_REFLECT],
 	       (double)(trd_time_us() - t0) / 1e6, lost, reord, dups, corrupt, retrans, downs);
 	trd_net_free(net);
@@ -483,8 +489,8 @@ main(int argc, char **argv)
 
 	if (argc > 1)
 		total_ops = strtoull(argv[1], NULL, 0);
-	T_EQ(trd_impair_parse(argc > 2 ? argv[2] : "loss=2%,reorder=1%,dup=0.5%,corrupt=0.1%,seed=7",
-			      &imp),
+	T_EQ(trd_impair_parse(
+		     argc > 2 ? argv[2] : "loss=2%,reorder=1%,dup=0.5%,corrupt=0.1%,seed=7", &imp),
 	     0);
 	test_eal_init(argv[0], NULL);
 	scratch = malloc(BIG);

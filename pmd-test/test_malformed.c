@@ -29,30 +29,30 @@
 #include "test_common.h"
 
 #define TIMEOUT_US 10000000
-#define MAXF 1024
-#define FMAX 2048
-#define PAGE 4096u
-#define REG (2 * PAGE)   /* the rw region */
-#define ROLEN 512u       /* the read-only region */
-#define ARENA (5 * PAGE) /* guard | rw (2 pages) | guard | read-only + guard | */
-#define RW_OFF PAGE
-#define RO_OFF (4 * PAGE)
-#define N_CTR 8          /* counters: ids 1..7, 3 left unallocated */
-#define N_REC 4
-#define N_INJ 2
-#define RF_TRACK 3       /* outcomes of tracked operations */
-#define ATOM_OFF 0       /* atomics work on the words at 0..63 of the region */
+#define MAXF       1024
+#define FMAX       2048
+#define PAGE       4096u
+#define REG        (2 * PAGE) /* the rw region */
+#define ROLEN      512u       /* the read-only region */
+#define ARENA      (5 * PAGE) /* guard | rw (2 pages) | guard | read-only + guard | */
+#define RW_OFF     PAGE
+#define RO_OFF     (4 * PAGE)
+#define N_CTR      8 /* counters: ids 1..7, 3 left unallocated */
+#define N_REC      4
+#define N_INJ      2
+#define RF_TRACK   3 /* outcomes of tracked operations */
+#define ATOM_OFF   0 /* atomics work on the words at 0..63 of the region */
 
 /* Which statistic a frame moves when the node takes it (besides its drop, if any). */
 enum acc {
 	A_NONE = 0,
-	A_PUT,   /* rx_put */
-	A_FIFO,  /* rx_fifo */
-	A_RGET,  /* rx_rget */
-	A_ATOM,  /* atomics */
-	A_ACK,   /* rx_acks */
-	A_CTL,   /* rx_ctl: a completion of a tracked operation */
-	A_FWD,   /* fwd_pkts */
+	A_PUT,  /* rx_put */
+	A_FIFO, /* rx_fifo */
+	A_RGET, /* rx_rget */
+	A_ATOM, /* atomics */
+	A_ACK,  /* rx_acks */
+	A_CTL,  /* rx_ctl: a completion of a tracked operation */
+	A_FWD,  /* fwd_pkts */
 	A_MAX
 };
 static const unsigned int acc_stat[A_MAX] = {
@@ -63,10 +63,10 @@ static const unsigned int acc_stat[A_MAX] = {
 
 struct tcase {
 	uint32_t len;
-	uint8_t cause;   /* expected drop cause, 0 if taken */
-	uint8_t acc;     /* enum acc */
-	uint8_t ctl;     /* replies the node sends for it (DONE, atomic reply) */
-	uint8_t held;    /* sequenced ahead of a hole: held (counted as reordered) first */
+	uint8_t cause; /* expected drop cause, 0 if taken */
+	uint8_t acc;   /* enum acc */
+	uint8_t ctl;   /* replies the node sends for it (DONE, atomic reply) */
+	uint8_t held;  /* sequenced ahead of a hole: held (counted as reordered) first */
 	char what[56];
 };
 
@@ -85,8 +85,8 @@ static struct trd_node *node;
 static struct trd_mr *mr_rw, *mr_ro;
 static uint64_t K_RW, K_RO;
 /* the node's session secret, set so that the capture can answer its challenges */
-#define SK0 0x0123456789abcdefULL
-#define SK1 0xfedcba9876543210ULL
+#define SK0  0x0123456789abcdefULL
+#define SK1  0xfedcba9876543210ULL
 #define PEER 1 /* rank of (1,0,0), the sender of the capture's frames */
 static uint32_t track_done_id, track_atom_id;
 /* the token of the peer's session @p e: its echo tells it, its sequenced frames carry it */
@@ -288,8 +288,9 @@ cases_ethernet_and_length(void)
 	payload(pay, 16);
 	p.key = K_RW, p.offset = slot(), p.msg_len = 16;
 	for (uint32_t len = 0; len <= TRD_FRAME_HLEN + 16; len++) {
-		int cause = len < TRD_FRAME_HLEN ? TRD_DROP_SHORT_FRAME
-			    : len < TRD_FRAME_HLEN + 16 ? TRD_DROP_BAD_LENGTH : 0;
+		int cause = len < TRD_FRAME_HLEN        ? TRD_DROP_SHORT_FRAME
+			    : len < TRD_FRAME_HLEN + 16 ? TRD_DROP_BAD_LENGTH
+							: 0;
 
 		snprintf(w, sizeof(w), "truncated to %u bytes", len);
 		i = add(p, pay, 16, 0, cause, cause == 0 ? A_PUT : A_NONE, w);
@@ -499,8 +500,11 @@ cases_fifo_counter_key(void)
 		static const struct {
 			uint8_t fifo;
 			int cause;
-		} rf[] = {{0, 0}, {N_INJ - 1, 0}, {N_INJ, TRD_DROP_UNKNOWN_FIFO},
-			  {0xfe, TRD_DROP_UNKNOWN_FIFO}, {TRD_ENGINE_FIFO, 0}};
+		} rf[] = {{0, 0},
+			  {N_INJ - 1, 0},
+			  {N_INJ, TRD_DROP_UNKNOWN_FIFO},
+			  {0xfe, TRD_DROP_UNKNOWN_FIFO},
+			  {TRD_ENGINE_FIFO, 0}};
 
 		trd_desc_put(&d, (struct trd_coord){1, 0, 0}, NULL, 4, 0x1234, 0, 0, 0);
 		d.flags = TRD_DF_IMM;
@@ -523,8 +527,8 @@ cases_fifo_counter_key(void)
 			struct trd_desc ds[TRD_RGET_MAX_DESCS + 1];
 
 			for (unsigned int k = 0; k <= TRD_RGET_MAX_DESCS; k++) {
-				trd_desc_put(&ds[k], (struct trd_coord){1, 0, 0}, NULL, 1, 0x1234, 0,
-					     0, 0);
+				trd_desc_put(&ds[k], (struct trd_coord){1, 0, 0}, NULL, 1, 0x1234,
+					     0, 0, 0);
 				ds[k].flags = TRD_DF_IMM;
 			}
 			p.msg_len = sizeof(ds);
@@ -533,7 +537,8 @@ cases_fifo_counter_key(void)
 			p.msg_len = 15 * 64;
 			add(p, ds, 15 * 64, 0, 0, A_RGET, "rget: 15 descriptors");
 		}
-		p = base(TRD_PKT_RGET), p.fifo = TRD_ENGINE_FIFO, p.msg_len = 64, p.flags = TRD_HF_FIRST;
+		p = base(TRD_PKT_RGET), p.fifo = TRD_ENGINE_FIFO, p.msg_len = 64,
+		p.flags = TRD_HF_FIRST;
 		add(p, &d, 64, 0, TRD_DROP_BAD_LENGTH, A_NONE, "rget: not FIRST|LAST");
 		p.flags = TRD_HF_ALL, p.msg_len = 128;
 		add(p, &d, 64, 0, TRD_DROP_BAD_LENGTH, A_NONE, "rget: msg_len 128, pay_len 64");
@@ -547,8 +552,12 @@ cases_fifo_counter_key(void)
 	static const struct {
 		uint16_t id;
 		int cause;
-	} cc[] = {{0, 0}, {1, 0}, {N_CTR - 1, 0}, {3, TRD_DROP_UNKNOWN_COUNTER},
-		  {N_CTR, TRD_DROP_UNKNOWN_COUNTER}, {65535, TRD_DROP_UNKNOWN_COUNTER}};
+	} cc[] = {{0, 0},
+		  {1, 0},
+		  {N_CTR - 1, 0},
+		  {3, TRD_DROP_UNKNOWN_COUNTER},
+		  {N_CTR, TRD_DROP_UNKNOWN_COUNTER},
+		  {65535, TRD_DROP_UNKNOWN_COUNTER}};
 	for (unsigned int k = 0; k < RTE_DIM(cc); k++) {
 		p = base(TRD_PKT_PUT), p.counter = cc[k].id;
 		snprintf(w, sizeof(w), "put, counter %u", cc[k].id);
@@ -613,7 +622,8 @@ cases_offsets_lengths(void)
 	atomic(K_RW, REG - 8, TRD_ATOMIC_FADD, 3, 0, "atomic on the last word");
 	atomic(K_RW, REG - 4, TRD_ATOMIC_FADD, 3, TRD_DROP_OUT_OF_BOUNDS, "atomic across the end");
 	atomic(K_RW, REG, TRD_ATOMIC_FADD, 3, TRD_DROP_OUT_OF_BOUNDS, "atomic at the end");
-	atomic(K_RW, UINT64_MAX, TRD_ATOMIC_FADD, 3, TRD_DROP_OUT_OF_BOUNDS, "atomic at UINT64_MAX");
+	atomic(K_RW, UINT64_MAX, TRD_ATOMIC_FADD, 3, TRD_DROP_OUT_OF_BOUNDS,
+	       "atomic at UINT64_MAX");
 	atomic(K_RW, 4, TRD_ATOMIC_FADD, 3, TRD_DROP_BAD_ALIGN, "atomic misaligned");
 	atomic(K_RW, 24, 0, 3, TRD_DROP_BAD_DESC, "atomic op 0");
 	atomic(K_RW, 24, 4, 3, TRD_DROP_BAD_DESC, "atomic op 4");
@@ -660,7 +670,8 @@ cases_offsets_lengths(void)
 		p.msg_len = 65, p.offset = 40, p.flags = TRD_HF_LAST;
 		add(p, pay + 40, 24, 0, TRD_DROP_REASM, A_FIFO, "fifo: piece with another length");
 		p.msg_len = 64, p.key = 10;
-		add(p, pay + 40, 24, 0, TRD_DROP_REASM, A_FIFO, "fifo: piece with another user word");
+		add(p, pay + 40, 24, 0, TRD_DROP_REASM, A_FIFO,
+		    "fifo: piece with another user word");
 		p.key = 9, p.fifo = 1;
 		add(p, pay + 40, 24, 0, TRD_DROP_REASM, A_FIFO, "fifo: piece for another fifo");
 		p.fifo = 2, p.offset = 30;
@@ -672,16 +683,19 @@ cases_offsets_lengths(void)
 		p = base(TRD_PKT_FIFO), p.fifo = 2, p.key = 9, p.msg_len = 64, p.msg_id = 902;
 		p.flags = TRD_HF_FIRST;
 		add(p, pay, 32, 0, 0, A_FIFO, "fifo: first half");
-		add(p, pay + 32, 32, 0, TRD_DROP_REASM, A_FIFO, "fifo: second piece at offset 0 again");
+		add(p, pay + 32, 32, 0, TRD_DROP_REASM, A_FIFO,
+		    "fifo: second piece at offset 0 again");
 		p.flags = 0, p.offset = 40;
 		add(p, pay + 40, 24, 0, TRD_DROP_REASM, A_FIFO, "fifo: piece leaving a gap");
 		p.offset = 16;
-		add(p, pay + 16, 24, 0, TRD_DROP_REASM, A_FIFO, "fifo: piece overlapping the first");
+		add(p, pay + 16, 24, 0, TRD_DROP_REASM, A_FIFO,
+		    "fifo: piece overlapping the first");
 		p.flags = TRD_HF_LAST, p.offset = 32;
 		add(p, pay + 32, 32, 0, 0, A_FIFO, "fifo: second half");
 		msgs_want[2]++;
 		p.msg_id = 903, p.offset = 8, p.flags = 0;
-		add(p, pay + 8, 8, 0, TRD_DROP_REASM, A_FIFO, "fifo: a message that starts mid-way");
+		add(p, pay + 8, 8, 0, TRD_DROP_REASM, A_FIFO,
+		    "fifo: a message that starts mid-way");
 	}
 
 	/* acks, completions and replies */
@@ -694,7 +708,8 @@ cases_offsets_lengths(void)
 		p.msg_len = 16;
 		add(p, sack, 16, 0, TRD_DROP_BAD_LENGTH, A_NONE, "ack with 16 bytes");
 		p.msg_len = 0;
-		add(p, sack, TRD_SACK_BYTES, 0, TRD_DROP_BAD_LENGTH, A_NONE, "ack: msg_len 0, SACK");
+		add(p, sack, TRD_SACK_BYTES, 0, TRD_DROP_BAD_LENGTH, A_NONE,
+		    "ack: msg_len 0, SACK");
 		p = base(TRD_PKT_ACK), p.flags |= TRD_HF_ACKREQ, p.aux = 5;
 		add(p, NULL, 0, 0, TRD_DROP_BAD_LENGTH, A_NONE, "ack with ACKREQ");
 		p = base(TRD_PKT_ACK), p.epoch = 5, p.seq = 3;
@@ -900,7 +915,8 @@ setup(void)
 	T_EQ(trd_track_open(node, RF_TRACK, 0xa70, &track_result, &track_atom_id), 0);
 	/* the completion ids the cases use for "nobody waits" must not be these */
 	T_ASSERT(track_done_id != 5 && track_done_id != 4000 && track_atom_id != 5 &&
-		 track_atom_id != 4000, "tracked ids %u %u", track_done_id, track_atom_id);
+			 track_atom_id != 4000,
+		 "tracked ids %u %u", track_done_id, track_atom_id);
 }
 
 static uint16_t
@@ -1001,9 +1017,10 @@ main(int argc, char **argv)
 			fail = 1;
 		}
 	if (st.stat[TRD_STAT_REORDERED] != want_held || st.stat[TRD_STAT_TX_CTL] != want_ctl) {
-		fprintf(stderr, "FAIL reordered %" PRIu64 " want %" PRIu64 ", tx_ctl %" PRIu64
-			" want %" PRIu64 "\n", st.stat[TRD_STAT_REORDERED], want_held,
-			st.stat[TRD_STAT_TX_CTL], want_ctl);
+		fprintf(stderr,
+			"FAIL reordered %" PRIu64 " want %" PRIu64 ", tx_ctl %" PRIu64
+			" want %" PRIu64 "\n",
+			st.stat[TRD_STAT_REORDERED], want_held, st.stat[TRD_STAT_TX_CTL], want_ctl);
 		fail = 1;
 	}
 	T_ASSERT(!fail, "counts (TRD_MALFORMED_LIST=1 lists the frames)");
@@ -1038,7 +1055,8 @@ main(int argc, char **argv)
 			trd_msg_free(m);
 			got++;
 		}
-		T_ASSERT(got == msgs_want[f], "fifo %u: %u messages, want %u", f, got, msgs_want[f]);
+		T_ASSERT(got == msgs_want[f], "fifo %u: %u messages, want %u", f, got,
+			 msgs_want[f]);
 	}
 	T_EQ(outcomes, 0); /* the two open operations never left: nothing completes them */
 	T_EQ(track_result, track_result_want);

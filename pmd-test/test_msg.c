@@ -43,21 +43,21 @@
 #include "test_common.h"
 
 #define TIMEOUT_US 10000000
-#define NODES 8
-#define WQ 512
+#define NODES      8
+#define WQ         512
 
 /* Each node's region "big" (all access): read sources below 16 MiB + 4 KiB, then areas. */
-#define MiB (1u << 20)
-#define SRC_LEN (16 * MiB + 4096)
-#define FENCE_OFF (16 * MiB + 64 * 1024) /* 8 slots of 32 KiB, then the canary */
+#define MiB        (1u << 20)
+#define SRC_LEN    (16 * MiB + 4096)
+#define FENCE_OFF  (16 * MiB + 64 * 1024) /* 8 slots of 32 KiB, then the canary */
 #define FENCE_SLOT (32 * 1024)
 #define CANARY_OFF (FENCE_OFF + 8 * FENCE_SLOT)
-#define ORDER_OFF (16 * MiB + 384 * 1024)  /* puts of the order test, 64 B per entry */
-#define ATOM_OFF (16 * MiB + 448 * 1024)   /* atomics of the order test, 8 B per entry */
-#define WORD_OFF (16 * MiB + 512 * 1024)   /* the fetch-add word, lock, counter */
-#define LOCAL_OFF (16 * MiB + 520 * 1024)  /* CAS lock test: where a node reads into */
+#define ORDER_OFF  (16 * MiB + 384 * 1024) /* puts of the order test, 64 B per entry */
+#define ATOM_OFF   (16 * MiB + 448 * 1024) /* atomics of the order test, 8 B per entry */
+#define WORD_OFF   (16 * MiB + 512 * 1024) /* the fetch-add word, lock, counter */
+#define LOCAL_OFF  (16 * MiB + 520 * 1024) /* CAS lock test: where a node reads into */
 #define THREAD_OFF (16 * MiB + 576 * 1024) /* two threads: 64 KiB each */
-#define BIG_LEN (17 * MiB)
+#define BIG_LEN    (17 * MiB)
 /* Node 0's landing region for reads (remote write only). */
 #define LAND_LEN (20 * MiB)
 
@@ -690,7 +690,7 @@ test_fadd(void)
 
 /* A compare-and-swap lock at node 3 protecting a counter next to it: acquire with CAS, read
  * the counter (RDMA read), put it back incremented, fence, release with a swap. */
-#define LOCK_PER 100
+#define LOCK_PER  100
 #define LOCK_NODE 3
 
 struct locker {

@@ -13,13 +13,13 @@
 
 #include "test_common.h"
 
-#define REGION (4u << 20)
+#define REGION     (4u << 20)
 #define TIMEOUT_US 20000000
-#define GUARD 0xA5
+#define GUARD      0xA5
 
 struct tnode {
 	struct trd_node *n;
-	uint8_t *mem;     /* remote-writable and readable region */
+	uint8_t *mem; /* remote-writable and readable region */
 	struct trd_mr *mr;
 	uint16_t inj, rec;
 };
@@ -41,7 +41,7 @@ rand_size(void)
 	case 2:
 		return 1 + (uint32_t)(r >> 8) % 1500;
 	case 3:
-		return 1440 + (uint32_t)(r >> 8) % 10;  /* around one packet's payload */
+		return 1440 + (uint32_t)(r >> 8) % 10; /* around one packet's payload */
 	case 4:
 		return (uint32_t)(r >> 8) % (1u << 20); /* up to 1 MiB */
 	default:
@@ -78,8 +78,8 @@ do_put(unsigned int a, unsigned int b, uint32_t len)
 		 len);
 	T_EQ(trd_counter_read(tn[b].n, tn[b].rec, &v), 0);
 	T_EQ(v, 0);
-	T_ASSERT(memcmp(tn[b].mem + roff, src_buf + soff, len) == 0, "put %u->%u len %u data", a,
-		 b, len);
+	T_ASSERT(memcmp(tn[b].mem + roff, src_buf + soff, len) == 0, "put %u->%u len %u data", a, b,
+		 len);
 	check_guards(tn[b].mem, roff, len);
 }
 
@@ -269,7 +269,8 @@ main(int argc, char **argv)
 
 		T_EQ(trd_node_stats_get(tn[i].n, &st), 0);
 		T_ASSERT(st.stat[TRD_STAT_RETRANS] == 0 && st.drop[TRD_DROP_DUPLICATE] == 0,
-			 "node %u: %" PRIu64 " retransmissions, %" PRIu64 " duplicates on lossless links",
+			 "node %u: %" PRIu64 " retransmissions, %" PRIu64
+			 " duplicates on lossless links",
 			 i, st.stat[TRD_STAT_RETRANS], st.drop[TRD_DROP_DUPLICATE]);
 	}
 	/* a node talks to itself through its loopback too */
@@ -291,8 +292,8 @@ main(int argc, char **argv)
 				i, st.stat[TRD_STAT_RETRANS], st.stat[TRD_STAT_RTO_EVENTS]);
 		for (unsigned int c = 0; c < TRD_DROP_MAX; c++)
 			if (st.drop[c])
-				fprintf(stderr, "node %u drop %s = %" PRIu64 "\n", i, trd_drop_name(c),
-					st.drop[c]);
+				fprintf(stderr, "node %u drop %s = %" PRIu64 "\n", i,
+					trd_drop_name(c), st.drop[c]);
 	}
 	T_EQ(total_drops, 0);
 	printf("ops(%s): %u rounds x 56 pairs x 3 operations, then 64 MiB of each, byte-exact\n",

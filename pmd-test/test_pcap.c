@@ -106,14 +106,14 @@ check_frame(const uint8_t *f, uint32_t len, const struct expect *e, const uint8_
 	T_ASSERT(memcmp(f, bcast, 6) == 0, "destination MAC");
 	T_ASSERT(memcmp(f + 6, mac, 6) == 0, "source MAC");
 	T_EQ(be(f + 12, 2), 0x88B5);
-	T_EQ(h[0], 1);          /* version */
+	T_EQ(h[0], 1); /* version */
 	T_EQ(h[1], e->type);
 	T_EQ(be(h + 2, 2), e->flags);
-	T_EQ(h[4], 0);          /* src 0,0,0 */
+	T_EQ(h[4], 0); /* src 0,0,0 */
 	T_EQ(h[5], 0);
 	T_EQ(h[6], 0);
-	T_EQ(h[7], 3);          /* one hop + slack of 2 */
-	T_EQ(h[8], 1);          /* dst 1,0,0 */
+	T_EQ(h[7], 3); /* one hop + slack of 2 */
+	T_EQ(h[8], 1); /* dst 1,0,0 */
 	T_EQ(h[9], 0);
 	T_EQ(h[10], 0);
 	T_EQ(h[11], e->fifo);
@@ -198,12 +198,14 @@ test_tx(void)
 		struct expect ex[] = {
 			{TRD_PKT_PUT, TRD_HF_FIRST, 0, 7, 0x1122334455667788ULL, 1000, 3000, 1444,
 			 data},
-			{TRD_PKT_PUT, 0, 0, 7, 0x1122334455667788ULL, 2444, 3000, 1444, data + 1444},
+			{TRD_PKT_PUT, 0, 0, 7, 0x1122334455667788ULL, 2444, 3000, 1444,
+			 data + 1444},
 			{TRD_PKT_PUT, TRD_HF_LAST, 0, 7, 0x1122334455667788ULL, 3888, 3000, 112,
 			 data + 2888},
 			{TRD_PKT_FIFO, TRD_HF_ALL, 3, 0, 0xCAFEF00DULL, 0, 100, 100, data},
 			{TRD_PKT_FIFO, TRD_HF_ALL, 1, 0, 42, 0, 0, 0, NULL},
-			{TRD_PKT_RGET, TRD_HF_ALL, TRD_ENGINE_FIFO, 0, 0, 0, 64, 64, (const uint8_t *)&carried},
+			{TRD_PKT_RGET, TRD_HF_ALL, TRD_ENGINE_FIFO, 0, 0, 0, 64, 64,
+			 (const uint8_t *)&carried},
 		};
 		unsigned int i = 0;
 
@@ -377,8 +379,8 @@ test_rx(void)
 			fprintf(stderr, "drop %s: %" PRIu64 " want %" PRIu64 "\n", trd_drop_name(c),
 				st.drop[c], want[c]);
 	for (unsigned int c = 0; c < TRD_DROP_MAX; c++)
-		T_ASSERT(st.drop[c] == want[c], "drop %s: %" PRIu64 " != %" PRIu64, trd_drop_name(c),
-			 st.drop[c], want[c]);
+		T_ASSERT(st.drop[c] == want[c], "drop %s: %" PRIu64 " != %" PRIu64,
+			 trd_drop_name(c), st.drop[c], want[c]);
 	T_EQ(trd_rec_fifo_wait(trd_rec_fifo(n, 2), &msg, TIMEOUT_US), 0);
 	T_EQ(msg->len, 33);
 	T_EQ(msg->user, 77);

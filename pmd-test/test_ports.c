@@ -91,8 +91,12 @@ send_datagram(uint16_t port, uint32_t src_ip, bool bad_csum)
 	struct rte_mempool *mp = trd_default_pool(0);
 	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
 	uint8_t *f, *ip;
-	struct trd_pkt p = {.version = TRD_WIRE_VERSION, .type = TRD_PKT_PUT, .flags = TRD_HF_ALL,
-			    .dst = {0, 0, 0}, .src = {1, 0, 0}, .hops = 1};
+	struct trd_pkt p = {.version = TRD_WIRE_VERSION,
+			    .type = TRD_PKT_PUT,
+			    .flags = TRD_HF_ALL,
+			    .dst = {0, 0, 0},
+			    .src = {1, 0, 0},
+			    .hops = 1};
 	uint32_t dst_ip = rte_cpu_to_be_32(RTE_IPV4(10, 0, 0, 1));
 
 	T_ASSERT(m != NULL, "mbuf");
@@ -268,7 +272,8 @@ made:
 		T_EQ(plain, 0);
 		T_ASSERT(dgrams > 100, "%u torus datagrams captured", dgrams);
 		printf("ports(%s): %u torus frames captured, all over IPv4/UDP to port %u; "
-		       "2 forged datagrams refused\n", mode, dgrams, TRD_UDP_PORT);
+		       "2 forged datagrams refused\n",
+		       mode, dgrams, TRD_UDP_PORT);
 		if (argc <= 2)
 			unlink(cap_path);
 	}
@@ -279,7 +284,8 @@ made:
 		for (unsigned int c = 1; c < TRD_DROP_MAX; c++)
 			T_ASSERT(st.drop[c] == 0 || c == TRD_DROP_BAD_ETHERTYPE ||
 					 c == TRD_DROP_DUPLICATE,
-				 "node %d dropped %" PRIu64 " as %s", i, st.drop[c], trd_drop_name(c));
+				 "node %d dropped %" PRIu64 " as %s", i, st.drop[c],
+				 trd_drop_name(c));
 	}
 	trd_net_free(net);
 	rte_eal_cleanup();

@@ -27,28 +27,28 @@
 #include "test_common.h"
 
 #define TIMEOUT_US 30000000
-#define PAGE 4096
-#define NODES 8
-#define WIN 32 /* outstanding per FIFO */
-#define SLICE 4096
+#define PAGE       4096
+#define NODES      8
+#define WIN        32 /* outstanding per FIFO */
+#define SLICE      4096
 
 static unsigned int per_node = 1250; /* 8 x 1250 = 10 000 */
 
 struct origin {
 	struct trd_node *n;
-	uint8_t *src;               /* per_node * 2048 bytes of source data */
-	uint8_t *mem;               /* target memory: a slice per (origin, slot) */
+	uint8_t *src; /* per_node * 2048 bytes of source data */
+	uint8_t *mem; /* target memory: a slice per (origin, slot) */
 	struct trd_mr *mr;
-	uint64_t *db[2];            /* doorbell pages: local, delivery */
+	uint64_t *db[2]; /* doorbell pages: local, delivery */
 	struct trd_mr *dbmr[2];
-	uint16_t ctr[4][WIN];       /* injection counter per (fifo, window slot) */
+	uint16_t ctr[4][WIN]; /* injection counter per (fifo, window slot) */
 	unsigned int posted[4], done[4];
-	int64_t last[4];            /* last completed index per FIFO, for order */
-	uint8_t *seen;              /* per op: completions seen */
+	int64_t last[4]; /* last completed index per FIFO, for order */
+	uint8_t *seen;   /* per op: completions seen */
 	uint32_t *len;
 	uint8_t *tgt;
-	uint64_t need[4];           /* packets of FIFO f up to and including the last posted op */
-	uint64_t *need_at;          /* per op: packets its FIFO must have sent when it completes */
+	uint64_t need[4];  /* packets of FIFO f up to and including the last posted op */
+	uint64_t *need_at; /* per op: packets its FIFO must have sent when it completes */
 };
 
 static struct origin o[NODES];
@@ -341,8 +341,8 @@ test_engine_only_and_capture(void)
 
 	test_fill(buf, sizeof(buf), 1);
 	for (unsigned int i = 0; i < N; i++) {
-		struct trd_cpl_spec spec = {.kind = TRD_CPL_FIFO, .mode = TRD_CPL_LOCAL,
-					    .fifo = 2, .cookie = 1000 + i};
+		struct trd_cpl_spec spec = {
+			.kind = TRD_CPL_FIFO, .mode = TRD_CPL_LOCAL, .fifo = 2, .cookie = 1000 + i};
 
 		T_EQ(trd_counter_set(O, ctr, sizeof(buf)), 0);
 		trd_desc_put(&d, trd_node_coord(T), buf, sizeof(buf), trd_mr_key(mr), 0, ctr, 0);

@@ -25,11 +25,11 @@
 
 #include "test_common.h"
 
-#define NODES 4
-#define WIN 8
-#define MAXLEN 65536
-#define RF_CPL 1
-#define RF_MSG 2 /* the targets' reception FIFO for the memory-FIFO sends */
+#define NODES      4
+#define WIN        8
+#define MAXLEN     65536
+#define RF_CPL     1
+#define RF_MSG     2 /* the targets' reception FIFO for the memory-FIFO sends */
 #define TIMEOUT_US 120000000
 
 enum slot_state { FREE, POSTED, LANDING };

@@ -51,7 +51,7 @@
 
 #include "test_common.h"
 
-#define RF 3         /* outcomes of tracked operations */
+#define RF  3 /* outcomes of tracked operations */
 #define MEM (4u << 20)
 #define SK0 0x1111222233334444ULL
 #define SK1 0x5555666677778888ULL
@@ -61,7 +61,7 @@ static struct trd_link *farA, *farB; /* the test's ends of the nodes' cables */
 static uint8_t *memb, *srca;
 static struct trd_mr *mrb, *mra;
 static bool b_alive = true;
-static bool drop_done;       /* do not carry B's DONE frames */
+static bool drop_done; /* do not carry B's DONE frames */
 static uint64_t done_dropped;
 static unsigned int drop_from_a; /* lose this many of A's next frames */
 static unsigned int drop_bundle; /* lose this many of A's next bundle frames */
@@ -384,8 +384,8 @@ static void
 test_fence(void)
 {
 	struct trd_client *cl = trd_client_create("session", NULL);
-	struct trd_context_conf cc = {.node = A, .inj_fifo = 1, .cpl_fifo = 2,
-				      .recv_fifo = TRD_NO_FIFO};
+	struct trd_context_conf cc = {
+		.node = A, .inj_fifo = 1, .cpl_fifo = 2, .recv_fifo = TRD_NO_FIFO};
 	struct trd_context *x;
 	struct trd_ep e;
 	int ok_status = 1, second = 1;
@@ -445,7 +445,8 @@ test_owed(unsigned int dead_ms)
 	 * at a loss-free link; protocol time runs slower than the wall clock on a busy machine) */
 	T_ASSERT(t <= (uint64_t)dead_ms * 16000 + 1000000, "failed after %" PRIu64 " us", t);
 	printf("owed: an outcome owed by a peer that acknowledged everything and died failed "
-	       "with -EHOSTUNREACH after %" PRIu64 " ms (dead_ms %u)\n", t / 1000, dead_ms);
+	       "with -EHOSTUNREACH after %" PRIu64 " ms (dead_ms %u)\n",
+	       t / 1000, dead_ms);
 	drop_done = false;
 	/* it comes back: it answers the probes, a new session starts, traffic goes on */
 	b_alive = true;
@@ -729,14 +730,14 @@ test_forge(void)
 		want++;
 		if (open_net) {
 			/* the right message, from the wrong node */
-			T_EQ(trd_node_rx_frame(A, f, forge_verdict(f, TRD_PKT_DONE, 0, i, hp.offset, 0),
-					       0),
+			T_EQ(trd_node_rx_frame(
+				     A, f, forge_verdict(f, TRD_PKT_DONE, 0, i, hp.offset, 0), 0),
 			     0);
 			want++;
 		} else if (i == hp.aux) {
 			/* everything right but outside the session */
-			T_EQ(trd_node_rx_frame(A, f, forge_verdict(f, TRD_PKT_DONE, 1, i, hp.offset, 0),
-					       0),
+			T_EQ(trd_node_rx_frame(
+				     A, f, forge_verdict(f, TRD_PKT_DONE, 1, i, hp.offset, 0), 0),
 			     0);
 			want++;
 		}
@@ -758,15 +759,15 @@ test_forge(void)
 	wait_held(&hp);
 	for (uint32_t i = 1; i <= 4096; i++) {
 		/* "old value 0: lock acquired" */
-		T_EQ(trd_node_rx_frame(A, f,
-				       forge_verdict(f, TRD_PKT_ATOMIC_REPLY, 1, i, hp.offset + i, 0),
-				       0),
+		T_EQ(trd_node_rx_frame(
+			     A, f, forge_verdict(f, TRD_PKT_ATOMIC_REPLY, 1, i, hp.offset + i, 0),
+			     0),
 		     0);
 		want++;
 		if (open_net || i == hp.aux) {
 			T_EQ(trd_node_rx_frame(A, f,
-					       forge_verdict(f, TRD_PKT_ATOMIC_REPLY, open_net ? 0 : 1,
-							     i, hp.offset, 0),
+					       forge_verdict(f, TRD_PKT_ATOMIC_REPLY,
+							     open_net ? 0 : 1, i, hp.offset, 0),
 					       0),
 			     0);
 			want++;

@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include <toroid/telemetry.h>
-#include <toroid/topo.h>
 #include <toroid/testing.h>
+#include <toroid/topo.h>
 #include <toroid/toroid.h>
 #include <toroid/vni_service.h>
 
@@ -226,8 +226,8 @@ run_traffic(struct trd_net *net)
 	T_EQ(trd_counter_wait(n[3], ctr, TIMEOUT_US), 0);
 	/* FIFO messages (1,0) -> (0,1) */
 	for (int i = 0; i < 5; i++) {
-		trd_desc_fifo(&d, trd_node_coord(n[2]), 0, src, 100 + 700 * (uint32_t)i, (uint64_t)i,
-			      0);
+		trd_desc_fifo(&d, trd_node_coord(n[2]), 0, src, 100 + 700 * (uint32_t)i,
+			      (uint64_t)i, 0);
 		T_EQ(trd_inject(trd_inj_fifo(n[1], 2), &d), 0);
 		T_EQ(trd_rec_fifo_wait(trd_rec_fifo(n[2], 0), &m, TIMEOUT_US), 0);
 		trd_msg_free(m);
@@ -351,8 +351,9 @@ check_with_script(struct trd_node *node)
 	int found = 0, rc;
 
 	/* DPDK's own client is part of the test: without it the test fails, it is not skipped */
-	T_ASSERT(access(script, X_OK) == 0,
-		 "dpdk-telemetry.py not installed (Debian package dpdk-dev: make deps installs it)");
+	T_ASSERT(
+		access(script, X_OK) == 0,
+		"dpdk-telemetry.py not installed (Debian package dpdk-dev: make deps installs it)");
 	T_ASSERT(access("/usr/bin/timeout", X_OK) == 0, "/usr/bin/timeout not installed");
 	T_EQ(trd_node_stats_get(node, &st), 0);
 	snprintf(cmd, sizeof(cmd),
@@ -385,7 +386,8 @@ check_vni_answer(const char *cmd, struct trd_vni_svc *vs, const char *path)
 
 	T_ASSERT(a != NULL && *a == '{', "%s: %s", cmd, reply);
 	T_EQ(trd_vni_svc_stats_get(vs, st), 0);
-	T_ASSERT(str_is(a, "node", trd_node_name(trd_vni_svc_node(vs))), "%s: node: %s", cmd, reply);
+	T_ASSERT(str_is(a, "node", trd_node_name(trd_vni_svc_node(vs))), "%s: node: %s", cmd,
+		 reply);
 	T_ASSERT(str_is(a, "socket", path), "%s: socket: %s", cmd, reply);
 	for (unsigned int k = 0; k < TRD_VNI_SVC_STAT_MAX; k++)
 		T_NUM(a, trd_vni_svc_stat_name(k), st[k]);
@@ -420,8 +422,8 @@ check_vni(struct trd_net *net)
 	}
 	check_null("/toroid/vni"); /* nothing registered yet */
 	for (unsigned int i = 0; i < 2; i++) {
-		struct trd_vni_svc_conf vc = {.node = trd_net_node(net, i), .topo = &topo,
-					   .staging = (i + 1) << 20};
+		struct trd_vni_svc_conf vc = {
+			.node = trd_net_node(net, i), .topo = &topo, .staging = (i + 1) << 20};
 
 		T_ASSERT(snprintf(path[i], sizeof(path[i]), "%s/vni%u.sock", rundir, i) <
 				 (int)sizeof(path[i]),
@@ -435,7 +437,8 @@ check_vni(struct trd_net *net)
 	T_EQ(trd_vni_svc_telemetry_register(NULL), -EINVAL);
 	/* by node name and by index (the order of registration); with two, a name is needed */
 	for (unsigned int i = 0; i < 2; i++) {
-		snprintf(cmd, sizeof(cmd), "/toroid/vni,%s", trd_node_name(trd_vni_svc_node(vs[i])));
+		snprintf(cmd, sizeof(cmd), "/toroid/vni,%s",
+			 trd_node_name(trd_vni_svc_node(vs[i])));
 		check_vni_answer(cmd, vs[i], path[i]);
 		snprintf(cmd, sizeof(cmd), "/toroid/vni,%u", i);
 		check_vni_answer(cmd, vs[i], path[i]);

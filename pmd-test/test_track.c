@@ -18,8 +18,8 @@
 #include "test_common.h"
 
 #define TIMEOUT_US 5000000
-#define NODES 8
-#define RF 3 /* reception FIFO of the outcomes */
+#define NODES      8
+#define RF         3 /* reception FIFO of the outcomes */
 
 static struct trd_net *net;
 static struct trd_node *nd[NODES];
@@ -88,7 +88,8 @@ test_fadd(uint64_t *word, struct trd_mr *mr)
 				uint32_t id;
 				unsigned int slot = posted[a] % WIN;
 
-				T_EQ(trd_track_open(nd[a], RF, posted[a], &result[a][slot], &id), 0);
+				T_EQ(trd_track_open(nd[a], RF, posted[a], &result[a][slot], &id),
+				     0);
 				trd_desc_atomic(&d, trd_node_coord(nd[0]), TRD_ATOMIC_FADD,
 						trd_mr_key(mr), 0, 1, 0);
 				d.flags |= TRD_DF_ACKREQ;
@@ -157,11 +158,11 @@ test_cas_lock(uint64_t *words, struct trd_mr *mr, uint8_t *local[NODES], struct 
 			v++;
 			memcpy(local[a] + 8, &v, 8);
 			/* write it back and wait until it is there */
-			trd_desc_put(&d, trd_node_coord(nd[0]), local[a] + 8, 8, trd_mr_key(mr), 8, 0,
-				     0);
+			trd_desc_put(&d, trd_node_coord(nd[0]), local[a] + 8, 8, trd_mr_key(mr), 8,
+				     0, 0);
 			T_EQ(tracked(a, &d, NULL, 2), 0);
-			trd_desc_atomic(&d, trd_node_coord(nd[0]), TRD_ATOMIC_SWAP, trd_mr_key(mr), 0,
-					0, 0);
+			trd_desc_atomic(&d, trd_node_coord(nd[0]), TRD_ATOMIC_SWAP, trd_mr_key(mr),
+					0, 0, 0);
 			T_EQ(tracked(a, &d, &old, 3), 0);
 			T_EQ(old, a + 1); /* we held it */
 		}

@@ -36,8 +36,8 @@
 #include "test_common.h"
 
 #define TIMEOUT_US 5000000
-#define LEN 4096
-#define GUARD 256
+#define LEN        4096
+#define GUARD      256
 
 static struct trd_node *
 mknode(unsigned int x, struct trd_node_conf *c)
@@ -470,7 +470,7 @@ virt_iova(const void *va)
 	return rte_mem_virt2iova(va);
 }
 
-#define PG 4096
+#define PG  4096
 #define NPG 8
 
 static void

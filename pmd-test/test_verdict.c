@@ -29,7 +29,7 @@
 #include "test_common.h"
 
 #define ITER 40000
-#define REG 65536
+#define REG  65536
 
 static struct trd_node *node;
 static struct trd_link *far;
@@ -60,10 +60,11 @@ check_answers(void)
 
 			if (rc != 0) {
 				trd_wire_parse(f, len, &p); /* decoded enough to say what */
-				fprintf(stderr, "answer type %u flags %#x aux %u key %" PRIu64
-						" len %u refused: %s\n",
-					f[TRD_ETH_HLEN + 1], (unsigned int)p.flags, p.aux, p.key, len,
-					trd_drop_name((unsigned int)rc));
+				fprintf(stderr,
+					"answer type %u flags %#x aux %u key %" PRIu64
+					" len %u refused: %s\n",
+					f[TRD_ETH_HLEN + 1], (unsigned int)p.flags, p.aux, p.key,
+					len, trd_drop_name((unsigned int)rc));
 				refused++;
 			} else {
 				answers[p.type]++;
@@ -106,8 +107,8 @@ pick_off(void)
 static uint32_t
 gen(uint8_t *f)
 {
-	static const uint8_t types[] = {TRD_PKT_PUT,  TRD_PKT_FIFO,         TRD_PKT_RGET,
-					TRD_PKT_ATOMIC, TRD_PKT_DONE,       TRD_PKT_ATOMIC_REPLY,
+	static const uint8_t types[] = {TRD_PKT_PUT,    TRD_PKT_FIFO, TRD_PKT_RGET,
+					TRD_PKT_ATOMIC, TRD_PKT_DONE, TRD_PKT_ATOMIC_REPLY,
 					TRD_PKT_BUNDLE, TRD_PKT_ACK};
 	uint8_t pay[1024];
 	struct trd_pkt p;
@@ -206,8 +207,8 @@ gen(uint8_t *f)
 		for (unsigned int i = 0; i < k; i++) {
 			uint16_t l = (uint16_t)r(16);
 
-			trd_wire_entry_encode(pay + n, r(2) ? TRD_PKT_PUT : TRD_PKT_FIFO, 0, 0, l, key,
-					      0);
+			trd_wire_entry_encode(pay + n, r(2) ? TRD_PKT_PUT : TRD_PKT_FIFO, 0, 0, l,
+					      key, 0);
 			test_fill(pay + n + TRD_ENTRY_LEN, l, i);
 			n = (uint16_t)(n + TRD_ENTRY_LEN + l);
 		}

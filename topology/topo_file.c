@@ -27,7 +27,7 @@
 
 #include <toroid/topo.h>
 
-#define MSG_MAX 256
+#define MSG_MAX          256
 #define MISSING_LIST_MAX 4 /* ranks named in a "missing node" message */
 
 enum section_kind {
@@ -268,11 +268,13 @@ procs_key(struct parse_ctx *ctx, const char *value)
 		unsigned long a, p;
 
 		if (colon == NULL)
-			return fail(ctx, ctx->line, EINVAL,
-				    "bad procs entry '%s' (expected APP:PROC, e.g. procs = 1:0,1:1)",
-				    trim(tok));
+			return fail(
+				ctx, ctx->line, EINVAL,
+				"bad procs entry '%s' (expected APP:PROC, e.g. procs = 1:0,1:1)",
+				trim(tok));
 		*colon = '\0';
-		if (parse_uint(tok, UINT32_MAX, &a) < 0 || parse_uint(colon + 1, UINT32_MAX, &p) < 0)
+		if (parse_uint(tok, UINT32_MAX, &a) < 0 ||
+		    parse_uint(colon + 1, UINT32_MAX, &p) < 0)
 			return fail(ctx, ctx->line, EINVAL,
 				    "bad procs entry '%s:%s' (APP and PROC are 0..%lu)", trim(tok),
 				    trim(colon + 1), (unsigned long)UINT32_MAX);

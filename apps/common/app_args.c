@@ -43,10 +43,23 @@ app_parse_u64(const char *s, bool suffix, uint64_t min, uint64_t max, uint64_t *
 		return -EINVAL;
 	if (suffix && *p != '\0' && p[1] == '\0') {
 		switch (*p) {
-		case 'k': case 'K': shift = 10; p++; break;
-		case 'm': case 'M': shift = 20; p++; break;
-		case 'g': case 'G': shift = 30; p++; break;
-		default: break;
+		case 'k':
+		case 'K':
+			shift = 10;
+			p++;
+			break;
+		case 'm':
+		case 'M':
+			shift = 20;
+			p++;
+			break;
+		case 'g':
+		case 'G':
+			shift = 30;
+			p++;
+			break;
+		default:
+			break;
 		}
 	}
 	if (*p != '\0')

@@ -96,7 +96,8 @@ app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***a
 		for (int i = 1; i < sep; i++) {
 			eal[n++] = argv[i];
 			no_huge |= strcmp(argv[i], "--no-huge") == 0;
-			mem |= strncmp(argv[i], "-m", 2) == 0 || strncmp(argv[i], "--socket-mem", 12) == 0;
+			mem |= strncmp(argv[i], "-m", 2) == 0 ||
+			       strncmp(argv[i], "--socket-mem", 12) == 0;
 		}
 		/* without hugepages EAL's default is 64 MB, too little for the apps' pools: give
 		 * the app's own default unless the command line says how much */

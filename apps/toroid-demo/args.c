@@ -135,7 +135,8 @@ demo_parse_ops(struct demo_opts *o, const char *arg)
 
 		/* a key selects every row that has it; a name, its row */
 		for (unsigned int i = 0; i < DEMO_OP_COUNT; i++) {
-			if (strcmp(tok, demo_ops[i].key) == 0 || strcmp(tok, demo_ops[i].name) == 0) {
+			if (strcmp(tok, demo_ops[i].key) == 0 ||
+			    strcmp(tok, demo_ops[i].name) == 0) {
 				o->ops[i] = true;
 				found = true;
 			}
@@ -155,8 +156,15 @@ void
 demo_parse_args(struct demo_opts *o, int argc, char **argv, const char *default_lcores)
 {
 	enum { OPT_CAPTURE = 300, OPT_SNAPLEN, OPT_IMPAIR };
-	enum { OPT_SIZES = 256, OPT_LINKS, OPT_SEED, OPT_TIMEOUT, OPT_OPS, OPT_DB_WAIT,
-	       OPT_RSIZES };
+	enum {
+		OPT_SIZES = 256,
+		OPT_LINKS,
+		OPT_SEED,
+		OPT_TIMEOUT,
+		OPT_OPS,
+		OPT_DB_WAIT,
+		OPT_RSIZES
+	};
 	static const struct option longopts[] = {
 		{"sizes", required_argument, NULL, OPT_SIZES},
 		{"reflect-sizes", required_argument, NULL, OPT_RSIZES},

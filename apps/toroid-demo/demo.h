@@ -31,27 +31,26 @@
 #include <toroid/testing.h> /* --impair */
 #include <toroid/toroid.h>
 
-
-#define DEMO_EXIT_FAIL 1  /* a transfer failed, or set-up failed */
+#define DEMO_EXIT_FAIL  1 /* a transfer failed, or set-up failed */
 #define DEMO_EXIT_USAGE 2 /* the command line is wrong */
 
-#define DEMO_DIM 2 /* the torus is DEMO_DIM^3 */
-#define DEMO_MAX_NODES (DEMO_DIM * DEMO_DIM * DEMO_DIM)
-#define DEMO_MAX_SIZES 32
-#define DEMO_SIZE_MAX (64u << 20)  /* largest --sizes entry */
-#define DEMO_GUARD 64              /* bytes checked on each side of a written range */
-#define DEMO_OFF_SPAN 4096         /* random offsets fall in [GUARD, GUARD + SPAN) */
-#define DEMO_SLICE_US 100000       /* waits are cut in slices to notice SIGINT */
-#define DEMO_SHORT_WAIT_US 100000  /* a second wait after a failed one */
-#define DEMO_SETTLE_QUIET_US 20000 /* after a failure: idle this long ... */
-#define DEMO_SETTLE_MAX_US 2000000 /* ... or give up after this */
-#define DEMO_REC_FIFO 0            /* reception FIFO of FIFO messages */
-#define DEMO_INJ_FIFO 0            /* injection FIFO the demo posts into */
-#define DEMO_RGET_FIFO 1           /* target injection FIFO of remote-get descriptors */
-#define DEMO_REFL_INJ_FIFO 2       /* injection FIFO of puts with reflection: its own */
-#define DEMO_CPL_REC_FIFO 1        /* reception FIFO of FIFO-kind completions */
-#define DEMO_TITLE_W 29            /* width of the operation column */
-#define DEMO_MAX_LAT (DEMO_MAX_NODES * DEMO_MAX_NODES) /* latencies per (operation, size) */
+#define DEMO_DIM             2 /* the torus is DEMO_DIM^3 */
+#define DEMO_MAX_NODES       (DEMO_DIM * DEMO_DIM * DEMO_DIM)
+#define DEMO_MAX_SIZES       32
+#define DEMO_SIZE_MAX        (64u << 20) /* largest --sizes entry */
+#define DEMO_GUARD           64          /* bytes checked on each side of a written range */
+#define DEMO_OFF_SPAN        4096        /* random offsets fall in [GUARD, GUARD + SPAN) */
+#define DEMO_SLICE_US        100000      /* waits are cut in slices to notice SIGINT */
+#define DEMO_SHORT_WAIT_US   100000      /* a second wait after a failed one */
+#define DEMO_SETTLE_QUIET_US 20000       /* after a failure: idle this long ... */
+#define DEMO_SETTLE_MAX_US   2000000     /* ... or give up after this */
+#define DEMO_REC_FIFO        0           /* reception FIFO of FIFO messages */
+#define DEMO_INJ_FIFO        0           /* injection FIFO the demo posts into */
+#define DEMO_RGET_FIFO       1           /* target injection FIFO of remote-get descriptors */
+#define DEMO_REFL_INJ_FIFO   2           /* injection FIFO of puts with reflection: its own */
+#define DEMO_CPL_REC_FIFO    1           /* reception FIFO of FIFO-kind completions */
+#define DEMO_TITLE_W         29          /* width of the operation column */
+#define DEMO_MAX_LAT         (DEMO_MAX_NODES * DEMO_MAX_NODES) /* latencies per (operation, size) */
 /* (puts with reflection have an injection FIFO of their own so that its packet counter counts
  * nothing else) */
 
@@ -101,9 +100,9 @@ struct demo_opts {
 	uint64_t timeout_us;
 	enum trd_wait_how db_wait; /* how doorbell completions are waited for */
 	bool verbose;
-	const char *capture;       /* pcap file of every frame the nodes send and receive */
+	const char *capture; /* pcap file of every frame the nodes send and receive */
 	unsigned int snaplen;
-	bool impair;               /* --impair given */
+	bool impair; /* --impair given */
 	struct trd_impair_conf imp;
 };
 
@@ -114,19 +113,19 @@ struct demo_node {
 	struct trd_node *node;
 	struct trd_coord coord;
 	unsigned int rank;
-	struct trd_inj_fifo *inj;     /* where this node, as origin, posts */
-	struct trd_rec_fifo *rec; /* where FIFO messages to this node land */
-	uint8_t *wbuf;            /* put target, and remote-get destination */
-	uint8_t *rbuf;            /* remote-get source */
-	struct trd_mr *wmr;       /* wbuf, TRD_ACCESS_REMOTE_WRITE */
-	struct trd_mr *rmr;       /* rbuf, TRD_ACCESS_REMOTE_READ */
-	uint16_t ctr_inj;         /* injection counter of what this node posts */
-	uint16_t ctr_rec;         /* reception counter: puts to it, reads by it */
-	struct trd_inj_fifo *rinj;    /* where this node posts puts with reflection */
-	struct trd_rec_fifo *cpl; /* where its FIFO-kind completions land */
-	uint64_t *db;             /* doorbell page: its doorbell-kind completions */
-	struct trd_mr *dbmr;      /* db, registered as a doorbell signalling eq */
-	struct trd_eq *eq;        /* event queue of the doorbell page, owned by the demo thread */
+	struct trd_inj_fifo *inj;  /* where this node, as origin, posts */
+	struct trd_rec_fifo *rec;  /* where FIFO messages to this node land */
+	uint8_t *wbuf;             /* put target, and remote-get destination */
+	uint8_t *rbuf;             /* remote-get source */
+	struct trd_mr *wmr;        /* wbuf, TRD_ACCESS_REMOTE_WRITE */
+	struct trd_mr *rmr;        /* rbuf, TRD_ACCESS_REMOTE_READ */
+	uint16_t ctr_inj;          /* injection counter of what this node posts */
+	uint16_t ctr_rec;          /* reception counter: puts to it, reads by it */
+	struct trd_inj_fifo *rinj; /* where this node posts puts with reflection */
+	struct trd_rec_fifo *cpl;  /* where its FIFO-kind completions land */
+	uint64_t *db;              /* doorbell page: its doorbell-kind completions */
+	struct trd_mr *dbmr;       /* db, registered as a doorbell signalling eq */
+	struct trd_eq *eq;         /* event queue of the doorbell page, owned by the demo thread */
 };
 
 /* Results of one (operation, size). */
@@ -135,9 +134,9 @@ struct demo_cell {
 	uint64_t passed;
 	uint64_t failed;
 	uint64_t bytes;
-	uint64_t packets; /* TX_PUT + TX_FIFO + TX_RGET, all nodes */
-	uint64_t fwd;     /* FWD_PKTS, all nodes */
-	uint64_t time_us; /* from posting to the last wait's end */
+	uint64_t packets;   /* TX_PUT + TX_FIFO + TX_RGET, all nodes */
+	uint64_t fwd;       /* FWD_PKTS, all nodes */
+	uint64_t time_us;   /* from posting to the last wait's end */
 	unsigned int n_lat; /* put+reflect: completions timed, in demo.lat */
 };
 
@@ -147,9 +146,9 @@ struct demo {
 	unsigned int n_nodes;
 	struct demo_node nodes[DEMO_MAX_NODES];
 	size_t buf_len;
-	uint8_t *src; /* the origin's source buffer (one transfer at a time) */
+	uint8_t *src;  /* the origin's source buffer (one transfer at a time) */
 	uint8_t *kept; /* put+reflect: the bytes posted, while the source is overwritten */
-	bool served;  /* a worker lcore serves the nodes */
+	bool served;   /* a worker lcore serves the nodes */
 	unsigned int worker;
 	struct demo_cell cell[DEMO_OP_COUNT][DEMO_MAX_SIZES];
 	uint8_t pair_ran[DEMO_OP_COUNT][DEMO_MAX_NODES][DEMO_MAX_NODES];
@@ -158,9 +157,9 @@ struct demo {
 	uint64_t passed, failed, planned;
 	/* put+reflect: TSC cycles from posting to the completion, per (row, size) */
 	uint64_t lat[DEMO_OP_COUNT][DEMO_MAX_SIZES][DEMO_MAX_LAT];
-	unsigned int payload;   /* bytes per data packet (all links have the same MTU) */
-	size_t db_len;          /* doorbell page size */
-	uint64_t db_seq;        /* doorbell words are used in turn */
+	unsigned int payload; /* bytes per data packet (all links have the same MTU) */
+	size_t db_len;        /* doorbell page size */
+	uint64_t db_seq;      /* doorbell words are used in turn */
 };
 
 /* One transfer in progress. */
@@ -172,9 +171,9 @@ struct demo_xfer {
 	struct demo_node *tgt;
 	uint64_t rng;
 	bool failed;
-	uint64_t t_post; /* when the descriptor was posted */
-	uint64_t t_done; /* when the last wait ended */
-	bool cpl;         /* put+reflect: the completion arrived ... */
+	uint64_t t_post;   /* when the descriptor was posted */
+	uint64_t t_done;   /* when the last wait ended */
+	bool cpl;          /* put+reflect: the completion arrived ... */
 	uint64_t tsc_post; /* ... this long (TSC cycles) ... */
 	uint64_t tsc_cpl;  /* ... after posting */
 };
@@ -187,38 +186,37 @@ uint64_t demo_mix(uint64_t x);
 uint64_t demo_rand(uint64_t *s);
 void demo_fill(uint8_t *p, size_t len, uint64_t *s);
 size_t demo_offset(uint64_t *s);
-const char * demo_size_str(uint32_t v, char *buf, size_t len);
-const char * demo_coord_str(struct trd_coord c, char *buf, size_t len);
+const char *demo_size_str(uint32_t v, char *buf, size_t len);
+const char *demo_coord_str(struct trd_coord c, char *buf, size_t len);
 void demo_xfail(struct demo_xfer *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void demo_parse_args(struct demo_opts *o, int argc, char **argv, const char *default_lcores);
 int demo_rec_fifo_wait(struct trd_rec_fifo *rf, struct trd_msg **msg, uint64_t timeout_us);
 int demo_inject(struct demo_node *dn, const struct trd_desc *d, uint64_t timeout_us);
 int demo_doorbell_wait(struct trd_mr *db, uint64_t offset, uint64_t value, enum trd_wait_how how,
-		uint64_t timeout_us);
+		       uint64_t timeout_us);
 int demo_inject_reflect(struct demo_node *dn, const struct trd_desc *d,
-		const struct trd_cpl_spec *spec, uint64_t timeout_us, uint64_t *tsc);
+			const struct trd_cpl_spec *spec, uint64_t timeout_us, uint64_t *tsc);
 int demo_xwait_counter(struct demo_xfer *x, struct demo_node *dn, uint16_t id, const char *what);
 bool demo_check_bytes(struct demo_xfer *x, const char *what, const uint8_t *got,
-		const uint8_t *want, size_t len);
+		      const uint8_t *want, size_t len);
 /* Guard bytes around [off, off + len) of a destination buffer. */
 struct demo_guard {
 	uint8_t before[DEMO_GUARD];
 	uint8_t after[DEMO_GUARD];
 };
 
-
 void demo_dst_prepare(struct demo_xfer *x, uint8_t *buf, size_t off, const uint8_t *want,
-		struct demo_guard *g);
+		      struct demo_guard *g);
 void demo_dst_check(struct demo_xfer *x, const char *what, const uint8_t *buf, size_t off,
-		const uint8_t *want, const struct demo_guard *g);
-const struct demo_sizes * demo_op_sizes(const struct demo *dm, unsigned int op);
+		    const uint8_t *want, const struct demo_guard *g);
+const struct demo_sizes *demo_op_sizes(const struct demo *dm, unsigned int op);
 enum demo_result demo_transfer(struct demo *dm, enum demo_op op, unsigned int si,
-		struct demo_node *o, struct demo_node *t);
+			       struct demo_node *o, struct demo_node *t);
 int demo_snapshot(struct demo *dm, struct trd_node_stats *st);
 uint64_t demo_stat_sum(const struct demo *dm, const struct trd_node_stats *a,
-		const struct trd_node_stats *b, enum trd_node_stat s);
+		       const struct trd_node_stats *b, enum trd_node_stat s);
 void demo_print_node_delta(const char *label, const struct demo_node *dn,
-		const struct trd_node_stats *a, const struct trd_node_stats *b);
+			   const struct trd_node_stats *a, const struct trd_node_stats *b);
 void demo_settle(struct demo *dm);
 int demo_setup_node(struct demo *dm, unsigned int rank);
 void demo_teardown(struct demo *dm);

@@ -24,13 +24,12 @@ const struct demo_op_info demo_ops[DEMO_OP_COUNT] = {
 	[DEMO_OP_RGET] = {"rget", "rget", "remote get (read)", false, 0, 0},
 	[DEMO_OP_RL_FIFO] = {"reflect", "reflect-local-fifo", "put+reflect local fifo", true,
 			     TRD_CPL_FIFO, TRD_CPL_LOCAL},
-	[DEMO_OP_RL_DB] = {"reflect", "reflect-local-doorbell", "put+reflect local doorbell",
-			   true, TRD_CPL_DOORBELL, TRD_CPL_LOCAL},
-	[DEMO_OP_RD_FIFO] = {"reflect", "reflect-delivery-fifo", "put+reflect delivery fifo",
-			     true, TRD_CPL_FIFO, TRD_CPL_DELIVERY},
-	[DEMO_OP_RD_DB] = {"reflect", "reflect-delivery-doorbell",
-			   "put+reflect delivery doorbell", true, TRD_CPL_DOORBELL,
-			   TRD_CPL_DELIVERY},
+	[DEMO_OP_RL_DB] = {"reflect", "reflect-local-doorbell", "put+reflect local doorbell", true,
+			   TRD_CPL_DOORBELL, TRD_CPL_LOCAL},
+	[DEMO_OP_RD_FIFO] = {"reflect", "reflect-delivery-fifo", "put+reflect delivery fifo", true,
+			     TRD_CPL_FIFO, TRD_CPL_DELIVERY},
+	[DEMO_OP_RD_DB] = {"reflect", "reflect-delivery-doorbell", "put+reflect delivery doorbell",
+			   true, TRD_CPL_DOORBELL, TRD_CPL_DELIVERY},
 };
 
 volatile sig_atomic_t demo_signal;

@@ -185,10 +185,11 @@ demo_eq_drain(struct demo_xfer *x, struct demo_node *dn)
 			if (ev[i].type == TRD_EV_DOORBELL && ev[i].key == trd_mr_key(dn->dbmr) &&
 			    ev[i].value % 8 == 0 && ev[i].value < x->dm->db_len && ev[i].len == 8)
 				continue;
-			demo_xfail(x,
-				   "unexpected event on the doorbell's queue: type %u, key 0x%016" PRIx64
-				   ", offset %" PRIu64 ", %u bytes",
-				   ev[i].type, ev[i].key, ev[i].value, ev[i].len);
+			demo_xfail(
+				x,
+				"unexpected event on the doorbell's queue: type %u, key 0x%016" PRIx64
+				", offset %" PRIu64 ", %u bytes",
+				ev[i].type, ev[i].key, ev[i].value, ev[i].len);
 		}
 	}
 	if (n < 0)
@@ -293,7 +294,8 @@ demo_reflect_check_rget(struct demo_xfer *x, const struct demo_refl *r)
 	}
 	if (!ok)
 		demo_xfail(x, "the remote get was taken by %s, want the %s %s x1",
-			   used ? who : "no node", r->mode == TRD_CPL_LOCAL ? "reflector" : "target",
+			   used ? who : "no node",
+			   r->mode == TRD_CPL_LOCAL ? "reflector" : "target",
 			   demo_coord_str(r->refl, b, sizeof(b)));
 }
 
@@ -403,8 +405,8 @@ demo_reflect(struct demo_xfer *x)
 
 	if (demo_reflect_prepare(x, &r) != 0)
 		return DEMO_FAIL;
-	trd_desc_put(&d, t->coord, dm->src + r.soff, x->len, trd_mr_key(t->wmr), r.doff,
-		     o->ctr_inj, t->ctr_rec);
+	trd_desc_put(&d, t->coord, dm->src + r.soff, x->len, trd_mr_key(t->wmr), r.doff, o->ctr_inj,
+		     t->ctr_rec);
 	x->t_post = trd_time_us();
 	rc = demo_inject_reflect(o, &d, &r.spec, dm->opt.timeout_us, &x->tsc_post);
 	if (rc == -EINTR)

@@ -65,8 +65,8 @@ demo_print_lat_line(const char *label, const char *size, uint64_t *v, unsigned i
 		return;
 	}
 	app_lat_summary(v, n, us, &l);
-	printf("%-*s %5s %9u %9.1f %9.1f %9.1f %9.1f\n", DEMO_TITLE_W, label, size, n, l.min,
-	       l.avg, l.p50, l.p99);
+	printf("%-*s %5s %9u %9.1f %9.1f %9.1f %9.1f\n", DEMO_TITLE_W, label, size, n, l.min, l.avg,
+	       l.p50, l.p99);
 }
 
 /* Post-to-completion latencies of the put+reflect rows; with -v, by size too. */
@@ -111,11 +111,10 @@ demo_print_latency(struct demo *dm)
 
 			if (dm->cell[op][si].transfers == 0)
 				continue;
-			demo_print_lat_line("",
-					    demo_size_str(demo_op_sizes(dm, op)->v[si], sz,
-							  sizeof(sz)),
-					    dm->lat[op][si], dm->cell[op][si].n_lat,
-					    dm->cell[op][si].transfers);
+			demo_print_lat_line(
+				"", demo_size_str(demo_op_sizes(dm, op)->v[si], sz, sizeof(sz)),
+				dm->lat[op][si], dm->cell[op][si].n_lat,
+				dm->cell[op][si].transfers);
 		}
 	}
 }
@@ -196,8 +195,7 @@ demo_print_plan(const struct demo *dm, unsigned int n_ops, const char *what,
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? "," : "",
 					 demo_size_str(sz->v[i], s, sizeof(s)));
 	printf("toroid-demo: %u pairs x %u %s%s x %u size%s (%s B) = %" PRIu64 " transfers\n",
-	       n_pairs, n_ops, what, n_ops == 1 ? "" : "s", sz->n, sz->n == 1 ? "" : "s", list,
-	       n);
+	       n_pairs, n_ops, what, n_ops == 1 ? "" : "s", sz->n, sz->n == 1 ? "" : "s", list, n);
 	return n;
 }
 

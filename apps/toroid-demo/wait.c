@@ -89,8 +89,8 @@ demo_doorbell_wait(struct trd_mr *db, uint64_t offset, uint64_t value, enum trd_
 /* Post a put with its reflection descriptor, retrying while the FIFO is full or too many
  * completions are outstanding. *tsc: when the successful call started. */
 int
-demo_inject_reflect(struct demo_node *dn, const struct trd_desc *d,
-		    const struct trd_cpl_spec *spec, uint64_t timeout_us, uint64_t *tsc)
+demo_inject_reflect(struct demo_node *dn, const struct trd_desc *d, const struct trd_cpl_spec *spec,
+		    uint64_t timeout_us, uint64_t *tsc)
 {
 	uint64_t deadline = trd_time_us() + timeout_us;
 

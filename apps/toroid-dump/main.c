@@ -27,7 +27,7 @@
 #include "decode.h"
 
 #define EXIT_BADFILE 1 /* cannot open or read the input, cannot write the output */
-#define EXIT_USAGE 2   /* the command line is wrong */
+#define EXIT_USAGE   2 /* the command line is wrong */
 
 #define DUMP_MAX_FRAME 262144
 
@@ -107,8 +107,8 @@ struct dump_opts {
 	struct trd_coord src, dst, node;
 	int have_type;
 	uint8_t type_sel[256];
-	int fifo;        /* -1: any */
-	long long msg;   /* -1: any */
+	int fifo;      /* -1: any */
+	long long msg; /* -1: any */
 	int malformed;
 	uint16_t udp_port; /* of encapsulated torus frames (--udp-port; 0: not decoded) */
 };
@@ -153,19 +153,19 @@ static struct dump_state *dump_st;
  * block, alongside libpcap: every packet libpcap hands over (each one reaches dump_handle(),
  * the BPF filter is applied there) is the next packet block here. */
 
-#define PCAPNG_MAX_IFS 4096
+#define PCAPNG_MAX_IFS   4096
 #define PCAPNG_MAX_BLOCK (16u << 20)
 
 struct pcapng_side {
 	FILE *f;
-	int swap;                     /* the section's byte order is not ours */
+	int swap; /* the section's byte order is not ours */
 	unsigned int n_ifs;
 	char *ifname[PCAPNG_MAX_IFS]; /* if_name of each interface of the section, or NULL */
 	uint8_t *buf;
 	/* the current packet */
 	int have;
 	uint32_t ifid;
-	int dir;                      /* 0 unknown, 1 inbound, 2 outbound (epb_flags bits 0-1) */
+	int dir; /* 0 unknown, 1 inbound, 2 outbound (epb_flags bits 0-1) */
 };
 
 static struct pcapng_side png;
@@ -325,7 +325,9 @@ png_print(void)
 	if (png.ifid < png.n_ifs && png.ifname[png.ifid] != NULL)
 		printf(" (%s)", png.ifname[png.ifid]);
 	if (png.dir != 0)
-		printf(", %s", png.dir == 1 ? "inbound" : png.dir == 2 ? "outbound" : "direction 3");
+		printf(", %s", png.dir == 1   ? "inbound"
+			       : png.dir == 2 ? "outbound"
+					      : "direction 3");
 	printf("\n");
 }
 
@@ -379,7 +381,8 @@ dump_print_line(struct dump_state *s, const struct pcap_pkthdr *h, const struct 
 static void
 dump_print_fields(struct dump_state *s, const struct pcap_pkthdr *h, const struct dec_frame *f)
 {
-	long long frac = s->ns_precision ? (long long)h->ts.tv_usec : (long long)h->ts.tv_usec * 1000;
+	long long frac =
+		s->ns_precision ? (long long)h->ts.tv_usec : (long long)h->ts.tv_usec * 1000;
 
 	printf("%" PRIu64 "\t%lld.%09lld\t", s->seen, (long long)h->ts.tv_sec, frac);
 	dec_print_fields(&s->dec, f);
@@ -648,7 +651,8 @@ dump_parse_types(struct dump_opts *o, const char *arg)
 			}
 		}
 		if (!found)
-			dump_usage_error("--type: unknown packet type '%s' (see --list-types)", tok);
+			dump_usage_error("--type: unknown packet type '%s' (see --list-types)",
+					 tok);
 	}
 	free(copy);
 	o->have_type = 1;
@@ -714,28 +718,42 @@ dump_parse_args(struct dump_opts *o, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:i:s:pw:c:veth", dump_longopts, NULL)) != -1) {
 		switch (c) {
-		case 'r': o->rfile = optarg; break;
-		case 'i': o->iface = optarg; break;
+		case 'r':
+			o->rfile = optarg;
+			break;
+		case 'i':
+			o->iface = optarg;
+			break;
 		case 's':
 			if (dump_parse_ll(optarg, 0, 262144, &v) != 0)
 				dump_usage_error("-s: bad snap length '%s'", optarg);
 			o->snaplen = v == 0 ? 65535 : (int)v;
 			break;
-		case 'p': o->promisc = 0; break;
-		case 'w': o->wfile = optarg; break;
+		case 'p':
+			o->promisc = 0;
+			break;
+		case 'w':
+			o->wfile = optarg;
+			break;
 		case 'c':
 			if (dump_parse_ll(optarg, 1, LLONG_MAX, &v) != 0)
 				dump_usage_error("-c: bad count '%s'", optarg);
 			o->count = v;
 			break;
-		case 'v': o->verbose++; break;
+		case 'v':
+			o->verbose++;
+			break;
 		case OPT_UDP_PORT:
 			if (dump_parse_ll(optarg, 0, 65535, &v) != 0)
 				dump_usage_error("--udp-port: bad port '%s' (0..65535)", optarg);
 			o->udp_port = (uint16_t)v;
 			break;
-		case 'e': o->ether = 1; break;
-		case 't': o->tmode++; break;
+		case 'e':
+			o->ether = 1;
+			break;
+		case 't':
+			o->tmode++;
+			break;
 		case 'h':
 			fputs(dump_usage, stdout);
 			exit(0);
@@ -751,7 +769,8 @@ dump_parse_args(struct dump_opts *o, int argc, char **argv)
 			break;
 		case OPT_NODE:
 			if (dump_parse_coord(optarg, &o->node) != 0)
-				dump_usage_error("--node: bad coordinate '%s' (want X,Y,Z)", optarg);
+				dump_usage_error("--node: bad coordinate '%s' (want X,Y,Z)",
+						 optarg);
 			o->have_node = o->any_filter = 1;
 			break;
 		case OPT_TYPE:
@@ -770,10 +789,18 @@ dump_parse_args(struct dump_opts *o, int argc, char **argv)
 			o->msg = v;
 			o->any_filter = 1;
 			break;
-		case OPT_MALFORMED: o->malformed = o->any_filter = 1; break;
-		case OPT_SUMMARY: o->summary = 1; break;
-		case OPT_FIELDS: o->fields = 1; break;
-		case OPT_PRINT: o->print_with_w = 1; break;
+		case OPT_MALFORMED:
+			o->malformed = o->any_filter = 1;
+			break;
+		case OPT_SUMMARY:
+			o->summary = 1;
+			break;
+		case OPT_FIELDS:
+			o->fields = 1;
+			break;
+		case OPT_PRINT:
+			o->print_with_w = 1;
+			break;
 		case OPT_LIST_TYPES:
 			for (unsigned int t = 0; t < 256; t++)
 				if (trd_pkt_type_name(t) != NULL)
@@ -865,8 +892,9 @@ main(int argc, char **argv)
 	if (s->pd == NULL)
 		return EXIT_BADFILE;
 	if (pcap_datalink(s->pd) != DLT_EN10MB) {
-		fprintf(stderr, "toroid-dump: %s: link type %s: only Ethernet (EN10MB) is decoded\n",
-			what, pcap_datalink_val_to_name(pcap_datalink(s->pd)));
+		fprintf(stderr,
+			"toroid-dump: %s: link type %s: only Ethernet (EN10MB) is decoded\n", what,
+			pcap_datalink_val_to_name(pcap_datalink(s->pd)));
 		pcap_close(s->pd);
 		return EXIT_BADFILE;
 	}
@@ -925,7 +953,8 @@ main(int argc, char **argv)
 		struct pcap_stat ps;
 
 		if (pcap_stats(s->pd, &ps) == 0)
-			fprintf(stderr, "%" PRIu64 " frames seen, %lld shown, %u dropped by the kernel\n",
+			fprintf(stderr,
+				"%" PRIu64 " frames seen, %lld shown, %u dropped by the kernel\n",
 				s->seen, s->matched, ps.ps_drop);
 	}
 	pcap_close(s->pd);

@@ -112,8 +112,8 @@ parse_owner(const char *s)
 		app_usage_error("--vni-owner: at most %d", NODE_MAX_OWNERS);
 	if (eq == NULL || eq == s || (size_t)(eq - s) >= sizeof(app) || eq[1] == '\0' ||
 	    (eq[1] == '@' && eq[2] == '\0'))
-		app_usage_error("--vni-owner: '%s' is not APP=USER, APP=UID, APP=@GROUP or APP=@GID",
-				s);
+		app_usage_error(
+			"--vni-owner: '%s' is not APP=USER, APP=UID, APP=@GROUP or APP=@GID", s);
 	o = &node_opt.owners[node_opt.n_owners];
 	memcpy(app, s, (size_t)(eq - s));
 	app[eq - s] = '\0';
@@ -131,16 +131,36 @@ parse_owner(const char *s)
 
 		if (pw == NULL && strspn(eq + 1, "0123456789") != strlen(eq + 1))
 			app_usage_error("--vni-owner: no user '%s'", eq + 1);
-		o->uid = pw != NULL ? (int64_t)pw->pw_uid
-				    : (int64_t)app_opt_u64("--vni-owner", eq + 1, 0, UINT32_MAX - 1);
+		o->uid = pw != NULL
+				 ? (int64_t)pw->pw_uid
+				 : (int64_t)app_opt_u64("--vni-owner", eq + 1, 0, UINT32_MAX - 1);
 	}
 	node_opt.n_owners++;
 }
 
 enum {
-	O_TOPO = 256, O_NODE, O_NODES, O_PORT, O_PORTS, O_SOCK, O_STAGING, O_MAXPOOL,
-	O_MAXIFS, O_NOPROC, O_MTU, O_LINKWAIT, O_IDLE, O_SLEEP, O_STATS, O_JSON,
-	O_CAPTURE, O_SNAPLEN, O_OWNER, O_SOCKMODE, O_IMPAIR, O_MAXCONNS,
+	O_TOPO = 256,
+	O_NODE,
+	O_NODES,
+	O_PORT,
+	O_PORTS,
+	O_SOCK,
+	O_STAGING,
+	O_MAXPOOL,
+	O_MAXIFS,
+	O_NOPROC,
+	O_MTU,
+	O_LINKWAIT,
+	O_IDLE,
+	O_SLEEP,
+	O_STATS,
+	O_JSON,
+	O_CAPTURE,
+	O_SNAPLEN,
+	O_OWNER,
+	O_SOCKMODE,
+	O_IMPAIR,
+	O_MAXCONNS,
 };
 
 static const struct option node_longopts[] = {
@@ -176,12 +196,24 @@ static void
 node_parse_option(int c, char **argv)
 {
 	switch (c) {
-	case O_TOPO: node_opt.topo_path = optarg; break;
-	case O_NODE: node_opt.node_spec = optarg; break;
-	case O_NODES: node_opt.nodes_spec = optarg; break;
-	case O_PORT: node_opt.port = (int)app_opt_u64("--port", optarg, 0, UINT16_MAX); break;
-	case O_PORTS: parse_ports(optarg); break;
-	case O_SOCK: node_opt.socket = optarg; break;
+	case O_TOPO:
+		node_opt.topo_path = optarg;
+		break;
+	case O_NODE:
+		node_opt.node_spec = optarg;
+		break;
+	case O_NODES:
+		node_opt.nodes_spec = optarg;
+		break;
+	case O_PORT:
+		node_opt.port = (int)app_opt_u64("--port", optarg, 0, UINT16_MAX);
+		break;
+	case O_PORTS:
+		parse_ports(optarg);
+		break;
+	case O_SOCK:
+		node_opt.socket = optarg;
+		break;
 	case O_STAGING:
 		node_opt.staging = app_opt_size("--staging", optarg, 4096, 1ULL << 40);
 		break;
@@ -218,12 +250,18 @@ node_parse_option(int c, char **argv)
 					optarg);
 		break;
 	}
-	case O_JSON: node_opt.json = true; break;
-	case O_CAPTURE: node_opt.capture = optarg; break;
+	case O_JSON:
+		node_opt.json = true;
+		break;
+	case O_CAPTURE:
+		node_opt.capture = optarg;
+		break;
 	case O_SNAPLEN:
 		node_opt.snaplen = (unsigned int)app_opt_u64("--snaplen", optarg, 64, 262144);
 		break;
-	case O_OWNER: parse_owner(optarg); break;
+	case O_OWNER:
+		parse_owner(optarg);
+		break;
 	case O_IMPAIR:
 		if (trd_impair_parse(optarg, &node_opt.impair_conf) != 0)
 			app_usage_error("--impair: '%s' is not loss=P,reorder=P,dup=P,"
@@ -244,7 +282,9 @@ node_parse_option(int c, char **argv)
 		node_opt.socket_mode = (unsigned int)m;
 		break;
 	}
-	case 'q': node_opt.quiet = true; break;
+	case 'q':
+		node_opt.quiet = true;
+		break;
 	case 'h':
 		node_usage(stdout, argv[0]);
 		exit(0);

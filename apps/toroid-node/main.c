@@ -15,9 +15,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +33,8 @@
 #include <rte_pdump.h>
 
 #include <toroid/telemetry.h>
-#include <toroid/topo.h>
 #include <toroid/testing.h> /* --impair */
+#include <toroid/topo.h>
 #include <toroid/toroid.h>
 #include <toroid/vni_service.h>
 
@@ -42,7 +42,7 @@
 #include "node.h"
 
 #define NODE_L1_OVERHEAD 24 /* preamble 8 + inter-frame gap 12 + FCS 4 per frame */
-#define NODE_MAX_SERVED 64
+#define NODE_MAX_SERVED  64
 
 struct served {
 	struct trd_node *node;
@@ -177,13 +177,13 @@ node_conf_init(struct trd_node_conf *nc)
 {
 	memset(nc, 0, sizeof(*nc));
 	nc->torus = topo->torus;
-	nc->n_inj_fifos = 2;      /* VNI requests and data; VNI replies */
+	nc->n_inj_fifos = 2; /* VNI requests and data; VNI replies */
 	nc->inj_fifo_size = 4096;
-	nc->n_rec_fifos = 1;      /* the VNI protocol */
+	nc->n_rec_fifos = 1; /* the VNI protocol */
 	nc->rec_fifo_size = 4096;
-	nc->n_counters = 8192;    /* one per long message in flight */
-	nc->n_regions = 1024;     /* a pool per interface, the staging area */
-	nc->inline_max = 960;     /* short messages are copied at post time */
+	nc->n_counters = 8192; /* one per long message in flight */
+	nc->n_regions = 1024;  /* a pool per interface, the staging area */
+	nc->inline_max = 960;  /* short messages are copied at post time */
 	nc->burst = 64;
 }
 
@@ -205,7 +205,8 @@ wait_link(uint16_t port)
 		printf("toroid-node: waiting for the link of port %u (%s)\n", port, name);
 	for (;;) {
 		memset(&link, 0, sizeof(link));
-		if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status == RTE_ETH_LINK_UP)
+		if (rte_eth_link_get_nowait(port, &link) == 0 &&
+		    link.link_status == RTE_ETH_LINK_UP)
 			return;
 		if (node_stop)
 			die("interrupted while waiting for port %u (%s)", port, name);
@@ -282,7 +283,8 @@ build_single(unsigned int rank)
 					"toroid-node: port %u keeps its MAC " RTE_ETHER_ADDR_PRT_FMT
 					" (the file says " RTE_ETHER_ADDR_PRT_FMT "); it is "
 					"promiscuous, so frames to either arrive\n",
-					port, RTE_ETHER_ADDR_BYTES(&mac), RTE_ETHER_ADDR_BYTES(&want));
+					port, RTE_ETHER_ADDR_BYTES(&mac),
+					RTE_ETHER_ADDR_BYTES(&want));
 		}
 		l = make_link(port);
 		rc = trd_node_add_link(single, l, TRD_DIR_NONE);
@@ -292,7 +294,8 @@ build_single(unsigned int rank)
 		}
 		for (unsigned int r = 0; r < topo->n_nodes; r++)
 			if (r != rank && topo->nodes[r].has_mac)
-				trd_node_set_peer_mac(single, topo->nodes[r].coord, topo->nodes[r].mac);
+				trd_node_set_peer_mac(single, topo->nodes[r].coord,
+						      topo->nodes[r].mac);
 		wait_link((uint16_t)port);
 		return;
 	}
@@ -444,9 +447,9 @@ print_stats(double t, double dt, bool total)
 				       "\"tx_mpps\":%.4f,\"tx_gbps_l2\":%.4f,\"tx_gbps_l1\":%.4f,"
 				       "\"rx_mpps\":%.4f,\"rx_gbps_l2\":%.4f,\"rx_gbps_l1\":%.4f,"
 				       "\"vni_ifs\":%u",
-				       total ? "total" : "stats", t, trd_node_name(sv->node), sv->rank,
-				       c.x, c.y, c.z, secs, txp * 1e-6, txl2, txl1, rxp * 1e-6, rxl2,
-				       rxl1, trd_vni_svc_n_ifs(sv->svc));
+				       total ? "total" : "stats", t, trd_node_name(sv->node),
+				       sv->rank, c.x, c.y, c.z, secs, txp * 1e-6, txl2, txl1,
+				       rxp * 1e-6, rxl2, rxl1, trd_vni_svc_n_ifs(sv->svc));
 				printf(",\"stats\":{");
 				for (unsigned int k = 0; k < TRD_STAT_MAX; k++)
 					printf("%s\"%s\":%" PRIu64, k ? "," : "", trd_stat_name(k),
@@ -461,8 +464,8 @@ print_stats(double t, double dt, bool total)
 					}
 				printf("},\"vni\":{");
 				for (unsigned int k = 0; k < TRD_VNI_SVC_STAT_MAX; k++)
-					printf("%s\"%s\":%" PRIu64, k ? "," : "", trd_vni_svc_stat_name(k),
-					       vs[k]);
+					printf("%s\"%s\":%" PRIu64, k ? "," : "",
+					       trd_vni_svc_stat_name(k), vs[k]);
 				printf("},\"ifs\":[");
 				for (unsigned int k = 0; k < trd_vni_svc_n_ifs(sv->svc); k++) {
 					struct trd_vni_svc_if_info fi;
@@ -474,8 +477,9 @@ print_stats(double t, double dt, bool total)
 					       ",\"tx_bytes\":%" PRIu64 ",\"rx_msgs\":%" PRIu64
 					       ",\"rx_bytes\":%" PRIu64 ",\"naks\":%" PRIu64
 					       ",\"staged_bytes\":%" PRIu64 "}",
-					       k ? "," : "", fi.app, fi.proc, fi.pid, fi.dead, fi.tx_msgs,
-					       fi.tx_pkts, fi.tx_pkts_shared, fi.tx_bytes, fi.rx_msgs, fi.rx_bytes, fi.naks,
+					       k ? "," : "", fi.app, fi.proc, fi.pid, fi.dead,
+					       fi.tx_msgs, fi.tx_pkts, fi.tx_pkts_shared,
+					       fi.tx_bytes, fi.rx_msgs, fi.rx_bytes, fi.naks,
 					       fi.staged_bytes);
 				}
 				printf("]}\n");
@@ -484,8 +488,8 @@ print_stats(double t, double dt, bool total)
 			printf("%s %s (%u,%u,%u) %s %.1f s: tx %.3f Mpps %.3f/%.3f Gbit/s (L2/L1), "
 			       "rx %.3f Mpps %.3f/%.3f Gbit/s; retransmits %" PRIu64 "\n",
 			       total ? "total" : "stats", trd_node_name(sv->node), c.x, c.y, c.z,
-			       total ? "over" : "last", secs, txp * 1e-6, txl2, txl1, rxp * 1e-6, rxl2,
-			       rxl1, d.stat[TRD_STAT_RETRANS]);
+			       total ? "over" : "last", secs, txp * 1e-6, txl2, txl1, rxp * 1e-6,
+			       rxl2, rxl1, d.stat[TRD_STAT_RETRANS]);
 			printf("  vni: %u interfaces, %" PRIu64 " sends, %" PRIu64 " receives done "
 			       "(%" PRIu64 " B out, %" PRIu64 " B in), %" PRIu64 " staged, "
 			       "staging %" PRIu64 "/%" PRIu64 " B (peak %" PRIu64 "), %" PRIu64
@@ -500,19 +504,20 @@ print_stats(double t, double dt, bool total)
 				struct trd_vni_svc_if_info fi;
 
 				trd_vni_svc_if_get(sv->svc, k, &fi);
-				printf("  %u:%u pid %d%s: sent %" PRIu64 " msgs %" PRIu64 " B in %" PRIu64
-				       " packets, received %" PRIu64 " msgs %" PRIu64 " B, waited %" PRIu64
-				       " times, %" PRIu64 " B staged for it\n",
-				       fi.app, fi.proc, fi.pid, fi.dead ? " (gone)" : "", fi.tx_msgs,
-				       fi.tx_bytes, fi.tx_pkts, fi.rx_msgs, fi.rx_bytes, fi.naks,
-				       fi.staged_bytes);
+				printf("  %u:%u pid %d%s: sent %" PRIu64 " msgs %" PRIu64
+				       " B in %" PRIu64 " packets, received %" PRIu64
+				       " msgs %" PRIu64 " B, waited %" PRIu64 " times, %" PRIu64
+				       " B staged for it\n",
+				       fi.app, fi.proc, fi.pid, fi.dead ? " (gone)" : "",
+				       fi.tx_msgs, fi.tx_bytes, fi.tx_pkts, fi.rx_msgs, fi.rx_bytes,
+				       fi.naks, fi.staged_bytes);
 			}
 			printf("  drops: %" PRIu64, drops);
 			first = true;
 			for (unsigned int k = 0; k < TRD_DROP_MAX; k++)
 				if (d.drop[k] != 0) {
-					printf("%s%s %" PRIu64, first ? " (" : ", ", trd_drop_name(k),
-					       d.drop[k]);
+					printf("%s%s %" PRIu64, first ? " (" : ", ",
+					       trd_drop_name(k), d.drop[k]);
 					first = false;
 				}
 			printf("%s\n", first ? "" : ")");
@@ -619,12 +624,13 @@ main(int argc, char **argv)
 		} else {
 			char a[32];
 
-			snprintf(a, sizeof(a), "%.*s", (int)(dash - node_opt.nodes_spec), node_opt.nodes_spec);
+			snprintf(a, sizeof(a), "%.*s", (int)(dash - node_opt.nodes_spec),
+				 node_opt.nodes_spec);
 			if ((size_t)(dash - node_opt.nodes_spec) >= sizeof(a) ||
 			    app_parse_u64(a, false, 0, topo->n_nodes - 1, &va) != 0 ||
 			    app_parse_u64(dash + 1, false, va, topo->n_nodes - 1, &vb) != 0)
-				app_usage_error("--nodes %s: expected A-B, ranks 0..%u", node_opt.nodes_spec,
-						topo->n_nodes - 1);
+				app_usage_error("--nodes %s: expected A-B, ranks 0..%u",
+						node_opt.nodes_spec, topo->n_nodes - 1);
 			first = (unsigned int)va;
 			last = (unsigned int)vb;
 		}
@@ -638,30 +644,35 @@ main(int argc, char **argv)
 		int rank = node_rank(node_opt.node_spec);
 
 		if (rank < 0)
-			app_usage_error("--node %s: no such node in %s (a rank 0..%u or a coordinate "
-					"X,Y,Z)",
-					node_opt.node_spec, node_opt.topo_path, topo->n_nodes - 1);
+			app_usage_error(
+				"--node %s: no such node in %s (a rank 0..%u or a coordinate "
+				"X,Y,Z)",
+				node_opt.node_spec, node_opt.topo_path, topo->n_nodes - 1);
 		first = last = (unsigned int)rank;
 	}
 	for (unsigned int r = first; r <= last; r++) {
 		char path[sizeof(srv[0].socket)];
 
 		if (socket_path(path, sizeof(path), r) != 0)
-			app_usage_error("--vni-socket %s: the path is longer than %zu characters (a "
-					"Unix socket's limit)",
-					node_opt.socket, sizeof(path) - 1);
+			app_usage_error(
+				"--vni-socket %s: the path is longer than %zu characters (a "
+				"Unix socket's limit)",
+				node_opt.socket, sizeof(path) - 1);
 	}
 
 	app_eal_init(argc, argv, "1024", &app_argc, &app_argv);
 	eal_up = true;
 	rc = trd_telemetry_init();
 	if (rc != 0)
-		fprintf(stderr, "toroid-node: telemetry commands not registered: %s\n", strerror(-rc));
+		fprintf(stderr, "toroid-node: telemetry commands not registered: %s\n",
+			strerror(-rc));
 	/* rte_pdump needs the multi-process channel (hugepages, a shared config): without it
 	 * dpdk-dumpcap cannot attach, and we say so and go on */
 	if (rte_pdump_init() != 0)
-		fprintf(stderr, "toroid-node: rte_pdump not available (%s): dpdk-dumpcap cannot "
-				"attach; use --capture\n", rte_strerror(rte_errno));
+		fprintf(stderr,
+			"toroid-node: rte_pdump not available (%s): dpdk-dumpcap cannot "
+			"attach; use --capture\n",
+			rte_strerror(rte_errno));
 	if (trd_default_pool(node_opt.nodes_spec ? 65536 : 32768) == NULL)
 		die("no packet pool: %s (raise -m)", rte_strerror(rte_errno));
 

@@ -10,19 +10,19 @@
 #include <stdio.h>
 
 #include <toroid/testing.h> /* --impair */
-#include <toroid/toroid.h>
 #include <toroid/topo.h>
+#include <toroid/toroid.h>
 #include <toroid/vni_service.h>
 
-#define NODE_MAX_OWNERS 64
+#define NODE_MAX_OWNERS     64
 #define NODE_DEFAULT_SOCKET "/run/toroid/node%r.sock"
 
 struct node_opts {
 	const char *topo_path;
 	const char *node_spec;
 	const char *nodes_spec;
-	int port;                       /* switched: -1 = the default (0) */
-	int ports[TRD_DIR_COUNT];       /* direct, from --ports; -1 = from the file */
+	int port;                 /* switched: -1 = the default (0) */
+	int ports[TRD_DIR_COUNT]; /* direct, from --ports; -1 = from the file */
 	bool have_ports;
 	const char *socket;
 	uint64_t stats_period_us;

@@ -114,8 +114,10 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 	while ((posted < n || got < n) && !perf_stop) {
 		if (unlikely(rte_rdtsc() > next)) {
 			/* a progress line per second on long runs */
-			fprintf(stderr, "toroid-perf: %s %u B: %" PRIu64 " of %" PRIu64 " posted, "
-				"%.3f Mpps so far\n", r->test, size, posted, n,
+			fprintf(stderr,
+				"toroid-perf: %s %u B: %" PRIu64 " of %" PRIu64 " posted, "
+				"%.3f Mpps so far\n",
+				r->test, size, posted, n,
 				(double)posted * hz / 1e6 / (double)(rte_rdtsc() - t0));
 			next += hz;
 			if (!fifo)
@@ -233,7 +235,8 @@ int
 reflect_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 {
 	struct trd_desc d;
-	struct trd_cpl_spec spec = {.kind = TRD_CPL_DOORBELL, .mode = perf_opt.mode, .doorbell = px.adb};
+	struct trd_cpl_spec spec = {
+		.kind = TRD_CPL_DOORBELL, .mode = perf_opt.mode, .doorbell = px.adb};
 
 	trd_desc_put(&d, px.cb, px.abuf, r->size, trd_mr_key(px.bmr), px.boff, 0, 0);
 	engine_start();

@@ -75,8 +75,8 @@ lat_stats(struct perf_result *r, uint64_t *s, uint64_t n, double scale)
 				fprintf(f, "%12.3f %14.12f %10" PRIu64 " %14.2f\n",
 					tsc_us(s[i]) * scale, q, i + 1, 1.0 / (1.0 - q));
 			}
-			fprintf(f, "%12.3f %14.12f %10" PRIu64 " %14s\n", tsc_us(s[n - 1]) * scale, 1.0,
-				n, "inf");
+			fprintf(f, "%12.3f %14.12f %10" PRIu64 " %14s\n", tsc_us(s[n - 1]) * scale,
+				1.0, n, "inf");
 			fclose(f);
 		}
 	}

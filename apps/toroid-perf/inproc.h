@@ -21,14 +21,14 @@ struct perf_ctx {
 	struct trd_net *net;
 	struct trd_node *a, *b;
 	struct trd_coord ca, cb;
-	uint8_t *abuf, *bbuf;   /* source/target memory on each side */
+	uint8_t *abuf, *bbuf; /* source/target memory on each side */
 	size_t buflen;
 	struct trd_mr *amr, *bmr;
-	uint64_t aoff, boff;    /* how a peer names abuf, bbuf: 0, or their address (--va) */
-	struct trd_mr *adb;     /* doorbell page of a */
+	uint64_t aoff, boff; /* how a peer names abuf, bbuf: 0, or their address (--va) */
+	struct trd_mr *adb;  /* doorbell page of a */
 	uint64_t *adb_page;
 	uint16_t actr, bctr;
-	unsigned int worker;    /* engine lcore or RTE_MAX_LCORE */
+	unsigned int worker;     /* engine lcore or RTE_MAX_LCORE */
 	unsigned int workers[2]; /* --cores: the engine lcores (workers[0] == worker) */
 	unsigned int n_workers;
 	bool launched;

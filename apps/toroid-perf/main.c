@@ -51,8 +51,6 @@ struct perf_opts perf_opt = {
 
 volatile sig_atomic_t perf_stop;
 
-
-
 struct perf_ctx px;
 
 uint64_t lat_done;
@@ -62,8 +60,8 @@ uint64_t lat_done;
 struct perf_test {
 	const char *name;
 	enum perf_kind kind;
-	double lat_scale;      /* 0.5 for a round trip reported as one way */
-	uint64_t iters;        /* default iterations */
+	double lat_scale; /* 0.5 for a round trip reported as one way */
+	uint64_t iters;   /* default iterations */
 	const char *help;
 };
 
@@ -152,13 +150,13 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 				    rte_rdtsc() - t0);
 	} else {
 		int (*fn)(struct perf_result *, uint64_t, uint64_t *) =
-			strcmp(t->name, "put_lat") == 0	   ? pingpong
-			: strcmp(t->name, "fifo_lat") == 0 ? fifo_pingpong
-			: strcmp(t->name, "get_lat") == 0  ? get_loop
-			: strcmp(t->name, "fence_lat") == 0 ? fence_loop
-			: strcmp(t->name, "atomic_lat") == 0 ? atomic_loop
+			strcmp(t->name, "put_lat") == 0         ? pingpong
+			: strcmp(t->name, "fifo_lat") == 0      ? fifo_pingpong
+			: strcmp(t->name, "get_lat") == 0       ? get_loop
+			: strcmp(t->name, "fence_lat") == 0     ? fence_loop
+			: strcmp(t->name, "atomic_lat") == 0    ? atomic_loop
 			: strcmp(t->name, "allreduce_lat") == 0 ? allreduce_loop
-							   : reflect_loop;
+								: reflect_loop;
 
 		rc = fn(r, warm, s);
 		if (perf_stop) {
@@ -347,9 +345,10 @@ static bool perf_impaired;
 static void
 setup(void)
 {
-	struct trd_node_conf tmpl = {.payload_crc = perf_impaired}; /* corruption reaches payloads */
-	struct trd_net_conf nc = {.links = perf_opt.links, .node = &tmpl, .ports = perf_opt.ports,
-				    .n_ports = 2};
+	struct trd_node_conf tmpl = {.payload_crc =
+					     perf_impaired}; /* corruption reaches payloads */
+	struct trd_net_conf nc = {
+		.links = perf_opt.links, .node = &tmpl, .ports = perf_opt.ports, .n_ports = 2};
 	static const uint32_t two[] = {0, 1};
 	uint32_t maxsize = 0;
 
@@ -395,9 +394,10 @@ setup(void)
 		     l = rte_get_next_lcore(l, 1, 0))
 			px.workers[px.n_workers++] = l;
 		if (px.n_workers < perf_opt.cores)
-			app_usage_error("--cores %u: %u worker lcore(s) besides the main one (give more "
-					"with -l, e.g. -l 0-%u)",
-					perf_opt.cores, px.n_workers, perf_opt.cores);
+			app_usage_error(
+				"--cores %u: %u worker lcore(s) besides the main one (give more "
+				"with -l, e.g. -l 0-%u)",
+				perf_opt.cores, px.n_workers, perf_opt.cores);
 	}
 	if (perf_opt.capture != NULL &&
 	    (trd_node_capture(px.a, perf_opt.capture, perf_opt.snaplen) != 0 ||
@@ -523,7 +523,8 @@ perf_parse_option(int c, struct perf_cli *cli, char **app_argv)
 		break;
 	case OPT_SERVER:
 	case OPT_CLIENT:
-		if (cli->role != NULL && strcmp(cli->role, c == OPT_SERVER ? "server" : "client") != 0)
+		if (cli->role != NULL &&
+		    strcmp(cli->role, c == OPT_SERVER ? "server" : "client") != 0)
 			app_usage_error("--server and --client exclude each other");
 		cli->role = c == OPT_SERVER ? "server" : "client";
 		break;
@@ -612,8 +613,8 @@ perf_check_options(struct perf_cli *cli)
 	if (cli->sizes == NULL) {
 		perf_opt.n_sizes = 1;
 		perf_opt.sizes[0] = strcmp(perf_opt.test, "linerate") == 0 ? 1436
-			       : strstr(perf_opt.test, "_bw") != NULL ? 65536
-								 : 64;
+				    : strstr(perf_opt.test, "_bw") != NULL ? 65536
+									   : 64;
 	}
 }
 
@@ -669,16 +670,26 @@ int
 main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"test", required_argument, NULL, 't'},  {"sizes", required_argument, NULL, 's'},
-		{"iters", required_argument, NULL, 'n'}, {"window", required_argument, NULL, 'w'},
-		{"baseline", no_argument, NULL, 'b'},    {"json", no_argument, NULL, 'j'},
-		{"links", required_argument, NULL, 'L'}, {"mode", required_argument, NULL, 'M'},
-		{"inline", no_argument, NULL, 'I'},      {"hgrm", required_argument, NULL, 'H'},
-		{"memif", required_argument, NULL, 'R'}, {"memif-socket", required_argument, NULL, 'S'},
-		{"torus", required_argument, NULL, 'T'}, {"ports", required_argument, NULL, 'O'},
-		{"capture", required_argument, NULL, 'C'}, {"snaplen", required_argument, NULL, 'N'},
-		{"impair", required_argument, NULL, 'P'}, {"timeout", required_argument, NULL, 'D'},
-		{"server", no_argument, NULL, OPT_SERVER}, {"client", no_argument, NULL, OPT_CLIENT},
+		{"test", required_argument, NULL, 't'},
+		{"sizes", required_argument, NULL, 's'},
+		{"iters", required_argument, NULL, 'n'},
+		{"window", required_argument, NULL, 'w'},
+		{"baseline", no_argument, NULL, 'b'},
+		{"json", no_argument, NULL, 'j'},
+		{"links", required_argument, NULL, 'L'},
+		{"mode", required_argument, NULL, 'M'},
+		{"inline", no_argument, NULL, 'I'},
+		{"hgrm", required_argument, NULL, 'H'},
+		{"memif", required_argument, NULL, 'R'},
+		{"memif-socket", required_argument, NULL, 'S'},
+		{"torus", required_argument, NULL, 'T'},
+		{"ports", required_argument, NULL, 'O'},
+		{"capture", required_argument, NULL, 'C'},
+		{"snaplen", required_argument, NULL, 'N'},
+		{"impair", required_argument, NULL, 'P'},
+		{"timeout", required_argument, NULL, 'D'},
+		{"server", no_argument, NULL, OPT_SERVER},
+		{"client", no_argument, NULL, OPT_CLIENT},
 		{"port", required_argument, NULL, OPT_PORT},
 		{"va", no_argument, NULL, OPT_VA},
 		{"duration", required_argument, NULL, OPT_DURATION},
@@ -686,7 +697,8 @@ main(int argc, char **argv)
 		{"rate", required_argument, NULL, OPT_RATE},
 		{"cores", required_argument, NULL, OPT_CORES},
 		{"copy", no_argument, NULL, OPT_COPY},
-		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct perf_cli cli = {.memif_socket = "/tmp/toroid-perf.sock"};
 	int app_argc, c, failed = 0;
@@ -715,16 +727,17 @@ main(int argc, char **argv)
 	perf_check_options(&cli);
 	free(app_argv);
 	app_eal_init(argc, argv, "1024", &app_argc, &app_argv);
-	if (perf_opt.links == TRD_NET_PORTS &&
-	    (!rte_eth_dev_is_valid_port(perf_opt.ports[0]) ||
-	     !rte_eth_dev_is_valid_port(perf_opt.ports[1])))
-		app_usage_error("--ports %u,%u: two DPDK ports (%u available; give them with -a PCI "
-				"or --vdev)",
-				perf_opt.ports[0], perf_opt.ports[1], rte_eth_dev_count_avail());
+	if (perf_opt.links == TRD_NET_PORTS && (!rte_eth_dev_is_valid_port(perf_opt.ports[0]) ||
+						!rte_eth_dev_is_valid_port(perf_opt.ports[1])))
+		app_usage_error(
+			"--ports %u,%u: two DPDK ports (%u available; give them with -a PCI "
+			"or --vdev)",
+			perf_opt.ports[0], perf_opt.ports[1], rte_eth_dev_count_avail());
 	perf_on_signals();
 	if (cli.role != NULL && cli.memif == NULL && !rte_eth_dev_is_valid_port(cli.port))
-		app_usage_error("--%s: no DPDK port %u (%u available; give one with -a PCI or --vdev)",
-				cli.role, cli.port, rte_eth_dev_count_avail());
+		app_usage_error(
+			"--%s: no DPDK port %u (%u available; give one with -a PCI or --vdev)",
+			cli.role, cli.port, rte_eth_dev_count_avail());
 	if (cli.role != NULL) {
 		failed = perf_twoproc(strcmp(cli.role, "server") == 0,
 				      cli.memif != NULL ? cli.memif_socket : NULL, cli.port,

@@ -40,8 +40,8 @@ static struct trd_ep perf_mep; /* node b */
 static int
 perf_msg_ctx(void)
 {
-	struct trd_context_conf cc = {.node = px.a, .inj_fifo = 1, .cpl_fifo = 3,
-				      .recv_fifo = TRD_NO_FIFO};
+	struct trd_context_conf cc = {
+		.node = px.a, .inj_fifo = 1, .cpl_fifo = 3, .recv_fifo = TRD_NO_FIFO};
 	struct trd_client *cl;
 
 	if (perf_mctx != NULL)
@@ -152,7 +152,8 @@ perf_ar_setup(size_t len)
 			return -rte_errno;
 		for (unsigned int q = 0; q < 8; q++) {
 			struct trd_context_conf cc = {.node = trd_net_node(perf_ar.net, q),
-						      .recv_fifo = 1, .recv = trd_coll_recv};
+						      .recv_fifo = 1,
+						      .recv = trd_coll_recv};
 			struct trd_client *cl = trd_client_create("toroid-perf-coll", NULL);
 
 			if (cl == NULL || (perf_ar.ctx[q] = trd_context_create(cl, &cc)) == NULL ||
@@ -194,9 +195,9 @@ allreduce_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 
 		memset(done, 0, sizeof(done));
 		for (unsigned int q = 0; q < 8 && rc == 0; q++)
-			rc = trd_coll_allreduce(perf_ar.coll[q], perf_ar.src[q], perf_ar.dst[q], count,
-						TRD_COLL_DOUBLE, TRD_COLL_SUM, perf_ar_done, &done[q],
-						NULL);
+			rc = trd_coll_allreduce(perf_ar.coll[q], perf_ar.src[q], perf_ar.dst[q],
+						count, TRD_COLL_DOUBLE, TRD_COLL_SUM, perf_ar_done,
+						&done[q], NULL);
 		while (rc == 0 && k < 8) {
 			k = 0;
 			for (unsigned int q = 0; q < 8; q++) {

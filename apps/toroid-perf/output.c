@@ -39,7 +39,8 @@ perf_print_header(enum perf_kind kind)
 		return;
 	if (kind == K_RATE)
 		printf("%-12s %9s %10s %10s %10s %10s %7s%s\n", "test", "size", "Mpps", "MB/s",
-		       "Gb/s L2", "Gb/s L1", "line%", perf_opt.baseline ? "   raw Mpps  ratio" : "");
+		       "Gb/s L2", "Gb/s L1", "line%",
+		       perf_opt.baseline ? "   raw Mpps  ratio" : "");
 	else
 		printf("%-12s %9s %9s %9s %9s %9s %9s %9s%s\n", "test", "size", "min us", "avg us",
 		       "p50 us", "p99 us", "p99.9 us", "max us",
@@ -66,7 +67,7 @@ fmt_rate(char *buf, size_t len, double v)
 void
 print_result(const struct perf_result *r)
 {
-	const char *links = perf_opt.links_label	  ? perf_opt.links_label
+	const char *links = perf_opt.links_label              ? perf_opt.links_label
 			    : perf_opt.links == TRD_NET_RING  ? "ring"
 			    : perf_opt.links == TRD_NET_PORTS ? "ports"
 							      : "net_ring";
@@ -75,7 +76,8 @@ print_result(const struct perf_result *r)
 	if (perf_opt.json) {
 		printf("{\"test\":\"%s\",\"size\":%u,\"links\":\"%s\"", r->test, r->size, links);
 		if (r->is_interval)
-			printf(",\"interval\":{\"start\":%.3f,\"end\":%.3f}", r->iv_start, r->iv_end);
+			printf(",\"interval\":{\"start\":%.3f,\"end\":%.3f}", r->iv_start,
+			       r->iv_end);
 		if (r->kind == K_RATE) {
 			printf(",\"msgs\":%" PRIu64 ",\"mpps\":%.4f,\"mbytes_per_s\":%.2f,"
 			       "\"gbps_l2\":%.4f,\"gbps_l1\":%.4f",
@@ -95,7 +97,8 @@ print_result(const struct perf_result *r)
 			       "\"p50\":%.3f,\"p99\":%.3f,\"p99_9\":%.3f,\"max\":%.3f",
 			       r->n, r->min, r->avg, r->p50, r->p99, r->p999, r->max);
 			if (r->has_base)
-				printf(",\"raw_p50\":%.3f,\"ratio\":%.3f", r->base, r->p50 / r->base);
+				printf(",\"raw_p50\":%.3f,\"ratio\":%.3f", r->base,
+				       r->p50 / r->base);
 		}
 		if (r->seconds > 0)
 			printf(",\"seconds\":%.3f", r->seconds);
@@ -113,8 +116,8 @@ print_result(const struct perf_result *r)
 		printf("%-12s %9u %10.3f %10.1f %10.3f %10.3f %7.1f", r->test, r->size, r->mpps,
 		       r->mbps, r->gbps_l2, r->gbps_l1, r->line_pct);
 		if (r->has_base && r->by_gbps)
-			printf(" %10.3f %6.3f  (raw %.3f Gb/s L2)", r->base, r->gbps_l2 / r->base_gbps,
-			       r->base_gbps);
+			printf(" %10.3f %6.3f  (raw %.3f Gb/s L2)", r->base,
+			       r->gbps_l2 / r->base_gbps, r->base_gbps);
 		else if (r->has_base)
 			printf(" %10.3f %6.3f", r->base, r->mpps / r->base);
 	} else {

@@ -10,7 +10,7 @@
 
 #include <toroid/toroid.h>
 
-#define PERF_MAX_SIZES 32
+#define PERF_MAX_SIZES   32
 #define PERF_L1_OVERHEAD 24 /* preamble 8 + IFG 12 + FCS 4 per frame */
 
 enum perf_kind { K_RATE, K_LAT };
@@ -24,7 +24,7 @@ struct perf_opts {
 	bool baseline;
 	bool json;
 	bool inline_poll;
-	bool va;                 /* --va: regions named by virtual address */
+	bool va;   /* --va: regions named by virtual address */
 	bool copy; /* --copy: streamed puts and sends with TRD_DF_COPY (never zero-copy) */
 	enum trd_net_links links;
 	enum trd_cpl_mode mode;
@@ -34,12 +34,12 @@ struct perf_opts {
 	const char *capture;     /* --capture */
 	uint16_t ports[2];       /* --ports */
 	unsigned int snaplen;
-	uint64_t timeout_us;     /* --timeout: a wait without progress fails after this */
-	double duration_s;       /* --duration: each test runs this long instead of -n (0: -n) */
-	double interval_s;       /* --interval: a report line per interval (0: none) */
-	double rate;             /* --rate: messages (or bits, rate_bits) per second; 0: unpaced */
-	bool rate_bits;          /* --rate given in bit/s at L2 (frame + FCS) */
-	unsigned int cores;      /* --cores: engine lcores serving the nodes (0: the default) */
+	uint64_t timeout_us; /* --timeout: a wait without progress fails after this */
+	double duration_s;   /* --duration: each test runs this long instead of -n (0: -n) */
+	double interval_s;   /* --interval: a report line per interval (0: none) */
+	double rate;         /* --rate: messages (or bits, rate_bits) per second; 0: unpaced */
+	bool rate_bits;      /* --rate given in bit/s at L2 (frame + FCS) */
+	unsigned int cores;  /* --cores: engine lcores serving the nodes (0: the default) */
 };
 
 struct perf_result {

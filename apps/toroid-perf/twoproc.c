@@ -29,23 +29,30 @@
 #include "perf_pvt.h"
 
 #define RAW_ETHERTYPE 0x88B6
-#define WAIT_US 20000000ULL
-#define BUF (8u << 20)
-#define F_DATA 0 /* reception FIFO of test messages */
-#define F_CTL 1  /* reception FIFO of commands and replies */
-#define F_OUT 3  /* outcomes of tracked operations */
+#define WAIT_US       20000000ULL
+#define BUF           (8u << 20)
+#define F_DATA        0 /* reception FIFO of test messages */
+#define F_CTL         1 /* reception FIFO of commands and replies */
+#define F_OUT         3 /* outcomes of tracked operations */
 
 enum raw_cmd {
-	RAW_ECHO = 1, RAW_SINK, RAW_SINK_END, RAW_COUNT, RAW_ENGINE, RAW_ENGINE_OK,
-	RAW_HELLO, RAW_HELLO_OK, RAW_ECHO_OK,
+	RAW_ECHO = 1,
+	RAW_SINK,
+	RAW_SINK_END,
+	RAW_COUNT,
+	RAW_ENGINE,
+	RAW_ENGINE_OK,
+	RAW_HELLO,
+	RAW_HELLO_OK,
+	RAW_ECHO_OK,
 };
 enum ctl_cmd { CTL_HELLO = 1, CTL_PUT_ECHO, CTL_FIFO_ECHO, CTL_IDLE, CTL_READY, CTL_BYE };
 
 struct ctl_msg {
 	uint32_t cmd;
 	uint32_t size;
-	uint64_t key;      /* HELLO: the sender's region key */
-	uint16_t ctr;      /* PUT_ECHO: the counter to decrement at the other side */
+	uint64_t key; /* HELLO: the sender's region key */
+	uint16_t ctr; /* PUT_ECHO: the counter to decrement at the other side */
 };
 
 static uint16_t port;
@@ -369,7 +376,8 @@ engine_serve(void)
 			trd_msg_free(m);
 			while (trd_inject(trd_inj_fifo(node, 0), &d) == -ENOBUFS)
 				trd_node_poll(node);
-		} else if (c.cmd == CTL_PUT_ECHO && trd_counter_read(node, ctr, &v) == 0 && v == 0) {
+		} else if (c.cmd == CTL_PUT_ECHO && trd_counter_read(node, ctr, &v) == 0 &&
+			   v == 0) {
 			trd_counter_set(node, ctr, c.size);
 			trd_desc_put(&d, peer, mem, c.size, peer_key, 0, 0, their_ctr);
 			while (trd_inject(trd_inj_fifo(node, 0), &d) == -ENOBUFS)
@@ -396,16 +404,16 @@ ask(uint32_t cmd, uint32_t size, uint16_t *their_ctr)
 /* ---- timed runs: --duration, --interval, --rate ---- */
 
 struct timing {
-	uint64_t hz, t0;     /* the measured phase starts at t0 (TSC) */
-	uint64_t end;        /* --duration: its end; 0: by count */
-	uint64_t iv_len;     /* --interval in cycles; 0: none */
-	uint64_t iv_t0;      /* the current interval's start */
-	uint64_t iv_n0;      /* messages (or samples) before it */
-	double mps;          /* --rate in messages per second; 0: unpaced */
-	uint64_t pace_t0;    /* the pace counts from here ... */
-	uint64_t pace_n0;    /* ... with this many messages sent before */
-	uint64_t burst;      /* most messages a late sender may send at once to catch up */
-	bool printed;        /* an interval line was printed */
+	uint64_t hz, t0;  /* the measured phase starts at t0 (TSC) */
+	uint64_t end;     /* --duration: its end; 0: by count */
+	uint64_t iv_len;  /* --interval in cycles; 0: none */
+	uint64_t iv_t0;   /* the current interval's start */
+	uint64_t iv_n0;   /* messages (or samples) before it */
+	double mps;       /* --rate in messages per second; 0: unpaced */
+	uint64_t pace_t0; /* the pace counts from here ... */
+	uint64_t pace_n0; /* ... with this many messages sent before */
+	uint64_t burst;   /* most messages a late sender may send at once to catch up */
+	bool printed;     /* an interval line was printed */
 };
 
 static void
@@ -433,7 +441,8 @@ timing_allowed(struct timing *tm, uint64_t now, uint64_t sent)
 
 	if (tm->mps <= 0)
 		return UINT64_MAX;
-	allowed = tm->pace_n0 + (uint64_t)((double)(now - tm->pace_t0) * tm->mps / (double)tm->hz) + 1;
+	allowed = tm->pace_n0 + (uint64_t)((double)(now - tm->pace_t0) * tm->mps / (double)tm->hz) +
+		  1;
 	if (allowed > sent + tm->burst) {
 		/* too far behind: the bucket is full, the rest of the debt is lost */
 		tm->pace_n0 = sent + tm->burst;
@@ -586,8 +595,8 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 		} else if (strcmp(name, "fifo_lat") == 0) {
 			trd_desc_fifo(&d, peer, F_DATA, mem, size, i, 0);
 			rc = trd_inject(trd_inj_fifo(node, 0), &d);
-			if (rc == 0 && (rc = trd_rec_fifo_wait(trd_rec_fifo(node, F_DATA), &m,
-							       WAIT_US)) == 0)
+			if (rc == 0 &&
+			    (rc = trd_rec_fifo_wait(trd_rec_fifo(node, F_DATA), &m, WAIT_US)) == 0)
 				trd_msg_free(m);
 		} else if (strcmp(name, "get_lat") == 0) {
 			trd_counter_set(node, ctr, size);
@@ -599,8 +608,10 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 			if (rc == 0)
 				rc = trd_counter_wait(node, ctr, WAIT_US);
 		} else { /* reflect_lat */
-			struct trd_cpl_spec sp = {.kind = TRD_CPL_DOORBELL, .mode = perf_opt.mode,
-						  .doorbell = db, .cookie = i + 1};
+			struct trd_cpl_spec sp = {.kind = TRD_CPL_DOORBELL,
+						  .mode = perf_opt.mode,
+						  .doorbell = db,
+						  .cookie = i + 1};
 
 			trd_desc_put(&d, peer, mem, size, peer_key, 0, 0, 0);
 			rc = trd_inject_reflect(trd_inj_fifo(node, 0), &d, &sp);
@@ -804,7 +815,7 @@ open_port(bool server, const char *memif_socket, uint16_t port_id)
 	fprintf(stderr, "toroid-perf: %s on port %u (%s), waiting for the other process\n", role,
 		port, memif_socket != NULL ? memif_socket : perf_opt.links_label);
 	dl = trd_time_us() + 60000000;
-	for (uint64_t retry = trd_time_us() + 2000000;; ) {
+	for (uint64_t retry = trd_time_us() + 2000000;;) {
 		rte_eth_link_get_nowait(port, &link);
 		if (link.link_status == RTE_ETH_LINK_UP || trd_time_us() >= dl || perf_stop)
 			break;
@@ -871,7 +882,8 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id, const char
 	rc = raw_ask(RAW_HELLO, RAW_HELLO_OK, 60000000);
 	if (rc != 0) {
 		if (!perf_stop)
-			fprintf(stderr, "toroid-perf: no server answered on port %u in 60 s\n", port);
+			fprintf(stderr, "toroid-perf: no server answered on port %u in 60 s\n",
+				port);
 		return 1;
 	}
 	/* raw baselines first, on the same ports, for every test and size */
@@ -897,7 +909,9 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id, const char
 					    strcmp(all[t], "fifo_lat") == 0;
 
 				res[t][z].has_base = true;
-				res[t][z].base = !is_lat(all[t]) ? tmp.mpps : half ? tmp.p50 : 2 * tmp.p50;
+				res[t][z].base = !is_lat(all[t]) ? tmp.mpps
+						 : half          ? tmp.p50
+								 : 2 * tmp.p50;
 				res[t][z].base_gbps = tmp.mpps * (frame + 4) * 8 / 1000;
 			}
 		}
@@ -929,8 +943,8 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id, const char
 			if (rc != 0 && perf_stop)
 				break; /* nothing measured of this one */
 			if (rc != 0) {
-				fprintf(stderr, "toroid-perf: %s %u: %s\n", all[t], perf_opt.sizes[z],
-					strerror(rc < 0 ? -rc : rc));
+				fprintf(stderr, "toroid-perf: %s %u: %s\n", all[t],
+					perf_opt.sizes[z], strerror(rc < 0 ? -rc : rc));
 				failed++;
 				continue;
 			}

@@ -15,7 +15,7 @@
 #include "../common/app_args.h"
 
 #define EXIT_INVALID 1 /* the topology file is invalid */
-#define EXIT_USAGE 2   /* the command line is wrong */
+#define EXIT_USAGE   2 /* the command line is wrong */
 
 #define MAX_ROUTE (3 * TRD_TORUS_MAX_DIM)
 

@@ -40,8 +40,8 @@
 #include "../common/latency.h"
 
 #define PERF_MAX_SIZES 16
-#define PERF_TAG 77
-#define PERF_END_TAG 78 /* the ping's last message: the pong ends */
+#define PERF_TAG       77
+#define PERF_END_TAG   78        /* the ping's last message: the pong ends */
 #define PERF_MAX_ITERS 10000000u /* samples of one size: 80 MB */
 
 enum wait_how { W_SPIN, W_YIELD, W_BLOCK };
@@ -119,9 +119,9 @@ report(const char *mode, size_t size, uint64_t *rtt, unsigned int n)
 		       mode, size, strcmp(mode, "vni") == 0 ? "vni" : "loopback", n, l.min, l.avg,
 		       l.p50, l.p99, l.p999, l.max, l.avg * 2000.0 * n / 1e9,
 		       strcmp(mode, "vni") == 0 ? ",\"wait\":\"" : "",
-		       strcmp(mode, "vni") != 0		? ""
-		       : opt.wait == W_SPIN		? "spin\""
-		       : opt.wait == W_YIELD	? "yield\""
+		       strcmp(mode, "vni") != 0 ? ""
+		       : opt.wait == W_SPIN     ? "spin\""
+		       : opt.wait == W_YIELD    ? "yield\""
 						: "block\"",
 		       perf_sig ? ",\"interrupted\":true" : "");
 	else
@@ -245,7 +245,8 @@ vni_side(bool ping)
 				continue;
 			else if (c.tag == PERF_END_TAG)
 				break;
-			else if ((rc = trd_vni_recv(v, peer, 0, TRD_VNI_ANY_TAG, rb, max, -1, 0)) == 0)
+			else if ((rc = trd_vni_recv(v, peer, 0, TRD_VNI_ANY_TAG, rb, max, -1, 0)) ==
+				 0)
 				rc = trd_vni_send(v, peer, PERF_TAG, sb, c.len, -1, 0);
 			vni_forever = false; /* a client that stops answering is gone */
 		}
@@ -348,8 +349,8 @@ inproc_wait(struct trd_rec_fifo *rf, uint32_t len)
 static int
 run_inproc(int argc, char **argv)
 {
-	struct trd_node_conf nc = {.name = "perf", .n_inj_fifos = 1, .n_rec_fifos = 2,
-				   .inline_max = 960};
+	struct trd_node_conf nc = {
+		.name = "perf", .n_inj_fifos = 1, .n_rec_fifos = 2, .inline_max = 960};
 	struct trd_rec_fifo *r0, *r1;
 	struct trd_node *node;
 	struct trd_inj_fifo *f;
@@ -466,10 +467,18 @@ main(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(app_argc, app_argv, ":h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'm': opt.mode = optarg; break;
-		case 's': opt.socket = optarg; break;
-		case 'p': opt.peer_socket = optarg; break;
-		case 'a': opt.app = (uint32_t)app_opt_u64("--app", optarg, 0, UINT32_MAX - 1); break;
+		case 'm':
+			opt.mode = optarg;
+			break;
+		case 's':
+			opt.socket = optarg;
+			break;
+		case 'p':
+			opt.peer_socket = optarg;
+			break;
+		case 'a':
+			opt.app = (uint32_t)app_opt_u64("--app", optarg, 0, UINT32_MAX - 1);
+			break;
 		case 'P': {
 			char *comma = strchr(optarg, ',');
 
@@ -477,7 +486,8 @@ main(int argc, char **argv)
 				app_usage_error("--procs: '%s' is not P,Q", optarg);
 			*comma = '\0';
 			opt.procs[0] = (uint32_t)app_opt_u64("--procs", optarg, 0, UINT32_MAX - 1);
-			opt.procs[1] = (uint32_t)app_opt_u64("--procs", comma + 1, 0, UINT32_MAX - 1);
+			opt.procs[1] =
+				(uint32_t)app_opt_u64("--procs", comma + 1, 0, UINT32_MAX - 1);
 			*comma = ',';
 			break;
 		}
@@ -491,7 +501,8 @@ main(int argc, char **argv)
 			for (tok = strtok_r(buf, ",", &save); tok != NULL;
 			     tok = strtok_r(NULL, ",", &save)) {
 				if (opt.n_sizes == PERF_MAX_SIZES)
-					app_usage_error("--sizes: at most %d sizes", PERF_MAX_SIZES);
+					app_usage_error("--sizes: at most %d sizes",
+							PERF_MAX_SIZES);
 				opt.sizes[opt.n_sizes++] =
 					(size_t)app_opt_size("--sizes", tok, 0, 64u << 20);
 			}
@@ -503,7 +514,8 @@ main(int argc, char **argv)
 			opt.iters = (unsigned int)app_opt_u64("--iters", optarg, 1, PERF_MAX_ITERS);
 			break;
 		case 'w':
-			opt.warmup = (unsigned int)app_opt_u64("--warmup", optarg, 0, PERF_MAX_ITERS);
+			opt.warmup =
+				(unsigned int)app_opt_u64("--warmup", optarg, 0, PERF_MAX_ITERS);
 			break;
 		case 'W':
 			if (strcmp(optarg, "block") == 0)
@@ -515,15 +527,20 @@ main(int argc, char **argv)
 			else
 				app_usage_error("--wait: '%s' is not spin, yield or block", optarg);
 			break;
-		case 'j': opt.json = true; break;
+		case 'j':
+			opt.json = true;
+			break;
 		case 'S':
 		case 'C':
 			if (opt.role != 0 && opt.role != (c == 'S' ? 1 : 2))
 				app_usage_error("--server and --client exclude each other");
 			opt.role = c == 'S' ? 1 : 2;
 			break;
-		case 'h': usage(stdout); return 0;
-		default: app_getopt_error(c, app_argv);
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			app_getopt_error(c, app_argv);
 		}
 	}
 	if (optind < app_argc)
@@ -541,9 +558,10 @@ main(int argc, char **argv)
 		if (opt.socket == NULL)
 			app_usage_error("--socket is required with --mode vni");
 		if (opt.role != 0 && opt.peer_socket != NULL)
-			app_usage_error("--peer-socket is for the two sides in one run: the %s uses "
-					"--socket",
-					opt.role == 1 ? "server" : "client");
+			app_usage_error(
+				"--peer-socket is for the two sides in one run: the %s uses "
+				"--socket",
+				opt.role == 1 ? "server" : "client");
 		catch_signals();
 		return run_vni();
 	}

@@ -26,12 +26,12 @@ static const char *const coll_stat_names[] = {
 };
 _Static_assert(RTE_DIM(coll_stat_names) == TRD_COLL_STAT_MAX, "a name per statistic");
 
-#define COLL_DEFAULT_SEG 65536u
-#define COLL_DEFAULT_SLOTS 4u
-#define COLL_MAX_SLOTS 32u
-#define COLL_DEFAULT_EAGER 8192u
-#define COLL_DEFAULT_OPS 16u
-#define COLL_MAX_OPS 1024u
+#define COLL_DEFAULT_SEG        65536u
+#define COLL_DEFAULT_SLOTS      4u
+#define COLL_MAX_SLOTS          32u
+#define COLL_DEFAULT_EAGER      8192u
+#define COLL_DEFAULT_OPS        16u
+#define COLL_MAX_OPS            1024u
 #define COLL_DEFAULT_TIMEOUT_US 30000000ull
 
 /* ---- registry: context -> objects by id, and messages for objects not created yet ---- */
@@ -126,8 +126,9 @@ trd_coll_recv(struct trd_context *ctx, void *arg, const struct trd_msg *msg)
 {
 	RTE_SET_USED(arg);
 	if (trd_coll_dispatch(ctx, msg) == 0)
-		COLL_LOG(DEBUG, "context %u: dropped a message that is not a collective's (user "
-				"%#" PRIx64 ")",
+		COLL_LOG(DEBUG,
+			 "context %u: dropped a message that is not a collective's (user "
+			 "%#" PRIx64 ")",
 			 trd_context_offset(ctx), msg->user);
 }
 
@@ -409,8 +410,7 @@ stream_fits(const struct trd_coll *c, uint64_t bytes)
 
 /* Queue @p t (kind, buffers, root filled in). */
 static int
-op_post(struct trd_coll *c, struct coll_op *t, trd_coll_done_fn cb, void *cookie,
-	uint64_t *handle)
+op_post(struct trd_coll *c, struct coll_op *t, trd_coll_done_fn cb, void *cookie, uint64_t *handle)
 {
 	struct coll_op *op;
 	int rc;
@@ -477,9 +477,9 @@ reduce_args(struct trd_coll *c, struct coll_op *t, size_t count, enum trd_coll_t
 }
 
 int
-trd_coll_reduce(struct trd_coll *c, unsigned int root, const void *sbuf, void *rbuf,
-		size_t count, enum trd_coll_type type, enum trd_coll_op op, trd_coll_done_fn cb,
-		void *cookie, uint64_t *handle)
+trd_coll_reduce(struct trd_coll *c, unsigned int root, const void *sbuf, void *rbuf, size_t count,
+		enum trd_coll_type type, enum trd_coll_op op, trd_coll_done_fn cb, void *cookie,
+		uint64_t *handle)
 {
 	struct coll_op t = {.kind = CK_REDUCE, .root = root, .sbuf = sbuf, .rbuf = rbuf};
 	int rc;
@@ -492,8 +492,8 @@ trd_coll_reduce(struct trd_coll *c, unsigned int root, const void *sbuf, void *r
 
 int
 trd_coll_allreduce(struct trd_coll *c, const void *sbuf, void *rbuf, size_t count,
-		   enum trd_coll_type type, enum trd_coll_op op, trd_coll_done_fn cb,
-		   void *cookie, uint64_t *handle)
+		   enum trd_coll_type type, enum trd_coll_op op, trd_coll_done_fn cb, void *cookie,
+		   uint64_t *handle)
 {
 	struct coll_op t = {.kind = CK_ALLREDUCE, .root = 0, .sbuf = sbuf, .rbuf = rbuf};
 	int rc;
@@ -517,7 +517,8 @@ int
 trd_coll_gather(struct trd_coll *c, unsigned int root, const void *sbuf, void *rbuf, size_t len,
 		trd_coll_done_fn cb, void *cookie, uint64_t *handle)
 {
-	struct coll_op t = {.kind = CK_GATHER, .root = root, .sbuf = sbuf, .rbuf = rbuf, .len = len};
+	struct coll_op t = {
+		.kind = CK_GATHER, .root = root, .sbuf = sbuf, .rbuf = rbuf, .len = len};
 
 	if (c == NULL || root >= c->n || blocks_args(c, len) != 0 ||
 	    (len != 0 && (sbuf == NULL || (c->rank == root && rbuf == NULL))))
@@ -529,7 +530,8 @@ int
 trd_coll_scatter(struct trd_coll *c, unsigned int root, const void *sbuf, void *rbuf, size_t len,
 		 trd_coll_done_fn cb, void *cookie, uint64_t *handle)
 {
-	struct coll_op t = {.kind = CK_SCATTER, .root = root, .sbuf = sbuf, .rbuf = rbuf, .len = len};
+	struct coll_op t = {
+		.kind = CK_SCATTER, .root = root, .sbuf = sbuf, .rbuf = rbuf, .len = len};
 
 	if (c == NULL || root >= c->n || blocks_args(c, len) != 0 ||
 	    (len != 0 && (rbuf == NULL || (c->rank == root && sbuf == NULL))))
@@ -541,7 +543,8 @@ int
 trd_coll_allgather(struct trd_coll *c, const void *sbuf, void *rbuf, size_t len,
 		   trd_coll_done_fn cb, void *cookie, uint64_t *handle)
 {
-	struct coll_op t = {.kind = CK_ALLGATHER, .root = 0, .sbuf = sbuf, .rbuf = rbuf, .len = len};
+	struct coll_op t = {
+		.kind = CK_ALLGATHER, .root = 0, .sbuf = sbuf, .rbuf = rbuf, .len = len};
 
 	if (c == NULL || blocks_args(c, len) != 0 || (len != 0 && (sbuf == NULL || rbuf == NULL)))
 		return -EINVAL;

@@ -19,8 +19,8 @@ extern int trd_coll_logtype;
 
 /* ---- messages: everything is in the 64-bit user word of a trd_send() ----
  *  63..56 magic 0xC7 | 55..48 object id | 47..44 type | 43..20 sequence | 19..0 argument */
-#define COLL_MAGIC 0xC7u
-#define COLL_MAX_IDS 256
+#define COLL_MAGIC    0xC7u
+#define COLL_MAX_IDS  256
 #define COLL_SEQ_MASK 0xFFFFFFu
 #define COLL_ARG_MASK 0xFFFFFu
 #define COLL_MAX_SEGS (COLL_ARG_MASK + 1) /* segments of one stream */
@@ -34,14 +34,15 @@ enum coll_msg_type {
 static inline uint64_t
 coll_hdr(unsigned int type, unsigned int id, uint64_t seq, uint32_t arg)
 {
-	return (uint64_t)COLL_MAGIC << 56 | (uint64_t)(id & 0xff) << 48 | (uint64_t)(type & 0xf) << 44 |
-	       (uint64_t)(seq & COLL_SEQ_MASK) << 20 | (arg & COLL_ARG_MASK);
+	return (uint64_t)COLL_MAGIC << 56 | (uint64_t)(id & 0xff) << 48 |
+	       (uint64_t)(type & 0xf) << 44 | (uint64_t)(seq & COLL_SEQ_MASK) << 20 |
+	       (arg & COLL_ARG_MASK);
 }
 #define COLL_HDR_MAGIC(u) ((unsigned int)((u) >> 56))
-#define COLL_HDR_ID(u) ((unsigned int)((u) >> 48) & 0xff)
-#define COLL_HDR_TYPE(u) ((unsigned int)((u) >> 44) & 0xf)
-#define COLL_HDR_SEQ(u) ((uint32_t)((u) >> 20) & COLL_SEQ_MASK)
-#define COLL_HDR_ARG(u) ((uint32_t)(u) & COLL_ARG_MASK)
+#define COLL_HDR_ID(u)    ((unsigned int)((u) >> 48) & 0xff)
+#define COLL_HDR_TYPE(u)  ((unsigned int)((u) >> 44) & 0xf)
+#define COLL_HDR_SEQ(u)   ((uint32_t)((u) >> 20) & COLL_SEQ_MASK)
+#define COLL_HDR_ARG(u)   ((uint32_t)(u)&COLL_ARG_MASK)
 
 /* ---- reductions ---- */
 typedef void (*coll_reduce_fn)(void *inout, const void *in, size_t n);
@@ -65,13 +66,13 @@ enum coll_edge { E_PARENT = 0, E_C0 = 1, E_C1 = 2, E_MAX = 3 };
 
 struct coll_stream {
 	bool used;
-	bool eager;      /* one message; else segments put into slots (rendezvous) */
-	uint32_t peer;   /* the other task */
-	uint8_t ch;      /* slot channel at the receiver: 0 from the parent, 1 + j from child j */
-	uint64_t total;  /* bytes */
-	uint32_t segsz;  /* bytes per segment (eager: total) */
-	uint32_t nseg;   /* >= 1 (a 0-byte stream is one empty message) */
-	uint32_t done;   /* in: segments consumed; out: segments complete (a prefix) */
+	bool eager;       /* one message; else segments put into slots (rendezvous) */
+	uint32_t peer;    /* the other task */
+	uint8_t ch;       /* slot channel at the receiver: 0 from the parent, 1 + j from child j */
+	uint64_t total;   /* bytes */
+	uint32_t segsz;   /* bytes per segment (eager: total) */
+	uint32_t nseg;    /* >= 1 (a 0-byte stream is one empty message) */
+	uint32_t done;    /* in: segments consumed; out: segments complete (a prefix) */
 	uint32_t granted; /* rendezvous: segments the receiver made room for */
 	struct trd_ep ep;
 	/* in */
@@ -104,10 +105,10 @@ struct coll_op {
 	/* the tree, from begin */
 	uint32_t vrank;
 	uint32_t n_child;
-	uint32_t sub[2];  /* subtree sizes of the children */
-	uint32_t my_sub;  /* of this task */
-	uint8_t *acc;     /* reductions: the accumulator (may be sbuf for a leaf) */
-	uint8_t *T;       /* gather/scatter: the subtree stream, preorder */
+	uint32_t sub[2]; /* subtree sizes of the children */
+	uint32_t my_sub; /* of this task */
+	uint8_t *acc;    /* reductions: the accumulator (may be sbuf for a leaf) */
+	uint8_t *T;      /* gather/scatter: the subtree stream, preorder */
 	struct coll_stream in[E_MAX];
 	struct coll_stream out[E_MAX];
 };
@@ -121,7 +122,7 @@ struct coll_ticket {
 	uint64_t seq;
 	uint8_t kind;
 	uint8_t edge;
-	bool retry; /* on the retry list */
+	bool retry;   /* on the retry list */
 	uint32_t arg; /* PUT/NOTIFY: segment; GRANT: grant */
 };
 
@@ -144,27 +145,27 @@ struct trd_coll {
 	struct trd_context *ctx;
 	struct coll_reg *reg;
 	uint8_t id;
-	uint32_t n;     /* tasks */
-	uint32_t rank;  /* this task */
+	uint32_t n;    /* tasks */
+	uint32_t rank; /* this task */
 	unsigned int ctx_off;
 	struct trd_ep self;
 	struct trd_coll_conf conf; /* resolved */
-	uint32_t *task_of; /* torus rank -> task */
-	uint32_t *pre;     /* preorder of the virtual ranks of the tree */
+	uint32_t *task_of;         /* torus rank -> task */
+	uint32_t *pre;             /* preorder of the virtual ranks of the tree */
 
 	uint8_t *scratch; /* 3 channels x slots x seg_size, registered for remote writes */
 	size_t scratch_len;
 	struct trd_mr *mr;
-	uint64_t key; /* the grant payload: the scratch region's key */
+	uint64_t key;         /* the grant payload: the scratch region's key */
 	uint8_t *hold[E_MAX]; /* eager streams received, eager_max each */
 	uint8_t *work;        /* accumulator or subtree stream of the current collective */
 	size_t work_len;
 
 	struct coll_op *ops; /* ring of max_ops */
 	uint32_t op_head, op_tail;
-	uint64_t next_seq;   /* given to the next collective started */
-	uint64_t done_seq;   /* last completed */
-	int status[64];      /* status of collective seq at [seq % 64] */
+	uint64_t next_seq; /* given to the next collective started */
+	uint64_t done_seq; /* last completed */
+	int status[64];    /* status of collective seq at [seq % 64] */
 
 	struct coll_pend *pend, *pend_tail;
 	struct coll_ticket *tickets;

@@ -453,8 +453,8 @@ work_ensure(struct trd_coll *c, size_t need)
 }
 
 static void
-stream_init(struct trd_coll *c, struct coll_stream *s, uint32_t peer, uint64_t total, unsigned int ch,
-	    const uint8_t *base)
+stream_init(struct trd_coll *c, struct coll_stream *s, uint32_t peer, uint64_t total,
+	    unsigned int ch, const uint8_t *base)
 {
 	s->used = true;
 	s->peer = peer;
@@ -473,9 +473,8 @@ stream_init(struct trd_coll *c, struct coll_stream *s, uint32_t peer, uint64_t t
 	trd_endpoint(c->client, peer, c->ctx_off, &s->ep);
 }
 
-static void
-rx_apply(struct trd_coll *c, struct coll_op *op, uint32_t src, unsigned int type, uint32_t arg,
-	 const void *data, uint32_t len);
+static void rx_apply(struct trd_coll *c, struct coll_op *op, uint32_t src, unsigned int type,
+		     uint32_t arg, const void *data, uint32_t len);
 
 /* The bytes of scratch space (c->work) an operation of this kind needs at this task. */
 static size_t
@@ -604,15 +603,15 @@ op_begin(struct trd_coll *c, struct coll_op *op)
 		if (len != 0)
 			memcpy(op->T, op->sbuf, len);
 		for (int j = 0; j < nch; j++)
-			stream_init(c, &op->in[E_C0 + j], child[j], (uint64_t)op->sub[j] * len, 1 + j,
-				    NULL);
+			stream_init(c, &op->in[E_C0 + j], child[j], (uint64_t)op->sub[j] * len,
+				    1 + j, NULL);
 		if (parent >= 0)
 			stream_init(c, &op->out[E_PARENT], (uint32_t)parent,
 				    (uint64_t)op->my_sub * len, up_ch, op->T);
 		if (op->kind == CK_ALLGATHER) {
 			if (parent >= 0)
-				stream_init(c, &op->in[E_PARENT], (uint32_t)parent, (uint64_t)n * len,
-					    0, NULL);
+				stream_init(c, &op->in[E_PARENT], (uint32_t)parent,
+					    (uint64_t)n * len, 0, NULL);
 			for (int j = 0; j < nch; j++)
 				stream_init(c, &op->out[E_C0 + j], child[j], (uint64_t)n * len, 0,
 					    op->rbuf);
@@ -882,8 +881,8 @@ rx_apply(struct trd_coll *c, struct coll_op *op, uint32_t src, unsigned int type
 	case CM_NOTIFY:
 		s = stream_of(op->in, src);
 		if (s != NULL && !s->eager &&
-		    (arg < s->done || (arg < s->grant_sent &&
-				       ((s->present >> (arg % c->conf.slots)) & 1)))) {
+		    (arg < s->done ||
+		     (arg < s->grant_sent && ((s->present >> (arg % c->conf.slots)) & 1)))) {
 			c->stat[TRD_COLL_STAT_DUPLICATES]++;
 			return;
 		}

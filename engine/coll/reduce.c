@@ -33,7 +33,7 @@ static const char *const type_names[] = {
 _Static_assert(RTE_DIM(type_names) == TRD_COLL_TYPE_MAX, "a name per type");
 
 static const char *const op_names[] = {
-	[TRD_COLL_SUM] = "sum", [TRD_COLL_MIN] = "min",	  [TRD_COLL_MAX] = "max",
+	[TRD_COLL_SUM] = "sum",   [TRD_COLL_MIN] = "min", [TRD_COLL_MAX] = "max",
 	[TRD_COLL_BAND] = "band", [TRD_COLL_BOR] = "bor", [TRD_COLL_BXOR] = "bxor",
 };
 _Static_assert(RTE_DIM(op_names) == TRD_COLL_OP_MAX, "a name per operation");

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Shared between the node tables (node.c) and the data path (inject.c, tx.c, reply.c, poll.c, rx.c). */
+/* Shared between the node tables (node.c) and the data path (inject.c, tx.c, reply.c, poll.c,
+ * rx.c). */
 #ifndef TRD_CORE_PVT_H
 #define TRD_CORE_PVT_H
 
@@ -198,8 +199,8 @@ void trd_cpl_set_msg(struct trd_node *n, uint32_t id, uint32_t msg_id);
 /* track.c: give a taken tracked operation's id back. */
 void trd_track_done(struct trd_node *n, struct trd_cpl *c);
 /* reply.c: send a control packet (DONE, ATOMIC_REPLY) from the engine; 0 or a drop cause. */
-int trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t aux,
-		 uint64_t key, uint64_t offset, const void *pay, uint16_t len);
+int trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t aux, uint64_t key,
+		 uint64_t offset, const void *pay, uint16_t len);
 void trd_cpl_fini(struct trd_node *n);
 
 /* rel.c */
@@ -365,7 +366,7 @@ void trd_cpl_unowe(struct trd_node *n, uint32_t id);
 void trd_reasm_purge(struct trd_node *n, const uint8_t src[3]);
 /* rfifo.c: hand a locally made outcome (a failure) to reception FIFO @p fifo. */
 void trd_rfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
-		    unsigned int cause);
+		       unsigned int cause);
 /* taps.c: a link just added to @p n gets the node's taps (a running capture records it). */
 int trd_node_tap_link(struct trd_node *n, struct trd_link *l);
 /* track.c: complete a pending completion or tracked operation with a failure. */

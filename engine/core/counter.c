@@ -17,8 +17,8 @@
 #include <rte_pause.h>
 #include <rte_random.h>
 
-#include "node_pvt.h"
 #include "core_pvt.h"
+#include "node_pvt.h"
 
 /* ---- counters ---- */
 

@@ -82,7 +82,8 @@ trd_doorbell_wait(struct trd_mr *db, uint64_t offset, uint64_t value, enum trd_w
 					.opaque = {value},
 				};
 				/* sleep until the word is written or 100 us pass */
-				rte_power_monitor(&pmc, rte_get_tsc_cycles() + rte_get_tsc_hz() / 10000);
+				rte_power_monitor(&pmc,
+						  rte_get_tsc_cycles() + rte_get_tsc_hz() / 10000);
 			} else {
 				/* the fallback on CPUs without WAITPKG: a pause loop */
 				trd_node_progress(n);

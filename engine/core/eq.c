@@ -50,7 +50,8 @@ trd_eq_create(struct trd_node *n, int core, unsigned int size)
 	}
 	snprintf(name, sizeof(name), "trdeq%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
 	eq->ring = rte_ring_create_elem(name, sizeof(struct trd_event), size ? size : 4096,
-					SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+					SOCKET_ID_ANY,
+					RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	eq->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (eq->ring == NULL || eq->fd < 0) {
 		if (eq->fd >= 0)
@@ -101,16 +102,20 @@ pin_self(int core)
 
 		if (CPU_COUNT(&cur) == 1 && CPU_ISSET((unsigned int)core, &cur))
 			return 0;
-		TRD_LOG(ERR, "event queue: the caller is EAL lcore %u, which EAL placed on other "
-			"CPUs than %d alone; bind from a thread of your own", lcore, core);
+		TRD_LOG(ERR,
+			"event queue: the caller is EAL lcore %u, which EAL placed on other "
+			"CPUs than %d alone; bind from a thread of your own",
+			lcore, core);
 		return -EBUSY;
 	}
 	CPU_ZERO(&set);
 	CPU_SET((unsigned int)core, &set);
 	rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	if (rc != 0) {
-		TRD_LOG(ERR, "event queue: cannot run this thread on CPU %d: %s (offline, or outside "
-			"the process's cpuset?)", core, strerror(rc));
+		TRD_LOG(ERR,
+			"event queue: cannot run this thread on CPU %d: %s (offline, or outside "
+			"the process's cpuset?)",
+			core, strerror(rc));
 		return -rc;
 	}
 	return 0;
@@ -246,7 +251,6 @@ trd_eq_overflows(const struct trd_eq *eq)
 {
 	return eq == NULL ? 0 : __atomic_load_n(&eq->overflows, __ATOMIC_RELAXED);
 }
-
 
 void
 trd_eq_push(struct trd_eq *eq, const struct trd_event *ev)

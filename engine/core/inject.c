@@ -23,8 +23,8 @@
 /* ---- descriptor helpers ---- */
 
 void
-trd_desc_put(struct trd_desc *d, struct trd_coord dst, const void *src, uint32_t len,
-	     uint64_t rkey, uint64_t roff, uint16_t inj_ctr, uint16_t rec_ctr)
+trd_desc_put(struct trd_desc *d, struct trd_coord dst, const void *src, uint32_t len, uint64_t rkey,
+	     uint64_t roff, uint16_t inj_ctr, uint16_t rec_ctr)
 {
 	memset(d, 0, sizeof(*d));
 	d->op = TRD_OP_PUT;
@@ -38,8 +38,8 @@ trd_desc_put(struct trd_desc *d, struct trd_coord dst, const void *src, uint32_t
 }
 
 void
-trd_desc_fifo(struct trd_desc *d, struct trd_coord dst, uint8_t fifo, const void *src,
-	      uint32_t len, uint64_t user, uint16_t inj_ctr)
+trd_desc_fifo(struct trd_desc *d, struct trd_coord dst, uint8_t fifo, const void *src, uint32_t len,
+	      uint64_t user, uint16_t inj_ctr)
 {
 	memset(d, 0, sizeof(*d));
 	d->op = TRD_OP_FIFO;
@@ -108,7 +108,6 @@ trd_inj_fifo_stats_get(const struct trd_inj_fifo *f, struct trd_inj_fifo_stats *
 	st->hwm = __atomic_load_n(&f->hwm, __ATOMIC_RELAXED);
 	return 0;
 }
-
 
 /* Check a descriptor's destination: @return its rank, or -errno. */
 static inline int
@@ -270,4 +269,3 @@ trd_inject(struct trd_inj_fifo *f, const struct trd_desc *d)
 {
 	return trd_inject_bulk(f, d, 1);
 }
-

@@ -21,8 +21,8 @@
 
 #include <toroid/testing.h>
 
-#include "node_pvt.h"
 #include "core_pvt.h"
+#include "node_pvt.h"
 
 /* ---- memory regions ---- */
 
@@ -118,8 +118,8 @@ trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 	rte_iova_t iova;
 	bool dpdk;
 
-	if (n == NULL || (addr == NULL && len != 0) || (access & ~(unsigned int)TRD_ACCESS_MASK) != 0 ||
-	    (uintptr_t)addr > UINTPTR_MAX - len) {
+	if (n == NULL || (addr == NULL && len != 0) ||
+	    (access & ~(unsigned int)TRD_ACCESS_MASK) != 0 || (uintptr_t)addr > UINTPTR_MAX - len) {
 		rte_errno = EINVAL;
 		return NULL;
 	}

@@ -17,8 +17,8 @@
 #include <rte_pause.h>
 #include <rte_random.h>
 
-#include "node_pvt.h"
 #include "core_pvt.h"
+#include "node_pvt.h"
 
 RTE_LOG_REGISTER_SUFFIX(trd_node_logtype, node, INFO);
 #define NODE_LOG TRD_LOG
@@ -65,7 +65,8 @@ trd_default_pool(unsigned int n)
 	mp = rte_pktmbuf_pool_create(name, n, 256, (uint16_t)trd_pool_priv_size(),
 				     RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
 	if (mp == NULL) {
-		NODE_LOG(ERR, "cannot create the packet pool (%u mbufs): %s; give EAL more memory (-m)",
+		NODE_LOG(ERR,
+			 "cannot create the packet pool (%u mbufs): %s; give EAL more memory (-m)",
 			 n, rte_strerror(rte_errno));
 		/* a racing creator may have won */
 		mp = rte_mempool_lookup(name);
@@ -154,11 +155,11 @@ conf_resolve(struct trd_node_conf *c)
 	if (trd_torus_init(&c->torus, c->torus.dim[0], c->torus.dim[1], c->torus.dim[2]) != 0 ||
 	    !trd_torus_contains(&c->torus, c->coord) || c->n_inj_fifos > TRD_MAX_FIFOS ||
 	    c->n_rec_fifos > TRD_MAX_FIFOS || c->inj_fifo_size < 32 ||
-	    c->inj_fifo_size > (1u << 24) || c->rec_fifo_size > (1u << 24) ||
-	    c->n_counters < 2 || c->n_counters > 65536 || c->n_regions > 65535 ||
-	    c->inline_max > TRD_INLINE_MAX || c->burst > 1024 || c->coalesce > TRD_BUNDLE_MAX ||
-	    c->n_eqs > TRD_MAX_EQS || c->n_reasm < 8 || !rte_is_power_of_2(c->rel_window) ||
-	    c->rel_window > 4096 || c->rel_window < 2)
+	    c->inj_fifo_size > (1u << 24) || c->rec_fifo_size > (1u << 24) || c->n_counters < 2 ||
+	    c->n_counters > 65536 || c->n_regions > 65535 || c->inline_max > TRD_INLINE_MAX ||
+	    c->burst > 1024 || c->coalesce > TRD_BUNDLE_MAX || c->n_eqs > TRD_MAX_EQS ||
+	    c->n_reasm < 8 || !rte_is_power_of_2(c->rel_window) || c->rel_window > 4096 ||
+	    c->rel_window < 2)
 		return -EINVAL;
 	if (c->pool != NULL && c->pool->private_data_size < trd_pool_priv_size())
 		return -EINVAL;
@@ -197,8 +198,6 @@ fifo_free(struct trd_inj_fifo *f)
 	rte_ring_free(f->ring);
 	rte_free(f);
 }
-
-
 
 /* Recompute every route from the links present. */
 static void
@@ -277,8 +276,8 @@ trd_node_create(const struct trd_node_conf *conf)
 	n->ctr_used = rte_zmalloc("trd_ctr", c.n_counters, 0);
 	n->mrs = rte_zmalloc("trd_mr", sizeof(*n->mrs) * c.n_regions, RTE_CACHE_LINE_SIZE);
 	n->reasm = rte_zmalloc("trd_reasm", sizeof(*n->reasm) * c.n_reasm, 0);
-	if (n->routes == NULL || n->peer_mac == NULL || n->has_peer_mac == NULL ||
-	    n->ctr == NULL || n->ctr_used == NULL || n->mrs == NULL || n->reasm == NULL)
+	if (n->routes == NULL || n->peer_mac == NULL || n->has_peer_mac == NULL || n->ctr == NULL ||
+	    n->ctr_used == NULL || n->mrs == NULL || n->reasm == NULL)
 		goto nomem;
 	for (i = 0; i < c.n_regions; i++) {
 		n->mrs[i].node = n;
@@ -380,8 +379,7 @@ trd_node_free(struct trd_node *n)
 int
 trd_node_add_link(struct trd_node *n, struct trd_link *l, enum trd_dir dir)
 {
-	if (n == NULL || l == NULL || l->node != NULL || dir < TRD_DIR_NONE ||
-	    dir >= TRD_DIR_COUNT)
+	if (n == NULL || l == NULL || l->node != NULL || dir < TRD_DIR_NONE || dir >= TRD_DIR_COUNT)
 		return -EINVAL;
 	if (__atomic_load_n(&n->served, __ATOMIC_ACQUIRE))
 		return -EBUSY;

@@ -18,17 +18,17 @@
 
 #include "api/core_api.h"
 
-#define TRD_MAX_LINKS 16           /* links per node, besides the loopback */
-#define TRD_MAX_FIFOS 64           /* application FIFOs of each kind */
-#define TRD_INLINE_MAX 960         /* 15 continuation slots */
-#define TRD_STAGE 32               /* descriptors taken from a FIFO at once */
+#define TRD_MAX_LINKS  16  /* links per node, besides the loopback */
+#define TRD_MAX_FIFOS  64  /* application FIFOs of each kind */
+#define TRD_INLINE_MAX 960 /* 15 continuation slots */
+#define TRD_STAGE      32  /* descriptors taken from a FIFO at once */
 /* An injection FIFO's ring holds 16-byte units, 4 per descriptor slot, so DPDK copies
  * descriptors 128 bits at a time rather than 32. */
-#define TRD_UNIT 16
-#define TRD_UNITS (sizeof(struct trd_desc) / TRD_UNIT)
-#define TRD_RX_BURST 32
-#define TRD_MCACHE 64
-#define TRD_HOP_SLACK 2            /* hops allowed beyond the route's length */
+#define TRD_UNIT      16
+#define TRD_UNITS     (sizeof(struct trd_desc) / TRD_UNIT)
+#define TRD_RX_BURST  32
+#define TRD_MCACHE    64
+#define TRD_HOP_SLACK 2 /* hops allowed beyond the route's length */
 
 /** A received message as the engine holds it: what applications see, and the packet it lives
  * in (NULL: a copy in rte_malloc() memory, right after this). */
@@ -50,7 +50,7 @@ struct trd_mbuf_priv {
 			struct rte_mbuf_ext_shared_info shinfo;
 			int64_t *ctr;
 			uint32_t bytes;
-		} zc;             /* an mbuf attached to application memory */
+		} zc;                   /* an mbuf attached to application memory */
 		struct trd_msg_pvt msg; /* a received single-packet message */
 	};
 };
@@ -79,9 +79,9 @@ struct trd_inj_fifo {
 	bool busy __rte_cache_aligned;
 	bool zc;
 	uint16_t maxpay;
-	uint32_t off;           /* bytes of cur already packetized */
+	uint32_t off; /* bytes of cur already packetized */
 	uint32_t pkts_left;
-	uint32_t unsent;        /* packets built but not yet taken by a port */
+	uint32_t unsent; /* packets built but not yet taken by a port */
 	struct trd_link *link;
 	struct trd_route *rt;
 	struct trd_peer *peer;  /* cur's destination, NULL when unsequenced */
@@ -98,16 +98,16 @@ struct trd_inj_fifo {
 	uint8_t inl[TRD_INLINE_MAX] __rte_aligned(64);
 	uint64_t descs;
 	uint64_t pkts;
-	uint64_t sent;          /* packets taken by a port */
-	uint32_t hwm;           /* highest occupancy seen */
+	uint64_t sent; /* packets taken by a port */
+	uint32_t hwm;  /* highest occupancy seen */
 };
 
 struct trd_eq {
 	struct trd_node *node;
-	struct rte_ring *ring;  /* of struct trd_event: the serving lcore adds, the owner takes */
-	int fd;                 /* eventfd */
+	struct rte_ring *ring; /* of struct trd_event: the serving lcore adds, the owner takes */
+	int fd;                /* eventfd */
 	int core;
-	int owner;              /* thread id of the owner, 0 until bound */
+	int owner; /* thread id of the owner, 0 until bound */
 	uint32_t armed;
 	uint64_t signals;
 	uint64_t overflows;
@@ -125,26 +125,26 @@ struct trd_mr {
 	struct trd_node *node;
 	uint8_t *base;
 	size_t len;
-	uint64_t key;           /* 0 when free */
-	unsigned int access;    /* TRD_ACCESS_*: with TRD_ACCESS_VA named by address */
-	uint64_t iova;          /* IO address of base (IOVA-contiguous), or RTE_BAD_IOVA */
+	uint64_t key;        /* 0 when free */
+	unsigned int access; /* TRD_ACCESS_*: with TRD_ACCESS_VA named by address */
+	uint64_t iova;       /* IO address of base (IOVA-contiguous), or RTE_BAD_IOVA */
 	uint16_t slot;
 	bool doorbell;
-	struct trd_eq *eq;      /* doorbell: signalled on every engine write */
+	struct trd_eq *eq; /* doorbell: signalled on every engine write */
 };
 
 /** An outstanding completion at its origin. */
 struct trd_cpl {
 	uint64_t cookie;
-	uint32_t state;         /* CPL_FREE or CPL_PENDING */
-	uint8_t kind;           /* enum trd_cpl_kind, or TRD_CPL_TRACK */
-	uint8_t fifo;           /* TRACK: reception FIFO of the outcome */
-	uint64_t *result;       /* TRACK: where an atomic's old value goes */
-	uint32_t peer;          /* rank the outcome comes from (failed if it goes down); counted
-				 * in node->owed while set: change it with trd_cpl_set_peer() */
-	uint32_t msg_id;        /* TRACK: message id of the request, which its verdict names: a
-				 * late verdict of an operation that failed cannot complete a newer
-				 * one that got its id */
+	uint32_t state;   /* CPL_FREE or CPL_PENDING */
+	uint8_t kind;     /* enum trd_cpl_kind, or TRD_CPL_TRACK */
+	uint8_t fifo;     /* TRACK: reception FIFO of the outcome */
+	uint64_t *result; /* TRACK: where an atomic's old value goes */
+	uint32_t peer;    /* rank the outcome comes from (failed if it goes down); counted
+			   * in node->owed while set: change it with trd_cpl_set_peer() */
+	uint32_t msg_id;  /* TRACK: message id of the request, which its verdict names: a
+			   * late verdict of an operation that failed cannot complete a newer
+			   * one that got its id */
 };
 
 /* A tracked operation (trd_track_open) in the completion table. */
@@ -154,11 +154,11 @@ struct trd_cpl {
 /* A node that was not polled for a while (its lcore descheduled) must not time out every
  * peer the moment it runs again: its protocol clock advances at most this per poll. */
 #define TRD_VCLOCK_STEP_US 200
-#define TRD_MAX_EQS 16
+#define TRD_MAX_EQS        16
 /* Dead-peer detection (docs/reliability.md): at least this many unanswered probes, and never
  * more than this many times dead_ms of silence. */
-#define TRD_DEAD_MIN_TRIES 3
-#define TRD_HOPQ 32 /* path lengths the loss prior tells apart (longer ones count as 31) */
+#define TRD_DEAD_MIN_TRIES  3
+#define TRD_HOPQ            32 /* path lengths the loss prior tells apart (longer ones count as 31) */
 #define TRD_DEAD_MAX_FACTOR 16
 
 struct trd_capture;
@@ -189,32 +189,32 @@ struct trd_peer {
 	uint64_t last_alive;    /* vclock: last proof of life, or the start of owing */
 	uint64_t last_progress; /* vclock: last ack that moved snd_una, or the start of owing */
 	uint64_t last_probe;
-	uint64_t last_chal;     /* when we last challenged it */
-	uint64_t last_goback;   /* when we last resent our window after the peer restarted it */
-	uint64_t last_echo;     /* when we last answered a challenge (rate limit) */
-	uint64_t echo_key;      /* the cookie we last echoed: the peer's acks carry it back once
-				 * it has started our session (only then do we resend) */
-	uint64_t restart_key;   /* the cookie of the peer's session we last started: our acks
-				 * carry it until its first packet comes (the peer resends) */
-	uint64_t probe_nonce;   /* base of our probes' nonces (random); 0: none yet */
-	uint64_t probe_seq;     /* probes sent: probe k carries probe_nonce + k */
-	uint64_t probe_floor;   /* probe_seq at the last proof of life */
-	uint32_t tries;         /* probes since the last proof of life */
-	uint32_t fail_q;        /* measured share of attempts unanswered, 1/65536 (EWMA) */
-	uint32_t n_ev;          /* attempts measured (saturating): fail_q means something */
-	uint32_t need;          /* probes unanswered before it is down (tries_needed(), cached) */
-	uint64_t rto;           /* cycles: srtt + 4 rttvar, at least the configured minimum */
-	uint64_t srtt, rttvar;  /* cycles, from acks of packets sent once (Karn) */
-	uint32_t backoff;       /* doublings since the last progress */
-	uint32_t tlp_nxt;       /* snd_nxt when the tail was last probed */
-	struct rte_mbuf **txb;  /* held for retransmission, by seq & mask */
-	uint64_t *txt;          /* when each was last sent */
-	uint8_t *sacked;        /* bit 0: selectively acked; bit 1: sent more than once */
-	struct rte_mbuf **rxb;  /* received ahead of order, by seq & mask */
-	struct trd_pkt *rxp;    /* their parsed headers */
-	uint32_t n_held;        /* how many rxb holds */
-	uint32_t part_seq;      /* a bundle refused after part_done of its messages were
-				 * delivered (session part_epoch): they are not delivered again */
+	uint64_t last_chal;    /* when we last challenged it */
+	uint64_t last_goback;  /* when we last resent our window after the peer restarted it */
+	uint64_t last_echo;    /* when we last answered a challenge (rate limit) */
+	uint64_t echo_key;     /* the cookie we last echoed: the peer's acks carry it back once
+				* it has started our session (only then do we resend) */
+	uint64_t restart_key;  /* the cookie of the peer's session we last started: our acks
+				* carry it until its first packet comes (the peer resends) */
+	uint64_t probe_nonce;  /* base of our probes' nonces (random); 0: none yet */
+	uint64_t probe_seq;    /* probes sent: probe k carries probe_nonce + k */
+	uint64_t probe_floor;  /* probe_seq at the last proof of life */
+	uint32_t tries;        /* probes since the last proof of life */
+	uint32_t fail_q;       /* measured share of attempts unanswered, 1/65536 (EWMA) */
+	uint32_t n_ev;         /* attempts measured (saturating): fail_q means something */
+	uint32_t need;         /* probes unanswered before it is down (tries_needed(), cached) */
+	uint64_t rto;          /* cycles: srtt + 4 rttvar, at least the configured minimum */
+	uint64_t srtt, rttvar; /* cycles, from acks of packets sent once (Karn) */
+	uint32_t backoff;      /* doublings since the last progress */
+	uint32_t tlp_nxt;      /* snd_nxt when the tail was last probed */
+	struct rte_mbuf **txb; /* held for retransmission, by seq & mask */
+	uint64_t *txt;         /* when each was last sent */
+	uint8_t *sacked;       /* bit 0: selectively acked; bit 1: sent more than once */
+	struct rte_mbuf **rxb; /* received ahead of order, by seq & mask */
+	struct trd_pkt *rxp;   /* their parsed headers */
+	uint32_t n_held;       /* how many rxb holds */
+	uint32_t part_seq;     /* a bundle refused after part_done of its messages were
+				* delivered (session part_epoch): they are not delivered again */
 	uint16_t part_epoch;
 	uint8_t part_done;
 };
@@ -225,7 +225,7 @@ struct trd_reasm {
 	uint32_t got;
 	uint32_t len;
 	uint64_t hkey;
-	uint16_t ctr;           /* reception counter its pieces decrement (0: none) */
+	uint16_t ctr; /* reception counter its pieces decrement (0: none) */
 };
 
 struct trd_node {
@@ -242,7 +242,7 @@ struct trd_node {
 	struct trd_link *lo;
 	struct trd_link *dir_link[TRD_DIR_COUNT];
 	struct trd_link *sw_link;
-	struct trd_route *routes;      /* by rank */
+	struct trd_route *routes;        /* by rank */
 	struct rte_ether_addr *peer_mac; /* by rank, for switched links */
 	uint8_t *has_peer_mac;
 
@@ -254,13 +254,13 @@ struct trd_node {
 	int64_t *ctr;
 	uint8_t *ctr_used;
 	struct trd_mr *mrs;
-	uint64_t mr_secret[4];         /* SipHash keys: [0..1] make region keys, [2..3] place them */
-	uint64_t mr_serial;            /* region keys made so far (mr.c) */
-	bool mr_keyed;                 /* mr_secret is drawn */
-	rte_spinlock_t ctl_lock;       /* control path only: counter and region tables */
+	uint64_t mr_secret[4];   /* SipHash keys: [0..1] make region keys, [2..3] place them */
+	uint64_t mr_serial;      /* region keys made so far (mr.c) */
+	bool mr_keyed;           /* mr_secret is drawn */
+	rte_spinlock_t ctl_lock; /* control path only: counter and region tables */
 
-	struct trd_cpl *cpl;           /* by completion id - 1 */
-	struct rte_ring *cpl_free;     /* free completion ids */
+	struct trd_cpl *cpl;       /* by completion id - 1 */
+	struct rte_ring *cpl_free; /* free completion ids */
 	uint32_t cpl_pending;
 	bool reflector_set;
 	struct trd_coord reflector;
@@ -270,20 +270,20 @@ struct trd_node {
 
 	/* reliability */
 	bool reliable;
-	bool trust_unseq;              /* tests and fuzzers: act on unsequenced frames (testing.h) */
-	uint8_t *down;                 /* by rank: declared down (atomic; read by posters) */
+	bool trust_unseq; /* tests and fuzzers: act on unsequenced frames (testing.h) */
+	uint8_t *down;    /* by rank: declared down (atomic; read by posters) */
 	uint64_t vstep;
-	uint64_t sess_key[2];          /* secret of the session cookies (SipHash key) */
-	uint32_t *owed;                /* by rank: pending outcomes that peer owes (atomic) */
-	uint32_t rel_w;                /* window, power of 2 */
+	uint64_t sess_key[2]; /* secret of the session cookies (SipHash key) */
+	uint32_t *owed;       /* by rank: pending outcomes that peer owes (atomic) */
+	uint32_t rel_w;       /* window, power of 2 */
 	uint64_t rto0, rto_max, ack_delay, dead; /* cycles */
-	uint32_t hop_q[TRD_HOPQ];      /* loss measured over all peers n hops away, 1/65536 */
-	uint32_t hop_n[TRD_HOPQ];      /* attempts measured in hop_q[n] (saturating) */
-	struct trd_peer **peers;       /* by rank, made on first use */
-	uint32_t *active;              /* ranks with timers to run */
+	uint32_t hop_q[TRD_HOPQ]; /* loss measured over all peers n hops away, 1/65536 */
+	uint32_t hop_n[TRD_HOPQ]; /* attempts measured in hop_q[n] (saturating) */
+	struct trd_peer **peers;  /* by rank, made on first use */
+	uint32_t *active;         /* ranks with timers to run */
 	uint32_t n_active;
-	uint64_t sl_start;             /* vclock: start of the stateless answers' interval */
-	uint32_t sl_count;             /* stateless answers (to peers with no state) in it */
+	uint64_t sl_start; /* vclock: start of the stateless answers' interval */
+	uint32_t sl_count; /* stateless answers (to peers with no state) in it */
 
 	struct rte_hash *reasm_hash;
 	struct trd_reasm *reasm;
@@ -298,7 +298,7 @@ struct trd_node {
 	struct rte_mbuf *mcache[TRD_MCACHE];
 
 	/* who serves the node */
-	int served;             /* lcore + 1 of the lcore serving the node, 0: none (atomic) */
+	int served; /* lcore + 1 of the lcore serving the node, 0: none (atomic) */
 	trd_progress_fn progress;
 	void *progress_arg;
 	uint32_t in_poll;

@@ -36,7 +36,8 @@ link_flush(struct trd_node *n, struct trd_link *l)
 
 		for (uint16_t i = 0; i < sent; i++) {
 			if (pi[i].ctr != NULL)
-				__atomic_fetch_sub(pi[i].ctr, (int64_t)pi[i].bytes, __ATOMIC_RELEASE);
+				__atomic_fetch_sub(pi[i].ctr, (int64_t)pi[i].bytes,
+						   __ATOMIC_RELEASE);
 			if (pi[i].fifo != NULL) {
 				pi[i].fifo->unsent--;
 				pi[i].fifo->sent++;

@@ -87,9 +87,9 @@ trd_inject_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 		trd_desc_fifo(&b, n->coord, spec->fifo, NULL, 0, spec->cookie, 0);
 		break;
 	case TRD_CPL_DOORBELL:
-		if (spec->doorbell == NULL || spec->doorbell->node != n || !spec->doorbell->doorbell ||
-		    spec->doorbell->key == 0 || spec->offset % 8 != 0 ||
-		    spec->offset > spec->doorbell->len - 8)
+		if (spec->doorbell == NULL || spec->doorbell->node != n ||
+		    !spec->doorbell->doorbell || spec->doorbell->key == 0 ||
+		    spec->offset % 8 != 0 || spec->offset > spec->doorbell->len - 8)
 			return -EINVAL;
 		trd_desc_put(&b, n->coord, NULL, 8, spec->doorbell->key, spec->offset, 0, 0);
 		b.flags = TRD_DF_IMM;

@@ -412,7 +412,7 @@ send_ack(struct trd_node *n, struct trd_peer *pe, uint16_t flags, uint64_t key, 
 			      pe->rx_valid ? pe->rx_epoch : 0, pe->tx_epoch, key, aux,
 			      len ? sack : NULL, len,
 			      (flags & TRD_HF_ECHO) ? &pe->tx_token
-			      : pe->rx_valid	    ? &pe->rx_token
+			      : pe->rx_valid        ? &pe->rx_token
 						    : NULL);
 	if (rc == 0) {
 		pe->ack_pending = 0;
@@ -594,7 +594,8 @@ on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, const 
 
 			if (pe->rxb[i] == NULL)
 				continue;
-			if (hp->counter != 0 && (hp->type == TRD_PKT_PUT || hp->type == TRD_PKT_FIFO) &&
+			if (hp->counter != 0 &&
+			    (hp->type == TRD_PKT_PUT || hp->type == TRD_PKT_FIFO) &&
 			    hp->counter < n->conf.n_counters && n->ctr_used[hp->counter])
 				trd_ctr_fail(&n->ctr[hp->counter]);
 			/* a bundle's counters are its messages' (those not delivered yet) */
@@ -612,7 +613,7 @@ on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, const 
 	pe->rcv_nxt = p->aux;
 	pe->rx_valid = true;
 	pe->restart_key = p->key; /* our acks tell the peer (until its first packet comes) */
-	pe->chal_gen++; /* this answer, replayed, proves nothing again */
+	pe->chal_gen++;           /* this answer, replayed, proves nothing again */
 	pe->chal_pending = false;
 	pe->ack_pending = 1;
 	pe->ack_due = now; /* tell it at once */
@@ -890,7 +891,8 @@ trd_rel_timers(struct trd_node *n)
 
 		if (pe->ack_pending != 0 && now >= pe->ack_due)
 			send_ack(n, pe, 0, 0, 0);
-		if (pe->chal_pending && (pe->last_chal == 0 || now - pe->last_chal >= n->rto0 / 4)) {
+		if (pe->chal_pending &&
+		    (pe->last_chal == 0 || now - pe->last_chal >= n->rto0 / 4)) {
 			/* one challenge per quarter of the least timeout: forged frames cannot
 			 * make us flood the peer */
 			pe->last_chal = now;
@@ -925,10 +927,11 @@ trd_rel_timers(struct trd_node *n)
 		if (outstanding) {
 			uint32_t i = pe->snd_una & mask;
 			uint32_t last = (pe->snd_nxt - 1) & mask;
-			/* before any round trip was measured, half the least timeout; never less than
-			 * two protocol-clock steps: one stalled poll (a descheduled lcore, which may
-			 * also serve the peer) moves the clock a whole step before the peer's ack,
-			 * already owed, could be read, and the probe would resend what was not lost */
+			/* before any round trip was measured, half the least timeout; never less
+			 * than two protocol-clock steps: one stalled poll (a descheduled lcore,
+			 * which may also serve the peer) moves the clock a whole step before the
+			 * peer's ack, already owed, could be read, and the probe would resend what
+			 * was not lost */
 			uint64_t most = RTE_MAX(2 * pe->srtt, 4 * n->ack_delay);
 			uint64_t tlp = pe->srtt == 0 ? n->rto0 / 2 : RTE_MAX(most, 2 * n->vstep);
 

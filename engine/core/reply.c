@@ -57,22 +57,23 @@ ctl_build(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint16_t flags
 	eh->src_addr = rt->link->mac;
 	eh->ether_type = rte_cpu_to_be_16(TRD_ETHERTYPE);
 	h = (struct trd_hdr *)(eh + 1);
-	trd_hdr_encode(h, &(const struct trd_pkt){
-		.version = TRD_WIRE_VERSION,
-		.type = type,
-		.flags = (uint16_t)(flags | (proof != NULL ? TRD_HF_PROOF : 0)),
-		.src = {n->coord.x, n->coord.y, n->coord.z},
-		.hops = rt->hops,
-		.dst = {dst[0], dst[1], dst[2]},
-		.key = key,
-		.offset = offset,
-		.msg_len = len,
-		.pay_len = len,
-		.epoch = epoch, /* an ACK's own session; trd_rel_hold() sets it else */
-		.msg_id = n->next_msg_id++,
-		.ack = ack,
-		.aux = aux,
-	});
+	trd_hdr_encode(
+		h, &(const struct trd_pkt){
+			   .version = TRD_WIRE_VERSION,
+			   .type = type,
+			   .flags = (uint16_t)(flags | (proof != NULL ? TRD_HF_PROOF : 0)),
+			   .src = {n->coord.x, n->coord.y, n->coord.z},
+			   .hops = rt->hops,
+			   .dst = {dst[0], dst[1], dst[2]},
+			   .key = key,
+			   .offset = offset,
+			   .msg_len = len,
+			   .pay_len = len,
+			   .epoch = epoch, /* an ACK's own session; trd_rel_hold() sets it else */
+			   .msg_id = n->next_msg_id++,
+			   .ack = ack,
+			   .aux = aux,
+		   });
 	if (len != 0)
 		memcpy(h + 1, pay, len);
 	m->data_len = (uint16_t)(TRD_FRAME_HLEN + len);
@@ -113,7 +114,8 @@ trd_ctl_room(struct trd_node *n, const uint8_t dst[3])
 			return false;
 		}
 	}
-	return trd_link_room(rt->link) != 0 && (n->mcache_n != 0 || rte_mempool_avail_count(n->pool) != 0);
+	return trd_link_room(rt->link) != 0 &&
+	       (n->mcache_n != 0 || rte_mempool_avail_count(n->pool) != 0);
 }
 
 int
@@ -135,4 +137,3 @@ trd_ctl_send_ack(struct trd_node *n, const uint8_t dst[3], uint16_t flags, uint3
 	return ctl_build(n, dst, TRD_PKT_ACK, TRD_HF_ALL | flags, aux, key, acked_epoch, sack, len,
 			 false, ack, epoch, proof);
 }
-

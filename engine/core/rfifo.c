@@ -280,7 +280,8 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		if (p->msg_len > n->conf.max_msg)
 			return trd_fate(TRD_DROP_BAD_LENGTH, false);
 		if (p->offset != 0)
-			return trd_fate(TRD_DROP_REASM, false); /* a message starts with its first byte */
+			return trd_fate(TRD_DROP_REASM,
+					false); /* a message starts with its first byte */
 		idx = rte_hash_add_key(n->reasm_hash, &hkey);
 		if (idx < 0)
 			return trd_fate(TRD_DROP_NO_MEMORY, false);
@@ -325,7 +326,7 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 
 void
 trd_rfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
-	       unsigned int cause)
+		  unsigned int cause)
 {
 	struct trd_msg *msg = msg_alloc(0);
 	struct trd_coord c;

@@ -44,9 +44,6 @@ trd_desc_check_remote(const struct trd_desc *d, struct trd_coord requester)
 	return 0;
 }
 
-
-
-
 /* A put whose payload is @p off bytes into @p m. */
 static int
 rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t off)
@@ -90,12 +87,6 @@ rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t
 	}
 	return 0;
 }
-
-
-
-
-
-
 
 static int
 rx_rget(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
@@ -224,7 +215,8 @@ forward(struct trd_node *n, struct trd_link *in, struct rte_mbuf *m, const struc
 	if (rt->link == NULL)
 		return trd_fate(TRD_DROP_NO_ROUTE, false);
 	if (rt->link == in)
-		return trd_fate(TRD_DROP_NOT_FOR_US, false); /* a switched segment: someone else's frame */
+		return trd_fate(TRD_DROP_NOT_FOR_US,
+				false); /* a switched segment: someone else's frame */
 	if (p->hops <= 1)
 		return trd_fate(TRD_DROP_HOP_LIMIT, false);
 	if (trd_link_room(rt->link) == 0)
@@ -451,8 +443,8 @@ send_verdict(struct trd_node *n, const struct trd_pkt *p, struct trd_rx_fate f)
 	    !(trd_drop_transient(f.cause) && p->seq != 0 && n->reliable)) {
 		/* (a reliable sender brings a packet refused for lack of room again: its verdict
 		 * comes then, not now) */
-		int rc = trd_ctl_send(n, p->src, TRD_PKT_DONE, p->aux, (uint64_t)f.cause,
-				      p->msg_id, NULL, 0);
+		int rc = trd_ctl_send(n, p->src, TRD_PKT_DONE, p->aux, (uint64_t)f.cause, p->msg_id,
+				      NULL, 0);
 
 		if (rc != 0)
 			trd_drop(n, (unsigned int)rc);
@@ -464,8 +456,7 @@ send_verdict(struct trd_node *n, const struct trd_pkt *p, struct trd_rx_fate f)
  * frame refused for lack of room (a transient cause) is not received: it comes again, and
  * what follows it waits. */
 static struct trd_rx_fate
-rx_sequenced(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
-	     const uint64_t *proof)
+rx_sequenced(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, const uint64_t *proof)
 {
 	struct trd_peer *pe = NULL;
 	const struct trd_pkt *hp;
@@ -599,5 +590,3 @@ trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts, uin
 	if (nd != 0)
 		rte_pktmbuf_free_bulk(done, nd);
 }
-
-

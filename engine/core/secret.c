@@ -85,4 +85,3 @@ trd_secret_bytes(void *buf, size_t len)
 	for (size_t i = 0; i < len; i++)
 		p[i] = (uint8_t)rte_rand();
 }
-

@@ -20,7 +20,10 @@ static void
 iface_name(const struct trd_node *n, const struct trd_link *l, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s %s %s", n->name,
-		 l == n->lo ? "lo" : l->dir == TRD_DIR_NONE ? "sw" : trd_dir_name(l->dir), l->name);
+		 l == n->lo               ? "lo"
+		 : l->dir == TRD_DIR_NONE ? "sw"
+					  : trd_dir_name(l->dir),
+		 l->name);
 }
 
 int
@@ -96,8 +99,7 @@ trd_link_ethdev(uint16_t port_id, const struct trd_link_conf *conf)
 }
 
 int
-trd_link_ethdev_ring_pair(const char *name, uint16_t mtu, struct trd_link **a,
-			  struct trd_link **b)
+trd_link_ethdev_ring_pair(const char *name, uint16_t mtu, struct trd_link **a, struct trd_link **b)
 {
 	struct rte_mempool *pool;
 

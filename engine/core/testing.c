@@ -74,7 +74,8 @@ trd_node_rx_frame(struct trd_node *n, const void *frame, uint32_t len, uint32_t 
 	m = frame_mbuf(n, frame, len, seg);
 	if (m == NULL)
 		return -ENOBUFS;
-	/* through the loopback's receive taps, as if its port had given it (a capture records it) */
+	/* through the loopback's receive taps, as if its port had given it (a capture records it)
+	 */
 	if (trd_link_taps_rx(n->lo, &m, 1, 1) == 1)
 		trd_rx_burst(n, n->lo, &m, 1);
 	trd_node_poll(n);

@@ -19,7 +19,6 @@
 
 #include "core_pvt.h"
 
-
 static void cpl_release(struct trd_node *n, uint32_t id);
 
 int

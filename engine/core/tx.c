@@ -175,18 +175,18 @@ desc_start(struct trd_node *n, struct trd_inj_fifo *f)
 		aux = d->aux;
 	}
 	trd_hdr_encode(&f->whdr, &(const struct trd_pkt){
-		.version = TRD_WIRE_VERSION,
-		.type = op_pkt_type[d->op],
-		.src = {n->coord.x, n->coord.y, n->coord.z},
-		.hops = f->rt->hops,
-		.dst = {d->dst.x, d->dst.y, d->dst.z},
-		.fifo = d->op == TRD_OP_ATOMIC ? 0 : d->fifo,
-		.counter = d->rec_ctr,
-		.key = d->op == TRD_OP_FIFO ? d->user : d->rkey,
-		.msg_len = d->len,
-		.msg_id = d->msg_id,
-		.aux = aux,
-	});
+					 .version = TRD_WIRE_VERSION,
+					 .type = op_pkt_type[d->op],
+					 .src = {n->coord.x, n->coord.y, n->coord.z},
+					 .hops = f->rt->hops,
+					 .dst = {d->dst.x, d->dst.y, d->dst.z},
+					 .fifo = d->op == TRD_OP_ATOMIC ? 0 : d->fifo,
+					 .counter = d->rec_ctr,
+					 .key = d->op == TRD_OP_FIFO ? d->user : d->rkey,
+					 .msg_len = d->len,
+					 .msg_id = d->msg_id,
+					 .aux = aux,
+				 });
 	return 0;
 }
 
@@ -230,7 +230,8 @@ static int64_t *
 zc_detach(struct rte_mbuf *m)
 {
 	for (struct rte_mbuf *s = m; s != NULL; s = s->next)
-		if (RTE_MBUF_HAS_EXTBUF(s) && s->shinfo != NULL && s->shinfo->free_cb == zc_free_cb) {
+		if (RTE_MBUF_HAS_EXTBUF(s) && s->shinfo != NULL &&
+		    s->shinfo->free_cb == zc_free_cb) {
 			struct trd_mbuf_priv *pv = s->shinfo->fcb_opaque;
 			int64_t *c = pv->zc.ctr;
 
@@ -262,9 +263,10 @@ trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
 			const struct trd_hdr *h;
 
 			/* a frame the port refused may be wrapped in IPv4/UDP already */
-			uint32_t off = m->data_len > 12 && rte_pktmbuf_mtod(m, uint8_t *)[12] == 0x08
-					       ? TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN
-					       : TRD_ETH_HLEN;
+			uint32_t off =
+				m->data_len > 12 && rte_pktmbuf_mtod(m, uint8_t *)[12] == 0x08
+					? TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN
+					: TRD_ETH_HLEN;
 
 			if (m->data_len < off + TRD_HDR_LEN)
 				continue;
@@ -333,10 +335,9 @@ fifo_next(struct trd_node *n, struct trd_inj_fifo *f)
 				f->inl_src = (const uint8_t *)&f->stage[f->stage_i];
 			} else {
 				memcpy(f->inl, &f->stage[f->stage_i], have * 64u);
-				if (rte_ring_sc_dequeue_bulk_elem(f->ring, f->inl + have * 64u,
-								  TRD_UNIT,
-								  (want - have) * TRD_UNITS,
-								  NULL) == 0)
+				if (rte_ring_sc_dequeue_bulk_elem(
+					    f->ring, f->inl + have * 64u, TRD_UNIT,
+					    (want - have) * TRD_UNITS, NULL) == 0)
 					return 0; /* cannot happen either */
 				f->inl_src = f->inl;
 			}
@@ -354,7 +355,8 @@ fifo_next(struct trd_node *n, struct trd_inj_fifo *f)
 		/* none of its bytes leave: its injection counter can never reach zero */
 		if (d->inj_ctr != 0 && d->inj_ctr < n->conf.n_counters)
 			trd_ctr_fail(&n->ctr[d->inj_ctr]);
-		if (!(d->flags & TRD_DF_REMOTE) && (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ)))
+		if (!(d->flags & TRD_DF_REMOTE) &&
+		    (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ)))
 			trd_cpl_fail(n, d->aux, (unsigned int)cause); /* ours: fail it here */
 		else if ((d->flags & (TRD_DF_REMOTE | TRD_DF_ACKREQ)) ==
 			 (TRD_DF_REMOTE | TRD_DF_ACKREQ)) {
@@ -362,7 +364,8 @@ fifo_next(struct trd_node *n, struct trd_inj_fifo *f)
 			 * naming its remote get as the verdict on it would */
 			uint8_t to[3] = {d->dst.x, d->dst.y, d->dst.z};
 
-			trd_ctl_send(n, to, TRD_PKT_DONE, d->aux, (uint64_t)cause, req_msg, NULL, 0);
+			trd_ctl_send(n, to, TRD_PKT_DONE, d->aux, (uint64_t)cause, req_msg, NULL,
+				     0);
 		}
 	}
 }
@@ -386,7 +389,8 @@ emit(struct trd_node *n, struct trd_inj_fifo *f, unsigned int max)
 			break;
 		h = frame_start(f, m);
 		flags = f->hflags | (f->off == 0 ? TRD_HF_FIRST : 0) |
-			(f->pkts_left == 1 ? TRD_HF_LAST : 0) | (n->conf.payload_crc ? TRD_HF_CRC : 0);
+			(f->pkts_left == 1 ? TRD_HF_LAST : 0) |
+			(n->conf.payload_crc ? TRD_HF_CRC : 0);
 		h->flags = trd_be16(flags);
 		h->offset = trd_be64(base + f->off);
 		h->pay_len = trd_be16((uint16_t)chunk);
@@ -411,8 +415,8 @@ emit(struct trd_node *n, struct trd_inj_fifo *f, unsigned int max)
 			pv->zc.ctr = f->ctr;
 			pv->zc.bytes = chunk;
 			rte_pktmbuf_attach_extbuf(e, (void *)(uintptr_t)(f->src + f->off),
-						  f->src_iova + f->off,
-						  (uint16_t)chunk, &pv->zc.shinfo);
+						  f->src_iova + f->off, (uint16_t)chunk,
+						  &pv->zc.shinfo);
 			e->data_len = (uint16_t)chunk;
 			e->pkt_len = chunk;
 			m->data_len = TRD_FRAME_HLEN;
@@ -467,8 +471,8 @@ static inline bool
 bundle_ok(const struct trd_desc *d, struct trd_coord dst, uint16_t inj)
 {
 	return (d->op == TRD_OP_PUT || d->op == TRD_OP_FIFO) &&
-	       !(d->flags & (TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ | TRD_DF_REMOTE |
-			     TRD_DF_PAYLOAD)) &&
+	       !(d->flags &
+		 (TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ | TRD_DF_REMOTE | TRD_DF_PAYLOAD)) &&
 	       d->dst.x == dst.x && d->dst.y == dst.y && d->dst.z == dst.z && d->inj_ctr == inj;
 }
 
@@ -618,4 +622,3 @@ trd_inj_fifo_service(struct trd_node *n, struct trd_inj_fifo *f, unsigned int bu
 	}
 	return sent;
 }
-

@@ -22,7 +22,7 @@
 
 struct trd_capture {
 	FILE *f;
-	rte_spinlock_t lock;   /* nodes served by different lcores may share the file */
+	rte_spinlock_t lock; /* nodes served by different lcores may share the file */
 	unsigned int refs;
 	unsigned int snaplen;
 	unsigned int n_ifs;
@@ -103,7 +103,7 @@ iface_of(struct trd_capture *c, const struct trd_link *l, const char *name)
 	memcpy(p + 4, &snap, 4);
 	p += 8;
 	put_opt(&p, 2, name, (uint16_t)strnlen(name, 127)); /* if_name */
-	put_opt(&p, 9, &tsresol, 1);                          /* if_tsresol */
+	put_opt(&p, 9, &tsresol, 1);                        /* if_tsresol */
 	memcpy(p, &end, 4);
 	p += 4;
 	put_block(c->f, b, p);

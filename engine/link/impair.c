@@ -56,8 +56,9 @@ trd_impair_parse(const char *spec, struct trd_impair_conf *out)
 		*eq++ = '\0';
 		/* digits only: strtod/strtoull also take signs, blanks, "nan", "inf" and hex
 		 * floats, and strtoull wraps "-1" and saturates an overflow */
-		if (*eq == '\0' || strspn(eq, strcmp(tok, "seed") == 0 ? "0123456789xXabcdefABCDEF"
-								    : "0123456789.%") != strlen(eq))
+		if (*eq == '\0' ||
+		    strspn(eq, strcmp(tok, "seed") == 0 ? "0123456789xXabcdefABCDEF"
+							: "0123456789.%") != strlen(eq))
 			return -EINVAL;
 		if (strcmp(tok, "seed") == 0) {
 			unsigned long long sd;

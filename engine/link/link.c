@@ -7,8 +7,8 @@
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
-#include <rte_log.h>
 #include <rte_ip.h>
+#include <rte_log.h>
 #include <rte_malloc.h>
 
 #include "link_pvt.h"
@@ -133,7 +133,8 @@ encap_one(const struct trd_link_encap *e, struct rte_mbuf *m)
 	*(unaligned_uint16_t *)(udp + 0) = rte_cpu_to_be_16(encap_sport(udp + 8));
 	*(unaligned_uint16_t *)(udp + 2) = e->port;
 	*(unaligned_uint16_t *)(udp + 4) = rte_cpu_to_be_16((uint16_t)(tot - 20));
-	*(unaligned_uint16_t *)(udp + 6) = 0; /* no UDP checksum (IPv4); the torus header has its own */
+	*(unaligned_uint16_t *)(udp + 6) =
+		0; /* no UDP checksum (IPv4); the torus header has its own */
 	c->data_len = (uint16_t)(TRD_ETH_HLEN + tot);
 	c->pkt_len = c->data_len;
 	return c;

@@ -29,8 +29,8 @@ struct trd_link_encap {
 	uint32_t src_ip, dst_ip; /* network order */
 	uint16_t port;           /* network order */
 	uint8_t ttl, tos;
-	struct rte_mempool *mp;  /* the encapsulated copies come from here */
-	uint64_t drops;          /* received datagrams refused */
+	struct rte_mempool *mp; /* the encapsulated copies come from here */
+	uint64_t drops;         /* received datagrams refused */
 };
 
 /** A capture tap on a link: every frame it hands to the port or receives goes to @c c. */

@@ -33,7 +33,7 @@ enum msg_state {
 #define MSG_ALL_NODES UINT32_MAX
 
 /* The two completion events of an operation (struct trd_op_events), in op->ev. */
-#define MSG_EV_LOCAL 0x01  /* a local event is still to run (lcb) */
+#define MSG_EV_LOCAL  0x01 /* a local event is still to run (lcb) */
 #define MSG_EV_REMOTE 0x02 /* put, send: the outcome arrived first, kept in rstatus */
 
 /* One operation. Its cookie towards the engine is (gen << 32 | index): an outcome for an older

@@ -2,8 +2,8 @@
 /* In-process torus networks: every node of a torus in one process, cabled by ring links or
  * net_ring ethdev pairs. Used by the demo, the tests and the benchmarks. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <rte_errno.h>
@@ -137,7 +137,8 @@ trd_net_create(const struct trd_net_conf *conf)
 		trd_torus_coord(&conf->torus, r, &c);
 		for (int axis = 0; axis < 3 && rc == 0; axis++) {
 			unsigned int dim = conf->torus.dim[axis];
-			enum trd_dir plus = (enum trd_dir)(2 * axis), minus = (enum trd_dir)(2 * axis + 1);
+			enum trd_dir plus = (enum trd_dir)(2 * axis),
+				     minus = (enum trd_dir)(2 * axis + 1);
 			uint8_t pos = axis == 0 ? c.x : axis == 1 ? c.y : c.z;
 
 			if (dim < 2 || (dim == 2 && pos != 0))
@@ -145,7 +146,8 @@ trd_net_create(const struct trd_net_conf *conf)
 			trd_torus_step(&conf->torus, c, plus, &nb);
 			if (net->nodes[trd_torus_rank(&conf->torus, nb)] == NULL)
 				continue; /* a node this net does not build */
-			rc = cable(net, conf, r, plus, (unsigned int)trd_torus_rank(&conf->torus, nb),
+			rc = cable(net, conf, r, plus,
+				   (unsigned int)trd_torus_rank(&conf->torus, nb),
 				   dim == 2 ? plus : minus);
 		}
 	}

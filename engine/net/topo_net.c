@@ -85,7 +85,8 @@ setup_switched(struct trd_node *node, const struct trd_topo *topo, const struct 
 		memcpy(mac.addr_bytes, tn->mac, sizeof(mac.addr_bytes));
 		rc = rte_eth_dev_default_mac_addr_set(conf->sw_port, &mac);
 		if (rc != 0)
-			TNET_LOG(WARNING, "node %u: port %u keeps its MAC (cannot set the file's: %s)",
+			TNET_LOG(WARNING,
+				 "node %u: port %u keeps its MAC (cannot set the file's: %s)",
 				 tn->rank, conf->sw_port, rte_strerror(-rc));
 	}
 	rc = add_ethdev_link(node, conf->sw_port, conf->link, TRD_DIR_NONE);
@@ -152,7 +153,8 @@ trd_net_from_topo(const struct trd_topo *topo, const struct trd_net_conf *conf)
 		return NULL;
 	}
 	if (topo->mode != TRD_TOPO_DIRECT) {
-		TNET_LOG(ERR, "a switched topology has no in-process net: use trd_node_from_topo()");
+		TNET_LOG(ERR,
+			 "a switched topology has no in-process net: use trd_node_from_topo()");
 		rte_errno = ENOTSUP;
 		return NULL;
 	}

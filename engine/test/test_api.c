@@ -276,7 +276,7 @@ test_backpressure(void)
 
 struct poster {
 	struct trd_inj_fifo *f;
-	uint8_t rf;          /* reception FIFO this poster's messages go to */
+	uint8_t rf; /* reception FIFO this poster's messages go to */
 	unsigned int posted;
 	int err;
 };
@@ -333,7 +333,8 @@ test_post_wrap(void)
 	/* 64 slots, inline up to 960 bytes: a 15-slot message wraps the ring every few posts */
 	struct trd_node_conf c = {.inj_fifo_size = 64, .rec_fifo_size = 4096, .inline_max = 960};
 	struct trd_node *n = mknode(1, 1, 1, &c);
-	struct poster p[2] = {{.f = trd_inj_fifo(n, 0), .rf = 0}, {.f = trd_inj_fifo(n, 0), .rf = 1}};
+	struct poster p[2] = {{.f = trd_inj_fifo(n, 0), .rf = 0},
+			      {.f = trd_inj_fifo(n, 0), .rf = 1}};
 	unsigned int got[2] = {0, 0};
 	uint8_t want[960];
 	uint64_t deadline = trd_time_us() + 60 * 1000000ull;
@@ -393,7 +394,8 @@ test_zero_copy(void)
 	T_EQ(trd_counter_set(n, inj, sizeof(big)), 0);
 	T_EQ(trd_counter_set(n, rec, sizeof(big)), 0);
 	avail0 = rte_mempool_avail_count(trd_default_pool(0));
-	trd_desc_put(&d, (struct trd_coord){0, 0, 0}, big, sizeof(big), trd_mr_key(mr), 0, inj, rec);
+	trd_desc_put(&d, (struct trd_coord){0, 0, 0}, big, sizeof(big), trd_mr_key(mr), 0, inj,
+		     rec);
 	T_EQ(trd_inject(trd_inj_fifo(n, 0), &d), 0);
 	T_EQ(trd_counter_wait(n, rec, TIMEOUT_US), 0);
 	T_EQ(trd_counter_wait(n, inj, TIMEOUT_US), 0);

@@ -28,9 +28,9 @@
 
 #include "app_pvt.h"
 
-#define CLIENT_CQ_BURST 32
-#define BLOCK_HDR TRD_VNI_ALLOC_ALIGN /* bytes before each pool block: its length */
-#define BLOCK_MAGIC 0x6b6f6c42696e7654ULL
+#define CLIENT_CQ_BURST       32
+#define BLOCK_HDR             TRD_VNI_ALLOC_ALIGN /* bytes before each pool block: its length */
+#define BLOCK_MAGIC           0x6b6f6c42696e7654ULL
 #define TRD_VNI_BUSY_RETRY_MS 3000u /* trd_vni_open asks a busy engine again this long */
 
 uint64_t

@@ -19,7 +19,7 @@
 #include "vni_seg.h"
 
 struct client_ctx {
-	bool busy; /* receive: posted, not yet completed */
+	bool busy;  /* receive: posted, not yet completed */
 	bool claim; /* receive: a claim (PROBE|CLAIM): the handle comes in the context */
 	uint64_t cookie;
 	void *buf;

@@ -164,9 +164,9 @@ trd_vni_read(struct trd_vni *v, struct trd_vni_addr dst, void *buf, size_t len, 
 }
 
 int
-trd_vni_atomic(struct trd_vni *v, struct trd_vni_addr dst, enum trd_vni_aop op,
-	       unsigned int size, uint64_t operand, uint64_t compare, uint64_t raddr,
-	       uint64_t rkey, int doorbell, uint64_t cookie)
+trd_vni_atomic(struct trd_vni *v, struct trd_vni_addr dst, enum trd_vni_aop op, unsigned int size,
+	       uint64_t operand, uint64_t compare, uint64_t raddr, uint64_t rkey, int doorbell,
+	       uint64_t cookie)
 {
 	struct trd_vni_actx a;
 

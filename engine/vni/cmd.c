@@ -97,11 +97,17 @@ cplq_put(struct vif *v, const struct trd_vni_cqe *e)
 
 void
 svc_vif_cqe(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
-	     uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell, uint32_t db,
-	     uint64_t data, unsigned int cflags)
+	    uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell, uint32_t db,
+	    uint64_t data, unsigned int cflags)
 {
-	struct trd_vni_cqe e = {.kind = kind, .idx = idx, .status = status, .len = len,
-				.tag = tag, .peer_app = app, .peer_proc = proc, .data = data,
+	struct trd_vni_cqe e = {.kind = kind,
+				.idx = idx,
+				.status = status,
+				.len = len,
+				.tag = tag,
+				.peer_app = app,
+				.peer_proc = proc,
+				.data = data,
 				.flags = (uint16_t)(cflags & TRD_VNI_CQE_DATA)};
 
 	if (kind >= TRD_VNI_CPL_WRITE) {
@@ -136,8 +142,8 @@ svc_vif_cqe(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx, i
 	if (cplq_put(v, &e) != 0 && !v->broken) {
 		v->broken = true;
 		ST(s, BAD_QUEUES)++;
-		VNI_LOG(WARNING, "%u:%u: completion queue full or damaged: interface closed", v->app,
-			v->proc);
+		VNI_LOG(WARNING, "%u:%u: completion queue full or damaged: interface closed",
+			v->app, v->proc);
 		shutdown(v->sock, SHUT_RDWR); /* seen as a hang-up at the next socket look */
 	}
 	v->wake = true;
@@ -218,7 +224,8 @@ cmd_send(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 			 TRD_VNI_SF_DATA | TRD_VNI_F_DOORBELL)) ||
 	    ((c.flags & TRD_VNI_SF_MCAST) && (c.flags & TRD_VNI_SF_ORDERED)) ||
 	    ((c.flags & TRD_VNI_SF_INLINE) && c.len > v->short_max) ||
-	    (!(c.flags & TRD_VNI_SF_INLINE) && (c.buf > v->pool_size || c.len > v->pool_size - c.buf)) ||
+	    (!(c.flags & TRD_VNI_SF_INLINE) &&
+	     (c.buf > v->pool_size || c.len > v->pool_size - c.buf)) ||
 	    ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db))
 		err = -EINVAL;
 	if (err == 0 && (c.flags & TRD_VNI_SF_MCAST)) {
@@ -239,8 +246,13 @@ cmd_send(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 	}
 	if (err != 0) {
 		ST(s, BAD_CMDS)++;
-		struct vtx tmp = {.vif = v, .ctx = idx, .status = err, .sflags = c.flags,
-				  .doorbell = c.doorbell, .tag = c.tag, .dst_app = c.dst_app,
+		struct vtx tmp = {.vif = v,
+				  .ctx = idx,
+				  .status = err,
+				  .sflags = c.flags,
+				  .doorbell = c.doorbell,
+				  .tag = c.tag,
+				  .dst_app = c.dst_app,
 				  .dst_proc = c.dst_proc};
 		svc_tx_cqe(s, &tmp);
 		return;
@@ -270,9 +282,14 @@ cmd_send(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 			int st = t == NULL ? -ENOBUFS : -ECONNREFUSED;
 
 			if (p == NULL) {
-				struct vtx tmp = {.vif = v, .ctx = idx, .status = st, .sflags = c.flags,
-						  .doorbell = c.doorbell, .tag = c.tag,
-						  .dst_app = dl[i].app, .dst_proc = dl[i].proc};
+				struct vtx tmp = {.vif = v,
+						  .ctx = idx,
+						  .status = st,
+						  .sflags = c.flags,
+						  .doorbell = c.doorbell,
+						  .tag = c.tag,
+						  .dst_app = dl[i].app,
+						  .dst_proc = dl[i].proc};
 
 				if (t != NULL)
 					svc_tx_free(s, t);
@@ -334,7 +351,7 @@ rx_deliver(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, struct vrx *x)
 		r->data = x->data;
 		r->has_data = x->has_data;
 		svc_recv_complete(s, v, r, x->len > r->cap ? -EMSGSIZE : 0, x->len, x->tag,
-				   x->src_app, x->src_proc);
+				  x->src_app, x->src_proc);
 		svc_rx_release(s, x);
 	} else {
 		x->recv = r; /* still arriving into staging: copied at its FIN */
@@ -403,7 +420,7 @@ probe_claim(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, struct vrx *x
 			x = svc_rx_alloc(s, v);
 			if (x == NULL) {
 				svc_recv_complete(s, v, r, -ENOBUFS, 0, r->tag, r->src_app,
-						   r->src_proc);
+						  r->src_proc);
 				return;
 			}
 			memset(&hh, 0, sizeof(hh));
@@ -504,8 +521,8 @@ cmd_cancel(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 		return;
 	}
 	TAILQ_FOREACH(r, &v->posted, q)
-		if (r == &v->recvs[idx])
-			break;
+	if (r == &v->recvs[idx])
+		break;
 	if (r == NULL)
 		return;
 	TAILQ_REMOVE(&v->posted, r, q);
@@ -558,8 +575,8 @@ cmd_recv(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 	}
 	/* a message that came first */
 	TAILQ_FOREACH(x, &v->uq, uq)
-		if (svc_recv_match(r, x->src_app, x->src_proc, x->tag))
-			break;
+	if (svc_recv_match(r, x->src_app, x->src_proc, x->tag))
+		break;
 	if (c.flags & TRD_VNI_RF_PROBE) {
 		if (c.flags & (TRD_VNI_RF_CLAIM | TRD_VNI_RF_DISCARD))
 			probe_claim(s, v, r, x);

@@ -181,7 +181,7 @@ svc_hint_find(struct trd_vni_svc *s, uint32_t src_rank, uint32_t msg, uint32_t k
 /* Remember a refused request to send, so a receive posted later can grant it at once. */
 void
 svc_hint_note(struct trd_vni_svc *s, struct vif *v, uint32_t src_rank, struct trd_coord src,
-	       const struct trd_vw_hdr *h)
+	      const struct trd_vw_hdr *h)
 {
 	struct vhint *hn = svc_hint_find(s, src_rank, h->msg_id, h->key), *old = NULL;
 

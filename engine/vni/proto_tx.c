@@ -14,7 +14,7 @@
 /* Post a protocol message (header + @p len bytes) to @p dst on @p fifo; copied at post time. */
 int
 svc_vw_inject(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
-	       const struct trd_vw_hdr *h, const void *data, uint32_t len)
+	      const struct trd_vw_hdr *h, const void *data, uint32_t len)
 {
 	uint8_t buf[TRD_VW_HDR_LEN + TRD_VNI_SHORT_MAX];
 	struct trd_desc d;
@@ -31,7 +31,7 @@ svc_vw_inject(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord
  * the data only referenced (a multicast's eager message: engine/core/payload.c). */
 int
 svc_vw_inject_shared(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
-		      const struct trd_vw_hdr *h, struct trd_payload *pay)
+		     const struct trd_vw_hdr *h, struct trd_payload *pay)
 {
 	uint8_t buf[TRD_VW_HDR_LEN];
 	struct trd_desc d;
@@ -62,7 +62,7 @@ svc_reply(struct trd_vni_svc *s, struct trd_coord dst, const struct trd_vw_hdr *
  * reference to @p pay is taken over. */
 void
 svc_reply_data(struct trd_vni_svc *s, struct trd_coord dst, const struct trd_vw_hdr *h,
-		struct trd_payload *pay)
+	       struct trd_payload *pay)
 {
 	struct vreply *r;
 

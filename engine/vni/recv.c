@@ -35,23 +35,23 @@ posted_take(struct vif *v, uint32_t app, uint32_t proc, uint64_t tag)
 	struct vrecv *r;
 
 	TAILQ_FOREACH(r, &v->posted, q)
-		if (svc_recv_match(r, app, proc, tag)) {
-			TAILQ_REMOVE(&v->posted, r, q);
-			return r;
-		}
+	if (svc_recv_match(r, app, proc, tag)) {
+		TAILQ_REMOVE(&v->posted, r, q);
+		return r;
+	}
 	return NULL;
 }
 
 void
 svc_recv_complete(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, int status, uint32_t len,
-		   uint64_t tag, uint32_t app, uint32_t proc)
+		  uint64_t tag, uint32_t app, uint32_t proc)
 {
-	svc_vif_cqe(s, v, TRD_VNI_CPL_RECV, r->idx, status, len, tag, app, proc,
-		     (r->flags & TRD_VNI_F_DOORBELL) != 0, r->doorbell,
-		     status == 0 || status == -EMSGSIZE ? r->data : 0,
-		     ((status == 0 || status == -EMSGSIZE) && r->has_data ? TRD_VNI_CQE_DATA : 0) |
-			     ((r->flags & (TRD_VNI_RF_PROBE | TRD_VNI_RF_DISCARD)) ? SVC_CQE_PROBE
-										   : 0));
+	svc_vif_cqe(
+		s, v, TRD_VNI_CPL_RECV, r->idx, status, len, tag, app, proc,
+		(r->flags & TRD_VNI_F_DOORBELL) != 0, r->doorbell,
+		status == 0 || status == -EMSGSIZE ? r->data : 0,
+		((status == 0 || status == -EMSGSIZE) && r->has_data ? TRD_VNI_CQE_DATA : 0) |
+			((r->flags & (TRD_VNI_RF_PROBE | TRD_VNI_RF_DISCARD)) ? SVC_CQE_PROBE : 0));
 	r->busy = false;
 }
 
@@ -114,7 +114,7 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 		rv->data = h->data;
 		rv->has_data = (h->flags & TRD_VW_F_DATA) != 0;
 		svc_recv_complete(s, v, rv, h->len > rv->cap ? -EMSGSIZE : 0, h->len, h->tag,
-				   h->src_app, h->src_proc);
+				  h->src_app, h->src_proc);
 		svc_rep_hdr(&r, TRD_VW_ACK, h, 0);
 		svc_reply(s, src, &r);
 		return;
@@ -244,7 +244,7 @@ on_fin(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 		x->recv->data = x->data;
 		x->recv->has_data = x->has_data;
 		svc_recv_complete(s, v, x->recv, x->len > x->recv->cap ? -EMSGSIZE : 0, x->len,
-				   x->tag, x->src_app, x->src_proc);
+				  x->tag, x->src_app, x->src_proc);
 		svc_rx_release(s, x);
 	} else {
 		x->state = RX_STAGED; /* whole, in staging, waiting for its receive */
@@ -266,16 +266,15 @@ on_abort(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 		x = svc_rx_lookup(s, h->grant_id, src_rank, h->msg_id, h->key);
 	if (x == NULL) /* granted, but the sender died before it heard of it */
 		TAILQ_FOREACH(it, &s->rx_active, aq)
-			if (it->src_rank == src_rank && it->src_msg == h->msg_id &&
-			    it->src_key == h->key) {
-				x = it;
-				break;
-			}
+	if (it->src_rank == src_rank && it->src_msg == h->msg_id && it->src_key == h->key) {
+		x = it;
+		break;
+	}
 	if (x == NULL)
 		return;
 	if (x->recv != NULL && !x->vif->dead)
 		svc_recv_complete(s, x->vif, x->recv, -ECONNRESET, 0, x->tag, x->src_app,
-				   x->src_proc);
+				  x->src_proc);
 	svc_rx_release(s, x);
 }
 
@@ -293,7 +292,8 @@ svc_rx_protocol(struct trd_vni_svc *s)
 		int src_rank = trd_torus_rank(&s->topo->torus, m[i]->src);
 
 		if ((m[i]->user >> 32) != TRD_VW_MAGIC || src_rank < 0 ||
-		    trd_vw_decode(m[i]->data, m[i]->len, &h) != 0 || h.type != (m[i]->user & 0xff) ||
+		    trd_vw_decode(m[i]->data, m[i]->len, &h) != 0 ||
+		    h.type != (m[i]->user & 0xff) ||
 		    (h.type == TRD_VW_ATOMIC && m[i]->len != TRD_VW_HDR_LEN + TRD_VW_ATOMIC_LEN) ||
 		    (trd_vw_has_data(h.type) && h.type != TRD_VW_ATOMIC &&
 		     h.len != m[i]->len - TRD_VW_HDR_LEN) ||
@@ -320,13 +320,13 @@ svc_rx_protocol(struct trd_vni_svc *s)
 		case TRD_VW_READ:
 		case TRD_VW_ATOMIC:
 			svc_rma_serve(s, (uint32_t)src_rank, m[i]->src, &h,
-				       (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
+				      (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
 			break;
 		case TRD_VW_WRITE_ACK:
 		case TRD_VW_READ_RESP:
 		case TRD_VW_ATOMIC_RESP:
 			svc_rma_reply(s, (uint32_t)src_rank, &h,
-				       (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
+				      (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
 			break;
 		default:
 			svc_on_reply(s, (uint32_t)src_rank, &h);

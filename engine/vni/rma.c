@@ -26,7 +26,7 @@
 #include "service_pvt.h"
 
 #define MR_ACCESS_ALL (TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE | TRD_VNI_MR_OFFSET)
-#define RMA_LEN_MAX (1u << 30)
+#define RMA_LEN_MAX   (1u << 30)
 
 /* ------------------------------------------------------------------------------------------ */
 /* atomics applied at most once: the origin's sequence numbers */
@@ -366,7 +366,7 @@ svc_rma_step(struct trd_vni_svc *s, struct vtx *t)
 			.op = t->aop, .size = t->len, .operand = t->operand, .compare = t->compare};
 
 		rma_hdr(t, TRD_VW_ATOMIC, t->len, t->roff, &h);
-		h.tag = s->inc;      /* which engine's atomic ... */
+		h.tag = s->inc;       /* which engine's atomic ... */
 		h.grant_id = t->aseq; /* ... and which of its atomics towards this node */
 		trd_vw_atomic_encode(a, &op);
 		rc = svc_vw_inject(s, s->req, t->dst, &h, a, sizeof(a));
@@ -487,7 +487,7 @@ rma_settle(struct trd_vni_svc *s, struct vtx *t)
  * op's key, with a status the protocol defines; otherwise dropped and counted (bad_replies). */
 void
 svc_rma_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h,
-	       const uint8_t *data)
+	      const uint8_t *data)
 {
 	struct vtx *t = svc_tx_lookup(s, h->msg_id);
 	uint8_t want;
@@ -695,7 +695,7 @@ atom_judge(const struct trd_vni_svc *s, struct vatab *tab, const struct trd_vw_h
  * answered. */
 void
 svc_rma_serve(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
-	       const struct trd_vw_hdr *h, const uint8_t *data)
+	      const struct trd_vw_hdr *h, const uint8_t *data)
 {
 	uint8_t rtype = h->type == TRD_VW_WRITE  ? TRD_VW_WRITE_ACK
 			: h->type == TRD_VW_READ ? TRD_VW_READ_RESP
@@ -721,8 +721,8 @@ svc_rma_serve(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
 	} else {
 		need = h->type == TRD_VW_WRITE ? TRD_VNI_MR_REMOTE_WRITE : TRD_VNI_MR_REMOTE_READ;
 	}
-	if (h->type == TRD_VW_ATOMIC && ((a.size != 4 && a.size != 8) || a.size != h->len ||
-					 !aop_ok(a.op) || h->tag == 0)) {
+	if (h->type == TRD_VW_ATOMIC &&
+	    ((a.size != 4 && a.size != 8) || a.size != h->len || !aop_ok(a.op) || h->tag == 0)) {
 		/* (tag: the origin engine's incarnation, never 0) */
 		ST(s, BAD_WIRE)++;
 		st = -EACCES;

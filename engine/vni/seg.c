@@ -76,7 +76,7 @@ svc_vif_unmap(struct trd_vni_svc *s, struct vif *v)
 /* Build the segment of a new interface. 0 or -errno (with *why). */
 int
 svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_register *req,
-		int *memfd, const char **why)
+	       int *memfd, const char **why)
 {
 	uint32_t qsz = rte_align32pow2(req->n_send + req->n_recv + 1);
 	uint64_t off = RTE_ALIGN_CEIL(sizeof(struct trd_vni_seg), TRD_VNI_ALIGN);
@@ -92,7 +92,8 @@ svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_r
 	v->short_max = RTE_MIN(v->short_max, (uint32_t)TRD_VNI_SHORT_MAX);
 	v->short_max = RTE_MIN(v->short_max, s->conf.inline_max - TRD_VW_HDR_LEN);
 	v->slot = RTE_ALIGN_CEIL(RTE_ALIGN_CEIL(v->short_max, 8) +
-				 TRD_VNI_MCAST_MAX * sizeof(struct trd_vni_addr), TRD_VNI_ALIGN);
+					 TRD_VNI_MCAST_MAX * sizeof(struct trd_vni_addr),
+				 TRD_VNI_ALIGN);
 	v->pool_size = RTE_ALIGN_CEIL(req->pool_size, TRD_VNI_ALIGN);
 	v->cmdq_size = v->cplq_size = qsz;
 

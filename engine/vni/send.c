@@ -9,8 +9,8 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/queue.h>
+#include <sys/random.h>
 
 #include <rte_common.h>
 #include <rte_random.h>
@@ -248,13 +248,13 @@ svc_tx_cqe(struct trd_vni_svc *s, struct vtx *t)
 
 	if (t->rma != 0)
 		svc_vif_cqe(s, v, t->rma, t->ctx, t->status, t->status == 0 ? t->len : 0, 0,
-			     t->dst_app, t->dst_proc, (t->sflags & TRD_VNI_F_DOORBELL) != 0,
-			     t->doorbell, t->status == 0 ? t->old : 0,
-			     t->rma == TRD_VNI_CPL_ATOMIC && t->status == 0 ? TRD_VNI_CQE_DATA : 0);
+			    t->dst_app, t->dst_proc, (t->sflags & TRD_VNI_F_DOORBELL) != 0,
+			    t->doorbell, t->status == 0 ? t->old : 0,
+			    t->rma == TRD_VNI_CPL_ATOMIC && t->status == 0 ? TRD_VNI_CQE_DATA : 0);
 	else /* the message's whole length, also when the receive took fewer bytes */
 		svc_vif_cqe(s, v, TRD_VNI_CPL_SEND, t->ctx, t->status,
-			     t->status == 0 ? t->len + t->cut : 0, t->tag, t->dst_app, t->dst_proc,
-			     (t->sflags & TRD_VNI_F_DOORBELL) != 0, t->doorbell, 0, 0);
+			    t->status == 0 ? t->len + t->cut : 0, t->tag, t->dst_app, t->dst_proc,
+			    (t->sflags & TRD_VNI_F_DOORBELL) != 0, t->doorbell, 0, 0);
 	if (t->ctx < v->n_send)
 		v->sbusy[t->ctx] = 0;
 }
@@ -292,7 +292,8 @@ svc_tx_finish(struct trd_vni_svc *s, struct vtx *t, int status)
 	if (t->ctr != 0) {
 		int64_t left;
 
-		if (trd_counter_read(s->node, t->ctr, &left) == 0 && left > (int64_t)(t->len - t->off)) {
+		if (trd_counter_read(s->node, t->ctr, &left) == 0 &&
+		    left > (int64_t)(t->len - t->off)) {
 			svc_tx_set_state(s, t, TX_DRAIN);
 			return;
 		}
@@ -355,7 +356,8 @@ shared_pay(const struct vtx *t)
 /* A multicast child's packet: it referenced the shared payload, or its engine copied @p copied
  * bytes of data for this destination alone. */
 static void
-count_mcast(struct trd_vni_svc *s, const struct vtx *t, const struct trd_payload *pay, uint32_t copied)
+count_mcast(struct trd_vni_svc *s, const struct vtx *t, const struct trd_payload *pay,
+	    uint32_t copied)
 {
 	if (t->parent == NULL)
 		return;
@@ -388,7 +390,7 @@ tx_step(struct trd_vni_svc *s, struct vtx *t)
 			rc = svc_vw_inject_shared(s, s->req, t->dst, &h, pay);
 		else
 			rc = svc_vw_inject(s, s->req, t->dst, &h, t->eager ? t->src : NULL,
-					    t->eager ? t->len : 0);
+					   t->eager ? t->len : 0);
 		if (rc != 0)
 			break;
 		svc_tx_count_pkt(s, t);

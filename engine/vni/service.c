@@ -260,8 +260,8 @@ node_attach(struct trd_vni_svc *s, uint32_t rank)
 		s->chunk = 1500 - TRD_HDR_LEN;
 	/* a WRITE or READ_RESP is one packet: the header and a shared payload (one mbuf) */
 	s->rma_chunk = (RTE_MIN(s->chunk, 2048u) - TRD_VW_HDR_LEN) & ~63u;
-	for (unsigned int i = 0; i < trd_node_n_links(s->node) && s->n_dma_dev < RTE_DIM(s->dma_dev);
-	     i++) {
+	for (unsigned int i = 0;
+	     i < trd_node_n_links(s->node) && s->n_dma_dev < RTE_DIM(s->dma_dev); i++) {
 		int port = trd_link_port(trd_node_link(s->node, i));
 		struct rte_eth_dev_info info;
 		const struct rte_bus *bus;
@@ -321,8 +321,8 @@ staging_init(struct trd_vni_svc *s)
 	if (trd_vni_heap_init(&s->stage, s->stage_size) != 0)
 		return ENOMEM;
 	ST(s, STAGING_MAX) = s->stage.size;
-	s->stage_mr = trd_mr_register(s->node, s->stage_mem, s->stage_size,
-				      TRD_ACCESS_REMOTE_WRITE);
+	s->stage_mr =
+		trd_mr_register(s->node, s->stage_mem, s->stage_size, TRD_ACCESS_REMOTE_WRITE);
 	if (s->stage_mr == NULL)
 		return rte_errno;
 	return 0;

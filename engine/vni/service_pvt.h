@@ -55,31 +55,33 @@ extern int trd_vni_logtype;
 #define VNI_LOG(level, fmt, ...)                                                                   \
 	rte_log(RTE_LOG_##level, trd_vni_logtype, "toroid vni: " fmt "\n", ##__VA_ARGS__)
 
-#define SVC_MAX_IFS 256
-#define SVC_N_TX 16384        /* index up to 16 bits, generation 16 bits */
-#define SVC_N_RX 16384
-#define SVC_N_HINTS 64
-#define SVC_N_CONNS 256        /* default: connections not yet registered, all peers */
-#define SVC_MAX_CONNS 4096
-#define SVC_CONNS_PER_PID 4     /* ... of one process */
-#define SVC_CMD_BURST 32
-#define SVC_RX_BURST 32
-#define SVC_INJECT_BUDGET 64
-#define SVC_SOCK_PERIOD_US 50
-#define SVC_TIMER_PERIOD_US 20
-#define SVC_SWEEP_PERIOD_US 50000
+#define SVC_MAX_IFS             256
+#define SVC_N_TX                16384 /* index up to 16 bits, generation 16 bits */
+#define SVC_N_RX                16384
+#define SVC_N_HINTS             64
+#define SVC_N_CONNS             256 /* default: connections not yet registered, all peers */
+#define SVC_MAX_CONNS           4096
+#define SVC_CONNS_PER_PID       4 /* ... of one process */
+#define SVC_CMD_BURST           32
+#define SVC_RX_BURST            32
+#define SVC_INJECT_BUDGET       64
+#define SVC_SOCK_PERIOD_US      50
+#define SVC_TIMER_PERIOD_US     20
+#define SVC_SWEEP_PERIOD_US     50000
 #define SVC_REGISTER_TIMEOUT_US 1000000 /* a connection registers within this or is closed */
-#define SVC_TEL_PERIOD_US 10000 /* telemetry snapshots */
-#define SVC_N_MRS 256           /* memory regions per interface (one-sided access) */
-#define SVC_RMA_WINDOW 64       /* chunks of one write or read in flight */
-#define SVC_RMA_STALL_US 500000 /* in flight but unanswered this long: frames were lost */
-#define SVC_ATOM_TRIES 20       /* an atomic is asked this often before -ETIMEDOUT */
-#define SVC_ATOM_ORIGINS 256 /* origin nodes a target remembers atomics of (rma.c) */
-#define SVC_ATOM_KEEP_US 15000000 /* an atomic is remembered this long: longer than an origin
-				    * asks (SVC_ATOM_TRIES x SVC_RMA_STALL_US) */
-#define SVC_ATOM_WINDOW 4096 /* atomic sequence numbers an origin has open towards one target
-			       * node, and the slots a target remembers per origin (rma.c) */
-#define SVC_ATOM_RETIRED 4   /* incarnations of an origin engine a target remembers as gone */
+#define SVC_TEL_PERIOD_US       10000   /* telemetry snapshots */
+#define SVC_N_MRS               256     /* memory regions per interface (one-sided access) */
+#define SVC_RMA_WINDOW          64      /* chunks of one write or read in flight */
+#define SVC_RMA_STALL_US        500000  /* in flight but unanswered this long: frames were lost */
+#define SVC_ATOM_TRIES          20      /* an atomic is asked this often before -ETIMEDOUT */
+#define SVC_ATOM_ORIGINS        256     /* origin nodes a target remembers atomics of (rma.c) */
+#define SVC_ATOM_KEEP_US                                                                           \
+	15000000 /* an atomic is remembered this long: longer than an origin                       \
+		  * asks (SVC_ATOM_TRIES x SVC_RMA_STALL_US) */
+#define SVC_ATOM_WINDOW                                                                            \
+	4096               /* atomic sequence numbers an origin has open towards one target        \
+			    * node, and the slots a target remembers per origin (rma.c) */
+#define SVC_ATOM_RETIRED 4 /* incarnations of an origin engine a target remembers as gone */
 
 enum tx_state {
 	TX_FREE = 0,
@@ -132,13 +134,13 @@ struct vtx {
 	 * for a send; rkey and roff are the target region's key and address; off counts the
 	 * bytes requested, acked those answered in order */
 	uint8_t rma;
-	bool refused;       /* a chunk was refused (-ECONNREFUSED): ask again once all answered */
+	bool refused; /* a chunk was refused (-ECONNREFUSED): ask again once all answered */
 	uint32_t aop, acked, inflight;
 	uint64_t laddr, operand, compare, old;
-	uint64_t heard; /* when it last sent or was answered: silence means lost frames */
-	uint32_t tries; /* atomic: times it was sent */
-	uint32_t aseq;  /* atomic: its sequence number towards dst_rank (struct vaseq) */
-	bool aseq_held; /* atomic: aseq is open and must be closed when the tx is freed */
+	uint64_t heard;      /* when it last sent or was answered: silence means lost frames */
+	uint32_t tries;      /* atomic: times it was sent */
+	uint32_t aseq;       /* atomic: its sequence number towards dst_rank (struct vaseq) */
+	bool aseq_held;      /* atomic: aseq is open and must be closed when the tx is freed */
 	TAILQ_ENTRY(vtx) rq; /* owner's ready queue */
 	TAILQ_ENTRY(vtx) lq; /* service list by lkind */
 	TAILQ_ENTRY(vtx) oq; /* owner's list of every tx */
@@ -163,9 +165,9 @@ struct vrx {
 	uint16_t gen;
 	uint8_t state;
 	bool in_uq, discard; /* discard: dropped unread; its sender gets 0 (FIN, or next RTS) */
-	bool claimed;       /* reserved by a claim: in no queue a receive or probe searches */
-	bool ungranted;     /* claimed while its sender was refused: no CTS yet (docs/vni.md) */
-	uint32_t claim_key; /* the claim handle's upper half */
+	bool claimed;        /* reserved by a claim: in no queue a receive or probe searches */
+	bool ungranted;      /* claimed while its sender was refused: no CTS yet (docs/vni.md) */
+	uint32_t claim_key;  /* the claim handle's upper half */
 	struct vif *vif;
 	struct vrecv *recv;
 	uint32_t src_rank;
@@ -183,7 +185,7 @@ TAILQ_HEAD(vrx_list, vrx);
 
 struct vhint {
 	bool used;
-	uint32_t grant;       /* 0: waiting for a receive or staging */
+	uint32_t grant; /* 0: waiting for a receive or staging */
 	uint32_t src_rank, msg_id, key, src_app, src_proc, len;
 	struct trd_coord src;
 	uint64_t tag, data;
@@ -219,8 +221,8 @@ struct vif {
 		    * child it forked keeps the socket open */
 	int mem_fd, maps_fd; /* its /proc/self/mem and maps as it passed them at attach (vmem.c),
 			      * or -1: bound to its address space, worthless after exec or exit */
-	bool mem_gone; /* an access found that address space gone: requests for it are refused
-			* as for a process not attached until the sweep ends the interface */
+	bool mem_gone;       /* an access found that address space gone: requests for it are refused
+			      * as for a process not attached until the sweep ends the interface */
 	uint8_t *base;
 	size_t size;
 	struct trd_vni_seg *seg;
@@ -237,7 +239,7 @@ struct vif {
 	uint32_t app, proc, n_send, n_recv, n_db, short_max, slot;
 	uint64_t pool_size;
 	struct trd_mr *mr;
-	bool extmem;         /* registered as external memory and DMA-mapped for the NICs */
+	bool extmem;           /* registered as external memory and DMA-mapped for the NICs */
 	unsigned int n_mapped; /* devices it is DMA-mapped for */
 	uint8_t *sbusy;
 	struct vrecv *recvs;
@@ -288,7 +290,7 @@ struct vaseq {
 
 /* A memory region of a process, for one-sided access (rma.c). */
 struct vmr {
-	uint64_t key;   /* 0: free */
+	uint64_t key; /* 0: free */
 	uint64_t addr, len;
 	uint32_t access; /* TRD_VNI_MR_* */
 };
@@ -331,16 +333,16 @@ struct trd_vni_svc {
 	struct vreply *preps;
 	unsigned int n_preps, cap_preps, head_preps;
 	uint32_t chunk;
-	uint32_t rma_chunk; /* data bytes of one WRITE or READ_RESP */
+	uint32_t rma_chunk;             /* data bytes of one WRITE or READ_RESP */
 	struct rte_device *dma_dev[16]; /* the node's NICs that DMA from application memory */
 	unsigned int n_dma_dev;
 	uint64_t now, next_sock, next_timer, next_sweep;
 	struct vconn *conns; /* conf.max_conns connections not yet registered */
 	uint64_t stat[TRD_VNI_SVC_STAT_MAX];
 	struct trd_vni_svc_owner *owners; /* the configuration's, copied */
-	uint32_t keys[1024]; /* message keys not yet used */
+	uint32_t keys[1024];              /* message keys not yet used */
 	unsigned int n_keys;
-	struct svc_tel *tel; /* the telemetry snapshot, when registered */
+	struct svc_tel *tel;  /* the telemetry snapshot, when registered */
 	uint32_t claim_seq;   /* claim handles: the last upper half handed out */
 	struct vatab **atoms; /* per origin node (n_nodes), allocated at its first atomic */
 	unsigned int n_atom_tabs;
@@ -369,12 +371,12 @@ svc_recv_match(const struct vrecv *r, uint32_t app, uint32_t proc, uint64_t tag)
 
 /* proto_tx.c */
 int svc_vw_inject(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
-		   const struct trd_vw_hdr *h, const void *data, uint32_t len);
+		  const struct trd_vw_hdr *h, const void *data, uint32_t len);
 int svc_vw_inject_shared(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
-			  const struct trd_vw_hdr *h, struct trd_payload *pay);
+			 const struct trd_vw_hdr *h, struct trd_payload *pay);
 void svc_reply(struct trd_vni_svc *s, struct trd_coord dst, const struct trd_vw_hdr *h);
 void svc_reply_data(struct trd_vni_svc *s, struct trd_coord dst, const struct trd_vw_hdr *h,
-		     struct trd_payload *pay);
+		    struct trd_payload *pay);
 unsigned int svc_replies_flush(struct trd_vni_svc *s);
 
 /* send.c */
@@ -396,43 +398,42 @@ void svc_mr_free(struct vif *v);
 void svc_rma_fini(struct trd_vni_svc *s);
 void svc_rma_init(struct trd_vni_svc *s);
 void svc_atom_close(struct trd_vni_svc *s, struct vtx *t);
-void svc_cmd_rma(struct trd_vni_svc *s, struct vif *v, uint32_t idx,
-		  const struct trd_vni_actx *c);
+void svc_cmd_rma(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct trd_vni_actx *c);
 int svc_rma_step(struct trd_vni_svc *s, struct vtx *t);
 void svc_rma_stall(struct trd_vni_svc *s, struct vtx *t);
 void svc_rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status);
 void svc_rma_serve(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
-		    const struct trd_vw_hdr *h, const uint8_t *data);
+		   const struct trd_vw_hdr *h, const uint8_t *data);
 void svc_rma_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h,
-		    const uint8_t *data);
+		   const uint8_t *data);
 
 /* recv.c */
 struct vif *svc_vif_find(struct trd_vni_svc *s, uint32_t app, uint32_t proc);
 void svc_recv_complete(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, int status,
-			uint32_t len, uint64_t tag, uint32_t app, uint32_t proc);
+		       uint32_t len, uint64_t tag, uint32_t app, uint32_t proc);
 unsigned int svc_rx_protocol(struct trd_vni_svc *s);
 
 /* grant.c */
 struct vrx *svc_rx_alloc(struct trd_vni_svc *s, struct vif *v);
 void svc_rx_release(struct trd_vni_svc *s, struct vrx *x);
 struct vrx *svc_rx_lookup(struct trd_vni_svc *s, uint32_t id, uint32_t src_rank, uint32_t msg,
-			   uint32_t key);
+			  uint32_t key);
 int64_t svc_stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len);
 void svc_rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src,
-		  const struct trd_vw_hdr *h);
+		 const struct trd_vw_hdr *h);
 void svc_send_cts(struct trd_vni_svc *s, struct vrx *x);
 void svc_grant_recv(struct vif *v, struct vrx *x, struct vrecv *r);
 bool svc_grant_hinted(struct trd_vni_svc *s, struct vif *v, struct vrecv *r);
 struct vhint *svc_hint_find(struct trd_vni_svc *s, uint32_t src_rank, uint32_t msg, uint32_t key);
 void svc_hint_note(struct trd_vni_svc *s, struct vif *v, uint32_t src_rank, struct trd_coord src,
-		    const struct trd_vw_hdr *h);
+		   const struct trd_vw_hdr *h);
 void svc_hint_drop_grant(struct trd_vni_svc *s, uint32_t grant);
 
 /* cmd.c */
 bool svc_cmdq_pending(const struct vif *v);
 void svc_vif_cqe(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
-		  uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell,
-		  uint32_t db, uint64_t data, unsigned int cflags);
+		 uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell,
+		 uint32_t db, uint64_t data, unsigned int cflags);
 #define SVC_CQE_PROBE 0x100 /* svc_vif_cqe cflags: a probe's answer, not a message received */
 void svc_vif_wake_all(struct trd_vni_svc *s);
 unsigned int svc_vif_cmds(struct trd_vni_svc *s, struct vif *v);
@@ -442,7 +443,7 @@ unsigned int svc_timers(struct trd_vni_svc *s);
 
 /* seg.c */
 int svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_register *req,
-		    int *memfd, const char **why);
+		   int *memfd, const char **why);
 void svc_vif_unmap(struct trd_vni_svc *s, struct vif *v);
 
 /* vmem.c */

@@ -8,11 +8,11 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/queue.h>
@@ -623,7 +623,8 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 		"short messages up to %u B%s",
 		v->app, v->proc, v->pid, any ? ", asked for any" : "", v->pool_size, v->n_send,
 		v->n_recv, v->short_max,
-		v->mem_fd < 0 ? "; no one-sided access (its memory descriptors were not passed)" : "");
+		v->mem_fd < 0 ? "; no one-sided access (its memory descriptors were not passed)"
+			      : "");
 }
 
 /* May a connection of process @p pid of user @p uid wait for its registration? Not if that
@@ -679,7 +680,8 @@ sock_accept(struct trd_vni_svc *s)
 		c->fd = fd;
 		c->pid = cred.pid;
 		c->uid = (int64_t)cred.uid;
-		c->pidfd = peer_pidfd(fd); /* now: before the process can go and its pid be reused */
+		c->pidfd =
+			peer_pidfd(fd); /* now: before the process can go and its pid be reused */
 		c->deadline = s->now + SVC_REGISTER_TIMEOUT_US;
 		c->ep.kind = EP_CONN;
 		c->ep.ptr = c;
@@ -720,8 +722,8 @@ svc_sock_events(struct trd_vni_svc *s, int timeout_ms)
 
 			/* after registering, applications only ask for memory regions: other
 			 * data, or EOF, means gone */
-			if (k == (ssize_t)sizeof(u.mr) && (u.mr.op == TRD_VNI_SOCK_MR_REG ||
-							   u.mr.op == TRD_VNI_SOCK_MR_DEREG)) {
+			if (k == (ssize_t)sizeof(u.mr) &&
+			    (u.mr.op == TRD_VNI_SOCK_MR_REG || u.mr.op == TRD_VNI_SOCK_MR_DEREG)) {
 				svc_mr_request(s, v, &u.mr);
 				break;
 			}

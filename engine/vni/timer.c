@@ -28,7 +28,7 @@ peer_sweep(struct trd_vni_svc *s)
 			continue;
 		if (x->recv != NULL && !x->vif->dead)
 			svc_recv_complete(s, x->vif, x->recv, -EHOSTUNREACH, 0, x->tag, x->src_app,
-					   x->src_proc);
+					  x->src_proc);
 		svc_rx_release(s, x);
 	}
 }

@@ -47,8 +47,8 @@ struct vmem_query {
 	uint64_t vma_name_addr, build_id_addr;
 };
 _Static_assert(sizeof(struct vmem_query) == 104, "struct procmap_query");
-#define VMEM_Q_READABLE 0x01
-#define VMEM_Q_WRITABLE 0x02
+#define VMEM_Q_READABLE    0x01
+#define VMEM_Q_WRITABLE    0x02
 #define VMEM_PROCMAP_QUERY _IOWR('f', 17, struct vmem_query)
 
 #define VMEM_MAPS_MAX (8u << 20) /* the maps text read at most (fallback) */

@@ -60,8 +60,7 @@ trd_vni_heap_free(struct trd_vni_heap *h, uint64_t off, uint64_t len)
 	uint32_t i;
 
 	len = trd_vni_heap_round(len);
-	if (off % TRD_VNI_ALLOC_ALIGN != 0 || off > h->size || len > h->size - off ||
-	    len > h->used)
+	if (off % TRD_VNI_ALLOC_ALIGN != 0 || off > h->size || len > h->size - off || len > h->used)
 		return -EINVAL;
 	/* first span after the block */
 	for (i = 0; i < h->n && h->free[i].off < off; i++)

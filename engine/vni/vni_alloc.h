@@ -17,10 +17,10 @@ struct trd_vni_span {
 };
 
 struct trd_vni_heap {
-	uint64_t size;     /* managed bytes */
-	uint64_t used;     /* bytes handed out */
-	uint64_t hwm;      /* most bytes ever handed out at once */
-	uint32_t n, cap;   /* free spans, sorted by offset */
+	uint64_t size;   /* managed bytes */
+	uint64_t used;   /* bytes handed out */
+	uint64_t hwm;    /* most bytes ever handed out at once */
+	uint32_t n, cap; /* free spans, sorted by offset */
 	struct trd_vni_span *free;
 };
 

@@ -19,17 +19,17 @@
  * request's proc (the engine picks a free process) and the answer's app and proc (the identity
  * given). The engine also serves version 1 requests (an explicit proc only) and answers them
  * with the version 1 answer (without app and proc: TRD_VNI_ANSWER_V1_SIZE bytes). */
-#define TRD_VNI_VERSION 2
+#define TRD_VNI_VERSION     2
 #define TRD_VNI_VERSION_MIN 1
 /* The segment's layout (trd_vni_seg.version): changes only when the segment does. Its app and
  * proc are the identity the engine gave, as in the answer. */
 #define TRD_VNI_SEG_VERSION 1
-#define TRD_VNI_ALIGN 64
+#define TRD_VNI_ALIGN       64
 
 /* Limits the engine enforces at attach. */
-#define TRD_VNI_CTX_MAX 4096
-#define TRD_VNI_DB_MAX 4096
-#define TRD_VNI_POOL_DEFAULT (16u << 20)
+#define TRD_VNI_CTX_MAX       4096
+#define TRD_VNI_DB_MAX        4096
+#define TRD_VNI_POOL_DEFAULT  (16u << 20)
 #define TRD_VNI_SHORT_DEFAULT 512
 
 /* ---- the socket: one request, one answer with file descriptors ---- */
@@ -45,10 +45,10 @@ enum trd_vni_sock_op {
 };
 
 struct trd_vni_sock_mr {
-	uint32_t op; /* MR_REG or MR_DEREG */
-	uint32_t access; /* TRD_VNI_MR_* */
+	uint32_t op;        /* MR_REG or MR_DEREG */
+	uint32_t access;    /* TRD_VNI_MR_* */
 	uint64_t addr, len; /* MR_REG */
-	uint64_t key; /* MR_REG: 0 (the engine picks) or the caller's; MR_DEREG: the key */
+	uint64_t key;       /* MR_REG: 0 (the engine picks) or the caller's; MR_DEREG: the key */
 };
 
 struct trd_vni_sock_mr_answer {
@@ -73,7 +73,7 @@ struct trd_vni_sock_register {
  * interface's eventfd (engine -> application) and the engine's kick eventfd (application ->
  * engine, written when the engine says it is asleep). */
 struct trd_vni_sock_answer {
-	uint32_t op; /* TRD_VNI_SOCK_REGISTERED */
+	uint32_t op;    /* TRD_VNI_SOCK_REGISTERED */
 	int32_t status; /* 0 or a negative errno */
 	uint64_t seg_size;
 	char reason[96];
@@ -90,8 +90,8 @@ _Static_assert(offsetof(struct trd_vni_sock_answer, app) == TRD_VNI_ANSWER_V1_SI
 
 /* Command queue element (application -> engine): 8 bytes. */
 enum trd_vni_cmd_op {
-	TRD_VNI_CMD_SEND = 1,  /* send context idx is ready */
-	TRD_VNI_CMD_RECV = 2,  /* receive context idx is ready */
+	TRD_VNI_CMD_SEND = 1,   /* send context idx is ready */
+	TRD_VNI_CMD_RECV = 2,   /* receive context idx is ready */
 	TRD_VNI_CMD_CANCEL = 3, /* withdraw receive idx if it waits for a message: -ECANCELED */
 	TRD_VNI_CMD_RMA = 10,   /* send context idx holds a one-sided op (struct trd_vni_actx) */
 };
@@ -104,9 +104,9 @@ struct trd_vni_cmd {
 /* Completion queue element (engine -> application): 40 bytes. */
 #define TRD_VNI_CQE_DATA 0x1 /* receive: the message was sent with immediate data */
 struct trd_vni_cqe {
-	uint16_t kind; /* enum trd_vni_cpl_kind */
+	uint16_t kind;  /* enum trd_vni_cpl_kind */
 	uint16_t flags; /* TRD_VNI_CQE_DATA */
-	uint32_t idx;  /* the context */
+	uint32_t idx;   /* the context */
 	int32_t status;
 	uint32_t len;
 	uint64_t tag;
@@ -119,7 +119,7 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
 
 /* ---- contexts ---- */
 
-#define TRD_VNI_SF_INLINE 0x1   /* data is in this context's slot of the context region */
+#define TRD_VNI_SF_INLINE 0x1 /* data is in this context's slot of the context region */
 /*
  * n_dst destinations listed in the context's slot (after the inline data, at offset dst_off of
  * the slot)
@@ -130,13 +130,13 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
  * accepted (docs/vni.md)
  */
 #define TRD_VNI_SF_ORDERED 0x4
-#define TRD_VNI_F_DOORBELL 0x8  /* bump doorbell[doorbell] on completion */
-#define TRD_VNI_SF_DATA 0x10    /* the send carries immediate data (data) */
-#define TRD_VNI_SF_WRITE 0x100  /* CMD_RMA: one-sided write */
-#define TRD_VNI_SF_READ 0x200   /* CMD_RMA: one-sided read */
-#define TRD_VNI_SF_ATOMIC 0x400 /* CMD_RMA: remote atomic */
-#define TRD_VNI_RF_ANY_TAG 0x1  /* = TRD_VNI_ANY_TAG */
-#define TRD_VNI_RF_MASK 0x2     /* the tag bits set in ignore match anything */
+#define TRD_VNI_F_DOORBELL 0x8   /* bump doorbell[doorbell] on completion */
+#define TRD_VNI_SF_DATA    0x10  /* the send carries immediate data (data) */
+#define TRD_VNI_SF_WRITE   0x100 /* CMD_RMA: one-sided write */
+#define TRD_VNI_SF_READ    0x200 /* CMD_RMA: one-sided read */
+#define TRD_VNI_SF_ATOMIC  0x400 /* CMD_RMA: remote atomic */
+#define TRD_VNI_RF_ANY_TAG 0x1   /* = TRD_VNI_ANY_TAG */
+#define TRD_VNI_RF_MASK    0x2   /* the tag bits set in ignore match anything */
 /*
  * Probe: report the first matching message that is waiting (staged or refused), take nothing;
  * -ENOMSG if none
@@ -156,12 +156,12 @@ struct trd_vni_sctx {
 	uint32_t len;
 	uint32_t dst_app, dst_proc;
 	uint64_t tag;
-	uint64_t buf;      /* pool offset (not INLINE) */
+	uint64_t buf; /* pool offset (not INLINE) */
 	uint32_t doorbell;
-	uint32_t n_dst;    /* MCAST */
-	uint32_t dst_off;  /* MCAST: offset of the list in the slot */
+	uint32_t n_dst;   /* MCAST */
+	uint32_t dst_off; /* MCAST: offset of the list in the slot */
 	uint32_t rsvd;
-	uint64_t data;     /* immediate data, delivered with the message */
+	uint64_t data; /* immediate data, delivered with the message */
 	uint8_t pad[8];
 };
 
@@ -171,12 +171,12 @@ struct trd_vni_rctx {
 	uint32_t src_app, src_proc;
 	uint32_t cap;
 	uint64_t tag;
-	uint64_t buf;      /* pool offset */
+	uint64_t buf; /* pool offset */
 	uint32_t doorbell;
 	uint32_t rsvd;
-	uint64_t ignore;   /* RF_MASK: tag bits that match anything */
-	uint64_t claim;    /* RF_CLAIM alone or with DISCARD: the handle; PROBE|CLAIM: the engine
-			    * writes the handle here before the completion */
+	uint64_t ignore; /* RF_MASK: tag bits that match anything */
+	uint64_t claim;  /* RF_CLAIM alone or with DISCARD: the handle; PROBE|CLAIM: the engine
+			  * writes the handle here before the completion */
 	uint8_t pad[8];
 };
 
@@ -184,13 +184,13 @@ struct trd_vni_rctx {
  * the process's own memory (not the pool), read or written by the engine through the
  * /proc/self/mem descriptor the process passed at registration. */
 struct trd_vni_actx {
-	uint32_t flags;    /* exactly one of SF_WRITE, SF_READ, SF_ATOMIC; F_DOORBELL */
-	uint32_t len;      /* write, read: bytes (at most 1 GiB); atomic: 4 or 8 */
+	uint32_t flags; /* exactly one of SF_WRITE, SF_READ, SF_ATOMIC; F_DOORBELL */
+	uint32_t len;   /* write, read: bytes (at most 1 GiB); atomic: 4 or 8 */
 	uint32_t dst_app, dst_proc;
-	uint64_t raddr;    /* target address or region offset */
-	uint64_t laddr;    /* write, read: the local buffer */
+	uint64_t raddr; /* target address or region offset */
+	uint64_t laddr; /* write, read: the local buffer */
 	uint32_t doorbell;
-	uint32_t aop;      /* atomic: enum trd_vni_aop */
+	uint32_t aop; /* atomic: enum trd_vni_aop */
 	uint64_t rkey;
 	uint64_t operand, compare; /* atomic */
 };
@@ -205,12 +205,12 @@ struct trd_vni_seg {
 	uint64_t magic;
 	uint32_t version;
 	uint32_t hdr_size;
-	uint64_t size;           /* whole segment */
+	uint64_t size; /* whole segment */
 	uint32_t app, proc;
 	uint32_t n_send, n_recv, n_doorbells;
 	uint32_t short_max;
-	uint32_t slot_size;      /* bytes of context region per send context */
-	uint32_t cmdq_size;      /* ring slots */
+	uint32_t slot_size; /* bytes of context region per send context */
+	uint32_t cmdq_size; /* ring slots */
 	uint32_t cplq_size;
 	uint32_t rsvd0;
 	uint64_t cmdq_off, cplq_off;

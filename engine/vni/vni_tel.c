@@ -47,7 +47,8 @@ tel_vni(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (copy == NULL)
 		return -ENOMEM;
 	rte_spinlock_lock(&tel_lock);
-	TAILQ_FOREACH(t, &tel_list, next) {
+	TAILQ_FOREACH(t, &tel_list, next)
+	{
 		char idx[16];
 
 		snprintf(idx, sizeof(idx), "%u", n++);

@@ -17,10 +17,9 @@ static const char *const pkt_type_names[TRD_PKT_MAX] = {
 #undef TRD_PKT_NAME_
 };
 
-static const char *const drop_names[] = {
-	"none",
+static const char *const drop_names[] = {"none",
 #define TRD_DROP_NAME_(e, n) n,
-	TRD_DROP_CAUSES(TRD_DROP_NAME_)
+					 TRD_DROP_CAUSES(TRD_DROP_NAME_)
 #undef TRD_DROP_NAME_
 };
 _Static_assert(sizeof(drop_names) / sizeof(drop_names[0]) == TRD_DROP_MAX,
@@ -90,8 +89,8 @@ parse(const uint8_t *f, uint32_t len, struct trd_pkt *p, bool eth)
 		return TRD_DROP_BAD_FIELD;
 	/* aux names an operation of the origin: only where one is involved */
 	if (p->aux != 0 && !(p->flags & (TRD_HF_CPL | TRD_HF_ACKREQ | TRD_HF_ECHO)) &&
-	    p->type != TRD_PKT_DONE && p->type != TRD_PKT_ATOMIC && p->type != TRD_PKT_ATOMIC_REPLY &&
-	    p->type != TRD_PKT_BUNDLE)
+	    p->type != TRD_PKT_DONE && p->type != TRD_PKT_ATOMIC &&
+	    p->type != TRD_PKT_ATOMIC_REPLY && p->type != TRD_PKT_BUNDLE)
 		return TRD_DROP_BAD_FIELD;
 	/* ... and where one is involved, it names one: a frame that asks for a verdict (ACKREQ)
 	 * gets one carrying its aux, and a verdict with aux 0 is refused here (below), so it

@@ -83,20 +83,20 @@ struct trd_coll_conf {
 
 /** Statistics of a collective object: X(ENUM, name). */
 #define TRD_COLL_STATS(X)                                                                          \
-	X(STARTED, "started")       /* collectives started (queued) */                             \
-	X(COMPLETED, "completed")   /* collectives completed, errors included */                   \
-	X(ERRORS, "errors")         /* collectives completed with an error */                      \
-	X(EAGER_TX, "eager_tx")     /* streams sent as one message */                              \
-	X(PUTS, "puts")             /* segments put into a neighbour's scratch slots */            \
-	X(NOTIFY_TX, "notify_tx")   /* segment notifications sent */                               \
-	X(GRANT_TX, "grant_tx")     /* slot grants sent */                                         \
-	X(RX_MSGS, "rx_msgs")       /* collective messages received */                             \
-	X(UNEXPECTED, "unexpected") /* received for a collective not started here yet */           \
-	X(TX_BYTES, "tx_bytes")     /* payload bytes sent (eager and puts) */                      \
-	X(STALLS, "stalls")         /* posts refused by a full work queue (retried) */             \
-	X(RETRIES, "retries")       /* sends re-posted after the target's FIFO was full */          \
-	X(DUPLICATES, "duplicates") /* messages already received, or for a collective already   \
-				       complete here (ignored) */                                  \
+	X(STARTED, "started")           /* collectives started (queued) */                         \
+	X(COMPLETED, "completed")       /* collectives completed, errors included */               \
+	X(ERRORS, "errors")             /* collectives completed with an error */                  \
+	X(EAGER_TX, "eager_tx")         /* streams sent as one message */                          \
+	X(PUTS, "puts")                 /* segments put into a neighbour's scratch slots */        \
+	X(NOTIFY_TX, "notify_tx")       /* segment notifications sent */                           \
+	X(GRANT_TX, "grant_tx")         /* slot grants sent */                                     \
+	X(RX_MSGS, "rx_msgs")           /* collective messages received */                         \
+	X(UNEXPECTED, "unexpected")     /* received for a collective not started here yet */       \
+	X(TX_BYTES, "tx_bytes")         /* payload bytes sent (eager and puts) */                  \
+	X(STALLS, "stalls")             /* posts refused by a full work queue (retried) */         \
+	X(RETRIES, "retries")           /* sends re-posted after the target's FIFO was full */     \
+	X(DUPLICATES, "duplicates")     /* messages already received, or for a collective already  \
+					   complete here (ignored) */                              \
 	X(PROTO_ERRORS, "proto_errors") /* messages that fit no collective (dropped) */
 
 /** Statistics ids. */
@@ -178,8 +178,8 @@ int trd_coll_broadcast(struct trd_coll *coll, unsigned int root, void *buf, size
  * @p root (ignored elsewhere, may be NULL). @p sbuf may equal @p rbuf (in place).
  */
 int trd_coll_reduce(struct trd_coll *coll, unsigned int root, const void *sbuf, void *rbuf,
-		    size_t count, enum trd_coll_type type, enum trd_coll_op op,
-		    trd_coll_done_fn cb, void *cookie, uint64_t *handle);
+		    size_t count, enum trd_coll_type type, enum trd_coll_op op, trd_coll_done_fn cb,
+		    void *cookie, uint64_t *handle);
 
 /** Reduce, with the result in @p rbuf of every task (bit-identical everywhere). */
 int trd_coll_allreduce(struct trd_coll *coll, const void *sbuf, void *rbuf, size_t count,
@@ -222,8 +222,8 @@ int trd_coll_allreduce_sync(struct trd_coll *coll, const void *sbuf, void *rbuf,
 			    enum trd_coll_type type, enum trd_coll_op op);
 int trd_coll_gather_sync(struct trd_coll *coll, unsigned int root, const void *sbuf, void *rbuf,
 			 size_t len);
-int trd_coll_scatter_sync(struct trd_coll *coll, unsigned int root, const void *sbuf,
-			  void *rbuf, size_t len);
+int trd_coll_scatter_sync(struct trd_coll *coll, unsigned int root, const void *sbuf, void *rbuf,
+			  size_t len);
 int trd_coll_allgather_sync(struct trd_coll *coll, const void *sbuf, void *rbuf, size_t len);
 
 /* ------------------------------------------------------------------------------------------ */

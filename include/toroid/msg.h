@@ -252,10 +252,11 @@ int trd_endpoint(const struct trd_client *client, uint32_t task, unsigned int ct
 /**
  * Put @p len bytes at @p local_addr into the memory of @p ep's task at offset
  * @p remote_addr of its region @p remote_key (or at address @p remote_addr if that region was
- * registered with TRD_ACCESS_VA: verbs-style, see trd_mr_remote_addr()). The bytes are read when the put starts and until
- * it completes: leave the buffer untouched until the callback runs. Completion means the data
- * is in the target's memory (the remote event; trd_put_events() also reports the local one).
- * Completion errors: -ENOKEY, -ERANGE, -EACCES (the target's refusal), -EHOSTUNREACH, -EINVAL.
+ * registered with TRD_ACCESS_VA: verbs-style, see trd_mr_remote_addr()). The bytes are read when
+ * the put starts and until it completes: leave the buffer untouched until the callback runs.
+ * Completion means the data is in the target's memory (the remote event; trd_put_events() also
+ * reports the local one). Completion errors: -ENOKEY, -ERANGE, -EACCES (the target's refusal),
+ * -EHOSTUNREACH, -EINVAL.
  * @return 0; -ENOBUFS (work queue full, nothing posted); -EINVAL (NULL @p ctx or @p ep, bad
  * endpoint, NULL @p local_addr with a length, @p len above UINT32_MAX).
  */
@@ -265,8 +266,9 @@ int trd_put(struct trd_context *ctx, const void *local_addr, const struct trd_ep
 /**
  * RDMA read: bring @p len bytes at offset @p remote_addr of region @p remote_key of @p ep's
  * task (its address, if that region is TRD_ACCESS_VA) into @p local_addr. The local range is
- * translated now to its registered region (trd_mr_find(), named by trd_mr_remote_addr()), which must allow remote writes (the target's engine writes the bytes back)
- * and stay registered until completion. When it starts, the read sets an engine counter to
+ * translated now to its registered region (trd_mr_find(), named by trd_mr_remote_addr()), which
+ * must allow remote writes (the target's engine writes the bytes back) and stay registered until
+ * completion. When it starts, the read sets an engine counter to
  * @p len and sends one remote get carrying the put-back descriptor; the target's engine
  * executes it with no application involvement, and the read completes when the counter
  * reaches exactly zero: every byte has landed. Reads of any length (up to UINT32_MAX) are one

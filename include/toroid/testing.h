@@ -24,11 +24,11 @@ extern "C" {
 
 /** Link impairment for tests and demos: fractions of received frames affected (0..1). */
 struct trd_impair_conf {
-	double loss;     /**< dropped */
-	double reorder;  /**< delivered after the next frame */
-	double dup;      /**< delivered twice */
-	double corrupt;  /**< one random bit flipped */
-	uint64_t seed;   /**< for repeatable runs (0: 1) */
+	double loss;    /**< dropped */
+	double reorder; /**< delivered after the next frame */
+	double dup;     /**< delivered twice */
+	double corrupt; /**< one random bit flipped */
+	uint64_t seed;  /**< for repeatable runs (0: 1) */
 };
 
 /**

@@ -112,9 +112,9 @@ enum trd_topo_mode {
 struct trd_topo_node {
 	unsigned int rank;
 	struct trd_coord coord;
-	uint32_t app_id;        /**< application id (0 if not given) */
-	uint32_t proc_id;       /**< process id within the application (0 if not given) */
-	int has_mac;            /**< 1 if mac is set */
+	uint32_t app_id;  /**< application id (0 if not given) */
+	uint32_t proc_id; /**< process id within the application (0 if not given) */
+	int has_mac;      /**< 1 if mac is set */
 	uint8_t mac[6];
 	int port[TRD_DIR_COUNT]; /**< direct mode: DPDK port per direction, or TRD_TOPO_NO_PORT */
 };

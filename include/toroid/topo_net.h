@@ -24,12 +24,12 @@ extern "C" {
 struct trd_topo_node_conf {
 	const struct trd_node_conf *node; /**< template for the node (torus and coord ignored) */
 	const struct trd_link_conf *link; /**< options of every ethdev link made (NULL: defaults) */
-	uint16_t sw_port;        /**< switched mode: the local DPDK port on the segment */
-	const uint16_t *port_map; /**< direct mode: the file's port id p is local port
-				   *   port_map[p] (NULL: the file's ids are the local ids) */
-	unsigned int n_port_map; /**< entries in @c port_map */
-	bool set_mac;            /**< switched mode: give the port the file's MAC of this node
-				  *   first (a PMD that cannot is logged and left as it is) */
+	uint16_t sw_port;                 /**< switched mode: the local DPDK port on the segment */
+	const uint16_t *port_map;         /**< direct mode: the file's port id p is local port
+					   *   port_map[p] (NULL: the file's ids are the local ids) */
+	unsigned int n_port_map;          /**< entries in @c port_map */
+	bool set_mac; /**< switched mode: give the port the file's MAC of this node
+		       *   first (a PMD that cannot is logged and left as it is) */
 };
 
 /**

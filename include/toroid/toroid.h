@@ -41,18 +41,18 @@ struct trd_net;
 /** Operations a descriptor can ask for. */
 enum trd_op {
 	TRD_OP_NONE = 0,
-	TRD_OP_PUT = 1,  /**< direct put: write len bytes at the target's (rkey, roff) */
-	TRD_OP_FIFO = 2, /**< memory FIFO: deliver a len-byte message to the target's FIFO */
-	TRD_OP_RGET = 3, /**< remote get: the target injects the carried descriptors */
+	TRD_OP_PUT = 1,    /**< direct put: write len bytes at the target's (rkey, roff) */
+	TRD_OP_FIFO = 2,   /**< memory FIFO: deliver a len-byte message to the target's FIFO */
+	TRD_OP_RGET = 3,   /**< remote get: the target injects the carried descriptors */
 	TRD_OP_ATOMIC = 4, /**< a 64-bit atomic at the target's (rkey, roff); tracked (ACKREQ) */
 	TRD_OP_MAX
 };
 
 /** Descriptor flags. */
-#define TRD_DF_SRC_MR 0x01  /**< source is (src_key, src) of a region of the executing node */
-#define TRD_DF_IMM 0x02     /**< source is the descriptor's own @c imm field (len <= 8) */
+#define TRD_DF_SRC_MR  0x01 /**< source is (src_key, src) of a region of the executing node */
+#define TRD_DF_IMM     0x02 /**< source is the descriptor's own @c imm field (len <= 8) */
 #define TRD_DF_ORDERED 0x04 /**< start only after every earlier packet of this FIFO was sent */
-#define TRD_DF_CPL 0x10     /**< a completion notification (built by trd_inject_reflect()) */
+#define TRD_DF_CPL     0x10 /**< a completion notification (built by trd_inject_reflect()) */
 /**
  * A tracked operation: aux is an id from trd_track_open(), the target's verdict comes back as
  * a DONE (see trd_track_open())
@@ -63,9 +63,9 @@ enum trd_op {
  * so the source is not read once they were handed to a port (a reliable link resends the
  * copies). Local descriptors only; set by trd_inject_reflect() in local mode
  */
-#define TRD_DF_COPY 0x40
+#define TRD_DF_COPY      0x40
 #define TRD_DF_USER_MASK (TRD_DF_SRC_MR | TRD_DF_IMM | TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ)
-#define TRD_DF_PAYLOAD 0x80 /**< set by trd_inject_payload(): src_key names a shared payload */
+#define TRD_DF_PAYLOAD   0x80 /**< set by trd_inject_payload(): src_key names a shared payload */
 
 /** Atomic operations (in the descriptor's @c fifo field for TRD_OP_ATOMIC). */
 enum trd_atomic_op {
@@ -85,18 +85,18 @@ struct trd_desc {
 	uint8_t n_slots;      /**< engine use: inline continuation slots that follow */
 	struct trd_coord dst; /**< destination node */
 	uint8_t rsvd0;
-	uint16_t inj_ctr;     /**< local injection counter id, decremented as bytes leave; 0 none */
-	uint16_t rec_ctr;     /**< target's reception counter id, decremented on arrival; 0 none */
-	uint32_t len;         /**< message length in bytes (RGET: carried descriptors * 64) */
-	uint64_t src;         /**< source address, or offset (address with TRD_ACCESS_VA) in
-			       *   region src_key (TRD_DF_SRC_MR) */
-	uint64_t src_key;     /**< source region key with TRD_DF_SRC_MR */
-	uint64_t rkey;        /**< target region key (PUT) */
-	uint64_t roff;        /**< offset in the target region (PUT), or the address in a
-			       *   TRD_ACCESS_VA region; roff + len must not pass UINT64_MAX */
-	uint64_t user;        /**< FIFO: user word delivered with the message; IMM: the data */
-	uint32_t msg_id;      /**< engine use */
-	uint32_t aux;         /**< with TRD_DF_CPL: the origin's completion id (set by the engine) */
+	uint16_t inj_ctr; /**< local injection counter id, decremented as bytes leave; 0 none */
+	uint16_t rec_ctr; /**< target's reception counter id, decremented on arrival; 0 none */
+	uint32_t len;     /**< message length in bytes (RGET: carried descriptors * 64) */
+	uint64_t src;     /**< source address, or offset (address with TRD_ACCESS_VA) in
+			   *   region src_key (TRD_DF_SRC_MR) */
+	uint64_t src_key; /**< source region key with TRD_DF_SRC_MR */
+	uint64_t rkey;    /**< target region key (PUT) */
+	uint64_t roff;    /**< offset in the target region (PUT), or the address in a
+			   *   TRD_ACCESS_VA region; roff + len must not pass UINT64_MAX */
+	uint64_t user;    /**< FIFO: user word delivered with the message; IMM: the data */
+	uint32_t msg_id;  /**< engine use */
+	uint32_t aux;     /**< with TRD_DF_CPL: the origin's completion id (set by the engine) */
 };
 
 _Static_assert(sizeof(struct trd_desc) == 64, "a descriptor is one cache line");
@@ -124,8 +124,8 @@ void trd_desc_rget(struct trd_desc *d, struct trd_coord dst, uint8_t fifo,
  * set d->flags |= TRD_DF_ACKREQ and d->aux to an id from trd_track_open(), whose @c result
  * receives the old value.
  */
-void trd_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op op,
-		     uint64_t rkey, uint64_t roff, uint64_t operand, uint64_t compare);
+void trd_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op op, uint64_t rkey,
+		     uint64_t roff, uint64_t operand, uint64_t compare);
 
 /** The injection FIFO of a node's engine itself: the target of remote gets that no
  * application FIFO should serve (reflection, RDMA read). */
@@ -145,11 +145,11 @@ enum trd_link_kind {
 
 /** Options for trd_link_ethdev(). Zero means the default. */
 struct trd_link_conf {
-	uint16_t queue;   /**< RX/TX queue id (default 0) */
-	uint16_t nb_rxd;  /**< RX descriptors (default 1024) */
-	uint16_t nb_txd;  /**< TX descriptors (default 1024) */
-	uint16_t mtu;     /**< MTU to set (default: keep the port's, 1500 for ring links) */
-	bool no_setup;    /**< the port is already configured and started by the caller */
+	uint16_t queue;           /**< RX/TX queue id (default 0) */
+	uint16_t nb_rxd;          /**< RX descriptors (default 1024) */
+	uint16_t nb_txd;          /**< TX descriptors (default 1024) */
+	uint16_t mtu;             /**< MTU to set (default: keep the port's, 1500 for ring links) */
+	bool no_setup;            /**< the port is already configured and started by the caller */
 	struct rte_mempool *pool; /**< RX pool (default: the engine's pool) */
 };
 
@@ -226,39 +226,39 @@ unsigned int trd_link_max_payload(const struct trd_link *link);
 
 /** Node configuration. Zero means the default. */
 struct trd_node_conf {
-	const char *name;          /**< for logs and telemetry (default "node<rank>") */
-	struct trd_torus torus;    /**< the torus this node is part of (default 1x1x1) */
-	struct trd_coord coord;    /**< this node's coordinate */
-	unsigned int n_inj_fifos;  /**< injection FIFOs for applications (default 4, max 64) */
+	const char *name;           /**< for logs and telemetry (default "node<rank>") */
+	struct trd_torus torus;     /**< the torus this node is part of (default 1x1x1) */
+	struct trd_coord coord;     /**< this node's coordinate */
+	unsigned int n_inj_fifos;   /**< injection FIFOs for applications (default 4, max 64) */
 	unsigned int inj_fifo_size; /**< slots per injection FIFO (default 1024) */
-	unsigned int n_rec_fifos;  /**< reception FIFOs (default 4, max 64) */
+	unsigned int n_rec_fifos;   /**< reception FIFOs (default 4, max 64) */
 	unsigned int rec_fifo_size; /**< messages per reception FIFO (default 1024) */
-	unsigned int n_counters;   /**< counters, ids 1..n-1 (default 1024, max 65536) */
-	unsigned int n_regions;    /**< memory regions (default 256, max 65535) */
-	unsigned int n_reasm;      /**< multi-packet FIFO messages in reassembly (default 256, min 8) */
-	uint32_t max_msg;          /**< largest memory-FIFO message accepted from the wire, bytes
-				    *   (default 256 MiB): bounds what a peer can make us hold */
-	unsigned int inline_max;   /**< messages up to this are copied into the FIFO at post time;
-				    *   longer ones are sent zero-copy (default 256, max 960) */
-	unsigned int burst;        /**< packets per FIFO per poll round (default 32) */
-	unsigned int coalesce;     /**< most messages one frame carries (default 32, max 64; 1:
-				    *   never coalesce): small puts and memory-FIFO messages already
-				    *   queued in one FIFO for the same node share a BUNDLE frame
-				    *   (docs/wire-format.md); the engine never waits for more */
-	unsigned int n_eqs;        /**< event queues made at creation: min(CPUs, this) (default 4) */
+	unsigned int n_counters;    /**< counters, ids 1..n-1 (default 1024, max 65536) */
+	unsigned int n_regions;     /**< memory regions (default 256, max 65535) */
+	unsigned int n_reasm; /**< multi-packet FIFO messages in reassembly (default 256, min 8) */
+	uint32_t max_msg;     /**< largest memory-FIFO message accepted from the wire, bytes
+			       *   (default 256 MiB): bounds what a peer can make us hold */
+	unsigned int inline_max; /**< messages up to this are copied into the FIFO at post time;
+				  *   longer ones are sent zero-copy (default 256, max 960) */
+	unsigned int burst;      /**< packets per FIFO per poll round (default 32) */
+	unsigned int coalesce;   /**< most messages one frame carries (default 32, max 64; 1:
+				  *   never coalesce): small puts and memory-FIFO messages already
+				  *   queued in one FIFO for the same node share a BUNDLE frame
+				  *   (docs/wire-format.md); the engine never waits for more */
+	unsigned int n_eqs;      /**< event queues made at creation: min(CPUs, this) (default 4) */
 	/* Reliability (docs/reliability.md): on unless @c unreliable. */
-	bool unreliable;           /**< no sequence numbers, acks or retransmission; takes
-				    *   unsequenced frames: trusts its segment (docs/reliability.md) */
+	bool unreliable; /**< no sequence numbers, acks or retransmission; takes
+			  *   unsequenced frames: trusts its segment (docs/reliability.md) */
 	/** packets in flight per peer (default 256, power of 2, max 4096) */
 	unsigned int rel_window;
-	unsigned int rto_us;       /**< least retransmission timeout (default 2000 us); above it
-				    *   srtt + 4 rttvar, doubling while nothing is acked */
+	unsigned int rto_us; /**< least retransmission timeout (default 2000 us); above it
+			      *   srtt + 4 rttvar, doubling while nothing is acked */
 	/** an ack waits at most this for a packet to ride on (default 20) */
 	unsigned int ack_delay_us;
 	/** a peer silent this long while owed an ack is down (default 1000) */
 	unsigned int dead_ms;
-	bool payload_crc;          /**< append and check a CRC32C of every payload */
-	struct rte_mempool *pool;  /**< packet pool (default: a pool shared by the process) */
+	bool payload_crc;         /**< append and check a CRC32C of every payload */
+	struct rte_mempool *pool; /**< packet pool (default: a pool shared by the process) */
 };
 
 /**
@@ -322,18 +322,18 @@ unsigned int trd_node_count(void);
 
 /** Counters of one link. */
 struct trd_link_stats {
-	uint64_t tx_pkts;   /**< packets taken by the port */
+	uint64_t tx_pkts; /**< packets taken by the port */
 	uint64_t tx_bytes;
-	uint64_t rx_pkts;   /**< packets received */
+	uint64_t rx_pkts; /**< packets received */
 	uint64_t rx_bytes;
-	uint64_t fwd_pkts;  /**< packets this node forwarded out of this link */
-	uint32_t pending;   /**< packets waiting in the link's transmit buffer */
-	uint64_t imp_lost;  /**< impairment: frames dropped, reordered, duplicated, corrupted */
+	uint64_t fwd_pkts; /**< packets this node forwarded out of this link */
+	uint32_t pending;  /**< packets waiting in the link's transmit buffer */
+	uint64_t imp_lost; /**< impairment: frames dropped, reordered, duplicated, corrupted */
 	uint64_t imp_reordered;
 	uint64_t imp_dup;
 	uint64_t imp_corrupt;
 	uint64_t encap_drops; /**< UDP encapsulation: received datagrams refused */
-	int dir;            /**< enum trd_dir, or TRD_DIR_NONE for a switched link */
+	int dir;              /**< enum trd_dir, or TRD_DIR_NONE for a switched link */
 };
 
 /** Read a link's counters. @return 0 or -EINVAL. */
@@ -382,10 +382,10 @@ int trd_node_route_hops(const struct trd_node *node, struct trd_coord dst);
 	X(RX_BUNDLES, "rx_bundles")                                                                \
 	X(DROPS, "drops")                                                                          \
 	X(FWD_COPY_BYTES, "fwd_copy_bytes") /* payload bytes copied to forward a frame */          \
-	X(FWD_SHARED, "fwd_shared")         /* frames forwarded as a new header + shared payload */ \
-	X(PAY_BUFS, "pay_bufs")             /* shared payloads made (trd_payload_new) */            \
-	X(PAY_COPY_BYTES, "pay_copy_bytes") /* bytes copied into shared payloads */                 \
-	X(PAY_REFS, "pay_refs")             /* packets that referenced a shared payload */          \
+	X(FWD_SHARED, "fwd_shared") /* frames forwarded as a new header + shared payload */        \
+	X(PAY_BUFS, "pay_bufs")     /* shared payloads made (trd_payload_new) */                   \
+	X(PAY_COPY_BYTES, "pay_copy_bytes") /* bytes copied into shared payloads */                \
+	X(PAY_REFS, "pay_refs")             /* packets that referenced a shared payload */         \
 	X(PAY_LINK_COPY_BYTES, "pay_link_copy_bytes") /* copied: the link cannot send chains */
 
 /** Node statistics ids. */
@@ -470,11 +470,11 @@ unsigned int trd_inj_fifo_free_count(const struct trd_inj_fifo *fifo);
 
 /** Counters of one injection FIFO. */
 struct trd_inj_fifo_stats {
-	uint64_t descs;      /**< descriptors fully packetized */
-	uint64_t pkts;       /**< packets built */
-	uint64_t pkts_sent;  /**< packets taken by a port (handed over) */
-	uint32_t used;       /**< slots in use now */
-	uint32_t hwm;        /**< highest occupancy the engine saw */
+	uint64_t descs;     /**< descriptors fully packetized */
+	uint64_t pkts;      /**< packets built */
+	uint64_t pkts_sent; /**< packets taken by a port (handed over) */
+	uint32_t used;      /**< slots in use now */
+	uint32_t hwm;       /**< highest occupancy the engine saw */
 };
 
 /** Read a FIFO's counters. @return 0 or -EINVAL. */
@@ -515,8 +515,8 @@ enum trd_event_type {
 
 /** One event (32 bytes). */
 struct trd_event {
-	uint8_t type;   /**< enum trd_event_type */
-	uint8_t fifo;   /**< TRD_EV_FIFO: the reception FIFO */
+	uint8_t type; /**< enum trd_event_type */
+	uint8_t fifo; /**< TRD_EV_FIFO: the reception FIFO */
 	uint16_t rsvd;
 	uint32_t len;   /**< bytes of the message or of the write */
 	uint64_t key;   /**< TRD_EV_DOORBELL: the region's key */
@@ -597,10 +597,10 @@ enum trd_cpl_mode {
 struct trd_cpl_spec {
 	enum trd_cpl_kind kind;
 	enum trd_cpl_mode mode;
-	uint8_t fifo;                    /**< TRD_CPL_FIFO: the origin's reception FIFO */
-	const struct trd_mr *doorbell;   /**< TRD_CPL_DOORBELL: the origin's doorbell region */
-	uint64_t offset;                 /**< TRD_CPL_DOORBELL: offset of the 8-byte word */
-	uint64_t cookie;                 /**< the value delivered */
+	uint8_t fifo;                      /**< TRD_CPL_FIFO: the origin's reception FIFO */
+	const struct trd_mr *doorbell;     /**< TRD_CPL_DOORBELL: the origin's doorbell region */
+	uint64_t offset;                   /**< TRD_CPL_DOORBELL: offset of the 8-byte word */
+	uint64_t cookie;                   /**< the value delivered */
 	const struct trd_coord *reflector; /**< TRD_CPL_LOCAL: override the node's reflector */
 };
 
@@ -664,9 +664,10 @@ struct trd_mr *trd_doorbell_register(struct trd_node *node, void *addr, size_t l
 
 /** How trd_doorbell_wait() waits. */
 enum trd_wait_how {
-	TRD_WAIT_SPIN = 0,    /**< poll the word (and make progress if no lcore serves the node) */
-	TRD_WAIT_MONITOR = 1, /**< rte_power_monitor (UMWAIT) where the CPU has it, else a pause loop */
-	TRD_WAIT_EQ = 2,      /**< sleep on the region's event queue (owner only) */
+	TRD_WAIT_SPIN = 0, /**< poll the word (and make progress if no lcore serves the node) */
+	TRD_WAIT_MONITOR =
+		1,       /**< rte_power_monitor (UMWAIT) where the CPU has it, else a pause loop */
+	TRD_WAIT_EQ = 2, /**< sleep on the region's event queue (owner only) */
 };
 
 /** 1 if rte_power_monitor works on this CPU, else 0. */
@@ -725,8 +726,8 @@ int trd_counter_wait(struct trd_node *node, uint16_t id, uint64_t timeout_us);
 /** @name Memory regions */
 
 #define TRD_ACCESS_REMOTE_WRITE 0x1 /**< remote puts may write */
-#define TRD_ACCESS_REMOTE_READ 0x2  /**< remote gets may read */
-#define TRD_ACCESS_ALL (TRD_ACCESS_REMOTE_WRITE | TRD_ACCESS_REMOTE_READ)
+#define TRD_ACCESS_REMOTE_READ  0x2 /**< remote gets may read */
+#define TRD_ACCESS_ALL          (TRD_ACCESS_REMOTE_WRITE | TRD_ACCESS_REMOTE_READ)
 /**
  * Verbs-style addressing: the region is named by (key, virtual address) instead of (key,
  * offset). Its address space is its virtual range [addr, addr + len): a put's @c roff, a
@@ -755,8 +756,7 @@ int trd_counter_wait(struct trd_node *node, uint16_t id, uint64_t timeout_us);
  * @return the region, or NULL with rte_errno = EINVAL (bad argument), EFAULT (TRD_ACCESS_DMA
  * and the memory is not DMA-able) or ENOSPC.
  */
-struct trd_mr *trd_mr_register(struct trd_node *node, void *addr, size_t len,
-			       unsigned int access);
+struct trd_mr *trd_mr_register(struct trd_node *node, void *addr, size_t len, unsigned int access);
 /**
  * Deregister: no new engine write or read of the region starts after this returns. Packets
  * already built from it zero-copy (not yet acknowledged by their peer) still point at its
@@ -797,23 +797,23 @@ uint64_t trd_mr_iova(const struct trd_mr *mr);
 
 /** How trd_net_create() cables the torus. */
 enum trd_net_links {
-	TRD_NET_RING = 0,     /**< the engine's ring links: no port limit */
-	TRD_NET_ETHDEV_RING,  /**< net_ring ethdev ports (rte_eth_from_rings), 2 per cable */
-	TRD_NET_PORTS,        /**< the given ethdev ports (any PMD: NICs cabled back to back,
-			       *   af_packet on a veth pair...), 2 per cable in cabling order */
+	TRD_NET_RING = 0,    /**< the engine's ring links: no port limit */
+	TRD_NET_ETHDEV_RING, /**< net_ring ethdev ports (rte_eth_from_rings), 2 per cable */
+	TRD_NET_PORTS,       /**< the given ethdev ports (any PMD: NICs cabled back to back,
+			      *   af_packet on a veth pair...), 2 per cable in cabling order */
 };
 
 /** Network configuration. */
 struct trd_net_conf {
-	struct trd_torus torus;          /**< dimensions */
-	enum trd_net_links links;        /**< cable kind */
-	uint16_t mtu;                    /**< link MTU (default 1500) */
+	struct trd_torus torus;           /**< dimensions */
+	enum trd_net_links links;         /**< cable kind */
+	uint16_t mtu;                     /**< link MTU (default 1500) */
 	const struct trd_node_conf *node; /**< template for every node (torus/coord ignored) */
-	const uint16_t *ports;           /**< TRD_NET_PORTS: the ports, two per cable */
+	const uint16_t *ports;            /**< TRD_NET_PORTS: the ports, two per cable */
 	unsigned int n_ports;
-	const uint32_t *ranks;           /**< build only these ranks (NULL: all); the others exist
-					  *   in the routing tables only, e.g. two nodes of a
-					  *   512-node torus */
+	const uint32_t *ranks; /**< build only these ranks (NULL: all); the others exist
+				*   in the routing tables only, e.g. two nodes of a
+				*   512-node torus */
 	unsigned int n_ranks;
 };
 

@@ -63,33 +63,33 @@ struct trd_vni_addr {
 
 /** Interface configuration. Zero means the default. */
 struct trd_vni_conf {
-	const char *socket;      /**< engine socket (default $TOROID_VNI_SOCKET, else
-				  *   TRD_VNI_DEFAULT_SOCKET) */
-	uint32_t app;            /**< this process's application id */
-	uint32_t proc;           /**< this process's process id, or TRD_VNI_ANY: the engine
-				  *   gives the lowest process id of application @c app that
-				  *   the topology places on its node and that is not attached
-				  *   now (trd_vni_info::self tells which; EADDRINUSE if all
-				  *   are attached) */
-	size_t pool_size;        /**< buffer pool bytes (default 16 MiB; the engine caps it) */
-	unsigned int n_send;     /**< send contexts (default 64, max 4096) */
-	unsigned int n_recv;     /**< receive contexts (default 64, max 4096) */
+	const char *socket;       /**< engine socket (default $TOROID_VNI_SOCKET, else
+				   *   TRD_VNI_DEFAULT_SOCKET) */
+	uint32_t app;             /**< this process's application id */
+	uint32_t proc;            /**< this process's process id, or TRD_VNI_ANY: the engine
+				   *   gives the lowest process id of application @c app that
+				   *   the topology places on its node and that is not attached
+				   *   now (trd_vni_info::self tells which; EADDRINUSE if all
+				   *   are attached) */
+	size_t pool_size;         /**< buffer pool bytes (default 16 MiB; the engine caps it) */
+	unsigned int n_send;      /**< send contexts (default 64, max 4096) */
+	unsigned int n_recv;      /**< receive contexts (default 64, max 4096) */
 	unsigned int n_doorbells; /**< doorbell words (default 64, max 4096) */
-	int short_max;           /**< short/long threshold in bytes, 0..TRD_VNI_SHORT_MAX
-				  *   (default 0 means 512; -1 means 0: every message is long) */
+	int short_max;            /**< short/long threshold in bytes, 0..TRD_VNI_SHORT_MAX
+				   *   (default 0 means 512; -1 means 0: every message is long) */
 	unsigned int connect_timeout_ms; /**< keep trying to reach the engine this long (0: once) */
-	bool ordered;            /**< two sends of this interface to one destination are matched
-				  *   by the receiver in the order they were posted (each waits
-				  *   until the engine of the destination accepted the one
-				  *   before; docs/vni.md); multicasts are not ordered */
+	bool ordered; /**< two sends of this interface to one destination are matched
+		       *   by the receiver in the order they were posted (each waits
+		       *   until the engine of the destination accepted the one
+		       *   before; docs/vni.md); multicasts are not ordered */
 };
 
 /** What a completion is for. */
 enum trd_vni_cpl_kind {
-	TRD_VNI_CPL_SEND = 1, /**< a send (or a multicast) finished */
-	TRD_VNI_CPL_RECV = 2, /**< a receive got its message */
-	TRD_VNI_CPL_WRITE = 3, /**< a one-sided write (trd_vni_write) finished */
-	TRD_VNI_CPL_READ = 4,  /**< a one-sided read (trd_vni_read) finished */
+	TRD_VNI_CPL_SEND = 1,   /**< a send (or a multicast) finished */
+	TRD_VNI_CPL_RECV = 2,   /**< a receive got its message */
+	TRD_VNI_CPL_WRITE = 3,  /**< a one-sided write (trd_vni_write) finished */
+	TRD_VNI_CPL_READ = 4,   /**< a one-sided read (trd_vni_read) finished */
 	TRD_VNI_CPL_ATOMIC = 5, /**< a remote atomic (trd_vni_atomic) finished: data is the old
 				 *   value */
 };
@@ -97,29 +97,29 @@ enum trd_vni_cpl_kind {
 /** A completion. */
 struct trd_vni_cpl {
 	enum trd_vni_cpl_kind kind;
-	int status;              /**< 0, or a negative errno: -ENOMSG (a probe found nothing),
-				  *   -EMSGSIZE (receive: the message was longer than the buffer,
-				  *   which holds its first cap bytes; len is the whole length and
-				  *   its sender succeeded), -ECONNREFUSED (no such process: not
-				  *   in the topology, or not attached within the engine's timeout),
-				  *   -ECONNRESET (the peer process died mid-transfer),
-				  *   -EHOSTUNREACH (the peer engine is down), -ECANCELED (the
-				  *   engine is shutting down, or trd_vni_cancel() withdrew the
-				  *   receive), -EINVAL (bad context) */
-	uint32_t len;            /**< receive: bytes received; send: bytes sent; write, read:
-				  *   bytes; atomic: the operand size */
+	int status;               /**< 0, or a negative errno: -ENOMSG (a probe found nothing),
+				   *   -EMSGSIZE (receive: the message was longer than the buffer,
+				   *   which holds its first cap bytes; len is the whole length and
+				   *   its sender succeeded), -ECONNREFUSED (no such process: not
+				   *   in the topology, or not attached within the engine's timeout),
+				   *   -ECONNRESET (the peer process died mid-transfer),
+				   *   -EHOSTUNREACH (the peer engine is down), -ECANCELED (the
+				   *   engine is shutting down, or trd_vni_cancel() withdrew the
+				   *   receive), -EINVAL (bad context) */
+	uint32_t len;             /**< receive: bytes received; send: bytes sent; write, read:
+				   *   bytes; atomic: the operand size */
 	struct trd_vni_addr peer; /**< receive: the sender; send, write, read, atomic: the
 				   *   destination (first one of a multicast) */
-	uint64_t tag;            /**< the message's tag */
-	uint64_t cookie;         /**< the caller's cookie */
-	void *buf;               /**< receive: the buffer given to trd_vni_recv(); write, read:
-				  *   the local buffer */
-	uint64_t data;           /**< receive: the message's immediate data, if has_data;
-				  *   atomic: the value before the operation */
-	bool has_data;           /**< receive: the message was sent by trd_vni_senddata();
-				  *   atomic: always (status 0) */
-	uint64_t claim;          /**< trd_vni_claim() that found a message: its handle (never 0),
-				  *   for trd_vni_recv_claimed() or trd_vni_discard(); else 0 */
+	uint64_t tag;             /**< the message's tag */
+	uint64_t cookie;          /**< the caller's cookie */
+	void *buf;                /**< receive: the buffer given to trd_vni_recv(); write, read:
+				   *   the local buffer */
+	uint64_t data;            /**< receive: the message's immediate data, if has_data;
+				   *   atomic: the value before the operation */
+	bool has_data;            /**< receive: the message was sent by trd_vni_senddata();
+				   *   atomic: always (status 0) */
+	uint64_t claim;           /**< trd_vni_claim() that found a message: its handle (never 0),
+				   *   for trd_vni_recv_claimed() or trd_vni_discard(); else 0 */
 };
 
 /** Interface facts and the engine's counters for it. */
@@ -132,12 +132,12 @@ struct trd_vni_info {
 	size_t pool_size;         /**< buffer pool bytes */
 	unsigned int short_max;   /**< short/long threshold */
 	unsigned int n_send, n_recv, n_doorbells;
-	uint64_t tx_msgs;         /**< sends the engine completed */
-	uint64_t tx_pkts;         /**< packets the engine injected for this interface */
-	uint64_t tx_bytes;        /**< payload bytes sent */
-	uint64_t rx_msgs;         /**< receives completed */
+	uint64_t tx_msgs;  /**< sends the engine completed */
+	uint64_t tx_pkts;  /**< packets the engine injected for this interface */
+	uint64_t tx_bytes; /**< payload bytes sent */
+	uint64_t rx_msgs;  /**< receives completed */
 	uint64_t rx_bytes;
-	uint64_t naks;            /**< times a destination made one of our sends wait */
+	uint64_t naks; /**< times a destination made one of our sends wait */
 };
 
 /**
@@ -310,7 +310,6 @@ int trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, i
  * and writes its memory through the /proc/self/mem the process passed at trd_vni_open(), each
  * access checked against its mappings; the target application does nothing. */
 
-
 /** trd_vni_mr_reg() access bits. */
 #define TRD_VNI_MR_REMOTE_READ  0x1 /**< other processes may read it (trd_vni_read, atomics) */
 #define TRD_VNI_MR_REMOTE_WRITE 0x2 /**< other processes may write it (trd_vni_write, atomics) */
@@ -348,16 +347,20 @@ int trd_vni_write(struct trd_vni *v, struct trd_vni_addr dst, const void *buf, s
 		  uint64_t raddr, uint64_t rkey, int doorbell, uint64_t cookie);
 /** One-sided read into @p buf (anywhere in this process) of @p len bytes of @p dst's region;
  * completion kind TRD_VNI_CPL_READ once every byte is in @p buf. Errors as trd_vni_write(). */
-int trd_vni_read(struct trd_vni *v, struct trd_vni_addr dst, void *buf, size_t len,
-		 uint64_t raddr, uint64_t rkey, int doorbell, uint64_t cookie);
+int trd_vni_read(struct trd_vni *v, struct trd_vni_addr dst, void *buf, size_t len, uint64_t raddr,
+		 uint64_t rkey, int doorbell, uint64_t cookie);
 
 /** Atomic operations on one 4- or 8-byte unsigned integer of a remote region. */
 enum trd_vni_aop {
-	TRD_VNI_AOP_SUM = 1,  /**< *r += operand */
-	TRD_VNI_AOP_SWAP,     /**< *r = operand (FI_ATOMIC_WRITE) */
-	TRD_VNI_AOP_CSWAP,    /**< if (*r == compare) *r = operand */
-	TRD_VNI_AOP_READ,     /**< nothing written (FI_ATOMIC_READ) */
-	TRD_VNI_AOP_MIN, TRD_VNI_AOP_MAX, TRD_VNI_AOP_BOR, TRD_VNI_AOP_BAND, TRD_VNI_AOP_BXOR,
+	TRD_VNI_AOP_SUM = 1, /**< *r += operand */
+	TRD_VNI_AOP_SWAP,    /**< *r = operand (FI_ATOMIC_WRITE) */
+	TRD_VNI_AOP_CSWAP,   /**< if (*r == compare) *r = operand */
+	TRD_VNI_AOP_READ,    /**< nothing written (FI_ATOMIC_READ) */
+	TRD_VNI_AOP_MIN,
+	TRD_VNI_AOP_MAX,
+	TRD_VNI_AOP_BOR,
+	TRD_VNI_AOP_BAND,
+	TRD_VNI_AOP_BXOR,
 };
 /**
  * Atomic @p op on the @p size-byte (4 or 8, naturally aligned) unsigned integer at @p raddr of

@@ -34,9 +34,9 @@ struct trd_vni_svc;
  * application's entries: its user id (SO_PEERCRED) is @c uid, or its primary or one of its
  * supplementary groups (SO_PEERGROUPS) is @c gid. Root is no exception. */
 struct trd_vni_svc_owner {
-	uint32_t app;  /**< the application id */
-	int64_t uid;   /**< a user id, or -1: not by user */
-	int64_t gid;   /**< a group id, or -1: not by group */
+	uint32_t app; /**< the application id */
+	int64_t uid;  /**< a user id, or -1: not by user */
+	int64_t gid;  /**< a group id, or -1: not by group */
 };
 
 /** Service configuration. Zero means the default. */
@@ -47,104 +47,104 @@ struct trd_vni_svc_conf {
 	const char *socket;          /**< socket path (required) */
 	unsigned int socket_mode;    /**< permissions of the socket file (default 0660) */
 	unsigned int max_ifs;        /**< interfaces at once (default 64, max 256) */
-	size_t max_pool;             /**< largest buffer pool an application may ask (default 1 GiB) */
-	size_t staging;              /**< bytes for messages that arrive before their receive
-				      *   (default 64 MiB) */
-	unsigned int inline_max;     /**< the node's trd_node_conf::inline_max (default 256): short
-				      *   messages are capped so they are copied at post time */
-	unsigned int req_fifo;       /**< injection FIFO for requests and data (default 0) */
-	unsigned int rep_fifo;       /**< injection FIFO for replies (default 1) */
-	unsigned int rec_fifo;       /**< reception FIFO of the protocol (default 0; only VNI
-				      *   messages may arrive there) */
-	unsigned int backlog;        /**< most injection-FIFO slots the scheduler fills (default 256) */
-	unsigned int retry_us;       /**< first wait before asking again after a refusal (default
-				      *   100 us; doubles up to 64 times that) */
-	unsigned int noproc_ms;      /**< how long a send to a process that is not attached keeps
-				      *   asking (default 3000 ms) */
+	size_t max_pool;         /**< largest buffer pool an application may ask (default 1 GiB) */
+	size_t staging;          /**< bytes for messages that arrive before their receive
+				  *   (default 64 MiB) */
+	unsigned int inline_max; /**< the node's trd_node_conf::inline_max (default 256): short
+				  *   messages are capped so they are copied at post time */
+	unsigned int req_fifo;   /**< injection FIFO for requests and data (default 0) */
+	unsigned int rep_fifo;   /**< injection FIFO for replies (default 1) */
+	unsigned int rec_fifo;   /**< reception FIFO of the protocol (default 0; only VNI
+				  *   messages may arrive there) */
+	unsigned int backlog;    /**< most injection-FIFO slots the scheduler fills (default 256) */
+	unsigned int retry_us;   /**< first wait before asking again after a refusal (default
+				  *   100 us; doubles up to 64 times that) */
+	unsigned int noproc_ms;  /**< how long a send to a process that is not attached keeps
+				  *   asking (default 3000 ms) */
 	const struct trd_vni_svc_owner *owners; /**< who may claim which application (copied);
-					      *   an application without an entry may be
-					      *   claimed by any user who can open the socket,
-					      *   but while processes of it are attached only by
-					      *   their user */
-	unsigned int n_owners;       /**< entries in @c owners (at most 1024) */
-	unsigned int max_conns;      /**< connections not yet registered, all peers together
-				      *   (default 256, max 4096); one process holds at most 4,
-				      *   one user at most half, each at most 1 s */
+						 *   an application without an entry may be
+						 *   claimed by any user who can open the socket,
+						 *   but while processes of it are attached only by
+						 *   their user */
+	unsigned int n_owners;                  /**< entries in @c owners (at most 1024) */
+	unsigned int max_conns; /**< connections not yet registered, all peers together
+				 *   (default 256, max 4096); one process holds at most 4,
+				 *   one user at most half, each at most 1 s */
 };
 
 /** Service statistics: X(ENUM, name). */
-#define TRD_VNI_SVC_STATS(X)                                                                          \
-	X(ATTACHED, "attached")           /* interfaces registered */                               \
-	X(DETACHED, "detached")           /* interfaces closed or whose process died */             \
-	X(REFUSED, "refused")             /* registrations refused */                               \
-	X(RECLAIMED, "reclaimed")         /* dead interfaces whose memory was released */           \
-	X(CMDS, "cmds")                   /* commands taken */                                      \
-	X(BAD_CMDS, "bad_cmds")           /* commands refused (bad index, busy context, bad field) */ \
-	X(SENDS, "sends")                 /* send commands */                                       \
-	X(MCASTS, "mcasts")               /* multicast commands */                                  \
-	X(MCAST_BUFS, "mcast_bufs")       /* buffers the engine filled with multicast data */       \
-	X(MCAST_COPY_BYTES, "mcast_copy_bytes") /* multicast data bytes the engine copied */        \
-	X(MCAST_SHARED, "mcast_shared")   /* multicast packets that referenced a shared buffer */   \
-	X(RECVS, "recvs")                 /* receive commands */                                    \
-	X(TX_PKTS, "tx_pkts")             /* packets injected for interfaces */                     \
-	X(TX_EAGER, "tx_eager")           /* short messages sent */                                 \
-	X(TX_RTS, "tx_rts")               /* requests to send */                                    \
-	X(TX_CHUNKS, "tx_chunks")         /* data packets of long messages */                       \
-	X(TX_FIN, "tx_fin")               /* end-of-data messages */                                \
-	X(TX_ABORT, "tx_abort")           /* long messages given up by their sender */              \
-	X(TX_REPLIES, "tx_replies")       /* CTS, NAK, ACK, DONE, CANCEL sent */                    \
+#define TRD_VNI_SVC_STATS(X)                                                                       \
+	X(ATTACHED, "attached")     /* interfaces registered */                                    \
+	X(DETACHED, "detached")     /* interfaces closed or whose process died */                  \
+	X(REFUSED, "refused")       /* registrations refused */                                    \
+	X(RECLAIMED, "reclaimed")   /* dead interfaces whose memory was released */                \
+	X(CMDS, "cmds")             /* commands taken */                                           \
+	X(BAD_CMDS, "bad_cmds")     /* commands refused (bad index, busy context, bad field) */    \
+	X(SENDS, "sends")           /* send commands */                                            \
+	X(MCASTS, "mcasts")         /* multicast commands */                                       \
+	X(MCAST_BUFS, "mcast_bufs") /* buffers the engine filled with multicast data */            \
+	X(MCAST_COPY_BYTES, "mcast_copy_bytes") /* multicast data bytes the engine copied */       \
+	X(MCAST_SHARED, "mcast_shared") /* multicast packets that referenced a shared buffer */    \
+	X(RECVS, "recvs")               /* receive commands */                                     \
+	X(TX_PKTS, "tx_pkts")           /* packets injected for interfaces */                      \
+	X(TX_EAGER, "tx_eager")         /* short messages sent */                                  \
+	X(TX_RTS, "tx_rts")             /* requests to send */                                     \
+	X(TX_CHUNKS, "tx_chunks")       /* data packets of long messages */                        \
+	X(TX_FIN, "tx_fin")             /* end-of-data messages */                                 \
+	X(TX_ABORT, "tx_abort")         /* long messages given up by their sender */               \
+	X(TX_REPLIES, "tx_replies")     /* CTS, NAK, ACK, DONE, CANCEL sent */                     \
 	X(RX_EAGER, "rx_eager")                                                                    \
 	X(RX_RTS, "rx_rts")                                                                        \
 	X(RX_FIN, "rx_fin")                                                                        \
-	X(CTS_SENT, "cts_sent")           /* permissions granted */                                 \
-	X(CTS_LATE, "cts_late")           /* permissions granted when a receive appeared */         \
-	X(NAK_SENT, "nak_sent")           /* requests refused (no process, no staging) */           \
+	X(CTS_SENT, "cts_sent") /* permissions granted */                                          \
+	X(CTS_LATE, "cts_late") /* permissions granted when a receive appeared */                  \
+	X(NAK_SENT, "nak_sent") /* requests refused (no process, no staging) */                    \
 	X(NAK_RECEIVED, "nak_received")                                                            \
-	X(DUP_CTS, "dup_cts")             /* duplicate permissions discarded */                     \
-	X(RETRIES, "retries")             /* requests asked again */                                \
-	X(STAGED, "staged")               /* messages held before their receive */                  \
+	X(DUP_CTS, "dup_cts") /* duplicate permissions discarded */                                \
+	X(RETRIES, "retries") /* requests asked again */                                           \
+	X(STAGED, "staged")   /* messages held before their receive */                             \
 	X(STAGED_BYTES, "staged_bytes")                                                            \
-	X(LATE_MATCHES, "late_matches")   /* receives that found their message staged */           \
-	X(STAGING_USED, "staging_used")   /* bytes of staging in use now */                         \
-	X(STAGING_HWM, "staging_hwm")     /* most staging bytes in use at once */                   \
-	X(STAGING_MAX, "staging_max")     /* the staging bound */                                   \
-	X(TX_DONE, "tx_done")             /* send completions */                                    \
-	X(RX_DONE, "rx_done")             /* receive completions */                                 \
-	X(TX_BYTES, "tx_bytes")           /* bytes of completed sends */                            \
-	X(RX_BYTES, "rx_bytes")           /* bytes of completed receives */                         \
-	X(ERRORS, "errors")               /* completions with a negative status */                  \
-	X(BAD_WIRE, "bad_wire")           /* malformed protocol messages */                         \
-	X(BAD_REPLIES, "bad_replies")     /* replies dropped: unknown message, wrong node, process \
-					   * or key, or a status the protocol does not define */  \
-	X(NAK_SHARE, "nak_share")         /* requests refused: their destination holds its share \
-					   * of staging (other staging may be free) */            \
-	X(BAD_QUEUES, "bad_queues")       /* interfaces closed: their process broke a queue */    \
-	X(DENIED, "denied")               /* registrations refused: the user may not claim the  \
-					   * application */                                         \
-	X(WAKEUPS, "wakeups")             /* eventfd signals to applications */                     \
-	X(KICKS, "kicks")                 /* wake-ups of the engine by applications */            \
-	X(ORDER_HOLDS, "order_holds")     /* ordered sends held behind an earlier one to their  \
-					   * destination until it was accepted */                  \
-	X(PROBES, "probes")               /* probes (trd_vni_probe) */                            \
-	X(CANCELS, "cancels")             /* receives withdrawn (trd_vni_cancel) */                \
-	X(MR_REGS, "mr_regs")             /* memory regions registered (trd_vni_mr_reg) */        \
-	X(MR_DEREGS, "mr_deregs")         /* memory regions withdrawn */                          \
-	X(MR_REFUSED, "mr_refused")       /* registrations refused (bad, full, unreachable) */    \
-	X(RMA_OPS, "rma_ops")             /* one-sided writes, reads and atomics posted here */   \
-	X(RMA_DONE, "rma_done")           /* their completions */                                 \
-	X(RMA_PKTS, "rma_pkts")           /* WRITE, READ and ATOMIC requests sent */              \
-	X(RMA_SERVED, "rma_served")       /* such requests served for this node's processes */    \
-	X(RMA_BYTES, "rma_bytes")         /* bytes written or read in them (atomics: size) */     \
-	X(RMA_DENIED, "rma_denied")       /* requests refused before any access: unknown key,   \
-					   * no access bit, out of the region, misaligned */      \
-	X(RMA_FAULTS, "rma_faults")       /* accesses failed: unmapped, read-only, mm gone */    \
-	X(RMA_REPEATS, "rma_repeats")     /* atomics asked again (answer lost): answered from    \
-					   * memory, not applied twice */                         \
-	X(RMA_STALE, "rma_stale")         /* atomics of an op that ended at its origin (late     \
-					   * duplicates): dropped, not applied */                 \
-	X(CLAIMS, "claims")               /* messages claimed (trd_vni_claim) */                  \
-	X(DISCARDS, "discards")           /* messages dropped unread (trd_vni_discard) */         \
-	X(RMA_BACKPRESSURE, "rma_backpressure") /* atomics refused -EAGAIN: SVC_ATOM_WINDOW    \
+	X(LATE_MATCHES, "late_matches") /* receives that found their message staged */             \
+	X(STAGING_USED, "staging_used") /* bytes of staging in use now */                          \
+	X(STAGING_HWM, "staging_hwm")   /* most staging bytes in use at once */                    \
+	X(STAGING_MAX, "staging_max")   /* the staging bound */                                    \
+	X(TX_DONE, "tx_done")           /* send completions */                                     \
+	X(RX_DONE, "rx_done")           /* receive completions */                                  \
+	X(TX_BYTES, "tx_bytes")         /* bytes of completed sends */                             \
+	X(RX_BYTES, "rx_bytes")         /* bytes of completed receives */                          \
+	X(ERRORS, "errors")             /* completions with a negative status */                   \
+	X(BAD_WIRE, "bad_wire")         /* malformed protocol messages */                          \
+	X(BAD_REPLIES, "bad_replies")   /* replies dropped: unknown message, wrong node, process   \
+					 * or key, or a status the protocol does not define */     \
+	X(NAK_SHARE, "nak_share")       /* requests refused: their destination holds its share     \
+					 * of staging (other staging may be free) */               \
+	X(BAD_QUEUES, "bad_queues")     /* interfaces closed: their process broke a queue */       \
+	X(DENIED, "denied")             /* registrations refused: the user may not claim the       \
+					 * application */                                          \
+	X(WAKEUPS, "wakeups")           /* eventfd signals to applications */                      \
+	X(KICKS, "kicks")               /* wake-ups of the engine by applications */               \
+	X(ORDER_HOLDS, "order_holds")   /* ordered sends held behind an earlier one to their       \
+					 * destination until it was accepted */                    \
+	X(PROBES, "probes")             /* probes (trd_vni_probe) */                               \
+	X(CANCELS, "cancels")           /* receives withdrawn (trd_vni_cancel) */                  \
+	X(MR_REGS, "mr_regs")           /* memory regions registered (trd_vni_mr_reg) */           \
+	X(MR_DEREGS, "mr_deregs")       /* memory regions withdrawn */                             \
+	X(MR_REFUSED, "mr_refused")     /* registrations refused (bad, full, unreachable) */       \
+	X(RMA_OPS, "rma_ops")           /* one-sided writes, reads and atomics posted here */      \
+	X(RMA_DONE, "rma_done")         /* their completions */                                    \
+	X(RMA_PKTS, "rma_pkts")         /* WRITE, READ and ATOMIC requests sent */                 \
+	X(RMA_SERVED, "rma_served")     /* such requests served for this node's processes */       \
+	X(RMA_BYTES, "rma_bytes")       /* bytes written or read in them (atomics: size) */        \
+	X(RMA_DENIED, "rma_denied")     /* requests refused before any access: unknown key,        \
+					 * no access bit, out of the region, misaligned */         \
+	X(RMA_FAULTS, "rma_faults")     /* accesses failed: unmapped, read-only, mm gone */        \
+	X(RMA_REPEATS, "rma_repeats")   /* atomics asked again (answer lost): answered from        \
+					 * memory, not applied twice */                            \
+	X(RMA_STALE, "rma_stale")       /* atomics of an op that ended at its origin (late         \
+					 * duplicates): dropped, not applied */                    \
+	X(CLAIMS, "claims")             /* messages claimed (trd_vni_claim) */                     \
+	X(DISCARDS, "discards")         /* messages dropped unread (trd_vni_discard) */            \
+	X(RMA_BACKPRESSURE, "rma_backpressure") /* atomics refused -EAGAIN: SVC_ATOM_WINDOW        \
 						 * open towards their node already */
 
 /** Service statistics ids. */
@@ -159,8 +159,8 @@ enum trd_vni_svc_stat {
 /** One interface, for tools. */
 struct trd_vni_svc_if_info {
 	uint32_t app, proc;
-	int pid;             /**< the process (SO_PEERCRED) */
-	int dead;            /**< 1: its process is gone, memory not yet released */
+	int pid;  /**< the process (SO_PEERCRED) */
+	int dead; /**< 1: its process is gone, memory not yet released */
 	uint64_t pool_size;
 	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
 	/**
@@ -209,7 +209,8 @@ const char *trd_vni_svc_stat_name(unsigned int stat);
 /** Interfaces attached or being reclaimed. */
 unsigned int trd_vni_svc_n_ifs(const struct trd_vni_svc *s);
 /** Facts of interface @p i (0 .. trd_vni_svc_n_ifs() - 1). @return 0 or -EINVAL. */
-int trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i, struct trd_vni_svc_if_info *out);
+int trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i,
+		       struct trd_vni_svc_if_info *out);
 
 /** The service's node. */
 struct trd_node *trd_vni_svc_node(const struct trd_vni_svc *s);

@@ -19,10 +19,10 @@
 extern "C" {
 #endif
 
-#define TRD_VW_MAGIC 0x564e4931u /**< "VNI1": the high half of a VNI message's user word */
+#define TRD_VW_MAGIC      0x564e4931u /**< "VNI1": the high half of a VNI message's user word */
 #define TRD_VW_USER(type) (((uint64_t)TRD_VW_MAGIC << 32) | (uint32_t)(type))
-#define TRD_VW_HDR_LEN 64
-#define TRD_VW_F_DATA 0x1 /**< EAGER, RTS flag: the message carries immediate data */
+#define TRD_VW_HDR_LEN    64
+#define TRD_VW_F_DATA     0x1 /**< EAGER, RTS flag: the message carries immediate data */
 
 /** Message types. */
 enum trd_vw_type {
@@ -38,12 +38,13 @@ enum trd_vw_type {
 	TRD_VW_CANCEL,    /**< receiver -> sender: stop sending (receiver died) */
 	/* one-sided access (docs/vni.md, "One-sided access to application memory"): rkey is the
 	 * target region's key, roff the target address of the chunk, len its bytes */
-	TRD_VW_WRITE,     /**< origin -> target: write len bytes (after the header) at roff */
-	TRD_VW_WRITE_ACK, /**< target -> origin: the chunk's verdict (status, roff and len echoed) */
-	TRD_VW_READ,      /**< origin -> target: send back len bytes at roff */
-	TRD_VW_READ_RESP, /**< target -> origin: the bytes (after the header), or a status */
-	TRD_VW_ATOMIC,    /**< origin -> target: an atomic on len (4, 8) bytes at roff; the
-			   *   TRD_VW_ATOMIC_LEN bytes after the header say which (trd_vw_atomic) */
+	TRD_VW_WRITE,       /**< origin -> target: write len bytes (after the header) at roff */
+	TRD_VW_WRITE_ACK,   /**< target -> origin: the chunk's verdict (status, roff and len echoed)
+			     */
+	TRD_VW_READ,        /**< origin -> target: send back len bytes at roff */
+	TRD_VW_READ_RESP,   /**< target -> origin: the bytes (after the header), or a status */
+	TRD_VW_ATOMIC,      /**< origin -> target: an atomic on len (4, 8) bytes at roff; the
+			     *   TRD_VW_ATOMIC_LEN bytes after the header say which (trd_vw_atomic) */
 	TRD_VW_ATOMIC_RESP, /**< target -> origin: status; data is the value before */
 	TRD_VW_MAX
 };
@@ -52,25 +53,25 @@ enum trd_vw_type {
 struct trd_vw_hdr {
 	uint8_t type;
 	uint8_t flags;
-	uint16_t hdr_len;   /**< TRD_VW_HDR_LEN */
+	uint16_t hdr_len; /**< TRD_VW_HDR_LEN */
 	int32_t status;
 	uint32_t src_app, src_proc;
 	uint32_t dst_app, dst_proc;
-	uint32_t msg_id;    /**< the sending engine's id of the message */
-	uint32_t grant_id;  /**< the receiving engine's id of the grant (CTS, FIN, DONE, ABORT);
-			     *   ATOMIC: its number towards the target node */
+	uint32_t msg_id;   /**< the sending engine's id of the message */
+	uint32_t grant_id; /**< the receiving engine's id of the grant (CTS, FIN, DONE, ABORT);
+			    *   ATOMIC: its number towards the target node */
 	uint32_t len;
-	uint32_t key;       /**< the sending engine's random key of the message: every reply, FIN
-			     *   and ABORT about it echoes it, so that only who saw the request
-			     *   can answer it */
-	uint64_t tag;       /**< ATOMIC: the origin engine's incarnation (random, never 0) */
+	uint32_t key; /**< the sending engine's random key of the message: every reply, FIN
+		       *   and ABORT about it echoes it, so that only who saw the request
+		       *   can answer it */
+	uint64_t tag; /**< ATOMIC: the origin engine's incarnation (random, never 0) */
 	union {
-		uint64_t rkey;  /**< CTS: region key to put into */
-		uint64_t data;  /**< EAGER, RTS: the message's immediate data (trd_vni_senddata);
-				 *   ATOMIC_RESP: the value before the operation */
+		uint64_t rkey; /**< CTS: region key to put into */
+		uint64_t data; /**< EAGER, RTS: the message's immediate data (trd_vni_senddata);
+				*   ATOMIC_RESP: the value before the operation */
 	};
-	uint64_t roff;      /**< CTS: offset in that region; WRITE, READ, ATOMIC and their
-			     *   replies: the target address (or region offset) */
+	uint64_t roff; /**< CTS: offset in that region; WRITE, READ, ATOMIC and their
+			*   replies: the target address (or region offset) */
 };
 
 _Static_assert(sizeof(struct trd_vw_hdr) == TRD_VW_HDR_LEN, "VNI wire header");
@@ -80,12 +81,21 @@ static inline const char *
 trd_vw_type_name(unsigned int type)
 {
 	static const char *const names[TRD_VW_MAX] = {
-		[TRD_VW_EAGER] = "eager", [TRD_VW_RTS] = "rts",   [TRD_VW_CTS] = "cts",
-		[TRD_VW_NAK] = "nak",     [TRD_VW_ACK] = "ack",   [TRD_VW_FIN] = "fin",
-		[TRD_VW_DONE] = "done",   [TRD_VW_ABORT] = "abort", [TRD_VW_CANCEL] = "cancel",
-		[TRD_VW_WRITE] = "write", [TRD_VW_WRITE_ACK] = "write_ack",
-		[TRD_VW_READ] = "read",   [TRD_VW_READ_RESP] = "read_resp",
-		[TRD_VW_ATOMIC] = "atomic", [TRD_VW_ATOMIC_RESP] = "atomic_resp",
+		[TRD_VW_EAGER] = "eager",
+		[TRD_VW_RTS] = "rts",
+		[TRD_VW_CTS] = "cts",
+		[TRD_VW_NAK] = "nak",
+		[TRD_VW_ACK] = "ack",
+		[TRD_VW_FIN] = "fin",
+		[TRD_VW_DONE] = "done",
+		[TRD_VW_ABORT] = "abort",
+		[TRD_VW_CANCEL] = "cancel",
+		[TRD_VW_WRITE] = "write",
+		[TRD_VW_WRITE_ACK] = "write_ack",
+		[TRD_VW_READ] = "read",
+		[TRD_VW_READ_RESP] = "read_resp",
+		[TRD_VW_ATOMIC] = "atomic",
+		[TRD_VW_ATOMIC_RESP] = "atomic_resp",
 	};
 
 	return type < TRD_VW_MAX ? names[type] : NULL;
@@ -165,8 +175,8 @@ trd_vw_decode(const void *in, uint32_t len, struct trd_vw_hdr *h)
 /** The operation an ATOMIC message carries after its header. */
 #define TRD_VW_ATOMIC_LEN 24
 struct trd_vw_atomic {
-	uint32_t op;      /**< enum trd_vni_aop */
-	uint32_t size;    /**< 4 or 8 (= the header's len) */
+	uint32_t op;   /**< enum trd_vni_aop */
+	uint32_t size; /**< 4 or 8 (= the header's len) */
 	uint64_t operand;
 	uint64_t compare; /**< CSWAP */
 };

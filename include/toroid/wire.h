@@ -50,9 +50,9 @@ extern "C" {
 	X(FIFO, "fifo", 2) /* memory FIFO: payload is part of a message for a reception FIFO */    \
 	X(RGET, "rget", 3) /* remote get: payload is descriptors to inject at the target */        \
 	X(ACK, "ack", 4)   /* reliability: cumulative ack, optional SACK bitmap payload */         \
-	X(DONE, "done", 5) /* a target's verdict on a message that asked for one (ACKREQ) */      \
-	X(ATOMIC, "atomic", 6) /* a 64-bit atomic on (key, offset); payload: op, operands */     \
-	X(ATOMIC_REPLY, "atomic_reply", 7) /* the verdict and the old value of an atomic */       \
+	X(DONE, "done", 5) /* a target's verdict on a message that asked for one (ACKREQ) */       \
+	X(ATOMIC, "atomic", 6) /* a 64-bit atomic on (key, offset); payload: op, operands */       \
+	X(ATOMIC_REPLY, "atomic_reply", 7) /* the verdict and the old value of an atomic */        \
 	X(BUNDLE, "bundle", 8) /* several whole put/FIFO messages, each behind a trd_wire_entry */
 
 /** Packet type values. */
@@ -77,10 +77,10 @@ enum trd_pkt_type {
 	X(CRC, 'K', "crc", 0x0010)        /* a CRC32C of the payload follows it (4 bytes, BE) */   \
 	X(PROBE, 'P', "probe", 0x0020)    /* ACK: asks for an ACK back echoing key (alive?) */     \
 	X(CHAL, 'H', "challenge", 0x0040) /* ACK: "I know no session offset of yours; echo key to  \
-					   * start one" (docs/reliability.md) */                    \
+					   * start one" (docs/reliability.md) */                   \
 	X(ECHO, 'E', "echo", 0x0080)      /* ACK: the answer to a challenge: key echoed, epoch the \
-					   * sender's session, aux its first sequence number */     \
-	X(PROOF, 'T', "proof", 0x0100)    /* the session's 64-bit token follows the payload (and  \
+					   * sender's session, aux its first sequence number */    \
+	X(PROOF, 'T', "proof", 0x0100)    /* the session's 64-bit token follows the payload (and   \
 					   * its CRC): 8 bytes, BE (docs/reliability.md) */
 
 /** Header flag bits (TRD_HF_FIRST, ...). */
@@ -90,7 +90,7 @@ enum trd_hdr_flag {
 #undef TRD_HF_ENUM_
 };
 /** First and last: a message of one packet. */
-#define TRD_HF_ALL (TRD_HF_FIRST | TRD_HF_LAST)
+#define TRD_HF_ALL             (TRD_HF_FIRST | TRD_HF_LAST)
 #define TRD_HF_OR_(e, l, n, v) | (v)
 /** Every defined flag; a header with another bit set is malformed. */
 #define TRD_HF_MASK (0 TRD_HDR_FLAGS(TRD_HF_OR_))
@@ -98,16 +98,16 @@ enum trd_hdr_flag {
 #define TRD_PROOF_LEN 8
 /** Bytes a frame carries after its payload, by its flags (CRC, then proof). */
 #define TRD_TRAILER_LEN(flags)                                                                     \
-	((((flags) & TRD_HF_CRC) ? 4u : 0u) + (((flags) & TRD_HF_PROOF) ? TRD_PROOF_LEN : 0u))
+	((((flags)&TRD_HF_CRC) ? 4u : 0u) + (((flags)&TRD_HF_PROOF) ? TRD_PROOF_LEN : 0u))
 /** Bytes of the selective-acknowledgement bitmap an ACK may carry (seqs ack+1 ..). */
 #define TRD_SACK_BYTES 32
 
 /** Payload of an ATOMIC packet (24 bytes, big-endian operands). */
 struct __attribute__((packed)) trd_wire_atomic {
-	uint8_t op;        /**< 1 fetch-and-add, 2 compare-and-swap, 3 swap */
+	uint8_t op; /**< 1 fetch-and-add, 2 compare-and-swap, 3 swap */
 	uint8_t pad[7];
-	uint64_t operand;  /**< added, or the new value */
-	uint64_t compare;  /**< compare-and-swap: the expected old value */
+	uint64_t operand; /**< added, or the new value */
+	uint64_t compare; /**< compare-and-swap: the expected old value */
 };
 _Static_assert(sizeof(struct trd_wire_atomic) == 24, "atomic payload is 24 bytes");
 
@@ -137,24 +137,24 @@ _Static_assert(sizeof(struct trd_wire_entry) == 24, "bundle entry header is 24 b
  * The checksum is the Internet checksum (RFC 1071) over these 56 bytes with csum = 0.
  */
 struct __attribute__((packed)) trd_hdr {
-	uint8_t version;   /**< 0: TRD_WIRE_VERSION */
-	uint8_t type;      /**< 1: enum trd_pkt_type */
-	uint16_t flags;    /**< 2: TRD_HF_* */
-	uint8_t src[3];    /**< 4: source coordinate x, y, z */
-	uint8_t hops;      /**< 7: remaining hop limit; a node that would forward at 0 drops */
-	uint8_t dst[3];    /**< 8: destination coordinate x, y, z */
-	uint8_t fifo;      /**< 11: reception FIFO (FIFO), injection FIFO (RGET), 0 otherwise */
-	uint16_t counter;  /**< 12: destination reception counter id, 0 = none */
-	uint16_t csum;     /**< 14: header checksum */
-	uint64_t key;      /**< 16: region key (PUT) or the message's user word (FIFO) */
-	uint64_t offset;   /**< 24: region offset of this payload (PUT), or offset in message */
-	uint32_t msg_len;  /**< 32: length of the whole message */
-	uint16_t pay_len;  /**< 36: payload bytes in this packet */
-	uint16_t epoch;    /**< 38: sender's session with this peer (reliability); 0 unsequenced */
-	uint32_t msg_id;   /**< 40: message id, unique per source node */
-	uint32_t seq;      /**< 44: sequence number from sender to this peer, 1.. (0: unsequenced) */
-	uint32_t ack;      /**< 48: next sequence number expected from the peer (0: none) */
-	uint32_t aux;      /**< 52: origin's completion/operation id (CPL, ACKREQ, DONE, atomics) */
+	uint8_t version;  /**< 0: TRD_WIRE_VERSION */
+	uint8_t type;     /**< 1: enum trd_pkt_type */
+	uint16_t flags;   /**< 2: TRD_HF_* */
+	uint8_t src[3];   /**< 4: source coordinate x, y, z */
+	uint8_t hops;     /**< 7: remaining hop limit; a node that would forward at 0 drops */
+	uint8_t dst[3];   /**< 8: destination coordinate x, y, z */
+	uint8_t fifo;     /**< 11: reception FIFO (FIFO), injection FIFO (RGET), 0 otherwise */
+	uint16_t counter; /**< 12: destination reception counter id, 0 = none */
+	uint16_t csum;    /**< 14: header checksum */
+	uint64_t key;     /**< 16: region key (PUT) or the message's user word (FIFO) */
+	uint64_t offset;  /**< 24: region offset of this payload (PUT), or offset in message */
+	uint32_t msg_len; /**< 32: length of the whole message */
+	uint16_t pay_len; /**< 36: payload bytes in this packet */
+	uint16_t epoch;   /**< 38: sender's session with this peer (reliability); 0 unsequenced */
+	uint32_t msg_id;  /**< 40: message id, unique per source node */
+	uint32_t seq;     /**< 44: sequence number from sender to this peer, 1.. (0: unsequenced) */
+	uint32_t ack;     /**< 48: next sequence number expected from the peer (0: none) */
+	uint32_t aux;     /**< 52: origin's completion/operation id (CPL, ACKREQ, DONE, atomics) */
 };
 
 _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 bytes");
@@ -164,39 +164,39 @@ _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 b
  * first group is decided by trd_wire_parse(), the rest by the engine.
  */
 #define TRD_DROP_CAUSES(X)                                                                         \
-	X(SHORT_FRAME, "short_frame")       /* shorter than Ethernet + torus header */             \
-	X(BAD_ETHERTYPE, "bad_ethertype")   /* not 0x88B5 */                                       \
-	X(BAD_VERSION, "bad_version")       /* header version is not TRD_WIRE_VERSION */           \
-	X(BAD_TYPE, "bad_type")             /* unknown packet type */                              \
-	X(BAD_CHECKSUM, "bad_checksum")     /* header checksum does not verify */                  \
-	X(BAD_LENGTH, "bad_length")         /* pay_len/msg_len/offset inconsistent with frame */   \
-	X(BAD_FIELD, "bad_field")           /* unknown flag, aux or epoch where not allowed */     \
-	X(UNKNOWN_NODE, "unknown_node")     /* source or destination outside the torus */          \
-	X(NOT_FOR_US, "not_for_us")         /* addressed elsewhere and not forwardable here */     \
-	X(HOP_LIMIT, "hop_limit")           /* hop limit reached while forwarding */               \
-	X(NO_ROUTE, "no_route")             /* no link towards the destination */                  \
-	X(FWD_FULL, "fwd_full")             /* forwarding link's transmit buffer full */            \
-	X(BAD_KEY, "bad_key")               /* no region with that key */                          \
-	X(OUT_OF_BOUNDS, "out_of_bounds")   /* offset/length outside the region */                 \
-	X(NO_ACCESS, "no_access")           /* region does not allow the access */                 \
-	X(UNKNOWN_COUNTER, "unknown_counter") /* counter id not allocated */                      \
-	X(UNKNOWN_FIFO, "unknown_fifo")     /* FIFO id does not exist */                           \
-	X(FIFO_FULL, "fifo_full")           /* reception/injection FIFO full */                    \
-	X(REASM, "reassembly")              /* inconsistent or untracked multi-packet message */   \
-	X(NO_MEMORY, "no_memory")           /* no buffer for a message */                          \
-	X(BAD_DESC, "bad_desc")             /* a remote-get descriptor is invalid */               \
-	X(BAD_DST, "bad_dst")               /* a remote-get descriptor targets a third node */      \
-	X(UNKNOWN_CPL, "unknown_completion") /* completion for no message we are waiting on */   \
-	X(BAD_ALIGN, "bad_align")           /* an atomic on a word that is not 8-byte aligned */   \
-	X(REPLY_FULL, "reply_full")         /* no room to send a DONE or an atomic reply */        \
-	X(BAD_CRC, "bad_crc")               /* payload CRC32C does not match */                    \
-	X(DUPLICATE, "duplicate")           /* a sequence number already received */               \
-	X(WINDOW, "window_exceeded")        /* a sequence number beyond the receive window */      \
-	X(BAD_SESSION, "bad_session")       /* sequenced packet of a session we do not know */     \
-	X(PEER_DOWN, "peer_down")           /* to or from a peer declared down */                  \
-	X(BAD_ENCAP, "bad_encap")           /* IPv4/UDP wrapper malformed, or not from the peer */ \
-	X(UNSEQUENCED, "unsequenced")       /* changes state outside a session (reliable node) */ \
-	X(BAD_PROOF, "bad_proof")           /* without the token of the session it claims */
+	X(SHORT_FRAME, "short_frame")         /* shorter than Ethernet + torus header */           \
+	X(BAD_ETHERTYPE, "bad_ethertype")     /* not 0x88B5 */                                     \
+	X(BAD_VERSION, "bad_version")         /* header version is not TRD_WIRE_VERSION */         \
+	X(BAD_TYPE, "bad_type")               /* unknown packet type */                            \
+	X(BAD_CHECKSUM, "bad_checksum")       /* header checksum does not verify */                \
+	X(BAD_LENGTH, "bad_length")           /* pay_len/msg_len/offset inconsistent with frame */ \
+	X(BAD_FIELD, "bad_field")             /* unknown flag, aux or epoch where not allowed */   \
+	X(UNKNOWN_NODE, "unknown_node")       /* source or destination outside the torus */        \
+	X(NOT_FOR_US, "not_for_us")           /* addressed elsewhere and not forwardable here */   \
+	X(HOP_LIMIT, "hop_limit")             /* hop limit reached while forwarding */             \
+	X(NO_ROUTE, "no_route")               /* no link towards the destination */                \
+	X(FWD_FULL, "fwd_full")               /* forwarding link's transmit buffer full */         \
+	X(BAD_KEY, "bad_key")                 /* no region with that key */                        \
+	X(OUT_OF_BOUNDS, "out_of_bounds")     /* offset/length outside the region */               \
+	X(NO_ACCESS, "no_access")             /* region does not allow the access */               \
+	X(UNKNOWN_COUNTER, "unknown_counter") /* counter id not allocated */                       \
+	X(UNKNOWN_FIFO, "unknown_fifo")       /* FIFO id does not exist */                         \
+	X(FIFO_FULL, "fifo_full")             /* reception/injection FIFO full */                  \
+	X(REASM, "reassembly")                /* inconsistent or untracked multi-packet message */ \
+	X(NO_MEMORY, "no_memory")             /* no buffer for a message */                        \
+	X(BAD_DESC, "bad_desc")               /* a remote-get descriptor is invalid */             \
+	X(BAD_DST, "bad_dst")                 /* a remote-get descriptor targets a third node */   \
+	X(UNKNOWN_CPL, "unknown_completion")  /* completion for no message we are waiting on */    \
+	X(BAD_ALIGN, "bad_align")             /* an atomic on a word that is not 8-byte aligned */ \
+	X(REPLY_FULL, "reply_full")           /* no room to send a DONE or an atomic reply */      \
+	X(BAD_CRC, "bad_crc")                 /* payload CRC32C does not match */                  \
+	X(DUPLICATE, "duplicate")             /* a sequence number already received */             \
+	X(WINDOW, "window_exceeded")          /* a sequence number beyond the receive window */    \
+	X(BAD_SESSION, "bad_session")         /* sequenced packet of a session we do not know */   \
+	X(PEER_DOWN, "peer_down")             /* to or from a peer declared down */                \
+	X(BAD_ENCAP, "bad_encap")     /* IPv4/UDP wrapper malformed, or not from the peer */       \
+	X(UNSEQUENCED, "unsequenced") /* changes state outside a session (reliable node) */        \
+	X(BAD_PROOF, "bad_proof")     /* without the token of the session it claims */
 
 /** Drop causes; 0 is "no drop", so parsers can return 0 for a good frame. */
 enum trd_drop {

@@ -21,8 +21,7 @@
 static const char *who = "?";
 static int to_peer = -1, from_peer = -1;
 
-static void __attribute__((format(printf, 1, 2), noreturn))
-fail(const char *fmt, ...)
+static void __attribute__((format(printf, 1, 2), noreturn)) fail(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -34,12 +33,12 @@ fail(const char *fmt, ...)
 	exit(1);
 }
 
-#define CHECK_RC(call, want)                                                                \
-	do {                                                                                \
-		long _rc = (long)(call);                                                    \
-		if (_rc != (long)(want))                                                    \
-			fail("%s:%d: %s = %ld (%s), expected %ld", __FILE__, __LINE__, #call, \
-			     _rc, fi_strerror((int)-_rc), (long)(want));                   \
+#define CHECK_RC(call, want)                                                                       \
+	do {                                                                                       \
+		long _rc = (long)(call);                                                           \
+		if (_rc != (long)(want))                                                           \
+			fail("%s:%d: %s = %ld (%s), expected %ld", __FILE__, __LINE__, #call, _rc, \
+			     fi_strerror((int)-_rc), (long)(want));                                \
 	} while (0)
 
 static uint64_t
@@ -53,15 +52,13 @@ now_ms(void)
 
 /* ---- the pipe between the two processes: bytes and steps ---- */
 
-static void __attribute__((unused))
-put(const void *b, size_t n)
+static void __attribute__((unused)) put(const void *b, size_t n)
 {
 	if (write(to_peer, b, n) != (ssize_t)n)
 		fail("pipe write");
 }
 
-static void __attribute__((unused))
-get(void *b, size_t n)
+static void __attribute__((unused)) get(void *b, size_t n)
 {
 	struct pollfd pf = {.fd = from_peer, .events = POLLIN};
 	size_t got = 0;
@@ -78,8 +75,7 @@ get(void *b, size_t n)
 	}
 }
 
-static void __attribute__((unused))
-sync_step(int step)
+static void __attribute__((unused)) sync_step(int step)
 {
 	int s;
 

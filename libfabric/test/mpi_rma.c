@@ -19,17 +19,17 @@
 #include <mpi.h>
 
 #define WIN_BYTES (1 << 20)
-#define N_FOP 200
+#define N_FOP     200
 
 static int errors;
 
-#define CHECK(cond, ...)                                                                     \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, __VA_ARGS__);                                        \
-			fputc('\n', stderr);                                                 \
-			errors++;                                                            \
-		}                                                                            \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			errors++;                                                                  \
+		}                                                                                  \
 	} while (0)
 
 static unsigned char
@@ -75,8 +75,8 @@ main(int argc, char **argv)
 		MPI_Win_fence(0, win);
 		for (size_t i = 0; i < n; i++)
 			if (base[i] != pat(i, prev, r)) {
-				CHECK(0, "rank %d: put of %zu B from rank %d: byte %zu is %u", rank, n,
-				      prev, i, base[i]);
+				CHECK(0, "rank %d: put of %zu B from rank %d: byte %zu is %u", rank,
+				      n, prev, i, base[i]);
 				break;
 			}
 		CHECK(n == WIN_BYTES || base[n] == 0, "rank %d: put of %zu B wrote past its end",
@@ -86,8 +86,8 @@ main(int argc, char **argv)
 		MPI_Win_fence(0, win);
 		for (size_t i = 0; i < n; i++)
 			if (dst[i] != pat(i, rank, r)) {
-				CHECK(0, "rank %d: get of %zu B from rank %d: byte %zu is %u", rank, n,
-				      next, i, dst[i]);
+				CHECK(0, "rank %d: get of %zu B from rank %d: byte %zu is %u", rank,
+				      n, next, i, dst[i]);
 				break;
 			}
 	}
@@ -99,8 +99,8 @@ main(int argc, char **argv)
 	counter = malloc(2 * sizeof(int64_t));
 	if (counter == NULL)
 		MPI_Abort(MPI_COMM_WORLD, 2);
-	MPI_Win_create(counter, 2 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
-		       MPI_COMM_WORLD, &cwin);
+	MPI_Win_create(counter, 2 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
+		       &cwin);
 	counter[0] = 0;
 	counter[1] = 0;
 	MPI_Barrier(MPI_COMM_WORLD);

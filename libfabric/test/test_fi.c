@@ -50,7 +50,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
-#define WAIT_MS 20000
+#define WAIT_MS      20000
 #define FI_PAIR_PROG "test_fi"
 #include "fi_pair.h"
 
@@ -92,7 +92,7 @@ cq_wait(struct fid_cq *cq, struct fi_cq_tagged_entry *e, fi_addr_t *src,
 }
 
 static struct fi_cq_err_entry last_err; /* the last expect_err's entry */
-static uint64_t last_data; /* remote CQ data of the last completion expect_ok took */
+static uint64_t last_data;              /* remote CQ data of the last completion expect_ok took */
 
 static void
 expect_ok(struct fid_cq *cq, void *ctx, uint64_t flags, size_t len, uint64_t tag,
@@ -144,19 +144,19 @@ expect_nothing(struct fid_cq *cq)
 }
 
 /* Post repeatedly while the provider says "retry". */
-#define POST(call)                                                                          \
-	do {                                                                                \
-		uint64_t _d = now_ms() + WAIT_MS;                                           \
-		ssize_t _r;                                                                 \
-		while ((_r = (call)) == -FI_EAGAIN) {                                       \
-			struct fi_cq_tagged_entry _e;                                       \
-			(void)fi_cq_read(txcq, &_e, 0);                                     \
-			if (now_ms() > _d)                                                  \
-				fail("%s: -FI_EAGAIN for %d ms", #call, WAIT_MS);           \
-		}                                                                           \
-		if (_r != 0)                                                                \
-			fail("%s:%d: %s = %zd (%s)", __FILE__, __LINE__, #call, _r,          \
-			     fi_strerror((int)-_r));                                        \
+#define POST(call)                                                                                 \
+	do {                                                                                       \
+		uint64_t _d = now_ms() + WAIT_MS;                                                  \
+		ssize_t _r;                                                                        \
+		while ((_r = (call)) == -FI_EAGAIN) {                                              \
+			struct fi_cq_tagged_entry _e;                                              \
+			(void)fi_cq_read(txcq, &_e, 0);                                            \
+			if (now_ms() > _d)                                                         \
+				fail("%s: -FI_EAGAIN for %d ms", #call, WAIT_MS);                  \
+		}                                                                                  \
+		if (_r != 0)                                                                       \
+			fail("%s:%d: %s = %zd (%s)", __FILE__, __LINE__, #call, _r,                \
+			     fi_strerror((int)-_r));                                               \
 	} while (0)
 
 static void
@@ -210,9 +210,21 @@ t_rma(struct fi_info *h)
 	h->caps |= FI_RMA;
 	h->ep_attr->max_order_waw_size = 64;
 }
-static void t_atomic(struct fi_info *h) { h->caps |= FI_ATOMIC | FI_RMA_EVENT; }
-static void t_dgram(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
-static void t_msgep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
+static void
+t_atomic(struct fi_info *h)
+{
+	h->caps |= FI_ATOMIC | FI_RMA_EVENT;
+}
+static void
+t_dgram(struct fi_info *h)
+{
+	h->ep_attr->type = FI_EP_DGRAM;
+}
+static void
+t_msgep(struct fi_info *h)
+{
+	h->ep_attr->type = FI_EP_MSG;
+}
 static void
 t_raw(struct fi_info *h)
 {
@@ -223,12 +235,36 @@ t_cqdata(struct fi_info *h)
 {
 	h->domain_attr->cq_data_size = 16;
 }
-static void t_auto(struct fi_info *h) { h->domain_attr->data_progress = FI_PROGRESS_AUTO; }
-static void t_multi(struct fi_info *h) { h->caps |= FI_MULTI_RECV; }
-static void t_fmt(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
-static void t_big(struct fi_info *h) { h->ep_attr->max_msg_size = (size_t)1 << 40; }
-static void t_cntrs(struct fi_info *h) { h->domain_attr->cntr_cnt = 65; }
-static void t_rma_event(struct fi_info *h) { h->caps |= FI_RMA_EVENT; }
+static void
+t_auto(struct fi_info *h)
+{
+	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
+}
+static void
+t_multi(struct fi_info *h)
+{
+	h->caps |= FI_MULTI_RECV;
+}
+static void
+t_fmt(struct fi_info *h)
+{
+	h->addr_format = FI_SOCKADDR_IN;
+}
+static void
+t_big(struct fi_info *h)
+{
+	h->ep_attr->max_msg_size = (size_t)1 << 40;
+}
+static void
+t_cntrs(struct fi_info *h)
+{
+	h->domain_attr->cntr_cnt = 65;
+}
+static void
+t_rma_event(struct fi_info *h)
+{
+	h->caps |= FI_RMA_EVENT;
+}
 
 static void
 test_getinfo(void)
@@ -314,8 +350,7 @@ setup(int is_a)
 	CHECK_RC(fi_ep_bind(ep, &txcq->fid, FI_TRANSMIT | FI_REMOTE_READ), -FI_EBADFLAGS);
 	/* A: tx entries only on request; B: rx entries only on request (FI_COMPLETION is the
 	 * default op flag, fi_sendmsg/fi_recvmsg with flags 0 go without) */
-	CHECK_RC(fi_ep_bind(ep, &txcq->fid, FI_TRANSMIT | (is_a ? FI_SELECTIVE_COMPLETION : 0)),
-		 0);
+	CHECK_RC(fi_ep_bind(ep, &txcq->fid, FI_TRANSMIT | (is_a ? FI_SELECTIVE_COMPLETION : 0)), 0);
 	CHECK_RC(fi_ep_bind(ep, &rxcq->fid, FI_RECV | (is_a ? 0 : FI_SELECTIVE_COMPLETION)), 0);
 	opf = (is_a ? FI_TRANSMIT : FI_RECV) | FI_COMPLETION;
 	CHECK_RC(fi_control(&ep->fid, FI_SETOPSFLAG, &opf), 0);
@@ -382,7 +417,7 @@ exchange_names(void)
 
 static const size_t sizes[] = {0, 1, 64, 896, 897, 4096, 100000, 1 << 20, 3 << 20};
 #define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
-#define BIG (3 << 20)
+#define BIG     (3 << 20)
 
 static uint8_t buf[BIG], buf2[BIG], anytag[4096];
 
@@ -523,7 +558,8 @@ expect_count(struct fid_cntr *c, uint64_t value, uint64_t err, const char *what)
 	uint64_t v = fi_cntr_read(c), e = fi_cntr_readerr(c);
 
 	if (v != value || e != err)
-		fail("%s: counter %" PRIu64 " errors %" PRIu64 ", expected %" PRIu64 " and %" PRIu64,
+		fail("%s: counter %" PRIu64 " errors %" PRIu64 ", expected %" PRIu64
+		     " and %" PRIu64,
 		     what, v, e, value, err);
 }
 
@@ -923,8 +959,7 @@ two_endpoints(const char *self_path)
 	printf("test_fi %s: a second endpoint got 1:2, messages both ways\n", who);
 }
 
-static void
-teardown(void);
+static void teardown(void);
 
 /* test_fi noproc: an endpoint without FI_TOROID_PROC attaches as any free process (1:3, see
  * two_endpoints()) and sends to itself over its AV. */

@@ -33,13 +33,13 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
-#define WAIT_MS 10000
+#define WAIT_MS      10000
 #define FI_PAIR_PROG "test_fi_badargs"
 #include "fi_pair.h"
 
 #define HUGE_LEN ((size_t)1 << 62)
-#define NO_FLAG (1ULL << 40) /* a bit no operation takes */
-#define LEN 100
+#define NO_FLAG  (1ULL << 40) /* a bit no operation takes */
+#define LEN      100
 
 static struct fi_info *info;
 static struct fid_fabric *fabric;
@@ -64,21 +64,21 @@ note(const char *file, int line, const char *call)
 }
 
 /* call must return want */
-#define EXPECT(call, want)                                                                  \
-	do {                                                                                \
-		note(__FILE__, __LINE__, #call);                                           \
-		CHECK_RC(call, want);                                                       \
+#define EXPECT(call, want)                                                                         \
+	do {                                                                                       \
+		note(__FILE__, __LINE__, #call);                                                   \
+		CHECK_RC(call, want);                                                              \
 	} while (0)
 
 /* call must return one of two codes */
-#define EXPECT2(call, w1, w2)                                                               \
-	do {                                                                                \
-		long _r;                                                                    \
-		note(__FILE__, __LINE__, #call);                                           \
-		_r = (long)(call);                                                          \
-		if (_r != (long)(w1) && _r != (long)(w2))                                   \
-			fail("%s:%d: %s = %ld (%s), expected %ld or %ld", __FILE__, __LINE__, \
-			     #call, _r, fi_strerror((int)-_r), (long)(w1), (long)(w2));     \
+#define EXPECT2(call, w1, w2)                                                                      \
+	do {                                                                                       \
+		long _r;                                                                           \
+		note(__FILE__, __LINE__, #call);                                                   \
+		_r = (long)(call);                                                                 \
+		if (_r != (long)(w1) && _r != (long)(w2))                                          \
+			fail("%s:%d: %s = %ld (%s), expected %ld or %ld", __FILE__, __LINE__,      \
+			     #call, _r, fi_strerror((int)-_r), (long)(w1), (long)(w2));            \
 	} while (0)
 
 /* The completion of the operation with @p ctx: 0, or its error entry's err. Bounded. */
@@ -110,20 +110,20 @@ completion(void *ctx)
 
 /* An operation the provider accepted must fail with FI_EFAULT at completion; one it refused
  * at posting with -FI_EFAULT is as good. */
-#define EXPECT_FAULT(call, ctx)                                                             \
-	do {                                                                                \
-		long _r;                                                                    \
-		note(__FILE__, __LINE__, #call);                                           \
-		_r = (long)(call);                                                          \
-		if (_r == 0) {                                                              \
-			int _e = completion(ctx);                                           \
-			if (_e != FI_EFAULT)                                                \
-				fail("%s:%d: %s completed with %d (%s), expected FI_EFAULT", \
-				     __FILE__, __LINE__, #call, _e, fi_strerror(_e));       \
-		} else if (_r != -FI_EFAULT) {                                              \
-			fail("%s:%d: %s = %ld (%s), expected -FI_EFAULT", __FILE__, __LINE__, \
-			     #call, _r, fi_strerror((int)-_r));                             \
-		}                                                                           \
+#define EXPECT_FAULT(call, ctx)                                                                    \
+	do {                                                                                       \
+		long _r;                                                                           \
+		note(__FILE__, __LINE__, #call);                                                   \
+		_r = (long)(call);                                                                 \
+		if (_r == 0) {                                                                     \
+			int _e = completion(ctx);                                                  \
+			if (_e != FI_EFAULT)                                                       \
+				fail("%s:%d: %s completed with %d (%s), expected FI_EFAULT",       \
+				     __FILE__, __LINE__, #call, _e, fi_strerror(_e));              \
+		} else if (_r != -FI_EFAULT) {                                                     \
+			fail("%s:%d: %s = %ld (%s), expected -FI_EFAULT", __FILE__, __LINE__,      \
+			     #call, _r, fi_strerror((int)-_r));                                    \
+		}                                                                                  \
 	} while (0)
 
 /* A receive posted into memory the provider cannot write: a message to it (LEN bytes, tag 2
@@ -148,10 +148,10 @@ recv_fault(long rc, void *ctx, bool tagged, const char *file, int line, const ch
 		     fi_strerror(e));
 }
 
-#define RECV_FAULT(call, ctx, tagged)                                                       \
-	do {                                                                                \
-		note(__FILE__, __LINE__, #call);                                           \
-		recv_fault((long)(call), ctx, tagged, __FILE__, __LINE__, #call);           \
+#define RECV_FAULT(call, ctx, tagged)                                                              \
+	do {                                                                                       \
+		note(__FILE__, __LINE__, #call);                                                   \
+		recv_fault((long)(call), ctx, tagged, __FILE__, __LINE__, #call);                  \
 	} while (0)
 
 static struct fi_info *
@@ -417,8 +417,12 @@ g_rma(void)
 				{.iov_base = buf, .iov_len = SIZE_MAX / 2 + 1}};
 	struct fi_rma_iov riov[2] = {{.addr = a, .len = 16, .key = key},
 				     {.addr = a, .len = 16, .key = key}};
-	struct fi_msg_rma msg = {.msg_iov = iov, .iov_count = 2, .addr = self, .rma_iov = riov,
-				 .rma_iov_count = 1, .context = buf2};
+	struct fi_msg_rma msg = {.msg_iov = iov,
+				 .iov_count = 2,
+				 .addr = self,
+				 .rma_iov = riov,
+				 .rma_iov_count = 1,
+				 .context = buf2};
 
 	EXPECT(fi_write(ep, NULL, LEN, NULL, self, a, key, NULL), -FI_EINVAL);
 	EXPECT(fi_write(ep, buf, HUGE_LEN, NULL, self, a, key, NULL), -FI_EMSGSIZE);
@@ -465,8 +469,13 @@ g_atomic(void)
 	struct fi_ioc ioc = {.addr = &v, .count = 1}, badioc = {.addr = bad, .count = 1};
 	struct fi_ioc res = {.addr = &r, .count = 1}, badres = {.addr = bad, .count = 1};
 	struct fi_rma_ioc rioc = {.addr = a, .count = 1, .key = key};
-	struct fi_msg_atomic msg = {.msg_iov = &ioc, .iov_count = 1, .addr = self, .rma_iov = &rioc,
-				    .rma_iov_count = 1, .datatype = FI_UINT64, .op = FI_SUM,
+	struct fi_msg_atomic msg = {.msg_iov = &ioc,
+				    .iov_count = 1,
+				    .addr = self,
+				    .rma_iov = &rioc,
+				    .rma_iov_count = 1,
+				    .datatype = FI_UINT64,
+				    .op = FI_SUM,
 				    .context = buf2};
 	struct fi_atomic_attr attr;
 	size_t cnt;
@@ -481,8 +490,7 @@ g_atomic(void)
 	EXPECT(fi_atomic(ep, &v, 1, NULL, self, a, key, FI_UINT64, (enum fi_op)1000, NULL),
 	       -FI_EOPNOTSUPP);
 	EXPECT(fi_atomicv(ep, NULL, NULL, 1, self, a, key, FI_UINT64, FI_SUM, NULL), -FI_EINVAL);
-	EXPECT(fi_atomicv(ep, &badioc, NULL, 1, self, a, key, FI_UINT64, FI_SUM, NULL),
-	       -FI_EFAULT);
+	EXPECT(fi_atomicv(ep, &badioc, NULL, 1, self, a, key, FI_UINT64, FI_SUM, NULL), -FI_EFAULT);
 	EXPECT(fi_atomicmsg(ep, NULL, 0), -FI_EINVAL);
 	EXPECT(fi_atomicmsg(ep, &msg, NO_FLAG), -FI_EBADFLAGS);
 	msg.msg_iov = &badioc;
@@ -495,14 +503,14 @@ g_atomic(void)
 	       -FI_EINVAL);
 	EXPECT(fi_fetch_atomic(ep, bad, 1, NULL, &r, NULL, self, a, key, FI_UINT64, FI_SUM, NULL),
 	       -FI_EFAULT);
-	EXPECT_FAULT(fi_fetch_atomic(ep, &v, 1, NULL, bad, NULL, self, a, key, FI_UINT64, FI_SUM,
-				     buf2),
-		     buf2);
+	EXPECT_FAULT(
+		fi_fetch_atomic(ep, &v, 1, NULL, bad, NULL, self, a, key, FI_UINT64, FI_SUM, buf2),
+		buf2);
 	EXPECT(fi_fetch_atomicv(ep, &ioc, NULL, 1, NULL, NULL, 1, self, a, key, FI_UINT64, FI_SUM,
 				NULL),
 	       -FI_EINVAL);
-	EXPECT_FAULT(fi_fetch_atomicv(ep, &ioc, NULL, 1, &badres, NULL, 1, self, a, key,
-				      FI_UINT64, FI_SUM, buf2),
+	EXPECT_FAULT(fi_fetch_atomicv(ep, &ioc, NULL, 1, &badres, NULL, 1, self, a, key, FI_UINT64,
+				      FI_SUM, buf2),
 		     buf2);
 	EXPECT(fi_fetch_atomicmsg(ep, NULL, &res, NULL, 1, 0), -FI_EINVAL);
 	EXPECT(fi_fetch_atomicmsg(ep, &msg, &res, NULL, 1, NO_FLAG), -FI_EBADFLAGS);
@@ -747,8 +755,8 @@ static const struct {
 	const char *name;
 	void (*fn)(void);
 } groups[] = {
-	{"open", g_open},     {"msg", g_msg}, {"tagged", g_tagged}, {"rma", g_rma},
-	{"atomic", g_atomic}, {"cq_cntr", g_cq_cntr}, {"av", g_av}, {"ep", g_ep},
+	{"open", g_open},     {"msg", g_msg},         {"tagged", g_tagged}, {"rma", g_rma},
+	{"atomic", g_atomic}, {"cq_cntr", g_cq_cntr}, {"av", g_av},         {"ep", g_ep},
 	{"eq", g_eq},         {"out", g_out},
 };
 

@@ -47,19 +47,19 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
-#define WAIT_MS 20000
+#define WAIT_MS      20000
 #define FI_PAIR_PROG "test_fi_rma"
 #include "fi_pair.h"
 
-#define WIN (4u << 20)   /* window bytes */
-#define GUARD 64         /* bytes kept around each write */
+#define WIN    (4u << 20) /* window bytes */
+#define GUARD  64         /* bytes kept around each write */
 #define RO_LEN 4096
-#define N_ADD 500        /* atomic adds from each process */
+#define N_ADD  500 /* atomic adds from each process */
 
 static bool offset_mode;
 static bool jobkey_mode;
 static char peer_name[64];
-static int cfd_b = -1; /* A: the pipe to B */
+static int cfd_b = -1;    /* A: the pipe to B */
 static char *auth_secret; /* jobkey: the job secret given as domain_attr->auth_key */
 static size_t peer_name_len;
 
@@ -126,19 +126,19 @@ expect_err(void *ctx, int want)
 }
 
 /* Post until the provider takes it (-FI_EAGAIN: drive progress). */
-#define POST(call)                                                                          \
-	do {                                                                                \
-		ssize_t _r;                                                                 \
-		uint64_t _t0 = now_ms();                                                    \
-		while ((_r = (call)) == -FI_EAGAIN) {                                       \
-			struct fi_cq_data_entry _e;                                         \
-			(void)fi_cq_read(cq, &_e, 0);                                       \
-			if (now_ms() - _t0 > WAIT_MS)                                       \
-				fail("%s: -FI_EAGAIN for %d ms", #call, WAIT_MS);           \
-		}                                                                           \
-		if (_r != 0)                                                                \
-			fail("%s:%d: %s = %zd (%s)", __FILE__, __LINE__, #call, _r,         \
-			     fi_strerror((int)-_r));                                        \
+#define POST(call)                                                                                 \
+	do {                                                                                       \
+		ssize_t _r;                                                                        \
+		uint64_t _t0 = now_ms();                                                           \
+		while ((_r = (call)) == -FI_EAGAIN) {                                              \
+			struct fi_cq_data_entry _e;                                                \
+			(void)fi_cq_read(cq, &_e, 0);                                              \
+			if (now_ms() - _t0 > WAIT_MS)                                              \
+				fail("%s: -FI_EAGAIN for %d ms", #call, WAIT_MS);                  \
+		}                                                                                  \
+		if (_r != 0)                                                                       \
+			fail("%s:%d: %s = %zd (%s)", __FILE__, __LINE__, #call, _r,                \
+			     fi_strerror((int)-_r));                                               \
 	} while (0)
 
 /* ---- set-up ---- */
@@ -229,8 +229,8 @@ pat(size_t i, unsigned int seed)
 	return (uint8_t)(i * 131 + seed * 7 + (i >> 9));
 }
 
-static const size_t sizes[] = {1, 7, 64, 895, 896, 897, 4096, 65536, 100003, 1 << 20,
-			       (4u << 20) - 2 * GUARD};
+static const size_t sizes[] = {
+	1, 7, 64, 895, 896, 897, 4096, 65536, 100003, 1 << 20, (4u << 20) - 2 * GUARD};
 #define N_SIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 /* ---- A: the origin ---- */
@@ -270,10 +270,13 @@ a_iovs(const struct region *w)
 	int ctx[8];
 	struct iovec wv[3] = {{abuf, 10}, {abuf + 100, 1000}, {abuf + 5000, 3}};
 	struct iovec rv[3] = {{aread, 500}, {aread + 1000, 13}, {aread + 2000, 500}};
-	struct fi_rma_iov riov = {.addr = win.addr + 3 * GUARD, .len = 1013,
-				  .key = win.key};
-	struct fi_msg_rma m = {.msg_iov = wv, .iov_count = 3, .addr = peer,
-			       .rma_iov = &riov, .rma_iov_count = 1, .context = &ctx[2]};
+	struct fi_rma_iov riov = {.addr = win.addr + 3 * GUARD, .len = 1013, .key = win.key};
+	struct fi_msg_rma m = {.msg_iov = wv,
+			       .iov_count = 3,
+			       .addr = peer,
+			       .rma_iov = &riov,
+			       .rma_iov_count = 1,
+			       .context = &ctx[2]};
 	uint8_t want[1013];
 
 	for (size_t i = 0; i < 6000; i++)
@@ -297,8 +300,7 @@ a_iovs(const struct region *w)
 	for (int i = 0; i < 64; i++)
 		if (aread[i] != 0x5a)
 			fail("inject_write: byte %d is %#x", i, aread[i]);
-	CHECK_RC(fi_writedata(ep, abuf, 8, NULL, 1, peer, win.addr, win.key, NULL),
-		 -FI_ENOSYS);
+	CHECK_RC(fi_writedata(ep, abuf, 8, NULL, 1, peer, win.addr, win.key, NULL), -FI_ENOSYS);
 	riov.len = 1;
 	m.rma_iov_count = 2;
 	CHECK_RC(fi_writemsg(ep, &m, 0), -FI_EINVAL); /* rma_iov_limit 1 */
@@ -364,15 +366,15 @@ a_atomics(const struct region *w, const struct region *r)
 		fail("swap: old %" PRIu64, res);
 	cmp = 77;
 	op64 = 0xfeedface12345678ULL;
-	POST(fi_compare_atomic(ep, &op64, 1, NULL, &cmp, NULL, &res, NULL, peer, win.addr,
-			       win.key, FI_UINT64, FI_CSWAP, &ctx[0]));
+	POST(fi_compare_atomic(ep, &op64, 1, NULL, &cmp, NULL, &res, NULL, peer, win.addr, win.key,
+			       FI_UINT64, FI_CSWAP, &ctx[0]));
 	expect_ok(&ctx[0], FI_ATOMIC | FI_READ);
 	if (res != 77)
 		fail("cswap hit: old %" PRIu64, res);
 	cmp = 1;
 	op64 = 2;
-	POST(fi_compare_atomic(ep, &op64, 1, NULL, &cmp, NULL, &res, NULL, peer, win.addr,
-			       win.key, FI_INT64, FI_CSWAP, &ctx[0]));
+	POST(fi_compare_atomic(ep, &op64, 1, NULL, &cmp, NULL, &res, NULL, peer, win.addr, win.key,
+			       FI_INT64, FI_CSWAP, &ctx[0]));
 	expect_ok(&ctx[0], FI_ATOMIC | FI_READ);
 	if (res != 0xfeedface12345678ULL)
 		fail("cswap miss: old %#" PRIx64, res);
@@ -390,8 +392,8 @@ a_atomics(const struct region *w, const struct region *r)
 		       &ctx[1]));
 	expect_ok(&ctx[1], FI_ATOMIC | FI_WRITE);
 	op64 = 0x3;
-	POST(fi_fetch_atomic(ep, &op64, 1, NULL, &res, NULL, peer, win.addr + 8, win.key,
-			     FI_UINT64, FI_BXOR, &ctx[1]));
+	POST(fi_fetch_atomic(ep, &op64, 1, NULL, &res, NULL, peer, win.addr + 8, win.key, FI_UINT64,
+			     FI_BXOR, &ctx[1]));
 	expect_ok(&ctx[1], FI_ATOMIC | FI_READ);
 	if (res != 0x0f)
 		fail("or then and: %#" PRIx64, res);
@@ -456,8 +458,8 @@ run_a(void)
 	 * fetching atomics, failures in the error counts */
 	if (fi_cntr_read(wcntr) != 515 || fi_cntr_readerr(wcntr) != 7 ||
 	    fi_cntr_read(rcntr) != 23 || fi_cntr_readerr(rcntr) != 1)
-		fail("counters: %" PRIu64 " writes, %" PRIu64 " failed; %" PRIu64
-		     " reads, %" PRIu64 " failed",
+		fail("counters: %" PRIu64 " writes, %" PRIu64 " failed; %" PRIu64 " reads, %" PRIu64
+		     " failed",
 		     fi_cntr_read(wcntr), fi_cntr_readerr(wcntr), fi_cntr_read(rcntr),
 		     fi_cntr_readerr(rcntr));
 }
@@ -583,17 +585,17 @@ run_b(void)
 
 /* ---- jobkey: requested keys cannot be guessed from outside the job ---- */
 
-#define JK_KEY 5   /* the victim's small requested key */
-#define JK_LEN 4096
+#define JK_KEY   5 /* the victim's small requested key */
+#define JK_LEN   4096
 #define JK_TRIES 256
 
 static void teardown(void);
 
 /* How the intruder C keys its domain. */
 enum c_how {
-	C_OLD,    /* FI_MR_PROV_KEY: the old fixed transform, key ^ TFI_KEY_XOR */
-	C_NONE,   /* requested keys, no job secret */
-	C_WRONG,  /* requested keys under a job secret of its own (auth_key) */
+	C_OLD,   /* FI_MR_PROV_KEY: the old fixed transform, key ^ TFI_KEY_XOR */
+	C_NONE,  /* requested keys, no job secret */
+	C_WRONG, /* requested keys under a job secret of its own (auth_key) */
 };
 
 /* C: every key 0..JK_TRIES-1 against B's region: each an FI_EACCES error entry. */
@@ -692,8 +694,8 @@ run_b_jobkey(void)
 	if (page == NULL)
 		fail("malloc");
 	memset(page, 0x11, JK_LEN);
-	CHECK_RC(fi_mr_reg(domain, page, JK_LEN, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, JK_KEY, 0,
-			   &m, NULL),
+	CHECK_RC(fi_mr_reg(domain, page, JK_LEN, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, JK_KEY, 0, &m,
+			   NULL),
 		 0);
 	if (fi_mr_key(m) != JK_KEY)
 		fail("requested key %d not used: %#" PRIx64, JK_KEY, fi_mr_key(m));
@@ -707,7 +709,8 @@ run_b_jobkey(void)
 	sync_step(3); /* A wrote */
 	for (size_t i = 0; i < 64; i++)
 		if (page[i] != pat(i, 9))
-			fail("the job's write: byte %zu is %#x, expected %#x", i, page[i], pat(i, 9));
+			fail("the job's write: byte %zu is %#x, expected %#x", i, page[i],
+			     pat(i, 9));
 	for (size_t i = 64; i < JK_LEN; i++)
 		if (page[i] != 0x11)
 			fail("the job's write touched byte %zu", i);
@@ -780,7 +783,9 @@ side(int is_a, int rfd, int wfd)
 		run_b();
 	teardown();
 	printf("test_fi_rma %s: passed (%s)\n", who,
-	       jobkey_mode ? "job key" : offset_mode ? "offsets" : "addresses");
+	       jobkey_mode   ? "job key"
+	       : offset_mode ? "offsets"
+			     : "addresses");
 	return 0;
 }
 

@@ -229,8 +229,8 @@ test_gen_wrap(void)
 /*
  * Same root cause as atom_gen.c, reached by an ordinary event: the target (node 0) remembers
  * atomics per (origin node, op index) with the index's generation for 15 s; a restarted
- * origin engine (node 1; here trd_vni_svc_free + trd_vni_svc_create, as a toroid-node restart) starts
- * every index at generation 0 again and hands out index 1 first. Its first atomic to node 0
+ * origin engine (node 1; here trd_vni_svc_free + trd_vni_svc_create, as a toroid-node restart)
+ * starts every index at generation 0 again and hands out index 1 first. Its first atomic to node 0
  * within 15 s of the last one before the restart is STALE: never answered, -ETIMEDOUT after
  * 20 asks (10 s), not applied.
  */
@@ -548,7 +548,9 @@ win_app(void *arg)
 		if (n <= 0)
 			return 12; /* an op never completed */
 		for (int k = 0; k < n; k++)
-			rep[cpl[k].status == -EAGAIN ? 0 : cpl[k].status == -ECONNREFUSED ? 1 : 2]++;
+			rep[cpl[k].status == -EAGAIN         ? 0
+			    : cpl[k].status == -ECONNREFUSED ? 1
+							     : 2]++;
 		done += (unsigned int)n;
 	}
 	if (write(w->up, rep, sizeof(rep)) != sizeof(rep))

@@ -71,7 +71,7 @@
 #include "vni_seg.h"
 #include <toroid/vni_wire.h>
 
-#define NOBODY 65534
+#define NOBODY  65534
 #define WAIT_US 10000000ULL
 
 static char dir[64], sock_path[100];
@@ -224,7 +224,10 @@ static int
 forge_app(void *arg)
 {
 	const struct forge_child *fc = arg;
-	struct trd_vni_conf c = {.socket = sock_path, .app = 1, .proc = 0, .pool_size = 1 << 20,
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 1,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000};
 	struct trd_vni_addr dst = {.app = 1, .proc = 9};
 	struct trd_vni *v = trd_vni_open(&c);
@@ -394,9 +397,9 @@ test_forge(void)
 	close(p[0]);
 	close(p[1]);
 	printf("forge: 15 forged or replayed replies dropped (bad_replies %llu), the real ones "
-	       "completed both sends with 0, byte-exact\n", (unsigned long long)bad);
+	       "completed both sends with 0, byte-exact\n",
+	       (unsigned long long)bad);
 }
-
 
 /* ---- rma: forged one-sided requests and answers ---- */
 
@@ -413,7 +416,10 @@ static int
 rma_app(void *arg)
 {
 	const struct rma_child *rc = arg;
-	struct trd_vni_conf c = {.socket = sock_path, .app = 1, .proc = 0, .pool_size = 1 << 20,
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 1,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000};
 	struct trd_vni_addr dst = {.app = 1, .proc = 9};
 	uint8_t *region = malloc(RMA_LEN);
@@ -677,9 +683,14 @@ struct raw_vni {
 static int
 raw_open(struct raw_vni *r, uint32_t app, uint32_t proc)
 {
-	struct trd_vni_sock_register req = {.op = TRD_VNI_SOCK_REGISTER, .version = TRD_VNI_VERSION,
-					    .app = app, .proc = proc, .pool_size = 1 << 20,
-					    .n_send = 8, .n_recv = 8, .n_doorbells = 4,
+	struct trd_vni_sock_register req = {.op = TRD_VNI_SOCK_REGISTER,
+					    .version = TRD_VNI_VERSION,
+					    .app = app,
+					    .proc = proc,
+					    .pool_size = 1 << 20,
+					    .n_send = 8,
+					    .n_recv = 8,
+					    .n_doorbells = 4,
 					    .short_max = 512};
 	struct trd_vni_sock_answer ans;
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -688,7 +699,9 @@ raw_open(struct raw_vni *r, uint32_t app, uint32_t proc)
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {.iov_base = &ans, .iov_len = sizeof(ans)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.buf,
 			    .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *cm;
 
@@ -859,7 +872,10 @@ hostile_app(void *arg)
 static int
 polite_app(void *arg)
 {
-	struct trd_vni_conf c = {.socket = sock_path, .app = 4, .proc = 0, .pool_size = 1 << 20,
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 4,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000};
 	struct trd_vni_addr self = {.app = 4, .proc = 0};
 	struct trd_vni *v;
@@ -893,16 +909,23 @@ polite_app(void *arg)
 static ssize_t
 raw_register(uint32_t version, uint32_t app, uint32_t proc, struct trd_vni_sock_answer *ans)
 {
-	struct trd_vni_sock_register req = {.op = TRD_VNI_SOCK_REGISTER, .version = version,
-					    .app = app, .proc = proc, .pool_size = 1 << 16,
-					    .n_send = 4, .n_recv = 4, .short_max = 64};
+	struct trd_vni_sock_register req = {.op = TRD_VNI_SOCK_REGISTER,
+					    .version = version,
+					    .app = app,
+					    .proc = proc,
+					    .pool_size = 1 << 16,
+					    .n_send = 4,
+					    .n_recv = 4,
+					    .short_max = 64};
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	union {
 		char buf[CMSG_SPACE(3 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {.iov_base = ans, .iov_len = sizeof(*ans)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.buf,
 			    .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *cm;
 	ssize_t n;
@@ -982,8 +1005,11 @@ static int
 claim(void *arg)
 {
 	const struct who *w = arg;
-	struct trd_vni_conf c = {.socket = sock_path, .app = w->app, .proc = w->proc,
-				 .pool_size = 1 << 16, .connect_timeout_ms = 5000};
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = w->app,
+				 .proc = w->proc,
+				 .pool_size = 1 << 16,
+				 .connect_timeout_ms = 5000};
 	struct trd_vni *v;
 	char b;
 
@@ -1056,8 +1082,8 @@ test_owner(void)
 	close(ready[1]);
 	printf("owner: a 0660 socket refuses other users; app 2 (owner uid %d) refused root, app "
 	       "1 (owner gid 0) refused uid %d, app 3 (no owner) refused uid %d while root's "
-	       "process was attached; %llu registrations denied\n", NOBODY, NOBODY, NOBODY,
-	       (unsigned long long)stat_of(TRD_VNI_SVC_STAT_DENIED));
+	       "process was attached; %llu registrations denied\n",
+	       NOBODY, NOBODY, NOBODY, (unsigned long long)stat_of(TRD_VNI_SVC_STAT_DENIED));
 }
 
 /* ---- rma_refused ---- */
@@ -1070,7 +1096,10 @@ test_owner(void)
 static int
 refused_app(void *arg)
 {
-	struct trd_vni_conf c = {.socket = sock_path, .app = 3, .proc = 0, .pool_size = 1 << 20,
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 3,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000};
 	struct trd_vni_addr dst = {.app = 3, .proc = 1};
 	uint8_t *buf = calloc(1, REFUSED_LEN);
@@ -1136,7 +1165,10 @@ static int
 pid_exit_app(void *arg)
 {
 	struct pid_exit_pipes *pp = arg;
-	struct trd_vni_conf c = {.socket = sock_path, .app = 3, .proc = 0, .pool_size = 1 << 20,
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 3,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000};
 	struct trd_vni *v = trd_vni_open(&c);
 	pid_t g;
@@ -1185,10 +1217,10 @@ test_pid_exit(void)
 
 /* ---- rma_lossy ---- */
 
-#define LOSSY_OPS 8
-#define LOSSY_LEN (256u << 10)
+#define LOSSY_OPS    8
+#define LOSSY_LEN    (256u << 10)
 #define LOSSY_ROUNDS 4
-#define LOSSY_ATOMS 48
+#define LOSSY_ATOMS  48
 
 /* 3:0 writes LOSSY_OPS x 256 KiB at once into its own region (the engine serves both ends),
  * then reads every byte back at once into a second buffer: far more chunks in flight than the
@@ -1197,8 +1229,12 @@ test_pid_exit(void)
 static int
 lossy_app(void *arg)
 {
-	struct trd_vni_conf c = {.socket = sock_path, .app = 3, .proc = 0, .pool_size = 1 << 20,
-				 .n_send = 64, .connect_timeout_ms = 5000};
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 3,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
+				 .n_send = 64,
+				 .connect_timeout_ms = 5000};
 	struct trd_vni_addr self = {.app = 3, .proc = 0};
 	size_t total = (size_t)LOSSY_OPS * LOSSY_LEN;
 
@@ -1211,8 +1247,8 @@ lossy_app(void *arg)
 	if (v == NULL || src == NULL || win == NULL || back == NULL)
 		return 10;
 	pattern(src, total, 5);
-	if (trd_vni_mr_reg(v, win, total, TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE,
-			   &key) != 0)
+	if (trd_vni_mr_reg(v, win, total, TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE, &key) !=
+	    0)
 		return 11;
 	for (int pass = 0; pass < 2; pass++) {
 		unsigned int done = 0;
@@ -1249,8 +1285,9 @@ lossy_app(void *arg)
 	{
 		uint64_t *ctr = calloc(1, 64), ckey = 0;
 
-		if (ctr == NULL || trd_vni_mr_reg(v, ctr, 64, TRD_VNI_MR_REMOTE_READ |
-						   TRD_VNI_MR_REMOTE_WRITE, &ckey) != 0)
+		if (ctr == NULL ||
+		    trd_vni_mr_reg(v, ctr, 64, TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE,
+				   &ckey) != 0)
 			return 17;
 		for (int round = 0; round < LOSSY_ROUNDS; round++) {
 			unsigned int done = 0;
@@ -1258,13 +1295,13 @@ lossy_app(void *arg)
 			for (unsigned int i = 0; i < LOSSY_OPS; i++) {
 				size_t off = (size_t)i * LOSSY_LEN;
 
-				if (trd_vni_write(v, self, src + off, LOSSY_LEN, (uintptr_t)win + off,
-						  key, -1, i) != 0)
+				if (trd_vni_write(v, self, src + off, LOSSY_LEN,
+						  (uintptr_t)win + off, key, -1, i) != 0)
 					return 18;
 			}
 			for (unsigned int i = 0; i < LOSSY_ATOMS; i++)
-				if (trd_vni_atomic(v, self, TRD_VNI_AOP_SUM, 8, 1, 0, (uintptr_t)ctr,
-						   ckey, -1, 100 + i) != 0)
+				if (trd_vni_atomic(v, self, TRD_VNI_AOP_SUM, 8, 1, 0,
+						   (uintptr_t)ctr, ckey, -1, 100 + i) != 0)
 					return 19;
 			while (done < LOSSY_OPS + LOSSY_ATOMS) {
 				struct trd_vni_cpl cpl[8];
@@ -1333,11 +1370,10 @@ test_rma_lossy(void)
 
 /* ---- set-up ---- */
 
-static const char topo_text[] =
-	"[torus]\ndims = 3x1x1\nmode = direct\n"
-	"[node 0]\nprocs = 1:0, 2:0, 2:1, 3:0, 3:1, 4:0\nx+ = 0\nx- = 1\n"
-	"[node 1]\napp = 1\nproc = 9\nx+ = 0\nx- = 1\n"
-	"[node 2]\nx+ = 0\nx- = 1\n";
+static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
+				"[node 0]\nprocs = 1:0, 2:0, 2:1, 3:0, 3:1, 4:0\nx+ = 0\nx- = 1\n"
+				"[node 1]\napp = 1\nproc = 9\nx+ = 0\nx- = 1\n"
+				"[node 2]\nx+ = 0\nx- = 1\n";
 
 static void
 cleanup(void)
@@ -1363,7 +1399,9 @@ main(int argc, char **argv)
 	FILE *f;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s forge|cmds|owner|rma_forge|rma_refused|pid_exit|rma_lossy\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s forge|cmds|owner|rma_forge|rma_refused|pid_exit|rma_lossy\n",
+			argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);

@@ -56,11 +56,11 @@
 #include "vni_seg.h"
 
 #define WAIT_US 10000000ULL
-#define PAGE 4096u
-#define VADDR 0x3a5a00000000ULL /* the victim's region: the same address in every image */
-#define VLEN (4 * PAGE)
-#define INIT 0x11   /* the victim's bytes */
-#define SECRET 0x5e /* the new image's (or the new process's) bytes */
+#define PAGE    4096u
+#define VADDR   0x3a5a00000000ULL /* the victim's region: the same address in every image */
+#define VLEN    (4 * PAGE)
+#define INIT    0x11 /* the victim's bytes */
+#define SECRET  0x5e /* the new image's (or the new process's) bytes */
 
 static char dir[64], sock_path[100];
 static struct trd_topo *topo;
@@ -200,7 +200,10 @@ static int
 req_app(void *arg)
 {
 	const struct req *q = arg;
-	struct trd_vni_conf c = {.socket = sock_path, .app = 1, .proc = 0, .pool_size = 1 << 20,
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 1,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000};
 	struct trd_vni_addr dst = {.app = 3, .proc = 0};
 	struct req_result res = {0};
@@ -268,7 +271,10 @@ static int
 exec_victim(void *arg)
 {
 	struct exec_pipes *pp = arg;
-	struct trd_vni_conf c = {.socket = sock_path, .app = 3, .proc = 0, .pool_size = 1 << 20,
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 3,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000};
 	char a1[16], a2[16];
 	struct trd_vni *v;
@@ -374,12 +380,18 @@ struct reuse_report {
 static int
 reuse_keeper(int fd, struct reuse_pipes *pp)
 {
-	struct trd_vni_sock_register req = {.op = TRD_VNI_SOCK_REGISTER, .version = TRD_VNI_VERSION,
-					    .app = 3, .proc = 0, .pool_size = 1 << 16,
-					    .n_send = 4, .n_recv = 4, .short_max = 64};
+	struct trd_vni_sock_register req = {.op = TRD_VNI_SOCK_REGISTER,
+					    .version = TRD_VNI_VERSION,
+					    .app = 3,
+					    .proc = 0,
+					    .pool_size = 1 << 16,
+					    .n_send = 4,
+					    .n_recv = 4,
+					    .short_max = 64};
 	struct trd_vni_sock_mr mr = {.op = TRD_VNI_SOCK_MR_REG,
 				     .access = TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE,
-				     .addr = VADDR, .len = VLEN};
+				     .addr = VADDR,
+				     .len = VLEN};
 	struct trd_vni_sock_mr_answer ma;
 	struct trd_vni_sock_answer ans;
 	struct reuse_report rep = {.reg = -1, .mr = -1};
@@ -388,7 +400,9 @@ reuse_keeper(int fd, struct reuse_pipes *pp)
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {.iov_base = &req, .iov_len = sizeof(req)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.buf,
 			    .msg_controllen = CMSG_SPACE(2 * sizeof(int))};
 	struct cmsghdr *cm;
 	int mfd[2];
@@ -478,12 +492,14 @@ test_pid_reuse(void)
 	pipe_nb(up);
 	T_EQ(pipe(done), 0);
 	first = spawn(reuse_first, &pp);
-	reap_ok(first, WAIT_US, "the first process"); /* gone, its pid free; the keeper holds its socket */
+	reap_ok(first, WAIT_US,
+		"the first process"); /* gone, its pid free; the keeper holds its socket */
 	close(pp.hold[0]);
 	second = clone_with_pid(first, up[1], done[0]);
 	if (second < 0) {
 		printf("SKIP: cannot give pid %d to a new process (clone3 set_tid: %s; needs "
-		       "CAP_SYS_ADMIN)\n", (int)first, strerror(-second));
+		       "CAP_SYS_ADMIN)\n",
+		       (int)first, strerror(-second));
 		close(pp.hold[1]);
 		exit(TEST_SKIP);
 	}
@@ -500,8 +516,10 @@ test_pid_reuse(void)
 	}
 	T_EQ(write(done[1], "x", 1), 1);
 	T_ASSERT(reap_child(second, WAIT_US) == 0, "pid reuse: the new process's memory changed");
-	T_ASSERT(rep.reg == -ESRCH, "the registration of a process gone before it registered was "
-		 "not refused (%d, region %d)", rep.reg, rep.mr);
+	T_ASSERT(rep.reg == -ESRCH,
+		 "the registration of a process gone before it registered was "
+		 "not refused (%d, region %d)",
+		 rep.reg, rep.mr);
 	T_EQ(trd_vni_svc_n_ifs(vs), 0);
 	close(pp.hold[1]);
 	printf("pid_reuse: a process gone before it registered was refused (-ESRCH) although a "
@@ -521,14 +539,17 @@ struct maps_report {
 	uint64_t key;
 };
 
-#define RO_ADDR (VADDR + 16 * PAGE)
+#define RO_ADDR   (VADDR + 16 * PAGE)
 #define HOLE_ADDR (VADDR + 32 * PAGE)
 
 static int
 maps_victim(void *arg)
 {
 	struct maps_pipes *pp = arg;
-	struct trd_vni_conf c = {.socket = sock_path, .app = 3, .proc = 0, .pool_size = 1 << 20,
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 3,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000};
 	const int rw = TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE;
 	struct maps_report rep = {0};
@@ -538,10 +559,12 @@ maps_victim(void *arg)
 	char b;
 
 	if (map_fixed(INIT) != 0 ||
-	    mmap((void *)(uintptr_t)RO_ADDR, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
-		 MAP_FIXED_NOREPLACE, -1, 0) != (void *)(uintptr_t)RO_ADDR ||
-	    mmap((void *)(uintptr_t)HOLE_ADDR, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE |
-		 MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != (void *)(uintptr_t)HOLE_ADDR ||
+	    mmap((void *)(uintptr_t)RO_ADDR, PAGE, PROT_READ,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
+		 0) != (void *)(uintptr_t)RO_ADDR ||
+	    mmap((void *)(uintptr_t)HOLE_ADDR, 3 * PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
+		 0) != (void *)(uintptr_t)HOLE_ADDR ||
 	    munmap((void *)(uintptr_t)(HOLE_ADDR + PAGE), PAGE) != 0)
 		return 10;
 	v = trd_vni_open(&c);
@@ -633,16 +656,21 @@ static int
 atomics_app(void *arg)
 {
 	const int *to_parent = arg;
-	struct trd_vni_conf c = {.socket = sock_path, .app = 3, .proc = 0, .pool_size = 1 << 20,
-				 .n_send = 4096, .n_recv = 4, .connect_timeout_ms = 5000};
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 3,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
+				 .n_send = 4096,
+				 .n_recv = 4,
+				 .connect_timeout_ms = 5000};
 	struct trd_vni_addr self = {.app = 3, .proc = 0};
 	uint64_t *word = calloc(1, 64), key = 0, rep[2] = {0, 0};
 	struct trd_vni *v = trd_vni_open(&c);
 	unsigned int done = 0;
 
 	if (v == NULL || word == NULL ||
-	    trd_vni_mr_reg(v, word, 64, TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE,
-			   &key) != 0)
+	    trd_vni_mr_reg(v, word, 64, TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE, &key) !=
+		    0)
 		return 10;
 	for (unsigned int i = 0; i < N_ATOMS; i++)
 		if (trd_vni_atomic(v, self, TRD_VNI_AOP_SUM, 8, 1, 0, (uintptr_t)word, key, -1,
@@ -683,11 +711,14 @@ test_atomics(void)
 	trd_node_stats_get(nd[0], &ns);
 	T_ASSERT(ns.drop[TRD_DROP_FIFO_FULL] > drops0, "no frame was dropped: nothing tested");
 	T_ASSERT(rep[0] == 0, "%llu atomics failed", (unsigned long long)rep[0]);
-	T_ASSERT(rep[1] == N_ATOMS, "the word is %llu after %u sums of 1 (applied twice or not at "
-		 "all)", (unsigned long long)rep[1], N_ATOMS);
+	T_ASSERT(rep[1] == N_ATOMS,
+		 "the word is %llu after %u sums of 1 (applied twice or not at "
+		 "all)",
+		 (unsigned long long)rep[1], N_ATOMS);
 	printf("atomics: %u concurrent sums of 1 on one word completed with 0 and the word is %llu, "
 	       "although the reception FIFO dropped %llu frames (%llu repeats answered from "
-	       "memory) in %.1f s\n", N_ATOMS, (unsigned long long)rep[1],
+	       "memory) in %.1f s\n",
+	       N_ATOMS, (unsigned long long)rep[1],
 	       (unsigned long long)(ns.drop[TRD_DROP_FIFO_FULL] - drops0),
 	       (unsigned long long)(stat_of(TRD_VNI_SVC_STAT_RMA_REPEATS) - repeats0),
 	       (double)(trd_time_us() - t0) / 1e6);
@@ -695,11 +726,10 @@ test_atomics(void)
 
 /* ---- set-up ---- */
 
-static const char topo_text[] =
-	"[torus]\ndims = 3x1x1\nmode = direct\n"
-	"[node 0]\nprocs = 1:0, 3:0\nx+ = 0\nx- = 1\n"
-	"[node 1]\nx+ = 0\nx- = 1\n"
-	"[node 2]\nx+ = 0\nx- = 1\n";
+static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
+				"[node 0]\nprocs = 1:0, 3:0\nx+ = 0\nx- = 1\n"
+				"[node 1]\nx+ = 0\nx- = 1\n"
+				"[node 2]\nx+ = 0\nx- = 1\n";
 
 static void
 cleanup(void)

@@ -98,8 +98,9 @@ now_us(void)
 uint64_t
 seed_of(struct trd_vni_addr src, struct trd_vni_addr dst, unsigned int k)
 {
-	uint64_t s = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)src.app << 40) ^ ((uint64_t)src.proc << 24) ^
-		     ((uint64_t)dst.app << 16) ^ ((uint64_t)dst.proc << 4) ^ k;
+	uint64_t s = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)src.app << 40) ^
+		     ((uint64_t)src.proc << 24) ^ ((uint64_t)dst.app << 16) ^
+		     ((uint64_t)dst.proc << 4) ^ k;
 
 	return s ? s : 1;
 }
@@ -162,7 +163,8 @@ parse_addrs(const char *s, struct trd_vni_addr *out)
 	unsigned int n = 0;
 
 	snprintf(buf, sizeof(buf), "%s", s);
-	for (tok = strtok_r(buf, ",", &save); tok && n < MAX_PEERS; tok = strtok_r(NULL, ",", &save))
+	for (tok = strtok_r(buf, ",", &save); tok && n < MAX_PEERS;
+	     tok = strtok_r(NULL, ",", &save))
 		if (parse_addr(tok, &out[n++]) != 0)
 			fail("bad address '%s'", tok);
 	return n;
@@ -190,7 +192,8 @@ parse_sizes(const char *s, size_t *out)
 	unsigned int n = 0;
 
 	snprintf(buf, sizeof(buf), "%s", s);
-	for (tok = strtok_r(buf, ",", &save); tok && n < MAX_SIZES; tok = strtok_r(NULL, ",", &save))
+	for (tok = strtok_r(buf, ",", &save); tok && n < MAX_SIZES;
+	     tok = strtok_r(NULL, ",", &save))
 		out[n++] = parse_size(tok);
 	return n;
 }
@@ -233,8 +236,8 @@ static unsigned int sends_left, recvs_left;
 static uint64_t bytes_in, bytes_out;
 static bool ready_sent[MAX_PEERS];
 
-static void post_recv(struct trd_vni_addr src, uint64_t tag, void *buf, size_t cap,
-		      uint64_t cookie, cpl_fn fn);
+static void post_recv(struct trd_vni_addr src, uint64_t tag, void *buf, size_t cap, uint64_t cookie,
+		      cpl_fn fn);
 static void post_send(struct trd_vni_addr dst, uint64_t tag, const void *buf, size_t len,
 		      uint64_t cookie, cpl_fn fn);
 
@@ -245,8 +248,8 @@ post_late(unsigned int p)
 {
 	for (unsigned int k = 0; k < n_sizes; k++)
 		if (late[k])
-			post_recv(peers[p], TAG_DATA(k), rbuf[p][k], sizes[k], ((uint64_t)p << 8) | k,
-				  exchange_cpl);
+			post_recv(peers[p], TAG_DATA(k), rbuf[p][k], sizes[k],
+				  ((uint64_t)p << 8) | k, exchange_cpl);
 }
 
 static void
@@ -289,8 +292,7 @@ exchange_cpl(const struct trd_vni_cpl *c)
 }
 
 static void
-post_recv(struct trd_vni_addr src, uint64_t tag, void *buf, size_t cap, uint64_t cookie,
-	  cpl_fn fn)
+post_recv(struct trd_vni_addr src, uint64_t tag, void *buf, size_t cap, uint64_t cookie, cpl_fn fn)
 {
 	int rc;
 
@@ -330,30 +332,31 @@ mode_exchange(void)
 	for (unsigned int k = 0; k < n_sizes; k++)
 		n_late += late[k];
 	for (unsigned int round = 0; round < repeat; round++) {
-	for (unsigned int p = 0; p < n_peers; p++) {
-		ready_sent[p] = false;
+		for (unsigned int p = 0; p < n_peers; p++) {
+			ready_sent[p] = false;
+			for (unsigned int k = 0; k < n_sizes; k++)
+				memset(rbuf[p][k], 0xee, sizes[k]);
+		}
+		sends_left = n_peers * n_sizes + (n_late ? n_peers : 0);
+		recvs_left = n_peers * n_sizes + (n_late ? n_peers : 0);
+		for (unsigned int p = 0; p < n_peers; p++) {
+			late_sends_left[p] = n_late;
+			if (n_late)
+				post_recv(peers[p], TAG_READY, NULL, 0, (uint64_t)p << 8,
+					  exchange_cpl);
+			for (unsigned int k = 0; k < n_sizes; k++)
+				if (!late[k])
+					post_recv(peers[p], TAG_DATA(k), rbuf[p][k], sizes[k],
+						  ((uint64_t)p << 8) | k, exchange_cpl);
+		}
 		for (unsigned int k = 0; k < n_sizes; k++)
-			memset(rbuf[p][k], 0xee, sizes[k]);
-	}
-	sends_left = n_peers * n_sizes + (n_late ? n_peers : 0);
-	recvs_left = n_peers * n_sizes + (n_late ? n_peers : 0);
-	for (unsigned int p = 0; p < n_peers; p++) {
-		late_sends_left[p] = n_late;
-		if (n_late)
-			post_recv(peers[p], TAG_READY, NULL, 0, (uint64_t)p << 8, exchange_cpl);
-		for (unsigned int k = 0; k < n_sizes; k++)
-			if (!late[k])
-				post_recv(peers[p], TAG_DATA(k), rbuf[p][k], sizes[k],
+			for (unsigned int p = 0; p < n_peers; p++)
+				post_send(peers[p], TAG_DATA(k), sbuf[p][k], sizes[k],
 					  ((uint64_t)p << 8) | k, exchange_cpl);
-	}
-	for (unsigned int k = 0; k < n_sizes; k++)
-		for (unsigned int p = 0; p < n_peers; p++)
-			post_send(peers[p], TAG_DATA(k), sbuf[p][k], sizes[k], ((uint64_t)p << 8) | k,
-				  exchange_cpl);
-	while (sends_left > 0 || recvs_left > 0)
-		reap(exchange_cpl, WAIT_MS);
-	if (repeat > 1)
-		printf("%s %u:%u: round %u done\n", prog, self.app, self.proc, round + 1);
+		while (sends_left > 0 || recvs_left > 0)
+			reap(exchange_cpl, WAIT_MS);
+		if (repeat > 1)
+			printf("%s %u:%u: round %u done\n", prog, self.app, self.proc, round + 1);
 	}
 	printf("%s %u:%u: exchange with %u peers done in %.3f s: %u sizes each way (%u received "
 	       "late), %u round(s), %" PRIu64 " B out, %" PRIu64 " B in, byte-exact\n",
@@ -483,8 +486,9 @@ mode_sink(void)
 		reap(sink_cpl, WAIT_MS);
 	}
 	printf("%s %u:%u: sink received %lu x %zu B in %.3f s, byte-exact; %lu transfer(s) reset "
-	       "by their sender's death%s\n", prog, self.app, self.proc, done_n, msg_size,
-	       (double)(now_us() - t0) * 1e-6, reset_n, go_seen ? "; stopped by GO" : "");
+	       "by their sender's death%s\n",
+	       prog, self.app, self.proc, done_n, msg_size, (double)(now_us() - t0) * 1e-6, reset_n,
+	       go_seen ? "; stopped by GO" : "");
 	return 0;
 }
 
@@ -821,8 +825,8 @@ mask_round(const struct mask_case *rc, unsigned int n, bool recv_late, size_t le
 			fail("%s receive %u (tag %#" PRIx64 " ignore %#" PRIx64
 			     "): got tag %#" PRIx64 " data %#" PRIx64
 			     " %u B (byte %zu), expected tag %#" PRIx64,
-			     recv_late ? "recv_late" : "early", i, rc[i].tag, rc[i].ignore, mask_got[i].tag,
-			     mask_got[i].data, mask_got[i].len, bad, rc[i].want);
+			     recv_late ? "recv_late" : "early", i, rc[i].tag, rc[i].ignore,
+			     mask_got[i].tag, mask_got[i].data, mask_got[i].len, bad, rc[i].want);
 		trd_vni_free(vni, rb[i]);
 		trd_vni_free(vni, sb[i]);
 	}
@@ -935,7 +939,6 @@ mode_masks(void)
 	return 0;
 }
 
-
 /* attach: an identity the engine may have chosen, then commands from stdin */
 
 static int
@@ -1024,14 +1027,22 @@ main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case O_SOCK: conf.socket = optarg; break;
-		case O_APP: conf.app = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case O_SOCK:
+			conf.socket = optarg;
+			break;
+		case O_APP:
+			conf.app = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
 		case O_PROC:
 			conf.proc = strcmp(optarg, "any") == 0 ? TRD_VNI_ANY
 							       : (uint32_t)strtoul(optarg, NULL, 0);
 			break;
-		case O_POOL: conf.pool_size = parse_size(optarg); break;
-		case O_SHORT: conf.short_max = atoi(optarg); break;
+		case O_POOL:
+			conf.pool_size = parse_size(optarg);
+			break;
+		case O_SHORT:
+			conf.short_max = atoi(optarg);
+			break;
 		case O_PEERS:
 		case O_TO:
 			n_peers = parse_addrs(optarg, peers);
@@ -1041,16 +1052,36 @@ main(int argc, char **argv)
 			if (parse_addr(optarg, &peer) != 0)
 				fail("bad --from");
 			break;
-		case O_SIZES: n_sizes = parse_sizes(optarg, sizes); break;
-		case O_LATE: n_late = parse_sizes(optarg, late_sizes); break;
-		case O_SIZE: msg_size = parse_size(optarg); break;
-		case O_COUNT: count = strtoul(optarg, NULL, 0); break;
-		case O_WINDOW: window = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case O_LOG: log_path = optarg; break;
-		case O_MCAST: mcast_pattern = true; break;
-		case O_RESET: tolerate_reset = true; break;
-		case O_GOAFTER: go_after = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case O_STOPGO: stop_on_go = true; break;
+		case O_SIZES:
+			n_sizes = parse_sizes(optarg, sizes);
+			break;
+		case O_LATE:
+			n_late = parse_sizes(optarg, late_sizes);
+			break;
+		case O_SIZE:
+			msg_size = parse_size(optarg);
+			break;
+		case O_COUNT:
+			count = strtoul(optarg, NULL, 0);
+			break;
+		case O_WINDOW:
+			window = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case O_LOG:
+			log_path = optarg;
+			break;
+		case O_MCAST:
+			mcast_pattern = true;
+			break;
+		case O_RESET:
+			tolerate_reset = true;
+			break;
+		case O_GOAFTER:
+			go_after = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case O_STOPGO:
+			stop_on_go = true;
+			break;
 		case O_ORDERED:
 			conf.ordered = true;
 			break;
@@ -1058,9 +1089,15 @@ main(int argc, char **argv)
 			if (parse_addr(optarg, &absent) != 0)
 				fail("bad --absent");
 			break;
-		case O_DEADLINE: deadline_s = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case O_REPEAT: repeat = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case O_TIMEOUT: conf.connect_timeout_ms = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case O_DEADLINE:
+			deadline_s = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case O_REPEAT:
+			repeat = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case O_TIMEOUT:
+			conf.connect_timeout_ms = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of vni_app.c\n");
 			return 2;

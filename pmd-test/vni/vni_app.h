@@ -19,12 +19,12 @@
 
 #include <toroid/vni.h>
 
-#define MAX_PEERS 64
-#define MAX_SIZES 32
-#define TAG_READY 0xfeed000000000000ULL
-#define TAG_GO 0xfeed000000000001ULL
+#define MAX_PEERS   64
+#define MAX_SIZES   32
+#define TAG_READY   0xfeed000000000000ULL
+#define TAG_GO      0xfeed000000000001ULL
 #define TAG_DATA(k) (0x1000ULL + (uint64_t)(k))
-#define WAIT_MS 60000
+#define WAIT_MS     60000
 
 extern struct trd_vni *vni;
 extern struct trd_vni_addr self;

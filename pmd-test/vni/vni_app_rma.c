@@ -5,12 +5,12 @@
 /* ------------------------------------------------------------------------------------------ */
 /* rma: one-sided writes, reads and atomics on malloc'd (non-pool) memory */
 
-#define TAG_INFO 0xfeed000000000002ULL
-#define TAG_DONE 0xfeed000000000003ULL
-#define RMA_GUARD 4096
-#define RMA_REGION ((4u << 20) + 128)
+#define TAG_INFO       0xfeed000000000002ULL
+#define TAG_DONE       0xfeed000000000003ULL
+#define RMA_GUARD      4096
+#define RMA_REGION     ((4u << 20) + 128)
 #define RMA_GUARD_BYTE 0xa5
-#define RMA_N_AT 8
+#define RMA_N_AT       8
 
 /* What a process tells its peer about its regions. */
 struct rma_info {
@@ -55,8 +55,8 @@ rma_wait_one(uint64_t cookie, enum trd_vni_cpl_kind kind, uint64_t *old)
 			rma_sums_done++;
 			continue;
 		}
-		fail("unexpected completion kind %d cookie %#" PRIx64 " status %d", c.kind, c.cookie,
-		     c.status);
+		fail("unexpected completion kind %d cookie %#" PRIx64 " status %d", c.kind,
+		     c.cookie, c.status);
 	}
 	if (c.kind != kind)
 		fail("completion kind %d, expected %d", c.kind, kind);
@@ -162,8 +162,8 @@ expect_refused(int rc, int want, const char *what)
 int
 mode_rma(void)
 {
-	static const size_t rsz[] = {1, 2, 7, 8, 63, 64, 65, 1000, 1344, 1345, 4095, 65537,
-				     (1u << 20) + 3, 4u << 20};
+	static const size_t rsz[] = {
+		1, 2, 7, 8, 63, 64, 65, 1000, 1344, 1345, 4095, 65537, (1u << 20) + 3, 4u << 20};
 	uint8_t *big = malloc(RMA_GUARD + RMA_REGION + RMA_GUARD);
 	uint8_t *region = big + RMA_GUARD;
 	uint8_t *shadow = malloc(RMA_REGION), *src = malloc(4u << 20), *tmp = malloc(RMA_REGION);
@@ -193,12 +193,14 @@ mode_rma(void)
 	    trd_vni_mr_reg(vni, region, 8, 0x80 | TRD_VNI_MR_REMOTE_READ, &mine.va_key) != -EINVAL)
 		fail("mr_reg accepted a bad argument");
 	if ((rc = trd_vni_mr_reg(vni, region, RMA_REGION,
-				 TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE, &mine.va_key)) != 0 ||
+				 TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE, &mine.va_key)) !=
+		    0 ||
 	    mine.va_key == 0)
 		fail("mr_reg: %s", strerror(-rc));
 	mine.off_key = 0x5eed0000ULL + self.proc; /* the caller's key */
 	if ((rc = trd_vni_mr_reg(vni, region, RMA_REGION,
-				 TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE | TRD_VNI_MR_OFFSET,
+				 TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE |
+					 TRD_VNI_MR_OFFSET,
 				 &mine.off_key)) != 0 ||
 	    mine.off_key != 0x5eed0000ULL + self.proc)
 		fail("mr_reg with the caller's key: %s", strerror(-rc));
@@ -245,11 +247,12 @@ mode_rma(void)
 	 * (the low one to itself); their completions come while the rest runs */
 	{
 		struct trd_vni_addr lowp = low ? self : peer;
-		uint64_t at0 = low ? mine.at_base : theirs.at_base, atk = low ? mine.at_key : theirs.at_key;
+		uint64_t at0 = low ? mine.at_base : theirs.at_base,
+			 atk = low ? mine.at_key : theirs.at_key;
 
 		for (unsigned long i = 0; i < count; i++) {
-			while ((rc = trd_vni_atomic(vni, lowp, TRD_VNI_AOP_SUM, 8, 1, 0, at0, atk, -1,
-						    0xa70)) == -EAGAIN)
+			while ((rc = trd_vni_atomic(vni, lowp, TRD_VNI_AOP_SUM, 8, 1, 0, at0, atk,
+						    -1, 0xa70)) == -EAGAIN)
 				rma_reap_sum();
 			if (rc != 0)
 				fail("atomic: %s", strerror(-rc));
@@ -277,8 +280,9 @@ mode_rma(void)
 			if ((rc = rma_read(peer, tmp, n, theirs.base + o, theirs.va_key)) != 0)
 				fail("read of %zu B: %s", n, strerror(-rc));
 			printf("4 MiB: write %.1f ms (%.0f MB/s), read %.1f ms (%.0f MB/s), while the "
-			       "peer runs its own\n", tw / 1e3, (double)n / (double)tw,
-			       (now_us() - t0) / 1e3, (double)n / (double)(now_us() - t0));
+			       "peer runs its own\n",
+			       tw / 1e3, (double)n / (double)tw, (now_us() - t0) / 1e3,
+			       (double)n / (double)(now_us() - t0));
 		}
 		memcpy(shadow + o, src, n);
 		rma_verify(&theirs, shadow, lo, hi, tmp, "write");
@@ -306,7 +310,8 @@ mode_rma(void)
 	/* self: write into and read from this process's own region */
 	memset(selfbuf, 0, 65536);
 	fill(selfsrc, 5000, seed_of(self, self, 5));
-	if ((rc = rma_write(self, selfsrc, 5000, (uint64_t)(uintptr_t)selfbuf + 3, self_key)) != 0 ||
+	if ((rc = rma_write(self, selfsrc, 5000, (uint64_t)(uintptr_t)selfbuf + 3, self_key)) !=
+		    0 ||
 	    memcmp(selfbuf + 3, selfsrc, 5000) != 0 || selfbuf[2] != 0 || selfbuf[5003] != 0)
 		fail("write to self: %d", rc);
 	if ((rc = rma_read(self, tmp, 5002, (uint64_t)(uintptr_t)selfbuf + 2, self_key)) != 0 ||
@@ -315,13 +320,15 @@ mode_rma(void)
 
 	/* atomics on the peer's words: 64-bit at[1], 32-bit on the high half of at[3] */
 	{
-		uint64_t a1 = theirs.at_base + 8, a3h = theirs.at_base + 3 * 8 + 4, a4 = theirs.at_base + 32;
+		uint64_t a1 = theirs.at_base + 8, a3h = theirs.at_base + 3 * 8 + 4,
+			 a4 = theirs.at_base + 32;
 		uint64_t k = theirs.at_key;
 
 		expect_atomic(peer, TRD_VNI_AOP_SUM, 8, 5, 0, a1, k, 1001);
 		expect_atomic(peer, TRD_VNI_AOP_READ, 8, 0, 0, a1, k, 1006);
 		expect_atomic(peer, TRD_VNI_AOP_SWAP, 8, 0x7777777777ULL, 0, a1, k, 1006);
-		expect_atomic(peer, TRD_VNI_AOP_CSWAP, 8, 99, 0x7777777777ULL, a1, k, 0x7777777777ULL);
+		expect_atomic(peer, TRD_VNI_AOP_CSWAP, 8, 99, 0x7777777777ULL, a1, k,
+			      0x7777777777ULL);
 		expect_atomic(peer, TRD_VNI_AOP_CSWAP, 8, 1, 5, a1, k, 99); /* miss */
 		expect_atomic(peer, TRD_VNI_AOP_READ, 8, 0, 0, a1, k, 99);
 		expect_atomic(peer, TRD_VNI_AOP_SUM, 4, 0xf0000000u, 0, a3h, k, 0x11111111);
@@ -347,8 +354,9 @@ mode_rma(void)
 		       "write to a read-only region");
 	expect_refused(rma_read(peer, tmp, 8, theirs.base, theirs.wo_key), -EACCES,
 		       "read of a write-only region");
-	expect_refused(rma_atomic(peer, TRD_VNI_AOP_READ, 8, 0, 0, theirs.base, theirs.wo_key, &old),
-		       -EACCES, "atomic read of a write-only region");
+	expect_refused(
+		rma_atomic(peer, TRD_VNI_AOP_READ, 8, 0, 0, theirs.base, theirs.wo_key, &old),
+		-EACCES, "atomic read of a write-only region");
 	expect_refused(rma_atomic(peer, TRD_VNI_AOP_SUM, 8, 1, 0, theirs.base, theirs.ro_key, &old),
 		       -EACCES, "atomic sum on a read-only region");
 	expect_refused(rma_write(peer, src, 100, theirs.base + RMA_REGION - 99, theirs.va_key),
@@ -367,11 +375,11 @@ mode_rma(void)
 		       "offset write that wraps");
 	expect_refused(rma_read(peer, tmp, 4096, UINT64_MAX - 100, theirs.va_key), -EACCES,
 		       "read that wraps");
-	expect_refused(rma_atomic(peer, TRD_VNI_AOP_SUM, 8, 1, 0, theirs.at_base + 4, theirs.at_key,
-				  &old),
-		       -EACCES, "misaligned 8-byte atomic");
-	expect_refused(rma_atomic(peer, TRD_VNI_AOP_SWAP, 4, 1, 0, theirs.at_base + 2, theirs.at_key,
-				  &old),
+	expect_refused(
+		rma_atomic(peer, TRD_VNI_AOP_SUM, 8, 1, 0, theirs.at_base + 4, theirs.at_key, &old),
+		-EACCES, "misaligned 8-byte atomic");
+	expect_refused(rma_atomic(peer, TRD_VNI_AOP_SWAP, 4, 1, 0, theirs.at_base + 2,
+				  theirs.at_key, &old),
 		       -EACCES, "misaligned 4-byte atomic");
 	expect_refused(rma_write(peer, src, 8, theirs.base, theirs.dead_key), -EACCES,
 		       "write through a deregistered key");
@@ -390,7 +398,8 @@ mode_rma(void)
 			       "write to a process that is not attached");
 		expect_refused(rma_atomic(absent, TRD_VNI_AOP_SUM, 8, 1, 0, 4096, 1, &old),
 			       -ECONNREFUSED, "atomic on a process that is not attached");
-		printf("not attached: -ECONNREFUSED, %" PRIu64 " ms per op\n", (now_us() - t0) / 2000);
+		printf("not attached: -ECONNREFUSED, %" PRIu64 " ms per op\n",
+		       (now_us() - t0) / 2000);
 	}
 
 	/* the whole peer region, as we wrote it */
@@ -425,8 +434,8 @@ mode_rma(void)
 		if (low && (rc = trd_vni_recv(vni, peer, TAG_GO, 0, NULL, 0, -1, 0xf4)) != 0)
 			fail("recv: %s", strerror(-rc));
 		if (!low) {
-			expect_atomic(peer, TRD_VNI_AOP_READ, 8, 0, 0, theirs.at_base, theirs.at_key,
-				      want_sum);
+			expect_atomic(peer, TRD_VNI_AOP_READ, 8, 0, 0, theirs.at_base,
+				      theirs.at_key, want_sum);
 			if ((rc = trd_vni_send(vni, peer, TAG_GO, NULL, 0, -1, 0xf4)) != 0)
 				fail("send: %s", strerror(-rc));
 		}
@@ -447,7 +456,8 @@ mode_rma(void)
 			if (now_us() - t0 > 20000000)
 				fail("writes to a process that left still succeed after 20 s");
 		} while (rc == 0 || rc == -ECONNRESET);
-		printf("peer gone: -ECONNREFUSED %" PRIu64 " ms after its GO\n", (now_us() - t0) / 1000);
+		printf("peer gone: -ECONNREFUSED %" PRIu64 " ms after its GO\n",
+		       (now_us() - t0) / 1000);
 	}
 	if (trd_vni_mr_dereg(vni, mine.va_key) != 0)
 		fail("mr_dereg");

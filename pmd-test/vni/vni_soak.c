@@ -30,8 +30,8 @@
 
 #include <toroid/vni.h>
 
-#define MAX_PROCS 64
-#define MSG_LEN 4096
+#define MAX_PROCS  64
+#define MSG_LEN    4096
 #define REGION_LEN 65536
 
 static const char *sock_path;
@@ -52,16 +52,22 @@ now_ms(void)
 static struct trd_vni *
 attach(void)
 {
-	struct trd_vni_conf c = {.socket = sock_path, .app = 1, .proc = TRD_VNI_ANY,
-				 .pool_size = 1 << 20, .n_send = 16, .n_recv = 16,
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 1,
+				 .proc = TRD_VNI_ANY,
+				 .pool_size = 1 << 20,
+				 .n_send = 16,
+				 .n_recv = 16,
 				 .connect_timeout_ms = 5000};
 	uint64_t deadline = now_ms() + 10000;
 
 	for (;;) {
 		struct trd_vni *v = trd_vni_open(&c);
 
-		if (v != NULL || (errno != EADDRINUSE && errno != EBUSY && errno != ECONNRESET &&
-				  errno != EPIPE) || now_ms() >= deadline) {
+		if (v != NULL ||
+		    (errno != EADDRINUSE && errno != EBUSY && errno != ECONNRESET &&
+		     errno != EPIPE) ||
+		    now_ms() >= deadline) {
 			if (v == NULL)
 				fprintf(stderr, "vni-soak: attach: %s\n", strerror(errno));
 			return v;
@@ -113,8 +119,8 @@ worker(int ready)
 	peer.proc = (info.self.proc + 1) % n_procs;
 	if (trd_vni_send(v, peer, 7, sbuf, MSG_LEN, -1, 2) != 0)
 		return 14;
-	if (trd_vni_write(v, info.self, region, REGION_LEN / 2,
-			  (uintptr_t)region + REGION_LEN / 2, key, -1, 3) != 0)
+	if (trd_vni_write(v, info.self, region, REGION_LEN / 2, (uintptr_t)region + REGION_LEN / 2,
+			  key, -1, 3) != 0)
 		return 15;
 	if (wait_kind(v, TRD_VNI_CPL_WRITE) != 0)
 		return 16;
@@ -161,7 +167,8 @@ final(void)
 		return 1;
 	}
 	buf = trd_vni_alloc(v, MSG_LEN);
-	if (buf == NULL || trd_vni_recv(v, info.self, 9, 0, buf + MSG_LEN / 2, MSG_LEN / 2, -1, 3) ||
+	if (buf == NULL ||
+	    trd_vni_recv(v, info.self, 9, 0, buf + MSG_LEN / 2, MSG_LEN / 2, -1, 3) ||
 	    trd_vni_send(v, info.self, 9, region, 100, -1, 4) != 0 ||
 	    wait_kind(v, TRD_VNI_CPL_RECV) != 0 || memcmp(buf + MSG_LEN / 2, region, 100) != 0) {
 		fprintf(stderr, "vni-soak: the final process's message to itself failed\n");
@@ -175,7 +182,7 @@ final(void)
 
 struct slot {
 	pid_t pid;
-	int ready; /* read end of its ready pipe */
+	int ready;        /* read end of its ready pipe */
 	uint64_t kill_at; /* once ready: when to kill it */
 };
 
@@ -261,7 +268,8 @@ soak(unsigned int seconds)
 		killed++;
 	}
 	printf("%llu processes attached, registered, sent and were killed (-9), %u at a time, "
-	       "in %u s\n", (unsigned long long)killed, n_procs, seconds);
+	       "in %u s\n",
+	       (unsigned long long)killed, n_procs, seconds);
 	return 0;
 }
 
@@ -269,12 +277,9 @@ int
 main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"procs", required_argument, NULL, 'n'},
-		{"seconds", required_argument, NULL, 't'},
-		{"final", no_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"socket", required_argument, NULL, 's'},  {"procs", required_argument, NULL, 'n'},
+		{"seconds", required_argument, NULL, 't'}, {"final", no_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
 	};
 	unsigned int seconds = 10;
 	int c, fin = 0;
@@ -294,8 +299,10 @@ main(int argc, char **argv)
 			fin = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: %s --socket PATH [--procs N (32)] [--seconds S (10)] "
-					"[--final]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s --socket PATH [--procs N (32)] [--seconds S (10)] "
+				"[--final]\n",
+				argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}

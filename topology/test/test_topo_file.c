@@ -165,7 +165,7 @@ check_examples(const char *dir)
 
 /* ---- files that must load ---- */
 
-#define SW2 "[torus]\ndims = 1x1x2\nmode = switched\n"
+#define SW2  "[torus]\ndims = 1x1x2\nmode = switched\n"
 #define DIR3 "[torus]\ndims = 3x1x1\nmode = direct\n"
 #define MAC0 "mac = 02:00:00:00:00:01\n"
 #define MAC1 "mac = 02:00:00:00:00:02\n"

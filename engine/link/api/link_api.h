@@ -20,7 +20,7 @@
 #include <toroid/toroid.h>
 
 /** Packets a link buffers for the port (power of 2). */
-#define TRD_LINK_PEND 1024
+#define TRD_LINK_PEND      1024
 #define TRD_LINK_PEND_MASK (TRD_LINK_PEND - 1)
 
 struct trd_link;
@@ -43,10 +43,10 @@ struct trd_link_ops {
  * layer that queued it (the link stores it and gives it back, never reads ctr or fifo).
  */
 struct trd_pend_info {
-	int64_t *ctr;        /**< injection counter to decrement, or NULL */
+	int64_t *ctr;              /**< injection counter to decrement, or NULL */
 	struct trd_inj_fifo *fifo; /**< FIFO whose unsent count to decrement, or NULL */
-	uint32_t bytes;      /**< payload bytes for the counter */
-	uint32_t len;        /**< frame length for statistics */
+	uint32_t bytes;            /**< payload bytes for the counter */
+	uint32_t len;              /**< frame length for statistics */
 };
 
 struct trd_link {
@@ -57,17 +57,17 @@ struct trd_link {
 	uint16_t port;
 	uint16_t queue;
 	uint16_t mtu;
-	uint16_t trailer;    /**< bytes a frame carries after its payload beyond the MTU's
-			      * share: the session token's, on a reliable node's link */
-	bool chain_ok;       /**< can transmit mbuf chains (zero-copy) */
-	bool owns_port;      /**< stop and close the port on free */
+	uint16_t trailer; /**< bytes a frame carries after its payload beyond the MTU's
+			   * share: the session token's, on a reliable node's link */
+	bool chain_ok;    /**< can transmit mbuf chains (zero-copy) */
+	bool owns_port;   /**< stop and close the port on free */
 	bool owns_rings;
 	struct rte_ring *tx_ring; /**< ring links */
 	struct rte_ring *rx_ring;
 	struct rte_ether_addr mac;  /**< our source MAC */
 	struct rte_ether_addr peer; /**< destination MAC of point-to-point traffic */
-	int dir;             /**< enum trd_dir, or TRD_DIR_NONE */
-	struct trd_node *node; /**< the node using the link (opaque here), or NULL */
+	int dir;                    /**< enum trd_dir, or TRD_DIR_NONE */
+	struct trd_node *node;      /**< the node using the link (opaque here), or NULL */
 	/* The link's own from here: the layers above use the functions below. */
 	/* The port as the engine sees it: ops->rx/tx, or through the taps (impairment, capture)
 	 * when one is installed, like DPDK's rx/tx callbacks. */

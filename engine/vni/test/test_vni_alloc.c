@@ -9,7 +9,7 @@
 
 #include "../vni_alloc.h"
 
-#define AREA (1u << 20)
+#define AREA  (1u << 20)
 #define SLOTS 512
 
 static int fails;
@@ -57,14 +57,17 @@ main(void)
 			CHECK(off[i] % TRD_VNI_ALLOC_ALIGN == 0 && (uint64_t)off[i] + r <= AREA,
 			      "block %lld+%llu outside the area", (long long)off[i],
 			      (unsigned long long)r);
-			for (uint64_t u = (uint64_t)off[i] / 64; u < ((uint64_t)off[i] + r) / 64; u++) {
-				CHECK(owner[u] == 0, "unit %llu handed out twice", (unsigned long long)u);
+			for (uint64_t u = (uint64_t)off[i] / 64; u < ((uint64_t)off[i] + r) / 64;
+			     u++) {
+				CHECK(owner[u] == 0, "unit %llu handed out twice",
+				      (unsigned long long)u);
 				owner[u] = 1;
 			}
 		} else {
 			uint64_t r = trd_vni_heap_round(len[i]);
 
-			for (uint64_t u = (uint64_t)off[i] / 64; u < ((uint64_t)off[i] + r) / 64; u++)
+			for (uint64_t u = (uint64_t)off[i] / 64; u < ((uint64_t)off[i] + r) / 64;
+			     u++)
 				owner[u] = 0;
 			CHECK(trd_vni_heap_free(&h, (uint64_t)off[i], len[i]) == 0, "free");
 			CHECK(trd_vni_heap_free(&h, (uint64_t)off[i], len[i]) == -EINVAL,
