@@ -100,6 +100,8 @@ frame_pad(struct trd_pkt p, const void *pay, uint16_t n, uint8_t seg, unsigned i
 	if (p.seq != 0 || (p.flags & TRD_HF_ECHO)) {
 		p.flags |= TRD_HF_PROOF;
 		token = peer_token(p.epoch);
+		if (p.flags & TRD_HF_ECHO)
+			p.msg_id = trd_wire_token_check(token); /* the echo's check of it */
 	} else if (p.type == TRD_PKT_ACK && p.ack != 0 && p.offset == epoch_e) {
 		p.flags |= TRD_HF_PROOF;
 		token = trd_session_token(FZ_SK0, FZ_SK1, FZ_PEER_RANK, epoch_e);

@@ -131,6 +131,8 @@ add(struct trd_pkt p, const void *pay, uint16_t n, unsigned int pad, int cause, 
 	T_ASSERT(nf < MAXF && len + 4 + TRD_PROOF_LEN + pad <= FMAX, "frame table");
 	if ((p.seq != 0 || (p.flags & TRD_HF_ECHO)) && !proof_none)
 		p.flags |= TRD_HF_PROOF;
+	if ((p.flags & TRD_HF_ECHO) && (p.flags & TRD_HF_PROOF))
+		p.msg_id = trd_wire_token_check(proof_tok != 0 ? proof_tok : TOK(p.epoch));
 	memset(f, 0, FMAX);
 	memset(f, 0xff, 6);
 	f[6] = 0x02, f[11] = 0x01;

@@ -579,12 +579,26 @@ on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, const 
 	uint64_t now, bool *fresh)
 {
 	*fresh = false;
-	if (pe->rx_valid && pe->rx_epoch == p->epoch)
-		return 0; /* a second answer to the same question */
+	if (pe->rx_valid && pe->rx_epoch == p->epoch) {
+		/* a second answer to the same question changes nothing; an answer to a new
+		 * challenge (the cookie we send now) restates the session's token: the one we
+		 * took from its first echo may have been damaged on the way (the trailer is not
+		 * under the header checksum), and then every frame of the session would be
+		 * refused as bad_proof for ever */
+		if (proof != NULL && p->key == cookie_of(n, pe) &&
+		    p->msg_id == trd_wire_token_check(*proof)) {
+			pe->rx_token = *proof;
+			pe->chal_gen++;
+			pe->chal_pending = false;
+		}
+		return 0;
+	}
 	if (p->key != cookie_of(n, pe))
 		return TRD_DROP_BAD_SESSION; /* not an answer to anything we asked */
 	if (proof == NULL)
 		return TRD_DROP_BAD_PROOF; /* a session whose frames we could not tell */
+	if (p->msg_id != trd_wire_token_check(*proof))
+		return TRD_DROP_BAD_CHECKSUM; /* its token damaged on the way: the next echo */
 	*fresh = true;
 	/* a new session: what the old one still carried is gone, and so are its held packets
 	 * and partial messages; the counters they would have decremented are told */
@@ -792,6 +806,9 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, cons
 		 * token: not the peer's. Nothing about it is believed, nothing is held (it must
 		 * not take the place of the real frame), no ack goes out for it. */
 		*cause = TRD_DROP_BAD_PROOF;
+		/* ... or our copy of the token is damaged: ask the peer to restate it (a
+		 * challenge, at most one per quarter of the least timeout) */
+		pe->chal_pending = true;
 		return TRD_REL_DROP;
 	}
 	i = p->seq & mask;

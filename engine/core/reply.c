@@ -70,7 +70,9 @@ ctl_build(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint16_t flags
 			   .msg_len = len,
 			   .pay_len = len,
 			   .epoch = epoch, /* an ACK's own session; trd_rel_hold() sets it else */
-			   .msg_id = n->next_msg_id++,
+			   .msg_id = (flags & TRD_HF_ECHO) && proof != NULL
+					     ? trd_wire_token_check(*proof)
+					     : n->next_msg_id++,
 			   .ack = ack,
 			   .aux = aux,
 		   });

@@ -96,6 +96,16 @@ enum trd_hdr_flag {
 #define TRD_HF_MASK (0 TRD_HDR_FLAGS(TRD_HF_OR_))
 /** Bytes of the session token trailer a frame with TRD_HF_PROOF carries after its payload. */
 #define TRD_PROOF_LEN 8
+/**
+ * The check of a session token that an ECHO carries in its header's @c msg_id (under the header
+ * checksum): the token itself rides in the trailer, which no checksum covers, and a receiver
+ * that took a damaged token would refuse every frame of the session as bad_proof.
+ */
+static inline uint32_t
+trd_wire_token_check(uint64_t token)
+{
+	return (uint32_t)(token ^ (token >> 32)) ^ 0x746f6b6eu;
+}
 /** Bytes a frame carries after its payload, by its flags (CRC, then proof). */
 #define TRD_TRAILER_LEN(flags)                                                                     \
 	((((flags)&TRD_HF_CRC) ? 4u : 0u) + (((flags)&TRD_HF_PROOF) ? TRD_PROOF_LEN : 0u))
