@@ -41,14 +41,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (file, function) pair. Inlined code keeps the file it came from, so a ring enqueue inlined into
 # trd_node_poll counts as DPDK, not as the engine loop.
 STAGES = [
-    ("post", r"engine/core/(post\.c|core_pvt\.h)$", r"^(trd_inject\w*|desc_check\w*|desc_slots)$"),
-    ("packet build", r"engine/core/(tx\.c|ctl\.c|core_pvt\.h)$", r"^(desc_start|trd_pkt_finish|crc_\w+|ctl_\w+|trd_ctl_\w+|"
+    ("post", r"engine/core/(inject\.c|core_pvt\.h)$", r"^(trd_inject\w*|desc_check\w*|desc_slots)$"),
+    ("packet build", r"engine/core/(tx\.c|reply\.c|core_pvt\.h)$", r"^(desc_start|trd_pkt_finish|crc_\w+|ctl_\w+|trd_ctl_\w+|"
      r"fifo_next|emit|zc_free_cb)$"),
     ("header codec, checksum", r"engine/wire/|include/toroid/wire\.h$|/rte_ip\.h$|/rte_byteorder", r""),
     ("addressing", r"engine/", r"^(trd_rank_of|trd_coord_eq|in_torus|trd_route\w*)$"),
-    ("reliability", r"engine/core/rel\.c$", r""),
+    ("reliability", r"engine/core/(rel|secret)\.c$", r""),
     ("reliability", r"engine/", r"^(trd_rel_\w+|on_ack)$"),
-    ("receive", r"engine/core/(rx|rfifo|node|cpl|eq)\.c$", r""),
+    ("receive", r"engine/core/(rx|rfifo|node|track|reflect|doorbell|eq)\.c$", r""),
     ("engine loop", r"engine/core/|engine/net/", r""),
     ("link", r"engine/link/", r""),
     ("DPDK ring", r"/rte_ring", r""),
