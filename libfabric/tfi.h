@@ -309,6 +309,9 @@ extern struct fi_ops_tagged tfi_tagged_ops;
 
 /* tfi_progress.c */
 void tfi_ep_progress(struct tfi_ep *ep);
+/* A refused post's VNI error as libfabric's: -EAGAIN makes progress first (-FI_EAGAIN), a
+ * reset marks the endpoint dead (-FI_ECONNRESET), anything else is returned as it is. */
+int tfi_post_rc(struct tfi_ep *ep, int rc);
 int tfi_ep_arm(struct tfi_ep *ep);
 bool tfi_ep_nap_due(struct tfi_ep *ep);
 void tfi_ep_nap(struct tfi_ep *ep);

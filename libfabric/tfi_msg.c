@@ -128,13 +128,7 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 		rc = trd_vni_send(ep->vni, dst, vtag, buf, total, -1, (uint64_t)(uintptr_t)op);
 	if (rc != 0) {
 		tfi_op_put(ep, op);
-		if (rc == -EAGAIN) {
-			tfi_ep_progress(ep);
-			rc = -FI_EAGAIN;
-		} else if (rc == -ECONNRESET) {
-			ep->dead = true;
-			rc = -FI_ECONNRESET;
-		}
+		rc = tfi_post_rc(ep, (int)rc);
 	}
 out:
 	pthread_mutex_unlock(&ep->dom->lock);
@@ -294,13 +288,7 @@ claimed:
 posted:
 	if (rc != 0) {
 		tfi_op_put(ep, op);
-		if (rc == -EAGAIN) {
-			tfi_ep_progress(ep);
-			rc = -FI_EAGAIN;
-		} else if (rc == -ECONNRESET) {
-			ep->dead = true;
-			rc = -FI_ECONNRESET;
-		}
+		rc = tfi_post_rc(ep, (int)rc);
 	}
 out:
 	pthread_mutex_unlock(&ep->dom->lock);

@@ -54,6 +54,20 @@ tfi_op_put(struct tfi_ep *ep, struct tfi_op *op)
 	ep->free_ops = op;
 }
 
+int
+tfi_post_rc(struct tfi_ep *ep, int rc)
+{
+	if (rc == -EAGAIN) {
+		tfi_ep_progress(ep);
+		return -FI_EAGAIN;
+	}
+	if (rc == -ECONNRESET) {
+		ep->dead = true;
+		return -FI_ECONNRESET;
+	}
+	return rc;
+}
+
 /* ---- completions ---- */
 
 static struct tfi_cq *

@@ -30,20 +30,6 @@ to_ep(struct fid_ep *e)
 	return container_of(e, struct tfi_ep, ep);
 }
 
-static int
-vni_post_rc(struct tfi_ep *ep, int rc)
-{
-	if (rc == -EAGAIN) {
-		tfi_ep_progress(ep);
-		return -FI_EAGAIN;
-	}
-	if (rc == -ECONNRESET) {
-		ep->dead = true;
-		return -FI_ECONNRESET;
-	}
-	return rc;
-}
-
 /* Common checks of a one-sided post; takes an op. Caller holds the domain lock. */
 static ssize_t
 rma_begin(struct tfi_ep *ep, fi_addr_t dest, bool inject, struct trd_vni_addr *dst,
@@ -144,7 +130,7 @@ rma_post(struct tfi_ep *ep, bool write, const struct iovec *iov, size_t n, fi_ad
 				  (uint64_t)(uintptr_t)op);
 	if (rc != 0) {
 		tfi_op_put(ep, op);
-		rc = vni_post_rc(ep, (int)rc);
+		rc = tfi_post_rc(ep, (int)rc);
 	}
 out:
 	pthread_mutex_unlock(&ep->dom->lock);
@@ -363,7 +349,7 @@ atomic_post(struct tfi_ep *ep, enum aop_class cls, const void *buf, size_t count
 			    addr, tfi_wire_key(ep->dom, key), -1, (uint64_t)(uintptr_t)op);
 	if (rc != 0) {
 		tfi_op_put(ep, op);
-		rc = vni_post_rc(ep, (int)rc);
+		rc = tfi_post_rc(ep, (int)rc);
 	}
 out:
 	pthread_mutex_unlock(&ep->dom->lock);
