@@ -427,6 +427,10 @@ dec_print_vni(struct dec_ctx *d, const struct trd_pkt *p, const uint8_t *pay, ui
 		case TRD_VW_EAGER:
 		case TRD_VW_RTS:
 			fprintf(out, " tag 0x%" PRIx64 " len %u", h.tag, h.len);
+			if (h.flags & TRD_VW_F_ORDERED) /* docs/vni.md, "Ordered interfaces" */
+				fprintf(out, " ordered stream %u seq %u open %u",
+					TRD_VW_ORD_STREAM(h.roff), TRD_VW_ORD_SEQ(h.roff),
+					(uint32_t)h.status);
 			break;
 		case TRD_VW_CTS: {
 			struct dec_grant *g = &d->grants[d->grant_next++ % DEC_GRANTS];

@@ -241,8 +241,9 @@ trunc)
 ordered)
 	# Ordered interfaces (trd_vni_conf.ordered): a 2 MiB message, longer than its receiver's
 	# share of 1 MiB staging, is refused until its receive is posted, and 8 short messages
-	# with the same tag follow it. Held behind it, they are matched after it, in send order
-	# (without ordering they would be staged at once and taken by the first receives).
+	# with the same tag follow it, sent at once (no round trip each): the receiving engine
+	# parks them behind the refused one (order_parked) and matches them after it, in send
+	# order (without ordering they would be staged at once and taken by the first receives).
 	one_node_ini "$T/three.ini" "1:0, 1:1, 1:2"
 	start_engine E 0 -- --topo "$T/three.ini" --node 0 --staging 1M
 	eng_wait_ready E
@@ -253,12 +254,12 @@ ordered)
 		sleep 0.05
 	done
 	app s "$S" 1 0 --pool 16M --ordered seq-send --to 1:1 --size 2M --count 9
-	for i in $(seq 200); do # the long message refused, the short ones held behind it
-		[ "$(telemetry E /toroid/vni,node0 order_holds)" -ge 8 ] &&
+	for i in $(seq 200); do # the long message refused, the short ones parked behind it
+		[ "$(telemetry E /toroid/vni,node0 order_parked)" -ge 8 ] &&
 			[ "$(telemetry E /toroid/vni,node0 nak_sent)" -ge 1 ] && break
 		sleep 0.05
 	done
-	[ "$(telemetry E /toroid/vni,node0 order_holds)" -ge 8 ] || die "the short messages were not held"
+	[ "$(telemetry E /toroid/vni,node0 order_parked)" -ge 8 ] || die "the short messages were not parked"
 	[ "$(telemetry E /toroid/vni,node0 staged)" = 0 ] || die "a message was staged while an earlier one waited"
 	app g "$S" 1 2 go --to 1:1
 	wait_app g
@@ -266,7 +267,9 @@ ordered)
 	wait_app s
 	stop_engine E
 	check_clean E
-	echo "ordered: $(total E vni order_holds) sends held, $(total E vni nak_sent) refusals, matched in send order"
+	[ "$(total E vni order_holds)" = 0 ] || die "sends held: 9 fit in the window"
+	[ "$(total E vni order_inflight_max)" -ge 9 ] || die "the 9 requests were not in flight at once"
+	echo "ordered: $(total E vni order_inflight_max) requests in flight at once, $(total E vni order_parked) parked, $(total E vni nak_sent) refusals, matched in send order"
 	;;
 local)
 	# One engine, three processes on one node: every size to every peer, both ways, some

@@ -317,7 +317,10 @@ cmd_send(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 		t->src = src;
 		t->eager = c.len <= v->short_max;
 		t->noproc_deadline = s->now + (uint64_t)s->conf.noproc_ms * 1000;
-		svc_tx_set_state(s, t, TX_REQ);
+		if (!(t->sflags & TRD_VNI_SF_ORDERED))
+			svc_tx_set_state(s, t, TX_REQ);
+		else if (svc_ord_send(s, t) != 0) /* numbered: sent now, or held (order.c) */
+			svc_tx_finish(s, t, -ENOBUFS);
 	}
 	if (p != NULL && --p->n_left == 0) {
 		svc_tx_cqe(s, p);
@@ -435,6 +438,7 @@ probe_claim(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, struct vrx *x
 			svc_rx_fill(x, hn->src_rank, hn->src, &hh);
 			x->ungranted = true;
 			hn->grant = svc_rx_id(x); /* its next request finds x (recv.c) */
+			svc_ord_matched(s, hn);   /* an ordered one: its successors may follow */
 		}
 		if (x == NULL) {
 			svc_recv_complete(s, v, r, -ENOMSG, 0, r->tag, r->src_app, r->src_proc);

@@ -211,6 +211,9 @@ svc_hint_note(struct trd_vni_svc *s, struct vif *v, uint32_t src_rank, struct tr
 	hn->tag = h->tag;
 	hn->data = h->data;
 	hn->has_data = (h->flags & TRD_VW_F_DATA) != 0;
+	hn->ordered = (h->flags & TRD_VW_F_ORDERED) != 0;
+	hn->ostream = TRD_VW_ORD_STREAM(h->roff);
+	hn->oseq = TRD_VW_ORD_SEQ(h->roff);
 	hn->vif = v;
 	hn->stamp = s->now;
 }
@@ -245,6 +248,7 @@ svc_grant_hinted(struct trd_vni_svc *s, struct vif *v, struct vrecv *r)
 		hn->grant = svc_rx_id(x);
 		svc_send_cts(s, x);
 		ST(s, CTS_LATE)++;
+		svc_ord_matched(s, hn); /* an ordered one: its successors may follow */
 		return true;
 	}
 	return false;

@@ -87,7 +87,14 @@ nak(struct trd_vni_svc *s, struct trd_coord src, const struct trd_vw_hdr *h, int
 	ST(s, NAK_SENT)++;
 }
 
-static void
+void
+svc_rx_nak(struct trd_vni_svc *s, struct trd_coord src, const struct trd_vw_hdr *h, int status)
+{
+	nak(s, src, h, status);
+}
+
+/* The eager message is delivered or staged (true: accepted), or refused (false). */
+static bool
 on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h,
 	 const uint8_t *data)
 {
@@ -101,7 +108,7 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 	v = svc_vif_find(s, h->dst_app, h->dst_proc);
 	if (v == NULL) {
 		nak(s, src, h, -ECONNREFUSED);
-		return;
+		return false;
 	}
 	rv = posted_take(v, h->src_app, h->src_proc, h->tag);
 	if (rv != NULL) {
@@ -117,7 +124,7 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 				  h->src_app, h->src_proc);
 		svc_rep_hdr(&r, TRD_VW_ACK, h, 0);
 		svc_reply(s, src, &r);
-		return;
+		return true;
 	}
 	/* no receive yet: hold it, if the staging bound allows */
 	x = svc_rx_alloc(s, v);
@@ -128,7 +135,7 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 			svc_rx_release(s, x);
 		}
 		nak(s, src, h, -ENOSPC);
-		return;
+		return false;
 	}
 	svc_rx_fill(x, src_rank, src, h);
 	x->soff = off;
@@ -141,9 +148,11 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 	ST(s, STAGED_BYTES) += h->len;
 	svc_rep_hdr(&r, TRD_VW_ACK, h, 0);
 	svc_reply(s, src, &r);
+	return true;
 }
 
-static void
+/* The request to send is granted (true), or refused (false). */
+static bool
 on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
 {
 	struct vhint *hn = svc_hint_find(s, src_rank, h->msg_id, h->key);
@@ -162,18 +171,18 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 			 * unread: DONE 0 completes its sender */
 			if (!x->discard) {
 				nak(s, src, h, -ENOSPC);
-			} else {
-				struct trd_vw_hdr r;
-
-				svc_rep_hdr(&r, TRD_VW_DONE, h, 0);
-				svc_reply(s, src, &r);
-				svc_rx_release(s, x);
+				return false;
 			}
-			return;
+			struct trd_vw_hdr r;
+
+			svc_rep_hdr(&r, TRD_VW_DONE, h, 0);
+			svc_reply(s, src, &r);
+			svc_rx_release(s, x);
+			return true;
 		}
 		if (x != NULL) {
 			svc_send_cts(s, x);
-			return;
+			return true;
 		}
 		hn->used = false;
 	}
@@ -182,7 +191,7 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 		if (hn != NULL)
 			hn->used = false;
 		nak(s, src, h, -ECONNREFUSED);
-		return;
+		return false;
 	}
 	/* a receive too short for it is granted its first cap bytes (a shorter CTS) */
 	rv = posted_take(v, h->src_app, h->src_proc, h->tag);
@@ -192,7 +201,7 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 			TAILQ_INSERT_HEAD(&v->posted, rv, q);
 		svc_hint_note(s, v, src_rank, src, h);
 		nak(s, src, h, -ENOSPC);
-		return;
+		return false;
 	}
 	svc_rx_fill(x, src_rank, src, h);
 	if (rv != NULL) {
@@ -203,7 +212,7 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 			svc_rx_release(s, x);
 			svc_hint_note(s, v, src_rank, src, h);
 			nak(s, src, h, -ENOSPC);
-			return;
+			return false;
 		}
 		x->soff = off;
 		x->rkey = trd_mr_key(s->stage_mr);
@@ -216,6 +225,17 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 	if (hn != NULL)
 		hn->used = false;
 	svc_send_cts(s, x);
+	return true;
+}
+
+/* A request (EAGER, RTS) answered: true if it was accepted (delivered, staged or granted). */
+bool
+svc_rx_take(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
+	    const struct trd_vw_hdr *h, const uint8_t *data)
+{
+	if (h->type == TRD_VW_EAGER)
+		return on_eager(s, src_rank, src, h, data);
+	return on_rts(s, src_rank, src, h);
 }
 
 static void
@@ -270,8 +290,10 @@ on_abort(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 		x = it;
 		break;
 	}
-	if (x == NULL)
+	if (x == NULL) {
+		svc_ord_abort(s, src_rank, h); /* parked, perhaps */
 		return;
+	}
 	if (x->recv != NULL && !x->vif->dead)
 		svc_recv_complete(s, x->vif, x->recv, -ECONNRESET, 0, x->tag, x->src_app,
 				  x->src_proc);
@@ -304,11 +326,12 @@ svc_rx_protocol(struct trd_vni_svc *s)
 		}
 		switch (h.type) {
 		case TRD_VW_EAGER:
-			on_eager(s, (uint32_t)src_rank, m[i]->src, &h,
-				 (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
-			break;
 		case TRD_VW_RTS:
-			on_rts(s, (uint32_t)src_rank, m[i]->src, &h);
+			if (h.flags & TRD_VW_F_ORDERED)
+				svc_ord_rx(s, (uint32_t)src_rank, m[i], &h); /* order.c */
+			else
+				svc_rx_take(s, (uint32_t)src_rank, m[i]->src, &h,
+					    (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
 			break;
 		case TRD_VW_FIN:
 			on_fin(s, (uint32_t)src_rank, m[i]->src, &h);

@@ -72,69 +72,21 @@ rq_remove(struct trd_vni_svc *s, struct vtx *t)
 	}
 }
 
-/* ---- ordered messages (TRD_VNI_SF_ORDERED) ----
- * The receiving engine matches a message when it accepts it (an eager message delivered or
- * staged: ACK; a request granted: CTS), in the order the requests arrive, and frames between
- * two nodes arrive in order. Only a refusal (NAK, asked again later) lets a later message be
- * matched first. So an ordered message's request is not sent while an earlier ordered message
- * of its interface to the same destination waits for its acceptance: it is held (TX_HOLD) and
- * released when that one is accepted or ends. */
-
-static bool
-tx_ordered(const struct vtx *t)
-{
-	return (t->sflags & TRD_VNI_SF_ORDERED) && t->parent == NULL;
-}
-
+/* Not yet accepted by the receiving engine (no ACK or CTS yet): an ordered message in these
+ * states keeps its place in its pair's window (order.c). */
 static bool
 unaccepted(uint8_t st)
 {
 	return st == TX_REQ || st == TX_WAIT || st == TX_BACKOFF || st == TX_HOLD;
 }
 
-static bool
-same_dst(const struct vtx *a, const struct vtx *b)
-{
-	return a->dst_app == b->dst_app && a->dst_proc == b->dst_proc;
-}
-
-/* Does an earlier ordered message to t's destination wait for its acceptance? */
-static bool
-tx_blocked(const struct vtx *t)
-{
-	for (const struct vtx *u = TAILQ_PREV(t, vtx_list, oq); u != NULL;
-	     u = TAILQ_PREV(u, vtx_list, oq))
-		if (tx_ordered(u) && same_dst(u, t) && unaccepted(u->state))
-			return true;
-	return false;
-}
-
-/* @p t was accepted or ended: release the next ordered message to its destination. */
-static void
-tx_release_next(struct trd_vni_svc *s, struct vtx *t)
-{
-	for (struct vtx *u = TAILQ_NEXT(t, oq); u != NULL; u = TAILQ_NEXT(u, oq)) {
-		if (!tx_ordered(u) || !same_dst(u, t) || !unaccepted(u->state))
-			continue;
-		if (u->state == TX_HOLD && !tx_blocked(u))
-			svc_tx_set_state(s, u, TX_REQ);
-		return;
-	}
-}
-
 void
 svc_tx_set_state(struct trd_vni_svc *s, struct vtx *t, uint8_t st)
 {
-	bool release = false;
 	enum list_kind lk;
 
-	if (tx_ordered(t)) {
-		if (st == TX_REQ && t->state != TX_HOLD && tx_blocked(t)) {
-			ST(s, ORDER_HOLDS)++;
-			st = TX_HOLD;
-		}
-		release = unaccepted(t->state) && !unaccepted(st);
-	}
+	if (t->opair != NULL && !unaccepted(st))
+		svc_ord_tx_done(s, t); /* accepted or ended: the next ones may go */
 	lk = state_list(st);
 
 	if (t->lkind != lk) {
@@ -158,8 +110,6 @@ svc_tx_set_state(struct trd_vni_svc *s, struct vtx *t, uint8_t st)
 		rq_remove(s, t);
 	}
 	t->state = st;
-	if (release)
-		tx_release_next(s, t);
 }
 
 struct vtx *
@@ -187,6 +137,7 @@ svc_tx_alloc(struct trd_vni_svc *s, struct vif *v)
 	t->refused = false;
 	t->aop = t->acked = t->inflight = 0;
 	t->aseq_held = false;
+	t->opair = NULL;
 	t->laddr = t->operand = t->compare = t->old = 0;
 	t->key = msg_key(s);
 	t->backoff = s->conf.retry_us;
@@ -323,6 +274,8 @@ tx_hdr(const struct trd_vni_svc *s, const struct vtx *t, uint8_t type, struct tr
 		h->flags |= TRD_VW_F_DATA;
 		h->data = t->data;
 	}
+	if (type == TRD_VW_EAGER || type == TRD_VW_RTS)
+		svc_ord_hdr(t, h);
 }
 
 void

@@ -28,6 +28,8 @@
  *   vmem.c       a process's memory: the /proc/self/mem and maps descriptors it passed at
  *                attach, the mapping checks, the copies
  *   timer.c      back-off retries, drained sends, peers that went down
+ *   order.c      ordered messages: per-pair sequence numbers, the sender's window, the
+ *                receiver's parked requests
  *   vni_tel.c  /toroid/vni: a snapshot for the telemetry thread
  */
 #ifndef TRD_VNI_SERVICE_PVT_H
@@ -82,6 +84,12 @@ extern int trd_vni_logtype;
 	4096               /* atomic sequence numbers an origin has open towards one target        \
 			    * node, and the slots a target remembers per origin (rma.c) */
 #define SVC_ATOM_RETIRED 4 /* incarnations of an origin engine a target remembers as gone */
+#define SVC_ORD_WINDOW                                                                             \
+	64                      /* ordered messages open at once from one interface to one process \
+				 * (the sender holds the next), and parking slots per pair */
+#define SVC_ORD_PAIRS    2048   /* pair states (sending and receiving) per service */
+#define SVC_ORD_PARK_MAX 1024   /* requests parked at once, all pairs of the service */
+#define SVC_ORD_STALL_US 200000 /* parked behind a gap this long: refused, asked again */
 
 enum tx_state {
 	TX_FREE = 0,
@@ -94,13 +102,14 @@ enum tx_state {
 	TX_ABORT,     /* ready: inject the ABORT */
 	TX_DRAIN,     /* finished: waiting until the engine no longer reads the buffer */
 	TX_MCAST,     /* a multicast parent: waiting for its children */
-	TX_HOLD,      /* ordered: waits until the earlier ordered messages to its destination
-		       * were accepted (their ACK or CTS came) */
+	TX_HOLD,      /* ordered: waits until fewer than SVC_ORD_WINDOW earlier ordered
+		       * messages to its destination wait for their acceptance (order.c) */
 };
 
 enum list_kind { L_NONE = 0, L_TIMER, L_DRAIN, L_WAIT };
 
 struct vif;
+struct vord;
 
 struct vtx {
 	uint32_t idx;
@@ -141,6 +150,9 @@ struct vtx {
 	uint32_t tries;      /* atomic: times it was sent */
 	uint32_t aseq;       /* atomic: its sequence number towards dst_rank (struct vaseq) */
 	bool aseq_held;      /* atomic: aseq is open and must be closed when the tx is freed */
+	struct vord *opair;  /* ordered, not yet accepted: its pair (order.c), else NULL */
+	uint32_t oseq;       /* ordered: its sequence number in the pair */
+	TAILQ_ENTRY(vtx) hq; /* ordered, TX_HOLD: its pair's held messages */
 	TAILQ_ENTRY(vtx) rq; /* owner's ready queue */
 	TAILQ_ENTRY(vtx) lq; /* service list by lkind */
 	TAILQ_ENTRY(vtx) oq; /* owner's list of every tx */
@@ -190,9 +202,46 @@ struct vhint {
 	struct trd_coord src;
 	uint64_t tag, data;
 	bool has_data;
+	bool ordered; /* an ordered request: (ostream, oseq) from its header (order.c) */
+	uint32_t ostream, oseq;
 	struct vif *vif;
 	uint64_t stamp;
 };
+
+/* Ordered messages (order.c, docs/vni.md "Ordered interfaces"): the state of one pair, for
+ * one direction. Sending (tx): an interface's ordered messages to one process, numbered from
+ * 0 in a stream the engine names with a number of its own; [low, next) were numbered, those
+ * open (sent, not yet accepted) marked in bits (by seq % SVC_ORD_WINDOW), those beyond the
+ * window held. Receiving (rx): one process's ordered messages to an interface; next is the
+ * one to match, later ones wait parked in park[seq % SVC_ORD_WINDOW]. */
+/* A parked request: a copy of its message (header, and an eager message's data). */
+struct vpark {
+	struct trd_coord src;
+	uint32_t len;
+	uint8_t msg[];
+};
+
+struct vord_key {
+	uint64_t vif; /* the local interface (its address) */
+	uint32_t rank, app, proc;
+	uint32_t rx; /* 1: receiving */
+};
+
+struct vord {
+	struct vord_key k;
+	struct vif *vif;
+	uint32_t stream, next, low;
+	uint32_t n_open;
+	uint64_t bits;
+	struct vtx_list held;
+	struct vpark *park[SVC_ORD_WINDOW];
+	unsigned int n_parked;
+	uint64_t since; /* rx: when next last moved (or the pair was made) */
+	bool in_idle;
+	TAILQ_ENTRY(vord) vq; /* its interface's pairs */
+	TAILQ_ENTRY(vord) pq; /* rx: the service's idle pairs (LRU) or those with parked ones */
+};
+TAILQ_HEAD(vord_list, vord);
 
 enum ep_kind { EP_LISTEN = 1, EP_KICK, EP_CONN, EP_VIF };
 
@@ -254,6 +303,7 @@ struct vif {
 	uint64_t tx_pkts_shared; /* injected while another interface was waiting too */
 	struct vmr *mrs;         /* SVC_N_MRS memory regions (rma.c), allocated at the first */
 	unsigned int n_mrs;
+	struct vord_list ords; /* ordered pairs naming it (order.c) */
 	struct ep_ref ep;
 };
 
@@ -349,6 +399,13 @@ struct trd_vni_svc {
 	struct vaseq **aseqs; /* per target node (n_nodes), allocated at the first atomic to it */
 	uint64_t inc;         /* this engine's incarnation: random, drawn at create */
 	uint64_t next_tel;
+	/* ordered messages (order.c), made at the first */
+	struct rte_hash *ord_hash; /* vord_key -> index in ords */
+	struct vord *ords;
+	uint32_t ord_stream;          /* the last stream number given */
+	unsigned int n_parked;        /* requests parked, all pairs */
+	struct vord_list ord_idle;    /* rx pairs with nothing parked, least recently used first */
+	struct vord_list ord_parking; /* rx pairs with parked requests */
 };
 
 #define ST(s, e) ((s)->stat[TRD_VNI_SVC_STAT_##e])
@@ -412,6 +469,10 @@ struct vif *svc_vif_find(struct trd_vni_svc *s, uint32_t app, uint32_t proc);
 void svc_recv_complete(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, int status,
 		       uint32_t len, uint64_t tag, uint32_t app, uint32_t proc);
 unsigned int svc_rx_protocol(struct trd_vni_svc *s);
+bool svc_rx_take(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
+		 const struct trd_vw_hdr *h, const uint8_t *data);
+void svc_rx_nak(struct trd_vni_svc *s, struct trd_coord src, const struct trd_vw_hdr *h,
+		int status);
 
 /* grant.c */
 struct vrx *svc_rx_alloc(struct trd_vni_svc *s, struct vif *v);
@@ -440,6 +501,18 @@ unsigned int svc_vif_cmds(struct trd_vni_svc *s, struct vif *v);
 
 /* timer.c */
 unsigned int svc_timers(struct trd_vni_svc *s);
+
+/* order.c */
+int svc_ord_send(struct trd_vni_svc *s, struct vtx *t);
+void svc_ord_tx_done(struct trd_vni_svc *s, struct vtx *t);
+void svc_ord_hdr(const struct vtx *t, struct trd_vw_hdr *h);
+void svc_ord_rx(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_msg *m,
+		const struct trd_vw_hdr *h);
+void svc_ord_matched(struct trd_vni_svc *s, const struct vhint *hn);
+void svc_ord_abort(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h);
+void svc_ord_sweep(struct trd_vni_svc *s);
+void svc_ord_vif_gone(struct trd_vni_svc *s, struct vif *v);
+void svc_ord_fini(struct trd_vni_svc *s);
 
 /* seg.c */
 int svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_register *req,

@@ -236,6 +236,7 @@ vif_kill(struct trd_vni_svc *s, struct vif *v, const char *why)
 	for (unsigned int i = 0; i < SVC_N_HINTS; i++)
 		if (s->hints[i].used && s->hints[i].vif == v && s->hints[i].grant == 0)
 			s->hints[i].used = false;
+	svc_ord_vif_gone(s, v); /* requests parked for it: refused */
 	VNI_LOG(INFO,
 		"%u:%u (pid %d) detached: %s; sends: %u aborted, %u dropped before they "
 		"started, %u finishing; %u incoming messages dropped or cancelled",
@@ -565,6 +566,7 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 		v->uid = (int)cred.uid;
 		TAILQ_INIT(&v->rq);
 		TAILQ_INIT(&v->txs);
+		TAILQ_INIT(&v->ords);
 		TAILQ_INIT(&v->posted);
 		TAILQ_INIT(&v->uq);
 		v->sbusy = calloc(req.n_send, 1);

@@ -61,6 +61,7 @@ svc_timers(struct trd_vni_svc *s)
 		s->next_sweep = s->now + SVC_SWEEP_PERIOD_US;
 		peer_sweep(s);
 		svc_pid_sweep(s);
+		svc_ord_sweep(s); /* parked too long behind a gap */
 	}
 	return k;
 }

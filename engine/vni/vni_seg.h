@@ -126,8 +126,8 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
  */
 #define TRD_VNI_SF_MCAST 0x2
 /*
- * Not started before the interface's earlier ORDERED messages to the same destination were
- * accepted (docs/vni.md)
+ * Matched by the receiving engine after the interface's earlier ORDERED messages to the same
+ * destination (numbered per pair, docs/vni.md "Ordered interfaces")
  */
 #define TRD_VNI_SF_ORDERED 0x4
 #define TRD_VNI_F_DOORBELL 0x8   /* bump doorbell[doorbell] on completion */

@@ -79,9 +79,9 @@ struct trd_vni_conf {
 				   *   (default 0 means 512; -1 means 0: every message is long) */
 	unsigned int connect_timeout_ms; /**< keep trying to reach the engine this long (0: once) */
 	bool ordered; /**< two sends of this interface to one destination are matched
-		       *   by the receiver in the order they were posted (each waits
-		       *   until the engine of the destination accepted the one
-		       *   before; docs/vni.md); multicasts are not ordered */
+		       *   by the receiver in the order they were posted (numbered per
+		       *   pair, sent without waiting for each other; docs/vni.md,
+		       *   "Ordered interfaces"); multicasts are not ordered */
 };
 
 /** What a completion is for. */

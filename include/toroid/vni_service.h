@@ -123,27 +123,33 @@ struct trd_vni_svc_conf {
 					 * application */                                          \
 	X(WAKEUPS, "wakeups")           /* eventfd signals to applications */                      \
 	X(KICKS, "kicks")               /* wake-ups of the engine by applications */               \
-	X(ORDER_HOLDS, "order_holds")   /* ordered sends held behind an earlier one to their       \
-					 * destination until it was accepted */                    \
-	X(PROBES, "probes")             /* probes (trd_vni_probe) */                               \
-	X(CANCELS, "cancels")           /* receives withdrawn (trd_vni_cancel) */                  \
-	X(MR_REGS, "mr_regs")           /* memory regions registered (trd_vni_mr_reg) */           \
-	X(MR_DEREGS, "mr_deregs")       /* memory regions withdrawn */                             \
-	X(MR_REFUSED, "mr_refused")     /* registrations refused (bad, full, unreachable) */       \
-	X(RMA_OPS, "rma_ops")           /* one-sided writes, reads and atomics posted here */      \
-	X(RMA_DONE, "rma_done")         /* their completions */                                    \
-	X(RMA_PKTS, "rma_pkts")         /* WRITE, READ and ATOMIC requests sent */                 \
-	X(RMA_SERVED, "rma_served")     /* such requests served for this node's processes */       \
-	X(RMA_BYTES, "rma_bytes")       /* bytes written or read in them (atomics: size) */        \
-	X(RMA_DENIED, "rma_denied")     /* requests refused before any access: unknown key,        \
-					 * no access bit, out of the region, misaligned */         \
-	X(RMA_FAULTS, "rma_faults")     /* accesses failed: unmapped, read-only, mm gone */        \
-	X(RMA_REPEATS, "rma_repeats")   /* atomics asked again (answer lost): answered from        \
-					 * memory, not applied twice */                            \
-	X(RMA_STALE, "rma_stale")       /* atomics of an op that ended at its origin (late         \
-					 * duplicates): dropped, not applied */                    \
-	X(CLAIMS, "claims")             /* messages claimed (trd_vni_claim) */                     \
-	X(DISCARDS, "discards")         /* messages dropped unread (trd_vni_discard) */            \
+	X(ORDER_HOLDS, "order_holds")   /* ordered sends held: SVC_ORD_WINDOW earlier ones to      \
+					 * their destination were not yet accepted */              \
+	X(ORDER_INFLIGHT_MAX, "order_inflight_max") /* most ordered requests open at once from     \
+						     * one interface to one process */             \
+	X(ORDER_PARKED, "order_parked")   /* ordered requests parked: ahead of a refused one */    \
+	X(ORDER_REFUSED, "order_refused") /* parked ones refused (NAK): too long, too many */      \
+	X(ORDER_DROPPED, "order_dropped") /* ordered requests dropped: outside the window,         \
+					   * duplicates */                                         \
+	X(PROBES, "probes")               /* probes (trd_vni_probe) */                             \
+	X(CANCELS, "cancels")             /* receives withdrawn (trd_vni_cancel) */                \
+	X(MR_REGS, "mr_regs")             /* memory regions registered (trd_vni_mr_reg) */         \
+	X(MR_DEREGS, "mr_deregs")         /* memory regions withdrawn */                           \
+	X(MR_REFUSED, "mr_refused")       /* registrations refused (bad, full, unreachable) */     \
+	X(RMA_OPS, "rma_ops")             /* one-sided writes, reads and atomics posted here */    \
+	X(RMA_DONE, "rma_done")           /* their completions */                                  \
+	X(RMA_PKTS, "rma_pkts")           /* WRITE, READ and ATOMIC requests sent */               \
+	X(RMA_SERVED, "rma_served")       /* such requests served for this node's processes */     \
+	X(RMA_BYTES, "rma_bytes")         /* bytes written or read in them (atomics: size) */      \
+	X(RMA_DENIED, "rma_denied")       /* requests refused before any access: unknown key,      \
+					   * no access bit, out of the region, misaligned */       \
+	X(RMA_FAULTS, "rma_faults")       /* accesses failed: unmapped, read-only, mm gone */      \
+	X(RMA_REPEATS, "rma_repeats")     /* atomics asked again (answer lost): answered from      \
+					   * memory, not applied twice */                          \
+	X(RMA_STALE, "rma_stale")         /* atomics of an op that ended at its origin (late       \
+					   * duplicates): dropped, not applied */                  \
+	X(CLAIMS, "claims")               /* messages claimed (trd_vni_claim) */                   \
+	X(DISCARDS, "discards")           /* messages dropped unread (trd_vni_discard) */          \
 	X(RMA_BACKPRESSURE, "rma_backpressure") /* atomics refused -EAGAIN: SVC_ATOM_WINDOW        \
 						 * open towards their node already */
 

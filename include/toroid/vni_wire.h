@@ -23,6 +23,13 @@ extern "C" {
 #define TRD_VW_USER(type) (((uint64_t)TRD_VW_MAGIC << 32) | (uint32_t)(type))
 #define TRD_VW_HDR_LEN    64
 #define TRD_VW_F_DATA     0x1 /**< EAGER, RTS flag: the message carries immediate data */
+/** EAGER, RTS flag: an ordered message (docs/vni.md, "Ordered interfaces"): roff is
+ *  TRD_VW_ORD(stream, seq), status the distance back from seq to the oldest message of the
+ *  stream its sender has not seen accepted (0 .. window - 1) */
+#define TRD_VW_F_ORDERED        0x2
+#define TRD_VW_ORD(stream, seq) ((uint64_t)(uint32_t)(stream) << 32 | (uint32_t)(seq))
+#define TRD_VW_ORD_STREAM(roff) ((uint32_t)((roff) >> 32))
+#define TRD_VW_ORD_SEQ(roff)    ((uint32_t)(roff))
 
 /** Message types. */
 enum trd_vw_type {
@@ -54,7 +61,8 @@ struct trd_vw_hdr {
 	uint8_t type;
 	uint8_t flags;
 	uint16_t hdr_len; /**< TRD_VW_HDR_LEN */
-	int32_t status;
+	int32_t status;   /**< replies: the verdict; EAGER, RTS with TRD_VW_F_ORDERED: seq - oldest
+			     open */
 	uint32_t src_app, src_proc;
 	uint32_t dst_app, dst_proc;
 	uint32_t msg_id;   /**< the sending engine's id of the message */
@@ -71,7 +79,8 @@ struct trd_vw_hdr {
 				*   ATOMIC_RESP: the value before the operation */
 	};
 	uint64_t roff; /**< CTS: offset in that region; WRITE, READ, ATOMIC and their
-			*   replies: the target address (or region offset) */
+			*   replies: the target address (or region offset); EAGER, RTS with
+			*   TRD_VW_F_ORDERED: stream << 32 | sequence number */
 };
 
 _Static_assert(sizeof(struct trd_vw_hdr) == TRD_VW_HDR_LEN, "VNI wire header");

@@ -195,6 +195,11 @@ f.vni_key = ProtoField.uint32("toroid.vni.key", "Message key", base.HEX)
 f.vni_tag = ProtoField.uint64("toroid.vni.tag", "Tag", base.HEX)
 f.vni_rkey = ProtoField.uint64("toroid.vni.rkey", "Region key (CTS: granted; one-sided: target)", base.HEX)
 f.vni_roff = ProtoField.uint64("toroid.vni.roff", "Offset (CTS) or target address (one-sided)", base.DEC)
+-- EAGER, RTS with flag 0x2 (ordered, docs/vni.md "Ordered interfaces"): roff is stream << 32 | seq,
+-- status the distance back to the oldest message of the stream not yet accepted
+f.vni_ord_stream = ProtoField.uint32("toroid.vni.ord_stream", "Ordered stream", base.DEC)
+f.vni_ord_seq = ProtoField.uint32("toroid.vni.ord_seq", "Ordered sequence number", base.DEC)
+f.vni_ord_open = ProtoField.uint32("toroid.vni.ord_open", "Ordered: back to the oldest open", base.DEC)
 
 -- ProtoField lists must be flat for registration.
 local flat = {}
@@ -332,8 +337,15 @@ local function dissect_vni(p, tree, key_hi)
 	vh:add_le(f.vni_tag, p(40, 8))
 	vh:add_le(f.vni_rkey, p(48, 8))
 	vh:add_le(f.vni_roff, p(56, 8))
+	local ord = ""
+	if (vt == 1 or vt == 2) and bit32.band(p(1, 1):uint(), 2) ~= 0 then
+		vh:add_le(f.vni_ord_stream, p(60, 4))
+		vh:add_le(f.vni_ord_seq, p(56, 4))
+		vh:add_le(f.vni_ord_open, p(4, 4))
+		ord = string.format(" ordered stream %d seq %d", p(60, 4):le_uint(), p(56, 4):le_uint())
+	end
 	return string.format(" | vni %s %d:%d > %d:%d msg %d", VW_TYPES[vt], p(8, 4):le_uint(),
-		p(12, 4):le_uint(), p(16, 4):le_uint(), p(20, 4):le_uint(), p(24, 4):le_uint())
+		p(12, 4):le_uint(), p(16, 4):le_uint(), p(20, 4):le_uint(), p(24, 4):le_uint()) .. ord
 end
 
 function toroid.dissector(tvb, pinfo, tree)
