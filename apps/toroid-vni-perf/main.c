@@ -14,6 +14,10 @@
  * inproc: one process, one node (1x1x1, no port), the same ping-pong as memory-FIFO messages
  * from injection FIFO 0 to reception FIFO 1 and back to reception FIFO 0, the node polled
  * inline by the waiting thread.
+ * vni --stream: message rate instead: the parent sends --iters messages of each size with up to
+ * --window sends outstanding; the child keeps STREAM_RECVS any-tag receives posted, checks that
+ * the j-th receive got the j-th message, and answers the last one. --ordered makes both
+ * interfaces ordered (trd_vni_conf.ordered, what FI_ORDER_SAS uses).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -41,8 +45,10 @@
 
 #define PERF_MAX_SIZES 16
 #define PERF_TAG       77
-#define PERF_END_TAG   78        /* the ping's last message: the pong ends */
-#define PERF_MAX_ITERS 10000000u /* samples of one size: 80 MB */
+#define PERF_END_TAG   78         /* the ping's last message: the pong ends */
+#define PERF_MAX_ITERS 10000000u  /* samples of one size: 80 MB */
+#define STREAM_RECVS   64         /* receives the stream's receiver keeps posted */
+#define STREAM_MAX     (1u << 20) /* a stream's largest message */
 
 enum wait_how { W_SPIN, W_YIELD, W_BLOCK };
 
@@ -58,6 +64,8 @@ static struct {
 	unsigned int warmup;
 	enum wait_how wait;
 	bool json;
+	bool stream, ordered;
+	unsigned int window; /* --stream: sends outstanding */
 	int role; /* 0: both (fork), 1: --server (the pong only), 2: --client (the ping only) */
 } opt = {
 	.mode = "vni",
@@ -66,6 +74,7 @@ static struct {
 	.iters = 10000,
 	.warmup = 1000,
 	.wait = W_SPIN,
+	.window = 64,
 };
 
 /* SIGINT/SIGTERM: the signal, to stop the loops; the parent forwards it to the pong. */
@@ -198,6 +207,7 @@ vni_side(bool ping)
 		.proc = opt.procs[ping ? 0 : 1],
 		.connect_timeout_ms = 10000,
 		.short_max = TRD_VNI_SHORT_MAX,
+		.ordered = opt.ordered,
 	};
 	struct trd_vni_addr peer = {.app = opt.app, .proc = opt.procs[ping ? 1 : 0]};
 	size_t max = 0;
@@ -297,6 +307,168 @@ vni_side(bool ping)
 	return perf_sig ? 128 + perf_sig : rc == 0 ? 0 : 1;
 }
 
+/* ---- --stream: the message rate of a one-way stream ---- */
+
+static void
+report_rate(size_t size, unsigned int n, uint64_t ns)
+{
+	double sec = (double)ns / 1e9, rate = n / sec;
+
+	if (opt.json)
+		printf("{\"test\":\"vni_stream\",\"size\":%zu,\"links\":\"vni\",\"msgs\":%u,"
+		       "\"mpps\":%.6f,\"mbytes_per_s\":%.3f,\"seconds\":%.3f,\"ordered\":%s,"
+		       "\"wait\":\"%s\"}\n",
+		       size, n, rate / 1e6, rate * (double)size / 1e6, sec,
+		       opt.ordered ? "true" : "false",
+		       opt.wait == W_SPIN    ? "spin"
+		       : opt.wait == W_YIELD ? "yield"
+					     : "block");
+	else
+		printf("stream  %8zu B  %10.0f msg/s  %9.1f MB/s  (%u messages, %s)\n", size, rate,
+		       rate * (double)size / 1e6, n, opt.ordered ? "ordered" : "unordered");
+	fflush(stdout);
+}
+
+/* The receiver: every message of every size in order (receive j gets message j, its length
+ * the size's), the last one of each size answered with a 0-byte message. */
+static int
+stream_recv(struct trd_vni *v, struct trd_vni_addr peer, uint8_t *rb, size_t max)
+{
+	unsigned int total = opt.warmup + opt.iters, n_all = total * opt.n_sizes;
+	unsigned int posted = 0, got = 0, answers = 0;
+	bool busy[STREAM_RECVS] = {false};
+	int rc = 0;
+
+	/* until every message came and every answer left (closing sooner may drop the last) */
+	while ((got < n_all || answers != 0) && rc == 0) {
+		struct trd_vni_cpl c;
+		unsigned int j, k;
+
+		while (posted < n_all && !busy[posted % STREAM_RECVS] && rc == 0) {
+			rc = trd_vni_recv(v, peer, 0, TRD_VNI_ANY_TAG,
+					  rb + (size_t)(posted % STREAM_RECVS) * max, max, -1,
+					  posted);
+			if (rc == -EAGAIN) {
+				rc = 0;
+				break;
+			}
+			busy[posted++ % STREAM_RECVS] = true;
+		}
+		if (rc != 0 || (rc = vni_wait1(v, &c)) < 0)
+			break;
+		rc = c.status;
+		if (c.kind == TRD_VNI_CPL_SEND)
+			answers--;
+		if (rc != 0 || c.kind == TRD_VNI_CPL_SEND)
+			continue;
+		j = (unsigned int)c.cookie;
+		k = j / total;
+		if (c.tag != j % total || c.len != opt.sizes[k]) {
+			fprintf(stderr,
+				"toroid-vni-perf: receive %u got message %" PRIu64
+				" of %u B: out of order\n",
+				j, c.tag, c.len);
+			return -EPROTO;
+		}
+		busy[j % STREAM_RECVS] = false;
+		got++;
+		if (j % total == total - 1 &&
+		    (rc = trd_vni_send(v, peer, PERF_TAG, rb, 0, -1, 0)) == 0)
+			answers++;
+	}
+	return rc;
+}
+
+/* The sender: --iters (after --warmup) messages of each size, --window outstanding; the rate
+ * from the first measured send to the receiver's answer to the last. */
+static int
+stream_send(struct trd_vni *v, struct trd_vni_addr peer, uint8_t *sb, uint8_t *rb)
+{
+	unsigned int total = opt.warmup + opt.iters;
+	int rc = 0;
+
+	for (unsigned int k = 0; k < opt.n_sizes && rc == 0; k++) {
+		unsigned int sent = 0, done = 0;
+		bool answered = false;
+		uint64_t t0 = now_ns();
+
+		rc = trd_vni_recv(v, peer, PERF_TAG, 0, rb, 0, -1, 0);
+		while (rc == 0 && (done < total || !answered)) {
+			struct trd_vni_cpl c;
+
+			while (sent < total && sent - done < opt.window) {
+				if (sent == opt.warmup)
+					t0 = now_ns();
+				rc = trd_vni_send(v, peer, sent, sb, opt.sizes[k], -1, 0);
+				if (rc == -EAGAIN) {
+					rc = 0;
+					break;
+				}
+				if (rc != 0)
+					break;
+				sent++;
+			}
+			if (rc != 0 || (rc = vni_wait1(v, &c)) < 0)
+				break;
+			rc = c.status;
+			if (c.kind == TRD_VNI_CPL_SEND)
+				done++;
+			else
+				answered = true;
+		}
+		if (rc == 0)
+			report_rate(opt.sizes[k], opt.iters, now_ns() - t0);
+	}
+	return rc;
+}
+
+static int
+stream_side(bool ping)
+{
+	struct trd_vni_conf conf = {
+		.socket = ping ? opt.socket : (opt.peer_socket ? opt.peer_socket : opt.socket),
+		.app = opt.app,
+		.proc = opt.procs[ping ? 0 : 1],
+		.connect_timeout_ms = 10000,
+		.short_max = TRD_VNI_SHORT_MAX,
+		.n_send = 4096,
+		.n_recv = STREAM_RECVS + 1,
+		.ordered = opt.ordered,
+	};
+	struct trd_vni_addr peer = {.app = opt.app, .proc = opt.procs[ping ? 1 : 0]};
+	size_t max = 1;
+	uint8_t *sb, *rb;
+	struct trd_vni *v;
+	int rc;
+
+	for (unsigned int k = 0; k < opt.n_sizes; k++)
+		if (opt.sizes[k] > max)
+			max = opt.sizes[k];
+	max = RTE_ALIGN_CEIL(max, 64);
+	conf.pool_size = (STREAM_RECVS + 1) * max + (1 << 20);
+	v = trd_vni_open(&conf);
+	if (v == NULL) {
+		fprintf(stderr, "toroid-vni-perf: %s cannot attach to %s as %u:%u: %s\n",
+			ping ? "sender" : "receiver", conf.socket, conf.app, conf.proc,
+			strerror(errno));
+		return 1;
+	}
+	sb = trd_vni_alloc(v, max);
+	rb = trd_vni_alloc(v, ping ? max : STREAM_RECVS * max);
+	if (sb == NULL || rb == NULL) {
+		fprintf(stderr, "toroid-vni-perf: stream: out of memory\n");
+		trd_vni_close(v);
+		return 1;
+	}
+	memset(sb, 0x5a, max);
+	rc = ping ? stream_send(v, peer, sb, rb) : stream_recv(v, peer, rb, max);
+	if (rc != 0 && !perf_sig)
+		fprintf(stderr, "toroid-vni-perf: %s: %s\n", ping ? "sender" : "receiver",
+			strerror(-rc));
+	trd_vni_close(v);
+	return perf_sig ? 128 + perf_sig : rc == 0 ? 0 : 1;
+}
+
 static int
 run_vni(void)
 {
@@ -317,10 +489,10 @@ run_vni(void)
 		/* the pong ends with its parent, however the parent ends */
 		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() == 1)
 			_exit(1);
-		_exit(vni_side(false));
+		_exit(opt.stream ? stream_side(false) : vni_side(false));
 	}
 	perf_child = child; /* signals to the parent are forwarded */
-	rc = vni_side(true);
+	rc = opt.stream ? stream_side(true) : vni_side(true);
 	if (rc != 0)
 		kill(child, SIGTERM);
 	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
@@ -434,10 +606,15 @@ usage(FILE *f)
 		"  --iters N         round trips measured per size, 1..%u (default 10000)\n"
 		"  --warmup N        round trips before measuring, 0..%u (default 1000)\n"
 		"  --wait HOW        vni: spin (poll), yield (poll, sched_yield) or block (eventfd)\n"
+		"  --stream          vni: message rate of a one-way stream instead: --iters\n"
+		"                    messages per size (after --warmup), --window outstanding,\n"
+		"                    received in order by %u any-tag receives (sizes up to 1M)\n"
+		"  --window N        --stream: sends outstanding, 1..4096 (default 64)\n"
+		"  --ordered         vni: both interfaces ordered (trd_vni_conf.ordered)\n"
 		"  --json            one JSON line per size (the keys of toroid-perf --json)\n"
 		"SIGINT or SIGTERM stops both processes: what was measured of the current size is\n"
 		"printed, marked interrupted, and the exit status is 128 + the signal.\n",
-		PERF_MAX_ITERS, PERF_MAX_ITERS);
+		PERF_MAX_ITERS, PERF_MAX_ITERS, STREAM_RECVS);
 }
 
 int
@@ -454,6 +631,9 @@ main(int argc, char **argv)
 		{"warmup", required_argument, NULL, 'w'},
 		{"wait", required_argument, NULL, 'W'},
 		{"json", no_argument, NULL, 'j'},
+		{"stream", no_argument, NULL, 'T'},
+		{"window", required_argument, NULL, 'X'},
+		{"ordered", no_argument, NULL, 'O'},
 		{"server", no_argument, NULL, 'S'},
 		{"client", no_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
@@ -530,6 +710,15 @@ main(int argc, char **argv)
 		case 'j':
 			opt.json = true;
 			break;
+		case 'T':
+			opt.stream = true;
+			break;
+		case 'X':
+			opt.window = (unsigned int)app_opt_u64("--window", optarg, 1, 4096);
+			break;
+		case 'O':
+			opt.ordered = true;
+			break;
 		case 'S':
 		case 'C':
 			if (opt.role != 0 && opt.role != (c == 'S' ? 1 : 2))
@@ -557,6 +746,11 @@ main(int argc, char **argv)
 			app_usage_error("--mode vni starts no EAL: no EAL options");
 		if (opt.socket == NULL)
 			app_usage_error("--socket is required with --mode vni");
+		if (opt.stream && opt.role != 0)
+			app_usage_error("--stream runs both sides: no --server or --client");
+		for (unsigned int k = 0; opt.stream && k < opt.n_sizes; k++)
+			if (opt.sizes[k] > STREAM_MAX)
+				app_usage_error("--stream: sizes up to 1M");
 		if (opt.role != 0 && opt.peer_socket != NULL)
 			app_usage_error(
 				"--peer-socket is for the two sides in one run: the %s uses "
@@ -566,8 +760,9 @@ main(int argc, char **argv)
 		return run_vni();
 	}
 	if (strcmp(opt.mode, "inproc") == 0) {
-		if (opt.role != 0)
-			app_usage_error("--server and --client are for --mode vni");
+		if (opt.role != 0 || opt.stream || opt.ordered)
+			app_usage_error("--server, --client, --stream and --ordered are for --mode "
+					"vni");
 		catch_signals();
 		return run_inproc(argc, argv);
 	}
