@@ -174,6 +174,38 @@ main(void)
 		       "1,0,0 > 2,0,0: put [FL] fifo 0 ctr 0 key 0x77 off 4112 len 8/100 msg 5 seq 0 "
 		       "ack 0 hops 1");
 	}
+	/* an ordered RTS (docs/vni.md, "Ordered interfaces"): its stream, number and the
+	 * distance back to its sender's oldest open message */
+	{
+		struct trd_vw_hdr h = {.type = TRD_VW_RTS,
+				       .flags = TRD_VW_F_ORDERED,
+				       .status = 3,
+				       .src_app = 1,
+				       .src_proc = 2,
+				       .dst_app = 3,
+				       .dst_proc = 4,
+				       .msg_id = 9,
+				       .len = 5000,
+				       .tag = 0x42,
+				       .roff = TRD_VW_ORD(77, 1000)};
+		uint8_t vw[TRD_VW_HDR_LEN];
+		struct trd_pkt c = {.version = TRD_WIRE_VERSION,
+				    .type = TRD_PKT_FIFO,
+				    .flags = TRD_HF_FIRST | TRD_HF_LAST,
+				    .src = {2, 0, 0},
+				    .dst = {1, 0, 0},
+				    .hops = 1,
+				    .key = TRD_VW_USER(TRD_VW_RTS),
+				    .msg_len = TRD_VW_HDR_LEN,
+				    .msg_id = 7};
+
+		trd_vw_encode(vw, &h);
+		len = mkframe(f, &c, vw, sizeof(vw));
+		expect(&d, f, len, 0, DEC_GOOD,
+		       "2,0,0 > 1,0,0: fifo [FL] fifo 0 ctr 0 key 0x564e493100000002 off 0 len "
+		       "64/64 msg 7 seq 0 ack 0 hops 1 | vni rts 1:2 > 3:4 msg 9 tag 0x42 len 5000 "
+		       "ordered stream 77 seq 1000 open 3");
+	}
 	if (failed)
 		return 1;
 	printf("decode: every verdict and line as expected\n");
