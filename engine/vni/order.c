@@ -369,8 +369,10 @@ svc_ord_rx(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_msg *m,
 		o->next = low;
 	}
 	if (o->stream != stream) {
-		/* a new stream of that process (the old one ended at its sender) */
-		park_all_nak(s, o, 0);
+		/* a new stream of that process: the old one ended at its sender, or its
+		 * process died and what it parked here finishes without it: refused, asked
+		 * again (never dropped unanswered: its sender would wait for ever) */
+		park_all_nak(s, o, -ENOSPC);
 		o->stream = stream;
 		o->next = low;
 		o->since = s->now;

@@ -11,6 +11,11 @@
  *                          tag and length; the sending engine had many requests in flight
  *                          to its one destination at once (order_inflight_max), where a
  *                          round trip per message would have had 1
+ *   test_vni_order restart  the sending process dies (SIGKILL) with a long ordered message
+ *                          refused and 40 short ones parked behind it; the engines recover
+ *                          (the parked ones are refused and end; its interface is released)
+ *                          and a new process with the same address starts a new stream: its
+ *                          20 ordered messages, long and short, are received in send order
  *   test_vni_order forge   node 2 plays a hostile engine: ordered requests of one stream
  *                          before the window, past it, with an "oldest open" past the window,
  *                          with stream 0 and a duplicate of a parked one are dropped and
@@ -349,6 +354,177 @@ test_lossy(void)
 	       (unsigned long long)stat_of(0, TRD_VNI_SVC_STAT_RETRIES), (unsigned long long)lost);
 }
 
+/* ---- restart: a sender dies mid-stream, a new one takes its address ---- */
+
+#define OLD_TAG 0x200
+#define NEW_TAG 0x100
+#define N_NEW   20
+
+/* The first incarnation of 1:0: a long message the receiver cannot stage, then 40 short ones
+ * behind it, all ordered; then it waits to be killed. */
+static int
+old_sender(void)
+{
+	struct trd_vni_conf c = {.socket = sock0,
+				 .app = 1,
+				 .proc = 0,
+				 .pool_size = 4 << 20,
+				 .connect_timeout_ms = 5000,
+				 .ordered = true};
+	struct trd_vni_addr dst = {.app = 1, .proc = 1};
+	struct trd_vni *v = trd_vni_open(&c);
+	uint8_t *b = v == NULL ? NULL : trd_vni_alloc(v, LONGEST);
+
+	if (b == NULL)
+		return 40;
+	memset(b, 0xee, LONGEST);
+	if (trd_vni_send(v, dst, OLD_TAG, b, LONGEST, -1, 0) != 0)
+		return 41;
+	for (unsigned int i = 1; i <= 40; i++)
+		if (trd_vni_send(v, dst, OLD_TAG | i, b, 100, -1, i) != 0)
+			return 42;
+	for (;;)
+		pause();
+}
+
+/* The second incarnation: N_NEW ordered messages, long and short, byte-exact. */
+static int
+new_sender(void)
+{
+	struct trd_vni_conf c = {.socket = sock0,
+				 .app = 1,
+				 .proc = 0,
+				 .pool_size = 8 << 20,
+				 .connect_timeout_ms = 5000,
+				 .ordered = true};
+	struct trd_vni_addr dst = {.app = 1, .proc = 1};
+	struct trd_vni *v = trd_vni_open(&c);
+	uint64_t deadline = trd_time_us() + 60000000;
+	unsigned int done = 0;
+
+	if (v == NULL)
+		return 50;
+	for (uint32_t i = 0; i < N_NEW; i++) {
+		uint32_t len = msg_len(i + 40); /* 300 000 B first (i + 40 = 49), then mixed */
+		uint8_t *b = trd_vni_alloc(v, len ? len : 1);
+
+		if (b == NULL)
+			return 51;
+		for (uint32_t k = 0; k < len; k++)
+			b[k] = pat(i, k);
+		if (trd_vni_send(v, dst, NEW_TAG | i, b, len, -1, i) != 0)
+			return 52;
+	}
+	while (done < N_NEW && trd_time_us() < deadline) {
+		struct trd_vni_cpl cpl;
+		int n = trd_vni_wait(v, &cpl, 1, 100);
+
+		if (n == 1 && (cpl.kind != TRD_VNI_CPL_SEND || cpl.status != 0)) {
+			fprintf(stderr, "new sender: send %llu: status %d\n",
+				(unsigned long long)cpl.cookie, cpl.status);
+			return 53;
+		}
+		if (n == 1)
+			done++;
+	}
+	trd_vni_close(v);
+	return done == N_NEW ? 0 : 54;
+}
+
+/* 1:1 takes the new incarnation's messages (tags NEW_TAG | i) with masked receives, one at a
+ * time once told: the j-th must be message j. */
+static int
+restart_receiver(void)
+{
+	struct trd_vni_conf c = {.socket = sock1,
+				 .app = 1,
+				 .proc = 1,
+				 .pool_size = 4 << 20,
+				 .connect_timeout_ms = 5000};
+	struct trd_vni_addr src = {.app = 1, .proc = 0};
+	struct trd_vni *v = trd_vni_open(&c);
+	uint8_t *b = v == NULL ? NULL : trd_vni_alloc(v, LONGEST);
+	uint64_t deadline = trd_time_us() + 60000000;
+	char g;
+
+	if (b == NULL)
+		return 60;
+	if (read(go_r, &g, 1) != 1)
+		return 61;
+	for (uint32_t j = 0; j < N_NEW; j++) {
+		struct trd_vni_cpl cpl;
+		int n = 0;
+
+		if (trd_vni_recv_mask(v, src, NEW_TAG, 0xff, b, LONGEST, -1, j) != 0)
+			return 62;
+		while (n != 1 && trd_time_us() < deadline)
+			n = trd_vni_wait(v, &cpl, 1, 100);
+		if (n != 1 || cpl.status != 0 || cpl.tag != (NEW_TAG | j) ||
+		    cpl.len != msg_len(j + 40)) {
+			fprintf(stderr,
+				"restart receiver: receive %u: tag 0x%llx len %u status %d\n", j,
+				(unsigned long long)cpl.tag, cpl.len, cpl.status);
+			return 63;
+		}
+		for (uint32_t k = 0; k < cpl.len; k++)
+			if (b[k] != pat(j, k))
+				return 64;
+	}
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+pump_until(unsigned int n, enum trd_vni_svc_stat k, uint64_t want, const char *what)
+{
+	uint64_t deadline = trd_time_us() + 20000000;
+
+	while (stat_of(n, k) < want && trd_time_us() < deadline)
+		pump();
+	T_ASSERT(stat_of(n, k) >= want, "%s: %s %llu, want %llu", what, trd_vni_svc_stat_name(k),
+		 (unsigned long long)stat_of(n, k), (unsigned long long)want);
+}
+
+static void
+test_restart(void)
+{
+	uint64_t deadline;
+	int go[2], rc;
+	pid_t old, fresh, pr;
+
+	T_EQ(pipe(go), 0);
+	go_r = go[0];
+	pr = spawn(restart_receiver, go[1]);
+	close(go[0]);
+	pump_until(1, TRD_VNI_SVC_STAT_ATTACHED, 1, "the receiver attaches");
+	old = spawn(old_sender, -1);
+	pump_until(1, TRD_VNI_SVC_STAT_ORDER_PARKED, 40, "the short ones parked");
+	T_EQ(stat_of(1, TRD_VNI_SVC_STAT_STAGED), 0); /* none overtook the long one */
+	T_EQ(kill(old, SIGKILL), 0);
+	T_EQ(waitpid(old, &rc, 0), old);
+	/* the engines end the dead interface: its parked messages are refused, asked again
+	 * (the long one ended: they are matched, staged) and end; nothing stays attached */
+	pump_until(0, TRD_VNI_SVC_STAT_DETACHED, 1, "the sender's death is seen");
+	deadline = trd_time_us() + 20000000;
+	while (trd_vni_svc_n_ifs(vs[0]) != 0 && trd_time_us() < deadline)
+		pump();
+	T_EQ(trd_vni_svc_n_ifs(vs[0]), 0);
+	fresh = spawn(new_sender, -1);
+	T_EQ(write(go[1], "g", 1), 1);
+	close(go[1]);
+	deadline = trd_time_us() + 60000000;
+	rc = reap_child(fresh, deadline);
+	T_ASSERT(rc == 0, "the new sender failed (%d)", rc);
+	rc = reap_child(pr, deadline);
+	T_ASSERT(rc == 0, "the receiver failed (%d)", rc);
+	T_EQ(stat_of(1, TRD_VNI_SVC_STAT_ORDER_DROPPED), 0);
+	T_EQ(stat_of(1, TRD_VNI_SVC_STAT_BAD_WIRE), 0);
+	printf("order restart: a sender killed with 40 requests parked; its interface released "
+	       "(%llu parked requests refused); a new process at its address sent %u ordered "
+	       "messages, received in order\n",
+	       (unsigned long long)stat_of(1, TRD_VNI_SVC_STAT_ORDER_REFUSED), N_NEW);
+}
+
 /* ---- forge: node 2 sends ordered requests by hand ---- */
 
 #define FORGED_STREAM 0x5eed
@@ -515,8 +691,9 @@ main(int argc, char **argv)
 	char err[256], path[128];
 	FILE *f;
 
-	if (argc != 2 || (strcmp(argv[1], "lossy") != 0 && strcmp(argv[1], "forge") != 0)) {
-		fprintf(stderr, "usage: %s lossy|forge\n", argv[0]);
+	if (argc != 2 || (strcmp(argv[1], "lossy") != 0 && strcmp(argv[1], "forge") != 0 &&
+			  strcmp(argv[1], "restart") != 0)) {
+		fprintf(stderr, "usage: %s lossy|forge|restart\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -548,6 +725,8 @@ main(int argc, char **argv)
 	atexit(cleanup);
 	if (strcmp(argv[1], "lossy") == 0)
 		test_lossy();
+	else if (strcmp(argv[1], "restart") == 0)
+		test_restart();
 	else
 		test_forge();
 	printf("PASS: vni order %s\n", argv[1]);
