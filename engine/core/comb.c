@@ -50,7 +50,10 @@ struct comb_tree {
 /* One collective at this node. */
 struct comb_inst {
 	bool busy;
-	bool posted; /* the application's part is here */
+	bool posted;        /* the application's part is here */
+	bool watched;       /* its tree neighbours count in n->owed (their liveness is watched) */
+	bool failed;        /* ends in failure once aborts went out and the application posted */
+	uint8_t abort_todo; /* neighbours still to tell: bit 0 the parent, bit i + 1 child i */
 	uint64_t seq;
 	uint16_t word;
 	uint8_t kind, op, dtype, dims;
@@ -69,7 +72,7 @@ struct comb_inst {
 };
 
 struct trd_comb {
-	struct rte_ring *req; /* posts, MP enqueue, the serving lcore dequeues */
+	struct rte_ring *req;         /* posts, MP enqueue, the serving lcore dequeues */
 	uint64_t posted[COMB_GROUPS]; /* application side (atomic) */
 	uint64_t ended[COMB_GROUPS];  /* completed or failed (atomic, engine writes) */
 	uint64_t next_seq[COMB_GROUPS];
@@ -78,6 +81,8 @@ struct trd_comb {
 	unsigned int n_busy;
 	struct trd_comb_stats st;
 };
+
+static void inst_watch(struct trd_node *n, struct comb_inst *in, bool on);
 
 /* ---- trees ---- */
 
@@ -222,6 +227,8 @@ trd_comb_fini(struct trd_node *n)
 		for (unsigned int i = 0; i < TRD_COMB_DEPTH; i++) {
 			struct comb_inst *in = &c->inst[g][i];
 
+			if (in->busy)
+				inst_watch(n, in, false);
 			rte_free(in->acc);
 			rte_free(in->stage);
 			rte_free(in->have);
@@ -232,11 +239,51 @@ trd_comb_fini(struct trd_node *n)
 	n->comb = NULL;
 }
 
+/* The rank of tree neighbour @p k of @p in: 0 the parent, i + 1 child i; NO_PARENT if none. */
+static inline uint32_t
+nb_rank(const struct comb_inst *in, unsigned int k)
+{
+	return k == 0 ? in->t.parent : in->t.child[k - 1];
+}
+
+static inline struct trd_coord
+nb_coord(const struct comb_inst *in, unsigned int k)
+{
+	return k == 0 ? in->t.parent_c : in->t.child_c[k - 1];
+}
+
+/* Watch (@p on) or stop watching the tree neighbours of @p in: while it waits for them they
+ * owe it their pieces, so the reliability layer probes a silent one and declares it down
+ * (docs/reliability.md): the collective then fails in bounded time. */
 static void
-inst_release(struct trd_comb *c, struct comb_inst *in)
+inst_watch(struct trd_node *n, struct comb_inst *in, bool on)
+{
+	if (!n->reliable || in->watched == on)
+		return;
+	in->watched = on;
+	for (unsigned int k = 0; k <= in->t.n_child; k++) {
+		uint32_t rk = nb_rank(in, k);
+		struct trd_peer *pe;
+
+		if (rk == NO_PARENT)
+			continue;
+		if (!on) {
+			__atomic_fetch_sub(&n->owed[rk], 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		__atomic_fetch_add(&n->owed[rk], 1, __ATOMIC_RELAXED);
+		pe = trd_rel_peer(n, rk);
+		if (pe != NULL)
+			trd_rel_want(n, pe); /* its timers run */
+	}
+}
+
+static void
+inst_release(struct trd_node *n, struct trd_comb *c, struct comb_inst *in)
 {
 	unsigned int g = in->dims, i = (unsigned int)(in->seq % TRD_COMB_DEPTH);
 
+	inst_watch(n, in, false);
 	rte_free(in->acc);
 	rte_free(in->stage);
 	rte_free(in->have);
@@ -262,13 +309,13 @@ inst_end(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, bool ok)
 		}
 		__atomic_fetch_add(&c->ended[g], 1, __ATOMIC_RELEASE);
 	}
-	inst_release(c, in);
+	inst_release(n, c, in);
 }
 
 /* A new instance for collective @p seq of group @p dims: its tree and buffers. */
 static int
-inst_make(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, uint64_t seq,
-	  uint16_t word, uint32_t root, uint32_t len)
+inst_make(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, uint64_t seq, uint16_t word,
+	  uint32_t root, uint32_t len)
 {
 	const struct trd_torus *t = &n->torus;
 	struct trd_coord r = {(uint8_t)(root % t->dim[0]), (uint8_t)(root / t->dim[0] % t->dim[1]),
@@ -413,7 +460,9 @@ comb_send(struct trd_node *n, struct trd_comb *c, const struct comb_inst *in, ui
 {
 	struct trd_route *rt = &n->routes[rank];
 	uint32_t off = j * TRD_COMB_PIECE;
-	uint16_t bytes = (uint16_t)(in->len == 0 ? 0 : RTE_MIN(TRD_COMB_PIECE, in->len - off));
+	uint16_t bytes = (uint16_t)(in->len == 0 || phase == TRD_COMB_ABORT
+					    ? 0
+					    : RTE_MIN(TRD_COMB_PIECE, in->len - off));
 	struct trd_peer *pe = NULL;
 	struct rte_ether_hdr *eh;
 	struct rte_mbuf *m;
@@ -469,6 +518,53 @@ comb_send(struct trd_node *n, struct trd_comb *c, const struct comb_inst *in, ui
 	return 0;
 }
 
+/* A failed collective: tell the tree neighbours (an ABORT each, but @p from, who told us,
+ * and those down), then end here once the application has posted. */
+static void
+inst_aborting(struct trd_node *n, struct trd_comb *c, struct comb_inst *in)
+{
+	for (unsigned int k = 0; k <= in->t.n_child; k++) {
+		int rc;
+
+		if (!(in->abort_todo & (1u << k)))
+			continue;
+		rc = comb_send(n, c, in, nb_rank(in, k), nb_coord(in, k), TRD_COMB_ABORT, 0);
+		if (rc != -EAGAIN)
+			in->abort_todo &= (uint8_t) ~(1u << k); /* sent, or it is down */
+	}
+	if (in->abort_todo == 0 && in->posted)
+		inst_end(n, c, in, false);
+}
+
+static void
+inst_fail(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, uint32_t from)
+{
+	if (in->failed)
+		return;
+	in->failed = true;
+	in->abort_todo = 0;
+	for (unsigned int k = 0; k <= in->t.n_child; k++) {
+		uint32_t rk = nb_rank(in, k);
+
+		if (rk != NO_PARENT && rk != from && !trd_peer_is_down(n, rk))
+			in->abort_todo |= (uint8_t)(1u << k);
+	}
+	inst_aborting(n, c, in);
+}
+
+/* Is a tree neighbour of @p in declared down? */
+static bool
+inst_nb_down(const struct trd_node *n, const struct comb_inst *in)
+{
+	for (unsigned int k = 0; k <= in->t.n_child; k++) {
+		uint32_t rk = nb_rank(in, k);
+
+		if (rk != NO_PARENT && trd_peer_is_down(n, rk))
+			return true;
+	}
+	return false;
+}
+
 /* Move @p in on as far as it goes now: combine and send up, send down, end. */
 static void
 inst_progress(struct trd_node *n, struct trd_comb *c, struct comb_inst *in)
@@ -477,8 +573,14 @@ inst_progress(struct trd_node *n, struct trd_comb *c, struct comb_inst *in)
 	bool root = in->t.parent == NO_PARENT, done = true;
 	int rc = 0;
 
+	if (in->failed) {
+		inst_aborting(n, c, in);
+		return;
+	}
 	if (!in->posted)
 		return;
+	if (n->reliable && inst_nb_down(n, in))
+		goto fail;
 	if (in->kind != TRD_COMB_BCAST) {
 		/* up: in piece order, each piece once all its contributors are here */
 		while (in->comb_next < in->n_pieces && in->have[in->comb_next] == full) {
@@ -527,7 +629,7 @@ inst_progress(struct trd_node *n, struct trd_comb *c, struct comb_inst *in)
 		inst_end(n, c, in, true);
 	return;
 fail:
-	inst_end(n, c, in, false);
+	inst_fail(n, c, in, NO_PARENT);
 }
 
 /* ---- the application's post, on the serving lcore ---- */
@@ -560,11 +662,16 @@ post_absorb(struct trd_node *n, struct trd_comb *c, const struct trd_comb_req *r
 	in->src = rq->src;
 	in->dst = rq->dst;
 	in->counter = rq->counter;
-	if (in->word != word || in->root != root || in->len != len) {
-		/* the neighbours' pieces say the group posted another collective */
-		inst_end(n, c, in, false);
+	if (in->failed) {
+		inst_progress(n, c, in); /* a neighbour told us: ends now, or once told on */
 		return;
 	}
+	if (in->word != word || in->root != root || in->len != len) {
+		/* the neighbours' pieces say the group posted another collective */
+		inst_fail(n, c, in, NO_PARENT);
+		return;
+	}
+	inst_watch(n, in, true);
 	for (uint32_t j = 0; j < in->n_pieces; j++)
 		in->have[j] |= 1;
 	if (in->kind == TRD_COMB_BCAST && in->t.parent == NO_PARENT) {
@@ -657,14 +764,12 @@ trd_comb_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		return TRD_DROP_BAD_COMB;
 	/* the tree edge it came over, before any state is made for it */
 	comb_tree_of(t, n->coord, r, dims, &tr);
-	if (p->fifo == TRD_COMB_UP) {
-		for (ci = 0; ci < tr.n_child && tr.child[ci] != srank; ci++)
-			;
-		if (ci == tr.n_child)
-			return TRD_DROP_BAD_COMB; /* not one of our children */
-	} else if (tr.parent != srank) {
-		return TRD_DROP_BAD_COMB; /* not from our parent */
-	}
+	for (ci = 0; ci < tr.n_child && tr.child[ci] != srank; ci++)
+		;
+	if (p->fifo == TRD_COMB_UP
+		    ? ci == tr.n_child
+		    : tr.parent != srank && (p->fifo == TRD_COMB_DOWN || ci == tr.n_child))
+		return TRD_DROP_BAD_COMB; /* not from a child (up), the parent (down), either */
 	c = comb_get(n);
 	if (c == NULL)
 		return TRD_DROP_NO_MEMORY;
@@ -673,6 +778,13 @@ trd_comb_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		return cause;
 	if (!in->posted)
 		c->st.early++;
+	c->st.rx_pieces++;
+	if (p->fifo == TRD_COMB_ABORT) {
+		inst_fail(n, c, in, srank);
+		return 0;
+	}
+	if (in->failed)
+		return 0; /* what is still on its way to a collective that failed */
 	if (p->fifo == TRD_COMB_UP) {
 		if (in->have[j] & (1u << (ci + 1)))
 			return TRD_DROP_DUPLICATE;
@@ -690,7 +802,6 @@ trd_comb_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		if (in->posted && in->dst != NULL && p->pay_len != 0)
 			memcpy(in->dst + p->offset, in->acc + p->offset, p->pay_len);
 	}
-	c->st.rx_pieces++;
 	inst_progress(n, c, in);
 	return 0;
 }
@@ -716,8 +827,7 @@ tree_links_ok(struct trd_node *n, const struct comb_tree *t)
 		if (rk == NO_PARENT)
 			continue;
 		rt = &n->routes[rk];
-		if (rt->link == NULL ||
-		    trd_max_payload(n, rt->link, n->reliable) < TRD_COMB_PIECE)
+		if (rt->link == NULL || trd_max_payload(n, rt->link, n->reliable) < TRD_COMB_PIECE)
 			return false;
 	}
 	return true;

@@ -159,8 +159,9 @@ _Static_assert(sizeof(struct trd_wire_entry) == 24, "bundle entry header is 24 b
 
 /** Phases of a COMB frame (its header's @c fifo). */
 enum trd_comb_phase {
-	TRD_COMB_UP = 1,   /**< a child's combined piece, towards the root */
-	TRD_COMB_DOWN = 2, /**< the result's piece, from the parent */
+	TRD_COMB_UP = 1,    /**< a child's combined piece, towards the root */
+	TRD_COMB_DOWN = 2,  /**< the result's piece, from the parent */
+	TRD_COMB_ABORT = 3, /**< the collective failed: no payload, to every tree neighbour */
 };
 
 /** What an engine collective does. */
@@ -340,11 +341,13 @@ trd_comb_check(const struct trd_pkt *p)
 	uint32_t want;
 	int cause;
 
-	if (p->fifo != TRD_COMB_UP && p->fifo != TRD_COMB_DOWN)
+	if (p->fifo < TRD_COMB_UP || p->fifo > TRD_COMB_ABORT)
 		return TRD_DROP_BAD_FIELD;
 	cause = trd_comb_valid(w >> 12, (w >> 8) & 0xf, (w >> 4) & 0xf, w & 0xf, p->msg_len);
 	if (cause != 0)
 		return cause;
+	if (p->fifo == TRD_COMB_ABORT)
+		return p->offset == 0 && p->pay_len == 0 ? 0 : TRD_DROP_BAD_LENGTH;
 	if ((w >> 12) == TRD_COMB_BCAST && p->fifo == TRD_COMB_UP)
 		return TRD_DROP_BAD_FIELD; /* a broadcast only goes down */
 	if ((w >> 12) == TRD_COMB_REDUCE && p->fifo == TRD_COMB_DOWN)

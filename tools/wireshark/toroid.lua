@@ -107,7 +107,7 @@ local DESC_FLAGS = {
 -- Engine collectives (COMB frames, docs/collectives.md): the header's fifo is the phase, its
 -- counter the collective's word (kind, op, group's axes, element type), key its number, aux
 -- the root's rank (enum trd_comb_* in include/toroid/wire.h).
-local COMB_PHASES = { [1] = "up", [2] = "down" }
+local COMB_PHASES = { [1] = "up", [2] = "down", [3] = "abort" }
 local COMB_KINDS = { [1] = "allreduce", [2] = "reduce", [3] = "broadcast", [4] = "barrier" }
 local COMB_OPS = { [0] = "-", [1] = "sum", [2] = "min", [3] = "max", [4] = "band", [5] = "bor",
 	[6] = "bxor" }
