@@ -288,6 +288,7 @@ dec_hex(FILE *out, const uint8_t *d, uint32_t n)
 static void
 dec_print_comb(FILE *out, const struct trd_pkt *p)
 {
+	static const char *const phases[] = {"?", "up", "down", "abort"};
 	static const char *const kinds[] = {"?", "allreduce", "reduce", "broadcast", "barrier"};
 	static const char *const ops[] = {"-", "sum", "min", "max", "band", "bor", "bxor"};
 	static const char *const types[] = {"-", "int64", "uint64", "double"};
@@ -296,11 +297,9 @@ dec_print_comb(FILE *out, const struct trd_pkt *p)
 	uint32_t np = p->msg_len == 0 ? 1 : (p->msg_len + TRD_COMB_PIECE - 1) / TRD_COMB_PIECE;
 
 	fprintf(out,
-		"	comb %s %s %s %s group %s%s%s #%" PRIu64 " root rank %u piece %" PRIu64
+		"\tcomb %s %s %s %s group %s%s%s #%" PRIu64 " root rank %u piece %" PRIu64
 		" of %u\n",
-		p->fifo == TRD_COMB_UP     ? "up"
-		: p->fifo == TRD_COMB_DOWN ? "down"
-					   : "?",
+		p->fifo >= TRD_COMB_UP && p->fifo <= TRD_COMB_ABORT ? phases[p->fifo] : "?",
 		k < 5 ? kinds[k] : "?", op < 7 ? ops[op] : "?", ty < 4 ? types[ty] : "?",
 		dims & 1 ? "x" : "", dims & 2 ? "y" : "", dims & 4 ? "z" : "", p->key, p->aux,
 		p->offset / TRD_COMB_PIECE, np);
