@@ -788,7 +788,8 @@ trd_comb_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	if (p->fifo == TRD_COMB_UP) {
 		if (in->have[j] & (1u << (ci + 1)))
 			return TRD_DROP_DUPLICATE;
-		trd_pay_copy(m, in->stage + (size_t)ci * in->len + p->offset, p->pay_len);
+		if (p->pay_len != 0) /* (a barrier's piece is empty: it has no staging) */
+			trd_pay_copy(m, in->stage + (size_t)ci * in->len + p->offset, p->pay_len);
 		in->have[j] |= (uint8_t)(1u << (ci + 1));
 	} else {
 		if (in->res[j])
