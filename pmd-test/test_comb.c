@@ -16,6 +16,7 @@
  *  reduce: result at a non-zero root only; broadcast from a non-zero root, byte-exact;
  *  barrier: no node completes it while one node has not posted;
  *  group: an allreduce on the root's z plane only (dims 3), the other nodes posting nothing;
+ *      a broadcast along the root's x line (dims 1);
  *  queue: TRD_COMB_DEPTH collectives posted back to back (the next one: -EBUSY);
  *  errors: argument checks of trd_comb_post();
  *  malformed: hand-made COMB frames (bad phase, word, piece length, offset, not from a tree
@@ -402,6 +403,24 @@ check_group(void)
 					   : dbuf[r][i * 8] == 0xE7,
 				 "plane: node %u element %u", r, i);
 	}
+	/* a broadcast along the root's x line (dims 1): each node on the way keeps the pieces
+	 * and passes them on */
+	root = N == 27 ? 5 : 1; /* (2, 1, 0) / (1, 0, 0) */
+	rc = coord_of(root);
+	for (unsigned int r = 0; r < N; r++)
+		member[r] = coord_of(r).y == rc.y && coord_of(r).z == rc.z;
+	fill_random(count, false);
+	run(TRD_COMB_BCAST, 0, TRD_COMB_U64, count, root, 1, member, "line broadcast");
+	for (unsigned int r = 0; r < N; r++)
+		if (r != root)
+			T_ASSERT(member[r] ? memcmp(dbuf[r], sbuf[root], count * 8) == 0
+					   : dbuf[r][0] == 0xE7,
+				 "line broadcast: node %u", r);
+	rq.dims = 3;
+	rc = coord_of(N == 27 ? 13 : 4);
+	rq.root = rc;
+	for (unsigned int r = 0; r < N; r++)
+		member[r] = coord_of(r).z == rc.z;
 	/* a node off the plane is no member */
 	for (unsigned int r = 0; r < N; r++)
 		if (!member[r]) {
