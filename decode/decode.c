@@ -284,6 +284,27 @@ dec_hex(FILE *out, const uint8_t *d, uint32_t n)
 	}
 }
 
+/* An engine collective's piece (docs/collectives.md): what its header's fields mean. */
+static void
+dec_print_comb(FILE *out, const struct trd_pkt *p)
+{
+	static const char *const phases[] = {"?", "up", "down", "abort"};
+	static const char *const kinds[] = {"?", "allreduce", "reduce", "broadcast", "barrier"};
+	static const char *const ops[] = {"-", "sum", "min", "max", "band", "bor", "bxor"};
+	static const char *const types[] = {"-", "int64", "uint64", "double"};
+	unsigned int w = p->counter, k = w >> 12, op = (w >> 8) & 0xf, dims = (w >> 4) & 0xf,
+		     ty = w & 0xf;
+	uint32_t np = p->msg_len == 0 ? 1 : (p->msg_len + TRD_COMB_PIECE - 1) / TRD_COMB_PIECE;
+
+	fprintf(out,
+		"\tcomb %s %s %s %s group %s%s%s #%" PRIu64 " root rank %u piece %" PRIu64
+		" of %u\n",
+		p->fifo >= TRD_COMB_UP && p->fifo <= TRD_COMB_ABORT ? phases[p->fifo] : "?",
+		k < 5 ? kinds[k] : "?", op < 7 ? ops[op] : "?", ty < 4 ? types[ty] : "?",
+		dims & 1 ? "x" : "", dims & 2 ? "y" : "", dims & 4 ? "z" : "", p->key, p->aux,
+		p->offset / TRD_COMB_PIECE, np);
+}
+
 #define DESC_LE(d, f) dec_le((d) + offsetof(struct trd_desc, f), sizeof(((struct trd_desc *)0)->f))
 
 /* Payload structure, by type name (so the decoder stays independent of new type values). */
@@ -295,7 +316,9 @@ dec_print_payload(FILE *out, const struct trd_pkt *p, const uint8_t *pay, uint32
 
 	if (tn == NULL)
 		return;
-	if (strcmp(tn, "rget") == 0) {
+	if (strcmp(tn, "comb") == 0) {
+		dec_print_comb(out, p);
+	} else if (strcmp(tn, "rget") == 0) {
 		for (uint32_t i = 0; i + TRD_WIRE_DESC_LEN <= n; i += TRD_WIRE_DESC_LEN) {
 			const uint8_t *d = pay + i;
 			unsigned int op = d[offsetof(struct trd_desc, op)];

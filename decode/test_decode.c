@@ -3,7 +3,8 @@
  * The frame decoder (decode.h) on frames built with the wire codec: its verdict for a good
  * put, a spoilt checksum, another EtherType and a short frame, and the exact text it prints
  * for each; a VNI CTS and then a put into the grant it names (the decoder ties the put to the
- * message); the --fields columns. No EAL, no capture.
+ * message); the --fields columns; the verbose decode of an engine collective's piece and abort.
+ * No EAL, no capture.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,27 @@ expect(struct dec_ctx *d, const uint8_t *data, uint32_t len, int fields, enum de
 	decode_text(d, data, len, fields, got, sizeof(got), &cls);
 	T_ASSERT(cls == want, "class %d, want %d (%s)", cls, want, got);
 	T_ASSERT(strcmp(got, text) == 0, "\n got  '%s'\n want '%s'", got, text);
+}
+
+/* The verbose decode of a good frame contains @p text. */
+static void
+verbose_has(struct dec_ctx *d, const uint8_t *data, uint32_t len, const char *text)
+{
+	struct dec_frame f = {.data = data, .len = len, .wire_caplen = len};
+	char *buf = NULL;
+	size_t blen = 0;
+
+	d->out = open_memstream(&buf, &blen);
+	if (d->out == NULL)
+		exit(1);
+	dec_classify(d, &f);
+	T_ASSERT(f.cls == DEC_GOOD, "class %d (%s)", f.cls, trd_drop_name((unsigned int)f.cause));
+	dec_print_verbose(d, &f);
+	fclose(d->out);
+	d->out = NULL;
+	T_ASSERT(buf != NULL && strstr(buf, text) != NULL, "\n got  '%s'\n want '%s' in it", buf,
+		 text);
+	free(buf);
 }
 
 int
@@ -205,6 +227,33 @@ main(void)
 		       "2,0,0 > 1,0,0: fifo [FL] fifo 0 ctr 0 key 0x564e493100000002 off 0 len "
 		       "64/64 msg 7 seq 0 ack 0 hops 1 | vni rts 1:2 > 3:4 msg 9 tag 0x42 len 5000 "
 		       "ordered stream 77 seq 1000 open 3");
+	}
+	/* an engine collective's second piece, and an abort: the verbose decode names them */
+	{
+		static uint8_t z[TRD_COMB_PIECE];
+		struct trd_pkt c = {.version = TRD_WIRE_VERSION,
+				    .type = TRD_PKT_COMB,
+				    .flags = TRD_HF_ALL,
+				    .src = {1, 0, 0},
+				    .dst = {0, 0, 0},
+				    .hops = 3,
+				    .fifo = TRD_COMB_UP,
+				    .counter = trd_comb_word(TRD_COMB_ALLREDUCE, TRD_COMB_SUM, 7,
+							     TRD_COMB_DOUBLE),
+				    .key = 5,
+				    .offset = TRD_COMB_PIECE,
+				    .msg_len = 2 * TRD_COMB_PIECE,
+				    .aux = 3};
+
+		len = mkframe(f, &c, z, TRD_COMB_PIECE);
+		verbose_has(
+			&d, f, len,
+			"\tcomb up allreduce sum double group xyz #5 root rank 3 piece 1 of 2\n");
+		c.fifo = TRD_COMB_ABORT, c.offset = 0;
+		len = mkframe(f, &c, NULL, 0);
+		verbose_has(&d, f, len,
+			    "\tcomb abort allreduce sum double group xyz #5 root rank 3 piece 0 of "
+			    "2\n");
 	}
 	if (failed)
 		return 1;

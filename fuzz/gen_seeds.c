@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Seed corpora for the fuzzers, made at test time: valid packets of every type (put, fifo,
- * rget, ack with SACK, done, atomic, atomic_reply), sequenced and not, with and without the
- * payload CRC, single and multi-packet, contiguous and in segments, addressed with the keys
- * and session epochs of the fuzzed node (fuzz_node.c); a sequenced seed starts its peer's
+ * rget, ack with SACK, done, atomic, atomic_reply, bundle, comb), sequenced and not, with and
+ * without the payload CRC, single and multi-packet, contiguous and in segments, addressed with the
+ * keys and session epochs of the fuzzed node (fuzz_node.c); a sequenced seed starts its peer's
  * session by answering the node's challenge with the cookie of the node's known secret, and
  * its frames carry the token that echo told (flag PROOF); acks of the node's session carry
  * the node's token, which follows from the same secret.
@@ -487,6 +487,40 @@ seeds_atomics(void)
 	seed_end();
 }
 
+/* Engine collectives (docs/collectives.md): pieces from the node's child (1,0,0) in a session,
+ * kept before the node's application posts (the instance is made by the first piece); a
+ * barrier's empty piece in another group; a broadcast's piece from the parent of a tree
+ * rooted at (1,0,0). Then the same unsequenced, and pieces the engine refuses. */
+static void
+seeds_comb(void)
+{
+	uint16_t w = trd_comb_word(TRD_COMB_ALLREDUCE, TRD_COMB_SUM, 7, TRD_COMB_DOUBLE);
+	struct trd_pkt p;
+
+	seed_begin("comb", true);
+	session(70, 0);
+	p = pkt(TRD_PKT_COMB), p.fifo = TRD_COMB_UP, p.counter = w, p.msg_len = 1032;
+	p.epoch = 70, p.seq = 1, frame(p, pay, TRD_COMB_PIECE);
+	p.seq = 2, p.offset = TRD_COMB_PIECE, p.flags |= TRD_HF_CRC, frame(p, pay, 8);
+	p = pkt(TRD_PKT_COMB), p.fifo = TRD_COMB_UP, p.epoch = 70, p.seq = 3;
+	p.counter = trd_comb_word(TRD_COMB_BARRIER, 0, 3, 0), frame(p, NULL, 0);
+	p = pkt(TRD_PKT_COMB), p.fifo = TRD_COMB_DOWN, p.epoch = 70, p.seq = 4, p.aux = 1;
+	p.counter = trd_comb_word(TRD_COMB_BCAST, 0, 1, TRD_COMB_U64), p.msg_len = 64;
+	frame(p, pay, 64);
+	seed_end();
+
+	seed_begin("comb_refused", false);
+	p = pkt(TRD_PKT_COMB), p.fifo = TRD_COMB_UP, p.counter = w, p.msg_len = 16;
+	frame(p, pay, 16);
+	frame(p, pay, 16);                                  /* the same piece again: a duplicate */
+	p.fifo = TRD_COMB_DOWN, frame(p, pay, 16);          /* down to the root */
+	p.fifo = TRD_COMB_UP, p.key = 9, frame(p, pay, 16); /* too far ahead */
+	p.key = 0, p.aux = 3, frame(p, pay, 16); /* (1,0,0) is no child in (1,1,0)'s tree */
+	p.aux = 0, p.counter = trd_comb_word(TRD_COMB_REDUCE, TRD_COMB_MAX, 7, TRD_COMB_I64);
+	frame(p, pay, 16); /* another collective under the same number */
+	seed_end();
+}
+
 /* Sessions restarted, and a payload CRC that fails. */
 static void
 seeds_sessions(void)
@@ -525,6 +559,7 @@ seeds(void)
 	seeds_bundle();
 	seeds_replies();
 	seeds_atomics();
+	seeds_comb();
 	seeds_sessions();
 }
 

@@ -372,6 +372,13 @@ cases_version_type_flags(void)
 			frames[i][TRD_ETH_HLEN + 1] = (uint8_t)t;
 			resum(i);
 			break;
+		case TRD_PKT_COMB:
+			/* a put's header under the combining type: phase (fifo) 0
+			 * (test_comb sends real pieces and malformed ones) */
+			i = put_bad(base(0), slot(), 16, TRD_DROP_BAD_FIELD, w);
+			frames[i][TRD_ETH_HLEN + 1] = (uint8_t)t;
+			resum(i);
+			break;
 		default:
 			/* a put whose type byte says otherwise, checksum made good */
 			i = put_bad(base(0), slot(), 16, TRD_DROP_BAD_TYPE, w);

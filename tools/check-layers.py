@@ -66,6 +66,7 @@ PUBLIC = {
     "toroid/topo.h": "topology",
     "toroid/toroid.h": "link",
     "toroid/testing.h": "link",  # impairment (link) and the core's test entry points
+    "toroid/comb.h": "core",
     "toroid/topo_net.h": "net",
     "toroid/msg.h": "msg",
     "toroid/telemetry.h": "telemetry",

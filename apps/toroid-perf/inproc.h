@@ -55,5 +55,7 @@ int get_loop(struct perf_result *r, uint64_t n, uint64_t *s);
 int fence_loop(struct perf_result *r, uint64_t n, uint64_t *s);
 int atomic_loop(struct perf_result *r, uint64_t n, uint64_t *s);
 int allreduce_loop(struct perf_result *r, uint64_t n, uint64_t *s);
+/* allreduce_loop()'s torus and kind: bit 0 engine, bit 1 4x4x4 (msg.c) */
+extern unsigned int perf_ar_variant;
 
 #endif

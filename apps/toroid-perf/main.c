@@ -79,7 +79,8 @@ static const struct perf_test tests[] = {
 	{"fence_lat", K_LAT, 1, 20000, "context put + fence until the fence callback (us)"},
 	{"atomic_lat", K_LAT, 1, 20000, "context fetch-and-add until its callback (us)"},
 	{"allreduce_lat", K_LAT, 1, 1000,
-	 "allreduce (sum of doubles) of 8 nodes, a 2x2x2 torus (us); MB/s = size / time"},
+	 "allreduce (sum of doubles), software (allreduce_lat, _lat64) and engine (allreduce_eng, "
+	 "_eng64) on 8 and 64 nodes (us); MB/s = size / time"},
 };
 
 uint64_t
@@ -630,6 +631,37 @@ perf_on_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* One size of @p t, printed; allreduce_lat as four rows: software and engine allreduce on
+ * 2x2x2 and on 4x4x4 (perf_ar_variant). @return the failures. */
+static int
+run_variants(const struct perf_test *t, uint32_t size)
+{
+	static const char *const ar_names[] = {"allreduce_lat", "allreduce_eng", "allreduce_lat64",
+					       "allreduce_eng64"};
+	bool ar = strcmp(t->name, "allreduce_lat") == 0;
+	int failed = 0;
+
+	for (unsigned int v = 0; v < (ar ? 4u : 1u) && !perf_stop; v++) {
+		struct perf_result r;
+		int rc;
+
+		perf_ar_variant = v;
+		rc = run_one(t, size, &r);
+		if (rc != 0 && perf_stop)
+			break; /* nothing measured of this one */
+		if (rc != 0) {
+			fprintf(stderr, "toroid-perf: %s size %u failed: %s\n",
+				ar ? ar_names[v] : t->name, size, strerror(-rc));
+			failed++;
+			continue;
+		}
+		if (ar)
+			r.test = ar_names[v];
+		print_result(&r);
+	}
+	return failed;
+}
+
 /* The one-process run: every size of the test asked (or of every test); the failures. */
 static int
 perf_run_tests(void)
@@ -642,20 +674,8 @@ perf_run_tests(void)
 		if (strcmp(perf_opt.test, "all") != 0 && strcmp(perf_opt.test, t->name) != 0)
 			continue;
 		perf_print_header(t->kind);
-		for (unsigned int si = 0; si < perf_opt.n_sizes && !perf_stop; si++) {
-			struct perf_result r;
-			int rc = run_one(t, perf_opt.sizes[si], &r);
-
-			if (rc != 0 && perf_stop)
-				break; /* nothing measured of this one */
-			if (rc != 0) {
-				fprintf(stderr, "toroid-perf: %s size %u failed: %s\n", t->name,
-					perf_opt.sizes[si], strerror(-rc));
-				failed++;
-				continue;
-			}
-			print_result(&r);
-		}
+		for (unsigned int si = 0; si < perf_opt.n_sizes && !perf_stop; si++)
+			failed += run_variants(t, perf_opt.sizes[si]);
 		if (strcmp(perf_opt.test, "all") != 0)
 			return failed;
 	}

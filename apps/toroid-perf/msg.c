@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* toroid-perf: the messaging-layer tests (contexts, work queues, advance: fences, atomics) and
- * the allreduce. */
+ * the allreduces, software and engine. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -23,6 +23,7 @@
 #include <rte_pause.h>
 
 #include <toroid/coll.h>
+#include <toroid/comb.h>
 #include <toroid/msg.h>
 #include <toroid/telemetry.h>
 #include <toroid/toroid.h>
@@ -121,15 +122,26 @@ atomic_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 	return rc;
 }
 
-/* ---- collectives: an allreduce over the 8 nodes of a 2x2x2 torus (docs/collectives.md) ---- */
+/* ---- collectives: allreduce on 8 (2x2x2) and 64 (4x4x4) nodes, by the software collectives
+ * (docs/collectives.md) and by the engines (comb.h), on the same net ---- */
 
-static struct {
+#define AR_MAX 64
+
+struct perf_ar_net {
 	struct trd_net *net;
-	struct trd_context *ctx[8];
-	struct trd_coll *coll[8];
-	double *src[8], *dst[8];
+	unsigned int n;
+	struct trd_context *ctx[AR_MAX];
+	struct trd_coll *coll[AR_MAX];
+	uint16_t ctr[AR_MAX];
+	double *src[AR_MAX], *dst[AR_MAX];
 	size_t len;
-} perf_ar;
+};
+
+static struct perf_ar_net perf_ar[2]; /* 2x2x2, 4x4x4 */
+
+/* Which allreduce allreduce_loop() times: bit 0 the engines' (else the software one), bit 1
+ * the 4x4x4 torus (else 2x2x2). main.c runs the four in turn. */
+unsigned int perf_ar_variant;
 
 static void
 perf_ar_done(struct trd_coll *coll, void *cookie, int status)
@@ -138,81 +150,150 @@ perf_ar_done(struct trd_coll *coll, void *cookie, int status)
 	*(int *)cookie = status == 0 ? 1 : status;
 }
 
-/* The 8 nodes (cabled like the two of the other tests), a client, a context and a collective
- * object per rank, buffers of @p len bytes. */
+/* The nodes (cabled like the two of the other tests), a client, a context, a collective object
+ * and a counter per rank; buffers of @p len bytes registered with each node. */
 static int
-perf_ar_setup(size_t len)
+perf_ar_setup(struct perf_ar_net *a, unsigned int dim, size_t len)
 {
-	if (perf_ar.net == NULL) {
-		struct trd_net_conf nc = {.links = perf_opt.links};
+	if (a->net == NULL) {
+		/* 64 nodes' 192 cables would need 384 ethdev ports: the engine's ring links */
+		struct trd_net_conf nc = {.links = dim > 2 ? TRD_NET_RING : perf_opt.links};
 
-		trd_torus_init(&nc.torus, 2, 2, 2);
-		perf_ar.net = trd_net_create(&nc);
-		if (perf_ar.net == NULL)
+		trd_torus_init(&nc.torus, dim, dim, dim);
+		a->net = trd_net_create(&nc);
+		if (a->net == NULL)
 			return -rte_errno;
-		for (unsigned int q = 0; q < 8; q++) {
-			struct trd_context_conf cc = {.node = trd_net_node(perf_ar.net, q),
-						      .recv_fifo = 1,
-						      .recv = trd_coll_recv};
+		a->n = trd_net_size(a->net);
+		for (unsigned int q = 0; q < a->n; q++) {
+			struct trd_node *nd = trd_net_node(a->net, q);
+			struct trd_context_conf cc = {
+				.node = nd, .recv_fifo = 1, .recv = trd_coll_recv};
 			struct trd_client *cl = trd_client_create("toroid-perf-coll", NULL);
 
-			if (cl == NULL || (perf_ar.ctx[q] = trd_context_create(cl, &cc)) == NULL ||
-			    (perf_ar.coll[q] = trd_coll_create(cl, perf_ar.ctx[q], NULL)) == NULL)
+			if (cl == NULL || (a->ctx[q] = trd_context_create(cl, &cc)) == NULL ||
+			    (a->coll[q] = trd_coll_create(cl, a->ctx[q], NULL)) == NULL)
 				return -rte_errno;
+			if (trd_counter_alloc(nd, &a->ctr[q]) != 0)
+				return -ENOSPC;
 		}
 	}
-	if (len > perf_ar.len) {
-		for (unsigned int q = 0; q < 8; q++) {
-			free(perf_ar.src[q]);
-			free(perf_ar.dst[q]);
-			perf_ar.src[q] = calloc(1, len);
-			perf_ar.dst[q] = calloc(1, len);
-			if (perf_ar.src[q] == NULL || perf_ar.dst[q] == NULL)
+	if (len > a->len) {
+		for (unsigned int q = 0; q < a->n; q++) {
+			struct trd_node *nd = trd_net_node(a->net, q);
+			struct trd_mr *mr = trd_mr_find(nd, a->src[q], a->len * 2, 0);
+
+			if (mr != NULL)
+				trd_mr_deregister(mr);
+			free(a->src[q]);
+			/* one allocation, one region: the source, then the result */
+			a->src[q] = aligned_alloc(64, RTE_ALIGN_CEIL(2 * len, 64));
+			if (a->src[q] == NULL)
 				return -ENOMEM;
+			a->dst[q] = a->src[q] + len / sizeof(double);
+			memset(a->dst[q], 0, len);
 			for (size_t i = 0; i < len / sizeof(double); i++)
-				perf_ar.src[q][i] = q + (double)i;
+				a->src[q][i] = q + (double)i;
+			if (trd_mr_register(nd, a->src[q], 2 * len, 0) == NULL)
+				return -rte_errno;
 		}
-		perf_ar.len = len;
+		a->len = len;
 	}
 	return 0;
 }
 
-/* An allreduce (sum of r->size / 8 doubles) on every rank, the main lcore advancing all eight
- * contexts round-robin, until every rank's callback ran; the engine lcore serves the nodes. */
+/* One software allreduce on every rank, the main lcore advancing every context round-robin
+ * until every rank's callback ran. */
+static int
+ar_soft(struct perf_ar_net *a, size_t count)
+{
+	uint64_t dl = deadline_in(PERF_TIMEOUT_US);
+	int rc = 0, done[AR_MAX];
+	unsigned int k = 0;
+
+	memset(done, 0, sizeof(done));
+	for (unsigned int q = 0; q < a->n && rc == 0; q++)
+		rc = trd_coll_allreduce(a->coll[q], a->src[q], a->dst[q], count, TRD_COLL_DOUBLE,
+					TRD_COLL_SUM, perf_ar_done, &done[q], NULL);
+	while (rc == 0 && k < a->n) {
+		k = 0;
+		for (unsigned int q = 0; q < a->n; q++) {
+			if (trd_advance(a->ctx[q], 0) < 0 || done[q] < 0)
+				rc = -EIO;
+			k += done[q] != 0;
+		}
+		if (expired(dl))
+			rc = -ETIMEDOUT;
+	}
+	return rc;
+}
+
+/* One engine allreduce: every node posts, then the main lcore only reads the counters. */
+static int
+ar_engine(struct perf_ar_net *a, size_t count)
+{
+	uint64_t dl = deadline_in(PERF_TIMEOUT_US);
+	unsigned int k = 0;
+	int rc = 0;
+
+	for (unsigned int q = 0; q < a->n && rc == 0; q++) {
+		struct trd_node *nd = trd_net_node(a->net, q);
+		struct trd_comb_req rq = {.kind = TRD_COMB_ALLREDUCE,
+					  .op = TRD_COMB_SUM,
+					  .dtype = TRD_COMB_DOUBLE,
+					  .dims = TRD_COMB_TORUS,
+					  .counter = a->ctr[q],
+					  .count = (uint32_t)count,
+					  .src = a->src[q],
+					  .dst = a->dst[q]};
+
+		rc = trd_counter_set(nd, a->ctr[q], 1);
+		if (rc == 0)
+			rc = trd_comb_post(nd, &rq);
+	}
+	while (rc == 0 && k < a->n) {
+		k = 0;
+		for (unsigned int q = 0; q < a->n && rc == 0; q++) {
+			int64_t v = 1;
+
+			trd_counter_read(trd_net_node(a->net, q), a->ctr[q], &v);
+			if (v < 0)
+				rc = -EIO;
+			k += v == 0;
+		}
+		if (expired(dl))
+			rc = -ETIMEDOUT;
+	}
+	return rc;
+}
+
+/* An allreduce (sum of r->size / 8 doubles) on every rank of the torus perf_ar_variant names,
+ * by the software collectives or the engines; one engine lcore serves the nodes. */
 int
 allreduce_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 {
-	size_t count = r->size / sizeof(double);
-	int rc = perf_ar_setup(RTE_MAX(count, (size_t)1) * sizeof(double)), done[8];
+	bool eng = perf_ar_variant & 1;
+	struct perf_ar_net *a = &perf_ar[(perf_ar_variant >> 1) & 1];
+	size_t count = RTE_MAX(r->size / sizeof(double), (size_t)1);
 	bool launched = false;
+	int rc;
 
+	if (eng && count * sizeof(double) > TRD_COMB_MAX_LEN)
+		return -EMSGSIZE;
+	rc = perf_ar_setup(a, (perf_ar_variant & 2) ? 4 : 2, count * sizeof(double));
 	engine_stop();
 	if (rc == 0 && px.worker < RTE_MAX_LCORE && !perf_opt.inline_poll)
-		launched = (rc = trd_net_launch(perf_ar.net, &px.worker, 1)) == 0;
+		launched = (rc = trd_net_launch(a->net, &px.worker, 1)) == 0;
+	else if (rc == 0 && eng)
+		rc = -ENOTSUP; /* the engines need their lcore: nothing else polls them */
 	for (uint64_t i = 0; i < n && !perf_stop && rc == 0; i++) {
-		uint64_t t0 = rte_rdtsc(), dl = deadline_in(PERF_TIMEOUT_US);
-		unsigned int k = 0;
+		uint64_t t0 = rte_rdtsc();
 
-		memset(done, 0, sizeof(done));
-		for (unsigned int q = 0; q < 8 && rc == 0; q++)
-			rc = trd_coll_allreduce(perf_ar.coll[q], perf_ar.src[q], perf_ar.dst[q],
-						count, TRD_COLL_DOUBLE, TRD_COLL_SUM, perf_ar_done,
-						&done[q], NULL);
-		while (rc == 0 && k < 8) {
-			k = 0;
-			for (unsigned int q = 0; q < 8; q++) {
-				if (trd_advance(perf_ar.ctx[q], 0) < 0 || done[q] < 0)
-					rc = -EIO;
-				k += done[q] != 0;
-			}
-			if (expired(dl))
-				rc = -ETIMEDOUT;
-		}
+		rc = eng ? ar_engine(a, count) : ar_soft(a, count);
 		s[i] = rte_rdtsc() - t0;
 		if (rc == 0)
 			lat_done = i + 1;
 	}
 	if (launched)
-		trd_net_stop(perf_ar.net);
+		trd_net_stop(a->net);
 	return rc;
 }

@@ -372,4 +372,10 @@ int trd_node_tap_link(struct trd_node *n, struct trd_link *l);
 /* track.c: complete a pending completion or tracked operation with a failure. */
 void trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause);
 
+/* comb.c: engine collectives. A COMB frame for us (0 or a drop cause); a poll round's work
+ * (posts, pieces waiting for room); the node is being freed. */
+int trd_comb_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p);
+void trd_comb_poll(struct trd_node *n);
+void trd_comb_fini(struct trd_node *n);
+
 #endif /* TRD_CORE_PVT_H */

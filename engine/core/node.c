@@ -364,6 +364,7 @@ trd_node_free(struct trd_node *n)
 	rte_hash_free(n->reasm_hash);
 	for (i = 0; i < n->n_eqs; i++)
 		trd_eq_free(n->eqs[i]);
+	trd_comb_fini(n);
 	trd_rel_fini(n);
 	trd_cpl_fini(n);
 	rte_free(n->routes);

@@ -162,6 +162,7 @@ struct trd_cpl {
 #define TRD_DEAD_MAX_FACTOR 16
 
 struct trd_capture;
+struct trd_comb;
 
 /** Reliability state towards one peer (docs/reliability.md). */
 struct trd_peer {
@@ -287,6 +288,7 @@ struct trd_node {
 
 	struct rte_hash *reasm_hash;
 	struct trd_reasm *reasm;
+	struct trd_comb *comb; /* engine collectives (comb.c), made on first use (atomic) */
 
 	/* Written by the serving lcore on every poll or packet; posting threads read none of it,
 	 * so it starts a cache line of its own (everything above is read-mostly). */

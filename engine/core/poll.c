@@ -105,6 +105,8 @@ trd_node_poll(struct trd_node *n)
 			moved += nb;
 		}
 	}
+	if (unlikely(n->comb != NULL))
+		trd_comb_poll(n);
 	if (n->n_active != 0)
 		trd_rel_timers(n);
 	flush_all(n);

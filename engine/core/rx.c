@@ -423,6 +423,8 @@ rx_deliver(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	case TRD_PKT_DONE:
 	case TRD_PKT_ATOMIC_REPLY:
 		return rx_done(n, m, p);
+	case TRD_PKT_COMB:
+		return trd_fate(trd_comb_rx(n, m, p), false);
 	default:
 		return trd_fate(0, false);
 	}

@@ -143,6 +143,8 @@ trd_node_reset(struct trd_node *n)
 		n->reasm[i].msg = NULL;
 	}
 	rte_hash_reset(n->reasm_hash);
+	/* engine collectives: posted, kept pieces, numbering */
+	trd_comb_fini(n);
 	/* reliability: sessions, packets kept for retransmission or held out of order */
 	trd_rel_fini(n);
 	n->n_active = 0;

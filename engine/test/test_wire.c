@@ -88,6 +88,12 @@ main(void)
 			/* names no region, counter or FIFO; aux counts its entries */
 			p.fifo = 0, p.counter = 0, p.key = 0, p.aux = 2;
 		}
+		if (t == TRD_PKT_COMB) {
+			/* the one piece of an allreduce of 64 B, rooted at rank 3 */
+			p.fifo = TRD_COMB_UP, p.aux = 3;
+			p.counter =
+				trd_comb_word(TRD_COMB_ALLREDUCE, TRD_COMB_SUM, 7, TRD_COMB_I64);
+		}
 		len = build(&p);
 		T_ASSERT(parse(len, &q) == 0);
 		p.csum = q.csum;

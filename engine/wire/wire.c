@@ -90,7 +90,7 @@ parse(const uint8_t *f, uint32_t len, struct trd_pkt *p, bool eth)
 	/* aux names an operation of the origin: only where one is involved */
 	if (p->aux != 0 && !(p->flags & (TRD_HF_CPL | TRD_HF_ACKREQ | TRD_HF_ECHO)) &&
 	    p->type != TRD_PKT_DONE && p->type != TRD_PKT_ATOMIC &&
-	    p->type != TRD_PKT_ATOMIC_REPLY && p->type != TRD_PKT_BUNDLE)
+	    p->type != TRD_PKT_ATOMIC_REPLY && p->type != TRD_PKT_BUNDLE && p->type != TRD_PKT_COMB)
 		return TRD_DROP_BAD_FIELD;
 	/* ... and where one is involved, it names one: a frame that asks for a verdict (ACKREQ)
 	 * gets one carrying its aux, and a verdict with aux 0 is refused here (below), so it
@@ -160,6 +160,11 @@ parse(const uint8_t *f, uint32_t len, struct trd_pkt *p, bool eth)
 		if (p->key != 0 || p->offset != 0 || p->counter != 0 || p->fifo != 0)
 			return TRD_DROP_BAD_FIELD;
 		break;
+	case TRD_PKT_COMB:
+		/* one piece of an engine collective: aux is its root's rank (any value here) */
+		if ((p->flags & ~carry) != TRD_HF_ALL)
+			return TRD_DROP_BAD_FIELD;
+		return trd_comb_check(p);
 	default:
 		return TRD_DROP_BAD_TYPE;
 	}

@@ -76,10 +76,10 @@ int trd_node_drain(struct trd_node *node);
  * Put @p node back to idle, as if it had just been created with its links, regions and
  * counters: discard every packet waiting in its links' transmit buffers and loopback, every
  * descriptor in its injection FIFOs, every message and event (trd_node_drain()), every
- * partly reassembled message and all reliability state (sessions, held packets), and give
- * its mbuf cache back to the pool. Afterwards the node holds no mbuf: with the far ends of
- * its links drained, the pool is back to the count it had before the node received anything.
- * Statistics, counters, regions and event-queue owners are kept.
+ * partly reassembled message, every engine collective (comb.h) and all reliability state (sessions,
+ * held packets), and give its mbuf cache back to the pool. Afterwards the node holds no mbuf: with
+ * the far ends of its links drained, the pool is back to the count it had before the node received
+ * anything. Statistics, counters, regions and event-queue owners are kept.
  * @return 0, -EINVAL or -EBUSY.
  */
 int trd_node_reset(struct trd_node *node);

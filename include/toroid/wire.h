@@ -53,7 +53,8 @@ extern "C" {
 	X(DONE, "done", 5) /* a target's verdict on a message that asked for one (ACKREQ) */       \
 	X(ATOMIC, "atomic", 6) /* a 64-bit atomic on (key, offset); payload: op, operands */       \
 	X(ATOMIC_REPLY, "atomic_reply", 7) /* the verdict and the old value of an atomic */        \
-	X(BUNDLE, "bundle", 8) /* several whole put/FIFO messages, each behind a trd_wire_entry */
+	X(BUNDLE, "bundle", 8) /* several whole put/FIFO messages, each behind a trd_wire_entry */ \
+	X(COMB, "comb", 9)     /* a piece of an engine collective, up or down its tree */
 
 /** Packet type values. */
 enum trd_pkt_type {
@@ -143,6 +144,52 @@ _Static_assert(sizeof(struct trd_wire_entry) == 24, "bundle entry header is 24 b
 #define TRD_BUNDLE_MAX 64
 
 /**
+ * Engine collectives (docs/collectives.md, "Collectives in the engine"): a COMB frame carries
+ * one piece of a collective's vector between two neighbours of its tree. Its header's
+ * @c fifo is the phase (TRD_COMB_UP towards the root, TRD_COMB_DOWN from it), @c counter the
+ * collective's word (trd_comb_word()), @c key its instance number in its group, @c aux the
+ * root's rank, @c msg_len the vector's bytes, @c offset the piece's offset and @c pay_len its
+ * bytes: every piece but the last is TRD_COMB_PIECE bytes; a barrier has one empty piece.
+ */
+#define TRD_COMB_PIECE 1024u
+/** Largest vector of an engine collective, in bytes. */
+#define TRD_COMB_MAX_LEN (1u << 20)
+/** Bytes of one element (every element type is 64 bits wide). */
+#define TRD_COMB_ELEM 8u
+
+/** Phases of a COMB frame (its header's @c fifo). */
+enum trd_comb_phase {
+	TRD_COMB_UP = 1,    /**< a child's combined piece, towards the root */
+	TRD_COMB_DOWN = 2,  /**< the result's piece, from the parent */
+	TRD_COMB_ABORT = 3, /**< the collective failed: no payload, to every tree neighbour */
+};
+
+/** What an engine collective does. */
+enum trd_comb_kind {
+	TRD_COMB_ALLREDUCE = 1, /**< combine everyone's vectors, result everywhere */
+	TRD_COMB_REDUCE = 2,    /**< combine everyone's vectors, result at the root */
+	TRD_COMB_BCAST = 3,     /**< the root's vector everywhere */
+	TRD_COMB_BARRIER = 4,   /**< no data: complete once every member has posted */
+};
+
+/** How elements combine (allreduce, reduce); 0 for broadcast and barrier. */
+enum trd_comb_op {
+	TRD_COMB_SUM = 1,
+	TRD_COMB_MIN = 2,
+	TRD_COMB_MAX = 3,
+	TRD_COMB_BAND = 4, /**< integers only */
+	TRD_COMB_BOR = 5,  /**< integers only */
+	TRD_COMB_BXOR = 6, /**< integers only */
+};
+
+/** Element types (allreduce, reduce; broadcast moves any bytes as TRD_COMB_U64). */
+enum trd_comb_dtype {
+	TRD_COMB_I64 = 1,
+	TRD_COMB_U64 = 2,
+	TRD_COMB_DOUBLE = 3,
+};
+
+/**
  * The torus header as it is on the wire (56 bytes, packed, big-endian fields).
  * The checksum is the Internet checksum (RFC 1071) over these 56 bytes with csum = 0.
  */
@@ -206,7 +253,8 @@ _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 b
 	X(PEER_DOWN, "peer_down")             /* to or from a peer declared down */                \
 	X(BAD_ENCAP, "bad_encap")     /* IPv4/UDP wrapper malformed, or not from the peer */       \
 	X(UNSEQUENCED, "unsequenced") /* changes state outside a session (reliable node) */        \
-	X(BAD_PROOF, "bad_proof")     /* without the token of the session it claims */
+	X(BAD_PROOF, "bad_proof")     /* without the token of the session it claims */             \
+	X(BAD_COMB, "bad_combine")    /* a combining piece that fits no collective of ours */
 
 /** Drop causes; 0 is "no drop", so parsers can return 0 for a good frame. */
 enum trd_drop {
@@ -239,6 +287,79 @@ struct trd_pkt {
 	uint32_t ack;
 	uint32_t aux;
 };
+
+/** The collective's word a COMB header carries in @c counter: kind, op, dimensions, type. */
+static inline uint16_t
+trd_comb_word(unsigned int kind, unsigned int op, unsigned int dims, unsigned int dtype)
+{
+	return (uint16_t)((kind & 0xf) << 12 | (op & 0xf) << 8 | (dims & 0xf) << 4 | (dtype & 0xf));
+}
+
+/**
+ * Is (kind, op, dims, dtype, vector bytes) a collective the engines can run? The dimensions
+ * are a mask (bit 0 x, 1 y, 2 z) of the torus axes the group spans: 7 the whole torus, 3 the
+ * z plane of the root. @return 0 or TRD_DROP_BAD_FIELD / TRD_DROP_BAD_LENGTH.
+ */
+static inline int
+trd_comb_valid(unsigned int kind, unsigned int op, unsigned int dims, unsigned int dtype,
+	       uint32_t len)
+{
+	if (dims == 0 || dims > 7)
+		return TRD_DROP_BAD_FIELD;
+	switch (kind) {
+	case TRD_COMB_ALLREDUCE:
+	case TRD_COMB_REDUCE:
+		if (op < TRD_COMB_SUM || op > TRD_COMB_BXOR || dtype < TRD_COMB_I64 ||
+		    dtype > TRD_COMB_DOUBLE || (dtype == TRD_COMB_DOUBLE && op >= TRD_COMB_BAND))
+			return TRD_DROP_BAD_FIELD;
+		break;
+	case TRD_COMB_BCAST:
+		if (op != 0 || dtype != TRD_COMB_U64)
+			return TRD_DROP_BAD_FIELD;
+		break;
+	case TRD_COMB_BARRIER:
+		if (op != 0 || dtype != 0)
+			return TRD_DROP_BAD_FIELD;
+		return len == 0 ? 0 : TRD_DROP_BAD_LENGTH;
+	default:
+		return TRD_DROP_BAD_FIELD;
+	}
+	if (len == 0 || len > TRD_COMB_MAX_LEN || len % TRD_COMB_ELEM != 0)
+		return TRD_DROP_BAD_LENGTH;
+	return 0;
+}
+
+/**
+ * The structure of a parsed COMB header @p p (lengths, the piece's place, the word, the
+ * phase): @return 0 or a drop cause. Which collective, tree edge and piece it is, is the
+ * engine's to check.
+ */
+static inline int
+trd_comb_check(const struct trd_pkt *p)
+{
+	unsigned int w = p->counter;
+	uint32_t want;
+	int cause;
+
+	if (p->fifo < TRD_COMB_UP || p->fifo > TRD_COMB_ABORT)
+		return TRD_DROP_BAD_FIELD;
+	cause = trd_comb_valid(w >> 12, (w >> 8) & 0xf, (w >> 4) & 0xf, w & 0xf, p->msg_len);
+	if (cause != 0)
+		return cause;
+	if (p->fifo == TRD_COMB_ABORT)
+		return p->offset == 0 && p->pay_len == 0 ? 0 : TRD_DROP_BAD_LENGTH;
+	if ((w >> 12) == TRD_COMB_BCAST && p->fifo == TRD_COMB_UP)
+		return TRD_DROP_BAD_FIELD; /* a broadcast only goes down */
+	if ((w >> 12) == TRD_COMB_REDUCE && p->fifo == TRD_COMB_DOWN)
+		return TRD_DROP_BAD_FIELD; /* a reduce only goes up */
+	if (p->offset % TRD_COMB_PIECE != 0 || (p->msg_len != 0 && p->offset >= p->msg_len) ||
+	    (p->msg_len == 0 && p->offset != 0))
+		return TRD_DROP_BAD_LENGTH;
+	want = p->msg_len - (uint32_t)p->offset;
+	if (want > TRD_COMB_PIECE)
+		want = TRD_COMB_PIECE;
+	return p->pay_len == want ? 0 : TRD_DROP_BAD_LENGTH;
+}
 
 /* ---- the header codec: the one place a header is built, checksummed and decoded ---- */
 

@@ -31,6 +31,7 @@ local TYPES = {
 	[6] = "atomic",
 	[7] = "atomic_reply",
 	[8] = "bundle",
+	[9] = "comb",
 }
 -- END TYPES
 
@@ -89,6 +90,7 @@ local DROPS = {
 	[31] = "bad_encap",
 	[32] = "unsequenced",
 	[33] = "bad_proof",
+	[34] = "bad_combine",
 }
 -- END DROPS
 
@@ -102,6 +104,15 @@ local DESC_FLAGS = {
 	{ bit = 0x10, name = "cpl" },
 	{ bit = 0x20, name = "ackreq" },
 }
+-- Engine collectives (COMB frames, docs/collectives.md): the header's fifo is the phase, its
+-- counter the collective's word (kind, op, group's axes, element type), key its number, aux
+-- the root's rank (enum trd_comb_* in include/toroid/wire.h).
+local COMB_PHASES = { [1] = "up", [2] = "down", [3] = "abort" }
+local COMB_KINDS = { [1] = "allreduce", [2] = "reduce", [3] = "broadcast", [4] = "barrier" }
+local COMB_OPS = { [0] = "-", [1] = "sum", [2] = "min", [3] = "max", [4] = "band", [5] = "bor",
+	[6] = "bxor" }
+local COMB_TYPES = { [0] = "-", [1] = "int64", [2] = "uint64", [3] = "double" }
+local COMB_PIECE = 1024
 local ATOMIC_OPS = { [1] = "fetch_add", [2] = "compare_swap", [3] = "swap" }
 local CSUM_STATUS = { [0] = "bad", [1] = "good" }
 
@@ -138,6 +149,14 @@ f.payload = ProtoField.bytes("toroid.payload", "Payload")
 f.crc = ProtoField.uint32("toroid.crc", "Payload CRC32C", base.HEX)
 f.crc_status = ProtoField.uint8("toroid.crc.status", "CRC status", base.DEC, CSUM_STATUS)
 f.proof = ProtoField.uint64("toroid.proof", "Session token", base.HEX)
+f.comb_phase = ProtoField.uint8("toroid.comb.phase", "Collective phase", base.DEC, COMB_PHASES)
+f.comb_kind = ProtoField.uint8("toroid.comb.kind", "Collective", base.DEC, COMB_KINDS)
+f.comb_op = ProtoField.uint8("toroid.comb.op", "Operation", base.DEC, COMB_OPS)
+f.comb_dims = ProtoField.uint8("toroid.comb.dims", "Group axes (x=1 y=2 z=4)", base.HEX)
+f.comb_type = ProtoField.uint8("toroid.comb.type", "Element type", base.DEC, COMB_TYPES)
+f.comb_seq = ProtoField.uint64("toroid.comb.seq", "Collective number", base.DEC)
+f.comb_root = ProtoField.uint32("toroid.comb.root", "Root rank", base.DEC)
+f.comb_piece = ProtoField.uint32("toroid.comb.piece", "Piece", base.DEC)
 f.sack = ProtoField.bytes("toroid.sack", "Selective acknowledgement bitmap")
 f.sack_seq = ProtoField.uint32("toroid.sack.seq", "Held out of order", base.DEC)
 -- remote-get descriptors (little-endian)
@@ -437,6 +456,22 @@ function toroid.dissector(tvb, pinfo, tree)
 		t:add(f.proof, tvb(HDR_LEN + pay_len + crclen, 8))
 	end
 	pay_len = math.min(pay_len, len - HDR_LEN)
+	if tname == "comb" then
+		local w = h(12, 2):uint()
+		local ct = t:add(f.comb_kind, h(12, 2), bit32.rshift(w, 12))
+		ct:add(f.comb_phase, h(11, 1))
+		ct:add(f.comb_op, h(12, 1), bit32.band(bit32.rshift(w, 8), 15))
+		ct:add(f.comb_dims, h(13, 1), bit32.band(bit32.rshift(w, 4), 15))
+		ct:add(f.comb_type, h(13, 1), bit32.band(w, 15))
+		ct:add(f.comb_seq, h(16, 8))
+		ct:add(f.comb_root, h(52, 4))
+		local piece = math.floor(h(24, 8):uint64():tonumber() / COMB_PIECE)
+		ct:add(f.comb_piece, h(24, 8), piece):set_generated()
+		info = info .. string.format(" comb %s %s %s #%s piece %d",
+			COMB_PHASES[h(11, 1):uint()] or "?", COMB_KINDS[bit32.rshift(w, 12)] or "?",
+			COMB_OPS[bit32.band(bit32.rshift(w, 8), 15)] or "?",
+			tostring(h(16, 8):uint64()), piece)
+	end
 	if tname == "done" or tname == "atomic_reply" then
 		local v = h(16, 8):uint64():tonumber()
 		t:add(f.verdict, h(16, 8)):append_text(" (" .. (DROPS[v] or "?") .. ")")

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Collectives in the engine (docs/collectives.md, "Collectives in the engine"): allreduce,
+ * reduce, broadcast and barrier combined by the engines of the torus, on a tree whose every
+ * edge is one link. The application posts its contribution with trd_comb_post() and is told
+ * of the end by a counter; it takes no further part: the engine lcores combine the pieces of
+ * the children with the node's own as they arrive, send the result up, and the root's result
+ * down, pipelined in TRD_COMB_PIECE-byte pieces. Floating-point sums are combined in a fixed
+ * order (the node's own vector, then its children by rank), so every node and every run get
+ * the same bits. The frames are TRD_PKT_COMB (<toroid/wire.h>), under the reliable sessions.
+ *
+ * The software collectives of <toroid/coll.h> (over trd_put()/trd_send() and trd_advance())
+ * stay: for any group of ranks, any type and length, and as the reference.
+ */
+#ifndef TOROID_COMB_H
+#define TOROID_COMB_H
+
+#include <stdint.h>
+
+#include <toroid/toroid.h>
+#include <toroid/wire.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Group spanning the whole torus (dimension mask x | y | z). */
+#define TRD_COMB_TORUS 7
+/** Collectives of one group a node may have posted and not yet seen complete. */
+#define TRD_COMB_DEPTH 4
+
+/** One node's part in an engine collective. */
+struct trd_comb_req {
+	uint8_t kind;  /**< enum trd_comb_kind */
+	uint8_t op;    /**< enum trd_comb_op (allreduce, reduce); 0 otherwise */
+	uint8_t dtype; /**< enum trd_comb_dtype (allreduce, reduce); broadcast: TRD_COMB_U64;
+			*   barrier: 0 */
+	/**
+	 * The group: a mask of the torus axes it spans (bit 0 x, bit 1 y, bit 2 z;
+	 * TRD_COMB_TORUS, or 0 for the same). Its members are the nodes that share the root's
+	 * coordinates on the other axes: 3 is the root's z plane, 1 its x line.
+	 */
+	uint8_t dims;
+	struct trd_coord root; /**< where the tree is rooted; the same on every member */
+	uint16_t counter;      /**< this node's counter: 1 is subtracted when the collective is
+				*   complete here; marked failed (TRD_COUNTER_FAILED) if it fails */
+	uint32_t count;        /**< elements of 8 bytes (0 for a barrier) */
+	/**
+	 * This node's vector (allreduce, reduce; the root's of a broadcast), @c count elements
+	 * in a registered region of the node; read by the engine until completion.
+	 */
+	const void *src;
+	/**
+	 * Where the result goes (allreduce; the root of a reduce; the other members of a
+	 * broadcast), in a registered region of the node; NULL where no result comes.
+	 */
+	void *dst;
+};
+
+/**
+ * Post this node's part in an engine collective. Every member of the group posts the same
+ * collectives (kind, op, type, count, root, group) in the same order; the engine numbers them.
+ * @return 0; -EINVAL (a bad argument, a node outside the group, buffers not in a registered
+ * region, an unknown counter); -EMSGSIZE (a link's MTU too small for a piece, a vector over
+ * TRD_COMB_MAX_LEN); -EBUSY (TRD_COMB_DEPTH collectives of this group are posted and not
+ * complete here: wait for one); -ENOBUFS (no room to post: try again).
+ */
+int trd_comb_post(struct trd_node *node, const struct trd_comb_req *req);
+
+/** Engine-collective statistics of a node (trd_comb_stats()). */
+struct trd_comb_stats {
+	uint64_t posted;    /**< collectives posted here */
+	uint64_t completed; /**< ... completed here */
+	uint64_t failed;    /**< ... failed here */
+	uint64_t rx_pieces; /**< COMB frames taken */
+	uint64_t tx_pieces; /**< COMB frames sent */
+	uint64_t early;     /**< pieces that came before this node's post (kept) */
+};
+
+/** A node's engine-collective statistics. @return 0 or -EINVAL. */
+int trd_comb_stats(const struct trd_node *node, struct trd_comb_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOROID_COMB_H */
