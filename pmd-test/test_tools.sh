@@ -148,7 +148,7 @@ awk '$1 == 0 && $3 == 7 && $4 == 0 { a = 1 } NF == 2 && $1 == 7 && $2 == 4 { b =
 	fail "toroid-topo --nodes does not list node 0's processes 7:0 and 7:4: $(cat "$T/topo.out")"
 
 # ---- the memif commands of docs/toroid-perf.md, as pasted (no -m) ----
-"$PERF" --no-huge --no-pci --file-prefix "${ENG_PREFIX}srv" -l 0 -- --memif server \
+"$PERF" --no-huge --no-pci --file-prefix "${ENG_PREFIX}srv" -l 0 -- --memif server --one-off \
 	--memif-socket "$T/m.sock" -t put_lat >"$T/srv.out" 2>&1 &
 srv=$!; eng_track $srv
 timeout -k 5 90 "$PERF" --no-huge --no-pci --file-prefix "${ENG_PREFIX}cli" -l 1 -- --memif client \
