@@ -9,7 +9,8 @@
 #    them); the text table has both columns; the server serves a second client, shows its
 #    node to toroid-top during a run, and ends cleanly (exit 0) on SIGTERM;
 #  - over net_af_packet on a veth pair (root, else that part is skipped): the JSON against the
-#    veth's own kernel counters (tx_packets, tx_bytes).
+#    veth's own kernel counters (tx_packets, tx_bytes), client to server and, with -R, server
+#    to client (the server's end of the veth).
 # usage: test_perf_figures.sh BUILD_DIR [inproc|memif|veth|all]
 set -u
 B=$1
@@ -135,7 +136,7 @@ if [ "$WHAT" = veth ] || [ "$WHAT" = all ]; then
 		echo "SKIP: cannot create a veth pair"
 	else
 		timeout -k 5 60 "$PERF" "${EAL[@]}" --no-shconf -l 0 \
-			--vdev "net_af_packet0,iface=$VA" -- --server --one-off >"$T/vs.log" 2>&1 &
+			--vdev "net_af_packet0,iface=$VA" -- --server >"$T/vs.log" 2>&1 &
 		srv=$!
 		eng_track $srv
 		for _ in $(seq 400); do
@@ -155,9 +156,24 @@ if [ "$WHAT" = veth ] || [ "$WHAT" = all ]; then
 		else
 			fail "veth: $(cat "$T/v.out")"
 		fi
-		# --one-off: the old behaviour, the server ends after its client
-		timeout 20 tail --pid=$srv -f /dev/null || fail "--one-off: the server did not end"
-		wait $srv || fail "--one-off server: $(grep -v ^EAL "$T/vs.log" | tail -n 2)"
+		# -R: the server sends (its end of the veth counts), the client prints its figures
+		st=/sys/class/net/$VA/statistics
+		f0=$(cat "$st/tx_packets")
+		b0=$(cat "$st/tx_bytes")
+		timeout -k 5 60 "$PERF" "${EAL[@]}" --no-shconf -l 1 \
+			--vdev "net_af_packet0,iface=$VB" -- --client -R -t put_rate -s 64 -n 200000 \
+			--json >"$T/vr.out" 2>"$T/vr.err" || fail "veth -R: $(tail -n 3 "$T/vr.err")"
+		f1=$(cat "$st/tx_packets")
+		b1=$(cat "$st/tx_bytes")
+		grep -q '"reverse":true' "$T/vr.out" || fail "veth -R: not marked reverse"
+		if read -r f b < <(figures "$T/vr.out" 8); then
+			against "veth -R" "$f" "$b" $((f1 - f0)) $((b1 - b0))
+		else
+			fail "veth -R: $(cat "$T/vr.out")"
+		fi
+		kill -TERM $srv
+		timeout 10 tail --pid=$srv -f /dev/null || fail "veth server did not end on SIGTERM"
+		wait $srv || fail "veth server: $(grep -v ^EAL "$T/vs.log" | tail -n 2)"
 	fi
 fi
 [ $fails -eq 0 ] && echo "toroid-perf figures: all checks passed"

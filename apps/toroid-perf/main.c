@@ -249,7 +249,8 @@ enum {
 	OPT_CORES,
 	OPT_VA,
 	OPT_COPY,
-	OPT_ONE_OFF
+	OPT_ONE_OFF,
+	OPT_MEMIF
 };
 
 /* --rate: "100000", "100k", "1.5M" messages per second, or "5Gbit", "800Mbit", "100kbit/s"
@@ -321,6 +322,8 @@ usage(const char *prog)
 	       "      --server         two processes, this one answers client after client until\n"
 	       "                       SIGINT or SIGTERM\n"
 	       "      --one-off        --server: end after one client\n"
+	       "  -R, --reverse        client: put_rate and put_bw from the server to the client\n"
+	       "                       (the server sends and reports; no --baseline, --interval)\n"
 	       "      --client         two processes, this one measures (tests: put_rate put_bw\n"
 	       "                       put_lat fifo_lat get_lat reflect_lat, or all)\n"
 	       "      --port P         the DPDK port of --server/--client (default 0)\n"
@@ -557,6 +560,9 @@ perf_parse_option(int c, struct perf_cli *cli, char **app_argv)
 		perf_opt.hgrm = optarg;
 		break;
 	case 'R':
+		perf_opt.reverse = true;
+		break;
+	case OPT_MEMIF:
 		if (strcmp(optarg, "server") != 0 && strcmp(optarg, "client") != 0)
 			app_usage_error("--memif: '%s' is not server or client", optarg);
 		cli->memif = optarg;
@@ -678,6 +684,11 @@ perf_check_options(struct perf_cli *cli)
 						tests[i].name);
 		}
 	}
+	if (perf_opt.reverse && (cli->role == NULL || strcmp(cli->role, "client") != 0))
+		app_usage_error("-R (reverse) is for the client (--client or --memif client)");
+	if (perf_opt.reverse && (perf_opt.baseline || perf_opt.interval_s > 0))
+		app_usage_error("-R: the server sends and reports one summary per test: no "
+				"--baseline, no --interval");
 	if (perf_opt.one_off && (cli->role == NULL || strcmp(cli->role, "server") != 0))
 		app_usage_error("--one-off is for the server (--server or --memif server)");
 	if (cli->sizes != NULL && parse_sizes(cli->sizes) != 0)
@@ -752,7 +763,8 @@ main(int argc, char **argv)
 		{"mode", required_argument, NULL, 'M'},
 		{"inline", no_argument, NULL, 'I'},
 		{"hgrm", required_argument, NULL, 'H'},
-		{"memif", required_argument, NULL, 'R'},
+		{"memif", required_argument, NULL, OPT_MEMIF},
+		{"reverse", no_argument, NULL, 'R'},
 		{"memif-socket", required_argument, NULL, 'S'},
 		{"torus", required_argument, NULL, 'T'},
 		{"ports", required_argument, NULL, 'O'},
@@ -792,7 +804,7 @@ main(int argc, char **argv)
 	/* the options first, so a bad command line prints one line and costs no EAL */
 	app_split_args(argc, argv, &app_argc, &app_argv);
 	opterr = 0;
-	while ((c = getopt_long(app_argc, app_argv, ":t:s:n:w:bjh", lo, NULL)) != -1)
+	while ((c = getopt_long(app_argc, app_argv, ":t:s:n:w:bjhR", lo, NULL)) != -1)
 		perf_parse_option(c, &cli, app_argv);
 	if (optind < app_argc)
 		app_usage_error("unexpected argument '%s' (EAL options go before \"--\")",

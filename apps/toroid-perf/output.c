@@ -121,6 +121,8 @@ print_result(const struct perf_result *r)
 			       perf_opt.rate_bits ? "bit/s" : "msg/s");
 		if (r->interrupted)
 			printf(",\"interrupted\":true");
+		if (r->reverse)
+			printf(",\"reverse\":true");
 		printf("}\n");
 		fflush(stdout);
 		return;
@@ -152,6 +154,8 @@ print_result(const struct perf_result *r)
 	if (r->interrupted)
 		printf("  (interrupted: %" PRIu64 " %s)", r->n,
 		       r->kind == K_RATE ? "messages" : "samples");
+	if (r->reverse)
+		printf("  (reverse: server to client)");
 	printf("\n");
 	fflush(stdout);
 }

@@ -41,6 +41,7 @@ struct perf_opts {
 	bool rate_bits;      /* --rate given in bit/s at L2 (frame + FCS) */
 	unsigned int cores;  /* --cores: engine lcores serving the nodes (0: the default) */
 	bool one_off;        /* --one-off: the server ends after one client */
+	bool reverse;        /* -R: rate tests from the server to the client */
 };
 
 struct perf_result {
@@ -71,6 +72,7 @@ struct perf_result {
 	/* --rate: asked and achieved, in the unit asked (messages or bits per second) */
 	bool has_rate;
 	double rate_asked, rate_achieved;
+	bool reverse; /* -R: measured by the server, sending to the client */
 };
 
 extern struct perf_opts perf_opt;

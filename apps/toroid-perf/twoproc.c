@@ -7,10 +7,12 @@
  * --cores 1, one more lcore serves the node.
  *
  * The client first finds its server (raw HELLO frames, repeated until one is answered), then
- * measures raw DPDK on the same ports (frames of EtherType 0x88B6 that the server echoes or
- * counts), then both start their nodes on those ports and the client runs the engine tests,
- * telling the server over a memory FIFO what to answer. The server needs no options: the
- * tests, sizes, iterations, durations and rates are the client's.
+ * both start their nodes on those ports and the client runs the engine tests, telling the
+ * server over a memory FIFO what to answer (-R: asking it to send); then, with --baseline, the
+ * client measures raw DPDK on the same ports (frames of EtherType 0x88B6 that the server
+ * echoes or counts, twoproc_raw.c) with frames of the size the engine's were, and says it is
+ * done; the server waits for the next client. The server needs no options: the tests, sizes,
+ * iterations, durations and rates are the client's. Rate figures are counted at the port.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,16 +35,37 @@
 #define BUF    (8u << 20)
 #define F_DATA 0 /* reception FIFO of test messages */
 #define F_CTL  1 /* reception FIFO of commands and replies */
+#define F_RES  2 /* -R: the server's result of a test it ran */
 #define F_OUT  3 /* outcomes of tracked operations */
 
-enum ctl_cmd { CTL_HELLO = 1, CTL_PUT_ECHO, CTL_FIFO_ECHO, CTL_IDLE, CTL_READY, CTL_BYE };
+enum ctl_cmd {
+	CTL_HELLO = 1,
+	CTL_PUT_ECHO,
+	CTL_FIFO_ECHO,
+	CTL_IDLE,
+	CTL_READY,
+	CTL_BYE,
+	CTL_REVERSE
+};
 
 struct ctl_msg {
 	uint32_t cmd;
 	uint32_t size;
-	uint64_t key; /* HELLO: the sender's region key */
-	uint16_t ctr; /* PUT_ECHO: the counter to decrement at the other side */
+	uint64_t key;             /* HELLO: the sender's region key */
+	uint16_t ctr;             /* PUT_ECHO: the counter to decrement at the other side */
+	uint8_t rate_bits, is_bw; /* REVERSE: --rate in bit/s; put_bw (else put_rate) */
+	uint64_t n;               /* REVERSE: messages (0: --duration) */
+	double duration_s, rate;  /* REVERSE: the client's --duration and --rate */
 };
+
+/* -R: what the server measured, sent back to the client (F_RES) */
+struct rev_result {
+	int32_t rc;
+	char counted[16];
+	struct perf_result r; /* its pointers are not used on the other side */
+};
+
+static int serve_reverse(const struct ctl_msg *c);
 
 uint16_t tp_port;
 static struct trd_link *plink; /* the memif port, set up once */
@@ -170,6 +193,16 @@ engine_serve(void)
 				ctl_send(CTL_READY, 0, 0, ctr);
 				return 0;
 			}
+			if (c.cmd == CTL_REVERSE) {
+				/* the client receives; this side sends and measures */
+				int rc = serve_reverse(&c);
+
+				c.cmd = CTL_IDLE;
+				if (rc != 0)
+					return rc;
+				heard_at = trd_time_us();
+				continue;
+			}
 			if (c.cmd == CTL_PUT_ECHO) {
 				their_ctr = c.ctr;
 				trd_counter_set(node, ctr, c.size);
@@ -207,84 +240,7 @@ ask(uint32_t cmd, uint32_t size, uint16_t *their_ctr)
 	return rc;
 }
 
-/* ---- timed runs: --duration, --interval, --rate ---- */
-
-struct timing {
-	uint64_t hz, t0;           /* the measured phase starts at t0 (TSC) */
-	uint64_t end;              /* --duration: its end; 0: by count */
-	uint64_t iv_len;           /* --interval in cycles; 0: none */
-	uint64_t iv_t0;            /* the current interval's start */
-	uint64_t iv_n0;            /* messages (or samples) before it */
-	double mps;                /* --rate in messages per second; 0: unpaced */
-	uint64_t pace_t0;          /* the pace counts from here ... */
-	uint64_t pace_n0;          /* ... with this many messages sent before */
-	uint64_t burst;            /* most messages a late sender may send at once to catch up */
-	bool printed;              /* an interval line was printed */
-	struct perf_tx tx0, iv_tx; /* what the port had sent at t0, at iv_t0 */
-};
-
-static void
-timing_start(struct timing *tm, double mps)
-{
-	memset(tm, 0, sizeof(*tm));
-	tm->hz = rte_get_tsc_hz();
-	tm->t0 = rte_rdtsc();
-	tm->iv_t0 = tm->t0;
-	tm->end = timed_end(tm->t0);
-	tm->iv_len = (uint64_t)(perf_opt.interval_s * (double)tm->hz);
-	tm->mps = mps;
-	tm->pace_t0 = tm->t0;
-	/* a token bucket 50 ms deep: a sender held up longer (the CPU taken away) does not
-	 * make up for it in one burst, and the achieved rate shows the loss */
-	tm->burst = RTE_MAX((uint64_t)(mps / 20), (uint64_t)32);
-	perf_tx_read(tp_port, node != NULL ? trd_node_link(node, 0) : NULL, &tm->tx0);
-	tm->iv_tx = tm->tx0;
-}
-
-/* Messages the pace allows by @p now, @p sent of them sent (the first at once);
- * UINT64_MAX unpaced. */
-static uint64_t
-timing_allowed(struct timing *tm, uint64_t now, uint64_t sent)
-{
-	uint64_t allowed;
-
-	if (tm->mps <= 0)
-		return UINT64_MAX;
-	allowed = tm->pace_n0 + (uint64_t)((double)(now - tm->pace_t0) * tm->mps / (double)tm->hz) +
-		  1;
-	if (allowed > sent + tm->burst) {
-		/* too far behind: the bucket is full, the rest of the debt is lost */
-		tm->pace_n0 = sent + tm->burst;
-		tm->pace_t0 = now;
-		allowed = tm->pace_n0;
-	}
-	return allowed;
-}
-
-static double
-timing_s(const struct timing *tm, uint64_t tsc)
-{
-	return (double)(tsc - tm->t0) / (double)tm->hz;
-}
-
-/* A separator between the interval lines and the summary, as iperf3 prints */
-static void
-timing_summary(const struct timing *tm)
-{
-	if (tm->printed && !perf_opt.json)
-		printf("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
-}
-
-/* L1 rate against the port's speed */
-static void
-line_pct(struct perf_result *r)
-{
-	struct rte_eth_link link;
-
-	if (rte_eth_link_get_nowait(tp_port, &link) == 0 && link.link_speed != 0 &&
-	    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
-		r->line_pct = r->gbps_l1 * 1000 / link.link_speed * 100;
-}
+/* ---- timed runs: twoproc_timing.c ---- */
 
 /* Interval line of a rate test: @p n messages posted so far at @p now. */
 static void
@@ -370,7 +326,8 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 		struct trd_msg *m;
 
 		if (i == warm)
-			timing_start(&tm, perf_rate_mps(frame, 1)); /* measured from here */
+			timing_start(&tm, perf_rate_mps(frame, 1),
+				     trd_node_link(node, 0)); /* measured from here */
 		if (i >= warm) {
 			uint64_t j = i - warm;
 
@@ -489,7 +446,7 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 	r->test = name;
 	r->size = size;
 	r->kind = K_RATE;
-	timing_start(&tm, perf_rate_mps(frame, pkts_per));
+	timing_start(&tm, perf_rate_mps(frame, pkts_per), trd_node_link(node, 0));
 	/* the deadline is on progress, not on the run; SIGINT ends the stream early and the
 	 * rate of what was posted (all of it acknowledged by the last DONE) is reported */
 	for (;;) {
@@ -554,6 +511,102 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 	perf_rate_fill(r, frame, pkts_per);
 	line_pct(r);
 	return rc;
+}
+
+/* -R, the server: run the client's rate test towards it with its options (checked: they
+ * come from the wire), send the result back. 0, or -EINTR when stopped. */
+static int
+serve_reverse(const struct ctl_msg *c)
+{
+	static struct rev_result out; /* sent with TRD_DF_COPY */
+	struct perf_opts save = perf_opt;
+	struct trd_desc d;
+	int rc;
+
+	memset(&out, 0, sizeof(out));
+	if (c->size > BUF / 2 || c->n > (1ULL << 40) || !(c->duration_s >= 0) ||
+	    c->duration_s > 86400 || !(c->rate >= 0) || c->rate > 1e15 ||
+	    (c->n == 0 && c->duration_s == 0)) {
+		out.rc = -EINVAL;
+	} else {
+		perf_opt.duration_s = c->duration_s;
+		perf_opt.rate = c->rate;
+		perf_opt.rate_bits = c->rate_bits != 0;
+		perf_opt.interval_s = 0;
+		out.rc = rate_test(c->is_bw ? "put_bw" : "put_rate", c->size, c->n, &out.r);
+		perf_opt = save;
+	}
+	if (out.r.counted != NULL)
+		snprintf(out.counted, sizeof(out.counted), "%s", out.r.counted);
+	out.r.test = NULL;
+	out.r.counted = NULL;
+	trd_desc_fifo(&d, peer, F_RES, &out, sizeof(out), 0, 0);
+	d.flags |= TRD_DF_COPY;
+	while ((rc = trd_inject(trd_inj_fifo(node, 1), &d)) == -ENOBUFS && !perf_stop)
+		trd_node_poll(node);
+	return perf_stop ? -EINTR : 0;
+}
+
+/* -R, the client: ask the server to run @p name towards this node and wait for its result,
+ * receiving meanwhile; a wait fails after --timeout without a frame received. */
+static int
+reverse_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
+{
+	struct ctl_msg c = {.cmd = CTL_REVERSE,
+			    .size = size,
+			    .rate_bits = perf_opt.rate_bits,
+			    .is_bw = strcmp(name, "put_bw") == 0,
+			    .n = perf_opt.duration_s > 0 ? 0 : n,
+			    .duration_s = perf_opt.duration_s,
+			    .rate = perf_opt.rate};
+	static const char *const where[] = {"port", "port+link", "link"};
+	uint64_t heard = 0, heard_at = trd_time_us();
+	struct rev_result out;
+	struct trd_desc d;
+	struct trd_msg *m;
+	int rc;
+
+	trd_desc_fifo(&d, peer, F_CTL, &c, sizeof(c), CTL_REVERSE, 0);
+	d.flags |= TRD_DF_COPY;
+	while ((rc = trd_inject(trd_inj_fifo(node, 1), &d)) == -ENOBUFS && !perf_stop)
+		trd_node_poll(node);
+	if (rc != 0)
+		return rc;
+	for (;;) {
+		struct rte_eth_stats es;
+
+		rc = trd_rec_fifo_wait(trd_rec_fifo(node, F_RES), &m, 200000);
+		if (rc == 0 || perf_stop)
+			break;
+		if (rte_eth_stats_get(tp_port, &es) == 0 && es.ipackets != heard) {
+			heard = es.ipackets;
+			heard_at = trd_time_us();
+		} else if (trd_time_us() - heard_at > perf_opt.timeout_us) {
+			return -ETIMEDOUT;
+		}
+	}
+	if (rc != 0)
+		return perf_stop ? -EINTR : rc;
+	if (m->len != sizeof(out)) {
+		trd_msg_free(m);
+		return -EPROTO;
+	}
+	memcpy(&out, m->data, sizeof(out));
+	trd_msg_free(m);
+	if (out.rc != 0)
+		return out.rc < 0 ? out.rc : -EPROTO;
+	*r = out.r;
+	r->test = name;
+	r->size = size;
+	r->kind = K_RATE;
+	r->reverse = true;
+	r->counted = NULL;
+	for (unsigned int i = 0; i < RTE_DIM(where); i++)
+		if (strncmp(out.counted, where[i], sizeof(out.counted)) == 0)
+			r->counted = where[i];
+	if (r->frames != 0 && r->counted == NULL)
+		return -EPROTO;
+	return 0;
 }
 
 static bool
@@ -834,8 +887,9 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id)
 			uint64_t n = perf_opt.iters ? perf_opt.iters : perf_default_iters(all[t]);
 
 			r->by_gbps = strstr(all[t], "_bw") != NULL;
-			rc = is_lat(all[t]) ? lat_test(all[t], perf_opt.sizes[z], n, r)
-					    : rate_test(all[t], perf_opt.sizes[z], n, r);
+			rc = is_lat(all[t])     ? lat_test(all[t], perf_opt.sizes[z], n, r)
+			     : perf_opt.reverse ? reverse_test(all[t], perf_opt.sizes[z], n, r)
+						: rate_test(all[t], perf_opt.sizes[z], n, r);
 			if (rc != 0) {
 				r->test = NULL; /* nothing to print, no baseline */
 				if (perf_stop)

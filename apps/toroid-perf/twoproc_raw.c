@@ -223,4 +223,3 @@ raw_stream_test(uint32_t frame, uint64_t n, double *mpps)
 	*mpps = (double)got * rte_get_tsc_hz() / 1e6 / (double)(rte_rdtsc() - t0);
 	return 0;
 }
-
