@@ -281,7 +281,7 @@ class Suite:
         sock = f"/tmp/toroid-bench-{os.getpid()}.sock"
         tag = os.getpid()
         srv = (f"{self.perf} --no-huge --no-pci --no-shconf --file-prefix tb-srv-{tag} -m 512 -l 0 "
-               f"--log-level lib.eal:error -- --memif server --memif-socket {sock} -t all")
+               f"--log-level lib.eal:error -- --memif server --one-off --memif-socket {sock} -t all")
         cli = (f"{self.perf} --no-huge --no-pci --no-shconf --file-prefix tb-cli-{tag} -m 512 -l 1 "
                f"--log-level lib.eal:error -- --memif client --memif-socket {sock} "
                f"{opts} --baseline --json")

@@ -6,7 +6,9 @@
 
 The docs are the source of the man pages, so the two cannot drift apart. Handled: headings,
 paragraphs, fenced code (.nf/.fi), lists, tables (one row a line), `code`, **bold**, *italic*
-and [links](target) (the text is kept). The first paragraph becomes the NAME line's summary.
+and [links](target) (the text is kept). The NAME line's summary is the page's
+`<!-- summary: TEXT -->` line (man(7): a short phrase, "toroid-node - the toroid engine
+daemon"); a page without one gets the first sentence of its first paragraph.
 """
 import re
 import sys
@@ -44,8 +46,12 @@ def convert(md, name, section):
             out.append(inline(text))
             para.clear()
     name_done = False
+    given = None
     while i < len(lines):
         line = lines[i]
+        m = re.match(r"^<!--\s*summary:\s*(.*?)\s*-->\s*$", line)
+        if m and given is None:
+            given = m.group(1)
         if line.startswith("<!--"):
             i += 1
             continue
@@ -107,7 +113,9 @@ def convert(md, name, section):
     if not name_done:
         out.insert(1, ".SH NAME\n@NAME@")
     text = "\n".join(out) + "\n"
-    if summary:
+    if given:
+        summary = re.sub(r"\\f[BIR]", "", inline(given))
+    elif summary:
         summary = re.sub(rf"^{re.escape(name)}\s+", "", summary)
     return text.replace("@NAME@", f"{name} \\- {summary or name}", 1).replace("@NAME@\n", "")
 

@@ -107,6 +107,11 @@ bad "$PERF" -- -t put_rate --duration 1
 bad "$PERF" -- -t put_rate --rate 1k
 bad "$PERF" -- --server --duration 1
 bad "$PERF" -- --server --client
+bad "$PERF" -- -t put_rate -R
+bad "$PERF" -- --client -R --baseline -t put_rate
+bad "$PERF" -- --client --one-off -t put_rate
+bad "$PERF" -- --client -t put_rate,fifo_rate
+bad "$PERF" -- -t put_rate,nosuch
 bad "$PERF" -- --server --memif server
 bad "$PERF" -- --client -t put_rate --ports 0,1
 bad "$PERF" -- -t put_rate --port 0

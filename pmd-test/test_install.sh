@@ -50,24 +50,60 @@ for item in trd_node_rx_frame trd_node_drain trd_node_reset trd_link_drain \
 		else ok; fi
 	done
 done
-# the man pages are man pages
-for p in toroid-demo toroid-dump toroid-node toroid-perf; do
-	if MANWIDTH=100 man -l "$R$prefix/share/man/man1/$p.1" 2>/dev/null | grep -q "^NAME"; then ok
+# every installed app has a man page, and it is one: it renders, and its NAME line is
+# "APP - a short phrase" (man(7)), not a sentence cut from the page ("is the engine daemon")
+for app in "$R$prefix"/bin/toroid-*; do
+	p=$(basename "$app")
+	page=$R$prefix/share/man/man1/$p.1
+	[ -e "$page" ] || { fail "no man page for $p"; continue; }
+	if MANWIDTH=100 man -l "$page" 2>/dev/null | grep -q "^NAME"; then ok
 	else fail "$p.1 does not render"; fi
+	name=$(sed -n '/^\.SH NAME/{n;p;q}' "$page")
+	if printf '%s\n' "$name" | grep -Eq "^$p \\\\- [a-z][^:]{2,80}\$" &&
+		! printf '%s\n' "$name" | grep -Eq "^$p \\\\- (is|are) "; then ok
+	else fail "$p.1: NAME line '$name'"; fi
 done
+# the dissector is installed where Wireshark looks for Lua plugins under this prefix
+# (LIBDIR/wireshark/plugins: tshark's global Lua folder when the prefix is its own), and
+# that copy decodes a torus frame
+lua=$R$libdir/wireshark/plugins/toroid.lua
+[ -f "$lua" ] && ok || fail "the dissector is not installed in $libdir/wireshark/plugins"
+if command -v tshark >/dev/null 2>&1 && [ -f "$lua" ]; then
+	glob=$(HOME=$T tshark -G folders 2>/dev/null | sed -n 's/^Global Lua Plugins:[[:space:]]*//p')
+	rel=${libdir#"$prefix"/}
+	case $glob in */"$rel"/wireshark/plugins) ok ;;
+	*) fail "tshark's global Lua plugins are in '$glob', not .../$rel/wireshark/plugins" ;;
+	esac
+	python3 - "$T/t.pcap" <<'PY'
+import struct, sys
+frame = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01" + b"\x88\xb5" + bytes(64)
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+    f.write(struct.pack("<IIII", 0, 0, len(frame), len(frame)) + frame)
+PY
+	protos=$(HOME=$T tshark -n -r "$T/t.pcap" -X lua_script:"$lua" -T fields \
+		-e frame.protocols 2>/dev/null)
+	[ "$protos" = "eth:ethertype:toroid" ] && ok ||
+		fail "tshark with the installed dissector: '$protos'"
+else
+	echo "note: no tshark: the installed dissector is not run"
+fi
 
 # The README's first program, exactly as the README shows it.
 awk '/<!-- docs-check: c -->/ { m = 1; next } m && /^```c/ { c = 1; next }
      c && /^```/ { exit } c { print }' "$ROOT/README.md" >"$T/hello.c"
 [ -s "$T/hello.c" ] || { echo "FAIL: no C program in README.md"; exit 1; }
-# The .pc files name the real prefix; installed under DESTDIR they are used from a copy whose
-# prefix points there (what an install with --prefix=$R$prefix would have written).
-mkdir -p "$T/pc"
-for pc in "$R$libdir"/pkgconfig/*.pc; do
-	sed "s|^prefix=.*|prefix=$R$prefix|" "$pc" >"$T/pc/$(basename "$pc")"
-done
-grep -q "^libdir=\${prefix}" "$T/pc/libtoroid.pc" && ok || fail "libtoroid.pc: libdir not under prefix"
-export PKG_CONFIG_PATH=$T/pc
+# The .pc files name their prefix relative to their own folder (${pcfiledir}): the staged
+# tree is used as it is, with no edit, and pkg-config's paths lead into it.
+grep -q '^prefix=${pcfiledir}/' "$R$libdir/pkgconfig/libtoroid.pc" && ok ||
+	fail "libtoroid.pc: prefix not relative: $(grep '^prefix=' "$R$libdir/pkgconfig/libtoroid.pc")"
+grep -q "^libdir=\${prefix}" "$R$libdir/pkgconfig/libtoroid.pc" && ok ||
+	fail "libtoroid.pc: libdir not under prefix"
+export PKG_CONFIG_PATH=$R$libdir/pkgconfig
+inc=$(pkg-config --variable=includedir libtoroid-vni)
+[ "$(cd "$inc" 2>/dev/null && pwd -P)" = "$(cd "$R$prefix/include" && pwd -P)" ] && ok ||
+	fail "libtoroid-vni.pc from the stage: includedir '$inc' is not the stage's"
+
 echo "pkg-config --cflags --libs libtoroid: $(pkg-config --cflags --libs libtoroid)"
 if cc -Wall -Werror "$T/hello.c" $(pkg-config --cflags --libs libtoroid) -o "$T/hello" \
 	>"$T/cc.log" 2>&1; then ok; else cat "$T/cc.log"; fail "hello.c against the shared libtoroid"; fi
@@ -80,7 +116,7 @@ else
 fi
 # static libtoroid with DPDK's shared libraries (pkg-config --static would want DPDK's static
 # archives too): the archive, DPDK's libs, and libtoroid's own Libs.private
-priv=$(sed -n 's/^Libs.private: //p' "$T/pc/libtoroid.pc")
+priv=$(sed -n 's/^Libs.private: //p' "$R$libdir/pkgconfig/libtoroid.pc")
 if cc -Wall -Werror "$T/hello.c" $(pkg-config --cflags libtoroid) \
 	-L"$(pkg-config --variable=libdir libtoroid)" -l:libtoroid.a $(pkg-config --libs libdpdk) \
 	$priv -o "$T/hello-static" >"$T/cc2.log" 2>&1; then ok; else

@@ -50,7 +50,7 @@ pair() {
 	# until its port is up; then the client, again if it drew the server's group.
 	for _ in 1 2 3; do
 		# shellcheck disable=SC2086
-		timeout -k 5 60 "$PERF" "${EAL[@]}" $seal -- --server >"$T/$name.srv" 2>&1 &
+		timeout -k 5 60 "$PERF" "${EAL[@]}" $seal -- --server --one-off >"$T/$name.srv" 2>&1 &
 		srv=$!
 		eng_track $srv
 		for _ in $(seq 400); do

@@ -147,8 +147,25 @@ awk '$1 == 0 && $3 == 7 && $4 == 0 { a = 1 } NF == 2 && $1 == 7 && $2 == 4 { b =
 	END { exit !(a && b) }' "$T/topo.out" ||
 	fail "toroid-topo --nodes does not list node 0's processes 7:0 and 7:4: $(cat "$T/topo.out")"
 
+# toroid-topo's summary counts every process the file places, not one per node: two
+# applications on node 0 (1:0 and 2:0), one process of application 1 on node 1
+cat >"$T/apps.ini" <<'INI'
+[torus]
+dims = 2x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+procs = 1:0, 2:0
+[node 1]
+mac = 02:00:00:00:00:02
+procs = 1:1
+INI
+"$TOPO" "$T/apps.ini" >"$T/apps.out" 2>&1
+grep -q '^  apps       2 distinct app ids, 3 processes placed$' "$T/apps.out" ||
+	fail "toroid-topo: apps of a node with two applications: $(cat "$T/apps.out")"
+
 # ---- the memif commands of docs/toroid-perf.md, as pasted (no -m) ----
-"$PERF" --no-huge --no-pci --file-prefix "${ENG_PREFIX}srv" -l 0 -- --memif server \
+"$PERF" --no-huge --no-pci --file-prefix "${ENG_PREFIX}srv" -l 0 -- --memif server --one-off \
 	--memif-socket "$T/m.sock" -t put_lat >"$T/srv.out" 2>&1 &
 srv=$!; eng_track $srv
 timeout -k 5 90 "$PERF" --no-huge --no-pci --file-prefix "${ENG_PREFIX}cli" -l 1 -- --memif client \

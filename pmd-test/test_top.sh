@@ -33,6 +33,26 @@ echo "$out" | grep "^node0" | awk '{ if ($3 == "0") exit 1 }' || { echo "no traf
 "$top" -f no-such-prefix-$$ >/dev/null 2>&1 && { echo "a missing process should fail"; exit 1; }
 echo "toroid-top: live view of both nodes and their link"
 
+# --once shows totals since the start: its columns say so (no "/s"), a live view's do not
+once=$("$top" -f "$prefix" --once) || { echo "toroid-top --once failed"; exit 1; }
+echo "$once" | grep -q "tx pkt  *tx bit  *rx pkt  *rx bit" && ! echo "$once" | grep -q "/s" ||
+	{ echo "--once: totals under per-second columns: $once"; exit 1; }
+echo "$out" | grep -q "tx pkt/s" || { echo "the live view lost its per-second columns"; exit 1; }
+# a folder left by a process that died (its socket file, nobody listening) is not offered as
+# a running process; asked for by name, toroid-top says nobody answers
+stale=toroid-top-stale-$$
+sdir=${sock%/*}/../$stale
+mkdir -p "$sdir"
+python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.bind(sys.argv[1]); s.close()' \
+	"$sdir/dpdk_telemetry.v2"
+lst=$("$top" -f no-such-prefix-$$ 2>&1)
+echo "$lst" | grep -q "$prefix" && ! echo "$lst" | grep -q "$stale" ||
+	{ rm -rf "$sdir"; echo "stale prefix listed, or the live one not: $lst"; exit 1; }
+"$top" -f "$stale" --once >/dev/null 2>"$sdir.err" && { rm -rf "$sdir"; echo "a stale prefix answered"; exit 1; }
+grep -q "no process answers" "$sdir.err" || { cat "$sdir.err"; rm -rf "$sdir" "$sdir.err"; exit 1; }
+rm -rf "$sdir" "$sdir.err"
+echo "toroid-top: --once totals labelled; stale runtime folders not listed"
+
 # ---- Prometheus: --prometheus once, and --listen scraped over HTTP ----
 for bad in "--listen abc" "--listen 1.2.3.4:99999" "--delay 0" "--count -1"; do
 	# shellcheck disable=SC2086

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <rte_common.h>
 #include <rte_cycles.h>
@@ -45,6 +46,58 @@ rate_result(struct perf_result *r, uint64_t msgs, uint64_t pkts, uint32_t frame,
 	r->mbps = (double)msgs * r->size / us;
 	r->gbps_l2 = (double)pkts * (frame + 4) * 8 / us / 1000;
 	r->gbps_l1 = (double)pkts * (frame + PERF_L1_OVERHEAD) * 8 / us / 1000;
+	r->mfps = 0;
+	r->frames = 0;
+	r->bytes = 0;
+	r->counted = NULL;
+}
+
+void
+perf_tx_read(int port, const struct trd_link *link, struct perf_tx *t)
+{
+	struct rte_eth_stats es;
+	struct trd_link_stats ls;
+	struct rusage ru;
+	bool have_link = link != NULL && trd_link_stats_get(link, &ls) == 0;
+
+	memset(t, 0, sizeof(*t));
+	if (port >= 0 && rte_eth_stats_get((uint16_t)port, &es) == 0) {
+		t->frames = es.opackets;
+		t->bytes = es.obytes;
+		t->port_frames = true;
+		/* net_ring counts no bytes: the link's count of what the port took */
+		t->port_bytes = es.obytes != 0 || es.opackets == 0 || !have_link;
+		if (!t->port_bytes)
+			t->bytes = ls.tx_bytes;
+	} else if (have_link) {
+		t->frames = ls.tx_pkts;
+		t->bytes = ls.tx_bytes;
+	}
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		t->cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
+			    (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
+	t->tsc = rte_rdtsc();
+}
+
+void
+perf_tx_rates(struct perf_result *r, const struct perf_tx *a, const struct perf_tx *b)
+{
+	double us = r->seconds * 1e6, fr, by;
+
+	if (b->tsc > a->tsc && b->cpu_us >= a->cpu_us)
+		r->cpu_pct = (double)(b->cpu_us - a->cpu_us) / tsc_us(b->tsc - a->tsc) * 100;
+	if (us <= 0 || b->frames <= a->frames || b->bytes < a->bytes)
+		return;
+	fr = (double)(b->frames - a->frames);
+	by = (double)(b->bytes - a->bytes);
+	r->frames = b->frames - a->frames;
+	r->bytes = b->bytes - a->bytes;
+	r->mfps = fr / us;
+	r->gbps_l2 = (by + 4 * fr) * 8 / us / 1000;
+	r->gbps_l1 = (by + PERF_L1_OVERHEAD * fr) * 8 / us / 1000;
+	r->counted = a->port_frames && a->port_bytes ? "port"
+		     : a->port_frames                ? "port+link"
+						     : "link";
 }
 
 double
@@ -63,8 +116,12 @@ perf_rate_fill(struct perf_result *r, uint32_t frame, uint64_t pkts)
 		return;
 	r->has_rate = true;
 	r->rate_asked = perf_opt.rate;
-	r->rate_achieved = (double)r->n / r->seconds *
-			   (perf_opt.rate_bits ? (double)(frame + 4) * 8 * (double)pkts : 1);
+	/* bits: those the port sent when counted (small messages share frames) */
+	r->rate_achieved =
+		perf_opt.rate_bits && r->frames != 0
+			? r->gbps_l2 * 1e9
+			: (double)r->n / r->seconds *
+				  (perf_opt.rate_bits ? (double)(frame + 4) * 8 * (double)pkts : 1);
 }
 
 /* Messages of a put stream b has received so far (its counter counts down n * size bytes). */
@@ -92,7 +149,8 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 	unsigned int maxpay = trd_link_max_payload(trd_node_link(px.a, 0));
 	uint64_t pkts_per = size == 0 ? 1 : (size + maxpay - 1) / maxpay;
 	uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, maxpay) + TRD_PROOF_LEN; /* + the token */
-	struct trd_link_stats ls0 = {0}, ls1;
+	int port = trd_link_port(trd_node_link(px.a, 0));
+	struct perf_tx tx0, tx1;
 
 	for (int i = 0; i < 32; i++) {
 		if (fifo)
@@ -107,7 +165,7 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 	if (!fifo && trd_counter_set(px.b, px.bctr, (int64_t)(n * size)) != 0)
 		return -EINVAL;
 	engine_start();
-	trd_link_stats_get(trd_node_link(px.a, 0), &ls0);
+	perf_tx_read(port, trd_node_link(px.a, 0), &tx0);
 	t0 = rte_rdtsc();
 	uint64_t hz = rte_get_tsc_hz(), next = t0 + hz;
 
@@ -167,15 +225,9 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 		n = RTE_MIN(got, n);
 	}
 	rate_result(r, n, n * pkts_per, frame, rte_rdtsc() - t0);
-	/* what the link carried: small messages share frames (coalescing) */
-	if (trd_link_stats_get(trd_node_link(px.a, 0), &ls1) == 0 && ls1.tx_pkts > ls0.tx_pkts) {
-		double us = r->seconds * 1e6, fr = (double)(ls1.tx_pkts - ls0.tx_pkts);
-		double by = (double)(ls1.tx_bytes - ls0.tx_bytes);
-
-		r->gbps_l2 = (by + 4 * fr) * 8 / us / 1000;
-		r->gbps_l1 = (by + PERF_L1_OVERHEAD * fr) * 8 / us / 1000;
-		r->frames = (uint64_t)fr;
-	}
+	/* what the port sent: small messages share frames (bundles) */
+	perf_tx_read(port, trd_node_link(px.a, 0), &tx1);
+	perf_tx_rates(r, &tx0, &tx1);
 	return 0;
 }
 

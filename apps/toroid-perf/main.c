@@ -66,7 +66,7 @@ struct perf_test {
 };
 
 static const struct perf_test tests[] = {
-	{"put_rate", K_RATE, 1, 2000000, "64 B-class puts a->b, message rate (Mpps)"},
+	{"put_rate", K_RATE, 1, 2000000, "64 B-class puts a->b, message rate (Mmsg/s)"},
 	{"put_bw", K_RATE, 1, 20000, "large puts a->b, bandwidth (MB/s, Gbit/s)"},
 	{"put_lat", K_LAT, 0.5, 20000, "put ping-pong on counters, half round trip (us)"},
 	{"fifo_rate", K_RATE, 1, 1000000, "memory-FIFO messages a->b, message rate"},
@@ -75,7 +75,8 @@ static const struct perf_test tests[] = {
 	{"get_lat", K_LAT, 1, 20000, "RDMA read (remote get) until the counter is zero (us)"},
 	{"get_bw", K_RATE, 1, 2000, "RDMA reads back to back, bandwidth"},
 	{"reflect_lat", K_LAT, 1, 20000, "put to reflection completion in a doorbell (us)"},
-	{"linerate", K_RATE, 1, 2000000, "sustained puts of one MTU payload: Mpps, Gbit/s L2/L1"},
+	{"linerate", K_RATE, 1, 2000000,
+	 "sustained puts of one MTU payload: Mframe/s, Gbit/s L2/L1"},
 	{"fence_lat", K_LAT, 1, 20000, "context put + fence until the fence callback (us)"},
 	{"atomic_lat", K_LAT, 1, 20000, "context fetch-and-add until its callback (us)"},
 	{"allreduce_lat", K_LAT, 1, 1000,
@@ -90,6 +91,43 @@ perf_default_iters(const char *test)
 		if (strcmp(tests[i].name, test) == 0)
 			return tests[i].iters;
 	return 20000;
+}
+
+bool
+perf_test_selected(const char *test)
+{
+	size_t len = strlen(test);
+
+	if (strcmp(perf_opt.test, "all") == 0)
+		return true;
+	for (const char *p = perf_opt.test; *p != '\0';) {
+		size_t n = strcspn(p, ",");
+
+		if (n == len && strncmp(p, test, n) == 0)
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+/* Every name of -t is a test (or "all", alone): 0, or -EINVAL. */
+static int
+perf_check_test_list(const char *list)
+{
+	if (strcmp(list, "all") == 0)
+		return 0;
+	for (const char *p = list;;) {
+		size_t n = strcspn(p, ",");
+		bool known = false;
+
+		for (unsigned int i = 0; i < RTE_DIM(tests) && !known; i++)
+			known = strlen(tests[i].name) == n && strncmp(p, tests[i].name, n) == 0;
+		if (!known)
+			return -EINVAL;
+		if (p[n] == '\0')
+			return 0;
+		p += n + 1;
+	}
 }
 
 static int
@@ -114,13 +152,10 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 		if (s == NULL)
 			return -ENOMEM;
 	}
-	/* the raw baseline runs first, on the same ports, with the engine stopped */
-	if (perf_opt.baseline) {
-		if (t->kind == K_RATE)
-			baseline_rate(r, RTE_MAX(frame, 60u), n);
-		else
-			baseline_lat(r, RTE_MAX(frame, 60u), n, t->lat_scale);
-	}
+	/* the raw latency baseline runs first, on the same ports, with the engine stopped; the
+	 * rate baseline after the engine's run, with frames of the size the engine sent */
+	if (perf_opt.baseline && t->kind == K_LAT)
+		baseline_lat(r, RTE_MAX(frame, 60u), n, t->lat_scale);
 	if (strcmp(t->name, "put_rate") == 0 || strcmp(t->name, "put_bw") == 0 ||
 	    strcmp(t->name, "linerate") == 0) {
 		rc = stream(r, false, warm);
@@ -135,7 +170,13 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 		else if (rc == 0)
 			rc = -EINTR;
 	} else if (strcmp(t->name, "get_bw") == 0) {
-		uint64_t t0 = rte_rdtsc();
+		/* the data flows b -> a: b's port sends it */
+		int bport = trd_link_port(trd_node_link(px.b, 0));
+		struct perf_tx tx0, tx1;
+		uint64_t t0;
+
+		perf_tx_read(bport, trd_node_link(px.b, 0), &tx0);
+		t0 = rte_rdtsc();
 
 		lat_done = 0;
 		rc = get_loop(r, n, NULL);
@@ -146,9 +187,12 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 		} else if (perf_stop) {
 			rc = -EINTR;
 		}
-		if (rc == 0)
+		if (rc == 0) {
 			rate_result(r, n, n * ((size + maxpay - 1) / RTE_MAX(maxpay, 1u)), frame,
 				    rte_rdtsc() - t0);
+			perf_tx_read(bport, trd_node_link(px.b, 0), &tx1);
+			perf_tx_rates(r, &tx0, &tx1);
+		}
 	} else {
 		int (*fn)(struct perf_result *, uint64_t, uint64_t *) =
 			strcmp(t->name, "put_lat") == 0         ? pingpong
@@ -175,6 +219,13 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 		if (rc == 0)
 			lat_stats(r, s, n, t->lat_scale);
 	}
+	if (rc == 0 && t->kind == K_RATE && perf_opt.baseline && !r->interrupted) {
+		/* raw frames of the size the engine's were on average (bundles are larger) */
+		uint32_t f =
+			r->frames != 0 ? (uint32_t)((r->bytes + r->frames / 2) / r->frames) : frame;
+
+		baseline_rate(r, RTE_MIN(RTE_MAX(f, 60u), (uint32_t)RTE_MBUF_DEFAULT_DATAROOM), n);
+	}
 	if (rc == 0 && t->kind == K_RATE) {
 		struct rte_eth_link link;
 		int port = trd_link_port(trd_node_link(px.a, 0));
@@ -198,7 +249,9 @@ enum {
 	OPT_RATE,
 	OPT_CORES,
 	OPT_VA,
-	OPT_COPY
+	OPT_COPY,
+	OPT_ONE_OFF,
+	OPT_MEMIF
 };
 
 /* --rate: "100000", "100k", "1.5M" messages per second, or "5Gbit", "800Mbit", "100kbit/s"
@@ -251,7 +304,7 @@ usage(const char *prog)
 		printf("  %-12s %s (default -n %" PRIu64 ")\n", tests[i].name, tests[i].help,
 		       tests[i].iters);
 	printf("\nOptions:\n"
-	       "  -t, --test NAME      the test to run (required); 'all' runs every test\n"
+	       "  -t, --test LIST      the tests to run (required): NAME, NAME,NAME... or all\n"
 	       "  -s, --sizes LIST     sizes: 64 | 8,64,1K | 8:65536 (powers of two in a range)\n"
 	       "                       (default: 64; linerate: the link's largest payload)\n"
 	       "  -n, --iters N        iterations (default: per test, above); 10%% more (at most\n"
@@ -267,7 +320,11 @@ usage(const char *prog)
 	       "                       engine copies the source (TRD_DF_COPY, as for the data\n"
 	       "                       of a local reflection completion), never zero-copy\n"
 	       "      --hgrm PREFIX    write latency distributions to PREFIX-TEST-SIZE.hgrm\n"
-	       "      --server         two processes, this one answers (one client, then it ends)\n"
+	       "      --server         two processes, this one answers client after client until\n"
+	       "                       SIGINT or SIGTERM\n"
+	       "      --one-off        --server: end after one client\n"
+	       "  -R, --reverse        client: put_rate and put_bw from the server to the client\n"
+	       "                       (the server sends and reports; no --baseline, --interval)\n"
 	       "      --client         two processes, this one measures (tests: put_rate put_bw\n"
 	       "                       put_lat fifo_lat get_lat reflect_lat, or all)\n"
 	       "      --port P         the DPDK port of --server/--client (default 0)\n"
@@ -292,9 +349,11 @@ usage(const char *prog)
 	       "      --timeout S      a test fails after S seconds without progress, 1..3600\n"
 	       "                       (default 30); a run that progresses may last any time\n"
 	       "  -h, --help           this help\n\n"
-	       "Rates: Mpps of messages; Gbit/s at L2 (frame + FCS) and L1 (+ preamble and IFG,\n"
-	       "24 B per frame); line%% against rte_eth_link_get's speed. Latency: min, avg,\n"
-	       "p50, p99, p99.9, max in microseconds (put_lat, fifo_lat: half a round trip).\n\n"
+	       "Rates: Mmsg/s of messages; Mframe/s, Gbit/s at L2 (frame + FCS) and L1\n"
+	       "(+ preamble and IFG, 24 B per frame) of what the port sent (its counters at the\n"
+	       "start and end); line%% against rte_eth_link_get's speed; cpu%% of the process\n"
+	       "(user + system). Latency: min, avg, p50, p99, p99.9, max in microseconds\n"
+	       "(put_lat, fifo_lat: half a round trip).\n\n"
 	       "Example:\n  toroid-perf -- -t put_rate -s 64 --baseline --json\n"
 	       "Between two hosts (the server needs no options; the client waits 60 s for it):\n"
 	       "  host1$ toroid-perf -l 0 -a 0000:3b:00.0 -- --server\n"
@@ -495,10 +554,16 @@ perf_parse_option(int c, struct perf_cli *cli, char **app_argv)
 	case OPT_COPY:
 		perf_opt.copy = true;
 		break;
+	case OPT_ONE_OFF:
+		perf_opt.one_off = true;
+		break;
 	case 'H':
 		perf_opt.hgrm = optarg;
 		break;
 	case 'R':
+		perf_opt.reverse = true;
+		break;
+	case OPT_MEMIF:
 		if (strcmp(optarg, "server") != 0 && strcmp(optarg, "client") != 0)
 			app_usage_error("--memif: '%s' is not server or client", optarg);
 		cli->memif = optarg;
@@ -599,23 +664,47 @@ perf_check_options(struct perf_cli *cli)
 		perf_opt.test = "all"; /* the server answers whatever the client asks */
 	if (perf_opt.test == NULL)
 		app_usage_error("-t TEST is required (see --help)");
-	{
-		bool known = strcmp(perf_opt.test, "all") == 0;
+	if (perf_check_test_list(perf_opt.test) != 0)
+		app_usage_error("unknown test in '%s' (a test of --help, a comma-separated list of "
+				"them, or all)",
+				perf_opt.test);
+	if (cli->role != NULL && strcmp(cli->role, "client") == 0) {
+		static const char *const two[] = {"put_rate", "put_bw",  "put_lat",
+						  "fifo_lat", "get_lat", "reflect_lat"};
 
-		for (unsigned int i = 0; i < RTE_DIM(tests) && !known; i++)
-			known = strcmp(perf_opt.test, tests[i].name) == 0;
-		if (!known)
-			app_usage_error("unknown test '%s' (see --help)", perf_opt.test);
+		for (unsigned int i = 0; i < RTE_DIM(tests); i++) {
+			bool ok = false;
+
+			for (unsigned int j = 0; j < RTE_DIM(two) && !ok; j++)
+				ok = strcmp(tests[i].name, two[j]) == 0;
+			if (!ok && strcmp(perf_opt.test, "all") != 0 &&
+			    perf_test_selected(tests[i].name))
+				app_usage_error("--client: %s runs in one process only (two "
+						"processes: put_rate put_bw put_lat fifo_lat "
+						"get_lat reflect_lat)",
+						tests[i].name);
+		}
 	}
+	if (perf_opt.reverse && (cli->role == NULL || strcmp(cli->role, "client") != 0))
+		app_usage_error("-R (reverse) is for the client (--client or --memif client)");
+	if (perf_opt.reverse && (perf_opt.baseline || perf_opt.interval_s > 0))
+		app_usage_error("-R: the server sends and reports one summary per test: no "
+				"--baseline, no --interval");
+	if (perf_opt.one_off && (cli->role == NULL || strcmp(cli->role, "server") != 0))
+		app_usage_error("--one-off is for the server (--server or --memif server)");
 	if (cli->sizes != NULL && parse_sizes(cli->sizes) != 0)
 		app_usage_error("--sizes: bad list '%s' (e.g. 64, 8,64,1K or 8:65536; each 0..64M, "
 				"at most %d)",
 				cli->sizes, PERF_MAX_SIZES);
 	if (cli->sizes == NULL) {
 		perf_opt.n_sizes = 1;
-		perf_opt.sizes[0] = strcmp(perf_opt.test, "linerate") == 0 ? 1436
-				    : strstr(perf_opt.test, "_bw") != NULL ? 65536
-									   : 64;
+		/* a list: the first test's default */
+		size_t first = strcspn(perf_opt.test, ",");
+
+		perf_opt.sizes[0] = strncmp(perf_opt.test, "linerate", first) == 0 ? 1436
+				    : first > 3 && strncmp(perf_opt.test + first - 3, "_bw", 3) == 0
+					    ? 65536
+					    : 64;
 	}
 }
 
@@ -671,17 +760,11 @@ perf_run_tests(void)
 	for (unsigned int ti = 0; ti < RTE_DIM(tests) && !perf_stop; ti++) {
 		const struct perf_test *t = &tests[ti];
 
-		if (strcmp(perf_opt.test, "all") != 0 && strcmp(perf_opt.test, t->name) != 0)
+		if (!perf_test_selected(t->name))
 			continue;
 		perf_print_header(t->kind);
 		for (unsigned int si = 0; si < perf_opt.n_sizes && !perf_stop; si++)
 			failed += run_variants(t, perf_opt.sizes[si]);
-		if (strcmp(perf_opt.test, "all") != 0)
-			return failed;
-	}
-	if (strcmp(perf_opt.test, "all") != 0 && !perf_stop) {
-		fprintf(stderr, "toroid-perf: unknown test '%s' (see --help)\n", perf_opt.test);
-		failed++;
 	}
 	return failed;
 }
@@ -700,7 +783,8 @@ main(int argc, char **argv)
 		{"mode", required_argument, NULL, 'M'},
 		{"inline", no_argument, NULL, 'I'},
 		{"hgrm", required_argument, NULL, 'H'},
-		{"memif", required_argument, NULL, 'R'},
+		{"memif", required_argument, NULL, OPT_MEMIF},
+		{"reverse", no_argument, NULL, 'R'},
 		{"memif-socket", required_argument, NULL, 'S'},
 		{"torus", required_argument, NULL, 'T'},
 		{"ports", required_argument, NULL, 'O'},
@@ -717,6 +801,7 @@ main(int argc, char **argv)
 		{"rate", required_argument, NULL, OPT_RATE},
 		{"cores", required_argument, NULL, OPT_CORES},
 		{"copy", no_argument, NULL, OPT_COPY},
+		{"one-off", no_argument, NULL, OPT_ONE_OFF},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -739,7 +824,7 @@ main(int argc, char **argv)
 	/* the options first, so a bad command line prints one line and costs no EAL */
 	app_split_args(argc, argv, &app_argc, &app_argv);
 	opterr = 0;
-	while ((c = getopt_long(app_argc, app_argv, ":t:s:n:w:bjh", lo, NULL)) != -1)
+	while ((c = getopt_long(app_argc, app_argv, ":t:s:n:w:bjhR", lo, NULL)) != -1)
 		perf_parse_option(c, &cli, app_argv);
 	if (optind < app_argc)
 		app_usage_error("unexpected argument '%s' (EAL options go before \"--\")",
@@ -760,9 +845,13 @@ main(int argc, char **argv)
 			cli.role, cli.port, rte_eth_dev_count_avail());
 	if (cli.role != NULL) {
 		failed = perf_twoproc(strcmp(cli.role, "server") == 0,
-				      cli.memif != NULL ? cli.memif_socket : NULL, cli.port,
-				      perf_opt.test);
+				      cli.memif != NULL ? cli.memif_socket : NULL, cli.port);
 		rte_eal_cleanup();
+		/* a server is stopped by a signal: between two clients, that is its clean end */
+		if (perf_stop && failed == 0 && strcmp(cli.role, "server") == 0) {
+			fprintf(stderr, "toroid-perf: server stopped\n");
+			return 0;
+		}
 		if (perf_stop) {
 			fprintf(stderr, "toroid-perf: interrupted\n");
 			return 128 + perf_stop;

@@ -38,9 +38,9 @@ perf_print_header(enum perf_kind kind)
 	if (perf_opt.json)
 		return;
 	if (kind == K_RATE)
-		printf("%-12s %9s %10s %10s %10s %10s %7s%s\n", "test", "size", "Mpps", "MB/s",
-		       "Gb/s L2", "Gb/s L1", "line%",
-		       perf_opt.baseline ? "   raw Mpps  ratio" : "");
+		printf("%-12s %9s %10s %10s %10s %10s %10s %7s %5s%s\n", "test", "size", "Mmsg/s",
+		       "Mframe/s", "MB/s", "Gb/s L2", "Gb/s L1", "line%", "cpu%",
+		       perf_opt.baseline ? " raw Mframe/s  ratio" : "");
 	else
 		printf("%-12s %9s %9s %9s %9s %9s %9s %9s%s\n", "test", "size", "min us", "avg us",
 		       "p50 us", "p99 us", "p99.9 us", "max us",
@@ -64,6 +64,19 @@ fmt_rate(char *buf, size_t len, double v)
 	return buf;
 }
 
+/* engine / raw: frames per second against raw frames of the same size when the engine's
+ * frames were counted, else bandwidth tests by Gbit/s and the others by messages per second;
+ * latency tests by their medians */
+double
+perf_ratio(const struct perf_result *r)
+{
+	if (r->kind != K_RATE)
+		return r->p50 / r->base;
+	if (r->frames != 0 || r->by_gbps)
+		return r->gbps_l2 / r->base_gbps;
+	return r->mpps / r->base;
+}
+
 void
 print_result(const struct perf_result *r)
 {
@@ -83,48 +96,52 @@ print_result(const struct perf_result *r)
 			       "\"gbps_l2\":%.4f,\"gbps_l1\":%.4f",
 			       r->n, r->mpps, r->mbps, r->gbps_l2, r->gbps_l1);
 			if (r->frames != 0)
-				printf(",\"frames\":%" PRIu64, r->frames);
+				printf(",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64
+				       ",\"mfps\":%.4f,\"counted_at\":\"%s\"",
+				       r->frames, r->bytes, r->mfps, r->counted);
 			if (r->line_pct > 0)
 				printf(",\"line_rate_pct\":%.2f", r->line_pct);
-			if (r->has_base && r->by_gbps)
-				printf(",\"raw_gbps_l2\":%.4f,\"ratio\":%.3f", r->base_gbps,
-				       r->gbps_l2 / r->base_gbps);
-			else if (r->has_base)
-				printf(",\"raw_mpps\":%.4f,\"ratio\":%.3f", r->base,
-				       r->mpps / r->base);
+			if (r->has_base)
+				printf(",\"raw_mpps\":%.4f,\"raw_gbps_l2\":%.4f,\"ratio\":%.3f",
+				       r->base, r->base_gbps, perf_ratio(r));
 		} else {
 			printf(",\"iters\":%" PRIu64 ",\"unit\":\"us\",\"min\":%.3f,\"avg\":%.3f,"
 			       "\"p50\":%.3f,\"p99\":%.3f,\"p99_9\":%.3f,\"max\":%.3f",
 			       r->n, r->min, r->avg, r->p50, r->p99, r->p999, r->max);
 			if (r->has_base)
-				printf(",\"raw_p50\":%.3f,\"ratio\":%.3f", r->base,
-				       r->p50 / r->base);
+				printf(",\"raw_p50\":%.3f,\"ratio\":%.3f", r->base, perf_ratio(r));
 		}
 		if (r->seconds > 0)
 			printf(",\"seconds\":%.3f", r->seconds);
+		if (r->cpu_pct > 0)
+			printf(",\"cpu_pct\":%.1f", r->cpu_pct);
 		if (r->has_rate)
 			printf(",\"rate_asked\":%.1f,\"rate_achieved\":%.1f,\"rate_unit\":\"%s\"",
 			       r->rate_asked, r->rate_achieved,
 			       perf_opt.rate_bits ? "bit/s" : "msg/s");
 		if (r->interrupted)
 			printf(",\"interrupted\":true");
+		if (r->reverse)
+			printf(",\"reverse\":true");
 		printf("}\n");
 		fflush(stdout);
 		return;
 	}
 	if (r->kind == K_RATE) {
-		printf("%-12s %9u %10.3f %10.1f %10.3f %10.3f %7.1f", r->test, r->size, r->mpps,
-		       r->mbps, r->gbps_l2, r->gbps_l1, r->line_pct);
-		if (r->has_base && r->by_gbps)
-			printf(" %10.3f %6.3f  (raw %.3f Gb/s L2)", r->base,
-			       r->gbps_l2 / r->base_gbps, r->base_gbps);
-		else if (r->has_base)
-			printf(" %10.3f %6.3f", r->base, r->mpps / r->base);
+		char fr[16] = "-";
+
+		if (r->frames != 0)
+			snprintf(fr, sizeof(fr), "%.3f", r->mfps);
+		printf("%-12s %9u %10.3f %10s %10.1f %10.3f %10.3f %7.1f %5.0f", r->test, r->size,
+		       r->mpps, fr, r->mbps, r->gbps_l2, r->gbps_l1, r->line_pct, r->cpu_pct);
+		if (r->has_base)
+			printf(" %12.3f %6.3f  (raw %.3f Gb/s L2)", r->base, perf_ratio(r),
+			       r->base_gbps);
 	} else {
 		printf("%-12s %9u %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f", r->test, r->size, r->min,
 		       r->avg, r->p50, r->p99, r->p999, r->max);
 		if (r->has_base)
-			printf(" %11.2f %6.3f", r->base, r->p50 / r->base);
+			printf(" %11.2f %6.3f", r->base, perf_ratio(r));
 	}
 	/* iperf3-style: each interval line and the summary of a timed run show their span */
 	if (r->is_interval)
@@ -137,6 +154,8 @@ print_result(const struct perf_result *r)
 	if (r->interrupted)
 		printf("  (interrupted: %" PRIu64 " %s)", r->n,
 		       r->kind == K_RATE ? "messages" : "samples");
+	if (r->reverse)
+		printf("  (reverse: server to client)");
 	printf("\n");
 	fflush(stdout);
 }

@@ -40,6 +40,8 @@ struct perf_opts {
 	double rate;         /* --rate: messages (or bits, rate_bits) per second; 0: unpaced */
 	bool rate_bits;      /* --rate given in bit/s at L2 (frame + FCS) */
 	unsigned int cores;  /* --cores: engine lcores serving the nodes (0: the default) */
+	bool one_off;        /* --one-off: the server ends after one client */
+	bool reverse;        /* -R: rate tests from the server to the client */
 };
 
 struct perf_result {
@@ -47,8 +49,12 @@ struct perf_result {
 	uint32_t size;
 	enum perf_kind kind;
 	/* rate */
-	double mpps, gbps_l2, gbps_l1, mbps;
-	uint64_t frames; /* frames the link carried (in-process rate tests), 0: not counted */
+	double mpps, gbps_l2, gbps_l1, mbps; /* mpps: millions of messages per second */
+	double mfps;                         /* millions of frames per second the port sent */
+	uint64_t frames; /* frames the port (or link) sent in the measured time, 0: not counted */
+	uint64_t bytes;  /* their bytes, without FCS */
+	const char *counted; /* where frames and bytes were read: "port", "port+link", "link" */
+	double cpu_pct;      /* process CPU time (user + system) over the measured time, % */
 	double line_pct;
 	/* latency, microseconds */
 	double min, avg, p50, p99, p999, max;
@@ -66,6 +72,7 @@ struct perf_result {
 	/* --rate: asked and achieved, in the unit asked (messages or bits per second) */
 	bool has_rate;
 	double rate_asked, rate_achieved;
+	bool reverse; /* -R: measured by the server, sending to the client */
 };
 
 extern struct perf_opts perf_opt;
@@ -73,10 +80,26 @@ extern volatile sig_atomic_t perf_stop; /* the signal that stops the run, or 0 *
 
 /* Latency statistics of @p n samples (cycles), scaled (0.5: a round trip as one way). */
 void lat_stats(struct perf_result *r, uint64_t *s, uint64_t n, double scale);
+/* What a port (or a link without one) has sent so far: frames and bytes, from the ethdev's
+ * counters (rte_eth_stats_get: opackets, obytes) of @p port, or from the link's own counters
+ * where the port counts no bytes (net_ring) or there is no port (@p port < 0). */
+struct perf_tx {
+	uint64_t frames, bytes;
+	bool port_frames, port_bytes; /* read from the port (else from the link) */
+	uint64_t cpu_us;              /* the process's user + system CPU time */
+	uint64_t tsc;                 /* when */
+};
+void perf_tx_read(int port, const struct trd_link *link, struct perf_tx *t);
+/* Frames/s, Gbit/s (L2, L1) of @p r from what was sent between @p a and @p b; message rates
+ * stay as rate_result() set them. Nothing if nothing was sent. */
+void perf_tx_rates(struct perf_result *r, const struct perf_tx *a, const struct perf_tx *b);
+
 /* Rates of @p msgs messages in @p pkts frames of @p frame bytes in @p cyc cycles. */
 void rate_result(struct perf_result *r, uint64_t msgs, uint64_t pkts, uint32_t frame, uint64_t cyc);
 void perf_print_header(enum perf_kind kind);
 void print_result(const struct perf_result *r);
+/* engine / raw of a result with a baseline */
+double perf_ratio(const struct perf_result *r);
 
 /* The --rate asked in messages per second, for messages of @p pkts frames of @p frame bytes. */
 double perf_rate_mps(uint32_t frame, uint64_t pkts);
@@ -87,7 +110,9 @@ void perf_rate_fill(struct perf_result *r, uint32_t frame, uint64_t pkts);
  * @p memif_socket the port is a net_memif vdev made here (--memif), otherwise it is DPDK
  * port @p port (given to EAL with -a PCI or --vdev). Runs the selected tests (client) or
  * answers them (server); returns the number of failures. */
-int perf_twoproc(bool server, const char *memif_socket, uint16_t port, const char *test_name);
+int perf_twoproc(bool server, const char *memif_socket, uint16_t port);
+/* Whether -t names @p test (a comma-separated list, or all). */
+bool perf_test_selected(const char *test);
 /* The iterations of @p test without -n: the default its --help line gives. */
 uint64_t perf_default_iters(const char *test);
 

@@ -7,10 +7,12 @@
  * --cores 1, one more lcore serves the node.
  *
  * The client first finds its server (raw HELLO frames, repeated until one is answered), then
- * measures raw DPDK on the same ports (frames of EtherType 0x88B6 that the server echoes or
- * counts), then both start their nodes on those ports and the client runs the engine tests,
- * telling the server over a memory FIFO what to answer. The server needs no options: the
- * tests, sizes, iterations, durations and rates are the client's.
+ * both start their nodes on those ports and the client runs the engine tests, telling the
+ * server over a memory FIFO what to answer (-R: asking it to send); then, with --baseline, the
+ * client measures raw DPDK on the same ports (frames of EtherType 0x88B6 that the server
+ * echoes or counts, twoproc_raw.c) with frames of the size the engine's were, and says it is
+ * done; the server waits for the next client. The server needs no options: the tests, sizes,
+ * iterations, durations and rates are the client's. Rate figures are counted at the port.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,38 +26,48 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include <toroid/telemetry.h>
 #include <toroid/toroid.h>
 
 #include "perf_pvt.h"
+#include "twoproc.h"
 
-#define RAW_ETHERTYPE 0x88B6
-#define WAIT_US       20000000ULL
-#define BUF           (8u << 20)
-#define F_DATA        0 /* reception FIFO of test messages */
-#define F_CTL         1 /* reception FIFO of commands and replies */
-#define F_OUT         3 /* outcomes of tracked operations */
+#define BUF    (8u << 20)
+#define F_DATA 0 /* reception FIFO of test messages */
+#define F_CTL  1 /* reception FIFO of commands and replies */
+#define F_RES  2 /* -R: the server's result of a test it ran */
+#define F_OUT  3 /* outcomes of tracked operations */
 
-enum raw_cmd {
-	RAW_ECHO = 1,
-	RAW_SINK,
-	RAW_SINK_END,
-	RAW_COUNT,
-	RAW_ENGINE,
-	RAW_ENGINE_OK,
-	RAW_HELLO,
-	RAW_HELLO_OK,
-	RAW_ECHO_OK,
+enum ctl_cmd {
+	CTL_HELLO = 1,
+	CTL_PUT_ECHO,
+	CTL_FIFO_ECHO,
+	CTL_IDLE,
+	CTL_READY,
+	CTL_BYE,
+	CTL_REVERSE
 };
-enum ctl_cmd { CTL_HELLO = 1, CTL_PUT_ECHO, CTL_FIFO_ECHO, CTL_IDLE, CTL_READY, CTL_BYE };
 
 struct ctl_msg {
 	uint32_t cmd;
 	uint32_t size;
-	uint64_t key; /* HELLO: the sender's region key */
-	uint16_t ctr; /* PUT_ECHO: the counter to decrement at the other side */
+	uint64_t key;             /* HELLO: the sender's region key */
+	uint16_t ctr;             /* PUT_ECHO: the counter to decrement at the other side */
+	uint8_t rate_bits, is_bw; /* REVERSE: --rate in bit/s; put_bw (else put_rate) */
+	uint64_t n;               /* REVERSE: messages (0: --duration) */
+	double duration_s, rate;  /* REVERSE: the client's --duration and --rate */
 };
 
-static uint16_t port;
+/* -R: what the server measured, sent back to the client (F_RES) */
+struct rev_result {
+	int32_t rc;
+	char counted[16];
+	struct perf_result r; /* its pointers are not used on the other side */
+};
+
+static int serve_reverse(const struct ctl_msg *c);
+
+uint16_t tp_port;
 static struct trd_link *plink; /* the memif port, set up once */
 static struct trd_node *node;
 static struct trd_mr *mr, *db;
@@ -65,209 +77,6 @@ static uint16_t ctr;
 static uint64_t peer_key;
 static struct trd_coord me, peer;
 static unsigned int engine_lcore = RTE_MAX_LCORE; /* --cores 1: the lcore serving the node */
-
-/* ---- raw frames ---- */
-
-static struct rte_mbuf *
-raw_frame(uint8_t cmd, uint64_t arg, uint32_t len)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(trd_default_pool(0));
-	uint8_t *p;
-
-	if (m == NULL)
-		return NULL;
-	len = RTE_MAX(len, 60u);
-	p = rte_pktmbuf_mtod(m, uint8_t *);
-	memset(p, 0xff, 12);
-	p[12] = RAW_ETHERTYPE >> 8;
-	p[13] = RAW_ETHERTYPE & 0xff;
-	p[14] = cmd;
-	memcpy(p + 15, &arg, 8);
-	m->data_len = (uint16_t)len;
-	m->pkt_len = len;
-	return m;
-}
-
-static void
-raw_send(struct rte_mbuf *m)
-{
-	while (rte_eth_tx_burst(port, 0, &m, 1) == 0 && !perf_stop)
-		;
-}
-
-/* Wait for a raw frame of command @p want (with argument *arg if @p match), within the
- * deadline: @p want, or 0 on timeout. Other frames (late answers to an earlier question, the
- * engine's frames) are dropped. */
-static int
-raw_recv(int want, uint64_t *arg, bool match, uint64_t deadline_us)
-{
-	struct rte_mbuf *m;
-
-	while (trd_time_us() < deadline_us && !perf_stop) {
-		if (rte_eth_rx_burst(port, 0, &m, 1) == 1) {
-			const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-			uint64_t a = 0;
-			int cmd = 0;
-
-			if (m->data_len >= 23 && (p[12] << 8 | p[13]) == RAW_ETHERTYPE) {
-				cmd = p[14];
-				memcpy(&a, p + 15, 8);
-			}
-			rte_pktmbuf_free(m);
-			if (cmd != want || (match && a != *arg))
-				continue;
-			if (arg != NULL)
-				*arg = a;
-			return cmd;
-		}
-	}
-	return 0;
-}
-
-/* Send @p cmd every 200 ms until @p want comes back, for @p timeout_us: 0 or -ETIMEDOUT. The
- * other process may not run yet (started a moment later, or on another host). */
-static int
-raw_ask(uint8_t cmd, int want, uint64_t timeout_us)
-{
-	uint64_t until = trd_time_us() + timeout_us;
-
-	while (trd_time_us() < until && !perf_stop) {
-		struct rte_mbuf *m = raw_frame(cmd, 0, 60);
-
-		if (m == NULL)
-			return -ENOBUFS;
-		raw_send(m);
-		if (raw_recv(want, NULL, false, RTE_MIN(until, trd_time_us() + 200000)) == want)
-			return 0;
-	}
-	return perf_stop ? -EINTR : -ETIMEDOUT;
-}
-
-/* The end of a timed phase (--duration), in TSC cycles from @p t0; 0: none. */
-static uint64_t
-timed_end(uint64_t t0)
-{
-	return perf_opt.duration_s > 0
-		       ? t0 + (uint64_t)(perf_opt.duration_s * (double)rte_get_tsc_hz())
-		       : 0;
-}
-
-/* The server's raw phase: echo, count, until told to start the engine. */
-static int
-raw_serve(void)
-{
-	uint64_t count = 0;
-
-	for (;;) {
-		struct rte_mbuf *pk[32];
-		uint16_t n = rte_eth_rx_burst(port, 0, pk, 32);
-
-		if (perf_stop)
-			return -EINTR;
-		for (uint16_t i = 0; i < n; i++) {
-			uint8_t *p = rte_pktmbuf_mtod(pk[i], uint8_t *);
-			int cmd = (pk[i]->data_len >= 23 && (p[12] << 8 | p[13]) == RAW_ETHERTYPE)
-					  ? p[14]
-					  : 0;
-
-			if (cmd == RAW_ECHO) {
-				p[14] = RAW_ECHO_OK; /* the same frame back, marked as an answer */
-				raw_send(pk[i]);
-				continue;
-			}
-			rte_pktmbuf_free(pk[i]);
-			if (cmd == RAW_SINK) {
-				count++;
-			} else if (cmd == RAW_SINK_END) {
-				struct rte_mbuf *r = raw_frame(RAW_COUNT, count, 60);
-
-				if (r != NULL)
-					raw_send(r);
-				count = 0;
-			} else if (cmd == RAW_HELLO) {
-				struct rte_mbuf *r = raw_frame(RAW_HELLO_OK, 0, 60);
-
-				if (r != NULL)
-					raw_send(r);
-			} else if (cmd == RAW_ENGINE) {
-				struct rte_mbuf *r = raw_frame(RAW_ENGINE_OK, 0, 60);
-
-				if (r != NULL)
-					raw_send(r);
-				return 0;
-			}
-		}
-	}
-}
-
-/* n round trips, or fewer if --duration ends first */
-static int
-raw_pingpong_test(uint32_t frame, uint64_t n, struct perf_result *r)
-{
-	uint64_t *s = malloc(n * sizeof(*s)), i, end = timed_end(rte_rdtsc());
-
-	if (s == NULL)
-		return -ENOMEM;
-	for (i = 0; i < n && !perf_stop && (end == 0 || rte_rdtsc() < end); i++) {
-		struct rte_mbuf *m = raw_frame(RAW_ECHO, i, frame);
-		uint64_t t0 = rte_rdtsc(), seq = i;
-
-		if (m == NULL) {
-			free(s);
-			return -ENOBUFS;
-		}
-		raw_send(m);
-		if (raw_recv(RAW_ECHO_OK, &seq, true, trd_time_us() + 1000000) != RAW_ECHO_OK) {
-			free(s);
-			return -ETIMEDOUT;
-		}
-		s[i] = rte_rdtsc() - t0;
-	}
-	if (i == 0) {
-		free(s);
-		return -EINTR;
-	}
-	{
-		const char *h = perf_opt.hgrm; /* no distribution file of the raw figure */
-
-		perf_opt.hgrm = NULL;
-		lat_stats(r, s, i, 0.5);
-		perf_opt.hgrm = h;
-	}
-	free(s);
-	return 0;
-}
-
-static int
-raw_stream_test(uint32_t frame, uint64_t n, double *mpps)
-{
-	struct rte_mbuf *pk[32];
-	uint64_t sent = 0, got = 0, t0 = rte_rdtsc(), end = timed_end(t0);
-
-	while (sent < n && !perf_stop && (end == 0 || rte_rdtsc() < end)) {
-		unsigned int k = (unsigned int)RTE_MIN(32u, n - sent), j = 0;
-
-		for (unsigned int i = 0; i < k; i++)
-			if ((pk[j] = raw_frame(RAW_SINK, sent + i, frame)) != NULL)
-				j++;
-		k = rte_eth_tx_burst(port, 0, pk, (uint16_t)j);
-		if (k < j)
-			rte_pktmbuf_free_bulk(&pk[k], j - k);
-		sent += k;
-	}
-	{
-		struct rte_mbuf *e = raw_frame(RAW_SINK_END, 0, 60);
-
-		if (e == NULL)
-			return -ENOBUFS;
-		raw_send(e);
-	}
-	if (raw_recv(RAW_COUNT, &got, false, trd_time_us() + WAIT_US) != RAW_COUNT)
-		return -ETIMEDOUT;
-	/* memif may drop when its ring is full: count what arrived */
-	*mpps = (double)got * rte_get_tsc_hz() / 1e6 / (double)(rte_rdtsc() - t0);
-	return 0;
-}
 
 /* ---- engine ---- */
 
@@ -315,10 +124,16 @@ engine_setup(bool server)
 	node = trd_node_create(&nc);
 	if (node == NULL)
 		return -rte_errno;
-	l = plink;
+	/* a link of this node on the port set up once (plink owns it): freeing the node
+	 * leaves the port up for the next client */
+	l = trd_link_ethdev(tp_port, &(struct trd_link_conf){.no_setup = true});
+	if (l == NULL)
+		return -rte_errno;
 	rc = trd_node_add_link(node, l, TRD_DIR_XP);
-	if (rc != 0)
+	if (rc != 0) {
+		trd_link_free(l);
 		return rc;
+	}
 	me = trd_node_coord(node);
 	peer = (struct trd_coord){server ? 0 : 1, 0, 0};
 	mem = rte_zmalloc("perf2", BUF, 4096);
@@ -341,12 +156,15 @@ engine_setup(bool server)
 	return 0;
 }
 
-/* The server answers what the client asks, until BYE. */
+/* The server answers what the client asks, until BYE; a client that sends nothing for
+ * --timeout seconds is gone (killed, unplugged): -ETIMEDOUT, and the server waits for the
+ * next one. */
 static int
 engine_serve(void)
 {
 	struct ctl_msg c = {.cmd = CTL_IDLE};
 	uint16_t their_ctr = 0;
+	uint64_t heard = 0, heard_at = trd_time_us(), check = 0;
 
 	for (;;) {
 		struct trd_msg *m;
@@ -355,6 +173,17 @@ engine_serve(void)
 
 		if (perf_stop)
 			return -EINTR;
+		if (++check % 4096 == 0) {
+			struct rte_eth_stats es;
+			uint64_t now = trd_time_us();
+
+			if (rte_eth_stats_get(tp_port, &es) == 0 && es.ipackets != heard) {
+				heard = es.ipackets;
+				heard_at = now;
+			} else if (now - heard_at > perf_opt.timeout_us) {
+				return -ETIMEDOUT;
+			}
+		}
 		trd_node_poll(node);
 		if (trd_rec_fifo_poll(trd_rec_fifo(node, F_CTL), &m, 1) == 1) {
 			if (m->len == sizeof(c))
@@ -363,6 +192,16 @@ engine_serve(void)
 			if (c.cmd == CTL_BYE) {
 				ctl_send(CTL_READY, 0, 0, ctr);
 				return 0;
+			}
+			if (c.cmd == CTL_REVERSE) {
+				/* the client receives; this side sends and measures */
+				int rc = serve_reverse(&c);
+
+				c.cmd = CTL_IDLE;
+				if (rc != 0)
+					return rc;
+				heard_at = trd_time_us();
+				continue;
 			}
 			if (c.cmd == CTL_PUT_ECHO) {
 				their_ctr = c.ctr;
@@ -401,81 +240,7 @@ ask(uint32_t cmd, uint32_t size, uint16_t *their_ctr)
 	return rc;
 }
 
-/* ---- timed runs: --duration, --interval, --rate ---- */
-
-struct timing {
-	uint64_t hz, t0;  /* the measured phase starts at t0 (TSC) */
-	uint64_t end;     /* --duration: its end; 0: by count */
-	uint64_t iv_len;  /* --interval in cycles; 0: none */
-	uint64_t iv_t0;   /* the current interval's start */
-	uint64_t iv_n0;   /* messages (or samples) before it */
-	double mps;       /* --rate in messages per second; 0: unpaced */
-	uint64_t pace_t0; /* the pace counts from here ... */
-	uint64_t pace_n0; /* ... with this many messages sent before */
-	uint64_t burst;   /* most messages a late sender may send at once to catch up */
-	bool printed;     /* an interval line was printed */
-};
-
-static void
-timing_start(struct timing *tm, double mps)
-{
-	memset(tm, 0, sizeof(*tm));
-	tm->hz = rte_get_tsc_hz();
-	tm->t0 = rte_rdtsc();
-	tm->iv_t0 = tm->t0;
-	tm->end = timed_end(tm->t0);
-	tm->iv_len = (uint64_t)(perf_opt.interval_s * (double)tm->hz);
-	tm->mps = mps;
-	tm->pace_t0 = tm->t0;
-	/* a token bucket 50 ms deep: a sender held up longer (the CPU taken away) does not
-	 * make up for it in one burst, and the achieved rate shows the loss */
-	tm->burst = RTE_MAX((uint64_t)(mps / 20), (uint64_t)32);
-}
-
-/* Messages the pace allows by @p now, @p sent of them sent (the first at once);
- * UINT64_MAX unpaced. */
-static uint64_t
-timing_allowed(struct timing *tm, uint64_t now, uint64_t sent)
-{
-	uint64_t allowed;
-
-	if (tm->mps <= 0)
-		return UINT64_MAX;
-	allowed = tm->pace_n0 + (uint64_t)((double)(now - tm->pace_t0) * tm->mps / (double)tm->hz) +
-		  1;
-	if (allowed > sent + tm->burst) {
-		/* too far behind: the bucket is full, the rest of the debt is lost */
-		tm->pace_n0 = sent + tm->burst;
-		tm->pace_t0 = now;
-		allowed = tm->pace_n0;
-	}
-	return allowed;
-}
-
-static double
-timing_s(const struct timing *tm, uint64_t tsc)
-{
-	return (double)(tsc - tm->t0) / (double)tm->hz;
-}
-
-/* A separator between the interval lines and the summary, as iperf3 prints */
-static void
-timing_summary(const struct timing *tm)
-{
-	if (tm->printed && !perf_opt.json)
-		printf("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
-}
-
-/* L1 rate against the port's speed */
-static void
-line_pct(struct perf_result *r)
-{
-	struct rte_eth_link link;
-
-	if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_speed != 0 &&
-	    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
-		r->line_pct = r->gbps_l1 * 1000 / link.link_speed * 100;
-}
+/* ---- timed runs: twoproc_timing.c ---- */
 
 /* Interval line of a rate test: @p n messages posted so far at @p now. */
 static void
@@ -483,8 +248,12 @@ rate_interval(struct timing *tm, const struct perf_result *tmpl, uint64_t n, uin
 	      uint64_t pkts_per, uint32_t frame)
 {
 	struct perf_result iv = *tmpl;
+	struct perf_tx tx;
 
 	rate_result(&iv, n - tm->iv_n0, (n - tm->iv_n0) * pkts_per, frame, now - tm->iv_t0);
+	perf_tx_read(tp_port, trd_node_link(node, 0), &tx);
+	perf_tx_rates(&iv, &tm->iv_tx, &tx);
+	tm->iv_tx = tx;
 	iv.is_interval = true;
 	iv.has_base = false;
 	iv.iv_start = timing_s(tm, tm->iv_t0);
@@ -557,7 +326,8 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 		struct trd_msg *m;
 
 		if (i == warm)
-			timing_start(&tm, perf_rate_mps(frame, 1)); /* measured from here */
+			timing_start(&tm, perf_rate_mps(frame, 1),
+				     trd_node_link(node, 0)); /* measured from here */
 		if (i >= warm) {
 			uint64_t j = i - warm;
 
@@ -634,10 +404,16 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 		/* the last, partial interval (if it is not a sliver) */
 		if (tm.iv_len != 0 && k > tm.iv_n0 && now - tm.iv_t0 > tm.iv_len / 100)
 			lat_interval(&tm, r, s, k, now, scale, frame);
+		struct perf_tx tx;
+
 		timing_summary(&tm);
 		lat_stats(r, s, k, scale);
 		r->seconds = timing_s(&tm, now);
 		perf_rate_fill(r, frame, 1);
+		perf_tx_read(tp_port, NULL, &tx);
+		if (tm.t0 != 0 && tx.tsc > tm.tx0.tsc && tx.cpu_us >= tm.tx0.cpu_us)
+			r->cpu_pct = (double)(tx.cpu_us - tm.tx0.cpu_us) * 1e-6 /
+				     ((double)(tx.tsc - tm.tx0.tsc) / (double)tm.hz) * 100;
 	}
 	free(s);
 	if (rc == 0 && !perf_stop)
@@ -670,7 +446,7 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 	r->test = name;
 	r->size = size;
 	r->kind = K_RATE;
-	timing_start(&tm, perf_rate_mps(frame, pkts_per));
+	timing_start(&tm, perf_rate_mps(frame, pkts_per), trd_node_link(node, 0));
 	/* the deadline is on progress, not on the run; SIGINT ends the stream early and the
 	 * rate of what was posted (all of it acknowledged by the last DONE) is reported */
 	for (;;) {
@@ -726,9 +502,111 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 	trd_msg_free(m);
 	timing_summary(&tm);
 	rate_result(r, n, n * pkts_per, frame, rte_rdtsc() - tm.t0);
+	{
+		struct perf_tx tx;
+
+		perf_tx_read(tp_port, trd_node_link(node, 0), &tx);
+		perf_tx_rates(r, &tm.tx0, &tx);
+	}
 	perf_rate_fill(r, frame, pkts_per);
 	line_pct(r);
 	return rc;
+}
+
+/* -R, the server: run the client's rate test towards it with its options (checked: they
+ * come from the wire), send the result back. 0, or -EINTR when stopped. */
+static int
+serve_reverse(const struct ctl_msg *c)
+{
+	static struct rev_result out; /* sent with TRD_DF_COPY */
+	struct perf_opts save = perf_opt;
+	struct trd_desc d;
+	int rc;
+
+	memset(&out, 0, sizeof(out));
+	if (c->size > BUF / 2 || c->n > (1ULL << 40) || !(c->duration_s >= 0) ||
+	    c->duration_s > 86400 || !(c->rate >= 0) || c->rate > 1e15 ||
+	    (c->n == 0 && c->duration_s == 0)) {
+		out.rc = -EINVAL;
+	} else {
+		perf_opt.duration_s = c->duration_s;
+		perf_opt.rate = c->rate;
+		perf_opt.rate_bits = c->rate_bits != 0;
+		perf_opt.interval_s = 0;
+		out.rc = rate_test(c->is_bw ? "put_bw" : "put_rate", c->size, c->n, &out.r);
+		perf_opt = save;
+	}
+	if (out.r.counted != NULL)
+		snprintf(out.counted, sizeof(out.counted), "%s", out.r.counted);
+	out.r.test = NULL;
+	out.r.counted = NULL;
+	trd_desc_fifo(&d, peer, F_RES, &out, sizeof(out), 0, 0);
+	d.flags |= TRD_DF_COPY;
+	while ((rc = trd_inject(trd_inj_fifo(node, 1), &d)) == -ENOBUFS && !perf_stop)
+		trd_node_poll(node);
+	return perf_stop ? -EINTR : 0;
+}
+
+/* -R, the client: ask the server to run @p name towards this node and wait for its result,
+ * receiving meanwhile; a wait fails after --timeout without a frame received. */
+static int
+reverse_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
+{
+	struct ctl_msg c = {.cmd = CTL_REVERSE,
+			    .size = size,
+			    .rate_bits = perf_opt.rate_bits,
+			    .is_bw = strcmp(name, "put_bw") == 0,
+			    .n = perf_opt.duration_s > 0 ? 0 : n,
+			    .duration_s = perf_opt.duration_s,
+			    .rate = perf_opt.rate};
+	static const char *const where[] = {"port", "port+link", "link"};
+	uint64_t heard = 0, heard_at = trd_time_us();
+	struct rev_result out;
+	struct trd_desc d;
+	struct trd_msg *m;
+	int rc;
+
+	trd_desc_fifo(&d, peer, F_CTL, &c, sizeof(c), CTL_REVERSE, 0);
+	d.flags |= TRD_DF_COPY;
+	while ((rc = trd_inject(trd_inj_fifo(node, 1), &d)) == -ENOBUFS && !perf_stop)
+		trd_node_poll(node);
+	if (rc != 0)
+		return rc;
+	for (;;) {
+		struct rte_eth_stats es;
+
+		rc = trd_rec_fifo_wait(trd_rec_fifo(node, F_RES), &m, 200000);
+		if (rc == 0 || perf_stop)
+			break;
+		if (rte_eth_stats_get(tp_port, &es) == 0 && es.ipackets != heard) {
+			heard = es.ipackets;
+			heard_at = trd_time_us();
+		} else if (trd_time_us() - heard_at > perf_opt.timeout_us) {
+			return -ETIMEDOUT;
+		}
+	}
+	if (rc != 0)
+		return perf_stop ? -EINTR : rc;
+	if (m->len != sizeof(out)) {
+		trd_msg_free(m);
+		return -EPROTO;
+	}
+	memcpy(&out, m->data, sizeof(out));
+	trd_msg_free(m);
+	if (out.rc != 0)
+		return out.rc < 0 ? out.rc : -EPROTO;
+	*r = out.r;
+	r->test = name;
+	r->size = size;
+	r->kind = K_RATE;
+	r->reverse = true;
+	r->counted = NULL;
+	for (unsigned int i = 0; i < RTE_DIM(where); i++)
+		if (strncmp(out.counted, where[i], sizeof(out.counted)) == 0)
+			r->counted = where[i];
+	if (r->frames != 0 && r->counted == NULL)
+		return -EPROTO;
+	return 0;
 }
 
 static bool
@@ -765,7 +643,12 @@ engine_end(void)
 	/* let the BYE, its answer and the last acks go (and be sent again if lost) */
 	for (uint64_t until = trd_time_us() + 200000; trd_time_us() < until;)
 		trd_node_poll(node);
-	trd_node_free(node); /* stops and closes the port */
+	trd_node_free(node); /* the port stays up: plink owns it */
+	node = NULL;
+	rte_free(mem);
+	rte_free(bell);
+	mem = NULL;
+	bell = NULL;
 }
 
 /* The port: the memif vdev made here, or the one EAL was given; configured and up. */
@@ -779,19 +662,19 @@ open_port(bool server, const char *memif_socket, uint16_t port_id)
 	uint64_t dl;
 	int rc = 0;
 
-	port = port_id;
+	tp_port = port_id;
 	if (memif_socket != NULL) {
 		snprintf(args, sizeof(args), "role=%s,socket=%s", role, memif_socket);
 		rc = rte_vdev_init("net_memif_perf", args);
 		if (rc == 0)
-			rc = rte_eth_dev_get_port_by_name("net_memif_perf", &port);
+			rc = rte_eth_dev_get_port_by_name("net_memif_perf", &tp_port);
 	}
 	if (rc == 0) {
 		/* configure, start; a memif client cannot start before its server listens (the
 		 * two commands are typed or pasted one after the other): keep trying a while */
 		uint64_t until = trd_time_us() + 30000000;
 
-		while ((plink = trd_link_ethdev(port, NULL)) == NULL && !server && !perf_stop &&
+		while ((plink = trd_link_ethdev(tp_port, NULL)) == NULL && !server && !perf_stop &&
 		       trd_time_us() < until)
 			rte_delay_us_sleep(250000);
 		if (plink == NULL)
@@ -802,21 +685,21 @@ open_port(bool server, const char *memif_socket, uint16_t port_id)
 			fprintf(stderr, "toroid-perf: cannot open net_memif (%s): %s\n", args,
 				rte_strerror(-rc));
 		else
-			fprintf(stderr, "toroid-perf: cannot start DPDK port %u: %s\n", port,
+			fprintf(stderr, "toroid-perf: cannot start DPDK port %u: %s\n", tp_port,
 				rte_strerror(-rc));
 		return -1;
 	}
-	if (rte_eth_dev_info_get(port, &info) == 0 && info.driver_name != NULL)
+	if (rte_eth_dev_info_get(tp_port, &info) == 0 && info.driver_name != NULL)
 		perf_opt.links_label = strncmp(info.driver_name, "net_", 4) == 0
 					       ? info.driver_name + 4
 					       : info.driver_name;
 	else
 		perf_opt.links_label = "port";
 	fprintf(stderr, "toroid-perf: %s on port %u (%s), waiting for the other process\n", role,
-		port, memif_socket != NULL ? memif_socket : perf_opt.links_label);
+		tp_port, memif_socket != NULL ? memif_socket : perf_opt.links_label);
 	dl = trd_time_us() + 60000000;
 	for (uint64_t retry = trd_time_us() + 2000000;;) {
-		rte_eth_link_get_nowait(port, &link);
+		rte_eth_link_get_nowait(tp_port, &link);
 		if (link.link_status == RTE_ETH_LINK_UP || trd_time_us() >= dl || perf_stop)
 			break;
 		/* a memif client that connected between its server's listening socket and
@@ -824,24 +707,130 @@ open_port(bool server, const char *memif_socket, uint16_t port_id)
 		 * restart it */
 		if (!server && trd_time_us() > retry &&
 		    strcmp(perf_opt.links_label, "memif") == 0) {
-			rte_eth_dev_stop(port);
-			rte_eth_dev_start(port);
+			rte_eth_dev_stop(tp_port);
+			rte_eth_dev_start(tp_port);
 			retry = trd_time_us() + 2000000;
 		}
 	}
 	if (link.link_status != RTE_ETH_LINK_UP) {
-		fprintf(stderr, "toroid-perf: the link of port %u did not come up\n", port);
+		fprintf(stderr, "toroid-perf: the link of port %u did not come up\n", tp_port);
 		return -1;
 	}
 	return 0;
 }
 
+/* The server: answers client after client until SIGINT/SIGTERM (--one-off: one client). */
+static int
+serve(void)
+{
+	unsigned int served = 0;
+	int rc;
+
+	for (;;) {
+		rc = raw_serve();
+		if (rc == RAW_DONE) {
+			served++;
+			fprintf(stderr, "toroid-perf: client %u done%s\n", served,
+				perf_opt.one_off ? "" : "; waiting for the next one");
+			if (perf_opt.one_off)
+				break;
+			continue;
+		}
+		if (rc != RAW_ENGINE)
+			break;
+		/* the server's side of the figures: what its port received while the engine ran
+		 * (read before the end: some PMDs, memif, reset their counters on a reconnect) */
+		struct rte_eth_stats e0, e1;
+		int have = rte_eth_stats_get(tp_port, &e0);
+
+		rc = engine_setup(true);
+		if (rc == 0)
+			rc = engine_launch();
+		if (rc == 0)
+			rc = engine_serve();
+		if (have == 0 && rte_eth_stats_get(tp_port, &e1) == 0)
+			fprintf(stderr,
+				"toroid-perf: client %u: the port received %" PRIu64
+				" frames, %" PRIu64 " bytes while the engine ran\n",
+				served + 1, e1.ipackets - e0.ipackets, e1.ibytes - e0.ibytes);
+		if (node != NULL)
+			engine_end();
+		if (rc == -ETIMEDOUT) {
+			fprintf(stderr,
+				"toroid-perf: the client went quiet for %" PRIu64
+				" s: waiting for the next one\n",
+				perf_opt.timeout_us / 1000000);
+			continue;
+		}
+		if (rc != 0)
+			break;
+	}
+	if (rc < 0 && !(rc == -EINTR && perf_stop))
+		fprintf(stderr, "toroid-perf: server: %s\n", strerror(-rc));
+	if (perf_stop) /* stopped between clients: a clean end */
+		return 0;
+	if (rc == RAW_DONE && strcmp(perf_opt.links_label, "memif") == 0) {
+		/* the client closes first: two memif ends closing at once race in the driver's
+		 * disconnect handling */
+		struct rte_eth_link link;
+		uint64_t until = trd_time_us() + 2000000;
+
+		do
+			rte_eth_link_get_nowait(tp_port, &link);
+		while (link.link_status == RTE_ETH_LINK_UP && trd_time_us() < until && !perf_stop);
+	}
+	return rc == RAW_DONE ? 0 : 1;
+}
+
+/* The raw baselines on the same port, after the engine's run (the server is back in its raw
+ * phase): rate tests with frames of the size the engine's were on average. */
+static void
+client_baselines(const char *const *names, unsigned int n_names,
+		 struct perf_result (*res)[PERF_MAX_SIZES])
+{
+	for (unsigned int t = 0; t < n_names && !perf_stop; t++) {
+		if (!perf_test_selected(names[t]))
+			continue;
+		for (unsigned int z = 0; z < perf_opt.n_sizes && !perf_stop; z++) {
+			struct perf_result *r = &res[t][z];
+			uint32_t size = perf_opt.sizes[z];
+			uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, 1436u) + TRD_PROOF_LEN;
+			uint64_t n = perf_opt.iters ? perf_opt.iters : perf_default_iters(names[t]);
+			struct perf_result tmp;
+			int rc;
+
+			if (r->test == NULL)
+				continue; /* not measured */
+			if (r->kind == K_RATE && r->frames != 0)
+				frame = (uint32_t)((r->bytes + r->frames / 2) / r->frames);
+			frame = RTE_MIN(frame, (uint32_t)RTE_MBUF_DEFAULT_DATAROOM);
+			memset(&tmp, 0, sizeof(tmp));
+			if (r->kind == K_LAT)
+				rc = raw_pingpong_test(frame, n, &tmp);
+			else
+				rc = raw_stream_test(frame, n, &tmp.mpps);
+			if (rc == 0) {
+				/* put and FIFO ping-pongs report half a round trip, the others
+				 * a whole one: so does their baseline */
+				bool half = strcmp(names[t], "put_lat") == 0 ||
+					    strcmp(names[t], "fifo_lat") == 0;
+
+				r->has_base = true;
+				r->base = r->kind == K_RATE ? tmp.mpps
+					  : half            ? tmp.p50
+							    : 2 * tmp.p50;
+				r->base_gbps = tmp.mpps * (RTE_MAX(frame, 60u) + 4) * 8 / 1000;
+			}
+		}
+	}
+}
+
 int
-perf_twoproc(bool server, const char *memif_socket, uint16_t port_id, const char *test)
+perf_twoproc(bool server, const char *memif_socket, uint16_t port_id)
 {
 	static const char *const all[] = {"put_rate", "put_bw",  "put_lat",
 					  "fifo_lat", "get_lat", "reflect_lat"};
-	struct perf_result res[RTE_DIM(all)][PERF_MAX_SIZES];
+	static struct perf_result res[RTE_DIM(all)][PERF_MAX_SIZES];
 	int failed = 0, rc;
 
 	/* the packet pool first: without memory for it, the port would be blamed */
@@ -851,31 +840,12 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id, const char
 	}
 	if (open_port(server, memif_socket, port_id) != 0)
 		return 1;
+	/* toroid-top sees the node of either side (/toroid/nodes) */
+	trd_telemetry_init();
 	if (server) {
-		rc = raw_serve();
-		if (rc == 0)
-			rc = engine_setup(true);
-		if (rc == 0)
-			rc = engine_launch();
-		if (rc == 0)
-			rc = engine_serve();
-		if (rc != 0 && !(rc == -EINTR && perf_stop))
-			fprintf(stderr, "toroid-perf: server: %s\n", strerror(-rc));
-		if (rc == 0 && strcmp(perf_opt.links_label, "memif") == 0) {
-			/* the client closes first: two memif ends closing at once race in the
-			 * driver's disconnect handling */
-			struct rte_eth_link link;
-			uint64_t until = trd_time_us() + 2000000;
-
-			do {
-				trd_node_poll(node);
-				rte_eth_link_get_nowait(port, &link);
-			} while (link.link_status == RTE_ETH_LINK_UP && trd_time_us() < until &&
-				 !perf_stop);
-		}
-		if (node != NULL)
-			engine_end();
-		return rc != 0;
+		rc = serve();
+		trd_link_free(plink);
+		return rc;
 	}
 
 	/* client: find the server (it may start later, or run on another host) */
@@ -883,43 +853,16 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id, const char
 	if (rc != 0) {
 		if (!perf_stop)
 			fprintf(stderr, "toroid-perf: no server answered on port %u in 60 s\n",
-				port);
+				tp_port);
+		trd_link_free(plink);
 		return 1;
 	}
-	/* raw baselines first, on the same ports, for every test and size */
 	memset(res, 0, sizeof(res));
-	for (unsigned int t = 0; t < RTE_DIM(all) && !perf_stop; t++) {
-		if (strcmp(test, "all") != 0 && strcmp(test, all[t]) != 0)
-			continue;
-		for (unsigned int z = 0; z < perf_opt.n_sizes && perf_opt.baseline; z++) {
-			uint32_t size = perf_opt.sizes[z];
-			uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, 1436u) + TRD_PROOF_LEN;
-			uint64_t n = perf_opt.iters ? perf_opt.iters : perf_default_iters(all[t]);
-			struct perf_result tmp;
-
-			memset(&tmp, 0, sizeof(tmp));
-			if (is_lat(all[t]))
-				rc = raw_pingpong_test(frame, n, &tmp);
-			else
-				rc = raw_stream_test(frame, n, &tmp.mpps);
-			if (rc == 0) {
-				/* put and FIFO ping-pongs report half a round trip, the others
-				 * a whole one: so does their baseline */
-				bool half = strcmp(all[t], "put_lat") == 0 ||
-					    strcmp(all[t], "fifo_lat") == 0;
-
-				res[t][z].has_base = true;
-				res[t][z].base = !is_lat(all[t]) ? tmp.mpps
-						 : half          ? tmp.p50
-								 : 2 * tmp.p50;
-				res[t][z].base_gbps = tmp.mpps * (frame + 4) * 8 / 1000;
-			}
-		}
-	}
 	rc = raw_ask(RAW_ENGINE, RAW_ENGINE_OK, WAIT_US);
 	if (rc != 0) {
 		if (!perf_stop)
 			fprintf(stderr, "toroid-perf: the server did not answer\n");
+		trd_link_free(plink);
 		return 1;
 	}
 	rc = engine_setup(false);
@@ -927,33 +870,71 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id, const char
 		rc = engine_launch();
 	if (rc != 0) {
 		fprintf(stderr, "toroid-perf: client set-up: %s\n", strerror(-rc));
+		if (node != NULL)
+			engine_end();
+		trd_link_free(plink);
 		return 1;
 	}
 	for (unsigned int t = 0; t < RTE_DIM(all) && !perf_stop; t++) {
-		if (strcmp(test, "all") != 0 && strcmp(test, all[t]) != 0)
+		if (!perf_test_selected(all[t]))
 			continue;
-		perf_print_header(is_lat(all[t]) ? K_LAT : K_RATE);
+		/* with --baseline the results come after the raw run: a header here for the
+		 * interval lines only */
+		if (!perf_opt.baseline || perf_opt.interval_s > 0)
+			perf_print_header(is_lat(all[t]) ? K_LAT : K_RATE);
 		for (unsigned int z = 0; z < perf_opt.n_sizes && !perf_stop; z++) {
 			struct perf_result *r = &res[t][z];
 			uint64_t n = perf_opt.iters ? perf_opt.iters : perf_default_iters(all[t]);
 
 			r->by_gbps = strstr(all[t], "_bw") != NULL;
-			rc = is_lat(all[t]) ? lat_test(all[t], perf_opt.sizes[z], n, r)
-					    : rate_test(all[t], perf_opt.sizes[z], n, r);
-			if (rc != 0 && perf_stop)
-				break; /* nothing measured of this one */
+			rc = is_lat(all[t])     ? lat_test(all[t], perf_opt.sizes[z], n, r)
+			     : perf_opt.reverse ? reverse_test(all[t], perf_opt.sizes[z], n, r)
+						: rate_test(all[t], perf_opt.sizes[z], n, r);
 			if (rc != 0) {
+				r->test = NULL; /* nothing to print, no baseline */
+				if (perf_stop)
+					break; /* nothing measured of this one */
 				fprintf(stderr, "toroid-perf: %s %u: %s\n", all[t],
 					perf_opt.sizes[z], strerror(rc < 0 ? -rc : rc));
 				failed++;
 				continue;
 			}
-			print_result(r);
+			if (!perf_opt.baseline)
+				print_result(r);
 		}
 	}
 	/* the server answers a BYE before it ends: it does not wait for a lost one forever */
 	if (ask(CTL_BYE, 0, NULL) != 0 && !perf_stop)
 		fprintf(stderr, "toroid-perf: the server did not acknowledge the end\n");
 	engine_end();
+	if (perf_opt.baseline) {
+		/* raw DPDK on the same port, once the server is back in its raw phase; then the
+		 * figures beside their baseline */
+		if (!perf_stop && raw_ask(RAW_HELLO, RAW_HELLO_OK, WAIT_US) == 0)
+			client_baselines(all, RTE_DIM(all), res);
+		for (unsigned int t = 0; t < RTE_DIM(all); t++) {
+			bool header = false;
+
+			for (unsigned int z = 0; z < perf_opt.n_sizes; z++) {
+				if (res[t][z].test == NULL)
+					continue;
+				if (!header)
+					perf_print_header(res[t][z].kind);
+				header = true;
+				print_result(&res[t][z]);
+			}
+		}
+	}
+	/* the server waits for the next client (or ends, --one-off); an interrupted client
+	 * says so once and does not wait */
+	if (perf_stop) {
+		struct rte_mbuf *m = raw_frame(RAW_DONE, 0, 60);
+
+		if (m != NULL && rte_eth_tx_burst(tp_port, 0, &m, 1) == 0)
+			rte_pktmbuf_free(m);
+	} else if (raw_ask(RAW_DONE, RAW_DONE_OK, WAIT_US) != 0 && !perf_stop) {
+		fprintf(stderr, "toroid-perf: the server did not acknowledge the end\n");
+	}
+	trd_link_free(plink);
 	return failed;
 }

@@ -167,7 +167,7 @@ topo_print_summary(const char *file, const struct trd_topo *topo)
 {
 	const struct trd_torus *t = &topo->torus;
 	struct trd_coord origin = {0, 0, 0}, nb[6];
-	unsigned int a, diameter = 0, apps = 0, r;
+	unsigned int a, diameter = 0, apps = 0, r, n_ids;
 	uint32_t *ids;
 	double avg = 0;
 
@@ -179,12 +179,15 @@ topo_print_summary(const char *file, const struct trd_topo *topo)
 			sum += d < t->dim[a] - d ? d : t->dim[a] - d;
 		avg += (double)sum / t->dim[a];
 	}
-	ids = malloc(topo->n_nodes * sizeof(*ids));
+	/* every process the file places (a node may host several, of several applications);
+	 * without any, the nodes' own app ids */
+	n_ids = topo->n_procs > 0 ? topo->n_procs : topo->n_nodes;
+	ids = malloc(n_ids * sizeof(*ids));
 	if (ids != NULL) {
-		for (r = 0; r < topo->n_nodes; r++)
-			ids[r] = topo->nodes[r].app_id;
-		qsort(ids, topo->n_nodes, sizeof(*ids), topo_cmp_u32);
-		for (r = 0; r < topo->n_nodes; r++)
+		for (r = 0; r < n_ids; r++)
+			ids[r] = topo->n_procs > 0 ? topo->procs[r].app_id : topo->nodes[r].app_id;
+		qsort(ids, n_ids, sizeof(*ids), topo_cmp_u32);
+		for (r = 0; r < n_ids; r++)
 			apps += r == 0 || ids[r] != ids[r - 1];
 		free(ids);
 	}
@@ -207,7 +210,8 @@ topo_print_summary(const char *file, const struct trd_topo *topo)
 				: 2,
 	       trd_torus_neighbours(t, origin, nb, NULL));
 	printf("  hops       diameter %u, average %.2f\n", diameter, avg);
-	printf("  apps       %u distinct app id%s\n", apps, apps == 1 ? "" : "s");
+	printf("  apps       %u distinct app id%s, %u process%s placed\n", apps,
+	       apps == 1 ? "" : "s", topo->n_procs, topo->n_procs == 1 ? "" : "es");
 }
 
 static int
