@@ -15,7 +15,6 @@
 
 /* ---- timed runs: --duration, --interval, --rate ---- */
 
-
 void
 timing_start(struct timing *tm, double mps, const struct trd_link *link)
 {
@@ -78,4 +77,3 @@ line_pct(struct perf_result *r)
 	    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
 		r->line_pct = r->gbps_l1 * 1000 / link.link_speed * 100;
 }
-
