@@ -112,7 +112,7 @@ print_result(const struct perf_result *r)
 				printf(",\"raw_p50\":%.3f,\"ratio\":%.3f", r->base, perf_ratio(r));
 		}
 		if (r->seconds > 0)
-			printf(",\"seconds\":%.3f", r->seconds);
+			printf(",\"seconds\":%.6f", r->seconds);
 		if (r->cpu_pct > 0)
 			printf(",\"cpu_pct\":%.1f", r->cpu_pct);
 		if (r->has_rate)
