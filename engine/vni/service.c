@@ -379,6 +379,7 @@ trd_vni_svc_free(struct trd_vni_svc *s)
 		return;
 	svc_tel_unregister(s);
 	svc_rma_fini(s);
+	free(s->bounce);
 	for (unsigned int i = 0; i < s->n_ifs; i++) {
 		struct vif *v = s->ifs[i];
 		const uint64_t one = 1;
