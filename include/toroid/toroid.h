@@ -383,7 +383,7 @@ int trd_node_route_hops(const struct trd_node *node, struct trd_coord dst);
 	X(DROPS, "drops")                                                                          \
 	X(FWD_COPY_BYTES, "fwd_copy_bytes") /* payload bytes copied to forward a frame */          \
 	X(FWD_SHARED, "fwd_shared") /* frames forwarded as a new header + shared payload */        \
-	X(PAY_BUFS, "pay_bufs")     /* shared payloads made (trd_payload_new) */                   \
+	X(PAY_BUFS, "pay_bufs")     /* shared payloads made (trd_payload_new, _alloc) */           \
 	X(PAY_COPY_BYTES, "pay_copy_bytes") /* bytes copied into shared payloads */                \
 	X(PAY_REFS, "pay_refs")             /* packets that referenced a shared payload */         \
 	X(PAY_LINK_COPY_BYTES, "pay_link_copy_bytes") /* copied: the link cannot send chains */    \

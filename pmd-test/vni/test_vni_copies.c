@@ -200,7 +200,8 @@ sender(const struct peer *p)
 		int rc = wait_one(v, &c);
 
 		if (rc != 0) { /* a receiver's fault is not the sender's */
-			fprintf(stderr, "sender: mode %d round %d: %s\n", p->mode, r, strerror(-rc));
+			fprintf(stderr, "sender: mode %d round %d: %s\n", p->mode, r,
+				strerror(-rc));
 			return 15;
 		}
 	}
@@ -313,7 +314,8 @@ dn(const struct snap *a, const struct snap *b, int i, enum trd_node_stat k)
 #define EXPECT_V(i, k, want)                                                                       \
 	T_ASSERT(dv(&a, &b, i, TRD_VNI_SVC_STAT_##k) == (want),                                    \
 		 "%zu B, %s: engine %d %s = %llu, want %llu", len, where, i, #k,                   \
-		 (unsigned long long)dv(&a, &b, i, TRD_VNI_SVC_STAT_##k), (unsigned long long)(want))
+		 (unsigned long long)dv(&a, &b, i, TRD_VNI_SVC_STAT_##k),                          \
+		 (unsigned long long)(want))
 
 static void
 test_counts(void)
@@ -355,6 +357,14 @@ test_counts(void)
 		}
 }
 
+/* The bytes written into receives: straight, or from staging. */
+static uint64_t
+written(const struct snap *a, const struct snap *b, int i)
+{
+	return dv(a, b, i, TRD_VNI_SVC_STAT_COPY_RX_USER) +
+	       dv(a, b, i, TRD_VNI_SVC_STAT_COPY_STAGE_OUT);
+}
+
 static void
 test_faults(void)
 {
@@ -367,15 +377,12 @@ test_faults(void)
 		EXPECT_V(0, MSG_FAULTS, 1);
 		run(node, len, M_RO_BEFORE, &a, &b);
 		EXPECT_V(node, MSG_FAULTS, 1);
-		/* the good message written once, straight or from staging */
-		T_ASSERT(dv(&a, &b, node, TRD_VNI_SVC_STAT_COPY_RX_USER) +
-				 dv(&a, &b, node, TRD_VNI_SVC_STAT_COPY_STAGE_OUT) ==
-			 len, "%s: the message after the fault was not written once", where);
+		T_ASSERT(written(&a, &b, node) == len,
+			 "%s: the message after the fault was not written once", where);
 		run(node, len, M_RO_AFTER, &a, &b);
 		EXPECT_V(node, MSG_FAULTS, 1);
-		T_ASSERT(dv(&a, &b, node, TRD_VNI_SVC_STAT_COPY_RX_USER) +
-				 dv(&a, &b, node, TRD_VNI_SVC_STAT_COPY_STAGE_OUT) ==
-			 len, "%s: the message after the fault was not written once", where);
+		T_ASSERT(written(&a, &b, node) == len,
+			 "%s: the message after the fault was not written once", where);
 		printf("faults: %s: a bad source, a read-only receive before and after posting\n",
 		       where);
 	}
