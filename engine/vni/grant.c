@@ -26,7 +26,7 @@ svc_rx_alloc(struct trd_vni_svc *s, struct vif *v)
 		return NULL;
 	x = &s->rx[s->rx_free[--s->n_rx_free]];
 	x->state = RX_RECV;
-	x->in_uq = x->discard = x->claimed = x->ungranted = x->fifo = false;
+	x->in_uq = x->discard = x->claimed = x->ungranted = x->fifo = x->direct = false;
 	x->fault = 0;
 	x->vif = v;
 	x->recv = NULL;

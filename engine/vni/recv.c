@@ -282,7 +282,7 @@ on_fin(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 		uint32_t n = RTE_MIN(x->len, x->recv->cap); /* truncated: its first cap bytes */
 		int rst = x->fault;
 
-		if (!x->fifo)
+		if (!x->fifo && !x->direct)
 			ST(s, COPY_RX_PUT) += x->soff >= 0 ? x->len : n;
 		if (x->soff >= 0 && rst == 0)
 			rst = svc_recv_copy(s, v, x->recv, s->stage_mem + x->soff, n, true);
@@ -293,7 +293,8 @@ on_fin(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 		svc_recv_complete(s, v, x->recv, rst, x->len, x->tag, x->src_app, x->src_proc);
 		svc_rx_release(s, x);
 	} else {
-		ST(s, COPY_RX_PUT) += x->len;
+		if (!x->direct)
+			ST(s, COPY_RX_PUT) += x->len;
 		x->state = RX_STAGED; /* whole, in staging, waiting for its receive */
 		svc_hint_drop_grant(s, svc_rx_id(x));
 	}

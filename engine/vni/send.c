@@ -423,9 +423,21 @@ tx_fault(struct trd_vni_svc *s, struct vtx *t, int rc)
 	return 0;
 }
 
-/* The next chunk of a message granted into a receive of a process attached to this engine
- * (TRD_VW_F_FIFO, our own node): from the sender's memory (or pool) straight into the
- * receiver's, through one buffer: at most two copies, as a TCP loopback makes. The FIN still
+/* Where a grant of this engine into engine memory puts byte @p off: staging, or the pool of a
+ * receive (NULL: into process memory, or its process died). */
+static uint8_t *
+grant_mem(struct trd_vni_svc *s, const struct vrx *x, uint32_t off)
+{
+	if (x->soff >= 0)
+		return s->stage_mem + x->soff + off;
+	if (x->recv != NULL && !x->fifo && !x->vif->dead)
+		return x->vif->pool + x->recv->buf + off;
+	return NULL;
+}
+
+/* The next chunk of a message granted by this engine, for a process attached to it: from the
+ * sender's memory (or pool) straight into the receiver's, through one buffer, or into staging
+ * or the receiver's pool directly: at most two copies, as a TCP loopback makes. The FIN still
  * goes through the node, after every byte was written. */
 static int
 tx_data_local(struct trd_vni_svc *s, struct vtx *t)
@@ -433,9 +445,16 @@ tx_data_local(struct trd_vni_svc *s, struct vtx *t)
 	struct vrx *x = svc_rx_lookup(s, t->grant, s->rank, tx_id(t), t->key);
 	uint32_t n = RTE_MIN(SVC_LOCAL_CHUNK, t->len - t->off);
 	const void *src = t->src == NULL ? NULL : t->src + t->off;
+	uint8_t *dst = x == NULL || x->fifo ? NULL : grant_mem(s, x, t->off);
 	int rc;
 
-	if (x != NULL && x->fifo) {
+	if (dst != NULL) {
+		/* staging or a pool: one read of the sender's memory, straight there */
+		rc = tx_read(s, t, dst, n);
+		if (rc != 0)
+			return tx_fault(s, t, rc);
+		x->direct = true;
+	} else if (x != NULL && x->fifo) {
 		if (t->uaddr) {
 			if (s->bounce == NULL)
 				s->bounce = malloc(SVC_LOCAL_CHUNK);
@@ -471,7 +490,7 @@ tx_data_copy(struct trd_vni_svc *s, struct vtx *t)
 	void *buf;
 	int rc;
 
-	if (t->fifo && t->dst_rank == s->rank)
+	if (t->dst_rank == s->rank)
 		return tx_data_local(s, t);
 	n = RTE_MIN(t->fifo ? s->rma_chunk : s->chunk, t->len - t->off);
 	if (t->fifo) {

@@ -172,8 +172,9 @@ struct vrx {
 	bool claimed;        /* reserved by a claim: in no queue a receive or probe searches */
 	bool ungranted;      /* claimed while its sender was refused: no CTS yet (docs/vni.md) */
 	bool fifo;           /* granted into a receive in process memory: DATA messages */
-	int32_t fault;       /* a write into that receive failed: it completes with this */
-	uint32_t claim_key;  /* the claim handle's upper half */
+	bool direct;   /* written by a sender on this engine, not by the node's puts (send.c) */
+	int32_t fault; /* a write into that receive failed: it completes with this */
+	uint32_t claim_key; /* the claim handle's upper half */
 	struct vif *vif;
 	struct vrecv *recv;
 	uint32_t src_rank;

@@ -13,6 +13,9 @@
  *                            once on each side (the sender's memory -> packet, packet -> the
  *                            receiver's memory); nothing through the pool, staging or a
  *                            reassembly buffer
+ *                            A message sent before its receive is posted: once into staging
+ *                            (read straight there on one engine; put there by the node
+ *                            between two), once from staging into the receive (4 KiB, 1 MiB)
  *   test_vni_copies faults   a send from unmapped memory and a receive into read-only memory
  *                            fail at posting (-EFAULT); a receive made read-only after posting
  *                            fails with -EFAULT when its message comes, nothing is written,
@@ -80,7 +83,7 @@ pattern(size_t i, size_t len)
 
 /* ---- the processes ---- */
 
-enum mode { M_OK, M_RO_AFTER, M_RO_BEFORE, M_BAD_SRC };
+enum mode { M_OK, M_RO_AFTER, M_RO_BEFORE, M_BAD_SRC, M_LATE };
 
 struct peer {
 	bool recv;
@@ -134,6 +137,13 @@ receiver(const struct peer *p)
 	memset(buf, 0xee, map);
 	if (p->mode == M_RO_BEFORE && mprotect(buf, map, PROT_READ) != 0)
 		return 12;
+	if (p->mode == M_LATE) {
+		/* posted only once the message was sent (and is staged) */
+		char ch;
+
+		if (write(p->ready, "a", 1) != 1 || read(p->go, &ch, 1) != 1)
+			return 16;
+	}
 	if (trd_vni_recv(v, from, TAG, 0, buf, p->len, -1, 1) != 0)
 		return 13;
 	if (write(p->ready, "r", 1) != 1)
@@ -265,6 +275,25 @@ run(int node, size_t len, enum mode mode, struct snap *a, struct snap *b)
 	r.go = go[0];
 	snap_take(a);
 	recvs = a->v[node][TRD_VNI_SVC_STAT_RECVS];
+	if (mode == M_LATE) {
+		/* the receiver attaches; the message is sent, staged whole (its sender completes);
+		 * then the receive is posted */
+		rp = spawn(&r);
+		while (read(fds[0], &ch, 1) != 1) {
+			T_ASSERT(trd_time_us() < deadline, "the receiver did not attach");
+			pump();
+		}
+		sp = spawn(&s);
+		reap_ok(sp, "sender");
+		T_EQ(write(go[1], "g", 1), 1);
+		reap_ok(rp, "receiver");
+		snap_take(b);
+		close(fds[0]);
+		close(fds[1]);
+		close(go[0]);
+		close(go[1]);
+		return;
+	}
 	if (mode != M_BAD_SRC) {
 		rp = spawn(&r);
 		/* the receive is posted and the engine took it: no message is staged */
@@ -365,6 +394,33 @@ written(const struct snap *a, const struct snap *b, int i)
 	       dv(a, b, i, TRD_VNI_SVC_STAT_COPY_STAGE_OUT);
 }
 
+/* A message that comes before its receive: once into staging, once from there into the
+ * receive (docs/vni.md, "Copies"). On one engine the sender's engine reads the sender's memory
+ * straight into staging; between two it reads it into packets the receiving node puts there. */
+static void
+test_late(void)
+{
+	for (int node = 0; node < 2; node++)
+		for (size_t len = 4096; len <= (1u << 20); len *= 256) {
+			const char *where = node == 0 ? "one engine" : "two engines";
+			struct snap a, b;
+
+			run(node, len, M_LATE, &a, &b);
+			EXPECT_V(0, COPY_TX_USER, len);
+			EXPECT_V(node, COPY_RX_PUT, node == 0 ? 0 : len);
+			EXPECT_V(node, COPY_STAGE_OUT, len);
+			EXPECT_V(node, COPY_RX_USER, 0);
+			EXPECT_V(node, LATE_MATCHES, 1);
+			printf("copies: %zu B, %s, unexpected: sender engine %llu B, receiver engine "
+			       "%llu B into staging, %llu B out of it\n",
+			       len, where,
+			       (unsigned long long)dv(&a, &b, 0, TRD_VNI_SVC_STAT_COPY_TX_USER),
+			       (unsigned long long)dv(&a, &b, node, TRD_VNI_SVC_STAT_COPY_RX_PUT),
+			       (unsigned long long)dv(&a, &b, node,
+						      TRD_VNI_SVC_STAT_COPY_STAGE_OUT));
+		}
+}
+
 static void
 test_faults(void)
 {
@@ -454,9 +510,10 @@ main(int argc, char **argv)
 		vs[i] = trd_vni_svc_create(&vc);
 		T_ASSERT(vs[i] != NULL, "trd_vni_svc_create: %s", rte_strerror(rte_errno));
 	}
-	if (strcmp(argv[1], "counts") == 0)
+	if (strcmp(argv[1], "counts") == 0) {
 		test_counts();
-	else
+		test_late();
+	} else
 		test_faults();
 	printf("PASS: vni copies %s\n", argv[1]);
 	return 0;
