@@ -166,8 +166,10 @@ trd_rfifo_msg_of(struct trd_node *n, struct rte_mbuf *m, uint32_t len)
 		return msg;
 	}
 	/* the frame's headers, then the whole message in the next segment (a shared payload
-	 * sent without a prefix over a link that passes chains on: payload.c) */
-	if (m->data_len == TRD_FRAME_HLEN && m->next != NULL && m->next->data_len >= len) {
+	 * sent without a prefix over a link that passes chains on: payload.c); not a segment
+	 * of the sender's memory (zero-copy), which must be let go of once sent */
+	if (m->data_len == TRD_FRAME_HLEN && m->next != NULL && m->next->data_len >= len &&
+	    !RTE_MBUF_HAS_EXTBUF(m->next)) {
 		msg = &trd_mbuf_priv(m)->msg.msg;
 		msg->data = rte_pktmbuf_mtod(m->next, uint8_t *);
 		trd_msg_pvt(msg)->m = m;
