@@ -483,6 +483,9 @@ dec_print_vni(struct dec_ctx *d, const struct trd_pkt *p, const uint8_t *pay, ui
 				" rkey 0x%" PRIx64 " at 0x%" PRIx64 " len %u (+%u of %" PRIu64 ")",
 				h.rkey, h.roff, h.len, h.grant_id, h.tag);
 			break;
+		case TRD_VW_DATA:
+			fprintf(out, " grant %u at %" PRIu64 " len %u", h.grant_id, h.roff, h.len);
+			break;
 		case TRD_VW_ATOMIC_RESP:
 			if (h.status == 0)
 				fprintf(out, " ok old 0x%" PRIx64, h.data);

@@ -3,14 +3,16 @@
  * FI_MSG and FI_TAGGED on the endpoint (tfi_ep.c): the posting of sends and receives and
  * the fi_ops_msg and fi_ops_tagged tables. Their completions are in tfi_progress.c.
  *
- * Data path (what the VNI API offers today, and the copies it costs):
+ * Data path (docs/libfabric.md, "Copies"):
  *   send      up to the VNI's short threshold (896 B): gathered into a stack buffer through
  *             the kernel (tfi_copy.c: an unmapped buffer is -FI_EFAULT), which trd_vni_send()
- *             copies at post time; longer: gathered the same way into a pool buffer, sent
- *             zero-copy from there, the buffer freed at completion.
- *   receive   posted into a pool buffer as large as the application's (at most max_msg_size),
- *             scattered into the application's iovs through the kernel when fi_cq_read finds
- *             its completion (tfi_progress.c; an unwritable iov is an FI_EFAULT entry).
+ *             copies at post time; longer, one iov: handed to the engine as it is, which reads
+ *             it once into its packets (an unreadable buffer is an FI_EFAULT entry); longer,
+ *             several iovs: gathered into a pool buffer, sent zero-copy from there.
+ *   receive   one iov: posted as it is, the engine writes the message into it (an unwritable
+ *             buffer is an FI_EFAULT entry); several: into a pool buffer as large as the
+ *             application's (at most max_msg_size), scattered into the iovs through the kernel
+ *             when fi_cq_read finds its completion (tfi_progress.c).
  *   tags      one 64-bit VNI tag: untagged messages carry TFI_MSG_TAG (bit 63), tagged ones
  *             their tag (bits 0..62). A tagged receive passes its tag and ignore mask to the
  *             engine's matcher (trd_vni_recv_mask), never ignoring bit 63.
@@ -68,6 +70,7 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 	uint8_t tmp[TRD_VNI_SHORT_MAX];
 	struct trd_vni_addr dst;
 	struct tfi_op *op;
+	bool gather = true;
 	void *buf;
 	size_t total;
 	ssize_t rc;
@@ -106,6 +109,10 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 		/* gathered here (an unmapped buffer fails, tfi_copy.c), copied by
 		 * trd_vni_send() now */
 		buf = tmp;
+	} else if (n == 1) {
+		/* read by the engine from the application's memory, once */
+		buf = iov[0].iov_base;
+		gather = false;
 	} else {
 		op->bounce = trd_vni_alloc(ep->vni, total);
 		if (op->bounce == NULL) {
@@ -116,7 +123,7 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 		}
 		buf = op->bounce;
 	}
-	rc = tfi_gather(buf, iov, n);
+	rc = gather ? tfi_gather(buf, iov, n) : 0;
 	if (rc != 0) {
 		tfi_op_put(ep, op);
 		goto out;
@@ -188,6 +195,7 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 	struct trd_vni_addr from = {TRD_VNI_ANY, TRD_VNI_ANY};
 	uint64_t vtag = TFI_MSG_TAG, vignore = 0;
 	struct tfi_op *op;
+	void *rbuf = NULL;
 	size_t cap;
 	ssize_t rc;
 
@@ -265,7 +273,9 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 		rc = trd_vni_probe(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
 		goto posted;
 	}
-	if (cap > 0) {
+	if (cap > 0 && n == 1) {
+		rbuf = iov[0].iov_base; /* written by the engine */
+	} else if (cap > 0) {
 		op->bounce = trd_vni_alloc(ep->vni, cap);
 		if (op->bounce == NULL) {
 			tfi_op_put(ep, op);
@@ -275,12 +285,13 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 		}
 	}
 	if (ck == TFI_CLAIM_RECV) {
-		rc = trd_vni_recv_claimed(ep->vni, ep->claims[ci].handle, op->bounce, cap, -1,
+		rc = trd_vni_recv_claimed(ep->vni, ep->claims[ci].handle,
+					  op->bounce ? op->bounce : rbuf, cap, -1,
 					  (uint64_t)(uintptr_t)op);
 		goto claimed;
 	}
-	rc = trd_vni_recv_mask(ep->vni, from, vtag, vignore, op->bounce, cap, -1,
-			       (uint64_t)(uintptr_t)op);
+	rc = trd_vni_recv_mask(ep->vni, from, vtag, vignore, op->bounce ? op->bounce : rbuf, cap,
+			       -1, (uint64_t)(uintptr_t)op);
 	goto posted;
 claimed:
 	if (rc == 0) /* the handle is used: the completion tells how it went */

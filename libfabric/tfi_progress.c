@@ -82,7 +82,8 @@ op_cq(const struct tfi_ep *ep, const struct tfi_op *op)
 static int
 op_deliver(const struct tfi_op *op, int status, size_t len, const uint64_t *data)
 {
-	if (op->kind == TFI_OP_RECV && !op->peek && (status == 0 || status == -EMSGSIZE)) {
+	if (op->kind == TFI_OP_RECV && !op->peek && (status == 0 || status == -EMSGSIZE) &&
+	    op->bounce != NULL) { /* else the engine wrote it there */
 		if (len > op->len)
 			len = op->len;
 		if (tfi_scatter(op->iov, op->iov_n, op->bounce, len) != 0)

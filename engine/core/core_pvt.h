@@ -170,7 +170,7 @@ void trd_bundle_fail_ctrs(struct trd_node *n, const struct rte_mbuf *m, const st
 struct trd_rec_fifo *trd_rfifo_create(struct trd_node *n, uint8_t id, unsigned int size);
 void trd_rfifo_free(struct trd_rec_fifo *rf);
 /* A message of @p len payload bytes received in @p m (inside it if contiguous), or NULL. */
-struct trd_msg *trd_rfifo_msg_of(struct rte_mbuf *m, uint32_t len);
+struct trd_msg *trd_rfifo_msg_of(struct trd_node *n, struct rte_mbuf *m, uint32_t len);
 /* Put a message from trd_rfifo_msg_of() in @p rf. */
 struct trd_rx_fate trd_rfifo_hand_over(struct trd_node *n, struct trd_rec_fifo *rf,
 				       struct trd_msg *msg);

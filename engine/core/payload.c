@@ -33,11 +33,11 @@ stat_add(struct trd_node *n, unsigned int st, uint64_t v)
 }
 
 int
-trd_payload_new(struct trd_node *n, const void *data, uint32_t len, struct trd_payload **out)
+trd_payload_alloc(struct trd_node *n, uint32_t len, struct trd_payload **out, void **data)
 {
 	struct rte_mbuf *m;
 
-	if (n == NULL || data == NULL || len == 0 || out == NULL)
+	if (n == NULL || len == 0 || out == NULL || data == NULL)
 		return -EINVAL;
 	m = rte_pktmbuf_alloc(n->pool);
 	if (m == NULL) {
@@ -48,12 +48,27 @@ trd_payload_new(struct trd_node *n, const void *data, uint32_t len, struct trd_p
 		rte_pktmbuf_free(m);
 		return -EMSGSIZE;
 	}
-	rte_memcpy(rte_pktmbuf_mtod(m, void *), data, len);
 	m->data_len = (uint16_t)len;
 	m->pkt_len = len;
 	stat_add(n, TRD_STAT_PAY_BUFS, 1);
-	stat_add(n, TRD_STAT_PAY_COPY_BYTES, len);
+	*data = rte_pktmbuf_mtod(m, void *);
 	*out = (struct trd_payload *)(void *)m;
+	return 0;
+}
+
+int
+trd_payload_new(struct trd_node *n, const void *data, uint32_t len, struct trd_payload **out)
+{
+	void *buf;
+	int rc;
+
+	if (data == NULL)
+		return -EINVAL;
+	rc = trd_payload_alloc(n, len, out, &buf);
+	if (rc != 0)
+		return rc;
+	rte_memcpy(buf, data, len);
+	stat_add(n, TRD_STAT_PAY_COPY_BYTES, len);
 	return 0;
 }
 

@@ -155,7 +155,7 @@ rfifo_push(struct trd_node *n, struct trd_rec_fifo *rf, struct trd_msg *msg)
 /* A message of @p len payload bytes received in @p m: the packet itself carries it when it is
  * contiguous (the message lives in its private area), otherwise a copy. NULL: no memory. */
 struct trd_msg *
-trd_rfifo_msg_of(struct rte_mbuf *m, uint32_t len)
+trd_rfifo_msg_of(struct trd_node *n, struct rte_mbuf *m, uint32_t len)
 {
 	struct trd_msg *msg;
 
@@ -165,9 +165,21 @@ trd_rfifo_msg_of(struct rte_mbuf *m, uint32_t len)
 		trd_msg_pvt(msg)->m = m;
 		return msg;
 	}
+	/* the frame's headers, then the whole message in the next segment (a shared payload
+	 * sent without a prefix over a link that passes chains on: payload.c); not a segment
+	 * of the sender's memory (zero-copy), which must be let go of once sent */
+	if (m->data_len == TRD_FRAME_HLEN && m->next != NULL && m->next->data_len >= len &&
+	    !RTE_MBUF_HAS_EXTBUF(m->next)) {
+		msg = &trd_mbuf_priv(m)->msg.msg;
+		msg->data = rte_pktmbuf_mtod(m->next, uint8_t *);
+		trd_msg_pvt(msg)->m = m;
+		return msg;
+	}
 	msg = msg_alloc(len);
-	if (msg != NULL)
+	if (msg != NULL) {
 		trd_pay_copy(m, msg->data, len);
+		n->stat[TRD_STAT_RX_FIFO_COPY_BYTES] += len;
+	}
 	return msg;
 }
 
@@ -221,6 +233,7 @@ trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *e,
 		if (msg == NULL)
 			return trd_fate(TRD_DROP_NO_MEMORY, false);
 		trd_pay_copy_at(m, off, msg->data, e->pay_len);
+		n->stat[TRD_STAT_RX_FIFO_COPY_BYTES] += e->pay_len;
 	}
 	msg_fill(msg, e);
 	rc = rfifo_push(n, n->rec[e->fifo], msg);
@@ -262,7 +275,7 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		 * contiguous, otherwise copy it out. */
 		struct trd_rx_fate f;
 
-		msg = trd_rfifo_msg_of(m, p->pay_len);
+		msg = trd_rfifo_msg_of(n, m, p->pay_len);
 		if (msg == NULL)
 			return trd_fate(TRD_DROP_NO_MEMORY, false);
 		msg_fill(msg, p);
@@ -309,6 +322,7 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	    p->offset != r->got || p->pay_len > r->len - r->got)
 		return trd_fate(TRD_DROP_REASM, false);
 	trd_pay_copy(m, (uint8_t *)r->msg->data + p->offset, p->pay_len);
+	n->stat[TRD_STAT_RX_FIFO_COPY_BYTES] += p->pay_len;
 	if (r->got + p->pay_len == r->len) {
 		/* complete: if the FIFO is full the last piece is refused (and sent again
 		 * by a reliable sender), the message waits here */

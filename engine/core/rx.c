@@ -184,7 +184,7 @@ rx_done(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		trd_pay_copy(m, &old, sizeof(old));
 		__atomic_store_n(c->result, rte_be_to_cpu_64(old), __ATOMIC_RELEASE);
 	}
-	msg = trd_rfifo_msg_of(m, 0);
+	msg = trd_rfifo_msg_of(n, m, 0);
 	if (msg == NULL) {
 		trd_track_done(n, c);
 		return trd_fate(TRD_DROP_NO_MEMORY, false);

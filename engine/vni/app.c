@@ -485,9 +485,14 @@ send_common(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, u
 	if (rc != 0)
 		return rc;
 	if (len > v->seg->short_max) {
+		/* a long message is sent from the pool (zero-copy), or from anywhere else in this
+		 * process's memory, which the engine reads once (not a multicast's) */
 		off = trd_vni_offset(v, buf);
-		if (off < 0 || (uint64_t)off + len > v->seg->pool_size)
-			return -EINVAL; /* a long message is sent from the pool */
+		if (off < 0 || (uint64_t)off + len > v->seg->pool_size) {
+			if (n > 1)
+				return -EINVAL;
+			off = -1;
+		}
 	}
 	if (v->n_sfree == 0)
 		return -EAGAIN;
@@ -499,6 +504,9 @@ send_common(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned int n, u
 		flags |= TRD_VNI_SF_INLINE;
 		if (len != 0)
 			memcpy(slot, buf, len);
+	} else if (off < 0) {
+		flags |= TRD_VNI_SF_VADDR;
+		s->buf = (uint64_t)(uintptr_t)buf;
 	} else {
 		s->buf = (uint64_t)off;
 	}
@@ -569,9 +577,15 @@ recv_common2(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t 
 	if (rc != 0)
 		return rc;
 	if (cap != 0) {
-		off = trd_vni_offset(v, buf);
-		if (off < 0 || (uint64_t)off + cap > v->seg->pool_size)
+		if (buf == NULL)
 			return -EINVAL;
+		/* in the pool, or anywhere else in this process's memory: the engine writes it
+		 * there itself */
+		off = trd_vni_offset(v, buf);
+		if (off < 0 || (uint64_t)off + cap > v->seg->pool_size) {
+			rflags |= TRD_VNI_RF_VADDR;
+			off = (int64_t)(uintptr_t)buf;
+		}
 	}
 	if (v->n_rfree == 0)
 		return -EAGAIN;

@@ -221,13 +221,25 @@ cmd_send(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 	v->sbusy[idx] = 1;
 	/* every field is checked before it takes part in an address */
 	if ((c.flags & ~(TRD_VNI_SF_INLINE | TRD_VNI_SF_MCAST | TRD_VNI_SF_ORDERED |
-			 TRD_VNI_SF_DATA | TRD_VNI_F_DOORBELL)) ||
+			 TRD_VNI_SF_DATA | TRD_VNI_F_DOORBELL | TRD_VNI_SF_VADDR)) ||
 	    ((c.flags & TRD_VNI_SF_MCAST) && (c.flags & TRD_VNI_SF_ORDERED)) ||
 	    ((c.flags & TRD_VNI_SF_INLINE) && c.len > v->short_max) ||
-	    (!(c.flags & TRD_VNI_SF_INLINE) &&
+	    /* from process memory: a long unicast message only */
+	    ((c.flags & TRD_VNI_SF_VADDR) &&
+	     ((c.flags & (TRD_VNI_SF_INLINE | TRD_VNI_SF_MCAST)) || c.len <= v->short_max)) ||
+	    (!(c.flags & (TRD_VNI_SF_INLINE | TRD_VNI_SF_VADDR)) &&
 	     (c.buf > v->pool_size || c.len > v->pool_size - c.buf)) ||
 	    ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db))
 		err = -EINVAL;
+	/* from the process's own memory: readable now, or the send fails at once (each read
+	 * checks again: vmem.c) */
+	if (err == 0 && (c.flags & TRD_VNI_SF_VADDR)) {
+		err = svc_vmem_check(v, c.buf, c.len, false);
+		if (err != 0) {
+			ST(s, MSG_FAULTS)++;
+			err = err == -EPERM ? -EPERM : -EFAULT;
+		}
+	}
 	if (err == 0 && (c.flags & TRD_VNI_SF_MCAST)) {
 		n = c.n_dst;
 		if (n < 2 || n > TRD_VNI_MCAST_MAX || c.dst_off > v->slot ||
@@ -245,7 +257,8 @@ cmd_send(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 			err = -ENOBUFS;
 	}
 	if (err != 0) {
-		ST(s, BAD_CMDS)++;
+		if (err != -EFAULT)
+			ST(s, BAD_CMDS)++;
 		struct vtx tmp = {.vif = v,
 				  .ctx = idx,
 				  .status = err,
@@ -259,6 +272,8 @@ cmd_send(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 	}
 	if (c.flags & TRD_VNI_SF_INLINE)
 		src = v->ctxr + (size_t)idx * v->slot;
+	else if (c.flags & TRD_VNI_SF_VADDR)
+		src = NULL; /* read from t->laddr */
 	else
 		src = v->pool + c.buf;
 	s->stat[n > 1 ? TRD_VNI_SVC_STAT_MCASTS : TRD_VNI_SVC_STAT_SENDS]++;
@@ -315,6 +330,8 @@ cmd_send(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 		t->data = c.data;
 		t->len = c.len;
 		t->src = src;
+		t->uaddr = (c.flags & TRD_VNI_SF_VADDR) != 0;
+		t->laddr = t->uaddr ? c.buf : 0;
 		t->eager = c.len <= v->short_max;
 		t->noproc_deadline = s->now + (uint64_t)s->conf.noproc_ms * 1000;
 		if (!(t->sflags & TRD_VNI_SF_ORDERED))
@@ -348,13 +365,13 @@ rx_deliver(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, struct vrx *x)
 	}
 	if (x->state == RX_STAGED) {
 		uint32_t n = RTE_MIN(x->len, r->cap); /* truncated: its first cap bytes */
+		int st = svc_recv_copy(s, v, r, s->stage_mem + x->soff, n, true);
 
-		if (n != 0)
-			memcpy(v->pool + r->buf, s->stage_mem + x->soff, n);
 		r->data = x->data;
 		r->has_data = x->has_data;
-		svc_recv_complete(s, v, r, x->len > r->cap ? -EMSGSIZE : 0, x->len, x->tag,
-				  x->src_app, x->src_proc);
+		if (st == 0 && x->len > r->cap)
+			st = -EMSGSIZE;
+		svc_recv_complete(s, v, r, st, x->len, x->tag, x->src_app, x->src_proc);
 		svc_rx_release(s, x);
 	} else {
 		x->recv = r; /* still arriving into staging: copied at its FIN */
@@ -557,21 +574,35 @@ cmd_recv(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 		    : (c.flags & TRD_VNI_RF_MASK)  ? c.ignore
 						   : 0;
 	r->buf = c.buf;
+	r->vaddr = (c.flags & TRD_VNI_RF_VADDR) != 0;
 	r->data = 0;
 	r->has_data = false;
 	r->doorbell = c.doorbell;
 	ST(s, RECVS)++;
-	if ((c.flags & ~(TRD_VNI_RF_ANY_TAG | TRD_VNI_RF_MASK | TRD_VNI_RF_PROBE |
-			 TRD_VNI_RF_CLAIM | TRD_VNI_RF_DISCARD | TRD_VNI_F_DOORBELL)) ||
+	if ((c.flags &
+	     ~(TRD_VNI_RF_ANY_TAG | TRD_VNI_RF_MASK | TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM |
+	       TRD_VNI_RF_DISCARD | TRD_VNI_F_DOORBELL | TRD_VNI_RF_VADDR)) ||
 	    /* DISCARD goes with PROBE or with CLAIM, not both */
 	    ((c.flags & TRD_VNI_RF_DISCARD) &&
 	     !!(c.flags & TRD_VNI_RF_PROBE) == !!(c.flags & TRD_VNI_RF_CLAIM)) ||
-	    c.buf > v->pool_size || c.cap > v->pool_size - c.buf ||
+	    (!r->vaddr && (c.buf > v->pool_size || c.cap > v->pool_size - c.buf)) ||
 	    ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db)) {
 		ST(s, BAD_CMDS)++;
 		r->flags &= ~TRD_VNI_F_DOORBELL;
 		svc_recv_complete(s, v, r, -EINVAL, 0, c.tag, c.src_app, c.src_proc);
 		return;
+	}
+	if (r->vaddr) {
+		/* a buffer in the process's own memory: mapped and writable now, or the receive
+		 * fails at once (each write checks again: vmem.c) */
+		int rc = svc_vmem_check(v, c.buf, c.cap, true);
+
+		if (rc != 0) {
+			ST(s, MSG_FAULTS)++;
+			svc_recv_complete(s, v, r, rc == -EPERM ? -EPERM : -EFAULT, 0, c.tag,
+					  c.src_app, c.src_proc);
+			return;
+		}
 	}
 	if ((c.flags & TRD_VNI_RF_CLAIM) && !(c.flags & TRD_VNI_RF_PROBE)) {
 		claimed_op(s, v, r, c.claim);

@@ -26,7 +26,8 @@ svc_rx_alloc(struct trd_vni_svc *s, struct vif *v)
 		return NULL;
 	x = &s->rx[s->rx_free[--s->n_rx_free]];
 	x->state = RX_RECV;
-	x->in_uq = x->discard = x->claimed = x->ungranted = false;
+	x->in_uq = x->discard = x->claimed = x->ungranted = x->fifo = x->direct = false;
+	x->fault = 0;
 	x->vif = v;
 	x->recv = NULL;
 	x->soff = -1;
@@ -150,17 +151,22 @@ svc_send_cts(struct trd_vni_svc *s, struct vrx *x)
 	r.tag = x->tag;
 	r.rkey = x->rkey;
 	r.roff = x->roff;
+	if (x->fifo)
+		r.flags = TRD_VW_F_FIFO;
 	svc_reply(s, x->src, &r);
 	ST(s, CTS_SENT)++;
 }
 
-/* A grant into receive @p r of @p v: the sender puts straight into the buffer. */
+/* A grant into receive @p r of @p v: the sender puts straight into a buffer in the pool; one in
+ * the process's own memory, which the node cannot reach, gets DATA messages that this engine
+ * writes there (TRD_VW_F_FIFO). */
 void
 svc_grant_recv(struct vif *v, struct vrx *x, struct vrecv *r)
 {
 	x->recv = r;
-	x->rkey = trd_mr_key(v->mr);
-	x->roff = r->buf;
+	x->fifo = r->vaddr;
+	x->rkey = r->vaddr ? 0 : trd_mr_key(v->mr);
+	x->roff = r->vaddr ? 0 : r->buf;
 }
 
 /* ------------------------------------------------------------------------------------------ */

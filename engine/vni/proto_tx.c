@@ -42,6 +42,35 @@ svc_vw_inject_shared(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct tr
 	return trd_inject_payload(fifo, &d, pay);
 }
 
+/* A protocol message built whole in one packet buffer: its header encoded here, @p *data
+ * where its @p n data bytes go (the caller writes them: its one copy). The packet references
+ * the buffer, which a receiving engine takes the message from without copying it
+ * (engine/core/rfifo.c). The caller posts it with svc_vw_inject_pay() and drops its
+ * reference. */
+int
+svc_vw_pay(struct trd_vni_svc *s, const struct trd_vw_hdr *h, uint32_t n, struct trd_payload **pay,
+	   uint8_t **data)
+{
+	void *buf;
+	int rc = trd_payload_alloc(s->node, TRD_VW_HDR_LEN + n, pay, &buf);
+
+	if (rc != 0)
+		return rc;
+	trd_vw_encode(buf, h);
+	*data = (uint8_t *)buf + TRD_VW_HDR_LEN;
+	return 0;
+}
+
+int
+svc_vw_inject_pay(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
+		  uint8_t type, struct trd_payload *pay)
+{
+	struct trd_desc d;
+
+	trd_desc_fifo(&d, dst, (uint8_t)s->conf.rec_fifo, NULL, 0, TRD_VW_USER(type), 0);
+	return trd_inject_payload(fifo, &d, pay);
+}
+
 static int
 reply_inject(struct trd_vni_svc *s, struct trd_coord dst, const struct trd_vw_hdr *h,
 	     struct trd_payload *pay)

@@ -42,6 +42,47 @@ posted_take(struct vif *v, uint32_t app, uint32_t proc, uint64_t tag)
 	return NULL;
 }
 
+/* @p n bytes of a message into receive @p r of @p v, from a packet or, if @p staged, from
+ * staging: a copy into the pool, or a write into the process's own memory through its mem
+ * descriptor, checked mapped and writable first (vmem.c). 0, or the fault (-EFAULT,
+ * -ECONNRESET) that fails this receive only. */
+int
+svc_recv_copy(struct trd_vni_svc *s, struct vif *v, const struct vrecv *r, const void *data,
+	      uint32_t n, bool staged)
+{
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (!r->vaddr) {
+		memcpy(v->pool + r->buf, data, n);
+		s->stat[staged ? TRD_VNI_SVC_STAT_COPY_STAGE_OUT : TRD_VNI_SVC_STAT_COPY_RX_POOL] +=
+			n;
+		return 0;
+	}
+	rc = svc_vmem_write(v, data, r->buf, n);
+	if (rc != 0) {
+		ST(s, MSG_FAULTS)++;
+		return rc == -ECONNRESET ? rc : -EFAULT;
+	}
+	s->stat[staged ? TRD_VNI_SVC_STAT_COPY_STAGE_OUT : TRD_VNI_SVC_STAT_COPY_RX_USER] += n;
+	return 0;
+}
+
+/* @p n bytes at @p off of message @p x, granted into a receive in its process's memory
+ * (TRD_VW_F_FIFO): written there at once, by a DATA message or by the local sender
+ * (send.c). A write that fails fails the receive, at the FIN; the rest are skipped. */
+void
+svc_rx_data(struct trd_vni_svc *s, struct vrx *x, uint64_t off, const void *data, uint32_t n)
+{
+	struct vrecv *r = x->recv;
+
+	if (x->fault != 0 || x->vif->dead || r == NULL || n == 0)
+		return;
+	x->fault = svc_recv_copy(s, x->vif, &(struct vrecv){.vaddr = true, .buf = r->buf + off},
+				 data, n, false);
+}
+
 void
 svc_recv_complete(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, int status, uint32_t len,
 		  uint64_t tag, uint32_t app, uint32_t proc)
@@ -115,13 +156,13 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 		/* longer than the buffer: its first cap bytes, -EMSGSIZE with the whole length;
 		 * the sender succeeds (docs/vni.md, "Truncation") */
 		uint32_t n = RTE_MIN(h->len, rv->cap);
+		int st = svc_recv_copy(s, v, rv, data, n, false);
 
-		if (n != 0)
-			memcpy(v->pool + rv->buf, data, n);
 		rv->data = h->data;
 		rv->has_data = (h->flags & TRD_VW_F_DATA) != 0;
-		svc_recv_complete(s, v, rv, h->len > rv->cap ? -EMSGSIZE : 0, h->len, h->tag,
-				  h->src_app, h->src_proc);
+		if (st == 0 && h->len > rv->cap)
+			st = -EMSGSIZE;
+		svc_recv_complete(s, v, rv, st, h->len, h->tag, h->src_app, h->src_proc);
 		svc_rep_hdr(&r, TRD_VW_ACK, h, 0);
 		svc_reply(s, src, &r);
 		return true;
@@ -141,6 +182,7 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 	x->soff = off;
 	if (h->len != 0)
 		memcpy(s->stage_mem + off, data, h->len);
+	ST(s, COPY_STAGE_IN) += h->len;
 	x->state = RX_STAGED;
 	TAILQ_INSERT_TAIL(&v->uq, x, uq);
 	x->in_uq = true;
@@ -258,20 +300,47 @@ on_fin(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 	} else if (x->recv != NULL) {
 		struct vif *v = x->vif;
 		uint32_t n = RTE_MIN(x->len, x->recv->cap); /* truncated: its first cap bytes */
+		int rst = x->fault;
 
-		if (x->soff >= 0 && n != 0)
-			memcpy(v->pool + x->recv->buf, s->stage_mem + x->soff, n);
+		if (!x->fifo && !x->direct)
+			ST(s, COPY_RX_PUT) += x->soff >= 0 ? x->len : n;
+		if (x->soff >= 0 && rst == 0)
+			rst = svc_recv_copy(s, v, x->recv, s->stage_mem + x->soff, n, true);
 		x->recv->data = x->data;
 		x->recv->has_data = x->has_data;
-		svc_recv_complete(s, v, x->recv, x->len > x->recv->cap ? -EMSGSIZE : 0, x->len,
-				  x->tag, x->src_app, x->src_proc);
+		if (rst == 0 && x->len > x->recv->cap)
+			rst = -EMSGSIZE;
+		svc_recv_complete(s, v, x->recv, rst, x->len, x->tag, x->src_app, x->src_proc);
 		svc_rx_release(s, x);
 	} else {
+		if (!x->direct)
+			ST(s, COPY_RX_PUT) += x->len;
 		x->state = RX_STAGED; /* whole, in staging, waiting for its receive */
 		svc_hint_drop_grant(s, svc_rx_id(x));
 	}
 	svc_rep_hdr(&r, TRD_VW_DONE, h, st);
 	svc_reply(s, src, &r);
+}
+
+/* DATA: bytes of a message granted into a receive in its process's memory. It must name a
+ * live grant of that kind given to its sender (id, node, message, key) and lie inside what
+ * the grant allows; anything else is dropped and counted. */
+static void
+on_data(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h, const uint8_t *data)
+{
+	struct vrx *x = svc_rx_lookup(s, h->grant_id, src_rank, h->msg_id, h->key);
+	uint32_t cap;
+
+	if (x == NULL || !x->fifo || x->recv == NULL) {
+		ST(s, BAD_WIRE)++;
+		return;
+	}
+	cap = RTE_MIN(x->len, x->recv->cap);
+	if (h->roff > cap || h->len > cap - h->roff) {
+		ST(s, BAD_WIRE)++;
+		return;
+	}
+	svc_rx_data(s, x, h->roff, data, h->len);
 }
 
 static void
@@ -338,6 +407,10 @@ svc_rx_protocol(struct trd_vni_svc *s)
 			break;
 		case TRD_VW_ABORT:
 			on_abort(s, (uint32_t)src_rank, &h);
+			break;
+		case TRD_VW_DATA:
+			on_data(s, (uint32_t)src_rank, &h,
+				(const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
 			break;
 		case TRD_VW_WRITE:
 		case TRD_VW_READ:

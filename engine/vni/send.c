@@ -8,6 +8,7 @@
  * engine (CTS, NAK, ACK, DONE, CANCEL) move it on.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/random.h>
@@ -122,7 +123,7 @@ svc_tx_alloc(struct trd_vni_svc *s, struct vif *v)
 	t = &s->tx[s->tx_free[--s->n_tx_free]];
 	t->state = TX_FREE;
 	t->lkind = L_NONE;
-	t->eager = t->rts_sent = t->in_rq = false;
+	t->eager = t->rts_sent = t->in_rq = t->uaddr = t->fifo = false;
 	t->vif = v;
 	t->parent = NULL;
 	t->off = 0;
@@ -322,6 +323,165 @@ count_mcast(struct trd_vni_svc *s, const struct vtx *t, const struct trd_payload
 	}
 }
 
+/* A short message: its data copied once, from the context slot into the packet buffer that
+ * the frame references (the library's copy into the slot was the other one: docs/vni.md,
+ * "Copies"). */
+static int
+tx_eager(struct trd_vni_svc *s, struct vtx *t, const struct trd_vw_hdr *h)
+{
+	struct trd_payload *pay;
+	uint8_t *data;
+	int rc;
+
+	if (t->len == 0)
+		return svc_vw_inject(s, s->req, t->dst, h, NULL, 0);
+	rc = svc_vw_pay(s, h, t->len, &pay, &data);
+	if (rc != 0)
+		return rc == -ENOBUFS ? -ENOBUFS
+				      : svc_vw_inject(s, s->req, t->dst, h, t->src, t->len);
+	memcpy(data, t->src, t->len);
+	rc = svc_vw_inject_pay(s, s->req, t->dst, h->type, pay);
+	trd_payload_free(pay);
+	if (rc == 0)
+		ST(s, COPY_TX_SLOT) += t->len;
+	return rc;
+}
+
+/* The message's bytes [off, off + n) into @p buf: read from the process's memory through its
+ * mem descriptor (checked readable: vmem.c), or copied from its pool. */
+static int
+tx_read(struct trd_vni_svc *s, struct vtx *t, void *buf, uint32_t n)
+{
+	int rc;
+
+	if (!t->uaddr) {
+		memcpy(buf, t->src + t->off, n);
+		ST(s, COPY_TX_POOL) += n;
+		return 0;
+	}
+	rc = svc_vmem_read(t->vif, buf, t->laddr + t->off, n);
+	if (rc != 0)
+		return rc == -ECONNRESET ? rc : -EFAULT;
+	ST(s, COPY_TX_USER) += n;
+	return 0;
+}
+
+/* The sender's memory could not be read: the message fails (its receiver hears ABORT). */
+static int
+tx_fault(struct trd_vni_svc *s, struct vtx *t, int rc)
+{
+	ST(s, MSG_FAULTS)++;
+	t->status = rc;
+	svc_tx_set_state(s, t, TX_ABORT);
+	return 0;
+}
+
+/* Where a grant of this engine into engine memory puts byte @p off: staging, or the pool of a
+ * receive (NULL: into process memory, or its process died). */
+static uint8_t *
+grant_mem(struct trd_vni_svc *s, const struct vrx *x, uint32_t off)
+{
+	if (x->soff >= 0)
+		return s->stage_mem + x->soff + off;
+	if (x->recv != NULL && !x->fifo && !x->vif->dead)
+		return x->vif->pool + x->recv->buf + off;
+	return NULL;
+}
+
+/* The next chunk of a message granted by this engine, for a process attached to it: from the
+ * sender's memory (or pool) straight into the receiver's, through one buffer, or into staging
+ * or the receiver's pool directly: at most two copies, as a TCP loopback makes. The FIN still
+ * goes through the node, after every byte was written. */
+static int
+tx_data_local(struct trd_vni_svc *s, struct vtx *t)
+{
+	struct vrx *x = svc_rx_lookup(s, t->grant, s->rank, tx_id(t), t->key);
+	uint32_t n = RTE_MIN(SVC_LOCAL_CHUNK, t->len - t->off);
+	const void *src = t->src == NULL ? NULL : t->src + t->off;
+	uint8_t *dst = x == NULL || x->fifo ? NULL : grant_mem(s, x, t->off);
+	int rc;
+
+	if (dst != NULL) {
+		/* staging or a pool: one read of the sender's memory, straight there */
+		rc = tx_read(s, t, dst, n);
+		if (rc != 0)
+			return tx_fault(s, t, rc);
+		x->direct = true;
+	} else if (x != NULL && x->fifo) {
+		if (t->uaddr) {
+			if (s->bounce == NULL)
+				s->bounce = malloc(SVC_LOCAL_CHUNK);
+			if (s->bounce == NULL)
+				return -EAGAIN;
+			rc = svc_vmem_read(t->vif, s->bounce, t->laddr + t->off, n);
+			if (rc != 0)
+				return tx_fault(s, t, rc == -ECONNRESET ? rc : -EFAULT);
+			ST(s, COPY_TX_USER) += n;
+			src = s->bounce;
+		}
+		svc_rx_data(s, x, t->off, src, n);
+	}
+	/* else the grant ended (its process died): the FIN hears why */
+	ST(s, TX_CHUNKS)++;
+	t->off += n;
+	if (t->off == t->len)
+		svc_tx_set_state(s, t, TX_FIN);
+	return 0;
+}
+
+/* The next packet of a long message that the engine copies: from the process's memory
+ * (TRD_VNI_SF_VADDR) into a put, or, for a receive in process memory (TRD_VW_F_FIFO), a DATA
+ * message from either. One copy into the packet buffer, which the frame references. */
+static int
+tx_data_copy(struct trd_vni_svc *s, struct vtx *t)
+{
+	struct trd_payload *pay;
+	struct trd_vw_hdr h;
+	struct trd_desc d;
+	uint8_t *data;
+	uint32_t n;
+	void *buf;
+	int rc;
+
+	if (t->dst_rank == s->rank)
+		return tx_data_local(s, t);
+	n = RTE_MIN(t->fifo ? s->rma_chunk : s->chunk, t->len - t->off);
+	if (t->fifo) {
+		/* the header and the data in one buffer: the receiving engine writes the data
+		 * from the packet without another copy */
+		tx_hdr(s, t, TRD_VW_DATA, &h);
+		h.len = n;
+		h.roff = t->off;
+		rc = svc_vw_pay(s, &h, n, &pay, &data);
+		buf = data;
+	} else {
+		rc = trd_payload_alloc(s->node, n, &pay, &buf);
+	}
+	if (rc != 0)
+		return rc;
+	rc = tx_read(s, t, buf, n);
+	if (rc != 0) {
+		trd_payload_free(pay);
+		return tx_fault(s, t, rc);
+	}
+	if (t->fifo) {
+		rc = svc_vw_inject_pay(s, s->req, t->dst, TRD_VW_DATA, pay);
+	} else {
+		trd_desc_put(&d, t->dst, NULL, 0, t->rkey, t->roff + t->off, 0, 0);
+		rc = trd_inject_payload(s->req, &d, pay);
+	}
+	trd_payload_free(pay);
+	if (rc != 0)
+		return rc;
+	svc_tx_count_pkt(s, t);
+	count_mcast(s, t, NULL, n);
+	ST(s, TX_CHUNKS)++;
+	t->off += n;
+	if (t->off == t->len)
+		svc_tx_set_state(s, t, TX_FIN);
+	return 0;
+}
+
 /* Inject one packet for @p t. 0: done (a turn used); -ENOBUFS: the FIFO is full; -EAGAIN: this
  * tx cannot go now. */
 static int
@@ -341,9 +501,10 @@ tx_step(struct trd_vni_svc *s, struct vtx *t)
 		pay = shared_pay(t);
 		if (pay != NULL)
 			rc = svc_vw_inject_shared(s, s->req, t->dst, &h, pay);
+		else if (t->eager)
+			rc = tx_eager(s, t, &h);
 		else
-			rc = svc_vw_inject(s, s->req, t->dst, &h, t->eager ? t->src : NULL,
-					   t->eager ? t->len : 0);
+			rc = svc_vw_inject(s, s->req, t->dst, &h, NULL, 0);
 		if (rc != 0)
 			break;
 		svc_tx_count_pkt(s, t);
@@ -357,6 +518,12 @@ tx_step(struct trd_vni_svc *s, struct vtx *t)
 		svc_tx_set_state(s, t, TX_WAIT);
 		return 0;
 	case TX_DATA:
+		if (t->uaddr || t->fifo) {
+			rc = tx_data_copy(s, t);
+			if (rc == 0 || rc == -EAGAIN)
+				return rc;
+			break;
+		}
 		if (t->ctr == 0) {
 			if (trd_counter_alloc(s->node, &t->ctr) != 0)
 				return -EAGAIN;
@@ -532,6 +699,7 @@ svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *
 		t->grant = h->grant_id;
 		t->rkey = h->rkey;
 		t->roff = h->roff;
+		t->fifo = (h->flags & TRD_VW_F_FIFO) != 0;
 		svc_tx_set_state(s, t, t->len == 0 ? TX_FIN : TX_DATA);
 		return;
 	case TRD_VW_NAK:

@@ -380,6 +380,7 @@ trd_vni_svc_free(struct trd_vni_svc *s)
 	svc_tel_unregister(s);
 	svc_rma_fini(s);
 	svc_ord_fini(s);
+	free(s->bounce);
 	for (unsigned int i = 0; i < s->n_ifs; i++) {
 		struct vif *v = s->ifs[i];
 		const uint64_t one = 1;

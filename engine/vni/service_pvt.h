@@ -74,6 +74,7 @@ extern int trd_vni_logtype;
 #define SVC_TEL_PERIOD_US       10000   /* telemetry snapshots */
 #define SVC_N_MRS               256     /* memory regions per interface (one-sided access) */
 #define SVC_RMA_WINDOW          64      /* chunks of one write or read in flight */
+#define SVC_LOCAL_CHUNK         65536   /* bytes copied per turn between two local processes */
 #define SVC_RMA_STALL_US        500000  /* in flight but unanswered this long: frames were lost */
 #define SVC_ATOM_TRIES          20      /* an atomic is asked this often before -ETIMEDOUT */
 #define SVC_ATOM_ORIGINS        256     /* origin nodes a target remembers atomics of (rma.c) */
@@ -118,6 +119,8 @@ struct vtx {
 	uint8_t lkind;
 	uint32_t key; /* random, drawn at allocation: replies must echo it */
 	bool eager, rts_sent, in_rq;
+	bool uaddr; /* the data is at laddr in the process's own memory (TRD_VNI_SF_VADDR) */
+	bool fifo;  /* granted with TRD_VW_F_FIFO: sent as DATA messages, not puts */
 	struct vif *vif;
 	struct vtx *parent;
 	uint32_t ctx, sflags, doorbell;
@@ -168,6 +171,7 @@ struct vrecv {
 	uint64_t tag, ignore, buf; /* ignore: tag bits that match anything (all: any tag) */
 	uint64_t data;             /* the matched message's immediate data */
 	bool has_data;
+	bool vaddr; /* buf is an address in the process's memory (TRD_VNI_RF_VADDR) */
 	TAILQ_ENTRY(vrecv) q;
 };
 TAILQ_HEAD(vrecv_list, vrecv);
@@ -179,7 +183,10 @@ struct vrx {
 	bool in_uq, discard; /* discard: dropped unread; its sender gets 0 (FIN, or next RTS) */
 	bool claimed;        /* reserved by a claim: in no queue a receive or probe searches */
 	bool ungranted;      /* claimed while its sender was refused: no CTS yet (docs/vni.md) */
-	uint32_t claim_key;  /* the claim handle's upper half */
+	bool fifo;           /* granted into a receive in process memory: DATA messages */
+	bool direct;   /* written by a sender on this engine, not by the node's puts (send.c) */
+	int32_t fault; /* a write into that receive failed: it completes with this */
+	uint32_t claim_key; /* the claim handle's upper half */
 	struct vif *vif;
 	struct vrecv *recv;
 	uint32_t src_rank;
@@ -406,6 +413,7 @@ struct trd_vni_svc {
 	unsigned int n_parked;        /* requests parked, all pairs */
 	struct vord_list ord_idle;    /* rx pairs with nothing parked, least recently used first */
 	struct vord_list ord_parking; /* rx pairs with parked requests */
+	uint8_t *bounce; /* SVC_LOCAL_CHUNK bytes: one process's memory to another's (send.c) */
 };
 
 #define ST(s, e) ((s)->stat[TRD_VNI_SVC_STAT_##e])
@@ -429,6 +437,10 @@ svc_recv_match(const struct vrecv *r, uint32_t app, uint32_t proc, uint64_t tag)
 /* proto_tx.c */
 int svc_vw_inject(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
 		  const struct trd_vw_hdr *h, const void *data, uint32_t len);
+int svc_vw_pay(struct trd_vni_svc *s, const struct trd_vw_hdr *h, uint32_t n,
+	       struct trd_payload **pay, uint8_t **data);
+int svc_vw_inject_pay(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
+		      uint8_t type, struct trd_payload *pay);
 int svc_vw_inject_shared(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
 			 const struct trd_vw_hdr *h, struct trd_payload *pay);
 void svc_reply(struct trd_vni_svc *s, struct trd_coord dst, const struct trd_vw_hdr *h);
@@ -466,6 +478,9 @@ void svc_rma_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw
 
 /* recv.c */
 struct vif *svc_vif_find(struct trd_vni_svc *s, uint32_t app, uint32_t proc);
+int svc_recv_copy(struct trd_vni_svc *s, struct vif *v, const struct vrecv *r, const void *data,
+		  uint32_t n, bool staged);
+void svc_rx_data(struct trd_vni_svc *s, struct vrx *x, uint64_t off, const void *data, uint32_t n);
 void svc_recv_complete(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, int status,
 		       uint32_t len, uint64_t tag, uint32_t app, uint32_t proc);
 unsigned int svc_rx_protocol(struct trd_vni_svc *s);

@@ -130,8 +130,11 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
  * destination (numbered per pair, docs/vni.md "Ordered interfaces")
  */
 #define TRD_VNI_SF_ORDERED 0x4
-#define TRD_VNI_F_DOORBELL 0x8   /* bump doorbell[doorbell] on completion */
-#define TRD_VNI_SF_DATA    0x10  /* the send carries immediate data (data) */
+#define TRD_VNI_F_DOORBELL 0x8  /* bump doorbell[doorbell] on completion */
+#define TRD_VNI_SF_DATA    0x10 /* the send carries immediate data (data) */
+/* buf is an address in the process's own memory (a long message outside the pool): the engine
+ * reads it through the process's /proc/self/mem descriptor (docs/vni.md) */
+#define TRD_VNI_SF_VADDR   0x20
 #define TRD_VNI_SF_WRITE   0x100 /* CMD_RMA: one-sided write */
 #define TRD_VNI_SF_READ    0x200 /* CMD_RMA: one-sided read */
 #define TRD_VNI_SF_ATOMIC  0x400 /* CMD_RMA: remote atomic */
@@ -149,6 +152,9 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
 #define TRD_VNI_RF_DISCARD                                                                         \
 	0x10 /* with PROBE: drop the first matching message; with CLAIM:                           \
 	      * drop the claimed message named by claim (no data) */
+/* buf is an address in the process's own memory: the engine writes the message there through
+ * the process's /proc/self/mem descriptor, after checking it is mapped writable */
+#define TRD_VNI_RF_VADDR 0x20
 
 /* Send context: 64 bytes. */
 struct trd_vni_sctx {
@@ -156,7 +162,7 @@ struct trd_vni_sctx {
 	uint32_t len;
 	uint32_t dst_app, dst_proc;
 	uint64_t tag;
-	uint64_t buf; /* pool offset (not INLINE) */
+	uint64_t buf; /* pool offset (not INLINE), or an address (VADDR) */
 	uint32_t doorbell;
 	uint32_t n_dst;   /* MCAST */
 	uint32_t dst_off; /* MCAST: offset of the list in the slot */
@@ -171,7 +177,7 @@ struct trd_vni_rctx {
 	uint32_t src_app, src_proc;
 	uint32_t cap;
 	uint64_t tag;
-	uint64_t buf; /* pool offset */
+	uint64_t buf; /* pool offset, or an address (VADDR) */
 	uint32_t doorbell;
 	uint32_t rsvd;
 	uint64_t ignore; /* RF_MASK: tag bits that match anything */

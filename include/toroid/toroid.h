@@ -383,10 +383,12 @@ int trd_node_route_hops(const struct trd_node *node, struct trd_coord dst);
 	X(DROPS, "drops")                                                                          \
 	X(FWD_COPY_BYTES, "fwd_copy_bytes") /* payload bytes copied to forward a frame */          \
 	X(FWD_SHARED, "fwd_shared") /* frames forwarded as a new header + shared payload */        \
-	X(PAY_BUFS, "pay_bufs")     /* shared payloads made (trd_payload_new) */                   \
+	X(PAY_BUFS, "pay_bufs")     /* shared payloads made (trd_payload_new, _alloc) */           \
 	X(PAY_COPY_BYTES, "pay_copy_bytes") /* bytes copied into shared payloads */                \
 	X(PAY_REFS, "pay_refs")             /* packets that referenced a shared payload */         \
-	X(PAY_LINK_COPY_BYTES, "pay_link_copy_bytes") /* copied: the link cannot send chains */
+	X(PAY_LINK_COPY_BYTES, "pay_link_copy_bytes") /* copied: the link cannot send chains */    \
+	X(RX_FIFO_COPY_BYTES, "rx_fifo_copy_bytes")   /* FIFO message bytes copied out of packets  \
+						       * (reassembled, or not contiguous) */
 
 /** Node statistics ids. */
 enum trd_node_stat {
@@ -451,6 +453,14 @@ struct trd_payload;
  */
 int trd_payload_new(struct trd_node *node, const void *data, uint32_t len,
 		    struct trd_payload **out);
+/**
+ * A new shared payload of @p len bytes (at least 1, at most one mbuf's data room) that the
+ * caller fills: @p data is where its bytes go, written before the payload is first injected
+ * and never after (a reader of another process's memory fills it in place: one copy). One
+ * reference for the caller. Counted in the node's pay_bufs (the caller counts its copy).
+ * @return 0, -EINVAL, -EMSGSIZE (too long), -ENOBUFS (no mbuf).
+ */
+int trd_payload_alloc(struct trd_node *node, uint32_t len, struct trd_payload **out, void **data);
 /** The length of @p p. */
 uint32_t trd_payload_len(const struct trd_payload *p);
 /** Drop the caller's reference to @p p (NULL: nothing); the last one frees it. */

@@ -151,7 +151,17 @@ struct trd_vni_svc_conf {
 	X(CLAIMS, "claims")               /* messages claimed (trd_vni_claim) */                   \
 	X(DISCARDS, "discards")           /* messages dropped unread (trd_vni_discard) */          \
 	X(RMA_BACKPRESSURE, "rma_backpressure") /* atomics refused -EAGAIN: SVC_ATOM_WINDOW        \
-						 * open towards their node already */
+						 * open towards their node already */              \
+	/* message bytes the engine copied, by stage (docs/vni.md, "Copies") */                    \
+	X(COPY_TX_SLOT, "copy_tx_slot")   /* context slot -> packet (short messages) */            \
+	X(COPY_TX_POOL, "copy_tx_pool")   /* pool -> packet (DATA messages) */                     \
+	X(COPY_TX_USER, "copy_tx_user")   /* process memory -> packet or local receive (pread) */  \
+	X(COPY_RX_POOL, "copy_rx_pool")   /* packet -> pool (short messages) */                    \
+	X(COPY_RX_USER, "copy_rx_user")   /* packet or local sender -> process memory (pwrite) */  \
+	X(COPY_RX_PUT, "copy_rx_put")     /* packets -> pool or staging by the node (puts) */      \
+	X(COPY_STAGE_IN, "copy_stage_in") /* packet -> staging (short messages) */                 \
+	X(COPY_STAGE_OUT, "copy_stage_out") /* staging -> the receive */                           \
+	X(MSG_FAULTS, "msg_faults") /* messages failed: process memory not readable or writable */
 
 /** Service statistics ids. */
 enum trd_vni_svc_stat {

@@ -30,6 +30,9 @@ extern "C" {
 #define TRD_VW_ORD(stream, seq) ((uint64_t)(uint32_t)(stream) << 32 | (uint32_t)(seq))
 #define TRD_VW_ORD_STREAM(roff) ((uint32_t)((roff) >> 32))
 #define TRD_VW_ORD_SEQ(roff)    ((uint32_t)(roff))
+/** CTS flag: the receive is in its process's own memory, which only its engine can write: send
+ *  the data as DATA messages to the grant (rkey and roff are 0), not as puts */
+#define TRD_VW_F_FIFO 0x4
 
 /** Message types. */
 enum trd_vw_type {
@@ -53,6 +56,8 @@ enum trd_vw_type {
 	TRD_VW_ATOMIC,      /**< origin -> target: an atomic on len (4, 8) bytes at roff; the
 			     *   TRD_VW_ATOMIC_LEN bytes after the header say which (trd_vw_atomic) */
 	TRD_VW_ATOMIC_RESP, /**< target -> origin: status; data is the value before */
+	TRD_VW_DATA,        /**< sender -> receiver: len bytes (after the header) of a message
+			     *   granted with TRD_VW_F_FIFO, at offset roff of the message */
 	TRD_VW_MAX
 };
 
@@ -80,7 +85,8 @@ struct trd_vw_hdr {
 	};
 	uint64_t roff; /**< CTS: offset in that region; WRITE, READ, ATOMIC and their
 			*   replies: the target address (or region offset); EAGER, RTS with
-			*   TRD_VW_F_ORDERED: stream << 32 | sequence number */
+			*   TRD_VW_F_ORDERED: stream << 32 | sequence number; DATA: the bytes'
+			*   offset in the message */
 };
 
 _Static_assert(sizeof(struct trd_vw_hdr) == TRD_VW_HDR_LEN, "VNI wire header");
@@ -105,6 +111,7 @@ trd_vw_type_name(unsigned int type)
 		[TRD_VW_READ_RESP] = "read_resp",
 		[TRD_VW_ATOMIC] = "atomic",
 		[TRD_VW_ATOMIC_RESP] = "atomic_resp",
+		[TRD_VW_DATA] = "data",
 	};
 
 	return type < TRD_VW_MAX ? names[type] : NULL;
@@ -212,12 +219,13 @@ trd_vw_atomic_decode(const void *in, struct trd_vw_atomic *a)
 	a->compare = trd_vw_get_le(p + 16, 8);
 }
 
-/** Does a message of @p type carry data after its header (EAGER, WRITE, READ_RESP, ATOMIC)? */
+/** Does a message of @p type carry data after its header (EAGER, WRITE, READ_RESP, ATOMIC,
+ *  DATA)? */
 static inline int
 trd_vw_has_data(unsigned int type)
 {
 	return type == TRD_VW_EAGER || type == TRD_VW_WRITE || type == TRD_VW_READ_RESP ||
-	       type == TRD_VW_ATOMIC;
+	       type == TRD_VW_ATOMIC || type == TRD_VW_DATA;
 }
 
 #ifdef __cplusplus

@@ -11,6 +11,9 @@
  *                            message's key, with statuses the protocol does not define, for
  *                            ids outside the table, replayed: all dropped and counted
  *                            (bad_replies); the real replies complete the sends, byte-exact
+ *   test_vni_hostile data_forge  DATA messages into a receive in process memory from the
+ *                            wrong node, without the key or grant, or out of its bounds: all
+ *                            dropped (bad_wire) with nothing written; the real ones fill it
  *   test_vni_hostile cmds    a process posts commands with absurd offsets, lengths, indices
  *                            and opcodes, overwrites its rings' sizes and masks, then breaks
  *                            its command queue: every bad command is refused (-EINVAL or
@@ -256,6 +259,155 @@ forge_app(void *arg)
 	}
 	trd_vni_close(v);
 	return 0;
+}
+
+/* ---- data_forge ---- */
+
+static int32_t app_status_wait(int fd);
+
+/* A protocol message with @p n data bytes from node @p from to node 0. */
+static void
+node_send_data(unsigned int from, const struct trd_vw_hdr *h, const void *data, uint32_t n)
+{
+	uint8_t w[TRD_VW_HDR_LEN + 512];
+	struct trd_desc d;
+
+	T_ASSERT(n <= 512, "chunk");
+	trd_vw_encode(w, h);
+	memcpy(w + TRD_VW_HDR_LEN, data, n);
+	trd_desc_fifo(&d, trd_node_coord(nd[0]), 0, w, TRD_VW_HDR_LEN + n, TRD_VW_USER(h->type), 0);
+	T_EQ(trd_inject(trd_inj_fifo(nd[from], 1), &d), 0);
+	for (int i = 0; i < 4; i++)
+		pump();
+}
+
+/* The application: a receive of LONG_LEN bytes from 1:9 into its own memory (not the pool),
+ * followed by a page that must stay untouched; reports the status, then whether the bytes
+ * are the pattern and the page unchanged (0) or not (1). */
+static int
+data_app(void *arg)
+{
+	const struct forge_child *fc = arg;
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 1,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000};
+	struct trd_vni_addr src = {.app = 1, .proc = 9};
+	struct trd_vni *v = trd_vni_open(&c);
+	uint8_t *buf = mmap(NULL, LONG_LEN + 4096, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t want[LONG_LEN];
+	struct trd_vni_cpl cpl;
+	int32_t st;
+
+	if (v == NULL || buf == MAP_FAILED)
+		return 10;
+	memset(buf, 0xee, LONG_LEN + 4096);
+	if (trd_vni_recv(v, src, 7, 0, buf, LONG_LEN, -1, 0) != 0)
+		return 11;
+	if (trd_vni_wait(v, &cpl, 1, 20000) != 1)
+		return 12;
+	st = cpl.status;
+	if (write(fc->pipe_w, &st, sizeof(st)) != sizeof(st))
+		return 13;
+	pattern(want, LONG_LEN, 3);
+	st = memcmp(buf, want, LONG_LEN) != 0;
+	for (size_t i = 0; i < 4096; i++)
+		st |= buf[LONG_LEN + i] != 0xee;
+	if (write(fc->pipe_w, &st, sizeof(st)) != sizeof(st))
+		return 14;
+	trd_vni_close(v);
+	return 0;
+}
+
+/* A receive in process memory is granted for DATA messages (TRD_VW_F_FIFO): DATA from the
+ * wrong node, with the wrong key or grant, or out of the grant's bounds is dropped and counted
+ * (bad_wire), and writes nothing; the real ones fill the receive byte-exact. */
+static void
+test_data_forge(void)
+{
+	uint64_t wire0 = stat_of(TRD_VNI_SVC_STAT_BAD_WIRE);
+	uint8_t data[LONG_LEN], junk[512];
+	struct trd_vw_hdr rts, cts, h;
+	struct forge_child fc;
+	struct trd_msg *m;
+	int p[2];
+	pid_t pid;
+
+	T_EQ(pipe2(p, O_NONBLOCK), 0);
+	fc.pipe_w = p[1];
+	pid = spawn(data_app, &fc);
+	pump_until_stat(TRD_VNI_SVC_STAT_RECVS, 1);
+	memset(&rts, 0, sizeof(rts));
+	rts.type = TRD_VW_RTS;
+	rts.src_app = 1;
+	rts.src_proc = 9;
+	rts.dst_app = 1;
+	rts.dst_proc = 0;
+	rts.msg_id = 0x10003;
+	rts.key = 0xabcdef;
+	rts.len = LONG_LEN;
+	rts.tag = 7;
+	node_send(1, &rts);
+	m = node_recv(1, &cts);
+	trd_msg_free(m);
+	T_EQ(cts.type, TRD_VW_CTS);
+	T_ASSERT(cts.flags & TRD_VW_F_FIFO, "a grant for DATA messages");
+	T_EQ(cts.rkey, 0);
+	T_EQ(cts.len, LONG_LEN);
+	memset(junk, 0x66, sizeof(junk));
+	memset(&h, 0, sizeof(h));
+	h.type = TRD_VW_DATA;
+	h.src_app = 1;
+	h.src_proc = 9;
+	h.dst_app = 1;
+	h.dst_proc = 0;
+	h.msg_id = rts.msg_id;
+	h.key = rts.key;
+	h.grant_id = cts.grant_id;
+	h.len = sizeof(junk);
+	node_send_data(2, &h, junk, sizeof(junk)); /* from another node */
+	h.key ^= 1;                                /* without the key */
+	node_send_data(1, &h, junk, sizeof(junk));
+	h.key ^= 1;
+	h.grant_id ^= 0x10000; /* another generation of the grant */
+	node_send_data(1, &h, junk, sizeof(junk));
+	h.grant_id ^= 0x10000;
+	h.roff = LONG_LEN - 100; /* past the end of the receive */
+	node_send_data(1, &h, junk, sizeof(junk));
+	h.roff = UINT64_MAX - 10; /* an offset that wraps */
+	node_send_data(1, &h, junk, sizeof(junk));
+	pump_for_stat(TRD_VNI_SVC_STAT_BAD_WIRE, wire0 + 5, 2000000);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_WIRE), wire0 + 5);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_COPY_RX_USER), 0);
+	/* the real data, then the FIN */
+	pattern(data, LONG_LEN, 3);
+	for (uint32_t off = 0; off < LONG_LEN; off += 512) {
+		h.roff = off;
+		node_send_data(1, &h, data + off, 512);
+	}
+	h = answer_to(&cts, TRD_VW_FIN, 0); /* FIN: back from 1:9 to 1:0 */
+	h.src_app = 1;
+	h.src_proc = 9;
+	h.dst_app = 1;
+	h.dst_proc = 0;
+	h.grant_id = cts.grant_id;
+	node_send(1, &h);
+	m = node_recv(1, &h);
+	trd_msg_free(m);
+	T_EQ(h.type, TRD_VW_DONE);
+	T_EQ(h.status, 0);
+	T_EQ(app_status_wait(p[0]), 0);
+	T_ASSERT(app_status_wait(p[0]) == 0, "the receive is not the pattern, or the page after it "
+					     "was written");
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_COPY_RX_USER), LONG_LEN);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_WIRE), wire0 + 5);
+	T_EQ(reap_child(pid), 0);
+	close(p[0]);
+	close(p[1]);
+	printf("data_forge: 5 forged DATA messages dropped (bad_wire), the real ones wrote the "
+	       "receive byte-exact\n");
 }
 
 /* The status the application reported, or 1 if none yet. */
@@ -1455,6 +1607,8 @@ main(int argc, char **argv)
 		test_pid_exit();
 	else if (strcmp(argv[1], "rma_lossy") == 0)
 		test_rma_lossy();
+	else if (strcmp(argv[1], "data_forge") == 0)
+		test_data_forge();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni %s\n", argv[1]);

@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * How many times the engine copies a message (docs/vni.md, "Copies"), counted by its
+ * statistics, not assumed: messages sent from and received into ordinary process memory
+ * (malloc, not the pool) between forked processes of two in-process VNI services (nodes 0 and
+ * 1 of a 2x1x1 torus over ring links). 1:0 sends; 1:1 (on node 0: one engine) or 1:2 (on
+ * node 1: two engines) receives, its receive posted before the message leaves.
+ *
+ *   test_vni_copies counts   64 B, 4 KiB and 1 MiB on one engine and on two, byte-exact: a
+ *                            64 B message is copied by the engine once on the sender (context
+ *                            slot -> packet; the library's copy into the slot is the other)
+ *                            and once on the receiver (packet -> its memory); a longer one
+ *                            once on each side (the sender's memory -> packet, packet -> the
+ *                            receiver's memory); nothing through the pool, staging or a
+ *                            reassembly buffer
+ *                            A message sent before its receive is posted: once into staging
+ *                            (read straight there on one engine; put there by the node
+ *                            between two), once from staging into the receive (4 KiB, 1 MiB)
+ *   test_vni_copies faults   a send from unmapped memory and a receive into read-only memory
+ *                            fail at posting (-EFAULT); a receive made read-only after posting
+ *                            fails with -EFAULT when its message comes, nothing is written,
+ *                            the sender succeeds and the next message is delivered (one and
+ *                            two engines, 64 KiB)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <toroid/testing.h>
+#include <toroid/topo.h>
+#include <toroid/topo_net.h>
+#include <toroid/toroid.h>
+#include <toroid/vni.h>
+#include <toroid/vni_service.h>
+
+#include "../test_common.h"
+
+#define WAIT_US 20000000ULL
+#define TAG     0x77
+#define SHORT   512 /* every interface's short threshold */
+
+static char dir[64], sock[2][100];
+static struct trd_topo *topo;
+static struct trd_net *net;
+static struct trd_node *nd[2];
+static struct trd_vni_svc *vs[2];
+
+static void
+pump(void)
+{
+	trd_net_poll(net);
+	trd_vni_svc_poll(vs[0]);
+	trd_vni_svc_poll(vs[1]);
+}
+
+struct snap {
+	uint64_t v[2][TRD_VNI_SVC_STAT_MAX];
+	struct trd_node_stats n[2];
+};
+
+static void
+snap_take(struct snap *s)
+{
+	for (int i = 0; i < 2; i++) {
+		trd_vni_svc_stats_get(vs[i], s->v[i]);
+		trd_node_stats_get(nd[i], &s->n[i]);
+	}
+}
+
+static uint8_t
+pattern(size_t i, size_t len)
+{
+	return (uint8_t)(i * 7 + len + 1);
+}
+
+/* ---- the processes ---- */
+
+enum mode { M_OK, M_RO_AFTER, M_RO_BEFORE, M_BAD_SRC, M_LATE };
+
+struct peer {
+	bool recv;
+	int node;       /* the receiver's: 0 or 1 */
+	size_t len;     /* message bytes */
+	enum mode mode; /* what goes wrong */
+	int ready;      /* pipe to the parent: the receive is posted (and protected) */
+	int go;         /* pipe from the parent: the engine took the receive */
+};
+
+static struct trd_vni *
+attach(int node, uint32_t proc)
+{
+	struct trd_vni_conf c = {.socket = sock[node],
+				 .app = 1,
+				 .proc = proc,
+				 .pool_size = 1 << 20,
+				 .short_max = SHORT,
+				 .connect_timeout_ms = 5000};
+
+	return trd_vni_open(&c);
+}
+
+/* One completion within the bound: its status, or 100 + a code. */
+static int
+wait_one(struct trd_vni *v, struct trd_vni_cpl *c)
+{
+	if (trd_vni_wait(v, c, 1, 20000) != 1)
+		return -1000;
+	return c->status;
+}
+
+/* The receiver: a receive of len bytes (M_RO_*: of whole pages, read-only before or after
+ * posting) into its own memory, byte-exact or failed as the mode says; then, after a fault,
+ * a second message into a good buffer. Exit 0 when all is as expected. */
+static int
+receiver(const struct peer *p)
+{
+	struct trd_vni *v = attach(p->node, p->node == 0 ? 1 : 2);
+	struct trd_vni_addr from = {.app = 1, .proc = 0};
+	size_t map = (p->len + 4095) & ~(size_t)4095;
+	struct trd_vni_cpl c;
+	uint8_t *buf;
+	int rc;
+
+	if (v == NULL)
+		return 10;
+	buf = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return 11;
+	memset(buf, 0xee, map);
+	if (p->mode == M_RO_BEFORE && mprotect(buf, map, PROT_READ) != 0)
+		return 12;
+	if (p->mode == M_LATE) {
+		/* posted only once the message was sent (and is staged) */
+		char ch;
+
+		if (write(p->ready, "a", 1) != 1 || read(p->go, &ch, 1) != 1)
+			return 16;
+	}
+	if (trd_vni_recv(v, from, TAG, 0, buf, p->len, -1, 1) != 0)
+		return 13;
+	if (write(p->ready, "r", 1) != 1)
+		return 15;
+	if (p->mode == M_RO_AFTER) {
+		/* read-only once the engine took the receive: it checked a writable buffer */
+		char ch;
+
+		if (read(p->go, &ch, 1) != 1 || mprotect(buf, map, PROT_READ) != 0 ||
+		    write(p->ready, "p", 1) != 1)
+			return 14;
+	}
+	rc = wait_one(v, &c);
+	if (p->mode == M_RO_BEFORE || p->mode == M_RO_AFTER) {
+		if (rc != -EFAULT) {
+			fprintf(stderr, "receiver: mode %d node %d: %d\n", p->mode, p->node, rc);
+			return 20;
+		}
+		for (size_t i = 0; i < map; i++)
+			if (buf[i] != 0xee)
+				return 21; /* written through the protection */
+		/* only that message failed: the next one arrives */
+		if (mprotect(buf, map, PROT_READ | PROT_WRITE) != 0 ||
+		    trd_vni_recv(v, from, TAG, 0, buf, p->len, -1, 2) != 0)
+			return 22;
+		rc = wait_one(v, &c);
+	}
+	if (rc != 0 || c.len != p->len)
+		return 30;
+	for (size_t i = 0; i < p->len; i++)
+		if (buf[i] != pattern(i, p->len))
+			return 31;
+	trd_vni_close(v);
+	return 0;
+}
+
+/* The sender: len bytes from its own memory (malloc), or from an unmapped page (M_BAD_SRC:
+ * must fail with -EFAULT); after a receiver's fault, the same message again. */
+static int
+sender(const struct peer *p)
+{
+	struct trd_vni *v = attach(0, 0);
+	struct trd_vni_addr to = {.app = 1, .proc = p->node == 0 ? 1u : 2u};
+	uint8_t *buf = malloc(p->len);
+	struct trd_vni_cpl c;
+	int rounds = p->mode == M_RO_AFTER ? 2 : 1; /* RO_BEFORE: one, to the receive reposted */
+
+	if (v == NULL || buf == NULL)
+		return 10;
+	for (size_t i = 0; i < p->len; i++)
+		buf[i] = pattern(i, p->len);
+	if (p->mode == M_BAD_SRC) {
+		uint8_t *bad = mmap(NULL, p->len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (bad == MAP_FAILED || munmap(bad, p->len) != 0)
+			return 11;
+		if (trd_vni_send(v, to, TAG, bad, p->len, -1, 1) != 0)
+			return 12;
+		return wait_one(v, &c) == -EFAULT ? 0 : 13;
+	}
+	for (int r = 0; r < rounds; r++) {
+		if (trd_vni_send(v, to, TAG, buf, p->len, -1, 1) != 0)
+			return 14;
+		int rc = wait_one(v, &c);
+
+		if (rc != 0) { /* a receiver's fault is not the sender's */
+			fprintf(stderr, "sender: mode %d round %d: %s\n", p->mode, r,
+				strerror(-rc));
+			return 15;
+		}
+	}
+	trd_vni_close(v);
+	return 0;
+}
+
+static pid_t
+spawn(const struct peer *p)
+{
+	pid_t pid = fork();
+
+	T_ASSERT(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int rc = p->recv ? receiver(p) : sender(p);
+
+		if (rc != 0)
+			fprintf(stderr, "%s (mode %d, node %d, %zu B): exit %d\n",
+				p->recv ? "receiver" : "sender", p->mode, p->node, p->len, rc);
+		_exit(rc);
+	}
+	return pid;
+}
+
+static void
+reap_ok(pid_t pid, const char *what)
+{
+	uint64_t deadline = trd_time_us() + WAIT_US;
+	int st;
+
+	for (;;) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			break;
+		if (trd_time_us() >= deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			T_ASSERT(0, "the %s did not finish in time", what);
+		}
+		pump();
+	}
+	T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the %s failed: %s %d", what,
+		 WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
+/* Run one message of @p len bytes to the receiver on node @p node; the statistics before and
+ * after in @p a, @p b. */
+static void
+run(int node, size_t len, enum mode mode, struct snap *a, struct snap *b)
+{
+	struct peer r = {.recv = true, .node = node, .len = len, .mode = mode};
+	struct peer s = {.recv = false, .node = node, .len = len, .mode = mode};
+	uint64_t deadline = trd_time_us() + WAIT_US, recvs;
+	pid_t rp = -1, sp;
+	int fds[2], go[2];
+	char ch;
+
+	T_EQ(pipe(fds), 0);
+	T_EQ(pipe(go), 0);
+	T_EQ(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+	r.ready = fds[1];
+	r.go = go[0];
+	snap_take(a);
+	recvs = a->v[node][TRD_VNI_SVC_STAT_RECVS];
+	if (mode == M_LATE) {
+		/* the receiver attaches; the message is sent, staged whole (its sender completes);
+		 * then the receive is posted */
+		rp = spawn(&r);
+		while (read(fds[0], &ch, 1) != 1) {
+			T_ASSERT(trd_time_us() < deadline, "the receiver did not attach");
+			pump();
+		}
+		sp = spawn(&s);
+		reap_ok(sp, "sender");
+		T_EQ(write(go[1], "g", 1), 1);
+		reap_ok(rp, "receiver");
+		snap_take(b);
+		close(fds[0]);
+		close(fds[1]);
+		close(go[0]);
+		close(go[1]);
+		return;
+	}
+	if (mode != M_BAD_SRC) {
+		rp = spawn(&r);
+		/* the receive is posted and the engine took it: no message is staged */
+		while (read(fds[0], &ch, 1) != 1) {
+			T_ASSERT(trd_time_us() < deadline, "the receiver posted nothing");
+			pump();
+		}
+		do {
+			uint64_t st[TRD_VNI_SVC_STAT_MAX];
+
+			pump();
+			trd_vni_svc_stats_get(vs[node], st);
+			if (st[TRD_VNI_SVC_STAT_RECVS] > recvs)
+				break;
+		} while (trd_time_us() < deadline);
+		if (mode == M_RO_AFTER) {
+			T_EQ(write(go[1], "g", 1), 1);
+			while (read(fds[0], &ch, 1) != 1) {
+				T_ASSERT(trd_time_us() < deadline, "the receiver did not protect");
+				pump();
+			}
+		}
+	}
+	sp = spawn(&s);
+	reap_ok(sp, "sender");
+	if (rp > 0)
+		reap_ok(rp, "receiver");
+	snap_take(b);
+	close(fds[0]);
+	close(fds[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
+static uint64_t
+dv(const struct snap *a, const struct snap *b, int i, enum trd_vni_svc_stat k)
+{
+	return b->v[i][k] - a->v[i][k];
+}
+
+static uint64_t
+dn(const struct snap *a, const struct snap *b, int i, enum trd_node_stat k)
+{
+	return b->n[i].stat[k] - a->n[i].stat[k];
+}
+
+#define EXPECT_V(i, k, want)                                                                       \
+	T_ASSERT(dv(&a, &b, i, TRD_VNI_SVC_STAT_##k) == (want),                                    \
+		 "%zu B, %s: engine %d %s = %llu, want %llu", len, where, i, #k,                   \
+		 (unsigned long long)dv(&a, &b, i, TRD_VNI_SVC_STAT_##k),                          \
+		 (unsigned long long)(want))
+
+static void
+test_counts(void)
+{
+	static const size_t sizes[] = {64, 4096, 1 << 20};
+
+	for (int node = 0; node < 2; node++)
+		for (size_t k = 0; k < RTE_DIM(sizes); k++) {
+			const char *where = node == 0 ? "one engine" : "two engines";
+			size_t len = sizes[k];
+			bool eager = len <= SHORT;
+			struct snap a, b;
+
+			run(node, len, M_OK, &a, &b);
+			/* the sender's engine (node 0): once out of the slot, or once out of
+			 * the process's memory */
+			EXPECT_V(0, COPY_TX_SLOT, eager ? len : 0);
+			EXPECT_V(0, COPY_TX_USER, eager ? 0 : len);
+			EXPECT_V(0, COPY_TX_POOL, 0);
+			/* the receiver's engine: once into the process's memory */
+			EXPECT_V(node, COPY_RX_USER, len);
+			EXPECT_V(node, COPY_RX_POOL, 0);
+			EXPECT_V(node, COPY_RX_PUT, 0);
+			EXPECT_V(node, COPY_STAGE_IN, 0);
+			EXPECT_V(node, COPY_STAGE_OUT, 0);
+			EXPECT_V(node, MSG_FAULTS, 0);
+			/* and no copy out of a packet to make the message contiguous */
+			for (int i = 0; i < 2; i++)
+				T_ASSERT(dn(&a, &b, i, TRD_STAT_RX_FIFO_COPY_BYTES) == 0,
+					 "%zu B, %s: node %d copied %llu B of FIFO messages", len,
+					 where, i,
+					 (unsigned long long)dn(&a, &b, i,
+								TRD_STAT_RX_FIFO_COPY_BYTES));
+			printf("copies: %zu B, %s: sender engine %llu B, receiver engine %llu B\n",
+			       len, where,
+			       (unsigned long long)(dv(&a, &b, 0, TRD_VNI_SVC_STAT_COPY_TX_SLOT) +
+						    dv(&a, &b, 0, TRD_VNI_SVC_STAT_COPY_TX_USER)),
+			       (unsigned long long)dv(&a, &b, node, TRD_VNI_SVC_STAT_COPY_RX_USER));
+		}
+}
+
+/* The bytes written into receives: straight, or from staging. */
+static uint64_t
+written(const struct snap *a, const struct snap *b, int i)
+{
+	return dv(a, b, i, TRD_VNI_SVC_STAT_COPY_RX_USER) +
+	       dv(a, b, i, TRD_VNI_SVC_STAT_COPY_STAGE_OUT);
+}
+
+/* A message that comes before its receive: once into staging, once from there into the
+ * receive (docs/vni.md, "Copies"). On one engine the sender's engine reads the sender's memory
+ * straight into staging; between two it reads it into packets the receiving node puts there. */
+static void
+test_late(void)
+{
+	for (int node = 0; node < 2; node++)
+		for (size_t len = 4096; len <= (1u << 20); len *= 256) {
+			const char *where = node == 0 ? "one engine" : "two engines";
+			struct snap a, b;
+
+			run(node, len, M_LATE, &a, &b);
+			EXPECT_V(0, COPY_TX_USER, len);
+			EXPECT_V(node, COPY_RX_PUT, node == 0 ? 0 : len);
+			EXPECT_V(node, COPY_STAGE_OUT, len);
+			EXPECT_V(node, COPY_RX_USER, 0);
+			EXPECT_V(node, LATE_MATCHES, 1);
+			printf("copies: %zu B, %s, unexpected: sender engine %llu B, receiver engine "
+			       "%llu B into staging, %llu B out of it\n",
+			       len, where,
+			       (unsigned long long)dv(&a, &b, 0, TRD_VNI_SVC_STAT_COPY_TX_USER),
+			       (unsigned long long)dv(&a, &b, node, TRD_VNI_SVC_STAT_COPY_RX_PUT),
+			       (unsigned long long)dv(&a, &b, node,
+						      TRD_VNI_SVC_STAT_COPY_STAGE_OUT));
+		}
+}
+
+static void
+test_faults(void)
+{
+	for (int node = 0; node < 2; node++) {
+		const char *where = node == 0 ? "one engine" : "two engines";
+		size_t len = 65536;
+		struct snap a, b;
+
+		run(node, len, M_BAD_SRC, &a, &b);
+		EXPECT_V(0, MSG_FAULTS, 1);
+		run(node, len, M_RO_BEFORE, &a, &b);
+		EXPECT_V(node, MSG_FAULTS, 1);
+		T_ASSERT(written(&a, &b, node) == len,
+			 "%s: the message after the fault was not written once", where);
+		run(node, len, M_RO_AFTER, &a, &b);
+		EXPECT_V(node, MSG_FAULTS, 1);
+		T_ASSERT(written(&a, &b, node) == len,
+			 "%s: the message after the fault was not written once", where);
+		printf("faults: %s: a bad source, a read-only receive before and after posting\n",
+		       where);
+	}
+}
+
+/* ---- set-up ---- */
+
+static const char topo_text[] = "[torus]\ndims = 2x1x1\nmode = direct\n"
+				"[node 0]\nprocs = 1:0, 1:1\nx+ = 0\n"
+				"[node 1]\nprocs = 1:2\nx+ = 0\n";
+
+static void
+cleanup(void)
+{
+	for (int i = 0; i < 2; i++) {
+		trd_vni_svc_free(vs[i]);
+		unlink(sock[i]);
+	}
+	trd_net_free(net);
+	trd_topo_free(topo);
+	rmdir(dir);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct trd_node_conf ncf;
+	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ncf};
+	char err[256], path[128];
+	FILE *f;
+
+	if (argc != 2 || (strcmp(argv[1], "counts") != 0 && strcmp(argv[1], "faults") != 0)) {
+		fprintf(stderr, "usage: %s counts|faults\n", argv[0]);
+		return 2;
+	}
+	test_eal_init(argv[0], NULL);
+	snprintf(dir, sizeof(dir), "/tmp/toroid-copies.XXXXXX");
+	T_ASSERT(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(path, sizeof(path), "%s/topo.ini", dir);
+	f = fopen(path, "w");
+	T_ASSERT(f != NULL && fputs(topo_text, f) >= 0 && fclose(f) == 0, "topology file");
+	topo = trd_topo_load(path, err, sizeof(err));
+	T_ASSERT(topo != NULL, "%s", err);
+	unlink(path);
+	memset(&ncf, 0, sizeof(ncf));
+	ncf.n_inj_fifos = 2;
+	ncf.inj_fifo_size = 1024;
+	ncf.n_rec_fifos = 1;
+	ncf.rec_fifo_size = 1024;
+	ncf.n_counters = 256;
+	ncf.n_regions = 64;
+	ncf.inline_max = 960;
+	net = trd_net_from_topo(topo, &nc);
+	T_ASSERT(net != NULL, "trd_net_from_topo: %s", rte_strerror(rte_errno));
+	for (unsigned int r = 0; r < 2; r++)
+		nd[r] = trd_net_topo_node(net, topo, r);
+	atexit(cleanup);
+	for (int i = 0; i < 2; i++) {
+		struct trd_vni_svc_conf vc;
+
+		snprintf(sock[i], sizeof(sock[i]), "%s/n%d.sock", dir, i);
+		memset(&vc, 0, sizeof(vc));
+		vc.node = nd[i];
+		vc.topo = topo;
+		vc.socket = sock[i];
+		vc.inline_max = 960;
+		vc.rep_fifo = 1;
+		vc.staging = 4 << 20;
+		vs[i] = trd_vni_svc_create(&vc);
+		T_ASSERT(vs[i] != NULL, "trd_vni_svc_create: %s", rte_strerror(rte_errno));
+	}
+	if (strcmp(argv[1], "counts") == 0) {
+		test_counts();
+		test_late();
+	} else
+		test_faults();
+	printf("PASS: vni copies %s\n", argv[1]);
+	return 0;
+}
