@@ -8,11 +8,13 @@
  *               [--vni-socket PATH] [--stats-period N] [--json] [--capture FILE] ...
  *
  * One thread does everything, on the main lcore: it polls the node, then the VNI service, in
- * turn; when nothing happened for --idle-us (short where busy processes outnumber CPUs) it
- * sleeps, longer each time up to --sleep-us, until an application kicks it or a socket wakes
- * it. Statistics every --stats-period seconds, totals at exit; SIGINT/SIGTERM stop it cleanly.
+ * turn; when nothing happened for --idle-us (short on a node without ports where busy
+ * processes outnumber CPUs) it sleeps, longer each time up to --sleep-us, until an
+ * application kicks it or a socket wakes it. Statistics every --stats-period seconds, totals at
+ * exit; SIGINT/SIGTERM stop it cleanly.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
@@ -46,12 +48,14 @@
 #define NODE_MAX_SERVED     64
 #define NODE_IDLE_SHARED_US 5   /* --idle-us auto while busy processes outnumber the CPUs */
 #define NODE_SLEEP_FIRST_US 200 /* the first sleep; each further one without work doubles */
-/* --sleep-us auto: the longest sleep. With ports, half the least retransmission timeout
- * (2 ms): no PMD the node uses has Rx interrupts in DPDK 22.11 (memif, af_packet, ring:
- * rte_eth_dev_rx_intr_enable is -ENOTSUP), so a frame waits for the end of the sleep, and
- * the peer must not time out meanwhile. Without ports, nothing arrives that does not wake
- * the engine (a process's kick, the socket), and the bound is for the statistics only. */
-#define NODE_SLEEP_PORTS_US   1000
+/* --sleep-us auto: the longest sleep. With ports it stays 200 us: no PMD the node uses has Rx
+ * interrupts in DPDK 22.11 (memif, af_packet, ring: rte_eth_dev_rx_intr_enable is -ENOTSUP),
+ * so a frame waits for the end of the sleep, and the reliability timers (delayed acks,
+ * retransmissions) advance only as the node is polled: sleeping longer, or as soon as the
+ * last frame left, slowed a ping-pong over memif to 25 ms a round trip and made a peer look
+ * dead. Without ports, nothing arrives that does not wake the engine (a process's kick, the
+ * socket), and the bound is for the statistics only. */
+#define NODE_SLEEP_PORTS_US   200
 #define NODE_SLEEP_NOPORTS_US 100000
 
 struct served {
@@ -71,6 +75,7 @@ static volatile sig_atomic_t node_stop;
 static bool eal_up;
 static unsigned int host_cpus = 1; /* CPUs the process may run on, before EAL pins it */
 static unsigned int sleep_max_us;  /* --sleep-us, or its auto value (set before run()) */
+static bool has_ports;             /* the node has links (set before run()) */
 static unsigned int sleep_next_us; /* the next sleep: doubles while the engine has no work */
 
 static void
@@ -541,27 +546,62 @@ print_stats(double t, double dt, bool total)
 
 /* ---- the loop ---- */
 
-/* How long the loop polls without work before it sleeps. --idle-us auto: where the processes
- * attached (each counted once, whatever its interfaces) and this engine outnumber the CPUs it
- * may run on, a polling engine takes the CPU the processes need to compute and to post: it
- * sleeps almost at once, and a process's next command kicks it awake (the kick eventfd).
- * Otherwise it polls 1 ms (--idle-us N to choose). */
+/* How long the loop polls without work before it sleeps. --idle-us auto: on a node without
+ * ports where the processes attached (each counted once, whatever its interfaces) and this
+ * engine outnumber the CPUs it may run on, a polling engine takes the CPU the processes need
+ * to compute and to post: it sleeps almost at once, and a process's next command kicks it
+ * awake (the kick eventfd). With ports, frames and the reliability timers need the node
+ * polled (NODE_SLEEP_PORTS_US): 1 ms, as everywhere else (--idle-us N to choose). */
+/* Threads runnable on the host (/proc/loadavg, "running/total"), read again at most every
+ * 10 ms; 0 if unreadable. It sees what the attached processes do not: another engine and its
+ * processes, other programs. */
 static unsigned int
-idle_threshold_us(void)
+host_runnable(uint64_t now_us)
+{
+	static int fd = -2;
+	static unsigned int last;
+	static uint64_t next_us;
+	char b[128];
+	ssize_t n;
+
+	if (now_us < next_us)
+		return last;
+	next_us = now_us + 10000;
+	if (fd == -2)
+		fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	last = 0;
+	if (fd >= 0 && (n = pread(fd, b, sizeof(b) - 1, 0)) > 0) {
+		b[n] = '\0';
+		if (sscanf(b, "%*s %*s %*s %u/", &last) != 1)
+			last = 0;
+	}
+	return last;
+}
+
+/* Do the busy processes outnumber the CPUs? Those attached and this engine, or every thread
+ * runnable on the host. */
+static bool
+crowded(uint64_t now_us)
 {
 	unsigned int busy = 1;
 
-	if (!node_opt.idle_auto)
-		return node_opt.idle_us;
 	for (unsigned int i = 0; i < n_srv; i++)
 		busy += trd_vni_svc_n_procs(srv[i].svc);
-	return busy > host_cpus ? NODE_IDLE_SHARED_US : node_opt.idle_us;
+	return busy > host_cpus || host_runnable(now_us) > host_cpus;
+}
+
+static unsigned int
+idle_threshold_us(bool crowd)
+{
+	if (!node_opt.idle_auto || has_ports)
+		return node_opt.idle_us;
+	return crowd ? NODE_IDLE_SHARED_US : node_opt.idle_us;
 }
 
 /* Sleep until a process kicks the engine, a socket event, or sleep_next_us, which doubles from
- * one sleep to the next while nothing happens (up to sleep_max_us): an idle engine wakes
- * about 1000 times a second with ports and 10 without, not 5000. stats_in_us: time to the
- * next statistics line (UINT64_MAX: none). */
+ * one sleep to the next while nothing happens (up to sleep_max_us): an idle engine without
+ * ports wakes about 10 times a second, not 5000. stats_in_us: time to the next statistics
+ * line (UINT64_MAX: none). */
 static void
 sleep_politely(uint64_t stats_in_us)
 {
@@ -596,10 +636,10 @@ run(void)
 {
 	uint64_t start = trd_time_us(), last_work = start, next_stats, last_stats = start;
 
+	has_ports = net != NULL || trd_node_n_links(single) > 0;
 	sleep_max_us = node_opt.sleep_us;
 	if (node_opt.sleep_auto)
-		sleep_max_us = net != NULL || trd_node_n_links(single) > 0 ? NODE_SLEEP_PORTS_US
-									   : NODE_SLEEP_NOPORTS_US;
+		sleep_max_us = has_ports ? NODE_SLEEP_PORTS_US : NODE_SLEEP_NOPORTS_US;
 	sleep_next_us = RTE_MIN(NODE_SLEEP_FIRST_US, sleep_max_us);
 	next_stats = node_opt.stats_period_us ? start + node_opt.stats_period_us : UINT64_MAX;
 	while (!node_stop) {
@@ -617,10 +657,13 @@ run(void)
 			last_work = now;
 			sleep_next_us = RTE_MIN(NODE_SLEEP_FIRST_US, sleep_max_us);
 		} else {
-			unsigned int idle_us = idle_threshold_us();
+			bool crowd = node_opt.idle_auto && crowded(now);
+			unsigned int idle_us = idle_threshold_us(crowd);
 
 			if (idle_us != 0 && now - last_work >= idle_us)
 				sleep_politely(next_stats > now ? next_stats - now : 0);
+			else if (crowd)
+				sched_yield(); /* polling, but a process on this CPU goes first */
 		}
 		if (now >= next_stats) {
 			print_stats((double)(now - start) * 1e-6, (double)(now - last_stats) * 1e-6,
