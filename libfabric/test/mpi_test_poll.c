@@ -78,7 +78,8 @@ rounds(int n, unsigned char *sb, unsigned char *rb)
 
 	for (int r = 0; r < n; r++) {
 		int len = sizes[r % 4], done = 0, count = -1;
-		unsigned int seed = (unsigned int)(r * 2 + rank), pseed = (unsigned int)(r * 2 + peer);
+		unsigned int seed = (unsigned int)(r * 2 + rank),
+			     pseed = (unsigned int)(r * 2 + peer);
 		MPI_Request rreq, sreq = MPI_REQUEST_NULL;
 		MPI_Status st;
 
