@@ -546,12 +546,6 @@ print_stats(double t, double dt, bool total)
 
 /* ---- the loop ---- */
 
-/* How long the loop polls without work before it sleeps. --idle-us auto: on a node without
- * ports where the processes attached (each counted once, whatever its interfaces) and this
- * engine outnumber the CPUs it may run on, a polling engine takes the CPU the processes need
- * to compute and to post: it sleeps almost at once, and a process's next command kicks it
- * awake (the kick eventfd). With ports, frames and the reliability timers need the node
- * polled (NODE_SLEEP_PORTS_US): 1 ms, as everywhere else (--idle-us N to choose). */
 /* Threads runnable on the host (/proc/loadavg, "running/total"), read again at most every
  * 10 ms; 0 if unreadable. It sees what the attached processes do not: another engine and its
  * processes, other programs. */
@@ -590,6 +584,11 @@ crowded(uint64_t now_us)
 	return busy > host_cpus || host_runnable(now_us) > host_cpus;
 }
 
+/* How long the loop polls without work before it sleeps. --idle-us auto: on a node without
+ * ports on a crowded host, a polling engine takes the CPU the processes need to compute and
+ * to post: it sleeps almost at once, and a process's next command kicks it awake (the kick
+ * eventfd). With ports, frames and the reliability timers need the node polled
+ * (NODE_SLEEP_PORTS_US): 1 ms, as everywhere else (--idle-us N to choose). */
 static unsigned int
 idle_threshold_us(bool crowd)
 {
@@ -622,7 +621,7 @@ sleep_politely(uint64_t stats_in_us)
 		}
 		/* woken by an event: the next sleep starts short again */
 		if (ppoll(pf, n_srv, &ts, NULL) != 0)
-			sleep_next_us = NODE_SLEEP_FIRST_US;
+			sleep_next_us = RTE_MIN(NODE_SLEEP_FIRST_US, sleep_max_us);
 		else if (sleep_next_us < sleep_max_us)
 			sleep_next_us =
 				sleep_next_us * 2 < sleep_max_us ? sleep_next_us * 2 : sleep_max_us;
