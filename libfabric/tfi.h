@@ -85,16 +85,19 @@ struct tfi_name {
 };
 _Static_assert(sizeof(struct tfi_name) == 16, "address layout");
 
+/* Does an idle poll give its CPU away (sched_yield)? docs/libfabric.md, "Waiting and the CPU" */
+enum { TFI_YIELD_AUTO, TFI_YIELD_ALWAYS, TFI_YIELD_NEVER };
+
 /* Parameters read once from the environment (FI_TOROID_*; fi_info -e lists them). */
 struct tfi_params {
-	char *socket;     /* NULL: libtoroid_vni uses $TOROID_VNI_SOCKET */
-	int app, proc;    /* -1: not set */
-	size_t pool_size; /* VNI buffer pool per endpoint */
-	int n_ctx;        /* VNI send and receive contexts each */
-	int connect_ms;   /* keep trying to reach toroid-node this long */
-	int spin_us;      /* fi_cq_read naps after this long without completions (<0: never) */
-	int nap_us;       /* longest nap of one fi_cq_read */
-	bool dgram;       /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
+	char *socket;      /* NULL: libtoroid_vni uses $TOROID_VNI_SOCKET */
+	int app, proc;     /* -1: not set */
+	size_t pool_size;  /* VNI buffer pool per endpoint */
+	int n_ctx;         /* VNI send and receive contexts each */
+	int connect_ms;    /* keep trying to reach toroid-node this long */
+	int yield;         /* FI_TOROID_YIELD: TFI_YIELD_AUTO, _ALWAYS or _NEVER */
+	unsigned int cpus; /* CPUs in this process's affinity mask, at load */
+	bool dgram;        /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
 };
 
 extern struct fi_provider tfi_prov;
@@ -234,9 +237,9 @@ struct tfi_ep {
 	struct tfi_ep *dnext; /* in dom->eps */
 	struct tfi_op *ops, *free_ops;
 	unsigned int n_ops;
-	size_t max_msg; /* a quarter of the pool the engine granted */
-	unsigned int idle;
-	uint64_t idle_since; /* ns: first empty poll while operations were outstanding, or 0 */
+	size_t max_msg;     /* a quarter of the pool the engine granted */
+	unsigned int idle;  /* empty polls in a row while operations were outstanding */
+	unsigned int check; /* empty polls since the last look at the engine's state */
 	struct tfi_cntr *cntr[TFI_CNTR_KINDS]; /* bound counters (tfi_cntr.c) */
 	/* FI_CLAIM: claimed messages by context; room is reserved for every claim posted */
 	struct tfi_claim *claims;
@@ -313,8 +316,7 @@ void tfi_ep_progress(struct tfi_ep *ep);
  * reset marks the endpoint dead (-FI_ECONNRESET), anything else is returned as it is. */
 int tfi_post_rc(struct tfi_ep *ep, int rc);
 int tfi_ep_arm(struct tfi_ep *ep);
-bool tfi_ep_nap_due(struct tfi_ep *ep);
-void tfi_ep_nap(struct tfi_ep *ep);
+bool tfi_ep_yield_due(const struct tfi_ep *ep);
 struct tfi_op *tfi_op_get(struct tfi_ep *ep);
 void tfi_op_put(struct tfi_ep *ep, struct tfi_op *op);
 

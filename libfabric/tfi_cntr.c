@@ -18,6 +18,7 @@
  * then arms the VNIs (trd_vni_arm) so that the engine signals the next completion.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -128,27 +129,20 @@ static uint64_t
 cntr_read(struct fid_cntr *f)
 {
 	struct tfi_cntr *c = to_cntr(f);
+	bool idle = false;
 	uint64_t v;
 
 	pthread_mutex_lock(&c->dom->lock);
 	progress(c);
-	if (c->value == c->seen && c->err == c->seen_err) {
-		/* nothing new for a while: sleep on an endpoint's eventfd, as fi_cq_read does */
-		for (int i = 0; i < c->n_eps; i++) {
-			struct tfi_ep *ep = c->eps[i];
-
-			if (!tfi_ep_nap_due(ep))
-				continue;
-			pthread_mutex_unlock(&c->dom->lock);
-			tfi_ep_nap(ep);
-			pthread_mutex_lock(&c->dom->lock);
-			progress(c);
-			break;
-		}
-	}
+	/* nothing new: a read never sleeps, but yields its CPU as fi_cq_read does */
+	if (c->value == c->seen && c->err == c->seen_err)
+		for (int i = 0; i < c->n_eps && !idle; i++)
+			idle = tfi_ep_yield_due(c->eps[i]);
 	c->seen = v = c->value;
 	c->seen_err = c->err;
 	pthread_mutex_unlock(&c->dom->lock);
+	if (idle)
+		sched_yield();
 	return v;
 }
 

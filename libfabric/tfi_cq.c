@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,21 +124,13 @@ cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr)
 	if (cq->count < count)
 		cq_progress(cq);
 	n = cq_take(cq, buf, count, src_addr);
-	if (n == -FI_EAGAIN) {
-		/* nothing for a while: sleep on an endpoint's eventfd instead of spinning */
-		for (int i = 0; i < cq->n_eps; i++) {
-			struct tfi_ep *ep = cq->eps[i];
-
-			if (!tfi_ep_nap_due(ep))
-				continue;
+	/* a poll never sleeps; where pollers outnumber CPUs, a long idle one yields its CPU */
+	for (int i = 0; n == -FI_EAGAIN && i < cq->n_eps; i++)
+		if (tfi_ep_yield_due(cq->eps[i])) {
 			pthread_mutex_unlock(&cq->dom->lock);
-			tfi_ep_nap(ep);
-			pthread_mutex_lock(&cq->dom->lock);
-			cq_progress(cq);
-			n = cq_take(cq, buf, count, src_addr);
-			break;
+			sched_yield();
+			return n;
 		}
-	}
 	pthread_mutex_unlock(&cq->dom->lock);
 	return n;
 }

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -33,8 +34,8 @@ struct tfi_params tfi_params = {
 	.pool_size = 64u << 20,
 	.n_ctx = 256,
 	.connect_ms = 0,
-	.spin_us = 0,
-	.nap_us = 200,
+	.yield = TFI_YIELD_AUTO,
+	.cpus = 1,
 };
 
 /* Receives land in the pool and long sends leave from it: a quarter of it per message leaves
@@ -54,6 +55,7 @@ tfi_inject_size(void)
 FI_EXT_INI
 {
 	char *s = NULL;
+	cpu_set_t cpus;
 	size_t sz;
 	int v;
 
@@ -75,12 +77,12 @@ FI_EXT_INI
 	fi_param_define(&tfi_prov, "connect_ms", FI_PARAM_INT,
 			"keep trying to reach toroid-node this many ms at fi_endpoint (default 0)");
 
-	fi_param_define(&tfi_prov, "spin_us", FI_PARAM_INT,
-			"an fi_cq_read that finds nothing after this many us without completions, "
-			"with operations outstanding, sleeps on the VNI's eventfd (default 0; "
-			"-1: never, fi_cq_read only polls)");
-	fi_param_define(&tfi_prov, "nap_us", FI_PARAM_INT,
-			"longest such sleep in one fi_cq_read, us (default 200)");
+	fi_param_define(&tfi_prov, "yield", FI_PARAM_STRING,
+			"auto | always | never: whether an fi_cq_read or fi_cntr_read that keeps "
+			"finding nothing, with operations outstanding, gives the CPU away "
+			"(sched_yield) after a short spin; it never sleeps. auto (default): when "
+			"the processes polling on this host (those attached to toroid-node and "
+			"its thread) outnumber the CPUs this process may run on");
 	fi_param_define(&tfi_prov, "job_key", FI_PARAM_STRING,
 			"the job secret (at least 16 characters, the same in every process of the "
 			"job) that mixes requested memory keys; default: domain_attr->auth_key, "
@@ -102,10 +104,18 @@ FI_EXT_INI
 		tfi_params.n_ctx = v;
 	if (fi_param_get_int(&tfi_prov, "connect_ms", &v) == 0 && v >= 0)
 		tfi_params.connect_ms = v;
-	if (fi_param_get_int(&tfi_prov, "spin_us", &v) == 0)
-		tfi_params.spin_us = v;
-	if (fi_param_get_int(&tfi_prov, "nap_us", &v) == 0 && v >= 1 && v <= 1000000)
-		tfi_params.nap_us = v;
+	s = NULL;
+	if (fi_param_get_str(&tfi_prov, "yield", &s) == 0 && s != NULL) {
+		if (strcmp(s, "always") == 0 || strcmp(s, "1") == 0)
+			tfi_params.yield = TFI_YIELD_ALWAYS;
+		else if (strcmp(s, "never") == 0 || strcmp(s, "0") == 0)
+			tfi_params.yield = TFI_YIELD_NEVER;
+		else if (strcmp(s, "auto") != 0)
+			FI_WARN(&tfi_prov, FI_LOG_CORE,
+				"FI_TOROID_YIELD=%s: expected auto, always or never; auto\n", s);
+	}
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 0)
+		tfi_params.cpus = (unsigned int)CPU_COUNT(&cpus);
 	if (fi_param_get_bool(&tfi_prov, "dgram", &v) == 0)
 		tfi_params.dgram = v != 0;
 	return &tfi_prov;

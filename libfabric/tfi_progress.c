@@ -2,15 +2,16 @@
 /*
  * Progress and completions of the endpoint (tfi_ep.c): the pool of posted operations (struct
  * tfi_op, whose address is the VNI cookie), the poll of the VNI that turns its completions into
- * CQ entries and counter reports, the flush of a dead interface, and the nap on the VNI's
- * eventfd of an fi_cq_read that finds nothing for long (docs/libfabric.md).
+ * CQ entries and counter reports, the flush of a dead interface, and whether a poll that keeps
+ * finding nothing should give its CPU away (docs/libfabric.md, "Waiting and the CPU").
  *
  * A receive completes here: the message, delivered into a pool buffer, is scattered into the
  * application's iovs; so is a read gathered into a bounce buffer (tfi_rma.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,15 +20,8 @@
 
 #define TFI_POLL_BURST 32
 #define TFI_IDLE_CHECK 4096 /* empty polls between two looks at the engine's state */
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#define TFI_SPIN_POLLS 64   /* empty polls in a row before an oversubscribed poller yields */
+#define TFI_RUNQ_MS    10   /* how often the host's runnable count is read again */
 
 struct tfi_op *
 tfi_op_get(struct tfi_ep *ep)
@@ -255,17 +249,20 @@ tfi_ep_progress(struct tfi_ep *ep)
 	n = trd_vni_poll(ep->vni, c, (unsigned int)room);
 	if (n > 0) {
 		ep->idle = 0;
-		ep->idle_since = 0;
 		ep_handle(ep, c, n);
 		return;
 	}
-	if (ep->idle_since == 0 && trd_vni_pending(ep->vni) > 0)
-		ep->idle_since = now_ns();
-	if (++ep->idle < TFI_IDLE_CHECK || trd_vni_pending(ep->vni) == 0)
+	if (trd_vni_pending(ep->vni) == 0) {
+		ep->idle = 0;
+		return;
+	}
+	if (ep->idle < UINT32_MAX)
+		ep->idle++;
+	if (++ep->check < TFI_IDLE_CHECK)
 		return;
 	/* Now and then, while operations are outstanding, look whether the engine stopped:
 	 * trd_vni_wait() with no time checks the interface's state (and arms its eventfd). */
-	ep->idle = 0;
+	ep->check = 0;
 	n = trd_vni_wait(ep->vni, c, (unsigned int)room, 0);
 	if (n > 0) {
 		ep_handle(ep, c, n);
@@ -277,35 +274,69 @@ tfi_ep_progress(struct tfi_ep *ep)
 	}
 }
 
-/* An fi_cq_read that found nothing naps when operations have been outstanding without a
- * completion for spin_us: on a machine with fewer CPUs than busy threads, spinning
- * processes starve toroid-node (and each other), and a sleep on the eventfd the engine
- * signals is then far quicker than spinning. Caller holds the domain lock. */
-bool
-tfi_ep_nap_due(struct tfi_ep *ep)
+/* Should a poll that found nothing give the CPU away? A poll never sleeps: fi_cq_read,
+ * fi_cntr_read (and so MPI_Test) read the completion queue in shared memory and return. But
+ * where the processes polling on this host, toroid-node's thread among them, outnumber the
+ * CPUs this process may run on (as the engine counts them, or as the host's runnable threads
+ * show), an endpoint that keeps finding nothing with operations
+ * outstanding (TFI_SPIN_POLLS empty polls in a row) yields its CPU at each further empty poll,
+ * so that the engine and the peer it waits for get to run: what Open MPI does when
+ * oversubscribed (mpi_yield_when_idle). FI_TOROID_YIELD=always|never overrides the guess.
+ * Caller holds the domain lock; the caller yields after releasing it. */
+/* Threads runnable on the host now, the 4th field of /proc/loadavg ("running/total"), read
+ * again at most every TFI_RUNQ_MS (one pread); 0 if it cannot be read. It sees what the
+ * engine's count cannot: a second engine and its processes, other programs. Endpoints of
+ * several domains may ask at once: the shared words are atomic. */
+static unsigned int
+host_runnable(void)
 {
-	return tfi_params.spin_us >= 0 && ep->vni != NULL && ep->enabled && !ep->dead &&
-	       ep->idle_since != 0 && trd_vni_pending(ep->vni) > 0 &&
-	       now_ns() - ep->idle_since >= (uint64_t)tfi_params.spin_us * 1000;
+	static int fd = -2;
+	static unsigned int last;
+	static uint64_t next_ms;
+	struct timespec ts;
+	unsigned int running = 0;
+	uint64_t now;
+	char b[128];
+	ssize_t n;
+	int f, none = -2;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (now < __atomic_load_n(&next_ms, __ATOMIC_RELAXED))
+		return __atomic_load_n(&last, __ATOMIC_RELAXED);
+	__atomic_store_n(&next_ms, now + TFI_RUNQ_MS, __ATOMIC_RELAXED);
+	f = __atomic_load_n(&fd, __ATOMIC_ACQUIRE);
+	if (f == -2) {
+		f = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+		if (!__atomic_compare_exchange_n(&fd, &none, f < 0 ? -1 : f, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			if (f >= 0)
+				close(f); /* another thread opened it first */
+			f = none;
+		}
+	}
+	if (f >= 0 && (n = pread(f, b, sizeof(b) - 1, 0)) > 0) {
+		b[n] = '\0';
+		if (sscanf(b, "%*s %*s %*s %u/", &running) != 1)
+			running = 0;
+	}
+	__atomic_store_n(&last, running, __ATOMIC_RELAXED);
+	return running;
 }
 
-/* Sleep on the VNI's eventfd for at most nap_us; called without the domain lock. */
-void
-tfi_ep_nap(struct tfi_ep *ep)
+bool
+tfi_ep_yield_due(const struct tfi_ep *ep)
 {
-	struct timespec ts = {.tv_sec = tfi_params.nap_us / 1000000,
-			      .tv_nsec = (long)(tfi_params.nap_us % 1000000) * 1000};
-	struct pollfd pf = {.fd = trd_vni_fd(ep->vni), .events = POLLIN};
-	uint64_t cnt;
+	unsigned int busy;
 
-	if (read(pf.fd, &cnt, sizeof(cnt)) < 0) {
-		/* EAGAIN: no stale wake-up */
-	}
-	if (trd_vni_arm(ep->vni) != 0)
-		return; /* completions are queued */
-	if (ppoll(&pf, 1, &ts, NULL) > 0 && read(pf.fd, &cnt, sizeof(cnt)) < 0) {
-		/* another thread took it */
-	}
+	if (tfi_params.yield == TFI_YIELD_NEVER || ep->vni == NULL || !ep->enabled || ep->dead ||
+	    ep->idle < TFI_SPIN_POLLS)
+		return false;
+	if (tfi_params.yield == TFI_YIELD_ALWAYS)
+		return true;
+	/* an engine that does not say: at least this process and the engine's thread */
+	busy = trd_vni_busy_procs(ep->vni);
+	return (busy != 0 ? busy : 2) > tfi_params.cpus || host_runnable() > tfi_params.cpus;
 }
 
 /* Arm the VNI's eventfd for fi_trywait. 0, or -FI_EAGAIN (completions are queued). */

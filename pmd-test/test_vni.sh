@@ -743,6 +743,13 @@ auto)
 	echo "auto: a got 1:$pa, b got 1:$pb, c got 1:$pc"
 	[ "$(printf '%s\n' "$pa" "$pb" "$pc" | sort | tr '\n' ' ')" = "0 1 2 " ] ||
 		die "the three processes did not get 1:0, 1:1 and 1:2 once each"
+	# the segment says how many processes poll on the host: the three and the engine
+	echo procs >&7
+	for i in $(seq 400); do
+		grep -q '^procs ' "$T/a.log" && break
+		sleep 0.025
+	done
+	grep -q '^procs 4$' "$T/a.log" || die "trd_vni_busy_procs: $(grep '^procs' "$T/a.log" || echo nothing), expected 4"
 	refused d 'Address already in use' --app 1 --proc any
 	refused x 'Address already in use' --app 1 --proc "$pb"
 	refused y 'Cannot assign requested address' --app 3 --proc any

@@ -20,7 +20,9 @@ struct node_opts node_opt = {
 	.staging = 64ULL << 20,
 	.max_pool = 1ULL << 30,
 	.idle_us = 1000,
+	.idle_auto = true,
 	.sleep_us = 200,
+	.sleep_auto = true,
 	.link_wait = 10,
 };
 
@@ -58,8 +60,13 @@ node_usage(FILE *f, const char *prog)
 		"                       time per application)\n"
 		"  --mtu N              set the ports' MTU, 120..9000 (default: keep it)\n"
 		"  --link-wait S        wait up to S seconds for the ports' links (default 10)\n"
-		"  --idle-us N          sleep after N us without work (default 1000; 0: busy-poll)\n"
-		"  --sleep-us N         longest sleep (default 200)\n"
+		"  --idle-us N|auto     sleep after N us without work (0: busy-poll); auto (default):\n"
+		"                       1000, or 5 on a node without ports, while busy processes\n"
+		"                       outnumber the CPUs it may run on; then an empty turn of the\n"
+		"                       loop also yields the CPU\n"
+		"  --sleep-us N|auto    longest sleep; sleeps start at 200 us (or N if less) and\n"
+		"                       double while there is no work; auto (default): 200 with\n"
+		"                       ports (they have no Rx interrupts), 100000 without\n"
 		"  --stats-period N     print rates and per-application counters every N seconds\n"
 		"                       (decimals allowed, at least 0.001; default 0: totals at exit)\n"
 		"  --json               statistics as JSON lines\n"
@@ -236,10 +243,16 @@ node_parse_option(int c, char **argv)
 		node_opt.link_wait = (unsigned int)app_opt_u64("--link-wait", optarg, 0, 3600);
 		break;
 	case O_IDLE:
-		node_opt.idle_us = (unsigned int)app_opt_u64("--idle-us", optarg, 0, 10000000);
+		node_opt.idle_auto = strcmp(optarg, "auto") == 0;
+		if (!node_opt.idle_auto)
+			node_opt.idle_us =
+				(unsigned int)app_opt_u64("--idle-us", optarg, 0, 10000000);
 		break;
 	case O_SLEEP:
-		node_opt.sleep_us = (unsigned int)app_opt_u64("--sleep-us", optarg, 0, 1000000);
+		node_opt.sleep_auto = strcmp(optarg, "auto") == 0;
+		if (!node_opt.sleep_auto)
+			node_opt.sleep_us =
+				(unsigned int)app_opt_u64("--sleep-us", optarg, 0, 1000000);
 		break;
 	case O_STATS: {
 		double v = app_opt_double("--stats-period", optarg, 0, 86400);

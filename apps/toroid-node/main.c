@@ -8,14 +8,17 @@
  *               [--vni-socket PATH] [--stats-period N] [--json] [--capture FILE] ...
  *
  * One thread does everything, on the main lcore: it polls the node, then the VNI service, in
- * turn; when nothing happened for --idle-us it sleeps (at most --sleep-us) until an
- * application kicks it or a socket wakes it. Statistics every --stats-period seconds, totals
- * at exit; SIGINT/SIGTERM stop it cleanly.
+ * turn; when nothing happened for --idle-us (short on a node without ports where busy
+ * processes outnumber CPUs) it sleeps, longer each time up to --sleep-us, until an
+ * application kicks it or a socket wakes it. Statistics every --stats-period seconds, totals at
+ * exit; SIGINT/SIGTERM stop it cleanly.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -41,8 +44,19 @@
 #include "../common/app_common.h"
 #include "node.h"
 
-#define NODE_L1_OVERHEAD 24 /* preamble 8 + inter-frame gap 12 + FCS 4 per frame */
-#define NODE_MAX_SERVED  64
+#define NODE_L1_OVERHEAD    24 /* preamble 8 + inter-frame gap 12 + FCS 4 per frame */
+#define NODE_MAX_SERVED     64
+#define NODE_IDLE_SHARED_US 5   /* --idle-us auto while busy processes outnumber the CPUs */
+#define NODE_SLEEP_FIRST_US 200 /* the first sleep; each further one without work doubles */
+/* --sleep-us auto: the longest sleep. With ports it stays 200 us: no PMD the node uses has Rx
+ * interrupts in DPDK 22.11 (memif, af_packet, ring: rte_eth_dev_rx_intr_enable is -ENOTSUP),
+ * so a frame waits for the end of the sleep, and the reliability timers (delayed acks,
+ * retransmissions) advance only as the node is polled: sleeping longer, or as soon as the
+ * last frame left, slowed a ping-pong over memif to 25 ms a round trip and made a peer look
+ * dead. Without ports, nothing arrives that does not wake the engine (a process's kick, the
+ * socket), and the bound is for the statistics only. */
+#define NODE_SLEEP_PORTS_US   200
+#define NODE_SLEEP_NOPORTS_US 100000
 
 struct served {
 	struct trd_node *node;
@@ -59,6 +73,10 @@ static struct served srv[NODE_MAX_SERVED];
 static unsigned int n_srv;
 static volatile sig_atomic_t node_stop;
 static bool eal_up;
+static unsigned int host_cpus = 1; /* CPUs the process may run on, before EAL pins it */
+static unsigned int sleep_max_us;  /* --sleep-us, or its auto value (set before run()) */
+static bool has_ports;             /* the node has links (set before run()) */
+static unsigned int sleep_next_us; /* the next sleep: doubles while the engine has no work */
 
 static void
 on_signal(int sig)
@@ -528,12 +546,68 @@ print_stats(double t, double dt, bool total)
 
 /* ---- the loop ---- */
 
+/* Threads runnable on the host (/proc/loadavg, "running/total"), read again at most every
+ * 10 ms; 0 if unreadable. It sees what the attached processes do not: another engine and its
+ * processes, other programs. */
+static unsigned int
+host_runnable(uint64_t now_us)
+{
+	static int fd = -2;
+	static unsigned int last;
+	static uint64_t next_us;
+	char b[128];
+	ssize_t n;
+
+	if (now_us < next_us)
+		return last;
+	next_us = now_us + 10000;
+	if (fd == -2)
+		fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	last = 0;
+	if (fd >= 0 && (n = pread(fd, b, sizeof(b) - 1, 0)) > 0) {
+		b[n] = '\0';
+		if (sscanf(b, "%*s %*s %*s %u/", &last) != 1)
+			last = 0;
+	}
+	return last;
+}
+
+/* Do the busy processes outnumber the CPUs? Those attached and this engine, or every thread
+ * runnable on the host. */
+static bool
+crowded(uint64_t now_us)
+{
+	unsigned int busy = 1;
+
+	for (unsigned int i = 0; i < n_srv; i++)
+		busy += trd_vni_svc_n_procs(srv[i].svc);
+	return busy > host_cpus || host_runnable(now_us) > host_cpus;
+}
+
+/* How long the loop polls without work before it sleeps. --idle-us auto: on a node without
+ * ports on a crowded host, a polling engine takes the CPU the processes need to compute and
+ * to post: it sleeps almost at once, and a process's next command kicks it awake (the kick
+ * eventfd). With ports, frames and the reliability timers need the node polled
+ * (NODE_SLEEP_PORTS_US): 1 ms, as everywhere else (--idle-us N to choose). */
+static unsigned int
+idle_threshold_us(bool crowd)
+{
+	if (!node_opt.idle_auto || has_ports)
+		return node_opt.idle_us;
+	return crowd ? NODE_IDLE_SHARED_US : node_opt.idle_us;
+}
+
+/* Sleep until a process kicks the engine, a socket event, or sleep_next_us, which doubles from
+ * one sleep to the next while nothing happens (up to sleep_max_us): an idle engine without
+ * ports wakes about 10 times a second, not 5000. stats_in_us: time to the next statistics
+ * line (UINT64_MAX: none). */
 static void
-sleep_politely(void)
+sleep_politely(uint64_t stats_in_us)
 {
 	struct pollfd pf[NODE_MAX_SERVED];
-	struct timespec ts = {.tv_sec = node_opt.sleep_us / 1000000,
-			      .tv_nsec = (long)(node_opt.sleep_us % 1000000) * 1000};
+	uint64_t us = sleep_next_us < stats_in_us ? sleep_next_us : stats_in_us;
+	struct timespec ts = {.tv_sec = (time_t)(us / 1000000),
+			      .tv_nsec = (long)(us % 1000000) * 1000};
 	unsigned int i;
 
 	for (i = 0; i < n_srv; i++)
@@ -545,7 +619,12 @@ sleep_politely(void)
 			pf[k].events = POLLIN;
 			pf[k].revents = 0;
 		}
-		ppoll(pf, n_srv, &ts, NULL);
+		/* woken by an event: the next sleep starts short again */
+		if (ppoll(pf, n_srv, &ts, NULL) != 0)
+			sleep_next_us = RTE_MIN(NODE_SLEEP_FIRST_US, sleep_max_us);
+		else if (sleep_next_us < sleep_max_us)
+			sleep_next_us =
+				sleep_next_us * 2 < sleep_max_us ? sleep_next_us * 2 : sleep_max_us;
 	}
 	for (unsigned int k = 0; k < i && k < n_srv; k++)
 		trd_vni_svc_sleep_end(srv[k].svc);
@@ -556,6 +635,11 @@ run(void)
 {
 	uint64_t start = trd_time_us(), last_work = start, next_stats, last_stats = start;
 
+	has_ports = net != NULL || trd_node_n_links(single) > 0;
+	sleep_max_us = node_opt.sleep_us;
+	if (node_opt.sleep_auto)
+		sleep_max_us = has_ports ? NODE_SLEEP_PORTS_US : NODE_SLEEP_NOPORTS_US;
+	sleep_next_us = RTE_MIN(NODE_SLEEP_FIRST_US, sleep_max_us);
 	next_stats = node_opt.stats_period_us ? start + node_opt.stats_period_us : UINT64_MAX;
 	while (!node_stop) {
 		long work = 0;
@@ -568,10 +652,18 @@ run(void)
 		for (unsigned int i = 0; i < n_srv; i++)
 			work += trd_vni_svc_poll(srv[i].svc);
 		now = trd_time_us();
-		if (work > 0)
+		if (work > 0) {
 			last_work = now;
-		else if (node_opt.idle_us != 0 && now - last_work >= node_opt.idle_us)
-			sleep_politely();
+			sleep_next_us = RTE_MIN(NODE_SLEEP_FIRST_US, sleep_max_us);
+		} else {
+			bool crowd = node_opt.idle_auto && crowded(now);
+			unsigned int idle_us = idle_threshold_us(crowd);
+
+			if (idle_us != 0 && now - last_work >= idle_us)
+				sleep_politely(next_stats > now ? next_stats - now : 0);
+			else if (crowd)
+				sched_yield(); /* polling, but a process on this CPU goes first */
+		}
 		if (now >= next_stats) {
 			print_stats((double)(now - start) * 1e-6, (double)(now - last_stats) * 1e-6,
 				    false);
@@ -660,6 +752,13 @@ main(int argc, char **argv)
 				node_opt.socket, sizeof(path) - 1);
 	}
 
+	/* the CPUs this process may run on, before EAL pins the main lcore to one of them */
+	{
+		cpu_set_t cpus;
+
+		if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 0)
+			host_cpus = (unsigned int)CPU_COUNT(&cpus);
+	}
 	app_eal_init(argc, argv, "1024", &app_argc, &app_argv);
 	eal_up = true;
 	rc = trd_telemetry_init();

@@ -34,8 +34,10 @@ struct node_opts {
 	unsigned long long staging;
 	unsigned long long max_pool;
 	unsigned int max_ifs;
-	unsigned int idle_us;
-	unsigned int sleep_us;
+	unsigned int idle_us;  /* with idle_auto: when every busy process has a CPU */
+	bool idle_auto;        /* --idle-us auto (the default): main.c, idle_threshold_us() */
+	unsigned int sleep_us; /* the longest sleep; with sleep_auto: main.c chooses it */
+	bool sleep_auto;
 	unsigned int link_wait;
 	unsigned int mtu;
 	unsigned int noproc_ms;

@@ -133,6 +133,12 @@ trd_vni_svc_n_ifs(const struct trd_vni_svc *s)
 	return s == NULL ? 0 : s->n_ifs;
 }
 
+unsigned int
+trd_vni_svc_n_procs(const struct trd_vni_svc *s)
+{
+	return s == NULL ? 0 : s->n_procs;
+}
+
 int
 trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i, struct trd_vni_svc_if_info *out)
 {

@@ -373,7 +373,8 @@ struct trd_vni_svc {
 	struct ep_ref lref, kref;
 	struct vif **ifs;
 	unsigned int n_ifs;
-	unsigned int n_live; /* interfaces attached and not dead: staging is shared among them */
+	unsigned int n_live;  /* interfaces attached and not dead: staging is shared among them */
+	unsigned int n_procs; /* distinct processes among them (sock.c, procs_publish) */
 	struct vif_list rr;
 	unsigned int n_rr; /* interfaces in rr */
 	struct vtx *tx;

@@ -113,6 +113,29 @@ svc_vif_release_maybe(struct trd_vni_svc *s, struct vif *v)
 
 static void vif_kill(struct trd_vni_svc *s, struct vif *v, const char *why);
 
+/* Tell every live interface how many processes poll on this host as far as the engine knows:
+ * the distinct processes attached (a process with several interfaces counts once) and the
+ * engine's own thread (vni_seg.h, engine_procs). Called at every attach and detach. */
+static void
+procs_publish(struct trd_vni_svc *s)
+{
+	uint32_t n = 1;
+
+	for (unsigned int i = 0; i < s->n_ifs; i++) {
+		bool seen = false;
+
+		if (s->ifs[i]->dead)
+			continue;
+		for (unsigned int k = 0; k < i && !seen; k++)
+			seen = !s->ifs[k]->dead && s->ifs[k]->pid == s->ifs[i]->pid;
+		n += !seen;
+	}
+	s->n_procs = n - 1;
+	for (unsigned int i = 0; i < s->n_ifs; i++)
+		if (!s->ifs[i]->dead)
+			__atomic_store_n(&s->ifs[i]->seg->engine_procs, n, __ATOMIC_RELAXED);
+}
+
 /* Interfaces whose process exited while something else (a child it forked) holds their socket,
  * or whose address space is gone (the process exec'd: same pid, another program): the
  * interface ends now, with everything it held. Its memory is out of reach already (vmem.c).
@@ -148,6 +171,7 @@ vif_kill(struct trd_vni_svc *s, struct vif *v, const char *why)
 	v->dead = true;
 	s->n_live--;
 	ST(s, DETACHED)++;
+	procs_publish(s);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, v->sock, NULL);
 	close(v->sock);
 	v->sock = -1;
@@ -620,6 +644,7 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 	s->ifs[s->n_ifs++] = v;
 	s->n_live++;
 	ST(s, ATTACHED)++;
+	procs_publish(s);
 	VNI_LOG(INFO,
 		"%u:%u (pid %d%s) attached: pool %" PRIu64 " B, %u send, %u receive contexts, "
 		"short messages up to %u B%s",

@@ -236,6 +236,11 @@ struct trd_vni_seg {
 	alignas(64) uint32_t engine_idle;
 	/* 0 while the engine serves the interface; a negative errno once it stopped. */
 	int32_t engine_status;
+	/* Processes that poll beside this one: the distinct processes attached to the engine
+	 * plus the engine's own thread, rewritten by the engine at every attach and detach (0:
+	 * an engine that does not say). Libraries above decide from it, against the CPUs they
+	 * may run on, whether an idle poll should yield its CPU (trd_vni_busy_procs). */
+	uint32_t engine_procs;
 
 	/* Counters, written by the engine only. Every field above from app_armed on is shared
 	 * by two processes: it is read and written with __atomic builtins only. */

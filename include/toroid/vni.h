@@ -296,6 +296,15 @@ int trd_vni_arm(struct trd_vni *v);
 /** Operations posted and not yet completed. */
 unsigned int trd_vni_pending(const struct trd_vni *v);
 
+/**
+ * Processes busy-polling on this host as the engine sees them: the distinct processes attached
+ * to the engine (this one included) plus the engine's own thread; it changes as processes
+ * attach and leave. A library compares it with the CPUs it may run on to decide whether an
+ * idle poll should give its CPU away (sched_yield). @return the count, 0 if the engine does
+ * not say (an older engine) or @p v is NULL.
+ */
+unsigned int trd_vni_busy_procs(const struct trd_vni *v);
+
 /** The current value of doorbell @p idx (the engine adds 1 per completion that names it). */
 uint64_t trd_vni_doorbell(const struct trd_vni *v, unsigned int idx);
 

@@ -224,6 +224,10 @@ const char *trd_vni_svc_stat_name(unsigned int stat);
 
 /** Interfaces attached or being reclaimed. */
 unsigned int trd_vni_svc_n_ifs(const struct trd_vni_svc *s);
+/** Distinct processes with a live interface (a process with several interfaces counts once):
+ * with the engine's own thread, the processes that poll on this host as far as the service
+ * knows. The service tells each interface the same count plus one (trd_vni_busy_procs()). */
+unsigned int trd_vni_svc_n_procs(const struct trd_vni_svc *s);
 /** Facts of interface @p i (0 .. trd_vni_svc_n_ifs() - 1). @return 0 or -EINVAL. */
 int trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i,
 		       struct trd_vni_svc_if_info *out);

@@ -6,6 +6,7 @@
 #   test_fi.sh TOROID_NODE LIBTOROID_FI TEST_FI TEST [MPI_PROGRAM]
 #
 # TEST: info | api | pingpong_msg | pingpong_tagged | pingpong_dgram | two_engines | mpi |
+#       mpi_test_poll |
 #       rma | rma_offset | rma_jobkey | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
 #       badargs (TEST_FI is then test_fi_badargs)
 # Every wait is bounded; every process started here is killed at exit.
@@ -102,6 +103,7 @@ info)
 	echo "$v" | grep -q 'cntr_cnt: 64' || die "cntr_cnt: $(echo "$v" | grep cntr_cnt)"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_PROC' || die "FI_TOROID_PROC not listed by fi_info -e"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_JOB_KEY' || die "FI_TOROID_JOB_KEY not listed by fi_info -e"
+	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_YIELD' || die "FI_TOROID_YIELD not listed by fi_info -e"
 	# hints the provider refuses: no answer from it
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
 	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA 2>&1 | grep -q '^provider: toroid$' || die "no answer for FI_RMA"
@@ -196,6 +198,44 @@ PY
 	[ "${served:-0}" -ge 400 ] || die "the engine served ${served:-0} one-sided requests, expected > 400"
 	[ "${bytes:-0}" -ge $((4 << 20)) ] || die "the engine moved ${bytes:-0} B one-sided, expected > 4 MiB"
 	[ "${denied:-1}" -eq 0 ] || die "the engine refused $denied one-sided requests"
+	;;
+mpi_test_poll)
+	# MPI_Test once per compute step with a receive posted (mpi_test_poll.c), over Open
+	# MPI's TCP BTL and then over toroid (the OFI MTL, one toroid-node: the mpi test's
+	# options), every byte checked, each run bounded; toroid must take at most 2 x TCP's
+	# time. With a poll that slept (200 us per empty fi_cq_read before) it took 12 x.
+	if [ -z "$MPI_PROG" ] || [ ! -x "$MPI_PROG" ] || ! command -v mpirun >/dev/null; then
+		echo "SKIP: Open MPI (openmpi-bin, libopenmpi-dev) is not installed"
+		exit 77
+	fi
+	# poll_time LOG: the program's best time in seconds, in microseconds
+	poll_time() {
+		grep -q '^PASS: 0 errors$' "$1" || return 1
+		awk '/^time: / { printf "%d\n", $2 * 1000000 }' "$1"
+	}
+	timeout 100 mpirun --allow-run-as-root --oversubscribe -np 2 \
+		--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
+		-x LD_PRELOAD="$SAN" "$MPI_PROG" >"$T/tcp.log" 2>&1
+	rc=$?
+	cat "$T/tcp.log"
+	[ $rc -eq 0 ] || die "mpirun over TCP failed with $rc"
+	tcp_us=$(poll_time "$T/tcp.log") || die "the MPI program did not pass over TCP"
+	sed 's/^procs = .*/procs = 1:0, 1:1/' "$T/one.ini" >"$T/mpi2.ini"
+	start_engine E 0 "$T/mpi2.ini" 0
+	eng_wait_ready E
+	TOROID_VNI_SOCKET="$T/E.sock" timeout 100 mpirun --allow-run-as-root --oversubscribe \
+		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
+		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+		"$MPI_PROG" >"$T/toroid.log" 2>&1
+	rc=$?
+	cat "$T/toroid.log"
+	[ $rc -eq 124 ] && die "over toroid: not done in 100 s (TCP: $tcp_us us)"
+	[ $rc -eq 0 ] || die "mpirun over toroid failed with $rc"
+	toroid_us=$(poll_time "$T/toroid.log") || die "the MPI program did not pass over toroid"
+	eng_stop E || die "$ENG_WHY"
+	echo "mpi_test_poll: toroid $toroid_us us, TCP $tcp_us us (limit 2 x TCP)"
+	[ "$toroid_us" -le $((2 * tcp_us)) ] ||
+		die "over toroid $toroid_us us, more than 2 x TCP's $tcp_us us"
 	;;
 mpi)
 	# Open MPI over the OFI MTL with this provider: two ranks (1:0, 1:1 by their

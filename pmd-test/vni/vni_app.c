@@ -62,7 +62,8 @@
  *   attach
  *       print "self A:P" (the identity trd_vni_info gives: with --proc any, the process the
  *       engine chose), then obey lines on stdin: "exchange A:P,..." (as the exchange mode,
- *       with --sizes), "quit" (or the end of stdin) detaches.
+ *       with --sizes), "procs" (print "procs N", trd_vni_busy_procs), "quit" (or the end of
+ *       stdin) detaches.
  * --proc any attaches with TRD_VNI_ANY. A failed attach prints "cannot attach ...: ERROR".
  * Every mode prints one summary line and exits 0 on success, 1 on a failure.
  */
@@ -955,6 +956,9 @@ mode_attach(void)
 		if (strncmp(line, "exchange ", 9) == 0) {
 			n_peers = parse_addrs(line + 9, peers);
 			mode_exchange();
+		} else if (strcmp(line, "procs") == 0) {
+			printf("procs %u\n", trd_vni_busy_procs(vni));
+			fflush(stdout);
 		} else {
 			fail("unknown command '%s'", line);
 		}
