@@ -265,7 +265,7 @@ struct trd_node {
 	struct trd_mr *mrs;
 	uint64_t mr_secret[4];   /* SipHash keys: [0..1] make region keys, [2..3] place them */
 	uint64_t mr_serial;      /* region keys made so far (mr.c) */
-	bool mr_keyed;           /* mr_secret is drawn */
+	bool mr_keyed;           /* mr_secret is drawn (never with no region table) */
 	rte_spinlock_t ctl_lock; /* control path only: counter and region tables */
 
 	struct trd_cpl *cpl;       /* by completion id - 1 */
