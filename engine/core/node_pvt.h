@@ -289,6 +289,7 @@ struct trd_node {
 	uint32_t hop_q[TRD_HOPQ]; /* loss measured over all peers n hops away, 1/65536 */
 	uint32_t hop_n[TRD_HOPQ]; /* attempts measured in hop_q[n] (up to 1024) */
 	uint32_t hop_top;         /* highest hop_q[] any route ever fell in: none above holds any */
+	bool loss_seen;           /* some attempt went unanswered: a share above may not be 0 */
 	struct trd_peer **peers;  /* by rank, made on first use */
 	uint32_t *active;         /* ranks with timers to run */
 	uint32_t n_active;

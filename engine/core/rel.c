@@ -59,6 +59,7 @@ trd_rel_init(struct trd_node *n)
 	trd_secret_bytes(n->sess_key, sizeof(n->sess_key));
 	memset(n->hop_q, 0, sizeof(n->hop_q)); /* the loss measured so far (trd_node_reset()) */
 	memset(n->hop_n, 0, sizeof(n->hop_n));
+	n->loss_seen = false;
 	n->sl_start = 0;
 	n->sl_count = 0;
 	n->peers = rte_zmalloc("trd_peers", sizeof(*n->peers) * n->n_nodes, 0);
@@ -275,6 +276,8 @@ loss_event(struct trd_node *n, struct trd_peer *pe, bool lost)
 {
 	uint32_t h = peer_hops(n, pe);
 
+	if (unlikely(lost))
+		n->loss_seen = true;
 	share_add(&pe->fail_q, &pe->n_ev, lost, 256);
 	share_add(&n->hop_q[h], &n->hop_n[h], lost, 1024);
 }
@@ -296,10 +299,14 @@ static uint32_t
 tries_needed(const struct trd_node *n, const struct trd_peer *pe)
 {
 	uint32_t h = peer_hops(n, pe);
-	double q1 = pe->n_ev >= TRD_LOSS_SEEN ? pe->fail_q / 65536.0 : 0, q, k;
+	double q1, q, k;
 
-	/* (only the distances some route ever had: the others measured nothing; and a peer
-	 * that owes us something comes here once per outcome, so no loss costs no arithmetic) */
+	/* every share is 0 while nothing was ever lost: the least (a peer that owes us
+	 * something comes here once per outcome) */
+	if (likely(!n->loss_seen))
+		return TRD_DEAD_MIN_TRIES;
+	q1 = pe->n_ev >= TRD_LOSS_SEEN ? pe->fail_q / 65536.0 : 0;
+	/* (only the distances some route ever had: the others measured nothing) */
 	for (uint32_t b = 1; b <= n->hop_top; b++) {
 		if (n->hop_n[b] >= TRD_LOSS_SEEN && n->hop_q[b] != 0) {
 			double qb = RTE_MIN(n->hop_q[b] / 65536.0, 0.999);
