@@ -27,68 +27,10 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "siphash.h" /* engine/wire/api */
 #include "tfi.h"
 
-/* ---- keys: SipHash-2-4 (Aumasson and Bernstein, "SipHash: a fast short-input PRF") ---- */
-
-static inline uint64_t
-rotl64(uint64_t x, int b)
-{
-	return (x << b) | (x >> (64 - b));
-}
-
-#define SIPROUND                                                                                   \
-	do {                                                                                       \
-		v0 += v1;                                                                          \
-		v1 = rotl64(v1, 13);                                                               \
-		v1 ^= v0;                                                                          \
-		v0 = rotl64(v0, 32);                                                               \
-		v2 += v3;                                                                          \
-		v3 = rotl64(v3, 16);                                                               \
-		v3 ^= v2;                                                                          \
-		v0 += v3;                                                                          \
-		v3 = rotl64(v3, 21);                                                               \
-		v3 ^= v0;                                                                          \
-		v2 += v1;                                                                          \
-		v1 = rotl64(v1, 17);                                                               \
-		v1 ^= v2;                                                                          \
-		v2 = rotl64(v2, 32);                                                               \
-	} while (0)
-
-/* SipHash-2-4 of @p len bytes at @p in under the 128-bit key (k[0], k[1]), bytes read as
- * little-endian words as the specification says. */
-static uint64_t
-siphash24(const uint64_t k[2], const void *in, size_t len)
-{
-	const uint8_t *p = in;
-	uint64_t v0 = k[0] ^ 0x736f6d6570736575ULL, v1 = k[1] ^ 0x646f72616e646f6dULL;
-	uint64_t v2 = k[0] ^ 0x6c7967656e657261ULL, v3 = k[1] ^ 0x7465646279746573ULL;
-	uint64_t m;
-	size_t i;
-
-	for (; len - (size_t)(p - (const uint8_t *)in) >= 8; p += 8) {
-		m = 0;
-		for (i = 0; i < 8; i++)
-			m |= (uint64_t)p[i] << (8 * i);
-		v3 ^= m;
-		SIPROUND;
-		SIPROUND;
-		v0 ^= m;
-	}
-	m = (uint64_t)len << 56;
-	for (i = 0; i < len % 8; i++)
-		m |= (uint64_t)p[i] << (8 * i);
-	v3 ^= m;
-	SIPROUND;
-	SIPROUND;
-	v0 ^= m;
-	v2 ^= 0xff;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
-}
+/* ---- keys: SipHash-2-4 (trd_siphash24(), engine/wire/api/siphash.h) ---- */
 
 #define TFI_JOB_SECRET_MIN 16 /* bytes: a shorter job secret is refused as guessable */
 
@@ -100,8 +42,8 @@ job_key_from(struct tfi_domain *d, const void *secret, size_t len)
 	static const uint64_t k0[2] = {0x746f726f69642d6aULL, 0x6f622d6b65792d30ULL};
 	static const uint64_t k1[2] = {0x746f726f69642d6aULL, 0x6f622d6b65792d31ULL};
 
-	d->job_sk[0] = siphash24(k0, secret, len);
-	d->job_sk[1] = siphash24(k1, secret, len);
+	d->job_sk[0] = trd_siphash24(k0[0], k0[1], secret, len);
+	d->job_sk[1] = trd_siphash24(k1[0], k1[1], secret, len);
 	d->job_key = true;
 }
 
@@ -150,7 +92,7 @@ tfi_wire_key(const struct tfi_domain *d, uint64_t key)
 		return key ^ TFI_KEY_XOR; /* key is 64 random bits already */
 	for (int i = 0; i < 8; i++)
 		b[i] = (uint8_t)(key >> (8 * i));
-	v = siphash24(d->job_sk, b, sizeof(b));
+	v = trd_siphash24(d->job_sk[0], d->job_sk[1], b, sizeof(b));
 	return v != 0 ? v : 1; /* 0 asks the VNI to pick */
 }
 

@@ -79,7 +79,7 @@ PUBLIC = {
 # The include path engine/meson.build gives each layer beyond include/: the api/ folders of
 # layers below (kept in step with it; a difference shows as an include that does not resolve).
 API_PATH = {
-    "core": ["engine/link/api"],
+    "core": ["engine/wire/api", "engine/link/api"],
     "net": ["engine/link/api", "engine/core/api"],
     "telemetry": ["engine/core/api"],
 }

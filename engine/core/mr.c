@@ -87,7 +87,7 @@ mr_iova(const void *addr, size_t len, bool *dpdk)
 static inline uint32_t
 mr_slot_of(const struct trd_node *n, uint64_t key)
 {
-	uint64_t h = (key + n->mr_secret[2]) * (n->mr_secret[3] | 1);
+	uint64_t h = (key + n->mr_secret[2]) * n->mr_secret[3]; /* (odd: mr_new_key()) */
 
 	return (uint32_t)((h >> 32) % n->conf.n_regions);
 }
@@ -96,8 +96,11 @@ mr_slot_of(const struct trd_node *n, uint64_t key)
 static uint64_t
 mr_new_key(struct trd_node *n)
 {
+	if (n->conf.n_regions == 0)
+		return 0; /* (so a keyed node has a table: trd_mr_lookup() checks one flag) */
 	if (!n->mr_keyed) {
 		trd_secret_bytes(n->mr_secret, sizeof(n->mr_secret));
+		n->mr_secret[3] |= 1; /* the multiplier: odd, so no key bit is lost */
 		__atomic_store_n(&n->mr_keyed, true, __ATOMIC_RELEASE);
 	}
 	/* a free slot is drawn with probability free/n_regions each time: 64 times the table
@@ -246,7 +249,7 @@ trd_mr_lookup(struct trd_node *n, uint64_t key)
 {
 	struct trd_mr *mr;
 
-	if (key == 0 || n->conf.n_regions == 0 || !__atomic_load_n(&n->mr_keyed, __ATOMIC_ACQUIRE))
+	if (key == 0 || !__atomic_load_n(&n->mr_keyed, __ATOMIC_ACQUIRE))
 		return NULL;
 	mr = &n->mrs[mr_slot_of(n, key)];
 	return __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) == key ? mr : NULL;

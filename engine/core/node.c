@@ -228,6 +228,8 @@ routes_update(struct trd_node *n)
 			rt->hops = 1 + TRD_HOP_SLACK;
 			rt->dmac = n->has_peer_mac[r] ? n->peer_mac[r] : n->sw_link->peer;
 		}
+		/* the loss prior (rel.c) looks at the distances a route ever had, no further */
+		n->hop_top = RTE_MAX(n->hop_top, trd_hop_bucket(rt->hops));
 	}
 }
 

@@ -161,6 +161,15 @@ struct trd_cpl {
 #define TRD_HOPQ            32 /* path lengths the loss prior tells apart (longer ones count as 31) */
 #define TRD_DEAD_MAX_FACTOR 16
 
+/* The entry of hop_q[] a route of @p hops (with TRD_HOP_SLACK) falls in: 1 over a switch. */
+static inline uint32_t
+trd_hop_bucket(uint8_t hops)
+{
+	int h = RTE_MAX((int)hops - TRD_HOP_SLACK, 1);
+
+	return (uint32_t)RTE_MIN(h, TRD_HOPQ - 1);
+}
+
 struct trd_capture;
 struct trd_comb;
 
@@ -202,7 +211,7 @@ struct trd_peer {
 	uint64_t probe_floor;  /* probe_seq at the last proof of life */
 	uint32_t tries;        /* probes since the last proof of life */
 	uint32_t fail_q;       /* measured share of attempts unanswered, 1/65536 (EWMA) */
-	uint32_t n_ev;         /* attempts measured (saturating): fail_q means something */
+	uint32_t n_ev;         /* attempts measured (up to 256): fail_q means something */
 	uint32_t need;         /* probes unanswered before it is down (tries_needed(), cached) */
 	uint64_t rto;          /* cycles: srtt + 4 rttvar, at least the configured minimum */
 	uint64_t srtt, rttvar; /* cycles, from acks of packets sent once (Karn) */
@@ -257,7 +266,7 @@ struct trd_node {
 	struct trd_mr *mrs;
 	uint64_t mr_secret[4];   /* SipHash keys: [0..1] make region keys, [2..3] place them */
 	uint64_t mr_serial;      /* region keys made so far (mr.c) */
-	bool mr_keyed;           /* mr_secret is drawn */
+	bool mr_keyed;           /* mr_secret is drawn (never with no region table) */
 	rte_spinlock_t ctl_lock; /* control path only: counter and region tables */
 
 	struct trd_cpl *cpl;       /* by completion id - 1 */
@@ -279,7 +288,9 @@ struct trd_node {
 	uint32_t rel_w;       /* window, power of 2 */
 	uint64_t rto0, rto_max, ack_delay, dead; /* cycles */
 	uint32_t hop_q[TRD_HOPQ]; /* loss measured over all peers n hops away, 1/65536 */
-	uint32_t hop_n[TRD_HOPQ]; /* attempts measured in hop_q[n] (saturating) */
+	uint32_t hop_n[TRD_HOPQ]; /* attempts measured in hop_q[n] (up to 1024) */
+	uint32_t hop_top;         /* highest hop_q[] any route ever fell in: none above holds any */
+	bool loss_seen;           /* some attempt went unanswered: a share above may not be 0 */
 	struct trd_peer **peers;  /* by rank, made on first use */
 	uint32_t *active;         /* ranks with timers to run */
 	uint32_t n_active;

@@ -64,6 +64,15 @@ flush_all(struct trd_node *n)
 			link_flush(n, n->links[i]);
 }
 
+/* Serve an injection FIFO if it has anything: what it moved. */
+static inline unsigned int
+inj_serve(struct trd_node *n, struct trd_inj_fifo *f)
+{
+	if (f->busy || f->stage_i < f->stage_n || !rte_ring_empty(f->ring))
+		return trd_inj_fifo_service(n, f, n->conf.burst);
+	return 0;
+}
+
 int
 trd_node_poll(struct trd_node *n)
 {
@@ -86,13 +95,13 @@ trd_node_poll(struct trd_node *n)
 	}
 
 	flush_all(n);
+	/* round robin: from rr to the end, then from the start to rr (rr moves one on per
+	 * poll; an index taken modulo nf cost a division per FIFO, a tenth of an idle poll) */
 	nf = n->n_inj + 1;
-	for (unsigned int k = 0; k < nf; k++) {
-		struct trd_inj_fifo *f = n->inj[(n->rr + k) % nf];
-
-		if (f->busy || f->stage_i < f->stage_n || !rte_ring_empty(f->ring))
-			moved += trd_inj_fifo_service(n, f, n->conf.burst);
-	}
+	for (unsigned int i = n->rr; i < nf; i++)
+		moved += inj_serve(n, n->inj[i]);
+	for (unsigned int i = 0; i < n->rr; i++)
+		moved += inj_serve(n, n->inj[i]);
 	n->rr = n->rr + 1 == nf ? 0 : n->rr + 1;
 	flush_all(n);
 

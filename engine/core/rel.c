@@ -59,6 +59,7 @@ trd_rel_init(struct trd_node *n)
 	trd_secret_bytes(n->sess_key, sizeof(n->sess_key));
 	memset(n->hop_q, 0, sizeof(n->hop_q)); /* the loss measured so far (trd_node_reset()) */
 	memset(n->hop_n, 0, sizeof(n->hop_n));
+	n->loss_seen = false;
 	n->sl_start = 0;
 	n->sl_count = 0;
 	n->peers = rte_zmalloc("trd_peers", sizeof(*n->peers) * n->n_nodes, 0);
@@ -247,22 +248,24 @@ fail_pending(struct trd_node *n, uint32_t rank)
 static inline uint32_t
 peer_hops(const struct trd_node *n, const struct trd_peer *pe)
 {
-	int h = RTE_MAX((int)n->routes[pe->rank].hops - TRD_HOP_SLACK, 1);
-
-	return (uint32_t)RTE_MIN(h, TRD_HOPQ - 1);
+	return trd_hop_bucket(n->routes[pe->rank].hops);
 }
 
 /* One attempt into a measured share (1/65536): the mean of the attempts so far while there are
  * fewer than @p span of them (a fresh measure is right at once, not dragged up from 0 over a
- * thousand attempts), then an EWMA over about @p span. */
+ * thousand attempts), then an EWMA over about @p span. The count stops at @p span (no
+ * threshold is higher), and a share already at the attempt's outcome stays (no loss: every
+ * acknowledged packet comes here, and then nothing moves). */
 static inline void
 share_add(uint32_t *q, uint32_t *cnt, bool lost, uint32_t span)
 {
-	int64_t k = *cnt < span ? *cnt + 1 : span, t = lost ? 65536 : 0;
+	int64_t t = lost ? 65536 : 0;
 
-	*q = (uint32_t)((int64_t)*q + (t - (int64_t)*q) / k);
-	if (*cnt < UINT32_MAX)
+	if (*cnt < span)
 		(*cnt)++;
+	else if (t == (int64_t)*q)
+		return;
+	*q = (uint32_t)((int64_t)*q + (t - (int64_t)*q) / *cnt);
 }
 
 /* The measured share of attempts (packets, probes) that went unanswered, over a few hundred
@@ -273,6 +276,8 @@ loss_event(struct trd_node *n, struct trd_peer *pe, bool lost)
 {
 	uint32_t h = peer_hops(n, pe);
 
+	if (unlikely(lost))
+		n->loss_seen = true;
 	share_add(&pe->fail_q, &pe->n_ev, lost, 256);
 	share_add(&n->hop_q[h], &n->hop_n[h], lost, 1024);
 }
@@ -294,14 +299,23 @@ static uint32_t
 tries_needed(const struct trd_node *n, const struct trd_peer *pe)
 {
 	uint32_t h = peer_hops(n, pe);
-	double q1 = pe->n_ev >= TRD_LOSS_SEEN ? pe->fail_q / 65536.0 : 0, q, k;
+	double q1, q, k;
 
-	for (uint32_t b = 1; b < TRD_HOPQ; b++) {
-		double qb = RTE_MIN(n->hop_q[b] / 65536.0, 0.999);
+	/* every share is 0 while nothing was ever lost: the least (a peer that owes us
+	 * something comes here once per outcome) */
+	if (likely(!n->loss_seen))
+		return TRD_DEAD_MIN_TRIES;
+	q1 = pe->n_ev >= TRD_LOSS_SEEN ? pe->fail_q / 65536.0 : 0;
+	/* (only the distances some route ever had: the others measured nothing) */
+	for (uint32_t b = 1; b <= n->hop_top; b++) {
+		if (n->hop_n[b] >= TRD_LOSS_SEEN && n->hop_q[b] != 0) {
+			double qb = RTE_MIN(n->hop_q[b] / 65536.0, 0.999);
 
-		if (n->hop_n[b] >= TRD_LOSS_SEEN && qb > 0)
 			q1 = RTE_MAX(q1, 1 - pow(1 - qb, (double)h / b));
+		}
 	}
+	if (q1 == 0)
+		return TRD_DEAD_MIN_TRIES;
 	/* a probe fails if it or its answer is lost */
 	q = RTE_MIN(1 - (1 - q1) * (1 - q1), 0.999);
 	k = q > 0 ? ceil(log(1e-9) / log(q)) : 0;
@@ -856,7 +870,8 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, cons
 	return TRD_REL_DELIVER;
 }
 
-/* Time between probes of a silent peer: from the retransmission timeout, doubling with each
+/* Time between probes of a silent peer, never less than rto0 (trd_rel_timers() relies on it):
+ * from the retransmission timeout, doubling with each
  * probe, at most an eighth of dead_ms (so that dead_ms holds several), and at most dead_ms
  * over the probes the measured loss needs (so that dead_ms holds them all, when the least
  * timeout allows: a lossy path is judged on as many probes as it needs, within dead_ms). */
@@ -928,7 +943,10 @@ trd_rel_timers(struct trd_node *n)
 		if (owing && !pe->down && peer_dead(n, pe, outstanding, now)) {
 			peer_down(n, pe);
 			outstanding = false;
-		} else if (!pe->down) {
+		} else if (!pe->down &&
+			   ((owing && now - pe->last_alive > n->rto0) || !pe->ack_synced)) {
+			/* (the interval is never below rto0: a peer heard from since is not asked,
+			 * and its interval not worked out on every poll) */
 			uint64_t ival = probe_ival(n, pe);
 
 			/* silent while it owes us something: ask whether it lives, only its answer

@@ -13,49 +13,19 @@
 #include <toroid/testing.h>
 
 #include "core_pvt.h"
+#include "siphash.h" /* engine/wire/api */
 
 /* ---- session cookies: SipHash-2-4 of one word under the node's secret ---- */
-
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                                   \
-	do {                                                                                       \
-		v0 += v1;                                                                          \
-		v1 = ROTL(v1, 13);                                                                 \
-		v1 ^= v0;                                                                          \
-		v0 = ROTL(v0, 32);                                                                 \
-		v2 += v3;                                                                          \
-		v3 = ROTL(v3, 16);                                                                 \
-		v3 ^= v2;                                                                          \
-		v0 += v3;                                                                          \
-		v3 = ROTL(v3, 21);                                                                 \
-		v3 ^= v0;                                                                          \
-		v2 += v1;                                                                          \
-		v1 = ROTL(v1, 17);                                                                 \
-		v1 ^= v2;                                                                          \
-		v2 = ROTL(v2, 32);                                                                 \
-	} while (0)
 
 uint64_t
 trd_session_cookie(uint64_t k0, uint64_t k1, uint32_t peer_rank, uint32_t gen)
 {
-	uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
-	uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
-	uint64_t m = (uint64_t)peer_rank << 32 | gen, b = 8ULL << 56;
+	uint64_t m = (uint64_t)peer_rank << 32 | gen;
+	uint8_t b[8];
 
-	v3 ^= m;
-	SIPROUND;
-	SIPROUND;
-	v0 ^= m;
-	v3 ^= b;
-	SIPROUND;
-	SIPROUND;
-	v0 ^= b;
-	v2 ^= 0xff;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
+	for (unsigned int i = 0; i < sizeof(b); i++)
+		b[i] = (uint8_t)(m >> (8 * i)); /* the word, as SipHash reads it: little-endian */
+	return trd_siphash24(k0, k1, b, sizeof(b));
 }
 
 void

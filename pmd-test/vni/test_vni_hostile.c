@@ -70,90 +70,11 @@
 #include <toroid/vni.h>
 #include <toroid/vni_service.h>
 
-#include "../test_common.h"
 #include "vni_seg.h"
+#include "vni_test.h"
 #include <toroid/vni_wire.h>
 
-#define NOBODY  65534
-#define WAIT_US 10000000ULL
-
-static char dir[64], sock_path[100];
-static struct trd_topo *topo;
-static struct trd_net *net;
-static struct trd_node *nd[3];
-static struct trd_vni_svc *vs;
-
-static void
-pump(void)
-{
-	trd_net_poll(net);
-	trd_vni_svc_poll(vs);
-}
-
-static uint64_t
-stat_of(enum trd_vni_svc_stat k)
-{
-	uint64_t st[TRD_VNI_SVC_STAT_MAX];
-
-	trd_vni_svc_stats_get(vs, st);
-	return st[k];
-}
-
-/* Pump until @p k reaches @p want or @p us passed, then a little more. */
-static void
-pump_for_stat(enum trd_vni_svc_stat k, uint64_t want, uint64_t us)
-{
-	uint64_t deadline = trd_time_us() + us;
-
-	while (stat_of(k) < want && trd_time_us() < deadline)
-		pump();
-	for (int i = 0; i < 100; i++) /* nothing else may come */
-		pump();
-}
-
-/* Pump until @p k reaches @p want (bounded). */
-static void
-pump_until_stat(enum trd_vni_svc_stat k, uint64_t want)
-{
-	pump_for_stat(k, want, WAIT_US);
-	T_ASSERT(stat_of(k) >= want, "%s stays at %llu, want %llu", trd_vni_svc_stat_name(k),
-		 (unsigned long long)stat_of(k), (unsigned long long)want);
-}
-
-/* A child process running @p fn; its exit status is fn's return value. */
-static pid_t
-spawn(int (*fn)(void *), void *arg)
-{
-	pid_t pid = fork();
-
-	T_ASSERT(pid >= 0, "fork: %s", strerror(errno));
-	if (pid == 0)
-		_exit(fn(arg));
-	return pid;
-}
-
-/* Pump while the child runs; its exit status (bounded wait). */
-static int
-reap_child(pid_t pid)
-{
-	uint64_t deadline = trd_time_us() + WAIT_US;
-	int st;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (trd_time_us() >= deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			T_ASSERT(0, "child %d did not finish within 10 s", (int)pid);
-		}
-		pump();
-	}
-	T_ASSERT(WIFEXITED(st), "child %d died of signal %d", (int)pid, WTERMSIG(st));
-	return WEXITSTATUS(st);
-}
+#define NOBODY 65534
 
 /* ---- the node the test plays: node 1 reads requests, nodes 1 and 2 send replies ---- */
 
@@ -539,7 +460,7 @@ test_forge(void)
 	node_send(1, &r);
 	st = app_status_wait(p[0]);
 	T_ASSERT(st == 0, "the send completed with %d", st);
-	T_EQ(reap_child(pid), 0);
+	T_EQ(reap_child(pid, WAIT_US), 0);
 	bad = stat_of(TRD_VNI_SVC_STAT_BAD_REPLIES);
 	T_EQ(bad, bad0 + 6);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_ERRORS), 0);
@@ -601,17 +522,6 @@ rma_app(void *arg)
 	trd_vni_close(v);
 	free(region);
 	return 0;
-}
-
-static void
-read_pipe(int fd, void *buf, size_t n)
-{
-	uint64_t deadline = trd_time_us() + WAIT_US;
-
-	while (read(fd, buf, n) != (ssize_t)n) {
-		T_ASSERT(trd_time_us() < deadline, "the application reported nothing");
-		pump();
-	}
 }
 
 /* A WRITE from node @p from: @p data_len bytes after the header (h->len may lie). */
@@ -810,7 +720,7 @@ test_rma(void)
 	T_EQ((int64_t)res[0], 0);
 	T_EQ(res[1], 1234);
 	T_EQ(write(down[1], "x", 1), 1);
-	T_EQ(reap_child(pid), 0);
+	T_EQ(reap_child(pid, WAIT_US), 0);
 	close(up[0]);
 	close(up[1]);
 	close(down[0]);
@@ -1131,13 +1041,13 @@ test_cmds(void)
 	uint64_t bad0 = stat_of(TRD_VNI_SVC_STAT_BAD_CMDS);
 	int rc;
 
-	rc = reap_child(spawn(hostile_app, NULL));
+	rc = reap_child(spawn(hostile_app, NULL), WAIT_US);
 	T_ASSERT(rc == 0, "the hostile application saw the engine misbehave (%d)", rc);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_CMDS), bad0 + 14);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_QUEUES), 1);
 	pump_until_stat(TRD_VNI_SVC_STAT_RECLAIMED, 1);
-	T_EQ(reap_child(spawn(polite_app, NULL)), 0);
-	T_EQ(reap_child(spawn(versions_app, NULL)), 0);
+	T_EQ(reap_child(spawn(polite_app, NULL), WAIT_US), 0);
+	T_EQ(reap_child(spawn(versions_app, NULL), WAIT_US), 0);
 	printf("cmds: 14 hostile commands refused (11 completed with -EINVAL; 5 bad claims), "
 	       "overwritten ring "
 	       "headers ignored, a broken queue closed its interface; the engine served the next "
@@ -1183,7 +1093,7 @@ claim_as(uid_t uid, uint32_t app, uint32_t proc)
 {
 	struct who w = {.uid = uid, .app = app, .proc = proc, .hold_fd = -1, .ready_fd = -1};
 
-	return reap_child(spawn(claim, &w));
+	return reap_child(spawn(claim, &w), WAIT_US);
 }
 
 static void
@@ -1225,7 +1135,7 @@ test_owner(void)
 	T_EQ(claim_as(NOBODY, 3, 1), EACCES); /* another user, while root's 3:0 is attached */
 	T_EQ(claim_as(0, 3, 1), 0);           /* the same user may */
 	T_EQ(write(hold[1], "x", 1), 1);
-	T_EQ(reap_child(pid), 0);
+	T_EQ(reap_child(pid, WAIT_US), 0);
 	close(hold[1]);
 	pump_until_stat(TRD_VNI_SVC_STAT_DETACHED, 4);
 	T_EQ(claim_as(NOBODY, 3, 1), 0); /* free again once root's processes left */
@@ -1291,7 +1201,7 @@ static void
 test_rma_refused(void)
 {
 	uint64_t det0 = stat_of(TRD_VNI_SVC_STAT_DETACHED), deadline;
-	int rc = reap_child(spawn(refused_app, NULL));
+	int rc = reap_child(spawn(refused_app, NULL), WAIT_US);
 
 	T_ASSERT(rc == 0, "the application saw its refused ops end badly (%d)", rc);
 	pump_until_stat(TRD_VNI_SVC_STAT_DETACHED, det0 + 1);
@@ -1355,7 +1265,7 @@ test_pid_exit(void)
 
 	T_EQ(pipe(pp.ready), 0);
 	T_EQ(pipe(pp.hold), 0);
-	rc = reap_child(spawn(pid_exit_app, &pp));
+	rc = reap_child(spawn(pid_exit_app, &pp), WAIT_US);
 	T_ASSERT(rc == 0, "the application could not attach and fork (%d)", rc);
 	close(pp.hold[0]);
 	read_pipe(pp.ready[0], &b, 1); /* the grandchild holds the socket now */
@@ -1491,24 +1401,9 @@ test_rma_lossy(void)
 	uint64_t drops0 = fifo_drops(), retries0 = stat_of(TRD_VNI_SVC_STAT_RETRIES);
 	uint64_t repeats0 = stat_of(TRD_VNI_SVC_STAT_RMA_REPEATS);
 	pid_t pid = spawn(lossy_app, NULL);
-	uint64_t deadline = trd_time_us() + 6 * WAIT_US;
-	int st = 0;
+	int rc = reap_child(pid, 6 * WAIT_US); /* 60 s: stalls of 0.5 s each */
 
-	for (;;) { /* reap_child's 10 s are short here: stalls of 0.5 s each */
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (trd_time_us() >= deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			T_ASSERT(0, "the application did not finish within 60 s");
-		}
-		pump();
-	}
-	T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		 "one-sided ops through a lossy reception FIFO failed (%d)",
-		 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	T_ASSERT(rc == 0, "one-sided ops through a lossy reception FIFO failed (%d)", rc);
 	T_ASSERT(fifo_drops() > drops0, "no frame was dropped: the test tested nothing");
 	T_ASSERT(stat_of(TRD_VNI_SVC_STAT_RETRIES) > retries0, "no op was asked again");
 	printf("rma_lossy: %u writes and %u reads of 256 KiB completed byte-exact, then %u x (%u "
@@ -1527,16 +1422,6 @@ static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 				"[node 1]\napp = 1\nproc = 9\nx+ = 0\nx- = 1\n"
 				"[node 2]\nx+ = 0\nx- = 1\n";
 
-static void
-cleanup(void)
-{
-	trd_vni_svc_free(vs);
-	trd_net_free(net);
-	trd_topo_free(topo);
-	unlink(sock_path);
-	rmdir(dir);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -1544,11 +1429,7 @@ main(int argc, char **argv)
 		{.app = 2, .uid = NOBODY, .gid = -1},
 		{.app = 1, .uid = -1, .gid = 0},
 	};
-	struct trd_node_conf ncf;
-	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ncf};
 	struct trd_vni_svc_conf vc;
-	char err[256], path[128];
-	FILE *f;
 
 	if (argc != 2) {
 		fprintf(stderr,
@@ -1557,42 +1438,14 @@ main(int argc, char **argv)
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
-	snprintf(dir, sizeof(dir), "/tmp/toroid-hostile.XXXXXX");
-	T_ASSERT(mkdtemp(dir) != NULL, "mkdtemp");
-	T_EQ(chmod(dir, 0755), 0); /* other users reach the socket; its own mode decides */
-	snprintf(path, sizeof(path), "%s/topo.ini", dir);
-	f = fopen(path, "w");
-	T_ASSERT(f != NULL && fputs(topo_text, f) >= 0 && fclose(f) == 0, "topology file");
-	topo = trd_topo_load(path, err, sizeof(err));
-	T_ASSERT(topo != NULL, "%s", err);
-	unlink(path);
-	memset(&ncf, 0, sizeof(ncf));
-	ncf.n_inj_fifos = 2;
-	ncf.inj_fifo_size = 1024;
-	ncf.n_rec_fifos = 1;
-	ncf.rec_fifo_size = strcmp(argv[1], "rma_lossy") == 0 ? 256 : 1024; /* drops frames */
-	ncf.n_counters = 256;
-	ncf.n_regions = 64;
-	ncf.inline_max = 960;
-	net = trd_net_from_topo(topo, &nc);
-	T_ASSERT(net != NULL, "trd_net_from_topo: %s", rte_strerror(rte_errno));
-	for (unsigned int r = 0; r < 3; r++)
-		nd[r] = trd_net_topo_node(net, topo, r);
-	snprintf(sock_path, sizeof(sock_path), "%s/n0.sock", dir);
 	memset(&vc, 0, sizeof(vc));
-	vc.node = nd[0];
-	vc.topo = topo;
-	vc.socket = sock_path;
-	vc.inline_max = 960;
-	vc.rep_fifo = 1;
-	vc.staging = 1 << 20;
 	vc.owners = owners;
 	vc.n_owners = RTE_DIM(owners);
 	if (strcmp(argv[1], "rma_refused") == 0)
 		vc.noproc_ms = 300; /* the refused ops end sooner */
-	vs = trd_vni_svc_create(&vc);
-	T_ASSERT(vs != NULL, "trd_vni_svc_create: %s", rte_strerror(rte_errno));
-	atexit(cleanup);
+	/* a small reception FIFO drops frames */
+	vni_setup("hostile", topo_text, strcmp(argv[1], "rma_lossy") == 0 ? 256 : 1024, &vc);
+	T_EQ(chmod(dir, 0755), 0); /* other users reach the socket; its own mode decides */
 	if (strcmp(argv[1], "forge") == 0)
 		test_forge();
 	else if (strcmp(argv[1], "cmds") == 0)
