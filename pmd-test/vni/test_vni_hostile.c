@@ -324,7 +324,7 @@ test_data_forge(void)
 					     "was written");
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_COPY_RX_USER), LONG_LEN);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_WIRE), wire0 + 5);
-	T_EQ(reap_child(pid), 0);
+	reap_ok(pid, WAIT_US, "the receiving process");
 	close(p[0]);
 	close(p[1]);
 	printf("data_forge: 5 forged DATA messages dropped (bad_wire), the real ones wrote the "
