@@ -309,8 +309,8 @@ test_rx(void)
 	/* truncated: says 100 bytes, carries 50 */
 	p = base, p.offset = 200, p.msg_len = p.pay_len = 100;
 	lens[nf] = mkframe(frames[nf], &p, pay, 100) - 50, nf++, want[TRD_DROP_BAD_LENGTH]++;
-	/* unknown type with a valid checksum */
-	p = base, p.type = 9, p.msg_len = p.pay_len = 4;
+	/* unknown type (the first past the last known) with a valid checksum */
+	p = base, p.type = TRD_PKT_MAX, p.msg_len = p.pay_len = 4;
 	lens[nf] = mkframe(frames[nf], &p, pay, 4), nf++, want[TRD_DROP_BAD_TYPE]++;
 	/* bad checksum */
 	p = base, p.offset = 300, p.msg_len = p.pay_len = 4;
