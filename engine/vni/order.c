@@ -22,7 +22,8 @@
  * Every number from the wire is untrusted: a request outside the receiver's window (before
  * the one it expects or SVC_ORD_WINDOW past it), or with an "oldest open" past the window, is
  * dropped and counted (order_dropped); parking is bounded per pair (the window) and in all
- * (SVC_ORD_PARK_MAX), and pair states come from a fixed table (rte_hash).
+ * (SVC_ORD_PARK_MAX requests, SVC_ORD_PARK_BYTES bytes), and pair states come from a fixed table
+ * (rte_hash).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -259,6 +260,7 @@ park_nak(struct trd_vni_svc *s, struct vord *o, unsigned int slot, int status)
 		svc_rx_nak(s, p->src, &h, status);
 		ST(s, ORDER_REFUSED)++;
 	}
+	s->parked_bytes -= p->len;
 	free(p);
 	o->park[slot] = NULL;
 	o->n_parked--;
@@ -294,6 +296,7 @@ drain(struct trd_vni_svc *s, struct vord *o)
 		o->park[o->next % W] = NULL;
 		o->n_parked--;
 		s->n_parked--;
+		s->parked_bytes -= p->len;
 		if (trd_vw_decode(p->msg, p->len, &h) == 0)
 			taken = svc_rx_take(s, o->k.rank, p->src, &h, p->msg + TRD_VW_HDR_LEN);
 		free(p);
@@ -309,14 +312,15 @@ park(struct trd_vni_svc *s, struct vord *o, uint32_t seq, const struct trd_msg *
 {
 	struct vpark *p;
 
-	if (s->n_parked >= SVC_ORD_PARK_MAX)
-		return false;
+	if (s->n_parked >= SVC_ORD_PARK_MAX || m->len > SVC_ORD_PARK_BYTES - s->parked_bytes)
+		return false; /* refused (NAK): its sender asks again */
 	p = malloc(sizeof(*p) + m->len);
 	if (p == NULL)
 		return false;
 	p->src = m->src;
 	p->len = m->len;
 	memcpy(p->msg, m->data, m->len);
+	s->parked_bytes += m->len;
 	o->park[seq % W] = p;
 	o->n_parked++;
 	s->n_parked++;

@@ -86,11 +86,13 @@ extern int trd_vni_logtype;
 			    * node, and the slots a target remembers per origin (rma.c) */
 #define SVC_ATOM_RETIRED 4 /* incarnations of an origin engine a target remembers as gone */
 #define SVC_ORD_WINDOW                                                                             \
-	64                      /* ordered messages open at once from one interface to one process \
-				 * (the sender holds the next), and parking slots per pair */
-#define SVC_ORD_PAIRS    2048   /* pair states (sending and receiving) per service */
-#define SVC_ORD_PARK_MAX 1024   /* requests parked at once, all pairs of the service */
-#define SVC_ORD_STALL_US 200000 /* parked behind a gap this long: refused, asked again */
+	64                    /* ordered messages open at once from one interface to one process   \
+			       * (the sender holds the next), and parking slots per pair */
+#define SVC_ORD_PAIRS    2048 /* pair states (sending and receiving) per service */
+#define SVC_ORD_PARK_MAX 1024 /* requests parked at once, all pairs of the service */
+/* bytes of parked requests (header and eager data), all pairs: a peer decides their sizes */
+#define SVC_ORD_PARK_BYTES (4u << 20)
+#define SVC_ORD_STALL_US   200000 /* parked behind a gap this long: refused, asked again */
 
 enum tx_state {
 	TX_FREE = 0,
@@ -412,6 +414,7 @@ struct trd_vni_svc {
 	struct vord *ords;
 	uint32_t ord_stream;          /* the last stream number given */
 	unsigned int n_parked;        /* requests parked, all pairs */
+	uint64_t parked_bytes;        /* their bytes (at most SVC_ORD_PARK_BYTES) */
 	struct vord_list ord_idle;    /* rx pairs with nothing parked, least recently used first */
 	struct vord_list ord_parking; /* rx pairs with parked requests */
 	uint8_t *bounce; /* SVC_LOCAL_CHUNK bytes: one process's memory to another's (send.c) */
