@@ -213,26 +213,33 @@ mpi_test_poll)
 		grep -q '^PASS: 0 errors$' "$1" || return 1
 		awk '/^time: / { printf "%d\n", $2 * 1000000 }' "$1"
 	}
-	timeout 100 mpirun --allow-run-as-root --oversubscribe -np 2 \
-		--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
-		-x LD_PRELOAD="$SAN" "$MPI_PROG" >"$T/tcp.log" 2>&1
-	rc=$?
-	cat "$T/tcp.log"
-	[ $rc -eq 0 ] || die "mpirun over TCP failed with $rc"
-	tcp_us=$(poll_time "$T/tcp.log") || die "the MPI program did not pass over TCP"
 	sed 's/^procs = .*/procs = 1:0, 1:1/' "$T/one.ini" >"$T/mpi2.ini"
-	start_engine E 0 "$T/mpi2.ini" 0
-	eng_wait_ready E
-	TOROID_VNI_SOCKET="$T/E.sock" timeout 100 mpirun --allow-run-as-root --oversubscribe \
-		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
-		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
-		"$MPI_PROG" >"$T/toroid.log" 2>&1
-	rc=$?
-	cat "$T/toroid.log"
-	[ $rc -eq 124 ] && die "over toroid: not done in 100 s (TCP: $tcp_us us)"
-	[ $rc -eq 0 ] || die "mpirun over toroid failed with $rc"
-	toroid_us=$(poll_time "$T/toroid.log") || die "the MPI program did not pass over toroid"
-	eng_stop E || die "$ENG_WHY"
+	# Two rounds, each TCP alone and then toroid with its engine, the best of each kept:
+	# the other tests of the suite and the machine's load move single runs by 2 x.
+	tcp_us= toroid_us=
+	for round in 1 2; do
+		timeout 100 mpirun --allow-run-as-root --oversubscribe -np 2 \
+			--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
+			-x LD_PRELOAD="$SAN" "$MPI_PROG" >"$T/tcp.log" 2>&1
+		rc=$?
+		cat "$T/tcp.log"
+		[ $rc -eq 0 ] || die "mpirun over TCP failed with $rc"
+		us=$(poll_time "$T/tcp.log") || die "the MPI program did not pass over TCP"
+		[ -z "$tcp_us" ] || [ "$us" -lt "$tcp_us" ] && tcp_us=$us
+		start_engine E 0 "$T/mpi2.ini" 0
+		eng_wait_ready E
+		TOROID_VNI_SOCKET="$T/E.sock" timeout 100 mpirun --allow-run-as-root --oversubscribe \
+			-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
+			-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+			"$MPI_PROG" >"$T/toroid.log" 2>&1
+		rc=$?
+		cat "$T/toroid.log"
+		[ $rc -eq 124 ] && die "over toroid: not done in 100 s (TCP: $tcp_us us)"
+		[ $rc -eq 0 ] || die "mpirun over toroid failed with $rc"
+		us=$(poll_time "$T/toroid.log") || die "the MPI program did not pass over toroid"
+		[ -z "$toroid_us" ] || [ "$us" -lt "$toroid_us" ] && toroid_us=$us
+		eng_stop E || die "$ENG_WHY"
+	done
 	echo "mpi_test_poll: toroid $toroid_us us, TCP $tcp_us us (limit 2 x TCP)"
 	[ "$toroid_us" -le $((2 * tcp_us)) ] ||
 		die "over toroid $toroid_us us, more than 2 x TCP's $tcp_us us"
