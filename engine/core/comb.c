@@ -713,7 +713,11 @@ post_absorb(struct trd_node *n, struct trd_comb *c, const struct trd_comb_req *r
 	c->st.posted++;
 	/* posts are refused from low + TRD_COMB_DEPTH on, and every seq below low is released:
 	 * the slot is free, or holds this collective (made early by a neighbour's piece) */
-	RTE_ASSERT(!in->busy || in->seq == seq);
+	if (unlikely(in->busy && in->seq != seq)) {
+		trd_ctr_fail(&n->ctr[rq->counter]); /* cannot be (see above): never take it */
+		c->st.failed++;
+		return;
+	}
 	if (!in->busy && inst_make(n, c, in, seq, word, root, len, MAKE_POST) != 0) {
 		/* no memory here: the collective fails, and the group is told (aborts) */
 		inst_make(n, c, in, seq, word, root, len, MAKE_BARE);
