@@ -18,9 +18,13 @@
  *  group: an allreduce on the root's z plane only (dims 3), the other nodes posting nothing;
  *      a broadcast along the root's x line (dims 1);
  *  queue: TRD_COMB_DEPTH collectives posted back to back (the next one: -EBUSY);
+ *  out of order: at a leaf, an allreduce then reduces that end before it: the post that
+ *      would take the allreduce's slot is -EBUSY (not failed), and the group goes on;
  *  errors: argument checks of trd_comb_post();
  *  malformed: hand-made COMB frames (bad phase, word, piece length, offset, not from a tree
- *      neighbour, a duplicate piece) are dropped and counted by cause;
+ *      neighbour, a duplicate piece) are dropped and counted by cause; early pieces of
+ *      collectives never posted hold a bounded part of the heap, aborts none;
+ *  no memory: a post that finds no heap for its buffers fails on every node of the group;
  *  dead member: an inner node receives nothing any more; the allreduce the others post fails
  *      on every one of them (counter failed, -EHOSTUNREACH) in bounded time.
  * Every node must end with no drop but those the malformed part makes.
@@ -30,6 +34,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <rte_malloc.h>
 #include <semaphore.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -457,6 +462,60 @@ check_queue(void)
 		wait_done(r, "queue");
 }
 
+/* Wait (bounded) until node @p r's counter reads @p want. */
+static void
+wait_value(unsigned int r, int64_t want, const char *what)
+{
+	uint64_t t_end = trd_time_us() + TIMEOUT_US;
+	int64_t v;
+
+	do
+		T_EQ(trd_counter_read(nd[r], ctr[r], &v), 0);
+	while (v != want && trd_time_us() < t_end);
+	T_ASSERT(v == want, "%s: node %u's counter %" PRId64 ", not %" PRId64, what, r, v, want);
+}
+
+/* Collectives of a group end out of order: at a leaf, an allreduce (it waits for the root)
+ * then TRD_COMB_DEPTH - 1 reduces (each ends when its piece went up). The allreduce still
+ * holds the slot a next post would take: that post is -EBUSY, not taken and failed. Once the
+ * others post and the allreduce ends, posts go on and the group works. */
+static void
+check_out_of_order(void)
+{
+	const unsigned int leaf = N - 1; /* (2, 2, 2) / (1, 1, 1): no child in rank 0's tree */
+	struct trd_comb_req rq = {
+		.kind = TRD_COMB_ALLREDUCE,
+		.op = TRD_COMB_SUM,
+		.dtype = TRD_COMB_I64,
+		.root = coord_of(0),
+		.counter = ctr[leaf],
+		.count = 1,
+		.src = sbuf[leaf],
+		.dst = dbuf[leaf],
+	};
+
+	fill_random(300, false);
+	T_EQ(trd_counter_set(nd[leaf], ctr[leaf], TRD_COMB_DEPTH), 0);
+	post(leaf, TRD_COMB_ALLREDUCE, TRD_COMB_SUM, TRD_COMB_I64, 1, 0, TRD_COMB_TORUS);
+	for (unsigned int k = 1; k < TRD_COMB_DEPTH; k++)
+		post(leaf, TRD_COMB_REDUCE, TRD_COMB_SUM, TRD_COMB_I64, 1, 0, TRD_COMB_TORUS);
+	wait_value(leaf, 1, "out of order: the reduces at the leaf");
+	T_EQ(trd_comb_post(nd[leaf], &rq), -EBUSY);
+	wait_value(leaf, 1, "out of order: the refused post");
+	for (unsigned int r = 0; r < N; r++) {
+		if (r == leaf)
+			continue;
+		T_EQ(trd_counter_set(nd[r], ctr[r], TRD_COMB_DEPTH), 0);
+		post(r, TRD_COMB_ALLREDUCE, TRD_COMB_SUM, TRD_COMB_I64, 1, 0, TRD_COMB_TORUS);
+		for (unsigned int k = 1; k < TRD_COMB_DEPTH; k++)
+			post(r, TRD_COMB_REDUCE, TRD_COMB_SUM, TRD_COMB_I64, 1, 0, TRD_COMB_TORUS);
+	}
+	for (unsigned int r = 0; r < N; r++)
+		wait_done(r, "out of order");
+	/* the group goes on: one more allreduce, exact everywhere */
+	check_int(TRD_COMB_SUM, TRD_COMB_I64, 300, 0);
+}
+
 static void
 check_errors(void)
 {
@@ -530,6 +589,83 @@ make_comb(uint8_t *f, struct trd_coord src, struct trd_coord dst, uint8_t phase,
 	trd_wire_encode(f + TRD_ETH_HLEN, &p);
 	memset(f + TRD_FRAME_HLEN, 0x5A, pay);
 	return TRD_FRAME_HLEN + pay;
+}
+
+static uint64_t
+heap_used(void)
+{
+	struct rte_malloc_socket_stats st;
+
+	T_EQ(rte_malloc_get_socket_stats((int)rte_socket_id(), &st), 0);
+	return st.heap_allocsz_bytes;
+}
+
+/* What a node's early collectives (pieces before its post) may hold: one of the largest
+ * (comb.c COMB_EARLY_MAX), plus the allocator's headers. */
+#define EARLY_BOUND ((uint64_t)TRD_COMB_MAX_LEN * 7 + 2 * (TRD_COMB_MAX_LEN / 1024) + 64 * 1024)
+
+/* One child of node 0 sends the first piece of 1 MiB allreduces of every slot of three
+ * groups node 0 never posts to (z line, xz and yz planes through it, rooted at it): the early
+ * state they make is bounded (the rest dropped as no_memory, for now); aborts of collectives
+ * not posted make no buffers, and free those of an early one. */
+static void
+check_early_bound(void)
+{
+	static uint8_t f[TRD_FRAME_HLEN + TRD_COMB_PIECE];
+	struct trd_coord me = coord_of(0), ch = coord_of(N == 27 ? 9 : 4); /* (0, 0, 1) */
+	struct trd_node_stats before, after;
+	struct trd_comb_stats s0, s1;
+	unsigned int taken = 0, refused = 0;
+	uint64_t h0 = heap_used(), h1;
+
+	for (uint8_t g = 4; g <= 6; g++)
+		for (uint64_t seq = 0; seq < TRD_COMB_DEPTH; seq++) {
+			uint16_t w =
+				trd_comb_word(TRD_COMB_ALLREDUCE, TRD_COMB_SUM, g, TRD_COMB_I64);
+
+			T_EQ(trd_comb_stats(nd[0], &s0), 0);
+			T_EQ(trd_node_stats_get(nd[0], &before), 0);
+			T_EQ(trd_node_rx_frame(nd[0], f,
+					       make_comb(f, ch, me, TRD_COMB_UP, w, seq, 0,
+							 TRD_COMB_MAX_LEN, 0, TRD_COMB_PIECE),
+					       0),
+			     0);
+			T_EQ(trd_comb_stats(nd[0], &s1), 0);
+			T_EQ(trd_node_stats_get(nd[0], &after), 0);
+			if (s1.early == s0.early + 1) {
+				taken++;
+			} else {
+				T_EQ(after.drop[TRD_DROP_NO_MEMORY],
+				     before.drop[TRD_DROP_NO_MEMORY] + 1);
+				refused++;
+			}
+		}
+	h1 = heap_used();
+	printf("early pieces: %u kept, %u refused for now, heap +%" PRIu64 " KiB\n", taken, refused,
+	       (h1 - h0) / 1024);
+	T_ASSERT(taken >= 1 && refused >= 1, "%u kept, %u refused", taken, refused);
+	T_ASSERT(h1 - h0 <= EARLY_BOUND, "early pieces hold %" PRIu64 " bytes", h1 - h0);
+	/* an abort of each of those collectives, the refused ones first (the early state is
+	 * still full): kept (the failure is remembered) without a buffer, never refused; those
+	 * that were kept free theirs */
+	for (uint8_t g = 6; g >= 4; g--)
+		for (uint64_t seq = TRD_COMB_DEPTH; seq-- > 0;) {
+			uint16_t w =
+				trd_comb_word(TRD_COMB_ALLREDUCE, TRD_COMB_SUM, g, TRD_COMB_I64);
+
+			T_EQ(trd_comb_stats(nd[0], &s0), 0);
+			T_EQ(trd_node_rx_frame(nd[0], f,
+					       make_comb(f, ch, me, TRD_COMB_ABORT, w, seq, 0,
+							 TRD_COMB_MAX_LEN, 0, 0),
+					       0),
+			     0);
+			T_EQ(trd_comb_stats(nd[0], &s1), 0);
+			T_EQ(s1.rx_pieces, s0.rx_pieces + 1);
+		}
+	T_EQ(trd_node_stats_get(nd[0], &before), 0);
+	T_EQ(before.drop[TRD_DROP_NO_MEMORY], after.drop[TRD_DROP_NO_MEMORY]);
+	h1 = heap_used();
+	T_ASSERT(h1 <= h0 + 64 * 1024, "aborts hold %" PRIu64 " bytes", h1 - h0);
 }
 
 static void
@@ -647,7 +783,52 @@ check_malformed(void)
 	     0);
 	T_EQ(trd_node_stats_get(nd[0], &before), 0);
 	T_EQ(before.drop[TRD_DROP_NO_MEMORY], after.drop[TRD_DROP_NO_MEMORY] + 1);
+	check_early_bound();
 	T_EQ(trd_node_trust_unsequenced(nd[0], 0), 0);
+}
+
+/* A post that finds no memory for its buffers (the DPDK heap is filled here: nothing of 4 KiB
+ * is left) fails at its node, and the node tells the group: the others' posts of that
+ * collective fail too (counter failed), in bounded time, and do not wait for ever. */
+static void
+check_post_nomem(void)
+{
+	enum { MAXFILL = 1 << 16 };
+	void **fill = calloc(MAXFILL, sizeof(*fill));
+	unsigned int nf = 0;
+	uint64_t failed[MAXN];
+
+	T_ASSERT(fill != NULL, "calloc");
+	for (unsigned int r = 0; r < N; r++) {
+		struct trd_comb_stats st;
+
+		T_EQ(trd_comb_stats(nd[r], &st), 0);
+		failed[r] = st.failed;
+	}
+	T_EQ(trd_net_launch(net, &worker, 1), 0);
+	for (size_t sz = (size_t)256 << 20; sz >= 4096; sz /= 2)
+		while (nf < MAXFILL && (fill[nf] = rte_malloc(NULL, sz, 0)) != NULL)
+			nf++;
+	T_ASSERT(nf < MAXFILL, "the heap took %u blocks", nf);
+	T_EQ(trd_counter_set(nd[0], ctr[0], 1), 0);
+	post(0, TRD_COMB_ALLREDUCE, TRD_COMB_SUM, TRD_COMB_I64, 1024, 0, TRD_COMB_TORUS);
+	T_EQ(trd_counter_wait(nd[0], ctr[0], TIMEOUT_US), -EHOSTUNREACH);
+	while (nf > 0)
+		rte_free(fill[--nf]);
+	free(fill);
+	for (unsigned int r = 1; r < N; r++) {
+		T_EQ(trd_counter_set(nd[r], ctr[r], 1), 0);
+		post(r, TRD_COMB_ALLREDUCE, TRD_COMB_SUM, TRD_COMB_I64, 1024, 0, TRD_COMB_TORUS);
+	}
+	for (unsigned int r = 0; r < N; r++) {
+		struct trd_comb_stats st;
+		int rc = trd_counter_wait(nd[r], ctr[r], TIMEOUT_US);
+
+		T_ASSERT(rc == -EHOSTUNREACH, "no memory at node 0: node %u: %d", r, rc);
+		T_EQ(trd_comb_stats(nd[r], &st), 0);
+		T_EQ(st.failed, failed[r] + 1);
+	}
+	T_EQ(trd_net_stop(net), 0);
 }
 
 /* A dead member: one inner node's links lose everything it would receive. Its tree
@@ -659,7 +840,14 @@ check_dead(void)
 {
 	const unsigned int dead = N == 27 ? 4 : 2;
 	struct trd_impair_conf all = {.loss = 1.0, .seed = 7};
-	uint64_t t1, el;
+	uint64_t t1, el, failed[MAXN];
+
+	for (unsigned int r = 0; r < N; r++) {
+		struct trd_comb_stats st;
+
+		T_EQ(trd_comb_stats(nd[r], &st), 0);
+		failed[r] = st.failed;
+	}
 
 	T_EQ(trd_node_impair(nd[dead], &all), 0);
 	T_EQ(trd_net_launch(net, &worker, 1), 0);
@@ -678,7 +866,7 @@ check_dead(void)
 
 			T_ASSERT(rc == -EHOSTUNREACH, "dead member: node %u: %d", r, rc);
 			T_EQ(trd_comb_stats(nd[r], &st), 0);
-			T_EQ(st.failed, 1);
+			T_EQ(st.failed, failed[r] + 1);
 		}
 	el = trd_time_us() - t1;
 	printf("dead member: the collective failed on all %u live nodes in %.1f ms\n", N - 1,
@@ -748,7 +936,8 @@ main(int argc, char **argv)
 	check_barrier();
 	check_group();
 	check_queue();
-	printf("reduce, broadcast, barrier, plane, queue: ok\n");
+	check_out_of_order();
+	printf("reduce, broadcast, barrier, plane, queue, out of order: ok\n");
 	T_EQ(trd_net_stop(net), 0);
 	for (unsigned int r = 0; r < N; r++) {
 		struct trd_node_stats s;
@@ -763,6 +952,8 @@ main(int argc, char **argv)
 	}
 	check_malformed();
 	printf("malformed combining frames: dropped and counted\n");
+	check_post_nomem();
+	printf("a post without memory: failed on all %u nodes\n", N);
 	check_dead();
 	printf("all in %.1f ms\n", (double)(trd_time_us() - t0) / 1000.0);
 	trd_net_free(net);

@@ -14,9 +14,10 @@
  *
  * Collectives are numbered in the order a node's application posts them, per group; pieces of
  * a collective this node has not been posted yet are kept (the instance is made by the first
- * piece), pieces of one more than TRD_COMB_DEPTH ahead are refused for now (the reliable sender
- * brings them again). Every piece is checked: the group, the tree edge it came over, the
- * collective's word and length against the instance, its place, and that it came once.
+ * piece, within COMB_EARLY_MAX bytes of buffers for all such instances; an abort makes none),
+ * pieces of one more than TRD_COMB_DEPTH ahead, or beyond that budget, are refused for now
+ * (the reliable sender brings them again). Every piece is checked: the group, the tree edge it came
+ * over, the collective's word and length against the instance, its place, and that it came once.
  */
 #include <errno.h>
 #include <string.h>
@@ -35,6 +36,17 @@
 #define COMB_MAX_CHILD 6
 #define COMB_RING      64
 #define NO_PARENT      UINT32_MAX
+/* Buffer bytes a node's early instances (made by neighbours' pieces before the post) may hold
+ * at once: one of the largest (a vector, a staging vector per child, two bytes a piece). */
+#define COMB_EARLY_MAX                                                                             \
+	((size_t)TRD_COMB_MAX_LEN * (1 + COMB_MAX_CHILD) + 2 * (TRD_COMB_MAX_LEN / TRD_COMB_PIECE))
+
+/* How inst_make() makes an instance. */
+enum comb_make {
+	MAKE_BARE,  /* no buffers: a failed collective (an abort, a post that found no memory) */
+	MAKE_POST,  /* buffers, for the application's post */
+	MAKE_EARLY, /* buffers within COMB_EARLY_MAX, for a neighbour's piece before the post */
+};
 
 _Static_assert(sizeof(struct trd_comb_req) % 4 == 0, "ring elements are whole words");
 
@@ -53,12 +65,14 @@ struct comb_inst {
 	bool posted;        /* the application's part is here */
 	bool watched;       /* its tree neighbours count in n->owed (their liveness is watched) */
 	bool failed;        /* ends in failure once aborts went out and the application posted */
+	bool early;         /* its buffers count in c->early_bytes (made before the post) */
 	uint8_t abort_todo; /* neighbours still to tell: bit 0 the parent, bit i + 1 child i */
 	uint64_t seq;
 	uint16_t word;
 	uint8_t kind, op, dtype, dims;
 	uint32_t root;
 	uint32_t len, n_pieces;
+	size_t bytes; /* of its buffers */
 	struct comb_tree t;
 	const uint8_t *src;
 	uint8_t *dst;
@@ -74,11 +88,13 @@ struct comb_inst {
 struct trd_comb {
 	struct rte_ring *req;         /* posts, MP enqueue, the serving lcore dequeues */
 	uint64_t posted[COMB_GROUPS]; /* application side (atomic) */
-	uint64_t ended[COMB_GROUPS];  /* completed or failed (atomic, engine writes) */
+	uint64_t low[COMB_GROUPS];    /* lowest seq whose slot is not released (atomic, engine
+				       * writes): posts are refused from low + TRD_COMB_DEPTH on */
 	uint64_t next_seq[COMB_GROUPS];
 	uint64_t slot_next[COMB_GROUPS][TRD_COMB_DEPTH]; /* the seq each slot takes next */
 	struct comb_inst inst[COMB_GROUPS][TRD_COMB_DEPTH];
 	unsigned int n_busy;
+	size_t early_bytes; /* buffers of the instances not posted yet */
 	struct trd_comb_stats st;
 };
 
@@ -278,27 +294,58 @@ inst_watch(struct trd_node *n, struct comb_inst *in, bool on)
 	}
 }
 
+/* @p in's buffers no longer count as early (it was posted, or they are freed). */
+static void
+inst_uncharge(struct trd_comb *c, struct comb_inst *in)
+{
+	if (in->early) {
+		c->early_bytes -= in->bytes;
+		in->early = false;
+	}
+}
+
+/* Free the buffers of @p in (a failed instance needs none). */
+static void
+inst_free_bufs(struct trd_comb *c, struct comb_inst *in)
+{
+	inst_uncharge(c, in);
+	rte_free(in->acc);
+	rte_free(in->stage);
+	rte_free(in->have);
+	rte_free(in->res);
+	in->acc = in->stage = in->have = in->res = NULL;
+	in->bytes = 0;
+}
+
+/* Slot @p i of group @p g takes its next seq: move the group's low mark past every seq whose
+ * slot is released, in order (collectives of a group end out of order). */
+static void
+slot_advance(struct trd_comb *c, unsigned int g, unsigned int i)
+{
+	uint64_t low = c->low[g];
+
+	c->slot_next[g][i] += TRD_COMB_DEPTH;
+	while (c->slot_next[g][low % TRD_COMB_DEPTH] > low)
+		low++;
+	__atomic_store_n(&c->low[g], low, __ATOMIC_RELEASE);
+}
+
 static void
 inst_release(struct trd_node *n, struct trd_comb *c, struct comb_inst *in)
 {
 	unsigned int g = in->dims, i = (unsigned int)(in->seq % TRD_COMB_DEPTH);
 
 	inst_watch(n, in, false);
-	rte_free(in->acc);
-	rte_free(in->stage);
-	rte_free(in->have);
-	rte_free(in->res);
+	inst_free_bufs(c, in);
 	memset(in, 0, sizeof(*in));
-	c->slot_next[g][i] += TRD_COMB_DEPTH;
 	c->n_busy--;
+	slot_advance(c, g, i);
 }
 
 /* The collective ended here: tell the application (its counter), give the slot back. */
 static void
 inst_end(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, bool ok)
 {
-	unsigned int g = in->dims;
-
 	if (in->posted) {
 		if (ok) {
 			trd_ctr_sub(n, in->counter, 1);
@@ -307,15 +354,16 @@ inst_end(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, bool ok)
 			trd_ctr_fail(&n->ctr[in->counter]);
 			c->st.failed++;
 		}
-		__atomic_fetch_add(&c->ended[g], 1, __ATOMIC_RELEASE);
 	}
 	inst_release(n, c, in);
 }
 
-/* A new instance for collective @p seq of group @p dims: its tree and buffers. */
+/* A new instance for collective @p seq of group @p dims: its tree and, but @p how is
+ * MAKE_BARE (which cannot fail), its buffers; -ENOBUFS if an early one's do not fit in what
+ * is left of COMB_EARLY_MAX, -ENOMEM if they cannot be allocated. */
 static int
 inst_make(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, uint64_t seq, uint16_t word,
-	  uint32_t root, uint32_t len)
+	  uint32_t root, uint32_t len, enum comb_make how)
 {
 	const struct trd_torus *t = &n->torus;
 	struct trd_coord r = {(uint8_t)(root % t->dim[0]), (uint8_t)(root / t->dim[0] % t->dim[1]),
@@ -333,6 +381,17 @@ inst_make(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, uint64_t
 	in->len = len;
 	in->n_pieces = np;
 	comb_tree_of(t, n->coord, r, in->dims, &in->t);
+	if (how == MAKE_BARE) {
+		in->busy = true;
+		c->n_busy++;
+		return 0;
+	}
+	in->bytes = (size_t)RTE_MAX(len, 8u) + 2 * (size_t)np +
+		    (len == 0 ? 0 : (size_t)len * in->t.n_child);
+	if (how == MAKE_EARLY && c->early_bytes + in->bytes > COMB_EARLY_MAX) {
+		memset(in, 0, sizeof(*in));
+		return -ENOBUFS;
+	}
 	in->acc = rte_malloc("trd_comb_acc", RTE_MAX(len, 8u), RTE_CACHE_LINE_SIZE);
 	in->stage = in->t.n_child == 0 || len == 0
 			    ? NULL
@@ -348,6 +407,10 @@ inst_make(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, uint64_t
 		rte_free(in->res);
 		memset(in, 0, sizeof(*in));
 		return -ENOMEM;
+	}
+	if (how == MAKE_EARLY) {
+		in->early = true;
+		c->early_bytes += in->bytes;
 	}
 	in->busy = true;
 	c->n_busy++;
@@ -542,6 +605,7 @@ inst_fail(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, uint32_t
 	if (in->failed)
 		return;
 	in->failed = true;
+	inst_free_bufs(c, in); /* what still comes for it is not kept */
 	in->abort_todo = 0;
 	for (unsigned int k = 0; k <= in->t.n_child; k++) {
 		uint32_t rk = nb_rank(in, k);
@@ -647,17 +711,22 @@ post_absorb(struct trd_node *n, struct trd_comb *c, const struct trd_comb_req *r
 	uint32_t root = rank_c(t, rq->root);
 
 	c->st.posted++;
-	if (!in->busy || in->seq != seq) {
-		/* posts are bounded by TRD_COMB_DEPTH per group: the slot is free */
-		if (in->busy || inst_make(n, c, in, seq, word, root, len) != 0) {
-			trd_ctr_fail(&n->ctr[rq->counter]);
-			c->st.failed++;
-			__atomic_fetch_add(&c->ended[g], 1, __ATOMIC_RELEASE);
-			if (!in->busy)
-				c->slot_next[g][si] += TRD_COMB_DEPTH;
-			return;
-		}
+	/* posts are refused from low + TRD_COMB_DEPTH on, and every seq below low is released:
+	 * the slot is free, or holds this collective (made early by a neighbour's piece) */
+	if (unlikely(in->busy && in->seq != seq)) {
+		trd_ctr_fail(&n->ctr[rq->counter]); /* cannot be (see above): never take it */
+		c->st.failed++;
+		return;
 	}
+	if (!in->busy && inst_make(n, c, in, seq, word, root, len, MAKE_POST) != 0) {
+		/* no memory here: the collective fails, and the group is told (aborts) */
+		inst_make(n, c, in, seq, word, root, len, MAKE_BARE);
+		in->posted = true;
+		in->counter = rq->counter;
+		inst_fail(n, c, in, NO_PARENT);
+		return;
+	}
+	inst_uncharge(c, in); /* posted: no longer early */
 	in->posted = true;
 	in->src = rq->src;
 	in->dst = rq->dst;
@@ -735,7 +804,10 @@ rx_inst(struct trd_node *n, struct trd_comb *c, const struct trd_pkt *p, int *ca
 		*cause = TRD_DROP_NO_MEMORY; /* too far ahead: it comes again */
 		return NULL;
 	}
-	if (inst_make(n, c, in, p->key, p->counter, p->aux, p->msg_len) != 0) {
+	/* an abort needs no buffers (the instance only remembers the failure); a piece's
+	 * buffers are bounded (COMB_EARLY_MAX): beyond, it is refused for now */
+	if (inst_make(n, c, in, p->key, p->counter, p->aux, p->msg_len,
+		      p->fifo == TRD_COMB_ABORT ? MAKE_BARE : MAKE_EARLY) != 0) {
 		*cause = TRD_DROP_NO_MEMORY;
 		return NULL;
 	}
@@ -878,10 +950,11 @@ trd_comb_post(struct trd_node *n, const struct trd_comb_req *req)
 	c = comb_get(n);
 	if (c == NULL)
 		return -ENOBUFS;
+	/* the slot of this post's seq is free once every collective up to TRD_COMB_DEPTH before
+	 * it ended: they end out of order, so count from the lowest not ended, not the ended */
 	posted = __atomic_load_n(&c->posted[rq.dims], __ATOMIC_RELAXED);
 	do {
-		if (posted - __atomic_load_n(&c->ended[rq.dims], __ATOMIC_ACQUIRE) >=
-		    TRD_COMB_DEPTH)
+		if (posted - __atomic_load_n(&c->low[rq.dims], __ATOMIC_ACQUIRE) >= TRD_COMB_DEPTH)
 			return -EBUSY;
 	} while (!__atomic_compare_exchange_n(&c->posted[rq.dims], &posted, posted + 1, false,
 					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));

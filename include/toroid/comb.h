@@ -27,7 +27,8 @@ extern "C" {
 
 /** Group spanning the whole torus (dimension mask x | y | z). */
 #define TRD_COMB_TORUS 7
-/** Collectives of one group a node may have posted and not yet seen complete. */
+/** Collectives of one group a node may have in flight, counted from the oldest posted that
+ *  has not ended here (collectives of a group may end out of order). */
 #define TRD_COMB_DEPTH 4
 
 /** One node's part in an engine collective. */
@@ -63,8 +64,10 @@ struct trd_comb_req {
  * collectives (kind, op, type, count, root, group) in the same order; the engine numbers them.
  * @return 0; -EINVAL (a bad argument, a node outside the group, buffers not in a registered
  * region, an unknown counter); -EMSGSIZE (a link's MTU too small for a piece, a vector over
- * TRD_COMB_MAX_LEN); -EBUSY (TRD_COMB_DEPTH collectives of this group are posted and not
- * complete here: wait for one); -ENOBUFS (no room to post: try again).
+ * TRD_COMB_MAX_LEN); -EBUSY (the collective of this group posted TRD_COMB_DEPTH before this one
+ * has not ended here, even if later ones did: wait for it); -ENOBUFS (no room to post: try
+ * again). A post that finds no memory for its buffers in the engine fails its counter, and
+ * the collective fails on the whole group.
  */
 int trd_comb_post(struct trd_node *node, const struct trd_comb_req *req);
 
