@@ -62,8 +62,10 @@ svc_recv_copy(struct trd_vni_svc *s, struct vif *v, const struct vrecv *r, const
 	}
 	rc = svc_vmem_write(v, data, r->buf, n);
 	if (rc != 0) {
+		if (rc == -ECONNRESET || rc == -ENOMEM)
+			return rc; /* the process is gone; the engine is short of memory */
 		ST(s, MSG_FAULTS)++;
-		return rc == -ECONNRESET ? rc : -EFAULT;
+		return -EFAULT;
 	}
 	s->stat[staged ? TRD_VNI_SVC_STAT_COPY_STAGE_OUT : TRD_VNI_SVC_STAT_COPY_RX_USER] += n;
 	return 0;

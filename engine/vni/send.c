@@ -360,8 +360,8 @@ tx_read(struct trd_vni_svc *s, struct vtx *t, void *buf, uint32_t n)
 		return 0;
 	}
 	rc = svc_vmem_read(t->vif, buf, t->laddr + t->off, n);
-	if (rc != 0)
-		return rc == -ECONNRESET ? rc : -EFAULT;
+	if (rc != 0) /* -ENOMEM: the engine is short of memory, not the process at fault */
+		return rc == -ECONNRESET || rc == -ENOMEM ? rc : -EFAULT;
 	ST(s, COPY_TX_USER) += n;
 	return 0;
 }
