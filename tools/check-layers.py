@@ -82,6 +82,7 @@ API_PATH = {
     "core": ["engine/wire/api", "engine/link/api"],
     "net": ["engine/link/api", "engine/core/api"],
     "telemetry": ["engine/core/api"],
+    "coll": ["engine/wire/api"],
 }
 
 # static libraries in the build folder -> the layer whose code they hold. The application

@@ -2,14 +2,15 @@
 /*
  * Element types and reduction operations: a table of combine functions indexed by
  * [operation][type], NULL where the operation does not apply (bitwise on floating point).
- * inout[i] = inout[i] OP in[i]. Buffers may be unaligned (user buffers): elements are moved
- * with memcpy, which the compiler turns into plain loads and stores.
+ * inout[i] = inout[i] OP in[i]; the loops are in engine/wire/api/reduce_ops.h (buffers may be
+ * unaligned).
  */
 #include <string.h>
 
 #include <rte_common.h>
 
 #include "coll_pvt.h"
+#include "reduce_ops.h" /* engine/wire/api */
 
 #define COLL_TYPES(X)                                                                              \
 	X(INT32, int32, int32_t, uint32_t)                                                         \
@@ -38,49 +39,23 @@ static const char *const op_names[] = {
 };
 _Static_assert(RTE_DIM(op_names) == TRD_COLL_OP_MAX, "a name per operation");
 
-/* One loop per (operation, type). Integer sums wrap: done in the unsigned type U. */
-#define LOOP_(fname, T, EXPR)                                                                      \
-	static void fname(void *inout, const void *in, size_t n)                                   \
-	{                                                                                          \
-		uint8_t *d = inout;                                                                \
-		const uint8_t *s = in;                                                             \
-		for (size_t i = 0; i < n; i++, d += sizeof(T), s += sizeof(T)) {                   \
-			T a, b;                                                                    \
-			memcpy(&a, d, sizeof(T));                                                  \
-			memcpy(&b, s, sizeof(T));                                                  \
-			a = (EXPR);                                                                \
-			memcpy(d, &a, sizeof(T));                                                  \
-		}                                                                                  \
-	}
-
-#define ARITH_(E, name, T, U)                                                                      \
-	LOOP_(sum_##name, T, (T)((U)a + (U)b))                                                     \
-	LOOP_(min_##name, T, b < a ? b : a)                                                        \
-	LOOP_(max_##name, T, b > a ? b : a)
-COLL_TYPES(ARITH_)
-#undef ARITH_
-
 #define COLL_INT_TYPES(X)                                                                          \
 	X(INT32, int32, int32_t, uint32_t)                                                         \
 	X(INT64, int64, int64_t, uint64_t)                                                         \
 	X(UINT64, uint64, uint64_t, uint64_t)
 
-#define BITS_(E, name, T, U)                                                                       \
-	LOOP_(band_##name, T, (T)((U)a & (U)b))                                                    \
-	LOOP_(bor_##name, T, (T)((U)a | (U)b))                                                     \
-	LOOP_(bxor_##name, T, (T)((U)a ^ (U)b))
-COLL_INT_TYPES(BITS_)
-#undef BITS_
-
+/* The loops themselves: wire/api/reduce.h (shared with the engines' combining, core/comb.c). */
 static const coll_reduce_fn reduce_fns[TRD_COLL_OP_MAX][TRD_COLL_TYPE_MAX] = {
 #define ENTRY_(E, name, T, U)                                                                      \
-	[TRD_COLL_SUM][TRD_COLL_##E] = sum_##name, [TRD_COLL_MIN][TRD_COLL_##E] = min_##name,      \
-	[TRD_COLL_MAX][TRD_COLL_##E] = max_##name,
+	[TRD_COLL_SUM][TRD_COLL_##E] = trd_reduce_sum_##name,                                      \
+	[TRD_COLL_MIN][TRD_COLL_##E] = trd_reduce_min_##name,                                      \
+	[TRD_COLL_MAX][TRD_COLL_##E] = trd_reduce_max_##name,
 	COLL_TYPES(ENTRY_)
 #undef ENTRY_
 #define ENTRY_(E, name, T, U)                                                                      \
-	[TRD_COLL_BAND][TRD_COLL_##E] = band_##name, [TRD_COLL_BOR][TRD_COLL_##E] = bor_##name,    \
-	[TRD_COLL_BXOR][TRD_COLL_##E] = bxor_##name,
+	[TRD_COLL_BAND][TRD_COLL_##E] = trd_reduce_band_##name,                                    \
+	[TRD_COLL_BOR][TRD_COLL_##E] = trd_reduce_bor_##name,                                      \
+	[TRD_COLL_BXOR][TRD_COLL_##E] = trd_reduce_bxor_##name,
 	/* the bitwise operations, on the integer types only */
 	COLL_INT_TYPES(ENTRY_)
 #undef ENTRY_

@@ -31,6 +31,7 @@
 #include <toroid/comb.h>
 
 #include "core_pvt.h"
+#include "reduce_ops.h" /* engine/wire/api */
 
 #define COMB_GROUPS    8 /* by dimension mask, 1..7 */
 #define COMB_MAX_CHILD 6
@@ -419,74 +420,27 @@ inst_make(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, uint64_t
 
 /* ---- combining ---- */
 
-static void
-combine_i64(int64_t *a, const int64_t *b, uint32_t k, unsigned int op)
-{
-	for (uint32_t i = 0; i < k; i++)
-		switch (op) {
-		case TRD_COMB_SUM: /* two's complement: wraps like the unsigned sum */
-			a[i] = (int64_t)((uint64_t)a[i] + (uint64_t)b[i]);
-			break;
-		case TRD_COMB_MIN:
-			a[i] = RTE_MIN(a[i], b[i]);
-			break;
-		case TRD_COMB_MAX:
-			a[i] = RTE_MAX(a[i], b[i]);
-			break;
-		case TRD_COMB_BAND:
-			a[i] &= b[i];
-			break;
-		case TRD_COMB_BOR:
-			a[i] |= b[i];
-			break;
-		default:
-			a[i] ^= b[i];
-			break;
-		}
-}
-
-static void
-combine_u64(uint64_t *a, const uint64_t *b, uint32_t k, unsigned int op)
-{
-	for (uint32_t i = 0; i < k; i++)
-		switch (op) {
-		case TRD_COMB_SUM:
-			a[i] += b[i];
-			break;
-		case TRD_COMB_MIN:
-			a[i] = RTE_MIN(a[i], b[i]);
-			break;
-		case TRD_COMB_MAX:
-			a[i] = RTE_MAX(a[i], b[i]);
-			break;
-		case TRD_COMB_BAND:
-			a[i] &= b[i];
-			break;
-		case TRD_COMB_BOR:
-			a[i] |= b[i];
-			break;
-		default:
-			a[i] ^= b[i];
-			break;
-		}
-}
-
-static void
-combine_f64(double *a, const double *b, uint32_t k, unsigned int op)
-{
-	for (uint32_t i = 0; i < k; i++)
-		switch (op) {
-		case TRD_COMB_SUM:
-			a[i] += b[i];
-			break;
-		case TRD_COMB_MIN:
-			a[i] = b[i] < a[i] ? b[i] : a[i];
-			break;
-		default:
-			a[i] = b[i] > a[i] ? b[i] : a[i];
-			break;
-		}
-}
+/* The element loops (engine/wire/api/reduce_ops.h, shared with the software collectives), by
+ * [operation][element type]: NULL where the wire parser lets no such pair through (bitwise
+ * operations on doubles). */
+typedef void (*comb_fn)(void *inout, const void *in, size_t n);
+static const comb_fn comb_fns[TRD_COMB_BXOR + 1][TRD_COMB_DOUBLE + 1] = {
+	[TRD_COMB_SUM] = {[TRD_COMB_I64] = trd_reduce_sum_int64,
+			  [TRD_COMB_U64] = trd_reduce_sum_uint64,
+			  [TRD_COMB_DOUBLE] = trd_reduce_sum_double},
+	[TRD_COMB_MIN] = {[TRD_COMB_I64] = trd_reduce_min_int64,
+			  [TRD_COMB_U64] = trd_reduce_min_uint64,
+			  [TRD_COMB_DOUBLE] = trd_reduce_min_double},
+	[TRD_COMB_MAX] = {[TRD_COMB_I64] = trd_reduce_max_int64,
+			  [TRD_COMB_U64] = trd_reduce_max_uint64,
+			  [TRD_COMB_DOUBLE] = trd_reduce_max_double},
+	[TRD_COMB_BAND] =
+		{[TRD_COMB_I64] = trd_reduce_band_int64, [TRD_COMB_U64] = trd_reduce_band_uint64},
+	[TRD_COMB_BOR] =
+		{[TRD_COMB_I64] = trd_reduce_bor_int64, [TRD_COMB_U64] = trd_reduce_bor_uint64},
+	[TRD_COMB_BXOR] =
+		{[TRD_COMB_I64] = trd_reduce_bxor_int64, [TRD_COMB_U64] = trd_reduce_bxor_uint64},
+};
 
 /* Piece @p j of @p in: own vector, then each child's in rank order. The buffers are
  * rte_malloc()'d (8-byte aligned) and pieces are whole elements; the application's @c src is
@@ -497,19 +451,18 @@ combine_piece(struct comb_inst *in, uint32_t j)
 	uint32_t off = j * TRD_COMB_PIECE, bytes = RTE_MIN(TRD_COMB_PIECE, in->len - off);
 	uint32_t k = bytes / TRD_COMB_ELEM;
 	void *a = in->acc + off;
+	/* op and dtype were checked (trd_comb_valid) at the post and in every frame's word */
+	comb_fn fn = in->op <= TRD_COMB_BXOR && in->dtype <= TRD_COMB_DOUBLE
+			     ? comb_fns[in->op][in->dtype]
+			     : NULL;
 
 	if (bytes == 0)
 		return;
 	memcpy(a, in->src + off, bytes);
-	for (unsigned int i = 0; i < in->t.n_child; i++) {
+	for (unsigned int i = 0; fn != NULL && i < in->t.n_child; i++) {
 		const void *b = in->stage + (size_t)i * in->len + off;
 
-		if (in->dtype == TRD_COMB_I64)
-			combine_i64(a, b, k, in->op);
-		else if (in->dtype == TRD_COMB_U64)
-			combine_u64(a, b, k, in->op);
-		else
-			combine_f64(a, b, k, in->op);
+		fn(a, b, k);
 	}
 }
 
