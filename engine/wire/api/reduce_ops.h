@@ -30,7 +30,7 @@
 	X(uint64, uint64_t, uint64_t)
 
 #define TRD_REDUCE_LOOP_(fname, T, EXPR)                                                           \
-	static inline void fname(void *inout, const void *in, size_t n)                           \
+	static inline void fname(void *inout, const void *in, size_t n)                            \
 	{                                                                                          \
 		uint8_t *d = inout;                                                                \
 		const uint8_t *s = in;                                                             \
