@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include <rte_common.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -205,6 +207,19 @@ node_conf_init(struct trd_node_conf *nc)
 	nc->burst = 64;
 }
 
+/* A net_memif port made with role=client (the server is the default). */
+static bool
+memif_client(const struct rte_eth_dev_info *info)
+{
+	const struct rte_devargs *da;
+
+	if (info->driver_name == NULL || strcmp(info->driver_name, "net_memif") != 0 ||
+	    info->device == NULL)
+		return false;
+	da = rte_dev_devargs(info->device);
+	return da != NULL && da->args != NULL && strstr(da->args, "role=client") != NULL;
+}
+
 static void
 wait_link(uint16_t port)
 {
@@ -214,11 +229,10 @@ wait_link(uint16_t port)
 
 	struct rte_eth_dev_info info;
 	uint64_t next_kick = trd_time_us() + 1000000;
-	bool memif;
+	bool kick;
 
 	rte_eth_dev_get_name_by_port(port, name);
-	memif = rte_eth_dev_info_get(port, &info) == 0 && info.driver_name != NULL &&
-		strcmp(info.driver_name, "net_memif") == 0;
+	kick = rte_eth_dev_info_get(port, &info) == 0 && memif_client(&info);
 	if (!node_stop)
 		printf("toroid-node: waiting for the link of port %u (%s)\n", port, name);
 	for (;;) {
@@ -232,8 +246,11 @@ wait_link(uint16_t port)
 			die("port %u (%s): link down after %u s (cable, peer, --link-wait)", port,
 			    name, node_opt.link_wait);
 		/* a memif client that connected before its server's port started was turned away
-		 * and does not try again by itself: restart the port to reconnect */
-		if (memif && trd_time_us() >= next_kick) {
+		 * and does not try again by itself: restart the port to reconnect. Only a client:
+		 * a server listens all along, and stopping it while the driver's interrupt thread
+		 * takes a client's connection in unmaps the regions that thread is setting up
+		 * (DPDK 22.11; a server died so with SIGSEGV while its client connected) */
+		if (kick && trd_time_us() >= next_kick) {
 			next_kick = trd_time_us() + 1000000;
 			rte_eth_dev_stop(port);
 			if (rte_eth_dev_start(port) != 0)
