@@ -20,6 +20,8 @@ RTE_LOG_REGISTER_SUFFIX(trd_link_logtype, link, INFO);
 #define TRD_DEFAULT_MTU 1500
 /* Bytes an mbuf of the default pool can hold after the headroom. */
 #define TRD_MAX_FRAME (RTE_MBUF_DEFAULT_BUF_SIZE - RTE_PKTMBUF_HEADROOM)
+/* What the kernel leaves before a frame in an AF_XDP buffer (XDP_PACKET_HEADROOM, linux/bpf.h). */
+#define TRD_XDP_HEADROOM 256
 
 /* ---- ethdev ---- */
 
@@ -61,6 +63,26 @@ driver_takes_chains(const char *drv)
 		if (drv != NULL && strcmp(drv, ok[i]) == 0)
 			return true;
 	return false;
+}
+
+/*
+ * The largest frame the port can receive into one mbuf of the pool (no PMD here scatters).
+ * net_af_xdp receives zero-copy into the pool's own mbufs, each one a chunk of the socket's
+ * UMEM, and the kernel writes each frame XDP_PACKET_HEADROOM (256 B) into the chunk's data
+ * room: a frame holds 256 B less there (1792 B with the default pool), and a longer one is
+ * dropped by the kernel, seen by neither the engine nor the port's counters, so a link whose
+ * MTU allowed it would resend it until the peer is declared down. A pool of NULL: the caller
+ * set the port up, with (the engine assumes) a pool of the default mbuf size.
+ */
+static uint32_t
+rx_frame_max(const char *drv, struct rte_mempool *pool)
+{
+	uint32_t room = pool != NULL ? rte_pktmbuf_data_room_size(pool) : RTE_MBUF_DEFAULT_BUF_SIZE;
+	uint32_t max = room > RTE_PKTMBUF_HEADROOM ? room - RTE_PKTMBUF_HEADROOM : 0;
+
+	if (drv != NULL && strcmp(drv, "net_af_xdp") == 0)
+		max = max > TRD_XDP_HEADROOM ? max - TRD_XDP_HEADROOM : 0;
+	return RTE_MIN(max, (uint32_t)TRD_MAX_FRAME);
 }
 
 /* ---- taps: impairment and capture, between the port and the engine ---- */
@@ -384,6 +406,7 @@ trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_conf *conf, struct 
 	struct rte_eth_conf pconf;
 	struct trd_link *l;
 	char name[RTE_ETH_NAME_MAX_LEN];
+	uint32_t frame_max;
 	uint16_t mtu = 0;
 	int rc;
 
@@ -408,6 +431,25 @@ trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_conf *conf, struct 
 	l->queue = conf->queue;
 	l->chain_ok = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0 ||
 		      driver_takes_chains(info.driver_name);
+	frame_max = rx_frame_max(info.driver_name, conf->no_setup ? NULL : pool);
+	if (frame_max <= TRD_ETH_HLEN + TRD_HDR_LEN) {
+		LINK_LOG(ERR, "%s: the pool's mbufs hold frames of %u B, too few for a torus frame",
+			 name, frame_max);
+		rte_errno = EINVAL;
+		goto fail_errno;
+	}
+	if (!conf->no_setup && conf->mtu != 0 && conf->mtu + TRD_ETH_HLEN > (int)frame_max) {
+		LINK_LOG(ERR,
+			 "%s: MTU %u: frames of %u B, but the port receives at most %u B into "
+			 "one mbuf of its pool (%s): MTU %u at most",
+			 name, conf->mtu, conf->mtu + TRD_ETH_HLEN, frame_max,
+			 strcmp(info.driver_name, "net_af_xdp") == 0
+				 ? "AF_XDP leaves 256 B of XDP headroom in each"
+				 : "no scatter",
+			 frame_max - TRD_ETH_HLEN);
+		rte_errno = EINVAL;
+		goto fail_errno;
+	}
 
 	if (!conf->no_setup) {
 		uint16_t nb_rxd = conf->nb_rxd ? conf->nb_rxd : 1024;
@@ -460,8 +502,8 @@ trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_conf *conf, struct 
 	}
 	if (mtu == 0 && (rte_eth_dev_get_mtu(port_id, &mtu) != 0 || mtu == 0))
 		mtu = TRD_DEFAULT_MTU;
-	if (mtu > TRD_MAX_FRAME - TRD_ETH_HLEN)
-		mtu = TRD_MAX_FRAME - TRD_ETH_HLEN;
+	if (mtu > frame_max - TRD_ETH_HLEN)
+		mtu = (uint16_t)(frame_max - TRD_ETH_HLEN);
 	l->mtu = mtu;
 	rte_eth_macaddr_get(port_id, &l->mac);
 	return l;
