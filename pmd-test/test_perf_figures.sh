@@ -20,6 +20,7 @@ TOP=$(dirname "$0")/../tools/toroid-top
 VA=tpf$$a
 VB=tpf$$b
 . "$(dirname "$0")/lib/engine.sh"
+. "$(dirname "$0")/lib/perf.sh"
 eng_init perf-fig "$B/apps/toroid-node/toroid-node"
 eng_cleanup_more() {
 	ip link del "$VA" 2>/dev/null
@@ -32,45 +33,10 @@ fail() {
 }
 EAL=(--no-huge --no-pci -m 512 --log-level lib.eal:error --log-level pmd.net.memif:error)
 
-# figures OUT [MIN_PER_FRAME]: the JSON line of a put_rate run is self-consistent and its
-# messages shared frames (at least MIN_PER_FRAME a frame); prints "frames bytes"
-figures() {
-	python3 - "$@" <<'PY'
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-assert len(r) == 1, r
-r = r[0]
-per = float(sys.argv[2]) if len(sys.argv) > 2 else 1
-for k in ("msgs", "mpps", "frames", "bytes", "mfps", "gbps_l2", "gbps_l1", "seconds", "counted_at"):
-    assert k in r, f"no {k} in {r}"
-s, f, b = r["seconds"], r["frames"], r["bytes"]
-assert r["msgs"] >= per * f, f"{r['msgs']} messages in {f} frames: not shared ({r})"
-def near(a, want, what):
-    assert abs(a - want) <= 0.01 * want + 1e-3, f"{what}: {a}, counted {want}: {r}"
-near(r["mfps"], f / s / 1e6, "mfps")
-near(r["mpps"], r["msgs"] / s / 1e6, "mpps")
-near(r["gbps_l2"], (b + 4 * f) * 8 / s / 1e9, "gbps_l2")
-near(r["gbps_l1"], (b + 24 * f) * 8 / s / 1e9, "gbps_l1")
-print(f, b)
-PY
-}
-
-# against NAME FRAMES BYTES SEEN_FRAMES SEEN_BYTES: what the run says it sent (FRAMES, BYTES,
-# the measured time only) is what the other counter saw over the whole run, less the few
-# frames before and after (hello, commands, the last acknowledgement, the end): at most 64
-against() {
-	local name=$1 f=$2 b=$3 sf=$4 sb=$5
-	echo "  $name: toroid-perf $f frames $b bytes; counted independently $sf frames $sb bytes"
-	[ "$sf" -ge "$f" ] && [ "$sf" -le $((f + 64)) ] ||
-		fail "$name: $f frames claimed, $sf seen"
-	[ "$sb" -ge "$b" ] && [ "$sb" -le $((b + 64 * 1514)) ] ||
-		fail "$name: $b bytes claimed, $sb seen"
-}
-
 if [ "$WHAT" = inproc ] || [ "$WHAT" = all ]; then
 	timeout -k 5 120 "$PERF" "${EAL[@]}" --no-shconf -l 0-1 -- -t put_rate -s 64 -n 200000 \
 		--json >"$T/in.out" 2>"$T/in.err" || fail "one process: $(tail -n 3 "$T/in.err")"
-	read -r f b < <(figures "$T/in.out" 8) || fail "one process: $(cat "$T/in.out")"
+	read -r f b < <(perf_figures "$T/in.out" 8) || fail "one process: $(cat "$T/in.out")"
 	echo "  one process: ${f:-?} frames, ${b:-?} bytes for 200000 puts of 64 B"
 fi
 
@@ -94,9 +60,9 @@ if [ "$WHAT" = memif ] || [ "$WHAT" = all ]; then
 		grep -q 'client 1 done' "$T/srv.log" && break
 		sleep 0.05
 	done
-	read -r f1 b1 < <(sed -n 's/.*client 1: the port received \([0-9]*\) frames, \([0-9]*\) bytes.*/\1 \2/p' "$T/srv.log")
-	if read -r f b < <(figures "$T/m1.out" 8); then
-		against memif "$f" "$b" "${f1:-0}" "${b1:-0}"
+	read -r f1 b1 < <(perf_server_count "$T/srv.log" 1)
+	if read -r f b < <(perf_figures "$T/m1.out" 8); then
+		perf_against memif "$f" "$b" "${f1:-0}" "${b1:-0}"
 	else
 		fail "memif: $(cat "$T/m1.out")"
 	fi
@@ -151,8 +117,8 @@ if [ "$WHAT" = veth ] || [ "$WHAT" = all ]; then
 			--json >"$T/v.out" 2>"$T/v.err" || fail "veth client: $(tail -n 3 "$T/v.err")"
 		f1=$(cat "$st/tx_packets")
 		b1=$(cat "$st/tx_bytes")
-		if read -r f b < <(figures "$T/v.out" 8); then
-			against veth "$f" "$b" $((f1 - f0)) $((b1 - b0))
+		if read -r f b < <(perf_figures "$T/v.out" 8); then
+			perf_against veth "$f" "$b" $((f1 - f0)) $((b1 - b0))
 		else
 			fail "veth: $(cat "$T/v.out")"
 		fi
@@ -166,8 +132,8 @@ if [ "$WHAT" = veth ] || [ "$WHAT" = all ]; then
 		f1=$(cat "$st/tx_packets")
 		b1=$(cat "$st/tx_bytes")
 		grep -q '"reverse":true' "$T/vr.out" || fail "veth -R: not marked reverse"
-		if read -r f b < <(figures "$T/vr.out" 8); then
-			against "veth -R" "$f" "$b" $((f1 - f0)) $((b1 - b0))
+		if read -r f b < <(perf_figures "$T/vr.out" 8); then
+			perf_against "veth -R" "$f" "$b" $((f1 - f0)) $((b1 - b0))
 		else
 			fail "veth -R: $(cat "$T/vr.out")"
 		fi

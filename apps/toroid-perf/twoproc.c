@@ -845,6 +845,10 @@ client_baselines(const char *const *names, unsigned int n_names,
 					  : half            ? tmp.p50
 							    : 2 * tmp.p50;
 				r->base_gbps = tmp.mpps * (RTE_MAX(frame, 60u) + 4) * 8 / 1000;
+			} else if (!perf_stop) {
+				/* the figure is printed without its baseline: say why */
+				fprintf(stderr, "toroid-perf: %s %u: raw baseline: %s\n", names[t],
+					size, strerror(-rc));
 			}
 		}
 	}

@@ -10,6 +10,9 @@
 #include <rte_ip.h>
 #include <rte_log.h>
 #include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
+#include <rte_memzone.h>
 
 #include "link_pvt.h"
 
@@ -20,6 +23,8 @@ RTE_LOG_REGISTER_SUFFIX(trd_link_logtype, link, INFO);
 #define TRD_DEFAULT_MTU 1500
 /* Bytes an mbuf of the default pool can hold after the headroom. */
 #define TRD_MAX_FRAME (RTE_MBUF_DEFAULT_BUF_SIZE - RTE_PKTMBUF_HEADROOM)
+/* What the kernel leaves before a frame in an AF_XDP buffer (XDP_PACKET_HEADROOM, linux/bpf.h). */
+#define TRD_XDP_HEADROOM 256
 
 /* ---- ethdev ---- */
 
@@ -42,6 +47,8 @@ ethdev_close(struct trd_link *l)
 		return;
 	rte_eth_dev_stop(l->port);
 	rte_eth_dev_close(l->port);
+	rte_mempool_free(l->own_pool); /* after the port: the socket's UMEM is this memory */
+	l->own_pool = NULL;
 }
 
 static const struct trd_link_ops ethdev_ops = {
@@ -61,6 +68,107 @@ driver_takes_chains(const char *drv)
 		if (drv != NULL && strcmp(drv, ok[i]) == 0)
 			return true;
 	return false;
+}
+
+/*
+ * The largest frame the port can receive into one mbuf of the pool (no PMD here scatters).
+ * net_af_xdp receives zero-copy into the pool's own mbufs, each one a chunk of the socket's
+ * UMEM, and the kernel writes each frame XDP_PACKET_HEADROOM (256 B) into the chunk's data
+ * room: a frame holds 256 B less there (1792 B in an mbuf of the default size), and a longer one is
+ * dropped by the kernel, seen by neither the engine nor the port's counters, so a link whose
+ * MTU allowed it would resend it until the peer is declared down. A pool of NULL: the caller
+ * set the port up, with (the engine assumes) a pool of the default mbuf size.
+ */
+static uint32_t
+rx_frame_max(const char *drv, struct rte_mempool *pool)
+{
+	uint32_t room = pool != NULL ? rte_pktmbuf_data_room_size(pool) : RTE_MBUF_DEFAULT_BUF_SIZE;
+	uint32_t max = room > RTE_PKTMBUF_HEADROOM ? room - RTE_PKTMBUF_HEADROOM : 0;
+
+	if (drv != NULL && strcmp(drv, "net_af_xdp") == 0)
+		max = max > TRD_XDP_HEADROOM ? max - TRD_XDP_HEADROOM : 0;
+	return RTE_MIN(max, (uint32_t)TRD_MAX_FRAME);
+}
+
+/*
+ * The receive pool of a net_af_xdp port. DPDK 22.11's AF_XDP driver registers as the socket's
+ * UMEM the pool's populated_size times its object size, from the page of the pool's first
+ * object on: right only when the objects follow each other without gaps. rte_pktmbuf_pool_create
+ * keeps every object inside one page, so with 4 KiB pages (--no-huge) each 2.5 KB mbuf of the
+ * default pool takes a page of its own and the UMEM ends at 60% of the pool: the other 40% of
+ * the mbufs lie outside it, and one of them given to the kernel to receive into, or sent
+ * zero-copy, is refused as an invalid descriptor, its frame lost and the mbuf never given back.
+ * This pool's objects are exactly one 4 KiB page each (no spreading padding), in a page-aligned
+ * zone: the UMEM covers every one, and none crosses a page, as a zero-copy NIC needs. The data
+ * room is what is left of the page; the mbuf private area is the caller's pool's, which the
+ * engine uses. Frames the engine sends from its own pool are copied into this one by the
+ * driver (its copy path): correct, if not zero-copy.
+ */
+#define TRD_XDP_OBJ  4096u
+#define TRD_XDP_POOL 8191u
+
+static void
+xdp_zone_free(struct rte_mempool_memhdr *hdr, void *opaque)
+{
+	RTE_SET_USED(hdr);
+	rte_memzone_free(opaque);
+}
+
+static struct rte_mempool *
+xdp_pool(uint16_t port_id, const struct rte_mempool *like)
+{
+	struct rte_pktmbuf_pool_private pp;
+	struct rte_mempool_objsz sz;
+	const struct rte_memzone *mz;
+	struct rte_mempool *mp;
+	char name[RTE_MEMZONE_NAMESIZE];
+	uint16_t priv = rte_pktmbuf_priv_size((struct rte_mempool *)(uintptr_t)like);
+	uint32_t elt;
+	int rc;
+
+	rte_mempool_calc_obj_size(0, RTE_MEMPOOL_F_NO_SPREAD, &sz);
+	elt = TRD_XDP_OBJ - sz.header_size - sz.trailer_size;
+	if (elt < sizeof(struct rte_mbuf) + priv + RTE_MBUF_DEFAULT_BUF_SIZE) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "trd_xdp%u", port_id);
+	mp = rte_mempool_create_empty(name, TRD_XDP_POOL, elt, 256,
+				      sizeof(struct rte_pktmbuf_pool_private),
+				      rte_eth_dev_socket_id(port_id), RTE_MEMPOOL_F_NO_SPREAD);
+	if (mp == NULL)
+		return NULL;
+	if (rte_mempool_calc_obj_size(elt, mp->flags, NULL) != TRD_XDP_OBJ) {
+		rte_errno = EINVAL;
+		goto fail;
+	}
+	rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL);
+	if (rc != 0) {
+		rte_errno = -rc;
+		goto fail;
+	}
+	memset(&pp, 0, sizeof(pp));
+	pp.mbuf_priv_size = priv;
+	pp.mbuf_data_room_size = (uint16_t)(elt - sizeof(struct rte_mbuf) - priv);
+	rte_pktmbuf_pool_init(mp, &pp);
+	mz = rte_memzone_reserve_aligned(name, (size_t)TRD_XDP_POOL * TRD_XDP_OBJ,
+					 rte_eth_dev_socket_id(port_id), 0, TRD_XDP_OBJ);
+	if (mz == NULL)
+		goto fail;
+	rc = rte_mempool_populate_virt(mp, mz->addr, mz->len, TRD_XDP_OBJ, xdp_zone_free,
+				       (void *)(uintptr_t)mz);
+	if (rc < 0 || (unsigned int)rc != TRD_XDP_POOL) {
+		if (rc >= 0 || mp->nb_mem_chunks == 0)
+			rte_memzone_free(mz); /* not handed to the pool */
+		rte_errno = rc < 0 ? -rc : ENOMEM;
+		goto fail;
+	}
+	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	return mp;
+
+fail:
+	rte_mempool_free(mp);
+	return NULL;
 }
 
 /* ---- taps: impairment and capture, between the port and the engine ---- */
@@ -384,6 +492,8 @@ trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_conf *conf, struct 
 	struct rte_eth_conf pconf;
 	struct trd_link *l;
 	char name[RTE_ETH_NAME_MAX_LEN];
+	uint32_t frame_max;
+	bool pool_given = false;
 	uint16_t mtu = 0;
 	int rc;
 
@@ -408,6 +518,37 @@ trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_conf *conf, struct 
 	l->queue = conf->queue;
 	l->chain_ok = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0 ||
 		      driver_takes_chains(info.driver_name);
+	if (!conf->no_setup && pool != NULL && strcmp(info.driver_name, "net_af_xdp") == 0) {
+		l->own_pool = xdp_pool(port_id, pool);
+		if (l->own_pool == NULL) {
+			LINK_LOG(ERR, "%s: no receive pool for AF_XDP (%u mbufs of %u B): %s", name,
+				 TRD_XDP_POOL, TRD_XDP_OBJ, rte_strerror(rte_errno));
+			goto fail_errno;
+		}
+		pool = l->own_pool;
+	}
+	frame_max = rx_frame_max(info.driver_name, conf->no_setup ? NULL : pool);
+	if (frame_max <= TRD_ETH_HLEN + TRD_HDR_LEN) {
+		LINK_LOG(ERR, "%s: the pool's mbufs hold frames of %u B, too few for a torus frame",
+			 name, frame_max);
+		rte_errno = EINVAL;
+		goto fail_errno;
+	}
+	/* a larger MTU only takes the engine's frames to TRD_MAX_FRAME: refused where the port
+	 * cannot receive even those */
+	if (!conf->no_setup && conf->mtu != 0 && conf->mtu + TRD_ETH_HLEN > (int)frame_max &&
+	    frame_max < TRD_MAX_FRAME) {
+		LINK_LOG(ERR,
+			 "%s: MTU %u: frames of %u B, but the port receives at most %u B into "
+			 "one mbuf of its pool (%s): MTU %u at most",
+			 name, conf->mtu, conf->mtu + TRD_ETH_HLEN, frame_max,
+			 strcmp(info.driver_name, "net_af_xdp") == 0
+				 ? "AF_XDP leaves 256 B of XDP headroom in each"
+				 : "no scatter",
+			 frame_max - TRD_ETH_HLEN);
+		rte_errno = EINVAL;
+		goto fail_errno;
+	}
 
 	if (!conf->no_setup) {
 		uint16_t nb_rxd = conf->nb_rxd ? conf->nb_rxd : 1024;
@@ -427,6 +568,7 @@ trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_conf *conf, struct 
 		rc = rte_eth_dev_configure(port_id, 1, 1, &pconf);
 		if (rc == 0)
 			rc = rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &nb_rxd, &nb_txd);
+		pool_given = true; /* from here the port may hold the pool's mbufs */
 		if (rc == 0)
 			rc = rte_eth_rx_queue_setup(port_id, 0, nb_rxd,
 						    rte_eth_dev_socket_id(port_id), NULL, pool);
@@ -460,14 +602,18 @@ trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_conf *conf, struct 
 	}
 	if (mtu == 0 && (rte_eth_dev_get_mtu(port_id, &mtu) != 0 || mtu == 0))
 		mtu = TRD_DEFAULT_MTU;
-	if (mtu > TRD_MAX_FRAME - TRD_ETH_HLEN)
-		mtu = TRD_MAX_FRAME - TRD_ETH_HLEN;
+	if (mtu > frame_max - TRD_ETH_HLEN)
+		mtu = (uint16_t)(frame_max - TRD_ETH_HLEN);
 	l->mtu = mtu;
 	rte_eth_macaddr_get(port_id, &l->mac);
 	return l;
 
 fail_errno:
+	rc = rte_errno;
+	if (!pool_given) /* else the port's queue holds it (the port is not closed here) */
+		rte_mempool_free(l->own_pool);
 	rte_free(l);
+	rte_errno = rc;
 	return NULL;
 }
 

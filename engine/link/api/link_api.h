@@ -64,10 +64,11 @@ struct trd_link {
 	bool owns_rings;
 	struct rte_ring *tx_ring; /**< ring links */
 	struct rte_ring *rx_ring;
-	struct rte_ether_addr mac;  /**< our source MAC */
-	struct rte_ether_addr peer; /**< destination MAC of point-to-point traffic */
-	int dir;                    /**< enum trd_dir, or TRD_DIR_NONE */
-	struct trd_node *node;      /**< the node using the link (opaque here), or NULL */
+	struct rte_mempool *own_pool; /**< the port's receive pool when the link made it */
+	struct rte_ether_addr mac;    /**< our source MAC */
+	struct rte_ether_addr peer;   /**< destination MAC of point-to-point traffic */
+	int dir;                      /**< enum trd_dir, or TRD_DIR_NONE */
+	struct trd_node *node;        /**< the node using the link (opaque here), or NULL */
 	/* The link's own from here: the layers above use the functions below. */
 	/* The port as the engine sees it: ops->rx/tx, or through the taps (impairment, capture)
 	 * when one is installed, like DPDK's rx/tx callbacks. */
