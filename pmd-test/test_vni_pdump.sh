@@ -48,7 +48,7 @@ eng_start B 120 -l 1 --vdev "net_memif0,role=client,socket=$T/memif.sock" -- \
 	--topo "$T/two.ini" --node 1 --port 0 --vni-socket "$T/b.sock"
 eng_wait_ready A
 eng_wait_ready B
-grep -q 'rte_pdump not available' "$T/A.log" && die "toroid-node did not start rte_pdump"
+grep -q "dpdk-dumpcap cannot attach" "$T/A.log" && die "toroid-node says dpdk-dumpcap cannot attach"
 
 # dpdk-dumpcap: a secondary process of engine A, capturing its memif port
 timeout 60 stdbuf -oL -eL dpdk-dumpcap --file-prefix="${ENG_PREFIX}A" -i net_memif0 -a duration:30 -c 60 \

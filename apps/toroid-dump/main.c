@@ -25,6 +25,7 @@
 
 #include "../common/app_args.h"
 #include "decode.h"
+#include "dump.h"
 
 #define EXIT_BADFILE 1 /* cannot open or read the input, cannot write the output */
 #define EXIT_USAGE   2 /* the command line is wrong */
@@ -33,6 +34,9 @@
 
 static const char dump_usage[] =
 	"usage: toroid-dump -r FILE | -i IFACE [OPTIONS] [BPF EXPRESSION]\n"
+	"       toroid-dump --attach PREFIX|SOCKET -w FILE [-s N] [-C SIZE [-W N]]\n"
+	"                   [--limit SIZE|none] [--duration S] [--engine-node NODE] [BPF EXPR]\n"
+	"       toroid-dump --attach PREFIX|SOCKET --status | --rotate | --stop\n"
 	"\n"
 	"Decode torus frames (EtherType 0x88B5) one line per packet, tcpdump-style, with the\n"
 	"engine's own wire decoder. Frames the engine would drop are shown with the reason.\n"
@@ -63,6 +67,12 @@ static const char dump_usage[] =
 	"      --list-flags       print the header flags (bit, letter, name) and exit\n"
 	"      --udp-port N       UDP port of torus frames carried over IPv4/UDP (default 34997;\n"
 	"                         0: do not look inside UDP)\n"
+	"\n"
+	"Attached to a running engine (its EAL --file-prefix, or its telemetry socket): the\n"
+	"engine records its frames into FILE (pcapng, written by the engine) until SIGINT or\n"
+	"--duration; works without hugepages, where dpdk-dumpcap cannot attach. -C SIZE starts\n"
+	"FILE.1, FILE.2, ... (-W N: a ring FILE.0 .. FILE.N-1), --limit stops recording when the\n"
+	"files would pass SIZE (default 1G), the BPF expression is applied by the engine.\n"
 	"\n"
 	"Filters (all given must match; a BPF expression after the options is applied first):\n"
 	"      --src X,Y,Z        source coordinate\n"
@@ -880,6 +890,11 @@ main(int argc, char **argv)
 	const char *what;
 	int rc, ret = 0;
 
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--attach") == 0 || strncmp(argv[i], "--attach=", 9) == 0) {
+			free(s);
+			return dump_attach_main(argc, argv);
+		}
 	if (s == NULL) {
 		fprintf(stderr, "toroid-dump: out of memory\n");
 		return EXIT_BADFILE;

@@ -70,8 +70,17 @@ node_usage(FILE *f, const char *prog)
 		"  --stats-period N     print rates and per-application counters every N seconds\n"
 		"                       (decimals allowed, at least 0.001; default 0: totals at exit)\n"
 		"  --json               statistics as JSON lines\n"
-		"  --capture FILE       record every frame of the node(s) into a pcap file\n"
+		"  --capture FILE       record every frame of the node(s) into a pcapng file\n"
+		"                       (start, rotate, stop at run time: toroid-dump --attach)\n"
 		"  --snaplen N          capture snap length (default 65535)\n"
+		"  --capture-filter EXPR  record only frames matching this BPF expression\n"
+		"                       (pcap-filter(7)), e.g. 'ether[15] = 1' (puts)\n"
+		"  --capture-size SIZE  start FILE.1, FILE.2, ... when a file would pass SIZE bytes\n"
+		"                       (k, M, G suffixes; like tcpdump -C; default: one file)\n"
+		"  --capture-files N    with --capture-size: a ring of N files FILE.0 .. FILE.N-1,\n"
+		"                       the oldest overwritten (like tcpdump -W)\n"
+		"  --capture-limit SIZE|none  stop recording when the files kept would pass SIZE\n"
+		"                       (default 1G)\n"
 		"  --impair SPEC        impair what every link receives, for tests:\n"
 		"                       loss=2%%,reorder=1%%,dup=0.5%%,corrupt=0.1%%,seed=7\n"
 		"  -q, --quiet          no totals at exit\n"
@@ -168,6 +177,10 @@ enum {
 	O_SOCKMODE,
 	O_IMPAIR,
 	O_MAXCONNS,
+	O_CAPFILTER,
+	O_CAPSIZE,
+	O_CAPFILES,
+	O_CAPLIMIT,
 };
 
 static const struct option node_longopts[] = {
@@ -189,6 +202,10 @@ static const struct option node_longopts[] = {
 	{"json", no_argument, NULL, O_JSON},
 	{"capture", required_argument, NULL, O_CAPTURE},
 	{"snaplen", required_argument, NULL, O_SNAPLEN},
+	{"capture-filter", required_argument, NULL, O_CAPFILTER},
+	{"capture-size", required_argument, NULL, O_CAPSIZE},
+	{"capture-files", required_argument, NULL, O_CAPFILES},
+	{"capture-limit", required_argument, NULL, O_CAPLIMIT},
 	{"impair", required_argument, NULL, O_IMPAIR},
 	{"vni-owner", required_argument, NULL, O_OWNER},
 	{"vni-socket-mode", required_argument, NULL, O_SOCKMODE},
@@ -272,6 +289,27 @@ node_parse_option(int c, char **argv)
 	case O_SNAPLEN:
 		node_opt.snaplen = (unsigned int)app_opt_u64("--snaplen", optarg, 64, 262144);
 		break;
+	case O_CAPFILTER: {
+		char err[256];
+
+		if (trd_capture_filter_check(optarg, err, sizeof(err)) != 0)
+			app_usage_error("--capture-filter '%s': %s", optarg, err);
+		node_opt.capture_filter = optarg;
+		break;
+	}
+	case O_CAPSIZE:
+		node_opt.capture_size = app_opt_size("--capture-size", optarg, 4096, 1ULL << 50);
+		break;
+	case O_CAPFILES:
+		node_opt.capture_files =
+			(unsigned int)app_opt_u64("--capture-files", optarg, 1, 100000);
+		break;
+	case O_CAPLIMIT:
+		node_opt.capture_limit =
+			strcmp(optarg, "none") == 0
+				? UINT64_MAX
+				: app_opt_size("--capture-limit", optarg, 4096, 1ULL << 50);
+		break;
 	case O_OWNER:
 		parse_owner(optarg);
 		break;
@@ -327,4 +365,6 @@ node_parse_args(int argc, char **argv)
 		app_usage_error("--topo and --node (or --nodes) are required (see --help)");
 	if (node_opt.node_spec != NULL && node_opt.nodes_spec != NULL)
 		app_usage_error("--node and --nodes exclude each other");
+	if (node_opt.capture_files != 0 && node_opt.capture_size == 0)
+		app_usage_error("--capture-files needs --capture-size");
 }

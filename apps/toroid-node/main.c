@@ -425,7 +425,14 @@ serve(unsigned int rank, struct trd_node *node)
 					    : rte_strerror(rte_errno));
 	n_srv++;
 	if (node_opt.capture != NULL) {
-		int rc = trd_node_capture(node, node_opt.capture, node_opt.snaplen);
+		struct trd_capture_conf cc = {
+			.snaplen = node_opt.snaplen,
+			.filter = node_opt.capture_filter,
+			.file_size = node_opt.capture_size,
+			.file_count = node_opt.capture_files,
+			.limit = node_opt.capture_limit,
+		};
+		int rc = trd_node_capture_start(node, node_opt.capture, &cc);
 
 		if (rc != 0)
 			die("--capture %s: %s", node_opt.capture, strerror(-rc));
@@ -436,6 +443,41 @@ serve(unsigned int rank, struct trd_node *node)
 		if (rc != 0)
 			die("--impair: %s", strerror(-rc));
 	}
+}
+
+static int
+ipc_probe(const struct rte_mp_msg *msg, const void *peer)
+{
+	RTE_SET_USED(msg);
+	RTE_SET_USED(peer);
+	return 0;
+}
+
+/* Start the rte_pdump server for dpdk-dumpcap, or say why it cannot attach: it is a DPDK
+ * secondary process, which needs the multi-process channel (not --no-shconf, --in-memory) and
+ * memory it can map at the primary's addresses (hugepages, not --no-huge). */
+static void
+pdump_start(void)
+{
+	const char *dir = rte_eal_get_runtime_dir(), *prefix = strrchr(dir, '/');
+	const char *why = NULL;
+	bool ipc = rte_mp_action_register("toroid_ipc_probe", ipc_probe) == 0;
+
+	if (ipc)
+		rte_mp_action_unregister("toroid_ipc_probe");
+	prefix = prefix != NULL ? prefix + 1 : dir;
+	if (rte_pdump_init() != 0)
+		why = rte_strerror(rte_errno);
+	else if (!ipc)
+		why = "started with --no-shconf or --in-memory: no multi-process channel";
+	else if (!rte_eal_has_hugepages())
+		why = "started with --no-huge: a secondary process cannot map its memory";
+	if (why != NULL)
+		fprintf(stderr,
+			"toroid-node: dpdk-dumpcap cannot attach to this engine (%s); capture in "
+			"the engine instead: --capture FILE, or at run time "
+			"toroid-dump --attach %s -w FILE\n",
+			why, prefix);
 }
 
 /* ---- statistics ---- */
@@ -782,13 +824,7 @@ main(int argc, char **argv)
 	if (rc != 0)
 		fprintf(stderr, "toroid-node: telemetry commands not registered: %s\n",
 			strerror(-rc));
-	/* rte_pdump needs the multi-process channel (hugepages, a shared config): without it
-	 * dpdk-dumpcap cannot attach, and we say so and go on */
-	if (rte_pdump_init() != 0)
-		fprintf(stderr,
-			"toroid-node: rte_pdump not available (%s): dpdk-dumpcap cannot "
-			"attach; use --capture\n",
-			rte_strerror(rte_errno));
+	pdump_start();
 	if (trd_default_pool(node_opt.nodes_spec ? 65536 : 32768) == NULL)
 		die("no packet pool: %s (raise -m)", rte_strerror(rte_errno));
 

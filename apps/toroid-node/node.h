@@ -29,6 +29,10 @@ struct node_opts {
 	bool json;
 	const char *capture;
 	unsigned int snaplen;
+	const char *capture_filter; /* --capture-filter: a BPF expression */
+	uint64_t capture_size;      /* --capture-size: rotate after (bytes; 0: one file) */
+	unsigned int capture_files; /* --capture-files: a ring of N files */
+	uint64_t capture_limit; /* --capture-limit (0: the engine's default; UINT64_MAX: none) */
 	bool impair;
 	struct trd_impair_conf impair_conf;
 	unsigned long long staging;

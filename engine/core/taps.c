@@ -7,6 +7,7 @@
  * pool, which is the core's: the link layer takes its pool as an argument (link_api.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include <rte_errno.h>
@@ -26,20 +27,21 @@ iface_name(const struct trd_node *n, const struct trd_link *l, char *buf, size_t
 		 l->name);
 }
 
-int
-trd_node_capture(struct trd_node *n, const char *path, unsigned int snaplen)
+/* Capture control comes from any thread (a telemetry client, the application): one at a time.
+ * The serving lcore takes no lock for it: it loads each link's tap pointer atomically. */
+static pthread_mutex_t cap_ctl = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+node_capture_set(struct trd_node *n, const char *path, const struct trd_capture_conf *conf)
 {
 	struct trd_link_cap *old[TRD_MAX_LINKS + 1] = {NULL}, *cp[TRD_MAX_LINKS + 1] = {NULL};
 	struct trd_capture *c = NULL;
-	unsigned int nl;
+	unsigned int nl = n->n_links + 1; /* with the loopback */
 
-	if (n == NULL)
-		return -EINVAL;
-	nl = n->n_links + 1; /* with the loopback */
 	if (path != NULL) {
-		c = trd_capture_open(path, snaplen);
+		c = trd_capture_open(path, conf);
 		if (c == NULL)
-			return -EIO;
+			return rte_errno != 0 ? -rte_errno : -EIO;
 		for (unsigned int i = 0; i < nl; i++) {
 			char name[128];
 
@@ -55,10 +57,11 @@ trd_node_capture(struct trd_node *n, const char *path, unsigned int snaplen)
 	}
 	for (unsigned int i = 0; i < nl; i++)
 		old[i] = trd_link_swap_capture(n->links[i], cp[i]);
-	/* the serving lcore may still be writing through the old taps */
-	trd_node_quiesce(n);
-	for (unsigned int i = 0; i < nl; i++)
-		trd_link_cap_free(old[i]);
+	/* the serving lcore may still be writing through the old taps; if it does not come out
+	 * of its round (1 s), they are left allocated rather than freed under it */
+	if (trd_node_quiesce(n) == 0)
+		for (unsigned int i = 0; i < nl; i++)
+			trd_link_cap_free(old[i]);
 	if (n->cap != NULL)
 		trd_capture_put(n->cap);
 	n->cap = c; /* the taps hold their own references */
@@ -66,21 +69,72 @@ trd_node_capture(struct trd_node *n, const char *path, unsigned int snaplen)
 }
 
 int
+trd_node_capture_start(struct trd_node *n, const char *path, const struct trd_capture_conf *conf)
+{
+	int rc;
+
+	if (n == NULL || (path != NULL && path[0] == '\0'))
+		return -EINVAL;
+	pthread_mutex_lock(&cap_ctl);
+	rc = node_capture_set(n, path, conf);
+	pthread_mutex_unlock(&cap_ctl);
+	return rc;
+}
+
+int
+trd_node_capture(struct trd_node *n, const char *path, unsigned int snaplen)
+{
+	struct trd_capture_conf conf = {.snaplen = snaplen};
+
+	return trd_node_capture_start(n, path, &conf);
+}
+
+int
+trd_node_capture_rotate(struct trd_node *n)
+{
+	int rc;
+
+	if (n == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&cap_ctl);
+	rc = n->cap != NULL ? trd_capture_rotate(n->cap) : -ENOENT;
+	pthread_mutex_unlock(&cap_ctl);
+	return rc;
+}
+
+int
+trd_node_capture_stats(struct trd_node *n, struct trd_capture_stats *st)
+{
+	int rc = 0;
+
+	if (n == NULL || st == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&cap_ctl);
+	if (n->cap != NULL)
+		trd_capture_stats(n->cap, st);
+	else
+		rc = -ENOENT;
+	pthread_mutex_unlock(&cap_ctl);
+	return rc;
+}
+
+int
 trd_node_tap_link(struct trd_node *n, struct trd_link *l)
 {
 	char name[128];
-	struct trd_link_cap *cp;
+	struct trd_link_cap *cp = NULL;
 
 	/* copies come from the node's pool from now on */
 	trd_link_taps_pool(l, n->pool);
-	if (n->cap == NULL)
-		return 0;
-	iface_name(n, l, name, sizeof(name));
-	cp = trd_link_cap_new(n->cap, name);
-	if (cp == NULL)
-		return -ENOMEM;
-	trd_link_cap_free(trd_link_swap_capture(l, cp));
-	return 0;
+	pthread_mutex_lock(&cap_ctl);
+	if (n->cap != NULL) {
+		iface_name(n, l, name, sizeof(name));
+		cp = trd_link_cap_new(n->cap, name);
+		if (cp != NULL)
+			trd_link_cap_free(trd_link_swap_capture(l, cp));
+	}
+	pthread_mutex_unlock(&cap_ctl);
+	return n->cap != NULL && cp == NULL ? -ENOMEM : 0;
 }
 
 /* Here rather than in engine/link: the default pool is the core's (its mbufs carry the core's

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rte_telemetry commands for toroid: /toroid/nodes, /toroid/stats, /toroid/fifos,
- * /toroid/links. Built on the public API only (node registry, statistics getters), so the
- * answers are exactly what trd_node_stats_get() and friends return.
+ * /toroid/links, and /toroid/capture/{start,stop,rotate,status}. Built on the public API only (node
+ * registry, statistics getters), so the answers are exactly what trd_node_stats_get() and friends
+ * return.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,11 +258,277 @@ tel_links(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* ---- /toroid/capture/...: the process's capture, started, rotated and stopped at run time ---- */
+
+/* One capture command at a time: each telemetry client has a thread of its own. */
+static pthread_mutex_t tel_cap_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A size: bytes, or with a suffix k, M, G (powers of 1024). -1 if not one. */
+static int
+tel_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	if (*end == 'k' || *end == 'K')
+		shift = 10;
+	else if (*end == 'm' || *end == 'M')
+		shift = 20;
+	else if (*end == 'g' || *end == 'G')
+		shift = 30;
+	if (shift != 0)
+		end++;
+	if (*end != '\0' || v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static void tel_capture_error(struct rte_tel_data *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+tel_capture_error(struct rte_tel_data *d, const char *fmt, ...)
+{
+	char buf[RTE_TEL_MAX_STRING_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "ok", 0);
+	rte_tel_data_add_dict_string(d, "error", buf);
+}
+
+/* The capture's figures, of the first node of the process that has one. */
+static int
+tel_capture_status(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	unsigned int n = trd_node_count();
+	struct trd_capture_stats st;
+	unsigned int nodes = 0;
+	bool found = false;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	for (unsigned int i = 0; i < n; i++) {
+		struct trd_node *node = trd_node_at(i);
+		struct trd_capture_stats s;
+
+		if (node == NULL || trd_node_capture_stats(node, &s) != 0)
+			continue;
+		if (!found)
+			st = s;
+		found = true;
+		nodes++;
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "ok", 1);
+	rte_tel_data_add_dict_u64(d, "active", found);
+	if (!found)
+		return 0;
+	rte_tel_data_add_dict_u64(d, "nodes", nodes);
+	rte_tel_data_add_dict_string(d, "file", st.file);
+	rte_tel_data_add_dict_string(d, "filter", st.filter);
+	rte_tel_data_add_dict_u64(d, "frames", st.frames);
+	rte_tel_data_add_dict_u64(d, "bytes", st.bytes);
+	rte_tel_data_add_dict_u64(d, "filtered", st.filtered);
+	rte_tel_data_add_dict_u64(d, "dropped", st.dropped);
+	rte_tel_data_add_dict_u64(d, "files", st.files);
+	rte_tel_data_add_dict_u64(d, "file_size", st.file_size);
+	rte_tel_data_add_dict_u64(d, "file_count", st.file_count);
+	rte_tel_data_add_dict_u64(d, "limit", st.limit == UINT64_MAX ? 0 : st.limit);
+	rte_tel_data_add_dict_u64(d, "full", (uint64_t)st.full);
+	return 0;
+}
+
+/* Stop the capture of every node (or of @p only). How many had one. */
+static unsigned int
+tel_capture_stop_all(struct trd_node *only)
+{
+	unsigned int n = trd_node_count(), had = 0;
+	struct trd_capture_stats st;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct trd_node *node = trd_node_at(i);
+
+		if (node == NULL || (only != NULL && node != only))
+			continue;
+		if (trd_node_capture_stats(node, &st) == 0)
+			had++;
+		trd_node_capture_start(node, NULL, NULL);
+	}
+	return had;
+}
+
+/* PATH[,snaplen=N][,size=BYTES][,files=N][,limit=BYTES|none][,node=NODE][,filter=EXPR]:
+ * filter= comes last and takes the rest of the line, commas included. */
+static int
+tel_capture_start_locked(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct trd_capture_conf conf = {0};
+	char buf[1024], *p, *next, *path;
+	struct trd_node *only = NULL;
+	unsigned int n = trd_node_count(), started = 0, index;
+	int rc = 0;
+
+	RTE_SET_USED(cmd);
+	if (params == NULL || *params == '\0') {
+		tel_capture_error(d, "usage: /toroid/capture/start,PATH[,snaplen=N][,size=B]"
+				     "[,files=N][,limit=B][,node=NODE][,filter=EXPR]");
+		return 0;
+	}
+	if (strlen(params) >= sizeof(buf)) {
+		tel_capture_error(d, "parameters too long");
+		return 0;
+	}
+	strcpy(buf, params);
+	path = buf;
+	p = strchr(buf, ',');
+	if (p != NULL)
+		*p++ = '\0';
+	if (path[0] != '/') {
+		tel_capture_error(d,
+				  "%s: the path must be absolute (the engine's directory is not "
+				  "yours)",
+				  path);
+		return 0;
+	}
+	while (p != NULL && *p != '\0') {
+		uint64_t v;
+
+		if (strncmp(p, "filter=", 7) == 0) {
+			conf.filter = p + 7;
+			break;
+		}
+		next = strchr(p, ',');
+		if (next != NULL)
+			*next++ = '\0';
+		if (strncmp(p, "snaplen=", 8) == 0 && tel_parse_size(p + 8, &v) == 0 && v >= 64 &&
+		    v <= 65535)
+			conf.snaplen = (unsigned int)v;
+		else if (strncmp(p, "size=", 5) == 0 && tel_parse_size(p + 5, &v) == 0)
+			conf.file_size = v;
+		else if (strncmp(p, "files=", 6) == 0 && tel_parse_size(p + 6, &v) == 0 &&
+			 v <= 100000)
+			conf.file_count = (unsigned int)v;
+		else if (strcmp(p, "limit=none") == 0)
+			conf.limit = UINT64_MAX;
+		else if (strncmp(p, "limit=", 6) == 0 && tel_parse_size(p + 6, &v) == 0 && v != 0)
+			conf.limit = v;
+		else if (strncmp(p, "node=", 5) == 0 &&
+			 (only = tel_node_lookup(p + 5, &index)) != NULL)
+			;
+		else {
+			tel_capture_error(d,
+					  "'%s' is not snaplen=64..65535, size=BYTES, files=N, "
+					  "limit=BYTES|none, node=NODE or filter=EXPR",
+					  p);
+			return 0;
+		}
+		p = next;
+	}
+	if (conf.file_count != 0 && conf.file_size == 0) {
+		tel_capture_error(d, "files=N needs size=BYTES");
+		return 0;
+	}
+	if (conf.filter != NULL) {
+		char err[RTE_TEL_MAX_STRING_LEN];
+
+		if (trd_capture_filter_check(conf.filter, err, sizeof(err)) != 0) {
+			tel_capture_error(d, "filter: %s", err);
+			return 0;
+		}
+	}
+	/* a capture already running stops: its file is closed before another one opens */
+	tel_capture_stop_all(NULL);
+	for (unsigned int i = 0; i < n && rc == 0; i++) {
+		struct trd_node *node = trd_node_at(i);
+
+		if (node == NULL || (only != NULL && node != only))
+			continue;
+		rc = trd_node_capture_start(node, path, &conf);
+		started += rc == 0;
+	}
+	if (rc != 0) {
+		tel_capture_stop_all(NULL);
+		tel_capture_error(d, "%s: %s", path, strerror(-rc));
+		return 0;
+	}
+	if (started == 0) {
+		tel_capture_error(d, "no node to capture");
+		return 0;
+	}
+	TEL_LOG(INFO, "capture of %u node(s) into %s started", started, path);
+	return tel_capture_status(cmd, NULL, d);
+}
+
+/* The figures as they end, then the files are closed. */
+static int
+tel_capture_stop_locked(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	int rc;
+
+	RTE_SET_USED(params);
+	rc = tel_capture_status(cmd, NULL, d);
+	tel_capture_stop_all(NULL);
+	return rc;
+}
+
+static int
+tel_capture_rotate_locked(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	unsigned int n = trd_node_count();
+
+	RTE_SET_USED(params);
+	/* nodes sharing the file move together: rotating the first one is enough */
+	for (unsigned int i = 0; i < n; i++) {
+		struct trd_node *node = trd_node_at(i);
+		int rc;
+
+		if (node == NULL)
+			continue;
+		rc = trd_node_capture_rotate(node);
+		if (rc == -ENOENT)
+			continue;
+		if (rc != 0) {
+			tel_capture_error(d, "rotate: %s", strerror(-rc));
+			return 0;
+		}
+		return tel_capture_status(cmd, NULL, d);
+	}
+	tel_capture_error(d, "no capture running");
+	return 0;
+}
+
+#define TEL_CAPTURE_LOCKED(fn)                                                                     \
+	static int fn(const char *cmd, const char *params, struct rte_tel_data *d)                 \
+	{                                                                                          \
+		int rc;                                                                            \
+                                                                                                   \
+		pthread_mutex_lock(&tel_cap_lock);                                                 \
+		rc = fn##_locked(cmd, params, d);                                                  \
+		pthread_mutex_unlock(&tel_cap_lock);                                               \
+		return rc;                                                                         \
+	}
+TEL_CAPTURE_LOCKED(tel_capture_start)
+TEL_CAPTURE_LOCKED(tel_capture_stop)
+TEL_CAPTURE_LOCKED(tel_capture_rotate)
+
 static const struct {
 	const char *cmd;
 	telemetry_cb fn;
 	const char *help;
 } tel_cmds[] = {
+	/* help: less than RTE_TEL_MAX_STRING_LEN (128) characters */
 	{"/toroid/nodes", tel_nodes,
 	 "toroid nodes of this process by index: name, coordinate, links. Parameters: start "
 	 "index (optional)"},
@@ -267,6 +538,14 @@ static const struct {
 	 "Injection FIFO counters and occupancy of a toroid node. Parameters: node name or index"},
 	{"/toroid/links", tel_links,
 	 "Link counters of a toroid node. Parameters: node name or index"},
+	{"/toroid/capture/start", tel_capture_start,
+	 "Record the nodes' frames. Params: PATH[,snaplen=N][,size=B][,files=N][,limit=B|none]"
+	 "[,node=NODE][,filter=BPF]"},
+	{"/toroid/capture/stop", tel_capture_stop, "Stop the capture; answers its last figures"},
+	{"/toroid/capture/rotate", tel_capture_rotate,
+	 "Close the capture's file and go on in the next one"},
+	{"/toroid/capture/status", tel_capture_status,
+	 "The capture's file, frames, bytes, frames filtered out and dropped"},
 };
 
 static rte_spinlock_t tel_lock = RTE_SPINLOCK_INITIALIZER;

@@ -12,6 +12,10 @@
  *                           now and the high-water mark ("engine": the engine's own FIFO)
  *   /toroid/links,NODE      per link: direction, kind, packets and bytes each way, forwarded,
  *                           pending
+ *   /toroid/capture/start,PATH[,snaplen=N][,size=B][,files=N][,limit=B|none][,node=NODE]
+ *                     [,filter=EXPR]   record the nodes' frames (trd_node_capture_start())
+ *   /toroid/capture/stop, /toroid/capture/rotate, /toroid/capture/status
+ *                           stop it, go on in the next file, its figures (toroid-dump --attach)
  *
  * NODE is a node's name or its index in the process (the order of creation). The answers are
  * read without stopping the engine: counters are each exact, but not a snapshot taken at one

@@ -698,9 +698,73 @@ int trd_doorbell_wait(struct trd_mr *db, uint64_t offset, uint64_t value, enum t
  * @p path: one interface per (node, link), named "<node> <direction> <link>", nanosecond
  * timestamps, each frame marked inbound or outbound; snap length @p snaplen (0: 65535).
  * Several nodes may share a file: give the same path. NULL stops the capture and closes the
- * file when its last node stops. @return 0, -EINVAL, -EIO (cannot open).
+ * file when its last node stops. At most TRD_CAPTURE_LIMIT_DEFAULT bytes are written:
+ * trd_node_capture_start() sets more. @return 0, -EINVAL, or the negative errno of opening the
+ * file (-ENOENT, -EACCES, ...).
  */
 int trd_node_capture(struct trd_node *node, const char *path, unsigned int snaplen);
+
+/** What a capture holds at most on disk unless told otherwise: 1 GiB. */
+#define TRD_CAPTURE_LIMIT_DEFAULT (1ULL << 30)
+
+/** How trd_node_capture_start() records; all zero: as trd_node_capture() with snap length 0. */
+struct trd_capture_conf {
+	unsigned int snaplen; /**< bytes kept of each frame; 0: 65535 */
+	const char *filter;   /**< BPF expression (pcap-filter(7)); NULL or "": every frame */
+	/** Start the next file before one would grow past this many bytes (tcpdump's -C; a file
+	 * holds at least one frame); 0: one file, unless trd_node_capture_rotate() is called. */
+	uint64_t file_size;
+	/** With file_size: a ring of this many files PATH.0 .. PATH.N-1, the oldest overwritten
+	 * (tcpdump's -W); 0: PATH, PATH.1, PATH.2, ... as long as the limit allows. */
+	unsigned int file_count;
+	/** Stop recording (frames counted as dropped) when the files kept on disk would hold more
+	 * than this many bytes; 0: TRD_CAPTURE_LIMIT_DEFAULT; UINT64_MAX: no limit. */
+	uint64_t limit;
+};
+
+/** A capture's figures (trd_node_capture_stats()). */
+struct trd_capture_stats {
+	char file[1024];   /**< the file written now */
+	char filter[256];  /**< the filter's expression, "" if none */
+	uint64_t frames;   /**< frames recorded */
+	uint64_t bytes;    /**< bytes written, every file and block */
+	uint64_t filtered; /**< frames the filter left out */
+	uint64_t dropped;  /**< frames not recorded: limit reached, a file that cannot be written */
+	uint64_t limit;    /**< the limit in bytes (UINT64_MAX: none) */
+	uint64_t file_size;      /**< 0: no rotation by size */
+	unsigned int file_count; /**< 0: no ring */
+	unsigned int files;      /**< files opened so far */
+	int full;                /**< 1 once the limit stopped the recording */
+};
+
+/**
+ * Start (or replace) @p node's capture into @p path as @p conf says (NULL: defaults). Safe
+ * while another thread serves the node (the serving lcore sees an atomic switch of its taps,
+ * and this call waits until it is out of its round before freeing the old ones). Nodes given
+ * the same path share its file, with the first one's settings.
+ * @return 0, -EINVAL (no node or path, a filter that does not compile: see
+ *         trd_capture_filter_check()), -ENAMETOOLONG (a path of 1000 characters or more),
+ *         the negative errno of opening the file (-ENOENT, -EACCES, ...), -ENOMEM.
+ */
+int trd_node_capture_start(struct trd_node *node, const char *path,
+			   const struct trd_capture_conf *conf);
+
+/**
+ * Close the file @p node's capture writes and go on in the next one (PATH.1, PATH.2, ... or
+ * the next of the ring). Nodes sharing the file move together.
+ * @return 0, -EINVAL, -ENOENT (no capture), or the negative errno of opening the next file
+ *         (the capture then drops frames until a rotation succeeds).
+ */
+int trd_node_capture_rotate(struct trd_node *node);
+
+/** @p node's capture figures. @return 0, -EINVAL, -ENOENT (no capture). */
+int trd_node_capture_stats(struct trd_node *node, struct trd_capture_stats *st);
+
+/**
+ * Compile @p expr as a capture filter would (libpcap, Ethernet link type) and say why it does
+ * not compile in @p err (@p len bytes, may be NULL). @return 0 or -EINVAL.
+ */
+int trd_capture_filter_check(const char *expr, char *err, size_t len);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Counters */

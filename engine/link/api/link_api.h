@@ -234,7 +234,10 @@ int trd_link_set_impair(struct trd_link *l, const struct trd_impair_conf *c,
 int trd_link_set_encap(struct trd_link *l, const struct trd_udp_encap *e, struct rte_mempool *mp);
 
 /* The pcapng writer (opened by path: one writer per file, counted references). */
-struct trd_capture *trd_capture_open(const char *path, unsigned int snaplen);
+struct trd_capture *trd_capture_open(const char *path, const struct trd_capture_conf *conf);
+/** Close the file written now and open the next one. @return 0 or -EIO. */
+int trd_capture_rotate(struct trd_capture *c);
+void trd_capture_stats(struct trd_capture *c, struct trd_capture_stats *st);
 void trd_capture_get(struct trd_capture *c);
 void trd_capture_put(struct trd_capture *c);
 
