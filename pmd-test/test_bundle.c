@@ -22,6 +22,10 @@
  *           counts the rest; a wrong payload CRC drops the frame whole, the right one
  *           delivers it; a segmented frame is delivered byte-exact; every mbuf is back
  *           in the pool at the end.
+ *  blocks:  40 memory-FIFO messages of one bundle to two FIFOs hold one reference to the frame
+ *           (three message blocks), not an mbuf each; freed in any order, one by one or in
+ *           bulk, the frame goes back with the last, every message exact until then; with no
+ *           block left the same bundle takes an mbuf per message, exact.
  *  relay:   node (0,0,0) of a 2x2x1 torus sends to (1,1,0) through an intermediate node:
  *           FIFO messages, puts, immediate puts, puts from a region, TRD_DF_COPY and
  *           TRD_DF_ORDERED ones, in runs on two injection counters (each reaches exactly 0);
@@ -498,6 +502,129 @@ forged(void)
 	rte_mempool_free(mp);
 }
 
+/* ---- blocks ---- */
+
+/*
+ * A bundle's memory-FIFO messages are read in place: 40 messages of 8 B (three blocks of at
+ * most 16), to two FIFOs, around two puts, hold one reference to the frame between them, not
+ * one mbuf each; freed in any order, one by one and in bulk, the frame stays until the last
+ * goes, every message byte-exact until then. With no block left the same bundle is delivered
+ * as before (an mbuf per message), exact, and everything comes back.
+ */
+static void
+blocks(void)
+{
+	enum { NM = 40, NE = NM + 2 };
+	static uint8_t f[2048];
+	struct trd_node_conf c = {.rec_fifo_size = 64, .n_rec_fifos = 2, .unreliable = true};
+	struct rte_mempool *mp, *bp;
+	struct trd_msg *m0[NM], *m1[NM], *all[NM];
+	struct ent e[NE];
+	void *held[4096];
+	unsigned int nheld = 0, k0, k1, bfree;
+	uint32_t len;
+	struct trd_mr *mr;
+
+	mp = rte_pktmbuf_pool_create("block_pool", 255, 0, (uint16_t)trd_pool_priv_size(),
+				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	T_ASSERT(mp != NULL, "pool");
+	c.pool = mp;
+	trd_torus_init(&c.torus, 2, 1, 1);
+	c.coord = (struct trd_coord){1, 0, 0};
+	fn = trd_node_create(&c);
+	T_ASSERT(fn != NULL, "node");
+	mr = trd_mr_register(fn, fmem, sizeof(fmem), TRD_ACCESS_REMOTE_WRITE);
+	T_ASSERT(mr != NULL, "region");
+	fkey = trd_mr_key(mr);
+	bp = rte_mempool_lookup("trd_msgblk");
+	T_ASSERT(bp != NULL, "the engine's block pool");
+	bfree = rte_mempool_avail_count(bp);
+
+	/* entry i: FIFO i % 2, user word 1000 + i, bytes 0x40 + i; a put at 10 and at 30 */
+	for (unsigned int i = 0, j = 0; i < NE; i++) {
+		if (i == 10 || i == 30)
+			e[i] = (struct ent){TRD_PKT_PUT, 0, 0, 8, fkey, 8 * i, (uint8_t)(0x10 - i)};
+		else
+			e[i] = (struct ent){TRD_PKT_FIFO, (uint8_t)(j % 2), 0, 8, 1000 + i, 0,
+					    0x40};
+		j += e[i].type == TRD_PKT_FIFO;
+	}
+	len = bundle(f, e, NE, NE, 0, 0);
+
+	for (int round = 0; round < 2; round++) {
+		give(f, len, 0, TRD_DROP_NONE, 0);
+		T_EQ(fmem[80], 0x10);
+		T_EQ(fmem[240], 0x10);
+		k0 = (unsigned int)take(0, m0, NM);
+		k1 = (unsigned int)take(1, m1, NM);
+		T_EQ(k0, NM / 2);
+		T_EQ(k1, NM / 2);
+		if (round == 0) {
+			/* one reference for the frame, three blocks: no mbuf per message */
+			T_EQ(rte_mempool_avail_count(mp), mp->size - 1);
+			T_EQ(rte_mempool_avail_count(bp), bfree - 3);
+		} else {
+			/* no block left: an mbuf for each message, attached to the frame */
+			T_EQ(rte_mempool_avail_count(mp), mp->size - 1 - NM);
+		}
+		/* in arrival order, each byte-exact, the message ids those of the entries */
+		for (unsigned int i = 0, j0 = 0, j1 = 0; i < NE; i++) {
+			struct trd_msg *m;
+
+			if (e[i].type != TRD_PKT_FIFO)
+				continue;
+			m = e[i].fifo == 0 ? m0[j0++] : m1[j1++];
+			T_EQ(m->user, 1000 + i);
+			T_EQ(m->len, 8);
+			T_EQ(m->fifo, e[i].fifo);
+			T_EQ(m->msg_id, 100 + i);
+			for (int b = 0; b < 8; b++)
+				T_EQ(((uint8_t *)m->data)[b], 0x40 + i);
+		}
+		/* FIFO 1's in bulk, then FIFO 0's but its first one by one from the last;
+		 * the frame stays while one message is held, and that one is intact */
+		trd_msg_free_bulk(m1, k1);
+		for (unsigned int i = k0 - 1; i >= 1; i--)
+			trd_msg_free(m0[i]);
+		T_ASSERT(rte_mempool_avail_count(mp) < mp->size,
+			 "the frame went with a message held");
+		T_EQ(m0[0]->user, 1000);
+		for (int b = 0; b < 8; b++)
+			T_EQ(((uint8_t *)m0[0]->data)[b], 0x40);
+		trd_msg_free_bulk(m0, 1);
+		T_EQ(rte_mempool_avail_count(mp), mp->size);
+		memset(fmem, 0, 256);
+
+		if (round == 0) {
+			/* take every block there is; the engine must do without */
+			while (nheld < RTE_DIM(held) && rte_mempool_get(bp, &held[nheld]) == 0)
+				nheld++;
+			T_EQ(rte_mempool_avail_count(bp), 0);
+		}
+	}
+	rte_mempool_put_bulk(bp, held, nheld);
+	T_EQ(rte_mempool_avail_count(bp), bfree);
+
+	/* a bulk release of messages from several blocks and FIFOs, interleaved, NULLs
+	 * skipped */
+	give(f, len, 0, TRD_DROP_NONE, 0);
+	k0 = (unsigned int)take(0, m0, NM);
+	k1 = (unsigned int)take(1, m1, NM);
+	for (unsigned int i = 0; i < k0; i++) {
+		all[2 * i] = m0[i];
+		all[2 * i + 1] = m1[i];
+	}
+	all[7] = NULL;
+	trd_msg_free_bulk(all, k0 + k1);
+	T_ASSERT(rte_mempool_avail_count(mp) < mp->size, "the frame went with a message held");
+	trd_msg_free(m1[3]);
+	T_EQ(rte_mempool_avail_count(mp), mp->size);
+	T_EQ(rte_mempool_avail_count(bp), bfree);
+	printf("blocks: %u messages in 3 blocks of one frame, released together\n", NM);
+	trd_node_free(fn);
+	rte_mempool_free(mp);
+}
+
 /* ---- relay ---- */
 
 /*
@@ -676,6 +803,7 @@ main(int argc, char **argv)
 
 	test_eal_init(argv[0], NULL);
 	forged();
+	blocks();
 	stream(n, 32, NULL, 1024, 32);
 	stream(n / 4, 32, "loss=5%,reorder=2%,dup=1%,seed=3", 1024, 32);
 	stream(n / 4, 1, NULL, 1024, 32);

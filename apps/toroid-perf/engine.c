@@ -194,9 +194,9 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 			struct trd_msg *m[32];
 			int k = trd_rec_fifo_poll(trd_rec_fifo(px.b, 0), m, 32);
 
-			for (int i = 0; i < k; i++)
-				trd_msg_free(m[i]);
-			if (k <= 0)
+			if (k > 0)
+				trd_msg_free_bulk(m, (unsigned int)k);
+			else
 				progress(); /* --inline: nobody else moves the last messages */
 			got += (uint64_t)(k > 0 ? k : 0);
 		} else if (posted == n) {

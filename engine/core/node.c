@@ -267,6 +267,7 @@ trd_node_create(const struct trd_node_conf *conf)
 	n->conf.name = n->name;
 	rte_spinlock_init(&n->ctl_lock);
 	n->pool = c.pool != NULL ? c.pool : trd_default_pool(0);
+	n->blk_pool = trd_msg_blk_pool(); /* none: bundles' messages take an mbuf each */
 	if (n->pool == NULL)
 		goto nomem;
 	n->next_msg_id = 1;

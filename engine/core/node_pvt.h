@@ -30,11 +30,29 @@
 #define TRD_MCACHE    64
 #define TRD_HOP_SLACK 2 /* hops allowed beyond the route's length */
 
-/** A received message as the engine holds it: what applications see, and the packet it lives
- * in (NULL: a copy in rte_malloc() memory, right after this). */
+struct trd_msg_blk;
+
+/** A received message as the engine holds it: what applications see, and either the block of
+ * a bundle it is one of (blk), or the packet it lives in (m), or neither: a copy in
+ * rte_malloc() memory, right after this. */
 struct trd_msg_pvt {
 	struct trd_msg msg; /* first: a struct trd_msg * is a struct trd_msg_pvt * */
 	struct rte_mbuf *m;
+	struct trd_msg_blk *blk;
+};
+
+/** Messages one block holds. */
+#define TRD_BLK_MSGS 16
+
+/** A block: memory-FIFO messages of one bundle read in place, holding one reference to the
+ * frame for all of them; the last of them freed lets go of the frame and the block
+ * (rfifo.c). */
+struct trd_msg_blk {
+	struct rte_mbuf *m;     /* the frame */
+	uint32_t refs;          /* messages not freed, + TRD_BLK_HOLD while the engine fills it */
+	uint32_t used;          /* slots of msg[] handed out */
+	struct rte_mempool *mp; /* the pool it came from */
+	struct trd_msg_pvt msg[TRD_BLK_MSGS];
 };
 
 static inline struct trd_msg_pvt *
@@ -246,6 +264,7 @@ struct trd_node {
 	uint32_t n_nodes;
 	struct trd_node_conf conf;
 	struct rte_mempool *pool;
+	struct rte_mempool *blk_pool; /* message blocks (rfifo.c); NULL: none */
 
 	struct trd_link *links[TRD_MAX_LINKS + 1]; /* [n_links] is the loopback */
 	unsigned int n_links;

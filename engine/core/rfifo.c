@@ -82,15 +82,110 @@ trd_rec_fifo_wait(struct trd_rec_fifo *rf, struct trd_msg **msg, uint64_t timeou
 	return 0;
 }
 
+/* ---- blocks: a bundle's messages in one frame, one reference for all of them ---- */
+
+/* What the engine holds of a block while it fills it: no count of freed messages reaches it. */
+#define TRD_BLK_HOLD (1u << 30)
+
+/* Blocks outstanding in a process at most (each holds a frame); short of one, a bundle's
+ * messages are carried one mbuf each as before. */
+#define TRD_BLK_POOL 4095
+
+struct rte_mempool *
+trd_msg_blk_pool(void)
+{
+	static const char name[] = "trd_msgblk";
+	struct rte_mempool *mp = rte_mempool_lookup(name);
+
+	if (mp != NULL)
+		return mp;
+	mp = rte_mempool_create(name, TRD_BLK_POOL, sizeof(struct trd_msg_blk), 64, 0, NULL, NULL,
+				NULL, NULL, (int)rte_socket_id(), 0);
+	return mp != NULL ? mp : rte_mempool_lookup(name); /* a racing creator may have won */
+}
+
+static inline void
+blk_release(struct trd_msg_blk *b)
+{
+	rte_pktmbuf_free(b->m);
+	rte_mempool_put(b->mp, b);
+}
+
+/* Let go of @p k of a block's references. */
+static inline void
+blk_put(struct trd_msg_blk *b, uint32_t k)
+{
+	if (__atomic_sub_fetch(&b->refs, k, __ATOMIC_ACQ_REL) == 0)
+		blk_release(b);
+}
+
+/* A block for messages in @p m (contiguous), holding a reference to it; NULL: none left. */
+static struct trd_msg_blk *
+blk_get(struct trd_node *n, struct rte_mbuf *m)
+{
+	struct trd_msg_blk *b;
+
+	if (n->blk_pool == NULL || rte_mempool_get(n->blk_pool, (void **)&b) != 0)
+		return NULL;
+	b->m = m;
+	b->mp = n->blk_pool;
+	b->refs = TRD_BLK_HOLD;
+	b->used = 0;
+	rte_mbuf_refcnt_update(m, 1);
+	return b;
+}
+
+struct trd_msg_blk *
+trd_rfifo_blk_open(struct trd_node *n, struct rte_mbuf *m)
+{
+	return m->nb_segs == 1 ? blk_get(n, m) : NULL;
+}
+
+void
+trd_rfifo_blk_close(struct trd_msg_blk *b)
+{
+	/* the engine's hold goes; what is left is one per message handed out */
+	if (b != NULL)
+		blk_put(b, TRD_BLK_HOLD - b->used);
+}
+
 void
 trd_msg_free(struct trd_msg *msg)
 {
+	struct trd_msg_pvt *mp;
+
 	if (msg == NULL)
 		return;
-	if (trd_msg_pvt(msg)->m != NULL)
-		rte_pktmbuf_free(trd_msg_pvt(msg)->m);
+	mp = trd_msg_pvt(msg);
+	if (mp->blk != NULL)
+		blk_put(mp->blk, 1);
+	else if (mp->m != NULL)
+		rte_pktmbuf_free(mp->m);
 	else
 		rte_free(msg);
+}
+
+void
+trd_msg_free_bulk(struct trd_msg **msgs, unsigned int n)
+{
+	unsigned int i = 0;
+
+	if (msgs == NULL)
+		return;
+	while (i < n) {
+		struct trd_msg_blk *b = msgs[i] != NULL ? trd_msg_pvt(msgs[i])->blk : NULL;
+		uint32_t k = 1;
+
+		if (b == NULL) {
+			trd_msg_free(msgs[i++]);
+			continue;
+		}
+		/* messages of one block come one after the other: one count for them all */
+		while (i + k < n && msgs[i + k] != NULL && trd_msg_pvt(msgs[i + k])->blk == b)
+			k++;
+		blk_put(b, k);
+		i += k;
+	}
 }
 
 int
@@ -127,6 +222,7 @@ msg_alloc(uint32_t len)
 		return NULL;
 	mp->msg.data = mp + 1;
 	mp->m = NULL;
+	mp->blk = NULL;
 	return &mp->msg;
 }
 
@@ -164,6 +260,7 @@ trd_rfifo_msg_of(struct trd_node *n, struct rte_mbuf *m, uint32_t len)
 		msg = &trd_mbuf_priv(m)->msg.msg;
 		msg->data = rte_pktmbuf_mtod_offset(m, uint8_t *, TRD_FRAME_HLEN);
 		trd_msg_pvt(msg)->m = m;
+		trd_msg_pvt(msg)->blk = NULL;
 		return msg;
 	}
 	/* the frame's headers, then the whole message in the next segment (a shared payload
@@ -174,6 +271,7 @@ trd_rfifo_msg_of(struct trd_node *n, struct rte_mbuf *m, uint32_t len)
 		msg = &trd_mbuf_priv(m)->msg.msg;
 		msg->data = rte_pktmbuf_mtod(m->next, uint8_t *);
 		trd_msg_pvt(msg)->m = m;
+		trd_msg_pvt(msg)->blk = NULL;
 		return msg;
 	}
 	msg = msg_alloc(len);
@@ -214,20 +312,35 @@ rfifo_check(const struct trd_node *n, const struct trd_pkt *p)
 
 struct trd_rx_fate
 trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *e, uint32_t off,
-		struct rte_mbuf **mi)
+		struct trd_msg_blk **blk, struct rte_mbuf **mi)
 {
+	struct trd_msg_blk *b = *blk;
 	struct trd_msg *msg;
 	int rc = rfifo_check(n, e);
 
 	if (rc != 0)
 		return trd_fate(rc, false);
 	n->stat[TRD_STAT_RX_FIFO]++;
-	if (*mi != NULL) {
+	if (b != NULL && b->used == TRD_BLK_MSGS) {
+		/* full: the next block of the same frame (none left: a copy) */
+		trd_rfifo_blk_close(b);
+		*blk = b = blk_get(n, m);
+	}
+	if (b != NULL) {
+		/* the message is read in place: the block holds the frame for all of them */
+		struct trd_msg_pvt *mp = &b->msg[b->used++];
+
+		mp->m = NULL;
+		mp->blk = b;
+		msg = &mp->msg;
+		msg->data = rte_pktmbuf_mtod_offset(m, uint8_t *, off);
+	} else if (*mi != NULL) {
 		/* the message lives in the bundle's buffer, held by a reference of its own */
 		rte_pktmbuf_attach(*mi, m);
 		msg = &trd_mbuf_priv(*mi)->msg.msg;
 		msg->data = rte_pktmbuf_mtod_offset(m, uint8_t *, off);
 		trd_msg_pvt(msg)->m = *mi;
+		trd_msg_pvt(msg)->blk = NULL;
 		*mi = NULL;
 	} else {
 		msg = msg_alloc(e->pay_len);
@@ -239,7 +352,10 @@ trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *e,
 	msg_fill(msg, e);
 	rc = rfifo_push(n, n->rec[e->fifo], msg);
 	if (rc != 0) {
-		trd_msg_free(msg);
+		if (b != NULL)
+			b->used--; /* the slot just taken: nobody saw it */
+		else
+			trd_msg_free(msg);
 		return trd_fate(rc, false);
 	}
 	trd_ctr_sub(n, e->counter, e->pay_len);

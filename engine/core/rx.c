@@ -323,6 +323,7 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	struct trd_pkt e[TRD_BUNDLE_MAX];
 	uint32_t eoff[TRD_BUNDLE_MAX];
 	struct rte_mbuf *mi[TRD_BUNDLE_MAX];
+	struct trd_msg_blk *blk = NULL;
 	uint32_t cnt = p->aux, nf = 0, start = 0, i;
 	struct trd_peer *pe = NULL;
 	struct trd_rx_fate f = trd_fate(0, false);
@@ -342,9 +343,11 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	for (i = start; i < cnt; i++)
 		if (e[i].type == TRD_PKT_FIFO && e[i].fifo < n->n_rec)
 			nf++;
-	/* a contiguous frame lends its bytes to its messages; a segmented one is copied */
-	if (nf != 0 && (m->nb_segs != 1 || rte_pktmbuf_alloc_bulk(n->pool, mi, nf) != 0)) {
-		if (m->nb_segs == 1)
+	/* a contiguous frame lends its bytes to its messages, read in place in blocks that hold
+	 * it (short of blocks, one mbuf reference each); a segmented one is copied */
+	if (nf != 0 && ((blk = trd_rfifo_blk_open(n, m)) != NULL || m->nb_segs != 1 ||
+			rte_pktmbuf_alloc_bulk(n->pool, mi, nf) != 0)) {
+		if (blk == NULL && m->nb_segs == 1)
 			n->stat[TRD_STAT_NO_MBUF]++;
 		memset(mi, 0, nf * sizeof(mi[0]));
 	}
@@ -353,7 +356,7 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 			cause = rx_put(n, m, &e[i], eoff[i]);
 		} else if (e[i].fifo < n->n_rec) {
 			/* mi[j] is this message's: NULL once it carries it */
-			cause = trd_rfifo_entry(n, m, &e[i], eoff[i], &mi[j++]).cause;
+			cause = trd_rfifo_entry(n, m, &e[i], eoff[i], &blk, &mi[j++]).cause;
 		} else {
 			cause = TRD_DROP_UNKNOWN_FIFO;
 		}
@@ -372,6 +375,7 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		pe->part_epoch = p->epoch;
 		pe->part_done = (uint8_t)i; /* i <= cnt <= TRD_BUNDLE_MAX */
 	}
+	trd_rfifo_blk_close(blk);
 	/* references taken for messages that failed their checks or were not reached */
 	for (unsigned int k = 0; k < nf; k++)
 		if (mi[k] != NULL)

@@ -637,8 +637,9 @@ recv_drain(struct trd_context *x, unsigned int budget)
 				x->recv(x, x->recv_arg, m[i]);
 				events++;
 			}
-			trd_msg_free(m[i]);
 		}
+		/* a bundle's messages come one after the other: one count per block */
+		trd_msg_free_bulk(m, (unsigned int)k);
 		taken += (unsigned int)k;
 		if (k < MSG_BURST)
 			break;

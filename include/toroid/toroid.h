@@ -493,7 +493,13 @@ int trd_inj_fifo_stats_get(const struct trd_inj_fifo *fifo, struct trd_inj_fifo_
 /* ------------------------------------------------------------------------------------------ */
 /** @name Reception FIFOs and messages */
 
-/** A received memory-FIFO message. Free it with trd_msg_free(). */
+/**
+ * A received memory-FIFO message. Free it with trd_msg_free() or trd_msg_free_bulk(), in any
+ * order, from any thread. The messages of one bundle (small messages that shared a frame) are
+ * read in place in that frame, handed out one by one and held together: the frame goes back
+ * to the engine's pool when the last of them is freed, so holding one message holds its
+ * frame.
+ */
 struct trd_msg {
 	struct trd_coord src; /**< sender */
 	uint8_t fifo;         /**< reception FIFO it arrived on */
@@ -507,12 +513,21 @@ struct trd_msg {
 
 /** Reception FIFO @p idx of @p node, or NULL. */
 struct trd_rec_fifo *trd_rec_fifo(struct trd_node *node, unsigned int idx);
-/** Take up to @p n messages. @return the count (0 if none), or -EINVAL. */
+/**
+ * Take up to @p n messages, in the order they arrived: a bundle's messages come one after the
+ * other. @return the count (0 if none), or -EINVAL.
+ */
 int trd_rec_fifo_poll(struct trd_rec_fifo *rf, struct trd_msg **msgs, unsigned int n);
 /** Wait up to @p timeout_us for one message. @return 0, -ETIMEDOUT or -EINVAL. */
 int trd_rec_fifo_wait(struct trd_rec_fifo *rf, struct trd_msg **msg, uint64_t timeout_us);
 /** Release a message. NULL is a no-op. */
 void trd_msg_free(struct trd_msg *msg);
+/**
+ * Release @p n messages (NULL entries are skipped), as trd_msg_free() on each; the messages
+ * of one bundle that follow each other, as trd_rec_fifo_poll() returns them, are released with
+ * one count rather than one per message.
+ */
+void trd_msg_free_bulk(struct trd_msg **msgs, unsigned int n);
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Event queues */
