@@ -55,7 +55,17 @@ int get_loop(struct perf_result *r, uint64_t n, uint64_t *s);
 int fence_loop(struct perf_result *r, uint64_t n, uint64_t *s);
 int atomic_loop(struct perf_result *r, uint64_t n, uint64_t *s);
 int allreduce_loop(struct perf_result *r, uint64_t n, uint64_t *s);
-/* allreduce_loop()'s torus and kind: bit 0 engine, bit 1 4x4x4 (msg.c) */
+int barrier_loop(struct perf_result *r, uint64_t n, uint64_t *s);
+/* What allreduce_loop() and barrier_loop() time (msg.c): the software collective or the
+ * engines' on 2x2x2 (8 nodes) or 4x4x4 (64), or one put over one link of the 2x2x2 net (the
+ * allreduce's bandwidth measure; barrier_loop() has none) */
+enum perf_coll_variant {
+	PERF_COLL_SOFT,
+	PERF_COLL_ENG,
+	PERF_COLL_SOFT64,
+	PERF_COLL_ENG64,
+	PERF_COLL_LINK,
+};
 extern unsigned int perf_ar_variant;
 
 #endif

@@ -81,7 +81,11 @@ static const struct perf_test tests[] = {
 	{"atomic_lat", K_LAT, 1, 20000, "context fetch-and-add until its callback (us)"},
 	{"allreduce_lat", K_LAT, 1, 1000,
 	 "allreduce (sum of doubles), software (allreduce_lat, _lat64) and engine (allreduce_eng, "
-	 "_eng64) on 8 and 64 nodes (us); MB/s = size / time"},
+	 "_eng64) on 8 and 64 nodes, and a put over one link (put_link) (us); allreduce_ratio: "
+	 "engine / software and the engine's MB/s against the link's (p50)"},
+	{"barrier_lat", K_LAT, 1, 1000,
+	 "barrier, software (barrier_lat, _lat64) and engine (barrier_eng, _eng64) on 8 and 64 "
+	 "nodes (us); barrier_ratio: engine / software (p50); one size (0)"},
 };
 
 uint64_t
@@ -201,6 +205,7 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 			: strcmp(t->name, "fence_lat") == 0     ? fence_loop
 			: strcmp(t->name, "atomic_lat") == 0    ? atomic_loop
 			: strcmp(t->name, "allreduce_lat") == 0 ? allreduce_loop
+			: strcmp(t->name, "barrier_lat") == 0   ? barrier_loop
 								: reflect_loop;
 
 		rc = fn(r, warm, s);
@@ -720,34 +725,75 @@ perf_on_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-/* One size of @p t, printed; allreduce_lat as four rows: software and engine allreduce on
- * 2x2x2 and on 4x4x4 (perf_ar_variant). @return the failures. */
+/* The engine collective against the software one (p50 over p50) on 8 and 64 nodes; for an
+ * allreduce, also the engine's bandwidth (size / p50) against one link's put (put_link) */
+static void
+print_coll_ratio(const char *name, const struct perf_result *r, bool link)
+{
+	double e8 = r[PERF_COLL_ENG].p50 / r[PERF_COLL_SOFT].p50;
+	double e64 = r[PERF_COLL_ENG64].p50 / r[PERF_COLL_SOFT64].p50;
+	/* bytes per microsecond: MB/s */
+	double bw8 = r[PERF_COLL_ENG].size / r[PERF_COLL_ENG].p50;
+	double bw64 = r[PERF_COLL_ENG64].size / r[PERF_COLL_ENG64].p50;
+	double bwl = link ? r[PERF_COLL_LINK].size / r[PERF_COLL_LINK].p50 : 0;
+
+	if (perf_opt.json) {
+		printf("{\"test\":\"%s\",\"size\":%u,\"eng_vs_soft\":%.4f,"
+		       "\"eng64_vs_soft64\":%.4f",
+		       name, r[PERF_COLL_ENG].size, e8, e64);
+		if (link)
+			printf(",\"eng_mbps\":%.2f,\"eng64_mbps\":%.2f,\"link_mbps\":%.2f,"
+			       "\"eng_vs_link\":%.4f,\"eng64_vs_link\":%.4f",
+			       bw8, bw64, bwl, bw8 / bwl, bw64 / bwl);
+		printf("}\n");
+	} else {
+		printf("%-12s %9u  p50 engine/software: %.3f (8 nodes) %.3f (64 nodes)", name,
+		       r[PERF_COLL_ENG].size, e8, e64);
+		if (link)
+			printf("; MB/s: eng %.1f eng64 %.1f link %.1f, eng/link %.3f eng64/link %.3f",
+			       bw8, bw64, bwl, bw8 / bwl, bw64 / bwl);
+		printf("\n");
+	}
+	fflush(stdout);
+}
+
+/* One size of @p t, printed; allreduce_lat as five rows: software and engine allreduce on
+ * 2x2x2 and on 4x4x4, and a put over one link of the 2x2x2 net, then their ratios; barrier_lat
+ * as four and their ratios (perf_ar_variant). @return the failures. */
 static int
 run_variants(const struct perf_test *t, uint32_t size)
 {
 	static const char *const ar_names[] = {"allreduce_lat", "allreduce_eng", "allreduce_lat64",
-					       "allreduce_eng64"};
-	bool ar = strcmp(t->name, "allreduce_lat") == 0;
+					       "allreduce_eng64", "put_link"};
+	static const char *const bar_names[] = {"barrier_lat", "barrier_eng", "barrier_lat64",
+						"barrier_eng64"};
+	bool ar = strcmp(t->name, "allreduce_lat") == 0, bar = strcmp(t->name, "barrier_lat") == 0;
+	const char *const *names = ar ? ar_names : bar_names;
+	unsigned int nv = ar ? RTE_DIM(ar_names) : bar ? RTE_DIM(bar_names) : 1, ok = 0;
+	struct perf_result res[RTE_DIM(ar_names)];
 	int failed = 0;
 
-	for (unsigned int v = 0; v < (ar ? 4u : 1u) && !perf_stop; v++) {
-		struct perf_result r;
+	for (unsigned int v = 0; v < nv && !perf_stop; v++) {
+		struct perf_result *r = &res[RTE_MIN(v, RTE_DIM(res) - 1)];
 		int rc;
 
 		perf_ar_variant = v;
-		rc = run_one(t, size, &r);
+		rc = run_one(t, size, r);
 		if (rc != 0 && perf_stop)
 			break; /* nothing measured of this one */
 		if (rc != 0) {
 			fprintf(stderr, "toroid-perf: %s size %u failed: %s\n",
-				ar ? ar_names[v] : t->name, size, strerror(-rc));
+				ar || bar ? names[v] : t->name, size, strerror(-rc));
 			failed++;
 			continue;
 		}
-		if (ar)
-			r.test = ar_names[v];
-		print_result(&r);
+		if (ar || bar)
+			r->test = names[v];
+		print_result(r);
+		ok++;
 	}
+	if ((ar || bar) && ok == nv && !perf_stop)
+		print_coll_ratio(ar ? "allreduce_ratio" : "barrier_ratio", res, ar);
 	return failed;
 }
 
@@ -763,6 +809,10 @@ perf_run_tests(void)
 		if (!perf_test_selected(t->name))
 			continue;
 		perf_print_header(t->kind);
+		if (strcmp(t->name, "barrier_lat") == 0) {
+			failed += run_variants(t, 0); /* no size: once */
+			continue;
+		}
 		for (unsigned int si = 0; si < perf_opt.n_sizes && !perf_stop; si++)
 			failed += run_variants(t, perf_opt.sizes[si]);
 	}

@@ -122,8 +122,9 @@ atomic_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 	return rc;
 }
 
-/* ---- collectives: allreduce on 8 (2x2x2) and 64 (4x4x4) nodes, by the software collectives
- * (docs/collectives.md) and by the engines (comb.h), on the same net ---- */
+/* ---- collectives: allreduce and barrier on 8 (2x2x2) and 64 (4x4x4) nodes, by the software
+ * collectives (docs/collectives.md) and by the engines (comb.h), on the same net; and one
+ * link's put, the measure of the engine allreduce's bandwidth ---- */
 
 #define AR_MAX 64
 
@@ -133,14 +134,14 @@ struct perf_ar_net {
 	struct trd_context *ctx[AR_MAX];
 	struct trd_coll *coll[AR_MAX];
 	uint16_t ctr[AR_MAX];
+	struct trd_mr *mr[AR_MAX];
 	double *src[AR_MAX], *dst[AR_MAX];
 	size_t len;
 };
 
 static struct perf_ar_net perf_ar[2]; /* 2x2x2, 4x4x4 */
 
-/* Which allreduce allreduce_loop() times: bit 0 the engines' (else the software one), bit 1
- * the 4x4x4 torus (else 2x2x2). main.c runs the four in turn. */
+/* What coll_loop() times (enum perf_coll_variant); main.c runs them in turn. */
 unsigned int perf_ar_variant;
 
 static void
@@ -180,10 +181,10 @@ perf_ar_setup(struct perf_ar_net *a, unsigned int dim, size_t len)
 	if (len > a->len) {
 		for (unsigned int q = 0; q < a->n; q++) {
 			struct trd_node *nd = trd_net_node(a->net, q);
-			struct trd_mr *mr = trd_mr_find(nd, a->src[q], a->len * 2, 0);
 
-			if (mr != NULL)
-				trd_mr_deregister(mr);
+			if (a->mr[q] != NULL)
+				trd_mr_deregister(a->mr[q]);
+			a->mr[q] = NULL;
 			free(a->src[q]);
 			/* one allocation, one region: the source, then the result */
 			a->src[q] = aligned_alloc(64, RTE_ALIGN_CEIL(2 * len, 64));
@@ -193,7 +194,8 @@ perf_ar_setup(struct perf_ar_net *a, unsigned int dim, size_t len)
 			memset(a->dst[q], 0, len);
 			for (size_t i = 0; i < len / sizeof(double); i++)
 				a->src[q][i] = q + (double)i;
-			if (trd_mr_register(nd, a->src[q], 2 * len, 0) == NULL)
+			a->mr[q] = trd_mr_register(nd, a->src[q], 2 * len, TRD_ACCESS_REMOTE_WRITE);
+			if (a->mr[q] == NULL)
 				return -rte_errno;
 		}
 		a->len = len;
@@ -201,19 +203,13 @@ perf_ar_setup(struct perf_ar_net *a, unsigned int dim, size_t len)
 	return 0;
 }
 
-/* One software allreduce on every rank, the main lcore advancing every context round-robin
- * until every rank's callback ran. */
+/* Advance every context round-robin until every rank's callback ran. */
 static int
-ar_soft(struct perf_ar_net *a, size_t count)
+coll_soft_wait(struct perf_ar_net *a, int *done, int rc)
 {
 	uint64_t dl = deadline_in(PERF_TIMEOUT_US);
-	int rc = 0, done[AR_MAX];
 	unsigned int k = 0;
 
-	memset(done, 0, sizeof(done));
-	for (unsigned int q = 0; q < a->n && rc == 0; q++)
-		rc = trd_coll_allreduce(a->coll[q], a->src[q], a->dst[q], count, TRD_COLL_DOUBLE,
-					TRD_COLL_SUM, perf_ar_done, &done[q], NULL);
 	while (rc == 0 && k < a->n) {
 		k = 0;
 		for (unsigned int q = 0; q < a->n; q++) {
@@ -227,9 +223,26 @@ ar_soft(struct perf_ar_net *a, size_t count)
 	return rc;
 }
 
-/* One engine allreduce: every node posts, then the main lcore only reads the counters. */
+/* One software allreduce (@p count doubles) or barrier (@p barrier) on every rank, the main
+ * lcore advancing every context round-robin until every rank's callback ran. */
 static int
-ar_engine(struct perf_ar_net *a, size_t count)
+coll_soft(struct perf_ar_net *a, size_t count, bool barrier)
+{
+	int rc = 0, done[AR_MAX];
+
+	memset(done, 0, sizeof(done));
+	for (unsigned int q = 0; q < a->n && rc == 0; q++)
+		rc = barrier ? trd_coll_barrier(a->coll[q], perf_ar_done, &done[q], NULL)
+			     : trd_coll_allreduce(a->coll[q], a->src[q], a->dst[q], count,
+						  TRD_COLL_DOUBLE, TRD_COLL_SUM, perf_ar_done,
+						  &done[q], NULL);
+	return coll_soft_wait(a, done, rc);
+}
+
+/* One engine allreduce or barrier: every node posts, then the main lcore only reads the
+ * counters. */
+static int
+coll_engine(struct perf_ar_net *a, size_t count, bool barrier)
 {
 	uint64_t dl = deadline_in(PERF_TIMEOUT_US);
 	unsigned int k = 0;
@@ -246,6 +259,10 @@ ar_engine(struct perf_ar_net *a, size_t count)
 					  .src = a->src[q],
 					  .dst = a->dst[q]};
 
+		if (barrier)
+			rq = (struct trd_comb_req){.kind = TRD_COMB_BARRIER,
+						   .dims = TRD_COMB_TORUS,
+						   .counter = a->ctr[q]};
 		rc = trd_counter_set(nd, a->ctr[q], 1);
 		if (rc == 0)
 			rc = trd_comb_post(nd, &rq);
@@ -266,29 +283,54 @@ ar_engine(struct perf_ar_net *a, size_t count)
 	return rc;
 }
 
-/* An allreduce (sum of r->size / 8 doubles) on every rank of the torus perf_ar_variant names,
- * by the software collectives or the engines; one engine lcore serves the nodes. */
-int
-allreduce_loop(struct perf_result *r, uint64_t n, uint64_t *s)
+/* One put of @p len bytes over one link of the net (rank 0 to its x neighbour, rank 1), from
+ * the post until the target's reception counter says it all arrived: the bandwidth an engine
+ * allreduce's pipeline is measured against, timed the same way on the same net. */
+static int
+coll_link_put(struct perf_ar_net *a, size_t len)
 {
-	bool eng = perf_ar_variant & 1;
-	struct perf_ar_net *a = &perf_ar[(perf_ar_variant >> 1) & 1];
-	size_t count = RTE_MAX(r->size / sizeof(double), (size_t)1);
+	struct trd_node *from = trd_net_node(a->net, 0), *to = trd_net_node(a->net, 1);
+	struct trd_inj_fifo *f = trd_inj_fifo(from, 1);
+	struct trd_desc d;
+	int rc;
+
+	if (f == NULL)
+		return -ENOTSUP;
+	trd_desc_put(&d, trd_node_coord(to), a->src[0], (uint32_t)len, trd_mr_key(a->mr[1]), len, 0,
+		     a->ctr[1]);
+	rc = trd_counter_set(to, a->ctr[1], (int64_t)len);
+	if (rc == 0)
+		rc = trd_inject(f, &d);
+	return rc == 0 ? trd_counter_wait(to, a->ctr[1], PERF_TIMEOUT_US) : rc;
+}
+
+/* What perf_ar_variant names: a collective (allreduce, sum of r->size / 8 doubles; or a
+ * barrier), by the software collectives or the engines, on 2x2x2 or 4x4x4; or a put over one
+ * link of the 2x2x2 net. One engine lcore serves the nodes. */
+static int
+coll_loop(struct perf_result *r, uint64_t n, uint64_t *s, bool barrier)
+{
+	unsigned int v = perf_ar_variant;
+	bool link = v == PERF_COLL_LINK, eng = v == PERF_COLL_ENG || v == PERF_COLL_ENG64;
+	struct perf_ar_net *a = &perf_ar[v == PERF_COLL_SOFT64 || v == PERF_COLL_ENG64];
+	size_t count = barrier ? 0 : RTE_MAX(r->size / sizeof(double), (size_t)1);
 	bool launched = false;
 	int rc;
 
 	if (eng && count * sizeof(double) > TRD_COMB_MAX_LEN)
 		return -EMSGSIZE;
-	rc = perf_ar_setup(a, (perf_ar_variant & 2) ? 4 : 2, count * sizeof(double));
+	rc = perf_ar_setup(a, a == &perf_ar[1] ? 4 : 2, RTE_MAX(count, (size_t)1) * sizeof(double));
 	engine_stop();
 	if (rc == 0 && px.worker < RTE_MAX_LCORE && !perf_opt.inline_poll)
 		launched = (rc = trd_net_launch(a->net, &px.worker, 1)) == 0;
-	else if (rc == 0 && eng)
+	else if (rc == 0 && (eng || link))
 		rc = -ENOTSUP; /* the engines need their lcore: nothing else polls them */
 	for (uint64_t i = 0; i < n && !perf_stop && rc == 0; i++) {
 		uint64_t t0 = rte_rdtsc();
 
-		rc = eng ? ar_engine(a, count) : ar_soft(a, count);
+		rc = link  ? coll_link_put(a, count * sizeof(double))
+		     : eng ? coll_engine(a, count, barrier)
+			   : coll_soft(a, count, barrier);
 		s[i] = rte_rdtsc() - t0;
 		if (rc == 0)
 			lat_done = i + 1;
@@ -296,4 +338,16 @@ allreduce_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 	if (launched)
 		trd_net_stop(a->net);
 	return rc;
+}
+
+int
+allreduce_loop(struct perf_result *r, uint64_t n, uint64_t *s)
+{
+	return coll_loop(r, n, s, false);
+}
+
+int
+barrier_loop(struct perf_result *r, uint64_t n, uint64_t *s)
+{
+	return coll_loop(r, n, s, true);
 }
