@@ -10,7 +10,8 @@ NINJA    ?= ninja
 # Debian packages the build and the tests need.
 PACKAGES ?= gcc pkg-config meson ninja-build libdpdk-dev dpdk dpdk-dev libpcap-dev libinih-dev \
             tcpdump python3 tshark clang libclang-rt-14-dev iproute2 valgrind man-db \
-            libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev git clang-format
+            libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev git clang-format \
+            debhelper dpkg-dev systemd
 # What `make bench` compares against (peers measured in the same run), installed by bench itself.
 BENCH_PACKAGES ?= ucx-utils sockperf netpipe-openmpi
 SUITES   ?= unit pmd
@@ -22,8 +23,9 @@ FUZZ_BUILD ?= build-fuzz
 # packages checks the Makefile, not code: once is enough; ipm_smoke runs valgrind, which cannot
 # run an ASan binary; install links a program without the sanitizer against the installed copy;
 # vni_pdump starts dpdk-dumpcap as a secondary process, which cannot map an ASan primary's
-# memory at the same addresses (ASan reserves them for its shadow).
-ASAN_SKIP ?= docs|packages|ipm_smoke|install|vni_pdump
+# memory at the same addresses (ASan reserves them for its shadow); deb builds and installs the
+# Debian packages from the sources, with no sanitizer: once is enough.
+ASAN_SKIP ?= docs|packages|ipm_smoke|install|vni_pdump|deb
 # DPDK's EAL keeps its memory until exit by design: no leak report. Any other finding fails.
 ASAN_ENV ?= ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
             UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -31,7 +33,7 @@ FUZZ_PARSE_SECONDS ?= 20
 FUZZ_RX_SECONDS ?= 40
 DEMO_ARGS ?=
 
-.PHONY: all deps build demo test test-asan test-fuzz bench ipm compare clean
+.PHONY: all deps build demo test test-asan test-fuzz bench ipm compare deb clean
 
 all: build
 
@@ -86,6 +88,12 @@ $(FUZZ_BUILD)/build.ninja:
 test-fuzz: deps $(FUZZ_BUILD)/build.ninja
 	$(NINJA) -C $(FUZZ_BUILD) fuzz/fuzz_parse fuzz/fuzz_rx fuzz/gen_seeds
 	fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_PARSE_SECONDS) $(FUZZ_RX_SECONDS)
+
+# The Debian packages (debian/, docs/deploying.md#debian-packages) in $(BUILD)/deb, built from
+# a copy of the tree; the `deb` test of `make test` builds them too (without LTO) and installs them.
+DEB_BUILD_OPTIONS ?= parallel=2
+deb: deps
+	DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" tools/build-deb.sh $(BUILD)/deb
 
 # The benchmark suite (not part of test): writes docs/benchmarks.md in a few minutes.
 bench: build
