@@ -442,12 +442,12 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 		rc = errno ? -errno : -FI_EOTHER;
 		if (conf.proc != TRD_VNI_ANY)
 			snprintf(who, sizeof(who), "%u", conf.proc);
-		FI_WARN(&tfi_prov, FI_LOG_EP_CTRL, "cannot attach %u:%s to toroid-node at %s: %s\n",
-			conf.app, who,
+		FI_WARN(&tfi_prov, FI_LOG_EP_CTRL,
+			"cannot attach %u:%s to toroid-node at %s: %s%s%s\n", conf.app, who,
 			conf.socket ? conf.socket
 				    : (getenv("TOROID_VNI_SOCKET") ? getenv("TOROID_VNI_SOCKET")
 								   : TRD_VNI_DEFAULT_SOCKET),
-			strerror(-rc));
+			strerror(-rc), trd_vni_open_error()[0] ? ": " : "", trd_vni_open_error());
 		free(ep);
 		return rc;
 	}

@@ -222,8 +222,9 @@ vni_side(bool ping)
 	conf.pool_size = 2 * max + (1 << 20);
 	v = trd_vni_open(&conf);
 	if (v == NULL) {
-		fprintf(stderr, "toroid-vni-perf: %s cannot attach to %s as %u:%u: %s\n",
-			ping ? "ping" : "pong", conf.socket, conf.app, conf.proc, strerror(errno));
+		fprintf(stderr, "toroid-vni-perf: %s cannot attach to %s as %u:%u: %s%s%s\n",
+			ping ? "ping" : "pong", conf.socket, conf.app, conf.proc, strerror(errno),
+			trd_vni_open_error()[0] ? ": " : "", trd_vni_open_error());
 		return 1;
 	}
 	sb = trd_vni_alloc(v, max ? max : 1);
@@ -448,9 +449,9 @@ stream_side(bool ping)
 	conf.pool_size = (STREAM_RECVS + 1) * max + (1 << 20);
 	v = trd_vni_open(&conf);
 	if (v == NULL) {
-		fprintf(stderr, "toroid-vni-perf: %s cannot attach to %s as %u:%u: %s\n",
+		fprintf(stderr, "toroid-vni-perf: %s cannot attach to %s as %u:%u: %s%s%s\n",
 			ping ? "sender" : "receiver", conf.socket, conf.app, conf.proc,
-			strerror(errno));
+			strerror(errno), trd_vni_open_error()[0] ? ": " : "", trd_vni_open_error());
 		return 1;
 	}
 	sb = trd_vni_alloc(v, max);

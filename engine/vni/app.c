@@ -114,6 +114,15 @@ sock_connect(const char *path, unsigned int timeout_ms)
 	}
 }
 
+/* Why this thread's last trd_vni_open() failed (trd_vni_open_error). */
+static _Thread_local char open_error[192];
+
+const char *
+trd_vni_open_error(void)
+{
+	return open_error;
+}
+
 /* Receive the answer and its descriptors. */
 static int
 sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[3])
@@ -145,14 +154,28 @@ sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[3])
 			got = 3;
 		memcpy(fds, CMSG_DATA(c), (size_t)got * sizeof(int));
 	}
+	if (n == TRD_VNI_ANSWER_V2_SIZE && ans->op == TRD_VNI_SOCK_REGISTERED &&
+	    ans->status == -EPROTO) {
+		/* an engine before version 3 refused our version; it cannot say its own */
+		for (int i = 0; i < got; i++)
+			close(fds[i]);
+		snprintf(open_error, sizeof(open_error),
+			 "VNI protocol version mismatch: this library speaks %u, the engine 2 or "
+			 "older (it says: %.96s)",
+			 TRD_VNI_VERSION, ans->reason);
+		return -EPROTO;
+	}
 	if (n != (ssize_t)sizeof(*ans) || ans->op != TRD_VNI_SOCK_REGISTERED) {
 		for (int i = 0; i < got; i++)
 			close(fds[i]);
+		snprintf(open_error, sizeof(open_error), "unexpected answer from the engine");
 		return -EPROTO;
 	}
+	ans->reason[sizeof(ans->reason) - 1] = '\0';
 	if (ans->status != 0) {
 		for (int i = 0; i < got; i++)
 			close(fds[i]);
+		snprintf(open_error, sizeof(open_error), "%s", ans->reason);
 		return ans->status;
 	}
 	if (got != 3) {
@@ -249,6 +272,7 @@ trd_vni_open(const struct trd_vni_conf *conf)
 		path = getenv("TOROID_VNI_SOCKET");
 	if (path == NULL)
 		path = TRD_VNI_DEFAULT_SOCKET;
+	open_error[0] = '\0';
 	v = calloc(1, sizeof(*v));
 	if (v == NULL)
 		return NULL;

@@ -74,7 +74,8 @@ extern int trd_vni_logtype;
 #define SVC_TEL_PERIOD_US       10000   /* telemetry snapshots */
 #define SVC_N_MRS               256     /* memory regions per interface (one-sided access) */
 #define SVC_RMA_WINDOW          64      /* chunks of one write or read in flight */
-#define SVC_LOCAL_CHUNK         65536   /* bytes copied per turn between two local processes */
+#define SVC_LOCAL_CHUNK         262144  /* bytes copied per turn between two local processes */
+#define SVC_PVM_MIN             16384   /* copies this long use process_vm_* (vmem.c) */
 #define SVC_RMA_STALL_US        500000  /* in flight but unanswered this long: frames were lost */
 #define SVC_ATOM_TRIES          20      /* an atomic is asked this often before -ETIMEDOUT */
 #define SVC_ATOM_ORIGINS        256     /* origin nodes a target remembers atomics of (rma.c) */
@@ -279,8 +280,9 @@ struct vif {
 		    * child it forked keeps the socket open */
 	int mem_fd, maps_fd; /* its /proc/self/mem and maps as it passed them at attach (vmem.c),
 			      * or -1: bound to its address space, worthless after exec or exit */
-	bool mem_gone;       /* an access found that address space gone: requests for it are refused
-			      * as for a process not attached until the sweep ends the interface */
+	bool pvm_off;  /* the kernel refused process_vm_readv/writev on it: mem_fd only (vmem.c) */
+	bool mem_gone; /* an access found that address space gone: requests for it are refused
+			* as for a process not attached until the sweep ends the interface */
 	uint8_t *base;
 	size_t size;
 	struct trd_vni_seg *seg;
@@ -542,8 +544,8 @@ void svc_vif_unmap(struct trd_vni_svc *s, struct vif *v);
 int svc_vmem_adopt(struct vif *v, int *fds, unsigned int n_fds, const char **why);
 void svc_vmem_close(struct vif *v);
 int svc_vmem_check(const struct vif *v, uint64_t addr, uint64_t len, bool write);
-int svc_vmem_read(const struct vif *v, void *buf, uint64_t addr, size_t n);
-int svc_vmem_write(const struct vif *v, const void *buf, uint64_t addr, size_t n);
+int svc_vmem_read(struct vif *v, void *buf, uint64_t addr, size_t n);
+int svc_vmem_write(struct vif *v, const void *buf, uint64_t addr, size_t n);
 bool svc_vmem_gone(const struct vif *v);
 
 /* sock.c */

@@ -287,6 +287,19 @@ conn_close(struct trd_vni_svc *s, struct vconn *c)
 #define SO_PEERPIDFD 77 /* Linux 6.5; Debian bookworm's headers are older */
 #endif
 
+/* NULL if this engine serves attach protocol @p version, else why not (in @p buf): an older
+ * library would send what this engine no longer takes, a newer one what it does not know, so
+ * the reason names both versions, for the log and for the library (trd_vni_open_error). */
+static const char *
+version_refused(uint32_t version, char *buf, size_t len)
+{
+	if (version >= TRD_VNI_VERSION_MIN && version <= TRD_VNI_VERSION)
+		return NULL;
+	snprintf(buf, len, "VNI protocol version mismatch: the library speaks %u, this engine %u",
+		 version, TRD_VNI_VERSION);
+	return buf;
+}
+
 /* A pidfd of the process that connected @p fd, taken at accept: SO_PEERPIDFD names the very
  * process that called connect(); before Linux 6.5, pidfd_open of the pid SO_PEERCRED names
  * (checked at registration: alive, and the pid it names). -1 if the process is gone. */
@@ -393,7 +406,9 @@ answer(int fd, uint32_t version, int status, uint64_t size, const char *reason, 
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {.iov_base = &a,
-			    .iov_len = version == 1 ? TRD_VNI_ANSWER_V1_SIZE : sizeof(a)};
+			    .iov_len = version == 1   ? TRD_VNI_ANSWER_V1_SIZE
+				       : version == 2 ? TRD_VNI_ANSWER_V2_SIZE
+						      : sizeof(a)};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 
 	memset(&a, 0, sizeof(a));
@@ -401,6 +416,8 @@ answer(int fd, uint32_t version, int status, uint64_t size, const char *reason, 
 	a.status = status;
 	a.seg_size = size;
 	snprintf(a.reason, sizeof(a.reason), "%s", reason ? reason : "");
+	a.version = TRD_VNI_VERSION;
+	a.version_min = TRD_VNI_VERSION_MIN;
 	if (v != NULL) {
 		a.app = v->app;
 		a.proc = v->proc;
@@ -513,6 +530,7 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
 	socklen_t cl = sizeof(cred);
 	const char *why = NULL;
+	char vwhy[96];
 	struct vif *v = NULL;
 	int memfd = -1, fds[3], pfds[2] = {-1, -1};
 	unsigned int n_pfds = 0;
@@ -541,14 +559,14 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 		/* gone before it registered: its pid may name another process by now */
 		rc = -ESRCH;
 		why = "the process that connected is gone";
-	} else if (n != (ssize_t)sizeof(req) || req.op != TRD_VNI_SOCK_REGISTER ||
-		   req.version < TRD_VNI_VERSION_MIN || req.version > TRD_VNI_VERSION) {
+	} else if (n != (ssize_t)sizeof(req) || req.op != TRD_VNI_SOCK_REGISTER) {
 		rc = -EPROTO;
-		why = "unknown request or version";
+		why = "unknown request";
+	} else if ((why = version_refused(req.version, vwhy, sizeof(vwhy))) != NULL) {
+		rc = -EPROTO;
 	} else if (req.n_send == 0 || req.n_send > TRD_VNI_CTX_MAX || req.n_recv == 0 ||
 		   req.n_recv > TRD_VNI_CTX_MAX || req.n_doorbells > TRD_VNI_DB_MAX ||
-		   req.pool_size > s->conf.max_pool || req.app == TRD_VNI_ANY ||
-		   (req.proc == TRD_VNI_ANY && req.version < 2)) {
+		   req.pool_size > s->conf.max_pool || req.app == TRD_VNI_ANY) {
 		rc = -EINVAL;
 		why = "bad sizes (contexts 1..4096, doorbells 0..4096, pool within the engine's "
 		      "limit) or application";

@@ -16,15 +16,32 @@
  * must be mapped, readable, and writable for a write (PROCMAP_QUERY on the maps descriptor,
  * Linux 6.11; the maps text before). The process can still race the check with its own
  * mprotect/munmap: it can then only harm itself.
+ *
+ * /proc/pid/mem copies twice (through a kernel page), so transfers of at least
+ * SVC_PVM_MIN bytes use process_vm_readv/writev instead, one copy, as Open MPI's CMA does.
+ * Those name the process by pid and the kernel checks ptrace access with the engine thread's
+ * credentials, so the engine thread first drops CAP_SYS_PTRACE from its effective set: the
+ * kernel then refuses a process of another user, and an image that changed credentials
+ * (setuid exec), as it refuses any process of that user. The range is checked against the
+ * descriptors' address space before the copy (svc_vmem_check), and after it the pidfd must
+ * show the process alive and the maps descriptor its address space still there: a read that
+ * raced an exec or exit is discarded (-ECONNRESET). A write that raced them reached at most
+ * a process the kernel lets the engine's user reach without CAP_SYS_PTRACE (the pid reused
+ * in that window, a non-setuid image). When the kernel refuses (EPERM: another user, Yama
+ * ptrace_scope, a seccomp filter), the interface falls back to its mem descriptor for good.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/capability.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -204,8 +221,78 @@ vmem_result(ssize_t k, size_t n)
 	return k == 0 ? -ECONNRESET : -EFAULT;
 }
 
+/* process_vm_* in this thread: 0 not tried yet, 1 usable (CAP_SYS_PTRACE not effective),
+ * -1 not (the capability could not be dropped). Capabilities are per thread. */
+static _Thread_local int pvm_thread;
+
+static bool
+pvm_thread_ok(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	const unsigned int w = CAP_SYS_PTRACE / 32, bit = 1u << (CAP_SYS_PTRACE % 32);
+
+	if (pvm_thread != 0)
+		return pvm_thread > 0;
+	pvm_thread = -1;
+	if (syscall(SYS_capget, &hdr, d) != 0)
+		return false;
+	if ((d[w].effective & bit) != 0) {
+		d[w].effective &= ~bit;
+		if (syscall(SYS_capset, &hdr, d) != 0)
+			return false;
+	}
+	pvm_thread = 1;
+	return true;
+}
+
+/* After a process_vm_* copy: is it still the process and the address space the descriptors
+ * were opened on? (The pidfd polls readable once the process exited; the maps query fails
+ * once the address space is gone, after an exec too.) */
+static bool
+pvm_same(const struct vif *v, uint64_t addr)
+{
+	struct vmem_query q = {.size = sizeof(q), .query_addr = addr};
+	struct pollfd p = {.fd = v->pidfd, .events = POLLIN};
+
+	if (v->pidfd < 0 || poll(&p, 1, 0) != 0)
+		return false;
+	if (ioctl(v->maps_fd, VMEM_PROCMAP_QUERY, &q) == 0)
+		return true;
+	if (errno != ENOTTY && errno != EINVAL)
+		return false;
+	return !svc_vmem_gone(v); /* before Linux 6.11 */
+}
+
+/* One copy with process_vm_readv (@p write false: the process's [addr, addr + n) into @p buf)
+ * or process_vm_writev: 0, -ECONNRESET, -EFAULT, or 1 when it cannot be used (the caller
+ * goes through the mem descriptor). */
+static int
+pvm_copy(struct vif *v, void *buf, uint64_t addr, size_t n, bool write)
+{
+	struct iovec l = {.iov_base = buf, .iov_len = n};
+	struct iovec r = {.iov_base = (void *)(uintptr_t)addr, .iov_len = n};
+	ssize_t k;
+
+	if (n < SVC_PVM_MIN || v->pvm_off || v->pid <= 0 || v->pidfd < 0 || !pvm_thread_ok())
+		return 1;
+	k = write ? process_vm_writev(v->pid, &l, 1, &r, 1, 0)
+		  : process_vm_readv(v->pid, &l, 1, &r, 1, 0);
+	if (k < 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES)) {
+		v->pvm_off = true; /* another user, Yama, seccomp: the mem descriptor from now on */
+		v->s->stat[TRD_VNI_SVC_STAT_PVM_REFUSED]++;
+		return 1;
+	}
+	if (!pvm_same(v, addr))
+		return -ECONNRESET;
+	if (k != (ssize_t)n)
+		return k < 0 && errno == ESRCH ? -ECONNRESET : -EFAULT;
+	v->s->stat[TRD_VNI_SVC_STAT_COPY_PVM] += n;
+	return 0;
+}
+
 int
-svc_vmem_read(const struct vif *v, void *buf, uint64_t addr, size_t n)
+svc_vmem_read(struct vif *v, void *buf, uint64_t addr, size_t n)
 {
 	int rc;
 
@@ -214,11 +301,14 @@ svc_vmem_read(const struct vif *v, void *buf, uint64_t addr, size_t n)
 	rc = svc_vmem_check(v, addr, n, false);
 	if (rc != 0)
 		return rc;
+	rc = pvm_copy(v, buf, addr, n, false);
+	if (rc <= 0)
+		return rc;
 	return vmem_result(pread(v->mem_fd, buf, n, (off_t)addr), n);
 }
 
 int
-svc_vmem_write(const struct vif *v, const void *buf, uint64_t addr, size_t n)
+svc_vmem_write(struct vif *v, const void *buf, uint64_t addr, size_t n)
 {
 	int rc;
 
@@ -226,6 +316,9 @@ svc_vmem_write(const struct vif *v, const void *buf, uint64_t addr, size_t n)
 		return v->mem_fd < 0 ? -EPERM : 0;
 	rc = svc_vmem_check(v, addr, n, true);
 	if (rc != 0)
+		return rc;
+	rc = pvm_copy(v, (void *)(uintptr_t)buf, addr, n, true);
+	if (rc <= 0)
 		return rc;
 	return vmem_result(pwrite(v->mem_fd, buf, n, (off_t)addr), n);
 }

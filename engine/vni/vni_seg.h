@@ -17,10 +17,14 @@
 #define TRD_VNI_SEG_MAGIC 0x31494e5644524f54ULL /* "TORDVNI1" */
 /* The attach protocol (request and answer on the socket). Version 2 added TRD_VNI_ANY as a
  * request's proc (the engine picks a free process) and the answer's app and proc (the identity
- * given). The engine also serves version 1 requests (an explicit proc only) and answers them
- * with the version 1 answer (without app and proc: TRD_VNI_ANSWER_V1_SIZE bytes). */
-#define TRD_VNI_VERSION     2
-#define TRD_VNI_VERSION_MIN 1
+ * given). Version 3 is the protocol of messages in process memory (TRD_VNI_SF_VADDR,
+ * TRD_VNI_RF_VADDR: an engine before it refuses such commands with -EINVAL) and adds the
+ * engine's versions to the answer. An engine serves the versions TRD_VNI_VERSION_MIN ..
+ * TRD_VNI_VERSION only and refuses any other with -EPROTO and a reason naming both sides'
+ * versions, in an answer as long as the request's version reads (TRD_VNI_ANSWER_V1_SIZE,
+ * TRD_VNI_ANSWER_V2_SIZE, or the whole answer), so a library of any version can tell why. */
+#define TRD_VNI_VERSION     3
+#define TRD_VNI_VERSION_MIN 3
 /* The segment's layout (trd_vni_seg.version): changes only when the segment does. Its app and
  * proc are the identity the engine gave, as in the answer. */
 #define TRD_VNI_SEG_VERSION 1
@@ -79,12 +83,17 @@ struct trd_vni_sock_answer {
 	char reason[96];
 	/* version 2: the identity attached (the process the engine chose for TRD_VNI_ANY) */
 	uint32_t app, proc;
+	/* version 3: the versions the engine serves */
+	uint32_t version, version_min;
 };
 
 #define TRD_VNI_ANSWER_V1_SIZE 112 /* the answer up to reason: what a version 1 client reads */
+#define TRD_VNI_ANSWER_V2_SIZE 120 /* up to app and proc: what a version 2 client reads */
 _Static_assert(sizeof(struct trd_vni_sock_register) == 40, "register request");
-_Static_assert(sizeof(struct trd_vni_sock_answer) == 120, "answer");
+_Static_assert(sizeof(struct trd_vni_sock_answer) == 128, "answer");
 _Static_assert(offsetof(struct trd_vni_sock_answer, app) == TRD_VNI_ANSWER_V1_SIZE, "answer v1");
+_Static_assert(offsetof(struct trd_vni_sock_answer, version) == TRD_VNI_ANSWER_V2_SIZE,
+	       "answer v2");
 
 /* ---- the queues ---- */
 

@@ -147,9 +147,15 @@ struct trd_vni_info {
  * with proc TRD_VNI_ANY: every process of app on the engine's node is), EADDRNOTAVAIL (the
  * topology does not place this process, or with TRD_VNI_ANY any process of app, on the
  * engine's node), ENOSPC (the
- * engine serves its maximum of interfaces), ENOMEM, EPROTO (unexpected answer).
+ * engine serves its maximum of interfaces), ENOMEM, EPROTO (unexpected answer, or the
+ * engine speaks another version of the attach protocol). trd_vni_open_error() says why.
  */
 struct trd_vni *trd_vni_open(const struct trd_vni_conf *conf);
+
+/** Why the last trd_vni_open() of this thread failed, as the engine put it ("VNI protocol
+ * version mismatch: the library speaks 3, this engine 4"), or "" (it did not say, or the last
+ * open succeeded). Valid until the thread's next trd_vni_open(). */
+const char *trd_vni_open_error(void);
 
 /** Detach: the engine reclaims the interface (pending operations are dropped). NULL is a no-op. */
 void trd_vni_close(struct trd_vni *v);

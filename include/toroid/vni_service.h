@@ -161,7 +161,9 @@ struct trd_vni_svc_conf {
 	X(COPY_RX_PUT, "copy_rx_put")     /* packets -> pool or staging by the node (puts) */      \
 	X(COPY_STAGE_IN, "copy_stage_in") /* packet -> staging (short messages) */                 \
 	X(COPY_STAGE_OUT, "copy_stage_out") /* staging -> the receive */                           \
-	X(MSG_FAULTS, "msg_faults") /* messages failed: process memory not readable or writable */
+	X(MSG_FAULTS, "msg_faults") /* messages failed: process memory not readable or writable */ \
+	X(COPY_PVM, "copy_pvm")     /* of the copy_* bytes in process memory: process_vm_* */      \
+	X(PVM_REFUSED, "pvm_refused") /* interfaces whose process_vm_* the kernel refused */
 
 /** Service statistics ids. */
 enum trd_vni_svc_stat {

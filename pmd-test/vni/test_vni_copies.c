@@ -16,6 +16,11 @@
  *                            A message sent before its receive is posted: once into staging
  *                            (read straight there on one engine; put there by the node
  *                            between two), once from staging into the receive (4 KiB, 1 MiB)
+ *                            On one engine, copies of 16 KiB and more use process_vm_readv and
+ *                            process_vm_writev (copy_pvm: every byte of a 1 MiB message, both
+ *                            sides); to a receiver of another user the kernel refuses them (the
+ *                            engine thread dropped CAP_SYS_PTRACE): pvm_refused 1, and the
+ *                            message arrives byte-exact through its /proc/self/mem
  *   test_vni_copies faults   a send from unmapped memory and a receive into read-only memory
  *                            fail at posting (-EFAULT); a receive made read-only after posting
  *                            fails with -EFAULT when its message comes, nothing is written,
@@ -83,7 +88,7 @@ pattern(size_t i, size_t len)
 
 /* ---- the processes ---- */
 
-enum mode { M_OK, M_RO_AFTER, M_RO_BEFORE, M_BAD_SRC, M_LATE };
+enum mode { M_OK, M_RO_AFTER, M_RO_BEFORE, M_BAD_SRC, M_LATE, M_OTHER_USER };
 
 struct peer {
 	bool recv;
@@ -131,6 +136,9 @@ receiver(const struct peer *p)
 
 	if (v == NULL)
 		return 10;
+	if (p->mode == M_OTHER_USER &&
+	    (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0))
+		return 17; /* a user the engine's user is not: the kernel refuses it process_vm_* */
 	buf = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		return 11;
@@ -371,6 +379,10 @@ test_counts(void)
 			EXPECT_V(node, COPY_STAGE_IN, 0);
 			EXPECT_V(node, COPY_STAGE_OUT, 0);
 			EXPECT_V(node, MSG_FAULTS, 0);
+			/* one engine: 256 KiB chunks with process_vm_readv/writev; between two
+			 * engines every copy is one packet (under SVC_PVM_MIN) */
+			EXPECT_V(0, COPY_PVM, node == 0 && len >= 16384 ? 2 * len : 0);
+			EXPECT_V(0, PVM_REFUSED, 0);
 			/* and no copy out of a packet to make the message contiguous */
 			for (int i = 0; i < 2; i++)
 				T_ASSERT(dn(&a, &b, i, TRD_STAT_RX_FIFO_COPY_BYTES) == 0,
@@ -384,6 +396,31 @@ test_counts(void)
 						    dv(&a, &b, 0, TRD_VNI_SVC_STAT_COPY_TX_USER)),
 			       (unsigned long long)dv(&a, &b, node, TRD_VNI_SVC_STAT_COPY_RX_USER));
 		}
+}
+
+/* A receiver of another user (the engine, as root here, dropped CAP_SYS_PTRACE from its
+ * thread): the kernel refuses process_vm_writev to it, the interface falls back to its mem
+ * descriptor (pvm_refused), and the message arrives whole; the sender's side still uses
+ * process_vm_readv. */
+static void
+test_other_user(void)
+{
+	const char *where = "one engine, receiver of another user";
+	size_t len = 1 << 20;
+	struct snap a, b;
+
+	if (geteuid() != 0) {
+		printf("copies: other user: skipped (not root: cannot make a process of another "
+		       "user)\n");
+		return;
+	}
+	run(0, len, M_OTHER_USER, &a, &b);
+	EXPECT_V(0, PVM_REFUSED, 1);
+	EXPECT_V(0, COPY_RX_USER, len);
+	EXPECT_V(0, COPY_PVM, len);
+	EXPECT_V(0, MSG_FAULTS, 0);
+	printf("copies: %zu B, %s: process_vm_writev refused, %llu B through /proc/self/mem\n", len,
+	       where, (unsigned long long)dv(&a, &b, 0, TRD_VNI_SVC_STAT_COPY_RX_USER));
 }
 
 /* The bytes written into receives: straight, or from staging. */
@@ -411,6 +448,7 @@ test_late(void)
 			EXPECT_V(node, COPY_STAGE_OUT, len);
 			EXPECT_V(node, COPY_RX_USER, 0);
 			EXPECT_V(node, LATE_MATCHES, 1);
+			EXPECT_V(0, COPY_PVM, node == 0 && len >= 16384 ? 2 * len : 0);
 			printf("copies: %zu B, %s, unexpected: sender engine %llu B, receiver engine "
 			       "%llu B into staging, %llu B out of it\n",
 			       len, where,
@@ -513,6 +551,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "counts") == 0) {
 		test_counts();
 		test_late();
+		test_other_user();
 	} else
 		test_faults();
 	printf("PASS: vni copies %s\n", argv[1]);

@@ -1012,26 +1012,80 @@ raw_register(uint32_t version, uint32_t app, uint32_t proc, struct trd_vni_sock_
 	return n;
 }
 
-/* The attach protocol's versions: a version 1 request gets the version 1 answer (and may not
- * ask for any process), an unknown version is refused, a version 2 request for any process
- * gets one the topology places here, named in the answer. */
+/* An engine before version 3, as the new library meets it: it answers a version 3 request
+ * with its version 2 answer, -EPROTO, "unknown request or version". */
+static void
+old_engine(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct trd_vni_sock_register req;
+	struct trd_vni_sock_answer a = {.op = TRD_VNI_SOCK_REGISTERED, .status = -EPROTO};
+	int l = socket(AF_UNIX, SOCK_SEQPACKET, 0), c;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	snprintf(a.reason, sizeof(a.reason), "unknown request or version");
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(l, 1) != 0)
+		_exit(1);
+	c = accept(l, NULL, NULL);
+	if (c < 0 || recv(c, &req, sizeof(req), 0) != sizeof(req) ||
+	    send(c, &a, TRD_VNI_ANSWER_V2_SIZE, 0) != TRD_VNI_ANSWER_V2_SIZE)
+		_exit(2);
+	_exit(req.version == TRD_VNI_VERSION ? 0 : 3);
+}
+
+/* The attach protocol's versions: this engine serves version 3 only; a request of any other
+ * version is refused with -EPROTO in an answer its library can read, naming both versions;
+ * a version 3 request for any process gets one the topology places here, named in the
+ * answer with the engine's versions. And the library meeting an older engine says so. */
 static int
 versions_app(void *arg)
 {
 	struct trd_vni_sock_answer a;
+	char path[108];
+	int st = -1;
+	pid_t pid;
 
 	RTE_SET_USED(arg);
-	if (raw_register(1, 4, 0, &a) != TRD_VNI_ANSWER_V1_SIZE || a.status != 0)
+	if (raw_register(1, 4, 0, &a) != TRD_VNI_ANSWER_V1_SIZE || a.status != -EPROTO ||
+	    strstr(a.reason, "library speaks 1, this engine 3") == NULL)
 		return 1;
-	if (raw_register(1, 3, TRD_VNI_ANY, &a) != TRD_VNI_ANSWER_V1_SIZE || a.status != -EINVAL)
+	if (raw_register(2, 3, TRD_VNI_ANY, &a) != TRD_VNI_ANSWER_V2_SIZE || a.status != -EPROTO ||
+	    strstr(a.reason, "library speaks 2, this engine 3") == NULL)
 		return 2;
-	if (raw_register(TRD_VNI_VERSION + 1, 3, 0, &a) != sizeof(a) || a.status != -EPROTO)
+	if (raw_register(TRD_VNI_VERSION + 1, 3, 0, &a) != sizeof(a) || a.status != -EPROTO ||
+	    a.version != TRD_VNI_VERSION || a.version_min != TRD_VNI_VERSION_MIN ||
+	    strstr(a.reason, "library speaks 4, this engine 3") == NULL)
 		return 3;
-	if (raw_register(2, 3, TRD_VNI_ANY, &a) != sizeof(a) || a.status != 0 || a.app != 3 ||
-	    (a.proc != 0 && a.proc != 1))
+	if (raw_register(TRD_VNI_VERSION, 3, TRD_VNI_ANY, &a) != sizeof(a) || a.status != 0 ||
+	    a.app != 3 || (a.proc != 0 && a.proc != 1) || a.version != TRD_VNI_VERSION)
 		return 4;
-	if (raw_register(2, 5, TRD_VNI_ANY, &a) != sizeof(a) || a.status != -EADDRNOTAVAIL)
+	if (raw_register(TRD_VNI_VERSION, 5, TRD_VNI_ANY, &a) != sizeof(a) ||
+	    a.status != -EADDRNOTAVAIL)
 		return 5;
+	/* the library against an older engine */
+	snprintf(path, sizeof(path), "%s.old", sock_path);
+	unlink(path);
+	pid = fork();
+	if (pid == 0)
+		old_engine(path);
+	for (int i = 0; i < 1000 && access(path, F_OK) != 0; i++)
+		poll(NULL, 0, 5); /* the old engine binds: 5 s at most */
+	{
+		struct trd_vni_conf c = {.socket = path, .app = 3, .proc = 0};
+		struct trd_vni *v = trd_vni_open(&c);
+
+		if (v != NULL || errno != EPROTO ||
+		    strstr(trd_vni_open_error(), "library speaks 3, the engine 2 or older") ==
+			    NULL ||
+		    strstr(trd_vni_open_error(), "unknown request or version") == NULL) {
+			fprintf(stderr, "versions: open %p errno %d: \"%s\"\n", (void *)v, errno,
+				trd_vni_open_error());
+			return 6;
+		}
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return 7;
+	unlink(path);
 	return 0;
 }
 
@@ -1051,7 +1105,8 @@ test_cmds(void)
 	printf("cmds: 14 hostile commands refused (11 completed with -EINVAL; 5 bad claims), "
 	       "overwritten ring "
 	       "headers ignored, a broken queue closed its interface; the engine served the next "
-	       "process; attach protocol versions 1 and 2 served, others refused\n");
+	       "process; attach protocol version 3 served, 1, 2 and 4 refused naming both versions, an "
+	       "older engine named by the library\n");
 }
 
 /* ---- owner ---- */
