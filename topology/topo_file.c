@@ -48,10 +48,16 @@ enum node_key {
 	NK_PROC,
 	NK_MAC,
 	NK_PROCS,
+	NK_IP,
+	NK_PREFIX,
+	NK_NETMASK,
+	NK_UDP_PORT,
+	NK_GATEWAY,
 	NK_COUNT,
 };
 static const char *const node_keys[NK_COUNT] = {
-	"x+", "x-", "y+", "y-", "z+", "z-", "coord", "app", "proc", "mac", "procs",
+	"x+",   "x-",  "y+",    "y-", "z+",     "z-",      "coord",    "app",
+	"proc", "mac", "procs", "ip", "prefix", "netmask", "udp_port", "gateway",
 };
 
 /* Most processes one node hosts (over all its `procs` keys). */
@@ -64,6 +70,7 @@ struct node_meta {
 	unsigned int line;               /* line of [node N], 0 = not defined yet */
 	unsigned int key_line[NK_COUNT]; /* line of each key, 0 = not given (procs: the first) */
 	unsigned int n_procs;            /* processes its procs keys placed */
+	int prefix_in_ip;                /* ip = A.B.C.D/N gave the prefix */
 };
 
 struct parse_ctx {
@@ -203,6 +210,63 @@ parse_mac(const char *s, uint8_t mac[6])
 	return 0;
 }
 
+/* A dotted quad "10.1.0.2": four decimal numbers 0..255 (no leading zeros beyond one digit,
+ * which some tools read as octal), into host byte order. */
+static int
+parse_ipv4(const char *s, uint32_t *out)
+{
+	uint32_t v = 0;
+
+	for (unsigned int i = 0; i < 4; i++) {
+		unsigned int b = 0, digits = 0;
+
+		if (!isdigit((unsigned char)*s))
+			return -EINVAL;
+		if (s[0] == '0' && isdigit((unsigned char)s[1]))
+			return -EINVAL;
+		for (; isdigit((unsigned char)*s); s++) {
+			b = b * 10 + (unsigned int)(*s - '0');
+			if (++digits > 3 || b > 255)
+				return -EINVAL;
+		}
+		v = v << 8 | b;
+		if (*s != (i < 3 ? '.' : '\0'))
+			return -EINVAL;
+		if (i < 3)
+			s++;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The mask of prefix length @p len (0..32), host order. */
+static uint32_t
+prefix_mask(unsigned int len)
+{
+	return len == 0 ? 0 : ~(uint32_t)0 << (32 - len);
+}
+
+/* Why @p ip cannot be a host's unicast address, or NULL if it can. */
+static const char *
+ipv4_not_host(uint32_t ip)
+{
+	if (ip == 0)
+		return "all zero";
+	if (ip == 0xffffffffu)
+		return "the broadcast address";
+	if ((ip >> 24) == 127)
+		return "a loopback address";
+	if ((ip >> 28) >= 0xe)
+		return "a multicast or reserved address";
+	if ((ip >> 24) == 0)
+		return "in 0.0.0.0/8 (this network)";
+	return NULL;
+}
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define IP_FMT       "%u.%u.%u.%u"
+#define IP_ARGS(ip)  (ip) >> 24, ((ip) >> 16) & 0xff, ((ip) >> 8) & 0xff, (ip)&0xff
+
 static int
 find_key(const char *const *keys, unsigned int n, const char *name)
 {
@@ -294,6 +358,49 @@ procs_key(struct parse_ctx *ctx, const char *value)
 	return 1;
 }
 
+/* The IP keys of a node, together. 1, or 0 on error. */
+static int
+ip_finish(struct parse_ctx *ctx, struct trd_topo_node *node, const struct node_meta *m)
+{
+	unsigned int pl = m->key_line[NK_PREFIX] ? m->key_line[NK_PREFIX] : m->key_line[NK_NETMASK];
+	uint32_t mask;
+
+	if (!node->has_ip) {
+		static const enum node_key need_ip[] = {NK_PREFIX, NK_NETMASK, NK_UDP_PORT,
+							NK_GATEWAY};
+
+		for (unsigned int i = 0; i < ARRAY_LEN(need_ip); i++)
+			if (m->key_line[need_ip[i]] != 0)
+				return fail(ctx, m->key_line[need_ip[i]], EINVAL,
+					    "'%s' given but node %u has no ip",
+					    node_keys[need_ip[i]], ctx->rank);
+		return 1;
+	}
+	if (node->prefix == 0)
+		node->prefix = 32;
+	if (node->udp_port == 0)
+		node->udp_port = TRD_TOPO_UDP_PORT;
+	mask = prefix_mask(node->prefix);
+	if (node->prefix <= 30 &&
+	    ((node->ip & ~mask) == 0 || (node->ip & ~mask) == (~mask & 0xffffffffu)))
+		return fail(ctx, pl ? pl : m->key_line[NK_IP], EINVAL,
+			    "ip " IP_FMT " is the %s address of " IP_FMT "/%u", IP_ARGS(node->ip),
+			    (node->ip & ~mask) == 0 ? "network" : "broadcast",
+			    IP_ARGS(node->ip & mask), node->prefix);
+	if (node->gateway != 0) {
+		if (node->gateway == node->ip)
+			return fail(ctx, m->key_line[NK_GATEWAY], EINVAL,
+				    "gateway " IP_FMT " is the node's own ip",
+				    IP_ARGS(node->gateway));
+		if (node->prefix < 32 && (node->gateway & mask) != (node->ip & mask))
+			return fail(ctx, m->key_line[NK_GATEWAY], EINVAL,
+				    "gateway " IP_FMT " is outside the node's subnet " IP_FMT
+				    "/%u (a gateway must be on the node's own segment)",
+				    IP_ARGS(node->gateway), IP_ARGS(node->ip & mask), node->prefix);
+	}
+	return 1;
+}
+
 /* Checks that need the whole [node N] section; run when the next section starts or at EOF. */
 static int
 node_finish(struct parse_ctx *ctx)
@@ -326,11 +433,12 @@ node_finish(struct parse_ctx *ctx)
 	}
 
 	if (topo->mode == TRD_TOPO_SWITCHED) {
-		if (!node->has_mac)
-			return fail(ctx, m->line, EINVAL,
-				    "node %u has no mac (switched mode needs one per node)",
-				    ctx->rank);
-		return 1;
+		if (!node->has_mac && !node->has_ip)
+			return fail(
+				ctx, m->line, EINVAL,
+				"node %u has no mac (switched mode needs one per node, or an ip)",
+				ctx->rank);
+		return ip_finish(ctx, node, m);
 	}
 	/* direct mode: every link this node has on the torus must be cabled */
 	for (d = 0; d < TRD_DIR_COUNT; d++) {
@@ -503,6 +611,90 @@ port_key(struct parse_ctx *ctx, enum trd_dir d, const char *value)
 	return 1;
 }
 
+/* The IP keys of a node (node_key() checked the mode and duplicates). 1, or 0 on error. */
+static int
+ip_key(struct parse_ctx *ctx, enum node_key k, const char *value)
+{
+	struct trd_topo_node *node = &ctx->topo->nodes[ctx->rank];
+	struct node_meta *m = &ctx->meta[ctx->rank];
+	unsigned long v[1];
+
+	switch (k) {
+	case NK_IP: {
+		char buf[32];
+		char *slash;
+
+		if (strlen(value) >= sizeof(buf))
+			return fail(ctx, ctx->line, EINVAL, "bad ip '%s' (expected A.B.C.D)",
+				    value);
+		strcpy(buf, value);
+		slash = strchr(buf, '/');
+		if (slash != NULL) {
+			if (m->key_line[NK_PREFIX] || m->key_line[NK_NETMASK])
+				return fail(ctx, ctx->line, EINVAL,
+					    "the subnet is given twice (ip = A.B.C.D/N, prefix "
+					    "and netmask exclude each other)");
+			*slash = '\0';
+			if (parse_uint(slash + 1, 32, v) < 0 || v[0] == 0)
+				return fail(ctx, ctx->line, EINVAL,
+					    "bad prefix in ip '%s' (expected A.B.C.D/N, N 1..32)",
+					    value);
+			node->prefix = (uint8_t)v[0];
+			m->prefix_in_ip = 1;
+		}
+		if (parse_ipv4(buf, &node->ip) < 0)
+			return fail(ctx, ctx->line, EINVAL,
+				    "bad ip '%s' (expected A.B.C.D, e.g. 10.1.0.2)", value);
+		if (ipv4_not_host(node->ip) != NULL)
+			return fail(ctx, ctx->line, EINVAL, "bad ip '%s': %s", value,
+				    ipv4_not_host(node->ip));
+		node->has_ip = 1;
+		return 1;
+	}
+	case NK_PREFIX:
+		if (parse_uint(value, 32, v) < 0 || v[0] == 0)
+			return fail(ctx, ctx->line, EINVAL, "bad prefix '%s' (expected 1..32)",
+				    value);
+		node->prefix = (uint8_t)v[0];
+		return 1;
+	case NK_NETMASK: {
+		uint32_t mask;
+		unsigned int len = 0;
+
+		if (parse_ipv4(value, &mask) < 0)
+			return fail(ctx, ctx->line, EINVAL,
+				    "bad netmask '%s' (expected A.B.C.D, e.g. 255.255.255.0)",
+				    value);
+		while (len < 32 && (mask & (0x80000000u >> len)))
+			len++;
+		if (len == 0 || mask != prefix_mask(len))
+			return fail(ctx, ctx->line, EINVAL,
+				    "bad netmask '%s' (the ones must be contiguous and first, e.g. "
+				    "255.255.255.0)",
+				    value);
+		node->prefix = (uint8_t)len;
+		return 1;
+	}
+	case NK_UDP_PORT:
+		if (parse_uint(value, UINT16_MAX, v) < 0 || v[0] == 0)
+			return fail(ctx, ctx->line, EINVAL, "bad udp_port '%s' (expected 1..65535)",
+				    value);
+		node->udp_port = (uint16_t)v[0];
+		return 1;
+	case NK_GATEWAY:
+		if (parse_ipv4(value, &node->gateway) < 0)
+			return fail(ctx, ctx->line, EINVAL,
+				    "bad gateway '%s' (expected A.B.C.D, e.g. 10.1.0.1)", value);
+		if (ipv4_not_host(node->gateway) != NULL)
+			return fail(ctx, ctx->line, EINVAL, "bad gateway '%s': %s", value,
+				    ipv4_not_host(node->gateway));
+		return 1;
+	default:
+		break;
+	}
+	return fail(ctx, ctx->line, EINVAL, "internal error: ip key %d", (int)k);
+}
+
 static int
 node_key(struct parse_ctx *ctx, const char *name, const char *value)
 {
@@ -516,7 +708,8 @@ node_key(struct parse_ctx *ctx, const char *name, const char *value)
 	if (k < 0)
 		return fail(ctx, ctx->line, EINVAL,
 			    "unknown key '%s' in [node %u] (expected coord, app, proc, procs, "
-			    "mac, x+, x-, y+, y-, z+ or z-)",
+			    "mac, ip, prefix, netmask, udp_port, gateway, x+, x-, y+, y-, z+ or "
+			    "z-)",
 			    name, ctx->rank);
 	/* procs may be repeated: each line adds processes (a line holds at most 198 characters) */
 	if (m->key_line[k] != 0 && k != NK_PROCS)
@@ -528,7 +721,26 @@ node_key(struct parse_ctx *ctx, const char *name, const char *value)
 		return fail(ctx, ctx->line, EINVAL,
 			    "procs and app/proc exclude each other (list every process in procs)");
 
+	if (k >= NK_IP && k <= NK_GATEWAY && ctx->topo->mode != TRD_TOPO_SWITCHED)
+		return fail(ctx, ctx->line, EINVAL,
+			    "'%s' given in direct mode (IP addresses are for mode = switched; a "
+			    "direct link over IP is set up with trd_link_udp_encap())",
+			    name);
+	if ((k == NK_PREFIX && (m->key_line[NK_NETMASK] || m->prefix_in_ip)) ||
+	    (k == NK_NETMASK && (m->key_line[NK_PREFIX] || m->prefix_in_ip)))
+		return fail(ctx, ctx->line, EINVAL,
+			    "the subnet is given twice (ip = A.B.C.D/N, prefix and netmask "
+			    "exclude each other)");
+
 	switch ((enum node_key)k) {
+	case NK_IP:
+	case NK_PREFIX:
+	case NK_NETMASK:
+	case NK_UDP_PORT:
+	case NK_GATEWAY:
+		if (!ip_key(ctx, (enum node_key)k, value))
+			return 0;
+		break;
 	case NK_PROCS:
 		if (!procs_key(ctx, value))
 			return 0;
@@ -771,6 +983,80 @@ check_unique_macs(struct parse_ctx *ctx)
 	return 1;
 }
 
+struct ip_entry {
+	uint32_t ip;
+	uint16_t port;
+	unsigned int rank;
+};
+
+static int
+ip_cmp(const void *a, const void *b)
+{
+	const struct ip_entry *x = a, *y = b;
+
+	if (x->ip != y->ip)
+		return x->ip < y->ip ? -1 : 1;
+	if (x->port != y->port)
+		return x->port < y->port ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Switched mode over IP: a node without an ip can only be reached by its mac, and only send
+ * plain frames, so then every node needs a mac; and two nodes cannot share an address and
+ * port. Reported at the later line. */
+static int
+check_ip_addressing(struct parse_ctx *ctx)
+{
+	const struct trd_topo *topo = ctx->topo;
+	struct ip_entry *e;
+	unsigned int i, n = 0, no_ip = UINT32_MAX, no_mac = UINT32_MAX;
+	unsigned int best_line = 0, best_a = 0, best_b = 0;
+
+	for (i = 0; i < topo->n_nodes; i++) {
+		if (!topo->nodes[i].has_ip && no_ip == UINT32_MAX)
+			no_ip = i;
+		if (!topo->nodes[i].has_mac && no_mac == UINT32_MAX)
+			no_mac = i;
+	}
+	if (no_ip != UINT32_MAX && no_mac != UINT32_MAX)
+		return fail(ctx, ctx->meta[no_mac].line, EINVAL,
+			    "node %u has no mac, but node %u has no ip: every node needs a mac "
+			    "unless every node has an ip",
+			    no_mac, no_ip);
+	e = calloc(topo->n_nodes, sizeof(*e));
+	if (e == NULL)
+		return fail(ctx, 0, ENOMEM, "out of memory");
+	for (i = 0; i < topo->n_nodes; i++) {
+		if (!topo->nodes[i].has_ip)
+			continue;
+		e[n].ip = topo->nodes[i].ip;
+		e[n].port = topo->nodes[i].udp_port;
+		e[n++].rank = i;
+	}
+	qsort(e, n, sizeof(*e), ip_cmp);
+	for (i = 1; i < n; i++) {
+		unsigned int la, lb, line;
+
+		if (e[i - 1].ip != e[i].ip || e[i - 1].port != e[i].port)
+			continue;
+		la = ctx->meta[e[i - 1].rank].key_line[NK_IP];
+		lb = ctx->meta[e[i].rank].key_line[NK_IP];
+		line = la > lb ? la : lb;
+		if (best_line == 0 || line < best_line) {
+			best_line = line;
+			best_a = la > lb ? e[i].rank : e[i - 1].rank;
+			best_b = la > lb ? e[i - 1].rank : e[i].rank;
+		}
+	}
+	free(e);
+	if (best_line != 0)
+		return fail(ctx, best_line, EINVAL,
+			    "duplicate ip " IP_FMT " udp_port %u: node %u and node %u (line %u)",
+			    IP_ARGS(topo->nodes[best_b].ip), topo->nodes[best_b].udp_port, best_b,
+			    best_a, ctx->meta[best_a].key_line[NK_IP]);
+	return 1;
+}
+
 static int
 proc_cmp(const void *a, const void *b)
 {
@@ -880,7 +1166,8 @@ trd_topo_load(const char *path, char *err, size_t errlen)
 		     "syntax error (expected [section], key = value, or a ; or # comment)");
 	}
 	if (ctx.err_no == 0 && file_finish(&ctx) &&
-	    (ctx.topo->mode != TRD_TOPO_SWITCHED || check_unique_macs(&ctx)))
+	    (ctx.topo->mode != TRD_TOPO_SWITCHED ||
+	     (check_unique_macs(&ctx) && check_ip_addressing(&ctx))))
 		check_unique_procs(&ctx);
 
 	free(ctx.meta);

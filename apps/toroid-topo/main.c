@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +28,11 @@ static const char topo_usage[] =
 	"exit 1. The options add views of the topology (in this order, any combination):\n"
 	"\n"
 	"  -n, --nodes             list every node: rank, coordinate, app/proc ids (a line\n"
-	"                          for each further process it hosts), and its mac\n"
-	"                          (switched mode) or its ports (direct mode)\n"
+	"                          for each further process it hosts), and its mac and\n"
+	"                          ip address (switched mode) or its ports (direct mode)\n"
 	"  -N, --neighbours [NODE] list the distinct torus neighbours of NODE with the\n"
-	"                          direction, and the port (direct) or mac (switched) to use;\n"
+	"                          direction, and the port (direct) or mac or ip (switched)\n"
+	"                          to use;\n"
 	"                          without NODE, of every node\n"
 	"  -r, --route FROM TO     print the dimension-order route from FROM to TO hop by hop\n"
 	"                          (x first, then y, then z; the shorter way round each axis,\n"
@@ -143,6 +145,26 @@ topo_mac_str(const struct trd_topo_node *node)
 	return b;
 }
 
+/* "10.1.0.2/24:34997 gw 10.1.0.1", or "-" for a node without an ip. */
+static const char *
+topo_ip_str(const struct trd_topo_node *node)
+{
+	static char buf[4][64];
+	static unsigned int next;
+	char *b = buf[next++ % 4];
+	uint32_t a = node->ip, g = node->gateway;
+	int len;
+
+	if (!node->has_ip)
+		return "-";
+	len = snprintf(b, sizeof(buf[0]), "%u.%u.%u.%u/%u:%u", a >> 24, (a >> 16) & 0xff,
+		       (a >> 8) & 0xff, a & 0xff, node->prefix, node->udp_port);
+	if (g != 0 && len > 0 && (size_t)len < sizeof(buf[0]))
+		snprintf(b + len, sizeof(buf[0]) - (size_t)len, " gw %u.%u.%u.%u", g >> 24,
+			 (g >> 16) & 0xff, (g >> 8) & 0xff, g & 0xff);
+	return b;
+}
+
 /* The node one step from @p node in direction @p d (the torus guarantees there is one). */
 static const struct trd_topo_node *
 topo_step(const struct trd_topo *topo, const struct trd_topo_node *node, enum trd_dir d)
@@ -160,6 +182,15 @@ topo_cmp_u32(const void *a, const void *b)
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+static bool
+topo_all_ip(const struct trd_topo *topo)
+{
+	for (unsigned int r = 0; r < topo->n_nodes; r++)
+		if (!topo->nodes[r].has_ip)
+			return false;
+	return topo->n_nodes > 0;
 }
 
 static void
@@ -196,7 +227,9 @@ topo_print_summary(const char *file, const struct trd_topo *topo)
 	       t->dim[2], topo->n_nodes);
 	printf("  mode       %s\n",
 	       topo->mode == TRD_TOPO_SWITCHED
-		       ? "switched (one Ethernet segment, nodes addressed by mac)"
+		       ? (topo_all_ip(topo)
+				  ? "switched (nodes addressed by ip, over IPv4/UDP)"
+				  : "switched (one Ethernet segment, nodes addressed by mac)")
 		       : "direct (a cable per torus link, by DPDK port)");
 	printf("  links      x %u, y %u, z %u per node: %d neighbours\n",
 	       t->dim[0] == 1   ? 0
@@ -245,7 +278,7 @@ topo_print_nodes(const struct trd_topo *topo)
 		qsort(byrank, topo->n_procs, sizeof(*byrank), topo_cmp_proc_rank);
 	}
 	printf("%-6s %-9s %-10s %-10s %s\n", "rank", "coord", "app", "proc",
-	       topo->mode == TRD_TOPO_SWITCHED ? "mac" : "ports");
+	       topo->mode == TRD_TOPO_SWITCHED ? "mac               ip" : "ports");
 	for (r = 0; r < topo->n_nodes; r++) {
 		const struct trd_topo_node *node = &topo->nodes[r];
 		char coord[16];
@@ -262,7 +295,7 @@ topo_print_nodes(const struct trd_topo *topo)
 			printf("%-6u %-9s %-10s %-10s", r, coord, "-", "-");
 		}
 		if (topo->mode == TRD_TOPO_SWITCHED) {
-			printf(" %s\n", topo_mac_str(node));
+			printf(" %-17s %s\n", topo_mac_str(node), topo_ip_str(node));
 		} else {
 			for (d = 0; d < TRD_DIR_COUNT; d++)
 				if (node->port[d] != TRD_TOPO_NO_PORT)
@@ -283,10 +316,12 @@ static const char *
 topo_link_str(const struct trd_topo *topo, const struct trd_topo_node *node, enum trd_dir d,
 	      const struct trd_topo_node *to)
 {
-	static char buf[40];
+	static char buf[96];
 
 	if (topo->mode == TRD_TOPO_DIRECT)
 		snprintf(buf, sizeof(buf), "via port %d", node->port[d]);
+	else if (node->has_ip && to->has_ip)
+		snprintf(buf, sizeof(buf), "to ip %s", topo_ip_str(to));
 	else
 		snprintf(buf, sizeof(buf), "to mac %s", topo_mac_str(to));
 	return buf;

@@ -117,7 +117,17 @@ struct trd_topo_node {
 	int has_mac;      /**< 1 if mac is set */
 	uint8_t mac[6];
 	int port[TRD_DIR_COUNT]; /**< direct mode: DPDK port per direction, or TRD_TOPO_NO_PORT */
+	/* Over IPv4/UDP (switched mode): the node's address on its port; peers reach it by UDP
+	 * to udp_port, and peers outside ip/prefix through the gateway. */
+	int has_ip;        /**< 1 if ip is set */
+	uint32_t ip;       /**< IPv4 address, host byte order (RTE_IPV4(10, 1, 0, 2)) */
+	uint8_t prefix;    /**< subnet prefix length 1..32 (default 32: no subnet) */
+	uint16_t udp_port; /**< UDP port it receives on (default TRD_TOPO_UDP_PORT) */
+	uint32_t gateway;  /**< next router for peers outside the subnet, host order; 0 none */
 };
+
+/** The default UDP port of a node named by IP address (TRD_UDP_PORT of toroid/wire.h). */
+#define TRD_TOPO_UDP_PORT 34997
 
 /** A process placed on a node by the topology file (`app`/`proc` or `procs` keys). */
 struct trd_topo_proc {

@@ -125,6 +125,17 @@ check_examples(const char *dir)
 		trd_topo_free(topo);
 	}
 
+	topo = load_example(dir, "2x1x1-routed.ini");
+	if (topo != NULL) {
+		check_common("2x1x1-routed", topo, 2, 1, 1, TRD_TOPO_SWITCHED);
+		CHECK(topo->nodes[0].has_ip && topo->nodes[0].ip == 0x0a010002u &&
+			      topo->nodes[0].gateway == 0x0a010001u && topo->nodes[1].has_ip &&
+			      topo->nodes[1].ip == 0x0a020002u && topo->nodes[1].prefix == 24 &&
+			      !topo->nodes[0].has_mac,
+		      "2x1x1-routed: addresses");
+		trd_topo_free(topo);
+	}
+
 	topo = load_example(dir, "2x2x2-direct.ini");
 	if (topo != NULL) {
 		check_common("2x2x2-direct", topo, 2, 2, 2, TRD_TOPO_DIRECT);
@@ -282,6 +293,41 @@ check_good_files(void)
 		unlink(path);
 	}
 
+	/* nodes named by IPv4 address: beside a mac, or instead of it when every node has one;
+	 * prefix from ip = A/N, prefix = N or netmask; udp_port and gateway */
+	path = write_file("good6.ini", "[torus]\ndims = 3x1x1\nmode = switched\n"
+				       "[node 0]\nip = 10.1.0.2/24\ngateway = 10.1.0.1\n"
+				       "[node 1]\nip = 10.2.0.2\nnetmask = 255.255.0.0\n"
+				       "udp_port = 40000\ngateway = 10.2.255.254\n"
+				       "mac = 02:00:00:00:00:02\n"
+				       "[node 2]\nip = 192.168.7.9\n");
+	topo = trd_topo_load(path, err, sizeof(err));
+	CHECK(topo != NULL, "good6.ini (ip): %s", err);
+	if (topo != NULL) {
+		const struct trd_topo_node *n0 = &topo->nodes[0], *n1 = &topo->nodes[1],
+					   *n2 = &topo->nodes[2];
+
+		CHECK(n0->has_ip && n0->ip == 0x0a010002u && n0->prefix == 24 &&
+			      n0->udp_port == 34997 && n0->gateway == 0x0a010001u && !n0->has_mac,
+		      "good6: node 0 ip %08x/%u:%u gw %08x", n0->ip, n0->prefix, n0->udp_port,
+		      n0->gateway);
+		CHECK(n1->has_ip && n1->ip == 0x0a020002u && n1->prefix == 16 &&
+			      n1->udp_port == 40000 && n1->gateway == 0x0a02fffeu && n1->has_mac,
+		      "good6: node 1 ip %08x/%u:%u gw %08x", n1->ip, n1->prefix, n1->udp_port,
+		      n1->gateway);
+		CHECK(n2->has_ip && n2->ip == 0xc0a80709u && n2->prefix == 32 && n2->gateway == 0,
+		      "good6: node 2 defaults: prefix %u gateway %08x", n2->prefix, n2->gateway);
+		trd_topo_free(topo);
+	}
+	unlink(path);
+	/* one address, two ports: two nodes behind one host's address */
+	path = write_file("good7.ini", SW2 "[node 0]\nip = 10.0.0.1\n[node 1]\nip = 10.0.0.1\n"
+					   "udp_port = 35000\n");
+	topo = trd_topo_load(path, err, sizeof(err));
+	CHECK(topo != NULL, "good7.ini (one ip, two ports): %s", err);
+	trd_topo_free(topo);
+	unlink(path);
+
 	/* a 1x1x1 torus: one node, no links; errors written nowhere when err is NULL */
 	path = write_file("good3.ini", "[torus]\ndims=1x1x1\nmode=direct\n[node 0]\n");
 	topo = trd_topo_load(path, NULL, 0);
@@ -380,6 +426,49 @@ static const struct bad_case bad_cases[] = {
 	{SW2 "[node 0]\n" MAC0 "[node 1]\nproc = 1\n", 6, "node 1 has no mac"},
 	{SW2 "[node 0]\n" MAC1 "[node 1]\n" MAC1, 7,
 	 "duplicate mac 02:00:00:00:00:02: node 1 and node 0 (line 5)"},
+	/* IPv4 addresses */
+	{SW2 "[node 0]\nip = 10.1.0\n", 5, "bad ip '10.1.0' (expected A.B.C.D"},
+	{SW2 "[node 0]\nip = 10.1.0.256\n", 5, "bad ip '10.1.0.256'"},
+	{SW2 "[node 0]\nip = 10.1.0.2.3\n", 5, "bad ip"},
+	{SW2 "[node 0]\nip = 10.01.0.2\n", 5, "bad ip '10.01.0.2'"},
+	{SW2 "[node 0]\nip = ten.1.0.2\n", 5, "bad ip"},
+	{SW2 "[node 0]\nip = 0.0.0.0\n", 5, "bad ip '0.0.0.0': all zero"},
+	{SW2 "[node 0]\nip = 224.0.0.1\n", 5, "multicast"},
+	{SW2 "[node 0]\nip = 255.255.255.255\n", 5, "broadcast"},
+	{SW2 "[node 0]\nip = 127.0.0.1\n", 5, "loopback"},
+	{SW2 "[node 0]\nip = 10.1.0.2/33\n", 5, "bad prefix in ip '10.1.0.2/33'"},
+	{SW2 "[node 0]\nip = 10.1.0.2/0\n", 5, "bad prefix in ip"},
+	{SW2 "[node 0]\nip = 10.1.0.2\nprefix = 0\n", 6, "bad prefix '0' (expected 1..32)"},
+	{SW2 "[node 0]\nip = 10.1.0.2\nprefix = 33\n", 6, "bad prefix '33'"},
+	{SW2 "[node 0]\nip = 10.1.0.2/24\nprefix = 24\n", 6, "the subnet is given twice"},
+	{SW2 "[node 0]\nprefix = 24\nip = 10.1.0.2/24\n", 6, "the subnet is given twice"},
+	{SW2 "[node 0]\nip = 10.1.0.2\nprefix = 24\nnetmask = 255.255.255.0\n", 7,
+	 "the subnet is given twice"},
+	{SW2 "[node 0]\nip = 10.1.0.2\nnetmask = 255.0.255.0\n", 6,
+	 "bad netmask '255.0.255.0' (the ones must be contiguous"},
+	{SW2 "[node 0]\nip = 10.1.0.2\nnetmask = 0.0.0.0\n", 6, "bad netmask"},
+	{SW2 "[node 0]\nip = 10.1.0.2\nudp_port = 0\n", 6, "bad udp_port '0' (expected 1..65535)"},
+	{SW2 "[node 0]\nip = 10.1.0.2\nudp_port = 65536\n", 6, "bad udp_port '65536'"},
+	{SW2 "[node 0]\nip = 10.1.0.2\nudp_port = http\n", 6, "bad udp_port"},
+	{SW2 "[node 0]\nip = 10.1.0.2\nip = 10.1.0.3\n", 6, "duplicate key 'ip' (first at line 5)"},
+	{SW2 "[node 0]\nip = 10.1.0.2/24\ngateway = 10.1.0.300\n", 6, "bad gateway '10.1.0.300'"},
+	{SW2 "[node 0]\nip = 10.1.0.2/24\ngateway = 10.2.0.1\n[node 1]\n", 6,
+	 "gateway 10.2.0.1 is outside the node's subnet 10.1.0.0/24"},
+	{SW2 "[node 0]\nip = 10.1.0.2/24\ngateway = 10.1.0.2\n[node 1]\n", 6,
+	 "gateway 10.1.0.2 is the node's own ip"},
+	{SW2 "[node 0]\nip = 10.1.0.0/24\n[node 1]\n", 5,
+	 "ip 10.1.0.0 is the network address of 10.1.0.0/24"},
+	{SW2 "[node 0]\nip = 10.1.0.15\nprefix = 29\n[node 1]\n", 6,
+	 "ip 10.1.0.15 is the broadcast address"},
+	{SW2 "[node 0]\n" MAC0 "gateway = 10.1.0.1\n[node 1]\n", 6,
+	 "'gateway' given but node 0 has no ip"},
+	{SW2 "[node 0]\n" MAC0 "udp_port = 9\n[node 1]\n", 6,
+	 "'udp_port' given but node 0 has no ip"},
+	{DIR3 "[node 0]\nip = 10.1.0.2\n", 5, "'ip' given in direct mode"},
+	{SW2 "[node 0]\nip = 10.1.0.2\n[node 1]\n" MAC1, 4,
+	 "node 0 has no mac, but node 1 has no ip: every node needs a mac unless"},
+	{SW2 "[node 0]\nip = 10.1.0.2\n[node 1]\nip = 10.1.0.2\n", 7,
+	 "duplicate ip 10.1.0.2 udp_port 34997: node 1 and node 0 (line 5)"},
 	/* ports */
 	{SW2 "[node 0]\n" MAC0 "z+ = 0\n", 6, "port 'z+' given in switched mode"},
 	{DIR3 "[node 0]\nx+ = 0\nx- = 0\n", 6,
