@@ -79,7 +79,8 @@ dump(struct trd_node *a, struct trd_node *b)
 		while (!(done)) {                                                                  \
 			if (rte_get_timer_cycles() >= end_)                                        \
 				dump(a, b);                                                        \
-			T_ASSERT(rte_get_timer_cycles() < end_, "timed out waiting for %s", #done); \
+			T_ASSERT(rte_get_timer_cycles() < end_, "timed out waiting for %s",        \
+				 #done);                                                           \
 			trd_node_poll(a);                                                          \
 			if ((b) != NULL)                                                           \
 				trd_node_poll(b);                                                  \
@@ -119,7 +120,7 @@ part_pair(void)
 	T_EQ(trd_node_set_ip(a, &(struct trd_ip_conf){.ip = RTE_IPV4(10, 0, 0, 1), .prefix = 33}),
 	     -EINVAL);
 	T_EQ(trd_node_set_ip(a, &(struct trd_ip_conf){.ip = RTE_IPV4(10, 0, 0, 1),
-						       .gateway = RTE_IPV4(10, 0, 0, 1)}),
+						      .gateway = RTE_IPV4(10, 0, 0, 1)}),
 	     -EINVAL);
 	T_EQ(trd_node_set_ip(a, &ca), 0);
 	T_EQ(trd_node_set_ip(b, &cb), 0);
@@ -128,8 +129,7 @@ part_pair(void)
 	T_EQ(trd_node_set_peer_ip(a, (struct trd_coord){2, 0, 0}, RTE_IPV4(10, 1, 0, 3), 0),
 	     -EINVAL); /* outside the torus */
 	T_EQ(trd_node_set_peer_ip(a, (struct trd_coord){1, 0, 0}, 0, 0), -EINVAL);
-	T_EQ(trd_node_set_peer_ip(a, (struct trd_coord){1, 0, 0}, RTE_IPV4(10, 1, 0, 3), 40000),
-	     0);
+	T_EQ(trd_node_set_peer_ip(a, (struct trd_coord){1, 0, 0}, RTE_IPV4(10, 1, 0, 3), 40000), 0);
 	T_EQ(trd_node_set_peer_ip(b, (struct trd_coord){0, 0, 0}, RTE_IPV4(10, 1, 0, 2), 0), 0);
 	T_EQ(trd_link_max_payload(la), 1500 - TRD_UDP_ENCAP_LEN - TRD_HDR_LEN - TRD_PROOF_LEN);
 
@@ -203,9 +203,8 @@ static void
 part_gateway(void)
 {
 	static const uint8_t gw_mac[6] = {0x02, 0x47, 0x57, 0x00, 0x00, 0x01};
-	struct trd_ip_conf c = {.ip = RTE_IPV4(10, 1, 0, 2),
-				.prefix = 24,
-				.gateway = RTE_IPV4(10, 1, 0, 1)};
+	struct trd_ip_conf c = {
+		.ip = RTE_IPV4(10, 1, 0, 2), .prefix = 24, .gateway = RTE_IPV4(10, 1, 0, 1)};
 	struct trd_link *la, *lt;
 	struct trd_node *a;
 	struct rte_mbuf *m[64];
@@ -368,7 +367,7 @@ part_gateway(void)
 		memcpy(f + 6, gw_mac, 6);                                                          \
 		ih->src_addr = rte_cpu_to_be_32(RTE_IPV4(10, 2, 0, 3));                            \
 		ih->dst_addr = rte_cpu_to_be_32(RTE_IPV4(10, 1, 0, 2));                            \
-		f[42 + 4] = 1; /* torus source: node 1 (1,0,0) */                                 \
+		f[42 + 4] = 1; /* torus source: node 1 (1,0,0) */                                  \
 		f[42 + 8] = 0; /* destination: node 0 */                                           \
 	} while (0)
 #define SEND()                                                                                     \
@@ -420,7 +419,7 @@ part_gateway(void)
 	}
 	T_EQ(st.arp_bad - st0.arp_bad, 3);
 	T_EQ(st.encap_drops - st0.encap_drops, 5);
-	T_EQ(drops1 - drops0, 1); /* the good wrapper reached the node */
+	T_EQ(drops1 - drops0, 1);              /* the good wrapper reached the node */
 	T_EQ(st.arp_replies, st0.arp_replies); /* nothing answered for 10.1.0.77 */
 	while ((k = rte_eth_rx_burst(tport, 0, m, RTE_DIM(m))) != 0)
 		rte_pktmbuf_free_bulk(m, k);

@@ -82,8 +82,8 @@ trd_link_set_ip(struct trd_link *l, const struct trd_ip_conf *c, struct rte_memp
 		return -ENOMEM;
 	}
 	ip->ip = c->ip;
-	ip->mask = c->prefix == 0 || c->prefix == 32 ? UINT32_MAX
-						      : ~(uint32_t)0 << (32u - c->prefix);
+	ip->mask =
+		c->prefix == 0 || c->prefix == 32 ? UINT32_MAX : ~(uint32_t)0 << (32u - c->prefix);
 	ip->gw = c->gateway;
 	memcpy(ip->dims, dims, sizeof(ip->dims));
 	ip->n_peers = n_nodes;
