@@ -116,7 +116,7 @@ part_pair(void)
 	     -ENOTSUP);
 	T_EQ(trd_node_set_ip(a, NULL), -EINVAL);
 	T_EQ(trd_node_set_ip(a, &(struct trd_ip_conf){.ip = 0}), -EINVAL);
-	T_EQ(trd_node_set_ip(a, &(struct trd_ip_conf){.ip = RTE_IPV4(224, 0, 0, 1)}), -EINVAL);
+	T_EQ(trd_node_set_ip(a, &(struct trd_ip_conf){.ip = 0xe0000001u} /* 224.0.0.1 */), -EINVAL);
 	T_EQ(trd_node_set_ip(a, &(struct trd_ip_conf){.ip = RTE_IPV4(10, 0, 0, 1), .prefix = 33}),
 	     -EINVAL);
 	T_EQ(trd_node_set_ip(a, &(struct trd_ip_conf){.ip = RTE_IPV4(10, 0, 0, 1),

@@ -124,8 +124,10 @@ arp_frames(void)
 	T_ASSERT(trd_wire_arp_build(f, sizeof(f), bc, &a) == TRD_ARP_FRAME_LEN);
 	T_ASSERT(memcmp(f, want_req, sizeof(want_req)) == 0);
 	T_ASSERT(f[TRD_ARP_FRAME_LEN] == 0xee); /* nothing written past the frame */
+	memset(&b, 0x55, sizeof(b));
 	T_ASSERT(trd_wire_arp_parse(f, TRD_ARP_FRAME_LEN, &b) == 0);
-	T_ASSERT(memcmp(&a, &b, sizeof(a)) == 0);
+	T_ASSERT(b.op == a.op && memcmp(b.sha, a.sha, 6) == 0 && b.spa == a.spa &&
+		 memcmp(b.tha, a.tha, 6) == 0 && b.tpa == a.tpa);
 	T_ASSERT(trd_wire_arp_parse(f, TRD_ARP_MIN_LEN, &b) == 0); /* unpadded */
 	/* a reply */
 	a.op = TRD_ARP_REPLY;
