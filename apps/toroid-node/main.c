@@ -327,10 +327,32 @@ build_single(unsigned int rank)
 			trd_link_free(l);
 			die("port %u: cannot attach: %s", port, strerror(-rc));
 		}
-		for (unsigned int r = 0; r < topo->n_nodes; r++)
-			if (r != rank && topo->nodes[r].has_mac)
-				trd_node_set_peer_mac(single, topo->nodes[r].coord,
-						      topo->nodes[r].mac);
+		if (tn->has_ip) {
+			struct trd_ip_conf ic = {.ip = tn->ip,
+						 .prefix = tn->prefix,
+						 .gateway = tn->gateway,
+						 .port = tn->udp_port};
+
+			rc = trd_node_set_ip(single, &ic);
+			if (rc != 0)
+				die("port %u: cannot carry node %u over IP: %s", port, rank,
+				    strerror(-rc));
+		}
+		for (unsigned int r = 0; r < topo->n_nodes; r++) {
+			const struct trd_topo_node *pn = &topo->nodes[r];
+
+			if (r == rank)
+				continue;
+			/* over IP when both have an address, else plain frames to its MAC */
+			if (tn->has_ip && pn->has_ip)
+				rc = trd_node_set_peer_ip(single, pn->coord, pn->ip, pn->udp_port);
+			else if (pn->has_mac)
+				rc = trd_node_set_peer_mac(single, pn->coord, pn->mac);
+			else
+				rc = 0;
+			if (rc != 0)
+				die("node %u: cannot address node %u: %s", rank, r, strerror(-rc));
+		}
 		wait_link((uint16_t)port);
 		return;
 	}

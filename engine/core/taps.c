@@ -194,6 +194,35 @@ trd_link_udp_encap(struct trd_link *l, const struct trd_udp_encap *e)
 }
 
 int
+trd_node_set_ip(struct trd_node *n, const struct trd_ip_conf *c)
+{
+	if (n == NULL || c == NULL)
+		return -EINVAL;
+	if (n->sw_link == NULL)
+		return -ENOTSUP;
+	if (__atomic_load_n(&n->served, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	return trd_link_set_ip(n->sw_link, c, n->pool, n->torus.dim, n->n_nodes);
+}
+
+int
+trd_node_set_peer_ip(struct trd_node *n, struct trd_coord peer, uint32_t ip, uint16_t port)
+{
+	int r;
+
+	if (n == NULL)
+		return -EINVAL;
+	r = trd_torus_rank(&n->torus, peer);
+	if (r < 0 || (uint32_t)r == n->rank)
+		return -EINVAL;
+	if (n->sw_link == NULL)
+		return -ENOTSUP;
+	if (__atomic_load_n(&n->served, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	return trd_link_set_ip_peer(n->sw_link, (uint32_t)r, ip, port);
+}
+
+int
 trd_node_impair(struct trd_node *n, const struct trd_impair_conf *c)
 {
 	if (n == NULL)

@@ -26,6 +26,20 @@ RTE_LOG_REGISTER_SUFFIX(trd_link_logtype, link, INFO);
 /* What the kernel leaves before a frame in an AF_XDP buffer (XDP_PACKET_HEADROOM, linux/bpf.h). */
 #define TRD_XDP_HEADROOM 256
 
+static unsigned int link_serial;
+
+static void
+ring_link_mac(struct trd_link *l, unsigned int serial)
+{
+	/* Locally administered unicast address, unique within the process. */
+	l->mac.addr_bytes[0] = 0x02;
+	l->mac.addr_bytes[1] = 0x54; /* 'T' */
+	l->mac.addr_bytes[2] = (uint8_t)(serial >> 24);
+	l->mac.addr_bytes[3] = (uint8_t)(serial >> 16);
+	l->mac.addr_bytes[4] = (uint8_t)(serial >> 8);
+	l->mac.addr_bytes[5] = (uint8_t)serial;
+}
+
 /* ---- ethdev ---- */
 
 static uint16_t
@@ -202,8 +216,8 @@ encap_sport(const uint8_t *torus_hdr)
 }
 
 /* A linear copy of @p m as Ethernet, IPv4, UDP, torus frame; NULL if no mbuf. */
-static struct rte_mbuf *
-encap_one(const struct trd_link_encap *e, struct rte_mbuf *m)
+struct rte_mbuf *
+trd_encap_one(const struct trd_link_encap *e, struct rte_mbuf *m, uint32_t dst_ip, uint16_t dport)
 {
 	uint32_t inner = m->pkt_len - TRD_ETH_HLEN;
 	struct rte_mbuf *c = rte_pktmbuf_alloc(e->mp);
@@ -236,10 +250,10 @@ encap_one(const struct trd_link_encap *e, struct rte_mbuf *m)
 	ip[9] = 17;
 	*(unaligned_uint16_t *)(ip + 10) = 0;
 	memcpy(ip + 12, &e->src_ip, 4);
-	memcpy(ip + 16, &e->dst_ip, 4);
+	memcpy(ip + 16, &dst_ip, 4);
 	*(unaligned_uint16_t *)(ip + 10) = rte_ipv4_cksum((const struct rte_ipv4_hdr *)ip);
 	*(unaligned_uint16_t *)(udp + 0) = rte_cpu_to_be_16(encap_sport(udp + 8));
-	*(unaligned_uint16_t *)(udp + 2) = e->port;
+	*(unaligned_uint16_t *)(udp + 2) = dport;
 	*(unaligned_uint16_t *)(udp + 4) = rte_cpu_to_be_16((uint16_t)(tot - 20));
 	*(unaligned_uint16_t *)(udp + 6) =
 		0; /* no UDP checksum (IPv4); the torus header has its own */
@@ -262,13 +276,28 @@ encap_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 
 		if (rte_pktmbuf_mtod(m, const uint8_t *)[12] == 0x08)
 			continue; /* wrapped already */
-		c = encap_one(e, m);
+		c = trd_encap_one(e, m, e->dst_ip, e->port);
 		if (c == NULL)
 			return i;
 		rte_pktmbuf_free(m);
 		pkts[i] = c;
 	}
 	return n;
+}
+
+void
+trd_encap_unwrap(struct rte_mbuf *m)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	/* Ethernet padding after the datagram is not part of it */
+	uint16_t tot = (uint16_t)(p[TRD_ETH_HLEN + 2] << 8 | p[TRD_ETH_HLEN + 3]);
+
+	if (m->pkt_len > (uint32_t)TRD_ETH_HLEN + tot)
+		rte_pktmbuf_trim(m, (uint16_t)(m->pkt_len - TRD_ETH_HLEN - tot));
+	memmove(p + TRD_UDP_ENCAP_LEN, p, 12);
+	p[TRD_UDP_ENCAP_LEN + 12] = TRD_ETHERTYPE >> 8;
+	p[TRD_UDP_ENCAP_LEN + 13] = TRD_ETHERTYPE & 0xff;
+	rte_pktmbuf_adj(m, TRD_UDP_ENCAP_LEN);
 }
 
 /* Unwrap datagrams in place; refuse bad ones. Plain torus frames pass. */
@@ -290,15 +319,7 @@ encap_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 				rte_pktmbuf_free(m);
 				continue;
 			}
-			/* Ethernet padding after the datagram is not part of it */
-			uint16_t tot = (uint16_t)(p[TRD_ETH_HLEN + 2] << 8 | p[TRD_ETH_HLEN + 3]);
-
-			if (m->pkt_len > (uint32_t)TRD_ETH_HLEN + tot)
-				rte_pktmbuf_trim(m, (uint16_t)(m->pkt_len - TRD_ETH_HLEN - tot));
-			memmove(p + TRD_UDP_ENCAP_LEN, p, 12);
-			p[TRD_UDP_ENCAP_LEN + 12] = TRD_ETHERTYPE >> 8;
-			p[TRD_UDP_ENCAP_LEN + 13] = TRD_ETHERTYPE & 0xff;
-			rte_pktmbuf_adj(m, TRD_UDP_ENCAP_LEN);
+			trd_encap_unwrap(m);
 		}
 		pkts[out++] = m;
 	}
@@ -314,6 +335,7 @@ trd_link_set_encap(struct trd_link *l, const struct trd_udp_encap *c, struct rte
 		return -EINVAL;
 	if (c == NULL) {
 		if (l->encap != NULL) {
+			trd_ip_free(l->encap->ip);
 			rte_free(l->encap);
 			l->encap = NULL;
 			l->mtu += TRD_UDP_ENCAP_LEN;
@@ -323,6 +345,8 @@ trd_link_set_encap(struct trd_link *l, const struct trd_udp_encap *c, struct rte
 	}
 	if (c->src_ip == 0 || c->dst_ip == 0 || c->dscp > 63 || mp == NULL)
 		return -EINVAL;
+	if (l->encap != NULL && l->encap->ip != NULL)
+		return -ENOTSUP; /* a switched link over IP */
 	if (l->encap == NULL && l->mtu < TRD_UDP_ENCAP_LEN + TRD_HDR_LEN + 8)
 		return -EMSGSIZE;
 	e = l->encap != NULL ? l->encap : rte_zmalloc("trd_link_encap", sizeof(*e), 0);
@@ -347,13 +371,15 @@ trd_link_taps_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb, uint16
 	struct trd_impair *im = l->imp;
 	struct trd_link_cap *cp = __atomic_load_n(&l->cap, __ATOMIC_ACQUIRE);
 
+	if (l->encap != NULL && l->encap->ip != NULL)
+		trd_ip_tick(l); /* ARP's timers: every poll, traffic or not */
 	if (im != NULL)
 		nb = trd_impair_rx(l, pkts, nb, max);
 	/* as the wire carried them: still encapsulated */
 	if (cp != NULL && nb != 0)
 		trd_capture_frames(cp->c, l, cp->ifname, pkts, nb, false);
 	if (l->encap != NULL && nb != 0)
-		nb = encap_rx(l, pkts, nb);
+		nb = l->encap->ip != NULL ? trd_ip_rx(l, pkts, nb) : encap_rx(l, pkts, nb);
 	return nb;
 }
 
@@ -369,12 +395,17 @@ static uint16_t
 tx_tapped(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct trd_link_cap *cp = __atomic_load_n(&l->cap, __ATOMIC_ACQUIRE);
-	uint16_t skip = 0, sent;
+	uint16_t skip = 0, sent, dropped = 0;
 
-	if (l->encap != NULL)
+	if (l->encap != NULL && l->encap->ip != NULL) {
+		/* frames to a next hop ARP could not resolve are dropped: the first ones */
+		n = trd_ip_tx(l, pkts, n, &dropped);
+		pkts += dropped;
+	} else if (l->encap != NULL) {
 		n = encap_tx(l, pkts, n);
+	}
 	if (cp == NULL)
-		return l->ops->tx(l, pkts, n);
+		return (uint16_t)(dropped + l->ops->tx(l, pkts, n));
 	if (cp->ahead != 0 && n != 0 && pkts[0] == cp->ahead_first)
 		skip = RTE_MIN(cp->ahead, n);
 	if (skip < n)
@@ -382,7 +413,7 @@ tx_tapped(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 	sent = l->ops->tx(l, pkts, n);
 	cp->ahead = (uint16_t)(n - sent);
 	cp->ahead_first = sent < n ? pkts[sent] : NULL;
-	return sent;
+	return (uint16_t)(dropped + sent);
 }
 
 void
@@ -606,6 +637,10 @@ trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_conf *conf, struct 
 		mtu = (uint16_t)(frame_max - TRD_ETH_HLEN);
 	l->mtu = mtu;
 	rte_eth_macaddr_get(port_id, &l->mac);
+	/* a port without an address (net_ring): one made up, as for ring links, so that its
+	 * frames have a unicast source and ARP can name it */
+	if (rte_is_zero_ether_addr(&l->mac))
+		ring_link_mac(l, __atomic_fetch_add(&link_serial, 1, __ATOMIC_RELAXED));
 	return l;
 
 fail_errno:
@@ -651,18 +686,6 @@ static const struct trd_link_ops ring_ops = {
 	.close = ring_close,
 };
 
-static void
-ring_link_mac(struct trd_link *l, unsigned int serial)
-{
-	/* Locally administered unicast address, unique within the process. */
-	l->mac.addr_bytes[0] = 0x02;
-	l->mac.addr_bytes[1] = 0x54; /* 'T' */
-	l->mac.addr_bytes[2] = (uint8_t)(serial >> 24);
-	l->mac.addr_bytes[3] = (uint8_t)(serial >> 16);
-	l->mac.addr_bytes[4] = (uint8_t)(serial >> 8);
-	l->mac.addr_bytes[5] = (uint8_t)serial;
-}
-
 static struct rte_ring *
 ring_make(const char *name, const char *sfx, unsigned int size)
 {
@@ -675,8 +698,6 @@ ring_make(const char *name, const char *sfx, unsigned int size)
 	return rte_ring_create(rname, size, SOCKET_ID_ANY,
 			       RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 }
-
-static unsigned int link_serial;
 
 int
 trd_link_ring_pair(const char *name, unsigned int size, uint16_t mtu, struct trd_link **a,
@@ -805,6 +826,8 @@ trd_link_free(struct trd_link *l)
 		rte_free(l->imp);
 	}
 	trd_link_cap_free(l->cap);
+	if (l->encap != NULL)
+		trd_ip_free(l->encap->ip);
 	rte_free(l->encap);
 	rte_free(l);
 }
@@ -851,6 +874,22 @@ trd_link_stats_get(const struct trd_link *l, struct trd_link_stats *st)
 		st->imp_lost = st->imp_reordered = st->imp_dup = st->imp_corrupt = 0;
 	}
 	st->encap_drops = l->encap != NULL ? l->encap->drops : 0;
+	st->ip = false;
+	st->arp_requests = st->arp_replies = st->arp_resolved = st->arp_bad = 0;
+	st->ip_unresolved = 0;
+	st->arp_pending = 0;
+	if (l->encap != NULL && l->encap->ip != NULL) {
+		const struct trd_link_ip *ip = l->encap->ip;
+
+		st->ip = true;
+		st->arp_requests = ip->arp_requests;
+		st->arp_replies = ip->arp_replies;
+		st->arp_resolved = ip->arp_resolved;
+		st->arp_bad = ip->arp_bad;
+		st->ip_unresolved = ip->unresolved;
+		for (uint32_t i = 0; i < ip->n_arp; i++)
+			st->arp_pending += ip->arp[i].state != TRD_ARP_OK;
+	}
 	return 0;
 }
 

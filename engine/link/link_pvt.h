@@ -24,13 +24,46 @@ struct trd_impair {
 	uint64_t lost, reordered, dupped, corrupted;
 };
 
+/** What ARP knows of a next hop: being asked (frames to it wait), not answering (frames to
+ * it are dropped; asked again now and then), known. */
+enum trd_arp_state { TRD_ARP_ASKING = 0, TRD_ARP_FAILED, TRD_ARP_OK };
+
+/** A next hop of an IP link and what ARP knows of it (ip.c). */
+struct trd_arp_entry {
+	uint32_t ip; /* host order */
+	struct rte_ether_addr mac;
+	uint8_t state; /* enum trd_arp_state */
+	uint8_t tries; /* requests sent while first asking */
+	uint64_t next; /* TSC of the next request */
+};
+
+/** A peer of an IP link: its address and next hop. */
+struct trd_ip_peer {
+	uint32_t ip;   /* network order; 0: no address, plain frames */
+	uint16_t port; /* network order */
+	uint16_t nh;   /* its next hop's index in arp[] + 1, 0 none */
+};
+
+/** A switched link over IPv4 (ip.c): the peers by rank, the next hops, ARP. */
+struct trd_link_ip {
+	uint32_t ip, mask, gw; /* host order */
+	uint8_t dims[3];       /* the torus, to find a frame's peer from its coordinate */
+	uint32_t n_peers;
+	struct trd_ip_peer *peers; /* by rank */
+	uint32_t n_arp;
+	uint64_t next_tick; /* TSC of the next look at the ARP entries */
+	uint64_t arp_requests, arp_replies, arp_resolved, arp_bad, unresolved;
+	struct trd_arp_entry arp[TRD_ARP_ENTRIES];
+};
+
 /** IPv4/UDP encapsulation of a link (link.c): network-order header fields, made once. */
 struct trd_link_encap {
-	uint32_t src_ip, dst_ip; /* network order */
-	uint16_t port;           /* network order */
+	uint32_t src_ip, dst_ip; /* network order; dst_ip 0 on an IP link (per peer) */
+	uint16_t port;           /* network order: the destination port, and ours on an IP link */
 	uint8_t ttl, tos;
 	struct rte_mempool *mp; /* the encapsulated copies come from here */
 	uint64_t drops;         /* received datagrams refused */
+	struct trd_link_ip *ip; /* a switched link over IP, or NULL (point to point) */
 };
 
 /** A capture tap on a link: every frame it hands to the port or receives goes to @c c. */
@@ -46,6 +79,18 @@ void trd_link_taps_update(struct trd_link *l);
 
 /* impair.c: the receive tap */
 uint16_t trd_impair_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb, uint16_t max);
+
+/* link.c: a linear copy of @p m wrapped in IPv4/UDP to @p dst_ip, @p dport (network order) */
+struct rte_mbuf *trd_encap_one(const struct trd_link_encap *e, struct rte_mbuf *m, uint32_t dst_ip,
+			       uint16_t dport);
+/* link.c: strip the IPv4/UDP wrapper of a checked datagram in place */
+void trd_encap_unwrap(struct rte_mbuf *m);
+
+/* ip.c: the IP link's transmit and receive taps and its timer */
+uint16_t trd_ip_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, uint16_t *dropped);
+uint16_t trd_ip_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb);
+void trd_ip_tick(struct trd_link *l);
+void trd_ip_free(struct trd_link_ip *ip);
 
 /* capture.c: frames into the pcapng file */
 void trd_capture_frames(struct trd_capture *c, const struct trd_link *l, const char *ifname,

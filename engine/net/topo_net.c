@@ -95,12 +95,31 @@ setup_switched(struct trd_node *node, const struct trd_topo *topo, const struct 
 			 rte_strerror(-rc));
 		return rc;
 	}
+	if (tn->has_ip) {
+		struct trd_ip_conf ic = {.ip = tn->ip,
+					 .prefix = tn->prefix,
+					 .gateway = tn->gateway,
+					 .port = tn->udp_port};
+
+		rc = trd_node_set_ip(node, &ic);
+		if (rc != 0) {
+			TNET_LOG(ERR, "node %u: IP on port %u: %s", tn->rank, conf->sw_port,
+				 rte_strerror(-rc));
+			return rc;
+		}
+	}
 	for (unsigned int r = 0; r < topo->n_nodes; r++) {
 		const struct trd_topo_node *peer = &topo->nodes[r];
 
-		if (r == tn->rank || !peer->has_mac)
+		if (r == tn->rank)
 			continue;
-		rc = trd_node_set_peer_mac(node, peer->coord, peer->mac);
+		/* over IP when both ends have an address, else plain frames to its MAC */
+		if (tn->has_ip && peer->has_ip)
+			rc = trd_node_set_peer_ip(node, peer->coord, peer->ip, peer->udp_port);
+		else if (peer->has_mac)
+			rc = trd_node_set_peer_mac(node, peer->coord, peer->mac);
+		else
+			rc = 0;
 		if (rc != 0)
 			return rc;
 	}

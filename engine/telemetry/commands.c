@@ -250,6 +250,15 @@ tel_links(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(e, "rx_bytes", st.rx_bytes);
 		rte_tel_data_add_dict_u64(e, "fwd_pkts", st.fwd_pkts);
 		rte_tel_data_add_dict_u64(e, "pending", st.pending);
+		if (st.ip) {
+			rte_tel_data_add_dict_u64(e, "encap_drops", st.encap_drops);
+			rte_tel_data_add_dict_u64(e, "arp_requests", st.arp_requests);
+			rte_tel_data_add_dict_u64(e, "arp_replies", st.arp_replies);
+			rte_tel_data_add_dict_u64(e, "arp_resolved", st.arp_resolved);
+			rte_tel_data_add_dict_u64(e, "arp_bad", st.arp_bad);
+			rte_tel_data_add_dict_u64(e, "ip_unresolved", st.ip_unresolved);
+			rte_tel_data_add_dict_u64(e, "arp_pending", st.arp_pending);
+		}
 		/* keys are the links' indexes: telemetry allows only [A-Za-z0-9_/] in names */
 		snprintf(key, sizeof(key), "%u", i);
 		if (tel_add_container(d, key, e) != 0)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit test of the wire codec: round trips, checksum, and every parser verdict; and the
  * SipHash-2-4 the wire layer offers the others (api/siphash.h). No EAL. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,12 +93,102 @@ siphash_vectors(void)
 	T_ASSERT(trd_siphash24(k0, k1 ^ 1, msg, 15) != vec[2].out);
 }
 
+/* ARP for IPv4 over Ethernet, byte-exact against RFC 826's layout, and every check. */
+static void
+arp_frames(void)
+{
+	static const uint8_t want_req[TRD_ARP_FRAME_LEN] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0x11, 0x22, 0x33, 0x44, 0x55, /* MACs */
+		0x08, 0x06,                         /* EtherType ARP */
+		0x00, 0x01, 0x08, 0x00, 0x06, 0x04, /* Ethernet, IPv4, lengths */
+		0x00, 0x01,                         /* request */
+		0x02, 0x11, 0x22, 0x33, 0x44, 0x55, 10,   1,    0,    2, /* sender */
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 10,   1,    0,    1, /* target */
+									 /* zero padding to 60 */
+	};
+	static const uint8_t want_rep_head[42] = {
+		0x02, 0x66, 0x77, 0x88, 0x99, 0xaa, 0x02, 0x11, 0x22, 0x33, 0x44, 0x55, 0x08, 0x06,
+		0x00, 0x01, 0x08, 0x00, 0x06, 0x04, 0x00, 0x02, 0x02, 0x11, 0x22, 0x33, 0x44, 0x55,
+		10,   1,    0,    2,    0x02, 0x66, 0x77, 0x88, 0x99, 0xaa, 10,   1,    0,    1,
+	};
+	const uint8_t bc[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	const uint8_t gw[6] = {0x02, 0x66, 0x77, 0x88, 0x99, 0xaa};
+	struct trd_arp a = {.op = TRD_ARP_REQUEST,
+			    .sha = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55},
+			    .spa = 0x0a010002,
+			    .tpa = 0x0a010001};
+	struct trd_arp b;
+	uint8_t f[TRD_ARP_FRAME_LEN + 4];
+
+	memset(f, 0xee, sizeof(f));
+	T_ASSERT(trd_wire_arp_build(f, sizeof(f), bc, &a) == TRD_ARP_FRAME_LEN);
+	T_ASSERT(memcmp(f, want_req, sizeof(want_req)) == 0);
+	T_ASSERT(f[TRD_ARP_FRAME_LEN] == 0xee); /* nothing written past the frame */
+	memset(&b, 0x55, sizeof(b));
+	T_ASSERT(trd_wire_arp_parse(f, TRD_ARP_FRAME_LEN, &b) == 0);
+	T_ASSERT(b.op == a.op && memcmp(b.sha, a.sha, 6) == 0 && b.spa == a.spa &&
+		 memcmp(b.tha, a.tha, 6) == 0 && b.tpa == a.tpa);
+	T_ASSERT(trd_wire_arp_parse(f, TRD_ARP_MIN_LEN, &b) == 0); /* unpadded */
+	/* a reply */
+	a.op = TRD_ARP_REPLY;
+	memcpy(a.tha, gw, 6);
+	a.tpa = 0x0a010001;
+	T_ASSERT(trd_wire_arp_build(f, sizeof(f), gw, &a) == TRD_ARP_FRAME_LEN);
+	T_ASSERT(memcmp(f, want_rep_head, sizeof(want_rep_head)) == 0);
+	T_ASSERT(trd_wire_arp_parse(f, TRD_ARP_FRAME_LEN, &b) == 0 && b.op == TRD_ARP_REPLY &&
+		 b.spa == 0x0a010002 && b.tpa == 0x0a010001 && memcmp(b.tha, gw, 6) == 0);
+	/* bad arguments */
+	T_ASSERT(trd_wire_arp_build(NULL, sizeof(f), bc, &a) == -EINVAL);
+	T_ASSERT(trd_wire_arp_build(f, TRD_ARP_FRAME_LEN - 1, bc, &a) == -ENOSPC);
+	a.op = 3;
+	T_ASSERT(trd_wire_arp_build(f, sizeof(f), bc, &a) == -EINVAL);
+	a.op = TRD_ARP_REQUEST;
+	T_ASSERT(trd_wire_arp_parse(NULL, 60, &b) == -EINVAL);
+	T_ASSERT(trd_wire_arp_parse(f, 60, NULL) == -EINVAL);
+	/* every field checked: each change makes a valid frame malformed */
+	{
+		static const struct {
+			unsigned int off;
+			uint8_t val;
+		} bad[] = {
+			{12, 0x88}, /* EtherType */
+			{15, 6},    /* hardware type 6 (IEEE 802) */
+			{16, 0x86}, /* protocol IPv6 */
+			{18, 8},    /* hardware length */
+			{19, 16},   /* protocol length */
+			{21, 3},    /* op RARP */
+			{21, 0},    /* op 0 */
+			{22, 0x03}, /* sender multicast */
+			{27, 0x56}, /* sender not the Ethernet source */
+		};
+
+		for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			T_ASSERT(trd_wire_arp_build(f, sizeof(f), bc, &a) == TRD_ARP_FRAME_LEN);
+			T_ASSERT(trd_wire_arp_parse(f, TRD_ARP_FRAME_LEN, &b) == 0);
+			f[bad[i].off] = bad[i].val;
+			if (trd_wire_arp_parse(f, TRD_ARP_FRAME_LEN, &b) != -EBADMSG)
+				fprintf(stderr, "ARP with byte %u = %u accepted\n", bad[i].off,
+					bad[i].val);
+			T_ASSERT(trd_wire_arp_parse(f, TRD_ARP_FRAME_LEN, &b) == -EBADMSG);
+		}
+		/* an all-zero sender (and Ethernet source) */
+		T_ASSERT(trd_wire_arp_build(f, sizeof(f), bc, &a) == TRD_ARP_FRAME_LEN);
+		memset(f + 6, 0, 6);
+		memset(f + 22, 0, 6);
+		T_ASSERT(trd_wire_arp_parse(f, TRD_ARP_FRAME_LEN, &b) == -EBADMSG);
+		/* short */
+		T_ASSERT(trd_wire_arp_build(f, sizeof(f), bc, &a) == TRD_ARP_FRAME_LEN);
+		T_ASSERT(trd_wire_arp_parse(f, TRD_ARP_MIN_LEN - 1, &b) == -EBADMSG);
+	}
+}
+
 int
 main(void)
 {
 	struct trd_pkt p, q;
 
 	siphash_vectors();
+	arp_frames();
 	uint32_t len;
 
 	/* Layout: the offsets docs/wire-format.md gives. */

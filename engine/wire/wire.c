@@ -3,6 +3,7 @@
  * The torus wire format: encode, checksum, and the one receive parser. This file knows
  * nothing of the rest of the engine so that tools can decode with it and fuzzers can run it.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -212,6 +213,81 @@ trd_wire_udp_check(const void *frame, uint32_t len, uint16_t port)
 	/* the datagram lies inside the frame (Ethernet padding may follow it) */
 	if (tot < 20 + 8 + TRD_HDR_LEN || tot > len - TRD_ETH_HLEN || ulen != tot - 20)
 		return TRD_DROP_BAD_ENCAP;
+	return 0;
+}
+
+static inline void
+be16_put(uint8_t *b, uint16_t v)
+{
+	b[0] = (uint8_t)(v >> 8);
+	b[1] = (uint8_t)v;
+}
+
+static inline void
+be32_put(uint8_t *b, uint32_t v)
+{
+	b[0] = (uint8_t)(v >> 24);
+	b[1] = (uint8_t)(v >> 16);
+	b[2] = (uint8_t)(v >> 8);
+	b[3] = (uint8_t)v;
+}
+
+static inline uint32_t
+be32_at(const uint8_t *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+int
+trd_wire_arp_build(void *frame, uint32_t room, const uint8_t dst[6], const struct trd_arp *a)
+{
+	uint8_t *f = frame, *m;
+
+	if (frame == NULL || dst == NULL || a == NULL ||
+	    (a->op != TRD_ARP_REQUEST && a->op != TRD_ARP_REPLY))
+		return -EINVAL;
+	if (room < TRD_ARP_FRAME_LEN)
+		return -ENOSPC;
+	memset(f, 0, TRD_ARP_FRAME_LEN);
+	memcpy(f, dst, 6);
+	memcpy(f + 6, a->sha, 6);
+	be16_put(f + 12, TRD_ETHERTYPE_ARP);
+	m = f + TRD_ETH_HLEN;
+	be16_put(m, 1);          /* hardware: Ethernet */
+	be16_put(m + 2, 0x0800); /* protocol: IPv4 */
+	m[4] = 6;
+	m[5] = 4;
+	be16_put(m + 6, a->op);
+	memcpy(m + 8, a->sha, 6);
+	be32_put(m + 14, a->spa);
+	memcpy(m + 18, a->tha, 6);
+	be32_put(m + 24, a->tpa);
+	return TRD_ARP_FRAME_LEN;
+}
+
+int
+trd_wire_arp_parse(const void *frame, uint32_t len, struct trd_arp *a)
+{
+	const uint8_t *f = frame, *m;
+	static const uint8_t zero[6];
+
+	if (frame == NULL || a == NULL)
+		return -EINVAL;
+	if (len < TRD_ARP_MIN_LEN || be16_at(f + 12) != TRD_ETHERTYPE_ARP)
+		return -EBADMSG;
+	m = f + TRD_ETH_HLEN;
+	if (be16_at(m) != 1 || be16_at(m + 2) != 0x0800 || m[4] != 6 || m[5] != 4)
+		return -EBADMSG;
+	a->op = be16_at(m + 6);
+	if (a->op != TRD_ARP_REQUEST && a->op != TRD_ARP_REPLY)
+		return -EBADMSG;
+	/* the sender is a station: unicast, not zero, and the one that sent the frame */
+	if ((m[8] & 1) != 0 || memcmp(m + 8, zero, 6) == 0 || memcmp(m + 8, f + 6, 6) != 0)
+		return -EBADMSG;
+	memcpy(a->sha, m + 8, 6);
+	a->spa = be32_at(m + 14);
+	memcpy(a->tha, m + 18, 6);
+	a->tpa = be32_at(m + 24);
 	return 0;
 }
 

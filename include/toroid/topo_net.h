@@ -36,7 +36,9 @@ struct trd_topo_node_conf {
  * Make the node of rank @p rank of @p topo, as the file describes it, on this host's ports:
  * the node sits at the file's coordinate; in direct mode it gets one ethdev link per port the
  * file gives, in that port's direction; in switched mode one switched link (TRD_DIR_NONE) on
- * @c sw_port and the MAC of every other node of the file (trd_node_set_peer_mac()).
+ * @c sw_port and the MAC of every other node of the file (trd_node_set_peer_mac()), or, when
+ * the node and the other have an `ip`, the node's address (trd_node_set_ip()) and the other's
+ * (trd_node_set_peer_ip()): frames between them go over IPv4/UDP.
  * Ports are configured and started by trd_link_ethdev() (conf->link).
  * @return the node, or NULL with rte_errno = EINVAL (NULL @p topo, @p rank out of range, a
  * file port outside @c port_map), ENODEV (no such port), or the node's or link's error.

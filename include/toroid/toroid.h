@@ -197,6 +197,51 @@ struct trd_udp_encap {
 int trd_link_udp_encap(struct trd_link *link, const struct trd_udp_encap *e);
 
 /**
+ * A node's switched link over IPv4/UDP (docs/wire-format.md, "Over IP networks"): the peers are
+ * named by address (trd_node_set_peer_ip()), possibly behind routers. Addresses are in host
+ * byte order.
+ */
+struct trd_ip_conf {
+	uint32_t ip;      /**< this node's address on the port */
+	uint8_t prefix;   /**< its subnet's prefix length, 1..32 (0: 32) */
+	uint32_t gateway; /**< router for peers outside the subnet (0: none, ask every peer) */
+	uint16_t port;    /**< UDP port this node receives on (0: TRD_UDP_PORT, 34997) */
+	uint8_t ttl;      /**< IPv4 TTL (0: 64) */
+	uint8_t dscp;     /**< DSCP of every datagram, 0..63 */
+};
+
+/**
+ * Carry the frames of @p node's switched link to the peers that have an address
+ * (trd_node_set_peer_ip()) over IPv4/UDP from @p c->ip. The next hop's MAC (the peer's inside
+ * the subnet, else the gateway's) comes from ARP that the link asks itself: a request at once,
+ * then again every 200 ms, 5 tries, and every 2 s after that while the peer is still wanted;
+ * the link also answers ARP requests for @p c->ip (the kernel does not see a DPDK port). Frames
+ * to a next hop not resolved yet wait while it is first asked, then are dropped and counted
+ * (trd_link_stats::ip_unresolved) until it answers. Received datagrams must be to @p c->ip and
+ * the port, from the address of the node their torus header names, or are dropped and counted
+ * (encap_drops); malformed ARP frames are counted in arp_bad. The link's MTU for torus frames
+ * shrinks by 28 bytes. Before an lcore serves the node; again to change it.
+ * @return 0; -EINVAL (NULL node or conf, a zero or non-host address, prefix above 32, dscp
+ * above 63, a gateway equal to ip); -ENOTSUP (no switched link, or one encapsulated point to
+ * point); -EADDRNOTAVAIL (the port's MAC is zero or multicast: ARP cannot name it);
+ * -EMSGSIZE (the MTU leaves no room); -EBUSY (served); -ENOMEM.
+ */
+int trd_node_set_ip(struct trd_node *node, const struct trd_ip_conf *c);
+
+/**
+ * Reach @p peer over IPv4/UDP at @p ip, UDP port @p port (0: TRD_UDP_PORT), through the node's
+ * switched link set up by trd_node_set_ip(). A peer without an address gets plain torus
+ * frames (trd_node_set_peer_mac()). Before an lcore serves the node.
+ * @return 0; -EINVAL (NULL node, @p peer outside the torus or the node itself, a zero or
+ * non-host address); -ENOTSUP (no trd_node_set_ip() yet); -EBUSY; -ENOSPC (more next hops
+ * than the link keeps, TRD_ARP_ENTRIES).
+ */
+int trd_node_set_peer_ip(struct trd_node *node, struct trd_coord peer, uint32_t ip, uint16_t port);
+
+/** Next hops (peers on the subnet and the gateway) one IP link resolves by ARP. */
+#define TRD_ARP_ENTRIES 256
+
+/**
  * Make two links joined by a pair of rte_rings (a cable inside the process), of @p size
  * mbufs each way (0: 1024), with MTU @p mtu (0: 1500). Not an ethdev: no port limit.
  * @return 0, or -EINVAL / -ENOMEM.
@@ -334,6 +379,14 @@ struct trd_link_stats {
 	uint64_t imp_corrupt;
 	uint64_t encap_drops; /**< UDP encapsulation: received datagrams refused */
 	int dir;              /**< enum trd_dir, or TRD_DIR_NONE for a switched link */
+	/* A switched link over IPv4 (trd_node_set_ip()); all 0 on other links. */
+	bool ip;                /**< the link is one */
+	uint64_t arp_requests;  /**< ARP requests sent for next hops */
+	uint64_t arp_replies;   /**< ARP replies sent for the link's address */
+	uint64_t arp_resolved;  /**< next hops resolved (or whose MAC changed) */
+	uint64_t arp_bad;       /**< ARP frames received malformed, dropped */
+	uint64_t ip_unresolved; /**< frames dropped: their next hop did not answer ARP */
+	uint32_t arp_pending;   /**< next hops wanted and not resolved now */
 };
 
 /** Read a link's counters. @return 0 or -EINVAL. */

@@ -590,6 +590,44 @@ int trd_wire_parse(const void *frame, uint32_t len, struct trd_pkt *out);
  */
 int trd_wire_udp_check(const void *frame, uint32_t len, uint16_t port);
 
+/* ---- ARP (RFC 826) for links over IPv4: the engine owns the port, so it asks and answers ---- */
+
+/** EtherType of ARP. */
+#define TRD_ETHERTYPE_ARP 0x0806
+/** An ARP frame as the engine sends it: Ethernet header, 28 bytes of ARP, zero padding to the
+ * 60-byte Ethernet minimum. */
+#define TRD_ARP_FRAME_LEN 60
+/** Ethernet header plus the ARP message: the least a received ARP frame must hold. */
+#define TRD_ARP_MIN_LEN 42
+#define TRD_ARP_REQUEST 1
+#define TRD_ARP_REPLY   2
+
+/** An ARP message for IPv4 over Ethernet; addresses in host byte order. */
+struct trd_arp {
+	uint16_t op;    /**< TRD_ARP_REQUEST or TRD_ARP_REPLY */
+	uint8_t sha[6]; /**< sender's MAC */
+	uint32_t spa;   /**< sender's IPv4 address */
+	uint8_t tha[6]; /**< target's MAC (zero in a request) */
+	uint32_t tpa;   /**< target's IPv4 address */
+};
+
+/**
+ * Write the ARP frame of @p a into @p frame (room for @p room bytes): Ethernet to @p dst from
+ * a->sha, EtherType 0x0806, hardware type 1, protocol 0x0800, lengths 6 and 4, then @p a,
+ * zero-padded to TRD_ARP_FRAME_LEN.
+ * @return TRD_ARP_FRAME_LEN, or -EINVAL (NULL argument, op not 1 or 2), -ENOSPC.
+ */
+int trd_wire_arp_build(void *frame, uint32_t room, const uint8_t dst[6], const struct trd_arp *a);
+
+/**
+ * Parse and check the ARP frame of @p len bytes at @p frame into @p a: EtherType 0x0806, at
+ * least TRD_ARP_MIN_LEN bytes, hardware type 1 (Ethernet), protocol 0x0800, lengths 6 and 4,
+ * op request or reply, a unicast sender MAC that is the frame's Ethernet source. A sender
+ * address 0.0.0.0 (an address probe) is valid.
+ * @return 0, -EINVAL (NULL argument), or -EBADMSG (not such an ARP frame).
+ */
+int trd_wire_arp_parse(const void *frame, uint32_t len, struct trd_arp *a);
+
 /**
  * trd_wire_parse() of a frame in either framing: plain (EtherType 0x88B5, torus header at 14)
  * or over IPv4/UDP to @p udp_port (0: TRD_UDP_PORT; torus header at 42). *@p off (may be

@@ -233,6 +233,17 @@ int trd_link_set_impair(struct trd_link *l, const struct trd_impair_conf *c,
  */
 int trd_link_set_encap(struct trd_link *l, const struct trd_udp_encap *e, struct rte_mempool *mp);
 
+/**
+ * Make the switched link @p l a link over IPv4 (trd_node_set_ip()) in a torus of @p dims with
+ * @p n_nodes nodes; copies come from @p mp. Again: a new address, the peers forgotten. Only
+ * while no lcore serves the link. @return 0, -EINVAL, -ENOTSUP, -EMSGSIZE, -ENOMEM.
+ */
+int trd_link_set_ip(struct trd_link *l, const struct trd_ip_conf *c, struct rte_mempool *mp,
+		    const uint8_t dims[3], uint32_t n_nodes);
+/** The address of the peer of rank @p rank (trd_node_set_peer_ip()). @return 0, -EINVAL,
+ * -ENOTSUP (not an IP link), -ENOSPC (the ARP table is full). */
+int trd_link_set_ip_peer(struct trd_link *l, uint32_t rank, uint32_t ip, uint16_t port);
+
 /* The pcapng writer (opened by path: one writer per file, counted references). */
 struct trd_capture *trd_capture_open(const char *path, const struct trd_capture_conf *conf);
 /** Close the file written now and open the next one. @return 0 or -EIO. */

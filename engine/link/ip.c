@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A switched link over IPv4 (trd_node_set_ip(), docs/wire-format.md "Over IP networks"): each
+ * peer has an address and port; a frame goes to its peer's address in a UDP datagram, to the
+ * MAC of the next hop (the peer inside the subnet, the gateway outside it). The engine owns the
+ * port, so the kernel neither answers ARP for the link's address nor resolves next hops: this
+ * file does both. Everything runs on the lcore that serves the link (the taps), but the
+ * set-up calls, made before.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+
+#include <toroid/wire.h>
+
+#include "link_pvt.h"
+
+/* ARP's timing: first asked every ASK_MS, ASK_TRIES times, then every RETRY_MS while the next
+ * hop is silent; a known one is asked again every REFRESH_MS (its reply updates the MAC). */
+#define ASK_MS     200u
+#define ASK_TRIES  5u
+#define RETRY_MS   2000u
+#define REFRESH_MS 60000u
+#define TICK_MS    10u
+
+static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+static inline uint64_t
+ms_cycles(unsigned int ms)
+{
+	return rte_get_timer_hz() / 1000u * ms;
+}
+
+/* Whether @p ip (host order) cannot be a host's address. */
+static bool
+not_host(uint32_t ip)
+{
+	return ip == 0 || ip == UINT32_MAX || (ip >> 24) == 0 || (ip >> 24) == 127 ||
+	       (ip >> 28) >= 0xe;
+}
+
+void
+trd_ip_free(struct trd_link_ip *ip)
+{
+	if (ip == NULL)
+		return;
+	rte_free(ip->peers);
+	rte_free(ip);
+}
+
+int
+trd_link_set_ip(struct trd_link *l, const struct trd_ip_conf *c, struct rte_mempool *mp,
+		const uint8_t dims[3], uint32_t n_nodes)
+{
+	struct trd_link_encap *e;
+	struct trd_link_ip *ip;
+	bool fresh;
+
+	if (l == NULL || c == NULL || mp == NULL || dims == NULL || n_nodes == 0)
+		return -EINVAL;
+	if (not_host(c->ip) || c->prefix > 32 || c->dscp > 63 || c->gateway == c->ip ||
+	    (c->gateway != 0 && not_host(c->gateway)))
+		return -EINVAL;
+	if (l->dir != TRD_DIR_NONE || (l->encap != NULL && l->encap->ip == NULL))
+		return -ENOTSUP; /* point to point: trd_link_udp_encap() */
+	if (!rte_is_unicast_ether_addr(&l->mac) || rte_is_zero_ether_addr(&l->mac))
+		return -EADDRNOTAVAIL; /* ARP needs the port's own address */
+	fresh = l->encap == NULL;
+	if (fresh && l->mtu < TRD_UDP_ENCAP_LEN + TRD_HDR_LEN + 8)
+		return -EMSGSIZE;
+	ip = rte_zmalloc("trd_link_ip", sizeof(*ip), RTE_CACHE_LINE_SIZE);
+	if (ip != NULL)
+		ip->peers = rte_zmalloc("trd_ip_peers", sizeof(*ip->peers) * n_nodes, 0);
+	e = fresh ? rte_zmalloc("trd_link_encap", sizeof(*e), 0) : l->encap;
+	if (ip == NULL || ip->peers == NULL || e == NULL) {
+		trd_ip_free(ip);
+		if (fresh)
+			rte_free(e);
+		return -ENOMEM;
+	}
+	ip->ip = c->ip;
+	ip->mask =
+		c->prefix == 0 || c->prefix == 32 ? UINT32_MAX : ~(uint32_t)0 << (32u - c->prefix);
+	ip->gw = c->gateway;
+	memcpy(ip->dims, dims, sizeof(ip->dims));
+	ip->n_peers = n_nodes;
+	e->src_ip = rte_cpu_to_be_32(c->ip);
+	e->dst_ip = 0;
+	e->port = rte_cpu_to_be_16(c->port != 0 ? c->port : TRD_UDP_PORT);
+	e->ttl = c->ttl != 0 ? c->ttl : 64;
+	e->tos = (uint8_t)(c->dscp << 2);
+	e->mp = mp;
+	if (!fresh)
+		trd_ip_free(e->ip);
+	e->ip = ip;
+	if (fresh) {
+		l->mtu = (uint16_t)(l->mtu - TRD_UDP_ENCAP_LEN);
+		l->encap = e;
+	}
+	trd_link_taps_update(l);
+	return 0;
+}
+
+int
+trd_link_set_ip_peer(struct trd_link *l, uint32_t rank, uint32_t addr, uint16_t port)
+{
+	struct trd_link_ip *ip;
+	uint32_t nh, i;
+
+	if (l == NULL || not_host(addr))
+		return -EINVAL;
+	if (l->encap == NULL || l->encap->ip == NULL)
+		return -ENOTSUP;
+	ip = l->encap->ip;
+	if (rank >= ip->n_peers || addr == ip->ip)
+		return -EINVAL;
+	/* inside the subnet, or without a gateway: the peer itself; else the gateway */
+	nh = ip->gw == 0 || (addr & ip->mask) == (ip->ip & ip->mask) ? addr : ip->gw;
+	for (i = 0; i < ip->n_arp; i++)
+		if (ip->arp[i].ip == nh)
+			break;
+	if (i == ip->n_arp) {
+		if (ip->n_arp == TRD_ARP_ENTRIES)
+			return -ENOSPC;
+		memset(&ip->arp[i], 0, sizeof(ip->arp[i])); /* asking, at the first tick */
+		ip->arp[i].ip = nh;
+		ip->n_arp++;
+	}
+	ip->peers[rank].ip = rte_cpu_to_be_32(addr);
+	ip->peers[rank].port = rte_cpu_to_be_16(port != 0 ? port : TRD_UDP_PORT);
+	ip->peers[rank].nh = (uint16_t)(i + 1);
+	return 0;
+}
+
+/* Hand one ARP frame to the port (and to the capture, as the wire carries it). */
+static bool
+arp_send(struct trd_link *l, const uint8_t dst[6], const struct trd_arp *a)
+{
+	struct trd_link_cap *cp = __atomic_load_n(&l->cap, __ATOMIC_ACQUIRE);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(l->encap->mp);
+
+	if (m == NULL)
+		return false;
+	if (trd_wire_arp_build(rte_pktmbuf_mtod(m, void *), rte_pktmbuf_tailroom(m), dst, a) !=
+	    TRD_ARP_FRAME_LEN) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	m->data_len = TRD_ARP_FRAME_LEN;
+	m->pkt_len = TRD_ARP_FRAME_LEN;
+	if (cp != NULL)
+		trd_capture_frames(cp->c, l, cp->ifname, &m, 1, true);
+	if (l->ops->tx(l, &m, 1) != 1) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	return true;
+}
+
+static void
+arp_request(struct trd_link *l, uint32_t target)
+{
+	struct trd_arp a = {.op = TRD_ARP_REQUEST, .spa = l->encap->ip->ip, .tpa = target};
+
+	memcpy(a.sha, l->mac.addr_bytes, 6);
+	if (arp_send(l, bcast, &a))
+		l->encap->ip->arp_requests++;
+}
+
+void
+trd_ip_tick(struct trd_link *l)
+{
+	struct trd_link_ip *ip = l->encap->ip;
+	uint64_t now = rte_get_timer_cycles();
+
+	if (now < ip->next_tick)
+		return;
+	ip->next_tick = now + ms_cycles(TICK_MS);
+	for (uint32_t i = 0; i < ip->n_arp; i++) {
+		struct trd_arp_entry *a = &ip->arp[i];
+
+		if (now < a->next)
+			continue;
+		switch (a->state) {
+		case TRD_ARP_ASKING:
+			if (a->tries < ASK_TRIES) {
+				arp_request(l, a->ip);
+				a->tries++;
+				a->next = now + ms_cycles(ASK_MS);
+			} else {
+				a->state = TRD_ARP_FAILED; /* frames to it are dropped now */
+				a->next = now;
+			}
+			break;
+		case TRD_ARP_FAILED:
+			arp_request(l, a->ip);
+			a->next = now + ms_cycles(RETRY_MS);
+			break;
+		default: /* known: ask again, its reply keeps the MAC current */
+			arp_request(l, a->ip);
+			a->next = now + ms_cycles(REFRESH_MS);
+			break;
+		}
+	}
+}
+
+/* A received ARP frame: answer a request for our address, learn a next hop's MAC. */
+static void
+arp_input(struct trd_link *l, const struct rte_mbuf *m)
+{
+	struct trd_link_ip *ip = l->encap->ip;
+	struct trd_arp a, r;
+
+	if (trd_wire_arp_parse(rte_pktmbuf_mtod(m, const void *), m->data_len, &a) != 0) {
+		ip->arp_bad++;
+		return;
+	}
+	if (a.tpa != ip->ip || a.spa == 0)
+		return; /* for another host, or a probe: nothing to answer or learn */
+	for (uint32_t i = 0; i < ip->n_arp; i++) {
+		struct trd_arp_entry *e = &ip->arp[i];
+
+		if (e->ip != a.spa)
+			continue;
+		if (e->state != TRD_ARP_OK || memcmp(e->mac.addr_bytes, a.sha, 6) != 0)
+			ip->arp_resolved++;
+		memcpy(e->mac.addr_bytes, a.sha, 6);
+		if (e->state != TRD_ARP_OK)
+			e->next = rte_get_timer_cycles() + ms_cycles(REFRESH_MS);
+		e->state = TRD_ARP_OK;
+		break;
+	}
+	if (a.op != TRD_ARP_REQUEST)
+		return;
+	r.op = TRD_ARP_REPLY;
+	memcpy(r.sha, l->mac.addr_bytes, 6);
+	r.spa = ip->ip;
+	memcpy(r.tha, a.sha, 6);
+	r.tpa = a.spa;
+	if (arp_send(l, a.sha, &r))
+		ip->arp_replies++;
+}
+
+/* The rank of the node at the coordinate at @p c (3 bytes), or UINT32_MAX. */
+static inline uint32_t
+coord_rank(const struct trd_link_ip *ip, const uint8_t *c)
+{
+	if (c[0] >= ip->dims[0] || c[1] >= ip->dims[1] || c[2] >= ip->dims[2])
+		return UINT32_MAX;
+	return c[0] + (uint32_t)ip->dims[0] * (c[1] + (uint32_t)ip->dims[1] * c[2]);
+}
+
+uint16_t
+trd_ip_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
+{
+	struct trd_link_encap *e = l->encap;
+	struct trd_link_ip *ip = e->ip;
+	uint16_t out = 0;
+
+	for (uint16_t i = 0; i < nb; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint32_t r;
+
+		if (m->data_len >= TRD_ETH_HLEN && p[12] == 0x08 && p[13] == 0x06) {
+			arp_input(l, m);
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (m->data_len >= TRD_ETH_HLEN && p[12] == 0x08 && p[13] == 0x00) {
+			const uint8_t *iph = p + TRD_ETH_HLEN;
+
+			/* to our address and port, from the address of the node that the torus
+			 * header names as its source */
+			if (m->data_len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + TRD_HDR_LEN ||
+			    trd_wire_udp_check(p, m->data_len, rte_be_to_cpu_16(e->port)) != 0 ||
+			    memcmp(iph + 16, &e->src_ip, 4) != 0 ||
+			    (r = coord_rank(ip, iph + TRD_UDP_ENCAP_LEN + 4)) >= ip->n_peers ||
+			    ip->peers[r].ip == 0 || memcmp(iph + 12, &ip->peers[r].ip, 4) != 0) {
+				e->drops++;
+				rte_pktmbuf_free(m);
+				continue;
+			}
+			trd_encap_unwrap(m);
+		}
+		pkts[out++] = m;
+	}
+	return out;
+}
+
+uint16_t
+trd_ip_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, uint16_t *dropped)
+{
+	struct trd_link_encap *e = l->encap;
+	struct trd_link_ip *ip = e->ip;
+	uint16_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i], *c;
+		const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+		const struct trd_ip_peer *pe;
+		const struct trd_arp_entry *a;
+		uint32_t r;
+
+		if (p[12] == 0x08 && p[13] == 0x00)
+			continue; /* wrapped already: the port refused it last time */
+		r = coord_rank(ip, p + TRD_ETH_HLEN + 8);
+		if (r >= ip->n_peers || ip->peers[r].nh == 0)
+			continue; /* a peer without an address: a plain frame, to its MAC */
+		pe = &ip->peers[r];
+		a = &ip->arp[pe->nh - 1];
+		if (a->state == TRD_ARP_OK) {
+			c = trd_encap_one(e, m, pe->ip, pe->port);
+			if (c == NULL)
+				break; /* no mbuf: the rest waits */
+			memcpy(rte_pktmbuf_mtod(c, uint8_t *), a->mac.addr_bytes, 6);
+			rte_pktmbuf_free(m);
+			pkts[i] = c;
+			continue;
+		}
+		if (a->state == TRD_ARP_FAILED && i == k) {
+			/* the next hop does not answer: like a wire that loses the frame */
+			rte_pktmbuf_free(m);
+			ip->unresolved++;
+			k++;
+			continue;
+		}
+		break; /* being asked: this frame and the rest wait */
+	}
+	*dropped = k;
+	return (uint16_t)(i - k);
+}
