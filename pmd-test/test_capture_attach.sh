@@ -64,6 +64,8 @@ done
 attach() {
 	local out=$1
 	shift
+	# empty before it starts: the previous run's "capturing" must not be taken for this one's
+	: >"$T/attach.log"
 	"$DUMP" --attach "${ENG_PREFIX}E" -w "$out" "$@" 2>"$T/attach.log" &
 	AP=$!
 	eng_track "$AP"

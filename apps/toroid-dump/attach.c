@@ -332,9 +332,9 @@ dump_attach_main(int argc, char **argv)
 	while (!attach_stop) {
 		poll(NULL, 0, 100);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (o.duration > 0 && (double)(now.tv_sec - t0.tv_sec) +
-						  (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 >=
-					  o.duration)
+		if (o.duration > 0 &&
+		    (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 >=
+			    o.duration)
 			break;
 	}
 	if (attach_ask(fd, "/toroid/capture/stop", ans, ATTACH_REPLY_MAX) != 0) {
