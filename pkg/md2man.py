@@ -87,7 +87,9 @@ def convert(md, name, section):
             if i + 1 < len(lines) and re.match(r"^\|[\s:|-]+\|$", lines[i + 1]):
                 i += 2  # the header row and its rule
                 continue
-            cells = [c.strip() for c in line.strip("|").split("|")]
+            # "\|" is a bar inside a cell (GitHub's table syntax), not a cell's end
+            cells = [c.strip().replace("\\|", "|")
+                     for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
             out.append(".TP")
             out.append(inline(cells[0]))
             out.append(inline(" \\(em ".join(cells[1:])) if len(cells) > 1 else "")

@@ -8,7 +8,8 @@
 #  - toroid-dump --attach PREFIX -w FILE, stopped by SIGINT: the file holds the frames of two
 #    applications' exchange (eager messages, requests to send, grants, puts), exactly as many as
 #    the engine says it recorded, decoded by toroid-dump; with a BPF expression only FIFO
-#    frames, the others counted as filtered; --status, --rotate and a refused start.
+#    frames, the others counted as filtered; toroid terms (--type fifo --src 0,0,0) likewise;
+#    --status, --rotate and a refused start.
 #
 #   test_capture_attach.sh TOROID_NODE VNI_APP TOROID_DUMP
 set -u
@@ -64,6 +65,8 @@ done
 attach() {
 	local out=$1
 	shift
+	# empty before it starts: the previous run's "capturing" must not be taken for this one's
+	: >"$T/attach.log"
 	"$DUMP" --attach "${ENG_PREFIX}E" -w "$out" "$@" 2>"$T/attach.log" &
 	AP=$!
 	eng_track "$AP"
@@ -110,6 +113,16 @@ filtered=$(sed -n 's/.* recorded, \([0-9]*\) filtered out.*/\1/p' "$T/attach.log
 [ "${filtered:-0}" -gt 0 ] || die "nothing filtered out"
 "$DUMP" -r "$T/fifo.pcapng" --fields | grep -v '^#' | cut -f8 | sort -u >"$T/types.log"
 [ "$(cat "$T/types.log")" = fifo ] || die "types in the filtered capture: $(cat "$T/types.log")"
+
+# toroid terms, made BPF by toroid-dump: FIFO frames from node 0,0,0 only
+attach typed.pcapng --type fifo --src 0,0,0
+exchange 100,5000
+detach
+"$DUMP" -r "$T/typed.pcapng" --fields | grep -v '^#' | cut -f8,10-12 | sort -u >"$T/typed.log"
+[ "$(cat "$T/typed.log")" = "$(printf 'fifo\t0\t0\t0')" ] ||
+	die "types and sources with --type fifo --src 0,0,0: $(cat "$T/typed.log")"
+"$DUMP" -r "$T/all.pcapng" --fields | grep -v '^#' | cut -f8,10-12 | sort -u >"$T/all-types.log"
+[ "$(wc -l <"$T/all-types.log")" -gt 1 ] || die "the unfiltered capture has one kind of frame only"
 
 # refused: the reason printed, exit 1
 "$DUMP" --attach "${ENG_PREFIX}E" -w /nonexistent-dir/x.pcapng 2>"$T/refused.log" &&

@@ -12,6 +12,8 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include <toroid/toroid.h>
+#include <toroid/wire.h>
 
 #include "../common/app_args.h"
 #include "dump.h"
@@ -159,6 +162,72 @@ attach_print_status(FILE *f, const char *js)
 		filter[0] ? "'" : "");
 }
 
+/* ---- toroid terms (--type, --src, --dst, --node) as BPF on the torus header's bytes ---- */
+
+#define HDR_AT(off) (14 + (off)) /* a torus header byte, behind the Ethernet header */
+
+/* Append to @p buf (BPF text). */
+static void bpf_add(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+bpf_add(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t n = strlen(buf);
+	va_list ap;
+	int k;
+
+	va_start(ap, fmt);
+	k = vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+	if (k < 0 || (size_t)k >= len - n)
+		app_usage_error("the filter expression is too long");
+}
+
+/* X,Y,Z at header offset @p off (source 4, destination 8) as a BPF term. */
+static void
+bpf_coord(char *buf, size_t len, const char *opt, const char *s, unsigned int off)
+{
+	unsigned int v[3];
+	char tail;
+
+	if (sscanf(s, "%u,%u,%u%c", &v[0], &v[1], &v[2], &tail) != 3 ||
+	    strspn(s, "0123456789,") != strlen(s) || v[0] > 255 || v[1] > 255 || v[2] > 255)
+		app_usage_error("%s: bad coordinate '%s' (want X,Y,Z)", opt, s);
+	bpf_add(buf, len, "ether[%u] = %u and ether[%u] = %u and ether[%u] = %u", HDR_AT(off), v[0],
+		HDR_AT(off + 1), v[1], HDR_AT(off + 2), v[2]);
+}
+
+/* --type T[,T...]: names (trd_pkt_type_name) or numbers. */
+static void
+bpf_types(char *buf, size_t len, const char *s)
+{
+	char list[256], *save = NULL, *tok;
+	bool first = true;
+
+	if (strlen(s) >= sizeof(list))
+		app_usage_error("--type: list too long");
+	strcpy(list, s);
+	bpf_add(buf, len, "(");
+	for (tok = strtok_r(list, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		unsigned int t;
+		uint64_t v;
+
+		for (t = 1; t < 256; t++)
+			if (trd_pkt_type_name(t) != NULL && strcmp(trd_pkt_type_name(t), tok) == 0)
+				break;
+		if (t == 256) {
+			if (app_parse_u64(tok, false, 0, 255, &v) != 0)
+				app_usage_error(
+					"--type: unknown packet type '%s' (see --list-types)", tok);
+			t = (unsigned int)v;
+		}
+		bpf_add(buf, len, "%sether[%u] = %u", first ? "" : " or ", HDR_AT(1), t);
+		first = false;
+	}
+	bpf_add(buf, len, ")");
+}
+
 enum {
 	A_ATTACH = 256,
 	A_LIMIT,
@@ -167,6 +236,10 @@ enum {
 	A_STOP,
 	A_ROTATE,
 	A_NODE,
+	A_TYPE,
+	A_SRC,
+	A_DST,
+	A_TNODE,
 };
 
 static const struct option attach_longopts[] = {
@@ -179,6 +252,10 @@ static const struct option attach_longopts[] = {
 	{"stop", no_argument, NULL, A_STOP},
 	{"rotate", no_argument, NULL, A_ROTATE},
 	{"engine-node", required_argument, NULL, A_NODE},
+	{"type", required_argument, NULL, A_TYPE},
+	{"src", required_argument, NULL, A_SRC},
+	{"dst", required_argument, NULL, A_DST},
+	{"node", required_argument, NULL, A_TNODE},
 	{NULL, 0, NULL, 0},
 };
 
@@ -188,6 +265,7 @@ struct attach_opts {
 	double duration;
 	const char *once; /* --status, --stop, --rotate: that command, no capture */
 	char filter[1024];
+	char terms[768]; /* --type, --src, --dst, --node as BPF, ANDed with the expression */
 };
 
 static void
@@ -236,6 +314,25 @@ attach_parse(struct attach_opts *o, int argc, char **argv)
 		case A_NODE:
 			o->node = optarg;
 			break;
+		case A_TYPE:
+		case A_SRC:
+		case A_DST:
+		case A_TNODE:
+			bpf_add(o->terms, sizeof(o->terms), "%s", o->terms[0] ? " and " : "");
+			if (c == A_TYPE)
+				bpf_types(o->terms, sizeof(o->terms), optarg);
+			else if (c == A_SRC || c == A_DST)
+				bpf_coord(o->terms, sizeof(o->terms),
+					  c == A_SRC ? "--src" : "--dst", optarg,
+					  c == A_SRC ? 4 : 8);
+			else {
+				bpf_add(o->terms, sizeof(o->terms), "((");
+				bpf_coord(o->terms, sizeof(o->terms), "--node", optarg, 4);
+				bpf_add(o->terms, sizeof(o->terms), ") or (");
+				bpf_coord(o->terms, sizeof(o->terms), "--node", optarg, 8);
+				bpf_add(o->terms, sizeof(o->terms), "))");
+			}
+			break;
 		default:
 			app_getopt_error(c, argv);
 		}
@@ -247,6 +344,16 @@ attach_parse(struct attach_opts *o, int argc, char **argv)
 		if (k < 0 || (size_t)k >= sizeof(o->filter) - fl)
 			app_usage_error("the filter expression is too long");
 		fl += (size_t)k;
+	}
+	if (o->terms[0] != '\0') {
+		/* torus frames only: the terms read the torus header */
+		char user[sizeof(o->filter)];
+
+		snprintf(user, sizeof(user), "%s", o->filter);
+		o->filter[0] = '\0';
+		if (user[0] != '\0')
+			bpf_add(o->filter, sizeof(o->filter), "(%s) and ", user);
+		bpf_add(o->filter, sizeof(o->filter), "ether proto 0x88b5 and %s", o->terms);
 	}
 	if (o->once == NULL && o->wfile == NULL)
 		app_usage_error("--attach needs -w FILE (or --status, --stop, --rotate)");
@@ -332,9 +439,9 @@ dump_attach_main(int argc, char **argv)
 	while (!attach_stop) {
 		poll(NULL, 0, 100);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (o.duration > 0 && (double)(now.tv_sec - t0.tv_sec) +
-						  (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 >=
-					  o.duration)
+		if (o.duration > 0 &&
+		    (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 >=
+			    o.duration)
 			break;
 	}
 	if (attach_ask(fd, "/toroid/capture/stop", ans, ATTACH_REPLY_MAX) != 0) {

@@ -90,6 +90,28 @@ trd_node_capture(struct trd_node *n, const char *path, unsigned int snaplen)
 }
 
 int
+trd_node_capture_stop(struct trd_node *n, struct trd_capture_stats *st)
+{
+	struct trd_capture *c;
+	int rc;
+
+	if (n == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&cap_ctl);
+	c = n->cap;
+	if (c != NULL)
+		trd_capture_get(c); /* the figures once no tap writes any more */
+	rc = node_capture_set(n, NULL, NULL);
+	if (c != NULL) {
+		if (st != NULL)
+			trd_capture_stats(c, st);
+		trd_capture_put(c);
+	}
+	pthread_mutex_unlock(&cap_ctl);
+	return rc != 0 ? rc : c != NULL ? 0 : -ENOENT;
+}
+
+int
 trd_node_capture_rotate(struct trd_node *n)
 {
 	int rc;

@@ -338,7 +338,8 @@ cap_new(const char *path, const struct trd_capture_conf *conf)
 
 		rc = cap_compile(conf->filter, c->snaplen, &c->prog, err, sizeof(err));
 		if (rc != 0) {
-			RTE_LOG(ERR, USER1, "toroid capture: filter '%s': %s\n", conf->filter, err);
+			rte_log(RTE_LOG_ERR, trd_link_logtype, "toroid capture: filter '%s': %s\n",
+				conf->filter, err);
 			free(c);
 			rte_errno = -rc;
 			return NULL;

@@ -74,6 +74,9 @@ struct trd_link_cap {
 	uint16_t ahead;               /* how many, from the head of the transmit buffer */
 };
 
+/** The link layer's log type (link.c). */
+extern int trd_link_logtype;
+
 /** Choose the link's burst functions after a tap was installed or removed. */
 void trd_link_taps_update(struct trd_link *l);
 

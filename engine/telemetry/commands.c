@@ -317,12 +317,15 @@ tel_capture_error(struct rte_tel_data *d, const char *fmt, ...)
 	rte_tel_data_add_dict_string(d, "error", buf);
 }
 
+static void tel_capture_figures(struct rte_tel_data *d, const struct trd_capture_stats *st,
+				unsigned int nodes);
+
 /* The capture's figures, of the first node of the process that has one. */
 static int
 tel_capture_status(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	unsigned int n = trd_node_count();
-	struct trd_capture_stats st;
+	struct trd_capture_stats st = {.limit = 0};
 	unsigned int nodes = 0;
 	bool found = false;
 
@@ -339,43 +342,50 @@ tel_capture_status(const char *cmd, const char *params, struct rte_tel_data *d)
 		found = true;
 		nodes++;
 	}
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "ok", 1);
-	rte_tel_data_add_dict_u64(d, "active", found);
-	if (!found)
-		return 0;
-	rte_tel_data_add_dict_u64(d, "nodes", nodes);
-	rte_tel_data_add_dict_string(d, "file", st.file);
-	rte_tel_data_add_dict_string(d, "filter", st.filter);
-	rte_tel_data_add_dict_u64(d, "frames", st.frames);
-	rte_tel_data_add_dict_u64(d, "bytes", st.bytes);
-	rte_tel_data_add_dict_u64(d, "filtered", st.filtered);
-	rte_tel_data_add_dict_u64(d, "dropped", st.dropped);
-	rte_tel_data_add_dict_u64(d, "files", st.files);
-	rte_tel_data_add_dict_u64(d, "file_size", st.file_size);
-	rte_tel_data_add_dict_u64(d, "file_count", st.file_count);
-	rte_tel_data_add_dict_u64(d, "limit", st.limit == UINT64_MAX ? 0 : st.limit);
-	rte_tel_data_add_dict_u64(d, "full", (uint64_t)st.full);
+	tel_capture_figures(d, &st, found ? nodes : 0);
 	return 0;
 }
 
-/* Stop the capture of every node (or of @p only). How many had one. */
+/* Stop the capture of every node; the final figures (of the last node that had one, whose
+ * file's are then complete) in @p st if not NULL. How many had one. */
 static unsigned int
-tel_capture_stop_all(struct trd_node *only)
+tel_capture_stop_all(struct trd_capture_stats *st)
 {
 	unsigned int n = trd_node_count(), had = 0;
-	struct trd_capture_stats st;
+	struct trd_capture_stats s;
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct trd_node *node = trd_node_at(i);
 
-		if (node == NULL || (only != NULL && node != only))
+		if (node == NULL || trd_node_capture_stop(node, &s) != 0)
 			continue;
-		if (trd_node_capture_stats(node, &st) == 0)
-			had++;
-		trd_node_capture_start(node, NULL, NULL);
+		had++;
+		if (st != NULL)
+			*st = s;
 	}
 	return had;
+}
+
+static void
+tel_capture_figures(struct rte_tel_data *d, const struct trd_capture_stats *st, unsigned int nodes)
+{
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "ok", 1);
+	rte_tel_data_add_dict_u64(d, "active", nodes != 0);
+	if (nodes == 0)
+		return;
+	rte_tel_data_add_dict_u64(d, "nodes", nodes);
+	rte_tel_data_add_dict_string(d, "file", st->file);
+	rte_tel_data_add_dict_string(d, "filter", st->filter);
+	rte_tel_data_add_dict_u64(d, "frames", st->frames);
+	rte_tel_data_add_dict_u64(d, "bytes", st->bytes);
+	rte_tel_data_add_dict_u64(d, "filtered", st->filtered);
+	rte_tel_data_add_dict_u64(d, "dropped", st->dropped);
+	rte_tel_data_add_dict_u64(d, "files", st->files);
+	rte_tel_data_add_dict_u64(d, "file_size", st->file_size);
+	rte_tel_data_add_dict_u64(d, "file_count", st->file_count);
+	rte_tel_data_add_dict_u64(d, "limit", st->limit == UINT64_MAX ? 0 : st->limit);
+	rte_tel_data_add_dict_u64(d, "full", (uint64_t)st->full);
 }
 
 /* PATH[,snaplen=N][,size=BYTES][,files=N][,limit=BYTES|none][,node=NODE][,filter=EXPR]:
@@ -484,12 +494,14 @@ tel_capture_start_locked(const char *cmd, const char *params, struct rte_tel_dat
 static int
 tel_capture_stop_locked(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	int rc;
+	struct trd_capture_stats st = {.limit = 0};
+	unsigned int had;
 
+	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
-	rc = tel_capture_status(cmd, NULL, d);
-	tel_capture_stop_all(NULL);
-	return rc;
+	had = tel_capture_stop_all(&st);
+	tel_capture_figures(d, &st, had);
+	return 0;
 }
 
 static int

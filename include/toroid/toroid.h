@@ -825,6 +825,14 @@ int trd_node_capture_start(struct trd_node *node, const char *path,
  */
 int trd_node_capture_rotate(struct trd_node *node);
 
+/**
+ * Stop @p node's capture, as trd_node_capture(node, NULL, 0) does, and give its final figures
+ * in @p st (may be NULL): taken once the serving lcore can no longer record through it, so they
+ * are the file's. The file is closed when the last node sharing it stops.
+ * @return 0, -EINVAL, -ENOENT (no capture: nothing to stop).
+ */
+int trd_node_capture_stop(struct trd_node *node, struct trd_capture_stats *st);
+
 /** @p node's capture figures. @return 0, -EINVAL, -ENOENT (no capture). */
 int trd_node_capture_stats(struct trd_node *node, struct trd_capture_stats *st);
 
