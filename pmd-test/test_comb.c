@@ -6,7 +6,7 @@
  * ever made for a node, so everything after the post is the engines'.
  *
  *  allreduce: int64 sum of random values (exact, with wrap-around) at 8 B, one piece
- *      (1024 B), several pieces (40 000 B: 40 pieces, pipelined) and 1 MiB; every op on int64
+ *      (1432 B), several pieces (40 000 B: 28 pieces, pipelined) and 1 MiB; every op on int64
  *      and uint64 (exact, against a reference computed here); double sum of random values
  *      three times: within a bound of the long-double reference, and bit-identical on every
  *      node and in every run;
@@ -602,7 +602,8 @@ heap_used(void)
 
 /* What a node's early collectives (pieces before its post) may hold: one of the largest
  * (comb.c COMB_EARLY_MAX), plus the allocator's headers. */
-#define EARLY_BOUND ((uint64_t)TRD_COMB_MAX_LEN * 7 + 2 * (TRD_COMB_MAX_LEN / 1024) + 64 * 1024)
+#define EARLY_BOUND                                                                                \
+	((uint64_t)TRD_COMB_MAX_LEN * 7 + 2 * (TRD_COMB_MAX_LEN / TRD_COMB_PIECE + 1) + 64 * 1024)
 
 /* One child of node 0 sends the first piece of 1 MiB allreduces of every slot of three
  * groups node 0 never posts to (z line, xz and yz planes through it, rooted at it): the early

@@ -774,6 +774,7 @@ trd_comb_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	struct trd_coord r, src = {p->src[0], p->src[1], p->src[2]};
 	unsigned int dims = (p->counter >> 4) & 0xf;
 	uint32_t srank = rank_c(t, src), j = (uint32_t)(p->offset / TRD_COMB_PIECE);
+	const struct comb_tree *trp;
 	struct comb_inst *in;
 	struct comb_tree tr;
 	struct trd_comb *c;
@@ -787,13 +788,22 @@ trd_comb_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	r.z = (uint8_t)(p->aux / t->dim[0] / t->dim[1]);
 	if (!comb_member(n->coord, r, dims) || !comb_member(src, r, dims))
 		return TRD_DROP_BAD_COMB;
-	/* the tree edge it came over, before any state is made for it */
-	comb_tree_of(t, n->coord, r, dims, &tr);
-	for (ci = 0; ci < tr.n_child && tr.child[ci] != srank; ci++)
+	/* the tree edge it came over, before any state is made for it: the tree of the
+	 * collective of its number when that is running here with the same root and group (the
+	 * common case: computed once, at its start), else computed for this frame */
+	c = __atomic_load_n(&n->comb, __ATOMIC_ACQUIRE);
+	in = c != NULL ? &c->inst[dims][p->key % TRD_COMB_DEPTH] : NULL;
+	if (in != NULL && in->busy && in->seq == p->key && in->root == p->aux) {
+		trp = &in->t;
+	} else {
+		comb_tree_of(t, n->coord, r, dims, &tr);
+		trp = &tr;
+	}
+	for (ci = 0; ci < trp->n_child && trp->child[ci] != srank; ci++)
 		;
 	if (p->fifo == TRD_COMB_UP
-		    ? ci == tr.n_child
-		    : tr.parent != srank && (p->fifo == TRD_COMB_DOWN || ci == tr.n_child))
+		    ? ci == trp->n_child
+		    : trp->parent != srank && (p->fifo == TRD_COMB_DOWN || ci == trp->n_child))
 		return TRD_DROP_BAD_COMB; /* not from a child (up), the parent (down), either */
 	c = comb_get(n);
 	if (c == NULL)
