@@ -44,7 +44,8 @@
 /* Buffer bytes a node's early instances (made by neighbours' pieces before the post) may hold
  * at once: one of the largest (a vector, a staging vector per child, two bytes a piece). */
 #define COMB_EARLY_MAX                                                                             \
-	((size_t)TRD_COMB_MAX_LEN * (1 + COMB_MAX_CHILD) + 2 * (TRD_COMB_MAX_LEN / TRD_COMB_PIECE))
+	((size_t)TRD_COMB_MAX_LEN * (1 + COMB_MAX_CHILD) +                                         \
+	 2 * (size_t)((TRD_COMB_MAX_LEN + TRD_COMB_PIECE - 1) / TRD_COMB_PIECE))
 
 /* How inst_make() makes an instance. */
 enum comb_make {
