@@ -10,7 +10,7 @@ targets.
 
     bench/run.py [--build DIR] [--runs N] [--out FILE] [--quick] [--only SECTION]
 
---only netpipe|fi_pingpong runs that one section and prints its text, targets and commands
+--only netpipe|fi_pingpong|collectives runs that one section and prints its text, targets and commands
 to stdout instead of writing the file (exit 1 when a measurement gave no figure).
 Needs root only to install ucx-utils, sockperf, netpipe-openmpi and libfabric-bin when they
 are missing (apt-get).
@@ -801,6 +801,110 @@ def np_section(np_res):
     return out
 
 
+# engine collectives against the software ones (docs/collectives.md): sizes of the allreduce
+COLL_SIZES = (8, 65536, 1 << 20)
+
+
+def comb_piece():
+    """TRD_COMB_PIECE of include/toroid/wire.h: the bytes of one engine-collective frame."""
+    with open(os.path.join(ROOT, "include", "toroid", "wire.h")) as f:
+        for line in f:
+            if line.startswith("#define TRD_COMB_PIECE "):
+                return int(line.split()[2].rstrip("u"))
+    raise RuntimeError("no TRD_COMB_PIECE in include/toroid/wire.h")
+
+
+def coll_runs(suite):
+    """toroid-perf allreduce_lat (8 B, 64 KiB, 1 MiB) and barrier_lat, RUNS times each: per
+    (test, size) the p50 of every run, and of every ratio line its fields."""
+    quick = suite.args.quick
+    cmds = [f"{suite.perf} -- -t allreduce_lat -s 8,64K -n {20 if quick else 100} --json",
+            f"{suite.perf} -- -t allreduce_lat -s 1M -n {5 if quick else 20} --json",
+            f"{suite.perf} -- -t barrier_lat -n {50 if quick else 500} --json"]
+    res = {"p50": {}, "ratio": {}, "load": [], "runs": suite.args.runs}
+    for cmd in cmds:
+        suite.commands.append(cmd)
+        for _ in range(suite.args.runs):
+            res["load"].append(os.getloadavg()[0])
+            got = json_lines(sh(cmd, timeout=900))
+            if not any(r["test"].endswith("_ratio") for r in got):
+                suite.missing.append(cmd)
+            for r in got:
+                k = (r["test"], r["size"])
+                if r["test"].endswith("_ratio"):
+                    res["ratio"].setdefault(k, []).append(r)
+                elif "p50" in r:
+                    res["p50"].setdefault(k, []).append(r["p50"])
+    return res
+
+
+def coll_med(res, test, size):
+    v = res["p50"].get((test, size))
+    return med(v) if v else None
+
+
+def coll_targets(res):
+    """(description, measured, met) of issue 29's two speed targets, when measured."""
+    out = []
+    e, w = coll_med(res, "allreduce_eng64", 8), coll_med(res, "allreduce_lat64", 8)
+    if e and w:
+        x = e / w
+        out.append(("engine allreduce of 8 B on 4x4x4 <= 1/3 of the software allreduce",
+                    f"{fmt(e, 1)} vs {fmt(w, 1)} us = {x:.3f}", x <= 1 / 3))
+    e, ln = coll_med(res, "allreduce_eng", 1 << 20), coll_med(res, "put_link", 1 << 20)
+    if e and ln:
+        x = ln / e
+        out.append(("engine allreduce of 1 MiB on 2x2x2 >= 0.8 x one link's put bandwidth",
+                    f"{(1 << 20) / e:.1f} vs {(1 << 20) / ln:.1f} MB/s = {x:.3f}", x >= 0.8))
+    return out
+
+
+def coll_section(res):
+    """The engine collectives section of docs/benchmarks.md."""
+    sz = {0: "-", 8: "8 B", 65536: "64 KiB", 1 << 20: "1 MiB"}
+    out = ["## Collectives: the engines' against the software ones\n",
+           "`toroid-perf -t allreduce_lat` and `-t barrier_lat` "
+           "([collectives.md](collectives.md#figures)): in one process, the software "
+           "collectives (`coll.h`, the main lcore advancing every task's context) and the "
+           "engine collectives (`comb.h`, every node posts, the engines combine; the main lcore "
+           "only reads the counters) on the same nets, 8 nodes (2x2x2) and 64 (4x4x4), one "
+           "engine lcore serving every node of the net; `put_link` is one put of the same size "
+           "over one link of the 2x2x2 net, timed the same way (post to the target's counter). "
+           f"p50 in microseconds, median of {res['runs']} runs; the ratios are of those medians; "
+           "MB/s is the size over the p50.\n",
+           "| collective | nodes | size | software us | engine us | engine / software | "
+           "engine MB/s | link put MB/s | engine / link |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for test, soft, eng, sizes in (("allreduce", "allreduce_lat", "allreduce_eng", COLL_SIZES),
+                                   ("barrier", "barrier_lat", "barrier_eng", (0,))):
+        for nodes, suf in ((8, ""), (64, "64")):
+            for size in sizes:
+                a, b = coll_med(res, soft + suf, size), coll_med(res, eng + suf, size)
+                ln = coll_med(res, "put_link", size) if test == "allreduce" else None
+                bw = size / b if b and size else None
+                lbw = size / ln if ln and size else None
+                out.append(f"| {test} | {nodes} | {sz[size]} | {fmt(a, 1)} | {fmt(b, 1)} | "
+                           f"{fmt(b / a if a and b else None)} | {fmt(bw, 1)} | "
+                           f"{fmt(lbw, 1)} | {fmt(bw / lbw if bw and lbw else None, 4)} |")
+    out.append("")
+    tg = coll_targets(res)
+    if tg:
+        out.append("Targets: " + "; ".join(
+            f"{d}: {m}, {'met' if ok else 'unmet'}" for d, m, ok in tg) + ".")
+        out.append("")
+    lo, hi = (min(res["load"]), max(res["load"])) if res["load"] else (0, 0)
+    pieces = -(-(1 << 20) // comb_piece())
+    out.append("One lcore moves every frame of every node here: a 1 MiB allreduce on 2x2x2 is "
+               f"{pieces} pieces up and {pieces} down each of the 7 tree edges "
+               f"({14 * pieces} frames, plus their acks) where `put_link` is about 730 frames "
+               "(`put_link` is the bandwidth of one link with the lcore doing nothing else), "
+               "so the engine allreduce "
+               "cannot reach a link's bandwidth in one process; with an engine per node the "
+               "edges run in parallel ([collectives.md](collectives.md#figures)). "
+               f"1-minute load average {lo:.1f} .. {hi:.1f} while this section ran (2 CPUs).\n")
+    return out
+
+
 def fmt(v, nd=3):
     return "-" if v is None else f"{v:.{nd}f}"
 
@@ -824,6 +928,7 @@ def machine():
 SECTIONS = {
     "netpipe": lambda s: (np_section(npmpi(s)), []),
     "fi_pingpong": lambda s: (lambda r: (fi_section(r), fi_targets(r)))(fi_pingpong(s)),
+    "collectives": lambda s: (lambda r: (coll_section(r), coll_targets(r)))(coll_runs(s)),
 }
 
 
@@ -916,6 +1021,7 @@ def main():
 
     np_res = npmpi(s)
     fi_res = fi_pingpong(s)
+    coll_res = coll_runs(s)
     # instructions per message by stage (callgrind: repeatable where seconds are not)
     ipm_rows = []
     if shutil.which("valgrind") is None:
@@ -948,7 +1054,7 @@ def main():
                "before the engine, so a ratio comes from one run. Reliability (sequence "
                "numbers, acks) is on. Latencies are p50 in microseconds; `put_lat` and "
                "`fifo_lat` are half a round trip, the others are post-to-completion. "
-               "`bench/run.py --only netpipe` (or `fi_pingpong`) runs one section and prints "
+               "`bench/run.py --only netpipe` (or `fi_pingpong`, `collectives`) runs one section and prints "
                "it without writing this file.\n")
     out.append(f"Machine: {machine()}.\n")
     out.append(f"Suite time: {time.time() - t0:.0f} s.\n")
@@ -996,6 +1102,7 @@ def main():
     out.append("")
     out.extend(np_section(np_res))
     out.extend(fi_section(fi_res))
+    out.extend(coll_section(coll_res))
     # targets
     out.append("## Targets\n")
     out.append("| target | measured | met |")
@@ -1047,7 +1154,7 @@ def main():
         d = abs(b[3] - a[3]) / a[3]
         target("64 B put rate on a 512-node torus within 5% of the small one",
                f"{fmt(b[3])} vs {fmt(a[3])} Mpps ({d * 100:.1f}%)", d <= 0.05)
-    for desc, value, ok in fi_targets(fi_res):
+    for desc, value, ok in fi_targets(fi_res) + coll_targets(coll_res):
         target(desc, value, ok)
     out.append("")
     out.append(ANALYSIS)

@@ -6,7 +6,8 @@
  * ever made for a node, so everything after the post is the engines'.
  *
  *  allreduce: int64 sum of random values (exact, with wrap-around) at 8 B, one piece
- *      (1024 B), several pieces (40 000 B: 40 pieces, pipelined) and 1 MiB; every op on int64
+ *      (1432 B), several pieces (40 000 B: 28 pieces, pipelined) and 1 MiB, then 100 000 B and
+ *      72 000 B on other trees (in the buffers the 1 MiB one left); every op on int64
  *      and uint64 (exact, against a reference computed here); double sum of random values
  *      three times: within a bound of the long-double reference, and bit-identical on every
  *      node and in every run;
@@ -602,7 +603,8 @@ heap_used(void)
 
 /* What a node's early collectives (pieces before its post) may hold: one of the largest
  * (comb.c COMB_EARLY_MAX), plus the allocator's headers. */
-#define EARLY_BOUND ((uint64_t)TRD_COMB_MAX_LEN * 7 + 2 * (TRD_COMB_MAX_LEN / 1024) + 64 * 1024)
+#define EARLY_BOUND                                                                                \
+	((uint64_t)TRD_COMB_MAX_LEN * 7 + 2 * (TRD_COMB_MAX_LEN / TRD_COMB_PIECE + 1) + 64 * 1024)
 
 /* One child of node 0 sends the first piece of 1 MiB allreduces of every slot of three
  * groups node 0 never posts to (z line, xz and yz planes through it, rooted at it): the early
@@ -926,6 +928,10 @@ main(int argc, char **argv)
 		printf("1 MiB int64 allreduce (with checks): %.1f ms\n",
 		       (double)(trd_time_us() - t1) / 1000.0);
 	}
+	/* collectives of 64 KiB or more after it take the buffers it left (larger than they need),
+	 * on other trees (another root): still exact, guards intact */
+	check_int(TRD_COMB_BXOR, TRD_COMB_U64, 100000 / 8, N / 2);
+	check_int(TRD_COMB_SUM, TRD_COMB_I64, 9000, N - 1);
 	printf("integer allreduce: ok\n");
 	check_double(1);
 	check_double(5000);

@@ -37,10 +37,15 @@
 #define COMB_MAX_CHILD 6
 #define COMB_RING      64
 #define NO_PARENT      UINT32_MAX
+/* Vectors from this size on keep their buffers for the next collective when they end well:
+ * rte_free() zeroes what it frees, which cost a third of the engine's work in a 1 MiB
+ * allreduce; small ones are cheap to allocate and free. */
+#define COMB_SPARE_MIN ((size_t)64 * 1024)
 /* Buffer bytes a node's early instances (made by neighbours' pieces before the post) may hold
  * at once: one of the largest (a vector, a staging vector per child, two bytes a piece). */
 #define COMB_EARLY_MAX                                                                             \
-	((size_t)TRD_COMB_MAX_LEN * (1 + COMB_MAX_CHILD) + 2 * (TRD_COMB_MAX_LEN / TRD_COMB_PIECE))
+	((size_t)TRD_COMB_MAX_LEN * (1 + COMB_MAX_CHILD) +                                         \
+	 2 * (size_t)((TRD_COMB_MAX_LEN + TRD_COMB_PIECE - 1) / TRD_COMB_PIECE))
 
 /* How inst_make() makes an instance. */
 enum comb_make {
@@ -78,10 +83,11 @@ struct comb_inst {
 	const uint8_t *src;
 	uint8_t *dst;
 	uint16_t counter;
-	uint8_t *acc;   /* combined pieces, then the result */
-	uint8_t *stage; /* children's pieces: child i at i * len */
-	uint8_t *have;  /* by piece: bit 0 own, bit i + 1 child i */
-	uint8_t *res;   /* by piece: the result is in acc */
+	uint8_t *acc;              /* combined pieces, then the result */
+	uint8_t *stage;            /* children's pieces: child i at i * len */
+	size_t acc_cap, stage_cap; /* their sizes (a spare taken may be larger) */
+	uint8_t *have;             /* by piece: bit 0 own, bit i + 1 child i */
+	uint8_t *res;              /* by piece: the result is in acc */
 	uint32_t comb_next, up_next, res_n;
 	uint32_t down_next[COMB_MAX_CHILD];
 };
@@ -96,6 +102,9 @@ struct trd_comb {
 	struct comb_inst inst[COMB_GROUPS][TRD_COMB_DEPTH];
 	unsigned int n_busy;
 	size_t early_bytes; /* buffers of the instances not posted yet */
+	/* the buffers of the last large collective that ended well, for the next (or NULL) */
+	uint8_t *spare_acc, *spare_stage;
+	size_t spare_acc_cap, spare_stage_cap;
 	struct trd_comb_stats st;
 };
 
@@ -251,6 +260,8 @@ trd_comb_fini(struct trd_node *n)
 			rte_free(in->have);
 			rte_free(in->res);
 		}
+	rte_free(c->spare_acc);
+	rte_free(c->spare_stage);
 	rte_ring_free(c->req);
 	rte_free(c);
 	n->comb = NULL;
@@ -305,13 +316,48 @@ inst_uncharge(struct trd_comb *c, struct comb_inst *in)
 	}
 }
 
-/* Free the buffers of @p in (a failed instance needs none). */
+/* A spare buffer of at least @p need bytes (COMB_SPARE_MIN or more), taken from *@p spare
+ * (its size in *@p cap, set to the buffer's), or NULL. */
+static uint8_t *
+spare_take(uint8_t **spare, size_t *spare_cap, size_t need, size_t *cap)
+{
+	uint8_t *b = *spare;
+
+	if (need < COMB_SPARE_MIN || b == NULL || *spare_cap < need)
+		return NULL;
+	*cap = *spare_cap;
+	*spare = NULL;
+	*spare_cap = 0;
+	return b;
+}
+
+/* Keep buffer @p b (@p cap bytes) as the spare, the larger of it and the one kept; free the
+ * other. */
 static void
-inst_free_bufs(struct trd_comb *c, struct comb_inst *in)
+spare_put(uint8_t **spare, size_t *spare_cap, uint8_t *b, size_t cap)
+{
+	if (b == NULL || cap < COMB_SPARE_MIN || (*spare != NULL && *spare_cap >= cap)) {
+		rte_free(b);
+		return;
+	}
+	rte_free(*spare);
+	*spare = b;
+	*spare_cap = cap;
+}
+
+/* Free the buffers of @p in (a failed instance needs none); @p keep: one that ended well
+ * leaves its large buffers for the next collective. */
+static void
+inst_free_bufs(struct trd_comb *c, struct comb_inst *in, bool keep)
 {
 	inst_uncharge(c, in);
-	rte_free(in->acc);
-	rte_free(in->stage);
+	if (keep) {
+		spare_put(&c->spare_acc, &c->spare_acc_cap, in->acc, in->acc_cap);
+		spare_put(&c->spare_stage, &c->spare_stage_cap, in->stage, in->stage_cap);
+	} else {
+		rte_free(in->acc);
+		rte_free(in->stage);
+	}
 	rte_free(in->have);
 	rte_free(in->res);
 	in->acc = in->stage = in->have = in->res = NULL;
@@ -332,12 +378,12 @@ slot_advance(struct trd_comb *c, unsigned int g, unsigned int i)
 }
 
 static void
-inst_release(struct trd_node *n, struct trd_comb *c, struct comb_inst *in)
+inst_release(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, bool ok)
 {
 	unsigned int g = in->dims, i = (unsigned int)(in->seq % TRD_COMB_DEPTH);
 
 	inst_watch(n, in, false);
-	inst_free_bufs(c, in);
+	inst_free_bufs(c, in, ok);
 	memset(in, 0, sizeof(*in));
 	c->n_busy--;
 	slot_advance(c, g, i);
@@ -356,7 +402,7 @@ inst_end(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, bool ok)
 			c->st.failed++;
 		}
 	}
-	inst_release(n, c, in);
+	inst_release(n, c, in, ok);
 }
 
 /* A new instance for collective @p seq of group @p dims: its tree and, but @p how is
@@ -393,11 +439,16 @@ inst_make(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, uint64_t
 		memset(in, 0, sizeof(*in));
 		return -ENOBUFS;
 	}
-	in->acc = rte_malloc("trd_comb_acc", RTE_MAX(len, 8u), RTE_CACHE_LINE_SIZE);
-	in->stage = in->t.n_child == 0 || len == 0
-			    ? NULL
-			    : rte_malloc("trd_comb_stage", (size_t)len * in->t.n_child,
-					 RTE_CACHE_LINE_SIZE);
+	in->acc_cap = RTE_MAX(len, 8u);
+	in->stage_cap = (size_t)len * in->t.n_child;
+	in->acc = spare_take(&c->spare_acc, &c->spare_acc_cap, in->acc_cap, &in->acc_cap);
+	if (in->acc == NULL)
+		in->acc = rte_malloc("trd_comb_acc", in->acc_cap, RTE_CACHE_LINE_SIZE);
+	in->stage = in->stage_cap == 0 ? NULL
+				       : spare_take(&c->spare_stage, &c->spare_stage_cap,
+						    in->stage_cap, &in->stage_cap);
+	if (in->stage == NULL && in->stage_cap != 0)
+		in->stage = rte_malloc("trd_comb_stage", in->stage_cap, RTE_CACHE_LINE_SIZE);
 	in->have = rte_zmalloc("trd_comb_have", np, 0);
 	in->res = rte_zmalloc("trd_comb_res", np, 0);
 	if (in->acc == NULL || in->have == NULL || in->res == NULL ||
@@ -558,7 +609,7 @@ inst_fail(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, uint32_t
 	if (in->failed)
 		return;
 	in->failed = true;
-	inst_free_bufs(c, in); /* what still comes for it is not kept */
+	inst_free_bufs(c, in, false); /* what still comes for it is not kept */
 	in->abort_todo = 0;
 	for (unsigned int k = 0; k <= in->t.n_child; k++) {
 		uint32_t rk = nb_rank(in, k);
@@ -774,6 +825,7 @@ trd_comb_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	struct trd_coord r, src = {p->src[0], p->src[1], p->src[2]};
 	unsigned int dims = (p->counter >> 4) & 0xf;
 	uint32_t srank = rank_c(t, src), j = (uint32_t)(p->offset / TRD_COMB_PIECE);
+	const struct comb_tree *trp;
 	struct comb_inst *in;
 	struct comb_tree tr;
 	struct trd_comb *c;
@@ -787,13 +839,22 @@ trd_comb_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	r.z = (uint8_t)(p->aux / t->dim[0] / t->dim[1]);
 	if (!comb_member(n->coord, r, dims) || !comb_member(src, r, dims))
 		return TRD_DROP_BAD_COMB;
-	/* the tree edge it came over, before any state is made for it */
-	comb_tree_of(t, n->coord, r, dims, &tr);
-	for (ci = 0; ci < tr.n_child && tr.child[ci] != srank; ci++)
+	/* the tree edge it came over, before any state is made for it: the tree of the
+	 * collective of its number when that is running here with the same root and group (the
+	 * common case: computed once, at its start), else computed for this frame */
+	c = __atomic_load_n(&n->comb, __ATOMIC_ACQUIRE);
+	in = c != NULL ? &c->inst[dims][p->key % TRD_COMB_DEPTH] : NULL;
+	if (in != NULL && in->busy && in->seq == p->key && in->root == p->aux) {
+		trp = &in->t;
+	} else {
+		comb_tree_of(t, n->coord, r, dims, &tr);
+		trp = &tr;
+	}
+	for (ci = 0; ci < trp->n_child && trp->child[ci] != srank; ci++)
 		;
 	if (p->fifo == TRD_COMB_UP
-		    ? ci == tr.n_child
-		    : tr.parent != srank && (p->fifo == TRD_COMB_DOWN || ci == tr.n_child))
+		    ? ci == trp->n_child
+		    : trp->parent != srank && (p->fifo == TRD_COMB_DOWN || ci == trp->n_child))
 		return TRD_DROP_BAD_COMB; /* not from a child (up), the parent (down), either */
 	c = comb_get(n);
 	if (c == NULL)

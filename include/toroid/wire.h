@@ -150,12 +150,17 @@ _Static_assert(sizeof(struct trd_wire_entry) == 24, "bundle entry header is 24 b
  * collective's word (trd_comb_word()), @c key its instance number in its group, @c aux the
  * root's rank, @c msg_len the vector's bytes, @c offset the piece's offset and @c pay_len its
  * bytes: every piece but the last is TRD_COMB_PIECE bytes; a barrier has one empty piece.
+ * TRD_COMB_PIECE is the most whole elements a 1500-byte MTU frame carries in a reliable session
+ * (1500 - TRD_HDR_LEN - TRD_PROOF_LEN = 1436 bytes): fewer frames per vector than 1024.
  */
-#define TRD_COMB_PIECE 1024u
+#define TRD_COMB_PIECE 1432u
 /** Largest vector of an engine collective, in bytes. */
 #define TRD_COMB_MAX_LEN (1u << 20)
 /** Bytes of one element (every element type is 64 bits wide). */
 #define TRD_COMB_ELEM 8u
+_Static_assert(TRD_COMB_PIECE % TRD_COMB_ELEM == 0 &&
+		       TRD_COMB_PIECE <= 1500 - TRD_HDR_LEN - TRD_PROOF_LEN,
+	       "a piece is whole elements in one frame of a 1500-byte MTU");
 
 /** Phases of a COMB frame (its header's @c fifo). */
 enum trd_comb_phase {

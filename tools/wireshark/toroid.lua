@@ -112,7 +112,7 @@ local COMB_KINDS = { [1] = "allreduce", [2] = "reduce", [3] = "broadcast", [4] =
 local COMB_OPS = { [0] = "-", [1] = "sum", [2] = "min", [3] = "max", [4] = "band", [5] = "bor",
 	[6] = "bxor" }
 local COMB_TYPES = { [0] = "-", [1] = "int64", [2] = "uint64", [3] = "double" }
-local COMB_PIECE = 1024
+local COMB_PIECE = 1432 -- TRD_COMB_PIECE of include/toroid/wire.h
 local ATOMIC_OPS = { [1] = "fetch_add", [2] = "compare_swap", [3] = "swap" }
 local CSUM_STATUS = { [0] = "bad", [1] = "good" }
 
