@@ -74,9 +74,12 @@ grep '^/usr/bin/.' "$T/toroid-tools.files" | grep -v '^/usr/bin/toroid-' >"$T/st
 has libfabric-toroid $L/libfabric/libtoroid-fi.so
 # metadata: the shared libraries' dependencies found by dpkg-shlibdeps, the conffiles, the group
 dep() { dpkg-deb -f "$T/out/${1}_${ver}_$arch.deb" Depends; }
-dep toroid-tools | grep -q 'librte-eal23' && ok || fail "toroid-tools Depends: $(dep toroid-tools)"
-dep libtoroid-dev | grep -q "libtoroid0 (= $ver)" && ok || fail "libtoroid-dev Depends: $(dep libtoroid-dev)"
-dep libfabric-toroid | grep -q 'libfabric1' && ok || fail "libfabric-toroid Depends: $(dep libfabric-toroid)"
+dep toroid-tools | grep -q 'librte-eal23' && ok ||
+	fail "toroid-tools Depends: $(dep toroid-tools)"
+dep libtoroid-dev | grep -q "libtoroid0 (= $ver)" && ok ||
+	fail "libtoroid-dev Depends: $(dep libtoroid-dev)"
+dep libfabric-toroid | grep -q 'libfabric1' && ok ||
+	fail "libfabric-toroid Depends: $(dep libfabric-toroid)"
 dpkg-deb -e "$T/out/toroid-tools_${ver}_$arch.deb" "$T/ctrl" || fail "dpkg-deb -e toroid-tools"
 for f in /etc/toroid/example.conf /etc/toroid/example.ini; do
 	grep -qxF "$f" "$T/ctrl/conffiles" 2>/dev/null && ok || fail "$f is not a conffile"
@@ -193,6 +196,16 @@ CONF
 grep -qx -- "--file-prefix" "$T/argv" && grep -qx "toroid-$inst" "$T/argv" &&
 	grep -qx -- "--vdev" "$T/argv" && grep -qx "$T/run/vni.sock" "$T/argv" && ok ||
 	fail "ExecStart expanded to: $(tr '\n' ' ' <"$T/argv")"
+# the emulation's edges: an empty $X is no word, an empty ${X} an empty one; what systemd
+# would read differently (a "$" or a backslash in a value) is refused, not guessed
+sed -e 's|^NODE_ARGS=.*|NODE_ARGS=|' -e 's|^NODE=.*|NODE=|' "$R/etc/toroid/$inst.conf" \
+	>"$R/etc/toroid/empty$$.conf"
+"$SRC/tools/unit-exec.py" --print --root "$R" --bin-root "$R" "$unit" "empty$$" >"$T/argv2"
+[ "$(tail -n 4 "$T/argv2" | tr '\n' '|')" = "--node||--vni-socket|$T/run/vni.sock|" ] && ok ||
+	fail "empty NODE and NODE_ARGS expanded to: $(tr '\n' '|' <"$T/argv2")"
+echo 'NODE_ARGS=--stats-period $PERIOD' >>"$R/etc/toroid/empty$$.conf"
+"$SRC/tools/unit-exec.py" --print --root "$R" --bin-root "$R" "$unit" "empty$$" >/dev/null 2>&1
+[ $? -eq 2 ] && ok || fail "unit-exec read a \$ in an environment file"
 run_instance "extracted toroid-node@$inst" "$R" "$R" "$inst" "$T/run/vni.sock" --no-group
 # a missing instance file stops the start, as systemd does
 "$SRC/tools/unit-exec.py" --root "$R" --bin-root "$R" "$unit" nosuch$$ >/dev/null 2>&1 &&
