@@ -30,6 +30,14 @@ for f in "$libdir/libtoroid.so" "$libdir/libtoroid.a" "$libdir/libtoroid_vni.so"
 	"$prefix/bin/toroid-top" "$prefix/share/man/man1/toroid-perf.1"; do
 	[ -e "$R$f" ] && ok || fail "not installed: $f"
 done
+# the systemd unit names the installed toroid-node and the instance files of this prefix
+# (docs/deploying.md#as-a-systemd-service)
+unit=$(find "$R" -name 'toroid-node@.service' | head -1)
+if [ -n "$unit" ] && grep -q "^ExecStart=$prefix/bin/toroid-node " "$unit"; then ok
+else fail "no toroid-node@.service naming $prefix/bin/toroid-node: '$unit'"; fi
+conf=$(sed -n 's|^EnvironmentFile=\(.*\)/%i\.conf$|\1|p' "${unit:-/dev/null}")
+[ -n "$conf" ] && [ -f "$R$conf/example.conf" ] && [ -f "$R$conf/example.ini" ] && ok ||
+	fail "the unit reads '$conf/NAME.conf', and no example.conf/ini is installed there"
 # No test-only item is installed: testing.h stays in the tree, and neither the installed
 # headers nor the installed libraries carry what it declares (the impairment functions are
 # in libtoroid, for the tools' --impair: their declarations are not installed), nor the

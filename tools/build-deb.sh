@@ -8,8 +8,8 @@
 # The tracked files and the untracked ones git does not ignore are copied to a scratch folder
 # (the whole tree less build*/ outside git), `dpkg-buildpackage -b -us -uc` runs there with the
 # caller's DEB_BUILD_OPTIONS (`make deb`: "parallel=2"), and the .deb, .buildinfo and .changes
-# files land in OUT_DIR. Exit status: 0 built, 1 the build failed (its log's end is printed),
-# 2 bad usage.
+# files and its log (build.log) land in OUT_DIR. Exit status: 0 built, 1 the build failed
+# (its log's end is printed), 2 bad usage.
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 OUT_DIR [dpkg-buildpackage options]" >&2; exit 2; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +35,7 @@ if ! (cd "$src" && dpkg-buildpackage -b -us -uc "$@") >"$T/build.log" 2>&1; then
 	echo "build-deb: dpkg-buildpackage failed (DEB_BUILD_OPTIONS='${DEB_BUILD_OPTIONS:-}')" >&2
 	exit 1
 fi
+cp "$T/build.log" "$OUT/build.log"
 n=0
 for f in "$T"/*.deb "$T"/*.buildinfo "$T"/*.changes; do
 	[ -e "$f" ] || continue

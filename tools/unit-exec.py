@@ -14,7 +14,8 @@ that memlock limit and that group (not with --no-group). --print prints the comm
 one word a line. What systemd offers beyond that subset is refused, not guessed: an
 environment file line that is not KEY=value (quotes allowed; no backslash, no "$"), an
 ExecStart prefix (-@+!:), a specifier other than %i %I %%.
-Exit status: the command's (exec), 2 the unit or the environment file is beyond that subset.
+Exit status: the command's (exec); 1 no environment file, 216 no such group (as systemd);
+2 the unit or the environment file is beyond that subset.
 """
 import argparse
 import grp
@@ -156,7 +157,12 @@ def main():
             print(f"unit-exec: LimitMEMLOCK: cannot raise the limit here, kept {hard}",
                   file=sys.stderr)
     if group and not a.no_group:
-        gid = grp.getgrnam(group).gr_gid
+        try:
+            gid = grp.getgrnam(group).gr_gid
+        except KeyError:
+            print(f"unit-exec: Group={group}: no such group (systemd fails: 216/GROUP)",
+                  file=sys.stderr)
+            sys.exit(216)
         os.setgroups([])
         os.setgid(gid)
     pre = ["setpriv"]
