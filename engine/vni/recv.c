@@ -208,7 +208,12 @@ hold_at_sender(struct trd_vni_svc *s, uint32_t src_rank, const struct vif *v,
 	if (src_rank != s->rank || h->len < SVC_CMA_MIN || v->cma_off || v->mem_fd < 0)
 		return false;
 	t = svc_tx_lookup(s, h->msg_id);
-	return t != NULL && t->key == h->key && t->uaddr && t->parent == NULL;
+	if (t == NULL || t->key != h->key || !t->uaddr || t->parent != NULL)
+		return false;
+	/* an ordered message with others of its pair behind it is staged as before: held, it
+	 * would keep them (parked behind it) from a receive the process may wait on first; it is
+	 * asked again after its back-off, and staged then if others came meanwhile */
+	return t->opair == NULL || (t->opair->n_open <= 1 && TAILQ_EMPTY(&t->opair->held));
 }
 
 /* The request to send is granted (true), or refused (false). */
