@@ -48,7 +48,8 @@ main(int argc, char **argv)
 			} else {
 				MPI_Recv(buf, (int)size, MPI_BYTE, 0, 1, MPI_COMM_WORLD,
 					 MPI_STATUS_IGNORE);
-				bad += buf[0] != (unsigned char)i || buf[size - 1] != (unsigned char)i;
+				bad += buf[0] != (unsigned char)i ||
+				       buf[size - 1] != (unsigned char)i;
 				buf[0] = buf[size - 1] = (unsigned char)(i + 1);
 				MPI_Send(buf, (int)size, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
 			}

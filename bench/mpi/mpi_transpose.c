@@ -62,7 +62,8 @@ main(int argc, char **argv)
 						/* element (j*rows + r, rank*rows + c) of the matrix
 						 * is element (rank*rows + c, j*rows + r) of the
 						 * transpose: mine */
-						double want = elem(j * rows + r, rank * rows + c) + it;
+						double want =
+							elem(j * rows + r, rank * rows + c) + it;
 
 						bad += b[j * blk + r * rows + c] != want;
 					}
