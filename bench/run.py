@@ -10,7 +10,7 @@ targets.
 
     bench/run.py [--build DIR] [--runs N] [--out FILE] [--quick] [--only SECTION]
 
---only netpipe|fi_pingpong|collectives runs that one section and prints its text, targets and commands
+--only netpipe|mpi|fi_pingpong|collectives runs that one section and prints its text, targets and commands
 to stdout instead of writing the file (exit 1 when a measurement gave no figure).
 Needs root only to install ucx-utils, sockperf, netpipe-openmpi and libfabric-bin when they
 are missing (apt-get).
@@ -507,6 +507,116 @@ def npmpi(suite):
     return res
 
 
+MPI_PROGS = ("mpi_bw", "mpi_transpose", "mpi_allreduce")
+MPI_TOPO = NP_TOPO.replace("procs = 1:0, 1:1", "procs = 1:0, 1:1, 1:2, 1:3")
+
+
+def mpi_programs(suite):
+    """The MPI programs of bench/mpi (ping-pong bandwidth, MPI_Alltoall transpose, MPI_Allreduce
+    loop), built with mpicc, with 2 and 4 ranks over toroid (OFI MTL, one toroid-node) and over
+    TCP loopback, taking turns. Returns {(prog, ranks, kind): [json, ...]} or None when Open
+    MPI is missing."""
+    if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
+        return None
+    build = suite.args.build
+    prov = os.path.join(build, "libfabric")
+    node = os.path.join(build, "apps", "toroid-node", "toroid-node")
+    src = os.path.join(ROOT, "bench", "mpi")
+    quick = suite.args.quick
+    args = {"mpi_bw": "1048576 " + ("20" if quick else "200"),
+            "mpi_transpose": "1024 " + ("4" if quick else "20"),
+            "mpi_allreduce": "1024 " + ("200" if quick else "2000")}
+    res = {}
+    with tempfile.TemporaryDirectory(prefix="toroid-mpi.") as tmp:
+        for prog in MPI_PROGS:
+            sh(f"mpicc -O2 -o {tmp}/{prog} {src}/{prog}.c")
+            if not os.access(f"{tmp}/{prog}", os.X_OK):
+                suite.missing.append(f"mpicc {src}/{prog}.c")
+                return None
+        with open(os.path.join(tmp, "mpi.ini"), "w") as f:
+            f.write(MPI_TOPO)
+        sock = os.path.join(tmp, "mpi.sock")
+        node_cmd = (f"{node} --no-huge --no-pci -m 512 -l 0 --file-prefix toroid-mpi -- "
+                    f"--topo {tmp}/mpi.ini --node 0 --vni-socket {sock} -q")
+        suite.commands.append(node_cmd.replace(tmp, "/tmp/mpi") + " &")
+        for ranks in (2, 4):
+            mpirun = f"mpirun --allow-run-as-root --oversubscribe --bind-to none -np {ranks}"
+            kinds = {
+                "toroid": f"{mpirun} --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "
+                          f"toroid -x FI_PROVIDER_PATH={prov} -x TOROID_VNI_SOCKET={sock}",
+                "tcp": f"{mpirun} --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo",
+            }
+            for prog in MPI_PROGS:
+                for kind, run in kinds.items():
+                    cmd = f"{run} {tmp}/{prog} {args[prog]}"
+                    suite.commands.append(cmd.replace(tmp, "/tmp/mpi"))
+                    srv = start_server(node_cmd) if kind == "toroid" else None
+                    try:
+                        for _ in range(300):  # the engine listens once its socket exists
+                            if srv is None or os.path.exists(sock):
+                                break
+                            time.sleep(0.1)
+                        out = sh(cmd, timeout=300)
+                    finally:
+                        if srv is not None:
+                            srv.send_signal(signal.SIGINT)
+                            stop_server(srv, grace=10)
+                    got = [r for r in json_lines(out) if r.get("errors") == 0]
+                    if not got:
+                        suite.missing.append(cmd)
+                    res.setdefault((prog, ranks, kind), []).extend(got)
+    return res
+
+
+def mpi_section(res, load):
+    """The MPI programs section of docs/benchmarks.md."""
+    out = ["## MPI programs over toroid and over TCP\n",
+           "Three small MPI programs (`bench/mpi/`, built with `mpicc -O2`): `mpi_bw`, a "
+           "ping-pong of 1 MiB messages between ranks 0 and 1 (bandwidth of one direction); "
+           "`mpi_transpose`, an `MPI_Alltoall` of a 1024 x 1024 matrix of doubles (8 MiB) "
+           "split by rows, every element checked; `mpi_allreduce`, `MPI_Allreduce` of 1024 "
+           "doubles in a loop, every result checked. With 2 and 4 ranks (4 ranks and the engine "
+           "oversubscribe the 2 CPUs), over toroid (the OFI MTL, one `toroid-node` on lcore 0, "
+           "the topology placing 1:0 .. 1:3) and over TCP loopback (`--mca pml ob1 --mca btl "
+           "tcp,self`), one run each, taking turns, with `--bind-to none`; 1-minute load "
+           f"average {load[0]:.1f} .. {load[1]:.1f} while this section ran.\n",
+           "| program | ranks | toroid | TCP | toroid / TCP |",
+           "|---|---:|---:|---:|---:|"]
+    if not res:
+        out.append("| (Open MPI not installed) | - | - | - | - |")
+        out.append("")
+        return out
+    for prog, key, unit, higher in (("mpi_bw", "gbytes_per_s", "GB/s", True),
+                                    ("mpi_transpose", "gbytes_per_s", "GB/s", True),
+                                    ("mpi_allreduce", "us_per_call", "us per call", False)):
+        for ranks in (2, 4):
+            t = res.get((prog, ranks, "toroid"), [])
+            c = res.get((prog, ranks, "tcp"), [])
+            tv = med([r[key] for r in t]) if t else None
+            cv = med([r[key] for r in c]) if c else None
+            ratio = (tv / cv if higher else cv / tv) if tv and cv else None
+            out.append(f"| `{prog}` ({unit}) | {ranks} | {fmt(tv)} | {fmt(cv)} | "
+                       f"{fmt(ratio, 2)} x |")
+    out.append("")
+    out.append("The last column is toroid's speed as a multiple of TCP's (above 1: faster).\n")
+    return out
+
+
+def load_avg():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError):
+        return 0.0
+
+
+def mpi_run(s):
+    lo = load_avg()
+    res = mpi_programs(s)
+    hi = load_avg()
+    return mpi_section(res, (min(lo, hi), max(lo, hi)))
+
+
 FI_SIZES = (64, 4096, 65536, 1 << 20)
 FI_PROVIDERS = ("toroid", "tcp", "udp")
 # libfabric's own providers over loopback: without these their first fabric is eth0's address
@@ -927,6 +1037,7 @@ def machine():
 # bench/run.py --only NAME: one section, printed (a check of that section, not a table to keep)
 SECTIONS = {
     "netpipe": lambda s: (np_section(npmpi(s)), []),
+    "mpi": lambda s: (mpi_run(s), []),
     "fi_pingpong": lambda s: (lambda r: (fi_section(r), fi_targets(r)))(fi_pingpong(s)),
     "collectives": lambda s: (lambda r: (coll_section(r), coll_targets(r)))(coll_runs(s)),
 }
@@ -1020,6 +1131,7 @@ def main():
 
 
     np_res = npmpi(s)
+    mpi_text = mpi_run(s)
     fi_res = fi_pingpong(s)
     coll_res = coll_runs(s)
     # instructions per message by stage (callgrind: repeatable where seconds are not)
@@ -1054,7 +1166,7 @@ def main():
                "before the engine, so a ratio comes from one run. Reliability (sequence "
                "numbers, acks) is on. Latencies are p50 in microseconds; `put_lat` and "
                "`fifo_lat` are half a round trip, the others are post-to-completion. "
-               "`bench/run.py --only netpipe` (or `fi_pingpong`, `collectives`) runs one section and prints "
+               "`bench/run.py --only netpipe` (or `mpi`, `fi_pingpong`, `collectives`) runs one section and prints "
                "it without writing this file.\n")
     out.append(f"Machine: {machine()}.\n")
     out.append(f"Suite time: {time.time() - t0:.0f} s.\n")
@@ -1101,6 +1213,7 @@ def main():
         out.append(f"| kernel UDP (sockperf) | throughput | {fmt(sp['mpps'])} Mmsg/s |")
     out.append("")
     out.extend(np_section(np_res))
+    out.extend(mpi_text)
     out.extend(fi_section(fi_res))
     out.extend(coll_section(coll_res))
     # targets

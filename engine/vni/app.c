@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -627,6 +628,7 @@ recv_common2(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t 
 	r->doorbell = doorbell >= 0 ? (uint32_t)doorbell : 0;
 	v->rc[idx].cookie = cookie;
 	v->rc[idx].buf = buf;
+	v->rc[idx].cap = cap;
 	v->rc[idx].busy = true;
 	v->rc[idx].claim = (rflags & (TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM)) ==
 			   (TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM);
@@ -729,6 +731,34 @@ trd_vni_recv_mask(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint
 
 /* ---- completions ---- */
 
+/* The engine asks this process to read a message of a process on the same engine into receive
+ * @p e->idx itself: one copy, by the receiver, as Open MPI's CMA does. Only into the buffer
+ * this process posted, at most its length; the answer says whether it did. */
+static void
+cma_read(struct trd_vni *v, const struct trd_vni_cqe *e)
+{
+	struct trd_vni_cmd c = {.op = TRD_VNI_CMD_CMA_FAIL, .idx = e->idx};
+	const struct client_ctx *cx = &v->rc[e->idx];
+	uint32_t offered = TRD_VNI_CMA_OFFERED;
+
+	/* the engine may have withdrawn a late request and copied the message itself */
+	if (cx->busy && e->len <= cx->cap && e->tag > 0 && e->tag <= INT32_MAX &&
+	    __atomic_compare_exchange_n(&v->rctx[e->idx].cma, &offered, TRD_VNI_CMA_TAKEN, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		struct iovec l = {.iov_base = cx->buf, .iov_len = e->len};
+		struct iovec r = {.iov_base = (void *)(uintptr_t)e->data, .iov_len = e->len};
+		ssize_t k = process_vm_readv((pid_t)e->tag, &l, 1, &r, 1, 0);
+
+		if (k == (ssize_t)e->len)
+			c.op = TRD_VNI_CMD_CMA_OK;
+		else if (k < 0 && (errno == EPERM || errno == EACCES || errno == ENOSYS))
+			c.op = TRD_VNI_CMD_CMA_OFF; /* another user, Yama, seccomp */
+	}
+	/* the queue has room: the engine asks only while it has room for one more (docs) */
+	if (rte_ring_enqueue_elem(v->cmdq, &c, sizeof(c)) == 0)
+		kick(v);
+}
+
 int
 trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
 {
@@ -768,6 +798,9 @@ trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
 							     __ATOMIC_RELAXED)
 					   : 0;
 			cx->claim = false;
+		} else if (e[i].kind == TRD_VNI_CQE_CMA && e[i].idx < v->seg->n_recv) {
+			cma_read(v, &e[i]);
+			continue;
 		} else {
 			continue; /* not ours: ignore */
 		}

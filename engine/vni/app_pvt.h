@@ -23,6 +23,7 @@ struct client_ctx {
 	bool claim; /* receive: a claim (PROBE|CLAIM): the handle comes in the context */
 	uint64_t cookie;
 	void *buf;
+	size_t cap;               /* receive: the buffer's bytes */
 	struct trd_vni_addr peer; /* send: destination */
 };
 

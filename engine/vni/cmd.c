@@ -95,6 +95,31 @@ cplq_put(struct vif *v, const struct trd_vni_cqe *e)
 /* ------------------------------------------------------------------------------------------ */
 /* completions */
 
+/* An entry that is not a completion (TRD_VNI_CQE_CMA): no statistics, no doorbell. */
+void
+svc_vif_cqe_raw(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx, uint32_t len,
+		uint64_t tag, uint32_t app, uint32_t proc, uint64_t data)
+{
+	struct trd_vni_cqe e = {.kind = kind,
+				.idx = idx,
+				.len = len,
+				.tag = tag,
+				.peer_app = app,
+				.peer_proc = proc,
+				.data = data};
+
+	if (v->dead)
+		return;
+	if (cplq_put(v, &e) != 0 && !v->broken) {
+		v->broken = true;
+		ST(s, BAD_QUEUES)++;
+		VNI_LOG(WARNING, "%u:%u: completion queue full or damaged: interface closed",
+			v->app, v->proc);
+		shutdown(v->sock, SHUT_RDWR);
+	}
+	v->wake = true;
+}
+
 void
 svc_vif_cqe(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
 	    uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell, uint32_t db,
@@ -647,6 +672,32 @@ cmd_rma(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 	svc_cmd_rma(s, v, idx, &c);
 }
 
+/* The answer to a CMA request for receive @p idx (send.c): counted and dropped unless that
+ * receive has a request waiting for its answer; the message it was for goes on to its FIN
+ * (read) or the engine copies it (not read). A message that ended meanwhile (its sender
+ * died) needs nothing more. */
+static void
+cmd_cma(struct trd_vni_svc *s, struct vif *v, uint32_t op, uint32_t idx)
+{
+	struct vrecv *r = idx < v->n_recv ? &v->recvs[idx] : NULL;
+	struct vrx *x;
+
+	if (r == NULL || !r->cma_out) {
+		ST(s, CMA_BAD)++;
+		return;
+	}
+	r->cma_out = false;
+	v->cma_out--;
+	x = r->cma;
+	r->cma = NULL;
+	if (op == TRD_VNI_CMD_CMA_OFF && !v->cma_off) {
+		v->cma_off = true;
+		ST(s, CMA_REFUSED)++;
+	}
+	if (x != NULL && x->cma == SVC_CMA_WAIT)
+		x->cma = op == TRD_VNI_CMD_CMA_OK ? SVC_CMA_DONE : SVC_CMA_FALLBACK;
+}
+
 unsigned int
 svc_vif_cmds(struct trd_vni_svc *s, struct vif *v)
 {
@@ -673,6 +724,8 @@ svc_vif_cmds(struct trd_vni_svc *s, struct vif *v)
 			cmd_cancel(s, v, c[i].idx);
 		else if (c[i].op == TRD_VNI_CMD_RMA)
 			cmd_rma(s, v, c[i].idx);
+		else if (c[i].op >= TRD_VNI_CMD_CMA_OK && c[i].op <= TRD_VNI_CMD_CMA_OFF)
+			cmd_cma(s, v, c[i].op, c[i].idx);
 		else
 			ST(s, BAD_CMDS)++;
 	}

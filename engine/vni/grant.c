@@ -28,6 +28,7 @@ svc_rx_alloc(struct trd_vni_svc *s, struct vif *v)
 	x->state = RX_RECV;
 	x->in_uq = x->discard = x->claimed = x->ungranted = x->fifo = x->direct = false;
 	x->fault = 0;
+	x->cma = SVC_CMA_NONE;
 	x->vif = v;
 	x->recv = NULL;
 	x->soff = -1;
@@ -62,6 +63,8 @@ svc_rx_release(struct trd_vni_svc *s, struct vrx *x)
 
 	svc_hint_drop_grant(s, svc_rx_id(x));
 	stage_free(s, x);
+	if (x->recv != NULL && x->recv->cma == x)
+		x->recv->cma = NULL; /* its CMA answer, when it comes, finds nothing to do */
 	if (x->in_uq) {
 		TAILQ_REMOVE(&v->uq, x, uq);
 		x->in_uq = false;

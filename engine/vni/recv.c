@@ -195,6 +195,27 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 	return true;
 }
 
+/* A long message from a process on this engine, in its own memory, to a process that can read
+ * it itself (docs/vni.md, "One copy by the receiver"): held at its sender until its receive is
+ * posted (refused, remembered as a hint: the receive grants it at once) rather than staged
+ * and copied twice. Only messages this engine's own table names, with their key. */
+static bool
+hold_at_sender(struct trd_vni_svc *s, uint32_t src_rank, const struct vif *v,
+	       const struct trd_vw_hdr *h)
+{
+	const struct vtx *t;
+
+	if (src_rank != s->rank || h->len < SVC_CMA_MIN || v->cma_off || v->mem_fd < 0)
+		return false;
+	t = svc_tx_lookup(s, h->msg_id);
+	if (t == NULL || t->key != h->key || !t->uaddr || t->parent != NULL)
+		return false;
+	/* an ordered message with others of its pair behind it is staged as before: held, it
+	 * would keep them (parked behind it) from a receive the process may wait on first; it is
+	 * asked again after its back-off, and staged then if others came meanwhile */
+	return t->opair == NULL || (t->opair->n_open <= 1 && TAILQ_EMPTY(&t->opair->held));
+}
+
 /* The request to send is granted (true), or refused (false). */
 static bool
 on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
@@ -250,6 +271,12 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 	svc_rx_fill(x, src_rank, src, h);
 	if (rv != NULL) {
 		svc_grant_recv(v, x, rv);
+	} else if (hold_at_sender(s, src_rank, v, h)) {
+		svc_rx_release(s, x);
+		svc_hint_note(s, v, src_rank, src, h);
+		ST(s, CMA_HELD)++;
+		nak(s, src, h, -ENOSPC);
+		return false;
 	} else {
 		off = svc_stage_alloc(s, v, h->len);
 		if (off < 0) {

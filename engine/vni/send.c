@@ -388,10 +388,50 @@ grant_mem(struct trd_vni_svc *s, const struct vrx *x, uint32_t off)
 	return NULL;
 }
 
+/* May the receiving process read message @p t into its receive itself (@p x: granted into
+ * its memory)? Both processes on this engine, alive, the message long and in the sender's
+ * memory, both ranges mapped as they must be (else the engine's copy reports the fault), the
+ * receiver not refused by the kernel before, and a free entry in each of its queues: the
+ * request and its answer are one more than its contexts account for. */
+static bool
+cma_ok(const struct vtx *t, const struct vrx *x)
+{
+	const struct vif *rv = x->vif;
+	const struct vrecv *r = x->recv;
+
+	return t->uaddr && t->off == 0 && t->len >= SVC_CMA_MIN && r != NULL && r->vaddr &&
+	       !r->cma_out && x->fault == 0 && !rv->dead && !rv->cma_off && !t->vif->dead &&
+	       t->vif->pid > 0 && rv->mem_fd >= 0 &&
+	       rv->cma_out + 1 < rv->cplq_size - rv->n_send - rv->n_recv &&
+	       svc_vmem_check(t->vif, t->laddr, t->len, false) == 0 &&
+	       svc_vmem_check(rv, r->buf, t->len, true) == 0;
+}
+
+/* Ask the receiving process to read message @p t into receive @p x itself (process_vm_readv
+ * of the sender's pid and address: one copy, by the receiver, as Open MPI's CMA does). The
+ * sender's message waits (tx_data_local) until the answer (cmd.c) or the grant ends. */
+static void
+cma_request(struct trd_vni_svc *s, struct vtx *t, struct vrx *x)
+{
+	struct vif *rv = x->vif;
+	struct vrecv *r = x->recv;
+
+	__atomic_store_n(&rv->rctx[r->idx].cma, TRD_VNI_CMA_OFFERED, __ATOMIC_RELEASE);
+	svc_vif_cqe_raw(s, rv, TRD_VNI_CQE_CMA, r->idx, t->len, (uint64_t)t->vif->pid, t->vif->app,
+			t->vif->proc, t->laddr);
+	t->cma_since = s->now;
+	r->cma_out = true;
+	r->cma = x;
+	rv->cma_out++;
+	x->cma = SVC_CMA_WAIT;
+	t->cma = true;
+}
+
 /* The next chunk of a message granted by this engine, for a process attached to it: from the
  * sender's memory (or pool) straight into the receiver's, through one buffer, or into staging
  * or the receiver's pool directly: at most two copies, as a TCP loopback makes. The FIN still
- * goes through the node, after every byte was written. */
+ * goes through the node, after every byte was written. A long message between two processes'
+ * memories is read by the receiving process itself when it can (cma_ok): one copy. */
 static int
 tx_data_local(struct trd_vni_svc *s, struct vtx *t)
 {
@@ -400,6 +440,37 @@ tx_data_local(struct trd_vni_svc *s, struct vtx *t)
 	const void *src = t->src == NULL ? NULL : t->src + t->off;
 	uint8_t *dst = x == NULL || x->fifo ? NULL : grant_mem(s, x, t->off);
 	int rc;
+
+	if (t->cma) {
+		if (x != NULL && x->cma == SVC_CMA_WAIT) {
+			uint32_t offered = TRD_VNI_CMA_OFFERED;
+
+			/* not taken yet (the receiving process makes no call): withdrawn after
+			 * a while, and the engine copies; once taken, it waits for the answer */
+			if (s->now - t->cma_since < SVC_CMA_WAIT_US || x->recv == NULL ||
+			    !__atomic_compare_exchange_n(&x->vif->rctx[x->recv->idx].cma, &offered,
+							 0, false, __ATOMIC_ACQ_REL,
+							 __ATOMIC_ACQUIRE))
+				return -EAGAIN;
+			ST(s, CMA_WITHDRAWN)++;
+			x->cma = SVC_CMA_FALLBACK;
+		}
+		t->cma = false;
+		if (x != NULL && x->cma == SVC_CMA_DONE) {
+			x->cma = SVC_CMA_NONE;
+			ST(s, COPY_CMA) += t->len;
+			ST(s, TX_CHUNKS)++;
+			t->off = t->len;
+			svc_tx_set_state(s, t, TX_FIN);
+			return 0;
+		}
+		/* it could not (or its grant ended: the FIN hears why): the engine copies */
+		if (x != NULL)
+			x->cma = SVC_CMA_NONE;
+	} else if (x != NULL && x->fifo && cma_ok(t, x)) {
+		cma_request(s, t, x);
+		return 0;
+	}
 
 	if (dst != NULL) {
 		/* staging or a pool: one read of the sender's memory, straight there */

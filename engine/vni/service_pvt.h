@@ -76,9 +76,12 @@ extern int trd_vni_logtype;
 #define SVC_RMA_WINDOW          64      /* chunks of one write or read in flight */
 #define SVC_LOCAL_CHUNK         262144  /* bytes copied per turn between two local processes */
 #define SVC_PVM_MIN             16384   /* copies this long use process_vm_* (vmem.c) */
-#define SVC_RMA_STALL_US        500000  /* in flight but unanswered this long: frames were lost */
-#define SVC_ATOM_TRIES          20      /* an atomic is asked this often before -ETIMEDOUT */
-#define SVC_ATOM_ORIGINS        256     /* origin nodes a target remembers atomics of (rma.c) */
+#define SVC_CMA_MIN             65536   /* local messages this long: read by the receiver */
+#define SVC_CMA_WAIT_US         20000   /* then a request not taken is withdrawn (send.c) */
+enum { SVC_CMA_NONE, SVC_CMA_WAIT, SVC_CMA_DONE, SVC_CMA_FALLBACK }; /* vrx.cma */
+#define SVC_RMA_STALL_US 500000 /* in flight but unanswered this long: frames were lost */
+#define SVC_ATOM_TRIES   20     /* an atomic is asked this often before -ETIMEDOUT */
+#define SVC_ATOM_ORIGINS 256    /* origin nodes a target remembers atomics of (rma.c) */
 #define SVC_ATOM_KEEP_US                                                                           \
 	15000000 /* an atomic is remembered this long: longer than an origin                       \
 		  * asks (SVC_ATOM_TRIES x SVC_RMA_STALL_US) */
@@ -124,6 +127,8 @@ struct vtx {
 	bool eager, rts_sent, in_rq;
 	bool uaddr; /* the data is at laddr in the process's own memory (TRD_VNI_SF_VADDR) */
 	bool fifo;  /* granted with TRD_VW_F_FIFO: sent as DATA messages, not puts */
+	bool cma;   /* waits while the receiving process reads the data itself (send.c) */
+	uint64_t cma_since; /* when it asked (us) */
 	struct vif *vif;
 	struct vtx *parent;
 	uint32_t ctx, sflags, doorbell;
@@ -174,7 +179,9 @@ struct vrecv {
 	uint64_t tag, ignore, buf; /* ignore: tag bits that match anything (all: any tag) */
 	uint64_t data;             /* the matched message's immediate data */
 	bool has_data;
-	bool vaddr; /* buf is an address in the process's memory (TRD_VNI_RF_VADDR) */
+	bool vaddr;      /* buf is an address in the process's memory (TRD_VNI_RF_VADDR) */
+	bool cma_out;    /* a TRD_VNI_CQE_CMA request for it waits for its answer (send.c) */
+	struct vrx *cma; /* the message that request is for, while it lives */
 	TAILQ_ENTRY(vrecv) q;
 };
 TAILQ_HEAD(vrecv_list, vrecv);
@@ -189,6 +196,7 @@ struct vrx {
 	bool fifo;           /* granted into a receive in process memory: DATA messages */
 	bool direct;   /* written by a sender on this engine, not by the node's puts (send.c) */
 	int32_t fault; /* a write into that receive failed: it completes with this */
+	uint8_t cma;   /* SVC_CMA_*: the receiving process reads the message itself (send.c) */
 	uint32_t claim_key; /* the claim handle's upper half */
 	struct vif *vif;
 	struct vrecv *recv;
@@ -280,6 +288,8 @@ struct vif {
 		    * child it forked keeps the socket open */
 	int mem_fd, maps_fd; /* its /proc/self/mem and maps as it passed them at attach (vmem.c),
 			      * or -1: bound to its address space, worthless after exec or exit */
+	bool cma_off;        /* the kernel refused it process_vm_readv: no more CMA requests */
+	uint32_t cma_out;    /* its CMA requests not answered yet (each holds a queue entry) */
 	bool pvm_off;  /* the kernel refused process_vm_readv/writev on it: mem_fd only (vmem.c) */
 	bool mem_gone; /* an access found that address space gone: requests for it are refused
 			* as for a process not attached until the sweep ends the interface */
@@ -513,6 +523,8 @@ void svc_hint_drop_grant(struct trd_vni_svc *s, uint32_t grant);
 
 /* cmd.c */
 bool svc_cmdq_pending(const struct vif *v);
+void svc_vif_cqe_raw(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx,
+		     uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, uint64_t data);
 void svc_vif_cqe(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
 		 uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell,
 		 uint32_t db, uint64_t data, unsigned int cflags);

@@ -102,7 +102,11 @@ enum trd_vni_cmd_op {
 	TRD_VNI_CMD_SEND = 1,   /* send context idx is ready */
 	TRD_VNI_CMD_RECV = 2,   /* receive context idx is ready */
 	TRD_VNI_CMD_CANCEL = 3, /* withdraw receive idx if it waits for a message: -ECANCELED */
-	TRD_VNI_CMD_RMA = 10,   /* send context idx holds a one-sided op (struct trd_vni_actx) */
+	/* the answer to a TRD_VNI_CQE_CMA request for receive idx (docs/vni.md, "Copies"): */
+	TRD_VNI_CMD_CMA_OK = 4,   /* the process read the message into the receive itself */
+	TRD_VNI_CMD_CMA_FAIL = 5, /* it could not: the engine copies this message */
+	TRD_VNI_CMD_CMA_OFF = 6,  /* the kernel refused it: the engine copies from now on */
+	TRD_VNI_CMD_RMA = 10,     /* send context idx holds a one-sided op (struct trd_vni_actx) */
 };
 
 struct trd_vni_cmd {
@@ -112,6 +116,10 @@ struct trd_vni_cmd {
 
 /* Completion queue element (engine -> application): 40 bytes. */
 #define TRD_VNI_CQE_DATA 0x1 /* receive: the message was sent with immediate data */
+/* Not a completion (kind): a request to the library to read a message for receive idx from
+ * the sending process on this engine itself, process_vm_readv(tag (its pid), data (the
+ * address), len bytes), into the receive's buffer, and to answer with TRD_VNI_CMD_CMA_*. */
+#define TRD_VNI_CQE_CMA 100
 struct trd_vni_cqe {
 	uint16_t kind;  /* enum trd_vni_cpl_kind */
 	uint16_t flags; /* TRD_VNI_CQE_DATA */
@@ -192,8 +200,14 @@ struct trd_vni_rctx {
 	uint64_t ignore; /* RF_MASK: tag bits that match anything */
 	uint64_t claim;  /* RF_CLAIM alone or with DISCARD: the handle; PROBE|CLAIM: the engine
 			  * writes the handle here before the completion */
-	uint8_t pad[8];
+	uint32_t cma;    /* TRD_VNI_CMA_*: a TRD_VNI_CQE_CMA request for this receive */
+	uint32_t pad;
 };
+/* rctx.cma: the engine offers (OFFERED) before it asks; the library takes the offer
+ * (OFFERED -> TAKEN, a compare-and-swap) before it reads, the engine withdraws it when the
+ * answer is late (OFFERED -> 0): exactly one of the two copies the message. */
+#define TRD_VNI_CMA_OFFERED 1u
+#define TRD_VNI_CMA_TAKEN   2u
 
 /* A send context holding a one-sided op (TRD_VNI_CMD_RMA): 64 bytes. laddr is an address in
  * the process's own memory (not the pool), read or written by the engine through the

@@ -163,7 +163,12 @@ struct trd_vni_svc_conf {
 	X(COPY_STAGE_OUT, "copy_stage_out") /* staging -> the receive */                           \
 	X(MSG_FAULTS, "msg_faults") /* messages failed: process memory not readable or writable */ \
 	X(COPY_PVM, "copy_pvm")     /* of the copy_* bytes in process memory: process_vm_* */      \
-	X(PVM_REFUSED, "pvm_refused") /* interfaces whose process_vm_* the kernel refused */
+	X(PVM_REFUSED, "pvm_refused") /* interfaces whose process_vm_* the kernel refused */       \
+	X(COPY_CMA, "copy_cma")       /* local messages read by the receiving process itself */    \
+	X(CMA_REFUSED, "cma_refused") /* interfaces whose process_vm_readv the kernel refused */   \
+	X(CMA_BAD, "cma_bad")         /* CMA answers naming no request: hostile or broken */       \
+	X(CMA_WITHDRAWN, "cma_withdrawn") /* CMA requests not taken in time: the engine copied */  \
+	X(CMA_HELD, "cma_held") /* requests refused so as to wait for their receive, not staged */
 
 /** Service statistics ids. */
 enum trd_vni_svc_stat {

@@ -893,6 +893,10 @@ hostile_app(void *arg)
 	raw_post(&r, TRD_VNI_CMD_SEND, 0x7fffffffu);
 	raw_post(&r, TRD_VNI_CMD_RECV, 8);
 	raw_post(&r, 77, 0);
+	/* answers to CMA requests the engine never made (cma_bad): for receive 0, and for
+	 * one out of range */
+	raw_post(&r, TRD_VNI_CMD_CMA_OK, 0);
+	raw_post(&r, TRD_VNI_CMD_CMA_OFF, 0x7fffffffu);
 	for (int k = 0; k < 11; k++) {
 		if (raw_cpl(&r, &e) != 0)
 			return 21;
@@ -1098,11 +1102,14 @@ test_cmds(void)
 	rc = reap_child(spawn(hostile_app, NULL), WAIT_US);
 	T_ASSERT(rc == 0, "the hostile application saw the engine misbehave (%d)", rc);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_CMDS), bad0 + 14);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_CMA_BAD), 2);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_CMA_REFUSED), 0);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_QUEUES), 1);
 	pump_until_stat(TRD_VNI_SVC_STAT_RECLAIMED, 1);
 	T_EQ(reap_child(spawn(polite_app, NULL), WAIT_US), 0);
 	T_EQ(reap_child(spawn(versions_app, NULL), WAIT_US), 0);
-	printf("cmds: 14 hostile commands refused (11 completed with -EINVAL; 5 bad claims), "
+	printf("cmds: 2 answers to CMA requests never made counted, "
+	       "14 hostile commands refused (11 completed with -EINVAL; 5 bad claims), "
 	       "overwritten ring "
 	       "headers ignored, a broken queue closed its interface; the engine served the next "
 	       "process; attach protocol version 3 served, 1, 2 and 4 refused naming both versions, an "
