@@ -13,7 +13,13 @@
 -- little-endian on every machine toroid runs on), atomics as their operation and operands,
 -- DONE and ATOMIC_REPLY verdicts by drop-cause name. See docs/capture-and-decode.md.
 
-local toroid = Proto("toroid", "toroid torus messaging")
+-- Loaded twice (the copy the packages install in Wireshark's plugin folder, and -X lua_script:
+-- this file), the first one decodes and the second stops here: Proto() refuses a second
+-- protocol of the same name with an error on every run.
+local loaded, toroid = pcall(Proto, "toroid", "toroid torus messaging")
+if not loaded then
+	return
+end
 
 local HDR_LEN = 56
 local DESC_LEN = 64
