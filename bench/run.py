@@ -10,10 +10,11 @@ targets.
 
     bench/run.py [--build DIR] [--runs N] [--out FILE] [--quick] [--only SECTION]
 
---only netpipe|mpi|fi_pingpong|collectives runs that one section and prints its text, targets and commands
+--only netpipe|mpi|fi_pingpong|collectives|veth runs that one section and prints its text, targets and commands
 to stdout instead of writing the file (exit 1 when a measurement gave no figure).
-Needs root only to install ucx-utils, sockperf, netpipe-openmpi and libfabric-bin when they
-are missing (apt-get).
+Needs root to install ucx-utils, sockperf, netpipe-openmpi and libfabric-bin when they are
+missing (apt-get), and for the veth section (af_packet and AF_XDP on a veth pair it makes and
+deletes); without root that section says it was not measured.
 The file is written only when every measurement gave its figures: a partial run writes
 nothing and exits 1, an interrupted one (SIGINT, SIGTERM, SIGHUP) writes nothing and exits
 128 + the signal. Every program it starts (toroid-perf, its --memif server, ucx_perftest,
@@ -888,6 +889,99 @@ def fi_analysis(fi):
                    "round trips of all three; the min .. max range shows how far.")
 
 
+VETH_KINDS = ("af_packet", "af_xdp")
+VETH_UNITS = {"put_rate": ("mpps", "Mmsg/s", "raw_mpps"), "put_bw": ("gbps_l2", "Gbit/s L2",
+              "raw_gbps_l2"), "put_lat": ("p50", "us p50", "raw_p50"),
+              "get_lat": ("p50", "us p50", "raw_p50")}
+
+
+def veth_ports(suite):
+    """toroid-perf --server and --client on the two ends of a veth pair, over net_af_packet and
+    net_af_xdp (the kernel's interfaces, nothing unbound): {kind: {(test, size): [result]}}, or
+    None without root (no veth pair can be made)."""
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        return None
+    tag = os.getpid()
+    va, vb = f"tbv{tag}a", f"tbv{tag}b"
+    if subprocess.run(["ip", "link", "add", va, "type", "veth", "peer", "name", vb],
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        return None
+    res = {}
+    q = suite.args.quick
+    try:
+        for dev in (va, vb):
+            subprocess.run(["ip", "link", "set", dev, "up"], check=True)
+        for kind in VETH_KINDS:
+            eal = (f"{suite.perf} --no-huge --no-pci --no-shconf -m 512 --log-level lib.eal:error "
+                   f"--log-level pmd.net.af_xdp:error")
+            srv = f"{eal} -l 0 --file-prefix tb-vs-{tag} --vdev net_{kind}0,iface={va} -- --server"
+            cli = f"{eal} -l 1 --file-prefix tb-vc-{tag} --vdev net_{kind}0,iface={vb} -- --client"
+            per = res.setdefault(kind, {})
+            cmds = [f"{cli} -t put_rate -s 64 -n {20000 if q else 200000} --baseline --json",
+                    f"{cli} -t put_lat,get_lat -s 64 -n {2000 if q else 20000} --baseline --json",
+                    f"{cli} -t put_bw -s 64K -n {2000 if q else 20000} --baseline --json"]
+            suite.commands.append(srv + " &")
+            suite.commands.extend(cmds)
+            p = start_server(srv)
+            try:
+                time.sleep(1.0)
+                for _ in range(suite.args.runs):
+                    for cmd in cmds:
+                        # af_packet's fanout group may clash with the server's: again
+                        got = []
+                        for _try in range(3):
+                            got = json_lines(sh(cmd, timeout=300))
+                            if got:
+                                break
+                        if not got:
+                            suite.missing.append(cmd)
+                        for r in got:
+                            per.setdefault((r["test"], r["size"]), []).append(r)
+            finally:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)  # the server ends cleanly on it
+                except ProcessLookupError:
+                    pass
+                stop_server(p, grace=10)
+    finally:
+        subprocess.run(["ip", "link", "del", va], stderr=subprocess.DEVNULL)
+    return res
+
+
+def veth_section(res, runs):
+    """The kernel-interface section of docs/benchmarks.md."""
+    out = ["## Kernel interfaces: af_packet and AF_XDP on a veth\n",
+           "`toroid-perf --server` and `--client` in two processes (lcores 0 and 1) on the two "
+           "ends of a veth pair, over `net_af_packet` and over `net_af_xdp` (XDP in the veth's "
+           "native mode, copy mode: a veth does no zero-copy): what a kernel interface gives "
+           "without unbinding it ([deploying.md](deploying.md#on-a-kernel-interface-af_packet-"
+           f"and-af_xdp)). Medians of {runs} runs, each beside raw DPDK on the same ports in the "
+           "same run; the rates are counted at the port (`put_rate` in messages: 16 puts of "
+           "64 B share a frame). The memif rows of the table above are the same two processes "
+           "over shared memory.\n",
+           "| port | test | size | toroid | min .. max | unit | raw DPDK | ratio |",
+           "|---|---|---|---|---|---|---|---|"]
+    if res is None:
+        out.append("| (not measured: a veth pair needs root) | - | - | - | - | - | - | - |")
+    else:
+        for kind in VETH_KINDS:
+            for (test, size), rs in sorted(res.get(kind, {}).items(),
+                                          key=lambda kv: (list(VETH_UNITS).index(kv[0][0])
+                                                          if kv[0][0] in VETH_UNITS else 99,
+                                                          kv[0][1])):
+                if test not in VETH_UNITS:
+                    continue
+                key, unit, rkey = VETH_UNITS[test]
+                figs = [r.get(key) for r in rs]
+                spr = spread(figs)
+                rng = f"{fmt(spr[0])} .. {fmt(spr[2])}" if spr else "-"
+                out.append(f"| {kind} | {test} | {size} | {fmt(med(figs))} | {rng} | {unit} | "
+                           f"{fmt(med([r.get(rkey) for r in rs]))} | "
+                           f"{fmt(med([r.get('ratio') for r in rs]))} |")
+    out.append("")
+    return out
+
+
 def np_section(np_res):
     """The NetPIPE section of docs/benchmarks.md."""
     out = []
@@ -1040,6 +1134,7 @@ SECTIONS = {
     "mpi": lambda s: (mpi_run(s), []),
     "fi_pingpong": lambda s: (lambda r: (fi_section(r), fi_targets(r)))(fi_pingpong(s)),
     "collectives": lambda s: (lambda r: (coll_section(r), coll_targets(r)))(coll_runs(s)),
+    "veth": lambda s: (veth_section(veth_ports(s), s.args.runs), []),
 }
 
 
@@ -1130,6 +1225,7 @@ def main():
         lr.append((size, got))
 
 
+    veth_res = veth_ports(s)
     np_res = npmpi(s)
     mpi_text = mpi_run(s)
     fi_res = fi_pingpong(s)
@@ -1166,7 +1262,7 @@ def main():
                "before the engine, so a ratio comes from one run. Reliability (sequence "
                "numbers, acks) is on. Latencies are p50 in microseconds; `put_lat` and "
                "`fifo_lat` are half a round trip, the others are post-to-completion. "
-               "`bench/run.py --only netpipe` (or `mpi`, `fi_pingpong`, `collectives`) runs one section and prints "
+               "`bench/run.py --only netpipe` (or `mpi`, `fi_pingpong`, `collectives`, `veth`) runs one section and prints "
                "it without writing this file.\n")
     out.append(f"Machine: {machine()}.\n")
     out.append(f"Suite time: {time.time() - t0:.0f} s.\n")
@@ -1212,6 +1308,7 @@ def main():
         out.append(f"| kernel UDP (sockperf) | ping-pong p50 (one way) | {fmt(sp['p50_us'])} us |")
         out.append(f"| kernel UDP (sockperf) | throughput | {fmt(sp['mpps'])} Mmsg/s |")
     out.append("")
+    out.extend(veth_section(veth_res, args.runs))
     out.extend(np_section(np_res))
     out.extend(mpi_text)
     out.extend(fi_section(fi_res))

@@ -134,7 +134,7 @@ bad "$VPERF" --mode warp
 bad "$VPERF" --mode vni --socket "$T/none.sock" --server --client
 bad "$VPERF" --mode vni --socket "$T/none.sock" --server --peer-socket "$T/p.sock"
 bad "$VPERF" --mode inproc --client
-bad "$VPERF" --mode vni --socket "$T/none.sock" --stream --server
+bad "$VPERF" --mode vni --socket "$T/none.sock" --stream --server --peer-socket "$T/p.sock"
 bad "$VPERF" --mode vni --socket "$T/none.sock" --stream --window 0
 bad "$VPERF" --mode vni --socket "$T/none.sock" --stream --sizes 2M
 bad "$VPERF" --mode inproc --stream

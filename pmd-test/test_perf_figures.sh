@@ -7,7 +7,8 @@
 #  - --server/--client over net_memif: the JSON's frames and bytes against the frames and
 #    bytes the server's port received (rte_eth_stats_get in the other process, which prints
 #    them); the text table has both columns; the server serves a second client, shows its
-#    node to toroid-top during a run, and ends cleanly (exit 0) on SIGTERM;
+#    node to toroid-top during a run, serves a third with --bidir (each direction's figures
+#    against the receiving side's port, and their sum), and ends cleanly (exit 0) on SIGTERM;
 #  - over net_af_packet on a veth pair (root, else that part is skipped): the JSON against the
 #    veth's own kernel counters (tx_packets, tx_bytes), client to server and, with -R, server
 #    to client (the server's end of the veth).
@@ -82,9 +83,40 @@ if [ "$WHAT" = memif ] || [ "$WHAT" = all ]; then
 	wait $cli || fail "memif client 2: $(tail -n 3 "$T/m2.err")"
 	grep -q 'Mmsg/s *Mframe/s' "$T/m2.out" && grep -q '^put_rate ' "$T/m2.out" &&
 		grep -q '^put_lat ' "$T/m2.out" || fail "two tests in one -t: $(cat "$T/m2.out")"
-	kill -0 $srv 2>/dev/null || fail "the server ended after two clients"
-	[ "$(grep -c 'client [0-9]* done' "$T/srv.log")" -eq 2 ] ||
-		fail "the server did not serve two clients: $(grep -v ^EAL "$T/srv.log")"
+	# --bidir: both directions at once; each line against the other side's port (the
+	# server's count of what the client sent, the client's of what the server sent), and the
+	# sum is theirs
+	timeout -k 5 60 "$PERF" "${EAL[@]}" "${C[@]}" -- --client --bidir -t put_rate -s 64 \
+		-n 200000 --json >"$T/m3.out" 2>"$T/m3.err" ||
+		fail "memif --bidir: $(tail -n 3 "$T/m3.err")"
+	for _ in $(seq 100); do
+		grep -q 'client 3 done' "$T/srv.log" && break
+		sleep 0.05
+	done
+	for d in tx rx sum; do
+		grep "\"bidir\":\"$d\"" "$T/m3.out" >"$T/m3.$d"
+	done
+	read -r sf sb < <(perf_server_count "$T/srv.log" 3)
+	read -r cf cb < <(sed -n 's/.*: the port received \([0-9]*\) frames, \([0-9]*\) bytes.*/\1 \2/p' "$T/m3.err")
+	if read -r f b < <(perf_figures "$T/m3.tx" 8) && read -r rf rb < <(perf_figures "$T/m3.rx" 8); then
+		perf_against "bidir client to server" "$f" "$b" "${sf:-0}" "${sb:-0}"
+		perf_against "bidir server to client" "$rf" "$rb" "${cf:-0}" "${cb:-0}"
+		python3 - "$T/m3.tx" "$T/m3.rx" "$T/m3.sum" <<'PY' || fail "bidir sum: $(cat "$T/m3.out")"
+import json, sys
+tx, rx, s = (json.loads(open(f).read()) for f in sys.argv[1:])
+assert tx["msgs"] == rx["msgs"] == 200000 and "reverse" not in rx, (tx, rx)
+for k in ("msgs", "frames", "bytes"):
+    assert s[k] == tx[k] + rx[k], (k, tx, rx, s)
+for k in ("mpps", "mfps", "gbps_l2", "gbps_l1"):
+    assert abs(s[k] - tx[k] - rx[k]) <= 2e-4, (k, tx, rx, s)
+assert s["seconds"] == max(tx["seconds"], rx["seconds"]), s
+PY
+	else
+		fail "memif --bidir: $(cat "$T/m3.out")"
+	fi
+	kill -0 $srv 2>/dev/null || fail "the server ended after three clients"
+	[ "$(grep -c 'client [0-9]* done' "$T/srv.log")" -eq 3 ] ||
+		fail "the server did not serve three clients: $(grep -v ^EAL "$T/srv.log")"
 	kill -TERM $srv
 	timeout 10 tail --pid=$srv -f /dev/null || fail "the server did not end on SIGTERM"
 	wait $srv

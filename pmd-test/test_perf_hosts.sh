@@ -9,7 +9,8 @@
 #  - over net_af_packet on a veth pair this test makes (root; exit 77 without root): the
 #    server on one end, the client on the other, the port given by EAL (--vdev);
 #  - toroid-vni-perf --server / --client: two toroid-node engines joined by net_memif, one
-#    application each; the JSON keys of toroid-perf.
+#    application each; the JSON keys of toroid-perf; a one-way --stream between them (message
+#    rate at 64 B, bandwidth at 64 KiB) against the bytes engine A sent for its application.
 # usage: test_perf_hosts.sh BUILD_DIR [memif|veth|vni|all]
 set -u
 B=$1
@@ -186,7 +187,7 @@ INI
 	for e in A:0:server B:1:client; do
 		IFS=: read -r n l r <<<"$e"
 		eng_start "$n" 60 -l "$l" --vdev "net_memif0,role=$r,socket=$T/e.sock" -- \
-			--topo "$T/two.ini" --node "$l" --port 0 --vni-socket "$T/$n.sock" -q
+			--topo "$T/two.ini" --node "$l" --port 0 --vni-socket "$T/$n.sock" --json
 	done
 	for n in A B; do
 		eng_ready "$n" 1 20 || fail "vni: $ENG_WHY: $(tail -n 2 "$T/$n.log")"
@@ -212,7 +213,36 @@ for x in r:
     assert x["test"] == "vni_lat" and x["iters"] == 2000 and 0 < x["min"] <= x["p50"] <= x["max"], x
 print(f"  vni: p50 {r[0]['p50']} us (8 B), {r[1]['p50']} us (4 KiB) between two engines")
 PY
+	# message rate (64 B) and bandwidth (64 KiB) of a one-way stream between the two engines:
+	# the figures agree with each other, and engine A sent for its application exactly the
+	# stream's bytes (warm-up included) and the latency run's 2100 pings of 8 B and 4 KiB
+	timeout -k 5 60 "$VPERF" --mode vni --server --stream --socket "$T/B.sock" --sizes 64,64K \
+		--iters 5000 --warmup 500 --wait block >"$T/ss.out" 2>&1 &
+	ss=$!
+	eng_track $ss
+	timeout -k 5 60 "$VPERF" --mode vni --client --stream --socket "$T/A.sock" --sizes 64,64K \
+		--iters 5000 --warmup 500 --wait block --json >"$T/sc.out" 2>"$T/sc.err" ||
+		fail "vni stream client: $(tail -n 3 "$T/sc.err")"
+	timeout 10 tail --pid=$ss -f /dev/null || fail "vni stream server did not end"
+	wait $ss || fail "vni stream server: $(tail -n 3 "$T/ss.out")"
 	eng_stop A B || fail "vni: $ENG_WHY" # a clean end: no runtime files left behind
+	python3 - "$T/sc.out" "$T/A.log" <<'PY' || fail "vni stream: $(cat "$T/sc.out")"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert [x["size"] for x in r] == [64, 65536], r
+for x in r:
+    assert x["test"] == "vni_stream" and x["links"] == "vni" and x["msgs"] == 5000, x
+    s = x["seconds"]
+    assert abs(x["mpps"] - 5000 / s / 1e6) <= 0.01 * x["mpps"] + 1e-6, x
+    assert abs(x["mbytes_per_s"] - x["mpps"] * x["size"]) <= 0.01 * x["mbytes_per_s"] + 1e-3, x
+tot = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{") and '"type":"total"' in l]
+assert tot, "engine A printed no totals"
+sent = tot[0]["vni"]["tx_bytes"]
+stream = 5500 * (64 + 65536)
+assert sent == stream + 2100 * (8 + 4096), (sent, stream)
+print(f"  vni stream: {r[0]['mpps']:.3f} Mmsg/s at 64 B, {r[1]['mbytes_per_s']:.0f} MB/s at 64 KiB; "
+      f"engine A sent {sent} B for its application ({stream} B of stream)")
+PY
 fi
 # every key of every JSON line the tools printed here is in docs/toroid-perf.md's table (one
 # schema for toroid-perf and toroid-vni-perf)

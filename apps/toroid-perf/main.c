@@ -256,6 +256,7 @@ enum {
 	OPT_VA,
 	OPT_COPY,
 	OPT_ONE_OFF,
+	OPT_BIDIR,
 	OPT_MEMIF
 };
 
@@ -330,6 +331,9 @@ usage(const char *prog)
 	       "      --one-off        --server: end after one client\n"
 	       "  -R, --reverse        client: put_rate and put_bw from the server to the client\n"
 	       "                       (the server sends and reports; no --baseline, --interval)\n"
+	       "      --bidir          client: put_rate and put_bw both ways at once; each side\n"
+	       "                       measures what it sends, then the sum (no --baseline,\n"
+	       "                       --interval)\n"
 	       "      --client         two processes, this one measures (tests: put_rate put_bw\n"
 	       "                       put_lat fifo_lat get_lat reflect_lat, or all)\n"
 	       "      --port P         the DPDK port of --server/--client (default 0)\n"
@@ -562,6 +566,9 @@ perf_parse_option(int c, struct perf_cli *cli, char **app_argv)
 	case OPT_ONE_OFF:
 		perf_opt.one_off = true;
 		break;
+	case OPT_BIDIR:
+		perf_opt.bidir = true;
+		break;
 	case 'H':
 		perf_opt.hgrm = optarg;
 		break;
@@ -694,6 +701,11 @@ perf_check_options(struct perf_cli *cli)
 		app_usage_error("-R (reverse) is for the client (--client or --memif client)");
 	if (perf_opt.reverse && (perf_opt.baseline || perf_opt.interval_s > 0))
 		app_usage_error("-R: the server sends and reports one summary per test: no "
+				"--baseline, no --interval");
+	if (perf_opt.bidir && (cli->role == NULL || strcmp(cli->role, "client") != 0))
+		app_usage_error("--bidir is for the client (--client or --memif client)");
+	if (perf_opt.bidir && (perf_opt.reverse || perf_opt.baseline || perf_opt.interval_s > 0))
+		app_usage_error("--bidir: each side reports one summary per test: no -R, no "
 				"--baseline, no --interval");
 	if (perf_opt.one_off && (cli->role == NULL || strcmp(cli->role, "server") != 0))
 		app_usage_error("--one-off is for the server (--server or --memif server)");
@@ -852,6 +864,7 @@ main(int argc, char **argv)
 		{"cores", required_argument, NULL, OPT_CORES},
 		{"copy", no_argument, NULL, OPT_COPY},
 		{"one-off", no_argument, NULL, OPT_ONE_OFF},
+		{"bidir", no_argument, NULL, OPT_BIDIR},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};

@@ -123,6 +123,8 @@ print_result(const struct perf_result *r)
 			printf(",\"interrupted\":true");
 		if (r->reverse)
 			printf(",\"reverse\":true");
+		if (r->bidir != NULL)
+			printf(",\"bidir\":\"%s\"", r->bidir);
 		printf("}\n");
 		fflush(stdout);
 		return;
@@ -156,6 +158,34 @@ print_result(const struct perf_result *r)
 		       r->kind == K_RATE ? "messages" : "samples");
 	if (r->reverse)
 		printf("  (reverse: server to client)");
+	if (r->bidir != NULL)
+		printf("  (bidir: %s)", strcmp(r->bidir, "tx") == 0   ? "client to server"
+					: strcmp(r->bidir, "rx") == 0 ? "server to client"
+								      : "sum of both");
 	printf("\n");
 	fflush(stdout);
+}
+
+void
+perf_result_sum(struct perf_result *sum, const struct perf_result *a, const struct perf_result *b)
+{
+	*sum = *a;
+	sum->interrupted = a->interrupted || b->interrupted;
+	sum->n = a->n + b->n;
+	sum->mpps = a->mpps + b->mpps;
+	sum->mbps = a->mbps + b->mbps;
+	sum->gbps_l2 = a->gbps_l2 + b->gbps_l2;
+	sum->gbps_l1 = a->gbps_l1 + b->gbps_l1;
+	sum->line_pct = a->line_pct + b->line_pct;
+	sum->seconds = RTE_MAX(a->seconds, b->seconds);
+	sum->cpu_pct = 0; /* two processes: each line has its own */
+	sum->has_rate = false;
+	sum->reverse = false;
+	if (a->frames != 0 && b->frames != 0) {
+		sum->frames = a->frames + b->frames;
+		sum->bytes = a->bytes + b->bytes;
+		sum->mfps = a->mfps + b->mfps;
+	} else {
+		sum->frames = 0;
+	}
 }

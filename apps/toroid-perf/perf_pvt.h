@@ -42,6 +42,7 @@ struct perf_opts {
 	unsigned int cores;  /* --cores: engine lcores serving the nodes (0: the default) */
 	bool one_off;        /* --one-off: the server ends after one client */
 	bool reverse;        /* -R: rate tests from the server to the client */
+	bool bidir;          /* --bidir: rate tests both ways at once */
 };
 
 struct perf_result {
@@ -72,7 +73,8 @@ struct perf_result {
 	/* --rate: asked and achieved, in the unit asked (messages or bits per second) */
 	bool has_rate;
 	double rate_asked, rate_achieved;
-	bool reverse; /* -R: measured by the server, sending to the client */
+	bool reverse;      /* -R: measured by the server, sending to the client */
+	const char *bidir; /* --bidir: "tx" (client to server), "rx" (server to client), "sum" */
 };
 
 extern struct perf_opts perf_opt;
@@ -98,6 +100,9 @@ void perf_tx_rates(struct perf_result *r, const struct perf_tx *a, const struct 
 void rate_result(struct perf_result *r, uint64_t msgs, uint64_t pkts, uint32_t frame, uint64_t cyc);
 void perf_print_header(enum perf_kind kind);
 void print_result(const struct perf_result *r);
+/* @p a and @p b added (--bidir): counts and rates summed, the longer of the two times */
+void perf_result_sum(struct perf_result *sum, const struct perf_result *a,
+		     const struct perf_result *b);
 /* engine / raw of a result with a baseline */
 double perf_ratio(const struct perf_result *r);
 

@@ -547,10 +547,9 @@ serve_reverse(const struct ctl_msg *c)
 	return perf_stop ? -EINTR : 0;
 }
 
-/* -R, the client: ask the server to run @p name towards this node and wait for its result,
- * receiving meanwhile; a wait fails after --timeout without a frame received. */
+/* -R and --bidir, the client: ask the server to run @p name towards this node. */
 static int
-reverse_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
+reverse_ask(const char *name, uint32_t size, uint64_t n)
 {
 	struct ctl_msg c = {.cmd = CTL_REVERSE,
 			    .size = size,
@@ -559,19 +558,27 @@ reverse_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 			    .n = perf_opt.duration_s > 0 ? 0 : n,
 			    .duration_s = perf_opt.duration_s,
 			    .rate = perf_opt.rate};
-	static const char *const where[] = {"port", "port+link", "link"};
-	uint64_t heard = 0, heard_at = trd_time_us();
-	struct rev_result out;
 	struct trd_desc d;
-	struct trd_msg *m;
 	int rc;
 
 	trd_desc_fifo(&d, peer, F_CTL, &c, sizeof(c), CTL_REVERSE, 0);
 	d.flags |= TRD_DF_COPY;
 	while ((rc = trd_inject(trd_inj_fifo(node, 1), &d)) == -ENOBUFS && !perf_stop)
 		trd_node_poll(node);
-	if (rc != 0)
-		return rc;
+	return rc;
+}
+
+/* -R and --bidir, the client: wait for the server's result, receiving meanwhile; a wait fails
+ * after --timeout without a frame received. */
+static int
+reverse_wait(const char *name, uint32_t size, struct perf_result *r)
+{
+	static const char *const where[] = {"port", "port+link", "link"};
+	uint64_t heard = 0, heard_at = trd_time_us();
+	struct rev_result out;
+	struct trd_msg *m;
+	int rc;
+
 	for (;;) {
 		struct rte_eth_stats es;
 
@@ -600,12 +607,45 @@ reverse_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 	r->size = size;
 	r->kind = K_RATE;
 	r->reverse = true;
+	r->bidir = NULL;
 	r->counted = NULL;
 	for (unsigned int i = 0; i < RTE_DIM(where); i++)
 		if (strncmp(out.counted, where[i], sizeof(out.counted)) == 0)
 			r->counted = where[i];
 	if (r->frames != 0 && r->counted == NULL)
 		return -EPROTO;
+	return 0;
+}
+
+/* -R, the client: the server runs @p name towards this node and reports. */
+static int
+reverse_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
+{
+	int rc = reverse_ask(name, size, n);
+
+	return rc != 0 ? rc : reverse_wait(name, size, r);
+}
+
+/* --bidir, the client: the server runs @p name towards this node while this one runs it
+ * towards the server (iperf3's --bidir); each side measures what it sends, at its port: @p tx
+ * is this side's, @p rx the server's, @p sum both added (the longer of the two times). */
+static int
+bidir_test(const char *name, uint32_t size, uint64_t n, struct perf_result *tx,
+	   struct perf_result *rx, struct perf_result *sum)
+{
+	int rc = reverse_ask(name, size, n);
+
+	if (rc == 0)
+		rc = rate_test(name, size, n, tx);
+	if (rc == 0)
+		rc = reverse_wait(name, size, rx);
+	if (rc != 0)
+		return rc;
+	tx->bidir = "tx";
+	rx->bidir = "rx";
+	rx->reverse = false;
+	perf_result_sum(sum, tx, rx);
+	sum->bidir = "sum";
 	return 0;
 }
 
@@ -807,53 +847,6 @@ serve(void)
 	return rc == RAW_DONE ? 0 : 1;
 }
 
-/* The raw baselines on the same port, after the engine's run (the server is back in its raw
- * phase): rate tests with frames of the size the engine's were on average. */
-static void
-client_baselines(const char *const *names, unsigned int n_names,
-		 struct perf_result (*res)[PERF_MAX_SIZES])
-{
-	for (unsigned int t = 0; t < n_names && !perf_stop; t++) {
-		if (!perf_test_selected(names[t]))
-			continue;
-		for (unsigned int z = 0; z < perf_opt.n_sizes && !perf_stop; z++) {
-			struct perf_result *r = &res[t][z];
-			uint32_t size = perf_opt.sizes[z];
-			uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, 1436u) + TRD_PROOF_LEN;
-			uint64_t n = perf_opt.iters ? perf_opt.iters : perf_default_iters(names[t]);
-			struct perf_result tmp;
-			int rc;
-
-			if (r->test == NULL)
-				continue; /* not measured */
-			if (r->kind == K_RATE && r->frames != 0)
-				frame = (uint32_t)((r->bytes + r->frames / 2) / r->frames);
-			frame = RTE_MIN(frame, (uint32_t)RTE_MBUF_DEFAULT_DATAROOM);
-			memset(&tmp, 0, sizeof(tmp));
-			if (r->kind == K_LAT)
-				rc = raw_pingpong_test(frame, n, &tmp);
-			else
-				rc = raw_stream_test(frame, n, &tmp.mpps);
-			if (rc == 0) {
-				/* put and FIFO ping-pongs report half a round trip, the others
-				 * a whole one: so does their baseline */
-				bool half = strcmp(names[t], "put_lat") == 0 ||
-					    strcmp(names[t], "fifo_lat") == 0;
-
-				r->has_base = true;
-				r->base = r->kind == K_RATE ? tmp.mpps
-					  : half            ? tmp.p50
-							    : 2 * tmp.p50;
-				r->base_gbps = tmp.mpps * (RTE_MAX(frame, 60u) + 4) * 8 / 1000;
-			} else if (!perf_stop) {
-				/* the figure is printed without its baseline: say why */
-				fprintf(stderr, "toroid-perf: %s %u: raw baseline: %s\n", names[t],
-					size, strerror(-rc));
-			}
-		}
-	}
-}
-
 int
 perf_twoproc(bool server, const char *memif_socket, uint16_t port_id)
 {
@@ -894,6 +887,9 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id)
 		trd_link_free(plink);
 		return 1;
 	}
+	struct rte_eth_stats e0, e1;
+	int have = rte_eth_stats_get(tp_port, &e0);
+
 	rc = engine_setup(false);
 	if (rc == 0)
 		rc = engine_launch();
@@ -915,10 +911,14 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id)
 			struct perf_result *r = &res[t][z];
 			uint64_t n = perf_opt.iters ? perf_opt.iters : perf_default_iters(all[t]);
 
+			struct perf_result rx, sum;
+
 			r->by_gbps = strstr(all[t], "_bw") != NULL;
 			rc = is_lat(all[t])     ? lat_test(all[t], perf_opt.sizes[z], n, r)
 			     : perf_opt.reverse ? reverse_test(all[t], perf_opt.sizes[z], n, r)
-						: rate_test(all[t], perf_opt.sizes[z], n, r);
+			     : perf_opt.bidir
+				     ? bidir_test(all[t], perf_opt.sizes[z], n, r, &rx, &sum)
+				     : rate_test(all[t], perf_opt.sizes[z], n, r);
 			if (rc != 0) {
 				r->test = NULL; /* nothing to print, no baseline */
 				if (perf_stop)
@@ -930,11 +930,23 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id)
 			}
 			if (!perf_opt.baseline)
 				print_result(r);
+			if (r->bidir != NULL) { /* --bidir: no baseline */
+				print_result(&rx);
+				print_result(&sum);
+			}
 		}
 	}
 	/* the server answers a BYE before it ends: it does not wait for a lost one forever */
 	if (ask(CTL_BYE, 0, NULL) != 0 && !perf_stop)
 		fprintf(stderr, "toroid-perf: the server did not acknowledge the end\n");
+	/* -R, --bidir: this side's count of what the server's figures claim (as the server
+	 * prints its own) */
+	if ((perf_opt.reverse || perf_opt.bidir) && have == 0 &&
+	    rte_eth_stats_get(tp_port, &e1) == 0)
+		fprintf(stderr,
+			"toroid-perf: the port received %" PRIu64 " frames, %" PRIu64
+			" bytes while the engine ran\n",
+			e1.ipackets - e0.ipackets, e1.ibytes - e0.ibytes);
 	engine_end();
 	if (perf_opt.baseline) {
 		/* raw DPDK on the same port, once the server is back in its raw phase; then the

@@ -42,6 +42,10 @@ uint64_t timed_end(uint64_t t0);
 int raw_serve(void);
 int raw_pingpong_test(uint32_t frame, uint64_t n, struct perf_result *r);
 int raw_stream_test(uint32_t frame, uint64_t n, double *mpps);
+/* The raw baselines of the measured tests @p names (results @p res), on the same port after
+ * the engine's run: rate tests with frames of the size the engine's were on average. */
+void client_baselines(const char *const *names, unsigned int n_names,
+		      struct perf_result (*res)[PERF_MAX_SIZES]);
 
 /* ---- timed runs: --duration, --interval, --rate (twoproc_timing.c) ---- */
 

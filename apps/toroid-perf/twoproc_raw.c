@@ -223,3 +223,50 @@ raw_stream_test(uint32_t frame, uint64_t n, double *mpps)
 	*mpps = (double)got * rte_get_tsc_hz() / 1e6 / (double)(rte_rdtsc() - t0);
 	return 0;
 }
+
+/* The raw baselines on the same port, after the engine's run (the server is back in its raw
+ * phase): rate tests with frames of the size the engine's were on average. */
+void
+client_baselines(const char *const *names, unsigned int n_names,
+		 struct perf_result (*res)[PERF_MAX_SIZES])
+{
+	for (unsigned int t = 0; t < n_names && !perf_stop; t++) {
+		if (!perf_test_selected(names[t]))
+			continue;
+		for (unsigned int z = 0; z < perf_opt.n_sizes && !perf_stop; z++) {
+			struct perf_result *r = &res[t][z];
+			uint32_t size = perf_opt.sizes[z];
+			uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, 1436u) + TRD_PROOF_LEN;
+			uint64_t n = perf_opt.iters ? perf_opt.iters : perf_default_iters(names[t]);
+			struct perf_result tmp;
+			int rc;
+
+			if (r->test == NULL)
+				continue; /* not measured */
+			if (r->kind == K_RATE && r->frames != 0)
+				frame = (uint32_t)((r->bytes + r->frames / 2) / r->frames);
+			frame = RTE_MIN(frame, (uint32_t)RTE_MBUF_DEFAULT_DATAROOM);
+			memset(&tmp, 0, sizeof(tmp));
+			if (r->kind == K_LAT)
+				rc = raw_pingpong_test(frame, n, &tmp);
+			else
+				rc = raw_stream_test(frame, n, &tmp.mpps);
+			if (rc == 0) {
+				/* put and FIFO ping-pongs report half a round trip, the others
+				 * a whole one: so does their baseline */
+				bool half = strcmp(names[t], "put_lat") == 0 ||
+					    strcmp(names[t], "fifo_lat") == 0;
+
+				r->has_base = true;
+				r->base = r->kind == K_RATE ? tmp.mpps
+					  : half            ? tmp.p50
+							    : 2 * tmp.p50;
+				r->base_gbps = tmp.mpps * (RTE_MAX(frame, 60u) + 4) * 8 / 1000;
+			} else if (!perf_stop) {
+				/* the figure is printed without its baseline: say why */
+				fprintf(stderr, "toroid-perf: %s %u: raw baseline: %s\n", names[t],
+					size, strerror(-rc));
+			}
+		}
+	}
+}

@@ -317,16 +317,24 @@ report_rate(size_t size, unsigned int n, uint64_t ns)
 
 	if (opt.json)
 		printf("{\"test\":\"vni_stream\",\"size\":%zu,\"links\":\"vni\",\"msgs\":%u,"
-		       "\"mpps\":%.6f,\"mbytes_per_s\":%.3f,\"seconds\":%.3f,\"ordered\":%s,"
+		       "\"mpps\":%.6f,\"mbytes_per_s\":%.3f,\"seconds\":%.6f,\"ordered\":%s,"
 		       "\"wait\":\"%s\"}\n",
 		       size, n, rate / 1e6, rate * (double)size / 1e6, sec,
 		       opt.ordered ? "true" : "false",
 		       opt.wait == W_SPIN    ? "spin"
 		       : opt.wait == W_YIELD ? "yield"
 					     : "block");
-	else
-		printf("stream  %8zu B  %10.0f msg/s  %9.1f MB/s  (%u messages, %s)\n", size, rate,
-		       rate * (double)size / 1e6, n, opt.ordered ? "ordered" : "unordered");
+	else {
+		static bool header;
+
+		if (!header)
+			printf("%-12s %9s %10s %10s %10s  %s\n", "test", "size", "Mmsg/s", "MB/s",
+			       "Gb/s", "(payload, one way)");
+		header = true;
+		printf("%-12s %9zu %10.4f %10.1f %10.3f  (%u messages, %s)\n", "vni_stream", size,
+		       rate / 1e6, rate * (double)size / 1e6, rate * (double)size * 8 / 1e9, n,
+		       opt.ordered ? "ordered" : "unordered");
+	}
 	fflush(stdout);
 }
 
@@ -481,7 +489,7 @@ run_vni(void)
 		return 2;
 	}
 	if (opt.role != 0) /* one side: the other runs elsewhere (another engine, host) */
-		return vni_side(opt.role == 2);
+		return opt.stream ? stream_side(opt.role == 2) : vni_side(opt.role == 2);
 	fflush(stdout);
 	child = fork();
 	if (child < 0)
@@ -607,9 +615,11 @@ usage(FILE *f)
 		"  --iters N         round trips measured per size, 1..%u (default 10000)\n"
 		"  --warmup N        round trips before measuring, 0..%u (default 1000)\n"
 		"  --wait HOW        vni: spin (poll), yield (poll, sched_yield) or block (eventfd)\n"
-		"  --stream          vni: message rate of a one-way stream instead: --iters\n"
-		"                    messages per size (after --warmup), --window outstanding,\n"
-		"                    received in order by %u any-tag receives (sizes up to 1M)\n"
+		"  --stream          vni: message rate and bandwidth of a one-way stream instead:\n"
+		"                    --iters messages per size (after --warmup), --window\n"
+		"                    outstanding, received in order by %u any-tag receives\n"
+		"                    (sizes up to 1M); --client sends, --server receives (give\n"
+		"                    it the client's --sizes, --iters, --warmup)\n"
 		"  --window N        --stream: sends outstanding, 1..4096 (default 64)\n"
 		"  --ordered         vni: both interfaces ordered (trd_vni_conf.ordered)\n"
 		"  --json            one JSON line per size (the keys of toroid-perf --json)\n"
@@ -747,8 +757,6 @@ main(int argc, char **argv)
 			app_usage_error("--mode vni starts no EAL: no EAL options");
 		if (opt.socket == NULL)
 			app_usage_error("--socket is required with --mode vni");
-		if (opt.stream && opt.role != 0)
-			app_usage_error("--stream runs both sides: no --server or --client");
 		for (unsigned int k = 0; opt.stream && k < opt.n_sizes; k++)
 			if (opt.sizes[k] > STREAM_MAX)
 				app_usage_error("--stream: sizes up to 1M");

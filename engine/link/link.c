@@ -42,6 +42,8 @@ ring_link_mac(struct trd_link *l, unsigned int serial)
 
 /* ---- ethdev ---- */
 
+static void xdp_pool_free(struct rte_mempool *mp);
+
 static uint16_t
 ethdev_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -61,7 +63,7 @@ ethdev_close(struct trd_link *l)
 		return;
 	rte_eth_dev_stop(l->port);
 	rte_eth_dev_close(l->port);
-	rte_mempool_free(l->own_pool); /* after the port: the socket's UMEM is this memory */
+	xdp_pool_free(l->own_pool); /* after the port: the socket's UMEM is this memory */
 	l->own_pool = NULL;
 }
 
@@ -121,11 +123,17 @@ rx_frame_max(const char *drv, struct rte_mempool *pool)
 #define TRD_XDP_OBJ  4096u
 #define TRD_XDP_POOL 8191u
 
+/* The pool and its zone (of the pool's name); NULL: nothing. */
 static void
-xdp_zone_free(struct rte_mempool_memhdr *hdr, void *opaque)
+xdp_pool_free(struct rte_mempool *mp)
 {
-	RTE_SET_USED(hdr);
-	rte_memzone_free(opaque);
+	const struct rte_memzone *mz;
+
+	if (mp == NULL)
+		return;
+	mz = rte_memzone_lookup(mp->name);
+	rte_mempool_free(mp);
+	rte_memzone_free(mz);
 }
 
 static struct rte_mempool *
@@ -133,7 +141,7 @@ xdp_pool(uint16_t port_id, const struct rte_mempool *like)
 {
 	struct rte_pktmbuf_pool_private pp;
 	struct rte_mempool_objsz sz;
-	const struct rte_memzone *mz;
+	const struct rte_memzone *mz = NULL;
 	struct rte_mempool *mp;
 	char name[RTE_MEMZONE_NAMESIZE];
 	uint16_t priv = rte_pktmbuf_priv_size((struct rte_mempool *)(uintptr_t)like);
@@ -169,11 +177,9 @@ xdp_pool(uint16_t port_id, const struct rte_mempool *like)
 					 rte_eth_dev_socket_id(port_id), 0, TRD_XDP_OBJ);
 	if (mz == NULL)
 		goto fail;
-	rc = rte_mempool_populate_virt(mp, mz->addr, mz->len, TRD_XDP_OBJ, xdp_zone_free,
-				       (void *)(uintptr_t)mz);
+	/* the zone is freed after the pool (xdp_pool_free), not by it */
+	rc = rte_mempool_populate_virt(mp, mz->addr, mz->len, TRD_XDP_OBJ, NULL, NULL);
 	if (rc < 0 || (unsigned int)rc != TRD_XDP_POOL) {
-		if (rc >= 0 || mp->nb_mem_chunks == 0)
-			rte_memzone_free(mz); /* not handed to the pool */
 		rte_errno = rc < 0 ? -rc : ENOMEM;
 		goto fail;
 	}
@@ -181,7 +187,10 @@ xdp_pool(uint16_t port_id, const struct rte_mempool *like)
 	return mp;
 
 fail:
+	rc = rte_errno;
 	rte_mempool_free(mp);
+	rte_memzone_free(mz);
+	rte_errno = rc;
 	return NULL;
 }
 
@@ -646,7 +655,7 @@ trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_conf *conf, struct 
 fail_errno:
 	rc = rte_errno;
 	if (!pool_given) /* else the port's queue holds it (the port is not closed here) */
-		rte_mempool_free(l->own_pool);
+		xdp_pool_free(l->own_pool);
 	rte_free(l);
 	rte_errno = rc;
 	return NULL;
