@@ -488,7 +488,7 @@ def npmpi(suite):
                 srv = start_server(node_cmd) if kind == "toroid" else None
                 try:
                     for _ in range(300):  # the engine listens once its socket exists
-                        if srv is None or os.path.exists(sock):
+                        if srv is None or os.path.exists(sock) or srv.poll() is not None:
                             break
                         time.sleep(0.1)
                     if os.path.exists(out):
@@ -554,7 +554,7 @@ def mpi_programs(suite):
                     srv = start_server(node_cmd) if kind == "toroid" else None
                     try:
                         for _ in range(300):  # the engine listens once its socket exists
-                            if srv is None or os.path.exists(sock):
+                            if srv is None or os.path.exists(sock) or srv.poll() is not None:
                                 break
                             time.sleep(0.1)
                         out = sh(cmd, timeout=300)
