@@ -10,11 +10,14 @@
  *  - rotation by size in a ring of 3 files: 3 files, each within the size, no fourth; the
  *    rotate command: the next file; a limit: the file stays under it, the rest is dropped;
  *  - bad requests (relative path, unknown option, bad filter) answer an error, start nothing;
- *  - start, rotate and stop while a worker lcore serves the nodes and puts flow: whole files.
+ *  - start, rotate and stop while a worker lcore serves the nodes and puts flow: whole files;
+ *  - capture started and stopped on the nodes by index (as telemetry finds them) from a thread
+ *    while this one creates and frees nodes: no access to a freed node (run it under ASan).
  * The files are read back with libpcap (pcapng) and decoded with trd_wire_parse().
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +30,7 @@
 #include <pcap/pcap.h>
 
 #include <toroid/telemetry.h>
+#include <toroid/testing.h>
 #include <toroid/toroid.h>
 #include <toroid/wire.h>
 
@@ -431,6 +435,69 @@ part_refused(void)
 	printf("refused: %zu bad requests answered with an error\n", RTE_DIM(bad));
 }
 
+static volatile int race_stop;
+static unsigned long race_started;
+
+/* As telemetry does: a node by index, then capture control on it. */
+static void *
+race_thread(void *arg)
+{
+	const char *path = arg;
+
+	while (!__atomic_load_n(&race_stop, __ATOMIC_ACQUIRE)) {
+		unsigned int count = trd_node_count();
+
+		for (unsigned int i = 0; i < count; i++) {
+			struct trd_node *node = trd_node_at(i);
+			struct trd_capture_stats st;
+			int rc;
+
+			if (node == NULL)
+				continue;
+			rc = trd_node_capture_start(node, path, NULL);
+			if (rc == 0)
+				race_started++;
+			else if (rc != -ENOENT)
+				fprintf(stderr, "race: start: %s\n", strerror(-rc));
+			trd_node_capture_stats(node, &st);
+			trd_node_capture_rotate(node);
+			trd_node_capture_stop(node, NULL);
+		}
+	}
+	return NULL;
+}
+
+/* Capture control on nodes being freed: trd_node_free() leaves the registry and stops the
+ * capture under the capture control, so a node found by index is either live or -ENOENT. */
+static void
+part_race(void)
+{
+	struct trd_net_conf c = {.links = TRD_NET_RING};
+	char path[300];
+	pthread_t th;
+	int made = 0;
+
+	snprintf(path, sizeof(path), "%s/race.pcapng", dir);
+	trd_torus_init(&c.torus, 2, 1, 1);
+	T_EQ(pthread_create(&th, NULL, race_thread, path), 0);
+	for (int i = 0; i < 100; i++) {
+		struct trd_net *rn = trd_net_create(&c);
+
+		T_ASSERT(rn != NULL, "net: %s", rte_strerror(rte_errno));
+		made++;
+		trd_net_free(rn);
+	}
+	__atomic_store_n(&race_stop, 1, __ATOMIC_RELEASE);
+	T_EQ(pthread_join(th, NULL), 0);
+	trd_node_capture_stop(n0, NULL);
+	trd_node_capture_stop(n1, NULL);
+	ask_ok("/toroid/capture/status");
+	T_EQ(num("active"), 0);
+	T_ASSERT(race_started > 0, "no capture started");
+	printf("race: %d nets made and freed while %lu captures started and stopped\n", made,
+	       race_started);
+}
+
 static void
 cleanup(void)
 {
@@ -474,6 +541,7 @@ main(int argc, char **argv)
 	part_rotate();
 	part_limit();
 	part_refused();
+	part_race();
 	part_live();
 	close(sock);
 	trd_net_free(net);

@@ -263,7 +263,8 @@ struct trd_node_conf {
 
 /**
  * Create a node.
- * @return the node, or NULL with rte_errno = EINVAL (bad configuration), ENOMEM, EEXIST.
+ * @return the node, or NULL with rte_errno = EINVAL (bad configuration), ENOMEM, EEXIST, or
+ * ENOSPC (the process has 1024 nodes already).
  */
 struct trd_node *trd_node_create(const struct trd_node_conf *conf);
 
@@ -744,7 +745,10 @@ struct trd_capture_stats {
  * the same path share its file, with the first one's settings.
  * @return 0, -EINVAL (no node or path, a filter that does not compile: see
  *         trd_capture_filter_check()), -ENAMETOOLONG (a path of 1000 characters or more),
- *         the negative errno of opening the file (-ENOENT, -EACCES, ...), -ENOMEM.
+ *         the negative errno of opening the file (-ENOENT, -EACCES, ...), -ENOMEM; -ENOENT
+ *         also for a node no longer in the process's registry (trd_node_free() began): the
+ *         capture calls below check it under the lock trd_node_free() takes, so a tool that
+ *         found the node by index (telemetry) never acts on a freed one.
  */
 int trd_node_capture_start(struct trd_node *node, const char *path,
 			   const struct trd_capture_conf *conf);
