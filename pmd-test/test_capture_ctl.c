@@ -11,6 +11,7 @@
  *    rotate command: the next file; a limit: the file stays under it, the rest is dropped;
  *  - bad requests (relative path, unknown option, bad filter) answer an error, start nothing;
  *  - start, rotate and stop while a worker lcore serves the nodes and puts flow: whole files;
+ *  - a symlink at the path is refused (-ELOOP, the target untouched), the file is mode 0600;
  *  - capture started and stopped on the nodes by index (as telemetry finds them) from a thread
  *    while this one creates and frees nodes: no access to a freed node (run it under ASan).
  * The files are read back with libpcap (pcapng) and decoded with trd_wire_parse().
@@ -435,6 +436,32 @@ part_refused(void)
 	printf("refused: %zu bad requests answered with an error\n", RTE_DIM(bad));
 }
 
+/* The file holds payload: not written through a symlink, readable by its owner only. */
+static void
+part_file_mode(void)
+{
+	char path[300], target[300];
+	struct stat sb;
+	FILE *f;
+
+	snprintf(target, sizeof(target), "%s/target", dir);
+	snprintf(path, sizeof(path), "%s/link.pcapng", dir);
+	f = fopen(target, "w");
+	T_ASSERT(f != NULL, "%s: %s", target, strerror(errno));
+	fputs("keep", f);
+	fclose(f);
+	T_EQ(symlink(target, path), 0);
+	T_EQ(trd_node_capture_start(n0, path, NULL), -ELOOP);
+	T_EQ(file_size(target), 4);
+	T_EQ(trd_node_capture_stop(n0, NULL), -ENOENT);
+	snprintf(path, sizeof(path), "%s/mode.pcapng", dir);
+	T_EQ(trd_node_capture_start(n0, path, NULL), 0);
+	T_EQ(stat(path, &sb), 0);
+	T_EQ(sb.st_mode & 07777, 0600);
+	T_EQ(trd_node_capture_stop(n0, NULL), 0);
+	printf("file: a symlink refused (-ELOOP), the file mode 0600\n");
+}
+
 static volatile int race_stop;
 static unsigned long race_started;
 
@@ -541,6 +568,7 @@ main(int argc, char **argv)
 	part_rotate();
 	part_limit();
 	part_refused();
+	part_file_mode();
 	part_race();
 	part_live();
 	close(sock);

@@ -12,12 +12,14 @@
  * only to record frames, control (rotation, figures) takes it briefly.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <pcap/pcap.h>
 
@@ -176,6 +178,26 @@ cap_file_name(const struct trd_capture *c, unsigned int seq, char *out, size_t l
 	RTE_SET_USED(n); /* the path is shorter than the buffer by more than a number */
 }
 
+/* A capture file holds the frames' payload: readable by its owner only, and never written
+ * through a symlink someone else planted at its name (-ELOOP). */
+static FILE *
+cap_fopen(const char *name)
+{
+	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "wb");
+	if (f == NULL) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 /* Close the file written now (if any) and open the next one. Under c->lock once shared. */
 static int
 cap_next_file(struct trd_capture *c)
@@ -192,7 +214,7 @@ cap_next_file(struct trd_capture *c)
 		c->kept -= c->ring[c->seq % c->file_count];
 		c->ring[c->seq % c->file_count] = 0;
 	}
-	c->f = fopen(name, "wb");
+	c->f = cap_fopen(name);
 	if (c->f == NULL)
 		return errno != 0 ? -errno : -EIO;
 	memcpy(c->cur, name, sizeof(c->cur));
