@@ -12,6 +12,8 @@
  *  - bad requests (relative path, unknown option, bad filter) answer an error, start nothing;
  *  - start, rotate and stop while a worker lcore serves the nodes and puts flow: whole files;
  *  - a symlink at the path is refused (-ELOOP, the target untouched), the file is mode 0600;
+ *  - a rotation whose next file cannot be opened answers the error and the capture goes on in
+ *    the file it had, nothing dropped;
  *  - capture started and stopped on the nodes by index (as telemetry finds them) from a thread
  *    while this one creates and frees nodes: no access to a freed node (run it under ASan).
  * The files are read back with libpcap (pcapng) and decoded with trd_wire_parse().
@@ -462,6 +464,32 @@ part_file_mode(void)
 	printf("file: a symlink refused (-ELOOP), the file mode 0600\n");
 }
 
+/* The next file cannot be opened (a symlink at PATH.1): the capture keeps its file. */
+static void
+part_rotate_fail(void)
+{
+	char cmd[512], path[300], f[320];
+	struct cap_count cc;
+
+	snprintf(path, sizeof(path), "%s/keep.pcapng", dir);
+	snprintf(f, sizeof(f), "%s.1", path);
+	T_EQ(symlink("/nonexistent", f), 0);
+	snprintf(cmd, sizeof(cmd), "/toroid/capture/start,%s", path);
+	ask_ok(cmd);
+	puts_(0, 2);
+	ask("/toroid/capture/rotate");
+	T_ASSERT(num("ok") == 0 && strstr(reply, "rotate") != NULL, "%s", reply);
+	puts_(2, 3);
+	ask_ok("/toroid/capture/stop");
+	T_EQ(num("dropped"), 0);
+	T_EQ(num("files"), 1);
+	read_cap(path, &cc);
+	T_EQ(cc.puts, 10);
+	T_EQ(cc.frames, num("frames"));
+	printf("rotate refused: the capture went on in %s, %" PRIu64 " frames, none dropped\n",
+	       path, cc.frames);
+}
+
 static volatile int race_stop;
 static unsigned long race_started;
 
@@ -569,6 +597,7 @@ main(int argc, char **argv)
 	part_limit();
 	part_refused();
 	part_file_mode();
+	part_rotate_fail();
 	part_race();
 	part_live();
 	close(sock);

@@ -756,8 +756,9 @@ int trd_node_capture_start(struct trd_node *node, const char *path,
 /**
  * Close the file @p node's capture writes and go on in the next one (PATH.1, PATH.2, ... or
  * the next of the ring). Nodes sharing the file move together.
- * @return 0, -EINVAL, -ENOENT (no capture), or the negative errno of opening the next file
- *         (the capture then drops frames until a rotation succeeds).
+ * The next file is opened before the serving lcore is made to wait, and only for the switch.
+ * @return 0, -EINVAL, -ENOENT (no capture), -EBUSY (another rotation is under way), or the
+ *         negative errno of opening the next file (the capture then goes on in the one it has).
  */
 int trd_node_capture_rotate(struct trd_node *node);
 
