@@ -14,6 +14,7 @@
  *  - a symlink at the path is refused (-ELOOP, the target untouched), the file is mode 0600;
  *  - a rotation whose next file cannot be opened answers the error and the capture goes on in
  *    the file it had, nothing dropped;
+ *  - writes that fail (/dev/full): frames counted as dropped, the error in the figures;
  *  - capture started and stopped on the nodes by index (as telemetry finds them) from a thread
  *    while this one creates and frees nodes: no access to a freed node (run it under ASan).
  * The files are read back with libpcap (pcapng) and decoded with trd_wire_parse().
@@ -490,6 +491,24 @@ part_rotate_fail(void)
 	       path, cc.frames);
 }
 
+/* Every write fails: the frames are dropped, not counted as recorded, and the error said. */
+static void
+part_write_error(void)
+{
+	uint64_t before, carried;
+
+	before = link_frames();
+	ask_ok("/toroid/capture/start,/dev/full");
+	puts_(0, 10);
+	carried = link_frames() - before;
+	ask_ok("/toroid/capture/stop");
+	T_ASSERT(strstr(reply, "\"write_error\":\"No space left on device\"") != NULL, "%s", reply);
+	T_ASSERT(num("dropped") > 0, "%s", reply);
+	T_EQ(num("frames") + num("dropped"), carried);
+	printf("write error: %" PRIu64 " of %" PRIu64 " frames dropped, the error reported\n",
+	       num("dropped"), carried);
+}
+
 static volatile int race_stop;
 static unsigned long race_started;
 
@@ -598,6 +617,7 @@ main(int argc, char **argv)
 	part_refused();
 	part_file_mode();
 	part_rotate_fail();
+	part_write_error();
 	part_race();
 	part_live();
 	close(sock);

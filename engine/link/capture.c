@@ -62,6 +62,8 @@ struct trd_capture {
 	uint64_t *ring; /* with file_count: the bytes of each file of the ring */
 	bool full;
 	bool rotating;     /* trd_capture_rotate() is opening the next file outside the lock */
+	bool write_failed; /* in the frame written now */
+	int error;         /* errno of the first write that failed */
 	uint64_t retry_at; /* after a failed rotation by size: no new try before (timer cycles) */
 	uint64_t frames, bytes, filtered, dropped;
 	uint8_t buf[65536 + 64];
@@ -76,7 +78,13 @@ cap_write(struct trd_capture *c, const void *p, size_t len)
 {
 	if (c->f == NULL)
 		return;
-	fwrite(p, 1, len, c->f);
+	if (fwrite(p, 1, len, c->f) != len || ferror(c->f)) {
+		if (c->error == 0)
+			c->error = errno != 0 ? errno : EIO;
+		c->write_failed = true;
+		clearerr(c->f);
+		return;
+	}
 	c->file_bytes += len;
 	c->kept += len;
 	c->bytes += len;
@@ -323,6 +331,7 @@ cap_frame(struct trd_capture *c, const struct trd_link *l, const char *ifname,
 		c->dropped++;
 		return;
 	}
+	c->write_failed = false;
 	hdr[0] = 6; /* enhanced packet block */
 	hdr[1] = total;
 	hdr[2] = iface_of(c, l, ifname);
@@ -335,6 +344,10 @@ cap_frame(struct trd_capture *c, const struct trd_link *l, const char *ifname,
 	cap_write(c, pad, RTE_ALIGN(cap, 4) - cap);
 	cap_write(c, opt, sizeof(opt));
 	cap_write(c, &total, 4);
+	if (c->write_failed) {
+		c->dropped++; /* not (wholly) in the file */
+		return;
+	}
 	c->frames++;
 	c->file_frames++;
 }
@@ -390,8 +403,9 @@ trd_capture_filter_check(const char *expr, char *err, size_t len)
 static void
 cap_free(struct trd_capture *c)
 {
-	if (c->f != NULL)
-		fclose(c->f);
+	if (c->f != NULL && fclose(c->f) != 0)
+		rte_log(RTE_LOG_ERR, trd_link_logtype, "toroid capture: %s: %s\n", c->cur,
+			strerror(errno));
 	if (c->has_filter)
 		pcap_freecode(&c->prog);
 	free(c->ring);
@@ -525,6 +539,7 @@ trd_capture_stats(struct trd_capture *c, struct trd_capture_stats *st)
 	st->file_count = c->file_count;
 	st->files = c->seq;
 	st->full = c->full;
+	st->error = c->error;
 	rte_spinlock_unlock(&c->lock);
 }
 
@@ -546,8 +561,8 @@ trd_capture_put(struct trd_capture *c)
 	rte_spinlock_lock(&caps_lock);
 	if (--c->refs != 0) {
 		rte_spinlock_lock(&c->lock);
-		if (c->f != NULL)
-			fflush(c->f);
+		if (c->f != NULL && fflush(c->f) != 0 && c->error == 0)
+			c->error = errno != 0 ? errno : EIO;
 		rte_spinlock_unlock(&c->lock);
 		rte_spinlock_unlock(&caps_lock);
 		return;

@@ -377,6 +377,7 @@ tel_capture_figures(struct rte_tel_data *d, const struct trd_capture_stats *st, 
 	rte_tel_data_add_dict_u64(d, "file_count", st->file_count);
 	rte_tel_data_add_dict_u64(d, "limit", st->limit == UINT64_MAX ? 0 : st->limit);
 	rte_tel_data_add_dict_u64(d, "full", (uint64_t)st->full);
+	rte_tel_data_add_dict_string(d, "write_error", st->error != 0 ? strerror(st->error) : "");
 }
 
 /* PATH[,snaplen=N][,size=BYTES][,files=N][,limit=BYTES|none][,node=NODE][,filter=EXPR]:

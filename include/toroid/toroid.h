@@ -736,6 +736,7 @@ struct trd_capture_stats {
 	unsigned int file_count; /**< 0: no ring */
 	unsigned int files;      /**< files opened so far */
 	int full;                /**< 1 once the limit stopped the recording */
+	int error; /**< errno of the first write that failed (frames then count as dropped) */
 };
 
 /**
