@@ -15,6 +15,7 @@
  *  - a rotation whose next file cannot be opened answers the error and the capture goes on in
  *    the file it had, nothing dropped;
  *  - writes that fail (/dev/full): frames counted as dropped, the error in the figures;
+ *  - a second capture into a file being written: the same settings share it, others -EBUSY;
  *  - capture started and stopped on the nodes by index (as telemetry finds them) from a thread
  *    while this one creates and frees nodes: no access to a freed node (run it under ASan).
  * The files are read back with libpcap (pcapng) and decoded with trd_wire_parse().
@@ -509,6 +510,31 @@ part_write_error(void)
 	       num("dropped"), carried);
 }
 
+/* A file written with some settings is not shared by a capture asking for others. */
+static void
+part_same_path(void)
+{
+	struct trd_capture_conf a = {.file_size = 65536}, b = {.file_size = 8192};
+	struct trd_capture_conf f = {.file_size = 65536, .filter = "ether[15] = 1"};
+	struct trd_capture_stats st;
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/same.pcapng", dir);
+	T_EQ(trd_node_capture_start(n0, path, &a), 0);
+	T_EQ(trd_node_capture_start(n1, path, &b), -EBUSY);
+	T_EQ(trd_node_capture_start(n1, path, &f), -EBUSY);
+	T_EQ(trd_node_capture_stats(n1, &st), -ENOENT);
+	T_EQ(trd_node_capture_start(n1, path, &a), 0);
+	T_EQ(trd_node_capture_stop(n0, NULL), 0);
+	T_EQ(trd_node_capture_stop(n1, &st), 0);
+	T_EQ(st.file_size, 65536);
+	/* once stopped, the path takes new settings */
+	T_EQ(trd_node_capture_start(n0, path, &b), 0);
+	T_EQ(trd_node_capture_stop(n0, &st), 0);
+	T_EQ(st.file_size, 8192);
+	printf("same path: other settings refused (-EBUSY), the same ones share the file\n");
+}
+
 static volatile int race_stop;
 static unsigned long race_started;
 
@@ -618,6 +644,7 @@ main(int argc, char **argv)
 	part_file_mode();
 	part_rotate_fail();
 	part_write_error();
+	part_same_path();
 	part_race();
 	part_live();
 	close(sock);

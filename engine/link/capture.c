@@ -465,6 +465,20 @@ cap_new(const char *path, const struct trd_capture_conf *conf)
 	return c;
 }
 
+/* Whether @p conf asks for what capture @p c does (the file shared as it is). */
+static bool
+cap_conf_same(const struct trd_capture *c, const struct trd_capture_conf *conf)
+{
+	const char *filter = conf->filter != NULL ? conf->filter : "";
+
+	return c->snaplen == (conf->snaplen ? RTE_MIN(conf->snaplen, 65535u) : 65535u) &&
+	       c->file_size == conf->file_size &&
+	       c->file_count ==
+		       (conf->file_size != 0 ? RTE_MIN(conf->file_count, CAP_MAX_FILES) : 0) &&
+	       c->limit == (conf->limit != 0 ? conf->limit : TRD_CAPTURE_LIMIT_DEFAULT) &&
+	       strcmp(c->filter, filter) == 0;
+}
+
 struct trd_capture *
 trd_capture_open(const char *path, const struct trd_capture_conf *conf)
 {
@@ -475,14 +489,22 @@ trd_capture_open(const char *path, const struct trd_capture_conf *conf)
 		rte_errno = ENAMETOOLONG;
 		return NULL;
 	}
+	if (conf == NULL)
+		conf = &defaults;
 	rte_spinlock_lock(&caps_lock);
 	for (c = caps; c != NULL; c = c->next)
 		if (strcmp(c->path, path) == 0) {
+			if (!cap_conf_same(c, conf)) {
+				/* the file is written as its first user asked: not as this one */
+				rte_spinlock_unlock(&caps_lock);
+				rte_errno = EBUSY;
+				return NULL;
+			}
 			c->refs++;
 			rte_spinlock_unlock(&caps_lock);
 			return c;
 		}
-	c = cap_new(path, conf != NULL ? conf : &defaults);
+	c = cap_new(path, conf);
 	if (c != NULL) {
 		c->next = caps;
 		caps = c;

@@ -743,8 +743,9 @@ struct trd_capture_stats {
  * Start (or replace) @p node's capture into @p path as @p conf says (NULL: defaults). Safe
  * while another thread serves the node (the serving lcore sees an atomic switch of its taps,
  * and this call waits until it is out of its round before freeing the old ones). Nodes given
- * the same path share its file, with the first one's settings.
- * @return 0, -EINVAL (no node or path, a filter that does not compile: see
+ * the same path share its file, and must give the same settings.
+ * @return 0, -EBUSY (@p path is being written with other settings: stop that capture first),
+ *         -EINVAL (no node or path, a filter that does not compile: see
  *         trd_capture_filter_check()), -ENAMETOOLONG (a path of 1000 characters or more),
  *         the negative errno of opening the file (-ENOENT, -EACCES, ...), -ENOMEM; -ENOENT
  *         also for a node no longer in the process's registry (trd_node_free() began): the
