@@ -9,7 +9,8 @@
  *  - a BPF filter (puts only): only the 20 put frames, every other frame counted as filtered;
  *  - rotation by size in a ring of 3 files: 3 files, each within the size, no fourth; the
  *    rotate command: the next file; a limit: the file stays under it, the rest is dropped;
- *  - bad requests (relative path, unknown option, bad filter) answer an error, start nothing;
+ *  - bad requests (relative path, unknown option, size or limit under 4k, bad filter) answer
+ *    an error, start nothing;
  *  - start, rotate and stop while a worker lcore serves the nodes and puts flow: whole files;
  *  - a symlink at the path is refused (-ELOOP, the target untouched), the file is mode 0600;
  *  - a rotation whose next file cannot be opened answers the error and the capture goes on in
@@ -423,6 +424,9 @@ part_refused(void)
 		"/toroid/capture/start,relative.pcapng",
 		"/toroid/capture/start,/tmp/x.pcapng,colour=blue",
 		"/toroid/capture/start,/tmp/x.pcapng,files=3",
+		"/toroid/capture/start,/tmp/x.pcapng,size=1",
+		"/toroid/capture/start,/tmp/x.pcapng,size=4095",
+		"/toroid/capture/start,/tmp/x.pcapng,limit=1",
 		"/toroid/capture/start,/tmp/x.pcapng,filter=ether[15 = 1",
 		"/toroid/capture/start,/nonexistent-dir/x.pcapng",
 		"/toroid/capture/rotate",
