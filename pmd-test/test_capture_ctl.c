@@ -9,12 +9,21 @@
  *  - a BPF filter (puts only): only the 20 put frames, every other frame counted as filtered;
  *  - rotation by size in a ring of 3 files: 3 files, each within the size, no fourth; the
  *    rotate command: the next file; a limit: the file stays under it, the rest is dropped;
- *  - bad requests (relative path, unknown option, bad filter) answer an error, start nothing;
- *  - start, rotate and stop while a worker lcore serves the nodes and puts flow: whole files.
+ *  - bad requests (relative path, unknown option, size or limit under 4k, bad filter) answer
+ *    an error, start nothing;
+ *  - start, rotate and stop while a worker lcore serves the nodes and puts flow: whole files;
+ *  - a symlink at the path is refused (-ELOOP, the target untouched), the file is mode 0600;
+ *  - a rotation whose next file cannot be opened answers the error and the capture goes on in
+ *    the file it had, nothing dropped;
+ *  - writes that fail (/dev/full): frames counted as dropped, the error in the figures;
+ *  - a second capture into a file being written: the same settings share it, others -EBUSY;
+ *  - capture started and stopped on the nodes by index (as telemetry finds them) from a thread
+ *    while this one creates and frees nodes: no access to a freed node (run it under ASan).
  * The files are read back with libpcap (pcapng) and decoded with trd_wire_parse().
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +36,7 @@
 #include <pcap/pcap.h>
 
 #include <toroid/telemetry.h>
+#include <toroid/testing.h>
 #include <toroid/toroid.h>
 #include <toroid/wire.h>
 
@@ -414,6 +424,9 @@ part_refused(void)
 		"/toroid/capture/start,relative.pcapng",
 		"/toroid/capture/start,/tmp/x.pcapng,colour=blue",
 		"/toroid/capture/start,/tmp/x.pcapng,files=3",
+		"/toroid/capture/start,/tmp/x.pcapng,size=1",
+		"/toroid/capture/start,/tmp/x.pcapng,size=4095",
+		"/toroid/capture/start,/tmp/x.pcapng,limit=1",
 		"/toroid/capture/start,/tmp/x.pcapng,filter=ether[15 = 1",
 		"/toroid/capture/start,/nonexistent-dir/x.pcapng",
 		"/toroid/capture/rotate",
@@ -429,6 +442,164 @@ part_refused(void)
 	T_EQ(trd_capture_filter_check("ether[15] = 1", NULL, 0), 0);
 	T_EQ(trd_capture_filter_check("ether[15 = 1", NULL, 0), -EINVAL);
 	printf("refused: %zu bad requests answered with an error\n", RTE_DIM(bad));
+}
+
+/* The file holds payload: not written through a symlink, readable by its owner only. */
+static void
+part_file_mode(void)
+{
+	char path[300], target[300];
+	struct stat sb;
+	FILE *f;
+
+	snprintf(target, sizeof(target), "%s/target", dir);
+	snprintf(path, sizeof(path), "%s/link.pcapng", dir);
+	f = fopen(target, "w");
+	T_ASSERT(f != NULL, "%s: %s", target, strerror(errno));
+	fputs("keep", f);
+	fclose(f);
+	T_EQ(symlink(target, path), 0);
+	T_EQ(trd_node_capture_start(n0, path, NULL), -ELOOP);
+	T_EQ(file_size(target), 4);
+	T_EQ(trd_node_capture_stop(n0, NULL), -ENOENT);
+	snprintf(path, sizeof(path), "%s/mode.pcapng", dir);
+	T_EQ(trd_node_capture_start(n0, path, NULL), 0);
+	T_EQ(stat(path, &sb), 0);
+	T_EQ(sb.st_mode & 07777, 0600);
+	T_EQ(trd_node_capture_stop(n0, NULL), 0);
+	printf("file: a symlink refused (-ELOOP), the file mode 0600\n");
+}
+
+/* The next file cannot be opened (a symlink at PATH.1): the capture keeps its file. */
+static void
+part_rotate_fail(void)
+{
+	char cmd[512], path[300], f[320];
+	struct cap_count cc;
+
+	snprintf(path, sizeof(path), "%s/keep.pcapng", dir);
+	snprintf(f, sizeof(f), "%s.1", path);
+	T_EQ(symlink("/nonexistent", f), 0);
+	snprintf(cmd, sizeof(cmd), "/toroid/capture/start,%s", path);
+	ask_ok(cmd);
+	puts_(0, 2);
+	ask("/toroid/capture/rotate");
+	T_ASSERT(num("ok") == 0 && strstr(reply, "rotate") != NULL, "%s", reply);
+	puts_(2, 3);
+	ask_ok("/toroid/capture/stop");
+	T_EQ(num("dropped"), 0);
+	T_EQ(num("files"), 1);
+	read_cap(path, &cc);
+	T_EQ(cc.puts, 10);
+	T_EQ(cc.frames, num("frames"));
+	printf("rotate refused: the capture went on in %s, %" PRIu64 " frames, none dropped\n",
+	       path, cc.frames);
+}
+
+/* Every write fails: the frames are dropped, not counted as recorded, and the error said. */
+static void
+part_write_error(void)
+{
+	uint64_t before, carried;
+
+	before = link_frames();
+	ask_ok("/toroid/capture/start,/dev/full");
+	puts_(0, 10);
+	carried = link_frames() - before;
+	ask_ok("/toroid/capture/stop");
+	T_ASSERT(strstr(reply, "\"write_error\":\"No space left on device\"") != NULL, "%s", reply);
+	T_ASSERT(num("dropped") > 0, "%s", reply);
+	T_EQ(num("frames") + num("dropped"), carried);
+	printf("write error: %" PRIu64 " of %" PRIu64 " frames dropped, the error reported\n",
+	       num("dropped"), carried);
+}
+
+/* A file written with some settings is not shared by a capture asking for others. */
+static void
+part_same_path(void)
+{
+	struct trd_capture_conf a = {.file_size = 65536}, b = {.file_size = 8192};
+	struct trd_capture_conf f = {.file_size = 65536, .filter = "ether[15] = 1"};
+	struct trd_capture_stats st;
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/same.pcapng", dir);
+	T_EQ(trd_node_capture_start(n0, path, &a), 0);
+	T_EQ(trd_node_capture_start(n1, path, &b), -EBUSY);
+	T_EQ(trd_node_capture_start(n1, path, &f), -EBUSY);
+	T_EQ(trd_node_capture_stats(n1, &st), -ENOENT);
+	T_EQ(trd_node_capture_start(n1, path, &a), 0);
+	T_EQ(trd_node_capture_stop(n0, NULL), 0);
+	T_EQ(trd_node_capture_stop(n1, &st), 0);
+	T_EQ(st.file_size, 65536);
+	/* once stopped, the path takes new settings */
+	T_EQ(trd_node_capture_start(n0, path, &b), 0);
+	T_EQ(trd_node_capture_stop(n0, &st), 0);
+	T_EQ(st.file_size, 8192);
+	printf("same path: other settings refused (-EBUSY), the same ones share the file\n");
+}
+
+static volatile int race_stop;
+static unsigned long race_started;
+
+/* As telemetry does: a node by index, then capture control on it. */
+static void *
+race_thread(void *arg)
+{
+	const char *path = arg;
+
+	while (!__atomic_load_n(&race_stop, __ATOMIC_ACQUIRE)) {
+		unsigned int count = trd_node_count();
+
+		for (unsigned int i = 0; i < count; i++) {
+			struct trd_node *node = trd_node_at(i);
+			struct trd_capture_stats st;
+			int rc;
+
+			if (node == NULL)
+				continue;
+			rc = trd_node_capture_start(node, path, NULL);
+			if (rc == 0)
+				race_started++;
+			else if (rc != -ENOENT)
+				fprintf(stderr, "race: start: %s\n", strerror(-rc));
+			trd_node_capture_stats(node, &st);
+			trd_node_capture_rotate(node);
+			trd_node_capture_stop(node, NULL);
+		}
+	}
+	return NULL;
+}
+
+/* Capture control on nodes being freed: trd_node_free() leaves the registry and stops the
+ * capture under the capture control, so a node found by index is either live or -ENOENT. */
+static void
+part_race(void)
+{
+	struct trd_net_conf c = {.links = TRD_NET_RING};
+	char path[300];
+	pthread_t th;
+	int made = 0;
+
+	snprintf(path, sizeof(path), "%s/race.pcapng", dir);
+	trd_torus_init(&c.torus, 2, 1, 1);
+	T_EQ(pthread_create(&th, NULL, race_thread, path), 0);
+	for (int i = 0; i < 100; i++) {
+		struct trd_net *rn = trd_net_create(&c);
+
+		T_ASSERT(rn != NULL, "net: %s", rte_strerror(rte_errno));
+		made++;
+		trd_net_free(rn);
+	}
+	__atomic_store_n(&race_stop, 1, __ATOMIC_RELEASE);
+	T_EQ(pthread_join(th, NULL), 0);
+	trd_node_capture_stop(n0, NULL);
+	trd_node_capture_stop(n1, NULL);
+	ask_ok("/toroid/capture/status");
+	T_EQ(num("active"), 0);
+	T_ASSERT(race_started > 0, "no capture started");
+	printf("race: %d nets made and freed while %lu captures started and stopped\n", made,
+	       race_started);
 }
 
 static void
@@ -474,6 +645,11 @@ main(int argc, char **argv)
 	part_rotate();
 	part_limit();
 	part_refused();
+	part_file_mode();
+	part_rotate_fail();
+	part_write_error();
+	part_same_path();
+	part_race();
 	part_live();
 	close(sock);
 	trd_net_free(net);

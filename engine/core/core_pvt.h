@@ -22,6 +22,12 @@ extern int trd_node_logtype;
 /** The region with @p key, or NULL. Safe on the data path. */
 struct trd_mr *trd_mr_lookup(struct trd_node *n, uint64_t key);
 
+/* The process's nodes (node.c): take @p n out; whether it is there (by address, no access). */
+void trd_node_unregister(struct trd_node *n);
+bool trd_node_registered(const struct trd_node *n);
+/* Take @p n out of the registry and stop its capture, under the capture control (taps.c). */
+void trd_node_capture_fini(struct trd_node *n);
+
 /**
  * Where [@p addr, @p addr + @p len) names bytes of @p mr: a virtual address in a TRD_ACCESS_VA
  * region, an offset in any other. Sets *@p off to the offset in the region and returns 0, or

@@ -81,17 +81,23 @@ static struct trd_node *registry[TRD_MAX_NODES_PROC];
 static unsigned int registry_n;
 static rte_spinlock_t registry_lock = RTE_SPINLOCK_INITIALIZER;
 
-static void
+/* A node outside the registry could not be captured (taps.c checks it is there): -ENOSPC. */
+static int
 registry_add(struct trd_node *n)
 {
+	int rc = -ENOSPC;
+
 	rte_spinlock_lock(&registry_lock);
-	if (registry_n < TRD_MAX_NODES_PROC)
+	if (registry_n < TRD_MAX_NODES_PROC) {
 		registry[registry_n++] = n;
+		rc = 0;
+	}
 	rte_spinlock_unlock(&registry_lock);
+	return rc;
 }
 
-static void
-registry_del(struct trd_node *n)
+void
+trd_node_unregister(struct trd_node *n)
 {
 	rte_spinlock_lock(&registry_lock);
 	for (unsigned int i = 0; i < registry_n; i++)
@@ -102,6 +108,18 @@ registry_del(struct trd_node *n)
 			break;
 		}
 	rte_spinlock_unlock(&registry_lock);
+}
+
+bool
+trd_node_registered(const struct trd_node *n)
+{
+	bool found = false;
+
+	rte_spinlock_lock(&registry_lock);
+	for (unsigned int i = 0; i < registry_n && !found; i++)
+		found = registry[i] == n;
+	rte_spinlock_unlock(&registry_lock);
+	return found;
 }
 
 unsigned int
@@ -331,7 +349,13 @@ trd_node_create(const struct trd_node_conf *conf)
 	n->lo->node = n;
 	n->links[0] = n->lo;
 	routes_update(n);
-	registry_add(n);
+	if (registry_add(n) != 0) {
+		NODE_LOG(ERR, "cannot create node: a process has at most %d nodes",
+			 TRD_MAX_NODES_PROC);
+		trd_node_free(n);
+		rte_errno = ENOSPC;
+		return NULL;
+	}
 	return n;
 
 nomem:
@@ -348,9 +372,9 @@ trd_node_free(struct trd_node *n)
 
 	if (n == NULL)
 		return;
-	registry_del(n);
-	if (n->cap != NULL)
-		trd_node_capture(n, NULL, 0);
+	/* out of the registry and without a capture at once: a capture command that found it
+	 * there (telemetry) either acts before this or finds it gone */
+	trd_node_capture_fini(n);
 	for (i = 0; i <= n->n_links; i++)
 		trd_link_free(n->links[i]);
 	if (n->lo != NULL && n->links[n->n_links] != n->lo)

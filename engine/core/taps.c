@@ -28,7 +28,10 @@ iface_name(const struct trd_node *n, const struct trd_link *l, char *buf, size_t
 }
 
 /* Capture control comes from any thread (a telemetry client, the application): one at a time.
- * The serving lcore takes no lock for it: it loads each link's tap pointer atomically. */
+ * The serving lcore takes no lock for it: it loads each link's tap pointer atomically.
+ * trd_node_free() leaves the registry under it (trd_node_capture_fini()), so a command that
+ * found a node by index (telemetry) and then finds it still registered under cap_ctl acts on
+ * a live node; one that finds it gone answers -ENOENT without touching it. */
 static pthread_mutex_t cap_ctl = PTHREAD_MUTEX_INITIALIZER;
 
 static int
@@ -76,7 +79,7 @@ trd_node_capture_start(struct trd_node *n, const char *path, const struct trd_ca
 	if (n == NULL || (path != NULL && path[0] == '\0'))
 		return -EINVAL;
 	pthread_mutex_lock(&cap_ctl);
-	rc = node_capture_set(n, path, conf);
+	rc = trd_node_registered(n) ? node_capture_set(n, path, conf) : -ENOENT;
 	pthread_mutex_unlock(&cap_ctl);
 	return rc;
 }
@@ -98,6 +101,10 @@ trd_node_capture_stop(struct trd_node *n, struct trd_capture_stats *st)
 	if (n == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&cap_ctl);
+	if (!trd_node_registered(n)) {
+		pthread_mutex_unlock(&cap_ctl);
+		return -ENOENT;
+	}
 	c = n->cap;
 	if (c != NULL)
 		trd_capture_get(c); /* the figures once no tap writes any more */
@@ -119,7 +126,7 @@ trd_node_capture_rotate(struct trd_node *n)
 	if (n == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&cap_ctl);
-	rc = n->cap != NULL ? trd_capture_rotate(n->cap) : -ENOENT;
+	rc = trd_node_registered(n) && n->cap != NULL ? trd_capture_rotate(n->cap) : -ENOENT;
 	pthread_mutex_unlock(&cap_ctl);
 	return rc;
 }
@@ -132,12 +139,22 @@ trd_node_capture_stats(struct trd_node *n, struct trd_capture_stats *st)
 	if (n == NULL || st == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&cap_ctl);
-	if (n->cap != NULL)
+	if (trd_node_registered(n) && n->cap != NULL)
 		trd_capture_stats(n->cap, st);
 	else
 		rc = -ENOENT;
 	pthread_mutex_unlock(&cap_ctl);
 	return rc;
+}
+
+void
+trd_node_capture_fini(struct trd_node *n)
+{
+	pthread_mutex_lock(&cap_ctl);
+	trd_node_unregister(n);
+	if (n->cap != NULL)
+		node_capture_set(n, NULL, NULL);
+	pthread_mutex_unlock(&cap_ctl);
 }
 
 int

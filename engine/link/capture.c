@@ -8,19 +8,25 @@
  * A BPF filter (libpcap's pcap_compile for Ethernet, pcap_offline_filter per frame) chooses the
  * frames; files rotate by size (PATH.1, PATH.2, ... or a ring PATH.0 .. PATH.N-1) or on
  * request; a limit on the bytes kept on disk (1 GiB by default) stops the recording, counting
- * what it leaves out. Everything here runs under the capture's lock: the serving lcore takes it
- * only to record frames, control (rotation, figures) takes it briefly.
+ * what it leaves out. The capture's lock guards its state: the serving lcore takes it to record
+ * frames; control (rotation, figures) takes it briefly: a rotation asked for opens the next file
+ * and writes its header before, and closes the old one after. A rotation by size happens on
+ * the serving lcore, in the frame that fills the file; after a failed open it is retried about
+ * once a second, the frames meanwhile dropped and counted.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <pcap/pcap.h>
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_log.h>
 #include <rte_malloc.h>
@@ -55,6 +61,10 @@ struct trd_capture {
 	uint64_t kept;  /* in the files on disk (the ring's, or all of them) */
 	uint64_t *ring; /* with file_count: the bytes of each file of the ring */
 	bool full;
+	bool rotating;     /* trd_capture_rotate() is opening the next file outside the lock */
+	bool write_failed; /* in the frame written now */
+	int error;         /* errno of the first write that failed */
+	uint64_t retry_at; /* after a failed rotation by size: no new try before (timer cycles) */
 	uint64_t frames, bytes, filtered, dropped;
 	uint8_t buf[65536 + 64];
 };
@@ -68,7 +78,13 @@ cap_write(struct trd_capture *c, const void *p, size_t len)
 {
 	if (c->f == NULL)
 		return;
-	fwrite(p, 1, len, c->f);
+	if (fwrite(p, 1, len, c->f) != len || ferror(c->f)) {
+		if (c->error == 0)
+			c->error = errno != 0 ? errno : EIO;
+		c->write_failed = true;
+		clearerr(c->f);
+		return;
+	}
 	c->file_bytes += len;
 	c->kept += len;
 	c->bytes += len;
@@ -100,15 +116,18 @@ put_block(struct trd_capture *c, uint8_t *b, uint8_t *p)
 	cap_write(c, b, total);
 }
 
-static void
-write_shb(struct trd_capture *c)
+#define CAP_SHB_MAX 128
+
+/* The section header block that starts each file, into @p b; its length. */
+static uint32_t
+shb_build(uint8_t b[CAP_SHB_MAX])
 {
-	uint8_t b[128], *p = b;
+	uint8_t *p = b;
 	uint32_t type = 0x0A0D0D0A, magic = 0x1A2B3C4D;
 	uint16_t ver[2] = {1, 0};
 	int64_t len = -1;
 	static const char app[] = "toroid (trd_node_capture)";
-	uint32_t end = 0;
+	uint32_t end = 0, total;
 
 	memcpy(p, &type, 4);
 	p += 8;
@@ -119,7 +138,10 @@ write_shb(struct trd_capture *c)
 	put_opt(&p, 4, app, sizeof(app) - 1); /* shb_userappl */
 	memcpy(p, &end, 4);
 	p += 4;
-	put_block(c, b, p);
+	total = (uint32_t)(p - b) + 4;
+	memcpy(b + 4, &total, 4);
+	memcpy(p, &total, 4);
+	return total;
 }
 
 /* The interface id of link @p l in the file written now; -1 if it has none yet. */
@@ -176,32 +198,94 @@ cap_file_name(const struct trd_capture *c, unsigned int seq, char *out, size_t l
 	RTE_SET_USED(n); /* the path is shorter than the buffer by more than a number */
 }
 
-/* Close the file written now (if any) and open the next one. Under c->lock once shared. */
-static int
-cap_next_file(struct trd_capture *c)
+/* A capture file holds the frames' payload: readable by its owner only, and never written
+ * through a symlink someone else planted at its name (-ELOOP). */
+static FILE *
+cap_fopen(const char *name)
 {
-	char name[sizeof(c->cur)];
+	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f;
 
-	if (c->f != NULL) {
-		fclose(c->f);
-		c->f = NULL;
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "wb");
+	if (f == NULL) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
 	}
-	cap_file_name(c, c->seq, name, sizeof(name));
+	return f;
+}
+
+/* Open file number @p seq and write its header; no state of @p c changes (no lock needed). */
+static int
+cap_open_file(const struct trd_capture *c, unsigned int seq, char *name, size_t len, FILE **fp,
+	      uint32_t *hdr_len)
+{
+	uint8_t b[CAP_SHB_MAX];
+	uint32_t n = shb_build(b);
+	FILE *f;
+
+	cap_file_name(c, seq, name, len);
+	f = cap_fopen(name);
+	if (f == NULL)
+		return errno != 0 ? -errno : -EIO;
+	if (fwrite(b, 1, n, f) != n) {
+		int e = errno != 0 ? errno : EIO;
+
+		fclose(f);
+		return -e;
+	}
+	*fp = f;
+	*hdr_len = n;
+	return 0;
+}
+
+/* Make @p f (opened by cap_open_file() for c->seq) the file written now; the old one, to be
+ * closed by the caller (outside the lock if it can). Under c->lock once shared. */
+static FILE *
+cap_swap(struct trd_capture *c, FILE *f, const char *name, uint32_t hdr_len)
+{
+	FILE *old = c->f;
+
 	if (c->ring != NULL) {
-		/* the ring's oldest file goes: its bytes leave the disk */
+		/* the ring's oldest file went: its bytes left the disk */
 		c->kept -= c->ring[c->seq % c->file_count];
 		c->ring[c->seq % c->file_count] = 0;
 	}
-	c->f = fopen(name, "wb");
-	if (c->f == NULL)
-		return errno != 0 ? -errno : -EIO;
+	c->f = f;
 	memcpy(c->cur, name, sizeof(c->cur));
 	c->seq++;
-	c->file_bytes = 0;
+	c->file_bytes = hdr_len;
 	c->file_frames = 0;
 	c->n_ifs = 0; /* each file names its interfaces again */
-	write_shb(c);
-	return 0;
+	c->kept += hdr_len;
+	c->bytes += hdr_len;
+	if (c->ring != NULL)
+		c->ring[(c->seq - 1) % c->file_count] += hdr_len;
+	return old;
+}
+
+/* Rotation by size, on the serving lcore under c->lock: the next file, or (if it cannot be
+ * opened) no new try for about a second. */
+static void
+cap_rotate_here(struct trd_capture *c)
+{
+	char name[sizeof(c->cur)];
+	uint32_t hdr_len;
+	FILE *f, *old;
+	uint64_t now = rte_get_timer_cycles();
+
+	if (c->rotating || now < c->retry_at)
+		return;
+	if (cap_open_file(c, c->seq, name, sizeof(name), &f, &hdr_len) != 0) {
+		c->retry_at = now + rte_get_timer_hz();
+		return;
+	}
+	old = cap_swap(c, f, name, hdr_len);
+	if (old != NULL)
+		fclose(old);
 }
 
 /* One frame into the file, if the filter wants it and the limit allows it. */
@@ -230,8 +314,14 @@ cap_frame(struct trd_capture *c, const struct trd_link *l, const char *ifname,
 		}
 	}
 	need = total + (iface_find(c, l) >= 0 ? 0 : CAP_IDB_MAX);
-	if (c->file_size != 0 && c->file_frames != 0 && c->file_bytes + need > c->file_size)
-		cap_next_file(c); /* if it fails, frames are dropped until a rotation works */
+	if (c->file_size != 0 && c->file_frames != 0 && c->file_bytes + need > c->file_size) {
+		cap_rotate_here(c);
+		if (c->file_frames !=
+		    0) { /* no new file (yet): the frame would overfill this one */
+			c->dropped++;
+			return;
+		}
+	}
 	if (c->f == NULL) {
 		c->dropped++;
 		return;
@@ -241,6 +331,7 @@ cap_frame(struct trd_capture *c, const struct trd_link *l, const char *ifname,
 		c->dropped++;
 		return;
 	}
+	c->write_failed = false;
 	hdr[0] = 6; /* enhanced packet block */
 	hdr[1] = total;
 	hdr[2] = iface_of(c, l, ifname);
@@ -253,6 +344,10 @@ cap_frame(struct trd_capture *c, const struct trd_link *l, const char *ifname,
 	cap_write(c, pad, RTE_ALIGN(cap, 4) - cap);
 	cap_write(c, opt, sizeof(opt));
 	cap_write(c, &total, 4);
+	if (c->write_failed) {
+		c->dropped++; /* not (wholly) in the file */
+		return;
+	}
 	c->frames++;
 	c->file_frames++;
 }
@@ -308,8 +403,9 @@ trd_capture_filter_check(const char *expr, char *err, size_t len)
 static void
 cap_free(struct trd_capture *c)
 {
-	if (c->f != NULL)
-		fclose(c->f);
+	if (c->f != NULL && fclose(c->f) != 0)
+		rte_log(RTE_LOG_ERR, trd_link_logtype, "toroid capture: %s: %s\n", c->cur,
+			strerror(errno));
 	if (c->has_filter)
 		pcap_freecode(&c->prog);
 	free(c->ring);
@@ -352,14 +448,35 @@ cap_new(const char *path, const struct trd_capture_conf *conf)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	rc = cap_next_file(c);
-	if (rc != 0) {
-		cap_free(c);
-		rte_errno = -rc;
-		return NULL;
+	{
+		char name[sizeof(c->cur)];
+		uint32_t hdr_len;
+		FILE *f;
+
+		rc = cap_open_file(c, 0, name, sizeof(name), &f, &hdr_len);
+		if (rc != 0) {
+			cap_free(c);
+			rte_errno = -rc;
+			return NULL;
+		}
+		cap_swap(c, f, name, hdr_len);
 	}
 	c->refs = 1;
 	return c;
+}
+
+/* Whether @p conf asks for what capture @p c does (the file shared as it is). */
+static bool
+cap_conf_same(const struct trd_capture *c, const struct trd_capture_conf *conf)
+{
+	const char *filter = conf->filter != NULL ? conf->filter : "";
+
+	return c->snaplen == (conf->snaplen ? RTE_MIN(conf->snaplen, 65535u) : 65535u) &&
+	       c->file_size == conf->file_size &&
+	       c->file_count ==
+		       (conf->file_size != 0 ? RTE_MIN(conf->file_count, CAP_MAX_FILES) : 0) &&
+	       c->limit == (conf->limit != 0 ? conf->limit : TRD_CAPTURE_LIMIT_DEFAULT) &&
+	       strcmp(c->filter, filter) == 0;
 }
 
 struct trd_capture *
@@ -372,14 +489,22 @@ trd_capture_open(const char *path, const struct trd_capture_conf *conf)
 		rte_errno = ENAMETOOLONG;
 		return NULL;
 	}
+	if (conf == NULL)
+		conf = &defaults;
 	rte_spinlock_lock(&caps_lock);
 	for (c = caps; c != NULL; c = c->next)
 		if (strcmp(c->path, path) == 0) {
+			if (!cap_conf_same(c, conf)) {
+				/* the file is written as its first user asked: not as this one */
+				rte_spinlock_unlock(&caps_lock);
+				rte_errno = EBUSY;
+				return NULL;
+			}
 			c->refs++;
 			rte_spinlock_unlock(&caps_lock);
 			return c;
 		}
-	c = cap_new(path, conf != NULL ? conf : &defaults);
+	c = cap_new(path, conf);
 	if (c != NULL) {
 		c->next = caps;
 		caps = c;
@@ -388,14 +513,34 @@ trd_capture_open(const char *path, const struct trd_capture_conf *conf)
 	return c;
 }
 
+/* The next file is opened and its header written outside the lock, the old one closed after:
+ * the serving lcore waits only for the swap. If the next file cannot be opened, the capture
+ * goes on in the one it has. */
 int
 trd_capture_rotate(struct trd_capture *c)
 {
+	char name[sizeof(c->cur)];
+	uint32_t hdr_len;
+	unsigned int seq;
+	FILE *f, *old;
 	int rc;
 
 	rte_spinlock_lock(&c->lock);
-	rc = cap_next_file(c);
+	if (c->rotating) {
+		rte_spinlock_unlock(&c->lock);
+		return -EBUSY;
+	}
+	c->rotating = true; /* the lcore does not rotate by size meanwhile: seq stays */
+	seq = c->seq;
 	rte_spinlock_unlock(&c->lock);
+	rc = cap_open_file(c, seq, name, sizeof(name), &f, &hdr_len);
+	rte_spinlock_lock(&c->lock);
+	old = rc == 0 ? cap_swap(c, f, name, hdr_len) : NULL;
+	c->rotating = false;
+	c->retry_at = 0;
+	rte_spinlock_unlock(&c->lock);
+	if (old != NULL)
+		fclose(old);
 	return rc;
 }
 
@@ -416,6 +561,7 @@ trd_capture_stats(struct trd_capture *c, struct trd_capture_stats *st)
 	st->file_count = c->file_count;
 	st->files = c->seq;
 	st->full = c->full;
+	st->error = c->error;
 	rte_spinlock_unlock(&c->lock);
 }
 
@@ -437,8 +583,8 @@ trd_capture_put(struct trd_capture *c)
 	rte_spinlock_lock(&caps_lock);
 	if (--c->refs != 0) {
 		rte_spinlock_lock(&c->lock);
-		if (c->f != NULL)
-			fflush(c->f);
+		if (c->f != NULL && fflush(c->f) != 0 && c->error == 0)
+			c->error = errno != 0 ? errno : EIO;
 		rte_spinlock_unlock(&c->lock);
 		rte_spinlock_unlock(&caps_lock);
 		return;

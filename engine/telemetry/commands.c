@@ -386,7 +386,11 @@ tel_capture_figures(struct rte_tel_data *d, const struct trd_capture_stats *st, 
 	rte_tel_data_add_dict_u64(d, "file_count", st->file_count);
 	rte_tel_data_add_dict_u64(d, "limit", st->limit == UINT64_MAX ? 0 : st->limit);
 	rte_tel_data_add_dict_u64(d, "full", (uint64_t)st->full);
+	rte_tel_data_add_dict_string(d, "write_error", st->error != 0 ? strerror(st->error) : "");
 }
+
+/* The smallest size= and limit=, as toroid-node's and toroid-dump's options take them. */
+#define TEL_CAPTURE_MIN 4096
 
 /* PATH[,snaplen=N][,size=BYTES][,files=N][,limit=BYTES|none][,node=NODE][,filter=EXPR]:
  * filter= comes last and takes the rest of the line, commas included. */
@@ -434,23 +438,26 @@ tel_capture_start_locked(const char *cmd, const char *params, struct rte_tel_dat
 		if (strncmp(p, "snaplen=", 8) == 0 && tel_parse_size(p + 8, &v) == 0 && v >= 64 &&
 		    v <= 65535)
 			conf.snaplen = (unsigned int)v;
-		else if (strncmp(p, "size=", 5) == 0 && tel_parse_size(p + 5, &v) == 0)
+		else if (strncmp(p, "size=", 5) == 0 && tel_parse_size(p + 5, &v) == 0 &&
+			 v >= TEL_CAPTURE_MIN)
 			conf.file_size = v;
 		else if (strncmp(p, "files=", 6) == 0 && tel_parse_size(p + 6, &v) == 0 &&
 			 v <= 100000)
 			conf.file_count = (unsigned int)v;
 		else if (strcmp(p, "limit=none") == 0)
 			conf.limit = UINT64_MAX;
-		else if (strncmp(p, "limit=", 6) == 0 && tel_parse_size(p + 6, &v) == 0 && v != 0)
+		else if (strncmp(p, "limit=", 6) == 0 && tel_parse_size(p + 6, &v) == 0 &&
+			 v >= TEL_CAPTURE_MIN)
 			conf.limit = v;
 		else if (strncmp(p, "node=", 5) == 0 &&
 			 (only = tel_node_lookup(p + 5, &index)) != NULL)
 			;
 		else {
-			tel_capture_error(d,
-					  "'%s' is not snaplen=64..65535, size=BYTES, files=N, "
-					  "limit=BYTES|none, node=NODE or filter=EXPR",
-					  p);
+			tel_capture_error(
+				d,
+				"'%s' is not snaplen=64..65535, size=BYTES, files=N, "
+				"limit=BYTES|none (BYTES >= 4k), node=NODE or filter=EXPR",
+				p);
 			return 0;
 		}
 		p = next;

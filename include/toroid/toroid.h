@@ -308,7 +308,8 @@ struct trd_node_conf {
 
 /**
  * Create a node.
- * @return the node, or NULL with rte_errno = EINVAL (bad configuration), ENOMEM, EEXIST.
+ * @return the node, or NULL with rte_errno = EINVAL (bad configuration), ENOMEM, EEXIST, or
+ * ENOSPC (the process has 1024 nodes already).
  */
 struct trd_node *trd_node_create(const struct trd_node_conf *conf);
 
@@ -803,16 +804,21 @@ struct trd_capture_stats {
 	unsigned int file_count; /**< 0: no ring */
 	unsigned int files;      /**< files opened so far */
 	int full;                /**< 1 once the limit stopped the recording */
+	int error; /**< errno of the first write that failed (frames then count as dropped) */
 };
 
 /**
  * Start (or replace) @p node's capture into @p path as @p conf says (NULL: defaults). Safe
  * while another thread serves the node (the serving lcore sees an atomic switch of its taps,
  * and this call waits until it is out of its round before freeing the old ones). Nodes given
- * the same path share its file, with the first one's settings.
- * @return 0, -EINVAL (no node or path, a filter that does not compile: see
+ * the same path share its file, and must give the same settings.
+ * @return 0, -EBUSY (@p path is being written with other settings: stop that capture first),
+ *         -EINVAL (no node or path, a filter that does not compile: see
  *         trd_capture_filter_check()), -ENAMETOOLONG (a path of 1000 characters or more),
- *         the negative errno of opening the file (-ENOENT, -EACCES, ...), -ENOMEM.
+ *         the negative errno of opening the file (-ENOENT, -EACCES, ...), -ENOMEM; -ENOENT
+ *         also for a node no longer in the process's registry (trd_node_free() began): the
+ *         capture calls below check it under the lock trd_node_free() takes, so a tool that
+ *         found the node by index (telemetry) never acts on a freed one.
  */
 int trd_node_capture_start(struct trd_node *node, const char *path,
 			   const struct trd_capture_conf *conf);
@@ -820,8 +826,9 @@ int trd_node_capture_start(struct trd_node *node, const char *path,
 /**
  * Close the file @p node's capture writes and go on in the next one (PATH.1, PATH.2, ... or
  * the next of the ring). Nodes sharing the file move together.
- * @return 0, -EINVAL, -ENOENT (no capture), or the negative errno of opening the next file
- *         (the capture then drops frames until a rotation succeeds).
+ * The next file is opened before the serving lcore is made to wait, and only for the switch.
+ * @return 0, -EINVAL, -ENOENT (no capture), -EBUSY (another rotation is under way), or the
+ *         negative errno of opening the next file (the capture then goes on in the one it has).
  */
 int trd_node_capture_rotate(struct trd_node *node);
 
