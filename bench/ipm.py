@@ -19,7 +19,7 @@ completion, and the application's own loop) is counted in one thread.
            round trip, both directions), per frame or round trip
   stages   the toroid instructions split by where the code lives (see STAGES)
 
-Latency tests (put_lat, get_lat, ...) count the whole round trip, including the polls that find
+Latency tests (put_lat, fifo_lat, get_lat, reflect_lat) count the whole round trip, including the polls that find
 nothing while the reply is on its way: with --inline they are the engine's idle rounds.
 
 Rate tests repeat to about 0.01% (same binary, same arguments); latency tests vary by a few
@@ -63,6 +63,7 @@ LOOPS = {  # test: (toroid loop function, raw loop function), as valgrind --togg
     "put_lat": ("pingpong*", "raw_pingpong*"),
     "fifo_lat": ("fifo_pingpong*", "raw_pingpong*"),
     "get_lat": ("get_loop*", "raw_pingpong*"),
+    "reflect_lat": ("reflect_loop*", "raw_pingpong*"),
 }
 WHAT = {
     "put_rate": "64 B put",
@@ -70,6 +71,7 @@ WHAT = {
     "put_lat": "64 B put ping-pong (both directions)",
     "fifo_lat": "64 B FIFO ping-pong (both directions)",
     "get_lat": "64 B remote get (request and reply)",
+    "reflect_lat": "64 B put to local reflection completion (put and reflection)",
 }
 
 
