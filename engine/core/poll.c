@@ -64,6 +64,12 @@ flush_all(struct trd_node *n)
 			link_flush(n, n->links[i]);
 }
 
+void
+trd_node_flush(struct trd_node *n)
+{
+	flush_all(n);
+}
+
 /* Serve an injection FIFO if it has anything: what it moved. */
 static inline unsigned int
 inj_serve(struct trd_node *n, struct trd_inj_fifo *f)
@@ -78,6 +84,7 @@ trd_node_poll(struct trd_node *n)
 {
 	struct rte_mbuf *pkts[2 * TRD_RX_BURST];
 	unsigned int nf, moved = 0;
+	bool got = false;
 	int served;
 
 	if (unlikely(n == NULL))
@@ -112,8 +119,13 @@ trd_node_poll(struct trd_node *n)
 		if (nb != 0) {
 			trd_rx_burst(n, l, pkts, nb);
 			moved += nb;
+			got = true;
 		}
 	}
+	/* A remote get received now (a reflection's completion among them) waits in the engine
+	 * FIFO: answered in this round, by the flush below, not one poll round later. */
+	if (got)
+		moved += inj_serve(n, n->inj[n->n_inj]);
 	if (unlikely(n->comb != NULL))
 		trd_comb_poll(n);
 	if (n->n_active != 0)
