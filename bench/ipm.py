@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """ipm: instructions per message, toroid beside raw DPDK, with a breakdown by stage.
 
-    bench/ipm.py [--build DIR] [--tests put_rate,fifo_rate,get_lat] [-n N] [--json]
+    bench/ipm.py [--build DIR] [--tests put_rate,fifo_rate,get_lat,...] [-n N] [--json]
                  [--markdown]
 
 Seconds on a shared 2-CPU machine swing from run to run; instruction counts do not. Each test
@@ -211,7 +211,7 @@ def measure(perf, test, n, tmp):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--tests", default="put_rate,fifo_rate,get_lat",
+    ap.add_argument("--tests", default="put_rate,fifo_rate,get_lat,put_lat,fifo_lat,reflect_lat",
                     help="comma-separated: " + ",".join(LOOPS))
     ap.add_argument("-n", type=int, default=20000, help="messages of the first run (default "
                     "20000; the second runs twice as many)")
