@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """ipm: instructions per message, toroid beside raw DPDK, with a breakdown by stage.
 
-    bench/ipm.py [--build DIR] [--tests put_rate,fifo_rate,get_lat] [-n N] [--json]
+    bench/ipm.py [--build DIR] [--tests put_rate,fifo_rate,get_lat,...] [-n N] [--json]
                  [--markdown]
 
 Seconds on a shared 2-CPU machine swing from run to run; instruction counts do not. Each test
@@ -19,7 +19,7 @@ completion, and the application's own loop) is counted in one thread.
            round trip, both directions), per frame or round trip
   stages   the toroid instructions split by where the code lives (see STAGES)
 
-Latency tests (put_lat, get_lat, ...) count the whole round trip, including the polls that find
+Latency tests (put_lat, fifo_lat, get_lat, reflect_lat) count the whole round trip, including the polls that find
 nothing while the reply is on its way: with --inline they are the engine's idle rounds.
 
 Rate tests repeat to about 0.01% (same binary, same arguments); latency tests vary by a few
@@ -63,6 +63,7 @@ LOOPS = {  # test: (toroid loop function, raw loop function), as valgrind --togg
     "put_lat": ("pingpong*", "raw_pingpong*"),
     "fifo_lat": ("fifo_pingpong*", "raw_pingpong*"),
     "get_lat": ("get_loop*", "raw_pingpong*"),
+    "reflect_lat": ("reflect_loop*", "raw_pingpong*"),
 }
 WHAT = {
     "put_rate": "64 B put",
@@ -70,6 +71,7 @@ WHAT = {
     "put_lat": "64 B put ping-pong (both directions)",
     "fifo_lat": "64 B FIFO ping-pong (both directions)",
     "get_lat": "64 B remote get (request and reply)",
+    "reflect_lat": "64 B put to local reflection completion (put and reflection)",
 }
 
 
@@ -209,7 +211,7 @@ def measure(perf, test, n, tmp):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--tests", default="put_rate,fifo_rate,get_lat",
+    ap.add_argument("--tests", default="put_rate,fifo_rate,get_lat,put_lat,fifo_lat,reflect_lat",
                     help="comma-separated: " + ",".join(LOOPS))
     ap.add_argument("-n", type=int, default=20000, help="messages of the first run (default "
                     "20000; the second runs twice as many)")

@@ -11,6 +11,9 @@
  *           neighbour, then the completion; the reflector's shows the get, then the reply.
  *  bad:     non-neighbour reflector, missing FIFO, doorbell word outside its page, forged
  *           and duplicate completions: refused or dropped and counted.
+ *  rounds:  a lone reflection costs a put and one hop back, in poll rounds: the origin's
+ *           poll sends the data and the remote get, the reflector's next poll answers it,
+ *           the origin's next poll completes it (a, b, a); a lone remote get the same.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -499,6 +502,96 @@ test_bad(void)
 	printf("bad input: refused at the API or dropped and counted\n");
 }
 
+/* Poll rounds of a lone message once the session is up: node polls one at a time, in the
+ * order a, b, a. A put lands at b after (a, b); a local reflection must complete after (a, b,
+ * a): the remote get leaves with the data, the reflector answers in the round it arrives. A
+ * remote get likewise. */
+static void
+test_rounds(void)
+{
+	struct trd_net_conf nc = {.links = TRD_NET_RING};
+	struct trd_net *net;
+	struct trd_node *a, *b;
+	struct trd_desc d, c;
+	struct trd_cpl_spec spec = {.kind = TRD_CPL_DOORBELL, .mode = TRD_CPL_LOCAL};
+	uint64_t *page = aligned_alloc(PAGE, PAGE);
+	static uint8_t src[64], bmem[PAGE], amem[PAGE];
+	struct trd_mr *db, *bmr, *amr;
+	uint16_t actr, bctr;
+	int64_t left;
+
+	trd_torus_init(&nc.torus, 4, 1, 1);
+	net = trd_net_create(&nc);
+	T_ASSERT(net != NULL && page != NULL, "net");
+	a = trd_net_node(net, 0);
+	b = trd_net_node(net, 1);
+	memset(page, 0, PAGE);
+	for (unsigned int i = 0; i < sizeof(bmem); i++)
+		bmem[i] = (uint8_t)(i * 7 + 3);
+	db = trd_doorbell_register(a, page, PAGE, trd_node_eq(a, 0));
+	bmr = trd_mr_register(b, bmem, sizeof(bmem),
+			      TRD_ACCESS_REMOTE_WRITE | TRD_ACCESS_REMOTE_READ);
+	amr = trd_mr_register(a, amem, sizeof(amem), TRD_ACCESS_REMOTE_WRITE);
+	T_ASSERT(db != NULL && bmr != NULL && amr != NULL, "regions");
+	T_EQ(trd_counter_alloc(a, &actr), 0);
+	T_EQ(trd_counter_alloc(b, &bctr), 0);
+
+	/* a plain put: (a, b) */
+	trd_desc_put(&d, trd_node_coord(b), src, sizeof(src), trd_mr_key(bmr), 1024, 0, bctr);
+	for (int i = 0; i < 3; i++) {
+		T_EQ(trd_counter_set(b, bctr, sizeof(src)), 0);
+		T_EQ(trd_inject(trd_inj_fifo(a, 0), &d), 0);
+		if (i < 2) { /* the first ones set the session up */
+			T_EQ(trd_counter_wait(b, bctr, TIMEOUT_US), 0);
+			continue;
+		}
+		trd_node_poll(a);
+		trd_node_poll(b);
+		T_EQ(trd_counter_read(b, bctr, &left), 0);
+		T_EQ(left, 0);
+	}
+
+	/* a local reflection into a doorbell: (a, b, a) */
+	spec.doorbell = db;
+	trd_desc_put(&d, trd_node_coord(b), src, sizeof(src), trd_mr_key(bmr), 2048, 0, 0);
+	for (uint64_t i = 1; i <= 3; i++) {
+		spec.cookie = i;
+		T_EQ(trd_inject_reflect(trd_inj_fifo(a, 0), &d, &spec), 0);
+		if (i < 3) {
+			T_EQ(trd_doorbell_wait(db, 0, i, TRD_WAIT_SPIN, TIMEOUT_US), 0);
+			continue;
+		}
+		trd_node_poll(a);
+		trd_node_poll(b);
+		trd_node_poll(a);
+		T_EQ(__atomic_load_n(&page[0], __ATOMIC_ACQUIRE), 3);
+	}
+
+	/* a remote get of 64 bytes of b into a: (a, b, a) */
+	trd_desc_put(&c, trd_node_coord(a), NULL, 64, trd_mr_key(amr), 0, 0, actr);
+	c.flags = TRD_DF_SRC_MR;
+	c.src_key = trd_mr_key(bmr);
+	c.src = 0;
+	trd_desc_rget(&d, trd_node_coord(b), TRD_ENGINE_FIFO, &c, 1);
+	for (int i = 0; i < 3; i++) {
+		T_EQ(trd_counter_set(a, actr, 64), 0);
+		T_EQ(trd_inject(trd_inj_fifo(a, 0), &d), 0);
+		if (i < 2) {
+			T_EQ(trd_counter_wait(a, actr, TIMEOUT_US), 0);
+			continue;
+		}
+		trd_node_poll(a);
+		trd_node_poll(b);
+		trd_node_poll(a);
+		T_EQ(trd_counter_read(a, actr, &left), 0);
+		T_EQ(left, 0);
+	}
+	T_EQ(memcmp(amem, bmem, 64), 0);
+	trd_net_free(net);
+	free(page);
+	printf("rounds: put (a, b), reflection and remote get (a, b, a)\n");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -509,6 +602,7 @@ main(int argc, char **argv)
 		per_node = (unsigned int)atoi(argv[1]);
 	test_eal_init(argv[0], NULL);
 	test_bad();
+	test_rounds();
 	test_engine_only_and_capture();
 	trd_torus_init(&nc.torus, 2, 2, 2);
 	net = trd_net_create(&nc);

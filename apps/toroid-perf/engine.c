@@ -283,7 +283,7 @@ fifo_pingpong(struct perf_result *r, uint64_t n, uint64_t *s)
 }
 
 /* Post a put with reflection completion into a's doorbell and spin until it lands. */
-int
+__rte_noinline int
 reflect_loop(struct perf_result *r, uint64_t n, uint64_t *s)
 {
 	struct trd_desc d;

@@ -300,6 +300,8 @@ trd_max_payload(const struct trd_node *n, const struct trd_link *l, bool sequenc
 
 /* tx.c: cut up to @p budget packets from one injection FIFO onto its link. */
 unsigned int trd_inj_fifo_service(struct trd_node *n, struct trd_inj_fifo *f, unsigned int budget);
+/* poll.c: hand what every link of @p n buffers to its port, in order. */
+void trd_node_flush(struct trd_node *n);
 
 /* Room for replies (DONE, atomic reply) towards a peer: the whole window. */
 static inline uint32_t

@@ -20,6 +20,9 @@
 
 #include "core_pvt.h"
 
+/* Rounds without a receive between two runs of the reliability timers. */
+#define TRD_TIMER_ROUNDS 4
+
 /* Hand what the link buffers to its port, in order, and settle the accounting. */
 static unsigned int
 link_flush(struct trd_node *n, struct trd_link *l)
@@ -64,6 +67,12 @@ flush_all(struct trd_node *n)
 			link_flush(n, n->links[i]);
 }
 
+void
+trd_node_flush(struct trd_node *n)
+{
+	flush_all(n);
+}
+
 /* Serve an injection FIFO if it has anything: what it moved. */
 static inline unsigned int
 inj_serve(struct trd_node *n, struct trd_inj_fifo *f)
@@ -78,6 +87,7 @@ trd_node_poll(struct trd_node *n)
 {
 	struct rte_mbuf *pkts[2 * TRD_RX_BURST];
 	unsigned int nf, moved = 0;
+	bool got = false;
 	int served;
 
 	if (unlikely(n == NULL))
@@ -103,7 +113,8 @@ trd_node_poll(struct trd_node *n)
 	for (unsigned int i = 0; i < n->rr; i++)
 		moved += inj_serve(n, n->inj[i]);
 	n->rr = n->rr + 1 == nf ? 0 : n->rr + 1;
-	flush_all(n);
+	if (moved != 0) /* what the FIFOs built goes before anything is received */
+		flush_all(n);
 
 	for (unsigned int i = 0; i <= n->n_links; i++) {
 		struct trd_link *l = n->links[i];
@@ -112,12 +123,23 @@ trd_node_poll(struct trd_node *n)
 		if (nb != 0) {
 			trd_rx_burst(n, l, pkts, nb);
 			moved += nb;
+			got = true;
 		}
 	}
+	/* A remote get received now (a reflection's completion among them) waits in the engine
+	 * FIFO: answered in this round, by the flush below, not one poll round later. */
+	if (got)
+		moved += inj_serve(n, n->inj[n->n_inj]);
 	if (unlikely(n->comb != NULL))
 		trd_comb_poll(n);
-	if (n->n_active != 0)
+	/* The timers run in a round that received something (an ack may be due at once, a
+	 * challenge answered) and otherwise every TRD_TIMER_ROUNDS rounds: their deadlines are
+	 * tens of microseconds and more, a few idle rounds are well under one, and a lone
+	 * message's waiting rounds no longer pay for them. */
+	if (n->n_active != 0 && (got || ++n->idle_rounds >= TRD_TIMER_ROUNDS)) {
+		n->idle_rounds = 0;
 		trd_rel_timers(n);
+	}
 	flush_all(n);
 
 	__atomic_store_n(&n->poll_gen, n->poll_gen + 1, __ATOMIC_RELEASE);

@@ -604,9 +604,13 @@ trd_inj_fifo_service(struct trd_node *n, struct trd_inj_fifo *f, unsigned int bu
 		if (!f->busy && !fifo_next(n, f))
 			break;
 		/* An ordered descriptor (a reflection) waits until every earlier packet of
-		 * this FIFO was taken by its port. */
-		if ((f->cur->flags & TRD_DF_ORDERED) && f->unsent != 0)
-			break;
+		 * this FIFO was taken by its port: handed to it now, so that the reflection
+		 * leaves in this poll round rather than the next. */
+		if ((f->cur->flags & TRD_DF_ORDERED) && f->unsent != 0) {
+			trd_node_flush(n);
+			if (f->unsent != 0)
+				break;
+		}
 		room = RTE_MIN(trd_link_room(f->link), trd_rel_room(n, f->peer));
 		if (room == 0)
 			break;
