@@ -207,7 +207,9 @@ trd_ip_tick(struct trd_link *l)
 	}
 }
 
-/* A received ARP frame: answer a request for our address, learn a next hop's MAC. */
+/* A received ARP frame (RFC 826): a next hop's entry is updated from any valid frame its
+ * address sends, for whichever target (a gratuitous one announces a new MAC); a request for
+ * our address is answered. Our own MAC as a sender is a loop or a forgery: ignored. */
 static void
 arp_input(struct trd_link *l, const struct rte_mbuf *m)
 {
@@ -218,8 +220,8 @@ arp_input(struct trd_link *l, const struct rte_mbuf *m)
 		ip->arp_bad++;
 		return;
 	}
-	if (a.tpa != ip->ip || a.spa == 0)
-		return; /* for another host, or a probe: nothing to answer or learn */
+	if (a.spa == 0 || a.spa == ip->ip || memcmp(a.sha, l->mac.addr_bytes, 6) == 0)
+		return; /* a probe, or our own address or MAC as the sender: nothing to learn */
 	for (uint32_t i = 0; i < ip->n_arp; i++) {
 		struct trd_arp_entry *e = &ip->arp[i];
 
@@ -231,10 +233,11 @@ arp_input(struct trd_link *l, const struct rte_mbuf *m)
 		if (e->state != TRD_ARP_OK)
 			e->next = rte_get_timer_cycles() + ms_cycles(REFRESH_MS);
 		e->state = TRD_ARP_OK;
+		e->tries = 0;
 		break;
 	}
-	if (a.op != TRD_ARP_REQUEST)
-		return;
+	if (a.op != TRD_ARP_REQUEST || a.tpa != ip->ip)
+		return; /* only a request for our address is answered */
 	r.op = TRD_ARP_REPLY;
 	memcpy(r.sha, l->mac.addr_bytes, 6);
 	r.spa = ip->ip;
