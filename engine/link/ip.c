@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <netinet/in.h>
+
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
@@ -256,6 +258,24 @@ coord_rank(const struct trd_link_ip *ip, const uint8_t *c)
 	return c[0] + (uint32_t)ip->dims[0] * (c[1] + (uint32_t)ip->dims[1] * c[2]);
 }
 
+/* Whether the IPv4 frame @p p of @p len bytes is UDP to our address and port: only such a
+ * datagram, when bad, counts in encap_drops; the rest is another host's (a switch floods
+ * frames to unknown MACs, a broadcast reaches everyone) and is left alone, uncounted. */
+static bool
+for_us(const struct trd_link_encap *e, const uint8_t *p, uint32_t len)
+{
+	const uint8_t *iph = p + TRD_ETH_HLEN;
+	uint32_t ihl;
+
+	if (len < TRD_ETH_HLEN + 20u || (iph[0] >> 4) != 4)
+		return false;
+	ihl = (iph[0] & 0xfu) * 4u;
+	if (ihl < 20u || len < TRD_ETH_HLEN + ihl + 4u)
+		return false;
+	return iph[9] == IPPROTO_UDP && memcmp(iph + 16, &e->src_ip, 4) == 0 &&
+	       memcmp(iph + ihl + 2, &e->port, 2) == 0;
+}
+
 uint16_t
 trd_ip_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 {
@@ -276,11 +296,14 @@ trd_ip_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 		if (m->data_len >= TRD_ETH_HLEN && p[12] == 0x08 && p[13] == 0x00) {
 			const uint8_t *iph = p + TRD_ETH_HLEN;
 
-			/* to our address and port, from the address of the node that the torus
-			 * header names as its source */
+			if (!for_us(e, p, m->data_len)) {
+				rte_pktmbuf_free(m); /* another host's traffic on the segment */
+				continue;
+			}
+			/* to our address and port: well formed, from the address of the node that
+			 * the torus header names as its source */
 			if (m->data_len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + TRD_HDR_LEN ||
 			    trd_wire_udp_check(p, m->data_len, rte_be_to_cpu_16(e->port)) != 0 ||
-			    memcmp(iph + 16, &e->src_ip, 4) != 0 ||
 			    (r = coord_rank(ip, iph + TRD_UDP_ENCAP_LEN + 4)) >= ip->n_peers ||
 			    ip->peers[r].ip == 0 || memcmp(iph + 12, &ip->peers[r].ip, 4) != 0) {
 				e->drops++;

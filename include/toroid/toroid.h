@@ -217,10 +217,11 @@ struct trd_ip_conf {
  * then again every 200 ms, 5 tries, and every 2 s after that while the peer is still wanted;
  * the link also answers ARP requests for @p c->ip (the kernel does not see a DPDK port). Frames
  * to a next hop not resolved yet wait while it is first asked, then are dropped and counted
- * (trd_link_stats::ip_unresolved) until it answers. Received datagrams must be to @p c->ip and
- * the port, from the address of the node their torus header names, or are dropped and counted
- * (encap_drops); malformed ARP frames are counted in arp_bad. The link's MTU for torus frames
- * shrinks by 28 bytes. Before an lcore serves the node; again to change it.
+ * (trd_link_stats::ip_unresolved) until it answers. Received datagrams to @p c->ip and the port
+ * must be well formed and from the address of the node their torus header names, or are
+ * dropped and counted (encap_drops); other IPv4 traffic is another host's, skipped uncounted;
+ * malformed ARP frames are counted in arp_bad. The link's MTU for torus frames shrinks by 28 bytes.
+ * Before an lcore serves the node; again to change it.
  * @return 0; -EINVAL (NULL node or conf, a zero or non-host address, prefix above 32, dscp
  * above 63, a gateway equal to ip); -ENOTSUP (no switched link, or one encapsulated point to
  * point); -EADDRNOTAVAIL (the port's MAC is zero or multicast: ARP cannot name it);
