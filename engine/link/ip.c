@@ -21,12 +21,14 @@
 #include "link_pvt.h"
 
 /* ARP's timing: first asked every ASK_MS, ASK_TRIES times, then every RETRY_MS while the next
- * hop is silent; a known one is asked again every REFRESH_MS (its reply updates the MAC). */
-#define ASK_MS     200u
-#define ASK_TRIES  5u
-#define RETRY_MS   2000u
-#define REFRESH_MS 60000u
-#define TICK_MS    10u
+ * hop is silent; a known one is asked again every REFRESH_MS (its reply updates the MAC), and
+ * after REFRESH_TRIES requests unanswered it is asked afresh, as at the start. */
+#define ASK_MS        200u
+#define ASK_TRIES     5u
+#define RETRY_MS      2000u
+#define REFRESH_MS    60000u
+#define REFRESH_TRIES 3u
+#define TICK_MS       10u
 
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
@@ -201,8 +203,16 @@ trd_ip_tick(struct trd_link *l)
 			arp_request(l, a->ip);
 			a->next = now + ms_cycles(RETRY_MS);
 			break;
-		default: /* known: ask again, its reply keeps the MAC current */
+		default: /* known: ask again, its reply keeps the MAC current (and tries 0) */
+			if (a->tries >= REFRESH_TRIES) {
+				/* silent for that long: gone, or moved; asked afresh */
+				a->state = TRD_ARP_ASKING;
+				a->tries = 0;
+				a->next = now;
+				break;
+			}
 			arp_request(l, a->ip);
+			a->tries++;
 			a->next = now + ms_cycles(REFRESH_MS);
 			break;
 		}
