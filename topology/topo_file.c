@@ -1037,7 +1037,7 @@ check_ip_addressing(struct parse_ctx *ctx)
 	for (i = 1; i < n; i++) {
 		unsigned int la, lb, line;
 
-		if (e[i - 1].ip != e[i].ip || e[i - 1].port != e[i].port)
+		if (e[i - 1].ip != e[i].ip)
 			continue;
 		la = ctx->meta[e[i - 1].rank].key_line[NK_IP];
 		lb = ctx->meta[e[i].rank].key_line[NK_IP];
@@ -1051,9 +1051,10 @@ check_ip_addressing(struct parse_ctx *ctx)
 	free(e);
 	if (best_line != 0)
 		return fail(ctx, best_line, EINVAL,
-			    "duplicate ip " IP_FMT " udp_port %u: node %u and node %u (line %u)",
-			    IP_ARGS(topo->nodes[best_b].ip), topo->nodes[best_b].udp_port, best_b,
-			    best_a, ctx->meta[best_a].key_line[NK_IP]);
+			    "duplicate ip " IP_FMT ": node %u and node %u (line %u); each node "
+			    "needs an address of its own, whatever its udp_port",
+			    IP_ARGS(topo->nodes[best_b].ip), best_b, best_a,
+			    ctx->meta[best_a].key_line[NK_IP]);
 	return 1;
 }
 

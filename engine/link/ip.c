@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <netinet/in.h>
+
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
@@ -19,12 +21,14 @@
 #include "link_pvt.h"
 
 /* ARP's timing: first asked every ASK_MS, ASK_TRIES times, then every RETRY_MS while the next
- * hop is silent; a known one is asked again every REFRESH_MS (its reply updates the MAC). */
-#define ASK_MS     200u
-#define ASK_TRIES  5u
-#define RETRY_MS   2000u
-#define REFRESH_MS 60000u
-#define TICK_MS    10u
+ * hop is silent; a known one is asked again every REFRESH_MS (its reply updates the MAC), and
+ * after REFRESH_TRIES requests unanswered it is asked afresh, as at the start. */
+#define ASK_MS        200u
+#define ASK_TRIES     5u
+#define RETRY_MS      2000u
+#define REFRESH_MS    60000u
+#define REFRESH_TRIES 3u
+#define TICK_MS       10u
 
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
@@ -199,15 +203,25 @@ trd_ip_tick(struct trd_link *l)
 			arp_request(l, a->ip);
 			a->next = now + ms_cycles(RETRY_MS);
 			break;
-		default: /* known: ask again, its reply keeps the MAC current */
+		default: /* known: ask again, its reply keeps the MAC current (and tries 0) */
+			if (a->tries >= REFRESH_TRIES) {
+				/* silent for that long: gone, or moved; asked afresh */
+				a->state = TRD_ARP_ASKING;
+				a->tries = 0;
+				a->next = now;
+				break;
+			}
 			arp_request(l, a->ip);
+			a->tries++;
 			a->next = now + ms_cycles(REFRESH_MS);
 			break;
 		}
 	}
 }
 
-/* A received ARP frame: answer a request for our address, learn a next hop's MAC. */
+/* A received ARP frame (RFC 826): a next hop's entry is updated from any valid frame its
+ * address sends, for whichever target (a gratuitous one announces a new MAC); a request for
+ * our address is answered. Our own MAC as a sender is a loop or a forgery: ignored. */
 static void
 arp_input(struct trd_link *l, const struct rte_mbuf *m)
 {
@@ -218,8 +232,8 @@ arp_input(struct trd_link *l, const struct rte_mbuf *m)
 		ip->arp_bad++;
 		return;
 	}
-	if (a.tpa != ip->ip || a.spa == 0)
-		return; /* for another host, or a probe: nothing to answer or learn */
+	if (a.spa == 0 || a.spa == ip->ip || memcmp(a.sha, l->mac.addr_bytes, 6) == 0)
+		return; /* a probe, or our own address or MAC as the sender: nothing to learn */
 	for (uint32_t i = 0; i < ip->n_arp; i++) {
 		struct trd_arp_entry *e = &ip->arp[i];
 
@@ -231,10 +245,11 @@ arp_input(struct trd_link *l, const struct rte_mbuf *m)
 		if (e->state != TRD_ARP_OK)
 			e->next = rte_get_timer_cycles() + ms_cycles(REFRESH_MS);
 		e->state = TRD_ARP_OK;
+		e->tries = 0;
 		break;
 	}
-	if (a.op != TRD_ARP_REQUEST)
-		return;
+	if (a.op != TRD_ARP_REQUEST || a.tpa != ip->ip)
+		return; /* only a request for our address is answered */
 	r.op = TRD_ARP_REPLY;
 	memcpy(r.sha, l->mac.addr_bytes, 6);
 	r.spa = ip->ip;
@@ -251,6 +266,24 @@ coord_rank(const struct trd_link_ip *ip, const uint8_t *c)
 	if (c[0] >= ip->dims[0] || c[1] >= ip->dims[1] || c[2] >= ip->dims[2])
 		return UINT32_MAX;
 	return c[0] + (uint32_t)ip->dims[0] * (c[1] + (uint32_t)ip->dims[1] * c[2]);
+}
+
+/* Whether the IPv4 frame @p p of @p len bytes is UDP to our address and port: only such a
+ * datagram, when bad, counts in encap_drops; the rest is another host's (a switch floods
+ * frames to unknown MACs, a broadcast reaches everyone) and is left alone, uncounted. */
+static bool
+for_us(const struct trd_link_encap *e, const uint8_t *p, uint32_t len)
+{
+	const uint8_t *iph = p + TRD_ETH_HLEN;
+	uint32_t ihl;
+
+	if (len < TRD_ETH_HLEN + 20u || (iph[0] >> 4) != 4)
+		return false;
+	ihl = (iph[0] & 0xfu) * 4u;
+	if (ihl < 20u || len < TRD_ETH_HLEN + ihl + 4u)
+		return false;
+	return iph[9] == IPPROTO_UDP && memcmp(iph + 16, &e->src_ip, 4) == 0 &&
+	       memcmp(iph + ihl + 2, &e->port, 2) == 0;
 }
 
 uint16_t
@@ -273,11 +306,14 @@ trd_ip_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 		if (m->data_len >= TRD_ETH_HLEN && p[12] == 0x08 && p[13] == 0x00) {
 			const uint8_t *iph = p + TRD_ETH_HLEN;
 
-			/* to our address and port, from the address of the node that the torus
-			 * header names as its source */
+			if (!for_us(e, p, m->data_len)) {
+				rte_pktmbuf_free(m); /* another host's traffic on the segment */
+				continue;
+			}
+			/* to our address and port: well formed, from the address of the node that
+			 * the torus header names as its source */
 			if (m->data_len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + TRD_HDR_LEN ||
 			    trd_wire_udp_check(p, m->data_len, rte_be_to_cpu_16(e->port)) != 0 ||
-			    memcmp(iph + 16, &e->src_ip, 4) != 0 ||
 			    (r = coord_rank(ip, iph + TRD_UDP_ENCAP_LEN + 4)) >= ip->n_peers ||
 			    ip->peers[r].ip == 0 || memcmp(iph + 12, &ip->peers[r].ip, 4) != 0) {
 				e->drops++;

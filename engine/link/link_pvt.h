@@ -33,7 +33,7 @@ struct trd_arp_entry {
 	uint32_t ip; /* host order */
 	struct rte_ether_addr mac;
 	uint8_t state; /* enum trd_arp_state */
-	uint8_t tries; /* requests sent while first asking */
+	uint8_t tries; /* requests unanswered: while asking, or refreshes of a known one */
 	uint64_t next; /* TSC of the next request */
 };
 

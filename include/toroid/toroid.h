@@ -214,13 +214,15 @@ struct trd_ip_conf {
  * Carry the frames of @p node's switched link to the peers that have an address
  * (trd_node_set_peer_ip()) over IPv4/UDP from @p c->ip. The next hop's MAC (the peer's inside
  * the subnet, else the gateway's) comes from ARP that the link asks itself: a request at once,
- * then again every 200 ms, 5 tries, and every 2 s after that while the peer is still wanted;
+ * then again every 200 ms, 5 tries, and every 2 s after that for as long as the link runs; a
+ * known next hop is asked again every 60 s, and asked afresh after 3 of those go unanswered;
  * the link also answers ARP requests for @p c->ip (the kernel does not see a DPDK port). Frames
  * to a next hop not resolved yet wait while it is first asked, then are dropped and counted
- * (trd_link_stats::ip_unresolved) until it answers. Received datagrams must be to @p c->ip and
- * the port, from the address of the node their torus header names, or are dropped and counted
- * (encap_drops); malformed ARP frames are counted in arp_bad. The link's MTU for torus frames
- * shrinks by 28 bytes. Before an lcore serves the node; again to change it.
+ * (trd_link_stats::ip_unresolved) until it answers. Received datagrams to @p c->ip and the port
+ * must be well formed and from the address of the node their torus header names, or are
+ * dropped and counted (encap_drops); other IPv4 traffic is another host's, skipped uncounted;
+ * malformed ARP frames are counted in arp_bad. The link's MTU for torus frames shrinks by 28 bytes.
+ * Before an lcore serves the node; again to change it.
  * @return 0; -EINVAL (NULL node or conf, a zero or non-host address, prefix above 32, dscp
  * above 63, a gateway equal to ip); -ENOTSUP (no switched link, or one encapsulated point to
  * point); -EADDRNOTAVAIL (the port's MAC is zero or multicast: ARP cannot name it);
