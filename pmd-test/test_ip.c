@@ -36,7 +36,9 @@ static struct rte_mempool *pool;
 static struct trd_node *
 make_node(struct trd_coord c, struct trd_link *l)
 {
-	struct trd_node_conf nc = {.coord = c};
+	/* a peer that never answers is asked for 1 s and more (ARP's tries): not declared down
+	 * meanwhile (dead_ms, 1 s by default), which would refuse the puts that follow */
+	struct trd_node_conf nc = {.coord = c, .dead_ms = 60000};
 	struct trd_node *n;
 
 	trd_torus_init(&nc.torus, 2, 1, 1);
