@@ -326,7 +326,6 @@ struct trd_node {
 	uint64_t last_tsc;
 	uint32_t next_msg_id;
 	unsigned int rr;
-	unsigned int idle_rounds; /* rounds since the timers last ran (poll.c) */
 	unsigned int mcache_n;
 	struct rte_mbuf *mcache[TRD_MCACHE];
 

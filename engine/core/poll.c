@@ -20,9 +20,6 @@
 
 #include "core_pvt.h"
 
-/* Rounds without a receive between two runs of the reliability timers. */
-#define TRD_TIMER_ROUNDS 4
-
 /* Hand what the link buffers to its port, in order, and settle the accounting. */
 static unsigned int
 link_flush(struct trd_node *n, struct trd_link *l)
@@ -113,8 +110,7 @@ trd_node_poll(struct trd_node *n)
 	for (unsigned int i = 0; i < n->rr; i++)
 		moved += inj_serve(n, n->inj[i]);
 	n->rr = n->rr + 1 == nf ? 0 : n->rr + 1;
-	if (moved != 0) /* what the FIFOs built goes before anything is received */
-		flush_all(n);
+	flush_all(n);
 
 	for (unsigned int i = 0; i <= n->n_links; i++) {
 		struct trd_link *l = n->links[i];
@@ -132,14 +128,8 @@ trd_node_poll(struct trd_node *n)
 		moved += inj_serve(n, n->inj[n->n_inj]);
 	if (unlikely(n->comb != NULL))
 		trd_comb_poll(n);
-	/* The timers run in a round that received something (an ack may be due at once, a
-	 * challenge answered) and otherwise every TRD_TIMER_ROUNDS rounds: their deadlines are
-	 * tens of microseconds and more, a few idle rounds are well under one, and a lone
-	 * message's waiting rounds no longer pay for them. */
-	if (n->n_active != 0 && (got || ++n->idle_rounds >= TRD_TIMER_ROUNDS)) {
-		n->idle_rounds = 0;
+	if (n->n_active != 0)
 		trd_rel_timers(n);
-	}
 	flush_all(n);
 
 	__atomic_store_n(&n->poll_gen, n->poll_gen + 1, __ATOMIC_RELEASE);
