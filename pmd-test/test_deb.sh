@@ -3,25 +3,95 @@
 # The Debian packages (debian/, docs/deploying.md#debian-packages): dpkg-buildpackage builds
 # them from a copy of the tree (tools/build-deb.sh), each holds what it should; extracted,
 # toroid-node runs, the -dev files build a program, the unit passes systemd-analyze verify and
-# its ExecStart, run by hand as systemd would (tools/unit-exec.py), brings an engine up on a
-# net_ring port (VNI socket, telemetry, an application served) that stops on SIGTERM. As root
-# the packages are then installed for real: toroid-node@example starts from /etc/toroid/, and
-# the packages are purged again (the machine as it was). Not root: that part skipped (77).
+# its ExecStart, run by hand (tools/unit-exec.py: the environment, capabilities, memlock limit
+# and group, not the sandbox, UMask or RuntimeDirectory), brings an engine up on a net_ring
+# port (VNI socket, telemetry, an application served) that stops on SIGTERM. As root
+# the packages are then installed for real: a private instance, toroid-node@debtestPID (a copy
+# of /etc/toroid/example.conf), starts, and the packages are purged again (the machine as it
+# was). Not root, an engine of the machine's own (/run/toroid) or a unit not from the packages:
+# that part skipped (77), the rest still checked.
+#
+# Installing writes $MARK (what it installed and made) first: a run killed before its purge
+# (meson's timeout: SIGTERM, then SIGKILL) leaves it, and the next run as root purges what it
+# names before anything else, and says so.
 #
 #   test_deb.sh SOURCE_DIR
 set -u
 SRC=$(cd "$1" && pwd)
 T=$(mktemp -d /tmp/toroid-debtest.XXXXXX)
 ENGINE=
+MARK=/var/lib/toroid-deb-test.installed
+PKGS="libtoroid0 libtoroid-dev toroid-tools libfabric-toroid"
 cleanup() {
 	[ -n "$ENGINE" ] && kill -KILL "$ENGINE" 2>/dev/null
 	rm -rf "$T"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 checks=0
 fails=0
 ok() { checks=$((checks + 1)); }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# dpkg_wait ARGS...: dpkg ARGS, waiting up to 300 s for dpkg's lock (another dpkg or apt at
+# work, make deps elsewhere); its output in $T/dpkg.log
+dpkg_wait() {
+	local i
+	for i in $(seq 60); do
+		dpkg "$@" >"$T/dpkg.log" 2>&1 && return 0
+		grep -q "lock" "$T/dpkg.log" || return 1
+		sleep 5
+	done
+	return 1
+}
+# left PACKAGE...: those of them dpkg still knows in any state but not-installed
+left() {
+	dpkg-query -W -f='${Package} ${db:Status-Status}\n' "$@" 2>/dev/null |
+		awk '$2 != "not-installed" { printf " %s", $1 }'
+}
+# undo_install PACKAGES HAD_GROUP FILES: purge the packages; only then (dpkg --purge worked)
+# remove the group toroid if installing made it, and $MARK. FILES: what the run made
+undo_install() {
+	local pkgs=$1 had=$2 files=$3 still
+	# shellcheck disable=SC2086 # lists of words
+	rm -rf -- $files
+	# shellcheck disable=SC2086
+	dpkg_wait --purge $pkgs
+	# shellcheck disable=SC2086
+	still=$(left $pkgs)
+	if [ -n "$still" ]; then
+		cat "$T/dpkg.log"
+		echo "FAIL: dpkg --purge:$still still there (the group and $MARK kept)"
+		return 1
+	fi
+	[ "$had" = no ] && getent group toroid >/dev/null && groupdel toroid
+	rm -f "$MARK"
+}
+# a killed run's leftovers: purged first, one test at a time (a run holds the lock while
+# $MARK is its own)
+if [ "$(id -u)" = 0 ]; then
+	exec 9>>/tmp/toroid-deb-install.lock
+	flock -w 600 9 || { echo "FAIL: /tmp/toroid-deb-install.lock held for 600 s"; exit 1; }
+	if [ -f "$MARK" ]; then
+		m_pkgs=$(sed -n 's/^packages=//p' "$MARK")
+		m_had=$(sed -n 's/^had_group=//p' "$MARK")
+		m_files=$(sed -n 's/^files=//p' "$MARK")
+		# only what a run writes there is believed: our packages, our instance's files
+		for w in $m_pkgs; do
+			case " $PKGS " in *" $w "*) ;; *) echo "FAIL: $MARK names package $w"; exit 1 ;; esac
+		done
+		for w in $m_files; do
+			echo "$w" | grep -Eqx \
+				'/etc/toroid/debtest[0-9]+\.conf|/run/toroid|/var/run/dpdk/toroid-debtest[0-9]+' ||
+				{ echo "FAIL: $MARK names file $w"; exit 1; }
+		done
+		case $m_had in yes | no) ;; *) echo "FAIL: $MARK: had_group=$m_had"; exit 1 ;; esac
+		echo "deb: $MARK: a run was killed after installing; purging what it left:" \
+			"$m_pkgs, $m_files$([ "$m_had" = no ] && echo ', the group toroid')"
+		undo_install "$m_pkgs" "$m_had" "$m_files" || exit 1
+	fi
+	flock -u 9
+fi
 for p in dpkg-buildpackage dh systemd-analyze setpriv; do
 	command -v $p >/dev/null 2>&1 ||
 		{ echo "SKIP: $p not installed (make deps installs it)"; exit 77; }
@@ -35,7 +105,6 @@ echo "package build: $(($(date +%s) - start)) s"
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 ver=$(dpkg-parsechangelog -l "$SRC/debian/changelog" -S Version)
-PKGS="libtoroid0 libtoroid-dev toroid-tools libfabric-toroid"
 for p in $PKGS; do
 	deb=$T/out/${p}_${ver}_$arch.deb
 	[ -f "$deb" ] || { fail "no $p package"; continue; }
@@ -212,67 +281,82 @@ run_instance "extracted toroid-node@$inst" "$R" "$R" "$inst" "$T/run/vni.sock" -
 	fail "an instance without its file started" || ok
 
 echo "extracted: $checks checks passed, $fails failed"
-# ---- installed for real (root): toroid-node@example from /etc/toroid/ ----
-if [ "$(id -u)" != 0 ]; then
+# ---- installed for real (root): toroid-node@debtestPID from /etc/toroid/ ----
+skip_install() {
 	echo "deb: $checks checks passed, $fails failed"
 	[ $fails -eq 0 ] || exit 1
-	echo "SKIP: not root: the packages are not installed and toroid-node@example not started"
+	echo "SKIP: $*"
 	exit 77
-fi
+}
+[ "$(id -u)" = 0 ] ||
+	skip_install "not root: the packages are not installed and toroid-node@ not started"
 # one test at a time installs (two worktrees' make test), and looks first
-exec 9>>/tmp/toroid-deb-install.lock
 flock -w 600 9 || { echo "FAIL: /tmp/toroid-deb-install.lock held for 600 s"; exit 1; }
 installed=
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" && installed="$installed $p"
 done
-if [ -n "$installed" ]; then
-	echo "deb: $checks checks passed, $fails failed"
-	[ $fails -eq 0 ] || exit 1
-	echo "SKIP: already installed on this machine:$installed (not replaced or purged by a test)"
-	exit 77
-fi
+[ -z "$installed" ] ||
+	skip_install "already installed on this machine:$installed (not replaced or purged by a test)"
+# an engine of this machine's own (a unit, a meson install): not touched, not shadowed
+[ ! -e /run/toroid ] ||
+	skip_install "/run/toroid exists (a toroid-node@ of this machine's): not installing beside it"
+for d in /etc/systemd/system /run/systemd/system /usr/local/lib/systemd/system \
+	/lib/systemd/system /usr/lib/systemd/system; do
+	[ ! -e "$d/toroid-node@.service" ] ||
+		skip_install "$d/toroid-node@.service exists, not from a package: not installing over it"
+done
 had_group=no
 getent group toroid >/dev/null && had_group=yes
-purge() {
-	local i
-	for i in $(seq 60); do
-		dpkg --purge $PKGS >"$T/purge.log" 2>&1 && break
-		grep -q "lock" "$T/purge.log" || break
-		sleep 5
-	done
-	dpkg-query -W -f='${Status}' $PKGS 2>/dev/null | grep -q "ok installed" &&
-		{ cat "$T/purge.log"; fail "dpkg --purge"; }
-	[ $had_group = no ] && getent group toroid >/dev/null && groupdel toroid
+gid0=$(getent group toroid | cut -d: -f3)
+inst=debtest$$
+conf=/etc/toroid/$inst.conf
+# all the test makes beside the packages (/run/toroid: it did not exist, checked above)
+made="$conf /run/toroid /var/run/dpdk/toroid-$inst"
+printf 'packages=%s\nhad_group=%s\nfiles=%s\n' "$PKGS" $had_group "$made" >"$MARK" ||
+	{ echo "FAIL: cannot write $MARK"; exit 1; }
+cleanup_root() {
+	[ -n "$ENGINE" ] && kill -KILL "$ENGINE" 2>/dev/null
+	ENGINE=
+	undo_install "$PKGS" $had_group "$made"
+	rm -rf "$T"
 }
-trap 'cleanup; purge' EXIT
+trap cleanup_root EXIT
 debs=$(for p in $PKGS; do echo "$T/out/${p}_${ver}_$arch.deb"; done)
-# dpkg, not apt: nothing is fetched; the dependencies are on the machine (make deps). Another
-# dpkg or apt at work (make deps elsewhere) holds dpkg's lock: waited for, up to 300 s.
-for i in $(seq 60); do
-	dpkg -i $debs >"$T/install.log" 2>&1 && break
-	grep -q "lock" "$T/install.log" || break
-	sleep 5
-done
+# dpkg, not apt: nothing is fetched; the dependencies are on the machine (make deps)
+# shellcheck disable=SC2086
+dpkg_wait -i $debs
 if dpkg-query -W -f='${Status}' toroid-tools 2>/dev/null | grep -q "ok installed"; then ok
-else cat "$T/install.log"; fail "dpkg -i"; exit 1; fi
+else cat "$T/dpkg.log"; fail "dpkg -i"; exit 1; fi
 unit=/lib/systemd/system/toroid-node@.service
-getent group toroid >/dev/null && ok || fail "installing made no group toroid"
-systemd-analyze verify toroid-node@example.service >"$T/verify2" 2>&1
+if [ $had_group = no ]; then
+	getent group toroid >/dev/null && ok || fail "installing made no group toroid"
+else
+	# the site's group (or one a run before the marker leaked): systemd-sysusers keeps it
+	echo "deb: the group toroid existed before (gid $gid0): checked it is kept, not made"
+	[ "$(getent group toroid | cut -d: -f3)" = "$gid0" ] && ok ||
+		fail "installing changed the group toroid: $(getent group toroid)"
+fi
+# a private instance from the shipped example (example.conf, example.ini)
+cp /etc/toroid/example.conf "$conf" || fail "cp example.conf $conf"
+systemd-analyze verify "toroid-node@$inst.service" >"$T/verify2" 2>&1
 [ $? -eq 0 ] && [ ! -s "$T/verify2" ] && ok ||
-	fail "systemd-analyze verify toroid-node@example.service: $(cat "$T/verify2")"
+	fail "systemd-analyze verify toroid-node@$inst.service: $(cat "$T/verify2")"
 env -u FI_PROVIDER_PATH fi_info -l 2>/dev/null | grep -q '^toroid:' && ok ||
 	fail "fi_info does not find the installed provider without FI_PROVIDER_PATH"
-# systemd makes RuntimeDirectory= before the start and removes it after the stop
-mkdir -p /run/toroid/example
+# RuntimeDirectory= is made by systemd before the start, removed after the stop
+mkdir -p "/run/toroid/$inst"
 want_group=toroid
-run_instance "installed toroid-node@example" / / example /run/toroid/example/vni.sock
-rm -rf /run/toroid/example
-rmdir /run/toroid 2>/dev/null
-purge
+run_instance "installed toroid-node@$inst" / / "$inst" "/run/toroid/$inst/vni.sock"
 trap cleanup EXIT
-for f in /usr/bin/toroid-node /etc/toroid/example.conf "$unit"; do
+if undo_install "$PKGS" $had_group "$made"; then ok; else fail "the purge"; fi
+for f in /usr/bin/toroid-node /etc/toroid/example.conf "$unit" "$conf" /run/toroid "$MARK"; do
 	[ ! -e "$f" ] && ok || fail "$f left after dpkg --purge"
 done
+if [ $had_group = yes ]; then
+	getent group toroid >/dev/null && ok || fail "the purge removed the site's group toroid"
+else
+	getent group toroid >/dev/null && fail "the group toroid left after the purge" || ok
+fi
 echo "deb: $checks checks passed, $fails failed"
 [ $fails -eq 0 ]

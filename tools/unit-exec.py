@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""unit-exec: run a systemd service's ExecStart by hand, as systemd would, where systemd is not
-PID 1 (a container, CI): the deb test starts toroid-node@NAME this way.
+"""unit-exec: run a systemd service's ExecStart by hand, with the subset of the unit below
+applied, where systemd is not PID 1 (a container, CI): the deb test starts toroid-node@NAME
+this way. The rest (sandboxing, UMask=, RuntimeDirectory=, Restart=) is systemd's alone.
 
     unit-exec.py [--root DIR] [--bin-root DIR] [--no-group] [--print] UNIT_FILE INSTANCE
 
