@@ -401,7 +401,7 @@ cma_ok(const struct vtx *t, const struct vrx *x)
 
 	return t->uaddr && t->off == 0 && t->len >= SVC_CMA_MIN && r != NULL && r->vaddr &&
 	       !r->cma_out && x->fault == 0 && !rv->dead && !rv->cma_off && !t->vif->dead &&
-	       t->vif->pid > 0 && rv->mem_fd >= 0 &&
+	       t->vif->pid > 0 && t->vif->pidfd >= 0 && rv->mem_fd >= 0 &&
 	       rv->cma_out + 1 < rv->cplq_size - rv->n_send - rv->n_recv &&
 	       svc_vmem_check(t->vif, t->laddr, t->len, false) == 0 &&
 	       svc_vmem_check(rv, r->buf, t->len, true) == 0;
@@ -458,6 +458,10 @@ tx_data_local(struct trd_vni_svc *s, struct vtx *t)
 		t->cma = false;
 		if (x != NULL && x->cma == SVC_CMA_DONE) {
 			x->cma = SVC_CMA_NONE;
+			/* the receiver read the sender's pid and address: only if that is still
+			 * the same live process did it read the message */
+			if (t->vif->dead || !svc_vmem_same(t->vif, t->laddr))
+				return tx_fault(s, t, -ECONNRESET);
 			ST(s, COPY_CMA) += t->len;
 			ST(s, TX_CHUNKS)++;
 			t->off = t->len;

@@ -559,6 +559,7 @@ int svc_vmem_check(const struct vif *v, uint64_t addr, uint64_t len, bool write)
 int svc_vmem_read(struct vif *v, void *buf, uint64_t addr, size_t n);
 int svc_vmem_write(struct vif *v, const void *buf, uint64_t addr, size_t n);
 bool svc_vmem_gone(const struct vif *v);
+bool svc_vmem_same(const struct vif *v, uint64_t addr);
 
 /* sock.c */
 int svc_ctl_listen(struct trd_vni_svc *s, const char *path);

@@ -249,8 +249,8 @@ pvm_thread_ok(void)
 /* After a process_vm_* copy: is it still the process and the address space the descriptors
  * were opened on? (The pidfd polls readable once the process exited; the maps query fails
  * once the address space is gone, after an exec too.) */
-static bool
-pvm_same(const struct vif *v, uint64_t addr)
+bool
+svc_vmem_same(const struct vif *v, uint64_t addr)
 {
 	struct vmem_query q = {.size = sizeof(q), .query_addr = addr};
 	struct pollfd p = {.fd = v->pidfd, .events = POLLIN};
@@ -283,7 +283,7 @@ pvm_copy(struct vif *v, void *buf, uint64_t addr, size_t n, bool write)
 		v->s->stat[TRD_VNI_SVC_STAT_PVM_REFUSED]++;
 		return 1;
 	}
-	if (!pvm_same(v, addr))
+	if (!svc_vmem_same(v, addr))
 		return -ECONNRESET;
 	if (k != (ssize_t)n)
 		return k < 0 && errno == ESRCH ? -ECONNRESET : -EFAULT;
