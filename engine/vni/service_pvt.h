@@ -289,6 +289,8 @@ struct vif {
 	int mem_fd, maps_fd; /* its /proc/self/mem and maps as it passed them at attach (vmem.c),
 			      * or -1: bound to its address space, worthless after exec or exit */
 	bool cma_off;        /* the kernel refused it process_vm_readv: no more CMA requests */
+	bool pidns_same;     /* in the engine's pid namespace (/proc/PID/ns/pid at attach): its pid
+			      * means the same process to another attached process (CMA) */
 	uint32_t cma_out;    /* its CMA requests not answered yet (each holds a queue entry) */
 	bool pvm_off;  /* the kernel refused process_vm_readv/writev on it: mem_fd only (vmem.c) */
 	bool mem_gone; /* an access found that address space gone: requests for it are refused
@@ -560,6 +562,7 @@ int svc_vmem_read(struct vif *v, void *buf, uint64_t addr, size_t n);
 int svc_vmem_write(struct vif *v, const void *buf, uint64_t addr, size_t n);
 bool svc_vmem_gone(const struct vif *v);
 bool svc_vmem_same(const struct vif *v, uint64_t addr);
+bool svc_vmem_pidns_same(int pid, int pidfd);
 
 /* sock.c */
 int svc_ctl_listen(struct trd_vni_svc *s, const char *path);
