@@ -448,7 +448,7 @@ tx_data_local(struct trd_vni_svc *s, struct vtx *t)
 
 			/* not taken yet (the receiving process makes no call): withdrawn after
 			 * a while, and the engine copies; once taken, it waits for the answer */
-			if (s->now - t->cma_since < SVC_CMA_WAIT_US || x->recv == NULL ||
+			if (s->now - t->cma_since < s->conf.cma_wait_us || x->recv == NULL ||
 			    !__atomic_compare_exchange_n(&x->vif->rctx[x->recv->idx].cma, &offered,
 							 0, false, __ATOMIC_ACQ_REL,
 							 __ATOMIC_ACQUIRE))

@@ -77,7 +77,7 @@ extern int trd_vni_logtype;
 #define SVC_LOCAL_CHUNK         262144  /* bytes copied per turn between two local processes */
 #define SVC_PVM_MIN             16384   /* copies this long use process_vm_* (vmem.c) */
 #define SVC_CMA_MIN             65536   /* local messages this long: read by the receiver */
-#define SVC_CMA_WAIT_US         20000   /* then a request not taken is withdrawn (send.c) */
+#define SVC_CMA_WAIT_US         20000 /* default cma_wait_us: then a request not taken is withdrawn */
 enum { SVC_CMA_NONE, SVC_CMA_WAIT, SVC_CMA_DONE, SVC_CMA_FALLBACK }; /* vrx.cma */
 #define SVC_RMA_STALL_US 500000 /* in flight but unanswered this long: frames were lost */
 #define SVC_ATOM_TRIES   20     /* an atomic is asked this often before -ETIMEDOUT */
