@@ -392,8 +392,10 @@ grant_mem(struct trd_vni_svc *s, const struct vrx *x, uint32_t off)
  * its memory)? Both processes on this engine and in its pid namespace (the pid it names is
  * the sender's), alive, the message long and in the sender's
  * memory, both ranges mapped as they must be (else the engine's copy reports the fault), the
- * receiver not refused by the kernel before, and a free entry in each of its queues: the
- * request and its answer are one more than its contexts account for. */
+ * receiver not refused by the kernel before, and a free entry in each of its queues (the
+ * completion queue, and the command queue): the request and its answer are one more than
+ * its contexts account for. Cancels can still fill the command queue: the library then
+ * keeps the answer and sends it at its next poll. */
 static bool
 cma_ok(const struct vtx *t, const struct vrx *x)
 {
@@ -403,7 +405,8 @@ cma_ok(const struct vtx *t, const struct vrx *x)
 	return t->uaddr && t->off == 0 && t->len >= SVC_CMA_MIN && r != NULL && r->vaddr &&
 	       !r->cma_out && x->fault == 0 && !rv->dead && !rv->cma_off && !t->vif->dead &&
 	       t->vif->pid > 0 && t->vif->pidfd >= 0 && t->vif->pidns_same && rv->pidns_same &&
-	       rv->mem_fd >= 0 && rv->cma_out + 1 < rv->cplq_size - rv->n_send - rv->n_recv &&
+	       rv->mem_fd >= 0 &&
+	       rv->cma_out + 1 < RTE_MIN(rv->cplq_size, rv->cmdq_size) - rv->n_send - rv->n_recv &&
 	       svc_vmem_check(t->vif, t->laddr, t->len, false) == 0 &&
 	       svc_vmem_check(rv, r->buf, t->len, true) == 0;
 }
