@@ -140,6 +140,7 @@ svc_tx_alloc(struct trd_vni_svc *s, struct vif *v)
 	t->aseq_held = false;
 	t->opair = NULL;
 	t->laddr = t->operand = t->compare = t->old = 0;
+	t->held_since = 0;
 	t->key = msg_key(s);
 	t->backoff = s->conf.retry_us;
 	TAILQ_INSERT_TAIL(&v->txs, t, oq);

@@ -77,6 +77,7 @@ extern int trd_vni_logtype;
 #define SVC_LOCAL_CHUNK         262144  /* bytes copied per turn between two local processes */
 #define SVC_PVM_MIN             16384   /* copies this long use process_vm_* (vmem.c) */
 #define SVC_CMA_MIN             65536   /* local messages this long: read by the receiver */
+#define SVC_HOLD_US             1000    /* default cma_hold_us: then a held message is staged */
 #define SVC_CMA_WAIT_US         20000 /* default cma_wait_us: then a request not taken is withdrawn */
 enum { SVC_CMA_NONE, SVC_CMA_WAIT, SVC_CMA_DONE, SVC_CMA_FALLBACK }; /* vrx.cma */
 #define SVC_RMA_STALL_US 500000 /* in flight but unanswered this long: frames were lost */
@@ -128,7 +129,8 @@ struct vtx {
 	bool uaddr; /* the data is at laddr in the process's own memory (TRD_VNI_SF_VADDR) */
 	bool fifo;  /* granted with TRD_VW_F_FIFO: sent as DATA messages, not puts */
 	bool cma;   /* waits while the receiving process reads the data itself (send.c) */
-	uint64_t cma_since; /* when it asked (us) */
+	uint64_t cma_since;  /* when it asked (us) */
+	uint64_t held_since; /* when its receiver first held it at its sender (recv.c), or 0 */
 	struct vif *vif;
 	struct vtx *parent;
 	uint32_t ctx, sflags, doorbell;

@@ -73,6 +73,9 @@ struct trd_vni_svc_conf {
 	unsigned int cma_wait_us; /**< how long a receiving process may leave a one-copy
 				   *   offer untaken before it is withdrawn and the engine
 				   *   copies (default 20000 us: docs/vni.md) */
+	unsigned int cma_hold_us; /**< how long a long message between two processes of this
+				   *   engine waits at its sender for its receive before it
+				   *   is staged (default 1000 us: docs/vni.md) */
 };
 
 /** Service statistics: X(ENUM, name). */
