@@ -754,8 +754,35 @@ cma_read(struct trd_vni *v, const struct trd_vni_cqe *e)
 		else if (k < 0 && (errno == EPERM || errno == EACCES || errno == ENOSYS))
 			c.op = TRD_VNI_CMD_CMA_OFF; /* another user, Yama, seccomp */
 	}
-	/* the queue has room: the engine asks only while it has room for one more (docs) */
-	if (rte_ring_enqueue_elem(v->cmdq, &c, sizeof(c)) == 0)
+	/* the engine waits for the answer: if the queue is full now (cancels fill it too), the
+	 * answer is owed and sent again at the next poll (cma_flush) */
+	if (rte_ring_enqueue_elem(v->cmdq, &c, sizeof(c)) == 0) {
+		kick(v);
+	} else if (v->rc[e->idx].cma_owed == 0) {
+		v->rc[e->idx].cma_owed = c.op;
+		v->n_owed++;
+	}
+}
+
+/* Send the CMA answers the command queue had no room for (cma_read), in receive order, until
+ * it is full again. */
+static void
+cma_flush(struct trd_vni *v)
+{
+	bool sent = false;
+
+	for (uint32_t i = 0; i < v->seg->n_recv && v->n_owed > 0; i++) {
+		struct trd_vni_cmd c = {.op = v->rc[i].cma_owed, .idx = i};
+
+		if (c.op == 0)
+			continue;
+		if (rte_ring_enqueue_elem(v->cmdq, &c, sizeof(c)) != 0)
+			break;
+		v->rc[i].cma_owed = 0;
+		v->n_owed--;
+		sent = true;
+	}
+	if (sent)
 		kick(v);
 }
 
@@ -769,6 +796,8 @@ trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
 		return -EINVAL;
 	if (n > CLIENT_CQ_BURST)
 		n = CLIENT_CQ_BURST;
+	if (v->n_owed > 0)
+		cma_flush(v);
 	got = rte_ring_dequeue_burst_elem(v->cplq, e, sizeof(e[0]), n, NULL);
 	for (unsigned int i = 0; i < got; i++) {
 		struct trd_vni_cpl *c = &cpl[k];
@@ -824,7 +853,7 @@ trd_vni_arm(struct trd_vni *v)
 	if (v == NULL)
 		return -EINVAL;
 	__atomic_store_n(&v->seg->app_armed, 1, __ATOMIC_SEQ_CST);
-	if (rte_ring_count(v->cplq) != 0)
+	if (rte_ring_count(v->cplq) != 0 || v->n_owed > 0) /* an answer owed: poll again */
 		return -EBUSY;
 	return 0;
 }

@@ -25,6 +25,8 @@ struct client_ctx {
 	void *buf;
 	size_t cap;               /* receive: the buffer's bytes */
 	struct trd_vni_addr peer; /* send: destination */
+	uint32_t cma_owed;        /* receive: the answer (op) to a CMA request that the full command
+				   * queue did not take: sent again at each poll until it goes */
 };
 
 struct trd_vni {
@@ -43,6 +45,7 @@ struct trd_vni {
 	uint32_t *sfree, *rfree; /* stacks of free context indices */
 	uint32_t n_sfree, n_rfree;
 	unsigned int pending;
+	unsigned int n_owed; /* receives with a CMA answer owed (client_ctx::cma_owed) */
 	bool dead;
 	bool ordered;             /* conf.ordered: every unicast send is TRD_VNI_SF_ORDERED */
 	struct trd_vni_addr self; /* the identity the engine gave (its answer) */

@@ -198,12 +198,15 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 /* A long message from a process on this engine, in its own memory, to a process that can read
  * it itself (docs/vni.md, "One copy by the receiver"): held at its sender until its receive is
  * posted (refused, remembered as a hint: the receive grants it at once) rather than staged
- * and copied twice. Only messages this engine's own table names, with their key. */
+ * and copied twice, but for cma_hold_us at most: two processes that each send to the other
+ * before they post their receives (MPI_Send both ways) would wait on each other for ever;
+ * staged after that, as before. Only messages this engine's own table names, with their
+ * key. */
 static bool
 hold_at_sender(struct trd_vni_svc *s, uint32_t src_rank, const struct vif *v,
 	       const struct trd_vw_hdr *h)
 {
-	const struct vtx *t;
+	struct vtx *t;
 
 	if (src_rank != s->rank || h->len < SVC_CMA_MIN || v->cma_off || v->mem_fd < 0)
 		return false;
@@ -213,7 +216,11 @@ hold_at_sender(struct trd_vni_svc *s, uint32_t src_rank, const struct vif *v,
 	/* an ordered message with others of its pair behind it is staged as before: held, it
 	 * would keep them (parked behind it) from a receive the process may wait on first; it is
 	 * asked again after its back-off, and staged then if others came meanwhile */
-	return t->opair == NULL || (t->opair->n_open <= 1 && TAILQ_EMPTY(&t->opair->held));
+	if (t->opair != NULL && (t->opair->n_open > 1 || !TAILQ_EMPTY(&t->opair->held)))
+		return false;
+	if (t->held_since == 0)
+		t->held_since = s->now | 1; /* may be s->now + 1 */
+	return s->now < t->held_since || s->now - t->held_since < s->conf.cma_hold_us;
 }
 
 /* The request to send is granted (true), or refused (false). */

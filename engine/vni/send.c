@@ -140,6 +140,7 @@ svc_tx_alloc(struct trd_vni_svc *s, struct vif *v)
 	t->aseq_held = false;
 	t->opair = NULL;
 	t->laddr = t->operand = t->compare = t->old = 0;
+	t->held_since = 0;
 	t->key = msg_key(s);
 	t->backoff = s->conf.retry_us;
 	TAILQ_INSERT_TAIL(&v->txs, t, oq);
@@ -389,10 +390,13 @@ grant_mem(struct trd_vni_svc *s, const struct vrx *x, uint32_t off)
 }
 
 /* May the receiving process read message @p t into its receive itself (@p x: granted into
- * its memory)? Both processes on this engine, alive, the message long and in the sender's
+ * its memory)? Both processes on this engine and in its pid namespace (the pid it names is
+ * the sender's), alive, the message long and in the sender's
  * memory, both ranges mapped as they must be (else the engine's copy reports the fault), the
- * receiver not refused by the kernel before, and a free entry in each of its queues: the
- * request and its answer are one more than its contexts account for. */
+ * receiver not refused by the kernel before, and a free entry in each of its queues (the
+ * completion queue, and the command queue): the request and its answer are one more than
+ * its contexts account for. Cancels can still fill the command queue: the library then
+ * keeps the answer and sends it at its next poll. */
 static bool
 cma_ok(const struct vtx *t, const struct vrx *x)
 {
@@ -401,8 +405,9 @@ cma_ok(const struct vtx *t, const struct vrx *x)
 
 	return t->uaddr && t->off == 0 && t->len >= SVC_CMA_MIN && r != NULL && r->vaddr &&
 	       !r->cma_out && x->fault == 0 && !rv->dead && !rv->cma_off && !t->vif->dead &&
-	       t->vif->pid > 0 && rv->mem_fd >= 0 &&
-	       rv->cma_out + 1 < rv->cplq_size - rv->n_send - rv->n_recv &&
+	       t->vif->pid > 0 && t->vif->pidfd >= 0 && t->vif->pidns_same && rv->pidns_same &&
+	       rv->mem_fd >= 0 &&
+	       rv->cma_out + 1 < RTE_MIN(rv->cplq_size, rv->cmdq_size) - rv->n_send - rv->n_recv &&
 	       svc_vmem_check(t->vif, t->laddr, t->len, false) == 0 &&
 	       svc_vmem_check(rv, r->buf, t->len, true) == 0;
 }
@@ -447,7 +452,7 @@ tx_data_local(struct trd_vni_svc *s, struct vtx *t)
 
 			/* not taken yet (the receiving process makes no call): withdrawn after
 			 * a while, and the engine copies; once taken, it waits for the answer */
-			if (s->now - t->cma_since < SVC_CMA_WAIT_US || x->recv == NULL ||
+			if (s->now - t->cma_since < s->conf.cma_wait_us || x->recv == NULL ||
 			    !__atomic_compare_exchange_n(&x->vif->rctx[x->recv->idx].cma, &offered,
 							 0, false, __ATOMIC_ACQ_REL,
 							 __ATOMIC_ACQUIRE))
@@ -458,6 +463,10 @@ tx_data_local(struct trd_vni_svc *s, struct vtx *t)
 		t->cma = false;
 		if (x != NULL && x->cma == SVC_CMA_DONE) {
 			x->cma = SVC_CMA_NONE;
+			/* the receiver read the sender's pid and address: only if that is still
+			 * the same live process did it read the message */
+			if (t->vif->dead || !svc_vmem_same(t->vif, t->laddr))
+				return tx_fault(s, t, -ECONNRESET);
 			ST(s, COPY_CMA) += t->len;
 			ST(s, TX_CHUNKS)++;
 			t->off = t->len;

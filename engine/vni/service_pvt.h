@@ -77,7 +77,8 @@ extern int trd_vni_logtype;
 #define SVC_LOCAL_CHUNK         262144  /* bytes copied per turn between two local processes */
 #define SVC_PVM_MIN             16384   /* copies this long use process_vm_* (vmem.c) */
 #define SVC_CMA_MIN             65536   /* local messages this long: read by the receiver */
-#define SVC_CMA_WAIT_US         20000   /* then a request not taken is withdrawn (send.c) */
+#define SVC_HOLD_US             1000    /* default cma_hold_us: then a held message is staged */
+#define SVC_CMA_WAIT_US         20000 /* default cma_wait_us: then a request not taken is withdrawn */
 enum { SVC_CMA_NONE, SVC_CMA_WAIT, SVC_CMA_DONE, SVC_CMA_FALLBACK }; /* vrx.cma */
 #define SVC_RMA_STALL_US 500000 /* in flight but unanswered this long: frames were lost */
 #define SVC_ATOM_TRIES   20     /* an atomic is asked this often before -ETIMEDOUT */
@@ -128,7 +129,8 @@ struct vtx {
 	bool uaddr; /* the data is at laddr in the process's own memory (TRD_VNI_SF_VADDR) */
 	bool fifo;  /* granted with TRD_VW_F_FIFO: sent as DATA messages, not puts */
 	bool cma;   /* waits while the receiving process reads the data itself (send.c) */
-	uint64_t cma_since; /* when it asked (us) */
+	uint64_t cma_since;  /* when it asked (us) */
+	uint64_t held_since; /* when its receiver first held it at its sender (recv.c), or 0 */
 	struct vif *vif;
 	struct vtx *parent;
 	uint32_t ctx, sflags, doorbell;
@@ -289,6 +291,8 @@ struct vif {
 	int mem_fd, maps_fd; /* its /proc/self/mem and maps as it passed them at attach (vmem.c),
 			      * or -1: bound to its address space, worthless after exec or exit */
 	bool cma_off;        /* the kernel refused it process_vm_readv: no more CMA requests */
+	bool pidns_same;     /* in the engine's pid namespace (/proc/PID/ns/pid at attach): its pid
+			      * means the same process to another attached process (CMA) */
 	uint32_t cma_out;    /* its CMA requests not answered yet (each holds a queue entry) */
 	bool pvm_off;  /* the kernel refused process_vm_readv/writev on it: mem_fd only (vmem.c) */
 	bool mem_gone; /* an access found that address space gone: requests for it are refused
@@ -559,6 +563,8 @@ int svc_vmem_check(const struct vif *v, uint64_t addr, uint64_t len, bool write)
 int svc_vmem_read(struct vif *v, void *buf, uint64_t addr, size_t n);
 int svc_vmem_write(struct vif *v, const void *buf, uint64_t addr, size_t n);
 bool svc_vmem_gone(const struct vif *v);
+bool svc_vmem_same(const struct vif *v, uint64_t addr);
+bool svc_vmem_pidns_same(int pid, int pidfd);
 
 /* sock.c */
 int svc_ctl_listen(struct trd_vni_svc *s, const char *path);

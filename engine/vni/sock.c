@@ -606,6 +606,7 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 		v->proc = req.proc;
 		v->pid = cred.pid;
 		v->uid = (int)cred.uid;
+		v->pidns_same = svc_vmem_pidns_same(v->pid, v->pidfd);
 		TAILQ_INIT(&v->rq);
 		TAILQ_INIT(&v->txs);
 		TAILQ_INIT(&v->ords);

@@ -249,8 +249,8 @@ pvm_thread_ok(void)
 /* After a process_vm_* copy: is it still the process and the address space the descriptors
  * were opened on? (The pidfd polls readable once the process exited; the maps query fails
  * once the address space is gone, after an exec too.) */
-static bool
-pvm_same(const struct vif *v, uint64_t addr)
+bool
+svc_vmem_same(const struct vif *v, uint64_t addr)
 {
 	struct vmem_query q = {.size = sizeof(q), .query_addr = addr};
 	struct pollfd p = {.fd = v->pidfd, .events = POLLIN};
@@ -262,6 +262,51 @@ pvm_same(const struct vif *v, uint64_t addr)
 	if (errno != ENOTTY && errno != EINVAL)
 		return false;
 	return !svc_vmem_gone(v); /* before Linux 6.11 */
+}
+
+/* How many pid namespaces, from the one of the /proc mounted here down to its own, know
+ * process @p path (/proc/PID/status: the fields of its NSpid line), or -1. Readable by
+ * anyone, unlike /proc/PID/ns/pid, which the engine without CAP_SYS_PTRACE (vmem.c drops
+ * it) may not stat for a process of another user. */
+static int
+pidns_depth(const char *path)
+{
+	char line[256], *save = NULL;
+	int n = -1;
+	FILE *f = fopen(path, "re");
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "NSpid:", 6) == 0) {
+			n = 0;
+			for (char *tok = strtok_r(line + 6, " \t\n", &save); tok != NULL;
+			     tok = strtok_r(NULL, " \t\n", &save))
+				n++;
+			break;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/* Is process @p pid (as this engine sees it, @p pidfd its own) in the engine's pid namespace?
+ * Both are in the namespace of the /proc mounted here (one NSpid field each: the engine's pid
+ * for it is its own pid), and the pidfd still not readable afterwards shows the pid was not
+ * reused meanwhile. A process in another namespace knows other processes by other pids: one
+ * that the engine names to it (a CMA request) may be another process there, or none. */
+bool
+svc_vmem_pidns_same(int pid, int pidfd)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	char path[64];
+
+	if (pid <= 0 || pidfd < 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (pidns_depth("/proc/self/status") != 1 || pidns_depth(path) != 1)
+		return false;
+	return poll(&p, 1, 0) == 0;
 }
 
 /* One copy with process_vm_readv (@p write false: the process's [addr, addr + n) into @p buf)
@@ -283,7 +328,7 @@ pvm_copy(struct vif *v, void *buf, uint64_t addr, size_t n, bool write)
 		v->s->stat[TRD_VNI_SVC_STAT_PVM_REFUSED]++;
 		return 1;
 	}
-	if (!pvm_same(v, addr))
+	if (!svc_vmem_same(v, addr))
 		return -ECONNRESET;
 	if (k != (ssize_t)n)
 		return k < 0 && errno == ESRCH ? -ECONNRESET : -EFAULT;

@@ -67,9 +67,15 @@ struct trd_vni_svc_conf {
 						 *   but while processes of it are attached only by
 						 *   their user */
 	unsigned int n_owners;                  /**< entries in @c owners (at most 1024) */
-	unsigned int max_conns; /**< connections not yet registered, all peers together
-				 *   (default 256, max 4096); one process holds at most 4,
-				 *   one user at most half, each at most 1 s */
+	unsigned int max_conns;   /**< connections not yet registered, all peers together
+				   *   (default 256, max 4096); one process holds at most 4,
+				   *   one user at most half, each at most 1 s */
+	unsigned int cma_wait_us; /**< how long a receiving process may leave a one-copy
+				   *   offer untaken before it is withdrawn and the engine
+				   *   copies (default 20000 us: docs/vni.md) */
+	unsigned int cma_hold_us; /**< how long a long message between two processes of this
+				   *   engine waits at its sender for its receive before it
+				   *   is staged (default 1000 us: docs/vni.md) */
 };
 
 /** Service statistics: X(ENUM, name). */
