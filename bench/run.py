@@ -121,20 +121,21 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   data had been flushed, and a target served a received remote get from its engine FIFO only
   in its next round. Both now go in the round they can (the FIFO service flushes the links when
   an ordered descriptor waits for earlier packets; the poll serves the engine FIFO again after
-  a receive): two rounds each, checked by `test_reflect` (a, b, a). The idle rounds of a wait
-  no longer flush after FIFOs that built nothing, and run the reliability timers only every
-  fourth round unless a frame came (a deadline is met at most three idle rounds late, never
-  early). Instructions per round trip, before and after (callgrind, N and 2N):
+  a receive): two rounds each, checked by `test_reflect` (a, b, a). (Running the reliability
+  timers only every fourth idle round saved another ~450 per ping-pong, but a late ack then
+  brought a spurious resend on a 27-node torus served by one lcore: taken out again.)
+  Instructions per round trip, before and after (callgrind, N and 2N; before with `-n 5000`,
+  after with `-n 20000`):
 
   | round trip (64 B) | before | after | node polls | raw ping-pong |
   |---|---:|---:|---:|---:|
-  | put ping-pong | 6 981 | 6 558 | 6 | 553 |
-  | FIFO ping-pong | 6 994 | 6 571 | 6 | 553 |
-  | remote get | 6 724 | 5 625 | 6 -> 4 | 553 |
-  | put + local reflection | 9 693 | 7 647 | 8 -> 4 | 553 |
+  | put ping-pong | 6 981 | 7 102 | 6 | 553 |
+  | FIFO ping-pong | 6 994 | 7 121 | 6 | 553 |
+  | remote get | 6 724 | 5 920 | 6 -> 4 | 553 |
+  | put + local reflection | 9 693 | 7 931 | 8 -> 4 | 553 |
 
-  The reliability stage of a round trip fell from 1 180 to 750 .. 790 (timers), the engine
-  loop of the reflection from 2 408 to 1 590 (rounds). What is left is per frame, not per
+  The engine loop of the reflection fell from 2 408 to 1 613 (rounds); the reliability stage
+  stays at 1 030 .. 1 300 a round trip. What is left is per frame, not per
   round: a round trip carries two frames, and each pays the header codec and checksums
   (~280), the packet build (~250), the link taps (~245), reliability (~375: a sequence number,
   a reference held for retransmission, the ack taken) and DPDK's ring and mbuf work, against
