@@ -499,7 +499,7 @@ seeds_comb(void)
 
 	seed_begin("comb", true);
 	session(70, 0);
-	p = pkt(TRD_PKT_COMB), p.fifo = TRD_COMB_UP, p.counter = w, p.msg_len = 1032;
+	p = pkt(TRD_PKT_COMB), p.fifo = TRD_COMB_UP, p.counter = w, p.msg_len = TRD_COMB_PIECE + 8;
 	p.epoch = 70, p.seq = 1, frame(p, pay, TRD_COMB_PIECE);
 	p.seq = 2, p.offset = TRD_COMB_PIECE, p.flags |= TRD_HF_CRC, frame(p, pay, 8);
 	p = pkt(TRD_PKT_COMB), p.fifo = TRD_COMB_UP, p.epoch = 70, p.seq = 3;
