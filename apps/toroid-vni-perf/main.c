@@ -45,10 +45,12 @@
 
 #define PERF_MAX_SIZES 16
 #define PERF_TAG       77
-#define PERF_END_TAG   78         /* the ping's last message: the pong ends */
-#define PERF_MAX_ITERS 10000000u  /* samples of one size: 80 MB */
-#define STREAM_RECVS   64         /* receives the stream's receiver keeps posted */
-#define STREAM_MAX     (1u << 20) /* a stream's largest message */
+#define PERF_END_TAG   78             /* the ping's last message: the pong ends */
+#define PERF_HELLO_TAG 79             /* the ping's first message: the pong is attached */
+#define HELLO_WAIT_NS  30000000000ULL /* how long the ping asks for a pong that is not there */
+#define PERF_MAX_ITERS 10000000u      /* samples of one size: 80 MB */
+#define STREAM_RECVS   64             /* receives the stream's receiver keeps posted */
+#define STREAM_MAX     (1u << 20)     /* a stream's largest message */
 
 enum wait_how { W_SPIN, W_YIELD, W_BLOCK };
 
@@ -174,6 +176,45 @@ vni_wait1(struct trd_vni *v, struct trd_vni_cpl *c)
 	}
 }
 
+/* Before the first measured message, the ping's 0-byte hello reaches the pong: a pong that
+ * starts beside its ping (two commands run together) may attach after the engine gave up on
+ * the first messages (its noproc timeout), and messages refused and sent again would reach
+ * the stream's receiver out of order. The ping asks again while the answer is "no such
+ * process", for up to HELLO_WAIT_NS; the pong takes the hello before it posts anything else. */
+static int
+vni_hello(struct trd_vni *v, struct trd_vni_addr peer, bool ping, uint8_t *buf)
+{
+	uint64_t deadline = now_ns() + HELLO_WAIT_NS;
+	struct trd_vni_cpl c;
+	int rc;
+
+	if (!ping) {
+		rc = trd_vni_recv(v, peer, PERF_HELLO_TAG, 0, buf, 0, -1, 0);
+		while (rc == 0) {
+			rc = vni_wait1(v, &c);
+			if (rc >= 0)
+				rc = c.kind == TRD_VNI_CPL_RECV ? c.status : 0;
+			if (rc == 0 && c.kind == TRD_VNI_CPL_RECV)
+				break;
+		}
+		return rc;
+	}
+	for (;;) {
+		rc = trd_vni_send(v, peer, PERF_HELLO_TAG, buf, 0, -1, 0);
+		while (rc == 0) {
+			rc = vni_wait1(v, &c);
+			if (rc >= 0 && c.kind == TRD_VNI_CPL_SEND) {
+				rc = c.status;
+				break;
+			}
+			if (rc >= 0)
+				rc = 0;
+		}
+		if (rc != -ECONNREFUSED || now_ns() > deadline)
+			return rc;
+	}
+}
+
 /* Take the send and the receive completion of one step (in any order). */
 static int
 vni_step_done(struct trd_vni *v, struct trd_vni_cpl *rcv)
@@ -241,8 +282,9 @@ vni_side(bool ping)
 	 * next one before it answers), so nothing waits in the engine's staging. The pong
 	 * answers each message with one as long, whatever its size (up to its own largest
 	 * --sizes), until the ping's end message. */
-	if (!ping) {
-		vni_forever = opt.role == 1;
+	vni_forever = !ping && opt.role == 1;
+	rc = vni_hello(v, peer, ping, sb);
+	if (!ping && rc == 0) {
 		rc = trd_vni_recv(v, peer, 0, TRD_VNI_ANY_TAG, rb, max, -1, 0);
 		while (rc == 0) {
 			struct trd_vni_cpl c;
@@ -470,7 +512,11 @@ stream_side(bool ping)
 		return 1;
 	}
 	memset(sb, 0x5a, max);
-	rc = ping ? stream_send(v, peer, sb, rb) : stream_recv(v, peer, rb, max);
+	vni_forever = !ping && opt.role == 1;
+	rc = vni_hello(v, peer, ping, sb);
+	vni_forever = false;
+	if (rc == 0)
+		rc = ping ? stream_send(v, peer, sb, rb) : stream_recv(v, peer, rb, max);
 	if (rc != 0 && !perf_sig)
 		fprintf(stderr, "toroid-vni-perf: %s: %s\n", ping ? "sender" : "receiver",
 			strerror(-rc));
