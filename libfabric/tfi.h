@@ -98,6 +98,7 @@ struct tfi_params {
 	int yield;         /* FI_TOROID_YIELD: TFI_YIELD_AUTO, _ALWAYS or _NEVER */
 	unsigned int cpus; /* CPUs in this process's affinity mask, at load */
 	bool dgram;        /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
+	size_t bounce_max; /* FI_TOROID_BOUNCE_MAX: messages up to this long go through the pool */
 };
 
 extern struct fi_provider tfi_prov;

@@ -36,6 +36,7 @@ struct tfi_params tfi_params = {
 	.connect_ms = 0,
 	.yield = TFI_YIELD_AUTO,
 	.cpus = 1,
+	.bounce_max = 16384,
 };
 
 /* Receives land in the pool and long sends leave from it: a quarter of it per message leaves
@@ -88,6 +89,11 @@ FI_EXT_INI
 			"job) that mixes requested memory keys; default: domain_attr->auth_key, "
 			"else Open MPI's OMPI_MCA_orte_precondition_transports; without one, "
 			"requested keys are refused (-FI_ENOKEY)");
+	fi_param_define(&tfi_prov, "bounce_max", FI_PARAM_SIZE_T,
+			"messages up to this many bytes (default 16384) are copied through the "
+			"endpoint's buffer pool (one memcpy on each side); longer ones are read "
+			"and written by the engine in the application's memory (system calls on "
+			"the engine's thread); 0: only short messages go through the pool");
 	fi_param_define(&tfi_prov, "dgram", FI_PARAM_BOOL,
 			"offer FI_EP_DGRAM endpoints too (default 0: libfabric then layers "
 			"ofi_rxd over them and lists toroid;ofi_rxd before toroid's own RDM)");
@@ -116,6 +122,8 @@ FI_EXT_INI
 	}
 	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 0)
 		tfi_params.cpus = (unsigned int)CPU_COUNT(&cpus);
+	if (fi_param_get_size_t(&tfi_prov, "bounce_max", &sz) == 0)
+		tfi_params.bounce_max = sz;
 	if (fi_param_get_bool(&tfi_prov, "dgram", &v) == 0)
 		tfi_params.dgram = v != 0;
 	return &tfi_prov;

@@ -109,19 +109,23 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 		/* gathered here (an unmapped buffer fails, tfi_copy.c), copied by
 		 * trd_vni_send() now */
 		buf = tmp;
-	} else if (n == 1) {
-		/* read by the engine from the application's memory, once */
-		buf = iov[0].iov_base;
-		gather = false;
 	} else {
-		op->bounce = trd_vni_alloc(ep->vni, total);
-		if (op->bounce == NULL) {
+		/* up to bounce_max (or gathered from several iovs): copied into the pool here,
+		 * where the engine reads it without a system call; longer: read by the engine
+		 * from the application's memory, once */
+		if (n > 1 || total <= tfi_params.bounce_max)
+			op->bounce = trd_vni_alloc(ep->vni, total);
+		if (op->bounce != NULL) {
+			buf = op->bounce;
+		} else if (n == 1) {
+			buf = iov[0].iov_base;
+			gather = false;
+		} else {
 			tfi_op_put(ep, op);
 			tfi_ep_progress(ep);
 			rc = -FI_EAGAIN;
 			goto out;
 		}
-		buf = op->bounce;
 	}
 	rc = gather ? tfi_gather(buf, iov, n) : 0;
 	if (rc != 0) {
@@ -273,11 +277,15 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 		rc = trd_vni_probe(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
 		goto posted;
 	}
-	if (cap > 0 && n == 1) {
-		rbuf = iov[0].iov_base; /* written by the engine */
-	} else if (cap > 0) {
+	/* up to bounce_max (or scattered to several iovs): received into the pool, where the
+	 * engine writes it without a system call, and copied out here; longer: written by the
+	 * engine into the application's memory */
+	if (cap > 0 && (n > 1 || cap <= tfi_params.bounce_max))
 		op->bounce = trd_vni_alloc(ep->vni, cap);
-		if (op->bounce == NULL) {
+	if (cap > 0 && op->bounce == NULL) {
+		if (n == 1) {
+			rbuf = iov[0].iov_base; /* written by the engine */
+		} else {
 			tfi_op_put(ep, op);
 			tfi_ep_progress(ep);
 			rc = -FI_EAGAIN;

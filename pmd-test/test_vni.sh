@@ -45,21 +45,6 @@ for line in open(sys.argv[1]):
 EOF
 }
 
-# telemetry NAME COMMAND KEY: one value of a telemetry answer of engine NAME (DPDK's socket in
-# its runtime directory), e.g. telemetry E /toroid/vni,node0 attached
-telemetry() {
-	python3 - "$ENG_PREFIX$1" "$2" "$3" <<'PY'
-import json, os, socket, sys
-run = "/var/run/dpdk" if os.getuid() == 0 else os.environ.get("XDG_RUNTIME_DIR", "/tmp") + "/dpdk"
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(run + "/" + sys.argv[1] + "/dpdk_telemetry.v2")
-s.recv(16384)
-s.send(sys.argv[2].encode())
-reply = json.loads(s.recv(1 << 20).decode())
-print(list(reply.values())[0][sys.argv[3]])
-PY
-}
-
 # app NAME SOCKET APP PROC MODE ARGS...: one application process in the background.
 app() {
 	local name=$1 sock=$2 a=$3 p=$4
@@ -250,17 +235,17 @@ ordered)
 	S="$T/E-0.sock"
 	app r "$S" 1 1 --pool 64M seq-recv --from 1:0 --size 2M --count 9
 	for i in $(seq 200); do
-		[ "$(telemetry E /toroid/vni,node0 attached)" -ge 1 ] && break
+		[ "$(eng_telemetry E /toroid/vni,node0 attached)" -ge 1 ] && break
 		sleep 0.05
 	done
 	app s "$S" 1 0 --pool 16M --ordered seq-send --to 1:1 --size 2M --count 9
 	for i in $(seq 200); do # the long message refused, the short ones parked behind it
-		[ "$(telemetry E /toroid/vni,node0 order_parked)" -ge 8 ] &&
-			[ "$(telemetry E /toroid/vni,node0 nak_sent)" -ge 1 ] && break
+		[ "$(eng_telemetry E /toroid/vni,node0 order_parked)" -ge 8 ] &&
+			[ "$(eng_telemetry E /toroid/vni,node0 nak_sent)" -ge 1 ] && break
 		sleep 0.05
 	done
-	[ "$(telemetry E /toroid/vni,node0 order_parked)" -ge 8 ] || die "the short messages were not parked"
-	[ "$(telemetry E /toroid/vni,node0 staged)" = 0 ] || die "a message was staged while an earlier one waited"
+	[ "$(eng_telemetry E /toroid/vni,node0 order_parked)" -ge 8 ] || die "the short messages were not parked"
+	[ "$(eng_telemetry E /toroid/vni,node0 staged)" = 0 ] || die "a message was staged while an earlier one waited"
 	app g "$S" 1 2 go --to 1:1
 	wait_app g
 	wait_app r
@@ -284,7 +269,7 @@ local)
 	wait_app a0
 	wait_app a1
 	wait_app a2
-	[ "$(telemetry E /toroid/vni,node0 attached)" = 3 ] || die "telemetry /toroid/vni: not 3 attached"
+	[ "$(eng_telemetry E /toroid/vni,node0 attached)" = 3 ] || die "telemetry /toroid/vni: not 3 attached"
 	stop_engine E
 	check_clean E
 	late=$(total E vni late_matches)
@@ -659,7 +644,7 @@ share)
 	app h1 "$S" 1 1 --pool 1M late-sink --from 1:0 --size 256K --count 64
 	app f0 "$S" 1 0 --pool 32M flood --to 1:1 --size 256K --count 64 --window 64
 	for i in $(seq 200); do # the flood holds what it can
-		used=$(telemetry E /toroid/vni,node0 staging_used)
+		used=$(eng_telemetry E /toroid/vni,node0 staging_used)
 		[ "$used" -ge $((4 << 20)) ] && break
 		sleep 0.05
 	done
@@ -672,10 +657,10 @@ share)
 	wait_app p3 1
 	t1=$(date +%s.%N)
 	kill -0 "$APP_f0" 2>/dev/null || die "the flood ended: it should still be waiting"
-	held=$(telemetry E /toroid/vni,node0 if_1_1 |
+	held=$(eng_telemetry E /toroid/vni,node0 if_1_1 |
 		python3 -c 'import ast, sys; print(ast.literal_eval(sys.stdin.read())["staged_bytes"])')
 	[ "$held" -le $((4 << 20)) ] || die "the flooded process holds $held B of staging, above half of 8 MiB"
-	shares=$(telemetry E /toroid/vni,node0 nak_share)
+	shares=$(eng_telemetry E /toroid/vni,node0 nak_share)
 	[ "$shares" -gt 0 ] || die "no request was refused for its destination's share: the test did not test"
 	kill -9 "$APP_f0" "$APP_h1"
 	wait "$APP_f0" "$APP_h1" 2>/dev/null

@@ -65,12 +65,12 @@ run_rma() {
 	[ $rc -eq 0 ] || die "test_fi_rma $mode failed with $rc"
 }
 
-# pingpong MODE SOCK_A SOCK_B [EP]: fi_pingpong server (1:0) and client (1:1), every size,
-# data checked (-c), 10 round trips per size, endpoint type EP (default rdm).
+# pingpong MODE SOCK_A SOCK_B [EP [SIZE]]: fi_pingpong server (1:0) and client (1:1), every
+# size (or SIZE only), data checked (-c), 10 round trips per size, endpoint type EP (default rdm).
 pingpong() {
-	local mode=$1 sa=$2 sb=$3 ep=${4:-rdm} rc
+	local mode=$1 sa=$2 sb=$3 ep=${4:-rdm} size=${5:-all} rc
 	FI_TOROID_PROC=0 TOROID_VNI_SOCKET=$sa LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e "$ep" \
-		-m "$mode" -S all -I 10 -c -B "$PORT" >"$T/server.log" 2>&1 &
+		-m "$mode" -S "$size" -I 10 -c -B "$PORT" >"$T/server.log" 2>&1 &
 	local srv=$! i
 	eng_track "$srv"
 	# the client connects once: wait (bounded) until the server listens on its control port
@@ -80,14 +80,15 @@ pingpong() {
 		sleep 0.05
 	done
 	FI_TOROID_PROC=1 TOROID_VNI_SOCKET=$sb LD_PRELOAD=$SAN timeout 60 fi_pingpong -p toroid -e "$ep" \
-		-m "$mode" -S all -I 10 -c -P "$PORT" 127.0.0.1 >"$T/client.log" 2>&1
+		-m "$mode" -S "$size" -I 10 -c -P "$PORT" 127.0.0.1 >"$T/client.log" 2>&1
 	rc=$?
 	wait "$srv" || die "fi_pingpong server ($mode) failed"
 	[ $rc -eq 0 ] || die "fi_pingpong client ($mode) failed with $rc"
 	# one line per size, 0 B .. 6 MiB (46 sizes), every one with =10 acknowledgements
-	local n
+	local n want=46
+	[ "$size" = all ] || want=1
 	n=$(grep -cE '^[0-9.]+[km]? +10 +=10 ' "$T/client.log")
-	[ "$n" -eq 46 ] || die "expected 46 sizes with 10 round trips each, got $n"
+	[ "$n" -eq $want ] || die "expected $want sizes with 10 round trips each, got $n"
 	grep -E '^(bytes|1k|64k|6m) ' "$T/client.log"
 }
 
@@ -104,6 +105,7 @@ info)
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_PROC' || die "FI_TOROID_PROC not listed by fi_info -e"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_JOB_KEY' || die "FI_TOROID_JOB_KEY not listed by fi_info -e"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_YIELD' || die "FI_TOROID_YIELD not listed by fi_info -e"
+	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q "FI_TOROID_BOUNCE_MAX" || die "FI_TOROID_BOUNCE_MAX not listed by fi_info -e"
 	# hints the provider refuses: no answer from it
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
 	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA 2>&1 | grep -q '^provider: toroid$' || die "no answer for FI_RMA"
@@ -124,6 +126,23 @@ pingpong_msg | pingpong_tagged)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
 	pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock"
+	# messages up to FI_TOROID_BOUNCE_MAX (16 KiB) from and into application memory go through
+	# the endpoint's pool: the engine copies none of their bytes in process memory (system
+	# calls on its thread); with FI_TOROID_BOUNCE_MAX=0 it copies every one, on each side
+	user_bytes() {
+		echo $(($(eng_telemetry E /toroid/vni,node0 copy_tx_user) + \
+			$(eng_telemetry E /toroid/vni,node0 copy_rx_user)))
+	}
+	u0=$(user_bytes)
+	pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock" rdm 8192
+	u1=$(user_bytes)
+	[ "$u1" -eq "$u0" ] || die "8 KiB messages: the engine copied $((u1 - u0)) B in process memory, expected none"
+	FI_TOROID_BOUNCE_MAX=0 pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock" rdm 8192
+	u2=$(user_bytes)
+	# 10 round trips and fi_pingpong's warm-up: at least 20 messages each way, two copies each
+	[ "$((u2 - u1))" -ge $((20 * 2 * 8192)) ] ||
+		die "FI_TOROID_BOUNCE_MAX=0: the engine copied $((u2 - u1)) B in process memory, expected >= $((20 * 2 * 8192))"
+	echo "copies in process memory by the engine: 8 KiB messages $((u1 - u0)) B, with FI_TOROID_BOUNCE_MAX=0 $((u2 - u1)) B"
 	;;
 pingpong_dgram)
 	export FI_TOROID_DGRAM=1

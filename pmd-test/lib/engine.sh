@@ -171,3 +171,18 @@ eng_stop() {
 	done
 	return 0
 }
+
+# eng_telemetry NAME COMMAND KEY: one value of a telemetry answer of engine NAME (DPDK's socket
+# in its runtime directory), e.g. eng_telemetry E /toroid/vni,node0 attached
+eng_telemetry() {
+	python3 - "$ENG_PREFIX$1" "$2" "$3" <<'PY'
+import json, os, socket, sys
+run = "/var/run/dpdk" if os.getuid() == 0 else os.environ.get("XDG_RUNTIME_DIR", "/tmp") + "/dpdk"
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(run + "/" + sys.argv[1] + "/dpdk_telemetry.v2")
+s.recv(16384)
+s.send(sys.argv[2].encode())
+reply = json.loads(s.recv(1 << 20).decode())
+print(list(reply.values())[0][sys.argv[3]])
+PY
+}
