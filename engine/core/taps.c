@@ -131,6 +131,13 @@ trd_node_capture_rotate(struct trd_node *n)
 	return rc;
 }
 
+bool
+trd_node_capturing(const struct trd_node *n)
+{
+	/* every link's tap is swapped together (node_capture_set): the loopback's tells */
+	return n != NULL && n->lo != NULL && trd_link_capture_on(n->lo);
+}
+
 int
 trd_node_capture_stats(struct trd_node *n, struct trd_capture_stats *st)
 {

@@ -467,6 +467,12 @@ trd_link_swap_capture(struct trd_link *l, struct trd_link_cap *cp)
 	return old;
 }
 
+bool
+trd_link_capture_on(const struct trd_link *l)
+{
+	return __atomic_load_n(&l->cap, __ATOMIC_RELAXED) != NULL;
+}
+
 void
 trd_link_tx_reset(struct trd_link *l)
 {

@@ -228,6 +228,40 @@ mcast_share(struct trd_vni_svc *s, struct vif *v, struct vtx *p, const uint8_t *
 	ST(s, MCAST_COPY_BYTES) += p->len - p->pay_off;
 }
 
+/* A unicast message from the context slot or the pool to a process of this engine that has
+ * its receive posted: delivered at once (recv.c), unless an ordered one of the pair is still
+ * unaccepted (it must not be overtaken). true: delivered, and send context @p idx completed. */
+static bool
+local_direct(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct trd_vni_sctx *c,
+	     const uint8_t *src)
+{
+	int rank = trd_topo_find_proc(s->topo, c->dst_app, c->dst_proc);
+	struct vtx done = {.vif = v,
+			   .ctx = idx,
+			   .sflags = c->flags,
+			   .doorbell = c->doorbell,
+			   .tag = c->tag,
+			   .len = c->len,
+			   .dst_app = c->dst_app,
+			   .dst_proc = c->dst_proc};
+	struct vif *dv;
+
+	/* a capture of the node records every message: it goes the way of frames then */
+	if (rank < 0 || (uint32_t)rank != s->rank || trd_node_capturing(s->node))
+		return false;
+	dv = svc_vif_find(s, c->dst_app, c->dst_proc);
+	if (dv == NULL)
+		return false;
+	if ((c->flags & TRD_VNI_SF_ORDERED) &&
+	    !svc_ord_quiet(s, v, (uint32_t)rank, c->dst_app, c->dst_proc))
+		return false;
+	if (!svc_rx_local(s, v, dv, c->tag, src, c->len, (c->flags & TRD_VNI_SF_DATA) != 0,
+			  c->data))
+		return false;
+	svc_tx_cqe(s, &done);
+	return true;
+}
+
 static void
 cmd_send(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 {
@@ -302,6 +336,9 @@ cmd_send(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 	else
 		src = v->pool + c.buf;
 	s->stat[n > 1 ? TRD_VNI_SVC_STAT_MCASTS : TRD_VNI_SVC_STAT_SENDS]++;
+	if (n == 1 && src != NULL && c.len <= SVC_LOCAL_DIRECT_MAX &&
+	    local_direct(s, v, idx, &c, src))
+		return;
 	if (p != NULL) {
 		p->ctx = idx;
 		p->sflags = c.flags;

@@ -199,6 +199,24 @@ svc_ord_send(struct trd_vni_svc *s, struct vtx *t)
 	return 0;
 }
 
+/* Has interface @p v no ordered message to (@p rank, @p app, @p proc) that its receiving
+ * engine has not accepted yet (open or held)? Then a message delivered at once (cmd.c) cannot
+ * overtake one of them, and the stream needs no number for it: the next request carries the
+ * next one, which the receiver expects. */
+bool
+svc_ord_quiet(struct trd_vni_svc *s, const struct vif *v, uint32_t rank, uint32_t app,
+	      uint32_t proc)
+{
+	struct vord_key k;
+	const struct vord *o;
+
+	if (s->ord_hash == NULL)
+		return true;
+	ord_key(&k, v, rank, app, proc, false);
+	o = ord_find(s, &k);
+	return o == NULL || (o->n_open == 0 && TAILQ_EMPTY(&o->held));
+}
+
 /* The ordered request header fields of @p t (EAGER, RTS). */
 void
 svc_ord_hdr(const struct vtx *t, struct trd_vw_hdr *h)

@@ -11,6 +11,7 @@
 #include <sys/queue.h>
 
 #include <rte_common.h>
+#include <rte_random.h>
 
 #include "service_pvt.h"
 
@@ -134,6 +135,80 @@ void
 svc_rx_nak(struct trd_vni_svc *s, struct trd_coord src, const struct trd_vw_hdr *h, int status)
 {
 	nak(s, src, h, status);
+}
+
+/* No receive yet for a local message: held in staging as an eager one is (on_eager), its
+ * sender done; the receive copies it out when it is posted. false: staging is full (the
+ * caller sends it the usual way, which waits for the receive). */
+static bool
+rx_local_stage(struct trd_vni_svc *s, const struct vif *v, struct vif *dv, uint64_t tag,
+	       const uint8_t *data, uint32_t len, bool has_data, uint64_t imm)
+{
+	struct trd_vw_hdr h = {.src_app = v->app,
+			       .src_proc = v->proc,
+			       .key = (uint32_t)rte_rand(), /* no reply names it: unguessable */
+			       .tag = tag,
+			       .data = imm,
+			       .len = len,
+			       .flags = has_data ? TRD_VW_F_DATA : 0};
+	struct vrx *x = svc_rx_alloc(s, dv);
+	int64_t off = x == NULL ? -1 : svc_stage_alloc(s, dv, len);
+
+	if (off < 0) {
+		if (x != NULL) {
+			x->len = 0;
+			svc_rx_release(s, x);
+		}
+		return false;
+	}
+	svc_rx_fill(x, s->rank, s->topo->nodes[s->rank].coord, &h);
+	x->soff = off;
+	if (len != 0)
+		memcpy(s->stage_mem + off, data, len);
+	ST(s, COPY_STAGE_IN) += len;
+	ST(s, LOCAL_DIRECT)++;
+	x->state = RX_STAGED;
+	TAILQ_INSERT_TAIL(&dv->uq, x, uq);
+	x->in_uq = true;
+	ST(s, STAGED)++;
+	ST(s, STAGED_BYTES) += len;
+	return true;
+}
+
+/* A message of @p len bytes at @p data (the sender's context slot or pool) from process @p v of
+ * this engine to process @p dv of it, delivered at once if @p dv has a receive posted for it,
+ * else staged: one copy, no packet, no request and answer through the node (docs/vni.md,
+ * "Between two processes of one engine"). Too long for the receive: its first cap bytes,
+ * -EMSGSIZE, as on_eager. false: neither (the caller sends it the usual way). */
+bool
+svc_rx_local(struct trd_vni_svc *s, const struct vif *v, struct vif *dv, uint64_t tag,
+	     const uint8_t *data, uint32_t len, bool has_data, uint64_t imm)
+{
+	struct vrecv *rv = posted_take(dv, v->app, v->proc, tag);
+	uint32_t n;
+	int st = 0;
+
+	if (rv == NULL)
+		return rx_local_stage(s, v, dv, tag, data, len, has_data, imm);
+	n = RTE_MIN(len, rv->cap);
+	if (n != 0 && !rv->vaddr) {
+		memcpy(dv->pool + rv->buf, data, n);
+	} else if (n != 0) {
+		st = svc_vmem_write(dv, data, rv->buf, n);
+		if (st != 0 && st != -ECONNRESET && st != -ENOMEM) {
+			ST(s, MSG_FAULTS)++;
+			st = -EFAULT;
+		}
+	}
+	if (st == 0)
+		ST(s, COPY_LOCAL) += n;
+	ST(s, LOCAL_DIRECT)++;
+	rv->data = imm;
+	rv->has_data = has_data;
+	if (st == 0 && len > rv->cap)
+		st = -EMSGSIZE;
+	svc_recv_complete(s, dv, rv, st, len, tag, v->app, v->proc);
+	return true;
 }
 
 /* The eager message is delivered or staged (true: accepted), or refused (false). */

@@ -75,6 +75,7 @@ extern int trd_vni_logtype;
 #define SVC_N_MRS               256     /* memory regions per interface (one-sided access) */
 #define SVC_RMA_WINDOW          64      /* chunks of one write or read in flight */
 #define SVC_LOCAL_CHUNK         262144  /* bytes copied per turn between two local processes */
+#define SVC_LOCAL_DIRECT_MAX    65536   /* longest message delivered at once to a local receive */
 #define SVC_PVM_MIN             16384   /* copies this long use process_vm_* (vmem.c) */
 #define SVC_CMA_MIN             65536   /* local messages this long: read by the receiver */
 #define SVC_HOLD_US             1000    /* default cma_hold_us: then a held message is staged */
@@ -504,6 +505,8 @@ void svc_rx_data(struct trd_vni_svc *s, struct vrx *x, uint64_t off, const void 
 void svc_recv_complete(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, int status,
 		       uint32_t len, uint64_t tag, uint32_t app, uint32_t proc);
 unsigned int svc_rx_protocol(struct trd_vni_svc *s);
+bool svc_rx_local(struct trd_vni_svc *s, const struct vif *v, struct vif *dv, uint64_t tag,
+		  const uint8_t *data, uint32_t len, bool has_data, uint64_t imm);
 bool svc_rx_take(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
 		 const struct trd_vw_hdr *h, const uint8_t *data);
 void svc_rx_nak(struct trd_vni_svc *s, struct trd_coord src, const struct trd_vw_hdr *h,
@@ -541,6 +544,8 @@ unsigned int svc_timers(struct trd_vni_svc *s);
 
 /* order.c */
 int svc_ord_send(struct trd_vni_svc *s, struct vtx *t);
+bool svc_ord_quiet(struct trd_vni_svc *s, const struct vif *v, uint32_t rank, uint32_t app,
+		   uint32_t proc);
 void svc_ord_tx_done(struct trd_vni_svc *s, struct vtx *t);
 void svc_ord_hdr(const struct vtx *t, struct trd_vw_hdr *h);
 void svc_ord_rx(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_msg *m,

@@ -842,6 +842,14 @@ int trd_node_capture_rotate(struct trd_node *node);
  */
 int trd_node_capture_stop(struct trd_node *node, struct trd_capture_stats *st);
 
+/**
+ * Is a capture of @p node recording now (trd_node_capture(), trd_node_capture_start())? Safe
+ * on the serving lcore (one atomic load); the VNI service asks it so that, while a capture
+ * records, messages between two processes of the node take the frames a capture shows.
+ * @return true or false (also for NULL).
+ */
+bool trd_node_capturing(const struct trd_node *node);
+
 /** @p node's capture figures. @return 0, -EINVAL, -ENOENT (no capture). */
 int trd_node_capture_stats(struct trd_node *node, struct trd_capture_stats *st);
 

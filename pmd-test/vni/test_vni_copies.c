@@ -394,18 +394,24 @@ test_counts(void)
 
 			/* one engine, 64 KiB and more: the receiving process reads it itself */
 			bool cma = node == 0 && len >= 65536;
+			/* one engine, short (from the context slot), its receive posted: straight
+			 * into the receive, no packet (docs/vni.md, "Between two processes of one
+			 * engine") */
+			bool direct = node == 0 && eager;
 
 			run(node, len, M_OK, &a, &b);
 			/* the sender's engine (node 0): once out of the slot, or once out of
 			 * the process's memory */
-			EXPECT_V(0, COPY_TX_SLOT, eager ? len : 0);
+			EXPECT_V(0, COPY_TX_SLOT, eager && !direct ? len : 0);
+			EXPECT_V(0, COPY_LOCAL, direct ? len : 0);
+			EXPECT_V(0, LOCAL_DIRECT, direct ? 1 : 0);
 			EXPECT_V(0, COPY_TX_USER, eager || cma ? 0 : len);
 			EXPECT_V(0, COPY_TX_POOL, 0);
 			EXPECT_V(0, COPY_CMA, cma ? len : 0);
 			EXPECT_V(0, CMA_BAD, 0);
 			EXPECT_V(0, CMA_REFUSED, 0);
 			/* the receiver's engine: once into the process's memory */
-			EXPECT_V(node, COPY_RX_USER, cma ? 0 : len);
+			EXPECT_V(node, COPY_RX_USER, cma || direct ? 0 : len);
 			EXPECT_V(node, COPY_RX_POOL, 0);
 			EXPECT_V(node, COPY_RX_PUT, 0);
 			EXPECT_V(node, COPY_STAGE_IN, 0);
@@ -426,7 +432,8 @@ test_counts(void)
 			       "receiving process %llu B\n",
 			       len, where,
 			       (unsigned long long)(dv(&a, &b, 0, TRD_VNI_SVC_STAT_COPY_TX_SLOT) +
-						    dv(&a, &b, 0, TRD_VNI_SVC_STAT_COPY_TX_USER)),
+						    dv(&a, &b, 0, TRD_VNI_SVC_STAT_COPY_TX_USER) +
+						    dv(&a, &b, 0, TRD_VNI_SVC_STAT_COPY_LOCAL)),
 			       (unsigned long long)dv(&a, &b, node, TRD_VNI_SVC_STAT_COPY_RX_USER),
 			       (unsigned long long)dv(&a, &b, 0, TRD_VNI_SVC_STAT_COPY_CMA));
 		}
@@ -507,6 +514,23 @@ test_late(void)
 			       (unsigned long long)dv(&a, &b, 0, TRD_VNI_SVC_STAT_COPY_CMA),
 			       held ? " (held at the sender)" : "");
 		}
+	/* a short one, sent before its receive: staged when the engine takes the send on one
+	 * engine (no packet: docs/vni.md, "Between two processes of one engine"), from the eager
+	 * packet by the receiving engine between two; copied out when the receive comes */
+	for (int node = 0; node < 2; node++) {
+		const char *where = node == 0 ? "one engine" : "two engines";
+		size_t len = 64;
+		struct snap a, b;
+
+		run(node, len, M_LATE, &a, &b);
+		EXPECT_V(0, LOCAL_DIRECT, node == 0 ? 1 : 0);
+		EXPECT_V(0, TX_EAGER, node == 0 ? 0 : 1);
+		EXPECT_V(0, COPY_TX_SLOT, node == 0 ? 0 : len);
+		EXPECT_V(node, COPY_STAGE_IN, len);
+		EXPECT_V(node, COPY_STAGE_OUT, len);
+		EXPECT_V(node, COPY_RX_USER, 0);
+		EXPECT_V(0, COPY_LOCAL, 0);
+	}
 }
 
 static void

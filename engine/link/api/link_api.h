@@ -215,6 +215,8 @@ void trd_link_taps_pool(struct trd_link *l, struct rte_mempool *mp);
  * frees with trd_link_cap_free() once the serving lcore is out of its round.
  */
 struct trd_link_cap *trd_link_swap_capture(struct trd_link *l, struct trd_link_cap *cap);
+/** Does @p l record into a capture now (one atomic load)? */
+bool trd_link_capture_on(const struct trd_link *l);
 /** A capture tap writing into @p c (a reference is taken) as interface @p ifname. */
 struct trd_link_cap *trd_link_cap_new(struct trd_capture *c, const char *ifname);
 void trd_link_cap_free(struct trd_link_cap *cap);
