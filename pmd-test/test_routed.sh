@@ -211,19 +211,21 @@ grep -q 'waiting for the other process' "$T/perf-srv.log" || die "toroid-perf se
 PCLI=(ip netns exec "$NS_A" timeout -k 5 60 "$PERF" "${EAL[@]}" --file-prefix "${ENG_PREFIX}pc"
 	-l 1 --vdev net_af_packet0,iface=vA -- --client --ip 10.1.0.2/24 --gateway 10.1.0.1
 	--peer-ip 10.2.0.2 --json)
-stat() {
+counter() {
 	ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3"
 }
-f0=$(stat "$NS_A" vA tx_packets)
-b0=$(stat "$NS_A" vA tx_bytes)
-r0=$(stat "$NS_R" vRB tx_packets)
+f0=$(counter "$NS_A" vA tx_packets)
+b0=$(counter "$NS_A" vA tx_bytes)
+r0=$(counter "$NS_R" vRB tx_packets)
 "${PCLI[@]}" -t put_rate -s 64 -n 100000 >"$T/perf-rate.out" 2>"$T/perf-rate.log" ||
 	die "toroid-perf put_rate across R: exit $?"
-f1=$(stat "$NS_A" vA tx_packets)
-b1=$(stat "$NS_A" vA tx_bytes)
-r1=$(stat "$NS_R" vRB tx_packets)
+f1=$(counter "$NS_A" vA tx_packets)
+b1=$(counter "$NS_A" vA tx_bytes)
+r1=$(counter "$NS_R" vRB tx_packets)
 read -r f b < <(perf_figures "$T/perf-rate.out" 8) ||
 	die "toroid-perf put_rate figures: $(cat "$T/perf-rate.out")"
+grep -q '"msgs":100000,' "$T/perf-rate.out" && [ "${f:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] ||
+	die "toroid-perf put_rate: not 100000 messages in some frames: $(cat "$T/perf-rate.out")"
 perf_against "put_rate A to B across R" "$f" "$b" $((f1 - f0)) $((b1 - b0))
 [ $((r1 - r0)) -ge "$f" ] || die "R forwarded $((r1 - r0)) frames to B, the client sent $f"
 "${PCLI[@]}" -t put_lat -s 64 -n 2000 >"$T/perf-lat.out" 2>"$T/perf-lat.log" ||
