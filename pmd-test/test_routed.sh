@@ -14,10 +14,11 @@
 #    10.1.0.2 to 10.2.0.2 and back (forwarded by R: TTL 63 on the far side), decoded by
 #    toroid-dump and by tshark with the Lua dissector;
 #  - then (the engines stopped) toroid-perf --server in B and --client in A over the same
-#    route (--ip, --gateway, --peer-ip): a put_rate and a put_lat run, two clients of one
-#    server; the put_rate's JSON is self-consistent and its frames and bytes are what vA's
-#    kernel counters saw leave (lib/perf.sh), the put_lat's p50 is above 0, and R forwarded the
-#    datagrams (its vRB counted at least the client's frames).
+#    route (--ip, --gateway, --peer-ip): a put_rate, a put_lat and a -R put_rate run, three
+#    clients of one server; the put_rate's JSON is self-consistent and its frames and bytes
+#    are what vA's kernel counters saw leave (lib/perf.sh), R forwarded the datagrams (its vRB
+#    counted at least the client's frames), the put_lat's p50 is above 0, and the -R figures
+#    (the server's) are what vB saw leave.
 # Needs root, iproute2, tcpdump and tshark; skips (77) with the reason otherwise. Every
 # namespace and process is removed on every exit path.
 #
@@ -238,11 +239,24 @@ r = r[0]
 assert r["iters"] == 2000 and 0 < r["min"] <= r["p50"] <= r["p99"] <= r["max"], r
 print(f"  put_lat across R: p50 {r['p50']} us, p99 {r['p99']} us")
 PY
+# -R: the server in B sends through R and reports; its figures are what vB saw leave
+f0=$(counter "$NS_B" vB tx_packets)
+b0=$(counter "$NS_B" vB tx_bytes)
+"${PCLI[@]}" -R -t put_rate -s 64 -n 100000 >"$T/perf-rev.out" 2>"$T/perf-rev.log" ||
+	die "toroid-perf -R put_rate across R: exit $?"
+f1=$(counter "$NS_B" vB tx_packets)
+b1=$(counter "$NS_B" vB tx_bytes)
+grep -q '"reverse":true' "$T/perf-rev.out" || die "toroid-perf -R: not marked reverse"
+read -r f b < <(perf_figures "$T/perf-rev.out" 8) ||
+	die "toroid-perf -R put_rate figures: $(cat "$T/perf-rev.out")"
+[ "${f:-0}" -gt 0 ] || die "toroid-perf -R: no frames: $(cat "$T/perf-rev.out")"
+perf_against "put_rate -R B to A across R" "$f" "$b" $((f1 - f0)) $((b1 - b0))
 for _ in $(seq 100); do
-	grep -q 'client 2 (10.1.0.2) done' "$T/perf-srv.log" && break
+	grep -q 'client 3 (10.1.0.2) done' "$T/perf-srv.log" && break
 	sleep 0.05
 done
-grep -q 'client 2 (10.1.0.2) done' "$T/perf-srv.log" || die "the toroid-perf server did not serve two clients"
+grep -q 'client 3 (10.1.0.2) done' "$T/perf-srv.log" ||
+	die "the toroid-perf server did not serve three clients"
 kill -TERM $PSRV
 wait $PSRV || die "toroid-perf server: exit $?"
 echo "routed: two engines on two subnets through a Linux router, byte-exact, ARP asked and answered, captures decoded, toroid-perf across it"
