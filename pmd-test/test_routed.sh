@@ -12,18 +12,29 @@
 #    nothing was dropped for want of ARP at the end;
 #  - tcpdump in R, on both of its veths, captured torus frames inside UDP datagrams from
 #    10.1.0.2 to 10.2.0.2 and back (forwarded by R: TTL 63 on the far side), decoded by
-#    toroid-dump and by tshark with the Lua dissector.
+#    toroid-dump and by tshark with the Lua dissector;
+#  - then (the engines stopped) toroid-perf --server in B and --client in A over the same
+#    route (--ip, --gateway, --peer-ip): a put_rate, a put_lat and a -R put_rate run, three
+#    clients of one server; the put_rate's JSON is self-consistent and its frames and bytes
+#    are what vA's kernel counters saw leave (lib/perf.sh), R forwarded the datagrams (its vRB
+#    counted at least the client's frames), the put_lat's p50 is above 0, and the -R figures
+#    (the server's) are what vB saw leave.
 # Needs root, iproute2, tcpdump and tshark; skips (77) with the reason otherwise. Every
 # namespace and process is removed on every exit path.
 #
-#   test_routed.sh TOROID_NODE VNI_APP TOROID_DUMP TOROID_LUA TOPO_DIR
+#   test_routed.sh TOROID_NODE VNI_APP TOROID_DUMP TOROID_LUA TOPO_DIR TOROID_PERF
 set -u
 NODE=$1
 APP=$2
 DUMP=$3
 LUA=$4
 TOPO_DIR=$5
+PERF=$6
 . "$(dirname "$0")/lib/engine.sh"
+. "$(dirname "$0")/lib/perf.sh"
+fail() {
+	die "$*"
+}
 
 [ "$(id -u)" = 0 ] || skip "needs root (network namespaces and veth pairs)"
 command -v ip >/dev/null || skip "no ip (iproute2)"
@@ -184,5 +195,69 @@ tshark -n -r "$T/ra.pcap" -Y 'arp.opcode == 2 && arp.src.proto_ipv4 == 10.1.0.2'
 tshark -n -r "$T/ra.pcap" -Y 'arp.opcode == 1 && arp.src.proto_ipv4 == 10.1.0.2 && arp.dst.proto_ipv4 == 10.1.0.1' \
 	-T fields -e frame.number 2>/dev/null | grep -q . ||
 	die "no ARP request from the engine in A for its gateway in the capture"
-echo "routed: two engines on two subnets through a Linux router, byte-exact, ARP asked and answered, captures decoded"
+
+# toroid-perf across R: the server in B, the client in A, each on its veth (af_packet), named
+# by address; the client finds the server by unicast UDP through its gateway
+EAL=(--no-huge --no-pci -m 512 --log-level lib.eal:error)
+ip netns exec "$NS_B" timeout -k 5 100 "$PERF" "${EAL[@]}" --file-prefix "${ENG_PREFIX}ps" -l 0 \
+	--vdev net_af_packet0,iface=vB -- --server --ip 10.2.0.2/24 --gateway 10.2.0.1 \
+	>"$T/perf-srv.log" 2>&1 &
+PSRV=$!
+eng_track $PSRV
+for _ in $(seq 400); do
+	grep -q 'waiting for the other process' "$T/perf-srv.log" && break
+	sleep 0.05
+done
+grep -q 'waiting for the other process' "$T/perf-srv.log" || die "toroid-perf server did not start"
+PCLI=(ip netns exec "$NS_A" timeout -k 5 60 "$PERF" "${EAL[@]}" --file-prefix "${ENG_PREFIX}pc"
+	-l 1 --vdev net_af_packet0,iface=vA -- --client --ip 10.1.0.2/24 --gateway 10.1.0.1
+	--peer-ip 10.2.0.2 --json)
+counter() {
+	ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3"
+}
+f0=$(counter "$NS_A" vA tx_packets)
+b0=$(counter "$NS_A" vA tx_bytes)
+r0=$(counter "$NS_R" vRB tx_packets)
+"${PCLI[@]}" -t put_rate -s 64 -n 100000 >"$T/perf-rate.out" 2>"$T/perf-rate.log" ||
+	die "toroid-perf put_rate across R: exit $?"
+f1=$(counter "$NS_A" vA tx_packets)
+b1=$(counter "$NS_A" vA tx_bytes)
+r1=$(counter "$NS_R" vRB tx_packets)
+read -r f b < <(perf_figures "$T/perf-rate.out" 8) ||
+	die "toroid-perf put_rate figures: $(cat "$T/perf-rate.out")"
+grep -q '"msgs":100000,' "$T/perf-rate.out" && [ "${f:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] ||
+	die "toroid-perf put_rate: not 100000 messages in some frames: $(cat "$T/perf-rate.out")"
+perf_against "put_rate A to B across R" "$f" "$b" $((f1 - f0)) $((b1 - b0))
+[ $((r1 - r0)) -ge "$f" ] || die "R forwarded $((r1 - r0)) frames to B, the client sent $f"
+"${PCLI[@]}" -t put_lat -s 64 -n 2000 >"$T/perf-lat.out" 2>"$T/perf-lat.log" ||
+	die "toroid-perf put_lat across R: exit $?"
+python3 - "$T/perf-lat.out" <<'PY' || die "toroid-perf put_lat figures: $(cat "$T/perf-lat.out")"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert len(r) == 1 and r[0]["test"] == "put_lat", r
+r = r[0]
+assert r["iters"] == 2000 and 0 < r["min"] <= r["p50"] <= r["p99"] <= r["max"], r
+print(f"  put_lat across R: p50 {r['p50']} us, p99 {r['p99']} us")
+PY
+# -R: the server in B sends through R and reports; its figures are what vB saw leave
+f0=$(counter "$NS_B" vB tx_packets)
+b0=$(counter "$NS_B" vB tx_bytes)
+"${PCLI[@]}" -R -t put_rate -s 64 -n 100000 >"$T/perf-rev.out" 2>"$T/perf-rev.log" ||
+	die "toroid-perf -R put_rate across R: exit $?"
+f1=$(counter "$NS_B" vB tx_packets)
+b1=$(counter "$NS_B" vB tx_bytes)
+grep -q '"reverse":true' "$T/perf-rev.out" || die "toroid-perf -R: not marked reverse"
+read -r f b < <(perf_figures "$T/perf-rev.out" 8) ||
+	die "toroid-perf -R put_rate figures: $(cat "$T/perf-rev.out")"
+[ "${f:-0}" -gt 0 ] || die "toroid-perf -R: no frames: $(cat "$T/perf-rev.out")"
+perf_against "put_rate -R B to A across R" "$f" "$b" $((f1 - f0)) $((b1 - b0))
+for _ in $(seq 100); do
+	grep -q 'client 3 (10.1.0.2) done' "$T/perf-srv.log" && break
+	sleep 0.05
+done
+grep -q 'client 3 (10.1.0.2) done' "$T/perf-srv.log" ||
+	die "the toroid-perf server did not serve three clients"
+kill -TERM $PSRV
+wait $PSRV || die "toroid-perf server: exit $?"
+echo "routed: two engines on two subnets through a Linux router, byte-exact, ARP asked and answered, captures decoded, toroid-perf across it"
 exit 0

@@ -35,6 +35,7 @@
 #include <toroid/telemetry.h>
 #include <toroid/testing.h> /* --impair */
 #include <toroid/toroid.h>
+#include <toroid/wire.h>
 
 #include "../common/app_common.h"
 #include "../common/latency.h"
@@ -47,6 +48,8 @@ struct perf_opts perf_opt = {
 	.links = TRD_NET_ETHDEV_RING,
 	.mode = TRD_CPL_LOCAL,
 	.timeout_us = 30000000,
+	.prefix = 32,
+	.udp_port = TRD_UDP_PORT,
 };
 
 volatile sig_atomic_t perf_stop;
@@ -257,7 +260,11 @@ enum {
 	OPT_COPY,
 	OPT_ONE_OFF,
 	OPT_BIDIR,
-	OPT_MEMIF
+	OPT_MEMIF,
+	OPT_IP,
+	OPT_PEER_IP,
+	OPT_GATEWAY,
+	OPT_UDP_PORT
 };
 
 /* --rate: "100000", "100k", "1.5M" messages per second, or "5Gbit", "800Mbit", "100kbit/s"
@@ -297,8 +304,9 @@ static void
 usage(const char *prog)
 {
 	printf("Usage: %s [EAL options] -- -t TEST [options]\n"
-	       "       %s [EAL options with one port] -- --server [--port P]\n"
-	       "       %s [EAL options with one port] -- --client [--port P] -t TEST [options]\n\n"
+	       "       %s [EAL options with one port] -- --server [--port P] [--ip A.B.C.D/N]\n"
+	       "       %s [EAL options with one port] -- --client [--port P] [--ip A.B.C.D/N\n"
+	       "              --peer-ip A.B.C.D] -t TEST [options]\n\n"
 	       "Measure the toroid engine between two nodes of a 2x1x1 torus in this process, and,\n"
 	       "with --baseline, plain rte_eth_tx_burst/rx_burst on the same ports right before.\n"
 	       "--server and --client put one node each in two processes (on two hosts) on the\n"
@@ -337,6 +345,14 @@ usage(const char *prog)
 	       "      --client         two processes, this one measures (tests: put_rate put_bw\n"
 	       "                       put_lat fifo_lat get_lat reflect_lat, or all)\n"
 	       "      --port P         the DPDK port of --server/--client (default 0)\n"
+	       "      --ip A.B.C.D/N   --server/--client over IPv4/UDP (through routers): this\n"
+	       "                       side's address on the port (its own, not the kernel's;\n"
+	       "                       it answers ARP for it); default: one Ethernet segment\n"
+	       "      --peer-ip A.B.C.D  client: the server's address (the server learns each\n"
+	       "                       client's from its hello)\n"
+	       "      --gateway A.B.C.D  --ip: the router to other subnets (default: none, the\n"
+	       "                       peer is asked by ARP on the segment)\n"
+	       "      --udp-port P     --ip: the UDP port of both sides (default 34997)\n"
 	       "      --memif ROLE     --server or --client on a net_memif port made here;\n"
 	       "                       give each process its own --file-prefix\n"
 	       "      --memif-socket P the memif socket (default /tmp/toroid-perf.sock)\n"
@@ -367,7 +383,12 @@ usage(const char *prog)
 	       "Between two hosts (the server needs no options; the client waits 60 s for it):\n"
 	       "  host1$ toroid-perf -l 0 -a 0000:3b:00.0 -- --server\n"
 	       "  host2$ toroid-perf -l 0 -a 0000:3b:00.0 -- --client -t put_rate --duration 10 \\\n"
-	       "             --interval 1 --rate 1M\n");
+	       "             --interval 1 --rate 1M\n"
+	       "Across routers (two subnets, each host's gateway):\n"
+	       "  host1$ toroid-perf -l 0 -a 0000:3b:00.0 -- --server --ip 10.2.0.2/24 \\\n"
+	       "             --gateway 10.2.0.1\n"
+	       "  host2$ toroid-perf -l 0 -a 0000:3b:00.0 -- --client --ip 10.1.0.2/24 \\\n"
+	       "             --gateway 10.1.0.1 --peer-ip 10.2.0.2 -t put_rate,put_lat\n");
 }
 
 static int
@@ -480,6 +501,7 @@ struct perf_cli {
 	const char *sizes, *memif, *memif_socket;
 	const char *role; /* --server or --client (or --memif's side) */
 	bool ports_given, port_given;
+	bool ip_opts; /* --peer-ip, --gateway or --udp-port given */
 	uint16_t port;
 };
 
@@ -606,6 +628,21 @@ perf_parse_option(int c, struct perf_cli *cli, char **app_argv)
 			app_usage_error("--server and --client exclude each other");
 		cli->role = c == OPT_SERVER ? "server" : "client";
 		break;
+	case OPT_IP:
+		perf_opt.ip = perf_parse_ipv4("--ip", optarg, &perf_opt.prefix);
+		break;
+	case OPT_PEER_IP:
+		perf_opt.peer_ip = perf_parse_ipv4("--peer-ip", optarg, NULL);
+		cli->ip_opts = true;
+		break;
+	case OPT_GATEWAY:
+		perf_opt.gateway = perf_parse_ipv4("--gateway", optarg, NULL);
+		cli->ip_opts = true;
+		break;
+	case OPT_UDP_PORT:
+		perf_opt.udp_port = (uint16_t)app_opt_u64("--udp-port", optarg, 1, UINT16_MAX);
+		cli->ip_opts = true;
+		break;
 	case OPT_PORT:
 		cli->port = (uint16_t)app_opt_u64("--port", optarg, 0, RTE_MAX_ETHPORTS - 1);
 		cli->port_given = true;
@@ -656,6 +693,7 @@ perf_check_options(struct perf_cli *cli)
 				cli->role);
 	if (cli->port_given && (cli->role == NULL || cli->memif != NULL))
 		app_usage_error("--port is for --server and --client (the port given to EAL)");
+	perf_check_ip(cli->role, cli->memif != NULL, cli->ip_opts);
 	if ((perf_opt.duration_s > 0 || perf_opt.interval_s > 0 || perf_opt.rate > 0) &&
 	    (cli->role == NULL || strcmp(cli->role, "client") != 0))
 		app_usage_error("--duration, --interval and --rate are for the client (--client or "
@@ -865,6 +903,10 @@ main(int argc, char **argv)
 		{"copy", no_argument, NULL, OPT_COPY},
 		{"one-off", no_argument, NULL, OPT_ONE_OFF},
 		{"bidir", no_argument, NULL, OPT_BIDIR},
+		{"ip", required_argument, NULL, OPT_IP},
+		{"peer-ip", required_argument, NULL, OPT_PEER_IP},
+		{"gateway", required_argument, NULL, OPT_GATEWAY},
+		{"udp-port", required_argument, NULL, OPT_UDP_PORT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};

@@ -15,6 +15,10 @@
 
 enum perf_kind { K_RATE, K_LAT };
 
+/* An IPv4 address in host byte order, printed A.B.C.D */
+#define IPV4_FMT      "%u.%u.%u.%u"
+#define IPV4_ARGS(ip) (ip) >> 24, ((ip) >> 16) & 0xffu, ((ip) >> 8) & 0xffu, (ip)&0xffu
+
 struct perf_opts {
 	const char *test;
 	uint32_t sizes[PERF_MAX_SIZES];
@@ -43,6 +47,12 @@ struct perf_opts {
 	bool one_off;        /* --one-off: the server ends after one client */
 	bool reverse;        /* -R: rate tests from the server to the client */
 	bool bidir;          /* --bidir: rate tests both ways at once */
+	/* --ip: --server/--client over IPv4/UDP (addresses in host byte order; ip 0: plain
+	 * frames of our EtherTypes on one Ethernet segment) */
+	uint32_t ip, gateway; /* --ip A.B.C.D/N, --gateway */
+	uint8_t prefix;       /* N of --ip (32 without /N) */
+	uint32_t peer_ip;     /* --peer-ip: the client's server */
+	uint16_t udp_port;    /* --udp-port: this side's (and the client's server's) */
 };
 
 struct perf_result {
@@ -116,6 +126,14 @@ void perf_rate_fill(struct perf_result *r, uint32_t frame, uint64_t pkts);
  * port @p port (given to EAL with -a PCI or --vdev). Runs the selected tests (client) or
  * answers them (server); returns the number of failures. */
 int perf_twoproc(bool server, const char *memif_socket, uint16_t port);
+/* --ip, --peer-ip, --gateway (twoproc_ip.c): an IPv4 host address "A.B.C.D" of option @p opt
+ * (with "/N", 1..32, into *prefix when @p prefix is not NULL), host byte order; a usage error
+ * (exit 2) otherwise. */
+uint32_t perf_parse_ipv4(const char *opt, const char *arg, uint8_t *prefix);
+/* --ip and its companions with @p role ("server", "client" or NULL), @p memif (--memif), and
+ * @p ip_opts (--peer-ip, --gateway or --udp-port given): a usage error when they do not fit. */
+void perf_check_ip(const char *role, bool memif, bool ip_opts);
+
 /* Whether -t names @p test (a comma-separated list, or all). */
 bool perf_test_selected(const char *test);
 /* The iterations of @p test without -n: the default its --help line gives. */

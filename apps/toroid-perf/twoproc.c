@@ -129,13 +129,17 @@ engine_setup(bool server)
 	l = trd_link_ethdev(tp_port, &(struct trd_link_conf){.no_setup = true});
 	if (l == NULL)
 		return -rte_errno;
-	rc = trd_node_add_link(node, l, TRD_DIR_XP);
+	/* over IP: a switched link whose one peer has an address (the engine asks ARP for its
+	 * next hop and answers for this side's address); else a direct cable */
+	rc = trd_node_add_link(node, l, perf_opt.ip != 0 ? TRD_DIR_NONE : TRD_DIR_XP);
 	if (rc != 0) {
 		trd_link_free(l);
 		return rc;
 	}
 	me = trd_node_coord(node);
 	peer = (struct trd_coord){server ? 0 : 1, 0, 0};
+	if (perf_opt.ip != 0 && (rc = tp_node_set_ip(node, peer)) != 0)
+		return rc;
 	mem = rte_zmalloc("perf2", BUF, 4096);
 	bell = rte_zmalloc("perf2", 4096, 4096);
 	if (mem == NULL || bell == NULL)
@@ -735,8 +739,11 @@ open_port(bool server, const char *memif_socket, uint16_t port_id)
 					       : info.driver_name;
 	else
 		perf_opt.links_label = "port";
-	fprintf(stderr, "toroid-perf: %s on port %u (%s), waiting for the other process\n", role,
-		tp_port, memif_socket != NULL ? memif_socket : perf_opt.links_label);
+	if (perf_opt.ip != 0)
+		tp_ip_waiting(server, tp_port, perf_opt.links_label);
+	else
+		fprintf(stderr, "toroid-perf: %s on port %u (%s), waiting for the other process\n",
+			role, tp_port, memif_socket != NULL ? memif_socket : perf_opt.links_label);
 	dl = trd_time_us() + 60000000;
 	for (uint64_t retry = trd_time_us() + 2000000;;) {
 		rte_eth_link_get_nowait(tp_port, &link);
@@ -793,8 +800,13 @@ serve(void)
 		rc = raw_serve();
 		if (rc == RAW_DONE) {
 			served++;
-			fprintf(stderr, "toroid-perf: client %u done%s\n", served,
-				perf_opt.one_off ? "" : "; waiting for the next one");
+			if (perf_opt.ip != 0)
+				fprintf(stderr, "toroid-perf: client %u (" IPV4_FMT ") done%s\n",
+					served, IPV4_ARGS(raw_peer_ip),
+					perf_opt.one_off ? "" : "; waiting for the next one");
+			else
+				fprintf(stderr, "toroid-perf: client %u done%s\n", served,
+					perf_opt.one_off ? "" : "; waiting for the next one");
 			if (perf_opt.one_off)
 				break;
 			memif_next_client();
@@ -871,9 +883,13 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id)
 	}
 
 	/* client: find the server (it may start later, or run on another host) */
+	if (perf_opt.ip != 0)
+		raw_set_peer(perf_opt.peer_ip, perf_opt.udp_port);
 	rc = raw_ask(RAW_HELLO, RAW_HELLO_OK, 60000000);
 	if (rc != 0) {
-		if (!perf_stop)
+		if (perf_opt.ip != 0 && !perf_stop)
+			tp_ip_no_server(rc);
+		else if (!perf_stop)
 			fprintf(stderr, "toroid-perf: no server answered on port %u in 60 s\n",
 				tp_port);
 		trd_link_free(plink);

@@ -34,6 +34,51 @@ enum raw_cmd {
 /* The DPDK port of this process. */
 extern uint16_t tp_port;
 
+/* ---- over IPv4/UDP, --ip (twoproc_ip.c) ---- */
+
+/* The raw phase's datagrams: Ethernet, IPv4 without options, UDP, then the magic, the
+ * command and its argument. */
+#define RAW_UDP_OFF (RTE_ETHER_HDR_LEN + 20u + 8u)
+#define RAW_MAGIC   "tprf"
+#define RAW_IP_LEN  (RAW_UDP_OFF + 4u + 1u + 8u)
+
+/* The other side's address and UDP port (the client's: --peer-ip and --udp-port; the
+ * server's: its client's, from its hello), host byte order. */
+extern uint32_t raw_peer_ip;
+extern uint16_t raw_peer_port;
+
+static inline bool
+raw_over_ip(void)
+{
+	return perf_opt.ip != 0;
+}
+
+/* Make @p ip, @p port the other side (its next hop is asked by ARP before the next frame). */
+void raw_set_peer(uint32_t ip, uint16_t port);
+/* Whether the next hop to the other side answered ARP. */
+bool raw_ip_resolved(void);
+/* Ask the next hop's MAC until it answers, @p timeout_us at most, answering ARP for this
+ * side's address meanwhile: 0, -EINTR or -EHOSTUNREACH. */
+int raw_resolve(uint64_t timeout_us);
+/* The server got a hello from @p ip, @p port: true when that is a new client (the other side
+ * from now on, its next hop asked for 1 s at most), false when it is the one it has. */
+bool raw_ip_new_client(uint32_t ip, uint16_t port);
+/* Write the raw datagram of @p cmd, @p arg to the other side in @p p, @p len bytes (at most
+ * 1514): its length. */
+uint32_t raw_ip_frame(uint8_t *p, uint8_t cmd, uint64_t arg, uint32_t len);
+/* The command of the received frame @p m (its argument in *arg, its sender's address and UDP
+ * port in *ip, *port): a datagram to this side's address and port with the magic, or 0; an ARP
+ * frame is taken in (the next hop's MAC learnt, a request for this side's address answered). */
+int raw_ip_parse(const struct rte_mbuf *m, uint64_t *arg, uint32_t *ip, uint16_t *port);
+/* The received datagram at @p p turned into the answer @p cmd to its sender. */
+void raw_ip_answer(uint8_t *p, uint8_t cmd);
+/* Give @p node its address and @p peer the other side's (the engine asks ARP itself). */
+int tp_node_set_ip(struct trd_node *node, struct trd_coord peer);
+/* Stderr lines: waiting for the other side on DPDK port @p port (@p label); the client found
+ * no server (@p rc of raw_ask()). */
+void tp_ip_waiting(bool server, uint16_t port, const char *label);
+void tp_ip_no_server(int rc);
+
 struct rte_mbuf *raw_frame(uint8_t cmd, uint64_t arg, uint32_t len);
 void raw_send(struct rte_mbuf *m);
 int raw_recv(int want, uint64_t *arg, bool match, uint64_t deadline_us);

@@ -29,14 +29,46 @@ raw_frame(uint8_t cmd, uint64_t arg, uint32_t len)
 		return NULL;
 	len = RTE_MAX(len, 60u);
 	p = rte_pktmbuf_mtod(m, uint8_t *);
-	memset(p, 0xff, 12);
-	p[12] = RAW_ETHERTYPE >> 8;
-	p[13] = RAW_ETHERTYPE & 0xff;
-	p[14] = cmd;
-	memcpy(p + 15, &arg, 8);
+	if (raw_over_ip()) {
+		len = raw_ip_frame(p, cmd, arg, len);
+	} else {
+		memset(p, 0xff, 12);
+		p[12] = RAW_ETHERTYPE >> 8;
+		p[13] = RAW_ETHERTYPE & 0xff;
+		p[14] = cmd;
+		memcpy(p + 15, &arg, 8);
+	}
 	m->data_len = (uint16_t)len;
 	m->pkt_len = len;
 	return m;
+}
+
+/* The received frame @p m sent back as the answer @p cmd (an echo, same size): to the sender. */
+static void
+raw_answer(struct rte_mbuf *m, uint8_t cmd)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+
+	if (raw_over_ip())
+		raw_ip_answer(p, cmd);
+	else
+		p[14] = cmd;
+	raw_send(m);
+}
+
+/* The command of a received frame (its argument in *arg; over IP its sender's address and
+ * UDP port in *ip and *port, ARP handled), or 0: not one of ours. */
+static int
+raw_parse(const struct rte_mbuf *m, uint64_t *arg, uint32_t *ip, uint16_t *port)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	if (raw_over_ip())
+		return raw_ip_parse(m, arg, ip, port);
+	if (m->data_len < 23 || (p[12] << 8 | p[13]) != RAW_ETHERTYPE)
+		return 0;
+	memcpy(arg, p + 15, 8);
+	return p[14];
 }
 
 void
@@ -44,11 +76,13 @@ raw_send(struct rte_mbuf *m)
 {
 	while (rte_eth_tx_burst(tp_port, 0, &m, 1) == 0 && !perf_stop)
 		;
+	if (perf_stop) /* not sent */
+		rte_pktmbuf_free(m);
 }
 
 /* Wait for a raw frame of command @p want (with argument *arg if @p match), within the
  * deadline: @p want, or 0 on timeout. Other frames (late answers to an earlier question, the
- * engine's frames) are dropped. */
+ * engine's frames, another sender's) are dropped. */
 int
 raw_recv(int want, uint64_t *arg, bool match, uint64_t deadline_us)
 {
@@ -56,16 +90,14 @@ raw_recv(int want, uint64_t *arg, bool match, uint64_t deadline_us)
 
 	while (trd_time_us() < deadline_us && !perf_stop) {
 		if (rte_eth_rx_burst(tp_port, 0, &m, 1) == 1) {
-			const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 			uint64_t a = 0;
-			int cmd = 0;
+			uint32_t ip = 0;
+			uint16_t port = 0;
+			int cmd = raw_parse(m, &a, &ip, &port);
 
-			if (m->data_len >= 23 && (p[12] << 8 | p[13]) == RAW_ETHERTYPE) {
-				cmd = p[14];
-				memcpy(&a, p + 15, 8);
-			}
 			rte_pktmbuf_free(m);
-			if (cmd != want || (match && a != *arg))
+			if (cmd != want || (match && a != *arg) ||
+			    (raw_over_ip() && (ip != raw_peer_ip || port != raw_peer_port)))
 				continue;
 			if (arg != NULL)
 				*arg = a;
@@ -75,13 +107,20 @@ raw_recv(int want, uint64_t *arg, bool match, uint64_t deadline_us)
 	return 0;
 }
 
-/* Send @p cmd every 200 ms until @p want comes back, for @p timeout_us: 0 or -ETIMEDOUT. The
- * other process may not run yet (started a moment later, or on another host). */
+/* Send @p cmd every 200 ms until @p want comes back, for @p timeout_us: 0 or -ETIMEDOUT
+ * (-EHOSTUNREACH: over IP, the next hop did not answer ARP). The other process may not run
+ * yet (started a moment later, or on another host). */
 int
 raw_ask(uint8_t cmd, int want, uint64_t timeout_us)
 {
 	uint64_t until = trd_time_us() + timeout_us;
 
+	if (raw_over_ip() && !raw_ip_resolved()) {
+		int rc = raw_resolve(timeout_us);
+
+		if (rc != 0)
+			return rc;
+	}
 	while (trd_time_us() < until && !perf_stop) {
 		struct rte_mbuf *m = raw_frame(cmd, 0, 60);
 
@@ -114,17 +153,24 @@ raw_serve(void)
 		struct rte_mbuf *pk[32];
 		uint16_t n = rte_eth_rx_burst(tp_port, 0, pk, 32);
 
-		if (perf_stop)
+		if (perf_stop) {
+			rte_pktmbuf_free_bulk(pk, n);
 			return -EINTR;
+		}
 		for (uint16_t i = 0; i < n; i++) {
-			uint8_t *p = rte_pktmbuf_mtod(pk[i], uint8_t *);
-			int cmd = (pk[i]->data_len >= 23 && (p[12] << 8 | p[13]) == RAW_ETHERTYPE)
-					  ? p[14]
-					  : 0;
+			uint64_t a = 0;
+			uint32_t ip = 0;
+			uint16_t port = 0;
+			int cmd = raw_parse(pk[i], &a, &ip, &port);
 
+			if (raw_over_ip() && cmd == RAW_HELLO && raw_ip_new_client(ip, port)) {
+				rte_pktmbuf_free(pk[i]); /* it says hello again */
+				continue;
+			}
+			if (raw_over_ip() && (ip != raw_peer_ip || port != raw_peer_port))
+				cmd = 0; /* not from the client being served */
 			if (cmd == RAW_ECHO) {
-				p[14] = RAW_ECHO_OK; /* the same frame back, marked as an answer */
-				raw_send(pk[i]);
+				raw_answer(pk[i], RAW_ECHO_OK); /* the same frame back */
 				continue;
 			}
 			rte_pktmbuf_free(pk[i]);
@@ -236,7 +282,9 @@ client_baselines(const char *const *names, unsigned int n_names,
 		for (unsigned int z = 0; z < perf_opt.n_sizes && !perf_stop; z++) {
 			struct perf_result *r = &res[t][z];
 			uint32_t size = perf_opt.sizes[z];
-			uint32_t frame = TRD_FRAME_HLEN + RTE_MIN(size, 1436u) + TRD_PROOF_LEN;
+			uint32_t enc = perf_opt.ip != 0 ? TRD_UDP_ENCAP_LEN : 0;
+			uint32_t frame =
+				TRD_FRAME_HLEN + enc + RTE_MIN(size, 1436u - enc) + TRD_PROOF_LEN;
 			uint64_t n = perf_opt.iters ? perf_opt.iters : perf_default_iters(names[t]);
 			struct perf_result tmp;
 			int rc;
