@@ -404,17 +404,17 @@ static uint16_t
 tx_tapped(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct trd_link_cap *cp = __atomic_load_n(&l->cap, __ATOMIC_ACQUIRE);
-	uint16_t skip = 0, sent, dropped = 0;
+	uint16_t skip = 0, sent, taken = 0;
 
 	if (l->encap != NULL && l->encap->ip != NULL) {
-		/* frames to a next hop ARP could not resolve are dropped: the first ones */
-		n = trd_ip_tx(l, pkts, n, &dropped);
-		pkts += dropped;
+		/* frames to a next hop ARP has not resolved are held or dropped: first */
+		n = trd_ip_tx(l, pkts, n, &taken);
+		pkts += taken;
 	} else if (l->encap != NULL) {
 		n = encap_tx(l, pkts, n);
 	}
 	if (cp == NULL)
-		return (uint16_t)(dropped + l->ops->tx(l, pkts, n));
+		return (uint16_t)(taken + l->ops->tx(l, pkts, n));
 	if (cp->ahead != 0 && n != 0 && pkts[0] == cp->ahead_first)
 		skip = RTE_MIN(cp->ahead, n);
 	if (skip < n)
@@ -422,7 +422,7 @@ tx_tapped(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 	sent = l->ops->tx(l, pkts, n);
 	cp->ahead = (uint16_t)(n - sent);
 	cp->ahead_first = sent < n ? pkts[sent] : NULL;
-	return (uint16_t)(dropped + sent);
+	return (uint16_t)(taken + sent);
 }
 
 void
@@ -479,6 +479,8 @@ trd_link_tx_discard(struct trd_link *l)
 {
 	while (l->pend_head != l->pend_tail)
 		rte_pktmbuf_free(l->pend[l->pend_head++ & TRD_LINK_PEND_MASK]);
+	if (l->encap != NULL && l->encap->ip != NULL)
+		trd_ip_discard(l->encap->ip); /* and what waits for ARP */
 	trd_link_tx_reset(l);
 }
 
@@ -885,8 +887,8 @@ trd_link_stats_get(const struct trd_link *l, struct trd_link_stats *st)
 	st->encap_drops = l->encap != NULL ? l->encap->drops : 0;
 	st->ip = false;
 	st->arp_requests = st->arp_replies = st->arp_resolved = st->arp_bad = 0;
-	st->ip_unresolved = 0;
-	st->arp_pending = 0;
+	st->ip_unresolved = st->ip_held_drops = 0;
+	st->arp_pending = st->ip_held = 0;
 	if (l->encap != NULL && l->encap->ip != NULL) {
 		const struct trd_link_ip *ip = l->encap->ip;
 
@@ -896,6 +898,8 @@ trd_link_stats_get(const struct trd_link *l, struct trd_link_stats *st)
 		st->arp_resolved = ip->arp_resolved;
 		st->arp_bad = ip->arp_bad;
 		st->ip_unresolved = ip->unresolved;
+		st->ip_held = ip->n_held;
+		st->ip_held_drops = ip->held_drops;
 		for (uint32_t i = 0; i < ip->n_arp; i++)
 			st->arp_pending += ip->arp[i].state != TRD_ARP_OK;
 	}
