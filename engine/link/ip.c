@@ -406,6 +406,21 @@ for_us(const struct trd_link_encap *e, const uint8_t *p, uint32_t len)
 	       memcmp(iph + ihl + 2, &e->port, 2) == 0;
 }
 
+/* The address (network order) the datagram @p m must come from: that of the node its torus
+ * header names as the source; 0 if none (too short to name one, outside the torus, a peer
+ * without an address). */
+static inline uint32_t
+peer_src(const struct trd_link_ip *ip, const struct rte_mbuf *m)
+{
+	uint32_t r;
+
+	if (m->data_len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + TRD_HDR_LEN)
+		return 0;
+	r = coord_rank(ip, rte_pktmbuf_mtod_offset(m, const uint8_t *,
+						   TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + 4));
+	return r < ip->n_peers ? ip->peers[r].ip : 0;
+}
+
 uint16_t
 trd_ip_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 {
@@ -416,7 +431,6 @@ trd_ip_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 	for (uint16_t i = 0; i < nb; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-		uint32_t r;
 
 		if (m->data_len >= TRD_ETH_HLEN && p[12] == 0x08 && p[13] == 0x06) {
 			arp_input(l, m);
@@ -424,23 +438,13 @@ trd_ip_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 			continue;
 		}
 		if (m->data_len >= TRD_ETH_HLEN && p[12] == 0x08 && p[13] == 0x00) {
-			const uint8_t *iph = p + TRD_ETH_HLEN;
-
 			if (!for_us(e, p, m->data_len)) {
 				rte_pktmbuf_free(m); /* another host's traffic on the segment */
 				continue;
 			}
-			/* to our address and port: well formed, from the address of the node that
-			 * the torus header names as its source */
-			if (m->data_len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + TRD_HDR_LEN ||
-			    trd_wire_udp_check(p, m->data_len, rte_be_to_cpu_16(e->port)) != 0 ||
-			    (r = coord_rank(ip, iph + TRD_UDP_ENCAP_LEN + 4)) >= ip->n_peers ||
-			    ip->peers[r].ip == 0 || memcmp(iph + 12, &ip->peers[r].ip, 4) != 0) {
-				e->drops++;
-				rte_pktmbuf_free(m);
+			/* to our address and port: from the node its torus header names */
+			if (!trd_encap_rx_one(e, m, peer_src(ip, m)))
 				continue;
-			}
-			trd_encap_unwrap(m);
 		}
 		pkts[out++] = m;
 	}

@@ -294,8 +294,9 @@ encap_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 	return n;
 }
 
-void
-trd_encap_unwrap(struct rte_mbuf *m)
+/* Strip the IPv4/UDP wrapper of a checked datagram in place. */
+static void
+encap_unwrap(struct rte_mbuf *m)
 {
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 	/* Ethernet padding after the datagram is not part of it */
@@ -309,7 +310,24 @@ trd_encap_unwrap(struct rte_mbuf *m)
 	rte_pktmbuf_adj(m, TRD_UDP_ENCAP_LEN);
 }
 
-/* Unwrap datagrams in place; refuse bad ones. Plain torus frames pass. */
+bool
+trd_encap_rx_one(struct trd_link_encap *e, struct rte_mbuf *m, uint32_t src)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	if (src == 0 || m->data_len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + TRD_HDR_LEN ||
+	    trd_wire_udp_check(p, m->data_len, rte_be_to_cpu_16(e->port)) != 0 ||
+	    memcmp(p + TRD_ETH_HLEN + 12, &src, 4) != 0) {
+		e->drops++;
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	encap_unwrap(m);
+	return true;
+}
+
+/* Unwrap datagrams from the peer's address in place; refuse bad ones. Plain torus frames
+ * pass. */
 static uint16_t
 encap_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 {
@@ -318,18 +336,11 @@ encap_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 
 	for (uint16_t i = 0; i < nb; i++) {
 		struct rte_mbuf *m = pkts[i];
-		uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+		const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 
-		if (m->data_len >= TRD_ETH_HLEN && p[12] == 0x08 && p[13] == 0x00) {
-			if (m->data_len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + TRD_HDR_LEN ||
-			    trd_wire_udp_check(p, m->data_len, rte_be_to_cpu_16(e->port)) != 0 ||
-			    memcmp(p + TRD_ETH_HLEN + 12, &e->dst_ip, 4) != 0) {
-				e->drops++;
-				rte_pktmbuf_free(m);
-				continue;
-			}
-			trd_encap_unwrap(m);
-		}
+		if (m->data_len >= TRD_ETH_HLEN && p[12] == 0x08 && p[13] == 0x00 &&
+		    !trd_encap_rx_one(e, m, e->dst_ip))
+			continue;
 		pkts[out++] = m;
 	}
 	return out;

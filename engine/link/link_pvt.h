@@ -101,8 +101,11 @@ uint16_t trd_impair_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb, 
 /* link.c: a linear copy of @p m wrapped in IPv4/UDP to @p dst_ip, @p dport (network order) */
 struct rte_mbuf *trd_encap_one(const struct trd_link_encap *e, struct rte_mbuf *m, uint32_t dst_ip,
 			       uint16_t dport);
-/* link.c: strip the IPv4/UDP wrapper of a checked datagram in place */
-void trd_encap_unwrap(struct rte_mbuf *m);
+/* link.c: the receive check of an IPv4 frame @p m to the link's port, shared by the point to
+ * point and the IP links: a well-formed datagram (trd_wire_udp_check()) from @p src (network
+ * order; 0: nobody may send it) is unwrapped in place (true); another is dropped and counted
+ * in e->drops (false) */
+bool trd_encap_rx_one(struct trd_link_encap *e, struct rte_mbuf *m, uint32_t src);
 
 /* ip.c: the IP link's transmit and receive taps and its timer; the transmit tap returns how
  * many frames to hand to the port after the first *taken it took itself (held or dropped) */
