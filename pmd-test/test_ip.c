@@ -12,7 +12,12 @@
  *     wrong address, claiming the wrong torus source, or with a bad checksum are dropped and
  *     counted, a well-formed one is not; datagrams for another address or port, or not UDP,
  *     are skipped without counting; a gratuitous ARP from the gateway moves its
- *     datagrams to the new MAC, one naming the node's own MAC is refused.
+ *     datagrams to the new MAC, one naming the node's own MAC is refused;
+ *  3. head-of-line: a node with two peers on its subnet, both played by this test, which
+ *     answers ARP for one and not (yet) for the other: frames to the silent one are held
+ *     (TRD_ARP_HOLD of them, the rest dropped and counted) while a frame to the resolved one
+ *     queued behind them leaves at once; when the silent one answers, the held frames leave
+ *     in order, byte-exact, to its MAC.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -269,7 +274,7 @@ part_gateway(void)
 		memcpy(q.sha, amac, 6);
 		T_EQ(trd_wire_arp_build(want, sizeof(want), bc, &q), TRD_ARP_FRAME_LEN);
 	}
-	/* a put to the peer: its frames wait while the gateway is asked, then are dropped */
+	/* a put to the peer: its frames are held while the gateway is asked, then dropped */
 	trd_desc_put(&d, (struct trd_coord){1, 0, 0}, src, sizeof(src), 1, 0, 0, 0);
 	T_EQ(trd_inject(trd_inj_fifo(a, 0), &d), 0);
 	for (;;) {
@@ -284,11 +289,13 @@ part_gateway(void)
 		st = lstats(a);
 		if (st.ip_unresolved > 0)
 			break;
-		T_EQ(st.tx_pkts, 0); /* nothing but ARP left while asking */
+		/* nothing but ARP left the port while asking: the link took the frames, held */
+		T_EQ(st.tx_pkts, st.ip_held + st.ip_held_drops);
 	}
 	T_ASSERT(requests >= 5 && requests <= 6, "%u requests before giving up (5, bounded)",
 		 requests);
 	T_EQ(st.arp_pending, 1);
+	T_EQ(st.ip_held, 0); /* given up: what was held is dropped */
 
 	/* the gateway asks for us: we answer byte-exact, and learn its MAC from the request */
 	{
@@ -496,6 +503,172 @@ part_gateway(void)
 	       requests, st.ip_unresolved);
 }
 
+/* Answer from @p mac at @p ip the ARP request @p q that came out of @p port. */
+static void
+arp_answer(uint16_t port, const struct trd_arp *q, const uint8_t mac[6], uint32_t ip)
+{
+	struct trd_arp r = {.op = TRD_ARP_REPLY, .spa = ip, .tpa = q->spa};
+	uint8_t f[TRD_ARP_FRAME_LEN];
+
+	memcpy(r.sha, mac, 6);
+	memcpy(r.tha, q->sha, 6);
+	T_EQ(trd_wire_arp_build(f, sizeof(f), q->sha, &r), TRD_ARP_FRAME_LEN);
+	give(port, f, sizeof(f));
+}
+
+/* The datagram @p p of @p len bytes is to @p mac and @p ip, well formed, from 10.1.0.2. */
+static void
+check_datagram(const uint8_t *p, uint16_t len, const uint8_t mac[6], uint32_t ip)
+{
+	uint32_t to = rte_cpu_to_be_32(ip), from = rte_cpu_to_be_32(RTE_IPV4(10, 1, 0, 2));
+
+	T_ASSERT(memcmp(p, mac, 6) == 0, "to %02x:%02x:%02x:%02x:%02x:%02x, not the next hop's MAC",
+		 p[0], p[1], p[2], p[3], p[4], p[5]);
+	T_EQ(trd_wire_udp_check(p, len, TRD_UDP_PORT), 0);
+	T_ASSERT(memcmp(p + 26, &from, 4) == 0 && memcmp(p + 30, &to, 4) == 0,
+		 "from 10.1.0.2 to the peer's address");
+}
+
+static void
+part_hol(void)
+{
+	static const uint8_t b_mac[6] = {0x02, 0x47, 0x57, 0x00, 0x00, 0x0b};
+	static const uint8_t c_mac[6] = {0x02, 0x47, 0x57, 0x00, 0x00, 0x0c};
+	const uint32_t b_ip = RTE_IPV4(10, 1, 0, 3), c_ip = RTE_IPV4(10, 1, 0, 4);
+	const struct trd_coord bc = {1, 0, 0}, cc = {2, 0, 0};
+	static uint8_t big[100 * 1400], small[64];
+	/* unreliable: every frame counted exactly, none resent */
+	struct trd_node_conf nc = {.coord = {0, 0, 0}, .dead_ms = 60000, .unreliable = true};
+	struct trd_ip_conf conf = {.ip = RTE_IPV4(10, 1, 0, 2), .prefix = 24};
+	struct trd_link *la, *lt;
+	struct trd_node *a;
+	struct rte_mbuf *m[64];
+	struct trd_link_stats st;
+	struct trd_arp q;
+	struct trd_desc d;
+	uint8_t amac[6];
+	uint16_t tport, k;
+	uint32_t pay, nframes, to_c = 0;
+	uint64_t off = 0, t0, waited_us;
+	bool got_b = false, asked_b = false;
+
+	T_EQ(trd_link_ethdev_ring_pair("iphol", 1500, &la, &lt), 0);
+	tport = (uint16_t)trd_link_port(lt);
+	trd_torus_init(&nc.torus, 3, 1, 1);
+	a = trd_node_create(&nc);
+	T_ASSERT(a != NULL, "node: %s", rte_strerror(rte_errno));
+	T_EQ(trd_node_add_link(a, la, TRD_DIR_NONE), 0);
+	T_EQ(trd_node_set_ip(a, &conf), 0);
+	T_EQ(trd_node_set_peer_ip(a, bc, b_ip, 0), 0);
+	T_EQ(trd_node_set_peer_ip(a, cc, c_ip, 0), 0);
+	pay = trd_link_max_payload(la);
+	nframes = (uint32_t)((sizeof(big) + pay - 1) / pay);
+	T_ASSERT(nframes > TRD_ARP_HOLD, "%u frames: more than a next hop holds", nframes);
+
+	/* the node asks for both next hops; b answers, c stays silent */
+	while (!asked_b) {
+		k = take(tport, a, m, RTE_DIM(m));
+		for (uint16_t i = 0; i < k; i++) {
+			T_EQ(trd_wire_arp_parse(rte_pktmbuf_mtod(m[i], const void *),
+						m[i]->data_len, &q),
+			     0);
+			T_EQ(q.op, TRD_ARP_REQUEST);
+			memcpy(amac, q.sha, 6);
+			if (q.tpa == b_ip && !asked_b) {
+				arp_answer(tport, &q, b_mac, b_ip);
+				asked_b = true;
+			}
+		}
+		rte_pktmbuf_free_bulk(m, k);
+	}
+	POLL_UNTIL(a, NULL, lstats(a).arp_resolved == 1);
+	T_EQ(lstats(a).arp_pending, 1);
+
+	/* a put to c, more frames than it may hold, then one frame to b queued behind them */
+	test_fill(big, sizeof(big), 5);
+	test_fill(small, sizeof(small), 6);
+	trd_desc_put(&d, cc, big, sizeof(big), 1, 0, 0, 0);
+	T_EQ(trd_inject(trd_inj_fifo(a, 0), &d), 0);
+	trd_desc_put(&d, bc, small, sizeof(small), 1, 0, 0, 0);
+	T_EQ(trd_inject(trd_inj_fifo(a, 0), &d), 0);
+	t0 = rte_get_timer_cycles();
+	while (!got_b) {
+		k = take(tport, a, m, RTE_DIM(m));
+		for (uint16_t i = 0; i < k; i++) {
+			const uint8_t *p = rte_pktmbuf_mtod(m[i], const uint8_t *);
+
+			if (p[12] == 0x08 && p[13] == 0x06)
+				continue; /* asking for c again */
+			T_ASSERT(p[12] == 0x08 && p[13] == 0x00, "a datagram");
+			check_datagram(p, m[i]->data_len, b_mac, b_ip); /* nothing to c */
+			got_b = true;
+		}
+		rte_pktmbuf_free_bulk(m, k);
+	}
+	waited_us = (rte_get_timer_cycles() - t0) * 1000000 / rte_get_timer_hz();
+	/* b's frame did not wait for c's ARP: c is still asked, none of its frames given up */
+	st = lstats(a);
+	T_EQ(st.arp_pending, 1);
+	T_EQ(st.ip_unresolved, 0);
+	T_EQ(st.ip_held, TRD_ARP_HOLD);
+	T_EQ(st.ip_held_drops, nframes - TRD_ARP_HOLD);
+	T_EQ(st.tx_pkts, nframes + 1); /* taken: held, dropped, and b's */
+	T_EQ(st.pending, 0);
+
+	/* c answers at last: what was held leaves, oldest first, byte-exact, to its MAC */
+	{
+		struct trd_arp cq = {.op = TRD_ARP_REQUEST, .spa = conf.ip, .tpa = c_ip};
+
+		memcpy(cq.sha, amac, 6); /* the node's MAC, as its requests named it */
+		arp_answer(tport, &cq, c_mac, c_ip);
+	}
+	while (to_c < TRD_ARP_HOLD) {
+		k = take(tport, a, m, RTE_DIM(m));
+		for (uint16_t i = 0; i < k; i++) {
+			const uint8_t *p = rte_pktmbuf_mtod(m[i], const uint8_t *);
+			const uint8_t *h = p + 14 + TRD_UDP_ENCAP_LEN;
+			uint64_t o = 0;
+			uint16_t pl;
+
+			if (p[12] == 0x08 && p[13] == 0x06)
+				continue;
+			check_datagram(p, m[i]->data_len, c_mac, c_ip);
+			for (int b = 0; b < 8; b++)
+				o = o << 8 | h[24 + b];
+			pl = (uint16_t)(h[36] << 8 | h[37]);
+			T_ASSERT(o == off, "held frame %u at offset %" PRIu64 ", not %" PRIu64,
+				 to_c, o, off);
+			T_ASSERT(pl > 0 && off + pl <= sizeof(big) &&
+					 memcmp(h + TRD_HDR_LEN, big + off, pl) == 0,
+				 "held frame %u byte-exact", to_c);
+			off += pl;
+			to_c++;
+		}
+		rte_pktmbuf_free_bulk(m, k);
+	}
+	T_EQ(to_c, TRD_ARP_HOLD); /* all in one go: nothing else came with them */
+	T_EQ(off, (uint64_t)TRD_ARP_HOLD * pay);
+	st = lstats(a);
+	T_EQ(st.ip_held, 0);
+	T_EQ(st.arp_pending, 0);
+	T_EQ(st.ip_unresolved, 0);
+	T_EQ(st.ip_held_drops, nframes - TRD_ARP_HOLD);
+	/* and the dropped ones stay dropped (an unreliable node does not resend) */
+	for (int i = 0; i < 100; i++)
+		trd_node_poll(a);
+	while ((k = rte_eth_rx_burst(tport, 0, m, RTE_DIM(m))) != 0) {
+		for (uint16_t i = 0; i < k; i++)
+			T_ASSERT(rte_pktmbuf_mtod(m[i], const uint8_t *)[13] == 0x06,
+				 "nothing but ARP after the held frames");
+		rte_pktmbuf_free_bulk(m, k);
+	}
+	trd_node_free(a);
+	trd_link_free(lt);
+	printf("ip: a frame to a resolved next hop left %.2f ms after a put to one being asked "
+	       "(%u frames held, %u dropped), which left in order once it answered\n",
+	       (double)waited_us / 1000.0, TRD_ARP_HOLD, nframes - TRD_ARP_HOLD);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -506,6 +679,7 @@ main(int argc, char **argv)
 	T_ASSERT(pool != NULL, "pool");
 	part_pair();
 	part_gateway();
+	part_hol();
 	rte_eal_cleanup();
 	return 0;
 }

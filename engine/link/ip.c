@@ -6,6 +6,13 @@
  * port, so the kernel neither answers ARP for the link's address nor resolves next hops: this
  * file does both. Everything runs on the lcore that serves the link (the taps), but the
  * set-up calls, made before.
+ *
+ * Frames to a next hop being asked are held here, a few per next hop, and sent when it
+ * answers, so that one silent next hop does not hold up the frames to the others (the port
+ * takes the link's transmit buffer in order). Holding rather than dropping them: ARP on a
+ * segment answers in microseconds, the reliable sessions' first resend comes after
+ * milliseconds (rto_us), and an unreliable node never resends; what does not fit is dropped
+ * and counted, and the sessions resend it like a frame the wire lost.
  */
 #include <errno.h>
 #include <string.h>
@@ -47,10 +54,22 @@ not_host(uint32_t ip)
 }
 
 void
+trd_ip_discard(struct trd_link_ip *ip)
+{
+	for (uint32_t i = 0; i < ip->n_held; i++) {
+		rte_pktmbuf_free(ip->held[i].m);
+		ip->arp[ip->held[i].nh].held = 0;
+	}
+	ip->n_held = 0;
+	ip->flush = false;
+}
+
+void
 trd_ip_free(struct trd_link_ip *ip)
 {
 	if (ip == NULL)
 		return;
+	trd_ip_discard(ip);
 	rte_free(ip->peers);
 	rte_free(ip);
 }
@@ -174,12 +193,110 @@ arp_request(struct trd_link *l, uint32_t target)
 		l->encap->ip->arp_requests++;
 }
 
+/* Hold @p m, a frame to the peer of rank @p r whose next hop is being asked (or whose held
+ * frames are not all sent yet), behind the frames held before; or drop it if its next hop has
+ * TRD_ARP_HOLD held already, or the link TRD_ARP_HOLD_LINK. */
+static void
+hold(struct trd_link_ip *ip, struct rte_mbuf *m, uint32_t r)
+{
+	uint16_t nh = (uint16_t)(ip->peers[r].nh - 1);
+	struct trd_arp_entry *a = &ip->arp[nh];
+
+	if (a->held >= TRD_ARP_HOLD || ip->n_held >= TRD_ARP_HOLD_LINK) {
+		rte_pktmbuf_free(m);
+		ip->held_drops++;
+		return;
+	}
+	ip->held[ip->n_held++] = (struct trd_ip_held){.m = m, .rank = r, .nh = nh};
+	a->held++;
+}
+
+/* Drop the frames held for the next hop @p nh, which does not answer. */
+static void
+hold_drop(struct trd_link_ip *ip, uint16_t nh)
+{
+	uint32_t j = 0;
+
+	for (uint32_t i = 0; i < ip->n_held; i++) {
+		if (ip->held[i].nh != nh) {
+			ip->held[j++] = ip->held[i];
+			continue;
+		}
+		rte_pktmbuf_free(ip->held[i].m);
+		ip->unresolved++;
+	}
+	ip->n_held = j;
+	ip->arp[nh].held = 0;
+}
+
+/* Send the held frames whose next hop is known now, oldest first, each wrapped to its peer
+ * and its next hop's MAC; what the port refuses (or what finds no mbuf) stays held, first,
+ * and is tried again at the next poll. */
+static void
+hold_flush(struct trd_link *l)
+{
+	struct trd_link_cap *cp = __atomic_load_n(&l->cap, __ATOMIC_ACQUIRE);
+	struct trd_link_encap *e = l->encap;
+	struct trd_link_ip *ip = e->ip;
+	struct rte_mbuf *out[TRD_ARP_HOLD_LINK], *rec[TRD_ARP_HOLD_LINK];
+	uint16_t at[TRD_ARP_HOLD_LINK];
+	uint16_t n = 0, nrec = 0, sent, k = 0;
+	uint32_t j = 0;
+
+	ip->flush = false;
+	for (uint32_t i = 0; i < ip->n_held; i++) {
+		struct trd_ip_held *h = &ip->held[i];
+		const struct trd_arp_entry *a = &ip->arp[h->nh];
+
+		if (a->state != TRD_ARP_OK)
+			continue;
+		if (rte_pktmbuf_mtod(h->m, const uint8_t *)[12] != 0x08) {
+			const struct trd_ip_peer *pe = &ip->peers[h->rank];
+			struct rte_mbuf *c = trd_encap_one(e, h->m, pe->ip, pe->port);
+
+			if (c == NULL) {
+				ip->flush = true; /* no mbuf: the rest at the next poll */
+				break;
+			}
+			rte_pktmbuf_free(h->m);
+			h->m = c;
+		}
+		memcpy(rte_pktmbuf_mtod(h->m, uint8_t *), a->mac.addr_bytes, 6);
+		if (!h->recorded) {
+			rec[nrec++] = h->m;
+			h->recorded = cp != NULL;
+		}
+		at[n] = (uint16_t)i;
+		out[n++] = h->m;
+	}
+	if (n == 0)
+		return;
+	if (cp != NULL && nrec != 0)
+		trd_capture_frames(cp->c, l, cp->ifname, rec, nrec, true);
+	sent = l->ops->tx(l, out, n);
+	if (sent < n)
+		ip->flush = true;
+	/* the port owns the first sent of them: out of the list, the others keep their order */
+	for (uint32_t i = 0; i < ip->n_held; i++) {
+		if (k < sent && at[k] == i) {
+			ip->arp[ip->held[i].nh].held--;
+			k++;
+			continue;
+		}
+		ip->held[j++] = ip->held[i];
+	}
+	ip->n_held = j;
+}
+
 void
 trd_ip_tick(struct trd_link *l)
 {
 	struct trd_link_ip *ip = l->encap->ip;
-	uint64_t now = rte_get_timer_cycles();
+	uint64_t now;
 
+	if (ip->flush)
+		hold_flush(l); /* the port refused some last time */
+	now = rte_get_timer_cycles();
 	if (now < ip->next_tick)
 		return;
 	ip->next_tick = now + ms_cycles(TICK_MS);
@@ -197,6 +314,7 @@ trd_ip_tick(struct trd_link *l)
 			} else {
 				a->state = TRD_ARP_FAILED; /* frames to it are dropped now */
 				a->next = now;
+				hold_drop(ip, (uint16_t)i);
 			}
 			break;
 		case TRD_ARP_FAILED:
@@ -244,6 +362,8 @@ arp_input(struct trd_link *l, const struct rte_mbuf *m)
 		memcpy(e->mac.addr_bytes, a.sha, 6);
 		if (e->state != TRD_ARP_OK)
 			e->next = rte_get_timer_cycles() + ms_cycles(REFRESH_MS);
+		if (e->held != 0)
+			ip->flush = true; /* its frames go, at the end of this burst */
 		e->state = TRD_ARP_OK;
 		e->tries = 0;
 		break;
@@ -286,6 +406,21 @@ for_us(const struct trd_link_encap *e, const uint8_t *p, uint32_t len)
 	       memcmp(iph + ihl + 2, &e->port, 2) == 0;
 }
 
+/* The address (network order) the datagram @p m must come from: that of the node its torus
+ * header names as the source; 0 if none (too short to name one, outside the torus, a peer
+ * without an address). */
+static inline uint32_t
+peer_src(const struct trd_link_ip *ip, const struct rte_mbuf *m)
+{
+	uint32_t r;
+
+	if (m->data_len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + TRD_HDR_LEN)
+		return 0;
+	r = coord_rank(ip, rte_pktmbuf_mtod_offset(m, const uint8_t *,
+						   TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + 4));
+	return r < ip->n_peers ? ip->peers[r].ip : 0;
+}
+
 uint16_t
 trd_ip_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 {
@@ -296,7 +431,6 @@ trd_ip_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 	for (uint16_t i = 0; i < nb; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-		uint32_t r;
 
 		if (m->data_len >= TRD_ETH_HLEN && p[12] == 0x08 && p[13] == 0x06) {
 			arp_input(l, m);
@@ -304,36 +438,60 @@ trd_ip_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 			continue;
 		}
 		if (m->data_len >= TRD_ETH_HLEN && p[12] == 0x08 && p[13] == 0x00) {
-			const uint8_t *iph = p + TRD_ETH_HLEN;
-
 			if (!for_us(e, p, m->data_len)) {
 				rte_pktmbuf_free(m); /* another host's traffic on the segment */
 				continue;
 			}
-			/* to our address and port: well formed, from the address of the node that
-			 * the torus header names as its source */
-			if (m->data_len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + TRD_HDR_LEN ||
-			    trd_wire_udp_check(p, m->data_len, rte_be_to_cpu_16(e->port)) != 0 ||
-			    (r = coord_rank(ip, iph + TRD_UDP_ENCAP_LEN + 4)) >= ip->n_peers ||
-			    ip->peers[r].ip == 0 || memcmp(iph + 12, &ip->peers[r].ip, 4) != 0) {
-				e->drops++;
-				rte_pktmbuf_free(m);
+			/* to our address and port: from the node its torus header names */
+			if (!trd_encap_rx_one(e, m, peer_src(ip, m)))
 				continue;
-			}
-			trd_encap_unwrap(m);
 		}
 		pkts[out++] = m;
 	}
+	if (ip->flush)
+		hold_flush(l); /* a next hop answered: what was held for it goes now */
 	return out;
 }
 
+/* Put the frames the link took (@p mine) first in the span of @p n frames at @p at in the
+ * transmit buffer, with their accounting, the others after them, each group in its order. */
+static void
+mine_first(struct trd_link *l, uint32_t at, const bool *mine, uint16_t n)
+{
+	struct rte_mbuf *m[TRD_LINK_SPAN];
+	struct trd_pend_info pi[TRD_LINK_SPAN];
+	uint16_t k = 0, t = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		if (mine[i]) {
+			l->pend[at + k] = l->pend[at + i];
+			l->info[at + k] = l->info[at + i];
+			k++;
+		} else {
+			m[t] = l->pend[at + i];
+			pi[t] = l->info[at + i];
+			t++;
+		}
+	}
+	memcpy(&l->pend[at + k], m, t * sizeof(m[0]));
+	memcpy(&l->info[at + k], pi, t * sizeof(pi[0]));
+}
+
 uint16_t
-trd_ip_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, uint16_t *dropped)
+trd_ip_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, uint16_t *taken)
 {
 	struct trd_link_encap *e = l->encap;
 	struct trd_link_ip *ip = e->ip;
+	uint32_t at = l->pend_head & TRD_LINK_PEND_MASK;
+	/* the span of the transmit buffer trd_link_tx_span() gave: the link may reorder it,
+	 * taking frames from its middle; other arrays only from their head */
+	bool span = pkts == &l->pend[at], mixed = false;
+	bool mine[TRD_LINK_SPAN];
 	uint16_t i, k = 0;
 
+	if (ip->flush)
+		hold_flush(l); /* older than these frames */
+	n = RTE_MIN(n, TRD_LINK_SPAN);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i], *c;
 		const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -341,6 +499,7 @@ trd_ip_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, uint16_t *drop
 		const struct trd_arp_entry *a;
 		uint32_t r;
 
+		mine[i] = false;
 		if (p[12] == 0x08 && p[13] == 0x00)
 			continue; /* wrapped already: the port refused it last time */
 		r = coord_rank(ip, p + TRD_ETH_HLEN + 8);
@@ -348,7 +507,7 @@ trd_ip_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, uint16_t *drop
 			continue; /* a peer without an address: a plain frame, to its MAC */
 		pe = &ip->peers[r];
 		a = &ip->arp[pe->nh - 1];
-		if (a->state == TRD_ARP_OK) {
+		if (a->state == TRD_ARP_OK && a->held == 0) {
 			c = trd_encap_one(e, m, pe->ip, pe->port);
 			if (c == NULL)
 				break; /* no mbuf: the rest waits */
@@ -357,15 +516,22 @@ trd_ip_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, uint16_t *drop
 			pkts[i] = c;
 			continue;
 		}
-		if (a->state == TRD_ARP_FAILED && i == k) {
+		/* the link takes it: frames it takes come first in what it returns */
+		if (i != k && !span)
+			break; /* the rest waits */
+		if (a->state == TRD_ARP_FAILED) {
 			/* the next hop does not answer: like a wire that loses the frame */
 			rte_pktmbuf_free(m);
 			ip->unresolved++;
-			k++;
-			continue;
+		} else {
+			hold(ip, m, r); /* being asked, or its held frames are not all sent */
 		}
-		break; /* being asked: this frame and the rest wait */
+		mixed |= i != k;
+		mine[i] = true;
+		k++;
 	}
-	*dropped = k;
+	if (mixed)
+		mine_first(l, at, mine, i);
+	*taken = k;
 	return (uint16_t)(i - k);
 }

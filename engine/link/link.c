@@ -294,8 +294,9 @@ encap_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 	return n;
 }
 
-void
-trd_encap_unwrap(struct rte_mbuf *m)
+/* Strip the IPv4/UDP wrapper of a checked datagram in place. */
+static void
+encap_unwrap(struct rte_mbuf *m)
 {
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 	/* Ethernet padding after the datagram is not part of it */
@@ -309,7 +310,24 @@ trd_encap_unwrap(struct rte_mbuf *m)
 	rte_pktmbuf_adj(m, TRD_UDP_ENCAP_LEN);
 }
 
-/* Unwrap datagrams in place; refuse bad ones. Plain torus frames pass. */
+bool
+trd_encap_rx_one(struct trd_link_encap *e, struct rte_mbuf *m, uint32_t src)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	if (src == 0 || m->data_len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + TRD_HDR_LEN ||
+	    trd_wire_udp_check(p, m->data_len, rte_be_to_cpu_16(e->port)) != 0 ||
+	    memcmp(p + TRD_ETH_HLEN + 12, &src, 4) != 0) {
+		e->drops++;
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	encap_unwrap(m);
+	return true;
+}
+
+/* Unwrap datagrams from the peer's address in place; refuse bad ones. Plain torus frames
+ * pass. */
 static uint16_t
 encap_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 {
@@ -318,18 +336,11 @@ encap_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb)
 
 	for (uint16_t i = 0; i < nb; i++) {
 		struct rte_mbuf *m = pkts[i];
-		uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+		const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 
-		if (m->data_len >= TRD_ETH_HLEN && p[12] == 0x08 && p[13] == 0x00) {
-			if (m->data_len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN + TRD_HDR_LEN ||
-			    trd_wire_udp_check(p, m->data_len, rte_be_to_cpu_16(e->port)) != 0 ||
-			    memcmp(p + TRD_ETH_HLEN + 12, &e->dst_ip, 4) != 0) {
-				e->drops++;
-				rte_pktmbuf_free(m);
-				continue;
-			}
-			trd_encap_unwrap(m);
-		}
+		if (m->data_len >= TRD_ETH_HLEN && p[12] == 0x08 && p[13] == 0x00 &&
+		    !trd_encap_rx_one(e, m, e->dst_ip))
+			continue;
 		pkts[out++] = m;
 	}
 	return out;
@@ -404,17 +415,17 @@ static uint16_t
 tx_tapped(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct trd_link_cap *cp = __atomic_load_n(&l->cap, __ATOMIC_ACQUIRE);
-	uint16_t skip = 0, sent, dropped = 0;
+	uint16_t skip = 0, sent, taken = 0;
 
 	if (l->encap != NULL && l->encap->ip != NULL) {
-		/* frames to a next hop ARP could not resolve are dropped: the first ones */
-		n = trd_ip_tx(l, pkts, n, &dropped);
-		pkts += dropped;
+		/* frames to a next hop ARP has not resolved are held or dropped: first */
+		n = trd_ip_tx(l, pkts, n, &taken);
+		pkts += taken;
 	} else if (l->encap != NULL) {
 		n = encap_tx(l, pkts, n);
 	}
 	if (cp == NULL)
-		return (uint16_t)(dropped + l->ops->tx(l, pkts, n));
+		return (uint16_t)(taken + l->ops->tx(l, pkts, n));
 	if (cp->ahead != 0 && n != 0 && pkts[0] == cp->ahead_first)
 		skip = RTE_MIN(cp->ahead, n);
 	if (skip < n)
@@ -422,7 +433,7 @@ tx_tapped(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 	sent = l->ops->tx(l, pkts, n);
 	cp->ahead = (uint16_t)(n - sent);
 	cp->ahead_first = sent < n ? pkts[sent] : NULL;
-	return (uint16_t)(dropped + sent);
+	return (uint16_t)(taken + sent);
 }
 
 void
@@ -485,6 +496,8 @@ trd_link_tx_discard(struct trd_link *l)
 {
 	while (l->pend_head != l->pend_tail)
 		rte_pktmbuf_free(l->pend[l->pend_head++ & TRD_LINK_PEND_MASK]);
+	if (l->encap != NULL && l->encap->ip != NULL)
+		trd_ip_discard(l->encap->ip); /* and what waits for ARP */
 	trd_link_tx_reset(l);
 }
 
@@ -891,8 +904,8 @@ trd_link_stats_get(const struct trd_link *l, struct trd_link_stats *st)
 	st->encap_drops = l->encap != NULL ? l->encap->drops : 0;
 	st->ip = false;
 	st->arp_requests = st->arp_replies = st->arp_resolved = st->arp_bad = 0;
-	st->ip_unresolved = 0;
-	st->arp_pending = 0;
+	st->ip_unresolved = st->ip_held_drops = 0;
+	st->arp_pending = st->ip_held = 0;
 	if (l->encap != NULL && l->encap->ip != NULL) {
 		const struct trd_link_ip *ip = l->encap->ip;
 
@@ -902,6 +915,8 @@ trd_link_stats_get(const struct trd_link *l, struct trd_link_stats *st)
 		st->arp_resolved = ip->arp_resolved;
 		st->arp_bad = ip->arp_bad;
 		st->ip_unresolved = ip->unresolved;
+		st->ip_held = ip->n_held;
+		st->ip_held_drops = ip->held_drops;
 		for (uint32_t i = 0; i < ip->n_arp; i++)
 			st->arp_pending += ip->arp[i].state != TRD_ARP_OK;
 	}

@@ -24,8 +24,8 @@ struct trd_impair {
 	uint64_t lost, reordered, dupped, corrupted;
 };
 
-/** What ARP knows of a next hop: being asked (frames to it wait), not answering (frames to
- * it are dropped; asked again now and then), known. */
+/** What ARP knows of a next hop: being asked (frames to it are held, TRD_ARP_HOLD at most),
+ * not answering (frames to it are dropped; asked again now and then), known. */
 enum trd_arp_state { TRD_ARP_ASKING = 0, TRD_ARP_FAILED, TRD_ARP_OK };
 
 /** A next hop of an IP link and what ARP knows of it (ip.c). */
@@ -34,7 +34,16 @@ struct trd_arp_entry {
 	struct rte_ether_addr mac;
 	uint8_t state; /* enum trd_arp_state */
 	uint8_t tries; /* requests unanswered: while asking, or refreshes of a known one */
+	uint16_t held; /* frames held for it (trd_link_ip::held) */
 	uint64_t next; /* TSC of the next request */
+};
+
+/** A frame an IP link holds while ARP asks for its next hop (ip.c). */
+struct trd_ip_held {
+	struct rte_mbuf *m; /* the torus frame; wrapped once the port refused it */
+	uint32_t rank;      /* its peer */
+	uint16_t nh;        /* its next hop's index in arp[] */
+	bool recorded;      /* the capture has it (the port refused it after) */
 };
 
 /** A peer of an IP link: its address and next hop. */
@@ -52,8 +61,14 @@ struct trd_link_ip {
 	struct trd_ip_peer *peers; /* by rank */
 	uint32_t n_arp;
 	uint64_t next_tick; /* TSC of the next look at the ARP entries */
-	uint64_t arp_requests, arp_replies, arp_resolved, arp_bad, unresolved;
+	uint64_t arp_requests, arp_replies, arp_resolved, arp_bad, unresolved, held_drops;
 	struct trd_arp_entry arp[TRD_ARP_ENTRIES];
+	/* Frames held for next hops being asked, oldest first, whichever the next hop: the link
+	 * took them from its transmit buffer (the engine's accounting is settled) and sends them
+	 * itself once ARP answers, or drops them once it gives up. */
+	uint32_t n_held;
+	bool flush; /* some held frame's next hop is known: send them */
+	struct trd_ip_held held[TRD_ARP_HOLD_LINK];
 };
 
 /** IPv4/UDP encapsulation of a link (link.c): network-order header fields, made once. */
@@ -86,14 +101,20 @@ uint16_t trd_impair_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb, 
 /* link.c: a linear copy of @p m wrapped in IPv4/UDP to @p dst_ip, @p dport (network order) */
 struct rte_mbuf *trd_encap_one(const struct trd_link_encap *e, struct rte_mbuf *m, uint32_t dst_ip,
 			       uint16_t dport);
-/* link.c: strip the IPv4/UDP wrapper of a checked datagram in place */
-void trd_encap_unwrap(struct rte_mbuf *m);
+/* link.c: the receive check of an IPv4 frame @p m to the link's port, shared by the point to
+ * point and the IP links: a well-formed datagram (trd_wire_udp_check()) from @p src (network
+ * order; 0: nobody may send it) is unwrapped in place (true); another is dropped and counted
+ * in e->drops (false) */
+bool trd_encap_rx_one(struct trd_link_encap *e, struct rte_mbuf *m, uint32_t src);
 
-/* ip.c: the IP link's transmit and receive taps and its timer */
+/* ip.c: the IP link's transmit and receive taps and its timer; the transmit tap returns how
+ * many frames to hand to the port after the first *taken it took itself (held or dropped) */
 uint16_t trd_ip_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, uint16_t *dropped);
 uint16_t trd_ip_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb);
 void trd_ip_tick(struct trd_link *l);
 void trd_ip_free(struct trd_link_ip *ip);
+/* ip.c: free the frames held for ARP, uncounted (the transmit buffer is being emptied) */
+void trd_ip_discard(struct trd_link_ip *ip);
 
 /* capture.c: frames into the pcapng file */
 void trd_capture_frames(struct trd_capture *c, const struct trd_link *l, const char *ifname,

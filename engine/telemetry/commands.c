@@ -258,6 +258,8 @@ tel_links(const char *cmd, const char *params, struct rte_tel_data *d)
 			rte_tel_data_add_dict_u64(e, "arp_bad", st.arp_bad);
 			rte_tel_data_add_dict_u64(e, "ip_unresolved", st.ip_unresolved);
 			rte_tel_data_add_dict_u64(e, "arp_pending", st.arp_pending);
+			rte_tel_data_add_dict_u64(e, "ip_held", st.ip_held);
+			rte_tel_data_add_dict_u64(e, "ip_held_drops", st.ip_held_drops);
 		}
 		/* keys are the links' indexes: telemetry allows only [A-Za-z0-9_/] in names */
 		snprintf(key, sizeof(key), "%u", i);

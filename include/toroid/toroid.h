@@ -217,12 +217,14 @@ struct trd_ip_conf {
  * then again every 200 ms, 5 tries, and every 2 s after that for as long as the link runs; a
  * known next hop is asked again every 60 s, and asked afresh after 3 of those go unanswered;
  * the link also answers ARP requests for @p c->ip (the kernel does not see a DPDK port). Frames
- * to a next hop not resolved yet wait while it is first asked, then are dropped and counted
- * (trd_link_stats::ip_unresolved) until it answers. Received datagrams to @p c->ip and the port
- * must be well formed and from the address of the node their torus header names, or are
- * dropped and counted (encap_drops); other IPv4 traffic is another host's, skipped uncounted;
- * malformed ARP frames are counted in arp_bad. The link's MTU for torus frames shrinks by 28 bytes.
- * Before an lcore serves the node; again to change it.
+ * to a next hop not resolved yet are held while it is first asked (TRD_ARP_HOLD per next hop,
+ * TRD_ARP_HOLD_LINK in all; more are dropped and counted, trd_link_stats::ip_held_drops) and
+ * sent once it answers, while frames to known next hops keep going; once it is given up they
+ * are dropped and counted (trd_link_stats::ip_unresolved) until it answers. Received datagrams to
+ * @p c->ip and the port must be well formed and from the address of the node their torus header
+ * names, or are dropped and counted (encap_drops); other IPv4 traffic is another host's, skipped
+ * uncounted; malformed ARP frames are counted in arp_bad. The link's MTU for torus frames shrinks
+ * by 28 bytes. Before an lcore serves the node; again to change it.
  * @return 0; -EINVAL (NULL node or conf, a zero or non-host address, prefix above 32, dscp
  * above 63, a gateway equal to ip); -ENOTSUP (no switched link, or one encapsulated point to
  * point); -EADDRNOTAVAIL (the port's MAC is zero or multicast: ARP cannot name it);
@@ -242,6 +244,10 @@ int trd_node_set_peer_ip(struct trd_node *node, struct trd_coord peer, uint32_t 
 
 /** Next hops (peers on the subnet and the gateway) one IP link resolves by ARP. */
 #define TRD_ARP_ENTRIES 256
+/** Frames an IP link holds for one next hop while ARP first asks for it. */
+#define TRD_ARP_HOLD 64
+/** Frames an IP link holds for all its next hops being asked. */
+#define TRD_ARP_HOLD_LINK 256
 
 /**
  * Make two links joined by a pair of rte_rings (a cable inside the process), of @p size
@@ -390,6 +396,8 @@ struct trd_link_stats {
 	uint64_t arp_bad;       /**< ARP frames received malformed, dropped */
 	uint64_t ip_unresolved; /**< frames dropped: their next hop did not answer ARP */
 	uint32_t arp_pending;   /**< next hops wanted and not resolved now */
+	uint32_t ip_held;       /**< frames held now while ARP asks for their next hop */
+	uint64_t ip_held_drops; /**< frames dropped: their next hop's hold was full */
 };
 
 /** Read a link's counters. @return 0 or -EINVAL. */

@@ -22,6 +22,8 @@
 /** Packets a link buffers for the port (power of 2). */
 #define TRD_LINK_PEND      1024
 #define TRD_LINK_PEND_MASK (TRD_LINK_PEND - 1)
+/** Most packets trd_link_tx_span() gives at once. */
+#define TRD_LINK_SPAN 256u
 
 struct trd_link;
 struct trd_impair;      /* the impairment tap (impair.c) */
@@ -128,7 +130,11 @@ trd_link_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, uint16_t max
 	return l->rx_burst(l, pkts, n, max);
 }
 
-/** Hand @p n frames to the port through the link's transmit taps; returns how many it took. */
+/**
+ * Hand @p n frames to the port through the link's transmit taps; returns how many it took,
+ * from the head. On the span trd_link_tx_span() gave, a link over IP may reorder the packets
+ * and their accounting: those it took itself (held for ARP, or dropped) come first.
+ */
 static inline uint16_t
 trd_link_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -136,7 +142,7 @@ trd_link_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 }
 
 /**
- * The oldest packets of the transmit buffer, up to 256 and not across its end, for
+ * The oldest packets of the transmit buffer, up to TRD_LINK_SPAN and not across its end, for
  * trd_link_tx(): returns where they are, *@p want how many, *@p pi their accounting. The
  * caller settles what the port took and calls trd_link_tx_done(). (Two calls rather than one
  * with a callback: the loop stays in the caller, as cheap as it was, make ipm.)
@@ -148,7 +154,7 @@ trd_link_tx_span(struct trd_link *l, const struct trd_pend_info **pi, uint16_t *
 	uint32_t idx = l->pend_head & TRD_LINK_PEND_MASK;
 	uint32_t upto = RTE_MIN(cnt, TRD_LINK_PEND - idx);
 
-	*want = (uint16_t)RTE_MIN(upto, 256u);
+	*want = (uint16_t)RTE_MIN(upto, TRD_LINK_SPAN);
 	*pi = &l->info[idx];
 	return &l->pend[idx];
 }
