@@ -20,12 +20,6 @@ NODE=$B/apps/toroid-node/toroid-node
 TOPO=$B/apps/toroid-topo/toroid-topo
 . "$(dirname "$0")/lib/engine.sh"
 eng_init tools-test "$NODE" # every process eng_track'ed is killed at exit
-trap 'exit 1' INT TERM
-fails=0
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
 EAL=(--no-huge --no-pci --no-shconf -m 512 --log-level lib.eal:error
 	--log-level lib.telemetry:error)
 ENG_EAL=("${EAL[@]}")
@@ -176,5 +170,4 @@ rc=$?
 timeout 20 tail --pid=$srv -f /dev/null || fail "memif server did not end after the client"
 
 [ -s "$T/lat.out" ] || echo "note: put_lat was interrupted in its warm-up (a slow machine)"
-[ $fails -eq 0 ] && echo "tools: all checks passed"
-[ $fails -eq 0 ]
+eng_passed "tools: all checks passed"
