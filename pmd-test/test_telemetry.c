@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -453,6 +454,57 @@ check_vni(struct trd_net *net)
 }
 
 /* EAL leaves its runtime directory behind. */
+static int race_stop;
+static unsigned long race_asked, race_found;
+
+/* A second client asking about nodes 4 and 5 (those of the nets check_race() makes and frees)
+ * the whole time: every answer is a node's or null, never a freed node's garbage or a crash. */
+static void *
+race_thread(void *arg)
+{
+	static const char *const cmds[] = {"/toroid/stats,4", "/toroid/fifos,5", "/toroid/links,4",
+					   "/toroid/stats,node1"};
+	static struct test_tel t2;
+
+	RTE_SET_USED(arg);
+	test_tel_connect(&t2);
+	for (unsigned int k = 0; !__atomic_load_n(&race_stop, __ATOMIC_ACQUIRE); k++) {
+		const char *r = test_tel_ask(&t2, cmds[k % RTE_DIM(cmds)]);
+		const char *a = strchr(r, ':');
+
+		T_ASSERT(a != NULL && (strncmp(a, ":null", 5) == 0 || strncmp(a, ":{", 2) == 0) &&
+				 (strstr(r, "\"name\":\"") != NULL) == (a[1] == '{'),
+			 "%s: %s", cmds[k % RTE_DIM(cmds)], r);
+		race_asked++;
+		race_found += a[1] == '{';
+	}
+	test_tel_close(&t2);
+	return NULL;
+}
+
+/* Nodes freed while a client asks about them: each command holds the node it reads
+ * (trd_node_hold) and trd_node_free() waits for it. */
+static void
+check_race(void)
+{
+	struct trd_net_conf c = {.links = TRD_NET_RING};
+	pthread_t th;
+
+	trd_torus_init(&c.torus, 2, 1, 1);
+	T_EQ(pthread_create(&th, NULL, race_thread, NULL), 0);
+	for (int i = 0; i < 200; i++) {
+		struct trd_net *rn = trd_net_create(&c);
+
+		T_ASSERT(rn != NULL, "net: %s", rte_strerror(rte_errno));
+		trd_net_free(rn);
+	}
+	__atomic_store_n(&race_stop, 1, __ATOMIC_RELEASE);
+	T_EQ(pthread_join(th, NULL), 0);
+	T_EQ(trd_node_count(), 4);
+	printf("race: 200 nets made and freed while %lu questions asked, %lu about a live node\n",
+	       race_asked, race_found);
+}
+
 static void
 remove_rundir(void)
 {
@@ -536,6 +588,7 @@ main(int argc, char **argv)
 
 	check_with_script(trd_net_node(net, 0));
 	check_vni(net);
+	check_race();
 	test_tel_close(&tel);
 	printf("telemetry: %u values equal the engine's counters\n", n_values);
 	trd_net_free(net);
