@@ -17,15 +17,11 @@ APP=$(readlink -f "$2")
 eng_init aptaps "$NODE"
 VA=tqa$$
 VB=tqb$$
-eng_cleanup_more() {
-	ip link del "$VA" 2>/dev/null
-}
 
 [ "$(id -u)" = 0 ] || skip "needs root to make a veth pair"
 command -v ip >/dev/null || skip "no ip (iproute2)"
 command -v tcpdump >/dev/null || die "tcpdump not installed (make deps installs it)"
-ip link add "$VA" type veth peer name "$VB" 2>/dev/null || skip "cannot create a veth pair"
-ip link set "$VA" up && ip link set "$VB" up || die "cannot bring the veth pair up"
+eng_veth "$VA" "$VB" || skip "cannot create or bring up a veth pair"
 
 eng_two_node_ini "$T/two.ini"
 ENG_EAL=(--no-huge --no-pci --no-shconf -m 512 --log-level lib.eal:error)

@@ -23,15 +23,6 @@ VB=txd$$b
 . "$(dirname "$0")/lib/engine.sh"
 . "$(dirname "$0")/lib/perf.sh"
 eng_init af-xdp "$B/apps/toroid-node/toroid-node"
-eng_cleanup_more() {
-	ip link del "$VA" 2>/dev/null
-}
-trap 'exit 1' INT TERM
-fails=0
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
 ENG_EAL+=(--log-level pmd.net.af_xdp:error)
 EAL=("${ENG_EAL[@]}" --no-shconf)
 # libbpf and libxdp print their notes (no bpffs: no dispatcher) on stderr themselves
@@ -40,8 +31,7 @@ quiet() {
 }
 
 [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null || skip "AF_XDP on a veth needs root and iproute2"
-ip link add "$VA" type veth peer name "$VB" 2>/dev/null && ip link set "$VA" up &&
-	ip link set "$VB" up || skip "cannot create a veth pair"
+eng_veth "$VA" "$VB" || skip "cannot create a veth pair"
 
 # Can this kernel open an AF_XDP socket on a veth (CONFIG_XDP_SOCKETS, BPF, the PMD's
 # libxdp)? Asked of testpmd, so that a failure of toroid's own is not taken for the kernel's.
@@ -146,5 +136,4 @@ for n in x0 x1; do
 	tail -n 1 "$T/$n.log"
 done
 eng_stop A B || fail "engines: $ENG_WHY"
-[ $fails -eq 0 ] && echo "AF_XDP: all checks passed"
-[ $fails -eq 0 ]
+eng_passed "AF_XDP: all checks passed"

@@ -38,6 +38,20 @@ bad() {
 	fi
 }
 
+# says TEXT PROGRAM ARGS...: bad, and its line on stderr begins with TEXT
+says() {
+	local want=$1
+	shift
+	bad "$@"
+	case $(cat "$T/err") in
+	"$want"*) ;;
+	*)
+		fails=$((fails + 1))
+		echo "FAIL: $(basename "$1") ${*:2}: not '$want...': $(cat "$T/err")"
+		;;
+	esac
+}
+
 # nums PROGRAM PREFIX OPTION ZERO_OK [SUFFIX...]: the absurd values of one numeric option;
 # PREFIX is what goes before it ("--" for the EAL apps), SUFFIX after its value
 nums() {
@@ -199,6 +213,26 @@ bad "$DUMP" -r /dev/null --fifo 256
 bad "$DUMP" -r /dev/null --src 1,2
 bad "$DUMP" -r /dev/null --dst 256,0,0
 bad "$DUMP" -r /dev/null --type nosuchtype
+nums "$DUMP" "" --udp-port 1 -r /dev/null
+
+# ---- toroid-dump --attach (refused before any engine is looked for) ----
+AT=(--attach "${T}/no-engine" -w "$T/x.pcap")
+nums "$DUMP" "" -s 0 "${AT[@]}"
+nums "$DUMP" "" -C 0 "${AT[@]}"
+nums "$DUMP" "" -W 0 "${AT[@]}" -C 1M
+nums "$DUMP" "" --limit 0 "${AT[@]}"
+nums "$DUMP" "" --duration 0 "${AT[@]}"
+bad "$DUMP" "${AT[@]}" -C 4095
+bad "$DUMP" "${AT[@]}" -W 2
+bad "$DUMP" --attach "$T/no-engine"
+bad "$DUMP" "${AT[@]}" --type nosuchtype
+bad "$DUMP" "${AT[@]}" --src 1,2
+bad "$DUMP" "${AT[@]}" --node 256,0,0
+# the message names the program and the option, and says what is wrong
+says "toroid-dump: -C: 'abc' is not a number" "$DUMP" "${AT[@]}" -C abc
+says "toroid-dump: -W: '0' is out of range" "$DUMP" "${AT[@]}" -C 1M -W 0
+says "toroid-dump: -s: '300000' is out of range" "$DUMP" -r /dev/null -s 300000
+says "toroid-dump: --type: unknown packet type 'bogus'" "$DUMP" "${AT[@]}" --type bogus
 
 # ---- toroid-top (Python) ----
 nums "$TOP" "" -i 1

@@ -27,10 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <pcap/pcap.h>
@@ -46,8 +43,7 @@
 #define PUT_LEN    1000
 
 static char dir[256];
-static int sock = -1;
-static char reply[65536];
+static struct test_tel tel;
 static struct trd_net *net;
 static struct trd_node *n0, *n1;
 static struct trd_mr *mr1;
@@ -56,39 +52,11 @@ static uint16_t ctr;
 
 /* ---- telemetry ---- */
 
-static void
-tel_connect(void)
-{
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	struct timeval tv = {.tv_sec = 5};
-	ssize_t n;
-
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/dpdk_telemetry.v2",
-		 rte_eal_get_runtime_dir());
-	sock = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	T_ASSERT(sock >= 0, "socket: %s", strerror(errno));
-	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (connect(sock, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
-		fprintf(stderr, "SKIP: no telemetry socket at %s: %s\n", sun.sun_path,
-			strerror(errno));
-		exit(TEST_SKIP);
-	}
-	n = read(sock, reply, sizeof(reply) - 1);
-	T_ASSERT(n > 0, "no greeting: %s", strerror(errno));
-}
-
-/* Send @p cmd; the answer in reply. */
+/* Send @p cmd; the answer in tel.reply. */
 static const char *
 ask(const char *cmd)
 {
-	ssize_t n;
-
-	T_ASSERT(write(sock, cmd, strlen(cmd)) == (ssize_t)strlen(cmd), "write: %s",
-		 strerror(errno));
-	n = read(sock, reply, sizeof(reply) - 1);
-	T_ASSERT(n > 0, "no answer to %s: %s", cmd, strerror(errno));
-	reply[n] = 0;
-	return reply;
+	return test_tel_ask(&tel, cmd);
 }
 
 /* A number of the (flat) answer. */
@@ -99,8 +67,8 @@ num(const char *key)
 	const char *p;
 
 	snprintf(k, sizeof(k), "\"%s\":", key);
-	p = strstr(reply, k);
-	T_ASSERT(p != NULL, "no %s in %s", key, reply);
+	p = strstr(tel.reply, k);
+	T_ASSERT(p != NULL, "no %s in %s", key, tel.reply);
 	return strtoull(p + strlen(k), NULL, 10);
 }
 
@@ -108,7 +76,7 @@ static void
 ask_ok(const char *cmd)
 {
 	ask(cmd);
-	T_ASSERT(num("ok") == 1, "%s: %s", cmd, reply);
+	T_ASSERT(num("ok") == 1, "%s: %s", cmd, tel.reply);
 }
 
 /* ---- traffic ---- */
@@ -226,7 +194,7 @@ part_whole(void)
 	ask_ok(cmd);
 	T_EQ(num("active"), 1);
 	T_EQ(num("nodes"), 2);
-	T_ASSERT(strstr(reply, path) != NULL, "file named: %s", reply);
+	T_ASSERT(strstr(tel.reply, path) != NULL, "file named: %s", tel.reply);
 	T_EQ(num("limit"), TRD_CAPTURE_LIMIT_DEFAULT);
 	puts_(0, 10);
 	carried = link_frames() - before;
@@ -266,7 +234,7 @@ part_filter(void)
 		 "/toroid/capture/start,%s,filter=ether proto 0x88b5 and ether[15] = 1", path);
 	before = link_frames();
 	ask_ok(cmd);
-	T_ASSERT(strstr(reply, "ether[15] = 1") != NULL, "filter shown: %s", reply);
+	T_ASSERT(strstr(tel.reply, "ether[15] = 1") != NULL, "filter shown: %s", tel.reply);
 	puts_(10, 10);
 	carried = link_frames() - before;
 	ask_ok("/toroid/capture/stop");
@@ -295,7 +263,7 @@ part_rotate(void)
 	ask_ok(cmd);
 	puts_(20, 30);
 	ask_ok("/toroid/capture/stop");
-	T_ASSERT(num("files") > 3, "the ring went round: %s", reply);
+	T_ASSERT(num("files") > 3, "the ring went round: %s", tel.reply);
 	T_EQ(num("file_size"), size);
 	T_EQ(num("file_count"), 3);
 	T_EQ(num("dropped"), 0);
@@ -323,7 +291,7 @@ part_rotate(void)
 	ask_ok("/toroid/capture/rotate");
 	T_EQ(num("files"), 2);
 	snprintf(f, sizeof(f), "%s.1", path);
-	T_ASSERT(strstr(reply, f) != NULL, "now %s: %s", f, reply);
+	T_ASSERT(strstr(tel.reply, f) != NULL, "now %s: %s", f, tel.reply);
 	puts_(53, 4);
 	ask_ok("/toroid/capture/stop");
 	read_cap(path, &cc);
@@ -351,7 +319,7 @@ part_limit(void)
 	ask_ok("/toroid/capture/stop");
 	T_EQ(num("full"), 1);
 	T_EQ(num("limit"), 6144);
-	T_ASSERT(num("dropped") > 0, "%s", reply);
+	T_ASSERT(num("dropped") > 0, "%s", tel.reply);
 	T_EQ(num("frames") + num("dropped"), carried);
 	T_ASSERT(file_size(path) > 0 && file_size(path) <= 6144, "%lld bytes",
 		 (long long)file_size(path));
@@ -434,8 +402,8 @@ part_refused(void)
 
 	for (size_t i = 0; i < RTE_DIM(bad); i++) {
 		ask(bad[i]);
-		T_ASSERT(num("ok") == 0 && strstr(reply, "\"error\"") != NULL, "%s: %s", bad[i],
-			 reply);
+		T_ASSERT(num("ok") == 0 && strstr(tel.reply, "\"error\"") != NULL, "%s: %s", bad[i],
+			 tel.reply);
 		ask_ok("/toroid/capture/status");
 		T_EQ(num("active"), 0);
 	}
@@ -484,7 +452,7 @@ part_rotate_fail(void)
 	ask_ok(cmd);
 	puts_(0, 2);
 	ask("/toroid/capture/rotate");
-	T_ASSERT(num("ok") == 0 && strstr(reply, "rotate") != NULL, "%s", reply);
+	T_ASSERT(num("ok") == 0 && strstr(tel.reply, "rotate") != NULL, "%s", tel.reply);
 	puts_(2, 3);
 	ask_ok("/toroid/capture/stop");
 	T_EQ(num("dropped"), 0);
@@ -507,8 +475,9 @@ part_write_error(void)
 	puts_(0, 10);
 	carried = link_frames() - before;
 	ask_ok("/toroid/capture/stop");
-	T_ASSERT(strstr(reply, "\"write_error\":\"No space left on device\"") != NULL, "%s", reply);
-	T_ASSERT(num("dropped") > 0, "%s", reply);
+	T_ASSERT(strstr(tel.reply, "\"write_error\":\"No space left on device\"") != NULL, "%s",
+		 tel.reply);
+	T_ASSERT(num("dropped") > 0, "%s", tel.reply);
 	T_EQ(num("frames") + num("dropped"), carried);
 	printf("write error: %" PRIu64 " of %" PRIu64 " frames dropped, the error reported\n",
 	       num("dropped"), carried);
@@ -638,7 +607,7 @@ main(int argc, char **argv)
 	T_EQ(trd_counter_alloc(n1, &ctr), 0);
 	test_fill(src, sizeof(src), 11);
 	puts_(0, 2); /* the session is up before anything is counted */
-	tel_connect();
+	test_tel_connect(&tel);
 
 	part_whole();
 	part_filter();
@@ -651,7 +620,7 @@ main(int argc, char **argv)
 	part_same_path();
 	part_race();
 	part_live();
-	close(sock);
+	test_tel_close(&tel);
 	trd_net_free(net);
 	rte_eal_cleanup();
 	printf("PASS: capture control\n");

@@ -3,9 +3,14 @@
 #ifndef TRD_TEST_COMMON_H
 #define TRD_TEST_COMMON_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_eal.h>
@@ -93,6 +98,59 @@ test_fill(void *buf, size_t len, uint64_t seed)
 
 	for (size_t i = 0; i < len; i++)
 		p[i] = (uint8_t)(test_rand(&s) >> 24);
+}
+
+/* A client of this process's telemetry socket (<runtime dir>/dpdk_telemetry.v2): the last
+ * answer in reply, NUL-terminated. */
+struct test_tel {
+	int fd;
+	char reply[65536];
+};
+
+/* Connect and read the greeting (it must name max_output_len); no socket: exit TEST_SKIP,
+ * saying why. Every read waits 5 s at most. */
+static inline void
+test_tel_connect(struct test_tel *t)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = 5};
+	ssize_t n;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/dpdk_telemetry.v2",
+		 rte_eal_get_runtime_dir());
+	t->fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	T_ASSERT(t->fd >= 0, "socket: %s", strerror(errno));
+	setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(t->fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+		fprintf(stderr, "SKIP: no telemetry socket at %s: %s\n", sun.sun_path,
+			strerror(errno));
+		exit(TEST_SKIP);
+	}
+	n = read(t->fd, t->reply, sizeof(t->reply) - 1);
+	T_ASSERT(n > 0, "no greeting: %s", strerror(errno));
+	t->reply[n] = 0;
+	T_ASSERT(strstr(t->reply, "\"max_output_len\"") != NULL, "greeting %s", t->reply);
+}
+
+/* Send @p cmd; its whole answer (t->reply). */
+static inline const char *
+test_tel_ask(struct test_tel *t, const char *cmd)
+{
+	ssize_t n;
+
+	T_ASSERT(write(t->fd, cmd, strlen(cmd)) == (ssize_t)strlen(cmd), "write: %s",
+		 strerror(errno));
+	n = read(t->fd, t->reply, sizeof(t->reply) - 1);
+	T_ASSERT(n > 0, "no answer to %s: %s", cmd, strerror(errno));
+	t->reply[n] = 0;
+	return t->reply;
+}
+
+static inline void
+test_tel_close(struct test_tel *t)
+{
+	close(t->fd);
+	t->fd = -1;
 }
 
 #endif

@@ -29,10 +29,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
+# fail MESSAGE (counted in $fails) from lib/engine.sh; its engines are not used here
+. "$(dirname "$0")/lib/engine.sh"
 checks=0
-fails=0
 ok() { checks=$((checks + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # dpkg_wait ARGS...: dpkg ARGS, waiting up to 300 s for dpkg's lock (another dpkg or apt at
 # work, make deps elsewhere); its output in $T/dpkg.log
 dpkg_wait() {

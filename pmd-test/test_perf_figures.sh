@@ -23,15 +23,6 @@ VB=tpf$$b
 . "$(dirname "$0")/lib/engine.sh"
 . "$(dirname "$0")/lib/perf.sh"
 eng_init perf-fig "$B/apps/toroid-node/toroid-node"
-eng_cleanup_more() {
-	ip link del "$VA" 2>/dev/null
-}
-trap 'exit 1' INT TERM
-fails=0
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
 EAL=(--no-huge --no-pci -m 512 --log-level lib.eal:error --log-level pmd.net.memif:error)
 
 if [ "$WHAT" = inproc ] || [ "$WHAT" = all ]; then
@@ -128,8 +119,7 @@ if [ "$WHAT" = veth ] || [ "$WHAT" = all ]; then
 	if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
 		[ "$WHAT" = veth ] && skip "the veth run needs root and iproute2"
 		echo "SKIP: the veth run needs root and iproute2"
-	elif ! ip link add "$VA" type veth peer name "$VB" 2>/dev/null ||
-		! ip link set "$VA" up || ! ip link set "$VB" up; then
+	elif ! eng_veth "$VA" "$VB"; then
 		[ "$WHAT" = veth ] && skip "cannot create a veth pair"
 		echo "SKIP: cannot create a veth pair"
 	else
@@ -174,5 +164,4 @@ if [ "$WHAT" = veth ] || [ "$WHAT" = all ]; then
 		wait $srv || fail "veth server: $(grep -v ^EAL "$T/vs.log" | tail -n 2)"
 	fi
 fi
-[ $fails -eq 0 ] && echo "toroid-perf figures: all checks passed"
-[ $fails -eq 0 ]
+eng_passed "toroid-perf figures: all checks passed"

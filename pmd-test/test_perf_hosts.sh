@@ -24,15 +24,6 @@ VB=tph$$b
 # at exit: the engines and toroid-perf pairs killed (file prefixes ${ENG_PREFIX}NAME, s and
 # c), their runtime folders removed, and the veth pair deleted
 eng_init perf-hosts "$NODE"
-eng_cleanup_more() {
-	ip link del "$VA" 2>/dev/null
-}
-trap 'exit 1' INT TERM
-fails=0
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
 EAL=("${ENG_EAL[@]}")
 # skip_veth WHY: the veth run cannot be made here: skipped (77) if it was the only part asked
 skip_veth() {
@@ -153,8 +144,7 @@ fi
 if [ "$WHAT" = veth ] || [ "$WHAT" = all ]; then
 	if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
 		skip_veth "the veth run needs root and iproute2"
-	elif ! ip link add "$VA" type veth peer name "$VB" 2>/dev/null ||
-		! ip link set "$VA" up || ! ip link set "$VB" up; then
+	elif ! eng_veth "$VA" "$VB"; then
 		skip_veth "cannot create a veth pair"
 	else
 		paced veth "--no-shconf -l 0 --vdev net_af_packet0,iface=$VA" \
@@ -264,5 +254,4 @@ bad = sorted(k for k in seen if k not in keys and not k.startswith("interval."))
 assert not bad, f"keys printed but not documented in docs/toroid-perf.md: {bad}"
 print(f"  JSON: {len(seen)} keys printed, all documented")
 PY
-[ $fails -eq 0 ] && echo "perf between hosts: all checks passed"
-[ $fails -eq 0 ]
+eng_passed "perf between hosts: all checks passed"

@@ -50,7 +50,6 @@ eng_cleanup_more() {
 	ip netns del "$NS_B" 2>/dev/null
 	ip netns del "$NS_R" 2>/dev/null
 }
-trap 'exit 1' INT TERM
 
 ip netns add "$NS_R" 2>/dev/null || skip "cannot create a network namespace here"
 ip netns add "$NS_A" && ip netns add "$NS_B" || die "namespaces"

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,7 @@
 
 static char prefix[64];
 static char rundir[1024];
-static int sock = -1;
-static char reply[65536];
+static struct test_tel tel;
 static unsigned int n_values; /* numbers compared */
 
 /* ---- a minimal JSON walker: enough to find numbers and strings by path ---- */
@@ -160,44 +160,16 @@ str_is(const char *obj, const char *key, const char *want)
 
 /* ---- the socket ---- */
 
-static void
-tel_connect(void)
-{
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	struct timeval tv = {.tv_sec = 5};
-	ssize_t n;
-
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/dpdk_telemetry.v2",
-		 rte_eal_get_runtime_dir());
-	sock = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	T_ASSERT(sock >= 0, "socket: %s", strerror(errno));
-	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (connect(sock, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
-		fprintf(stderr, "SKIP: no telemetry socket at %s: %s\n", sun.sun_path,
-			strerror(errno));
-		exit(TEST_SKIP);
-	}
-	n = read(sock, reply, sizeof(reply) - 1);
-	T_ASSERT(n > 0, "no greeting: %s", strerror(errno));
-	reply[n] = 0;
-	T_ASSERT(strstr(reply, "\"max_output_len\"") != NULL, "greeting %s", reply);
-}
-
 /* Send @p cmd, return the value of the answer's only member (the command's own name). */
 static const char *
 ask(const char *cmd)
 {
 	char name[128];
 	const char *comma = strchr(cmd, ',');
-	ssize_t n;
 
-	T_ASSERT(write(sock, cmd, strlen(cmd)) == (ssize_t)strlen(cmd), "write: %s",
-		 strerror(errno));
-	n = read(sock, reply, sizeof(reply) - 1);
-	T_ASSERT(n > 0, "no answer to %s: %s", cmd, strerror(errno));
-	reply[n] = 0;
+	test_tel_ask(&tel, cmd);
 	snprintf(name, sizeof(name), "%.*s", comma ? (int)(comma - cmd) : (int)strlen(cmd), cmd);
-	return member(reply, name);
+	return member(tel.reply, name);
 }
 
 /* ---- traffic ---- */
@@ -273,7 +245,7 @@ check_node(struct trd_node *node, unsigned int index, const char *ref)
 	/* stats */
 	snprintf(cmd, sizeof(cmd), "/toroid/stats,%s", ref);
 	a = ask(cmd);
-	T_ASSERT(a != NULL && *a == '{', "%s: %s", cmd, reply);
+	T_ASSERT(a != NULL && *a == '{', "%s: %s", cmd, tel.reply);
 	T_EQ(trd_node_stats_get(node, &st), 0);
 	T_ASSERT(str_is(a, "name", trd_node_name(node)), "%s: name", cmd);
 	T_NUM(a, "index", index);
@@ -282,7 +254,7 @@ check_node(struct trd_node *node, unsigned int index, const char *ref)
 	T_NUM(a, "z", co.z);
 	s = member(a, "stats");
 	dr = member(a, "drops");
-	T_ASSERT(s != NULL && dr != NULL, "%s: %s", cmd, reply);
+	T_ASSERT(s != NULL && dr != NULL, "%s: %s", cmd, tel.reply);
 	for (unsigned int i = 0; i < TRD_STAT_MAX; i++)
 		T_NUM(s, trd_stat_name(i), st.stat[i]);
 	for (unsigned int i = 1; i < TRD_DROP_MAX; i++)
@@ -291,7 +263,7 @@ check_node(struct trd_node *node, unsigned int index, const char *ref)
 	/* injection FIFOs */
 	snprintf(cmd, sizeof(cmd), "/toroid/fifos,%s", ref);
 	a = ask(cmd);
-	T_ASSERT(a != NULL && *a == '{', "%s: %s", cmd, reply);
+	T_ASSERT(a != NULL && *a == '{', "%s: %s", cmd, tel.reply);
 	T_ASSERT(str_is(a, "name", trd_node_name(node)), "%s: name", cmd);
 	for (unsigned int i = 0; i <= 0xFF; i++) {
 		struct trd_inj_fifo_stats fs;
@@ -306,7 +278,7 @@ check_node(struct trd_node *node, unsigned int index, const char *ref)
 		else
 			snprintf(key, sizeof(key), "%u", i);
 		e = member(a, key);
-		T_ASSERT(e != NULL, "%s: no FIFO %s in %s", cmd, key, reply);
+		T_ASSERT(e != NULL, "%s: no FIFO %s in %s", cmd, key, tel.reply);
 		T_EQ(trd_inj_fifo_stats_get(f, &fs), 0);
 		T_NUM(e, "descs", fs.descs);
 		T_NUM(e, "pkts", fs.pkts);
@@ -319,7 +291,7 @@ check_node(struct trd_node *node, unsigned int index, const char *ref)
 	/* links */
 	snprintf(cmd, sizeof(cmd), "/toroid/links,%s", ref);
 	a = ask(cmd);
-	T_ASSERT(a != NULL && *a == '{', "%s: %s", cmd, reply);
+	T_ASSERT(a != NULL && *a == '{', "%s: %s", cmd, tel.reply);
 	for (unsigned int i = 0; i < trd_node_n_links(node); i++) {
 		const struct trd_link *l = trd_node_link(node, i);
 		struct trd_link_stats ls;
@@ -328,7 +300,7 @@ check_node(struct trd_node *node, unsigned int index, const char *ref)
 
 		snprintf(key, sizeof(key), "%u", i);
 		e = member(a, key);
-		T_ASSERT(e != NULL, "%s: no link %s in %s", cmd, key, reply);
+		T_ASSERT(e != NULL, "%s: no link %s in %s", cmd, key, tel.reply);
 		T_EQ(trd_link_stats_get(l, &ls), 0);
 		T_ASSERT(str_is(e, "name", trd_link_name(l)), "link name");
 		T_ASSERT(str_is(e, "dir", trd_dir_name((enum trd_dir)ls.dir)), "link dir");
@@ -384,11 +356,11 @@ check_vni_answer(const char *cmd, struct trd_vni_svc *vs, const char *path)
 	uint64_t st[TRD_VNI_SVC_STAT_MAX];
 	const char *a = ask(cmd);
 
-	T_ASSERT(a != NULL && *a == '{', "%s: %s", cmd, reply);
+	T_ASSERT(a != NULL && *a == '{', "%s: %s", cmd, tel.reply);
 	T_EQ(trd_vni_svc_stats_get(vs, st), 0);
 	T_ASSERT(str_is(a, "node", trd_node_name(trd_vni_svc_node(vs))), "%s: node: %s", cmd,
-		 reply);
-	T_ASSERT(str_is(a, "socket", path), "%s: socket: %s", cmd, reply);
+		 tel.reply);
+	T_ASSERT(str_is(a, "socket", path), "%s: socket: %s", cmd, tel.reply);
 	for (unsigned int k = 0; k < TRD_VNI_SVC_STAT_MAX; k++)
 		T_NUM(a, trd_vni_svc_stat_name(k), st[k]);
 	T_NUM(a, "interfaces", trd_vni_svc_n_ifs(vs));
@@ -399,7 +371,7 @@ check_null(const char *cmd)
 {
 	const char *a = ask(cmd);
 
-	T_ASSERT(a != NULL && strncmp(a, "null", 4) == 0, "%s: %s", cmd, reply);
+	T_ASSERT(a != NULL && strncmp(a, "null", 4) == 0, "%s: %s", cmd, tel.reply);
 }
 
 /* Two services, on nodes 0 and 1 of @p net, embedded in this process: each registers itself
@@ -482,6 +454,57 @@ check_vni(struct trd_net *net)
 }
 
 /* EAL leaves its runtime directory behind. */
+static int race_stop;
+static unsigned long race_asked, race_found;
+
+/* A second client asking about nodes 4 and 5 (those of the nets check_race() makes and frees)
+ * the whole time: every answer is a node's or null, never a freed node's garbage or a crash. */
+static void *
+race_thread(void *arg)
+{
+	static const char *const cmds[] = {"/toroid/stats,4", "/toroid/fifos,5", "/toroid/links,4",
+					   "/toroid/stats,node1"};
+	static struct test_tel t2;
+
+	RTE_SET_USED(arg);
+	test_tel_connect(&t2);
+	for (unsigned int k = 0; !__atomic_load_n(&race_stop, __ATOMIC_ACQUIRE); k++) {
+		const char *r = test_tel_ask(&t2, cmds[k % RTE_DIM(cmds)]);
+		const char *a = strchr(r, ':');
+
+		T_ASSERT(a != NULL && (strncmp(a, ":null", 5) == 0 || strncmp(a, ":{", 2) == 0) &&
+				 (strstr(r, "\"name\":\"") != NULL) == (a[1] == '{'),
+			 "%s: %s", cmds[k % RTE_DIM(cmds)], r);
+		race_asked++;
+		race_found += a[1] == '{';
+	}
+	test_tel_close(&t2);
+	return NULL;
+}
+
+/* Nodes freed while a client asks about them: each command holds the node it reads
+ * (trd_node_hold) and trd_node_free() waits for it. */
+static void
+check_race(void)
+{
+	struct trd_net_conf c = {.links = TRD_NET_RING};
+	pthread_t th;
+
+	trd_torus_init(&c.torus, 2, 1, 1);
+	T_EQ(pthread_create(&th, NULL, race_thread, NULL), 0);
+	for (int i = 0; i < 200; i++) {
+		struct trd_net *rn = trd_net_create(&c);
+
+		T_ASSERT(rn != NULL, "net: %s", rte_strerror(rte_errno));
+		trd_net_free(rn);
+	}
+	__atomic_store_n(&race_stop, 1, __ATOMIC_RELEASE);
+	T_EQ(pthread_join(th, NULL), 0);
+	T_EQ(trd_node_count(), 4);
+	printf("race: 200 nets made and freed while %lu questions asked, %lu about a live node\n",
+	       race_asked, race_found);
+}
+
 static void
 remove_rundir(void)
 {
@@ -510,17 +533,17 @@ main(int argc, char **argv)
 	net = trd_net_create(&nc);
 	T_ASSERT(net != NULL, "net: %s", rte_strerror(rte_errno));
 	run_traffic(net);
-	tel_connect();
+	test_tel_connect(&tel);
 
 	a = ask("/");
 	T_ASSERT(a != NULL && strstr(a, "\"/toroid/nodes\"") && strstr(a, "\"/toroid/stats\"") &&
 			 strstr(a, "\"/toroid/fifos\"") && strstr(a, "\"/toroid/links\""),
-		 "command list: %s", reply);
+		 "command list: %s", tel.reply);
 	a = ask("/help,/toroid/stats");
-	T_ASSERT(a != NULL && strstr(a, "node name or index") != NULL, "help: %s", reply);
+	T_ASSERT(a != NULL && strstr(a, "node name or index") != NULL, "help: %s", tel.reply);
 
 	a = ask("/toroid/nodes");
-	T_ASSERT(a != NULL && *a == '{', "/toroid/nodes: %s", reply);
+	T_ASSERT(a != NULL && *a == '{', "/toroid/nodes: %s", tel.reply);
 	T_NUM(a, "count", trd_node_count());
 	T_EQ(trd_node_count(), 4);
 	T_ASSERT(member(a, "next") == NULL, "a single page");
@@ -533,7 +556,7 @@ main(int argc, char **argv)
 
 		snprintf(key, sizeof(key), "%u", i);
 		e = member(a, key);
-		T_ASSERT(e != NULL, "node %u missing: %s", i, reply);
+		T_ASSERT(e != NULL, "node %u missing: %s", i, tel.reply);
 		T_ASSERT(str_is(e, "name", trd_node_name(node)), "node %u name", i);
 		T_NUM(e, "x", co.x);
 		T_NUM(e, "y", co.y);
@@ -552,19 +575,21 @@ main(int argc, char **argv)
 	T_ASSERT(fwd >= 4, "the two-hop put was forwarded (%" PRIu64 ")", fwd);
 	T_EQ(drops, 1);
 	a = ask("/toroid/nodes,3");
-	T_ASSERT(a != NULL && member(a, "3") != NULL && member(a, "2") == NULL, "page: %s", reply);
+	T_ASSERT(a != NULL && member(a, "3") != NULL && member(a, "2") == NULL, "page: %s",
+		 tel.reply);
 
 	/* unknown nodes */
 	a = ask("/toroid/stats,nosuchnode");
-	T_ASSERT(a != NULL && strncmp(a, "null", 4) == 0, "unknown node: %s", reply);
+	T_ASSERT(a != NULL && strncmp(a, "null", 4) == 0, "unknown node: %s", tel.reply);
 	a = ask("/toroid/fifos,4");
-	T_ASSERT(a != NULL && strncmp(a, "null", 4) == 0, "index out of range: %s", reply);
+	T_ASSERT(a != NULL && strncmp(a, "null", 4) == 0, "index out of range: %s", tel.reply);
 	a = ask("/toroid/links");
-	T_ASSERT(a != NULL && strncmp(a, "null", 4) == 0, "no parameter: %s", reply);
+	T_ASSERT(a != NULL && strncmp(a, "null", 4) == 0, "no parameter: %s", tel.reply);
 
 	check_with_script(trd_net_node(net, 0));
 	check_vni(net);
-	close(sock);
+	check_race();
+	test_tel_close(&tel);
 	printf("telemetry: %u values equal the engine's counters\n", n_values);
 	trd_net_free(net);
 	rte_eal_cleanup();

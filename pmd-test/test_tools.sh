@@ -8,6 +8,8 @@
 #  - a rate test longer than --timeout completes (the limit is on progress, not the run);
 #  - toroid-vni-perf: SIGINT to the parent alone stops both processes, reported as
 #    interrupted; after kill -9 of the parent the forked pong exits too;
+#  - a second toroid-node on the --file-prefix of a running one fails saying so, and which
+#    process holds it (EAL leaves rte_errno at 0 there: it printed "Success");
 #  - toroid-topo --nodes lists every process of a node;
 #  - the memif commands of docs/toroid-perf.md (no -m) work as pasted.
 # usage: test_tools.sh BUILD_DIR SOURCE_ROOT
@@ -20,12 +22,6 @@ NODE=$B/apps/toroid-node/toroid-node
 TOPO=$B/apps/toroid-topo/toroid-topo
 . "$(dirname "$0")/lib/engine.sh"
 eng_init tools-test "$NODE" # every process eng_track'ed is killed at exit
-trap 'exit 1' INT TERM
-fails=0
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
 EAL=(--no-huge --no-pci --no-shconf -m 512 --log-level lib.eal:error
 	--log-level lib.telemetry:error)
 ENG_EAL=("${EAL[@]}")
@@ -141,6 +137,28 @@ fi
 vni_run KILL
 eng_stop node || fail "toroid-node: $ENG_WHY"
 
+# ---- two toroid-node with one --file-prefix: the second names the first, not "Success" ----
+# shared config (no --no-shconf): the first engine holds the prefix's lock
+eal_saved=("${ENG_EAL[@]}")
+ENG_EAL=(--no-huge --no-pci -m 512 --log-level lib.eal:error --log-level lib.telemetry:error)
+eng_start dup 120 -l 0 -- --topo "$T/pp.ini" --node 0 --vni-socket "$T/dup1.sock" -q
+if eng_ready dup 1 20; then
+	timeout -k 5 30 "$NODE" "${ENG_EAL[@]}" --file-prefix "${ENG_PREFIX}dup" -l 1 -- \
+		--topo "$T/pp.ini" --node 0 --vni-socket "$T/dup2.sock" -q >"$T/dup2.out" 2>"$T/dup2.err"
+	rc=$?
+	# timeout(1) runs the first engine as its child: that child holds the lock
+	holder=$(cat /proc/"$ENGINE_dup"/task/*/children 2>/dev/null | awk '{print $1}')
+	want="toroid-node: cannot start EAL: --file-prefix ${ENG_PREFIX}dup is taken: another"
+	want="$want toroid-node (process $holder) with the same --file-prefix is running"
+	[ $rc -eq 1 ] && grep -qF "$want" "$T/dup2.err" && ! grep -q 'Success' "$T/dup2.err" ||
+		fail "a second toroid-node on one --file-prefix: exit $rc, not '$want':" \
+			"$(tail -n 2 "$T/dup2.err")"
+else
+	fail "toroid-node (shared config) did not start: $ENG_WHY: $(tail -n 3 "$T/dup.log")"
+fi
+eng_stop dup || fail "toroid-node (shared config): $ENG_WHY"
+ENG_EAL=("${eal_saved[@]}")
+
 # ---- toroid-topo --nodes: every process ----
 "$TOPO" --nodes "$ROOT/apps/toroid-node/examples/cluster-2x2x1.ini" >"$T/topo.out"
 awk '$1 == 0 && $3 == 7 && $4 == 0 { a = 1 } NF == 2 && $1 == 7 && $2 == 4 { b = 1 }
@@ -176,5 +194,4 @@ rc=$?
 timeout 20 tail --pid=$srv -f /dev/null || fail "memif server did not end after the client"
 
 [ -s "$T/lat.out" ] || echo "note: put_lat was interrupted in its warm-up (a slow machine)"
-[ $fails -eq 0 ] && echo "tools: all checks passed"
-[ $fails -eq 0 ]
+eng_passed "tools: all checks passed"

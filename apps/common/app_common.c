@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,6 +42,68 @@ app_default_lcore_list(char *buf, size_t len)
 		snprintf(buf, len, "%d", first);
 	else
 		snprintf(buf, len, second == first + 1 ? "%d-%d" : "%d,%d", first, second);
+}
+
+/*
+ * Who holds the lock a primary EAL process keeps on <runtime dir>/config (the lock that makes
+ * a second primary with the same --file-prefix fail, and leave rte_errno at 0)? Its pid and
+ * command name; -1 when nobody holds it (or there is no such file).
+ */
+static pid_t
+app_eal_lock_holder(char *comm, size_t len)
+{
+	char path[PATH_MAX];
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	const char *dir = rte_eal_get_runtime_dir();
+	FILE *f;
+	int fd;
+
+	if (dir == NULL || dir[0] == '\0' ||
+	    snprintf(path, sizeof(path), "%s/config", dir) >= (int)sizeof(path))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fcntl(fd, F_GETLK, &fl) != 0 || fl.l_type == F_UNLCK || fl.l_pid <= 0) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)fl.l_pid);
+	comm[0] = '\0';
+	f = fopen(path, "r");
+	if (f != NULL) {
+		if (fgets(comm, (int)len, f) != NULL)
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	return fl.l_pid;
+}
+
+/* rte_eal_init() failed: say why in one line. EAL leaves rte_errno at 0 on some failures
+ * (a config it cannot make or lock, where "Success" was printed): then the lock's holder if a
+ * primary was to start, else EAL's own messages above. */
+static void
+app_eal_init_failed(void)
+{
+	const char *prog = program_invocation_short_name;
+	char comm[64], dir[PATH_MAX];
+	pid_t holder = -1;
+
+	if (rte_errno == 0 && rte_eal_process_type() != RTE_PROC_SECONDARY)
+		holder = app_eal_lock_holder(comm, sizeof(comm));
+	if (holder > 0) {
+		snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+		fprintf(stderr,
+			"%s: cannot start EAL: --file-prefix %s is taken: another %s (process %d) "
+			"with the same --file-prefix is running; give each process a "
+			"--file-prefix of its own\n",
+			prog, basename(dir), comm[0] ? comm : "DPDK process", (int)holder);
+	} else if (rte_errno != 0) {
+		fprintf(stderr, "%s: cannot start EAL: %s\n", prog, rte_strerror(rte_errno));
+	} else {
+		fprintf(stderr, "%s: cannot start EAL (EAL's messages above say why)\n", prog);
+	}
 }
 
 void
@@ -127,8 +192,7 @@ app_eal_init(int argc, char **argv, const char *mem_mb, int *app_argc, char ***a
 	if (rte_eal_init(n, eal) < 0) {
 		/* not rte_exit(): its rte_eal_cleanup() of an EAL that did not start prints
 		 * errors of its own ("Unregistering with invalid input parameter") */
-		fprintf(stderr, "%s: cannot start EAL: %s\n", program_invocation_short_name,
-			rte_strerror(rte_errno));
+		app_eal_init_failed();
 		exit(EXIT_FAILURE);
 	}
 }

@@ -188,14 +188,12 @@ bpf_add(char *buf, size_t len, const char *fmt, ...)
 static void
 bpf_coord(char *buf, size_t len, const char *opt, const char *s, unsigned int off)
 {
-	unsigned int v[3];
-	char tail;
+	struct trd_coord c;
 
-	if (sscanf(s, "%u,%u,%u%c", &v[0], &v[1], &v[2], &tail) != 3 ||
-	    strspn(s, "0123456789,") != strlen(s) || v[0] > 255 || v[1] > 255 || v[2] > 255)
+	if (dump_parse_coord(s, &c) != 0)
 		app_usage_error("%s: bad coordinate '%s' (want X,Y,Z)", opt, s);
-	bpf_add(buf, len, "ether[%u] = %u and ether[%u] = %u and ether[%u] = %u", HDR_AT(off), v[0],
-		HDR_AT(off + 1), v[1], HDR_AT(off + 2), v[2]);
+	bpf_add(buf, len, "ether[%u] = %u and ether[%u] = %u and ether[%u] = %u", HDR_AT(off), c.x,
+		HDR_AT(off + 1), c.y, HDR_AT(off + 2), c.z);
 }
 
 /* --type T[,T...]: names (trd_pkt_type_name) or numbers. */
@@ -210,19 +208,12 @@ bpf_types(char *buf, size_t len, const char *s)
 	strcpy(list, s);
 	bpf_add(buf, len, "(");
 	for (tok = strtok_r(list, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-		unsigned int t;
-		uint64_t v;
+		int t = dump_parse_type(tok);
 
-		for (t = 1; t < 256; t++)
-			if (trd_pkt_type_name(t) != NULL && strcmp(trd_pkt_type_name(t), tok) == 0)
-				break;
-		if (t == 256) {
-			if (app_parse_u64(tok, false, 0, 255, &v) != 0)
-				app_usage_error(
-					"--type: unknown packet type '%s' (see --list-types)", tok);
-			t = (unsigned int)v;
-		}
-		bpf_add(buf, len, "%sether[%u] = %u", first ? "" : " or ", HDR_AT(1), t);
+		if (t < 0)
+			app_usage_error("--type: unknown packet type '%s' (see --list-types)", tok);
+		bpf_add(buf, len, "%sether[%u] = %u", first ? "" : " or ", HDR_AT(1),
+			(unsigned int)t);
 		first = false;
 	}
 	bpf_add(buf, len, ")");

@@ -610,7 +610,7 @@ dump_on_signal(int sig)
 
 /* ---- command line ---- */
 
-static int
+int
 dump_parse_coord(const char *s, struct trd_coord *c)
 {
 	unsigned int v[3];
@@ -627,16 +627,20 @@ dump_parse_coord(const char *s, struct trd_coord *c)
 	return 0;
 }
 
-/* A strict number (app_args.h) in [min, max]. */
-static int
-dump_parse_ll(const char *s, long long min, long long max, long long *out)
+int
+dump_parse_type(const char *s)
 {
 	uint64_t v;
 
-	if (app_parse_u64(s, false, (uint64_t)min, (uint64_t)max, &v) != 0)
-		return -EINVAL;
-	*out = (long long)v;
-	return 0;
+	if (app_parse_u64(s, false, 0, 255, &v) == 0)
+		return (int)v;
+	for (unsigned int t = 0; t < 256; t++) {
+		const char *n = trd_pkt_type_name(t);
+
+		if (n != NULL && strcasecmp(n, s) == 0)
+			return (int)t;
+	}
+	return -EINVAL;
 }
 
 static void
@@ -647,24 +651,12 @@ dump_parse_types(struct dump_opts *o, const char *arg)
 	if (copy == NULL)
 		dump_usage_error("out of memory");
 	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-		long long v;
-		int found = 0;
+		int t = dump_parse_type(tok);
 
-		if (dump_parse_ll(tok, 0, 255, &v) == 0) {
-			o->type_sel[v] = 1;
-			continue;
-		}
-		for (unsigned int t = 0; t < 256; t++) {
-			const char *n = trd_pkt_type_name(t);
-
-			if (n != NULL && strcasecmp(n, tok) == 0) {
-				o->type_sel[t] = 1;
-				found = 1;
-			}
-		}
-		if (!found)
+		if (t < 0)
 			dump_usage_error("--type: unknown packet type '%s' (see --list-types)",
 					 tok);
+		o->type_sel[t] = 1;
 	}
 	free(copy);
 	o->have_type = 1;
@@ -717,7 +709,7 @@ static const struct option dump_longopts[] = {
 static void
 dump_parse_args(struct dump_opts *o, int argc, char **argv)
 {
-	long long v;
+	uint64_t v;
 	size_t blen = 0;
 	int c;
 
@@ -737,8 +729,7 @@ dump_parse_args(struct dump_opts *o, int argc, char **argv)
 			o->iface = optarg;
 			break;
 		case 's':
-			if (dump_parse_ll(optarg, 0, 262144, &v) != 0)
-				dump_usage_error("-s: bad snap length '%s'", optarg);
+			v = app_opt_u64("-s", optarg, 0, 262144);
 			o->snaplen = v == 0 ? 65535 : (int)v;
 			break;
 		case 'p':
@@ -748,17 +739,13 @@ dump_parse_args(struct dump_opts *o, int argc, char **argv)
 			o->wfile = optarg;
 			break;
 		case 'c':
-			if (dump_parse_ll(optarg, 1, LLONG_MAX, &v) != 0)
-				dump_usage_error("-c: bad count '%s'", optarg);
-			o->count = v;
+			o->count = (long long)app_opt_u64("-c", optarg, 1, LLONG_MAX);
 			break;
 		case 'v':
 			o->verbose++;
 			break;
 		case OPT_UDP_PORT:
-			if (dump_parse_ll(optarg, 0, 65535, &v) != 0)
-				dump_usage_error("--udp-port: bad port '%s' (0..65535)", optarg);
-			o->udp_port = (uint16_t)v;
+			o->udp_port = (uint16_t)app_opt_u64("--udp-port", optarg, 0, 65535);
 			break;
 		case 'e':
 			o->ether = 1;
@@ -790,15 +777,11 @@ dump_parse_args(struct dump_opts *o, int argc, char **argv)
 			o->any_filter = 1;
 			break;
 		case OPT_FIFO:
-			if (dump_parse_ll(optarg, 0, 255, &v) != 0)
-				dump_usage_error("--fifo: bad FIFO '%s' (0..255)", optarg);
-			o->fifo = (int)v;
+			o->fifo = (int)app_opt_u64("--fifo", optarg, 0, 255);
 			o->any_filter = 1;
 			break;
 		case OPT_MSG:
-			if (dump_parse_ll(optarg, 0, UINT32_MAX, &v) != 0)
-				dump_usage_error("--msg: bad message id '%s'", optarg);
-			o->msg = v;
+			o->msg = (long long)app_opt_u64("--msg", optarg, 0, UINT32_MAX);
 			o->any_filter = 1;
 			break;
 		case OPT_MALFORMED:

@@ -16,6 +16,7 @@
 #include <rte_mbuf.h>
 #include <rte_pause.h>
 #include <rte_random.h>
+#include <rte_rwlock.h>
 
 #include "core_pvt.h"
 #include "node_pvt.h"
@@ -138,6 +139,30 @@ trd_node_at(unsigned int i)
 		n = registry[i];
 	rte_spinlock_unlock(&registry_lock);
 	return n;
+}
+
+/* Readers of a node found in the registry (trd_node_hold, for telemetry) share this;
+ * trd_node_free(), once the node is out of the registry, takes it exclusively once, so every
+ * reader that found the node before has let it go before it is torn down. */
+static rte_rwlock_t registry_use = RTE_RWLOCK_INITIALIZER;
+
+struct trd_node *
+trd_node_hold(unsigned int i)
+{
+	struct trd_node *n;
+
+	rte_rwlock_read_lock(&registry_use);
+	n = trd_node_at(i);
+	if (n == NULL)
+		rte_rwlock_read_unlock(&registry_use);
+	return n;
+}
+
+void
+trd_node_release(struct trd_node *n)
+{
+	if (n != NULL)
+		rte_rwlock_read_unlock(&registry_use);
 }
 
 /* ---- creation ---- */
@@ -375,6 +400,9 @@ trd_node_free(struct trd_node *n)
 	/* out of the registry and without a capture at once: a capture command that found it
 	 * there (telemetry) either acts before this or finds it gone */
 	trd_node_capture_fini(n);
+	/* and no reader holds it any more (trd_node_hold): none can find it now */
+	rte_rwlock_write_lock(&registry_use);
+	rte_rwlock_write_unlock(&registry_use);
 	for (i = 0; i <= n->n_links; i++)
 		trd_link_free(n->links[i]);
 	if (n->lo != NULL && n->links[n->n_links] != n->lo)

@@ -21,7 +21,7 @@
 #include <toroid/telemetry.h>
 #include <toroid/toroid.h>
 
-#include "core_api.h" /* engine/core/api: trd_node_at() */
+#include "core_api.h" /* engine/core/api: trd_node_at(), trd_node_hold() */
 
 RTE_LOG_REGISTER(trd_tel_logtype, toroid.telemetry, NOTICE);
 #define TEL_LOG(level, fmt, ...)                                                                   \
@@ -34,7 +34,8 @@ static const char *const tel_stat_names[TRD_STAT_MAX] = {
 #undef TEL_STAT_NAME_
 };
 
-/* The node named @p params, or with that index. NULL if none. */
+/* The node named @p params, or with that index, held (trd_node_hold): the caller releases it.
+ * NULL if none. */
 static struct trd_node *
 tel_node_lookup(const char *params, unsigned int *index)
 {
@@ -45,18 +46,21 @@ tel_node_lookup(const char *params, unsigned int *index)
 	if (params == NULL || *params == '\0')
 		return NULL;
 	for (unsigned int i = 0; i < n; i++) {
-		struct trd_node *node = trd_node_at(i);
+		struct trd_node *node = trd_node_hold(i);
 
-		if (node != NULL && strcmp(trd_node_name(node), params) == 0) {
+		if (node == NULL)
+			continue;
+		if (strcmp(trd_node_name(node), params) == 0) {
 			*index = i;
 			return node;
 		}
+		trd_node_release(node);
 	}
 	v = strtoul(params, &end, 10);
 	if (*end != '\0' || end == params || v >= n)
 		return NULL;
 	*index = (unsigned int)v;
-	return trd_node_at((unsigned int)v);
+	return trd_node_hold((unsigned int)v);
 }
 
 static void
@@ -102,7 +106,7 @@ tel_nodes(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "count", n);
 	for (i = start; i < n && i - start < TRD_TELEMETRY_NODES_PAGE; i++) {
-		struct trd_node *node = trd_node_at(i);
+		struct trd_node *node = trd_node_hold(i);
 		struct rte_tel_data *e;
 		unsigned int nf = 0;
 		char key[16];
@@ -110,14 +114,17 @@ tel_nodes(const char *cmd, const char *params, struct rte_tel_data *d)
 		if (node == NULL)
 			break; /* freed meanwhile */
 		e = rte_tel_data_alloc();
-		if (e == NULL)
+		if (e == NULL) {
+			trd_node_release(node);
 			return -ENOMEM;
+		}
 		rte_tel_data_start_dict(e);
 		tel_add_node_id(e, node, i);
 		rte_tel_data_add_dict_u64(e, "links", trd_node_n_links(node));
 		while (trd_inj_fifo(node, nf) != NULL)
 			nf++;
 		rte_tel_data_add_dict_u64(e, "inj_fifos", nf);
+		trd_node_release(node);
 		snprintf(key, sizeof(key), "%u", i);
 		if (tel_add_container(d, key, e) != 0)
 			return -ENOSPC;
@@ -128,16 +135,12 @@ tel_nodes(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
-tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_stats_held(struct trd_node *node, unsigned int index, struct rte_tel_data *d)
 {
 	struct trd_node_stats st;
 	struct rte_tel_data *s, *dr;
-	struct trd_node *node;
-	unsigned int index;
 
-	RTE_SET_USED(cmd);
-	node = tel_node_lookup(params, &index);
-	if (node == NULL || trd_node_stats_get(node, &st) != 0)
+	if (trd_node_stats_get(node, &st) != 0)
 		return -EINVAL;
 	s = rte_tel_data_alloc();
 	dr = rte_tel_data_alloc();
@@ -185,18 +188,12 @@ tel_fifo_add(struct rte_tel_data *d, const char *key, const struct trd_inj_fifo 
 }
 
 static int
-tel_fifos(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_fifos_held(struct trd_node *node, unsigned int index, struct rte_tel_data *d)
 {
-	struct trd_node *node;
 	struct trd_inj_fifo *f;
-	unsigned int index;
 	char key[16];
 	int rc;
 
-	RTE_SET_USED(cmd);
-	node = tel_node_lookup(params, &index);
-	if (node == NULL)
-		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	tel_add_node_id(d, node, index);
 	for (unsigned int i = 0; (f = trd_inj_fifo(node, i)) != NULL; i++) {
@@ -213,16 +210,11 @@ tel_fifos(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
-tel_links(const char *cmd, const char *params, struct rte_tel_data *d)
+tel_links_held(struct trd_node *node, unsigned int index, struct rte_tel_data *d)
 {
-	struct trd_node *node;
-	unsigned int index, n;
+	unsigned int n;
 	char key[16];
 
-	RTE_SET_USED(cmd);
-	node = tel_node_lookup(params, &index);
-	if (node == NULL)
-		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	tel_add_node_id(d, node, index);
 	n = trd_node_n_links(node);
@@ -453,7 +445,7 @@ tel_capture_start_locked(const char *cmd, const char *params, struct rte_tel_dat
 			conf.limit = v;
 		else if (strncmp(p, "node=", 5) == 0 &&
 			 (only = tel_node_lookup(p + 5, &index)) != NULL)
-			;
+			trd_node_release(only); /* compared only: the capture calls check it */
 		else {
 			tel_capture_error(
 				d,
@@ -552,6 +544,27 @@ tel_capture_rotate_locked(const char *cmd, const char *params, struct rte_tel_da
 TEL_CAPTURE_LOCKED(tel_capture_start)
 TEL_CAPTURE_LOCKED(tel_capture_stop)
 TEL_CAPTURE_LOCKED(tel_capture_rotate)
+
+/* A command on the node its parameter names, held (trd_node_hold) while the answer is made:
+ * trd_node_free() of it waits, and a node freed before is not found. */
+#define TEL_NODE_HELD(fn)                                                                          \
+	static int fn(const char *cmd, const char *params, struct rte_tel_data *d)                 \
+	{                                                                                          \
+		struct trd_node *node;                                                             \
+		unsigned int index;                                                                \
+		int rc;                                                                            \
+                                                                                                   \
+		RTE_SET_USED(cmd);                                                                 \
+		node = tel_node_lookup(params, &index);                                            \
+		if (node == NULL)                                                                  \
+			return -EINVAL;                                                            \
+		rc = fn##_held(node, index, d);                                                    \
+		trd_node_release(node);                                                            \
+		return rc;                                                                         \
+	}
+TEL_NODE_HELD(tel_stats)
+TEL_NODE_HELD(tel_fifos)
+TEL_NODE_HELD(tel_links)
 
 static const struct {
 	const char *cmd;

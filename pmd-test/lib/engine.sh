@@ -3,7 +3,7 @@
 # Engines for test scripts: toroid-node processes started in the background, each with a
 # DPDK file prefix of its own, waited for (bounded), stopped, and killed at exit with every
 # other process the script asked to be killed. Sourced (bash) by pmd-test/test_vni.sh,
-# test_vni_pdump.sh, test_perf_hosts.sh and libfabric/test/test_fi.sh:
+# test_vni_pdump.sh, test_perf_hosts.sh, test_af_xdp.sh and others, and libfabric/test/test_fi.sh:
 #
 #   . "$(dirname "$0")/lib/engine.sh"
 #   eng_init vni "$NODE"            # T (a temporary directory), ENG_PREFIX, the exit trap
@@ -11,20 +11,26 @@
 #   eng_wait_ready E                # or: eng_ready E || fail "$ENG_WHY"
 #   ...                             # ENGINE_E is its process id, $T/E.log its output
 #   eng_stop E || die "$ENG_WHY"
+#   eng_veth VA VB || skip "..."    # a veth pair, both ends up, deleted at exit (root)
+#   fail "..."                      # counted in $fails; the script goes on
+#   eng_passed "what: all checks passed"   # the last line: 0 when nothing failed
 #
 # Engine NAME runs as `timeout -s INT SECONDS toroid-node ENG_EAL... --file-prefix
 # ${ENG_PREFIX}NAME EAL... -- OPTIONS...`, output in $T/NAME.log. At exit every process
 # eng_track'ed (each engine is) is killed with its children (timeout(1) runs the engine as its
 # child, which would outlive a killed timeout and keep polling), then the DPDK runtime
 # directories of the prefix ($XDG_RUNTIME_DIR/dpdk or /tmp/dpdk, and /var/run/dpdk for root)
-# and $T are removed. A script with more to undo defines eng_cleanup_more, which runs after the
-# processes are gone and before $T is removed.
+# and $T are removed, and so are the veth pairs eng_veth made. A script with more to undo
+# defines eng_cleanup_more, which runs after the processes are gone and before $T is removed.
+# SIGINT and SIGTERM end the script with status 1 (the exit trap still runs).
 
 # The DPDK options every engine gets (no hugepages, no PCI); a script may set its own before
 # eng_start.
 ENG_EAL=(--no-huge --no-pci -m 512 --log-level lib.eal:error --log-level pmd.net.memif:error)
 ENG_PIDS=()
+ENG_VETHS=()
 ENG_WHY=
+fails=0
 
 # eng_init STEM NODE: a temporary directory $T (/tmp/toroid-STEM.XXXXXX), the file prefix
 # ENG_PREFIX (STEM, this shell's pid and a dash: no other run's prefix starts with it), the
@@ -34,6 +40,7 @@ eng_init() {
 	ENG_PREFIX="$1$$-"
 	ENG_NODE=$2
 	trap eng_cleanup EXIT
+	trap 'exit 1' INT TERM
 }
 
 # eng_track PID...: kill these (and their children) at exit.
@@ -55,8 +62,20 @@ eng_kill_all() {
 	ENG_PIDS=()
 }
 
+# eng_veth A B: a veth pair A-B (root), both ends up, deleted at exit. 0, or 1 when the pair
+# could not be made or brought up (whatever was made is still deleted at exit).
+eng_veth() {
+	ip link add "$1" type veth peer name "$2" 2>/dev/null || return 1
+	ENG_VETHS+=("$1")
+	ip link set "$1" up && ip link set "$2" up
+}
+
 eng_cleanup() {
+	local v
 	eng_kill_all
+	for v in "${ENG_VETHS[@]}"; do
+		ip link del "$v" 2>/dev/null
+	done
 	# killed before they could clean up: their runtime folders (telemetry sockets, config)
 	[ -n "${ENG_PREFIX:-}" ] && rm -rf "${XDG_RUNTIME_DIR:-/tmp}/dpdk/$ENG_PREFIX"* \
 		"/run/user/$(id -u)/dpdk/$ENG_PREFIX"* 2>/dev/null
@@ -77,6 +96,19 @@ die() {
 		tail -n 30 "$f" >&2
 	done
 	exit 1
+}
+
+# fail MESSAGE: FAIL on stdout, counted in $fails; the script goes on.
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+
+# eng_passed MESSAGE: the verdict at the end of a script: MESSAGE and 0 when nothing failed,
+# else 1.
+eng_passed() {
+	[ "$fails" -eq 0 ] || return 1
+	echo "$*"
 }
 
 # skip WHY: the test cannot run here: said on stdout, exit 77 (meson's "skipped").
