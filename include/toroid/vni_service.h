@@ -174,7 +174,11 @@ struct trd_vni_svc_conf {
 	X(CMA_REFUSED, "cma_refused") /* interfaces whose process_vm_readv the kernel refused */   \
 	X(CMA_BAD, "cma_bad")         /* CMA answers naming no request: hostile or broken */       \
 	X(CMA_WITHDRAWN, "cma_withdrawn") /* CMA requests not taken in time: the engine copied */  \
-	X(CMA_HELD, "cma_held") /* requests refused so as to wait for their receive, not staged */
+	X(CMA_HELD, "cma_held") /* requests refused so as to wait for their receive, not staged */ \
+	X(COLLS, "colls")       /* collectives posted by processes (trd_vni_allreduce, ...) */     \
+	X(COLL_DONE, "coll_done")     /* ... completed here */                                     \
+	X(COLL_FAILED, "coll_failed") /* ... failed across their group (-EHOSTUNREACH) */          \
+	X(COLL_BUSY, "coll_busy")     /* ... refused: one of their group in flight on this node */
 
 /** Service statistics ids. */
 enum trd_vni_svc_stat {

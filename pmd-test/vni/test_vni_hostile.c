@@ -16,9 +16,9 @@
  *                            dropped (bad_wire) with nothing written; the real ones fill it
  *   test_vni_hostile cmds    a process posts commands with absurd offsets, lengths, indices
  *                            and opcodes, overwrites its rings' sizes and masks, then breaks
- *                            its command queue: every bad command is refused (-EINVAL or
- *                            counted), the engine survives (run it under ASan/UBSan) and
- *                            serves the next process
+ *                            its command queue: every bad command (collectives too) is
+ *                            refused (-EINVAL, -EMSGSIZE or counted), the engine survives
+ *                            (run it under ASan/UBSan) and serves the next process
  *   test_vni_hostile rma_forge  one-sided access (docs/vni.md, "One-sided access to application
  *                            memory"): a forger's WRITEs to a process's registered region
  *                            with guessed keys, out of its bounds, or malformed are refused
@@ -924,6 +924,44 @@ hostile_app(void *arg)
 			return 23;
 	if (memcmp(r.pool + 4096, "hello", 5) != 0)
 		return 24;
+	/* collectives (version 4, docs/vni.md "Collectives"): offsets whose sum with the pool
+	 * overflows or that run past its end, a count over the limit, an unknown kind, an unknown
+	 * flag, a doorbell beyond the array: each one completion with its errno, the context free
+	 * again, nothing posted to the node; an index out of range is counted only */
+	{
+		static const struct {
+			uint32_t flags, count, doorbell;
+			uint8_t kind;
+			uint64_t src, dst;
+			int status;
+		} cc[6] = {
+			{0, 4, 0, 1, 0x8000000000000000ULL, 0, -EINVAL},
+			{0, 4, 0, 1, 0, (1 << 20) - 16, -EINVAL},
+			{0, 0xffffffffu, 0, 1, 0, 0, -EMSGSIZE},
+			{0, 4, 0, 9, 0, 0, -EINVAL},
+			{0x40, 4, 0, 1, 0, 0, -EINVAL},
+			{TRD_VNI_F_DOORBELL, 4, 0x80000000u, 1, 0, 64, -EINVAL},
+		};
+
+		raw_post(&r, TRD_VNI_CMD_COLL, 0x7fffffffu); /* taken before the next ones */
+		for (unsigned int i = 0; i < RTE_DIM(cc); i++) {
+			struct trd_vni_cctx *x = (struct trd_vni_cctx *)(void *)&r.sctx[6];
+
+			memset(x, 0, sizeof(*x));
+			x->flags = cc[i].flags;
+			x->kind = cc[i].kind;
+			x->op = 1;
+			x->dtype = 1;
+			x->count = cc[i].count;
+			x->doorbell = cc[i].doorbell;
+			x->src = cc[i].src;
+			x->dst = cc[i].dst;
+			raw_post(&r, TRD_VNI_CMD_COLL, 6);
+			if (raw_cpl(&r, &e) != 0 || e.kind != TRD_VNI_CPL_COLL || e.idx != 6 ||
+			    e.status != cc[i].status || e.len != 0)
+				return 26;
+		}
+	}
 	/* a producer index a million ahead: the engine closes the interface */
 	r.cmdq->prod.tail += 1u << 20;
 	{
@@ -1037,7 +1075,7 @@ old_engine(const char *path)
 	_exit(req.version == TRD_VNI_VERSION ? 0 : 3);
 }
 
-/* The attach protocol's versions: this engine serves version 3 only; a request of any other
+/* The attach protocol's versions: this engine serves versions 3 and 4 only; a request of any other
  * version is refused with -EPROTO in an answer its library can read, naming both versions;
  * a version 3 request for any process gets one the topology places here, named in the
  * answer with the engine's versions. And the library meeting an older engine says so. */
@@ -1051,15 +1089,19 @@ versions_app(void *arg)
 
 	RTE_SET_USED(arg);
 	if (raw_register(1, 4, 0, &a) != TRD_VNI_ANSWER_V1_SIZE || a.status != -EPROTO ||
-	    strstr(a.reason, "library speaks 1, this engine 3") == NULL)
+	    strstr(a.reason, "library speaks 1, this engine 4") == NULL)
 		return 1;
 	if (raw_register(2, 3, TRD_VNI_ANY, &a) != TRD_VNI_ANSWER_V2_SIZE || a.status != -EPROTO ||
-	    strstr(a.reason, "library speaks 2, this engine 3") == NULL)
+	    strstr(a.reason, "library speaks 2, this engine 4") == NULL)
 		return 2;
 	if (raw_register(TRD_VNI_VERSION + 1, 3, 0, &a) != sizeof(a) || a.status != -EPROTO ||
 	    a.version != TRD_VNI_VERSION || a.version_min != TRD_VNI_VERSION_MIN ||
-	    strstr(a.reason, "library speaks 4, this engine 3") == NULL)
+	    strstr(a.reason, "library speaks 5, this engine 4") == NULL)
 		return 3;
+	/* version 3 (no collectives) is still served */
+	if (raw_register(3, 3, TRD_VNI_ANY, &a) != sizeof(a) || a.status != 0 ||
+	    a.version != TRD_VNI_VERSION || a.version_min != 3)
+		return 8;
 	if (raw_register(TRD_VNI_VERSION, 3, TRD_VNI_ANY, &a) != sizeof(a) || a.status != 0 ||
 	    a.app != 3 || (a.proc != 0 && a.proc != 1) || a.version != TRD_VNI_VERSION)
 		return 4;
@@ -1079,7 +1121,7 @@ versions_app(void *arg)
 		struct trd_vni *v = trd_vni_open(&c);
 
 		if (v != NULL || errno != EPROTO ||
-		    strstr(trd_vni_open_error(), "library speaks 3, the engine 2 or older") ==
+		    strstr(trd_vni_open_error(), "library speaks 4, the engine 2 or older") ==
 			    NULL ||
 		    strstr(trd_vni_open_error(), "unknown request or version") == NULL) {
 			fprintf(stderr, "versions: open %p errno %d: \"%s\"\n", (void *)v, errno,
@@ -1101,7 +1143,9 @@ test_cmds(void)
 
 	rc = reap_child(spawn(hostile_app, NULL), WAIT_US);
 	T_ASSERT(rc == 0, "the hostile application saw the engine misbehave (%d)", rc);
-	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_CMDS), bad0 + 14);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_CMDS), bad0 + 21);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_COLLS), 6);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_COLL_DONE), 0);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_CMA_BAD), 2);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_CMA_REFUSED), 0);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_QUEUES), 1);
@@ -1109,11 +1153,11 @@ test_cmds(void)
 	T_EQ(reap_child(spawn(polite_app, NULL), WAIT_US), 0);
 	T_EQ(reap_child(spawn(versions_app, NULL), WAIT_US), 0);
 	printf("cmds: 2 answers to CMA requests never made counted, "
-	       "14 hostile commands refused (11 completed with -EINVAL; 5 bad claims), "
-	       "overwritten ring "
+	       "21 hostile commands refused (11 completed with -EINVAL; 5 bad claims; 6 bad "
+	       "collectives with their errno), overwritten ring "
 	       "headers ignored, a broken queue closed its interface; the engine served the next "
-	       "process; attach protocol version 3 served, 1, 2 and 4 refused naming both versions, an "
-	       "older engine named by the library\n");
+	       "process; attach protocol versions 3 and 4 served, 1, 2 and 5 refused naming both "
+	       "versions, an older engine named by the library\n");
 }
 
 /* ---- owner ---- */
