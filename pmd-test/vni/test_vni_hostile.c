@@ -61,8 +61,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <rte_malloc.h>
 #include <rte_ring.h>
 
+#include <toroid/comb.h>
 #include <toroid/testing.h>
 #include <toroid/topo.h>
 #include <toroid/topo_net.h>
@@ -1383,6 +1385,121 @@ test_pid_exit(void)
 	       "kept its socket open\n");
 }
 
+/* ---- coll_death ---- */
+
+#define CD_N 4000 /* elements: 23 pieces */
+
+/* 4:0 posts an allreduce of the whole torus (its node's part), says so, and waits to be
+ * killed. */
+static int
+coll_death_app(void *arg)
+{
+	int *up = arg;
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 4,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000};
+	struct trd_vni *v = trd_vni_open(&c);
+	int64_t *x, *y;
+
+	if (v == NULL)
+		return 40;
+	x = trd_vni_alloc(v, CD_N * 8);
+	y = trd_vni_alloc(v, CD_N * 8);
+	if (x == NULL || y == NULL)
+		return 41;
+	for (int i = 0; i < CD_N; i++)
+		x[i] = i + 1;
+	if (trd_vni_allreduce(v, NULL, TRD_VNI_COLL_SUM, TRD_VNI_COLL_I64, x, y, CD_N, -1, 1) != 0)
+		return 42;
+	if (write(*up, "p", 1) != 1)
+		return 43;
+	for (;;)
+		pause(); /* until SIGKILL */
+}
+
+/* A process killed while its node's part of a collective is in flight: the other nodes are
+ * not held up and get the right result (its vector included), and the engine keeps the
+ * interface's segment (the engine still reads and writes its pool) until the collective ended
+ * at its node, then releases it. Under ASan a release before that is a use after free. */
+static void
+test_coll_death(void)
+{
+	uint64_t det0 = stat_of(TRD_VNI_SVC_STAT_DETACHED);
+	uint64_t rec0 = stat_of(TRD_VNI_SVC_STAT_RECLAIMED);
+	int64_t *buf[3] = {NULL, NULL, NULL};
+	struct trd_mr *mr[3] = {NULL, NULL, NULL};
+	uint16_t ctr[3] = {0, 0, 0};
+	uint64_t deadline;
+	int up[2], st;
+	pid_t pid;
+	char b;
+
+	pipe_nb(up);
+	pid = spawn(coll_death_app, &up[1]);
+	read_pipe(up[0], &b, 1);
+	pump_until_stat(TRD_VNI_SVC_STAT_COLLS, 1);
+	T_EQ(kill(pid, SIGKILL), 0);
+	T_EQ(waitpid(pid, &st, 0), pid);
+	pump_until_stat(TRD_VNI_SVC_STAT_DETACHED, det0 + 1);
+	for (int i = 0; i < 1000; i++)
+		pump();
+	/* dead, but held: the collective has not ended at node 0 */
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_RECLAIMED), rec0);
+	T_EQ(trd_vni_svc_n_ifs(vs), 1);
+	for (unsigned int r = 1; r < 3; r++) {
+		struct trd_comb_req rq = {.kind = TRD_COMB_ALLREDUCE,
+					  .op = TRD_COMB_SUM,
+					  .dtype = TRD_COMB_I64,
+					  .dims = TRD_COMB_TORUS,
+					  .count = CD_N};
+
+		buf[r] = rte_zmalloc(NULL, 2 * CD_N * 8, 64);
+		T_ASSERT(buf[r] != NULL, "rte_zmalloc");
+		mr[r] = trd_mr_register(nd[r], buf[r], 2 * CD_N * 8, 0);
+		T_ASSERT(mr[r] != NULL, "trd_mr_register");
+		for (int i = 0; i < CD_N; i++)
+			buf[r][i] = (int64_t)(r + 1) * (i + 1);
+		T_EQ(trd_counter_alloc(nd[r], &ctr[r]), 0);
+		T_EQ(trd_counter_set(nd[r], ctr[r], 1), 0);
+		rq.counter = ctr[r];
+		rq.src = buf[r];
+		rq.dst = buf[r] + CD_N;
+		T_EQ(trd_comb_post(nd[r], &rq), 0);
+	}
+	deadline = trd_time_us() + WAIT_US;
+	for (;;) {
+		int64_t a, c;
+
+		T_EQ(trd_counter_read(nd[1], ctr[1], &a), 0);
+		T_EQ(trd_counter_read(nd[2], ctr[2], &c), 0);
+		if (a == 0 && c == 0)
+			break;
+		T_ASSERT(a >= 0 && c >= 0, "the collective failed (%lld, %lld)", (long long)a,
+			 (long long)c);
+		T_ASSERT(trd_time_us() < deadline, "the collective did not complete");
+		pump();
+	}
+	for (unsigned int r = 1; r < 3; r++) {
+		for (int i = 0; i < CD_N; i++)
+			T_ASSERT(buf[r][CD_N + i] == 6 * (int64_t)(i + 1),
+				 "node %u element %d: %lld", r, i, (long long)buf[r][CD_N + i]);
+		trd_mr_deregister(mr[r]);
+		trd_counter_free(nd[r], ctr[r]);
+		rte_free(buf[r]);
+	}
+	/* ended at node 0 too: no completion (no process), the interface released */
+	pump_until_stat(TRD_VNI_SVC_STAT_RECLAIMED, rec0 + 1);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_COLL_DONE), 1);
+	T_EQ(trd_vni_svc_n_ifs(vs), 0);
+	close(up[0]);
+	close(up[1]);
+	printf("coll_death: a process killed mid-allreduce: the other nodes got the sum with its "
+	       "vector, its interface was held until the collective ended at its node, then "
+	       "released\n");
+}
+
 /* ---- rma_lossy ---- */
 
 #define LOSSY_OPS    8
@@ -1568,6 +1685,8 @@ main(int argc, char **argv)
 		test_rma_lossy();
 	else if (strcmp(argv[1], "data_forge") == 0)
 		test_data_forge();
+	else if (strcmp(argv[1], "coll_death") == 0)
+		test_coll_death();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni %s\n", argv[1]);
