@@ -5,7 +5,7 @@
 #
 #   test_vni.sh TOROID_NODE VNI_APP TEST
 #
-# TEST: local | masks | claim | trunc | ordered | dump | rma | rma_two_engines | two_engines | fairness |
+# TEST: local | masks | claim | trunc | ordered | dump | rma | rma_two_engines | two_engines | coll | fairness |
 #       fairness_uneven | rotation | flow | mcast | mcast_shared | kill | share | auto
 # Every wait is bounded; readiness is polled with a deadline; applications block on their
 # eventfd when idle, each engine runs one lcore and sleeps when idle.
@@ -377,6 +377,31 @@ two_engines)
 	check_clean A
 	check_clean B
 	echo "two engines: $(total A vni tx_bytes) B from node 0 to node 1 and $(total B vni tx_bytes) B back over net_memif; $(total B vni late_matches) + $(total A vni late_matches) late receives"
+	;;
+coll)
+	# Collectives computed by the engines for attached processes (docs/vni.md, "Collectives"):
+	# two engines joined by net_memif, one process on each (vni_app_coll.c says what each
+	# checks: results byte-exact, the barrier, -EBUSY, refused commands with their errno).
+	two_engines
+	app c0 "$T/A-0.sock" 1 0 coll --peers 1:1
+	app c1 "$T/B-1.sock" 1 1 coll --peers 1:0
+	wait_app c0
+	wait_app c1
+	stop_engine A
+	stop_engine B
+	for e in A B; do
+		colls=$(total $e vni colls)
+		done_=$(total $e vni coll_done)
+		busy=$(total $e vni coll_busy)
+		bad=$(total $e vni bad_cmds)
+		# 8 collectives that end well, 1 -EBUSY (node 0 only), 7 refused by the engine
+		[ "$done_" -eq 8 ] || die "engine $e: coll_done $done_, expected 8"
+		[ "$bad" -eq 7 ] || die "engine $e: bad_cmds $bad, expected 7"
+		echo "engine $e: colls $colls coll_done $done_ coll_busy $busy bad_cmds $bad"
+	done
+	[ "$(total A vni coll_busy)" -eq 1 ] || die "engine A: coll_busy is not 1"
+	[ "$(total A vni colls)" -eq 16 ] || die "engine A: colls is not 16"
+	[ "$(total B vni colls)" -eq 15 ] || die "engine B: colls is not 15"
 	;;
 fairness)
 	# Two processes flood the engine at once (256 KiB messages, 64 in flight each, to two

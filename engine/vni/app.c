@@ -804,7 +804,8 @@ trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
 		struct client_ctx *cx;
 
 		if ((e[i].kind == TRD_VNI_CPL_SEND || e[i].kind == TRD_VNI_CPL_WRITE ||
-		     e[i].kind == TRD_VNI_CPL_READ || e[i].kind == TRD_VNI_CPL_ATOMIC) &&
+		     e[i].kind == TRD_VNI_CPL_READ || e[i].kind == TRD_VNI_CPL_ATOMIC ||
+		     e[i].kind == TRD_VNI_CPL_COLL) &&
 		    e[i].idx < v->seg->n_send) {
 			cx = &v->sc[e[i].idx];
 			v->sfree[v->n_sfree++] = e[i].idx;

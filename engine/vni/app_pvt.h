@@ -3,6 +3,7 @@
  * libtoroid_vni's private header: the handle and the helpers its files share.
  *   app.c      attach, detach, the pool, posting sends and receives, completions
  *   app_rma.c  one-sided access: memory regions, writes, reads, atomics
+ *   app_coll.c collectives computed by the engines
  */
 #ifndef TRD_VNI_APP_PVT_H
 #define TRD_VNI_APP_PVT_H

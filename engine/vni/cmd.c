@@ -135,7 +135,9 @@ svc_vif_cqe(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx, i
 				.data = data,
 				.flags = (uint16_t)(cflags & TRD_VNI_CQE_DATA)};
 
-	if (kind >= TRD_VNI_CPL_WRITE) {
+	if (kind == TRD_VNI_CPL_COLL) {
+		/* counted by coll.c */
+	} else if (kind >= TRD_VNI_CPL_WRITE) {
 		ST(s, RMA_DONE)++;
 	} else if (kind == TRD_VNI_CPL_SEND) {
 		ST(s, TX_DONE)++;
@@ -709,6 +711,21 @@ cmd_rma(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 	svc_cmd_rma(s, v, idx, &c);
 }
 
+/* A collective: the context is read once, here; coll.c checks every field. */
+static void
+cmd_coll(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
+{
+	struct trd_vni_cctx c;
+
+	if (idx >= v->n_send || v->sbusy[idx]) {
+		ST(s, BAD_CMDS)++;
+		return;
+	}
+	shared_read(&c, &v->sctx[idx], sizeof(c));
+	v->sbusy[idx] = 1;
+	svc_cmd_coll(s, v, idx, &c);
+}
+
 /* The answer to a CMA request for receive @p idx (send.c): counted and dropped unless that
  * receive has a request waiting for its answer; the message it was for goes on to its FIN
  * (read) or the engine copies it (not read). A message that ended meanwhile (its sender
@@ -761,6 +778,8 @@ svc_vif_cmds(struct trd_vni_svc *s, struct vif *v)
 			cmd_cancel(s, v, c[i].idx);
 		else if (c[i].op == TRD_VNI_CMD_RMA)
 			cmd_rma(s, v, c[i].idx);
+		else if (c[i].op == TRD_VNI_CMD_COLL)
+			cmd_coll(s, v, c[i].idx);
 		else if (c[i].op >= TRD_VNI_CMD_CMA_OK && c[i].op <= TRD_VNI_CMD_CMA_OFF)
 			cmd_cma(s, v, c[i].op, c[i].idx);
 		else

@@ -58,6 +58,7 @@ trd_vni_svc_poll(struct trd_vni_svc *s)
 		s->next_timer = s->now + SVC_TIMER_PERIOD_US;
 		work += svc_timers(s);
 	}
+	work += svc_colls_poll(s);
 	work += svc_schedule(s);
 	svc_vif_wake_all(s);
 	if (s->tel != NULL && s->now >= s->next_tel)
@@ -85,7 +86,7 @@ trd_vni_svc_sleep_begin(struct trd_vni_svc *s)
 	/* timers, queued replies and injection keep the engine awake; so does a command that
 	 * came before the flag was seen */
 	busy = !TAILQ_EMPTY(&s->rr) || s->n_preps != 0 || !TAILQ_EMPTY(&s->lists[L_TIMER]) ||
-	       !TAILQ_EMPTY(&s->lists[L_DRAIN]);
+	       !TAILQ_EMPTY(&s->lists[L_DRAIN]) || s->n_colls != 0;
 	for (unsigned int i = 0; i < s->n_ifs && !busy; i++) {
 		struct vif *v = s->ifs[i];
 
@@ -390,6 +391,7 @@ trd_vni_svc_free(struct trd_vni_svc *s)
 	svc_tel_unregister(s);
 	svc_rma_fini(s);
 	svc_ord_fini(s);
+	svc_colls_fini(s);
 	free(s->bounce);
 	for (unsigned int i = 0; i < s->n_ifs; i++) {
 		struct vif *v = s->ifs[i];

@@ -19,6 +19,7 @@
  *   sock.c        the socket: registration, owners, process death and reclaim
  *   seg.c        an interface's shared segment: layout, memfd, DMA mapping, memory region
  *   cmd.c        the shared queues: commands taken, completions written, wake-ups
+ *   coll.c       collectives posted by processes: checked, handed to trd_comb_post(), completed
  *   send.c       sends: the send table, injection, the scheduler, replies to our sends
  *   recv.c       receives: the reception FIFO, eager messages, requests to send, FIN, ABORT
  *   grant.c      grants and staging: the grant table, the staging area, hints
@@ -378,6 +379,15 @@ struct vreply {
 	struct trd_payload *pay; /* data after the header (READ_RESP), or NULL */
 };
 
+/* A collective a process posted (coll.c): one per group mask (1..7) at a time on a node. */
+#define SVC_N_COLL 8
+struct vcoll {
+	struct vif *vif; /* NULL: free; else held by a reference */
+	uint32_t idx;    /* its send context */
+	uint16_t ctr;    /* the node's counter that trd_comb_post() counts on */
+	uint32_t len, flags, doorbell;
+};
+
 struct trd_vni_svc {
 	struct trd_vni_svc_conf conf;
 	struct trd_node *node;
@@ -435,6 +445,8 @@ struct trd_vni_svc {
 	struct vord_list ord_idle;    /* rx pairs with nothing parked, least recently used first */
 	struct vord_list ord_parking; /* rx pairs with parked requests */
 	uint8_t *bounce; /* SVC_LOCAL_CHUNK bytes: one process's memory to another's (send.c) */
+	struct vcoll colls[SVC_N_COLL]; /* by group mask (coll.c) */
+	unsigned int n_colls;
 };
 
 #define ST(s, e) ((s)->stat[TRD_VNI_SVC_STAT_##e])
@@ -496,6 +508,11 @@ void svc_rma_serve(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord sr
 		   const struct trd_vw_hdr *h, const uint8_t *data);
 void svc_rma_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h,
 		   const uint8_t *data);
+
+/* coll.c */
+void svc_cmd_coll(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct trd_vni_cctx *c);
+unsigned int svc_colls_poll(struct trd_vni_svc *s);
+void svc_colls_fini(struct trd_vni_svc *s);
 
 /* recv.c */
 struct vif *svc_vif_find(struct trd_vni_svc *s, uint32_t app, uint32_t proc);

@@ -22,8 +22,10 @@
  * engine's versions to the answer. An engine serves the versions TRD_VNI_VERSION_MIN ..
  * TRD_VNI_VERSION only and refuses any other with -EPROTO and a reason naming both sides'
  * versions, in an answer as long as the request's version reads (TRD_VNI_ANSWER_V1_SIZE,
- * TRD_VNI_ANSWER_V2_SIZE, or the whole answer), so a library of any version can tell why. */
-#define TRD_VNI_VERSION     3
+ * TRD_VNI_ANSWER_V2_SIZE, or the whole answer), so a library of any version can tell why.
+ * Version 4 adds the collective command (TRD_VNI_CMD_COLL: an engine before it would count it
+ * as a bad command and never complete it); a version 3 library is still served. */
+#define TRD_VNI_VERSION     4
 #define TRD_VNI_VERSION_MIN 3
 /* The segment's layout (trd_vni_seg.version): changes only when the segment does. Its app and
  * proc are the identity the engine gave, as in the answer. */
@@ -107,6 +109,7 @@ enum trd_vni_cmd_op {
 	TRD_VNI_CMD_CMA_FAIL = 5, /* it could not: the engine copies this message */
 	TRD_VNI_CMD_CMA_OFF = 6,  /* the kernel refused it: the engine copies from now on */
 	TRD_VNI_CMD_RMA = 10,     /* send context idx holds a one-sided op (struct trd_vni_actx) */
+	TRD_VNI_CMD_COLL = 11,    /* send context idx holds a collective (struct trd_vni_cctx) */
 };
 
 struct trd_vni_cmd {
@@ -224,7 +227,25 @@ struct trd_vni_actx {
 	uint64_t operand, compare; /* atomic */
 };
 
+/* A send context holding a collective (TRD_VNI_CMD_COLL, version 4): 64 bytes. The engine
+ * posts it to its node's engine collectives (<toroid/comb.h>); src and dst are pool offsets,
+ * TRD_VNI_COLL_NONE where the collective has none. kind, op and dtype take the values of
+ * enum trd_comb_kind, trd_comb_op and trd_comb_dtype (<toroid/wire.h>). */
+#define TRD_VNI_COLL_NONE UINT64_MAX
+struct trd_vni_cctx {
+	uint32_t flags; /* F_DOORBELL only */
+	uint8_t kind, op, dtype, dims;
+	uint32_t count;  /* elements of 8 bytes */
+	uint8_t root[3]; /* x, y, z */
+	uint8_t rsvd0;
+	uint64_t src, dst;
+	uint32_t doorbell;
+	uint32_t rsvd1;
+	uint8_t pad[24];
+};
+
 _Static_assert(sizeof(struct trd_vni_sctx) == 64, "send context");
+_Static_assert(sizeof(struct trd_vni_cctx) == 64, "collective context");
 _Static_assert(sizeof(struct trd_vni_actx) == 64, "one-sided context");
 _Static_assert(sizeof(struct trd_vni_rctx) == 64, "receive context");
 

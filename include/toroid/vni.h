@@ -92,6 +92,7 @@ enum trd_vni_cpl_kind {
 	TRD_VNI_CPL_READ = 4,   /**< a one-sided read (trd_vni_read) finished */
 	TRD_VNI_CPL_ATOMIC = 5, /**< a remote atomic (trd_vni_atomic) finished: data is the old
 				 *   value */
+	TRD_VNI_CPL_COLL = 6,   /**< a collective (trd_vni_allreduce, ...) ended on this node */
 };
 
 /** A completion. */
@@ -390,6 +391,88 @@ enum trd_vni_aop {
 int trd_vni_atomic(struct trd_vni *v, struct trd_vni_addr dst, enum trd_vni_aop op,
 		   unsigned int size, uint64_t operand, uint64_t compare, uint64_t raddr,
 		   uint64_t rkey, int doorbell, uint64_t cookie);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Collectives computed by the engines (docs/collectives.md, "Collectives in the engine";
+ * docs/vni.md, "Collectives"): the node's engine posts the process's part to the engine
+ * collectives of <toroid/comb.h> and the engines of the group combine it with the other
+ * nodes' on a tree of links. One process per node takes part: every node of the group posts
+ * the same collectives (kind, op, type, count, group) in the same order. A node serves one
+ * collective per group at a time: another one of the same group on the same node (from this
+ * process or another) before the first completed fails with -EBUSY in its completion.
+ *
+ * Buffers are in the pool (trd_vni_alloc()), 8-byte aligned, @p count elements of 8 bytes
+ * (at most 131072: 1 MiB), untouched until the completion. The library checks only that
+ * each buffer starts in the pool; the engine checks the rest, and a bad command ends in one
+ * completion (kind TRD_VNI_CPL_COLL, len 0) with: -EINVAL (a buffer past the pool's end or
+ * misaligned, an unknown op or type, a type the op does not take, a group or root the torus
+ * does not have or this node is not in, a barrier with elements), -EMSGSIZE (count over the
+ * limit, or a link too small for a piece), -EBUSY (a collective of that group is in flight
+ * on this node), -ENOBUFS (the engine had no room: try again). A collective that fails
+ * across the group (a member's engine went down) ends with -EHOSTUNREACH. Success: status
+ * 0, len the vector's bytes (count * 8). */
+
+/** How an allreduce or reduce combines elements (the values of enum trd_comb_op). */
+enum trd_vni_coll_op {
+	TRD_VNI_COLL_SUM = 1,
+	TRD_VNI_COLL_MIN = 2,
+	TRD_VNI_COLL_MAX = 3,
+	TRD_VNI_COLL_BAND = 4, /**< integers only */
+	TRD_VNI_COLL_BOR = 5,  /**< integers only */
+	TRD_VNI_COLL_BXOR = 6, /**< integers only */
+};
+
+/** Element types, all 8 bytes wide (the values of enum trd_comb_dtype). Double sums are
+ * combined in a fixed order: every node and every run get the same bits. */
+enum trd_vni_coll_type {
+	TRD_VNI_COLL_I64 = 1,
+	TRD_VNI_COLL_U64 = 2,
+	TRD_VNI_COLL_DOUBLE = 3,
+};
+
+/** Most elements of one collective (1 MiB). */
+#define TRD_VNI_COLL_MAX_COUNT (1u << 17)
+
+/** A group of nodes and the root of its tree (struct trd_comb_req's dims and root). */
+struct trd_vni_group {
+	unsigned int dims; /**< the torus axes it spans: bit 0 x, bit 1 y, bit 2 z; 0 or 7: the
+			    *   whole torus. Its members share the root's coordinates on the
+			    *   other axes (3: the root's z plane, 1: its x line) */
+	uint8_t root[3];   /**< the root's coordinate (x, y, z); the same on every member */
+};
+
+/**
+ * Allreduce: combine the @p count elements at @p src of every member of group @p g (NULL:
+ * the whole torus rooted at (0, 0, 0)) with @p op as @p type; the result lands at @p dst on
+ * every member. @p src and @p dst are in the pool and do not overlap.
+ * @return 0 (one TRD_VNI_CPL_COLL completion follows); -EAGAIN (no free send context or
+ * command slot); -EINVAL (NULL @p v, @p src or @p dst not in the pool, bad doorbell, dims over
+ * 7); -EMSGSIZE (@p count over UINT32_MAX; a smaller count over TRD_VNI_COLL_MAX_COUNT is
+ * the engine's to refuse, in the completion); -ECONNRESET.
+ */
+int trd_vni_allreduce(struct trd_vni *v, const struct trd_vni_group *g, int op, int type,
+		      const void *src, void *dst, size_t count, int doorbell, uint64_t cookie);
+
+/**
+ * Reduce: as trd_vni_allreduce(), the result only at the root's @p dst (@p dst may be NULL
+ * on the other members). @return as trd_vni_allreduce().
+ */
+int trd_vni_reduce(struct trd_vni *v, const struct trd_vni_group *g, int op, int type,
+		   const void *src, void *dst, size_t count, int doorbell, uint64_t cookie);
+
+/**
+ * Broadcast: the @p count elements at @p buf of the group's root land at @p buf of every
+ * other member (any bytes: moved as 64-bit words). @return as trd_vni_allreduce().
+ */
+int trd_vni_bcast(struct trd_vni *v, const struct trd_vni_group *g, void *buf, size_t count,
+		  int doorbell, uint64_t cookie);
+
+/**
+ * Barrier: completes once every member of the group has posted it.
+ * @return as trd_vni_allreduce().
+ */
+int trd_vni_barrier(struct trd_vni *v, const struct trd_vni_group *g, int doorbell,
+		    uint64_t cookie);
 
 /** The pool offset of @p p (a pointer into the pool), or -EINVAL. For tests and tools. */
 int64_t trd_vni_offset(const struct trd_vni *v, const void *p);

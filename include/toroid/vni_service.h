@@ -177,7 +177,11 @@ struct trd_vni_svc_conf {
 	X(CMA_HELD, "cma_held") /* requests refused so as to wait for their receive, not staged */ \
 	X(LOCAL_DIRECT, "local_direct") /* messages between processes of this engine delivered     \
 					 * at once into their posted receive (no packet) */        \
-	X(COPY_LOCAL, "copy_local")     /* their bytes: sender's slot or pool -> the receive */
+	X(COPY_LOCAL, "copy_local")     /* their bytes: sender's slot or pool -> the receive */    \
+	X(COLLS, "colls")         /* collectives posted by processes (trd_vni_allreduce, ...) */   \
+	X(COLL_DONE, "coll_done") /* ... completed here */                                         \
+	X(COLL_FAILED, "coll_failed") /* ... failed across their group (-EHOSTUNREACH) */          \
+	X(COLL_BUSY, "coll_busy")     /* ... refused: one of their group in flight on this node */
 
 /** Service statistics ids. */
 enum trd_vni_svc_stat {

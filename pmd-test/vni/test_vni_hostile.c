@@ -16,9 +16,9 @@
  *                            dropped (bad_wire) with nothing written; the real ones fill it
  *   test_vni_hostile cmds    a process posts commands with absurd offsets, lengths, indices
  *                            and opcodes, overwrites its rings' sizes and masks, then breaks
- *                            its command queue: every bad command is refused (-EINVAL or
- *                            counted), the engine survives (run it under ASan/UBSan) and
- *                            serves the next process
+ *                            its command queue: every bad command (collectives too) is
+ *                            refused (-EINVAL, -EMSGSIZE or counted), the engine survives
+ *                            (run it under ASan/UBSan) and serves the next process
  *   test_vni_hostile rma_forge  one-sided access (docs/vni.md, "One-sided access to application
  *                            memory"): a forger's WRITEs to a process's registered region
  *                            with guessed keys, out of its bounds, or malformed are refused
@@ -61,8 +61,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <rte_malloc.h>
 #include <rte_ring.h>
 
+#include <toroid/comb.h>
 #include <toroid/testing.h>
 #include <toroid/topo.h>
 #include <toroid/topo_net.h>
@@ -924,6 +926,44 @@ hostile_app(void *arg)
 			return 23;
 	if (memcmp(r.pool + 4096, "hello", 5) != 0)
 		return 24;
+	/* collectives (version 4, docs/vni.md "Collectives"): offsets whose sum with the pool
+	 * overflows or that run past its end, a count over the limit, an unknown kind, an unknown
+	 * flag, a doorbell beyond the array: each one completion with its errno, the context free
+	 * again, nothing posted to the node; an index out of range is counted only */
+	{
+		static const struct {
+			uint32_t flags, count, doorbell;
+			uint8_t kind;
+			uint64_t src, dst;
+			int status;
+		} cc[6] = {
+			{0, 4, 0, 1, 0x8000000000000000ULL, 0, -EINVAL},
+			{0, 4, 0, 1, 0, (1 << 20) - 16, -EINVAL},
+			{0, 0xffffffffu, 0, 1, 0, 0, -EMSGSIZE},
+			{0, 4, 0, 9, 0, 0, -EINVAL},
+			{0x40, 4, 0, 1, 0, 0, -EINVAL},
+			{TRD_VNI_F_DOORBELL, 4, 0x80000000u, 1, 0, 64, -EINVAL},
+		};
+
+		raw_post(&r, TRD_VNI_CMD_COLL, 0x7fffffffu); /* taken before the next ones */
+		for (unsigned int i = 0; i < RTE_DIM(cc); i++) {
+			struct trd_vni_cctx *x = (struct trd_vni_cctx *)(void *)&r.sctx[6];
+
+			memset(x, 0, sizeof(*x));
+			x->flags = cc[i].flags;
+			x->kind = cc[i].kind;
+			x->op = 1;
+			x->dtype = 1;
+			x->count = cc[i].count;
+			x->doorbell = cc[i].doorbell;
+			x->src = cc[i].src;
+			x->dst = cc[i].dst;
+			raw_post(&r, TRD_VNI_CMD_COLL, 6);
+			if (raw_cpl(&r, &e) != 0 || e.kind != TRD_VNI_CPL_COLL || e.idx != 6 ||
+			    e.status != cc[i].status || e.len != 0)
+				return 26;
+		}
+	}
 	/* a producer index a million ahead: the engine closes the interface */
 	r.cmdq->prod.tail += 1u << 20;
 	{
@@ -1037,7 +1077,7 @@ old_engine(const char *path)
 	_exit(req.version == TRD_VNI_VERSION ? 0 : 3);
 }
 
-/* The attach protocol's versions: this engine serves version 3 only; a request of any other
+/* The attach protocol's versions: this engine serves versions 3 and 4 only; a request of any other
  * version is refused with -EPROTO in an answer its library can read, naming both versions;
  * a version 3 request for any process gets one the topology places here, named in the
  * answer with the engine's versions. And the library meeting an older engine says so. */
@@ -1051,15 +1091,19 @@ versions_app(void *arg)
 
 	RTE_SET_USED(arg);
 	if (raw_register(1, 4, 0, &a) != TRD_VNI_ANSWER_V1_SIZE || a.status != -EPROTO ||
-	    strstr(a.reason, "library speaks 1, this engine 3") == NULL)
+	    strstr(a.reason, "library speaks 1, this engine 4") == NULL)
 		return 1;
 	if (raw_register(2, 3, TRD_VNI_ANY, &a) != TRD_VNI_ANSWER_V2_SIZE || a.status != -EPROTO ||
-	    strstr(a.reason, "library speaks 2, this engine 3") == NULL)
+	    strstr(a.reason, "library speaks 2, this engine 4") == NULL)
 		return 2;
 	if (raw_register(TRD_VNI_VERSION + 1, 3, 0, &a) != sizeof(a) || a.status != -EPROTO ||
 	    a.version != TRD_VNI_VERSION || a.version_min != TRD_VNI_VERSION_MIN ||
-	    strstr(a.reason, "library speaks 4, this engine 3") == NULL)
+	    strstr(a.reason, "library speaks 5, this engine 4") == NULL)
 		return 3;
+	/* version 3 (no collectives) is still served */
+	if (raw_register(3, 3, TRD_VNI_ANY, &a) != sizeof(a) || a.status != 0 ||
+	    a.version != TRD_VNI_VERSION || a.version_min != 3)
+		return 8;
 	if (raw_register(TRD_VNI_VERSION, 3, TRD_VNI_ANY, &a) != sizeof(a) || a.status != 0 ||
 	    a.app != 3 || (a.proc != 0 && a.proc != 1) || a.version != TRD_VNI_VERSION)
 		return 4;
@@ -1079,7 +1123,7 @@ versions_app(void *arg)
 		struct trd_vni *v = trd_vni_open(&c);
 
 		if (v != NULL || errno != EPROTO ||
-		    strstr(trd_vni_open_error(), "library speaks 3, the engine 2 or older") ==
+		    strstr(trd_vni_open_error(), "library speaks 4, the engine 2 or older") ==
 			    NULL ||
 		    strstr(trd_vni_open_error(), "unknown request or version") == NULL) {
 			fprintf(stderr, "versions: open %p errno %d: \"%s\"\n", (void *)v, errno,
@@ -1101,7 +1145,9 @@ test_cmds(void)
 
 	rc = reap_child(spawn(hostile_app, NULL), WAIT_US);
 	T_ASSERT(rc == 0, "the hostile application saw the engine misbehave (%d)", rc);
-	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_CMDS), bad0 + 14);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_CMDS), bad0 + 21);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_COLLS), 6);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_COLL_DONE), 0);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_CMA_BAD), 2);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_CMA_REFUSED), 0);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_QUEUES), 1);
@@ -1109,11 +1155,11 @@ test_cmds(void)
 	T_EQ(reap_child(spawn(polite_app, NULL), WAIT_US), 0);
 	T_EQ(reap_child(spawn(versions_app, NULL), WAIT_US), 0);
 	printf("cmds: 2 answers to CMA requests never made counted, "
-	       "14 hostile commands refused (11 completed with -EINVAL; 5 bad claims), "
-	       "overwritten ring "
+	       "21 hostile commands refused (11 completed with -EINVAL; 5 bad claims; 6 bad "
+	       "collectives with their errno), overwritten ring "
 	       "headers ignored, a broken queue closed its interface; the engine served the next "
-	       "process; attach protocol version 3 served, 1, 2 and 4 refused naming both versions, an "
-	       "older engine named by the library\n");
+	       "process; attach protocol versions 3 and 4 served, 1, 2 and 5 refused naming both "
+	       "versions, an older engine named by the library\n");
 }
 
 /* ---- owner ---- */
@@ -1339,6 +1385,121 @@ test_pid_exit(void)
 	       "kept its socket open\n");
 }
 
+/* ---- coll_death ---- */
+
+#define CD_N 4000 /* elements: 23 pieces */
+
+/* 4:0 posts an allreduce of the whole torus (its node's part), says so, and waits to be
+ * killed. */
+static int
+coll_death_app(void *arg)
+{
+	int *up = arg;
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 4,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000};
+	struct trd_vni *v = trd_vni_open(&c);
+	int64_t *x, *y;
+
+	if (v == NULL)
+		return 40;
+	x = trd_vni_alloc(v, CD_N * 8);
+	y = trd_vni_alloc(v, CD_N * 8);
+	if (x == NULL || y == NULL)
+		return 41;
+	for (int i = 0; i < CD_N; i++)
+		x[i] = i + 1;
+	if (trd_vni_allreduce(v, NULL, TRD_VNI_COLL_SUM, TRD_VNI_COLL_I64, x, y, CD_N, -1, 1) != 0)
+		return 42;
+	if (write(*up, "p", 1) != 1)
+		return 43;
+	for (;;)
+		pause(); /* until SIGKILL */
+}
+
+/* A process killed while its node's part of a collective is in flight: the other nodes are
+ * not held up and get the right result (its vector included), and the engine keeps the
+ * interface's segment (the engine still reads and writes its pool) until the collective ended
+ * at its node, then releases it. Under ASan a release before that is a use after free. */
+static void
+test_coll_death(void)
+{
+	uint64_t det0 = stat_of(TRD_VNI_SVC_STAT_DETACHED);
+	uint64_t rec0 = stat_of(TRD_VNI_SVC_STAT_RECLAIMED);
+	int64_t *buf[3] = {NULL, NULL, NULL};
+	struct trd_mr *mr[3] = {NULL, NULL, NULL};
+	uint16_t ctr[3] = {0, 0, 0};
+	uint64_t deadline;
+	int up[2], st;
+	pid_t pid;
+	char b;
+
+	pipe_nb(up);
+	pid = spawn(coll_death_app, &up[1]);
+	read_pipe(up[0], &b, 1);
+	pump_until_stat(TRD_VNI_SVC_STAT_COLLS, 1);
+	T_EQ(kill(pid, SIGKILL), 0);
+	T_EQ(waitpid(pid, &st, 0), pid);
+	pump_until_stat(TRD_VNI_SVC_STAT_DETACHED, det0 + 1);
+	for (int i = 0; i < 1000; i++)
+		pump();
+	/* dead, but held: the collective has not ended at node 0 */
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_RECLAIMED), rec0);
+	T_EQ(trd_vni_svc_n_ifs(vs), 1);
+	for (unsigned int r = 1; r < 3; r++) {
+		struct trd_comb_req rq = {.kind = TRD_COMB_ALLREDUCE,
+					  .op = TRD_COMB_SUM,
+					  .dtype = TRD_COMB_I64,
+					  .dims = TRD_COMB_TORUS,
+					  .count = CD_N};
+
+		buf[r] = rte_zmalloc(NULL, 2 * CD_N * 8, 64);
+		T_ASSERT(buf[r] != NULL, "rte_zmalloc");
+		mr[r] = trd_mr_register(nd[r], buf[r], 2 * CD_N * 8, 0);
+		T_ASSERT(mr[r] != NULL, "trd_mr_register");
+		for (int i = 0; i < CD_N; i++)
+			buf[r][i] = (int64_t)(r + 1) * (i + 1);
+		T_EQ(trd_counter_alloc(nd[r], &ctr[r]), 0);
+		T_EQ(trd_counter_set(nd[r], ctr[r], 1), 0);
+		rq.counter = ctr[r];
+		rq.src = buf[r];
+		rq.dst = buf[r] + CD_N;
+		T_EQ(trd_comb_post(nd[r], &rq), 0);
+	}
+	deadline = trd_time_us() + WAIT_US;
+	for (;;) {
+		int64_t a, c;
+
+		T_EQ(trd_counter_read(nd[1], ctr[1], &a), 0);
+		T_EQ(trd_counter_read(nd[2], ctr[2], &c), 0);
+		if (a == 0 && c == 0)
+			break;
+		T_ASSERT(a >= 0 && c >= 0, "the collective failed (%lld, %lld)", (long long)a,
+			 (long long)c);
+		T_ASSERT(trd_time_us() < deadline, "the collective did not complete");
+		pump();
+	}
+	for (unsigned int r = 1; r < 3; r++) {
+		for (int i = 0; i < CD_N; i++)
+			T_ASSERT(buf[r][CD_N + i] == 6 * (int64_t)(i + 1),
+				 "node %u element %d: %lld", r, i, (long long)buf[r][CD_N + i]);
+		trd_mr_deregister(mr[r]);
+		trd_counter_free(nd[r], ctr[r]);
+		rte_free(buf[r]);
+	}
+	/* ended at node 0 too: no completion (no process), the interface released */
+	pump_until_stat(TRD_VNI_SVC_STAT_RECLAIMED, rec0 + 1);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_COLL_DONE), 1);
+	T_EQ(trd_vni_svc_n_ifs(vs), 0);
+	close(up[0]);
+	close(up[1]);
+	printf("coll_death: a process killed mid-allreduce: the other nodes got the sum with its "
+	       "vector, its interface was held until the collective ended at its node, then "
+	       "released\n");
+}
+
 /* ---- rma_lossy ---- */
 
 #define LOSSY_OPS    8
@@ -1524,6 +1685,8 @@ main(int argc, char **argv)
 		test_rma_lossy();
 	else if (strcmp(argv[1], "data_forge") == 0)
 		test_data_forge();
+	else if (strcmp(argv[1], "coll_death") == 0)
+		test_coll_death();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni %s\n", argv[1]);

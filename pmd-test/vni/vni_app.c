@@ -59,6 +59,10 @@
  *       staged, long refused then claimed into a short buffer) deliver their first cap bytes
  *       (nothing past them) with -EMSGSIZE, the whole length and the immediate data; every
  *       send completes with 0 and the message's length.
+ *   coll --peers A:P
+ *       collectives computed by the engines (trd_vni_allreduce, trd_vni_bcast,
+ *       trd_vni_barrier) on a 2x1x1 torus, one process per node, and refused ones: see
+ *       vni_app_coll.c.
  *   attach
  *       print "self A:P" (the identity trd_vni_info gives: with --proc any, the process the
  *       engine chose), then obey lines on stdin: "exchange A:P,..." (as the exchange mode,
@@ -1165,6 +1169,8 @@ main(int argc, char **argv)
 		rc = mode_claim();
 	else if (strcmp(mode, "trunc") == 0)
 		rc = mode_trunc();
+	else if (strcmp(mode, "coll") == 0)
+		rc = mode_coll();
 	else if (strcmp(mode, "attach") == 0)
 		rc = mode_attach();
 	else
