@@ -192,7 +192,7 @@ svc_rx_local(struct trd_vni_svc *s, const struct vif *v, struct vif *dv, uint64_
 		return rx_local_stage(s, v, dv, tag, data, len, has_data, imm);
 	n = RTE_MIN(len, rv->cap);
 	if (n != 0 && !rv->vaddr) {
-		memcpy(dv->pool + rv->buf, data, n);
+		memmove(dv->pool + rv->buf, data, n); /* a send to itself may overlap */
 	} else if (n != 0) {
 		st = svc_vmem_write(dv, data, rv->buf, n);
 		if (st != 0 && st != -ECONNRESET && st != -ENOMEM) {
