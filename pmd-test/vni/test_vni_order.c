@@ -46,71 +46,12 @@
 #include <toroid/vni_service.h>
 #include <toroid/vni_wire.h>
 
-#include "../test_common.h"
+#define WAIT_US 120000000ULL /* a whole lossy run, bounded (before vni_test.h) */
+#include "vni_test.h"
 
-#define WAIT_US 120000000ULL /* a whole lossy run, bounded */
 #define N_MSGS  2000
 #define LONGEST 300000 /* longer than the receiver's staging share (256 KiB) */
 #define N_RECVS 4      /* receives the receiver keeps posted */
-
-static char dir[64], sock0[100], sock1[100];
-static struct trd_topo *topo;
-static struct trd_net *net;
-static struct trd_node *nd[3];
-static struct trd_vni_svc *vs[2];
-
-static void
-pump(void)
-{
-	trd_net_poll(net);
-	trd_vni_svc_poll(vs[0]);
-	trd_vni_svc_poll(vs[1]);
-}
-
-static uint64_t
-stat_of(unsigned int n, enum trd_vni_svc_stat k)
-{
-	uint64_t st[TRD_VNI_SVC_STAT_MAX];
-
-	trd_vni_svc_stats_get(vs[n], st);
-	return st[k];
-}
-
-static pid_t
-spawn(int (*fn)(void), int close_fd)
-{
-	pid_t pid = fork();
-
-	T_ASSERT(pid >= 0, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		if (close_fd >= 0)
-			close(close_fd);
-		_exit(fn());
-	}
-	return pid;
-}
-
-/* Pump until child @p pid exits (bounded); its exit status. */
-static int
-reap_child(pid_t pid, uint64_t deadline)
-{
-	int st;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (trd_time_us() >= deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			T_ASSERT(0, "child %d did not finish in time", (int)pid);
-		}
-		pump();
-	}
-	T_ASSERT(WIFEXITED(st), "child %d died of signal %d", (int)pid, WTERMSIG(st));
-	return WEXITSTATUS(st);
-}
 
 /* Message i's length: eager (below the 512 B threshold), long of a few KiB, of tens of KiB, and
  * every 50th longer than the receiver's staging share. */
@@ -138,12 +79,12 @@ pat(uint32_t i, uint32_t k)
 
 /* ---- the applications ---- */
 
-static int go_r = -1; /* the receiver's start signal (a pipe) */
+static int go_r = -1, go_w = -1; /* the receiver's start signal (a pipe), its two ends */
 
 static int
-sender(void)
+sender(void *arg)
 {
-	struct trd_vni_conf c = {.socket = sock0,
+	struct trd_vni_conf c = {.socket = sock_path,
 				 .app = 1,
 				 .proc = 0,
 				 .pool_size = 64 << 20,
@@ -155,6 +96,8 @@ sender(void)
 	uint8_t *bufs[N_MSGS] = {NULL};
 	uint32_t posted = 0, done = 0;
 	uint64_t deadline = trd_time_us() + WAIT_US;
+
+	RTE_SET_USED(arg);
 
 	if (v == NULL)
 		return 10;
@@ -213,9 +156,9 @@ sender(void)
 }
 
 static int
-receiver(void)
+receiver(void *arg)
 {
-	struct trd_vni_conf c = {.socket = sock1,
+	struct trd_vni_conf c = {.socket = sock_n1,
 				 .app = 1,
 				 .proc = 1,
 				 .pool_size = 16 << 20,
@@ -227,6 +170,9 @@ receiver(void)
 	uint32_t posted = 0, got = 0;
 	uint64_t deadline = trd_time_us() + WAIT_US;
 	char b;
+
+	RTE_SET_USED(arg);
+	close(go_w); /* the parent's end of the start signal */
 
 	if (v == NULL)
 		return 20;
@@ -304,22 +250,22 @@ test_lossy(void)
 		T_EQ(trd_node_impair(nd[r], &imp), 0);
 	T_EQ(pipe(go), 0);
 	go_r = go[0];
+	go_w = go[1];
 	t0 = trd_time_us();
-	pr = spawn(receiver, go[1]);
-	ps = spawn(sender, -1);
+	pr = spawn(receiver, NULL);
+	ps = spawn(sender, NULL);
 	close(go[0]);
 	/* let requests be staged, refused and parked before the first receive */
 	deadline = trd_time_us() + 10000000;
-	while ((stat_of(1, TRD_VNI_SVC_STAT_ORDER_PARKED) < 20 ||
-		stat_of(1, TRD_VNI_SVC_STAT_NAK_SENT) < 1) &&
+	while ((stat_on(1, TRD_VNI_SVC_STAT_ORDER_PARKED) < 20 ||
+		stat_on(1, TRD_VNI_SVC_STAT_NAK_SENT) < 1) &&
 	       trd_time_us() < deadline)
 		pump();
 	T_EQ(write(go[1], "g", 1), 1);
 	close(go[1]);
-	deadline = trd_time_us() + WAIT_US;
-	rc = reap_child(ps, deadline);
+	rc = reap_child(ps, WAIT_US);
 	T_ASSERT(rc == 0, "the sender failed (%d)", rc);
-	rc = reap_child(pr, deadline);
+	rc = reap_child(pr, WAIT_US);
 	T_ASSERT(rc == 0, "the receiver failed (%d): see its message", rc);
 	for (unsigned int r = 0; r < 2; r++)
 		for (unsigned int l = 0; l < trd_node_n_links(nd[r]); l++) {
@@ -329,29 +275,29 @@ test_lossy(void)
 			lost += ls.imp_lost;
 		}
 	T_ASSERT(lost > 0, "the links lost no frame");
-	T_ASSERT(stat_of(0, TRD_VNI_SVC_STAT_ORDER_INFLIGHT_MAX) >= 8,
+	T_ASSERT(stat_on(0, TRD_VNI_SVC_STAT_ORDER_INFLIGHT_MAX) >= 8,
 		 "at most %llu ordered requests in flight at once: a round trip per message",
-		 (unsigned long long)stat_of(0, TRD_VNI_SVC_STAT_ORDER_INFLIGHT_MAX));
-	T_ASSERT(stat_of(1, TRD_VNI_SVC_STAT_ORDER_PARKED) > 0, "nothing was parked");
-	T_ASSERT(stat_of(1, TRD_VNI_SVC_STAT_NAK_SENT) > 0, "nothing was refused");
-	T_ASSERT(stat_of(1, TRD_VNI_SVC_STAT_STAGED) > 0, "nothing was staged");
-	T_EQ(stat_of(1, TRD_VNI_SVC_STAT_ORDER_DROPPED), 0);
-	T_EQ(stat_of(0, TRD_VNI_SVC_STAT_BAD_REPLIES), 0);
-	T_EQ(stat_of(1, TRD_VNI_SVC_STAT_BAD_WIRE), 0);
-	T_EQ(stat_of(0, TRD_VNI_SVC_STAT_ERRORS), 0);
-	T_EQ(stat_of(1, TRD_VNI_SVC_STAT_ERRORS), 0);
+		 (unsigned long long)stat_on(0, TRD_VNI_SVC_STAT_ORDER_INFLIGHT_MAX));
+	T_ASSERT(stat_on(1, TRD_VNI_SVC_STAT_ORDER_PARKED) > 0, "nothing was parked");
+	T_ASSERT(stat_on(1, TRD_VNI_SVC_STAT_NAK_SENT) > 0, "nothing was refused");
+	T_ASSERT(stat_on(1, TRD_VNI_SVC_STAT_STAGED) > 0, "nothing was staged");
+	T_EQ(stat_on(1, TRD_VNI_SVC_STAT_ORDER_DROPPED), 0);
+	T_EQ(stat_on(0, TRD_VNI_SVC_STAT_BAD_REPLIES), 0);
+	T_EQ(stat_on(1, TRD_VNI_SVC_STAT_BAD_WIRE), 0);
+	T_EQ(stat_on(0, TRD_VNI_SVC_STAT_ERRORS), 0);
+	T_EQ(stat_on(1, TRD_VNI_SVC_STAT_ERRORS), 0);
 	printf("order lossy: %u ordered messages in send order, byte-exact, in %.2f s; up to "
 	       "%llu in flight at once, %llu holds; receiver: %llu staged, %llu refused, %llu "
 	       "parked, %llu parked refused; sender: %llu retries; %llu frames lost on the "
 	       "links\n",
 	       N_MSGS, (double)(trd_time_us() - t0) / 1e6,
-	       (unsigned long long)stat_of(0, TRD_VNI_SVC_STAT_ORDER_INFLIGHT_MAX),
-	       (unsigned long long)stat_of(0, TRD_VNI_SVC_STAT_ORDER_HOLDS),
-	       (unsigned long long)stat_of(1, TRD_VNI_SVC_STAT_STAGED),
-	       (unsigned long long)stat_of(1, TRD_VNI_SVC_STAT_NAK_SENT),
-	       (unsigned long long)stat_of(1, TRD_VNI_SVC_STAT_ORDER_PARKED),
-	       (unsigned long long)stat_of(1, TRD_VNI_SVC_STAT_ORDER_REFUSED),
-	       (unsigned long long)stat_of(0, TRD_VNI_SVC_STAT_RETRIES), (unsigned long long)lost);
+	       (unsigned long long)stat_on(0, TRD_VNI_SVC_STAT_ORDER_INFLIGHT_MAX),
+	       (unsigned long long)stat_on(0, TRD_VNI_SVC_STAT_ORDER_HOLDS),
+	       (unsigned long long)stat_on(1, TRD_VNI_SVC_STAT_STAGED),
+	       (unsigned long long)stat_on(1, TRD_VNI_SVC_STAT_NAK_SENT),
+	       (unsigned long long)stat_on(1, TRD_VNI_SVC_STAT_ORDER_PARKED),
+	       (unsigned long long)stat_on(1, TRD_VNI_SVC_STAT_ORDER_REFUSED),
+	       (unsigned long long)stat_on(0, TRD_VNI_SVC_STAT_RETRIES), (unsigned long long)lost);
 }
 
 /* ---- restart: a sender dies mid-stream, a new one takes its address ---- */
@@ -363,9 +309,9 @@ test_lossy(void)
 /* The first incarnation of 1:0: a long message the receiver cannot stage, then 40 short ones
  * behind it, all ordered; then it waits to be killed. */
 static int
-old_sender(void)
+old_sender(void *arg)
 {
-	struct trd_vni_conf c = {.socket = sock0,
+	struct trd_vni_conf c = {.socket = sock_path,
 				 .app = 1,
 				 .proc = 0,
 				 .pool_size = 4 << 20,
@@ -374,6 +320,8 @@ old_sender(void)
 	struct trd_vni_addr dst = {.app = 1, .proc = 1};
 	struct trd_vni *v = trd_vni_open(&c);
 	uint8_t *b = v == NULL ? NULL : trd_vni_alloc(v, LONGEST);
+
+	RTE_SET_USED(arg);
 
 	if (b == NULL)
 		return 40;
@@ -389,9 +337,9 @@ old_sender(void)
 
 /* The second incarnation: N_NEW ordered messages, long and short, byte-exact. */
 static int
-new_sender(void)
+new_sender(void *arg)
 {
-	struct trd_vni_conf c = {.socket = sock0,
+	struct trd_vni_conf c = {.socket = sock_path,
 				 .app = 1,
 				 .proc = 0,
 				 .pool_size = 8 << 20,
@@ -401,6 +349,8 @@ new_sender(void)
 	struct trd_vni *v = trd_vni_open(&c);
 	uint64_t deadline = trd_time_us() + 60000000;
 	unsigned int done = 0;
+
+	RTE_SET_USED(arg);
 
 	if (v == NULL)
 		return 50;
@@ -434,9 +384,9 @@ new_sender(void)
 /* 1:1 takes the new incarnation's messages (tags NEW_TAG | i) with masked receives, one at a
  * time once told: the j-th must be message j. */
 static int
-restart_receiver(void)
+restart_receiver(void *arg)
 {
-	struct trd_vni_conf c = {.socket = sock1,
+	struct trd_vni_conf c = {.socket = sock_n1,
 				 .app = 1,
 				 .proc = 1,
 				 .pool_size = 4 << 20,
@@ -446,6 +396,9 @@ restart_receiver(void)
 	uint8_t *b = v == NULL ? NULL : trd_vni_alloc(v, LONGEST);
 	uint64_t deadline = trd_time_us() + 60000000;
 	char g;
+
+	RTE_SET_USED(arg);
+	close(go_w); /* the parent's end of the start signal */
 
 	if (b == NULL)
 		return 60;
@@ -479,10 +432,10 @@ pump_until(unsigned int n, enum trd_vni_svc_stat k, uint64_t want, const char *w
 {
 	uint64_t deadline = trd_time_us() + 20000000;
 
-	while (stat_of(n, k) < want && trd_time_us() < deadline)
+	while (stat_on(n, k) < want && trd_time_us() < deadline)
 		pump();
-	T_ASSERT(stat_of(n, k) >= want, "%s: %s %llu, want %llu", what, trd_vni_svc_stat_name(k),
-		 (unsigned long long)stat_of(n, k), (unsigned long long)want);
+	T_ASSERT(stat_on(n, k) >= want, "%s: %s %llu, want %llu", what, trd_vni_svc_stat_name(k),
+		 (unsigned long long)stat_on(n, k), (unsigned long long)want);
 }
 
 static void
@@ -494,35 +447,35 @@ test_restart(void)
 
 	T_EQ(pipe(go), 0);
 	go_r = go[0];
-	pr = spawn(restart_receiver, go[1]);
+	go_w = go[1];
+	pr = spawn(restart_receiver, NULL);
 	close(go[0]);
 	pump_until(1, TRD_VNI_SVC_STAT_ATTACHED, 1, "the receiver attaches");
-	old = spawn(old_sender, -1);
+	old = spawn(old_sender, NULL);
 	pump_until(1, TRD_VNI_SVC_STAT_ORDER_PARKED, 40, "the short ones parked");
-	T_EQ(stat_of(1, TRD_VNI_SVC_STAT_STAGED), 0); /* none overtook the long one */
+	T_EQ(stat_on(1, TRD_VNI_SVC_STAT_STAGED), 0); /* none overtook the long one */
 	T_EQ(kill(old, SIGKILL), 0);
 	T_EQ(waitpid(old, &rc, 0), old);
 	/* the engines end the dead interface: its parked messages are refused, asked again
 	 * (the long one ended: they are matched, staged) and end; nothing stays attached */
 	pump_until(0, TRD_VNI_SVC_STAT_DETACHED, 1, "the sender's death is seen");
 	deadline = trd_time_us() + 20000000;
-	while (trd_vni_svc_n_ifs(vs[0]) != 0 && trd_time_us() < deadline)
+	while (trd_vni_svc_n_ifs(vs) != 0 && trd_time_us() < deadline)
 		pump();
-	T_EQ(trd_vni_svc_n_ifs(vs[0]), 0);
-	fresh = spawn(new_sender, -1);
+	T_EQ(trd_vni_svc_n_ifs(vs), 0);
+	fresh = spawn(new_sender, NULL);
 	T_EQ(write(go[1], "g", 1), 1);
 	close(go[1]);
-	deadline = trd_time_us() + 60000000;
-	rc = reap_child(fresh, deadline);
+	rc = reap_child(fresh, 60000000);
 	T_ASSERT(rc == 0, "the new sender failed (%d)", rc);
-	rc = reap_child(pr, deadline);
+	rc = reap_child(pr, 60000000);
 	T_ASSERT(rc == 0, "the receiver failed (%d)", rc);
-	T_EQ(stat_of(1, TRD_VNI_SVC_STAT_ORDER_DROPPED), 0);
-	T_EQ(stat_of(1, TRD_VNI_SVC_STAT_BAD_WIRE), 0);
+	T_EQ(stat_on(1, TRD_VNI_SVC_STAT_ORDER_DROPPED), 0);
+	T_EQ(stat_on(1, TRD_VNI_SVC_STAT_BAD_WIRE), 0);
 	printf("order restart: a sender killed with 40 requests parked; its interface released "
 	       "(%llu parked requests refused); a new process at its address sent %u ordered "
 	       "messages, received in order\n",
-	       (unsigned long long)stat_of(1, TRD_VNI_SVC_STAT_ORDER_REFUSED), N_NEW);
+	       (unsigned long long)stat_on(1, TRD_VNI_SVC_STAT_ORDER_REFUSED), N_NEW);
 }
 
 /* ---- forge: node 2 sends ordered requests by hand ---- */
@@ -556,19 +509,19 @@ forge(uint32_t stream, uint32_t seq, uint32_t back, enum trd_vni_svc_stat k, uin
 	memset(w + TRD_VW_HDR_LEN, (int)(seq & 0xff), 8);
 	trd_desc_fifo(&d, trd_node_coord(nd[1]), 0, w, sizeof(w), TRD_VW_USER(h.type), 0);
 	T_EQ(trd_inject(trd_inj_fifo(nd[2], 0), &d), 0);
-	while (stat_of(1, k) < want && trd_time_us() < deadline)
+	while (stat_on(1, k) < want && trd_time_us() < deadline)
 		pump();
 	for (int i = 0; i < 200; i++)
 		pump();
-	T_ASSERT(stat_of(1, k) == want, "request %u of stream %u (back %u): %s %llu, want %llu",
-		 seq, stream, back, trd_vni_svc_stat_name(k), (unsigned long long)stat_of(1, k),
+	T_ASSERT(stat_on(1, k) == want, "request %u of stream %u (back %u): %s %llu, want %llu",
+		 seq, stream, back, trd_vni_svc_stat_name(k), (unsigned long long)stat_on(1, k),
 		 (unsigned long long)want);
 }
 
 static int
-forge_receiver(void)
+forge_receiver(void *arg)
 {
-	struct trd_vni_conf c = {.socket = sock1,
+	struct trd_vni_conf c = {.socket = sock_n1,
 				 .app = 1,
 				 .proc = 1,
 				 .pool_size = 1 << 20,
@@ -579,6 +532,9 @@ forge_receiver(void)
 	uint64_t deadline = trd_time_us() + 20000000;
 	uint8_t *b;
 	char g;
+
+	RTE_SET_USED(arg);
+	close(go_w); /* the parent's end of the start signal */
 
 	if (v == NULL || (b = trd_vni_alloc(v, 64)) == NULL)
 		return 30;
@@ -612,13 +568,14 @@ test_forge(void)
 
 	T_EQ(pipe(go), 0);
 	go_r = go[0];
-	pr = spawn(forge_receiver, go[1]);
+	go_w = go[1];
+	pr = spawn(forge_receiver, NULL);
 	close(go[0]);
 	deadline = trd_time_us() + 10000000;
-	while (stat_of(1, TRD_VNI_SVC_STAT_ATTACHED) < 1 && trd_time_us() < deadline)
+	while (stat_on(1, TRD_VNI_SVC_STAT_ATTACHED) < 1 && trd_time_us() < deadline)
 		pump();
-	T_ASSERT(stat_of(1, TRD_VNI_SVC_STAT_ATTACHED) >= 1, "the receiver did not attach");
-	d0 = stat_of(1, TRD_VNI_SVC_STAT_ORDER_DROPPED);
+	T_ASSERT(stat_on(1, TRD_VNI_SVC_STAT_ATTACHED) >= 1, "the receiver did not attach");
+	d0 = stat_on(1, TRD_VNI_SVC_STAT_ORDER_DROPPED);
 #define DROPPED(n) TRD_VNI_SVC_STAT_ORDER_DROPPED, d0 + (n)
 	forge(FORGED_STREAM, 100, 0, TRD_VNI_SVC_STAT_STAGED, 1); /* opens the stream: staged */
 	forge(FORGED_STREAM, 102, 1, TRD_VNI_SVC_STAT_ORDER_PARKED, 1); /* ahead of 101 */
@@ -630,17 +587,17 @@ test_forge(void)
 	forge(FORGED_STREAM, 103, 0xffffffffu, DROPPED(6));     /* ... far past it */
 	forge(0, 101, 0, DROPPED(7));                           /* stream 0 */
 	forge(FORGED_STREAM, 102, 1, DROPPED(8));               /* a duplicate of the parked one */
-	T_EQ(stat_of(1, TRD_VNI_SVC_STAT_STAGED), 1);           /* none of them went anywhere */
-	T_EQ(stat_of(1, TRD_VNI_SVC_STAT_ORDER_PARKED), 1);
+	T_EQ(stat_on(1, TRD_VNI_SVC_STAT_STAGED), 1);           /* none of them went anywhere */
+	T_EQ(stat_on(1, TRD_VNI_SVC_STAT_ORDER_PARKED), 1);
 	/* the gap: 101, then the parked 102; then 103, matched at once */
 	forge(FORGED_STREAM, 101, 1, TRD_VNI_SVC_STAT_STAGED, 3);
 	forge(FORGED_STREAM, 103, 0, TRD_VNI_SVC_STAT_STAGED, 4);
 #undef DROPPED
 	T_EQ(write(go[1], "g", 1), 1);
 	close(go[1]);
-	T_ASSERT(reap_child(pr, trd_time_us() + 30000000) == 0, "the receiver failed");
-	T_EQ(stat_of(1, TRD_VNI_SVC_STAT_ORDER_DROPPED) - d0, 8);
-	T_EQ(stat_of(1, TRD_VNI_SVC_STAT_BAD_WIRE), 0);
+	T_ASSERT(reap_child(pr, 30000000) == 0, "the receiver failed");
+	T_EQ(stat_on(1, TRD_VNI_SVC_STAT_ORDER_DROPPED) - d0, 8);
+	T_EQ(stat_on(1, TRD_VNI_SVC_STAT_BAD_WIRE), 0);
 	printf("order forge: 8 forged ordered requests dropped and counted (order_dropped), "
 	       "4 in-window ones matched in number order, the early one parked\n");
 }
@@ -652,44 +609,13 @@ static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 				"[node 1]\nprocs = 1:1\nx+ = 0\nx- = 1\n"
 				"[node 2]\nprocs = 1:5\nx+ = 0\nx- = 1\n";
 
-static void
-cleanup(void)
-{
-	for (unsigned int r = 0; r < 2; r++)
-		trd_vni_svc_free(vs[r]);
-	trd_net_free(net);
-	trd_topo_free(topo);
-	unlink(sock0);
-	unlink(sock1);
-	rmdir(dir);
-}
-
-static struct trd_vni_svc *
-svc(unsigned int r, const char *path)
-{
-	struct trd_vni_svc_conf vc;
-	struct trd_vni_svc *s;
-
-	memset(&vc, 0, sizeof(vc));
-	vc.node = nd[r];
-	vc.topo = topo;
-	vc.socket = path;
-	vc.inline_max = 960;
-	vc.rep_fifo = 1;
-	vc.staging = 256 << 10;
-	vc.noproc_ms = 5000;
-	s = trd_vni_svc_create(&vc);
-	T_ASSERT(s != NULL, "trd_vni_svc_create (node %u): %s", r, rte_strerror(rte_errno));
-	return s;
-}
-
 int
 main(int argc, char **argv)
 {
-	struct trd_node_conf ncf;
-	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ncf};
-	char err[256], path[128];
-	FILE *f;
+	struct trd_vni_svc_conf vc, vc1;
+	/* payload_crc: the impairment corrupts payloads too (real NICs: the FCS) */
+	const struct vni_setup_opt o = {
+		.rec_fifo_size = 1024, .n_counters = 1024, .payload_crc = true, .vc_n1 = &vc1};
 
 	if (argc != 2 || (strcmp(argv[1], "lossy") != 0 && strcmp(argv[1], "forge") != 0 &&
 			  strcmp(argv[1], "restart") != 0)) {
@@ -697,32 +623,11 @@ main(int argc, char **argv)
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
-	snprintf(dir, sizeof(dir), "/tmp/toroid-vorder.XXXXXX");
-	T_ASSERT(mkdtemp(dir) != NULL, "mkdtemp");
-	snprintf(path, sizeof(path), "%s/topo.ini", dir);
-	f = fopen(path, "w");
-	T_ASSERT(f != NULL && fputs(topo_text, f) >= 0 && fclose(f) == 0, "topology file");
-	topo = trd_topo_load(path, err, sizeof(err));
-	T_ASSERT(topo != NULL, "%s", err);
-	unlink(path);
-	memset(&ncf, 0, sizeof(ncf));
-	ncf.n_inj_fifos = 2;
-	ncf.inj_fifo_size = 1024;
-	ncf.n_rec_fifos = 1;
-	ncf.rec_fifo_size = 1024;
-	ncf.n_counters = 1024;
-	ncf.n_regions = 64;
-	ncf.inline_max = 960;
-	ncf.payload_crc = true; /* the impairment corrupts payloads too (real NICs: the FCS) */
-	net = trd_net_from_topo(topo, &nc);
-	T_ASSERT(net != NULL, "trd_net_from_topo: %s", rte_strerror(rte_errno));
-	for (unsigned int r = 0; r < 3; r++)
-		nd[r] = trd_net_topo_node(net, topo, r);
-	snprintf(sock0, sizeof(sock0), "%s/n0.sock", dir);
-	snprintf(sock1, sizeof(sock1), "%s/n1.sock", dir);
-	vs[0] = svc(0, sock0);
-	vs[1] = svc(1, sock1);
-	atexit(cleanup);
+	memset(&vc, 0, sizeof(vc));
+	vc.staging = 256 << 10;
+	vc.noproc_ms = 5000;
+	vc1 = vc;
+	vni_setup_with("vorder", topo_text, &o, &vc);
 	if (strcmp(argv[1], "lossy") == 0)
 		test_lossy();
 	else if (strcmp(argv[1], "restart") == 0)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared by the VNI tests that run the service in-process (test_vni_atom.c, test_vni_trust.c,
- * test_vni_hostile.c): the engine they poll, the forked application processes, the pipes the
- * children report through, each wait bounded. Every test program includes it once.
+ * test_vni_hostile.c, test_vni_order.c): the engine they poll, the forked application processes,
+ * the pipes the children report through, each wait bounded. Every test program includes it once.
  */
 #ifndef TRD_VNI_TEST_H
 #define TRD_VNI_TEST_H
@@ -27,34 +27,46 @@
 
 #include "../test_common.h"
 
-#define WAIT_US 10000000ULL /* the bound of every wait */
-#define PAGE    4096u
-#define VADDR   0x3a5a00000000ULL /* the victim's region: the same address in every image */
-#define VLEN    (4 * PAGE)
-#define INIT    0x11 /* the victim's bytes */
-#define SECRET  0x5e /* the new image's (or the new process's) bytes */
+#ifndef WAIT_US
+#define WAIT_US 10000000ULL /* the bound of every wait (a test may define a longer one first) */
+#endif
+#define PAGE   4096u
+#define VADDR  0x3a5a00000000ULL /* the victim's region: the same address in every image */
+#define VLEN   (4 * PAGE)
+#define INIT   0x11 /* the victim's bytes */
+#define SECRET 0x5e /* the new image's (or the new process's) bytes */
 
-/* the test's torus (one in-process engine per node, ring links) and the VNI service on node 0 */
-static char dir[64], sock_path[100];
+/* the test's torus (one in-process engine per node, ring links), the VNI service on node 0 and,
+ * with vni_setup_with(), one on node 1 */
+static char dir[64], sock_path[100], sock_n1[100];
 static struct trd_topo *topo;
 static struct trd_net *net;
 static struct trd_node *nd[3];
-static struct trd_vni_svc *vs;
+static struct trd_vni_svc *vs, *vs_n1;
 
 static inline void
 pump(void)
 {
 	trd_net_poll(net);
 	trd_vni_svc_poll(vs);
+	if (vs_n1 != NULL)
+		trd_vni_svc_poll(vs_n1);
+}
+
+/* Statistic @p k of the service on node @p n (0 or 1). */
+static inline uint64_t
+stat_on(unsigned int n, enum trd_vni_svc_stat k)
+{
+	uint64_t st[TRD_VNI_SVC_STAT_MAX];
+
+	trd_vni_svc_stats_get(n == 0 ? vs : vs_n1, st);
+	return st[k];
 }
 
 static inline uint64_t
 stat_of(enum trd_vni_svc_stat k)
 {
-	uint64_t st[TRD_VNI_SVC_STAT_MAX];
-
-	trd_vni_svc_stats_get(vs, st);
-	return st[k];
+	return stat_on(0, k);
 }
 
 /* Pump until @p k reaches @p want or @p us passed, then a little more. */
@@ -155,24 +167,52 @@ map_fixed(uint8_t byte)
 	return 0;
 }
 
-/* At exit: the service, the torus and the socket's folder. */
+/* At exit: the services, the torus and the socket's folder. */
 static inline void
 cleanup(void)
 {
+	trd_vni_svc_free(vs_n1);
 	trd_vni_svc_free(vs);
 	trd_net_free(net);
 	trd_topo_free(topo);
+	unlink(sock_n1);
 	unlink(sock_path);
 	rmdir(dir);
 }
 
-/* The torus of @p topo_text (one in-process engine per node, ring links, reception FIFOs of
- * @p rec_fifo_size) and the VNI service on node 0 with what @p vc sets beyond the common
- * (owners, noproc_ms), its socket in a fresh folder /tmp/toroid-@p name.XXXXXX; cleanup() at
- * exit. */
+/* The VNI service on node @p r, on socket @p path, with what @p vc sets beyond the common
+ * (owners, noproc_ms, staging: 1 MiB unless set). */
+static inline struct trd_vni_svc *
+vni_svc_make(unsigned int r, const char *path, struct trd_vni_svc_conf *vc)
+{
+	struct trd_vni_svc *s;
+
+	vc->node = nd[r];
+	vc->topo = topo;
+	vc->socket = path;
+	vc->inline_max = 960;
+	vc->rep_fifo = 1;
+	if (vc->staging == 0)
+		vc->staging = 1 << 20;
+	s = trd_vni_svc_create(vc);
+	T_ASSERT(s != NULL, "trd_vni_svc_create (node %u): %s", r, rte_strerror(rte_errno));
+	return s;
+}
+
+/* What a test may choose of its torus. */
+struct vni_setup_opt {
+	uint32_t rec_fifo_size;         /* every node's reception FIFO */
+	uint32_t n_counters;            /* every node's counters (0: 256) */
+	bool payload_crc;               /* payloads carry a CRC (for links that corrupt them) */
+	struct trd_vni_svc_conf *vc_n1; /* non-NULL: a service on node 1 too, on sock_n1 */
+};
+
+/* The torus of @p topo_text (one in-process engine per node, ring links) as @p o says, the VNI
+ * service on node 0 as @p vc says (vni_svc_make()) and, with o->vc_n1, one on node 1, their
+ * sockets in a fresh folder /tmp/toroid-@p name.XXXXXX; cleanup() at exit. */
 static inline void
-vni_setup(const char *name, const char *topo_text, uint32_t rec_fifo_size,
-	  struct trd_vni_svc_conf *vc)
+vni_setup_with(const char *name, const char *topo_text, const struct vni_setup_opt *o,
+	       struct trd_vni_svc_conf *vc)
 {
 	struct trd_node_conf ncf;
 	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ncf};
@@ -191,24 +231,31 @@ vni_setup(const char *name, const char *topo_text, uint32_t rec_fifo_size,
 	ncf.n_inj_fifos = 2;
 	ncf.inj_fifo_size = 1024;
 	ncf.n_rec_fifos = 1;
-	ncf.rec_fifo_size = rec_fifo_size;
-	ncf.n_counters = 256;
+	ncf.rec_fifo_size = o->rec_fifo_size;
+	ncf.n_counters = o->n_counters != 0 ? o->n_counters : 256;
 	ncf.n_regions = 64;
 	ncf.inline_max = 960;
+	ncf.payload_crc = o->payload_crc;
 	net = trd_net_from_topo(topo, &nc);
 	T_ASSERT(net != NULL, "trd_net_from_topo: %s", rte_strerror(rte_errno));
 	for (unsigned int r = 0; r < 3; r++)
 		nd[r] = trd_net_topo_node(net, topo, r);
 	snprintf(sock_path, sizeof(sock_path), "%s/n0.sock", dir);
-	vc->node = nd[0];
-	vc->topo = topo;
-	vc->socket = sock_path;
-	vc->inline_max = 960;
-	vc->rep_fifo = 1;
-	vc->staging = 1 << 20;
-	vs = trd_vni_svc_create(vc);
-	T_ASSERT(vs != NULL, "trd_vni_svc_create: %s", rte_strerror(rte_errno));
+	snprintf(sock_n1, sizeof(sock_n1), "%s/n1.sock", dir);
 	atexit(cleanup);
+	vs = vni_svc_make(0, sock_path, vc);
+	if (o->vc_n1 != NULL)
+		vs_n1 = vni_svc_make(1, sock_n1, o->vc_n1);
+}
+
+/* vni_setup_with() with one service and reception FIFOs of @p rec_fifo_size. */
+static inline void
+vni_setup(const char *name, const char *topo_text, uint32_t rec_fifo_size,
+	  struct trd_vni_svc_conf *vc)
+{
+	const struct vni_setup_opt o = {.rec_fifo_size = rec_fifo_size};
+
+	vni_setup_with(name, topo_text, &o, vc);
 }
 
 #endif /* TRD_VNI_TEST_H */
