@@ -47,25 +47,15 @@
 #include <toroid/vni.h>
 #include <toroid/vni_service.h>
 
-#include "../test_common.h"
+#define WAIT_US 20000000ULL /* before vni_test.h */
+#include "vni_test.h"
 
-#define WAIT_US 20000000ULL
-#define TAG     0x77
-#define SHORT   512 /* every interface's short threshold */
+#define TAG   0x77
+#define SHORT 512 /* every interface's short threshold */
 
-static char dir[64], sock[2][100];
-static struct trd_topo *topo;
-static struct trd_net *net;
-static struct trd_node *nd[2];
-static struct trd_vni_svc *vs[2];
-
-static void
-pump(void)
-{
-	trd_net_poll(net);
-	trd_vni_svc_poll(vs[0]);
-	trd_vni_svc_poll(vs[1]);
-}
+/* the service of node @p i, and its socket */
+#define VS(i)   ((i) == 0 ? vs : vs_n1)
+#define SOCK(i) ((i) == 0 ? sock_path : sock_n1)
 
 struct snap {
 	uint64_t v[2][TRD_VNI_SVC_STAT_MAX];
@@ -76,7 +66,7 @@ static void
 snap_take(struct snap *s)
 {
 	for (int i = 0; i < 2; i++) {
-		trd_vni_svc_stats_get(vs[i], s->v[i]);
+		trd_vni_svc_stats_get(VS(i), s->v[i]);
 		trd_node_stats_get(nd[i], &s->n[i]);
 	}
 }
@@ -103,7 +93,7 @@ struct peer {
 static struct trd_vni *
 attach(int node, uint32_t proc)
 {
-	struct trd_vni_conf c = {.socket = sock[node],
+	struct trd_vni_conf c = {.socket = SOCK(node),
 				 .app = 1,
 				 .proc = proc,
 				 .pool_size = 1 << 20,
@@ -236,7 +226,7 @@ sender(const struct peer *p)
 }
 
 static pid_t
-spawn(const struct peer *p)
+spawn_peer(const struct peer *p)
 {
 	pid_t pid = fork();
 
@@ -250,26 +240,6 @@ spawn(const struct peer *p)
 		_exit(rc);
 	}
 	return pid;
-}
-
-static void
-reap_ok(pid_t pid, const char *what)
-{
-	uint64_t deadline = trd_time_us() + WAIT_US;
-	int st;
-
-	for (;;) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			break;
-		if (trd_time_us() >= deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			T_ASSERT(0, "the %s did not finish in time", what);
-		}
-		pump();
-	}
-	T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the %s failed: %s %d", what,
-		 WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 }
 
 /* Run one message of @p len bytes to the receiver on node @p node; the statistics before and
@@ -294,12 +264,12 @@ run(int node, size_t len, enum mode mode, struct snap *a, struct snap *b)
 	if (mode == M_LATE) {
 		/* the receiver attaches; the message is sent, staged whole (its sender completes);
 		 * then the receive is posted */
-		rp = spawn(&r);
+		rp = spawn_peer(&r);
 		while (read(fds[0], &ch, 1) != 1) {
 			T_ASSERT(trd_time_us() < deadline, "the receiver did not attach");
 			pump();
 		}
-		sp = spawn(&s);
+		sp = spawn_peer(&s);
 		if (node == 0 && len >= 65536) {
 			/* held at its sender until the receive is posted (cma_held), not
 			 * staged: the receiving process then reads it itself */
@@ -309,18 +279,18 @@ run(int node, size_t len, enum mode mode, struct snap *a, struct snap *b)
 				uint64_t st[TRD_VNI_SVC_STAT_MAX];
 
 				pump();
-				trd_vni_svc_stats_get(vs[0], st);
+				trd_vni_svc_stats_get(vs, st);
 				if (st[TRD_VNI_SVC_STAT_CMA_HELD] > held)
 					break;
 				T_ASSERT(trd_time_us() < deadline, "the message was not held");
 			}
 			T_EQ(write(go[1], "g", 1), 1);
-			reap_ok(sp, "sender");
+			reap_ok(sp, WAIT_US, "sender");
 		} else {
-			reap_ok(sp, "sender");
+			reap_ok(sp, WAIT_US, "sender");
 			T_EQ(write(go[1], "g", 1), 1);
 		}
-		reap_ok(rp, "receiver");
+		reap_ok(rp, WAIT_US, "receiver");
 		snap_take(b);
 		close(fds[0]);
 		close(fds[1]);
@@ -329,7 +299,7 @@ run(int node, size_t len, enum mode mode, struct snap *a, struct snap *b)
 		return;
 	}
 	if (mode != M_BAD_SRC) {
-		rp = spawn(&r);
+		rp = spawn_peer(&r);
 		/* the receive is posted and the engine took it: no message is staged */
 		while (read(fds[0], &ch, 1) != 1) {
 			T_ASSERT(trd_time_us() < deadline, "the receiver posted nothing");
@@ -339,7 +309,7 @@ run(int node, size_t len, enum mode mode, struct snap *a, struct snap *b)
 			uint64_t st[TRD_VNI_SVC_STAT_MAX];
 
 			pump();
-			trd_vni_svc_stats_get(vs[node], st);
+			trd_vni_svc_stats_get(VS(node), st);
 			if (st[TRD_VNI_SVC_STAT_RECVS] > recvs)
 				break;
 		} while (trd_time_us() < deadline);
@@ -351,10 +321,10 @@ run(int node, size_t len, enum mode mode, struct snap *a, struct snap *b)
 			}
 		}
 	}
-	sp = spawn(&s);
-	reap_ok(sp, "sender");
+	sp = spawn_peer(&s);
+	reap_ok(sp, WAIT_US, "sender");
 	if (rp > 0)
-		reap_ok(rp, "receiver");
+		reap_ok(rp, WAIT_US, "receiver");
 	snap_take(b);
 	close(fds[0]);
 	close(fds[1]);
@@ -607,8 +577,8 @@ test_crossed(void)
 		if (p[i] == 0)
 			_exit(crossed(i));
 	}
-	reap_ok(p[0], "first process");
-	reap_ok(p[1], "second process");
+	reap_ok(p[0], WAIT_US, "first process");
+	reap_ok(p[1], WAIT_US, "second process");
 	snap_take(&b);
 	/* held first (the first message whose receiver is attached cannot find its receive
 	 * posted), then staged, and both received byte-exact */
@@ -623,25 +593,11 @@ static const char topo_text[] = "[torus]\ndims = 2x1x1\nmode = direct\n"
 				"[node 0]\nprocs = 1:0, 1:1\nx+ = 0\n"
 				"[node 1]\nprocs = 1:2\nx+ = 0\n";
 
-static void
-cleanup(void)
-{
-	for (int i = 0; i < 2; i++) {
-		trd_vni_svc_free(vs[i]);
-		unlink(sock[i]);
-	}
-	trd_net_free(net);
-	trd_topo_free(topo);
-	rmdir(dir);
-}
-
 int
 main(int argc, char **argv)
 {
-	struct trd_node_conf ncf;
-	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ncf};
-	char err[256], path[128];
-	FILE *f;
+	struct trd_vni_svc_conf vc, vc1;
+	const struct vni_setup_opt o = {.rec_fifo_size = 1024, .vc_n1 = &vc1};
 
 	if (argc != 2 || (strcmp(argv[1], "counts") != 0 && strcmp(argv[1], "faults") != 0 &&
 			  strcmp(argv[1], "crossed") != 0)) {
@@ -649,47 +605,16 @@ main(int argc, char **argv)
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
-	snprintf(dir, sizeof(dir), "/tmp/toroid-copies.XXXXXX");
-	T_ASSERT(mkdtemp(dir) != NULL, "mkdtemp");
-	snprintf(path, sizeof(path), "%s/topo.ini", dir);
-	f = fopen(path, "w");
-	T_ASSERT(f != NULL && fputs(topo_text, f) >= 0 && fclose(f) == 0, "topology file");
-	topo = trd_topo_load(path, err, sizeof(err));
-	T_ASSERT(topo != NULL, "%s", err);
-	unlink(path);
-	memset(&ncf, 0, sizeof(ncf));
-	ncf.n_inj_fifos = 2;
-	ncf.inj_fifo_size = 1024;
-	ncf.n_rec_fifos = 1;
-	ncf.rec_fifo_size = 1024;
-	ncf.n_counters = 256;
-	ncf.n_regions = 64;
-	ncf.inline_max = 960;
-	net = trd_net_from_topo(topo, &nc);
-	T_ASSERT(net != NULL, "trd_net_from_topo: %s", rte_strerror(rte_errno));
-	for (unsigned int r = 0; r < 2; r++)
-		nd[r] = trd_net_topo_node(net, topo, r);
-	atexit(cleanup);
-	for (int i = 0; i < 2; i++) {
-		struct trd_vni_svc_conf vc;
-
-		snprintf(sock[i], sizeof(sock[i]), "%s/n%d.sock", dir, i);
-		memset(&vc, 0, sizeof(vc));
-		vc.node = nd[i];
-		vc.topo = topo;
-		vc.socket = sock[i];
-		vc.inline_max = 960;
-		vc.rep_fifo = 1;
-		vc.staging = 4 << 20;
-		/* an offer is never withdrawn here, however long a loaded machine keeps the
-		 * receiver off CPU: the counts below assert that the receiver read it */
-		vc.cma_wait_us = 600u * 1000 * 1000;
-		/* and a message held until its receive (crossed: the default, 1 ms) */
-		if (strcmp(argv[1], "crossed") != 0)
-			vc.cma_hold_us = 600u * 1000 * 1000;
-		vs[i] = trd_vni_svc_create(&vc);
-		T_ASSERT(vs[i] != NULL, "trd_vni_svc_create: %s", rte_strerror(rte_errno));
-	}
+	memset(&vc, 0, sizeof(vc));
+	vc.staging = 4 << 20;
+	/* an offer is never withdrawn here, however long a loaded machine keeps the receiver off
+	 * CPU: the counts below assert that the receiver read it */
+	vc.cma_wait_us = 600u * 1000 * 1000;
+	/* and a message held until its receive (crossed: the default, 1 ms) */
+	if (strcmp(argv[1], "crossed") != 0)
+		vc.cma_hold_us = 600u * 1000 * 1000;
+	vc1 = vc;
+	vni_setup_with("copies", topo_text, &o, &vc);
 	if (strcmp(argv[1], "counts") == 0) {
 		test_counts();
 		test_late();

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared by the VNI tests that run the service in-process (test_vni_atom.c, test_vni_trust.c,
- * test_vni_hostile.c, test_vni_order.c): the engine they poll, the forked application processes,
- * the pipes the children report through, each wait bounded. Every test program includes it once.
+ * test_vni_hostile.c, test_vni_order.c, test_vni_copies.c): the engine they poll, the forked
+ * application processes, the pipes the children report through, each wait bounded. Every test
+ * program includes it once.
  */
 #ifndef TRD_VNI_TEST_H
 #define TRD_VNI_TEST_H
