@@ -327,15 +327,16 @@ set_group(struct tfi_ep *ep, const struct tfi_av_set *s, struct tfi_mc *m)
 	for (size_t i = 0; i < av->n; i++)
 		for (int k = 0; k < 3; k++)
 			if (av->used[i] && av->tab[i].node[k] >= ext[k])
-				ext[k] = (uint8_t)(av->tab[i].node[k] + 1 > 255 ? 255
-										 : av->tab[i].node[k] + 1);
+				ext[k] = (uint8_t)(av->tab[i].node[k] + 1 > 255
+							   ? 255
+							   : av->tab[i].node[k] + 1);
 	for (size_t i = 0; i < s->n; i++) {
 		struct trd_vni_addr va;
 		const struct tfi_name *nm;
 
 		if (tfi_av_resolve(av, s->addr[i], &va) != 0)
 			return -FI_EINVAL; /* removed from the AV since */
-		nm = &av->tab[av->last]; /* tfi_av_resolve leaves its index there */
+		nm = &av->tab[av->last];   /* tfi_av_resolve leaves its index there */
 		if (va.app == ep->name.app && va.proc == ep->name.proc)
 			self = true;
 		for (int k = 0; k < 3; k++) {
@@ -471,8 +472,9 @@ reduce_map(enum fi_datatype dt, enum fi_op op, int *type, int *vop)
 
 	if (!integer && dt != FI_DOUBLE)
 		return -FI_EOPNOTSUPP;
-	*type = dt == FI_INT64 ? TRD_VNI_COLL_I64 : dt == FI_UINT64 ? TRD_VNI_COLL_U64
-								    : TRD_VNI_COLL_DOUBLE;
+	*type = dt == FI_INT64    ? TRD_VNI_COLL_I64
+		: dt == FI_UINT64 ? TRD_VNI_COLL_U64
+				  : TRD_VNI_COLL_DOUBLE;
 	switch (op) {
 	case FI_SUM:
 		*vop = TRD_VNI_COLL_SUM;
@@ -771,8 +773,8 @@ coll_allreduce(struct fid_ep *e, const void *buf, size_t count, void *desc, void
 
 static ssize_t
 coll_reduce(struct fid_ep *e, const void *buf, size_t count, void *desc, void *result,
-	    void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr,
-	    enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
+	    void *result_desc, fi_addr_t coll_addr, fi_addr_t root_addr, enum fi_datatype datatype,
+	    enum fi_op op, uint64_t flags, void *context)
 {
 	return coll_post(to_ep(e), COLL_REDUCE, buf, count, datatype, op, result, coll_addr,
 			 root_addr, flags, context);
@@ -788,9 +790,9 @@ coll_no_xfer(struct fid_ep *e, const void *buf, size_t count, void *desc, void *
 }
 
 static ssize_t
-coll_no_reduce_scatter(struct fid_ep *e, const void *buf, size_t count, void *desc,
-		       void *result, void *result_desc, fi_addr_t coll_addr,
-		       enum fi_datatype datatype, enum fi_op op, uint64_t flags, void *context)
+coll_no_reduce_scatter(struct fid_ep *e, const void *buf, size_t count, void *desc, void *result,
+		       void *result_desc, fi_addr_t coll_addr, enum fi_datatype datatype,
+		       enum fi_op op, uint64_t flags, void *context)
 {
 	return -FI_ENOSYS;
 }

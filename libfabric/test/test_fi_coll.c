@@ -7,12 +7,15 @@
  *   fi_query_collective: barrier, allreduce of int64/uint64/double ops, broadcast of bytes
  *   supported; bitwise ops on doubles, FI_PROD, floats and allgather refused;
  *   AV sets that do not fit refused at fi_join_collective: only this endpoint (one node of
- *   two: -FI_ENOSYS), only the peer (-FI_EINVAL); the whole AV joins, FI_JOIN_COMPLETE on
+ *   two: -FI_ENOSYS), only the peer (-FI_EINVAL), both when the AV holds a third node of
+ *   the x line or a second process on A's node (-FI_ENOSYS); the whole AV joins,
+ *   FI_JOIN_COMPLETE on
  *   the EQ with the join's context;
  *   allreduce int64 SUM, MIN, MAX, uint64 BAND, BOR, BXOR (1 MiB), byte-exact against the
  *   values computed here; double SUM, MIN, MAX equal to a + b (the bits) and bit-identical
  *   in both processes; reduce to A; refused posts (unsupported op, type, too many elements,
- *   a root outside the group); a barrier that does not complete before the peer posted it;
+ *   a root outside the group); a barrier that does not complete before the peer posted it
+ *   (and a second one on the group meanwhile: -FI_EAGAIN);
  *   a broadcast of 1001 bytes from A and of 4096 uint64 from B, byte-exact, with guard
  *   bytes after them untouched;
  *   a dead member: B's engine is killed (SIGKILL, pid in TFI_KILL_PID) while A's allreduce
@@ -56,6 +59,8 @@ static fi_addr_t peer, self;
 static struct fid_av_set *set;
 static struct fid_mc *mc;
 static fi_addr_t coll;
+static char my_name[64];
+static size_t my_name_len;
 
 static int
 cq_take(struct fi_cq_data_entry *e, struct fi_cq_err_entry *err, int wait_ms)
@@ -146,6 +151,8 @@ exchange_names(void)
 	size_t len = sizeof(mine);
 
 	CHECK_RC(fi_getname(&ep->fid, mine, &len), 0);
+	memcpy(my_name, mine, len);
+	my_name_len = len;
 	put(&len, sizeof(len));
 	put(mine, len);
 	get(&len, sizeof(len));
@@ -231,6 +238,32 @@ join_all(void)
 	CHECK_RC(fi_av_set_insert(part, peer), 0);
 	CHECK_RC(fi_join_collective(ep, sa_addr, part, 0, &mc, &jctx), -FI_EINVAL);
 	CHECK_RC(fi_close(&part->fid), 0);
+	/* with a third node in the AV (a made-up 1:9 at (2,0,0): the torus is at least 3 long),
+	 * the two processes' set is not the whole x line; with a made-up 1:10 on A's node in
+	 * it as well, it has as many members as the line has nodes, but two on one node */
+	for (int k = 0; k < 2; k++) {
+		char fake[64];
+		fi_addr_t fa[2];
+
+		if (my_name_len != 16)
+			fail("name of %zu B", my_name_len);
+		memset(&sa, 0, sizeof(sa));
+		sa.start_addr = FI_ADDR_NOTAVAIL;
+		CHECK_RC(fi_av_set(av, &sa, &part, NULL), 0);
+		CHECK_RC(fi_av_set_insert(part, self), 0);
+		CHECK_RC(fi_av_set_insert(part, peer), 0);
+		for (int f = 0; f <= k; f++) {
+			memcpy(fake, my_name, my_name_len);
+			memcpy(fake + 8, &(uint32_t){9 + (uint32_t)f}, 4);
+			fake[12] = f == 0 ? 2 : 0; /* x */
+			CHECK_RC(fi_av_insert(av, fake, 1, &fa[f], 0, NULL), 1);
+		}
+		if (k == 1)
+			CHECK_RC(fi_av_set_insert(part, fa[1]), 0);
+		CHECK_RC(fi_join_collective(ep, sa_addr, part, 0, &mc, &jctx), -FI_ENOSYS);
+		CHECK_RC(fi_close(&part->fid), 0);
+		CHECK_RC(fi_av_remove(av, fa, (size_t)k + 1, 0), 0);
+	}
 	if (fi_eq_read(eq, &event, &ev, sizeof(ev), 0) != -FI_EAGAIN)
 		fail("an EQ event after refused joins");
 
@@ -283,8 +316,9 @@ allreduce_int(void)
 		expect_ok(&ctx);
 		for (size_t i = 0; i < N; i++) {
 			int64_t a = ival(i, 0), b = ival(i, 1);
-			int64_t want = ops[k] == FI_SUM ? a + b : ops[k] == FI_MIN ? (a < b ? a : b)
-										   : (a > b ? a : b);
+			int64_t want = ops[k] == FI_SUM   ? a + b
+				       : ops[k] == FI_MIN ? (a < b ? a : b)
+							  : (a > b ? a : b);
 			if (ires[i] != want)
 				fail("allreduce int64 op %d [%zu] = %" PRId64 ", expected %" PRId64,
 				     ops[k], i, ires[i], want);
@@ -302,17 +336,19 @@ allreduce_int(void)
 		expect_ok(&ctx);
 		for (size_t i = 0; i < N_BIG; i++) {
 			uint64_t a = (uint64_t)ival(i, 0) * 3, b = (uint64_t)ival(i, 1) * 3;
-			uint64_t want = bops[k] == FI_BAND ? (a & b) : bops[k] == FI_BOR ? (a | b)
-											 : (a ^ b);
+			uint64_t want = bops[k] == FI_BAND  ? (a & b)
+					: bops[k] == FI_BOR ? (a | b)
+							    : (a ^ b);
 			if (ures[i] != want)
-				fail("allreduce uint64 op %d [%zu] = %#" PRIx64 ", expected %#" PRIx64,
+				fail("allreduce uint64 op %d [%zu] = %#" PRIx64
+				     ", expected %#" PRIx64,
 				     bops[k], i, ures[i], want);
 		}
 	}
 	/* reduce to A: the sum at A, B's result untouched */
 	memset(ires, 0x5A, N * 8);
-	POST(fi_reduce(ep, ibuf, N, NULL, is_a ? ires : NULL, NULL, coll, is_a ? self : peer,
-		       FI_INT64, FI_SUM, 0, &ctx));
+	POST(fi_reduce(ep, ibuf, N, NULL, ires, NULL, coll, is_a ? self : peer, FI_INT64, FI_SUM, 0,
+		       &ctx));
 	expect_ok(&ctx);
 	if (is_a) {
 		for (size_t i = 0; i < N; i++)
@@ -336,8 +372,9 @@ allreduce_double(void)
 		expect_ok(&ctx);
 		for (size_t i = 0; i < N; i++) {
 			double a = dval(i, 0), b = dval(i, 1);
-			double want = ops[k] == FI_SUM ? a + b : ops[k] == FI_MIN ? (a < b ? a : b)
-										  : (a > b ? a : b);
+			double want = ops[k] == FI_SUM   ? a + b
+				      : ops[k] == FI_MIN ? (a < b ? a : b)
+							 : (a > b ? a : b);
 			if (memcmp(&dres[i], &want, 8) != 0)
 				fail("allreduce double op %d [%zu] = %a, expected %a", ops[k], i,
 				     dres[i], want);
@@ -383,6 +420,8 @@ barrier(void)
 	if (is_a) {
 		/* A's barrier cannot complete before B posted its own */
 		POST(fi_barrier(ep, coll, &ctx));
+		/* one collective of a group at a time: the next one waits for this one */
+		CHECK_RC(fi_barrier(ep, coll, &ctx), -FI_EAGAIN);
 		rc = cq_take(&e, &err, 300);
 		if (rc != -1)
 			fail("barrier completed (%d) before the peer posted it", rc);
