@@ -470,6 +470,32 @@ bcast(void)
 			fail("broadcast from B wrote byte %zu past the end", i);
 }
 
+/* A figure, not a check: the time of one 8 B allreduce and one barrier through the
+ * provider (a process per engine, the engines on the 2 shared cores). */
+static void
+timing(void)
+{
+	int64_t x = 1, y;
+	uint64_t t0;
+	int ctx;
+
+	sync_step(30);
+	t0 = now_ms();
+	for (int i = 0; i < 1000; i++) {
+		POST(fi_allreduce(ep, &x, 1, NULL, &y, NULL, coll, FI_INT64, FI_SUM, 0, &ctx));
+		expect_ok(&ctx);
+		if (y != 2)
+			fail("allreduce of 1 + 1 = %" PRId64, y);
+	}
+	printf("test_fi_coll %s: 1000 allreduces of 8 B in %" PRIu64 " ms\n", who, now_ms() - t0);
+	t0 = now_ms();
+	for (int i = 0; i < 1000; i++) {
+		POST(fi_barrier(ep, coll, &ctx));
+		expect_ok(&ctx);
+	}
+	printf("test_fi_coll %s: 1000 barriers in %" PRIu64 " ms\n", who, now_ms() - t0);
+}
+
 /* B's engine dies while A's allreduce waits for B: an error entry at A in bounded time. */
 static void
 death(void)
@@ -530,6 +556,7 @@ side(int rfd, int wfd)
 	refusals();
 	barrier();
 	bcast();
+	timing();
 	sync_step(2);
 	death();
 	CHECK_RC(fi_close(&mc->fid), 0);
