@@ -379,6 +379,7 @@ tfi_join(struct fid_ep *e, const void *addr, uint64_t flags, struct fid_mc **mc,
 	struct tfi_ep *ep = to_ep(e);
 	struct fi_collective_addr ca;
 	struct fi_eq_entry ev;
+	struct fid sf;
 	struct tfi_mc *m;
 	unsigned int slot;
 	ssize_t w;
@@ -392,6 +393,9 @@ tfi_join(struct fid_ep *e, const void *addr, uint64_t flags, struct fid_mc **mc,
 		return -FI_EFAULT;
 	if (!(ep->caps & FI_COLLECTIVE))
 		return -FI_EOPNOTSUPP;
+	/* the set is the application's pointer: read its fid through the kernel first */
+	if (ca.set == NULL || tfi_copy_in(&sf, &ca.set->fid, sizeof(sf)) != 0)
+		return -FI_EINVAL;
 	if (!is_set(ca.set))
 		return -FI_EINVAL;
 	if (ep->eq == NULL)

@@ -8,9 +8,9 @@
  *   supported; bitwise ops on doubles, FI_PROD, floats and allgather refused;
  *   AV sets that do not fit refused at fi_join_collective: only this endpoint (one node of
  *   two: -FI_ENOSYS), only the peer (-FI_EINVAL), both when the AV holds a third node of
- *   the x line or a second process on A's node (-FI_ENOSYS); the whole AV joins,
- *   FI_JOIN_COMPLETE on
- *   the EQ with the join's context;
+ *   the x line or a second process on A's node (-FI_ENOSYS), no set or one at an unmapped
+ *   address (-FI_EINVAL); the whole AV joins, FI_JOIN_COMPLETE on the EQ with the join's
+ *   context;
  *   allreduce int64 SUM, MIN, MAX, uint64 BAND, BOR, BXOR (1 MiB), byte-exact against the
  *   values computed here; double SUM, MIN, MAX equal to a + b (the bits) and bit-identical
  *   in both processes; reduce to A; refused posts (unsupported op, type, too many elements,
@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -238,6 +239,12 @@ join_all(void)
 	CHECK_RC(fi_av_set_insert(part, peer), 0);
 	CHECK_RC(fi_join_collective(ep, sa_addr, part, 0, &mc, &jctx), -FI_EINVAL);
 	CHECK_RC(fi_close(&part->fid), 0);
+	/* no set, a set at an unmapped address */
+	CHECK_RC(fi_join_collective(ep, sa_addr, NULL, 0, &mc, &jctx), -FI_EINVAL);
+	void *gone = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (gone == MAP_FAILED || munmap(gone, 4096) != 0)
+		fail("mmap");
+	CHECK_RC(fi_join_collective(ep, sa_addr, gone, 0, &mc, &jctx), -FI_EINVAL);
 	/* with a third node in the AV (a made-up 1:9 at (2,0,0): the torus is at least 3 long),
 	 * the two processes' set is not the whole x line; with a made-up 1:10 on A's node in
 	 * it as well, it has as many members as the line has nodes, but two on one node */
