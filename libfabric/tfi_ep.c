@@ -192,7 +192,7 @@ ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		}
 		break;
 	case FI_CLASS_EQ:
-		/* RDM over the VNI raises no events: nothing to deliver */
+		/* RDM over the VNI raises no connection events */
 		rc = tfi_is_eq(bfid) ? 0 : -FI_EINVAL;
 		if (rc == 0) /* but FI_JOIN_COMPLETE (tfi_coll.c) */
 			ep->eq = container_of(bfid, struct fid_eq, fid);

@@ -534,7 +534,8 @@ tfi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *contex
 
 /* ---- event queue ----
  * An RDM endpoint over the VNI has no connection events and inserts addresses synchronously,
- * so the provider never writes an EQ; it holds what the application writes with fi_eq_write
+ * so the provider writes an EQ only for FI_JOIN_COMPLETE (tfi_coll.c); it holds that and what
+ * the application writes with fi_eq_write
  * (and FI_WAIT_FD/UNSPEC waits on an eventfd), which is what libfabric's tools open. */
 
 #define TFI_EQ_MAX  64
