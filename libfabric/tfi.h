@@ -18,6 +18,8 @@
  *                 trd_vni_read, trd_vni_atomic), remote keys
  *   tfi_stubs.c   -FI_ENOSYS entries for everything the provider does not offer
  *   tfi_copy.c    copies from and into application buffers that fail with -FI_EFAULT
+ *   tfi_coll.c    FI_COLLECTIVE over the VNI's engine collectives: AV sets, fi_join, barrier,
+ *                 broadcast, allreduce, reduce
  *
  * Threading: one mutex per domain guards the domain's objects (FI_THREAD_SAFE).
  */
@@ -52,7 +54,9 @@
 #define TFI_SECONDARY_CAPS                                                                         \
 	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_SOURCE |   \
 	 FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
-#define TFI_CAPS        (TFI_PRIMARY_CAPS | TFI_SECONDARY_CAPS)
+#define TFI_CAPS (TFI_PRIMARY_CAPS | TFI_SECONDARY_CAPS)
+/* ... and, only when asked for, FI_COLLECTIVE (tfi_coll.c) */
+#define TFI_ALL_CAPS    (TFI_CAPS | FI_COLLECTIVE)
 #define TFI_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 /* one-sided capabilities (tfi_rma.c) */
 #define TFI_RMA_CAPS (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
@@ -73,6 +77,10 @@
 #define TFI_KEY_XOR    0x746f726f69640001ULL
 #define TFI_ATOMIC_MAX 1  /* elements of one atomic operation (fi_query_atomic count) */
 #define TFI_CNTR_MAX   64 /* counters per domain (domain_attr->cntr_cnt) */
+/* FI_COLLECTIVE (tfi_coll.c), offered only when asked for: groups joined per endpoint, and
+ * the collective address (fi_mc_addr) of the group in slot i, TFI_MC_ADDR + i */
+#define TFI_MC_MAX  16
+#define TFI_MC_ADDR ((fi_addr_t)0x746669636f6c0000ULL)
 
 /* The address of an endpoint, as fi_getname() gives it and fi_av_insert() takes it. */
 #define TFI_NAME_MAGIC 0x46445254u /* "TRDF" */
@@ -185,7 +193,8 @@ enum tfi_op_kind {
 	TFI_OP_RECV,
 	TFI_OP_WRITE,
 	TFI_OP_READ,
-	TFI_OP_ATOMIC
+	TFI_OP_ATOMIC,
+	TFI_OP_COLL /* tfi_coll.c: result holds its group */
 };
 
 /* What a tagged receive does with FI_CLAIM and FI_DISCARD (docs/libfabric.md). */
@@ -245,6 +254,9 @@ struct tfi_ep {
 	/* FI_CLAIM: claimed messages by context; room is reserved for every claim posted */
 	struct tfi_claim *claims;
 	size_t n_claims, cap_claims, claims_posted;
+	struct fid_eq *eq;             /* bound EQ: FI_JOIN_COMPLETE (tfi_coll.c) */
+	struct tfi_mc *mc[TFI_MC_MAX]; /* joined collective groups */
+	unsigned int n_mc;
 };
 
 /* tfi_init.c */
@@ -338,6 +350,17 @@ bool tfi_is_cq(const struct fid *fid);
 bool tfi_is_cntr(const struct fid *fid);
 bool tfi_is_av(const struct fid *fid);
 bool tfi_is_eq(const struct fid *fid);
+
+/* tfi_coll.c. tfi_coll_complete: caller holds the domain lock. */
+struct tfi_mc;
+extern struct fi_ops_collective tfi_coll_ops;
+int tfi_av_set(struct fid_av *av, struct fi_av_set_attr *attr, struct fid_av_set **av_set,
+	       void *context);
+int tfi_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc,
+	     void *context);
+int tfi_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
+			 struct fi_collective_attr *attr, uint64_t flags);
+void tfi_coll_complete(struct tfi_ep *ep, struct tfi_op *op, int status);
 
 /* tfi_stubs.c: tables whose every entry returns -FI_ENOSYS */
 extern struct fi_ops_rma tfi_no_rma_ops;

@@ -133,7 +133,7 @@ static struct fi_ops_domain domain_ops = {
 	.stx_ctx = tfi_no_stx_ctx,
 	.srx_ctx = tfi_no_srx_ctx,
 	.query_atomic = tfi_query_atomic,
-	.query_collective = tfi_no_query_collective,
+	.query_collective = tfi_query_collective,
 };
 
 /* ---- memory registration ---- */
@@ -669,7 +669,7 @@ static struct fi_ops_av av_ops = {
 	.remove = av_remove,
 	.lookup = av_lookup,
 	.straddr = av_straddr,
-	.av_set = tfi_no_av_set,
+	.av_set = tfi_av_set,
 };
 
 static int

@@ -65,7 +65,7 @@ static struct fi_ops_cm cm_ops = {
 	.accept = tfi_no_accept,
 	.reject = tfi_no_reject,
 	.shutdown = tfi_no_shutdown,
-	.join = tfi_no_join,
+	.join = tfi_join,
 };
 
 /* ---- endpoint ops ---- */
@@ -192,8 +192,10 @@ ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		}
 		break;
 	case FI_CLASS_EQ:
-		/* RDM over the VNI raises no events: nothing to deliver */
+		/* RDM over the VNI raises no connection events */
 		rc = tfi_is_eq(bfid) ? 0 : -FI_EINVAL;
+		if (rc == 0) /* but FI_JOIN_COMPLETE (tfi_coll.c) */
+			ep->eq = container_of(bfid, struct fid_eq, fid);
 		break;
 	case FI_CLASS_CNTR:
 		rc = tfi_cntr_bind(ep, bfid, flags);
@@ -298,6 +300,10 @@ ep_close(struct fid *fid)
 	struct tfi_domain *d = ep->dom;
 
 	pthread_mutex_lock(&d->lock);
+	if (ep->n_mc > 0) { /* close the joined groups first */
+		pthread_mutex_unlock(&d->lock);
+		return -FI_EBUSY;
+	}
 	if (ep->txcq != NULL)
 		tfi_cq_detach(ep->txcq, ep);
 	if (ep->rxcq != NULL && ep->rxcq != ep->txcq)
@@ -385,7 +391,7 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	if (info->ep_attr->type != FI_EP_RDM &&
 	    (info->ep_attr->type != FI_EP_DGRAM || !tfi_params.dgram))
 		return -FI_EINVAL;
-	if (info->caps & ~(info->ep_attr->type == FI_EP_DGRAM ? TFI_DGRAM_CAPS : TFI_CAPS))
+	if (info->caps & ~(info->ep_attr->type == FI_EP_DGRAM ? TFI_DGRAM_CAPS : TFI_ALL_CAPS))
 		return -FI_EOPNOTSUPP;
 	d = container_of(domain, struct tfi_domain, dom);
 	proc = env_proc();
@@ -488,7 +494,7 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	ep->ep.tagged = &tfi_tagged_ops;
 	ep->ep.rma = (ep->caps & FI_RMA) ? &tfi_rma_ops : &tfi_no_rma_ops;
 	ep->ep.atomic = (ep->caps & FI_ATOMIC) ? &tfi_atomic_ops : &tfi_no_atomic_ops;
-	ep->ep.collective = &tfi_no_collective_ops;
+	ep->ep.collective = (ep->caps & FI_COLLECTIVE) ? &tfi_coll_ops : &tfi_no_collective_ops;
 	pthread_mutex_lock(&d->lock);
 	/* the domain's regions with remote access, reachable through this endpoint too */
 	rc = tfi_mr_attach_ep(d, ep);

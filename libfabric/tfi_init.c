@@ -161,6 +161,8 @@ tfi_errno(int vni_status)
 		return FI_EFAULT; /* one-sided: the local buffer is not readable or writable */
 	case -ETIMEDOUT:
 		return FI_ETIMEDOUT; /* an atomic whose request or answer was lost */
+	case -EBUSY:
+		return FI_EBUSY; /* a collective of the group in flight on the node */
 	case -EPERM:
 		return FI_EPERM; /* one-sided: the engine may not reach the memory (ptrace check) */
 	default:
@@ -189,7 +191,7 @@ tx_ok(const struct fi_tx_attr *a)
 {
 	if (a == NULL)
 		return true;
-	if (a->caps & ~TFI_CAPS)
+	if (a->caps & ~TFI_ALL_CAPS)
 		NOMATCH("tx caps");
 	if (a->msg_order & ~(uint64_t)FI_ORDER_SAS)
 		NOMATCH("tx msg_order (send after send only)");
@@ -231,7 +233,7 @@ hints_ok(const struct fi_info *h)
 	const struct fi_domain_attr *d = h->domain_attr;
 	const struct fi_fabric_attr *f = h->fabric_attr;
 
-	if (h->caps & ~TFI_CAPS)
+	if (h->caps & ~TFI_ALL_CAPS)
 		NOMATCH("caps");
 	if (h->addr_format != FI_FORMAT_UNSPEC)
 		NOMATCH("addr_format (toroid addresses are FI_FORMAT_UNSPEC, 16 bytes)");
@@ -377,8 +379,8 @@ make_info(enum fi_ep_type type, const struct fi_info *hints, struct fi_info **in
 		return rc;
 	}
 
-	fi->tx_attr->caps =
-		caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE);
+	fi->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ |
+				    FI_WRITE | FI_COLLECTIVE);
 	fi->tx_attr->mode = 0;
 	/* FI_DELIVERY_COMPLETE: one-sided operations complete when the target engine wrote (or
 	 * read) the bytes; a send when the receiver's engine accepted the message */
@@ -532,7 +534,8 @@ tfi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *contex
 
 /* ---- event queue ----
  * An RDM endpoint over the VNI has no connection events and inserts addresses synchronously,
- * so the provider never writes an EQ; it holds what the application writes with fi_eq_write
+ * so the provider writes an EQ only for FI_JOIN_COMPLETE (tfi_coll.c); it holds that and what
+ * the application writes with fi_eq_write
  * (and FI_WAIT_FD/UNSPEC waits on an eventfd), which is what libfabric's tools open. */
 
 #define TFI_EQ_MAX  64

@@ -103,6 +103,10 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 	struct tfi_cq *cq = op_cq(ep, op);
 	struct tfi_cqe e;
 
+	if (op->kind == TFI_OP_COLL) {
+		tfi_coll_complete(ep, op, status);
+		return;
+	}
 	status = op_deliver(op, status, len, data);
 	memset(&e, 0, sizeof(e));
 	e.e.op_context = op->context;

@@ -8,7 +8,7 @@
 # TEST: info | api | pingpong_msg | pingpong_tagged | pingpong_dgram | two_engines | mpi |
 #       mpi_test_poll |
 #       rma | rma_offset | rma_jobkey | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
-#       badargs (TEST_FI is then test_fi_badargs)
+#       badargs (TEST_FI is then test_fi_badargs) | coll (TEST_FI is then test_fi_coll)
 # Every wait is bounded; every process started here is killed at exit.
 set -u
 NODE=$1
@@ -110,7 +110,10 @@ info)
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
 	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA 2>&1 | grep -q '^provider: toroid$' || die "no answer for FI_RMA"
 	LD_PRELOAD=$SAN fi_info -p toroid -c FI_ATOMIC 2>&1 | grep -q '^provider: toroid$' || die "no answer for FI_ATOMIC"
-	LD_PRELOAD=$SAN fi_info -p toroid -c FI_COLLECTIVE >/dev/null 2>&1 && die "answers for FI_COLLECTIVE"
+	# FI_COLLECTIVE only when asked for (docs/libfabric.md, "Collectives")
+	LD_PRELOAD=$SAN fi_info -p toroid -c FI_COLLECTIVE -v 2>&1 | grep -q 'caps: \[ FI_COLLECTIVE' ||
+		die "no answer for FI_COLLECTIVE"
+	echo "$v" | grep -q 'FI_COLLECTIVE' && die "FI_COLLECTIVE offered without being asked for"
 	# FI_EP_DGRAM only when asked for (FI_TOROID_DGRAM=1)
 	FI_TOROID_DGRAM=1 LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM 2>&1 |
 		grep -q 'type: FI_EP_DGRAM' || die "no FI_EP_DGRAM with FI_TOROID_DGRAM=1"
@@ -167,6 +170,18 @@ badargs)
 	rc=$?
 	cat "$T/test_fi_badargs.log"
 	[ $rc -eq 0 ] || die "test_fi_badargs failed with $rc"
+	;;
+coll)
+	# FI_COLLECTIVE on two engines: the engines combine; at the end process B kills engine
+	# B (toroid-node itself, the child of its timeout) and A's collective must fail
+	start_two_engines
+	eng_b=$(cat "/proc/$ENGINE_B/task/$ENGINE_B/children" 2>/dev/null | awk '{print $1}')
+	[ -n "$eng_b" ] || die "no pid for engine B"
+	TOROID_VNI_SOCKET="$T/A.sock" TOROID_VNI_SOCKET_B="$T/B.sock" TFI_KILL_PID=$eng_b \
+		timeout 160 "$TEST_FI" >"$T/test_fi_coll.log" 2>&1
+	rc=$?
+	cat "$T/test_fi_coll.log"
+	[ $rc -eq 0 ] || die "test_fi_coll failed with $rc"
 	;;
 rma_two_engines)
 	start_two_engines
