@@ -99,6 +99,14 @@ app_eal_init_failed(void)
 			"with the same --file-prefix is running; give each process a "
 			"--file-prefix of its own\n",
 			prog, basename(dir), comm[0] ? comm : "DPDK process", (int)holder);
+	} else if (rte_errno == EACCES) {
+		/* rte_eal_init() gives EACCES when it finds no hugepage it may use */
+		fprintf(stderr,
+			"%s: cannot start EAL: %s: usually no usable hugepages (EAL says \"Cannot "
+			"get hugepage information\" above): reserve some (echo 512 > "
+			"/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages, as root) or run "
+			"without them: --no-huge\n",
+			prog, rte_strerror(rte_errno));
 	} else if (rte_errno != 0) {
 		fprintf(stderr, "%s: cannot start EAL: %s\n", prog, rte_strerror(rte_errno));
 	} else {

@@ -33,7 +33,7 @@ static const char topo_usage[] =
 	"  -N, --neighbours [NODE] list the distinct torus neighbours of NODE with the\n"
 	"                          direction, and the port (direct) or mac or ip (switched)\n"
 	"                          to use;\n"
-	"                          without NODE, of every node\n"
+	"                          without NODE, of every node (--neighbors is the same)\n"
 	"  -r, --route FROM TO     print the dimension-order route from FROM to TO hop by hop\n"
 	"                          (x first, then y, then z; the shorter way round each axis,\n"
 	"                          + on a tie) with directions, ports and the hop count\n"

@@ -337,6 +337,26 @@ trd_ip_tick(struct trd_link *l)
 	}
 }
 
+/* A known next hop's MAC changes (a gratuitous ARP, a failover, or a forgery: ARP has no
+ * proof, as in the kernel): said in the log, at most once a second per link, so that a link
+ * whose frames stop reaching their router can be explained from the log. */
+static void
+arp_moved(struct trd_link *l, const struct trd_arp_entry *e, const uint8_t *mac)
+{
+	struct trd_link_ip *ip = l->encap->ip;
+	uint64_t now = rte_get_timer_cycles();
+	const uint8_t *o = e->mac.addr_bytes;
+
+	if (now < ip->next_moved_log)
+		return;
+	ip->next_moved_log = now + ms_cycles(1000);
+	rte_log(RTE_LOG_WARNING, trd_link_logtype,
+		"toroid link: %s: next hop %u.%u.%u.%u moved from %02x:%02x:%02x:%02x:%02x:%02x to "
+		"%02x:%02x:%02x:%02x:%02x:%02x (an ARP frame from it says so)\n",
+		l->name, e->ip >> 24, (e->ip >> 16) & 0xff, (e->ip >> 8) & 0xff, e->ip & 0xff, o[0],
+		o[1], o[2], o[3], o[4], o[5], mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+}
+
 /* A received ARP frame (RFC 826): a next hop's entry is updated from any valid frame its
  * address sends, for whichever target (a gratuitous one announces a new MAC); a request for
  * our address is answered. Our own MAC as a sender is a loop or a forgery: ignored. */
@@ -359,6 +379,8 @@ arp_input(struct trd_link *l, const struct rte_mbuf *m)
 			continue;
 		if (e->state != TRD_ARP_OK || memcmp(e->mac.addr_bytes, a.sha, 6) != 0)
 			ip->arp_resolved++;
+		if (e->state == TRD_ARP_OK && memcmp(e->mac.addr_bytes, a.sha, 6) != 0)
+			arp_moved(l, e, a.sha);
 		memcpy(e->mac.addr_bytes, a.sha, 6);
 		if (e->state != TRD_ARP_OK)
 			e->next = rte_get_timer_cycles() + ms_cycles(REFRESH_MS);

@@ -62,6 +62,7 @@ struct trd_link_ip {
 	uint32_t n_arp;
 	uint64_t next_tick; /* TSC of the next look at the ARP entries */
 	uint64_t arp_requests, arp_replies, arp_resolved, arp_bad, unresolved, held_drops;
+	uint64_t next_moved_log; /* TSC: a next hop's MAC change is logged no sooner */
 	struct trd_arp_entry arp[TRD_ARP_ENTRIES];
 	/* Frames held for next hops being asked, oldest first, whichever the next hop: the link
 	 * took them from its transmit buffer (the engine's accounting is settled) and sends them
