@@ -476,6 +476,19 @@ bundle_ok(const struct trd_desc *d, struct trd_coord dst, uint16_t inj)
 	       d->dst.x == dst.x && d->dst.y == dst.y && d->dst.z == dst.z && d->inj_ctr == inj;
 }
 
+/* A descriptor that may follow others in a bundle: as bundle_ok(), and an ordered one (a
+ * reflection's remote get) too when @p ordered_ok: nothing of its FIFO before the bundle is
+ * still waiting for a port, so every earlier packet is handed over with or before the frame,
+ * and the messages before it in the frame are acted on before it at the target. */
+static inline bool
+bundle_next_ok(const struct trd_desc *d, struct trd_coord dst, uint16_t inj, bool ordered_ok)
+{
+	return (d->op == TRD_OP_PUT || d->op == TRD_OP_FIFO || d->op == TRD_OP_RGET) &&
+	       !(d->flags & (TRD_DF_CPL | TRD_DF_ACKREQ | TRD_DF_PAYLOAD)) &&
+	       (ordered_ok || !(d->flags & TRD_DF_ORDERED)) && d->dst.x == dst.x &&
+	       d->dst.y == dst.y && d->dst.z == dst.z && d->inj_ctr == inj;
+}
+
 /* The bytes of the staged descriptor at stage_i, to be copied into a bundle: resolved as
  * desc_start() does, or NULL where that one would refuse it or send it zero-copy (the
  * descriptor then goes alone, through desc_start(), which counts the refusal). */
@@ -530,6 +543,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 	const struct trd_coord dst = d->dst;
 	const uint16_t inj = d->inj_ctr;
 	const uint32_t max = f->maxpay;
+	const bool ord = f->unsent == 0;
 	uint32_t used, cnt = 1;
 	const uint8_t *nsrc;
 	struct rte_mbuf *m;
@@ -539,7 +553,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 	if (f->stage_i == f->stage_n)
 		return 0;
 	nx = &f->stage[f->stage_i];
-	if (!bundle_ok(nx, dst, inj) || 2u * TRD_ENTRY_LEN + d->len + nx->len > max ||
+	if (!bundle_next_ok(nx, dst, inj, ord) || 2u * TRD_ENTRY_LEN + d->len + nx->len > max ||
 	    (nsrc = bundle_src(n, f, nx)) == NULL)
 		return 0;
 	m = trd_mbuf_get(n);
@@ -559,7 +573,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 		if (f->stage_i == f->stage_n && stage_refill(f) == 0)
 			break;
 		nx = &f->stage[f->stage_i];
-		if (!bundle_ok(nx, dst, inj) || used + TRD_ENTRY_LEN + nx->len > max ||
+		if (!bundle_next_ok(nx, dst, inj, ord) || used + TRD_ENTRY_LEN + nx->len > max ||
 		    (nsrc = bundle_src(n, f, nx)) == NULL)
 			break;
 	}
