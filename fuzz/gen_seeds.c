@@ -433,6 +433,34 @@ seeds_bundle(void)
 		frame(p, b, (uint16_t)n);
 	}
 	seed_end();
+
+	/* remote gets sharing a frame with a put: one carries a put from the read-only region
+	 * back to the requester, one an immediate put and a FIFO message */
+	seed_begin("bundle_rget", true);
+	{
+		struct trd_coord peer = {1, 0, 0};
+		struct trd_desc d[3];
+		uint8_t b[512];
+		uint32_t n = 0;
+
+		trd_desc_put(&d[0], peer, NULL, 64, 0x1234, 0, 0, 0);
+		d[0].flags = TRD_DF_SRC_MR, d[0].src_key = ro, d[0].src = 0;
+		trd_desc_put(&d[1], peer, NULL, 8, 0x1234, 0, 0, 0);
+		d[1].flags = TRD_DF_IMM, d[1].user = 0x0102030405060708ULL;
+		trd_desc_fifo(&d[2], peer, 1, NULL, 40, 55, 0);
+		d[2].flags = TRD_DF_SRC_MR, d[2].src_key = rw, d[2].src = 128;
+		trd_wire_entry_encode(b + n, TRD_PKT_RGET, TRD_ENGINE_FIFO, 0, 64, 0, 0);
+		memcpy(b + n + TRD_ENTRY_LEN, &d[0], 64), n += TRD_ENTRY_LEN + 64;
+		trd_wire_entry_encode(b + n, TRD_PKT_PUT, 0, z.ctr[0], 16, rw, 64);
+		memset(b + n + TRD_ENTRY_LEN, 0x11, 16), n += TRD_ENTRY_LEN + 16;
+		trd_wire_entry_encode(b + n, TRD_PKT_RGET, 0, 0, 128, 0, 0);
+		memcpy(b + n + TRD_ENTRY_LEN, &d[1], 128), n += TRD_ENTRY_LEN + 128;
+		p = pkt(TRD_PKT_BUNDLE), p.aux = 3, p.msg_len = n, p.msg_id = 310;
+		frame(p, b, (uint16_t)n);
+		session(61, 0);
+		p.epoch = 61, p.seq = 1, frame(p, b, (uint16_t)n);
+	}
+	seed_end();
 }
 
 /* Replies and completions for operations nobody started. */

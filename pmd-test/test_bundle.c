@@ -31,6 +31,11 @@
  *           TRD_DF_ORDERED ones, in runs on two injection counters (each reaches exactly 0);
  *           payload CRC off and on, lossless and lossy; every message exact and in order,
  *           bundles forwarded and all received.
+ *  gets:    node 0 posts remote gets to node 1 in bursts, 1 to 3 carried descriptors each
+ *           (puts of 1 .. 200 B from node 1's read region, one in four a memory-FIFO message
+ *           instead): every put and message byte-exact, each message once, the counter at 0;
+ *           lossless, the gets share frames (fewer frames than gets) and so do the replies
+ *           (fewer frames than carried descriptors), no drop; again lossy (5%, 2%, 1%).
  *
  * Arguments: [N]
  */
@@ -410,8 +415,32 @@ forged(void)
 		e[1] = (struct ent){TRD_PKT_PUT, 0, 0, 8, fkey, UINT64_MAX - 3, 0x70};
 		len = bundle(f, e, 2, 2, 0, 0);
 		give(f, len, 0, TRD_DROP_BAD_LENGTH, 1);
+		/* remote get entries: no descriptor, a part of one, more than 15, a counter, a
+		 * key or an offset */
+		e[1] = (struct ent){TRD_PKT_RGET, TRD_ENGINE_FIFO, 0, 0, 0, 0, 0x70};
+		len = bundle(f, e, 2, 2, 0, 0);
+		give(f, len, 0, TRD_DROP_BAD_LENGTH, 1);
+		e[1].len = 100;
+		len = bundle(f, e, 2, 2, 0, 0);
+		give(f, len, 0, TRD_DROP_BAD_LENGTH, 1);
+		e[1].len = 16 * TRD_WIRE_DESC_LEN;
+		len = bundle(f, e, 2, 2, 0, 0);
+		give(f, len, 0, TRD_DROP_BAD_LENGTH, 1);
+		e[1].len = TRD_WIRE_DESC_LEN;
+		e[1].counter = 1;
+		len = bundle(f, e, 2, 2, 0, 0);
+		give(f, len, 0, TRD_DROP_BAD_FIELD, 1);
+		e[1].counter = 0;
+		e[1].key = 5;
+		len = bundle(f, e, 2, 2, 0, 0);
+		give(f, len, 0, TRD_DROP_BAD_FIELD, 1);
+		e[1].key = 0;
+		e[1].offset = 64;
+		len = bundle(f, e, 2, 2, 0, 0);
+		give(f, len, 0, TRD_DROP_BAD_FIELD, 1);
 		T_ASSERT(memcmp(fmem + 256, zero, 16) == 0, "a malformed bundle wrote");
 		T_EQ(take(0, m, 8), 0);
+		T_EQ(stat_of(fn, TRD_STAT_RX_RGET), 0);
 		/* the same bundle, well formed, lands */
 		e[1] = (struct ent){TRD_PKT_FIFO, 0, 0, 4, 1, 0, 0x70};
 		len = bundle(f, e, 2, 2, 0, 0);
@@ -420,6 +449,45 @@ forged(void)
 		T_EQ(take(0, m, 8), 1);
 		check_msg(m[0], 1, 4, 0x71, 101);
 		memset(fmem + 256, 0, 16);
+	}
+
+	/* remote gets in a bundle, each checked alone: a carried descriptor that is not one
+	 * (bad_desc), one that sends elsewhere than to the requester (bad_dst), an unknown
+	 * injection FIFO are dropped and counted; the good get runs, the put lands */
+	{
+		struct ent e[] = {
+			{TRD_PKT_RGET, TRD_ENGINE_FIFO, 0, TRD_WIRE_DESC_LEN, 0, 0, 0x70},
+			{TRD_PKT_RGET, TRD_ENGINE_FIFO, 0, TRD_WIRE_DESC_LEN, 0, 0, 0},
+			{TRD_PKT_RGET, 9, 0, TRD_WIRE_DESC_LEN, 0, 0, 0},
+			{TRD_PKT_RGET, TRD_ENGINE_FIFO, 0, 2 * TRD_WIRE_DESC_LEN, 0, 0, 0},
+			{TRD_PKT_PUT, 0, 0, 16, fkey, 768, 0x40},
+		};
+		uint8_t *p = f + TRD_FRAME_HLEN;
+		struct trd_desc d;
+		uint64_t bd = drop_of(fn, TRD_DROP_BAD_DESC), bt = drop_of(fn, TRD_DROP_BAD_DST);
+		uint64_t uf = drop_of(fn, TRD_DROP_UNKNOWN_FIFO), all = drops(fn);
+		uint64_t nr = drop_of(fn, TRD_DROP_NO_ROUTE);
+
+		len = bundle(f, e, 5, 5, 0, 0);
+		/* an immediate put back to the requester (0,0,0); the same to (1,0,0) */
+		trd_desc_put(&d, (struct trd_coord){0, 0, 0}, NULL, 8, fkey, 0, 0, 0);
+		d.flags = TRD_DF_IMM;
+		d.user = 42;
+		memcpy(p + 2 * TRD_ENTRY_LEN + TRD_WIRE_DESC_LEN, &d, sizeof(d));
+		memcpy(p + 3 * TRD_ENTRY_LEN + 2 * TRD_WIRE_DESC_LEN, &d, sizeof(d));
+		memcpy(p + 4 * TRD_ENTRY_LEN + 3 * TRD_WIRE_DESC_LEN, &d, sizeof(d));
+		d.dst = (struct trd_coord){1, 0, 0};
+		memcpy(p + 4 * TRD_ENTRY_LEN + 4 * TRD_WIRE_DESC_LEN, &d, sizeof(d));
+		T_EQ(trd_node_rx_frame(fn, f, len, 0), 0);
+		T_EQ(drop_of(fn, TRD_DROP_BAD_DESC) - bd, 1);
+		T_EQ(drop_of(fn, TRD_DROP_BAD_DST) - bt, 1);
+		T_EQ(drop_of(fn, TRD_DROP_UNKNOWN_FIFO) - uf, 1);
+		/* the good get ran: its put found no link to the requester (a node alone) */
+		T_EQ(drop_of(fn, TRD_DROP_NO_ROUTE) - nr, 1);
+		T_EQ(drops(fn) - all, 4);
+		T_EQ(stat_of(fn, TRD_STAT_RX_RGET), 1);
+		T_EQ(fmem[768], 0x44);
+		memset(fmem + 768, 0, 16);
 	}
 
 	/* an unsequenced bundle whose FIFO messages find too little room: what fits is
@@ -796,6 +864,173 @@ relay(uint32_t nmsg, const char *impair, bool crc)
 	free(len);
 }
 
+/* ---- gets ---- */
+
+#define GET_MAXLEN 200
+#define GET_RD     8192
+
+static uint8_t
+rd_pat(uint32_t k)
+{
+	return (uint8_t)(k * 13 + (k >> 8) + 1);
+}
+
+/* Node a posts @p ngets remote gets to b in bursts, 1 to 3 carried descriptors each: puts of
+ * 1 .. 200 bytes from b's read region into a's region, one in four a memory-FIFO message to
+ * a's reception FIFO 0 instead. Every put lands byte-exact, every FIFO message arrives once,
+ * byte-exact, a's reception counter reaches zero; lossless, the gets share frames (fewer
+ * frames than gets from a) and so do the puts and messages they cause at b (fewer frames
+ * than carried descriptors), with no drop. */
+static void
+gets(uint32_t ngets, const char *impair)
+{
+	struct trd_node_conf tmpl = {.coalesce = 32};
+	struct trd_net_conf nc = {.node = &tmpl};
+	const uint32_t nslot = ngets * 3;
+	struct trd_net *net;
+	struct trd_node *a, *b;
+	struct trd_mr *mr_dst, *mr_rd;
+	uint8_t *dst, *rd, *kind, *seen;
+	uint32_t *len, *off;
+	uint64_t put_bytes = 0, fifo_n = 0, fifo_got = 0, carried = 0, t_end, rs = 777;
+	uint32_t posted = 0;
+	uint16_t rec;
+	uint8_t *nc_of;
+	struct trd_link_stats la, lb;
+
+	trd_torus_init(&nc.torus, 2, 1, 1);
+	net = trd_net_create(&nc);
+	T_ASSERT(net != NULL, "net: %s", rte_strerror(rte_errno));
+	a = trd_net_node(net, 0);
+	b = trd_net_node(net, 1);
+	if (impair != NULL) {
+		struct trd_impair_conf ic;
+
+		T_EQ(trd_impair_parse(impair, &ic), 0);
+		T_EQ(trd_node_impair(a, &ic), 0);
+		T_EQ(trd_node_impair(b, &ic), 0);
+	}
+	dst = calloc(nslot, SLOT);
+	rd = malloc(GET_RD);
+	kind = calloc(nslot, 1);
+	seen = calloc(nslot, 1);
+	len = calloc(nslot, sizeof(*len));
+	off = calloc(nslot, sizeof(*off));
+	nc_of = malloc(ngets);
+	T_ASSERT(dst != NULL && rd != NULL && kind != NULL && seen != NULL && len != NULL &&
+			 off != NULL && nc_of != NULL,
+		 "memory");
+	for (uint32_t k = 0; k < GET_RD; k++)
+		rd[k] = rd_pat(k);
+	mr_dst = trd_mr_register(a, dst, (size_t)nslot * SLOT, TRD_ACCESS_REMOTE_WRITE);
+	mr_rd = trd_mr_register(b, rd, GET_RD, TRD_ACCESS_REMOTE_READ);
+	T_ASSERT(mr_dst != NULL && mr_rd != NULL, "regions");
+	for (uint32_t i = 0; i < ngets; i++) {
+		nc_of[i] = (uint8_t)(1 + test_rand(&rs) % 3);
+		for (uint32_t j = 0; j < nc_of[i]; j++) {
+			uint32_t s = i * 3 + j;
+
+			kind[s] = test_rand(&rs) % 4 == 0; /* 1: FIFO message */
+			len[s] = 1 + (uint32_t)(test_rand(&rs) % GET_MAXLEN);
+			off[s] = (uint32_t)(test_rand(&rs) % (GET_RD - GET_MAXLEN));
+			if (kind[s])
+				fifo_n++;
+			else
+				put_bytes += len[s];
+			carried++;
+		}
+	}
+	T_EQ(trd_counter_alloc(a, &rec), 0);
+	T_EQ(trd_counter_set(a, rec, (int64_t)put_bytes), 0);
+
+	t_end = trd_time_us() + TIMEOUT_US;
+	while (posted < ngets || fifo_got < fifo_n) {
+		struct trd_msg *m[32];
+		int k;
+
+		if (posted < ngets) {
+			struct trd_desc d[32], c[32][3];
+			uint32_t nb = RTE_MIN(ngets - posted, 1 + (uint32_t)(test_rand(&rs) % 32));
+
+			for (uint32_t q = 0; q < nb; q++) {
+				uint32_t i = posted + q;
+
+				for (uint32_t j = 0; j < nc_of[i]; j++) {
+					uint32_t s = i * 3 + j;
+
+					if (kind[s])
+						trd_desc_fifo(&c[q][j], trd_node_coord(a), 0, NULL,
+							      len[s], s, 0);
+					else
+						trd_desc_put(&c[q][j], trd_node_coord(a), NULL,
+							     len[s], trd_mr_key(mr_dst),
+							     (uint64_t)s * SLOT, 0, rec);
+					c[q][j].flags = TRD_DF_SRC_MR;
+					c[q][j].src_key = trd_mr_key(mr_rd);
+					c[q][j].src = off[s];
+				}
+				trd_desc_rget(&d[q], trd_node_coord(b), TRD_ENGINE_FIFO, c[q],
+					      nc_of[i]);
+			}
+			if (trd_inject_bulk(trd_inj_fifo(a, 0), d, nb) == 0)
+				posted += nb;
+		}
+		trd_net_poll(net);
+		k = trd_rec_fifo_poll(trd_rec_fifo(a, 0), m, 32);
+		T_ASSERT(k >= 0, "poll");
+		for (int j = 0; j < k; j++) {
+			uint64_t s = m[j]->user;
+
+			T_ASSERT(s < nslot && kind[s] && !seen[s], "FIFO message %" PRIu64, s);
+			seen[s] = 1;
+			T_EQ(m[j]->len, len[s]);
+			T_EQ(m[j]->status, 0);
+			for (uint32_t q = 0; q < len[s]; q++)
+				T_ASSERT(((uint8_t *)m[j]->data)[q] == rd_pat(off[s] + q),
+					 "msg %" PRIu64 " byte %u", s, q);
+			trd_msg_free(m[j]);
+			fifo_got++;
+		}
+		T_ASSERT(trd_time_us() < t_end,
+			 "gets timed out: %u posted, %" PRIu64 " of %" PRIu64 " messages", posted,
+			 fifo_got, fifo_n);
+	}
+	T_EQ(trd_counter_wait(a, rec, TIMEOUT_US), 0);
+	for (uint32_t s = 0; s < nslot; s++)
+		for (uint32_t q = 0; !kind[s] && q < len[s]; q++)
+			T_ASSERT(dst[(size_t)s * SLOT + q] == rd_pat(off[s] + q), "put %u byte %u",
+				 s, q);
+	T_EQ(trd_link_stats_get(trd_node_link(a, 0), &la), 0);
+	T_EQ(trd_link_stats_get(trd_node_link(b, 0), &lb), 0);
+	printf("gets %s: %u gets in %" PRIu64 " frames (%" PRIu64 " bundles), %" PRIu64
+	       " replies (%" PRIu64 " FIFO) in %" PRIu64 " frames (%" PRIu64
+	       " bundles); drops a %" PRIu64 " b %" PRIu64 "\n",
+	       impair ? impair : "lossless", ngets, la.tx_pkts, stat_of(a, TRD_STAT_TX_BUNDLES),
+	       carried, fifo_n, lb.tx_pkts, stat_of(b, TRD_STAT_TX_BUNDLES), drops(a), drops(b));
+	T_EQ(stat_of(a, TRD_STAT_TX_RGET), ngets);
+	T_EQ(stat_of(a, TRD_STAT_RX_PUT), carried - fifo_n);
+	T_EQ(stat_of(a, TRD_STAT_MSGS_DELIVERED), fifo_n);
+	T_EQ(stat_of(b, TRD_STAT_TX_PUT) + stat_of(b, TRD_STAT_TX_FIFO), carried);
+	T_EQ(stat_of(b, TRD_STAT_RX_BUNDLES), stat_of(a, TRD_STAT_TX_BUNDLES));
+	T_EQ(stat_of(a, TRD_STAT_RX_BUNDLES), stat_of(b, TRD_STAT_TX_BUNDLES));
+	if (impair == NULL) {
+		T_EQ(stat_of(b, TRD_STAT_RX_RGET), ngets);
+		T_ASSERT(la.tx_pkts < ngets, "%" PRIu64 " frames for %u gets", la.tx_pkts, ngets);
+		T_ASSERT(lb.tx_pkts < carried, "%" PRIu64 " frames for %" PRIu64 " replies",
+			 lb.tx_pkts, carried);
+		T_EQ(drops(a), 0);
+		T_EQ(drops(b), 0);
+	}
+	trd_net_free(net);
+	free(dst);
+	free(rd);
+	free(kind);
+	free(seen);
+	free(len);
+	free(off);
+	free(nc_of);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -814,6 +1049,8 @@ main(int argc, char **argv)
 	relay(n / 4, NULL, false);
 	relay(n / 4, NULL, true);
 	relay(n / 4, "loss=5%,reorder=2%,dup=1%,seed=5", true);
+	gets(n / 4, NULL);
+	gets(n / 8, "loss=5%,reorder=2%,dup=1%,seed=7");
 	printf("bundle: ok\n");
 	return test_status();
 }

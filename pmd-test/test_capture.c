@@ -231,7 +231,10 @@ matches(const struct expect *e, const struct hdr *x)
 static void
 run_golden(void)
 {
-	struct trd_net_conf nc = {.links = TRD_NET_RING};
+	/* one frame per message, each kind decoded alone (a delivery reflection would share
+	 * its put's frame: bundles are test_bundle's and test_reflect's) */
+	struct trd_node_conf tmpl = {.coalesce = 1};
+	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &tmpl};
 	struct trd_net *net;
 	struct trd_node *R, *O, *T;
 	struct trd_coord cR, cO, cT;

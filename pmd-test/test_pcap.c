@@ -161,6 +161,7 @@ test_tx(void)
 
 	trd_torus_init(&nc.torus, 2, 1, 1);
 	nc.unreliable = true; /* nobody answers on a capture file: no sequence numbers */
+	nc.coalesce = 1;      /* each message its own frame (bundles: test_bundle) */
 	n = trd_node_create(&nc);
 	T_ASSERT(n != NULL, "node");
 	l = trd_link_ethdev(port_of("net_pcap_tx"), NULL);

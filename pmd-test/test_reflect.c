@@ -505,7 +505,8 @@ test_bad(void)
 /* Poll rounds of a lone message once the session is up: node polls one at a time, in the
  * order a, b, a. A put lands at b after (a, b); a local reflection must complete after (a, b,
  * a): the remote get leaves with the data, the reflector answers in the round it arrives. A
- * remote get likewise. */
+ * delivery reflection likewise, its remote get in the put's frame (one bundle). A remote get
+ * likewise. */
 static void
 test_rounds(void)
 {
@@ -567,6 +568,37 @@ test_rounds(void)
 		T_EQ(__atomic_load_n(&page[0], __ATOMIC_ACQUIRE), 3);
 	}
 
+	/* a delivery reflection (b reflects): its remote get shares the put's frame, one bundle
+	 * (a, b, a); the put lands before the reflection is answered */
+	spec.mode = TRD_CPL_DELIVERY;
+	trd_desc_put(&d, trd_node_coord(b), src, sizeof(src), trd_mr_key(bmr), 3072, 0, bctr);
+	for (uint64_t i = 4; i <= 6; i++) {
+		struct trd_node_stats s0, s1;
+
+		spec.cookie = i;
+		memset(src, (int)i, sizeof(src));
+		T_EQ(trd_counter_set(b, bctr, sizeof(src)), 0);
+		T_EQ(trd_node_stats_get(a, &s0), 0);
+		T_EQ(trd_inject_reflect(trd_inj_fifo(a, 0), &d, &spec), 0);
+		if (i < 6) {
+			T_EQ(trd_doorbell_wait(db, 0, i, TRD_WAIT_SPIN, TIMEOUT_US), 0);
+			T_EQ(bmem[3072], (uint8_t)i);
+			continue;
+		}
+		trd_node_poll(a);
+		T_EQ(trd_node_stats_get(a, &s1), 0);
+		T_EQ(s1.stat[TRD_STAT_TX_BUNDLES] - s0.stat[TRD_STAT_TX_BUNDLES], 1);
+		T_EQ(s1.stat[TRD_STAT_TX_RGET] - s0.stat[TRD_STAT_TX_RGET], 1);
+		T_EQ(s1.stat[TRD_STAT_TX_PUT] - s0.stat[TRD_STAT_TX_PUT], 1);
+		trd_node_poll(b);
+		trd_node_poll(a);
+		T_EQ(__atomic_load_n(&page[0], __ATOMIC_ACQUIRE), 6);
+		T_EQ(trd_counter_read(b, bctr, &left), 0);
+		T_EQ(left, 0);
+		T_EQ(bmem[3072 + 63], 6);
+	}
+	spec.mode = TRD_CPL_LOCAL;
+
 	/* a remote get of 64 bytes of b into a: (a, b, a) */
 	trd_desc_put(&c, trd_node_coord(a), NULL, 64, trd_mr_key(amr), 0, 0, actr);
 	c.flags = TRD_DF_SRC_MR;
@@ -589,7 +621,8 @@ test_rounds(void)
 	T_EQ(memcmp(amem, bmem, 64), 0);
 	trd_net_free(net);
 	free(page);
-	printf("rounds: put (a, b), reflection and remote get (a, b, a)\n");
+	printf("rounds: put (a, b), reflection (its get in the put's frame) and remote get "
+	       "(a, b, a)\n");
 }
 
 int

@@ -231,6 +231,73 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 	return 0;
 }
 
+/* Remote gets from a to b, each reading r->size bytes of b's region back into a's, posted
+ * in bursts as fast as a's FIFO takes them: gets queued together share frames (bundles), and
+ * so do the puts they make b send back. Done when a's counter (n * size bytes) is zero; the
+ * same deadline without progress as stream(). */
+__rte_noinline int
+get_stream(struct perf_result *r, uint64_t n)
+{
+	struct trd_desc d[32], c;
+	struct trd_inj_fifo *f = trd_inj_fifo(px.a, 0);
+	uint32_t size = r->size;
+	uint64_t posted = 0, t0, dl = deadline_in(PERF_TIMEOUT_US), seen = 0;
+	unsigned int maxpay = trd_link_max_payload(trd_node_link(px.a, 0));
+	uint64_t pkts_per = size == 0 ? 1 : (size + maxpay - 1) / maxpay;
+	uint32_t frame = TRD_FRAME_HLEN + TRD_WIRE_DESC_LEN + TRD_PROOF_LEN;
+	int port = trd_link_port(trd_node_link(px.a, 0));
+	struct perf_tx tx0, tx1;
+	int64_t left = 1;
+
+	if (size == 0)
+		return -EINVAL; /* a get of nothing moves no counter */
+	trd_desc_put(&c, px.ca, NULL, size, trd_mr_key(px.amr), px.aoff, 0, px.actr);
+	c.flags = TRD_DF_SRC_MR;
+	c.src_key = trd_mr_key(px.bmr);
+	c.src = px.boff;
+	for (int i = 0; i < 32; i++)
+		trd_desc_rget(&d[i], px.cb, TRD_ENGINE_FIFO, &c, 1);
+	if (trd_counter_set(px.a, px.actr, (int64_t)(n * size)) != 0)
+		return -EINVAL;
+	engine_start();
+	perf_tx_read(port, trd_node_link(px.a, 0), &tx0);
+	t0 = rte_rdtsc();
+	while (left != 0 && !perf_stop) {
+		if (posted < n) {
+			unsigned int w = RTE_MIN(32u, perf_opt.window);
+			unsigned int k = (unsigned int)RTE_MIN(w, n - posted);
+
+			if (trd_inject_bulk(f, d, k) == 0)
+				posted += k;
+			else
+				progress();
+		} else {
+			progress();
+		}
+		if (trd_counter_read(px.a, px.actr, &left) != 0)
+			return -EIO;
+		if (posted + (uint64_t)left != seen) {
+			seen = posted + (uint64_t)left;
+			dl = deadline_in(PERF_TIMEOUT_US);
+		} else if (rte_get_timer_cycles() > dl) {
+			return -ETIMEDOUT;
+		}
+	}
+	if (perf_stop) {
+		uint64_t got = n - RTE_MIN(n, ((uint64_t)RTE_MAX(left, 0) + size - 1) / size);
+
+		if (got == 0)
+			return -EINTR;
+		r->interrupted = true;
+		n = got;
+	}
+	rate_result(r, n, n * pkts_per, frame, rte_rdtsc() - t0);
+	/* what a's port sent: the gets (bundles of them) */
+	perf_tx_read(port, trd_node_link(px.a, 0), &tx1);
+	perf_tx_rates(r, &tx0, &tx1);
+	return 0;
+}
+
 /* One-sided ping-pong: a puts to b, b sees its counter reach zero and puts back. */
 __rte_noinline int
 pingpong(struct perf_result *r, uint64_t n, uint64_t *s)

@@ -48,6 +48,7 @@ void engine_stop(void);
 void baseline_rate(struct perf_result *r, uint32_t frame, uint64_t n);
 void baseline_lat(struct perf_result *r, uint32_t frame, uint64_t n, double scale);
 int stream(struct perf_result *r, bool fifo, uint64_t n);
+int get_stream(struct perf_result *r, uint64_t n);
 int pingpong(struct perf_result *r, uint64_t n, uint64_t *s);
 int fifo_pingpong(struct perf_result *r, uint64_t n, uint64_t *s);
 int reflect_loop(struct perf_result *r, uint64_t n, uint64_t *s);

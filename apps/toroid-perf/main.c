@@ -77,6 +77,8 @@ static const struct perf_test tests[] = {
 	{"fifo_lat", K_LAT, 0.5, 20000, "memory-FIFO ping-pong, half round trip (us)"},
 	{"get_lat", K_LAT, 1, 20000, "RDMA read (remote get) until the counter is zero (us)"},
 	{"get_bw", K_RATE, 1, 2000, "RDMA reads back to back, bandwidth"},
+	{"get_rate", K_RATE, 1, 1000000,
+	 "remote gets a->b posted in bursts (sharing frames), gets per second"},
 	{"reflect_lat", K_LAT, 1, 20000, "put to reflection completion in a doorbell (us)"},
 	{"linerate", K_RATE, 1, 2000000,
 	 "sustained puts of one MTU payload: Mframe/s, Gbit/s L2/L1"},
@@ -174,6 +176,12 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 		rc = stream(r, true, warm);
 		if (rc == 0 && !r->interrupted)
 			rc = stream(r, true, n);
+		else if (rc == 0)
+			rc = -EINTR;
+	} else if (strcmp(t->name, "get_rate") == 0) {
+		rc = get_stream(r, warm);
+		if (rc == 0 && !r->interrupted)
+			rc = get_stream(r, n);
 		else if (rc == 0)
 			rc = -EINTR;
 	} else if (strcmp(t->name, "get_bw") == 0) {

@@ -5,7 +5,7 @@ set -eu
 perf="$1"
 out=$("$perf" -- -t all -n 300 -s 64 --baseline --json 2>/dev/null)
 echo "$out"
-for t in put_rate put_bw put_lat fifo_rate fifo_bw fifo_lat get_lat get_bw reflect_lat linerate; do
+for t in put_rate put_bw put_lat fifo_rate fifo_bw fifo_lat get_lat get_bw get_rate reflect_lat linerate; do
 	echo "$out" | grep -q "\"test\":\"$t\".*\"ratio\"" || { echo "perf smoke: no result for $t"; exit 1; }
 done
 "$perf" -- -t reflect_lat -n 300 --mode delivery --links ring --json 2>/dev/null | grep -q '"p99"'

@@ -89,14 +89,17 @@ rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t
 	return 0;
 }
 
+/* A remote get whose descriptors are @p off bytes into @p m (alone, or an entry of a bundle). */
 static int
-rx_rget(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
+rx_rget(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t off)
 {
 	struct trd_desc ds[TRD_RGET_MAX_DESCS];
 	struct trd_coord req = {p->src[0], p->src[1], p->src[2]};
 	unsigned int nd = p->pay_len / TRD_WIRE_DESC_LEN;
 	struct trd_inj_fifo *f;
 
+	/* (trd_wire_entry_decode() bounds a remote get entry by the same number) */
+	RTE_BUILD_BUG_ON(TRD_RGET_MAX_DESCS != 15);
 	if (nd > TRD_RGET_MAX_DESCS)
 		return TRD_DROP_BAD_LENGTH;
 	if (p->fifo == TRD_ENGINE_FIFO)
@@ -105,7 +108,7 @@ rx_rget(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		f = n->inj[p->fifo];
 	else
 		return TRD_DROP_UNKNOWN_FIFO;
-	trd_pay_copy(m, ds, p->pay_len);
+	trd_pay_copy_at(m, off, ds, p->pay_len);
 	for (unsigned int i = 0; i < nd; i++) {
 		int cause = trd_desc_check_remote(&ds[i], req);
 
@@ -354,6 +357,8 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	for (i = start; i < cnt; i++) {
 		if (e[i].type == TRD_PKT_PUT) {
 			cause = rx_put(n, m, &e[i], eoff[i]);
+		} else if (e[i].type == TRD_PKT_RGET) {
+			cause = rx_rget(n, m, &e[i], eoff[i]);
 		} else if (e[i].fifo < n->n_rec) {
 			/* mi[j] is this message's: NULL once it carries it */
 			cause = trd_rfifo_entry(n, m, &e[i], eoff[i], &blk, &mi[j++]).cause;
@@ -421,7 +426,7 @@ rx_deliver(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		f = trd_rfifo_rx(n, m, p);
 		break;
 	case TRD_PKT_RGET:
-		f = trd_fate(rx_rget(n, m, p), false);
+		f = trd_fate(rx_rget(n, m, p, TRD_FRAME_HLEN), false);
 		break;
 	case TRD_PKT_ATOMIC:
 		return trd_fate(rx_atomic(n, m, p), false);

@@ -463,17 +463,30 @@ emit(struct trd_node *n, struct trd_inj_fifo *f, unsigned int max)
 
 /* ---- coalescing: several small messages for one node in one BUNDLE frame ---- */
 
-/* A descriptor that may share a frame with others: a whole put or memory-FIFO message that
- * asks for nothing per packet (no completion, verdict or ordering) and whose bytes are its
- * own (not a shared payload, which is referenced, never copied), for @p dst, counting on
- * the injection counter @p inj. */
+/* A descriptor that may share a frame with others: a whole put, memory-FIFO message or remote
+ * get that asks for nothing per packet (no completion, verdict or ordering) and whose bytes
+ * are its own (not a shared payload, which is referenced, never copied), for @p dst, counting
+ * on the injection counter @p inj. A remote get's carried descriptors, once at the target,
+ * may share frames too (TRD_DF_REMOTE, without ACKREQ: their data asks for nothing). */
 static inline bool
 bundle_ok(const struct trd_desc *d, struct trd_coord dst, uint16_t inj)
 {
-	return (d->op == TRD_OP_PUT || d->op == TRD_OP_FIFO) &&
-	       !(d->flags &
-		 (TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ | TRD_DF_REMOTE | TRD_DF_PAYLOAD)) &&
+	return (d->op == TRD_OP_PUT || d->op == TRD_OP_FIFO || d->op == TRD_OP_RGET) &&
+	       !(d->flags & (TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ | TRD_DF_PAYLOAD)) &&
 	       d->dst.x == dst.x && d->dst.y == dst.y && d->dst.z == dst.z && d->inj_ctr == inj;
+}
+
+/* A descriptor that may follow others in a bundle: as bundle_ok(), and an ordered one (a
+ * reflection's remote get) too when @p ordered_ok: nothing of its FIFO before the bundle is
+ * still waiting for a port, so every earlier packet is handed over with or before the frame,
+ * and the messages before it in the frame are acted on before it at the target. */
+static inline bool
+bundle_next_ok(const struct trd_desc *d, struct trd_coord dst, uint16_t inj, bool ordered_ok)
+{
+	return (d->op == TRD_OP_PUT || d->op == TRD_OP_FIFO || d->op == TRD_OP_RGET) &&
+	       !(d->flags & (TRD_DF_CPL | TRD_DF_ACKREQ | TRD_DF_PAYLOAD)) &&
+	       (ordered_ok || !(d->flags & TRD_DF_ORDERED)) && d->dst.x == dst.x &&
+	       d->dst.y == dst.y && d->dst.z == dst.z && d->inj_ctr == inj;
 }
 
 /* The bytes of the staged descriptor at stage_i, to be copied into a bundle: resolved as
@@ -489,9 +502,10 @@ bundle_src(struct trd_node *n, const struct trd_inj_fifo *f, const struct trd_de
 		return f->stage_n - f->stage_i - 1 >= d->n_slots
 			       ? (const uint8_t *)&f->stage[f->stage_i + 1]
 			       : NULL;
-	/* desc_start() would send a longer one zero-copy where it can: never in a bundle */
+	/* desc_start() would send a longer one zero-copy where it can: never in a bundle (a
+	 * remote get's descriptors are always copied) */
 	if (desc_src(n, d, &src, &iova) != 0 ||
-	    (d->len > n->conf.inline_max && !(d->flags & TRD_DF_IMM)))
+	    (d->len > n->conf.inline_max && !(d->flags & TRD_DF_IMM) && d->op != TRD_OP_RGET))
 		return NULL;
 	return src;
 }
@@ -501,10 +515,14 @@ static inline uint32_t
 bundle_entry(struct trd_node *n, struct trd_inj_fifo *f, uint8_t *p, const struct trd_desc *d,
 	     const uint8_t *src)
 {
-	bool fifo = d->op == TRD_OP_FIFO;
-
-	trd_wire_entry_encode(p, op_pkt_type[d->op], fifo ? d->fifo : 0, d->rec_ctr,
-			      (uint16_t)d->len, fifo ? d->user : d->rkey, fifo ? 0 : d->roff);
+	if (d->op == TRD_OP_PUT)
+		trd_wire_entry_encode(p, TRD_PKT_PUT, 0, d->rec_ctr, (uint16_t)d->len, d->rkey,
+				      d->roff);
+	else if (d->op == TRD_OP_FIFO)
+		trd_wire_entry_encode(p, TRD_PKT_FIFO, d->fifo, d->rec_ctr, (uint16_t)d->len,
+				      d->user, 0);
+	else /* a remote get: its descriptors, for the target's injection FIFO d->fifo */
+		trd_wire_entry_encode(p, TRD_PKT_RGET, d->fifo, 0, (uint16_t)d->len, 0, 0);
 	if (d->len != 0)
 		rte_memcpy(p + TRD_ENTRY_LEN, src, d->len);
 	n->stat[tx_type_stat[d->op]]++;
@@ -525,6 +543,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 	const struct trd_coord dst = d->dst;
 	const uint16_t inj = d->inj_ctr;
 	const uint32_t max = f->maxpay;
+	const bool ord = f->unsent == 0;
 	uint32_t used, cnt = 1;
 	const uint8_t *nsrc;
 	struct rte_mbuf *m;
@@ -534,7 +553,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 	if (f->stage_i == f->stage_n)
 		return 0;
 	nx = &f->stage[f->stage_i];
-	if (!bundle_ok(nx, dst, inj) || 2u * TRD_ENTRY_LEN + d->len + nx->len > max ||
+	if (!bundle_next_ok(nx, dst, inj, ord) || 2u * TRD_ENTRY_LEN + d->len + nx->len > max ||
 	    (nsrc = bundle_src(n, f, nx)) == NULL)
 		return 0;
 	m = trd_mbuf_get(n);
@@ -554,7 +573,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 		if (f->stage_i == f->stage_n && stage_refill(f) == 0)
 			break;
 		nx = &f->stage[f->stage_i];
-		if (!bundle_ok(nx, dst, inj) || used + TRD_ENTRY_LEN + nx->len > max ||
+		if (!bundle_next_ok(nx, dst, inj, ord) || used + TRD_ENTRY_LEN + nx->len > max ||
 		    (nsrc = bundle_src(n, f, nx)) == NULL)
 			break;
 	}

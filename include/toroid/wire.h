@@ -501,9 +501,12 @@ trd_hdr_seal(struct trd_hdr *h)
  * (type, fifo, counter, key, offset, lengths and message id from the entry, the rest from
  * @p p; flags TRD_HF_ALL) and the entry, payload included, takes TRD_ENTRY_LEN + e->pay_len
  * bytes. The checks are the structure's; keys, bounds, counters and FIFOs are the engine's.
- * @return 0, TRD_DROP_BAD_LENGTH (does not fit, or the put's end wraps), TRD_DROP_BAD_TYPE
- * (neither put nor FIFO) or TRD_DROP_BAD_FIELD (reserved bits, a FIFO entry with an offset or
- * a put entry with a FIFO).
+ * A remote get entry (TRD_PKT_RGET) carries 1 .. 15 whole 64-byte descriptors, for the injection
+ * FIFO named by its fifo field, and names no counter, key or offset.
+ * @return 0, TRD_DROP_BAD_LENGTH (does not fit, the put's end wraps, or a remote get's length
+ * is 0, above 15 descriptors or not a multiple of 64), TRD_DROP_BAD_TYPE (not a put, FIFO or
+ * remote get) or TRD_DROP_BAD_FIELD (reserved bits, a FIFO entry with an offset, a put entry
+ * with a FIFO, a remote get entry with a counter, key or offset).
  */
 static inline int
 trd_wire_entry_decode(const struct trd_pkt *p, const void *eh, uint32_t left, uint32_t idx,
@@ -537,6 +540,12 @@ trd_wire_entry_decode(const struct trd_pkt *p, const void *eh, uint32_t left, ui
 	} else if (e->type == TRD_PKT_FIFO) {
 		if (e->offset != 0)
 			return TRD_DROP_BAD_FIELD;
+	} else if (e->type == TRD_PKT_RGET) {
+		if (e->pay_len == 0 || e->pay_len % TRD_WIRE_DESC_LEN != 0 ||
+		    e->pay_len > 15u * TRD_WIRE_DESC_LEN)
+			return TRD_DROP_BAD_LENGTH;
+		if (e->counter != 0 || e->key != 0 || e->offset != 0)
+			return TRD_DROP_BAD_FIELD;
 	} else {
 		return TRD_DROP_BAD_TYPE;
 	}
@@ -544,7 +553,8 @@ trd_wire_entry_decode(const struct trd_pkt *p, const void *eh, uint32_t left, ui
 }
 
 /**
- * Write a bundle entry header at @p eh for a message of @p type (TRD_PKT_PUT or TRD_PKT_FIFO).
+ * Write a bundle entry header at @p eh for a message of @p type (TRD_PKT_PUT, TRD_PKT_FIFO or
+ * TRD_PKT_RGET).
  */
 static inline void
 trd_wire_entry_encode(void *eh, uint8_t type, uint8_t fifo, uint16_t counter, uint16_t len,

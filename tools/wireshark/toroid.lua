@@ -512,6 +512,11 @@ function toroid.dissector(tvb, pinfo, tree)
 				if TYPES[etype] == "fifo" and n > ENTRY_LEN then
 					info = info .. dissect_vni(p(off + ENTRY_LEN, n - ENTRY_LEN), et,
 						e(8, 4):uint())
+				elseif TYPES[etype] == "rget" then
+					-- a remote get: its carried descriptors, as in an rget frame
+					for k = 0, math.floor((n - ENTRY_LEN) / DESC_LEN) - 1 do
+						dissect_desc(p(off + ENTRY_LEN + k * DESC_LEN, DESC_LEN), et, k)
+					end
 				end
 				off = off + ENTRY_LEN + elen
 			end
