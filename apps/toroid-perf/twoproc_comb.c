@@ -38,7 +38,7 @@ tp_comb_post(struct trd_node *node, uint8_t *mem, uint16_t ctr, uint32_t size)
  * over p50: both directions of the link carry it at once) against the link's puts. */
 void
 tp_comb_ratio(const char *const names[], unsigned int n_names,
-		 struct perf_result res[][PERF_MAX_SIZES])
+	      struct perf_result res[][PERF_MAX_SIZES])
 {
 	unsigned int ar = n_names, bw = n_names;
 
