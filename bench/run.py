@@ -1137,7 +1137,11 @@ def coll_section(res):
                "(`put_link` is the bandwidth of one link with the lcore doing nothing else), "
                "so the engine allreduce "
                "cannot reach a link's bandwidth in one process; with an engine per node the "
-               "edges run in parallel ([collectives.md](collectives.md#figures)). "
+               "edges run in parallel: `toroid-perf --client -t put_bw,allreduce_lat` "
+               "measures that with two processes, one engine each, over net_memif, and prints "
+               "the allreduce's MB/s against `put_bw`'s (`allreduce_ratio`; about 1.0 at 1 MiB "
+               "in one run on this machine, not yet a row of this table: "
+               "[collectives.md](collectives.md#figures)). "
                f"1-minute load average {lo:.1f} .. {hi:.1f} while this section ran (2 CPUs).\n")
     return out
 

@@ -4,7 +4,8 @@
 #  - over net_memif: a paced (--rate) timed (--duration) run with --interval reports: one line
 #    per interval, the achieved rate near the asked one (never above it; one of three runs, as
 #    other work on the CPUs can hold the pair back), every documented
-#    JSON key present; a latency run paced in bit/s; without -n, --help's default count;
+#    JSON key present; a latency run paced in bit/s; without -n, --help's default count; the
+#    engine allreduce of the two nodes (allreduce_lat) beside put_bw, with its ratio line;
 #  - every JSON key printed (toroid-perf and toroid-vni-perf) is in docs/toroid-perf.md;
 #  - over net_af_packet on a veth pair this test makes (root; exit 77 without root): the
 #    server on one end, the client on the other, the port given by EAL (--vdev);
@@ -136,6 +137,22 @@ if [ "$WHAT" = memif ] || [ "$WHAT" = all ]; then
 	# (1 000 000 64 KiB messages made the pasted command of docs/line-rate.md last minutes)
 	pair defaults "--file-prefix ${ENG_PREFIX}s -l 0 $M" "--file-prefix ${ENG_PREFIX}c -l 1 $C" \
 		-t put_bw -s 4K --json
+	# the engine allreduce of the two nodes beside the link's puts: every allreduce
+	# completed on both sides (the server posts as many as the client: a missing one would
+	# time out), and the ratio line of each size
+	pair comb "--file-prefix ${ENG_PREFIX}s -l 0 $M" "--file-prefix ${ENG_PREFIX}c -l 1 $C" \
+		-t put_bw,allreduce_lat -s 8,64K -n 50 --json
+	python3 - "$T/comb.out" <<'PY' || fail "two-process allreduce: $(cat "$T/comb.out")"
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+ar = {r["size"]: r for r in rs if r["test"] == "allreduce_lat"}
+rt = {r["size"]: r for r in rs if r["test"] == "allreduce_ratio"}
+assert sorted(ar) == [8, 65536] and all(r["iters"] == 50 for r in ar.values()), ar
+assert sorted(rt) == [8, 65536], rt
+for z, r in rt.items():
+    want = z / ar[z]["p50"] / r["put_bw_mbps"]
+    assert r["allreduce_vs_put_bw"] > 0 and abs(r["allreduce_vs_put_bw"] - want) < 1e-3 * want + 1e-4, r
+PY
 	want=$("$PERF" --help | sed -n 's/^  put_bw .*(default -n \([0-9]*\))$/\1/p')
 	grep -q "\"msgs\":${want:-none}," "$T/defaults.out" ||
 		fail "put_bw without -n: not the --help default ($want): $(cat "$T/defaults.out")"

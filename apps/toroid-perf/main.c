@@ -351,7 +351,9 @@ usage(const char *prog)
 	       "                       measures what it sends, then the sum (no --baseline,\n"
 	       "                       --interval)\n"
 	       "      --client         two processes, this one measures (tests: put_rate put_bw\n"
-	       "                       put_lat fifo_lat get_lat reflect_lat, or all)\n"
+	       "                       put_lat fifo_lat get_lat reflect_lat allreduce_lat,\n"
+	       "                       or all; allreduce_lat: the engine allreduce of\n"
+	       "                       the two nodes, --iters only)\n"
 	       "      --port P         the DPDK port of --server/--client (default 0)\n"
 	       "      --ip A.B.C.D/N   --server/--client over IPv4/UDP (through routers): this\n"
 	       "                       side's address on the port (its own, not the kernel's;\n"
@@ -727,8 +729,9 @@ perf_check_options(struct perf_cli *cli)
 				"them, or all)",
 				perf_opt.test);
 	if (cli->role != NULL && strcmp(cli->role, "client") == 0) {
-		static const char *const two[] = {"put_rate", "put_bw",  "put_lat",
-						  "fifo_lat", "get_lat", "reflect_lat"};
+		static const char *const two[] = {"put_rate",     "put_bw",  "put_lat",
+						  "fifo_lat",     "get_lat", "reflect_lat",
+						  "allreduce_lat"};
 
 		for (unsigned int i = 0; i < RTE_DIM(tests); i++) {
 			bool ok = false;
@@ -739,7 +742,7 @@ perf_check_options(struct perf_cli *cli)
 			    perf_test_selected(tests[i].name))
 				app_usage_error("--client: %s runs in one process only (two "
 						"processes: put_rate put_bw put_lat fifo_lat "
-						"get_lat reflect_lat)",
+						"get_lat reflect_lat allreduce_lat)",
 						tests[i].name);
 		}
 	}

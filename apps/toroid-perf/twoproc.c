@@ -26,6 +26,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include <toroid/comb.h>
 #include <toroid/telemetry.h>
 #include <toroid/toroid.h>
 
@@ -45,7 +46,8 @@ enum ctl_cmd {
 	CTL_IDLE,
 	CTL_READY,
 	CTL_BYE,
-	CTL_REVERSE
+	CTL_REVERSE,
+	CTL_COMB /* allreduce_lat: post key engine allreduces of size bytes, one after another */
 };
 
 struct ctl_msg {
@@ -169,6 +171,9 @@ engine_serve(void)
 	struct ctl_msg c = {.cmd = CTL_IDLE};
 	uint16_t their_ctr = 0;
 	uint64_t heard = 0, heard_at = trd_time_us(), check = 0;
+	uint64_t comb_left = 0; /* CTL_COMB: allreduces still to post */
+	uint32_t comb_size = 0;
+	bool comb_on = false; /* one posted, not completed */
 
 	for (;;) {
 		struct trd_msg *m;
@@ -211,7 +216,28 @@ engine_serve(void)
 				their_ctr = c.ctr;
 				trd_counter_set(node, ctr, c.size);
 			}
+			if (c.cmd == CTL_COMB) {
+				comb_left = c.key;
+				comb_size = c.size;
+				comb_on = false;
+			}
 			ctl_send(CTL_READY, 0, 0, ctr);
+		}
+		if (c.cmd == CTL_COMB && (comb_on || comb_left != 0)) {
+			/* the client's allreduces, each posted here once the last completed */
+			if (comb_on && trd_counter_read(node, ctr, &v) == 0 && v <= 0) {
+				comb_on = false;
+				if (v < 0)
+					return -EIO;
+			}
+			if (!comb_on && comb_left != 0) {
+				int rc = tp_comb_post(node, mem, ctr, comb_size);
+
+				if (rc != 0)
+					return rc;
+				comb_on = true;
+				comb_left--;
+			}
 		}
 		if (c.cmd == CTL_FIFO_ECHO &&
 		    trd_rec_fifo_poll(trd_rec_fifo(node, F_DATA), &m, 1) == 1) {
@@ -229,6 +255,18 @@ engine_serve(void)
 	}
 }
 
+/* Ask the server for @p cmd with a count @p n (in the key field), wait for its READY. */
+static int
+ask_n(uint32_t cmd, uint32_t size, uint64_t n)
+{
+	struct ctl_msg r;
+	int rc = ctl_send(cmd, size, n, ctr);
+
+	if (rc == 0)
+		rc = ctl_recv(&r, WAIT_US);
+	return rc == 0 && r.cmd != CTL_READY ? -EPROTO : rc;
+}
+
 static int
 ask(uint32_t cmd, uint32_t size, uint16_t *their_ctr)
 {
@@ -244,59 +282,7 @@ ask(uint32_t cmd, uint32_t size, uint16_t *their_ctr)
 	return rc;
 }
 
-/* ---- timed runs: twoproc_timing.c ---- */
-
-/* Interval line of a rate test: @p n messages posted so far at @p now. */
-static void
-rate_interval(struct timing *tm, const struct perf_result *tmpl, uint64_t n, uint64_t now,
-	      uint64_t pkts_per, uint32_t frame)
-{
-	struct perf_result iv = *tmpl;
-	struct perf_tx tx;
-
-	rate_result(&iv, n - tm->iv_n0, (n - tm->iv_n0) * pkts_per, frame, now - tm->iv_t0);
-	perf_tx_read(tp_port, trd_node_link(node, 0), &tx);
-	perf_tx_rates(&iv, &tm->iv_tx, &tx);
-	tm->iv_tx = tx;
-	iv.is_interval = true;
-	iv.has_base = false;
-	iv.iv_start = timing_s(tm, tm->iv_t0);
-	iv.iv_end = timing_s(tm, now);
-	perf_rate_fill(&iv, frame, pkts_per);
-	line_pct(&iv);
-	print_result(&iv);
-	tm->printed = true;
-	tm->iv_t0 = now;
-	tm->iv_n0 = n;
-}
-
-/* Interval line of a latency test: the samples s[iv_n0 .. n) taken in it. */
-static void
-lat_interval(struct timing *tm, const struct perf_result *tmpl, const uint64_t *s, uint64_t n,
-	     uint64_t now, double scale, uint32_t frame)
-{
-	struct perf_result iv = *tmpl;
-	uint64_t k = n - tm->iv_n0, *c = k ? malloc(k * sizeof(*c)) : NULL;
-	const char *h = perf_opt.hgrm;
-
-	if (c != NULL) {
-		memcpy(c, s + tm->iv_n0, k * sizeof(*c));
-		perf_opt.hgrm = NULL; /* a distribution file for the whole run only */
-		lat_stats(&iv, c, k, scale);
-		perf_opt.hgrm = h;
-		free(c);
-		iv.is_interval = true;
-		iv.has_base = false;
-		iv.iv_start = timing_s(tm, tm->iv_t0);
-		iv.iv_end = timing_s(tm, now);
-		iv.seconds = iv.iv_end - iv.iv_start;
-		perf_rate_fill(&iv, frame, 1);
-		print_result(&iv);
-		tm->printed = true;
-	}
-	tm->iv_t0 = now;
-	tm->iv_n0 = n;
-}
+/* ---- the tests (their interval lines: twoproc_timing.c) ---- */
 
 static int
 lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
@@ -315,6 +301,11 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 		return -ENOMEM;
 	if (strcmp(name, "put_lat") == 0)
 		rc = ask(CTL_PUT_ECHO, size, &their);
+	else if (strcmp(name, "allreduce_lat") == 0)
+		/* the server posts as many as the client: a count, not --duration */
+		rc = size > TRD_COMB_MAX_LEN ? -EMSGSIZE
+		     : timed                 ? -ENOTSUP
+					     : ask_n(CTL_COMB, size, warm + n);
 	else if (strcmp(name, "fifo_lat") == 0)
 		rc = ask(CTL_FIFO_ECHO, size, NULL);
 	else
@@ -379,6 +370,10 @@ lat_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 			c.src_key = peer_key;
 			trd_desc_rget(&d, peer, TRD_ENGINE_FIFO, &c, 1);
 			rc = trd_inject(trd_inj_fifo(node, 0), &d);
+			if (rc == 0)
+				rc = trd_counter_wait(node, ctr, WAIT_US);
+		} else if (strcmp(name, "allreduce_lat") == 0) {
+			rc = tp_comb_post(node, mem, ctr, size);
 			if (rc == 0)
 				rc = trd_counter_wait(node, ctr, WAIT_US);
 		} else { /* reflect_lat */
@@ -458,7 +453,7 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 
 		now = rte_rdtsc();
 		if (tm.iv_len != 0 && now - tm.iv_t0 >= tm.iv_len)
-			rate_interval(&tm, r, posted, now, pkts_per, frame);
+			rate_interval(&tm, r, posted, now, pkts_per, frame, trd_node_link(node, 0));
 		if (perf_stop || (timed ? now >= tm.end : posted + 1 >= n))
 			break;
 		k = RTE_MIN(32u, perf_opt.window);
@@ -489,7 +484,7 @@ rate_test(const char *name, uint32_t size, uint64_t n, struct perf_result *r)
 		r->interrupted = true;
 	}
 	if (tm.iv_len != 0 && posted > tm.iv_n0 && now - tm.iv_t0 > tm.iv_len / 100)
-		rate_interval(&tm, r, posted, now, pkts_per, frame);
+		rate_interval(&tm, r, posted, now, pkts_per, frame, trd_node_link(node, 0));
 	n = posted + 1;
 	rc = trd_track_open(node, F_OUT, 1, NULL, &id);
 	if (rc != 0)
@@ -862,8 +857,8 @@ serve(void)
 int
 perf_twoproc(bool server, const char *memif_socket, uint16_t port_id)
 {
-	static const char *const all[] = {"put_rate", "put_bw",  "put_lat",
-					  "fifo_lat", "get_lat", "reflect_lat"};
+	static const char *const all[] = {"put_rate", "put_bw",      "put_lat",      "fifo_lat",
+					  "get_lat",  "reflect_lat", "allreduce_lat"};
 	static struct perf_result res[RTE_DIM(all)][PERF_MAX_SIZES];
 	int failed = 0, rc;
 
@@ -952,6 +947,7 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id)
 			}
 		}
 	}
+	tp_comb_ratio(all, RTE_DIM(all), res);
 	/* the server answers a BYE before it ends: it does not wait for a lost one forever */
 	if (ask(CTL_BYE, 0, NULL) != 0 && !perf_stop)
 		fprintf(stderr, "toroid-perf: the server did not acknowledge the end\n");

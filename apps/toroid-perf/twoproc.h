@@ -34,6 +34,12 @@ enum raw_cmd {
 /* The DPDK port of this process. */
 extern uint16_t tp_port;
 
+/* ---- allreduce_lat (twoproc_comb.c) ---- */
+
+int tp_comb_post(struct trd_node *node, uint8_t *mem, uint16_t ctr, uint32_t size);
+void tp_comb_ratio(const char *const names[], unsigned int n_names,
+		   struct perf_result res[][PERF_MAX_SIZES]);
+
 /* ---- over IPv4/UDP, --ip (twoproc_ip.c) ---- */
 
 /* The raw phase's datagrams: Ethernet, IPv4 without options, UDP, then the magic, the
@@ -120,5 +126,11 @@ double timing_s(const struct timing *tm, uint64_t tsc);
 void timing_summary(const struct timing *tm);
 /* L1 rate against the port's speed */
 void line_pct(struct perf_result *r);
+/* Interval line of a rate test: @p n messages posted so far at @p now (what @p link sent). */
+void rate_interval(struct timing *tm, const struct perf_result *tmpl, uint64_t n, uint64_t now,
+		   uint64_t pkts_per, uint32_t frame, const struct trd_link *link);
+/* Interval line of a latency test: the samples s[iv_n0 .. n) taken in it. */
+void lat_interval(struct timing *tm, const struct perf_result *tmpl, const uint64_t *s, uint64_t n,
+		  uint64_t now, double scale, uint32_t frame);
 
 #endif

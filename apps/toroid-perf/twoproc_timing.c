@@ -2,6 +2,7 @@
 /* toroid-perf between two processes: timed runs (--duration, --interval, --rate): the
  * measured phase's clock, the pace of the sender, what the port had sent at its start. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_common.h>
@@ -76,4 +77,56 @@ line_pct(struct perf_result *r)
 	if (rte_eth_link_get_nowait(tp_port, &link) == 0 && link.link_speed != 0 &&
 	    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
 		r->line_pct = r->gbps_l1 * 1000 / link.link_speed * 100;
+}
+
+/* Interval line of a rate test: @p n messages posted so far at @p now (what @p link sent). */
+void
+rate_interval(struct timing *tm, const struct perf_result *tmpl, uint64_t n, uint64_t now,
+	      uint64_t pkts_per, uint32_t frame, const struct trd_link *link)
+{
+	struct perf_result iv = *tmpl;
+	struct perf_tx tx;
+
+	rate_result(&iv, n - tm->iv_n0, (n - tm->iv_n0) * pkts_per, frame, now - tm->iv_t0);
+	perf_tx_read(tp_port, link, &tx);
+	perf_tx_rates(&iv, &tm->iv_tx, &tx);
+	tm->iv_tx = tx;
+	iv.is_interval = true;
+	iv.has_base = false;
+	iv.iv_start = timing_s(tm, tm->iv_t0);
+	iv.iv_end = timing_s(tm, now);
+	perf_rate_fill(&iv, frame, pkts_per);
+	line_pct(&iv);
+	print_result(&iv);
+	tm->printed = true;
+	tm->iv_t0 = now;
+	tm->iv_n0 = n;
+}
+
+/* Interval line of a latency test: the samples s[iv_n0 .. n) taken in it. */
+void
+lat_interval(struct timing *tm, const struct perf_result *tmpl, const uint64_t *s, uint64_t n,
+	     uint64_t now, double scale, uint32_t frame)
+{
+	struct perf_result iv = *tmpl;
+	uint64_t k = n - tm->iv_n0, *c = k ? malloc(k * sizeof(*c)) : NULL;
+	const char *h = perf_opt.hgrm;
+
+	if (c != NULL) {
+		memcpy(c, s + tm->iv_n0, k * sizeof(*c));
+		perf_opt.hgrm = NULL; /* a distribution file for the whole run only */
+		lat_stats(&iv, c, k, scale);
+		perf_opt.hgrm = h;
+		free(c);
+		iv.is_interval = true;
+		iv.has_base = false;
+		iv.iv_start = timing_s(tm, tm->iv_t0);
+		iv.iv_end = timing_s(tm, now);
+		iv.seconds = iv.iv_end - iv.iv_start;
+		perf_rate_fill(&iv, frame, 1);
+		print_result(&iv);
+		tm->printed = true;
+	}
+	tm->iv_t0 = now;
+	tm->iv_n0 = n;
 }
