@@ -43,6 +43,15 @@ vnic_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+uint64_t
+vnic_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* Send the registration with this process's /proc/self/mem (read-write) and /proc/self/maps:
  * the engine reaches the process's memory for one-sided access only through them (docs/vni.md,
  * "How the engine reaches the memory"). The kernel binds both to this address space: after an
@@ -264,7 +273,8 @@ trd_vni_open(const struct trd_vni_conf *conf)
 
 	if (conf == NULL || conf->short_max < -1 || conf->short_max > TRD_VNI_SHORT_MAX ||
 	    conf->n_send > TRD_VNI_CTX_MAX || conf->n_recv > TRD_VNI_CTX_MAX ||
-	    conf->n_doorbells > TRD_VNI_DB_MAX || conf->app == TRD_VNI_ANY) {
+	    conf->n_doorbells > TRD_VNI_DB_MAX || conf->app == TRD_VNI_ANY ||
+	    conf->wait_spin_us < -1 || conf->wait_spin_us > TRD_VNI_WAIT_SPIN_MAX_US) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -333,6 +343,9 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	}
 	v->seg = (struct trd_vni_seg *)v->base;
 	v->ordered = conf->ordered;
+	v->spin_ns = conf->wait_spin_us == 0
+			     ? TRD_VNI_WAIT_SPIN_DEFAULT_US * 1000ULL
+			     : (conf->wait_spin_us < 0 ? 0 : (uint64_t)conf->wait_spin_us * 1000);
 	rc = seg_check(v);
 	if (rc != 0)
 		goto fail;
@@ -882,8 +895,16 @@ trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int tim
 {
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : vnic_now_ms() + (uint64_t)timeout_ms;
 
+	uint64_t spin_end;
+
 	if (v == NULL || cpl == NULL || n == 0)
 		return -EINVAL;
+	/* Poll a little before sleeping: a process woken from a sleep waits for the kernel to
+	 * run it again, and a CPU that went idle meanwhile (halted: on a virtual machine the
+	 * host must run it again) takes tens of microseconds to; a completion that comes
+	 * within the window is taken at once. sched_yield: the engine and the peer may need
+	 * this CPU to produce it. */
+	spin_end = v->spin_ns == 0 ? 0 : vnic_now_ns() + v->spin_ns;
 	for (;;) {
 		struct pollfd pf[2];
 		uint64_t t, cnt;
@@ -894,6 +915,13 @@ trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int tim
 			return got;
 		if (vnic_check_live(v) != 0)
 			return -ECONNRESET;
+		if (spin_end != 0) {
+			if (vnic_now_ns() < spin_end && vnic_now_ms() < deadline) {
+				sched_yield();
+				continue;
+			}
+			spin_end = 0; /* once per call: after a sleep, the queue is looked at */
+		}
 		rc = trd_vni_arm(v);
 		if (rc == -EBUSY)
 			continue;
