@@ -33,6 +33,7 @@
 #define BLOCK_HDR             TRD_VNI_ALLOC_ALIGN /* bytes before each pool block: its length */
 #define BLOCK_MAGIC           0x6b6f6c42696e7654ULL
 #define TRD_VNI_BUSY_RETRY_MS 3000u /* trd_vni_open asks a busy engine again this long */
+#define VNI_SPIN_SKIP         64u   /* waits that sleep at once after a contended spin */
 
 uint64_t
 vnic_now_ms(void)
@@ -904,7 +905,11 @@ trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int tim
 	 * host must run it again) takes tens of microseconds to; a completion that comes
 	 * within the window is taken at once. sched_yield: the engine and the peer may need
 	 * this CPU to produce it. */
-	spin_end = v->spin_ns == 0 ? 0 : vnic_now_ns() + v->spin_ns;
+	spin_end = 0;
+	if (v->spin_skip > 0)
+		v->spin_skip--;
+	else if (v->spin_ns != 0)
+		spin_end = vnic_now_ns() + v->spin_ns;
 	for (;;) {
 		struct pollfd pf[2];
 		uint64_t t, cnt;
@@ -916,8 +921,19 @@ trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int tim
 		if (vnic_check_live(v) != 0)
 			return -ECONNRESET;
 		if (spin_end != 0) {
-			if (vnic_now_ns() < spin_end && vnic_now_ms() < deadline) {
+			uint64_t t0 = vnic_now_ns();
+
+			if (t0 < spin_end && vnic_now_ms() < deadline) {
 				sched_yield();
+				/* Other processes want this CPU: the yield ran one of them for a
+				 * whole time slice. A yielding process waits behind them for its
+				 * turn, where a sleeping one is run at once when woken: stop
+				 * spinning, and sleep at once in the next calls (then look again).
+				 */
+				if (vnic_now_ns() - t0 > v->spin_ns) {
+					v->spin_skip = VNI_SPIN_SKIP;
+					spin_end = 0;
+				}
 				continue;
 			}
 			spin_end = 0; /* once per call: after a sleep, the queue is looked at */
