@@ -541,13 +541,14 @@ def npmpi(suite):
     return res
 
 
-MPI_PROGS = ("mpi_bw", "mpi_transpose", "mpi_allreduce")
+MPI_PROGS = ("mpi_bw", "mpi_transpose", "mpi_allreduce", "mpi_lat")
+MPI_LAT_SIZES = (8, 1024, 65536, 1048576)  # the sizes of mpi_lat the table shows
 MPI_TOPO = NP_TOPO.replace("procs = 1:0, 1:1", "procs = 1:0, 1:1, 1:2, 1:3")
 
 
 def mpi_programs(suite):
     """The MPI programs of bench/mpi (ping-pong bandwidth, MPI_Alltoall transpose, MPI_Allreduce
-    loop), built with mpicc, with 2 and 4 ranks over toroid (OFI MTL, one toroid-node) and over
+    loop, ping-pong latency of 8 B .. 1 MiB), built with mpicc, with 2 and 4 ranks over toroid (OFI MTL, one toroid-node) and over
     TCP loopback, taking turns. Returns {(prog, ranks, kind): [json, ...]} or None when Open
     MPI is missing."""
     if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
@@ -559,7 +560,8 @@ def mpi_programs(suite):
     quick = suite.args.quick
     args = {"mpi_bw": "1048576 " + ("20" if quick else "200"),
             "mpi_transpose": "1024 " + ("4" if quick else "20"),
-            "mpi_allreduce": "1024 " + ("200" if quick else "2000")}
+            "mpi_allreduce": "1024 " + ("200" if quick else "2000"),
+            "mpi_lat": "1048576 " + ("100" if quick else "1000")}
     res = {}
     with tempfile.TemporaryDirectory(prefix="toroid-mpi.") as tmp:
         for prog in MPI_PROGS:
@@ -609,7 +611,10 @@ def mpi_section(res, load):
            "ping-pong of 1 MiB messages between ranks 0 and 1 (bandwidth of one direction); "
            "`mpi_transpose`, an `MPI_Alltoall` of a 1024 x 1024 matrix of doubles (8 MiB) "
            "split by rows, every element checked; `mpi_allreduce`, `MPI_Allreduce` of 1024 "
-           "doubles in a loop, every result checked. With 2 and 4 ranks (4 ranks and the engine "
+           "doubles in a loop, every result checked; `mpi_lat`, a ping-pong of 8 B .. 1 MiB "
+           "messages between ranks 0 and 1 (one-way latency, half a round trip; first and "
+           "last bytes of every message and every byte of a last round trip checked). "
+           "With 2 and 4 ranks (4 ranks and the engine "
            "oversubscribe the 2 CPUs), over toroid (the OFI MTL, one `toroid-node` on lcore 0, "
            "the topology placing 1:0 .. 1:3) and over TCP loopback (`--mca pml ob1 --mca btl "
            "tcp,self`), one run each, taking turns, with `--bind-to none`; 1-minute load "
@@ -630,6 +635,15 @@ def mpi_section(res, load):
             cv = med([r[key] for r in c]) if c else None
             ratio = (tv / cv if higher else cv / tv) if tv and cv else None
             out.append(f"| `{prog}` ({unit}) | {ranks} | {fmt(tv)} | {fmt(cv)} | "
+                       f"{fmt(ratio, 2)} x |")
+    for size in MPI_LAT_SIZES:
+        for ranks in (2, 4):
+            t = [r for r in res.get(("mpi_lat", ranks, "toroid"), []) if r.get("size") == size]
+            c = [r for r in res.get(("mpi_lat", ranks, "tcp"), []) if r.get("size") == size]
+            tv = med([r["us_one_way"] for r in t]) if t else None
+            cv = med([r["us_one_way"] for r in c]) if c else None
+            ratio = cv / tv if tv and cv else None
+            out.append(f"| `mpi_lat` {size} B (us one way) | {ranks} | {fmt(tv)} | {fmt(cv)} | "
                        f"{fmt(ratio, 2)} x |")
     out.append("")
     out.append("The last column is toroid's speed as a multiple of TCP's (above 1: faster).\n")

@@ -107,6 +107,8 @@ struct tfi_params {
 	unsigned int cpus; /* CPUs in this process's affinity mask, at load */
 	bool dgram;        /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
 	size_t bounce_max; /* FI_TOROID_BOUNCE_MAX: messages up to this long go through the pool */
+	int wait_spin_us;  /* FI_TOROID_WAIT_SPIN_US: blocking waits poll this long first (0: none)
+			    */
 };
 
 extern struct fi_provider tfi_prov;
@@ -185,6 +187,7 @@ struct tfi_cq {
 	int epfd;   /* FI_WAIT_FD: epoll set of the bound endpoints' eventfds and sig_fd */
 	int sig_fd; /* eventfd: fi_cq_signal() */
 	int refs;
+	unsigned int spin_skip; /* fi_cq_sread: waits left that sleep at once (tfi_spin_start) */
 };
 
 enum tfi_op_kind {
@@ -288,6 +291,12 @@ int tfi_wait_watch(int epfd, int fd);
 void tfi_wait_unwatch(int epfd, const struct tfi_ep *ep);
 void tfi_wait_drain(int sig_fd, struct tfi_ep *const *eps, int n_eps);
 uint64_t tfi_now_ms(void);
+/* The poll before a blocking wait sleeps (fi_cq_sread, fi_cntr_wait; docs/libfabric.md):
+ * tfi_spin_start gives the end (ns, 0: no spin) and tfi_spin_again, until it answers false,
+ * yields the CPU once between two looks; *skip counts the waits that sleep at once after a
+ * yield lost the CPU to another process. */
+uint64_t tfi_spin_start(unsigned int *skip);
+bool tfi_spin_again(uint64_t *end, unsigned int *skip, uint64_t deadline_ms);
 void tfi_drain(int fd);
 
 /* tfi_domain.c: remote regions on each endpoint's VNI */

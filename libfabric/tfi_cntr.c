@@ -41,10 +41,11 @@ struct tfi_cntr {
 	uint64_t value, err;
 	uint64_t seen, seen_err; /* as the application last read them: fi_trywait */
 	struct tfi_ep *eps[TFI_CQ_EPS];
-	int n_eps;  /* bound endpoints: close answers -FI_EBUSY while there are any */
-	int epfd;   /* FI_WAIT_FD/UNSPEC: bound endpoints' VNI eventfds and sig_fd */
-	int sig_fd; /* eventfd: the counter changed while armed */
-	bool armed; /* a waiter armed the counter: the next change writes sig_fd */
+	int n_eps;              /* bound endpoints: close answers -FI_EBUSY while there are any */
+	int epfd;               /* FI_WAIT_FD/UNSPEC: bound endpoints' VNI eventfds and sig_fd */
+	int sig_fd;             /* eventfd: the counter changed while armed */
+	bool armed;             /* a waiter armed the counter: the next change writes sig_fd */
+	unsigned int spin_skip; /* fi_cntr_wait: waits left that sleep at once (tfi_spin_start) */
 };
 
 static const uint64_t kind_flag[TFI_CNTR_KINDS] = {
@@ -206,10 +207,11 @@ cntr_wait(struct fid_cntr *f, uint64_t threshold, int timeout)
 	uint64_t deadline = timeout < 0 ? UINT64_MAX : tfi_now_ms() + (uint64_t)timeout;
 	struct epoll_event ev[4];
 	unsigned int busy = 0;
-	uint64_t err0;
+	uint64_t err0, spin_end;
 
 	if (c->epfd < 0)
 		return -FI_EINVAL; /* FI_WAIT_NONE */
+	spin_end = tfi_spin_start(&c->spin_skip);
 	pthread_mutex_lock(&c->dom->lock);
 	err0 = c->err;
 	pthread_mutex_unlock(&c->dom->lock);
@@ -227,6 +229,13 @@ cntr_wait(struct fid_cntr *f, uint64_t threshold, int timeout)
 		if (c->err != err0) {
 			pthread_mutex_unlock(&c->dom->lock);
 			return -FI_EAVAIL;
+		}
+		if (spin_end != 0) {
+			/* poll a little before sleeping: a wake-up costs tens of microseconds */
+			pthread_mutex_unlock(&c->dom->lock);
+			if (tfi_spin_again(&spin_end, &c->spin_skip, deadline))
+				continue;
+			pthread_mutex_lock(&c->dom->lock);
 		}
 		v = c->value;
 		e = c->err;

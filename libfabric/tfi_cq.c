@@ -193,6 +193,55 @@ tfi_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Waits that sleep at once after a spin whose yield gave the CPU away for longer than the
+ * window: a runnable process waits behind the others for its turn, a woken sleeper runs at
+ * once (docs/vni.md, "Commands, completions, wake-ups"; trd_vni_wait does the same). */
+#define TFI_SPIN_SKIP 64u
+
+static uint64_t
+tfi_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+tfi_spin_start(unsigned int *skip)
+{
+	unsigned int n = __atomic_load_n(skip, __ATOMIC_RELAXED);
+
+	if (tfi_params.wait_spin_us <= 0)
+		return 0;
+	if (n > 0) {
+		__atomic_store_n(skip, n - 1,
+				 __ATOMIC_RELAXED); /* a hint: a lost count is harmless */
+		return 0;
+	}
+	return tfi_now_ns() + (uint64_t)tfi_params.wait_spin_us * 1000;
+}
+
+bool
+tfi_spin_again(uint64_t *end, unsigned int *skip, uint64_t deadline_ms)
+{
+	uint64_t t0;
+
+	if (*end == 0)
+		return false;
+	t0 = tfi_now_ns();
+	if (t0 >= *end || tfi_now_ms() >= deadline_ms) {
+		*end = 0;
+		return false;
+	}
+	sched_yield();
+	if (tfi_now_ns() - t0 > (uint64_t)tfi_params.wait_spin_us * 1000) {
+		__atomic_store_n(skip, TFI_SPIN_SKIP, __ATOMIC_RELAXED);
+		*end = 0; /* one more look, then sleep */
+	}
+	return true;
+}
+
 void
 tfi_drain(int fd)
 {
@@ -304,9 +353,11 @@ cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr
 	struct tfi_cq *cq = container_of(cq_fid, struct tfi_cq, cq);
 	uint64_t deadline = timeout < 0 ? UINT64_MAX : tfi_now_ms() + (uint64_t)timeout;
 	struct epoll_event ev[4];
+	uint64_t spin_end;
 
 	if (cq->epfd < 0)
 		return -FI_EINVAL; /* FI_WAIT_NONE */
+	spin_end = tfi_spin_start(&cq->spin_skip);
 	/* cond is ignored: every CQ is opened with FI_CQ_COND_NONE (man fi_cq) */
 	for (;;) {
 		ssize_t n = cq_readfrom(cq_fid, buf, count, src_addr);
@@ -315,6 +366,9 @@ cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr
 
 		if (n != -FI_EAGAIN)
 			return n;
+		/* poll a little before sleeping: a wake-up costs tens of microseconds */
+		if (tfi_spin_again(&spin_end, &cq->spin_skip, deadline))
+			continue;
 		pthread_mutex_lock(&cq->dom->lock);
 		rc = cq_arm(cq);
 		pthread_mutex_unlock(&cq->dom->lock);

@@ -407,6 +407,7 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	conf.short_max = TRD_VNI_SHORT_MAX;
 	conf.connect_timeout_ms = (unsigned int)tfi_params.connect_ms;
 	conf.ordered = info->ep_attr->type == FI_EP_RDM; /* FI_ORDER_SAS; DGRAM: none */
+	conf.wait_spin_us = tfi_params.wait_spin_us == 0 ? -1 : tfi_params.wait_spin_us;
 	pthread_mutex_lock(&held_lock);
 	/* The launcher's rank r of n: endpoint k of the process is r + k * n, so the ranks'
 	 * second endpoints (the OFI BTL's beside the OFI MTL's) never take another rank's

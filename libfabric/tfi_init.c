@@ -37,6 +37,7 @@ struct tfi_params tfi_params = {
 	.yield = TFI_YIELD_AUTO,
 	.cpus = 1,
 	.bounce_max = 16384,
+	.wait_spin_us = TRD_VNI_WAIT_SPIN_DEFAULT_US,
 };
 
 /* Receives land in the pool and long sends leave from it: a quarter of it per message leaves
@@ -98,6 +99,14 @@ FI_EXT_INI
 			"offer FI_EP_DGRAM endpoints too (default 0: libfabric then layers "
 			"ofi_rxd over them and lists toroid;ofi_rxd before toroid's own RDM)");
 
+	fi_param_define(&tfi_prov, "wait_spin_us", FI_PARAM_INT,
+			"fi_cq_sread, fi_cq_sreadfrom and fi_cntr_wait (and the VNI's own "
+			"trd_vni_wait) poll this many microseconds, yielding the CPU between "
+			"looks, before they sleep on the eventfd (default %d; -1 or 0: sleep at "
+			"once; at most %d); a wait that finds the CPU wanted by other processes "
+			"sleeps at once",
+			TRD_VNI_WAIT_SPIN_DEFAULT_US, TRD_VNI_WAIT_SPIN_MAX_US);
+
 	if (fi_param_get_str(&tfi_prov, "socket", &s) == 0 && s != NULL && s[0] != '\0')
 		tfi_params.socket = s;
 	if (fi_param_get_int(&tfi_prov, "app", &v) == 0 && v >= 0)
@@ -126,6 +135,9 @@ FI_EXT_INI
 		tfi_params.bounce_max = sz;
 	if (fi_param_get_bool(&tfi_prov, "dgram", &v) == 0)
 		tfi_params.dgram = v != 0;
+	if (fi_param_get_int(&tfi_prov, "wait_spin_us", &v) == 0 && v >= -1 &&
+	    v <= TRD_VNI_WAIT_SPIN_MAX_US)
+		tfi_params.wait_spin_us = v < 0 ? 0 : v;
 	return &tfi_prov;
 }
 

@@ -65,6 +65,7 @@ static struct {
 	unsigned int iters;
 	unsigned int warmup;
 	enum wait_how wait;
+	int wait_spin_us; /* trd_vni_conf.wait_spin_us (0: the library's default) */
 	bool json;
 	bool stream, ordered;
 	unsigned int window; /* --stream: sends outstanding */
@@ -249,6 +250,7 @@ vni_side(bool ping)
 		.connect_timeout_ms = 10000,
 		.short_max = TRD_VNI_SHORT_MAX,
 		.ordered = opt.ordered,
+		.wait_spin_us = opt.wait_spin_us,
 	};
 	struct trd_vni_addr peer = {.app = opt.app, .proc = opt.procs[ping ? 1 : 0]};
 	size_t max = 0;
@@ -485,6 +487,7 @@ stream_side(bool ping)
 		.n_send = 4096,
 		.n_recv = STREAM_RECVS + 1,
 		.ordered = opt.ordered,
+		.wait_spin_us = opt.wait_spin_us,
 	};
 	struct trd_vni_addr peer = {.app = opt.app, .proc = opt.procs[ping ? 1 : 0]};
 	size_t max = 1;
@@ -661,6 +664,8 @@ usage(FILE *f)
 		"  --iters N         round trips measured per size, 1..%u (default 10000)\n"
 		"  --warmup N        round trips before measuring, 0..%u (default 1000)\n"
 		"  --wait HOW        vni: spin (poll), yield (poll, sched_yield) or block (eventfd)\n"
+		"  --wait-spin-us N  --wait block: how long trd_vni_wait() polls before it sleeps,\n"
+		"                    0..1000000 (0: sleeps at once; default: the library's, %u)\n"
 		"  --stream          vni: message rate and bandwidth of a one-way stream instead:\n"
 		"                    --iters messages per size (after --warmup), --window\n"
 		"                    outstanding, received in order by %u any-tag receives\n"
@@ -671,7 +676,27 @@ usage(FILE *f)
 		"  --json            one JSON line per size (the keys of toroid-perf --json)\n"
 		"SIGINT or SIGTERM stops both processes: what was measured of the current size is\n"
 		"printed, marked interrupted, and the exit status is 128 + the signal.\n",
-		PERF_MAX_ITERS, PERF_MAX_ITERS, STREAM_RECVS);
+		PERF_MAX_ITERS, PERF_MAX_ITERS, TRD_VNI_WAIT_SPIN_DEFAULT_US, STREAM_RECVS);
+}
+
+/* --wait (@p c 'W') or --wait-spin-us ('Y') */
+static void
+parse_wait(int c, const char *arg)
+{
+	if (c == 'Y') {
+		opt.wait_spin_us =
+			(int)app_opt_u64("--wait-spin-us", arg, 0, TRD_VNI_WAIT_SPIN_MAX_US);
+		if (opt.wait_spin_us == 0)
+			opt.wait_spin_us = -1; /* sleeps at once */
+	} else if (strcmp(arg, "block") == 0) {
+		opt.wait = W_BLOCK;
+	} else if (strcmp(arg, "yield") == 0) {
+		opt.wait = W_YIELD;
+	} else if (strcmp(arg, "spin") == 0) {
+		opt.wait = W_SPIN;
+	} else {
+		app_usage_error("--wait: '%s' is not spin, yield or block", arg);
+	}
 }
 
 int
@@ -687,6 +712,7 @@ main(int argc, char **argv)
 		{"iters", required_argument, NULL, 'n'},
 		{"warmup", required_argument, NULL, 'w'},
 		{"wait", required_argument, NULL, 'W'},
+		{"wait-spin-us", required_argument, NULL, 'Y'},
 		{"json", no_argument, NULL, 'j'},
 		{"stream", no_argument, NULL, 'T'},
 		{"window", required_argument, NULL, 'X'},
@@ -755,14 +781,8 @@ main(int argc, char **argv)
 				(unsigned int)app_opt_u64("--warmup", optarg, 0, PERF_MAX_ITERS);
 			break;
 		case 'W':
-			if (strcmp(optarg, "block") == 0)
-				opt.wait = W_BLOCK;
-			else if (strcmp(optarg, "yield") == 0)
-				opt.wait = W_YIELD;
-			else if (strcmp(optarg, "spin") == 0)
-				opt.wait = W_SPIN;
-			else
-				app_usage_error("--wait: '%s' is not spin, yield or block", optarg);
+		case 'Y':
+			parse_wait(c, optarg);
 			break;
 		case 'j':
 			opt.json = true;

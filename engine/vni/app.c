@@ -33,6 +33,7 @@
 #define BLOCK_HDR             TRD_VNI_ALLOC_ALIGN /* bytes before each pool block: its length */
 #define BLOCK_MAGIC           0x6b6f6c42696e7654ULL
 #define TRD_VNI_BUSY_RETRY_MS 3000u /* trd_vni_open asks a busy engine again this long */
+#define VNI_SPIN_SKIP         64u   /* waits that sleep at once after a contended spin */
 
 uint64_t
 vnic_now_ms(void)
@@ -41,6 +42,15 @@ vnic_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t
+vnic_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Send the registration with this process's /proc/self/mem (read-write) and /proc/self/maps:
@@ -264,7 +274,8 @@ trd_vni_open(const struct trd_vni_conf *conf)
 
 	if (conf == NULL || conf->short_max < -1 || conf->short_max > TRD_VNI_SHORT_MAX ||
 	    conf->n_send > TRD_VNI_CTX_MAX || conf->n_recv > TRD_VNI_CTX_MAX ||
-	    conf->n_doorbells > TRD_VNI_DB_MAX || conf->app == TRD_VNI_ANY) {
+	    conf->n_doorbells > TRD_VNI_DB_MAX || conf->app == TRD_VNI_ANY ||
+	    conf->wait_spin_us < -1 || conf->wait_spin_us > TRD_VNI_WAIT_SPIN_MAX_US) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -333,6 +344,9 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	}
 	v->seg = (struct trd_vni_seg *)v->base;
 	v->ordered = conf->ordered;
+	v->spin_ns = conf->wait_spin_us == 0
+			     ? TRD_VNI_WAIT_SPIN_DEFAULT_US * 1000ULL
+			     : (conf->wait_spin_us < 0 ? 0 : (uint64_t)conf->wait_spin_us * 1000);
 	rc = seg_check(v);
 	if (rc != 0)
 		goto fail;
@@ -882,8 +896,20 @@ trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int tim
 {
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : vnic_now_ms() + (uint64_t)timeout_ms;
 
+	uint64_t spin_end;
+
 	if (v == NULL || cpl == NULL || n == 0)
 		return -EINVAL;
+	/* Poll a little before sleeping: a process woken from a sleep waits for the kernel to
+	 * run it again, and a CPU that went idle meanwhile (halted: on a virtual machine the
+	 * host must run it again) takes tens of microseconds to; a completion that comes
+	 * within the window is taken at once. sched_yield: the engine and the peer may need
+	 * this CPU to produce it. */
+	spin_end = 0;
+	if (v->spin_skip > 0)
+		v->spin_skip--;
+	else if (v->spin_ns != 0)
+		spin_end = vnic_now_ns() + v->spin_ns;
 	for (;;) {
 		struct pollfd pf[2];
 		uint64_t t, cnt;
@@ -894,6 +920,24 @@ trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int tim
 			return got;
 		if (vnic_check_live(v) != 0)
 			return -ECONNRESET;
+		if (spin_end != 0) {
+			uint64_t t0 = vnic_now_ns();
+
+			if (t0 < spin_end && vnic_now_ms() < deadline) {
+				sched_yield();
+				/* Other processes want this CPU: the yield ran one of them for a
+				 * whole time slice. A yielding process waits behind them for its
+				 * turn, where a sleeping one is run at once when woken: stop
+				 * spinning, and sleep at once in the next calls (then look again).
+				 */
+				if (vnic_now_ns() - t0 > v->spin_ns) {
+					v->spin_skip = VNI_SPIN_SKIP;
+					spin_end = 0;
+				}
+				continue;
+			}
+			spin_end = 0; /* once per call: after a sleep, the queue is looked at */
+		}
 		rc = trd_vni_arm(v);
 		if (rc == -EBUSY)
 			continue;

@@ -48,11 +48,16 @@ struct trd_vni {
 	unsigned int pending;
 	unsigned int n_owed; /* receives with a CMA answer owed (client_ctx::cma_owed) */
 	bool dead;
-	bool ordered;             /* conf.ordered: every unicast send is TRD_VNI_SF_ORDERED */
+	bool ordered;     /* conf.ordered: every unicast send is TRD_VNI_SF_ORDERED */
+	uint64_t spin_ns; /* conf.wait_spin_us: trd_vni_wait() polls this long first */
+	unsigned int
+		spin_skip;        /* trd_vni_wait() calls left that sleep at once: a yield of the
+				   * spin gave the CPU to another process for longer than the window */
 	struct trd_vni_addr self; /* the identity the engine gave (its answer) */
 };
 
 uint64_t vnic_now_ms(void);
+uint64_t vnic_now_ns(void);
 /* Queue command @p op for context @p idx and kick the engine if it sleeps: 0 or -EAGAIN. */
 int vnic_post(struct trd_vni *v, uint32_t op, uint32_t idx);
 /* 0, or -ECONNRESET once the engine stopped serving @p v. */

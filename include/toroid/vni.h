@@ -51,6 +51,11 @@ struct trd_vni;
 
 /** Largest short-message threshold (bytes copied inline). */
 #define TRD_VNI_SHORT_MAX 896
+/** trd_vni_wait() polls this long (µs) before it sleeps on the eventfd, unless
+ * trd_vni_conf::wait_spin_us says otherwise (docs/vni.md, "Commands, completions, wake-ups") */
+#define TRD_VNI_WAIT_SPIN_DEFAULT_US 50
+/** the longest trd_vni_conf::wait_spin_us */
+#define TRD_VNI_WAIT_SPIN_MAX_US 1000000
 
 /** Most destinations of one multicast. */
 #define TRD_VNI_MCAST_MAX 64
@@ -78,10 +83,14 @@ struct trd_vni_conf {
 	int short_max;            /**< short/long threshold in bytes, 0..TRD_VNI_SHORT_MAX
 				   *   (default 0 means 512; -1 means 0: every message is long) */
 	unsigned int connect_timeout_ms; /**< keep trying to reach the engine this long (0: once) */
-	bool ordered; /**< two sends of this interface to one destination are matched
-		       *   by the receiver in the order they were posted (numbered per
-		       *   pair, sent without waiting for each other; docs/vni.md,
-		       *   "Ordered interfaces"); multicasts are not ordered */
+	bool ordered;     /**< two sends of this interface to one destination are matched
+			   *   by the receiver in the order they were posted (numbered per
+			   *   pair, sent without waiting for each other; docs/vni.md,
+			   *   "Ordered interfaces"); multicasts are not ordered */
+	int wait_spin_us; /**< trd_vni_wait() polls the completion queue (giving the CPU away
+			   *   with sched_yield between looks) this long before it sleeps on
+			   *   the eventfd: 0 means TRD_VNI_WAIT_SPIN_DEFAULT_US, -1 sleeps at
+			   *   once, at most TRD_VNI_WAIT_SPIN_MAX_US */
 };
 
 /** What a completion is for. */
@@ -285,7 +294,9 @@ int trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n);
 
 /**
  * Take up to @p n completions, sleeping on the interface's eventfd until at least one is there
- * or @p timeout_ms passes (-1: no limit).
+ * or @p timeout_ms passes (-1: no limit). It first polls for trd_vni_conf::wait_spin_us
+ * (yielding the CPU between looks; never longer than @p timeout_ms): a completion that comes
+ * within that time is taken without a sleep and a wake-up.
  * @return the count (>= 1); -ETIMEDOUT; -ECONNRESET (the engine closed the interface); -EINVAL.
  */
 int trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int timeout_ms);

@@ -106,6 +106,7 @@ info)
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_JOB_KEY' || die "FI_TOROID_JOB_KEY not listed by fi_info -e"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_YIELD' || die "FI_TOROID_YIELD not listed by fi_info -e"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q "FI_TOROID_BOUNCE_MAX" || die "FI_TOROID_BOUNCE_MAX not listed by fi_info -e"
+	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q "FI_TOROID_WAIT_SPIN_US" || die "FI_TOROID_WAIT_SPIN_US not listed by fi_info -e"
 	# hints the provider refuses: no answer from it
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
 	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA 2>&1 | grep -q '^provider: toroid$' || die "no answer for FI_RMA"
