@@ -549,6 +549,10 @@ check_errors(void)
 	T_EQ(trd_comb_post(nd[0], &rq), -EINVAL);
 	rq = ok, rq.dst = NULL;
 	T_EQ(trd_comb_post(nd[0], &rq), -EINVAL);
+	rq = ok, rq.dst = sbuf[0] + 8; /* partly over the source */
+	T_EQ(trd_comb_post(nd[0], &rq), -EINVAL);
+	rq = ok, rq.src = dbuf[0] + 24;
+	T_EQ(trd_comb_post(nd[0], &rq), -EINVAL);
 	rq = ok, rq.dst = dbuf[0] + 4;
 	T_EQ(trd_comb_post(nd[0], &rq), -EINVAL);
 	rq = ok, rq.counter = 0;
@@ -833,6 +837,51 @@ check_post_nomem(void)
 	T_EQ(trd_net_stop(net), 0);
 }
 
+/* Two jobs on one group (what two applications attached to the engines would be): half the
+ * nodes post their allreduce as job 1, half as job 2. Nothing of either is combined with the
+ * other: the collective fails on every node (-EHOSTUNREACH) and no result is written. */
+static void
+check_jobs(void)
+{
+	const uint32_t count = 2000;
+	uint64_t failed[MAXN];
+
+	T_EQ(trd_net_launch(net, &worker, 1), 0);
+	for (unsigned int r = 0; r < N; r++) {
+		struct trd_comb_req rq = {
+			.kind = TRD_COMB_ALLREDUCE,
+			.op = TRD_COMB_SUM,
+			.dtype = TRD_COMB_I64,
+			.dims = TRD_COMB_TORUS,
+			.root = coord_of(0),
+			.counter = ctr[r],
+			.count = count,
+			.job = r < N / 2 ? 1 : 2,
+			.src = sbuf[r],
+			.dst = dbuf[r],
+		};
+		struct trd_comb_stats st;
+
+		T_EQ(trd_comb_stats(nd[r], &st), 0);
+		failed[r] = st.failed;
+		memset(sbuf[r], (int)r + 1, count * 8);
+		memset(dbuf[r], 0xAB, count * 8);
+		T_EQ(trd_counter_set(nd[r], ctr[r], 1), 0);
+		T_EQ(trd_comb_post(nd[r], &rq), 0);
+	}
+	for (unsigned int r = 0; r < N; r++) {
+		struct trd_comb_stats st;
+		int rc = trd_counter_wait(nd[r], ctr[r], TIMEOUT_US);
+
+		T_ASSERT(rc == -EHOSTUNREACH, "two jobs: node %u: %d", r, rc);
+		T_EQ(trd_comb_stats(nd[r], &st), 0);
+		T_EQ(st.failed, failed[r] + 1);
+		for (uint32_t i = 0; i < count * 8; i++)
+			T_ASSERT(dbuf[r][i] == 0xAB, "two jobs: node %u wrote byte %u", r, i);
+	}
+	T_EQ(trd_net_stop(net), 0);
+}
+
 /* A dead member: one inner node's links lose everything it would receive. Its tree
  * neighbours watch it while they wait (their sessions probe it), declare it down, and fail
  * the collective; their aborts fail it on every other node: every counter fails, in bounded
@@ -960,6 +1009,8 @@ main(int argc, char **argv)
 	printf("malformed combining frames: dropped and counted\n");
 	check_post_nomem();
 	printf("a post without memory: failed on all %u nodes\n", N);
+	check_jobs();
+	printf("two jobs on one group: failed on all %u nodes, nothing combined\n", N);
 	check_dead();
 	printf("all in %.1f ms\n", (double)(trd_time_us() - t0) / 1000.0);
 	trd_net_free(net);

@@ -70,7 +70,8 @@ main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
 	if (n < 2 || max < 8 || max > (1u << 30) || iters < 1) {
 		if (rank == 0)
-			fprintf(stderr, "mpi_lat: 2 ranks or more, 8 <= MAX <= 1 GiB, ITERS >= 1\n");
+			fprintf(stderr,
+				"mpi_lat: 2 ranks or more, 8 <= MAX <= 1 GiB, ITERS >= 1\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	buf = malloc(max);

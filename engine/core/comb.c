@@ -77,6 +77,7 @@ struct comb_inst {
 	uint16_t word;
 	uint8_t kind, op, dtype, dims;
 	uint32_t root;
+	uint32_t job; /* its frames' msg_id: pieces of another job fail it (comb.h) */
 	uint32_t len, n_pieces;
 	size_t bytes; /* of its buffers */
 	struct comb_tree t;
@@ -410,7 +411,7 @@ inst_end(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, bool ok)
  * is left of COMB_EARLY_MAX, -ENOMEM if they cannot be allocated. */
 static int
 inst_make(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, uint64_t seq, uint16_t word,
-	  uint32_t root, uint32_t len, enum comb_make how)
+	  uint32_t root, uint32_t job, uint32_t len, enum comb_make how)
 {
 	const struct trd_torus *t = &n->torus;
 	struct trd_coord r = {(uint8_t)(root % t->dim[0]), (uint8_t)(root / t->dim[0] % t->dim[1]),
@@ -425,6 +426,7 @@ inst_make(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, uint64_t
 	in->dims = (uint8_t)((word >> 4) & 0xf);
 	in->dtype = (uint8_t)(word & 0xf);
 	in->root = root;
+	in->job = job;
 	in->len = len;
 	in->n_pieces = np;
 	comb_tree_of(t, n->coord, r, in->dims, &in->t);
@@ -569,7 +571,7 @@ comb_send(struct trd_node *n, struct trd_comb *c, const struct comb_inst *in, ui
 				  .offset = off,
 				  .msg_len = in->len,
 				  .pay_len = bytes,
-				  .msg_id = n->next_msg_id++,
+				  .msg_id = in->job,
 				  .aux = in->root,
 			  });
 	if (bytes != 0)
@@ -722,9 +724,9 @@ post_absorb(struct trd_node *n, struct trd_comb *c, const struct trd_comb_req *r
 		c->st.failed++;
 		return;
 	}
-	if (!in->busy && inst_make(n, c, in, seq, word, root, len, MAKE_POST) != 0) {
+	if (!in->busy && inst_make(n, c, in, seq, word, root, rq->job, len, MAKE_POST) != 0) {
 		/* no memory here: the collective fails, and the group is told (aborts) */
-		inst_make(n, c, in, seq, word, root, len, MAKE_BARE);
+		inst_make(n, c, in, seq, word, root, rq->job, len, MAKE_BARE);
 		in->posted = true;
 		in->counter = rq->counter;
 		inst_fail(n, c, in, NO_PARENT);
@@ -739,7 +741,7 @@ post_absorb(struct trd_node *n, struct trd_comb *c, const struct trd_comb_req *r
 		inst_progress(n, c, in); /* a neighbour told us: ends now, or once told on */
 		return;
 	}
-	if (in->word != word || in->root != root || in->len != len) {
+	if (in->word != word || in->root != root || in->len != len || in->job != rq->job) {
 		/* the neighbours' pieces say the group posted another collective */
 		inst_fail(n, c, in, NO_PARENT);
 		return;
@@ -794,11 +796,17 @@ rx_inst(struct trd_node *n, struct trd_comb *c, const struct trd_pkt *p, int *ca
 	struct comb_inst *in = &c->inst[g][si];
 
 	if (in->busy && in->seq == p->key) {
-		if (in->word != p->counter || in->root != p->aux || in->len != p->msg_len) {
-			*cause = TRD_DROP_BAD_COMB;
-			return NULL;
-		}
-		return in;
+		bool same = in->word == p->counter && in->root == p->aux && in->len == p->msg_len;
+
+		/* an abort ends it whichever job it names */
+		if (same && (in->job == p->msg_id || p->fifo == TRD_COMB_ABORT))
+			return in;
+		/* a tree neighbour (its session proved it) runs another job's collective as this
+		 * one: once posted here, it fails on the whole group; nothing is combined */
+		if (same && in->posted && p->fifo != TRD_COMB_ABORT)
+			inst_fail(n, c, in, NO_PARENT);
+		*cause = TRD_DROP_BAD_COMB;
+		return NULL;
 	}
 	if (p->key < c->slot_next[g][si]) {
 		*cause = TRD_DROP_BAD_COMB; /* a collective that ended here */
@@ -810,7 +818,7 @@ rx_inst(struct trd_node *n, struct trd_comb *c, const struct trd_pkt *p, int *ca
 	}
 	/* an abort needs no buffers (the instance only remembers the failure); a piece's
 	 * buffers are bounded (COMB_EARLY_MAX): beyond, it is refused for now */
-	if (inst_make(n, c, in, p->key, p->counter, p->aux, p->msg_len,
+	if (inst_make(n, c, in, p->key, p->counter, p->aux, p->msg_id, p->msg_len,
 		      p->fifo == TRD_COMB_ABORT ? MAKE_BARE : MAKE_EARLY) != 0) {
 		*cause = TRD_DROP_NO_MEMORY;
 		return NULL;
@@ -955,6 +963,12 @@ trd_comb_post(struct trd_node *n, const struct trd_comb_req *req)
 	else if (!buf_ok(n, rq.src, len))
 		return -EINVAL;
 	if (need_dst ? !buf_ok(n, rq.dst, len) : (rq.dst != NULL && !buf_ok(n, rq.dst, len)))
+		return -EINVAL;
+	/* the result is written piece by piece while the source is still read: the same
+	 * buffer (in place) or two apart, never partly overlapping */
+	if (need_src && need_dst && rq.src != rq.dst &&
+	    (const uint8_t *)rq.src < (const uint8_t *)rq.dst + len &&
+	    (const uint8_t *)rq.dst < (const uint8_t *)rq.src + len)
 		return -EINVAL;
 	if (rq.kind == TRD_COMB_BARRIER)
 		rq.src = rq.dst = NULL;

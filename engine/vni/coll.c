@@ -75,6 +75,7 @@ svc_cmd_coll(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct tr
 	rq.root.y = c->root[1];
 	rq.root.z = c->root[2];
 	rq.count = c->count;
+	rq.job = v->app; /* another application's collective of the group is not combined */
 	root = rq.root.x == s->coord.x && rq.root.y == s->coord.y && rq.root.z == s->coord.z;
 	/* the buffers this node's part uses; any other the process named is ignored */
 	want_src = c->kind == TRD_COMB_ALLREDUCE || c->kind == TRD_COMB_REDUCE ||

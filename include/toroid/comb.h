@@ -48,6 +48,13 @@ struct trd_comb_req {
 				*   complete here; marked failed (TRD_COUNTER_FAILED) if it fails */
 	uint32_t count;        /**< elements of 8 bytes (0 for a barrier) */
 	/**
+	 * The job the collective belongs to, the same on every member (0 in a program of its
+	 * own; the VNI service sets an attached process's application id). A node combines
+	 * only pieces of its own job: a tree neighbour's piece of another job fails the
+	 * collective on the whole group, nothing of it is combined.
+	 */
+	uint32_t job;
+	/**
 	 * This node's vector (allreduce, reduce; the root's of a broadcast), @c count elements
 	 * in a registered region of the node; read by the engine until completion.
 	 */
