@@ -148,7 +148,8 @@ _Static_assert(sizeof(struct trd_wire_entry) == 24, "bundle entry header is 24 b
  * one piece of a collective's vector between two neighbours of its tree. Its header's
  * @c fifo is the phase (TRD_COMB_UP towards the root, TRD_COMB_DOWN from it), @c counter the
  * collective's word (trd_comb_word()), @c key its instance number in its group, @c aux the
- * root's rank, @c msg_len the vector's bytes, @c offset the piece's offset and @c pay_len its
+ * root's rank, @c msg_id its job (trd_comb_req::job), @c msg_len the vector's bytes, @c offset
+ * the piece's offset and @c pay_len its
  * bytes: every piece but the last is TRD_COMB_PIECE bytes; a barrier has one empty piece.
  * TRD_COMB_PIECE is the most whole elements a 1500-byte MTU frame carries in a reliable session
  * (1500 - TRD_HDR_LEN - TRD_PROOF_LEN = 1436 bytes): fewer frames per vector than 1024.
