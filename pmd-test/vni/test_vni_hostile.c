@@ -1453,7 +1453,8 @@ test_coll_death(void)
 					  .op = TRD_COMB_SUM,
 					  .dtype = TRD_COMB_I64,
 					  .dims = TRD_COMB_TORUS,
-					  .count = CD_N};
+					  .count = CD_N,
+					  .job = 4}; /* the application of node 0's process */
 
 		buf[r] = rte_zmalloc(NULL, 2 * CD_N * 8, 64);
 		T_ASSERT(buf[r] != NULL, "rte_zmalloc");
