@@ -7,17 +7,8 @@
  * is there, combines them with the node's own vector in a fixed order (own, then children by
  * rank: the same bits on every run), sends the piece on to the parent or, at the root, down
  * to the children (phase DOWN); an inner node keeps the result's pieces and passes them on.
- *
- * The tree of a group (a mask of axes, rooted at r) is dimension-ordered: a node off the
- * root's z goes one link along z towards it (the shorter way round), else along y, else along
- * x. Every edge is one link; children are the neighbours whose parent is this node.
- *
- * Collectives are numbered in the order a node's application posts them, per group; pieces of
- * a collective this node has not been posted yet are kept (the instance is made by the first
- * piece, within COMB_EARLY_MAX bytes of buffers for all such instances; an abort makes none),
- * pieces of one more than TRD_COMB_DEPTH ahead, or beyond that budget, are refused for now
- * (the reliable sender brings them again). Every piece is checked: the group, the tree edge it came
- * over, the collective's word and length against the instance, its place, and that it came once.
+ * The dimension-ordered trees, the numbering per group, early pieces (COMB_EARLY_MAX) and the
+ * checks of every piece (group, tree edge, word, length, job, place, once): the docs' protocol.
  */
 #include <errno.h>
 #include <string.h>
@@ -801,8 +792,7 @@ rx_inst(struct trd_node *n, struct trd_comb *c, const struct trd_pkt *p, int *ca
 		/* an abort ends it whichever job it names */
 		if (same && (in->job == p->msg_id || p->fifo == TRD_COMB_ABORT))
 			return in;
-		/* a tree neighbour (its session proved it) runs another job's collective as this
-		 * one: once posted here, it fails on the whole group; nothing is combined */
+		/* a tree neighbour runs another job's as this one: it fails (once posted here) */
 		if (same && in->posted && p->fifo != TRD_COMB_ABORT)
 			inst_fail(n, c, in, NO_PARENT);
 		*cause = TRD_DROP_BAD_COMB;
@@ -964,8 +954,7 @@ trd_comb_post(struct trd_node *n, const struct trd_comb_req *req)
 		return -EINVAL;
 	if (need_dst ? !buf_ok(n, rq.dst, len) : (rq.dst != NULL && !buf_ok(n, rq.dst, len)))
 		return -EINVAL;
-	/* the result is written piece by piece while the source is still read: the same
-	 * buffer (in place) or two apart, never partly overlapping */
+	/* the result is written while the source is read: in place, or no overlap */
 	if (need_src && need_dst && rq.src != rq.dst &&
 	    (const uint8_t *)rq.src < (const uint8_t *)rq.dst + len &&
 	    (const uint8_t *)rq.dst < (const uint8_t *)rq.src + len)
