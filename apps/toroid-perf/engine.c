@@ -125,6 +125,19 @@ perf_rate_fill(struct perf_result *r, uint32_t frame, uint64_t pkts)
 }
 
 /* Messages of a put stream b has received so far (its counter counts down n * size bytes). */
+/* One burst of at most --window (and 32) of the descriptors @p d, @p left still to post:
+ * those posted, or 0 (and a round of progress) while the FIFO is full. */
+static unsigned int
+post_burst(struct trd_inj_fifo *f, const struct trd_desc *d, uint64_t left)
+{
+	unsigned int k = (unsigned int)RTE_MIN(RTE_MIN(32u, perf_opt.window), left);
+
+	if (trd_inject_bulk(f, d, k) == 0)
+		return k;
+	progress();
+	return 0;
+}
+
 static uint64_t
 stream_got_puts(uint64_t n, uint32_t size, uint64_t posted)
 {
@@ -181,15 +194,8 @@ stream(struct perf_result *r, bool fifo, uint64_t n)
 			if (!fifo)
 				got = stream_got_puts(n, size, posted);
 		}
-		if (posted < n) {
-			unsigned int w = RTE_MIN(32u, perf_opt.window);
-			unsigned int k = (unsigned int)RTE_MIN(w, n - posted);
-
-			if (trd_inject_bulk(f, d, k) == 0)
-				posted += k;
-			else
-				progress();
-		}
+		if (posted < n)
+			posted += post_burst(f, d, n - posted);
 		if (fifo) {
 			struct trd_msg *m[32];
 			int k = trd_rec_fifo_poll(trd_rec_fifo(px.b, 0), m, 32);
@@ -264,13 +270,7 @@ get_stream(struct perf_result *r, uint64_t n)
 	t0 = rte_rdtsc();
 	while (left != 0 && !perf_stop) {
 		if (posted < n) {
-			unsigned int w = RTE_MIN(32u, perf_opt.window);
-			unsigned int k = (unsigned int)RTE_MIN(w, n - posted);
-
-			if (trd_inject_bulk(f, d, k) == 0)
-				posted += k;
-			else
-				progress();
+			posted += post_burst(f, d, n - posted);
 		} else {
 			progress();
 		}
