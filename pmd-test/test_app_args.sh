@@ -108,6 +108,15 @@ nums "$PERF" -- --cores 0 -t put_rate
 nums "$PERF" -- --port 1 --client -t put_rate
 bad "$PERF" -- --client -t put_rate --port 1024
 bad "$PERF" -- --client -t put_rate --duration 1 --interval 2
+# --ip: no host has its subnet's network or broadcast address (a /31 has neither)
+says "toroid-perf: --ip 10.1.0.0/24 is the network" "$PERF" -- --client -t put_rate \
+	--ip 10.1.0.0/24 --peer-ip 10.1.0.5
+says "toroid-perf: --ip 10.1.0.255/24 is the broadcast" "$PERF" -- --server -t put_rate \
+	--ip 10.1.0.255/24
+says "toroid-perf: --peer-ip 10.1.0.255 is the broadcast" "$PERF" -- --client -t put_rate \
+	--ip 10.1.0.2/24 --peer-ip 10.1.0.255
+says "toroid-perf: --gateway 10.1.0.0 is the network" "$PERF" -- --client -t put_rate \
+	--ip 10.1.0.2/24 --peer-ip 10.2.0.5 --gateway 10.1.0.0
 bad "$PERF" -- --client -t put_rate --duration 0.001
 bad "$PERF" -- --client -t put_rate --duration nan
 bad "$PERF" -- --client -t put_rate --duration 1 -n 1000

@@ -44,6 +44,21 @@ perf_parse_ipv4(const char *opt, const char *arg, uint8_t *prefix)
 	return ip;
 }
 
+/* "network" or "broadcast" when @p a is the first or last address of the subnet of --ip
+ * (@p own with --ip's prefix), where no host can be; NULL otherwise. A /31 (RFC 3021) and a
+ * /32 have no such addresses; an address outside the subnet is not judged here. */
+static const char *
+perf_subnet_edge(uint32_t a, uint32_t own)
+{
+	uint32_t mask = ~(uint32_t)0 << (32u - perf_opt.prefix);
+
+	if (a == 0 || perf_opt.prefix >= 31 || (a & mask) != (own & mask))
+		return NULL;
+	if ((a & ~mask) == 0)
+		return "network";
+	return (a | mask) == ~(uint32_t)0 ? "broadcast" : NULL;
+}
+
 void
 perf_check_ip(const char *role, bool memif, bool ip_opts)
 {
@@ -61,8 +76,23 @@ perf_check_ip(const char *role, bool memif, bool ip_opts)
 	if (strcmp(role, "server") == 0 && perf_opt.peer_ip != 0)
 		app_usage_error("--peer-ip is for the client: the server learns each client's "
 				"address from its hello");
+	if (perf_subnet_edge(perf_opt.ip, perf_opt.ip) != NULL)
+		app_usage_error("--ip " IPV4_FMT "/%u is the %s address of its subnet, not a "
+				"host's",
+				IPV4_ARGS(perf_opt.ip), perf_opt.prefix,
+				perf_subnet_edge(perf_opt.ip, perf_opt.ip));
 	if (perf_opt.peer_ip == perf_opt.ip)
 		app_usage_error("--peer-ip is this side's own address");
+	if (perf_subnet_edge(perf_opt.peer_ip, perf_opt.ip) != NULL)
+		app_usage_error("--peer-ip " IPV4_FMT " is the %s address of " IPV4_FMT "/%u",
+				IPV4_ARGS(perf_opt.peer_ip),
+				perf_subnet_edge(perf_opt.peer_ip, perf_opt.ip),
+				IPV4_ARGS(perf_opt.ip & mask), perf_opt.prefix);
+	if (perf_subnet_edge(perf_opt.gateway, perf_opt.ip) != NULL)
+		app_usage_error("--gateway " IPV4_FMT " is the %s address of " IPV4_FMT "/%u",
+				IPV4_ARGS(perf_opt.gateway),
+				perf_subnet_edge(perf_opt.gateway, perf_opt.ip),
+				IPV4_ARGS(perf_opt.ip & mask), perf_opt.prefix);
 	if (perf_opt.gateway == perf_opt.ip || (perf_opt.gateway != 0 && perf_opt.prefix < 32 &&
 						(perf_opt.gateway & mask) != (perf_opt.ip & mask)))
 		app_usage_error("--gateway " IPV4_FMT " is not another host of " IPV4_FMT "/%u",
