@@ -73,6 +73,8 @@ zero-copy. Commands: `toroid-perf -- -t reflect_lat -s 64K --mode local`, `-t pu
 220 messages added.
 """
 
+IPM_NOTE = """Measured with `bench/ipm.py --build build-rel` (the defaults: `put_rate,fifo_rate,get_lat,put_lat,fifo_lat,reflect_lat`, `-n 20000`) on an LTO release build (`meson setup build-rel --buildtype=release`). The same command on a23d340, before the session tokens of #25, gave 605, 747 and 6 846; the tokens cost a few instructions per frame, paid for on the same paths (the loss prior and probe timer work out nothing when nothing is lost, the poll's round robin takes no division, the put's region lookup checks one flag, a bundle's puts and FIFO messages make no call each). The ping-pongs (`put_lat`, `fifo_lat`: a put or memory-FIFO message each way) and `reflect_lat` (a put with local reflection completion into a doorbell) are round trips like the remote get, beside the same raw ping-pong. Before the latency work of #27 item 3 (same method, `-n 5000`): put ping-pong 6 981, FIFO ping-pong 6 994, remote get 6 724, reflection 9 693 ([below](#what-bounds-the-unmet-targets))."""
+
 ANALYSIS = """## What bounds the unmet targets
 
 From the instructions-per-message table above (`bench/ipm.py`, callgrind on
@@ -146,16 +148,63 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   Wall-clock ratios over memif need two busy processes on 2 CPUs and were not measured in
   this round (the machine was shared by seven builds); the Done-when figures of #27 are
   `make bench`'s to give.
+
+  A reflection still paid one frame more than a remote get: its put and its `ORDERED` remote
+  get went as two frames to the same node, each with its header, sequence number, mbuf,
+  taps and ack. When the reflection node is the put's target and the put is one copied
+  packet, the remote get now follows the put into one bundle (the target acts on the entries
+  in order, which is what the ordering asks for; [completion.md](completion.md)). Same
+  command, main and this change side by side (`bench/ipm.py --build build-rel --tests
+  get_lat,reflect_lat,put_lat -n 5000`, both builds at once on the loaded machine): the
+  reflection from 7 955 to 6 998 instructions per round trip (header codec 873 -> 749,
+  packet build 717 -> 388, reliability 1 269 -> 1 001, mbuf 313 -> 209), now one
+  put-entry (~1 000) above the remote get; the remote get 5 918 -> 6 004 and the put
+  ping-pong 7 075 -> 7 071, the same paths within the few percent the idle polls vary by
+  (the get's difference is all in the engine loop). `toroid-perf -- -t TEST -s 64 -n 20000
+  --inline --baseline`, p50 of two runs each: reflection 0.79 / 0.80 us -> 0.72 / 0.72 us,
+  remote get 0.61 / 0.62 us -> 0.62 / 0.62 us. A lone remote get already takes the fewest
+  rounds (two frames, four node polls, as a put and its answer); what it pays beyond a put
+  and a hop back is the target's side: the carried descriptor checked, queued on the engine
+  FIFO's ring and taken off it again before the reply is built, and its source region looked
+  up. This round did not cut that further; what is left is per frame, as for the
+  ping-pongs.
+* **Remote gets in a stream.** A remote get was a frame of its own, and so was the put it
+  made its target send back. Remote gets queued for one node now share bundles (an entry of
+  type 3 carrying the descriptors, [wire-format.md](wire-format.md#bundles)), and so do the
+  puts and memory-FIFO messages they make the target send back: `test_bundle` counts 5 000
+  gets of 1 to 3 descriptors in 1 077 frames (5 299 before) and their 9 981 replies in 1 064
+  (9 997 before). `toroid-perf -- -t get_rate -s 64 --inline -n 200000` (one lcore, net_ring):
+  1.33 .. 1.65 M gets/s in about 0.09 M frames/s, against 0.37 M gets/s, one frame each way,
+  with remote gets kept out of bundles (two runs each, same build otherwise).
 * **64 KiB over memif (0.79 x raw)**: the per-packet work on 1 444-byte packets (a 64 KiB put is
   46 frames, each with its header, sequence number and copy) and the acknowledgements coming
   back. This figure also swings between runs (3 to 55 Gbit/s seen): both busy-polling
   processes must hold a CPU at the same moment, and on 2 shared CPUs other work takes one away
   for milliseconds (measured in [toroid-perf.md](toroid-perf.md#figures-that-vary-between-runs));
   the results table gives its range.
+* **One node on 2 lcores (>= 1.6 x one lcore's 64 B put rate, not built).** A node is still
+  served by one lcore; the design that shares a node out over lcores by lanes (sessions keyed
+  by peer and injection FIFO, one queue pair per lane) is in
+  [architecture.md](architecture.md#threading). What `--cores` gives today is one lcore per
+  *node*, and on this 2-CPU machine that is three busy threads with the application's: one
+  process, net_ring, `toroid-perf --no-huge --no-pci --lcores '(0-2)@(0-1)' -- -t put_rate -s
+  64 -n 2000000 --cores N`, three runs each at a load average of 1.5 .. 4: `--cores 1` (one
+  engine lcore for both nodes) 14.5 .. 17.6 Mmsg/s, `--cores 2` 0.04 .. 0.09 Mmsg/s (two
+  engine lcores and the application on 2 CPUs: each thread waits for a CPU the others hold).
+  `--inline` (one thread in all) gave 12.4 .. 19.4 Mmsg/s in the same minutes. A 2-lcore
+  figure needs a host with at least 3 free CPUs, or the node split of the design with the
+  application polling inline.
 * **512-node torus within 5 %**: the two figures differ by 8.5 % the other way (the large torus
   ran faster): the spread between runs of one figure (19.3 .. 23.7 Mpps) is wider than the
   difference; the route and peer lookups do not depend on the torus size.
 """
+
+
+def run_ratio(r, key_fig, key_raw):
+    """One run's toroid figure over its raw figure, the two columns the table shows (a rate
+    at 64 B: messages per second over raw 64-byte frames per second, `--raw-frame 64`)."""
+    f, b = r.get(key_fig), r.get(key_raw) if key_raw else None
+    return f / b if f and b else None
 
 
 class Interrupted(Exception):
@@ -312,7 +361,7 @@ class Suite:
         for (test, size), rs in sorted(per.items()):
             figs = [r.get(key_fig) for r in rs]
             raw = med([r.get(key_raw) for r in rs]) if key_raw else None
-            ratio = med([r.get("ratio") for r in rs])
+            ratio = med([run_ratio(r, key_fig, key_raw) for r in rs]) if key_raw else None
             self.rows.append((section, label or test, size, med(figs), unit, raw, ratio, cmd,
                               spread(figs)))
         return per
@@ -347,12 +396,14 @@ class Suite:
             for r in got:
                 per.setdefault((r["test"], r["size"]), []).append(r)
         for (test, size), rs in sorted(per.items()):
+            if test.endswith("_ratio"):
+                continue  # allreduce_ratio: a figure of two tests, not a row of its own
             lat = "p50" in rs[0]
-            figs = [r.get("p50" if lat else ("gbps_l2" if "_bw" in test else "mpps"))
-                    for r in rs]
-            raw = med([r.get("raw_p50" if lat else
-                             ("raw_gbps_l2" if "_bw" in test else "raw_mpps")) for r in rs])
-            ratio = med([r.get("ratio") for r in rs])
+            kf = "p50" if lat else ("gbps_l2" if "_bw" in test else "mpps")
+            kr = "raw_p50" if lat else ("raw_gbps_l2" if "_bw" in test else "raw_mpps")
+            figs = [r.get(kf) for r in rs]
+            raw = med([r.get(kr) for r in rs])
+            ratio = med([run_ratio(r, kf, kr) for r in rs])
             unit = "us p50" if lat else ("Gbit/s L2" if "_bw" in test else "Mpps")
             self.rows.append(("memif", test, size, med(figs), unit, raw, ratio, cli,
                               spread(figs)))
@@ -964,7 +1015,8 @@ def veth_ports(suite):
             srv = f"{eal} -l 0 --file-prefix tb-vs-{tag} --vdev net_{kind}0,iface={va} -- --server"
             cli = f"{eal} -l 1 --file-prefix tb-vc-{tag} --vdev net_{kind}0,iface={vb} -- --client"
             per = res.setdefault(kind, {})
-            cmds = [f"{cli} -t put_rate -s 64 -n {20000 if q else 200000} --baseline --json",
+            cmds = [f"{cli} -t put_rate -s 64 -n {20000 if q else 200000} --baseline "
+                    "--raw-frame 64 --json",
                     f"{cli} -t put_lat,get_lat -s 64 -n {2000 if q else 20000} --baseline --json",
                     f"{cli} -t put_bw -s 64K -n {2000 if q else 20000} --baseline --json"]
             suite.commands.append(srv + " &")
@@ -1024,7 +1076,7 @@ def veth_section(res, runs):
                 rng = f"{fmt(spr[0])} .. {fmt(spr[2])}" if spr else "-"
                 out.append(f"| {kind} | {test} | {size} | {fmt(med(figs))} | {rng} | {unit} | "
                            f"{fmt(med([r.get(rkey) for r in rs]))} | "
-                           f"{fmt(med([r.get('ratio') for r in rs]))} |")
+                           f"{fmt(med([run_ratio(r, key, rkey) for r in rs]))} |")
     out.append("")
     return out
 
@@ -1235,12 +1287,12 @@ def main():
     n = "-n 20000" if args.quick else ""
     nr = "-n 200000" if args.quick else ""
     # one process, net_ring pair: the engine on lcore 1, the application on lcore 0
-    s.perf_runs("net_ring", f"-t put_rate -s 64 --baseline {nr}", "mpps", "Mpps", "raw_mpps")
-    s.perf_runs("net_ring", f"-t put_rate -s 64 --baseline --inline {nr}", "mpps", "Mpps",
+    s.perf_runs("net_ring", f"-t put_rate -s 64 --baseline --raw-frame 64 {nr}", "mpps", "Mpps", "raw_mpps")
+    s.perf_runs("net_ring", f"-t put_rate -s 64 --baseline --raw-frame 64 --inline {nr}", "mpps", "Mpps",
                 "raw_mpps", label="put_rate (one lcore)")
     # memory-FIFO messages: small ones share frames (bundles), compared with raw 64 B frames
-    s.perf_runs("net_ring", f"-t fifo_rate -s 64 --baseline {nr}", "mpps", "Mmsg/s", "raw_mpps")
-    s.perf_runs("net_ring", f"-t fifo_rate -s 64 --baseline --inline {nr}", "mpps", "Mmsg/s",
+    s.perf_runs("net_ring", f"-t fifo_rate -s 64 --baseline --raw-frame 64 {nr}", "mpps", "Mmsg/s", "raw_mpps")
+    s.perf_runs("net_ring", f"-t fifo_rate -s 64 --baseline --raw-frame 64 --inline {nr}", "mpps", "Mmsg/s",
                 "raw_mpps", label="fifo_rate (one lcore)")
     s.perf_runs("net_ring", f"-t put_bw -s 64K --baseline {n}", "gbps_l2", "Gbit/s L2",
                 "raw_gbps_l2")
@@ -1257,7 +1309,7 @@ def main():
     s.perf_runs("torus", f"-t put_rate -s 64 --torus 8x8x8 {nr}", "mpps", "Mpps",
                       label="put_rate 8x8x8 (512 nodes)")
     # two processes over net_memif
-    s.memif_runs(f"-t all -s 64 {n if args.quick else '-n 10000'}")
+    s.memif_runs(f"-t all -s 64 --raw-frame 64 {n if args.quick else '-n 10000'}")
     s.memif_runs(f"-t put_bw -s 64K {'-n 2000' if args.quick else '-n 20000'}")
     ucx = s.ucx()
     sp = s.sockperf()
@@ -1317,7 +1369,10 @@ def main():
     out.append("Written by `bench/run.py` (do not edit by hand). Every toroid figure is the "
                f"median of {args.runs} runs; each run measures raw DPDK "
                "(`rte_eth_tx_burst`/`rte_eth_rx_burst`, no engine) on the same ports right "
-               "before the engine, so a ratio comes from one run. Reliability (sequence "
+               "before the engine, so a ratio comes from one run: the toroid column over the raw one "
+               "(the 64 B rates against raw 64-byte frames, `--raw-frame 64`: messages per "
+               "second over frames per second; bandwidths at L2 against frames of the size the "
+               "engine's had on average). Reliability (sequence "
                "numbers, acks) is on. Latencies are p50 in microseconds; `put_lat` and "
                "`fifo_lat` are half a round trip, the others are post-to-completion. "
                "`bench/run.py --only netpipe` (or `mpi`, `fi_pingpong`, `collectives`, `veth`) runs one section and prints "
@@ -1354,6 +1409,8 @@ def main():
             out.append(f"| {r['what']} | {r['toroid_instr']:.0f} | {r['raw_instr']:.0f} | "
                        f"{r['ratio']:.1f} x | " +
                        " | ".join(f"{r['stages'].get(k, 0):.0f}" for k in stages) + " |")
+        out.append("")
+        out.append(IPM_NOTE)
     out.append("")
     out.extend(line_rate_table(lr))
     out.append("## Peers on the same machine, same run\n")

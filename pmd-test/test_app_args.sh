@@ -88,6 +88,11 @@ nums "$PERF" -- -w 0 -t put_rate
 nums "$PERF" -- --snaplen 0 -t put_lat
 nums "$PERF" -- --timeout 0 -t put_lat
 nums "$PERF" -- -s 1 -t put_lat
+nums "$PERF" -- --raw-frame 0 --baseline -t put_rate
+bad "$PERF" -- --raw-frame 59 --baseline -t put_rate
+bad "$PERF" -- --raw-frame 2049 --baseline -t put_rate
+says "toroid-perf: --raw-frame sets the size of --baseline's frames" "$PERF" -- -t put_rate \
+	--raw-frame 64
 bad "$PERF" -- -t put_lat -n 5x
 bad "$PERF" -- -t put_lat -w 33
 bad "$PERF" -- -t put_lat --torus 1x1x1

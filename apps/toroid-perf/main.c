@@ -237,8 +237,9 @@ run_one(const struct perf_test *t, uint32_t size, struct perf_result *r)
 	}
 	if (rc == 0 && t->kind == K_RATE && perf_opt.baseline && !r->interrupted) {
 		/* raw frames of the size the engine's were on average (bundles are larger) */
-		uint32_t f =
-			r->frames != 0 ? (uint32_t)((r->bytes + r->frames / 2) / r->frames) : frame;
+		uint32_t f = perf_opt.raw_frame != 0 ? perf_opt.raw_frame
+			     : r->frames != 0 ? (uint32_t)((r->bytes + r->frames / 2) / r->frames)
+					      : frame;
 
 		baseline_rate(r, RTE_MIN(RTE_MAX(f, 60u), (uint32_t)RTE_MBUF_DEFAULT_DATAROOM), n);
 	}
@@ -272,7 +273,8 @@ enum {
 	OPT_IP,
 	OPT_PEER_IP,
 	OPT_GATEWAY,
-	OPT_UDP_PORT
+	OPT_UDP_PORT,
+	OPT_RAW_FRAME
 };
 
 /* --rate: "100000", "100k", "1.5M" messages per second, or "5Gbit", "800Mbit", "100kbit/s"
@@ -333,6 +335,8 @@ usage(const char *prog)
 	       "                       2000000) warm up first\n"
 	       "  -w, --window N       messages posted per batch in rate tests, 1..32 (default 32)\n"
 	       "  -b, --baseline       measure raw DPDK on the same ports first; print the ratio\n"
+	       "      --raw-frame B    rate tests' baseline in frames of B bytes, the ratio in\n"
+	       "                       messages per raw frame (default: the engine's frame size)\n"
 	       "  -j, --json           one JSON object per result line\n"
 	       "      --links KIND     ethdev: a net_ring ethdev pair (default); ring: ring link\n"
 	       "      --mode MODE      reflect_lat: local (neighbour reflects) or delivery\n"
@@ -649,6 +653,10 @@ perf_parse_option(int c, struct perf_cli *cli, char **app_argv)
 		perf_opt.gateway = perf_parse_ipv4("--gateway", optarg, NULL);
 		cli->ip_opts = true;
 		break;
+	case OPT_RAW_FRAME:
+		perf_opt.raw_frame =
+			(uint32_t)app_opt_u64("--raw-frame", optarg, 60, RTE_MBUF_DEFAULT_DATAROOM);
+		break;
 	case OPT_UDP_PORT:
 		perf_opt.udp_port = (uint16_t)app_opt_u64("--udp-port", optarg, 1, UINT16_MAX);
 		cli->ip_opts = true;
@@ -748,6 +756,8 @@ perf_check_options(struct perf_cli *cli)
 	}
 	if (perf_opt.reverse && (cli->role == NULL || strcmp(cli->role, "client") != 0))
 		app_usage_error("-R (reverse) is for the client (--client or --memif client)");
+	if (perf_opt.raw_frame != 0 && !perf_opt.baseline)
+		app_usage_error("--raw-frame sets the size of --baseline's frames: give both");
 	if (perf_opt.reverse && (perf_opt.baseline || perf_opt.interval_s > 0))
 		app_usage_error("-R: the server sends and reports one summary per test: no "
 				"--baseline, no --interval");
@@ -918,6 +928,7 @@ main(int argc, char **argv)
 		{"peer-ip", required_argument, NULL, OPT_PEER_IP},
 		{"gateway", required_argument, NULL, OPT_GATEWAY},
 		{"udp-port", required_argument, NULL, OPT_UDP_PORT},
+		{"raw-frame", required_argument, NULL, OPT_RAW_FRAME},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};

@@ -72,6 +72,8 @@ perf_ratio(const struct perf_result *r)
 {
 	if (r->kind != K_RATE)
 		return r->p50 / r->base;
+	if (perf_opt.raw_frame != 0)
+		return r->mpps / r->base; /* messages per raw frame */
 	if (r->frames != 0 || r->by_gbps)
 		return r->gbps_l2 / r->base_gbps;
 	return r->mpps / r->base;

@@ -47,6 +47,9 @@ struct perf_opts {
 	bool one_off;        /* --one-off: the server ends after one client */
 	bool reverse;        /* -R: rate tests from the server to the client */
 	bool bidir;          /* --bidir: rate tests both ways at once */
+	/* --raw-frame: the rate baseline's frame size, its ratio messages over raw frames per
+	 * second (0: frames of the engine's average size, the ratio in Gbit/s at L2) */
+	uint32_t raw_frame;
 	/* --ip: --server/--client over IPv4/UDP (addresses in host byte order; ip 0: plain
 	 * frames of our EtherTypes on one Ethernet segment) */
 	uint32_t ip, gateway; /* --ip A.B.C.D/N, --gateway */

@@ -291,7 +291,9 @@ client_baselines(const char *const *names, unsigned int n_names,
 
 			if (r->test == NULL)
 				continue; /* not measured */
-			if (r->kind == K_RATE && r->frames != 0)
+			if (r->kind == K_RATE && perf_opt.raw_frame != 0)
+				frame = perf_opt.raw_frame;
+			else if (r->kind == K_RATE && r->frames != 0)
 				frame = (uint32_t)((r->bytes + r->frames / 2) / r->frames);
 			frame = RTE_MIN(frame, (uint32_t)RTE_MBUF_DEFAULT_DATAROOM);
 			memset(&tmp, 0, sizeof(tmp));
