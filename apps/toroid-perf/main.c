@@ -310,99 +310,13 @@ parse_rate(const char *s, double *v, bool *bits)
 	return 0;
 }
 
-static void
-usage(const char *prog)
+/* the tests of --help, one line each */
+void
+perf_print_tests(void)
 {
-	printf("Usage: %s [EAL options] -- -t TEST [options]\n"
-	       "       %s [EAL options with one port] -- --server [--port P] [--ip A.B.C.D/N]\n"
-	       "       %s [EAL options with one port] -- --client [--port P] [--ip A.B.C.D/N\n"
-	       "              --peer-ip A.B.C.D] -t TEST [options]\n\n"
-	       "Measure the toroid engine between two nodes of a 2x1x1 torus in this process, and,\n"
-	       "with --baseline, plain rte_eth_tx_burst/rx_burst on the same ports right before.\n"
-	       "--server and --client put one node each in two processes (on two hosts) on the\n"
-	       "port given to EAL (-a PCI, --vdev): the client measures, the server answers.\n"
-	       "Without EAL options the EAL runs with\n  %s\n\n"
-	       "Tests:\n",
-	       prog, prog, prog, app_eal_defaults());
 	for (unsigned int i = 0; i < RTE_DIM(tests); i++)
 		printf("  %-12s %s (default -n %" PRIu64 ")\n", tests[i].name, tests[i].help,
 		       tests[i].iters);
-	printf("\nOptions:\n"
-	       "  -t, --test LIST      the tests to run (required): NAME, NAME,NAME... or all\n"
-	       "  -s, --sizes LIST     sizes: 64 | 8,64,1K | 8:65536 (powers of two in a range)\n"
-	       "                       (default: 64; linerate: the link's largest payload)\n"
-	       "  -n, --iters N        iterations (default: per test, above); 10%% more (at most\n"
-	       "                       2000000) warm up first\n"
-	       "  -w, --window N       messages posted per batch in rate tests, 1..32 (default 32)\n"
-	       "  -b, --baseline       measure raw DPDK on the same ports first; print the ratio\n"
-	       "      --raw-frame B    rate tests' baseline in frames of B bytes, the ratio in\n"
-	       "                       messages per raw frame (default: the engine's frame size)\n"
-	       "  -j, --json           one JSON object per result line\n"
-	       "      --links KIND     ethdev: a net_ring ethdev pair (default); ring: ring link\n"
-	       "      --mode MODE      reflect_lat: local (neighbour reflects) or delivery\n"
-	       "      --inline         no engine lcore: the main lcore polls the nodes itself\n"
-	       "      --va             regions named by (key, virtual address), TRD_ACCESS_VA\n"
-	       "      --copy           put_rate, put_bw, fifo_rate, fifo_bw, linerate: the\n"
-	       "                       engine copies the source (TRD_DF_COPY, as for the data\n"
-	       "                       of a local reflection completion), never zero-copy\n"
-	       "      --hgrm PREFIX    write latency distributions to PREFIX-TEST-SIZE.hgrm\n"
-	       "      --server         two processes, this one answers client after client until\n"
-	       "                       SIGINT or SIGTERM\n"
-	       "      --one-off        --server: end after one client\n"
-	       "  -R, --reverse        client: put_rate and put_bw from the server to the client\n"
-	       "                       (the server sends and reports; no --baseline, --interval)\n"
-	       "      --bidir          client: put_rate and put_bw both ways at once; each side\n"
-	       "                       measures what it sends, then the sum (no --baseline,\n"
-	       "                       --interval)\n"
-	       "      --client         two processes, this one measures (tests: put_rate put_bw\n"
-	       "                       put_lat fifo_lat get_lat reflect_lat allreduce_lat,\n"
-	       "                       or all; allreduce_lat: the engine allreduce of\n"
-	       "                       the two nodes, --iters only)\n"
-	       "      --port P         the DPDK port of --server/--client (default 0)\n"
-	       "      --ip A.B.C.D/N   --server/--client over IPv4/UDP (through routers): this\n"
-	       "                       side's address on the port (its own, not the kernel's;\n"
-	       "                       it answers ARP for it); default: one Ethernet segment\n"
-	       "      --peer-ip A.B.C.D  client: the server's address (the server learns each\n"
-	       "                       client's from its hello)\n"
-	       "      --gateway A.B.C.D  --ip: the router to other subnets (default: none, the\n"
-	       "                       peer is asked by ARP on the segment)\n"
-	       "      --udp-port P     --ip: the UDP port of both sides (default 34997)\n"
-	       "      --memif ROLE     --server or --client on a net_memif port made here;\n"
-	       "                       give each process its own --file-prefix\n"
-	       "      --memif-socket P the memif socket (default /tmp/toroid-perf.sock)\n"
-	       "      --duration S     client: run each test S seconds instead of -n iterations\n"
-	       "      --interval S     client: a report line every S seconds (rate in it)\n"
-	       "      --rate R         client: pace the messages: R per second (100k, 1.5M) or\n"
-	       "                       R bits per second at L2 (800Mbit, 5Gbit); the achieved\n"
-	       "                       rate is printed beside the asked one\n"
-	       "      --cores N        engine lcores serving the nodes, 1..2 (default 1; --server/\n"
-	       "                       --client: the main lcore polls, --cores 1 adds one)\n"
-	       "      --ports A,B      node a on DPDK port A, node b on port B (cabled back to\n"
-	       "                       back: NIC ports, or --vdev net_af_packet on a veth pair)\n"
-	       "      --capture FILE   record what both nodes send and receive (pcapng)\n"
-	       "      --snaplen N      bytes kept per frame by --capture (default 65535)\n"
-	       "      --torus XxYxZ    place the two nodes in a larger torus (default 2x1x1):\n"
-	       "                       the others exist only in the routing tables\n"
-	       "      --impair SPEC    impair both nodes' links, e.g. loss=1%%,reorder=1%%,dup=0.5%%,\n"
-	       "                       corrupt=0.1%%,seed=1 (payload CRCs on); default: none\n"
-	       "      --timeout S      a test fails after S seconds without progress, 1..3600\n"
-	       "                       (default 30); a run that progresses may last any time\n"
-	       "  -h, --help           this help\n\n"
-	       "Rates: Mmsg/s of messages; Mframe/s, Gbit/s at L2 (frame + FCS) and L1\n"
-	       "(+ preamble and IFG, 24 B per frame) of what the port sent (its counters at the\n"
-	       "start and end); line%% against rte_eth_link_get's speed; cpu%% of the process\n"
-	       "(user + system). Latency: min, avg, p50, p99, p99.9, max in microseconds\n"
-	       "(put_lat, fifo_lat: half a round trip).\n\n"
-	       "Example:\n  toroid-perf -- -t put_rate -s 64 --baseline --json\n"
-	       "Between two hosts (the server needs no options; the client waits 60 s for it):\n"
-	       "  host1$ toroid-perf -l 0 -a 0000:3b:00.0 -- --server\n"
-	       "  host2$ toroid-perf -l 0 -a 0000:3b:00.0 -- --client -t put_rate --duration 10 \\\n"
-	       "             --interval 1 --rate 1M\n"
-	       "Across routers (two subnets, each host's gateway):\n"
-	       "  host1$ toroid-perf -l 0 -a 0000:3b:00.0 -- --server --ip 10.2.0.2/24 \\\n"
-	       "             --gateway 10.2.0.1\n"
-	       "  host2$ toroid-perf -l 0 -a 0000:3b:00.0 -- --client --ip 10.1.0.2/24 \\\n"
-	       "             --gateway 10.1.0.1 --peer-ip 10.2.0.2 -t put_rate,put_lat\n");
 }
 
 static int
@@ -938,7 +852,7 @@ main(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			usage("toroid-perf");
+			perf_usage("toroid-perf");
 			return 0;
 		}
 	/* two processes on two CPUs: one each, one thread each */

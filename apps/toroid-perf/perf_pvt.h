@@ -142,4 +142,8 @@ bool perf_test_selected(const char *test);
 /* The iterations of @p test without -n: the default its --help line gives. */
 uint64_t perf_default_iters(const char *test);
 
+/* --help (usage.c), and the tests it lists (main.c) */
+void perf_usage(const char *prog);
+void perf_print_tests(void);
+
 #endif
