@@ -225,7 +225,7 @@ enum { TFI_TXQ_NONE, TFI_TXQ_HELD, TFI_TXQ_NOTICE };
 /* A write's remote CQ data travels in a message with this VNI tag: bit 63 as untagged
  * messages, which match the tag exactly, so no application receive ever takes it. */
 #define TFI_RDATA_TAG  (TFI_MSG_TAG | 1)
-#define TFI_RDATA_RECV 4 /* provider-internal receives kept posted for the notices */
+#define TFI_RDATA_RECV 4 /* provider-internal receives kept posted for the notices (at most) */
 
 /* One posted operation: its VNI cookie points here. */
 struct tfi_op {
@@ -285,7 +285,7 @@ struct tfi_ep {
 	/* tfi_txq.c: transmits held in posting order behind a fence, and the remote CQ data
 	 * notice receives that could not be posted again */
 	struct tfi_op *txq_head, *txq_tail;
-	unsigned int rdata_missing;
+	unsigned int rdata_missing, rdata_posted;
 	uint64_t rdata_dropped; /* notices that were not well formed: dropped */
 };
 

@@ -283,7 +283,7 @@ ep_progress_vni(struct tfi_ep *ep)
 		ep_handle(ep, c, n);
 		return;
 	}
-	if (trd_vni_pending(ep->vni) == 0) {
+	if (trd_vni_pending(ep->vni) <= ep->rdata_posted) { /* tfi_txq.c's receives wait */
 		ep->idle = 0;
 		return;
 	}

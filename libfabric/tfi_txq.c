@@ -168,6 +168,7 @@ rdata_refill(struct tfi_ep *ep)
 			return;
 		}
 		ep->rdata_missing--;
+		ep->rdata_posted++;
 	}
 }
 
@@ -177,7 +178,11 @@ tfi_rdata_enable(struct tfi_ep *ep)
 	if (ep->vni == NULL || ep->rxcq == NULL || !(ep->caps & FI_RMA) ||
 	    !(ep->caps & FI_REMOTE_CQ_DATA))
 		return;
-	ep->rdata_missing = TFI_RDATA_RECV;
+	/* at most an eighth of the receive contexts (FI_TOROID_CTX), at least one */
+	ep->rdata_missing =
+		ep->info.n_recv / 8 < TFI_RDATA_RECV ? ep->info.n_recv / 8 : TFI_RDATA_RECV;
+	if (ep->rdata_missing == 0)
+		ep->rdata_missing = 1;
 	rdata_refill(ep);
 }
 
@@ -205,10 +210,12 @@ tfi_rdata_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
 			peer.proc);
 	}
 	if (status == -ECONNRESET || ep->dead) {
+		ep->rdata_posted--;
 		tfi_op_put(ep, op);
 		return;
 	}
 	if (rdata_post(ep, op) != 0) {
+		ep->rdata_posted--;
 		tfi_op_put(ep, op);
 		ep->rdata_missing++;
 	}
