@@ -16,6 +16,8 @@
  *   tfi_progress.c  posted operations, VNI progress, completions into CQs and counters
  *   tfi_rma.c     FI_RMA and FI_ATOMIC over the VNI's one-sided operations (trd_vni_write,
  *                 trd_vni_read, trd_vni_atomic), remote keys
+ *   tfi_txq.c     FI_FENCE (transmits held in order until earlier ones completed) and remote
+ *                 CQ data on RMA writes (a provider-internal notice after the write)
  *   tfi_stubs.c   -FI_ENOSYS entries for everything the provider does not offer
  *   tfi_copy.c    copies from and into application buffers that fail with -FI_EFAULT
  *   tfi_coll.c    FI_COLLECTIVE over the VNI's engine collectives: AV sets, fi_join, barrier,
@@ -53,7 +55,7 @@
 #define TFI_PRIMARY_CAPS (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC)
 #define TFI_SECONDARY_CAPS                                                                         \
 	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_SOURCE |   \
-	 FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_REMOTE_CQ_DATA)
+	 FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_REMOTE_CQ_DATA | FI_FENCE)
 #define TFI_CAPS (TFI_PRIMARY_CAPS | TFI_SECONDARY_CAPS)
 /* ... and, only when asked for, FI_COLLECTIVE (tfi_coll.c) */
 #define TFI_ALL_CAPS    (TFI_CAPS | FI_COLLECTIVE)
@@ -215,6 +217,16 @@ struct tfi_claim {
 	uint64_t handle;
 };
 
+/* Where a transmit stands with respect to the endpoint's queue of held transmits (tfi_txq.c):
+ * given to the VNI (or not a transmit), held behind a fence, or a write whose remote CQ data
+ * notice waits for room in the VNI's send ring. */
+enum { TFI_TXQ_NONE, TFI_TXQ_HELD, TFI_TXQ_NOTICE };
+
+/* A write's remote CQ data travels in a message with this VNI tag: bit 63 as untagged
+ * messages, which match the tag exactly, so no application receive ever takes it. */
+#define TFI_RDATA_TAG  (TFI_MSG_TAG | 1)
+#define TFI_RDATA_RECV 4 /* provider-internal receives kept posted for the notices (at most) */
+
 /* One posted operation: its VNI cookie points here. */
 struct tfi_op {
 	enum tfi_op_kind kind;
@@ -231,6 +243,16 @@ struct tfi_op {
 	unsigned int asize; /* atomic: 4 or 8 */
 	uint64_t cflags;    /* RMA and atomics: the completion's flags */
 	struct tfi_op *next;
+	/* tfi_txq.c: a transmit held (FI_FENCE) keeps what starting it needs; a write with
+	 * remote CQ data sends a notice after it completed; rdata: an internal receive of one */
+	uint8_t txq;   /* TFI_TXQ_* */
+	bool fence;    /* FI_FENCE: starts only when every earlier transmit completed */
+	bool rdata;    /* a provider-internal receive of remote CQ data notices */
+	bool has_data; /* send: immediate data; write: notice with remote CQ data to follow */
+	int vop;       /* atomic: the VNI operation */
+	struct trd_vni_addr dst;
+	const void *sbuf; /* send, write: what the VNI reads; read: where it writes */
+	uint64_t vtag, data, raddr, rkey, operand, cmp;
 };
 
 struct tfi_ep {
@@ -260,6 +282,11 @@ struct tfi_ep {
 	struct fid_eq *eq;             /* bound EQ: FI_JOIN_COMPLETE (tfi_coll.c) */
 	struct tfi_mc *mc[TFI_MC_MAX]; /* joined collective groups */
 	unsigned int n_mc;
+	/* tfi_txq.c: transmits held in posting order behind a fence, and the remote CQ data
+	 * notice receives that could not be posted again */
+	struct tfi_op *txq_head, *txq_tail;
+	unsigned int rdata_missing, rdata_posted;
+	uint64_t rdata_dropped; /* notices that were not well formed: dropped */
 };
 
 /* tfi_init.c */
@@ -370,6 +397,27 @@ int tfi_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc 
 int tfi_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
 			 struct fi_collective_attr *attr, uint64_t flags);
 void tfi_coll_complete(struct tfi_ep *ep, struct tfi_op *op, int status);
+
+/* tfi_progress.c: end an operation that never reached the VNI, or whose start failed */
+void tfi_op_fail(struct tfi_ep *ep, struct tfi_op *op, int status);
+
+/* tfi_txq.c. Caller holds the domain lock. */
+/* Must a transmit posted now (@p fence: with FI_FENCE) be held instead of started? */
+bool tfi_txq_hold(const struct tfi_ep *ep, bool fence);
+/* Hold @p op, filled with what starting it needs, behind the queue's tail. */
+void tfi_txq_add(struct tfi_ep *ep, struct tfi_op *op, bool fence);
+/* Give @p op (filled as for tfi_txq_add) to the VNI: its VNI status. */
+int tfi_tx_start(struct tfi_ep *ep, struct tfi_op *op);
+/* Start what the queue allows, post notice receives again; from tfi_ep_progress. */
+void tfi_txq_progress(struct tfi_ep *ep);
+/* A write with remote CQ data completed: send its notice. 0 (the operation goes on) or a
+ * negative errno to complete it with. */
+int tfi_rdata_notice(struct tfi_ep *ep, struct tfi_op *op);
+/* A notice receive completed: the target's CQ entry, and the receive posted again. */
+void tfi_rdata_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
+			struct trd_vni_addr peer, const uint64_t *data);
+/* fi_enable: post the notice receives of an endpoint that may be the target of one. */
+void tfi_rdata_enable(struct tfi_ep *ep);
 
 /* tfi_stubs.c: tables whose every entry returns -FI_ENOSYS */
 extern struct fi_ops_rma tfi_no_rma_ops;

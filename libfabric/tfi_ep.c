@@ -100,7 +100,7 @@ ep_cancel(fid_t fid, void *context)
 		struct tfi_op *op = &ep->ops[i];
 		int r;
 
-		if (op->kind != TFI_OP_RECV || op->peek || op->context != context)
+		if (op->kind != TFI_OP_RECV || op->peek || op->rdata || op->context != context)
 			continue;
 		r = trd_vni_cancel(ep->vni, (uint64_t)(uintptr_t)op);
 		rc = r == 0 ? 0 : r == -EAGAIN ? -FI_EAGAIN : r == -ENOENT ? -FI_ENOENT : r;
@@ -225,6 +225,8 @@ ep_control(struct fid *fid, int command, void *arg)
 			rc = -FI_ENOCQ;
 		else
 			ep->enabled = true;
+		if (rc == 0) /* receives of remote CQ data notices (tfi_txq.c) */
+			tfi_rdata_enable(ep);
 		break;
 	case FI_GETOPSFLAG:
 	case FI_SETOPSFLAG:

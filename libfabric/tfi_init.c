@@ -392,7 +392,7 @@ make_info(enum fi_ep_type type, const struct fi_info *hints, struct fi_info **in
 	}
 
 	fi->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ |
-				    FI_WRITE | FI_COLLECTIVE);
+				    FI_WRITE | FI_COLLECTIVE | FI_FENCE);
 	fi->tx_attr->mode = 0;
 	/* FI_DELIVERY_COMPLETE: one-sided operations complete when the target engine wrote (or
 	 * read) the bytes; a send when the receiver's engine accepted the message */

@@ -24,13 +24,13 @@
 #include "tfi.h"
 
 /* Flags this provider does not implement on an operation. */
-#define TFI_TX_REFUSED (FI_MATCH_COMPLETE | FI_FENCE | FI_TRIGGER | FI_MULTICAST)
+#define TFI_TX_REFUSED (FI_MATCH_COMPLETE | FI_TRIGGER | FI_MULTICAST)
 #define TFI_RX_REFUSED (FI_MULTI_RECV | FI_CLAIM | FI_DISCARD | FI_TRIGGER)
 /* Every flag fi_sendmsg and fi_recvmsg (and the tagged forms) take: others are -FI_EBADFLAGS. */
 #define TFI_TX_KNOWN                                                                               \
 	(TFI_TX_REFUSED | FI_COMPLETION | FI_MORE | FI_REMOTE_CQ_DATA | FI_INJECT |                \
 	 FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | FI_MSG | FI_TAGGED |   \
-	 FI_SEND)
+	 FI_SEND | FI_FENCE)
 #define TFI_RX_KNOWN                                                                               \
 	(TFI_RX_REFUSED | FI_COMPLETION | FI_MORE | FI_PEEK | FI_REMOTE_CQ_DATA | FI_MSG |         \
 	 FI_TAGGED | FI_RECV)
@@ -63,14 +63,15 @@ iov_ok(const struct iovec *iov, size_t n)
 
 /* ---- posting ---- */
 
+/* A send; @p fence: FI_FENCE, held until every earlier transmit completed (tfi_txq.c). */
 static ssize_t
-ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, uint64_t vtag,
-	bool tagged, void *context, bool comp, bool inject, const uint64_t *data)
+ep_send_f(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, uint64_t vtag,
+	  bool tagged, void *context, bool comp, bool inject, const uint64_t *data, bool fence)
 {
 	uint8_t tmp[TRD_VNI_SHORT_MAX];
 	struct trd_vni_addr dst;
 	struct tfi_op *op;
-	bool gather = true;
+	bool gather = true, hold;
 	void *buf;
 	size_t total;
 	ssize_t rc;
@@ -98,6 +99,7 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 		rc = -FI_EAGAIN;
 		goto out;
 	}
+	hold = tfi_txq_hold(ep, fence);
 	op->kind = TFI_OP_SEND;
 	op->tagged = tagged;
 	op->peek = false;
@@ -105,10 +107,23 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 	op->context = inject ? NULL : context;
 	op->len = total;
 	op->iov_n = 0;
-	if (total <= ep->info.short_max) {
+	if (total <= ep->info.short_max && !hold) {
 		/* gathered here (an unmapped buffer fails, tfi_copy.c), copied by
 		 * trd_vni_send() now */
 		buf = tmp;
+	} else if (hold && total == 0) {
+		buf = NULL;
+		gather = false;
+	} else if (hold && (total <= ep->info.short_max || inject)) {
+		/* held: kept in the pool until it starts (tfi_txq.c) */
+		op->bounce = trd_vni_alloc(ep->vni, total);
+		if (op->bounce == NULL) {
+			tfi_op_put(ep, op);
+			tfi_ep_progress(ep);
+			rc = -FI_EAGAIN;
+			goto out;
+		}
+		buf = op->bounce;
 	} else {
 		/* up to bounce_max (or gathered from several iovs): copied into the pool here,
 		 * where the engine reads it without a system call; longer: read by the engine
@@ -132,6 +147,15 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 		tfi_op_put(ep, op);
 		goto out;
 	}
+	if (hold) {
+		op->dst = dst;
+		op->vtag = vtag;
+		op->sbuf = buf;
+		op->has_data = data != NULL;
+		op->data = data != NULL ? *data : 0;
+		tfi_txq_add(ep, op, fence);
+		goto out;
+	}
 	if (data != NULL)
 		rc = trd_vni_senddata(ep->vni, dst, vtag, *data, buf, total, -1,
 				      (uint64_t)(uintptr_t)op);
@@ -144,6 +168,13 @@ ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, ui
 out:
 	pthread_mutex_unlock(&ep->dom->lock);
 	return rc;
+}
+
+static ssize_t
+ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, uint64_t vtag,
+	bool tagged, void *context, bool comp, bool inject, const uint64_t *data)
+{
+	return ep_send_f(ep, iov, n, dest, vtag, tagged, context, comp, inject, data, false);
 }
 
 /* The claimed message that @p context names (FI_PEEK | FI_CLAIM with that context), or -1. */
@@ -396,9 +427,9 @@ msg_sendmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
 	if ((flags & FI_INJECT) && iov_ok(msg->msg_iov, msg->iov_count) &&
 	    iov_total(msg->msg_iov, msg->iov_count) > tfi_inject_size())
 		return -FI_EMSGSIZE;
-	return ep_send(ep, msg->msg_iov, msg->iov_count, msg->addr, TFI_MSG_TAG, false,
-		       msg->context, tfi_tx_comp(ep, flags), false,
-		       (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL);
+	return ep_send_f(ep, msg->msg_iov, msg->iov_count, msg->addr, TFI_MSG_TAG, false,
+			 msg->context, tfi_tx_comp(ep, flags), false,
+			 (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL, (flags & FI_FENCE) != 0);
 }
 
 /* Remote CQ data: the VNI's immediate data (trd_vni_senddata), cq_data_size 8. */
@@ -552,9 +583,9 @@ tagged_sendmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags
 	if ((flags & FI_INJECT) && iov_ok(msg->msg_iov, msg->iov_count) &&
 	    iov_total(msg->msg_iov, msg->iov_count) > tfi_inject_size())
 		return -FI_EMSGSIZE;
-	return ep_send(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, true, msg->context,
-		       tfi_tx_comp(ep, flags), false,
-		       (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL);
+	return ep_send_f(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, true, msg->context,
+			 tfi_tx_comp(ep, flags), false,
+			 (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL, (flags & FI_FENCE) != 0);
 }
 
 static ssize_t

@@ -43,6 +43,8 @@ tfi_op_put(struct tfi_ep *ep, struct tfi_op *op)
 	op->bounce = NULL;
 	op->result = NULL;
 	op->claim = TFI_CLAIM_NONE;
+	op->txq = TFI_TXQ_NONE;
+	op->fence = op->rdata = op->has_data = false;
 	op->kind = TFI_OP_FREE;
 	op->next = ep->free_ops;
 	ep->free_ops = op;
@@ -107,6 +109,13 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 		tfi_coll_complete(ep, op, status);
 		return;
 	}
+	if (op->rdata) { /* tfi_txq.c: a remote CQ data notice */
+		tfi_rdata_complete(ep, op, status, len, peer, data);
+		return;
+	}
+	if (op->kind == TFI_OP_WRITE && op->has_data && status == 0 &&
+	    (status = tfi_rdata_notice(ep, op)) == 0)
+		return; /* the write is done, its notice goes on */
 	status = op_deliver(op, status, len, data);
 	memset(&e, 0, sizeof(e));
 	e.e.op_context = op->context;
@@ -210,8 +219,8 @@ ep_flush_dead(struct tfi_ep *ep)
 		struct tfi_op *op = &ep->ops[i];
 		struct tfi_cq *cq;
 
-		if (op->kind == TFI_OP_FREE)
-			continue;
+		if (op->kind == TFI_OP_FREE || op->txq != TFI_TXQ_NONE)
+			continue; /* held transmits: tfi_txq_progress */
 		cq = op_cq(ep, op);
 		if (cq != NULL && tfi_cq_room(cq) == 0)
 			continue;
@@ -233,9 +242,27 @@ ep_handle(struct tfi_ep *ep, const struct trd_vni_cpl *c, int n)
 	}
 }
 
+void
+tfi_op_fail(struct tfi_ep *ep, struct tfi_op *op, int status)
+{
+	struct trd_vni_addr none = {TRD_VNI_ANY, TRD_VNI_ANY};
+
+	op_complete(ep, op, status, 0, none, 0, NULL, 0);
+}
+
+static void ep_progress_vni(struct tfi_ep *ep);
+
 /* Caller holds the domain lock. */
 void
 tfi_ep_progress(struct tfi_ep *ep)
+{
+	ep_progress_vni(ep);
+	if (ep->txq_head != NULL || ep->rdata_missing != 0) /* tfi_txq.c */
+		tfi_txq_progress(ep);
+}
+
+static void
+ep_progress_vni(struct tfi_ep *ep)
 {
 	struct trd_vni_cpl c[TFI_POLL_BURST];
 	size_t room;
@@ -256,7 +283,7 @@ tfi_ep_progress(struct tfi_ep *ep)
 		ep_handle(ep, c, n);
 		return;
 	}
-	if (trd_vni_pending(ep->vni) == 0) {
+	if (trd_vni_pending(ep->vni) <= ep->rdata_posted) { /* tfi_txq.c's receives wait */
 		ep->idle = 0;
 		return;
 	}

@@ -11,6 +11,9 @@
  * bytes, or read them and they are in the local buffer; errors come back as error entries:
  * FI_EACCES for a bad key, range or access right at the target (nothing written).
  *
+ * FI_FENCE and remote CQ data on writes (fi_writedata): tfi_txq.c. A post fills its operation
+ * with everything starting it needs and either starts it (tfi_tx_start) or holds it.
+ *
  * Atomics: one element of a 4- or 8-byte integer per operation (FI_INT32, FI_UINT32,
  * FI_INT64, FI_UINT64), applied by the target's engine one at a time: atomic with respect to
  * every other toroid atomic on that memory, not to the target CPU's own stores.
@@ -22,7 +25,7 @@
 
 #define RMA_TX_FLAGS                                                                               \
 	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |                   \
-	 FI_DELIVERY_COMPLETE)
+	 FI_DELIVERY_COMPLETE | FI_FENCE)
 
 static struct tfi_ep *
 to_ep(struct fid_ep *e)
@@ -67,12 +70,13 @@ iov_sum(const struct iovec *iov, size_t n, bool *ok)
 	return t;
 }
 
-/* fi_write/fi_read of @p n local iovs to one remote range. */
+/* fi_write/fi_read of @p n local iovs to one remote range; a write with FI_REMOTE_CQ_DATA
+ * in @p flags brings @p data to the target's CQ (tfi_txq.c). */
 static ssize_t
 rma_post(struct tfi_ep *ep, bool write, const struct iovec *iov, size_t n, fi_addr_t dest,
-	 uint64_t addr, uint64_t key, void *context, uint64_t flags)
+	 uint64_t addr, uint64_t key, void *context, uint64_t flags, uint64_t data)
 {
-	bool inject = write && (flags & FI_INJECT);
+	bool inject = write && (flags & FI_INJECT), hold;
 	struct trd_vni_addr dst;
 	struct tfi_op *op = NULL;
 	const void *buf;
@@ -82,15 +86,17 @@ rma_post(struct tfi_ep *ep, bool write, const struct iovec *iov, size_t n, fi_ad
 
 	if (!ok)
 		return -FI_EINVAL;
-	if (flags & ~(uint64_t)RMA_TX_FLAGS)
-		return (flags & FI_REMOTE_CQ_DATA) || (flags & FI_FENCE) ? -FI_EOPNOTSUPP
-									 : -FI_EBADFLAGS;
+	if (flags & ~(uint64_t)(RMA_TX_FLAGS | FI_REMOTE_CQ_DATA))
+		return -FI_EBADFLAGS;
+	if ((flags & FI_REMOTE_CQ_DATA) && !write)
+		return -FI_EOPNOTSUPP; /* remote CQ data on writes only */
 	if (total > ep->max_msg || (inject && total > tfi_inject_size()))
 		return -FI_EMSGSIZE;
 	pthread_mutex_lock(&ep->dom->lock);
 	rc = rma_begin(ep, dest, inject, &dst, &op);
 	if (rc != 0)
 		goto out;
+	hold = tfi_txq_hold(ep, (flags & FI_FENCE) != 0);
 	op->kind = write ? TFI_OP_WRITE : TFI_OP_READ;
 	op->tagged = false;
 	op->peek = false;
@@ -124,10 +130,17 @@ rma_post(struct tfi_ep *ep, bool write, const struct iovec *iov, size_t n, fi_ad
 		}
 		buf = op->bounce;
 	}
-	key = tfi_wire_key(ep->dom, key);
-	rc = write ? trd_vni_write(ep->vni, dst, buf, total, addr, key, -1, (uint64_t)(uintptr_t)op)
-		   : trd_vni_read(ep->vni, dst, (void *)(uintptr_t)buf, total, addr, key, -1,
-				  (uint64_t)(uintptr_t)op);
+	op->dst = dst;
+	op->sbuf = buf;
+	op->raddr = addr;
+	op->rkey = tfi_wire_key(ep->dom, key);
+	op->has_data = (flags & FI_REMOTE_CQ_DATA) != 0;
+	op->data = data;
+	if (hold) {
+		tfi_txq_add(ep, op, (flags & FI_FENCE) != 0);
+		goto out;
+	}
+	rc = tfi_tx_start(ep, op);
 	if (rc != 0) {
 		tfi_op_put(ep, op);
 		rc = tfi_post_rc(ep, (int)rc);
@@ -144,7 +157,7 @@ rma_read(struct fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, uin
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct tfi_ep *ep = to_ep(e);
 
-	return rma_post(ep, false, &iov, 1, src, addr, key, context, ep->tx_op_flags);
+	return rma_post(ep, false, &iov, 1, src, addr, key, context, ep->tx_op_flags, 0);
 }
 
 static ssize_t
@@ -153,7 +166,7 @@ rma_readv(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count, 
 {
 	struct tfi_ep *ep = to_ep(e);
 
-	return rma_post(ep, false, iov, count, src, addr, key, context, ep->tx_op_flags);
+	return rma_post(ep, false, iov, count, src, addr, key, context, ep->tx_op_flags, 0);
 }
 
 static ssize_t
@@ -166,7 +179,7 @@ rma_msg(struct tfi_ep *ep, bool write, const struct fi_msg_rma *msg, uint64_t fl
 	if (msg->rma_iov[0].len != iov_sum(msg->msg_iov, msg->iov_count, &ok) || !ok)
 		return -FI_EINVAL;
 	return rma_post(ep, write, msg->msg_iov, msg->iov_count, msg->addr, msg->rma_iov[0].addr,
-			msg->rma_iov[0].key, msg->context, flags);
+			msg->rma_iov[0].key, msg->context, flags, msg->data);
 }
 
 static ssize_t
@@ -183,7 +196,7 @@ rma_write(struct fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t d
 	struct tfi_ep *ep = to_ep(e);
 
 	return rma_post(ep, true, &iov, 1, dest, addr, key, context,
-			ep->tx_op_flags & ~(uint64_t)FI_INJECT);
+			ep->tx_op_flags & ~(uint64_t)FI_INJECT, 0);
 }
 
 static ssize_t
@@ -193,7 +206,7 @@ rma_writev(struct fid_ep *e, const struct iovec *iov, void **desc, size_t count,
 	struct tfi_ep *ep = to_ep(e);
 
 	return rma_post(ep, true, iov, count, dest, addr, key, context,
-			ep->tx_op_flags & ~(uint64_t)FI_INJECT);
+			ep->tx_op_flags & ~(uint64_t)FI_INJECT, 0);
 }
 
 static ssize_t
@@ -208,22 +221,29 @@ rma_inject(struct fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64
 {
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
 
-	return rma_post(to_ep(e), true, &iov, 1, dest, addr, key, NULL, FI_INJECT);
+	return rma_post(to_ep(e), true, &iov, 1, dest, addr, key, NULL, FI_INJECT, 0);
 }
 
-/* Remote CQ data on RMA would need the target application's CQ: not offered. */
+/* Remote CQ data on a write: a notice to the target's provider after the write (tfi_txq.c). */
 static ssize_t
 rma_writedata(struct fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data,
 	      fi_addr_t dest, uint64_t addr, uint64_t key, void *context)
 {
-	return -FI_ENOSYS;
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+	struct tfi_ep *ep = to_ep(e);
+
+	return rma_post(ep, true, &iov, 1, dest, addr, key, context,
+			(ep->tx_op_flags & ~(uint64_t)FI_INJECT) | FI_REMOTE_CQ_DATA, data);
 }
 
 static ssize_t
 rma_injectdata(struct fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
 	       uint64_t addr, uint64_t key)
 {
-	return -FI_ENOSYS;
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)buf, .iov_len = len};
+
+	return rma_post(to_ep(e), true, &iov, 1, dest, addr, key, NULL,
+			FI_INJECT | FI_REMOTE_CQ_DATA, data);
 }
 
 struct fi_ops_rma tfi_rma_ops = {
@@ -310,7 +330,7 @@ atomic_post(struct tfi_ep *ep, enum aop_class cls, const void *buf, size_t count
 	    const void *compare, void *result, fi_addr_t dest, uint64_t addr, uint64_t key,
 	    enum fi_datatype dt, enum fi_op fop, void *context, uint64_t flags)
 {
-	bool inject = cls == AOP_WRITE && (flags & FI_INJECT);
+	bool inject = cls == AOP_WRITE && (flags & FI_INJECT), hold;
 	int vop = aop_of(cls, dt, fop), size = dt_size(dt);
 	uint64_t operand = 0, cmp = 0;
 	struct trd_vni_addr dst;
@@ -320,8 +340,7 @@ atomic_post(struct tfi_ep *ep, enum aop_class cls, const void *buf, size_t count
 	if (vop == 0)
 		return -FI_EOPNOTSUPP;
 	if (flags & ~(uint64_t)RMA_TX_FLAGS)
-		return (flags & FI_REMOTE_CQ_DATA) || (flags & FI_FENCE) ? -FI_EOPNOTSUPP
-									 : -FI_EBADFLAGS;
+		return (flags & FI_REMOTE_CQ_DATA) ? -FI_EOPNOTSUPP : -FI_EBADFLAGS;
 	if (count != 1)
 		return count == 0 ? -FI_EINVAL : -FI_EMSGSIZE; /* fi_query_atomic: count 1 */
 	if ((buf == NULL && vop != TRD_VNI_AOP_READ) || (cls != AOP_WRITE && result == NULL) ||
@@ -335,6 +354,7 @@ atomic_post(struct tfi_ep *ep, enum aop_class cls, const void *buf, size_t count
 	rc = rma_begin(ep, dest, inject, &dst, &op);
 	if (rc != 0)
 		goto out;
+	hold = tfi_txq_hold(ep, (flags & FI_FENCE) != 0);
 	op->kind = TFI_OP_ATOMIC;
 	op->tagged = false;
 	op->peek = false;
@@ -345,8 +365,17 @@ atomic_post(struct tfi_ep *ep, enum aop_class cls, const void *buf, size_t count
 	op->result = cls == AOP_WRITE ? NULL : result;
 	op->asize = (unsigned int)size;
 	op->cflags = FI_ATOMIC | (cls == AOP_WRITE ? FI_WRITE : FI_READ);
-	rc = trd_vni_atomic(ep->vni, dst, (enum trd_vni_aop)vop, (unsigned int)size, operand, cmp,
-			    addr, tfi_wire_key(ep->dom, key), -1, (uint64_t)(uintptr_t)op);
+	op->dst = dst;
+	op->vop = vop;
+	op->operand = operand;
+	op->cmp = cmp;
+	op->raddr = addr;
+	op->rkey = tfi_wire_key(ep->dom, key);
+	if (hold) {
+		tfi_txq_add(ep, op, (flags & FI_FENCE) != 0);
+		goto out;
+	}
+	rc = tfi_tx_start(ep, op);
 	if (rc != 0) {
 		tfi_op_put(ep, op);
 		rc = tfi_post_rc(ep, (int)rc);

@@ -8,7 +8,8 @@
 # TEST: info | api | pingpong_msg | pingpong_tagged | pingpong_dgram | two_engines | mpi |
 #       mpi_test_poll |
 #       rma | rma_offset | rma_jobkey | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
-#       badargs (TEST_FI is then test_fi_badargs) | coll (TEST_FI is then test_fi_coll)
+#       badargs (TEST_FI is then test_fi_badargs) | coll (TEST_FI is then test_fi_coll) |
+#       fence | fence_two_engines (TEST_FI is then test_fi_fence)
 # Every wait is bounded; every process started here is killed at exit.
 set -u
 NODE=$1
@@ -45,12 +46,13 @@ mac = 02:00:00:00:00:01
 procs = 1:0, 1:1, 1:2, 1:3
 INI
 
-# start_two_engines: engines A (node 0, lcore 0, memif server) and B (node 1, lcore 1, memif
-# client) of a 2x1x1 torus placing 1:0 on A and 1:1 on B, both ready.
+# start_two_engines [INI]: engines A (node 0, lcore 0, memif server) and B (node 1, lcore 1,
+# memif client) of a 2x1x1 torus placing 1:0 on A and 1:1 on B (or as INI places), both ready.
 start_two_engines() {
-	eng_two_node_ini "$T/two.ini"
-	start_engine A 0 "$T/two.ini" 0 --vdev "net_memif0,role=server,socket=$T/memif.sock"
-	start_engine B 1 "$T/two.ini" 1 --vdev "net_memif0,role=client,socket=$T/memif.sock"
+	local ini=${1:-$T/two.ini}
+	[ $# -gt 0 ] || eng_two_node_ini "$ini"
+	start_engine A 0 "$ini" 0 --vdev "net_memif0,role=server,socket=$T/memif.sock"
+	start_engine B 1 "$ini" 1 --vdev "net_memif0,role=client,socket=$T/memif.sock"
 	eng_wait_ready A
 	eng_wait_ready B
 }
@@ -101,6 +103,7 @@ info)
 	v=$(LD_PRELOAD=$SAN fi_info -p toroid -v 2>&1)
 	echo "$v" | grep -q 'caps: \[ FI_MSG, FI_RMA, FI_TAGGED, FI_ATOMIC,' || die "caps: $(echo "$v" | grep caps)"
 	echo "$v" | grep -q 'mr_mode: \[ FI_MR_VIRT_ADDR, FI_MR_PROV_KEY \]' || die "mr_mode: $(echo "$v" | grep mr_mode)"
+	echo "$v" | grep -q 'caps: \[.*FI_FENCE' || die "FI_FENCE not advertised: $(echo "$v" | grep caps)"
 	echo "$v" | grep -q 'cntr_cnt: 64' || die "cntr_cnt: $(echo "$v" | grep cntr_cnt)"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_PROC' || die "FI_TOROID_PROC not listed by fi_info -e"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_JOB_KEY' || die "FI_TOROID_JOB_KEY not listed by fi_info -e"
@@ -183,6 +186,32 @@ coll)
 	rc=$?
 	cat "$T/test_fi_coll.log"
 	[ $rc -eq 0 ] || die "test_fi_coll failed with $rc"
+	;;
+fence | fence_two_engines)
+	# 1:2 is placed beside 1:0 and never attaches: a send to it fails after --noproc-ms
+	if [ "$TEST" = fence ]; then
+		start_engine E 0 "$T/one.ini" 0
+		eng_wait_ready E
+		socks=(TOROID_VNI_SOCKET="$T/E.sock")
+	else
+		cat >"$T/fence.ini" <<'INI'
+[torus]
+dims = 2x1x1
+mode = switched
+[node 0]
+mac = 02:00:00:00:00:01
+procs = 1:0, 1:2
+[node 1]
+mac = 02:00:00:00:00:02
+procs = 1:1
+INI
+		start_two_engines "$T/fence.ini"
+		socks=(TOROID_VNI_SOCKET="$T/A.sock" TOROID_VNI_SOCKET_B="$T/B.sock")
+	fi
+	env "${socks[@]}" timeout 160 "$TEST_FI" >"$T/test_fi_fence.log" 2>&1
+	rc=$?
+	cat "$T/test_fi_fence.log"
+	[ $rc -eq 0 ] || die "test_fi_fence $TEST failed with $rc"
 	;;
 rma_two_engines)
 	start_two_engines

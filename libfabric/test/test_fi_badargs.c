@@ -478,8 +478,13 @@ g_rma(void)
 	EXPECT(fi_inject_write(ep, NULL, 8, self, a, key), -FI_EINVAL);
 	EXPECT(fi_inject_write(ep, bad, 8, self, a, key), -FI_EFAULT);
 	EXPECT(fi_inject_write(ep, buf, HUGE_LEN, self, a, key), -FI_EMSGSIZE);
-	EXPECT(fi_writedata(ep, bad, LEN, NULL, 1, self, a, key, NULL), -FI_ENOSYS);
-	EXPECT(fi_inject_writedata(ep, bad, LEN, 1, self, a, key), -FI_ENOSYS);
+	EXPECT(fi_writedata(ep, NULL, LEN, NULL, 1, self, a, key, NULL), -FI_EINVAL);
+	EXPECT(fi_writedata(ep, buf, HUGE_LEN, NULL, 1, self, a, key, NULL), -FI_EMSGSIZE);
+	EXPECT_FAULT(fi_writedata(ep, bad, LEN, NULL, 1, self, a, key, buf2), buf2);
+	EXPECT(fi_inject_writedata(ep, NULL, 8, 1, self, a, key), -FI_EINVAL);
+	EXPECT(fi_inject_writedata(ep, bad, 8, 1, self, a, key), -FI_EFAULT);
+	EXPECT(fi_inject_writedata(ep, buf, HUGE_LEN, 1, self, a, key), -FI_EMSGSIZE);
+	EXPECT(fi_readmsg(ep, &msg, FI_REMOTE_CQ_DATA), -FI_EOPNOTSUPP);
 
 	EXPECT(fi_read(ep, NULL, LEN, NULL, self, a, key, NULL), -FI_EINVAL);
 	EXPECT(fi_read(ep, buf, HUGE_LEN, NULL, self, a, key, NULL), -FI_EMSGSIZE);
