@@ -117,6 +117,7 @@ extern struct fi_provider tfi_prov;
 extern struct tfi_params tfi_params;
 
 size_t tfi_max_msg_size(void);
+size_t tfi_pool_msg_size(void);
 size_t tfi_inject_size(void);
 
 struct tfi_fabric {
@@ -272,7 +273,8 @@ struct tfi_ep {
 	struct tfi_ep *dnext; /* in dom->eps */
 	struct tfi_op *ops, *free_ops;
 	unsigned int n_ops;
-	size_t max_msg;     /* a quarter of the pool the engine granted */
+	size_t max_msg;     /* max_msg_size: a message in one buffer */
+	size_t pool_msg;    /* a quarter of the pool the engine granted: several iovs */
 	unsigned int idle;  /* empty polls in a row while operations were outstanding */
 	unsigned int check; /* empty polls since the last look at the engine's state */
 	struct tfi_cntr *cntr[TFI_CNTR_KINDS]; /* bound counters (tfi_cntr.c) */

@@ -464,8 +464,9 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 		FI_INFO(&tfi_prov, FI_LOG_EP_CTRL, "attached as %u:%u (any free process)\n",
 			ep->info.self.app, ep->info.self.proc);
 	/* the engine may grant a smaller pool than asked (--max-pool) */
-	ep->max_msg = ep->info.pool_size / 4 < tfi_max_msg_size() ? ep->info.pool_size / 4
-								  : tfi_max_msg_size();
+	ep->max_msg = tfi_max_msg_size();
+	ep->pool_msg = ep->info.pool_size / 4 < tfi_pool_msg_size() ? ep->info.pool_size / 4
+								    : tfi_pool_msg_size();
 	ep->n_ops = ep->info.n_send + ep->info.n_recv;
 	ep->ops = calloc(ep->n_ops, sizeof(*ep->ops));
 	if (ep->ops == NULL) {

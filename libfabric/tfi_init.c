@@ -40,10 +40,19 @@ struct tfi_params tfi_params = {
 	.wait_spin_us = TRD_VNI_WAIT_SPIN_DEFAULT_US,
 };
 
-/* Receives land in the pool and long sends leave from it: a quarter of it per message leaves
- * room for a posted receive and a send of the largest size at once, with slack. */
+/* A message in one buffer goes between the application's memory and the engine whatever its
+ * length (as the engine's one-sided ops, up to 1 GiB); one gathered from or scattered to
+ * several iovs goes through the pool and is limited to tfi_pool_msg_size(). */
 size_t
 tfi_max_msg_size(void)
+{
+	return (size_t)1 << 30;
+}
+
+/* Through the pool: a quarter of it per message leaves room for a posted receive and a send
+ * of the largest size at once, with slack. */
+size_t
+tfi_pool_msg_size(void)
 {
 	return tfi_params.pool_size / 4;
 }
@@ -71,8 +80,8 @@ FI_EXT_INI
 			"(default: $OMPI_COMM_WORLD_RANK, else $PMI_RANK, else any free one); "
 			"further endpoints of the process get any free one");
 	fi_param_define(&tfi_prov, "pool_size", FI_PARAM_SIZE_T,
-			"VNI buffer pool bytes per endpoint; max_msg_size is a quarter of it "
-			"(default 64 MiB)");
+			"VNI buffer pool bytes per endpoint; a message in several iovs is "
+			"limited to a quarter of it (default 64 MiB)");
 	fi_param_define(&tfi_prov, "ctx", FI_PARAM_INT,
 			"VNI send and receive contexts per endpoint: tx and rx queue sizes "
 			"(default 256, max 4096)");

@@ -79,8 +79,9 @@ ep_send_f(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, 
 	if (!iov_ok(iov, n))
 		return -FI_EINVAL;
 	total = iov_total(iov, n);
-	if (total > ep->max_msg || (inject && total > tfi_inject_size()))
-		return -FI_EMSGSIZE;
+	if (total > ep->max_msg || (inject && total > tfi_inject_size()) ||
+	    (n > 1 && total > ep->pool_msg))
+		return -FI_EMSGSIZE; /* several iovs are gathered into the pool */
 	pthread_mutex_lock(&ep->dom->lock);
 	rc = tfi_post_check(ep);
 	if (rc != 0)
@@ -246,6 +247,8 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 	cap = iov_total(iov, n);
 	if (cap > ep->max_msg)
 		cap = ep->max_msg; /* no message is longer */
+	if (n > 1 && cap > ep->pool_msg)
+		cap = ep->pool_msg; /* scattered from the pool: a longer message is truncated */
 	pthread_mutex_lock(&ep->dom->lock);
 	rc = tfi_post_check(ep);
 	if (rc != 0)

@@ -90,8 +90,9 @@ rma_post(struct tfi_ep *ep, bool write, const struct iovec *iov, size_t n, fi_ad
 		return -FI_EBADFLAGS;
 	if ((flags & FI_REMOTE_CQ_DATA) && !write)
 		return -FI_EOPNOTSUPP; /* remote CQ data on writes only */
-	if (total > ep->max_msg || (inject && total > tfi_inject_size()))
-		return -FI_EMSGSIZE;
+	if (total > ep->max_msg || (inject && total > tfi_inject_size()) ||
+	    (n > 1 && total > ep->pool_msg))
+		return -FI_EMSGSIZE; /* several iovs go through the pool */
 	pthread_mutex_lock(&ep->dom->lock);
 	rc = rma_begin(ep, dest, inject, &dst, &op);
 	if (rc != 0)

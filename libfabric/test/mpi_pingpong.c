@@ -312,6 +312,39 @@ overtake(unsigned char *big)
 	}
 }
 
+/* Messages above the pool's quarter (16 MiB of the default 64) in one buffer: the provider's
+ * max_msg_size is 1 GiB, so Open MPI's MTL takes them (it refused them when max_msg_size was
+ * the quarter), and they go straight between the engine and the ranks' memory. A 40 MiB send
+ * each way and a 40 MiB broadcast, every byte checked. */
+static void
+huge(void)
+{
+	const size_t len = (size_t)40 << 20;
+	unsigned char *b = malloc(len);
+
+	if (b == NULL)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	for (int dir = 0; dir < 2; dir++) {
+		if (rank == dir) {
+			fill(b, len, 700 + dir);
+			MPI_Send(b, (int)len, MPI_BYTE, 1 - dir, 61, MPI_COMM_WORLD);
+		} else {
+			memset(b, 0, len);
+			MPI_Recv(b, (int)len, MPI_BYTE, dir, 61, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			expect(bad_byte(b, len, 700 + dir) == len, "huge: 40 MiB from %d bad at %d",
+			       dir, (int)bad_byte(b, len, 700 + dir));
+		}
+	}
+	if (rank == 0)
+		fill(b, len, 777);
+	else
+		memset(b, 0, len);
+	MPI_Bcast(b, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD);
+	expect(bad_byte(b, len, 777) == len, "huge: 40 MiB broadcast bad at %d (rank %d)",
+	       (int)bad_byte(b, len, 777), rank);
+	free(b);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -348,6 +381,9 @@ main(int argc, char **argv)
 	}
 	if (rank == 0)
 		printf("overtake: 5 x (Isend 1 MiB, Isend 8 B), received 8 B first, data checked\n");
+	huge();
+	if (rank == 0)
+		printf("huge: 40 MiB each way and a 40 MiB MPI_Bcast, data checked\n");
 	mprobe();
 	if (rank == 0)
 		printf("mprobe: MPI_Mprobe + MPI_Mrecv (unseen once claimed), MPI_Improbe + "

@@ -461,7 +461,13 @@ bad_arguments(void)
 	CHECK_RC(fi_send(ep, buf, 8, NULL, 12345, NULL), -FI_EINVAL); /* not in the AV */
 	CHECK_RC(fi_send(ep, NULL, 5, NULL, peer, NULL), -FI_EINVAL);
 	CHECK_RC(fi_sendv(ep, iov, NULL, 5, peer, NULL), -FI_EINVAL); /* iov_limit 4 */
-	CHECK_RC(fi_send(ep, buf, (size_t)17 << 20, NULL, peer, NULL), -FI_EMSGSIZE);
+	/* one buffer: up to max_msg_size (1 GiB); several iovs go through the pool and take
+	 * at most a quarter of it (16 MiB of the default 64) */
+	CHECK_RC(fi_send(ep, buf, ((size_t)1 << 30) + 1, NULL, peer, NULL), -FI_EMSGSIZE);
+	iov[0] = (struct iovec){buf, (size_t)9 << 20};
+	iov[1] = (struct iovec){buf, (size_t)9 << 20};
+	CHECK_RC(fi_sendv(ep, iov, NULL, 2, peer, NULL), -FI_EMSGSIZE);
+	iov[0] = iov[1] = (struct iovec){buf, 1};
 	CHECK_RC(fi_inject(ep, buf, 897, peer), -FI_EMSGSIZE);
 	CHECK_RC(fi_tsend(ep, buf, 8, NULL, peer, 1ULL << 63, NULL), -FI_EINVAL);
 	CHECK_RC(fi_trecv(ep, buf, 8, NULL, peer, 1ULL << 63, 0, NULL), -FI_EINVAL);
