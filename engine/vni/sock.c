@@ -24,7 +24,13 @@
 
 #include <rte_common.h>
 
-#include "service_pvt.h"
+#include "iface_pvt.h"
+#include "order_pvt.h"
+#include "proto_pvt.h"
+#include "rma_pvt.h"
+#include "rx_pvt.h"
+#include "tx_pvt.h"
+#include "vmem_pvt.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* the socket */
