@@ -167,3 +167,24 @@ svc_rx_protocol(struct trd_vni_svc *s)
 	}
 	return n > 0 ? (unsigned int)n : 0;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* events from the socket (sock.c) */
+
+/* A memory region registered or deregistered on @p v's socket. */
+void
+svc_vif_mr(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mr *req)
+{
+	svc_mr_request(s, v, req);
+}
+
+/* The process of @p v is gone (or closed, or broke its queue): each state machine gives back
+ * what it holds for it, counted in @p n. */
+void
+svc_vif_gone(struct trd_vni_svc *s, struct vif *v, struct svc_gone *n)
+{
+	svc_mr_vif_gone(v);            /* its regions: no access from now on */
+	svc_tx_vif_gone(s, v, n);      /* its sends */
+	n->rx = svc_rx_vif_gone(s, v); /* its receives and hints */
+	svc_ord_vif_gone(s, v);        /* requests parked for it: refused */
+}

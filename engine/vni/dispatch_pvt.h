@@ -15,5 +15,8 @@ unsigned int svc_vif_cmds(struct trd_vni_svc *s, struct vif *v);
 unsigned int svc_rx_protocol(struct trd_vni_svc *s);
 /* The tick: retries, drained sends and (every SVC_SWEEP_PERIOD_US) the sweeps. */
 unsigned int svc_timers(struct trd_vni_svc *s);
+/* Events from an interface's socket (sock.c): a memory region asked for, the process gone. */
+void svc_vif_mr(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mr *req);
+void svc_vif_gone(struct trd_vni_svc *s, struct vif *v, struct svc_gone *n);
 
 #endif /* TRD_VNI_DISPATCH_PVT_H */

@@ -221,6 +221,15 @@ mr_reg(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mr *req, 
 	return 0;
 }
 
+/* Interface @p v died: its regions, no access from now on. */
+void
+svc_mr_vif_gone(struct vif *v)
+{
+	v->n_mrs = 0;
+	if (v->mrs != NULL)
+		memset(v->mrs, 0, SVC_N_MRS * sizeof(v->mrs[0]));
+}
+
 /* A region request from the process's socket: answered at once. */
 void
 svc_mr_request(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mr *req)

@@ -17,6 +17,7 @@ struct vmr {
 
 void svc_mr_request(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mr *req);
 void svc_mr_free(struct vif *v);
+void svc_mr_vif_gone(struct vif *v);
 void svc_rma_fini(struct trd_vni_svc *s);
 void svc_rma_init(struct trd_vni_svc *s);
 void svc_atom_close(struct trd_vni_svc *s, struct vtx *t);

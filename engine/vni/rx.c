@@ -790,3 +790,49 @@ svc_rx_cma_answer(struct trd_vni_svc *s, struct vif *v, uint32_t op, uint32_t id
 	if (x != NULL && x->cma == SVC_CMA_WAIT)
 		x->cma = op == TRD_VNI_CMD_CMA_OK ? SVC_CMA_DONE : SVC_CMA_FALLBACK;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* an interface that died (dispatch.c's svc_vif_gone) */
+
+/* Its receives: posted ones vanish; staged messages are dropped; messages arriving into its
+ * pool are cancelled at their sender, and the memory stays until they end. Its hints not
+ * granted go. How many messages were dropped or cancelled. */
+unsigned int
+svc_rx_vif_gone(struct trd_vni_svc *s, struct vif *v)
+{
+	struct vrx *x, *xn;
+	unsigned int n_rx = 0;
+
+	TAILQ_INIT(&v->posted);
+	for (x = TAILQ_FIRST(&s->rx_active); x != NULL; x = xn) {
+		xn = TAILQ_NEXT(x, aq);
+		if (x->vif != v)
+			continue;
+		n_rx++;
+		if (x->state == RX_STAGED || x->ungranted) {
+			/* staged, or claimed while its sender was refused (it asks again and
+			 * finds no process) */
+			svc_rx_release(s, x);
+		} else {
+			struct trd_vw_hdr h;
+
+			memset(&h, 0, sizeof(h));
+			h.type = TRD_VW_CANCEL;
+			h.status = -ECONNRESET;
+			h.msg_id = x->src_msg;
+			h.key = x->src_key;
+			h.grant_id = svc_rx_id(x);
+			h.dst_app = x->src_app;
+			h.dst_proc = x->src_proc;
+			h.src_app = v->app;
+			h.src_proc = v->proc;
+			svc_reply(s, x->src, &h);
+			/* its staging (if any) stays reserved: bytes may still arrive into it
+			 * until the sender's ABORT or FIN frees it */
+		}
+	}
+	for (unsigned int i = 0; i < SVC_N_HINTS; i++)
+		if (s->hints[i].used && s->hints[i].vif == v && s->hints[i].grant == 0)
+			s->hints[i].used = false;
+	return n_rx;
+}

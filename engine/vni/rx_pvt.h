@@ -39,6 +39,7 @@ void svc_rx_on_abort(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_
 void svc_rx_nak(struct trd_vni_svc *s, struct trd_coord src, const struct trd_vw_hdr *h,
 		int status);
 void svc_rx_peer_sweep(struct trd_vni_svc *s);
+unsigned int svc_rx_vif_gone(struct trd_vni_svc *s, struct vif *v);
 /* rx.c: a sender of this engine writing straight into a receive (tx.c, tx_post.c) */
 bool svc_rx_local(struct trd_vni_svc *s, const struct vif *v, struct vif *dv, uint64_t tag,
 		  const uint8_t *data, uint32_t len, bool has_data, uint64_t imm);

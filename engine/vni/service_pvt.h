@@ -348,6 +348,12 @@ struct trd_vni_svc {
 	unsigned int n_colls;
 };
 
+/* What an interface's death ended (dispatch.c's svc_vif_gone(), for sock.c's log line). */
+struct svc_gone {
+	unsigned int tx_abort, tx_drop, tx_finish; /* sends aborted, dropped, left finishing */
+	unsigned int rx; /* messages arriving for it, dropped or cancelled */
+};
+
 #define ST(s, e) ((s)->stat[TRD_VNI_SVC_STAT_##e])
 
 #endif /* TRD_VNI_SERVICE_PVT_H */

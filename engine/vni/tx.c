@@ -879,3 +879,57 @@ svc_tx_peer_sweep(struct trd_vni_svc *s)
 			svc_rma_stall(s, t);
 	}
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* an interface that died (dispatch.c's svc_vif_gone) */
+
+/* Its sends: stop what is not granted, give up what is, let finished data finish. */
+void
+svc_tx_vif_gone(struct trd_vni_svc *s, struct vif *v, struct svc_gone *n)
+{
+	struct vtx *t, *tn;
+
+	for (t = TAILQ_FIRST(&v->txs); t != NULL; t = tn) {
+		tn = TAILQ_NEXT(t, oq);
+		if (t->rma != 0) {
+			/* one-sided: nothing at the target to withdraw; late answers are dropped */
+			svc_tx_finish(s, t, -ECONNRESET);
+			n->tx_drop++;
+			continue;
+		}
+		switch (t->state) {
+		case TX_REQ:
+		case TX_BACKOFF:
+		case TX_HOLD:
+			if (t->rts_sent) {
+				t->status = -ECONNRESET;
+				/* the receiver may hold a hint */
+				svc_tx_set_state(s, t, TX_ABORT);
+				n->tx_abort++;
+			} else {
+				svc_tx_finish(s, t, -ECONNRESET);
+				n->tx_drop++;
+			}
+			break;
+		case TX_WAIT:
+			if (!t->eager) {
+				t->status = -ECONNRESET;
+				svc_tx_set_state(s, t, TX_ABORT); /* a CTS may be on its way */
+				n->tx_abort++;
+			} else {
+				n->tx_finish++;
+			}
+			break;
+		case TX_DATA:
+			t->status = -ECONNRESET;
+			svc_tx_set_state(s, t, TX_ABORT);
+			n->tx_abort++;
+			break;
+		case TX_MCAST:
+			break;
+		default: /* FIN (all data injected), WAIT_DONE, DRAIN: they end by themselves */
+			n->tx_finish++;
+			break;
+		}
+	}
+}

@@ -24,5 +24,6 @@ void svc_tx_count_pkt(struct trd_vni_svc *s, struct vtx *t);
 uint32_t svc_tx_id(const struct vtx *t);
 unsigned int svc_tx_timers(struct trd_vni_svc *s);
 void svc_tx_peer_sweep(struct trd_vni_svc *s);
+void svc_tx_vif_gone(struct trd_vni_svc *s, struct vif *v, struct svc_gone *n);
 
 #endif /* TRD_VNI_TX_PVT_H */
