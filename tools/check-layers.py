@@ -18,6 +18,13 @@ this script fails when the two differ):
                     define itself must be defined by a layer below it, or by none of the layers
                     (DPDK, libc, libpcap, inih).
 
+  VNI service       engine/vni's service side is organised by state machine (VNI_MACHINES):
+                    each file includes only its own machine's private header, service_pvt.h
+                    (the shared types) and the headers of the machines it may call (VNI_CALLS,
+                    the table of docs/vni.md, which must say the same); a machine's header
+                    includes no other's. With --build, `nm` on each object of the service's
+                    library: a call from one file to another goes where the map allows.
+
 The build enforces what it can by itself (engine/meson.build): a layer's include path holds
 only what it may include, and one shared module per layer, linked with --no-undefined against
 the layers below alone, fails on an upward call. This script covers what a compiler cannot see
@@ -255,6 +262,164 @@ def check_symbols(build, libs=None, verbose=False):
     return errors, used
 
 
+# The VNI service (engine/vni, docs/vni.md "Applications are plain processes"): one file per
+# state machine, each machine with its own private header that declares what the others may
+# call, and service_pvt.h for the types they share. machine -> (its header, its files).
+VNI_DIR = "engine/vni"
+VNI_SHARED = "service_pvt.h"
+VNI_MACHINES = {
+    "service": ("service_pvt.h", ["service.c"]),
+    "dispatch": ("dispatch_pvt.h", ["dispatch.c"]),
+    "iface": ("iface_pvt.h", ["iface.c", "sock.c", "seg.c"]),
+    "vmem": ("vmem_pvt.h", ["vmem.c"]),
+    "tx": ("tx_pvt.h", ["tx_post.c", "tx.c"]),
+    "rx": ("rx_pvt.h", ["rx.c", "rx_grant.c"]),
+    "order": ("order_pvt.h", ["order.c"]),
+    "rma": ("rma_pvt.h", ["rma.c"]),
+    "coll": ("coll_pvt.h", ["coll.c"]),
+    "proto": ("proto_pvt.h", ["proto_tx.c"]),
+    "tel": ("tel_pvt.h", ["vni_tel.c"]),
+}
+# file -> the other machines it may call (include the header of): the "may call" column of
+# the table in docs/vni.md, which must say the same.
+VNI_CALLS = {
+    "service.c": {"dispatch", "iface", "tx", "rma", "coll", "order", "proto", "tel"},
+    "dispatch.c": {"iface", "tx", "rx", "rma", "coll", "order"},
+    "iface.c": set(),
+    "sock.c": {"dispatch", "vmem"},
+    "seg.c": {"rma", "vmem"},
+    "vmem.c": set(),
+    "tx_post.c": {"iface", "rx", "order", "vmem"},
+    "tx.c": {"iface", "rx", "rma", "order", "proto", "vmem"},
+    "rx.c": {"iface", "tx", "order", "proto", "vmem"},
+    "rx_grant.c": {"iface", "order", "proto"},
+    "order.c": {"iface", "tx", "rx"},
+    "rma.c": {"iface", "tx", "proto", "vmem"},
+    "coll.c": {"iface"},
+    "proto_tx.c": set(),
+    "vni_tel.c": set(),
+}
+# the application side (libtoroid_vni): none of the service's headers
+VNI_APP = {"app.c", "app_rma.c", "app_coll.c", "vni_alloc.c", "app_pvt.h", "vni_alloc.h",
+           "vni_seg.h"}
+
+
+def vni_machine_of(fname):
+    for m, (_, files) in VNI_MACHINES.items():
+        if fname in files:
+            return m
+    return None
+
+
+def check_vni(root):
+    """The VNI service's files include only their own machine's header, the shared one and
+    the headers of the machines they may call; a machine's header includes no other's."""
+    errors = []
+    d = os.path.join(root, VNI_DIR)
+    if not os.path.isdir(d):
+        return errors
+    header_of = {h: m for m, (h, _) in VNI_MACHINES.items()}
+    for fname in sorted(os.listdir(d)):
+        path = os.path.join(d, fname)
+        if not os.path.isfile(path) or not fname.endswith((".c", ".h")):
+            continue
+        rel = f"{VNI_DIR}/{fname}"
+        incs = re.findall(r'^\s*#\s*include\s+"([^"]+)"', open(path).read(), re.M)
+        svc_incs = [i for i in incs if os.path.basename(i) in header_of]
+        if fname.endswith(".h"):
+            if fname.endswith("_pvt.h") and fname not in header_of and fname not in VNI_APP:
+                errors.append(f"{rel}: a private header of the VNI service in no machine "
+                              "(add it to VNI_MACHINES in tools/check-layers.py)")
+            for i in svc_incs:
+                if os.path.basename(i) != VNI_SHARED and fname in header_of:
+                    errors.append(f"{rel}: includes \"{i}\": a machine's header includes "
+                                  f"only {VNI_SHARED}")
+            continue
+        m = vni_machine_of(fname)
+        if m is None:
+            if fname in VNI_APP and svc_incs:
+                errors.append(f"{rel}: includes \"{svc_incs[0]}\": the application side "
+                              "(libtoroid_vni) includes none of the service's headers")
+            elif svc_incs:
+                errors.append(f"{rel}: includes \"{svc_incs[0]}\" but is in no state "
+                              "machine of the VNI service (add it to VNI_MACHINES and "
+                              "VNI_CALLS in tools/check-layers.py, and to docs/vni.md)")
+            continue
+        for i in svc_incs:
+            hm = header_of[os.path.basename(i)]
+            if hm in (m, "service") or hm in VNI_CALLS.get(fname, set()):
+                continue
+            errors.append(f"{rel}: includes \"{i}\": the {m} machine may not call the "
+                          f"{hm} machine (VNI_CALLS in tools/check-layers.py, docs/vni.md)")
+    return errors + check_vni_doc(root)
+
+
+def check_vni_doc(root):
+    """The table of docs/vni.md names each file, its header and what it may call as the map."""
+    p = os.path.join(root, "docs", "vni.md")
+    if not os.path.exists(p):
+        return []
+    rows = {}
+    for line in open(p):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[3].endswith("_pvt.h`") and cells[0].endswith(".c`"):
+            calls = {c.strip() for c in cells[4].split(",") if c.strip()}
+            rows[cells[0].strip("`")] = (cells[3].strip("`"), calls)
+    errors = []
+    for fname, calls in VNI_CALLS.items():
+        m = vni_machine_of(fname)
+        if fname not in rows:
+            errors.append(f"docs/vni.md: the table of the VNI service's files has no row for "
+                          f"{fname}")
+            continue
+        h, dcalls = rows.pop(fname)
+        if h != VNI_MACHINES[m][0] or dcalls != calls:
+            errors.append(f"docs/vni.md: {fname}: the table says {h}, may call "
+                          f"{', '.join(sorted(dcalls)) or 'nothing'}; VNI_CALLS in "
+                          f"tools/check-layers.py says {VNI_MACHINES[m][0]}, may call "
+                          f"{', '.join(sorted(calls)) or 'nothing'}")
+    for fname in rows:
+        errors.append(f"docs/vni.md: the table names {fname}, which VNI_CALLS does not")
+    return errors
+
+
+def vni_objects(build):
+    """file -> (symbols defined, symbols used) of each object of the VNI service's library."""
+    objs = {}
+    for o in glob.glob(os.path.join(build, VNI_DIR, "libtoroid_vni_svc.a.p", "*.c.o")):
+        fname = os.path.basename(o)[:-2]
+        objs[fname] = ({s for s, t in nm(o, "--defined-only") if t in "TDBRVWGS"},
+                       {s for s, _ in nm(o, "--undefined-only")})
+    return objs
+
+
+def check_vni_symbols(objs):
+    """A call between two of the service's files goes where the map allows, whatever the
+    file declared for itself."""
+    errors = []
+    owner = {}
+    for fname, (defs, _) in objs.items():
+        for s in defs:
+            owner[s] = fname
+    used = 0
+    for fname, (_, undefs) in sorted(objs.items()):
+        m = vni_machine_of(fname)
+        for s in sorted(undefs):
+            dst = owner.get(s)
+            # svc_*: the service's private calls (trd_* is its public API, for any file)
+            if dst is None or dst == fname or not s.startswith("svc_"):
+                continue
+            used += 1
+            dm = vni_machine_of(dst)
+            if m is None or dm is None:
+                errors.append(f"{VNI_DIR}/{fname}: calls {s} of {dst}, in no state machine")
+            elif dm != m and dm not in VNI_CALLS.get(fname, set()):
+                errors.append(f"{VNI_DIR}/{fname}: calls {s} of {dst}: the {m} machine may "
+                              f"not call the {dm} machine (VNI_CALLS in "
+                              "tools/check-layers.py)")
+    return errors, used
+
+
 def check_doc(root):
     """The layer table of docs/architecture.md lists LAYERS: folder and what each may use."""
     path = os.path.join(root, "docs", "architecture.md")
@@ -336,9 +501,12 @@ def self_test(build):
     failed = 0
     errs, seen = check_sources(ROOT)
     errs += check_doc(ROOT)
+    errs += check_vni(ROOT)
     used = 0
     if build:
         e2, used = check_symbols(build)
+        errs += e2
+        e2, _ = check_vni_symbols(vni_objects(build))
         errs += e2
     if errs:
         print("check-layers --self-test: the tree itself is not clean:")
@@ -374,6 +542,40 @@ def self_test(build):
                 print(f"check-layers --self-test: {text.strip()} planted in {rel} was not "
                       f"caught as '{want}'")
                 failed += 1
+    # the VNI service's map: a header outside the machines a file may call, a machine's
+    # header including another's, a service file in no machine
+    vni_plants = [
+        ("engine/vni/coll.c", '#include "rx_pvt.h"\n', "may not call the rx machine"),
+        ("engine/vni/tx_pvt.h", '#include "rx_pvt.h"\n', "includes only service_pvt.h"),
+        ("engine/vni/plant.c", '#include "tx_pvt.h"\n', "in no state machine"),
+        ("engine/vni/app.c", '#include "iface_pvt.h"\n', "the application side"),
+    ]
+    for rel, text, want in vni_plants:
+        with tempfile.TemporaryDirectory(prefix="toroid-layers.") as tmp:
+            copy_tree(tmp)
+            dst = os.path.join(tmp, rel)
+            with open(dst, "a") as f:
+                f.write(text)
+            if not any(want in e and rel in e for e in check_vni(tmp)):
+                print(f"check-layers --self-test: {text.strip()} planted in {rel} was not "
+                      f"caught as '{want}'")
+                failed += 1
+    with tempfile.TemporaryDirectory(prefix="toroid-layers.") as tmp:
+        copy_tree(tmp)
+        p = os.path.join(tmp, "docs", "vni.md")
+        text = open(p).read()
+        text2 = text.replace("| `coll_pvt.h` | iface |", "| `coll_pvt.h` | iface, rx |")
+        open(p, "w").write(text2)
+        if text2 == text or not any("coll.c" in e for e in check_vni(tmp)):
+            print("check-layers --self-test: a wrong row in the VNI service's table of "
+                  "docs/vni.md was not caught")
+            failed += 1
+    # a call the map does not allow, declared by hand: coll.c calling rx.c
+    fake = {"coll.c": ({"svc_cmd_coll"}, {"svc_rx_release"}),
+            "rx_grant.c": ({"svc_rx_release"}, set())}
+    if not any("svc_rx_release" in e for e in check_vni_symbols(fake)[0]):
+        print("check-layers --self-test: coll.c calling svc_rx_release() was not caught")
+        failed += 1
     # the table in the document must follow LAYERS
     with tempfile.TemporaryDirectory(prefix="toroid-layers.") as tmp:
         copy_tree(tmp)
@@ -385,7 +587,7 @@ def self_test(build):
             print("check-layers --self-test: a wrong row in the layer table of "
                   "docs/architecture.md was not caught")
             failed += 1
-    n_plants = len(plants) + 1
+    n_plants = len(plants) + 1 + len(vni_plants) + 2
     if build:
         failed += self_test_build(build, copy_tree)
         n_plants += 2
@@ -456,10 +658,14 @@ def main():
         sys.exit(self_test(args.build))
     errs, seen = check_sources(args.root, args.verbose)
     errs += check_doc(args.root)
+    errs += check_vni(args.root)
     used = 0
     if args.build:
         e2, used = check_symbols(args.build, verbose=args.verbose)
         errs += e2
+        e2, vused = check_vni_symbols(vni_objects(args.build))
+        errs += e2
+        used += vused
     for e in errs:
         print(e)
     if errs:

@@ -13,7 +13,8 @@
 
 #include <toroid/comb.h>
 
-#include "service_pvt.h"
+#include "coll_pvt.h"
+#include "iface_pvt.h"
 
 _Static_assert((int)TRD_VNI_COLL_SUM == (int)TRD_COMB_SUM &&
 		       (int)TRD_VNI_COLL_BXOR == (int)TRD_COMB_BXOR &&

@@ -36,7 +36,10 @@
 #include <rte_jhash.h>
 #include <rte_random.h>
 
-#include "service_pvt.h"
+#include "iface_pvt.h"
+#include "order_pvt.h"
+#include "rx_pvt.h"
+#include "tx_pvt.h"
 
 #define W SVC_ORD_WINDOW
 
@@ -200,7 +203,7 @@ svc_ord_send(struct trd_vni_svc *s, struct vtx *t)
 }
 
 /* Has interface @p v no ordered message to (@p rank, @p app, @p proc) that its receiving
- * engine has not accepted yet (open or held)? Then a message delivered at once (cmd.c) cannot
+ * engine has not accepted yet (open or held)? Then a message delivered at once (tx_post.c) cannot
  * overtake one of them, and the stream needs no number for it: the next request carries the
  * next one, which the receiver expects. */
 bool
@@ -346,7 +349,7 @@ park(struct trd_vni_svc *s, struct vord *o, uint32_t seq, const struct trd_msg *
 	return true;
 }
 
-/* An ordered request (EAGER, RTS) from node @p src_rank, checked by svc_rx_protocol: matched
+/* An ordered request (EAGER, RTS) from node @p src_rank, checked by the dispatcher: matched
  * now if it is the next of its pair, parked if it is ahead, dropped if it is outside the
  * window. The caller frees @p m. */
 void

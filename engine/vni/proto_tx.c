@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service_pvt.h"
+#include "proto_pvt.h"
 
 /* Post a protocol message (header + @p len bytes) to @p dst on @p fifo; copied at post time. */
 int
@@ -153,4 +153,23 @@ svc_replies_flush(struct trd_vni_svc *s)
 		k++;
 	}
 	return k;
+}
+
+/* The header of the answer @p type to request @p req: addressed back to its sender, naming
+ * its message (id, key echoed), grant, length and tag. */
+void
+svc_rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = type;
+	r->status = status;
+	r->src_app = req->dst_app;
+	r->src_proc = req->dst_proc;
+	r->dst_app = req->src_app;
+	r->dst_proc = req->src_proc;
+	r->msg_id = req->msg_id;
+	r->key = req->key;
+	r->grant_id = req->grant_id;
+	r->len = req->len;
+	r->tag = req->tag;
 }

@@ -4,7 +4,7 @@
  * application memory"). A process registers regions of its own memory (anywhere, not only the
  * pool) over its socket; the engine reaches them through the /proc/self/mem descriptor the
  * process passed at attach, each access checked against its mappings (vmem.c). Writes, reads
- * and atomics are vtx's (send.c's table, timers and scheduler turns) with their own steps:
+ * and atomics are vtx's (tx.c's table, timers and scheduler turns) with their own steps:
  *   origin engine: WRITE chunks (the origin buffer read as each chunk is built), READ
  *   requests, one ATOMIC; at most SVC_RMA_WINDOW chunks of one op in flight;
  *   target engine: every request checked (key of the destination process, access bit, range
@@ -23,7 +23,54 @@
 #include <rte_common.h>
 #include <rte_random.h>
 
-#include "service_pvt.h"
+#include "iface_pvt.h"
+#include "proto_pvt.h"
+#include "rma_pvt.h"
+#include "tx_pvt.h"
+#include "vmem_pvt.h"
+
+#define SVC_RMA_WINDOW   64     /* chunks of one write or read in flight */
+#define SVC_RMA_STALL_US 500000 /* in flight but unanswered this long: frames were lost */
+#define SVC_ATOM_TRIES   20     /* an atomic is asked this often before -ETIMEDOUT */
+#define SVC_ATOM_ORIGINS 256    /* origin nodes a target remembers atomics of (rma.c) */
+#define SVC_ATOM_KEEP_US                                                                           \
+	15000000 /* an atomic is remembered this long: longer than an origin                       \
+		  * asks (SVC_ATOM_TRIES x SVC_RMA_STALL_US) */
+#define SVC_ATOM_WINDOW                                                                            \
+	4096               /* atomic sequence numbers an origin has open towards one target        \
+			    * node, and the slots a target remembers per origin (rma.c) */
+#define SVC_ATOM_RETIRED 4 /* incarnations of an origin engine a target remembers as gone */
+
+/* An atomic served for a process of this node. The origin engine numbers its atomics towards
+ * each target node (seq, carried in the ATOMIC's grant_id; its incarnation, a random 64-bit id
+ * drawn when the engine starts, in tag) and opens seq S only once every seq up to
+ * S - SVC_ATOM_WINDOW has ended; the target remembers each in slot S % SVC_ATOM_WINDOW of the
+ * origin's table. A request whose seq is the slot's is a repeat (its answer was lost) and is
+ * answered from memory; one older than the slot's is a late duplicate of an op that ended and
+ * is dropped; a newer one is new (the slot's op ended at the origin) (rma.c). */
+struct vatom {
+	uint64_t stamp; /* when it was served (0: never) */
+	uint64_t old;
+	uint32_t key;
+	uint32_t seq;
+	int32_t status;
+};
+
+/* What a target remembers of one origin node's atomics. */
+struct vatab {
+	uint64_t inc; /* the origin engine's incarnation the slots belong to */
+	struct {
+		uint64_t inc, stamp;
+	} retired[SVC_ATOM_RETIRED]; /* incarnations replaced: their requests are duplicates */
+	struct vatom slot[SVC_ATOM_WINDOW];
+};
+
+/* An origin's open atomic sequence numbers towards one target node: [low, next), those still
+ * in flight marked in bits (by seq % SVC_ATOM_WINDOW). */
+struct vaseq {
+	uint32_t next, low;
+	uint64_t bits[SVC_ATOM_WINDOW / 64];
+};
 
 #define MR_ACCESS_ALL (TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE | TRD_VNI_MR_OFFSET)
 #define RMA_LEN_MAX   (1u << 30)
@@ -172,6 +219,15 @@ mr_reg(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mr *req, 
 	v->n_mrs++;
 	*key = m->key;
 	return 0;
+}
+
+/* Interface @p v died: its regions, no access from now on. */
+void
+svc_mr_vif_gone(struct vif *v)
+{
+	v->n_mrs = 0;
+	if (v->mrs != NULL)
+		memset(v->mrs, 0, SVC_N_MRS * sizeof(v->mrs[0]));
 }
 
 /* A region request from the process's socket: answered at once. */

@@ -17,7 +17,9 @@
 #include <rte_errno.h>
 #include <rte_memory.h>
 
-#include "service_pvt.h"
+#include "iface_pvt.h"
+#include "rma_pvt.h"
+#include "vmem_pvt.h"
 
 /* A NIC that reads long messages zero-copy from a segment must be able to DMA from it: with
  * an IOMMU (vfio-pci, IOVA as VA) map the segment for every such device, as DPDK maps its own

@@ -20,7 +20,14 @@
 #include <rte_ethdev.h>
 #include <rte_log.h>
 
-#include "service_pvt.h"
+#include "coll_pvt.h"
+#include "dispatch_pvt.h"
+#include "iface_pvt.h"
+#include "order_pvt.h"
+#include "proto_pvt.h"
+#include "rma_pvt.h"
+#include "tel_pvt.h"
+#include "tx_pvt.h"
 
 RTE_LOG_REGISTER(trd_vni_logtype, toroid.vni, INFO);
 
@@ -432,7 +439,7 @@ trd_vni_svc_free(struct trd_vni_svc *s)
 	free(s->owners);
 	free(s->ifs);
 	for (unsigned int i = 0; s->tx != NULL && i < SVC_N_TX; i++)
-		trd_payload_free(s->tx[i].pay); /* multicasts still in flight (cmd.c) */
+		trd_payload_free(s->tx[i].pay); /* multicasts still in flight (tx_post.c) */
 	free(s->tx);
 	free(s->tx_free);
 	free(s->rx);

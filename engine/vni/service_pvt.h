@@ -1,6 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The VNI service's private header: its objects and the calls its files make to each other.
+ * The VNI service's shared header: the types its state machines share, nothing else. What one
+ * state machine lets the others call is in its own private header (docs/vni.md, "Applications
+ * are plain processes", maps each file, its header and what it may call; the `layers` test
+ * holds the map):
+ *   dispatch_pvt.h  dispatch.c: a command, a frame or the tick handed to its state machine
+ *   iface_pvt.h     iface.c, sock.c, seg.c: the interface: queues, attach and death, segment
+ *   vmem_pvt.h      vmem.c: a process's memory
+ *   tx_pvt.h        tx.c, tx_post.c: transmit
+ *   rx_pvt.h        rx.c, rx_grant.c: receive
+ *   order_pvt.h     order.c: ordered pairs, both ends
+ *   rma_pvt.h       rma.c: one-sided access, both ends
+ *   coll_pvt.h      coll.c: collectives posted by processes
+ *   proto_pvt.h     proto_tx.c: posting protocol messages; the reply queue
+ *   tel_pvt.h       vni_tel.c: /toroid/vni
  *
  * Objects:
  *  - vif: one attached process: its socket, its eventfd, the segment (memfd) mapped here, the
@@ -13,25 +26,6 @@
  *    can grant them at once (a proactive CTS; the sender discards a duplicate).
  * Everything runs in the thread that polls the node: no locks (but for the telemetry
  * snapshot, vni_tel.c).
- *
- * The files, one concern each:
- *   service.c    create, free, a round of work (trd_vni_svc_poll), sleep, statistics
- *   sock.c        the socket: registration, owners, process death and reclaim
- *   seg.c        an interface's shared segment: layout, memfd, DMA mapping, memory region
- *   cmd.c        the shared queues: commands taken, completions written, wake-ups
- *   coll.c       collectives posted by processes: checked, handed to trd_comb_post(), completed
- *   send.c       sends: the send table, injection, the scheduler, replies to our sends
- *   recv.c       receives: the reception FIFO, eager messages, requests to send, FIN, ABORT
- *   grant.c      grants and staging: the grant table, the staging area, hints
- *   proto_tx.c       posting protocol messages; the reply queue
- *   rma.c        one-sided access: memory regions, writes, reads and atomics on application
- *                memory, both ends
- *   vmem.c       a process's memory: the /proc/self/mem and maps descriptors it passed at
- *                attach, the mapping checks, the copies
- *   timer.c      back-off retries, drained sends, peers that went down
- *   order.c      ordered messages: per-pair sequence numbers, the sender's window, the
- *                receiver's parked requests
- *   vni_tel.c  /toroid/vni: a snapshot for the telemetry thread
  */
 #ifndef TRD_VNI_SERVICE_PVT_H
 #define TRD_VNI_SERVICE_PVT_H
@@ -74,7 +68,6 @@ extern int trd_vni_logtype;
 #define SVC_REGISTER_TIMEOUT_US 1000000 /* a connection registers within this or is closed */
 #define SVC_TEL_PERIOD_US       10000   /* telemetry snapshots */
 #define SVC_N_MRS               256     /* memory regions per interface (one-sided access) */
-#define SVC_RMA_WINDOW          64      /* chunks of one write or read in flight */
 #define SVC_LOCAL_CHUNK         262144  /* bytes copied per turn between two local processes */
 #define SVC_LOCAL_DIRECT_MAX    65536   /* longest message delivered at once to a local receive */
 #define SVC_PVM_MIN             16384   /* copies this long use process_vm_* (vmem.c) */
@@ -82,24 +75,6 @@ extern int trd_vni_logtype;
 #define SVC_HOLD_US             1000    /* default cma_hold_us: then a held message is staged */
 #define SVC_CMA_WAIT_US         20000 /* default cma_wait_us: then a request not taken is withdrawn */
 enum { SVC_CMA_NONE, SVC_CMA_WAIT, SVC_CMA_DONE, SVC_CMA_FALLBACK }; /* vrx.cma */
-#define SVC_RMA_STALL_US 500000 /* in flight but unanswered this long: frames were lost */
-#define SVC_ATOM_TRIES   20     /* an atomic is asked this often before -ETIMEDOUT */
-#define SVC_ATOM_ORIGINS 256    /* origin nodes a target remembers atomics of (rma.c) */
-#define SVC_ATOM_KEEP_US                                                                           \
-	15000000 /* an atomic is remembered this long: longer than an origin                       \
-		  * asks (SVC_ATOM_TRIES x SVC_RMA_STALL_US) */
-#define SVC_ATOM_WINDOW                                                                            \
-	4096               /* atomic sequence numbers an origin has open towards one target        \
-			    * node, and the slots a target remembers per origin (rma.c) */
-#define SVC_ATOM_RETIRED 4 /* incarnations of an origin engine a target remembers as gone */
-#define SVC_ORD_WINDOW                                                                             \
-	64                    /* ordered messages open at once from one interface to one process   \
-			       * (the sender holds the next), and parking slots per pair */
-#define SVC_ORD_PAIRS    2048 /* pair states (sending and receiving) per service */
-#define SVC_ORD_PARK_MAX 1024 /* requests parked at once, all pairs of the service */
-/* bytes of parked requests (header and eager data), all pairs: a peer decides their sizes */
-#define SVC_ORD_PARK_BYTES (4u << 20)
-#define SVC_ORD_STALL_US   200000 /* parked behind a gap this long: refused, asked again */
 
 enum tx_state {
 	TX_FREE = 0,
@@ -130,9 +105,9 @@ struct vtx {
 	bool eager, rts_sent, in_rq;
 	bool uaddr; /* the data is at laddr in the process's own memory (TRD_VNI_SF_VADDR) */
 	bool fifo;  /* granted with TRD_VW_F_FIFO: sent as DATA messages, not puts */
-	bool cma;   /* waits while the receiving process reads the data itself (send.c) */
+	bool cma;   /* waits while the receiving process reads the data itself (tx.c) */
 	uint64_t cma_since;  /* when it asked (us) */
-	uint64_t held_since; /* when its receiver first held it at its sender (recv.c), or 0 */
+	uint64_t held_since; /* when its receiver first held it at its sender (rx.c), or 0 */
 	struct vif *vif;
 	struct vtx *parent;
 	uint32_t ctx, sflags, doorbell;
@@ -184,7 +159,7 @@ struct vrecv {
 	uint64_t data;             /* the matched message's immediate data */
 	bool has_data;
 	bool vaddr;      /* buf is an address in the process's memory (TRD_VNI_RF_VADDR) */
-	bool cma_out;    /* a TRD_VNI_CQE_CMA request for it waits for its answer (send.c) */
+	bool cma_out;    /* a TRD_VNI_CQE_CMA request for it waits for its answer (tx.c) */
 	struct vrx *cma; /* the message that request is for, while it lives */
 	TAILQ_ENTRY(vrecv) q;
 };
@@ -198,10 +173,10 @@ struct vrx {
 	bool claimed;        /* reserved by a claim: in no queue a receive or probe searches */
 	bool ungranted;      /* claimed while its sender was refused: no CTS yet (docs/vni.md) */
 	bool fifo;           /* granted into a receive in process memory: DATA messages */
-	bool direct;   /* written by a sender on this engine, not by the node's puts (send.c) */
-	int32_t fault; /* a write into that receive failed: it completes with this */
-	uint8_t cma;   /* SVC_CMA_*: the receiving process reads the message itself (send.c) */
-	uint32_t claim_key; /* the claim handle's upper half */
+	bool direct;         /* written by a sender on this engine, not by the node's puts (tx.c) */
+	int32_t fault;       /* a write into that receive failed: it completes with this */
+	uint8_t cma;         /* SVC_CMA_*: the receiving process reads the message itself (tx.c) */
+	uint32_t claim_key;  /* the claim handle's upper half */
 	struct vif *vif;
 	struct vrecv *recv;
 	uint32_t src_rank;
@@ -230,39 +205,6 @@ struct vhint {
 	uint64_t stamp;
 };
 
-/* Ordered messages (order.c, docs/vni.md "Ordered interfaces"): the state of one pair, for
- * one direction. Sending (tx): an interface's ordered messages to one process, numbered from
- * 0 in a stream the engine names with a number of its own; [low, next) were numbered, those
- * open (sent, not yet accepted) marked in bits (by seq % SVC_ORD_WINDOW), those beyond the
- * window held. Receiving (rx): one process's ordered messages to an interface; next is the
- * one to match, later ones wait parked in park[seq % SVC_ORD_WINDOW]. */
-/* A parked request: a copy of its message (header, and an eager message's data). */
-struct vpark {
-	struct trd_coord src;
-	uint32_t len;
-	uint8_t msg[];
-};
-
-struct vord_key {
-	uint64_t vif; /* the local interface (its address) */
-	uint32_t rank, app, proc;
-	uint32_t rx; /* 1: receiving */
-};
-
-struct vord {
-	struct vord_key k;
-	struct vif *vif;
-	uint32_t stream, next, low;
-	uint32_t n_open;
-	uint64_t bits;
-	struct vtx_list held;
-	struct vpark *park[SVC_ORD_WINDOW];
-	unsigned int n_parked;
-	uint64_t since; /* rx: when next last moved (or the pair was made) */
-	bool in_idle;
-	TAILQ_ENTRY(vord) vq; /* its interface's pairs */
-	TAILQ_ENTRY(vord) pq; /* rx: the service's idle pairs (LRU) or those with parked ones */
-};
 TAILQ_HEAD(vord_list, vord);
 
 enum ep_kind { EP_LISTEN = 1, EP_KICK, EP_CONN, EP_VIF };
@@ -334,50 +276,7 @@ struct vif {
 	struct ep_ref ep;
 };
 
-/* An atomic served for a process of this node. The origin engine numbers its atomics towards
- * each target node (seq, carried in the ATOMIC's grant_id; its incarnation, a random 64-bit id
- * drawn when the engine starts, in tag) and opens seq S only once every seq up to
- * S - SVC_ATOM_WINDOW has ended; the target remembers each in slot S % SVC_ATOM_WINDOW of the
- * origin's table. A request whose seq is the slot's is a repeat (its answer was lost) and is
- * answered from memory; one older than the slot's is a late duplicate of an op that ended and
- * is dropped; a newer one is new (the slot's op ended at the origin) (rma.c). */
-struct vatom {
-	uint64_t stamp; /* when it was served (0: never) */
-	uint64_t old;
-	uint32_t key;
-	uint32_t seq;
-	int32_t status;
-};
-
-/* What a target remembers of one origin node's atomics. */
-struct vatab {
-	uint64_t inc; /* the origin engine's incarnation the slots belong to */
-	struct {
-		uint64_t inc, stamp;
-	} retired[SVC_ATOM_RETIRED]; /* incarnations replaced: their requests are duplicates */
-	struct vatom slot[SVC_ATOM_WINDOW];
-};
-
-/* An origin's open atomic sequence numbers towards one target node: [low, next), those still
- * in flight marked in bits (by seq % SVC_ATOM_WINDOW). */
-struct vaseq {
-	uint32_t next, low;
-	uint64_t bits[SVC_ATOM_WINDOW / 64];
-};
-
-/* A memory region of a process, for one-sided access (rma.c). */
-struct vmr {
-	uint64_t key; /* 0: free */
-	uint64_t addr, len;
-	uint32_t access; /* TRD_VNI_MR_* */
-};
 TAILQ_HEAD(vif_list, vif);
-
-struct vreply {
-	struct trd_coord dst;
-	struct trd_vw_hdr h;
-	struct trd_payload *pay; /* data after the header (READ_RESP), or NULL */
-};
 
 /* A collective a process posted (coll.c): one per group mask (1..7) at a time on a node. */
 #define SVC_N_COLL 8
@@ -444,158 +343,17 @@ struct trd_vni_svc {
 	uint64_t parked_bytes;        /* their bytes (at most SVC_ORD_PARK_BYTES) */
 	struct vord_list ord_idle;    /* rx pairs with nothing parked, least recently used first */
 	struct vord_list ord_parking; /* rx pairs with parked requests */
-	uint8_t *bounce; /* SVC_LOCAL_CHUNK bytes: one process's memory to another's (send.c) */
+	uint8_t *bounce; /* SVC_LOCAL_CHUNK bytes: one process's memory to another's (tx.c) */
 	struct vcoll colls[SVC_N_COLL]; /* by group mask (coll.c) */
 	unsigned int n_colls;
 };
 
+/* What an interface's death ended (dispatch.c's svc_vif_gone(), for sock.c's log line). */
+struct svc_gone {
+	unsigned int tx_abort, tx_drop, tx_finish; /* sends aborted, dropped, left finishing */
+	unsigned int rx; /* messages arriving for it, dropped or cancelled */
+};
+
 #define ST(s, e) ((s)->stat[TRD_VNI_SVC_STAT_##e])
-
-static inline uint32_t
-svc_rx_id(const struct vrx *x)
-{
-	return x->idx | (uint32_t)x->gen << 16;
-}
-
-/* Does a message from (@p app, @p proc) with @p tag match receive @p r? (Inline: it runs for
- * every message in a queue the receive is matched against.) */
-static inline bool
-svc_recv_match(const struct vrecv *r, uint32_t app, uint32_t proc, uint64_t tag)
-{
-	return (r->src_app == TRD_VNI_ANY || r->src_app == app) &&
-	       (r->src_proc == TRD_VNI_ANY || r->src_proc == proc) &&
-	       ((r->tag ^ tag) & ~r->ignore) == 0;
-}
-
-/* proto_tx.c */
-int svc_vw_inject(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
-		  const struct trd_vw_hdr *h, const void *data, uint32_t len);
-int svc_vw_pay(struct trd_vni_svc *s, const struct trd_vw_hdr *h, uint32_t n,
-	       struct trd_payload **pay, uint8_t **data);
-int svc_vw_inject_pay(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
-		      uint8_t type, struct trd_payload *pay);
-int svc_vw_inject_shared(struct trd_vni_svc *s, struct trd_inj_fifo *fifo, struct trd_coord dst,
-			 const struct trd_vw_hdr *h, struct trd_payload *pay);
-void svc_reply(struct trd_vni_svc *s, struct trd_coord dst, const struct trd_vw_hdr *h);
-void svc_reply_data(struct trd_vni_svc *s, struct trd_coord dst, const struct trd_vw_hdr *h,
-		    struct trd_payload *pay);
-unsigned int svc_replies_flush(struct trd_vni_svc *s);
-
-/* send.c */
-void svc_tx_set_state(struct trd_vni_svc *s, struct vtx *t, uint8_t st);
-struct vtx *svc_tx_alloc(struct trd_vni_svc *s, struct vif *v);
-void svc_tx_free(struct trd_vni_svc *s, struct vtx *t);
-void svc_tx_cqe(struct trd_vni_svc *s, struct vtx *t);
-void svc_tx_complete(struct trd_vni_svc *s, struct vtx *t);
-void svc_tx_finish(struct trd_vni_svc *s, struct vtx *t, int status);
-unsigned int svc_schedule(struct trd_vni_svc *s);
-void svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h);
-struct vtx *svc_tx_lookup(struct trd_vni_svc *s, uint32_t id);
-void svc_tx_count_pkt(struct trd_vni_svc *s, struct vtx *t);
-uint32_t svc_tx_id(const struct vtx *t);
-
-/* rma.c */
-void svc_mr_request(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mr *req);
-void svc_mr_free(struct vif *v);
-void svc_rma_fini(struct trd_vni_svc *s);
-void svc_rma_init(struct trd_vni_svc *s);
-void svc_atom_close(struct trd_vni_svc *s, struct vtx *t);
-void svc_cmd_rma(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct trd_vni_actx *c);
-int svc_rma_step(struct trd_vni_svc *s, struct vtx *t);
-void svc_rma_stall(struct trd_vni_svc *s, struct vtx *t);
-void svc_rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status);
-void svc_rma_serve(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
-		   const struct trd_vw_hdr *h, const uint8_t *data);
-void svc_rma_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h,
-		   const uint8_t *data);
-
-/* coll.c */
-void svc_cmd_coll(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct trd_vni_cctx *c);
-unsigned int svc_colls_poll(struct trd_vni_svc *s);
-void svc_colls_fini(struct trd_vni_svc *s);
-
-/* recv.c */
-struct vif *svc_vif_find(struct trd_vni_svc *s, uint32_t app, uint32_t proc);
-int svc_recv_copy(struct trd_vni_svc *s, struct vif *v, const struct vrecv *r, const void *data,
-		  uint32_t n, bool staged);
-void svc_rx_data(struct trd_vni_svc *s, struct vrx *x, uint64_t off, const void *data, uint32_t n);
-void svc_recv_complete(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, int status,
-		       uint32_t len, uint64_t tag, uint32_t app, uint32_t proc);
-unsigned int svc_rx_protocol(struct trd_vni_svc *s);
-bool svc_rx_local(struct trd_vni_svc *s, const struct vif *v, struct vif *dv, uint64_t tag,
-		  const uint8_t *data, uint32_t len, bool has_data, uint64_t imm);
-bool svc_rx_take(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
-		 const struct trd_vw_hdr *h, const uint8_t *data);
-void svc_rx_nak(struct trd_vni_svc *s, struct trd_coord src, const struct trd_vw_hdr *h,
-		int status);
-
-/* grant.c */
-struct vrx *svc_rx_alloc(struct trd_vni_svc *s, struct vif *v);
-void svc_rx_release(struct trd_vni_svc *s, struct vrx *x);
-struct vrx *svc_rx_lookup(struct trd_vni_svc *s, uint32_t id, uint32_t src_rank, uint32_t msg,
-			  uint32_t key);
-int64_t svc_stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len);
-void svc_rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src,
-		 const struct trd_vw_hdr *h);
-void svc_send_cts(struct trd_vni_svc *s, struct vrx *x);
-void svc_grant_recv(struct vif *v, struct vrx *x, struct vrecv *r);
-bool svc_grant_hinted(struct trd_vni_svc *s, struct vif *v, struct vrecv *r);
-struct vhint *svc_hint_find(struct trd_vni_svc *s, uint32_t src_rank, uint32_t msg, uint32_t key);
-void svc_hint_note(struct trd_vni_svc *s, struct vif *v, uint32_t src_rank, struct trd_coord src,
-		   const struct trd_vw_hdr *h);
-void svc_hint_drop_grant(struct trd_vni_svc *s, uint32_t grant);
-
-/* cmd.c */
-bool svc_cmdq_pending(const struct vif *v);
-void svc_vif_cqe_raw(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx,
-		     uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, uint64_t data);
-void svc_vif_cqe(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,
-		 uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, bool doorbell,
-		 uint32_t db, uint64_t data, unsigned int cflags);
-#define SVC_CQE_PROBE 0x100 /* svc_vif_cqe cflags: a probe's answer, not a message received */
-void svc_vif_wake_all(struct trd_vni_svc *s);
-unsigned int svc_vif_cmds(struct trd_vni_svc *s, struct vif *v);
-
-/* timer.c */
-unsigned int svc_timers(struct trd_vni_svc *s);
-
-/* order.c */
-int svc_ord_send(struct trd_vni_svc *s, struct vtx *t);
-bool svc_ord_quiet(struct trd_vni_svc *s, const struct vif *v, uint32_t rank, uint32_t app,
-		   uint32_t proc);
-void svc_ord_tx_done(struct trd_vni_svc *s, struct vtx *t);
-void svc_ord_hdr(const struct vtx *t, struct trd_vw_hdr *h);
-void svc_ord_rx(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_msg *m,
-		const struct trd_vw_hdr *h);
-void svc_ord_matched(struct trd_vni_svc *s, const struct vhint *hn);
-void svc_ord_abort(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h);
-void svc_ord_sweep(struct trd_vni_svc *s);
-void svc_ord_vif_gone(struct trd_vni_svc *s, struct vif *v);
-void svc_ord_fini(struct trd_vni_svc *s);
-
-/* seg.c */
-int svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_register *req,
-		   int *memfd, const char **why);
-void svc_vif_unmap(struct trd_vni_svc *s, struct vif *v);
-
-/* vmem.c */
-int svc_vmem_adopt(struct vif *v, int *fds, unsigned int n_fds, const char **why);
-void svc_vmem_close(struct vif *v);
-int svc_vmem_check(const struct vif *v, uint64_t addr, uint64_t len, bool write);
-int svc_vmem_read(struct vif *v, void *buf, uint64_t addr, size_t n);
-int svc_vmem_write(struct vif *v, const void *buf, uint64_t addr, size_t n);
-bool svc_vmem_gone(const struct vif *v);
-bool svc_vmem_same(const struct vif *v, uint64_t addr);
-bool svc_vmem_pidns_same(int pid, int pidfd);
-
-/* sock.c */
-int svc_ctl_listen(struct trd_vni_svc *s, const char *path);
-unsigned int svc_sock_events(struct trd_vni_svc *s, int timeout_ms);
-void svc_vif_release_maybe(struct trd_vni_svc *s, struct vif *v);
-void svc_pid_sweep(struct trd_vni_svc *s);
-
-/* vni_tel.c */
-void svc_tel_snapshot(struct trd_vni_svc *s);
-void svc_tel_unregister(struct trd_vni_svc *s);
 
 #endif /* TRD_VNI_SERVICE_PVT_H */

@@ -24,7 +24,9 @@
 
 #include <rte_common.h>
 
-#include "service_pvt.h"
+#include "dispatch_pvt.h"
+#include "iface_pvt.h"
+#include "vmem_pvt.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* the socket */
@@ -161,10 +163,7 @@ svc_pid_sweep(struct trd_vni_svc *s)
 static void
 vif_kill(struct trd_vni_svc *s, struct vif *v, const char *why)
 {
-	struct vtx *t, *tn;
-	struct vrx *x, *xn;
-
-	unsigned int n_abort = 0, n_drop = 0, n_finish = 0, n_rx = 0;
+	struct svc_gone n = {0};
 
 	if (v->dead)
 		return;
@@ -179,92 +178,12 @@ vif_kill(struct trd_vni_svc *s, struct vif *v, const char *why)
 		close(v->pidfd);
 		v->pidfd = -1;
 	}
-	svc_vmem_close(v); /* no access to its memory from now on */
-	/* its sends: stop what is not granted, give up what is, let finished data finish */
-	v->n_mrs = 0; /* its regions: no access from now on */
-	if (v->mrs != NULL)
-		memset(v->mrs, 0, SVC_N_MRS * sizeof(v->mrs[0]));
-	for (t = TAILQ_FIRST(&v->txs); t != NULL; t = tn) {
-		tn = TAILQ_NEXT(t, oq);
-		if (t->rma != 0) {
-			/* one-sided: nothing at the target to withdraw; late answers are dropped */
-			svc_tx_finish(s, t, -ECONNRESET);
-			n_drop++;
-			continue;
-		}
-		switch (t->state) {
-		case TX_REQ:
-		case TX_BACKOFF:
-		case TX_HOLD:
-			if (t->rts_sent) {
-				t->status = -ECONNRESET;
-				/* the receiver may hold a hint */
-				svc_tx_set_state(s, t, TX_ABORT);
-				n_abort++;
-			} else {
-				svc_tx_finish(s, t, -ECONNRESET);
-				n_drop++;
-			}
-			break;
-		case TX_WAIT:
-			if (!t->eager) {
-				t->status = -ECONNRESET;
-				svc_tx_set_state(s, t, TX_ABORT); /* a CTS may be on its way */
-				n_abort++;
-			} else {
-				n_finish++;
-			}
-			break;
-		case TX_DATA:
-			t->status = -ECONNRESET;
-			svc_tx_set_state(s, t, TX_ABORT);
-			n_abort++;
-			break;
-		case TX_MCAST:
-			break;
-		default: /* FIN (all data injected), WAIT_DONE, DRAIN: they end by themselves */
-			n_finish++;
-			break;
-		}
-	}
-	/* its receives: posted ones vanish; staged messages are dropped; messages arriving into
-	 * its pool are cancelled at their sender, and the memory stays until they end */
-	TAILQ_INIT(&v->posted);
-	for (x = TAILQ_FIRST(&s->rx_active); x != NULL; x = xn) {
-		xn = TAILQ_NEXT(x, aq);
-		if (x->vif != v)
-			continue;
-		n_rx++;
-		if (x->state == RX_STAGED || x->ungranted) {
-			/* staged, or claimed while its sender was refused (it asks again and
-			 * finds no process) */
-			svc_rx_release(s, x);
-		} else {
-			struct trd_vw_hdr h;
-
-			memset(&h, 0, sizeof(h));
-			h.type = TRD_VW_CANCEL;
-			h.status = -ECONNRESET;
-			h.msg_id = x->src_msg;
-			h.key = x->src_key;
-			h.grant_id = svc_rx_id(x);
-			h.dst_app = x->src_app;
-			h.dst_proc = x->src_proc;
-			h.src_app = v->app;
-			h.src_proc = v->proc;
-			svc_reply(s, x->src, &h);
-			/* its staging (if any) stays reserved: bytes may still arrive into it
-			 * until the sender's ABORT or FIN frees it */
-		}
-	}
-	for (unsigned int i = 0; i < SVC_N_HINTS; i++)
-		if (s->hints[i].used && s->hints[i].vif == v && s->hints[i].grant == 0)
-			s->hints[i].used = false;
-	svc_ord_vif_gone(s, v); /* requests parked for it: refused */
+	svc_vmem_close(v);      /* no access to its memory from now on */
+	svc_vif_gone(s, v, &n); /* its regions, sends, receives and ordered pairs */
 	VNI_LOG(INFO,
 		"%u:%u (pid %d) detached: %s; sends: %u aborted, %u dropped before they "
 		"started, %u finishing; %u incoming messages dropped or cancelled",
-		v->app, v->proc, v->pid, why, n_abort, n_drop, n_finish, n_rx);
+		v->app, v->proc, v->pid, why, n.tx_abort, n.tx_drop, n.tx_finish, n.rx);
 	v->refs--; /* the attachment's reference */
 	svc_vif_release_maybe(s, v);
 }
@@ -770,7 +689,7 @@ svc_sock_events(struct trd_vni_svc *s, int timeout_ms)
 			 * data, or EOF, means gone */
 			if (k == (ssize_t)sizeof(u.mr) &&
 			    (u.mr.op == TRD_VNI_SOCK_MR_REG || u.mr.op == TRD_VNI_SOCK_MR_DEREG)) {
-				svc_mr_request(s, v, &u.mr);
+				svc_vif_mr(s, v, &u.mr);
 				break;
 			}
 			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR) ||

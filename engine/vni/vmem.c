@@ -47,7 +47,7 @@
 
 #include <rte_common.h>
 
-#include "service_pvt.h"
+#include "vmem_pvt.h"
 
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0

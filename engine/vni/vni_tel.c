@@ -17,7 +17,7 @@
 #include <rte_spinlock.h>
 #include <rte_telemetry.h>
 
-#include "service_pvt.h"
+#include "tel_pvt.h"
 
 /* What /toroid/vni shows of one service. */
 struct svc_tel {

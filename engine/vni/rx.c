@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * VNI service: receives. The protocol messages from the reception FIFO, checked and decoded
- * (svc_rx_protocol), and the requests among them: an eager message is delivered into a posted
- * receive or held in staging; a request to send is granted (into a posted receive or into
+ * VNI service, receive: the receive state machine. The protocol messages from the reception FIFO,
+ * checked and decoded (dispatch.c), and the requests among them: an eager message is delivered into
+ * a posted receive or held in staging; a request to send is granted (into a posted receive or into
  * staging) or refused with a NAK; a FIN completes a grant; an ABORT ends one. Replies go to
- * proto_tx.c; grants and staging are in grant.c.
+ * proto_tx.c; grants and staging are in rx_grant.c. The receive commands are here too: a
+ * receive posted (matched against the unexpected messages, or granted from a hint), cancelled,
+ * probed, claimed (docs/vni.md, "Claim and discard"), and the answers to CMA requests.
  */
 #include <errno.h>
 #include <string.h>
@@ -13,22 +15,15 @@
 #include <rte_common.h>
 #include <rte_random.h>
 
-#include "service_pvt.h"
+#include "iface_pvt.h"
+#include "order_pvt.h"
+#include "proto_pvt.h"
+#include "rx_pvt.h"
+#include "tx_pvt.h"
+#include "vmem_pvt.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* posted receives */
-
-struct vif *
-svc_vif_find(struct trd_vni_svc *s, uint32_t app, uint32_t proc)
-{
-	for (unsigned int i = 0; i < s->n_ifs; i++) {
-		struct vif *v = s->ifs[i];
-
-		if (v != NULL && !v->dead && v->app == app && v->proc == proc)
-			return v;
-	}
-	return NULL;
-}
 
 static struct vrecv *
 posted_take(struct vif *v, uint32_t app, uint32_t proc, uint64_t tag)
@@ -47,7 +42,7 @@ posted_take(struct vif *v, uint32_t app, uint32_t proc, uint64_t tag)
  * staging: a copy into the pool, or a write into the process's own memory through its mem
  * descriptor, checked mapped and writable first (vmem.c). 0, or the fault (-EFAULT,
  * -ECONNRESET) that fails this receive only. */
-int
+static int
 svc_recv_copy(struct trd_vni_svc *s, struct vif *v, const struct vrecv *r, const void *data,
 	      uint32_t n, bool staged)
 {
@@ -74,7 +69,7 @@ svc_recv_copy(struct trd_vni_svc *s, struct vif *v, const struct vrecv *r, const
 
 /* @p n bytes at @p off of message @p x, granted into a receive in its process's memory
  * (TRD_VW_F_FIFO): written there at once, by a DATA message or by the local sender
- * (send.c). A write that fails fails the receive, at the FIN; the rest are skipped. */
+ * (tx.c). A write that fails fails the receive, at the FIN; the rest are skipped. */
 void
 svc_rx_data(struct trd_vni_svc *s, struct vrx *x, uint64_t off, const void *data, uint32_t n)
 {
@@ -86,7 +81,7 @@ svc_rx_data(struct trd_vni_svc *s, struct vrx *x, uint64_t off, const void *data
 				 data, n, false);
 }
 
-void
+static void
 svc_recv_complete(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, int status, uint32_t len,
 		  uint64_t tag, uint32_t app, uint32_t proc)
 {
@@ -101,25 +96,6 @@ svc_recv_complete(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, int sta
 
 /* ------------------------------------------------------------------------------------------ */
 /* requests from sending engines */
-
-/* The header of the answer @p type to request @p req: addressed back to its sender, naming
- * its message (id, key echoed), grant, length and tag. */
-void
-svc_rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int status)
-{
-	memset(r, 0, sizeof(*r));
-	r->type = type;
-	r->status = status;
-	r->src_app = req->dst_app;
-	r->src_proc = req->dst_proc;
-	r->dst_app = req->src_app;
-	r->dst_proc = req->src_proc;
-	r->msg_id = req->msg_id;
-	r->key = req->key;
-	r->grant_id = req->grant_id;
-	r->len = req->len;
-	r->tag = req->tag;
-}
 
 static void
 nak(struct trd_vni_svc *s, struct trd_coord src, const struct trd_vw_hdr *h, int status)
@@ -314,7 +290,7 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 		 * permission again (the sender keeps the first) */
 		x = svc_rx_lookup(s, hn->grant, src_rank, h->msg_id, h->key);
 		if (x != NULL && x->ungranted) {
-			/* claimed while refused (cmd.c): it waits for its receive, or was dropped
+			/* claimed while refused (rx.c): it waits for its receive, or was dropped
 			 * unread: DONE 0 completes its sender */
 			if (!x->discard) {
 				nak(s, src, h, -ENOSPC);
@@ -391,8 +367,9 @@ svc_rx_take(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
 	return on_rts(s, src_rank, src, h);
 }
 
-static void
-on_fin(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
+void
+svc_rx_on_fin(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
+	      const struct trd_vw_hdr *h)
 {
 	struct vrx *x = svc_rx_lookup(s, h->grant_id, src_rank, h->msg_id, h->key);
 	struct trd_vw_hdr r;
@@ -436,8 +413,9 @@ on_fin(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 /* DATA: bytes of a message granted into a receive in its process's memory. It must name a
  * live grant of that kind given to its sender (id, node, message, key) and lie inside what
  * the grant allows; anything else is dropped and counted. */
-static void
-on_data(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h, const uint8_t *data)
+void
+svc_rx_on_data(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h,
+	       const uint8_t *data)
 {
 	struct vrx *x = svc_rx_lookup(s, h->grant_id, src_rank, h->msg_id, h->key);
 	uint32_t cap;
@@ -454,8 +432,8 @@ on_data(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h, co
 	svc_rx_data(s, x, h->roff, data, h->len);
 }
 
-static void
-on_abort(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h)
+void
+svc_rx_on_abort(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 {
 	struct vhint *hn = svc_hint_find(s, src_rank, h->msg_id, h->key);
 	struct vrx *x = NULL, *it;
@@ -481,65 +459,380 @@ on_abort(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* the reception FIFO */
+/* peers that went down (dispatch.c's tick) */
 
-unsigned int
-svc_rx_protocol(struct trd_vni_svc *s)
+/* Messages arriving from a peer that went down end with -EHOSTUNREACH. */
+void
+svc_rx_peer_sweep(struct trd_vni_svc *s)
 {
-	struct trd_msg *m[SVC_RX_BURST];
-	int n = trd_rec_fifo_poll(s->rf, m, SVC_RX_BURST);
+	struct vrx *x, *xn;
 
-	for (int i = 0; i < n; i++) {
-		struct trd_vw_hdr h;
-		int src_rank = trd_torus_rank(&s->topo->torus, m[i]->src);
-
-		if ((m[i]->user >> 32) != TRD_VW_MAGIC || src_rank < 0 ||
-		    trd_vw_decode(m[i]->data, m[i]->len, &h) != 0 ||
-		    h.type != (m[i]->user & 0xff) ||
-		    (h.type == TRD_VW_ATOMIC && m[i]->len != TRD_VW_HDR_LEN + TRD_VW_ATOMIC_LEN) ||
-		    (trd_vw_has_data(h.type) && h.type != TRD_VW_ATOMIC &&
-		     h.len != m[i]->len - TRD_VW_HDR_LEN) ||
-		    (!trd_vw_has_data(h.type) && m[i]->len != TRD_VW_HDR_LEN)) {
-			ST(s, BAD_WIRE)++;
-			trd_msg_free(m[i]);
+	for (x = TAILQ_FIRST(&s->rx_active); x != NULL; x = xn) {
+		xn = TAILQ_NEXT(x, aq);
+		if (x->state != RX_RECV || trd_node_peer_up(s->node, x->src) != 0)
 			continue;
-		}
-		switch (h.type) {
-		case TRD_VW_EAGER:
-		case TRD_VW_RTS:
-			if (h.flags & TRD_VW_F_ORDERED)
-				svc_ord_rx(s, (uint32_t)src_rank, m[i], &h); /* order.c */
-			else
-				svc_rx_take(s, (uint32_t)src_rank, m[i]->src, &h,
-					    (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
-			break;
-		case TRD_VW_FIN:
-			on_fin(s, (uint32_t)src_rank, m[i]->src, &h);
-			break;
-		case TRD_VW_ABORT:
-			on_abort(s, (uint32_t)src_rank, &h);
-			break;
-		case TRD_VW_DATA:
-			on_data(s, (uint32_t)src_rank, &h,
-				(const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
-			break;
-		case TRD_VW_WRITE:
-		case TRD_VW_READ:
-		case TRD_VW_ATOMIC:
-			svc_rma_serve(s, (uint32_t)src_rank, m[i]->src, &h,
-				      (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
-			break;
-		case TRD_VW_WRITE_ACK:
-		case TRD_VW_READ_RESP:
-		case TRD_VW_ATOMIC_RESP:
-			svc_rma_reply(s, (uint32_t)src_rank, &h,
-				      (const uint8_t *)m[i]->data + TRD_VW_HDR_LEN);
-			break;
-		default:
-			svc_on_reply(s, (uint32_t)src_rank, &h);
-			break;
-		}
-		trd_msg_free(m[i]);
+		if (x->recv != NULL && !x->vif->dead)
+			svc_recv_complete(s, x->vif, x->recv, -EHOSTUNREACH, 0, x->tag, x->src_app,
+					  x->src_proc);
+		svc_rx_release(s, x);
 	}
-	return n > 0 ? (unsigned int)n : 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* receive commands; claims (docs/vni.md, "Claim and discard") */
+
+/* Give message @p x to receive @p r: copied now if it is whole in staging, at its FIN if it
+ * is still arriving there, or granted straight into the buffer if it was claimed while its
+ * sender was refused. Too long for the buffer: its first cap bytes, -EMSGSIZE with the whole
+ * length, and its sender succeeds. @p x is in no queue. */
+static void
+rx_deliver(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, struct vrx *x)
+{
+	if (x->ungranted) {
+		/* its sender waits to be asked: a permission into the buffer now */
+		x->ungranted = false;
+		svc_grant_recv(v, x, r);
+		svc_send_cts(s, x);
+		ST(s, CTS_LATE)++;
+		return;
+	}
+	if (x->state == RX_STAGED) {
+		uint32_t n = RTE_MIN(x->len, r->cap); /* truncated: its first cap bytes */
+		int st = svc_recv_copy(s, v, r, s->stage_mem + x->soff, n, true);
+
+		r->data = x->data;
+		r->has_data = x->has_data;
+		if (st == 0 && x->len > r->cap)
+			st = -EMSGSIZE;
+		svc_recv_complete(s, v, r, st, x->len, x->tag, x->src_app, x->src_proc);
+		svc_rx_release(s, x);
+	} else {
+		x->recv = r; /* still arriving into staging: copied at its FIN */
+	}
+}
+
+static uint64_t
+claim_handle(const struct vrx *x)
+{
+	return (uint64_t)x->claim_key << 32 | svc_rx_id(x);
+}
+
+/* The message of @p v that claim handle @p h names, or NULL: never claimed, another
+ * interface's, or already received or dropped (its grant generation or key moved on). */
+static struct vrx *
+claim_find(struct trd_vni_svc *s, const struct vif *v, uint64_t h)
+{
+	uint32_t id = (uint32_t)h;
+	struct vrx *x;
+
+	if ((id & 0xffff) >= SVC_N_RX || (h >> 32) == 0)
+		return NULL;
+	x = &s->rx[id & 0xffff];
+	if (x->state == RX_FREE || x->gen != (uint16_t)(id >> 16) || x->vif != v || !x->claimed ||
+	    x->claim_key != (uint32_t)(h >> 32))
+		return NULL;
+	return x;
+}
+
+/* Drop message @p x (in no queue) unread. Its sender completes as if it had been received:
+ * a staged one already has; one still arriving gets DONE 0 at its FIN, one whose sender was
+ * refused gets DONE 0 at its next request (rx.c). */
+static void
+claim_drop(struct trd_vni_svc *s, struct vrx *x)
+{
+	x->claimed = false;
+	ST(s, DISCARDS)++;
+	if (x->state == RX_STAGED) {
+		svc_rx_release(s, x);
+		return;
+	}
+	x->discard = true;
+}
+
+/* A probe that claims (PROBE|CLAIM) or drops (PROBE|DISCARD) what it finds: staged message
+ * @p x, else a refused request of a sender that waits (a grant without a CTS takes it out of
+ * the hints), else -ENOMSG. The answer carries the message like a probe's, and a claim's
+ * handle is written in the receive context before the completion. */
+static void
+probe_claim(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, struct vrx *x)
+{
+	uint64_t h;
+
+	ST(s, PROBES)++;
+	if (x != NULL) {
+		TAILQ_REMOVE(&v->uq, x, uq);
+		x->in_uq = false;
+	} else {
+		for (unsigned int i = 0; i < SVC_N_HINTS && x == NULL; i++) {
+			struct vhint *hn = &s->hints[i];
+			struct trd_vw_hdr hh;
+
+			if (!hn->used || hn->grant != 0 || hn->vif != v ||
+			    !svc_recv_match(r, hn->src_app, hn->src_proc, hn->tag))
+				continue;
+			x = svc_rx_alloc(s, v);
+			if (x == NULL) {
+				svc_recv_complete(s, v, r, -ENOBUFS, 0, r->tag, r->src_app,
+						  r->src_proc);
+				return;
+			}
+			memset(&hh, 0, sizeof(hh));
+			hh.msg_id = hn->msg_id;
+			hh.key = hn->key;
+			hh.src_app = hn->src_app;
+			hh.src_proc = hn->src_proc;
+			hh.tag = hn->tag;
+			hh.data = hn->data;
+			hh.flags = hn->has_data ? TRD_VW_F_DATA : 0;
+			hh.len = hn->len;
+			svc_rx_fill(x, hn->src_rank, hn->src, &hh);
+			x->ungranted = true;
+			hn->grant = svc_rx_id(x); /* its next request finds x (rx.c) */
+			svc_ord_matched(s, hn);   /* an ordered one: its successors may follow */
+		}
+		if (x == NULL) {
+			svc_recv_complete(s, v, r, -ENOMSG, 0, r->tag, r->src_app, r->src_proc);
+			return;
+		}
+	}
+	r->data = x->data;
+	r->has_data = x->has_data;
+	if (r->flags & TRD_VNI_RF_DISCARD) {
+		svc_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+		claim_drop(s, x);
+		return;
+	}
+	if (++s->claim_seq == 0)
+		s->claim_seq = 1;
+	x->claimed = true;
+	x->claim_key = s->claim_seq;
+	h = claim_handle(x);
+	ST(s, CLAIMS)++;
+	/* the application's own context: it reads the handle after the completion, which
+	 * cplq_put publishes with a release store */
+	__atomic_store_n(&v->rctx[r->idx].claim, h, __ATOMIC_RELAXED);
+	svc_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+}
+
+/* CLAIM (receive the claimed message) or CLAIM|DISCARD (drop it) with handle @p h. */
+static void
+claimed_op(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, uint64_t h)
+{
+	struct vrx *x = claim_find(s, v, h);
+
+	if (x == NULL) {
+		ST(s, BAD_CMDS)++;
+		svc_recv_complete(s, v, r, -EINVAL, 0, r->tag, r->src_app, r->src_proc);
+		return;
+	}
+	if (r->flags & TRD_VNI_RF_DISCARD) {
+		r->data = x->data;
+		r->has_data = x->has_data;
+		svc_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+		claim_drop(s, x);
+		return;
+	}
+	x->claimed = false;
+	ST(s, LATE_MATCHES)++;
+	rx_deliver(s, v, r, x);
+}
+
+/* A probe: report message @p x (the first staged one that matches), else the first refused
+ * request that matches (its sender asks again), else -ENOMSG. Nothing is taken. */
+static void
+probe(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, const struct vrx *x)
+{
+	ST(s, PROBES)++;
+	if (x != NULL) {
+		r->data = x->data;
+		r->has_data = x->has_data;
+		svc_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
+		return;
+	}
+	for (unsigned int i = 0; i < SVC_N_HINTS; i++) {
+		const struct vhint *hn = &s->hints[i];
+
+		if (hn->used && hn->grant == 0 && hn->vif == v &&
+		    svc_recv_match(r, hn->src_app, hn->src_proc, hn->tag)) {
+			r->data = hn->data;
+			r->has_data = hn->has_data;
+			svc_recv_complete(s, v, r, 0, hn->len, hn->tag, hn->src_app, hn->src_proc);
+			return;
+		}
+	}
+	svc_recv_complete(s, v, r, -ENOMSG, 0, r->tag, r->src_app, r->src_proc);
+}
+
+/* Withdraw receive @p idx if it still waits in the posted list (not yet bound to a message):
+ * it completes with -ECANCELED. Otherwise nothing: its own completion comes. */
+void
+svc_rx_cancel(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
+{
+	struct vrecv *r;
+
+	if (idx >= v->n_recv) {
+		ST(s, BAD_CMDS)++;
+		return;
+	}
+	TAILQ_FOREACH(r, &v->posted, q)
+	if (r == &v->recvs[idx])
+		break;
+	if (r == NULL)
+		return;
+	TAILQ_REMOVE(&v->posted, r, q);
+	ST(s, CANCELS)++;
+	svc_recv_complete(s, v, r, -ECANCELED, 0, r->tag, r->src_app, r->src_proc);
+}
+
+void
+svc_rx_post(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
+{
+	struct trd_vni_rctx c;
+	struct vrecv *r;
+	struct vrx *x;
+
+	if (idx >= v->n_recv || v->recvs[idx].busy) {
+		ST(s, BAD_CMDS)++;
+		return;
+	}
+	svc_shared_read(&c, &v->rctx[idx], sizeof(c)); /* once: the application may change it */
+	r = &v->recvs[idx];
+	r->busy = true;
+	r->flags = c.flags;
+	r->src_app = c.src_app;
+	r->src_proc = c.src_proc;
+	r->cap = c.cap;
+	r->tag = c.tag;
+	r->ignore = (c.flags & TRD_VNI_RF_ANY_TAG) ? UINT64_MAX
+		    : (c.flags & TRD_VNI_RF_MASK)  ? c.ignore
+						   : 0;
+	r->buf = c.buf;
+	r->vaddr = (c.flags & TRD_VNI_RF_VADDR) != 0;
+	r->data = 0;
+	r->has_data = false;
+	r->doorbell = c.doorbell;
+	ST(s, RECVS)++;
+	if ((c.flags &
+	     ~(TRD_VNI_RF_ANY_TAG | TRD_VNI_RF_MASK | TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM |
+	       TRD_VNI_RF_DISCARD | TRD_VNI_F_DOORBELL | TRD_VNI_RF_VADDR)) ||
+	    /* DISCARD goes with PROBE or with CLAIM, not both */
+	    ((c.flags & TRD_VNI_RF_DISCARD) &&
+	     !!(c.flags & TRD_VNI_RF_PROBE) == !!(c.flags & TRD_VNI_RF_CLAIM)) ||
+	    (!r->vaddr && (c.buf > v->pool_size || c.cap > v->pool_size - c.buf)) ||
+	    ((c.flags & TRD_VNI_F_DOORBELL) && c.doorbell >= v->n_db)) {
+		ST(s, BAD_CMDS)++;
+		r->flags &= ~TRD_VNI_F_DOORBELL;
+		svc_recv_complete(s, v, r, -EINVAL, 0, c.tag, c.src_app, c.src_proc);
+		return;
+	}
+	if (r->vaddr) {
+		/* a buffer in the process's own memory: mapped and writable now, or the receive
+		 * fails at once (each write checks again: vmem.c) */
+		int rc = svc_vmem_check(v, c.buf, c.cap, true);
+
+		if (rc != 0) {
+			ST(s, MSG_FAULTS)++;
+			svc_recv_complete(s, v, r, rc == -EPERM ? -EPERM : -EFAULT, 0, c.tag,
+					  c.src_app, c.src_proc);
+			return;
+		}
+	}
+	if ((c.flags & TRD_VNI_RF_CLAIM) && !(c.flags & TRD_VNI_RF_PROBE)) {
+		claimed_op(s, v, r, c.claim);
+		return;
+	}
+	/* a message that came first */
+	TAILQ_FOREACH(x, &v->uq, uq)
+	if (svc_recv_match(r, x->src_app, x->src_proc, x->tag))
+		break;
+	if (c.flags & TRD_VNI_RF_PROBE) {
+		if (c.flags & (TRD_VNI_RF_CLAIM | TRD_VNI_RF_DISCARD))
+			probe_claim(s, v, r, x);
+		else
+			probe(s, v, r, x);
+		return;
+	}
+	if (x != NULL) {
+		ST(s, LATE_MATCHES)++;
+		TAILQ_REMOVE(&v->uq, x, uq);
+		x->in_uq = false;
+		rx_deliver(s, v, r, x);
+		return;
+	}
+	/* a request to send that was refused for want of a receive: grant it now */
+	if (svc_grant_hinted(s, v, r))
+		return;
+	TAILQ_INSERT_TAIL(&v->posted, r, q);
+}
+
+/* The answer to a CMA request for receive @p idx (tx.c): counted and dropped unless that
+ * receive has a request waiting for its answer; the message it was for goes on to its FIN
+ * (read) or the engine copies it (not read). A message that ended meanwhile (its sender
+ * died) needs nothing more. */
+void
+svc_rx_cma_answer(struct trd_vni_svc *s, struct vif *v, uint32_t op, uint32_t idx)
+{
+	struct vrecv *r = idx < v->n_recv ? &v->recvs[idx] : NULL;
+	struct vrx *x;
+
+	if (r == NULL || !r->cma_out) {
+		ST(s, CMA_BAD)++;
+		return;
+	}
+	r->cma_out = false;
+	v->cma_out--;
+	x = r->cma;
+	r->cma = NULL;
+	if (op == TRD_VNI_CMD_CMA_OFF && !v->cma_off) {
+		v->cma_off = true;
+		ST(s, CMA_REFUSED)++;
+	}
+	if (x != NULL && x->cma == SVC_CMA_WAIT)
+		x->cma = op == TRD_VNI_CMD_CMA_OK ? SVC_CMA_DONE : SVC_CMA_FALLBACK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* an interface that died (dispatch.c's svc_vif_gone) */
+
+/* Its receives: posted ones vanish; staged messages are dropped; messages arriving into its
+ * pool are cancelled at their sender, and the memory stays until they end. Its hints not
+ * granted go. How many messages were dropped or cancelled. */
+unsigned int
+svc_rx_vif_gone(struct trd_vni_svc *s, struct vif *v)
+{
+	struct vrx *x, *xn;
+	unsigned int n_rx = 0;
+
+	TAILQ_INIT(&v->posted);
+	for (x = TAILQ_FIRST(&s->rx_active); x != NULL; x = xn) {
+		xn = TAILQ_NEXT(x, aq);
+		if (x->vif != v)
+			continue;
+		n_rx++;
+		if (x->state == RX_STAGED || x->ungranted) {
+			/* staged, or claimed while its sender was refused (it asks again and
+			 * finds no process) */
+			svc_rx_release(s, x);
+		} else {
+			struct trd_vw_hdr h;
+
+			memset(&h, 0, sizeof(h));
+			h.type = TRD_VW_CANCEL;
+			h.status = -ECONNRESET;
+			h.msg_id = x->src_msg;
+			h.key = x->src_key;
+			h.grant_id = svc_rx_id(x);
+			h.dst_app = x->src_app;
+			h.dst_proc = x->src_proc;
+			h.src_app = v->app;
+			h.src_proc = v->proc;
+			svc_reply(s, x->src, &h);
+			/* its staging (if any) stays reserved: bytes may still arrive into it
+			 * until the sender's ABORT or FIN frees it */
+		}
+	}
+	for (unsigned int i = 0; i < SVC_N_HINTS; i++)
+		if (s->hints[i].used && s->hints[i].vif == v && s->hints[i].grant == 0)
+			s->hints[i].used = false;
+	return n_rx;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * VNI service: sends. One vtx per message and destination (a multicast has a parent and one
- * child per destination), named on the wire by msg_id = index | generation << 16 and a random
+ * VNI service, transmit: sends. One vtx per message and destination (a multicast has a parent and
+ * one child per destination), named on the wire by msg_id = index | generation << 16 and a random
  * key its replies must echo. Its states (enum tx_state) put it on its interface's ready queue
  * or on one of the service's lists (timer, drain, wait). The scheduler injects one packet per
  * turn, two-level round-robin (interfaces, then their messages). Replies from the receiving
@@ -16,7 +16,13 @@
 #include <rte_common.h>
 #include <rte_random.h>
 
-#include "service_pvt.h"
+#include "iface_pvt.h"
+#include "order_pvt.h"
+#include "proto_pvt.h"
+#include "rma_pvt.h"
+#include "rx_pvt.h"
+#include "tx_pvt.h"
+#include "vmem_pvt.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* the send table */
@@ -212,7 +218,7 @@ svc_tx_cqe(struct trd_vni_svc *s, struct vtx *t)
 		v->sbusy[t->ctx] = 0;
 }
 
-void
+static void
 svc_tx_complete(struct trd_vni_svc *s, struct vtx *t)
 {
 	struct vtx *p = t->parent;
@@ -414,7 +420,7 @@ cma_ok(const struct vtx *t, const struct vrx *x)
 
 /* Ask the receiving process to read message @p t into receive @p x itself (process_vm_readv
  * of the sender's pid and address: one copy, by the receiver, as Open MPI's CMA does). The
- * sender's message waits (tx_data_local) until the answer (cmd.c) or the grant ends. */
+ * sender's message waits (tx_data_local) until the answer (rx.c) or the grant ends. */
 static void
 cma_request(struct trd_vni_svc *s, struct vtx *t, struct vrx *x)
 {
@@ -823,5 +829,107 @@ svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *
 		return;
 	default:
 		return;
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* timers (dispatch.c's tick) */
+
+/* Refused requests asked again when their back-off ends, and sends completed once the engine
+ * no longer reads their buffer. */
+unsigned int
+svc_tx_timers(struct trd_vni_svc *s)
+{
+	struct vtx *t, *tn;
+	unsigned int k = 0;
+
+	for (t = TAILQ_FIRST(&s->lists[L_TIMER]); t != NULL; t = tn) {
+		tn = TAILQ_NEXT(t, lq);
+		if (s->now >= t->due) {
+			ST(s, RETRIES)++;
+			svc_tx_set_state(s, t, TX_REQ);
+			k++;
+		}
+	}
+	for (t = TAILQ_FIRST(&s->lists[L_DRAIN]); t != NULL; t = tn) {
+		int64_t left;
+
+		tn = TAILQ_NEXT(t, lq);
+		if (trd_counter_read(s->node, t->ctr, &left) != 0 ||
+		    left <= (int64_t)(t->len - t->off)) {
+			svc_tx_complete(s, t);
+			k++;
+		}
+	}
+	return k;
+}
+
+/* Sends waiting for an answer from a peer that went down end with -EHOSTUNREACH; the others
+ * are looked at for lost one-sided frames (rma.c). */
+void
+svc_tx_peer_sweep(struct trd_vni_svc *s)
+{
+	struct vtx *t, *tn;
+
+	for (t = TAILQ_FIRST(&s->lists[L_WAIT]); t != NULL; t = tn) {
+		tn = TAILQ_NEXT(t, lq);
+		if (trd_node_peer_up(s->node, t->dst) == 0)
+			svc_tx_finish(s, t, -EHOSTUNREACH);
+		else
+			svc_rma_stall(s, t);
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* an interface that died (dispatch.c's svc_vif_gone) */
+
+/* Its sends: stop what is not granted, give up what is, let finished data finish. */
+void
+svc_tx_vif_gone(struct trd_vni_svc *s, struct vif *v, struct svc_gone *n)
+{
+	struct vtx *t, *tn;
+
+	for (t = TAILQ_FIRST(&v->txs); t != NULL; t = tn) {
+		tn = TAILQ_NEXT(t, oq);
+		if (t->rma != 0) {
+			/* one-sided: nothing at the target to withdraw; late answers are dropped */
+			svc_tx_finish(s, t, -ECONNRESET);
+			n->tx_drop++;
+			continue;
+		}
+		switch (t->state) {
+		case TX_REQ:
+		case TX_BACKOFF:
+		case TX_HOLD:
+			if (t->rts_sent) {
+				t->status = -ECONNRESET;
+				/* the receiver may hold a hint */
+				svc_tx_set_state(s, t, TX_ABORT);
+				n->tx_abort++;
+			} else {
+				svc_tx_finish(s, t, -ECONNRESET);
+				n->tx_drop++;
+			}
+			break;
+		case TX_WAIT:
+			if (!t->eager) {
+				t->status = -ECONNRESET;
+				svc_tx_set_state(s, t, TX_ABORT); /* a CTS may be on its way */
+				n->tx_abort++;
+			} else {
+				n->tx_finish++;
+			}
+			break;
+		case TX_DATA:
+			t->status = -ECONNRESET;
+			svc_tx_set_state(s, t, TX_ABORT);
+			n->tx_abort++;
+			break;
+		case TX_MCAST:
+			break;
+		default: /* FIN (all data injected), WAIT_DONE, DRAIN: they end by themselves */
+			n->tx_finish++;
+			break;
+		}
 	}
 }

@@ -12,7 +12,10 @@
 
 #include <rte_common.h>
 
-#include "service_pvt.h"
+#include "iface_pvt.h"
+#include "order_pvt.h"
+#include "proto_pvt.h"
+#include "rx_pvt.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* the grant table */

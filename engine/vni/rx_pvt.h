@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The VNI service's receive state machine: posted receives, matching, requests from sending
+ * engines, claims, probes, truncation (rx.c); grants, staging, CTS and hints (rx_grant.c).
+ */
+#ifndef TRD_VNI_RX_PVT_H
+#define TRD_VNI_RX_PVT_H
+
+#include "service_pvt.h"
+
+static inline uint32_t
+svc_rx_id(const struct vrx *x)
+{
+	return x->idx | (uint32_t)x->gen << 16;
+}
+
+/* Does a message from (@p app, @p proc) with @p tag match receive @p r? (Inline: it runs for
+ * every message in a queue the receive is matched against.) */
+static inline bool
+svc_recv_match(const struct vrecv *r, uint32_t app, uint32_t proc, uint64_t tag)
+{
+	return (r->src_app == TRD_VNI_ANY || r->src_app == app) &&
+	       (r->src_proc == TRD_VNI_ANY || r->src_proc == proc) &&
+	       ((r->tag ^ tag) & ~r->ignore) == 0;
+}
+
+/* rx.c: commands (dispatch.c) */
+void svc_rx_post(struct trd_vni_svc *s, struct vif *v, uint32_t idx);
+void svc_rx_cancel(struct trd_vni_svc *s, struct vif *v, uint32_t idx);
+void svc_rx_cma_answer(struct trd_vni_svc *s, struct vif *v, uint32_t op, uint32_t idx);
+/* rx.c: frames (dispatch.c, order.c) */
+bool svc_rx_take(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
+		 const struct trd_vw_hdr *h, const uint8_t *data);
+void svc_rx_on_fin(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
+		   const struct trd_vw_hdr *h);
+void svc_rx_on_data(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h,
+		    const uint8_t *data);
+void svc_rx_on_abort(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h);
+void svc_rx_nak(struct trd_vni_svc *s, struct trd_coord src, const struct trd_vw_hdr *h,
+		int status);
+void svc_rx_peer_sweep(struct trd_vni_svc *s);
+unsigned int svc_rx_vif_gone(struct trd_vni_svc *s, struct vif *v);
+/* rx.c: a sender of this engine writing straight into a receive (tx.c, tx_post.c) */
+bool svc_rx_local(struct trd_vni_svc *s, const struct vif *v, struct vif *dv, uint64_t tag,
+		  const uint8_t *data, uint32_t len, bool has_data, uint64_t imm);
+void svc_rx_data(struct trd_vni_svc *s, struct vrx *x, uint64_t off, const void *data, uint32_t n);
+
+/* rx_grant.c */
+struct vrx *svc_rx_alloc(struct trd_vni_svc *s, struct vif *v);
+void svc_rx_release(struct trd_vni_svc *s, struct vrx *x);
+struct vrx *svc_rx_lookup(struct trd_vni_svc *s, uint32_t id, uint32_t src_rank, uint32_t msg,
+			  uint32_t key);
+int64_t svc_stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len);
+void svc_rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src,
+		 const struct trd_vw_hdr *h);
+void svc_send_cts(struct trd_vni_svc *s, struct vrx *x);
+void svc_grant_recv(struct vif *v, struct vrx *x, struct vrecv *r);
+bool svc_grant_hinted(struct trd_vni_svc *s, struct vif *v, struct vrecv *r);
+struct vhint *svc_hint_find(struct trd_vni_svc *s, uint32_t src_rank, uint32_t msg, uint32_t key);
+void svc_hint_note(struct trd_vni_svc *s, struct vif *v, uint32_t src_rank, struct trd_coord src,
+		   const struct trd_vw_hdr *h);
+void svc_hint_drop_grant(struct trd_vni_svc *s, uint32_t grant);
+
+#endif /* TRD_VNI_RX_PVT_H */

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The VNI service's transmit state machine: a send command taken (tx_post.c); the send table,
+ * injection, the scheduler, retries, drains and the replies to our sends (tx.c).
+ */
+#ifndef TRD_VNI_TX_PVT_H
+#define TRD_VNI_TX_PVT_H
+
+#include "service_pvt.h"
+
+/* tx_post.c: send context @p idx of @p v posted */
+void svc_tx_post(struct trd_vni_svc *s, struct vif *v, uint32_t idx);
+
+/* tx.c */
+void svc_tx_set_state(struct trd_vni_svc *s, struct vtx *t, uint8_t st);
+struct vtx *svc_tx_alloc(struct trd_vni_svc *s, struct vif *v);
+void svc_tx_free(struct trd_vni_svc *s, struct vtx *t);
+void svc_tx_cqe(struct trd_vni_svc *s, struct vtx *t);
+void svc_tx_finish(struct trd_vni_svc *s, struct vtx *t, int status);
+unsigned int svc_schedule(struct trd_vni_svc *s);
+void svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h);
+struct vtx *svc_tx_lookup(struct trd_vni_svc *s, uint32_t id);
+void svc_tx_count_pkt(struct trd_vni_svc *s, struct vtx *t);
+uint32_t svc_tx_id(const struct vtx *t);
+unsigned int svc_tx_timers(struct trd_vni_svc *s);
+void svc_tx_peer_sweep(struct trd_vni_svc *s);
+void svc_tx_vif_gone(struct trd_vni_svc *s, struct vif *v, struct svc_gone *n);
+
+#endif /* TRD_VNI_TX_PVT_H */
