@@ -15,16 +15,156 @@
  * The cost is one system call per copy (measured in docs/libfabric.md, "Bad arguments"),
  * paid only on the paths that copy; the engine reads and writes the single local buffer of
  * a one-sided operation itself and reports FI_EFAULT the same way.
+ *
+ * Small copies are the common case (every MPI message up to the inject size is gathered on
+ * send and scattered on receive), and there the system call costs more than the copy. So a
+ * copy of at most one page in one application iov, whose pages the kernel copied from (or
+ * into) successfully within the last FI_TOROID_TRUST_US microseconds, is a plain memcpy: a
+ * small table of recently checked pages (TRUST_SLOTS entries, page address and right, read or
+ * write, with the time of the check) remembers them. The trade: a page that the application
+ * unmaps or protects within that window after a successful copy crashes the application
+ * instead of failing with FI_EFAULT (docs/libfabric.md, "Bad arguments"); 0 checks every
+ * copy. The pid for process_vm_* is cached and forgotten in a forked child (pthread_atfork).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tfi.h"
 
 static bool no_pvm; /* process_vm_* refused: plain memcpy (atomic access: any thread) */
+
+/* The process's pid, 0 until first asked and again in a forked child (its own pid differs:
+ * process_vm_* on the parent's would copy the parent's memory). */
+static pid_t self_pid;
+
+/* Recently checked pages: key = page address | right, when = CLOCK_MONOTONIC ns of the
+ * check. Each word is atomic; a torn pair of them only pairs a page with an older check of
+ * its slot, and a page is written to a slot only after its own check succeeded. */
+#define TRUST_SLOTS 16u
+#define TRUST_R     1u
+#define TRUST_W     2u
+static struct {
+	uintptr_t key;
+	uint64_t when;
+} trust[TRUST_SLOTS];
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* The child's memory is a copy of the parent's: the pages checked stay valid, its pid not. */
+static void
+forget_after_fork(void)
+{
+	__atomic_store_n(&self_pid, 0, __ATOMIC_RELAXED);
+}
+
+static void
+register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, forget_after_fork);
+}
+
+static pid_t
+my_pid(void)
+{
+	pid_t p = __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
+
+	if (p == 0) {
+		pthread_once(&atfork_once, register_atfork);
+		p = getpid();
+		__atomic_store_n(&self_pid, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
+static uintptr_t
+page_size(void)
+{
+	static uintptr_t ps;
+	uintptr_t p = __atomic_load_n(&ps, __ATOMIC_RELAXED);
+
+	if (p == 0) {
+		long v = sysconf(_SC_PAGESIZE);
+
+		p = v > 0 ? (uintptr_t)v : 4096;
+		__atomic_store_n(&ps, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The slot of @p page for @p right: a page read and written (a buffer sent and received
+ * into) takes two slots, so that the two do not evict each other. */
+static unsigned int
+trust_slot(uintptr_t page, unsigned int right)
+{
+	return (unsigned int)(((page >> 12) * 2 + right) * 0x9E3779B1u >> 7) % TRUST_SLOTS;
+}
+
+/* Was @p page checked for @p right within the window? */
+static bool
+trusted_page(uintptr_t page, unsigned int right, uint64_t now, uint64_t window)
+{
+	unsigned int i = trust_slot(page, right);
+
+	return __atomic_load_n(&trust[i].key, __ATOMIC_RELAXED) == (page | right) &&
+	       now - __atomic_load_n(&trust[i].when, __ATOMIC_RELAXED) < window;
+}
+
+/* The pages of [@p a, @p a + @p len), len at most a page: the first and the last. */
+static void
+range_pages(const void *a, size_t len, uintptr_t *first, uintptr_t *last)
+{
+	uintptr_t ps = page_size();
+
+	*first = (uintptr_t)a & ~(ps - 1);
+	*last = ((uintptr_t)a + len - 1) & ~(ps - 1);
+}
+
+/* May a copy of @p len bytes at @p a be a memcpy? Only one iov of at most a page. */
+static bool
+trusted(const struct iovec *app, size_t na, size_t total, bool to_app, uint64_t *now)
+{
+	uint64_t window = (uint64_t)tfi_params.trust_us * 1000;
+	unsigned int r = to_app ? TRUST_W : TRUST_R;
+	uintptr_t f, l;
+
+	*now = 0;
+	if (window == 0 || na != 1 || total > page_size())
+		return false;
+	*now = now_ns();
+	range_pages(app[0].iov_base, total, &f, &l);
+	return trusted_page(f, r, *now, window) && (l == f || trusted_page(l, r, *now, window));
+}
+
+/* The kernel copied [@p a, +len) for @p to_app: remember its pages (@p now 0: not asked). */
+static void
+trust_pages(const struct iovec *app, size_t total, bool to_app, uint64_t now)
+{
+	unsigned int r = to_app ? TRUST_W : TRUST_R;
+	uintptr_t pg[2];
+
+	if (now == 0)
+		return;
+	range_pages(app[0].iov_base, total, &pg[0], &pg[1]);
+	for (unsigned int k = 0; k < (pg[1] == pg[0] ? 1u : 2u); k++) {
+		unsigned int i = trust_slot(pg[k], r);
+
+		__atomic_store_n(&trust[i].when, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&trust[i].key, pg[k] | r, __ATOMIC_RELAXED);
+	}
+}
 
 static void
 pvm_refused(int err)
@@ -42,22 +182,26 @@ static int
 pvm(bool to_app, const struct iovec *local, size_t nl, const struct iovec *app, size_t na,
     size_t total)
 {
+	uint64_t now;
 	ssize_t k;
 
 	if (total == 0)
 		return 0;
-	if (!__atomic_load_n(&no_pvm, __ATOMIC_RELAXED)) {
-		k = to_app ? process_vm_writev(getpid(), local, nl, app, na, 0)
-			   : process_vm_readv(getpid(), local, nl, app, na, 0);
-		if (k == (ssize_t)total)
+	if (!__atomic_load_n(&no_pvm, __ATOMIC_RELAXED) && !trusted(app, na, total, to_app, &now)) {
+		k = to_app ? process_vm_writev(my_pid(), local, nl, app, na, 0)
+			   : process_vm_readv(my_pid(), local, nl, app, na, 0);
+		if (k == (ssize_t)total) {
+			trust_pages(app, total, to_app, now);
 			return 0;
+		}
 		if (k >= 0 || errno == EFAULT)
 			return -FI_EFAULT;
 		if (errno != ENOSYS && errno != EPERM)
 			return -FI_EFAULT; /* ENOMEM, ESRCH: the kernel could not copy */
 		pvm_refused(errno);
 	}
-	/* fallback: memcpy, iov by iov (the lengths were checked by the caller) */
+	/* memcpy, iov by iov (the lengths were checked by the caller): process_vm_* refused,
+	 * or pages the kernel copied recently */
 	if (to_app) {
 		const uint8_t *s = local[0].iov_base;
 

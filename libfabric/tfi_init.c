@@ -38,6 +38,7 @@ struct tfi_params tfi_params = {
 	.cpus = 1,
 	.bounce_max = 16384,
 	.wait_spin_us = TRD_VNI_WAIT_SPIN_DEFAULT_US,
+	.trust_us = TFI_TRUST_DEFAULT_US,
 };
 
 /* Receives land in the pool and long sends leave from it: a quarter of it per message leaves
@@ -106,6 +107,13 @@ FI_EXT_INI
 			"once; at most %d); a wait that finds the CPU wanted by other processes "
 			"sleeps at once",
 			TRD_VNI_WAIT_SPIN_DEFAULT_US, TRD_VNI_WAIT_SPIN_MAX_US);
+	fi_param_define(&tfi_prov, "trust_us", FI_PARAM_INT,
+			"the provider's copies from and into application memory of at most a "
+			"page go through the kernel (a bad buffer is -FI_EFAULT, not a crash) "
+			"unless the kernel copied that page successfully within this many "
+			"microseconds: then a memcpy (default %d; 0: every copy through the "
+			"kernel; at most %d)",
+			TFI_TRUST_DEFAULT_US, TFI_TRUST_MAX_US);
 
 	if (fi_param_get_str(&tfi_prov, "socket", &s) == 0 && s != NULL && s[0] != '\0')
 		tfi_params.socket = s;
@@ -138,6 +146,8 @@ FI_EXT_INI
 	if (fi_param_get_int(&tfi_prov, "wait_spin_us", &v) == 0 && v >= -1 &&
 	    v <= TRD_VNI_WAIT_SPIN_MAX_US)
 		tfi_params.wait_spin_us = v < 0 ? 0 : v;
+	if (fi_param_get_int(&tfi_prov, "trust_us", &v) == 0 && v >= 0 && v <= TFI_TRUST_MAX_US)
+		tfi_params.trust_us = v;
 	return &tfi_prov;
 }
 
