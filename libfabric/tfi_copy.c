@@ -17,16 +17,18 @@
  * a one-sided operation itself and reports FI_EFAULT the same way.
  *
  * Small copies are the common case (every MPI message up to the inject size is gathered on
- * send and scattered on receive), and there the system call costs more than the copy. So a
- * copy of at most one page in one application iov, whose pages the kernel copied from (or
- * into) successfully within the last FI_TOROID_TRUST_US microseconds, is a plain memcpy: a
- * small table of recently checked pages (TRUST_SLOTS entries, page address and right, read or
+ * send and scattered on receive, and every one up to FI_TOROID_BOUNCE_MAX through the pool),
+ * and there the system call costs as much as the copy or more. So a copy in one application
+ * iov over at most TRUST_PAGES pages, each of which the kernel copied from (or into)
+ * successfully within the last FI_TOROID_TRUST_US microseconds, is a plain memcpy: a small
+ * table of recently checked pages (TRUST_SLOTS entries, page address and right, read or
  * write, with the time of the check) remembers them. The trade: a page that the application
  * unmaps or protects within that window after a successful copy crashes the application
  * instead of failing with FI_EFAULT (docs/libfabric.md, "Bad arguments"); 0 checks every
  * copy. The pid for process_vm_* is cached and forgotten in a forked child (pthread_atfork).
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
@@ -45,7 +47,8 @@ static pid_t self_pid;
 /* Recently checked pages: key = page address | right, when = CLOCK_MONOTONIC ns of the
  * check. Each word is atomic; a torn pair of them only pairs a page with an older check of
  * its slot, and a page is written to a slot only after its own check succeeded. */
-#define TRUST_SLOTS 16u
+#define TRUST_SLOTS 64u
+#define TRUST_PAGES 8u /* a copy over more pages always goes through the kernel */
 #define TRUST_R     1u
 #define TRUST_W     2u
 static struct {
@@ -104,12 +107,13 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The slot of @p page for @p right: a page read and written (a buffer sent and received
- * into) takes two slots, so that the two do not evict each other. */
+/* The slot of @p page for @p right: direct-mapped by page number, so the pages of one
+ * buffer take consecutive slots, and a page read and written (a buffer sent and received
+ * into) takes two, so that the two do not evict each other. */
 static unsigned int
 trust_slot(uintptr_t page, unsigned int right)
 {
-	return (unsigned int)(((page >> 12) * 2 + right) * 0x9E3779B1u >> 7) % TRUST_SLOTS;
+	return (unsigned int)(((page / page_size()) * 2 + right - 1) % TRUST_SLOTS);
 }
 
 /* Was @p page checked for @p right within the window? */
@@ -122,47 +126,56 @@ trusted_page(uintptr_t page, unsigned int right, uint64_t now, uint64_t window)
 	       now - __atomic_load_n(&trust[i].when, __ATOMIC_RELAXED) < window;
 }
 
-/* The pages of [@p a, @p a + @p len), len at most a page: the first and the last. */
-static void
-range_pages(const void *a, size_t len, uintptr_t *first, uintptr_t *last)
+/* The first page of [@p a, @p a + @p len) and how many pages it spans (len > 0). */
+static uintptr_t
+range_pages(const void *a, size_t len, unsigned int *n)
 {
 	uintptr_t ps = page_size();
+	uintptr_t first = (uintptr_t)a & ~(ps - 1);
+	uintptr_t last = ((uintptr_t)a + len - 1) & ~(ps - 1);
 
-	*first = (uintptr_t)a & ~(ps - 1);
-	*last = ((uintptr_t)a + len - 1) & ~(ps - 1);
+	*n = last < first ? UINT_MAX : (unsigned int)((last - first) / ps + 1);
+	return first;
 }
 
-/* May a copy of @p len bytes at @p a be a memcpy? Only one iov of at most a page. */
+/* May this copy be a memcpy? One iov over at most TRUST_PAGES pages, each checked for the
+ * same direction within the window. @p now: the time, 0 when the copy may not be trusted. */
 static bool
 trusted(const struct iovec *app, size_t na, size_t total, bool to_app, uint64_t *now)
 {
 	uint64_t window = (uint64_t)tfi_params.trust_us * 1000;
-	unsigned int r = to_app ? TRUST_W : TRUST_R;
-	uintptr_t f, l;
+	unsigned int r = to_app ? TRUST_W : TRUST_R, n;
+	uintptr_t pg;
 
 	*now = 0;
-	if (window == 0 || na != 1 || total > page_size())
+	if (window == 0 || na != 1 || total > TRUST_PAGES * page_size())
+		return false;
+	pg = range_pages(app[0].iov_base, total, &n);
+	if (n > TRUST_PAGES)
 		return false;
 	*now = now_ns();
-	range_pages(app[0].iov_base, total, &f, &l);
-	return trusted_page(f, r, *now, window) && (l == f || trusted_page(l, r, *now, window));
+	for (unsigned int k = 0; k < n; k++)
+		if (!trusted_page(pg + k * page_size(), r, *now, window))
+			return false;
+	return true;
 }
 
-/* The kernel copied [@p a, +len) for @p to_app: remember its pages (@p now 0: not asked). */
+/* The kernel copied @p app for @p to_app: remember its pages (@p now 0: not to be kept). */
 static void
 trust_pages(const struct iovec *app, size_t total, bool to_app, uint64_t now)
 {
-	unsigned int r = to_app ? TRUST_W : TRUST_R;
-	uintptr_t pg[2];
+	unsigned int r = to_app ? TRUST_W : TRUST_R, n;
+	uintptr_t pg;
 
 	if (now == 0)
 		return;
-	range_pages(app[0].iov_base, total, &pg[0], &pg[1]);
-	for (unsigned int k = 0; k < (pg[1] == pg[0] ? 1u : 2u); k++) {
-		unsigned int i = trust_slot(pg[k], r);
+	pg = range_pages(app[0].iov_base, total, &n);
+	for (unsigned int k = 0; k < n; k++) {
+		uintptr_t p = pg + k * page_size();
+		unsigned int i = trust_slot(p, r);
 
 		__atomic_store_n(&trust[i].when, now, __ATOMIC_RELAXED);
-		__atomic_store_n(&trust[i].key, pg[k] | r, __ATOMIC_RELAXED);
+		__atomic_store_n(&trust[i].key, p | r, __ATOMIC_RELAXED);
 	}
 }
 

@@ -108,11 +108,11 @@ FI_EXT_INI
 			"sleeps at once",
 			TRD_VNI_WAIT_SPIN_DEFAULT_US, TRD_VNI_WAIT_SPIN_MAX_US);
 	fi_param_define(&tfi_prov, "trust_us", FI_PARAM_INT,
-			"the provider's copies from and into application memory of at most a "
-			"page go through the kernel (a bad buffer is -FI_EFAULT, not a crash) "
-			"unless the kernel copied that page successfully within this many "
-			"microseconds: then a memcpy (default %d; 0: every copy through the "
-			"kernel; at most %d)",
+			"the provider's copies from and into application memory (one iov, at "
+			"most 8 pages) go through the kernel (a bad buffer is -FI_EFAULT, not a "
+			"crash) unless the kernel copied each of those pages successfully within "
+			"this many microseconds: then a memcpy (default %d; 0: every copy through "
+			"the kernel; at most %d)",
 			TFI_TRUST_DEFAULT_US, TFI_TRUST_MAX_US);
 
 	if (fi_param_get_str(&tfi_prov, "socket", &s) == 0 && s != NULL && s[0] != '\0')

@@ -8,6 +8,7 @@
  *     mprotect(PROT_NONE) the next copy crashes (SIGSEGV in a child), where with the window 0
  *     it is -FI_EFAULT, and after the window it is -FI_EFAULT again;
  *   - a page checked for reading is not trusted for writing: -FI_EFAULT, not a crash;
+ *   - a 16 KiB copy over 5 pages is trusted page by page; a copy over 9 pages never is;
  *   - in a forked child, the copies read the child's memory, not the parent's (the cached pid
  *     is forgotten at fork).
  * Exit 0 on success, 1 on a failure.
@@ -43,8 +44,8 @@ static int failures;
 static uint8_t *
 page_map(size_t n)
 {
-	uint8_t *p = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			  -1, 0);
+	uint8_t *p =
+		mmap(NULL, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED) {
 		perror("mmap");
@@ -88,6 +89,37 @@ static int
 write_page(uint8_t *p)
 {
 	return tfi_copy_out(p, sink, 64) == -FI_EFAULT ? 0 : 2;
+}
+
+static uint8_t big_sink[40960];
+
+static int
+read_16k(uint8_t *p)
+{
+	return tfi_copy_in(big_sink, p + 100, 16384) == -FI_EFAULT ? 0 : 2;
+}
+
+static int
+read_36k(uint8_t *p)
+{
+	return tfi_copy_in(big_sink, p + 100, 36000) == -FI_EFAULT ? 0 : 2;
+}
+
+/* A 16 KiB copy (5 pages) is trusted page by page; one over 9 pages never is. */
+static void
+test_trust_pages(void)
+{
+	uint8_t *p = page_map(10);
+
+	tfi_params.trust_us = 1000000;
+	CHECK(tfi_copy_in(big_sink, p + 100, 16384) == 0, "16 KiB copy_in");
+	CHECK(tfi_copy_in(big_sink, p + 100, 36000) == 0, "36000 B copy_in");
+	mprotect(p + 3 * 4096, 4096, PROT_NONE);
+	CHECK(in_child(read_16k, p) == 128 + SIGSEGV,
+	      "16 KiB over 5 pages checked within the window: expected the memcpy (SIGSEGV)");
+	CHECK(in_child(read_36k, p) == 0, "a copy over 9 pages must go through the kernel");
+	munmap(p, 10 * 4096);
+	tfi_params.trust_us = TFI_TRUST_DEFAULT_US;
 }
 
 static void
@@ -174,6 +206,7 @@ main(void)
 {
 	test_bytes();
 	test_trust();
+	test_trust_pages();
 	test_fork();
 	if (failures) {
 		fprintf(stderr, "test_fi_copy: %d failures\n", failures);
