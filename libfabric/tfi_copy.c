@@ -48,7 +48,7 @@ static pid_t self_pid;
  * check. Each word is atomic; a torn pair of them only pairs a page with an older check of
  * its slot, and a page is written to a slot only after its own check succeeded. */
 #define TRUST_SLOTS 64u
-#define TRUST_PAGES 8u /* a copy over more pages always goes through the kernel */
+#define TRUST_PAGES 17u /* 64 KiB, unaligned; a copy over more goes through the kernel */
 #define TRUST_R     1u
 #define TRUST_W     2u
 static struct {

@@ -36,7 +36,7 @@ struct tfi_params tfi_params = {
 	.connect_ms = 0,
 	.yield = TFI_YIELD_AUTO,
 	.cpus = 1,
-	.bounce_max = 16384,
+	.bounce_max = 65536,
 	.wait_spin_us = TRD_VNI_WAIT_SPIN_DEFAULT_US,
 	.trust_us = TFI_TRUST_DEFAULT_US,
 };
@@ -92,7 +92,7 @@ FI_EXT_INI
 			"else Open MPI's OMPI_MCA_orte_precondition_transports; without one, "
 			"requested keys are refused (-FI_ENOKEY)");
 	fi_param_define(&tfi_prov, "bounce_max", FI_PARAM_SIZE_T,
-			"messages up to this many bytes (default 16384) are copied through the "
+			"messages up to this many bytes (default 65536) are copied through the "
 			"endpoint's buffer pool (one memcpy on each side); longer ones are read "
 			"and written by the engine in the application's memory (system calls on "
 			"the engine's thread); 0: only short messages go through the pool");
@@ -109,7 +109,7 @@ FI_EXT_INI
 			TRD_VNI_WAIT_SPIN_DEFAULT_US, TRD_VNI_WAIT_SPIN_MAX_US);
 	fi_param_define(&tfi_prov, "trust_us", FI_PARAM_INT,
 			"the provider's copies from and into application memory (one iov, at "
-			"most 8 pages) go through the kernel (a bad buffer is -FI_EFAULT, not a "
+			"most 17 pages) go through the kernel (a bad buffer is -FI_EFAULT, not a "
 			"crash) unless the kernel copied each of those pages successfully within "
 			"this many microseconds: then a memcpy (default %d; 0: every copy through "
 			"the kernel; at most %d)",

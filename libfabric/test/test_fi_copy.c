@@ -8,7 +8,7 @@
  *     mprotect(PROT_NONE) the next copy crashes (SIGSEGV in a child), where with the window 0
  *     it is -FI_EFAULT, and after the window it is -FI_EFAULT again;
  *   - a page checked for reading is not trusted for writing: -FI_EFAULT, not a crash;
- *   - a 16 KiB copy over 5 pages is trusted page by page; a copy over 9 pages never is;
+ *   - a 16 KiB copy over 5 pages is trusted page by page; a copy over 18 pages never is;
  *   - in a forked child, the copies read the child's memory, not the parent's (the cached pid
  *     is forgotten at fork).
  * Exit 0 on success, 1 on a failure.
@@ -91,7 +91,7 @@ write_page(uint8_t *p)
 	return tfi_copy_out(p, sink, 64) == -FI_EFAULT ? 0 : 2;
 }
 
-static uint8_t big_sink[40960];
+static uint8_t big_sink[73728];
 
 static int
 read_16k(uint8_t *p)
@@ -100,25 +100,25 @@ read_16k(uint8_t *p)
 }
 
 static int
-read_36k(uint8_t *p)
+read_70k(uint8_t *p)
 {
-	return tfi_copy_in(big_sink, p + 100, 36000) == -FI_EFAULT ? 0 : 2;
+	return tfi_copy_in(big_sink, p + 100, 70000) == -FI_EFAULT ? 0 : 2;
 }
 
-/* A 16 KiB copy (5 pages) is trusted page by page; one over 9 pages never is. */
+/* A 16 KiB copy (5 pages) is trusted page by page; one over 18 pages never is. */
 static void
 test_trust_pages(void)
 {
-	uint8_t *p = page_map(10);
+	uint8_t *p = page_map(20);
 
 	tfi_params.trust_us = 1000000;
 	CHECK(tfi_copy_in(big_sink, p + 100, 16384) == 0, "16 KiB copy_in");
-	CHECK(tfi_copy_in(big_sink, p + 100, 36000) == 0, "36000 B copy_in");
+	CHECK(tfi_copy_in(big_sink, p + 100, 70000) == 0, "70000 B copy_in");
 	mprotect(p + 3 * 4096, 4096, PROT_NONE);
 	CHECK(in_child(read_16k, p) == 128 + SIGSEGV,
 	      "16 KiB over 5 pages checked within the window: expected the memcpy (SIGSEGV)");
-	CHECK(in_child(read_36k, p) == 0, "a copy over 9 pages must go through the kernel");
-	munmap(p, 10 * 4096);
+	CHECK(in_child(read_70k, p) == 0, "a copy over 18 pages must go through the kernel");
+	munmap(p, 20 * 4096);
 	tfi_params.trust_us = TFI_TRUST_DEFAULT_US;
 }
 
