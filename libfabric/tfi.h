@@ -111,7 +111,12 @@ struct tfi_params {
 	size_t bounce_max; /* FI_TOROID_BOUNCE_MAX: messages up to this long go through the pool */
 	int wait_spin_us;  /* FI_TOROID_WAIT_SPIN_US: blocking waits poll this long first (0: none)
 			    */
+	int trust_us;      /* FI_TOROID_TRUST_US: a page the kernel copied this recently is
+			    * copied with memcpy (tfi_copy.c; 0: never) */
 };
+
+#define TFI_TRUST_DEFAULT_US 1000
+#define TFI_TRUST_MAX_US     1000000
 
 extern struct fi_provider tfi_prov;
 extern struct tfi_params tfi_params;

@@ -15,16 +15,169 @@
  * The cost is one system call per copy (measured in docs/libfabric.md, "Bad arguments"),
  * paid only on the paths that copy; the engine reads and writes the single local buffer of
  * a one-sided operation itself and reports FI_EFAULT the same way.
+ *
+ * Small copies are the common case (every MPI message up to the inject size is gathered on
+ * send and scattered on receive, and every one up to FI_TOROID_BOUNCE_MAX through the pool),
+ * and there the system call costs as much as the copy or more. So a copy in one application
+ * iov over at most TRUST_PAGES pages, each of which the kernel copied from (or into)
+ * successfully within the last FI_TOROID_TRUST_US microseconds, is a plain memcpy: a small
+ * table of recently checked pages (TRUST_SLOTS entries, page address and right, read or
+ * write, with the time of the check) remembers them. The trade: a page that the application
+ * unmaps or protects within that window after a successful copy crashes the application
+ * instead of failing with FI_EFAULT (docs/libfabric.md, "Bad arguments"); 0 checks every
+ * copy. The pid for process_vm_* is cached and forgotten in a forked child (pthread_atfork).
  */
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tfi.h"
 
 static bool no_pvm; /* process_vm_* refused: plain memcpy (atomic access: any thread) */
+
+/* The process's pid, 0 until first asked and again in a forked child (its own pid differs:
+ * process_vm_* on the parent's would copy the parent's memory). */
+static pid_t self_pid;
+
+/* Recently checked pages: key = page address | right, when = CLOCK_MONOTONIC ns of the
+ * check. Each word is atomic; a torn pair of them only pairs a page with an older check of
+ * its slot, and a page is written to a slot only after its own check succeeded. */
+#define TRUST_SLOTS 64u
+#define TRUST_PAGES 17u /* 64 KiB, unaligned; a copy over more goes through the kernel */
+#define TRUST_R     1u
+#define TRUST_W     2u
+static struct {
+	uintptr_t key;
+	uint64_t when;
+} trust[TRUST_SLOTS];
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* The child's memory is a copy of the parent's: the pages checked stay valid, its pid not. */
+static void
+forget_after_fork(void)
+{
+	__atomic_store_n(&self_pid, 0, __ATOMIC_RELAXED);
+}
+
+static void
+register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, forget_after_fork);
+}
+
+static pid_t
+my_pid(void)
+{
+	pid_t p = __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
+
+	if (p == 0) {
+		pthread_once(&atfork_once, register_atfork);
+		p = getpid();
+		__atomic_store_n(&self_pid, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
+static uintptr_t
+page_size(void)
+{
+	static uintptr_t ps;
+	uintptr_t p = __atomic_load_n(&ps, __ATOMIC_RELAXED);
+
+	if (p == 0) {
+		long v = sysconf(_SC_PAGESIZE);
+
+		p = v > 0 ? (uintptr_t)v : 4096;
+		__atomic_store_n(&ps, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The slot of @p page for @p right: direct-mapped by page number, so the pages of one
+ * buffer take consecutive slots, and a page read and written (a buffer sent and received
+ * into) takes two, so that the two do not evict each other. */
+static unsigned int
+trust_slot(uintptr_t page, unsigned int right)
+{
+	return (unsigned int)(((page / page_size()) * 2 + right - 1) % TRUST_SLOTS);
+}
+
+/* Was @p page checked for @p right within the window? */
+static bool
+trusted_page(uintptr_t page, unsigned int right, uint64_t now, uint64_t window)
+{
+	unsigned int i = trust_slot(page, right);
+
+	return __atomic_load_n(&trust[i].key, __ATOMIC_RELAXED) == (page | right) &&
+	       now - __atomic_load_n(&trust[i].when, __ATOMIC_RELAXED) < window;
+}
+
+/* The first page of [@p a, @p a + @p len) and how many pages it spans (len > 0). */
+static uintptr_t
+range_pages(const void *a, size_t len, unsigned int *n)
+{
+	uintptr_t ps = page_size();
+	uintptr_t first = (uintptr_t)a & ~(ps - 1);
+	uintptr_t last = ((uintptr_t)a + len - 1) & ~(ps - 1);
+
+	*n = last < first ? UINT_MAX : (unsigned int)((last - first) / ps + 1);
+	return first;
+}
+
+/* May this copy be a memcpy? One iov over at most TRUST_PAGES pages, each checked for the
+ * same direction within the window. @p now: the time, 0 when the copy may not be trusted. */
+static bool
+trusted(const struct iovec *app, size_t na, size_t total, bool to_app, uint64_t *now)
+{
+	uint64_t window = (uint64_t)tfi_params.trust_us * 1000;
+	unsigned int r = to_app ? TRUST_W : TRUST_R, n;
+	uintptr_t pg;
+
+	*now = 0;
+	if (window == 0 || na != 1 || total > TRUST_PAGES * page_size())
+		return false;
+	pg = range_pages(app[0].iov_base, total, &n);
+	if (n > TRUST_PAGES)
+		return false;
+	*now = now_ns();
+	for (unsigned int k = 0; k < n; k++)
+		if (!trusted_page(pg + k * page_size(), r, *now, window))
+			return false;
+	return true;
+}
+
+/* The kernel copied @p app for @p to_app: remember its pages (@p now 0: not to be kept). */
+static void
+trust_pages(const struct iovec *app, size_t total, bool to_app, uint64_t now)
+{
+	unsigned int r = to_app ? TRUST_W : TRUST_R, n;
+	uintptr_t pg;
+
+	if (now == 0)
+		return;
+	pg = range_pages(app[0].iov_base, total, &n);
+	for (unsigned int k = 0; k < n; k++) {
+		uintptr_t p = pg + k * page_size();
+		unsigned int i = trust_slot(p, r);
+
+		__atomic_store_n(&trust[i].when, now, __ATOMIC_RELAXED);
+		__atomic_store_n(&trust[i].key, p | r, __ATOMIC_RELAXED);
+	}
+}
 
 static void
 pvm_refused(int err)
@@ -42,22 +195,26 @@ static int
 pvm(bool to_app, const struct iovec *local, size_t nl, const struct iovec *app, size_t na,
     size_t total)
 {
+	uint64_t now;
 	ssize_t k;
 
 	if (total == 0)
 		return 0;
-	if (!__atomic_load_n(&no_pvm, __ATOMIC_RELAXED)) {
-		k = to_app ? process_vm_writev(getpid(), local, nl, app, na, 0)
-			   : process_vm_readv(getpid(), local, nl, app, na, 0);
-		if (k == (ssize_t)total)
+	if (!__atomic_load_n(&no_pvm, __ATOMIC_RELAXED) && !trusted(app, na, total, to_app, &now)) {
+		k = to_app ? process_vm_writev(my_pid(), local, nl, app, na, 0)
+			   : process_vm_readv(my_pid(), local, nl, app, na, 0);
+		if (k == (ssize_t)total) {
+			trust_pages(app, total, to_app, now);
 			return 0;
+		}
 		if (k >= 0 || errno == EFAULT)
 			return -FI_EFAULT;
 		if (errno != ENOSYS && errno != EPERM)
 			return -FI_EFAULT; /* ENOMEM, ESRCH: the kernel could not copy */
 		pvm_refused(errno);
 	}
-	/* fallback: memcpy, iov by iov (the lengths were checked by the caller) */
+	/* memcpy, iov by iov (the lengths were checked by the caller): process_vm_* refused,
+	 * or pages the kernel copied recently */
 	if (to_app) {
 		const uint8_t *s = local[0].iov_base;
 

@@ -36,8 +36,9 @@ struct tfi_params tfi_params = {
 	.connect_ms = 0,
 	.yield = TFI_YIELD_AUTO,
 	.cpus = 1,
-	.bounce_max = 16384,
+	.bounce_max = 65536,
 	.wait_spin_us = TRD_VNI_WAIT_SPIN_DEFAULT_US,
+	.trust_us = TFI_TRUST_DEFAULT_US,
 };
 
 /* A message in one buffer goes between the application's memory and the engine whatever its
@@ -100,7 +101,7 @@ FI_EXT_INI
 			"else Open MPI's OMPI_MCA_orte_precondition_transports; without one, "
 			"requested keys are refused (-FI_ENOKEY)");
 	fi_param_define(&tfi_prov, "bounce_max", FI_PARAM_SIZE_T,
-			"messages up to this many bytes (default 16384) are copied through the "
+			"messages up to this many bytes (default 65536) are copied through the "
 			"endpoint's buffer pool (one memcpy on each side); longer ones are read "
 			"and written by the engine in the application's memory (system calls on "
 			"the engine's thread); 0: only short messages go through the pool");
@@ -115,6 +116,13 @@ FI_EXT_INI
 			"once; at most %d); a wait that finds the CPU wanted by other processes "
 			"sleeps at once",
 			TRD_VNI_WAIT_SPIN_DEFAULT_US, TRD_VNI_WAIT_SPIN_MAX_US);
+	fi_param_define(&tfi_prov, "trust_us", FI_PARAM_INT,
+			"the provider's copies from and into application memory (one iov, at "
+			"most 17 pages) go through the kernel (a bad buffer is -FI_EFAULT, not a "
+			"crash) unless the kernel copied each of those pages successfully within "
+			"this many microseconds: then a memcpy (default %d; 0: every copy through "
+			"the kernel; at most %d)",
+			TFI_TRUST_DEFAULT_US, TFI_TRUST_MAX_US);
 
 	if (fi_param_get_str(&tfi_prov, "socket", &s) == 0 && s != NULL && s[0] != '\0')
 		tfi_params.socket = s;
@@ -147,6 +155,8 @@ FI_EXT_INI
 	if (fi_param_get_int(&tfi_prov, "wait_spin_us", &v) == 0 && v >= -1 &&
 	    v <= TRD_VNI_WAIT_SPIN_MAX_US)
 		tfi_params.wait_spin_us = v < 0 ? 0 : v;
+	if (fi_param_get_int(&tfi_prov, "trust_us", &v) == 0 && v >= 0 && v <= TFI_TRUST_MAX_US)
+		tfi_params.trust_us = v;
 	return &tfi_prov;
 }
 

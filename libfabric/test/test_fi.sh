@@ -133,7 +133,7 @@ pingpong_msg | pingpong_tagged)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
 	pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock"
-	# messages up to FI_TOROID_BOUNCE_MAX (16 KiB) from and into application memory go through
+	# messages up to FI_TOROID_BOUNCE_MAX (64 KiB) from and into application memory go through
 	# the endpoint's pool: the engine copies none of their bytes in process memory (system
 	# calls on its thread); with FI_TOROID_BOUNCE_MAX=0 it copies every one, on each side
 	user_bytes() {
@@ -144,6 +144,10 @@ pingpong_msg | pingpong_tagged)
 	pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock" rdm 8192
 	u1=$(user_bytes)
 	[ "$u1" -eq "$u0" ] || die "8 KiB messages: the engine copied $((u1 - u0)) B in process memory, expected none"
+	pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock" rdm 32768
+	u1b=$(user_bytes)
+	[ "$u1b" -eq "$u1" ] || die "32 KiB messages: the engine copied $((u1b - u1)) B in process memory, expected none"
+	u1=$u1b
 	FI_TOROID_BOUNCE_MAX=0 pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock" rdm 8192
 	u2=$(user_bytes)
 	# 10 round trips and fi_pingpong's warm-up: at least 20 messages each way, two copies each
