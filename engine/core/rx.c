@@ -146,7 +146,12 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, ui
 		put_batch_settle(n, b);
 		b->ctr = p->counter;
 	}
-	trd_pay_copy_at(m, off, mr->base + at, p->pay_len);
+	/* a contiguous frame (the common case) copied here, without a call per entry */
+	if (likely(m->data_len >= off + p->pay_len))
+		rte_memcpy(mr->base + at, rte_pktmbuf_mtod_offset(m, const uint8_t *, off),
+			   p->pay_len);
+	else
+		trd_pay_copy_at(m, off, mr->base + at, p->pay_len);
 	b->ctr_bytes += p->pay_len;
 	b->puts++;
 	b->bytes += p->pay_len;
@@ -371,6 +376,20 @@ bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct trd_pkt 
 
 	if (p->aux > TRD_BUNDLE_MAX)
 		return TRD_DROP_BAD_LENGTH;
+	if (likely(m->data_len >= end)) {
+		/* all of it in the first segment: every entry header is read in place */
+		const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
+
+		for (uint32_t i = 0; i < p->aux; i++) {
+			int cause = trd_wire_entry_decode(p, b + off, end - off, i, &e[i]);
+
+			if (cause != 0)
+				return cause;
+			eoff[i] = off + TRD_ENTRY_LEN;
+			off = eoff[i] + e[i].pay_len;
+		}
+		return off == end ? 0 : TRD_DROP_BAD_LENGTH;
+	}
 	for (uint32_t i = 0; i < p->aux; i++) {
 		uint8_t ebuf[TRD_ENTRY_LEN];
 		const void *eh = m->data_len >= off + TRD_ENTRY_LEN
