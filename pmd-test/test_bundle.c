@@ -374,6 +374,63 @@ forged(void)
 		T_EQ(stat_of(fn, TRD_STAT_RX_BUNDLES), 1);
 	}
 
+	/* the puts of one frame share what they can (a region found for a key, a counter checked,
+	 * counted down once per run), never a check: each entry's key, access, counter and bounds
+	 * are its own; every counter ends exact, a FIFO message in the middle included */
+	{
+		static uint8_t ro[64];
+		struct trd_mr *rmr = trd_mr_register(fn, ro, sizeof(ro), TRD_ACCESS_REMOTE_READ);
+		uint16_t ca, cb;
+		int64_t v;
+
+		T_ASSERT(rmr != NULL, "read-only region");
+		T_EQ(trd_counter_alloc(fn, &ca), 0);
+		T_EQ(trd_counter_alloc(fn, &cb), 0);
+		T_EQ(trd_counter_set(fn, ca, 100), 0);
+		T_EQ(trd_counter_set(fn, cb, 100), 0);
+		struct ent e[] = {
+			{TRD_PKT_PUT, 0, ca, 8, fkey, 3000, 0x40},
+			{TRD_PKT_PUT, 0, ca, 8, fkey + 1000, 3000, 0x40},
+			{TRD_PKT_PUT, 0, cb, 8, fkey, 3008, 0x40},
+			{TRD_PKT_PUT, 0, ca, 8, trd_mr_key(rmr), 0, 0x40},
+			{TRD_PKT_PUT, 0, 77, 8, fkey, 3000, 0x40},
+			{TRD_PKT_PUT, 0, ca, 8, fkey, sizeof(fmem) - 4, 0x40},
+			{TRD_PKT_FIFO, 1, 0, 4, 90, 0, 0x40},
+			{TRD_PKT_PUT, 0, ca, 8, fkey, 3016, 0x40},
+			{TRD_PKT_PUT, 0, cb, 8, fkey, 3024, 0x40},
+		};
+		uint64_t bk = drop_of(fn, TRD_DROP_BAD_KEY), na = drop_of(fn, TRD_DROP_NO_ACCESS);
+		uint64_t uc = drop_of(fn, TRD_DROP_UNKNOWN_COUNTER);
+		uint64_t ob = drop_of(fn, TRD_DROP_OUT_OF_BOUNDS), all = drops(fn);
+		uint64_t puts = stat_of(fn, TRD_STAT_RX_PUT), pb = stat_of(fn, TRD_STAT_PUT_BYTES);
+
+		len = bundle(f, e, RTE_DIM(e), RTE_DIM(e), 0, 0);
+		T_EQ(trd_node_rx_frame(fn, f, len, 0), 0);
+		T_EQ(drop_of(fn, TRD_DROP_BAD_KEY) - bk, 1);
+		T_EQ(drop_of(fn, TRD_DROP_NO_ACCESS) - na, 1);
+		T_EQ(drop_of(fn, TRD_DROP_UNKNOWN_COUNTER) - uc, 1);
+		T_EQ(drop_of(fn, TRD_DROP_OUT_OF_BOUNDS) - ob, 1);
+		T_EQ(drops(fn) - all, 4);
+		T_EQ(stat_of(fn, TRD_STAT_RX_PUT) - puts, 4);
+		T_EQ(stat_of(fn, TRD_STAT_PUT_BYTES) - pb, 32);
+		T_EQ(trd_counter_read(fn, ca, &v), 0);
+		T_EQ(v, 84);
+		T_EQ(trd_counter_read(fn, cb, &v), 0);
+		T_EQ(v, 84);
+		for (int i = 0; i < 8; i++) {
+			T_EQ(fmem[3000 + i], 0x40);
+			T_EQ(fmem[3008 + i], 0x42);
+			T_EQ(fmem[3016 + i], 0x47);
+			T_EQ(fmem[3024 + i], 0x48);
+		}
+		for (unsigned int i = 0; i < sizeof(ro); i++)
+			T_EQ(ro[i], 0);
+		T_EQ(take(1, m, 8), 1);
+		check_msg(m[0], 90, 4, 0x46, 106);
+		memset(fmem + 3000, 0, 32);
+		T_EQ(trd_mr_deregister(rmr), 0);
+	}
+
 	/* a malformed structure drops the whole frame: the good put first in it never lands */
 	{
 		struct ent good = {TRD_PKT_PUT, 0, 0, 16, fkey, 256, 0x61};

@@ -3,6 +3,7 @@
  * Posting: descriptor helpers and the injection into an injection FIFO (application side).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <rte_branch_prediction.h>
@@ -172,6 +173,35 @@ desc_check_local(const struct trd_node *n, const struct trd_desc *d, int rank)
 	return 0;
 }
 
+/* A descriptor that differs from the previous one of its burst only in the fields that are
+ * its own (source, region offset, key, user word): the same op (a put or memory-FIFO message),
+ * flags, FIFO, destination, counters and length, and nothing that desc_check_local() checks
+ * against another field (a shared payload's key, a verdict's id). */
+static inline bool
+desc_like_prev(const struct trd_desc *d, const struct trd_desc *prev)
+{
+	uint64_t a[2], b[2];
+
+	/* op, flags, fifo, n_slots, dst, rsvd0, inj_ctr, rec_ctr, len: the first 16 bytes */
+	RTE_BUILD_BUG_ON(offsetof(struct trd_desc, len) + sizeof(d->len) != sizeof(a));
+	memcpy(a, d, sizeof(a));
+	memcpy(b, prev, sizeof(b));
+	return a[0] == b[0] && a[1] == b[1] && (d->op == TRD_OP_PUT || d->op == TRD_OP_FIFO) &&
+	       !(d->flags & (TRD_DF_PAYLOAD | TRD_DF_ACKREQ));
+}
+
+/* The checks of desc_check_local() on the fields of a put or memory-FIFO message that
+ * desc_like_prev() does not compare. Returns 0 or -EINVAL. */
+static inline int
+desc_check_own(const struct trd_desc *d)
+{
+	if (d->op == TRD_OP_PUT && d->roff > UINT64_MAX - d->len)
+		return -EINVAL;
+	if (d->len != 0 && d->src == 0 && !(d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)))
+		return -EINVAL;
+	return 0;
+}
+
 /* Slots a descriptor takes in the FIFO, and whether its data is copied now. */
 static inline unsigned int
 desc_slots(const struct trd_node *n, const struct trd_desc *d)
@@ -229,17 +259,25 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 	if (unlikely(nd > TRD_BULK_SLOTS))
 		return -E2BIG;
 	for (unsigned int i = 0; i < nd; i++) {
-		/* a burst mostly goes to one node: its destination is checked once */
-		if (i == 0 || d[i].dst.x != d[i - 1].dst.x || d[i].dst.y != d[i - 1].dst.y ||
-		    d[i].dst.z != d[i - 1].dst.z) {
-			rank = desc_check_dst(n, d[i].dst);
-			if (unlikely(rank < 0))
-				return rank;
+		if (i != 0 && desc_like_prev(&d[i], &d[i - 1])) {
+			/* a burst is mostly one kind of message to one node: what the previous
+			 * descriptor passed holds for this one; only its own fields are checked */
+			if (unlikely(desc_check_own(&d[i]) != 0))
+				return -EINVAL;
+			slots[i] = slots[i - 1];
+		} else {
+			/* a burst mostly goes to one node: its destination is checked once */
+			if (i == 0 || d[i].dst.x != d[i - 1].dst.x ||
+			    d[i].dst.y != d[i - 1].dst.y || d[i].dst.z != d[i - 1].dst.z) {
+				rank = desc_check_dst(n, d[i].dst);
+				if (unlikely(rank < 0))
+					return rank;
+			}
+			rc = desc_check_local(n, &d[i], rank);
+			if (unlikely(rc != 0))
+				return rc;
+			slots[i] = (uint8_t)desc_slots(n, &d[i]);
 		}
-		rc = desc_check_local(n, &d[i], rank);
-		if (unlikely(rc != 0))
-			return rc;
-		slots[i] = (uint8_t)desc_slots(n, &d[i]);
 		total += 1u + slots[i];
 		if (unlikely(total > TRD_BULK_SLOTS))
 			return -E2BIG;
@@ -249,6 +287,25 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 	if (unlikely(rte_ring_enqueue_zc_bulk_elem_start(f->ring, TRD_UNIT, total * TRD_UNITS, &z,
 							 NULL) == 0))
 		return -ENOBUFS;
+	if (likely(total * TRD_UNITS <= z.n1)) {
+		/* the reservation does not wrap: one slot after the other */
+		uint8_t *w = z.ptr1;
+
+		for (unsigned int i = 0; i < nd; i++) {
+			unsigned int s = slots[i];
+			struct trd_desc *wd = (struct trd_desc *)w;
+
+			*wd = d[i];
+			wd->n_slots = (uint8_t)s;
+			wd->msg_id = 0;
+			if (s != 0)
+				rte_memcpy(w + TRD_UNIT * TRD_UNITS,
+					   (const uint8_t *)(uintptr_t)d[i].src, d[i].len);
+			w += (size_t)(1 + s) * TRD_UNIT * TRD_UNITS;
+		}
+		rte_ring_enqueue_zc_elem_finish(f->ring, total * TRD_UNITS);
+		return 0;
+	}
 	for (unsigned int i = 0; i < nd; i++) {
 		unsigned int s = slots[i];
 		struct trd_desc *w = zc_slot(&z, k);

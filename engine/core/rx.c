@@ -44,9 +44,8 @@ trd_desc_check_remote(const struct trd_desc *d, struct trd_coord requester)
 	return 0;
 }
 
-/* A put whose payload is @p off bytes into @p m. (Always inline: a call per put of a bundle
- * cost more than the session token adds.) */
-static __rte_always_inline int
+/* A put whose payload is @p off bytes into @p m (a put alone; a bundle's: rx_put_entry()). */
+static int
 rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t off)
 {
 	struct trd_mr *mr = trd_mr_lookup(n, p->key);
@@ -84,6 +83,88 @@ rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t
 			.key = p->key,
 			.value = p->offset,
 		};
+		trd_eq_push(mr->eq, &ev);
+	}
+	return 0;
+}
+
+/* What the puts of one bundle share: the region of the last key found (its access checked),
+ * the counter named last (checked) with the bytes it is still to count down, and the
+ * statistics, settled once per frame by put_batch_end(). */
+struct put_batch {
+	uint64_t key;
+	struct trd_mr *mr;
+	uint64_t ctr_bytes;
+	uint64_t bytes;
+	uint32_t puts;
+	uint16_t ctr;
+};
+
+/* Count down the batch's counter by the bytes written so far (they are written: release). */
+static inline void
+put_batch_settle(struct trd_node *n, struct put_batch *b)
+{
+	if (b->ctr_bytes != 0) {
+		trd_ctr_sub(n, b->ctr, (uint32_t)b->ctr_bytes);
+		b->ctr_bytes = 0;
+	}
+}
+
+static inline void
+put_batch_end(struct trd_node *n, struct put_batch *b)
+{
+	put_batch_settle(n, b);
+	n->stat[TRD_STAT_RX_PUT] += b->puts;
+	n->stat[TRD_STAT_PUT_BYTES] += b->bytes;
+}
+
+/* A put entry of a bundle (no completion: entries have none), with the checks of rx_put():
+ * a key other than the last one is looked up and its access checked, a counter other than the
+ * last one is checked, the bounds are checked for every entry. The counter is counted down
+ * when another one is named, before an event is pushed, and at the end of the frame. */
+static __rte_always_inline int
+rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t off,
+	     struct put_batch *b)
+{
+	struct trd_mr *mr = b->mr;
+	uint64_t at;
+
+	if (p->key != b->key || mr == NULL) {
+		mr = trd_mr_lookup(n, p->key);
+		if (mr == NULL)
+			return TRD_DROP_BAD_KEY;
+		if (!(mr->access & TRD_ACCESS_REMOTE_WRITE))
+			return TRD_DROP_NO_ACCESS;
+		b->key = p->key;
+		b->mr = mr;
+	}
+	if (trd_mr_at(mr, p->offset, p->pay_len, &at) != 0)
+		return TRD_DROP_OUT_OF_BOUNDS;
+	if (p->counter != b->ctr) {
+		if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
+			return TRD_DROP_UNKNOWN_COUNTER;
+		put_batch_settle(n, b);
+		b->ctr = p->counter;
+	}
+	/* a contiguous frame (the common case) copied here, without a call per entry */
+	if (likely(m->data_len >= off + p->pay_len))
+		rte_memcpy(mr->base + at, rte_pktmbuf_mtod_offset(m, const uint8_t *, off),
+			   p->pay_len);
+	else
+		trd_pay_copy_at(m, off, mr->base + at, p->pay_len);
+	b->ctr_bytes += p->pay_len;
+	b->puts++;
+	b->bytes += p->pay_len;
+	if (mr->eq != NULL) {
+		/* interrupt on touch: the counter first, as for a put alone */
+		struct trd_event ev = {
+			.type = TRD_EV_DOORBELL,
+			.len = p->pay_len,
+			.key = p->key,
+			.value = p->offset,
+		};
+
+		put_batch_settle(n, b);
 		trd_eq_push(mr->eq, &ev);
 	}
 	return 0;
@@ -295,6 +376,20 @@ bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct trd_pkt 
 
 	if (p->aux > TRD_BUNDLE_MAX)
 		return TRD_DROP_BAD_LENGTH;
+	if (likely(m->data_len >= end)) {
+		/* all of it in the first segment: every entry header is read in place */
+		const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
+
+		for (uint32_t i = 0; i < p->aux; i++) {
+			int cause = trd_wire_entry_decode(p, b + off, end - off, i, &e[i]);
+
+			if (cause != 0)
+				return cause;
+			eoff[i] = off + TRD_ENTRY_LEN;
+			off = eoff[i] + e[i].pay_len;
+		}
+		return off == end ? 0 : TRD_DROP_BAD_LENGTH;
+	}
 	for (uint32_t i = 0; i < p->aux; i++) {
 		uint8_t ebuf[TRD_ENTRY_LEN];
 		const void *eh = m->data_len >= off + TRD_ENTRY_LEN
@@ -330,6 +425,7 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	uint32_t cnt = p->aux, nf = 0, start = 0, i;
 	struct trd_peer *pe = NULL;
 	struct trd_rx_fate f = trd_fate(0, false);
+	struct put_batch pb = {0};
 	unsigned int j = 0;
 	int cause;
 
@@ -356,14 +452,17 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	}
 	for (i = start; i < cnt; i++) {
 		if (e[i].type == TRD_PKT_PUT) {
-			cause = rx_put(n, m, &e[i], eoff[i]);
-		} else if (e[i].type == TRD_PKT_RGET) {
-			cause = rx_rget(n, m, &e[i], eoff[i]);
-		} else if (e[i].fifo < n->n_rec) {
-			/* mi[j] is this message's: NULL once it carries it */
-			cause = trd_rfifo_entry(n, m, &e[i], eoff[i], &blk, &mi[j++]).cause;
+			cause = rx_put_entry(n, m, &e[i], eoff[i], &pb);
 		} else {
-			cause = TRD_DROP_UNKNOWN_FIFO;
+			/* the puts before it are counted before it is seen */
+			put_batch_settle(n, &pb);
+			if (e[i].type == TRD_PKT_RGET)
+				cause = rx_rget(n, m, &e[i], eoff[i]);
+			else if (e[i].fifo < n->n_rec)
+				/* mi[j] is this message's: NULL once it carries it */
+				cause = trd_rfifo_entry(n, m, &e[i], eoff[i], &blk, &mi[j++]).cause;
+			else
+				cause = TRD_DROP_UNKNOWN_FIFO;
 		}
 		if (cause == 0)
 			continue;
@@ -373,6 +472,7 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		}
 		trd_drop(n, (unsigned int)cause);
 	}
+	put_batch_end(n, &pb);
 	if (i == cnt)
 		n->stat[TRD_STAT_RX_BUNDLES]++; /* taken whole */
 	if (pe != NULL) {

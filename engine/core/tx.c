@@ -510,10 +510,10 @@ bundle_src(struct trd_node *n, const struct trd_inj_fifo *f, const struct trd_de
 	return src;
 }
 
-/* One message into a bundle at @p p: its entry header, then its bytes. @return bytes used. */
-static inline uint32_t
-bundle_entry(struct trd_node *n, struct trd_inj_fifo *f, uint8_t *p, const struct trd_desc *d,
-	     const uint8_t *src)
+/* One message into a bundle at @p p: its entry header, then its bytes. @return bytes used.
+ * (Always inline, and its statistics are counted once per frame by emit_bundle().) */
+static __rte_always_inline uint32_t
+bundle_entry(uint8_t *p, const struct trd_desc *d, const uint8_t *src)
 {
 	if (d->op == TRD_OP_PUT)
 		trd_wire_entry_encode(p, TRD_PKT_PUT, 0, d->rec_ctr, (uint16_t)d->len, d->rkey,
@@ -525,10 +525,33 @@ bundle_entry(struct trd_node *n, struct trd_inj_fifo *f, uint8_t *p, const struc
 		trd_wire_entry_encode(p, TRD_PKT_RGET, d->fifo, 0, (uint16_t)d->len, 0, 0);
 	if (d->len != 0)
 		rte_memcpy(p + TRD_ENTRY_LEN, src, d->len);
-	n->stat[tx_type_stat[d->op]]++;
-	n->stat[TRD_STAT_DESCS]++;
-	f->descs++;
 	return TRD_ENTRY_LEN + d->len;
+}
+
+/* The first 8 bytes of a descriptor as one word (op, flags, fifo, n_slots, dst, rsvd0). */
+static inline uint64_t
+desc_word0(const struct trd_desc *d)
+{
+	uint64_t w;
+
+	memcpy(&w, d, sizeof(w));
+	return w;
+}
+
+/* The bytes of desc_word0() that decide whether a descriptor may join a bundle: op, flags and
+ * destination (fifo, n_slots and the reserved byte may differ). */
+static inline uint64_t
+bundle_key_mask(void)
+{
+	struct trd_desc m;
+	uint64_t w;
+
+	memset(&m, 0, sizeof(m));
+	m.op = 0xff;
+	m.flags = 0xff;
+	m.dst.x = m.dst.y = m.dst.z = 0xff;
+	memcpy(&w, &m, sizeof(w));
+	return w;
 }
 
 /* The current descriptor (a whole message, to be copied) and those queued behind it for the
@@ -544,7 +567,10 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 	const uint16_t inj = d->inj_ctr;
 	const uint32_t max = f->maxpay;
 	const bool ord = f->unsent == 0;
-	uint32_t used, cnt = 1;
+	/* d passed bundle_ok(): a descriptor with its op, flags, destination and injection
+	 * counter passes bundle_next_ok() too, found with one compare of a word */
+	const uint64_t kmask = bundle_key_mask(), key = desc_word0(d) & kmask;
+	uint32_t used, cnt = 1, nput = 0, nfifo = 0;
 	const uint8_t *nsrc;
 	struct rte_mbuf *m;
 	struct trd_hdr *h;
@@ -561,11 +587,13 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 		return 0;
 	h = frame_start(f, m); /* the first message's header: its id is the bundle's */
 	p = (uint8_t *)(h + 1);
-	used = bundle_entry(n, f, p, d, f->src);
+	nput += d->op == TRD_OP_PUT;
+	nfifo += d->op == TRD_OP_FIFO;
+	used = bundle_entry(p, d, f->src);
 	for (;;) {
-		/* the ids of a bundle's messages follow each other: entry i is msg_id + i */
-		n->next_msg_id++;
-		used += bundle_entry(n, f, p + used, nx, nsrc);
+		nput += nx->op == TRD_OP_PUT;
+		nfifo += nx->op == TRD_OP_FIFO;
+		used += bundle_entry(p + used, nx, nsrc);
 		f->stage_i += 1u + nx->n_slots;
 		if (++cnt == n->conf.coalesce)
 			break;
@@ -573,10 +601,24 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 		if (f->stage_i == f->stage_n && stage_refill(f) == 0)
 			break;
 		nx = &f->stage[f->stage_i];
-		if (!bundle_next_ok(nx, dst, inj, ord) || used + TRD_ENTRY_LEN + nx->len > max ||
-		    (nsrc = bundle_src(n, f, nx)) == NULL)
+		if (likely((desc_word0(nx) & kmask) == key && nx->inj_ctr == inj)) {
+			if (used + TRD_ENTRY_LEN + nx->len > max ||
+			    (nsrc = bundle_src(n, f, nx)) == NULL)
+				break;
+		} else if (!bundle_next_ok(nx, dst, inj, ord) ||
+			   used + TRD_ENTRY_LEN + nx->len > max ||
+			   (nsrc = bundle_src(n, f, nx)) == NULL) {
 			break;
+		}
 	}
+	/* the ids of a bundle's messages follow each other: entry i is msg_id + i (the first's
+	 * was taken by desc_start()) */
+	n->next_msg_id += cnt - 1;
+	n->stat[TRD_STAT_TX_PUT] += nput;
+	n->stat[TRD_STAT_TX_FIFO] += nfifo;
+	n->stat[TRD_STAT_TX_RGET] += cnt - nput - nfifo;
+	n->stat[TRD_STAT_DESCS] += cnt;
+	f->descs += cnt;
 	h->type = TRD_PKT_BUNDLE;
 	h->flags = trd_be16(TRD_HF_ALL | (n->conf.payload_crc ? TRD_HF_CRC : 0));
 	h->fifo = 0;

@@ -104,6 +104,28 @@ test_bad_input(void)
 	T_EQ(trd_inject(trd_inj_fifo(n, 3), &d), 0); /* a local descriptor may carry it */
 	T_EQ(trd_inject_bulk(trd_inj_fifo(n, 0), NULL, 1), -EINVAL);
 	T_EQ(trd_inject_bulk(trd_inj_fifo(n, 0), cs, 0), 0);
+	/* a burst of puts alike but for their own fields: each one's own fields are still
+	 * checked (a region offset that wraps, no source), and a refused burst posts nothing */
+	{
+		struct trd_inj_fifo *f = trd_inj_fifo(n, 0);
+		unsigned int room = trd_inj_fifo_free_count(f);
+
+		for (int i = 0; i < 4; i++)
+			trd_desc_put(&cs[i], self, buf, 8, 1, (uint64_t)i * 8, 0, 0);
+		cs[2].roff = UINT64_MAX - 3;
+		T_EQ(trd_inject_bulk(f, cs, 4), -EINVAL);
+		cs[2].roff = 16;
+		cs[3].src = 0;
+		T_EQ(trd_inject_bulk(f, cs, 4), -EINVAL);
+		T_EQ(trd_inj_fifo_free_count(f), room);
+		cs[3].src = (uintptr_t)buf;
+		cs[1].flags = TRD_DF_ACKREQ; /* and no verdict id: the whole check again */
+		T_EQ(trd_inject_bulk(f, cs, 4), -EINVAL);
+		T_EQ(trd_inj_fifo_free_count(f), room);
+		cs[1].flags = 0;
+		T_EQ(trd_inject_bulk(f, cs, 4), 0);
+		T_EQ(trd_inj_fifo_free_count(f), room - 8); /* a descriptor and a slot each */
+	}
 
 	T_EQ(trd_counter_alloc(NULL, &ctr), -EINVAL);
 	T_EQ(trd_counter_alloc(n, NULL), -EINVAL);

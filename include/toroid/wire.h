@@ -513,25 +513,25 @@ static inline int
 trd_wire_entry_decode(const struct trd_pkt *p, const void *eh, uint32_t left, uint32_t idx,
 		      struct trd_pkt *e)
 {
-	struct trd_wire_entry w;
+	/* read in place (a packed struct: any alignment), not copied first */
+	const struct trd_wire_entry *w = (const struct trd_wire_entry *)eh;
 
 	if (left < TRD_ENTRY_LEN)
 		return TRD_DROP_BAD_LENGTH;
-	__builtin_memcpy(&w, eh, sizeof(w));
 	*e = *p;
-	e->type = w.type;
+	e->type = w->type;
 	e->flags = TRD_HF_ALL;
-	e->fifo = w.fifo;
-	e->counter = trd_be16(w.counter);
-	e->key = trd_be64(w.key);
-	e->offset = trd_be64(w.offset);
-	e->pay_len = trd_be16(w.len);
+	e->fifo = w->fifo;
+	e->counter = trd_be16(w->counter);
+	e->key = trd_be64(w->key);
+	e->offset = trd_be64(w->offset);
+	e->pay_len = trd_be16(w->len);
 	e->msg_len = e->pay_len;
 	e->msg_id = p->msg_id + idx;
 	e->aux = 0;
 	if (e->pay_len > left - TRD_ENTRY_LEN)
 		return TRD_DROP_BAD_LENGTH;
-	if (w.rsvd != 0)
+	if (w->rsvd != 0)
 		return TRD_DROP_BAD_FIELD;
 	if (e->type == TRD_PKT_PUT) {
 		if (e->fifo != 0)
@@ -561,17 +561,16 @@ static inline void
 trd_wire_entry_encode(void *eh, uint8_t type, uint8_t fifo, uint16_t counter, uint16_t len,
 		      uint64_t key, uint64_t offset)
 {
-	struct trd_wire_entry w = {
-		.type = type,
-		.fifo = fifo,
-		.counter = trd_be16(counter),
-		.len = trd_be16(len),
-		.rsvd = 0,
-		.key = trd_be64(key),
-		.offset = trd_be64(offset),
-	};
+	/* written in place (a packed struct: any alignment), not built aside and copied */
+	struct trd_wire_entry *w = (struct trd_wire_entry *)eh;
 
-	__builtin_memcpy(eh, &w, sizeof(w));
+	w->type = type;
+	w->fifo = fifo;
+	w->counter = trd_be16(counter);
+	w->len = trd_be16(len);
+	w->rsvd = 0;
+	w->key = trd_be64(key);
+	w->offset = trd_be64(offset);
 }
 
 /**
