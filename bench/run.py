@@ -87,13 +87,29 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   for retransmission, acks), the engine loop (~145). Small messages queued for one node now
   share a frame (bundles, [wire-format.md](wire-format.md#bundles): 16 messages of 64 B per
   1514-byte frame, 32 of 8 B), so those costs are paid once per 16 messages, and a burst's
-  destination is checked once at post. What is left is per message and bounds the rate now:
-  the post (~90: the checks and the 64-byte descriptor plus a 64-byte inline slot written into
-  the FIFO's ring), DPDK's ring (~50: the same 128 bytes dequeued), the copy into the frame and
-  out of it (~65), the entry header written and decoded (~85), the receive checks (region
-  lookup, bounds, counter: ~105) and the engine loop around them. Below 300 needs
-  descriptors that do not cross a ring at all for the common case (a post that builds the entry
-  in place) and fewer checks repeated per message of one burst.
+  destination is checked once at post. Then (#27) what was the same for every message of a
+  burst or a frame went to once per burst or frame, 600 to 489 instructions per put (FIFO
+  message 595 to 538): a posted descriptor that matches the previous one of its burst in its
+  first 16 bytes (op, flags, FIFO, destination, counters, length) is checked only in its own
+  fields (post 85 to 57); the bundle builder admits the next descriptor by one masked compare
+  against the first, writes the entry header in place, and counts message ids and statistics
+  once per frame (engine loop 180 to 103); the receiver looks a region key up, and checks a
+  counter, only where it differs from the previous entry's, still checks every entry's
+  bounds, counts the counter down once per run of entries (before any FIFO message, remote get
+  or event, and at the end of the frame) and reads entry headers in place. The round trips did
+  not grow (remote get 6 012 to 5 994, put ping-pong 7 079 to 7 043, FIFO ping-pong 7 098 to
+  7 062, reflection 7 006 to 6 970). In seconds the change is inside the noise of a loaded
+  machine: `toroid-perf --baseline -t put_rate -s 64 --inline`, six runs each at a load of 7
+  to 9 on 2 CPUs, gave 0.28 .. 0.47 x the raw frame rate before and 0.32 .. 0.57 after
+  (`fifo_rate`: 0.32 .. 0.52 before, 0.27 .. 0.46 after). What is left per
+  message: the post (~57: the 64-byte descriptor and a 64-byte inline slot written into the
+  FIFO's ring), DPDK's ring (~48: the same 128 bytes dequeued into the stage), the copy into
+  the frame and out of it (~64), the entry header written and decoded into a whole packet
+  header (~90, most of it the decode: a 56-byte `struct trd_pkt` per entry), the receive
+  checks (~80) and the bundle loops (~100). Below 400 needs descriptors that do not cross a
+  ring at all for the common case (a post that builds the entry in place, or a consumer that
+  reads the ring in place with DPDK's zero-copy dequeue) and an entry decode that fills only
+  what a put needs.
 * **Memory-FIFO messages.** Each message of a bundle used to reach the application in a buffer
   reference of its own (an indirect mbuf attached to the bundle, from the pool, three cache
   lines, a mempool get and put and an atomic reference count per message): 742 instructions
