@@ -112,4 +112,3 @@ fail:
 		 rte_strerror(rte_errno));
 	return rte_errno ? -rte_errno : -ENODEV;
 }
-
