@@ -122,8 +122,9 @@ perf_shares(unsigned int n_sh, uint64_t iters)
 	int rc;
 
 	if (n_sh > SH_MAX || worker >= RTE_MAX_LCORE) {
-		fprintf(stderr, "toroid-perf: --shares %u needs a worker lcore (-l 0-1) and at "
-				"most %d shares\n",
+		fprintf(stderr,
+			"toroid-perf: --shares %u needs a worker lcore (-l 0-1) and at "
+			"most %d shares\n",
 			n_sh, SH_MAX);
 		return -EINVAL;
 	}
