@@ -28,6 +28,8 @@
  *           (three message blocks), not an mbuf each; freed in any order, one by one or in
  *           bulk, the frame goes back with the last, every message exact until then; with no
  *           block left the same bundle takes an mbuf per message, exact.
+ *  lanes:   a put handed to share 0 of a node of two shares: taken on lane 0, dropped and
+ *           counted as bad_lane on lane 1 (another share's); three shares are refused.
  *  relay:   node (0,0,0) of a 2x2x1 torus sends to (1,1,0) through an intermediate node:
  *           FIFO messages, puts, immediate puts, puts from a region, TRD_DF_COPY and
  *           TRD_DF_ORDERED ones, in runs on two injection counters (each reaches exactly 0);
@@ -1071,12 +1073,68 @@ gets(uint32_t ngets, const char *impair)
 	free(nc_of);
 }
 
+/* ---- lanes ---- */
+
+/* A put handed to share 0 of a node split in two: taken on lane 0, dropped as bad_lane on
+ * lane 1 (another share's: it came on share 0's queue), counted on share 0. */
+static void
+lanes(void)
+{
+	static uint8_t f[256], mem[64];
+	struct trd_node_conf c = {.unreliable = true, .shares = 2};
+	struct trd_node_stats s0;
+	struct trd_node *n;
+	struct trd_mr *mr;
+
+	trd_torus_init(&c.torus, 2, 1, 1);
+	c.coord = (struct trd_coord){1, 0, 0};
+	n = trd_node_create(&c);
+	T_ASSERT(n != NULL, "node of two shares");
+	T_EQ(trd_node_shares(n), 2);
+	c.shares = 3;
+	T_ASSERT(trd_node_create(&c) == NULL && rte_errno == ENOTSUP, "three shares refused");
+	mr = trd_mr_register(n, mem, sizeof(mem), TRD_ACCESS_REMOTE_WRITE);
+	T_ASSERT(mr != NULL, "region");
+	for (unsigned int lane = 0; lane < 2; lane++) {
+		uint64_t before = drop_of(n, TRD_DROP_BAD_LANE);
+
+		memset(f, 0, sizeof(f));
+		memset(f, 0x02, 12);
+		f[12] = TRD_ETHERTYPE >> 8;
+		f[13] = TRD_ETHERTYPE & 0xff;
+		memset(f + TRD_FRAME_HLEN, 0x40 + (int)lane, 8);
+		trd_wire_encode(f + TRD_ETH_HLEN,
+				&(const struct trd_pkt){
+					.version = TRD_WIRE_VERSION,
+					.type = TRD_PKT_PUT,
+					.flags = (uint16_t)(TRD_HF_ALL | (lane ? TRD_HF_LANE : 0)),
+					.src = {0, 0, 0},
+					.hops = 2,
+					.dst = {1, 0, 0},
+					.key = trd_mr_key(mr),
+					.offset = 8 * lane,
+					.msg_len = 8,
+					.pay_len = 8,
+					.msg_id = 1 + lane,
+				});
+		T_EQ(trd_node_rx_frame(n, f, TRD_FRAME_HLEN + 8, 0), 0);
+		T_EQ(drop_of(n, TRD_DROP_BAD_LANE) - before, lane);
+		T_EQ(mem[8 * lane], lane ? 0 : 0x40); /* lane 1's bytes never land */
+	}
+	T_EQ(trd_node_share_stats_get(n, 0, &s0), 0);
+	T_EQ(s0.drop[TRD_DROP_BAD_LANE], 1);
+	T_EQ(s0.stat[TRD_STAT_RX_PUT], 1);
+	trd_node_free(n);
+	printf("lanes: lane 0 taken, lane 1 on share 0 dropped as bad_lane; 3 shares refused\n");
+}
+
 int
 main(int argc, char **argv)
 {
 	uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 20000;
 
 	test_eal_init(argv[0], NULL);
+	lanes();
 	forged();
 	blocks();
 	stream(n, 32, NULL, 1024, 32);
