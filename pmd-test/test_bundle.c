@@ -12,7 +12,9 @@
  *           with coalesce 32 on a lossless link, on a link that loses, reorders and
  *           duplicates frames (5%, 2%, 1%), with coalesce 1 (no bundle at all), and with
  *           a reception FIFO of 8 drained 3 messages at a time: bundles refused for want of
- *           room come again whole, and no message is delivered twice.
+ *           room come again whole, and no message is delivered twice. Again with both
+ *           nodes split in two shares, bursts alternating between FIFOs 0 and 1 (lanes 0
+ *           and 1), lossless and lossy: in order per FIFO, and both lanes carried bundles.
  *  forged:  bundles made by hand, handed to one node: each message checked alone (a bad key,
  *           an unknown FIFO, a put out of bounds are dropped and counted, the others of the
  *           frame land); a malformed structure (an entry past the end, trailing bytes, one
@@ -26,6 +28,8 @@
  *           (three message blocks), not an mbuf each; freed in any order, one by one or in
  *           bulk, the frame goes back with the last, every message exact until then; with no
  *           block left the same bundle takes an mbuf per message, exact.
+ *  lanes:   a put handed to share 0 of a node of two shares: taken on lane 0, dropped and
+ *           counted as bad_lane on lane 1 (another share's); three shares are refused.
  *  relay:   node (0,0,0) of a 2x2x1 torus sends to (1,1,0) through an intermediate node:
  *           FIFO messages, puts, immediate puts, puts from a region, TRD_DF_COPY and
  *           TRD_DF_ORDERED ones, in runs on two injection counters (each reaches exactly 0);
@@ -94,21 +98,25 @@ drop_of(const struct trd_node *n, unsigned int cause)
 
 /* ---- stream ---- */
 
+/* With @p shares 2 both nodes are split in two lanes and bursts alternate between injection
+ * FIFOs 0 (lane 0) and 1 (lane 1): the order kept is per FIFO, and both lanes must carry
+ * bundles. */
 static void
-stream(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int rec_size,
-       unsigned int take_max)
+stream_sh(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int rec_size,
+	  unsigned int take_max, unsigned int shares)
 {
-	struct trd_node_conf tmpl = {.coalesce = coalesce, .rec_fifo_size = rec_size};
+	struct trd_node_conf tmpl = {
+		.coalesce = coalesce, .rec_fifo_size = rec_size, .shares = shares};
 	struct trd_net_conf nc = {.node = &tmpl};
 	struct trd_net *net;
 	struct trd_node *a, *b;
 	struct trd_mr *mr;
-	uint8_t *src, *dst, *kind;
+	uint8_t *src, *dst, *kind, *lane;
 	uint32_t *len;
 	uint64_t put_bytes = 0, all_bytes = 0, fifo_n = 0, fifo_got = 0, t_end;
-	uint32_t posted = 0, last_id = 0;
+	uint32_t posted = 0, last_id[2] = {0}, burst = 0;
 	uint16_t inj, rec;
-	uint64_t rs = 12345, next_fifo = 0;
+	uint64_t rs = 12345, next_fifo[2] = {0};
 	int64_t v;
 	struct trd_link_stats ls;
 
@@ -127,8 +135,10 @@ stream(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int re
 	src = malloc((size_t)nmsg * MAXLEN);
 	dst = calloc(nmsg, SLOT);
 	kind = malloc(nmsg);
+	lane = malloc(nmsg);
 	len = malloc(nmsg * sizeof(*len));
-	T_ASSERT(src != NULL && dst != NULL && kind != NULL && len != NULL, "memory");
+	T_ASSERT(src != NULL && dst != NULL && kind != NULL && lane != NULL && len != NULL,
+		 "memory");
 	mr = trd_mr_register(b, dst, (size_t)nmsg * SLOT, TRD_ACCESS_REMOTE_WRITE);
 	T_ASSERT(mr != NULL, "region");
 	for (uint32_t i = 0; i < nmsg; i++) {
@@ -164,6 +174,7 @@ stream(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int re
 				uint32_t i = posted + j;
 				const uint8_t *s = &src[(size_t)i * MAXLEN];
 
+				lane[i] = (uint8_t)(burst % shares);
 				if (kind[i])
 					trd_desc_fifo(&d[j], trd_node_coord(b), 0, s, len[i], i,
 						      inj);
@@ -171,23 +182,29 @@ stream(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int re
 					trd_desc_put(&d[j], trd_node_coord(b), s, len[i],
 						     trd_mr_key(mr), (uint64_t)i * SLOT, inj, rec);
 			}
-			if (trd_inject_bulk(trd_inj_fifo(a, 0), d, nb) == 0)
+			if (trd_inject_bulk(trd_inj_fifo(a, burst % shares), d, nb) == 0) {
 				posted += nb;
+				burst++;
+			}
 		}
 		trd_net_poll(net);
 		k = trd_rec_fifo_poll(trd_rec_fifo(b, 0), m, take_max);
 		T_ASSERT(k >= 0, "poll");
 		for (int j = 0; j < k; j++) {
 			uint64_t i = m[j]->user;
+			uint64_t *nx;
 
-			while (next_fifo < nmsg && !kind[next_fifo])
-				next_fifo++;
-			T_EQ(i, next_fifo); /* in order, none twice, none missing */
-			next_fifo++;
+			T_ASSERT(i < posted, "message %" PRIu64 " never posted", i);
+			nx = &next_fifo[lane[i]];
+			while (*nx < nmsg && (!kind[*nx] || lane[*nx] != lane[i]))
+				(*nx)++;
+			T_EQ(i, *nx); /* in order per FIFO, none twice, none missing */
+			(*nx)++;
 			T_EQ(m[j]->len, len[i]);
 			T_EQ(m[j]->status, 0);
-			T_ASSERT(fifo_got == 0 || m[j]->msg_id > last_id, "message ids increase");
-			last_id = m[j]->msg_id;
+			T_ASSERT(last_id[lane[i]] == 0 || m[j]->msg_id > last_id[lane[i]],
+				 "message ids increase");
+			last_id[lane[i]] = m[j]->msg_id;
 			for (uint32_t q = 0; q < len[i]; q++)
 				T_ASSERT(((uint8_t *)m[j]->data)[q] == pat(i, q),
 					 "msg %" PRIu64 " byte %u", i, q);
@@ -206,6 +223,23 @@ stream(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int re
 		for (uint32_t q = 0; !kind[i] && q < len[i]; q++)
 			T_ASSERT(dst[(size_t)i * SLOT + q] == pat(i, q), "put %u byte %u", i, q);
 	T_EQ(trd_link_stats_get(trd_node_link(a, 0), &ls), 0);
+	if (shares > 1) {
+		struct trd_node_stats s0, s1;
+
+		T_EQ(trd_node_share_stats_get(a, 0, &s0), 0);
+		T_EQ(trd_node_share_stats_get(a, 1, &s1), 0);
+		T_ASSERT(coalesce == 1 || (s0.stat[TRD_STAT_TX_BUNDLES] > 0 &&
+					   s1.stat[TRD_STAT_TX_BUNDLES] > 0),
+			 "bundles by lane: %" PRIu64 ", %" PRIu64, s0.stat[TRD_STAT_TX_BUNDLES],
+			 s1.stat[TRD_STAT_TX_BUNDLES]);
+		T_ASSERT(s0.stat[TRD_STAT_DESCS] > 0 && s1.stat[TRD_STAT_DESCS] > 0 &&
+				 s0.stat[TRD_STAT_DESCS] + s1.stat[TRD_STAT_DESCS] == nmsg,
+			 "messages by lane: %" PRIu64 ", %" PRIu64, s0.stat[TRD_STAT_DESCS],
+			 s1.stat[TRD_STAT_DESCS]);
+		printf("stream, 2 shares per node: lane 0 %" PRIu64 " messages, lane 1 %" PRIu64
+		       "\n",
+		       s0.stat[TRD_STAT_DESCS], s1.stat[TRD_STAT_DESCS]);
+	}
 	printf("stream coalesce=%u %s, FIFO of %u: %u messages (%" PRIu64 " FIFO) in %" PRIu64
 	       " frames, %" PRIu64 " bundles; drops at b %" PRIu64 "\n",
 	       coalesce, impair ? impair : "lossless", rec_size, nmsg, fifo_n, ls.tx_pkts,
@@ -233,7 +267,15 @@ stream(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int re
 	free(src);
 	free(dst);
 	free(kind);
+	free(lane);
 	free(len);
+}
+
+static void
+stream(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int rec_size,
+       unsigned int take_max)
+{
+	stream_sh(nmsg, coalesce, impair, rec_size, take_max, 1);
 }
 
 /* ---- forged ---- */
@@ -1088,12 +1130,68 @@ gets(uint32_t ngets, const char *impair)
 	free(nc_of);
 }
 
+/* ---- lanes ---- */
+
+/* A put handed to share 0 of a node split in two: taken on lane 0, dropped as bad_lane on
+ * lane 1 (another share's: it came on share 0's queue), counted on share 0. */
+static void
+lanes(void)
+{
+	static uint8_t f[256], mem[64];
+	struct trd_node_conf c = {.unreliable = true, .shares = 2};
+	struct trd_node_stats s0;
+	struct trd_node *n;
+	struct trd_mr *mr;
+
+	trd_torus_init(&c.torus, 2, 1, 1);
+	c.coord = (struct trd_coord){1, 0, 0};
+	n = trd_node_create(&c);
+	T_ASSERT(n != NULL, "node of two shares");
+	T_EQ(trd_node_shares(n), 2);
+	c.shares = 3;
+	T_ASSERT(trd_node_create(&c) == NULL && rte_errno == ENOTSUP, "three shares refused");
+	mr = trd_mr_register(n, mem, sizeof(mem), TRD_ACCESS_REMOTE_WRITE);
+	T_ASSERT(mr != NULL, "region");
+	for (unsigned int lane = 0; lane < 2; lane++) {
+		uint64_t before = drop_of(n, TRD_DROP_BAD_LANE);
+
+		memset(f, 0, sizeof(f));
+		memset(f, 0x02, 12);
+		f[12] = TRD_ETHERTYPE >> 8;
+		f[13] = TRD_ETHERTYPE & 0xff;
+		memset(f + TRD_FRAME_HLEN, 0x40 + (int)lane, 8);
+		trd_wire_encode(f + TRD_ETH_HLEN,
+				&(const struct trd_pkt){
+					.version = TRD_WIRE_VERSION,
+					.type = TRD_PKT_PUT,
+					.flags = (uint16_t)(TRD_HF_ALL | (lane ? TRD_HF_LANE : 0)),
+					.src = {0, 0, 0},
+					.hops = 2,
+					.dst = {1, 0, 0},
+					.key = trd_mr_key(mr),
+					.offset = 8 * lane,
+					.msg_len = 8,
+					.pay_len = 8,
+					.msg_id = 1 + lane,
+				});
+		T_EQ(trd_node_rx_frame(n, f, TRD_FRAME_HLEN + 8, 0), 0);
+		T_EQ(drop_of(n, TRD_DROP_BAD_LANE) - before, lane);
+		T_EQ(mem[8 * lane], lane ? 0 : 0x40); /* lane 1's bytes never land */
+	}
+	T_EQ(trd_node_share_stats_get(n, 0, &s0), 0);
+	T_EQ(s0.drop[TRD_DROP_BAD_LANE], 1);
+	T_EQ(s0.stat[TRD_STAT_RX_PUT], 1);
+	trd_node_free(n);
+	printf("lanes: lane 0 taken, lane 1 on share 0 dropped as bad_lane; 3 shares refused\n");
+}
+
 int
 main(int argc, char **argv)
 {
 	uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 20000;
 
 	test_eal_init(argv[0], NULL);
+	lanes();
 	forged();
 	blocks();
 	stream(n, 32, NULL, 1024, 32);
@@ -1103,6 +1201,9 @@ main(int argc, char **argv)
 	 * whole, never delivered in part (a part delivered twice breaks the order check) */
 	stream(n / 4, 32, NULL, 8, 3);
 	stream(n / 4, 32, "loss=5%,reorder=5%,dup=2%,seed=9", 8, 3);
+	/* two lanes per node: order per FIFO, both lanes bundling (issue 27) */
+	stream_sh(n / 4, 32, NULL, 1024, 32, 2);
+	stream_sh(n / 4, 32, "loss=5%,reorder=2%,dup=1%,seed=3", 1024, 32, 2);
 	relay(n / 4, NULL, false);
 	relay(n / 4, NULL, true);
 	relay(n / 4, "loss=5%,reorder=2%,dup=1%,seed=5", true);

@@ -10,7 +10,13 @@
  * the configured time, new ones fail fast, traffic to the others goes on, and the peer's
  * return is detected.
  *
- * Arguments: [N] [impairment spec]
+ * With "shares" as a third argument every node is split in two shares (lanes): the worker lcore
+ * serves share 0 of every node and the main thread polls share 1 of every node between its
+ * posts, so each node runs on two threads; FIFOs 0 and 2 (puts, reads) send on lane 0, 1 and 3
+ * (messages, reflections) on lane 1. Besides the above, both shares of every node must have
+ * carried traffic.
+ *
+ * Arguments: [N] [impairment spec] [shares]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -58,6 +64,7 @@ static struct node nd[NODES];
 static uint64_t total_ops = 100000, next_seq, completed;
 static uint64_t per_kind[K_MAX];
 static uint8_t *scratch;
+static bool split; /* two shares per node */
 
 static uint8_t *
 area(unsigned int target, unsigned int origin, unsigned int slot)
@@ -208,10 +215,13 @@ finish(unsigned int a, unsigned int slot)
 {
 	struct op *o = &nd[a].ops[slot];
 
+	if ((o->kind == K_PUT || o->kind == K_REFLECT) &&
+	    memcmp(area(o->target, a, slot), pattern(o->seq, o->len), o->len) != 0)
+		dump_drops(); /* why, for the report below */
 	if (o->kind == K_PUT || o->kind == K_REFLECT)
 		T_ASSERT(memcmp(area(o->target, a, slot), pattern(o->seq, o->len), o->len) == 0,
-			 "op %" PRIu64 ": %u bytes %u -> %u not in place at completion", o->seq,
-			 o->len, a, o->target);
+			 "op %" PRIu64 " (kind %u): %u bytes %u -> %u not in place at completion",
+			 o->seq, o->kind, o->len, a, o->target);
 	else if (o->kind == K_READ)
 		T_ASSERT(memcmp(local_slot(a, slot), nd[o->target].rd + o->seq % 4096, o->len) == 0,
 			 "read %" PRIu64 " differs", o->seq);
@@ -306,8 +316,17 @@ test_lossy(struct trd_net *net, const struct trd_impair_conf *imp)
 			T_EQ(trd_counter_alloc(x->n, &x->ctr[s]), 0);
 		T_EQ(trd_node_impair(x->n, imp), 0);
 	}
-	if (lc < RTE_MAX_LCORE)
+	if (split && lc < RTE_MAX_LCORE) {
+		/* share 0 of every node on the worker, share 1 polled below */
+		struct trd_node *set[NODES];
+		unsigned int zero[NODES] = {0};
+
+		for (unsigned int i = 0; i < NODES; i++)
+			set[i] = nd[i].n;
+		T_EQ(trd_lcore_launch_shares(lc, set, zero, NODES), 0);
+	} else if (lc < RTE_MAX_LCORE) {
 		T_EQ(trd_net_launch(net, &lc, 1), 0);
+	}
 	if (getenv("LOSSY_TIMEOUT_S") != NULL)
 		deadline = trd_time_us() + strtoull(getenv("LOSSY_TIMEOUT_S"), NULL, 0) * 1000000;
 	while (completed < total_ops) {
@@ -339,12 +358,32 @@ test_lossy(struct trd_net *net, const struct trd_impair_conf *imp)
 		}
 		if (lc >= RTE_MAX_LCORE)
 			trd_net_poll(net);
+		else if (split)
+			for (unsigned int a = 0; a < NODES; a++)
+				T_ASSERT(trd_node_poll_share(nd[a].n, 1) >= 0, "poll share 1");
 	}
+	if (split && lc < RTE_MAX_LCORE)
+		trd_lcore_stop(lc);
 	trd_net_stop(net);
 	for (unsigned int i = 0; i < NODES; i++) {
 		struct trd_node_stats st;
 
 		T_EQ(trd_node_stats_get(nd[i].n, &st), 0);
+		if (split) {
+			struct trd_node_stats s0, s1;
+
+			T_EQ(trd_node_shares(nd[i].n), 2);
+			T_EQ(trd_node_share_stats_get(nd[i].n, 0, &s0), 0);
+			T_EQ(trd_node_share_stats_get(nd[i].n, 1, &s1), 0);
+			/* both lanes carried data, and the sum is what the node reports */
+			T_ASSERT(s0.stat[TRD_STAT_TX_PKTS] > 1000 &&
+					 s1.stat[TRD_STAT_TX_PKTS] > 1000,
+				 "node %u: share 0 sent %" PRIu64 ", share 1 %" PRIu64, i,
+				 s0.stat[TRD_STAT_TX_PKTS], s1.stat[TRD_STAT_TX_PKTS]);
+			T_EQ(s0.stat[TRD_STAT_TX_PKTS] + s1.stat[TRD_STAT_TX_PKTS],
+			     st.stat[TRD_STAT_TX_PKTS]);
+			T_EQ(st.drop[TRD_DROP_BAD_LANE], 0);
+		}
 		retrans += st.stat[TRD_STAT_RETRANS];
 		downs += st.stat[TRD_STAT_PEERS_DOWN];
 		T_EQ(trd_node_cpl_pending(nd[i].n), 0);
@@ -367,12 +406,13 @@ test_lossy(struct trd_net *net, const struct trd_impair_conf *imp)
 	T_ASSERT((imp->loss == 0 || lost > 0) && (imp->corrupt == 0 || corrupt > 0) &&
 			 (imp->dup == 0 || dups > 0) && (imp->reorder == 0 || reord > 0),
 		 "the links were not impaired as asked");
-	printf("lossy: %" PRIu64 " ops (put %" PRIu64 ", fifo %" PRIu64 ", read %" PRIu64
+	printf("lossy%s: %" PRIu64 " ops (put %" PRIu64 ", fifo %" PRIu64 ", read %" PRIu64
 	       ", reflect %" PRIu64 ") exactly once in %.1f s; links lost %" PRIu64
 	       ", reordered %" PRIu64 ", duplicated %" PRIu64 ", corrupted %" PRIu64 "; %" PRIu64
 	       " retransmissions; %" PRIu64 " peers declared down\n",
-	       completed, per_kind[K_PUT], per_kind[K_FIFO], per_kind[K_READ], per_kind[K_REFLECT],
-	       (double)(trd_time_us() - t0) / 1e6, lost, reord, dups, corrupt, retrans, downs);
+	       split ? " (2 shares per node)" : "", completed, per_kind[K_PUT], per_kind[K_FIFO],
+	       per_kind[K_READ], per_kind[K_REFLECT], (double)(trd_time_us() - t0) / 1e6, lost,
+	       reord, dups, corrupt, retrans, downs);
 	trd_net_free(net);
 	for (unsigned int i = 0; i < NODES; i++) {
 		free(nd[i].mem);
@@ -489,6 +529,8 @@ main(int argc, char **argv)
 
 	if (argc > 1)
 		total_ops = strtoull(argv[1], NULL, 0);
+	split = argc > 3 && strcmp(argv[3], "shares") == 0;
+	tmpl.shares = split ? 2 : 1;
 	T_EQ(trd_impair_parse(
 		     argc > 2 ? argv[2] : "loss=2%,reorder=1%,dup=0.5%,corrupt=0.1%,seed=7", &imp),
 	     0);

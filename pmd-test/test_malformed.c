@@ -410,6 +410,9 @@ cases_version_type_flags(void)
 			snprintf(w, sizeof(w), "flags FIRST|LAST|0x%04x, aux 9", bit);
 			i = put_ok(p, slot(), 16, w);
 			cs[i].ctl = 1; /* a DONE */
+		} else if (bit == TRD_HF_LANE) {
+			/* lane 1 on a node of one share: a lane it does not have */
+			put_bad(p, slot(), 16, TRD_DROP_BAD_LANE, w);
 		} else if (bit == TRD_HF_CRC) {
 			i = put_bad(p, slot(), 16, TRD_DROP_BAD_LENGTH, w); /* no room for it */
 			cs[i].len -= 4;

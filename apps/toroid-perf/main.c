@@ -265,6 +265,7 @@ enum {
 	OPT_INTERVAL,
 	OPT_RATE,
 	OPT_CORES,
+	OPT_SHARES,
 	OPT_VA,
 	OPT_COPY,
 	OPT_ONE_OFF,
@@ -595,6 +596,9 @@ perf_parse_option(int c, struct perf_cli *cli, char **app_argv)
 	case OPT_CORES:
 		perf_opt.cores = (unsigned int)app_opt_u64("--cores", optarg, 1, 2);
 		break;
+	case OPT_SHARES:
+		perf_opt.shares = (unsigned int)app_opt_u64("--shares", optarg, 1, 2);
+		break;
 	case 'O':
 		perf_parse_ports(optarg);
 		cli->ports_given = true;
@@ -644,6 +648,8 @@ perf_check_options(struct perf_cli *cli)
 				perf_opt.cores, cli->role);
 	if (perf_opt.test == NULL && cli->role != NULL && strcmp(cli->role, "server") == 0)
 		perf_opt.test = "all"; /* the server answers whatever the client asks */
+	if (perf_opt.shares != 0 && perf_opt.test == NULL)
+		perf_opt.test = "put_rate"; /* not run: --shares runs put_shares alone */
 	if (perf_opt.test == NULL)
 		app_usage_error("-t TEST is required (see --help)");
 	if (perf_check_test_list(perf_opt.test) != 0)
@@ -835,6 +841,7 @@ main(int argc, char **argv)
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"rate", required_argument, NULL, OPT_RATE},
 		{"cores", required_argument, NULL, OPT_CORES},
+		{"shares", required_argument, NULL, OPT_SHARES},
 		{"copy", no_argument, NULL, OPT_COPY},
 		{"one-off", no_argument, NULL, OPT_ONE_OFF},
 		{"bidir", no_argument, NULL, OPT_BIDIR},
@@ -900,8 +907,10 @@ main(int argc, char **argv)
 		return failed ? 1 : 0;
 	}
 	setup();
-
-	failed = perf_run_tests();
+	failed = perf_opt.shares != 0 /* a run of its own */
+			 ? perf_shares(perf_opt.shares,
+				       perf_opt.iters ? perf_opt.iters : 2000000) != 0
+			 : perf_run_tests();
 	engine_stop();
 	trd_net_free(px.net);
 	rte_eal_cleanup();

@@ -44,6 +44,7 @@ struct perf_opts {
 	double rate;         /* --rate: messages (or bits, rate_bits) per second; 0: unpaced */
 	bool rate_bits;      /* --rate given in bit/s at L2 (frame + FCS) */
 	unsigned int cores;  /* --cores: engine lcores serving the nodes (0: the default) */
+	unsigned int shares; /* --shares: the put_shares run alone (shares.c), 0: not */
 	bool one_off;        /* --one-off: the server ends after one client */
 	bool reverse;        /* -R: rate tests from the server to the client */
 	bool bidir;          /* --bidir: rate tests both ways at once */
@@ -94,6 +95,8 @@ extern struct perf_opts perf_opt;
 extern volatile sig_atomic_t perf_stop; /* the signal that stops the run, or 0 */
 
 /* Latency statistics of @p n samples (cycles), scaled (0.5: a round trip as one way). */
+/* shares.c: --shares N, the 64 B put rate of split nodes on 1 and N lcores */
+int perf_shares(unsigned int n_sh, uint64_t iters);
 void lat_stats(struct perf_result *r, uint64_t *s, uint64_t n, double scale);
 /* What a port (or a link without one) has sent so far: frames and bytes, from the ethdev's
  * counters (rte_eth_stats_get: opackets, obytes) of @p port, or from the link's own counters

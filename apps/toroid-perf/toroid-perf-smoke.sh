@@ -14,4 +14,8 @@ for t in put_rate fifo_rate get_lat; do
 	timeout 60 "$perf" -- -t $t -n 3000 -s 64 --inline --json 2>/dev/null | grep -q "\"test\":\"$t\"" ||
 		{ echo "perf smoke: --inline $t gave no result"; exit 1; }
 done
+# --shares 2: two split nodes on 1 then 2 lcores; both shares sent frames
+timeout 60 "$perf" -- --shares 2 -n 20000 2>/dev/null |
+	grep -qE "put_shares .* share 0 [1-9][0-9]*, share 1 [1-9]" ||
+	{ echo "perf smoke: --shares 2 gave no result"; exit 1; }
 echo "perf smoke: all tests ran"

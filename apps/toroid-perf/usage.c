@@ -70,6 +70,8 @@ perf_usage(const char *prog)
 	       "                       rate is printed beside the asked one\n"
 	       "      --cores N        engine lcores serving the nodes, 1..2 (default 1; --server/\n"
 	       "                       --client: the main lcore polls, --cores 1 adds one)\n"
+	       "      --shares N       only put_shares: two nodes of N shares (1..2), 64 B puts\n"
+	       "                       on 1 lcore, then one per share, --inline (-n: puts)\n"
 	       "      --ports A,B      node a on DPDK port A, node b on port B (cabled back to\n"
 	       "                       back: NIC ports, or --vdev net_af_packet on a veth pair)\n"
 	       "      --capture FILE   record what both nodes send and receive (pcapng)\n"

@@ -49,9 +49,10 @@ trd_eq_create(struct trd_node *n, int core, unsigned int size)
 		return NULL;
 	}
 	snprintf(name, sizeof(name), "trdeq%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
-	eq->ring = rte_ring_create_elem(name, sizeof(struct trd_event), size ? size : 4096,
-					SOCKET_ID_ANY,
-					RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	eq->ring = rte_ring_create_elem(
+		name, sizeof(struct trd_event), size ? size : 4096, SOCKET_ID_ANY,
+		/* every share of a split node may add */
+		(n->n_shares > 1 ? 0 : RING_F_SP_ENQ) | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	eq->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (eq->ring == NULL || eq->fd < 0) {
 		if (eq->fd >= 0)
@@ -64,6 +65,10 @@ trd_eq_create(struct trd_node *n, int core, unsigned int size)
 	eq->node = n;
 	eq->core = core;
 	n->eqs[n->n_eqs++] = eq;
+	for (unsigned int k = 1; k < n->n_shares && n->sh[k] != NULL; k++) {
+		n->sh[k]->eqs[n->sh[k]->n_eqs] = eq;
+		__atomic_store_n(&n->sh[k]->n_eqs, n->sh[k]->n_eqs + 1, __ATOMIC_RELEASE);
+	}
 	return eq;
 }
 

@@ -88,7 +88,7 @@ trd_inj_fifo(struct trd_node *n, unsigned int idx)
 		return NULL;
 	if (idx == TRD_ENGINE_FIFO)
 		return n->inj[n->n_inj];
-	return idx < n->n_inj ? n->inj[idx] : NULL;
+	return idx < n->n_fifo ? n->fifo[idx] : NULL;
 }
 
 unsigned int

@@ -185,7 +185,14 @@ trd_mr_deregister(struct trd_mr *mr)
 	rte_spinlock_lock(&n->ctl_lock);
 	__atomic_store_n(&mr->key, 0, __ATOMIC_SEQ_CST);
 	rte_spinlock_unlock(&n->ctl_lock);
-	return trd_node_quiesce(n);
+	/* every share reads the region table */
+	for (unsigned int k = 0; k < n->n_shares; k++) {
+		int rc = trd_node_quiesce(n->sh[k]);
+
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
 }
 
 struct trd_mr *

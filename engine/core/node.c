@@ -192,7 +192,10 @@ conf_resolve(struct trd_node_conf *c)
 	DEF(rto_us, 2000);
 	DEF(ack_delay_us, 20);
 	DEF(dead_ms, 1000);
+	DEF(shares, 1);
 #undef DEF
+	if (c->shares > TRD_MAX_SHARES)
+		return -ENOTSUP;
 	if (c->torus.dim[0] == 0 && c->torus.dim[1] == 0 && c->torus.dim[2] == 0)
 		trd_torus_init(&c->torus, 1, 1, 1);
 	if (trd_torus_init(&c->torus, c->torus.dim[0], c->torus.dim[1], c->torus.dim[2]) != 0 ||
@@ -276,6 +279,117 @@ routes_update(struct trd_node *n)
 	}
 }
 
+/* What share_create() made (share 0 is the node: trd_node_free()). */
+static void
+share_free(struct trd_node *s)
+{
+	unsigned int i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i <= s->n_links; i++)
+		trd_link_free(s->links[i]);
+	if (s->lo != NULL && s->links[s->n_links] != s->lo)
+		trd_link_free(s->lo);
+	fifo_free(s->inj[s->n_inj]); /* the others are share 0's */
+	if (s->reasm != NULL)
+		for (i = 0; i < s->conf.n_reasm; i++)
+			rte_free(s->reasm[i].msg);
+	if (s->mcache_n)
+		rte_pktmbuf_free_bulk(s->mcache, s->mcache_n);
+	rte_hash_free(s->reasm_hash);
+	s->down = NULL; /* share 0's */
+	trd_rel_fini(s);
+	rte_free(s->routes);
+	rte_free(s->reasm);
+	rte_free(s);
+}
+
+/* Share @p k of @p p, made when @p p is complete: a copy of the node that keeps its shared
+ * tables (counters, regions, completions, reception FIFOs, event queues, down[] and owed[]
+ * are pointers to them) and has per-packet state of its own (node_pvt.h). */
+static struct trd_node *
+share_create(struct trd_node *p, unsigned int k)
+{
+	struct trd_node *s = rte_zmalloc("trd_node", sizeof(*s), RTE_CACHE_LINE_SIZE);
+	char hname[RTE_HASH_NAMESIZE], lname[48];
+	static unsigned int serial;
+	unsigned int i;
+
+	if (s == NULL)
+		return NULL;
+	/* a share reads the region table keyed: key it now, the first registration would
+	 * change only share 0's copy of the secret */
+	if (p->conf.n_regions != 0 && !p->mr_keyed) {
+		trd_secret_bytes(p->mr_secret, sizeof(p->mr_secret));
+		p->mr_secret[3] |= 1; /* odd, as mr_new_key() makes it */
+		__atomic_store_n(&p->mr_keyed, true, __ATOMIC_RELEASE);
+	}
+	memcpy(s, p, sizeof(*s));
+	memset(s->sh, 0, sizeof(s->sh));
+	s->share = (uint8_t)k;
+	s->lane_hf = TRD_HF_LANE;
+	s->hf_data = (uint16_t)(p->hf_data | TRD_HF_LANE);
+	s->main = p;
+	s->comb = NULL; /* collectives and their control work stay on share 0 */
+	s->cap = NULL;
+	memset(s->links, 0, sizeof(s->links));
+	memset(s->dir_link, 0, sizeof(s->dir_link));
+	s->sw_link = NULL;
+	s->n_links = 0;
+	s->served = 0;
+	s->in_poll = 0;
+	s->poll_gen = 0;
+	s->rr = 0;
+	s->mcache_n = 0;
+	s->n_active = 0;
+	s->next_msg_id = 1 + ((uint32_t)k << 28); /* apart from share 0's ids */
+	memset(s->stat, 0, sizeof(s->stat));
+	memset(s->drop, 0, sizeof(s->drop));
+	s->peers = rte_zmalloc("trd_peers", sizeof(*s->peers) * s->n_nodes, 0);
+	s->active = rte_zmalloc("trd_active", sizeof(*s->active) * s->n_nodes, 0);
+	s->routes = rte_zmalloc("trd_routes", sizeof(*s->routes) * s->n_nodes, 0);
+	s->reasm = rte_zmalloc("trd_reasm", sizeof(*s->reasm) * s->conf.n_reasm, 0);
+	s->reasm_hash = NULL;
+	s->lo = NULL;
+	for (i = 0; i <= TRD_MAX_FIFOS; i++)
+		s->inj[i] = NULL;
+	s->n_inj = 0;
+	if (s->peers == NULL || s->active == NULL || s->routes == NULL || s->reasm == NULL)
+		goto fail;
+	trd_secret_bytes(s->sess_key, sizeof(s->sess_key)); /* its sessions are its own */
+	snprintf(hname, sizeof(hname), "trdrs%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
+	struct rte_hash_parameters hp = {
+		.name = hname,
+		.entries = s->conf.n_reasm,
+		.key_len = sizeof(uint64_t),
+		.hash_func = rte_jhash,
+		.socket_id = (int)rte_socket_id(),
+	};
+	s->reasm_hash = rte_hash_create(&hp);
+	if (s->reasm_hash == NULL)
+		goto fail;
+	/* injection FIFO i sends on lane i % shares; each share answers remote gets from an
+	 * engine FIFO of its own, so a request's every crossing stays on its lane */
+	for (i = 0; i < p->n_fifo; i++)
+		if (i % p->n_shares == k)
+			s->inj[s->n_inj++] = p->fifo[i];
+	s->inj[s->n_inj] = fifo_create(s, TRD_ENGINE_FIFO, 4096);
+	if (s->inj[s->n_inj] == NULL)
+		goto fail;
+	snprintf(lname, sizeof(lname), "%s.lo%u", p->name, k);
+	s->lo = trd_link_loopback(lname, 1500);
+	if (s->lo == NULL)
+		goto fail;
+	s->lo->node = s;
+	s->links[0] = s->lo;
+	routes_update(s);
+	return s;
+fail:
+	share_free(s);
+	return NULL;
+}
+
 struct trd_node *
 trd_node_create(const struct trd_node_conf *conf)
 {
@@ -290,9 +404,11 @@ trd_node_create(const struct trd_node_conf *conf)
 		return NULL;
 	}
 	c = *conf;
-	if (conf_resolve(&c) != 0) {
-		NODE_LOG(ERR, "invalid node configuration");
-		rte_errno = EINVAL;
+	i = (unsigned int)-conf_resolve(&c);
+	if (i != 0) {
+		NODE_LOG(ERR, "invalid node configuration%s",
+			 i == ENOTSUP ? ": more shares than " RTE_STR(TRD_MAX_SHARES) : "");
+		rte_errno = (int)i;
 		return NULL;
 	}
 	n = rte_zmalloc("trd_node", sizeof(*n), RTE_CACHE_LINE_SIZE);
@@ -309,6 +425,10 @@ trd_node_create(const struct trd_node_conf *conf)
 		snprintf(n->name, sizeof(n->name), "node%u", n->rank);
 	n->conf.name = n->name;
 	rte_spinlock_init(&n->ctl_lock);
+	n->n_shares = (uint8_t)c.shares;
+	n->main = n;
+	n->sh[0] = n;
+	n->hf_data = c.payload_crc ? TRD_HF_CRC : 0;
 	n->pool = c.pool != NULL ? c.pool : trd_default_pool(0);
 	n->blk_pool = trd_msg_blk_pool(); /* none: bundles' messages take an mbuf each */
 	if (n->pool == NULL)
@@ -346,6 +466,8 @@ trd_node_create(const struct trd_node_conf *conf)
 		if ((n->inj[i] = fifo_create(n, (uint8_t)i, c.inj_fifo_size)) == NULL)
 			goto nomem;
 	n->n_inj = c.n_inj_fifos;
+	memcpy(n->fifo, n->inj, sizeof(n->fifo[0]) * c.n_inj_fifos);
+	n->n_fifo = c.n_inj_fifos;
 	n->inj[n->n_inj] = fifo_create(n, TRD_ENGINE_FIFO, 4096);
 	if (n->inj[n->n_inj] == NULL)
 		goto nomem;
@@ -374,6 +496,21 @@ trd_node_create(const struct trd_node_conf *conf)
 	n->lo->node = n;
 	n->links[0] = n->lo;
 	routes_update(n);
+	for (i = 1; i < c.shares; i++)
+		if ((n->sh[i] = share_create(n, i)) == NULL)
+			goto nomem;
+	if (c.shares > 1) {
+		/* share 0 serves FIFOs 0, N, 2N, ... and its engine FIFO */
+		struct trd_inj_fifo *eng = n->inj[n->n_inj];
+		unsigned int k = 0;
+
+		for (i = 0; i < n->n_fifo; i += c.shares)
+			n->inj[k++] = n->fifo[i];
+		n->inj[k] = eng;
+		for (i = k + 1; i <= TRD_MAX_FIFOS; i++)
+			n->inj[i] = NULL;
+		n->n_inj = k;
+	}
 	if (registry_add(n) != 0) {
 		NODE_LOG(ERR, "cannot create node: a process has at most %d nodes",
 			 TRD_MAX_NODES_PROC);
@@ -403,12 +540,16 @@ trd_node_free(struct trd_node *n)
 	/* and no reader holds it any more (trd_node_hold): none can find it now */
 	rte_rwlock_write_lock(&registry_use);
 	rte_rwlock_write_unlock(&registry_use);
+	for (i = 1; i < TRD_MAX_SHARES; i++)
+		if (n->sh[i] != NULL && n->sh[i] != n)
+			share_free(n->sh[i]);
 	for (i = 0; i <= n->n_links; i++)
 		trd_link_free(n->links[i]);
 	if (n->lo != NULL && n->links[n->n_links] != n->lo)
 		trd_link_free(n->lo);
-	for (i = 0; i <= n->n_inj; i++)
-		fifo_free(n->inj[i]);
+	for (i = 0; i < n->n_fifo; i++)
+		fifo_free(n->fifo[i]);
+	fifo_free(n->inj[n->n_inj]); /* the engine FIFO */
 	for (i = 0; i < n->n_rec; i++)
 		trd_rfifo_free(n->rec[i]);
 	if (n->reasm != NULL)
@@ -430,6 +571,21 @@ trd_node_free(struct trd_node *n)
 	rte_free(n->mrs);
 	rte_free(n->reasm);
 	rte_free(n);
+}
+
+int
+trd_node_add_share_link(struct trd_node *n, unsigned int share, struct trd_link *l,
+			enum trd_dir dir)
+{
+	if (n == NULL || share >= n->n_shares)
+		return -EINVAL;
+	return trd_node_add_link(n->sh[share], l, dir);
+}
+
+unsigned int
+trd_node_shares(const struct trd_node *n)
+{
+	return n == NULL ? 0 : n->n_shares;
 }
 
 int
@@ -531,15 +687,33 @@ trd_node_route_hops(const struct trd_node *n, struct trd_coord dst)
 	return r == (int)n->rank ? 0 : n->routes[r].hops - TRD_HOP_SLACK;
 }
 
+static void
+share_stats_add(const struct trd_node *s, struct trd_node_stats *out)
+{
+	for (unsigned int i = 0; i < TRD_STAT_MAX; i++)
+		out->stat[i] += __atomic_load_n(&s->stat[i], __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < TRD_DROP_MAX; i++)
+		out->drop[i] += __atomic_load_n(&s->drop[i], __ATOMIC_RELAXED);
+}
+
 int
 trd_node_stats_get(const struct trd_node *n, struct trd_node_stats *out)
 {
 	if (n == NULL || out == NULL)
 		return -EINVAL;
-	for (unsigned int i = 0; i < TRD_STAT_MAX; i++)
-		out->stat[i] = __atomic_load_n(&n->stat[i], __ATOMIC_RELAXED);
-	for (unsigned int i = 0; i < TRD_DROP_MAX; i++)
-		out->drop[i] = __atomic_load_n(&n->drop[i], __ATOMIC_RELAXED);
+	memset(out, 0, sizeof(*out));
+	for (unsigned int k = 0; k < n->n_shares; k++)
+		share_stats_add(n->sh[k], out);
+	return 0;
+}
+
+int
+trd_node_share_stats_get(const struct trd_node *n, unsigned int share, struct trd_node_stats *out)
+{
+	if (n == NULL || out == NULL || share >= n->n_shares)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	share_stats_add(n->sh[share], out);
 	return 0;
 }
 

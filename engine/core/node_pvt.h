@@ -24,11 +24,12 @@
 #define TRD_STAGE      32  /* descriptors taken from a FIFO at once */
 /* An injection FIFO's ring holds 16-byte units, 4 per descriptor slot, so DPDK copies
  * descriptors 128 bits at a time rather than 32. */
-#define TRD_UNIT      16
-#define TRD_UNITS     (sizeof(struct trd_desc) / TRD_UNIT)
-#define TRD_RX_BURST  32
-#define TRD_MCACHE    64
-#define TRD_HOP_SLACK 2 /* hops allowed beyond the route's length */
+#define TRD_UNIT       16
+#define TRD_UNITS      (sizeof(struct trd_desc) / TRD_UNIT)
+#define TRD_RX_BURST   32
+#define TRD_MCACHE     64
+#define TRD_HOP_SLACK  2 /* hops allowed beyond the route's length */
+#define TRD_MAX_SHARES 2 /* lanes a node may be split into (trd_node_conf::shares) */
 
 struct trd_msg_blk;
 
@@ -275,8 +276,10 @@ struct trd_node {
 	struct rte_ether_addr *peer_mac; /* by rank, for switched links */
 	uint8_t *has_peer_mac;
 
-	struct trd_inj_fifo *inj[TRD_MAX_FIFOS + 1]; /* [n_inj] is the engine FIFO */
+	struct trd_inj_fifo *inj[TRD_MAX_FIFOS + 1]; /* the share's: [n_inj] is its engine FIFO */
 	unsigned int n_inj;
+	struct trd_inj_fifo *fifo[TRD_MAX_FIFOS]; /* every application FIFO, by id */
+	unsigned int n_fifo;
 	struct trd_rec_fifo *rec[TRD_MAX_FIFOS];
 	unsigned int n_rec;
 
@@ -319,6 +322,17 @@ struct trd_node {
 	struct rte_hash *reasm_hash;
 	struct trd_reasm *reasm;
 	struct trd_comb *comb; /* engine collectives (comb.c), made on first use (atomic) */
+
+	/* Shares (docs/architecture.md "Threading"): a node on N lanes is N of these, each polled
+	 * by one thread. Share 0 is the node itself; share k > 0 is a copy of it with its own
+	 * per-packet state (peers, timers, links, reassembly, engine FIFO, statistics) and the
+	 * node's shared tables (counters, regions, completions, reception FIFOs, down[]). */
+	uint16_t lane_hf;      /* header flags every frame of this share carries */
+	uint16_t hf_data;      /* ... and a data frame: lane_hf, and CRC if payload_crc */
+	uint8_t share;         /* this share's lane */
+	uint8_t n_shares;      /* lanes of the node (1: no split) */
+	struct trd_node *main; /* share 0 */
+	struct trd_node *sh[TRD_MAX_SHARES]; /* share 0 only: every share, [0] itself */
 
 	/* Written by the serving lcore on every poll or packet; posting threads read none of it,
 	 * so it starts a cache line of its own (everything above is read-mostly). */

@@ -79,16 +79,15 @@ inj_serve(struct trd_node *n, struct trd_inj_fifo *f)
 	return 0;
 }
 
-int
-trd_node_poll(struct trd_node *n)
+/* One round on one share (a node of one share is its share 0). */
+static int
+share_poll(struct trd_node *n)
 {
 	struct rte_mbuf *pkts[2 * TRD_RX_BURST];
 	unsigned int nf, moved = 0;
 	bool got = false;
 	int served;
 
-	if (unlikely(n == NULL))
-		return -EINVAL;
 	served = __atomic_load_n(&n->served, __ATOMIC_RELAXED);
 	if (unlikely(served != 0 && (unsigned int)served != rte_lcore_id() + 1))
 		return -EBUSY;
@@ -137,12 +136,39 @@ trd_node_poll(struct trd_node *n)
 	return (int)moved;
 }
 
+int
+trd_node_poll(struct trd_node *n)
+{
+	int moved = 0;
+
+	if (unlikely(n == NULL))
+		return -EINVAL;
+	if (likely(n->n_shares <= 1))
+		return share_poll(n);
+	for (unsigned int k = 0; k < n->n_shares; k++) {
+		int rc = share_poll(n->sh[k]);
+
+		if (rc < 0)
+			return rc;
+		moved += rc;
+	}
+	return moved;
+}
+
+int
+trd_node_poll_share(struct trd_node *n, unsigned int share)
+{
+	if (n == NULL || share >= n->n_shares)
+		return -EINVAL;
+	return share_poll(n->sh[share]);
+}
+
 /* ---- lcores ---- */
 
 #define TRD_LCORE_MAX_NODES 512
 
 struct lcore_serv {
-	struct trd_node *nodes[TRD_LCORE_MAX_NODES];
+	struct trd_node *nodes[TRD_LCORE_MAX_NODES]; /* shares */
 	unsigned int n;
 	int stop; /* atomic */
 	int running;
@@ -159,7 +185,7 @@ serve_loop(void *arg)
 		unsigned int moved = 0;
 
 		for (unsigned int i = 0; i < s->n; i++) {
-			int rc = trd_node_poll(s->nodes[i]);
+			int rc = share_poll(s->nodes[i]);
 
 			if (rc > 0)
 				moved += (unsigned int)rc;
@@ -171,7 +197,8 @@ serve_loop(void *arg)
 }
 
 int
-trd_lcore_launch(unsigned int lcore, struct trd_node *const nodes[], unsigned int n)
+trd_lcore_launch_shares(unsigned int lcore, struct trd_node *const nodes[],
+			const unsigned int shares[], unsigned int n)
 {
 	struct lcore_serv *s;
 	unsigned int i;
@@ -179,34 +206,56 @@ trd_lcore_launch(unsigned int lcore, struct trd_node *const nodes[], unsigned in
 	if (lcore >= RTE_MAX_LCORE || nodes == NULL || n == 0 || n > TRD_LCORE_MAX_NODES ||
 	    !rte_lcore_is_enabled(lcore) || lcore == rte_get_main_lcore())
 		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (nodes[i] == NULL || (shares != NULL && shares[i] >= nodes[i]->n_shares))
+			return -EINVAL;
 	s = &serv[lcore];
 	if (s->running || rte_eal_get_lcore_state(lcore) != WAIT)
 		return -EBUSY;
 	for (i = 0; i < n; i++) {
+		struct trd_node *sh = nodes[i]->sh[shares != NULL ? shares[i] : 0];
 		int expect = 0;
 
-		if (nodes[i] == NULL ||
-		    !__atomic_compare_exchange_n(&nodes[i]->served, &expect, (int)lcore + 1, false,
+		if (!__atomic_compare_exchange_n(&sh->served, &expect, (int)lcore + 1, false,
 						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			/* decide before unwinding: the unwinding walks i back to the start */
-			int rc = nodes[i] == NULL ? -EINVAL : -EBUSY;
-
 			while (i-- > 0)
-				__atomic_store_n(&nodes[i]->served, 0, __ATOMIC_RELEASE);
-			return rc;
+				__atomic_store_n(&s->nodes[i]->served, 0, __ATOMIC_RELEASE);
+			return -EBUSY;
 		}
-		s->nodes[i] = nodes[i];
+		s->nodes[i] = sh;
 	}
 	s->n = n;
 	__atomic_store_n(&s->stop, 0, __ATOMIC_RELAXED);
 	s->running = 1;
 	if (rte_eal_remote_launch(serve_loop, s, lcore) != 0) {
 		for (i = 0; i < n; i++)
-			__atomic_store_n(&nodes[i]->served, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(&s->nodes[i]->served, 0, __ATOMIC_RELEASE);
 		s->running = 0;
 		return -EBUSY;
 	}
 	return 0;
+}
+
+int
+trd_lcore_launch(unsigned int lcore, struct trd_node *const nodes[], unsigned int n)
+{
+	struct trd_node *lst[TRD_LCORE_MAX_NODES];
+	unsigned int sh[TRD_LCORE_MAX_NODES], k = 0;
+
+	if (nodes == NULL || n == 0 || n > TRD_LCORE_MAX_NODES)
+		return -EINVAL;
+	/* every share of each node */
+	for (unsigned int i = 0; i < n; i++) {
+		if (nodes[i] == NULL)
+			return -EINVAL;
+		for (unsigned int j = 0; j < nodes[i]->n_shares; j++) {
+			if (k == TRD_LCORE_MAX_NODES)
+				return -EINVAL;
+			lst[k] = nodes[i];
+			sh[k++] = j;
+		}
+	}
+	return trd_lcore_launch_shares(lcore, lst, sh, k);
 }
 
 int

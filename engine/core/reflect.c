@@ -28,8 +28,10 @@ trd_node_set_reflector(struct trd_node *n, struct trd_coord r)
 	if (n == NULL || !trd_torus_contains(&n->torus, r) ||
 	    trd_torus_hops(&n->torus, n->coord, r) != 1)
 		return -EINVAL;
-	n->reflector = r;
-	n->reflector_set = true;
+	for (unsigned int k = 0; k < n->n_shares; k++) {
+		n->sh[k]->reflector = r;
+		n->sh[k]->reflector_set = true;
+	}
 	return 0;
 }
 
@@ -115,12 +117,12 @@ trd_inject_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 		d[0].flags |= TRD_DF_COPY;
 	trd_desc_rget(&d[1], refl, TRD_ENGINE_FIFO, &b, 1);
 	d[1].flags = TRD_DF_ORDERED;
-	__atomic_fetch_add(&n->cpl_pending, 1, __ATOMIC_ACQ_REL);
+	__atomic_fetch_add(&n->main->cpl_pending, 1, __ATOMIC_ACQ_REL);
 	rc = trd_inject_bulk(f, d, 2);
 	if (rc != 0) {
 		trd_cpl_unowe(n, (uint32_t)id);
 		__atomic_store_n(&n->cpl[id - 1].state, CPL_FREE, __ATOMIC_RELEASE);
-		__atomic_fetch_sub(&n->cpl_pending, 1, __ATOMIC_ACQ_REL);
+		__atomic_fetch_sub(&n->main->cpl_pending, 1, __ATOMIC_ACQ_REL);
 		rte_ring_enqueue(n->cpl_free, (void *)id);
 	}
 	return rc;

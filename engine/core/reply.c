@@ -61,7 +61,8 @@ ctl_build(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint16_t flags
 		h, &(const struct trd_pkt){
 			   .version = TRD_WIRE_VERSION,
 			   .type = type,
-			   .flags = (uint16_t)(flags | (proof != NULL ? TRD_HF_PROOF : 0)),
+			   .flags = (uint16_t)(flags | n->lane_hf |
+					       (proof != NULL ? TRD_HF_PROOF : 0)),
 			   .src = {n->coord.x, n->coord.y, n->coord.z},
 			   .hops = rt->hops,
 			   .dst = {dst[0], dst[1], dst[2]},

@@ -28,8 +28,9 @@ trd_rfifo_create(struct trd_node *n, uint8_t id, unsigned int size)
 	if (rf == NULL)
 		return NULL;
 	snprintf(name, sizeof(name), "trdrec%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
-	/* The serving lcore delivers, application threads take. */
-	rf->ring = rte_ring_create(name, size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_EXACT_SZ);
+	/* The serving lcore delivers (every share of a split node), application threads take. */
+	rf->ring = rte_ring_create(name, size, SOCKET_ID_ANY,
+				   (n->n_shares > 1 ? 0 : RING_F_SP_ENQ) | RING_F_EXACT_SZ);
 	if (rf->ring == NULL) {
 		rte_free(rf);
 		return NULL;

@@ -185,8 +185,8 @@ rx_rget(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_
 		return TRD_DROP_BAD_LENGTH;
 	if (p->fifo == TRD_ENGINE_FIFO)
 		f = n->inj[n->n_inj];
-	else if (p->fifo < n->n_inj)
-		f = n->inj[p->fifo];
+	else if (p->fifo < n->n_fifo)
+		f = n->fifo[p->fifo]; /* served by share fifo % shares, whichever received this */
 	else
 		return TRD_DROP_UNKNOWN_FIFO;
 	trd_pay_copy_at(m, off, ds, p->pay_len);
@@ -632,6 +632,10 @@ rx_one(struct trd_node *n, struct trd_link *l, struct rte_mbuf *m)
 	cause = trd_wire_parse(f, m->pkt_len, &p);
 	if (unlikely(cause != 0))
 		return trd_fate(cause, false);
+	/* a frame's lane is the share that polls the queue it came on (a node of one share:
+	 * lane 0); it is forwarded on the same lane */
+	if (unlikely((p.flags & TRD_HF_LANE) != n->lane_hf))
+		return trd_fate(TRD_DROP_BAD_LANE, false);
 	if (unlikely(!in_torus(&n->torus, p.src) || !in_torus(&n->torus, p.dst)))
 		return trd_fate(TRD_DROP_UNKNOWN_NODE, false);
 	if (!trd_coord_eq(n->coord, p.dst))

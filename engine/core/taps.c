@@ -273,11 +273,12 @@ trd_node_impair(struct trd_node *n, const struct trd_impair_conf *c)
 {
 	if (n == NULL)
 		return -EINVAL;
-	for (unsigned int i = 0; i < n->n_links; i++) {
-		int rc = trd_link_impair(n->links[i], c);
+	for (unsigned int k = 0; k < n->n_shares; k++)
+		for (unsigned int i = 0; i < n->sh[k]->n_links; i++) {
+			int rc = trd_link_impair(n->sh[k]->links[i], c);
 
-		if (rc != 0)
-			return rc;
-	}
+			if (rc != 0)
+				return rc;
+		}
 	return 0;
 }

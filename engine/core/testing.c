@@ -120,6 +120,8 @@ trd_node_reset(struct trd_node *n)
 {
 	if (n == NULL)
 		return -EINVAL;
+	if (n->n_shares > 1)
+		return -ENOTSUP; /* not written for shares yet */
 	if (served(n))
 		return -EBUSY;
 	/* packets not yet taken by a port, and what the loopback holds */
@@ -164,7 +166,8 @@ trd_node_trust_unsequenced(struct trd_node *n, int on)
 		return -EINVAL;
 	if (served(n))
 		return -EBUSY;
-	n->trust_unseq = on != 0;
+	for (unsigned int k = 0; k < n->n_shares; k++)
+		n->sh[k]->trust_unseq = on != 0;
 	return 0;
 }
 

@@ -97,7 +97,7 @@ trd_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *res
 	c->fifo = rfifo;
 	c->result = result;
 	trd_cpl_unowe(n, (uint32_t)v); /* the peer is set when the operation leaves */
-	__atomic_fetch_add(&n->cpl_pending, 1, __ATOMIC_ACQ_REL);
+	__atomic_fetch_add(&n->main->cpl_pending, 1, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
 	*id = (uint32_t)v;
 	return 0;
@@ -132,7 +132,7 @@ cpl_release(struct trd_node *n, uint32_t id)
 {
 	trd_cpl_unowe(n, id);
 	__atomic_store_n(&n->cpl[id - 1].state, CPL_FREE, __ATOMIC_RELEASE);
-	__atomic_fetch_sub(&n->cpl_pending, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&n->main->cpl_pending, 1, __ATOMIC_RELEASE); /* share 0 counts */
 	rte_ring_enqueue(n->cpl_free, (void *)(uintptr_t)id);
 }
 

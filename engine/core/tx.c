@@ -161,17 +161,17 @@ desc_start(struct trd_node *n, struct trd_inj_fifo *f)
 	/* The wire header of every packet of this message, in network order; emit() fills in
 	 * flags, offset, length and checksum per packet, a reliable peer's session and sequence
 	 * are set per packet (trd_rel_hold()). */
-	f->hflags = 0;
+	f->hflags = n->hf_data; /* the lane, and the CRC flag */
 	aux = 0;
 	if (d->flags & TRD_DF_CPL) {
-		f->hflags = TRD_HF_CPL;
+		f->hflags |= TRD_HF_CPL;
 		aux = d->aux;
 	} else if (d->op == TRD_OP_ATOMIC) {
 		aux = d->aux;
 	} else if ((d->flags & (TRD_DF_ACKREQ | TRD_DF_REMOTE)) == TRD_DF_ACKREQ) {
 		/* a remote descriptor's id only reports its own failure (below), its data
 		 * asks for nothing */
-		f->hflags = TRD_HF_ACKREQ;
+		f->hflags |= TRD_HF_ACKREQ;
 		aux = d->aux;
 	}
 	trd_hdr_encode(&f->whdr, &(const struct trd_pkt){
@@ -389,8 +389,7 @@ emit(struct trd_node *n, struct trd_inj_fifo *f, unsigned int max)
 			break;
 		h = frame_start(f, m);
 		flags = f->hflags | (f->off == 0 ? TRD_HF_FIRST : 0) |
-			(f->pkts_left == 1 ? TRD_HF_LAST : 0) |
-			(n->conf.payload_crc ? TRD_HF_CRC : 0);
+			(f->pkts_left == 1 ? TRD_HF_LAST : 0);
 		h->flags = trd_be16(flags);
 		h->offset = trd_be64(base + f->off);
 		h->pay_len = trd_be16((uint16_t)chunk);
@@ -620,7 +619,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 	n->stat[TRD_STAT_DESCS] += cnt;
 	f->descs += cnt;
 	h->type = TRD_PKT_BUNDLE;
-	h->flags = trd_be16(TRD_HF_ALL | (n->conf.payload_crc ? TRD_HF_CRC : 0));
+	h->flags = trd_be16(TRD_HF_ALL | n->hf_data);
 	h->fifo = 0;
 	h->counter = 0;
 	h->key = 0;

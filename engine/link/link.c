@@ -714,8 +714,8 @@ static const struct trd_link_ops ring_ops = {
 	.close = ring_close,
 };
 
-static struct rte_ring *
-ring_make(const char *name, const char *sfx, unsigned int size)
+struct rte_ring *
+trd_link_ring_make(const char *name, const char *sfx, unsigned int size)
 {
 	static unsigned int serial;
 	char rname[RTE_RING_NAMESIZE];
@@ -744,8 +744,8 @@ trd_link_ring_pair(const char *name, unsigned int size, uint16_t mtu, struct trd
 		mtu = TRD_DEFAULT_MTU;
 	if (mtu > TRD_MAX_FRAME - TRD_ETH_HLEN)
 		return -EINVAL;
-	r1 = ring_make(name, "a", size);
-	r2 = ring_make(name, "b", size);
+	r1 = trd_link_ring_make(name, "a", size);
+	r2 = trd_link_ring_make(name, "b", size);
 	snprintf(n, sizeof(n), "%s.a", name);
 	la = link_alloc(n, TRD_LINK_RING, &ring_ops);
 	snprintf(n, sizeof(n), "%s.b", name);
@@ -780,7 +780,7 @@ trd_link_loopback(const char *name, uint16_t mtu)
 
 	if (l == NULL)
 		return NULL;
-	l->tx_ring = l->rx_ring = ring_make(name, "lo", 4096);
+	l->tx_ring = l->rx_ring = trd_link_ring_make(name, "lo", 4096);
 	if (l->tx_ring == NULL) {
 		rte_free(l);
 		rte_errno = ENOMEM;
@@ -807,8 +807,8 @@ trd_link_ethdev_ring_pair_pool(const char *name, uint16_t mtu, struct rte_mempoo
 		return -EINVAL;
 	if (rte_eth_dev_count_total() + 2 > RTE_MAX_ETHPORTS)
 		return -ENOSPC;
-	r1 = ring_make(name, "ea", 2048);
-	r2 = ring_make(name, "eb", 2048);
+	r1 = trd_link_ring_make(name, "ea", 2048);
+	r2 = trd_link_ring_make(name, "eb", 2048);
 	if (r1 == NULL || r2 == NULL) {
 		rte_ring_free(r1);
 		rte_ring_free(r2);

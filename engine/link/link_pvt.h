@@ -117,6 +117,9 @@ void trd_ip_free(struct trd_link_ip *ip);
 /* ip.c: free the frames held for ARP, uncounted (the transmit buffer is being emptied) */
 void trd_ip_discard(struct trd_link_ip *ip);
 
+/* link.c: a single-producer single-consumer ring of @p size mbufs (its name from a serial) */
+struct rte_ring *trd_link_ring_make(const char *name, const char *sfx, unsigned int size);
+
 /* capture.c: frames into the pcapng file */
 void trd_capture_frames(struct trd_capture *c, const struct trd_link *l, const char *ifname,
 			struct rte_mbuf *const *pkts, unsigned int nb, bool outbound);

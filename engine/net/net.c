@@ -30,12 +30,41 @@ net_progress(void *arg)
 	trd_net_poll(arg);
 }
 
+/* The links of a cable between two split nodes: @p nsh pairs. */
+static int
+cable_shares(struct trd_net *net, const struct trd_net_conf *conf, const char *name,
+	     unsigned int nsh, struct trd_link *as[], struct trd_link *bs[])
+{
+	RTE_SET_USED(net);
+	if (conf->links == TRD_NET_ETHDEV_RING) {
+		struct rte_mempool *pool = trd_default_pool(0);
+
+		if (pool == NULL)
+			return -ENOMEM;
+		return trd_link_ethdev_ring_pair_queues_pool(name, conf->mtu, pool, nsh, as, bs);
+	}
+	if (conf->links != TRD_NET_RING)
+		return -ENOTSUP; /* ports: configure their queues yourself */
+	for (unsigned int k = 0; k < nsh; k++) {
+		char qn[64];
+		int rc;
+
+		snprintf(qn, sizeof(qn), "%s_q%u", name, k);
+		rc = trd_link_ring_pair(qn, 0, conf->mtu, &as[k], &bs[k]);
+		if (rc != 0)
+			return rc; /* the caller frees what was made */
+	}
+	return 0;
+}
+
 static int
 cable(struct trd_net *net, const struct trd_net_conf *conf, unsigned int ra, enum trd_dir da,
       unsigned int rb, enum trd_dir db)
 {
 	static unsigned int serial;
+	struct trd_link *as[TRD_LINK_MAX_QUEUES] = {NULL}, *bs[TRD_LINK_MAX_QUEUES] = {NULL};
 	struct trd_link *a, *b;
+	unsigned int nsh = trd_node_shares(net->nodes[ra]);
 	char name[40];
 	int rc;
 
@@ -47,6 +76,25 @@ cable(struct trd_net *net, const struct trd_net_conf *conf, unsigned int ra, enu
 			*p = 'p';
 		else if (*p == '-')
 			*p = 'm';
+	if (nsh > 1) {
+		/* a split node: a queue pair (or a ring pair) per share, share k on pair k */
+		rc = cable_shares(net, conf, name, nsh, as, bs);
+		for (unsigned int k = nsh; rc == 0 && k-- > 0;) {
+			/* last to first: queue 0's links own the ports, freed last */
+			rc = trd_node_add_share_link(net->nodes[ra], k, as[k], da);
+			if (rc == 0)
+				as[k] = NULL;
+			if (rc == 0)
+				rc = trd_node_add_share_link(net->nodes[rb], k, bs[k], db);
+			if (rc == 0)
+				bs[k] = NULL;
+		}
+		for (unsigned int k = 0; k < nsh; k++) {
+			trd_link_free(as[nsh - 1 - k]);
+			trd_link_free(bs[nsh - 1 - k]);
+		}
+		return rc;
+	}
 	if (conf->links == TRD_NET_ETHDEV_RING) {
 		rc = trd_link_ethdev_ring_pair(name, conf->mtu, &a, &b);
 	} else if (conf->links == TRD_NET_PORTS) {
@@ -190,26 +238,41 @@ int
 trd_net_launch(struct trd_net *net, const unsigned int *lcores, unsigned int nl)
 {
 	struct trd_node **set;
+	unsigned int *shs;
 	int rc = 0;
 
 	if (net == NULL || lcores == NULL || nl == 0 || nl > RTE_MAX_LCORE || net->n_lcores)
 		return -EINVAL;
-	set = rte_malloc(NULL, sizeof(*set) * net->n, 0);
-	if (set == NULL)
+	set = rte_malloc(NULL, sizeof(*set) * net->n * TRD_LINK_MAX_QUEUES, 0);
+	shs = rte_malloc(NULL, sizeof(*shs) * net->n * TRD_LINK_MAX_QUEUES, 0);
+	if (set == NULL || shs == NULL) {
+		rte_free(set);
+		rte_free(shs);
 		return -ENOMEM;
+	}
 	for (unsigned int i = 0; i < nl && rc == 0; i++) {
 		unsigned int k = 0;
 
-		for (unsigned int r = 0, j = 0; r < net->n; r++)
-			if (net->nodes[r] != NULL && j++ % nl == i)
-				set[k++] = net->nodes[r];
+		/* share s of the j-th node on lcore (j + s) % nl: a split node's shares on
+		 * different lcores when there are enough */
+		for (unsigned int r = 0, j = 0; r < net->n; r++) {
+			if (net->nodes[r] == NULL)
+				continue;
+			for (unsigned int sh = 0; sh < trd_node_shares(net->nodes[r]); sh++)
+				if ((j + sh) % nl == i) {
+					set[k] = net->nodes[r];
+					shs[k++] = sh;
+				}
+			j++;
+		}
 		if (k == 0)
 			break;
-		rc = trd_lcore_launch(lcores[i], set, k);
+		rc = trd_lcore_launch_shares(lcores[i], set, shs, k);
 		if (rc == 0)
 			net->lcores[net->n_lcores++] = lcores[i];
 	}
 	rte_free(set);
+	rte_free(shs);
 	if (rc != 0)
 		trd_net_stop(net);
 	return rc;

@@ -265,7 +265,7 @@ main(void)
 		T_ASSERT(parse(len, &q) != 0);
 		frame[14 + bit / 8] ^= (uint8_t)(1u << (bit % 8));
 	}
-	p.flags = 0x200;
+	p.flags = 0x400;
 	len = build(&p);
 	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_FIELD);
 	p = sample(TRD_PKT_PUT);

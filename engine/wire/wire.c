@@ -74,7 +74,7 @@ parse(const uint8_t *f, uint32_t len, struct trd_pkt *p, bool eth)
 		return TRD_DROP_BAD_CHECKSUM;
 	trd_hdr_decode(h, p);
 	/* the flags that say how a packet is carried, not what it is */
-	const uint16_t carry = TRD_HF_CRC | TRD_HF_PROOF;
+	const uint16_t carry = TRD_HF_CRC | TRD_HF_PROOF | TRD_HF_LANE;
 
 	/* the flags of the session exchange, on acks only */
 	const uint16_t sess = TRD_HF_PROBE | TRD_HF_CHAL | TRD_HF_ECHO;

@@ -312,6 +312,11 @@ struct trd_node_conf {
 	unsigned int dead_ms;
 	bool payload_crc;         /**< append and check a CRC32C of every payload */
 	struct rte_mempool *pool; /**< packet pool (default: a pool shared by the process) */
+	/** lanes the node is split into, each polled by one thread (default 1; 2 at most, more
+	 *  is ENOTSUP): injection FIFO i sends on lane i % shares, every lane has its own
+	 *  sessions and its own links (trd_node_add_share_link()); both ends must agree
+	 *  (docs/architecture.md "Threading") */
+	unsigned int shares;
 };
 
 /**
@@ -328,6 +333,24 @@ struct trd_node *trd_node_create(const struct trd_node_conf *conf);
  * @return 0; -EINVAL; -EEXIST if the direction already has a link; -EBUSY if served.
  */
 int trd_node_add_link(struct trd_node *node, struct trd_link *link, enum trd_dir dir);
+
+/**
+ * Attach @p link to share @p share of @p node, like trd_node_add_link() (share 0 is the same
+ * call). Share k's links carry lane k: queue pair k of a port, or a link of its own.
+ * @return as trd_node_add_link(), or -EINVAL if the node has no such share.
+ */
+int trd_node_add_share_link(struct trd_node *node, unsigned int share, struct trd_link *link,
+			    enum trd_dir dir);
+
+/** Lanes of @p node (trd_node_conf::shares): 1 when it is not split. */
+unsigned int trd_node_shares(const struct trd_node *node);
+
+/**
+ * One round of engine work on share @p share of @p node only (trd_node_poll() runs every
+ * share). Each share may be polled by its own thread.
+ * @return as trd_node_poll(), or -EINVAL if the node has no such share.
+ */
+int trd_node_poll_share(struct trd_node *node, unsigned int share);
 
 /** Set the MAC address used to reach @p peer over switched links. @return 0 or -EINVAL. */
 int trd_node_set_peer_mac(struct trd_node *node, struct trd_coord peer, const uint8_t mac[6]);
@@ -347,6 +370,14 @@ int trd_node_poll(struct trd_node *node);
  *         served, or a node is listed twice. On an error no node is left served.
  */
 int trd_lcore_launch(unsigned int lcore, struct trd_node *const nodes[], unsigned int n);
+/**
+ * Serve share @p shares[i] of @p nodes[i], for each i < @p n, on worker lcore @p lcore: one
+ * lcore may serve share 0 of two nodes and another share 1 of both. trd_lcore_launch() serves
+ * every share of its nodes.
+ * @return as trd_lcore_launch(), and -EINVAL for a share the node does not have.
+ */
+int trd_lcore_launch_shares(unsigned int lcore, struct trd_node *const nodes[],
+			    const unsigned int shares[], unsigned int n);
 /** Serve one node on a dedicated lcore. */
 int trd_node_launch(struct trd_node *node, unsigned int lcore);
 /** Stop the loop on @p lcore and wait for it. @return 0 or -EINVAL. */
@@ -471,6 +502,10 @@ struct trd_node_stats {
 
 /** Copy the node's statistics. @return 0 or -EINVAL. */
 int trd_node_stats_get(const struct trd_node *node, struct trd_node_stats *out);
+/** The statistics of share @p share alone (trd_node_stats_get() sums the shares).
+ * @return 0 or -EINVAL. */
+int trd_node_share_stats_get(const struct trd_node *node, unsigned int share,
+			     struct trd_node_stats *out);
 /** Name of a node statistic, or NULL. */
 const char *trd_stat_name(unsigned int stat);
 

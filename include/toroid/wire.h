@@ -82,7 +82,9 @@ enum trd_pkt_type {
 	X(ECHO, 'E', "echo", 0x0080)      /* ACK: the answer to a challenge: key echoed, epoch the \
 					   * sender's session, aux its first sequence number */    \
 	X(PROOF, 'T', "proof", 0x0100)    /* the session's 64-bit token follows the payload (and   \
-					   * its CRC): 8 bytes, BE (docs/reliability.md) */
+					   * its CRC): 8 bytes, BE (docs/reliability.md) */        \
+	X(LANE, 'N', "lane", 0x0200)      /* lane 1 of a node split in two shares; clear: lane 0   \
+					   * (docs/architecture.md "Threading") */
 
 /** Header flag bits (TRD_HF_FIRST, ...). */
 enum trd_hdr_flag {
@@ -260,7 +262,8 @@ _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 b
 	X(BAD_ENCAP, "bad_encap")     /* IPv4/UDP wrapper malformed, or not from the peer */       \
 	X(UNSEQUENCED, "unsequenced") /* changes state outside a session (reliable node) */        \
 	X(BAD_PROOF, "bad_proof")     /* without the token of the session it claims */             \
-	X(BAD_COMB, "bad_combine")    /* a combining piece that fits no collective of ours */
+	X(BAD_COMB, "bad_combine")    /* a combining piece that fits no collective of ours */      \
+	X(BAD_LANE, "bad_lane")       /* a lane the node does not have, or another share's */
 
 /** Drop causes; 0 is "no drop", so parsers can return 0 for a good frame. */
 enum trd_drop {

@@ -54,6 +54,7 @@ local FLAGS = {
 	{ bit = 0x0040, letter = "H", name = "challenge" },
 	{ bit = 0x0080, letter = "E", name = "echo" },
 	{ bit = 0x0100, letter = "T", name = "proof" },
+	{ bit = 0x0200, letter = "N", name = "lane" },
 }
 local HF_CRC = 0x0010
 local HF_PROOF = 0x0100
@@ -97,6 +98,7 @@ local DROPS = {
 	[32] = "unsequenced",
 	[33] = "bad_proof",
 	[34] = "bad_combine",
+	[35] = "bad_lane",
 }
 -- END DROPS
 

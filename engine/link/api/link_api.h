@@ -276,5 +276,15 @@ struct trd_link *trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_co
 /** trd_link_ethdev_ring_pair() with @p pool (not NULL) for received frames. */
 int trd_link_ethdev_ring_pair_pool(const char *name, uint16_t mtu, struct rte_mempool *pool,
 				   struct trd_link **a, struct trd_link **b);
+/** Queue pairs a net_ring pair may have (trd_link_ethdev_ring_pair_queues_pool()). */
+#define TRD_LINK_MAX_QUEUES 8
+/**
+ * Two net_ring ports joined back to back with @p nq queue pairs each, queue q of one to queue
+ * q of the other, and a link on each queue: a[q] and b[q] (queue 0's close the ports: free
+ * them last). @return 0 or a negative errno.
+ */
+int trd_link_ethdev_ring_pair_queues_pool(const char *name, uint16_t mtu, struct rte_mempool *pool,
+					  unsigned int nq, struct trd_link *a[],
+					  struct trd_link *b[]);
 
 #endif /* TRD_LINK_API_H */
