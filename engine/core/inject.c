@@ -247,7 +247,7 @@ zc_copy(const struct rte_ring_zc_data *z, unsigned int k, unsigned int s, const 
 int
 trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int nd)
 {
-	uint8_t slots[TRD_BULK_SLOTS];
+	uint8_t slots[TRD_BULK_SLOTS] = {0}; /* each set before use; LTO cannot see it */
 	struct rte_ring_zc_data z;
 	struct trd_node *n;
 	unsigned int total = 0, k = 0;
