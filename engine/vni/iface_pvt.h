@@ -6,18 +6,26 @@
 #ifndef TRD_VNI_IFACE_PVT_H
 #define TRD_VNI_IFACE_PVT_H
 
+#include <string.h>
+
 #include "service_pvt.h"
 
 /* Copy @p n bytes (a multiple of 8, both 8-byte aligned) the application may be writing at the
- * same time: each word is read exactly once, so what is checked afterwards is what is used. */
+ * same time: each word is read exactly once, so what is checked afterwards is what is used.
+ * Each word goes into @p dst with memcpy: a store through a uint64_t pointer into a struct of
+ * other member types is one the compiler may assume never changes those members (strict
+ * aliasing); at -O2 it did, and the service read a context it had never copied. */
 static inline void
 svc_shared_read(void *dst, const void *src, size_t n)
 {
 	const volatile uint64_t *in = src;
-	uint64_t *out = dst;
+	uint8_t *out = dst;
 
-	for (size_t i = 0; i < n / 8; i++)
-		out[i] = in[i];
+	for (size_t i = 0; i < n / 8; i++) {
+		uint64_t w = in[i];
+
+		memcpy(out + i * 8, &w, sizeof(w));
+	}
 }
 
 /* iface.c: the queues */
