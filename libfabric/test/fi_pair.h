@@ -1,21 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What the libfabric tests that fork two processes share (test_fi.c, test_fi_rma.c): failing
- * with the side's name, checking return codes, and the pipe between the two sides (bytes and
- * numbered steps). Every wait is bounded by WAIT_MS. Define FI_PAIR_PROG (the program's name)
- * and WAIT_MS before including it; set who, to_peer and from_peer in each side.
+ * What the libfabric tests that fork two processes share (test_fi*.c): failing with the side's
+ * name, checking return codes, the pipe between the two sides (bytes and numbered steps), the
+ * fork itself (pair_run) with each side's identity (pair_side_env), and taking one completion.
+ * Every wait is bounded by WAIT_MS. Define FI_PAIR_PROG (the program's name) and WAIT_MS before
+ * including it.
  */
 #ifndef TOROID_FI_PAIR_H
 #define TOROID_FI_PAIR_H
 
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
 static const char *who = "?";
@@ -83,6 +88,73 @@ static void __attribute__((unused)) sync_step(int step)
 	get(&s, sizeof(s));
 	if (s != step)
 		fail("out of step: %d vs %d", s, step);
+}
+
+/* ---- the two processes ---- */
+
+/* Fork: B runs side(false) in the child, A side(true) here, each with its ends of the two pipes
+ * and an alarm of @p alarm_s seconds. Returns 0 (PASS printed) when both sides passed. */
+static int __attribute__((unused)) pair_run(int (*side)(bool is_a), unsigned int alarm_s)
+{
+	int ab[2], ba[2], st;
+	pid_t pid;
+
+	if (pipe(ab) != 0 || pipe(ba) != 0)
+		fail("pipe");
+	pid = fork();
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		alarm(alarm_s);
+		from_peer = ab[0];
+		to_peer = ba[1];
+		exit(side(false));
+	}
+	alarm(alarm_s);
+	from_peer = ba[0];
+	to_peer = ab[1];
+	side(true);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail("process B failed");
+	printf(FI_PAIR_PROG ": PASS\n");
+	return 0;
+}
+
+/* A side's identity: its name, application 1, process 0 (A) or 1 (B), and with @p engine_b B
+ * attaches to the second engine (TOROID_VNI_SOCKET_B) when the script started one. */
+static void __attribute__((unused)) pair_side_env(bool is_a, bool engine_b)
+{
+	who = is_a ? "A (1:0)" : "B (1:1)";
+	setenv("FI_TOROID_APP", "1", 1);
+	setenv("FI_TOROID_PROC", is_a ? "0" : "1", 1);
+	setenv("FI_TOROID_CONNECT_MS", "5000", 1);
+	if (engine_b && !is_a && getenv("TOROID_VNI_SOCKET_B") != NULL)
+		setenv("TOROID_VNI_SOCKET", getenv("TOROID_VNI_SOCKET_B"), 1);
+}
+
+/* One completion from @p cq within @p wait_ms: 0 (into e), the error entry's err (positive,
+ * *err filled), or -1 when none came. */
+static int __attribute__((unused)) pair_cq_take(struct fid_cq *cq, struct fi_cq_data_entry *e,
+						struct fi_cq_err_entry *err, int wait_ms)
+{
+	uint64_t t0 = now_ms();
+
+	for (;;) {
+		ssize_t n = fi_cq_read(cq, e, 1);
+
+		if (n == 1)
+			return 0;
+		if (n == -FI_EAVAIL) {
+			memset(err, 0, sizeof(*err));
+			if (fi_cq_readerr(cq, err, 0) != 1)
+				fail("fi_cq_readerr");
+			return err->err;
+		}
+		if (n != -FI_EAGAIN)
+			fail("fi_cq_read: %zd", n);
+		if (now_ms() - t0 > (uint64_t)wait_ms)
+			return -1;
+	}
 }
 
 #endif /* TOROID_FI_PAIR_H */

@@ -1146,14 +1146,9 @@ teardown(void)
 }
 
 static int
-side(int is_a, int rfd, int wfd)
+side(bool is_a)
 {
-	who = is_a ? "A (1:0)" : "B (1:1)";
-	from_peer = rfd;
-	to_peer = wfd;
-	setenv("FI_TOROID_APP", "1", 1);
-	setenv("FI_TOROID_PROC", is_a ? "0" : "1", 1);
-	setenv("FI_TOROID_CONNECT_MS", "5000", 1);
+	pair_side_env(is_a, false);
 	test_getinfo();
 	setup(is_a);
 	exchange_names();
@@ -1169,9 +1164,6 @@ side(int is_a, int rfd, int wfd)
 int
 main(int argc, char **argv)
 {
-	int ab[2], ba[2], st;
-	pid_t pid;
-
 	if (argc == 2 && strcmp(argv[1], "noproc") == 0)
 		return side_noproc();
 
@@ -1179,19 +1171,5 @@ main(int argc, char **argv)
 		fprintf(stderr, "test_fi: set FI_PROVIDER_PATH and TOROID_VNI_SOCKET\n");
 		return 77;
 	}
-	if (pipe(ab) != 0 || pipe(ba) != 0)
-		fail("pipe");
-	pid = fork();
-	if (pid < 0)
-		fail("fork");
-	if (pid == 0) {
-		alarm(120);
-		exit(side(0, ab[0], ba[1]));
-	}
-	alarm(120);
-	side(1, ba[0], ab[1]);
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail("process B failed");
-	printf("test_fi: PASS\n");
-	return 0;
+	return pair_run(side, 120);
 }

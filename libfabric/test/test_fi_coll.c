@@ -66,24 +66,7 @@ static size_t my_name_len;
 static int
 cq_take(struct fi_cq_data_entry *e, struct fi_cq_err_entry *err, int wait_ms)
 {
-	uint64_t t0 = now_ms();
-
-	for (;;) {
-		ssize_t n = fi_cq_read(cq, e, 1);
-
-		if (n == 1)
-			return 0;
-		if (n == -FI_EAVAIL) {
-			memset(err, 0, sizeof(*err));
-			if (fi_cq_readerr(cq, err, 0) != 1)
-				fail("fi_cq_readerr");
-			return err->err;
-		}
-		if (n != -FI_EAGAIN)
-			fail("fi_cq_read: %zd", n);
-		if (now_ms() - t0 > (uint64_t)wait_ms)
-			return -1;
-	}
+	return pair_cq_take(cq, e, err, wait_ms);
 }
 
 static void
@@ -543,16 +526,10 @@ death(void)
 }
 
 static int
-side(int rfd, int wfd)
+side(bool a)
 {
-	who = is_a ? "A (1:0)" : "B (1:1)";
-	from_peer = rfd;
-	to_peer = wfd;
-	setenv("FI_TOROID_APP", "1", 1);
-	setenv("FI_TOROID_PROC", is_a ? "0" : "1", 1);
-	setenv("FI_TOROID_CONNECT_MS", "5000", 1);
-	if (!is_a)
-		setenv("TOROID_VNI_SOCKET", getenv("TOROID_VNI_SOCKET_B"), 1);
+	is_a = a;
+	pair_side_env(is_a, true);
 	setup();
 	exchange_names();
 	query();
@@ -576,30 +553,11 @@ side(int rfd, int wfd)
 int
 main(void)
 {
-	int ab[2], ba[2], st;
-	pid_t pid;
-
 	if (getenv("FI_PROVIDER_PATH") == NULL || getenv("TOROID_VNI_SOCKET") == NULL ||
 	    getenv("TOROID_VNI_SOCKET_B") == NULL || getenv("TFI_KILL_PID") == NULL) {
 		fprintf(stderr, "test_fi_coll: set FI_PROVIDER_PATH, TOROID_VNI_SOCKET, "
 				"TOROID_VNI_SOCKET_B and TFI_KILL_PID (test_fi.sh coll)\n");
 		return 77;
 	}
-	if (pipe(ab) != 0 || pipe(ba) != 0)
-		fail("pipe");
-	pid = fork();
-	if (pid < 0)
-		fail("fork");
-	if (pid == 0) {
-		alarm(150);
-		is_a = false;
-		exit(side(ab[0], ba[1]));
-	}
-	alarm(150);
-	is_a = true;
-	side(ba[0], ab[1]);
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail("process B failed");
-	printf("test_fi_coll: PASS\n");
-	return 0;
+	return pair_run(side, 150);
 }

@@ -575,16 +575,9 @@ teardown(void)
 }
 
 static int
-side(int is_a, int rfd, int wfd)
+side(bool is_a)
 {
-	who = is_a ? "A (1:0)" : "B (1:1)";
-	from_peer = rfd;
-	to_peer = wfd;
-	setenv("FI_TOROID_APP", "1", 1);
-	setenv("FI_TOROID_PROC", is_a ? "0" : "1", 1);
-	setenv("FI_TOROID_CONNECT_MS", "5000", 1);
-	if (!is_a && getenv("TOROID_VNI_SOCKET_B") != NULL)
-		setenv("TOROID_VNI_SOCKET", getenv("TOROID_VNI_SOCKET_B"), 1);
+	pair_side_env(is_a, true);
 	setup();
 	exchange_names();
 	if (is_a)
@@ -599,26 +592,9 @@ side(int is_a, int rfd, int wfd)
 int
 main(void)
 {
-	int ab[2], ba[2], st;
-	pid_t pid;
-
 	if (getenv("FI_PROVIDER_PATH") == NULL || getenv("TOROID_VNI_SOCKET") == NULL) {
 		fprintf(stderr, "test_fi_fence: set FI_PROVIDER_PATH and TOROID_VNI_SOCKET\n");
 		return 77;
 	}
-	if (pipe(ab) != 0 || pipe(ba) != 0)
-		fail("pipe");
-	pid = fork();
-	if (pid < 0)
-		fail("fork");
-	if (pid == 0) {
-		alarm(150);
-		exit(side(0, ab[0], ba[1]));
-	}
-	alarm(150);
-	side(1, ba[0], ab[1]);
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail("process B failed");
-	printf("test_fi_fence: PASS\n");
-	return 0;
+	return pair_run(side, 150);
 }

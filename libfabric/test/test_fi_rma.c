@@ -76,24 +76,11 @@ static struct fid_cntr *wcntr, *rcntr; /* A: FI_WRITE and FI_READ counters */
 static int
 cq_take(struct fi_cq_data_entry *e, struct fi_cq_err_entry *err)
 {
-	uint64_t t0 = now_ms();
+	int rc = pair_cq_take(cq, e, err, WAIT_MS);
 
-	for (;;) {
-		ssize_t n = fi_cq_read(cq, e, 1);
-
-		if (n == 1)
-			return 0;
-		if (n == -FI_EAVAIL) {
-			memset(err, 0, sizeof(*err));
-			if (fi_cq_readerr(cq, err, 0) != 1)
-				fail("fi_cq_readerr");
-			return err->err;
-		}
-		if (n != -FI_EAGAIN)
-			fail("fi_cq_read: %zd", n);
-		if (now_ms() - t0 > WAIT_MS)
-			fail("no completion in %d ms", WAIT_MS);
-	}
+	if (rc < 0)
+		fail("no completion in %d ms", WAIT_MS);
+	return rc;
 }
 
 static void
@@ -743,7 +730,7 @@ teardown(void)
 }
 
 static int
-side(int is_a, int rfd, int wfd)
+side(bool is_a)
 {
 	int ac[2] = {-1, -1};
 	pid_t cpid = -1;
@@ -763,17 +750,10 @@ side(int is_a, int rfd, int wfd)
 		}
 		close(ac[0]);
 	}
-	who = is_a ? "A (1:0)" : "B (1:1)";
-	from_peer = rfd;
-	to_peer = wfd;
-	setenv("FI_TOROID_APP", "1", 1);
-	setenv("FI_TOROID_PROC", is_a ? "0" : "1", 1);
-	setenv("FI_TOROID_CONNECT_MS", "5000", 1);
-	if (!is_a && getenv("TOROID_VNI_SOCKET_B") != NULL)
-		setenv("TOROID_VNI_SOCKET", getenv("TOROID_VNI_SOCKET_B"), 1);
+	pair_side_env(is_a, true);
 	setup();
 	exchange_names();
-	cfd_b = wfd;
+	cfd_b = to_peer;
 	if (jobkey_mode && is_a)
 		run_a_jobkey(ac[1], cpid);
 	else if (jobkey_mode)
@@ -793,9 +773,6 @@ side(int is_a, int rfd, int wfd)
 int
 main(int argc, char **argv)
 {
-	int ab[2], ba[2], st;
-	pid_t pid;
-
 	if (argc != 2 || (strcmp(argv[1], "va") != 0 && strcmp(argv[1], "offset") != 0 &&
 			  strcmp(argv[1], "jobkey") != 0)) {
 		fprintf(stderr, "usage: test_fi_rma va|offset|jobkey\n");
@@ -811,19 +788,5 @@ main(int argc, char **argv)
 		fprintf(stderr, "test_fi_rma: set FI_PROVIDER_PATH and TOROID_VNI_SOCKET\n");
 		return 77;
 	}
-	if (pipe(ab) != 0 || pipe(ba) != 0)
-		fail("pipe");
-	pid = fork();
-	if (pid < 0)
-		fail("fork");
-	if (pid == 0) {
-		alarm(150);
-		exit(side(0, ab[0], ba[1]));
-	}
-	alarm(150);
-	side(1, ba[0], ab[1]);
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail("process B failed");
-	printf("test_fi_rma: PASS\n");
-	return 0;
+	return pair_run(side, 150);
 }
