@@ -195,19 +195,30 @@ masks)
 claim)
 	# Claim and discard (trd_vni_claim, trd_vni_recv_claimed, trd_vni_discard,
 	# trd_vni_discard_first; docs/vni.md "Claim and discard"): one process sending to itself
-	# and to a second interface it opens; 1 MiB of staging, so a 2 MiB message is refused and
-	# claimed while its sender waits. The second interface closes holding two claims.
+	# and to a second interface it opens; 1 MiB of staging, so a 2 MiB message cannot be
+	# staged and is claimed while its sender waits: accepted as its header only, then (with
+	# --vni-hdr-max 0) refused and asked again. The second interface closes holding two claims.
 	one_node_ini "$T/two.ini" "1:0, 1:1"
-	start_engine E 0 -- --topo "$T/two.ini" --node 0 --staging 1M --noproc-ms 300
-	eng_wait_ready E
-	app c0 "$T/E-0.sock" 1 0 --pool 16M claim --peers 1:1
-	wait_app c0
-	stop_engine E
-	[ "$(total E vni staging_used)" = 0 ] || die "staging not released: $(total E vni staging_used) B"
-	[ "$(total E vni bad_wire)" = 0 ] || die "malformed protocol messages"
-	[ "$(total E vni claims)" = 8 ] || die "expected 8 claims, the engine counted $(total E vni claims)"
-	[ "$(total E vni discards)" = 4 ] || die "expected 4 discards, the engine counted $(total E vni discards)"
-	[ "$(total E vni bad_replies)" = 0 ] || die "replies dropped: $(total E vni bad_replies)"
+	for hdr in 1024 0; do
+		start_engine E 0 -- --topo "$T/two.ini" --node 0 --staging 1M --noproc-ms 300 \
+			--vni-hdr-max $hdr
+		eng_wait_ready E
+		app c0 "$T/E-0.sock" 1 0 --pool 16M claim --peers 1:1 \
+			$([ $hdr = 0 ] && echo --hdr-refused)
+		wait_app c0
+		stop_engine E
+		[ "$(total E vni staging_used)" = 0 ] || die "staging not released: $(total E vni staging_used) B"
+		[ "$(total E vni bad_wire)" = 0 ] || die "malformed protocol messages"
+		[ "$(total E vni claims)" = 8 ] || die "expected 8 claims, the engine counted $(total E vni claims)"
+		[ "$(total E vni discards)" = 4 ] || die "expected 4 discards, the engine counted $(total E vni discards)"
+		[ "$(total E vni bad_replies)" = 0 ] || die "replies dropped: $(total E vni bad_replies)"
+		[ "$(total E vni hdr_held)" = 0 ] || die "header-only records left"
+		if [ $hdr = 0 ]; then
+			[ "$(total E vni hdr_only)" = 0 ] || die "accepted as a header only with --vni-hdr-max 0"
+		else
+			[ "$(total E vni hdr_only)" -ge 1 ] || die "no message accepted as its header only"
+		fi
+	done
 	;;
 trunc)
 	# Truncation at the receiver: one process sending to itself, eager and long messages
@@ -229,8 +240,10 @@ ordered)
 	# with the same tag follow it, sent at once (no round trip each): the receiving engine
 	# parks them behind the refused one (order_parked) and matches them after it, in send
 	# order (without ordering they would be staged at once and taken by the first receives).
+	# --vni-hdr-max 0: the long one is refused, not accepted as its header only (counted in
+	# hdr_refused), so the parking is what is tested (vni_reorder tests the header only).
 	one_node_ini "$T/three.ini" "1:0, 1:1, 1:2"
-	start_engine E 0 -- --topo "$T/three.ini" --node 0 --staging 1M
+	start_engine E 0 -- --topo "$T/three.ini" --node 0 --staging 1M --vni-hdr-max 0
 	eng_wait_ready E
 	S="$T/E-0.sock"
 	app r "$S" 1 1 --pool 64M seq-recv --from 1:0 --size 2M --count 9
@@ -253,6 +266,8 @@ ordered)
 	stop_engine E
 	check_clean E
 	[ "$(total E vni order_holds)" = 0 ] || die "sends held: 9 fit in the window"
+	[ "$(total E vni hdr_only)" = 0 ] || die "accepted as a header only with --vni-hdr-max 0"
+	[ "$(total E vni hdr_refused)" -ge 1 ] || die "the refusal for --vni-hdr-max 0 was not counted"
 	[ "$(total E vni order_inflight_max)" -ge 9 ] || die "the 9 requests were not in flight at once"
 	echo "ordered: $(total E vni order_inflight_max) requests in flight at once, $(total E vni order_parked) parked, $(total E vni nak_sent) refusals, matched in send order"
 	;;
@@ -261,7 +276,9 @@ reorder)
 	# ordered interface (what Open MPI asks for), with more of them than the receiver's share
 	# of staging holds: 24 x 256 KiB (6 MiB) behind 4 MiB of staging (2 MiB each for two
 	# processes), received last-first, one receive at a time. Every message must arrive,
-	# byte-exact, within the deadline (the processes end themselves after 30 s).
+	# byte-exact, within the deadline (the processes end themselves after 30 s): what staging
+	# cannot hold is accepted as its header only (hdr_only) and granted straight into its
+	# receive when that is posted, so the pair is never blocked behind a refusal.
 	one_node_two_procs
 	start_engine E 0 -- --topo "$T/two1.ini" --node 0 --staging 4M
 	eng_wait_ready E
@@ -272,7 +289,10 @@ reorder)
 	wait_app s
 	stop_engine E
 	check_clean E
-	echo "reorder: 24 x 256 KiB received last-first behind 4 MiB of staging: $(total E vni staged) staged, $(total E vni nak_sent) refusals"
+	[ "$(total E vni hdr_only)" -ge 1 ] || die "no request was accepted as its header only: the test did not test"
+	[ "$(total E vni hdr_held)" = 0 ] || die "header-only records left: $(total E vni hdr_held)"
+	[ "$(total E vni hdr_refused)" = 0 ] || die "requests refused for hdr_max"
+	echo "reorder: 24 x 256 KiB received last-first behind 4 MiB of staging: $(total E vni staged) staged, $(total E vni hdr_only) accepted as their header only, $(total E vni nak_sent) refusals"
 	;;
 local)
 	# One engine, three processes on one node: every size to every peer, both ways, some

@@ -51,14 +51,16 @@
  *       misaligned, deregistered); a process not attached (--absent): -ECONNREFUSED. At the
  *       end each checks its own memory: what the peer wrote (hash), guards, the sum; the
  *       low process then writes to the high one until it left: -ECONNREFUSED.
- *   claim --peers A:P  (this process also opens a second interface as A:P)
+ *   claim --peers A:P [--hdr-refused]  (this process also opens a second interface as A:P)
  *       claims (trd_vni_claim, trd_vni_recv_claimed, trd_vni_discard, trd_vni_discard_first),
  *       sending to itself: a staged eager message, a long one staged, and a long one refused
  *       for want of staging (the engine runs with --staging 1M) are claimed; a probe and a
  *       receive no longer see them; the claimed receive gets them byte-exact with tag, source
  *       and data; discards (the senders complete with 0); bad handles (0, unknown, used,
  *       the other interface's) fail with -EINVAL; the second interface closes holding a
- *       staged and a refused claimed message.
+ *       staged and a refused claimed message. The long message is accepted as its header
+ *       only (its sender fails with -ECONNRESET at that close); with --hdr-refused (the
+ *       engine runs with --vni-hdr-max 0) it is refused and asked again (-ECONNREFUSED).
  *   trunc
  *       truncation at the receiver, sending to itself: messages longer than their receive
  *       (eager into a posted receive, eager staged, long granted into a posted receive, long
@@ -1064,6 +1066,7 @@ main(int argc, char **argv)
 		O_DEADLINE,
 		O_STOPGO,
 		O_ORDERED,
+		O_HDR_REFUSED,
 		O_ABSENT
 	};
 	static const struct option lo[] = {
@@ -1089,6 +1092,7 @@ main(int argc, char **argv)
 		{"deadline", required_argument, NULL, O_DEADLINE},
 		{"stop-on-go", no_argument, NULL, O_STOPGO},
 		{"ordered", no_argument, NULL, O_ORDERED},
+		{"hdr-refused", no_argument, NULL, O_HDR_REFUSED},
 		{"absent", required_argument, NULL, O_ABSENT},
 		{NULL, 0, NULL, 0},
 	};
@@ -1154,6 +1158,9 @@ main(int argc, char **argv)
 			break;
 		case O_STOPGO:
 			stop_on_go = true;
+			break;
+		case O_HDR_REFUSED:
+			cl_hdr_refused = true;
 			break;
 		case O_ORDERED:
 			conf.ordered = true;
