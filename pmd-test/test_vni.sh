@@ -699,19 +699,25 @@ share)
 	# A process floods a peer that never posts its receives, behind 8 MiB of staging: that
 	# destination holds at most its share (8 MiB / the interfaces attached), so an unrelated
 	# pair on the same node, whose messages are received late (they wait in staging), still
-	# completes, within 10 s, while the flood goes on.
+	# completes, within 10 s, while the flood goes on. What staging cannot hold of the flood
+	# is kept as its header only, but for at most --vni-hdr-max 8 messages: the rest is
+	# refused (hdr_refused), so the flood cannot grow the engine's records either.
 	four_procs
-	start_engine E 0 -- --topo "$T/four.ini" --node 0 --staging 8M
+	start_engine E 0 -- --topo "$T/four.ini" --node 0 --staging 8M --vni-hdr-max 8
 	eng_wait_ready E
 	S="$T/E-0.sock"
 	app h1 "$S" 1 1 --pool 1M late-sink --from 1:0 --size 256K --count 64
 	app f0 "$S" 1 0 --pool 32M flood --to 1:1 --size 256K --count 64 --window 64
 	for i in $(seq 200); do # the flood holds what it can
 		used=$(eng_telemetry E /toroid/vni,node0 staging_used)
-		[ "$used" -ge $((4 << 20)) ] && break
+		hrefused=$(eng_telemetry E /toroid/vni,node0 hdr_refused)
+		[ "$used" -ge $((4 << 20)) ] && [ "$hrefused" -ge 1 ] && break
 		sleep 0.05
 	done
 	[ "$used" -ge $((4 << 20)) ] || die "the flood did not fill its share of staging ($used B)"
+	[ "$hrefused" -ge 1 ] || die "no request was refused for --vni-hdr-max"
+	hheld=$(eng_telemetry E /toroid/vni,node0 hdr_held)
+	[ "$hheld" = 8 ] || die "the flooded process holds $hheld header-only messages, expected --vni-hdr-max 8"
 	t0=$(date +%s.%N)
 	PAIR="0,1000,65536,1M"
 	app p2 "$S" 1 2 --pool 16M --deadline 10 exchange --peers 1:3 --sizes $PAIR --late $PAIR
@@ -734,7 +740,8 @@ share)
 	stop_engine E
 	[ "$(total E vni staging_used)" = 0 ] || die "staging not released"
 	[ "$(total E vni reclaimed)" = "$(total E vni attached)" ] || die "not every interface was reclaimed"
-	echo "share: the pair finished in $(python3 -c "print('%.2f' % ($t1 - $t0))") s while the flood held $held B of 8 MiB staging for its receiver ($shares refusals for its share)"
+	[ "$(total E vni hdr_held)" = 0 ] || die "header-only records left after their processes died"
+	echo "share: the pair finished in $(python3 -c "print('%.2f' % ($t1 - $t0))") s while the flood held $held B of 8 MiB staging and $hheld headers for its receiver ($shares refusals for its share, $hrefused for --vni-hdr-max)"
 	;;
 auto)
 	# Automatic process numbers (trd_vni_conf.proc = TRD_VNI_ANY): three processes of
