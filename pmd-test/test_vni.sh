@@ -292,7 +292,36 @@ reorder)
 	[ "$(total E vni hdr_only)" -ge 1 ] || die "no request was accepted as its header only: the test did not test"
 	[ "$(total E vni hdr_held)" = 0 ] || die "header-only records left: $(total E vni hdr_held)"
 	[ "$(total E vni hdr_refused)" = 0 ] || die "requests refused for hdr_max"
-	echo "reorder: 24 x 256 KiB received last-first behind 4 MiB of staging: $(total E vni staged) staged, $(total E vni hdr_only) accepted as their header only, $(total E vni nak_sent) refusals"
+	line="reorder: 24 x 256 KiB received last-first behind 4 MiB of staging: $(total E vni staged) staged, $(total E vni hdr_only) accepted as their header only, $(total E vni nak_sent) refusals"
+	# The sender dies while its messages wait as headers at a receiver that takes nothing:
+	# its engine's ABORTs drop them (hdr_held back to 0) within 10 s, while the receiver
+	# lives on (its own end, at its 120 s deadline, would drop them too).
+	start_engine E2 0 -- --topo "$T/two1.ini" --node 0 --staging 4M
+	eng_wait_ready E2
+	S="$T/E2-0.sock"
+	app k1 "$S" 1 1 --pool 16M late-sink --from 1:0 --size 256K --count 24
+	app k0 "$S" 1 0 --pool 16M --deadline 30 --ordered rev-send --to 1:1 --size 256K --count 24
+	end=$((SECONDS + 10))
+	while held=$(eng_telemetry E2 /toroid/vni,node0 hdr_held) && [ "$held" -lt 16 ] &&
+		[ $SECONDS -lt $end ]; do
+		sleep 0.05
+	done
+	[ "$held" -ge 16 ] || die "the 16 messages staging cannot hold are not waiting as headers ($held)"
+	kill -9 "$APP_k0"
+	wait "$APP_k0" 2>/dev/null
+	end=$((SECONDS + 10))
+	while held=$(eng_telemetry E2 /toroid/vni,node0 hdr_held) && [ "$held" != 0 ] &&
+		[ $SECONDS -lt $end ]; do
+		sleep 0.05
+	done
+	[ "$held" = 0 ] || die "$held headers of a dead sender left after 10 s"
+	kill -0 "$APP_k1" 2>/dev/null || die "the receiver ended: the test did not test"
+	kill -9 "$APP_k1"
+	wait "$APP_k1" 2>/dev/null
+	stop_engine E2
+	[ "$(total E2 vni staging_used)" = 0 ] || die "staging not released"
+	[ "$(total E2 vni bad_wire)" = 0 ] || die "malformed protocol messages"
+	echo "$line; a sender killed with 16 headers waiting: all dropped"
 	;;
 local)
 	# One engine, three processes on one node: every size to every peer, both ways, some
