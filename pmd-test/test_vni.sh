@@ -5,7 +5,7 @@
 #
 #   test_vni.sh TOROID_NODE VNI_APP TEST
 #
-# TEST: local | masks | claim | trunc | ordered | dump | rma | rma_two_engines | two_engines | coll | fairness |
+# TEST: local | masks | claim | trunc | ordered | reorder | dump | rma | rma_two_engines | two_engines | coll | fairness |
 #       fairness_uneven | rotation | flow | mcast | mcast_shared | kill | share | auto
 # Every wait is bounded; readiness is polled with a deadline; applications block on their
 # eventfd when idle, each engine runs one lcore and sleeps when idle.
@@ -195,19 +195,30 @@ masks)
 claim)
 	# Claim and discard (trd_vni_claim, trd_vni_recv_claimed, trd_vni_discard,
 	# trd_vni_discard_first; docs/vni.md "Claim and discard"): one process sending to itself
-	# and to a second interface it opens; 1 MiB of staging, so a 2 MiB message is refused and
-	# claimed while its sender waits. The second interface closes holding two claims.
+	# and to a second interface it opens; 1 MiB of staging, so a 2 MiB message cannot be
+	# staged and is claimed while its sender waits: accepted as its header only, then (with
+	# --vni-hdr-max 0) refused and asked again. The second interface closes holding two claims.
 	one_node_ini "$T/two.ini" "1:0, 1:1"
-	start_engine E 0 -- --topo "$T/two.ini" --node 0 --staging 1M --noproc-ms 300
-	eng_wait_ready E
-	app c0 "$T/E-0.sock" 1 0 --pool 16M claim --peers 1:1
-	wait_app c0
-	stop_engine E
-	[ "$(total E vni staging_used)" = 0 ] || die "staging not released: $(total E vni staging_used) B"
-	[ "$(total E vni bad_wire)" = 0 ] || die "malformed protocol messages"
-	[ "$(total E vni claims)" = 8 ] || die "expected 8 claims, the engine counted $(total E vni claims)"
-	[ "$(total E vni discards)" = 4 ] || die "expected 4 discards, the engine counted $(total E vni discards)"
-	[ "$(total E vni bad_replies)" = 0 ] || die "replies dropped: $(total E vni bad_replies)"
+	for hdr in 1024 0; do
+		start_engine E 0 -- --topo "$T/two.ini" --node 0 --staging 1M --noproc-ms 300 \
+			--vni-hdr-max $hdr
+		eng_wait_ready E
+		app c0 "$T/E-0.sock" 1 0 --pool 16M claim --peers 1:1 \
+			$([ $hdr = 0 ] && echo --hdr-refused)
+		wait_app c0
+		stop_engine E
+		[ "$(total E vni staging_used)" = 0 ] || die "staging not released: $(total E vni staging_used) B"
+		[ "$(total E vni bad_wire)" = 0 ] || die "malformed protocol messages"
+		[ "$(total E vni claims)" = 8 ] || die "expected 8 claims, the engine counted $(total E vni claims)"
+		[ "$(total E vni discards)" = 4 ] || die "expected 4 discards, the engine counted $(total E vni discards)"
+		[ "$(total E vni bad_replies)" = 0 ] || die "replies dropped: $(total E vni bad_replies)"
+		[ "$(total E vni hdr_held)" = 0 ] || die "header-only records left"
+		if [ $hdr = 0 ]; then
+			[ "$(total E vni hdr_only)" = 0 ] || die "accepted as a header only with --vni-hdr-max 0"
+		else
+			[ "$(total E vni hdr_only)" -ge 1 ] || die "no message accepted as its header only"
+		fi
+	done
 	;;
 trunc)
 	# Truncation at the receiver: one process sending to itself, eager and long messages
@@ -229,8 +240,10 @@ ordered)
 	# with the same tag follow it, sent at once (no round trip each): the receiving engine
 	# parks them behind the refused one (order_parked) and matches them after it, in send
 	# order (without ordering they would be staged at once and taken by the first receives).
+	# --vni-hdr-max 0: the long one is refused, not accepted as its header only (counted in
+	# hdr_refused), so the parking is what is tested (vni_reorder tests the header only).
 	one_node_ini "$T/three.ini" "1:0, 1:1, 1:2"
-	start_engine E 0 -- --topo "$T/three.ini" --node 0 --staging 1M
+	start_engine E 0 -- --topo "$T/three.ini" --node 0 --staging 1M --vni-hdr-max 0
 	eng_wait_ready E
 	S="$T/E-0.sock"
 	app r "$S" 1 1 --pool 64M seq-recv --from 1:0 --size 2M --count 9
@@ -253,8 +266,62 @@ ordered)
 	stop_engine E
 	check_clean E
 	[ "$(total E vni order_holds)" = 0 ] || die "sends held: 9 fit in the window"
+	[ "$(total E vni hdr_only)" = 0 ] || die "accepted as a header only with --vni-hdr-max 0"
+	[ "$(total E vni hdr_refused)" -ge 1 ] || die "the refusal for --vni-hdr-max 0 was not counted"
 	[ "$(total E vni order_inflight_max)" -ge 9 ] || die "the 9 requests were not in flight at once"
 	echo "ordered: $(total E vni order_inflight_max) requests in flight at once, $(total E vni order_parked) parked, $(total E vni nak_sent) refusals, matched in send order"
+	;;
+reorder)
+	# One sender's long messages received in another order than they were sent, on an
+	# ordered interface (what Open MPI asks for), with more of them than the receiver's share
+	# of staging holds: 24 x 256 KiB (6 MiB) behind 4 MiB of staging (2 MiB each for two
+	# processes), received last-first, one receive at a time. Every message must arrive,
+	# byte-exact, within the deadline (the processes end themselves after 30 s): what staging
+	# cannot hold is accepted as its header only (hdr_only) and granted straight into its
+	# receive when that is posted, so the pair is never blocked behind a refusal.
+	one_node_two_procs
+	start_engine E 0 -- --topo "$T/two1.ini" --node 0 --staging 4M
+	eng_wait_ready E
+	S="$T/E-0.sock"
+	app r "$S" 1 1 --pool 16M --deadline 30 rev-recv --from 1:0 --size 256K --count 24
+	app s "$S" 1 0 --pool 16M --deadline 30 --ordered rev-send --to 1:1 --size 256K --count 24
+	wait_app r
+	wait_app s
+	stop_engine E
+	check_clean E
+	[ "$(total E vni hdr_only)" -ge 1 ] || die "no request was accepted as its header only: the test did not test"
+	[ "$(total E vni hdr_held)" = 0 ] || die "header-only records left: $(total E vni hdr_held)"
+	[ "$(total E vni hdr_refused)" = 0 ] || die "requests refused for hdr_max"
+	line="reorder: 24 x 256 KiB received last-first behind 4 MiB of staging: $(total E vni staged) staged, $(total E vni hdr_only) accepted as their header only, $(total E vni nak_sent) refusals"
+	# The sender dies while its messages wait as headers at a receiver that takes nothing:
+	# its engine's ABORTs drop them (hdr_held back to 0) within 10 s, while the receiver
+	# lives on (its own end, at its 120 s deadline, would drop them too).
+	start_engine E2 0 -- --topo "$T/two1.ini" --node 0 --staging 4M
+	eng_wait_ready E2
+	S="$T/E2-0.sock"
+	app k1 "$S" 1 1 --pool 16M late-sink --from 1:0 --size 256K --count 24
+	app k0 "$S" 1 0 --pool 16M --deadline 30 --ordered rev-send --to 1:1 --size 256K --count 24
+	end=$((SECONDS + 10))
+	while held=$(eng_telemetry E2 /toroid/vni,node0 hdr_held) && [ "$held" -lt 16 ] &&
+		[ $SECONDS -lt $end ]; do
+		sleep 0.05
+	done
+	[ "$held" -ge 16 ] || die "the 16 messages staging cannot hold are not waiting as headers ($held)"
+	kill -9 "$APP_k0"
+	wait "$APP_k0" 2>/dev/null
+	end=$((SECONDS + 10))
+	while held=$(eng_telemetry E2 /toroid/vni,node0 hdr_held) && [ "$held" != 0 ] &&
+		[ $SECONDS -lt $end ]; do
+		sleep 0.05
+	done
+	[ "$held" = 0 ] || die "$held headers of a dead sender left after 10 s"
+	kill -0 "$APP_k1" 2>/dev/null || die "the receiver ended: the test did not test"
+	kill -9 "$APP_k1"
+	wait "$APP_k1" 2>/dev/null
+	stop_engine E2
+	[ "$(total E2 vni staging_used)" = 0 ] || die "staging not released"
+	[ "$(total E2 vni bad_wire)" = 0 ] || die "malformed protocol messages"
+	echo "$line; a sender killed with 16 headers waiting: all dropped"
 	;;
 local)
 	# One engine, three processes on one node: every size to every peer, both ways, some
@@ -475,7 +542,8 @@ PY
 	;;
 flow)
 	# A receiver that posts late, behind a small staging area (1 MiB) on the other engine:
-	# its engine refuses what it cannot hold, the senders ask again; nothing overflows and
+	# its engine keeps the long messages it cannot hold as their headers (hdr_only) and
+	# refuses the short ones it cannot hold (the senders ask again); nothing overflows and
 	# nothing is lost. Long messages (32 x 256 KiB), then short ones (2000 x 512 B).
 	two_engines --staging 1M
 	A="$T/A-0.sock"
@@ -495,9 +563,13 @@ flow)
 	hwm=$(total B vni staging_hwm)
 	max=$(total B vni staging_max)
 	naks=$(total B vni nak_sent)
+	hdrs=$(total B vni hdr_only)
 	[ "$hwm" -le "$max" ] || die "staging high-water mark $hwm above its bound $max"
-	[ "$naks" -gt 0 ] || die "the receiver's engine never refused: the test did not test"
-	echo "flow: staging peak $hwm of $max B at the receiver's engine, $naks refusals, $(total A vni retries) requests asked again, $(total A vni dup_cts) duplicate permissions discarded, $(total B vni cts_late) granted when the receive appeared; every byte delivered"
+	# 8 MiB of long messages behind 1 MiB: most wait as their headers (the short ones are
+	# refused only if more than 1 MiB of them arrive before the receives: timing)
+	[ "$hdrs" -gt 0 ] || die "no long message was kept as its header: the test did not test"
+	[ "$(total B vni hdr_held)" = 0 ] || die "header-only records left"
+	echo "flow: staging peak $hwm of $max B at the receiver's engine, $hdrs long messages kept as their headers, $naks refusals, $(total A vni retries) requests asked again, $(total A vni dup_cts) duplicate permissions discarded, $(total B vni cts_late) granted when the receive appeared; every byte delivered"
 	;;
 mcast)
 	# One multicast command to 7 processes on the 7 other nodes of a 2x2x2 torus (one
@@ -661,19 +733,25 @@ share)
 	# A process floods a peer that never posts its receives, behind 8 MiB of staging: that
 	# destination holds at most its share (8 MiB / the interfaces attached), so an unrelated
 	# pair on the same node, whose messages are received late (they wait in staging), still
-	# completes, within 10 s, while the flood goes on.
+	# completes, within 10 s, while the flood goes on. What staging cannot hold of the flood
+	# is kept as its header only, but for at most --vni-hdr-max 8 messages: the rest is
+	# refused (hdr_refused), so the flood cannot grow the engine's records either.
 	four_procs
-	start_engine E 0 -- --topo "$T/four.ini" --node 0 --staging 8M
+	start_engine E 0 -- --topo "$T/four.ini" --node 0 --staging 8M --vni-hdr-max 8
 	eng_wait_ready E
 	S="$T/E-0.sock"
 	app h1 "$S" 1 1 --pool 1M late-sink --from 1:0 --size 256K --count 64
 	app f0 "$S" 1 0 --pool 32M flood --to 1:1 --size 256K --count 64 --window 64
 	for i in $(seq 200); do # the flood holds what it can
 		used=$(eng_telemetry E /toroid/vni,node0 staging_used)
-		[ "$used" -ge $((4 << 20)) ] && break
+		hrefused=$(eng_telemetry E /toroid/vni,node0 hdr_refused)
+		[ "$used" -ge $((4 << 20)) ] && [ "$hrefused" -ge 1 ] && break
 		sleep 0.05
 	done
 	[ "$used" -ge $((4 << 20)) ] || die "the flood did not fill its share of staging ($used B)"
+	[ "$hrefused" -ge 1 ] || die "no request was refused for --vni-hdr-max"
+	hheld=$(eng_telemetry E /toroid/vni,node0 hdr_held)
+	[ "$hheld" = 8 ] || die "the flooded process holds $hheld header-only messages, expected --vni-hdr-max 8"
 	t0=$(date +%s.%N)
 	PAIR="0,1000,65536,1M"
 	app p2 "$S" 1 2 --pool 16M --deadline 10 exchange --peers 1:3 --sizes $PAIR --late $PAIR
@@ -696,7 +774,8 @@ share)
 	stop_engine E
 	[ "$(total E vni staging_used)" = 0 ] || die "staging not released"
 	[ "$(total E vni reclaimed)" = "$(total E vni attached)" ] || die "not every interface was reclaimed"
-	echo "share: the pair finished in $(python3 -c "print('%.2f' % ($t1 - $t0))") s while the flood held $held B of 8 MiB staging for its receiver ($shares refusals for its share)"
+	[ "$(total E vni hdr_held)" = 0 ] || die "header-only records left after their processes died"
+	echo "share: the pair finished in $(python3 -c "print('%.2f' % ($t1 - $t0))") s while the flood held $held B of 8 MiB staging and $hheld headers for its receiver ($shares refusals for its share, $hrefused for --vni-hdr-max)"
 	;;
 auto)
 	# Automatic process numbers (trd_vni_conf.proc = TRD_VNI_ANY): three processes of

@@ -52,6 +52,9 @@ node_usage(FILE *f, const char *prog)
 		"                       long (default 3000)\n"
 		"  --vni-max-conns N    connections waiting to register at once (default 256,\n"
 		"                       1..4096; a process may hold 4, a user half, each 1 s)\n"
+		"  --vni-hdr-max N      long messages a process may hold accepted as their header\n"
+		"                       only when staging is full (default 1024, 0..65536;\n"
+		"                       0: such requests are refused and asked again)\n"
 		"  --vni-socket-mode M  permissions of the socket file, octal (default 0660: the\n"
 		"                       engine's user and group may attach)\n"
 		"  --vni-owner APP=WHO  only WHO may attach processes of application APP: a user\n"
@@ -177,6 +180,7 @@ enum {
 	O_SOCKMODE,
 	O_IMPAIR,
 	O_MAXCONNS,
+	O_HDRMAX,
 	O_CAPFILTER,
 	O_CAPSIZE,
 	O_CAPFILES,
@@ -210,6 +214,7 @@ static const struct option node_longopts[] = {
 	{"vni-owner", required_argument, NULL, O_OWNER},
 	{"vni-socket-mode", required_argument, NULL, O_SOCKMODE},
 	{"vni-max-conns", required_argument, NULL, O_MAXCONNS},
+	{"vni-hdr-max", required_argument, NULL, O_HDRMAX},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -252,6 +257,11 @@ node_parse_option(int c, char **argv)
 		break;
 	case O_MAXCONNS:
 		node_opt.max_conns = (unsigned int)app_opt_u64("--vni-max-conns", optarg, 1, 4096);
+		break;
+	case O_HDRMAX:
+		node_opt.hdr_max = (int)app_opt_u64("--vni-hdr-max", optarg, 0, 65536);
+		if (node_opt.hdr_max == 0)
+			node_opt.hdr_max = -1; /* none: the service's 0 means its default */
 		break;
 	case O_MTU:
 		node_opt.mtu = (unsigned int)app_opt_u64("--mtu", optarg, TRD_HDR_LEN + 64, 9000);

@@ -274,7 +274,34 @@ hold_at_sender(struct trd_vni_svc *s, uint32_t src_rank, const struct vif *v,
 	return s->now < t->held_since || s->now - t->held_since < s->conf.cma_hold_us;
 }
 
-/* The request to send is granted (true), or refused (false). */
+/* A request to send that neither a receive nor staging can take now: accepted as its header
+ * only (true), as Open MPI's ob1 rendezvous keeps an unexpected RTS. Its record waits in the
+ * unexpected queue in arrival order, like a staged message, and its sender is answered ACK: it
+ * no longer asks again, so the ordered messages behind it go on; the receive that matches it
+ * sends the CTS straight into its buffer (rx_deliver). Bounded per interface (hdr_max):
+ * beyond, false (refused as before). */
+static bool
+accept_hdr(struct trd_vni_svc *s, struct vif *v, struct vrx *x, struct trd_coord src,
+	   const struct trd_vw_hdr *h)
+{
+	struct trd_vw_hdr r;
+
+	if (s->conf.hdr_max < 0 || v->n_hdr >= (uint32_t)s->conf.hdr_max) {
+		ST(s, HDR_REFUSED)++;
+		return false;
+	}
+	x->hdr = x->ungranted = true;
+	v->n_hdr++;
+	ST(s, HDR_HELD)++;
+	ST(s, HDR_ONLY)++;
+	TAILQ_INSERT_TAIL(&v->uq, x, uq);
+	x->in_uq = true;
+	svc_rep_hdr(&r, TRD_VW_ACK, h, 0);
+	svc_reply(s, src, &r);
+	return true;
+}
+
+/* The request to send is granted or accepted as its header only (true), or refused (false). */
 static bool
 on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h)
 {
@@ -337,6 +364,11 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 		return false;
 	} else {
 		off = svc_stage_alloc(s, v, h->len);
+		if (off < 0 && accept_hdr(s, v, x, src, h)) {
+			if (hn != NULL)
+				hn->used = false;
+			return true;
+		}
 		if (off < 0) {
 			svc_rx_release(s, x);
 			svc_hint_note(s, v, src_rank, src, h);
@@ -376,7 +408,7 @@ svc_rx_on_fin(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src,
 	int st = 0;
 
 	ST(s, RX_FIN)++;
-	if (x == NULL) {
+	if (x == NULL || x->ungranted) { /* no grant given: nothing may have been put */
 		ST(s, BAD_WIRE)++;
 		st = -EPROTO;
 	} else if (x->vif->dead) {
@@ -489,8 +521,10 @@ static void
 rx_deliver(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, struct vrx *x)
 {
 	if (x->ungranted) {
-		/* its sender waits to be asked: a permission into the buffer now */
+		/* its sender waits (to be asked, or for the CTS of a message accepted as its
+		 * header only): a permission into the buffer now */
 		x->ungranted = false;
+		svc_rx_hdr_end(s, x);
 		svc_grant_recv(v, x, r);
 		svc_send_cts(s, x);
 		ST(s, CTS_LATE)++;
@@ -535,14 +569,17 @@ claim_find(struct trd_vni_svc *s, const struct vif *v, uint64_t h)
 }
 
 /* Drop message @p x (in no queue) unread. Its sender completes as if it had been received:
- * a staged one already has; one still arriving gets DONE 0 at its FIN, one whose sender was
- * refused gets DONE 0 at its next request (rx.c). */
+ * a staged one already has; one still arriving gets DONE 0 at its FIN, one accepted as its
+ * header only gets DONE 0 now, one whose sender was refused gets DONE 0 at its next request
+ * (rx.c). */
 static void
 claim_drop(struct trd_vni_svc *s, struct vrx *x)
 {
 	x->claimed = false;
 	ST(s, DISCARDS)++;
-	if (x->state == RX_STAGED) {
+	if (x->hdr)
+		svc_rx_answer(s, x, TRD_VW_DONE, 0);
+	if (x->state == RX_STAGED || x->hdr) {
 		svc_rx_release(s, x);
 		return;
 	}
@@ -809,6 +846,8 @@ svc_rx_vif_gone(struct trd_vni_svc *s, struct vif *v)
 		if (x->vif != v)
 			continue;
 		n_rx++;
+		if (x->hdr) /* its sender waits for a CTS that will not come */
+			svc_rx_answer(s, x, TRD_VW_CANCEL, -ECONNRESET);
 		if (x->state == RX_STAGED || x->ungranted) {
 			/* staged, or claimed while its sender was refused (it asks again and
 			 * finds no process) */

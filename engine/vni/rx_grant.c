@@ -29,7 +29,7 @@ svc_rx_alloc(struct trd_vni_svc *s, struct vif *v)
 		return NULL;
 	x = &s->rx[s->rx_free[--s->n_rx_free]];
 	x->state = RX_RECV;
-	x->in_uq = x->discard = x->claimed = x->ungranted = x->fifo = x->direct = false;
+	x->in_uq = x->discard = x->claimed = x->ungranted = x->hdr = x->fifo = x->direct = false;
 	x->fault = 0;
 	x->cma = SVC_CMA_NONE;
 	x->vif = v;
@@ -59,11 +59,23 @@ stage_free(struct trd_vni_svc *s, struct vrx *x)
 	ST(s, STAGING_USED) = s->stage.used;
 }
 
+/* Message @p x is no longer held as its header only: granted, or ended. */
+void
+svc_rx_hdr_end(struct trd_vni_svc *s, struct vrx *x)
+{
+	if (!x->hdr)
+		return;
+	x->hdr = false;
+	x->vif->n_hdr--;
+	ST(s, HDR_HELD)--;
+}
+
 void
 svc_rx_release(struct trd_vni_svc *s, struct vrx *x)
 {
 	struct vif *v = x->vif;
 
+	svc_rx_hdr_end(s, x);
 	svc_hint_drop_grant(s, svc_rx_id(x));
 	stage_free(s, x);
 	if (x->recv != NULL && x->recv->cma == x)
@@ -161,6 +173,27 @@ svc_send_cts(struct trd_vni_svc *s, struct vrx *x)
 		r.flags = TRD_VW_F_FIFO;
 	svc_reply(s, x->src, &r);
 	ST(s, CTS_SENT)++;
+}
+
+/* An answer about message @p x to its sender without a grant (grant_id 0): DONE 0 (dropped
+ * unread) or CANCEL -ECONNRESET (its receiver died) for one accepted as its header only. */
+void
+svc_rx_answer(struct trd_vni_svc *s, const struct vrx *x, uint8_t type, int status)
+{
+	struct trd_vw_hdr r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+	r.status = status;
+	r.src_app = x->vif->app;
+	r.src_proc = x->vif->proc;
+	r.dst_app = x->src_app;
+	r.dst_proc = x->src_proc;
+	r.msg_id = x->src_msg;
+	r.key = x->src_key;
+	r.len = x->len;
+	r.tag = x->tag;
+	svc_reply(s, x->src, &r);
 }
 
 /* A grant into receive @p r of @p v: the sender puts straight into a buffer in the pool; one in

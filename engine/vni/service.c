@@ -227,6 +227,8 @@ conf_set(struct trd_vni_svc *s, const struct trd_vni_svc_conf *conf)
 		s->conf.cma_wait_us = SVC_CMA_WAIT_US;
 	if (s->conf.cma_hold_us == 0)
 		s->conf.cma_hold_us = SVC_HOLD_US;
+	if (s->conf.hdr_max == 0)
+		s->conf.hdr_max = SVC_HDR_MAX;
 	if (s->conf.max_conns == 0)
 		s->conf.max_conns = SVC_N_CONNS;
 	if (s->conf.max_conns > SVC_MAX_CONNS)

@@ -74,6 +74,7 @@ extern int trd_vni_logtype;
 #define SVC_CMA_MIN             65536   /* local messages this long: read by the receiver */
 #define SVC_HOLD_US             1000    /* default cma_hold_us: then a held message is staged */
 #define SVC_CMA_WAIT_US         20000 /* default cma_wait_us: then a request not taken is withdrawn */
+#define SVC_HDR_MAX             1024 /* default hdr_max: header-only messages per interface */
 enum { SVC_CMA_NONE, SVC_CMA_WAIT, SVC_CMA_DONE, SVC_CMA_FALLBACK }; /* vrx.cma */
 
 enum tx_state {
@@ -89,6 +90,8 @@ enum tx_state {
 	TX_MCAST,     /* a multicast parent: waiting for its children */
 	TX_HOLD,      /* ordered: waits until fewer than SVC_ORD_WINDOW earlier ordered
 		       * messages to its destination wait for their acceptance (order.c) */
+	TX_PENDING,   /* accepted as its header only (ACK to its RTS): waits for its CTS,
+		       * never asked again (rx.c, accept_hdr) */
 };
 
 enum list_kind { L_NONE = 0, L_TIMER, L_DRAIN, L_WAIT };
@@ -171,7 +174,10 @@ struct vrx {
 	uint8_t state;
 	bool in_uq, discard; /* discard: dropped unread; its sender gets 0 (FIN, or next RTS) */
 	bool claimed;        /* reserved by a claim: in no queue a receive or probe searches */
-	bool ungranted;      /* claimed while its sender was refused: no CTS yet (docs/vni.md) */
+	bool ungranted;      /* claimed while its sender was refused, or accepted as its header
+			      * only: no CTS yet (docs/vni.md) */
+	bool hdr;            /* accepted as its header only (ACK to its RTS): its sender waits
+			      * for the CTS without asking again; counted in vif.n_hdr */
 	bool fifo;           /* granted into a receive in process memory: DATA messages */
 	bool direct;         /* written by a sender on this engine, not by the node's puts (tx.c) */
 	int32_t fault;       /* a write into that receive failed: it completes with this */
@@ -268,6 +274,7 @@ struct vif {
 	bool in_rr, wake;
 	bool broken; /* its process broke a queue: closed at the next socket look */
 	uint64_t staged;
+	uint32_t n_hdr; /* its messages accepted as their header only, not yet granted */
 	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
 	uint64_t tx_pkts_shared; /* injected while another interface was waiting too */
 	struct vmr *mrs;         /* SVC_N_MRS memory regions (rma.c), allocated at the first */

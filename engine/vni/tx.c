@@ -57,6 +57,7 @@ state_list(uint8_t st)
 		return L_DRAIN;
 	case TX_WAIT:
 	case TX_WAIT_DONE:
+	case TX_PENDING:
 		return L_WAIT;
 	default:
 		return L_NONE;
@@ -775,7 +776,8 @@ svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *
 	}
 	switch (h->type) {
 	case TRD_VW_CTS:
-		if (t->eager || (t->state != TX_WAIT && t->state != TX_BACKOFF)) {
+		if (t->eager ||
+		    (t->state != TX_WAIT && t->state != TX_BACKOFF && t->state != TX_PENDING)) {
 			ST(s, DUP_CTS)++; /* a permission we already have */
 			return;
 		}
@@ -813,18 +815,24 @@ svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *
 	case TRD_VW_ACK:
 		if (t->state == TX_WAIT && t->eager)
 			svc_tx_finish(s, t, h->status);
+		else if (t->state == TX_WAIT && t->rma == 0 && h->status == 0)
+			/* a request accepted as its header only: its CTS comes when the
+			 * receive is posted (docs/vni.md); the next ordered ones may go */
+			svc_tx_set_state(s, t, TX_PENDING);
 		return;
 	case TRD_VW_DONE:
 		/* or the answer to a request whose message the receiver dropped unread (a
 		 * discard of a message claimed while refused: docs/vni.md) */
-		if (t->state == TX_WAIT_DONE ||
-		    (t->state == TX_WAIT && !t->eager && h->status == 0 && h->grant_id == 0))
+		if (t->state == TX_WAIT_DONE || ((t->state == TX_WAIT || t->state == TX_PENDING) &&
+						 !t->eager && h->status == 0 && h->grant_id == 0))
 			svc_tx_finish(s, t, h->status);
 		return;
 	case TRD_VW_CANCEL:
 		if (t->state == TX_DATA || t->state == TX_FIN) {
 			t->status = h->status;
 			svc_tx_set_state(s, t, TX_ABORT);
+		} else if (t->state == TX_PENDING) {
+			svc_tx_finish(s, t, h->status); /* its receiver died: nothing was sent */
 		}
 		return;
 	default:
@@ -921,6 +929,7 @@ svc_tx_vif_gone(struct trd_vni_svc *s, struct vif *v, struct svc_gone *n)
 			}
 			break;
 		case TX_DATA:
+		case TX_PENDING: /* the receiver holds its header: withdrawn */
 			t->status = -ECONNRESET;
 			svc_tx_set_state(s, t, TX_ABORT);
 			n->tx_abort++;

@@ -76,6 +76,10 @@ struct trd_vni_svc_conf {
 	unsigned int cma_hold_us; /**< how long a long message between two processes of this
 				   *   engine waits at its sender for its receive before it
 				   *   is staged (default 1000 us: docs/vni.md) */
+	int hdr_max;              /**< long messages a process may hold accepted as their
+				   *   header only, when staging has no room for them
+				   *   (default 1024; negative: none, such a request is
+				   *   refused: docs/vni.md) */
 };
 
 /** Service statistics: X(ENUM, name). */
@@ -181,7 +185,11 @@ struct trd_vni_svc_conf {
 	X(COLLS, "colls")         /* collectives posted by processes (trd_vni_allreduce, ...) */   \
 	X(COLL_DONE, "coll_done") /* ... completed here */                                         \
 	X(COLL_FAILED, "coll_failed") /* ... failed across their group (-EHOSTUNREACH) */          \
-	X(COLL_BUSY, "coll_busy")     /* ... refused: one of their group in flight on this node */
+	X(COLL_BUSY, "coll_busy")     /* ... refused: one of their group in flight on this node */ \
+	X(HDR_ONLY, "hdr_only") /* long requests accepted as their header only (no staging room):  \
+				 * a CTS into the receive when it is posted */                     \
+	X(HDR_REFUSED, "hdr_refused") /* ... refused instead: their destination held hdr_max */    \
+	X(HDR_HELD, "hdr_held")       /* header-only messages waiting for their receive now */
 
 /** Service statistics ids. */
 enum trd_vni_svc_stat {

@@ -14,6 +14,11 @@
  *   test_vni_hostile data_forge  DATA messages into a receive in process memory from the
  *                            wrong node, without the key or grant, or out of its bounds: all
  *                            dropped (bad_wire) with nothing written; the real ones fill it
+ *   test_vni_hostile hdr_forge  a long request that staging cannot hold is kept as its header
+ *                            only (ACK, hdr_held 1); FINs that name any grant id it could
+ *                            have (no CTS was given) are answered DONE -EPROTO and counted
+ *                            (bad_wire), and the record stays; the receive posted later
+ *                            sends its CTS, and the real DATA and FIN fill it byte-exact
  *   test_vni_hostile cmds    a process posts commands with absurd offsets, lengths, indices
  *                            and opcodes, overwrites its rings' sizes and masks, then breaks
  *                            its command queue: every bad command (collectives too) is
@@ -331,6 +336,163 @@ test_data_forge(void)
 	close(p[1]);
 	printf("data_forge: 5 forged DATA messages dropped (bad_wire), the real ones wrote the "
 	       "receive byte-exact\n");
+}
+
+/* ---- hdr_forge ---- */
+
+struct hdr_child {
+	int pipe_w, go_r, go_w;
+};
+
+/* The application: attached, it waits for a byte on go_r, then posts a receive of LONG_LEN
+ * bytes from 1:9 into its own memory and reports as data_app does. */
+static int
+hdr_app(void *arg)
+{
+	const struct hdr_child *hc = arg;
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 1,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000};
+	struct trd_vni_addr src = {.app = 1, .proc = 9};
+	struct trd_vni *v = trd_vni_open(&c);
+	uint8_t *buf = mmap(NULL, LONG_LEN + 4096, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t want[LONG_LEN];
+	struct trd_vni_cpl cpl;
+	int32_t st;
+	char g;
+
+	close(hc->go_w); /* the parent's end: its exit ends the wait */
+	if (v == NULL || buf == MAP_FAILED)
+		return 10;
+	memset(buf, 0xee, LONG_LEN + 4096);
+	if (read(hc->go_r, &g, 1) != 1)
+		return 15;
+	if (trd_vni_recv(v, src, 7, 0, buf, LONG_LEN, -1, 0) != 0)
+		return 11;
+	if (trd_vni_wait(v, &cpl, 1, 20000) != 1)
+		return 12;
+	st = cpl.status;
+	if (write(hc->pipe_w, &st, sizeof(st)) != sizeof(st))
+		return 13;
+	pattern(want, LONG_LEN, 4);
+	st = memcmp(buf, want, LONG_LEN) != 0;
+	for (size_t i = 0; i < 4096; i++)
+		st |= buf[LONG_LEN + i] != 0xee;
+	if (write(hc->pipe_w, &st, sizeof(st)) != sizeof(st))
+		return 14;
+	trd_vni_close(v);
+	return 0;
+}
+
+/* A long request that staging (32 KiB here) cannot hold is kept as its header only (docs/vni.md,
+ * "Unexpected long messages: the header only"): no grant was given, so a FIN naming any grant
+ * id is refused (DONE -EPROTO, bad_wire) and leaves the record as it was; the receive posted
+ * later grants it, and the real DATA and FIN fill it. */
+static void
+test_hdr_forge(void)
+{
+	uint64_t wire0 = stat_of(TRD_VNI_SVC_STAT_BAD_WIRE);
+	uint8_t data[LONG_LEN];
+	struct trd_vw_hdr rts, r, h, cts;
+	struct hdr_child hc;
+	struct trd_msg *m;
+	unsigned int n_forged = 0;
+	int p[2], go[2];
+	pid_t pid;
+
+	T_EQ(pipe2(p, O_NONBLOCK), 0);
+	T_EQ(pipe(go), 0);
+	hc.pipe_w = p[1];
+	hc.go_r = go[0];
+	hc.go_w = go[1];
+	pid = spawn(hdr_app, &hc);
+	pump_until_stat(TRD_VNI_SVC_STAT_ATTACHED, 1);
+	memset(&rts, 0, sizeof(rts));
+	rts.type = TRD_VW_RTS;
+	rts.src_app = 1;
+	rts.src_proc = 9;
+	rts.dst_app = 1;
+	rts.dst_proc = 0;
+	rts.msg_id = 0x10005;
+	rts.key = 0x5eed;
+	rts.len = LONG_LEN;
+	rts.tag = 7;
+	node_send(1, &rts);
+	m = node_recv(1, &r);
+	trd_msg_free(m);
+	T_EQ(r.type, TRD_VW_ACK);
+	T_EQ(r.status, 0);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_HDR_ONLY), 1);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_HDR_HELD), 1);
+	/* the sender itself (it knows the message id and key) names grants it was never given:
+	 * the first table entries, their first two generations */
+	for (uint32_t gen = 1; gen <= 2; gen++)
+		for (uint32_t idx = 1; idx <= 8; idx++) {
+			h = answer_to(&r, TRD_VW_FIN, 0); /* back from 1:9 to 1:0 */
+			h.src_app = 1;
+			h.src_proc = 9;
+			h.dst_app = 1;
+			h.dst_proc = 0;
+			h.grant_id = idx | gen << 16;
+			node_send(1, &h);
+			m = node_recv(1, &h);
+			trd_msg_free(m);
+			T_EQ(h.type, TRD_VW_DONE);
+			T_ASSERT(h.status == -EPROTO, "FIN for grant %#x: DONE %d, not -EPROTO",
+				 idx | gen << 16, h.status);
+			n_forged++;
+		}
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_WIRE), wire0 + n_forged);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_HDR_HELD), 1);
+	/* the receive: a CTS for DATA messages into the process's memory */
+	T_EQ(write(go[1], "g", 1), 1);
+	m = node_recv(1, &cts);
+	trd_msg_free(m);
+	T_EQ(cts.type, TRD_VW_CTS);
+	T_ASSERT(cts.flags & TRD_VW_F_FIFO, "a grant for DATA messages");
+	T_EQ(cts.len, LONG_LEN);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_HDR_HELD), 0);
+	pattern(data, LONG_LEN, 4);
+	memset(&h, 0, sizeof(h));
+	h.type = TRD_VW_DATA;
+	h.src_app = 1;
+	h.src_proc = 9;
+	h.dst_app = 1;
+	h.dst_proc = 0;
+	h.msg_id = rts.msg_id;
+	h.key = rts.key;
+	h.grant_id = cts.grant_id;
+	h.len = 512;
+	for (uint32_t off = 0; off < LONG_LEN; off += 512) {
+		h.roff = off;
+		node_send_data(1, &h, data + off, 512);
+	}
+	h = answer_to(&cts, TRD_VW_FIN, 0);
+	h.src_app = 1;
+	h.src_proc = 9;
+	h.dst_app = 1;
+	h.dst_proc = 0;
+	h.grant_id = cts.grant_id;
+	node_send(1, &h);
+	m = node_recv(1, &h);
+	trd_msg_free(m);
+	T_EQ(h.type, TRD_VW_DONE);
+	T_EQ(h.status, 0);
+	T_EQ(app_status_wait(p[0]), 0);
+	T_ASSERT(app_status_wait(p[0]) == 0, "the receive is not the pattern, or the page after it "
+					     "was written");
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_WIRE), wire0 + n_forged);
+	reap_ok(pid, WAIT_US, "the receiving process");
+	close(p[0]);
+	close(p[1]);
+	close(go[0]);
+	close(go[1]);
+	printf("hdr_forge: a request kept as its header only; %u FINs naming grants it was never "
+	       "given refused (bad_wire); its receive granted, filled byte-exact\n",
+	       n_forged);
 }
 
 /* The status the application reported, or 1 if none yet. */
@@ -1667,6 +1829,8 @@ main(int argc, char **argv)
 	vc.n_owners = RTE_DIM(owners);
 	if (strcmp(argv[1], "rma_refused") == 0)
 		vc.noproc_ms = 300; /* the refused ops end sooner */
+	if (strcmp(argv[1], "hdr_forge") == 0)
+		vc.staging = 32 << 10; /* a LONG_LEN message does not fit */
 	/* a small reception FIFO drops frames */
 	vni_setup("hostile", topo_text, strcmp(argv[1], "rma_lossy") == 0 ? 256 : 1024, &vc);
 	T_EQ(chmod(dir, 0755), 0); /* other users reach the socket; its own mode decides */
@@ -1686,6 +1850,8 @@ main(int argc, char **argv)
 		test_rma_lossy();
 	else if (strcmp(argv[1], "data_forge") == 0)
 		test_data_forge();
+	else if (strcmp(argv[1], "hdr_forge") == 0)
+		test_hdr_forge();
 	else if (strcmp(argv[1], "coll_death") == 0)
 		test_coll_death();
 	else

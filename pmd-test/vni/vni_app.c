@@ -26,6 +26,12 @@
  *       post N sends; once K completed, send GO; wait for all; log as flood does.
  *   seq-send --to A:P --size S --count N      (with --ordered: an ordered interface)
  *       send N messages with one tag: the first of S bytes, the others of 64 B.
+ *   rev-send --to A:P --size S --count N      (with --ordered: an ordered interface)
+ *       send N messages of S bytes at once, message k with tag k; wait for every one.
+ *   rev-recv --from A:P --size S --count N
+ *       receive them last-first, one at a time: post the receive of tag N-1, wait for it,
+ *       then N-2 ... (what an MPI program that receives one sender's messages in another
+ *       order does); each checked byte-exact.
  *   seq-recv --from A:P --size S --count N
  *       wait for a GO (from anyone), then post N receives of room S for that tag: receive k
  *       must get message k (its length and bytes), i.e. they are matched in send order.
@@ -45,14 +51,16 @@
  *       misaligned, deregistered); a process not attached (--absent): -ECONNREFUSED. At the
  *       end each checks its own memory: what the peer wrote (hash), guards, the sum; the
  *       low process then writes to the high one until it left: -ECONNREFUSED.
- *   claim --peers A:P  (this process also opens a second interface as A:P)
+ *   claim --peers A:P [--hdr-refused]  (this process also opens a second interface as A:P)
  *       claims (trd_vni_claim, trd_vni_recv_claimed, trd_vni_discard, trd_vni_discard_first),
  *       sending to itself: a staged eager message, a long one staged, and a long one refused
  *       for want of staging (the engine runs with --staging 1M) are claimed; a probe and a
  *       receive no longer see them; the claimed receive gets them byte-exact with tag, source
  *       and data; discards (the senders complete with 0); bad handles (0, unknown, used,
  *       the other interface's) fail with -EINVAL; the second interface closes holding a
- *       staged and a refused claimed message.
+ *       staged and a refused claimed message. The long message is accepted as its header
+ *       only (its sender fails with -ECONNRESET at that close); with --hdr-refused (the
+ *       engine runs with --vni-hdr-max 0) it is refused and asked again (-ECONNREFUSED).
  *   trunc
  *       truncation at the receiver, sending to itself: messages longer than their receive
  *       (eager into a posted receive, eager staged, long granted into a posted receive, long
@@ -756,6 +764,65 @@ mode_seq_recv(void)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* rev-send, rev-recv: one sender's messages received in another order than they were sent */
+
+static bool rev_got;
+
+static void
+rev_cpl(const struct trd_vni_cpl *c)
+{
+	unsigned int k = (unsigned int)c->cookie;
+	size_t bad = 0;
+
+	if (c->status != 0)
+		fail("%s %u: %s", c->kind == TRD_VNI_CPL_SEND ? "send" : "receive", k,
+		     strerror(-c->status));
+	if (c->kind == TRD_VNI_CPL_RECV) {
+		if (c->tag != TAG_DATA(k) || c->len != msg_size ||
+		    !check(c->buf, c->len, seed_of(peer, self, k), &bad))
+			fail("receive %u got %u B of tag %#" PRIx64
+			     " (expected %zu B of message %u; "
+			     "byte %zu differs)",
+			     k, c->len, c->tag, msg_size, k, bad);
+		rev_got = true;
+	}
+	done_n++;
+}
+
+static int
+mode_rev_send(void)
+{
+	bufs = calloc(count, sizeof(*bufs));
+	for (unsigned long i = 0; i < count; i++) {
+		bufs[i] = pool_alloc(msg_size);
+		fill(bufs[i], msg_size, seed_of(self, peer, (unsigned int)i));
+		post_send(peer, TAG_DATA(i), bufs[i], msg_size, i, rev_cpl);
+	}
+	while (done_n < count)
+		reap(rev_cpl, WAIT_MS);
+	printf("%s %u:%u: %lu messages of %zu B sent, one tag each\n", prog, self.app, self.proc,
+	       count, msg_size);
+	return 0;
+}
+
+static int
+mode_rev_recv(void)
+{
+	uint8_t *buf = pool_alloc(msg_size);
+
+	for (unsigned long i = count; i-- > 0;) {
+		rev_got = false;
+		memset(buf, 0, msg_size);
+		post_recv(peer, TAG_DATA(i), buf, msg_size, i, rev_cpl);
+		while (!rev_got)
+			reap(rev_cpl, WAIT_MS);
+	}
+	printf("%s %u:%u: %lu messages of %zu B received last-first, byte-exact\n", prog, self.app,
+	       self.proc, count, msg_size);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* masks */
 
 struct mask_case {
@@ -999,6 +1066,7 @@ main(int argc, char **argv)
 		O_DEADLINE,
 		O_STOPGO,
 		O_ORDERED,
+		O_HDR_REFUSED,
 		O_ABSENT
 	};
 	static const struct option lo[] = {
@@ -1024,6 +1092,7 @@ main(int argc, char **argv)
 		{"deadline", required_argument, NULL, O_DEADLINE},
 		{"stop-on-go", no_argument, NULL, O_STOPGO},
 		{"ordered", no_argument, NULL, O_ORDERED},
+		{"hdr-refused", no_argument, NULL, O_HDR_REFUSED},
 		{"absent", required_argument, NULL, O_ABSENT},
 		{NULL, 0, NULL, 0},
 	};
@@ -1089,6 +1158,9 @@ main(int argc, char **argv)
 			break;
 		case O_STOPGO:
 			stop_on_go = true;
+			break;
+		case O_HDR_REFUSED:
+			cl_hdr_refused = true;
 			break;
 		case O_ORDERED:
 			conf.ordered = true;
@@ -1161,6 +1233,10 @@ main(int argc, char **argv)
 		rc = mode_seq_send();
 	else if (strcmp(mode, "seq-recv") == 0)
 		rc = mode_seq_recv();
+	else if (strcmp(mode, "rev-send") == 0)
+		rc = mode_rev_send();
+	else if (strcmp(mode, "rev-recv") == 0)
+		rc = mode_rev_recv();
 	else if (strcmp(mode, "masks") == 0)
 		rc = mode_masks();
 	else if (strcmp(mode, "rma") == 0)

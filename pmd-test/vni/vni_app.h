@@ -36,6 +36,7 @@ extern struct trd_vni_addr peer;
 extern unsigned long count;
 extern struct trd_vni_addr absent; /* rma --absent */
 extern const char *cl_socket;      /* claim: the engine's socket, for the second interface */
+extern bool cl_hdr_refused; /* claim --hdr-refused: the engine refuses what staging cannot hold */
 
 void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 uint64_t now_us(void);
