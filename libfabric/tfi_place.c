@@ -193,6 +193,16 @@ tfi_place_self(const uint64_t engine_mask[TRD_VNI_CPU_WORDS], cpu_set_t *now)
 	return v;
 }
 
+/* Is one of @p cpus in the engine's @p mask? */
+static bool
+on_engine(const cpu_set_t *cpus, const uint64_t mask[TRD_VNI_CPU_WORDS])
+{
+	for (unsigned int c = 0; c < 64 * TRD_VNI_CPU_WORDS && c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, cpus) && (mask[c / 64] & (UINT64_C(1) << (c % 64))))
+			return true;
+	return false;
+}
+
 /* Once per process, at its first endpoint: the engine's CPUs come with the first attach. */
 void
 tfi_place_once(struct trd_vni *vni)
@@ -217,6 +227,13 @@ tfi_place_once(struct trd_vni *vni)
 		__atomic_store_n(&tfi_params.cpus, (unsigned int)CPU_COUNT(&now), __ATOMIC_RELAXED);
 		FI_INFO(&tfi_prov, FI_LOG_CORE, "placement: %s, now on %d CPU(s)\n",
 			tfi_place_verdict_name(v), CPU_COUNT(&now));
+	} else if (v == TFI_PLACE_BOUND && on_engine(&now, mask)) {
+		/* left alone, but the user may not know what it costs */
+		FI_WARN(&tfi_prov, FI_LOG_CORE,
+			"placement: %s, on a CPU of toroid-node's polling thread: the two take "
+			"turns at every message; an unbound process (mpirun --bind-to none) is "
+			"placed off it\n",
+			tfi_place_verdict_name(v));
 	} else {
 		FI_INFO(&tfi_prov, FI_LOG_CORE, "placement: %s\n", tfi_place_verdict_name(v));
 	}

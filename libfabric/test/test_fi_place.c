@@ -77,7 +77,8 @@ decisions(void)
 	cpu_set_t s;
 
 	CHECK(tfi_place_parse_list("0-3,8,10-11\n", &s) == 0 && CPU_COUNT(&s) == 7 &&
-		      CPU_ISSET(3, &s) && CPU_ISSET(8, &s) && !CPU_ISSET(9, &s) && CPU_ISSET(11, &s),
+		      CPU_ISSET(3, &s) && CPU_ISSET(8, &s) && !CPU_ISSET(9, &s) &&
+		      CPU_ISSET(11, &s),
 	      "list 0-3,8,10-11");
 	CHECK(tfi_place_parse_list("3-1", &s) != 0, "3-1 accepted");
 	CHECK(tfi_place_parse_list("", &s) != 0, "empty list accepted");
@@ -272,7 +273,8 @@ main(void)
 			cpu_set_t ours;
 
 			CPU_AND(&ours, &online, &all);
-			if (CPU_COUNT(&ours) != CPU_COUNT(&online)) { /* an online CPU is not ours */
+			if (CPU_COUNT(&ours) !=
+			    CPU_COUNT(&online)) { /* an online CPU is not ours */
 				printf("SKIP live cases: this test was started bound (%d CPUs), "
 				       "run it unbound\n",
 				       CPU_COUNT(&all));
