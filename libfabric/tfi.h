@@ -22,6 +22,7 @@
  *   tfi_copy.c    copies from and into application buffers that fail with -FI_EFAULT
  *   tfi_coll.c    FI_COLLECTIVE over the VNI's engine collectives: AV sets, fi_join, barrier,
  *                 broadcast, allreduce, reduce
+ *   tfi_place.c   an unbound process moves off the CPUs of toroid-node's polling thread
  *
  * Threading: one mutex per domain guards the domain's objects (FI_THREAD_SAFE).
  */
@@ -29,6 +30,7 @@
 #define TOROID_TFI_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -113,6 +115,7 @@ struct tfi_params {
 			    */
 	int trust_us;      /* FI_TOROID_TRUST_US: a page the kernel copied this recently is
 			    * copied with memcpy (tfi_copy.c; 0: never) */
+	bool place;        /* FI_TOROID_PLACE: an unbound process moves off the engine's CPUs */
 };
 
 #define TFI_TRUST_DEFAULT_US 1000
@@ -375,6 +378,26 @@ int tfi_ep_arm(struct tfi_ep *ep);
 bool tfi_ep_yield_due(const struct tfi_ep *ep);
 struct tfi_op *tfi_op_get(struct tfi_ep *ep);
 void tfi_op_put(struct tfi_ep *ep, struct tfi_op *op);
+
+/* tfi_place.c: where an unbound process runs (docs/libfabric.md, "Where the process runs") */
+enum tfi_place_verdict {
+	TFI_PLACE_MOVED,   /* it was on every CPU it may use: now on those without the engine */
+	TFI_PLACE_OFF,     /* FI_TOROID_PLACE=off */
+	TFI_PLACE_BOUND,   /* the user or the launcher bound it: left alone */
+	TFI_PLACE_UNKNOWN, /* the engine does not publish its CPUs */
+	TFI_PLACE_NO_ROOM, /* every CPU of the process is the engine's too */
+	TFI_PLACE_ALREADY, /* none of its CPUs is the engine's */
+	TFI_PLACE_FAILED,  /* sched_getaffinity or sched_setaffinity failed */
+	TFI_PLACE_MAX
+};
+enum tfi_place_verdict tfi_place_decide(const cpu_set_t *cur, const cpu_set_t *usable,
+					const cpu_set_t *engine, bool launcher_bound,
+					cpu_set_t *out);
+int tfi_place_parse_list(const char *s, cpu_set_t *set);
+enum tfi_place_verdict tfi_place_self(const uint64_t engine_mask[TRD_VNI_CPU_WORDS],
+				      cpu_set_t *now);
+const char *tfi_place_verdict_name(enum tfi_place_verdict v);
+void tfi_place_once(struct trd_vni *vni);
 
 /* tfi_copy.c: copies between the provider's memory and application buffers (@p app side)
  * through the kernel: 0, or -FI_EFAULT when a byte of the application's side is not

@@ -460,6 +460,7 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 		free(ep);
 		return rc;
 	}
+	tfi_place_once(ep->vni);
 	if (conf.proc == TRD_VNI_ANY)
 		FI_INFO(&tfi_prov, FI_LOG_EP_CTRL, "attached as %u:%u (any free process)\n",
 			ep->info.self.app, ep->info.self.proc);

@@ -39,6 +39,7 @@ struct tfi_params tfi_params = {
 	.bounce_max = 65536,
 	.wait_spin_us = TRD_VNI_WAIT_SPIN_DEFAULT_US,
 	.trust_us = TFI_TRUST_DEFAULT_US,
+	.place = true,
 };
 
 /* A message in one buffer goes between the application's memory and the engine whatever its
@@ -124,6 +125,12 @@ FI_EXT_INI
 			"the kernel; at most %d)",
 			TFI_TRUST_DEFAULT_US, TFI_TRUST_MAX_US);
 
+	fi_param_define(&tfi_prov, "place", FI_PARAM_STRING,
+			"auto | off: a process that no one bound (its affinity is every CPU it "
+			"may use) moves off the CPUs of toroid-node's polling thread at its first "
+			"endpoint, if another CPU is left (default auto); a process bound by the "
+			"user or the launcher is never moved");
+
 	if (fi_param_get_str(&tfi_prov, "socket", &s) == 0 && s != NULL && s[0] != '\0')
 		tfi_params.socket = s;
 	if (fi_param_get_int(&tfi_prov, "app", &v) == 0 && v >= 0)
@@ -145,6 +152,14 @@ FI_EXT_INI
 		else if (strcmp(s, "auto") != 0)
 			FI_WARN(&tfi_prov, FI_LOG_CORE,
 				"FI_TOROID_YIELD=%s: expected auto, always or never; auto\n", s);
+	}
+	s = NULL;
+	if (fi_param_get_str(&tfi_prov, "place", &s) == 0 && s != NULL) {
+		if (strcmp(s, "off") == 0 || strcmp(s, "0") == 0 || strcmp(s, "never") == 0)
+			tfi_params.place = false;
+		else if (strcmp(s, "auto") != 0 && strcmp(s, "1") != 0)
+			FI_WARN(&tfi_prov, FI_LOG_CORE,
+				"FI_TOROID_PLACE=%s: expected auto or off; auto\n", s);
 	}
 	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 0)
 		tfi_params.cpus = (unsigned int)CPU_COUNT(&cpus);

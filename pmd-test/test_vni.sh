@@ -839,6 +839,13 @@ auto)
 		sleep 0.025
 	done
 	grep -q '^procs 4$' "$T/a.log" || die "trd_vni_busy_procs: $(grep '^procs' "$T/a.log" || echo nothing), expected 4"
+	# and where the engine's polling thread runs: lcore 0, which EAL pinned to CPU 0
+	echo cpus >&7
+	for i in $(seq 400); do
+		grep -q '^cpus' "$T/a.log" && break
+		sleep 0.025
+	done
+	grep -q '^cpus 0$' "$T/a.log" || die "trd_vni_engine_cpus: $(grep '^cpus' "$T/a.log" || echo nothing), expected CPU 0"
 	refused d 'Address already in use' --app 1 --proc any
 	refused x 'Address already in use' --app 1 --proc "$pb"
 	refused y 'Cannot assign requested address' --app 3 --proc any

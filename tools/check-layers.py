@@ -300,7 +300,7 @@ VNI_CALLS = {
     "vni_tel.c": set(),
 }
 # the application side (libtoroid_vni): none of the service's headers
-VNI_APP = {"app.c", "app_rma.c", "app_coll.c", "vni_alloc.c", "app_pvt.h", "vni_alloc.h",
+VNI_APP = {"app.c", "app_rma.c", "app_coll.c", "app_host.c", "vni_alloc.c", "app_pvt.h", "vni_alloc.h",
            "vni_seg.h"}
 
 

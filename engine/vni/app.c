@@ -885,12 +885,6 @@ trd_vni_pending(const struct trd_vni *v)
 	return v == NULL ? 0 : v->pending;
 }
 
-unsigned int
-trd_vni_busy_procs(const struct trd_vni *v)
-{
-	return v == NULL ? 0 : __atomic_load_n(&v->seg->engine_procs, __ATOMIC_RELAXED);
-}
-
 int
 trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int timeout_ms)
 {

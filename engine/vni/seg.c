@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -16,6 +18,7 @@
 #include <rte_dev.h>
 #include <rte_errno.h>
 #include <rte_memory.h>
+#include <rte_thread.h>
 
 #include "iface_pvt.h"
 #include "rma_pvt.h"
@@ -76,6 +79,24 @@ svc_vif_unmap(struct trd_vni_svc *s, struct vif *v)
 }
 
 /* Build the segment of a new interface. 0 or -errno (with *why). */
+/* The CPUs this thread, the one that serves the interfaces, may run on (its lcore's, as EAL
+ * pinned it), for the library to keep an unbound process off them (vni_seg.h, engine_cpus).
+ * A thread EAL did not make has no lcore cpuset: ask the kernel. */
+static void
+seg_publish_cpus(struct trd_vni_seg *g)
+{
+	rte_cpuset_t cpus;
+
+	CPU_ZERO(&cpus);
+	rte_thread_get_affinity(&cpus);
+	if (CPU_COUNT(&cpus) == 0 &&
+	    pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus) != 0)
+		return;
+	for (unsigned int c = 0; c < 64 * TRD_VNI_CPU_WORDS && c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &cpus))
+			g->engine_cpus[c / 64] |= UINT64_C(1) << (c % 64);
+}
+
 int
 svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_register *req,
 	       int *memfd, const char **why)
@@ -164,6 +185,7 @@ svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_r
 	g->node[1] = s->coord.y;
 	g->node[2] = s->coord.z;
 	snprintf(g->node_name, sizeof(g->node_name), "%s", trd_node_name(s->node));
+	seg_publish_cpus(g);
 	v->cmdq = (struct rte_ring *)(v->base + cmdq_off);
 	v->cplq = (struct rte_ring *)(v->base + cplq_off);
 	if (rte_ring_init(v->cmdq, "vni_cmd", qsz, RING_F_SP_ENQ | RING_F_SC_DEQ) != 0 ||

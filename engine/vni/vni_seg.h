@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <toroid/vni.h> /* TRD_VNI_CPU_WORDS */
+
 #define TRD_VNI_SEG_MAGIC 0x31494e5644524f54ULL /* "TORDVNI1" */
 /* The attach protocol (request and answer on the socket). Version 2 added TRD_VNI_ANY as a
  * request's proc (the engine picks a free process) and the answer's app and proc (the identity
@@ -285,10 +287,23 @@ struct trd_vni_seg {
 	 * an engine that does not say). Libraries above decide from it, against the CPUs they
 	 * may run on, whether an idle poll should yield its CPU (trd_vni_busy_procs). */
 	uint32_t engine_procs;
+	/* The CPUs the engine's polling thread may run on (its lcore's), a bitmap of CPUs
+	 * 0 .. 64 * TRD_VNI_CPU_WORDS - 1, written once when the engine makes the segment; all 0:
+	 * an engine that does not say (one before this field: the bytes were padding, so the
+	 * layout version did not change). Libraries above keep an unbound process off these
+	 * CPUs (trd_vni_engine_cpus). */
+	uint64_t engine_cpus[TRD_VNI_CPU_WORDS];
 
 	/* Counters, written by the engine only. Every field above from app_armed on is shared
 	 * by two processes: it is read and written with __atomic builtins only. */
 	alignas(64) uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
 };
+
+/* engine_cpus sits in the padding of engine_idle's cache line: the header's size and every
+ * other offset are those of layout version 1 */
+_Static_assert(offsetof(struct trd_vni_seg, engine_cpus) + sizeof(uint64_t) * TRD_VNI_CPU_WORDS <=
+		       offsetof(struct trd_vni_seg, tx_msgs),
+	       "engine_cpus fits before the counters");
+_Static_assert(offsetof(struct trd_vni_seg, tx_msgs) == 320, "segment layout version 1");
 
 #endif /* TRD_VNI_SEG_H */

@@ -323,6 +323,20 @@ unsigned int trd_vni_pending(const struct trd_vni *v);
  */
 unsigned int trd_vni_busy_procs(const struct trd_vni *v);
 
+/** Words of the trd_vni_engine_cpus() bitmap: CPUs 0 .. 64 * TRD_VNI_CPU_WORDS - 1. */
+#define TRD_VNI_CPU_WORDS 4
+
+/**
+ * The CPUs the engine's polling thread may run on (its lcore's), as the engine wrote them into
+ * the segment at attach: bit c % 64 of @p mask[c / 64] is CPU c. A library may keep a process
+ * that no one bound off these CPUs, so that it does not take turns with the engine on one CPU
+ * while another sits idle (the libfabric provider does: docs/libfabric.md).
+ * @param mask  TRD_VNI_CPU_WORDS words, written (all 0 when the engine does not say).
+ * @return the number of CPUs in @p mask; 0 if the engine does not say (an older engine);
+ *         -EINVAL if @p v or @p mask is NULL.
+ */
+int trd_vni_engine_cpus(const struct trd_vni *v, uint64_t mask[TRD_VNI_CPU_WORDS]);
+
 /** The current value of doorbell @p idx (the engine adds 1 per completion that names it). */
 uint64_t trd_vni_doorbell(const struct trd_vni *v, unsigned int idx);
 

@@ -74,8 +74,9 @@
  *   attach
  *       print "self A:P" (the identity trd_vni_info gives: with --proc any, the process the
  *       engine chose), then obey lines on stdin: "exchange A:P,..." (as the exchange mode,
- *       with --sizes), "procs" (print "procs N", trd_vni_busy_procs), "quit" (or the end of
- *       stdin) detaches.
+ *       with --sizes), "procs" (print "procs N", trd_vni_busy_procs), "cpus" (print "cpus" and
+ *       the engine's CPUs, or "none": trd_vni_engine_cpus), "quit" (or the end of stdin)
+ *       detaches.
  * --proc any attaches with TRD_VNI_ANY. A failed attach prints "cannot attach ...: ERROR".
  * Every mode prints one summary line and exits 0 on success, 1 on a failure.
  */
@@ -1029,6 +1030,16 @@ mode_attach(void)
 			mode_exchange();
 		} else if (strcmp(line, "procs") == 0) {
 			printf("procs %u\n", trd_vni_busy_procs(vni));
+			fflush(stdout);
+		} else if (strcmp(line, "cpus") == 0) {
+			uint64_t m[TRD_VNI_CPU_WORDS];
+			int n = trd_vni_engine_cpus(vni, m);
+
+			printf("cpus");
+			for (unsigned int c = 0; n > 0 && c < 64 * TRD_VNI_CPU_WORDS; c++)
+				if (m[c / 64] & (UINT64_C(1) << (c % 64)))
+					printf(" %u", c);
+			printf("%s\n", n > 0 ? "" : " none");
 			fflush(stdout);
 		} else {
 			fail("unknown command '%s'", line);

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Where an unbound process runs (tfi_place.c), without an engine:
+ *
+ *   - the decision: an unbound process (its mask is every CPU it may use) moves to its CPUs
+ *     without the engine's; one bound to fewer CPUs (on the engine's CPU or not), or bound
+ *     by the launcher (Open MPI's binding policy in the environment), is left alone; nothing
+ *     moves when the engine does not say, or when every CPU is the engine's;
+ *   - the kernel CPU list syntax ("0-3,8");
+ *   - on this process (a child per case, needs 2 CPUs or more, and an unbound test): with the
+ *     engine published on our first CPU, every thread (one made before, the caller, and one
+ *     made after) ends on the others; FI_TOROID_PLACE=off, a binding made with
+ *     sched_setaffinity, and OMPI_MCA_hwloc_base_binding_policy=core leave the mask as it
+ *     was; =none does not count as a binding.
+ * Exit 0 on success, 1 on a failure, 77 when the live cases cannot run (printed why).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../tfi.h"
+
+struct fi_provider tfi_prov = {.name = "toroid"};
+struct tfi_params tfi_params = {.place = true, .cpus = 1};
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+static cpu_set_t
+set_of(const char *list)
+{
+	cpu_set_t s;
+
+	if (tfi_place_parse_list(list, &s) != 0)
+		CPU_ZERO(&s);
+	return s;
+}
+
+static void
+decide_case(const char *cur, const char *usable, const char *engine, bool launcher,
+	    enum tfi_place_verdict want, const char *want_out)
+{
+	cpu_set_t c = set_of(cur), u = set_of(usable), e, out, w;
+	enum tfi_place_verdict v;
+
+	if (engine[0] == '\0')
+		CPU_ZERO(&e);
+	else
+		e = set_of(engine);
+	v = tfi_place_decide(&c, &u, &e, launcher, &out);
+	CHECK(v == want, "cur %s usable %s engine '%s' launcher %d: %s, expected %s", cur, usable,
+	      engine, launcher, tfi_place_verdict_name(v), tfi_place_verdict_name(want));
+	if (want == TFI_PLACE_MOVED) {
+		w = set_of(want_out);
+		CHECK(CPU_EQUAL(&out, &w), "cur %s engine %s: not moved to %s (%d CPUs)", cur,
+		      engine, want_out, CPU_COUNT(&out));
+	}
+}
+
+static void
+decisions(void)
+{
+	cpu_set_t s;
+
+	CHECK(tfi_place_parse_list("0-3,8,10-11\n", &s) == 0 && CPU_COUNT(&s) == 7 &&
+		      CPU_ISSET(3, &s) && CPU_ISSET(8, &s) && !CPU_ISSET(9, &s) &&
+		      CPU_ISSET(11, &s),
+	      "list 0-3,8,10-11");
+	CHECK(tfi_place_parse_list("3-1", &s) != 0, "3-1 accepted");
+	CHECK(tfi_place_parse_list("", &s) != 0, "empty list accepted");
+	CHECK(tfi_place_parse_list("0,x", &s) != 0, "0,x accepted");
+
+	/* unbound on 2 CPUs, engine on 0: both ranks on CPU 1 */
+	decide_case("0-1", "0-1", "0", false, TFI_PLACE_MOVED, "1");
+	decide_case("0-7", "0-7", "3", false, TFI_PLACE_MOVED, "0-2,4-7");
+	decide_case("0-7", "0-7", "0-1", false, TFI_PLACE_MOVED, "2-7");
+	/* a mask wider than the usable CPUs (offline ones in it) is still unbound */
+	decide_case("0-63", "0-1", "0", false, TFI_PLACE_MOVED, "1-63");
+	/* bound by someone: left alone, on the engine's CPU or not */
+	decide_case("1", "0-1", "0", false, TFI_PLACE_BOUND, "");
+	decide_case("0", "0-1", "0", false, TFI_PLACE_BOUND, "");
+	decide_case("0,2", "0-3", "0", false, TFI_PLACE_BOUND, "");
+	decide_case("0-1", "0-1", "0", true, TFI_PLACE_BOUND, "");
+	/* nothing to do */
+	decide_case("0-1", "0-1", "", false, TFI_PLACE_UNKNOWN, "");
+	decide_case("0", "0", "0", false, TFI_PLACE_NO_ROOM, "");
+	decide_case("0-1", "0-1", "0-1", false, TFI_PLACE_NO_ROOM, "");
+	decide_case("1-2", "1-2", "0", false, TFI_PLACE_ALREADY, "");
+}
+
+/* ---- live cases, each in a child ---- */
+
+static pthread_barrier_t bar;
+
+static void *
+parked(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&bar); /* made */
+	pthread_barrier_wait(&bar); /* placed: checked by the main thread */
+	return NULL;
+}
+
+static void *
+nothing(void *arg)
+{
+	(void)arg;
+	return NULL;
+}
+
+static int
+live_move(const cpu_set_t *all, int engine_cpu)
+{
+	uint64_t m[TRD_VNI_CPU_WORDS] = {0};
+	cpu_set_t now, got, want = *all;
+	pthread_t before, after;
+	pthread_attr_t attr;
+	enum tfi_place_verdict v;
+
+	CPU_CLR(engine_cpu, &want);
+	m[engine_cpu / 64] |= UINT64_C(1) << (engine_cpu % 64);
+	pthread_barrier_init(&bar, NULL, 2);
+	if (pthread_create(&before, NULL, parked, NULL) != 0)
+		return 2;
+	pthread_barrier_wait(&bar);
+	v = tfi_place_self(m, &now);
+	CHECK(v == TFI_PLACE_MOVED, "unbound: %s", tfi_place_verdict_name(v));
+	CHECK(CPU_EQUAL(&now, &want), "unbound: reported %d CPUs", CPU_COUNT(&now));
+	CHECK(sched_getaffinity(0, sizeof(got), &got) == 0 && CPU_EQUAL(&got, &want),
+	      "the caller's mask still has CPU %d (%d CPUs)", engine_cpu, CPU_COUNT(&got));
+	CHECK(pthread_getaffinity_np(before, sizeof(got), &got) == 0 && CPU_EQUAL(&got, &want),
+	      "a thread made before still has CPU %d (%d CPUs)", engine_cpu, CPU_COUNT(&got));
+	pthread_barrier_wait(&bar);
+	pthread_join(before, NULL);
+	/* a thread made after takes the caller's mask */
+	pthread_attr_init(&attr);
+	if (pthread_create(&after, &attr, nothing, NULL) == 0) {
+		CHECK(pthread_getaffinity_np(after, sizeof(got), &got) == 0 &&
+			      CPU_EQUAL(&got, &want),
+		      "a thread made after has CPU %d", engine_cpu);
+		pthread_join(after, NULL);
+	}
+	return failures ? 1 : 0;
+}
+
+/* A case where the mask must stay as it is. */
+static int
+live_stay(const cpu_set_t *start, int engine_cpu, enum tfi_place_verdict want)
+{
+	uint64_t m[TRD_VNI_CPU_WORDS] = {0};
+	cpu_set_t now, got;
+	enum tfi_place_verdict v;
+
+	m[engine_cpu / 64] |= UINT64_C(1) << (engine_cpu % 64);
+	v = tfi_place_self(m, &now);
+	CHECK(v == want, "%s, expected %s", tfi_place_verdict_name(v),
+	      tfi_place_verdict_name(want));
+	CHECK(sched_getaffinity(0, sizeof(got), &got) == 0 && CPU_EQUAL(&got, start),
+	      "the mask changed: %d CPUs, was %d", CPU_COUNT(&got), CPU_COUNT(start));
+	return failures ? 1 : 0;
+}
+
+static void
+in_child(const char *name, int (*fn)(const cpu_set_t *, int, enum tfi_place_verdict),
+	 const cpu_set_t *set, int cpu, enum tfi_place_verdict want)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0)
+		_exit(fn(set, cpu, want));
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "FAIL live case '%s'\n", name);
+		failures++;
+	} else {
+		printf("live case '%s': ok\n", name);
+	}
+}
+
+static int
+move_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
+{
+	(void)want;
+	return live_move(all, cpu);
+}
+
+static int
+off_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
+{
+	tfi_params.place = false;
+	return live_stay(all, cpu, want);
+}
+
+static int
+bound_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
+{
+	cpu_set_t one;
+
+	/* bound to the engine's CPU itself: still left there */
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	(void)all;
+	if (sched_setaffinity(0, sizeof(one), &one) != 0)
+		return 2;
+	return live_stay(&one, cpu, want);
+}
+
+static int
+launcher_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
+{
+	setenv("OMPI_MCA_hwloc_base_binding_policy", "core", 1);
+	return live_stay(all, cpu, want);
+}
+
+static int
+launcher_none_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
+{
+	(void)want;
+	setenv("OMPI_MCA_hwloc_base_binding_policy", "none", 1);
+	return live_move(all, cpu);
+}
+
+int
+main(void)
+{
+	cpu_set_t all, online;
+	int first = -1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	unsetenv("OMPI_MCA_hwloc_base_binding_policy");
+	decisions();
+	printf("decisions: %s\n", failures ? "FAILED" : "ok");
+
+	if (sched_getaffinity(0, sizeof(all), &all) != 0) {
+		perror("sched_getaffinity");
+		return 1;
+	}
+	for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+		if (CPU_ISSET(c, &all))
+			first = c;
+	if (CPU_COUNT(&all) < 2) {
+		printf("SKIP live cases: this process may run on %d CPU (2 needed)\n",
+		       CPU_COUNT(&all));
+		return failures ? 1 : 77;
+	}
+	{
+		FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+		char b[256];
+
+		if (f == NULL || fgets(b, sizeof(b), f) == NULL ||
+		    tfi_place_parse_list(b, &online) != 0) {
+			if (f)
+				fclose(f);
+			printf("SKIP live cases: cannot read the online CPUs\n");
+			return failures ? 1 : 77;
+		}
+		fclose(f);
+		{
+			cpu_set_t ours;
+
+			CPU_AND(&ours, &online, &all);
+			if (CPU_COUNT(&ours) !=
+			    CPU_COUNT(&online)) { /* an online CPU is not ours */
+				printf("SKIP live cases: this test was started bound (%d CPUs), "
+				       "run it unbound\n",
+				       CPU_COUNT(&all));
+				return failures ? 1 : 77;
+			}
+		}
+	}
+	in_child("unbound: every thread moves off the engine's CPU", move_case, &all, first,
+		 TFI_PLACE_MOVED);
+	in_child("FI_TOROID_PLACE=off: stays", off_case, &all, first, TFI_PLACE_OFF);
+	in_child("bound to the engine's CPU: stays", bound_case, &all, first, TFI_PLACE_BOUND);
+	in_child("launcher binding policy core: stays", launcher_case, &all, first,
+		 TFI_PLACE_BOUND);
+	in_child("launcher binding policy none: moves", launcher_none_case, &all, first,
+		 TFI_PLACE_MOVED);
+	printf("%s\n", failures ? "FAILED" : "PASS");
+	return failures ? 1 : 0;
+}

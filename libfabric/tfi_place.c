@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Where an unbound process runs (docs/libfabric.md, "Where the process runs"): a process that
+ * no one bound (its affinity is every CPU it may use) moves off the CPUs of toroid-node's
+ * polling thread, which the engine publishes in the segment (trd_vni_engine_cpus), as long as
+ * another CPU is left. On a host with few CPUs a rank that shares the engine's CPU takes turns
+ * with it at every message while another CPU may sit idle; a binding that the user or the
+ * launcher chose is never changed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tfi.h"
+
+const char *
+tfi_place_verdict_name(enum tfi_place_verdict v)
+{
+	static const char *const names[] = {
+		[TFI_PLACE_MOVED] = "moved off the engine's CPUs",
+		[TFI_PLACE_OFF] = "FI_TOROID_PLACE=off",
+		[TFI_PLACE_BOUND] = "bound by the user or the launcher: left alone",
+		[TFI_PLACE_UNKNOWN] = "the engine does not say where it runs",
+		[TFI_PLACE_NO_ROOM] = "no CPU of this process is free of the engine",
+		[TFI_PLACE_ALREADY] = "already off the engine's CPUs",
+		[TFI_PLACE_FAILED] = "sched_setaffinity failed",
+	};
+	_Static_assert(sizeof(names) / sizeof(names[0]) == TFI_PLACE_MAX, "a name per verdict");
+
+	return (unsigned int)v < TFI_PLACE_MAX ? names[v] : "?";
+}
+
+enum tfi_place_verdict
+tfi_place_decide(const cpu_set_t *cur, const cpu_set_t *usable, const cpu_set_t *engine,
+		 bool launcher_bound, cpu_set_t *out)
+{
+	cpu_set_t missing, shared;
+
+	CPU_ZERO(out);
+	if (CPU_COUNT(engine) == 0)
+		return TFI_PLACE_UNKNOWN;
+	/* bound: the mask leaves out a CPU the process may use, or the launcher says it bound
+	 * the process (to a socket that is the whole host, say) */
+	CPU_XOR(&missing, usable, cur);
+	CPU_AND(&missing, &missing, usable);
+	if (launcher_bound || CPU_COUNT(&missing) != 0)
+		return TFI_PLACE_BOUND;
+	CPU_AND(&shared, cur, engine);
+	if (CPU_COUNT(&shared) == 0)
+		return TFI_PLACE_ALREADY;
+	CPU_XOR(out, cur, &shared); /* cur without the engine's */
+	if (CPU_COUNT(out) == 0)
+		return TFI_PLACE_NO_ROOM;
+	return TFI_PLACE_MOVED;
+}
+
+/* Parse a kernel CPU list ("0-3,8,10-11\n") into @p set. 0, or -1 if malformed or empty. */
+int
+tfi_place_parse_list(const char *s, cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	while (*s != '\0' && *s != '\n') {
+		char *end;
+		unsigned long a = strtoul(s, &end, 10), b = a;
+
+		if (end == s)
+			return -1;
+		s = end;
+		if (*s == '-') {
+			b = strtoul(s + 1, &end, 10);
+			if (end == s + 1 || b < a)
+				return -1;
+			s = end;
+		}
+		for (unsigned long c = a; c <= b && c < CPU_SETSIZE; c++)
+			CPU_SET(c, set);
+		if (*s == ',')
+			s++;
+		else if (*s != '\0' && *s != '\n')
+			return -1;
+	}
+	return CPU_COUNT(set) > 0 ? 0 : -1;
+}
+
+/* Read a CPU list file into @p set. 0 or -1. */
+static int
+read_list(const char *path, cpu_set_t *set)
+{
+	char b[1024];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, b, sizeof(b) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	b[n] = '\0';
+	return tfi_place_parse_list(b, set);
+}
+
+/* The CPUs this process may use: those online, within its cgroup's cpuset (cgroup v2) when
+ * that can be read. 0, or -1 when not even the online CPUs can be read. */
+static int
+usable_cpus(cpu_set_t *set)
+{
+	char line[512], path[600];
+	cpu_set_t cg;
+	FILE *f;
+
+	if (read_list("/sys/devices/system/cpu/online", set) != 0)
+		return -1;
+	f = fopen("/proc/self/cgroup", "re");
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		size_t n = strlen(line);
+
+		if (strncmp(line, "0::", 3) != 0)
+			continue;
+		if (n > 0 && line[n - 1] == '\n')
+			line[n - 1] = '\0';
+		snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cpuset.cpus.effective", line + 3);
+		if (read_list(path, &cg) == 0)
+			CPU_AND(set, set, &cg);
+		break;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Did the launcher bind this process? Open MPI's mpirun exports its --bind-to policy (none
+ * included) only when one was given. */
+static bool
+launcher_bound(void)
+{
+	const char *p = getenv("OMPI_MCA_hwloc_base_binding_policy");
+
+	return p != NULL && p[0] != '\0' && strncmp(p, "none", 4) != 0;
+}
+
+/* Give every thread of the process the mask (threads made later inherit it from theirs). */
+static int
+set_all_threads(const cpu_set_t *set)
+{
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/task");
+	int rc = 0;
+
+	if (d == NULL)
+		return sched_setaffinity(0, sizeof(*set), set) == 0 ? 0 : -errno;
+	while ((e = readdir(d)) != NULL) {
+		long tid = strtol(e->d_name, NULL, 10);
+
+		if (tid > 0 && sched_setaffinity((pid_t)tid, sizeof(*set), set) != 0 && rc == 0 &&
+		    errno != ESRCH)
+			rc = -errno;
+	}
+	closedir(d);
+	return rc;
+}
+
+enum tfi_place_verdict
+tfi_place_self(const uint64_t engine_mask[TRD_VNI_CPU_WORDS], cpu_set_t *now)
+{
+	cpu_set_t cur, usable, engine, out;
+	enum tfi_place_verdict v;
+
+	if (sched_getaffinity(0, sizeof(cur), &cur) != 0)
+		return TFI_PLACE_FAILED;
+	*now = cur;
+	if (!tfi_params.place)
+		return TFI_PLACE_OFF;
+	if (usable_cpus(&usable) != 0)
+		usable = cur; /* cannot tell: as if unbound */
+	CPU_ZERO(&engine);
+	for (unsigned int c = 0; c < 64 * TRD_VNI_CPU_WORDS && c < CPU_SETSIZE; c++)
+		if (engine_mask[c / 64] & (UINT64_C(1) << (c % 64)))
+			CPU_SET(c, &engine);
+	v = tfi_place_decide(&cur, &usable, &engine, launcher_bound(), &out);
+	if (v != TFI_PLACE_MOVED)
+		return v;
+	if (set_all_threads(&out) != 0)
+		return TFI_PLACE_FAILED;
+	*now = out;
+	return v;
+}
+
+/* Is one of @p cpus in the engine's @p mask? */
+static bool
+on_engine(const cpu_set_t *cpus, const uint64_t mask[TRD_VNI_CPU_WORDS])
+{
+	for (unsigned int c = 0; c < 64 * TRD_VNI_CPU_WORDS && c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, cpus) && (mask[c / 64] & (UINT64_C(1) << (c % 64))))
+			return true;
+	return false;
+}
+
+/* Once per process, at its first endpoint: the engine's CPUs come with the first attach. */
+void
+tfi_place_once(struct trd_vni *vni)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static bool done;
+	uint64_t mask[TRD_VNI_CPU_WORDS];
+	enum tfi_place_verdict v;
+	cpu_set_t now;
+
+	pthread_mutex_lock(&lock);
+	if (done) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	done = true;
+	if (trd_vni_engine_cpus(vni, mask) < 0)
+		memset(mask, 0, sizeof(mask));
+	v = tfi_place_self(mask, &now);
+	if (v == TFI_PLACE_MOVED) {
+		/* the yield decision counts the CPUs this process may run on */
+		__atomic_store_n(&tfi_params.cpus, (unsigned int)CPU_COUNT(&now), __ATOMIC_RELAXED);
+		FI_INFO(&tfi_prov, FI_LOG_CORE, "placement: %s, now on %d CPU(s)\n",
+			tfi_place_verdict_name(v), CPU_COUNT(&now));
+	} else if (v == TFI_PLACE_BOUND && on_engine(&now, mask)) {
+		/* left alone, but the user may not know what it costs */
+		FI_WARN(&tfi_prov, FI_LOG_CORE,
+			"placement: %s, on a CPU of toroid-node's polling thread: the two take "
+			"turns at every message; an unbound process (mpirun --bind-to none) is "
+			"placed off it\n",
+			tfi_place_verdict_name(v));
+	} else {
+		FI_INFO(&tfi_prov, FI_LOG_CORE, "placement: %s\n", tfi_place_verdict_name(v));
+	}
+	pthread_mutex_unlock(&lock);
+}
