@@ -17,6 +17,7 @@
 #include <rte_mempool.h>
 #include <rte_pause.h>
 #include <rte_ring_elem.h>
+#include <rte_ring_peek_zc.h>
 
 #include "core_pvt.h"
 
@@ -92,8 +93,9 @@ frame_start(const struct trd_inj_fifo *f, struct rte_mbuf *m)
 	return h;
 }
 
-/* Resolve the current descriptor: route, source bytes, header template. 0 or a drop cause. */
-static int
+/* Resolve the current descriptor: route, source bytes, header template. 0 or a drop cause.
+ * (Always inline: its one caller is the FIFO's service loop, where a call cost more.) */
+static __rte_always_inline int
 desc_start(struct trd_node *n, struct trd_inj_fifo *f)
 {
 	struct trd_desc *d = f->cur;
@@ -293,25 +295,55 @@ trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
 	}
 }
 
-/* Once the stage is used up: take up to TRD_STAGE descriptor slots from the FIFO's ring.
- * @return the slots staged. */
+/* Give the ring the units of the open zero-copy dequeue: the stage read there is used up. */
+static inline void
+stage_release(struct trd_inj_fifo *f)
+{
+	if (f->held != 0) {
+		rte_ring_dequeue_zc_elem_finish(f->ring, f->held);
+		f->held = 0;
+	}
+}
+
+/* Once the stage is used up: up to TRD_STAGE descriptor slots of the FIFO's ring, read where
+ * they are (a zero-copy dequeue: the FIFO has one consumer, this lcore) and given back per
+ * burst, when the next one is taken or the FIFO's service ends with nothing of it in use. A
+ * burst that wraps the ring is copied (once per turn of the ring). @return the slots staged. */
 static inline unsigned int
 stage_refill(struct trd_inj_fifo *f)
 {
-	unsigned int avail;
+	struct rte_ring_zc_data z;
+	unsigned int got, avail;
 
+	stage_release(f);
 	f->stage_i = 0;
-	f->stage_n = rte_ring_sc_dequeue_burst_elem(f->ring, f->stage, TRD_UNIT,
-						    TRD_STAGE * TRD_UNITS, &avail) /
-		     TRD_UNITS;
+	got = rte_ring_dequeue_zc_burst_elem_start(f->ring, TRD_UNIT, TRD_STAGE * TRD_UNITS, &z,
+						   &avail);
+	if (got == 0) {
+		f->stage_n = 0;
+		return 0;
+	}
+	if (likely(got == z.n1)) {
+		f->stage = z.ptr1;
+		f->held = got;
+	} else {
+		/* (whole 64-byte slots: the ring's size is a multiple of a slot's units) */
+		memcpy(f->sbuf, z.ptr1, (size_t)z.n1 * TRD_UNIT);
+		memcpy((uint8_t *)f->sbuf + (size_t)z.n1 * TRD_UNIT, z.ptr2,
+		       (size_t)(got - z.n1) * TRD_UNIT);
+		rte_ring_dequeue_zc_elem_finish(f->ring, got);
+		f->stage = f->sbuf;
+	}
+	f->stage_n = got / TRD_UNITS;
 	avail /= TRD_UNITS;
 	if (f->stage_n != 0 && f->stage_n + avail > f->hwm)
 		f->hwm = f->stage_n + avail;
 	return f->stage_n;
 }
 
-/* Take the next valid descriptor from the FIFO into f->cur. Returns 1 if there is one. */
-static int
+/* Take the next valid descriptor from the FIFO into f->cur. Returns 1 if there is one.
+ * (Always inline, as desc_start(): its one caller is the service loop.) */
+static __rte_always_inline int
 fifo_next(struct trd_node *n, struct trd_inj_fifo *f)
 {
 	for (;;) {
@@ -333,15 +365,21 @@ fifo_next(struct trd_node *n, struct trd_inj_fifo *f)
 				return 0; /* cannot happen: posting bounds it */
 			if (have == want) {
 				f->inl_src = (const uint8_t *)&f->stage[f->stage_i];
+				f->stage_i += have;
 			} else {
+				/* the descriptor and what is staged of its data are copied, the
+				 * stage given back, and the rest taken from the ring */
+				f->dcopy = *d;
+				f->cur = d = &f->dcopy;
 				memcpy(f->inl, &f->stage[f->stage_i], have * 64u);
+				f->stage_i = f->stage_n = 0;
+				stage_release(f);
 				if (rte_ring_sc_dequeue_bulk_elem(
 					    f->ring, f->inl + have * 64u, TRD_UNIT,
 					    (want - have) * TRD_UNITS, NULL) == 0)
 					return 0; /* cannot happen either */
 				f->inl_src = f->inl;
 			}
-			f->stage_i += have;
 		}
 		req_msg = d->msg_id; /* a remote descriptor's: the remote get that carried it */
 		cause = desc_start(n, f);
@@ -684,5 +722,8 @@ trd_inj_fifo_service(struct trd_node *n, struct trd_inj_fifo *f, unsigned int bu
 			break;
 		sent += k;
 	}
+	/* the burst's slots go back to the posters once nothing of them is in use */
+	if (!f->busy && f->stage_i == f->stage_n)
+		stage_release(f);
 	return sent;
 }
