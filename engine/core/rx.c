@@ -123,7 +123,7 @@ put_batch_end(struct trd_node *n, struct put_batch *b)
  * last one is checked, the bounds are checked for every entry. The counter is counted down
  * when another one is named, before an event is pushed, and at the end of the frame. */
 static __rte_always_inline int
-rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t off,
+rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_wire_ent *p, uint32_t off,
 	     struct put_batch *b)
 {
 	struct trd_mr *mr = b->mr;
@@ -138,7 +138,7 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, ui
 		b->key = p->key;
 		b->mr = mr;
 	}
-	if (trd_mr_at(mr, p->offset, p->pay_len, &at) != 0)
+	if (trd_mr_at(mr, p->offset, p->len, &at) != 0)
 		return TRD_DROP_OUT_OF_BOUNDS;
 	if (p->counter != b->ctr) {
 		if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
@@ -147,19 +147,18 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, ui
 		b->ctr = p->counter;
 	}
 	/* a contiguous frame (the common case) copied here, without a call per entry */
-	if (likely(m->data_len >= off + p->pay_len))
-		rte_memcpy(mr->base + at, rte_pktmbuf_mtod_offset(m, const uint8_t *, off),
-			   p->pay_len);
+	if (likely(m->data_len >= off + p->len))
+		rte_memcpy(mr->base + at, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), p->len);
 	else
-		trd_pay_copy_at(m, off, mr->base + at, p->pay_len);
-	b->ctr_bytes += p->pay_len;
+		trd_pay_copy_at(m, off, mr->base + at, p->len);
+	b->ctr_bytes += p->len;
 	b->puts++;
-	b->bytes += p->pay_len;
+	b->bytes += p->len;
 	if (mr->eq != NULL) {
 		/* interrupt on touch: the counter first, as for a put alone */
 		struct trd_event ev = {
 			.type = TRD_EV_DOORBELL,
-			.len = p->pay_len,
+			.len = p->len,
 			.key = p->key,
 			.value = p->offset,
 		};
@@ -366,11 +365,18 @@ crc_check(const struct rte_mbuf *m, const struct trd_pkt *p)
 	return crc == want ? 0 : TRD_DROP_BAD_CRC;
 }
 
+/* A bundle's entry as the receive path acts on it: its own fields (host order) and where its
+ * bytes are in the frame; the rest of the header it would have had alone is the bundle's. */
+struct rx_ent {
+	struct trd_wire_ent w;
+	uint32_t off;
+};
+
 /* A bundle's entries, its structure checked whole (at most TRD_BUNDLE_MAX entries, each inside
- * the payload, together filling it exactly): @p e gets the header each message would have had
- * alone, @p eoff where its bytes are in @p m. @return 0, or the drop cause of the whole frame. */
+ * the payload, together filling it exactly): @p e gets each entry's fields and where its bytes
+ * are in @p m. @return 0, or the drop cause of the whole frame. */
 static int
-bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct trd_pkt *e, uint32_t *eoff)
+bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct rx_ent *e)
 {
 	uint32_t off = TRD_FRAME_HLEN, end = TRD_FRAME_HLEN + p->pay_len;
 
@@ -381,12 +387,12 @@ bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct trd_pkt 
 		const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
 
 		for (uint32_t i = 0; i < p->aux; i++) {
-			int cause = trd_wire_entry_decode(p, b + off, end - off, i, &e[i]);
+			int cause = trd_wire_entry_check(b + off, end - off, &e[i].w);
 
 			if (cause != 0)
 				return cause;
-			eoff[i] = off + TRD_ENTRY_LEN;
-			off = eoff[i] + e[i].pay_len;
+			e[i].off = off + TRD_ENTRY_LEN;
+			off = e[i].off + e[i].w.len;
 		}
 		return off == end ? 0 : TRD_DROP_BAD_LENGTH;
 	}
@@ -399,11 +405,11 @@ bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct trd_pkt 
 
 		if (eh == NULL)
 			return TRD_DROP_BAD_LENGTH;
-		cause = trd_wire_entry_decode(p, eh, end - off, i, &e[i]);
+		cause = trd_wire_entry_check(eh, end - off, &e[i].w);
 		if (cause != 0)
 			return cause;
-		eoff[i] = off + TRD_ENTRY_LEN;
-		off = eoff[i] + e[i].pay_len;
+		e[i].off = off + TRD_ENTRY_LEN;
+		off = e[i].off + e[i].w.len;
 	}
 	return off == end ? 0 : TRD_DROP_BAD_LENGTH;
 }
@@ -418,8 +424,7 @@ bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct trd_pkt 
 static struct trd_rx_fate
 rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 {
-	struct trd_pkt e[TRD_BUNDLE_MAX];
-	uint32_t eoff[TRD_BUNDLE_MAX];
+	struct rx_ent e[TRD_BUNDLE_MAX];
 	struct rte_mbuf *mi[TRD_BUNDLE_MAX];
 	struct trd_msg_blk *blk = NULL;
 	uint32_t cnt = p->aux, nf = 0, start = 0, i;
@@ -436,11 +441,11 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		if (pe != NULL && pe->part_seq == p->seq && pe->part_epoch == p->epoch)
 			start = pe->part_done;
 	}
-	cause = bundle_decode(m, p, e, eoff);
+	cause = bundle_decode(m, p, e);
 	if (cause != 0)
 		return trd_fate(cause, false);
 	for (i = start; i < cnt; i++)
-		if (e[i].type == TRD_PKT_FIFO && e[i].fifo < n->n_rec)
+		if (e[i].w.type == TRD_PKT_FIFO && e[i].w.fifo < n->n_rec)
 			nf++;
 	/* a contiguous frame lends its bytes to its messages, read in place in blocks that hold
 	 * it (short of blocks, one mbuf reference each); a segmented one is copied */
@@ -451,18 +456,24 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		memset(mi, 0, nf * sizeof(mi[0]));
 	}
 	for (i = start; i < cnt; i++) {
-		if (e[i].type == TRD_PKT_PUT) {
-			cause = rx_put_entry(n, m, &e[i], eoff[i], &pb);
+		if (e[i].w.type == TRD_PKT_PUT) {
+			cause = rx_put_entry(n, m, &e[i].w, e[i].off, &pb);
 		} else {
 			/* the puts before it are counted before it is seen */
 			put_batch_settle(n, &pb);
-			if (e[i].type == TRD_PKT_RGET)
-				cause = rx_rget(n, m, &e[i], eoff[i]);
-			else if (e[i].fifo < n->n_rec)
+			if (e[i].w.type == TRD_PKT_RGET) {
+				struct trd_pkt ep;
+
+				trd_wire_entry_pkt(p, &e[i].w, i, &ep);
+				cause = rx_rget(n, m, &ep, e[i].off);
+			} else if (e[i].w.fifo < n->n_rec) {
 				/* mi[j] is this message's: NULL once it carries it */
-				cause = trd_rfifo_entry(n, m, &e[i], eoff[i], &blk, &mi[j++]).cause;
-			else
+				cause = trd_rfifo_entry(n, m, p, &e[i].w, p->msg_id + i, e[i].off,
+							&blk, &mi[j++])
+						.cause;
+			} else {
 				cause = TRD_DROP_UNKNOWN_FIFO;
+			}
 		}
 		if (cause == 0)
 			continue;
@@ -492,15 +503,14 @@ void
 trd_bundle_fail_ctrs(struct trd_node *n, const struct rte_mbuf *m, const struct trd_pkt *p,
 		     uint32_t start)
 {
-	struct trd_pkt e[TRD_BUNDLE_MAX];
-	uint32_t eoff[TRD_BUNDLE_MAX];
+	struct rx_ent e[TRD_BUNDLE_MAX];
 
 	/* a malformed frame counts for nothing */
-	if (bundle_decode(m, p, e, eoff) != 0)
+	if (bundle_decode(m, p, e) != 0)
 		return;
 	for (uint32_t i = start; i < p->aux; i++)
-		if (e[i].counter != 0 && trd_ctr_valid(n, e[i].counter))
-			trd_ctr_fail(&n->ctr[e[i].counter]);
+		if (e[i].w.counter != 0 && trd_ctr_valid(n, e[i].w.counter))
+			trd_ctr_fail(&n->ctr[e[i].w.counter]);
 }
 
 /* Act on a frame for this node whose turn has come. */
