@@ -124,7 +124,7 @@ put_batch_end(struct trd_node *n, struct put_batch *b)
  * when another one is named, before an event is pushed, and at the end of the frame. */
 static __rte_always_inline int
 rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_wire_ent *p, uint32_t off,
-	     struct put_batch *b)
+	     bool contig, struct put_batch *b)
 {
 	struct trd_mr *mr = b->mr;
 	uint64_t at;
@@ -146,8 +146,9 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_wire_ent *
 		put_batch_settle(n, b);
 		b->ctr = p->counter;
 	}
-	/* a contiguous frame (the common case) copied here, without a call per entry */
-	if (likely(m->data_len >= off + p->len))
+	/* a contiguous frame (the common case: @p contig, all of its payload in the first
+	 * segment) copied here, without a call per entry */
+	if (likely(contig))
 		rte_memcpy(mr->base + at, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), p->len);
 	else
 		trd_pay_copy_at(m, off, mr->base + at, p->len);
@@ -374,12 +375,15 @@ struct rx_ent {
 
 /* A bundle's entries, its structure checked whole (at most TRD_BUNDLE_MAX entries, each inside
  * the payload, together filling it exactly): @p e gets each entry's fields and where its bytes
- * are in @p m. @return 0, or the drop cause of the whole frame. */
+ * are in @p m, *@p nf the number of memory-FIFO entries from @p start on for a FIFO below
+ * @p n_rec. @return 0, or the drop cause of the whole frame. */
 static int
-bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct rx_ent *e)
+bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct rx_ent *e, uint32_t start,
+	      uint32_t n_rec, uint32_t *nf)
 {
-	uint32_t off = TRD_FRAME_HLEN, end = TRD_FRAME_HLEN + p->pay_len;
+	uint32_t off = TRD_FRAME_HLEN, end = TRD_FRAME_HLEN + p->pay_len, k = 0;
 
+	*nf = 0;
 	if (p->aux > TRD_BUNDLE_MAX)
 		return TRD_DROP_BAD_LENGTH;
 	if (likely(m->data_len >= end)) {
@@ -391,9 +395,11 @@ bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct rx_ent *
 
 			if (cause != 0)
 				return cause;
+			k += e[i].w.type == TRD_PKT_FIFO && e[i].w.fifo < n_rec && i >= start;
 			e[i].off = off + TRD_ENTRY_LEN;
 			off = e[i].off + e[i].w.len;
 		}
+		*nf = k;
 		return off == end ? 0 : TRD_DROP_BAD_LENGTH;
 	}
 	for (uint32_t i = 0; i < p->aux; i++) {
@@ -408,9 +414,11 @@ bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct rx_ent *
 		cause = trd_wire_entry_check(eh, end - off, &e[i].w);
 		if (cause != 0)
 			return cause;
+		k += e[i].w.type == TRD_PKT_FIFO && e[i].w.fifo < n_rec && i >= start;
 		e[i].off = off + TRD_ENTRY_LEN;
 		off = e[i].off + e[i].w.len;
 	}
+	*nf = k;
 	return off == end ? 0 : TRD_DROP_BAD_LENGTH;
 }
 
@@ -427,8 +435,9 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	struct rx_ent e[TRD_BUNDLE_MAX];
 	struct rte_mbuf *mi[TRD_BUNDLE_MAX];
 	struct trd_msg_blk *blk = NULL;
-	uint32_t cnt = p->aux, nf = 0, start = 0, i;
+	uint32_t cnt = p->aux, nf, start = 0, i;
 	struct trd_peer *pe = NULL;
+	bool contig;
 	struct trd_rx_fate f = trd_fate(0, false);
 	struct put_batch pb = {0};
 	unsigned int j = 0;
@@ -441,12 +450,10 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		if (pe != NULL && pe->part_seq == p->seq && pe->part_epoch == p->epoch)
 			start = pe->part_done;
 	}
-	cause = bundle_decode(m, p, e);
+	cause = bundle_decode(m, p, e, start, n->n_rec, &nf);
 	if (cause != 0)
 		return trd_fate(cause, false);
-	for (i = start; i < cnt; i++)
-		if (e[i].w.type == TRD_PKT_FIFO && e[i].w.fifo < n->n_rec)
-			nf++;
+	contig = m->data_len >= TRD_FRAME_HLEN + p->pay_len;
 	/* a contiguous frame lends its bytes to its messages, read in place in blocks that hold
 	 * it (short of blocks, one mbuf reference each); a segmented one is copied */
 	if (nf != 0 && ((blk = trd_rfifo_blk_open(n, m)) != NULL || m->nb_segs != 1 ||
@@ -457,7 +464,7 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	}
 	for (i = start; i < cnt; i++) {
 		if (e[i].w.type == TRD_PKT_PUT) {
-			cause = rx_put_entry(n, m, &e[i].w, e[i].off, &pb);
+			cause = rx_put_entry(n, m, &e[i].w, e[i].off, contig, &pb);
 		} else {
 			/* the puts before it are counted before it is seen */
 			put_batch_settle(n, &pb);
@@ -504,9 +511,10 @@ trd_bundle_fail_ctrs(struct trd_node *n, const struct rte_mbuf *m, const struct 
 		     uint32_t start)
 {
 	struct rx_ent e[TRD_BUNDLE_MAX];
+	uint32_t nf;
 
 	/* a malformed frame counts for nothing */
-	if (bundle_decode(m, p, e) != 0)
+	if (bundle_decode(m, p, e, start, 0, &nf) != 0)
 		return;
 	for (uint32_t i = start; i < p->aux; i++)
 		if (e[i].w.counter != 0 && trd_ctr_valid(n, e[i].w.counter))

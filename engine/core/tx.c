@@ -607,7 +607,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 	/* d passed bundle_ok(): a descriptor with its op, flags, destination and injection
 	 * counter passes bundle_next_ok() too, found with one compare of a word */
 	const uint64_t kmask = bundle_key_mask(), key = desc_word0(d) & kmask;
-	uint32_t used, cnt = 1, nput = 0, nfifo = 0;
+	uint32_t used, cnt = 1, nslow = 1, nput, nfifo, nsame;
 	const uint8_t *nsrc;
 	struct rte_mbuf *m;
 	struct trd_hdr *h;
@@ -624,12 +624,12 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 		return 0;
 	h = frame_start(f, m); /* the first message's header: its id is the bundle's */
 	p = (uint8_t *)(h + 1);
-	nput += d->op == TRD_OP_PUT;
-	nfifo += d->op == TRD_OP_FIFO;
+	/* the statistics count by op: the messages the word compare admits have d's, those
+	 * admitted on their own (nslow, the first of them nx) are counted one by one */
+	nput = nx->op == TRD_OP_PUT;
+	nfifo = nx->op == TRD_OP_FIFO;
 	used = bundle_entry(p, d, f->src);
 	for (;;) {
-		nput += nx->op == TRD_OP_PUT;
-		nfifo += nx->op == TRD_OP_FIFO;
 		used += bundle_entry(p + used, nx, nsrc);
 		f->stage_i += 1u + nx->n_slots;
 		if (++cnt == n->conf.coalesce)
@@ -642,12 +642,19 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 			if (used + TRD_ENTRY_LEN + nx->len > max ||
 			    (nsrc = bundle_src(n, f, nx)) == NULL)
 				break;
-		} else if (!bundle_next_ok(nx, dst, inj, ord) ||
-			   used + TRD_ENTRY_LEN + nx->len > max ||
-			   (nsrc = bundle_src(n, f, nx)) == NULL) {
-			break;
+		} else {
+			if (!bundle_next_ok(nx, dst, inj, ord) ||
+			    used + TRD_ENTRY_LEN + nx->len > max ||
+			    (nsrc = bundle_src(n, f, nx)) == NULL)
+				break;
+			nslow++;
+			nput += nx->op == TRD_OP_PUT;
+			nfifo += nx->op == TRD_OP_FIFO;
 		}
 	}
+	nsame = cnt - nslow; /* d and those of its kind */
+	nput += d->op == TRD_OP_PUT ? nsame : 0;
+	nfifo += d->op == TRD_OP_FIFO ? nsame : 0;
 	/* the ids of a bundle's messages follow each other: entry i is msg_id + i (the first's
 	 * was taken by desc_start()) */
 	n->next_msg_id += cnt - 1;
