@@ -101,15 +101,28 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   7 062, reflection 7 006 to 6 970). In seconds the change is inside the noise of a loaded
   machine: `toroid-perf --baseline -t put_rate -s 64 --inline`, six runs each at a load of 7
   to 9 on 2 CPUs, gave 0.28 .. 0.47 x the raw frame rate before and 0.32 .. 0.57 after
-  (`fifo_rate`: 0.32 .. 0.52 before, 0.27 .. 0.46 after). What is left per
-  message: the post (~57: the 64-byte descriptor and a 64-byte inline slot written into the
-  FIFO's ring), DPDK's ring (~48: the same 128 bytes dequeued into the stage), the copy into
-  the frame and out of it (~64), the entry header written and decoded into a whole packet
-  header (~90, most of it the decode: a 56-byte `struct trd_pkt` per entry), the receive
-  checks (~80) and the bundle loops (~100). Below 400 needs descriptors that do not cross a
-  ring at all for the common case (a post that builds the entry in place, or a consumer that
-  reads the ring in place with DPDK's zero-copy dequeue) and an entry decode that fills only
-  what a put needs.
+  (`fifo_rate`: 0.32 .. 0.52 before, 0.27 .. 0.46 after). Then (#27, second round) the
+  ring crossing and the decode went, 492 to 400 instructions per put (FIFO message 540 to
+  467): the engine reads a FIFO's descriptors where they lie in its ring (DPDK's zero-copy
+  dequeue, which the ring's one consumer allows; the slots go back per burst, and a burst that
+  wraps the ring is copied), so DPDK's ring went from 48 to 4; a bundle entry is checked as
+  before but decoded into its own fields only (24 bytes, host order) instead of a 56-byte
+  `struct trd_pkt` each (header codec 92 to 76, receive 81 to 66); and what was asked per
+  message but holds for a burst or a frame is asked once (whether a posted descriptor may be
+  checked in its own fields only, the statistics by op, whether the frame is contiguous), the
+  engine loop 103 to 88 and the post 60 to 56. The round trips did not grow (`-n 5000`:
+  remote get 6 064 to 6 056, put ping-pong 7 184 to 7 168, FIFO ping-pong 7 207 to 7 195,
+  reflection 7 045 to 6 995). In seconds, `toroid-perf --baseline --raw-frame 64 -t put_rate
+  -s 64 --inline`, three runs each alternating before and after at a load of 9.7 to 9.9 on 2
+  CPUs: 0.52, 0.69, 0.52 x the raw frame rate before, 0.63, 0.63, 0.60 after (`fifo_rate`:
+  0.48, 0.48, 0.50 before, 0.58, 0.47, 0.62 after). What is left per message (~400): the
+  post (~56: its checks and the 64-byte descriptor and 64-byte inline slot written into the
+  ring), the bundle loop (~88: admitting the next descriptor, the entry header written, the
+  stage walked), the header codec (~76: the entry header written and checked, and the
+  frame's header and checksum shared by 16), the receive checks (~66: key, bounds, counter),
+  the copies into the slot, the frame and the region (~64), reliability (~17). Further down
+  would take a post that builds the wire entry itself, so that the engine only frames it (the
+  descriptor's checks, its write into the ring and the entry's encode in one pass).
 * **Memory-FIFO messages.** Each message of a bundle used to reach the application in a buffer
   reference of its own (an indirect mbuf attached to the bundle, from the pool, three cache
   lines, a mempool get and put and an atomic reference count per message): 742 instructions
@@ -121,8 +134,9 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   instructions per message (the mbuf and mempool stage from 157 to 11), and 3.5 to 4 times the
   rate on one lcore (measured side by side on a loaded machine, `toroid-perf --baseline -t
   fifo_rate -s 64 --inline`: 1.4 .. 2.0 Mmsg/s before, 5.9 .. 7.1 after, 0.68 .. 0.97 x the
-  raw rate of frames of the same size). What is left is the put's per-message path: the entry
-  header decoded into a whole packet header (~70), the post, DPDK's rings, the copies.
+  raw rate of frames of the same size). What is left is the put's per-message path and the
+  message's own: a message header filled and put in its reception FIFO's ring one by one
+  (receive ~136, DPDK's ring ~26), 467 instructions in all.
 * **Application thread + engine lcore (0.35 x raw two threads).** The engine lcore does the
   packet work of both nodes while the application only posts; raw DPDK with two threads splits
   a much smaller per-frame cost. Since the last round the two-thread rate went from 6.6 to 22.9

@@ -12,7 +12,10 @@
  *           with coalesce 32 on a lossless link, on a link that loses, reorders and
  *           duplicates frames (5%, 2%, 1%), with coalesce 1 (no bundle at all), and with
  *           a reception FIFO of 8 drained 3 messages at a time: bundles refused for want of
- *           room come again whole, and no message is delivered twice. Again with both
+ *           room come again whole, and no message is delivered twice. With an injection
+ *           FIFO of 64 slots, every message inline and one packet per service round, lossless
+ *           and lossy: the ring, read in place, wraps and its staged bursts end inside
+ *           messages' data. Again with both
  *           nodes split in two shares, bursts alternating between FIFOs 0 and 1 (lanes 0
  *           and 1), lossless and lossy: in order per FIFO, and both lanes carried bundles.
  *  forged:  bundles made by hand, handed to one node: each message checked alone (a bad key,
@@ -102,11 +105,12 @@ drop_of(const struct trd_node *n, unsigned int cause)
  * FIFOs 0 (lane 0) and 1 (lane 1): the order kept is per FIFO, and both lanes must carry
  * bundles. */
 static void
-stream_sh(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int rec_size,
-	  unsigned int take_max, unsigned int shares)
+stream_conf(uint32_t nmsg, const struct trd_node_conf *conf, const char *impair,
+	    unsigned int take_max, uint32_t burst_max)
 {
-	struct trd_node_conf tmpl = {
-		.coalesce = coalesce, .rec_fifo_size = rec_size, .shares = shares};
+	struct trd_node_conf tmpl = *conf;
+	const unsigned int coalesce = conf->coalesce, rec_size = conf->rec_fifo_size,
+			   shares = RTE_MAX(conf->shares, 1u);
 	struct trd_net_conf nc = {.node = &tmpl};
 	struct trd_net *net;
 	struct trd_node *a, *b;
@@ -168,7 +172,8 @@ stream_sh(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int
 
 		if (posted < nmsg) {
 			struct trd_desc d[32];
-			uint32_t nb = RTE_MIN(nmsg - posted, 1 + (uint32_t)(test_rand(&rs) % 32));
+			uint32_t nb =
+				RTE_MIN(nmsg - posted, 1 + (uint32_t)(test_rand(&rs) % burst_max));
 
 			for (uint32_t j = 0; j < nb; j++) {
 				uint32_t i = posted + j;
@@ -240,9 +245,10 @@ stream_sh(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int
 		       "\n",
 		       s0.stat[TRD_STAT_DESCS], s1.stat[TRD_STAT_DESCS]);
 	}
-	printf("stream coalesce=%u %s, FIFO of %u: %u messages (%" PRIu64 " FIFO) in %" PRIu64
-	       " frames, %" PRIu64 " bundles; drops at b %" PRIu64 "\n",
-	       coalesce, impair ? impair : "lossless", rec_size, nmsg, fifo_n, ls.tx_pkts,
+	printf("stream coalesce=%u %s, FIFO of %u, injection FIFO of %u: %u messages (%" PRIu64
+	       " FIFO) in %" PRIu64 " frames, %" PRIu64 " bundles; drops at b %" PRIu64 "\n",
+	       coalesce, impair ? impair : "lossless", rec_size,
+	       tmpl.inj_fifo_size ? tmpl.inj_fifo_size : 1024u, nmsg, fifo_n, ls.tx_pkts,
 	       stat_of(a, TRD_STAT_TX_BUNDLES), drops(b));
 	T_EQ(stat_of(a, TRD_STAT_TX_FIFO), fifo_n);
 	if (rec_size == 1024)
@@ -269,6 +275,16 @@ stream_sh(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int
 	free(kind);
 	free(lane);
 	free(len);
+}
+
+static void
+stream_sh(uint32_t nmsg, unsigned int coalesce, const char *impair, unsigned int rec_size,
+	  unsigned int take_max, unsigned int shares)
+{
+	struct trd_node_conf c = {
+		.coalesce = coalesce, .rec_fifo_size = rec_size, .shares = shares};
+
+	stream_conf(nmsg, &c, impair, take_max, 32);
 }
 
 static void
@@ -1201,6 +1217,20 @@ main(int argc, char **argv)
 	 * whole, never delivered in part (a part delivered twice breaks the order check) */
 	stream(n / 4, 32, NULL, 8, 3);
 	stream(n / 4, 32, "loss=5%,reorder=5%,dup=2%,seed=9", 8, 3);
+	/* the engine reads descriptors where they lie in the injection FIFO's ring (issue 27):
+	 * in a FIFO of 64 slots, every message inline (up to 6 slots), bursts of up to 10, one
+	 * packet per service round, the ring wraps every few bursts and a burst of staged slots
+	 * often ends inside a message's data */
+	{
+		struct trd_node_conf c = {.coalesce = 32,
+					  .rec_fifo_size = 1024,
+					  .inj_fifo_size = 64,
+					  .inline_max = 960,
+					  .burst = 1};
+
+		stream_conf(n / 4, &c, NULL, 32, 10);
+		stream_conf(n / 4, &c, "loss=5%,reorder=2%,dup=1%,seed=11", 32, 10);
+	}
 	/* two lanes per node: order per FIFO, both lanes bundling (issue 27) */
 	stream_sh(n / 4, 32, NULL, 1024, 32, 2);
 	stream_sh(n / 4, 32, "loss=5%,reorder=2%,dup=1%,seed=3", 1024, 32, 2);

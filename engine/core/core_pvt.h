@@ -182,12 +182,13 @@ struct trd_rx_fate trd_rfifo_hand_over(struct trd_node *n, struct trd_rec_fifo *
 				       struct trd_msg *msg);
 /* A memory-FIFO frame for us: a whole message, or a piece of one. */
 struct trd_rx_fate trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p);
-/* A memory-FIFO message of a bundle (header @p e, payload at @p off in @p m): read in place in
- * block *@p blk when it is not NULL (a full one is closed and *@p blk becomes the next, or
- * NULL), else carried by *@p mi attached to @p m when it is not NULL (and then set to NULL
- * once used), else copied; the frame stays the caller's. */
-struct trd_rx_fate trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *e,
-				   uint32_t off, struct trd_msg_blk **blk, struct rte_mbuf **mi);
+/* A memory-FIFO message of bundle @p p (entry @p e, message id @p msg_id, payload at @p off in
+ * @p m): read in place in block *@p blk when it is not NULL (a full one is closed and *@p blk
+ * becomes the next, or NULL), else carried by *@p mi attached to @p m when it is not NULL (and
+ * then set to NULL once used), else copied; the frame stays the caller's. */
+struct trd_rx_fate trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
+				   const struct trd_wire_ent *e, uint32_t msg_id, uint32_t off,
+				   struct trd_msg_blk **blk, struct rte_mbuf **mi);
 /* A block for the messages of bundle @p m (a reference to it), or NULL: @p m is not contiguous
  * or no block is left. Close it (NULL: no-op) once the bundle's messages are handed out. */
 struct trd_msg_blk *trd_rfifo_blk_open(struct trd_node *n, struct rte_mbuf *m);

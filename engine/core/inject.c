@@ -173,10 +173,20 @@ desc_check_local(const struct trd_node *n, const struct trd_desc *d, int rank)
 	return 0;
 }
 
+/* A descriptor whose like, following it in a burst, needs only desc_check_own(): a put or
+ * memory-FIFO message with nothing that desc_check_local() checks against another field (a
+ * shared payload's key, a verdict's id). */
+static inline bool
+desc_kind_own(const struct trd_desc *d)
+{
+	return (d->op == TRD_OP_PUT || d->op == TRD_OP_FIFO) &&
+	       !(d->flags & (TRD_DF_PAYLOAD | TRD_DF_ACKREQ));
+}
+
 /* A descriptor that differs from the previous one of its burst only in the fields that are
- * its own (source, region offset, key, user word): the same op (a put or memory-FIFO message),
- * flags, FIFO, destination, counters and length, and nothing that desc_check_local() checks
- * against another field (a shared payload's key, a verdict's id). */
+ * its own (source, region offset, key, user word): the same op, flags, FIFO, destination,
+ * counters and length. (Whether the previous one is of a kind desc_kind_own() admits is the
+ * caller's: the op and flags compared equal, so it holds for both or neither.) */
 static inline bool
 desc_like_prev(const struct trd_desc *d, const struct trd_desc *prev)
 {
@@ -186,8 +196,7 @@ desc_like_prev(const struct trd_desc *d, const struct trd_desc *prev)
 	RTE_BUILD_BUG_ON(offsetof(struct trd_desc, len) + sizeof(d->len) != sizeof(a));
 	memcpy(a, d, sizeof(a));
 	memcpy(b, prev, sizeof(b));
-	return a[0] == b[0] && a[1] == b[1] && (d->op == TRD_OP_PUT || d->op == TRD_OP_FIFO) &&
-	       !(d->flags & (TRD_DF_PAYLOAD | TRD_DF_ACKREQ));
+	return a[0] == b[0] && a[1] == b[1];
 }
 
 /* The checks of desc_check_local() on the fields of a put or memory-FIFO message that
@@ -251,6 +260,7 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 	struct rte_ring_zc_data z;
 	struct trd_node *n;
 	unsigned int total = 0, k = 0;
+	bool own = false; /* the previous descriptor passed whole and is of desc_kind_own() */
 	int rc, rank = 0;
 
 	if (unlikely(f == NULL || (d == NULL && nd != 0)))
@@ -259,7 +269,7 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 	if (unlikely(nd > TRD_BULK_SLOTS))
 		return -E2BIG;
 	for (unsigned int i = 0; i < nd; i++) {
-		if (i != 0 && desc_like_prev(&d[i], &d[i - 1])) {
+		if (own && desc_like_prev(&d[i], &d[i - 1])) {
 			/* a burst is mostly one kind of message to one node: what the previous
 			 * descriptor passed holds for this one; only its own fields are checked */
 			if (unlikely(desc_check_own(&d[i]) != 0))
@@ -277,6 +287,7 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 			if (unlikely(rc != 0))
 				return rc;
 			slots[i] = (uint8_t)desc_slots(n, &d[i]);
+			own = desc_kind_own(&d[i]);
 		}
 		total += 1u + slots[i];
 		if (unlikely(total > TRD_BULK_SLOTS))

@@ -232,6 +232,7 @@ fifo_create(struct trd_node *n, uint8_t id, unsigned int size)
 	}
 	f->node = n;
 	f->id = id;
+	f->stage = f->sbuf;
 	return f;
 }
 

@@ -109,11 +109,16 @@ struct trd_inj_fifo {
 	int64_t *ctr;           /* cur's injection counter or NULL */
 	struct trd_hdr whdr;    /* cur's wire header template */
 	uint16_t hflags;        /* header flags every packet of cur carries */
-	struct trd_desc *cur;   /* in stage[], valid while busy */
+	struct trd_desc *cur;   /* in stage[] or dcopy, valid while busy */
 	const uint8_t *inl_src; /* cur's inline data: in stage[] or copied to inl[] */
+	/* the staged slots: read in place in the ring (a zero-copy dequeue of held units, given
+	 * back once they are used) or, for a burst that wraps the ring, copied to sbuf */
+	struct trd_desc *stage;
 	uint32_t stage_i;
 	uint32_t stage_n;
-	struct trd_desc stage[TRD_STAGE];
+	uint32_t held;         /* ring units of the open zero-copy dequeue, 0: none */
+	struct trd_desc dcopy; /* cur, when its inline data was not all staged */
+	struct trd_desc sbuf[TRD_STAGE];
 	uint8_t inl[TRD_INLINE_MAX] __rte_aligned(64);
 	uint64_t descs;
 	uint64_t pkts;

@@ -17,6 +17,7 @@
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
 #include <rte_ring_elem.h>
+#include <rte_ring_peek_zc.h>
 
 #include "core_pvt.h"
 
@@ -271,6 +272,11 @@ trd_pay_fifo_drain(struct trd_inj_fifo *f)
 		trd_pay_release(f->cur);
 	for (unsigned int i = f->stage_i; i < f->stage_n; i += 1u + f->stage[i].n_slots)
 		trd_pay_release(&f->stage[i]);
+	if (f->held != 0) {
+		rte_ring_dequeue_zc_elem_finish(f->ring, f->held);
+		f->held = 0;
+	}
+	f->stage_i = f->stage_n = 0;
 	while (rte_ring_sc_dequeue_bulk_elem(f->ring, &d, TRD_UNIT, TRD_UNITS, NULL) != 0) {
 		trd_pay_release(&d);
 		for (unsigned int k = 0; k < d.n_slots; k++) {

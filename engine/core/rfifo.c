@@ -312,15 +312,19 @@ rfifo_check(const struct trd_node *n, const struct trd_pkt *p)
 }
 
 struct trd_rx_fate
-trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *e, uint32_t off,
+trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
+		const struct trd_wire_ent *e, uint32_t msg_id, uint32_t off,
 		struct trd_msg_blk **blk, struct rte_mbuf **mi)
 {
 	struct trd_msg_blk *b = *blk;
 	struct trd_msg *msg;
-	int rc = rfifo_check(n, e);
+	int rc;
 
-	if (rc != 0)
-		return trd_fate(rc, false);
+	/* the checks of rfifo_check(), on the entry's own fields */
+	if (e->fifo >= n->n_rec)
+		return trd_fate(TRD_DROP_UNKNOWN_FIFO, false);
+	if (e->counter != 0 && !trd_ctr_valid(n, e->counter))
+		return trd_fate(TRD_DROP_UNKNOWN_COUNTER, false);
 	n->stat[TRD_STAT_RX_FIFO]++;
 	if (b != NULL && b->used == TRD_BLK_MSGS) {
 		/* full: the next block of the same frame (none left: a copy) */
@@ -344,13 +348,21 @@ trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *e,
 		trd_msg_pvt(msg)->blk = NULL;
 		*mi = NULL;
 	} else {
-		msg = msg_alloc(e->pay_len);
+		msg = msg_alloc(e->len);
 		if (msg == NULL)
 			return trd_fate(TRD_DROP_NO_MEMORY, false);
-		trd_pay_copy_at(m, off, msg->data, e->pay_len);
-		n->stat[TRD_STAT_RX_FIFO_COPY_BYTES] += e->pay_len;
+		trd_pay_copy_at(m, off, msg->data, e->len);
+		n->stat[TRD_STAT_RX_FIFO_COPY_BYTES] += e->len;
 	}
-	msg_fill(msg, e);
+	msg->src.x = p->src[0];
+	msg->src.y = p->src[1];
+	msg->src.z = p->src[2];
+	msg->fifo = e->fifo;
+	msg->len = e->len;
+	msg->msg_id = msg_id;
+	msg->user = e->key;
+	msg->status = 0;
+	msg->cause = 0;
 	rc = rfifo_push(n, n->rec[e->fifo], msg);
 	if (rc != 0) {
 		if (b != NULL)
@@ -359,7 +371,7 @@ trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *e,
 			trd_msg_free(msg);
 		return trd_fate(rc, false);
 	}
-	trd_ctr_sub(n, e->counter, e->pay_len);
+	trd_ctr_sub(n, e->counter, e->len);
 	return trd_fate(0, false);
 }
 

@@ -123,8 +123,8 @@ put_batch_end(struct trd_node *n, struct put_batch *b)
  * last one is checked, the bounds are checked for every entry. The counter is counted down
  * when another one is named, before an event is pushed, and at the end of the frame. */
 static __rte_always_inline int
-rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t off,
-	     struct put_batch *b)
+rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_wire_ent *p, uint32_t off,
+	     bool contig, struct put_batch *b)
 {
 	struct trd_mr *mr = b->mr;
 	uint64_t at;
@@ -138,7 +138,7 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, ui
 		b->key = p->key;
 		b->mr = mr;
 	}
-	if (trd_mr_at(mr, p->offset, p->pay_len, &at) != 0)
+	if (trd_mr_at(mr, p->offset, p->len, &at) != 0)
 		return TRD_DROP_OUT_OF_BOUNDS;
 	if (p->counter != b->ctr) {
 		if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
@@ -146,20 +146,20 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, ui
 		put_batch_settle(n, b);
 		b->ctr = p->counter;
 	}
-	/* a contiguous frame (the common case) copied here, without a call per entry */
-	if (likely(m->data_len >= off + p->pay_len))
-		rte_memcpy(mr->base + at, rte_pktmbuf_mtod_offset(m, const uint8_t *, off),
-			   p->pay_len);
+	/* a contiguous frame (the common case: @p contig, all of its payload in the first
+	 * segment) copied here, without a call per entry */
+	if (likely(contig))
+		rte_memcpy(mr->base + at, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), p->len);
 	else
-		trd_pay_copy_at(m, off, mr->base + at, p->pay_len);
-	b->ctr_bytes += p->pay_len;
+		trd_pay_copy_at(m, off, mr->base + at, p->len);
+	b->ctr_bytes += p->len;
 	b->puts++;
-	b->bytes += p->pay_len;
+	b->bytes += p->len;
 	if (mr->eq != NULL) {
 		/* interrupt on touch: the counter first, as for a put alone */
 		struct trd_event ev = {
 			.type = TRD_EV_DOORBELL,
-			.len = p->pay_len,
+			.len = p->len,
 			.key = p->key,
 			.value = p->offset,
 		};
@@ -366,14 +366,24 @@ crc_check(const struct rte_mbuf *m, const struct trd_pkt *p)
 	return crc == want ? 0 : TRD_DROP_BAD_CRC;
 }
 
-/* A bundle's entries, its structure checked whole (at most TRD_BUNDLE_MAX entries, each inside
- * the payload, together filling it exactly): @p e gets the header each message would have had
- * alone, @p eoff where its bytes are in @p m. @return 0, or the drop cause of the whole frame. */
-static int
-bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct trd_pkt *e, uint32_t *eoff)
-{
-	uint32_t off = TRD_FRAME_HLEN, end = TRD_FRAME_HLEN + p->pay_len;
+/* A bundle's entry as the receive path acts on it: its own fields (host order) and where its
+ * bytes are in the frame; the rest of the header it would have had alone is the bundle's. */
+struct rx_ent {
+	struct trd_wire_ent w;
+	uint32_t off;
+};
 
+/* A bundle's entries, its structure checked whole (at most TRD_BUNDLE_MAX entries, each inside
+ * the payload, together filling it exactly): @p e gets each entry's fields and where its bytes
+ * are in @p m, *@p nf the number of memory-FIFO entries from @p start on for a FIFO below
+ * @p n_rec. @return 0, or the drop cause of the whole frame. */
+static int
+bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct rx_ent *e, uint32_t start,
+	      uint32_t n_rec, uint32_t *nf)
+{
+	uint32_t off = TRD_FRAME_HLEN, end = TRD_FRAME_HLEN + p->pay_len, k = 0;
+
+	*nf = 0;
 	if (p->aux > TRD_BUNDLE_MAX)
 		return TRD_DROP_BAD_LENGTH;
 	if (likely(m->data_len >= end)) {
@@ -381,13 +391,15 @@ bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct trd_pkt 
 		const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
 
 		for (uint32_t i = 0; i < p->aux; i++) {
-			int cause = trd_wire_entry_decode(p, b + off, end - off, i, &e[i]);
+			int cause = trd_wire_entry_check(b + off, end - off, &e[i].w);
 
 			if (cause != 0)
 				return cause;
-			eoff[i] = off + TRD_ENTRY_LEN;
-			off = eoff[i] + e[i].pay_len;
+			k += e[i].w.type == TRD_PKT_FIFO && e[i].w.fifo < n_rec && i >= start;
+			e[i].off = off + TRD_ENTRY_LEN;
+			off = e[i].off + e[i].w.len;
 		}
+		*nf = k;
 		return off == end ? 0 : TRD_DROP_BAD_LENGTH;
 	}
 	for (uint32_t i = 0; i < p->aux; i++) {
@@ -399,12 +411,14 @@ bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct trd_pkt 
 
 		if (eh == NULL)
 			return TRD_DROP_BAD_LENGTH;
-		cause = trd_wire_entry_decode(p, eh, end - off, i, &e[i]);
+		cause = trd_wire_entry_check(eh, end - off, &e[i].w);
 		if (cause != 0)
 			return cause;
-		eoff[i] = off + TRD_ENTRY_LEN;
-		off = eoff[i] + e[i].pay_len;
+		k += e[i].w.type == TRD_PKT_FIFO && e[i].w.fifo < n_rec && i >= start;
+		e[i].off = off + TRD_ENTRY_LEN;
+		off = e[i].off + e[i].w.len;
 	}
+	*nf = k;
 	return off == end ? 0 : TRD_DROP_BAD_LENGTH;
 }
 
@@ -418,12 +432,12 @@ bundle_decode(const struct rte_mbuf *m, const struct trd_pkt *p, struct trd_pkt 
 static struct trd_rx_fate
 rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 {
-	struct trd_pkt e[TRD_BUNDLE_MAX];
-	uint32_t eoff[TRD_BUNDLE_MAX];
+	struct rx_ent e[TRD_BUNDLE_MAX];
 	struct rte_mbuf *mi[TRD_BUNDLE_MAX];
 	struct trd_msg_blk *blk = NULL;
-	uint32_t cnt = p->aux, nf = 0, start = 0, i;
+	uint32_t cnt = p->aux, nf, start = 0, i;
 	struct trd_peer *pe = NULL;
+	bool contig;
 	struct trd_rx_fate f = trd_fate(0, false);
 	struct put_batch pb = {0};
 	unsigned int j = 0;
@@ -436,12 +450,10 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		if (pe != NULL && pe->part_seq == p->seq && pe->part_epoch == p->epoch)
 			start = pe->part_done;
 	}
-	cause = bundle_decode(m, p, e, eoff);
+	cause = bundle_decode(m, p, e, start, n->n_rec, &nf);
 	if (cause != 0)
 		return trd_fate(cause, false);
-	for (i = start; i < cnt; i++)
-		if (e[i].type == TRD_PKT_FIFO && e[i].fifo < n->n_rec)
-			nf++;
+	contig = m->data_len >= TRD_FRAME_HLEN + p->pay_len;
 	/* a contiguous frame lends its bytes to its messages, read in place in blocks that hold
 	 * it (short of blocks, one mbuf reference each); a segmented one is copied */
 	if (nf != 0 && ((blk = trd_rfifo_blk_open(n, m)) != NULL || m->nb_segs != 1 ||
@@ -451,18 +463,24 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		memset(mi, 0, nf * sizeof(mi[0]));
 	}
 	for (i = start; i < cnt; i++) {
-		if (e[i].type == TRD_PKT_PUT) {
-			cause = rx_put_entry(n, m, &e[i], eoff[i], &pb);
+		if (e[i].w.type == TRD_PKT_PUT) {
+			cause = rx_put_entry(n, m, &e[i].w, e[i].off, contig, &pb);
 		} else {
 			/* the puts before it are counted before it is seen */
 			put_batch_settle(n, &pb);
-			if (e[i].type == TRD_PKT_RGET)
-				cause = rx_rget(n, m, &e[i], eoff[i]);
-			else if (e[i].fifo < n->n_rec)
+			if (e[i].w.type == TRD_PKT_RGET) {
+				struct trd_pkt ep;
+
+				trd_wire_entry_pkt(p, &e[i].w, i, &ep);
+				cause = rx_rget(n, m, &ep, e[i].off);
+			} else if (e[i].w.fifo < n->n_rec) {
 				/* mi[j] is this message's: NULL once it carries it */
-				cause = trd_rfifo_entry(n, m, &e[i], eoff[i], &blk, &mi[j++]).cause;
-			else
+				cause = trd_rfifo_entry(n, m, p, &e[i].w, p->msg_id + i, e[i].off,
+							&blk, &mi[j++])
+						.cause;
+			} else {
 				cause = TRD_DROP_UNKNOWN_FIFO;
+			}
 		}
 		if (cause == 0)
 			continue;
@@ -492,15 +510,15 @@ void
 trd_bundle_fail_ctrs(struct trd_node *n, const struct rte_mbuf *m, const struct trd_pkt *p,
 		     uint32_t start)
 {
-	struct trd_pkt e[TRD_BUNDLE_MAX];
-	uint32_t eoff[TRD_BUNDLE_MAX];
+	struct rx_ent e[TRD_BUNDLE_MAX];
+	uint32_t nf;
 
 	/* a malformed frame counts for nothing */
-	if (bundle_decode(m, p, e, eoff) != 0)
+	if (bundle_decode(m, p, e, start, 0, &nf) != 0)
 		return;
 	for (uint32_t i = start; i < p->aux; i++)
-		if (e[i].counter != 0 && trd_ctr_valid(n, e[i].counter))
-			trd_ctr_fail(&n->ctr[e[i].counter]);
+		if (e[i].w.counter != 0 && trd_ctr_valid(n, e[i].w.counter))
+			trd_ctr_fail(&n->ctr[e[i].w.counter]);
 }
 
 /* Act on a frame for this node whose turn has come. */

@@ -135,6 +135,7 @@ trd_node_reset(struct trd_node *n)
 		rte_ring_reset(f->ring);
 		f->busy = false;
 		f->stage_i = f->stage_n = 0;
+		f->held = 0; /* the reset took the open zero-copy dequeue with it */
 		f->unsent = 0;
 		f->peer = NULL;
 	}

@@ -17,6 +17,7 @@
 #include <rte_mempool.h>
 #include <rte_pause.h>
 #include <rte_ring_elem.h>
+#include <rte_ring_peek_zc.h>
 
 #include "core_pvt.h"
 
@@ -92,8 +93,9 @@ frame_start(const struct trd_inj_fifo *f, struct rte_mbuf *m)
 	return h;
 }
 
-/* Resolve the current descriptor: route, source bytes, header template. 0 or a drop cause. */
-static int
+/* Resolve the current descriptor: route, source bytes, header template. 0 or a drop cause.
+ * (Always inline: its one caller is the FIFO's service loop, where a call cost more.) */
+static __rte_always_inline int
 desc_start(struct trd_node *n, struct trd_inj_fifo *f)
 {
 	struct trd_desc *d = f->cur;
@@ -293,25 +295,55 @@ trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
 	}
 }
 
-/* Once the stage is used up: take up to TRD_STAGE descriptor slots from the FIFO's ring.
- * @return the slots staged. */
+/* Give the ring the units of the open zero-copy dequeue: the stage read there is used up. */
+static inline void
+stage_release(struct trd_inj_fifo *f)
+{
+	if (f->held != 0) {
+		rte_ring_dequeue_zc_elem_finish(f->ring, f->held);
+		f->held = 0;
+	}
+}
+
+/* Once the stage is used up: up to TRD_STAGE descriptor slots of the FIFO's ring, read where
+ * they are (a zero-copy dequeue: the FIFO has one consumer, this lcore) and given back per
+ * burst, when the next one is taken or the FIFO's service ends with nothing of it in use. A
+ * burst that wraps the ring is copied (once per turn of the ring). @return the slots staged. */
 static inline unsigned int
 stage_refill(struct trd_inj_fifo *f)
 {
-	unsigned int avail;
+	struct rte_ring_zc_data z;
+	unsigned int got, avail;
 
+	stage_release(f);
 	f->stage_i = 0;
-	f->stage_n = rte_ring_sc_dequeue_burst_elem(f->ring, f->stage, TRD_UNIT,
-						    TRD_STAGE * TRD_UNITS, &avail) /
-		     TRD_UNITS;
+	got = rte_ring_dequeue_zc_burst_elem_start(f->ring, TRD_UNIT, TRD_STAGE * TRD_UNITS, &z,
+						   &avail);
+	if (got == 0) {
+		f->stage_n = 0;
+		return 0;
+	}
+	if (likely(got == z.n1)) {
+		f->stage = z.ptr1;
+		f->held = got;
+	} else {
+		/* (whole 64-byte slots: the ring's size is a multiple of a slot's units) */
+		memcpy(f->sbuf, z.ptr1, (size_t)z.n1 * TRD_UNIT);
+		memcpy((uint8_t *)f->sbuf + (size_t)z.n1 * TRD_UNIT, z.ptr2,
+		       (size_t)(got - z.n1) * TRD_UNIT);
+		rte_ring_dequeue_zc_elem_finish(f->ring, got);
+		f->stage = f->sbuf;
+	}
+	f->stage_n = got / TRD_UNITS;
 	avail /= TRD_UNITS;
 	if (f->stage_n != 0 && f->stage_n + avail > f->hwm)
 		f->hwm = f->stage_n + avail;
 	return f->stage_n;
 }
 
-/* Take the next valid descriptor from the FIFO into f->cur. Returns 1 if there is one. */
-static int
+/* Take the next valid descriptor from the FIFO into f->cur. Returns 1 if there is one.
+ * (Always inline, as desc_start(): its one caller is the service loop.) */
+static __rte_always_inline int
 fifo_next(struct trd_node *n, struct trd_inj_fifo *f)
 {
 	for (;;) {
@@ -333,15 +365,21 @@ fifo_next(struct trd_node *n, struct trd_inj_fifo *f)
 				return 0; /* cannot happen: posting bounds it */
 			if (have == want) {
 				f->inl_src = (const uint8_t *)&f->stage[f->stage_i];
+				f->stage_i += have;
 			} else {
+				/* the descriptor and what is staged of its data are copied, the
+				 * stage given back, and the rest taken from the ring */
+				f->dcopy = *d;
+				f->cur = d = &f->dcopy;
 				memcpy(f->inl, &f->stage[f->stage_i], have * 64u);
+				f->stage_i = f->stage_n = 0;
+				stage_release(f);
 				if (rte_ring_sc_dequeue_bulk_elem(
 					    f->ring, f->inl + have * 64u, TRD_UNIT,
 					    (want - have) * TRD_UNITS, NULL) == 0)
 					return 0; /* cannot happen either */
 				f->inl_src = f->inl;
 			}
-			f->stage_i += have;
 		}
 		req_msg = d->msg_id; /* a remote descriptor's: the remote get that carried it */
 		cause = desc_start(n, f);
@@ -569,7 +607,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 	/* d passed bundle_ok(): a descriptor with its op, flags, destination and injection
 	 * counter passes bundle_next_ok() too, found with one compare of a word */
 	const uint64_t kmask = bundle_key_mask(), key = desc_word0(d) & kmask;
-	uint32_t used, cnt = 1, nput = 0, nfifo = 0;
+	uint32_t used, cnt = 1, nslow = 1, nput, nfifo, nsame;
 	const uint8_t *nsrc;
 	struct rte_mbuf *m;
 	struct trd_hdr *h;
@@ -586,12 +624,12 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 		return 0;
 	h = frame_start(f, m); /* the first message's header: its id is the bundle's */
 	p = (uint8_t *)(h + 1);
-	nput += d->op == TRD_OP_PUT;
-	nfifo += d->op == TRD_OP_FIFO;
+	/* the statistics count by op: the messages the word compare admits have d's, those
+	 * admitted on their own (nslow, the first of them nx) are counted one by one */
+	nput = nx->op == TRD_OP_PUT;
+	nfifo = nx->op == TRD_OP_FIFO;
 	used = bundle_entry(p, d, f->src);
 	for (;;) {
-		nput += nx->op == TRD_OP_PUT;
-		nfifo += nx->op == TRD_OP_FIFO;
 		used += bundle_entry(p + used, nx, nsrc);
 		f->stage_i += 1u + nx->n_slots;
 		if (++cnt == n->conf.coalesce)
@@ -604,12 +642,19 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 			if (used + TRD_ENTRY_LEN + nx->len > max ||
 			    (nsrc = bundle_src(n, f, nx)) == NULL)
 				break;
-		} else if (!bundle_next_ok(nx, dst, inj, ord) ||
-			   used + TRD_ENTRY_LEN + nx->len > max ||
-			   (nsrc = bundle_src(n, f, nx)) == NULL) {
-			break;
+		} else {
+			if (!bundle_next_ok(nx, dst, inj, ord) ||
+			    used + TRD_ENTRY_LEN + nx->len > max ||
+			    (nsrc = bundle_src(n, f, nx)) == NULL)
+				break;
+			nslow++;
+			nput += nx->op == TRD_OP_PUT;
+			nfifo += nx->op == TRD_OP_FIFO;
 		}
 	}
+	nsame = cnt - nslow; /* d and those of its kind */
+	nput += d->op == TRD_OP_PUT ? nsame : 0;
+	nfifo += d->op == TRD_OP_FIFO ? nsame : 0;
 	/* the ids of a bundle's messages follow each other: entry i is msg_id + i (the first's
 	 * was taken by desc_start()) */
 	n->next_msg_id += cnt - 1;
@@ -684,5 +729,8 @@ trd_inj_fifo_service(struct trd_node *n, struct trd_inj_fifo *f, unsigned int bu
 			break;
 		sent += k;
 	}
+	/* the burst's slots go back to the posters once nothing of them is in use */
+	if (!f->busy && f->stage_i == f->stage_n)
+		stage_release(f);
 	return sent;
 }

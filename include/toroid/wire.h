@@ -498,12 +498,88 @@ trd_hdr_seal(struct trd_hdr *h)
 	h->csum = trd_hdr_sum(h);
 }
 
+/** A bundle entry's header fields in host order (trd_wire_entry_check()). */
+struct trd_wire_ent {
+	uint64_t key;     /**< region key (PUT) or the message's user word (FIFO) */
+	uint64_t offset;  /**< region offset (PUT) */
+	uint16_t len;     /**< payload bytes of this message */
+	uint16_t counter; /**< destination reception counter id, 0 = none */
+	uint8_t type;     /**< TRD_PKT_PUT, TRD_PKT_FIFO or TRD_PKT_RGET */
+	uint8_t fifo;     /**< reception FIFO (FIFO), injection FIFO (RGET), 0 (PUT) */
+};
+
+/**
+ * Check a bundle entry and decode only its own fields: @p eh is the entry's 24 header bytes,
+ * found @p left payload bytes before the end of the bundle's payload; on success the entry,
+ * payload included, takes TRD_ENTRY_LEN + e->len bytes. The checks are those of
+ * trd_wire_entry_decode() (its @return, too), which builds on this one; @p e is filled
+ * whenever @p left holds the header.
+ */
+static inline int
+trd_wire_entry_check(const void *eh, uint32_t left, struct trd_wire_ent *e)
+{
+	/* read in place (a packed struct: any alignment), not copied first */
+	const struct trd_wire_entry *w = (const struct trd_wire_entry *)eh;
+
+	if (left < TRD_ENTRY_LEN)
+		return TRD_DROP_BAD_LENGTH;
+	e->type = w->type;
+	e->fifo = w->fifo;
+	e->counter = trd_be16(w->counter);
+	e->len = trd_be16(w->len);
+	e->key = trd_be64(w->key);
+	e->offset = trd_be64(w->offset);
+	if (e->len > left - TRD_ENTRY_LEN)
+		return TRD_DROP_BAD_LENGTH;
+	if (w->rsvd != 0)
+		return TRD_DROP_BAD_FIELD;
+	if (e->type == TRD_PKT_PUT) {
+		if (e->fifo != 0)
+			return TRD_DROP_BAD_FIELD;
+		if (e->offset > UINT64_MAX - e->len)
+			return TRD_DROP_BAD_LENGTH;
+	} else if (e->type == TRD_PKT_FIFO) {
+		if (e->offset != 0)
+			return TRD_DROP_BAD_FIELD;
+	} else if (e->type == TRD_PKT_RGET) {
+		if (e->len == 0 || e->len % TRD_WIRE_DESC_LEN != 0 ||
+		    e->len > 15u * TRD_WIRE_DESC_LEN)
+			return TRD_DROP_BAD_LENGTH;
+		if (e->counter != 0 || e->key != 0 || e->offset != 0)
+			return TRD_DROP_BAD_FIELD;
+	} else {
+		return TRD_DROP_BAD_TYPE;
+	}
+	return 0;
+}
+
+/**
+ * The header message @p idx of a BUNDLE packet whose validated header is @p p, with the
+ * fields @p w of its entry, would have had alone (type, fifo, counter, key, offset, lengths
+ * and message id from the entry, the rest from @p p; flags TRD_HF_ALL), into @p e.
+ */
+static inline void
+trd_wire_entry_pkt(const struct trd_pkt *p, const struct trd_wire_ent *w, uint32_t idx,
+		   struct trd_pkt *e)
+{
+	*e = *p;
+	e->type = w->type;
+	e->flags = TRD_HF_ALL;
+	e->fifo = w->fifo;
+	e->counter = w->counter;
+	e->key = w->key;
+	e->offset = w->offset;
+	e->pay_len = w->len;
+	e->msg_len = w->len;
+	e->msg_id = p->msg_id + idx;
+	e->aux = 0;
+}
+
 /**
  * Decode and check entry @p idx of a BUNDLE packet whose validated header is @p p: @p eh is
  * the entry's 24 header bytes, found @p left payload bytes before the end of the bundle's
  * payload. On success @p e is the header of a message of one packet as if it had come alone
- * (type, fifo, counter, key, offset, lengths and message id from the entry, the rest from
- * @p p; flags TRD_HF_ALL) and the entry, payload included, takes TRD_ENTRY_LEN + e->pay_len
+ * (trd_wire_entry_pkt()) and the entry, payload included, takes TRD_ENTRY_LEN + e->pay_len
  * bytes. The checks are the structure's; keys, bounds, counters and FIFOs are the engine's.
  * A remote get entry (TRD_PKT_RGET) carries 1 .. 15 whole 64-byte descriptors, for the injection
  * FIFO named by its fifo field, and names no counter, key or offset.
@@ -516,44 +592,12 @@ static inline int
 trd_wire_entry_decode(const struct trd_pkt *p, const void *eh, uint32_t left, uint32_t idx,
 		      struct trd_pkt *e)
 {
-	/* read in place (a packed struct: any alignment), not copied first */
-	const struct trd_wire_entry *w = (const struct trd_wire_entry *)eh;
+	struct trd_wire_ent w;
+	int cause = trd_wire_entry_check(eh, left, &w);
 
-	if (left < TRD_ENTRY_LEN)
-		return TRD_DROP_BAD_LENGTH;
-	*e = *p;
-	e->type = w->type;
-	e->flags = TRD_HF_ALL;
-	e->fifo = w->fifo;
-	e->counter = trd_be16(w->counter);
-	e->key = trd_be64(w->key);
-	e->offset = trd_be64(w->offset);
-	e->pay_len = trd_be16(w->len);
-	e->msg_len = e->pay_len;
-	e->msg_id = p->msg_id + idx;
-	e->aux = 0;
-	if (e->pay_len > left - TRD_ENTRY_LEN)
-		return TRD_DROP_BAD_LENGTH;
-	if (w->rsvd != 0)
-		return TRD_DROP_BAD_FIELD;
-	if (e->type == TRD_PKT_PUT) {
-		if (e->fifo != 0)
-			return TRD_DROP_BAD_FIELD;
-		if (e->offset > UINT64_MAX - e->pay_len)
-			return TRD_DROP_BAD_LENGTH;
-	} else if (e->type == TRD_PKT_FIFO) {
-		if (e->offset != 0)
-			return TRD_DROP_BAD_FIELD;
-	} else if (e->type == TRD_PKT_RGET) {
-		if (e->pay_len == 0 || e->pay_len % TRD_WIRE_DESC_LEN != 0 ||
-		    e->pay_len > 15u * TRD_WIRE_DESC_LEN)
-			return TRD_DROP_BAD_LENGTH;
-		if (e->counter != 0 || e->key != 0 || e->offset != 0)
-			return TRD_DROP_BAD_FIELD;
-	} else {
-		return TRD_DROP_BAD_TYPE;
-	}
-	return 0;
+	if (left >= TRD_ENTRY_LEN)
+		trd_wire_entry_pkt(p, &w, idx, e);
+	return cause;
 }
 
 /**
