@@ -200,10 +200,11 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   the sequence checked, ~120), the delivery and copy (~110 and ~40), the frame freed. No ack
   goes out alone on the way: the receiver's ack waits `ack_delay_us` (20 us) and rides on the
   answer, which comes much sooner (no `send_ack` in the count). What counts while waiting,
-  not per message, is the idle node poll, ~300 instructions: the clock, three flush checks,
-  five FIFO checks, the links' (and the loopback's) empty receive, and a scan of the active
-  peers' timers (~40 a poll, 472 a round trip). In two processes an idle poll is not on the
-  path, but a frame that arrives just after the receive check waits for the rest of it. The
+  not per message, is the idle node poll, ~300 instructions: the clock, three flush checks
+  (two now), five FIFO checks, the links' (and the loopback's) empty receive, and a scan of
+  the active peers' timers (~40 a poll, 472 a round trip). In two processes an idle poll is
+  not on the path, but a frame that arrives just after the receive check waits for the rest
+  of it. The
   timers now run by the protocol clock, every eighth of `ack_delay_us`, and at once for what
   is due at once (an ack for a duplicate or a hole, a challenge, a new session's probe;
   [reliability.md](reliability.md#retransmission-timer)): a round that moves a lone message
@@ -213,10 +214,15 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   0.393 -> 0.382 / 0.383 us, reflection 0.744 / 0.742 -> 0.729 / 0.727 us; over memif
   (two processes, `--baseline`, three alternating runs, ratio to raw) put 1.93 / 1.80 / 1.94
   -> 1.80 / 1.98 / 1.85, reflection 1.84 / 1.98 / 2.06 -> 1.72 / 2.21 / 1.85, the spread of
-  the load larger than the change. What is left for 1.3 x is per frame, as above: a round
-  trip is two frames of ~3 600 instructions each against raw's 277, and a raw memif round
-  trip is about 1.07 us, so what the engine adds to it must lose about two thirds; the idle poll's
-  five FIFO checks and the post's table of slots are the next small items on the path.
+  the load larger than the change. The round also no longer starts with a flush of every
+  link (what a full port left goes first in the flush after the FIFOs): `bench/ipm.py
+  --build build-rel -n 5000`, put ping-pong 7 180 -> 7 048 instructions, FIFO ping-pong
+  7 203 -> 7 075, remote get 6 064 -> 5 976, reflection 7 044 -> 6 955, the 64 B put stream
+  unchanged (491.6 and 491.5 per message, callgrind with 20 000 and 40 000). What is left
+  for 1.3 x is per frame, as above: a round trip is two frames of ~3 500 instructions each
+  against raw's 277, and a raw memif round trip is about 1.07 us, so what the engine adds to
+  it must lose about two thirds; the idle poll's five FIFO checks and the post's table of
+  slots are the next small items on the path.
 * **Remote gets in a stream.** A remote get was a frame of its own, and so was the put it
   made its target send back. Remote gets queued for one node now share bundles (an entry of
   type 3 carrying the descriptors, [wire-format.md](wire-format.md#bundles)), and so do the
