@@ -141,7 +141,7 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   packet work of both nodes while the application only posts; raw DPDK with two threads splits
   a much smaller per-frame cost. Since the last round the two-thread rate went from 6.6 to 22.9
   Mpps with coalescing; the cache lines posters read and the engine writes live apart.
-* **Latency over memif (1.7 x raw, reflection 2.1 x).** A message crosses the application/engine
+* **Latency over memif (1.9 x raw, reflection 1.9 x).** A message crosses the application/engine
   boundary twice per direction (post, then the poll that builds and sends it; receive, then the
   application's next check), and each side runs a full poll round between those steps; a lone
   message gains nothing from coalescing. Counted with `bench/ipm.py --tests
@@ -198,6 +198,45 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   FIFO's ring and taken off it again before the reply is built, and its source region looked
   up. This round did not cut that further; what is left is per frame, as for the
   ping-pongs.
+
+  What a lone put pays, item by item (#27 item 3: `bench/ipm.py` per function and by reading
+  the path; put ping-pong, 7 180 instructions per round trip, 12 node polls). From the post to
+  the frame leaving: the post (`trd_inject_bulk`, ~200 a post, a quarter of it zeroing a
+  512-entry table of slot counts of which a lone post uses one), the round's start (the
+  protocol clock's TSC read, the `in_poll` flag), the links' flush check, the five injection
+  FIFOs checked, the FIFO service that builds the frame (~640: the descriptor off the ring,
+  route, bundle entry, header and checksum, sequence number, a reference kept for
+  retransmission), then the flush right after the service. A lone message waits for no flush
+  timer and no next round: there is no flush timer, the bundle closes when the FIFO runs
+  empty, and the round flushes the links right after serving the FIFOs. From the frame
+  arriving to the counter the peer polls: the receive burst, the header parse and checks
+  (~180), reliability (the piggybacked ack taken and the frame it acknowledges freed, ~140;
+  the sequence checked, ~120), the delivery and copy (~110 and ~40), the frame freed. No ack
+  goes out alone on the way: the receiver's ack waits `ack_delay_us` (20 us) and rides on the
+  answer, which comes much sooner (no `send_ack` in the count). What counts while waiting,
+  not per message, is the idle node poll, ~300 instructions: the clock, three flush checks
+  (two now), five FIFO checks, the links' (and the loopback's) empty receive, and a scan of
+  the active peers' timers (~40 a poll, 472 a round trip). In two processes an idle poll is
+  not on the path, but a frame that arrives just after the receive check waits for the rest
+  of it. The
+  timers now run by the protocol clock, every eighth of `ack_delay_us`, and at once for what
+  is due at once (an ack for a duplicate or a hole, a challenge, a new session's probe;
+  [reliability.md](reliability.md#retransmission-timer)): a round that moves a lone message
+  and the idle rounds around it skip them. `bench/ipm.py` cannot show it (under valgrind
+  2.5 us pass in every poll, so the timers still run in each); in seconds, alternating runs
+  at a load of 7 to 12 on 2 CPUs: `toroid-perf --inline -n 20000` p50 put ping-pong 0.390 /
+  0.393 -> 0.382 / 0.383 us, reflection 0.744 / 0.742 -> 0.729 / 0.727 us; over memif
+  (two processes, `--baseline`, three alternating runs, ratio to raw) put 1.93 / 1.80 / 1.94
+  -> 1.80 / 1.98 / 1.85, reflection 1.84 / 1.98 / 2.06 -> 1.72 / 2.21 / 1.85, the spread of
+  the load larger than the change. The round also no longer starts with a flush of every
+  link (what a full port left goes first in the flush after the FIFOs): `bench/ipm.py
+  --build build-rel -n 5000`, put ping-pong 7 180 -> 7 048 instructions, FIFO ping-pong
+  7 203 -> 7 075, remote get 6 064 -> 5 976, reflection 7 044 -> 6 955, the 64 B put stream
+  unchanged (491.6 and 491.5 per message, callgrind with 20 000 and 40 000). What is left
+  for 1.3 x is per frame, as above: a round trip is two frames of ~3 500 instructions each
+  against raw's 277, and a raw memif round trip is about 1.07 us, so what the engine adds to
+  it must lose about two thirds; the idle poll's five FIFO checks and the post's table of
+  slots are the next small items on the path.
 * **Remote gets in a stream.** A remote get was a frame of its own, and so was the put it
   made its target send back. Remote gets queued for one node now share bundles (an entry of
   type 3 carrying the descriptors, [wire-format.md](wire-format.md#bundles)), and so do the

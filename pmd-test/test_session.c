@@ -31,6 +31,10 @@
  *  counter: B dies while a long zero-copy put to it is on its way: its injection counter is
  *           marked failed (trd_counter_wait() returns -EHOSTUNREACH), and once set again,
  *           nothing of the failed put touches it;
+ *  timers:  (issue 27, item 3) with a 2 s ack delay the reliability timers run every 250 ms
+ *           (poll.c), not on every poll: a frame B receives owes an ack only in 2 s, and none
+ *           goes; the same frame again (a duplicate: A missed the ack) makes B ack in the
+ *           very poll that takes it, not at the timers' next turn;
  *  proof:   (issue 25, item 10) forged puts "from A" with A's real epoch and the very
  *           sequence numbers B expects next, without the session's token or with a wrong
  *           one, are dropped (bad_proof) and held by nobody: A's real put with that number
@@ -935,6 +939,68 @@ test_late_done(void)
 	       "was reused, completed nothing (unknown_completion); the new put completed\n");
 }
 
+static unsigned int ack_delay_us; /* 0: the default */
+
+/* What B handed its port: the frames of type @p type among them. */
+static unsigned int
+b_sent(uint8_t type)
+{
+	struct rte_mbuf *pkts[32];
+	unsigned int k = 0;
+	uint16_t nb;
+
+	while ((nb = rte_eth_rx_burst((uint16_t)trd_link_port(farB), 0, pkts, 32)) != 0)
+		for (uint16_t i = 0; i < nb; i++) {
+			uint8_t buf[TRD_FRAME_HLEN];
+			const uint8_t *f = rte_pktmbuf_read(pkts[i], 0, TRD_FRAME_HLEN, buf);
+
+			k += f != NULL && frame_type(f, TRD_FRAME_HLEN) == type;
+			rte_pktmbuf_free(pkts[i]);
+		}
+	return k;
+}
+
+static void
+test_timers(void)
+{
+	struct rte_mbuf *pkts[32];
+	uint8_t f[2048];
+	struct trd_desc d;
+	uint32_t len = 0;
+	uint16_t nb;
+
+	test_fill(srca + 70000, 200, 9);
+	trd_desc_put(&d, trd_node_coord(B), srca + 70000, 200, trd_mr_key(mrb), 70000, 0, 0);
+	T_EQ(trd_inject(trd_inj_fifo(A, 0), &d), 0);
+	trd_node_poll(A);
+	nb = rte_eth_rx_burst((uint16_t)trd_link_port(farA), 0, pkts, 32);
+	for (uint16_t i = 0; i < nb; i++) {
+		/* the put, alone in its frame or in a bundle of one */
+		if (len == 0 &&
+		    frame_type(rte_pktmbuf_mtod(pkts[i], uint8_t *), pkts[i]->data_len) !=
+			    TRD_PKT_ACK &&
+		    pkts[i]->pkt_len <= sizeof(f)) {
+			const uint8_t *p = rte_pktmbuf_read(pkts[i], 0, pkts[i]->pkt_len, f);
+
+			len = pkts[i]->pkt_len;
+			if (p != f)
+				memcpy(f, p, len);
+		}
+		rte_pktmbuf_free(pkts[i]);
+	}
+	T_ASSERT(len != 0, "A's put frame");
+	b_sent(0);
+	T_EQ(trd_node_rx_frame(B, f, len, 0), 0);
+	T_ASSERT(memcmp(memb + 70000, srca + 70000, 200) == 0, "the put landed");
+	for (int i = 0; i < 100; i++)
+		trd_node_poll(B);
+	T_EQ(b_sent(TRD_PKT_ACK), 0); /* owed in 2 s, and A sends nothing back to carry it */
+	T_EQ(trd_node_rx_frame(B, f, len, 0), 0); /* again: a duplicate */
+	T_EQ(b_sent(TRD_PKT_ACK), 1);
+	printf("timers: a frame received owed its ack in 2 s and none went; its duplicate was "
+	       "acked in the poll that took it\n");
+}
+
 static struct trd_node *
 make(uint8_t x, unsigned int dead_ms, struct trd_link *l)
 {
@@ -944,6 +1010,7 @@ make(uint8_t x, unsigned int dead_ms, struct trd_link *l)
 	trd_torus_init(&nc.torus, 2, 1, 1);
 	nc.coord.x = x;
 	nc.dead_ms = dead_ms;
+	nc.ack_delay_us = ack_delay_us;
 	nc.unreliable = open_net;
 	n = trd_node_create(&nc);
 	T_ASSERT(n != NULL, "node");
@@ -1025,6 +1092,8 @@ run(unsigned int dead_ms, bool all)
 		test_owed(dead_ms);
 	if (all && part("counter"))
 		test_counter();
+	if (ack_delay_us != 0)
+		test_timers();
 out:
 	trd_node_free(A);
 	trd_node_free(B);
@@ -1043,6 +1112,15 @@ main(int argc, char **argv)
 	T_ASSERT(memb != NULL && srca != NULL, "memory");
 	run(100, true);
 	run(1000, false);
+	if (part("timers")) {
+		const char *o = only;
+
+		ack_delay_us = 2000000; /* the timers run every 250 ms */
+		only = "timers";        /* the session's start, then this part alone */
+		run(900, false);
+		only = o;
+		ack_delay_us = 0;
+	}
 	open_net = true; /* the same forgeries at unreliable nodes: the verdicts' own checks */
 	run(100, true);
 	free(memb);

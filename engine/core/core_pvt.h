@@ -263,16 +263,43 @@ trd_rel_consume(const struct trd_node *n, struct trd_peer *pe)
 	pe->rcv_nxt++;
 }
 
+/* Something the reliability timers do is due now (an ack, a challenge, a new session's
+ * probe): they run in this poll, not at their next turn on the clock (poll.c). */
+static inline void
+trd_rel_timers_now(struct trd_node *n)
+{
+	n->timers_next = 0;
+}
+
+/* An ack is owed at once (a duplicate, a hole): the timers send it in this poll. */
+static inline void
+trd_rel_ack_now(struct trd_node *n, struct trd_peer *pe)
+{
+	pe->ack_pending++;
+	pe->ack_due = n->vclock;
+	trd_rel_timers_now(n);
+}
+
+/* A challenge is owed: the timers send it (at most one per quarter of the least timeout). */
+static inline void
+trd_rel_chal(struct trd_node *n, struct trd_peer *pe)
+{
+	pe->chal_pending = true;
+	trd_rel_timers_now(n);
+}
+
 /* A sequenced frame was received: schedule the ack. */
 static inline void
-trd_rel_rx_end(const struct trd_node *n, struct trd_peer *pe)
+trd_rel_rx_end(struct trd_node *n, struct trd_peer *pe)
 {
 	uint64_t now = n->vclock;
 
 	if (pe->ack_pending++ == 0)
 		pe->ack_due = now + n->ack_delay;
-	if (pe->ack_pending >= 32)
+	if (pe->ack_pending >= 32) {
 		pe->ack_due = now;
+		trd_rel_timers_now(n);
+	}
 }
 /* An ACK for us: 0, or a drop cause (a challenge answer that does not prove itself). */
 int trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack,

@@ -314,6 +314,7 @@ struct trd_node {
 	uint32_t *owed;       /* by rank: pending outcomes that peer owes (atomic) */
 	uint32_t rel_w;       /* window, power of 2 */
 	uint64_t rto0, rto_max, ack_delay, dead; /* cycles */
+	uint64_t timer_gap; /* cycles: the reliability timers run at least this often (poll.c) */
 	uint32_t hop_q[TRD_HOPQ]; /* loss measured over all peers n hops away, 1/65536 */
 	uint32_t hop_n[TRD_HOPQ]; /* attempts measured in hop_q[n] (up to 1024) */
 	uint32_t hop_top;         /* highest hop_q[] any route ever fell in: none above holds any */
@@ -343,6 +344,7 @@ struct trd_node {
 	 * so it starts a cache line of its own (everything above is read-mostly). */
 	uint64_t vclock __rte_cache_aligned; /* cycles; advances at most vstep per poll */
 	uint64_t last_tsc;
+	uint64_t timers_next; /* vclock: run the reliability timers then (0: in this poll) */
 	uint32_t next_msg_id;
 	unsigned int rr;
 	unsigned int mcache_n;

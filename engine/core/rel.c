@@ -52,6 +52,9 @@ trd_rel_init(struct trd_node *n)
 	if (n->rto_max < n->rto0)
 		n->rto_max = n->rto0;
 	n->ack_delay = hz / 1000000 * c->ack_delay_us;
+	/* the timers run every eighth of the ack delay, and at once for what is due at once */
+	n->timer_gap = n->ack_delay / 8;
+	n->timers_next = 0;
 	n->dead = hz / 1000 * c->dead_ms;
 	n->vstep = hz / 1000000 * TRD_VCLOCK_STEP_US;
 	n->last_tsc = rte_rdtsc();
@@ -164,6 +167,7 @@ peer_activate(struct trd_node *n, struct trd_peer *pe)
 	if (!pe->active) {
 		pe->active = true;
 		n->active[n->n_active++] = pe->rank;
+		trd_rel_timers_now(n); /* a new session's probe goes at once */
 	}
 }
 
@@ -643,8 +647,8 @@ on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, const 
 	pe->restart_key = p->key; /* our acks tell the peer (until its first packet comes) */
 	pe->chal_gen++;           /* this answer, replayed, proves nothing again */
 	pe->chal_pending = false;
-	pe->ack_pending = 1;
-	pe->ack_due = now; /* tell it at once */
+	pe->ack_pending = 0;
+	trd_rel_ack_now(n, pe); /* tell it at once */
 	peer_activate(n, pe);
 	peer_alive(n, pe, now);
 	peer_session(n, pe, p->epoch);
@@ -755,7 +759,7 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack,
 	} else if (p->epoch != 0 && !(pe->rx_valid && pe->rx_epoch == p->epoch)) {
 		/* every ack names its sender's session towards us: one we do not know is
 		 * challenged, so the peer can start it before its data comes */
-		pe->chal_pending = true;
+		trd_rel_chal(n, pe);
 		peer_activate(n, pe);
 	}
 	/* an ack changes our session only if it acknowledges what we actually sent, and comes
@@ -811,7 +815,7 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, cons
 		/* A session we do not know. Anyone can write a frame: a new session starts only
 		 * when the peer echoes the cookie we send it (its answer names the session and
 		 * where it starts). Nothing else about this frame is believed. */
-		pe->chal_pending = true;
+		trd_rel_chal(n, pe);
 		*cause = TRD_DROP_BAD_SESSION;
 		return TRD_REL_DROP;
 	}
@@ -822,14 +826,13 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, cons
 		*cause = TRD_DROP_BAD_PROOF;
 		/* ... or our copy of the token is damaged: ask the peer to restate it (a
 		 * challenge, at most one per quarter of the least timeout) */
-		pe->chal_pending = true;
+		trd_rel_chal(n, pe);
 		return TRD_REL_DROP;
 	}
 	i = p->seq & mask;
 	if (p->seq != pe->rcv_nxt) {
 		if (seq_lt(p->seq, pe->rcv_nxt)) {
-			pe->ack_pending++;
-			pe->ack_due = now; /* the sender missed our ack */
+			trd_rel_ack_now(n, pe); /* the sender missed our ack */
 			*cause = TRD_DROP_DUPLICATE;
 			return TRD_REL_DROP;
 		}
@@ -850,8 +853,7 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, cons
 		pe->rxp[i] = *p;
 		pe->n_held++;
 		n->stat[TRD_STAT_REORDERED]++;
-		pe->ack_pending++;
-		pe->ack_due = now;
+		trd_rel_ack_now(n, pe);
 		*cause = 0;
 		return TRD_REL_HOLD;
 	}
