@@ -201,6 +201,7 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 	ST(s, RX_EAGER)++;
 	v = svc_vif_find(s, h->dst_app, h->dst_proc);
 	if (v == NULL) {
+		ST(s, NAK_NOPROC)++;
 		nak(s, src, h, -ECONNREFUSED);
 		return false;
 	}
@@ -227,6 +228,8 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 		if (x != NULL) {
 			x->len = 0;
 			svc_rx_release(s, x);
+		} else {
+			ST(s, NAK_NO_RX)++;
 		}
 		nak(s, src, h, -ENOSPC);
 		return false;
@@ -340,6 +343,7 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 	if (v == NULL) {
 		if (hn != NULL)
 			hn->used = false;
+		ST(s, NAK_NOPROC)++;
 		nak(s, src, h, -ECONNREFUSED);
 		return false;
 	}
@@ -350,6 +354,7 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 		if (rv != NULL)
 			TAILQ_INSERT_HEAD(&v->posted, rv, q);
 		svc_hint_note(s, v, src_rank, src, h);
+		ST(s, NAK_NO_RX)++;
 		nak(s, src, h, -ENOSPC);
 		return false;
 	}
@@ -559,7 +564,7 @@ claim_find(struct trd_vni_svc *s, const struct vif *v, uint64_t h)
 	uint32_t id = (uint32_t)h;
 	struct vrx *x;
 
-	if ((id & 0xffff) >= SVC_N_RX || (h >> 32) == 0)
+	if ((id & 0xffff) >= s->n_rx || (h >> 32) == 0)
 		return NULL;
 	x = &s->rx[id & 0xffff];
 	if (x->state == RX_FREE || x->gen != (uint16_t)(id >> 16) || x->vif != v || !x->claimed ||

@@ -28,6 +28,9 @@ svc_rx_alloc(struct trd_vni_svc *s, struct vif *v)
 	if (s->n_rx_free == 0)
 		return NULL;
 	x = &s->rx[s->rx_free[--s->n_rx_free]];
+	ST(s, RX_USED)++;
+	if (ST(s, RX_USED) > ST(s, RX_HWM))
+		ST(s, RX_HWM) = ST(s, RX_USED);
 	x->state = RX_RECV;
 	x->in_uq = x->discard = x->claimed = x->ungranted = x->hdr = x->fifo = x->direct = false;
 	x->fault = 0;
@@ -88,6 +91,7 @@ svc_rx_release(struct trd_vni_svc *s, struct vrx *x)
 	x->state = RX_FREE;
 	x->gen++;
 	s->rx_free[s->n_rx_free++] = x->idx;
+	ST(s, RX_USED)--;
 	v->refs--;
 	svc_vif_release_maybe(s, v);
 }
@@ -97,7 +101,7 @@ svc_rx_lookup(struct trd_vni_svc *s, uint32_t id, uint32_t src_rank, uint32_t ms
 {
 	struct vrx *x;
 
-	if ((id & 0xffff) >= SVC_N_RX) /* a wire value: 16 bits, the table is smaller */
+	if ((id & 0xffff) >= s->n_rx) /* a wire value: 16 bits, the table may be smaller */
 		return NULL;
 	x = &s->rx[id & 0xffff];
 	if (x->state == RX_FREE || x->gen != (uint16_t)(id >> 16) || x->src_rank != src_rank ||
@@ -123,8 +127,10 @@ svc_stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len)
 		return -1;
 	}
 	off = trd_vni_heap_alloc(&s->stage, len);
-	if (off < 0)
+	if (off < 0) {
+		ST(s, NAK_STAGING)++;
 		return -1;
+	}
 	v->staged += trd_vni_heap_round(len);
 	ST(s, STAGING_USED) = s->stage.used;
 	ST(s, STAGING_HWM) = s->stage.hwm;
