@@ -75,6 +75,7 @@ extern int trd_vni_logtype;
 #define SVC_HOLD_US             1000    /* default cma_hold_us: then a held message is staged */
 #define SVC_CMA_WAIT_US         20000 /* default cma_wait_us: then a request not taken is withdrawn */
 #define SVC_HDR_MAX             1024 /* default hdr_max: header-only messages per interface */
+#define SVC_NOSPC_BACKOFF       8    /* a request refused -ENOSPC waits at most 8 retry_us */
 enum { SVC_CMA_NONE, SVC_CMA_WAIT, SVC_CMA_DONE, SVC_CMA_FALLBACK }; /* vrx.cma */
 
 enum tx_state {

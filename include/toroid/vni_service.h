@@ -58,7 +58,8 @@ struct trd_vni_svc_conf {
 				  *   messages may arrive there) */
 	unsigned int backlog;    /**< most injection-FIFO slots the scheduler fills (default 256) */
 	unsigned int retry_us;   /**< first wait before asking again after a refusal (default
-				  *   100 us; doubles up to 64 times that) */
+				  *   100 us; doubles up to 8 times that after -ENOSPC, a
+				  *   refusal for room, up to 64 times after -ECONNREFUSED) */
 	unsigned int noproc_ms;  /**< how long a send to a process that is not attached keeps
 				  *   asking (default 3000 ms) */
 	const struct trd_vni_svc_owner *owners; /**< who may claim which application (copied);
