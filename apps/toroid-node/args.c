@@ -56,7 +56,7 @@ node_usage(FILE *f, const char *prog)
 		"                       only when staging is full (default 1024, 0..65536;\n"
 		"                       0: such requests are refused and asked again)\n"
 		"  --vni-rx-max N       receive states: messages held or being received, all\n"
-		"                       processes together (default and max 65535, 64..65535;\n"
+		"                       processes together (default and max 1048575, from 64;\n"
 		"                       beyond, a request is refused: nak_no_rx)\n"
 		"  --vni-socket-mode M  permissions of the socket file, octal (default 0660: the\n"
 		"                       engine's user and group may attach)\n"
@@ -269,7 +269,7 @@ node_parse_option(int c, char **argv)
 			node_opt.hdr_max = -1; /* none: the service's 0 means its default */
 		break;
 	case O_RXMAX:
-		node_opt.rx_max = (unsigned int)app_opt_u64("--vni-rx-max", optarg, 64, 65535);
+		node_opt.rx_max = (unsigned int)app_opt_u64("--vni-rx-max", optarg, 64, 1048575);
 		break;
 	case O_MTU:
 		node_opt.mtu = (unsigned int)app_opt_u64("--mtu", optarg, TRD_HDR_LEN + 64, 9000);

@@ -564,10 +564,10 @@ claim_find(struct trd_vni_svc *s, const struct vif *v, uint64_t h)
 	uint32_t id = (uint32_t)h;
 	struct vrx *x;
 
-	if ((id & 0xffff) >= s->n_rx || (h >> 32) == 0)
+	if ((id & SVC_RX_IDX_MASK) >= s->rx_new || (h >> 32) == 0)
 		return NULL;
-	x = &s->rx[id & 0xffff];
-	if (x->state == RX_FREE || x->gen != (uint16_t)(id >> 16) || x->vif != v || !x->claimed ||
+	x = &s->rx[id & SVC_RX_IDX_MASK];
+	if (x->state == RX_FREE || x->gen != id >> SVC_RX_IDX_BITS || x->vif != v || !x->claimed ||
 	    x->claim_key != (uint32_t)(h >> 32))
 		return NULL;
 	return x;

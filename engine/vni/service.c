@@ -324,11 +324,7 @@ tables_alloc(struct trd_vni_svc *s)
 		s->tx[i].idx = i;
 		s->tx_free[s->n_tx_free++] = i;
 	}
-	for (uint32_t i = s->n_rx - 1; i >= 1; i--) {
-		s->rx[i].idx = i;
-		s->rx[i].gen = 1;
-		s->rx_free[s->n_rx_free++] = i;
-	}
+	s->rx_new = 1; /* rx entries are set up when first taken (svc_rx_alloc) */
 	return 0;
 }
 

@@ -54,7 +54,10 @@ extern int trd_vni_logtype;
 
 #define SVC_MAX_IFS             256
 #define SVC_N_TX                16384 /* index up to 16 bits, generation 16 bits */
-#define SVC_RX_MAX              65535 /* default and max rx_max: index 1..65535, 16 bits */
+#define SVC_RX_IDX_BITS         20    /* grant id: index (20 bits) | generation (12 bits) << 20 */
+#define SVC_RX_IDX_MASK         ((1u << SVC_RX_IDX_BITS) - 1)
+#define SVC_RX_GEN_MASK         (UINT32_MAX >> SVC_RX_IDX_BITS)
+#define SVC_RX_MAX              SVC_RX_IDX_MASK /* default and max rx_max: index 1..2^20-1 */
 #define SVC_N_HINTS             64
 #define SVC_N_CONNS             256 /* default: connections not yet registered, all peers */
 #define SVC_MAX_CONNS           4096
@@ -317,7 +320,8 @@ struct trd_vni_svc {
 	uint32_t *tx_free, n_tx_free;
 	struct vrx *rx;
 	uint32_t *rx_free, n_rx_free;
-	uint32_t n_rx; /* entries in rx: rx_max + 1 (index 0 is never used) */
+	uint32_t n_rx;   /* entries in rx: rx_max + 1 (index 0 is never used) */
+	uint32_t rx_new; /* entries from here on never used yet: set up when first taken */
 	struct vtx_list lists[4];
 	struct vrx_list rx_active;
 	struct vhint hints[SVC_N_HINTS];

@@ -83,9 +83,9 @@ struct trd_vni_svc_conf {
 				   *   refused: docs/vni.md) */
 	unsigned int rx_max;      /**< receive states: messages being received, granted,
 				   *   staged or held as their header, all interfaces
-				   *   together (default and max 65535: the grant id's
-				   *   16-bit index); beyond, a request is refused
-				   *   (nak_no_rx) */
+				   *   together (default and max 1048575: the grant id's
+				   *   20-bit index; memory is touched only as they are
+				   *   used); beyond, a request is refused (nak_no_rx) */
 };
 
 /** Service statistics: X(ENUM, name). */
