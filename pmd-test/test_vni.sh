@@ -574,7 +574,7 @@ flow)
 tiny)
 	# A flood of tiny unexpected messages (docs/vni.md, "Receive states"): 24 000 x 8 B to a
 	# process that posts its receives only once 20 000 sends completed, so 20 000 wait at its
-	# engine at once, each holding a receive state. They fit (--vni-rx-max, 65535 by
+	# engine at once, each holding a receive state. They fit (--vni-rx-max, 1048575 by
 	# default): none is refused, and every one arrives byte-exact under its own tag. With
 	# the engine's former 16384 states the sender never reached 20 000 (refused, asking
 	# again) and failed at its deadline.

@@ -503,7 +503,15 @@ void
 svc_rx_peer_sweep(struct trd_vni_svc *s)
 {
 	struct vrx *x, *xn;
+	bool down = false;
 
+	/* the nodes first: with every peer up (nearly always) the walk over every receive
+	 * state, which a flood of unexpected messages makes long (a cache miss each), is
+	 * skipped */
+	for (unsigned int r = 0; r < s->topo->n_nodes && !down; r++)
+		down = r != s->rank && trd_node_peer_up(s->node, s->topo->nodes[r].coord) == 0;
+	if (!down)
+		return;
 	for (x = TAILQ_FIRST(&s->rx_active); x != NULL; x = xn) {
 		xn = TAILQ_NEXT(x, aq);
 		if (x->state != RX_RECV || trd_node_peer_up(s->node, x->src) != 0)
