@@ -6,7 +6,7 @@
 #   test_vni.sh TOROID_NODE VNI_APP TEST
 #
 # TEST: local | masks | claim | trunc | ordered | reorder | dump | rma | rma_two_engines | two_engines | coll | fairness |
-#       fairness_uneven | rotation | flow | mcast | mcast_shared | kill | share | auto
+#       fairness_uneven | rotation | flow | tiny | mcast | mcast_shared | kill | share | auto
 # Every wait is bounded; readiness is polled with a deadline; applications block on their
 # eventfd when idle, each engine runs one lcore and sleeps when idle.
 set -u
@@ -570,6 +570,35 @@ flow)
 	[ "$hdrs" -gt 0 ] || die "no long message was kept as its header: the test did not test"
 	[ "$(total B vni hdr_held)" = 0 ] || die "header-only records left"
 	echo "flow: staging peak $hwm of $max B at the receiver's engine, $hdrs long messages kept as their headers, $naks refusals, $(total A vni retries) requests asked again, $(total A vni dup_cts) duplicate permissions discarded, $(total B vni cts_late) granted when the receive appeared; every byte delivered"
+	;;
+tiny)
+	# A flood of tiny unexpected messages (docs/vni.md, "Receive states"): 24 000 x 8 B to a
+	# process that posts its receives only once 20 000 sends completed, so 20 000 wait at its
+	# engine at once, each holding a receive state. They fit (--vni-rx-max, 1048575 by
+	# default): none is refused, and every one arrives byte-exact under its own tag. With
+	# the engine's former 16384 states the sender never reached 20 000 (refused, asking
+	# again) and failed at its deadline.
+	two_engines
+	A="$T/A-0.sock"
+	B="$T/B-1.sock"
+	app r1 "$B" 1 1 --pool 32M --deadline 60 late-sink --from 1:0 --size 8 --count 24000
+	app s0 "$A" 1 0 --pool 32M --deadline 60 late-flood --to 1:1 --size 8 --count 24000 \
+		--go-after 20000
+	wait_app s0
+	wait_app r1
+	stop_engine A
+	stop_engine B
+	check_clean A
+	check_clean B
+	hwm=$(total B vni rx_hwm)
+	[ "$hwm" -ge 20000 ] || die "only $hwm receive states in use at once: the test did not test"
+	[ "$hwm" -le "$(total B vni rx_max)" ] || die "receive states $hwm above their bound"
+	for c in nak_sent nak_no_rx nak_share nak_staging; do
+		[ "$(total B vni $c)" = 0 ] || die "$c: $(total B vni $c) (no refusal expected)"
+	done
+	[ "$(total B vni rx_used)" = 0 ] || die "receive states left in use"
+	[ "$(total B vni staged)" -ge 20000 ] || die "expected >= 20000 staged"
+	echo "tiny: 24000 x 8 B, $hwm receive states in use at once (of $(total B vni rx_max)), staging peak $(total B vni staging_hwm) B, no refusal; every byte delivered"
 	;;
 mcast)
 	# One multicast command to 7 processes on the 7 other nodes of a 2x2x2 torus (one

@@ -55,6 +55,9 @@ node_usage(FILE *f, const char *prog)
 		"  --vni-hdr-max N      long messages a process may hold accepted as their header\n"
 		"                       only when staging is full (default 1024, 0..65536;\n"
 		"                       0: such requests are refused and asked again)\n"
+		"  --vni-rx-max N       receive states: messages held or being received, all\n"
+		"                       processes together (default and max 1048575, from 64;\n"
+		"                       beyond, a request is refused: nak_no_rx)\n"
 		"  --vni-socket-mode M  permissions of the socket file, octal (default 0660: the\n"
 		"                       engine's user and group may attach)\n"
 		"  --vni-owner APP=WHO  only WHO may attach processes of application APP: a user\n"
@@ -181,6 +184,7 @@ enum {
 	O_IMPAIR,
 	O_MAXCONNS,
 	O_HDRMAX,
+	O_RXMAX,
 	O_CAPFILTER,
 	O_CAPSIZE,
 	O_CAPFILES,
@@ -215,6 +219,7 @@ static const struct option node_longopts[] = {
 	{"vni-socket-mode", required_argument, NULL, O_SOCKMODE},
 	{"vni-max-conns", required_argument, NULL, O_MAXCONNS},
 	{"vni-hdr-max", required_argument, NULL, O_HDRMAX},
+	{"vni-rx-max", required_argument, NULL, O_RXMAX},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -262,6 +267,9 @@ node_parse_option(int c, char **argv)
 		node_opt.hdr_max = (int)app_opt_u64("--vni-hdr-max", optarg, 0, 65536);
 		if (node_opt.hdr_max == 0)
 			node_opt.hdr_max = -1; /* none: the service's 0 means its default */
+		break;
+	case O_RXMAX:
+		node_opt.rx_max = (unsigned int)app_opt_u64("--vni-rx-max", optarg, 64, 1048575);
 		break;
 	case O_MTU:
 		node_opt.mtu = (unsigned int)app_opt_u64("--mtu", optarg, TRD_HDR_LEN + 64, 9000);

@@ -438,6 +438,7 @@ serve(unsigned int rank, struct trd_node *node)
 	vc.noproc_ms = node_opt.noproc_ms;
 	vc.max_conns = node_opt.max_conns;
 	vc.hdr_max = node_opt.hdr_max;
+	vc.rx_max = node_opt.rx_max;
 	vc.socket_mode = node_opt.socket_mode;
 	vc.owners = node_opt.owners;
 	vc.n_owners = node_opt.n_owners;

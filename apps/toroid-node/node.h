@@ -47,6 +47,7 @@ struct node_opts {
 	unsigned int noproc_ms;
 	unsigned int max_conns; /* --vni-max-conns: registrations at once (0: the default) */
 	int hdr_max;            /* --vni-hdr-max (0: the default; -1: none) */
+	unsigned int rx_max;    /* --vni-rx-max (0: the default) */
 	struct trd_vni_svc_owner owners[NODE_MAX_OWNERS];
 	unsigned int n_owners;
 	unsigned int socket_mode;

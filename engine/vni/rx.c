@@ -201,6 +201,7 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 	ST(s, RX_EAGER)++;
 	v = svc_vif_find(s, h->dst_app, h->dst_proc);
 	if (v == NULL) {
+		ST(s, NAK_NOPROC)++;
 		nak(s, src, h, -ECONNREFUSED);
 		return false;
 	}
@@ -227,6 +228,8 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 		if (x != NULL) {
 			x->len = 0;
 			svc_rx_release(s, x);
+		} else {
+			ST(s, NAK_NO_RX)++;
 		}
 		nak(s, src, h, -ENOSPC);
 		return false;
@@ -340,6 +343,7 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 	if (v == NULL) {
 		if (hn != NULL)
 			hn->used = false;
+		ST(s, NAK_NOPROC)++;
 		nak(s, src, h, -ECONNREFUSED);
 		return false;
 	}
@@ -350,6 +354,7 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 		if (rv != NULL)
 			TAILQ_INSERT_HEAD(&v->posted, rv, q);
 		svc_hint_note(s, v, src_rank, src, h);
+		ST(s, NAK_NO_RX)++;
 		nak(s, src, h, -ENOSPC);
 		return false;
 	}
@@ -498,7 +503,15 @@ void
 svc_rx_peer_sweep(struct trd_vni_svc *s)
 {
 	struct vrx *x, *xn;
+	bool down = false;
 
+	/* the nodes first: with every peer up (nearly always) the walk over every receive
+	 * state, which a flood of unexpected messages makes long (a cache miss each), is
+	 * skipped */
+	for (unsigned int r = 0; r < s->topo->n_nodes && !down; r++)
+		down = r != s->rank && trd_node_peer_up(s->node, s->topo->nodes[r].coord) == 0;
+	if (!down)
+		return;
 	for (x = TAILQ_FIRST(&s->rx_active); x != NULL; x = xn) {
 		xn = TAILQ_NEXT(x, aq);
 		if (x->state != RX_RECV || trd_node_peer_up(s->node, x->src) != 0)
@@ -559,10 +572,10 @@ claim_find(struct trd_vni_svc *s, const struct vif *v, uint64_t h)
 	uint32_t id = (uint32_t)h;
 	struct vrx *x;
 
-	if ((id & 0xffff) >= SVC_N_RX || (h >> 32) == 0)
+	if ((id & SVC_RX_IDX_MASK) >= s->rx_new || (h >> 32) == 0)
 		return NULL;
-	x = &s->rx[id & 0xffff];
-	if (x->state == RX_FREE || x->gen != (uint16_t)(id >> 16) || x->vif != v || !x->claimed ||
+	x = &s->rx[id & SVC_RX_IDX_MASK];
+	if (x->state == RX_FREE || x->gen != id >> SVC_RX_IDX_BITS || x->vif != v || !x->claimed ||
 	    x->claim_key != (uint32_t)(h >> 32))
 		return NULL;
 	return x;

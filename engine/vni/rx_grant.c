@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * VNI service: grants and staging. One vrx per message being received, granted or staged,
- * named on the wire by grant_id = index | generation << 16. A grant points the sender's puts
+ * named on the wire by grant_id = index | generation << 20. A grant points the sender's puts
  * at a posted receive's buffer, or at staging: one area, shared among the interfaces attached
  * (no destination holds more than its share). Hints remember refused requests to send (a
  * bounded table), so a receive posted later grants them at once (a proactive CTS).
@@ -25,9 +25,20 @@ svc_rx_alloc(struct trd_vni_svc *s, struct vif *v)
 {
 	struct vrx *x;
 
-	if (s->n_rx_free == 0)
+	if (s->n_rx_free != 0) {
+		x = &s->rx[s->rx_free[--s->n_rx_free]];
+	} else if (s->rx_new < s->n_rx) {
+		/* the table is allocated zeroed and its pages touched only as it is used: a
+		 * large rx_max costs memory only when a flood takes it */
+		x = &s->rx[s->rx_new];
+		x->idx = s->rx_new++;
+		x->gen = 1;
+	} else {
 		return NULL;
-	x = &s->rx[s->rx_free[--s->n_rx_free]];
+	}
+	ST(s, RX_USED)++;
+	if (ST(s, RX_USED) > ST(s, RX_HWM))
+		ST(s, RX_HWM) = ST(s, RX_USED);
 	x->state = RX_RECV;
 	x->in_uq = x->discard = x->claimed = x->ungranted = x->hdr = x->fifo = x->direct = false;
 	x->fault = 0;
@@ -86,8 +97,9 @@ svc_rx_release(struct trd_vni_svc *s, struct vrx *x)
 	}
 	TAILQ_REMOVE(&s->rx_active, x, aq);
 	x->state = RX_FREE;
-	x->gen++;
+	x->gen = (uint16_t)((x->gen + 1) & SVC_RX_GEN_MASK);
 	s->rx_free[s->n_rx_free++] = x->idx;
+	ST(s, RX_USED)--;
 	v->refs--;
 	svc_vif_release_maybe(s, v);
 }
@@ -97,10 +109,10 @@ svc_rx_lookup(struct trd_vni_svc *s, uint32_t id, uint32_t src_rank, uint32_t ms
 {
 	struct vrx *x;
 
-	if ((id & 0xffff) >= SVC_N_RX) /* a wire value: 16 bits, the table is smaller */
+	if ((id & SVC_RX_IDX_MASK) >= s->rx_new) /* a wire value: never used, or outside */
 		return NULL;
-	x = &s->rx[id & 0xffff];
-	if (x->state == RX_FREE || x->gen != (uint16_t)(id >> 16) || x->src_rank != src_rank ||
+	x = &s->rx[id & SVC_RX_IDX_MASK];
+	if (x->state == RX_FREE || x->gen != id >> SVC_RX_IDX_BITS || x->src_rank != src_rank ||
 	    x->src_msg != msg || x->src_key != key)
 		return NULL;
 	return x;
@@ -123,8 +135,10 @@ svc_stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len)
 		return -1;
 	}
 	off = trd_vni_heap_alloc(&s->stage, len);
-	if (off < 0)
+	if (off < 0) {
+		ST(s, NAK_STAGING)++;
 		return -1;
+	}
 	v->staged += trd_vni_heap_round(len);
 	ST(s, STAGING_USED) = s->stage.used;
 	ST(s, STAGING_HWM) = s->stage.hwm;

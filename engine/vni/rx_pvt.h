@@ -11,7 +11,7 @@
 static inline uint32_t
 svc_rx_id(const struct vrx *x)
 {
-	return x->idx | (uint32_t)x->gen << 16;
+	return x->idx | (uint32_t)x->gen << SVC_RX_IDX_BITS;
 }
 
 /* Does a message from (@p app, @p proc) with @p tag match receive @p r? (Inline: it runs for

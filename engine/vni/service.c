@@ -229,6 +229,10 @@ conf_set(struct trd_vni_svc *s, const struct trd_vni_svc_conf *conf)
 		s->conf.cma_hold_us = SVC_HOLD_US;
 	if (s->conf.hdr_max == 0)
 		s->conf.hdr_max = SVC_HDR_MAX;
+	if (s->conf.rx_max == 0)
+		s->conf.rx_max = SVC_RX_MAX;
+	if (s->conf.rx_max > SVC_RX_MAX)
+		return EINVAL;
 	if (s->conf.max_conns == 0)
 		s->conf.max_conns = SVC_N_CONNS;
 	if (s->conf.max_conns > SVC_MAX_CONNS)
@@ -308,8 +312,9 @@ tables_alloc(struct trd_vni_svc *s)
 	s->ifs = calloc(s->conf.max_ifs, sizeof(*s->ifs));
 	s->tx = calloc(SVC_N_TX, sizeof(*s->tx));
 	s->tx_free = calloc(SVC_N_TX, sizeof(*s->tx_free));
-	s->rx = calloc(SVC_N_RX, sizeof(*s->rx));
-	s->rx_free = calloc(SVC_N_RX, sizeof(*s->rx_free));
+	s->n_rx = s->conf.rx_max + 1;
+	s->rx = calloc(s->n_rx, sizeof(*s->rx));
+	s->rx_free = calloc(s->n_rx, sizeof(*s->rx_free));
 	s->conns = calloc(s->conf.max_conns, sizeof(*s->conns));
 	if (s->ifs == NULL || s->tx == NULL || s->tx_free == NULL || s->rx == NULL ||
 	    s->rx_free == NULL || s->conns == NULL)
@@ -319,11 +324,7 @@ tables_alloc(struct trd_vni_svc *s)
 		s->tx[i].idx = i;
 		s->tx_free[s->n_tx_free++] = i;
 	}
-	for (uint32_t i = SVC_N_RX - 1; i >= 1; i--) {
-		s->rx[i].idx = i;
-		s->rx[i].gen = 1;
-		s->rx_free[s->n_rx_free++] = i;
-	}
+	s->rx_new = 1; /* rx entries are set up when first taken (svc_rx_alloc) */
 	return 0;
 }
 
@@ -341,6 +342,7 @@ staging_init(struct trd_vni_svc *s)
 	if (trd_vni_heap_init(&s->stage, s->stage_size) != 0)
 		return ENOMEM;
 	ST(s, STAGING_MAX) = s->stage.size;
+	ST(s, RX_MAX) = s->conf.rx_max;
 	s->stage_mr =
 		trd_mr_register(s->node, s->stage_mem, s->stage_size, TRD_ACCESS_REMOTE_WRITE);
 	if (s->stage_mr == NULL)

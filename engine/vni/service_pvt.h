@@ -54,7 +54,10 @@ extern int trd_vni_logtype;
 
 #define SVC_MAX_IFS             256
 #define SVC_N_TX                16384 /* index up to 16 bits, generation 16 bits */
-#define SVC_N_RX                16384
+#define SVC_RX_IDX_BITS         20    /* grant id: index (20 bits) | generation (12 bits) << 20 */
+#define SVC_RX_IDX_MASK         ((1u << SVC_RX_IDX_BITS) - 1)
+#define SVC_RX_GEN_MASK         (UINT32_MAX >> SVC_RX_IDX_BITS)
+#define SVC_RX_MAX              SVC_RX_IDX_MASK /* default and max rx_max: index 1..2^20-1 */
 #define SVC_N_HINTS             64
 #define SVC_N_CONNS             256 /* default: connections not yet registered, all peers */
 #define SVC_MAX_CONNS           4096
@@ -75,6 +78,7 @@ extern int trd_vni_logtype;
 #define SVC_HOLD_US             1000    /* default cma_hold_us: then a held message is staged */
 #define SVC_CMA_WAIT_US         20000 /* default cma_wait_us: then a request not taken is withdrawn */
 #define SVC_HDR_MAX             1024 /* default hdr_max: header-only messages per interface */
+#define SVC_NOSPC_BACKOFF       8    /* a request refused -ENOSPC waits at most 8 retry_us */
 enum { SVC_CMA_NONE, SVC_CMA_WAIT, SVC_CMA_DONE, SVC_CMA_FALLBACK }; /* vrx.cma */
 
 enum tx_state {
@@ -316,6 +320,8 @@ struct trd_vni_svc {
 	uint32_t *tx_free, n_tx_free;
 	struct vrx *rx;
 	uint32_t *rx_free, n_rx_free;
+	uint32_t n_rx;   /* entries in rx: rx_max + 1 (index 0 is never used) */
+	uint32_t rx_new; /* entries from here on never used yet: set up when first taken */
 	struct vtx_list lists[4];
 	struct vrx_list rx_active;
 	struct vhint hints[SVC_N_HINTS];

@@ -756,6 +756,7 @@ void
 svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *h)
 {
 	struct vtx *t = svc_tx_lookup(s, h->msg_id);
+	uint32_t cap;
 
 	if (t == NULL) {
 		if (h->type == TRD_VW_CTS && h->status == 0)
@@ -807,8 +808,13 @@ svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *
 			svc_tx_finish(s, t, h->status);
 			return;
 		}
+		/* refused for room (-ENOSPC): its receiver is there and frees room as its
+		 * process receives, so it is asked again soon (at most SVC_NOSPC_BACKOFF
+		 * retry_us); a process not attached (-ECONNREFUSED) backs off to 64 retry_us */
+		cap = (h->status == -ENOSPC ? SVC_NOSPC_BACKOFF : 64) * s->conf.retry_us;
+		t->backoff = RTE_MIN(t->backoff, cap);
 		t->due = s->now + t->backoff;
-		if (t->backoff < 64 * s->conf.retry_us)
+		if (t->backoff < cap)
 			t->backoff *= 2;
 		svc_tx_set_state(s, t, TX_BACKOFF);
 		return;

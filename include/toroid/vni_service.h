@@ -58,7 +58,8 @@ struct trd_vni_svc_conf {
 				  *   messages may arrive there) */
 	unsigned int backlog;    /**< most injection-FIFO slots the scheduler fills (default 256) */
 	unsigned int retry_us;   /**< first wait before asking again after a refusal (default
-				  *   100 us; doubles up to 64 times that) */
+				  *   100 us; doubles up to 8 times that after -ENOSPC, a
+				  *   refusal for room, up to 64 times after -ECONNREFUSED) */
 	unsigned int noproc_ms;  /**< how long a send to a process that is not attached keeps
 				  *   asking (default 3000 ms) */
 	const struct trd_vni_svc_owner *owners; /**< who may claim which application (copied);
@@ -80,6 +81,11 @@ struct trd_vni_svc_conf {
 				   *   header only, when staging has no room for them
 				   *   (default 1024; negative: none, such a request is
 				   *   refused: docs/vni.md) */
+	unsigned int rx_max;      /**< receive states: messages being received, granted,
+				   *   staged or held as their header, all interfaces
+				   *   together (default and max 1048575: the grant id's
+				   *   20-bit index; memory is touched only as they are
+				   *   used); beyond, a request is refused (nak_no_rx) */
 };
 
 /** Service statistics: X(ENUM, name). */
@@ -189,7 +195,15 @@ struct trd_vni_svc_conf {
 	X(HDR_ONLY, "hdr_only") /* long requests accepted as their header only (no staging room):  \
 				 * a CTS into the receive when it is posted */                     \
 	X(HDR_REFUSED, "hdr_refused") /* ... refused instead: their destination held hdr_max */    \
-	X(HDR_HELD, "hdr_held")       /* header-only messages waiting for their receive now */
+	X(HDR_HELD, "hdr_held")       /* header-only messages waiting for their receive now */     \
+	/* more causes of refusals (NAK), beside nak_share, hdr_refused, cma_held, order_refused   \
+	 */                                                                                        \
+	X(NAK_NO_RX, "nak_no_rx")     /* no receive state free (rx_max in use) */                  \
+	X(NAK_STAGING, "nak_staging") /* staging full (within the destination's share) */          \
+	X(NAK_NOPROC, "nak_noproc")   /* no such process attached */                               \
+	X(RX_USED, "rx_used")         /* receive states in use now */                              \
+	X(RX_HWM, "rx_hwm")           /* most receive states in use at once */                     \
+	X(RX_MAX, "rx_max")           /* the receive-state bound (rx_max) */
 
 /** Service statistics ids. */
 enum trd_vni_svc_stat {
