@@ -19,7 +19,8 @@
  * With "failok" (a loss so heavy that live peers are declared down) an operation may fail
  * with -EHOSTUNREACH instead of completing, but every one must end, each success byte-exact.
  *
- * Arguments: [N] [impairment spec] [shares] [failok]
+ * Arguments: [N] [impairment spec] [shares] [failok]; environment: LOSSY_TIMEOUT_S (the
+ * bound on the whole run, default 180 s), LOSSY_DEAD_MS (the nodes' dead_ms).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,6 +49,7 @@ struct op {
 	uint8_t busy, kind, target, big;
 	uint32_t len, id;
 	uint64_t seq; /* global op number: the data pattern's seed */
+	uint64_t t0;  /* when it was posted (us) */
 };
 
 struct node {
@@ -71,7 +73,7 @@ static bool split; /* two shares per node */
 /* "failok": a loss so heavy that live peers may be declared down; an operation may then fail
  * with -EHOSTUNREACH (counter marked failed) instead of completing, but it must end */
 static bool failok;
-static uint64_t failed_ops;
+static uint64_t failed_ops, longest_us; /* the longest time an operation took to end */
 
 static uint8_t *
 area(unsigned int target, unsigned int origin, unsigned int slot)
@@ -212,6 +214,7 @@ post(unsigned int a, uint64_t *rs)
 	}
 	T_EQ(rc, 0);
 	o->busy = 1;
+	o->t0 = trd_time_us();
 	if (big)
 		x->big_busy = true;
 	per_kind[o->kind]++;
@@ -255,6 +258,7 @@ finish(unsigned int a, unsigned int slot)
 		T_ASSERT(memcmp(local_slot(a, slot), nd[o->target].rd + o->seq % 4096, o->len) == 0,
 			 "read %" PRIu64 " differs", o->seq);
 	o->busy = 0;
+	longest_us = RTE_MAX(longest_us, trd_time_us() - o->t0);
 	if (o->big)
 		nd[a].big_busy = false;
 	nd[a].done++;
@@ -272,6 +276,7 @@ finish_failed(unsigned int a, unsigned int slot, int status)
 	T_ASSERT(failok && status == -EHOSTUNREACH, "op %" PRIu64 " (kind %u) %u -> %u failed: %d",
 		 o->seq, o->kind, a, o->target, status);
 	o->busy = 0;
+	longest_us = RTE_MAX(longest_us, trd_time_us() - o->t0);
 	if (o->big)
 		nd[a].big_busy = false;
 	nd[a].done++;
@@ -475,10 +480,11 @@ test_lossy(struct trd_net *net, const struct trd_impair_conf *imp)
 	printf("lossy%s: %" PRIu64 " ops (put %" PRIu64 ", fifo %" PRIu64 ", read %" PRIu64
 	       ", reflect %" PRIu64 ") exactly once in %.1f s; links lost %" PRIu64
 	       ", reordered %" PRIu64 ", duplicated %" PRIu64 ", corrupted %" PRIu64 "; %" PRIu64
-	       " retransmissions; %" PRIu64 " peers declared down; %" PRIu64 " ops failed\n",
+	       " retransmissions; %" PRIu64 " peers declared down; %" PRIu64
+	       " ops failed; the longest took %.1f s\n",
 	       split ? " (2 shares per node)" : "", completed, per_kind[K_PUT], per_kind[K_FIFO],
 	       per_kind[K_READ], per_kind[K_REFLECT], (double)(trd_time_us() - t0) / 1e6, lost,
-	       reord, dups, corrupt, retrans, downs, failed_ops);
+	       reord, dups, corrupt, retrans, downs, failed_ops, (double)longest_us / 1e6);
 	trd_net_free(net);
 	for (unsigned int i = 0; i < NODES; i++) {
 		free(nd[i].mem);
@@ -600,8 +606,8 @@ main(int argc, char **argv)
 		failok |= strcmp(argv[i], "failok") == 0;
 	}
 	tmpl.shares = split ? 2 : 1;
-	if (failok)
-		tmpl.dead_ms = 100; /* every operation ends within 16 x dead_ms of no movement */
+	if (getenv("LOSSY_DEAD_MS") != NULL)
+		tmpl.dead_ms = (unsigned int)strtoul(getenv("LOSSY_DEAD_MS"), NULL, 0);
 	T_EQ(trd_impair_parse(
 		     argc > 2 ? argv[2] : "loss=2%,reorder=1%,dup=0.5%,corrupt=0.1%,seed=7", &imp),
 	     0);
