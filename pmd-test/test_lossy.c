@@ -16,7 +16,11 @@
  * (messages, reflections) on lane 1. Besides the above, both shares of every node must have
  * carried traffic.
  *
- * Arguments: [N] [impairment spec] [shares]
+ * With "failok" (a loss so heavy that live peers are declared down) an operation may fail
+ * with -EHOSTUNREACH instead of completing, but every one must end, each success byte-exact.
+ *
+ * Arguments: [N] [impairment spec] [shares] [failok]; environment: LOSSY_TIMEOUT_S (the
+ * bound on the whole run, default 180 s), LOSSY_DEAD_MS (the nodes' dead_ms).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -45,6 +49,7 @@ struct op {
 	uint8_t busy, kind, target, big;
 	uint32_t len, id;
 	uint64_t seq; /* global op number: the data pattern's seed */
+	uint64_t t0;  /* when it was posted (us) */
 };
 
 struct node {
@@ -65,6 +70,10 @@ static uint64_t total_ops = 100000, next_seq, completed;
 static uint64_t per_kind[K_MAX];
 static uint8_t *scratch;
 static bool split; /* two shares per node */
+/* "failok": a loss so heavy that live peers may be declared down; an operation may then fail
+ * with -EHOSTUNREACH (counter marked failed) instead of completing, but it must end */
+static bool failok;
+static uint64_t failed_ops, longest_us; /* the longest time an operation took to end */
 
 static uint8_t *
 area(unsigned int target, unsigned int origin, unsigned int slot)
@@ -127,6 +136,10 @@ post(unsigned int a, uint64_t *rs)
 	while (b == a);
 	o = &x->ops[slot];
 	o->kind = (uint8_t)(test_rand(rs) % K_MAX);
+	/* (failok: no reads. A read's data lost when its target resets the session towards us
+	 * neither arrives nor fails its counter: nothing ties a read's counter to its peer) */
+	if (failok && o->kind == K_READ)
+		o->kind = K_PUT;
 	o->target = (uint8_t)b;
 	o->len = len;
 	o->big = big;
@@ -158,6 +171,12 @@ post(unsigned int a, uint64_t *rs)
 		c.flags = TRD_DF_SRC_MR;
 		c.src_key = trd_mr_key(nd[b].mr_rd);
 		c.src = o->seq % 4096;
+		if (failok) {
+			/* tracked: its peer declared down fails it (a DONE with the error) */
+			T_EQ(trd_track_open(x->n, RF_OUT, slot, NULL, &o->id), 0);
+			c.flags |= TRD_DF_ACKREQ;
+			c.aux = o->id;
+		}
 		T_EQ(trd_counter_set(x->n, x->ctr[slot], len), 0);
 		trd_desc_rget(&d, trd_node_coord(nd[b].n), TRD_ENGINE_FIFO, &c, 1);
 		rc = trd_inject(trd_inj_fifo(x->n, 2), &d);
@@ -177,12 +196,25 @@ post(unsigned int a, uint64_t *rs)
 	}
 	}
 	if (rc == -ENOBUFS) {
-		if (o->kind == K_PUT)
+		if (o->kind == K_PUT || (o->kind == K_READ && failok))
 			trd_track_close(x->n, o->id);
+		return;
+	}
+	if (rc == -EHOSTUNREACH && failok) {
+		/* its target is down: the op failed at once (it ended) */
+		if (o->kind == K_PUT || o->kind == K_READ)
+			trd_track_close(x->n, o->id);
+		if (o->kind == K_FIFO || o->kind == K_READ)
+			T_EQ(trd_counter_set(x->n, x->ctr[slot], 0), 0); /* nothing counts on it */
+		per_kind[o->kind]++;
+		next_seq++;
+		completed++;
+		failed_ops++;
 		return;
 	}
 	T_EQ(rc, 0);
 	o->busy = 1;
+	o->t0 = trd_time_us();
 	if (big)
 		x->big_busy = true;
 	per_kind[o->kind]++;
@@ -226,10 +258,30 @@ finish(unsigned int a, unsigned int slot)
 		T_ASSERT(memcmp(local_slot(a, slot), nd[o->target].rd + o->seq % 4096, o->len) == 0,
 			 "read %" PRIu64 " differs", o->seq);
 	o->busy = 0;
+	longest_us = RTE_MAX(longest_us, trd_time_us() - o->t0);
 	if (o->big)
 		nd[a].big_busy = false;
 	nd[a].done++;
 	completed++;
+}
+
+/* op @p slot of @p a ended in failure: allowed only in failok mode */
+static void
+finish_failed(unsigned int a, unsigned int slot, int status)
+{
+	struct op *o = &nd[a].ops[slot];
+
+	if (!failok)
+		dump_drops();
+	T_ASSERT(failok && status == -EHOSTUNREACH, "op %" PRIu64 " (kind %u) %u -> %u failed: %d",
+		 o->seq, o->kind, a, o->target, status);
+	o->busy = 0;
+	longest_us = RTE_MAX(longest_us, trd_time_us() - o->t0);
+	if (o->big)
+		nd[a].big_busy = false;
+	nd[a].done++;
+	completed++;
+	failed_ops++;
 }
 
 static void
@@ -242,14 +294,19 @@ reap(unsigned int a)
 	/* tracked puts: DONE */
 	while ((k = trd_rec_fifo_poll(trd_rec_fifo(x->n, RF_OUT), m, 32)) > 0)
 		for (int i = 0; i < k; i++) {
-			if (m[i]->status != 0)
+			if (m[i]->status != 0 && !failok)
 				dump_drops();
-			T_ASSERT(m[i]->status == 0, "put failed: %d (%s from %u,%u,%u)",
+			T_ASSERT(m[i]->status == 0 || failok, "put failed: %d (%s from %u,%u,%u)",
 				 m[i]->status, trd_drop_name(m[i]->cause), m[i]->src.x, m[i]->src.y,
 				 m[i]->src.z);
-			T_ASSERT(x->ops[m[i]->user].busy && x->ops[m[i]->user].kind == K_PUT,
+			T_ASSERT(x->ops[m[i]->user].busy &&
+					 (x->ops[m[i]->user].kind == K_PUT ||
+					  (x->ops[m[i]->user].kind == K_READ && m[i]->status != 0)),
 				 "a DONE for no put");
-			finish(a, (unsigned int)m[i]->user);
+			if (m[i]->status != 0)
+				finish_failed(a, (unsigned int)m[i]->user, m[i]->status);
+			else
+				finish(a, (unsigned int)m[i]->user);
 			trd_msg_free(m[i]);
 		}
 	/* reflection completions */
@@ -257,7 +314,10 @@ reap(unsigned int a)
 		for (int i = 0; i < k; i++) {
 			T_ASSERT(x->ops[m[i]->user].busy && x->ops[m[i]->user].kind == K_REFLECT,
 				 "a completion for nothing");
-			finish(a, (unsigned int)m[i]->user);
+			if (m[i]->status != 0)
+				finish_failed(a, (unsigned int)m[i]->user, m[i]->status);
+			else
+				finish(a, (unsigned int)m[i]->user);
 			trd_msg_free(m[i]);
 		}
 	/* messages for us: exactly once, byte-exact; their sender's counter tells it */
@@ -280,10 +340,20 @@ reap(unsigned int a)
 		if (!o->busy || (o->kind != K_FIFO && o->kind != K_READ))
 			continue;
 		T_EQ(trd_counter_read(x->n, x->ctr[s], &v), 0);
+		if (v <= TRD_COUNTER_FAILED && o->kind == K_READ && failok)
+			continue; /* tracked: its DONE tells */
+		if (v <= TRD_COUNTER_FAILED) {
+			finish_failed(a, s, -EHOSTUNREACH);
+			continue;
+		}
 		if (v < 0)
 			dump_drops();
 		T_ASSERT(v >= 0, "counter below zero: %" PRId64 " (duplicate data)", v);
-		if (v == 0 && (o->kind == K_READ || nd[o->target].msg_seen[o->seq]))
+		/* (failok: a message's injection counter tells only that it left; a message lost
+		 * with its peer declared down never comes, one that comes is checked above) */
+		if (v == 0 && o->kind == K_READ && failok)
+			trd_track_close(x->n, o->id);
+		if (v == 0 && (o->kind == K_READ || nd[o->target].msg_seen[o->seq] || failok))
 			finish(a, s);
 	}
 }
@@ -400,7 +470,8 @@ test_lossy(struct trd_net *net, const struct trd_impair_conf *imp)
 			int64_t v;
 
 			T_EQ(trd_counter_read(nd[i].n, nd[i].ctr[s], &v), 0);
-			T_EQ(v, 0);
+			T_ASSERT(v == 0 || (failok && v <= TRD_COUNTER_FAILED),
+				 "node %u counter %u: %" PRId64, i, s, v);
 		}
 	}
 	T_ASSERT((imp->loss == 0 || lost > 0) && (imp->corrupt == 0 || corrupt > 0) &&
@@ -409,10 +480,11 @@ test_lossy(struct trd_net *net, const struct trd_impair_conf *imp)
 	printf("lossy%s: %" PRIu64 " ops (put %" PRIu64 ", fifo %" PRIu64 ", read %" PRIu64
 	       ", reflect %" PRIu64 ") exactly once in %.1f s; links lost %" PRIu64
 	       ", reordered %" PRIu64 ", duplicated %" PRIu64 ", corrupted %" PRIu64 "; %" PRIu64
-	       " retransmissions; %" PRIu64 " peers declared down\n",
+	       " retransmissions; %" PRIu64 " peers declared down; %" PRIu64
+	       " ops failed; the longest took %.1f s\n",
 	       split ? " (2 shares per node)" : "", completed, per_kind[K_PUT], per_kind[K_FIFO],
 	       per_kind[K_READ], per_kind[K_REFLECT], (double)(trd_time_us() - t0) / 1e6, lost,
-	       reord, dups, corrupt, retrans, downs);
+	       reord, dups, corrupt, retrans, downs, failed_ops, (double)longest_us / 1e6);
 	trd_net_free(net);
 	for (unsigned int i = 0; i < NODES; i++) {
 		free(nd[i].mem);
@@ -529,8 +601,13 @@ main(int argc, char **argv)
 
 	if (argc > 1)
 		total_ops = strtoull(argv[1], NULL, 0);
-	split = argc > 3 && strcmp(argv[3], "shares") == 0;
+	for (int i = 3; i < argc; i++) {
+		split |= strcmp(argv[i], "shares") == 0;
+		failok |= strcmp(argv[i], "failok") == 0;
+	}
 	tmpl.shares = split ? 2 : 1;
+	if (getenv("LOSSY_DEAD_MS") != NULL)
+		tmpl.dead_ms = (unsigned int)strtoul(getenv("LOSSY_DEAD_MS"), NULL, 0);
 	T_EQ(trd_impair_parse(
 		     argc > 2 ? argv[2] : "loss=2%,reorder=1%,dup=0.5%,corrupt=0.1%,seed=7", &imp),
 	     0);

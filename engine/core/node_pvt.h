@@ -222,6 +222,9 @@ struct trd_peer {
 	uint64_t ack_due;       /* tsc: send an ack alone by then */
 	uint64_t last_alive;    /* vclock: last proof of life, or the start of owing */
 	uint64_t last_progress; /* vclock: last ack that moved snd_una, or the start of owing */
+	uint64_t last_moved;    /* vclock: last sign that what it owes moves (an ack that moved
+				 * snd_una, its session acknowledged, an in-order packet of its
+				 * own), or the start of owing: see peer_dead() */
 	uint64_t last_probe;
 	uint64_t last_chal;    /* when we last challenged it */
 	uint64_t last_goback;  /* when we last resent our window after the peer restarted it */

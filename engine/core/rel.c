@@ -524,7 +524,7 @@ on_ack(struct trd_node *n, struct trd_peer *pe, uint32_t ack, const uint8_t *sac
 			rtt_sample(pe, now - pe->txt[last]);
 		pe->backoff = 0; /* progress: back-off ends */
 		pe->rto = rto_of(n, pe);
-		pe->last_progress = now;
+		pe->last_progress = pe->last_moved = now;
 		progress = 1;
 	}
 	if (sack != NULL) {
@@ -773,8 +773,8 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack,
 		rc = on_ack(n, pe, p->ack, sack, now);
 		/* the peer knows our session: data may flow, and acks riding on its data are
 		 * about this session */
-		if (rc >= 0)
-			pe->ack_synced = true;
+		if (rc >= 0 && !pe->ack_synced)
+			pe->ack_synced = true, pe->last_moved = now;
 		proven = rc > 0;
 		if (rc >= 0 && pe->echo_key != 0 && p->key == pe->echo_key)
 			on_restarted(n, pe, now);
@@ -861,7 +861,8 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, cons
 	if (p->ack != 0 && pe->ack_synced)
 		on_ack(n, pe, p->ack, NULL, now);
 	peer_alive(n, pe, now);
-	pe->restart_key = 0; /* the peer knows we started its session */
+	pe->last_moved = now; /* what it owes us (data, outcomes) comes in order */
+	pe->restart_key = 0;  /* the peer knows we started its session */
 	if (pe->rxb[i] != NULL) {
 		/* an earlier copy of this one, held and refused for lack of room: this one wins */
 		rte_pktmbuf_free(pe->rxb[i]);
@@ -888,14 +889,15 @@ probe_ival(const struct trd_node *n, const struct trd_peer *pe)
 	return RTE_MIN(base << shift, most);
 }
 
-/* Is a peer that owes us something and says nothing down? See docs/reliability.md. */
+/* Is a peer that owes us something, silent or moving nothing, down? See docs/reliability.md. */
 static bool
 peer_dead(const struct trd_node *n, const struct trd_peer *pe, bool outstanding, uint64_t now)
 {
 	uint64_t silent = now - pe->last_alive, cap = TRD_DEAD_MAX_FACTOR * n->dead;
 
-	if (silent > cap || (outstanding && now - pe->last_progress > cap))
-		return true; /* silent, or alive but taking nothing, for too long */
+	if (silent > cap || (outstanding && now - pe->last_progress > cap) ||
+	    now - pe->last_moved > cap)
+		return true; /* silent, or alive but moving nothing, for too long */
 	return silent > n->dead && pe->tries >= pe->need;
 }
 
@@ -936,7 +938,7 @@ trd_rel_timers(struct trd_node *n)
 		if (owing && !pe->owing) {
 			/* it owes us something from now on: watch it */
 			pe->owing = true;
-			pe->last_alive = pe->last_progress = now;
+			pe->last_alive = pe->last_progress = pe->last_moved = now;
 			pe->tries = 0;
 			pe->need = tries_needed(n, pe);
 		} else if (!owing) {
