@@ -260,8 +260,9 @@ trd_eq_overflows(const struct trd_eq *eq)
 void
 trd_eq_push(struct trd_eq *eq, const struct trd_event *ev)
 {
-	if (unlikely(rte_ring_sp_enqueue_elem(eq->ring, (void *)(uintptr_t)ev, sizeof(*ev)) != 0))
-		eq->overflows++;
+	/* the ring's flags say whether other shares' lcores enqueue too (multi-producer) */
+	if (unlikely(rte_ring_enqueue_elem(eq->ring, (void *)(uintptr_t)ev, sizeof(*ev)) != 0))
+		__atomic_fetch_add(&eq->overflows, 1, __ATOMIC_RELAXED);
 	/* One signal per armed period: whoever clears the flag writes the eventfd. */
 	if (__atomic_load_n(&eq->armed, __ATOMIC_SEQ_CST) &&
 	    __atomic_exchange_n(&eq->armed, 0, __ATOMIC_SEQ_CST)) {

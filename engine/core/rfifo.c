@@ -233,9 +233,13 @@ rfifo_push(struct trd_node *n, struct trd_rec_fifo *rf, struct trd_msg *msg)
 {
 	struct trd_eq *eq;
 
-	if (unlikely(rte_ring_sp_enqueue(rf->ring, msg) != 0))
+	/* the ring's flags say whether other shares' lcores enqueue too (multi-producer) */
+	if (unlikely(rte_ring_enqueue(rf->ring, msg) != 0))
 		return TRD_DROP_FIFO_FULL;
-	rf->msgs++;
+	if (n->n_shares > 1)
+		__atomic_fetch_add(&rf->msgs, 1, __ATOMIC_RELAXED);
+	else
+		rf->msgs++;
 	n->stat[TRD_STAT_MSGS_DELIVERED]++;
 	eq = __atomic_load_n(&rf->eq, __ATOMIC_ACQUIRE);
 	if (eq != NULL) {
