@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include <rte_branch_prediction.h>
-#include <rte_byteorder.h>
 #include <rte_cycles.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
@@ -52,8 +51,7 @@ trd_rel_init(struct trd_node *n)
 	if (n->rto_max < n->rto0)
 		n->rto_max = n->rto0;
 	n->ack_delay = hz / 1000000 * c->ack_delay_us;
-	/* the timers run every eighth of the ack delay, and at once for what is due at once */
-	n->timer_gap = n->ack_delay / 8;
+	n->timer_gap = n->ack_delay / 8; /* timers every eighth of it, at once what is due now */
 	n->timers_next = 0;
 	n->dead = hz / 1000 * c->dead_ms;
 	n->vstep = hz / 1000000 * TRD_VCLOCK_STEP_US;
