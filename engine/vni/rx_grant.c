@@ -163,24 +163,31 @@ svc_rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src, const struct
 	x->len = h->len;
 }
 
+/* A reply of @p type about message @p x to its sender: the fields every such reply names. */
+static void
+rx_reply_hdr(struct trd_vw_hdr *r, const struct vrx *x, uint8_t type)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = type;
+	r->src_app = x->vif->app;
+	r->src_proc = x->vif->proc;
+	r->dst_app = x->src_app;
+	r->dst_proc = x->src_proc;
+	r->msg_id = x->src_msg;
+	r->key = x->src_key;
+	r->tag = x->tag;
+}
+
 void
 svc_send_cts(struct trd_vni_svc *s, struct vrx *x)
 {
 	struct trd_vw_hdr r;
 
-	memset(&r, 0, sizeof(r));
-	r.type = TRD_VW_CTS;
-	r.src_app = x->vif->app;
-	r.src_proc = x->vif->proc;
-	r.dst_app = x->src_app;
-	r.dst_proc = x->src_proc;
-	r.msg_id = x->src_msg;
-	r.key = x->src_key;
+	rx_reply_hdr(&r, x, TRD_VW_CTS);
 	r.grant_id = svc_rx_id(x);
 	/* into a receive shorter than the message: only its first cap bytes (docs/vni.md,
 	 * "Truncation") */
 	r.len = x->recv != NULL ? RTE_MIN(x->len, x->recv->cap) : x->len;
-	r.tag = x->tag;
 	r.rkey = x->rkey;
 	r.roff = x->roff;
 	if (x->fifo)
@@ -196,17 +203,9 @@ svc_rx_answer(struct trd_vni_svc *s, const struct vrx *x, uint8_t type, int stat
 {
 	struct trd_vw_hdr r;
 
-	memset(&r, 0, sizeof(r));
-	r.type = type;
+	rx_reply_hdr(&r, x, type);
 	r.status = status;
-	r.src_app = x->vif->app;
-	r.src_proc = x->vif->proc;
-	r.dst_app = x->src_app;
-	r.dst_proc = x->src_proc;
-	r.msg_id = x->src_msg;
-	r.key = x->src_key;
 	r.len = x->len;
-	r.tag = x->tag;
 	svc_reply(s, x->src, &r);
 }
 
