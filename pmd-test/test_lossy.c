@@ -242,6 +242,18 @@ dump_drops(void)
 	}
 }
 
+/* op @p o of @p a has ended, well or in failure: its slot is free again */
+static void
+op_end(unsigned int a, struct op *o)
+{
+	o->busy = 0;
+	longest_us = RTE_MAX(longest_us, trd_time_us() - o->t0);
+	if (o->big)
+		nd[a].big_busy = false;
+	nd[a].done++;
+	completed++;
+}
+
 static void
 finish(unsigned int a, unsigned int slot)
 {
@@ -257,12 +269,7 @@ finish(unsigned int a, unsigned int slot)
 	else if (o->kind == K_READ)
 		T_ASSERT(memcmp(local_slot(a, slot), nd[o->target].rd + o->seq % 4096, o->len) == 0,
 			 "read %" PRIu64 " differs", o->seq);
-	o->busy = 0;
-	longest_us = RTE_MAX(longest_us, trd_time_us() - o->t0);
-	if (o->big)
-		nd[a].big_busy = false;
-	nd[a].done++;
-	completed++;
+	op_end(a, o);
 }
 
 /* op @p slot of @p a ended in failure: allowed only in failok mode */
@@ -275,12 +282,7 @@ finish_failed(unsigned int a, unsigned int slot, int status)
 		dump_drops();
 	T_ASSERT(failok && status == -EHOSTUNREACH, "op %" PRIu64 " (kind %u) %u -> %u failed: %d",
 		 o->seq, o->kind, a, o->target, status);
-	o->busy = 0;
-	longest_us = RTE_MAX(longest_us, trd_time_us() - o->t0);
-	if (o->big)
-		nd[a].big_busy = false;
-	nd[a].done++;
-	completed++;
+	op_end(a, o);
 	failed_ops++;
 }
 
