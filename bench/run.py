@@ -29,6 +29,7 @@ import platform
 import resource
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -350,19 +351,59 @@ def kill_all():
         _killpg(p)
 
 
+LAST_ERR = [""]  # the end of the last sh() command's stderr: why a run gave no figure
+
+
 def sh(cmd, timeout=300, env=None):
-    """Run a command in its own process group, return its stdout (stderr dropped); the group
-    is killed when the command ends, outlives TIMEOUT, or we are interrupted."""
-    p = spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    """Run a command in its own process group, return its stdout; the end of its stderr is kept
+    in LAST_ERR (why() reports it). The group is killed when the command ends, outlives
+    TIMEOUT, or we are interrupted."""
+    p = spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
               env={**os.environ, **(env or {})})
-    out = ""
+    out, err = "", ""
     try:
-        out, _ = p.communicate(timeout=timeout)
+        out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        pass
+        err = f"(still running after {timeout} s: killed)"
     finally:
         kill_group(p, 0)
-    return out
+    LAST_ERR[0] = (err or "").strip()
+    return out or ""
+
+
+def why():
+    """The last lines of the last sh() command's stderr, to print beside a missing figure."""
+    lines = [ln for ln in LAST_ERR[0].splitlines() if ln.strip()][-6:]
+    return "".join("\n      | " + ln[:200] for ln in lines)
+
+
+def sock_live(path):
+    """Whether an engine accepts connections on the VNI socket PATH."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        s.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def start_engine(cmd, sock, wait=30.0):
+    """Start toroid-node (CMD) serving SOCK and wait until it accepts connections: a socket
+    file left by an engine that was killed, or one bound but not yet listening, is not enough
+    (a client started then is refused). Returns (process, None) or (process, reason)."""
+    if os.path.exists(sock) and not sock_live(sock):
+        os.unlink(sock)
+    p = start_server(cmd)
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        if p.poll() is not None:
+            return p, f" (toroid-node ended, exit {p.returncode})"
+        if sock_live(sock):
+            return p, None
+        time.sleep(0.05)
+    return p, f" (toroid-node not listening within {wait:.0f} s)"
 
 
 def start_server(cmd, env=None):
@@ -462,7 +503,7 @@ class Suite:
                 (children_cpu() - cpu0) / (2 * (time.monotonic() - t0)))
             got = json_lines(out)
             if not got:
-                self.missing.append(cli)
+                self.missing.append(cli + why())
             for r in got:
                 per.setdefault((r["test"], r["size"]), []).append(r)
         for (test, size), rs in sorted(per.items()):
@@ -639,15 +680,12 @@ def npmpi(suite):
             suite.commands.append(cmd.replace(tmp, "/tmp/np"))
             lat, bw = [], []
             for _ in range(max(1, min(suite.args.runs, 3))):
-                srv = start_server(node_cmd) if kind == "toroid" else None
+                srv, bad = start_engine(node_cmd, sock) if kind == "toroid" else (None, None)
                 try:
-                    for _ in range(300):  # the engine listens once its socket exists
-                        if srv is None or os.path.exists(sock) or srv.poll() is not None:
-                            break
-                        time.sleep(0.1)
                     if os.path.exists(out):
                         os.unlink(out)
-                    sh(cmd, timeout=600)
+                    if bad is None:
+                        sh(cmd, timeout=600)
                 finally:
                     if srv is not None:
                         srv.send_signal(signal.SIGINT)
@@ -657,7 +695,7 @@ def npmpi(suite):
                     lat.append(r[64][1] * 1e6)
                     bw.append(r[upper][0] / 1000)
                 else:
-                    suite.missing.append(cmd)
+                    suite.missing.append(cmd + (bad or why()))
             res[kind] = {"lat64_us": med(lat), "bw_gbps": med(bw), "upper": upper}
     return res
 
@@ -707,20 +745,17 @@ def mpi_programs(suite):
                 for kind, run in kinds.items():
                     cmd = f"{run} {tmp}/{prog} {args[prog]}"
                     suite.commands.append(cmd.replace(tmp, "/tmp/mpi"))
-                    srv = start_server(node_cmd) if kind == "toroid" else None
+                    srv, bad = (start_engine(node_cmd, sock) if kind == "toroid"
+                                else (None, None))
                     try:
-                        for _ in range(300):  # the engine listens once its socket exists
-                            if srv is None or os.path.exists(sock) or srv.poll() is not None:
-                                break
-                            time.sleep(0.1)
-                        out = sh(cmd, timeout=300)
+                        out = sh(cmd, timeout=300) if bad is None else ""
                     finally:
                         if srv is not None:
                             srv.send_signal(signal.SIGINT)
                             stop_server(srv, grace=10)
                     got = [r for r in json_lines(out) if r.get("errors") == 0]
                     if not got:
-                        suite.missing.append(cmd)
+                        suite.missing.append(cmd + (bad or why()))
                     res.setdefault((prog, ranks, kind), []).extend(got)
     return res
 
@@ -922,14 +957,10 @@ def fi_pingpong(suite):
         suite.commands.append(node_cmd.replace(tmp, "/tmp/fi") + " &")
         suite.commands.append(f"export FI_PROVIDER_PATH={prov_dir} "
                               "TOROID_VNI_SOCKET=/tmp/fi/fi.sock")
-        eng = start_server(node_cmd)
+        eng, bad = start_engine(node_cmd, sock)
         try:
-            for _ in range(300):  # the engine listens once its socket exists
-                if os.path.exists(sock) or eng.poll() is not None:
-                    break
-                time.sleep(0.1)
-            if not os.path.exists(sock):
-                suite.missing.append(node_cmd + " (no socket within 30 s)")
+            if bad is not None:
+                suite.missing.append(node_cmd + bad)
                 return res
             for size in FI_SIZES:
                 if not measure("toroid", size, tor, eng):
@@ -945,7 +976,7 @@ def fi_pingpong(suite):
             for _ in range(runs):
                 got = [r for r in json_lines(sh(vcmd, timeout=120)) if r.get("size") == 64]
                 if not got:
-                    suite.missing.append(vcmd)
+                    suite.missing.append(vcmd + why())
                     continue
                 avg.append(got[0]["avg"])
                 p50.append(got[0]["p50"])
@@ -1105,7 +1136,7 @@ def veth_ports(suite):
                             if got:
                                 break
                         if not got:
-                            suite.missing.append(cmd)
+                            suite.missing.append(cmd + why())
                         for r in got:
                             per.setdefault((r["test"], r["size"]), []).append(r)
             finally:
@@ -1203,7 +1234,7 @@ def coll_runs(suite):
             res["load"].append(os.getloadavg()[0])
             got = json_lines(sh(cmd, timeout=900))
             if not any(r["test"].endswith("_ratio") for r in got):
-                suite.missing.append(cmd)
+                suite.missing.append(cmd + why())
             for r in got:
                 k = (r["test"], r["size"])
                 if r["test"].endswith("_ratio"):
