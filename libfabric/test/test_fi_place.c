@@ -24,21 +24,10 @@
 #include <unistd.h>
 
 #include "../tfi.h"
+#include "fi_unit.h"
 
 struct fi_provider tfi_prov = {.name = "toroid"};
 struct tfi_params tfi_params = {.place = true, .cpus = 1};
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 static cpu_set_t
 set_of(const char *list)
