@@ -5,7 +5,7 @@
 #
 #   test_vni.sh TOROID_NODE VNI_APP TEST
 #
-# TEST: local | masks | claim | trunc | ordered | reorder | dump | rma | rma_two_engines | two_engines | coll | fairness |
+# TEST: local | masks | claim | trunc | ordered | reorder | eager_full | dump | rma | rma_two_engines | two_engines | coll | fairness |
 #       fairness_uneven | rotation | flow | tiny | mcast | mcast_shared | kill | share | auto
 # Every wait is bounded; readiness is polled with a deadline; applications block on their
 # eventfd when idle, each engine runs one lcore and sleeps when idle.
@@ -757,6 +757,33 @@ kill)
 	set -- $sends
 	[ $(($1 + $2 + $3)) -ge 1 ] || die "no transfer of the victim was in flight ($line)"
 	echo "kill: the engine detached $(total E vni detached) interfaces and reclaimed $(total E vni reclaimed); $(total E vni tx_abort) transfers of the dead process aborted"
+	;;
+eager_full)
+	# An eager (short) message that finds its receiver's share of staging full, on an
+	# ordered interface: 400 x 256 B (100 KiB) sent at once, one tag each, to a process
+	# behind 64 KiB of staging (32 KiB each for two processes), received last-first, one
+	# receive at a time: the message it waits for first comes after the ones that fill its
+	# share. Every message must arrive, byte-exact, within the deadline (the processes end
+	# themselves after 20 s): an eager message that cannot be staged is kept as its header
+	# only (hdr_only), its sender keeps the bytes, and the receive pulls them (CTS). Before,
+	# it was refused and asked again until room freed, which never happened: the receiver
+	# waited for it before taking the staged ones.
+	one_node_two_procs
+	start_engine E 0 -- --topo "$T/two1.ini" --node 0 --staging 64K
+	eng_wait_ready E
+	S="$T/E-0.sock"
+	app r "$S" 1 1 --pool 1M --deadline 20 rev-recv --from 1:0 --size 256 --count 400
+	app s "$S" 1 0 --pool 1M --deadline 20 --ordered rev-send --to 1:1 --size 256 --count 400
+	wait_app r
+	wait_app s
+	stop_engine E
+	check_clean E
+	[ "$(total E vni staged)" -ge 1 ] || die "no message was staged: the test did not test"
+	[ "$(total E vni hdr_only)" -ge 1 ] || die "no eager message was kept as its header only"
+	[ "$(total E vni hdr_held)" = 0 ] || die "header-only records left: $(total E vni hdr_held)"
+	[ "$(total E vni hdr_refused)" = 0 ] || die "requests refused for hdr_max"
+	[ "$(total E vni bad_replies)" = 0 ] || die "replies dropped: $(total E vni bad_replies)"
+	echo "eager_full: 400 x 256 B received last-first behind 64 KiB of staging: $(total E vni staged) staged, $(total E vni hdr_only) kept as their header only, $(total E vni nak_sent) refusals"
 	;;
 share)
 	# A process floods a peer that never posts its receives, behind 8 MiB of staging: that
