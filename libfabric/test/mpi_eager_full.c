@@ -57,8 +57,8 @@ main(int argc, char **argv)
 			}
 			for (int i = 0; i < LEN; i++)
 				if (b[i] != byte_of(k, i)) {
-					fprintf(stderr, "rank 1: message %d differs at byte %d\n", k,
-						i);
+					fprintf(stderr, "rank 1: message %d differs at byte %d\n",
+						k, i);
 					errors++;
 					break;
 				}
