@@ -318,6 +318,10 @@ reorder)
 	kill -0 "$APP_k1" 2>/dev/null || die "the receiver ended: the test did not test"
 	kill -9 "$APP_k1"
 	wait "$APP_k1" 2>/dev/null
+	for i in $(seq 200); do # its staged messages go when the engine sees it gone
+		[ "$(grep -c ' detached: ' "$T/E2.log")" -ge 2 ] && break
+		sleep 0.05
+	done
 	stop_engine E2
 	[ "$(total E2 vni staging_used)" = 0 ] || die "staging not released"
 	[ "$(total E2 vni bad_wire)" = 0 ] || die "malformed protocol messages"
@@ -764,7 +768,7 @@ eager_full)
 	# behind 64 KiB of staging (32 KiB each for two processes), received last-first, one
 	# receive at a time: the message it waits for first comes after the ones that fill its
 	# share. Every message must arrive, byte-exact, within the deadline (the processes end
-	# themselves after 20 s): an eager message that cannot be staged is kept as its header
+	# themselves after 30 s): an eager message that cannot be staged is kept as its header
 	# only (hdr_only), its sender keeps the bytes, and the receive pulls them (CTS). Before,
 	# it was refused and asked again until room freed, which never happened: the receiver
 	# waited for it before taking the staged ones.
@@ -772,8 +776,8 @@ eager_full)
 	start_engine E 0 -- --topo "$T/two1.ini" --node 0 --staging 64K
 	eng_wait_ready E
 	S="$T/E-0.sock"
-	app r "$S" 1 1 --pool 1M --deadline 20 rev-recv --from 1:0 --size 256 --count 200
-	app s "$S" 1 0 --pool 1M --deadline 20 --ordered rev-send --to 1:1 --size 256 --count 200
+	app r "$S" 1 1 --pool 1M --deadline 30 rev-recv --from 1:0 --size 256 --count 200
+	app s "$S" 1 0 --pool 1M --deadline 30 --ordered rev-send --to 1:1 --size 256 --count 200
 	wait_app r
 	wait_app s
 	stop_engine E
@@ -808,6 +812,10 @@ eager_full)
 	kill -0 "$APP_k1" 2>/dev/null || die "the receiver ended: the test did not test"
 	kill -9 "$APP_k1"
 	wait "$APP_k1" 2>/dev/null
+	for i in $(seq 200); do # its staged messages go when the engine sees it gone
+		[ "$(grep -c ' detached: ' "$T/E2.log")" -ge 2 ] && break
+		sleep 0.05
+	done
 	stop_engine E2
 	[ "$(total E2 vni staging_used)" = 0 ] || die "staging not released"
 	[ "$(total E2 vni bad_wire)" = 0 ] || die "malformed protocol messages"
@@ -815,8 +823,8 @@ eager_full)
 	# its 64 KiB): the receiver's engine asks the sender's for the bytes (CTS), which come
 	# as a put into the receive.
 	two_engines --staging 64K
-	app r2 "$T/B-1.sock" 1 1 --pool 1M --deadline 20 rev-recv --from 1:0 --size 512 --count 200
-	app s2 "$T/A-0.sock" 1 0 --pool 1M --deadline 20 --ordered rev-send --to 1:1 --size 512 --count 200
+	app r2 "$T/B-1.sock" 1 1 --pool 1M --deadline 30 rev-recv --from 1:0 --size 512 --count 200
+	app s2 "$T/A-0.sock" 1 0 --pool 1M --deadline 30 --ordered rev-send --to 1:1 --size 512 --count 200
 	wait_app r2
 	wait_app s2
 	stop_engine A
