@@ -497,6 +497,8 @@ dec_print_vni(struct dec_ctx *d, const struct trd_pkt *p, const uint8_t *pay, ui
 				fprintf(out, " ok");
 			else
 				fprintf(out, " status %d (%s)", h.status, strerror(-h.status));
+			if (h.type == TRD_VW_ACK && (h.flags & TRD_VW_F_HDR))
+				fprintf(out, " header only"); /* an EAGER kept as its header */
 			break;
 		}
 		return;

@@ -5,7 +5,7 @@
 #
 #   test_vni.sh TOROID_NODE VNI_APP TEST
 #
-# TEST: local | masks | claim | trunc | ordered | reorder | dump | rma | rma_two_engines | two_engines | coll | fairness |
+# TEST: local | masks | claim | trunc | ordered | reorder | eager_full | eager_hdr | dump | rma | rma_two_engines | two_engines | coll | fairness |
 #       fairness_uneven | rotation | flow | tiny | mcast | mcast_shared | kill | share | auto
 # Every wait is bounded; readiness is polled with a deadline; applications block on their
 # eventfd when idle, each engine runs one lcore and sleeps when idle.
@@ -318,6 +318,10 @@ reorder)
 	kill -0 "$APP_k1" 2>/dev/null || die "the receiver ended: the test did not test"
 	kill -9 "$APP_k1"
 	wait "$APP_k1" 2>/dev/null
+	for i in $(seq 200); do # its staged messages go when the engine sees it gone
+		[ "$(grep -c ' detached: ' "$T/E2.log")" -ge 2 ] && break
+		sleep 0.05
+	done
 	stop_engine E2
 	[ "$(total E2 vni staging_used)" = 0 ] || die "staging not released"
 	[ "$(total E2 vni bad_wire)" = 0 ] || die "malformed protocol messages"
@@ -757,6 +761,100 @@ kill)
 	set -- $sends
 	[ $(($1 + $2 + $3)) -ge 1 ] || die "no transfer of the victim was in flight ($line)"
 	echo "kill: the engine detached $(total E vni detached) interfaces and reclaimed $(total E vni reclaimed); $(total E vni tx_abort) transfers of the dead process aborted"
+	;;
+eager_full)
+	# An eager (short) message that finds its receiver's share of staging full, on an
+	# ordered interface: 200 x 256 B (50 KiB) sent at once, one tag each, to a process
+	# behind 64 KiB of staging (32 KiB each for two processes), received last-first, one
+	# receive at a time: the message it waits for first comes after the ones that fill its
+	# share. Every message must arrive, byte-exact, within the deadline (the processes end
+	# themselves after 30 s): an eager message that cannot be staged is kept as its header
+	# only (hdr_only), its sender keeps the bytes, and the receive pulls them (CTS). Before,
+	# it was refused and asked again until room freed, which never happened: the receiver
+	# waited for it before taking the staged ones.
+	one_node_two_procs
+	start_engine E 0 -- --topo "$T/two1.ini" --node 0 --staging 64K
+	eng_wait_ready E
+	S="$T/E-0.sock"
+	app r "$S" 1 1 --pool 1M --deadline 30 rev-recv --from 1:0 --size 256 --count 200
+	app s "$S" 1 0 --pool 1M --deadline 30 --ordered rev-send --to 1:1 --size 256 --count 200
+	wait_app r
+	wait_app s
+	stop_engine E
+	check_clean E
+	[ "$(total E vni staged)" -ge 1 ] || die "no message was staged: the test did not test"
+	[ "$(total E vni hdr_only)" -ge 1 ] || die "no eager message was kept as its header only"
+	[ "$(total E vni hdr_held)" = 0 ] || die "header-only records left: $(total E vni hdr_held)"
+	[ "$(total E vni hdr_refused)" = 0 ] || die "requests refused for hdr_max"
+	[ "$(total E vni bad_replies)" = 0 ] || die "replies dropped: $(total E vni bad_replies)"
+	line="eager_full: 200 x 256 B received last-first behind 64 KiB of staging: $(total E vni staged) staged, $(total E vni hdr_only) kept as their header only, $(total E vni nak_sent) refusals"
+	# The sender dies while its eager messages wait as headers at a receiver that takes
+	# nothing: its engine's ABORTs drop them (hdr_held back to 0) within 10 s.
+	start_engine E2 0 -- --topo "$T/two1.ini" --node 0 --staging 64K
+	eng_wait_ready E2
+	S="$T/E2-0.sock"
+	app k1 "$S" 1 1 --pool 1M late-sink --from 1:0 --size 256 --count 200
+	app k0 "$S" 1 0 --pool 1M --deadline 30 --ordered rev-send --to 1:1 --size 256 --count 200
+	end=$((SECONDS + 10))
+	while held=$(eng_telemetry E2 /toroid/vni,node0 hdr_held) && [ "$held" -lt 72 ] &&
+		[ $SECONDS -lt $end ]; do
+		sleep 0.05
+	done
+	[ "$held" -ge 72 ] || die "the 72 messages staging cannot hold are not waiting as headers ($held)"
+	kill -9 "$APP_k0"
+	wait "$APP_k0" 2>/dev/null
+	end=$((SECONDS + 10))
+	while held=$(eng_telemetry E2 /toroid/vni,node0 hdr_held) && [ "$held" != 0 ] &&
+		[ $SECONDS -lt $end ]; do
+		sleep 0.05
+	done
+	[ "$held" = 0 ] || die "$held headers of a dead sender left after 10 s"
+	kill -0 "$APP_k1" 2>/dev/null || die "the receiver ended: the test did not test"
+	kill -9 "$APP_k1"
+	wait "$APP_k1" 2>/dev/null
+	for i in $(seq 200); do # its staged messages go when the engine sees it gone
+		[ "$(grep -c ' detached: ' "$T/E2.log")" -ge 2 ] && break
+		sleep 0.05
+	done
+	stop_engine E2
+	[ "$(total E2 vni staging_used)" = 0 ] || die "staging not released"
+	[ "$(total E2 vni bad_wire)" = 0 ] || die "malformed protocol messages"
+	# Between two engines (memif), 200 x 512 B (the receiver alone on its engine has all of
+	# its 64 KiB): the receiver's engine asks the sender's for the bytes (CTS), which come
+	# as a put into the receive.
+	two_engines --staging 64K
+	app r2 "$T/B-1.sock" 1 1 --pool 1M --deadline 30 rev-recv --from 1:0 --size 512 --count 200
+	app s2 "$T/A-0.sock" 1 0 --pool 1M --deadline 30 --ordered rev-send --to 1:1 --size 512 --count 200
+	wait_app r2
+	wait_app s2
+	stop_engine A
+	stop_engine B
+	check_clean B
+	[ "$(total B vni hdr_only)" -ge 1 ] || die "two engines: no eager message was kept as its header only"
+	[ "$(total B vni hdr_held)" = 0 ] || die "two engines: header-only records left"
+	echo "$line; a sender killed with 72 headers waiting: all dropped; between two engines: $(total B vni hdr_only) kept as their header only"
+	;;
+eager_hdr)
+	# Eager messages that find staging full, one process sending to itself behind 64 KiB of
+	# staging filled by one message it receives last: each is kept as its header only and
+	# still behaves as a staged one does: probed, truncated, claimed (into process memory),
+	# discarded, multicast, matched in send order; a second interface closes holding one
+	# (its sender fails with -ECONNRESET).
+	one_node_ini "$T/two.ini" "1:0, 1:1"
+	start_engine E 0 -- --topo "$T/two.ini" --node 0 --staging 64K
+	eng_wait_ready E
+	app c0 "$T/E-0.sock" 1 0 --pool 1M --deadline 30 --ordered eager-hdr --peers 1:1
+	wait_app c0
+	stop_engine E
+	[ "$(total E vni staging_used)" = 0 ] || die "staging not released: $(total E vni staging_used) B"
+	[ "$(total E vni bad_wire)" = 0 ] || die "malformed protocol messages"
+	[ "$(total E vni bad_replies)" = 0 ] || die "replies dropped: $(total E vni bad_replies)"
+	[ "$(total E vni hdr_held)" = 0 ] || die "header-only records left: $(total E vni hdr_held)"
+	# 0x8001 .. 0x8004, three of 0x8006, 0x8008, 0x8009, and one or both of the multicast
+	# (the second may find its receive posted)
+	hdr=$(total E vni hdr_only)
+	[ "$hdr" -ge 10 ] && [ "$hdr" -le 11 ] || die "expected 10 or 11 messages kept as their header only, the engine counted $hdr"
+	[ "$(total E vni nak_sent)" = 0 ] || die "an eager message was refused"
 	;;
 share)
 	# A process floods a peer that never posts its receives, behind 8 MiB of staging: that

@@ -187,7 +187,38 @@ svc_rx_local(struct trd_vni_svc *s, const struct vif *v, struct vif *dv, uint64_
 	return true;
 }
 
-/* The eager message is delivered or staged (true: accepted), or refused (false). */
+/* A request (RTS, or EAGER: its data is dropped here) that neither a receive nor staging can
+ * take now: accepted as its header only (true), as Open MPI's ob1 rendezvous keeps an
+ * unexpected RTS. Its record waits in the unexpected queue in arrival order, like a staged
+ * message, and its sender is answered ACK (to an EAGER with TRD_VW_F_HDR: keep the bytes): it
+ * no longer asks again, so the ordered messages behind it go on; the receive that matches it
+ * sends the CTS straight into its buffer (rx_deliver). Bounded per interface (hdr_max):
+ * beyond, false (refused as before). */
+static bool
+accept_hdr(struct trd_vni_svc *s, struct vif *v, struct vrx *x, struct trd_coord src,
+	   const struct trd_vw_hdr *h)
+{
+	struct trd_vw_hdr r;
+
+	if (s->conf.hdr_max < 0 || v->n_hdr >= (uint32_t)s->conf.hdr_max) {
+		ST(s, HDR_REFUSED)++;
+		return false;
+	}
+	x->hdr = x->ungranted = true;
+	v->n_hdr++;
+	ST(s, HDR_HELD)++;
+	ST(s, HDR_ONLY)++;
+	TAILQ_INSERT_TAIL(&v->uq, x, uq);
+	x->in_uq = true;
+	svc_rep_hdr(&r, TRD_VW_ACK, h, 0);
+	if (h->type == TRD_VW_EAGER)
+		r.flags = TRD_VW_F_HDR;
+	svc_reply(s, src, &r);
+	return true;
+}
+
+/* The eager message is delivered, staged or kept as its header only (true: accepted), or
+ * refused (false). */
 static bool
 on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const struct trd_vw_hdr *h,
 	 const uint8_t *data)
@@ -221,20 +252,24 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 		svc_reply(s, src, &r);
 		return true;
 	}
-	/* no receive yet: hold it, if the staging bound allows */
+	/* no receive yet: hold it, if the staging bound allows; else keep its header only, as
+	 * a long one's (its sender keeps the bytes): a process that waits for it before it
+	 * takes what fills its share is not kept waiting for room that never frees */
 	x = svc_rx_alloc(s, v);
-	off = x == NULL ? -1 : svc_stage_alloc(s, v, h->len);
-	if (off < 0) {
-		if (x != NULL) {
-			x->len = 0;
-			svc_rx_release(s, x);
-		} else {
-			ST(s, NAK_NO_RX)++;
-		}
+	if (x == NULL) {
+		ST(s, NAK_NO_RX)++;
 		nak(s, src, h, -ENOSPC);
 		return false;
 	}
 	svc_rx_fill(x, src_rank, src, h);
+	off = svc_stage_alloc(s, v, h->len);
+	if (off < 0 && accept_hdr(s, v, x, src, h))
+		return true;
+	if (off < 0) {
+		svc_rx_release(s, x);
+		nak(s, src, h, -ENOSPC);
+		return false;
+	}
 	x->soff = off;
 	if (h->len != 0)
 		memcpy(s->stage_mem + off, data, h->len);
@@ -275,33 +310,6 @@ hold_at_sender(struct trd_vni_svc *s, uint32_t src_rank, const struct vif *v,
 	if (t->held_since == 0)
 		t->held_since = s->now | 1; /* may be s->now + 1 */
 	return s->now < t->held_since || s->now - t->held_since < s->conf.cma_hold_us;
-}
-
-/* A request to send that neither a receive nor staging can take now: accepted as its header
- * only (true), as Open MPI's ob1 rendezvous keeps an unexpected RTS. Its record waits in the
- * unexpected queue in arrival order, like a staged message, and its sender is answered ACK: it
- * no longer asks again, so the ordered messages behind it go on; the receive that matches it
- * sends the CTS straight into its buffer (rx_deliver). Bounded per interface (hdr_max):
- * beyond, false (refused as before). */
-static bool
-accept_hdr(struct trd_vni_svc *s, struct vif *v, struct vrx *x, struct trd_coord src,
-	   const struct trd_vw_hdr *h)
-{
-	struct trd_vw_hdr r;
-
-	if (s->conf.hdr_max < 0 || v->n_hdr >= (uint32_t)s->conf.hdr_max) {
-		ST(s, HDR_REFUSED)++;
-		return false;
-	}
-	x->hdr = x->ungranted = true;
-	v->n_hdr++;
-	ST(s, HDR_HELD)++;
-	ST(s, HDR_ONLY)++;
-	TAILQ_INSERT_TAIL(&v->uq, x, uq);
-	x->in_uq = true;
-	svc_rep_hdr(&r, TRD_VW_ACK, h, 0);
-	svc_reply(s, src, &r);
-	return true;
 }
 
 /* The request to send is granted or accepted as its header only (true), or refused (false). */

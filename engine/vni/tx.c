@@ -819,7 +819,17 @@ svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *
 		svc_tx_set_state(s, t, TX_BACKOFF);
 		return;
 	case TRD_VW_ACK:
-		if (t->state == TX_WAIT && t->eager)
+		if (t->state == TX_WAIT && t->eager && h->status == 0 &&
+		    (h->flags & TRD_VW_F_HDR)) {
+			/* an eager message its receiver had no room to stage, kept as its header
+			 * only: the bytes stay in the context slot or pool, and go as a long
+			 * message's do when the receive's CTS comes (docs/vni.md); the next
+			 * ordered ones may go. A process that died meanwhile withdraws it. */
+			t->eager = false;
+			t->rts_sent = true;
+			t->status = t->vif->dead ? -ECONNRESET : 0;
+			svc_tx_set_state(s, t, t->vif->dead ? TX_ABORT : TX_PENDING);
+		} else if (t->state == TX_WAIT && t->eager)
 			svc_tx_finish(s, t, h->status);
 		else if (t->state == TX_WAIT && t->rma == 0 && h->status == 0)
 			/* a request accepted as its header only: its CTS comes when the

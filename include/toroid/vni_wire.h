@@ -33,6 +33,10 @@ extern "C" {
 /** CTS flag: the receive is in its process's own memory, which only its engine can write: send
  *  the data as DATA messages to the grant (rkey and roff are 0), not as puts */
 #define TRD_VW_F_FIFO 0x4
+/** ACK flag, the answer to an EAGER: its receiver had no room to stage it and keeps its header
+ *  only (docs/vni.md, "Unexpected messages: the header only"): the sender keeps the bytes
+ *  and sends them as for a long message when the CTS comes */
+#define TRD_VW_F_HDR 0x8
 
 /** Message types. */
 enum trd_vw_type {

@@ -6,7 +6,7 @@
 #   test_fi.sh TOROID_NODE LIBTOROID_FI TEST_FI TEST [MPI_PROGRAM]
 #
 # TEST: info | api | pingpong_msg | pingpong_tagged | pingpong_dgram | two_engines | mpi |
-#       mpi_test_poll |
+#       mpi_test_poll | mpi_eager_full |
 #       rma | rma_offset | rma_jobkey | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
 #       badargs (TEST_FI is then test_fi_badargs) | coll (TEST_FI is then test_fi_coll) |
 #       fence | fence_two_engines (TEST_FI is then test_fi_fence)
@@ -29,12 +29,14 @@ PORT=$((20000 + $$ % 20000))
 
 # start_engine NAME LCORE TOPO NODE [EAL...]: toroid-node in the background, serving at
 # $T/NAME.sock. With EAL options (a --vdev), the node uses port 0.
+# ENG_OPTS (an array, empty by default): more toroid-node options.
+ENG_OPTS=()
 start_engine() {
 	local name=$1 lcore=$2 topo=$3 node=$4 port=()
 	shift 4
 	[ $# -gt 0 ] && port=(--port 0)
 	eng_start "$name" 100 -l "$lcore" "$@" -- --topo "$topo" --node "$node" "${port[@]}" \
-		--noproc-ms 300 --json --vni-socket "$T/$name.sock"
+		--noproc-ms 300 --json --vni-socket "$T/$name.sock" "${ENG_OPTS[@]}"
 }
 
 cat >"$T/one.ini" <<'INI'
@@ -311,6 +313,43 @@ mpi_test_poll)
 	echo "mpi_test_poll: toroid $toroid_us us, TCP $tcp_us us (limit 2 x TCP)"
 	[ "$toroid_us" -le $((2 * tcp_us)) ] ||
 		die "over toroid $toroid_us us, more than 2 x TCP's $tcp_us us"
+	;;
+mpi_eager_full)
+	# Short messages that find staging full (mpi_eager_full.c): 300 x 200 B MPI_Isends
+	# received last-first behind 64 KiB of staging (32 KiB per rank). What the share cannot
+	# hold is kept as its header only; the receive pulls it, so the first MPI_Recv (the last
+	# message) completes at once. Before, those messages were refused and asked again until
+	# room freed, which never happened: mpirun was cut off at its timeout.
+	if [ -z "$MPI_PROG" ] || [ ! -x "$MPI_PROG" ] || ! command -v mpirun >/dev/null; then
+		echo "SKIP: Open MPI (openmpi-bin, libopenmpi-dev) is not installed"
+		exit 77
+	fi
+	sed 's/^procs = .*/procs = 1:0, 1:1/' "$T/one.ini" >"$T/mpi2.ini"
+	ENG_OPTS=(--staging 64K)
+	start_engine E 0 "$T/mpi2.ini" 0
+	eng_wait_ready E
+	TOROID_VNI_SOCKET="$T/E.sock" timeout 30 mpirun --allow-run-as-root --oversubscribe \
+		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
+		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+		"$MPI_PROG" >"$T/mpi.log" 2>&1
+	rc=$?
+	cat "$T/mpi.log"
+	[ $rc -eq 124 ] && die "mpirun did not end in 30 s: the first receive waited for room"
+	[ $rc -eq 0 ] || die "mpirun failed with $rc"
+	grep -q '^PASS: 0 errors$' "$T/mpi.log" || die "the MPI program did not pass"
+	eng_stop E || die "$ENG_WHY"
+	read -r hdr held naks <<<"$(python3 - "$T/E.log" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith('{') and '"type":"total"' in line:
+        v = json.loads(line)["vni"]
+        print(v["hdr_only"], v["hdr_held"], v["nak_sent"])
+        break
+PY
+)"
+	[ "${hdr:-0}" -ge 1 ] || die "no message was kept as its header only: the test did not test"
+	[ "${held:-1}" = 0 ] || die "header-only records left: $held"
+	echo "mpi_eager_full: 300 x 200 B received last-first behind 64 KiB of staging; $hdr kept as their header only, $naks refusals"
 	;;
 mpi)
 	# Open MPI over the OFI MTL with this provider: two ranks (1:0, 1:1 by their

@@ -388,7 +388,7 @@ hdr_app(void *arg)
 }
 
 /* A long request that staging (32 KiB here) cannot hold is kept as its header only (docs/vni.md,
- * "Unexpected long messages: the header only"): no grant was given, so a FIN naming any grant
+ * "Unexpected messages: the header only"): no grant was given, so a FIN naming any grant
  * id is refused (DONE -EPROTO, bad_wire) and leaves the record as it was; the receive posted
  * later grants it, and the real DATA and FIN fill it. */
 static void

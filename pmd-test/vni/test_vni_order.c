@@ -6,9 +6,10 @@
  *                          some longer than the receiver's staging share) from 1:0 on node 0
  *                          to 1:1 on node 1, two engines joined by links that lose, reorder,
  *                          duplicate and corrupt frames. The receiver starts late and keeps
- *                          few any-tag receives posted, so requests are staged, refused and
- *                          parked; the j-th receive must get message j, byte-exact with its
- *                          tag and length; the sending engine had many requests in flight
+ *                          few any-tag receives posted, so requests are staged, kept as
+ *                          their header (at most 8: hdr_max), refused and parked; the j-th
+ *                          receive must get message j, byte-exact with its tag and length;
+ *                          the sending engine had many requests in flight
  *                          to its one destination at once (order_inflight_max), where a
  *                          round trip per message would have had 1
  *   test_vni_order restart  the sending process dies (SIGKILL) with a long ordered message
@@ -282,6 +283,8 @@ test_lossy(void)
 	T_ASSERT(stat_on(1, TRD_VNI_SVC_STAT_ORDER_PARKED) > 0, "nothing was parked");
 	T_ASSERT(stat_on(1, TRD_VNI_SVC_STAT_NAK_SENT) > 0, "nothing was refused");
 	T_ASSERT(stat_on(1, TRD_VNI_SVC_STAT_STAGED) > 0, "nothing was staged");
+	T_ASSERT(stat_on(1, TRD_VNI_SVC_STAT_HDR_ONLY) > 0, "nothing was kept as its header");
+	T_EQ(stat_on(1, TRD_VNI_SVC_STAT_HDR_HELD), 0);
 	T_EQ(stat_on(1, TRD_VNI_SVC_STAT_ORDER_DROPPED), 0);
 	T_EQ(stat_on(0, TRD_VNI_SVC_STAT_BAD_REPLIES), 0);
 	T_EQ(stat_on(1, TRD_VNI_SVC_STAT_BAD_WIRE), 0);
@@ -631,6 +634,10 @@ main(int argc, char **argv)
 	 * refusal), not accepted as its header only (vni_reorder tests that) */
 	if (strcmp(argv[1], "restart") == 0)
 		vc.hdr_max = -1;
+	/* lossy: a few messages, eager or long, kept as their header only, then refusals (what
+	 * parks the requests behind them); with the default bound nothing would be refused */
+	if (strcmp(argv[1], "lossy") == 0)
+		vc.hdr_max = 8;
 	vc1 = vc;
 	vni_setup_with("vorder", topo_text, &o, &vc);
 	if (strcmp(argv[1], "lossy") == 0)

@@ -61,6 +61,12 @@
  *       staged and a refused claimed message. The long message is accepted as its header
  *       only (its sender fails with -ECONNRESET at that close); with --hdr-refused (the
  *       engine runs with --vni-hdr-max 0) it is refused and asked again (-ECONNREFUSED).
+ *   eager-hdr --peers A:P  (this process also opens a second interface as A:P)
+ *       eager messages to itself behind a share of staging filled by one 64 KiB message
+ *       (the engine runs with --staging 64K), each kept as its header only (its send does
+ *       not complete before its receive): probed, received truncated, claimed into process
+ *       memory, discarded, sent as a multicast, three of one tag matched in send order,
+ *       and one to the second interface, which closes holding it (-ECONNRESET).
  *   trunc
  *       truncation at the receiver, sending to itself: messages longer than their receive
  *       (eager into a posted receive, eager staged, long granted into a posted receive, long
@@ -1254,6 +1260,8 @@ main(int argc, char **argv)
 		rc = mode_rma();
 	else if (strcmp(mode, "claim") == 0)
 		rc = mode_claim();
+	else if (strcmp(mode, "eager-hdr") == 0)
+		rc = mode_eager_hdr();
 	else if (strcmp(mode, "trunc") == 0)
 		rc = mode_trunc();
 	else if (strcmp(mode, "coll") == 0)

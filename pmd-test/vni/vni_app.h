@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vni-app's files (vni_app.c: options, helpers and most modes; vni_app_rma.c: the rma mode;
- * vni_app_claim.c: the claim and trunc modes; vni_app_coll.c: the coll mode): what they share.
+ * vni_app_claim.c: the claim, eager-hdr and trunc modes; vni_app_coll.c: the coll mode): what they
+ * share.
  */
 #ifndef VNI_APP_H
 #define VNI_APP_H
@@ -50,6 +51,7 @@ void reap(cpl_fn fn, int timeout_ms);
 
 int mode_rma(void);
 int mode_claim(void);
+int mode_eager_hdr(void);
 int mode_trunc(void);
 int mode_coll(void);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* vni-app: the claim and trunc modes (vni_app.c describes every mode). */
+/* vni-app: the claim, eager-hdr and trunc modes (vni_app.c describes every mode). */
 #include "vni_app.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -310,6 +310,210 @@ mode_claim(void)
 	trd_vni_free(vni, rb);
 	printf("claim: staged eager, staged long and refused long messages claimed and received "
 	       "byte-exact; discards; bad handles; a close with claims\n");
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* eager-hdr */
+
+/* Probe for tag @p tag on @p v until a message shows (bounded): an eager message kept as its
+ * header only shows once its request reached the engine. */
+static struct trd_vni_cpl
+eh_probe_wait(struct trd_vni *v, uint64_t tag, uint64_t cookie)
+{
+	struct trd_vni_addr any = {TRD_VNI_ANY, TRD_VNI_ANY};
+	uint64_t t0 = now_us();
+
+	for (;;) {
+		struct trd_vni_cpl c;
+		unsigned int i;
+		int r = trd_vni_probe(v, any, tag, 0, cookie);
+
+		if (r != 0)
+			fail("probe: %s", strerror(-r));
+		for (;;) {
+			for (i = 0; i < cl_n && cl_got[i].cookie != cookie; i++)
+				;
+			if (i < cl_n)
+				break;
+			cl_reap(v);
+		}
+		c = cl_got[i];
+		cl_got[i] = cl_got[--cl_n];
+		if (c.status == 0)
+			return c;
+		if (c.status != -ENOMSG)
+			fail("probe of tag %#" PRIx64 ": %s", tag, strerror(-c.status));
+		if (now_us() - t0 > 20000000)
+			fail("no message of tag %#" PRIx64 " after 20 s", tag);
+		usleep(1000); /* its request is on its way: look again */
+	}
+}
+
+/* The send with @p cookie must not have completed: its message waits as its header only. */
+static void
+eh_not_done(uint64_t cookie, const char *what)
+{
+	struct trd_vni_cpl c[8];
+	int n = trd_vni_poll(vni, c, 8);
+
+	for (int i = 0; i < n; i++) {
+		if (c[i].cookie == cookie)
+			fail("%s: its send completed before its receive (status %d): it was not "
+			     "kept as its header only",
+			     what, c[i].status);
+		cl_got[cl_n++] = c[i];
+	}
+}
+
+/* eager-hdr: eager messages to itself that find staging full (docs/vni.md, "Unexpected long
+ * messages: the header only"); the engine runs with --staging 64K. */
+int
+mode_eager_hdr(void)
+{
+	struct trd_vni_addr any = {TRD_VNI_ANY, TRD_VNI_ANY}, two[2] = {self, self};
+	const size_t fill_len = 64u << 10; /* the whole share: every eager one after it waits */
+	struct trd_vni_conf c2 = {.socket = cl_socket,
+				  .app = peer.app,
+				  .proc = peer.proc,
+				  .connect_timeout_ms = 10000};
+	uint8_t *sb = pool_alloc(fill_len), *rb = pool_alloc(fill_len), *um = malloc(4096);
+	struct trd_vni *v2;
+	struct trd_vni_cpl c;
+	size_t bad = 0;
+	int r;
+
+	if (um == NULL)
+		fail("malloc");
+	/* 0. the share filled by one staged message that is received last */
+	fill(sb, fill_len, 0x8000);
+	if ((r = trd_vni_send(vni, self, 0x8000, sb, fill_len, -1, 1)) != 0)
+		fail("send: %s", strerror(-r));
+	cl_take(vni, 1, 0); /* staged */
+
+	/* 1. probed (length, tag, data), then received into a shorter buffer: its first bytes,
+	 * nothing past them, -EMSGSIZE with the whole length; the sender succeeds */
+	fill(sb, 300, 0x8001);
+	if ((r = trd_vni_senddata(vni, self, 0x8001, 0xe1, sb, 300, -1, 10)) != 0)
+		fail("senddata: %s", strerror(-r));
+	memset(sb, 0, 300); /* copied at the send: the engine keeps its own */
+	c = eh_probe_wait(vni, 0x8001, 11);
+	cl_expect(&c, "probe of an eager message kept as its header", 300, 0x8001, 0xe1, self);
+	eh_not_done(10, "tag 0x8001");
+	memset(rb, 0xee, 200);
+	if ((r = trd_vni_recv(vni, self, 0x8001, 0, rb, 100, -1, 12)) != 0)
+		fail("recv: %s", strerror(-r));
+	c = cl_take(vni, 12, -EMSGSIZE);
+	cl_expect(&c, "truncated eager message", 300, 0x8001, 0xe1, self);
+	if (!check(rb, 100, 0x8001, &bad))
+		fail("truncated eager message: byte %zu differs", bad);
+	for (unsigned int k = 100; k < 200; k++)
+		if (rb[k] != 0xee)
+			fail("truncated eager message: byte %u past the receive written", k);
+	c = cl_take(vni, 10, 0);
+	if (c.len != 300)
+		fail("truncated eager message: the send completed with %u B", c.len);
+
+	/* 2. claimed: no probe sees it any more; received byte-exact into process memory */
+	fill(sb, 200, 0x8002);
+	if ((r = trd_vni_senddata(vni, self, 0x8002, 0xe2, sb, 200, -1, 20)) != 0)
+		fail("senddata: %s", strerror(-r));
+	c = cl_claim_wait(vni, 0x8002, 21, false);
+	cl_expect(&c, "claim of an eager message kept as its header", 200, 0x8002, 0xe2, self);
+	eh_not_done(20, "tag 0x8002");
+	if ((r = trd_vni_probe(vni, any, 0x8002, 0, 22)) != 0)
+		fail("probe: %s", strerror(-r));
+	cl_take(vni, 22, -ENOMSG);
+	memset(um, 0, 4096);
+	if ((r = trd_vni_recv_claimed(vni, c.claim, um, 4096, -1, 23)) != 0)
+		fail("recv_claimed: %s", strerror(-r));
+	c = cl_take(vni, 23, 0);
+	cl_expect(&c, "claimed eager message", 200, 0x8002, 0xe2, self);
+	if (!check(um, 200, 0x8002, &bad))
+		fail("claimed eager message: byte %zu differs", bad);
+	cl_take(vni, 20, 0);
+
+	/* 3. discarded (claimed then dropped; the first one dropped): the senders succeed */
+	for (uint64_t k = 0; k < 2; k++)
+		if ((r = trd_vni_send(vni, self, 0x8003 + k, sb, 64, -1, 30 + k)) != 0)
+			fail("send: %s", strerror(-r));
+	c = cl_claim_wait(vni, 0x8003, 32, false);
+	if ((r = trd_vni_discard(vni, c.claim, 33)) != 0)
+		fail("discard: %s", strerror(-r));
+	cl_take(vni, 33, 0);
+	cl_take(vni, 30, 0);
+	c = cl_claim_wait(vni, 0x8004, 34, true);
+	if (c.len != 64 || c.tag != 0x8004)
+		fail("discard_first: %u B tag %#" PRIx64, c.len, c.tag);
+	cl_take(vni, 31, 0);
+
+	/* 4. a multicast to two destinations (itself twice): each kept as its header, each
+	 * received byte-exact; one completion */
+	fill(sb, 500, 0x8005);
+	if ((r = trd_vni_mcast(vni, two, 2, 0x8005, sb, 500, -1, 40)) != 0)
+		fail("mcast: %s", strerror(-r));
+	eh_probe_wait(vni, 0x8005, 41);
+	for (uint64_t k = 0; k < 2; k++) {
+		memset(rb, 0, 500);
+		if ((r = trd_vni_recv(vni, self, 0x8005, 0, rb, 500, -1, 42)) != 0)
+			fail("recv: %s", strerror(-r));
+		c = cl_take(vni, 42, 0);
+		if (c.len != 500 || !check(rb, 500, 0x8005, &bad))
+			fail("multicast copy %" PRIu64 ": %u B, byte %zu differs", k, c.len, bad);
+	}
+	cl_take(vni, 40, 0);
+
+	/* 5. three of one tag, 10, 20 and 30 B, matched in send order; a fourth message
+	 * behind them (the interface is ordered) shows when all three wait as headers */
+	for (uint64_t k = 0; k < 3; k++) {
+		fill(sb, 10 * (k + 1), 0x8060 + k);
+		if ((r = trd_vni_send(vni, self, 0x8006, sb, 10 * (k + 1), -1, 50 + k)) != 0)
+			fail("send: %s", strerror(-r));
+	}
+	if ((r = trd_vni_send(vni, self, 0x8009, sb, 64, -1, 54)) != 0)
+		fail("send: %s", strerror(-r));
+	eh_probe_wait(vni, 0x8009, 55);
+	for (uint64_t k = 0; k < 3; k++) {
+		if ((r = trd_vni_recv(vni, self, 0x8006, 0, rb, 64, -1, 53)) != 0)
+			fail("recv: %s", strerror(-r));
+		c = cl_take(vni, 53, 0);
+		if (c.len != 10 * (k + 1) || !check(rb, c.len, 0x8060 + k, &bad))
+			fail("tag 0x8006, receive %" PRIu64 ": %u B (byte %zu), out of send order",
+			     k, c.len, bad);
+		cl_take(vni, 50 + k, 0);
+	}
+	if ((r = trd_vni_discard_first(vni, any, 0x8009, 0, 56)) != 0)
+		fail("discard_first: %s", strerror(-r));
+	cl_take(vni, 56, 0);
+	cl_take(vni, 54, 0);
+
+	/* 6. another interface (the area is full: it has no room either) closes holding one:
+	 * its sender fails with -ECONNRESET */
+	v2 = trd_vni_open(&c2);
+	if (v2 == NULL)
+		fail("second interface %u:%u: %s", c2.app, c2.proc, strerror(errno));
+	if ((r = trd_vni_send(vni, peer, 0x8008, sb, 64, -1, 61)) != 0)
+		fail("send: %s", strerror(-r));
+	eh_probe_wait(v2, 0x8008, 62);
+	eh_not_done(61, "tag 0x8008");
+	trd_vni_close(v2);
+	cl_take(vni, 61, -ECONNRESET);
+
+	/* the message that filled the share, last */
+	memset(rb, 0, fill_len);
+	if ((r = trd_vni_recv(vni, self, 0x8000, 0, rb, fill_len, -1, 2)) != 0)
+		fail("recv: %s", strerror(-r));
+	c = cl_take(vni, 2, 0);
+	if (c.len != fill_len || !check(rb, fill_len, 0x8000, &bad))
+		fail("the staged message: %u B, byte %zu differs", c.len, bad);
+	if (cl_n != 0 || trd_vni_pending(vni) != 0)
+		fail("%u completions left, %u operations pending", cl_n, trd_vni_pending(vni));
+	free(um);
+	trd_vni_free(vni, sb);
+	trd_vni_free(vni, rb);
+	printf("eager-hdr: eager messages behind a full share probed, truncated, claimed into "
+	       "process memory, discarded, multicast, matched in send order, and failed by a "
+	       "close, byte-exact\n");
 	return 0;
 }
 
