@@ -90,12 +90,13 @@ FI_EXT_INI
 	fi_param_define(&tfi_prov, "connect_ms", FI_PARAM_INT,
 			"keep trying to reach toroid-node this many ms at fi_endpoint (default 0)");
 
-	fi_param_define(&tfi_prov, "yield", FI_PARAM_STRING,
-			"auto | always | never: whether an fi_cq_read or fi_cntr_read that keeps "
-			"finding nothing, with operations outstanding, gives the CPU away "
-			"(sched_yield) after a short spin; it never sleeps. auto (default): when "
-			"the processes polling on this host (those attached to toroid-node and "
-			"its thread) outnumber the CPUs this process may run on");
+	fi_param_define(
+		&tfi_prov, "yield", FI_PARAM_STRING,
+		"auto | always | never: whether an fi_cq_read or fi_cntr_read that keeps "
+		"finding nothing, with operations outstanding, gives the CPU away "
+		"(sched_yield); it never sleeps. auto (default): at once when the processes "
+		"attached to toroid-node outnumber the CPUs this process may run on, after "
+		"a short spin when its thread or other programs do; always: after the spin");
 	fi_param_define(&tfi_prov, "job_key", FI_PARAM_STRING,
 			"the job secret (at least 16 characters, the same in every process of the "
 			"job) that mixes requested memory keys; default: domain_attr->auth_key, "

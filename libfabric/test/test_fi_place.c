@@ -7,6 +7,9 @@
  *     by the launcher (Open MPI's binding policy in the environment), is left alone; nothing
  *     moves when the engine does not say, or when every CPU is the engine's;
  *   - the kernel CPU list syntax ("0-3,8");
+ *   - when an idle poll yields its CPU: at once where the engine's processes outnumber this
+ *     process's CPUs (2 ranks moved to one CPU), after a spin where only the engine's thread
+ *     or other programs crowd the host, never on a quiet host or with nothing outstanding;
  *   - on this process (a child per case, needs 2 CPUs or more, and an unbound test): with the
  *     engine published on our first CPU, every thread (one made before, the caller, and one
  *     made after) ends on the others; FI_TOROID_PLACE=off, a binding made with
@@ -100,6 +103,50 @@ decisions(void)
 	decide_case("0", "0", "0", false, TFI_PLACE_NO_ROOM, "");
 	decide_case("0-1", "0-1", "0-1", false, TFI_PLACE_NO_ROOM, "");
 	decide_case("1-2", "1-2", "0", false, TFI_PLACE_ALREADY, "");
+}
+
+static unsigned int runnable_now, runnable_asked;
+
+static unsigned int
+runnable_stub(void)
+{
+	runnable_asked++;
+	return runnable_now;
+}
+
+/* When an idle poll yields (tfi_yield_decide): at once where the engine's processes outnumber
+ * this process's CPUs, after TFI_SPIN_POLLS empty polls where only the engine or other
+ * programs crowd them, never with nothing outstanding to wait for. */
+static void
+yield_decisions(void)
+{
+	const uint32_t spin = TFI_SPIN_POLLS;
+
+	runnable_now = 1;
+	/* 2 ranks moved to CPU 1, the engine on CPU 0: the peer needs our CPU */
+	CHECK(!tfi_yield_decide(0, 3, 1, true, runnable_stub), "yield with a completion");
+	CHECK(tfi_yield_decide(1, 3, 1, true, runnable_stub), "2 ranks on 1 CPU: spin first");
+	/* 4 ranks on CPU 1 */
+	CHECK(tfi_yield_decide(1, 5, 1, true, runnable_stub), "4 ranks on 1 CPU: spin first");
+	/* 2 ranks unplaced on 2 CPUs with the engine on one of them */
+	CHECK(tfi_yield_decide(1, 3, 2, false, runnable_stub), "3 pollers on 2 CPUs: spin first");
+	/* one process on CPU 1, the engine on CPU 0: spin, then yield (2 busy on 1 CPU) */
+	CHECK(!tfi_yield_decide(1, 2, 1, true, runnable_stub), "alone on its CPU: no spin");
+	CHECK(!tfi_yield_decide(spin - 1, 2, 1, true, runnable_stub), "yields before the spin");
+	CHECK(tfi_yield_decide(spin, 2, 1, true, runnable_stub), "no yield after the spin");
+	/* 2 ranks on CPUs 1-3 of 4, the engine on CPU 0: a quiet host never yields ... */
+	runnable_asked = 0;
+	CHECK(!tfi_yield_decide(1, 3, 3, true, runnable_stub), "quiet host, idle 1: yield");
+	CHECK(runnable_asked == 0, "the host's runnable count read before the spin ended");
+	CHECK(!tfi_yield_decide(spin, 3, 3, true, runnable_stub), "quiet host: yield");
+	/* ... a host crowded by other programs does, after the spin */
+	runnable_now = 8;
+	CHECK(!tfi_yield_decide(spin - 1, 3, 3, true, runnable_stub),
+	      "crowded host: yields before the spin");
+	CHECK(tfi_yield_decide(spin, 3, 3, true, runnable_stub), "crowded host: no yield");
+	/* an engine that does not say where it runs counts on our CPUs */
+	runnable_now = 1;
+	CHECK(!tfi_yield_decide(1, 2, 2, false, runnable_stub), "2 busy on 2 CPUs: yield");
 }
 
 /* ---- live cases, each in a child ---- */
@@ -243,6 +290,7 @@ main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	unsetenv("OMPI_MCA_hwloc_base_binding_policy");
 	decisions();
+	yield_decisions();
 	printf("decisions: %s\n", failures ? "FAILED" : "ok");
 
 	if (sched_getaffinity(0, sizeof(all), &all) != 0) {
