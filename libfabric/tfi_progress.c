@@ -347,11 +347,11 @@ host_runnable(void)
 
 /* Should a poll that found nothing give the CPU away? A poll never sleeps: fi_cq_read,
  * fi_cntr_read (and so MPI_Test) read the completion queue in shared memory and return. But
- * where the processes attached to the engine outnumber the CPUs this process may run on, the
- * peer it waits for may be waiting for its CPU: an endpoint with operations outstanding
- * yields at each empty poll. Where only the engine's thread or other programs crowd the host
- * (the host's runnable threads show them), it yields after TFI_SPIN_POLLS empty polls in a
- * row: what Open MPI does when oversubscribed (mpi_yield_when_idle). FI_TOROID_YIELD=always
+ * where the engine or the peer it waits for may be waiting for its CPU, an endpoint with
+ * operations outstanding yields at each empty poll; where more processes share its CPUs, or
+ * only the engine's thread or other programs crowd the host (the host's runnable threads
+ * show them), after TFI_SPIN_POLLS empty polls in a row (tfi_yield_decide in tfi_place.c):
+ * what Open MPI does when oversubscribed (mpi_yield_when_idle). FI_TOROID_YIELD=always
  * (yield after the spin)|never overrides the guess. Caller holds the domain lock; the caller
  * yields after releasing it. */
 bool
@@ -367,7 +367,7 @@ tfi_ep_yield_due(const struct tfi_ep *ep)
 	busy = trd_vni_busy_procs(ep->vni);
 	return tfi_yield_decide(
 		ep->idle, busy != 0 ? busy : 2, __atomic_load_n(&tfi_params.cpus, __ATOMIC_RELAXED),
-		__atomic_load_n(&tfi_params.engine_apart, __ATOMIC_RELAXED), host_runnable);
+		__atomic_load_n(&tfi_params.engine_here, __ATOMIC_RELAXED), host_runnable);
 }
 
 /* Arm the VNI's eventfd for fi_trywait. 0, or -FI_EAGAIN (completions are queued). */
