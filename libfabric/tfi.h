@@ -109,6 +109,7 @@ struct tfi_params {
 	int connect_ms;    /* keep trying to reach toroid-node this long */
 	int yield;         /* FI_TOROID_YIELD: TFI_YIELD_AUTO, _ALWAYS or _NEVER */
 	unsigned int cpus; /* CPUs in this process's affinity mask, at load */
+	int engine_here;   /* one of them is a CPU of toroid-node's thread: 1, 0, -1 unknown */
 	bool dgram;        /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
 	size_t bounce_max; /* FI_TOROID_BOUNCE_MAX: messages up to this long go through the pool */
 	int wait_spin_us;  /* FI_TOROID_WAIT_SPIN_US: blocking waits poll this long first (0: none)
@@ -397,6 +398,15 @@ int tfi_place_parse_list(const char *s, cpu_set_t *set);
 enum tfi_place_verdict tfi_place_self(const uint64_t engine_mask[TRD_VNI_CPU_WORDS],
 				      cpu_set_t *now);
 const char *tfi_place_verdict_name(enum tfi_place_verdict v);
+/* Empty polls in a row before a poller on a crowded host yields (tfi_yield_decide). */
+#define TFI_SPIN_POLLS 64
+/* Does a poll that found nothing for @p idle polls in a row (0: it found something) yield the
+ * CPU, under FI_TOROID_YIELD=auto? @p busy: the processes attached to the engine and its thread
+ * (trd_vni_busy_procs); @p cpus: the CPUs this process may run on; @p engine_here: 1 if one of
+ * them is the engine's, 0 if none, -1 unknown; @p runnable: the threads runnable on the host,
+ * asked only when needed. docs/libfabric.md, "Waiting and the CPU". */
+bool tfi_yield_decide(uint32_t idle, unsigned int busy, unsigned int cpus, int engine_here,
+		      unsigned int (*runnable)(void));
 void tfi_place_once(struct trd_vni *vni);
 
 /* tfi_copy.c: copies between the provider's memory and application buffers (@p app side)

@@ -36,6 +36,7 @@ struct tfi_params tfi_params = {
 	.connect_ms = 0,
 	.yield = TFI_YIELD_AUTO,
 	.cpus = 1,
+	.engine_here = -1,
 	.bounce_max = 65536,
 	.wait_spin_us = TRD_VNI_WAIT_SPIN_DEFAULT_US,
 	.trust_us = TFI_TRUST_DEFAULT_US,
@@ -93,9 +94,10 @@ FI_EXT_INI
 	fi_param_define(&tfi_prov, "yield", FI_PARAM_STRING,
 			"auto | always | never: whether an fi_cq_read or fi_cntr_read that keeps "
 			"finding nothing, with operations outstanding, gives the CPU away "
-			"(sched_yield) after a short spin; it never sleeps. auto (default): when "
-			"the processes polling on this host (those attached to toroid-node and "
-			"its thread) outnumber the CPUs this process may run on");
+			"(sched_yield); it never sleeps. auto (default): at once on toroid-node's "
+			"CPU, or when its processes outnumber the CPUs this process may run on by "
+			"at most one per CPU; after a short spin when more do, or its thread or "
+			"other programs crowd them; always: after the spin");
 	fi_param_define(&tfi_prov, "job_key", FI_PARAM_STRING,
 			"the job secret (at least 16 characters, the same in every process of the "
 			"job) that mixes requested memory keys; default: domain_attr->auth_key, "

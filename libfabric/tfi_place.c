@@ -212,6 +212,7 @@ tfi_place_once(struct trd_vni *vni)
 	uint64_t mask[TRD_VNI_CPU_WORDS];
 	enum tfi_place_verdict v;
 	cpu_set_t now;
+	int n_engine;
 
 	pthread_mutex_lock(&lock);
 	if (done) {
@@ -219,9 +220,13 @@ tfi_place_once(struct trd_vni *vni)
 		return;
 	}
 	done = true;
-	if (trd_vni_engine_cpus(vni, mask) < 0)
+	n_engine = trd_vni_engine_cpus(vni, mask);
+	if (n_engine < 0)
 		memset(mask, 0, sizeof(mask));
 	v = tfi_place_self(mask, &now);
+	/* for the yield decision: does this process share a CPU with the engine? */
+	__atomic_store_n(&tfi_params.engine_here,
+			 n_engine > 0 ? (on_engine(&now, mask) ? 1 : 0) : -1, __ATOMIC_RELAXED);
 	if (v == TFI_PLACE_MOVED) {
 		/* the yield decision counts the CPUs this process may run on */
 		__atomic_store_n(&tfi_params.cpus, (unsigned int)CPU_COUNT(&now), __ATOMIC_RELAXED);
@@ -238,4 +243,28 @@ tfi_place_once(struct trd_vni *vni)
 		FI_INFO(&tfi_prov, FI_LOG_CORE, "placement: %s\n", tfi_place_verdict_name(v));
 	}
 	pthread_mutex_unlock(&lock);
+}
+
+bool
+tfi_yield_decide(uint32_t idle, unsigned int busy, unsigned int cpus, int engine_here,
+		 unsigned int (*runnable)(void))
+{
+	unsigned int procs = busy - (engine_here == 0 && busy > 0 ? 1 : 0);
+
+	if (idle == 0)
+		return false;
+	/* Our one CPU is the engine thread's too: nothing comes unless the engine runs. */
+	if (cpus == 1 && engine_here == 1)
+		return true;
+	/* The processes attached to the engine (and its thread, unless it runs on none of our
+	 * CPUs) outnumber our CPUs, but at most two share each: the one that shares ours is
+	 * the peer whose message we wait for, or the engine, and every poll before the yield
+	 * keeps it waiting. Yield at once. With more on each CPU a yield may go to a process
+	 * that waits too and yields back, and so on: spin first (4 ranks on one CPU took 3 x as
+	 * long with the yield at once). */
+	if (procs > cpus && procs <= 2 * cpus)
+		return true;
+	/* Others crowd the host (the engine on our CPU, other programs): poll a little, for a
+	 * completion that the engine on another CPU is about to write, then yield. */
+	return idle >= TFI_SPIN_POLLS && (busy > cpus || runnable() > cpus);
 }

@@ -20,7 +20,6 @@
 
 #define TFI_POLL_BURST 32
 #define TFI_IDLE_CHECK 4096 /* empty polls between two looks at the engine's state */
-#define TFI_SPIN_POLLS 64   /* empty polls in a row before an oversubscribed poller yields */
 #define TFI_RUNQ_MS    10   /* how often the host's runnable count is read again */
 
 struct tfi_op *
@@ -305,15 +304,6 @@ ep_progress_vni(struct tfi_ep *ep)
 	}
 }
 
-/* Should a poll that found nothing give the CPU away? A poll never sleeps: fi_cq_read,
- * fi_cntr_read (and so MPI_Test) read the completion queue in shared memory and return. But
- * where the processes polling on this host, toroid-node's thread among them, outnumber the
- * CPUs this process may run on (as the engine counts them, or as the host's runnable threads
- * show), an endpoint that keeps finding nothing with operations
- * outstanding (TFI_SPIN_POLLS empty polls in a row) yields its CPU at each further empty poll,
- * so that the engine and the peer it waits for get to run: what Open MPI does when
- * oversubscribed (mpi_yield_when_idle). FI_TOROID_YIELD=always|never overrides the guess.
- * Caller holds the domain lock; the caller yields after releasing it. */
 /* Threads runnable on the host now, the 4th field of /proc/loadavg ("running/total"), read
  * again at most every TFI_RUNQ_MS (one pread); 0 if it cannot be read. It sees what the
  * engine's count cannot: a second engine and its processes, other programs. Endpoints of
@@ -355,19 +345,29 @@ host_runnable(void)
 	return running;
 }
 
+/* Should a poll that found nothing give the CPU away? A poll never sleeps: fi_cq_read,
+ * fi_cntr_read (and so MPI_Test) read the completion queue in shared memory and return. But
+ * where the engine or the peer it waits for may be waiting for its CPU, an endpoint with
+ * operations outstanding yields at each empty poll; where more processes share its CPUs, or
+ * only the engine's thread or other programs crowd the host (the host's runnable threads
+ * show them), after TFI_SPIN_POLLS empty polls in a row (tfi_yield_decide in tfi_place.c):
+ * what Open MPI does when oversubscribed (mpi_yield_when_idle). FI_TOROID_YIELD=always
+ * (yield after the spin)|never overrides the guess. Caller holds the domain lock; the caller
+ * yields after releasing it. */
 bool
 tfi_ep_yield_due(const struct tfi_ep *ep)
 {
 	unsigned int busy;
 
-	if (tfi_params.yield == TFI_YIELD_NEVER || ep->vni == NULL || !ep->enabled || ep->dead ||
-	    ep->idle < TFI_SPIN_POLLS)
+	if (tfi_params.yield == TFI_YIELD_NEVER || ep->vni == NULL || !ep->enabled || ep->dead)
 		return false;
 	if (tfi_params.yield == TFI_YIELD_ALWAYS)
-		return true;
+		return ep->idle >= TFI_SPIN_POLLS;
 	/* an engine that does not say: at least this process and the engine's thread */
 	busy = trd_vni_busy_procs(ep->vni);
-	return (busy != 0 ? busy : 2) > tfi_params.cpus || host_runnable() > tfi_params.cpus;
+	return tfi_yield_decide(
+		ep->idle, busy != 0 ? busy : 2, __atomic_load_n(&tfi_params.cpus, __ATOMIC_RELAXED),
+		__atomic_load_n(&tfi_params.engine_here, __ATOMIC_RELAXED), host_runnable);
 }
 
 /* Arm the VNI's eventfd for fi_trywait. 0, or -FI_EAGAIN (completions are queued). */

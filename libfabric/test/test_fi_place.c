@@ -7,6 +7,11 @@
  *     by the launcher (Open MPI's binding policy in the environment), is left alone; nothing
  *     moves when the engine does not say, or when every CPU is the engine's;
  *   - the kernel CPU list syntax ("0-3,8");
+ *   - when an idle poll yields its CPU: at once on the engine's one CPU, or where the
+ *     engine's processes outnumber this process's CPUs by at most one per CPU (2 ranks moved
+ *     to one CPU), after a spin where more share them (4 ranks on one CPU) or only the
+ *     engine's thread or other programs crowd the host, never on a quiet host or with
+ *     nothing outstanding;
  *   - on this process (a child per case, needs 2 CPUs or more, and an unbound test): with the
  *     engine published on our first CPU, every thread (one made before, the caller, and one
  *     made after) ends on the others; FI_TOROID_PLACE=off, a binding made with
@@ -89,6 +94,60 @@ decisions(void)
 	decide_case("0", "0", "0", false, TFI_PLACE_NO_ROOM, "");
 	decide_case("0-1", "0-1", "0-1", false, TFI_PLACE_NO_ROOM, "");
 	decide_case("1-2", "1-2", "0", false, TFI_PLACE_ALREADY, "");
+}
+
+static unsigned int runnable_now, runnable_asked;
+
+static unsigned int
+runnable_stub(void)
+{
+	runnable_asked++;
+	return runnable_now;
+}
+
+/* When an idle poll yields (tfi_yield_decide): at once where it shares its one CPU with the
+ * engine, or where the engine's processes outnumber its CPUs by at most one per CPU; after
+ * TFI_SPIN_POLLS empty polls where more share them or only the engine or other programs crowd
+ * them; never with nothing outstanding to wait for, or on a quiet host. engine: 1 on one of
+ * our CPUs, 0 on none, -1 unknown. */
+static void
+yield_decisions(void)
+{
+	const uint32_t spin = TFI_SPIN_POLLS;
+
+	runnable_now = 1;
+	/* 2 ranks moved to CPU 1, the engine on CPU 0: the peer needs our CPU */
+	CHECK(!tfi_yield_decide(0, 3, 1, 0, runnable_stub), "yield with a completion");
+	CHECK(tfi_yield_decide(1, 3, 1, 0, runnable_stub), "2 ranks on 1 CPU: spin first");
+	/* 4 ranks on CPU 1: a yield may go to another waiting rank, spin first */
+	CHECK(!tfi_yield_decide(1, 5, 1, 0, runnable_stub), "4 ranks on 1 CPU: no spin");
+	CHECK(!tfi_yield_decide(spin - 1, 5, 1, 0, runnable_stub), "4 ranks: short spin");
+	CHECK(tfi_yield_decide(spin, 5, 1, 0, runnable_stub), "4 ranks: no yield after spin");
+	/* rank 0 bound to the engine's CPU (mpirun's binding): the engine needs our CPU */
+	CHECK(tfi_yield_decide(1, 3, 1, 1, runnable_stub), "on the engine's CPU: spin first");
+	CHECK(tfi_yield_decide(1, 5, 1, 1, runnable_stub), "on the engine's CPU, 4 ranks: spin");
+	/* 2 ranks unplaced on 2 CPUs with the engine on one of them */
+	CHECK(tfi_yield_decide(1, 3, 2, 1, runnable_stub), "3 pollers on 2 CPUs: spin first");
+	/* one process on CPU 1, the engine on CPU 0: spin, then yield (2 busy on 1 CPU) */
+	CHECK(!tfi_yield_decide(1, 2, 1, 0, runnable_stub), "alone on its CPU: no spin");
+	CHECK(!tfi_yield_decide(spin - 1, 2, 1, 0, runnable_stub), "yields before the spin");
+	CHECK(tfi_yield_decide(spin, 2, 1, 0, runnable_stub), "no yield after the spin");
+	/* 2 ranks on CPUs 1-3 of 4, the engine on CPU 0: a quiet host never yields ... */
+	runnable_asked = 0;
+	CHECK(!tfi_yield_decide(1, 3, 3, 0, runnable_stub), "quiet host, idle 1: yield");
+	CHECK(runnable_asked == 0, "the host's runnable count read before the spin ended");
+	CHECK(!tfi_yield_decide(spin, 3, 3, 0, runnable_stub), "quiet host: yield");
+	/* ... a host crowded by other programs does, after the spin */
+	runnable_now = 8;
+	CHECK(!tfi_yield_decide(spin - 1, 3, 3, 0, runnable_stub),
+	      "crowded host: yields before the spin");
+	CHECK(tfi_yield_decide(spin, 3, 3, 0, runnable_stub), "crowded host: no yield");
+	/* an engine that does not say where it runs counts on our CPUs, but is not known to
+	 * share our one CPU */
+	runnable_now = 1;
+	CHECK(!tfi_yield_decide(1, 2, 2, -1, runnable_stub), "2 busy on 2 CPUs: yield");
+	CHECK(!tfi_yield_decide(1, 4, 1, -1, runnable_stub), "unknown engine, 4 busy: no spin");
+	CHECK(tfi_yield_decide(1, 2, 1, -1, runnable_stub), "unknown engine, 2 busy: spin");
 }
 
 /* ---- live cases, each in a child ---- */
@@ -232,6 +291,7 @@ main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	unsetenv("OMPI_MCA_hwloc_base_binding_policy");
 	decisions();
+	yield_decisions();
 	printf("decisions: %s\n", failures ? "FAILED" : "ok");
 
 	if (sched_getaffinity(0, sizeof(all), &all) != 0) {
