@@ -10,7 +10,7 @@ targets.
 
     bench/run.py [--build DIR] [--runs N] [--out FILE] [--quick] [--only SECTION]
 
---only netpipe|mpi|fi_pingpong|collectives|veth runs that one section and prints its text, targets and commands
+--only netpipe|mpi|fi_pingpong|collectives|veth|shares runs that one section and prints its text, targets and commands
 to stdout instead of writing the file (exit 1 when a measurement gave no figure).
 Needs root to install ucx-utils, sockperf, netpipe-openmpi and libfabric-bin when they are
 missing (apt-get), and for the veth section (af_packet and AF_XDP on a veth pair it makes and
@@ -435,6 +435,31 @@ class Suite:
             self.rows.append((section, label or test, size, med(figs), unit, raw, ratio, cmd,
                               spread(figs)))
         return per
+
+    def shares_runs(self, opts):
+        """toroid-perf --shares 2 --baseline RUNS times: two nodes of two shares over a net_ring
+        pair of two queue pairs, on one lcore, then one lcore per share, raw DPDK on the same
+        queues first. Rows for 1 and 2 lcores (each against raw on as many lcores); returns
+        the per-run (scale, raw_scale): 2 lcores over 1, the engine's and raw's."""
+        cmd = f"{self.perf} -- --shares 2 --baseline {opts} --json"
+        self.commands.append(cmd)
+        per, scales = {}, []
+        for _ in range(self.args.runs):
+            got = [r for r in json_lines(sh(cmd)) if r.get("test") == "put_shares"]
+            if len(got) != 2:
+                self.missing.append(cmd)
+                continue
+            for r in got:
+                per.setdefault(r["lcores"], []).append(r)
+            two = next(r for r in got if r["lcores"] == 2)
+            scales.append((two.get("scale"), two.get("raw_scale")))
+        for lc, rs in sorted(per.items()):
+            figs = [r.get("mpps") for r in rs]
+            self.rows.append(("net_ring", f"put_shares, 2 shares on {lc} lcore{'s' if lc > 1 else ''}",
+                              64, med(figs), "Mpps", med([r.get("raw_mpps") for r in rs]),
+                              med([run_ratio(r, "mpps", "raw_mpps") for r in rs]), cmd,
+                              spread(figs)))
+        return scales
 
     def memif_runs(self, opts):
         sock = f"/tmp/toroid-bench-{os.getpid()}.sock"
@@ -1284,6 +1309,22 @@ def coll_section(res):
     return out
 
 
+def shares_section(s):
+    """bench/run.py --only shares: the two put_shares rows and the 2-lcore target."""
+    scales = s.shares_runs("-n 4000000")
+    out = ["## One node on 2 lcores\n", "| test | toroid | min .. max | raw DPDK | ratio |",
+           "|---|---|---|---|---|"]
+    for r in s.rows:
+        out.append(f"| {r[1]} | {fmt(r[3])} Mpps | "
+                   f"{f'{fmt(r[8][0])} .. {fmt(r[8][2])}' if r[8] else '-'} | {fmt(r[5])} Mpps | "
+                   f"{fmt(r[6])} |")
+    out.append("")
+    sc, rs = spread([a for a, _ in scales]), spread([b for _, b in scales])
+    tg = [("64 B put, one node on 2 lcores >= 1.6 x one lcore",
+           f"{sc[1]:.2f} x (raw {rs[1]:.2f} x)" if sc and rs else "-", bool(sc) and sc[1] >= 1.6)]
+    return out, tg
+
+
 def fmt(v, nd=3):
     return "-" if v is None else f"{v:.{nd}f}"
 
@@ -1310,6 +1351,7 @@ SECTIONS = {
     "fi_pingpong": lambda s: (lambda r: (fi_section(r), fi_targets(r)))(fi_pingpong(s)),
     "collectives": lambda s: (lambda r: (coll_section(r), coll_targets(r)))(coll_runs(s)),
     "veth": lambda s: (veth_section(veth_ports(s), s.args.runs), []),
+    "shares": shares_section,
 }
 
 
@@ -1392,6 +1434,9 @@ def main():
     s.perf_runs("net_ring", f"-t reflect_lat -s 64 --mode delivery {n}", "p50", "us p50",
                 label="reflect_lat delivery")
     s.perf_runs("net_ring", f"-t get_bw -s 64K {n}", "gbps_l2", "Gbit/s L2")
+    # one node on 2 lcores: two shares over a 2-queue net_ring pair, 1 lcore then 2 (a second
+    # each; raw DPDK on the same queues and lcores in the same run)
+    shares = s.shares_runs(f"-n {'400000' if args.quick else '4000000'}")
     # per-packet cost against torus size
     s.perf_runs("torus", f"-t put_rate -s 64 --torus 2x1x1 {nr}", "mpps", "Mpps",
                         label="put_rate 2x1x1")
@@ -1469,7 +1514,7 @@ def main():
                "engine's had on average). Reliability (sequence "
                "numbers, acks) is on. Latencies are p50 in microseconds; `put_lat` and "
                "`fifo_lat` are half a round trip, the others are post-to-completion. "
-               "`bench/run.py --only netpipe` (or `mpi`, `fi_pingpong`, `collectives`, `veth`) runs one section and prints "
+               "`bench/run.py --only netpipe` (or `mpi`, `fi_pingpong`, `collectives`, `veth`, `shares`) runs one section and prints "
                "it without writing this file.\n")
     out.append(f"Machine: {machine()}.\n")
     out.append(f"Suite time: {time.time() - t0:.0f} s.\n")
@@ -1550,6 +1595,12 @@ def main():
             target(f"64 B memory-FIFO messages per second ({label}) >= 1.0 x raw 64 B frames",
                    f"{fmt(r[3])} Mmsg/s vs {fmt(r[5])} Mpps raw = {fmt(r[6])}",
                    (r[6] or 0) >= 1.0)
+    sc = spread([a for a, _ in shares])
+    if sc:
+        rs = spread([b for _, b in shares])
+        target("64 B put, one node on 2 lcores (2 shares, 2-queue net_ring) >= 1.6 x one lcore",
+               f"{sc[1]:.2f} x ({sc[0]:.2f} .. {sc[2]:.2f}; raw DPDK on the same queues "
+               f"{rs[1]:.2f} x)" if rs else f"{sc[1]:.2f} x", sc[1] >= 1.6)
     for test, lim in (("put_lat", 1.3), ("fifo_lat", 1.3), ("reflect_lat", 1.8)):
         r = row("memif", test, 64)
         if r:
