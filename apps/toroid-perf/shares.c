@@ -36,7 +36,8 @@ struct sh_run {
 	const uint8_t *src;
 	unsigned int n_sh;
 	int rc[SH_MAX + 1];
-	uint16_t pa, pb; /* the ports of a and b (raw baseline) */
+	uint16_t pa, pb;    /* the ports of a and b (raw baseline) */
+	uint16_t q[SH_MAX]; /* ... and lane k's queue on them (trd_link_queue_id()) */
 };
 
 /* Post and poll lanes @p lo .. @p hi - 1 until each lane's counter at b is zero. */
@@ -106,7 +107,7 @@ sh_raw_queues(struct sh_run *r, unsigned int lo, unsigned int hi)
 
 		done = 0;
 		for (unsigned int k = lo; k < hi; k++) {
-			uint16_t q = (uint16_t)k, nb;
+			uint16_t q = r->q[k], nb;
 
 			if (sent[k] < r->n_lane && rte_pktmbuf_alloc_bulk(mp, tx, 32) == 0) {
 				for (unsigned int i = 0; i < 32; i++) {
@@ -181,6 +182,13 @@ static void
 sh_text(const struct sh_run *r, double one, double two, double raw1, double raw2,
 	const struct trd_node_stats *st)
 {
+	if (r->n_sh == 1) {
+		printf("put_shares  %u B  2 nodes x 1 share: 1 lcore %.3f Mpps", SH_SIZE, one);
+		if (raw1 > 0)
+			printf("; raw 1 lcore %.3f Mpps", raw1);
+		printf("\n");
+		return;
+	}
 	printf("put_shares  %u B  2 nodes x %u shares: 1 lcore %.3f Mpps, %u lcores %.3f Mpps "
 	       "(%.2f x)",
 	       SH_SIZE, r->n_sh, one, r->n_sh, two, two / one);
@@ -236,7 +244,7 @@ perf_shares(unsigned int n_sh, uint64_t iters)
 	uint8_t *buf;
 	int rc;
 
-	if (n_sh > SH_MAX || worker >= RTE_MAX_LCORE) {
+	if (n_sh > SH_MAX || (n_sh > 1 && worker >= RTE_MAX_LCORE)) {
 		fprintf(stderr,
 			"toroid-perf: --shares %u needs a worker lcore (-l 0-1) and at "
 			"most %d shares\n",
@@ -269,8 +277,16 @@ perf_shares(unsigned int n_sh, uint64_t iters)
 
 		r.pa = (uint16_t)pa;
 		r.pb = (uint16_t)pb;
+		/* the queues the engine's links use: the same on both ports */
+		for (unsigned int k = 0; k < n_sh && pa >= 0 && pb >= 0; k++) {
+			int q = trd_link_queue_id(trd_node_share_link(r.a, k, 0));
+
+			if (q < 0)
+				pa = -1;
+			r.q[k] = (uint16_t)q;
+		}
 		rc = pa < 0 || pb < 0 ? -ENOTSUP : sh_measure(&r, true, 1, worker, &raw1);
-		if (rc == 0)
+		if (rc == 0 && n_sh > 1)
 			rc = sh_measure(&r, true, n_sh, worker, &raw2);
 	}
 	/* a short warm-up (sessions started), then 1 lcore, then one per lane */
@@ -283,7 +299,7 @@ perf_shares(unsigned int n_sh, uint64_t iters)
 	}
 	if (rc == 0)
 		rc = sh_measure(&r, false, 1, worker, &one);
-	if (rc == 0)
+	if (rc == 0 && n_sh > 1)
 		rc = sh_measure(&r, false, n_sh, worker, &two);
 	for (unsigned int k = 0; k < n_sh && rc == 0; k++)
 		rc = trd_node_share_stats_get(r.a, k, &st[k]);

@@ -41,11 +41,11 @@ enum sm_cmd { SM_HELLO = 1, SM_ROUND, SM_READY, SM_DONE, SM_BYE, SM_RESULT };
 
 struct sm_msg {
 	uint32_t cmd;
-	uint32_t lane;    /* SM_DONE */
-	uint64_t key;     /* SM_READY: the server's region key */
-	uint64_t n_lane;  /* SM_ROUND: puts per lane */
-	uint16_t ctr[SM_MAX]; /* SM_READY: each lane's counter at the server */
-	int32_t rc;           /* SM_RESULT: the server's verdict */
+	uint32_t lane;            /* SM_DONE */
+	uint64_t key;             /* SM_READY: the server's region key */
+	uint64_t n_lane;          /* SM_ROUND: puts per lane */
+	uint16_t ctr[SM_MAX];     /* SM_READY: each lane's counter at the server */
+	int32_t rc;               /* SM_RESULT: the server's verdict */
 	uint64_t rx_pkts[SM_MAX]; /* SM_RESULT: what each server share received */
 };
 
@@ -81,8 +81,7 @@ sm_send(struct sm_run *r, unsigned int lane, uint8_t fifo, const struct sm_msg *
 	int rc;
 
 	trd_desc_fifo(&d, r->peer, fifo, m, sizeof(*m), m->cmd, 0);
-	while ((rc = trd_inject(trd_inj_fifo(r->node, lane), &d)) == -ENOBUFS &&
-	       trd_time_us() < dl)
+	while ((rc = trd_inject(trd_inj_fifo(r->node, lane), &d)) == -ENOBUFS && trd_time_us() < dl)
 		trd_node_poll_share(r->node, lane);
 	return rc;
 }
@@ -186,16 +185,18 @@ sm_verdict(struct sm_run *r, const uint16_t *ctr, struct sm_msg *res)
 		int64_t v = -1;
 
 		if (trd_counter_read(r->node, ctr[k], &v) != 0 || v != 0) {
-			fprintf(stderr, "toroid-perf: put_shares server: lane %u counter %" PRId64
-				" at the end, not 0\n", k, v);
+			fprintf(stderr,
+				"toroid-perf: put_shares server: lane %u counter %" PRId64
+				" at the end, not 0\n",
+				k, v);
 			rc = -EIO;
 		}
 		if (trd_node_share_stats_get(r->node, k, &st) != 0)
 			return -EIO;
 		res->rx_pkts[k] = st.stat[TRD_STAT_RX_PKTS];
 		if (st.stat[TRD_STAT_RX_PKTS] == 0) {
-			fprintf(stderr, "toroid-perf: put_shares server: share %u received nothing\n",
-				k);
+			fprintf(stderr,
+				"toroid-perf: put_shares server: share %u received nothing\n", k);
 			rc = -EIO;
 		}
 		if (st.drop[TRD_DROP_BAD_LANE] != 0) {
@@ -208,8 +209,8 @@ sm_verdict(struct sm_run *r, const uint16_t *ctr, struct sm_msg *res)
 	}
 	for (unsigned int i = 0; i < SM_BURST * r->n_sh * SM_SIZE; i++)
 		if (r->mem[i] != sm_pat(i)) {
-			fprintf(stderr, "toroid-perf: put_shares server: byte %u is %u, not %u\n", i,
-				r->mem[i], sm_pat(i));
+			fprintf(stderr, "toroid-perf: put_shares server: byte %u is %u, not %u\n",
+				i, r->mem[i], sm_pat(i));
 			rc = -EIO;
 			break;
 		}
@@ -308,8 +309,8 @@ sm_lanes(struct sm_run *r, unsigned int lo, unsigned int hi)
 			if (trd_node_poll_share(r->node, k) < 0)
 				return -EBUSY;
 			if (!done[k] &&
-			    trd_rec_fifo_poll(trd_rec_fifo(r->node, (unsigned int)(1 + k)), &m, 1) ==
-				    1) {
+			    trd_rec_fifo_poll(trd_rec_fifo(r->node, (unsigned int)(1 + k)), &m,
+					      1) == 1) {
 				trd_msg_free(m);
 				done[k] = true;
 				n_done++;
@@ -339,8 +340,7 @@ sm_client_worker(void *arg)
 
 /* One round of @p n_lane puts per lane on @p lcores: the rate in Mpps */
 static int
-sm_round(struct sm_run *r, uint64_t n_lane, unsigned int lcores, unsigned int worker,
-	 double *mpps)
+sm_round(struct sm_run *r, uint64_t n_lane, unsigned int lcores, unsigned int worker, double *mpps)
 {
 	struct sm_msg m = {.cmd = SM_ROUND, .n_lane = n_lane};
 	uint64_t t0;
@@ -441,7 +441,8 @@ sm_client(struct sm_run *r, uint64_t iters, unsigned int worker)
 			printf(" (one lcore: no %u lcores measured)", r->n_sh);
 		printf("; packets sent by");
 		for (unsigned int k = 0; k < r->n_sh; k++)
-			printf("%s share %u %" PRIu64, k ? "," : "", k, st[k].stat[TRD_STAT_TX_PKTS]);
+			printf("%s share %u %" PRIu64, k ? "," : "", k,
+			       st[k].stat[TRD_STAT_TX_PKTS]);
 		printf("; received by the server's");
 		for (unsigned int k = 0; k < r->n_sh; k++)
 			printf("%s share %u %" PRIu64, k ? "," : "", k, m.rx_pkts[k]);
