@@ -220,6 +220,8 @@ sh_json(const struct sh_run *r, double one, double two, double raw1, double raw2
 			printf(",\"scale\":%.3f", two / one);
 			if (raw1 > 0)
 				printf(",\"raw_scale\":%.3f", raw2 / raw1);
+		}
+		if (l == r->n_sh) {
 			printf(",\"tx_pkts\":[");
 			for (unsigned int k = 0; k < r->n_sh; k++)
 				printf("%s%" PRIu64, k ? "," : "", st[k].stat[TRD_STAT_TX_PKTS]);

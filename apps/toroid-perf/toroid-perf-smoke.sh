@@ -29,4 +29,9 @@ assert all(r["test"] == "put_shares" and r["mpps"] > 0 and r["raw_mpps"] > 0 for
 two = rs[1]
 assert two["scale"] > 0 and two["raw_scale"] > 0 and all(p > 0 for p in two["tx_pkts"]), two
 PY
+# --shares 1 needs no worker lcore: one line, its packets
+timeout 60 "$perf" --no-huge --no-pci --no-shconf -m 512 -l 0 --log-level lib.eal:error -- \
+	--shares 1 -n 20000 --json 2>/dev/null |
+	grep -qE '"shares":1,"lcores":1,.*"tx_pkts":\[[1-9][0-9]*\]' ||
+	{ echo "perf smoke: --shares 1 on one lcore gave no result"; exit 1; }
 echo "perf smoke: all tests ran"
