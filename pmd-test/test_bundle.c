@@ -32,7 +32,9 @@
  *           bulk, the frame goes back with the last, every message exact until then; with no
  *           block left the same bundle takes an mbuf per message, exact.
  *  lanes:   a put handed to share 0 of a node of two shares: taken on lane 0, dropped and
- *           counted as bad_lane on lane 1 (another share's); three shares are refused.
+ *           counted as bad_lane on lane 1 (another share's); three shares are refused. On a
+ *           net_ring pair of two shares, the queues of the two lanes' links (polled by two
+ *           lcores) keep their driver state on cache lines of their own (no false sharing).
  *  relay:   node (0,0,0) of a 2x2x1 torus sends to (1,1,0) through an intermediate node:
  *           FIFO messages, puts, immediate puts, puts from a region, TRD_DF_COPY and
  *           TRD_DF_ORDERED ones, in runs on two injection counters (each reaches exactly 0);
@@ -50,6 +52,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -1201,6 +1204,49 @@ lanes(void)
 	printf("lanes: lane 0 taken, lane 1 on share 0 dropped as bad_lane; 3 shares refused\n");
 }
 
+/* The cache lines of [p, p + len) */
+static bool
+lines_meet(uintptr_t p, uintptr_t q, size_t len)
+{
+	return p / RTE_CACHE_LINE_SIZE <= (q + len - 1) / RTE_CACHE_LINE_SIZE &&
+	       q / RTE_CACHE_LINE_SIZE <= (p + len - 1) / RTE_CACHE_LINE_SIZE;
+}
+
+/* A net_ring pair of two shares: each lane's link on a queue of its own, whose driver state
+ * (net_ring's per-queue ring pointer and packet counts, 24 bytes written on every burst, even
+ * an empty one) shares no cache line with the other lane's: two lcores poll them. */
+static void
+lane_queues(void)
+{
+	struct trd_node_conf tmpl = {.shares = 2};
+	struct trd_net_conf nc = {.links = TRD_NET_ETHDEV_RING, .node = &tmpl};
+	struct trd_net *net;
+
+	trd_torus_init(&nc.torus, 2, 1, 1);
+	net = trd_net_create(&nc);
+	T_ASSERT(net != NULL, "net of two shares: %s", rte_strerror(rte_errno));
+	for (unsigned int i = 0; i < 2; i++) {
+		struct trd_node *n = trd_net_node(net, i);
+		struct trd_link *l0 = trd_node_share_link(n, 0, 0),
+				*l1 = trd_node_share_link(n, 1, 0);
+		int port = trd_link_port(l0), q0 = trd_link_queue_id(l0),
+		    q1 = trd_link_queue_id(l1);
+
+		T_ASSERT(port >= 0 && trd_link_port(l1) == port, "both lanes on one port");
+		T_ASSERT(q0 >= 0 && q1 >= 0 && q0 != q1, "queues %d and %d", q0, q1);
+		T_ASSERT(trd_node_share_link(n, 2, 0) == NULL, "no third share");
+		T_ASSERT(!lines_meet((uintptr_t)rte_eth_fp_ops[port].rxq.data[q0],
+				     (uintptr_t)rte_eth_fp_ops[port].rxq.data[q1], 24),
+			 "node %u: RX queues %d and %d share a cache line", i, q0, q1);
+		T_ASSERT(!lines_meet((uintptr_t)rte_eth_fp_ops[port].txq.data[q0],
+				     (uintptr_t)rte_eth_fp_ops[port].txq.data[q1], 24),
+			 "node %u: TX queues %d and %d share a cache line", i, q0, q1);
+	}
+	trd_net_free(net);
+	printf("lanes: a net_ring pair of two shares, each lane's queue state on lines of its "
+	       "own\n");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1208,6 +1254,7 @@ main(int argc, char **argv)
 
 	test_eal_init(argv[0], NULL);
 	lanes();
+	lane_queues();
 	forged();
 	blocks();
 	stream(n, 32, NULL, 1024, 32);

@@ -648,6 +648,12 @@ perf_check_options(struct perf_cli *cli)
 				perf_opt.cores, cli->role);
 	if (perf_opt.test == NULL && cli->role != NULL && strcmp(cli->role, "server") == 0)
 		perf_opt.test = "all"; /* the server answers whatever the client asks */
+	if (perf_opt.shares != 0 && cli->role != NULL && cli->memif == NULL)
+		app_usage_error("--shares with --%s: only over --memif (a port of one queue pair "
+				"a share)",
+				cli->role);
+	if (perf_opt.shares != 0 && cli->memif != NULL && perf_opt.baseline)
+		app_usage_error("--shares over --memif has no --baseline (one process has it)");
 	if (perf_opt.shares != 0 && perf_opt.test == NULL)
 		perf_opt.test = "put_rate"; /* not run: --shares runs put_shares alone */
 	if (perf_opt.test == NULL)
@@ -891,6 +897,18 @@ main(int argc, char **argv)
 		app_usage_error(
 			"--%s: no DPDK port %u (%u available; give one with -a PCI or --vdev)",
 			cli.role, cli.port, rte_eth_dev_count_avail());
+	if (cli.role != NULL && perf_opt.shares != 0) {
+		/* put_shares between two processes, on a memif port of one queue pair a share */
+		failed = perf_shares_memif(strcmp(cli.role, "server") == 0, cli.memif_socket,
+					   perf_opt.shares,
+					   perf_opt.iters ? perf_opt.iters : 2000000) != 0;
+		rte_eal_cleanup();
+		if (perf_stop) {
+			fprintf(stderr, "toroid-perf: interrupted\n");
+			return 128 + perf_stop;
+		}
+		return failed ? 1 : 0;
+	}
 	if (cli.role != NULL) {
 		failed = perf_twoproc(strcmp(cli.role, "server") == 0,
 				      cli.memif != NULL ? cli.memif_socket : NULL, cli.port);

@@ -97,6 +97,8 @@ extern volatile sig_atomic_t perf_stop; /* the signal that stops the run, or 0 *
 /* Latency statistics of @p n samples (cycles), scaled (0.5: a round trip as one way). */
 /* shares.c: --shares N, the 64 B put rate of split nodes on 1 and N lcores */
 int perf_shares(unsigned int n_sh, uint64_t iters);
+/* shares_memif.c: --memif server|client --shares N, put_shares between two processes */
+int perf_shares_memif(bool server, const char *sock, unsigned int n_sh, uint64_t iters);
 void lat_stats(struct perf_result *r, uint64_t *s, uint64_t n, double scale);
 /* What a port (or a link without one) has sent so far: frames and bytes, from the ethdev's
  * counters (rte_eth_stats_get: opackets, obytes) of @p port, or from the link's own counters

@@ -18,4 +18,20 @@ done
 timeout 60 "$perf" -- --shares 2 -n 20000 2>/dev/null |
 	grep -qE "put_shares .* share 0 [1-9][0-9]*, share 1 [1-9]" ||
 	{ echo "perf smoke: --shares 2 gave no result"; exit 1; }
+# ... with --baseline --json (make bench's row): a line per lcore count, raw beside each, the
+# second with both scalings and each share's packets
+out=$(timeout 60 "$perf" -- --shares 2 -n 20000 --baseline --json 2>/dev/null)
+python3 - "$out" <<'PY' || { echo "perf smoke: --shares 2 --baseline --json: $out"; exit 1; }
+import json, sys
+rs = [json.loads(l) for l in sys.argv[1].splitlines() if l.startswith("{")]
+assert [r["lcores"] for r in rs] == [1, 2], rs
+assert all(r["test"] == "put_shares" and r["mpps"] > 0 and r["raw_mpps"] > 0 for r in rs), rs
+two = rs[1]
+assert two["scale"] > 0 and two["raw_scale"] > 0 and all(p > 0 for p in two["tx_pkts"]), two
+PY
+# --shares 1 needs no worker lcore: one line, its packets
+timeout 60 "$perf" --no-huge --no-pci --no-shconf -m 512 -l 0 --log-level lib.eal:error -- \
+	--shares 1 -n 20000 --json 2>/dev/null |
+	grep -qE '"shares":1,"lcores":1,.*"tx_pkts":\[[1-9][0-9]*\]' ||
+	{ echo "perf smoke: --shares 1 on one lcore gave no result"; exit 1; }
 echo "perf smoke: all tests ran"

@@ -672,6 +672,12 @@ trd_node_link(const struct trd_node *n, unsigned int i)
 	return (n == NULL || i >= n->n_links) ? NULL : n->links[i];
 }
 
+struct trd_link *
+trd_node_share_link(const struct trd_node *n, unsigned int share, unsigned int i)
+{
+	return (n == NULL || share >= n->n_shares) ? NULL : trd_node_link(n->sh[share], i);
+}
+
 int
 trd_node_route_hops(const struct trd_node *n, struct trd_coord dst)
 {

@@ -874,6 +874,14 @@ trd_link_port(const struct trd_link *l)
 	return l->kind == TRD_LINK_ETHDEV ? l->port : -ENOTSUP;
 }
 
+int
+trd_link_queue_id(const struct trd_link *l)
+{
+	if (l == NULL)
+		return -EINVAL;
+	return l->kind == TRD_LINK_ETHDEV ? l->queue : -ENOTSUP;
+}
+
 unsigned int
 trd_link_max_payload(const struct trd_link *l)
 {

@@ -15,6 +15,12 @@
 #define LINK_LOG(level, fmt, ...)                                                                  \
 	rte_log(RTE_LOG_##level, trd_link_logtype, "toroid link: " fmt "\n", ##__VA_ARGS__)
 #define TRD_DEFAULT_MTU 1500
+/* DPDK's net_ring keeps each queue's packet counts in 24-byte entries of one array and writes
+ * them on every burst, an empty one too: queues 0 and 1, polled by two lcores, shared a cache
+ * line that both wrote on every poll. Link k uses queue k * Q_STRIDE (96 bytes apart: other
+ * lines; less when that many queues would pass the driver's 16); the queues between carry
+ * nothing and are never polled. */
+#define Q_STRIDE 4
 
 /* Configure net_ring port @p port with @p nq queue pairs receiving into @p pool and start it. */
 static int
@@ -49,8 +55,9 @@ trd_link_ethdev_ring_pair_queues_pool(const char *name, uint16_t mtu, struct rte
 				      unsigned int nq, struct trd_link *a[], struct trd_link *b[])
 {
 	struct rte_ring *r1[TRD_LINK_MAX_QUEUES] = {NULL}, *r2[TRD_LINK_MAX_QUEUES] = {NULL};
+	struct rte_ring *p1[RTE_PMD_RING_MAX_RX_RINGS], *p2[RTE_PMD_RING_MAX_RX_RINGS];
 	struct trd_link_conf conf = {.no_setup = true};
-	unsigned int q;
+	unsigned int q, np, stride;
 	char n[64];
 	int pa, pb, rc;
 
@@ -68,22 +75,30 @@ trd_link_ethdev_ring_pair_queues_pool(const char *name, uint16_t mtu, struct rte
 		if (r1[q] == NULL || r2[q] == NULL)
 			goto nomem;
 	}
-	/* queue q of a sends into ring r1[q], which queue q of b receives from, and back */
+	/* link q's queue q * Q_STRIDE of a sends into ring r1[q], which the same queue of b
+	 * receives from, and back; a queue between two links' names the lower one's rings (it
+	 * is never polled nor sent on) */
+	stride = RTE_MIN(Q_STRIDE, (RTE_PMD_RING_MAX_RX_RINGS - 1) / (nq - 1));
+	np = (nq - 1) * stride + 1;
+	for (unsigned int i = 0; i < np; i++) {
+		p1[i] = r1[i / stride];
+		p2[i] = r2[i / stride];
+	}
 	snprintf(n, sizeof(n), "%s_a", name);
-	pa = rte_eth_from_rings(n, r2, nq, r1, nq, SOCKET_ID_ANY);
+	pa = rte_eth_from_rings(n, p2, np, p1, np, SOCKET_ID_ANY);
 	snprintf(n, sizeof(n), "%s_b", name);
-	pb = pa < 0 ? -1 : rte_eth_from_rings(n, r1, nq, r2, nq, SOCKET_ID_ANY);
+	pb = pa < 0 ? -1 : rte_eth_from_rings(n, p1, np, p2, np, SOCKET_ID_ANY);
 	if (pa < 0 || pb < 0)
 		goto fail;
-	rc = ring_port_setup((uint16_t)pa, nq, mtu, pool);
+	rc = ring_port_setup((uint16_t)pa, np, mtu, pool);
 	if (rc == 0)
-		rc = ring_port_setup((uint16_t)pb, nq, mtu, pool);
+		rc = ring_port_setup((uint16_t)pb, np, mtu, pool);
 	if (rc != 0) {
 		rte_errno = -rc;
 		goto fail;
 	}
 	for (q = 0; q < nq; q++) {
-		conf.queue = (uint16_t)q;
+		conf.queue = (uint16_t)(q * stride);
 		a[q] = trd_link_ethdev_pool((uint16_t)pa, &conf, pool);
 		b[q] = a[q] == NULL ? NULL : trd_link_ethdev_pool((uint16_t)pb, &conf, pool);
 		if (b[q] == NULL) {

@@ -270,6 +270,8 @@ void trd_link_free(struct trd_link *link);
 enum trd_link_kind trd_link_kind_of(const struct trd_link *link);
 /** The link's ethdev port id, or -ENOTSUP for a ring link. */
 int trd_link_port(const struct trd_link *link);
+/** The link's RX/TX queue id on its port (trd_link_conf::queue), or -ENOTSUP for a ring link. */
+int trd_link_queue_id(const struct trd_link *link);
 /** Largest payload in one packet on this link: the MTU minus the torus header, and minus the
  * session token's 8 bytes once the link is a reliable node's (docs/wire-format.md). */
 unsigned int trd_link_max_payload(const struct trd_link *link);
@@ -402,6 +404,9 @@ const char *trd_node_name(const struct trd_node *node);
 unsigned int trd_node_n_links(const struct trd_node *node);
 /** Link @p i of the node, or NULL. */
 struct trd_link *trd_node_link(const struct trd_node *node, unsigned int i);
+/** Link @p i of share @p share of the node (trd_node_add_share_link()), or NULL. */
+struct trd_link *trd_node_share_link(const struct trd_node *node, unsigned int share,
+				     unsigned int i);
 /** Number of nodes alive in this process (created and not freed). */
 unsigned int trd_node_count(void);
 

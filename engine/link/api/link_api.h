@@ -279,9 +279,11 @@ int trd_link_ethdev_ring_pair_pool(const char *name, uint16_t mtu, struct rte_me
 /** Queue pairs a net_ring pair may have (trd_link_ethdev_ring_pair_queues_pool()). */
 #define TRD_LINK_MAX_QUEUES 8
 /**
- * Two net_ring ports joined back to back with @p nq queue pairs each, queue q of one to queue
- * q of the other, and a link on each queue: a[q] and b[q] (queue 0's close the ports: free
- * them last). @return 0 or a negative errno.
+ * Two net_ring ports joined back to back with @p nq queue pairs each, and a link on each
+ * pair: a[q] and b[q] (queue 0's close the ports: free them last). Pair q is the ports' queue
+ * q * 4 (trd_link_queue_id()), so that the driver's per-queue counters, written on every burst,
+ * of two pairs polled by two lcores are on different cache lines; the queues between are
+ * never used. @return 0 or a negative errno.
  */
 int trd_link_ethdev_ring_pair_queues_pool(const char *name, uint16_t mtu, struct rte_mempool *pool,
 					  unsigned int nq, struct trd_link *a[],
