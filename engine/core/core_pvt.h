@@ -305,6 +305,12 @@ trd_rel_rx_end(struct trd_node *n, struct trd_peer *pe)
 int trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack,
 		   const uint64_t *proof);
 void trd_rel_timers(struct trd_node *n);
+/* stateless.c: a node we keep no state for. Its state if the ACK @p p just proved it (else NULL
+ * and *@p rc the frame's drop cause, 0: none); a challenge for a frame of a session we do not
+ * know. */
+struct trd_peer *trd_rel_sl_ack(struct trd_node *n, uint32_t rank, const struct trd_pkt *p,
+				const uint64_t *proof, int *rc);
+void trd_rel_sl_chal(struct trd_node *n, uint32_t rank);
 
 /* Sequence (reliable peers: with the session's token) and checksum a built packet; 0, or
  * -ENOBUFS (the caller still owns @p m, unsent). */
