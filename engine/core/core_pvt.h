@@ -271,6 +271,14 @@ trd_rel_timers_now(struct trd_node *n)
 	n->timers_next = 0;
 }
 
+/* Something the timers do is due at @p when (a deadline earlier than those they knew). */
+static inline void
+trd_rel_timers_by(struct trd_node *n, uint64_t when)
+{
+	if (when < n->timers_next)
+		n->timers_next = when;
+}
+
 /* An ack is owed at once (a duplicate, a hole): the timers send it in this poll. */
 static inline void
 trd_rel_ack_now(struct trd_node *n, struct trd_peer *pe)
@@ -294,8 +302,10 @@ trd_rel_rx_end(struct trd_node *n, struct trd_peer *pe)
 {
 	uint64_t now = n->vclock;
 
-	if (pe->ack_pending++ == 0)
+	if (pe->ack_pending++ == 0) {
 		pe->ack_due = now + n->ack_delay;
+		trd_rel_timers_by(n, pe->ack_due);
+	}
 	if (pe->ack_pending >= 32) {
 		pe->ack_due = now;
 		trd_rel_timers_now(n);

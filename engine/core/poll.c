@@ -129,14 +129,13 @@ share_poll(struct trd_node *n)
 		moved += inj_serve(n, n->inj[n->n_inj]);
 	if (unlikely(n->comb != NULL))
 		trd_comb_poll(n);
-	/* The reliability timers go by the clock, not by the poll: every timer_gap (an eighth of
-	 * the ack delay), or in this poll when something is due at once. A round that moves a
-	 * lone message (and each idle round while its answer is awaited) no longer pays for
-	 * them. */
-	if (n->n_active != 0 && n->vclock >= n->timers_next) {
+	/* The reliability timers go by the clock, not by the poll: when the earliest deadline of
+	 * an active peer comes (trd_rel_timers() works it out; at most every timer_gap, an
+	 * eighth of the ack delay), or in this poll when something is due at once. A round
+	 * that moves a lone message, and the idle rounds while its answer is awaited, pay for
+	 * them only when a deadline (its ack delay, its tail loss probe) passes. */
+	if (n->n_active != 0 && n->vclock >= n->timers_next)
 		trd_rel_timers(n);
-		n->timers_next = n->vclock + n->timer_gap;
-	}
 	flush_all(n);
 
 	__atomic_store_n(&n->poll_gen, n->poll_gen + 1, __ATOMIC_RELEASE);

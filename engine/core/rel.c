@@ -51,7 +51,9 @@ trd_rel_init(struct trd_node *n)
 	if (n->rto_max < n->rto0)
 		n->rto_max = n->rto0;
 	n->ack_delay = hz / 1000000 * c->ack_delay_us;
-	n->timer_gap = n->ack_delay / 8; /* timers every eighth of it, at once what is due now */
+	n->timer_gap = n->ack_delay / 8; /* timers at most every eighth of it, when due */
+	/* the least time a packet waits for its tail loss probe or its timeout */
+	n->tlp_least = RTE_MIN(n->rto0 / 2, 4 * n->ack_delay);
 	n->timers_next = 0;
 	n->dead = hz / 1000 * c->dead_ms;
 	n->vstep = hz / 1000000 * TRD_VCLOCK_STEP_US;
@@ -229,6 +231,7 @@ trd_rel_hold(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct 
 	pe->txt[i] = now;
 	pe->sacked[i] = 0;
 	peer_activate(n, pe);
+	trd_rel_timers_by(n, now + n->tlp_least); /* its tail loss probe, its timeout */
 	return 0;
 }
 
@@ -524,6 +527,8 @@ on_ack(struct trd_node *n, struct trd_peer *pe, uint32_t ack, const uint8_t *sac
 		pe->rto = rto_of(n, pe);
 		pe->last_progress = pe->last_moved = now;
 		progress = 1;
+		if (pe->snd_una != pe->snd_nxt) /* the rest's timeouts start again, shorter */
+			trd_rel_timers_by(n, now + n->tlp_least);
 	}
 	if (sack != NULL) {
 		uint32_t top = 0;
@@ -833,12 +838,27 @@ since(const struct trd_peer *pe, uint32_t i)
 	return RTE_MAX(pe->txt[i], pe->last_progress);
 }
 
+/* The timers of an active peer are next due by @p due at the latest: earlier than they were
+ * (never before the next timer_gap: trd_rel_timers()). */
+static inline void
+due_by(uint64_t *next, uint64_t due)
+{
+	*next = RTE_MIN(*next, due);
+}
+
 void
 trd_rel_timers(struct trd_node *n)
 {
 	uint64_t now = n->vclock;
 	uint32_t mask = n->rel_w - 1;
+	/* when they are due next: each active peer's earliest deadline, worked out below from
+	 * its state (ack_due, the tail loss probe, the retransmission timeout, a probe, being
+	 * declared down); an owed outcome's watch (owed[] is counted elsewhere) starts at most a
+	 * quarter of the least timeout late. What makes a deadline earlier in between (a packet
+	 * held, an ack that moved, an ack owed, a new peer) brings timers_next forward. */
+	uint64_t next = now + RTE_MAX(n->rto0 / 4, n->timer_gap);
 
+	n->timers_next = UINT64_MAX; /* (trd_rel_timers_now() during the scan: at once again) */
 	for (uint32_t k = 0; k < n->n_active;) {
 		struct trd_peer *pe = n->peers[n->active[k]];
 		bool outstanding = pe->snd_una != pe->snd_nxt;
@@ -911,6 +931,9 @@ trd_rel_timers(struct trd_node *n)
 				pe->backoff++;
 				pe->rto = rto_of(n, pe);
 			}
+			if (pe->tlp_nxt != pe->snd_nxt && !(pe->sacked[last] & 1))
+				due_by(&next, since(pe, last) + tlp + 1);
+			due_by(&next, since(pe, i) + pe->rto + 1);
 		}
 		if (pe->down && now - pe->last_probe > n->dead / 4)
 			send_probe(n, pe, now);
@@ -919,6 +942,18 @@ trd_rel_timers(struct trd_node *n)
 			n->active[k] = n->active[--n->n_active];
 			continue;
 		}
+		if (pe->ack_pending != 0)
+			due_by(&next, pe->ack_due);
+		if (pe->chal_pending || !pe->ack_synced || pe->tries != 0)
+			due_by(&next, now); /* a session starting, a silent peer: every timer_gap */
+		else if (pe->down)
+			due_by(&next, pe->last_probe + n->dead / 4 + 1);
+		else if (owing)
+			due_by(&next, RTE_MIN(pe->last_alive + RTE_MIN(n->rto0, n->dead),
+					      RTE_MIN(pe->last_moved, pe->last_progress) +
+						      TRD_DEAD_MAX_FACTOR * n->dead) +
+					      1);
 		k++;
 	}
+	n->timers_next = RTE_MIN(n->timers_next, RTE_MAX(next, now + n->timer_gap));
 }
