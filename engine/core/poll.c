@@ -104,14 +104,17 @@ share_poll(struct trd_node *n)
 	 * the last round) goes first in the flush after them, in order, and the FIFOs see the
 	 * room it leaves. (A flush here checked every link in every round, idle or not.)
 	 * Round robin: from rr to the end, then from the start to rr (rr moves one on per
-	 * poll; an index taken modulo nf cost a division per FIFO, a tenth of an idle poll) */
+	 * poll; an index taken modulo nf cost a division per FIFO, a tenth of an idle poll).
+	 * The flush after them only when they moved something: a link's leftovers go first in
+	 * the flush at the end of the round all the same, in the same order. */
 	nf = n->n_inj + 1;
 	for (unsigned int i = n->rr; i < nf; i++)
 		moved += inj_serve(n, n->inj[i]);
 	for (unsigned int i = 0; i < n->rr; i++)
 		moved += inj_serve(n, n->inj[i]);
 	n->rr = n->rr + 1 == nf ? 0 : n->rr + 1;
-	flush_all(n);
+	if (moved != 0)
+		flush_all(n);
 
 	for (unsigned int i = 0; i <= n->n_links; i++) {
 		struct trd_link *l = n->links[i];
