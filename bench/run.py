@@ -223,8 +223,8 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   timers now run by the protocol clock, every eighth of `ack_delay_us`, and at once for what
   is due at once (an ack for a duplicate or a hole, a challenge, a new session's probe;
   [reliability.md](reliability.md#retransmission-timer)): a round that moves a lone message
-  and the idle rounds around it skip them. `bench/ipm.py` cannot show it (under valgrind
-  2.5 us pass in every poll, so the timers still run in each); in seconds, alternating runs
+  and the idle rounds around it skip them. `bench/ipm.py` could not show it (under valgrind
+  2.5 us pass in every poll, so the timers still ran in each; see below); in seconds, alternating runs
   at a load of 7 to 12 on 2 CPUs: `toroid-perf --inline -n 20000` p50 put ping-pong 0.390 /
   0.393 -> 0.382 / 0.383 us, reflection 0.744 / 0.742 -> 0.729 / 0.727 us; over memif
   (two processes, `--baseline`, three alternating runs, ratio to raw) put 1.93 / 1.80 / 1.94
@@ -238,6 +238,49 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   against raw's 277, and a raw memif round trip is about 1.07 us, so what the engine adds to
   it must lose about two thirds; the idle poll's five FIFO checks and the post's table of
   slots are the next small items on the path.
+
+  What a round trip pays while it waits, and what per message (#27 item 3, next round). With
+  `--inline` the node polls of a round trip are fixed, not a matter of timing: callgrind's
+  call counts, which `bench/ipm.py` now prints, give 6.00 for a put ping-pong and 4.00 for a
+  remote get and for a reflection in every run. The idle polls among them (two of the
+  ping-pong's six, one of the get's four; about 270 instructions each: the clock, five FIFO
+  checks, the flush check, two empty receives) are therefore per message. Only the
+  reliability timers followed the clock: they ran every eighth of `ack_delay_us`, and under
+  callgrind a poll takes longer than that, so they ran in every poll (463 instructions of a
+  remote get, 632 of a put ping-pong, ~115 a poll, with nothing due in any of them). They
+  now run when an active peer's earliest deadline comes: each scan works out when that is
+  (an ack delay, a tail loss probe, a timeout, a probe), a packet held brings the next scan
+  no nearer than its tail loss probe (80 us by default), a frame received no nearer than its
+  ack delay (20 us), and a scan runs at least every quarter of `rto_us` while a peer is
+  active ([reliability.md](reliability.md#retransmission-timer)). And a round whose FIFOs
+  moved nothing no longer flushes the links after them (the flush at its end sends what a
+  full port left, in the same order). `bench/ipm.py --build build-rel --tests
+  get_lat,put_lat,reflect_lat -n 5000`, which now shows the timers as a stage of their own,
+  before and after:
+
+  | round trip (64 B) | before | timers | without timers | after | timers | without timers | node polls |
+  |---|---:|---:|---:|---:|---:|---:|---:|
+  | remote get | 5 974 | 463 | 5 511 | 5 700 | 184 | 5 516 | 4 |
+  | put ping-pong | 7 010 | 632 | 6 378 | 6 691 | 344 | 6 347 | 6 |
+  | put + local reflection | 6 914 | 463 | 6 451 | 6 640 | 185 | 6 455 | 4 |
+
+  The cut is in the timers: what a lone message itself pays did not change (the flush
+  skipped is ~30 a ping-pong). At full speed a poll is a fraction of a microsecond and the
+  timers now scan about once an ack delay instead of every 2.5 us; under callgrind they still
+  scan a few times a round trip (an ack delay passes in a few polls there), which is the
+  remaining "timers" figure. The rates did not move (`--tests put_rate,fifo_rate -n 20000`:
+  397.4 -> 397.6 and 474.8 -> 475.0 instructions per message), nor did the round trips in seconds
+  (`toroid-perf -- -t TEST -s 64 -n 20000 --inline --baseline`, two runs each at a load of
+  8 on 2 CPUs, p50: put ping-pong 0.36 / 0.36 -> 0.36 / 0.37 us, remote get 0.58 / 0.59 ->
+  0.58 / 0.81 us, reflection 1.16 / 0.71 -> 1.11 / 0.70 us, the spread of the load larger
+  than any change). What is left without the timers, 5 500 .. 6 450 a round trip against
+  raw's 553, is per frame and per node poll and spread thin: outside the poll round itself
+  (~115 a node poll in `share_poll`, ~45 in the five FIFO checks) and the header checksum
+  (~90 a frame) the largest are the descriptor's start at the sender (~120 a frame: route,
+  peer, checks), the entry's encode and the parse (~90 each). The next cuts are
+  structural: a remote get's reply built by the receive path instead of going through the
+  engine FIFO's ring (its enqueue, dequeue and second check), and a poll that learns which
+  injection FIFOs were posted to without reading every ring.
 * **Remote gets in a stream.** A remote get was a frame of its own, and so was the put it
   made its target send back. Remote gets queued for one node now share bundles (an entry of
   type 3 carrying the descriptors, [wire-format.md](wire-format.md#bundles)), and so do the
@@ -1586,7 +1629,7 @@ def main():
     out.append("`bench/ipm.py` (also `make ipm`): `toroid-perf --inline` under callgrind with N "
                "and 2N messages, the difference divided by the messages added, counted only "
                "inside the measured loop, toroid's and the raw baseline's (same ports, same "
-               "run). The rate figures repeat to 0.01% whatever else the machine does; the round trip of the remote get varies by a few percent between runs (its idle polls and timers follow the clock). Each "
+               "run). The rate figures repeat to 0.01% whatever else the machine does; the round trips vary by a few percent between runs (the reliability timers follow the clock; the node polls of a round trip do not, and `bench/ipm.py` prints them and the count without the timers). Each "
                "source line's instructions go to the stage of the function that holds it, so "
                "inlined code counts where it was written. The remote get is one round trip "
                "(request and reply, with the idle polls in between), and so are the ping-pongs "

@@ -35,6 +35,9 @@
  *           (poll.c), not on every poll: a frame B receives owes an ack only in 2 s, and none
  *           goes; the same frame again (a duplicate: A missed the ack) makes B ack in the
  *           very poll that takes it, not at the timers' next turn;
+ *  ack_due: (issue 27, item 3) the timers sleep until the earliest deadline they know (up
+ *           to a quarter of rto_us): a frame B receives brings them forward to its ack
+ *           delay, and its ack goes alone in time;
  *  proof:   (issue 25, item 10) forged puts "from A" with A's real epoch and the very
  *           sequence numbers B expects next, without the session's token or with a wrong
  *           one, are dropped (bad_proof) and held by nobody: A's real put with that number
@@ -940,6 +943,7 @@ test_late_done(void)
 }
 
 static unsigned int ack_delay_us; /* 0: the default */
+static unsigned int rto_us;       /* 0: the default */
 
 /* What B handed its port: the frames of type @p type among them. */
 static unsigned int
@@ -1001,6 +1005,63 @@ test_timers(void)
 	       "acked in the poll that took it\n");
 }
 
+/* With a 2 ms ack delay and a 1 s least timeout, the timers sleep up to 250 ms when nothing
+ * is due: a frame B receives, with nothing going back to carry its ack, brings them forward
+ * to its ack delay. The ack goes alone within 100 ms (not at their next turn). */
+static void
+test_ack_due(void)
+{
+	struct rte_mbuf *pkts[32];
+	uint8_t f[2048];
+	struct trd_desc d;
+	uint32_t len = 0;
+	uint64_t t0, t;
+	uint16_t nb;
+	unsigned int acks = 0;
+
+	test_fill(srca + 80000, 200, 11);
+	trd_desc_put(&d, trd_node_coord(B), srca + 80000, 200, trd_mr_key(mrb), 80000, 0, 0);
+	T_EQ(trd_inject(trd_inj_fifo(A, 0), &d), 0);
+	trd_node_poll(A);
+	nb = rte_eth_rx_burst((uint16_t)trd_link_port(farA), 0, pkts, 32);
+	for (uint16_t i = 0; i < nb; i++) {
+		if (len == 0 &&
+		    frame_type(rte_pktmbuf_mtod(pkts[i], uint8_t *), pkts[i]->data_len) !=
+			    TRD_PKT_ACK &&
+		    pkts[i]->pkt_len <= sizeof(f)) {
+			const uint8_t *p = rte_pktmbuf_read(pkts[i], 0, pkts[i]->pkt_len, f);
+
+			len = pkts[i]->pkt_len;
+			if (p != f)
+				memcpy(f, p, len);
+		}
+		rte_pktmbuf_free(pkts[i]);
+	}
+	T_ASSERT(len != 0, "A's put frame");
+	/* what B still owed (acks, answers) goes first: B polled for longer than its timers
+	 * sleep, what it sends dropped */
+	t = trd_time_us() + 300000;
+	while (trd_time_us() < t) {
+		trd_node_poll(B);
+		b_sent(0);
+	}
+	t0 = trd_time_us();
+	T_EQ(trd_node_rx_frame(B, f, len, 0), 0);
+	T_ASSERT(memcmp(memb + 80000, srca + 80000, 200) == 0, "the put landed");
+	acks = 0;
+	t = t0 + 100000;
+	while (acks == 0 && trd_time_us() < t) {
+		trd_node_poll(B);
+		acks = b_sent(TRD_PKT_ACK);
+	}
+	T_ASSERT(acks == 1,
+		 "B's ack alone within 100 ms of the frame (%u acks after %" PRIu64 " us)", acks,
+		 trd_time_us() - t0);
+	printf("ack_due: a frame received brought the sleeping timers forward: its ack went "
+	       "alone after %" PRIu64 " us (ack delay 2 ms)\n",
+	       trd_time_us() - t0);
+}
+
 static struct trd_node *
 make(uint8_t x, unsigned int dead_ms, struct trd_link *l)
 {
@@ -1011,6 +1072,7 @@ make(uint8_t x, unsigned int dead_ms, struct trd_link *l)
 	nc.coord.x = x;
 	nc.dead_ms = dead_ms;
 	nc.ack_delay_us = ack_delay_us;
+	nc.rto_us = rto_us;
 	nc.unreliable = open_net;
 	n = trd_node_create(&nc);
 	T_ASSERT(n != NULL, "node");
@@ -1092,8 +1154,10 @@ run(unsigned int dead_ms, bool all)
 		test_owed(dead_ms);
 	if (all && part("counter"))
 		test_counter();
-	if (ack_delay_us != 0)
+	if (ack_delay_us != 0 && rto_us == 0)
 		test_timers();
+	else if (ack_delay_us != 0)
+		test_ack_due();
 out:
 	trd_node_free(A);
 	trd_node_free(B);
@@ -1120,6 +1184,17 @@ main(int argc, char **argv)
 		run(900, false);
 		only = o;
 		ack_delay_us = 0;
+	}
+	if (part("ack_due")) {
+		const char *o = only;
+
+		ack_delay_us = 2000; /* due 2 ms after a frame ... */
+		rto_us = 1000000;    /* ... while the timers may sleep 250 ms */
+		only = "ack_due";
+		run(800, false); /* (800: ports of a name of their own) */
+		only = o;
+		ack_delay_us = 0;
+		rto_us = 0;
 	}
 	open_net = true; /* the same forgeries at unreliable nodes: the verdicts' own checks */
 	run(100, true);

@@ -271,6 +271,14 @@ trd_rel_timers_now(struct trd_node *n)
 	n->timers_next = 0;
 }
 
+/* Something the timers do is due at @p when (a deadline earlier than those they knew). */
+static inline void
+trd_rel_timers_by(struct trd_node *n, uint64_t when)
+{
+	if (when < n->timers_next)
+		n->timers_next = when;
+}
+
 /* An ack is owed at once (a duplicate, a hole): the timers send it in this poll. */
 static inline void
 trd_rel_ack_now(struct trd_node *n, struct trd_peer *pe)
@@ -294,8 +302,10 @@ trd_rel_rx_end(struct trd_node *n, struct trd_peer *pe)
 {
 	uint64_t now = n->vclock;
 
-	if (pe->ack_pending++ == 0)
+	if (pe->ack_pending++ == 0) {
 		pe->ack_due = now + n->ack_delay;
+		trd_rel_timers_by(n, pe->ack_due);
+	}
 	if (pe->ack_pending >= 32) {
 		pe->ack_due = now;
 		trd_rel_timers_now(n);
@@ -305,6 +315,12 @@ trd_rel_rx_end(struct trd_node *n, struct trd_peer *pe)
 int trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack,
 		   const uint64_t *proof);
 void trd_rel_timers(struct trd_node *n);
+/* stateless.c: a node we keep no state for. Its state if the ACK @p p just proved it (else NULL
+ * and *@p rc the frame's drop cause, 0: none); a challenge for a frame of a session we do not
+ * know. */
+struct trd_peer *trd_rel_sl_ack(struct trd_node *n, uint32_t rank, const struct trd_pkt *p,
+				const uint64_t *proof, int *rc);
+void trd_rel_sl_chal(struct trd_node *n, uint32_t rank);
 
 /* Sequence (reliable peers: with the session's token) and checksum a built packet; 0, or
  * -ENOBUFS (the caller still owns @p m, unsent). */

@@ -317,7 +317,8 @@ struct trd_node {
 	uint32_t *owed;       /* by rank: pending outcomes that peer owes (atomic) */
 	uint32_t rel_w;       /* window, power of 2 */
 	uint64_t rto0, rto_max, ack_delay, dead; /* cycles */
-	uint64_t timer_gap; /* cycles: the reliability timers run at least this often (poll.c) */
+	uint64_t timer_gap; /* cycles: the reliability timers run at most this often (poll.c) */
+	uint64_t tlp_least; /* cycles: the least wait for a tail loss probe or a timeout */
 	uint32_t hop_q[TRD_HOPQ]; /* loss measured over all peers n hops away, 1/65536 */
 	uint32_t hop_n[TRD_HOPQ]; /* attempts measured in hop_q[n] (up to 1024) */
 	uint32_t hop_top;         /* highest hop_q[] any route ever fell in: none above holds any */

@@ -104,14 +104,17 @@ share_poll(struct trd_node *n)
 	 * the last round) goes first in the flush after them, in order, and the FIFOs see the
 	 * room it leaves. (A flush here checked every link in every round, idle or not.)
 	 * Round robin: from rr to the end, then from the start to rr (rr moves one on per
-	 * poll; an index taken modulo nf cost a division per FIFO, a tenth of an idle poll) */
+	 * poll; an index taken modulo nf cost a division per FIFO, a tenth of an idle poll).
+	 * The flush after them only when they moved something: a link's leftovers go first in
+	 * the flush at the end of the round all the same, in the same order. */
 	nf = n->n_inj + 1;
 	for (unsigned int i = n->rr; i < nf; i++)
 		moved += inj_serve(n, n->inj[i]);
 	for (unsigned int i = 0; i < n->rr; i++)
 		moved += inj_serve(n, n->inj[i]);
 	n->rr = n->rr + 1 == nf ? 0 : n->rr + 1;
-	flush_all(n);
+	if (moved != 0)
+		flush_all(n);
 
 	for (unsigned int i = 0; i <= n->n_links; i++) {
 		struct trd_link *l = n->links[i];
@@ -129,14 +132,13 @@ share_poll(struct trd_node *n)
 		moved += inj_serve(n, n->inj[n->n_inj]);
 	if (unlikely(n->comb != NULL))
 		trd_comb_poll(n);
-	/* The reliability timers go by the clock, not by the poll: every timer_gap (an eighth of
-	 * the ack delay), or in this poll when something is due at once. A round that moves a
-	 * lone message (and each idle round while its answer is awaited) no longer pays for
-	 * them. */
-	if (n->n_active != 0 && n->vclock >= n->timers_next) {
+	/* The reliability timers go by the clock, not by the poll: when the earliest deadline of
+	 * an active peer comes (trd_rel_timers() works it out; at most every timer_gap, an
+	 * eighth of the ack delay), or in this poll when something is due at once. A round
+	 * that moves a lone message, and the idle rounds while its answer is awaited, pay for
+	 * them only when a deadline (its ack delay, its tail loss probe) passes. */
+	if (n->n_active != 0 && n->vclock >= n->timers_next)
 		trd_rel_timers(n);
-		n->timers_next = n->vclock + n->timer_gap;
-	}
 	flush_all(n);
 
 	__atomic_store_n(&n->poll_gen, n->poll_gen + 1, __ATOMIC_RELEASE);

@@ -51,7 +51,9 @@ trd_rel_init(struct trd_node *n)
 	if (n->rto_max < n->rto0)
 		n->rto_max = n->rto0;
 	n->ack_delay = hz / 1000000 * c->ack_delay_us;
-	n->timer_gap = n->ack_delay / 8; /* timers every eighth of it, at once what is due now */
+	n->timer_gap = n->ack_delay / 8; /* timers at most every eighth of it, when due */
+	/* the least time a packet waits for its tail loss probe or its timeout */
+	n->tlp_least = RTE_MIN(n->rto0 / 2, 4 * n->ack_delay);
 	n->timers_next = 0;
 	n->dead = hz / 1000 * c->dead_ms;
 	n->vstep = hz / 1000000 * TRD_VCLOCK_STEP_US;
@@ -229,6 +231,7 @@ trd_rel_hold(struct trd_node *n, struct trd_peer *pe, struct trd_hdr *h, struct 
 	pe->txt[i] = now;
 	pe->sacked[i] = 0;
 	peer_activate(n, pe);
+	trd_rel_timers_by(n, now + n->tlp_least); /* its tail loss probe, its timeout */
 	return 0;
 }
 
@@ -524,6 +527,8 @@ on_ack(struct trd_node *n, struct trd_peer *pe, uint32_t ack, const uint8_t *sac
 		pe->rto = rto_of(n, pe);
 		pe->last_progress = pe->last_moved = now;
 		progress = 1;
+		if (pe->snd_una != pe->snd_nxt) /* the rest's timeouts start again, shorter */
+			trd_rel_timers_by(n, now + n->tlp_least);
 	}
 	if (sack != NULL) {
 		uint32_t top = 0;
@@ -653,82 +658,6 @@ on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, const 
 	return 0;
 }
 
-/* ---- peers we keep no state for ----
- * A node we never sent anything to and that never proved itself gets no memory and no
- * timer: what it sends (a hello, a frame of a session we do not know) is answered from the
- * secret alone, its state is made only when it echoes the cookie of its first session
- * (generation 0; once the state exists the generation has moved on, so that echo proves
- * nothing again). Forged frames "from" every coordinate of the torus therefore claim nothing,
- * and draw at most TRD_SL_BURST frames per quarter of the least timeout over all such
- * nodes. */
-#define TRD_SL_BURST 64
-
-static void
-stateless_ack(struct trd_node *n, uint32_t rank, uint16_t flags, uint64_t key)
-{
-	struct trd_coord c;
-	uint8_t dst[3];
-	uint16_t epoch;
-	uint32_t isn;
-
-	if (n->vclock - n->sl_start >= n->rto0 / 4) {
-		n->sl_start = n->vclock;
-		n->sl_count = 0;
-	}
-	if (n->sl_count >= TRD_SL_BURST)
-		return;
-	n->sl_count++;
-	trd_torus_coord(&n->torus, rank, &c);
-	dst[0] = c.x;
-	dst[1] = c.y;
-	dst[2] = c.z;
-	/* our session towards it, should it prove itself: its first one */
-	trd_session_start(n->sess_key[0], n->sess_key[1], rank, &epoch, &isn);
-	if (trd_ctl_send_ack(n, dst, flags, 0, 0, epoch, key, 0, NULL, 0, NULL) == 0)
-		n->stat[TRD_STAT_TX_ACKS]++;
-}
-
-static inline void
-stateless_chal(struct trd_node *n, uint32_t rank)
-{
-	stateless_ack(n, rank, TRD_HF_CHAL,
-		      trd_session_cookie(n->sess_key[0], n->sess_key[1], rank, 0));
-}
-
-/* An ACK from a node we keep no state for: its state if it just proved itself (a correct
- * echo, or an ack of our first session with its token), else NULL and *@p rc the frame's
- * drop cause (0: none). */
-static struct trd_peer *
-ack_stateless(struct trd_node *n, uint32_t rank, const struct trd_pkt *p, const uint64_t *proof,
-	      int *rc)
-{
-	uint16_t epoch;
-	uint32_t isn;
-
-	*rc = 0;
-	/* an ack of the first session we would open towards it, at its first sequence number:
-	 * both come from the secret, so it proves as much as any ack of ours does */
-	trd_session_start(n->sess_key[0], n->sess_key[1], rank, &epoch, &isn);
-	if (p->ack == isn && (uint16_t)p->offset == epoch && !(p->flags & TRD_HF_CHAL) &&
-	    proof != NULL &&
-	    *proof == trd_session_token(n->sess_key[0], n->sess_key[1], rank, epoch))
-		return trd_rel_peer(n, rank);
-	if (p->flags & TRD_HF_CHAL)
-		return NULL; /* we sent it nothing: there is nothing to echo */
-	if (p->flags & TRD_HF_ECHO) {
-		if (p->key != trd_session_cookie(n->sess_key[0], n->sess_key[1], rank, 0)) {
-			*rc = TRD_DROP_BAD_SESSION;
-			return NULL;
-		}
-		return trd_rel_peer(n, rank); /* proven: on_echo() starts its session */
-	}
-	if (p->flags & TRD_HF_PROBE)
-		stateless_ack(n, rank, 0, p->key); /* alive: echo the probe's nonce */
-	if (p->epoch != 0)
-		stateless_chal(n, rank); /* a session we do not know (a hello) */
-	return NULL;
-}
-
 int
 trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack,
 	       const uint64_t *proof)
@@ -744,7 +673,7 @@ trd_rel_ack_in(struct trd_node *n, const struct trd_pkt *p, const uint8_t *sack,
 		return 0;
 	n->stat[TRD_STAT_RX_ACKS]++;
 	pe = n->peers[rank];
-	if (pe == NULL && (pe = ack_stateless(n, (uint32_t)rank, p, proof, &rc)) == NULL)
+	if (pe == NULL && (pe = trd_rel_sl_ack(n, (uint32_t)rank, p, proof, &rc)) == NULL)
 		return rc;
 	if (p->flags & TRD_HF_CHAL) {
 		on_challenge(n, pe, p->key, now);
@@ -802,8 +731,8 @@ trd_rel_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, cons
 
 	pe = n->peers[rank];
 	if (pe == NULL) {
-		/* a node we keep nothing for: a session we do not know (see ack_stateless()) */
-		stateless_chal(n, (uint32_t)rank);
+		/* a node we keep nothing for: a session we do not know (see trd_rel_sl_ack()) */
+		trd_rel_sl_chal(n, (uint32_t)rank);
 		*cause = TRD_DROP_BAD_SESSION;
 		return TRD_REL_DROP;
 	}
@@ -909,12 +838,27 @@ since(const struct trd_peer *pe, uint32_t i)
 	return RTE_MAX(pe->txt[i], pe->last_progress);
 }
 
+/* The timers of an active peer are next due by @p due at the latest: earlier than they were
+ * (never before the next timer_gap: trd_rel_timers()). */
+static inline void
+due_by(uint64_t *next, uint64_t due)
+{
+	*next = RTE_MIN(*next, due);
+}
+
 void
 trd_rel_timers(struct trd_node *n)
 {
 	uint64_t now = n->vclock;
 	uint32_t mask = n->rel_w - 1;
+	/* when they are due next: each active peer's earliest deadline, worked out below from
+	 * its state (ack_due, the tail loss probe, the retransmission timeout, a probe, being
+	 * declared down); an owed outcome's watch (owed[] is counted elsewhere) starts at most a
+	 * quarter of the least timeout late. What makes a deadline earlier in between (a packet
+	 * held, an ack that moved, an ack owed, a new peer) brings timers_next forward. */
+	uint64_t next = now + RTE_MAX(n->rto0 / 4, n->timer_gap);
 
+	n->timers_next = UINT64_MAX; /* (trd_rel_timers_now() during the scan: at once again) */
 	for (uint32_t k = 0; k < n->n_active;) {
 		struct trd_peer *pe = n->peers[n->active[k]];
 		bool outstanding = pe->snd_una != pe->snd_nxt;
@@ -987,6 +931,9 @@ trd_rel_timers(struct trd_node *n)
 				pe->backoff++;
 				pe->rto = rto_of(n, pe);
 			}
+			if (pe->tlp_nxt != pe->snd_nxt && !(pe->sacked[last] & 1))
+				due_by(&next, since(pe, last) + tlp + 1);
+			due_by(&next, since(pe, i) + pe->rto + 1);
 		}
 		if (pe->down && now - pe->last_probe > n->dead / 4)
 			send_probe(n, pe, now);
@@ -995,6 +942,18 @@ trd_rel_timers(struct trd_node *n)
 			n->active[k] = n->active[--n->n_active];
 			continue;
 		}
+		if (pe->ack_pending != 0)
+			due_by(&next, pe->ack_due);
+		if (pe->chal_pending || !pe->ack_synced || pe->tries != 0)
+			due_by(&next, now); /* a session starting, a silent peer: every timer_gap */
+		else if (pe->down)
+			due_by(&next, pe->last_probe + n->dead / 4 + 1);
+		else if (owing)
+			due_by(&next, RTE_MIN(pe->last_alive + RTE_MIN(n->rto0, n->dead),
+					      RTE_MIN(pe->last_moved, pe->last_progress) +
+						      TRD_DEAD_MAX_FACTOR * n->dead) +
+					      1);
 		k++;
 	}
+	n->timers_next = RTE_MIN(n->timers_next, RTE_MAX(next, now + n->timer_gap));
 }
