@@ -154,6 +154,10 @@ trd_pay_copy(const struct rte_mbuf *m, void *dst, uint32_t len)
 	trd_pay_copy_at(m, TRD_FRAME_HLEN, dst, len);
 }
 
+/* counter.c: the counter array, in a memfd (blocks of it map into attached processes) */
+int64_t *trd_ctr_map(struct trd_node *n, unsigned int count);
+void trd_ctr_unmap(struct trd_node *n);
+
 static inline bool
 trd_ctr_valid(const struct trd_node *n, uint16_t id)
 {

@@ -291,7 +291,9 @@ struct trd_node {
 	struct trd_rec_fifo *rec[TRD_MAX_FIFOS];
 	unsigned int n_rec;
 
-	int64_t *ctr;
+	int64_t *ctr;     /* in a memfd (ctr_fd): blocks of it map into attached processes */
+	int ctr_fd;       /* -1: none */
+	size_t ctr_bytes; /* the mapping's length, whole pages */
 	uint8_t *ctr_used;
 	struct trd_mr *mrs;
 	uint64_t mr_secret[4];   /* SipHash keys: [0..1] make region keys, [2..3] place them */
