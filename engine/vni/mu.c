@@ -43,7 +43,8 @@ struct vmu {
 	uint16_t ctr_base; /* 0: no block */
 	int ctr_fd;
 	uint64_t ctr_offset;
-	bool held; /* a reference on the interface while its descriptors may be in the node's FIFO */
+	bool held; /* a reference on the interface while its descriptors may be in the node's FIFO
+		    */
 	uint64_t descs, bad, bad_rings;
 };
 
@@ -54,17 +55,16 @@ ring_bytes(uint32_t slots)
 }
 
 int
-svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu *req,
-	      uint64_t off, uint64_t *len, const char **why)
+svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu *req, uint64_t off,
+	      uint64_t *len, const char **why)
 {
 	uint64_t start = off;
 	struct vmu *m;
 
 	if (req->n_fifos > TRD_VNI_MU_FIFOS_MAX || req->region > TRD_VNI_MU_REGION_MAX ||
 	    req->region > s->conf.max_pool ||
-	    (req->n_fifos != 0 &&
-	     (req->fifo_slots < 64 || req->fifo_slots > TRD_VNI_MU_SLOTS_MAX ||
-	      (req->fifo_slots & (req->fifo_slots - 1)) != 0))) {
+	    (req->n_fifos != 0 && (req->fifo_slots < 64 || req->fifo_slots > TRD_VNI_MU_SLOTS_MAX ||
+				   (req->fifo_slots & (req->fifo_slots - 1)) != 0))) {
 		*why = "bad messaging-unit objects (FIFOs 0..8 of 64..4096 slots, a power of 2; "
 		       "region within the engine's pool limit)";
 		return -EINVAL;
@@ -254,7 +254,8 @@ mu_fifo_serve(struct trd_vni_svc *s, struct vif *v, struct vmu *m, struct mu_fif
 		if (rc == 0 && d.n_slots != 0) {
 			for (uint32_t k = 0; k < d.n_slots; k++)
 				svc_shared_read(inl + k * MU_SLOT,
-						f->slots + (size_t)((i0 + 1 + k) & m->mask) * MU_SLOT,
+						f->slots +
+							(size_t)((i0 + 1 + k) & m->mask) * MU_SLOT,
 						MU_SLOT);
 			d.src = (uint64_t)(uintptr_t)inl;
 		}
@@ -342,8 +343,8 @@ svc_mu_pending(const struct trd_vni_svc *s)
 		if (m->held)
 			return true;
 		for (uint32_t k = 0; k < m->n_fifos; k++)
-			if (!m->f[k].broken &&
-			    __atomic_load_n(&m->f[k].r->prod.tail, __ATOMIC_ACQUIRE) != m->f[k].cons)
+			if (!m->f[k].broken && __atomic_load_n(&m->f[k].r->prod.tail,
+							       __ATOMIC_ACQUIRE) != m->f[k].cons)
 				return true;
 	}
 	return false;

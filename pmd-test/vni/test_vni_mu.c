@@ -28,6 +28,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -193,7 +194,8 @@ put_a(void *arg)
 static void
 test_put(void)
 {
-	uint64_t d0 = stat_of(TRD_VNI_SVC_STAT_MU_DESCS), b0 = stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS);
+	uint64_t d0 = stat_of(TRD_VNI_SVC_STAT_MU_DESCS),
+		 b0 = stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS);
 	pid_t b = spawn(put_b, NULL), a = spawn(put_a, NULL);
 
 	reap_ok(a, WAIT_US, "process A");
@@ -276,9 +278,7 @@ raw_post(struct trd_vni *v, const struct trd_desc *d, unsigned int slots, const 
 	buf[offsetof(struct trd_desc, n_slots)] = (uint8_t)slots;
 	if (slots != 0)
 		memcpy(buf + 64, data, slots * 64);
-	return rte_ring_enqueue_bulk_elem(mi.fifos[0], buf, 64, 1 + slots, NULL) != 0
-		       ? 0
-		       : -1;
+	return rte_ring_enqueue_bulk_elem(mi.fifos[0], buf, 64, 1 + slots, NULL) != 0 ? 0 : -1;
 }
 
 static int
@@ -544,8 +544,7 @@ death_b(void *arg)
 		return 91;
 	r = mi.region;
 	for (unsigned int i = 0; i < REGION; i++)
-		if (r[i] != (i < 8 * SMALL ? r[i - i % SMALL] : 0) ||
-		    (r[i] != 0 && r[i] != 0xcd))
+		if (r[i] != (i < 8 * SMALL ? r[i - i % SMALL] : 0) || (r[i] != 0 && r[i] != 0xcd))
 			return 92;
 	trd_vni_close(v);
 	return 0;
@@ -581,6 +580,95 @@ test_death(void)
 	reap_ok(spawn(death_c, NULL), WAIT_US, "a third process after A's death");
 }
 
+/* ---- measuring (not a test): instructions and rate of a 64 B put ---- */
+
+/* callgrind --toggle-collect=ipm_loop_*: one thread runs the engines, the VNI service and the
+ * poster, so every instruction of a put's path is counted: N puts, one pump after each, then
+ * pumps until the injection counter is 0. The in-process loop posts with trd_inject() on node
+ * 0's FIFO and polls the torus only; the attached one posts with trd_vni_inject() and pumps
+ * the service too (what toroid-node's loop does). Run with N and 2N: the difference over N
+ * is a put's cost. */
+static struct trd_vni *ipm_v;
+
+static void *
+ipm_open(void *arg)
+{
+	(void)arg;
+	ipm_v = mu_open(0, false);
+	return NULL;
+}
+
+static __attribute__((noinline)) void
+ipm_loop_attached(struct trd_vni *v, const struct trd_desc *d, unsigned int n)
+{
+	int64_t c;
+
+	for (unsigned int i = 0; i < n; i++) {
+		while (trd_vni_inject(v, 0, d, 1) != 0)
+			pump();
+		pump();
+	}
+	do {
+		pump();
+		trd_vni_counter_read(v, CTR, &c);
+	} while (c > 0);
+}
+
+static __attribute__((noinline)) void
+ipm_loop_inproc(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n, uint16_t ctr)
+{
+	int64_t c;
+
+	for (unsigned int i = 0; i < n; i++) {
+		while (trd_inject(f, d) != 0)
+			trd_net_poll(net);
+		trd_net_poll(net);
+	}
+	do {
+		trd_net_poll(net);
+		trd_counter_read(nd[0], ctr, &c);
+	} while (c > 0);
+}
+
+static void
+measure(const char *mode, unsigned int n)
+{
+	static uint8_t dst[REGION], small[SMALL];
+	struct trd_mr *mr = trd_mr_register(nd[1], dst, sizeof(dst), TRD_ACCESS_ALL);
+	struct trd_coord c1 = trd_node_coord(nd[1]);
+	struct trd_desc d;
+	uint64_t t0, t1;
+
+	T_ASSERT(mr != NULL, "region on node 1");
+	memset(small, 0x5a, sizeof(small));
+	if (strcmp(mode, "inproc") == 0) {
+		uint16_t ctr;
+
+		T_EQ(trd_counter_alloc(nd[0], &ctr), 0);
+		T_EQ(trd_counter_set(nd[0], ctr, (int64_t)n * SMALL), 0);
+		trd_desc_put(&d, c1, small, SMALL, trd_mr_key(mr), 0, ctr, 0);
+		t0 = trd_time_us();
+		ipm_loop_inproc(trd_inj_fifo(nd[0], 0), &d, n, ctr);
+		t1 = trd_time_us();
+	} else {
+		pthread_t th;
+
+		T_EQ(pthread_create(&th, NULL, ipm_open, NULL), 0);
+		while (pthread_kill(th, 0) == 0 && ipm_v == NULL)
+			pump();
+		pthread_join(th, NULL);
+		T_ASSERT(ipm_v != NULL, "attach: %s", strerror(errno));
+		T_EQ(trd_vni_counter_set(ipm_v, CTR, (int64_t)n * SMALL), 0);
+		trd_desc_put(&d, c1, small, SMALL, trd_mr_key(mr), 0, CTR, 0);
+		t0 = trd_time_us();
+		ipm_loop_attached(ipm_v, &d, n);
+		t1 = trd_time_us();
+		trd_vni_close(ipm_v);
+	}
+	printf("%s: %u puts of %u B in %llu us: %.2f Mput/s\n", mode, n, SMALL,
+	       (unsigned long long)(t1 - t0), (double)n / (double)(t1 - t0 + 1));
+}
+
 static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 				"[node 0]\nprocs = 1:0, 1:1\nx+ = 0\nx- = 1\n"
 				"[node 1]\nx+ = 0\nx- = 1\n"
@@ -596,8 +684,10 @@ main(int argc, char **argv)
 	struct trd_vni_svc_conf vc, vc1;
 	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s put|put2|hostile|race|death\n", argv[0]);
+	if (argc != 2 && !(argc == 4 && strcmp(argv[1], "measure") == 0)) {
+		fprintf(stderr,
+			"usage: %s put|put2|hostile|race|death | measure inproc|attached N\n",
+			argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -618,7 +708,10 @@ main(int argc, char **argv)
 		test_race();
 	else if (strcmp(argv[1], "death") == 0)
 		test_death();
-	else
+	else if (strcmp(argv[1], "measure") == 0) {
+		measure(argv[2], (unsigned int)atoi(argv[3]));
+		return 0;
+	} else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni mu %s\n", argv[1]);
 	return 0;
