@@ -11,8 +11,9 @@
  *                        written, A's injection counter and B's reception counter at 0
  *   test_vni_mu put2     the same with B attached to the engine of node 1
  *   test_vni_mu hostile  A posts descriptors that name a counter not its own, B's region as
- *                        its source, a source past its region, an unknown op, an unknown
- *                        flag, inline data without its slots: each dropped and counted
+ *                        its source, a source past its region, a remote get (whose carried
+ *                        put would write B's region), an unknown op, a flag it may not set
+ *                        (ordered), inline data without its slots: each dropped and counted
  *                        (mu_bad_descs, one by one), B's region untouched, A's counter failed;
  *                        then a good put lands; then A moves its ring's producer index past
  *                        the ring: the FIFO is no longer served (mu_bad_rings), and B, served
@@ -321,24 +322,36 @@ hostile_a(void *arg)
 	n++;
 	if (raw_post(v, &d, 0, NULL) != 0)
 		return 43;
-	/* 4: an op it may not post (remote get), 5: one that is none */
+	/* 4: an op it may not post: a remote get to this node whose carried put (8 immediate
+	 * bytes) would land at offset 2048 of B's region */
+	{
+		struct trd_desc carried;
+
+		trd_desc_put(&carried, coord_of(t.node), NULL, 8, t.key, 2048, 0, 0);
+		carried.flags = TRD_DF_IMM;
+		carried.user = 0x4141414141414141ULL;
+		trd_desc_rget(&d, coord_of(t.node), TRD_ENGINE_FIFO, &carried, 1);
+		d.inj_ctr = CTR;
+		n++;
+		if (raw_post(v, &d, 1, &carried) != 0)
+			return 44;
+	}
+	/* 5: an op that is none */
 	trd_desc_put(&d, coord_of(t.node), small, SMALL, t.key, 0, CTR, t.ctr);
-	d.op = TRD_OP_RGET;
-	n++;
-	if (raw_post(v, &d, 1, small) != 0)
-		return 44;
 	d.op = 9;
 	n++;
 	if (raw_post(v, &d, 1, small) != 0)
 		return 45;
-	/* 6: a flag it may not set (an engine-built shared payload) */
+	/* 6: a flag it may not set (ordered, which the core would take), at offset 1024 */
 	d.op = TRD_OP_PUT;
-	d.flags = TRD_DF_PAYLOAD;
+	d.flags = TRD_DF_ORDERED;
+	d.roff = 1024;
 	n++;
 	if (raw_post(v, &d, 1, small) != 0)
 		return 46;
 	/* 7: inline data without its slot (the next descriptor would be read as data) */
 	d.flags = 0;
+	d.roff = 0;
 	d.n_slots = 0;
 	n++;
 	if (raw_post(v, &d, 0, NULL) != 0)
