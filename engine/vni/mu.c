@@ -43,8 +43,8 @@ struct vmu {
 	uint16_t ctr_base; /* 0: no block */
 	int ctr_fd;
 	uint64_t ctr_offset;
-	bool held; /* a reference on the interface while its descriptors may be in the node's FIFO
-		    */
+	bool held; /* a reference on the interface from its first descriptor posted until, dead,
+		    * it has none left in the node's FIFO */
 	uint64_t descs, bad, bad_rings;
 };
 
@@ -300,11 +300,10 @@ svc_mu_poll(struct trd_vni_svc *s)
 {
 	struct trd_inj_fifo_stats st;
 	unsigned int work = 0;
-	bool drained;
+	int drained = -1; /* not looked at yet */
 
 	if (s->n_mu == 0)
 		return 0;
-	drained = trd_inj_fifo_stats_get(s->rep, &st) == 0 && st.used == 0;
 	/* round robin: each round starts one interface further */
 	s->mu_rr = s->mu_rr + 1 >= s->n_ifs ? 0 : s->mu_rr + 1;
 	for (unsigned int j = 0; j < s->n_ifs; j++) {
@@ -317,15 +316,17 @@ svc_mu_poll(struct trd_vni_svc *s)
 		if (!v->dead && !v->broken)
 			for (uint32_t k = 0; k < m->n_fifos; k++)
 				work += mu_fifo_serve(s, v, m, &m->f[k]);
-		if (m->held && drained && work == 0) {
-			/* nothing of its descriptors is left in the engine's FIFO: its region and
-			 * counters may go with the interface */
+		if (!v->dead || !m->held)
+			continue;
+		if (drained < 0)
+			drained = trd_inj_fifo_stats_get(s->rep, &st) == 0 && st.used == 0;
+		if (drained) {
+			/* nothing of a dead process's descriptors is left in the engine's FIFO: its
+			 * region and counters may go with the interface */
 			m->held = false;
 			v->refs--;
-			if (v->dead) {
-				svc_vif_release_maybe(s, v);
-				break; /* the table changed: the rest next round */
-			}
+			svc_vif_release_maybe(s, v);
+			break; /* the table changed: the rest next round */
 		}
 	}
 	return work;
@@ -338,10 +339,10 @@ svc_mu_pending(const struct trd_vni_svc *s)
 		const struct vif *v = s->ifs[i];
 		const struct vmu *m = v->mu;
 
+		if (m != NULL && v->dead && m->held)
+			return true; /* to be released once the node's FIFO drains */
 		if (m == NULL || v->dead || v->broken)
 			continue;
-		if (m->held)
-			return true;
 		for (uint32_t k = 0; k < m->n_fifos; k++)
 			if (!m->f[k].broken && __atomic_load_n(&m->f[k].r->prod.tail,
 							       __ATOMIC_ACQUIRE) != m->f[k].cons)

@@ -66,6 +66,7 @@ struct target {
 
 static int p_b2a[2], p_a2b[2];
 static bool b_on_n1;
+static unsigned int mu_slots = 256; /* measuring: the largest */
 
 static struct trd_vni *
 mu_open(uint32_t proc, bool n1)
@@ -76,7 +77,7 @@ mu_open(uint32_t proc, bool n1)
 				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000,
 				 .mu_fifos = 1,
-				 .mu_fifo_slots = 256,
+				 .mu_fifo_slots = mu_slots,
 				 .mu_region = REGION};
 
 	return trd_vni_open(&c);
@@ -643,9 +644,84 @@ ipm_loop_inproc(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 	} while (c > 0);
 }
 
+/* Two processes on the engine this process runs: A posts @p arg puts of 64 B inline into B's
+ * region in batches of 32 and prints their rate (first post to its counter at 0). */
+static int
+rate_a(void *arg)
+{
+	unsigned int n = *(unsigned int *)arg, posted = 0;
+	struct trd_vni *v = mu_open(0, false);
+	uint8_t small[SMALL];
+	struct trd_desc d[32];
+	struct target t;
+	uint64_t t0, t1;
+
+	if (v == NULL || child_read(p_b2a[0], &t, sizeof(t)) != 0)
+		return 110;
+	memset(small, 0x77, sizeof(small));
+	for (unsigned int i = 0; i < 32; i++)
+		trd_desc_put(&d[i], coord_of(t.node), small, SMALL, t.key, i * SMALL, CTR, 0);
+	trd_vni_counter_set(v, CTR, (int64_t)n * SMALL);
+	t0 = trd_time_us();
+	while (posted < n) {
+		unsigned int k = RTE_MIN(32u, n - posted);
+
+		if (trd_vni_inject(v, 0, d, k) == 0)
+			posted += k;
+		else
+			sched_yield(); /* full: the engine needs the CPU (2 CPUs, loaded) */
+	}
+	if (trd_vni_counter_wait(v, CTR, 60000000) != 0)
+		return 111;
+	t1 = trd_time_us();
+	printf("attached, two processes on one engine: %u puts of %u B in %llu us: %.3f Mput/s\n",
+	       n, SMALL, (unsigned long long)(t1 - t0), (double)n / (double)(t1 - t0));
+	fflush(stdout);
+	if (write(p_a2b[1], "x", 1) != 1)
+		return 112;
+	trd_vni_close(v);
+	return 0;
+}
+
+static int
+rate_b(void *arg)
+{
+	struct trd_vni *v = mu_open(1, b_on_n1);
+	struct trd_vni_mu_info mi;
+	struct trd_vni_info vi;
+	struct target t = {0};
+	uint8_t done;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0)
+		return 120;
+	t.key = mi.region_key;
+	memcpy(t.node, vi.node, 3);
+	if (write(p_b2a[1], &t, sizeof(t)) != sizeof(t) || child_read(p_a2b[0], &done, 1) != 0)
+		return 121;
+	trd_vni_close(v);
+	return 0;
+}
+
 static void
 measure(const char *mode, unsigned int n)
 {
+	if (strcmp(mode, "rate") == 0 || strcmp(mode, "rate2") == 0) {
+		pid_t b = spawn(rate_b, NULL), a = spawn(rate_a, &n);
+		uint64_t rounds = 0, t0 = trd_time_us();
+		int st;
+
+		while (waitpid(a, &st, WNOHANG) != a) {
+			pump();
+			rounds++;
+		}
+		printf("engine: %llu rounds in %llu us, %llu descriptors taken\n",
+		       (unsigned long long)rounds, (unsigned long long)(trd_time_us() - t0),
+		       (unsigned long long)stat_of(TRD_VNI_SVC_STAT_MU_DESCS));
+		T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "process A: %d", st);
+		reap_ok(b, WAIT_US, "process B");
+		return;
+	}
 	static uint8_t dst[REGION], small[SMALL];
 	struct trd_mr *mr = trd_mr_register(nd[1], dst, sizeof(dst), TRD_ACCESS_ALL);
 	struct trd_coord c1 = trd_node_coord(nd[1]);
@@ -707,7 +783,7 @@ main(int argc, char **argv)
 	memset(&vc, 0, sizeof(vc));
 	memset(&vc1, 0, sizeof(vc1));
 	vc.max_pool = vc1.max_pool = 1 << 24;
-	b_on_n1 = strcmp(argv[1], "put2") == 0;
+	b_on_n1 = strcmp(argv[1], "put2") == 0 || (argc == 4 && strcmp(argv[2], "rate2") == 0);
 	if (b_on_n1)
 		o.vc_n1 = &vc1;
 	vni_setup_with("vmu", b_on_n1 ? topo_text2 : topo_text, &o, &vc);
@@ -722,6 +798,7 @@ main(int argc, char **argv)
 	else if (strcmp(argv[1], "death") == 0)
 		test_death();
 	else if (strcmp(argv[1], "measure") == 0) {
+		mu_slots = 4096;
 		measure(argv[2], (unsigned int)atoi(argv[3]));
 		return 0;
 	} else
