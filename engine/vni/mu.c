@@ -332,6 +332,13 @@ svc_mu_poll(struct trd_vni_svc *s)
 	return work;
 }
 
+void
+svc_mu_stats(const struct vif *v, uint64_t *descs, uint64_t *bad)
+{
+	*descs = v->mu != NULL ? v->mu->descs : 0;
+	*bad = v->mu != NULL ? v->mu->bad : 0;
+}
+
 bool
 svc_mu_pending(const struct trd_vni_svc *s)
 {

@@ -26,6 +26,8 @@ int svc_mu_ctr_fd(const struct vif *v);
 void svc_mu_free(struct trd_vni_svc *s, struct vif *v);
 /* One round over every interface's FIFOs: the work done. */
 unsigned int svc_mu_poll(struct trd_vni_svc *s);
+/* Descriptors taken from @p v's FIFOs (*descs) and dropped as bad (*bad): 0 without any. */
+void svc_mu_stats(const struct vif *v, uint64_t *descs, uint64_t *bad);
 /* Does some live interface have descriptors waiting? */
 bool svc_mu_pending(const struct trd_vni_svc *s);
 

@@ -171,6 +171,7 @@ trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i, struct trd_vni_s
 	out->rx_bytes = v->rx_bytes;
 	out->naks = v->naks;
 	out->staged_bytes = v->staged;
+	svc_mu_stats(v, &out->mu_descs, &out->mu_bad_descs);
 	return 0;
 }
 

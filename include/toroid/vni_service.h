@@ -231,6 +231,9 @@ struct trd_vni_svc_if_info {
 	 */
 	uint64_t tx_pkts_shared;
 	uint64_t staged_bytes; /**< staging held for messages to it */
+	/** descriptors of its injection FIFOs used, and dropped as bad (docs/vni.md,
+	 *  "Messaging-unit objects") */
+	uint64_t mu_descs, mu_bad_descs;
 };
 
 /**
