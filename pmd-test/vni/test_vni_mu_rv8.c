@@ -10,6 +10,12 @@
  *   test_vni_mu_rv8 spoof    a memory-FIFO descriptor to the VNI protocol's reception FIFO,
  *                            carrying an eager message "from" another process, is not
  *                            delivered as that process's message
+ *   test_vni_mu_rv8 rget_death  node 1 reads 64 KiB of B's region by remote get (B gave it the
+ *                            key); B dies while the packets are being sent: the engine gives
+ *                            B's segment back (munmap) while zero-copy packets still point
+ *                            into it, and node 1's receive reads unmapped memory (SIGSEGV: on
+ *                            toroid-node, the port's transmit would). Expected: the transfer
+ *                            completes whole or fails, the engine survives
  *   test_vni_mu_rv8 refused  a descriptor that trd_inject() refuses (a destination not in the
  *                            torus, a target offset that wraps) fails its injection counter,
  *                            as one mu.c refuses does: the wait ends with -EHOSTUNREACH
@@ -111,8 +117,11 @@ static int p_ready[2];
 static int
 spoof_victim(void *arg)
 {
-	struct trd_vni_conf c = {
-		.socket = sock_path, .app = 1, .proc = 1, .pool_size = 1 << 20, .connect_timeout_ms = 5000};
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 1,
+				 .proc = 1,
+				 .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000};
 	struct trd_vni_addr from = {.app = 1, .proc = 0};
 	struct trd_vni *v = trd_vni_open(&c);
 	struct trd_vni_cpl cpl;
@@ -235,8 +244,8 @@ refused_child(void *arg)
 			return 41;
 		rc = trd_vni_counter_wait(v, 1, 3000000);
 		if (rc != -EHOSTUNREACH) {
-			fprintf(stderr, "case %d: the injection counter's wait gave %d, not %d\n", k, rc,
-				-EHOSTUNREACH);
+			fprintf(stderr, "case %d: the injection counter's wait gave %d, not %d\n",
+				k, rc, -EHOSTUNREACH);
 			return 42 + k;
 		}
 	}
@@ -253,6 +262,86 @@ test_refused(void)
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS) - b0, 2);
 }
 
+/* ---- rget_death ---- */
+
+#define RG_LEN 65536u
+
+static int p_key[2], p_hold[2];
+
+/* B: a region of RG_LEN bytes of a pattern; its key to the parent; then it waits to be killed. */
+static int
+rg_child(void *arg)
+{
+	struct trd_vni *v = open_mu(1);
+	struct trd_vni_mu_info mi;
+	char ch;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0)
+		return 50;
+	for (unsigned int i = 0; i < RG_LEN; i++)
+		((uint8_t *)mi.region)[i] = (uint8_t)(i * 13 + 5);
+	if (write(p_key[1], &mi.region_key, sizeof(mi.region_key)) != sizeof(mi.region_key))
+		return 51;
+	return read(p_hold[0], &ch, 1) == 1 ? 0 : 52; /* killed before */
+}
+
+static void
+test_rget_death(void)
+{
+	static uint8_t dst[RG_LEN];
+	struct trd_mr *mr = trd_mr_register(nd[1], dst, sizeof(dst), TRD_ACCESS_ALL);
+	struct trd_desc c, r;
+	uint64_t key = 0, deadline;
+	uint16_t ctr;
+	int64_t left = 1;
+	pid_t b;
+	int st;
+
+	T_ASSERT(mr != NULL, "region on node 1");
+	pipe_nb(p_key);
+	T_EQ(pipe(p_hold), 0);
+	b = spawn(rg_child, NULL);
+	read_pipe(p_key[0], &key, sizeof(key));
+	T_EQ(trd_counter_alloc(nd[1], &ctr), 0);
+	T_EQ(trd_counter_set(nd[1], ctr, RG_LEN), 0);
+	/* node 1 asks node 0 for RG_LEN bytes of B's region (its key: a capability B gave) */
+	trd_desc_put(&c, trd_node_coord(nd[1]), NULL, RG_LEN, trd_mr_key(mr), 0, 0, ctr);
+	c.flags = TRD_DF_SRC_MR;
+	c.src_key = key;
+	c.src = 0;
+	trd_desc_rget(&r, trd_node_coord(nd[0]), 0, &c, 1);
+	T_EQ(trd_inject(trd_inj_fifo(nd[1], 0), &r), 0);
+	/* B dies while its region is being read */
+	/* until the first bytes reached node 1: the rest of the region is still being sent */
+	deadline = trd_time_us() + WAIT_US;
+	while (left == 1 || left == RG_LEN) {
+		T_ASSERT(trd_time_us() < deadline, "the remote get was not served");
+		trd_net_poll(net);
+		T_EQ(trd_counter_read(nd[1], ctr, &left), 0);
+	}
+	if (left == 0) {
+		printf("SKIP: the whole remote get was sent in one poll: nothing left in flight\n");
+		kill(b, SIGKILL);
+		waitpid(b, &st, 0);
+		exit(77);
+	}
+	kill(b, SIGKILL);
+	T_EQ(waitpid(b, &st, 0), b);
+	for (int i = 0; i < 50; i++)
+		trd_vni_svc_poll(vs); /* the service sees B gone and gives its segment back */
+	deadline = trd_time_us() + WAIT_US;
+	while (left > 0 && trd_time_us() < deadline) {
+		pump();
+		T_EQ(trd_counter_read(nd[1], ctr, &left), 0);
+	}
+	/* whole, or failed (the source went away): never bytes from memory the engine gave back */
+	T_ASSERT(left == 0 || left <= TRD_COUNTER_FAILED, "the counter was left at %lld",
+		 (long long)left);
+	for (unsigned int i = 0; i < RG_LEN && left == 0; i++)
+		T_ASSERT(dst[i] == (uint8_t)(i * 13 + 5), "byte %u: %#x", i, dst[i]);
+}
+
 static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 				"[node 0]\nprocs = 1:0, 1:1, 1:2\nx+ = 0\nx- = 1\n"
 				"[node 1]\nx+ = 0\nx- = 1\n"
@@ -265,7 +354,7 @@ main(int argc, char **argv)
 	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s ctrfd|spoof|refused\n", argv[0]);
+		fprintf(stderr, "usage: %s ctrfd|spoof|refused|rget_death\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -278,6 +367,8 @@ main(int argc, char **argv)
 		test_spoof();
 	else if (strcmp(argv[1], "refused") == 0)
 		test_refused();
+	else if (strcmp(argv[1], "rget_death") == 0)
+		test_rget_death();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni mu rv8 %s\n", argv[1]);
