@@ -291,8 +291,7 @@ struct trd_node {
 	struct trd_rec_fifo *rec[TRD_MAX_FIFOS];
 	unsigned int n_rec;
 
-	int64_t *ctr;     /* in a memfd (ctr_fd): blocks of it map into attached processes */
-	int ctr_fd;       /* -1: none */
+	int64_t *ctr; /* shared memory; a block given to a process is its own memfd (counter.c) */
 	size_t ctr_bytes; /* the mapping's length, whole pages */
 	uint8_t *ctr_used;
 	struct trd_mr *mrs;

@@ -33,7 +33,7 @@ struct client_ctx {
 
 struct trd_vni {
 	int sock, efd, kick_fd;
-	int ctr_fd; /* the node's counter memfd (version 5), until vnic_mu_attach() maps it */
+	int ctr_fd; /* its counter block's memfd (version 5), until vnic_mu_attach() maps it */
 	uint8_t *base;
 	size_t size;
 	struct trd_vni_seg *seg;

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_errno.h>
@@ -41,7 +42,7 @@ struct vmu {
 	struct trd_mr *mr;
 	uint64_t key;
 	uint16_t ctr_base; /* 0: no block */
-	int ctr_fd;
+	int ctr_fd;        /* the block's own memfd, passed at attach (-1: none) */
 	uint64_t ctr_offset;
 	bool held; /* a reference on the interface from its first descriptor posted until, dead,
 		    * it has none left in the node's FIFO */
@@ -162,6 +163,8 @@ svc_mu_free(struct trd_vni_svc *s, struct vif *v)
 		trd_counter_block_free(s->node, m->ctr_base);
 		s->n_mu--;
 	}
+	if (m->ctr_fd >= 0)
+		close(m->ctr_fd);
 	free(m);
 	v->mu = NULL;
 }

@@ -324,7 +324,7 @@ answer(int fd, uint32_t version, int status, uint64_t size, const char *reason, 
        const int *fds)
 {
 	struct trd_vni_sock_answer a;
-	/* version 5: the node's counter memfd follows the three (mu.c) */
+	/* version 5: the process's counter block, a memfd of its own, follows the three (mu.c) */
 	int all[4] = {-1, -1, -1, v != NULL ? svc_mu_ctr_fd(v) : -1};
 	unsigned int n_fds = all[3] >= 0 ? 4 : 3;
 	union {

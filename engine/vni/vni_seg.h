@@ -28,7 +28,8 @@
  * Version 4 adds the collective command (TRD_VNI_CMD_COLL: an engine before it would count it
  * as a bad command and never complete it); a version 3 library is still served.
  * Version 5 adds the messaging-unit objects (struct trd_vni_sock_mu after the request, a fourth
- * descriptor in the answer: the node's counter memfd; docs/vni.md "Messaging-unit objects"). */
+ * descriptor in the answer: the process's counter block, a sealed memfd of its own; docs/vni.md
+ * "Messaging-unit objects"). */
 #define TRD_VNI_VERSION     5
 #define TRD_VNI_VERSION_MIN 3
 /* The segment's layout (trd_vni_seg.version): changes only when the segment does. Its app and
@@ -329,9 +330,9 @@ _Static_assert(offsetof(struct trd_vni_seg, mu_off) + 8 <= offsetof(struct trd_v
  * Written by the engine at attach, read-only after (the process may scribble on it: the engine
  * keeps its own copy). fifo_off[i]: an rte_ring of fifo_slots 64-byte elements (struct
  * trd_desc, each followed by the continuation slots of its inline data, n_slots of them).
- * Counters: the process maps TRD_COUNTER_BLOCK int64_t of the counter memfd (the answer's
- * fourth descriptor) at ctr_offset; its counter k (1 .. 511) is the node's counter
- * ctr_base + k, the id a frame names (rec_ctr) to reach it from anywhere. The region:
+ * Counters: the process maps TRD_COUNTER_BLOCK int64_t of its block's memfd (the answer's
+ * fourth descriptor, the block alone) at ctr_offset (0); its counter k (1 .. 511) is the node's
+ * counter ctr_base + k, the id a frame names (rec_ctr) to reach it from anywhere. The region:
  * region_len bytes at region_off of the segment, key region_key on this node.
  */
 struct trd_vni_mu {

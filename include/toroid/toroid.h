@@ -937,9 +937,11 @@ int trd_counter_wait(struct trd_node *node, uint16_t id, uint64_t timeout_us);
 /**
  * Reserve a block of TRD_COUNTER_BLOCK counters (ids *base .. *base + 511, all 0 and in use;
  * id *base itself stays unused, as counter 0 of an owner means "none"), one page of the node's
- * counter array, for another process to map: the array lives in the memfd *fd (the node's,
- * not to be closed), the block at byte *offset of it. The engine decrements counters of the
- * block as it does any other. @return 0, -ENOSPC (no whole page free), -EINVAL.
+ * counter array, for another process to map: the page becomes the memfd *fd (the caller's to
+ * close; sealed: it cannot be shrunk or grown), holding the block alone, at byte *offset (0)
+ * of it. Nothing else of the node is reachable through it. The engine decrements counters of
+ * the block as it does any other. @return 0, -ENOSPC (no whole page free), -EINVAL, or the
+ * -errno of memfd_create(), ftruncate(), fcntl() or mmap().
  */
 int trd_counter_block_alloc(struct trd_node *node, uint16_t *base, int *fd, uint64_t *offset);
 /** Give back a block from trd_counter_block_alloc(). @return 0 or -EINVAL. */

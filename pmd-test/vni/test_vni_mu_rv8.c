@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <toroid/vni_wire.h>
@@ -85,8 +86,10 @@ ctrfd_child(void *arg)
 	v = open_mu(0);
 	if (v == NULL)
 		return 10;
-	if (kept_fd < 0)
-		return 0; /* no counter memfd reached the process: nothing to map */
+	if (kept_fd < 0) {
+		fprintf(stderr, "no counter memfd was seen: the wrap of close() missed it\n");
+		return 14;
+	}
 	if (fstat(kept_fd, &st) != 0)
 		return 11;
 	if ((size_t)st.st_size > TRD_COUNTER_BLOCK * sizeof(int64_t)) {
@@ -98,6 +101,26 @@ ctrfd_child(void *arg)
 	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
 		fprintf(stderr, "the counter memfd can be truncated (seals %#x)\n", seals);
 		return 13;
+	}
+	if (ftruncate(kept_fd, 0) == 0 || ftruncate(kept_fd, 1 << 20) == 0) {
+		fprintf(stderr, "the counter memfd was truncated\n");
+		return 15;
+	}
+	/* what it holds is the process's own block: a write through it is its counter 7 */
+	{
+		int64_t *c = mmap(NULL, TRD_COUNTER_BLOCK * sizeof(int64_t), PROT_READ | PROT_WRITE,
+				  MAP_SHARED, kept_fd, 0);
+		int64_t val = 0;
+
+		if (c == MAP_FAILED)
+			return 16;
+		c[7] = 0x7007;
+		if (trd_vni_counter_read(v, 7, &val) != 0 || val != 0x7007) {
+			fprintf(stderr, "the memfd is not the process's block (counter 7: %lld)\n",
+				(long long)val);
+			return 17;
+		}
+		munmap(c, TRD_COUNTER_BLOCK * sizeof(int64_t));
 	}
 	trd_vni_close(v);
 	return 0;
