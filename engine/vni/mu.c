@@ -189,7 +189,10 @@ mu_ctr(const struct vmu *m, uint16_t k)
 static int
 mu_check(const struct vmu *m, const struct trd_desc *d, uint32_t avail)
 {
-	if (d->op != TRD_OP_PUT && d->op != TRD_OP_FIFO)
+	/* a put only: a memory-FIFO message could be one to a reception FIFO the engine reads
+	 * itself (the VNI protocol's, whose headers name their sender): a process would speak
+	 * as any other. Until processes have reception FIFOs of their own, none is taken. */
+	if (d->op != TRD_OP_PUT)
 		return -EINVAL;
 	if (d->flags & ~(TRD_DF_SRC_MR | TRD_DF_IMM))
 		return -EINVAL;

@@ -410,8 +410,9 @@ struct trd_vni_mu_info {
 /** Describe @p v's messaging-unit objects. @return 0, -ENOENT (it has none), -EINVAL. */
 int trd_vni_mu_info(const struct trd_vni *v, struct trd_vni_mu_info *info);
 /**
- * Post @p n descriptors into injection FIFO @p fifo, with trd_inject_bulk()'s rules: a put or
- * memory-FIFO message (op PUT or FIFO; flags TRD_DF_SRC_MR with this process's region key and
+ * Post @p n descriptors into injection FIFO @p fifo, with trd_inject_bulk()'s rules: a put
+ * (op PUT: the engine refuses memory-FIFO messages, which could speak for another process to
+ * the engine's own reception FIFOs; flags TRD_DF_SRC_MR with this process's region key and
  * an offset in it, TRD_DF_IMM, or none); data inline (copied now, at most inline_max bytes)
  * or in the region (read when the engine sends it: untouched until the injection counter is
  * zero); inj_ctr one of this process's counters (1 .. n_counters - 1) or 0; rec_ctr the
