@@ -214,11 +214,11 @@ mu_check(const struct vmu *m, const struct trd_desc *d, uint32_t avail)
 }
 
 /* A descriptor that cannot be used: counted, and its injection counter (if it is the
- * process's) failed, so that a wait on it ends. */
+ * process's: @p k is its number, as the process wrote it) failed, so that a wait on it ends. */
 static void
-mu_drop(struct trd_vni_svc *s, struct vmu *m, const struct trd_desc *d)
+mu_drop(struct trd_vni_svc *s, struct vmu *m, uint16_t k)
 {
-	int id = mu_ctr(m, d->inj_ctr);
+	int id = mu_ctr(m, k);
 
 	m->bad++;
 	__atomic_store_n(&m->hdr->bad_descs, m->bad, __ATOMIC_RELAXED);
@@ -250,12 +250,14 @@ mu_fifo_serve(struct trd_vni_svc *s, struct vif *v, struct vmu *m, struct mu_fif
 		uint8_t inl[SVC_MU_INLINE_MAX] __rte_aligned(8);
 		uint32_t take, i0 = f->cons & m->mask;
 		struct trd_desc d;
+		uint16_t pk;
 		int rc, id;
 
 		svc_shared_read(&d, f->slots + (size_t)i0 * MU_SLOT, sizeof(d));
 		/* its slots go with it, used or not, as long as they are there: a bad
 		 * descriptor's data is not read as descriptors */
 		take = 1 + ((uint32_t)d.n_slots < avail ? d.n_slots : 0);
+		pk = d.inj_ctr; /* the process's number: d.inj_ctr becomes the node's id */
 		rc = mu_check(m, &d, avail);
 		if (rc == 0 && d.n_slots != 0) {
 			for (uint32_t k = 0; k < d.n_slots; k++)
@@ -282,7 +284,7 @@ mu_fifo_serve(struct trd_vni_svc *s, struct vif *v, struct vmu *m, struct mu_fif
 				break;
 		}
 		if (rc != 0)
-			mu_drop(s, m, &d);
+			mu_drop(s, m, pk); /* by mu_check() or trd_inject() */
 		else {
 			m->descs++;
 			ST(s, MU_DESCS)++;
