@@ -171,6 +171,17 @@ trd_ctr_sub(struct trd_node *n, uint16_t id, uint32_t bytes)
 		__atomic_fetch_sub(&n->ctr[id], (int64_t)bytes, __ATOMIC_RELEASE);
 }
 
+/* A descriptor that read a TRD_ACCESS_COPY region is done with it (its last packet is built,
+ * or it was given up). */
+static inline void
+trd_fifo_src_done(struct trd_inj_fifo *f)
+{
+	if (unlikely(f->src_mr != NULL)) {
+		__atomic_fetch_sub(&f->src_mr->readers, 1, __ATOMIC_RELEASE);
+		f->src_mr = NULL;
+	}
+}
+
 /* rx.c: a held bundle that will never be delivered (its session ended): mark failed the
  * reception counters of its messages from @p start on (those before were delivered). */
 void trd_bundle_fail_ctrs(struct trd_node *n, const struct rte_mbuf *m, const struct trd_pkt *p,

@@ -110,7 +110,8 @@ mr_new_key(struct trd_node *n)
 		uint64_t key = trd_session_cookie(n->mr_secret[0], n->mr_secret[1],
 						  (uint32_t)(s >> 32), (uint32_t)s);
 
-		if (key != 0 && n->mrs[mr_slot_of(n, key)].key == 0)
+		if (key != 0 && n->mrs[mr_slot_of(n, key)].key == 0 &&
+		    __atomic_load_n(&n->mrs[mr_slot_of(n, key)].readers, __ATOMIC_ACQUIRE) == 0)
 			return key;
 	}
 	return 0;
@@ -193,6 +194,12 @@ trd_mr_deregister(struct trd_mr *mr)
 			return rc;
 	}
 	return 0;
+}
+
+unsigned int
+trd_mr_readers(const struct trd_mr *mr)
+{
+	return mr == NULL ? 0 : __atomic_load_n(&mr->readers, __ATOMIC_ACQUIRE);
 }
 
 struct trd_mr *

@@ -54,13 +54,14 @@ static const uint8_t op_pkt_type[TRD_OP_MAX] = {
  * address is its own in IOVA-as-VA mode), and the bytes are then copied. @return 0 or a drop
  * cause. */
 static inline int
-desc_src(struct trd_node *n, const struct trd_desc *d, const uint8_t **src, rte_iova_t *iova)
+desc_src(struct trd_node *n, const struct trd_desc *d, const uint8_t **src, rte_iova_t *iova,
+	 struct trd_mr **guarded)
 {
 	if (d->flags & TRD_DF_IMM) {
 		*src = (const uint8_t *)&d->user;
 		*iova = RTE_BAD_IOVA;
 	} else if (d->flags & TRD_DF_SRC_MR) {
-		const struct trd_mr *mr = trd_mr_lookup(n, d->src_key);
+		struct trd_mr *mr = trd_mr_lookup(n, d->src_key);
 		uint64_t off;
 
 		if (mr == NULL)
@@ -71,6 +72,10 @@ desc_src(struct trd_node *n, const struct trd_desc *d, const uint8_t **src, rte_
 			return TRD_DROP_OUT_OF_BOUNDS;
 		*src = mr->base + off;
 		*iova = mr->iova == RTE_BAD_IOVA ? RTE_BAD_IOVA : mr->iova + off;
+		if (unlikely(mr->access & TRD_ACCESS_COPY)) {
+			*iova = RTE_BAD_IOVA; /* never zero-copy */
+			*guarded = mr;
+		}
 	} else {
 		*src = (const uint8_t *)(uintptr_t)d->src;
 		*iova = trd_iova_is_va() ? (rte_iova_t)d->src : RTE_BAD_IOVA;
@@ -99,6 +104,7 @@ static __rte_always_inline int
 desc_start(struct trd_node *n, struct trd_inj_fifo *f)
 {
 	struct trd_desc *d = f->cur;
+	struct trd_mr *guarded = NULL;
 	uint32_t aux;
 	int rank;
 
@@ -128,7 +134,7 @@ desc_start(struct trd_node *n, struct trd_inj_fifo *f)
 	if (d->n_slots != 0) {
 		f->src = f->inl_src;
 	} else {
-		int cause = desc_src(n, d, &f->src, &f->src_iova);
+		int cause = desc_src(n, d, &f->src, &f->src_iova, &guarded);
 
 		if (cause != 0)
 			return cause;
@@ -189,6 +195,11 @@ desc_start(struct trd_node *n, struct trd_inj_fifo *f)
 					 .msg_id = d->msg_id,
 					 .aux = aux,
 				 });
+	if (unlikely(guarded != NULL)) {
+		/* read until its last packet is built: its owner waits for that (mr.c) */
+		__atomic_fetch_add(&guarded->readers, 1, __ATOMIC_RELAXED);
+		f->src_mr = guarded;
+	}
 	return 0;
 }
 
@@ -288,6 +299,7 @@ trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
 			continue;
 		trd_ctr_fail(f->ctr);
 		trd_pay_release(f->cur);
+		trd_fifo_src_done(f);
 		f->busy = false;
 		f->pkts_left = 0;
 		trd_drop(n, TRD_DROP_PEER_DOWN);
@@ -491,6 +503,7 @@ emit(struct trd_node *n, struct trd_inj_fifo *f, unsigned int max)
 	f->pkts += k;
 	if (f->pkts_left == 0) {
 		trd_pay_release(d);
+		trd_fifo_src_done(f);
 		f->busy = false;
 		f->descs++;
 		n->stat[TRD_STAT_DESCS]++;
@@ -532,6 +545,7 @@ bundle_next_ok(const struct trd_desc *d, struct trd_coord dst, uint16_t inj, boo
 static inline const uint8_t *
 bundle_src(struct trd_node *n, const struct trd_inj_fifo *f, const struct trd_desc *d)
 {
+	struct trd_mr *guarded = NULL; /* (read now, in this round: not counted) */
 	const uint8_t *src;
 	rte_iova_t iova;
 
@@ -541,7 +555,7 @@ bundle_src(struct trd_node *n, const struct trd_inj_fifo *f, const struct trd_de
 			       : NULL;
 	/* desc_start() would send a longer one zero-copy where it can: never in a bundle (a
 	 * remote get's descriptors are always copied) */
-	if (desc_src(n, d, &src, &iova) != 0 ||
+	if (desc_src(n, d, &src, &iova, &guarded) != 0 ||
 	    (d->len > n->conf.inline_max && !(d->flags & TRD_DF_IMM) && d->op != TRD_OP_RGET))
 		return NULL;
 	return src;

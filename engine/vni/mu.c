@@ -40,12 +40,13 @@ struct vmu {
 	struct mu_fifo f[TRD_VNI_MU_FIFOS_MAX];
 	uint64_t region_off, region_len;
 	struct trd_mr *mr;
+	struct trd_mr *gone; /* mr once deregistered, while its readers are waited for */
 	uint64_t key;
 	uint16_t ctr_base; /* 0: no block */
 	int ctr_fd;        /* the block's own memfd, passed at attach (-1: none) */
 	uint64_t ctr_offset;
-	bool held; /* a reference on the interface from its first descriptor posted until, dead,
-		    * it has none left in the node's FIFO */
+	bool held; /* a reference on the interface from attach until, dead, it has no descriptor
+		    * left in the node's FIFO and nothing reads its region (trd_mr_readers()) */
 	uint64_t descs, bad, bad_rings;
 };
 
@@ -116,8 +117,10 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 		h->fifo_off[i] = m->fifo_off[i];
 	}
 	if (m->region_len != 0) {
+		/* copied, never zero-copy, and its readers counted: the process may die while a
+		 * peer's remote get reads it, and the segment stays until none does */
 		m->mr = trd_mr_register(s->node, v->base + m->region_off, m->region_len,
-					TRD_ACCESS_ALL);
+					TRD_ACCESS_ALL | TRD_ACCESS_COPY);
 		if (m->mr == NULL) {
 			*why = "no free memory region on the node";
 			return -rte_errno;
@@ -141,6 +144,9 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 	h->inline_max = SVC_MU_INLINE_MAX;
 	v->seg->mu_off = m->hdr_off;
 	s->n_mu++;
+	/* held from the start: once dead, the interface stays until nothing reads its region */
+	m->held = true;
+	v->refs++;
 	return 0;
 }
 
@@ -288,10 +294,6 @@ mu_fifo_serve(struct trd_vni_svc *s, struct vif *v, struct vmu *m, struct mu_fif
 		else {
 			m->descs++;
 			ST(s, MU_DESCS)++;
-			if (!m->held) {
-				m->held = true;
-				v->refs++;
-			}
 		}
 		f->cons += take;
 		avail -= take;
@@ -326,11 +328,19 @@ svc_mu_poll(struct trd_vni_svc *s)
 				work += mu_fifo_serve(s, v, m, &m->f[k]);
 		if (!v->dead || !m->held)
 			continue;
+		if (m->mr != NULL) {
+			/* no new read of the region starts (a peer's remote get, a descriptor of
+			 * its own still in the engine's FIFO): those begun are counted */
+			trd_mr_deregister(m->mr);
+			m->gone = m->mr;
+			m->mr = NULL;
+		}
 		if (drained < 0)
 			drained = trd_inj_fifo_stats_get(s->rep, &st) == 0 && st.used == 0;
-		if (drained) {
-			/* nothing of a dead process's descriptors is left in the engine's FIFO: its
-			 * region and counters may go with the interface */
+		if (drained && trd_mr_readers(m->gone) == 0) {
+			/* nothing of a dead process's descriptors is left in the engine's FIFO and
+			 * nothing reads its region: region and counters may go with the interface
+			 */
 			m->held = false;
 			v->refs--;
 			svc_vif_release_maybe(s, v);

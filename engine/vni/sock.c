@@ -586,7 +586,7 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 	fds[2] = s->kfd;
 	answer(fd, req.version, 0, v->size, "", v, fds);
 	close(memfd);
-	v->refs = 1;
+	v->refs++; /* the attachment's (mu.c holds one from svc_mu_create()) */
 	v->ep.kind = EP_VIF;
 	v->ep.ptr = v;
 	ep_add(s, fd, &v->ep, EPOLLIN | EPOLLRDHUP);

@@ -970,8 +970,17 @@ int trd_counter_block_free(struct trd_node *node, uint16_t base);
  * anything else with EFAULT. Without the flag, a region whose IOVA is unknown is sent by copy.
  */
 #define TRD_ACCESS_DMA 0x8
+/**
+ * Never sent zero-copy, and its readers counted: a descriptor reading the region (a local
+ * put from it, a remote get of it) copies its bytes into the packets, and is counted from its
+ * start until its last packet is built (trd_mr_readers()). After trd_mr_deregister() no new
+ * one starts; once trd_mr_readers() is 0 nothing of the engine reads the memory any more, and
+ * it may be unmapped (the VNI service's regions of attached processes, which may die while a
+ * peer reads them). The slot is not reused while it is counted.
+ */
+#define TRD_ACCESS_COPY 0x10
 /** Every flag trd_mr_register() knows. */
-#define TRD_ACCESS_MASK (TRD_ACCESS_ALL | TRD_ACCESS_VA | TRD_ACCESS_DMA)
+#define TRD_ACCESS_MASK (TRD_ACCESS_ALL | TRD_ACCESS_VA | TRD_ACCESS_DMA | TRD_ACCESS_COPY)
 
 /**
  * Register [@p addr, @p addr + @p len) with a fresh key of 64 unpredictable bits (SipHash of a
@@ -989,6 +998,12 @@ struct trd_mr *trd_mr_register(struct trd_node *node, void *addr, size_t len, un
  * @return 0, -EINVAL, or -ETIMEDOUT if the serving lcore did not finish its round in 1 s.
  */
 int trd_mr_deregister(struct trd_mr *mr);
+/**
+ * Descriptors still reading a TRD_ACCESS_COPY region (0 for any other): after
+ * trd_mr_deregister(), its memory may go once this is 0 (no packet refers to it: they are
+ * copies). Valid on a deregistered region (its slot is kept until this is 0).
+ */
+unsigned int trd_mr_readers(const struct trd_mr *mr);
 /**
  * The registered region of @p node that holds [@p addr, @p addr + @p len), with @p access
  * among its rights (0: any region), or NULL with rte_errno = ENOENT (or EINVAL). The region
