@@ -164,6 +164,20 @@ trd_ctr_valid(const struct trd_node *n, uint16_t id)
 	return id < n->conf.n_counters && __atomic_load_n(&n->ctr_used[id], __ATOMIC_ACQUIRE);
 }
 
+/* May a frame that writes into a region bound to counter block @p block (0: a region of no
+ * process's, or no region) decrement counter @p id (valid, or 0)? Only one of that block, and
+ * for anything else a counter of no block (trd_counter_block_alloc() marks a block's ids 2
+ * and 3 in ctr_used): a process's counters are its own. */
+static inline bool
+trd_ctr_allowed(const struct trd_node *n, uint16_t block, uint16_t id)
+{
+	if (id == 0)
+		return true;
+	if (unlikely(block != 0))
+		return (uint16_t)(id - block - 1) < TRD_COUNTER_BLOCK - 1;
+	return __atomic_load_n(&n->ctr_used[id], __ATOMIC_RELAXED) < 2;
+}
+
 static inline void
 trd_ctr_sub(struct trd_node *n, uint16_t id, uint32_t bytes)
 {

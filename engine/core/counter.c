@@ -185,8 +185,9 @@ trd_counter_block_alloc(struct trd_node *n, uint16_t *base, int *fd, uint64_t *o
 		}
 		for (i = lo; i < lo + TRD_COUNTER_BLOCK; i++)
 			/* the block's first id (its owner's "none") is marked 2: taken, and
-			 * known as a block by trd_counter_block_free() */
-			__atomic_store_n(&n->ctr_used[i], (uint8_t)(i == lo ? 2 : 1),
+			 * known as a block by trd_counter_block_free(); the others 3: in a
+			 * block, for trd_ctr_allowed() */
+			__atomic_store_n(&n->ctr_used[i], (uint8_t)(i == lo ? 2 : 3),
 					 __ATOMIC_RELEASE);
 		*base = (uint16_t)lo;
 		*fd = f;

@@ -148,6 +148,7 @@ trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 			mr->iova = iova;
 			mr->doorbell = false;
 			mr->eq = NULL;
+			mr->ctr_block = 0;
 			__atomic_store_n(&mr->key, key, __ATOMIC_RELEASE);
 		}
 	}
@@ -193,6 +194,17 @@ trd_mr_deregister(struct trd_mr *mr)
 		if (rc != 0)
 			return rc;
 	}
+	return 0;
+}
+
+int
+trd_mr_bind_counters(struct trd_mr *mr, uint16_t base)
+{
+	if (mr == NULL || mr->key == 0 || base == 0 || base % TRD_COUNTER_BLOCK != 0 ||
+	    (unsigned int)base + TRD_COUNTER_BLOCK > mr->node->conf.n_counters ||
+	    mr->node->ctr_used[base] != 2)
+		return -EINVAL;
+	__atomic_store_n(&mr->ctr_block, base, __ATOMIC_RELEASE);
 	return 0;
 }
 

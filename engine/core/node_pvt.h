@@ -152,6 +152,7 @@ struct trd_mr {
 	size_t len;
 	uint64_t key;        /* 0 when free */
 	uint32_t readers;    /* TRD_ACCESS_COPY: descriptors reading it; the slot stays taken */
+	uint16_t ctr_block;  /* trd_mr_bind_counters(): the only counters its frames may name */
 	unsigned int access; /* TRD_ACCESS_*: with TRD_ACCESS_VA named by address */
 	uint64_t iova;       /* IO address of base (IOVA-contiguous), or RTE_BAD_IOVA */
 	uint16_t slot;

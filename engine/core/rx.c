@@ -59,6 +59,8 @@ rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t
 		return TRD_DROP_OUT_OF_BOUNDS;
 	if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
 		return TRD_DROP_UNKNOWN_COUNTER;
+	if (!trd_ctr_allowed(n, mr->ctr_block, p->counter))
+		return TRD_DROP_NO_ACCESS; /* another process's counter */
 	if (p->flags & TRD_HF_CPL) {
 		/* a doorbell completion: 8 bytes, the cookie of a completion we wait for */
 		uint64_t cookie;
@@ -127,6 +129,7 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_wire_ent *
 	     bool contig, struct put_batch *b)
 {
 	struct trd_mr *mr = b->mr;
+	bool check = false;
 	uint64_t at;
 
 	if (p->key != b->key || mr == NULL) {
@@ -137,14 +140,23 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_wire_ent *
 			return TRD_DROP_NO_ACCESS;
 		b->key = p->key;
 		b->mr = mr;
+		check = true;
 	}
 	if (trd_mr_at(mr, p->offset, p->len, &at) != 0)
 		return TRD_DROP_OUT_OF_BOUNDS;
 	if (p->counter != b->ctr) {
 		if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
 			return TRD_DROP_UNKNOWN_COUNTER;
-		put_batch_settle(n, b);
-		b->ctr = p->counter;
+		check = true;
+	}
+	/* (a region or a counter other than the last one) */
+	if (unlikely(check)) {
+		if (!trd_ctr_allowed(n, mr->ctr_block, p->counter))
+			return TRD_DROP_NO_ACCESS; /* another process's counter */
+		if (p->counter != b->ctr) {
+			put_batch_settle(n, b);
+			b->ctr = p->counter;
+		}
 	}
 	/* a contiguous frame (the common case: @p contig, all of its payload in the first
 	 * segment) copied here, without a call per entry */

@@ -133,6 +133,12 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 		*why = "no counter block free on the node";
 		return rc;
 	}
+	/* a frame into the region counts on the process's counters alone, and no frame into
+	 * anything else on them */
+	if (m->mr != NULL && trd_mr_bind_counters(m->mr, m->ctr_base) != 0) {
+		*why = "cannot bind the region to its counters";
+		return -EINVAL;
+	}
 	h->n_fifos = m->n_fifos;
 	h->fifo_slots = m->slots;
 	h->ctr_base = m->ctr_base;

@@ -1005,6 +1005,13 @@ int trd_mr_deregister(struct trd_mr *mr);
  */
 unsigned int trd_mr_readers(const struct trd_mr *mr);
 /**
+ * Bind @p mr to the counter block at @p base (trd_counter_block_alloc()): a frame writing into
+ * the region may then name as its counter only 0 or one of the block's (base + 1 .. base +
+ * 511), and a frame writing anywhere else (another region, a reception FIFO) none of the
+ * block's; anything else is dropped, counted as TRD_DROP_NO_ACCESS. @return 0 or -EINVAL.
+ */
+int trd_mr_bind_counters(struct trd_mr *mr, uint16_t base);
+/**
  * The registered region of @p node that holds [@p addr, @p addr + @p len), with @p access
  * among its rights (0: any region), or NULL with rte_errno = ENOENT (or EINVAL). The region
  * is the translation of a local virtual address: the engine names memory by (key, offset).

@@ -16,6 +16,10 @@
  *                            into it, and node 1's receive reads unmapped memory (SIGSEGV: on
  *                            toroid-node, the port's transmit would). Expected: the transfer
  *                            completes whole or fails, the engine survives
+ *   test_vni_mu_rv8 ctr_steal  a put into a region of no process's naming a process's counter,
+ *                            and a put into a process's region naming a counter not of its
+ *                            block, are dropped (no_access) with both counters unchanged; a
+ *                            put into the region naming the process's own counter counts
  *   test_vni_mu_rv8 refused  a descriptor that trd_inject() refuses (a destination not in the
  *                            torus, a target offset that wraps) fails its injection counter,
  *                            as one mu.c refuses does: the wait ends with -EHOSTUNREACH
@@ -365,6 +369,102 @@ test_rget_death(void)
 		T_ASSERT(dst[i] == (uint8_t)(i * 13 + 5), "byte %u: %#x", i, dst[i]);
 }
 
+/* ---- ctr_steal ---- */
+
+struct steal {
+	uint64_t key;
+	uint16_t id; /* the node's id of B's counter 5 */
+};
+
+static int
+steal_child(void *arg)
+{
+	struct trd_vni *v = open_mu(1);
+	struct trd_vni_mu_info mi;
+	struct steal x;
+	char ch;
+
+	(void)arg;
+	close(p_hold[1]); /* the parent's end alone: its exit ends the wait */
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0)
+		return 60;
+	x.key = mi.region_key;
+	x.id = trd_vni_counter_id(v, 5);
+	if (x.id == 0 || write(p_key[1], &x, sizeof(x)) != sizeof(x))
+		return 61;
+	return read(p_hold[0], &ch, 1) == 1 ? 0 : 62; /* held until the parent is done */
+}
+
+static uint64_t
+no_access(void)
+{
+	struct trd_node_stats st;
+
+	T_EQ(trd_node_stats_get(nd[0], &st), 0);
+	return st.drop[TRD_DROP_NO_ACCESS];
+}
+
+/* An 8-byte immediate put from node 1 into (@p key, 0) on node 0, counting on @p ctr there;
+ * the caller pumps. */
+static void
+steal_put(uint64_t key, uint16_t ctr)
+{
+	struct trd_desc d;
+
+	trd_desc_put(&d, trd_node_coord(nd[0]), NULL, 8, key, 0, 0, ctr);
+	d.flags = TRD_DF_IMM;
+	d.user = 0x0123456789abcdefULL;
+	T_EQ(trd_inject(trd_inj_fifo(nd[1], 0), &d), 0);
+}
+
+static void
+test_ctr_steal(void)
+{
+	static uint8_t mine[4096];
+	struct trd_mr *mr;
+	struct steal x = {0};
+	uint64_t d0, deadline;
+	uint16_t c0;
+	int64_t vb = 0, v0 = 0;
+	pid_t b;
+
+	pipe_nb(p_key);
+	T_EQ(pipe(p_hold), 0);
+	b = spawn(steal_child, NULL);
+	read_pipe(p_key[0], &x, sizeof(x));
+	mr = trd_mr_register(nd[0], mine, sizeof(mine), TRD_ACCESS_ALL);
+	T_ASSERT(mr != NULL, "a region of no process's on node 0");
+	T_EQ(trd_counter_alloc(nd[0], &c0), 0);
+	T_EQ(trd_counter_set(nd[0], c0, 1000), 0);
+	T_EQ(trd_counter_set(nd[0], x.id, 1000), 0);
+	d0 = no_access();
+	/* into the node's region, naming B's counter; into B's region, naming the node's */
+	steal_put(trd_mr_key(mr), x.id);
+	steal_put(x.key, c0);
+	deadline = trd_time_us() + WAIT_US;
+	while (no_access() - d0 < 2 && trd_time_us() < deadline)
+		pump();
+	T_EQ(no_access() - d0, 2);
+	T_EQ(trd_counter_read(nd[0], x.id, &vb), 0);
+	T_EQ(trd_counter_read(nd[0], c0, &v0), 0);
+	T_EQ(vb, 1000);
+	T_EQ(v0, 1000);
+	for (unsigned int i = 0; i < sizeof(mine); i++)
+		T_ASSERT(mine[i] == 0, "byte %u of the node's region written", i);
+	/* into B's region naming B's own counter: counted */
+	steal_put(x.key, x.id);
+	deadline = trd_time_us() + WAIT_US;
+	while (vb == 1000 && trd_time_us() < deadline) {
+		pump();
+		T_EQ(trd_counter_read(nd[0], x.id, &vb), 0);
+	}
+	T_EQ(vb, 992);
+	T_EQ(no_access() - d0, 2);
+	T_EQ(write(p_hold[1], "x", 1), 1);
+	reap_ok(b, WAIT_US, "process B");
+	trd_mr_deregister(mr);
+}
+
 static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 				"[node 0]\nprocs = 1:0, 1:1, 1:2\nx+ = 0\nx- = 1\n"
 				"[node 1]\nx+ = 0\nx- = 1\n"
@@ -377,7 +477,7 @@ main(int argc, char **argv)
 	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s ctrfd|spoof|refused|rget_death\n", argv[0]);
+		fprintf(stderr, "usage: %s ctrfd|spoof|refused|rget_death|ctr_steal\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -388,6 +488,8 @@ main(int argc, char **argv)
 		test_ctrfd();
 	else if (strcmp(argv[1], "spoof") == 0)
 		test_spoof();
+	else if (strcmp(argv[1], "ctr_steal") == 0)
+		test_ctr_steal();
 	else if (strcmp(argv[1], "refused") == 0)
 		test_refused();
 	else if (strcmp(argv[1], "rget_death") == 0)
