@@ -85,8 +85,10 @@ struct trd_desc {
 	uint8_t n_slots;      /**< engine use: inline continuation slots that follow */
 	struct trd_coord dst; /**< destination node */
 	uint8_t rsvd0;
-	uint16_t inj_ctr; /**< local injection counter id, decremented as bytes leave; 0 none */
-	uint16_t rec_ctr; /**< target's reception counter id, decremented on arrival; 0 none */
+	uint16_t inj_ctr; /**< local injection counter id, decremented as bytes leave; 0 none
+			   *   (from an attached process: its own number, 1 .. 511) */
+	uint16_t rec_ctr; /**< target's reception counter id, decremented on arrival; 0 none
+			   *   (always the target node's id: trd_vni_counter_id() there) */
 	uint32_t len;     /**< message length in bytes (RGET: carried descriptors * 64) */
 	uint64_t src;     /**< source address, or offset (address with TRD_ACCESS_VA) in
 			   *   region src_key (TRD_DF_SRC_MR) */
@@ -101,14 +103,42 @@ struct trd_desc {
 
 _Static_assert(sizeof(struct trd_desc) == 64, "a descriptor is one cache line");
 
+/* The two helpers an attached process uses too (libtoroid_vni, trd_vni_inject()) are inline:
+ * a program built against either library has them. */
+
 /** Fill @p d as a direct put of @p len bytes at @p src to (@p rkey, @p roff) on @p dst
  * (@p roff: an offset, or a virtual address if the target registered @p rkey with
- * TRD_ACCESS_VA). */
-void trd_desc_put(struct trd_desc *d, struct trd_coord dst, const void *src, uint32_t len,
-		  uint64_t rkey, uint64_t roff, uint16_t inj_ctr, uint16_t rec_ctr);
-/** Fill @p d as a memory-FIFO message of @p len bytes to reception FIFO @p fifo on @p dst. */
-void trd_desc_fifo(struct trd_desc *d, struct trd_coord dst, uint8_t fifo, const void *src,
-		   uint32_t len, uint64_t user, uint16_t inj_ctr);
+ * TRD_ACCESS_VA). Counters: @p inj_ctr is the poster's own (in-process: a node counter id;
+ * from an attached process: its counter number 1 .. 511, trd_vni_inject()), @p rec_ctr
+ * always the target node's counter id (for an attached target, trd_vni_counter_id() there,
+ * never its number). */
+static inline void
+trd_desc_put(struct trd_desc *d, struct trd_coord dst, const void *src, uint32_t len, uint64_t rkey,
+	     uint64_t roff, uint16_t inj_ctr, uint16_t rec_ctr)
+{
+	*d = (struct trd_desc){.op = TRD_OP_PUT,
+			       .dst = dst,
+			       .src = (uint64_t)(uintptr_t)src,
+			       .len = len,
+			       .rkey = rkey,
+			       .roff = roff,
+			       .inj_ctr = inj_ctr,
+			       .rec_ctr = rec_ctr};
+}
+/** Fill @p d as a memory-FIFO message of @p len bytes to reception FIFO @p fifo on @p dst
+ * (attached processes may not post these yet: docs/vni.md, "Messaging-unit objects"). */
+static inline void
+trd_desc_fifo(struct trd_desc *d, struct trd_coord dst, uint8_t fifo, const void *src, uint32_t len,
+	      uint64_t user, uint16_t inj_ctr)
+{
+	*d = (struct trd_desc){.op = TRD_OP_FIFO,
+			       .dst = dst,
+			       .fifo = fifo,
+			       .src = (uint64_t)(uintptr_t)src,
+			       .len = len,
+			       .user = user,
+			       .inj_ctr = inj_ctr};
+}
 /**
  * Fill @p d as a remote get to @p dst carrying @p n descriptors (@p carried, copied at inject
  * time) for the target's injection FIFO @p fifo. Carried descriptors must take their data
