@@ -698,6 +698,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 		if (f->ctr != NULL)
 			trd_ctr_fail(f->ctr);
 		f->pkts_left = 0;
+		trd_fifo_src_done(f);
 		f->busy = false;
 		return 1;
 	}
@@ -707,6 +708,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 	f->unsent++;
 	f->pkts++;
 	f->pkts_left = 0;
+	trd_fifo_src_done(f); /* (the first message was started by desc_start()) */
 	f->busy = false;
 	return 1;
 }

@@ -20,6 +20,9 @@
  *                            and a put into a process's region naming a counter not of its
  *                            block, are dropped (no_access) with both counters unchanged; a
  *                            put into the region naming the process's own counter counts
+ *   test_vni_mu_rv8 region_release  a process's 16 small puts from its region (sent in bundles)
+ *                            arrive byte-exact; once it exits its interface is released (no
+ *                            reader of its region is left counted)
  *   test_vni_mu_rv8 refused  a descriptor that trd_inject() refuses (a destination not in the
  *                            torus, a target offset that wraps) fails its injection counter,
  *                            as one mu.c refuses does: the wait ends with -EHOSTUNREACH
@@ -369,6 +372,14 @@ test_rget_death(void)
 		T_ASSERT(dst[i] == (uint8_t)(i * 13 + 5), "byte %u: %#x", i, dst[i]);
 }
 
+static int p_rr[2];
+
+static int
+child_read_key(uint64_t *key)
+{
+	return read(p_rr[0], key, sizeof(*key)) == (ssize_t)sizeof(*key) ? 0 : -1;
+}
+
 /* ---- ctr_steal ---- */
 
 struct steal {
@@ -465,6 +476,68 @@ test_ctr_steal(void)
 	trd_mr_deregister(mr);
 }
 
+/* ---- region_release ---- */
+
+#define RR_N   16
+#define RR_LEN 64u
+
+static int
+rr_child(void *arg)
+{
+	struct trd_vni *v = open_mu(0);
+	struct trd_vni_mu_info mi;
+	struct trd_vni_info vi;
+	struct trd_desc d[RR_N];
+	uint64_t key;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0)
+		return 70;
+	if (child_read_key(&key) != 0)
+		return 71;
+	for (unsigned int i = 0; i < RR_N * RR_LEN; i++)
+		((uint8_t *)mi.region)[i] = (uint8_t)(i * 7 + 3);
+	if (trd_vni_counter_set(v, 1, RR_N * RR_LEN) != 0)
+		return 72;
+	for (unsigned int i = 0; i < RR_N; i++) {
+		trd_desc_put(&d[i], (struct trd_coord){1, 0, 0}, NULL, RR_LEN, key, i * RR_LEN, 1,
+			     0);
+		d[i].flags = TRD_DF_SRC_MR;
+		d[i].src_key = mi.region_key;
+		d[i].src = i * RR_LEN;
+	}
+	/* all at once: the engine stages them together and sends them in bundles */
+	if (trd_vni_inject(v, 0, d, RR_N) != 0)
+		return 73;
+	if (trd_vni_counter_wait(v, 1, WAIT_US) != 0)
+		return 74;
+	return 0; /* exits without a close: the engine finds it dead */
+}
+
+static void
+test_region_release(void)
+{
+	static uint8_t dst[RR_N * RR_LEN];
+	struct trd_mr *mr = trd_mr_register(nd[1], dst, sizeof(dst), TRD_ACCESS_ALL);
+	uint64_t key, r0 = stat_of(TRD_VNI_SVC_STAT_RECLAIMED), deadline;
+	pid_t c;
+
+	T_ASSERT(mr != NULL, "region on node 1");
+	key = trd_mr_key(mr);
+	T_EQ(pipe(p_rr), 0);
+	T_EQ(write(p_rr[1], &key, sizeof(key)), (ssize_t)sizeof(key));
+	c = spawn(rr_child, NULL);
+	reap_ok(c, WAIT_US, "the process of small region puts");
+	for (unsigned int i = 0; i < sizeof(dst); i++)
+		T_ASSERT(dst[i] == (uint8_t)(i * 7 + 3), "byte %u: %#x", i, dst[i]);
+	deadline = trd_time_us() + WAIT_US;
+	while (stat_of(TRD_VNI_SVC_STAT_RECLAIMED) == r0 && trd_time_us() < deadline)
+		pump();
+	T_ASSERT(
+		stat_of(TRD_VNI_SVC_STAT_RECLAIMED) == r0 + 1,
+		"the dead process's interface was not released (its region still counted as read)");
+}
+
 static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 				"[node 0]\nprocs = 1:0, 1:1, 1:2\nx+ = 0\nx- = 1\n"
 				"[node 1]\nx+ = 0\nx- = 1\n"
@@ -477,7 +550,9 @@ main(int argc, char **argv)
 	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s ctrfd|spoof|refused|rget_death|ctr_steal\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s ctrfd|spoof|refused|rget_death|ctr_steal|region_release\n",
+			argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -488,6 +563,8 @@ main(int argc, char **argv)
 		test_ctrfd();
 	else if (strcmp(argv[1], "spoof") == 0)
 		test_spoof();
+	else if (strcmp(argv[1], "region_release") == 0)
+		test_region_release();
 	else if (strcmp(argv[1], "ctr_steal") == 0)
 		test_ctr_steal();
 	else if (strcmp(argv[1], "refused") == 0)
