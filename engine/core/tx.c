@@ -55,7 +55,7 @@ static const uint8_t op_pkt_type[TRD_OP_MAX] = {
  * cause. */
 static inline int
 desc_src(struct trd_node *n, const struct trd_desc *d, const uint8_t **src, rte_iova_t *iova,
-	 struct trd_mr **guarded)
+	 struct trd_inj_fifo *f)
 {
 	if (d->flags & TRD_DF_IMM) {
 		*src = (const uint8_t *)&d->user;
@@ -74,7 +74,12 @@ desc_src(struct trd_node *n, const struct trd_desc *d, const uint8_t **src, rte_
 		*iova = mr->iova == RTE_BAD_IOVA ? RTE_BAD_IOVA : mr->iova + off;
 		if (unlikely(mr->access & TRD_ACCESS_COPY)) {
 			*iova = RTE_BAD_IOVA; /* never zero-copy */
-			*guarded = mr;
+			if (f != NULL) {
+				/* read until its last packet is built (or it is given up):
+				 * its owner waits for that (trd_mr_readers()) */
+				__atomic_fetch_add(&mr->readers, 1, __ATOMIC_RELAXED);
+				f->src_mr = mr;
+			}
 		}
 	} else {
 		*src = (const uint8_t *)(uintptr_t)d->src;
@@ -104,7 +109,6 @@ static __rte_always_inline int
 desc_start(struct trd_node *n, struct trd_inj_fifo *f)
 {
 	struct trd_desc *d = f->cur;
-	struct trd_mr *guarded = NULL;
 	uint32_t aux;
 	int rank;
 
@@ -134,7 +138,7 @@ desc_start(struct trd_node *n, struct trd_inj_fifo *f)
 	if (d->n_slots != 0) {
 		f->src = f->inl_src;
 	} else {
-		int cause = desc_src(n, d, &f->src, &f->src_iova, &guarded);
+		int cause = desc_src(n, d, &f->src, &f->src_iova, f);
 
 		if (cause != 0)
 			return cause;
@@ -195,11 +199,6 @@ desc_start(struct trd_node *n, struct trd_inj_fifo *f)
 					 .msg_id = d->msg_id,
 					 .aux = aux,
 				 });
-	if (unlikely(guarded != NULL)) {
-		/* read until its last packet is built: its owner waits for that (mr.c) */
-		__atomic_fetch_add(&guarded->readers, 1, __ATOMIC_RELAXED);
-		f->src_mr = guarded;
-	}
 	return 0;
 }
 
@@ -400,6 +399,7 @@ fifo_next(struct trd_node *n, struct trd_inj_fifo *f)
 			return 1;
 		}
 		trd_pay_release(d);
+		trd_fifo_src_done(f); /* (a check after its source's) */
 		trd_drop(n, (unsigned int)cause);
 		n->stat[TRD_STAT_DESC_ERRORS]++;
 		/* none of its bytes leave: its injection counter can never reach zero */
@@ -545,7 +545,6 @@ bundle_next_ok(const struct trd_desc *d, struct trd_coord dst, uint16_t inj, boo
 static inline const uint8_t *
 bundle_src(struct trd_node *n, const struct trd_inj_fifo *f, const struct trd_desc *d)
 {
-	struct trd_mr *guarded = NULL; /* (read now, in this round: not counted) */
 	const uint8_t *src;
 	rte_iova_t iova;
 
@@ -555,7 +554,8 @@ bundle_src(struct trd_node *n, const struct trd_inj_fifo *f, const struct trd_de
 			       : NULL;
 	/* desc_start() would send a longer one zero-copy where it can: never in a bundle (a
 	 * remote get's descriptors are always copied) */
-	if (desc_src(n, d, &src, &iova, &guarded) != 0 ||
+	/* (read now, in this round: not counted as a reader) */
+	if (desc_src(n, d, &src, &iova, NULL) != 0 ||
 	    (d->len > n->conf.inline_max && !(d->flags & TRD_DF_IMM) && d->op != TRD_OP_RGET))
 		return NULL;
 	return src;
