@@ -279,15 +279,16 @@ VNI_MACHINES = {
     "coll": ("coll_pvt.h", ["coll.c"]),
     "proto": ("proto_pvt.h", ["proto_tx.c"]),
     "tel": ("tel_pvt.h", ["vni_tel.c"]),
+    "mu": ("mu_pvt.h", ["mu.c"]),
 }
 # file -> the other machines it may call (include the header of): the "may call" column of
 # the table in docs/vni.md, which must say the same.
 VNI_CALLS = {
-    "service.c": {"dispatch", "iface", "tx", "rma", "coll", "order", "proto", "tel"},
+    "service.c": {"dispatch", "iface", "tx", "rma", "coll", "order", "proto", "tel", "mu"},
     "dispatch.c": {"iface", "tx", "rx", "rma", "coll", "order"},
     "iface.c": set(),
-    "sock.c": {"dispatch", "vmem"},
-    "seg.c": {"rma", "vmem"},
+    "sock.c": {"dispatch", "vmem", "mu"},
+    "seg.c": {"rma", "vmem", "mu"},
     "vmem.c": set(),
     "tx_post.c": {"iface", "rx", "order", "vmem"},
     "tx.c": {"iface", "rx", "rma", "order", "proto", "vmem"},
@@ -298,9 +299,10 @@ VNI_CALLS = {
     "coll.c": {"iface"},
     "proto_tx.c": set(),
     "vni_tel.c": set(),
+    "mu.c": {"iface"},
 }
 # the application side (libtoroid_vni): none of the service's headers
-VNI_APP = {"app.c", "app_rma.c", "app_coll.c", "app_host.c", "vni_alloc.c", "app_pvt.h", "vni_alloc.h",
+VNI_APP = {"app.c", "app_rma.c", "app_coll.c", "app_host.c", "app_mu.c", "vni_alloc.c", "app_pvt.h", "vni_alloc.h",
            "vni_seg.h"}
 
 

@@ -154,10 +154,28 @@ trd_pay_copy(const struct rte_mbuf *m, void *dst, uint32_t len)
 	trd_pay_copy_at(m, TRD_FRAME_HLEN, dst, len);
 }
 
+/* counter.c: the counter array, in a memfd (blocks of it map into attached processes) */
+int64_t *trd_ctr_map(struct trd_node *n, unsigned int count);
+void trd_ctr_unmap(struct trd_node *n);
+
 static inline bool
 trd_ctr_valid(const struct trd_node *n, uint16_t id)
 {
 	return id < n->conf.n_counters && __atomic_load_n(&n->ctr_used[id], __ATOMIC_ACQUIRE);
+}
+
+/* May a frame that writes into a region bound to counter block @p block (0: a region of no
+ * process's, or no region) decrement counter @p id (valid, or 0)? Only one of that block, and
+ * for anything else a counter of no block (trd_counter_block_alloc() marks a block's ids 2
+ * and 3 in ctr_used): a process's counters are its own. */
+static inline bool
+trd_ctr_allowed(const struct trd_node *n, uint16_t block, uint16_t id)
+{
+	if (id == 0)
+		return true;
+	if (unlikely(block != 0))
+		return (uint16_t)(id - block - 1) < TRD_COUNTER_BLOCK - 1;
+	return __atomic_load_n(&n->ctr_used[id], __ATOMIC_RELAXED) < 2;
 }
 
 static inline void
@@ -165,6 +183,17 @@ trd_ctr_sub(struct trd_node *n, uint16_t id, uint32_t bytes)
 {
 	if (id != 0 && bytes != 0)
 		__atomic_fetch_sub(&n->ctr[id], (int64_t)bytes, __ATOMIC_RELEASE);
+}
+
+/* A descriptor that read a TRD_ACCESS_COPY region is done with it (its last packet is built,
+ * or it was given up). */
+static inline void
+trd_fifo_src_done(struct trd_inj_fifo *f)
+{
+	if (unlikely(f->src_mr != NULL)) {
+		__atomic_fetch_sub(&f->src_mr->readers, 1, __ATOMIC_RELEASE);
+		f->src_mr = NULL;
+	}
 }
 
 /* rx.c: a held bundle that will never be delivered (its session ended): mark failed the

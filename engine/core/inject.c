@@ -23,34 +23,8 @@
 
 /* ---- descriptor helpers ---- */
 
-void
-trd_desc_put(struct trd_desc *d, struct trd_coord dst, const void *src, uint32_t len, uint64_t rkey,
-	     uint64_t roff, uint16_t inj_ctr, uint16_t rec_ctr)
-{
-	memset(d, 0, sizeof(*d));
-	d->op = TRD_OP_PUT;
-	d->dst = dst;
-	d->src = (uint64_t)(uintptr_t)src;
-	d->len = len;
-	d->rkey = rkey;
-	d->roff = roff;
-	d->inj_ctr = inj_ctr;
-	d->rec_ctr = rec_ctr;
-}
-
-void
-trd_desc_fifo(struct trd_desc *d, struct trd_coord dst, uint8_t fifo, const void *src, uint32_t len,
-	      uint64_t user, uint16_t inj_ctr)
-{
-	memset(d, 0, sizeof(*d));
-	d->op = TRD_OP_FIFO;
-	d->dst = dst;
-	d->fifo = fifo;
-	d->src = (uint64_t)(uintptr_t)src;
-	d->len = len;
-	d->user = user;
-	d->inj_ctr = inj_ctr;
-}
+/* (trd_desc_put() and trd_desc_fifo() are inline in <toroid/toroid.h>: libtoroid_vni's
+ * programs have them too) */
 
 void
 trd_desc_rget(struct trd_desc *d, struct trd_coord dst, uint8_t fifo,

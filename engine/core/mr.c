@@ -110,7 +110,8 @@ mr_new_key(struct trd_node *n)
 		uint64_t key = trd_session_cookie(n->mr_secret[0], n->mr_secret[1],
 						  (uint32_t)(s >> 32), (uint32_t)s);
 
-		if (key != 0 && n->mrs[mr_slot_of(n, key)].key == 0)
+		if (key != 0 && n->mrs[mr_slot_of(n, key)].key == 0 &&
+		    __atomic_load_n(&n->mrs[mr_slot_of(n, key)].readers, __ATOMIC_ACQUIRE) == 0)
 			return key;
 	}
 	return 0;
@@ -147,6 +148,7 @@ trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 			mr->iova = iova;
 			mr->doorbell = false;
 			mr->eq = NULL;
+			mr->ctr_block = 0;
 			__atomic_store_n(&mr->key, key, __ATOMIC_RELEASE);
 		}
 	}
@@ -193,6 +195,23 @@ trd_mr_deregister(struct trd_mr *mr)
 			return rc;
 	}
 	return 0;
+}
+
+int
+trd_mr_bind_counters(struct trd_mr *mr, uint16_t base)
+{
+	if (mr == NULL || mr->key == 0 || base == 0 || base % TRD_COUNTER_BLOCK != 0 ||
+	    (unsigned int)base + TRD_COUNTER_BLOCK > mr->node->conf.n_counters ||
+	    mr->node->ctr_used[base] != 2)
+		return -EINVAL;
+	__atomic_store_n(&mr->ctr_block, base, __ATOMIC_RELEASE);
+	return 0;
+}
+
+unsigned int
+trd_mr_readers(const struct trd_mr *mr)
+{
+	return mr == NULL ? 0 : __atomic_load_n(&mr->readers, __ATOMIC_ACQUIRE);
 }
 
 struct trd_mr *

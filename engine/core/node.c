@@ -439,7 +439,7 @@ trd_node_create(const struct trd_node_conf *conf)
 	n->routes = rte_zmalloc("trd_routes", sizeof(*n->routes) * n->n_nodes, 0);
 	n->peer_mac = rte_zmalloc("trd_macs", sizeof(*n->peer_mac) * n->n_nodes, 0);
 	n->has_peer_mac = rte_zmalloc("trd_macs", n->n_nodes, 0);
-	n->ctr = rte_zmalloc("trd_ctr", sizeof(*n->ctr) * c.n_counters, RTE_CACHE_LINE_SIZE);
+	n->ctr = trd_ctr_map(n, c.n_counters);
 	n->ctr_used = rte_zmalloc("trd_ctr", c.n_counters, 0);
 	n->mrs = rte_zmalloc("trd_mr", sizeof(*n->mrs) * c.n_regions, RTE_CACHE_LINE_SIZE);
 	n->reasm = rte_zmalloc("trd_reasm", sizeof(*n->reasm) * c.n_reasm, 0);
@@ -567,7 +567,7 @@ trd_node_free(struct trd_node *n)
 	rte_free(n->routes);
 	rte_free(n->peer_mac);
 	rte_free(n->has_peer_mac);
-	rte_free(n->ctr);
+	trd_ctr_unmap(n);
 	rte_free(n->ctr_used);
 	rte_free(n->mrs);
 	rte_free(n->reasm);

@@ -105,6 +105,7 @@ struct trd_inj_fifo {
 	struct trd_route *rt;
 	struct trd_peer *peer;  /* cur's destination, NULL when unsequenced */
 	const uint8_t *src;     /* where cur's bytes come from */
+	struct trd_mr *src_mr;  /* a TRD_ACCESS_COPY region cur reads (counted in its readers) */
 	uint64_t src_iova;      /* ... and their IO address (valid when zc) */
 	int64_t *ctr;           /* cur's injection counter or NULL */
 	struct trd_hdr whdr;    /* cur's wire header template */
@@ -150,6 +151,8 @@ struct trd_mr {
 	uint8_t *base;
 	size_t len;
 	uint64_t key;        /* 0 when free */
+	uint32_t readers;    /* TRD_ACCESS_COPY: descriptors reading it; the slot stays taken */
+	uint16_t ctr_block;  /* trd_mr_bind_counters(): the only counters its frames may name */
 	unsigned int access; /* TRD_ACCESS_*: with TRD_ACCESS_VA named by address */
 	uint64_t iova;       /* IO address of base (IOVA-contiguous), or RTE_BAD_IOVA */
 	uint16_t slot;
@@ -291,7 +294,8 @@ struct trd_node {
 	struct trd_rec_fifo *rec[TRD_MAX_FIFOS];
 	unsigned int n_rec;
 
-	int64_t *ctr;
+	int64_t *ctr; /* shared memory; a block given to a process is its own memfd (counter.c) */
+	size_t ctr_bytes; /* the mapping's length, whole pages */
 	uint8_t *ctr_used;
 	struct trd_mr *mrs;
 	uint64_t mr_secret[4];   /* SipHash keys: [0..1] make region keys, [2..3] place them */

@@ -268,8 +268,10 @@ trd_pay_fifo_drain(struct trd_inj_fifo *f)
 {
 	struct trd_desc d;
 
-	if (f->busy)
+	if (f->busy) {
 		trd_pay_release(f->cur);
+		trd_fifo_src_done(f);
+	}
 	for (unsigned int i = f->stage_i; i < f->stage_n; i += 1u + f->stage[i].n_slots)
 		trd_pay_release(&f->stage[i]);
 	if (f->held != 0) {

@@ -57,8 +57,12 @@ rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t
 		return TRD_DROP_NO_ACCESS;
 	if (trd_mr_at(mr, p->offset, p->pay_len, &at) != 0)
 		return TRD_DROP_OUT_OF_BOUNDS;
-	if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
-		return TRD_DROP_UNKNOWN_COUNTER;
+	if (p->counter != 0) {
+		if (!trd_ctr_valid(n, p->counter))
+			return TRD_DROP_UNKNOWN_COUNTER;
+		if (!trd_ctr_allowed(n, mr->ctr_block, p->counter))
+			return TRD_DROP_NO_ACCESS; /* another process's counter */
+	}
 	if (p->flags & TRD_HF_CPL) {
 		/* a doorbell completion: 8 bytes, the cookie of a completion we wait for */
 		uint64_t cookie;
@@ -135,6 +139,9 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_wire_ent *
 			return TRD_DROP_BAD_KEY;
 		if (!(mr->access & TRD_ACCESS_REMOTE_WRITE))
 			return TRD_DROP_NO_ACCESS;
+		/* (a region other than the last one: may it count on this counter?) */
+		if (!trd_ctr_allowed(n, mr->ctr_block, p->counter))
+			return TRD_DROP_NO_ACCESS; /* another process's counter */
 		b->key = p->key;
 		b->mr = mr;
 	}
@@ -143,6 +150,8 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_wire_ent *
 	if (p->counter != b->ctr) {
 		if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
 			return TRD_DROP_UNKNOWN_COUNTER;
+		if (!trd_ctr_allowed(n, mr->ctr_block, p->counter))
+			return TRD_DROP_NO_ACCESS; /* another process's counter */
 		put_batch_settle(n, b);
 		b->ctr = p->counter;
 	}

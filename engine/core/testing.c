@@ -133,6 +133,7 @@ trd_node_reset(struct trd_node *n)
 		struct trd_inj_fifo *f = n->inj[i];
 
 		rte_ring_reset(f->ring);
+		trd_fifo_src_done(f);
 		f->busy = false;
 		f->stage_i = f->stage_n = 0;
 		f->held = 0; /* the reset took the open zero-copy dequeue with it */

@@ -54,13 +54,14 @@ static const uint8_t op_pkt_type[TRD_OP_MAX] = {
  * address is its own in IOVA-as-VA mode), and the bytes are then copied. @return 0 or a drop
  * cause. */
 static inline int
-desc_src(struct trd_node *n, const struct trd_desc *d, const uint8_t **src, rte_iova_t *iova)
+desc_src(struct trd_node *n, const struct trd_desc *d, const uint8_t **src, rte_iova_t *iova,
+	 struct trd_inj_fifo *f)
 {
 	if (d->flags & TRD_DF_IMM) {
 		*src = (const uint8_t *)&d->user;
 		*iova = RTE_BAD_IOVA;
 	} else if (d->flags & TRD_DF_SRC_MR) {
-		const struct trd_mr *mr = trd_mr_lookup(n, d->src_key);
+		struct trd_mr *mr = trd_mr_lookup(n, d->src_key);
 		uint64_t off;
 
 		if (mr == NULL)
@@ -71,6 +72,15 @@ desc_src(struct trd_node *n, const struct trd_desc *d, const uint8_t **src, rte_
 			return TRD_DROP_OUT_OF_BOUNDS;
 		*src = mr->base + off;
 		*iova = mr->iova == RTE_BAD_IOVA ? RTE_BAD_IOVA : mr->iova + off;
+		if (unlikely(mr->access & TRD_ACCESS_COPY)) {
+			*iova = RTE_BAD_IOVA; /* never zero-copy */
+			if (f != NULL) {
+				/* read until its last packet is built (or it is given up):
+				 * its owner waits for that (trd_mr_readers()) */
+				__atomic_fetch_add(&mr->readers, 1, __ATOMIC_RELAXED);
+				f->src_mr = mr;
+			}
+		}
 	} else {
 		*src = (const uint8_t *)(uintptr_t)d->src;
 		*iova = trd_iova_is_va() ? (rte_iova_t)d->src : RTE_BAD_IOVA;
@@ -128,7 +138,7 @@ desc_start(struct trd_node *n, struct trd_inj_fifo *f)
 	if (d->n_slots != 0) {
 		f->src = f->inl_src;
 	} else {
-		int cause = desc_src(n, d, &f->src, &f->src_iova);
+		int cause = desc_src(n, d, &f->src, &f->src_iova, f);
 
 		if (cause != 0)
 			return cause;
@@ -288,6 +298,7 @@ trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
 			continue;
 		trd_ctr_fail(f->ctr);
 		trd_pay_release(f->cur);
+		trd_fifo_src_done(f);
 		f->busy = false;
 		f->pkts_left = 0;
 		trd_drop(n, TRD_DROP_PEER_DOWN);
@@ -388,6 +399,7 @@ fifo_next(struct trd_node *n, struct trd_inj_fifo *f)
 			return 1;
 		}
 		trd_pay_release(d);
+		trd_fifo_src_done(f); /* (a check after its source's) */
 		trd_drop(n, (unsigned int)cause);
 		n->stat[TRD_STAT_DESC_ERRORS]++;
 		/* none of its bytes leave: its injection counter can never reach zero */
@@ -491,6 +503,7 @@ emit(struct trd_node *n, struct trd_inj_fifo *f, unsigned int max)
 	f->pkts += k;
 	if (f->pkts_left == 0) {
 		trd_pay_release(d);
+		trd_fifo_src_done(f);
 		f->busy = false;
 		f->descs++;
 		n->stat[TRD_STAT_DESCS]++;
@@ -541,7 +554,8 @@ bundle_src(struct trd_node *n, const struct trd_inj_fifo *f, const struct trd_de
 			       : NULL;
 	/* desc_start() would send a longer one zero-copy where it can: never in a bundle (a
 	 * remote get's descriptors are always copied) */
-	if (desc_src(n, d, &src, &iova) != 0 ||
+	/* (read now, in this round: not counted as a reader) */
+	if (desc_src(n, d, &src, &iova, NULL) != 0 ||
 	    (d->len > n->conf.inline_max && !(d->flags & TRD_DF_IMM) && d->op != TRD_OP_RGET))
 		return NULL;
 	return src;
@@ -684,6 +698,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 		if (f->ctr != NULL)
 			trd_ctr_fail(f->ctr);
 		f->pkts_left = 0;
+		trd_fifo_src_done(f);
 		f->busy = false;
 		return 1;
 	}
@@ -693,6 +708,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 	f->unsent++;
 	f->pkts++;
 	f->pkts_left = 0;
+	trd_fifo_src_done(f); /* (the first message was started by desc_start()) */
 	f->busy = false;
 	return 1;
 }

@@ -59,14 +59,15 @@ vnic_now_ns(void)
  * exec or an exit they reach nothing. Without /proc the request goes alone (no one-sided
  * access). 0 or a negative errno. */
 static int
-send_register(int fd, const struct trd_vni_sock_register *req)
+send_register(int fd, const struct trd_vni_sock_register *req, const struct trd_vni_sock_mu *mu)
 {
 	union {
 		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct iovec iov = {.iov_base = (void *)(uintptr_t)req, .iov_len = sizeof(*req)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct iovec iov[2] = {{.iov_base = (void *)(uintptr_t)req, .iov_len = sizeof(*req)},
+			       {.iov_base = (void *)(uintptr_t)mu, .iov_len = sizeof(*mu)}};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = mu != NULL ? 2 : 1};
 	int mfd[2], rc = 0;
 
 	mfd[0] = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
@@ -83,7 +84,7 @@ send_register(int fd, const struct trd_vni_sock_register *req)
 		cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
 		memcpy(CMSG_DATA(cm), mfd, sizeof(mfd));
 	}
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(*req))
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != (ssize_t)(sizeof(*req) + (mu ? sizeof(*mu) : 0)))
 		rc = -errno;
 	/* the engine holds its own references now; ours would only share the maps file's
 	 * position with it */
@@ -136,10 +137,10 @@ trd_vni_open_error(void)
 
 /* Receive the answer and its descriptors. */
 static int
-sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[3])
+sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[4], int want)
 {
 	union {
-		char buf[CMSG_SPACE(3 * sizeof(int))];
+		char buf[CMSG_SPACE(4 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {.iov_base = ans, .iov_len = sizeof(*ans)};
@@ -161,8 +162,8 @@ sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[3])
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
 		got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		if (got > 3)
-			got = 3;
+		if (got > 4)
+			got = 4;
 		memcpy(fds, CMSG_DATA(c), (size_t)got * sizeof(int));
 	}
 	if (n == TRD_VNI_ANSWER_V2_SIZE && ans->op == TRD_VNI_SOCK_REGISTERED &&
@@ -189,7 +190,7 @@ sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[3])
 		snprintf(open_error, sizeof(open_error), "%s", ans->reason);
 		return ans->status;
 	}
-	if (got != 3) {
+	if (got != want) {
 		for (int i = 0; i < got; i++)
 			close(fds[i]);
 		return -EPROTO;
@@ -245,6 +246,7 @@ seg_check(struct trd_vni *v)
 static void
 client_free(struct trd_vni *v)
 {
+	vnic_mu_detach(v); /* (closes ctr_fd) */
 	if (v->base != NULL && v->base != MAP_FAILED)
 		munmap(v->base, v->size);
 	if (v->sock >= 0)
@@ -268,14 +270,16 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	struct trd_vni_sock_answer ans;
 	const char *path;
 	struct trd_vni *v;
-	int fds[3] = {-1, -1, -1};
+	int fds[4] = {-1, -1, -1, -1};
+	struct trd_vni_sock_mu mreq;
+	int mu = vnic_mu_request(conf, &mreq); /* version 5: 1 when asked for */
 	uint64_t busy_deadline;
 	int rc;
 
 	if (conf == NULL || conf->short_max < -1 || conf->short_max > TRD_VNI_SHORT_MAX ||
 	    conf->n_send > TRD_VNI_CTX_MAX || conf->n_recv > TRD_VNI_CTX_MAX ||
 	    conf->n_doorbells > TRD_VNI_DB_MAX || conf->app == TRD_VNI_ANY ||
-	    conf->wait_spin_us < -1 || conf->wait_spin_us > TRD_VNI_WAIT_SPIN_MAX_US) {
+	    conf->wait_spin_us < -1 || conf->wait_spin_us > TRD_VNI_WAIT_SPIN_MAX_US || mu < 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -288,7 +292,7 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	v = calloc(1, sizeof(*v));
 	if (v == NULL)
 		return NULL;
-	v->sock = v->efd = v->kick_fd = -1;
+	v->sock = v->efd = v->kick_fd = v->ctr_fd = -1;
 	/* an engine busy with other registrations (-EBUSY) is asked again, with a back-off, for
 	 * connect_timeout_ms or at least TRD_VNI_BUSY_RETRY_MS */
 	busy_deadline = vnic_now_ms() + RTE_MAX(conf->connect_timeout_ms, TRD_VNI_BUSY_RETRY_MS);
@@ -311,9 +315,9 @@ trd_vni_open(const struct trd_vni_conf *conf)
 		req.n_doorbells = conf->n_doorbells ? conf->n_doorbells : 64;
 		req.short_max = conf->short_max == 0 ? TRD_VNI_SHORT_DEFAULT
 						     : (conf->short_max < 0 ? 0 : conf->short_max);
-		rc = send_register(v->sock, &req);
+		rc = send_register(v->sock, &req, mu ? &mreq : NULL);
 		if (rc == 0)
-			rc = sock_answer(v->sock, &ans, fds);
+			rc = sock_answer(v->sock, &ans, fds, mu ? 4 : 3);
 		now = vnic_now_ms();
 		if (rc != -EBUSY || now >= busy_deadline)
 			break;
@@ -324,7 +328,7 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	if (rc == 0 && (ans.app != conf->app || ans.proc == TRD_VNI_ANY ||
 			(conf->proc != TRD_VNI_ANY && ans.proc != conf->proc))) {
 		/* not the identity asked for */
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			close(fds[i]);
 		rc = -EPROTO;
 	}
@@ -338,6 +342,7 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	close(fds[0]);
 	v->efd = fds[1];
 	v->kick_fd = fds[2];
+	v->ctr_fd = fds[3];
 	if (v->base == MAP_FAILED) {
 		rc = -errno;
 		goto fail;
@@ -348,6 +353,8 @@ trd_vni_open(const struct trd_vni_conf *conf)
 			     ? TRD_VNI_WAIT_SPIN_DEFAULT_US * 1000ULL
 			     : (conf->wait_spin_us < 0 ? 0 : (uint64_t)conf->wait_spin_us * 1000);
 	rc = seg_check(v);
+	if (rc == 0 && mu)
+		rc = vnic_mu_attach(v);
 	if (rc != 0)
 		goto fail;
 	v->cmdq = (struct rte_ring *)(v->base + v->seg->cmdq_off);
@@ -464,8 +471,8 @@ trd_vni_offset(const struct trd_vni *v, const void *p)
 
 /* ---- posting ---- */
 
-static void
-kick(struct trd_vni *v)
+void
+vnic_kick(struct trd_vni *v)
 {
 	const uint64_t one = 1;
 
@@ -488,7 +495,7 @@ vnic_post(struct trd_vni *v, uint32_t op, uint32_t idx)
 		return -EAGAIN;
 	if (op != TRD_VNI_CMD_CANCEL) /* a cancel has no completion of its own */
 		v->pending++;
-	kick(v);
+	vnic_kick(v);
 	return 0;
 }
 
@@ -771,7 +778,7 @@ cma_read(struct trd_vni *v, const struct trd_vni_cqe *e)
 	/* the engine waits for the answer: if the queue is full now (cancels fill it too), the
 	 * answer is owed and sent again at the next poll (cma_flush) */
 	if (rte_ring_enqueue_elem(v->cmdq, &c, sizeof(c)) == 0) {
-		kick(v);
+		vnic_kick(v);
 	} else if (v->rc[e->idx].cma_owed == 0) {
 		v->rc[e->idx].cma_owed = c.op;
 		v->n_owed++;
@@ -797,7 +804,7 @@ cma_flush(struct trd_vni *v)
 		sent = true;
 	}
 	if (sent)
-		kick(v);
+		vnic_kick(v);
 }
 
 int

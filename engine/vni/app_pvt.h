@@ -4,6 +4,7 @@
  *   app.c      attach, detach, the pool, posting sends and receives, completions
  *   app_rma.c  one-sided access: memory regions, writes, reads, atomics
  *   app_coll.c collectives computed by the engines
+ *   app_mu.c   messaging-unit objects: injection FIFOs of engine descriptors, counters, region
  */
 #ifndef TRD_VNI_APP_PVT_H
 #define TRD_VNI_APP_PVT_H
@@ -32,6 +33,7 @@ struct client_ctx {
 
 struct trd_vni {
 	int sock, efd, kick_fd;
+	int ctr_fd; /* its counter block's memfd (version 5), until vnic_mu_attach() maps it */
 	uint8_t *base;
 	size_t size;
 	struct trd_vni_seg *seg;
@@ -54,9 +56,26 @@ struct trd_vni {
 		spin_skip;        /* trd_vni_wait() calls left that sleep at once: a yield of the
 				   * spin gave the CPU to another process for longer than the window */
 	struct trd_vni_addr self; /* the identity the engine gave (its answer) */
+	/* messaging-unit objects (app_mu.c), version 5: none when mu is NULL */
+	const struct trd_vni_mu *mu;
+	struct rte_ring *inj[TRD_VNI_MU_FIFOS_MAX];
+	uint32_t n_inj, inj_slots, mu_inline_max;
+	uint16_t ctr_base;
+	volatile int64_t *ctrs; /* the node's counters of this process's block, mapped */
+	uint8_t *region;
+	uint64_t region_len, region_key;
 };
 
 uint64_t vnic_now_ms(void);
+/* Wake the engine if it sleeps (after something was queued for it). */
+void vnic_kick(struct trd_vni *v);
+/* app_mu.c: the messaging-unit part of a request from @p conf: 1 (asked for), 0 (none: a
+ * version 4 request), -EINVAL (bad sizes or no conf) */
+int vnic_mu_request(const struct trd_vni_conf *conf, struct trd_vni_sock_mu *req);
+/* app_mu.c: check and map the messaging-unit objects the engine laid out (with v->ctr_fd,
+ * closed here); unmap them. 0 or -EPROTO. */
+int vnic_mu_attach(struct trd_vni *v);
+void vnic_mu_detach(struct trd_vni *v);
 uint64_t vnic_now_ns(void);
 /* Queue command @p op for context @p idx and kick the engine if it sleeps: 0 or -EAGAIN. */
 int vnic_post(struct trd_vni *v, uint32_t op, uint32_t idx);

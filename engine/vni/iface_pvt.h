@@ -48,7 +48,7 @@ void svc_pid_sweep(struct trd_vni_svc *s);
 
 /* seg.c: the segment */
 int svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_register *req,
-		   int *memfd, const char **why);
+		   const struct trd_vni_sock_mu *mu, int *memfd, const char **why);
 void svc_vif_unmap(struct trd_vni_svc *s, struct vif *v);
 
 #endif /* TRD_VNI_IFACE_PVT_H */

@@ -21,6 +21,7 @@
 #include <rte_thread.h>
 
 #include "iface_pvt.h"
+#include "mu_pvt.h"
 #include "rma_pvt.h"
 #include "vmem_pvt.h"
 
@@ -63,6 +64,7 @@ svc_vif_unmap(struct trd_vni_svc *s, struct vif *v)
 		seg_dma_unmap(s, v);
 	if (v->mr != NULL)
 		trd_mr_deregister(v->mr);
+	svc_mu_free(s, v);
 	if (v->base != NULL)
 		munmap(v->base, v->size);
 	if (v->efd >= 0)
@@ -99,11 +101,11 @@ seg_publish_cpus(struct trd_vni_seg *g)
 
 int
 svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_register *req,
-	       int *memfd, const char **why)
+	       const struct trd_vni_sock_mu *mu, int *memfd, const char **why)
 {
 	uint32_t qsz = rte_align32pow2(req->n_send + req->n_recv + 1);
 	uint64_t off = RTE_ALIGN_CEIL(sizeof(struct trd_vni_seg), TRD_VNI_ALIGN);
-	uint64_t cmdq_off, cplq_off, sctx_off, rctx_off, ctxr_off, db_off, pool_off, size;
+	uint64_t cmdq_off, cplq_off, sctx_off, rctx_off, ctxr_off, db_off, pool_off, size, mu_len;
 	struct trd_vni_seg *g;
 	char name[64];
 	int fd, rc;
@@ -134,6 +136,12 @@ svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_r
 	off = RTE_ALIGN_CEIL(off + (uint64_t)v->n_db * 8, 4096);
 	pool_off = off;
 	size = RTE_ALIGN_CEIL(off + v->pool_size, 4096);
+	if (mu->n_fifos != 0 || mu->region != 0) { /* after the pool (mu.c) */
+		rc = svc_mu_layout(s, v, mu, size, &mu_len, why);
+		if (rc != 0)
+			return rc;
+		size += mu_len;
+	}
 
 	snprintf(name, sizeof(name), "toroid-vni-%u.%u", v->app, v->proc);
 	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -213,6 +221,11 @@ svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_r
 			*why = "no free memory region on the node";
 			return rc;
 		}
+	}
+	rc = svc_mu_create(s, v, why);
+	if (rc != 0) {
+		close(fd);
+		return rc;
 	}
 	*memfd = fd;
 	return 0;

@@ -23,6 +23,7 @@
 #include "coll_pvt.h"
 #include "dispatch_pvt.h"
 #include "iface_pvt.h"
+#include "mu_pvt.h"
 #include "order_pvt.h"
 #include "proto_pvt.h"
 #include "rma_pvt.h"
@@ -61,6 +62,7 @@ trd_vni_svc_poll(struct trd_vni_svc *s)
 		if (v != NULL && !v->dead)
 			work += svc_vif_cmds(s, v);
 	}
+	work += svc_mu_poll(s);
 	if (s->now >= s->next_timer) {
 		s->next_timer = s->now + SVC_TIMER_PERIOD_US;
 		work += svc_timers(s);
@@ -93,7 +95,7 @@ trd_vni_svc_sleep_begin(struct trd_vni_svc *s)
 	/* timers, queued replies and injection keep the engine awake; so does a command that
 	 * came before the flag was seen */
 	busy = !TAILQ_EMPTY(&s->rr) || s->n_preps != 0 || !TAILQ_EMPTY(&s->lists[L_TIMER]) ||
-	       !TAILQ_EMPTY(&s->lists[L_DRAIN]) || s->n_colls != 0;
+	       !TAILQ_EMPTY(&s->lists[L_DRAIN]) || s->n_colls != 0 || svc_mu_pending(s);
 	for (unsigned int i = 0; i < s->n_ifs && !busy; i++) {
 		struct vif *v = s->ifs[i];
 
@@ -169,6 +171,7 @@ trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i, struct trd_vni_s
 	out->rx_bytes = v->rx_bytes;
 	out->naks = v->naks;
 	out->staged_bytes = v->staged;
+	svc_mu_stats(v, &out->mu_descs, &out->mu_bad_descs);
 	return 0;
 }
 

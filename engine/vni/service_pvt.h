@@ -285,6 +285,7 @@ struct vif {
 	unsigned int n_mrs;
 	struct vord_list ords; /* ordered pairs naming it (order.c) */
 	struct ep_ref ep;
+	struct vmu *mu; /* its messaging-unit objects (mu.c), or NULL */
 };
 
 TAILQ_HEAD(vif_list, vif);
@@ -307,6 +308,8 @@ struct trd_vni_svc {
 	struct trd_inj_fifo *req, *rep;
 	struct trd_rec_fifo *rf;
 	unsigned int req_free0; /* free slots of the request FIFO when empty */
+	unsigned int n_mu;      /* interfaces with messaging-unit objects (mu.c) */
+	unsigned int mu_rr;     /* the interface mu.c serves first in its next round */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int lfd, kfd, epfd;
 	struct ep_ref lref, kref;

@@ -26,6 +26,7 @@
 
 #include "dispatch_pvt.h"
 #include "iface_pvt.h"
+#include "mu_pvt.h"
 #include "vmem_pvt.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -274,15 +275,18 @@ pidfd_names(int pidfd, int pid)
 /* The registration request and the descriptors that come with it (at most 2: the process's
  * /proc/self/mem and maps). The number of bytes, or -1 with errno. */
 static ssize_t
-recv_register(int fd, struct trd_vni_sock_register *req, int pfds[2], unsigned int *n_pfds)
+recv_register(int fd, struct trd_vni_sock_register *req, struct trd_vni_sock_mu *mu, int pfds[2],
+	      unsigned int *n_pfds)
 {
 	union {
 		char buf[CMSG_SPACE(4 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct iovec iov = {.iov_base = req, .iov_len = sizeof(*req)};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
+	/* version 5: the messaging-unit part may follow */
+	struct iovec iov[2] = {{.iov_base = req, .iov_len = sizeof(*req)},
+			       {.iov_base = mu, .iov_len = sizeof(*mu)}};
+	struct msghdr mh = {.msg_iov = iov,
+			    .msg_iovlen = 2,
 			    .msg_control = u.buf,
 			    .msg_controllen = sizeof(u.buf)};
 	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
@@ -320,8 +324,11 @@ answer(int fd, uint32_t version, int status, uint64_t size, const char *reason, 
        const int *fds)
 {
 	struct trd_vni_sock_answer a;
+	/* version 5: the process's counter block, a memfd of its own, follows the three (mu.c) */
+	int all[4] = {-1, -1, -1, v != NULL ? svc_mu_ctr_fd(v) : -1};
+	unsigned int n_fds = all[3] >= 0 ? 4 : 3;
 	union {
-		char buf[CMSG_SPACE(3 * sizeof(int))];
+		char buf[CMSG_SPACE(4 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {.iov_base = &a,
@@ -346,12 +353,13 @@ answer(int fd, uint32_t version, int status, uint64_t size, const char *reason, 
 
 		memset(&u, 0, sizeof(u));
 		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof(u.buf);
+		mh.msg_controllen = CMSG_SPACE(n_fds * sizeof(int));
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
-		memcpy(CMSG_DATA(cm), fds, 3 * sizeof(int));
+		cm->cmsg_len = CMSG_LEN(n_fds * sizeof(int));
+		memcpy(all, fds, 3 * sizeof(int));
+		memcpy(CMSG_DATA(cm), all, n_fds * sizeof(int));
 	}
 	if (sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		VNI_LOG(DEBUG, "answer not sent: %s", strerror(errno));
@@ -446,6 +454,7 @@ static void
 conn_register(struct trd_vni_svc *s, struct vconn *c)
 {
 	struct trd_vni_sock_register req = {0}; /* a short request leaves the rest zero */
+	struct trd_vni_sock_mu mu = {0};
 	struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
 	socklen_t cl = sizeof(cred);
 	const char *why = NULL;
@@ -457,7 +466,7 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 	int rc = 0, fd = c->fd, pidfd;
 	bool any;
 
-	n = recv_register(fd, &req, pfds, &n_pfds);
+	n = recv_register(fd, &req, &mu, pfds, &n_pfds);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
@@ -478,7 +487,9 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 		/* gone before it registered: its pid may name another process by now */
 		rc = -ESRCH;
 		why = "the process that connected is gone";
-	} else if (n != (ssize_t)sizeof(req) || req.op != TRD_VNI_SOCK_REGISTER) {
+	} else if ((n != (ssize_t)sizeof(req) &&
+		    (n != (ssize_t)(sizeof(req) + sizeof(mu)) || req.version < 5)) ||
+		   req.op != TRD_VNI_SOCK_REGISTER) {
 		rc = -EPROTO;
 		why = "unknown request";
 	} else if ((why = version_refused(req.version, vwhy, sizeof(vwhy))) != NULL) {
@@ -542,7 +553,7 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 				v->recvs[i].idx = i;
 			rc = svc_vmem_adopt(v, pfds, n_pfds, &why);
 			if (rc == 0)
-				rc = svc_seg_create(s, v, &req, &memfd, &why);
+				rc = svc_seg_create(s, v, &req, &mu, &memfd, &why);
 		}
 	}
 	for (unsigned int i = 0; i < RTE_MIN(n_pfds, 2u); i++)
@@ -575,7 +586,7 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 	fds[2] = s->kfd;
 	answer(fd, req.version, 0, v->size, "", v, fds);
 	close(memfd);
-	v->refs = 1;
+	v->refs++; /* the attachment's (mu.c holds one from svc_mu_create()) */
 	v->ep.kind = EP_VIF;
 	v->ep.ptr = v;
 	ep_add(s, fd, &v->ep, EPOLLIN | EPOLLRDHUP);

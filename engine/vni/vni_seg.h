@@ -26,8 +26,11 @@
  * versions, in an answer as long as the request's version reads (TRD_VNI_ANSWER_V1_SIZE,
  * TRD_VNI_ANSWER_V2_SIZE, or the whole answer), so a library of any version can tell why.
  * Version 4 adds the collective command (TRD_VNI_CMD_COLL: an engine before it would count it
- * as a bad command and never complete it); a version 3 library is still served. */
-#define TRD_VNI_VERSION     4
+ * as a bad command and never complete it); a version 3 library is still served.
+ * Version 5 adds the messaging-unit objects (struct trd_vni_sock_mu after the request, a fourth
+ * descriptor in the answer: the process's counter block, a sealed memfd of its own; docs/vni.md
+ * "Messaging-unit objects"). */
+#define TRD_VNI_VERSION     5
 #define TRD_VNI_VERSION_MIN 3
 /* The segment's layout (trd_vni_seg.version): changes only when the segment does. Its app and
  * proc are the identity the engine gave, as in the answer. */
@@ -93,7 +96,17 @@ struct trd_vni_sock_answer {
 
 #define TRD_VNI_ANSWER_V1_SIZE 112 /* the answer up to reason: what a version 1 client reads */
 #define TRD_VNI_ANSWER_V2_SIZE 120 /* up to app and proc: what a version 2 client reads */
+/* Version 5: what a request may carry after struct trd_vni_sock_register (the request is then
+ * sizeof both): the process's messaging-unit objects. All 0: none (as a shorter request). */
+#define TRD_VNI_MU_SLOTS_MAX  4096
+#define TRD_VNI_MU_REGION_MAX (1ULL << 30)
+struct trd_vni_sock_mu {
+	uint32_t n_fifos;    /* injection FIFOs, 0 .. TRD_VNI_MU_FIFOS_MAX */
+	uint32_t fifo_slots; /* 64-byte slots each (a power of 2, 64 .. TRD_VNI_MU_SLOTS_MAX) */
+	uint64_t region;     /* bytes of the segment the engine registers as the process's region */
+};
 _Static_assert(sizeof(struct trd_vni_sock_register) == 40, "register request");
+_Static_assert(sizeof(struct trd_vni_sock_mu) == 16, "messaging-unit request");
 _Static_assert(sizeof(struct trd_vni_sock_answer) == 128, "answer");
 _Static_assert(offsetof(struct trd_vni_sock_answer, app) == TRD_VNI_ANSWER_V1_SIZE, "answer v1");
 _Static_assert(offsetof(struct trd_vni_sock_answer, version) == TRD_VNI_ANSWER_V2_SIZE,
@@ -273,6 +286,8 @@ struct trd_vni_seg {
 	uint8_t node[3];
 	uint8_t rsvd1[5];
 	char node_name[32];
+	/* version 5: offset of struct trd_vni_mu (0: none), in the padding before app_armed */
+	uint64_t mu_off;
 
 	/* The application sets app_armed before it sleeps on its eventfd; the engine, after it
 	 * queued a completion, swaps it to 0 and writes the eventfd if it was 1. */
@@ -305,5 +320,31 @@ _Static_assert(offsetof(struct trd_vni_seg, engine_cpus) + sizeof(uint64_t) * TR
 		       offsetof(struct trd_vni_seg, tx_msgs),
 	       "engine_cpus fits before the counters");
 _Static_assert(offsetof(struct trd_vni_seg, tx_msgs) == 320, "segment layout version 1");
+
+_Static_assert(offsetof(struct trd_vni_seg, mu_off) + 8 <= offsetof(struct trd_vni_seg, app_armed),
+	       "mu_off sits in padding");
+
+/* ---- the messaging-unit objects (version 5, docs/vni.md "Messaging-unit objects") ---- */
+
+/*
+ * Written by the engine at attach, read-only after (the process may scribble on it: the engine
+ * keeps its own copy). fifo_off[i]: an rte_ring of fifo_slots 64-byte elements (struct
+ * trd_desc, each followed by the continuation slots of its inline data, n_slots of them).
+ * Counters: the process maps TRD_COUNTER_BLOCK int64_t of its block's memfd (the answer's
+ * fourth descriptor, the block alone) at ctr_offset (0); its counter k (1 .. 511) is the node's
+ * counter ctr_base + k, the id a frame names (rec_ctr) to reach it from anywhere. The region:
+ * region_len bytes at region_off of the segment, key region_key on this node.
+ */
+struct trd_vni_mu {
+	uint32_t n_fifos, fifo_slots;
+	uint32_t ctr_base, n_ctrs; /* n_ctrs: TRD_COUNTER_BLOCK */
+	uint64_t ctr_offset;
+	uint64_t region_off, region_len, region_key;
+	uint32_t inline_max; /* longest inline message (continuation slots) a descriptor carries */
+	uint32_t rsvd;
+	uint64_t fifo_off[TRD_VNI_MU_FIFOS_MAX];
+	/* written by the engine (atomics): descriptors taken, dropped as bad, rings found broken */
+	alignas(64) uint64_t descs, bad_descs, bad_rings;
+};
 
 #endif /* TRD_VNI_SEG_H */

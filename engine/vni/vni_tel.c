@@ -100,6 +100,8 @@ tel_vni(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(e, "rx_bytes", f->rx_bytes);
 		rte_tel_data_add_dict_u64(e, "naks", f->naks);
 		rte_tel_data_add_dict_u64(e, "staged_bytes", f->staged_bytes);
+		rte_tel_data_add_dict_u64(e, "mu_descs", f->mu_descs);
+		rte_tel_data_add_dict_u64(e, "mu_bad_descs", f->mu_bad_descs);
 		snprintf(key, sizeof(key), "if_%u_%u", f->app, f->proc);
 		if (rte_tel_data_add_dict_container(d, key, e, 0) != 0) {
 			rte_tel_data_free(e);

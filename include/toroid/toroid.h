@@ -85,8 +85,10 @@ struct trd_desc {
 	uint8_t n_slots;      /**< engine use: inline continuation slots that follow */
 	struct trd_coord dst; /**< destination node */
 	uint8_t rsvd0;
-	uint16_t inj_ctr; /**< local injection counter id, decremented as bytes leave; 0 none */
-	uint16_t rec_ctr; /**< target's reception counter id, decremented on arrival; 0 none */
+	uint16_t inj_ctr; /**< local injection counter id, decremented as bytes leave; 0 none
+			   *   (from an attached process: its own number, 1 .. 511) */
+	uint16_t rec_ctr; /**< target's reception counter id, decremented on arrival; 0 none
+			   *   (always the target node's id: trd_vni_counter_id() there) */
 	uint32_t len;     /**< message length in bytes (RGET: carried descriptors * 64) */
 	uint64_t src;     /**< source address, or offset (address with TRD_ACCESS_VA) in
 			   *   region src_key (TRD_DF_SRC_MR) */
@@ -101,14 +103,42 @@ struct trd_desc {
 
 _Static_assert(sizeof(struct trd_desc) == 64, "a descriptor is one cache line");
 
+/* The two helpers an attached process uses too (libtoroid_vni, trd_vni_inject()) are inline:
+ * a program built against either library has them. */
+
 /** Fill @p d as a direct put of @p len bytes at @p src to (@p rkey, @p roff) on @p dst
  * (@p roff: an offset, or a virtual address if the target registered @p rkey with
- * TRD_ACCESS_VA). */
-void trd_desc_put(struct trd_desc *d, struct trd_coord dst, const void *src, uint32_t len,
-		  uint64_t rkey, uint64_t roff, uint16_t inj_ctr, uint16_t rec_ctr);
-/** Fill @p d as a memory-FIFO message of @p len bytes to reception FIFO @p fifo on @p dst. */
-void trd_desc_fifo(struct trd_desc *d, struct trd_coord dst, uint8_t fifo, const void *src,
-		   uint32_t len, uint64_t user, uint16_t inj_ctr);
+ * TRD_ACCESS_VA). Counters: @p inj_ctr is the poster's own (in-process: a node counter id;
+ * from an attached process: its counter number 1 .. 511, trd_vni_inject()), @p rec_ctr
+ * always the target node's counter id (for an attached target, trd_vni_counter_id() there,
+ * never its number). */
+static inline void
+trd_desc_put(struct trd_desc *d, struct trd_coord dst, const void *src, uint32_t len, uint64_t rkey,
+	     uint64_t roff, uint16_t inj_ctr, uint16_t rec_ctr)
+{
+	*d = (struct trd_desc){.op = TRD_OP_PUT,
+			       .dst = dst,
+			       .src = (uint64_t)(uintptr_t)src,
+			       .len = len,
+			       .rkey = rkey,
+			       .roff = roff,
+			       .inj_ctr = inj_ctr,
+			       .rec_ctr = rec_ctr};
+}
+/** Fill @p d as a memory-FIFO message of @p len bytes to reception FIFO @p fifo on @p dst
+ * (attached processes may not post these yet: docs/vni.md, "Messaging-unit objects"). */
+static inline void
+trd_desc_fifo(struct trd_desc *d, struct trd_coord dst, uint8_t fifo, const void *src, uint32_t len,
+	      uint64_t user, uint16_t inj_ctr)
+{
+	*d = (struct trd_desc){.op = TRD_OP_FIFO,
+			       .dst = dst,
+			       .fifo = fifo,
+			       .src = (uint64_t)(uintptr_t)src,
+			       .len = len,
+			       .user = user,
+			       .inj_ctr = inj_ctr};
+}
 /**
  * Fill @p d as a remote get to @p dst carrying @p n descriptors (@p carried, copied at inject
  * time) for the target's injection FIFO @p fifo. Carried descriptors must take their data
@@ -937,6 +967,21 @@ int trd_counter_read(const struct trd_node *node, uint16_t id, int64_t *value);
  */
 int trd_counter_wait(struct trd_node *node, uint16_t id, uint64_t timeout_us);
 
+/** Counters one counter block holds: one page of them (docs/vni.md, "Messaging-unit objects"). */
+#define TRD_COUNTER_BLOCK 512
+/**
+ * Reserve a block of TRD_COUNTER_BLOCK counters (ids *base .. *base + 511, all 0 and in use;
+ * id *base itself stays unused, as counter 0 of an owner means "none"), one page of the node's
+ * counter array, for another process to map: the page becomes the memfd *fd (the caller's to
+ * close; sealed: it cannot be shrunk or grown), holding the block alone, at byte *offset (0)
+ * of it. Nothing else of the node is reachable through it. The engine decrements counters of
+ * the block as it does any other. @return 0, -ENOSPC (no whole page free), -EINVAL, or the
+ * -errno of memfd_create(), ftruncate(), fcntl() or mmap().
+ */
+int trd_counter_block_alloc(struct trd_node *node, uint16_t *base, int *fd, uint64_t *offset);
+/** Give back a block from trd_counter_block_alloc(). @return 0 or -EINVAL. */
+int trd_counter_block_free(struct trd_node *node, uint16_t base);
+
 /* ------------------------------------------------------------------------------------------ */
 /** @name Memory regions */
 
@@ -960,8 +1005,17 @@ int trd_counter_wait(struct trd_node *node, uint16_t id, uint64_t timeout_us);
  * anything else with EFAULT. Without the flag, a region whose IOVA is unknown is sent by copy.
  */
 #define TRD_ACCESS_DMA 0x8
+/**
+ * Never sent zero-copy, and its readers counted: a descriptor reading the region (a local
+ * put from it, a remote get of it) copies its bytes into the packets, and is counted from its
+ * start until its last packet is built (trd_mr_readers()). After trd_mr_deregister() no new
+ * one starts; once trd_mr_readers() is 0 nothing of the engine reads the memory any more, and
+ * it may be unmapped (the VNI service's regions of attached processes, which may die while a
+ * peer reads them). The slot is not reused while it is counted.
+ */
+#define TRD_ACCESS_COPY 0x10
 /** Every flag trd_mr_register() knows. */
-#define TRD_ACCESS_MASK (TRD_ACCESS_ALL | TRD_ACCESS_VA | TRD_ACCESS_DMA)
+#define TRD_ACCESS_MASK (TRD_ACCESS_ALL | TRD_ACCESS_VA | TRD_ACCESS_DMA | TRD_ACCESS_COPY)
 
 /**
  * Register [@p addr, @p addr + @p len) with a fresh key of 64 unpredictable bits (SipHash of a
@@ -979,6 +1033,19 @@ struct trd_mr *trd_mr_register(struct trd_node *node, void *addr, size_t len, un
  * @return 0, -EINVAL, or -ETIMEDOUT if the serving lcore did not finish its round in 1 s.
  */
 int trd_mr_deregister(struct trd_mr *mr);
+/**
+ * Descriptors still reading a TRD_ACCESS_COPY region (0 for any other): after
+ * trd_mr_deregister(), its memory may go once this is 0 (no packet refers to it: they are
+ * copies). Valid on a deregistered region (its slot is kept until this is 0).
+ */
+unsigned int trd_mr_readers(const struct trd_mr *mr);
+/**
+ * Bind @p mr to the counter block at @p base (trd_counter_block_alloc()): a frame writing into
+ * the region may then name as its counter only 0 or one of the block's (base + 1 .. base +
+ * 511), and a frame writing anywhere else (another region, a reception FIFO) none of the
+ * block's; anything else is dropped, counted as TRD_DROP_NO_ACCESS. @return 0 or -EINVAL.
+ */
+int trd_mr_bind_counters(struct trd_mr *mr, uint16_t base);
 /**
  * The registered region of @p node that holds [@p addr, @p addr + @p len), with @p access
  * among its rights (0: any region), or NULL with rte_errno = ENOENT (or EINVAL). The region

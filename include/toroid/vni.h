@@ -91,6 +91,13 @@ struct trd_vni_conf {
 			   *   with sched_yield between looks) this long before it sleeps on
 			   *   the eventfd: 0 means TRD_VNI_WAIT_SPIN_DEFAULT_US, -1 sleeps at
 			   *   once, at most TRD_VNI_WAIT_SPIN_MAX_US */
+	/* messaging-unit objects (docs/vni.md, "Messaging-unit objects"): all 0, none */
+	unsigned int mu_fifos;      /**< injection FIFOs of engine descriptors (0 .. 8) */
+	unsigned int mu_fifo_slots; /**< 64-byte slots of each (a power of 2, 64 .. 4096;
+				     *   0 means 1024) */
+	size_t mu_region;           /**< bytes of the segment the engine registers as this
+				     *   process's region (at most 1 GiB and the engine's pool
+				     *   limit); trd_vni_mu_info() says where and its key */
 };
 
 /** What a completion is for. */
@@ -370,6 +377,64 @@ int trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, i
  * writes); -EPERM (this process gave the engine no access to its memory); -ECONNRESET.
  */
 int trd_vni_mr_reg(struct trd_vni *v, void *addr, size_t len, unsigned int access, uint64_t *key);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name Messaging-unit objects (docs/vni.md, "Messaging-unit objects")
+ * With trd_vni_conf::mu_fifos or mu_region, the process owns, as an in-process program does:
+ * injection FIFOs that take the engine's own descriptors (struct trd_desc, <toroid/toroid.h>),
+ * a block of the node's byte counters, and a region of its segment the engine reads and
+ * writes directly. */
+
+struct trd_desc;
+
+/** Most injection FIFOs an interface has. */
+#define TRD_VNI_MU_FIFOS_MAX 8
+
+/** What an interface's messaging-unit objects are. */
+struct trd_vni_mu_info {
+	/** the FIFOs themselves: rte_rings of 64-byte elements in the segment, for a program
+	 *  that posts into them by itself (trd_vni_inject() says how) */
+	void *fifos[TRD_VNI_MU_FIFOS_MAX];
+	void *region;            /**< the region, in this process's mapping of the segment */
+	size_t region_len;       /**< its bytes (0: none) */
+	uint64_t region_key;     /**< its key: name it as src_key (TRD_DF_SRC_MR) here, or as
+				  *   rkey from any node */
+	unsigned int n_fifos;    /**< injection FIFOs */
+	unsigned int inline_max; /**< longest message copied into the FIFO at post time */
+	unsigned int n_counters; /**< counters 1 .. n_counters - 1 are this process's */
+	uint64_t descs;          /**< descriptors the engine took from the FIFOs */
+	uint64_t bad_descs;      /**< ... and dropped unused: they failed a check */
+	uint64_t bad_rings;      /**< FIFOs no longer served: their ring header was broken */
+};
+
+/** Describe @p v's messaging-unit objects. @return 0, -ENOENT (it has none), -EINVAL. */
+int trd_vni_mu_info(const struct trd_vni *v, struct trd_vni_mu_info *info);
+/**
+ * Post @p n descriptors into injection FIFO @p fifo, with trd_inject_bulk()'s rules: a put
+ * (op PUT: the engine refuses memory-FIFO messages, which could speak for another process to
+ * the engine's own reception FIFOs; flags TRD_DF_SRC_MR with this process's region key and
+ * an offset in it, TRD_DF_IMM, or none); data inline (copied now, at most inline_max bytes)
+ * or in the region (read when the engine sends it: untouched until the injection counter is
+ * zero); inj_ctr one of this process's counters (1 .. n_counters - 1) or 0; rec_ctr the
+ * target's node counter id (trd_vni_counter_id() there). The engine checks each descriptor
+ * again and drops (and counts, trd_vni_mu_info()) one that breaks a rule, failing its
+ * injection counter. @return 0, -EINVAL, -EMSGSIZE (inline data too long), -ENOBUFS (the FIFO
+ * is full: nothing posted), -ENOENT (no such FIFO).
+ */
+int trd_vni_inject(struct trd_vni *v, unsigned int fifo, const struct trd_desc *d, unsigned int n);
+/** Set counter @p k (1 .. n_counters - 1), e.g. to the bytes expected. @return 0 or -EINVAL. */
+int trd_vni_counter_set(struct trd_vni *v, uint16_t k, int64_t value);
+/** Read counter @p k. @return 0 or -EINVAL. */
+int trd_vni_counter_read(const struct trd_vni *v, uint16_t k, int64_t *value);
+/** The node's id of counter @p k: what a descriptor names as rec_ctr to reach it from any node.
+ * @return the id, or 0 (@p k is not a counter of @p v). */
+uint16_t trd_vni_counter_id(const struct trd_vni *v, uint16_t k);
+/**
+ * Wait (polling) until counter @p k is zero. @return 0, -ETIMEDOUT, -EHOSTUNREACH (an operation
+ * counting on it failed or was dropped: at or below TRD_COUNTER_FAILED), -ERANGE (below 0
+ * otherwise), -EINVAL, -ECONNRESET.
+ */
+int trd_vni_counter_wait(struct trd_vni *v, uint16_t k, uint64_t timeout_us);
 /** Withdraw a region: later accesses through its key fail at the target (-EACCES at the
  * origin). @return 0, -ENOENT, -ECONNRESET. */
 int trd_vni_mr_dereg(struct trd_vni *v, uint64_t key);

@@ -168,6 +168,10 @@ struct trd_vni_svc_conf {
 	X(DISCARDS, "discards")           /* messages dropped unread (trd_vni_discard) */          \
 	X(RMA_BACKPRESSURE, "rma_backpressure") /* atomics refused -EAGAIN: SVC_ATOM_WINDOW        \
 						 * open towards their node already */              \
+	/* messaging-unit objects (docs/vni.md, "Messaging-unit objects") */                       \
+	X(MU_DESCS, "mu_descs")         /* descriptors taken from processes' injection FIFOs */    \
+	X(MU_BAD_DESCS, "mu_bad_descs") /* ... dropped unused: failed a check */                   \
+	X(MU_BAD_RINGS, "mu_bad_rings") /* injection FIFOs no longer served: ring header broken */ \
 	/* message bytes the engine copied, by stage (docs/vni.md, "Copies") */                    \
 	X(COPY_TX_SLOT, "copy_tx_slot")   /* context slot -> packet (short messages) */            \
 	X(COPY_TX_POOL, "copy_tx_pool")   /* pool -> packet (DATA messages) */                     \
@@ -227,6 +231,9 @@ struct trd_vni_svc_if_info {
 	 */
 	uint64_t tx_pkts_shared;
 	uint64_t staged_bytes; /**< staging held for messages to it */
+	/** descriptors of its injection FIFOs used, and dropped as bad (docs/vni.md,
+	 *  "Messaging-unit objects") */
+	uint64_t mu_descs, mu_bad_descs;
 };
 
 /**

@@ -1239,7 +1239,7 @@ old_engine(const char *path)
 	_exit(req.version == TRD_VNI_VERSION ? 0 : 3);
 }
 
-/* The attach protocol's versions: this engine serves versions 3 and 4 only; a request of any other
+/* The attach protocol's versions: this engine serves versions 3 to 5 only; a request of any other
  * version is refused with -EPROTO in an answer its library can read, naming both versions;
  * a version 3 request for any process gets one the topology places here, named in the
  * answer with the engine's versions. And the library meeting an older engine says so. */
@@ -1251,21 +1251,30 @@ versions_app(void *arg)
 	int st = -1;
 	pid_t pid;
 
+	char want[3][64];
+
 	RTE_SET_USED(arg);
+	snprintf(want[0], sizeof(want[0]), "library speaks 1, this engine %u", TRD_VNI_VERSION);
+	snprintf(want[1], sizeof(want[1]), "library speaks 2, this engine %u", TRD_VNI_VERSION);
+	snprintf(want[2], sizeof(want[2]), "library speaks %u, this engine %u", TRD_VNI_VERSION + 1,
+		 TRD_VNI_VERSION);
 	if (raw_register(1, 4, 0, &a) != TRD_VNI_ANSWER_V1_SIZE || a.status != -EPROTO ||
-	    strstr(a.reason, "library speaks 1, this engine 4") == NULL)
+	    strstr(a.reason, want[0]) == NULL)
 		return 1;
 	if (raw_register(2, 3, TRD_VNI_ANY, &a) != TRD_VNI_ANSWER_V2_SIZE || a.status != -EPROTO ||
-	    strstr(a.reason, "library speaks 2, this engine 4") == NULL)
+	    strstr(a.reason, want[1]) == NULL)
 		return 2;
 	if (raw_register(TRD_VNI_VERSION + 1, 3, 0, &a) != sizeof(a) || a.status != -EPROTO ||
 	    a.version != TRD_VNI_VERSION || a.version_min != TRD_VNI_VERSION_MIN ||
-	    strstr(a.reason, "library speaks 5, this engine 4") == NULL)
+	    strstr(a.reason, want[2]) == NULL)
 		return 3;
-	/* version 3 (no collectives) is still served */
+	/* version 3 (no collectives) and 4 (no messaging-unit objects) are still served */
 	if (raw_register(3, 3, TRD_VNI_ANY, &a) != sizeof(a) || a.status != 0 ||
 	    a.version != TRD_VNI_VERSION || a.version_min != 3)
 		return 8;
+	if (raw_register(4, 4, TRD_VNI_ANY, &a) != sizeof(a) || a.status != 0 ||
+	    a.version != TRD_VNI_VERSION)
+		return 9;
 	if (raw_register(TRD_VNI_VERSION, 3, TRD_VNI_ANY, &a) != sizeof(a) || a.status != 0 ||
 	    a.app != 3 || (a.proc != 0 && a.proc != 1) || a.version != TRD_VNI_VERSION)
 		return 4;
@@ -1285,8 +1294,7 @@ versions_app(void *arg)
 		struct trd_vni *v = trd_vni_open(&c);
 
 		if (v != NULL || errno != EPROTO ||
-		    strstr(trd_vni_open_error(), "library speaks 4, the engine 2 or older") ==
-			    NULL ||
+		    strstr(trd_vni_open_error(), "the engine 2 or older") == NULL ||
 		    strstr(trd_vni_open_error(), "unknown request or version") == NULL) {
 			fprintf(stderr, "versions: open %p errno %d: \"%s\"\n", (void *)v, errno,
 				trd_vni_open_error());
@@ -1320,7 +1328,7 @@ test_cmds(void)
 	       "21 hostile commands refused (11 completed with -EINVAL; 5 bad claims; 6 bad "
 	       "collectives with their errno), overwritten ring "
 	       "headers ignored, a broken queue closed its interface; the engine served the next "
-	       "process; attach protocol versions 3 and 4 served, 1, 2 and 5 refused naming both "
+	       "process; attach protocol versions 3 to 5 served, 1, 2 and 6 refused naming both "
 	       "versions, an older engine named by the library\n");
 }
 

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libtoroid_vni: the process's messaging-unit objects (docs/vni.md, "Messaging-unit objects"):
+ * its injection FIFOs of engine descriptors, its block of the node's counters, its region.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+#include <rte_ring_peek_zc.h>
+
+#include <toroid/toroid.h>
+#include <toroid/vni.h>
+
+#include "app_pvt.h"
+
+#define MU_SLOT 64
+
+static bool
+mu_span_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+int
+vnic_mu_request(const struct trd_vni_conf *conf, struct trd_vni_sock_mu *req)
+{
+	memset(req, 0, sizeof(*req));
+	if (conf == NULL || conf->mu_fifos > TRD_VNI_MU_FIFOS_MAX ||
+	    conf->mu_region > TRD_VNI_MU_REGION_MAX ||
+	    (conf->mu_fifo_slots != 0 &&
+	     (conf->mu_fifo_slots < 64 || conf->mu_fifo_slots > TRD_VNI_MU_SLOTS_MAX ||
+	      (conf->mu_fifo_slots & (conf->mu_fifo_slots - 1)) != 0)))
+		return -EINVAL;
+	req->n_fifos = conf->mu_fifos;
+	req->fifo_slots = conf->mu_fifo_slots ? conf->mu_fifo_slots : 1024;
+	req->region = conf->mu_region;
+	return conf->mu_fifos != 0 || conf->mu_region != 0;
+}
+
+int
+vnic_mu_attach(struct trd_vni *v)
+{
+	int ctr_fd = v->ctr_fd;
+	const struct trd_vni_seg *s = v->seg;
+	const struct trd_vni_mu *m;
+	uint64_t ring = sizeof(struct rte_ring);
+	void *c;
+	int rc = -EPROTO;
+
+	if (ctr_fd < 0)
+		return -EPROTO;
+	if (s->mu_off == 0 || !mu_span_ok(s->mu_off, sizeof(*m), v->size) || s->mu_off % 64 != 0)
+		goto out;
+	m = (const struct trd_vni_mu *)(v->base + s->mu_off);
+	if (m->n_fifos > TRD_VNI_MU_FIFOS_MAX || m->n_ctrs != TRD_COUNTER_BLOCK ||
+	    m->ctr_base % TRD_COUNTER_BLOCK != 0 || m->ctr_base == 0 || m->ctr_base > UINT16_MAX ||
+	    !mu_span_ok(m->region_off, m->region_len, v->size) || m->inline_max > 960 ||
+	    (m->n_fifos != 0 && (m->fifo_slots < 64 || m->fifo_slots > TRD_VNI_MU_SLOTS_MAX ||
+				 (m->fifo_slots & (m->fifo_slots - 1)) != 0)))
+		goto out;
+	ring += (uint64_t)m->fifo_slots * MU_SLOT;
+	for (uint32_t i = 0; i < m->n_fifos; i++) {
+		if (!mu_span_ok(m->fifo_off[i], ring, v->size) || m->fifo_off[i] % 64 != 0)
+			goto out;
+		v->inj[i] = (struct rte_ring *)(v->base + m->fifo_off[i]);
+	}
+	c = mmap(NULL, TRD_COUNTER_BLOCK * sizeof(int64_t), PROT_READ | PROT_WRITE, MAP_SHARED,
+		 ctr_fd, (off_t)m->ctr_offset);
+	if (c == MAP_FAILED) {
+		rc = -errno;
+		goto out;
+	}
+	v->ctrs = c;
+	v->mu = m;
+	v->n_inj = m->n_fifos;
+	v->inj_slots = m->fifo_slots;
+	v->mu_inline_max = m->inline_max;
+	v->ctr_base = (uint16_t)m->ctr_base;
+	v->region = m->region_len != 0 ? v->base + m->region_off : NULL;
+	v->region_len = m->region_len;
+	v->region_key = m->region_key;
+	rc = 0;
+out:
+	close(ctr_fd);
+	v->ctr_fd = -1;
+	return rc;
+}
+
+void
+vnic_mu_detach(struct trd_vni *v)
+{
+	if (v->ctr_fd >= 0)
+		close(v->ctr_fd);
+	v->ctr_fd = -1;
+	if (v->ctrs != NULL)
+		munmap((void *)(uintptr_t)v->ctrs, TRD_COUNTER_BLOCK * sizeof(int64_t));
+	v->ctrs = NULL;
+	v->mu = NULL;
+	v->n_inj = 0;
+}
+
+int
+trd_vni_mu_info(const struct trd_vni *v, struct trd_vni_mu_info *info)
+{
+	if (v == NULL || info == NULL)
+		return -EINVAL;
+	if (v->mu == NULL)
+		return -ENOENT;
+	memset(info, 0, sizeof(*info));
+	info->region = v->region;
+	info->region_len = v->region_len;
+	info->region_key = v->region_key;
+	info->n_fifos = v->n_inj;
+	for (uint32_t i = 0; i < v->n_inj; i++)
+		info->fifos[i] = v->inj[i];
+	info->inline_max = v->mu_inline_max;
+	info->n_counters = TRD_COUNTER_BLOCK;
+	info->descs = __atomic_load_n(&v->mu->descs, __ATOMIC_RELAXED);
+	info->bad_descs = __atomic_load_n(&v->mu->bad_descs, __ATOMIC_RELAXED);
+	info->bad_rings = __atomic_load_n(&v->mu->bad_rings, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Continuation slots a descriptor takes: its data when inline, else none. */
+static inline unsigned int
+mu_slots(const struct trd_desc *d)
+{
+	if ((d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)) || d->len == 0)
+		return 0;
+	return (d->len + MU_SLOT - 1) / MU_SLOT;
+}
+
+/* Element @p k of a zero-copy reservation. */
+static inline uint8_t *
+zc_elem(const struct rte_ring_zc_data *z, unsigned int k)
+{
+	return k < z->n1 ? (uint8_t *)z->ptr1 + (size_t)k * MU_SLOT
+			 : (uint8_t *)z->ptr2 + (size_t)(k - z->n1) * MU_SLOT;
+}
+
+int
+trd_vni_inject(struct trd_vni *v, unsigned int fifo, const struct trd_desc *d, unsigned int n)
+{
+	struct rte_ring_zc_data z;
+	unsigned int total = 0, k = 0;
+	struct rte_ring *r;
+
+	if (v == NULL || (d == NULL && n != 0))
+		return -EINVAL;
+	if (fifo >= v->n_inj)
+		return -ENOENT;
+	r = v->inj[fifo];
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int s = mu_slots(&d[i]);
+
+		if (d[i].op != TRD_OP_PUT && d[i].op != TRD_OP_FIFO)
+			return -EINVAL;
+		if (s != 0 && d[i].len > v->mu_inline_max)
+			return -EMSGSIZE;
+		if (s != 0 && d[i].src == 0)
+			return -EINVAL;
+		total += 1 + s;
+	}
+	if (total == 0)
+		return 0;
+	if (total >= v->inj_slots)
+		return -ENOBUFS;
+	if (rte_ring_enqueue_zc_bulk_elem_start(r, MU_SLOT, total, &z, NULL) == 0)
+		return -ENOBUFS;
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int s = mu_slots(&d[i]);
+		struct trd_desc *w = (struct trd_desc *)(void *)zc_elem(&z, k);
+		const uint8_t *src = (const uint8_t *)(uintptr_t)d[i].src;
+
+		*w = d[i];
+		w->n_slots = (uint8_t)s;
+		w->msg_id = 0;
+		/* the data in the slots that follow: one copy, split where the ring wraps */
+		if (s != 0 && k + 1 + s <= z.n1) {
+			memcpy(zc_elem(&z, k + 1), src, d[i].len);
+		} else {
+			for (unsigned int j = 0; j < s; j++) {
+				uint32_t part = d[i].len - j * MU_SLOT;
+
+				memcpy(zc_elem(&z, k + 1 + j), src + j * MU_SLOT,
+				       part < MU_SLOT ? part : MU_SLOT);
+			}
+		}
+		k += 1 + s;
+	}
+	rte_ring_enqueue_zc_elem_finish(r, total);
+	vnic_kick(v);
+	return 0;
+}
+
+int
+trd_vni_counter_set(struct trd_vni *v, uint16_t k, int64_t value)
+{
+	if (v == NULL || v->ctrs == NULL || k == 0 || k >= TRD_COUNTER_BLOCK)
+		return -EINVAL;
+	__atomic_store_n(&v->ctrs[k], value, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int
+trd_vni_counter_read(const struct trd_vni *v, uint16_t k, int64_t *value)
+{
+	if (v == NULL || v->ctrs == NULL || k == 0 || k >= TRD_COUNTER_BLOCK || value == NULL)
+		return -EINVAL;
+	*value = __atomic_load_n(&v->ctrs[k], __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+uint16_t
+trd_vni_counter_id(const struct trd_vni *v, uint16_t k)
+{
+	if (v == NULL || v->ctrs == NULL || k == 0 || k >= TRD_COUNTER_BLOCK)
+		return 0;
+	return (uint16_t)(v->ctr_base + k);
+}
+
+int
+trd_vni_counter_wait(struct trd_vni *v, uint16_t k, uint64_t timeout_us)
+{
+	uint64_t deadline;
+	int64_t c;
+
+	if (v == NULL || v->ctrs == NULL || k == 0 || k >= TRD_COUNTER_BLOCK)
+		return -EINVAL;
+	deadline = vnic_now_ns() + timeout_us * 1000;
+	for (unsigned int spins = 0;; spins++) {
+		c = __atomic_load_n(&v->ctrs[k], __ATOMIC_ACQUIRE);
+		if (c == 0)
+			return 0;
+		if (c <= TRD_COUNTER_FAILED)
+			return -EHOSTUNREACH;
+		if (c < 0)
+			return -ERANGE;
+		if (vnic_check_live(v) != 0)
+			return -ECONNRESET;
+		if (vnic_now_ns() >= deadline)
+			return -ETIMEDOUT;
+		if (spins % 64 == 63)
+			sched_yield();
+	}
+}

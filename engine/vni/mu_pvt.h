@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The VNI service's messaging-unit state machine (mu.c, docs/vni.md "Messaging-unit objects"):
+ * a process's own injection FIFOs of engine descriptors, its counter block and its region.
+ */
+#ifndef TRD_VNI_MU_PVT_H
+#define TRD_VNI_MU_PVT_H
+
+#include "service_pvt.h"
+
+/* Longest inline message a process's descriptor carries in its continuation slots: the
+ * node's inline_max must be at least this (its default is) */
+#define SVC_MU_INLINE_MAX 256
+#define SVC_MU_BUDGET     32 /* descriptors taken from one FIFO per round */
+
+/* Check the objects @p req asks for and lay them out at @p off of @p v's segment: *len, the
+ * bytes they take. 0 or -errno (with *why). */
+int svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu *req,
+		  uint64_t off, uint64_t *len, const char **why);
+/* After the segment is mapped: make the rings, register the region, reserve the counter
+ * block. 0 or -errno (with *why). */
+int svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why);
+/* The counter memfd for the answer, or -1: the interface has no messaging-unit objects. */
+int svc_mu_ctr_fd(const struct vif *v);
+/* Release what svc_mu_create() took (the interface is being unmapped). */
+void svc_mu_free(struct trd_vni_svc *s, struct vif *v);
+/* One round over every interface's FIFOs: the work done. */
+unsigned int svc_mu_poll(struct trd_vni_svc *s);
+/* Descriptors taken from @p v's FIFOs (*descs) and dropped as bad (*bad): 0 without any. */
+void svc_mu_stats(const struct vif *v, uint64_t *descs, uint64_t *bad);
+/* Does some live interface have descriptors waiting? */
+bool svc_mu_pending(const struct trd_vni_svc *s);
+
+#endif /* TRD_VNI_MU_PVT_H */
