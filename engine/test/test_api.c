@@ -136,7 +136,8 @@ test_bad_input(void)
 	T_EQ(trd_rec_fifo_wait(trd_rec_fifo(n, 0), NULL, 10), -EINVAL);
 	T_ASSERT(trd_mr_register(NULL, buf, 16, 0) == NULL && rte_errno == EINVAL, "mr NULL");
 	T_ASSERT(trd_mr_register(n, NULL, 16, 0) == NULL && rte_errno == EINVAL, "mr addr");
-	T_ASSERT(trd_mr_register(n, buf, 16, 0x10) == NULL && rte_errno == EINVAL, "mr access");
+	T_ASSERT(trd_mr_register(n, buf, 16, TRD_ACCESS_MASK + 1u) == NULL && rte_errno == EINVAL,
+		 "mr access");
 	T_EQ(trd_mr_deregister(NULL), -EINVAL);
 	T_EQ(trd_node_add_link(n, NULL, TRD_DIR_XP), -EINVAL);
 	T_EQ(trd_node_poll(NULL), -EINVAL);
