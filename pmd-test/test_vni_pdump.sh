@@ -51,7 +51,7 @@ eng_wait_ready B
 grep -q "dpdk-dumpcap cannot attach" "$T/A.log" && die "toroid-node says dpdk-dumpcap cannot attach"
 
 # dpdk-dumpcap: a secondary process of engine A, capturing its memif port
-timeout 60 stdbuf -oL -eL dpdk-dumpcap --file-prefix="${ENG_PREFIX}A" -i net_memif0 -a duration:30 -c 60 \
+timeout 60 stdbuf -oL -eL dpdk-dumpcap --file-prefix="${ENG_PREFIX}A" -i net_memif0 -a duration:30 -c 4000 \
 	-w "$T/cap.pcapng" >"$T/dumpcap.log" 2>&1 &
 D=$!
 eng_track "$D"
@@ -63,7 +63,9 @@ done
 grep -q 'Capturing on' "$T/dumpcap.log" || die "dpdk-dumpcap did not attach"
 
 # Traffic until dumpcap has its frames: "Capturing on" can come a little before the primary
-# has its capture callbacks in place.
+# has its capture callbacks in place, so the capture may start in the middle of a round's
+# 1 MiB message (about 800 puts each way). 4000 frames hold at least one whole round after it,
+# with its eager message, request to send and grant.
 for round in $(seq 20); do
 	"$APP" --socket "$T/b.sock" --app 1 --proc 1 --deadline 60 exchange --peers 1:0 \
 		--sizes 100,5000,1M >"$T/b.log" 2>&1 &
