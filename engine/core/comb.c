@@ -386,12 +386,13 @@ static void
 inst_end(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, bool ok)
 {
 	if (in->posted) {
+		/* the figures first: the counter's store publishes them to its waiter */
 		if (ok) {
-			trd_ctr_sub(n, in->counter, 1);
 			c->st.completed++;
+			trd_ctr_sub(n, in->counter, 1);
 		} else {
-			trd_ctr_fail(&n->ctr[in->counter]);
 			c->st.failed++;
+			trd_ctr_fail(&n->ctr[in->counter]);
 		}
 	}
 	inst_release(n, c, in, ok);
@@ -711,8 +712,8 @@ post_absorb(struct trd_node *n, struct trd_comb *c, const struct trd_comb_req *r
 	/* posts are refused from low + TRD_COMB_DEPTH on, and every seq below low is released:
 	 * the slot is free, or holds this collective (made early by a neighbour's piece) */
 	if (unlikely(in->busy && in->seq != seq)) {
-		trd_ctr_fail(&n->ctr[rq->counter]); /* cannot be (see above): never take it */
 		c->st.failed++;
+		trd_ctr_fail(&n->ctr[rq->counter]); /* cannot be (see above): never take it */
 		return;
 	}
 	if (!in->busy && inst_make(n, c, in, seq, word, root, rq->job, len, MAKE_POST) != 0) {
