@@ -386,8 +386,7 @@ static void
 inst_end(struct trd_node *n, struct trd_comb *c, struct comb_inst *in, bool ok)
 {
 	if (in->posted) {
-		/* the figures first: the counter's store publishes them to its waiter */
-		if (ok) {
+		if (ok) { /* figures first: the counter's release store publishes them */
 			c->st.completed++;
 			trd_ctr_sub(n, in->counter, 1);
 		} else {
