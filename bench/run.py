@@ -289,14 +289,15 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   (9 997 before). `toroid-perf -- -t get_rate -s 64 --inline -n 200000` (one lcore, net_ring):
   1.33 .. 1.65 M gets/s in about 0.09 M frames/s, against 0.37 M gets/s, one frame each way,
   with remote gets kept out of bundles (two runs each, same build otherwise).
-* **64 KiB over memif (0.79 x raw)**: the per-packet work on 1 444-byte packets (a 64 KiB put is
+* **64 KiB over memif (0.73 .. 0.79 x raw in the last runs)**: the per-packet work on 1 444-byte packets (a 64 KiB put is
   46 frames, each with its header, sequence number and copy) and the acknowledgements coming
   back. This figure also swings between runs (3 to 55 Gbit/s seen): both busy-polling
   processes must hold a CPU at the same moment, and on 2 shared CPUs other work takes one away
   for milliseconds (measured in [toroid-perf.md](toroid-perf.md#figures-that-vary-between-runs));
   the results table gives its range.
-* **One node on 2 lcores (>= 1.6 x one lcore's 64 B put rate): measured by make bench, not
-  met here.** A node splits in two shares (lanes, [architecture.md](architecture.md#threading)),
+* **One node on 2 lcores (>= 1.6 x one lcore's 64 B put rate): met when the machine is
+  quiet** (1.92 x, raw DPDK 1.83 x, in a run of 2026-11-27 with nothing else running; the
+  targets above give this run's figure), not while other work holds a CPU (below). A node splits in two shares (lanes, [architecture.md](architecture.md#threading)),
   and `toroid-perf -- --shares 2 --baseline` measures two such nodes over a net_ring pair of
   two queue pairs, on one lcore, then on two (each lcore posts into its lane's FIFO and polls
   its share of both nodes: two busy threads in all), with raw DPDK on the same queues and
