@@ -9,7 +9,8 @@
 #       mpi_test_poll | mpi_eager_full |
 #       rma | rma_offset | rma_jobkey | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
 #       badargs (TEST_FI is then test_fi_badargs) | coll (TEST_FI is then test_fi_coll) |
-#       fence | fence_two_engines (TEST_FI is then test_fi_fence)
+#       fence | fence_two_engines (TEST_FI is then test_fi_fence) |
+#       inject (TEST_FI is then test_fi_inject)
 # Every wait is bounded; every process started here is killed at exit.
 set -u
 NODE=$1
@@ -112,6 +113,10 @@ info)
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_YIELD' || die "FI_TOROID_YIELD not listed by fi_info -e"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q "FI_TOROID_BOUNCE_MAX" || die "FI_TOROID_BOUNCE_MAX not listed by fi_info -e"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q "FI_TOROID_WAIT_SPIN_US" || die "FI_TOROID_WAIT_SPIN_US not listed by fi_info -e"
+	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q "FI_TOROID_INJECT_MAX" || die "FI_TOROID_INJECT_MAX not listed by fi_info -e"
+	echo "$v" | grep -q 'inject_size: 16384' || die "inject_size: $(echo "$v" | grep inject_size)"
+	FI_TOROID_INJECT_MAX=4096 LD_PRELOAD=$SAN fi_info -p toroid -v 2>&1 | grep -q 'inject_size: 4096' ||
+		die "FI_TOROID_INJECT_MAX=4096: inject_size not 4096"
 	# hints the provider refuses: no answer from it
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
 	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA 2>&1 | grep -q '^provider: toroid$' || die "no answer for FI_RMA"
@@ -130,6 +135,17 @@ api)
 	TOROID_VNI_SOCKET="$T/E.sock" timeout 100 "$TEST_FI" >"$T/test_fi.log" 2>&1 ||
 		die "test_fi failed"
 	cat "$T/test_fi.log"
+	;;
+inject)
+	# 64 KiB of staging: 32 KiB per attached process, so a 48 KiB message waits at its
+	# sender (kept as its header) until its receive is posted
+	ENG_OPTS=(--staging 64K)
+	start_engine E 0 "$T/one.ini" 0
+	eng_wait_ready E
+	TOROID_VNI_SOCKET="$T/E.sock" timeout 100 "$TEST_FI" >"$T/test_fi_inject.log" 2>&1
+	rc=$?
+	cat "$T/test_fi_inject.log"
+	[ $rc -eq 0 ] || die "test_fi_inject failed with $rc"
 	;;
 pingpong_msg | pingpong_tagged)
 	start_engine E 0 "$T/one.ini" 0
