@@ -202,11 +202,8 @@ static ssize_t
 tsendmsg(const uint8_t *b, size_t len, uint64_t tag, void *ctx, uint64_t flags)
 {
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)b, .iov_len = len};
-	struct fi_msg_tagged m = {.msg_iov = &iov,
-				  .iov_count = 1,
-				  .addr = peer,
-				  .tag = tag,
-				  .context = ctx};
+	struct fi_msg_tagged m = {
+		.msg_iov = &iov, .iov_count = 1, .addr = peer, .tag = tag, .context = ctx};
 
 	return fi_tsendmsg(ep, &m, flags);
 }
