@@ -166,12 +166,14 @@ pingpong_msg | pingpong_tagged)
 	u1b=$(user_bytes)
 	[ "$u1b" -eq "$u1" ] || die "32 KiB messages: the engine copied $((u1b - u1)) B in process memory, expected none"
 	u1=$u1b
-	FI_TOROID_BOUNCE_MAX=0 pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock" rdm 8192
+	# (32 KiB: above inject_size, 16 KiB, up to which fi_pingpong injects, and an inject is
+	# copied into the pool whatever FI_TOROID_BOUNCE_MAX says)
+	FI_TOROID_BOUNCE_MAX=0 pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock" rdm 32768
 	u2=$(user_bytes)
 	# 10 round trips and fi_pingpong's warm-up: at least 20 messages each way, two copies each
-	[ "$((u2 - u1))" -ge $((20 * 2 * 8192)) ] ||
-		die "FI_TOROID_BOUNCE_MAX=0: the engine copied $((u2 - u1)) B in process memory, expected >= $((20 * 2 * 8192))"
-	echo "copies in process memory by the engine: 8 KiB messages $((u1 - u0)) B, with FI_TOROID_BOUNCE_MAX=0 $((u2 - u1)) B"
+	[ "$((u2 - u1))" -ge $((20 * 2 * 32768)) ] ||
+		die "FI_TOROID_BOUNCE_MAX=0: the engine copied $((u2 - u1)) B in process memory, expected >= $((20 * 2 * 32768))"
+	echo "copies in process memory by the engine: 8 KiB and 32 KiB messages $((u1 - u0)) B, 32 KiB with FI_TOROID_BOUNCE_MAX=0 $((u2 - u1)) B"
 	;;
 pingpong_dgram)
 	export FI_TOROID_DGRAM=1
