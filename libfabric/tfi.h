@@ -124,7 +124,7 @@ struct tfi_params {
 #define TFI_TRUST_MAX_US     1000000
 /* inject_size: sends up to this long may be injected; above the VNI's inline size
  * (TRD_VNI_SHORT_MAX) their bytes are copied into the pool (or the heap) when posted */
-#define TFI_INJECT_DEFAULT 16384
+#define TFI_INJECT_DEFAULT 4096
 #define TFI_INJECT_LIMIT   65536
 
 extern struct fi_provider tfi_prov;

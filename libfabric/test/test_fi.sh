@@ -114,9 +114,9 @@ info)
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q "FI_TOROID_BOUNCE_MAX" || die "FI_TOROID_BOUNCE_MAX not listed by fi_info -e"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q "FI_TOROID_WAIT_SPIN_US" || die "FI_TOROID_WAIT_SPIN_US not listed by fi_info -e"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q "FI_TOROID_INJECT_MAX" || die "FI_TOROID_INJECT_MAX not listed by fi_info -e"
-	echo "$v" | grep -q 'inject_size: 16384' || die "inject_size: $(echo "$v" | grep inject_size)"
-	FI_TOROID_INJECT_MAX=4096 LD_PRELOAD=$SAN fi_info -p toroid -v 2>&1 | grep -q 'inject_size: 4096' ||
-		die "FI_TOROID_INJECT_MAX=4096: inject_size not 4096"
+	echo "$v" | grep -q 'inject_size: 4096' || die "inject_size: $(echo "$v" | grep inject_size)"
+	FI_TOROID_INJECT_MAX=16384 LD_PRELOAD=$SAN fi_info -p toroid -v 2>&1 | grep -q 'inject_size: 16384' ||
+		die "FI_TOROID_INJECT_MAX=16384: inject_size not 16384"
 	# hints the provider refuses: no answer from it
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
 	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA 2>&1 | grep -q '^provider: toroid$' || die "no answer for FI_RMA"
@@ -166,7 +166,7 @@ pingpong_msg | pingpong_tagged)
 	u1b=$(user_bytes)
 	[ "$u1b" -eq "$u1" ] || die "32 KiB messages: the engine copied $((u1b - u1)) B in process memory, expected none"
 	u1=$u1b
-	# (32 KiB: above inject_size, 16 KiB, up to which fi_pingpong injects, and an inject is
+	# (32 KiB: above inject_size, 4 KiB, up to which fi_pingpong injects, and an inject is
 	# copied into the pool whatever FI_TOROID_BOUNCE_MAX says)
 	FI_TOROID_BOUNCE_MAX=0 pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock" rdm 32768
 	u2=$(user_bytes)

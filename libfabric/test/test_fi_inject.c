@@ -6,9 +6,9 @@
  * process, so a 48 KiB message is never staged and its sender's engine finishes it only once B
  * has posted the receive.
  *
- *   inject     inject_size is 16 KiB; fi_tinject of 897 B, 4 KiB and 16 KiB and fi_tinjectdata
- *              of 16 KiB return at once and write no CQ entry, A overwrites its buffer after
- *              each, B receives the original bytes (tag, length, CQ data); 16 KiB + 1 is
+ *   inject     inject_size is 4 KiB; fi_tinject of 897 B, 2 KiB and 4 KiB and fi_tinjectdata
+ *              of 4 KiB return at once and write no CQ entry, A overwrites its buffer after
+ *              each, B receives the original bytes (tag, length, CQ data); 4 KiB + 1 is
  *              -FI_EMSGSIZE. (Before: inject_size 896, and 897 B was refused.)
  *   early      fi_tsendmsg of 48 KiB with FI_INJECT_COMPLETE completes (context, flags, length)
  *              and is counted by A's FI_SEND counter while B has posted nothing; A overwrites
@@ -19,9 +19,10 @@
  *              FI_TRANSMIT_COMPLETE: no completion in 300 ms while B has not posted; both once
  *              it has, byte-exact.
  *   pool full  A's pool (FI_TOROID_POOL_SIZE 1 MiB) filled by 80 posted receives of
- *              16 KiB - 64 B: a 16 KiB fi_tinject still succeeds at once (copied to the heap,
- *              sent from process memory) and B receives it byte-exact; the receives are then
- *              cancelled (80 FI_ECANCELED). (Without the heap copy: -FI_EAGAIN for ever.)
+ *              16 KiB - 64 B and 8 of 4 KiB - 64 B (with their 64-byte headers, less than
+ *              4 KiB + 64 B is left): a 4 KiB fi_tinject still succeeds at once (copied to the
+ *              heap, sent from process memory) and B receives it byte-exact; the receives are
+ *              then cancelled (88 FI_ECANCELED). (Without the heap copy: -FI_EAGAIN for ever.)
  *
  * Every wait is bounded.
  */
@@ -43,12 +44,14 @@
 #define FI_PAIR_PROG "test_fi_inject"
 #include "fi_pair.h"
 
-#define INJ      16384       /* the inject_size expected */
+#define INJ      4096        /* the inject_size expected */
 #define LONG     (48u << 10) /* more than B's staging share: never staged */
 #define EARLY_MS 2000        /* how long A waits for a completion that needs nothing of B */
 #define QUIET_MS 300         /* how long A sees nothing from a send B has not received */
-#define N_FILL   80          /* receives of FILL_LEN that fill a 1 MiB pool */
-#define FILL_LEN (INJ - 64)  /* + the block's 64-byte header: 16 KiB of pool each */
+#define N_FILL   88          /* receives that fill a 1 MiB pool: 80 of 16 KiB, 8 of 4 KiB */
+#define N_BIG    80
+#define FILL_LEN (16384 - 64) /* + the block's 64-byte header: 16 KiB of pool each */
+#define FILL_SML (INJ - 64)   /* 4 KiB each: what is left after is less than an inject */
 #define FILL_TAG 0x777
 
 static struct fi_info *info;
@@ -208,7 +211,7 @@ tsendmsg(const uint8_t *b, size_t len, uint64_t tag, void *ctx, uint64_t flags)
 	return fi_tsendmsg(ep, &m, flags);
 }
 
-static const size_t inj_sizes[] = {897, 4096, INJ};
+static const size_t inj_sizes[] = {897, 2048, INJ};
 #define N_INJ (sizeof(inj_sizes) / sizeof(inj_sizes[0]))
 
 static void
@@ -281,7 +284,8 @@ run_a(void)
 
 	/* a pool full of posted receives: the inject goes through the heap */
 	for (int i = 0; i < N_FILL; i++)
-		POST(fi_trecv(ep, fill_bufs[i], FILL_LEN, NULL, peer, FILL_TAG, 0, &fill_bufs[i]));
+		POST(fi_trecv(ep, fill_bufs[i], i < N_BIG ? FILL_LEN : FILL_SML, NULL, peer,
+			      FILL_TAG, 0, &fill_bufs[i]));
 	fill(buf, INJ, 50);
 	CHECK_RC(fi_tinject(ep, buf, INJ, peer, 50), 0);
 	memset(buf, 0, INJ);
@@ -294,7 +298,7 @@ run_a(void)
 		if (take_within(&e, WAIT_MS) != -FI_ECANCELED)
 			fail("cancelled receive %d: not FI_ECANCELED", i);
 	}
-	printf("test_fi_inject A: injects of 897 B .. 16 KiB, FI_INJECT_COMPLETE before the "
+	printf("test_fi_inject A: injects of 897 B .. 4 KiB, FI_INJECT_COMPLETE before the "
 	       "receive, stronger levels after it, an inject past a full pool\n");
 }
 
