@@ -117,10 +117,15 @@ struct tfi_params {
 	int trust_us;      /* FI_TOROID_TRUST_US: a page the kernel copied this recently is
 			    * copied with memcpy (tfi_copy.c; 0: never) */
 	bool place;        /* FI_TOROID_PLACE: an unbound process moves off the engine's CPUs */
+	size_t inject_max; /* FI_TOROID_INJECT_MAX: inject_size (docs/libfabric.md, "Injects") */
 };
 
 #define TFI_TRUST_DEFAULT_US 1000
 #define TFI_TRUST_MAX_US     1000000
+/* inject_size: sends up to this long may be injected; above the VNI's inline size
+ * (TRD_VNI_SHORT_MAX) their bytes are copied into the pool (or the heap) when posted */
+#define TFI_INJECT_DEFAULT 4096
+#define TFI_INJECT_LIMIT   65536
 
 extern struct fi_provider tfi_prov;
 extern struct tfi_params tfi_params;
@@ -246,6 +251,7 @@ struct tfi_op {
 	uint8_t claim; /* TFI_CLAIM_*: a claim or discard (FI_CLAIM, FI_DISCARD) */
 	void *context;
 	void *bounce; /* pool buffer (long send, every receive), or NULL */
+	void *heap;   /* an inject's copy on the heap when the pool had no room, or NULL */
 	size_t len;   /* send: bytes; receive: room */
 	struct iovec iov[TFI_IOV_LIMIT];
 	size_t iov_n;
@@ -259,6 +265,8 @@ struct tfi_op {
 	bool fence;    /* FI_FENCE: starts only when every earlier transmit completed */
 	bool rdata;    /* a provider-internal receive of remote CQ data notices */
 	bool has_data; /* send: immediate data; write: notice with remote CQ data to follow */
+	bool early;    /* send: completed when posted (FI_INJECT_COMPLETE): the VNI's completion
+			* only ends it */
 	int vop;       /* atomic: the VNI operation */
 	struct trd_vni_addr dst;
 	const void *sbuf; /* send, write: what the VNI reads; read: where it writes */
@@ -379,6 +387,9 @@ int tfi_ep_arm(struct tfi_ep *ep);
 bool tfi_ep_yield_due(const struct tfi_ep *ep);
 struct tfi_op *tfi_op_get(struct tfi_ep *ep);
 void tfi_op_put(struct tfi_ep *ep, struct tfi_op *op);
+/* FI_INJECT_COMPLETE: a send whose bytes left the application's buffer when it was posted
+ * completes now (CQ entry, counter); the VNI's own completion later only ends it. */
+void tfi_send_early(struct tfi_ep *ep, struct tfi_op *op);
 
 /* tfi_place.c: where an unbound process runs (docs/libfabric.md, "Where the process runs") */
 enum tfi_place_verdict {

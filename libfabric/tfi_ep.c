@@ -323,6 +323,8 @@ ep_close(struct fid *fid)
 	trd_vni_close(ep->vni); /* the engine drops what is still posted, and claimed */
 	held_del(ep->name.app, ep->name.proc);
 	free(ep->claims);
+	for (unsigned int i = 0; i < ep->n_ops; i++)
+		free(ep->ops[i].heap); /* injects still in flight: dropped with the interface */
 	free(ep->ops);
 	free(ep);
 	return 0;

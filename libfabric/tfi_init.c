@@ -41,6 +41,7 @@ struct tfi_params tfi_params = {
 	.wait_spin_us = TRD_VNI_WAIT_SPIN_DEFAULT_US,
 	.trust_us = TFI_TRUST_DEFAULT_US,
 	.place = true,
+	.inject_max = TFI_INJECT_DEFAULT,
 };
 
 /* A message in one buffer goes between the application's memory and the engine whatever its
@@ -60,10 +61,12 @@ tfi_pool_msg_size(void)
 	return tfi_params.pool_size / 4;
 }
 
+/* inject_size: at least the VNI's inline size (copied by trd_vni_send), above it copied into
+ * the pool by the provider (tfi_msg.c, tfi_rma.c) */
 size_t
 tfi_inject_size(void)
 {
-	return TRD_VNI_SHORT_MAX;
+	return tfi_params.inject_max;
 }
 
 FI_EXT_INI
@@ -108,6 +111,12 @@ FI_EXT_INI
 			"endpoint's buffer pool (one memcpy on each side); longer ones are read "
 			"and written by the engine in the application's memory (system calls on "
 			"the engine's thread); 0: only short messages go through the pool");
+	fi_param_define(&tfi_prov, "inject_max", FI_PARAM_SIZE_T,
+			"inject_size: sends and RMA writes up to this many bytes may be injected "
+			"(fi_inject: the buffer is free on return, no completion); above %d B "
+			"their bytes are copied into the endpoint's pool when posted (default %d, "
+			"%d .. %d)",
+			TRD_VNI_SHORT_MAX, TFI_INJECT_DEFAULT, TRD_VNI_SHORT_MAX, TFI_INJECT_LIMIT);
 	fi_param_define(&tfi_prov, "dgram", FI_PARAM_BOOL,
 			"offer FI_EP_DGRAM endpoints too (default 0: libfabric then layers "
 			"ofi_rxd over them and lists toroid;ofi_rxd before toroid's own RDM)");
@@ -167,6 +176,10 @@ FI_EXT_INI
 		tfi_params.cpus = (unsigned int)CPU_COUNT(&cpus);
 	if (fi_param_get_size_t(&tfi_prov, "bounce_max", &sz) == 0)
 		tfi_params.bounce_max = sz;
+	if (fi_param_get_size_t(&tfi_prov, "inject_max", &sz) == 0)
+		tfi_params.inject_max = sz < TRD_VNI_SHORT_MAX  ? TRD_VNI_SHORT_MAX
+					: sz > TFI_INJECT_LIMIT ? TFI_INJECT_LIMIT
+								: sz;
 	if (fi_param_get_bool(&tfi_prov, "dgram", &v) == 0)
 		tfi_params.dgram = v != 0;
 	if (fi_param_get_int(&tfi_prov, "wait_spin_us", &v) == 0 && v >= -1 &&

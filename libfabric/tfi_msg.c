@@ -6,9 +6,14 @@
  * Data path (docs/libfabric.md, "Copies"):
  *   send      up to the VNI's short threshold (896 B): gathered into a stack buffer through
  *             the kernel (tfi_copy.c: an unmapped buffer is -FI_EFAULT), which trd_vni_send()
- *             copies at post time; longer, one iov: handed to the engine as it is, which reads
- *             it once into its packets (an unreadable buffer is an FI_EFAULT entry); longer,
- *             several iovs: gathered into a pool buffer, sent zero-copy from there.
+ *             copies at post time; up to FI_TOROID_BOUNCE_MAX, or in several iovs: gathered
+ *             into a pool buffer, sent zero-copy from there; longer, one iov: handed to the
+ *             engine as it is, which reads it once into its packets (an unreadable buffer is
+ *             an FI_EFAULT entry). An inject (up to inject_size, FI_TOROID_INJECT_MAX) is
+ *             always copied: into the pool, or onto the heap when the pool is full.
+ *   complete  when the engine finished the send (the receiver's engine accepted it); with
+ *             FI_INJECT_COMPLETE (and no stronger level) a send whose bytes were copied
+ *             completes when posted (tfi_send_early).
  *   receive   one iov: posted as it is, the engine writes the message into it (an unwritable
  *             buffer is an FI_EFAULT entry); several: into a pool buffer as large as the
  *             application's (at most max_msg_size), scattered into the iovs through the kernel
@@ -63,15 +68,71 @@ iov_ok(const struct iovec *iov, size_t n)
 
 /* ---- posting ---- */
 
-/* A send; @p fence: FI_FENCE, held until every earlier transmit completed (tfi_txq.c). */
+/* FI_INJECT_COMPLETE and no stronger level among @p flags: a send whose bytes left the
+ * application's buffer when it was posted may complete then (docs/libfabric.md). */
+static bool
+inject_comp(uint64_t flags)
+{
+	return (flags & FI_INJECT_COMPLETE) &&
+	       !(flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE));
+}
+
+/* Where a send's bytes go from: *bufp, and whether they are copied out of the application's
+ * buffer now (*copied; the gather then fills *bufp). 0 or -FI_EAGAIN (nothing taken). */
+static int
+send_buf(struct tfi_ep *ep, struct tfi_op *op, const struct iovec *iov, size_t n, size_t total,
+	 bool copy, bool hold, void *tmp, void **bufp, bool *copied)
+{
+	*copied = true;
+	if (total <= ep->info.short_max && !hold) {
+		/* gathered here (an unmapped buffer fails, tfi_copy.c), copied by
+		 * trd_vni_send() now */
+		*bufp = tmp;
+	} else if (hold && total == 0) {
+		*bufp = NULL;
+		*copied = false;
+	} else if (copy || (hold && total <= ep->info.short_max)) {
+		/* the application's buffer is free on return: a copy in the pool, where the
+		 * engine reads it without a system call, else on the heap (sent from process
+		 * memory, tfi_op_put frees it); a held one waits there (tfi_txq.c) */
+		op->bounce = trd_vni_alloc(ep->vni, total);
+		if (op->bounce == NULL)
+			op->heap = malloc(total);
+		*bufp = op->bounce != NULL ? op->bounce : op->heap;
+		if (*bufp == NULL)
+			return -FI_EAGAIN;
+	} else {
+		/* up to bounce_max (or gathered from several iovs): copied into the pool here,
+		 * where the engine reads it without a system call; longer: read by the engine
+		 * from the application's memory, once */
+		if (n > 1 || total <= tfi_params.bounce_max)
+			op->bounce = trd_vni_alloc(ep->vni, total);
+		if (op->bounce != NULL) {
+			*bufp = op->bounce;
+		} else if (n == 1) {
+			*bufp = iov[0].iov_base;
+			*copied = false;
+		} else {
+			return -FI_EAGAIN;
+		}
+	}
+	return 0;
+}
+
+/* A send; @p inject: fi_inject (no completion); @p fence: FI_FENCE, held until every
+ * earlier transmit completed (tfi_txq.c); @p flags: the operation's flags, of which FI_INJECT
+ * (the buffer is free on return: copied) and FI_INJECT_COMPLETE (completed when posted, if its
+ * bytes were copied) count here. */
 static ssize_t
 ep_send_f(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, uint64_t vtag,
-	  bool tagged, void *context, bool comp, bool inject, const uint64_t *data, bool fence)
+	  bool tagged, void *context, bool comp, bool inject, const uint64_t *data, bool fence,
+	  uint64_t flags)
 {
+	bool copy = inject || (flags & FI_INJECT), early = inject_comp(flags);
 	uint8_t tmp[TRD_VNI_SHORT_MAX];
 	struct trd_vni_addr dst;
 	struct tfi_op *op;
-	bool gather = true, hold;
+	bool copied, hold;
 	void *buf;
 	size_t total;
 	ssize_t rc;
@@ -79,7 +140,7 @@ ep_send_f(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, 
 	if (!iov_ok(iov, n))
 		return -FI_EINVAL;
 	total = iov_total(iov, n);
-	if (total > ep->max_msg || (inject && total > tfi_inject_size()) ||
+	if (total > ep->max_msg || (copy && total > tfi_inject_size()) ||
 	    (n > 1 && total > ep->pool_msg))
 		return -FI_EMSGSIZE; /* several iovs are gathered into the pool */
 	pthread_mutex_lock(&ep->dom->lock);
@@ -108,44 +169,13 @@ ep_send_f(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, 
 	op->context = inject ? NULL : context;
 	op->len = total;
 	op->iov_n = 0;
-	if (total <= ep->info.short_max && !hold) {
-		/* gathered here (an unmapped buffer fails, tfi_copy.c), copied by
-		 * trd_vni_send() now */
-		buf = tmp;
-	} else if (hold && total == 0) {
-		buf = NULL;
-		gather = false;
-	} else if (hold && (total <= ep->info.short_max || inject)) {
-		/* held: kept in the pool until it starts (tfi_txq.c) */
-		op->bounce = trd_vni_alloc(ep->vni, total);
-		if (op->bounce == NULL) {
-			tfi_op_put(ep, op);
-			tfi_ep_progress(ep);
-			rc = -FI_EAGAIN;
-			goto out;
-		}
-		buf = op->bounce;
-	} else {
-		/* up to bounce_max (or gathered from several iovs): copied into the pool here,
-		 * where the engine reads it without a system call; longer: read by the engine
-		 * from the application's memory, once */
-		if (n > 1 || total <= tfi_params.bounce_max)
-			op->bounce = trd_vni_alloc(ep->vni, total);
-		if (op->bounce != NULL) {
-			buf = op->bounce;
-		} else if (n == 1) {
-			buf = iov[0].iov_base;
-			gather = false;
-		} else {
-			tfi_op_put(ep, op);
-			tfi_ep_progress(ep);
-			rc = -FI_EAGAIN;
-			goto out;
-		}
-	}
-	rc = gather ? tfi_gather(buf, iov, n) : 0;
+	rc = send_buf(ep, op, iov, n, total, copy, hold, tmp, &buf, &copied);
+	if (rc == 0 && copied)
+		rc = tfi_gather(buf, iov, n);
 	if (rc != 0) {
 		tfi_op_put(ep, op);
+		if (rc == -FI_EAGAIN)
+			tfi_ep_progress(ep);
 		goto out;
 	}
 	if (hold) {
@@ -157,6 +187,8 @@ ep_send_f(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, 
 		tfi_txq_add(ep, op, fence);
 		goto out;
 	}
+	/* the completion now takes a place in the CQ, which progress keeps for its own */
+	early = early && copied && !inject && (!op->comp || tfi_cq_room(ep->txcq) > 0);
 	if (data != NULL)
 		rc = trd_vni_senddata(ep->vni, dst, vtag, *data, buf, total, -1,
 				      (uint64_t)(uintptr_t)op);
@@ -165,6 +197,8 @@ ep_send_f(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, 
 	if (rc != 0) {
 		tfi_op_put(ep, op);
 		rc = tfi_post_rc(ep, (int)rc);
+	} else if (early) {
+		tfi_send_early(ep, op);
 	}
 out:
 	pthread_mutex_unlock(&ep->dom->lock);
@@ -175,7 +209,8 @@ static ssize_t
 ep_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, uint64_t vtag,
 	bool tagged, void *context, bool comp, bool inject, const uint64_t *data)
 {
-	return ep_send_f(ep, iov, n, dest, vtag, tagged, context, comp, inject, data, false);
+	return ep_send_f(ep, iov, n, dest, vtag, tagged, context, comp, inject, data, false,
+			 ep->tx_op_flags);
 }
 
 /* The claimed message that @p context names (FI_PEEK | FI_CLAIM with that context), or -1. */
@@ -432,7 +467,8 @@ msg_sendmsg(struct fid_ep *e, const struct fi_msg *msg, uint64_t flags)
 		return -FI_EMSGSIZE;
 	return ep_send_f(ep, msg->msg_iov, msg->iov_count, msg->addr, TFI_MSG_TAG, false,
 			 msg->context, tfi_tx_comp(ep, flags), false,
-			 (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL, (flags & FI_FENCE) != 0);
+			 (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL, (flags & FI_FENCE) != 0,
+			 flags);
 }
 
 /* Remote CQ data: the VNI's immediate data (trd_vni_senddata), cq_data_size 8. */
@@ -588,7 +624,8 @@ tagged_sendmsg(struct fid_ep *e, const struct fi_msg_tagged *msg, uint64_t flags
 		return -FI_EMSGSIZE;
 	return ep_send_f(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, true, msg->context,
 			 tfi_tx_comp(ep, flags), false,
-			 (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL, (flags & FI_FENCE) != 0);
+			 (flags & FI_REMOTE_CQ_DATA) ? &msg->data : NULL, (flags & FI_FENCE) != 0,
+			 flags);
 }
 
 static ssize_t

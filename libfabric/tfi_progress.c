@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,11 +40,12 @@ tfi_op_put(struct tfi_ep *ep, struct tfi_op *op)
 {
 	if (op->bounce != NULL)
 		trd_vni_free(ep->vni, op->bounce);
-	op->bounce = NULL;
+	free(op->heap);
+	op->bounce = op->heap = NULL;
 	op->result = NULL;
 	op->claim = TFI_CLAIM_NONE;
 	op->txq = TFI_TXQ_NONE;
-	op->fence = op->rdata = op->has_data = false;
+	op->fence = op->rdata = op->has_data = op->early = false;
 	op->kind = TFI_OP_FREE;
 	op->next = ep->free_ops;
 	ep->free_ops = op;
@@ -110,6 +112,15 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 	}
 	if (op->rdata) { /* tfi_txq.c: a remote CQ data notice */
 		tfi_rdata_complete(ep, op, status, len, peer, data);
+		return;
+	}
+	if (op->early) { /* completed and counted when posted (FI_INJECT_COMPLETE) */
+		if (status != 0)
+			FI_WARN(&tfi_prov, FI_LOG_EP_DATA,
+				"a send of %zu B completed at posting (FI_INJECT_COMPLETE) failed "
+				"later: %s\n",
+				op->len, strerror(-status));
+		tfi_op_put(ep, op);
 		return;
 	}
 	if (op->kind == TFI_OP_WRITE && op->has_data && status == 0 &&
@@ -193,6 +204,25 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 							  : FI_WRITE,
 				status);
 	tfi_op_put(ep, op);
+}
+
+void
+tfi_send_early(struct tfi_ep *ep, struct tfi_op *op)
+{
+	struct tfi_cqe e;
+
+	if (op->comp && ep->txcq != NULL) {
+		memset(&e, 0, sizeof(e));
+		e.e.op_context = op->context;
+		e.e.flags = FI_SEND | (op->tagged ? FI_TAGGED : FI_MSG);
+		e.e.len = op->len;
+		e.src = FI_ADDR_NOTAVAIL;
+		tfi_cq_push(ep->txcq, &e);
+	}
+	tfi_cntr_report(ep, FI_SEND, 0);
+	op->early = true;
+	op->comp = false;
+	op->context = NULL;
 }
 
 static size_t

@@ -280,7 +280,7 @@ test_getinfo(void)
 	    !(info->caps & FI_REMOTE_CQ_DATA) || (info->caps & (FI_RMA | FI_ATOMIC)))
 		fail("fi_getinfo: caps %s", fi_tostr(&info->caps, FI_TYPE_CAPS));
 	if (info->domain_attr->cq_data_size != 8 || info->tx_attr->msg_order != FI_ORDER_SAS ||
-	    info->rx_attr->msg_order != FI_ORDER_SAS || info->tx_attr->inject_size != 896 ||
+	    info->rx_attr->msg_order != FI_ORDER_SAS || info->tx_attr->inject_size != 4096 ||
 	    info->ep_attr->mem_tag_format >> 63 || info->domain_attr->cntr_cnt != 64)
 		fail("fi_getinfo: attributes not as documented");
 	getinfo_refused("FI_RMA with RMA ordering", t_rma);
@@ -468,11 +468,11 @@ bad_arguments(void)
 	iov[1] = (struct iovec){buf, (size_t)9 << 20};
 	CHECK_RC(fi_sendv(ep, iov, NULL, 2, peer, NULL), -FI_EMSGSIZE);
 	iov[0] = iov[1] = (struct iovec){buf, 1};
-	CHECK_RC(fi_inject(ep, buf, 897, peer), -FI_EMSGSIZE);
+	CHECK_RC(fi_inject(ep, buf, 4097, peer), -FI_EMSGSIZE);
 	CHECK_RC(fi_tsend(ep, buf, 8, NULL, peer, 1ULL << 63, NULL), -FI_EINVAL);
 	CHECK_RC(fi_trecv(ep, buf, 8, NULL, peer, 1ULL << 63, 0, NULL), -FI_EINVAL);
 	CHECK_RC(fi_tsenddata(ep, buf, 8, NULL, 1, peer, 1ULL << 63, NULL), -FI_EINVAL);
-	CHECK_RC(fi_injectdata(ep, buf, 897, 1, peer), -FI_EMSGSIZE);
+	CHECK_RC(fi_injectdata(ep, buf, 4097, 1, peer), -FI_EMSGSIZE);
 	CHECK_RC(fi_write(ep, buf, 8, NULL, peer, 0, 0, NULL), -FI_ENOSYS);
 	CHECK_RC(fi_read(ep, buf, 8, NULL, peer, 0, 0, NULL), -FI_ENOSYS);
 	CHECK_RC(fi_atomic(ep, buf, 1, NULL, peer, 0, 0, FI_UINT64, FI_SUM, NULL), -FI_ENOSYS);

@@ -9,7 +9,8 @@
 #       mpi_test_poll | mpi_eager_full |
 #       rma | rma_offset | rma_jobkey | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
 #       badargs (TEST_FI is then test_fi_badargs) | coll (TEST_FI is then test_fi_coll) |
-#       fence | fence_two_engines (TEST_FI is then test_fi_fence)
+#       fence | fence_two_engines (TEST_FI is then test_fi_fence) |
+#       inject (TEST_FI is then test_fi_inject)
 # Every wait is bounded; every process started here is killed at exit.
 set -u
 NODE=$1
@@ -112,6 +113,10 @@ info)
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q 'FI_TOROID_YIELD' || die "FI_TOROID_YIELD not listed by fi_info -e"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q "FI_TOROID_BOUNCE_MAX" || die "FI_TOROID_BOUNCE_MAX not listed by fi_info -e"
 	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q "FI_TOROID_WAIT_SPIN_US" || die "FI_TOROID_WAIT_SPIN_US not listed by fi_info -e"
+	LD_PRELOAD=$SAN fi_info -p toroid -e 2>&1 | grep -q "FI_TOROID_INJECT_MAX" || die "FI_TOROID_INJECT_MAX not listed by fi_info -e"
+	echo "$v" | grep -q 'inject_size: 4096' || die "inject_size: $(echo "$v" | grep inject_size)"
+	FI_TOROID_INJECT_MAX=16384 LD_PRELOAD=$SAN fi_info -p toroid -v 2>&1 | grep -q 'inject_size: 16384' ||
+		die "FI_TOROID_INJECT_MAX=16384: inject_size not 16384"
 	# hints the provider refuses: no answer from it
 	LD_PRELOAD=$SAN fi_info -p toroid -t FI_EP_DGRAM >/dev/null 2>&1 && die "answers for FI_EP_DGRAM"
 	LD_PRELOAD=$SAN fi_info -p toroid -c FI_RMA 2>&1 | grep -q '^provider: toroid$' || die "no answer for FI_RMA"
@@ -130,6 +135,17 @@ api)
 	TOROID_VNI_SOCKET="$T/E.sock" timeout 100 "$TEST_FI" >"$T/test_fi.log" 2>&1 ||
 		die "test_fi failed"
 	cat "$T/test_fi.log"
+	;;
+inject)
+	# 64 KiB of staging: 32 KiB per attached process, so a 48 KiB message waits at its
+	# sender (kept as its header) until its receive is posted
+	ENG_OPTS=(--staging 64K)
+	start_engine E 0 "$T/one.ini" 0
+	eng_wait_ready E
+	TOROID_VNI_SOCKET="$T/E.sock" timeout 100 "$TEST_FI" >"$T/test_fi_inject.log" 2>&1
+	rc=$?
+	cat "$T/test_fi_inject.log"
+	[ $rc -eq 0 ] || die "test_fi_inject failed with $rc"
 	;;
 pingpong_msg | pingpong_tagged)
 	start_engine E 0 "$T/one.ini" 0
@@ -150,12 +166,14 @@ pingpong_msg | pingpong_tagged)
 	u1b=$(user_bytes)
 	[ "$u1b" -eq "$u1" ] || die "32 KiB messages: the engine copied $((u1b - u1)) B in process memory, expected none"
 	u1=$u1b
-	FI_TOROID_BOUNCE_MAX=0 pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock" rdm 8192
+	# (32 KiB: above inject_size, 4 KiB, up to which fi_pingpong injects, and an inject is
+	# copied into the pool whatever FI_TOROID_BOUNCE_MAX says)
+	FI_TOROID_BOUNCE_MAX=0 pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock" rdm 32768
 	u2=$(user_bytes)
 	# 10 round trips and fi_pingpong's warm-up: at least 20 messages each way, two copies each
-	[ "$((u2 - u1))" -ge $((20 * 2 * 8192)) ] ||
-		die "FI_TOROID_BOUNCE_MAX=0: the engine copied $((u2 - u1)) B in process memory, expected >= $((20 * 2 * 8192))"
-	echo "copies in process memory by the engine: 8 KiB messages $((u1 - u0)) B, with FI_TOROID_BOUNCE_MAX=0 $((u2 - u1)) B"
+	[ "$((u2 - u1))" -ge $((20 * 2 * 32768)) ] ||
+		die "FI_TOROID_BOUNCE_MAX=0: the engine copied $((u2 - u1)) B in process memory, expected >= $((20 * 2 * 32768))"
+	echo "copies in process memory by the engine: 8 KiB and 32 KiB messages $((u1 - u0)) B, 32 KiB with FI_TOROID_BOUNCE_MAX=0 $((u2 - u1)) B"
 	;;
 pingpong_dgram)
 	export FI_TOROID_DGRAM=1
