@@ -43,14 +43,9 @@ pair() {
 	# until its port is up; then the client, again if it drew the server's group.
 	for _ in 1 2 3; do
 		# shellcheck disable=SC2086
-		timeout -k 5 60 "$PERF" "${EAL[@]}" $seal -- --server --one-off >"$T/$name.srv" 2>&1 &
-		srv=$!
-		eng_track $srv
-		for _ in $(seq 400); do
-			grep -q 'waiting for the other process' "$T/$name.srv" && break
-			kill -0 $srv 2>/dev/null || break
-			sleep 0.05
-		done
+		eng_bg "$T/$name.srv" 60 "$PERF" "${EAL[@]}" $seal -- --server --one-off
+		srv=$ENG_BG
+		eng_wait_log "$T/$name.srv" 'waiting for the other process' "$srv"
 		grep -q 'could not set PACKET_FANOUT' "$T/$name.srv" || break
 		wait $srv
 	done
@@ -199,10 +194,8 @@ INI
 	for n in A B; do
 		eng_ready "$n" 1 20 || fail "vni: $ENG_WHY: $(tail -n 2 "$T/$n.log")"
 	done
-	timeout -k 5 30 "$VPERF" --mode vni --server --socket "$T/B.sock" --wait block \
-		>"$T/vs.out" 2>&1 &
-	vs=$!
-	eng_track $vs
+	eng_bg "$T/vs.out" 30 "$VPERF" --mode vni --server --socket "$T/B.sock" --wait block
+	vs=$ENG_BG
 	# the client knows the sizes and counts; the server answers what comes
 	timeout -k 5 30 "$VPERF" --mode vni --client --socket "$T/A.sock" --iters 2000 \
 		--warmup 100 --sizes 8,4K --wait block --json >"$T/vc.out" 2>"$T/vc.err"
@@ -223,10 +216,9 @@ PY
 	# message rate (64 B) and bandwidth (64 KiB) of a one-way stream between the two engines:
 	# the figures agree with each other, and engine A sent for its application exactly the
 	# stream's bytes (warm-up included) and the latency run's 2100 pings of 8 B and 4 KiB
-	timeout -k 5 60 "$VPERF" --mode vni --server --stream --socket "$T/B.sock" --sizes 64,64K \
-		--iters 5000 --warmup 500 --wait block >"$T/ss.out" 2>&1 &
-	ss=$!
-	eng_track $ss
+	eng_bg "$T/ss.out" 60 "$VPERF" --mode vni --server --stream --socket "$T/B.sock" \
+		--sizes 64,64K --iters 5000 --warmup 500 --wait block
+	ss=$ENG_BG
 	timeout -k 5 60 "$VPERF" --mode vni --client --stream --socket "$T/A.sock" --sizes 64,64K \
 		--iters 5000 --warmup 500 --wait block --json >"$T/sc.out" 2>"$T/sc.err" ||
 		fail "vni stream client: $(tail -n 3 "$T/sc.err")"

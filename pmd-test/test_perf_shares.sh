@@ -25,15 +25,11 @@ run() {
 	local name=$1 sargs=$2 srv
 	shift 2
 	# shellcheck disable=SC2086 # the server's options, split
-	timeout -k 5 60 "$PERF" "${EAL[@]}" --file-prefix "${ENG_PREFIX}${name}s" -l 0 -- \
-		--memif server --memif-socket "$T/$name.sock" $sargs >"$T/$name.srv" 2>&1 &
-	srv=$!
-	eng_track $srv
-	for _ in $(seq 400); do
-		grep -q 'waiting for the other process' "$T/$name.srv" && break
-		kill -0 $srv 2>/dev/null || break
-		sleep 0.05
-	done
+	eng_bg "$T/$name.srv" 60 "$PERF" "${EAL[@]}" --file-prefix "${ENG_PREFIX}${name}s" -l 0 -- \
+		--memif server --memif-socket "$T/$name.sock" $sargs
+	srv=$ENG_BG
+	# (a server that never says it waits: the client finds no peer and fails)
+	eng_wait_log "$T/$name.srv" 'waiting for the other process' "$srv"
 	timeout -k 5 60 "$PERF" "${EAL[@]}" --file-prefix "${ENG_PREFIX}${name}c" -l 1 -- \
 		--memif client --memif-socket "$T/$name.sock" "$@" >"$T/$name.out" 2>"$T/$name.err"
 	crc=$?

@@ -964,17 +964,20 @@ b_sent(uint8_t type)
 	return k;
 }
 
-static void
-test_timers(void)
+#define FRAME_MAX 2048
+
+/* A puts 200 bytes (pattern @p salt) at @p off of B's region: its frame, taken off A's cable
+ * into @p f (FRAME_MAX bytes) instead of carried to B. Its length (the test fails without). */
+static uint32_t
+a_put_frame(uint64_t off, unsigned int salt, uint8_t *f)
 {
 	struct rte_mbuf *pkts[32];
-	uint8_t f[2048];
 	struct trd_desc d;
 	uint32_t len = 0;
 	uint16_t nb;
 
-	test_fill(srca + 70000, 200, 9);
-	trd_desc_put(&d, trd_node_coord(B), srca + 70000, 200, trd_mr_key(mrb), 70000, 0, 0);
+	test_fill(srca + off, 200, salt);
+	trd_desc_put(&d, trd_node_coord(B), srca + off, 200, trd_mr_key(mrb), off, 0, 0);
 	T_EQ(trd_inject(trd_inj_fifo(A, 0), &d), 0);
 	trd_node_poll(A);
 	nb = rte_eth_rx_burst((uint16_t)trd_link_port(farA), 0, pkts, 32);
@@ -983,7 +986,7 @@ test_timers(void)
 		if (len == 0 &&
 		    frame_type(rte_pktmbuf_mtod(pkts[i], uint8_t *), pkts[i]->data_len) !=
 			    TRD_PKT_ACK &&
-		    pkts[i]->pkt_len <= sizeof(f)) {
+		    pkts[i]->pkt_len <= FRAME_MAX) {
 			const uint8_t *p = rte_pktmbuf_read(pkts[i], 0, pkts[i]->pkt_len, f);
 
 			len = pkts[i]->pkt_len;
@@ -993,6 +996,15 @@ test_timers(void)
 		rte_pktmbuf_free(pkts[i]);
 	}
 	T_ASSERT(len != 0, "A's put frame");
+	return len;
+}
+
+static void
+test_timers(void)
+{
+	uint8_t f[FRAME_MAX];
+	uint32_t len = a_put_frame(70000, 9, f);
+
 	b_sent(0);
 	T_EQ(trd_node_rx_frame(B, f, len, 0), 0);
 	T_ASSERT(memcmp(memb + 70000, srca + 70000, 200) == 0, "the put landed");
@@ -1011,33 +1023,11 @@ test_timers(void)
 static void
 test_ack_due(void)
 {
-	struct rte_mbuf *pkts[32];
-	uint8_t f[2048];
-	struct trd_desc d;
-	uint32_t len = 0;
+	uint8_t f[FRAME_MAX];
+	uint32_t len = a_put_frame(80000, 11, f);
 	uint64_t t0, t;
-	uint16_t nb;
 	unsigned int acks = 0;
 
-	test_fill(srca + 80000, 200, 11);
-	trd_desc_put(&d, trd_node_coord(B), srca + 80000, 200, trd_mr_key(mrb), 80000, 0, 0);
-	T_EQ(trd_inject(trd_inj_fifo(A, 0), &d), 0);
-	trd_node_poll(A);
-	nb = rte_eth_rx_burst((uint16_t)trd_link_port(farA), 0, pkts, 32);
-	for (uint16_t i = 0; i < nb; i++) {
-		if (len == 0 &&
-		    frame_type(rte_pktmbuf_mtod(pkts[i], uint8_t *), pkts[i]->data_len) !=
-			    TRD_PKT_ACK &&
-		    pkts[i]->pkt_len <= sizeof(f)) {
-			const uint8_t *p = rte_pktmbuf_read(pkts[i], 0, pkts[i]->pkt_len, f);
-
-			len = pkts[i]->pkt_len;
-			if (p != f)
-				memcpy(f, p, len);
-		}
-		rte_pktmbuf_free(pkts[i]);
-	}
-	T_ASSERT(len != 0, "A's put frame");
 	/* what B still owed (acks, answers) goes first: B polled for longer than its timers
 	 * sleep, what it sends dropped */
 	t = trd_time_us() + 300000;

@@ -132,6 +132,52 @@ four_procs() {
 	one_node_ini "$T/four.ini" "1:0, 1:1, 1:2, 1:3"
 }
 
+# rev_pair STAGING POOL SIZE COUNT: engine E (one node, STAGING of staging); 1:1 receives COUNT
+# messages of SIZE bytes from 1:0 (an ordered interface, all sent at once) last-first, one
+# receive at a time; both end within their 30 s deadline, the engine cleanly, no header-only
+# record left, nothing refused for hdr_max.
+rev_pair() {
+	local staging=$1 pool=$2 size=$3 count=$4
+	one_node_two_procs
+	start_engine E 0 -- --topo "$T/two1.ini" --node 0 --staging "$staging"
+	eng_wait_ready E
+	app r "$T/E-0.sock" 1 1 --pool "$pool" --deadline 30 rev-recv --from 1:0 --size "$size" \
+		--count "$count"
+	app s "$T/E-0.sock" 1 0 --pool "$pool" --deadline 30 --ordered rev-send --to 1:1 \
+		--size "$size" --count "$count"
+	wait_app r
+	wait_app s
+	stop_engine E
+	check_clean E
+	[ "$(total E vni hdr_held)" = 0 ] || die "header-only records left: $(total E vni hdr_held)"
+	[ "$(total E vni hdr_refused)" = 0 ] || die "requests refused for hdr_max"
+}
+
+# rev_sender_killed STAGING POOL SIZE COUNT HELD: engine E2 as rev_pair's; 1:1 takes nothing
+# (late-sink), 1:0 sends until HELD of its messages wait as their header only, then is killed:
+# its engine's ABORTs drop them (hdr_held back to 0) within 10 s while the receiver lives on;
+# the engine ends cleanly with its staging released.
+rev_sender_killed() {
+	local staging=$1 pool=$2 size=$3 count=$4 held=$5
+	start_engine E2 0 -- --topo "$T/two1.ini" --node 0 --staging "$staging"
+	eng_wait_ready E2
+	app k1 "$T/E2-0.sock" 1 1 --pool "$pool" late-sink --from 1:0 --size "$size" --count "$count"
+	app k0 "$T/E2-0.sock" 1 0 --pool "$pool" --deadline 30 --ordered rev-send --to 1:1 \
+		--size "$size" --count "$count"
+	eng_telemetry_until E2 /toroid/vni,node0 hdr_held -ge "$held" ||
+		die "the $held messages staging cannot hold are not waiting as headers ($ENG_VALUE)"
+	eng_kill "$APP_k0"
+	eng_telemetry_until E2 /toroid/vni,node0 hdr_held = 0 ||
+		die "$ENG_VALUE headers of a dead sender left after 10 s"
+	kill -0 "$APP_k1" 2>/dev/null || die "the receiver ended: the test did not test"
+	eng_kill "$APP_k1"
+	# its staged messages go when the engine sees it gone (10 s at most, then stopped anyway)
+	eng_wait_log "$T/E2.log" ' detached: ' "" 10 2
+	stop_engine E2
+	[ "$(total E2 vni staging_used)" = 0 ] || die "staging not released"
+	[ "$(total E2 vni bad_wire)" = 0 ] || die "malformed protocol messages"
+}
+
 # Fairness, from the engine's own counters (--stats-period 0.01: every 10 ms, one snapshot of
 # both interfaces): over the periods in which both processes had packets injected, each one's
 # share of the packets.
@@ -279,52 +325,13 @@ reorder)
 	# byte-exact, within the deadline (the processes end themselves after 30 s): what staging
 	# cannot hold is accepted as its header only (hdr_only) and granted straight into its
 	# receive when that is posted, so the pair is never blocked behind a refusal.
-	one_node_two_procs
-	start_engine E 0 -- --topo "$T/two1.ini" --node 0 --staging 4M
-	eng_wait_ready E
-	S="$T/E-0.sock"
-	app r "$S" 1 1 --pool 16M --deadline 30 rev-recv --from 1:0 --size 256K --count 24
-	app s "$S" 1 0 --pool 16M --deadline 30 --ordered rev-send --to 1:1 --size 256K --count 24
-	wait_app r
-	wait_app s
-	stop_engine E
-	check_clean E
+	rev_pair 4M 16M 256K 24
 	[ "$(total E vni hdr_only)" -ge 1 ] || die "no request was accepted as its header only: the test did not test"
-	[ "$(total E vni hdr_held)" = 0 ] || die "header-only records left: $(total E vni hdr_held)"
-	[ "$(total E vni hdr_refused)" = 0 ] || die "requests refused for hdr_max"
 	line="reorder: 24 x 256 KiB received last-first behind 4 MiB of staging: $(total E vni staged) staged, $(total E vni hdr_only) accepted as their header only, $(total E vni nak_sent) refusals"
 	# The sender dies while its messages wait as headers at a receiver that takes nothing:
 	# its engine's ABORTs drop them (hdr_held back to 0) within 10 s, while the receiver
 	# lives on (its own end, at its 120 s deadline, would drop them too).
-	start_engine E2 0 -- --topo "$T/two1.ini" --node 0 --staging 4M
-	eng_wait_ready E2
-	S="$T/E2-0.sock"
-	app k1 "$S" 1 1 --pool 16M late-sink --from 1:0 --size 256K --count 24
-	app k0 "$S" 1 0 --pool 16M --deadline 30 --ordered rev-send --to 1:1 --size 256K --count 24
-	end=$((SECONDS + 10))
-	while held=$(eng_telemetry E2 /toroid/vni,node0 hdr_held) && [ "$held" -lt 16 ] &&
-		[ $SECONDS -lt $end ]; do
-		sleep 0.05
-	done
-	[ "$held" -ge 16 ] || die "the 16 messages staging cannot hold are not waiting as headers ($held)"
-	kill -9 "$APP_k0"
-	wait "$APP_k0" 2>/dev/null
-	end=$((SECONDS + 10))
-	while held=$(eng_telemetry E2 /toroid/vni,node0 hdr_held) && [ "$held" != 0 ] &&
-		[ $SECONDS -lt $end ]; do
-		sleep 0.05
-	done
-	[ "$held" = 0 ] || die "$held headers of a dead sender left after 10 s"
-	kill -0 "$APP_k1" 2>/dev/null || die "the receiver ended: the test did not test"
-	kill -9 "$APP_k1"
-	wait "$APP_k1" 2>/dev/null
-	for i in $(seq 200); do # its staged messages go when the engine sees it gone
-		[ "$(grep -c ' detached: ' "$T/E2.log")" -ge 2 ] && break
-		sleep 0.05
-	done
-	stop_engine E2
-	[ "$(total E2 vni staging_used)" = 0 ] || die "staging not released"
-	[ "$(total E2 vni bad_wire)" = 0 ] || die "malformed protocol messages"
+	rev_sender_killed 4M 16M 256K 24 16
 	echo "$line; a sender killed with 16 headers waiting: all dropped"
 	;;
 local)
@@ -772,53 +779,14 @@ eager_full)
 	# only (hdr_only), its sender keeps the bytes, and the receive pulls them (CTS). Before,
 	# it was refused and asked again until room freed, which never happened: the receiver
 	# waited for it before taking the staged ones.
-	one_node_two_procs
-	start_engine E 0 -- --topo "$T/two1.ini" --node 0 --staging 64K
-	eng_wait_ready E
-	S="$T/E-0.sock"
-	app r "$S" 1 1 --pool 1M --deadline 30 rev-recv --from 1:0 --size 256 --count 200
-	app s "$S" 1 0 --pool 1M --deadline 30 --ordered rev-send --to 1:1 --size 256 --count 200
-	wait_app r
-	wait_app s
-	stop_engine E
-	check_clean E
+	rev_pair 64K 1M 256 200
 	[ "$(total E vni staged)" -ge 1 ] || die "no message was staged: the test did not test"
 	[ "$(total E vni hdr_only)" -ge 1 ] || die "no eager message was kept as its header only"
-	[ "$(total E vni hdr_held)" = 0 ] || die "header-only records left: $(total E vni hdr_held)"
-	[ "$(total E vni hdr_refused)" = 0 ] || die "requests refused for hdr_max"
 	[ "$(total E vni bad_replies)" = 0 ] || die "replies dropped: $(total E vni bad_replies)"
 	line="eager_full: 200 x 256 B received last-first behind 64 KiB of staging: $(total E vni staged) staged, $(total E vni hdr_only) kept as their header only, $(total E vni nak_sent) refusals"
 	# The sender dies while its eager messages wait as headers at a receiver that takes
 	# nothing: its engine's ABORTs drop them (hdr_held back to 0) within 10 s.
-	start_engine E2 0 -- --topo "$T/two1.ini" --node 0 --staging 64K
-	eng_wait_ready E2
-	S="$T/E2-0.sock"
-	app k1 "$S" 1 1 --pool 1M late-sink --from 1:0 --size 256 --count 200
-	app k0 "$S" 1 0 --pool 1M --deadline 30 --ordered rev-send --to 1:1 --size 256 --count 200
-	end=$((SECONDS + 10))
-	while held=$(eng_telemetry E2 /toroid/vni,node0 hdr_held) && [ "$held" -lt 72 ] &&
-		[ $SECONDS -lt $end ]; do
-		sleep 0.05
-	done
-	[ "$held" -ge 72 ] || die "the 72 messages staging cannot hold are not waiting as headers ($held)"
-	kill -9 "$APP_k0"
-	wait "$APP_k0" 2>/dev/null
-	end=$((SECONDS + 10))
-	while held=$(eng_telemetry E2 /toroid/vni,node0 hdr_held) && [ "$held" != 0 ] &&
-		[ $SECONDS -lt $end ]; do
-		sleep 0.05
-	done
-	[ "$held" = 0 ] || die "$held headers of a dead sender left after 10 s"
-	kill -0 "$APP_k1" 2>/dev/null || die "the receiver ended: the test did not test"
-	kill -9 "$APP_k1"
-	wait "$APP_k1" 2>/dev/null
-	for i in $(seq 200); do # its staged messages go when the engine sees it gone
-		[ "$(grep -c ' detached: ' "$T/E2.log")" -ge 2 ] && break
-		sleep 0.05
-	done
-	stop_engine E2
-	[ "$(total E2 vni staging_used)" = 0 ] || die "staging not released"
-	[ "$(total E2 vni bad_wire)" = 0 ] || die "malformed protocol messages"
+	rev_sender_killed 64K 1M 256 200 72
 	# Between two engines (memif), 200 x 512 B (the receiver alone on its engine has all of
 	# its 64 KiB): the receiver's engine asks the sender's for the bytes (CTS), which come
 	# as a put into the receive.

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_cycles.h>
+
 #include <toroid/toroid.h>
 
 #define PERF_MAX_SIZES   32
@@ -94,11 +96,11 @@ struct perf_result {
 extern struct perf_opts perf_opt;
 extern volatile sig_atomic_t perf_stop; /* the signal that stops the run, or 0 */
 
-/* Latency statistics of @p n samples (cycles), scaled (0.5: a round trip as one way). */
 /* shares.c: --shares N, the 64 B put rate of split nodes on 1 and N lcores */
 int perf_shares(unsigned int n_sh, uint64_t iters);
 /* shares_memif.c: --memif server|client --shares N, put_shares between two processes */
 int perf_shares_memif(bool server, const char *sock, unsigned int n_sh, uint64_t iters);
+/* Latency statistics of @p n samples (cycles), scaled (0.5: a round trip as one way). */
 void lat_stats(struct perf_result *r, uint64_t *s, uint64_t n, double scale);
 /* What a port (or a link without one) has sent so far: frames and bytes, from the ethdev's
  * counters (rte_eth_stats_get: opackets, obytes) of @p port, or from the link's own counters
@@ -146,6 +148,45 @@ void perf_check_ip(const char *role, bool memif, bool ip_opts);
 bool perf_test_selected(const char *test);
 /* The iterations of @p test without -n: the default its --help line gives. */
 uint64_t perf_default_iters(const char *test);
+
+/* A deadline without progress, not on the whole run: a loop that moves a sum (what it has
+ * posted and seen so far) calls perf_stalled() once a round, which is true once the sum has
+ * not moved for the span given to perf_stall_init().
+ *
+ *   struct perf_stall st;
+ *
+ *   perf_stall_init(&st, 10000000);
+ *   while (...) {
+ *           ...
+ *           if (perf_stalled(&st, posted + got))
+ *                   return -ETIMEDOUT;
+ *   }
+ */
+struct perf_stall {
+	uint64_t seen; /* the sum last seen */
+	uint64_t span; /* timer cycles without progress allowed */
+	uint64_t dl;   /* when the current span ends */
+};
+
+static inline void
+perf_stall_init(struct perf_stall *s, uint64_t us)
+{
+	s->seen = 0;
+	s->span = us * rte_get_timer_hz() / 1000000;
+	s->dl = rte_get_timer_cycles() + s->span;
+}
+
+/* Whether @p sum has not moved for the span: a new value starts the span again. */
+static inline bool
+perf_stalled(struct perf_stall *s, uint64_t sum)
+{
+	if (sum != s->seen) {
+		s->seen = sum;
+		s->dl = rte_get_timer_cycles() + s->span;
+		return false;
+	}
+	return rte_get_timer_cycles() > s->dl;
+}
 
 /* --help (usage.c), and the tests it lists (main.c) */
 void perf_usage(const char *prog);

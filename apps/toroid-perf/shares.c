@@ -28,6 +28,8 @@
 
 #define SH_SIZE 64
 #define SH_MAX  2
+/* a run fails after 10 s without progress (perf_stalled()) */
+#define SH_STALL_US 10000000
 
 struct sh_run {
 	struct trd_node *a, *b;
@@ -44,9 +46,11 @@ struct sh_run {
 static int
 sh_lanes(struct sh_run *r, unsigned int lo, unsigned int hi)
 {
-	uint64_t posted[SH_MAX] = {0}, hz = rte_get_timer_hz(), seen = 0, done = 0;
-	uint64_t dl = rte_get_timer_cycles() + hz * 10;
+	uint64_t posted[SH_MAX] = {0}, done = 0;
 	struct trd_desc d[32];
+	struct perf_stall st;
+
+	perf_stall_init(&st, SH_STALL_US);
 
 	while (done != hi - lo) {
 		uint64_t sum = 0;
@@ -71,13 +75,8 @@ sh_lanes(struct sh_run *r, unsigned int lo, unsigned int hi)
 				done++;
 			sum += posted[k] + (uint64_t)left;
 		}
-		/* a deadline without progress */
-		if (sum != seen) {
-			seen = sum;
-			dl = rte_get_timer_cycles() + hz * 10;
-		} else if (rte_get_timer_cycles() > dl) {
+		if (perf_stalled(&st, sum))
 			return -ETIMEDOUT;
-		}
 	}
 	return 0;
 }
@@ -97,10 +96,12 @@ static __rte_noinline int
 sh_raw_queues(struct sh_run *r, unsigned int lo, unsigned int hi)
 {
 	struct rte_mempool *mp = trd_default_pool(0);
-	uint64_t sent[SH_MAX] = {0}, got[SH_MAX] = {0}, seen = 0, hz = rte_get_timer_hz();
-	uint64_t dl = rte_get_timer_cycles() + hz * 10;
+	uint64_t sent[SH_MAX] = {0}, got[SH_MAX] = {0};
 	struct rte_mbuf *tx[32], *rx[32];
 	unsigned int done = 0;
+	struct perf_stall st;
+
+	perf_stall_init(&st, SH_STALL_US);
 
 	while (done != hi - lo) {
 		uint64_t sum = 0;
@@ -133,12 +134,8 @@ sh_raw_queues(struct sh_run *r, unsigned int lo, unsigned int hi)
 				done++;
 			sum += sent[k] + got[k];
 		}
-		if (sum != seen) {
-			seen = sum;
-			dl = rte_get_timer_cycles() + hz * 10;
-		} else if (rte_get_timer_cycles() > dl) {
+		if (perf_stalled(&st, sum))
 			return -ETIMEDOUT;
-		}
 	}
 	return 0;
 }

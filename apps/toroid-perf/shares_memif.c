@@ -281,11 +281,13 @@ sm_server(struct sm_run *r, unsigned int worker)
 static int
 sm_lanes(struct sm_run *r, unsigned int lo, unsigned int hi)
 {
-	uint64_t posted[SM_MAX] = {0}, hz = rte_get_timer_hz(), seen = 0;
-	uint64_t dl = rte_get_timer_cycles() + hz * 10;
+	uint64_t posted[SM_MAX] = {0};
 	bool done[SM_MAX] = {false};
 	unsigned int n_done = 0;
 	struct trd_desc d[SM_BURST];
+	struct perf_stall st;
+
+	perf_stall_init(&st, 10000000); /* 10 s without progress */
 
 	while (n_done != hi - lo) {
 		uint64_t sum = 0;
@@ -319,12 +321,8 @@ sm_lanes(struct sm_run *r, unsigned int lo, unsigned int hi)
 		}
 		if (perf_stop)
 			return -EINTR;
-		if (sum != seen) {
-			seen = sum;
-			dl = rte_get_timer_cycles() + hz * 10;
-		} else if (rte_get_timer_cycles() > dl) {
+		if (perf_stalled(&st, sum))
 			return -ETIMEDOUT;
-		}
 	}
 	return 0;
 }

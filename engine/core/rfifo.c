@@ -313,7 +313,7 @@ rfifo_check(const struct trd_node *n, const struct trd_pkt *p)
 	if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
 		return TRD_DROP_UNKNOWN_COUNTER;
 	if (!trd_ctr_allowed(n, 0, p->counter))
-		return TRD_DROP_NO_ACCESS; /* a process's counter: the node's FIFOs are not its */
+		return TRD_DROP_CTR_DENIED; /* a process's counter: the node's FIFOs are not its */
 	return 0;
 }
 
@@ -332,7 +332,7 @@ trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
 	if (e->counter != 0 && !trd_ctr_valid(n, e->counter))
 		return trd_fate(TRD_DROP_UNKNOWN_COUNTER, false);
 	if (!trd_ctr_allowed(n, 0, e->counter))
-		return trd_fate(TRD_DROP_NO_ACCESS, false);
+		return trd_fate(TRD_DROP_CTR_DENIED, false);
 	n->stat[TRD_STAT_RX_FIFO]++;
 	if (b != NULL && b->used == TRD_BLK_MSGS) {
 		/* full: the next block of the same frame (none left: a copy) */

@@ -61,7 +61,7 @@ rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t
 		if (!trd_ctr_valid(n, p->counter))
 			return TRD_DROP_UNKNOWN_COUNTER;
 		if (!trd_ctr_allowed(n, mr->ctr_block, p->counter))
-			return TRD_DROP_NO_ACCESS; /* another process's counter */
+			return TRD_DROP_CTR_DENIED; /* another process's counter */
 	}
 	if (p->flags & TRD_HF_CPL) {
 		/* a doorbell completion: 8 bytes, the cookie of a completion we wait for */
@@ -141,7 +141,7 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_wire_ent *
 			return TRD_DROP_NO_ACCESS;
 		/* (a region other than the last one: may it count on this counter?) */
 		if (!trd_ctr_allowed(n, mr->ctr_block, p->counter))
-			return TRD_DROP_NO_ACCESS; /* another process's counter */
+			return TRD_DROP_CTR_DENIED; /* another process's counter */
 		b->key = p->key;
 		b->mr = mr;
 	}
@@ -151,7 +151,7 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_wire_ent *
 		if (p->counter != 0 && !trd_ctr_valid(n, p->counter))
 			return TRD_DROP_UNKNOWN_COUNTER;
 		if (!trd_ctr_allowed(n, mr->ctr_block, p->counter))
-			return TRD_DROP_NO_ACCESS; /* another process's counter */
+			return TRD_DROP_CTR_DENIED; /* another process's counter */
 		put_batch_settle(n, b);
 		b->ctr = p->counter;
 	}

@@ -215,6 +215,7 @@ trd_cause_errno(unsigned int cause)
 	case TRD_DROP_OUT_OF_BOUNDS:
 		return -ERANGE;
 	case TRD_DROP_NO_ACCESS:
+	case TRD_DROP_CTR_DENIED:
 		return -EACCES;
 	case TRD_DROP_UNKNOWN_FIFO:
 	case TRD_DROP_UNKNOWN_COUNTER:

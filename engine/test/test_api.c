@@ -165,6 +165,10 @@ test_bad_input(void)
 	trd_node_free(n2);
 	trd_node_free(n);
 	trd_node_free(NULL);
+	/* a counter the frame may not name is its own cause, and the origin's -EACCES still */
+	T_EQ(trd_cause_errno(TRD_DROP_NO_ACCESS), -EACCES);
+	T_EQ(trd_cause_errno(TRD_DROP_CTR_DENIED), -EACCES);
+	T_EQ(trd_cause_errno(TRD_DROP_MAX), -EIO);
 }
 
 static void

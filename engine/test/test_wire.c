@@ -334,6 +334,9 @@ main(void)
 	p.key = TRD_DROP_MAX;
 	len = build(&p);
 	T_ASSERT(parse(len, &q) == TRD_DROP_BAD_FIELD);
+	p.key = TRD_DROP_MAX - 1; /* the last cause is a verdict still */
+	len = build(&p);
+	T_ASSERT(parse(len, &q) == 0 && q.key == TRD_DROP_MAX - 1);
 	p = sample(TRD_PKT_ATOMIC);
 	p.aux = 1; /* 64 bytes of payload instead of 24 */
 	len = build(&p);
@@ -346,6 +349,7 @@ main(void)
 
 	/* names */
 	T_ASSERT(strcmp(trd_drop_name(TRD_DROP_BAD_KEY), "bad_key") == 0);
+	T_ASSERT(strcmp(trd_drop_name(TRD_DROP_CTR_DENIED), "ctr_denied") == 0);
 	T_ASSERT(trd_drop_name(TRD_DROP_MAX) == NULL);
 	T_ASSERT(trd_pkt_type_name(0) == NULL && trd_pkt_type_name(200) == NULL);
 	printf("wire: all checks passed\n");

@@ -1043,7 +1043,7 @@ unsigned int trd_mr_readers(const struct trd_mr *mr);
  * Bind @p mr to the counter block at @p base (trd_counter_block_alloc()): a frame writing into
  * the region may then name as its counter only 0 or one of the block's (base + 1 .. base +
  * 511), and a frame writing anywhere else (another region, a reception FIFO) none of the
- * block's; anything else is dropped, counted as TRD_DROP_NO_ACCESS. @return 0 or -EINVAL.
+ * block's; anything else is dropped, counted as TRD_DROP_CTR_DENIED. @return 0 or -EINVAL.
  */
 int trd_mr_bind_counters(struct trd_mr *mr, uint16_t base);
 /**

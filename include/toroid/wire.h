@@ -263,7 +263,8 @@ _Static_assert(sizeof(struct trd_hdr) == TRD_HDR_LEN, "torus header must be 56 b
 	X(UNSEQUENCED, "unsequenced") /* changes state outside a session (reliable node) */        \
 	X(BAD_PROOF, "bad_proof")     /* without the token of the session it claims */             \
 	X(BAD_COMB, "bad_combine")    /* a combining piece that fits no collective of ours */      \
-	X(BAD_LANE, "bad_lane")       /* a lane the node does not have, or another share's */
+	X(BAD_LANE, "bad_lane")       /* a lane the node does not have, or another share's */      \
+	X(CTR_DENIED, "ctr_denied")   /* a counter of a process's block the frame may not name */
 
 /** Drop causes; 0 is "no drop", so parsers can return 0 for a good frame. */
 enum trd_drop {

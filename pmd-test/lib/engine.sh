@@ -11,6 +11,10 @@
 #   eng_wait_ready E                # or: eng_ready E || fail "$ENG_WHY"
 #   ...                             # ENGINE_E is its process id, $T/E.log its output
 #   eng_stop E || die "$ENG_WHY"
+#   eng_bg "$T/srv.log" 60 "$PERF" ... -- --server   # any other process, bounded; pid in ENG_BG
+#   eng_wait_log "$T/srv.log" 'waiting for the other process' "$ENG_BG" || die "$ENG_WHY"
+#   eng_telemetry_until E /toroid/vni,node0 hdr_held -ge 16 || die "only $ENG_VALUE"
+#   eng_kill PID                    # SIGKILL and reap
 #   eng_veth VA VB || skip "..."    # a veth pair, both ends up, deleted at exit (root)
 #   fail "..."                      # counted in $fails; the script goes on
 #   eng_passed "what: all checks passed"   # the last line: 0 when nothing failed
@@ -134,26 +138,72 @@ eng_start() {
 	eval "ENGINE_$name=$!"
 }
 
+# eng_bg LOG SECONDS COMMAND...: COMMAND in the background for SECONDS at most (timeout -k 5:
+# SIGTERM, then SIGKILL 5 s later), its output (stdout and stderr) in LOG, killed at exit;
+# ENG_BG is its process id (wait for it with wait "$ENG_BG").
+eng_bg() {
+	local log=$1 secs=$2
+	shift 2
+	timeout -k 5 "$secs" "$@" >"$log" 2>&1 &
+	ENG_BG=$!
+	eng_track "$ENG_BG"
+}
+
+# eng_wait_log FILE PATTERN [PID] [SECONDS] [COUNT]: wait until FILE has COUNT (default 1)
+# lines matching PATTERN (grep), SECONDS (default 20) at most, or until process PID (when
+# given, not empty) has exited without them. 0 when FILE has them; else 1 with the reason in
+# ENG_WHY.
+eng_wait_log() {
+	local file=$1 pat=$2 pid=${3:-} secs=${4:-20} want=${5:-1} n
+	for _ in $(seq $((secs * 20))); do
+		n=$(grep -c -- "$pat" "$file" 2>/dev/null)
+		[ "${n:-0}" -ge "$want" ] && return 0
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+			ENG_WHY="process $pid exited before $file had $want lines \"$pat\""
+			return 1
+		fi
+		sleep 0.05
+	done
+	ENG_WHY="$file had not $want lines \"$pat\" within $secs s"
+	return 1
+}
+
 # eng_ready NAME [COUNT] [SECONDS]: wait until the engine's log has COUNT (default 1) lines
 # "ready, applications at SOCKET" (printed once the node's VNI socket listens), SECONDS (default
 # 30) at most. 0, or 1 with the reason in ENG_WHY (the engine exited, or the time ran out).
 eng_ready() {
 	local name=$1 want=${2:-1} secs=${3:-30} pid
 	eval "pid=\$ENGINE_$name"
-	for _ in $(seq $((secs * 20))); do
-		[ "$(grep -c ' ready, applications at ' "$T/$name.log" 2>/dev/null)" -ge "$want" ] &&
-			return 0
-		if ! kill -0 "$pid" 2>/dev/null; then
-			ENG_WHY="engine $name exited during start-up"
-			return 1
-		fi
-		sleep 0.05
-	done
-	ENG_WHY="engine $name not ready within $secs s"
+	eng_wait_log "$T/$name.log" ' ready, applications at ' "$pid" "$secs" "$want" && return 0
+	if kill -0 "$pid" 2>/dev/null; then
+		ENG_WHY="engine $name not ready within $secs s"
+	else
+		ENG_WHY="engine $name exited during start-up"
+	fi
 	return 1
 }
 
-# eng_wait_ready NAME [COUNT] [SECONDS]: eng_ready, or die.
+# eng_kill PID...: SIGKILL to each, then reap it (a process of the script's own, e.g. an
+# application the test kills on purpose).
+eng_kill() {
+	kill -KILL "$@" 2>/dev/null
+	wait "$@" 2>/dev/null
+}
+
+# eng_telemetry_until NAME COMMAND KEY OP VALUE [SECONDS]: read eng_telemetry NAME COMMAND KEY
+# every 50 ms until the value compares to VALUE by OP (a test(1) operator: -ge, =, ...),
+# SECONDS (default 10) at most. The last value read is in ENG_VALUE; 0 when the comparison
+# held, else 1.
+eng_telemetry_until() {
+	local name=$1 cmd=$2 key=$3 op=$4 want=$5 end=$((SECONDS + ${6:-10}))
+	while ENG_VALUE=$(eng_telemetry "$name" "$cmd" "$key"); do
+		test "$ENG_VALUE" "$op" "$want" && return 0
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
 # eng_two_node_ini FILE: a 2x1x1 switched torus placing process 1:0 on node 0 and 1:1 on
 # node 1 (the pair of engines joined by net_memif that several tests start).
 eng_two_node_ini() {
@@ -172,6 +222,7 @@ proc = 1
 INI
 }
 
+# eng_wait_ready NAME [COUNT] [SECONDS]: eng_ready, or die.
 eng_wait_ready() {
 	eng_ready "$@" || die "$ENG_WHY"
 }

@@ -108,33 +108,68 @@ coord_of(const uint8_t node[3])
 	return c;
 }
 
+/* B's set-up, the target side of every test: attach as process 1 (to node 1's engine with
+ * @p n1) and hand A where to put (struct target on p_b2a): its region's key, its node and,
+ * with @p count > 0, the node's id of its counter CTR, set to @p count first (else 0).
+ * 0 with *vp and *mi set, or the step that failed: 1 attach, 2 the counter, 3 the pipe. */
+static int
+mu_target(bool n1, int64_t count, struct trd_vni **vp, struct trd_vni_mu_info *mi)
+{
+	struct trd_vni *v = mu_open(1, n1);
+	struct trd_vni_info vi;
+	struct target t = {0};
+
+	if (v == NULL || trd_vni_mu_info(v, mi) != 0 || trd_vni_info(v, &vi) != 0)
+		return 1;
+	*vp = v;
+	if (count > 0) {
+		if (trd_vni_counter_set(v, CTR, count) != 0)
+			return 2;
+		t.ctr = trd_vni_counter_id(v, CTR);
+	}
+	t.key = mi->region_key;
+	memcpy(t.node, vi.node, 3);
+	return write(p_b2a[1], &t, sizeof(t)) == sizeof(t) ? 0 : 3;
+}
+
+/* A B that only serves: its set-up (mu_target(), no counter), then held until A is done (a
+ * byte on p_a2b). 0, or @p err plus the step that failed (4: A's byte). */
+static int
+mu_target_serve(bool n1, int err)
+{
+	struct trd_vni_mu_info mi;
+	struct trd_vni *v;
+	uint8_t done;
+	int rc = mu_target(n1, 0, &v, &mi);
+
+	if (rc != 0)
+		return err + rc;
+	if (child_read(p_a2b[0], &done, 1) != 0)
+		return err + 4;
+	trd_vni_close(v);
+	return 0;
+}
+
 /* ---- put ---- */
 
 /* B: tell A its region and counter, expect SMALL + BIG bytes, check them. */
 static int
 put_b(void *arg)
 {
-	struct trd_vni *v = mu_open(1, b_on_n1);
 	struct trd_vni_mu_info mi;
-	struct trd_vni_info vi;
-	struct target t = {0};
+	struct trd_vni *v;
 	const uint8_t *r;
 	uint8_t done;
+	int rc;
 
 	(void)arg;
-	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0)
-		return 10;
+	rc = mu_target(b_on_n1, SMALL + BIG, &v, &mi);
+	if (rc != 0)
+		return 10 + rc;
 	if (mi.region_len != REGION || mi.n_fifos != 1 || mi.region_key == 0)
-		return 11;
-	if (trd_vni_counter_set(v, CTR, SMALL + BIG) != 0)
-		return 12;
-	t.key = mi.region_key;
-	t.ctr = trd_vni_counter_id(v, CTR);
-	memcpy(t.node, vi.node, 3);
-	if (write(p_b2a[1], &t, sizeof(t)) != sizeof(t))
-		return 13;
+		return 14;
 	if (trd_vni_counter_wait(v, CTR, 8000000) != 0)
-		return 14; /* the reception counter never reached zero */
+		return 15; /* the reception counter never reached zero */
 	r = mi.region;
 	for (unsigned int i = 0; i < REGION; i++) {
 		uint8_t want = 0;
@@ -144,10 +179,10 @@ put_b(void *arg)
 		else if (i >= BIG && i < 2 * BIG)
 			want = pat(i - BIG, 2);
 		if (r[i] != want)
-			return 15;
+			return 16;
 	}
 	if (child_read(p_a2b[0], &done, 1) != 0)
-		return 16;
+		return 17;
 	trd_vni_close(v);
 	return 0;
 }
@@ -213,38 +248,33 @@ test_put(void)
 static int
 hostile_b(void *arg)
 {
-	struct trd_vni *v = mu_open(1, false);
 	struct trd_vni_mu_info mi;
-	struct trd_vni_info vi;
-	struct target t = {0}, ta;
+	struct trd_vni *v;
 	uint8_t small[SMALL];
+	struct target ta;
 	struct trd_desc d;
 	const uint8_t *r;
+	int rc;
 
 	(void)arg;
-	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0)
-		return 30;
-	trd_vni_counter_set(v, CTR, SMALL);
-	t.key = mi.region_key;
-	t.ctr = trd_vni_counter_id(v, CTR);
-	memcpy(t.node, vi.node, 3);
-	if (write(p_b2a[1], &t, sizeof(t)) != sizeof(t))
-		return 31;
+	rc = mu_target(false, SMALL, &v, &mi);
+	if (rc != 0)
+		return 30 + rc;
 	if (trd_vni_counter_wait(v, CTR, 8000000) != 0)
-		return 32;
+		return 34;
 	r = mi.region;
 	for (unsigned int i = 0; i < REGION; i++)
 		if (r[i] != (i < SMALL ? pat(i, 3) : 0))
-			return 33; /* a hostile descriptor wrote something */
+			return 35; /* a hostile descriptor wrote something */
 	/* A broke its ring now: B is still served */
 	if (child_read(p_a2b[0], &ta, sizeof(ta)) != 0)
-		return 34;
+		return 36;
 	for (unsigned int i = 0; i < SMALL; i++)
 		small[i] = pat(i, 4);
 	trd_vni_counter_set(v, CTR, SMALL);
 	trd_desc_put(&d, coord_of(ta.node), small, SMALL, ta.key, 0, CTR, 0);
 	if (trd_vni_inject(v, 0, &d, 1) != 0 || trd_vni_counter_wait(v, CTR, 8000000) != 0)
-		return 35;
+		return 37;
 	trd_vni_close(v);
 	return 0;
 }
@@ -502,26 +532,13 @@ race_a(void *arg)
 	return 0;
 }
 
+/* B serves until A is done (a scribbled offset is a put anywhere in its region, which A may
+ * do: the bounds are the target node's to check, as for any frame) */
 static int
 race_b(void *arg)
 {
-	struct trd_vni *v = mu_open(1, false);
-	struct trd_vni_mu_info mi;
-	struct trd_vni_info vi;
-	struct target t = {0};
-	uint8_t done;
-
 	(void)arg;
-	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0)
-		return 70;
-	t.key = mi.region_key;
-	memcpy(t.node, vi.node, 3);
-	if (write(p_b2a[1], &t, sizeof(t)) != sizeof(t) || child_read(p_a2b[0], &done, 1) != 0)
-		return 71;
-	/* (a scribbled offset is a put anywhere in this region, which A may do: the bounds are
-	 * the target node's to check, as for any frame) */
-	trd_vni_close(v);
-	return 0;
+	return mu_target_serve(false, 70);
 }
 
 static void
@@ -565,24 +582,22 @@ death_a(void *arg)
 static int
 death_b(void *arg)
 {
-	struct trd_vni *v = mu_open(1, false);
 	struct trd_vni_mu_info mi;
-	struct trd_vni_info vi;
-	struct target t = {0};
 	const volatile uint8_t *r;
+	struct trd_vni *v;
 	uint8_t go;
+	int rc;
 
 	(void)arg;
-	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0)
-		return 90;
-	t.key = mi.region_key;
-	memcpy(t.node, vi.node, 3);
-	if (write(p_b2a[1], &t, sizeof(t)) != sizeof(t) || child_read(p_a2b[0], &go, 1) != 0)
-		return 91;
+	rc = mu_target(false, 0, &v, &mi);
+	if (rc != 0)
+		return 90 + rc;
+	if (child_read(p_a2b[0], &go, 1) != 0)
+		return 94;
 	r = mi.region;
 	for (unsigned int i = 0; i < REGION; i++)
 		if (r[i] != (i < 8 * SMALL ? r[i - i % SMALL] : 0) || (r[i] != 0 && r[i] != 0xcd))
-			return 92;
+			return 95;
 	trd_vni_close(v);
 	return 0;
 }
@@ -709,21 +724,8 @@ rate_a(void *arg)
 static int
 rate_b(void *arg)
 {
-	struct trd_vni *v = mu_open(1, b_on_n1);
-	struct trd_vni_mu_info mi;
-	struct trd_vni_info vi;
-	struct target t = {0};
-	uint8_t done;
-
 	(void)arg;
-	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0)
-		return 120;
-	t.key = mi.region_key;
-	memcpy(t.node, vi.node, 3);
-	if (write(p_b2a[1], &t, sizeof(t)) != sizeof(t) || child_read(p_a2b[0], &done, 1) != 0)
-		return 121;
-	trd_vni_close(v);
-	return 0;
+	return mu_target_serve(b_on_n1, 120);
 }
 
 static void

@@ -18,8 +18,9 @@
  *                            completes whole or fails, the engine survives
  *   test_vni_mu_rv8 ctr_steal  a put into a region of no process's naming a process's counter,
  *                            and a put into a process's region naming a counter not of its
- *                            block, are dropped (no_access) with both counters unchanged; a
- *                            put into the region naming the process's own counter counts
+ *                            block, are dropped (ctr_denied, not no_access) with both counters
+ *                            unchanged; a put into the region naming the process's own
+ *                            counter counts
  *   test_vni_mu_rv8 region_release  a process's 16 small puts from its region (sent in bundles)
  *                            arrive byte-exact; once it exits its interface is released (no
  *                            reader of its region is left counted)
@@ -406,13 +407,14 @@ steal_child(void *arg)
 	return read(p_hold[0], &ch, 1) == 1 ? 0 : 62; /* held until the parent is done */
 }
 
+/* Node 0's drops of cause @p cause so far. */
 static uint64_t
-no_access(void)
+drops0(unsigned int cause)
 {
 	struct trd_node_stats st;
 
 	T_EQ(trd_node_stats_get(nd[0], &st), 0);
-	return st.drop[TRD_DROP_NO_ACCESS];
+	return st.drop[cause];
 }
 
 /* An 8-byte immediate put from node 1 into (@p key, 0) on node 0, counting on @p ctr there;
@@ -434,7 +436,7 @@ test_ctr_steal(void)
 	static uint8_t mine[4096];
 	struct trd_mr *mr;
 	struct steal x = {0};
-	uint64_t d0, deadline;
+	uint64_t d0, a0, deadline;
 	uint16_t c0;
 	int64_t vb = 0, v0 = 0;
 	pid_t b;
@@ -448,14 +450,17 @@ test_ctr_steal(void)
 	T_EQ(trd_counter_alloc(nd[0], &c0), 0);
 	T_EQ(trd_counter_set(nd[0], c0, 1000), 0);
 	T_EQ(trd_counter_set(nd[0], x.id, 1000), 0);
-	d0 = no_access();
-	/* into the node's region, naming B's counter; into B's region, naming the node's */
+	d0 = drops0(TRD_DROP_CTR_DENIED);
+	a0 = drops0(TRD_DROP_NO_ACCESS);
+	/* into the node's region, naming B's counter; into B's region, naming the node's: each
+	 * dropped for its counter (ctr_denied), not for the region's rights (no_access) */
 	steal_put(trd_mr_key(mr), x.id);
 	steal_put(x.key, c0);
 	deadline = trd_time_us() + WAIT_US;
-	while (no_access() - d0 < 2 && trd_time_us() < deadline)
+	while (drops0(TRD_DROP_CTR_DENIED) - d0 < 2 && trd_time_us() < deadline)
 		pump();
-	T_EQ(no_access() - d0, 2);
+	T_EQ(drops0(TRD_DROP_CTR_DENIED) - d0, 2);
+	T_EQ(drops0(TRD_DROP_NO_ACCESS) - a0, 0);
 	T_EQ(trd_counter_read(nd[0], x.id, &vb), 0);
 	T_EQ(trd_counter_read(nd[0], c0, &v0), 0);
 	T_EQ(vb, 1000);
@@ -470,7 +475,8 @@ test_ctr_steal(void)
 		T_EQ(trd_counter_read(nd[0], x.id, &vb), 0);
 	}
 	T_EQ(vb, 992);
-	T_EQ(no_access() - d0, 2);
+	T_EQ(drops0(TRD_DROP_CTR_DENIED) - d0, 2);
+	T_EQ(drops0(TRD_DROP_NO_ACCESS) - a0, 0);
 	T_EQ(write(p_hold[1], "x", 1), 1);
 	reap_ok(b, WAIT_US, "process B");
 	trd_mr_deregister(mr);

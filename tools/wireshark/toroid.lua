@@ -99,6 +99,7 @@ local DROPS = {
 	[33] = "bad_proof",
 	[34] = "bad_combine",
 	[35] = "bad_lane",
+	[36] = "ctr_denied",
 }
 -- END DROPS
 
