@@ -22,7 +22,8 @@
  *   tfi_copy.c    copies from and into application buffers that fail with -FI_EFAULT
  *   tfi_coll.c    FI_COLLECTIVE over the VNI's engine collectives: AV sets, fi_join, barrier,
  *                 broadcast, allreduce, reduce
- *   tfi_place.c   an unbound process moves off the CPUs of toroid-node's polling thread
+ *   tfi_place.c   an unbound process moves off the CPUs of toroid-node's polling thread,
+ *                 and gets them back while it computes on a host with room
  *
  * Threading: one mutex per domain guards the domain's objects (FI_THREAD_SAFE).
  */
@@ -118,6 +119,7 @@ struct tfi_params {
 			    * copied with memcpy (tfi_copy.c; 0: never) */
 	bool place;        /* FI_TOROID_PLACE: an unbound process moves off the engine's CPUs */
 	size_t inject_max; /* FI_TOROID_INJECT_MAX: inject_size (docs/libfabric.md, "Injects") */
+	bool place_adapt;  /* FI_TOROID_PLACE=auto: ... and gets them back while it computes */
 };
 
 #define TFI_TRUST_DEFAULT_US 1000
@@ -419,6 +421,24 @@ const char *tfi_place_verdict_name(enum tfi_place_verdict v);
 bool tfi_yield_decide(uint32_t idle, unsigned int busy, unsigned int cpus, int engine_here,
 		      unsigned int (*runnable)(void));
 void tfi_place_once(struct trd_vni *vni);
+/* A process the provider moved off the engine's CPUs gets them back while it computes more than
+ * it waits in the provider and the host has a CPU for every runnable thread, and loses them when
+ * it waits more or the host fills up (docs/libfabric.md, "Where the process runs"). Judged every
+ * TFI_ADAPT_WINDOW_NS from the gaps between provider calls (a gap of TFI_AWAY_NS or more: away,
+ * computing). tfi_place_adapt_decide: the new state (true: on every CPU) from the old one, the
+ * nanoseconds away within a window of @p window, the host's runnable threads and its CPUs. */
+#define TFI_AWAY_NS         100000u
+#define TFI_ADAPT_WINDOW_NS 10000000u
+bool tfi_place_adapt_decide(bool wide, uint64_t away, uint64_t window, unsigned int runnable,
+			    unsigned int cpus);
+/* Called at each poll of a completion queue or counter: cheap (a clock read) but every window. */
+void tfi_place_adapt(unsigned int (*runnable)(void));
+/* Start judging: @p narrow the mask the process was moved to, @p all the one it had. */
+void tfi_place_adapt_start(const cpu_set_t *all, const cpu_set_t *narrow);
+/* At the end of a poll, and after a blocking wait: the time until now was spent inside the
+ * provider (copying a long message, asleep), not away from it. */
+void tfi_place_adapt_inside(void);
+unsigned int tfi_host_runnable(void);
 
 /* tfi_copy.c: copies between the provider's memory and application buffers (@p app side)
  * through the kernel: 0, or -FI_EFAULT when a byte of the application's side is not

@@ -133,6 +133,7 @@ cntr_read(struct fid_cntr *f)
 	bool idle = false;
 	uint64_t v;
 
+	tfi_place_adapt(tfi_host_runnable);
 	pthread_mutex_lock(&c->dom->lock);
 	progress(c);
 	/* nothing new: a read never sleeps, but yields its CPU as fi_cq_read does */
@@ -144,6 +145,7 @@ cntr_read(struct fid_cntr *f)
 	pthread_mutex_unlock(&c->dom->lock);
 	if (idle)
 		sched_yield();
+	tfi_place_adapt_inside();
 	return v;
 }
 
@@ -255,7 +257,9 @@ cntr_wait(struct fid_cntr *f, uint64_t threshold, int timeout)
 		 * progress, or they are of other kinds): look again soon, without spinning */
 		if (rc == -FI_EAGAIN)
 			slice = 1;
-		if (epoll_wait(c->epfd, ev, 4, (int)slice) < 0 && errno != EINTR)
+		rc = epoll_wait(c->epfd, ev, 4, (int)slice);
+		tfi_place_adapt_inside(); /* asleep: waiting, not computing */
+		if (rc < 0 && errno != EINTR)
 			return -errno;
 	}
 }

@@ -120,6 +120,7 @@ cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr)
 		return -FI_EINVAL;
 	if (count == 0)
 		return 0;
+	tfi_place_adapt(tfi_host_runnable);
 	pthread_mutex_lock(&cq->dom->lock);
 	if (cq->count < count)
 		cq_progress(cq);
@@ -129,9 +130,11 @@ cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr)
 		if (tfi_ep_yield_due(cq->eps[i])) {
 			pthread_mutex_unlock(&cq->dom->lock);
 			sched_yield();
+			tfi_place_adapt_inside();
 			return n;
 		}
 	pthread_mutex_unlock(&cq->dom->lock);
+	tfi_place_adapt_inside();
 	return n;
 }
 
@@ -380,6 +383,7 @@ cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr
 		if (t >= deadline)
 			return -FI_EAGAIN;
 		rc = epoll_wait(cq->epfd, ev, 4, deadline == UINT64_MAX ? -1 : (int)(deadline - t));
+		tfi_place_adapt_inside(); /* asleep: waiting, not computing */
 		if (rc < 0 && errno != EINTR)
 			return -errno;
 		for (int i = 0; i < rc; i++)

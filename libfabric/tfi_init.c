@@ -42,6 +42,7 @@ struct tfi_params tfi_params = {
 	.trust_us = TFI_TRUST_DEFAULT_US,
 	.place = true,
 	.inject_max = TFI_INJECT_DEFAULT,
+	.place_adapt = true,
 };
 
 /* A message in one buffer goes between the application's memory and the engine whatever its
@@ -136,11 +137,14 @@ FI_EXT_INI
 			"the kernel; at most %d)",
 			TFI_TRUST_DEFAULT_US, TFI_TRUST_MAX_US);
 
-	fi_param_define(&tfi_prov, "place", FI_PARAM_STRING,
-			"auto | off: a process that no one bound (its affinity is every CPU it "
-			"may use) moves off the CPUs of toroid-node's polling thread at its first "
-			"endpoint, if another CPU is left (default auto); a process bound by the "
-			"user or the launcher is never moved");
+	fi_param_define(
+		&tfi_prov, "place", FI_PARAM_STRING,
+		"auto | fixed | off: a process that no one bound (its affinity is every CPU "
+		"it may use) moves off the CPUs of toroid-node's polling thread at its "
+		"first endpoint, if another CPU is left, and with auto (the default) gets "
+		"them back while it computes more than it waits and the host has a CPU "
+		"for each runnable thread; fixed never gives them back; a process bound "
+		"by the user or the launcher is never moved");
 
 	if (fi_param_get_str(&tfi_prov, "socket", &s) == 0 && s != NULL && s[0] != '\0')
 		tfi_params.socket = s;
@@ -168,9 +172,11 @@ FI_EXT_INI
 	if (fi_param_get_str(&tfi_prov, "place", &s) == 0 && s != NULL) {
 		if (strcmp(s, "off") == 0 || strcmp(s, "0") == 0 || strcmp(s, "never") == 0)
 			tfi_params.place = false;
+		else if (strcmp(s, "fixed") == 0)
+			tfi_params.place_adapt = false;
 		else if (strcmp(s, "auto") != 0 && strcmp(s, "1") != 0)
 			FI_WARN(&tfi_prov, FI_LOG_CORE,
-				"FI_TOROID_PLACE=%s: expected auto or off; auto\n", s);
+				"FI_TOROID_PLACE=%s: expected auto, fixed or off; auto\n", s);
 	}
 	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 0)
 		tfi_params.cpus = (unsigned int)CPU_COUNT(&cpus);

@@ -5,16 +5,19 @@
  * polling thread, which the engine publishes in the segment (trd_vni_engine_cpus), as long as
  * another CPU is left. On a host with few CPUs a rank that shares the engine's CPU takes turns
  * with it at every message while another CPU may sit idle; a binding that the user or the
- * launcher chose is never changed.
+ * launcher chose is never changed. A moved process that computes more than it waits gets the
+ * engine's CPUs back while the host has a CPU per runnable thread (tfi_place_adapt).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tfi.h"
@@ -203,6 +206,98 @@ on_engine(const cpu_set_t *cpus, const uint64_t mask[TRD_VNI_CPU_WORDS])
 	return false;
 }
 
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The process's two masks once it was moved (tfi_place_once), and the time it spends away from
+ * the provider (computing) in the current window (tfi_place_adapt). */
+static struct {
+	pthread_mutex_t lock;
+	bool moved, wide;
+	cpu_set_t narrow, all;
+	uint64_t last, start, away;
+} adapt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+bool
+tfi_place_adapt_decide(bool wide, uint64_t away, uint64_t window, unsigned int runnable,
+		       unsigned int cpus)
+{
+	if (window == 0)
+		return wide;
+	/* away at least half the window, and no thread waits for a CPU: the engine's CPU idles
+	 * while this process computes on the others */
+	if (!wide)
+		return away * 2 >= window && runnable > 0 && runnable <= cpus;
+	/* waiting most of the window (each message then turns the engine and this process on one
+	 * CPU), or the host crowded beyond one thread more than its CPUs: off it again */
+	return away * 4 >= window && runnable <= cpus + 1;
+}
+
+void
+tfi_place_adapt(unsigned int (*runnable)(void))
+{
+	uint64_t now, gap, last;
+	bool wide;
+
+	if (!__atomic_load_n(&adapt.moved, __ATOMIC_ACQUIRE))
+		return;
+	now = now_ns();
+	last = __atomic_exchange_n(&adapt.last, now, __ATOMIC_RELAXED);
+	gap = now > last ? now - last : 0;
+	if (gap >= TFI_AWAY_NS)
+		__atomic_fetch_add(&adapt.away, gap, __ATOMIC_RELAXED);
+	if (now - __atomic_load_n(&adapt.start, __ATOMIC_RELAXED) < TFI_ADAPT_WINDOW_NS ||
+	    pthread_mutex_trylock(&adapt.lock) != 0)
+		return;
+	if (now - adapt.start >= TFI_ADAPT_WINDOW_NS) {
+		uint64_t away = __atomic_exchange_n(&adapt.away, 0, __ATOMIC_RELAXED);
+
+		wide = tfi_place_adapt_decide(adapt.wide, away, now - adapt.start, runnable(),
+					      (unsigned int)CPU_COUNT(&adapt.all));
+		if (wide != adapt.wide && set_all_threads(wide ? &adapt.all : &adapt.narrow) == 0) {
+			adapt.wide = wide;
+			__atomic_store_n(&tfi_params.cpus,
+					 (unsigned int)CPU_COUNT(wide ? &adapt.all : &adapt.narrow),
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&tfi_params.engine_here, wide ? 1 : 0, __ATOMIC_RELAXED);
+			FI_INFO(&tfi_prov, FI_LOG_CORE,
+				"placement: %s the engine's CPUs (away %" PRIu64 " of %" PRIu64
+				" us)\n",
+				wide ? "back on" : "off", away / 1000, (now - adapt.start) / 1000);
+		}
+		__atomic_store_n(&adapt.start, now, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&adapt.lock);
+}
+
+void
+tfi_place_adapt_start(const cpu_set_t *all, const cpu_set_t *narrow)
+{
+	pthread_mutex_lock(&adapt.lock);
+	if (CPU_COUNT(all) > CPU_COUNT(narrow)) {
+		adapt.all = *all;
+		adapt.narrow = *narrow;
+		adapt.wide = false;
+		adapt.away = 0;
+		adapt.start = adapt.last = now_ns();
+		__atomic_store_n(&adapt.moved, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&adapt.lock);
+}
+
+void
+tfi_place_adapt_inside(void)
+{
+	if (__atomic_load_n(&adapt.moved, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&adapt.last, now_ns(), __ATOMIC_RELAXED);
+}
+
 /* Once per process, at its first endpoint: the engine's CPUs come with the first attach. */
 void
 tfi_place_once(struct trd_vni *vni)
@@ -211,7 +306,7 @@ tfi_place_once(struct trd_vni *vni)
 	static bool done;
 	uint64_t mask[TRD_VNI_CPU_WORDS];
 	enum tfi_place_verdict v;
-	cpu_set_t now;
+	cpu_set_t now, all;
 	int n_engine;
 
 	pthread_mutex_lock(&lock);
@@ -223,6 +318,8 @@ tfi_place_once(struct trd_vni *vni)
 	n_engine = trd_vni_engine_cpus(vni, mask);
 	if (n_engine < 0)
 		memset(mask, 0, sizeof(mask));
+	if (sched_getaffinity(0, sizeof(all), &all) != 0)
+		CPU_ZERO(&all);
 	v = tfi_place_self(mask, &now);
 	/* for the yield decision: does this process share a CPU with the engine? */
 	__atomic_store_n(&tfi_params.engine_here,
@@ -230,6 +327,8 @@ tfi_place_once(struct trd_vni *vni)
 	if (v == TFI_PLACE_MOVED) {
 		/* the yield decision counts the CPUs this process may run on */
 		__atomic_store_n(&tfi_params.cpus, (unsigned int)CPU_COUNT(&now), __ATOMIC_RELAXED);
+		if (tfi_params.place_adapt)
+			tfi_place_adapt_start(&all, &now);
 		FI_INFO(&tfi_prov, FI_LOG_CORE, "placement: %s, now on %d CPU(s)\n",
 			tfi_place_verdict_name(v), CPU_COUNT(&now));
 	} else if (v == TFI_PLACE_BOUND && on_engine(&now, mask)) {

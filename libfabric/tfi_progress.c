@@ -338,8 +338,8 @@ ep_progress_vni(struct tfi_ep *ep)
  * again at most every TFI_RUNQ_MS (one pread); 0 if it cannot be read. It sees what the
  * engine's count cannot: a second engine and its processes, other programs. Endpoints of
  * several domains may ask at once: the shared words are atomic. */
-static unsigned int
-host_runnable(void)
+unsigned int
+tfi_host_runnable(void)
 {
 	static int fd = -2;
 	static unsigned int last;
@@ -397,7 +397,7 @@ tfi_ep_yield_due(const struct tfi_ep *ep)
 	busy = trd_vni_busy_procs(ep->vni);
 	return tfi_yield_decide(
 		ep->idle, busy != 0 ? busy : 2, __atomic_load_n(&tfi_params.cpus, __ATOMIC_RELAXED),
-		__atomic_load_n(&tfi_params.engine_here, __ATOMIC_RELAXED), host_runnable);
+		__atomic_load_n(&tfi_params.engine_here, __ATOMIC_RELAXED), tfi_host_runnable);
 }
 
 /* Arm the VNI's eventfd for fi_trywait. 0, or -FI_EAGAIN (completions are queued). */

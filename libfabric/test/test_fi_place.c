@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../tfi.h"
@@ -222,6 +223,127 @@ live_stay(const cpu_set_t *start, int engine_cpu, enum tfi_place_verdict want)
 	return failures ? 1 : 0;
 }
 
+/* When a moved process gets the engine's CPUs back (tfi_place_adapt_decide): away (computing)
+ * at least half a window on a host with a CPU per runnable thread; back off when away less than
+ * a quarter of one, or the host holds more than one thread beyond its CPUs. */
+static void
+adapt_decisions(void)
+{
+	static const struct {
+		bool wide;
+		uint64_t away, window;
+		unsigned int runnable, cpus;
+		bool want;
+	} c[] = {
+		{false, 6, 10, 2, 2, true},  /* computes 60 %, 2 threads on 2 CPUs: widen */
+		{false, 5, 10, 1, 2, true},  /* half the window */
+		{false, 4, 10, 2, 2, false}, /* waits more than it computes */
+		{false, 9, 10, 3, 2, false}, /* computes, but a thread waits for a CPU */
+		{false, 9, 10, 0, 2, false}, /* the host's count unknown */
+		{false, 9, 0, 1, 2, false},  /* no window yet */
+		{true, 3, 10, 2, 2, true},   /* wide: 30 % away keeps it */
+		{true, 3, 10, 3, 2, true},   /* ... and one thread more than the CPUs */
+		{true, 2, 10, 2, 2, false},  /* 20 % away: mostly waits, off again */
+		{true, 9, 10, 4, 2, false},  /* the host fills up: off again */
+		{true, 0, 0, 9, 2, true},    /* no window: unchanged */
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		CHECK(tfi_place_adapt_decide(c[i].wide, c[i].away, c[i].window, c[i].runnable,
+					     c[i].cpus) == c[i].want,
+		      "adapt case %zu: want %d", i, c[i].want);
+}
+
+/* The host's runnable threads, as the provider reads them (/proc/loadavg, "running/total"). */
+static unsigned int
+runnable_host(void)
+{
+	FILE *f = fopen("/proc/loadavg", "re");
+	unsigned int running = 0;
+
+	if (f != NULL) {
+		if (fscanf(f, "%*s %*s %*s %u", &running) != 1)
+			running = 0;
+		fclose(f);
+	}
+	return running;
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Call tfi_place_adapt every @p gap_ns (computing in between: a spin on the clock) until the
+ * mask is @p want, for at most @p max_ns; true if it got there. */
+static bool
+adapt_until(const cpu_set_t *want, uint64_t gap_ns, uint64_t max_ns, unsigned int (*runnable)(void))
+{
+	uint64_t end = mono_ns() + max_ns;
+	cpu_set_t got;
+
+	while (mono_ns() < end) {
+		uint64_t t = mono_ns() + gap_ns;
+
+		while (mono_ns() < t)
+			;
+		tfi_place_adapt(runnable);
+		if (sched_getaffinity(0, sizeof(got), &got) == 0 && CPU_EQUAL(&got, want))
+			return true;
+	}
+	return false;
+}
+
+/* Live: moved off the engine's CPU (@p engine_cpu) to the others, a process that computes
+ * between its polls gets every CPU back while the host has room, and loses the engine's again
+ * when it polls without a break, or when the host is crowded; the time asleep in a blocking
+ * wait does not count as computing. */
+static int
+adapt_case(const cpu_set_t *all, int engine_cpu, enum tfi_place_verdict want)
+{
+	cpu_set_t narrow = *all, got;
+
+	(void)want;
+	CPU_CLR(engine_cpu, &narrow);
+	if (sched_setaffinity(0, sizeof(narrow), &narrow) != 0)
+		return 2;
+	tfi_params.cpus = (unsigned int)CPU_COUNT(&narrow);
+	tfi_params.engine_here = 0;
+	tfi_place_adapt_start(all, &narrow);
+	/* crowded host: computing changes nothing (3 windows and more) */
+	runnable_now = (unsigned int)CPU_COUNT(all) + 2;
+	CHECK(!adapt_until(all, 500000, 4 * (uint64_t)TFI_ADAPT_WINDOW_NS, runnable_stub),
+	      "widened on a crowded host");
+	/* asleep in waits between polls: not computing */
+	runnable_now = 1;
+	for (uint64_t end = mono_ns() + 4 * (uint64_t)TFI_ADAPT_WINDOW_NS; mono_ns() < end;) {
+		tfi_place_adapt(runnable_stub);
+		usleep(1000); /* stands for an epoll_wait */
+		tfi_place_adapt_inside();
+	}
+	CHECK(sched_getaffinity(0, sizeof(got), &got) == 0 && CPU_EQUAL(&got, &narrow),
+	      "widened while it slept in waits");
+	/* quiet host, computing 0.5 ms between polls: every CPU again */
+	CHECK(adapt_until(all, 500000, 50 * (uint64_t)TFI_ADAPT_WINDOW_NS, runnable_stub),
+	      "not widened while computing on a quiet host");
+	CHECK(tfi_params.cpus == (unsigned int)CPU_COUNT(all) && tfi_params.engine_here == 1,
+	      "yield counts not updated: %u CPUs, engine %d", tfi_params.cpus,
+	      tfi_params.engine_here);
+	/* polling without a break (a program that waits on messages): off the engine's CPU. With
+	 * the host's real count: on a loaded host the time this process waits for a CPU looks
+	 * like time away, but then the host's count sends it off */
+	CHECK(adapt_until(&narrow, 0, 200 * (uint64_t)TFI_ADAPT_WINDOW_NS, runnable_host),
+	      "still on the engine's CPU while it only polls");
+	CHECK(tfi_params.cpus == (unsigned int)CPU_COUNT(&narrow) && tfi_params.engine_here == 0,
+	      "yield counts not restored: %u CPUs, engine %d", tfi_params.cpus,
+	      tfi_params.engine_here);
+	return failures ? 1 : 0;
+}
+
 static void
 in_child(const char *name, int (*fn)(const cpu_set_t *, int, enum tfi_place_verdict),
 	 const cpu_set_t *set, int cpu, enum tfi_place_verdict want)
@@ -292,6 +414,7 @@ main(void)
 	unsetenv("OMPI_MCA_hwloc_base_binding_policy");
 	decisions();
 	yield_decisions();
+	adapt_decisions();
 	printf("decisions: %s\n", failures ? "FAILED" : "ok");
 
 	if (sched_getaffinity(0, sizeof(all), &all) != 0) {
@@ -339,6 +462,8 @@ main(void)
 		 TFI_PLACE_BOUND);
 	in_child("launcher binding policy none: moves", launcher_none_case, &all, first,
 		 TFI_PLACE_MOVED);
+	in_child("moved: every CPU back while it computes, off the engine's while it polls",
+		 adapt_case, &all, first, TFI_PLACE_MOVED);
 	printf("%s\n", failures ? "FAILED" : "PASS");
 	return failures ? 1 : 0;
 }
