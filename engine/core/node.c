@@ -541,6 +541,8 @@ trd_node_free(struct trd_node *n)
 	/* and no reader holds it any more (trd_node_hold): none can find it now */
 	rte_rwlock_write_lock(&registry_use);
 	rte_rwlock_write_unlock(&registry_use);
+	/* guests the VNI service did not remove (their rings are not touched) */
+	trd_guest_fini(n);
 	for (i = 1; i < TRD_MAX_SHARES; i++)
 		if (n->sh[i] != NULL && n->sh[i] != n)
 			share_free(n->sh[i]);
