@@ -23,8 +23,8 @@
 #include <rte_malloc.h>
 #include <rte_ring.h>
 
-#include "core_pvt.h"
 #include "api/guest_api.h"
+#include "core_pvt.h"
 
 #define GUEST_SLOT 64 /* a ring element: one descriptor, or 64 bytes of its inline data */
 /* guest FIFOs a node serves, all guests together (a VNI service has 256 interfaces of 1 to 8) */
@@ -37,6 +37,7 @@ struct trd_gring {
 	const uint8_t *slots; /* its elements */
 	uint32_t mask;        /* slots - 1 */
 	uint32_t cons;        /* the core's index: past everything taken */
+	uint32_t pub;         /* ... as last published in the ring */
 	bool broken;          /* its producer's index was found past the capacity */
 };
 
@@ -48,6 +49,7 @@ struct trd_guest {
 	bool stopped;
 	uint64_t *pub[3];
 	struct trd_guest_stats st;
+	uint64_t was[3]; /* descs, bad_descs, bad_rings as last published */
 	unsigned int n_fifos;
 	struct trd_inj_fifo *f[TRD_GUEST_FIFOS_MAX];
 	struct trd_gring gr[TRD_GUEST_FIFOS_MAX];
@@ -77,14 +79,17 @@ guest_ctr(const struct trd_guest *g, uint16_t k)
 	return k < TRD_COUNTER_BLOCK ? g->ctr_base + k : -1;
 }
 
+/* The counts that changed, into the guest's memory. */
 static inline void
-guest_publish(const struct trd_guest *g)
+guest_publish(struct trd_guest *g)
 {
 	const uint64_t v[3] = {g->st.descs, g->st.bad_descs, g->st.bad_rings};
 
 	for (unsigned int i = 0; i < 3; i++)
-		if (g->pub[i] != NULL)
+		if (v[i] != g->was[i] && g->pub[i] != NULL) {
 			__atomic_store_n(g->pub[i], v[i], __ATOMIC_RELAXED);
+			g->was[i] = v[i];
+		}
 }
 
 /* Check a descriptor copied out of the ring, with @p avail slots (it among them) there. 0, or
@@ -108,7 +113,8 @@ guest_check(const struct trd_node *n, const struct trd_guest *g, const struct tr
 		if (g->key == 0 || d->src_key != g->key || d->n_slots != 0 ||
 		    d->src > g->region_len || d->len > g->region_len - d->src)
 			return -EINVAL;
-	} else if (d->len > TRD_GUEST_INLINE_MAX || d->n_slots != (d->len + GUEST_SLOT - 1) / GUEST_SLOT ||
+	} else if (d->len > TRD_GUEST_INLINE_MAX ||
+		   d->n_slots != (d->len + GUEST_SLOT - 1) / GUEST_SLOT ||
 		   (uint32_t)d->n_slots >= avail) {
 		/* inline: the data follows in exactly the slots it needs, all of them there */
 		return -EINVAL;
@@ -170,6 +176,9 @@ trd_guest_release(struct trd_inj_fifo *f)
 {
 	struct trd_gring *gr = f->gr;
 
+	if (gr->pub == gr->cons)
+		return;
+	gr->pub = gr->cons;
 	__atomic_store_n(&gr->r->cons.head, gr->cons, __ATOMIC_RELAXED);
 	__atomic_store_n(&gr->r->cons.tail, gr->cons, __ATOMIC_RELEASE);
 }
@@ -220,7 +229,10 @@ trd_guest_refill(struct trd_node *n, struct trd_inj_fifo *f)
 		avail -= take;
 		taken++;
 	}
-	guest_publish(g);
+	if (unlikely(g->st.bad_descs != g->was[1]))
+		guest_publish(g);
+	else if (k != 0 && g->pub[0] != NULL) /* (the common case: descriptors taken) */
+		__atomic_store_n(g->pub[0], g->was[0] = g->st.descs, __ATOMIC_RELAXED);
 	f->stage_n = k;
 	return k;
 }
@@ -274,9 +286,8 @@ trd_guest_add(struct trd_node *n, const struct trd_guest_conf *c)
 	unsigned int nf;
 
 	if (n == NULL || c == NULL || c->n_fifos > TRD_GUEST_FIFOS_MAX ||
-	    (c->n_fifos != 0 &&
-	     (c->slots < TRD_GUEST_SLOTS_MIN || c->slots > TRD_GUEST_SLOTS_MAX ||
-	      (c->slots & (c->slots - 1)) != 0)) ||
+	    (c->n_fifos != 0 && (c->slots < TRD_GUEST_SLOTS_MIN || c->slots > TRD_GUEST_SLOTS_MAX ||
+				 (c->slots & (c->slots - 1)) != 0)) ||
 	    c->ctr_base == 0 || c->ctr_base % TRD_COUNTER_BLOCK != 0 ||
 	    (uint32_t)c->ctr_base + TRD_COUNTER_BLOCK > n->conf.n_counters ||
 	    __atomic_load_n(&n->ctr_used[c->ctr_base], __ATOMIC_ACQUIRE) != 2) {
@@ -330,12 +341,12 @@ trd_guest_add(struct trd_node *n, const struct trd_guest_conf *c)
 		g->gr[i].mask = c->slots - 1;
 		/* where the ring starts: the producer's index as the engine made it */
 		g->gr[i].cons = __atomic_load_n(&c->rings[i]->cons.tail, __ATOMIC_RELAXED);
+		g->gr[i].pub = g->gr[i].cons;
 		f->node = n;
 		f->id = TRD_ENGINE_FIFO;
 		f->stage = f->sbuf;
 		f->gr = &g->gr[i];
 	}
-	guest_publish(g);
 	/* each FIFO whole before it is seen, then the count (a round on another lcore reads
 	 * the count, then the entries) */
 	for (unsigned int i = 0; i < g->n_fifos; i++)

@@ -175,6 +175,27 @@ svc_mu_ctr_fd(const struct vif *v)
 	return v->mu != NULL ? v->mu->ctr_fd : -1;
 }
 
+/* The core lets go of @p m's FIFOs (it holds nothing of them, or the service is going away):
+ * their counts become the service's. 0, or -EBUSY (the core still holds some of them). */
+static int
+mu_retire(struct trd_vni_svc *s, struct vmu *m, bool now)
+{
+	struct trd_guest_stats st;
+
+	if (m->g == NULL || trd_guest_stats_get(m->g, &st) != 0)
+		return 0;
+	if ((now ? trd_guest_remove_now(m->g) : trd_guest_remove(m->g)) != 0)
+		return -EBUSY;
+	m->g = NULL;
+	ST(s, MU_DESCS) += st.descs;
+	ST(s, MU_BAD_DESCS) += st.bad_descs;
+	ST(s, MU_BAD_RINGS) += st.bad_rings;
+	m->descs = st.descs;
+	m->bad = st.bad_descs;
+	m->bad_rings = st.bad_rings;
+	return 0;
+}
+
 void
 svc_mu_free(struct trd_vni_svc *s, struct vif *v)
 {
@@ -183,7 +204,7 @@ svc_mu_free(struct trd_vni_svc *s, struct vif *v)
 	if (m == NULL)
 		return;
 	/* (released, it was removed already; otherwise the service is going away) */
-	trd_guest_remove_now(m->g);
+	mu_retire(s, m, true);
 	if (m->mr != NULL)
 		trd_mr_deregister(m->mr);
 	if (m->ctr_base != 0) {
@@ -199,25 +220,6 @@ svc_mu_free(struct trd_vni_svc *s, struct vif *v)
 /* ------------------------------------------------------------------------------------------ */
 /* the core serves the FIFOs: the service watches */
 
-/* Add what the core counted of @p m's FIFOs since the last look to the service's counters. */
-static void
-mu_fold(struct trd_vni_svc *s, const struct vif *v, struct vmu *m)
-{
-	struct trd_guest_stats st;
-
-	if (m->g == NULL || trd_guest_stats_get(m->g, &st) != 0)
-		return;
-	if (st.bad_rings != m->bad_rings)
-		VNI_LOG(WARNING, "%u:%u: injection FIFO damaged: no longer served", v->app,
-			v->proc);
-	ST(s, MU_DESCS) += st.descs - m->descs;
-	ST(s, MU_BAD_DESCS) += st.bad_descs - m->bad;
-	ST(s, MU_BAD_RINGS) += st.bad_rings - m->bad_rings;
-	m->descs = st.descs;
-	m->bad = st.bad_descs;
-	m->bad_rings = st.bad_rings;
-}
-
 unsigned int
 svc_mu_poll(struct trd_vni_svc *s)
 {
@@ -229,7 +231,6 @@ svc_mu_poll(struct trd_vni_svc *s)
 
 		if (m == NULL)
 			continue;
-		mu_fold(s, v, m);
 		if (v->dead || v->broken)
 			trd_guest_stop(m->g); /* its rings are no longer read */
 		if (!v->dead || !m->held)
@@ -242,9 +243,7 @@ svc_mu_poll(struct trd_vni_svc *s)
 			m->mr = NULL;
 		}
 		/* out of the core's round once it holds none of its descriptors */
-		if (m->g != NULL && trd_guest_remove(m->g) == 0)
-			m->g = NULL;
-		if (m->g == NULL && trd_mr_readers(m->gone) == 0) {
+		if (mu_retire(s, m, false) == 0 && trd_mr_readers(m->gone) == 0) {
 			/* nothing of a dead process's descriptors is left in the core and nothing
 			 * reads its region: region and counters may go with the interface */
 			m->held = false;
@@ -259,8 +258,32 @@ svc_mu_poll(struct trd_vni_svc *s)
 void
 svc_mu_stats(const struct vif *v, uint64_t *descs, uint64_t *bad)
 {
-	*descs = v->mu != NULL ? v->mu->descs : 0;
-	*bad = v->mu != NULL ? v->mu->bad : 0;
+	const struct vmu *m = v->mu;
+	struct trd_guest_stats st;
+
+	*descs = *bad = 0;
+	if (m != NULL && trd_guest_stats_get(m->g, &st) == 0) {
+		*descs = st.descs; /* (the core counts; nothing per round here) */
+		*bad = st.bad_descs;
+	} else if (m != NULL) {
+		*descs = m->descs;
+		*bad = m->bad;
+	}
+}
+
+void
+svc_mu_stats_add(const struct trd_vni_svc *s, uint64_t out[TRD_VNI_SVC_STAT_MAX])
+{
+	for (unsigned int i = 0; i < s->n_ifs && s->n_mu != 0; i++) {
+		const struct vmu *m = s->ifs[i]->mu;
+		struct trd_guest_stats st;
+
+		if (m == NULL || trd_guest_stats_get(m->g, &st) != 0)
+			continue;
+		out[TRD_VNI_SVC_STAT_MU_DESCS] += st.descs;
+		out[TRD_VNI_SVC_STAT_MU_BAD_DESCS] += st.bad_descs;
+		out[TRD_VNI_SVC_STAT_MU_BAD_RINGS] += st.bad_rings;
+	}
 }
 
 bool

@@ -30,10 +30,10 @@ struct rte_ring;
 
 /** What a guest may do, and where its rings are. */
 struct trd_guest_conf {
-	unsigned int n_fifos;                       /**< 0 .. TRD_GUEST_FIFOS_MAX */
+	unsigned int n_fifos;                        /**< 0 .. TRD_GUEST_FIFOS_MAX */
 	struct rte_ring *rings[TRD_GUEST_FIFOS_MAX]; /**< rte_ring_init()ed, 64-byte elements, in
-						     * shared memory: only prod.tail is read, and
-						     * cons.head/tail written */
+						      * shared memory: only prod.tail is read, and
+						      * cons.head/tail written */
 	uint32_t slots;      /**< each ring's size: a power of 2, 64 .. 4096 */
 	uint64_t region_key; /**< the region it may read as a source (0: none) ... */
 	uint64_t region_len; /**< ... of this many bytes, named by offset */
