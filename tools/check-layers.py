@@ -90,6 +90,7 @@ API_PATH = {
     "net": ["engine/link/api", "engine/core/api"],
     "telemetry": ["engine/core/api"],
     "coll": ["engine/wire/api"],
+    "vni": ["engine/core/api"],  # the service: guest_api.h (its FIFOs, served by the core)
 }
 
 # static libraries in the build folder -> the layer whose code they hold. The application

@@ -371,6 +371,14 @@ trd_max_payload(const struct trd_node *n, const struct trd_link *l, bool sequenc
 	return (uint32_t)(l->mtu - TRD_HDR_LEN - (sequenced ? TRD_PROOF_LEN : 0));
 }
 
+/* guest.c: serve the guest FIFOs (a round); restage a guest FIFO from its ring (the slots
+ * staged before are used up and given back first): the descriptors staged; give back what
+ * its stage named; every guest of a node that is being freed. */
+unsigned int trd_guest_serve(struct trd_node *n);
+unsigned int trd_guest_refill(struct trd_node *n, struct trd_inj_fifo *f);
+void trd_guest_release(struct trd_inj_fifo *f);
+void trd_guest_fini(struct trd_node *n);
+
 /* tx.c: cut up to @p budget packets from one injection FIFO onto its link. */
 unsigned int trd_inj_fifo_service(struct trd_node *n, struct trd_inj_fifo *f, unsigned int budget);
 /* poll.c: hand what every link of @p n buffers to its port, in order. */
@@ -442,6 +450,21 @@ static inline bool
 trd_peer_is_down(const struct trd_node *n, uint32_t rank)
 {
 	return n->down != NULL && __atomic_load_n(&n->down[rank], __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Check a descriptor's destination: its rank, or -errno (inject.c, guest.c). */
+static inline int
+trd_desc_check_dst(const struct trd_node *n, struct trd_coord dst)
+{
+	int rank = trd_rank_of(n, dst);
+
+	if (rank < 0)
+		return -EINVAL;
+	if (n->routes[rank].link == NULL)
+		return -EHOSTUNREACH;
+	if (trd_peer_is_down(n, (uint32_t)rank))
+		return -EHOSTUNREACH; /* declared down: fail fast until it speaks again */
+	return rank;
 }
 
 /* track.c: the outcome of completion @p id comes from @p rank (counted in n->owed). */

@@ -84,22 +84,7 @@ trd_inj_fifo_stats_get(const struct trd_inj_fifo *f, struct trd_inj_fifo_stats *
 	return 0;
 }
 
-/* Check a descriptor's destination: @return its rank, or -errno. */
-static inline int
-desc_check_dst(const struct trd_node *n, struct trd_coord dst)
-{
-	int rank = trd_rank_of(n, dst);
-
-	if (rank < 0)
-		return -EINVAL;
-	if (n->routes[rank].link == NULL)
-		return -EHOSTUNREACH;
-	if (trd_peer_is_down(n, (uint32_t)rank))
-		return -EHOSTUNREACH; /* declared down: fail fast until it speaks again */
-	return rank;
-}
-
-/* Check a descriptor an application posts, whose destination desc_check_dst() found at
+/* Check a descriptor an application posts, whose destination trd_desc_check_dst() found at
  * @p rank. Returns 0 or -errno. */
 static int
 desc_check_local(const struct trd_node *n, const struct trd_desc *d, int rank)
@@ -254,7 +239,7 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 			/* a burst mostly goes to one node: its destination is checked once */
 			if (i == 0 || d[i].dst.x != d[i - 1].dst.x ||
 			    d[i].dst.y != d[i - 1].dst.y || d[i].dst.z != d[i - 1].dst.z) {
-				rank = desc_check_dst(n, d[i].dst);
+				rank = trd_desc_check_dst(n, d[i].dst);
 				if (unlikely(rank < 0))
 					return rank;
 			}

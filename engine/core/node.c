@@ -332,7 +332,10 @@ share_create(struct trd_node *p, unsigned int k)
 	s->lane_hf = TRD_HF_LANE;
 	s->hf_data = (uint16_t)(p->hf_data | TRD_HF_LANE);
 	s->main = p;
-	s->comb = NULL; /* collectives and their control work stay on share 0 */
+	s->comb = NULL;  /* collectives and their control work stay on share 0 */
+	s->gfifo = NULL; /* and the guest FIFOs (guest.c) */
+	s->n_gfifo = 0;
+	s->guests = NULL;
 	s->cap = NULL;
 	memset(s->links, 0, sizeof(s->links));
 	memset(s->dir_link, 0, sizeof(s->dir_link));
@@ -541,6 +544,8 @@ trd_node_free(struct trd_node *n)
 	/* and no reader holds it any more (trd_node_hold): none can find it now */
 	rte_rwlock_write_lock(&registry_use);
 	rte_rwlock_write_unlock(&registry_use);
+	/* guests the VNI service did not remove (their rings are not touched) */
+	trd_guest_fini(n);
 	for (i = 1; i < TRD_MAX_SHARES; i++)
 		if (n->sh[i] != NULL && n->sh[i] != n)
 			share_free(n->sh[i]);

@@ -32,6 +32,8 @@
 #define TRD_MAX_SHARES 2 /* lanes a node may be split into (trd_node_conf::shares) */
 
 struct trd_msg_blk;
+struct trd_gring;
+struct trd_guest;
 
 /** A received message as the engine holds it: what applications see, and either the block of
  * a bundle it is one of (blk), or the packet it lives in (m), or neither: a copy in
@@ -125,6 +127,9 @@ struct trd_inj_fifo {
 	uint64_t pkts;
 	uint64_t sent; /* packets taken by a port */
 	uint32_t hwm;  /* highest occupancy seen */
+	/* a guest FIFO (guest.c): ring is NULL, the guest's ring in shared memory is read
+	 * through this; NULL for the node's own FIFOs */
+	struct trd_gring *gr;
 };
 
 struct trd_eq {
@@ -293,6 +298,11 @@ struct trd_node {
 	unsigned int n_fifo;
 	struct trd_rec_fifo *rec[TRD_MAX_FIFOS];
 	unsigned int n_rec;
+	/* guest FIFOs (guest.c), share 0 only: the array (made on first use), its count (atomic:
+	 * the round reads it), and the guests */
+	struct trd_inj_fifo **gfifo;
+	unsigned int n_gfifo;
+	struct trd_guest *guests;
 
 	int64_t *ctr; /* shared memory; a block given to a process is its own memfd (counter.c) */
 	size_t ctr_bytes; /* the mapping's length, whole pages */
@@ -355,6 +365,7 @@ struct trd_node {
 	uint64_t timers_next; /* vclock: run the reliability timers then (0: in this poll) */
 	uint32_t next_msg_id;
 	unsigned int rr;
+	unsigned int grr; /* the guest FIFO the next round starts with */
 	unsigned int mcache_n;
 	struct rte_mbuf *mcache[TRD_MCACHE];
 

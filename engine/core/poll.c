@@ -113,6 +113,9 @@ share_poll(struct trd_node *n)
 	for (unsigned int i = 0; i < n->rr; i++)
 		moved += inj_serve(n, n->inj[i]);
 	n->rr = n->rr + 1 == nf ? 0 : n->rr + 1;
+	/* then the guests' FIFOs, in a round robin of their own (guest.c) */
+	if (unlikely(__atomic_load_n(&n->n_gfifo, __ATOMIC_RELAXED) != 0))
+		moved += trd_guest_serve(n);
 	if (moved != 0)
 		flush_all(n);
 

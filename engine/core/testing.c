@@ -122,8 +122,8 @@ trd_node_reset(struct trd_node *n)
 		return -EINVAL;
 	if (n->n_shares > 1)
 		return -ENOTSUP; /* not written for shares yet */
-	if (served(n))
-		return -EBUSY;
+	if (served(n) || n->n_gfifo != 0)
+		return -EBUSY; /* (guests: not written for them) */
 	/* packets not yet taken by a port, and what the loopback holds */
 	for (unsigned int i = 0; i <= n->n_links; i++)
 		trd_link_tx_discard(n->links[i]);

@@ -253,6 +253,21 @@ zc_detach(struct rte_mbuf *m)
 	return NULL;
 }
 
+/* The descriptor @p f is cutting, if it is for @p pe: given up. */
+static void
+fifo_abort_peer(struct trd_node *n, struct trd_inj_fifo *f, const struct trd_peer *pe)
+{
+	if (f == NULL || !f->busy || f->peer != pe)
+		return;
+	trd_ctr_fail(f->ctr);
+	trd_pay_release(f->cur);
+	trd_fifo_src_done(f);
+	f->busy = false;
+	f->pkts_left = 0;
+	trd_drop(n, TRD_DROP_PEER_DOWN);
+	n->stat[TRD_STAT_DESC_ERRORS]++;
+}
+
 void
 trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
 {
@@ -291,25 +306,20 @@ trd_tx_abort_peer(struct trd_node *n, struct trd_peer *pe)
 		}
 	}
 	/* descriptors being cut into packets for it: the rest is never sent */
-	for (unsigned int i = 0; i <= n->n_inj; i++) {
-		struct trd_inj_fifo *f = n->inj[i];
-
-		if (!f->busy || f->peer != pe)
-			continue;
-		trd_ctr_fail(f->ctr);
-		trd_pay_release(f->cur);
-		trd_fifo_src_done(f);
-		f->busy = false;
-		f->pkts_left = 0;
-		trd_drop(n, TRD_DROP_PEER_DOWN);
-		n->stat[TRD_STAT_DESC_ERRORS]++;
-	}
+	for (unsigned int i = 0; i <= n->n_inj; i++)
+		fifo_abort_peer(n, n->inj[i], pe);
+	for (unsigned int i = 0; i < n->n_gfifo; i++)
+		fifo_abort_peer(n, n->gfifo[i], pe);
 }
 
 /* Give the ring the units of the open zero-copy dequeue: the stage read there is used up. */
 static inline void
 stage_release(struct trd_inj_fifo *f)
 {
+	if (unlikely(f->gr != NULL)) {
+		trd_guest_release(f); /* a guest's ring (guest.c) */
+		return;
+	}
 	if (f->held != 0) {
 		rte_ring_dequeue_zc_elem_finish(f->ring, f->held);
 		f->held = 0;
@@ -326,6 +336,8 @@ stage_refill(struct trd_inj_fifo *f)
 	struct rte_ring_zc_data z;
 	unsigned int got, avail;
 
+	if (unlikely(f->gr != NULL))
+		return trd_guest_refill(f->node, f); /* a guest's ring: checked there (guest.c) */
 	stage_release(f);
 	f->stage_i = 0;
 	got = rte_ring_dequeue_zc_burst_elem_start(f->ring, TRD_UNIT, TRD_STAGE * TRD_UNITS, &z,
@@ -616,6 +628,7 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 	const struct trd_desc *d = f->cur, *nx;
 	const struct trd_coord dst = d->dst;
 	const uint16_t inj = d->inj_ctr;
+	const uint8_t op = d->op; /* (a refill below may write over d: a stage copied) */
 	const uint32_t max = f->maxpay;
 	const bool ord = f->unsent == 0;
 	/* d passed bundle_ok(): a descriptor with its op, flags, destination and injection
@@ -667,8 +680,8 @@ emit_bundle(struct trd_node *n, struct trd_inj_fifo *f)
 		}
 	}
 	nsame = cnt - nslow; /* d and those of its kind */
-	nput += d->op == TRD_OP_PUT ? nsame : 0;
-	nfifo += d->op == TRD_OP_FIFO ? nsame : 0;
+	nput += op == TRD_OP_PUT ? nsame : 0;
+	nfifo += op == TRD_OP_FIFO ? nsame : 0;
 	/* the ids of a bundle's messages follow each other: entry i is msg_id + i (the first's
 	 * was taken by desc_start()) */
 	n->next_msg_id += cnt - 1;

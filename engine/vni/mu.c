@@ -4,11 +4,11 @@
  * objects"): injection FIFOs of the engine's own 64-byte descriptors in its segment, a block
  * of the node's counters mapped into it, and a region of its segment registered in the node.
  *
- * The process writes its rings: every descriptor is copied out of the ring before any field is
- * looked at, checked against what this process owns (its region, its counters) and only then
- * posted into the engine's FIFO, with its counter ids turned into the node's. The ring's
- * header is read for the producer's index alone; the size and the consumer's index are the
- * engine's own.
+ * The service lays them out and makes them; the core serves the FIFOs itself, as guest FIFOs
+ * (engine/core/api/guest_api.h): it copies each descriptor out of the ring, checks it against
+ * what this process owns (its region, its counters) and cuts it into packets in place. The
+ * service hands it the rings and the rights at attach, stops them at death, and gives the
+ * segment back once the core holds nothing of them and nothing reads the region.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -20,24 +20,23 @@
 #include <rte_errno.h>
 #include <rte_ring_elem.h>
 
+#include "guest_api.h"
 #include "iface_pvt.h"
 #include "mu_pvt.h"
 
 #define MU_SLOT 64 /* a ring element: one descriptor, or 64 bytes of its inline data */
 
-struct mu_fifo {
-	struct rte_ring *r;
-	const uint8_t *slots; /* the ring's elements */
-	uint32_t cons;        /* the engine's index */
-	bool broken;          /* its header was found overwritten: no longer served */
-};
+_Static_assert(TRD_VNI_MU_FIFOS_MAX <= TRD_GUEST_FIFOS_MAX &&
+		       TRD_VNI_MU_SLOTS_MAX <= TRD_GUEST_SLOTS_MAX,
+	       "the core serves every FIFO a process may ask for");
 
 struct vmu {
 	struct trd_vni_mu *hdr; /* in the segment */
 	uint64_t hdr_off;
 	uint32_t n_fifos, slots, mask;
 	uint64_t fifo_off[TRD_VNI_MU_FIFOS_MAX];
-	struct mu_fifo f[TRD_VNI_MU_FIFOS_MAX];
+	struct rte_ring *ring[TRD_VNI_MU_FIFOS_MAX];
+	struct trd_guest *g; /* the core serves the FIFOs (NULL: none, or removed) */
 	uint64_t region_off, region_len;
 	struct trd_mr *mr;
 	struct trd_mr *gone; /* mr once deregistered, while its readers are waited for */
@@ -45,9 +44,9 @@ struct vmu {
 	uint16_t ctr_base; /* 0: no block */
 	int ctr_fd;        /* the block's own memfd, passed at attach (-1: none) */
 	uint64_t ctr_offset;
-	bool held; /* a reference on the interface from attach until, dead, it has no descriptor
-		    * left in the node's FIFO and nothing reads its region (trd_mr_readers()) */
-	uint64_t descs, bad, bad_rings;
+	bool held; /* a reference on the interface from attach until, dead, the core holds none
+		    * of its descriptors and nothing reads its region (trd_mr_readers()) */
+	uint64_t descs, bad, bad_rings; /* the guest's counts, as last added to the service's */
 };
 
 static inline uint64_t
@@ -112,8 +111,7 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 			*why = "cannot make the injection FIFOs";
 			return -EINVAL;
 		}
-		m->f[i].r = r;
-		m->f[i].slots = (const uint8_t *)&r[1];
+		m->ring[i] = r;
 		h->fifo_off[i] = m->fifo_off[i];
 	}
 	if (m->region_len != 0) {
@@ -147,7 +145,22 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 	h->region_off = m->region_off;
 	h->region_len = m->region_len;
 	h->region_key = m->key;
-	h->inline_max = SVC_MU_INLINE_MAX;
+	h->inline_max = TRD_GUEST_INLINE_MAX;
+	if (m->n_fifos != 0) {
+		struct trd_guest_conf gc = {.n_fifos = m->n_fifos,
+					    .slots = m->slots,
+					    .region_key = m->key,
+					    .region_len = m->region_len,
+					    .ctr_base = m->ctr_base,
+					    .pub = {&h->descs, &h->bad_descs, &h->bad_rings}};
+
+		memcpy(gc.rings, m->ring, sizeof(m->ring[0]) * m->n_fifos);
+		m->g = trd_guest_add(s->node, &gc);
+		if (m->g == NULL) {
+			*why = "the engine cannot serve more injection FIFOs";
+			return -rte_errno;
+		}
+	}
 	v->seg->mu_off = m->hdr_off;
 	s->n_mu++;
 	/* held from the start: once dead, the interface stays until nothing reads its region */
@@ -162,6 +175,27 @@ svc_mu_ctr_fd(const struct vif *v)
 	return v->mu != NULL ? v->mu->ctr_fd : -1;
 }
 
+/* The core lets go of @p m's FIFOs (it holds nothing of them, or the service is going away):
+ * their counts become the service's. 0, or -EBUSY (the core still holds some of them). */
+static int
+mu_retire(struct trd_vni_svc *s, struct vmu *m, bool now)
+{
+	struct trd_guest_stats st;
+
+	if (m->g == NULL || trd_guest_stats_get(m->g, &st) != 0)
+		return 0;
+	if ((now ? trd_guest_remove_now(m->g) : trd_guest_remove(m->g)) != 0)
+		return -EBUSY;
+	m->g = NULL;
+	ST(s, MU_DESCS) += st.descs;
+	ST(s, MU_BAD_DESCS) += st.bad_descs;
+	ST(s, MU_BAD_RINGS) += st.bad_rings;
+	m->descs = st.descs;
+	m->bad = st.bad_descs;
+	m->bad_rings = st.bad_rings;
+	return 0;
+}
+
 void
 svc_mu_free(struct trd_vni_svc *s, struct vif *v)
 {
@@ -169,6 +203,8 @@ svc_mu_free(struct trd_vni_svc *s, struct vif *v)
 
 	if (m == NULL)
 		return;
+	/* (released, it was removed already; otherwise the service is going away) */
+	mu_retire(s, m, true);
 	if (m->mr != NULL)
 		trd_mr_deregister(m->mr);
 	if (m->ctr_base != 0) {
@@ -182,185 +218,72 @@ svc_mu_free(struct trd_vni_svc *s, struct vif *v)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* serving the FIFOs */
-
-/* The node's id of the process's counter @p k (1 .. TRD_COUNTER_BLOCK - 1; 0: none), or -1 for
- * an id that is not the process's. */
-static inline int
-mu_ctr(const struct vmu *m, uint16_t k)
-{
-	if (k == 0)
-		return 0;
-	return k < TRD_COUNTER_BLOCK ? m->ctr_base + k : -1;
-}
-
-/* Check a descriptor copied out of the ring, with @p avail slots (it among them) there.
- * 0, or -EINVAL: it is dropped. Every field that names something of this node is one of
- * the process's own; what names the target (rkey, roff, rec_ctr, fifo, dst) is the target's
- * to check, as for any frame from the wire, but for what trd_inject() checks here. */
-static int
-mu_check(const struct vmu *m, const struct trd_desc *d, uint32_t avail)
-{
-	/* a put only: a memory-FIFO message could be one to a reception FIFO the engine reads
-	 * itself (the VNI protocol's, whose headers name their sender): a process would speak
-	 * as any other. Until processes have reception FIFOs of their own, none is taken. */
-	if (d->op != TRD_OP_PUT)
-		return -EINVAL;
-	if (d->flags & ~(TRD_DF_SRC_MR | TRD_DF_IMM))
-		return -EINVAL;
-	if (mu_ctr(m, d->inj_ctr) < 0)
-		return -EINVAL;
-	if (d->flags & TRD_DF_IMM)
-		return (d->flags & TRD_DF_SRC_MR) || d->len > 8 || d->n_slots != 0 ? -EINVAL : 0;
-	if (d->flags & TRD_DF_SRC_MR) {
-		if (m->key == 0 || d->src_key != m->key || d->n_slots != 0 ||
-		    d->src > m->region_len || d->len > m->region_len - d->src)
-			return -EINVAL;
-		return 0;
-	}
-	/* inline: the data follows in exactly the slots it needs, all of them in the ring */
-	if (d->len > SVC_MU_INLINE_MAX || d->n_slots != (d->len + MU_SLOT - 1) / MU_SLOT ||
-	    (uint32_t)d->n_slots >= avail)
-		return -EINVAL;
-	return 0;
-}
-
-/* A descriptor that cannot be used: counted, and its injection counter (if it is the
- * process's: @p k is its number, as the process wrote it) failed, so that a wait on it ends. */
-static void
-mu_drop(struct trd_vni_svc *s, struct vmu *m, uint16_t k)
-{
-	int id = mu_ctr(m, k);
-
-	m->bad++;
-	__atomic_store_n(&m->hdr->bad_descs, m->bad, __ATOMIC_RELAXED);
-	ST(s, MU_BAD_DESCS)++;
-	if (id > 0)
-		trd_counter_set(s->node, (uint16_t)id, TRD_COUNTER_FAILED);
-}
-
-/* Take up to SVC_MU_BUDGET descriptors from one FIFO. The work done. */
-static unsigned int
-mu_fifo_serve(struct trd_vni_svc *s, struct vif *v, struct vmu *m, struct mu_fifo *f)
-{
-	uint32_t prod = __atomic_load_n(&f->r->prod.tail, __ATOMIC_ACQUIRE);
-	uint32_t avail = prod - f->cons;
-	unsigned int done = 0;
-
-	if (avail == 0 || f->broken)
-		return 0;
-	if (avail > m->mask) { /* more than the capacity (size - 1): the header was overwritten */
-		f->broken = true;
-		m->bad_rings++;
-		__atomic_store_n(&m->hdr->bad_rings, m->bad_rings, __ATOMIC_RELAXED);
-		ST(s, MU_BAD_RINGS)++;
-		VNI_LOG(WARNING, "%u:%u: injection FIFO damaged: no longer served", v->app,
-			v->proc);
-		return 0;
-	}
-	while (done < SVC_MU_BUDGET && avail != 0) {
-		uint8_t inl[SVC_MU_INLINE_MAX] __rte_aligned(8);
-		uint32_t take, i0 = f->cons & m->mask;
-		struct trd_desc d;
-		uint16_t pk;
-		int rc, id;
-
-		svc_shared_read(&d, f->slots + (size_t)i0 * MU_SLOT, sizeof(d));
-		/* its slots go with it, used or not, as long as they are there: a bad
-		 * descriptor's data is not read as descriptors */
-		take = 1 + ((uint32_t)d.n_slots < avail ? d.n_slots : 0);
-		pk = d.inj_ctr; /* the process's number: d.inj_ctr becomes the node's id */
-		rc = mu_check(m, &d, avail);
-		if (rc == 0 && d.n_slots != 0) {
-			for (uint32_t k = 0; k < d.n_slots; k++)
-				svc_shared_read(inl + k * MU_SLOT,
-						f->slots +
-							(size_t)((i0 + 1 + k) & m->mask) * MU_SLOT,
-						MU_SLOT);
-			d.src = (uint64_t)(uintptr_t)inl;
-		}
-		if (rc == 0) {
-			if (trd_inj_fifo_free_count(s->rep) < take + SVC_MU_BUDGET)
-				break; /* the engine's FIFO is full: the rest waits in the ring */
-			id = mu_ctr(m, d.inj_ctr);
-			d.inj_ctr = (uint16_t)id;
-			d.n_slots = 0;
-			d.rsvd0 = 0;
-			d.msg_id = 0;
-			d.aux = 0;
-			/* bytes of a region are copied into the packets, never referenced: nothing
-			 * sent reads the segment once it is built */
-			d.flags |= TRD_DF_COPY;
-			rc = trd_inject(s->rep, &d);
-			if (rc == -ENOBUFS)
-				break;
-		}
-		if (rc != 0)
-			mu_drop(s, m, pk); /* by mu_check() or trd_inject() */
-		else {
-			m->descs++;
-			ST(s, MU_DESCS)++;
-		}
-		f->cons += take;
-		avail -= take;
-		done++;
-	}
-	__atomic_store_n(&m->hdr->descs, m->descs, __ATOMIC_RELAXED);
-	__atomic_store_n(&f->r->cons.head, f->cons, __ATOMIC_RELAXED);
-	__atomic_store_n(&f->r->cons.tail, f->cons, __ATOMIC_RELEASE);
-	return done;
-}
+/* the core serves the FIFOs: the service watches */
 
 unsigned int
 svc_mu_poll(struct trd_vni_svc *s)
 {
-	struct trd_inj_fifo_stats st;
-	unsigned int work = 0;
-	int drained = -1; /* not looked at yet */
-
 	if (s->n_mu == 0)
 		return 0;
-	/* round robin: each round starts one interface further */
-	s->mu_rr = s->mu_rr + 1 >= s->n_ifs ? 0 : s->mu_rr + 1;
-	for (unsigned int j = 0; j < s->n_ifs; j++) {
-		unsigned int i = s->mu_rr + j < s->n_ifs ? s->mu_rr + j : s->mu_rr + j - s->n_ifs;
+	for (unsigned int i = 0; i < s->n_ifs; i++) {
 		struct vif *v = s->ifs[i];
 		struct vmu *m = v != NULL ? v->mu : NULL;
 
 		if (m == NULL)
 			continue;
-		if (!v->dead && !v->broken)
-			for (uint32_t k = 0; k < m->n_fifos; k++)
-				work += mu_fifo_serve(s, v, m, &m->f[k]);
+		if (v->dead || v->broken)
+			trd_guest_stop(m->g); /* its rings are no longer read */
 		if (!v->dead || !m->held)
 			continue;
 		if (m->mr != NULL) {
 			/* no new read of the region starts (a peer's remote get, a descriptor of
-			 * its own still in the engine's FIFO): those begun are counted */
+			 * its own the core took before): those begun are counted */
 			trd_mr_deregister(m->mr);
 			m->gone = m->mr;
 			m->mr = NULL;
 		}
-		if (drained < 0)
-			drained = trd_inj_fifo_stats_get(s->rep, &st) == 0 && st.used == 0;
-		if (drained && trd_mr_readers(m->gone) == 0) {
-			/* nothing of a dead process's descriptors is left in the engine's FIFO and
-			 * nothing reads its region: region and counters may go with the interface
-			 */
+		/* out of the core's round once it holds none of its descriptors */
+		if (mu_retire(s, m, false) == 0 && trd_mr_readers(m->gone) == 0) {
+			/* nothing of a dead process's descriptors is left in the core and nothing
+			 * reads its region: region and counters may go with the interface */
 			m->held = false;
 			v->refs--;
 			svc_vif_release_maybe(s, v);
 			break; /* the table changed: the rest next round */
 		}
 	}
-	return work;
+	return 0;
 }
 
 void
 svc_mu_stats(const struct vif *v, uint64_t *descs, uint64_t *bad)
 {
-	*descs = v->mu != NULL ? v->mu->descs : 0;
-	*bad = v->mu != NULL ? v->mu->bad : 0;
+	const struct vmu *m = v->mu;
+	struct trd_guest_stats st;
+
+	*descs = *bad = 0;
+	if (m != NULL && trd_guest_stats_get(m->g, &st) == 0) {
+		*descs = st.descs; /* (the core counts; nothing per round here) */
+		*bad = st.bad_descs;
+	} else if (m != NULL) {
+		*descs = m->descs;
+		*bad = m->bad;
+	}
+}
+
+void
+svc_mu_stats_add(const struct trd_vni_svc *s, uint64_t out[TRD_VNI_SVC_STAT_MAX])
+{
+	for (unsigned int i = 0; i < s->n_ifs && s->n_mu != 0; i++) {
+		const struct vmu *m = s->ifs[i]->mu;
+		struct trd_guest_stats st;
+
+		if (m == NULL || trd_guest_stats_get(m->g, &st) != 0)
+			continue;
+		out[TRD_VNI_SVC_STAT_MU_DESCS] += st.descs;
+		out[TRD_VNI_SVC_STAT_MU_BAD_DESCS] += st.bad_descs;
+		out[TRD_VNI_SVC_STAT_MU_BAD_RINGS] += st.bad_rings;
+	}
 }
 
 bool
@@ -371,13 +294,11 @@ svc_mu_pending(const struct trd_vni_svc *s)
 		const struct vmu *m = v->mu;
 
 		if (m != NULL && v->dead && m->held)
-			return true; /* to be released once the node's FIFO drains */
+			return true; /* to be released once the core lets go of it */
 		if (m == NULL || v->dead || v->broken)
 			continue;
-		for (uint32_t k = 0; k < m->n_fifos; k++)
-			if (!m->f[k].broken && __atomic_load_n(&m->f[k].r->prod.tail,
-							       __ATOMIC_ACQUIRE) != m->f[k].cons)
-				return true;
+		if (trd_guest_pending(m->g))
+			return true;
 	}
 	return false;
 }

@@ -8,11 +8,6 @@
 
 #include "service_pvt.h"
 
-/* Longest inline message a process's descriptor carries in its continuation slots: the
- * node's inline_max must be at least this (its default is) */
-#define SVC_MU_INLINE_MAX 256
-#define SVC_MU_BUDGET     32 /* descriptors taken from one FIFO per round */
-
 /* Check the objects @p req asks for and lay them out at @p off of @p v's segment: *len, the
  * bytes they take. 0 or -errno (with *why). */
 int svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu *req,
@@ -24,10 +19,15 @@ int svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why);
 int svc_mu_ctr_fd(const struct vif *v);
 /* Release what svc_mu_create() took (the interface is being unmapped). */
 void svc_mu_free(struct trd_vni_svc *s, struct vif *v);
-/* One round over every interface's FIFOs: the work done. */
+/* One round over the interfaces: a dead or broken one's FIFOs stopped, a dead one released
+ * once the core holds nothing of it and nothing reads its region. 0 (the core's round does
+ * the work). */
 unsigned int svc_mu_poll(struct trd_vni_svc *s);
 /* Descriptors taken from @p v's FIFOs (*descs) and dropped as bad (*bad): 0 without any. */
 void svc_mu_stats(const struct vif *v, uint64_t *descs, uint64_t *bad);
+/* The counts of the FIFOs the core serves now, added to @p out (the service's statistics
+ * hold those of the FIFOs it no longer serves). */
+void svc_mu_stats_add(const struct trd_vni_svc *s, uint64_t out[TRD_VNI_SVC_STAT_MAX]);
 /* Does some live interface have descriptors waiting? */
 bool svc_mu_pending(const struct trd_vni_svc *s);
 

@@ -309,7 +309,6 @@ struct trd_vni_svc {
 	struct trd_rec_fifo *rf;
 	unsigned int req_free0; /* free slots of the request FIFO when empty */
 	unsigned int n_mu;      /* interfaces with messaging-unit objects (mu.c) */
-	unsigned int mu_rr;     /* the interface mu.c serves first in its next round */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int lfd, kfd, epfd;
 	struct ep_ref lref, kref;

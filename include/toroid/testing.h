@@ -80,7 +80,8 @@ int trd_node_drain(struct trd_node *node);
  * held packets), and give its mbuf cache back to the pool. Afterwards the node holds no mbuf: with
  * the far ends of its links drained, the pool is back to the count it had before the node received
  * anything. Statistics, counters, regions and event-queue owners are kept.
- * @return 0, -EINVAL or -EBUSY.
+ * @return 0, -EINVAL or -EBUSY (an lcore serves it, or it serves an attached process's
+ * injection FIFOs).
  */
 int trd_node_reset(struct trd_node *node);
 

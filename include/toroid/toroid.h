@@ -518,7 +518,11 @@ int trd_node_route_hops(const struct trd_node *node, struct trd_coord dst);
 	X(PAY_REFS, "pay_refs")             /* packets that referenced a shared payload */         \
 	X(PAY_LINK_COPY_BYTES, "pay_link_copy_bytes") /* copied: the link cannot send chains */    \
 	X(RX_FIFO_COPY_BYTES, "rx_fifo_copy_bytes")   /* FIFO message bytes copied out of packets  \
-						       * (reassembled, or not contiguous) */
+						       * (reassembled, or not contiguous) */       \
+	X(GUEST_DESCS, "guest_descs") /* descriptors of attached processes' FIFOs taken and cut    \
+				       * into packets in place (no second post) */                 \
+	X(GUEST_COPY_BYTES, "guest_copy_bytes") /* their inline bytes copied out of the ring       \
+						 * first (data straddling its end) */
 
 /** Node statistics ids. */
 enum trd_node_stat {

@@ -9,7 +9,16 @@
  *   test_vni_mu put      process A puts 64 B inline and 4 KiB from its region into process
  *                        B's region (both on node 0): byte-exact, nothing else of B's region
  *                        written, A's injection counter and B's reception counter at 0
+ *                        B's region as the core's statistics show it: both descriptors cut
+ *                        into packets straight from A's FIFO (guest_descs), none posted again
+ *                        into the engine's FIFO, the 64 inline bytes copied twice in all (by
+ *                        the library into the ring, by the core into the frame: no
+ *                        guest_copy_bytes)
  *   test_vni_mu put2     the same with B attached to the engine of node 1
+ *   test_vni_mu wrap     A puts 200 messages of 100 B inline (a descriptor and 2 slots each)
+ *                        into B's region: byte-exact, and the one whose data straddles the
+ *                        ring's end (entry 170 of a 256-slot ring) is the only one copied out
+ *                        of the ring first (guest_copy_bytes 100)
  *   test_vni_mu hostile  A posts descriptors that name a counter not its own, B's region as
  *                        its source, a source past its region, a remote get (whose carried
  *                        put would write B's region), an unknown op, a flag it may not set
@@ -228,17 +237,133 @@ put_a(void *arg)
 	return 0;
 }
 
+/* Node 0's statistic @p k (the core's). */
+static uint64_t
+node_stat(enum trd_node_stat k)
+{
+	struct trd_node_stats st;
+
+	T_EQ(trd_node_stats_get(nd[0], &st), 0);
+	return st.stat[k];
+}
+
+/* Descriptors node 0's service posted into its engine FIFO (its reply FIFO, 1). */
+static uint64_t
+rep_descs(void)
+{
+	struct trd_inj_fifo_stats st;
+
+	T_EQ(trd_inj_fifo_stats_get(trd_inj_fifo(nd[0], 1), &st), 0);
+	return st.descs;
+}
+
 static void
 test_put(void)
 {
 	uint64_t d0 = stat_of(TRD_VNI_SVC_STAT_MU_DESCS),
-		 b0 = stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS);
+		 b0 = stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS), g0 = node_stat(TRD_STAT_GUEST_DESCS),
+		 c0 = node_stat(TRD_STAT_GUEST_COPY_BYTES), r0 = rep_descs();
 	pid_t b = spawn(put_b, NULL), a = spawn(put_a, NULL);
 
 	reap_ok(a, WAIT_US, "process A");
 	reap_ok(b, WAIT_US, "process B");
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_DESCS) - d0, 2);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS) - b0, 0);
+	/* in place: cut into packets straight from A's ring, not posted a second time, the
+	 * inline bytes not copied out of the ring first */
+	T_EQ(node_stat(TRD_STAT_GUEST_DESCS) - g0, 2);
+	T_EQ(node_stat(TRD_STAT_GUEST_COPY_BYTES) - c0, 0);
+	T_EQ(rep_descs() - r0, 0);
+}
+
+/* ---- wrap ---- */
+
+#define WRAP_N   200
+#define WRAP_LEN 100u /* entry k at slot 3k: entry 170 at 254, its data at 255 and 0 */
+
+static int
+wrap_b(void *arg)
+{
+	struct trd_vni *v = mu_open(1, false);
+	struct trd_vni_mu_info mi;
+	struct trd_vni_info vi;
+	struct target t = {0};
+	const uint8_t *r;
+	uint8_t done;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0)
+		return 130;
+	if (trd_vni_counter_set(v, CTR, WRAP_N * WRAP_LEN) != 0)
+		return 131;
+	t.key = mi.region_key;
+	t.ctr = trd_vni_counter_id(v, CTR);
+	memcpy(t.node, vi.node, 3);
+	if (write(p_b2a[1], &t, sizeof(t)) != sizeof(t))
+		return 132;
+	if (trd_vni_counter_wait(v, CTR, 8000000) != 0)
+		return 133;
+	r = mi.region;
+	for (unsigned int i = 0; i < REGION; i++) {
+		unsigned int k = i / WRAP_LEN;
+
+		if (r[i] != (k < WRAP_N ? pat(i % WRAP_LEN, k) : 0)) {
+			fprintf(stderr, "B: byte %u (message %u): %#x\n", i, k, r[i]);
+			return 134;
+		}
+	}
+	if (child_read(p_a2b[0], &done, 1) != 0)
+		return 135;
+	trd_vni_close(v);
+	return 0;
+}
+
+static int
+wrap_a(void *arg)
+{
+	struct trd_vni *v = mu_open(0, false);
+	uint8_t data[WRAP_LEN];
+	struct trd_desc d;
+	struct target t;
+
+	(void)arg;
+	if (v == NULL || child_read(p_b2a[0], &t, sizeof(t)) != 0)
+		return 140;
+	if (trd_vni_counter_set(v, CTR, WRAP_N * WRAP_LEN) != 0)
+		return 141;
+	for (unsigned int k = 0; k < WRAP_N; k++) {
+		uint64_t deadline = trd_time_us() + 8000000;
+		int rc;
+
+		for (unsigned int j = 0; j < WRAP_LEN; j++)
+			data[j] = pat(j, k);
+		trd_desc_put(&d, coord_of(t.node), data, WRAP_LEN, t.key, k * WRAP_LEN, CTR, t.ctr);
+		while ((rc = trd_vni_inject(v, 0, &d, 1)) == -ENOBUFS && trd_time_us() < deadline)
+			sched_yield(); /* the ring is full: the engine takes some */
+		if (rc != 0)
+			return 142;
+	}
+	if (trd_vni_counter_wait(v, CTR, 8000000) != 0)
+		return 143;
+	if (write(p_a2b[1], "x", 1) != 1)
+		return 144;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_wrap(void)
+{
+	uint64_t d0 = stat_of(TRD_VNI_SVC_STAT_MU_DESCS), g0 = node_stat(TRD_STAT_GUEST_DESCS),
+		 c0 = node_stat(TRD_STAT_GUEST_COPY_BYTES), r0 = rep_descs();
+	pid_t b = spawn(wrap_b, NULL), a = spawn(wrap_a, NULL);
+
+	reap_ok(a, WAIT_US, "process A");
+	reap_ok(b, WAIT_US, "process B");
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_DESCS) - d0, WRAP_N);
+	T_EQ(node_stat(TRD_STAT_GUEST_DESCS) - g0, WRAP_N);
+	T_EQ(node_stat(TRD_STAT_GUEST_COPY_BYTES) - c0, WRAP_LEN);
+	T_EQ(rep_descs() - r0, 0);
 }
 
 /* ---- hostile ---- */
@@ -800,7 +925,7 @@ main(int argc, char **argv)
 
 	if (argc != 2 && !(argc == 4 && strcmp(argv[1], "measure") == 0)) {
 		fprintf(stderr,
-			"usage: %s put|put2|hostile|race|death | measure inproc|attached N\n",
+			"usage: %s put|put2|wrap|hostile|race|death | measure inproc|attached N\n",
 			argv[0]);
 		return 2;
 	}
@@ -816,6 +941,8 @@ main(int argc, char **argv)
 	T_EQ(pipe(p_a2b), 0);
 	if (strcmp(argv[1], "put") == 0 || strcmp(argv[1], "put2") == 0)
 		test_put();
+	else if (strcmp(argv[1], "wrap") == 0)
+		test_wrap();
 	else if (strcmp(argv[1], "hostile") == 0)
 		test_hostile();
 	else if (strcmp(argv[1], "race") == 0)

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Guest injection FIFOs (engine/core/guest.c): rings of the engine's 64-byte descriptors that
+ * another process writes, in memory it shares with the engine (the VNI service's messaging-unit
+ * objects, docs/vni.md). The core serves them in its poll round beside its own FIFOs and builds
+ * packets straight from them; everything in the ring is untrusted. The rules a guest's
+ * descriptor must pass are the core's alone (guest.c): a put (TRD_OP_PUT) whose flags are none,
+ * TRD_DF_SRC_MR or TRD_DF_IMM, whose data is inline in exactly the continuation slots its length
+ * needs (at most TRD_GUEST_INLINE_MAX bytes), immediate, or in the guest's own region; whose
+ * injection counter is 0 or one of its block (its number k, 1 .. TRD_COUNTER_BLOCK - 1, becomes
+ * the node's id ctr_base + k); and whose destination and target range trd_inject() accepts.
+ *
+ * Add, stop and remove from the thread that polls the node (the VNI service's, by contract); a
+ * node served by an lcore of its own is waited for (its round ends) before a guest's memory goes.
+ */
+#ifndef TRD_GUEST_API_H
+#define TRD_GUEST_API_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <toroid/toroid.h>
+
+struct rte_ring;
+
+#define TRD_GUEST_FIFOS_MAX  8   /* rings of one guest */
+#define TRD_GUEST_INLINE_MAX 256 /* inline data of a descriptor: 4 continuation slots */
+#define TRD_GUEST_SLOTS_MIN  64
+#define TRD_GUEST_SLOTS_MAX  4096
+
+/** What a guest may do, and where its rings are. */
+struct trd_guest_conf {
+	unsigned int n_fifos;                        /**< 0 .. TRD_GUEST_FIFOS_MAX */
+	struct rte_ring *rings[TRD_GUEST_FIFOS_MAX]; /**< rte_ring_init()ed, 64-byte elements, in
+						      * shared memory: only prod.tail is read, and
+						      * cons.head/tail written */
+	uint32_t slots;      /**< each ring's size: a power of 2, 64 .. 4096 */
+	uint64_t region_key; /**< the region it may read as a source (0: none) ... */
+	uint64_t region_len; /**< ... of this many bytes, named by offset */
+	uint16_t ctr_base;   /**< its counter block's first id (trd_counter_block_alloc()) */
+	uint64_t *pub[3];    /**< NULL, or words in shared memory where the counts below are
+			      * published (descs, bad_descs, bad_rings: relaxed atomic stores) */
+};
+
+/** A guest's counts. */
+struct trd_guest_stats {
+	uint64_t descs;     /**< descriptors taken, to be cut into packets in place */
+	uint64_t bad_descs; /**< dropped unused: they failed a check */
+	uint64_t bad_rings; /**< rings no longer served: a producer index past the capacity */
+};
+
+struct trd_guest;
+
+/** Serve a guest's rings on @p n (share 0 of a node with shares). NULL and rte_errno: EINVAL
+ * (a bad conf, a counter block that is not one), ENOSPC (too many guest FIFOs), ENOMEM. */
+struct trd_guest *trd_guest_add(struct trd_node *n, const struct trd_guest_conf *c);
+
+/** The guest is gone: its rings are no longer read. What the core took from them before is
+ * still sent (a descriptor of a region reads it until its last packet: trd_mr_readers()). */
+void trd_guest_stop(struct trd_guest *g);
+
+/** Does the core still hold a descriptor @p g posted (taken, not yet all built into packets)? */
+bool trd_guest_busy(const struct trd_guest *g);
+
+/** Has the core work of @p g: a descriptor it holds, or (not stopped) one in a ring? */
+bool trd_guest_pending(const struct trd_guest *g);
+
+/** Stop @p g if need be, and take it out of the node's round: 0, or -EBUSY while
+ * trd_guest_busy() (call again later). @p g is freed on 0. NULL: 0. */
+int trd_guest_remove(struct trd_guest *g);
+
+/** As trd_guest_remove(), at once: what the core still holds of @p g is given up (its
+ * injection counters failed). For a service or node going away. 0. */
+int trd_guest_remove_now(struct trd_guest *g);
+
+/** @p g's counts. 0 or -EINVAL. */
+int trd_guest_stats_get(const struct trd_guest *g, struct trd_guest_stats *st);
+
+#endif /* TRD_GUEST_API_H */

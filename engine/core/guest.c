@@ -1,0 +1,515 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Guest injection FIFOs (api/guest_api.h): rings of descriptors another process writes in
+ * memory it shares with the engine, served in the poll round beside the node's own FIFOs and
+ * cut into packets by the same packetizer (tx.c), with no second post.
+ *
+ * Of a ring's header only the producer's tail is read; the consumer's index is the core's own,
+ * published once what it names is used. Each descriptor is copied out of the ring (each word
+ * read once) before any field is looked at, checked against what the guest owns, its counter
+ * turned into the node's id, and staged as a descriptor of the core's own: its inline data is
+ * then read in place in the ring when the packet is built (the process's one copy into the
+ * ring, the packetizer's one copy into the frame), or copied out first when it straddles the
+ * ring's end (guest_copy_bytes).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_common.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_ring.h>
+
+#include "api/guest_api.h"
+#include "core_pvt.h"
+
+#define GUEST_SLOT 64 /* a ring element: one descriptor, or 64 bytes of its inline data */
+/* guest FIFOs a node serves, all guests together (a VNI service has 256 interfaces of 1 to 8) */
+#define GUEST_FIFOS_MAX 2048
+
+/* One ring of a guest, as the core sees it. */
+struct trd_gring {
+	struct trd_guest *g;
+	struct rte_ring *r;   /* in shared memory: prod.tail read, cons written */
+	const uint8_t *slots; /* its elements */
+	uint32_t mask;        /* slots - 1 */
+	uint32_t cons;        /* the core's index: past everything taken */
+	uint32_t pub;         /* ... as last published in the ring */
+	bool broken;          /* its producer's index was found past the capacity */
+};
+
+struct trd_guest {
+	struct trd_node *n;
+	struct trd_guest *next; /* the node's list */
+	uint64_t key, region_len;
+	uint16_t ctr_base;
+	bool stopped;
+	uint64_t *pub[3];
+	struct trd_guest_stats st;
+	uint64_t was[3]; /* descs, bad_descs, bad_rings as last published */
+	unsigned int n_fifos;
+	struct trd_inj_fifo *f[TRD_GUEST_FIFOS_MAX];
+	struct trd_gring gr[TRD_GUEST_FIFOS_MAX];
+};
+
+/* Copy @p len bytes (a multiple of 8, both 8-byte aligned) another process may be writing:
+ * each word is read exactly once, so what is checked afterwards is what is used. */
+static inline void
+guest_read(void *dst, const void *src, size_t len)
+{
+	const volatile uint64_t *in = src;
+	uint8_t *out = dst;
+
+	for (size_t i = 0; i < len / 8; i++) {
+		uint64_t w = in[i];
+
+		memcpy(out + i * 8, &w, sizeof(w));
+	}
+}
+
+/* The node's id of the guest's counter @p k (0: none), or -1: not one of its own. */
+static inline int
+guest_ctr(const struct trd_guest *g, uint16_t k)
+{
+	if (k == 0)
+		return 0;
+	return k < TRD_COUNTER_BLOCK ? g->ctr_base + k : -1;
+}
+
+/* The counts that changed, into the guest's memory. */
+static inline void
+guest_publish(struct trd_guest *g)
+{
+	const uint64_t v[3] = {g->st.descs, g->st.bad_descs, g->st.bad_rings};
+
+	for (unsigned int i = 0; i < 3; i++)
+		if (v[i] != g->was[i] && g->pub[i] != NULL) {
+			__atomic_store_n(g->pub[i], v[i], __ATOMIC_RELAXED);
+			g->was[i] = v[i];
+		}
+}
+
+/* Check a descriptor copied out of the ring, with @p avail slots (it among them) there. 0, or
+ * -EINVAL: it is dropped. Every field that names something of this node is the guest's own;
+ * what names the target (rkey, roff, rec_ctr) is the target's to check, as for any frame,
+ * but for what trd_inject() checks of every put (the destination, a range that wraps). */
+static int
+guest_check(const struct trd_node *n, const struct trd_guest *g, const struct trd_desc *d,
+	    uint32_t avail)
+{
+	/* a put only: a memory-FIFO message could go to a reception FIFO the engine reads
+	 * itself (the VNI protocol's, whose headers name their sender): a process would speak
+	 * as any other. A remote get, an atomic: not yet. */
+	if (d->op != TRD_OP_PUT || (d->flags & ~(TRD_DF_SRC_MR | TRD_DF_IMM)) != 0 ||
+	    guest_ctr(g, d->inj_ctr) < 0)
+		return -EINVAL;
+	if (d->flags & TRD_DF_IMM) {
+		if ((d->flags & TRD_DF_SRC_MR) || d->len > 8 || d->n_slots != 0)
+			return -EINVAL;
+	} else if (d->flags & TRD_DF_SRC_MR) {
+		if (g->key == 0 || d->src_key != g->key || d->n_slots != 0 ||
+		    d->src > g->region_len || d->len > g->region_len - d->src)
+			return -EINVAL;
+	} else if (d->len > TRD_GUEST_INLINE_MAX ||
+		   d->n_slots != (d->len + GUEST_SLOT - 1) / GUEST_SLOT ||
+		   (uint32_t)d->n_slots >= avail) {
+		/* inline: the data follows in exactly the slots it needs, all of them there */
+		return -EINVAL;
+	}
+	if (d->roff > UINT64_MAX - d->len)
+		return -EINVAL;
+	return trd_desc_check_dst(n, d->dst) < 0 ? -EINVAL : 0;
+}
+
+/* A checked descriptor becomes one of the core's: its counter the node's id, its inline data
+ * where it lies in the ring (slot @p i0 is the descriptor's), the engine's fields cleared. */
+static inline void
+guest_fix(struct trd_node *n, struct trd_inj_fifo *f, const struct trd_gring *gr,
+	  struct trd_desc *d, uint32_t i0)
+{
+	d->inj_ctr = (uint16_t)guest_ctr(gr->g, d->inj_ctr);
+	if (!(d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM))) {
+		uint32_t i1 = (i0 + 1) & gr->mask;
+
+		if (d->n_slots == 0) {
+			d->src = 0;
+		} else if (i1 + d->n_slots <= gr->mask + 1) {
+			d->src = (uint64_t)(uintptr_t)(gr->slots + (size_t)i1 * GUEST_SLOT);
+		} else {
+			/* straddling the ring's end (at most one descriptor of a stage: a stage
+			 * is less than the ring): copied out, into the FIFO's buffer */
+			for (uint32_t k = 0; k < d->n_slots; k++)
+				guest_read(f->inl + (size_t)k * GUEST_SLOT,
+					   gr->slots + (size_t)((i1 + k) & gr->mask) * GUEST_SLOT,
+					   GUEST_SLOT);
+			d->src = (uint64_t)(uintptr_t)f->inl;
+			n->stat[TRD_STAT_GUEST_COPY_BYTES] += d->len;
+		}
+	}
+	d->n_slots = 0;
+	d->rsvd0 = 0;
+	d->msg_id = 0;
+	d->aux = 0;
+	/* bytes of the segment are copied into the packets, never referenced: nothing sent
+	 * reads it once the packet is built */
+	d->flags |= TRD_DF_COPY;
+	n->stat[TRD_STAT_GUEST_DESCS]++;
+}
+
+/* A descriptor that cannot be used: counted, and its injection counter (@p k as the guest
+ * wrote it), if it is the guest's, failed so that a wait on it ends. */
+static void
+guest_drop(struct trd_node *n, struct trd_guest *g, uint16_t k)
+{
+	int id = guest_ctr(g, k);
+
+	g->st.bad_descs++;
+	if (id > 0)
+		trd_ctr_fail(&n->ctr[id]);
+}
+
+void
+trd_guest_release(struct trd_inj_fifo *f)
+{
+	struct trd_gring *gr = f->gr;
+
+	if (gr->pub == gr->cons)
+		return;
+	gr->pub = gr->cons;
+	__atomic_store_n(&gr->r->cons.head, gr->cons, __ATOMIC_RELAXED);
+	__atomic_store_n(&gr->r->cons.tail, gr->cons, __ATOMIC_RELEASE);
+}
+
+unsigned int
+trd_guest_refill(struct trd_node *n, struct trd_inj_fifo *f)
+{
+	struct trd_gring *gr = f->gr;
+	struct trd_guest *g = gr->g;
+	unsigned int k = 0, taken = 0;
+	uint32_t avail;
+
+	/* what the last stage named is used: the producer may write over it */
+	trd_guest_release(f);
+	f->stage = f->sbuf;
+	f->stage_i = f->stage_n = 0;
+	if (g->stopped || gr->broken)
+		return 0;
+	avail = __atomic_load_n(&gr->r->prod.tail, __ATOMIC_ACQUIRE) - gr->cons;
+	if (avail == 0)
+		return 0;
+	if (unlikely(avail > gr->mask)) {
+		/* more than the capacity (size - 1): the header was overwritten */
+		gr->broken = true;
+		g->st.bad_rings++;
+		guest_publish(g);
+		TRD_LOG(WARNING, "a guest injection FIFO is damaged: no longer served");
+		return 0;
+	}
+	while (taken < TRD_STAGE && avail != 0) {
+		struct trd_desc *d = &f->sbuf[k];
+		uint32_t i0 = gr->cons & gr->mask, take;
+		uint16_t k0;
+
+		guest_read(d, gr->slots + (size_t)i0 * GUEST_SLOT, sizeof(*d));
+		/* its slots go with it, used or not, as long as they are there: a bad
+		 * descriptor's data is not read as descriptors */
+		take = 1 + ((uint32_t)d->n_slots < avail ? d->n_slots : 0);
+		k0 = d->inj_ctr;
+		if (guest_check(n, g, d, avail) == 0) {
+			guest_fix(n, f, gr, d, i0);
+			g->st.descs++;
+			k++;
+		} else {
+			guest_drop(n, g, k0);
+		}
+		gr->cons += take;
+		avail -= take;
+		taken++;
+	}
+	if (unlikely(g->st.bad_descs != g->was[1]))
+		guest_publish(g);
+	else if (k != 0 && g->pub[0] != NULL) /* (the common case: descriptors taken) */
+		__atomic_store_n(g->pub[0], g->was[0] = g->st.descs, __ATOMIC_RELAXED);
+	f->stage_n = k;
+	return k;
+}
+
+/* Has @p f anything to do: a descriptor being cut, staged ones, or new ones in its ring? */
+static inline bool
+guest_fifo_work(const struct trd_inj_fifo *f)
+{
+	const struct trd_gring *gr = f->gr;
+
+	if (f->busy || f->stage_i < f->stage_n)
+		return true;
+	return !gr->g->stopped && !gr->broken &&
+	       __atomic_load_n(&gr->r->prod.tail, __ATOMIC_ACQUIRE) != gr->cons;
+}
+
+unsigned int
+trd_guest_serve(struct trd_node *n)
+{
+	unsigned int nf = __atomic_load_n(&n->n_gfifo, __ATOMIC_ACQUIRE), moved = 0, start;
+
+	if (nf == 0)
+		return 0;
+	/* round robin, as the node's own FIFOs: each round starts one FIFO further */
+	start = n->grr < nf ? n->grr : 0;
+	for (unsigned int j = 0; j < nf; j++) {
+		unsigned int i = start + j < nf ? start + j : start + j - nf;
+		struct trd_inj_fifo *f = __atomic_load_n(&n->gfifo[i], __ATOMIC_ACQUIRE);
+
+		if (f != NULL && guest_fifo_work(f))
+			moved += trd_inj_fifo_service(n, f, n->conf.burst);
+	}
+	n->grr = start + 1 >= nf ? 0 : start + 1;
+	return moved;
+}
+
+/* ---- control ---- */
+
+static void
+guest_free(struct trd_guest *g)
+{
+	for (unsigned int i = 0; i < g->n_fifos; i++)
+		rte_free(g->f[i]);
+	rte_free(g);
+}
+
+struct trd_guest *
+trd_guest_add(struct trd_node *n, const struct trd_guest_conf *c)
+{
+	struct trd_guest *g;
+	unsigned int nf;
+
+	if (n == NULL || c == NULL || c->n_fifos > TRD_GUEST_FIFOS_MAX ||
+	    (c->n_fifos != 0 && (c->slots < TRD_GUEST_SLOTS_MIN || c->slots > TRD_GUEST_SLOTS_MAX ||
+				 (c->slots & (c->slots - 1)) != 0)) ||
+	    c->ctr_base == 0 || c->ctr_base % TRD_COUNTER_BLOCK != 0 ||
+	    (uint32_t)c->ctr_base + TRD_COUNTER_BLOCK > n->conf.n_counters ||
+	    __atomic_load_n(&n->ctr_used[c->ctr_base], __ATOMIC_ACQUIRE) != 2) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	for (unsigned int i = 0; i < c->n_fifos; i++)
+		if (c->rings[i] == NULL) {
+			rte_errno = EINVAL;
+			return NULL;
+		}
+	n = n->main; /* share 0 serves them */
+	nf = n->n_gfifo;
+	if (nf + c->n_fifos > GUEST_FIFOS_MAX) {
+		rte_errno = ENOSPC;
+		return NULL;
+	}
+	if (n->gfifo == NULL) {
+		struct trd_inj_fifo **a =
+			rte_zmalloc("trd_gfifo", sizeof(*a) * GUEST_FIFOS_MAX, RTE_CACHE_LINE_SIZE);
+
+		if (a == NULL) {
+			rte_errno = ENOMEM;
+			return NULL;
+		}
+		__atomic_store_n(&n->gfifo, a, __ATOMIC_RELEASE);
+	}
+	g = rte_zmalloc("trd_guest", sizeof(*g), RTE_CACHE_LINE_SIZE);
+	if (g == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	g->n = n;
+	g->key = c->region_key;
+	g->region_len = c->region_key != 0 ? c->region_len : 0;
+	g->ctr_base = c->ctr_base;
+	memcpy(g->pub, c->pub, sizeof(g->pub));
+	for (unsigned int i = 0; i < c->n_fifos; i++) {
+		struct trd_inj_fifo *f =
+			rte_zmalloc("trd_inj_fifo", sizeof(*f), RTE_CACHE_LINE_SIZE);
+
+		if (f == NULL) {
+			guest_free(g);
+			rte_errno = ENOMEM;
+			return NULL;
+		}
+		g->f[g->n_fifos++] = f;
+		g->gr[i].g = g;
+		g->gr[i].r = c->rings[i];
+		g->gr[i].slots = (const uint8_t *)&c->rings[i][1];
+		g->gr[i].mask = c->slots - 1;
+		/* where the ring starts: the producer's index as the engine made it */
+		g->gr[i].cons = __atomic_load_n(&c->rings[i]->cons.tail, __ATOMIC_RELAXED);
+		g->gr[i].pub = g->gr[i].cons;
+		f->node = n;
+		f->id = TRD_ENGINE_FIFO;
+		f->stage = f->sbuf;
+		f->gr = &g->gr[i];
+	}
+	/* each FIFO whole before it is seen, then the count (a round on another lcore reads
+	 * the count, then the entries) */
+	for (unsigned int i = 0; i < g->n_fifos; i++)
+		__atomic_store_n(&n->gfifo[nf + i], g->f[i], __ATOMIC_RELEASE);
+	__atomic_store_n(&n->n_gfifo, nf + g->n_fifos, __ATOMIC_RELEASE);
+	g->next = n->guests;
+	n->guests = g;
+	return g;
+}
+
+void
+trd_guest_stop(struct trd_guest *g)
+{
+	if (g != NULL)
+		__atomic_store_n(&g->stopped, true, __ATOMIC_RELEASE);
+}
+
+bool
+trd_guest_busy(const struct trd_guest *g)
+{
+	if (g == NULL)
+		return false;
+	for (unsigned int i = 0; i < g->n_fifos; i++)
+		if (g->f[i]->busy || g->f[i]->stage_i < g->f[i]->stage_n)
+			return true;
+	return false;
+}
+
+bool
+trd_guest_pending(const struct trd_guest *g)
+{
+	if (g == NULL)
+		return false;
+	for (unsigned int i = 0; i < g->n_fifos; i++)
+		if (guest_fifo_work(g->f[i]))
+			return true;
+	return false;
+}
+
+int
+trd_guest_stats_get(const struct trd_guest *g, struct trd_guest_stats *st)
+{
+	if (g == NULL || st == NULL)
+		return -EINVAL;
+	*st = g->st;
+	return 0;
+}
+
+/* Give up what @p f holds of its guest (the node or the service is going away): the
+ * descriptor being cut and those staged fail their counters. */
+static void
+guest_fifo_abandon(struct trd_node *n, struct trd_inj_fifo *f)
+{
+	if (f->busy) {
+		trd_ctr_fail(f->ctr);
+		trd_fifo_src_done(f);
+		f->busy = false;
+		f->pkts_left = 0;
+	}
+	for (; f->stage_i < f->stage_n; f->stage_i++) {
+		uint16_t id = f->stage[f->stage_i].inj_ctr;
+
+		if (id != 0 && id < n->conf.n_counters)
+			trd_ctr_fail(&n->ctr[id]);
+	}
+}
+
+/* Packets of @p f still waiting in a link's transmit buffer name it: they no longer do. */
+static void
+guest_fifo_unlink(struct trd_node *n, struct trd_inj_fifo *f)
+{
+	if (f->unsent == 0)
+		return;
+	for (unsigned int i = 0; i <= n->n_links; i++) {
+		struct trd_link *l = n->links[i];
+
+		for (uint32_t k = trd_link_pend_first(l); k != trd_link_pend_end(l); k++) {
+			struct trd_pend_info *pi;
+
+			trd_link_at(l, k, &pi);
+			if (pi->fifo == f)
+				pi->fifo = NULL;
+		}
+	}
+	f->unsent = 0;
+}
+
+/* Take @p g out of the node's list and round; its memory is the caller's to free once no
+ * round reads it. */
+static void
+guest_unlink(struct trd_node *n, struct trd_guest *g)
+{
+	unsigned int nf = n->n_gfifo;
+
+	for (struct trd_guest **p = &n->guests; *p != NULL; p = &(*p)->next)
+		if (*p == g) {
+			*p = g->next;
+			break;
+		}
+	for (unsigned int k = 0; k < g->n_fifos; k++)
+		for (unsigned int i = 0; i < nf; i++)
+			if (n->gfifo[i] == g->f[k]) {
+				/* the last one takes its place (a round running meanwhile on
+				 * another lcore may serve it twice, or this one once more:
+				 * both are idle or the same FIFO served by the same lcore) */
+				__atomic_store_n(&n->gfifo[i], n->gfifo[nf - 1], __ATOMIC_RELEASE);
+				__atomic_store_n(&n->gfifo[nf - 1], NULL, __ATOMIC_RELEASE);
+				nf--;
+				__atomic_store_n(&n->n_gfifo, nf, __ATOMIC_RELEASE);
+				break;
+			}
+}
+
+static int
+guest_remove(struct trd_guest *g, bool force)
+{
+	struct trd_node *n;
+	bool other;
+	int served;
+
+	if (g == NULL)
+		return 0;
+	n = g->n;
+	trd_guest_stop(g);
+	served = __atomic_load_n(&n->served, __ATOMIC_ACQUIRE);
+	other = served != 0 && (unsigned int)served != rte_lcore_id() + 1;
+	if (trd_guest_busy(g)) {
+		if (!force)
+			return -EBUSY;
+		for (unsigned int i = 0; i < g->n_fifos; i++)
+			guest_fifo_abandon(n, g->f[i]);
+	}
+	/* packets of it a link still holds name their FIFO: on the polling thread they are
+	 * told it is gone, an lcore of the node's own is left to send them first */
+	for (unsigned int i = 0; i < g->n_fifos && other && !force; i++)
+		if (g->f[i]->unsent != 0)
+			return -EBUSY;
+	guest_unlink(n, g);
+	if (other)
+		trd_node_quiesce(n); /* a round that began before may still read it */
+	for (unsigned int i = 0; i < g->n_fifos; i++)
+		guest_fifo_unlink(n, g->f[i]);
+	guest_free(g);
+	return 0;
+}
+
+int
+trd_guest_remove(struct trd_guest *g)
+{
+	return guest_remove(g, false);
+}
+
+int
+trd_guest_remove_now(struct trd_guest *g)
+{
+	return guest_remove(g, true);
+}
+
+void
+trd_guest_fini(struct trd_node *n)
+{
+	while (n->guests != NULL)
+		guest_remove(n->guests, true);
+	rte_free(n->gfifo);
+	n->gfifo = NULL;
+}
