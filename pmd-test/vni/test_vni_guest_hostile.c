@@ -31,6 +31,8 @@
  *                                  new process with A's id is served from its own ring's start
  *   test_vni_guest_starve          A floods FIFO 0 without pause: its FIFO 1 and process B are
  *                                  served still (bounded waits)
+ *   test_vni_guest_stale           A dies while its link (the port full) still holds packets it
+ *                                  built: C, given A's counter block, must not see them count
  */
 #include <errno.h>
 #include <poll.h>
@@ -777,10 +779,173 @@ t_starve(void)
 	reap_ok(b, WAIT_US, "process B");
 }
 
+/* ---- stale ---- */
+
+/* Packets a guest's FIFO built that its link still holds (the port full) when the guest goes
+ * name its injection counter: once its block is freed and made another process's, they must
+ * not count on that process's counter. The torus is unreliable here (no window: the FIFO
+ * builds as far as the link's buffer takes), nothing coalesces (a packet a put), and only
+ * node 0 is polled while A sends: its link to node 1 fills (1024 frames) and holds the rest. */
+
+#define STALE_N 1504
+
+static uint8_t stale_dst[STALE_N * 64];
+static uint64_t stale_key;
+
+static void
+pump0(void)
+{
+	trd_node_poll(nd[0]);
+	trd_vni_svc_poll(vs);
+}
+
+static int
+stale_a(void *arg)
+{
+	struct trd_coord n1 = {.x = 1};
+	struct trd_desc d[32];
+	uint8_t data[64];
+	unsigned int posted = 0;
+	uint64_t deadline = trd_time_us() + 20000000;
+	uint16_t id;
+	struct me m;
+
+	(void)arg;
+	if (me_open(&m, 0) != 0)
+		return 140;
+	memset(data, 0x3c, sizeof(data));
+	trd_vni_counter_set(m.v, IC, STALE_N * 64);
+	while (posted < STALE_N && trd_time_us() < deadline) {
+		for (unsigned int i = 0; i < 32; i++)
+			trd_desc_put(&d[i], n1, data, 64, stale_key, (posted + i) * 64, IC, 0);
+		if (trd_vni_inject(m.v, 0, d, 8) == 0)
+			posted += 8;
+		else
+			sched_yield();
+	}
+	/* everything taken by the core */
+	if (posted != STALE_N || judged(&m, STALE_N) != 0 || m.mi.descs != STALE_N) {
+		fprintf(stderr, "posted %u, taken %llu\n", posted, (unsigned long long)m.mi.descs);
+		return 141;
+	}
+	id = trd_vni_counter_id(m.v, IC);
+	if (write(p_res[1], &id, sizeof(id)) != sizeof(id))
+		return 142;
+	raise(SIGKILL);
+	return 143;
+}
+
+static int
+stale_c(void *arg)
+{
+	uint16_t id;
+	int64_t c;
+	uint8_t go;
+	struct me m;
+
+	(void)arg;
+	if (me_open(&m, 0) != 0 || trd_vni_counter_set(m.v, IC, 1000) != 0)
+		return 150;
+	id = trd_vni_counter_id(m.v, IC);
+	if (write(p_res[1], &id, sizeof(id)) != sizeof(id) || child_read(p_go[0], &go, 1) != 0)
+		return 151;
+	/* nothing of its own was posted: its counter is what it set */
+	if (trd_vni_counter_read(m.v, IC, &c) != 0)
+		return 152;
+	if (c != 1000) {
+		fprintf(stderr,
+			"process C's counter %lld, set to 1000: a dead process's packets "
+			"counted on it\n",
+			(long long)c);
+		return 153;
+	}
+	trd_vni_close(m.v);
+	return 0;
+}
+
+static void
+t_stale(void)
+{
+	struct trd_mr *mr = trd_mr_register(nd[1], stale_dst, sizeof(stale_dst), TRD_ACCESS_ALL);
+	uint64_t rec0 = stat_of(TRD_VNI_SVC_STAT_RECLAIMED), deadline;
+	uint16_t id_a = 0, id_c = 0;
+	pid_t a, c;
+	int st;
+
+	T_ASSERT(mr != NULL, "a region on node 1");
+	stale_key = trd_mr_key(mr);
+	a = spawn(stale_a, NULL);
+	/* node 1 is not polled: node 0's link to it fills */
+	deadline = trd_time_us() + 3 * WAIT_US;
+	while (waitpid(a, &st, WNOHANG) != a) {
+		T_ASSERT(trd_time_us() < deadline, "process A does not finish");
+		pump0();
+	}
+	T_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "process A: status %d", st);
+	T_EQ(read(p_res[0], &id_a, sizeof(id_a)), sizeof(id_a));
+	deadline = trd_time_us() + WAIT_US;
+	while (stat_of(TRD_VNI_SVC_STAT_RECLAIMED) == rec0 && trd_time_us() < deadline)
+		pump0();
+	T_ASSERT(stat_of(TRD_VNI_SVC_STAT_RECLAIMED) == rec0 + 1, "A's interface not reclaimed");
+	/* (the case this test is about: some of A's packets still wait in the link) */
+	T_ASSERT(node_stat(TRD_STAT_TX_PKTS) < STALE_N, "all of A's packets left: %llu",
+		 (unsigned long long)node_stat(TRD_STAT_TX_PKTS));
+	c = spawn(stale_c, NULL);
+	deadline = trd_time_us() + WAIT_US;
+	while (read(p_res[0], &id_c, sizeof(id_c)) != sizeof(id_c)) {
+		T_ASSERT(trd_time_us() < deadline, "process C does not attach");
+		pump0();
+	}
+	T_ASSERT(id_c == id_a, "C's counter %u is not A's %u: the case is not made", id_c, id_a);
+	/* now node 1 takes what waits */
+	deadline = trd_time_us() + WAIT_US;
+	while (node_stat(TRD_STAT_TX_PKTS) < STALE_N && trd_time_us() < deadline)
+		pump();
+	T_ASSERT(node_stat(TRD_STAT_TX_PKTS) >= STALE_N, "A's packets never left");
+	T_EQ(write(p_go[1], "g", 1), 1);
+	reap_ok(c, WAIT_US, "process C");
+}
+
 static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 				"[node 0]\nprocs = 1:0, 1:1\nx+ = 0\nx- = 1\n"
 				"[node 1]\nx+ = 0\nx- = 1\n"
 				"[node 2]\nx+ = 0\nx- = 1\n";
+
+/* vni_setup_with() (vni_test.h) for the stale test: an unreliable torus that never coalesces. */
+static void
+stale_setup(const char *text, struct trd_vni_svc_conf *vc)
+{
+	struct trd_node_conf ncf;
+	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ncf};
+	char err[256], path[128];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "/tmp/toroid-vghs.XXXXXX");
+	T_ASSERT(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(path, sizeof(path), "%s/topo.ini", dir);
+	f = fopen(path, "w");
+	T_ASSERT(f != NULL && fputs(text, f) >= 0 && fclose(f) == 0, "topology file");
+	topo = trd_topo_load(path, err, sizeof(err));
+	T_ASSERT(topo != NULL, "%s", err);
+	unlink(path);
+	memset(&ncf, 0, sizeof(ncf));
+	ncf.n_inj_fifos = 2;
+	ncf.inj_fifo_size = 1024;
+	ncf.n_rec_fifos = 1;
+	ncf.rec_fifo_size = 1024;
+	ncf.n_counters = 3 * TRD_COUNTER_BLOCK;
+	ncf.n_regions = 64;
+	ncf.inline_max = 960;
+	ncf.coalesce = 1;
+	ncf.unreliable = true;
+	net = trd_net_from_topo(topo, &nc);
+	T_ASSERT(net != NULL, "trd_net_from_topo: %s", rte_strerror(rte_errno));
+	for (unsigned int r = 0; r < 3; r++)
+		nd[r] = trd_net_topo_node(net, topo, r);
+	snprintf(sock_path, sizeof(sock_path), "%s/n0.sock", dir);
+	atexit(cleanup);
+	vs = vni_svc_make(0, sock_path, vc);
+}
 
 int
 main(int argc, char **argv)
@@ -790,22 +955,24 @@ main(int argc, char **argv)
 		void (*fn)(void);
 		int (*child)(void *); /* or a process alone, which must exit 0 */
 		unsigned int fifos;
-	} tests[] = {
-		{"fill", t_fill, NULL, 1},     {"tail", NULL, tail_a, 2}, {"ctr", t_ctr, NULL, 1},
-		{"bounds", NULL, bounds_a, 1}, {"cons", NULL, cons_a, 1}, {"kill", t_kill, NULL, 1},
-		{"starve", t_starve, NULL, 2},
-	};
+	} tests[] = {{"fill", t_fill, NULL, 1},     {"tail", NULL, tail_a, 2},
+		     {"ctr", t_ctr, NULL, 1},       {"bounds", NULL, bounds_a, 1},
+		     {"cons", NULL, cons_a, 1},     {"kill", t_kill, NULL, 1},
+		     {"starve", t_starve, NULL, 2}, {"stale", t_stale, NULL, 1}};
 	struct trd_vni_svc_conf vc;
 	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s fill|tail|ctr|bounds|cons|kill|starve\n", argv[0]);
+		fprintf(stderr, "usage: %s fill|tail|ctr|bounds|cons|kill|starve|stale\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
 	memset(&vc, 0, sizeof(vc));
 	vc.max_pool = 1 << 24;
-	vni_setup_with("vgh", topo_text, &o, &vc);
+	if (strcmp(argv[1], "stale") == 0)
+		stale_setup(topo_text, &vc);
+	else
+		vni_setup_with("vgh", topo_text, &o, &vc);
 	pipe_nb(p_res);
 	T_EQ(pipe(p_go), 0);
 	T_EQ(pipe(p_go2), 0);
