@@ -414,7 +414,9 @@ guest_fifo_abandon(struct trd_node *n, struct trd_inj_fifo *f)
 	}
 }
 
-/* Packets of @p f still waiting in a link's transmit buffer name it: they no longer do. */
+/* Packets of @p f still waiting in a link's transmit buffer name it and the guest's injection
+ * counter: they no longer do (the counter block goes with the guest and may be the next
+ * process's before they leave). */
 static void
 guest_fifo_unlink(struct trd_node *n, struct trd_inj_fifo *f)
 {
@@ -427,8 +429,10 @@ guest_fifo_unlink(struct trd_node *n, struct trd_inj_fifo *f)
 			struct trd_pend_info *pi;
 
 			trd_link_at(l, k, &pi);
-			if (pi->fifo == f)
+			if (pi->fifo == f) {
 				pi->fifo = NULL;
+				pi->ctr = NULL;
+			}
 		}
 	}
 	f->unsent = 0;
