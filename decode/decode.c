@@ -94,8 +94,11 @@ dec_is_ours(uint16_t udp_port, const uint8_t *f, uint32_t len)
 {
 	const uint8_t *ip = f + TRD_ETH_HLEN;
 
+	/* the UDP header follows the IPv4 header's own length (IHL), options included: the
+	 * destination port is read only when the frame holds it */
 	return udp_port != 0 && len >= TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN &&
 	       dec_be(f + 12, 2) == 0x0800 && (ip[0] >> 4) == 4 && ip[9] == 17 &&
+	       len >= TRD_ETH_HLEN + (ip[0] & 15u) * 4u + 8u &&
 	       dec_be(ip + (ip[0] & 15) * 4 + 2, 2) == udp_port;
 }
 

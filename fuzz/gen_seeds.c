@@ -576,6 +576,29 @@ seeds_sessions(void)
 	seed_end();
 }
 
+/* Parser-only frames: IPv4/UDP wrappers whose header (IHL 5..15, options included) ends
+ * inside the frame but whose UDP destination port does not (the decoder once read past such
+ * a frame: a fuzz_parse finding). */
+static void
+seeds_parse_ip(void)
+{
+	for (unsigned int ihl = 5; ihl <= 15; ihl++) {
+		uint8_t f[TRD_ETH_HLEN + 15 * 4 + 8];
+		uint32_t len = TRD_ETH_HLEN + ihl * 4 + 2;
+		char name[32];
+
+		if (len < TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN)
+			len = TRD_ETH_HLEN + TRD_UDP_ENCAP_LEN;
+		memset(f, 0xdd, sizeof(f));
+		f[12] = 0x08, f[13] = 0x00;              /* IPv4 */
+		f[TRD_ETH_HLEN] = (uint8_t)(0x40 | ihl); /* version 4, header length */
+		f[TRD_ETH_HLEN + 9] = 17;                /* UDP */
+		snprintf(name, sizeof(name), "ip_ihl%u", ihl);
+		write_file("parse", name, f, len);
+		n_frames++;
+	}
+}
+
 static void
 seeds(void)
 {
@@ -589,6 +612,7 @@ seeds(void)
 	seeds_atomics();
 	seeds_comb();
 	seeds_sessions();
+	seeds_parse_ip();
 }
 
 int
