@@ -911,42 +911,6 @@ static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 				"[node 1]\nx+ = 0\nx- = 1\n"
 				"[node 2]\nx+ = 0\nx- = 1\n";
 
-/* vni_setup_with() (vni_test.h) for the stale test: an unreliable torus that never coalesces. */
-static void
-stale_setup(const char *text, struct trd_vni_svc_conf *vc)
-{
-	struct trd_node_conf ncf;
-	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ncf};
-	char err[256], path[128];
-	FILE *f;
-
-	snprintf(dir, sizeof(dir), "/tmp/toroid-vghs.XXXXXX");
-	T_ASSERT(mkdtemp(dir) != NULL, "mkdtemp");
-	snprintf(path, sizeof(path), "%s/topo.ini", dir);
-	f = fopen(path, "w");
-	T_ASSERT(f != NULL && fputs(text, f) >= 0 && fclose(f) == 0, "topology file");
-	topo = trd_topo_load(path, err, sizeof(err));
-	T_ASSERT(topo != NULL, "%s", err);
-	unlink(path);
-	memset(&ncf, 0, sizeof(ncf));
-	ncf.n_inj_fifos = 2;
-	ncf.inj_fifo_size = 1024;
-	ncf.n_rec_fifos = 1;
-	ncf.rec_fifo_size = 1024;
-	ncf.n_counters = 3 * TRD_COUNTER_BLOCK;
-	ncf.n_regions = 64;
-	ncf.inline_max = 960;
-	ncf.coalesce = 1;
-	ncf.unreliable = true;
-	net = trd_net_from_topo(topo, &nc);
-	T_ASSERT(net != NULL, "trd_net_from_topo: %s", rte_strerror(rte_errno));
-	for (unsigned int r = 0; r < 3; r++)
-		nd[r] = trd_net_topo_node(net, topo, r);
-	snprintf(sock_path, sizeof(sock_path), "%s/n0.sock", dir);
-	atexit(cleanup);
-	vs = vni_svc_make(0, sock_path, vc);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -969,10 +933,12 @@ main(int argc, char **argv)
 	test_eal_init(argv[0], NULL);
 	memset(&vc, 0, sizeof(vc));
 	vc.max_pool = 1 << 24;
-	if (strcmp(argv[1], "stale") == 0)
-		stale_setup(topo_text, &vc);
-	else
-		vni_setup_with("vgh", topo_text, &o, &vc);
+	if (strcmp(argv[1], "stale") == 0) {
+		/* an unreliable torus that never coalesces */
+		o.coalesce = 1;
+		o.unreliable = true;
+	}
+	vni_setup_with("vgh", topo_text, &o, &vc);
 	pipe_nb(p_res);
 	T_EQ(pipe(p_go), 0);
 	T_EQ(pipe(p_go2), 0);
