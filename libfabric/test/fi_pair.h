@@ -92,6 +92,16 @@ static void __attribute__((unused)) sync_step(int step)
 
 /* ---- the two processes ---- */
 
+/* The engine test_fi.sh starts and the provider it loads are named in the environment: true
+ * (and a line on stderr) when they are not, for the caller to report a skip (77). */
+static bool __attribute__((unused)) pair_env_missing(void)
+{
+	if (getenv("FI_PROVIDER_PATH") != NULL && getenv("TOROID_VNI_SOCKET") != NULL)
+		return false;
+	fprintf(stderr, FI_PAIR_PROG ": set FI_PROVIDER_PATH and TOROID_VNI_SOCKET (test_fi.sh)\n");
+	return true;
+}
+
 /* Fork: B runs side(false) in the child, A side(true) here, each with its ends of the two pipes
  * and an alarm of @p alarm_s seconds. Returns 0 (PASS printed) when both sides passed. */
 static int __attribute__((unused)) pair_run(int (*side)(bool is_a), unsigned int alarm_s)
@@ -156,5 +166,22 @@ static int __attribute__((unused)) pair_cq_take(struct fid_cq *cq, struct fi_cq_
 			return -1;
 	}
 }
+
+/* Post @p call until the provider takes it: while it returns -FI_EAGAIN, drive progress with an
+ * empty read of @p cq (a struct fid_cq *), for WAIT_MS at most; any other error fails. */
+#define FI_POST(cq, call)                                                                          \
+	do {                                                                                       \
+		uint64_t _d = now_ms() + WAIT_MS;                                                  \
+		ssize_t _r;                                                                        \
+		while ((_r = (call)) == -FI_EAGAIN) {                                              \
+			struct fi_cq_tagged_entry _e;                                              \
+			(void)fi_cq_read((cq), &_e, 0);                                            \
+			if (now_ms() > _d)                                                         \
+				fail("%s: -FI_EAGAIN for %d ms", #call, WAIT_MS);                  \
+		}                                                                                  \
+		if (_r != 0)                                                                       \
+			fail("%s:%d: %s = %zd (%s)", __FILE__, __LINE__, #call, _r,                \
+			     fi_strerror((int)-_r));                                               \
+	} while (0)
 
 #endif /* TOROID_FI_PAIR_H */

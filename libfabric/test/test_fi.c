@@ -144,20 +144,7 @@ expect_nothing(struct fid_cq *cq)
 }
 
 /* Post repeatedly while the provider says "retry". */
-#define POST(call)                                                                                 \
-	do {                                                                                       \
-		uint64_t _d = now_ms() + WAIT_MS;                                                  \
-		ssize_t _r;                                                                        \
-		while ((_r = (call)) == -FI_EAGAIN) {                                              \
-			struct fi_cq_tagged_entry _e;                                              \
-			(void)fi_cq_read(txcq, &_e, 0);                                            \
-			if (now_ms() > _d)                                                         \
-				fail("%s: -FI_EAGAIN for %d ms", #call, WAIT_MS);                  \
-		}                                                                                  \
-		if (_r != 0)                                                                       \
-			fail("%s:%d: %s = %zd (%s)", __FILE__, __LINE__, #call, _r,                \
-			     fi_strerror((int)-_r));                                               \
-	} while (0)
+#define POST(call) FI_POST(txcq, call)
 
 static void
 fill(uint8_t *b, size_t n, unsigned int seed)
@@ -1167,9 +1154,7 @@ main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "noproc") == 0)
 		return side_noproc();
 
-	if (getenv("FI_PROVIDER_PATH") == NULL || getenv("TOROID_VNI_SOCKET") == NULL) {
-		fprintf(stderr, "test_fi: set FI_PROVIDER_PATH and TOROID_VNI_SOCKET\n");
+	if (pair_env_missing())
 		return 77;
-	}
 	return pair_run(side, 120);
 }

@@ -86,18 +86,7 @@ expect_ok(void *ctx)
 		     e.flags, ctx);
 }
 
-#define POST(call)                                                                                 \
-	do {                                                                                       \
-		ssize_t _r;                                                                        \
-		uint64_t _t0 = now_ms();                                                           \
-		while ((_r = (call)) == -FI_EAGAIN) {                                              \
-			if (now_ms() - _t0 > WAIT_MS)                                              \
-				fail("%s: -FI_EAGAIN for %d ms", #call, WAIT_MS);                  \
-		}                                                                                  \
-		if (_r != 0)                                                                       \
-			fail("%s:%d: %s = %zd (%s)", __FILE__, __LINE__, #call, _r,                \
-			     fi_strerror((int)-_r));                                               \
-	} while (0)
+#define POST(call) FI_POST(cq, call)
 
 static void
 setup(void)

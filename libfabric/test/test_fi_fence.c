@@ -120,21 +120,7 @@ expect_ok(void *ctx, uint64_t flags)
 		     e.ctx, e.flags, e.err, ctx, flags);
 }
 
-/* Post until the provider takes it (-FI_EAGAIN: drive progress). */
-#define POST(call)                                                                                 \
-	do {                                                                                       \
-		ssize_t _r;                                                                        \
-		uint64_t _t0 = now_ms();                                                           \
-		while ((_r = (call)) == -FI_EAGAIN) {                                              \
-			struct fi_cq_tagged_entry _e;                                              \
-			(void)fi_cq_read(cq, &_e, 0);                                              \
-			if (now_ms() - _t0 > WAIT_MS)                                              \
-				fail("%s: -FI_EAGAIN for %d ms", #call, WAIT_MS);                  \
-		}                                                                                  \
-		if (_r != 0)                                                                       \
-			fail("%s:%d: %s = %zd (%s)", __FILE__, __LINE__, #call, _r,                \
-			     fi_strerror((int)-_r));                                               \
-	} while (0)
+#define POST(call) FI_POST(cq, call)
 
 static uint8_t
 pat(size_t i, unsigned int seed)
@@ -592,9 +578,7 @@ side(bool is_a)
 int
 main(void)
 {
-	if (getenv("FI_PROVIDER_PATH") == NULL || getenv("TOROID_VNI_SOCKET") == NULL) {
-		fprintf(stderr, "test_fi_fence: set FI_PROVIDER_PATH and TOROID_VNI_SOCKET\n");
+	if (pair_env_missing())
 		return 77;
-	}
 	return pair_run(side, 150);
 }

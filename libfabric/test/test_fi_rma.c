@@ -112,21 +112,7 @@ expect_err(void *ctx, int want)
 		     fi_strerror(want), ctx);
 }
 
-/* Post until the provider takes it (-FI_EAGAIN: drive progress). */
-#define POST(call)                                                                                 \
-	do {                                                                                       \
-		ssize_t _r;                                                                        \
-		uint64_t _t0 = now_ms();                                                           \
-		while ((_r = (call)) == -FI_EAGAIN) {                                              \
-			struct fi_cq_data_entry _e;                                                \
-			(void)fi_cq_read(cq, &_e, 0);                                              \
-			if (now_ms() - _t0 > WAIT_MS)                                              \
-				fail("%s: -FI_EAGAIN for %d ms", #call, WAIT_MS);                  \
-		}                                                                                  \
-		if (_r != 0)                                                                       \
-			fail("%s:%d: %s = %zd (%s)", __FILE__, __LINE__, #call, _r,                \
-			     fi_strerror((int)-_r));                                               \
-	} while (0)
+#define POST(call) FI_POST(cq, call)
 
 /* ---- set-up ---- */
 
@@ -784,9 +770,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "test_fi_rma jobkey: set FI_TOROID_JOB_KEY\n");
 		return 77;
 	}
-	if (getenv("FI_PROVIDER_PATH") == NULL || getenv("TOROID_VNI_SOCKET") == NULL) {
-		fprintf(stderr, "test_fi_rma: set FI_PROVIDER_PATH and TOROID_VNI_SOCKET\n");
+	if (pair_env_missing())
 		return 77;
-	}
 	return pair_run(side, 150);
 }
