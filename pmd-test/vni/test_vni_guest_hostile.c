@@ -112,17 +112,6 @@ me_open(struct me *m, uint32_t proc)
 	return 0;
 }
 
-/* A bounded blocking read from a pipe (the child side). 0 or -1. */
-static int
-child_read(int fd, void *buf, size_t n)
-{
-	struct pollfd pf = {.fd = fd, .events = POLLIN};
-
-	if (poll(&pf, 1, 20000) != 1)
-		return -1;
-	return read(fd, buf, n) == (ssize_t)n ? 0 : -1;
-}
-
 /* Post into FIFO @p fifo as is: the descriptor with n_slots @p ns, then @p elems - 1 slots of
  * @p data, in one bulk (retried while the ring is full, bounded). 0 or -1. */
 static int

@@ -92,17 +92,6 @@ mu_open(uint32_t proc, bool n1)
 	return trd_vni_open(&c);
 }
 
-/* A bounded blocking read from a pipe (the child side). 0 or -1. */
-static int
-child_read(int fd, void *buf, size_t n)
-{
-	struct pollfd pf = {.fd = fd, .events = POLLIN};
-
-	if (poll(&pf, 1, 20000) != 1)
-		return -1;
-	return read(fd, buf, n) == (ssize_t)n ? 0 : -1;
-}
-
 static uint8_t
 pat(unsigned int i, unsigned int salt)
 {

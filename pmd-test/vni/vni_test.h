@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -198,6 +199,17 @@ vni_svc_make(unsigned int r, const char *path, struct trd_vni_svc_conf *vc)
 	s = trd_vni_svc_create(vc);
 	T_ASSERT(s != NULL, "trd_vni_svc_create (node %u): %s", r, rte_strerror(rte_errno));
 	return s;
+}
+
+/* A bounded blocking read from a pipe (the child side): 20 s at most. 0 or -1. */
+static inline int
+child_read(int fd, void *buf, size_t n)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+
+	if (poll(&pf, 1, 20000) != 1)
+		return -1;
+	return read(fd, buf, n) == (ssize_t)n ? 0 : -1;
 }
 
 /* What a test may choose of its torus. */
