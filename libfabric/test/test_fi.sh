@@ -60,14 +60,27 @@ start_two_engines() {
 	eng_wait_ready B
 }
 
-# run_rma MODE [ENV...]: test_fi_rma MODE (va | offset) with TOROID_VNI_SOCKET etc. from ENV.
-run_rma() {
-	local mode=$1 rc
-	shift
-	env "$@" timeout 160 "$TEST_FI" "$mode" >"$T/test_fi_rma.log" 2>&1
+# run_fi NAME SECONDS [VAR=VALUE...] [-- ARG...]: TEST_FI with that environment and those
+# arguments, bounded by SECONDS; its output in $T/NAME.log, shown; the test fails unless it exits 0.
+run_fi() {
+	local name=$1 secs=$2 envs=() rc
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		envs+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	env "${envs[@]}" timeout "$secs" "$TEST_FI" "$@" >"$T/$name.log" 2>&1
 	rc=$?
-	cat "$T/test_fi_rma.log"
-	[ $rc -eq 0 ] || die "test_fi_rma $mode failed with $rc"
+	cat "$T/$name.log"
+	[ $rc -eq 0 ] || die "$name${*:+ $*} failed with $rc"
+}
+
+# run_rma MODE [ENV...]: test_fi_rma MODE (va | offset | jobkey) with TOROID_VNI_SOCKET etc. from ENV.
+run_rma() {
+	local mode=$1
+	shift
+	run_fi test_fi_rma 160 "$@" -- "$mode"
 }
 
 # pingpong MODE SOCK_A SOCK_B [EP [SIZE]]: fi_pingpong server (1:0) and client (1:1), every
@@ -132,9 +145,7 @@ info)
 api)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
-	TOROID_VNI_SOCKET="$T/E.sock" timeout 100 "$TEST_FI" >"$T/test_fi.log" 2>&1 ||
-		die "test_fi failed"
-	cat "$T/test_fi.log"
+	run_fi test_fi 100 TOROID_VNI_SOCKET="$T/E.sock"
 	;;
 inject)
 	# 64 KiB of staging: 32 KiB per attached process, so a 48 KiB message waits at its
@@ -142,10 +153,7 @@ inject)
 	ENG_OPTS=(--staging 64K)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
-	TOROID_VNI_SOCKET="$T/E.sock" timeout 100 "$TEST_FI" >"$T/test_fi_inject.log" 2>&1
-	rc=$?
-	cat "$T/test_fi_inject.log"
-	[ $rc -eq 0 ] || die "test_fi_inject failed with $rc"
+	run_fi test_fi_inject 100 TOROID_VNI_SOCKET="$T/E.sock"
 	;;
 pingpong_msg | pingpong_tagged)
 	start_engine E 0 "$T/one.ini" 0
@@ -194,10 +202,7 @@ rma | rma_offset | rma_jobkey)
 badargs)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
-	TOROID_VNI_SOCKET="$T/E.sock" timeout 160 "$TEST_FI" >"$T/test_fi_badargs.log" 2>&1
-	rc=$?
-	cat "$T/test_fi_badargs.log"
-	[ $rc -eq 0 ] || die "test_fi_badargs failed with $rc"
+	run_fi test_fi_badargs 160 TOROID_VNI_SOCKET="$T/E.sock"
 	;;
 coll)
 	# FI_COLLECTIVE on two engines: the engines combine; at the end process B kills engine
@@ -205,11 +210,8 @@ coll)
 	start_two_engines
 	eng_b=$(cat "/proc/$ENGINE_B/task/$ENGINE_B/children" 2>/dev/null | awk '{print $1}')
 	[ -n "$eng_b" ] || die "no pid for engine B"
-	TOROID_VNI_SOCKET="$T/A.sock" TOROID_VNI_SOCKET_B="$T/B.sock" TFI_KILL_PID=$eng_b \
-		timeout 160 "$TEST_FI" >"$T/test_fi_coll.log" 2>&1
-	rc=$?
-	cat "$T/test_fi_coll.log"
-	[ $rc -eq 0 ] || die "test_fi_coll failed with $rc"
+	run_fi test_fi_coll 160 TOROID_VNI_SOCKET="$T/A.sock" TOROID_VNI_SOCKET_B="$T/B.sock" \
+		TFI_KILL_PID="$eng_b"
 	;;
 fence | fence_two_engines)
 	# 1:2 is placed beside 1:0 and never attaches: a send to it fails after --noproc-ms
@@ -232,10 +234,7 @@ INI
 		start_two_engines "$T/fence.ini"
 		socks=(TOROID_VNI_SOCKET="$T/A.sock" TOROID_VNI_SOCKET_B="$T/B.sock")
 	fi
-	env "${socks[@]}" timeout 160 "$TEST_FI" >"$T/test_fi_fence.log" 2>&1
-	rc=$?
-	cat "$T/test_fi_fence.log"
-	[ $rc -eq 0 ] || die "test_fi_fence $TEST failed with $rc"
+	run_fi test_fi_fence 160 "${socks[@]}"
 	;;
 rma_two_engines)
 	start_two_engines
