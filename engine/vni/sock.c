@@ -542,6 +542,7 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 		TAILQ_INIT(&v->ords);
 		TAILQ_INIT(&v->posted);
 		TAILQ_INIT(&v->uq);
+		TAILQ_INIT(&v->hdrs);
 		v->sbusy = calloc(req.n_send, 1);
 		v->recvs = calloc(req.n_recv, sizeof(*v->recvs));
 		v->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
