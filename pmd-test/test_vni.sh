@@ -140,7 +140,7 @@ kill_stall_watch() {
 		if [ -z "$shown" ] && [ $((SECONDS - last)) -ge 12 ]; then
 			shown=1
 			echo "---- stall: no round done for 12 s ($rounds rounds done); engine E:"
-			eng_telemetry_show E /toroid/vni /toroid/fifos /toroid/links /toroid/stats
+			eng_telemetry_show E /toroid/vni /toroid/fifos,0 /toroid/links,0 /toroid/stats,0
 			for p in "$APP_k1" "$APP_k2" "$APP_k3"; do
 				echo "pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-80)" \
 					"state $(awk '/^State/ {print $2}' "/proc/$p/status" 2>/dev/null)" \

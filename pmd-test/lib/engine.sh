@@ -14,7 +14,7 @@
 #   eng_bg "$T/srv.log" 60 "$PERF" ... -- --server   # any other process, bounded; pid in ENG_BG
 #   eng_wait_log "$T/srv.log" 'waiting for the other process' "$ENG_BG" || die "$ENG_WHY"
 #   eng_telemetry_until E /toroid/vni,node0 hdr_held -ge 16 || die "only $ENG_VALUE"
-#   eng_telemetry_show E /toroid/vni /toroid/fifos   # whole answers, one JSON line each
+#   eng_telemetry_show E /toroid/vni /toroid/fifos,0   # whole answers, one JSON line each
 #   eng_kill PID                    # SIGKILL and reap
 #   eng_veth VA VB || skip "..."    # a veth pair, both ends up, deleted at exit (root)
 #   fail "..."                      # counted in $fails; the script goes on
