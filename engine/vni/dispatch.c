@@ -37,6 +37,11 @@ svc_timers(struct trd_vni_svc *s)
 		svc_rx_peer_sweep(s);
 		svc_pid_sweep(s);
 		svc_ord_sweep(s); /* parked too long behind a gap */
+		/* header-only messages into staging freed elsewhere (a share that grew when a
+		 * process left, another process's staging given back) */
+		for (unsigned int i = 0; i < s->n_ifs; i++)
+			if (s->ifs[i]->n_hdr != 0)
+				svc_rx_hdr_stage(s, s->ifs[i]);
 	}
 	return k;
 }

@@ -205,6 +205,7 @@ accept_hdr(struct trd_vni_svc *s, struct vif *v, struct vrx *x, struct trd_coord
 		return false;
 	}
 	x->hdr = x->ungranted = true;
+	TAILQ_INSERT_TAIL(&v->hdrs, x, hq);
 	v->n_hdr++;
 	ST(s, HDR_HELD)++;
 	ST(s, HDR_ONLY)++;

@@ -47,6 +47,7 @@ svc_rx_alloc(struct trd_vni_svc *s, struct vif *v)
 	x->recv = NULL;
 	x->soff = -1;
 	v->refs++;
+	v->n_rx++;
 	TAILQ_INSERT_TAIL(&s->rx_active, x, aq);
 	return x;
 }
@@ -59,15 +60,17 @@ svc_hint_drop_grant(struct trd_vni_svc *s, uint32_t grant)
 			s->hints[i].used = false;
 }
 
-static void
+/* Give back @p x's staging: true if it held some. */
+static bool
 stage_free(struct trd_vni_svc *s, struct vrx *x)
 {
 	if (x->soff < 0)
-		return;
+		return false;
 	trd_vni_heap_free(&s->stage, (uint64_t)x->soff, x->len);
 	x->vif->staged -= trd_vni_heap_round(x->len);
 	x->soff = -1;
 	ST(s, STAGING_USED) = s->stage.used;
+	return true;
 }
 
 /* Message @p x is no longer held as its header only: granted, or ended. */
@@ -77,6 +80,7 @@ svc_rx_hdr_end(struct trd_vni_svc *s, struct vrx *x)
 	if (!x->hdr)
 		return;
 	x->hdr = false;
+	TAILQ_REMOVE(&x->vif->hdrs, x, hq);
 	x->vif->n_hdr--;
 	ST(s, HDR_HELD)--;
 }
@@ -85,10 +89,11 @@ void
 svc_rx_release(struct trd_vni_svc *s, struct vrx *x)
 {
 	struct vif *v = x->vif;
+	bool freed;
 
 	svc_rx_hdr_end(s, x);
 	svc_hint_drop_grant(s, svc_rx_id(x));
-	stage_free(s, x);
+	freed = stage_free(s, x);
 	if (x->recv != NULL && x->recv->cma == x)
 		x->recv->cma = NULL; /* its CMA answer, when it comes, finds nothing to do */
 	if (x->in_uq) {
@@ -100,6 +105,10 @@ svc_rx_release(struct trd_vni_svc *s, struct vrx *x)
 	x->gen = (uint16_t)((x->gen + 1) & SVC_RX_GEN_MASK);
 	s->rx_free[s->n_rx_free++] = x->idx;
 	ST(s, RX_USED)--;
+	v->n_rx--;
+	/* room in its share again: its messages held as their header only may have it now */
+	if (freed && v->n_hdr != 0)
+		svc_rx_hdr_stage(s, v);
 	v->refs--;
 	svc_vif_release_maybe(s, v);
 }
@@ -124,25 +133,62 @@ svc_rx_lookup(struct trd_vni_svc *s, uint32_t id, uint32_t src_rank, uint32_t ms
 /* Staging for a message to @p v, within its share: no destination holds more than the staging
  * area divided by the interfaces attached, so one process that never receives cannot take
  * the room its neighbours' messages need. -1 when it does not fit. */
-int64_t
-svc_stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len)
+static int64_t
+stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len, bool count)
 {
 	uint64_t share = s->stage.size / RTE_MAX(1u, s->n_live);
 	int64_t off;
 
 	if (v->staged + trd_vni_heap_round(len) > share) {
-		ST(s, NAK_SHARE)++;
+		if (count)
+			ST(s, NAK_SHARE)++;
 		return -1;
 	}
 	off = trd_vni_heap_alloc(&s->stage, len);
 	if (off < 0) {
-		ST(s, NAK_STAGING)++;
+		if (count)
+			ST(s, NAK_STAGING)++;
 		return -1;
 	}
 	v->staged += trd_vni_heap_round(len);
 	ST(s, STAGING_USED) = s->stage.used;
 	ST(s, STAGING_HWM) = s->stage.hwm;
 	return off;
+}
+
+int64_t
+svc_stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len)
+{
+	return stage_alloc(s, v, len, true);
+}
+
+/* Messages to @p v held as their header only, oldest first, granted staging once it has room
+ * for them (its process received, so its share freed; a process left, so every share grew;
+ * another's staging freed): a CTS into staging, as an RTS that found room at once gets, and
+ * their senders complete without waiting for the receive. Otherwise a process that posts a
+ * receive only once its own sends completed (a READY after its data) waits for ever on its
+ * peer, which does the same (docs/vni.md, "Unexpected messages: the header only"). Each stays
+ * where it was in the unexpected queue; a claimed one stays claimed. */
+void
+svc_rx_hdr_stage(struct trd_vni_svc *s, struct vif *v)
+{
+	struct vrx *x;
+
+	while (!v->dead && (x = TAILQ_FIRST(&v->hdrs)) != NULL) {
+		int64_t off = stage_alloc(s, v, x->len, false);
+
+		if (off < 0)
+			return;
+		svc_rx_hdr_end(s, x);
+		x->ungranted = false;
+		x->soff = off;
+		x->rkey = trd_mr_key(s->stage_mr);
+		x->roff = (uint64_t)off;
+		ST(s, HDR_STAGED)++;
+		ST(s, STAGED)++;
+		ST(s, STAGED_BYTES) += x->len;
+		svc_send_cts(s, x);
+	}
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -49,6 +49,7 @@ void svc_rx_data(struct trd_vni_svc *s, struct vrx *x, uint64_t off, const void 
 struct vrx *svc_rx_alloc(struct trd_vni_svc *s, struct vif *v);
 void svc_rx_release(struct trd_vni_svc *s, struct vrx *x);
 void svc_rx_hdr_end(struct trd_vni_svc *s, struct vrx *x);
+void svc_rx_hdr_stage(struct trd_vni_svc *s, struct vif *v);
 void svc_rx_answer(struct trd_vni_svc *s, const struct vrx *x, uint8_t type, int status);
 struct vrx *svc_rx_lookup(struct trd_vni_svc *s, uint32_t id, uint32_t src_rank, uint32_t msg,
 			  uint32_t key);

@@ -150,6 +150,52 @@ trd_vni_svc_n_procs(const struct trd_vni_svc *s)
 	return s == NULL ? 0 : s->n_procs;
 }
 
+/* What interface @p v holds now: its sends by state, its receives, its queued commands. */
+static void
+if_state(const struct vif *v, struct trd_vni_svc_if_info *out)
+{
+	const struct vtx *t;
+	const struct vrecv *r;
+
+	TAILQ_FOREACH(t, &v->txs, oq)
+	{
+		switch (t->state) {
+		case TX_REQ:
+		case TX_DATA:
+		case TX_FIN:
+		case TX_ABORT:
+			out->tx_ready++;
+			break;
+		case TX_WAIT:
+		case TX_WAIT_DONE:
+		case TX_PENDING:
+			out->tx_wait++;
+			break;
+		case TX_BACKOFF:
+			out->tx_backoff++;
+			break;
+		case TX_DRAIN:
+			out->tx_drain++;
+			break;
+		case TX_HOLD:
+			out->tx_hold++;
+			break;
+		default: /* a multicast parent: its children are counted */
+			break;
+		}
+	}
+	if (!v->dead) {
+		TAILQ_FOREACH(r, &v->posted, q)
+		out->recvs_posted++;
+		/* the application writes the producer index: shown, never used */
+		out->cmds_queued =
+			__atomic_load_n(&v->cmdq->prod.tail, __ATOMIC_RELAXED) - v->cmd_cons;
+	}
+	out->rx_held = v->n_rx;
+	out->rx_hdr = v->n_hdr;
+	out->in_round = v->in_rr;
+}
+
 int
 trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i, struct trd_vni_svc_if_info *out)
 {
@@ -173,6 +219,7 @@ trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i, struct trd_vni_s
 	out->naks = v->naks;
 	out->staged_bytes = v->staged;
 	svc_mu_stats(v, &out->mu_descs, &out->mu_bad_descs);
+	if_state(v, out);
 	return 0;
 }
 

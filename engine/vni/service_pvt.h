@@ -199,6 +199,7 @@ struct vrx {
 	uint64_t rkey, roff;
 	TAILQ_ENTRY(vrx) uq; /* vif's unexpected messages, arrival order */
 	TAILQ_ENTRY(vrx) aq; /* service's active grants and staged messages */
+	TAILQ_ENTRY(vrx) hq; /* hdr: its vif's messages held as their header only */
 };
 TAILQ_HEAD(vrx_list, vrx);
 
@@ -274,11 +275,13 @@ struct vif {
 	struct vtx_list rq, txs;
 	struct vrecv_list posted;
 	struct vrx_list uq;
+	struct vrx_list hdrs; /* messages held as their header only, oldest first (rx_grant.c) */
 	TAILQ_ENTRY(vif) rr;
 	bool in_rr, wake;
 	bool broken; /* its process broke a queue: closed at the next socket look */
 	uint64_t staged;
 	uint32_t n_hdr; /* its messages accepted as their header only, not yet granted */
+	uint32_t n_rx;  /* vrx naming it: granted, staged or held as their header only */
 	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
 	uint64_t tx_pkts_shared; /* injected while another interface was waiting too */
 	struct vmr *mrs;         /* SVC_N_MRS memory regions (rma.c), allocated at the first */

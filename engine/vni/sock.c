@@ -116,6 +116,18 @@ svc_vif_release_maybe(struct trd_vni_svc *s, struct vif *v)
 
 static void vif_kill(struct trd_vni_svc *s, struct vif *v, const char *why);
 
+/* A new interface's queues, all empty. */
+static void
+vif_lists_init(struct vif *v)
+{
+	TAILQ_INIT(&v->rq);
+	TAILQ_INIT(&v->txs);
+	TAILQ_INIT(&v->ords);
+	TAILQ_INIT(&v->posted);
+	TAILQ_INIT(&v->uq);
+	TAILQ_INIT(&v->hdrs);
+}
+
 /* Tell every live interface how many processes poll on this host as far as the engine knows:
  * the distinct processes attached (a process with several interfaces counts once) and the
  * engine's own thread (vni_seg.h, engine_procs). Called at every attach and detach. */
@@ -537,11 +549,7 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 		v->pid = cred.pid;
 		v->uid = (int)cred.uid;
 		v->pidns_same = svc_vmem_pidns_same(v->pid, v->pidfd);
-		TAILQ_INIT(&v->rq);
-		TAILQ_INIT(&v->txs);
-		TAILQ_INIT(&v->ords);
-		TAILQ_INIT(&v->posted);
-		TAILQ_INIT(&v->uq);
+		vif_lists_init(v);
 		v->sbusy = calloc(req.n_send, 1);
 		v->recvs = calloc(req.n_recv, sizeof(*v->recvs));
 		v->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -847,6 +847,12 @@ svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *
 		if (t->state == TX_DATA || t->state == TX_FIN) {
 			t->status = h->status;
 			svc_tx_set_state(s, t, TX_ABORT);
+		} else if (t->state == TX_PENDING && h->grant_id != 0) {
+			/* its receiver died after it granted the header staging (rx_grant.c), a
+			 * CTS this one has not seen: the ABORT frees that grant */
+			t->grant = h->grant_id;
+			t->status = h->status;
+			svc_tx_set_state(s, t, TX_ABORT);
 		} else if (t->state == TX_PENDING) {
 			svc_tx_finish(s, t, h->status); /* its receiver died: nothing was sent */
 		}

@@ -102,6 +102,16 @@ tel_vni(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(e, "staged_bytes", f->staged_bytes);
 		rte_tel_data_add_dict_u64(e, "mu_descs", f->mu_descs);
 		rte_tel_data_add_dict_u64(e, "mu_bad_descs", f->mu_bad_descs);
+		rte_tel_data_add_dict_u64(e, "tx_ready", f->tx_ready);
+		rte_tel_data_add_dict_u64(e, "tx_wait", f->tx_wait);
+		rte_tel_data_add_dict_u64(e, "tx_backoff", f->tx_backoff);
+		rte_tel_data_add_dict_u64(e, "tx_drain", f->tx_drain);
+		rte_tel_data_add_dict_u64(e, "tx_hold", f->tx_hold);
+		rte_tel_data_add_dict_u64(e, "recvs_posted", f->recvs_posted);
+		rte_tel_data_add_dict_u64(e, "rx_held", f->rx_held);
+		rte_tel_data_add_dict_u64(e, "rx_hdr", f->rx_hdr);
+		rte_tel_data_add_dict_u64(e, "cmds_queued", f->cmds_queued);
+		rte_tel_data_add_dict_u64(e, "in_round", f->in_round);
 		snprintf(key, sizeof(key), "if_%u_%u", f->app, f->proc);
 		if (rte_tel_data_add_dict_container(d, key, e, 0) != 0) {
 			rte_tel_data_free(e);

@@ -207,7 +207,9 @@ struct trd_vni_svc_conf {
 	X(NAK_NOPROC, "nak_noproc")   /* no such process attached */                               \
 	X(RX_USED, "rx_used")         /* receive states in use now */                              \
 	X(RX_HWM, "rx_hwm")           /* most receive states in use at once */                     \
-	X(RX_MAX, "rx_max")           /* the receive-state bound (rx_max) */
+	X(RX_MAX, "rx_max")           /* the receive-state bound (rx_max) */                       \
+	X(HDR_STAGED, "hdr_staged")   /* header-only messages granted staging once it had room:    \
+				       * their senders complete without waiting for the receive */
 
 /** Service statistics ids. */
 enum trd_vni_svc_stat {
@@ -234,6 +236,16 @@ struct trd_vni_svc_if_info {
 	/** descriptors of its injection FIFOs used, and dropped as bad (docs/vni.md,
 	 *  "Messaging-unit objects") */
 	uint64_t mu_descs, mu_bad_descs;
+	/**
+	 * Its state now (what a stalled exchange needs to be seen): its sends by state (ready
+	 * to inject, waiting for their receiver's answer, refused and waiting to ask again,
+	 * waiting until the node no longer reads their buffer, held behind earlier ordered
+	 * ones), receives posted and not yet matched, messages to it held by the engine (granted,
+	 * staged or as their header only; those as their header only), commands queued but not
+	 * yet taken, and whether the scheduler has it in its round (1) or not (0).
+	 */
+	uint32_t tx_ready, tx_wait, tx_backoff, tx_drain, tx_hold;
+	uint32_t recvs_posted, rx_held, rx_hdr, cmds_queued, in_round;
 };
 
 /**

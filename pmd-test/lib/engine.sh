@@ -14,6 +14,7 @@
 #   eng_bg "$T/srv.log" 60 "$PERF" ... -- --server   # any other process, bounded; pid in ENG_BG
 #   eng_wait_log "$T/srv.log" 'waiting for the other process' "$ENG_BG" || die "$ENG_WHY"
 #   eng_telemetry_until E /toroid/vni,node0 hdr_held -ge 16 || die "only $ENG_VALUE"
+#   eng_telemetry_show E /toroid/vni /toroid/fifos,0   # whole answers, one JSON line each
 #   eng_kill PID                    # SIGKILL and reap
 #   eng_veth VA VB || skip "..."    # a veth pair, both ends up, deleted at exit (root)
 #   fail "..."                      # counted in $fails; the script goes on
@@ -253,6 +254,28 @@ eng_stop() {
 		fi
 	done
 	return 0
+}
+
+# eng_telemetry_show NAME COMMAND...: each telemetry answer of engine NAME in full, one JSON
+# line per command (what a stall report shows of the engine's state), or why there is none.
+eng_telemetry_show() {
+	local name=$1
+	shift
+	python3 - "$ENG_PREFIX$name" "$@" <<'PY'
+import json, os, socket, sys
+run = "/var/run/dpdk" if os.getuid() == 0 else os.environ.get("XDG_RUNTIME_DIR", "/tmp") + "/dpdk"
+for cmd in sys.argv[2:]:
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(5)
+        s.connect(run + "/" + sys.argv[1] + "/dpdk_telemetry.v2")
+        s.recv(16384)
+        s.send(cmd.encode())
+        print(json.dumps(json.loads(s.recv(1 << 20).decode()), separators=(",", ":")))
+        s.close()
+    except (OSError, ValueError) as e:
+        print("%s: no answer: %s" % (cmd, e))
+PY
 }
 
 # eng_telemetry NAME COMMAND KEY: one value of a telemetry answer of engine NAME (DPDK's socket

@@ -84,6 +84,8 @@
  *       the engine's CPUs, or "none": trd_vni_engine_cpus), "quit" (or the end of stdin)
  *       detaches.
  * --proc any attaches with TRD_VNI_ANY. A failed attach prints "cannot attach ...: ERROR".
+ * --wait-ms N: how long the exchange mode waits for a completion before it fails, saying what
+ * it still waits for (default WAIT_MS, 60 s).
  * Every mode prints one summary line and exits 0 on success, 1 on a failure.
  */
 #include "vni_app.h"
@@ -228,12 +230,18 @@ pool_alloc(size_t len)
 	return p;
 }
 
+/* Set by a mode that can say which of its operations a stall left waiting. */
+static void (*stall_note)(void);
+static int wait_ms = WAIT_MS; /* --wait-ms: the exchange's patience */
+
 void
 reap(cpl_fn fn, int timeout_ms)
 {
 	struct trd_vni_cpl c[16];
 	int n = trd_vni_wait(vni, c, 16, timeout_ms);
 
+	if (n == -ETIMEDOUT && stall_note != NULL)
+		stall_note();
 	if (n == -ETIMEDOUT)
 		fail("no completion within %d ms (%u pending)", timeout_ms, trd_vni_pending(vni));
 	if (n < 0)
@@ -255,6 +263,10 @@ static unsigned int late_sends_left[MAX_PEERS];
 static unsigned int sends_left, recvs_left;
 static uint64_t bytes_in, bytes_out;
 static bool ready_sent[MAX_PEERS];
+/* what this round still waits for: each message k to and from peer p, and READY each way */
+static bool send_open[MAX_PEERS][MAX_SIZES], recv_open[MAX_PEERS][MAX_SIZES];
+static bool ready_in_open[MAX_PEERS], ready_out_open[MAX_PEERS];
+static unsigned int cur_round;
 
 static void post_recv(struct trd_vni_addr src, uint64_t tag, void *buf, size_t cap, uint64_t cookie,
 		      cpl_fn fn);
@@ -283,18 +295,23 @@ exchange_cpl(const struct trd_vni_cpl *c)
 		     c->peer.proc, c->tag, strerror(-c->status));
 	if (c->kind == TRD_VNI_CPL_SEND) {
 		sends_left--;
-		if (c->tag == TAG_READY)
+		if (c->tag == TAG_READY) {
+			ready_out_open[p] = false;
 			return;
+		}
+		send_open[p][k] = false;
 		bytes_out += c->len;
 		if (late[k] && --late_sends_left[p] == 0 && !ready_sent[p]) {
 			/* every late message is in the peer's engine: tell it */
 			ready_sent[p] = true;
+			ready_out_open[p] = true;
 			post_send(peers[p], TAG_READY, NULL, 0, (uint64_t)p << 8, exchange_cpl);
 		}
 		return;
 	}
 	recvs_left--;
 	if (c->tag == TAG_READY) {
+		ready_in_open[p] = false;
 		post_late(p);
 		return;
 	}
@@ -308,7 +325,32 @@ exchange_cpl(const struct trd_vni_cpl *c)
 			fail("message %u (%zu B) from %u:%u differs at byte %zu", k, sizes[k],
 			     peers[p].app, peers[p].proc, bad);
 	}
+	recv_open[p][k] = false;
 	bytes_in += c->len;
+}
+
+/* A stall: what this round of the exchange still waits for (on stderr, before the FAIL). */
+static void
+exchange_stall(void)
+{
+	fprintf(stderr, "%s %u:%u: round %u waits for %u sends, %u receives:", prog, self.app,
+		self.proc, cur_round + 1, sends_left, recvs_left);
+	for (unsigned int p = 0; p < n_peers; p++) {
+		if (ready_out_open[p])
+			fprintf(stderr, " send READY to %u:%u;", peers[p].app, peers[p].proc);
+		if (ready_in_open[p])
+			fprintf(stderr, " receive READY from %u:%u;", peers[p].app, peers[p].proc);
+		for (unsigned int k = 0; k < n_sizes; k++) {
+			if (send_open[p][k])
+				fprintf(stderr, " send %zu B to %u:%u%s;", sizes[k], peers[p].app,
+					peers[p].proc, late[k] ? " (late)" : "");
+			if (recv_open[p][k])
+				fprintf(stderr, " receive %zu B from %u:%u%s%s;", sizes[k],
+					peers[p].app, peers[p].proc, late[k] ? " (late)" : "",
+					late[k] && ready_in_open[p] ? ", not posted yet" : "");
+		}
+	}
+	fputc('\n', stderr);
 }
 
 static void
@@ -351,9 +393,15 @@ mode_exchange(void)
 		}
 	for (unsigned int k = 0; k < n_sizes; k++)
 		n_late += late[k];
+	stall_note = exchange_stall;
 	for (unsigned int round = 0; round < repeat; round++) {
+		cur_round = round;
 		for (unsigned int p = 0; p < n_peers; p++) {
 			ready_sent[p] = false;
+			ready_out_open[p] = false;
+			ready_in_open[p] = n_late != 0;
+			for (unsigned int k = 0; k < n_sizes; k++)
+				send_open[p][k] = recv_open[p][k] = true;
 			for (unsigned int k = 0; k < n_sizes; k++)
 				memset(rbuf[p][k], 0xee, sizes[k]);
 		}
@@ -374,7 +422,7 @@ mode_exchange(void)
 				post_send(peers[p], TAG_DATA(k), sbuf[p][k], sizes[k],
 					  ((uint64_t)p << 8) | k, exchange_cpl);
 		while (sends_left > 0 || recvs_left > 0)
-			reap(exchange_cpl, WAIT_MS);
+			reap(exchange_cpl, wait_ms);
 		if (repeat > 1)
 			printf("%s %u:%u: round %u done\n", prog, self.app, self.proc, round + 1);
 	}
@@ -382,6 +430,7 @@ mode_exchange(void)
 	       "late), %u round(s), %" PRIu64 " B out, %" PRIu64 " B in, byte-exact\n",
 	       prog, self.app, self.proc, n_peers, (double)(now_us() - t0) * 1e-6, n_sizes, n_late,
 	       repeat, bytes_out, bytes_in);
+	stall_note = NULL;
 	return 0;
 }
 
@@ -1081,6 +1130,7 @@ main(int argc, char **argv)
 		O_TIMEOUT,
 		O_REPEAT,
 		O_DEADLINE,
+		O_WAIT_MS,
 		O_STOPGO,
 		O_ORDERED,
 		O_HDR_REFUSED,
@@ -1107,6 +1157,7 @@ main(int argc, char **argv)
 		{"connect-timeout", required_argument, NULL, O_TIMEOUT},
 		{"repeat", required_argument, NULL, O_REPEAT},
 		{"deadline", required_argument, NULL, O_DEADLINE},
+		{"wait-ms", required_argument, NULL, O_WAIT_MS},
 		{"stop-on-go", no_argument, NULL, O_STOPGO},
 		{"ordered", no_argument, NULL, O_ORDERED},
 		{"hdr-refused", no_argument, NULL, O_HDR_REFUSED},
@@ -1188,6 +1239,11 @@ main(int argc, char **argv)
 			break;
 		case O_DEADLINE:
 			deadline_s = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case O_WAIT_MS:
+			wait_ms = (int)strtoul(optarg, NULL, 0);
+			if (wait_ms <= 0)
+				wait_ms = WAIT_MS;
 			break;
 		case O_REPEAT:
 			repeat = (unsigned int)strtoul(optarg, NULL, 0);
