@@ -1581,7 +1581,7 @@ def main():
     fi_res = fi_pingpong(s)
     coll_res = coll_runs(s)
     # instructions per message by stage (callgrind: repeatable where seconds are not)
-    ipm_rows = []
+    ipm_rows, ipm_att = [], None
     if shutil.which("valgrind") is None:
         s.missing.append("bench/ipm.py (valgrind not installed)")
     else:
@@ -1601,8 +1601,16 @@ def main():
                         # others would fail the same way (six of them took minutes)
                         s.missing += [f"bench/ipm.py --tests {u}" for u in tests[i + 1:]]
                         break
+            # the attached process's put beside the same put in one process (#24)
+            vni = os.path.join(args.build, "pmd-test", "vni", "test_vni_mu")
+            if ipm_rows and os.access(vni, os.X_OK):
+                try:
+                    ipm_att = ipm.measure_attached(vni, 2000 if args.quick else 20000, tmp)
+                except (RuntimeError, subprocess.SubprocessError) as e:
+                    print(f"bench: ipm attached: {e}", file=sys.stderr)
+                    s.missing.append("bench/ipm.py --tests attached")
         s.commands.append("bench/ipm.py --tests put_rate,fifo_rate,get_lat,put_lat,fifo_lat,"
-                          "reflect_lat -n "
+                          "reflect_lat,attached -n "
                           f"{2000 if args.quick else 20000}")
 
     def row(sec, test, size):
@@ -1658,6 +1666,14 @@ def main():
                        " | ".join(f"{r['stages'].get(k, 0):.0f}" for k in stages) + " |")
         out.append("")
         out.append(IPM_NOTE)
+    if ipm_att is not None:
+        out.append("")
+        out.append("A 64 B put from a process attached to the VNI service beside the same put "
+                   "in one process (`bench/ipm.py --tests attached`: `test_vni_mu measure "
+                   "attached|inproc`, the engines, the service and the poster in one thread; "
+                   "the ratio leaves out the service's socket look and the reliability timers, "
+                   "which follow the clock):\n")
+        out.extend(ipm.attached_markdown(ipm_att))
     out.append("")
     out.extend(line_rate_table(lr))
     out.append("## Peers on the same machine, same run\n")

@@ -205,6 +205,7 @@ struct vni_setup_opt {
 	uint32_t rec_fifo_size;         /* every node's reception FIFO */
 	uint32_t n_counters;            /* every node's counters (0: 256) */
 	bool payload_crc;               /* payloads carry a CRC (for links that corrupt them) */
+	unsigned int ack_delay_us;      /* every node's (0: the default) */
 	struct trd_vni_svc_conf *vc_n1; /* non-NULL: a service on node 1 too, on sock_n1 */
 };
 
@@ -237,6 +238,7 @@ vni_setup_with(const char *name, const char *topo_text, const struct vni_setup_o
 	ncf.n_regions = 64;
 	ncf.inline_max = 960;
 	ncf.payload_crc = o->payload_crc;
+	ncf.ack_delay_us = o->ack_delay_us;
 	net = trd_net_from_topo(topo, &nc);
 	T_ASSERT(net != NULL, "trd_net_from_topo: %s", rte_strerror(rte_errno));
 	for (unsigned int r = 0; r < 3; r++)
