@@ -126,7 +126,8 @@ def main():
                 a, b = res["before"][t], res["after"][t]
                 out.append(f"| {a['what']} | {a['toroid_instr']:.0f} | {b['toroid_instr']:.0f} "
                            f"| {b['toroid_instr'] / a['toroid_instr']:.3f} | "
-                           f"{a['raw_instr']:.0f} | {b['raw_instr']:.0f} |")
+                           f"{a.get('raw_instr', a.get('inproc_instr', 0)):.0f} | "
+                           f"{b.get('raw_instr', b.get('inproc_instr', 0)):.0f} |")
         out.append("")
     out.append(f"Builds: before `{args.before}`, after `{args.after}`; {args.runs} turns per "
                f"test{', quick' if args.quick else ''}.")

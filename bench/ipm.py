@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """ipm: instructions per message, toroid beside raw DPDK, with a breakdown by stage.
 
-    bench/ipm.py [--build DIR] [--tests put_rate,fifo_rate,get_lat,...] [-n N] [--json]
+    bench/ipm.py [--build DIR] [--tests put_rate,fifo_rate,get_lat,...,attached] [-n N] [--json]
                  [--markdown]
 
 Seconds on a shared 2-CPU machine swing from run to run; instruction counts do not. Each test
@@ -34,7 +34,37 @@ is per message. Two figures are printed beside it for these tests:
                 less this stage.
 
 Rate tests repeat to about 0.01% (same binary, same arguments); latency tests vary by a few
-percent, as the engine's timers follow the clock. Needs valgrind.
+percent, as the engine's timers follow the clock.
+
+The "attached" test is a 64 B put from a process attached to the VNI service (docs/vni.md,
+"Messaging-unit objects") beside the same put in one process, in the same run. It runs
+`test_vni_mu measure attached|inproc N` (pmd-test/vni/test_vni_mu.c: one thread runs three
+in-process engines, the VNI service and the poster; each put is posted, then one round of
+everything) under callgrind, N and 2N puts each, collecting inside ipm_loop_attached and
+ipm_loop_inproc. The attached put's stages, from callgrind's inclusive costs:
+
+  library post   trd_vni_inject(): the descriptor and its data into the process's ring
+  guest FIFO     the core's own lines in engine/core/guest.c: its round, the copy and the
+                 check of the untrusted descriptor, staging it
+  service round  trd_vni_svc_poll(), less its socket look
+  socket look    svc_sock_events(): the service's epoll of its sockets. It runs every 50 us of
+                 real time; under callgrind a round takes tens of microseconds, so it runs in
+                 about every round there and once in tens of rounds at real speed: its share
+                 of a put follows how fast the machine ran. It is counted apart.
+  engines        trd_net_poll() (the three engines' rounds, packetizer, links, receive), less
+                 the guest FIFO
+  loop           the measuring loop itself and its counter reads
+(--check: the stages add up to the whole, within 1%)
+The in-process put's: post (trd_inject()), engines (trd_net_poll()), loop. The ratio compares
+the two without their clock-driven work: the attached put less its socket look and both less
+the reliability timers (the stage of that name above; they run when the node's clock, the
+TSC, passes a deadline, so under callgrind they run more often per put the longer a round
+takes). What is left still varies by a few percent between runs (acks the timers sent are
+received on the same clock): compare alternating runs. The test programs are linked without
+LTO (meson.build), toroid-perf with it: compare this row's two figures with each other, not
+with put_rate's.
+
+Needs valgrind.
 """
 import argparse
 import json
@@ -249,11 +279,110 @@ def measure(perf, test, n, tmp):
                        if abs(v) >= 0.5}}
 
 
+VNI_LOOPS = {"attached": "ipm_loop_attached*", "inproc": "ipm_loop_inproc*"}
+
+
+def run_vni(prog, mode, n, out):
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+           f"--toggle-collect={VNI_LOOPS[mode]}", prog, "measure", mode, str(n)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if r.returncode != 0 or not os.path.exists(out):
+        raise RuntimeError(f"{' '.join(cmd)}: exit {r.returncode}\n{r.stderr[-2000:]}")
+    return annotate(out, False), annotate(out, True)
+
+
+def by_function(incl):
+    """{function: inclusive instructions} (callgrind_annotate names one per file it spans)."""
+    out = {}
+    for (_, fn), v in incl.items():
+        out[fn] = max(out.get(fn, 0), v)
+    return out
+
+
+def measure_attached(prog, n, tmp):
+    """The attached put beside the in-process put: four runs, (attached, inproc) x (N, 2N),
+    two at a time; per put, the difference over N."""
+    jobs = [(mode, k) for mode in ("attached", "inproc") for k in (n, 2 * n)]
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        res = list(ex.map(lambda j: run_vni(prog, j[0], j[1], os.path.join(
+            tmp, f"vni.{j[0]}.{j[1]}")), jobs))
+    fig = {}
+    for i, mode in enumerate(("attached", "inproc")):
+        (sa, ia), (sb, ib) = res[2 * i], res[2 * i + 1]
+        total = (sum(sb.values()) - sum(sa.values())) / n
+        fa, fb = by_function(ia), by_function(ib)
+
+        def incl(fn):
+            return (fb.get(fn, 0) - fa.get(fn, 0)) / n
+        la, lb = (self_costs(os.path.join(tmp, f"vni.{mode}.{k}")) for k in (n, 2 * n))
+        guest = timers = loop = 0
+        for key in set(la) | set(lb):
+            v = (lb.get(key, 0) - la.get(key, 0)) / n
+            f = os.path.normpath(key[0]) if key[0] else "???"
+            if f.endswith("engine/core/guest.c"):
+                guest += v
+            elif "/pmd-test/" in f:
+                loop += v
+            elif f.startswith(ROOT) and stage_of(f, enclosing_function(f, key[1])) == \
+                    "reliability timers":
+                timers += v
+        if mode == "attached":
+            st = {"library post": incl("trd_vni_inject"), "guest FIFO": guest,
+                  "service round": incl("trd_vni_svc_poll") - incl("svc_sock_events"),
+                  "socket look": incl("svc_sock_events"),
+                  "engines": incl("trd_net_poll") - guest}
+        else:
+            st = {"post": incl("trd_inject"), "engines": incl("trd_net_poll")}
+        st["loop"] = loop + incl("trd_vni_counter_read") + incl("trd_counter_read")
+        fig[mode] = (total, timers, {k: round(v, 1) for k, v in st.items()})
+    (at, atm, ast), (it, itm, ist) = fig["attached"], fig["inproc"]
+    untimed, iuntimed = at - ast["socket look"] - atm, it - itm
+    return {"test": "attached", "what": "64 B put from an attached process",
+            "toroid_instr": round(at, 1), "untimed_instr": round(untimed, 1),
+            "inproc_instr": round(it, 1), "inproc_untimed_instr": round(iuntimed, 1),
+            "timer_instr": round(atm, 1), "inproc_timer_instr": round(itm, 1),
+            "ratio": round(untimed / iuntimed, 3) if iuntimed else None,
+            "ratio_all": round(at / it, 3) if it else None,
+            "stages": ast, "inproc_stages": ist}
+
+
+def attached_markdown(r):
+    """The attached row (measure_attached()) as a markdown table: the in-process put's line,
+    then the attached put's (library post is the in-process put's trd_inject())."""
+    ist = dict(r["inproc_stages"], **{"library post": r["inproc_stages"]["post"]})
+    return ["| 64 B put | instr/put | without clock-driven work | ratio | reliability timers | " +
+            " | ".join(r["stages"]) + " |",
+            "|---|---:|---:|---:|---:|" + "---:|" * len(r["stages"]),
+            f"| in one process | {r['inproc_instr']:.0f} | {r['inproc_untimed_instr']:.0f} | "
+            f"1.00 x | {r['inproc_timer_instr']:.0f} | " +
+            " | ".join(f"{ist[s]:.0f}" if s in ist else "" for s in r["stages"]) + " |",
+            f"| from an attached process | {r['toroid_instr']:.0f} | "
+            f"{r['untimed_instr']:.0f} | {r['ratio']:.2f} x | {r['timer_instr']:.0f} | " +
+            " | ".join(f"{v:.0f}" for v in r["stages"].values()) + " |"]
+
+
+def print_attached(r, markdown):
+    if markdown:
+        print("\n" + "\n".join(attached_markdown(r)))
+        return
+    print(f"attached   {r['what']}: {r['untimed_instr']:.0f} instructions per put without "
+          f"clock-driven work, in one process {r['inproc_untimed_instr']:.0f}: "
+          f"{r['ratio']:.3f} x\n    with it {r['toroid_instr']:.0f} and {r['inproc_instr']:.0f} "
+          f"({r['ratio_all']:.3f} x); reliability timers {r['timer_instr']:.0f} and "
+          f"{r['inproc_timer_instr']:.0f}")
+    for s, v in r["stages"].items():
+        print(f"    {s:<26} {v:8.1f}")
+    print("  in one process:")
+    for s, v in r["inproc_stages"].items():
+        print(f"    {s:<26} {v:8.1f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--tests", default="put_rate,fifo_rate,get_lat,put_lat,fifo_lat,reflect_lat",
-                    help="comma-separated: " + ",".join(LOOPS))
+    ap.add_argument("--tests",
+                    default="put_rate,fifo_rate,get_lat,put_lat,fifo_lat,reflect_lat,attached",
+                    help="comma-separated: " + ",".join(LOOPS) + ",attached")
     ap.add_argument("-n", type=int, default=20000, help="messages of the first run (default "
                     "20000; the second runs twice as many)")
     ap.add_argument("--json", action="store_true", help="one JSON object per test")
@@ -274,15 +403,35 @@ def main():
         return 2
     tests = a.tests.split(",")
     for t in tests:
-        if t not in LOOPS:
-            print(f"ipm: unknown test {t} (known: {', '.join(LOOPS)})", file=sys.stderr)
+        if t not in LOOPS and t != "attached":
+            print(f"ipm: unknown test {t} (known: {', '.join(LOOPS)}, attached)",
+                  file=sys.stderr)
             return 2
-    results = []
+    vni = os.path.join(a.build, "pmd-test/vni/test_vni_mu")
+    if "attached" in tests and not os.access(vni, os.X_OK):
+        print(f"ipm: {vni}: not built", file=sys.stderr)
+        return 2
+    results, att = [], None
     with tempfile.TemporaryDirectory(prefix="toroid-ipm.") as tmp:
         for t in tests:
-            results.append(measure(perf, t, a.n, tmp))
+            if t == "attached":
+                att = measure_attached(vni, a.n, tmp)
+            else:
+                results.append(measure(perf, t, a.n, tmp))
     if a.check:
         bad = 0
+        if att is not None:
+            total = sum(att["stages"].values())
+            # every stage of the path ran, they add up, and the attached put costs more
+            ok = (att["inproc_untimed_instr"] > 0 and
+                  att["untimed_instr"] > att["inproc_untimed_instr"] and
+                  all(att["stages"][s] > 0 for s in ("library post", "guest FIFO",
+                                                      "service round", "engines")) and
+                  abs(total - att["toroid_instr"]) <= 0.01 * att["toroid_instr"])
+            print(f"{'ok' if ok else 'FAIL'}: attached {att['untimed_instr']:.0f} without "
+                  f"clock-driven work, in one process {att['inproc_untimed_instr']:.0f} "
+                  f"({att['ratio']:.3f} x), stages add up to {total:.0f}")
+            bad += not ok
         for r in results:
             total = sum(r["stages"].values())
             # a round trip takes at least one round of both nodes
@@ -293,12 +442,13 @@ def main():
                   f"{r['raw_instr']:.0f}, stages add up to {total:.0f}, "
                   f"{r['node_polls']:.2f} node polls per message")
             bad += not ok
-        print(f"ipm: {len(results) - bad} passed, {bad} failed")
+        print(f"ipm: {len(results) + (att is not None) - bad} passed, {bad} failed")
         return 1 if bad else 0
     if a.json:
-        for r in results:
+        for r in results + ([att] if att is not None else []):
             print(json.dumps(r))
-    elif a.markdown:
+        return 0
+    if a.markdown and results:
         names = []
         for r in results:
             names += [s for s in r["stages"] if s not in names]
@@ -319,6 +469,8 @@ def main():
                       f"{r['untimed_instr']:.0f}")
             for s, v in r["stages"].items():
                 print(f"    {s:<26} {v:8.1f}")
+    if att is not None:
+        print_attached(att, a.markdown)
     return 0
 
 

@@ -336,6 +336,23 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
 * **512-node torus within 5 %**: the two figures differ by 8.5 % the other way (the large torus
   ran faster): the spread between runs of one figure (19.3 .. 23.7 Mpps) is wider than the
   difference; the route and peer lookups do not depend on the torus size.
+* **An attached process (#24: a 64 B put at most 1.2 x the instructions of the same put in one
+  process; at least 0.7 x the two-process memif put rate).** Instructions (`bench/ipm.py
+  --tests attached`, the row `make ipm` prints: `test_vni_mu measure attached|inproc` under
+  callgrind, every node acking at every round so that the count does not follow the
+  machine's speed, the service's socket look and the reliability timers counted apart):
+  3 790 against 3 453 in one process, **1.098 x**, met (4 043 with the clock-driven work,
+  1.106 x). Before the service's quiet round, in the same run: 3 980, 1.153 x (the service's
+  round 346 instructions a poll with nothing to do, now 155; its socket look walked 256 empty
+  connection slots, 1 500 instructions, now 52). Left above the in-process put: the library's
+  post (174) and the core's checked copy of the untrusted descriptor (297), the service's
+  quiet round (155), less the in-process post (271). Rate (`test_vni_mu measure rate2
+  200000`: A posts in batches of 32, B on a second engine over ring links in the test's
+  process, not memif; beside `toroid-perf --memif` `put_rate`, alternating rounds, load
+  average 5 .. 7): 1.72, 0.94, 1.66 Mput/s against 3.30, 1.85, 4.72 Mmsg/s, 0.35 .. 0.52 x, not
+  met. The engine found nothing to do in 98 .. 99% of its rounds: A, which the harness had
+  pinned to the engine's CPU until this change (0.33 .. 0.45 Mput/s then), gets too little of
+  the other CPU on a loaded 2-CPU machine; the path is not the bound ([vni.md](vni.md#messaging-unit-objects)).
 """
 
 
@@ -1581,7 +1598,7 @@ def main():
     fi_res = fi_pingpong(s)
     coll_res = coll_runs(s)
     # instructions per message by stage (callgrind: repeatable where seconds are not)
-    ipm_rows = []
+    ipm_rows, ipm_att = [], None
     if shutil.which("valgrind") is None:
         s.missing.append("bench/ipm.py (valgrind not installed)")
     else:
@@ -1601,8 +1618,16 @@ def main():
                         # others would fail the same way (six of them took minutes)
                         s.missing += [f"bench/ipm.py --tests {u}" for u in tests[i + 1:]]
                         break
+            # the attached process's put beside the same put in one process (#24)
+            vni = os.path.join(args.build, "pmd-test", "vni", "test_vni_mu")
+            if ipm_rows and os.access(vni, os.X_OK):
+                try:
+                    ipm_att = ipm.measure_attached(vni, 2000 if args.quick else 20000, tmp)
+                except (RuntimeError, subprocess.SubprocessError) as e:
+                    print(f"bench: ipm attached: {e}", file=sys.stderr)
+                    s.missing.append("bench/ipm.py --tests attached")
         s.commands.append("bench/ipm.py --tests put_rate,fifo_rate,get_lat,put_lat,fifo_lat,"
-                          "reflect_lat -n "
+                          "reflect_lat,attached -n "
                           f"{2000 if args.quick else 20000}")
 
     def row(sec, test, size):
@@ -1658,6 +1683,14 @@ def main():
                        " | ".join(f"{r['stages'].get(k, 0):.0f}" for k in stages) + " |")
         out.append("")
         out.append(IPM_NOTE)
+    if ipm_att is not None:
+        out.append("")
+        out.append("A 64 B put from a process attached to the VNI service beside the same put "
+                   "in one process (`bench/ipm.py --tests attached`: `test_vni_mu measure "
+                   "attached|inproc`, the engines, the service and the poster in one thread; "
+                   "the ratio leaves out the service's socket look and the reliability timers, "
+                   "which follow the clock):\n")
+        out.extend(ipm.attached_markdown(ipm_att))
     out.append("")
     out.extend(line_rate_table(lr))
     out.append("## Peers on the same machine, same run\n")

@@ -34,6 +34,8 @@ svc_cmdq_take(struct vif *v, struct trd_vni_cmd *out, unsigned int max)
 
 	if (avail > mask) /* more than the capacity (size - 1): the header was overwritten */
 		return -EPROTO;
+	if (avail == 0)
+		return 0;
 	avail = RTE_MIN(avail, max);
 	for (uint32_t i = 0; i < avail; i++) {
 		uint64_t w = ((const volatile uint64_t *)slots)[(v->cmd_cons + i) & mask];
@@ -44,12 +46,6 @@ svc_cmdq_take(struct vif *v, struct trd_vni_cmd *out, unsigned int max)
 	__atomic_store_n(&r->cons.head, v->cmd_cons, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->cons.tail, v->cmd_cons, __ATOMIC_RELEASE);
 	return (int)avail;
-}
-
-bool
-svc_cmdq_pending(const struct vif *v)
-{
-	return __atomic_load_n(&v->cmdq->prod.tail, __ATOMIC_ACQUIRE) != v->cmd_cons;
 }
 
 static int
@@ -95,6 +91,7 @@ svc_vif_cqe_raw(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t id
 		shutdown(v->sock, SHUT_RDWR);
 	}
 	v->wake = true;
+	s->wake_any = true;
 }
 
 void
@@ -151,6 +148,7 @@ svc_vif_cqe(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx, i
 		shutdown(v->sock, SHUT_RDWR); /* seen as a hang-up at the next socket look */
 	}
 	v->wake = true;
+	s->wake_any = true;
 }
 
 /* After a round: signal the processes that sleep and got completions. */
@@ -159,6 +157,9 @@ svc_vif_wake_all(struct trd_vni_svc *s)
 {
 	bool fenced = false;
 
+	if (!s->wake_any)
+		return;
+	s->wake_any = false;
 	for (unsigned int i = 0; i < s->n_ifs; i++) {
 		struct vif *v = s->ifs[i];
 		const uint64_t one = 1;

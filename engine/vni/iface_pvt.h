@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include <rte_ring.h>
+
 #include "service_pvt.h"
 
 /* Copy @p n bytes (a multiple of 8, both 8-byte aligned) the application may be writing at the
@@ -30,7 +32,15 @@ svc_shared_read(void *dst, const void *src, size_t n)
 
 /* iface.c: the queues */
 int svc_cmdq_take(struct vif *v, struct trd_vni_cmd *out, unsigned int max);
-bool svc_cmdq_pending(const struct vif *v);
+
+/* Has the process written a command the service has not taken? One load of its queue's
+ * producer index (the full round's svc_cmdq_take() checks it). */
+static inline bool
+svc_cmdq_pending(const struct vif *v)
+{
+	return __atomic_load_n(&v->cmdq->prod.tail, __ATOMIC_ACQUIRE) != v->cmd_cons;
+}
+
 void svc_vif_cqe_raw(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx,
 		     uint32_t len, uint64_t tag, uint32_t app, uint32_t proc, uint64_t data);
 void svc_vif_cqe(struct trd_vni_svc *s, struct vif *v, uint16_t kind, uint32_t idx, int32_t status,

@@ -42,10 +42,31 @@ _Static_assert(RTE_DIM(svc_stat_names) == TRD_VNI_SVC_STAT_MAX, "one name per st
 /* ------------------------------------------------------------------------------------------ */
 /* a round */
 
+/* Has a round nothing to do but look for protocol frames? No reply queued, no message
+ * scheduled, no collective, no timer due with a send waiting on it, no sweep due, no command
+ * in a live interface's queue (one load each: what the process wrote is checked by the full
+ * round that takes it). The injection FIFOs of attached processes are the core's. */
+static bool
+svc_quiet(const struct trd_vni_svc *s)
+{
+	if (s->n_preps != 0 || !TAILQ_EMPTY(&s->rr) || s->n_colls != 0 || s->now >= s->next_sweep ||
+	    (s->now >= s->next_timer &&
+	     (!TAILQ_EMPTY(&s->lists[L_TIMER]) || !TAILQ_EMPTY(&s->lists[L_DRAIN]))))
+		return false;
+	for (unsigned int i = 0; i < s->n_ifs; i++) {
+		const struct vif *v = s->ifs[i];
+
+		if (v != NULL && !v->dead && !v->broken && svc_cmdq_pending(v))
+			return false;
+	}
+	return true;
+}
+
 int
 trd_vni_svc_poll(struct trd_vni_svc *s)
 {
 	unsigned int work = 0;
+	bool quiet = false;
 
 	if (s == NULL)
 		return -EINVAL;
@@ -54,8 +75,18 @@ trd_vni_svc_poll(struct trd_vni_svc *s)
 		s->next_sock = s->now + SVC_SOCK_PERIOD_US;
 		work += svc_sock_events(s, 0);
 	}
-	work += svc_replies_flush(s);
+	/* every SVC_FULL_EVERY-th round is whole whatever, and so is one whose socket look
+	 * found something (a death among it): the messaging-unit watch (mu.c) and the
+	 * telemetry run in those */
+	quiet = work == 0 && (++s->rounds & (SVC_FULL_EVERY - 1)) != 0 && svc_quiet(s);
+	if (!quiet)
+		work += svc_replies_flush(s);
 	work += svc_rx_protocol(s);
+	if (quiet && work == 0) {
+		if (s->wake_any) /* (completions written by the core's callbacks) */
+			svc_vif_wake_all(s);
+		return 0;
+	}
 	for (unsigned int i = 0; i < s->n_ifs; i++) {
 		struct vif *v = s->ifs[i];
 

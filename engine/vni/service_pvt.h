@@ -68,6 +68,7 @@ extern int trd_vni_logtype;
 #define SVC_SOCK_PERIOD_US      50
 #define SVC_TIMER_PERIOD_US     20
 #define SVC_SWEEP_PERIOD_US     50000
+#define SVC_FULL_EVERY          16 /* a quiet round is whole once in this many (a power of 2) */
 #define SVC_REGISTER_TIMEOUT_US 1000000 /* a connection registers within this or is closed */
 #define SVC_TEL_PERIOD_US       10000   /* telemetry snapshots */
 #define SVC_N_MRS               256     /* memory regions per interface (one-sided access) */
@@ -341,7 +342,8 @@ struct trd_vni_svc {
 	struct rte_device *dma_dev[16]; /* the node's NICs that DMA from application memory */
 	unsigned int n_dma_dev;
 	uint64_t now, next_sock, next_timer, next_sweep;
-	struct vconn *conns; /* conf.max_conns connections not yet registered */
+	struct vconn *conns;  /* conf.max_conns connections not yet registered */
+	unsigned int n_conns; /* ... of them used */
 	uint64_t stat[TRD_VNI_SVC_STAT_MAX];
 	struct trd_vni_svc_owner *owners; /* the configuration's, copied */
 	uint32_t keys[1024];              /* message keys not yet used */
@@ -364,6 +366,8 @@ struct trd_vni_svc {
 	uint8_t *bounce; /* SVC_LOCAL_CHUNK bytes: one process's memory to another's (tx.c) */
 	struct vcoll colls[SVC_N_COLL]; /* by group mask (coll.c) */
 	unsigned int n_colls;
+	unsigned int rounds; /* trd_vni_svc_poll() calls, for SVC_FULL_EVERY */
+	bool wake_any;       /* an interface's wake is set (iface.c) */
 };
 
 /* What an interface's death ended (dispatch.c's svc_vif_gone(), for sock.c's log line). */

@@ -204,6 +204,15 @@ vif_kill(struct trd_vni_svc *s, struct vif *v, const char *why)
 /* ------------------------------------------------------------------------------------------ */
 /* registration */
 
+/* The slot of @p c is free again (s->n_conns: the socket look walks the table only when one
+ * is used). */
+static void
+conn_unuse(struct trd_vni_svc *s, struct vconn *c)
+{
+	c->used = false;
+	s->n_conns--;
+}
+
 static void
 conn_close(struct trd_vni_svc *s, struct vconn *c)
 {
@@ -212,7 +221,7 @@ conn_close(struct trd_vni_svc *s, struct vconn *c)
 	if (c->pidfd >= 0)
 		close(c->pidfd);
 	c->pidfd = -1;
-	c->used = false;
+	conn_unuse(s, c);
 }
 
 #ifndef SO_PEERPIDFD
@@ -488,7 +497,7 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 		return;
 	}
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
-	c->used = false;
+	conn_unuse(s, c);
 	pidfd = c->pidfd; /* ours now */
 	c->pidfd = -1;
 	any = req.proc == TRD_VNI_ANY;
@@ -661,6 +670,7 @@ sock_accept(struct trd_vni_svc *s)
 			continue;
 		}
 		c->used = true;
+		s->n_conns++;
 		c->fd = fd;
 		c->pid = cred.pid;
 		c->uid = (int64_t)cred.uid;
@@ -723,7 +733,8 @@ svc_sock_events(struct trd_vni_svc *s, int timeout_ms)
 		}
 		}
 	}
-	for (unsigned int i = 0; i < s->conf.max_conns; i++)
+	/* (none, once every process registered: no walk of the table at every look) */
+	for (unsigned int i = 0; i < s->conf.max_conns && s->n_conns != 0; i++)
 		if (s->conns[i].used && s->now > s->conns[i].deadline)
 			conn_close(s, &s->conns[i]);
 	return n > 0 ? (unsigned int)n : 0;

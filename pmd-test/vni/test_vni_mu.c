@@ -33,6 +33,10 @@
  *   test_vni_mu death    A dies with 200 descriptors in its FIFO: its interface is reclaimed
  *                        (its counter block and region given back: with room for two blocks
  *                        only, a third process gets one) and B's region holds only whole puts
+ *   test_vni_mu measure inproc|attached N   (not a test) N puts of 64 B, for bench/ipm.py
+ *   test_vni_mu measure rate|rate2 N        (not a test) the rate of N puts of 64 B from an
+ *                        attached process A, polling, to B on this engine or (rate2) on node
+ *                        1's, and how many engine rounds were idle
  */
 #include <errno.h>
 #include <poll.h>
@@ -796,6 +800,21 @@ ipm_loop_inproc(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 	} while (c > 0);
 }
 
+/* A forked child runs where the parent's main lcore was pinned (EAL's -l 0-1: CPU 0), on the
+ * engine's CPU: an attached process is not, it may run on any CPU but the engine's. */
+static void
+unpin(void)
+{
+	cpu_set_t set;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(&set);
+	for (long c = 1; c < n && c < CPU_SETSIZE; c++)
+		CPU_SET(c, &set);
+	if (n > 1 && sched_setaffinity(0, sizeof(set), &set) != 0)
+		perror("sched_setaffinity");
+}
+
 /* Two processes on the engine this process runs: A posts @p arg puts of 64 B inline into B's
  * region in batches of 32 and prints their rate (first post to its counter at 0). */
 static int
@@ -810,6 +829,7 @@ rate_a(void *arg)
 
 	if (v == NULL || child_read(p_b2a[0], &t, sizeof(t)) != 0)
 		return 110;
+	unpin();
 	memset(small, 0x77, sizeof(small));
 	for (unsigned int i = 0; i < 32; i++)
 		trd_desc_put(&d[i], coord_of(t.node), small, SMALL, t.key, i * SMALL, CTR, 0);
@@ -847,16 +867,26 @@ measure(const char *mode, unsigned int n)
 {
 	if (strcmp(mode, "rate") == 0 || strcmp(mode, "rate2") == 0) {
 		pid_t b = spawn(rate_b, NULL), a = spawn(rate_a, &n);
-		uint64_t rounds = 0, t0 = trd_time_us();
+		uint64_t rounds = 0, idle = 0, t0 = trd_time_us();
+		uint64_t pk0 = node_stat(TRD_STAT_TX_PKTS), bu0 = node_stat(TRD_STAT_TX_BUNDLES);
 		int st;
 
 		while (waitpid(a, &st, WNOHANG) != a) {
-			pump();
+			/* (pump(), counting the rounds in which the engines moved nothing) */
+			idle += trd_net_poll(net) == 0;
+			trd_vni_svc_poll(vs);
+			if (vs_n1 != NULL)
+				trd_vni_svc_poll(vs_n1);
 			rounds++;
 		}
-		printf("engine: %llu rounds in %llu us, %llu descriptors taken\n",
+		/* what bounds the rate: in an idle round the engines wait for A's next post */
+		printf("engine: %llu rounds in %llu us, %llu of them idle, %llu descriptors "
+		       "taken; node 0 sent %llu frames, %llu of them bundles\n",
 		       (unsigned long long)rounds, (unsigned long long)(trd_time_us() - t0),
-		       (unsigned long long)stat_of(TRD_VNI_SVC_STAT_MU_DESCS));
+		       (unsigned long long)idle,
+		       (unsigned long long)stat_of(TRD_VNI_SVC_STAT_MU_DESCS),
+		       (unsigned long long)(node_stat(TRD_STAT_TX_PKTS) - pk0),
+		       (unsigned long long)(node_stat(TRD_STAT_TX_BUNDLES) - bu0));
 		T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "process A: %d", st);
 		reap_ok(b, WAIT_US, "process B");
 		return;
@@ -914,7 +944,8 @@ main(int argc, char **argv)
 
 	if (argc != 2 && !(argc == 4 && strcmp(argv[1], "measure") == 0)) {
 		fprintf(stderr,
-			"usage: %s put|put2|wrap|hostile|race|death | measure inproc|attached N\n",
+			"usage: %s put|put2|wrap|hostile|race|death | measure "
+			"inproc|attached|rate|rate2 N\n",
 			argv[0]);
 		return 2;
 	}
@@ -925,6 +956,12 @@ main(int argc, char **argv)
 	b_on_n1 = strcmp(argv[1], "put2") == 0 || (argc == 4 && strcmp(argv[2], "rate2") == 0);
 	if (b_on_n1)
 		o.vc_n1 = &vc1;
+	/* measuring instructions (not the rates): an ack at every round, whatever the clock
+	 * did meanwhile (under callgrind a round takes tens of microseconds, at speed about
+	 * one: with the default delay of 20 us the acks a put pays for followed the machine's
+	 * speed, by 10% of the in-process put between runs) */
+	if (argc == 4 && (strcmp(argv[2], "attached") == 0 || strcmp(argv[2], "inproc") == 0))
+		o.ack_delay_us = 1;
 	vni_setup_with("vmu", b_on_n1 ? topo_text2 : topo_text, &o, &vc);
 	T_EQ(pipe(p_b2a), 0);
 	T_EQ(pipe(p_a2b), 0);

@@ -219,6 +219,7 @@ struct vni_setup_opt {
 	bool payload_crc;               /* payloads carry a CRC (for links that corrupt them) */
 	unsigned int coalesce;          /* every node's coalescing (0: the default) */
 	bool unreliable;                /* no sessions: frames lost are lost */
+	unsigned int ack_delay_us;      /* every node's (0: the default) */
 	struct trd_vni_svc_conf *vc_n1; /* non-NULL: a service on node 1 too, on sock_n1 */
 };
 
@@ -253,6 +254,7 @@ vni_setup_with(const char *name, const char *topo_text, const struct vni_setup_o
 	ncf.payload_crc = o->payload_crc;
 	ncf.coalesce = o->coalesce;
 	ncf.unreliable = o->unreliable;
+	ncf.ack_delay_us = o->ack_delay_us;
 	net = trd_net_from_topo(topo, &nc);
 	T_ASSERT(net != NULL, "trd_net_from_topo: %s", rte_strerror(rte_errno));
 	for (unsigned int r = 0; r < 3; r++)
