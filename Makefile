@@ -25,7 +25,12 @@ FUZZ_BUILD ?= build-fuzz
 # vni_pdump starts dpdk-dumpcap as a secondary process, which cannot map an ASan primary's
 # memory at the same addresses (ASan reserves them for its shadow); deb builds and installs the
 # Debian packages from the sources, with no sanitizer: once is enough.
-ASAN_SKIP ?= docs|packages|ipm_smoke|install|vni_pdump|deb
+# bench_partial and bench_text run bench/run.py (Python) on stub programs: no compiled code.
+# compare_smoke runs bench/compare.py on toroid-perf's in-process put_rate and put_lat, which
+# perf_smoke runs under ASan. perf_hosts_veth is toroid-perf --server/--client over af_packet
+# on a veth, paced and timed: routed runs --server/--client over af_packet under ASan (and -R),
+# perf_hosts_memif the pacing, --duration and --interval.
+ASAN_SKIP ?= docs|packages|ipm_smoke|install|vni_pdump|deb|bench_partial|bench_text|compare_smoke|perf_hosts_veth
 # DPDK's EAL keeps its memory until exit by design: no leak report. Any other finding fails.
 ASAN_ENV ?= ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
             UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

@@ -497,6 +497,16 @@ def start_server(cmd, env=None):
                  env={**os.environ, **(env or {})})
 
 
+def interrupt_group(p):
+    """SIGINT to P's process group, as Ctrl-C would send it: the shell that spawn() runs the
+    command in waits for the command and does not pass a signal on, so SIGINT to the shell
+    alone leaves the engine running until stop_server()'s grace is over."""
+    try:
+        os.killpg(p.pid, signal.SIGINT)
+    except ProcessLookupError:
+        pass
+
+
 def stop_server(p, grace=10):
     """Wait up to GRACE seconds for the server to end by itself (none when interrupted), then
     kill its group."""
@@ -798,7 +808,7 @@ def npmpi(suite):
                         sh(cmd, timeout=600)
                 finally:
                     if srv is not None:
-                        srv.send_signal(signal.SIGINT)
+                        interrupt_group(srv)
                         stop_server(srv, grace=10)
                 r = np_parse(out)
                 if 64 in r and upper in r:
@@ -861,7 +871,7 @@ def mpi_programs(suite):
                         out = sh(cmd, timeout=300) if bad is None else ""
                     finally:
                         if srv is not None:
-                            srv.send_signal(signal.SIGINT)
+                            interrupt_group(srv)
                             stop_server(srv, grace=10)
                     got = [r for r in json_lines(out) if r.get("errors") == 0]
                     if not got:
@@ -1101,7 +1111,7 @@ def fi_pingpong(suite):
                 p50.append(got[0]["p50"])
             res["vni"] = {"avg": spread(avg), "p50": spread(p50)}
         finally:
-            eng.send_signal(signal.SIGINT)
+            interrupt_group(eng)
             stop_server(eng, grace=10)
             res["load"].append(os.getloadavg()[0])
     return res

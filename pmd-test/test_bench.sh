@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# bench/run.py with stubs of toroid-perf, sockperf and ucx_perftest that give no figure:
+# bench/run.py with stubs of toroid-perf, sockperf, ucx_perftest, mpicc, mpirun and NPopenmpi
+# that give no figure:
 #  - a run that completes without figures exits non-zero, leaves --out unwritten and leaves
 #    no server running (the sockperf server stub records its pid and would sleep for minutes);
 #  - SIGTERM while the sockperf server and its ping-pong client run, and SIGINT while the
@@ -67,29 +68,40 @@ exit 1
 STUB
 	printf '#!/bin/sh\nexit 1\n' >"$T/bin/ucx_perftest"
 	printf '#!/bin/sh\necho "# UCT version=stub"\n' >"$T/bin/ucx_info"
+	# Open MPI and NetPIPE give no figure either: the real ones (installed by make) would run
+	# the TCP halves of the MPI sections for a minute and prove nothing more here
+	for f in mpicc mpirun NPopenmpi; do
+		printf '#!/bin/sh\nexit 1\n' >"$T/bin/$f"
+	done
 	chmod +x "$T/build/apps/toroid-perf/toroid-perf" "$T/bin/"*
 }
 
-# fi_stubs MODE: toroid-node (makes its socket, sleeps), libtoroid-fi.so, toroid-vni-perf
-# (fails), fi_pingpong: "none" server and client fail at once; "hang" the server listens on
-# its -B port and the client sleeps, each recording its pid
+# fi_stubs MODE: toroid-node (listens on its VNI socket and ends on SIGINT, as the engine
+# does: bench/run.py waits for both), libtoroid-fi.so, toroid-vni-perf (fails), fi_pingpong:
+# "none" server and client fail at once; "hang" the server listens on its -B port and the
+# client sleeps, each recording its pid
 fi_stubs() {
 	stubs none
 	mkdir -p "$T/build/apps/toroid-node" "$T/build/apps/toroid-vni-perf" "$T/build/libfabric"
 	: >"$T/build/libfabric/libtoroid-fi.so"
 	cat >"$T/build/apps/toroid-node/toroid-node" <<STUB
-#!/bin/sh
-while [ \$# -gt 0 ]; do [ "\$1" = --vni-socket ] && : >"\$2"; shift; done
-echo \$\$ >"$T/fi-node.pid"
-exec sleep 300
+#!/usr/bin/env python3
+import os, signal, socket, sys, time
+signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
+a = sys.argv[1:]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(a[a.index("--vni-socket") + 1])
+s.listen()
+open("$T/fi-node.pid", "w").write(str(os.getpid()))
+time.sleep(300)
 STUB
 	printf '#!/bin/sh\nexit 1\n' >"$T/build/apps/toroid-vni-perf/toroid-vni-perf"
-	cat >"$T/bin/fi_pingpong" <<STUB
+	# (a shell stub when it fails at once: the section starts it some 50 times)
+	printf '#!/bin/sh\nexit 1\n' >"$T/bin/fi_pingpong"
+	[ "$1" = hang ] && cat >"$T/bin/fi_pingpong" <<STUB
 #!/usr/bin/env python3
 import os, socket, sys, time
 a = sys.argv[1:]
-if "$1" != "hang":
-    sys.exit(1)
 if a[-1] != "127.0.0.1":
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -60,8 +60,8 @@ def makefile_packages(path, var="PACKAGES"):
     return m.group(1).split()
 
 
-def installed_closure(roots):
-    """Packages apt installs for `roots`, plus the Essential ones, from dpkg's database."""
+def dpkg_database():
+    """(depends, provides, essential) of the installed packages, read once from dpkg."""
     out = subprocess.run(
         ["dpkg-query", "-W", "-f=${Package}\t${Essential}\t${Status}\t${Depends}\t"
          "${Pre-Depends}\t${Provides}\t${Priority}\n"], capture_output=True, text=True,
@@ -81,6 +81,12 @@ def installed_closure(roots):
         deps[name] = firsts
         for p in filter(None, (x.strip() for x in f[5].split(","))):
             provides.setdefault(p.split()[0], []).append(name)
+    return deps, provides, essential
+
+
+def installed_closure(roots, db):
+    """Packages apt installs for `roots`, plus the Essential ones (db: dpkg_database())."""
+    deps, provides, essential = db
     todo = list(roots) + sorted(essential)
     seen = set()
     while todo:
@@ -255,33 +261,87 @@ def scan():
     return found
 
 
-def owner(path):
-    for p in (path, os.path.realpath(path)):
-        r = subprocess.run(["dpkg", "-S", p], capture_output=True, text=True)
-        if r.returncode == 0:
-            return first_owner(r.stdout)
-        # /bin is a symlink to /usr/bin on merged-/usr systems: dpkg may know the other name
-        alt = p[4:] if p.startswith("/usr/") else "/usr" + p
-        r = subprocess.run(["dpkg", "-S", alt], capture_output=True, text=True)
-        if r.returncode == 0:
-            return first_owner(r.stdout)
-    return None
+def other_name(path):
+    """/bin is a symlink to /usr/bin on merged-/usr systems: dpkg may know the other name."""
+    return path[4:] if path.startswith("/usr/") else "/usr" + path
 
 
-def first_owner(out):
-    for line in out.splitlines():
-        if not line.startswith("diversion by"):
-            return line.split(":")[0].split(",")[0].strip()
-    return None
+def owners(paths):
+    """{path: the package that owns it} for the PATHS some package owns: one `dpkg -S` for
+    all of them (each call reads dpkg's whole file list), each path tried as given, then
+    under its other /usr name, then the same for the file it links to."""
+    tries = {p: [p, other_name(p), os.path.realpath(p), other_name(os.path.realpath(p))]
+             for p in paths}
+    names = sorted({t for ts in tries.values() for t in ts})
+    found = {}
+    if names:
+        # exit 1 when some name is no package's: the others are still listed
+        out = subprocess.run(["dpkg", "-S"] + names, capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("diversion by") or ": " not in line:
+                continue
+            pkgs, name = line.rsplit(": ", 1)
+            found.setdefault(name, pkgs.split(":")[0].split(",")[0].strip())
+    res = {}
+    for p, ts in tries.items():
+        pkg = next((found[t] for t in ts if t in found), None)
+        if pkg is not None:
+            res[p] = pkg
+    return res
+
+
+def resolve():
+    """What the check needs from this machine, found once: {program path: [where used]},
+    {program path: its package}, dpkg's database and the Makefile's BENCH_PACKAGES."""
+    programs = {}
+    for word, where in scan():
+        path = program_path(word)
+        if path is None or os.path.basename(path) in BOOTSTRAP:
+            continue
+        programs.setdefault(path, []).append(where)
+    return {"programs": programs, "owners": owners(programs), "db": dpkg_database(),
+            "bench": makefile_packages(os.path.join(ROOT, "Makefile"), "BENCH_PACKAGES")}
+
+
+def check(res, pkgs, without=(), verbose=False):
+    """The check of the programs RES (resolve()) against PKGS less WITHOUT: (exit status,
+    the text it prints)."""
+    pkgs = [p for p in pkgs if p not in without]
+    closure = installed_closure(pkgs, res["db"])
+    # make bench installs its peers (BENCH_PACKAGES) too: they count for bench/ alone
+    bench_closure = installed_closure(pkgs + res["bench"], res["db"])
+    out = []
+    bad = 0
+    owned = {}
+    for path, wheres in sorted(res["programs"].items()):
+        pkg = res["owners"].get(path)
+        if pkg is None:
+            continue  # not from a package: the project's own files, or a local install
+        owned[path] = pkg
+        ok = pkg in closure or (all(w.startswith("bench/") for w in wheres) and
+                                pkg in bench_closure)
+        if verbose or not ok:
+            out.append(f"{'ok ' if ok else 'MISSING'} {os.path.basename(path):<22} {pkg:<22} "
+                       f"used at {', '.join(sorted(set(wheres))[:3])}")
+        if not ok:
+            bad += 1
+    out.append(f"check-packages: {len(owned)} programs from {len(set(owned.values()))} "
+               f"packages, {bad} not installed by PACKAGES" +
+               (f" (without {' '.join(without)})" if without else ""))
+    if bad:
+        out.append("check-packages: add the package(s) named MISSING to PACKAGES in the Makefile")
+    return (1 if bad else 0), "".join(line + "\n" for line in out)
 
 
 def self_test():
-    """The check passes as the Makefile stands, and catches each package dropped from it."""
-    me = os.path.abspath(__file__)
+    """The check passes as the Makefile stands, and catches each package dropped from it.
+    The programs and their packages are found once; each case is the check on them."""
     fails = 0
-    r = subprocess.run([sys.executable, me], capture_output=True, text=True)
-    print(r.stdout, end="")
-    if r.returncode != 0:
+    res = resolve()
+    pkgs = makefile_packages(os.path.join(ROOT, "Makefile"))
+    rc, text = check(res, pkgs)
+    print(text, end="")
+    if rc != 0:
         print("FAIL: a program the tests run comes from a package PACKAGES does not install")
         fails += 1
     # each of these packages provides a program some test runs: dropping it must be caught
@@ -291,13 +351,12 @@ def self_test():
             print(f"FAIL: {prog} is not installed (package {pkg}): run `make deps` first")
             fails += 1
             continue
-        r = subprocess.run([sys.executable, me, "--without", pkg], capture_output=True,
-                           text=True)
-        if r.returncode == 1 and re.search(rf"^MISSING {re.escape(prog)} ", r.stdout, re.M):
+        rc, text = check(res, pkgs, without=[pkg])
+        if rc == 1 and re.search(rf"^MISSING {re.escape(prog)} ", text, re.M):
             print(f"ok: without {pkg} in PACKAGES the check fails on {prog}")
         else:
             print(f"FAIL: without {pkg} in PACKAGES the check did not name {prog} "
-                  f"(exit {r.returncode}):\n{r.stdout}{r.stderr}")
+                  f"(exit {rc}):\n{text}")
             fails += 1
     print(f"packages: {4 + 1 - fails} passed, {fails} failed")
     return 1 if fails else 0
@@ -312,43 +371,15 @@ def main():
                     help="the test: the check passes, and fails when a package the tests "
                     "need is dropped from the list")
     a = ap.parse_args()
-    if a.self_test:
-        return self_test()
     if shutil.which("dpkg-query") is None:
         print("check-packages: no dpkg-query: not a Debian system", file=sys.stderr)
         return 2
+    if a.self_test:
+        return self_test()
     pkgs = a.packages.split() if a.packages else makefile_packages(os.path.join(ROOT, "Makefile"))
-    pkgs = [p for p in pkgs if p not in a.without]
-    closure = installed_closure(pkgs)
-    # make bench installs its peers (BENCH_PACKAGES) too: they count for bench/ alone
-    bench_closure = installed_closure(
-        pkgs + makefile_packages(os.path.join(ROOT, "Makefile"), "BENCH_PACKAGES"))
-    programs = {}
-    for word, where in scan():
-        path = program_path(word)
-        if path is None or os.path.basename(path) in BOOTSTRAP:
-            continue
-        programs.setdefault(path, []).append(where)
-    bad = 0
-    owners = {}
-    for path, wheres in sorted(programs.items()):
-        pkg = owner(path)
-        if pkg is None:
-            continue  # not from a package: the project's own files, or a local install
-        owners[path] = pkg
-        ok = pkg in closure or (all(w.startswith("bench/") for w in wheres) and
-                                pkg in bench_closure)
-        if a.verbose or not ok:
-            print(f"{'ok ' if ok else 'MISSING'} {os.path.basename(path):<22} {pkg:<22} "
-                  f"used at {', '.join(sorted(set(wheres))[:3])}")
-        if not ok:
-            bad += 1
-    print(f"check-packages: {len(owners)} programs from {len(set(owners.values()))} packages, "
-          f"{bad} not installed by PACKAGES" + (f" (without {' '.join(a.without)})"
-                                                if a.without else ""))
-    if bad:
-        print("check-packages: add the package(s) named MISSING to PACKAGES in the Makefile")
-    return 1 if bad else 0
+    rc, text = check(resolve(), pkgs, a.without, a.verbose)
+    print(text, end="")
+    return rc
 
 
 if __name__ == "__main__":
