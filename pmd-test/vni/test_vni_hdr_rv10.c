@@ -15,6 +15,11 @@
  *                             go: M0's release grants the header staging and its receive finds
  *                             it with the CTS in flight; it lands once, its first half in a
  *                             receive half its size (-EMSGSIZE), no second CTS
+ *   test_vni_hdr_rv10 claim   two headers claimed, then staged once M0 is received (claimed, they
+ *                             stay claimed): both sends complete; one is received by its handle
+ *                             byte-exact, the other dropped; no CTS into a receive
+ *   test_vni_hdr_rv10 wire    race with the sender on another engine (node 1): the CTS into
+ *                             staging crosses the wire while the receive is posted
  *   test_vni_hdr_rv10 sdie    the sender is killed as the CTS into staging leaves: staging is
  *                             given back, and the receive posted later is either the whole
  *                             message byte-exact or nothing (cancelled)
@@ -39,13 +44,12 @@
 
 #include "vni_test.h"
 
-#define KB     1024u
-#define M0_LEN (480 * KB) /* fills the receiver's 512 KiB share */
-#define A_LEN  (600 * KB) /* longer than the share */
-#define B_LEN  (64 * KB)
-#define N_CK   8
+#define KB    1024u
+#define A_LEN (600 * KB) /* longer than the share */
+#define B_LEN (64 * KB)
+#define N_CK  12
 
-enum { CK_M0 = 1, CK_A, CK_B, CK_RM0, CK_RA, CK_RB };
+enum { CK_M0 = 1, CK_A, CK_B, CK_RM0, CK_RA, CK_RB, CK_C, CK_CL1, CK_CL2, CK_DROP };
 
 /* One interface and the completions it took, by cookie. */
 struct ep {
@@ -53,16 +57,21 @@ struct ep {
 	bool seen[N_CK];
 	int st[N_CK];
 	uint32_t len[N_CK];
-	uint64_t tag[N_CK];
+	uint64_t tag[N_CK], claim[N_CK];
 	unsigned int dups;
 };
+
+/* fills the receiver's share: 512 KiB with two processes on its engine, 1 MiB with one
+ * (wire) */
+static uint32_t m0_len = 480 * KB;
+static bool wire; /* the sender on node 1's engine */
 
 static const struct trd_vni_addr snd = {.app = 1, .proc = 0}, rcv = {.app = 1, .proc = 1};
 
 static int
 ep_open(struct ep *e, uint32_t proc, bool ordered)
 {
-	struct trd_vni_conf c = {.socket = sock_path,
+	struct trd_vni_conf c = {.socket = wire && proc == 0 ? sock_n1 : sock_path,
 				 .app = 1,
 				 .proc = proc,
 				 .pool_size = 4 << 20,
@@ -102,6 +111,7 @@ ep_wait(struct ep *e, unsigned int ck, int ms)
 			e->st[k] = c[i].status;
 			e->len[k] = c[i].len;
 			e->tag[k] = c[i].tag;
+			e->claim[k] = c[i].claim;
 		}
 	}
 	return 0;
@@ -161,7 +171,8 @@ assert_clean(void)
 	uint64_t deadline = trd_time_us() + WAIT_US;
 
 	while ((stat_of(TRD_VNI_SVC_STAT_STAGING_USED) != 0 ||
-		stat_of(TRD_VNI_SVC_STAT_HDR_HELD) != 0 || stat_of(TRD_VNI_SVC_STAT_RX_USED) != 0) &&
+		stat_of(TRD_VNI_SVC_STAT_HDR_HELD) != 0 ||
+		stat_of(TRD_VNI_SVC_STAT_RX_USED) != 0) &&
 	       trd_time_us() < deadline)
 		pump();
 	T_ASSERT(stat_of(TRD_VNI_SVC_STAT_STAGING_USED) == 0, "staging_used %llu",
@@ -190,39 +201,79 @@ pump_exact(enum trd_vni_svc_stat k, uint64_t want)
 
 static int go[2], rep[2];
 
+enum { M_BIG, M_RACE, M_CLAIM };
+
+/* claim: two headers claimed, then staged once M0 is received; one received by its handle,
+ * byte-exact, the other dropped: 0, or the failing step */
+static int
+claim_part(struct ep *s, struct ep *r, uint8_t *rm0, uint8_t *rb)
+{
+	uint64_t h1, h2;
+
+	if (trd_vni_claim(r->v, snd, 3, 0, CK_CL1) != 0 ||
+	    trd_vni_claim(r->v, snd, 4, 0, CK_CL2) != 0 || ep_wait(r, CK_CL1, 10000) != 0 ||
+	    ep_wait(r, CK_CL2, 10000) != 0)
+		return 30;
+	h1 = r->claim[CK_CL1];
+	h2 = r->claim[CK_CL2];
+	if (r->st[CK_CL1] != 0 || r->len[CK_CL1] != B_LEN || h1 == 0 || r->st[CK_CL2] != 0 ||
+	    h2 == 0)
+		return 31;
+	if (recv_wait(r, 1, rm0, m0_len, CK_RM0, 10000) != 0 || !same(rm0, m0_len, 0x10))
+		return 32;
+	/* both fit now: claimed, they are staged all the same and their sends complete */
+	if (ep_wait(s, CK_B, 5000) != 0 || ep_wait(s, CK_C, 5000) != 0 || s->st[CK_B] != 0 ||
+	    s->st[CK_C] != 0)
+		return 33;
+	if (trd_vni_recv_claimed(r->v, h1, rb, B_LEN, -1, CK_RB) != 0 ||
+	    ep_wait(r, CK_RB, 10000) != 0 || r->st[CK_RB] != 0 || r->len[CK_RB] != B_LEN ||
+	    !same(rb, B_LEN, 0x30))
+		return 34;
+	if (trd_vni_discard(r->v, h2, CK_DROP) != 0 || ep_wait(r, CK_DROP, 10000) != 0 ||
+	    r->st[CK_DROP] != 0)
+		return 35;
+	return 0;
+}
+
 static int
 both_app(void *arg)
 {
-	bool race = arg != NULL;
+	int mode = (int)(intptr_t)arg;
+	bool race = mode == M_RACE;
 	struct ep s, r;
 	uint8_t *rm0, *rb, c;
 	int st;
 
 	if (ep_open(&r, 1, false) != 0 || ep_open(&s, 0, true) != 0)
 		return 10;
-	rm0 = trd_vni_alloc(r.v, M0_LEN);
+	rm0 = trd_vni_alloc(r.v, m0_len);
 	rb = trd_vni_alloc(r.v, B_LEN);
 	if (rm0 == NULL || rb == NULL)
 		return 11;
-	if (send_pool(&s, 1, M0_LEN, 0x10, CK_M0) != 0 || ep_wait(&s, CK_M0, 10000) != 0 ||
+	if (send_pool(&s, 1, m0_len, 0x10, CK_M0) != 0 || ep_wait(&s, CK_M0, 10000) != 0 ||
 	    s.st[CK_M0] != 0)
 		return 12; /* staged: complete */
-	if ((!race && send_pool(&s, 2, A_LEN, 0x20, CK_A) != 0) ||
-	    send_pool(&s, 3, B_LEN, 0x30, CK_B) != 0)
+	if ((mode == M_BIG && send_pool(&s, 2, A_LEN, 0x20, CK_A) != 0) ||
+	    send_pool(&s, 3, B_LEN, 0x30, CK_B) != 0 ||
+	    (mode == M_CLAIM && send_pool(&s, 4, B_LEN, 0x40, CK_C) != 0))
 		return 13;
 	if (child_read(go[0], &c, 1) != 0) /* the engine holds them as headers */
 		return 14;
-	if (race) {
+	if (mode == M_CLAIM) {
+		st = claim_part(&s, &r, rm0, rb);
+		if (st != 0)
+			return st;
+	} else if (race) {
 		/* both receives in one go: the second finds the message whose CTS M0's release
 		 * just sent; half its length: its first half, -EMSGSIZE */
-		if (trd_vni_recv(r.v, snd, 1, 0, rm0, M0_LEN, -1, CK_RM0) != 0 ||
+		if (trd_vni_recv(r.v, snd, 1, 0, rm0, m0_len, -1, CK_RM0) != 0 ||
 		    trd_vni_recv(r.v, snd, 3, 0, rb, B_LEN / 2, -1, CK_RB) != 0)
 			return 15;
 		c = 'p';
 		if (write(rep[1], &c, 1) != 1)
 			return 16;
 		if (ep_wait(&r, CK_RM0, 10000) != 0 || r.st[CK_RM0] != 0 ||
-		    !same(rm0, M0_LEN, 0x10))
+		    !same(rm0, m0_len, 0x10))
 			return 17;
 		if (ep_wait(&r, CK_RB, 10000) != 0 || r.st[CK_RB] != -EMSGSIZE ||
 		    r.len[CK_RB] != B_LEN || !same(rb, B_LEN / 2, 0x30))
@@ -234,8 +285,8 @@ both_app(void *arg)
 
 		if (ra == NULL)
 			return 20;
-		st = recv_wait(&r, 1, rm0, M0_LEN, CK_RM0, 10000);
-		if (st != 0 || !same(rm0, M0_LEN, 0x10))
+		st = recv_wait(&r, 1, rm0, m0_len, CK_RM0, 10000);
+		if (st != 0 || !same(rm0, m0_len, 0x10))
 			return 21;
 		/* the 64 KiB one fits the share now: its send completes with no receive */
 		if (ep_wait(&s, CK_B, 5000) != 0)
@@ -263,14 +314,15 @@ both_app(void *arg)
 }
 
 static void
-test_both(bool race)
+test_both(int mode)
 {
+	bool race = mode == M_RACE;
 	pid_t pid;
 	char c = 'g';
 
 	T_EQ(pipe(go), 0);
 	pipe_nb(rep);
-	pid = spawn(both_app, race ? (void *)1 : NULL);
+	pid = spawn(both_app, (void *)(intptr_t)mode);
 	pump_until_stat(TRD_VNI_SVC_STAT_HDR_ONLY, race ? 1 : 2);
 	T_EQ(write(go[1], &c, 1), 1);
 	if (race) {
@@ -278,8 +330,16 @@ test_both(bool race)
 		T_ASSERT(child_read(rep[0], &c, 1) == 0 && c == 'p', "no report from the child");
 	}
 	reap_ok(pid, WAIT_US, "the application");
-	T_ASSERT(stat_of(TRD_VNI_SVC_STAT_HDR_STAGED) == 1, "hdr_staged %llu, want 1",
-		 (unsigned long long)stat_of(TRD_VNI_SVC_STAT_HDR_STAGED));
+	T_ASSERT(stat_of(TRD_VNI_SVC_STAT_HDR_STAGED) == (mode == M_CLAIM ? 2u : 1u),
+		 "hdr_staged %llu", (unsigned long long)stat_of(TRD_VNI_SVC_STAT_HDR_STAGED));
+	if (mode == M_CLAIM)
+		T_ASSERT(stat_of(TRD_VNI_SVC_STAT_CLAIMS) == 2 &&
+				 stat_of(TRD_VNI_SVC_STAT_DISCARDS) == 1 &&
+				 stat_of(TRD_VNI_SVC_STAT_CTS_LATE) == 0,
+			 "claims %llu, discards %llu, cts_late %llu",
+			 (unsigned long long)stat_of(TRD_VNI_SVC_STAT_CLAIMS),
+			 (unsigned long long)stat_of(TRD_VNI_SVC_STAT_DISCARDS),
+			 (unsigned long long)stat_of(TRD_VNI_SVC_STAT_CTS_LATE));
 	if (race)
 		T_ASSERT(stat_of(TRD_VNI_SVC_STAT_CTS_LATE) == 0,
 			 "cts_late %llu: the receive granted the message a second time",
@@ -303,7 +363,7 @@ sender_app(void *arg)
 	(void)arg;
 	if (ep_open(&s, 0, false) != 0)
 		return 10;
-	if (send_pool(&s, 1, M0_LEN, 0x10, CK_M0) != 0 || ep_wait(&s, CK_M0, 10000) != 0 ||
+	if (send_pool(&s, 1, m0_len, 0x10, CK_M0) != 0 || ep_wait(&s, CK_M0, 10000) != 0 ||
 	    s.st[CK_M0] != 0)
 		return 11;
 	if (send_pool(&s, 3, B_LEN, 0x30, CK_B) != 0)
@@ -333,13 +393,13 @@ receiver_app(void *arg)
 	(void)arg;
 	if (ep_open(&r, 1, false) != 0)
 		return 10;
-	rm0 = trd_vni_alloc(r.v, M0_LEN);
+	rm0 = trd_vni_alloc(r.v, m0_len);
 	rb = trd_vni_alloc(r.v, B_LEN);
 	if (rm0 == NULL || rb == NULL || write(rep_r[1], &c, 1) != 1)
 		return 11;
 	if (child_read(go_r[0], &c, 1) != 0)
 		return 12;
-	if (recv_wait(&r, 1, rm0, M0_LEN, CK_RM0, 10000) != 0 || !same(rm0, M0_LEN, 0x10))
+	if (recv_wait(&r, 1, rm0, m0_len, CK_RM0, 10000) != 0 || !same(rm0, m0_len, 0x10))
 		return 13;
 	if (child_read(go_r[0], &c, 1) != 0) /* rdie: killed before this */
 		return 14;
@@ -406,22 +466,42 @@ static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 				"[node 1]\nx+ = 0\nx- = 1\n"
 				"[node 2]\nx+ = 0\nx- = 1\n";
 
+/* wire: the sender alone on node 1's engine, the receiver alone on node 0's (its share is the
+ * whole 1 MiB) */
+static const char topo_wire[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
+				"[node 0]\nprocs = 1:1\nx+ = 0\nx- = 1\n"
+				"[node 1]\nprocs = 1:0\nx+ = 0\nx- = 1\n"
+				"[node 2]\nx+ = 0\nx- = 1\n";
+
 int
 main(int argc, char **argv)
 {
-	struct trd_vni_svc_conf vc;
+	struct trd_vni_svc_conf vc, vc1;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s big|race|sdie|rdie\n", argv[0]);
+		fprintf(stderr, "usage: %s big|race|claim|sdie|rdie|wire\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
 	memset(&vc, 0, sizeof(vc));
-	vni_setup("vhdr10", topo_text, 1024, &vc);
-	if (strcmp(argv[1], "big") == 0)
-		test_both(false);
+	memset(&vc1, 0, sizeof(vc1));
+	wire = strcmp(argv[1], "wire") == 0;
+	if (wire) {
+		const struct vni_setup_opt o = {.rec_fifo_size = 1024, .vc_n1 = &vc1};
+
+		m0_len = 1000 * KB;
+		vni_setup_with("vhdr10w", topo_wire, &o, &vc);
+	} else {
+		vni_setup("vhdr10", topo_text, 1024, &vc);
+	}
+	if (wire)
+		test_both(M_RACE); /* the CTS into staging crosses the wire */
+	else if (strcmp(argv[1], "big") == 0)
+		test_both(M_BIG);
 	else if (strcmp(argv[1], "race") == 0)
-		test_both(true);
+		test_both(M_RACE);
+	else if (strcmp(argv[1], "claim") == 0)
+		test_both(M_CLAIM);
 	else if (strcmp(argv[1], "sdie") == 0)
 		test_death(true);
 	else if (strcmp(argv[1], "rdie") == 0)
