@@ -172,11 +172,19 @@ svc_stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len)
 void
 svc_rx_hdr_stage(struct trd_vni_svc *s, struct vif *v)
 {
-	struct vrx *x;
+	uint64_t share = s->stage.size / RTE_MAX(1u, s->n_live);
+	struct vrx *x, *xn;
 
-	while (!v->dead && (x = TAILQ_FIRST(&v->hdrs)) != NULL) {
-		int64_t off = stage_alloc(s, v, x->len, false);
+	for (x = TAILQ_FIRST(&v->hdrs); x != NULL && !v->dead; x = xn) {
+		int64_t off;
 
+		xn = TAILQ_NEXT(x, hq);
+		/* longer than the whole share: no staging ever takes it while this many
+		 * processes are attached, it waits for its receive; the ones behind it do not
+		 * wait on it (those that fit the share but not the room now do: oldest first) */
+		if (trd_vni_heap_round(x->len) > share)
+			continue;
+		off = stage_alloc(s, v, x->len, false);
 		if (off < 0)
 			return;
 		svc_rx_hdr_end(s, x);
