@@ -295,9 +295,10 @@ From the instructions-per-message table above (`bench/ipm.py`, callgrind on
   processes must hold a CPU at the same moment, and on 2 shared CPUs other work takes one away
   for milliseconds (measured in [toroid-perf.md](toroid-perf.md#figures-that-vary-between-runs));
   the results table gives its range.
-* **One node on 2 lcores (>= 1.6 x one lcore's 64 B put rate): met when the machine is
-  quiet** (1.92 x, raw DPDK 1.83 x, in a run of 2026-11-27 with nothing else running; the
-  targets above give this run's figure), not while other work holds a CPU (below). A node splits in two shares (lanes, [architecture.md](architecture.md#threading)),
+* **One node on 2 lcores (>= 1.6 x one lcore's 64 B put rate): met in some quiet runs, not
+  reliably** (two runs of `make bench` on 2026-11-27 with nothing else running: 1.92 x with
+  raw DPDK at 1.83 x, then 1.37 x, per-run 1.20 .. 2.02, with raw at 2.01 x; the targets
+  above give this run's figure), and not while other work holds a CPU (below). A node splits in two shares (lanes, [architecture.md](architecture.md#threading)),
   and `toroid-perf -- --shares 2 --baseline` measures two such nodes over a net_ring pair of
   two queue pairs, on one lcore, then on two (each lcore posts into its lane's FIFO and polls
   its share of both nodes: two busy threads in all), with raw DPDK on the same queues and
