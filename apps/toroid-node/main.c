@@ -577,11 +577,17 @@ print_stats(double t, double dt, bool total)
 					       ",\"tx_pkts_shared\":%" PRIu64
 					       ",\"tx_bytes\":%" PRIu64 ",\"rx_msgs\":%" PRIu64
 					       ",\"rx_bytes\":%" PRIu64 ",\"naks\":%" PRIu64
-					       ",\"staged_bytes\":%" PRIu64 "}",
+					       ",\"staged_bytes\":%" PRIu64 ",\"tx_ready\":%u,"
+					       "\"tx_wait\":%u,\"tx_backoff\":%u,\"tx_drain\":%u,"
+					       "\"tx_hold\":%u,\"recvs_posted\":%u,\"rx_held\":%u,"
+					       "\"rx_hdr\":%u,\"cmds_queued\":%u,\"in_round\":%u}",
 					       k ? "," : "", fi.app, fi.proc, fi.pid, fi.dead,
 					       fi.tx_msgs, fi.tx_pkts, fi.tx_pkts_shared,
 					       fi.tx_bytes, fi.rx_msgs, fi.rx_bytes, fi.naks,
-					       fi.staged_bytes);
+					       fi.staged_bytes, fi.tx_ready, fi.tx_wait,
+					       fi.tx_backoff, fi.tx_drain, fi.tx_hold,
+					       fi.recvs_posted, fi.rx_held, fi.rx_hdr,
+					       fi.cmds_queued, fi.in_round);
 				}
 				printf("]}\n");
 				continue;
