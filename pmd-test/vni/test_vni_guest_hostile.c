@@ -196,15 +196,6 @@ zero(const struct me *m, uint64_t from, uint64_t to)
 	return 0;
 }
 
-static uint64_t
-node_stat(enum trd_node_stat k)
-{
-	struct trd_node_stats st;
-
-	T_EQ(trd_node_stats_get(nd[0], &st), 0);
-	return st.stat[k];
-}
-
 /* ---- fill ---- */
 
 #define FILL_N 100

@@ -230,16 +230,6 @@ put_a(void *arg)
 	return 0;
 }
 
-/* Node 0's statistic @p k (the core's). */
-static uint64_t
-node_stat(enum trd_node_stat k)
-{
-	struct trd_node_stats st;
-
-	T_EQ(trd_node_stats_get(nd[0], &st), 0);
-	return st.stat[k];
-}
-
 /* Descriptors node 0's service posted into its engine FIFO (its reply FIFO, 1). */
 static uint64_t
 rep_descs(void)

@@ -71,6 +71,16 @@ stat_of(enum trd_vni_svc_stat k)
 	return stat_on(0, k);
 }
 
+/* Node 0's statistic @p k (the core's, beside the service's of stat_of()). */
+static inline uint64_t
+node_stat(enum trd_node_stat k)
+{
+	struct trd_node_stats st;
+
+	T_EQ(trd_node_stats_get(nd[0], &st), 0);
+	return st.stat[k];
+}
+
 /* Pump until @p k reaches @p want or @p us passed, then a little more. */
 static inline void
 pump_for_stat(enum trd_vni_svc_stat k, uint64_t want, uint64_t us)
