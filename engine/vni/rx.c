@@ -389,13 +389,9 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 			nak(s, src, h, -ENOSPC);
 			return false;
 		}
-		x->soff = off;
-		x->rkey = trd_mr_key(s->stage_mr);
-		x->roff = (uint64_t)off;
+		svc_rx_stage_at(s, x, off);
 		TAILQ_INSERT_TAIL(&v->uq, x, uq);
 		x->in_uq = true;
-		ST(s, STAGED)++;
-		ST(s, STAGED_BYTES) += h->len;
 	}
 	if (hn != NULL)
 		hn->used = false;

@@ -133,13 +133,18 @@ svc_rx_lookup(struct trd_vni_svc *s, uint32_t id, uint32_t src_rank, uint32_t ms
 /* Staging for a message to @p v, within its share: no destination holds more than the staging
  * area divided by the interfaces attached, so one process that never receives cannot take
  * the room its neighbours' messages need. -1 when it does not fit. */
+static uint64_t
+stage_share(const struct trd_vni_svc *s)
+{
+	return s->stage.size / RTE_MAX(1u, s->n_live);
+}
+
 static int64_t
 stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len, bool count)
 {
-	uint64_t share = s->stage.size / RTE_MAX(1u, s->n_live);
 	int64_t off;
 
-	if (v->staged + trd_vni_heap_round(len) > share) {
+	if (v->staged + trd_vni_heap_round(len) > stage_share(s)) {
 		if (count)
 			ST(s, NAK_SHARE)++;
 		return -1;
@@ -162,6 +167,18 @@ svc_stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len)
 	return stage_alloc(s, v, len, true);
 }
 
+/* Message @p x granted staging at @p off (svc_stage_alloc()): where its sender's data goes,
+ * counted as staged. */
+void
+svc_rx_stage_at(struct trd_vni_svc *s, struct vrx *x, int64_t off)
+{
+	x->soff = off;
+	x->rkey = trd_mr_key(s->stage_mr);
+	x->roff = (uint64_t)off;
+	ST(s, STAGED)++;
+	ST(s, STAGED_BYTES) += x->len;
+}
+
 /* Messages to @p v held as their header only, oldest first, granted staging once it has room
  * for them (its process received, so its share freed; a process left, so every share grew;
  * another's staging freed): a CTS into staging, as an RTS that found room at once gets, and
@@ -172,7 +189,7 @@ svc_stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len)
 void
 svc_rx_hdr_stage(struct trd_vni_svc *s, struct vif *v)
 {
-	uint64_t share = s->stage.size / RTE_MAX(1u, s->n_live);
+	uint64_t share = stage_share(s);
 	struct vrx *x, *xn;
 
 	for (x = TAILQ_FIRST(&v->hdrs); x != NULL && !v->dead; x = xn) {
@@ -189,12 +206,8 @@ svc_rx_hdr_stage(struct trd_vni_svc *s, struct vif *v)
 			return;
 		svc_rx_hdr_end(s, x);
 		x->ungranted = false;
-		x->soff = off;
-		x->rkey = trd_mr_key(s->stage_mr);
-		x->roff = (uint64_t)off;
+		svc_rx_stage_at(s, x, off);
 		ST(s, HDR_STAGED)++;
-		ST(s, STAGED)++;
-		ST(s, STAGED_BYTES) += x->len;
 		svc_send_cts(s, x);
 	}
 }

@@ -54,6 +54,7 @@ void svc_rx_answer(struct trd_vni_svc *s, const struct vrx *x, uint8_t type, int
 struct vrx *svc_rx_lookup(struct trd_vni_svc *s, uint32_t id, uint32_t src_rank, uint32_t msg,
 			  uint32_t key);
 int64_t svc_stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len);
+void svc_rx_stage_at(struct trd_vni_svc *s, struct vrx *x, int64_t off);
 void svc_rx_fill(struct vrx *x, uint32_t src_rank, struct trd_coord src,
 		 const struct trd_vw_hdr *h);
 void svc_send_cts(struct trd_vni_svc *s, struct vrx *x);
