@@ -56,8 +56,8 @@ ethdev_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 	return rte_eth_rx_burst(l->port, l->queue, pkts, n);
 }
 
-static void
-ethdev_close(struct trd_link *l)
+void
+trd_link_ethdev_close(struct trd_link *l)
 {
 	if (!l->owns_port)
 		return;
@@ -71,7 +71,7 @@ static const struct trd_link_ops ethdev_ops = {
 	.name = "ethdev",
 	.tx = ethdev_tx,
 	.rx = ethdev_rx,
-	.close = ethdev_close,
+	.close = trd_link_ethdev_close,
 };
 
 /* Software PMDs that pass mbuf chains through without advertising MULTI_SEGS. */
@@ -570,7 +570,15 @@ trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_conf *conf, struct 
 	}
 	if (rte_eth_dev_get_name_by_port(port_id, name) != 0)
 		snprintf(name, sizeof(name), "port%u", port_id);
-	l = link_alloc(name, TRD_LINK_ETHDEV, &ethdev_ops);
+	/* memif: bursts under the guard (guard.c), where a dying peer cannot kill the engine */
+	if (strcmp(info.driver_name, "net_memif") == 0 && trd_link_guard_install() != 0)
+		LINK_LOG(WARNING,
+			 "%s: no burst guard (sigaction failed): a memif peer that dies "
+			 "during a burst can crash this process",
+			 name);
+	l = link_alloc(name, TRD_LINK_ETHDEV,
+		       strcmp(info.driver_name, "net_memif") == 0 ? &trd_link_memif_ops
+								  : &ethdev_ops);
 	if (l == NULL)
 		return NULL;
 	l->port = port_id;
@@ -898,6 +906,7 @@ trd_link_stats_get(const struct trd_link *l, struct trd_link_stats *st)
 	st->rx_pkts = __atomic_load_n(&l->rx_pkts, __ATOMIC_RELAXED);
 	st->rx_bytes = __atomic_load_n(&l->rx_bytes, __ATOMIC_RELAXED);
 	st->fwd_pkts = __atomic_load_n(&l->fwd_pkts, __ATOMIC_RELAXED);
+	st->port_faults = __atomic_load_n(&l->port_faults, __ATOMIC_RELAXED);
 	st->pending = __atomic_load_n(&l->pend_tail, __ATOMIC_RELAXED) -
 		      __atomic_load_n(&l->pend_head, __ATOMIC_RELAXED);
 	st->dir = l->dir;

@@ -4,6 +4,7 @@
 #ifndef TRD_LINK_PVT_H
 #define TRD_LINK_PVT_H
 
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -123,5 +124,15 @@ struct rte_ring *trd_link_ring_make(const char *name, const char *sfx, unsigned 
 /* capture.c: frames into the pcapng file */
 void trd_capture_frames(struct trd_capture *c, const struct trd_link *l, const char *ifname,
 			struct rte_mbuf *const *pkts, unsigned int nb, bool outbound);
+
+/* The burst guard (guard.c): the jump buffer of the burst under way on this thread, NULL when
+ * none; a fault while it is set returns to its sigsetjmp. */
+extern _Thread_local sigjmp_buf *trd_link_guard_env;
+/* Install the process's SIGSEGV/SIGBUS handler (once). @return 0 or a negative errno. */
+int trd_link_guard_install(void);
+/* net_memif links: ethdev bursts under the guard (guard.c). */
+extern const struct trd_link_ops trd_link_memif_ops;
+/* Stop and close a port the link owns (link.c). */
+void trd_link_ethdev_close(struct trd_link *l);
 
 #endif /* TRD_LINK_PVT_H */

@@ -242,6 +242,8 @@ tel_links_held(struct trd_node *node, unsigned int index, struct rte_tel_data *d
 		rte_tel_data_add_dict_u64(e, "rx_bytes", st.rx_bytes);
 		rte_tel_data_add_dict_u64(e, "fwd_pkts", st.fwd_pkts);
 		rte_tel_data_add_dict_u64(e, "pending", st.pending);
+		if (port >= 0)
+			rte_tel_data_add_dict_u64(e, "port_faults", st.port_faults);
 		if (st.ip) {
 			rte_tel_data_add_dict_u64(e, "encap_drops", st.encap_drops);
 			rte_tel_data_add_dict_u64(e, "arp_requests", st.arp_requests);

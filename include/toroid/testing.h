@@ -45,6 +45,13 @@ int trd_link_impair(struct trd_link *link, const struct trd_impair_conf *conf);
 int trd_node_impair(struct trd_node *node, const struct trd_impair_conf *conf);
 
 /**
+ * Read the byte at @p p into @p out under the burst guard that net_memif bursts run under
+ * (engine/link/guard.c): a fault returns -EFAULT instead of killing the process. For the
+ * guard's own test. @return 0, -EFAULT, -EINVAL, or the negative errno of sigaction.
+ */
+int trd_link_guard_probe(const volatile uint8_t *p, uint8_t *out);
+
+/**
  * The @p i-th live node of this process (creation order), or NULL: the index the telemetry's
  * NODE parameter takes (engine/core/api/core_api.h declares it for the telemetry layer).
  */

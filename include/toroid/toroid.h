@@ -464,6 +464,9 @@ struct trd_link_stats {
 	uint32_t arp_pending;   /**< next hops wanted and not resolved now */
 	uint32_t ip_held;       /**< frames held now while ARP asks for their next hop */
 	uint64_t ip_held_drops; /**< frames dropped: their next hop's hold was full */
+	uint64_t port_faults;   /**< net_memif bursts abandoned because the peer went away and
+				 * the driver unmapped its memory mid-burst (the packets of
+				 * that burst are lost; the engine lives on) */
 };
 
 /** Read a link's counters. @return 0 or -EINVAL. */

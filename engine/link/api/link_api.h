@@ -90,6 +90,7 @@ struct trd_link {
 	uint64_t rx_pkts;
 	uint64_t rx_bytes;
 	uint64_t fwd_pkts;
+	uint64_t port_faults; /**< bursts abandoned: the port's memory went away under them */
 };
 
 /** Room left in the transmit buffer. */
