@@ -132,9 +132,9 @@ desc_check_local(const struct trd_node *n, const struct trd_desc *d, int rank)
 	return 0;
 }
 
-/* A descriptor whose like, following it in a burst, needs only desc_check_own(): a put or
- * memory-FIFO message with nothing that desc_check_local() checks against another field (a
- * shared payload's key, a verdict's id). */
+/* A descriptor whose like, following it in a burst, needs only the checks of struct own_rule:
+ * a put or memory-FIFO message with nothing that desc_check_local() checks against another
+ * field (a shared payload's key, a verdict's id). */
 static inline bool
 desc_kind_own(const struct trd_desc *d)
 {
@@ -142,32 +142,39 @@ desc_kind_own(const struct trd_desc *d)
 	       !(d->flags & (TRD_DF_PAYLOAD | TRD_DF_ACKREQ));
 }
 
-/* A descriptor that differs from the previous one of its burst only in the fields that are
- * its own (source, region offset, key, user word): the same op, flags, FIFO, destination,
- * counters and length. (Whether the previous one is of a kind desc_kind_own() admits is the
- * caller's: the op and flags compared equal, so it holds for both or neither.) */
-static inline bool
-desc_like_prev(const struct trd_desc *d, const struct trd_desc *prev)
-{
-	uint64_t a[2], b[2];
+/* The first 16 bytes of a descriptor (op, flags, fifo, n_slots, dst, rsvd0, inj_ctr, rec_ctr,
+ * len): a descriptor whose words equal the previous one's differs from it only in the fields
+ * that are its own (source, region offset, key, user word). */
+struct desc_words {
+	uint64_t w[2];
+};
 
-	/* op, flags, fifo, n_slots, dst, rsvd0, inj_ctr, rec_ctr, len: the first 16 bytes */
-	RTE_BUILD_BUG_ON(offsetof(struct trd_desc, len) + sizeof(d->len) != sizeof(a));
-	memcpy(a, d, sizeof(a));
-	memcpy(b, prev, sizeof(b));
-	return a[0] == b[0] && a[1] == b[1];
+static inline struct desc_words
+desc_words(const struct trd_desc *d)
+{
+	struct desc_words k;
+
+	RTE_BUILD_BUG_ON(offsetof(struct trd_desc, len) + sizeof(d->len) != sizeof(k.w));
+	memcpy(k.w, d, sizeof(k.w));
+	return k;
 }
 
 /* The checks of desc_check_local() on the fields of a put or memory-FIFO message that
- * desc_like_prev() does not compare. Returns 0 or -EINVAL. */
-static inline int
-desc_check_own(const struct trd_desc *d)
+ * desc_words() leaves out, worked out once from the descriptor that passed whole: its like
+ * (the same op, flags and length) is refused when its region offset passes roff_max (a put's
+ * offset + length would wrap) or, needing a source, it has none. */
+struct own_rule {
+	uint64_t roff_max;
+	bool need_src;
+};
+
+static inline struct own_rule
+own_rule_of(const struct trd_desc *d)
 {
-	if (d->op == TRD_OP_PUT && d->roff > UINT64_MAX - d->len)
-		return -EINVAL;
-	if (d->len != 0 && d->src == 0 && !(d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)))
-		return -EINVAL;
-	return 0;
+	return (struct own_rule){
+		.roff_max = d->op == TRD_OP_PUT ? UINT64_MAX - d->len : UINT64_MAX,
+		.need_src = d->len != 0 && !(d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)),
+	};
 }
 
 /* Slots a descriptor takes in the FIFO, and whether its data is copied now. */
@@ -219,7 +226,11 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 	struct rte_ring_zc_data z;
 	struct trd_node *n;
 	unsigned int total = 0, k = 0;
-	bool own = false; /* the previous descriptor passed whole and is of desc_kind_own() */
+	/* the words of the last descriptor that passed whole, one of them inverted when it is
+	 * not of desc_kind_own() (so that none matches) */
+	struct desc_words prev = {{0, 0}};
+	unsigned int sl = 0; /* its slots */
+	struct own_rule rule = {0, false};
 	int rc, rank = 0;
 
 	if (unlikely(f == NULL || (d == NULL && nd != 0)))
@@ -228,13 +239,18 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 	if (unlikely(nd > TRD_BULK_SLOTS))
 		return -E2BIG;
 	memset(slots, 0, nd); /* not the whole table: 53 instructions a lone post */
+	if (nd != 0) {        /* d[0] goes through the whole check: prev cannot match it */
+		prev = desc_words(&d[0]);
+		prev.w[1] = ~prev.w[1];
+	}
 	for (unsigned int i = 0; i < nd; i++) {
-		if (own && desc_like_prev(&d[i], &d[i - 1])) {
+		struct desc_words dw = desc_words(&d[i]);
+
+		if (dw.w[0] == prev.w[0] && dw.w[1] == prev.w[1]) {
 			/* a burst is mostly one kind of message to one node: what the previous
 			 * descriptor passed holds for this one; only its own fields are checked */
-			if (unlikely(desc_check_own(&d[i]) != 0))
+			if (unlikely(d[i].roff > rule.roff_max || (rule.need_src && d[i].src == 0)))
 				return -EINVAL;
-			slots[i] = slots[i - 1];
 		} else {
 			/* a burst mostly goes to one node: its destination is checked once */
 			if (i == 0 || d[i].dst.x != d[i - 1].dst.x ||
@@ -246,13 +262,19 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 			rc = desc_check_local(n, &d[i], rank);
 			if (unlikely(rc != 0))
 				return rc;
-			slots[i] = (uint8_t)desc_slots(n, &d[i]);
-			own = desc_kind_own(&d[i]);
+			sl = desc_slots(n, &d[i]);
+			rule = own_rule_of(&d[i]);
+			/* its like may follow with only its own fields checked if it is of
+			 * desc_kind_own(); else no descriptor matches prev */
+			prev = dw;
+			if (!desc_kind_own(&d[i]))
+				prev.w[1] = ~prev.w[1];
 		}
-		total += 1u + slots[i];
-		if (unlikely(total > TRD_BULK_SLOTS))
-			return -E2BIG;
+		slots[i] = (uint8_t)sl;
+		total += 1u + sl;
 	}
+	if (unlikely(total > TRD_BULK_SLOTS))
+		return -E2BIG;
 	if (unlikely(total == 0))
 		return 0;
 	if (unlikely(rte_ring_enqueue_zc_bulk_elem_start(f->ring, TRD_UNIT, total * TRD_UNITS, &z,
