@@ -23,8 +23,8 @@ static uint8_t *
 unmapped_page(void)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	uint8_t *p = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-			  0);
+	uint8_t *p =
+		mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	T_ASSERT(p != MAP_FAILED, "mmap: %s", strerror(errno));
 	T_EQ(munmap(p, (size_t)pg), 0);
@@ -108,7 +108,8 @@ main(void)
 	/* and the handler installed before the guard gets it */
 	st = fault_outside(true);
 	T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 42,
-		 "a fault outside the guard did not reach the earlier handler: wait status %#x", st);
+		 "a fault outside the guard did not reach the earlier handler: wait status %#x",
+		 st);
 	printf("test_guard: faults inside the guard returned, faults outside it were passed on\n");
 	return 0;
 }
