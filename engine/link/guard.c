@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
@@ -123,39 +124,37 @@ link_fault(struct trd_link *l, const char *what)
 			l->name, what);
 }
 
-/* net_memif bursts under the guard: a fault returns from sigsetjmp a second time. On rx the
+/* A net_memif burst under the guard: a fault returns from sigsetjmp a second time. On rx the
  * mbufs the driver had taken are lost; on tx every packet counts as taken (the driver may
- * have freed some: giving them back could free them twice). */
+ * have freed some: giving them back could free them twice). Never inlined (it calls
+ * sigsetjmp): its frame is the one the jump returns to. */
+static uint16_t
+memif_burst(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n, bool tx)
+{
+	sigjmp_buf env;
+	uint16_t done;
+
+	if (sigsetjmp(env, 0) != 0) {
+		link_fault(l, tx ? "tx" : "rx");
+		return tx ? n : 0;
+	}
+	trd_link_guard_env = &env;
+	done = tx ? rte_eth_tx_burst(l->port, l->queue, pkts, n)
+		  : rte_eth_rx_burst(l->port, l->queue, pkts, n);
+	trd_link_guard_env = NULL;
+	return done;
+}
+
 static uint16_t
 memif_tx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 {
-	sigjmp_buf env;
-	uint16_t sent;
-
-	if (sigsetjmp(env, 0) != 0) {
-		link_fault(l, "tx");
-		return n;
-	}
-	trd_link_guard_env = &env;
-	sent = rte_eth_tx_burst(l->port, l->queue, pkts, n);
-	trd_link_guard_env = NULL;
-	return sent;
+	return memif_burst(l, pkts, n, true);
 }
 
 static uint16_t
 memif_rx(struct trd_link *l, struct rte_mbuf **pkts, uint16_t n)
 {
-	sigjmp_buf env;
-	uint16_t got;
-
-	if (sigsetjmp(env, 0) != 0) {
-		link_fault(l, "rx");
-		return 0;
-	}
-	trd_link_guard_env = &env;
-	got = rte_eth_rx_burst(l->port, l->queue, pkts, n);
-	trd_link_guard_env = NULL;
-	return got;
+	return memif_burst(l, pkts, n, false);
 }
 
 const struct trd_link_ops trd_link_memif_ops = {
