@@ -4,7 +4,8 @@
  * trd_link_guard_probe(): a read of unmapped memory (SIGSEGV) or past the end of a mapped file
  * (SIGBUS) inside the guard returns -EFAULT, again and again; a fault outside it still ends the
  * process the way it would have without the guard (the default action, or the handler that
- * was installed before, which the guard passes it on to).
+ * was installed before, which the guard passes it on to), and so does a SIGSEGV or SIGBUS sent
+ * with kill() (no faulting instruction to run again), unless it was ignored before.
  */
 #include <errno.h>
 #include <signal.h>
@@ -61,6 +62,29 @@ fault_outside(bool own_handler)
 	return st;
 }
 
+/* A child that, the guard installed, is sent SIGSEGV or SIGBUS (kill, not a fault) outside a
+ * burst, with the signal left at its default action or ignored before; its wait status. */
+static int
+sent_outside(int sig, bool ignored)
+{
+	pid_t pid = fork();
+	int st;
+
+	T_ASSERT(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		uint8_t v;
+
+		if (ignored)
+			signal(sig, SIG_IGN);
+		if (trd_link_guard_probe(unmapped_page(), &v) != -EFAULT)
+			_exit(3);
+		kill(getpid(), sig);
+		_exit(7); /* reached only if the signal did not end the process */
+	}
+	T_EQ(waitpid(pid, &st, 0), pid);
+	return st;
+}
+
 int
 main(void)
 {
@@ -109,6 +133,21 @@ main(void)
 	st = fault_outside(true);
 	T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 42,
 		 "a fault outside the guard did not reach the earlier handler: wait status %#x",
+		 st);
+	/* a SIGSEGV or SIGBUS sent with kill() has no faulting instruction to run again: it
+	 * still ends the process (or, ignored before the guard, is still ignored) */
+	st = sent_outside(SIGSEGV, false);
+	T_ASSERT((WIFSIGNALED(st) && (WTERMSIG(st) == SIGSEGV || WTERMSIG(st) == SIGABRT)) ||
+			 (WIFEXITED(st) && WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 3 &&
+			  WEXITSTATUS(st) != 7),
+		 "kill -SEGV outside the guard: wait status %#x", st);
+	st = sent_outside(SIGBUS, false);
+	T_ASSERT((WIFSIGNALED(st) && (WTERMSIG(st) == SIGBUS || WTERMSIG(st) == SIGABRT)) ||
+			 (WIFEXITED(st) && WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != 3 &&
+			  WEXITSTATUS(st) != 7),
+		 "kill -BUS outside the guard: wait status %#x", st);
+	st = sent_outside(SIGBUS, true);
+	T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 7, "an ignored kill -BUS: wait status %#x",
 		 st);
 	printf("test_guard: faults inside the guard returned, faults outside it were passed on\n");
 	return 0;

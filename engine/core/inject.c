@@ -226,9 +226,11 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 	struct rte_ring_zc_data z;
 	struct trd_node *n;
 	unsigned int total = 0, k = 0;
-	/* the words of the last descriptor that passed whole, one of them inverted when it is
-	 * not of desc_kind_own() (so that none matches) */
+	/* the words of the last descriptor that passed whole, and whether it is of
+	 * desc_kind_own(): only then may its like take the shortcut. (Inverting a word of a
+	 * descriptor of another kind would not do: a caller may pass exactly those words.) */
 	struct desc_words prev = {{0, 0}};
+	bool own = false;
 	unsigned int sl = 0; /* its slots */
 	struct own_rule rule = {0, false};
 	int rc, rank = 0;
@@ -239,14 +241,10 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 	if (unlikely(nd > TRD_BULK_SLOTS))
 		return -E2BIG;
 	memset(slots, 0, nd); /* not the whole table: 53 instructions a lone post */
-	if (nd != 0) {        /* d[0] goes through the whole check: prev cannot match it */
-		prev = desc_words(&d[0]);
-		prev.w[1] = ~prev.w[1];
-	}
 	for (unsigned int i = 0; i < nd; i++) {
 		struct desc_words dw = desc_words(&d[i]);
 
-		if (dw.w[0] == prev.w[0] && dw.w[1] == prev.w[1]) {
+		if (own && dw.w[0] == prev.w[0] && dw.w[1] == prev.w[1]) {
 			/* a burst is mostly one kind of message to one node: what the previous
 			 * descriptor passed holds for this one; only its own fields are checked */
 			if (unlikely(d[i].roff > rule.roff_max || (rule.need_src && d[i].src == 0)))
@@ -265,10 +263,9 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 			sl = desc_slots(n, &d[i]);
 			rule = own_rule_of(&d[i]);
 			/* its like may follow with only its own fields checked if it is of
-			 * desc_kind_own(); else no descriptor matches prev */
+			 * desc_kind_own() */
 			prev = dw;
-			if (!desc_kind_own(&d[i]))
-				prev.w[1] = ~prev.w[1];
+			own = desc_kind_own(&d[i]);
 		}
 		slots[i] = (uint8_t)sl;
 		total += 1u + sl;

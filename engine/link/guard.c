@@ -55,6 +55,16 @@ guard_chain(int sig, siginfo_t *si, void *uc)
 		old->sa_handler(sig);
 		return;
 	}
+	/* Sent by another process (kill) or thread, not a fault (si_code <= 0): ignored if it
+	 * was ignored before, else sent again, now to the default action (there is no faulting
+	 * instruction to run again). */
+	if (si == NULL || si->si_code <= 0) {
+		if (old->sa_handler == SIG_IGN)
+			return;
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
 	/* The default action: restored, and the faulting instruction runs again on return, so
 	 * the core dump shows where the fault was. */
 	signal(sig, SIG_DFL);
@@ -65,7 +75,9 @@ guard_handler(int sig, siginfo_t *si, void *uc)
 {
 	sigjmp_buf *env = trd_link_guard_env;
 
-	if (env != NULL) {
+	/* only a fault (si_code > 0: the kernel's) leaves the burst; a SIGSEGV or SIGBUS sent
+	 * with kill() while a burst runs is not one */
+	if (env != NULL && si != NULL && si->si_code > 0) {
 		trd_link_guard_env = NULL;
 		siglongjmp(*env, 1);
 	}

@@ -126,6 +126,29 @@ test_bad_input(void)
 		T_EQ(trd_inject_bulk(f, cs, 4), 0);
 		T_EQ(trd_inj_fifo_free_count(f), room - 8); /* a descriptor and a slot each */
 	}
+	/* a descriptor of a kind that is always checked whole (an atomic), followed by one whose
+	 * first 16 bytes are the first's with its counters and length inverted (counter 0xffff,
+	 * length 0xfffffff7; its compare word, its source, not 0): trd_inject() refuses the
+	 * second, so the burst posts nothing */
+	{
+		struct trd_inj_fifo *f = trd_inj_fifo(n, 0);
+		unsigned int room = trd_inj_fifo_free_count(f);
+		uint64_t w;
+
+		trd_desc_atomic(&cs[0], self, TRD_ATOMIC_FADD, 1, 0, 2, 5);
+		cs[0].flags |= TRD_DF_ACKREQ;
+		cs[0].aux = 1;
+		cs[1] = cs[0];
+		memcpy(&w, (uint8_t *)&cs[1] + 8, sizeof(w));
+		w = ~w;
+		memcpy((uint8_t *)&cs[1] + 8, &w, sizeof(w));
+		T_EQ(trd_inject(f, &cs[1]), -EINVAL);
+		T_EQ(trd_inject_bulk(f, cs, 2), -EINVAL);
+		T_EQ(trd_inj_fifo_free_count(f), room);
+		cs[1] = cs[0]; /* two like atomics: each checked whole, both posted */
+		T_EQ(trd_inject_bulk(f, cs, 2), 0);
+		T_EQ(trd_inj_fifo_free_count(f), room - 2);
+	}
 
 	T_EQ(trd_counter_alloc(NULL, &ctr), -EINVAL);
 	T_EQ(trd_counter_alloc(n, NULL), -EINVAL);
