@@ -163,7 +163,8 @@ launcher_bound(void)
 }
 
 /* The ranks of the job on this host, as the launcher says (Open MPI, then MPICH's Hydra); 0
- * when it does not. */
+ * when it does not. Only a plain decimal number counts: strtoul() would also take blanks, a
+ * sign, and read "-18446744073709551614" as 2. */
 static unsigned int
 local_ranks(void)
 {
@@ -174,7 +175,7 @@ local_ranks(void)
 		char *end;
 		unsigned long v;
 
-		if (p == NULL || *p == '\0')
+		if (p == NULL || *p < '0' || *p > '9')
 			continue;
 		v = strtoul(p, &end, 10);
 		if (*end == '\0' && v > 0 && v <= CPU_SETSIZE)

@@ -450,6 +450,41 @@ crowd_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
 	return live_move(all, cpu);
 }
 
+/* counts that are not a plain decimal number of ranks are no count (the process moves as if
+ * the launcher said nothing), even those strtoul() would read as this host's CPU count: a
+ * sign, leading blanks, a negative number that wraps to it */
+static int
+garbage_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
+{
+	char v[8][40];
+	unsigned int k = 0;
+	int n = CPU_COUNT(all);
+
+	(void)want;
+	snprintf(v[k++], sizeof(v[0]), "%s", "");
+	snprintf(v[k++], sizeof(v[0]), "%s", "0");
+	snprintf(v[k++], sizeof(v[0]), "%s", "2x");
+	snprintf(v[k++], sizeof(v[0]), "%s", "99999999999");
+	snprintf(v[k++], sizeof(v[0]), " %d", n);
+	snprintf(v[k++], sizeof(v[0]), "+%d", n);
+	snprintf(v[k++], sizeof(v[0]), "-%llu", (unsigned long long)-(unsigned long long)n);
+	snprintf(v[k++], sizeof(v[0]), "%d ", n);
+	for (unsigned int i = 0; i < k; i++) {
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			failures = 0; /* this value's own */
+			setenv(i % 2 ? "MPI_LOCALNRANKS" : "OMPI_COMM_WORLD_LOCAL_SIZE", v[i], 1);
+			_exit(live_move(all, cpu));
+		}
+		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+			      WEXITSTATUS(st) == 0,
+		      "local ranks '%s': not moved", v[i]);
+	}
+	return failures ? 1 : 0;
+}
+
 int
 main(void)
 {
@@ -513,6 +548,8 @@ main(void)
 	in_child("as many ranks on the host as CPUs: stays", fits_case, &all, first,
 		 TFI_PLACE_FITS);
 	in_child("more ranks on the host than CPUs: moves", crowd_case, &all, first,
+		 TFI_PLACE_MOVED);
+	in_child("a count of ranks that is not a number: moves", garbage_case, &all, first,
 		 TFI_PLACE_MOVED);
 	in_child("moved: every CPU back while it computes, off the engine's while it polls",
 		 adapt_case, &all, first, TFI_PLACE_MOVED);
