@@ -85,12 +85,14 @@ trd_inj_fifo_stats_get(const struct trd_inj_fifo *f, struct trd_inj_fifo_stats *
 }
 
 /* Check a descriptor an application posts, whose destination trd_desc_check_dst() found at
- * @p rank. Returns 0 or -errno. */
+ * @p rank; @p internal: the engine-only flags the poster may set (TRD_DF_PAYLOAD for
+ * trd_inject_payload(), whose src_key the engine later frees as an mbuf: never the
+ * application's to name). Returns 0 or -errno. */
 static int
-desc_check_local(const struct trd_node *n, const struct trd_desc *d, int rank)
+desc_check_local(const struct trd_node *n, const struct trd_desc *d, int rank, uint8_t internal)
 {
 	if (d->op == TRD_OP_NONE || d->op >= TRD_OP_MAX ||
-	    (d->flags & ~(TRD_DF_USER_MASK | TRD_DF_COPY | TRD_DF_PAYLOAD)) != 0)
+	    (d->flags & ~(TRD_DF_USER_MASK | TRD_DF_COPY | internal)) != 0)
 		return -EINVAL;
 	/* a shared payload: only as trd_inject_payload() builds it (payload.c) */
 	if ((d->flags & TRD_DF_PAYLOAD) &&
@@ -219,10 +221,10 @@ zc_copy(const struct rte_ring_zc_data *z, unsigned int k, unsigned int s, const 
 /* Everything is checked first; then the descriptors and their inline data are written straight
  * into the ring (a zero-copy reservation: the FIFO's producers are head/tail synchronised), so a
  * post copies each byte once and needs no buffer of its own. */
-int
-trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int nd)
+static __rte_always_inline int
+inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int nd, uint8_t internal)
 {
-	uint8_t slots[TRD_BULK_SLOTS]; /* the first nd zeroed below: LTO cannot see each is set */
+	uint8_t slots[TRD_BULK_SLOTS];
 	struct rte_ring_zc_data z;
 	struct trd_node *n;
 	unsigned int total = 0, k = 0;
@@ -240,7 +242,7 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 	n = f->node;
 	if (unlikely(nd > TRD_BULK_SLOTS))
 		return -E2BIG;
-	memset(slots, 0, nd); /* not the whole table: 53 instructions a lone post */
+	/* every slots[i] < nd is set by the check loop before the copy reads it */
 	for (unsigned int i = 0; i < nd; i++) {
 		struct desc_words dw = desc_words(&d[i]);
 
@@ -257,7 +259,7 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 				if (unlikely(rank < 0))
 					return rank;
 			}
-			rc = desc_check_local(n, &d[i], rank);
+			rc = desc_check_local(n, &d[i], rank, internal);
 			if (unlikely(rc != 0))
 				return rc;
 			sl = desc_slots(n, &d[i]);
@@ -312,7 +314,19 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 }
 
 int
+trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int nd)
+{
+	return inject_bulk(f, d, nd, 0);
+}
+
+int
 trd_inject(struct trd_inj_fifo *f, const struct trd_desc *d)
 {
-	return trd_inject_bulk(f, d, 1);
+	return inject_bulk(f, d, 1, 0);
+}
+
+int
+trd_inject_own(struct trd_inj_fifo *f, const struct trd_desc *d)
+{
+	return inject_bulk(f, d, 1, TRD_DF_PAYLOAD);
 }

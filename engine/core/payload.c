@@ -112,7 +112,7 @@ trd_inject_payload(struct trd_inj_fifo *f, const struct trd_desc *d, struct trd_
 	c.flags |= TRD_DF_PAYLOAD;
 	c.src_key = (uint64_t)(uintptr_t)p;
 	rte_mbuf_refcnt_update(pay_mbuf(p), 1); /* the descriptor's */
-	rc = trd_inject(f, &c);
+	rc = trd_inject_own(f, &c);
 	if (rc != 0)
 		rte_mbuf_refcnt_update(pay_mbuf(p), -1); /* the caller still holds one */
 	return rc;

@@ -102,6 +102,13 @@ test_bad_input(void)
 	trd_desc_put(&d, self, buf, sizeof(buf), 1, 0, 0, 0);
 	d.flags = TRD_DF_COPY;
 	T_EQ(trd_inject(trd_inj_fifo(n, 3), &d), 0); /* a local descriptor may carry it */
+	/* TRD_DF_PAYLOAD is trd_inject_payload()'s: its src_key is an mbuf the engine frees, so a
+	 * descriptor that names one of its own is refused, alone or in a burst */
+	trd_desc_put(&d, self, buf, 8, 1, 0, 0, 0);
+	d.flags = TRD_DF_PAYLOAD;
+	d.src_key = (uint64_t)(uintptr_t)buf;
+	T_EQ(trd_inject(trd_inj_fifo(n, 0), &d), -EINVAL);
+	T_EQ(trd_inject_bulk(trd_inj_fifo(n, 0), &d, 1), -EINVAL);
 	T_EQ(trd_inject_bulk(trd_inj_fifo(n, 0), NULL, 1), -EINVAL);
 	T_EQ(trd_inject_bulk(trd_inj_fifo(n, 0), cs, 0), 0);
 	/* a burst of puts alike but for their own fields: each one's own fields are still

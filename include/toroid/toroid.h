@@ -65,7 +65,9 @@ enum trd_op {
  */
 #define TRD_DF_COPY      0x40
 #define TRD_DF_USER_MASK (TRD_DF_SRC_MR | TRD_DF_IMM | TRD_DF_ORDERED | TRD_DF_CPL | TRD_DF_ACKREQ)
-#define TRD_DF_PAYLOAD   0x80 /**< set by trd_inject_payload(): src_key names a shared payload */
+#define TRD_DF_PAYLOAD                                                                             \
+	0x80 /**< set by trd_inject_payload() only (trd_inject() refuses it): src_key names a      \
+		shared payload */
 
 /** Atomic operations (in the descriptor's @c fifo field for TRD_OP_ATOMIC). */
 enum trd_atomic_op {
