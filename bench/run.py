@@ -895,8 +895,7 @@ def mpi_section(res, load):
            "oversubscribe the 2 CPUs), over toroid (the OFI MTL, one `toroid-node` on lcore 0, "
            "the topology placing 1:0 .. 1:3) and over TCP loopback (`--mca pml ob1 --mca btl "
            "tcp,self`), one run each, taking turns, with `--bind-to none` (so the provider "
-           "places the toroid ranks: 2 ranks, as many as CPUs, stay where the kernel puts "
-           "them, 4 move off the engine's CPU: docs/libfabric.md, \"Where the "
+           "moves the toroid ranks off the engine's CPU: docs/libfabric.md, \"Where the "
            "process runs\"); 1-minute load "
            f"average {load[0]:.1f} .. {load[1]:.1f} while this section ran.\n",
            "| program | ranks | toroid | TCP | toroid / TCP |",

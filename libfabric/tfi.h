@@ -402,13 +402,11 @@ enum tfi_place_verdict {
 	TFI_PLACE_NO_ROOM, /* every CPU of the process is the engine's too */
 	TFI_PLACE_ALREADY, /* none of its CPUs is the engine's */
 	TFI_PLACE_FAILED,  /* sched_getaffinity or sched_setaffinity failed */
-	TFI_PLACE_FITS,    /* the host's ranks fit its CPUs, not those left: left alone */
 	TFI_PLACE_MAX
 };
-/* @p local_ranks: the job's ranks on this host, 0 unknown. */
 enum tfi_place_verdict tfi_place_decide(const cpu_set_t *cur, const cpu_set_t *usable,
 					const cpu_set_t *engine, bool launcher_bound,
-					unsigned int local_ranks, cpu_set_t *out);
+					cpu_set_t *out);
 int tfi_place_parse_list(const char *s, cpu_set_t *set);
 enum tfi_place_verdict tfi_place_self(const uint64_t engine_mask[TRD_VNI_CPU_WORDS],
 				      cpu_set_t *now);

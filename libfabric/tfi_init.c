@@ -141,8 +141,7 @@ FI_EXT_INI
 		&tfi_prov, "place", FI_PARAM_STRING,
 		"auto | fixed | off: a process that no one bound (its affinity is every CPU "
 		"it may use) moves off the CPUs of toroid-node's polling thread at its "
-		"first endpoint, if another CPU is left and the launcher does not say the "
-		"host runs as many of the job's ranks as CPUs, and with auto (the default) gets "
+		"first endpoint, if another CPU is left, and with auto (the default) gets "
 		"them back while it computes more than it waits and the host has a CPU "
 		"for each runnable thread; fixed never gives them back; a process bound "
 		"by the user or the launcher is never moved");

@@ -33,8 +33,6 @@ tfi_place_verdict_name(enum tfi_place_verdict v)
 		[TFI_PLACE_NO_ROOM] = "no CPU of this process is free of the engine",
 		[TFI_PLACE_ALREADY] = "already off the engine's CPUs",
 		[TFI_PLACE_FAILED] = "sched_setaffinity failed",
-		[TFI_PLACE_FITS] = "as many ranks on the host as CPUs: left where the kernel puts "
-				   "them, a CPU each",
 	};
 	_Static_assert(sizeof(names) / sizeof(names[0]) == TFI_PLACE_MAX, "a name per verdict");
 
@@ -43,9 +41,9 @@ tfi_place_verdict_name(enum tfi_place_verdict v)
 
 enum tfi_place_verdict
 tfi_place_decide(const cpu_set_t *cur, const cpu_set_t *usable, const cpu_set_t *engine,
-		 bool launcher_bound, unsigned int local_ranks, cpu_set_t *out)
+		 bool launcher_bound, cpu_set_t *out)
 {
-	cpu_set_t missing, shared, have, left;
+	cpu_set_t missing, shared;
 
 	CPU_ZERO(out);
 	if (CPU_COUNT(engine) == 0)
@@ -62,17 +60,6 @@ tfi_place_decide(const cpu_set_t *cur, const cpu_set_t *usable, const cpu_set_t 
 	CPU_XOR(out, cur, &shared); /* cur without the engine's */
 	if (CPU_COUNT(out) == 0)
 		return TFI_PLACE_NO_ROOM;
-	/* the job's ranks on this host fit its CPUs, but not those left without the engine's:
-	 * moved, two of them would share a CPU while the engine's sits mostly idle (the engine
-	 * sleeps or yields when it has nothing to do); more ranks than CPUs share anyway, and
-	 * then the engine's CPU is best left to it */
-	CPU_AND(&have, cur, usable);
-	CPU_AND(&left, out, usable);
-	if (local_ranks > (unsigned int)CPU_COUNT(&left) &&
-	    local_ranks <= (unsigned int)CPU_COUNT(&have)) {
-		CPU_ZERO(out);
-		return TFI_PLACE_FITS;
-	}
 	return TFI_PLACE_MOVED;
 }
 
@@ -162,28 +149,6 @@ launcher_bound(void)
 	return p != NULL && p[0] != '\0' && strncmp(p, "none", 4) != 0;
 }
 
-/* The ranks of the job on this host, as the launcher says (Open MPI, then MPICH's Hydra); 0
- * when it does not. Only a plain decimal number counts: strtoul() would also take blanks, a
- * sign, and read "-18446744073709551614" as 2. */
-static unsigned int
-local_ranks(void)
-{
-	static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"};
-
-	for (unsigned int i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *p = getenv(vars[i]);
-		char *end;
-		unsigned long v;
-
-		if (p == NULL || *p < '0' || *p > '9')
-			continue;
-		v = strtoul(p, &end, 10);
-		if (*end == '\0' && v > 0 && v <= CPU_SETSIZE)
-			return (unsigned int)v;
-	}
-	return 0;
-}
-
 /* Give every thread of the process the mask (threads made later inherit it from theirs). */
 static int
 set_all_threads(const cpu_set_t *set)
@@ -222,7 +187,7 @@ tfi_place_self(const uint64_t engine_mask[TRD_VNI_CPU_WORDS], cpu_set_t *now)
 	for (unsigned int c = 0; c < 64 * TRD_VNI_CPU_WORDS && c < CPU_SETSIZE; c++)
 		if (engine_mask[c / 64] & (UINT64_C(1) << (c % 64)))
 			CPU_SET(c, &engine);
-	v = tfi_place_decide(&cur, &usable, &engine, launcher_bound(), local_ranks(), &out);
+	v = tfi_place_decide(&cur, &usable, &engine, launcher_bound(), &out);
 	if (v != TFI_PLACE_MOVED)
 		return v;
 	if (set_all_threads(&out) != 0)

@@ -5,9 +5,7 @@
  *   - the decision: an unbound process (its mask is every CPU it may use) moves to its CPUs
  *     without the engine's; one bound to fewer CPUs (on the engine's CPU or not), or bound
  *     by the launcher (Open MPI's binding policy in the environment), is left alone; nothing
- *     moves when the engine does not say, or when every CPU is the engine's; when the
- *     launcher says the host runs as many ranks as CPUs but more than those without the
- *     engine's, nothing moves either (moved, two would share a CPU);
+ *     moves when the engine does not say, or when every CPU is the engine's;
  *   - the kernel CPU list syntax ("0-3,8");
  *   - when an idle poll yields its CPU: at once on the engine's one CPU, or where the
  *     engine's processes outnumber this process's CPUs by at most one per CPU (2 ranks moved
@@ -18,8 +16,7 @@
  *     engine published on our first CPU, every thread (one made before, the caller, and one
  *     made after) ends on the others; FI_TOROID_PLACE=off, a binding made with
  *     sched_setaffinity, and OMPI_MCA_hwloc_base_binding_policy=core leave the mask as it
- *     was; =none does not count as a binding; OMPI_COMM_WORLD_LOCAL_SIZE equal to the
- *     CPUs leaves it too, MPI_LOCALNRANKS one more moves it.
+ *     was; =none does not count as a binding.
  * Exit 0 on success, 1 on a failure, 77 when the live cases cannot run (printed why).
  */
 #include <errno.h>
@@ -48,8 +45,6 @@ set_of(const char *list)
 	return s;
 }
 
-static unsigned int ranks_here; /* the local_ranks decide_case() passes */
-
 static void
 decide_case(const char *cur, const char *usable, const char *engine, bool launcher,
 	    enum tfi_place_verdict want, const char *want_out)
@@ -61,7 +56,7 @@ decide_case(const char *cur, const char *usable, const char *engine, bool launch
 		CPU_ZERO(&e);
 	else
 		e = set_of(engine);
-	v = tfi_place_decide(&c, &u, &e, launcher, ranks_here, &out);
+	v = tfi_place_decide(&c, &u, &e, launcher, &out);
 	CHECK(v == want, "cur %s usable %s engine '%s' launcher %d: %s, expected %s", cur, usable,
 	      engine, launcher, tfi_place_verdict_name(v), tfi_place_verdict_name(want));
 	if (want == TFI_PLACE_MOVED) {
@@ -100,24 +95,6 @@ decisions(void)
 	decide_case("0", "0", "0", false, TFI_PLACE_NO_ROOM, "");
 	decide_case("0-1", "0-1", "0-1", false, TFI_PLACE_NO_ROOM, "");
 	decide_case("1-2", "1-2", "0", false, TFI_PLACE_ALREADY, "");
-	/* the launcher says how many ranks the host runs: moved while they fit the CPUs left,
-	 * left alone while they fit only with the engine's, moved again when they outnumber
-	 * every CPU (they share anyway: the engine keeps its own) */
-	ranks_here = 1;
-	decide_case("0-1", "0-1", "0", false, TFI_PLACE_MOVED, "1");
-	ranks_here = 2;
-	decide_case("0-1", "0-1", "0", false, TFI_PLACE_FITS, "");
-	decide_case("0-7", "0-7", "3", false, TFI_PLACE_MOVED, "0-2,4-7");
-	decide_case("0-63", "0-1", "0", false, TFI_PLACE_FITS, "");
-	decide_case("1", "0-1", "0", false, TFI_PLACE_BOUND, "");
-	ranks_here = 3;
-	decide_case("0-1", "0-1", "0", false, TFI_PLACE_MOVED, "1");
-	ranks_here = 8;
-	decide_case("0-7", "0-7", "3", false, TFI_PLACE_FITS, "");
-	decide_case("0-7", "0-7", "0-1", false, TFI_PLACE_FITS, "");
-	ranks_here = 7;
-	decide_case("0-7", "0-7", "3", false, TFI_PLACE_MOVED, "0-2,4-7");
-	ranks_here = 0;
 }
 
 static unsigned int runnable_now, runnable_asked;
@@ -427,64 +404,6 @@ launcher_none_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
 	return live_move(all, cpu);
 }
 
-/* the launcher says the host runs as many ranks as this process has CPUs: left alone */
-static int
-fits_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
-{
-	char v[16];
-
-	snprintf(v, sizeof(v), "%d", CPU_COUNT(all));
-	setenv("OMPI_COMM_WORLD_LOCAL_SIZE", v, 1);
-	return live_stay(all, cpu, want);
-}
-
-/* one rank more than CPUs: they share anyway, off the engine's CPU */
-static int
-crowd_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
-{
-	char v[16];
-
-	(void)want;
-	snprintf(v, sizeof(v), "%d", CPU_COUNT(all) + 1);
-	setenv("MPI_LOCALNRANKS", v, 1);
-	return live_move(all, cpu);
-}
-
-/* counts that are not a plain decimal number of ranks are no count (the process moves as if
- * the launcher said nothing), even those strtoul() would read as this host's CPU count: a
- * sign, leading blanks, a negative number that wraps to it */
-static int
-garbage_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
-{
-	char v[8][40];
-	unsigned int k = 0;
-	int n = CPU_COUNT(all);
-
-	(void)want;
-	snprintf(v[k++], sizeof(v[0]), "%s", "");
-	snprintf(v[k++], sizeof(v[0]), "%s", "0");
-	snprintf(v[k++], sizeof(v[0]), "%s", "2x");
-	snprintf(v[k++], sizeof(v[0]), "%s", "99999999999");
-	snprintf(v[k++], sizeof(v[0]), " %d", n);
-	snprintf(v[k++], sizeof(v[0]), "+%d", n);
-	snprintf(v[k++], sizeof(v[0]), "-%llu", (unsigned long long)-(unsigned long long)n);
-	snprintf(v[k++], sizeof(v[0]), "%d ", n);
-	for (unsigned int i = 0; i < k; i++) {
-		pid_t pid = fork();
-		int st;
-
-		if (pid == 0) {
-			failures = 0; /* this value's own */
-			setenv(i % 2 ? "MPI_LOCALNRANKS" : "OMPI_COMM_WORLD_LOCAL_SIZE", v[i], 1);
-			_exit(live_move(all, cpu));
-		}
-		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
-			      WEXITSTATUS(st) == 0,
-		      "local ranks '%s': not moved", v[i]);
-	}
-	return failures ? 1 : 0;
-}
-
 int
 main(void)
 {
@@ -493,8 +412,6 @@ main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	unsetenv("OMPI_MCA_hwloc_base_binding_policy");
-	unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-	unsetenv("MPI_LOCALNRANKS");
 	decisions();
 	yield_decisions();
 	adapt_decisions();
@@ -544,12 +461,6 @@ main(void)
 	in_child("launcher binding policy core: stays", launcher_case, &all, first,
 		 TFI_PLACE_BOUND);
 	in_child("launcher binding policy none: moves", launcher_none_case, &all, first,
-		 TFI_PLACE_MOVED);
-	in_child("as many ranks on the host as CPUs: stays", fits_case, &all, first,
-		 TFI_PLACE_FITS);
-	in_child("more ranks on the host than CPUs: moves", crowd_case, &all, first,
-		 TFI_PLACE_MOVED);
-	in_child("a count of ranks that is not a number: moves", garbage_case, &all, first,
 		 TFI_PLACE_MOVED);
 	in_child("moved: every CPU back while it computes, off the engine's while it polls",
 		 adapt_case, &all, first, TFI_PLACE_MOVED);
