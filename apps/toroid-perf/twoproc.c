@@ -784,24 +784,6 @@ memif_next_client(void)
 	}
 }
 
-/* What the port received between two readings of its counters, printed after @p who; a
- * PMD that reset them in between (memif does on a reconnect: the peer went away) gives no
- * difference, and the line says so instead of a wrapped one. */
-static void
-port_received(const char *who, const struct rte_eth_stats *e0, const struct rte_eth_stats *e1)
-{
-	if (e1->ipackets < e0->ipackets || e1->ibytes < e0->ibytes)
-		fprintf(stderr,
-			"toroid-perf: %sthe port's counters were reset while the engine ran (the "
-			"peer reconnected): what it received is not known\n",
-			who);
-	else
-		fprintf(stderr,
-			"toroid-perf: %sthe port received %" PRIu64 " frames, %" PRIu64
-			" bytes while the engine ran\n",
-			who, e1->ipackets - e0->ipackets, e1->ibytes - e0->ibytes);
-}
-
 /* The server: answers client after client until SIGINT/SIGTERM (--one-off: one client). */
 static int
 serve(void)
@@ -841,7 +823,7 @@ serve(void)
 			char who[32];
 
 			snprintf(who, sizeof(who), "client %u: ", served + 1);
-			port_received(who, &e0, &e1);
+			tp_port_received(who, &e0, &e1);
 		}
 		if (node != NULL)
 			engine_end();
@@ -975,7 +957,7 @@ perf_twoproc(bool server, const char *memif_socket, uint16_t port_id)
 	 * prints its own) */
 	if ((perf_opt.reverse || perf_opt.bidir) && have == 0 &&
 	    rte_eth_stats_get(tp_port, &e1) == 0)
-		port_received("", &e0, &e1);
+		tp_port_received("", &e0, &e1);
 	engine_end();
 	if (perf_opt.baseline) {
 		/* raw DPDK on the same port, once the server is back in its raw phase; then the

@@ -91,6 +91,10 @@ int raw_recv(int want, uint64_t *arg, bool match, uint64_t deadline_us);
 int raw_ask(uint8_t cmd, int want, uint64_t timeout_us);
 uint64_t timed_end(uint64_t t0);
 int raw_serve(void);
+/* The frames and bytes the port received between @p e0 and @p e1, after @p who (twoproc_raw.c). */
+struct rte_eth_stats;
+void tp_port_received(const char *who, const struct rte_eth_stats *e0,
+		      const struct rte_eth_stats *e1);
 int raw_pingpong_test(uint32_t frame, uint64_t n, struct perf_result *r);
 int raw_stream_test(uint32_t frame, uint64_t n, double *mpps);
 /* The raw baselines of the measured tests @p names (results @p res), on the same port after

@@ -320,3 +320,21 @@ client_baselines(const char *const *names, unsigned int n_names,
 		}
 	}
 }
+
+/* What the port received between two readings of its counters, printed after @p who; a
+ * PMD that reset them in between (memif does on a reconnect: the peer went away) gives no
+ * difference, and the line says so instead of a wrapped one. */
+void
+tp_port_received(const char *who, const struct rte_eth_stats *e0, const struct rte_eth_stats *e1)
+{
+	if (e1->ipackets < e0->ipackets || e1->ibytes < e0->ibytes)
+		fprintf(stderr,
+			"toroid-perf: %sthe port's counters were reset while the engine ran (the "
+			"peer reconnected): what it received is not known\n",
+			who);
+	else
+		fprintf(stderr,
+			"toroid-perf: %sthe port received %" PRIu64 " frames, %" PRIu64
+			" bytes while the engine ran\n",
+			who, e1->ipackets - e0->ipackets, e1->ibytes - e0->ibytes);
+}
