@@ -68,11 +68,11 @@ trd_drop(struct trd_node *n, unsigned int cause)
 /** Receive demultiplexing of one burst from @p l (rx.c). */
 void trd_rx_burst(struct trd_node *n, struct trd_link *l, struct rte_mbuf **pkts, uint16_t nb);
 
+/** trd_inject() of a descriptor the engine built, which may carry TRD_DF_PAYLOAD (inject.c). */
+int trd_inject_own(struct trd_inj_fifo *f, const struct trd_desc *d);
 /** Shared payloads (payload.c): a TRD_DF_PAYLOAD descriptor's start (0 or a drop cause), its
  * packet (0 or -ENOBUFS; the caller frees @p m), and the release of its reference (once;
  * every path that ends such a descriptor calls it). */
-/* trd_inject() of a descriptor the engine built, which may carry TRD_DF_PAYLOAD (inject.c). */
-int trd_inject_own(struct trd_inj_fifo *f, const struct trd_desc *d);
 int trd_pay_start(struct trd_inj_fifo *f);
 int trd_pay_emit(struct trd_node *n, struct trd_inj_fifo *f, struct rte_mbuf *m, struct trd_hdr *h);
 void trd_pay_release(struct trd_desc *d);

@@ -322,7 +322,7 @@ trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 int
 trd_inject(struct trd_inj_fifo *f, const struct trd_desc *d)
 {
-	return inject_bulk(f, d, 1, 0);
+	return trd_inject_bulk(f, d, 1);
 }
 
 int

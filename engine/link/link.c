@@ -552,7 +552,7 @@ trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_conf *conf, struct 
 	struct trd_link *l;
 	char name[RTE_ETH_NAME_MAX_LEN];
 	uint32_t frame_max;
-	bool pool_given = false;
+	bool pool_given = false, memif;
 	uint16_t mtu = 0;
 	int rc;
 
@@ -571,14 +571,13 @@ trd_link_ethdev_pool(uint16_t port_id, const struct trd_link_conf *conf, struct 
 	if (rte_eth_dev_get_name_by_port(port_id, name) != 0)
 		snprintf(name, sizeof(name), "port%u", port_id);
 	/* memif: bursts under the guard (guard.c), where a dying peer cannot kill the engine */
-	if (strcmp(info.driver_name, "net_memif") == 0 && trd_link_guard_install() != 0)
+	memif = strcmp(info.driver_name, "net_memif") == 0;
+	if (memif && trd_link_guard_install() != 0)
 		LINK_LOG(WARNING,
 			 "%s: no burst guard (sigaction failed): a memif peer that dies "
 			 "during a burst can crash this process",
 			 name);
-	l = link_alloc(name, TRD_LINK_ETHDEV,
-		       strcmp(info.driver_name, "net_memif") == 0 ? &trd_link_memif_ops
-								  : &ethdev_ops);
+	l = link_alloc(name, TRD_LINK_ETHDEV, memif ? &trd_link_memif_ops : &ethdev_ops);
 	if (l == NULL)
 		return NULL;
 	l->port = port_id;

@@ -130,14 +130,16 @@ svc_rx_lookup(struct trd_vni_svc *s, uint32_t id, uint32_t src_rank, uint32_t ms
 /* ------------------------------------------------------------------------------------------ */
 /* staging */
 
-/* Staging for a message to @p v, within its share: no destination holds more than the staging
- * area divided by the interfaces attached, so one process that never receives cannot take
- * the room its neighbours' messages need. -1 when it does not fit. */
+/* A destination's share of staging: the staging area divided by the interfaces attached. */
 static uint64_t
 stage_share(const struct trd_vni_svc *s)
 {
 	return s->stage.size / RTE_MAX(1u, s->n_live);
 }
+
+/* Staging for a message to @p v, within its share: no destination holds more, so one process
+ * that never receives cannot take the room its neighbours' messages need. -1 when it does not
+ * fit. */
 
 static int64_t
 stage_alloc(struct trd_vni_svc *s, struct vif *v, uint32_t len, bool count)
