@@ -10,7 +10,8 @@
  * turned into the node's id, and staged as a descriptor of the core's own: its inline data is
  * then read in place in the ring when the packet is built (the process's one copy into the
  * ring, the packetizer's one copy into the frame), or copied out first when it straddles the
- * ring's end (guest_copy_bytes).
+ * ring's end (guest_copy_bytes). A remote get's carried descriptors are always copied out, and
+ * checked in the copy: they are what the target acts on.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -27,6 +28,10 @@
 #include "core_pvt.h"
 
 #define GUEST_SLOT 64 /* a ring element: one descriptor, or 64 bytes of its inline data */
+/* remote gets one stage takes: their carried descriptors are copied out of the ring, each
+ * into a buffer of its own that lives as long as the stage */
+#define GUEST_RGETS      4
+#define GUEST_RGET_BYTES (TRD_RGET_MAX_DESCS * GUEST_SLOT)
 /* guest FIFOs a node serves, all guests together (a VNI service has 256 interfaces of 1 to 8) */
 #define GUEST_FIFOS_MAX 2048
 
@@ -39,6 +44,7 @@ struct trd_gring {
 	uint32_t cons;        /* the core's index: past everything taken */
 	uint32_t pub;         /* ... as last published in the ring */
 	bool broken;          /* its producer's index was found past the capacity */
+	uint8_t *rget;        /* GUEST_RGETS buffers of GUEST_RGET_BYTES: carried descriptors */
 };
 
 struct trd_guest {
@@ -92,17 +98,57 @@ guest_publish(struct trd_guest *g)
 		}
 }
 
-/* Check a descriptor copied out of the ring, with @p avail slots (it among them) there. 0, or
- * -EINVAL: it is dropped. Every field that names something of this node is the guest's own;
- * what names the target (rkey, roff, rec_ctr) is the target's to check, as for any frame,
- * but for what trd_inject() checks of every put (the destination, a range that wraps). */
+/* The descriptors a remote get of @p d's length carries, from the slots after ring entry
+ * @p i0, copied to @p buf (each word read once) and checked there: what the target sends back
+ * comes from its registered memory or the descriptor itself, as a put addressed to this node,
+ * with no injection counter, completion or verdict (a reflection's completion id, a tracked
+ * put's, are the node's: a guest has none). The target checks them again, as any frame. Only
+ * the copy is sent: what the guest writes into the ring afterwards is never read. */
 static int
-guest_check(const struct trd_node *n, const struct trd_guest *g, const struct trd_desc *d,
-	    uint32_t avail)
+guest_rget_take(const struct trd_node *n, const struct trd_gring *gr, struct trd_desc *d,
+		uint32_t i0, uint8_t *buf)
 {
-	/* a put only: a memory-FIFO message could go to a reception FIFO the engine reads
-	 * itself (the VNI protocol's, whose headers name their sender): a process would speak
-	 * as any other. A remote get, an atomic: not yet. */
+	const struct trd_desc *c = (const struct trd_desc *)buf;
+
+	for (uint32_t k = 0; k < d->n_slots; k++)
+		guest_read(buf + (size_t)k * GUEST_SLOT,
+			   gr->slots + (size_t)((i0 + 1 + k) & gr->mask) * GUEST_SLOT, GUEST_SLOT);
+	for (uint32_t k = 0; k < d->n_slots; k++)
+		if (c[k].op != TRD_OP_PUT || (c[k].flags & (TRD_DF_CPL | TRD_DF_ACKREQ)) ||
+		    trd_desc_check_remote(&c[k], n->coord) != 0 ||
+		    c[k].roff > UINT64_MAX - c[k].len)
+			return -EINVAL;
+	d->src = (uint64_t)(uintptr_t)buf;
+	return 0;
+}
+
+/* Check a descriptor copied out of the ring, with @p avail slots (it among them) there; a
+ * remote get's carried descriptors are copied to @p rbuf. 0, or -EINVAL: it is dropped. Every
+ * field that names something of this node is the guest's own; what names the target (rkey,
+ * roff, rec_ctr, the carried descriptors) is the target's to check, as for any frame, but for
+ * what trd_inject() checks of every put or remote get (the destination, a range that wraps,
+ * carried descriptors addressed back here). */
+static int
+guest_check(const struct trd_node *n, const struct trd_gring *gr, struct trd_desc *d,
+	    uint32_t avail, uint8_t *rbuf)
+{
+	const struct trd_guest *g = gr->g;
+	int rank;
+
+	/* a put, or a remote get of puts: a memory-FIFO message could go to a reception FIFO
+	 * the engine reads itself (the VNI protocol's, whose headers name their sender): a
+	 * process would speak as any other. An atomic: not yet. */
+	if (unlikely(d->op == TRD_OP_RGET)) {
+		if (d->flags != 0 || guest_ctr(g, d->inj_ctr) < 0 || d->len == 0 ||
+		    d->len % GUEST_SLOT != 0 || d->len > GUEST_RGET_BYTES ||
+		    d->n_slots != d->len / GUEST_SLOT || (uint32_t)d->n_slots >= avail)
+			return -EINVAL;
+		rank = trd_desc_check_dst(n, d->dst);
+		if (rank < 0 || d->len > trd_max_payload(n, n->routes[rank].link,
+							 n->reliable && (uint32_t)rank != n->rank))
+			return -EINVAL;
+		return guest_rget_take(n, gr, d, gr->cons & gr->mask, rbuf);
+	}
 	if (d->op != TRD_OP_PUT || (d->flags & ~(TRD_DF_SRC_MR | TRD_DF_IMM)) != 0 ||
 	    guest_ctr(g, d->inj_ctr) < 0)
 		return -EINVAL;
@@ -131,7 +177,8 @@ guest_fix(struct trd_node *n, struct trd_inj_fifo *f, const struct trd_gring *gr
 	  struct trd_desc *d, uint32_t i0)
 {
 	d->inj_ctr = (uint16_t)guest_ctr(gr->g, d->inj_ctr);
-	if (!(d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM))) {
+	/* (a remote get's carried descriptors are in the stage's buffer already) */
+	if (!(d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)) && d->op != TRD_OP_RGET) {
 		uint32_t i1 = (i0 + 1) & gr->mask;
 
 		if (d->n_slots == 0) {
@@ -188,7 +235,7 @@ trd_guest_refill(struct trd_node *n, struct trd_inj_fifo *f)
 {
 	struct trd_gring *gr = f->gr;
 	struct trd_guest *g = gr->g;
-	unsigned int k = 0, taken = 0;
+	unsigned int k = 0, taken = 0, nr = 0;
 	uint32_t avail;
 
 	/* what the last stage named is used: the producer may write over it */
@@ -208,7 +255,7 @@ trd_guest_refill(struct trd_node *n, struct trd_inj_fifo *f)
 		TRD_LOG(WARNING, "a guest injection FIFO is damaged: no longer served");
 		return 0;
 	}
-	while (taken < TRD_STAGE && avail != 0) {
+	while (taken < TRD_STAGE && avail != 0 && nr < GUEST_RGETS) {
 		struct trd_desc *d = &f->sbuf[k];
 		uint32_t i0 = gr->cons & gr->mask, take;
 		uint16_t k0;
@@ -218,7 +265,8 @@ trd_guest_refill(struct trd_node *n, struct trd_inj_fifo *f)
 		 * descriptor's data is not read as descriptors */
 		take = 1 + ((uint32_t)d->n_slots < avail ? d->n_slots : 0);
 		k0 = d->inj_ctr;
-		if (guest_check(n, g, d, avail) == 0) {
+		if (guest_check(n, gr, d, avail, gr->rget + (size_t)nr * GUEST_RGET_BYTES) == 0) {
+			nr += d->op == TRD_OP_RGET;
 			guest_fix(n, f, gr, d, i0);
 			g->st.descs++;
 			k++;
@@ -274,8 +322,10 @@ trd_guest_serve(struct trd_node *n)
 static void
 guest_free(struct trd_guest *g)
 {
-	for (unsigned int i = 0; i < g->n_fifos; i++)
+	for (unsigned int i = 0; i < g->n_fifos; i++) {
 		rte_free(g->f[i]);
+		rte_free(g->gr[i].rget);
+	}
 	rte_free(g);
 }
 
@@ -328,13 +378,18 @@ trd_guest_add(struct trd_node *n, const struct trd_guest_conf *c)
 	for (unsigned int i = 0; i < c->n_fifos; i++) {
 		struct trd_inj_fifo *f =
 			rte_zmalloc("trd_inj_fifo", sizeof(*f), RTE_CACHE_LINE_SIZE);
+		uint8_t *rget = rte_malloc("trd_guest_rget", GUEST_RGETS * GUEST_RGET_BYTES,
+					   RTE_CACHE_LINE_SIZE);
 
-		if (f == NULL) {
+		if (f == NULL || rget == NULL) {
+			rte_free(f);
+			rte_free(rget);
 			guest_free(g);
 			rte_errno = ENOMEM;
 			return NULL;
 		}
 		g->f[g->n_fifos++] = f;
+		g->gr[i].rget = rget;
 		g->gr[i].g = g;
 		g->gr[i].r = c->rings[i];
 		g->gr[i].slots = (const uint8_t *)&c->rings[i][1];

@@ -23,20 +23,8 @@
 
 /* ---- descriptor helpers ---- */
 
-/* (trd_desc_put() and trd_desc_fifo() are inline in <toroid/toroid.h>: libtoroid_vni's
- * programs have them too) */
-
-void
-trd_desc_rget(struct trd_desc *d, struct trd_coord dst, uint8_t fifo,
-	      const struct trd_desc *carried, unsigned int n)
-{
-	memset(d, 0, sizeof(*d));
-	d->op = TRD_OP_RGET;
-	d->dst = dst;
-	d->fifo = fifo;
-	d->src = (uint64_t)(uintptr_t)carried;
-	d->len = n * (uint32_t)sizeof(struct trd_desc);
-}
+/* (trd_desc_put(), trd_desc_fifo() and trd_desc_rget() are inline in <toroid/toroid.h>:
+ * libtoroid_vni's programs have them too) */
 
 void
 trd_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op op, uint64_t rkey,

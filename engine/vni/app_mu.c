@@ -126,7 +126,8 @@ trd_vni_mu_info(const struct trd_vni *v, struct trd_vni_mu_info *info)
 	return 0;
 }
 
-/* Continuation slots a descriptor takes: its data when inline, else none. */
+/* Continuation slots a descriptor takes: its data when inline (a remote get's carried
+ * descriptors always are), else none. */
 static inline unsigned int
 mu_slots(const struct trd_desc *d)
 {
@@ -158,10 +159,18 @@ trd_vni_inject(struct trd_vni *v, unsigned int fifo, const struct trd_desc *d, u
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int s = mu_slots(&d[i]);
 
-		if (d[i].op != TRD_OP_PUT && d[i].op != TRD_OP_FIFO)
+		if (d[i].op == TRD_OP_RGET) {
+			/* its carried descriptors follow it in the ring, whole */
+			if (d[i].len == 0 || d[i].len % sizeof(struct trd_desc) != 0 ||
+			    (d[i].flags & (TRD_DF_SRC_MR | TRD_DF_IMM)))
+				return -EINVAL;
+			if (d[i].len > TRD_RGET_MAX_DESCS * sizeof(struct trd_desc))
+				return -EMSGSIZE;
+		} else if (d[i].op != TRD_OP_PUT && d[i].op != TRD_OP_FIFO) {
 			return -EINVAL;
-		if (s != 0 && d[i].len > v->mu_inline_max)
+		} else if (s != 0 && d[i].len > v->mu_inline_max) {
 			return -EMSGSIZE;
+		}
 		if (s != 0 && d[i].src == 0)
 			return -EINVAL;
 		total += 1 + s;

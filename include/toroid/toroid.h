@@ -143,12 +143,22 @@ trd_desc_fifo(struct trd_desc *d, struct trd_coord dst, uint8_t fifo, const void
 }
 /**
  * Fill @p d as a remote get to @p dst carrying @p n descriptors (@p carried, copied at inject
- * time) for the target's injection FIFO @p fifo. Carried descriptors must take their data
- * from the target's registered memory (TRD_DF_SRC_MR) or from themselves (TRD_DF_IMM) and must
- * be addressed to the requester.
+ * time, at most TRD_RGET_MAX_DESCS) for the target's injection FIFO @p fifo. Carried
+ * descriptors must take their data from the target's registered memory (TRD_DF_SRC_MR) or
+ * from themselves (TRD_DF_IMM) and must be addressed to the requester. (An attached process
+ * may post remote gets whose carried descriptors are puts with no completion or verdict:
+ * docs/vni.md, "Messaging-unit objects".)
  */
-void trd_desc_rget(struct trd_desc *d, struct trd_coord dst, uint8_t fifo,
-		   const struct trd_desc *carried, unsigned int n);
+static inline void
+trd_desc_rget(struct trd_desc *d, struct trd_coord dst, uint8_t fifo,
+	      const struct trd_desc *carried, unsigned int n)
+{
+	*d = (struct trd_desc){.op = TRD_OP_RGET,
+			       .dst = dst,
+			       .fifo = fifo,
+			       .src = (uint64_t)(uintptr_t)carried,
+			       .len = n * (uint32_t)sizeof(struct trd_desc)};
+}
 
 /**
  * Fill @p d as a 64-bit atomic @p op on the word at (@p rkey, @p roff) of @p dst (8-byte

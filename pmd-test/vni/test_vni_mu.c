@@ -20,8 +20,8 @@
  *                        ring's end (entry 170 of a 256-slot ring) is the only one copied out
  *                        of the ring first (guest_copy_bytes 100)
  *   test_vni_mu hostile  A posts descriptors that name a counter not its own, B's region as
- *                        its source, a source past its region, a remote get (whose carried
- *                        put would write B's region), an unknown op, a flag it may not set
+ *                        its source, a source past its region, a remote get carrying a
+ *                        memory-FIFO message, an unknown op, a flag it may not set
  *                        (ordered), inline data without its slots: each dropped and counted
  *                        (mu_bad_descs, one by one), B's region untouched, A's counter failed;
  *                        then a good put lands; then A moves its ring's producer index past
@@ -461,14 +461,13 @@ hostile_a(void *arg)
 	n++;
 	if (raw_post(v, &d, 0, NULL) != 0)
 		return 43;
-	/* 4: an op it may not post: a remote get to this node whose carried put (8 immediate
-	 * bytes) would land at offset 2048 of B's region */
+	/* 4: a remote get to this node whose carried descriptor is a memory-FIFO message (8
+	 * immediate bytes to reception FIFO 0: test_vni_mu_rget has the rest) */
 	{
 		struct trd_desc carried;
 
-		trd_desc_put(&carried, coord_of(t.node), NULL, 8, t.key, 2048, 0, 0);
+		trd_desc_fifo(&carried, coord_of(t.node), 0, NULL, 8, 0x4141414141414141ULL, 0);
 		carried.flags = TRD_DF_IMM;
-		carried.user = 0x4141414141414141ULL;
 		trd_desc_rget(&d, coord_of(t.node), TRD_ENGINE_FIFO, &carried, 1);
 		d.inj_ctr = CTR;
 		n++;

@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Remote gets from a process's own injection FIFO (issue 24; docs/vni.md, "Messaging-unit
+ * objects"): an RDMA read by an attached process, with no application code running at the
+ * target. A 3x1x1 torus of in-process engines over ring links, the VNI service on node 0 (and
+ * on node 1); the processes are forked children that use libtoroid_vni only.
+ *
+ *   test_vni_mu_rget read    A reads 32 KiB of B's region (both on node 0) with one remote get
+ *                            that carries a put from B's region and an immediate put: both land
+ *                            in A's region byte-exact and A's counter reaches 0; then ten remote
+ *                            gets in one post (more than a stage takes: the core copies the
+ *                            carried descriptors of 4 at a time) read ten 1 KiB pieces; the
+ *                            library refuses 16 carried descriptors, a length that is not whole
+ *                            descriptors and a source flag on the remote get; B's region is
+ *                            unchanged and nothing else of A's is written
+ *   test_vni_mu_rget read2   the same with B attached to node 1's engine
+ *   test_vni_mu_rget hostile A posts, past the library, 13 remote gets that break a rule (a
+ *                            carried memory-FIFO message, completion or verdict flag, injection
+ *                            counter, raw source address, wrapping offset, a carried put to
+ *                            another node; 16 carried, a length that is not whole descriptors,
+ *                            slots that do not match it, a flag on the remote get, a counter not
+ *                            its own, a destination outside the torus): each dropped and counted,
+ *                            its counter failed, no remote get sent or received, A's region
+ *                            untouched; then a good one lands
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "vni_test.h"
+
+#define REGION  (64u * 1024)
+#define READ    (32u * 1024) /* the first read */
+#define PIECE   1024u        /* the burst's reads */
+#define PIECES  10u
+#define OFF2    (40u * 1024) /* where the burst's pieces land in A's region */
+#define IMMOFF  READ         /* where the first read's immediate lands */
+#define IMM     0x0123456789abcdefULL
+#define CTR     1 /* A's reception counter */
+#define IC      2 /* A's injection counter */
+#define CWAIT   8000000
+#define N_BAD   13
+
+/* What B tells A: where to read. */
+struct target {
+	uint64_t key;
+	uint8_t node[3];
+	uint8_t pad[5];
+};
+
+static int p_b2a[2], p_a2b[2];
+static bool b_on_n1;
+
+static struct trd_vni *
+mu_open(uint32_t proc, bool n1)
+{
+	struct trd_vni_conf c = {.socket = n1 ? sock_n1 : sock_path,
+				 .app = 1,
+				 .proc = proc,
+				 .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000,
+				 .mu_fifos = 1,
+				 .mu_fifo_slots = 256,
+				 .mu_region = REGION};
+
+	return trd_vni_open(&c);
+}
+
+static uint8_t
+pat(unsigned int i)
+{
+	return (uint8_t)(i * 13 + 5);
+}
+
+static struct trd_coord
+coord_of(const uint8_t node[3])
+{
+	struct trd_coord c = {.x = node[0], .y = node[1], .z = node[2]};
+
+	return c;
+}
+
+/* Node @p r's statistic @p k. */
+static uint64_t
+nstat(unsigned int r, enum trd_node_stat k)
+{
+	struct trd_node_stats st;
+
+	T_EQ(trd_node_stats_get(nd[r], &st), 0);
+	return st.stat[k];
+}
+
+/* B: its region filled with pat(), handed to A; held until A is done, then its region must be
+ * as it was. */
+static int
+target_b(void *arg)
+{
+	struct trd_vni *v = mu_open(1, b_on_n1);
+	struct trd_vni_mu_info mi;
+	struct trd_vni_info vi;
+	struct target t = {0};
+	uint8_t done;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0)
+		return 10;
+	for (unsigned int i = 0; i < REGION; i++)
+		((uint8_t *)mi.region)[i] = pat(i);
+	t.key = mi.region_key;
+	memcpy(t.node, vi.node, 3);
+	if (write(p_b2a[1], &t, sizeof(t)) != sizeof(t))
+		return 11;
+	if (child_read(p_a2b[0], &done, 1) != 0)
+		return 12;
+	for (unsigned int i = 0; i < REGION; i++)
+		if (((const uint8_t *)mi.region)[i] != pat(i))
+			return 13;
+	trd_vni_close(v);
+	return 0;
+}
+
+/* A carried put of @p len bytes from B's region at @p src to A's region at @p roff. */
+static void
+carried_read(struct trd_desc *c, struct trd_coord me, const struct trd_vni_mu_info *mi,
+	     uint64_t bkey, uint64_t src, uint32_t len, uint64_t roff, uint16_t ctr)
+{
+	trd_desc_put(c, me, NULL, len, mi->region_key, roff, 0, ctr);
+	c->flags = TRD_DF_SRC_MR;
+	c->src_key = bkey;
+	c->src = src;
+}
+
+/* 0 when A's region holds the first read, the immediate and the burst's pieces, zeros else. */
+static int
+read_check(const uint8_t *r)
+{
+	uint64_t imm = IMM;
+
+	for (unsigned int i = 0; i < REGION; i++) {
+		uint8_t want = 0;
+
+		if (i < READ)
+			want = pat(i);
+		else if (i >= IMMOFF && i < IMMOFF + 8)
+			want = ((const uint8_t *)&imm)[i - IMMOFF];
+		else if (i >= OFF2 && i < OFF2 + PIECES * PIECE)
+			want = pat(i - OFF2 + 100); /* piece k came from B's offset k * PIECE + 100 */
+		if (r[i] != want) {
+			fprintf(stderr, "A: byte %u is %#x, want %#x\n", i, r[i], want);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+read_a(void *arg)
+{
+	struct trd_vni *v = mu_open(0, false);
+	struct trd_desc c[TRD_RGET_MAX_DESCS + 1], d[PIECES], cp[PIECES];
+	struct trd_vni_mu_info mi;
+	struct trd_vni_info vi;
+	struct trd_coord me;
+	uint16_t ctr;
+	struct target t;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0 ||
+	    child_read(p_b2a[0], &t, sizeof(t)) != 0)
+		return 20;
+	me = coord_of(vi.node);
+	ctr = trd_vni_counter_id(v, CTR);
+	/* one remote get: 32 KiB of B's region and 8 immediate bytes, counted on CTR */
+	carried_read(&c[0], me, &mi, t.key, 0, READ, 0, ctr);
+	trd_desc_put(&c[1], me, NULL, 8, mi.region_key, IMMOFF, 0, ctr);
+	c[1].flags = TRD_DF_IMM;
+	c[1].user = IMM;
+	trd_desc_rget(&d[0], coord_of(t.node), TRD_ENGINE_FIFO, c, 2);
+	d[0].inj_ctr = IC;
+	if (trd_vni_counter_set(v, CTR, READ + 8) != 0 || trd_vni_counter_set(v, IC, 128) != 0)
+		return 21;
+	if (trd_vni_inject(v, 0, d, 1) != 0)
+		return 22;
+	memset(c, 0, sizeof(c)); /* copied at post time */
+	if (trd_vni_counter_wait(v, CTR, CWAIT) != 0 || trd_vni_counter_wait(v, IC, CWAIT) != 0)
+		return 23;
+	/* ten in one post: each reads PIECE bytes from B's offset k * PIECE + 100 */
+	for (unsigned int k = 0; k < PIECES; k++) {
+		carried_read(&cp[k], me, &mi, t.key, k * PIECE + 100, PIECE, OFF2 + k * PIECE, ctr);
+		trd_desc_rget(&d[k], coord_of(t.node), TRD_ENGINE_FIFO, &cp[k], 1);
+	}
+	if (trd_vni_counter_set(v, CTR, PIECES * PIECE) != 0 || trd_vni_inject(v, 0, d, PIECES) != 0)
+		return 24;
+	if (trd_vni_counter_wait(v, CTR, CWAIT) != 0)
+		return 25;
+	/* the library's own refusals: nothing posted */
+	for (unsigned int i = 0; i <= TRD_RGET_MAX_DESCS; i++)
+		c[i] = cp[0];
+	trd_desc_rget(&d[0], coord_of(t.node), TRD_ENGINE_FIFO, c, TRD_RGET_MAX_DESCS + 1);
+	if (trd_vni_inject(v, 0, d, 1) != -EMSGSIZE)
+		return 26;
+	d[0].len = 100;
+	if (trd_vni_inject(v, 0, d, 1) != -EINVAL)
+		return 27;
+	trd_desc_rget(&d[0], coord_of(t.node), TRD_ENGINE_FIFO, c, 1);
+	d[0].flags = TRD_DF_SRC_MR;
+	if (trd_vni_inject(v, 0, d, 1) != -EINVAL)
+		return 28;
+	if (read_check(mi.region) != 0)
+		return 29;
+	if (trd_vni_mu_info(v, &mi) != 0 || mi.descs != 1 + PIECES || mi.bad_descs != 0)
+		return 30;
+	if (write(p_a2b[1], "x", 1) != 1)
+		return 31;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_read(void)
+{
+	unsigned int tr = b_on_n1 ? 1 : 0;
+	uint64_t tx0 = nstat(0, TRD_STAT_TX_RGET), rx0 = nstat(tr, TRD_STAT_RX_RGET),
+		 g0 = nstat(0, TRD_STAT_GUEST_DESCS);
+	pid_t b = spawn(target_b, NULL), a = spawn(read_a, NULL);
+
+	reap_ok(a, WAIT_US, "process A");
+	reap_ok(b, WAIT_US, "process B");
+	T_EQ(nstat(0, TRD_STAT_TX_RGET) - tx0, 1 + PIECES);
+	T_EQ(nstat(tr, TRD_STAT_RX_RGET) - rx0, 1 + PIECES);
+	T_EQ(nstat(0, TRD_STAT_GUEST_DESCS) - g0, 1 + PIECES);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS), 0);
+}
+
+/* ---- hostile ---- */
+
+/* Post one descriptor into the ring as is, past the library's checks, with @p slots
+ * continuation slots of @p data. */
+static int
+raw_post(const struct trd_vni_mu_info *mi, const struct trd_desc *d, unsigned int slots,
+	 const void *data)
+{
+	uint8_t buf[(TRD_RGET_MAX_DESCS + 2) * 64];
+
+	memcpy(buf, d, 64);
+	buf[offsetof(struct trd_desc, n_slots)] = (uint8_t)slots;
+	if (slots != 0)
+		memcpy(buf + 64, data, slots * 64);
+	return rte_ring_enqueue_bulk_elem(mi->fifos[0], buf, 64, 1 + slots, NULL) != 0 ? 0 : -1;
+}
+
+/* A remote get to @p to carrying @p n copies of @p c, its slots as its length says. */
+static int
+post_rget(const struct trd_vni_mu_info *mi, struct trd_coord to, const struct trd_desc *c,
+	  unsigned int n, uint8_t flags, uint16_t inj)
+{
+	struct trd_desc cs[TRD_RGET_MAX_DESCS + 1], d;
+
+	for (unsigned int i = 0; i < n; i++)
+		cs[i] = *c;
+	trd_desc_rget(&d, to, TRD_ENGINE_FIFO, cs, n);
+	d.flags = flags;
+	d.inj_ctr = inj;
+	return raw_post(mi, &d, n, cs);
+}
+
+/* Wait until the engine has judged @p n descriptors of @p v in all. 0 or -1. */
+static int
+judged(struct trd_vni *v, uint64_t n)
+{
+	uint64_t deadline = trd_time_us() + WAIT_US;
+	struct trd_vni_mu_info mi;
+
+	do {
+		if (trd_vni_mu_info(v, &mi) != 0)
+			return -1;
+		if (mi.descs + mi.bad_descs >= n)
+			return 0;
+		sched_yield();
+	} while (trd_time_us() < deadline);
+	return -1;
+}
+
+static int
+hostile_a(void *arg)
+{
+	struct trd_vni *v = mu_open(0, false);
+	struct trd_vni_mu_info mi;
+	struct trd_vni_info vi;
+	struct trd_coord me, to, far = {.x = 2};
+	struct trd_desc c, good, d;
+	unsigned int n = 0;
+	struct target t;
+	uint16_t ctr;
+	int64_t cv;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0 ||
+	    child_read(p_b2a[0], &t, sizeof(t)) != 0)
+		return 40;
+	me = coord_of(vi.node);
+	to = coord_of(t.node);
+	ctr = trd_vni_counter_id(v, CTR);
+	trd_vni_counter_set(v, IC, 1000);
+	/* the good carried put: 8 immediate bytes into A's region at 0 */
+	trd_desc_put(&good, me, NULL, 8, mi.region_key, 0, 0, ctr);
+	good.flags = TRD_DF_IMM;
+	good.user = IMM;
+	/* 1: a memory-FIFO message to the node's reception FIFO 0 (the VNI protocol's) */
+	c = good;
+	c.op = TRD_OP_FIFO;
+	c.fifo = 0;
+	n += post_rget(&mi, to, &c, 1, 0, IC) == 0;
+	/* 2, 3: a completion (a reflection's id is the node's), a verdict */
+	c = good;
+	c.flags |= TRD_DF_CPL;
+	n += post_rget(&mi, to, &c, 1, 0, IC) == 0;
+	c = good;
+	c.flags |= TRD_DF_ACKREQ;
+	c.aux = 1;
+	n += post_rget(&mi, to, &c, 1, 0, IC) == 0;
+	/* 4: an injection counter on the carried put */
+	c = good;
+	c.inj_ctr = 1;
+	n += post_rget(&mi, to, &c, 1, 0, IC) == 0;
+	/* 5: a raw address at the target as the source */
+	c = good;
+	c.flags = 0;
+	c.src = 0x1000;
+	n += post_rget(&mi, to, &c, 1, 0, IC) == 0;
+	/* 6: an offset that wraps */
+	c = good;
+	c.roff = UINT64_MAX - 4;
+	n += post_rget(&mi, to, &c, 1, 0, IC) == 0;
+	/* 7: a carried put to another node than this one */
+	c = good;
+	c.dst = far;
+	n += post_rget(&mi, to, &c, 1, 0, IC) == 0;
+	/* 8: 16 carried */
+	n += post_rget(&mi, to, &good, TRD_RGET_MAX_DESCS + 1, 0, IC) == 0;
+	/* 9: a flag on the remote get (ordered) */
+	n += post_rget(&mi, to, &good, 1, TRD_DF_ORDERED, IC) == 0;
+	/* 10: a counter not its own */
+	n += post_rget(&mi, to, &good, 1, 0, 600) == 0;
+	/* 11: a destination outside the torus */
+	n += post_rget(&mi, (struct trd_coord){.x = 7}, &good, 1, 0, IC) == 0;
+	/* 12: a length that is not whole descriptors (its 2 slots there) */
+	trd_desc_rget(&d, to, TRD_ENGINE_FIFO, &good, 1);
+	d.len = 100;
+	d.inj_ctr = IC;
+	{
+		struct trd_desc two[2] = {good, good};
+
+		n += raw_post(&mi, &d, 2, two) == 0;
+		/* 13: slots that do not match its length (one slot for two descriptors: the
+		 * second would be read from the next entry) */
+		trd_desc_rget(&d, to, TRD_ENGINE_FIFO, two, 2);
+		d.inj_ctr = IC;
+		n += raw_post(&mi, &d, 1, two) == 0;
+	}
+	if (n != N_BAD || judged(v, n) != 0 || trd_vni_mu_info(v, &mi) != 0)
+		return 41;
+	if (mi.bad_descs != n || mi.descs != 0) {
+		fprintf(stderr, "bad_descs %llu descs %llu, want %u and 0\n",
+			(unsigned long long)mi.bad_descs, (unsigned long long)mi.descs, n);
+		return 42;
+	}
+	if (trd_vni_counter_read(v, IC, &cv) != 0 || cv > TRD_COUNTER_FAILED)
+		return 43; /* the counter they named was failed */
+	for (unsigned int i = 0; i < REGION; i++)
+		if (((const uint8_t *)mi.region)[i] != 0)
+			return 44; /* a refused one's carried put landed */
+	/* the good one */
+	trd_vni_counter_set(v, CTR, 8);
+	trd_desc_rget(&d, to, TRD_ENGINE_FIFO, &good, 1);
+	if (trd_vni_inject(v, 0, &d, 1) != 0 || trd_vni_counter_wait(v, CTR, CWAIT) != 0)
+		return 45;
+	if (memcmp(mi.region, &(uint64_t){IMM}, 8) != 0)
+		return 46;
+	if (write(p_a2b[1], "x", 1) != 1)
+		return 47;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_hostile(void)
+{
+	uint64_t tx0 = nstat(0, TRD_STAT_TX_RGET), rx0 = nstat(1, TRD_STAT_RX_RGET);
+	pid_t b = spawn(target_b, NULL), a = spawn(hostile_a, NULL);
+
+	reap_ok(a, WAIT_US, "process A");
+	reap_ok(b, WAIT_US, "process B");
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS), N_BAD);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_DESCS), 1);
+	/* only the good one was sent, and received by B's node */
+	T_EQ(nstat(0, TRD_STAT_TX_RGET) - tx0, 1);
+	T_EQ(nstat(1, TRD_STAT_RX_RGET) - rx0, 1);
+}
+
+static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
+				"[node 0]\nprocs = 1:0, 1:1\nx+ = 0\nx- = 1\n"
+				"[node 1]\nx+ = 0\nx- = 1\n"
+				"[node 2]\nx+ = 0\nx- = 1\n";
+static const char topo_text2[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
+				 "[node 0]\nprocs = 1:0\nx+ = 0\nx- = 1\n"
+				 "[node 1]\nprocs = 1:1\nx+ = 0\nx- = 1\n"
+				 "[node 2]\nx+ = 0\nx- = 1\n";
+
+int
+main(int argc, char **argv)
+{
+	struct trd_vni_svc_conf vc, vc1;
+	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s read|read2|hostile\n", argv[0]);
+		return 2;
+	}
+	test_eal_init(argv[0], NULL);
+	memset(&vc, 0, sizeof(vc));
+	memset(&vc1, 0, sizeof(vc1));
+	vc.max_pool = vc1.max_pool = 1 << 24;
+	/* B on node 1 but for "read" (the hostile one's remote gets go to node 1) */
+	b_on_n1 = strcmp(argv[1], "read") != 0;
+	if (b_on_n1)
+		o.vc_n1 = &vc1;
+	vni_setup_with("vmurget", b_on_n1 ? topo_text2 : topo_text, &o, &vc);
+	T_EQ(pipe(p_b2a), 0);
+	T_EQ(pipe(p_a2b), 0);
+	if (strcmp(argv[1], "read") == 0 || strcmp(argv[1], "read2") == 0)
+		test_read();
+	else if (strcmp(argv[1], "hostile") == 0)
+		test_hostile();
+	else
+		T_ASSERT(0, "unknown test %s", argv[1]);
+	printf("PASS: vni mu rget %s\n", argv[1]);
+	return 0;
+}
