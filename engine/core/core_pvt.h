@@ -243,6 +243,20 @@ struct trd_cpl *trd_track_take(struct trd_node *n, const struct trd_pkt *p);
 void trd_cpl_set_msg(struct trd_node *n, uint32_t id, uint32_t msg_id);
 /* track.c: give a taken tracked operation's id back. */
 void trd_track_done(struct trd_node *n, struct trd_cpl *c);
+/* track.c: an id for guest @p g's atomic, whose old value goes to @p result and whose verdict
+ * decrements @p ctr by 8 or fails it (TRD_CPL_GUEST); 0 or -ENOSPC. Its verdict (rx.c), its
+ * failure (trd_cpl_fail) call trd_guest_atomic_done(). */
+int trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, int64_t *ctr,
+			 uint32_t *id);
+/* track.c: what a guest's verdict does: the old value @p old (when @p cause is 0 and the verdict
+ * is an atomic's reply: @p has_old), the counter; the id is then given back. */
+void trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, bool has_old,
+			  uint64_t old);
+/* track.c: the guest's atomics still waiting for a verdict no longer reach it (it is gone):
+ * their verdicts are dropped unused. */
+void trd_track_forget_guest(struct trd_node *n, const struct trd_guest *g);
+/* guest.c: one of @p g's atomics has its verdict (or failed). */
+void trd_guest_atomic_done(struct trd_guest *g);
 /* reply.c: send a control packet (DONE, ATOMIC_REPLY) from the engine; 0 or a drop cause. */
 int trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t aux, uint64_t key,
 		 uint64_t offset, const void *pay, uint16_t len);

@@ -11,7 +11,9 @@
  * then read in place in the ring when the packet is built (the process's one copy into the
  * ring, the packetizer's one copy into the frame), or copied out first when it straddles the
  * ring's end (guest_copy_bytes). A remote get's carried descriptors are always copied out, and
- * checked in the copy: they are what the target acts on.
+ * checked in the copy: they are what the target acts on. An atomic takes a completion id of
+ * the node whose verdict writes the old value into the guest's region and counts on its
+ * counter (track.c, TRD_CPL_GUEST).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -32,6 +34,9 @@
  * into a buffer of its own that lives as long as the stage */
 #define GUEST_RGETS      4
 #define GUEST_RGET_BYTES (TRD_RGET_MAX_DESCS * GUEST_SLOT)
+/* atomics of one guest waiting for their verdict: past this its FIFOs wait (the node's table
+ * of completion ids, TRD_N_CPL, is everyone's) */
+#define GUEST_ATOMICS 64
 /* guest FIFOs a node serves, all guests together (a VNI service has 256 interfaces of 1 to 8) */
 #define GUEST_FIFOS_MAX 2048
 
@@ -53,6 +58,7 @@ struct trd_guest {
 	uint64_t key, region_len;
 	uint16_t ctr_base;
 	bool stopped;
+	uint32_t atomics; /* waiting for their verdict (GUEST_ATOMICS at most) */
 	uint64_t *pub[3];
 	struct trd_guest_stats st;
 	uint64_t was[3]; /* descs, bad_descs, bad_rings as last published */
@@ -149,6 +155,17 @@ guest_check(const struct trd_node *n, const struct trd_gring *gr, struct trd_des
 			return -EINVAL;
 		return guest_rget_take(n, gr, d, gr->cons & gr->mask, rbuf);
 	}
+	if (unlikely(d->op == TRD_OP_ATOMIC)) {
+		/* its old value into the guest's region at src_key (8-byte aligned), its verdict
+		 * on its counter, which it must name */
+		if (d->flags != 0 || d->fifo < TRD_ATOMIC_FADD || d->fifo > TRD_ATOMIC_SWAP ||
+		    d->len != 8 || d->n_slots != 0 || d->inj_ctr == 0 ||
+		    guest_ctr(g, d->inj_ctr) < 0 || g->key == 0 || d->src_key % 8 != 0 ||
+		    d->src_key > g->region_len || g->region_len - d->src_key < 8 ||
+		    d->roff > UINT64_MAX - d->len)
+			return -EINVAL;
+		return trd_desc_check_dst(n, d->dst) < 0 ? -EINVAL : 0;
+	}
 	if (d->op != TRD_OP_PUT || (d->flags & ~(TRD_DF_SRC_MR | TRD_DF_IMM)) != 0 ||
 	    guest_ctr(g, d->inj_ctr) < 0)
 		return -EINVAL;
@@ -177,8 +194,10 @@ guest_fix(struct trd_node *n, struct trd_inj_fifo *f, const struct trd_gring *gr
 	  struct trd_desc *d, uint32_t i0)
 {
 	d->inj_ctr = (uint16_t)guest_ctr(gr->g, d->inj_ctr);
-	/* (a remote get's carried descriptors are in the stage's buffer already) */
-	if (!(d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)) && d->op != TRD_OP_RGET) {
+	/* (a remote get's carried descriptors are in the stage's buffer already; an atomic's
+	 * operands are in the descriptor) */
+	if (!(d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)) && d->op != TRD_OP_RGET &&
+	    d->op != TRD_OP_ATOMIC) {
 		uint32_t i1 = (i0 + 1) & gr->mask;
 
 		if (d->n_slots == 0) {
@@ -199,7 +218,8 @@ guest_fix(struct trd_node *n, struct trd_inj_fifo *f, const struct trd_gring *gr
 	d->n_slots = 0;
 	d->rsvd0 = 0;
 	d->msg_id = 0;
-	d->aux = 0;
+	if (d->op != TRD_OP_ATOMIC)
+		d->aux = 0; /* (an atomic's is its completion id) */
 	/* bytes of the segment are copied into the packets, never referenced: nothing sent
 	 * reads it once the packet is built */
 	d->flags |= TRD_DF_COPY;
@@ -216,6 +236,36 @@ guest_drop(struct trd_node *n, struct trd_guest *g, uint16_t k)
 	g->st.bad_descs++;
 	if (id > 0)
 		trd_ctr_fail(&n->ctr[id]);
+}
+
+/* A checked atomic takes a completion id (before guest_fix()): its old value goes to the
+ * guest's region, its verdict to its counter, and it is tracked as trd_inject() wants an
+ * atomic (no injection counter: the verdict is its completion). 0, or -ENOSPC: no id now (the
+ * descriptor waits in the ring), -EINVAL: the region is gone. */
+static int
+guest_atomic_open(struct trd_node *n, struct trd_guest *g, struct trd_desc *d)
+{
+	struct trd_mr *mr = trd_mr_lookup(n, g->key);
+	uint32_t id;
+
+	if (mr == NULL || mr->len < g->region_len)
+		return -EINVAL;
+	if (trd_track_open_guest(n, g, (uint64_t *)(void *)(mr->base + d->src_key),
+				 &n->ctr[guest_ctr(g, d->inj_ctr)], &id) != 0)
+		return -ENOSPC;
+	g->atomics++;
+	d->flags = TRD_DF_ACKREQ;
+	d->aux = id;
+	d->inj_ctr = 0;
+	d->src_key = 0;
+	return 0;
+}
+
+void
+trd_guest_atomic_done(struct trd_guest *g)
+{
+	if (g->atomics > 0)
+		g->atomics--;
 }
 
 void
@@ -265,7 +315,19 @@ trd_guest_refill(struct trd_node *n, struct trd_inj_fifo *f)
 		 * descriptor's data is not read as descriptors */
 		take = 1 + ((uint32_t)d->n_slots < avail ? d->n_slots : 0);
 		k0 = d->inj_ctr;
+		if (unlikely(d->op == TRD_OP_ATOMIC) && g->atomics >= GUEST_ATOMICS)
+			break; /* it waits in the ring for a verdict to come back */
 		if (guest_check(n, gr, d, avail, gr->rget + (size_t)nr * GUEST_RGET_BYTES) == 0) {
+			if (unlikely(d->op == TRD_OP_ATOMIC)) {
+				int rc = guest_atomic_open(n, g, d);
+
+				if (rc == -ENOSPC)
+					break; /* no completion id on the node now: it waits */
+				if (rc != 0) {
+					guest_drop(n, g, k0);
+					goto next;
+				}
+			}
 			nr += d->op == TRD_OP_RGET;
 			guest_fix(n, f, gr, d, i0);
 			g->st.descs++;
@@ -273,6 +335,7 @@ trd_guest_refill(struct trd_node *n, struct trd_inj_fifo *f)
 		} else {
 			guest_drop(n, g, k0);
 		}
+	next:
 		gr->cons += take;
 		avail -= take;
 		taken++;
@@ -462,10 +525,13 @@ guest_fifo_abandon(struct trd_node *n, struct trd_inj_fifo *f)
 		f->pkts_left = 0;
 	}
 	for (; f->stage_i < f->stage_n; f->stage_i++) {
-		uint16_t id = f->stage[f->stage_i].inj_ctr;
+		const struct trd_desc *d = &f->stage[f->stage_i];
+		uint16_t id = d->inj_ctr;
 
 		if (id != 0 && id < n->conf.n_counters)
 			trd_ctr_fail(&n->ctr[id]);
+		if (d->op == TRD_OP_ATOMIC)
+			trd_cpl_fail(n, d->aux, TRD_DROP_PEER_DOWN);
 	}
 }
 
@@ -544,6 +610,8 @@ guest_remove(struct trd_guest *g, bool force)
 		if (g->f[i]->unsent != 0)
 			return -EBUSY;
 	guest_unlink(n, g);
+	/* its atomics' verdicts no longer write its region or count on its block */
+	trd_track_forget_guest(n, g);
 	if (other)
 		trd_node_quiesce(n); /* a round that began before may still read it */
 	for (unsigned int i = 0; i < g->n_fifos; i++)

@@ -168,19 +168,24 @@ struct trd_mr {
 /** An outstanding completion at its origin. */
 struct trd_cpl {
 	uint64_t cookie;
-	uint32_t state;   /* CPL_FREE or CPL_PENDING */
-	uint8_t kind;     /* enum trd_cpl_kind, or TRD_CPL_TRACK */
-	uint8_t fifo;     /* TRACK: reception FIFO of the outcome */
-	uint64_t *result; /* TRACK: where an atomic's old value goes */
-	uint32_t peer;    /* rank the outcome comes from (failed if it goes down); counted
-			   * in node->owed while set: change it with trd_cpl_set_peer() */
-	uint32_t msg_id;  /* TRACK: message id of the request, which its verdict names: a
-			   * late verdict of an operation that failed cannot complete a newer
-			   * one that got its id */
+	uint32_t state;          /* CPL_FREE or CPL_PENDING */
+	uint8_t kind;            /* enum trd_cpl_kind, or TRD_CPL_TRACK */
+	uint8_t fifo;            /* TRACK: reception FIFO of the outcome */
+	uint64_t *result;        /* TRACK: where an atomic's old value goes */
+	uint32_t peer;           /* rank the outcome comes from (failed if it goes down); counted
+				  * in node->owed while set: change it with trd_cpl_set_peer() */
+	uint32_t msg_id;         /* TRACK: message id of the request, which its verdict names: a
+				  * late verdict of an operation that failed cannot complete a newer
+				  * one that got its id */
+	int64_t *ctr;            /* GUEST: the counter its verdict decrements by 8 or fails */
+	struct trd_guest *guest; /* GUEST: whose (NULL: the guest is gone, the verdict is
+				  * dropped unused) */
 };
 
 /* A tracked operation (trd_track_open) in the completion table. */
 #define TRD_CPL_TRACK 3
+/* A guest's atomic (guest.c): the old value into its region, the verdict on its counter. */
+#define TRD_CPL_GUEST 4
 
 #define TRD_N_CPL 4096
 /* A node that was not polled for a while (its lcore descheduled) must not time out every

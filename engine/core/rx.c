@@ -272,6 +272,18 @@ rx_done(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	if (c == NULL)
 		return trd_fate(TRD_DROP_UNKNOWN_CPL, false);
 	n->stat[TRD_STAT_RX_CTL]++;
+	if (c->kind == TRD_CPL_GUEST) {
+		/* a guest's atomic: its region and counter, no reception FIFO (track.c) */
+		uint64_t old = 0;
+		bool reply = p->type == TRD_PKT_ATOMIC_REPLY && p->pay_len >= sizeof(old);
+
+		if (reply)
+			trd_pay_copy(m, &old, sizeof(old));
+		trd_track_guest_done(n, c,
+				     p->key > UINT8_MAX ? TRD_DROP_BAD_DESC : (unsigned int)p->key,
+				     reply, rte_be_to_cpu_64(old));
+		return trd_fate(0, false);
+	}
 	if (p->type == TRD_PKT_ATOMIC_REPLY && p->key == 0 && c->result != NULL) {
 		uint64_t old;
 

@@ -96,11 +96,75 @@ trd_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *res
 	c->kind = TRD_CPL_TRACK;
 	c->fifo = rfifo;
 	c->result = result;
+	c->guest = NULL;
 	trd_cpl_unowe(n, (uint32_t)v); /* the peer is set when the operation leaves */
 	__atomic_fetch_add(&n->main->cpl_pending, 1, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
 	*id = (uint32_t)v;
 	return 0;
+}
+
+int
+trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, int64_t *ctr,
+		     uint32_t *id)
+{
+	uintptr_t v;
+	struct trd_cpl *c;
+
+	if (rte_ring_dequeue(n->cpl_free, (void **)&v) != 0)
+		return -ENOSPC;
+	c = &n->cpl[v - 1];
+	c->cookie = 0;
+	c->kind = TRD_CPL_GUEST;
+	c->fifo = 0;
+	__atomic_store_n(&c->result, result, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->ctr, ctr, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->guest, g, __ATOMIC_RELAXED);
+	trd_cpl_unowe(n, (uint32_t)v);
+	__atomic_fetch_add(&n->main->cpl_pending, 1, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
+	*id = (uint32_t)v;
+	return 0;
+}
+
+void
+trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, bool has_old,
+		     uint64_t old)
+{
+	/* (trd_track_forget_guest() may run meanwhile on the service's thread: it waits for
+	 * this round to end before the guest's memory goes) */
+	struct trd_guest *g = __atomic_load_n(&c->guest, __ATOMIC_ACQUIRE);
+	uint64_t *res = __atomic_load_n(&c->result, __ATOMIC_ACQUIRE);
+	int64_t *ctr = __atomic_load_n(&c->ctr, __ATOMIC_ACQUIRE);
+
+	if (g != NULL) {
+		if (cause == TRD_DROP_NONE && has_old && res != NULL)
+			__atomic_store_n(res, old, __ATOMIC_RELEASE);
+		if (ctr != NULL) {
+			if (cause == TRD_DROP_NONE)
+				__atomic_fetch_sub(ctr, (int64_t)sizeof(uint64_t),
+						   __ATOMIC_RELEASE);
+			else
+				trd_ctr_fail(ctr);
+		}
+		trd_guest_atomic_done(g);
+	}
+	__atomic_store_n(&c->guest, NULL, __ATOMIC_RELEASE);
+	cpl_release(n, (uint32_t)(c - n->cpl) + 1);
+}
+
+void
+trd_track_forget_guest(struct trd_node *n, const struct trd_guest *g)
+{
+	for (uint32_t id = 1; id <= TRD_N_CPL; id++) {
+		struct trd_cpl *c = &n->cpl[id - 1];
+
+		if (c->kind == TRD_CPL_GUEST && __atomic_load_n(&c->guest, __ATOMIC_ACQUIRE) == g) {
+			__atomic_store_n(&c->guest, NULL, __ATOMIC_RELEASE);
+			__atomic_store_n(&c->result, NULL, __ATOMIC_RELEASE);
+			__atomic_store_n(&c->ctr, NULL, __ATOMIC_RELEASE);
+		}
+	}
 }
 
 void
@@ -170,7 +234,7 @@ trd_track_take(struct trd_node *n, const struct trd_pkt *p)
 	c = &n->cpl[id - 1];
 	/* the verdict names the operation whole: the id, the message that carried the request
 	 * (a message id is not reused for 2^32 messages), and the node it went to */
-	if (c->kind != TRD_CPL_TRACK ||
+	if ((c->kind != TRD_CPL_TRACK && c->kind != TRD_CPL_GUEST) ||
 	    __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != src_rank(n, p) ||
 	    __atomic_load_n(&c->msg_id, __ATOMIC_ACQUIRE) != p->offset ||
 	    !__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,
@@ -198,6 +262,10 @@ trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause)
 					 __ATOMIC_ACQUIRE))
 		return;
 	n->stat[TRD_STAT_CPL_FAILED]++;
+	if (c->kind == TRD_CPL_GUEST) {
+		trd_track_guest_done(n, c, cause, false, 0);
+		return;
+	}
 	/* a FIFO completion or a tracked operation learns why; a doorbell cannot say it */
 	if (c->kind == TRD_CPL_TRACK || c->kind == TRD_CPL_FIFO)
 		trd_rfifo_outcome(n, c->fifo, c->peer, c->cookie, cause);

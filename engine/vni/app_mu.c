@@ -131,7 +131,7 @@ trd_vni_mu_info(const struct trd_vni *v, struct trd_vni_mu_info *info)
 static inline unsigned int
 mu_slots(const struct trd_desc *d)
 {
-	if ((d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)) || d->len == 0)
+	if ((d->flags & (TRD_DF_SRC_MR | TRD_DF_IMM)) || d->len == 0 || d->op == TRD_OP_ATOMIC)
 		return 0;
 	return (d->len + MU_SLOT - 1) / MU_SLOT;
 }
@@ -166,6 +166,12 @@ trd_vni_inject(struct trd_vni *v, unsigned int fifo, const struct trd_desc *d, u
 				return -EINVAL;
 			if (d[i].len > TRD_RGET_MAX_DESCS * sizeof(struct trd_desc))
 				return -EMSGSIZE;
+		} else if (d[i].op == TRD_OP_ATOMIC) {
+			/* its operands in the descriptor, its old value into the region */
+			if (d[i].len != 8 || d[i].flags != 0 || d[i].inj_ctr == 0 ||
+			    d[i].src_key % 8 != 0 || d[i].src_key > v->region_len ||
+			    v->region_len - d[i].src_key < 8)
+				return -EINVAL;
 		} else if (d[i].op != TRD_OP_PUT && d[i].op != TRD_OP_FIFO) {
 			return -EINVAL;
 		} else if (s != 0 && d[i].len > v->mu_inline_max) {

@@ -169,6 +169,33 @@ trd_desc_rget(struct trd_desc *d, struct trd_coord dst, uint8_t fifo,
 void trd_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op op, uint64_t rkey,
 		     uint64_t roff, uint64_t operand, uint64_t compare);
 
+/**
+ * Fill @p d as a 64-bit atomic @p op on the word at (@p rkey, @p roff) of @p dst (8-byte
+ * aligned, in a region with remote read and write access, such as a process's region), for an
+ * attached process's trd_vni_inject() (<toroid/vni.h>): the target's engine applies it and answers
+ * with the old value, which the engine writes at offset @p result_off (8-byte aligned) of this
+ * process's region; then it takes 8 from counter @p k (1 .. n_counters - 1; set it to 8 per atomic
+ * first), or fails it (TRD_COUNTER_FAILED: the target refused, the peer is gone). Up to 64 of a
+ * process's atomics wait for their answer at a time; later ones wait in the FIFO. @p compare is
+ * CAS's.
+ */
+static inline void
+trd_vni_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op op, uint64_t rkey,
+		    uint64_t roff, uint64_t operand, uint64_t compare, uint64_t result_off,
+		    uint16_t k)
+{
+	*d = (struct trd_desc){.op = TRD_OP_ATOMIC,
+			       .dst = dst,
+			       .fifo = (uint8_t)op,
+			       .len = 8,
+			       .rkey = rkey,
+			       .roff = roff,
+			       .user = operand,
+			       .src = compare,
+			       .src_key = result_off,
+			       .inj_ctr = k};
+}
+
 /** The injection FIFO of a node's engine itself: the target of remote gets that no
  * application FIFO should serve (reflection, RDMA read). */
 #define TRD_ENGINE_FIFO 0xFF

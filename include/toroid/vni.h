@@ -421,10 +421,11 @@ int trd_vni_mu_info(const struct trd_vni *v, struct trd_vni_mu_info *info);
  * descriptors are puts addressed to this process's node, from the target's registered memory
  * (TRD_DF_SRC_MR, the target's key) or immediate, with no completion or verdict flag: an RDMA
  * read names this process's region key and offset as rkey and roff and trd_vni_counter_id() of
- * one of its counters as rec_ctr. The engine checks each descriptor again and drops (and
- * counts, trd_vni_mu_info()) one that breaks a rule, failing its injection counter. @return
- * 0, -EINVAL, -EMSGSIZE (inline data too long, more than TRD_RGET_MAX_DESCS carried), -ENOBUFS
- * (the FIFO is full: nothing posted), -ENOENT (no such FIFO).
+ * one of its counters as rec_ctr. Or an atomic (trd_vni_desc_atomic(), in <toroid/toroid.h>). The
+ * engine checks each descriptor again and drops (and counts, trd_vni_mu_info()) one that breaks a
+ * rule, failing its injection counter. @return 0, -EINVAL, -EMSGSIZE (inline data too long, more
+ * than TRD_RGET_MAX_DESCS carried), -ENOBUFS (the FIFO is full: nothing posted), -ENOENT (no such
+ * FIFO).
  */
 int trd_vni_inject(struct trd_vni *v, unsigned int fifo, const struct trd_desc *d, unsigned int n);
 /** Set counter @p k (1 .. n_counters - 1), e.g. to the bytes expected. @return 0 or -EINVAL. */

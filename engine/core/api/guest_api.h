@@ -9,8 +9,11 @@
  * needs (at most TRD_GUEST_INLINE_MAX bytes), immediate, or in the guest's own region; or a
  * remote get (TRD_OP_RGET, flags none) whose 1 .. TRD_RGET_MAX_DESCS carried descriptors fill
  * exactly its slots and are puts addressed to this node with no completion, verdict or
- * injection counter (copied out of the ring before they are checked); whose injection counter
- * is 0 or one of its block (its number k, 1 .. TRD_COUNTER_BLOCK - 1, becomes the node's id
+ * injection counter (copied out of the ring before they are checked); or an atomic
+ * (TRD_OP_ATOMIC, flags none) whose old value goes to its region at src_key (8-byte aligned)
+ * and whose verdict to its injection counter, which it must name (at most 64 waiting for their
+ * verdict at a time: later ones wait in the ring); whose injection counter is 0 or one of its
+ * block (its number k, 1 .. TRD_COUNTER_BLOCK - 1, becomes the node's id
  * ctr_base + k); and whose destination and target range trd_inject() accepts.
  *
  * Add, stop and remove from the thread that polls the node (the VNI service's, by contract); a

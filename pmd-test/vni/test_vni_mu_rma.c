@@ -5,7 +5,7 @@
  * target. A 3x1x1 torus of in-process engines over ring links, the VNI service on node 0 (and
  * on node 1); the processes are forked children that use libtoroid_vni only.
  *
- *   test_vni_mu_rget read    A reads 32 KiB of B's region (both on node 0) with one remote get
+ *   test_vni_mu_rma read    A reads 32 KiB of B's region (both on node 0) with one remote get
  *                            that carries a put from B's region and an immediate put: both land
  *                            in A's region byte-exact and A's counter reaches 0; then ten remote
  *                            gets in one post (more than a stage takes: the core copies the
@@ -13,8 +13,8 @@
  *                            library refuses 16 carried descriptors, a length that is not whole
  *                            descriptors and a source flag on the remote get; B's region is
  *                            unchanged and nothing else of A's is written
- *   test_vni_mu_rget read2   the same with B attached to node 1's engine
- *   test_vni_mu_rget hostile A posts, past the library, 13 remote gets that break a rule (a
+ *   test_vni_mu_rma read2   the same with B attached to node 1's engine
+ *   test_vni_mu_rma hostile A posts, past the library, 13 remote gets that break a rule (a
  *                            carried memory-FIFO message, completion or verdict flag, injection
  *                            counter, raw source address, wrapping offset, a carried put to
  *                            another node; 16 carried, a length that is not whole descriptors,
@@ -22,6 +22,13 @@
  *                            its own, a destination outside the torus): each dropped and counted,
  *                            its counter failed, no remote get sent or received, A's region
  *                            untouched; then a good one lands
+ *   test_vni_mu_rma atomic   A (node 0) adds 3 to a word of B's region (node 1) 200 times in
+ *                            one post (more than the 64 a process may have waiting: the rest
+ *                            wait in its FIFO): the old values, written into A's region, are
+ *                            100, 103, ... each once, the word ends at 700 and A's counter at 0;
+ *                            a compare-and-swap that matches and one that does not, a swap;
+ *                            7 atomics that break a rule dropped and counted; one the target
+ *                            refuses (a misaligned word) fails A's counter
  */
 #include <errno.h>
 #include <sched.h>
@@ -37,17 +44,17 @@
 
 #include "vni_test.h"
 
-#define REGION  (64u * 1024)
-#define READ    (32u * 1024) /* the first read */
-#define PIECE   1024u        /* the burst's reads */
-#define PIECES  10u
-#define OFF2    (40u * 1024) /* where the burst's pieces land in A's region */
-#define IMMOFF  READ         /* where the first read's immediate lands */
-#define IMM     0x0123456789abcdefULL
-#define CTR     1 /* A's reception counter */
-#define IC      2 /* A's injection counter */
-#define CWAIT   8000000
-#define N_BAD   13
+#define REGION (64u * 1024)
+#define READ   (32u * 1024) /* the first read */
+#define PIECE  1024u        /* the burst's reads */
+#define PIECES 10u
+#define OFF2   (40u * 1024) /* where the burst's pieces land in A's region */
+#define IMMOFF READ         /* where the first read's immediate lands */
+#define IMM    0x0123456789abcdefULL
+#define CTR    1 /* A's reception counter */
+#define IC     2 /* A's injection counter */
+#define CWAIT  8000000
+#define N_BAD  13
 
 /* What B tells A: where to read. */
 struct target {
@@ -152,7 +159,8 @@ read_check(const uint8_t *r)
 		else if (i >= IMMOFF && i < IMMOFF + 8)
 			want = ((const uint8_t *)&imm)[i - IMMOFF];
 		else if (i >= OFF2 && i < OFF2 + PIECES * PIECE)
-			want = pat(i - OFF2 + 100); /* piece k came from B's offset k * PIECE + 100 */
+			want = pat(i - OFF2 +
+				   100); /* piece k came from B's offset k * PIECE + 100 */
 		if (r[i] != want) {
 			fprintf(stderr, "A: byte %u is %#x, want %#x\n", i, r[i], want);
 			return -1;
@@ -197,7 +205,8 @@ read_a(void *arg)
 		carried_read(&cp[k], me, &mi, t.key, k * PIECE + 100, PIECE, OFF2 + k * PIECE, ctr);
 		trd_desc_rget(&d[k], coord_of(t.node), TRD_ENGINE_FIFO, &cp[k], 1);
 	}
-	if (trd_vni_counter_set(v, CTR, PIECES * PIECE) != 0 || trd_vni_inject(v, 0, d, PIECES) != 0)
+	if (trd_vni_counter_set(v, CTR, PIECES * PIECE) != 0 ||
+	    trd_vni_inject(v, 0, d, PIECES) != 0)
 		return 24;
 	if (trd_vni_counter_wait(v, CTR, CWAIT) != 0)
 		return 25;
@@ -406,6 +415,148 @@ test_hostile(void)
 	T_EQ(nstat(1, TRD_STAT_RX_RGET) - rx0, 1);
 }
 
+/* ---- atomic ---- */
+
+#define N_ADD 200u
+#define RES2  (N_ADD * 8) /* where the compare-and-swaps' old values land */
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* B for the atomics: word 0 of its region is 100, word 1 is 7; at the end 700 and 5. */
+static int
+atomic_b(void *arg)
+{
+	struct trd_vni *v = mu_open(1, true);
+	struct trd_vni_mu_info mi;
+	struct trd_vni_info vi;
+	struct target t = {0};
+	uint64_t *w;
+	uint8_t done;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0)
+		return 60;
+	w = mi.region;
+	w[0] = 100;
+	w[1] = 7;
+	t.key = mi.region_key;
+	memcpy(t.node, vi.node, 3);
+	if (write(p_b2a[1], &t, sizeof(t)) != sizeof(t))
+		return 61;
+	if (child_read(p_a2b[0], &done, 1) != 0)
+		return 62;
+	if (__atomic_load_n(&w[0], __ATOMIC_ACQUIRE) != 100 + 3 * N_ADD ||
+	    __atomic_load_n(&w[1], __ATOMIC_ACQUIRE) != 5) {
+		fprintf(stderr, "B: words %llu %llu\n", (unsigned long long)w[0],
+			(unsigned long long)w[1]);
+		return 63;
+	}
+	trd_vni_close(v);
+	return 0;
+}
+
+/* One atomic of A, waited for: 0, or the counter wait's error. */
+static int
+atomic_one(struct trd_vni *v, const struct trd_desc *d)
+{
+	int rc;
+
+	if (trd_vni_counter_set(v, CTR, 8) != 0)
+		return -EINVAL;
+	rc = trd_vni_inject(v, 0, d, 1);
+	return rc != 0 ? rc : trd_vni_counter_wait(v, CTR, CWAIT);
+}
+
+static int
+atomic_a(void *arg)
+{
+	struct trd_vni *v = mu_open(0, false);
+	static struct trd_desc d[N_ADD];
+	struct trd_vni_mu_info mi;
+	struct target t;
+	struct trd_coord to;
+	uint64_t *res, got[N_ADD];
+	unsigned int n = 0;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || child_read(p_b2a[0], &t, sizeof(t)) != 0)
+		return 70;
+	res = mi.region;
+	to = coord_of(t.node);
+	for (unsigned int k = 0; k < N_ADD; k++)
+		trd_vni_desc_atomic(&d[k], to, TRD_ATOMIC_FADD, t.key, 0, 3, 0, k * 8, CTR);
+	if (trd_vni_counter_set(v, CTR, 8 * N_ADD) != 0 || trd_vni_inject(v, 0, d, N_ADD) != 0)
+		return 71;
+	if (trd_vni_counter_wait(v, CTR, CWAIT) != 0)
+		return 72;
+	for (unsigned int k = 0; k < N_ADD; k++)
+		got[k] = __atomic_load_n(&res[k], __ATOMIC_ACQUIRE);
+	qsort(got, N_ADD, sizeof(got[0]), cmp_u64);
+	for (unsigned int k = 0; k < N_ADD; k++)
+		if (got[k] != 100 + 3 * k) {
+			fprintf(stderr, "A: old value %u is %llu\n", k, (unsigned long long)got[k]);
+			return 73;
+		}
+	/* compare-and-swap 7 -> 42 (matches), 7 -> 99 (does not), swap 42 -> 5 */
+	trd_vni_desc_atomic(&d[0], to, TRD_ATOMIC_CAS, t.key, 8, 42, 7, RES2, CTR);
+	if (atomic_one(v, &d[0]) != 0 || res[RES2 / 8] != 7)
+		return 74;
+	trd_vni_desc_atomic(&d[0], to, TRD_ATOMIC_CAS, t.key, 8, 99, 7, RES2 + 8, CTR);
+	if (atomic_one(v, &d[0]) != 0 || res[RES2 / 8 + 1] != 42)
+		return 75;
+	trd_vni_desc_atomic(&d[0], to, TRD_ATOMIC_SWAP, t.key, 8, 5, 0, RES2 + 16, CTR);
+	if (atomic_one(v, &d[0]) != 0 || res[RES2 / 8 + 2] != 42)
+		return 76;
+	/* the target refuses a misaligned word: the verdict fails the counter */
+	trd_vni_desc_atomic(&d[0], to, TRD_ATOMIC_FADD, t.key, 3, 1, 0, RES2 + 24, CTR);
+	if (atomic_one(v, &d[0]) != -EHOSTUNREACH)
+		return 77;
+	/* past the library: 7 that break a rule */
+	trd_vni_counter_set(v, IC, 1000);
+	trd_vni_desc_atomic(&d[0], to, TRD_ATOMIC_FADD, t.key, 0, 1000, 0, RES2 + 32, IC);
+	d[1] = d[0];
+	d[1].flags = TRD_DF_ACKREQ; /* the engine's to set */
+	d[2] = d[0];
+	d[2].inj_ctr = 0; /* no counter: its verdict would reach no one */
+	d[3] = d[0];
+	d[3].src_key = RES2 + 36; /* a result word not aligned */
+	d[4] = d[0];
+	d[4].src_key = REGION - 4; /* ... past the region */
+	d[5] = d[0];
+	d[5].fifo = 9; /* no such atomic */
+	d[6] = d[0];
+	d[6].len = 4;
+	d[7] = d[0];
+	d[7].inj_ctr = 600; /* not its counter */
+	for (unsigned int i = 1; i <= 7; i++)
+		n += raw_post(&mi, &d[i], 0, NULL) == 0;
+	if (n != 7 || judged(v, N_ADD + 4 + 7) != 0 || trd_vni_mu_info(v, &mi) != 0 ||
+	    mi.bad_descs != 7)
+		return 78;
+	if (write(p_a2b[1], "x", 1) != 1)
+		return 79;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_atomic(void)
+{
+	pid_t b = spawn(atomic_b, NULL), a = spawn(atomic_a, NULL);
+
+	reap_ok(a, WAIT_US, "process A");
+	reap_ok(b, WAIT_US, "process B");
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS), 7);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_DESCS), N_ADD + 4);
+	T_EQ(nstat(1, TRD_STAT_ATOMICS), N_ADD + 3);
+}
+
 static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 				"[node 0]\nprocs = 1:0, 1:1\nx+ = 0\nx- = 1\n"
 				"[node 1]\nx+ = 0\nx- = 1\n"
@@ -422,7 +573,7 @@ main(int argc, char **argv)
 	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s read|read2|hostile\n", argv[0]);
+		fprintf(stderr, "usage: %s read|read2|hostile|atomic\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -433,15 +584,17 @@ main(int argc, char **argv)
 	b_on_n1 = strcmp(argv[1], "read") != 0;
 	if (b_on_n1)
 		o.vc_n1 = &vc1;
-	vni_setup_with("vmurget", b_on_n1 ? topo_text2 : topo_text, &o, &vc);
+	vni_setup_with("vmurma", b_on_n1 ? topo_text2 : topo_text, &o, &vc);
 	T_EQ(pipe(p_b2a), 0);
 	T_EQ(pipe(p_a2b), 0);
 	if (strcmp(argv[1], "read") == 0 || strcmp(argv[1], "read2") == 0)
 		test_read();
 	else if (strcmp(argv[1], "hostile") == 0)
 		test_hostile();
+	else if (strcmp(argv[1], "atomic") == 0)
+		test_atomic();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
-	printf("PASS: vni mu rget %s\n", argv[1]);
+	printf("PASS: vni mu rma %s\n", argv[1]);
 	return 0;
 }
