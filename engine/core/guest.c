@@ -128,23 +128,42 @@ guest_rget_take(const struct trd_node *n, const struct trd_gring *gr, struct trd
 	return 0;
 }
 
-/* Check a descriptor copied out of the ring, with @p avail slots (it among them) there; a
- * remote get's carried descriptors are copied to @p rbuf. 0, or -EINVAL: it is dropped. Every
- * field that names something of this node is the guest's own; what names the target (rkey,
- * roff, rec_ctr, the carried descriptors) is the target's to check, as for any frame, but for
- * what trd_inject() checks of every put or remote get (the destination, a range that wraps,
- * carried descriptors addressed back here). */
+/* A checked atomic takes a completion id (before guest_fix()): its old value goes to the
+ * guest's region, its verdict to its counter, and it is tracked as trd_inject() wants an
+ * atomic (no injection counter: the verdict is its completion). 0, or -ENOSPC: no id now (the
+ * descriptor waits in the ring), -EINVAL: the region is gone. */
 static int
-guest_check(const struct trd_node *n, const struct trd_gring *gr, struct trd_desc *d,
-	    uint32_t avail, uint8_t *rbuf)
+guest_atomic_open(struct trd_node *n, struct trd_guest *g, struct trd_desc *d)
 {
-	const struct trd_guest *g = gr->g;
-	int rank;
+	struct trd_mr *mr = trd_mr_lookup(n, g->key);
+	uint32_t id;
 
-	/* a put, or a remote get of puts: a memory-FIFO message could go to a reception FIFO
-	 * the engine reads itself (the VNI protocol's, whose headers name their sender): a
-	 * process would speak as any other. An atomic: not yet. */
-	if (unlikely(d->op == TRD_OP_RGET)) {
+	if (mr == NULL || mr->len < g->region_len)
+		return -EINVAL;
+	if (trd_track_open_guest(n, g, (uint64_t *)(void *)(mr->base + d->src_key),
+				 &n->ctr[guest_ctr(g, d->inj_ctr)], &id) != 0)
+		return -ENOSPC;
+	g->atomics++;
+	d->flags = TRD_DF_ACKREQ;
+	d->aux = id;
+	d->inj_ctr = 0;
+	d->src_key = 0;
+	return 0;
+}
+
+/* guest_check() of a remote get or an atomic (@p g's @p nr remote gets are in this stage
+ * already): 0, -EINVAL (dropped), or -EAGAIN: it waits in the ring, unread (the stage has no
+ * buffer left for its carried descriptors, or the guest as many atomics waiting as it may). */
+static __rte_noinline int
+guest_check_other(struct trd_node *n, const struct trd_gring *gr, struct trd_desc *d,
+		  uint32_t avail, unsigned int *nr)
+{
+	struct trd_guest *g = gr->g;
+	int rank, rc;
+
+	if (d->op == TRD_OP_RGET) {
+		if (*nr == GUEST_RGETS)
+			return -EAGAIN;
 		if (d->flags != 0 || guest_ctr(g, d->inj_ctr) < 0 || d->len == 0 ||
 		    d->len % GUEST_SLOT != 0 || d->len > GUEST_RGET_BYTES ||
 		    d->n_slots != d->len / GUEST_SLOT || (uint32_t)d->n_slots >= avail)
@@ -153,21 +172,45 @@ guest_check(const struct trd_node *n, const struct trd_gring *gr, struct trd_des
 		if (rank < 0 || d->len > trd_max_payload(n, n->routes[rank].link,
 							 n->reliable && (uint32_t)rank != n->rank))
 			return -EINVAL;
-		return guest_rget_take(n, gr, d, gr->cons & gr->mask, rbuf);
+		rc = guest_rget_take(n, gr, d, gr->cons & gr->mask,
+				     gr->rget + (size_t)*nr * GUEST_RGET_BYTES);
+		*nr += rc == 0;
+		return rc;
 	}
-	if (unlikely(d->op == TRD_OP_ATOMIC)) {
+	if (d->op == TRD_OP_ATOMIC) {
 		/* its old value into the guest's region at src_key (8-byte aligned), its verdict
 		 * on its counter, which it must name */
+		if (g->atomics >= GUEST_ATOMICS)
+			return -EAGAIN; /* until a verdict comes back */
 		if (d->flags != 0 || d->fifo < TRD_ATOMIC_FADD || d->fifo > TRD_ATOMIC_SWAP ||
 		    d->len != 8 || d->n_slots != 0 || d->inj_ctr == 0 ||
 		    guest_ctr(g, d->inj_ctr) < 0 || g->key == 0 || d->src_key % 8 != 0 ||
 		    d->src_key > g->region_len || g->region_len - d->src_key < 8 ||
-		    d->roff > UINT64_MAX - d->len)
+		    d->roff > UINT64_MAX - d->len || trd_desc_check_dst(n, d->dst) < 0)
 			return -EINVAL;
-		return trd_desc_check_dst(n, d->dst) < 0 ? -EINVAL : 0;
+		rc = guest_atomic_open(n, g, d);
+		return rc == -ENOSPC ? -EAGAIN : rc; /* no completion id on the node now */
 	}
-	if (d->op != TRD_OP_PUT || (d->flags & ~(TRD_DF_SRC_MR | TRD_DF_IMM)) != 0 ||
-	    guest_ctr(g, d->inj_ctr) < 0)
+	/* a memory-FIFO message could go to a reception FIFO the engine reads itself (the VNI
+	 * protocol's, whose headers name their sender): a process would speak as any other */
+	return -EINVAL;
+}
+
+/* Check a descriptor copied out of the ring, with @p avail slots (it among them) there; the
+ * stage has @p nr remote gets already. 0, -EINVAL: it is dropped, or -EAGAIN: it waits in the
+ * ring (guest_check_other()). Every field that names something of this node is the guest's
+ * own; what names the target (rkey, roff, rec_ctr, the carried descriptors) is the target's
+ * to check, as for any frame, but for what trd_inject() checks of every put, remote get or
+ * atomic (the destination, a range that wraps, carried descriptors addressed back here). */
+static inline int
+guest_check(struct trd_node *n, const struct trd_gring *gr, struct trd_desc *d, uint32_t avail,
+	    unsigned int *nr)
+{
+	const struct trd_guest *g = gr->g;
+
+	if (unlikely(d->op != TRD_OP_PUT))
+		return guest_check_other(n, gr, d, avail, nr);
+	if ((d->flags & ~(TRD_DF_SRC_MR | TRD_DF_IMM)) != 0 || guest_ctr(g, d->inj_ctr) < 0)
 		return -EINVAL;
 	if (d->flags & TRD_DF_IMM) {
 		if ((d->flags & TRD_DF_SRC_MR) || d->len > 8 || d->n_slots != 0)
@@ -238,29 +281,6 @@ guest_drop(struct trd_node *n, struct trd_guest *g, uint16_t k)
 		trd_ctr_fail(&n->ctr[id]);
 }
 
-/* A checked atomic takes a completion id (before guest_fix()): its old value goes to the
- * guest's region, its verdict to its counter, and it is tracked as trd_inject() wants an
- * atomic (no injection counter: the verdict is its completion). 0, or -ENOSPC: no id now (the
- * descriptor waits in the ring), -EINVAL: the region is gone. */
-static int
-guest_atomic_open(struct trd_node *n, struct trd_guest *g, struct trd_desc *d)
-{
-	struct trd_mr *mr = trd_mr_lookup(n, g->key);
-	uint32_t id;
-
-	if (mr == NULL || mr->len < g->region_len)
-		return -EINVAL;
-	if (trd_track_open_guest(n, g, (uint64_t *)(void *)(mr->base + d->src_key),
-				 &n->ctr[guest_ctr(g, d->inj_ctr)], &id) != 0)
-		return -ENOSPC;
-	g->atomics++;
-	d->flags = TRD_DF_ACKREQ;
-	d->aux = id;
-	d->inj_ctr = 0;
-	d->src_key = 0;
-	return 0;
-}
-
 void
 trd_guest_atomic_done(struct trd_guest *g)
 {
@@ -305,37 +325,27 @@ trd_guest_refill(struct trd_node *n, struct trd_inj_fifo *f)
 		TRD_LOG(WARNING, "a guest injection FIFO is damaged: no longer served");
 		return 0;
 	}
-	while (taken < TRD_STAGE && avail != 0 && nr < GUEST_RGETS) {
+	while (taken < TRD_STAGE && avail != 0) {
 		struct trd_desc *d = &f->sbuf[k];
 		uint32_t i0 = gr->cons & gr->mask, take;
 		uint16_t k0;
+		int rc;
 
 		guest_read(d, gr->slots + (size_t)i0 * GUEST_SLOT, sizeof(*d));
 		/* its slots go with it, used or not, as long as they are there: a bad
 		 * descriptor's data is not read as descriptors */
 		take = 1 + ((uint32_t)d->n_slots < avail ? d->n_slots : 0);
 		k0 = d->inj_ctr;
-		if (unlikely(d->op == TRD_OP_ATOMIC) && g->atomics >= GUEST_ATOMICS)
-			break; /* it waits in the ring for a verdict to come back */
-		if (guest_check(n, gr, d, avail, gr->rget + (size_t)nr * GUEST_RGET_BYTES) == 0) {
-			if (unlikely(d->op == TRD_OP_ATOMIC)) {
-				int rc = guest_atomic_open(n, g, d);
-
-				if (rc == -ENOSPC)
-					break; /* no completion id on the node now: it waits */
-				if (rc != 0) {
-					guest_drop(n, g, k0);
-					goto next;
-				}
-			}
-			nr += d->op == TRD_OP_RGET;
+		rc = guest_check(n, gr, d, avail, &nr);
+		if (likely(rc == 0)) {
 			guest_fix(n, f, gr, d, i0);
 			g->st.descs++;
 			k++;
+		} else if (rc == -EAGAIN) {
+			break; /* read again at the next stage */
 		} else {
 			guest_drop(n, g, k0);
 		}
-	next:
 		gr->cons += take;
 		avail -= take;
 		taken++;
