@@ -137,10 +137,12 @@ guest_check(const struct trd_node *n, const struct trd_gring *gr, struct trd_des
 
 	/* a put, or a remote get of puts: a memory-FIFO message could go to a reception FIFO
 	 * the engine reads itself (the VNI protocol's, whose headers name their sender): a
-	 * process would speak as any other. An atomic: not yet. */
+	 * process would speak as any other. An atomic: not yet. A remote get is for the
+	 * target's engine FIFO only: its node FIFOs are the target's applications' (a VNI
+	 * service's request FIFO, whose room its scheduler counts as its own backlog). */
 	if (unlikely(d->op == TRD_OP_RGET)) {
-		if (d->flags != 0 || guest_ctr(g, d->inj_ctr) < 0 || d->len == 0 ||
-		    d->len % GUEST_SLOT != 0 || d->len > GUEST_RGET_BYTES ||
+		if (d->flags != 0 || d->fifo != TRD_ENGINE_FIFO || guest_ctr(g, d->inj_ctr) < 0 ||
+		    d->len == 0 || d->len % GUEST_SLOT != 0 || d->len > GUEST_RGET_BYTES ||
 		    d->n_slots != d->len / GUEST_SLOT || (uint32_t)d->n_slots >= avail)
 			return -EINVAL;
 		rank = trd_desc_check_dst(n, d->dst);

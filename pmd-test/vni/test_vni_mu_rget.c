@@ -14,12 +14,14 @@
  *                            descriptors and a source flag on the remote get; B's region is
  *                            unchanged and nothing else of A's is written
  *   test_vni_mu_rget read2   the same with B attached to node 1's engine
- *   test_vni_mu_rget hostile A posts, past the library, 13 remote gets that break a rule (a
+ *   test_vni_mu_rget hostile A posts, past the library, 14 remote gets that break a rule (a
  *                            carried memory-FIFO message, completion or verdict flag, injection
  *                            counter, raw source address, wrapping offset, a carried put to
  *                            another node; 16 carried, a length that is not whole descriptors,
  *                            slots that do not match it, a flag on the remote get, a counter not
- *                            its own, a destination outside the torus): each dropped and counted,
+ *                            its own, a destination outside the torus, a target FIFO that is not
+ *                            the engine's: node 1's FIFO 0, its VNI service's request FIFO):
+ *                            each dropped and counted,
  *                            its counter failed, no remote get sent or received, A's region
  *                            untouched; then a good one lands
  */
@@ -37,17 +39,17 @@
 
 #include "vni_test.h"
 
-#define REGION  (64u * 1024)
-#define READ    (32u * 1024) /* the first read */
-#define PIECE   1024u        /* the burst's reads */
-#define PIECES  10u
-#define OFF2    (40u * 1024) /* where the burst's pieces land in A's region */
-#define IMMOFF  READ         /* where the first read's immediate lands */
-#define IMM     0x0123456789abcdefULL
-#define CTR     1 /* A's reception counter */
-#define IC      2 /* A's injection counter */
-#define CWAIT   8000000
-#define N_BAD   13
+#define REGION (64u * 1024)
+#define READ   (32u * 1024) /* the first read */
+#define PIECE  1024u        /* the burst's reads */
+#define PIECES 10u
+#define OFF2   (40u * 1024) /* where the burst's pieces land in A's region */
+#define IMMOFF READ         /* where the first read's immediate lands */
+#define IMM    0x0123456789abcdefULL
+#define CTR    1 /* A's reception counter */
+#define IC     2 /* A's injection counter */
+#define CWAIT  8000000
+#define N_BAD  14
 
 /* What B tells A: where to read. */
 struct target {
@@ -152,7 +154,8 @@ read_check(const uint8_t *r)
 		else if (i >= IMMOFF && i < IMMOFF + 8)
 			want = ((const uint8_t *)&imm)[i - IMMOFF];
 		else if (i >= OFF2 && i < OFF2 + PIECES * PIECE)
-			want = pat(i - OFF2 + 100); /* piece k came from B's offset k * PIECE + 100 */
+			want = pat(i - OFF2 +
+				   100); /* piece k came from B's offset k * PIECE + 100 */
 		if (r[i] != want) {
 			fprintf(stderr, "A: byte %u is %#x, want %#x\n", i, r[i], want);
 			return -1;
@@ -197,7 +200,8 @@ read_a(void *arg)
 		carried_read(&cp[k], me, &mi, t.key, k * PIECE + 100, PIECE, OFF2 + k * PIECE, ctr);
 		trd_desc_rget(&d[k], coord_of(t.node), TRD_ENGINE_FIFO, &cp[k], 1);
 	}
-	if (trd_vni_counter_set(v, CTR, PIECES * PIECE) != 0 || trd_vni_inject(v, 0, d, PIECES) != 0)
+	if (trd_vni_counter_set(v, CTR, PIECES * PIECE) != 0 ||
+	    trd_vni_inject(v, 0, d, PIECES) != 0)
 		return 24;
 	if (trd_vni_counter_wait(v, CTR, CWAIT) != 0)
 		return 25;
@@ -214,6 +218,9 @@ read_a(void *arg)
 	d[0].flags = TRD_DF_SRC_MR;
 	if (trd_vni_inject(v, 0, d, 1) != -EINVAL)
 		return 28;
+	trd_desc_rget(&d[0], coord_of(t.node), 0, c, 1); /* a node FIFO of the target's */
+	if (trd_vni_inject(v, 0, d, 1) != -EINVAL)
+		return 32;
 	if (read_check(mi.region) != 0)
 		return 29;
 	if (trd_vni_mu_info(v, &mi) != 0 || mi.descs != 1 + PIECES || mi.bad_descs != 0)
@@ -366,6 +373,11 @@ hostile_a(void *arg)
 		d.inj_ctr = IC;
 		n += raw_post(&mi, &d, 1, two) == 0;
 	}
+	/* 14: the target node's injection FIFO 0, not its engine's: there it is the VNI
+	 * service's request FIFO, whose room the service's scheduler counts as its own backlog */
+	trd_desc_rget(&d, to, 0, &good, 1);
+	d.inj_ctr = IC;
+	n += raw_post(&mi, &d, 1, &good) == 0;
 	if (n != N_BAD || judged(v, n) != 0 || trd_vni_mu_info(v, &mi) != 0)
 		return 41;
 	if (mi.bad_descs != n || mi.descs != 0) {
