@@ -24,6 +24,12 @@
  *                            each dropped and counted,
  *                            its counter failed, no remote get sent or received, A's region
  *                            untouched; then a good one lands
+ *   test_vni_mu_rget wrap    A, with a ring of 64 slots, posts 40 remote gets of 1 to 15 carried
+ *                            reads each followed by a 100-byte inline put (carried descriptors
+ *                            and inline data straddle the ring's end at ever other places), then
+ *                            6 small remote gets and 6 puts in one post (more than a stage
+ *                            takes, sharing frames): every byte lands where it should, its
+ *                            counter counts each, nothing is refused
  */
 #include <errno.h>
 #include <sched.h>
@@ -60,6 +66,7 @@ struct target {
 
 static int p_b2a[2], p_a2b[2];
 static bool b_on_n1;
+static uint32_t a_slots = 256; /* A's ring */
 
 static struct trd_vni *
 mu_open(uint32_t proc, bool n1)
@@ -70,7 +77,7 @@ mu_open(uint32_t proc, bool n1)
 				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000,
 				 .mu_fifos = 1,
-				 .mu_fifo_slots = 256,
+				 .mu_fifo_slots = proc == 0 ? a_slots : 256,
 				 .mu_region = REGION};
 
 	return trd_vni_open(&c);
@@ -418,6 +425,170 @@ test_hostile(void)
 	T_EQ(nstat(1, TRD_STAT_RX_RGET) - rx0, 1);
 }
 
+/* ---- wrap ---- */
+
+#define WRAP_ITERS 40
+#define WRAP_LEN   24           /* bytes each carried put reads */
+#define WRAP_PUT   100          /* an inline put's bytes: two slots */
+#define WRAP_POFF  (48u * 1024) /* where the inline puts land in A's region */
+#define WRAP_BATCH 6            /* remote gets in the batch, each with a put behind it */
+
+/* Carried descriptors of iteration @p i. */
+static unsigned int
+wrap_n(unsigned int i)
+{
+	return 1 + (i * 7) % TRD_RGET_MAX_DESCS;
+}
+
+/* B's offset that carried put @p c (numbered over the whole test) reads. */
+static uint64_t
+wrap_src(unsigned int c)
+{
+	return ((uint64_t)c * 37) % (REGION - WRAP_LEN);
+}
+
+/* Byte @p k of inline put @p i. */
+static uint8_t
+wrap_pat(unsigned int i, unsigned int k)
+{
+	return (uint8_t)(i * 31 + k * 7 + 1);
+}
+
+/* Post @p n descriptors, waiting (bounded) for room. 0 or -1. */
+static int
+wrap_post(struct trd_vni *v, const struct trd_desc *d, unsigned int n)
+{
+	uint64_t deadline = trd_time_us() + WAIT_US;
+	int rc;
+
+	while ((rc = trd_vni_inject(v, 0, d, n)) == -ENOBUFS && trd_time_us() < deadline)
+		sched_yield();
+	return rc == 0 ? 0 : -1;
+}
+
+/* An inline put @p i of WRAP_PUT bytes into A's own region (on its own node) into @p d. */
+static void
+wrap_put(struct trd_desc *d, uint8_t *buf, struct trd_coord me, const struct trd_vni_mu_info *mi,
+	 unsigned int i, uint16_t ctr)
+{
+	for (unsigned int k = 0; k < WRAP_PUT; k++)
+		buf[k] = wrap_pat(i, k);
+	trd_desc_put(d, me, buf, WRAP_PUT, mi->region_key, WRAP_POFF + i * WRAP_PUT, 0, ctr);
+}
+
+/* 0 when A's region holds what the wrap test read and put, zeros else. */
+static int
+wrap_check(const uint8_t *r, unsigned int nc, unsigned int np)
+{
+	for (unsigned int i = 0; i < REGION; i++) {
+		unsigned int c = i / WRAP_LEN, p = (i - WRAP_POFF) / WRAP_PUT;
+		uint8_t want = 0;
+
+		if (c < nc)
+			want = pat((unsigned int)wrap_src(c) + i % WRAP_LEN);
+		else if (i >= WRAP_POFF && p < np)
+			want = wrap_pat(p, (i - WRAP_POFF) % WRAP_PUT);
+		if (r[i] != want) {
+			fprintf(stderr, "A: byte %u is %#x, want %#x\n", i, r[i], want);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+wrap_a(void *arg)
+{
+	struct trd_vni *v = mu_open(0, false);
+	struct trd_desc c[WRAP_BATCH][TRD_RGET_MAX_DESCS], d[2 * WRAP_BATCH];
+	uint8_t buf[WRAP_BATCH][WRAP_PUT];
+	unsigned int nc = 0, np = 0, ndesc = 0;
+	struct trd_vni_mu_info mi;
+	struct trd_vni_info vi;
+	struct trd_coord me, to;
+	struct target t;
+	uint16_t ctr;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0 ||
+	    child_read(p_b2a[0], &t, sizeof(t)) != 0)
+		return 60;
+	me = coord_of(vi.node);
+	to = coord_of(t.node);
+	ctr = trd_vni_counter_id(v, CTR);
+	/* every byte that lands counts down CTR: set it high, and check what is left */
+	if (trd_vni_counter_set(v, CTR, 1 << 30) != 0)
+		return 61;
+	/* one at a time, then the put: 1 + n and 1 + 2 slots of a 64-slot ring, so the
+	 * carried descriptors and the inline data straddle its end at ever other places */
+	for (unsigned int i = 0; i < WRAP_ITERS; i++) {
+		unsigned int n = wrap_n(i);
+
+		for (unsigned int k = 0; k < n; k++, nc++)
+			carried_read(&c[0][k], me, &mi, t.key, wrap_src(nc), WRAP_LEN,
+				     (uint64_t)nc * WRAP_LEN, ctr);
+		trd_desc_rget(&d[0], to, TRD_ENGINE_FIFO, c[0], n);
+		wrap_put(&d[1], buf[0], me, &mi, np++, ctr);
+		if (wrap_post(v, &d[0], 1) != 0 || wrap_post(v, &d[1], 1) != 0)
+			return 62;
+		ndesc += 2;
+	}
+	/* more remote gets than a stage takes (4), small enough to share a frame (a bundle
+	 * that goes on into the next stage, whose copies reuse the buffers), then as many puts,
+	 * in one post */
+	for (unsigned int b = 0; b < WRAP_BATCH; b++) {
+		unsigned int n = 1 + b % 2;
+
+		for (unsigned int k = 0; k < n; k++, nc++)
+			carried_read(&c[b][k], me, &mi, t.key, wrap_src(nc), WRAP_LEN,
+				     (uint64_t)nc * WRAP_LEN, ctr);
+		trd_desc_rget(&d[b], to, TRD_ENGINE_FIFO, c[b], n);
+		wrap_put(&d[WRAP_BATCH + b], buf[b], me, &mi, np++, ctr);
+	}
+	if ((uint64_t)nc * WRAP_LEN > WRAP_POFF || wrap_post(v, d, 2 * WRAP_BATCH) != 0)
+		return 63;
+	ndesc += 2 * WRAP_BATCH;
+	{
+		int64_t want = (1 << 30) - (int64_t)nc * WRAP_LEN - (int64_t)np * WRAP_PUT, cv = 0;
+		uint64_t deadline = trd_time_us() + WAIT_US;
+
+		while (trd_vni_counter_read(v, CTR, &cv) == 0 && cv > want &&
+		       trd_time_us() < deadline)
+			sched_yield();
+		if (cv != want) {
+			fprintf(stderr, "A: counter %lld, want %lld\n", (long long)cv,
+				(long long)want);
+			return 64;
+		}
+	}
+	if (wrap_check(mi.region, nc, np) != 0)
+		return 65;
+	if (trd_vni_mu_info(v, &mi) != 0 || mi.descs != ndesc || mi.bad_descs != 0)
+		return 66;
+	if (write(p_a2b[1], "x", 1) != 1)
+		return 67;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_wrap(void)
+{
+	uint64_t tx0 = nstat(0, TRD_STAT_TX_RGET), rx0 = nstat(1, TRD_STAT_RX_RGET),
+		 bu0 = nstat(0, TRD_STAT_TX_BUNDLES);
+	pid_t b, a;
+
+	a_slots = 64;
+	b = spawn(target_b, NULL);
+	a = spawn(wrap_a, NULL);
+	reap_ok(a, WAIT_US, "process A");
+	reap_ok(b, WAIT_US, "process B");
+	T_EQ(nstat(0, TRD_STAT_TX_RGET) - tx0, WRAP_ITERS + WRAP_BATCH);
+	T_EQ(nstat(1, TRD_STAT_RX_RGET) - rx0, WRAP_ITERS + WRAP_BATCH);
+	T_ASSERT(nstat(0, TRD_STAT_TX_BUNDLES) > bu0, "the batch's messages shared frames");
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS), 0);
+}
+
 static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 				"[node 0]\nprocs = 1:0, 1:1\nx+ = 0\nx- = 1\n"
 				"[node 1]\nx+ = 0\nx- = 1\n"
@@ -434,7 +605,7 @@ main(int argc, char **argv)
 	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s read|read2|hostile\n", argv[0]);
+		fprintf(stderr, "usage: %s read|read2|hostile|wrap\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -452,6 +623,8 @@ main(int argc, char **argv)
 		test_read();
 	else if (strcmp(argv[1], "hostile") == 0)
 		test_hostile();
+	else if (strcmp(argv[1], "wrap") == 0)
+		test_wrap();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni mu rget %s\n", argv[1]);
