@@ -30,8 +30,14 @@
  *                            6 small remote gets and 6 puts in one post (more than a stage
  *                            takes, sharing frames): every byte lands where it should, its
  *                            counter counts each, nothing is refused
+ *   test_vni_mu_rget race    A posts 2000 remote gets of one carried immediate put while a thread
+ *                            of it flips that put's op between put and memory-FIFO message in
+ *                            the ring: each is taken or refused as a whole (taken + refused =
+ *                            2000, A's counter counts exactly 8 bytes per one taken) and node 1
+ *                            sends no memory-FIFO message
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -589,6 +595,100 @@ test_wrap(void)
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS), 0);
 }
 
+/* ---- race ---- */
+
+#define RACE_N 2000
+
+static bool race_stop;
+static uint8_t *race_slots;
+
+/* Flip the op of every odd slot of A's ring (a carried descriptor: each post is a remote get
+ * in an even slot, its one carried put in the odd one after it) between put and memory-FIFO
+ * message, as fast as it can, until told to stop. */
+static void *
+race_flip(void *arg)
+{
+	uint32_t n = *(const uint32_t *)arg;
+
+	while (!__atomic_load_n(&race_stop, __ATOMIC_RELAXED))
+		for (uint32_t i = 1; i < n; i += 2) {
+			uint8_t *op = race_slots + (size_t)i * 64 + offsetof(struct trd_desc, op);
+			uint8_t b = __atomic_load_n(op, __ATOMIC_RELAXED);
+
+			if (b == TRD_OP_PUT || b == TRD_OP_FIFO)
+				__atomic_store_n(op, (uint8_t)(b ^ (TRD_OP_PUT ^ TRD_OP_FIFO)),
+						 __ATOMIC_RELAXED);
+		}
+	return NULL;
+}
+
+static int
+race_a(void *arg)
+{
+	struct trd_vni *v = mu_open(0, false);
+	struct trd_vni_mu_info mi;
+	struct trd_vni_info vi;
+	struct trd_desc c, d;
+	uint32_t nslots = 256;
+	struct target t;
+	pthread_t th;
+	int64_t want, cv = 0;
+	uint64_t deadline;
+	int rc = 0;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0 ||
+	    child_read(p_b2a[0], &t, sizeof(t)) != 0)
+		return 70;
+	/* 8 immediate bytes into A's region at 0, counted on CTR */
+	trd_desc_put(&c, coord_of(vi.node), NULL, 8, mi.region_key, 0, 0,
+		     trd_vni_counter_id(v, CTR));
+	c.flags = TRD_DF_IMM;
+	c.user = IMM;
+	trd_desc_rget(&d, coord_of(t.node), TRD_ENGINE_FIFO, &c, 1);
+	if (trd_vni_counter_set(v, CTR, 1 << 30) != 0)
+		return 71;
+	race_slots = (uint8_t *)mi.fifos[0] + sizeof(struct rte_ring); /* its elements */
+	if (pthread_create(&th, NULL, race_flip, &nslots) != 0)
+		return 72;
+	for (unsigned int i = 0; i < RACE_N && rc == 0; i++)
+		rc = wrap_post(v, &d, 1);
+	if (rc == 0)
+		rc = judged(v, RACE_N);
+	__atomic_store_n(&race_stop, true, __ATOMIC_RELAXED);
+	pthread_join(th, NULL);
+	if (rc != 0 || trd_vni_mu_info(v, &mi) != 0 || mi.descs + mi.bad_descs != RACE_N)
+		return 73;
+	fprintf(stderr, "A: %llu remote gets taken, %llu refused\n", (unsigned long long)mi.descs,
+		(unsigned long long)mi.bad_descs);
+	/* each one taken carried a put, and only a put: its 8 bytes, and only they, land */
+	want = (1 << 30) - 8 * (int64_t)mi.descs;
+	deadline = trd_time_us() + WAIT_US / 4;
+	while (trd_vni_counter_read(v, CTR, &cv) == 0 && cv > want && trd_time_us() < deadline)
+		sched_yield();
+	if (cv != want) {
+		fprintf(stderr, "A: counter %lld, want %lld\n", (long long)cv, (long long)want);
+		return 74;
+	}
+	if (write(p_a2b[1], "x", 1) != 1)
+		return 75;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_race(void)
+{
+	uint64_t f0 = nstat(1, TRD_STAT_TX_FIFO), r0 = nstat(1, TRD_STAT_RX_RGET);
+	pid_t b = spawn(target_b, NULL), a = spawn(race_a, NULL);
+
+	reap_ok(a, WAIT_US, "process A");
+	reap_ok(b, WAIT_US, "process B");
+	/* no carried memory-FIFO message left node 1: the copy checked is the copy sent */
+	T_EQ(nstat(1, TRD_STAT_TX_FIFO) - f0, 0);
+	T_EQ(nstat(1, TRD_STAT_RX_RGET) - r0, stat_of(TRD_VNI_SVC_STAT_MU_DESCS));
+}
+
 static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 				"[node 0]\nprocs = 1:0, 1:1\nx+ = 0\nx- = 1\n"
 				"[node 1]\nx+ = 0\nx- = 1\n"
@@ -605,7 +705,7 @@ main(int argc, char **argv)
 	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s read|read2|hostile|wrap\n", argv[0]);
+		fprintf(stderr, "usage: %s read|read2|hostile|wrap|race\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -625,6 +725,8 @@ main(int argc, char **argv)
 		test_hostile();
 	else if (strcmp(argv[1], "wrap") == 0)
 		test_wrap();
+	else if (strcmp(argv[1], "race") == 0)
+		test_race();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni mu rget %s\n", argv[1]);
