@@ -164,8 +164,11 @@ guest_check_other(struct trd_node *n, const struct trd_gring *gr, struct trd_des
 	if (d->op == TRD_OP_RGET) {
 		if (*nr == GUEST_RGETS)
 			return -EAGAIN;
-		if (d->flags != 0 || guest_ctr(g, d->inj_ctr) < 0 || d->len == 0 ||
-		    d->len % GUEST_SLOT != 0 || d->len > GUEST_RGET_BYTES ||
+		/* for the target's engine FIFO only: its node FIFOs are the target's
+		 * applications' (a VNI service's request FIFO, whose room its scheduler
+		 * counts as its own backlog) */
+		if (d->flags != 0 || d->fifo != TRD_ENGINE_FIFO || guest_ctr(g, d->inj_ctr) < 0 ||
+		    d->len == 0 || d->len % GUEST_SLOT != 0 || d->len > GUEST_RGET_BYTES ||
 		    d->n_slots != d->len / GUEST_SLOT || (uint32_t)d->n_slots >= avail)
 			return -EINVAL;
 		rank = trd_desc_check_dst(n, d->dst);

@@ -162,6 +162,7 @@ trd_vni_inject(struct trd_vni *v, unsigned int fifo, const struct trd_desc *d, u
 		if (d[i].op == TRD_OP_RGET) {
 			/* its carried descriptors follow it in the ring, whole */
 			if (d[i].len == 0 || d[i].len % sizeof(struct trd_desc) != 0 ||
+			    d[i].fifo != TRD_ENGINE_FIFO ||
 			    (d[i].flags & (TRD_DF_SRC_MR | TRD_DF_IMM)))
 				return -EINVAL;
 			if (d[i].len > TRD_RGET_MAX_DESCS * sizeof(struct trd_desc))

@@ -417,7 +417,8 @@ int trd_vni_mu_info(const struct trd_vni *v, struct trd_vni_mu_info *info);
  * or in the region (read when the engine sends it: untouched until the injection counter is
  * zero); inj_ctr one of this process's counters (1 .. n_counters - 1) or 0; rec_ctr the
  * target's node counter id (trd_vni_counter_id() there). Or a remote get (trd_desc_rget(),
- * flags none: its 1 .. TRD_RGET_MAX_DESCS carried descriptors copied now) whose carried
+ * flags none, for the target's TRD_ENGINE_FIFO: its 1 .. TRD_RGET_MAX_DESCS carried
+ * descriptors copied now) whose carried
  * descriptors are puts addressed to this process's node, from the target's registered memory
  * (TRD_DF_SRC_MR, the target's key) or immediate, with no completion or verdict flag: an RDMA
  * read names this process's region key and offset as rkey and roff and trd_vni_counter_id() of

@@ -14,14 +14,27 @@
  *                            descriptors and a source flag on the remote get; B's region is
  *                            unchanged and nothing else of A's is written
  *   test_vni_mu_rma read2   the same with B attached to node 1's engine
- *   test_vni_mu_rma hostile A posts, past the library, 13 remote gets that break a rule (a
+ *   test_vni_mu_rma hostile A posts, past the library, 14 remote gets that break a rule (a
  *                            carried memory-FIFO message, completion or verdict flag, injection
  *                            counter, raw source address, wrapping offset, a carried put to
  *                            another node; 16 carried, a length that is not whole descriptors,
  *                            slots that do not match it, a flag on the remote get, a counter not
- *                            its own, a destination outside the torus): each dropped and counted,
+ *                            its own, a destination outside the torus, a target FIFO that is not
+ *                            the engine's: node 1's FIFO 0, its VNI service's request FIFO):
+ *                            each dropped and counted,
  *                            its counter failed, no remote get sent or received, A's region
  *                            untouched; then a good one lands
+ *   test_vni_mu_rma wrap    A, with a ring of 64 slots, posts 40 remote gets of 1 to 15 carried
+ *                            reads each followed by a 100-byte inline put (carried descriptors
+ *                            and inline data straddle the ring's end at ever other places), then
+ *                            6 small remote gets and 6 puts in one post (more than a stage
+ *                            takes, sharing frames): every byte lands where it should, its
+ *                            counter counts each, nothing is refused
+ *   test_vni_mu_rma race    A posts 2000 remote gets of one carried immediate put while a thread
+ *                            of it flips that put's op between put and memory-FIFO message in
+ *                            the ring: each is taken or refused as a whole (taken + refused =
+ *                            2000, A's counter counts exactly 8 bytes per one taken) and node 1
+ *                            sends no memory-FIFO message
  *   test_vni_mu_rma atomic   A (node 0) adds 3 to a word of B's region (node 1) 200 times in
  *                            one post (more than the 64 a process may have waiting: the rest
  *                            wait in its FIFO): the old values, written into A's region, are
@@ -31,6 +44,7 @@
  *                            refuses (a misaligned word) fails A's counter
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,7 +68,7 @@
 #define CTR    1 /* A's reception counter */
 #define IC     2 /* A's injection counter */
 #define CWAIT  8000000
-#define N_BAD  13
+#define N_BAD  14
 
 /* What B tells A: where to read. */
 struct target {
@@ -65,6 +79,7 @@ struct target {
 
 static int p_b2a[2], p_a2b[2];
 static bool b_on_n1;
+static uint32_t a_slots = 256; /* A's ring */
 
 static struct trd_vni *
 mu_open(uint32_t proc, bool n1)
@@ -75,7 +90,7 @@ mu_open(uint32_t proc, bool n1)
 				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000,
 				 .mu_fifos = 1,
-				 .mu_fifo_slots = 256,
+				 .mu_fifo_slots = proc == 0 ? a_slots : 256,
 				 .mu_region = REGION};
 
 	return trd_vni_open(&c);
@@ -223,6 +238,9 @@ read_a(void *arg)
 	d[0].flags = TRD_DF_SRC_MR;
 	if (trd_vni_inject(v, 0, d, 1) != -EINVAL)
 		return 28;
+	trd_desc_rget(&d[0], coord_of(t.node), 0, c, 1); /* a node FIFO of the target's */
+	if (trd_vni_inject(v, 0, d, 1) != -EINVAL)
+		return 32;
 	if (read_check(mi.region) != 0)
 		return 29;
 	if (trd_vni_mu_info(v, &mi) != 0 || mi.descs != 1 + PIECES || mi.bad_descs != 0)
@@ -375,6 +393,11 @@ hostile_a(void *arg)
 		d.inj_ctr = IC;
 		n += raw_post(&mi, &d, 1, two) == 0;
 	}
+	/* 14: the target node's injection FIFO 0, not its engine's: there it is the VNI
+	 * service's request FIFO, whose room the service's scheduler counts as its own backlog */
+	trd_desc_rget(&d, to, 0, &good, 1);
+	d.inj_ctr = IC;
+	n += raw_post(&mi, &d, 1, &good) == 0;
 	if (n != N_BAD || judged(v, n) != 0 || trd_vni_mu_info(v, &mi) != 0)
 		return 41;
 	if (mi.bad_descs != n || mi.descs != 0) {
@@ -413,6 +436,264 @@ test_hostile(void)
 	/* only the good one was sent, and received by B's node */
 	T_EQ(nstat(0, TRD_STAT_TX_RGET) - tx0, 1);
 	T_EQ(nstat(1, TRD_STAT_RX_RGET) - rx0, 1);
+}
+
+/* ---- wrap ---- */
+
+#define WRAP_ITERS 40
+#define WRAP_LEN   24           /* bytes each carried put reads */
+#define WRAP_PUT   100          /* an inline put's bytes: two slots */
+#define WRAP_POFF  (48u * 1024) /* where the inline puts land in A's region */
+#define WRAP_BATCH 6            /* remote gets in the batch, each with a put behind it */
+
+/* Carried descriptors of iteration @p i. */
+static unsigned int
+wrap_n(unsigned int i)
+{
+	return 1 + (i * 7) % TRD_RGET_MAX_DESCS;
+}
+
+/* B's offset that carried put @p c (numbered over the whole test) reads. */
+static uint64_t
+wrap_src(unsigned int c)
+{
+	return ((uint64_t)c * 37) % (REGION - WRAP_LEN);
+}
+
+/* Byte @p k of inline put @p i. */
+static uint8_t
+wrap_pat(unsigned int i, unsigned int k)
+{
+	return (uint8_t)(i * 31 + k * 7 + 1);
+}
+
+/* Post @p n descriptors, waiting (bounded) for room. 0 or -1. */
+static int
+wrap_post(struct trd_vni *v, const struct trd_desc *d, unsigned int n)
+{
+	uint64_t deadline = trd_time_us() + WAIT_US;
+	int rc;
+
+	while ((rc = trd_vni_inject(v, 0, d, n)) == -ENOBUFS && trd_time_us() < deadline)
+		sched_yield();
+	return rc == 0 ? 0 : -1;
+}
+
+/* An inline put @p i of WRAP_PUT bytes into A's own region (on its own node) into @p d. */
+static void
+wrap_put(struct trd_desc *d, uint8_t *buf, struct trd_coord me, const struct trd_vni_mu_info *mi,
+	 unsigned int i, uint16_t ctr)
+{
+	for (unsigned int k = 0; k < WRAP_PUT; k++)
+		buf[k] = wrap_pat(i, k);
+	trd_desc_put(d, me, buf, WRAP_PUT, mi->region_key, WRAP_POFF + i * WRAP_PUT, 0, ctr);
+}
+
+/* 0 when A's region holds what the wrap test read and put, zeros else. */
+static int
+wrap_check(const uint8_t *r, unsigned int nc, unsigned int np)
+{
+	for (unsigned int i = 0; i < REGION; i++) {
+		unsigned int c = i / WRAP_LEN, p = (i - WRAP_POFF) / WRAP_PUT;
+		uint8_t want = 0;
+
+		if (c < nc)
+			want = pat((unsigned int)wrap_src(c) + i % WRAP_LEN);
+		else if (i >= WRAP_POFF && p < np)
+			want = wrap_pat(p, (i - WRAP_POFF) % WRAP_PUT);
+		if (r[i] != want) {
+			fprintf(stderr, "A: byte %u is %#x, want %#x\n", i, r[i], want);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+wrap_a(void *arg)
+{
+	struct trd_vni *v = mu_open(0, false);
+	struct trd_desc c[WRAP_BATCH][TRD_RGET_MAX_DESCS], d[2 * WRAP_BATCH];
+	uint8_t buf[WRAP_BATCH][WRAP_PUT];
+	unsigned int nc = 0, np = 0, ndesc = 0;
+	struct trd_vni_mu_info mi;
+	struct trd_vni_info vi;
+	struct trd_coord me, to;
+	struct target t;
+	uint16_t ctr;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0 ||
+	    child_read(p_b2a[0], &t, sizeof(t)) != 0)
+		return 60;
+	me = coord_of(vi.node);
+	to = coord_of(t.node);
+	ctr = trd_vni_counter_id(v, CTR);
+	/* every byte that lands counts down CTR: set it high, and check what is left */
+	if (trd_vni_counter_set(v, CTR, 1 << 30) != 0)
+		return 61;
+	/* one at a time, then the put: 1 + n and 1 + 2 slots of a 64-slot ring, so the
+	 * carried descriptors and the inline data straddle its end at ever other places */
+	for (unsigned int i = 0; i < WRAP_ITERS; i++) {
+		unsigned int n = wrap_n(i);
+
+		for (unsigned int k = 0; k < n; k++, nc++)
+			carried_read(&c[0][k], me, &mi, t.key, wrap_src(nc), WRAP_LEN,
+				     (uint64_t)nc * WRAP_LEN, ctr);
+		trd_desc_rget(&d[0], to, TRD_ENGINE_FIFO, c[0], n);
+		wrap_put(&d[1], buf[0], me, &mi, np++, ctr);
+		if (wrap_post(v, &d[0], 1) != 0 || wrap_post(v, &d[1], 1) != 0)
+			return 62;
+		ndesc += 2;
+	}
+	/* more remote gets than a stage takes (4), small enough to share a frame (a bundle
+	 * that goes on into the next stage, whose copies reuse the buffers), then as many puts,
+	 * in one post */
+	for (unsigned int b = 0; b < WRAP_BATCH; b++) {
+		unsigned int n = 1 + b % 2;
+
+		for (unsigned int k = 0; k < n; k++, nc++)
+			carried_read(&c[b][k], me, &mi, t.key, wrap_src(nc), WRAP_LEN,
+				     (uint64_t)nc * WRAP_LEN, ctr);
+		trd_desc_rget(&d[b], to, TRD_ENGINE_FIFO, c[b], n);
+		wrap_put(&d[WRAP_BATCH + b], buf[b], me, &mi, np++, ctr);
+	}
+	if ((uint64_t)nc * WRAP_LEN > WRAP_POFF || wrap_post(v, d, 2 * WRAP_BATCH) != 0)
+		return 63;
+	ndesc += 2 * WRAP_BATCH;
+	{
+		int64_t want = (1 << 30) - (int64_t)nc * WRAP_LEN - (int64_t)np * WRAP_PUT, cv = 0;
+		uint64_t deadline = trd_time_us() + WAIT_US;
+
+		while (trd_vni_counter_read(v, CTR, &cv) == 0 && cv > want &&
+		       trd_time_us() < deadline)
+			sched_yield();
+		if (cv != want) {
+			fprintf(stderr, "A: counter %lld, want %lld\n", (long long)cv,
+				(long long)want);
+			return 64;
+		}
+	}
+	if (wrap_check(mi.region, nc, np) != 0)
+		return 65;
+	if (trd_vni_mu_info(v, &mi) != 0 || mi.descs != ndesc || mi.bad_descs != 0)
+		return 66;
+	if (write(p_a2b[1], "x", 1) != 1)
+		return 67;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_wrap(void)
+{
+	uint64_t tx0 = nstat(0, TRD_STAT_TX_RGET), rx0 = nstat(1, TRD_STAT_RX_RGET),
+		 bu0 = nstat(0, TRD_STAT_TX_BUNDLES);
+	pid_t b, a;
+
+	a_slots = 64;
+	b = spawn(target_b, NULL);
+	a = spawn(wrap_a, NULL);
+	reap_ok(a, WAIT_US, "process A");
+	reap_ok(b, WAIT_US, "process B");
+	T_EQ(nstat(0, TRD_STAT_TX_RGET) - tx0, WRAP_ITERS + WRAP_BATCH);
+	T_EQ(nstat(1, TRD_STAT_RX_RGET) - rx0, WRAP_ITERS + WRAP_BATCH);
+	T_ASSERT(nstat(0, TRD_STAT_TX_BUNDLES) > bu0, "the batch's messages shared frames");
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS), 0);
+}
+
+/* ---- race ---- */
+
+#define RACE_N 2000
+
+static bool race_stop;
+static uint8_t *race_slots;
+
+/* Flip the op of every odd slot of A's ring (a carried descriptor: each post is a remote get
+ * in an even slot, its one carried put in the odd one after it) between put and memory-FIFO
+ * message, as fast as it can, until told to stop. */
+static void *
+race_flip(void *arg)
+{
+	uint32_t n = *(const uint32_t *)arg;
+
+	while (!__atomic_load_n(&race_stop, __ATOMIC_RELAXED))
+		for (uint32_t i = 1; i < n; i += 2) {
+			uint8_t *op = race_slots + (size_t)i * 64 + offsetof(struct trd_desc, op);
+			uint8_t b = __atomic_load_n(op, __ATOMIC_RELAXED);
+
+			if (b == TRD_OP_PUT || b == TRD_OP_FIFO)
+				__atomic_store_n(op, (uint8_t)(b ^ (TRD_OP_PUT ^ TRD_OP_FIFO)),
+						 __ATOMIC_RELAXED);
+		}
+	return NULL;
+}
+
+static int
+race_a(void *arg)
+{
+	struct trd_vni *v = mu_open(0, false);
+	struct trd_vni_mu_info mi;
+	struct trd_vni_info vi;
+	struct trd_desc c, d;
+	uint32_t nslots = 256;
+	struct target t;
+	pthread_t th;
+	int64_t want, cv = 0;
+	uint64_t deadline;
+	int rc = 0;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0 ||
+	    child_read(p_b2a[0], &t, sizeof(t)) != 0)
+		return 70;
+	/* 8 immediate bytes into A's region at 0, counted on CTR */
+	trd_desc_put(&c, coord_of(vi.node), NULL, 8, mi.region_key, 0, 0,
+		     trd_vni_counter_id(v, CTR));
+	c.flags = TRD_DF_IMM;
+	c.user = IMM;
+	trd_desc_rget(&d, coord_of(t.node), TRD_ENGINE_FIFO, &c, 1);
+	if (trd_vni_counter_set(v, CTR, 1 << 30) != 0)
+		return 71;
+	race_slots = (uint8_t *)mi.fifos[0] + sizeof(struct rte_ring); /* its elements */
+	if (pthread_create(&th, NULL, race_flip, &nslots) != 0)
+		return 72;
+	for (unsigned int i = 0; i < RACE_N && rc == 0; i++)
+		rc = wrap_post(v, &d, 1);
+	if (rc == 0)
+		rc = judged(v, RACE_N);
+	__atomic_store_n(&race_stop, true, __ATOMIC_RELAXED);
+	pthread_join(th, NULL);
+	if (rc != 0 || trd_vni_mu_info(v, &mi) != 0 || mi.descs + mi.bad_descs != RACE_N)
+		return 73;
+	fprintf(stderr, "A: %llu remote gets taken, %llu refused\n", (unsigned long long)mi.descs,
+		(unsigned long long)mi.bad_descs);
+	/* each one taken carried a put, and only a put: its 8 bytes, and only they, land */
+	want = (1 << 30) - 8 * (int64_t)mi.descs;
+	deadline = trd_time_us() + WAIT_US / 4;
+	while (trd_vni_counter_read(v, CTR, &cv) == 0 && cv > want && trd_time_us() < deadline)
+		sched_yield();
+	if (cv != want) {
+		fprintf(stderr, "A: counter %lld, want %lld\n", (long long)cv, (long long)want);
+		return 74;
+	}
+	if (write(p_a2b[1], "x", 1) != 1)
+		return 75;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_race(void)
+{
+	uint64_t f0 = nstat(1, TRD_STAT_TX_FIFO), r0 = nstat(1, TRD_STAT_RX_RGET);
+	pid_t b = spawn(target_b, NULL), a = spawn(race_a, NULL);
+
+	reap_ok(a, WAIT_US, "process A");
+	reap_ok(b, WAIT_US, "process B");
+	/* no carried memory-FIFO message left node 1: the copy checked is the copy sent */
+	T_EQ(nstat(1, TRD_STAT_TX_FIFO) - f0, 0);
+	T_EQ(nstat(1, TRD_STAT_RX_RGET) - r0, stat_of(TRD_VNI_SVC_STAT_MU_DESCS));
 }
 
 /* ---- atomic ---- */
@@ -573,7 +854,7 @@ main(int argc, char **argv)
 	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s read|read2|hostile|atomic\n", argv[0]);
+		fprintf(stderr, "usage: %s read|read2|hostile|wrap|race|atomic\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -591,8 +872,12 @@ main(int argc, char **argv)
 		test_read();
 	else if (strcmp(argv[1], "hostile") == 0)
 		test_hostile();
+	else if (strcmp(argv[1], "wrap") == 0)
+		test_wrap();
 	else if (strcmp(argv[1], "atomic") == 0)
 		test_atomic();
+	else if (strcmp(argv[1], "race") == 0)
+		test_race();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni mu rma %s\n", argv[1]);
