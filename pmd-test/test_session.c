@@ -467,30 +467,36 @@ test_owed(unsigned int dead_ms)
 }
 
 /* A bundle held at B (the one before it lost) when A's session restarts: the reception
- * counter its puts would have decremented is told, as a held put's would be. */
+ * counter its puts would have decremented is told, as a held put's would be; a counter of a
+ * process's block that one of its puts names (into a region of no process: delivered, it would
+ * have been dropped as ctr_denied) is not: a peer cannot fail what it could not count on. */
 static void
 test_held_bundle(void)
 {
 	uint64_t t, down0 = drops(A, TRD_DROP_MAX);
-	uint16_t rc;
+	uint16_t rc, blk;
 	int64_t v;
-	struct trd_desc d[3];
+	struct trd_desc d[4];
 	struct trd_node_stats st;
-	uint64_t held0;
+	uint64_t held0, boff;
+	int bfd;
 
 	T_EQ(trd_node_stats_get(B, &st), 0);
 	held0 = st.stat[TRD_STAT_REORDERED];
 	T_EQ(trd_counter_alloc(B, &rc), 0);
 	T_EQ(trd_counter_set(B, rc, 6 * 16), 0);
+	T_EQ(trd_counter_block_alloc(B, &blk, &bfd, &boff), 0);
+	close(bfd);
+	T_EQ(trd_counter_set(B, blk + 1, 1000), 0);
 	for (int b = 0; b < 2; b++) {
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 3 + b; i++) {
 			uint64_t off = 200000 + (uint64_t)(b * 3 + i) * 16;
 
 			test_fill(srca + off, 16, off);
 			trd_desc_put(&d[i], trd_node_coord(B), srca + off, 16, trd_mr_key(mrb), off,
-				     0, rc);
+				     0, i == 3 ? blk + 1 : rc);
 		}
-		T_EQ(trd_inject_bulk(trd_inj_fifo(A, 0), d, 3), 0);
+		T_EQ(trd_inject_bulk(trd_inj_fifo(A, 0), d, 3 + b), 0);
 		drop_bundle = b == 0 ? 1 : 0; /* the first bundle is lost, the second held */
 		step();
 	}
@@ -516,8 +522,12 @@ test_held_bundle(void)
 	/* the new session released the held bundle: its counter can no longer reach zero */
 	T_EQ(trd_counter_read(B, rc, &v), 0);
 	T_ASSERT(v <= TRD_COUNTER_FAILED, "reception counter %" PRId64 " not failed", v);
+	T_EQ(trd_counter_read(B, blk + 1, &v), 0);
+	T_EQ(v, 1000);
 	T_EQ(trd_counter_free(B, rc), 0);
-	printf("held bundle: a new session released it and failed its reception counter\n");
+	T_EQ(trd_counter_block_free(B, blk), 0);
+	printf("held bundle: a new session released it and failed its reception counter, not "
+	       "a process's it named\n");
 }
 
 /* A bundle partly delivered (its FIFO full from its third message on), held, when A's session
@@ -1064,6 +1074,7 @@ make(uint8_t x, unsigned int dead_ms, struct trd_link *l)
 	nc.ack_delay_us = ack_delay_us;
 	nc.rto_us = rto_us;
 	nc.unreliable = open_net;
+	nc.n_counters = 2 * TRD_COUNTER_BLOCK; /* room for a process's block (held) */
 	n = trd_node_create(&nc);
 	T_ASSERT(n != NULL, "node");
 	T_EQ(trd_node_set_session_secret(n, x == 0 ? SK0 : ~SK0, x == 0 ? SK1 : ~SK1), 0);

@@ -180,6 +180,23 @@ trd_ctr_allowed(const struct trd_node *n, uint16_t block, uint16_t id)
 	return __atomic_load_n(&n->ctr_used[id], __ATOMIC_RELAXED) < 2;
 }
 
+/* May a frame of @p type (a put's region key @p key) that was never delivered (held by a
+ * session that restarted) fail counter @p id, which its delivery would have decremented? Only
+ * where delivery would have let it (else ctr_denied): a put's counter of its region's block, a
+ * message's of no process's block. A peer cannot fail a counter it could not count on. */
+static inline bool
+trd_ctr_lost_ok(struct trd_node *n, uint8_t type, uint64_t key, uint16_t id)
+{
+	const struct trd_mr *mr;
+
+	if (id == 0 || !trd_ctr_valid(n, id))
+		return false;
+	if (type != TRD_PKT_PUT)
+		return trd_ctr_allowed(n, 0, id);
+	mr = trd_mr_lookup(n, key);
+	return mr != NULL && trd_ctr_allowed(n, mr->ctr_block, id);
+}
+
 static inline void
 trd_ctr_sub(struct trd_node *n, uint16_t id, uint32_t bytes)
 {

@@ -629,9 +629,8 @@ on_echo(struct trd_node *n, struct trd_peer *pe, const struct trd_pkt *p, const 
 
 			if (pe->rxb[i] == NULL)
 				continue;
-			if (hp->counter != 0 &&
-			    (hp->type == TRD_PKT_PUT || hp->type == TRD_PKT_FIFO) &&
-			    hp->counter < n->conf.n_counters && n->ctr_used[hp->counter])
+			if ((hp->type == TRD_PKT_PUT || hp->type == TRD_PKT_FIFO) &&
+			    trd_ctr_lost_ok(n, hp->type, hp->key, hp->counter))
 				trd_ctr_fail(&n->ctr[hp->counter]);
 			/* a bundle's counters are its messages' (those not delivered yet) */
 			if (hp->type == TRD_PKT_BUNDLE) {

@@ -538,7 +538,7 @@ trd_bundle_fail_ctrs(struct trd_node *n, const struct rte_mbuf *m, const struct 
 	if (bundle_decode(m, p, e, start, 0, &nf) != 0)
 		return;
 	for (uint32_t i = start; i < p->aux; i++)
-		if (e[i].w.counter != 0 && trd_ctr_valid(n, e[i].w.counter))
+		if (trd_ctr_lost_ok(n, e[i].w.type, e[i].w.key, e[i].w.counter))
 			trd_ctr_fail(&n->ctr[e[i].w.counter]);
 }
 
