@@ -167,9 +167,10 @@ guest_check_other(struct trd_node *n, const struct trd_gring *gr, struct trd_des
 		/* for the target's engine FIFO only: its node FIFOs are the target's
 		 * applications' (a VNI service's request FIFO, whose room its scheduler
 		 * counts as its own backlog) */
-		if (d->flags != 0 || d->fifo != TRD_ENGINE_FIFO || guest_ctr(g, d->inj_ctr) < 0 ||
-		    d->len == 0 || d->len % GUEST_SLOT != 0 || d->len > GUEST_RGET_BYTES ||
-		    d->n_slots != d->len / GUEST_SLOT || (uint32_t)d->n_slots >= avail)
+		if ((d->flags & ~TRD_DF_ORDERED) != 0 || d->fifo != TRD_ENGINE_FIFO ||
+		    guest_ctr(g, d->inj_ctr) < 0 || d->len == 0 || d->len % GUEST_SLOT != 0 ||
+		    d->len > GUEST_RGET_BYTES || d->n_slots != d->len / GUEST_SLOT ||
+		    (uint32_t)d->n_slots >= avail)
 			return -EINVAL;
 		rank = trd_desc_check_dst(n, d->dst);
 		if (rank < 0 || d->len > trd_max_payload(n, n->routes[rank].link,

@@ -417,16 +417,15 @@ int trd_vni_mu_info(const struct trd_vni *v, struct trd_vni_mu_info *info);
  * or in the region (read when the engine sends it: untouched until the injection counter is
  * zero); inj_ctr one of this process's counters (1 .. n_counters - 1) or 0; rec_ctr the
  * target's node counter id (trd_vni_counter_id() there). Or a remote get (trd_desc_rget(),
- * flags none, for the target's TRD_ENGINE_FIFO: its 1 .. TRD_RGET_MAX_DESCS carried
- * descriptors copied now) whose carried
- * descriptors are puts addressed to this process's node, from the target's registered memory
- * (TRD_DF_SRC_MR, the target's key) or immediate, with no completion or verdict flag: an RDMA
- * read names this process's region key and offset as rkey and roff and trd_vni_counter_id() of
- * one of its counters as rec_ctr. Or an atomic (trd_vni_desc_atomic(), in <toroid/toroid.h>). The
- * engine checks each descriptor again and drops (and counts, trd_vni_mu_info()) one that breaks a
- * rule, failing its injection counter. @return 0, -EINVAL, -EMSGSIZE (inline data too long, more
- * than TRD_RGET_MAX_DESCS carried), -ENOBUFS (the FIFO is full: nothing posted), -ENOENT (no such
- * FIFO).
+ * flags none or TRD_DF_ORDERED, for the target's TRD_ENGINE_FIFO: its 1 .. TRD_RGET_MAX_DESCS
+ * carried descriptors copied now) whose carried descriptors are puts addressed to this process's
+ * node, from the target's registered memory (TRD_DF_SRC_MR, the target's key) or immediate, with no
+ * completion or verdict flag: an RDMA read names this process's region key and offset as rkey and
+ * roff and trd_vni_counter_id() of one of its counters as rec_ctr. Or an atomic
+ * (trd_vni_desc_atomic(), in <toroid/toroid.h>). The engine checks each descriptor again and drops
+ * (and counts, trd_vni_mu_info()) one that breaks a rule, failing its injection counter. @return 0,
+ * -EINVAL, -EMSGSIZE (inline data too long, more than TRD_RGET_MAX_DESCS carried), -ENOBUFS (the
+ * FIFO is full: nothing posted), -ENOENT (no such FIFO).
  */
 int trd_vni_inject(struct trd_vni *v, unsigned int fifo, const struct trd_desc *d, unsigned int n);
 /** Set counter @p k (1 .. n_counters - 1), e.g. to the bytes expected. @return 0 or -EINVAL. */

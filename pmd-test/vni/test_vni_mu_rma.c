@@ -35,6 +35,10 @@
  *                            the ring: each is taken or refused as a whole (taken + refused =
  *                            2000, A's counter counts exactly 8 bytes per one taken) and node 1
  *                            sends no memory-FIFO message
+ *   test_vni_mu_rma reflect  A puts 4 KiB into B's region (node 1) and, ordered behind it, a
+ *                            remote get to node 2 (its neighbour, no process there) carrying
+ *                            8 immediate bytes back to A's counter: reflection completion by
+ *                            counter; when it is 0, the data's injection counter is 0 already
  *   test_vni_mu_rma atomic   A (node 0) adds 3 to a word of B's region (node 1) 200 times in
  *                            one post (more than the 64 a process may have waiting: the rest
  *                            wait in its FIFO): the old values, written into A's region, are
@@ -373,8 +377,8 @@ hostile_a(void *arg)
 	n += post_rget(&mi, to, &c, 1, 0, IC) == 0;
 	/* 8: 16 carried */
 	n += post_rget(&mi, to, &good, TRD_RGET_MAX_DESCS + 1, 0, IC) == 0;
-	/* 9: a flag on the remote get (ordered) */
-	n += post_rget(&mi, to, &good, 1, TRD_DF_ORDERED, IC) == 0;
+	/* 9: a flag on the remote get other than ordered (a verdict: the engine's to ask) */
+	n += post_rget(&mi, to, &good, 1, TRD_DF_ACKREQ, IC) == 0;
 	/* 10: a counter not its own */
 	n += post_rget(&mi, to, &good, 1, 0, 600) == 0;
 	/* 11: a destination outside the torus */
@@ -696,6 +700,72 @@ test_race(void)
 	T_EQ(nstat(1, TRD_STAT_RX_RGET) - r0, stat_of(TRD_VNI_SVC_STAT_MU_DESCS));
 }
 
+/* ---- reflect ---- */
+
+/* A puts 4 KiB from its region into B's (the same bytes B has: its region stays as it was),
+ * then, ordered behind it, a remote get to node 2 (a nearest neighbour of node 0) that
+ * carries 8 immediate bytes back into A's region on counter CTR: when CTR is 0, the data's
+ * injection counter must be 0 already (it had left). */
+static int
+reflect_a(void *arg)
+{
+	struct trd_vni *v = mu_open(0, false);
+	struct trd_coord me, refl = {.x = 2};
+	struct trd_vni_mu_info mi;
+	struct trd_vni_info vi;
+	struct trd_desc d[2], c;
+	struct target t;
+	uint8_t *r;
+	int64_t ic;
+
+	(void)arg;
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0 ||
+	    child_read(p_b2a[0], &t, sizeof(t)) != 0)
+		return 80;
+	me = coord_of(vi.node);
+	r = mi.region;
+	for (unsigned int i = 0; i < 4096; i++)
+		r[i] = pat(i);
+	trd_desc_put(&d[0], coord_of(t.node), NULL, 4096, t.key, 0, IC, 0);
+	d[0].flags = TRD_DF_SRC_MR;
+	d[0].src_key = mi.region_key;
+	d[0].src = 0;
+	trd_desc_put(&c, me, NULL, 8, mi.region_key, REGION - 8, 0, trd_vni_counter_id(v, CTR));
+	c.flags = TRD_DF_IMM;
+	c.user = IMM;
+	trd_desc_rget(&d[1], refl, TRD_ENGINE_FIFO, &c, 1);
+	d[1].flags = TRD_DF_ORDERED;
+	if (trd_vni_counter_set(v, IC, 4096) != 0 || trd_vni_counter_set(v, CTR, 8) != 0 ||
+	    trd_vni_inject(v, 0, d, 2) != 0)
+		return 81;
+	if (trd_vni_counter_wait(v, CTR, CWAIT) != 0)
+		return 82;
+	if (trd_vni_counter_read(v, IC, &ic) != 0 || ic != 0) {
+		fprintf(stderr, "A: the reflection came back with %lld bytes not sent\n",
+			(long long)ic);
+		return 83;
+	}
+	if (memcmp(r + REGION - 8, &(uint64_t){IMM}, 8) != 0)
+		return 84;
+	if (write(p_a2b[1], "x", 1) != 1)
+		return 85;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_reflect(void)
+{
+	uint64_t rx0 = nstat(2, TRD_STAT_RX_RGET), pb0 = nstat(1, TRD_STAT_PUT_BYTES);
+	pid_t b = spawn(target_b, NULL), a = spawn(reflect_a, NULL);
+
+	reap_ok(a, WAIT_US, "process A");
+	reap_ok(b, WAIT_US, "process B");
+	T_EQ(nstat(2, TRD_STAT_RX_RGET) - rx0, 1); /* node 2 reflected, no process there */
+	T_ASSERT(nstat(1, TRD_STAT_PUT_BYTES) - pb0 >= 4096, "the data reached B's node");
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS), 0);
+}
+
 /* ---- atomic ---- */
 
 #define N_ADD 200u
@@ -854,7 +924,7 @@ main(int argc, char **argv)
 	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s read|read2|hostile|wrap|race|atomic\n", argv[0]);
+		fprintf(stderr, "usage: %s read|read2|hostile|wrap|race|atomic|reflect\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -876,6 +946,8 @@ main(int argc, char **argv)
 		test_wrap();
 	else if (strcmp(argv[1], "atomic") == 0)
 		test_atomic();
+	else if (strcmp(argv[1], "reflect") == 0)
+		test_reflect();
 	else if (strcmp(argv[1], "race") == 0)
 		test_race();
 	else

@@ -7,7 +7,7 @@
  * descriptor must pass are the core's alone (guest.c): a put (TRD_OP_PUT) whose flags are none,
  * TRD_DF_SRC_MR or TRD_DF_IMM, whose data is inline in exactly the continuation slots its length
  * needs (at most TRD_GUEST_INLINE_MAX bytes), immediate, or in the guest's own region; or a
- * remote get (TRD_OP_RGET, flags none, for the target's TRD_ENGINE_FIFO) whose
+ * remote get (TRD_OP_RGET, flags none or ordered, for the target's TRD_ENGINE_FIFO) whose
  * 1 .. TRD_RGET_MAX_DESCS carried descriptors fill
  * exactly its slots and are puts addressed to this node with no completion, verdict or
  * injection counter (copied out of the ring before they are checked); or an atomic
