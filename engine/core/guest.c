@@ -624,6 +624,15 @@ guest_remove(struct trd_guest *g, bool force)
 		if (g->f[i]->unsent != 0)
 			return -EBUSY;
 	guest_unlink(n, g);
+	if (other) {
+		/* a round that began before the stop may still be taking its descriptors: an
+		 * atomic's id it opens after the forgetting below would keep the guest (its
+		 * verdict would write freed memory and count on the block's next owner); what
+		 * such a round left staged is failed here, nothing serves it any more */
+		trd_node_quiesce(n);
+		for (unsigned int i = 0; i < g->n_fifos; i++)
+			guest_fifo_abandon(n, g->f[i]);
+	}
 	/* its atomics' verdicts no longer write its region or count on its block */
 	trd_track_forget_guest(n, g);
 	if (other)

@@ -276,13 +276,15 @@ rx_done(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		/* a guest's atomic: its region and counter, no reception FIFO (track.c) */
 		uint64_t old = 0;
 		bool reply = p->type == TRD_PKT_ATOMIC_REPLY && p->pay_len >= sizeof(old);
+		unsigned int cause = p->key > UINT8_MAX ? TRD_DROP_BAD_DESC : (unsigned int)p->key;
+		/* a target always answers an atomic with its 8-byte old value: a DONE or a short
+		 * reply that says it worked would count the counter with no old value written */
+		unsigned int bad = cause == TRD_DROP_NONE && !reply ? TRD_DROP_BAD_LENGTH : 0;
 
 		if (reply)
 			trd_pay_copy(m, &old, sizeof(old));
-		trd_track_guest_done(n, c,
-				     p->key > UINT8_MAX ? TRD_DROP_BAD_DESC : (unsigned int)p->key,
-				     reply, rte_be_to_cpu_64(old));
-		return trd_fate(0, false);
+		trd_track_guest_done(n, c, bad != 0 ? bad : cause, reply, rte_be_to_cpu_64(old));
+		return trd_fate((int)bad, false);
 	}
 	if (p->type == TRD_PKT_ATOMIC_REPLY && p->key == 0 && c->result != NULL) {
 		uint64_t old;

@@ -831,13 +831,16 @@ atomic_a(void *arg)
 	static struct trd_desc d[N_ADD];
 	struct trd_vni_mu_info mi;
 	struct target t;
-	struct trd_coord to;
+	struct trd_coord to, me;
+	struct trd_vni_info vi;
 	uint64_t *res, got[N_ADD];
 	unsigned int n = 0;
 
 	(void)arg;
-	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || child_read(p_b2a[0], &t, sizeof(t)) != 0)
+	if (v == NULL || trd_vni_mu_info(v, &mi) != 0 || trd_vni_info(v, &vi) != 0 ||
+	    child_read(p_b2a[0], &t, sizeof(t)) != 0)
 		return 70;
+	me = coord_of(vi.node);
 	res = mi.region;
 	to = coord_of(t.node);
 	for (unsigned int k = 0; k < N_ADD; k++)
@@ -868,6 +871,12 @@ atomic_a(void *arg)
 	trd_vni_desc_atomic(&d[0], to, TRD_ATOMIC_FADD, t.key, 3, 1, 0, RES2 + 24, CTR);
 	if (atomic_one(v, &d[0]) != -EHOSTUNREACH)
 		return 77;
+	/* to its own node, on a word of its own region: through the loopback */
+	res[RES2 / 8 + 8] = 10;
+	trd_vni_desc_atomic(&d[0], me, TRD_ATOMIC_FADD, mi.region_key, RES2 + 64, 1, 0, RES2 + 72,
+			    CTR);
+	if (atomic_one(v, &d[0]) != 0 || res[RES2 / 8 + 9] != 10 || res[RES2 / 8 + 8] != 11)
+		return 80;
 	/* past the library: 7 that break a rule */
 	trd_vni_counter_set(v, IC, 1000);
 	trd_vni_desc_atomic(&d[0], to, TRD_ATOMIC_FADD, t.key, 0, 1000, 0, RES2 + 32, IC);
@@ -887,7 +896,7 @@ atomic_a(void *arg)
 	d[7].inj_ctr = 600; /* not its counter */
 	for (unsigned int i = 1; i <= 7; i++)
 		n += raw_post(&mi, &d[i], 0, NULL) == 0;
-	if (n != 7 || judged(v, N_ADD + 4 + 7) != 0 || trd_vni_mu_info(v, &mi) != 0 ||
+	if (n != 7 || judged(v, N_ADD + 5 + 7) != 0 || trd_vni_mu_info(v, &mi) != 0 ||
 	    mi.bad_descs != 7)
 		return 78;
 	if (write(p_a2b[1], "x", 1) != 1)
@@ -904,7 +913,7 @@ test_atomic(void)
 	reap_ok(a, WAIT_US, "process A");
 	reap_ok(b, WAIT_US, "process B");
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS), 7);
-	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_DESCS), N_ADD + 4);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_DESCS), N_ADD + 5);
 	T_EQ(nstat(1, TRD_STAT_ATOMICS), N_ADD + 3);
 }
 
