@@ -186,6 +186,9 @@ struct trd_cpl {
 #define TRD_CPL_TRACK 3
 /* A guest's atomic (guest.c): the old value into its region, the verdict on its counter. */
 #define TRD_CPL_GUEST 4
+/* Ids all guests of a node may hold together: half the table, whatever their number (64
+ * each; a service has up to 256 processes), so the node's own operations always find one. */
+#define TRD_GUEST_CPLS (TRD_N_CPL / 2)
 
 #define TRD_N_CPL 4096
 /* A node that was not polled for a while (its lcore descheduled) must not time out every
@@ -321,6 +324,7 @@ struct trd_node {
 	struct trd_cpl *cpl;       /* by completion id - 1 */
 	struct rte_ring *cpl_free; /* free completion ids */
 	uint32_t cpl_pending;
+	uint32_t guest_cpls; /* share 0's: ids guests' atomics hold (TRD_GUEST_CPLS at most) */
 	bool reflector_set;
 	struct trd_coord reflector;
 	struct trd_eq *eqs[TRD_MAX_EQS];

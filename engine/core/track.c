@@ -108,11 +108,14 @@ int
 trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, int64_t *ctr,
 		     uint32_t *id)
 {
+	uint32_t *held = &n->main->guest_cpls;
 	uintptr_t v;
 	struct trd_cpl *c;
 
-	if (rte_ring_dequeue(n->cpl_free, (void **)&v) != 0)
+	if (__atomic_load_n(held, __ATOMIC_RELAXED) >= TRD_GUEST_CPLS ||
+	    rte_ring_dequeue(n->cpl_free, (void **)&v) != 0)
 		return -ENOSPC;
+	__atomic_fetch_add(held, 1, __ATOMIC_RELAXED);
 	c = &n->cpl[v - 1];
 	c->cookie = 0;
 	c->kind = TRD_CPL_GUEST;
@@ -150,6 +153,7 @@ trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, 
 		trd_guest_atomic_done(g);
 	}
 	__atomic_store_n(&c->guest, NULL, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&n->main->guest_cpls, 1, __ATOMIC_RELAXED); /* forgotten or not */
 	cpl_release(n, (uint32_t)(c - n->cpl) + 1);
 }
 

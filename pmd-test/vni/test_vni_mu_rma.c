@@ -912,6 +912,7 @@ test_atomic(void)
 
 	reap_ok(a, WAIT_US, "process A");
 	reap_ok(b, WAIT_US, "process B");
+	T_EQ(trd_node_cpl_pending(nd[0]), 0); /* every completion id the atomics took is back */
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS), 7);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_DESCS), N_ADD + 5);
 	T_EQ(nstat(1, TRD_STAT_ATOMICS), N_ADD + 3);
