@@ -82,6 +82,16 @@ guest_read(void *dst, const void *src, size_t len)
 	}
 }
 
+/* Copy @p n ring slots from slot @p i on (wrapping at the ring's end) to @p dst, each word
+ * read once (guest_read()). */
+static inline void
+guest_read_slots(const struct trd_gring *gr, uint8_t *dst, uint32_t i, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		guest_read(dst + (size_t)k * GUEST_SLOT,
+			   gr->slots + (size_t)((i + k) & gr->mask) * GUEST_SLOT, GUEST_SLOT);
+}
+
 /* The node's id of the guest's counter @p k (0: none), or -1: not one of its own. */
 static inline int
 guest_ctr(const struct trd_guest *g, uint16_t k)
@@ -116,9 +126,7 @@ guest_rget_take(const struct trd_node *n, const struct trd_gring *gr, struct trd
 {
 	const struct trd_desc *c = (const struct trd_desc *)buf;
 
-	for (uint32_t k = 0; k < d->n_slots; k++)
-		guest_read(buf + (size_t)k * GUEST_SLOT,
-			   gr->slots + (size_t)((i0 + 1 + k) & gr->mask) * GUEST_SLOT, GUEST_SLOT);
+	guest_read_slots(gr, buf, i0 + 1, d->n_slots);
 	for (uint32_t k = 0; k < d->n_slots; k++)
 		if (c[k].op != TRD_OP_PUT || (c[k].flags & (TRD_DF_CPL | TRD_DF_ACKREQ)) ||
 		    trd_desc_check_remote(&c[k], n->coord) != 0 ||
@@ -254,10 +262,7 @@ guest_fix(struct trd_node *n, struct trd_inj_fifo *f, const struct trd_gring *gr
 		} else {
 			/* straddling the ring's end (at most one descriptor of a stage: a stage
 			 * is less than the ring): copied out, into the FIFO's buffer */
-			for (uint32_t k = 0; k < d->n_slots; k++)
-				guest_read(f->inl + (size_t)k * GUEST_SLOT,
-					   gr->slots + (size_t)((i1 + k) & gr->mask) * GUEST_SLOT,
-					   GUEST_SLOT);
+			guest_read_slots(gr, f->inl, i1, d->n_slots);
 			d->src = (uint64_t)(uintptr_t)f->inl;
 			n->stat[TRD_STAT_GUEST_COPY_BYTES] += d->len;
 		}

@@ -23,23 +23,8 @@
 
 /* ---- descriptor helpers ---- */
 
-/* (trd_desc_put(), trd_desc_fifo() and trd_desc_rget() are inline in <toroid/toroid.h>:
- * libtoroid_vni's programs have them too) */
-
-void
-trd_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op op, uint64_t rkey,
-		uint64_t roff, uint64_t operand, uint64_t compare)
-{
-	memset(d, 0, sizeof(*d));
-	d->op = TRD_OP_ATOMIC;
-	d->dst = dst;
-	d->fifo = (uint8_t)op;
-	d->len = 8;
-	d->rkey = rkey;
-	d->roff = roff;
-	d->user = operand;
-	d->src = compare;
-}
+/* (trd_desc_put(), trd_desc_fifo(), trd_desc_rget() and trd_desc_atomic() are inline in
+ * <toroid/toroid.h>: libtoroid_vni's programs have them too) */
 
 /* ---- posting ---- */
 

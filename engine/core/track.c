@@ -81,45 +81,21 @@ trd_cpl_accept(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64
 	return 0;
 }
 
-int
-trd_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *result, uint32_t *id)
+/* A free id for a tracked operation of @p kind, its fields set before it is pending (the peer
+ * is set when the operation leaves). NULL: none free. */
+static struct trd_cpl *
+track_take_free(struct trd_node *n, uint8_t kind, uint8_t rfifo, uint64_t cookie, uint64_t *result,
+		int64_t *ctr, struct trd_guest *g, uint32_t *id)
 {
 	uintptr_t v;
 	struct trd_cpl *c;
 
-	if (n == NULL || id == NULL || rfifo >= n->n_rec)
-		return -EINVAL;
 	if (rte_ring_dequeue(n->cpl_free, (void **)&v) != 0)
-		return -ENOSPC;
+		return NULL;
 	c = &n->cpl[v - 1];
 	c->cookie = cookie;
-	c->kind = TRD_CPL_TRACK;
+	c->kind = kind;
 	c->fifo = rfifo;
-	c->result = result;
-	c->guest = NULL;
-	trd_cpl_unowe(n, (uint32_t)v); /* the peer is set when the operation leaves */
-	__atomic_fetch_add(&n->main->cpl_pending, 1, __ATOMIC_ACQ_REL);
-	__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
-	*id = (uint32_t)v;
-	return 0;
-}
-
-int
-trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, int64_t *ctr,
-		     uint32_t *id)
-{
-	uint32_t *held = &n->main->guest_cpls;
-	uintptr_t v;
-	struct trd_cpl *c;
-
-	if (__atomic_load_n(held, __ATOMIC_RELAXED) >= TRD_GUEST_CPLS ||
-	    rte_ring_dequeue(n->cpl_free, (void **)&v) != 0)
-		return -ENOSPC;
-	__atomic_fetch_add(held, 1, __ATOMIC_RELAXED);
-	c = &n->cpl[v - 1];
-	c->cookie = 0;
-	c->kind = TRD_CPL_GUEST;
-	c->fifo = 0;
 	__atomic_store_n(&c->result, result, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->ctr, ctr, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->guest, g, __ATOMIC_RELAXED);
@@ -127,6 +103,33 @@ trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, 
 	__atomic_fetch_add(&n->main->cpl_pending, 1, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
 	*id = (uint32_t)v;
+	return c;
+}
+
+int
+trd_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *result, uint32_t *id)
+{
+	if (n == NULL || id == NULL || rfifo >= n->n_rec)
+		return -EINVAL;
+	return track_take_free(n, TRD_CPL_TRACK, rfifo, cookie, result, NULL, NULL, id) != NULL
+		       ? 0
+		       : -ENOSPC;
+}
+
+int
+trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, int64_t *ctr,
+		     uint32_t *id)
+{
+	uint32_t *held = &n->main->guest_cpls;
+
+	if (__atomic_load_n(held, __ATOMIC_RELAXED) >= TRD_GUEST_CPLS)
+		return -ENOSPC;
+	/* counted before it is pending: its verdict, on another lcore, takes it off */
+	__atomic_fetch_add(held, 1, __ATOMIC_RELAXED);
+	if (track_take_free(n, TRD_CPL_GUEST, 0, 0, result, ctr, g, id) == NULL) {
+		__atomic_fetch_sub(held, 1, __ATOMIC_RELAXED);
+		return -ENOSPC;
+	}
 	return 0;
 }
 

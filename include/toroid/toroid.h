@@ -166,8 +166,19 @@ trd_desc_rget(struct trd_desc *d, struct trd_coord dst, uint8_t fifo,
  * set d->flags |= TRD_DF_ACKREQ and d->aux to an id from trd_track_open(), whose @c result
  * receives the old value.
  */
-void trd_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op op, uint64_t rkey,
-		     uint64_t roff, uint64_t operand, uint64_t compare);
+static inline void
+trd_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op op, uint64_t rkey,
+		uint64_t roff, uint64_t operand, uint64_t compare)
+{
+	*d = (struct trd_desc){.op = TRD_OP_ATOMIC,
+			       .dst = dst,
+			       .fifo = (uint8_t)op,
+			       .len = 8,
+			       .rkey = rkey,
+			       .roff = roff,
+			       .user = operand,
+			       .src = compare};
+}
 
 /**
  * Fill @p d as a 64-bit atomic @p op on the word at (@p rkey, @p roff) of @p dst (8-byte
@@ -184,16 +195,9 @@ trd_vni_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op
 		    uint64_t roff, uint64_t operand, uint64_t compare, uint64_t result_off,
 		    uint16_t k)
 {
-	*d = (struct trd_desc){.op = TRD_OP_ATOMIC,
-			       .dst = dst,
-			       .fifo = (uint8_t)op,
-			       .len = 8,
-			       .rkey = rkey,
-			       .roff = roff,
-			       .user = operand,
-			       .src = compare,
-			       .src_key = result_off,
-			       .inj_ctr = k};
+	trd_desc_atomic(d, dst, op, rkey, roff, operand, compare);
+	d->src_key = result_off;
+	d->inj_ctr = k;
 }
 
 /** The injection FIFO of a node's engine itself: the target of remote gets that no
