@@ -61,6 +61,7 @@
 #include <toroid/vni.h>
 #include <toroid/vni_service.h>
 
+#include "vni_mu_test.h"
 #include "vni_test.h"
 
 #define REGION  (64u * 1024)
@@ -100,14 +101,6 @@ static uint8_t
 pat(unsigned int i, unsigned int salt)
 {
 	return (uint8_t)(i * 7 + salt);
-}
-
-static struct trd_coord
-coord_of(const uint8_t node[3])
-{
-	struct trd_coord c = {.x = node[0], .y = node[1], .z = node[2]};
-
-	return c;
 }
 
 /* B's set-up, the target side of every test: attach as process 1 (to node 1's engine with
@@ -387,40 +380,6 @@ hostile_b(void *arg)
 	return 0;
 }
 
-/* Wait until the engine has judged @p n descriptors of @p v in all. 0 or -1. */
-static int
-judged(struct trd_vni *v, uint64_t n)
-{
-	uint64_t deadline = trd_time_us() + 10000000;
-	struct trd_vni_mu_info mi;
-
-	do {
-		if (trd_vni_mu_info(v, &mi) != 0)
-			return -1;
-		if (mi.descs + mi.bad_descs >= n)
-			return 0;
-		sched_yield();
-	} while (trd_time_us() < deadline);
-	return -1;
-}
-
-/* Post one descriptor into the ring as is (bypassing the library's own checks, which a
- * hostile process would not run), with @p slots continuation slots of @p data. */
-static int
-raw_post(struct trd_vni *v, const struct trd_desc *d, unsigned int slots, const void *data)
-{
-	struct trd_vni_mu_info mi;
-	uint8_t buf[5 * 64];
-
-	if (trd_vni_mu_info(v, &mi) != 0)
-		return -1;
-	memcpy(buf, d, 64);
-	buf[offsetof(struct trd_desc, n_slots)] = (uint8_t)slots;
-	if (slots != 0)
-		memcpy(buf + 64, data, slots * 64);
-	return rte_ring_enqueue_bulk_elem(mi.fifos[0], buf, 64, 1 + slots, NULL) != 0 ? 0 : -1;
-}
-
 static int
 hostile_a(void *arg)
 {
@@ -445,7 +404,7 @@ hostile_a(void *arg)
 	/* 1: an injection counter not its own (the node's id space past its block) */
 	trd_desc_put(&d, coord_of(t.node), small, SMALL, t.key, 0, 600, t.ctr);
 	n++;
-	if (raw_post(v, &d, 1, small) != 0)
+	if (raw_post(&mi, &d, 1, small) != 0)
 		return 41;
 	/* 2: B's region as its source */
 	trd_desc_put(&d, coord_of(t.node), NULL, SMALL, t.key, 0, 0, t.ctr);
@@ -453,13 +412,13 @@ hostile_a(void *arg)
 	d.src_key = t.key;
 	d.src = 0;
 	n++;
-	if (raw_post(v, &d, 0, NULL) != 0)
+	if (raw_post(&mi, &d, 0, NULL) != 0)
 		return 42;
 	/* 3: a source past its own region */
 	d.src_key = mi.region_key;
 	d.src = REGION - 8;
 	n++;
-	if (raw_post(v, &d, 0, NULL) != 0)
+	if (raw_post(&mi, &d, 0, NULL) != 0)
 		return 43;
 	/* 4: a remote get to this node whose carried descriptor is a memory-FIFO message (8
 	 * immediate bytes to reception FIFO 0: test_vni_mu_rget has the rest) */
@@ -471,28 +430,28 @@ hostile_a(void *arg)
 		trd_desc_rget(&d, coord_of(t.node), TRD_ENGINE_FIFO, &carried, 1);
 		d.inj_ctr = CTR;
 		n++;
-		if (raw_post(v, &d, 1, &carried) != 0)
+		if (raw_post(&mi, &d, 1, &carried) != 0)
 			return 44;
 	}
 	/* 5: an op that is none */
 	trd_desc_put(&d, coord_of(t.node), small, SMALL, t.key, 0, CTR, t.ctr);
 	d.op = 9;
 	n++;
-	if (raw_post(v, &d, 1, small) != 0)
+	if (raw_post(&mi, &d, 1, small) != 0)
 		return 45;
 	/* 6: a flag it may not set (ordered, which the core would take), at offset 1024 */
 	d.op = TRD_OP_PUT;
 	d.flags = TRD_DF_ORDERED;
 	d.roff = 1024;
 	n++;
-	if (raw_post(v, &d, 1, small) != 0)
+	if (raw_post(&mi, &d, 1, small) != 0)
 		return 46;
 	/* 7: inline data without its slot (the next descriptor would be read as data) */
 	d.flags = 0;
 	d.roff = 0;
 	d.n_slots = 0;
 	n++;
-	if (raw_post(v, &d, 0, NULL) != 0)
+	if (raw_post(&mi, &d, 0, NULL) != 0)
 		return 47;
 	if (judged(v, n) != 0 || trd_vni_mu_info(v, &mi) != 0)
 		return 48;
@@ -916,15 +875,6 @@ measure(const char *mode, unsigned int n)
 	       (unsigned long long)(t1 - t0), (double)n / (double)(t1 - t0 + 1));
 }
 
-static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
-				"[node 0]\nprocs = 1:0, 1:1\nx+ = 0\nx- = 1\n"
-				"[node 1]\nx+ = 0\nx- = 1\n"
-				"[node 2]\nx+ = 0\nx- = 1\n";
-static const char topo_text2[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
-				 "[node 0]\nprocs = 1:0\nx+ = 0\nx- = 1\n"
-				 "[node 1]\nprocs = 1:1\nx+ = 0\nx- = 1\n"
-				 "[node 2]\nx+ = 0\nx- = 1\n";
-
 int
 main(int argc, char **argv)
 {
@@ -951,7 +901,7 @@ main(int argc, char **argv)
 	 * speed, by 10% of the in-process put between runs) */
 	if (argc == 4 && (strcmp(argv[2], "attached") == 0 || strcmp(argv[2], "inproc") == 0))
 		o.ack_delay_us = 1;
-	vni_setup_with("vmu", b_on_n1 ? topo_text2 : topo_text, &o, &vc);
+	vni_setup_with("vmu", b_on_n1 ? mu_topo_two : mu_topo_one, &o, &vc);
 	T_EQ(pipe(p_b2a), 0);
 	T_EQ(pipe(p_a2b), 0);
 	if (strcmp(argv[1], "put") == 0 || strcmp(argv[1], "put2") == 0)

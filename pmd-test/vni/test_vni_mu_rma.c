@@ -60,6 +60,7 @@
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
+#include "vni_mu_test.h"
 #include "vni_test.h"
 
 #define REGION (64u * 1024)
@@ -104,14 +105,6 @@ static uint8_t
 pat(unsigned int i)
 {
 	return (uint8_t)(i * 13 + 5);
-}
-
-static struct trd_coord
-coord_of(const uint8_t node[3])
-{
-	struct trd_coord c = {.x = node[0], .y = node[1], .z = node[2]};
-
-	return c;
 }
 
 /* Node @p r's statistic @p k. */
@@ -273,21 +266,6 @@ test_read(void)
 
 /* ---- hostile ---- */
 
-/* Post one descriptor into the ring as is, past the library's checks, with @p slots
- * continuation slots of @p data. */
-static int
-raw_post(const struct trd_vni_mu_info *mi, const struct trd_desc *d, unsigned int slots,
-	 const void *data)
-{
-	uint8_t buf[(TRD_RGET_MAX_DESCS + 2) * 64];
-
-	memcpy(buf, d, 64);
-	buf[offsetof(struct trd_desc, n_slots)] = (uint8_t)slots;
-	if (slots != 0)
-		memcpy(buf + 64, data, slots * 64);
-	return rte_ring_enqueue_bulk_elem(mi->fifos[0], buf, 64, 1 + slots, NULL) != 0 ? 0 : -1;
-}
-
 /* A remote get to @p to carrying @p n copies of @p c, its slots as its length says. */
 static int
 post_rget(const struct trd_vni_mu_info *mi, struct trd_coord to, const struct trd_desc *c,
@@ -301,23 +279,6 @@ post_rget(const struct trd_vni_mu_info *mi, struct trd_coord to, const struct tr
 	d.flags = flags;
 	d.inj_ctr = inj;
 	return raw_post(mi, &d, n, cs);
-}
-
-/* Wait until the engine has judged @p n descriptors of @p v in all. 0 or -1. */
-static int
-judged(struct trd_vni *v, uint64_t n)
-{
-	uint64_t deadline = trd_time_us() + WAIT_US;
-	struct trd_vni_mu_info mi;
-
-	do {
-		if (trd_vni_mu_info(v, &mi) != 0)
-			return -1;
-		if (mi.descs + mi.bad_descs >= n)
-			return 0;
-		sched_yield();
-	} while (trd_time_us() < deadline);
-	return -1;
 }
 
 static int
@@ -918,15 +879,6 @@ test_atomic(void)
 	T_EQ(nstat(1, TRD_STAT_ATOMICS), N_ADD + 3);
 }
 
-static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
-				"[node 0]\nprocs = 1:0, 1:1\nx+ = 0\nx- = 1\n"
-				"[node 1]\nx+ = 0\nx- = 1\n"
-				"[node 2]\nx+ = 0\nx- = 1\n";
-static const char topo_text2[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
-				 "[node 0]\nprocs = 1:0\nx+ = 0\nx- = 1\n"
-				 "[node 1]\nprocs = 1:1\nx+ = 0\nx- = 1\n"
-				 "[node 2]\nx+ = 0\nx- = 1\n";
-
 int
 main(int argc, char **argv)
 {
@@ -945,7 +897,7 @@ main(int argc, char **argv)
 	b_on_n1 = strcmp(argv[1], "read") != 0;
 	if (b_on_n1)
 		o.vc_n1 = &vc1;
-	vni_setup_with("vmurma", b_on_n1 ? topo_text2 : topo_text, &o, &vc);
+	vni_setup_with("vmurma", b_on_n1 ? mu_topo_two : mu_topo_one, &o, &vc);
 	T_EQ(pipe(p_b2a), 0);
 	T_EQ(pipe(p_a2b), 0);
 	if (strcmp(argv[1], "read") == 0 || strcmp(argv[1], "read2") == 0)
