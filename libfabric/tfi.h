@@ -111,7 +111,8 @@ struct tfi_params {
 	int yield;         /* FI_TOROID_YIELD: TFI_YIELD_AUTO, _ALWAYS or _NEVER */
 	unsigned int cpus; /* CPUs in this process's affinity mask, at load */
 	int engine_here;   /* one of them is a CPU of toroid-node's thread: 1, 0, -1 unknown */
-	bool dgram;        /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
+	unsigned int engine_procs; /* the engine's processes and its thread, last seen; 0 unknown */
+	bool dgram;                /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
 	size_t bounce_max; /* FI_TOROID_BOUNCE_MAX: messages up to this long go through the pool */
 	int wait_spin_us;  /* FI_TOROID_WAIT_SPIN_US: blocking waits poll this long first (0: none)
 			    */
@@ -422,15 +423,17 @@ bool tfi_yield_decide(uint32_t idle, unsigned int busy, unsigned int cpus, int e
 		      unsigned int (*runnable)(void));
 void tfi_place_once(struct trd_vni *vni);
 /* A process the provider moved off the engine's CPUs gets them back while it computes more than
- * it waits in the provider and the host has a CPU for every runnable thread, and loses them when
+ * it waits in the provider and no other program's thread waits for a CPU, and loses them when
  * it waits more or the host fills up (docs/libfabric.md, "Where the process runs"). Judged every
  * TFI_ADAPT_WINDOW_NS from the gaps between provider calls (a gap of TFI_AWAY_NS or more: away,
  * computing). tfi_place_adapt_decide: the new state (true: on every CPU) from the old one, the
- * nanoseconds away within a window of @p window, the host's runnable threads and its CPUs. */
+ * nanoseconds away within a window of @p window, the host's runnable threads, its CPUs and the
+ * engine's count of its processes and thread (@p procs, 0 unknown): runnable threads the engine
+ * counts are this job's ranks and their peers, which a process that widens makes room for. */
 #define TFI_AWAY_NS         100000u
 #define TFI_ADAPT_WINDOW_NS 10000000u
 bool tfi_place_adapt_decide(bool wide, uint64_t away, uint64_t window, unsigned int runnable,
-			    unsigned int cpus);
+			    unsigned int cpus, unsigned int procs);
 /* Called at each poll of a completion queue or counter: cheap (a clock read) but every window. */
 void tfi_place_adapt(unsigned int (*runnable)(void));
 /* Start judging: @p narrow the mask the process was moved to, @p all the one it had. */

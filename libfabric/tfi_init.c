@@ -142,8 +142,8 @@ FI_EXT_INI
 		"auto | fixed | off: a process that no one bound (its affinity is every CPU "
 		"it may use) moves off the CPUs of toroid-node's polling thread at its "
 		"first endpoint, if another CPU is left, and with auto (the default) gets "
-		"them back while it computes more than it waits and the host has a CPU "
-		"for each runnable thread; fixed never gives them back; a process bound "
+		"them back while it computes more than it waits and no other program's "
+		"thread waits for a CPU; fixed never gives them back; a process bound "
 		"by the user or the launcher is never moved");
 
 	if (fi_param_get_str(&tfi_prov, "socket", &s) == 0 && s != NULL && s[0] != '\0')

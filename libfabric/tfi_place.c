@@ -226,17 +226,24 @@ static struct {
 
 bool
 tfi_place_adapt_decide(bool wide, uint64_t away, uint64_t window, unsigned int runnable,
-		       unsigned int cpus)
+		       unsigned int cpus, unsigned int procs)
 {
+	/* the host's load is the engine's own processes (this job's ranks squeezed onto the
+	 * CPUs left to them, computing) and its thread: more ranks than CPUs then compute on
+	 * half the host while the engine's CPU idles, unless they widen */
+	bool ours = procs > cpus && runnable <= procs;
+
 	if (window == 0)
 		return wide;
-	/* away at least half the window, and no thread waits for a CPU: the engine's CPU idles
-	 * while this process computes on the others */
+	/* away at least half the window, and no other thread waits for a CPU: the engine's CPU
+	 * idles while this process computes on the others */
 	if (!wide)
-		return away * 2 >= window && runnable > 0 && runnable <= cpus;
+		return away * 2 >= window && runnable > 0 && (runnable <= cpus || ours);
 	/* waiting most of the window (each message then turns the engine and this process on one
-	 * CPU), or the host crowded beyond one thread more than its CPUs: off it again */
-	return away * 4 >= window && runnable <= cpus + 1;
+	 * CPU), or the host crowded beyond one thread more than its CPUs and the engine's
+	 * processes: off it again */
+	return away * 4 >= window &&
+	       (runnable <= cpus + 1 || (procs > cpus && runnable <= procs + 1));
 }
 
 void
@@ -258,8 +265,10 @@ tfi_place_adapt(unsigned int (*runnable)(void))
 	if (now - adapt.start >= TFI_ADAPT_WINDOW_NS) {
 		uint64_t away = __atomic_exchange_n(&adapt.away, 0, __ATOMIC_RELAXED);
 
-		wide = tfi_place_adapt_decide(adapt.wide, away, now - adapt.start, runnable(),
-					      (unsigned int)CPU_COUNT(&adapt.all));
+		wide = tfi_place_adapt_decide(
+			adapt.wide, away, now - adapt.start, runnable(),
+			(unsigned int)CPU_COUNT(&adapt.all),
+			__atomic_load_n(&tfi_params.engine_procs, __ATOMIC_RELAXED));
 		if (wide != adapt.wide && set_all_threads(wide ? &adapt.all : &adapt.narrow) == 0) {
 			adapt.wide = wide;
 			__atomic_store_n(&tfi_params.cpus,

@@ -389,12 +389,17 @@ tfi_ep_yield_due(const struct tfi_ep *ep)
 {
 	unsigned int busy;
 
-	if (tfi_params.yield == TFI_YIELD_NEVER || ep->vni == NULL || !ep->enabled || ep->dead)
+	if (ep->vni == NULL || !ep->enabled || ep->dead)
+		return false;
+	/* for the placement's judgement (tfi_place_adapt) too */
+	busy = trd_vni_busy_procs(ep->vni);
+	if (busy != __atomic_load_n(&tfi_params.engine_procs, __ATOMIC_RELAXED))
+		__atomic_store_n(&tfi_params.engine_procs, busy, __ATOMIC_RELAXED);
+	if (tfi_params.yield == TFI_YIELD_NEVER)
 		return false;
 	if (tfi_params.yield == TFI_YIELD_ALWAYS)
 		return ep->idle >= TFI_SPIN_POLLS;
 	/* an engine that does not say: at least this process and the engine's thread */
-	busy = trd_vni_busy_procs(ep->vni);
 	return tfi_yield_decide(
 		ep->idle, busy != 0 ? busy : 2, __atomic_load_n(&tfi_params.cpus, __ATOMIC_RELAXED),
 		__atomic_load_n(&tfi_params.engine_here, __ATOMIC_RELAXED), tfi_host_runnable);

@@ -224,33 +224,42 @@ live_stay(const cpu_set_t *start, int engine_cpu, enum tfi_place_verdict want)
 }
 
 /* When a moved process gets the engine's CPUs back (tfi_place_adapt_decide): away (computing)
- * at least half a window on a host with a CPU per runnable thread; back off when away less than
- * a quarter of one, or the host holds more than one thread beyond its CPUs. */
+ * at least half a window on a host with a CPU per runnable thread, or whose runnable threads
+ * are all the engine's processes and its thread (more ranks than CPUs); back off when away less
+ * than a quarter of one, or the host holds more than one thread beyond both counts. */
 static void
 adapt_decisions(void)
 {
 	static const struct {
 		bool wide;
 		uint64_t away, window;
-		unsigned int runnable, cpus;
+		unsigned int runnable, cpus, procs;
 		bool want;
 	} c[] = {
-		{false, 6, 10, 2, 2, true},  /* computes 60 %, 2 threads on 2 CPUs: widen */
-		{false, 5, 10, 1, 2, true},  /* half the window */
-		{false, 4, 10, 2, 2, false}, /* waits more than it computes */
-		{false, 9, 10, 3, 2, false}, /* computes, but a thread waits for a CPU */
-		{false, 9, 10, 0, 2, false}, /* the host's count unknown */
-		{false, 9, 0, 1, 2, false},  /* no window yet */
-		{true, 3, 10, 2, 2, true},   /* wide: 30 % away keeps it */
-		{true, 3, 10, 3, 2, true},   /* ... and one thread more than the CPUs */
-		{true, 2, 10, 2, 2, false},  /* 20 % away: mostly waits, off again */
-		{true, 9, 10, 4, 2, false},  /* the host fills up: off again */
-		{true, 0, 0, 9, 2, true},    /* no window: unchanged */
+		{false, 6, 10, 2, 2, 0, true},  /* computes 60 %, 2 threads on 2 CPUs: widen */
+		{false, 5, 10, 1, 2, 0, true},  /* half the window */
+		{false, 4, 10, 2, 2, 0, false}, /* waits more than it computes */
+		{false, 9, 10, 3, 2, 0, false}, /* computes, but a thread waits for a CPU */
+		{false, 9, 10, 0, 2, 0, false}, /* the host's count unknown */
+		{false, 9, 0, 1, 2, 0, false},  /* no window yet */
+		{true, 3, 10, 2, 2, 0, true},   /* wide: 30 % away keeps it */
+		{true, 3, 10, 3, 2, 0, true},   /* ... and one thread more than the CPUs */
+		{true, 2, 10, 2, 2, 0, false},  /* 20 % away: mostly waits, off again */
+		{true, 9, 10, 4, 2, 0, false},  /* the host fills up: off again */
+		{true, 0, 0, 9, 2, 0, true},    /* no window: unchanged */
+		/* 4 ranks moved onto CPU 1 of 2; the engine counts them and its thread */
+		{false, 9, 10, 5, 2, 5, true},  /* every runnable thread is the engine's: widen */
+		{false, 9, 10, 6, 2, 5, false}, /* and one more: someone else's, stays */
+		{false, 4, 10, 5, 2, 5, false}, /* waits more than it computes */
+		{false, 9, 10, 3, 2, 2, false}, /* the engine's 2 fit the CPUs: the old rule */
+		{true, 5, 10, 6, 2, 5, true},   /* wide: one thread more is kept */
+		{true, 5, 10, 7, 2, 5, false},  /* two more: off again */
+		{true, 2, 10, 5, 2, 5, false},  /* mostly waits: off again */
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
 		CHECK(tfi_place_adapt_decide(c[i].wide, c[i].away, c[i].window, c[i].runnable,
-					     c[i].cpus) == c[i].want,
+					     c[i].cpus, c[i].procs) == c[i].want,
 		      "adapt case %zu: want %d", i, c[i].want);
 }
 
