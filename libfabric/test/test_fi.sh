@@ -6,7 +6,7 @@
 #   test_fi.sh TOROID_NODE LIBTOROID_FI TEST_FI TEST [MPI_PROGRAM]
 #
 # TEST: info | api | pingpong_msg | pingpong_tagged | pingpong_dgram | two_engines | mpi |
-#       mpi_test_poll | mpi_eager_full |
+#       mpi_test_poll | mpi_eager_full | mpi_ranks |
 #       rma | rma_offset | rma_jobkey | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
 #       badargs (TEST_FI is then test_fi_badargs) | coll (TEST_FI is then test_fi_coll) |
 #       fence | fence_two_engines (TEST_FI is then test_fi_fence) |
@@ -367,6 +367,44 @@ PY
 	[ "${hdr:-0}" -ge 1 ] || die "no message was kept as its header only: the test did not test"
 	[ "${held:-1}" = 0 ] || die "header-only records left: $held"
 	echo "mpi_eager_full: 300 x 200 B received last-first behind 64 KiB of staging; $hdr kept as their header only, $naks refusals"
+	;;
+mpi_ranks)
+	# What users' programs do with 3 ranks (an odd count) and 4 (mpi_ranks.c): MPI_Probe and
+	# pre-posted receives from MPI_ANY_SOURCE, MPI_Sendrecv_replace, a 2-D halo exchange with
+	# MPI_Type_vector columns, nonblocking collectives, MPI_Comm_split, the rooted and
+	# v-collectives; each run on a fresh engine, every byte checked.
+	if [ -z "$MPI_PROG" ] || [ ! -x "$MPI_PROG" ] || ! command -v mpirun >/dev/null; then
+		echo "SKIP: Open MPI (openmpi-bin, libopenmpi-dev) is not installed"
+		exit 77
+	fi
+	for np in 3 4; do
+		start_engine E$np 0 "$T/one.ini" 0
+		eng_wait_ready E$np
+		TOROID_VNI_SOCKET="$T/E$np.sock" timeout 60 mpirun --allow-run-as-root \
+			--oversubscribe --bind-to none -np $np --mca pml cm --mca mtl ofi \
+			--mca mtl_ofi_provider_include toroid \
+			-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+			"$MPI_PROG" >"$T/mpi$np.log" 2>&1
+		rc=$?
+		cat "$T/mpi$np.log"
+		[ $rc -eq 124 ] && die "mpirun with $np ranks did not end in 60 s"
+		[ $rc -eq 0 ] || die "mpirun with $np ranks failed with $rc"
+		grep -q '^PASS: 0 errors$' "$T/mpi$np.log" || die "the MPI program did not pass with $np ranks"
+		eng_stop E$np || die "$ENG_WHY"
+		# every rank attached to the engine, and the traffic went through it
+		read -r att bytes <<<"$(python3 - "$T/E$np.log" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith('{') and '"type":"total"' in line:
+        v = json.loads(line)["vni"]
+        print(v["attached"], v["rx_bytes"])
+        break
+PY
+)"
+		[ "${att:-0}" -ge $np ] || die "the engine saw ${att:-no} interfaces attach, expected $np"
+		[ "${bytes:-0}" -ge $((8 << 20)) ] || die "the engine carried ${bytes:-0} B, expected > 8 MiB"
+		echo "mpi_ranks: $np ranks passed; the engine carried $bytes B"
+	done
 	;;
 mpi)
 	# Open MPI over the OFI MTL with this provider: two ranks (1:0, 1:1 by their
