@@ -230,8 +230,11 @@ tfi_place_adapt_decide(bool wide, uint64_t away, uint64_t window, unsigned int r
 {
 	/* the host's load is the engine's own processes (this job's ranks squeezed onto the
 	 * CPUs left to them, computing) and its thread: more ranks than CPUs then compute on
-	 * half the host while the engine's CPU idles, unless they widen */
-	bool ours = procs > cpus && runnable <= procs;
+	 * half the host while the engine's CPU idles, unless they widen. As many ranks as CPUs
+	 * keep the rule below (2 ranks widened beside the engine exchanged long messages more
+	 * slowly than on one CPU) */
+	bool many = procs > cpus + 1;
+	bool ours = many && runnable <= procs;
 
 	if (window == 0)
 		return wide;
@@ -242,8 +245,7 @@ tfi_place_adapt_decide(bool wide, uint64_t away, uint64_t window, unsigned int r
 	/* waiting most of the window (each message then turns the engine and this process on one
 	 * CPU), or the host crowded beyond one thread more than its CPUs and the engine's
 	 * processes: off it again */
-	return away * 4 >= window &&
-	       (runnable <= cpus + 1 || (procs > cpus && runnable <= procs + 1));
+	return away * 4 >= window && (runnable <= cpus + 1 || (many && runnable <= procs + 1));
 }
 
 void

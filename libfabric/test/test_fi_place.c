@@ -252,6 +252,8 @@ adapt_decisions(void)
 		{false, 9, 10, 6, 2, 5, false}, /* and one more: someone else's, stays */
 		{false, 4, 10, 5, 2, 5, false}, /* waits more than it computes */
 		{false, 9, 10, 3, 2, 2, false}, /* the engine's 2 fit the CPUs: the old rule */
+		{false, 9, 10, 3, 2, 3, false}, /* 2 ranks and the engine on 2 CPUs: the old rule */
+		{true, 5, 10, 4, 2, 3, false},  /* ... off again beyond CPUs + 1 */
 		{true, 5, 10, 6, 2, 5, true},   /* wide: one thread more is kept */
 		{true, 5, 10, 7, 2, 5, false},  /* two more: off again */
 		{true, 2, 10, 5, 2, 5, false},  /* mostly waits: off again */
