@@ -28,6 +28,19 @@ SAN=$(ldd "$PROV" | awk '/lib(a|ub)san\.so/ {print $3}' | sort | tr '\n' ' ')
 # a control port for fi_pingpong that concurrent runs are unlikely to share
 PORT=$((20000 + $$ % 20000))
 
+# vni_totals LOG KEY...: the values of the VNI counters KEY... in the totals line of an engine's
+# --json log (NAME.log), on one line in that order; nothing if the log has no totals.
+vni_totals() {
+	python3 - "$@" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith('{') and '"type":"total"' in line:
+        v = json.loads(line)["vni"]
+        print(*(v[k] for k in sys.argv[2:]))
+        break
+PY
+}
+
 # start_engine NAME LCORE TOPO NODE [EAL...]: toroid-node in the background, serving at
 # $T/NAME.sock. With EAL options (a --vdev), the node uses port 0.
 # ENG_OPTS (an array, empty by default): more toroid-node options.
@@ -270,15 +283,8 @@ mpi_rma)
 	# the one-sided traffic went through the engine's one-sided path: 4 interfaces (MTL and
 	# BTL of 2 ranks), the windows registered, > 2 x 2 MiB of puts and gets and 400 atomics
 	# served by the engine, none refused
-	read -r att regs served bytes denied <<<"$(python3 - "$T/E.log" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    if line.startswith('{') and '"type":"total"' in line:
-        v = json.loads(line)["vni"]
-        print(v["attached"], v["mr_regs"], v["rma_served"], v["rma_bytes"], v["rma_denied"])
-        break
-PY
-)"
+	read -r att regs served bytes denied <<<"$(vni_totals "$T/E.log" attached mr_regs \
+		rma_served rma_bytes rma_denied)"
 	echo "mpi_rma: $att interfaces, $regs regions, $served one-sided requests served, $bytes B, $denied refused"
 	[ "${att:-0}" -ge 4 ] || die "the engine saw ${att:-no} interfaces attach, expected 4 (MTL and BTL of 2 ranks)"
 	[ "${regs:-0}" -ge 2 ] || die "no window registered with the engine"
@@ -355,15 +361,7 @@ mpi_eager_full)
 	[ $rc -eq 0 ] || die "mpirun failed with $rc"
 	grep -q '^PASS: 0 errors$' "$T/mpi.log" || die "the MPI program did not pass"
 	eng_stop E || die "$ENG_WHY"
-	read -r hdr held naks <<<"$(python3 - "$T/E.log" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    if line.startswith('{') and '"type":"total"' in line:
-        v = json.loads(line)["vni"]
-        print(v["hdr_only"], v["hdr_held"], v["nak_sent"])
-        break
-PY
-)"
+	read -r hdr held naks <<<"$(vni_totals "$T/E.log" hdr_only hdr_held nak_sent)"
 	[ "${hdr:-0}" -ge 1 ] || die "no message was kept as its header only: the test did not test"
 	[ "${held:-1}" = 0 ] || die "header-only records left: $held"
 	echo "mpi_eager_full: 300 x 200 B received last-first behind 64 KiB of staging; $hdr kept as their header only, $naks refusals"
@@ -392,15 +390,7 @@ mpi_ranks)
 		grep -q '^PASS: 0 errors$' "$T/mpi$np.log" || die "the MPI program did not pass with $np ranks"
 		eng_stop E$np || die "$ENG_WHY"
 		# every rank attached to the engine, and the traffic went through it
-		read -r att bytes <<<"$(python3 - "$T/E$np.log" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    if line.startswith('{') and '"type":"total"' in line:
-        v = json.loads(line)["vni"]
-        print(v["attached"], v["rx_bytes"])
-        break
-PY
-)"
+		read -r att bytes <<<"$(vni_totals "$T/E$np.log" attached rx_bytes)"
 		[ "${att:-0}" -ge $np ] || die "the engine saw ${att:-no} interfaces attach, expected $np"
 		[ "${bytes:-0}" -ge $((8 << 20)) ] || die "the engine carried ${bytes:-0} B, expected > 8 MiB"
 		echo "mpi_ranks: $np ranks passed; the engine carried $bytes B"
@@ -430,15 +420,7 @@ mpi)
 	grep -q '^PASS: 0 errors$' "$T/mpi.log" || die "the MPI program did not pass"
 	eng_stop E || die "$ENG_WHY"
 	# the ranks' traffic went through the engine: both attached, > 2 x 2 MiB of ping-pong
-	read -r att bytes claims refused <<<"$(python3 - "$T/E.log" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    if line.startswith('{') and '"type":"total"' in line:
-        v = json.loads(line)["vni"]
-        print(v["attached"], v["rx_bytes"], v["claims"], v["refused"])
-        break
-PY
-)"
+	read -r att bytes claims refused <<<"$(vni_totals "$T/E.log" attached rx_bytes claims refused)"
 	[ "${att:-0}" -ge 2 ] || die "the engine saw ${att:-no} interfaces attach, expected the 2 ranks"
 	[ "${bytes:-0}" -ge $((4 << 20)) ] || die "the engine carried ${bytes:-0} B, expected > 4 MiB"
 	# MPI_Mprobe, MPI_Improbe and MPI_Mprobe(any) each claimed a message (FI_PEEK | FI_CLAIM)
@@ -456,15 +438,7 @@ PY
 		"$MPI_PROG" >"$T/mpi2.log" 2>&1 || { cat "$T/mpi2.log"; die "mpirun with the OFI BTL failed"; }
 	grep -q '^PASS: 0 errors$' "$T/mpi2.log" || die "the MPI program did not pass with the OFI BTL"
 	eng_stop E2 || die "$ENG_WHY"
-	read -r att refused <<<"$(python3 - "$T/E2.log" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    if line.startswith('{') and '"type":"total"' in line:
-        v = json.loads(line)["vni"]
-        print(v["attached"], v["refused"])
-        break
-PY
-)"
+	read -r att refused <<<"$(vni_totals "$T/E2.log" attached refused)"
 	[ "${att:-0}" -eq 2 ] || die "with the OFI BTL: $att interfaces attached, expected the 2 MTL endpoints"
 	[ "${refused:-0}" -ge 2 ] || die "with the OFI BTL: $refused attaches refused, expected its 2 endpoints"
 	echo "mpi: with --mca btl self,ofi the BTL's 2 endpoints were refused, the MTL ran"
