@@ -230,6 +230,9 @@ struct vni_setup_opt {
 	unsigned int coalesce;          /* every node's coalescing (0: the default) */
 	bool unreliable;                /* no sessions: frames lost are lost */
 	unsigned int ack_delay_us;      /* every node's (0: the default) */
+	unsigned int dead_ms;           /* every node's (0: the default) */
+	uint32_t n_regions;             /* every node's regions (0: 64) */
+	unsigned int rel_window;        /* every node's packets in flight per peer (0: default) */
 	struct trd_vni_svc_conf *vc_n1; /* non-NULL: a service on node 1 too, on sock_n1 */
 };
 
@@ -259,12 +262,14 @@ vni_setup_with(const char *name, const char *topo_text, const struct vni_setup_o
 	ncf.n_rec_fifos = 1;
 	ncf.rec_fifo_size = o->rec_fifo_size;
 	ncf.n_counters = o->n_counters != 0 ? o->n_counters : 256;
-	ncf.n_regions = 64;
+	ncf.n_regions = o->n_regions != 0 ? o->n_regions : 64;
 	ncf.inline_max = 960;
 	ncf.payload_crc = o->payload_crc;
 	ncf.coalesce = o->coalesce;
 	ncf.unreliable = o->unreliable;
 	ncf.ack_delay_us = o->ack_delay_us;
+	ncf.dead_ms = o->dead_ms;
+	ncf.rel_window = o->rel_window;
 	net = trd_net_from_topo(topo, &nc);
 	T_ASSERT(net != NULL, "trd_net_from_topo: %s", rte_strerror(rte_errno));
 	for (unsigned int r = 0; r < 3; r++)
