@@ -893,19 +893,16 @@ trd_vni_pending(const struct trd_vni *v)
 }
 
 int
-trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int timeout_ms)
+vnic_wait(struct trd_vni *v, const struct vnic_waiter *w, int timeout_ms)
 {
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : vnic_now_ms() + (uint64_t)timeout_ms;
-
 	uint64_t spin_end;
 
-	if (v == NULL || cpl == NULL || n == 0)
-		return -EINVAL;
 	/* Poll a little before sleeping: a process woken from a sleep waits for the kernel to
 	 * run it again, and a CPU that went idle meanwhile (halted: on a virtual machine the
-	 * host must run it again) takes tens of microseconds to; a completion that comes
-	 * within the window is taken at once. sched_yield: the engine and the peer may need
-	 * this CPU to produce it. */
+	 * host must run it again) takes tens of microseconds to; what comes within the window
+	 * is taken at once. sched_yield: the engine and the peer may need this CPU to produce
+	 * it. */
 	spin_end = 0;
 	if (v->spin_skip > 0)
 		v->spin_skip--;
@@ -916,7 +913,7 @@ trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int tim
 		uint64_t t, cnt;
 		int got, rc, wait_ms;
 
-		got = trd_vni_poll(v, cpl, n);
+		got = w->take(v, w->arg);
 		if (got != 0)
 			return got;
 		if (vnic_check_live(v) != 0)
@@ -939,8 +936,10 @@ trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int tim
 			}
 			spin_end = 0; /* once per call: after a sleep, the queue is looked at */
 		}
-		rc = trd_vni_arm(v);
-		if (rc == -EBUSY)
+		/* armed, then looked at again: pairs with the engine's write, then its look at
+		 * app_armed (svc_vif_wake_all) */
+		__atomic_store_n(&v->seg->app_armed, 1, __ATOMIC_SEQ_CST);
+		if (w->busy(v, w->arg))
 			continue;
 		t = vnic_now_ms();
 		if (t >= deadline)
@@ -968,6 +967,37 @@ trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int tim
 				v->dead = true;
 		}
 	}
+}
+
+struct cpl_wait {
+	struct trd_vni_cpl *cpl;
+	unsigned int n;
+};
+
+static int
+cpl_take(struct trd_vni *v, void *arg)
+{
+	struct cpl_wait *c = arg;
+
+	return trd_vni_poll(v, c->cpl, c->n);
+}
+
+static bool
+cpl_busy(const struct trd_vni *v, void *arg)
+{
+	RTE_SET_USED(arg);
+	return rte_ring_count(v->cplq) != 0 || v->n_owed > 0; /* an answer owed: poll again */
+}
+
+int
+trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int timeout_ms)
+{
+	struct cpl_wait c = {.cpl = cpl, .n = n};
+	const struct vnic_waiter w = {.take = cpl_take, .busy = cpl_busy, .arg = &c};
+
+	if (v == NULL || cpl == NULL || n == 0)
+		return -EINVAL;
+	return vnic_wait(v, &w, timeout_ms);
 }
 
 uint64_t
