@@ -165,7 +165,8 @@ gr_reserve(struct trd_grfifo *rf, uint32_t need)
 			goto full;
 		/* the padding goes in (and is published) even if the message does not fit
 		 * yet: once the process has read up to it, the whole ring is room */
-		pad = (struct trd_rslot *)(void *)(rf->slots + (size_t)(rf->prod & rf->mask) * GR_SLOT);
+		pad = (struct trd_rslot *)(void *)(rf->slots +
+						   (size_t)(rf->prod & rf->mask) * GR_SLOT);
 		memset(pad, 0, sizeof(*pad));
 		pad->flags = TRD_RSLOT_PAD;
 		pad->n_slots = (uint16_t)(to_end - 1);

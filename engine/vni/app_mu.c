@@ -328,7 +328,8 @@ trd_vni_rfifo_poll(struct trd_vni *v, unsigned int k, struct trd_msg *msgs, unsi
 		/* the engine writes the ring; still, nothing it holds is read past its end */
 		need = 1u + h->n_slots;
 		if (avail > mask || need > avail || at + need > v->rx_slots ||
-		    (!(h->flags & TRD_RSLOT_PAD) && h->n_slots != (h->len + MU_SLOT - 1) / MU_SLOT) ||
+		    (!(h->flags & TRD_RSLOT_PAD) &&
+		     h->n_slots != (h->len + MU_SLOT - 1) / MU_SLOT) ||
 		    ((h->flags & TRD_RSLOT_PAD) && at + need != v->rx_slots)) {
 			v->rx_bad[k] = true;
 			return got != 0 ? (int)got : -EPROTO;
