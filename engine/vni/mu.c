@@ -217,13 +217,18 @@ svc_mu_ctr_fd(const struct vif *v)
 static int
 mu_retire(struct trd_vni_svc *s, struct vmu *m, bool now)
 {
+	struct trd_guest_rstats rst;
 	struct trd_guest_stats st;
 
-	if (m->g == NULL || trd_guest_stats_get(m->g, &st) != 0)
+	if (m->g == NULL || trd_guest_stats_get(m->g, &st) != 0 ||
+	    trd_guest_rstats_get(m->g, &rst) != 0)
 		return 0;
 	if ((now ? trd_guest_remove_now(m->g) : trd_guest_remove(m->g)) != 0)
 		return -EBUSY;
 	m->g = NULL;
+	ST(s, MU_RMSGS) += rst.msgs;
+	ST(s, MU_RFULL) += rst.full;
+	ST(s, MU_RBAD_RINGS) += rst.bad_rings;
 	s->n_rmu -= m->n_rfifos != 0;
 	ST(s, MU_DESCS) += st.descs;
 	ST(s, MU_BAD_DESCS) += st.bad_descs;
@@ -314,13 +319,18 @@ svc_mu_stats_add(const struct trd_vni_svc *s, uint64_t out[TRD_VNI_SVC_STAT_MAX]
 {
 	for (unsigned int i = 0; i < s->n_ifs && s->n_mu != 0; i++) {
 		const struct vmu *m = s->ifs[i]->mu;
+		struct trd_guest_rstats rst;
 		struct trd_guest_stats st;
 
-		if (m == NULL || trd_guest_stats_get(m->g, &st) != 0)
+		if (m == NULL || trd_guest_stats_get(m->g, &st) != 0 ||
+		    trd_guest_rstats_get(m->g, &rst) != 0)
 			continue;
 		out[TRD_VNI_SVC_STAT_MU_DESCS] += st.descs;
 		out[TRD_VNI_SVC_STAT_MU_BAD_DESCS] += st.bad_descs;
 		out[TRD_VNI_SVC_STAT_MU_BAD_RINGS] += st.bad_rings;
+		out[TRD_VNI_SVC_STAT_MU_RMSGS] += rst.msgs;
+		out[TRD_VNI_SVC_STAT_MU_RFULL] += rst.full;
+		out[TRD_VNI_SVC_STAT_MU_RBAD_RINGS] += rst.bad_rings;
 	}
 }
 
