@@ -428,9 +428,9 @@ void trd_grfifo_stats(const struct trd_grfifo *rf, struct trd_guest_rstats *st);
  * @p ctr: 0 (written, the counter decremented) or a drop cause. */
 int trd_grfifo_deliver(struct trd_node *n, const struct trd_rslot *h, uint16_t ctr,
 		       const struct rte_mbuf *m, uint32_t off, const void *buf);
-/* 0, or why a frame for guest FIFO @p fifo counting on @p ctr is dropped (unknown_fifo,
- * ctr_denied). */
-int trd_grfifo_check(const struct trd_node *n, uint8_t fifo, uint16_t ctr);
+/* 0, or why a frame of a message of @p len bytes for guest FIFO @p fifo counting on @p ctr is
+ * dropped (unknown_fifo, ctr_denied, bad_length: the ring could never hold it). */
+int trd_grfifo_check(const struct trd_node *n, uint8_t fifo, uint16_t ctr, uint32_t len);
 static inline bool
 trd_grfifo_is(uint8_t fifo)
 {

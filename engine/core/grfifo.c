@@ -127,16 +127,15 @@ trd_grfifo_stats(const struct trd_grfifo *rf, struct trd_guest_rstats *st)
 	st->bad_rings += __atomic_load_n(&rf->st.bad_rings, __ATOMIC_RELAXED);
 }
 
-/* A count changed: into the owner's memory, and for the service to see (relaxed: a reader
- * wants the latest, not an order). */
+/* A count changed: this FIFO's, for the service to see, and the owner's total of all its FIFOs
+ * in its memory (relaxed: a reader wants the latest, not an order; added to, as the owner's
+ * other FIFOs count there too). */
 static inline void
 gr_count(struct trd_grfifo *rf, uint64_t *c, unsigned int k)
 {
-	uint64_t v = *c + 1;
-
-	__atomic_store_n(c, v, __ATOMIC_RELAXED);
+	__atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
 	if (rf->pub[k] != NULL)
-		__atomic_store_n(rf->pub[k], v, __ATOMIC_RELAXED);
+		__atomic_fetch_add(rf->pub[k], 1, __ATOMIC_RELAXED);
 }
 
 /* What the producer's index covers is written: the consumer may read it. */
@@ -208,14 +207,24 @@ gr_ctr_ok(const struct trd_node *n, const struct trd_grfifo *rf, uint16_t ctr)
 	return ctr == 0 || (trd_ctr_valid(n, ctr) && trd_ctr_allowed(n, rf->ctr_base, ctr));
 }
 
+/* Slots a message of @p len bytes takes: its header and its bytes. */
+static inline uint64_t
+gr_need(uint32_t len)
+{
+	return 1 + ((uint64_t)len + GR_SLOT - 1) / GR_SLOT;
+}
+
 int
-trd_grfifo_check(const struct trd_node *n, uint8_t fifo, uint16_t ctr)
+trd_grfifo_check(const struct trd_node *n, uint8_t fifo, uint16_t ctr, uint32_t len)
 {
 	const struct trd_grfifo *rf = gr_lookup(n, fifo);
 
 	if (rf == NULL)
 		return TRD_DROP_UNKNOWN_FIFO;
-	return gr_ctr_ok(n, rf, ctr) ? 0 : TRD_DROP_CTR_DENIED;
+	if (!gr_ctr_ok(n, rf, ctr))
+		return TRD_DROP_CTR_DENIED;
+	/* at its first piece: a message the ring could never hold counts on nothing */
+	return gr_need(len) > rf->mask ? TRD_DROP_BAD_LENGTH : 0;
 }
 
 int
@@ -233,9 +242,9 @@ trd_grfifo_deliver(struct trd_node *n, const struct trd_rslot *h, uint16_t ctr,
 	/* a frame into a process's FIFO counts on that process's counters alone */
 	if (!gr_ctr_ok(n, rf, ctr))
 		return TRD_DROP_CTR_DENIED;
-	need = 1 + (h->len + GR_SLOT - 1) / GR_SLOT;
-	if (need > rf->mask)
+	if (gr_need(h->len) > rf->mask)
 		return TRD_DROP_BAD_LENGTH; /* it could never fit */
+	need = (uint32_t)gr_need(h->len);
 	rte_spinlock_lock(&rf->lock);
 	if (rf->broken) {
 		rc = TRD_DROP_UNKNOWN_FIFO;

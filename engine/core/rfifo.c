@@ -423,7 +423,7 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 
 	if (trd_grfifo_is(p->fifo)) {
 		/* a guest's reception FIFO: the message is copied into its ring (grfifo.c) */
-		rc = trd_grfifo_check(n, p->fifo, p->counter);
+		rc = trd_grfifo_check(n, p->fifo, p->counter, p->msg_len);
 		if (rc == 0 && (p->flags & TRD_HF_CPL))
 			rc = TRD_DROP_UNKNOWN_CPL; /* a guest has no completion ids */
 		if (rc != 0)

@@ -89,6 +89,7 @@ vnic_mu_attach(struct trd_vni *v)
 		v->rx[i] = (struct rte_ring *)(v->base + m->rfifo_off[i]);
 		v->rx_id[i] = m->rfifo_id[i];
 		v->rx_peek[i] = __atomic_load_n(&v->rx[i]->cons.tail, __ATOMIC_ACQUIRE);
+		v->rx_rel[i] = v->rx_peek[i];
 	}
 	c = mmap(NULL, TRD_COUNTER_BLOCK * sizeof(int64_t), PROT_READ | PROT_WRITE, MAP_SHARED,
 		 ctr_fd, (off_t)m->ctr_offset);
@@ -355,6 +356,12 @@ trd_vni_rfifo_poll(struct trd_vni *v, unsigned int k, struct trd_msg *msgs, unsi
 		}
 		pos += need;
 	}
+	/* only padding passed while nothing is held: given back at once (a caller that got no
+	 * message has nothing to release, and the padding would block the ring) */
+	if (got == 0 && v->rx_peek[k] == v->rx_rel[k] && pos != v->rx_peek[k]) {
+		v->rx_peek[k] = pos;
+		return trd_vni_rfifo_release(v, k);
+	}
 	v->rx_peek[k] = pos;
 	return (int)got;
 }
@@ -369,6 +376,7 @@ trd_vni_rfifo_release(struct trd_vni *v, unsigned int k)
 	if (k >= v->n_rx)
 		return -ENOENT;
 	r = v->rx[k];
+	v->rx_rel[k] = v->rx_peek[k];
 	__atomic_store_n(&r->cons.head, v->rx_peek[k], __ATOMIC_RELAXED);
 	/* the messages were read before the engine may write over them */
 	__atomic_store_n(&r->cons.tail, v->rx_peek[k], __ATOMIC_RELEASE);

@@ -68,6 +68,7 @@ struct trd_vni {
 	struct rte_ring *rx[TRD_VNI_MU_RFIFOS_MAX];
 	uint32_t n_rx, rx_slots;
 	uint32_t rx_peek[TRD_VNI_MU_RFIFOS_MAX]; /* past what trd_vni_rfifo_poll() handed out */
+	uint32_t rx_rel[TRD_VNI_MU_RFIFOS_MAX];  /* ... and what was given back */
 	bool rx_bad[TRD_VNI_MU_RFIFOS_MAX];      /* held something the engine never wrote */
 	uint8_t rx_id[TRD_VNI_MU_RFIFOS_MAX];
 	int rx_fd[TRD_VNI_MU_RFIFOS_MAX]; /* each one's eventfd (-1: none) */
