@@ -510,14 +510,13 @@ hostile_bad(const struct target *t)
 	/* an id nobody holds */
 	while (memchr(t->ids, uid, t->n_ids) != NULL)
 		uid--;
-	it[0] = (struct item){
-		.len = 8, .count = 1, .kind = K_INLINE, .fifo = uid, .rec_ctr = t->ctr};
+	it[0] = (struct item){.len = 8, .count = 1, .kind = K_INLINE, .fifo = uid};
 	d = ndrop(1, TRD_DROP_UNKNOWN_FIFO);
 	s_cmd_ok(t, 200, it, 1);
 	pump_until_drop(1, TRD_DROP_UNKNOWN_FIFO, d + 1);
-	/* a reception counter not R's (node 1's own counter 1) */
+	/* a reception counter not R's: one of node 1's own */
+	T_EQ(trd_counter_alloc(nd[1], &it[0].rec_ctr), 0);
 	it[0].fifo = t->ids[0];
-	it[0].rec_ctr = 1;
 	d = ndrop(1, TRD_DROP_CTR_DENIED);
 	s_cmd_ok(t, 300, it, 1);
 	pump_until_drop(1, TRD_DROP_CTR_DENIED, d + 1);

@@ -110,7 +110,7 @@ s_post(struct trd_vni *v, const struct trd_vni_mu_info *mi, const struct cmd *c,
 		return -1;
 	for (uint32_t j = 0; j < it->len && j < sizeof(data); j++)
 		data[j] = pat(j, u);
-	trd_desc_fifo(&d, coord_of(c->node), it->fifo, data, it->len, u, it->raw ? 0 : CTR);
+	trd_desc_fifo(&d, coord_of(c->node), it->fifo, data, it->len, u, CTR);
 	d.rec_ctr = it->rec_ctr;
 	if (it->kind == K_IMM) {
 		d.src = 0;
@@ -125,10 +125,8 @@ s_post(struct trd_vni *v, const struct trd_vni_mu_info *mi, const struct cmd *c,
 		d.flags = TRD_DF_SRC_MR;
 		d.src_key = mi->region_key;
 	}
-	if (it->raw) {
-		d.inj_ctr = CTR;
+	if (it->raw)
 		return raw_post(mi, &d, it->kind == K_INLINE ? (it->len + 63) / 64 : 0, data);
-	}
 	while ((rc = trd_vni_inject(v, 0, &d, 1)) == -ENOBUFS && trd_time_us() < deadline)
 		sched_yield(); /* the ring is full: the engine takes some */
 	return rc == 0 ? 0 : -1;
