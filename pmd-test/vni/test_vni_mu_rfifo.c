@@ -398,16 +398,20 @@ test_full(void)
 /* ---- hostile ---- */
 
 #define U_GOOD   7000
-#define U_BROKEN 8000  /* 3 to the broken ring, then U_BROKEN + 3 to FIFO 1 */
-#define AROUND   1024u /* the bytes either side of the ring that must stay */
+#define U_BROKEN 8000 /* 3 to the broken ring, then U_BROKEN + 3 to FIFO 1 */
+/* The bytes before R's ring 0 that must stay: the slots of its injection FIFO (the segment
+ * holds the header, injection FIFOs, reception FIFOs, the region); after it: its ring 1,
+ * which takes a message, then the region (filled, and checked too). */
+#define BEFORE    1024u
+#define AFTER     8192u
+#define AROUND(r) (BEFORE + sizeof(*(r)) + (size_t)(r)->size * 64 + AFTER)
 
-/* After R broke ring @p r0 (snapshot @p snap of it and AROUND bytes either side), taken
- * message @p m1 of its other FIFO: nothing of the snapshot but that other ring changed. */
+/* After R broke ring @p r0 (@p snap: it with BEFORE and AFTER bytes), taken message @p m1 of
+ * its ring 1: nothing of the snapshot but ring 1 changed. 0 or the failing check. */
 static int
 around_ok(const struct rte_ring *r0, const uint8_t *snap, const struct trd_msg *m1)
 {
-	const uint8_t *lo = (const uint8_t *)r0 - AROUND;
-	size_t n = sizeof(*r0) + (size_t)r0->size * 64 + 2 * AROUND;
+	const uint8_t *lo = (const uint8_t *)r0 - BEFORE;
 	const struct rte_ring *r1 = ring_at(m1->data, 64);
 	const uint8_t *x0, *x1;
 
@@ -415,12 +419,12 @@ around_ok(const struct rte_ring *r0, const uint8_t *snap, const struct trd_msg *
 		return 1;
 	x0 = (const uint8_t *)r1;
 	x1 = (const uint8_t *)&r1[1] + (size_t)r1->size * 64;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < AROUND(r0); i++) {
 		if (lo + i >= x0 && lo + i < x1)
-			continue; /* FIFO 1's ring took a message */
+			continue; /* ring 1 took a message */
 		if (lo[i] != snap[i]) {
 			fprintf(stderr, "R: byte %zd from ring 0's header changed\n",
-				(ptrdiff_t)i - (ptrdiff_t)AROUND);
+				(ptrdiff_t)i - (ptrdiff_t)BEFORE);
 			return 2;
 		}
 	}
@@ -435,13 +439,13 @@ break_ring(struct rte_ring *r, uint8_t *snap)
 
 	__atomic_store_n(&r->cons.head, past, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->cons.tail, past, __ATOMIC_RELEASE);
-	memcpy(snap, (const uint8_t *)r - AROUND, sizeof(*r) + (size_t)r->size * 64 + 2 * AROUND);
+	memcpy(snap, (const uint8_t *)r - BEFORE, AROUND(r));
 }
 
 static int
 hostile_r(void *arg)
 {
-	static uint8_t snap[sizeof(struct rte_ring) + 8192 * 64 + 2 * AROUND];
+	static uint8_t snap[BEFORE + sizeof(struct rte_ring) + 64 * 64 + AFTER];
 	struct trd_vni_mu_info mi;
 	struct rte_ring *r;
 	struct trd_msg m;
@@ -458,7 +462,7 @@ hostile_r(void *arg)
 	/* the good one, the first to land */
 	if (take_one(v, 0, &m, CWAIT) != 1 || msg_ok(&m, U_GOOD, 100, false, mi.rfifo_ids[0]) != 0)
 		return 62;
-	if ((r = ring_at(m.data, 64)) == NULL || r->size > 8192 || slot_ok(r, &m) != 0)
+	if ((r = ring_at(m.data, 64)) == NULL || r->size != 64 || slot_ok(r, &m) != 0)
 		return 63;
 	if (trd_vni_counter_read(v, CTR, &c) != 0 || c != 1000 - 100)
 		return 64; /* a refused message counted */

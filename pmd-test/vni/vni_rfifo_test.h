@@ -85,8 +85,8 @@ rf_open(uint32_t proc, bool n1, unsigned int n_rfifos, unsigned int slots, int s
 				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000,
 				 .wait_spin_us = spin,
-				 .mu_fifos = proc == 0 ? 1 : 0,
-				 .mu_fifo_slots = 256,
+				 .mu_fifos = 1, /* R's: unused */
+				 .mu_fifo_slots = proc == 0 ? 256 : 64,
 				 .mu_rfifos = n_rfifos,
 				 .mu_rfifo_slots = slots,
 				 .mu_region = REGION};
