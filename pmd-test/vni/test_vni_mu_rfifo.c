@@ -67,10 +67,12 @@ static struct trd_vni *
 r_setup(unsigned int n_rfifos, unsigned int slots, int spin, int64_t count, uint8_t fill,
 	struct trd_vni_mu_info *mi)
 {
-	struct trd_vni *v = rf_open(1, r_on_n1, n_rfifos, slots, spin);
+	struct trd_vni *v;
 	struct trd_vni_info vi;
 	struct target t = {.pid = getpid()};
 
+	child_start();
+	v = rf_open(1, r_on_n1, n_rfifos, slots, spin);
 	if (v == NULL || trd_vni_mu_info(v, mi) != 0 || trd_vni_info(v, &vi) != 0) {
 		fprintf(stderr, "R: attach: %s\n", strerror(errno));
 		return NULL;

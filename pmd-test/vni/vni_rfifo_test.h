@@ -76,6 +76,15 @@ pat(uint32_t j, uint64_t user)
 	return (uint8_t)(j * 7 + (j >> 8) * 31 + user * 13 + 1);
 }
 
+/* In a child: the parent's ends of the pipes closed, so that a parent that failed and left
+ * ends its children's waits (end of file) rather than their timeouts. */
+static inline void
+child_start(void)
+{
+	close(p_cmd[1]);
+	close(p_p2r[1]);
+}
+
 static struct trd_vni *
 rf_open(uint32_t proc, bool n1, unsigned int n_rfifos, unsigned int slots, int spin)
 {
@@ -183,11 +192,13 @@ s_run(struct trd_vni *v, const struct cmd *c, struct reply *rp)
 static int
 sender(void *arg)
 {
-	struct trd_vni *v = rf_open(0, false, 0, 0, 0);
+	struct trd_vni *v;
 	struct cmd c;
 	struct reply rp;
 
 	(void)arg;
+	child_start();
+	v = rf_open(0, false, 0, 0, 0);
 	if (v == NULL)
 		return 10;
 	for (;;) {
