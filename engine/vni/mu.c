@@ -27,7 +27,8 @@
 #define MU_SLOT 64 /* a ring element: one descriptor, or 64 bytes of its inline data */
 
 _Static_assert(TRD_VNI_MU_FIFOS_MAX <= TRD_GUEST_FIFOS_MAX &&
-		       TRD_VNI_MU_SLOTS_MAX <= TRD_GUEST_SLOTS_MAX,
+		       TRD_VNI_MU_SLOTS_MAX <= TRD_GUEST_SLOTS_MAX &&
+		       TRD_VNI_MU_RFIFOS_MAX <= TRD_GUEST_RFIFOS_MAX,
 	       "the core serves every FIFO a process may ask for");
 
 struct vmu {
@@ -36,6 +37,10 @@ struct vmu {
 	uint32_t n_fifos, slots, mask;
 	uint64_t fifo_off[TRD_VNI_MU_FIFOS_MAX];
 	struct rte_ring *ring[TRD_VNI_MU_FIFOS_MAX];
+	uint32_t n_rfifos, rslots; /* reception FIFOs: the core writes them (grfifo.c) */
+	uint64_t rfifo_off[TRD_VNI_MU_RFIFOS_MAX];
+	struct rte_ring *rring[TRD_VNI_MU_RFIFOS_MAX];
+	uint64_t rmsgs_seen; /* messages written into them, at the last look */
 	struct trd_guest *g; /* the core serves the FIFOs (NULL: none, or removed) */
 	uint64_t region_off, region_len;
 	struct trd_mr *mr;
@@ -65,9 +70,13 @@ svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu
 	if (req->n_fifos > TRD_VNI_MU_FIFOS_MAX || req->region > TRD_VNI_MU_REGION_MAX ||
 	    req->region > s->conf.max_pool ||
 	    (req->n_fifos != 0 && (req->fifo_slots < 64 || req->fifo_slots > TRD_VNI_MU_SLOTS_MAX ||
-				   (req->fifo_slots & (req->fifo_slots - 1)) != 0))) {
-		*why = "bad messaging-unit objects (FIFOs 0..8 of 64..4096 slots, a power of 2; "
-		       "region within the engine's pool limit)";
+				   (req->fifo_slots & (req->fifo_slots - 1)) != 0)) ||
+	    req->n_rfifos > TRD_VNI_MU_RFIFOS_MAX ||
+	    (req->n_rfifos != 0 &&
+	     (req->rfifo_slots < 64 || req->rfifo_slots > TRD_VNI_MU_SLOTS_MAX ||
+	      (req->rfifo_slots & (req->rfifo_slots - 1)) != 0))) {
+		*why = "bad messaging-unit objects (injection FIFOs 0..8, reception FIFOs 0..4, "
+		       "of 64..4096 slots, a power of 2; region within the engine's pool limit)";
 		return -EINVAL;
 	}
 	m = v->mu = calloc(1, sizeof(*m));
@@ -85,6 +94,12 @@ svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu
 	for (uint32_t i = 0; i < m->n_fifos; i++) {
 		m->fifo_off[i] = off;
 		off += ring_bytes(m->slots);
+	}
+	m->n_rfifos = req->n_rfifos;
+	m->rslots = req->n_rfifos != 0 ? req->rfifo_slots : 0;
+	for (uint32_t i = 0; i < m->n_rfifos; i++) {
+		m->rfifo_off[i] = off;
+		off += ring_bytes(m->rslots);
 	}
 	off = RTE_ALIGN_CEIL(off, 4096);
 	m->region_off = off;
@@ -113,6 +128,16 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 		}
 		m->ring[i] = r;
 		h->fifo_off[i] = m->fifo_off[i];
+	}
+	for (uint32_t i = 0; i < m->n_rfifos; i++) {
+		struct rte_ring *r = (struct rte_ring *)(v->base + m->rfifo_off[i]);
+
+		if (rte_ring_init(r, "vni_mu_rx", m->rslots, RING_F_SP_ENQ | RING_F_SC_DEQ) != 0) {
+			*why = "cannot make the reception FIFOs";
+			return -EINVAL;
+		}
+		m->rring[i] = r;
+		h->rfifo_off[i] = m->rfifo_off[i];
 	}
 	if (m->region_len != 0) {
 		/* copied, never zero-copy, and its readers counted: the process may die while a
@@ -146,20 +171,32 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 	h->region_len = m->region_len;
 	h->region_key = m->key;
 	h->inline_max = TRD_GUEST_INLINE_MAX;
-	if (m->n_fifos != 0) {
+	h->n_rfifos = m->n_rfifos;
+	h->rfifo_slots = m->rslots;
+	if (m->n_fifos != 0 || m->n_rfifos != 0) {
 		struct trd_guest_conf gc = {.n_fifos = m->n_fifos,
 					    .slots = m->slots,
 					    .region_key = m->key,
 					    .region_len = m->region_len,
 					    .ctr_base = m->ctr_base,
-					    .pub = {&h->descs, &h->bad_descs, &h->bad_rings}};
+					    .pub = {&h->descs, &h->bad_descs, &h->bad_rings},
+					    .n_rfifos = m->n_rfifos,
+					    .rslots = m->rslots,
+					    .rpub = {&h->rmsgs, &h->rfull, &h->rbad_rings}};
 
 		memcpy(gc.rings, m->ring, sizeof(m->ring[0]) * m->n_fifos);
+		memcpy(gc.rrings, m->rring, sizeof(m->rring[0]) * m->n_rfifos);
 		m->g = trd_guest_add(s->node, &gc);
 		if (m->g == NULL) {
-			*why = "the engine cannot serve more injection FIFOs";
+			*why = rte_errno == ENOSPC && m->n_rfifos != 0
+				       ? "the engine cannot serve more FIFOs (injection, or reception: "
+					 "127 ids a node)"
+				       : "the engine cannot serve more injection FIFOs";
 			return -rte_errno;
 		}
+		for (uint32_t i = 0; i < m->n_rfifos; i++)
+			h->rfifo_id[i] = trd_guest_rfifo_id(m->g, i);
+		s->n_rmu += m->n_rfifos != 0;
 	}
 	v->seg->mu_off = m->hdr_off;
 	s->n_mu++;
@@ -187,6 +224,7 @@ mu_retire(struct trd_vni_svc *s, struct vmu *m, bool now)
 	if ((now ? trd_guest_remove_now(m->g) : trd_guest_remove(m->g)) != 0)
 		return -EBUSY;
 	m->g = NULL;
+	s->n_rmu -= m->n_rfifos != 0;
 	ST(s, MU_DESCS) += st.descs;
 	ST(s, MU_BAD_DESCS) += st.bad_descs;
 	ST(s, MU_BAD_RINGS) += st.bad_rings;
@@ -301,4 +339,29 @@ svc_mu_pending(const struct trd_vni_svc *s)
 			return true;
 	}
 	return false;
+}
+
+void
+svc_mu_rwake(struct trd_vni_svc *s)
+{
+	uint64_t x;
+
+	if (s->n_rmu == 0)
+		return;
+	x = trd_guest_rfifo_msgs(s->node);
+	if (x == s->rmsgs_seen)
+		return;
+	s->rmsgs_seen = x;
+	for (unsigned int i = 0; i < s->n_ifs; i++) {
+		struct vif *v = s->ifs[i];
+		struct vmu *m = v != NULL ? v->mu : NULL;
+		struct trd_guest_rstats st;
+
+		if (m == NULL || m->n_rfifos == 0 || v->dead ||
+		    trd_guest_rstats_get(m->g, &st) != 0 || st.msgs == m->rmsgs_seen)
+			continue;
+		m->rmsgs_seen = st.msgs;
+		v->wake = true; /* signalled if it sleeps (svc_vif_wake_all) */
+		s->wake_any = true;
+	}
 }

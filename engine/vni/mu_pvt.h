@@ -28,6 +28,9 @@ void svc_mu_stats(const struct vif *v, uint64_t *descs, uint64_t *bad);
 /* The counts of the FIFOs the core serves now, added to @p out (the service's statistics
  * hold those of the FIFOs it no longer serves). */
 void svc_mu_stats_add(const struct trd_vni_svc *s, uint64_t out[TRD_VNI_SVC_STAT_MAX]);
+/* Messages the core wrote into reception FIFOs since the last look: their interfaces are
+ * woken if they sleep. Every round (cheap: one load when nothing came). */
+void svc_mu_rwake(struct trd_vni_svc *s);
 /* Does some live interface have descriptors waiting? */
 bool svc_mu_pending(const struct trd_vni_svc *s);
 

@@ -92,12 +92,12 @@ struct trd_vni_conf {
 			   *   the eventfd: 0 means TRD_VNI_WAIT_SPIN_DEFAULT_US, -1 sleeps at
 			   *   once, at most TRD_VNI_WAIT_SPIN_MAX_US */
 	/* messaging-unit objects (docs/vni.md, "Messaging-unit objects"): all 0, none */
-	unsigned int mu_fifos;      /**< injection FIFOs of engine descriptors (0 .. 8) */
-	unsigned int mu_fifo_slots; /**< 64-byte slots of each (a power of 2, 64 .. 4096;
-				     *   0 means 1024) */
-	size_t mu_region;           /**< bytes of the segment the engine registers as this
-				     *   process's region (at most 1 GiB and the engine's pool
-				     *   limit); trd_vni_mu_info() says where and its key */
+	unsigned int mu_fifos;       /**< injection FIFOs of engine descriptors (0 .. 8) */
+	unsigned int mu_fifo_slots;  /**< 64-byte slots of each (a power of 2, 64 .. 4096;
+				      *   0 means 1024) */
+	size_t mu_region;            /**< bytes of the segment the engine registers as this
+				      *   process's region (at most 1 GiB and the engine's pool
+				      *   limit); trd_vni_mu_info() says where and its key */
 	unsigned int mu_rfifos;      /**< reception FIFOs (0 .. TRD_VNI_MU_RFIFOS_MAX) */
 	unsigned int mu_rfifo_slots; /**< 64-byte slots of each (a power of 2, 64 .. 4096;
 				      *   0 means 1024): a message takes one for its header and
@@ -417,11 +417,11 @@ struct trd_vni_mu_info {
 	 *  sender names as a memory-FIFO message's fifo to reach them from any node */
 	uint8_t rfifo_ids[TRD_VNI_MU_RFIFOS_MAX];
 	unsigned int n_rfifos;
-	uint64_t rmsgs;       /**< messages the engine wrote into them */
-	uint64_t rfull;       /**< ... refused because the FIFO had no room (the sender's
-			       *   engine sends them again over a reliable link) */
-	uint64_t rbad_rings;  /**< reception FIFOs no longer written: their consumer index was
-			       *   found broken */
+	uint64_t rmsgs;      /**< messages the engine wrote into them */
+	uint64_t rfull;      /**< ... refused because the FIFO had no room (the sender's
+			      *   engine sends them again over a reliable link) */
+	uint64_t rbad_rings; /**< reception FIFOs no longer written: their consumer index was
+			      *   found broken */
 };
 
 /** Describe @p v's messaging-unit objects. @return 0, -ENOENT (it has none), -EINVAL. */
@@ -431,9 +431,9 @@ int trd_vni_mu_info(const struct trd_vni *v, struct trd_vni_mu_info *info);
  * or a memory-FIFO message (op PUT or FIFO; a message only to an attached process's reception
  * FIFO, TRD_GUEST_RFIFO_FIRST .. TRD_GUEST_RFIFO_LAST: the node's own FIFOs are the engine's
  * and its applications', and the VNI protocol's names its sender; flags TRD_DF_SRC_MR with this
- * process's region key and an offset in it, TRD_DF_IMM, or none); data inline (copied now, at most inline_max bytes)
- * or in the region (read when the engine sends it: untouched until the injection counter is
- * zero); inj_ctr one of this process's counters (1 .. n_counters - 1) or 0; rec_ctr the
+ * process's region key and an offset in it, TRD_DF_IMM, or none); data inline (copied now, at most
+ * inline_max bytes) or in the region (read when the engine sends it: untouched until the injection
+ * counter is zero); inj_ctr one of this process's counters (1 .. n_counters - 1) or 0; rec_ctr the
  * target's node counter id (trd_vni_counter_id() there). Or a remote get (trd_desc_rget(),
  * flags none or TRD_DF_ORDERED, for the target's TRD_ENGINE_FIFO: its 1 .. TRD_RGET_MAX_DESCS
  * carried descriptors copied now) whose carried descriptors are puts addressed to this process's
