@@ -218,6 +218,23 @@ sender(void *arg)
 
 /* ---- the parent's side ---- */
 
+/* @p n bytes child @p pid (R) writes into p_r2p, pumping meanwhile; if it ends first, its exit
+ * status says which step failed. */
+static void
+read_r(pid_t pid, void *buf, size_t n)
+{
+	uint64_t deadline = trd_time_us() + WAIT_US;
+	int st;
+
+	while (read(p_r2p[0], buf, n) != (ssize_t)n) {
+		T_ASSERT(trd_time_us() < deadline, "R reported nothing");
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			T_ASSERT(0, "R ended first: status %d (step %d)", st,
+				 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		pump();
+	}
+}
+
 /* A command to S with @p n items of @p its to R's (@p t) node; S's reply. */
 static struct reply
 s_cmd(const struct target *t, uint64_t user0, const struct item *its, unsigned int n)
