@@ -48,16 +48,21 @@ trd_grfifo_open(struct trd_node *n, struct rte_ring *r, uint32_t slots, uint16_t
 		uint64_t *const pub[3])
 {
 	struct trd_grfifo *rf;
-	unsigned int i;
+	unsigned int i = 0, k;
 
 	n = n->main;
-	for (i = 0; i < GR_IDS; i++)
+	/* the next free id after the last one given: an id given back waits its turn, so a
+	 * frame still on its way to its last owner rarely meets a new one */
+	for (k = 0; k < GR_IDS; k++) {
+		i = (n->grec_next + k) % GR_IDS;
 		if (__atomic_load_n(&n->grec[i], __ATOMIC_ACQUIRE) == NULL)
 			break;
-	if (i == GR_IDS) {
+	}
+	if (k == GR_IDS) {
 		rte_errno = ENOSPC;
 		return NULL;
 	}
+	n->grec_next = (i + 1) % GR_IDS;
 	rf = rte_zmalloc("trd_grfifo", sizeof(*rf), RTE_CACHE_LINE_SIZE);
 	if (rf == NULL) {
 		rte_errno = ENOMEM;
