@@ -34,10 +34,12 @@
  *                             after about its timeout; R sleeping on its eventfd wakes with
  *                             the message S sends once R sleeps (the service's wakeups count
  *                             it), then takes two more in order
- *   test_vni_mu_rfifo death   R (node 1) is killed with 5 messages in its ring; messages to
- *                             its id then drop as unknown_fifo (3); a new reader gets a FIFO
- *                             (the same id or not), finds it empty and takes only what is sent
- *                             to it after
+ *   test_vni_mu_rfifo death   R (node 1) is killed with its ring of 64 slots full (21
+ *                             messages) while node 1 refuses S's 14 more: sent again, they
+ *                             drop as unknown_fifo, as do 3 sent to its id after; once
+ *                             attaching round the ids brings the dead reader's id back, a new
+ *                             reader gets it, finds its FIFO empty and takes only the message
+ *                             sent to it after (rmsgs 1: nothing stale ever lands)
  */
 #include <errno.h>
 #include <sched.h>
@@ -678,7 +680,13 @@ test_wait(void)
 #define U_DEAD 11000
 #define U_NEW  12000
 
-/* The first reader: waits until 5 messages landed, says so, then waits to be killed. */
+/* What the first reader's ring of 64 slots holds: 21 messages of 100 bytes (3 slots each, 63
+ * in all); S sends 14 more, which node 1 refuses (fifo_full) while the reader lives. */
+#define D_HELD 21
+#define D_MORE 14
+
+/* The first reader: waits until its ring is full and refused a message, says so, then waits
+ * to be killed. */
 static int
 death_r1(void *arg)
 {
@@ -692,12 +700,46 @@ death_r1(void *arg)
 	if (v == NULL)
 		return 90;
 	deadline = trd_time_us() + CWAIT;
-	while (trd_vni_mu_info(v, &mi) == 0 && mi.rmsgs < 5 && trd_time_us() < deadline)
+	while (trd_vni_mu_info(v, &mi) == 0 && (mi.rmsgs < D_HELD || mi.rfull == 0) &&
+	       trd_time_us() < deadline)
 		sched_yield();
-	if (mi.rmsgs != 5 || write(p_r2p[1], "l", 1) != 1)
+	if (mi.rmsgs != D_HELD || mi.rfull == 0 || write(p_r2p[1], "l", 1) != 1)
 		return 91;
 	(void)child_read(p_p2r[0], &x, 1);
 	return 92; /* not killed */
+}
+
+/* Attach and close on node 1 until the next reception FIFO id given is @p arg's (ids are
+ * given in turn): the new reader then gets the dead one's id. */
+static int
+death_cycle(void *arg)
+{
+	uint8_t x = *(const uint8_t *)arg, last = x;
+	uint64_t deadline = trd_time_us() + CWAIT;
+	unsigned int ids = TRD_GUEST_RFIFO_LAST - TRD_GUEST_RFIFO_FIRST + 1;
+
+	child_start();
+	for (;;) {
+		/* ids strictly between the last given and x */
+		unsigned int k = ((unsigned int)x + ids - last - 1) % ids;
+		struct trd_vni_mu_info mi;
+		struct trd_vni *v;
+
+		if (k == 0)
+			return 0;
+		v = rf_open(1, true, RTE_MIN(k, (unsigned int)TRD_VNI_MU_RFIFOS_MAX), 64, 0);
+		if (v == NULL) {
+			/* the last one not detached yet */
+			if (trd_time_us() >= deadline)
+				return 110;
+			sched_yield();
+			continue;
+		}
+		if (trd_vni_mu_info(v, &mi) != 0 || mi.n_rfifos == 0)
+			return 111;
+		last = mi.rfifo_ids[mi.n_rfifos - 1];
+		trd_vni_close(v);
+	}
 }
 
 /* The next reader: its FIFO is empty, then holds only what was sent to it. */
@@ -728,46 +770,67 @@ death_r2(void *arg)
 	return 0;
 }
 
-static void
-test_death(void)
+/* R1 killed with its ring full and S's refused messages being sent again: they end as
+ * unknown_fifo. */
+static uint8_t
+death_first(uint64_t *u0)
 {
-	pid_t s = spawn(sender, NULL), r1 = spawn(death_r1, NULL), r2;
-	struct item it = {.len = 100, .count = 5, .kind = K_INLINE};
-	uint64_t rec0 = stat_on(1, TRD_VNI_SVC_STAT_RECLAIMED), u0, deadline;
-	struct target t1, t2;
+	pid_t r1 = spawn(death_r1, NULL);
+	struct item it = {.len = 100, .count = D_HELD + D_MORE, .kind = K_INLINE};
+	uint64_t rec0 = stat_on(1, TRD_VNI_SVC_STAT_RECLAIMED), deadline;
+	struct cmd c = {.n_items = 1, .user0 = U_OLD};
+	struct target t1;
+	struct reply rp;
 	uint8_t b;
 	int st;
 
 	read_r(r1, &t1, sizeof(t1));
 	it.fifo = t1.ids[0];
-	s_cmd_ok(&t1, U_OLD, &it, 1);
+	memcpy(c.node, t1.node, 3);
+	c.it[0] = it;
+	T_EQ(write(p_cmd[1], &c, sizeof(c)), sizeof(c));
 	read_r(r1, &b, 1);
+	*u0 = ndrop(1, TRD_DROP_UNKNOWN_FIFO);
 	T_EQ(kill(r1, SIGKILL), 0);
 	T_EQ(waitpid(r1, &st, 0), r1);
 	deadline = trd_time_us() + WAIT_US;
 	while (stat_on(1, TRD_VNI_SVC_STAT_RECLAIMED) == rec0 && trd_time_us() < deadline)
 		pump();
 	T_ASSERT(stat_on(1, TRD_VNI_SVC_STAT_RECLAIMED) > rec0, "the reader was not reclaimed");
-	/* its id is nobody's now */
-	u0 = ndrop(1, TRD_DROP_UNKNOWN_FIFO);
+	/* the refused ones, sent again, find nobody's id */
+	pump_until_drop(1, TRD_DROP_UNKNOWN_FIFO, *u0 + D_MORE);
+	read_pipe(p_rep[0], &rp, sizeof(rp));
+	T_ASSERT(rp.rc == 0 && rp.ctr == 0, "S: step %d, counter %lld", rp.rc, (long long)rp.ctr);
+	/* and so do new ones */
 	it.len = 8;
 	it.count = 3;
 	s_cmd_ok(&t1, U_DEAD, &it, 1);
-	pump_until_drop(1, TRD_DROP_UNKNOWN_FIFO, u0 + 3);
-	/* a new reader */
+	pump_until_drop(1, TRD_DROP_UNKNOWN_FIFO, *u0 + D_MORE + 3);
+	return t1.ids[0];
+}
+
+static void
+test_death(void)
+{
+	pid_t s = spawn(sender, NULL), r2;
+	struct item it = {.len = 100, .count = 1, .kind = K_INLINE};
+	struct target t2;
+	uint64_t u0;
+	uint8_t b, x = death_first(&u0);
+
+	/* a new reader, with the dead one's id */
+	reap_ok(spawn(death_cycle, &x), WAIT_US, "attaching round the ids");
 	r2 = spawn(death_r2, NULL);
 	read_r(r2, &t2, sizeof(t2));
 	read_r(r2, &b, 1);
-	printf("the new reader's FIFO: id %u (the dead one's: %u)\n", t2.ids[0], t1.ids[0]);
-	it.len = 100;
-	it.count = 1;
+	T_EQ(t2.ids[0], x);
 	it.fifo = t2.ids[0];
 	s_cmd_ok(&t2, U_NEW, &it, 1);
 	T_EQ(write(p_p2r[1], "g", 1), 1);
 	s_quit();
 	reap_ok(s, WAIT_US, "S");
 	reap_ok(r2, WAIT_US, "the new reader");
-	T_EQ(ndrop(1, TRD_DROP_UNKNOWN_FIFO) - u0, 3);
+	T_EQ(ndrop(1, TRD_DROP_UNKNOWN_FIFO) - u0, D_MORE + 3);
 }
 
 int
