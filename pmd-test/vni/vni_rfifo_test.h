@@ -218,19 +218,24 @@ sender(void *arg)
 
 /* ---- the parent's side ---- */
 
-/* @p n bytes child @p pid (R) writes into p_r2p, pumping meanwhile; if it ends first, its exit
- * status says which step failed. */
+/* @p n bytes child @p pid (R) writes into p_r2p, pumping meanwhile; if it ends first (and wrote
+ * nothing before), its exit status says which step failed. The child is left to be reaped. */
 static void
 read_r(pid_t pid, void *buf, size_t n)
 {
 	uint64_t deadline = trd_time_us() + WAIT_US;
-	int st;
 
 	while (read(p_r2p[0], buf, n) != (ssize_t)n) {
+		siginfo_t si = {0};
+
 		T_ASSERT(trd_time_us() < deadline, "R reported nothing");
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			T_ASSERT(0, "R ended first: status %d (step %d)", st,
-				 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == pid) {
+			if (read(p_r2p[0], buf, n) == (ssize_t)n)
+				return; /* written just before it ended */
+			T_ASSERT(0, "R ended first: code %d, status %d (the step that failed)",
+				 si.si_code, si.si_status);
+		}
 		pump();
 	}
 }
