@@ -17,10 +17,13 @@
  *                             counts exactly their bytes, S's injection counter reaches 0;
  *                             rmsgs 10, no drop on either node; bad configurations refused
  *   test_vni_mu_rfifo basic2  the same with R on node 1
- *   test_vni_mu_rfifo full    R (node 1, a ring of 64 slots) does not read while S sends 96
- *                             messages of 100 bytes (4.5 times what the ring holds) until
- *                             node 1 refused one (fifo_full), then drains: every message once,
- *                             in order, byte-exact, R's counter at exactly 0, rfull > 0
+ *   test_vni_mu_rfifo full    R (node 1, a ring of 64 slots) does not read while S sends 6
+ *                             messages of 2 KiB from its region (33 slots, two packets each:
+ *                             the second is refused at its last packet) and 96 of 100 bytes
+ *                             inline (4.5 times what the ring holds) until node 1 refused one
+ *                             (fifo_full), then drains, releasing after each poll that
+ *                             returned messages: every message once, in order, byte-exact,
+ *                             each within the ring, R's counter at exactly 0, rfull > 0
  *   test_vni_mu_rfifo hostile S posts, past the library, messages to ids 0, 63, 127 and 255
  *                             (each bad_descs, its counter failed); to an id nobody holds
  *                             (unknown_fifo at node 1), longer than R's ring can ever hold
@@ -60,6 +63,9 @@
 
 #define FULL_N   96
 #define FULL_LEN 100u
+#define FULL_BIG 6 /* first 6 of 2 KiB from S's region: two packets each */
+#define BIG_LEN  2048u
+#define FULL_ALL (FULL_N + FULL_BIG)
 #define U_INPROC 5000 /* the parent's message's user word */
 
 /* R's set-up: attach as process 1 with @p n_rfifos FIFOs of @p slots (and @p spin), its
@@ -317,7 +323,7 @@ full_r(void *arg)
 	int64_t c;
 
 	(void)arg;
-	v = r_setup(1, 64, 0, FULL_N * FULL_LEN, 0, &mi);
+	v = r_setup(1, 64, 0, FULL_N * FULL_LEN + FULL_BIG * BIG_LEN, 0, &mi);
 	if (v == NULL)
 		return 40;
 	/* not read until node 1 refused a message for want of room */
@@ -326,14 +332,15 @@ full_r(void *arg)
 	if (trd_vni_mu_info(v, &mi) != 0 || mi.rfull == 0)
 		return 42;
 	deadline = trd_time_us() + CWAIT;
-	while (k < FULL_N && trd_time_us() < deadline) {
+	while (k < FULL_ALL && trd_time_us() < deadline) {
 		int n = trd_vni_rfifo_poll(v, 0, m, 8);
 
 		if (n < 0)
 			return 43;
 		for (int i = 0; i < n; i++, k++) {
-			int bad = k < FULL_N ? msg_ok(&m[i], k, FULL_LEN, false, mi.rfifo_ids[0])
-					     : -1;
+			int bad = k < FULL_ALL ? msg_ok(&m[i], k, k < FULL_BIG ? BIG_LEN : FULL_LEN,
+							false, mi.rfifo_ids[0])
+					       : -1;
 
 			if (bad != 0) {
 				fprintf(stderr, "R: message %u: user %llu len %u: %d\n", k,
@@ -350,13 +357,17 @@ full_r(void *arg)
 		if (n == 0)
 			sched_yield();
 	}
-	if (k != FULL_N || trd_vni_rfifo_poll(v, 0, m, 8) != 0)
+	if (k != FULL_ALL || trd_vni_rfifo_poll(v, 0, m, 8) != 0) {
+		trd_vni_mu_info(v, &mi);
+		fprintf(stderr, "R: %u messages of %u in order (rmsgs %llu, rfull %llu)\n", k,
+			FULL_ALL, (unsigned long long)mi.rmsgs, (unsigned long long)mi.rfull);
 		return 48;
+	}
 	/* each message counted once, however often it was sent */
 	if (trd_vni_counter_wait(v, CTR, CWAIT) != 0 || trd_vni_counter_read(v, CTR, &c) != 0 ||
 	    c != 0)
 		return 49;
-	if (trd_vni_mu_info(v, &mi) != 0 || mi.rmsgs != FULL_N || mi.rfull == 0 ||
+	if (trd_vni_mu_info(v, &mi) != 0 || mi.rmsgs != FULL_ALL || mi.rfull == 0 ||
 	    mi.rbad_rings != 0)
 		return 50;
 	if (write(p_r2p[1], &mi.rfull, sizeof(mi.rfull)) != sizeof(mi.rfull))
@@ -371,7 +382,7 @@ test_full(void)
 	pid_t s = spawn(sender, NULL), r = spawn(full_r, NULL);
 	uint64_t f0 = ndrop(1, TRD_DROP_FIFO_FULL), re0 = nstat(0, TRD_STAT_RETRANS), rfull;
 	struct item it = {.len = FULL_LEN, .count = FULL_N, .kind = K_INLINE};
-	struct cmd c = {.n_items = 1, .user0 = 0};
+	struct cmd c = {.n_items = 2, .user0 = 0};
 	struct target t;
 	struct reply rp;
 
@@ -379,20 +390,25 @@ test_full(void)
 	it.fifo = t.ids[0];
 	it.rec_ctr = t.ctr;
 	memcpy(c.node, t.node, 3);
-	c.it[0] = it;
+	c.it[1] = it;
+	c.it[0] = (struct item){.len = BIG_LEN,
+				.count = FULL_BIG,
+				.kind = K_REGION,
+				.fifo = t.ids[0],
+				.rec_ctr = t.ctr};
 	T_EQ(write(p_cmd[1], &c, sizeof(c)), sizeof(c));
 	pump_until_drop(1, TRD_DROP_FIFO_FULL, f0 + 1);
 	T_EQ(write(p_p2r[1], "g", 1), 1);
 	read_pipe(p_rep[0], &rp, sizeof(rp));
 	T_ASSERT(rp.rc == 0 && rp.ctr == 0, "S: step %d, counter %lld", rp.rc, (long long)rp.ctr);
-	T_EQ(rp.descs, FULL_N);
+	T_EQ(rp.descs, FULL_ALL);
 	read_r(r, &rfull, sizeof(rfull));
 	s_quit();
 	reap_ok(s, WAIT_US, "S");
 	reap_ok(r, WAIT_US, "R");
 	printf("%u messages into a ring of 64 slots: %llu refused (rfull), node 1 fifo_full %llu, "
 	       "node 0 retransmits %llu\n",
-	       FULL_N, (unsigned long long)rfull,
+	       FULL_ALL, (unsigned long long)rfull,
 	       (unsigned long long)(ndrop(1, TRD_DROP_FIFO_FULL) - f0),
 	       (unsigned long long)(nstat(0, TRD_STAT_RETRANS) - re0));
 	T_ASSERT(rfull > 0, "no message refused");
