@@ -548,6 +548,17 @@ trd_guest_rfifo_id(const struct trd_guest *g, unsigned int k)
 	return g != NULL && k < g->n_rfifos ? trd_grfifo_id(g->rf[k]) : 0;
 }
 
+uint64_t
+trd_guest_rfifo_count(const struct trd_guest *g, unsigned int k)
+{
+	struct trd_guest_rstats st = {0};
+
+	if (g == NULL || k >= g->n_rfifos)
+		return 0;
+	trd_grfifo_stats(g->rf[k], &st);
+	return st.msgs;
+}
+
 int
 trd_guest_rstats_get(const struct trd_guest *g, struct trd_guest_rstats *st)
 {

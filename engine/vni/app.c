@@ -136,10 +136,10 @@ trd_vni_open_error(void)
 
 /* Receive the answer and its descriptors. */
 static int
-sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[4], int want)
+sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[TRD_VNI_ANSWER_FDS], int want)
 {
 	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE(TRD_VNI_ANSWER_FDS * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {.iov_base = ans, .iov_len = sizeof(*ans)};
@@ -161,8 +161,8 @@ sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[4], int want)
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
 		got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		if (got > 4)
-			got = 4;
+		if (got > TRD_VNI_ANSWER_FDS)
+			got = TRD_VNI_ANSWER_FDS;
 		memcpy(fds, CMSG_DATA(c), (size_t)got * sizeof(int));
 	}
 	if (n == TRD_VNI_ANSWER_V2_SIZE && ans->op == TRD_VNI_SOCK_REGISTERED &&
@@ -269,7 +269,7 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	struct trd_vni_sock_answer ans;
 	const char *path;
 	struct trd_vni *v;
-	int fds[4] = {-1, -1, -1, -1};
+	int fds[TRD_VNI_ANSWER_FDS];
 	struct trd_vni_sock_mu mreq;
 	int mu = vnic_mu_request(conf, &mreq); /* version 5: 1 when asked for */
 	uint64_t busy_deadline;
@@ -292,6 +292,8 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	if (v == NULL)
 		return NULL;
 	v->sock = v->efd = v->kick_fd = v->ctr_fd = -1;
+	for (unsigned int i = 0; i < TRD_VNI_MU_RFIFOS_MAX; i++)
+		v->rx_fd[i] = -1;
 	/* an engine busy with other registrations (-EBUSY) is asked again, with a back-off, for
 	 * connect_timeout_ms or at least TRD_VNI_BUSY_RETRY_MS */
 	busy_deadline = vnic_now_ms() + RTE_MAX(conf->connect_timeout_ms, TRD_VNI_BUSY_RETRY_MS);
@@ -315,8 +317,11 @@ trd_vni_open(const struct trd_vni_conf *conf)
 		req.short_max = conf->short_max == 0 ? TRD_VNI_SHORT_DEFAULT
 						     : (conf->short_max < 0 ? 0 : conf->short_max);
 		rc = send_register(v->sock, &req, mu ? &mreq : NULL);
+		for (unsigned int i = 0; i < TRD_VNI_ANSWER_FDS; i++)
+			fds[i] = -1;
+		/* version 6: an eventfd of each reception FIFO follows the counter block's */
 		if (rc == 0)
-			rc = sock_answer(v->sock, &ans, fds, mu ? 4 : 3);
+			rc = sock_answer(v->sock, &ans, fds, mu ? 4 + (int)mreq.n_rfifos : 3);
 		now = vnic_now_ms();
 		if (rc != -EBUSY || now >= busy_deadline)
 			break;
@@ -327,8 +332,9 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	if (rc == 0 && (ans.app != conf->app || ans.proc == TRD_VNI_ANY ||
 			(conf->proc != TRD_VNI_ANY && ans.proc != conf->proc))) {
 		/* not the identity asked for */
-		for (int i = 0; i < 4; i++)
-			close(fds[i]);
+		for (int i = 0; i < TRD_VNI_ANSWER_FDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		rc = -EPROTO;
 	}
 	if (rc != 0)
@@ -342,6 +348,8 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	v->efd = fds[1];
 	v->kick_fd = fds[2];
 	v->ctr_fd = fds[3];
+	for (unsigned int i = 0; mu && i < mreq.n_rfifos; i++)
+		v->rx_fd[i] = fds[4 + i];
 	if (v->base == MAP_FAILED) {
 		rc = -errno;
 		goto fail;

@@ -79,6 +79,9 @@ vnic_mu_attach(struct trd_vni *v)
 		v->inj[i] = (struct rte_ring *)(v->base + m->fifo_off[i]);
 	}
 	ring = sizeof(struct rte_ring) + (uint64_t)m->rfifo_slots * MU_SLOT;
+	for (uint32_t i = 0; i < TRD_VNI_MU_RFIFOS_MAX; i++)
+		if ((i < m->n_rfifos) != (v->rx_fd[i] >= 0))
+			goto out; /* as many eventfds as FIFOs */
 	for (uint32_t i = 0; i < m->n_rfifos; i++) {
 		if (!mu_span_ok(m->rfifo_off[i], ring, v->size) || m->rfifo_off[i] % 64 != 0 ||
 		    m->rfifo_id[i] < TRD_GUEST_RFIFO_FIRST || m->rfifo_id[i] > TRD_GUEST_RFIFO_LAST)
@@ -119,6 +122,11 @@ vnic_mu_detach(struct trd_vni *v)
 	v->ctr_fd = -1;
 	if (v->ctrs != NULL)
 		munmap((void *)(uintptr_t)v->ctrs, TRD_COUNTER_BLOCK * sizeof(int64_t));
+	for (unsigned int i = 0; i < TRD_VNI_MU_RFIFOS_MAX; i++) {
+		if (v->rx_fd[i] >= 0)
+			close(v->rx_fd[i]);
+		v->rx_fd[i] = -1;
+	}
 	v->ctrs = NULL;
 	v->mu = NULL;
 	v->n_inj = 0;
@@ -367,6 +375,14 @@ trd_vni_rfifo_release(struct trd_vni *v, unsigned int k)
 	return 0;
 }
 
+/* The word that arms reception FIFO @p k's eventfd (the segment's messaging-unit header, which
+ * the library otherwise only reads). */
+static inline volatile uint32_t *
+rx_armed(const struct trd_vni *v, unsigned int k)
+{
+	return (volatile uint32_t *)(uintptr_t)&v->mu->rarmed[k];
+}
+
 struct rx_wait {
 	unsigned int k;
 	struct trd_msg *msg;
@@ -392,11 +408,34 @@ int
 trd_vni_rfifo_wait(struct trd_vni *v, unsigned int k, struct trd_msg *msg, int timeout_ms)
 {
 	struct rx_wait a = {.k = k, .msg = msg};
-	const struct vnic_waiter w = {.take = rx_take, .busy = rx_busy, .arg = &a};
+	struct vnic_waiter w = {.take = rx_take, .busy = rx_busy, .arg = &a};
 
 	if (v == NULL || msg == NULL)
 		return -EINVAL;
 	if (k >= v->n_rx)
 		return -ENOENT;
+	w.fd = v->rx_fd[k];
+	w.armed = rx_armed(v, k);
 	return vnic_wait(v, &w, timeout_ms);
+}
+
+int
+trd_vni_rfifo_fd(const struct trd_vni *v, unsigned int k)
+{
+	if (v == NULL)
+		return -EINVAL;
+	return k < v->n_rx ? v->rx_fd[k] : -ENOENT;
+}
+
+int
+trd_vni_rfifo_arm(struct trd_vni *v, unsigned int k)
+{
+	if (v == NULL)
+		return -EINVAL;
+	if (k >= v->n_rx)
+		return -ENOENT;
+	__atomic_store_n(rx_armed(v, k), 1, __ATOMIC_SEQ_CST);
+	/* a message that came before the word was seen: poll again */
+	return __atomic_load_n(&v->rx[k]->prod.tail, __ATOMIC_SEQ_CST) != v->rx_peek[k] ? -EBUSY
+											: 0;
 }

@@ -70,6 +70,7 @@ struct trd_vni {
 	uint32_t rx_peek[TRD_VNI_MU_RFIFOS_MAX]; /* past what trd_vni_rfifo_poll() handed out */
 	bool rx_bad[TRD_VNI_MU_RFIFOS_MAX];      /* held something the engine never wrote */
 	uint8_t rx_id[TRD_VNI_MU_RFIFOS_MAX];
+	int rx_fd[TRD_VNI_MU_RFIFOS_MAX]; /* each one's eventfd (-1: none) */
 };
 
 uint64_t vnic_now_ms(void);
@@ -79,6 +80,8 @@ struct vnic_waiter {
 	int (*take)(struct trd_vni *v, void *arg);
 	bool (*busy)(const struct trd_vni *v, void *arg);
 	void *arg;
+	int fd;                   /* the eventfd the engine signals once ... */
+	volatile uint32_t *armed; /* ... it finds this word set (it clears it) */
 };
 /* Take with @p w, polling for the interface's spin window, then sleeping on its eventfd
  * (armed): take()'s result, -ETIMEDOUT (@p timeout_ms, < 0: none), -ECONNRESET, -errno. */

@@ -91,14 +91,14 @@ vnic_wait(struct trd_vni *v, const struct vnic_waiter *w, int timeout_ms)
 		}
 		/* armed, then looked at again: pairs with the engine's write, then its look at
 		 * app_armed (svc_vif_wake_all) */
-		__atomic_store_n(&v->seg->app_armed, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(w->armed, 1, __ATOMIC_SEQ_CST);
 		if (w->busy(v, w->arg))
 			continue;
 		t = vnic_now_ms();
 		if (t >= deadline)
 			return -ETIMEDOUT;
 		wait_ms = deadline == UINT64_MAX ? -1 : (int)(deadline - t);
-		pf[0].fd = v->efd;
+		pf[0].fd = w->fd;
 		pf[0].events = POLLIN;
 		pf[1].fd = v->sock;
 		pf[1].events = POLLIN;
@@ -107,7 +107,7 @@ vnic_wait(struct trd_vni *v, const struct vnic_waiter *w, int timeout_ms)
 		if (rc < 0 && errno != EINTR)
 			return -errno;
 		if (pf[0].revents & POLLIN) {
-			if (read(v->efd, &cnt, sizeof(cnt)) < 0) {
+			if (read(w->fd, &cnt, sizeof(cnt)) < 0) {
 				/* EAGAIN: someone else read it; nothing to do */
 			}
 		}
@@ -146,7 +146,11 @@ int
 trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int timeout_ms)
 {
 	struct cpl_wait c = {.cpl = cpl, .n = n};
-	const struct vnic_waiter w = {.take = cpl_take, .busy = cpl_busy, .arg = &c};
+	const struct vnic_waiter w = {.take = cpl_take,
+				      .busy = cpl_busy,
+				      .arg = &c,
+				      .fd = v != NULL ? v->efd : -1,
+				      .armed = v != NULL ? &v->seg->app_armed : NULL};
 
 	if (v == NULL || cpl == NULL || n == 0)
 		return -EINVAL;

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <rte_common.h>
@@ -40,7 +41,8 @@ struct vmu {
 	uint32_t n_rfifos, rslots; /* reception FIFOs: the core writes them (grfifo.c) */
 	uint64_t rfifo_off[TRD_VNI_MU_RFIFOS_MAX];
 	struct rte_ring *rring[TRD_VNI_MU_RFIFOS_MAX];
-	uint64_t rmsgs_seen; /* messages written into them, at the last look */
+	uint64_t rseen[TRD_VNI_MU_RFIFOS_MAX]; /* messages written into each, at the last look */
+	int refd[TRD_VNI_MU_RFIFOS_MAX];       /* each one's eventfd (-1: none) */
 	struct trd_guest *g; /* the core serves the FIFOs (NULL: none, or removed) */
 	uint64_t region_off, region_len;
 	struct trd_mr *mr;
@@ -85,6 +87,8 @@ svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu
 		return -ENOMEM;
 	}
 	m->ctr_fd = -1;
+	for (unsigned int i = 0; i < TRD_VNI_MU_RFIFOS_MAX; i++)
+		m->refd[i] = -1;
 	off = RTE_ALIGN_CEIL(off, TRD_VNI_ALIGN);
 	m->hdr_off = off;
 	off += RTE_ALIGN_CEIL(sizeof(struct trd_vni_mu), TRD_VNI_ALIGN);
@@ -138,6 +142,11 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 		}
 		m->rring[i] = r;
 		h->rfifo_off[i] = m->rfifo_off[i];
+		m->refd[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (m->refd[i] < 0) {
+			*why = "cannot make the reception FIFOs' eventfds";
+			return -errno;
+		}
 	}
 	if (m->region_len != 0) {
 		/* copied, never zero-copy, and its readers counted: the process may die while a
@@ -206,10 +215,17 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 	return 0;
 }
 
-int
-svc_mu_ctr_fd(const struct vif *v)
+unsigned int
+svc_mu_fds(const struct vif *v, int *fds)
 {
-	return v->mu != NULL ? v->mu->ctr_fd : -1;
+	const struct vmu *m = v->mu;
+
+	if (m == NULL || m->ctr_fd < 0)
+		return 0;
+	fds[0] = m->ctr_fd;
+	for (unsigned int i = 0; i < m->n_rfifos; i++)
+		fds[1 + i] = m->refd[i];
+	return 1 + m->n_rfifos;
 }
 
 /* The core lets go of @p m's FIFOs (it holds nothing of them, or the service is going away):
@@ -217,13 +233,18 @@ svc_mu_ctr_fd(const struct vif *v)
 static int
 mu_retire(struct trd_vni_svc *s, struct vmu *m, bool now)
 {
+	struct trd_guest_rstats rst;
 	struct trd_guest_stats st;
 
-	if (m->g == NULL || trd_guest_stats_get(m->g, &st) != 0)
+	if (m->g == NULL || trd_guest_stats_get(m->g, &st) != 0 ||
+	    trd_guest_rstats_get(m->g, &rst) != 0)
 		return 0;
 	if ((now ? trd_guest_remove_now(m->g) : trd_guest_remove(m->g)) != 0)
 		return -EBUSY;
 	m->g = NULL;
+	ST(s, MU_RMSGS) += rst.msgs;
+	ST(s, MU_RFULL) += rst.full;
+	ST(s, MU_RBAD_RINGS) += rst.bad_rings;
 	s->n_rmu -= m->n_rfifos != 0;
 	ST(s, MU_DESCS) += st.descs;
 	ST(s, MU_BAD_DESCS) += st.bad_descs;
@@ -251,6 +272,9 @@ svc_mu_free(struct trd_vni_svc *s, struct vif *v)
 	}
 	if (m->ctr_fd >= 0)
 		close(m->ctr_fd);
+	for (unsigned int i = 0; i < TRD_VNI_MU_RFIFOS_MAX; i++)
+		if (m->refd[i] >= 0)
+			close(m->refd[i]);
 	free(m);
 	v->mu = NULL;
 }
@@ -314,13 +338,18 @@ svc_mu_stats_add(const struct trd_vni_svc *s, uint64_t out[TRD_VNI_SVC_STAT_MAX]
 {
 	for (unsigned int i = 0; i < s->n_ifs && s->n_mu != 0; i++) {
 		const struct vmu *m = s->ifs[i]->mu;
+		struct trd_guest_rstats rst;
 		struct trd_guest_stats st;
 
-		if (m == NULL || trd_guest_stats_get(m->g, &st) != 0)
+		if (m == NULL || trd_guest_stats_get(m->g, &st) != 0 ||
+		    trd_guest_rstats_get(m->g, &rst) != 0)
 			continue;
 		out[TRD_VNI_SVC_STAT_MU_DESCS] += st.descs;
 		out[TRD_VNI_SVC_STAT_MU_BAD_DESCS] += st.bad_descs;
 		out[TRD_VNI_SVC_STAT_MU_BAD_RINGS] += st.bad_rings;
+		out[TRD_VNI_SVC_STAT_MU_RMSGS] += rst.msgs;
+		out[TRD_VNI_SVC_STAT_MU_RFULL] += rst.full;
+		out[TRD_VNI_SVC_STAT_MU_RBAD_RINGS] += rst.bad_rings;
 	}
 }
 
@@ -344,6 +373,7 @@ svc_mu_pending(const struct trd_vni_svc *s)
 void
 svc_mu_rwake(struct trd_vni_svc *s)
 {
+	bool fenced = false;
 	uint64_t x;
 
 	if (s->n_rmu == 0)
@@ -355,13 +385,27 @@ svc_mu_rwake(struct trd_vni_svc *s)
 	for (unsigned int i = 0; i < s->n_ifs; i++) {
 		struct vif *v = s->ifs[i];
 		struct vmu *m = v != NULL ? v->mu : NULL;
-		struct trd_guest_rstats st;
 
-		if (m == NULL || m->n_rfifos == 0 || v->dead ||
-		    trd_guest_rstats_get(m->g, &st) != 0 || st.msgs == m->rmsgs_seen)
+		if (m == NULL || m->n_rfifos == 0 || v->dead || m->g == NULL)
 			continue;
-		m->rmsgs_seen = st.msgs;
-		v->wake = true; /* signalled if it sleeps (svc_vif_wake_all) */
-		s->wake_any = true;
+		for (unsigned int k = 0; k < m->n_rfifos; k++) {
+			uint64_t c = trd_guest_rfifo_count(m->g, k);
+			const uint64_t one = 1;
+
+			if (c == m->rseen[k])
+				continue;
+			m->rseen[k] = c;
+			if (!fenced) {
+				/* the ring's producer index was published, then the word is read:
+				 * pairs with the process's store of it, then its look at the ring
+				 */
+				__atomic_thread_fence(__ATOMIC_SEQ_CST);
+				fenced = true;
+			}
+			if (__atomic_load_n(&m->hdr->rarmed[k], __ATOMIC_SEQ_CST) != 0 &&
+			    __atomic_exchange_n(&m->hdr->rarmed[k], 0, __ATOMIC_SEQ_CST) != 0 &&
+			    write(m->refd[k], &one, sizeof(one)) == sizeof(one))
+				ST(s, WAKEUPS)++;
+		}
 	}
 }

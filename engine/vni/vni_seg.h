@@ -110,6 +110,9 @@ struct trd_vni_sock_mu {
 	uint32_t rfifo_slots; /* 64-byte slots each (a power of 2, 64 .. TRD_VNI_MU_SLOTS_MAX) */
 };
 #define TRD_VNI_SOCK_MU_V5_SIZE 16 /* what a version 5 request carries */
+/* Descriptors an answer carries at most: segment, eventfd, kick eventfd (all versions), the
+ * counter block (version 5), an eventfd per reception FIFO (version 6). */
+#define TRD_VNI_ANSWER_FDS (4 + TRD_VNI_MU_RFIFOS_MAX)
 _Static_assert(sizeof(struct trd_vni_sock_register) == 40, "register request");
 _Static_assert(sizeof(struct trd_vni_sock_mu) == 24, "messaging-unit request");
 _Static_assert(offsetof(struct trd_vni_sock_mu, n_rfifos) == TRD_VNI_SOCK_MU_V5_SIZE,
@@ -360,6 +363,9 @@ struct trd_vni_mu {
 	uint64_t rfifo_off[TRD_VNI_MU_RFIFOS_MAX];
 	uint8_t rfifo_id[TRD_VNI_MU_RFIFOS_MAX];
 	alignas(64) uint64_t rmsgs, rfull, rbad_rings;
+	/* written by the process: 1 asks for a signal on reception FIFO i's eventfd (the
+	 * answer's descriptor 4 + i) when a message comes; the engine clears it as it signals */
+	alignas(64) uint32_t rarmed[TRD_VNI_MU_RFIFOS_MAX];
 };
 
 #endif /* TRD_VNI_SEG_H */

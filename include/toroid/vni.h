@@ -478,12 +478,22 @@ int trd_vni_rfifo_poll(struct trd_vni *v, unsigned int k, struct trd_msg *msgs, 
 int trd_vni_rfifo_release(struct trd_vni *v, unsigned int k);
 /**
  * Wait until reception FIFO @p k holds a message and take it as trd_vni_rfifo_poll() with
- * n = 1: polls (yielding the CPU) for the interface's spin window, then sleeps on the
- * interface's eventfd (trd_vni_fd()), which the engine signals once it wrote a message into a
- * FIFO of an armed interface. @p timeout_ms < 0: no limit. @return 1, -ETIMEDOUT, -ECONNRESET,
- * or an error of trd_vni_rfifo_poll().
+ * n = 1: polls (yielding the CPU) for the interface's spin window, then arms the FIFO and
+ * sleeps on its eventfd (trd_vni_rfifo_fd()). @p timeout_ms < 0: no limit. @return 1,
+ * -ETIMEDOUT, -ECONNRESET, or an error of trd_vni_rfifo_poll().
  */
 int trd_vni_rfifo_wait(struct trd_vni *v, unsigned int k, struct trd_msg *msg, int timeout_ms);
+/**
+ * Reception FIFO @p k as an event queue: its own eventfd, which the engine signals (adds 1) in
+ * the round that wrote a message into the FIFO after trd_vni_rfifo_arm(); a thread bound to any
+ * CPU may poll or epoll it. The descriptor is the interface's (closed by trd_vni_close()).
+ * @return the descriptor, -EINVAL, -ENOENT.
+ */
+int trd_vni_rfifo_fd(const struct trd_vni *v, unsigned int k);
+/** Ask for one signal on reception FIFO @p k's eventfd at its next message (the engine disarms
+ * it as it signals). @return 0; -EBUSY (a message is there already: poll it); -EINVAL;
+ * -ENOENT. */
+int trd_vni_rfifo_arm(struct trd_vni *v, unsigned int k);
 /** Withdraw a region: later accesses through its key fail at the target (-EACCES at the
  * origin). @return 0, -ENOENT, -ECONNRESET. */
 int trd_vni_mr_dereg(struct trd_vni *v, uint64_t key);

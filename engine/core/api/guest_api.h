@@ -111,6 +111,9 @@ uint8_t trd_guest_rfifo_id(const struct trd_guest *g, unsigned int k);
  * with what it saw last, to wake the processes that got some). */
 uint64_t trd_guest_rfifo_msgs(const struct trd_node *n);
 
+/** Messages written into @p g's reception FIFO @p k so far (0: none, or no such FIFO). */
+uint64_t trd_guest_rfifo_count(const struct trd_guest *g, unsigned int k);
+
 /** @p g's reception FIFOs' counts. 0 or -EINVAL. */
 int trd_guest_rstats_get(const struct trd_guest *g, struct trd_guest_rstats *st);
 
