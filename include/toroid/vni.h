@@ -491,8 +491,8 @@ int trd_vni_rfifo_wait(struct trd_vni *v, unsigned int k, struct trd_msg *msg, i
  */
 int trd_vni_rfifo_fd(const struct trd_vni *v, unsigned int k);
 /** Ask for one signal on reception FIFO @p k's eventfd at its next message (the engine disarms
- * it as it signals). @return 0; -EBUSY (a message is there already: poll it); -EINVAL;
- * -ENOENT. */
+ * it as it signals). @return 0; -EBUSY (a message is there already: poll it; the FIFO stays
+ * armed, as trd_vni_arm() leaves the interface); -EINVAL; -ENOENT. */
 int trd_vni_rfifo_arm(struct trd_vni *v, unsigned int k);
 /** Withdraw a region: later accesses through its key fail at the target (-EACCES at the
  * origin). @return 0, -ENOENT, -ECONNRESET. */

@@ -36,7 +36,10 @@
  *   test_vni_mu_rfifo wait    trd_vni_rfifo_wait() with nothing coming returns -ETIMEDOUT
  *                             after about its timeout; R sleeping on its eventfd wakes with
  *                             the message S sends once R sleeps (the service's wakeups count
- *                             it), then takes two more in order
+ *                             it), then takes two more in order; the FIFO's own eventfd
+ *                             (trd_vni_rfifo_fd), armed, is signalled once for the next
+ *                             message (a second arm with it there: -EBUSY, and armed: the
+ *                             next one is signalled too), and not for the one after, unarmed
  *   test_vni_mu_rfifo death   R (node 1) is killed with its ring of 64 slots full (21
  *                             messages) while node 1 refuses S's 14 more: sent again, they
  *                             drop as unknown_fifo, as do 3 sent to its id after; once
@@ -600,6 +603,43 @@ test_hostile(void)
 #define U_WAIT   9000
 #define WAIT_TMO 300 /* ms: the wait with nothing coming */
 
+/* The FIFO as an event queue: its own eventfd, signalled once per arming. */
+static int
+wait_fd_r(struct trd_vni *v, const struct trd_vni_mu_info *mi)
+{
+	int fd = trd_vni_rfifo_fd(v, 0);
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+	uint64_t deadline, cnt;
+	struct trd_msg m;
+	int got = 0;
+
+	if (fd < 0 || trd_vni_rfifo_fd(v, 1) != -ENOENT || trd_vni_rfifo_arm(v, 1) != -ENOENT ||
+	    trd_vni_rfifo_arm(v, 0) != 0 || write(p_r2p[1], "a", 1) != 1)
+		return 90;
+	/* S sends one: the eventfd says so, once, and the message is there */
+	if (poll(&pf, 1, 5000) != 1 || read(fd, &cnt, sizeof(cnt)) != sizeof(cnt) || cnt != 1)
+		return 91;
+	if (trd_vni_rfifo_arm(v, 0) != -EBUSY || trd_vni_rfifo_poll(v, 0, &m, 1) != 1 ||
+	    msg_ok(&m, U_WAIT + 3, 100, false, mi->rfifo_ids[0]) != 0 ||
+	    trd_vni_rfifo_release(v, 0) != 0 || write(p_r2p[1], "b", 1) != 1)
+		return 92;
+	/* the arm that said -EBUSY left it armed: the next message is signalled too, once */
+	if (poll(&pf, 1, 5000) != 1 || read(fd, &cnt, sizeof(cnt)) != sizeof(cnt) || cnt != 1 ||
+	    trd_vni_rfifo_poll(v, 0, &m, 1) != 1 ||
+	    msg_ok(&m, U_WAIT + 4, 100, false, mi->rfifo_ids[0]) != 0 ||
+	    trd_vni_rfifo_release(v, 0) != 0 || write(p_r2p[1], "c", 1) != 1)
+		return 93;
+	/* not armed: the next message comes without a signal */
+	deadline = trd_time_us() + WAIT_US;
+	while ((got = trd_vni_rfifo_poll(v, 0, &m, 1)) == 0 && trd_time_us() < deadline)
+		sched_yield();
+	if (got != 1 || msg_ok(&m, U_WAIT + 5, 100, false, mi->rfifo_ids[0]) != 0 ||
+	    poll(&pf, 1, 100) != 0)
+		return 94;
+	trd_vni_close(v);
+	return 0;
+}
+
 static int
 wait_r(void *arg)
 {
@@ -638,8 +678,7 @@ wait_r(void *arg)
 	}
 	if (trd_vni_mu_info(v, &mi) != 0 || mi.rmsgs != 3)
 		return 87;
-	trd_vni_close(v);
-	return 0;
+	return wait_fd_r(v, &mi);
 }
 
 /* The state letter of process @p pid (/proc/pid/stat), or 0. */
@@ -685,6 +724,14 @@ test_wait(void)
 	T_ASSERT(stat_of(TRD_VNI_SVC_STAT_WAKEUPS) > w0, "R woke without a signal");
 	it.count = 2;
 	s_cmd_ok(&t, U_WAIT + 1, &it, 1);
+	/* R armed its FIFO's own eventfd: one message, then (not armed) another */
+	read_r(r, &b, 1);
+	it.count = 1;
+	s_cmd_ok(&t, U_WAIT + 3, &it, 1);
+	read_r(r, &b, 1);
+	s_cmd_ok(&t, U_WAIT + 4, &it, 1);
+	read_r(r, &b, 1);
+	s_cmd_ok(&t, U_WAIT + 5, &it, 1);
 	s_quit();
 	reap_ok(s, WAIT_US, "S");
 	reap_ok(r, WAIT_US, "R");
