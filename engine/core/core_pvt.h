@@ -237,6 +237,10 @@ struct trd_rx_fate trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const st
 struct trd_rx_fate trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
 				   const struct trd_wire_ent *e, uint32_t msg_id, uint32_t off,
 				   struct trd_msg_blk **blk, struct rte_mbuf **mi);
+/* The same for a guest's reception FIFO (trd_grfifo_is(e->fifo)): copied into its ring. 0 or a
+ * drop cause. */
+int trd_rfifo_entry_guest(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
+			  const struct trd_wire_ent *e, uint32_t msg_id, uint32_t off);
 /* A block for the messages of bundle @p m (a reference to it), or NULL: @p m is not contiguous
  * or no block is left. Close it (NULL: no-op) once the bundle's messages are handed out. */
 struct trd_msg_blk *trd_rfifo_blk_open(struct trd_node *n, struct rte_mbuf *m);
@@ -407,6 +411,32 @@ trd_max_payload(const struct trd_node *n, const struct trd_link *l, bool sequenc
 /* guest.c: serve the guest FIFOs (a round); restage a guest FIFO from its ring (the slots
  * staged before are used up and given back first): the descriptors staged; give back what
  * its stage named; every guest of a node that is being freed. */
+/* grfifo.c: guest reception FIFOs (api/guest_api.h). Open takes a free id of the node (NULL,
+ * rte_errno ENOSPC or ENOMEM); unlink gives it back (deliveries already begun on another lcore
+ * may finish: quiesce before free). */
+struct trd_guest_rstats;
+struct trd_grfifo;
+struct trd_grfifo *trd_grfifo_open(struct trd_node *n, struct rte_ring *r, uint32_t slots,
+				   uint16_t ctr_base, uint64_t *const pub[3]);
+uint8_t trd_grfifo_id(const struct trd_grfifo *rf);
+void trd_grfifo_stop(struct trd_grfifo *rf);
+void trd_grfifo_unlink(struct trd_node *n, struct trd_grfifo *rf);
+void trd_grfifo_free(struct trd_grfifo *rf);
+void trd_grfifo_stats(const struct trd_grfifo *rf, struct trd_guest_rstats *st);
+/* A message for the guest FIFO that @p h->fifo names (its header: len, fifo, src, msg_id,
+ * user), its bytes at @p off of @p m, or at @p buf when @p m is NULL, counting on node counter
+ * @p ctr: 0 (written, the counter decremented) or a drop cause. */
+int trd_grfifo_deliver(struct trd_node *n, const struct trd_rslot *h, uint16_t ctr,
+		       const struct rte_mbuf *m, uint32_t off, const void *buf);
+/* 0, or why a frame of a message of @p len bytes for guest FIFO @p fifo counting on @p ctr is
+ * dropped (unknown_fifo, ctr_denied, bad_length: the ring could never hold it). */
+int trd_grfifo_check(const struct trd_node *n, uint8_t fifo, uint16_t ctr, uint32_t len);
+static inline bool
+trd_grfifo_is(uint8_t fifo)
+{
+	return fifo >= TRD_GUEST_RFIFO_FIRST && fifo <= TRD_GUEST_RFIFO_LAST;
+}
+
 unsigned int trd_guest_serve(struct trd_node *n);
 unsigned int trd_guest_refill(struct trd_node *n, struct trd_inj_fifo *f);
 void trd_guest_release(struct trd_inj_fifo *f);

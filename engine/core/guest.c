@@ -62,7 +62,8 @@ struct trd_guest {
 	uint64_t *pub[3];
 	struct trd_guest_stats st;
 	uint64_t was[3]; /* descs, bad_descs, bad_rings as last published */
-	unsigned int n_fifos;
+	unsigned int n_fifos, n_rfifos;
+	struct trd_grfifo *rf[TRD_GUEST_RFIFOS_MAX]; /* reception (grfifo.c) */
 	struct trd_inj_fifo *f[TRD_GUEST_FIFOS_MAX];
 	struct trd_gring gr[TRD_GUEST_FIFOS_MAX];
 };
@@ -203,8 +204,9 @@ guest_check_other(struct trd_node *n, const struct trd_gring *gr, struct trd_des
 		rc = guest_atomic_open(n, g, d);
 		return rc == -ENOSPC ? -EAGAIN : rc; /* no completion id on the node now */
 	}
-	/* a memory-FIFO message could go to a reception FIFO the engine reads itself (the VNI
-	 * protocol's, whose headers name their sender): a process would speak as any other */
+	/* a memory-FIFO message to anything but a guest's reception FIFO could go to one the
+	 * engine reads itself (the VNI protocol's, whose headers name their sender): a process
+	 * would speak as any other */
 	return -EINVAL;
 }
 
@@ -220,7 +222,8 @@ guest_check(struct trd_node *n, const struct trd_gring *gr, struct trd_desc *d, 
 {
 	const struct trd_guest *g = gr->g;
 
-	if (unlikely(d->op != TRD_OP_PUT))
+	/* a memory-FIFO message is a put's twin, for a guest's reception FIFO only */
+	if (unlikely(d->op != TRD_OP_PUT) && (d->op != TRD_OP_FIFO || !trd_grfifo_is(d->fifo)))
 		return guest_check_other(n, gr, d, avail, nr);
 	if ((d->flags & ~(TRD_DF_SRC_MR | TRD_DF_IMM)) != 0 || guest_ctr(g, d->inj_ctr) < 0)
 		return -EINVAL;
@@ -408,7 +411,26 @@ guest_free(struct trd_guest *g)
 		rte_free(g->f[i]);
 		rte_free(g->gr[i].rget);
 	}
+	for (unsigned int i = 0; i < g->n_rfifos; i++) {
+		trd_grfifo_unlink(g->n, g->rf[i]);
+		trd_grfifo_free(g->rf[i]);
+	}
 	rte_free(g);
+}
+
+/* @p g's reception rings, each with a free id of the node: 0, or -1 with rte_errno. */
+static int
+guest_rfifos_open(struct trd_guest *g, const struct trd_guest_conf *c)
+{
+	for (unsigned int i = 0; i < c->n_rfifos; i++) {
+		struct trd_grfifo *rf =
+			trd_grfifo_open(g->n, c->rrings[i], c->rslots, c->ctr_base, c->rpub);
+
+		if (rf == NULL)
+			return -1;
+		g->rf[g->n_rfifos++] = rf;
+	}
+	return 0;
 }
 
 struct trd_guest *
@@ -420,6 +442,10 @@ trd_guest_add(struct trd_node *n, const struct trd_guest_conf *c)
 	if (n == NULL || c == NULL || c->n_fifos > TRD_GUEST_FIFOS_MAX ||
 	    (c->n_fifos != 0 && (c->slots < TRD_GUEST_SLOTS_MIN || c->slots > TRD_GUEST_SLOTS_MAX ||
 				 (c->slots & (c->slots - 1)) != 0)) ||
+	    c->n_rfifos > TRD_GUEST_RFIFOS_MAX ||
+	    (c->n_rfifos != 0 &&
+	     (c->rslots < TRD_GUEST_SLOTS_MIN || c->rslots > TRD_GUEST_SLOTS_MAX ||
+	      (c->rslots & (c->rslots - 1)) != 0)) ||
 	    c->ctr_base == 0 || c->ctr_base % TRD_COUNTER_BLOCK != 0 ||
 	    (uint32_t)c->ctr_base + TRD_COUNTER_BLOCK > n->conf.n_counters ||
 	    __atomic_load_n(&n->ctr_used[c->ctr_base], __ATOMIC_ACQUIRE) != 2) {
@@ -428,6 +454,11 @@ trd_guest_add(struct trd_node *n, const struct trd_guest_conf *c)
 	}
 	for (unsigned int i = 0; i < c->n_fifos; i++)
 		if (c->rings[i] == NULL) {
+			rte_errno = EINVAL;
+			return NULL;
+		}
+	for (unsigned int i = 0; i < c->n_rfifos; i++)
+		if (c->rrings[i] == NULL) {
 			rte_errno = EINVAL;
 			return NULL;
 		}
@@ -457,6 +488,13 @@ trd_guest_add(struct trd_node *n, const struct trd_guest_conf *c)
 	g->region_len = c->region_key != 0 ? c->region_len : 0;
 	g->ctr_base = c->ctr_base;
 	memcpy(g->pub, c->pub, sizeof(g->pub));
+	if (guest_rfifos_open(g, c) != 0) {
+		int e = rte_errno;
+
+		guest_free(g);
+		rte_errno = e;
+		return NULL;
+	}
 	for (unsigned int i = 0; i < c->n_fifos; i++) {
 		struct trd_inj_fifo *f =
 			rte_zmalloc("trd_inj_fifo", sizeof(*f), RTE_CACHE_LINE_SIZE);
@@ -497,8 +535,39 @@ trd_guest_add(struct trd_node *n, const struct trd_guest_conf *c)
 void
 trd_guest_stop(struct trd_guest *g)
 {
-	if (g != NULL)
-		__atomic_store_n(&g->stopped, true, __ATOMIC_RELEASE);
+	if (g == NULL)
+		return;
+	__atomic_store_n(&g->stopped, true, __ATOMIC_RELEASE);
+	for (unsigned int i = 0; i < g->n_rfifos; i++)
+		trd_grfifo_stop(g->rf[i]); /* frames for it are dropped: unknown_fifo */
+}
+
+uint8_t
+trd_guest_rfifo_id(const struct trd_guest *g, unsigned int k)
+{
+	return g != NULL && k < g->n_rfifos ? trd_grfifo_id(g->rf[k]) : 0;
+}
+
+uint64_t
+trd_guest_rfifo_count(const struct trd_guest *g, unsigned int k)
+{
+	struct trd_guest_rstats st = {0};
+
+	if (g == NULL || k >= g->n_rfifos)
+		return 0;
+	trd_grfifo_stats(g->rf[k], &st);
+	return st.msgs;
+}
+
+int
+trd_guest_rstats_get(const struct trd_guest *g, struct trd_guest_rstats *st)
+{
+	if (g == NULL || st == NULL)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	for (unsigned int i = 0; i < g->n_rfifos; i++)
+		trd_grfifo_stats(g->rf[i], st);
+	return 0;
 }
 
 bool
@@ -629,6 +698,9 @@ guest_remove(struct trd_guest *g, bool force)
 		if (g->f[i]->unsent != 0)
 			return -EBUSY;
 	guest_unlink(n, g);
+	/* its ids go back to the node (a delivery begun on another lcore is waited for below) */
+	for (unsigned int i = 0; i < g->n_rfifos; i++)
+		trd_grfifo_unlink(n, g->rf[i]);
 	if (other) {
 		/* a round that began before the stop may still be taking its descriptors: an
 		 * atomic's id it opens after the forgetting below would keep the guest (its

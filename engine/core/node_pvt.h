@@ -311,6 +311,10 @@ struct trd_node {
 	struct trd_inj_fifo **gfifo;
 	unsigned int n_gfifo;
 	struct trd_guest *guests;
+	/* share 0's: guest reception FIFOs by id - TRD_GUEST_RFIFO_FIRST (grfifo.c) */
+	struct trd_grfifo *grec[TRD_GUEST_RFIFO_LAST - TRD_GUEST_RFIFO_FIRST + 1];
+	uint64_t grec_msgs;     /* messages written into them (atomic: every share delivers) */
+	unsigned int grec_next; /* where the search for a free id starts */
 
 	int64_t *ctr; /* shared memory; a block given to a process is its own memfd (counter.c) */
 	size_t ctr_bytes; /* the mapping's length, whole pages */

@@ -317,6 +317,35 @@ rfifo_check(const struct trd_node *n, const struct trd_pkt *p)
 	return 0;
 }
 
+/* The header of a message for a guest's reception FIFO (grfifo.c). */
+static inline void
+grfifo_hdr(struct trd_rslot *h, const struct trd_pkt *p, uint8_t fifo, uint32_t len,
+	   uint32_t msg_id, uint64_t user)
+{
+	memset(h, 0, sizeof(*h));
+	h->len = len;
+	h->fifo = fifo;
+	h->src.x = p->src[0];
+	h->src.y = p->src[1];
+	h->src.z = p->src[2];
+	h->msg_id = msg_id;
+	h->user = user;
+}
+
+int
+trd_rfifo_entry_guest(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
+		      const struct trd_wire_ent *e, uint32_t msg_id, uint32_t off)
+{
+	struct trd_rslot h;
+	int rc;
+
+	grfifo_hdr(&h, p, e->fifo, e->len, msg_id, e->key);
+	rc = trd_grfifo_deliver(n, &h, e->counter, m, off, NULL);
+	if (rc == 0)
+		n->stat[TRD_STAT_RX_FIFO]++;
+	return rc;
+}
+
 struct trd_rx_fate
 trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
 		const struct trd_wire_ent *e, uint32_t msg_id, uint32_t off,
@@ -392,10 +421,28 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	uint64_t hkey;
 	int idx, rc;
 
-	rc = rfifo_check(n, p);
-	if (rc != 0)
-		return trd_fate(rc, false);
-	rf = n->rec[p->fifo];
+	if (trd_grfifo_is(p->fifo)) {
+		/* a guest's reception FIFO: the message is copied into its ring (grfifo.c) */
+		rc = trd_grfifo_check(n, p->fifo, p->counter, p->msg_len);
+		if (rc == 0 && (p->flags & TRD_HF_CPL))
+			rc = TRD_DROP_UNKNOWN_CPL; /* a guest has no completion ids */
+		if (rc != 0)
+			return trd_fate(rc, false);
+		if (p->offset == 0 && p->pay_len == p->msg_len) {
+			struct trd_rslot h;
+
+			grfifo_hdr(&h, p, p->fifo, p->pay_len, p->msg_id, p->key);
+			rc = trd_grfifo_deliver(n, &h, p->counter, m, TRD_FRAME_HLEN, NULL);
+			n->stat[TRD_STAT_RX_FIFO] += rc == 0;
+			return trd_fate(rc, false);
+		}
+		rf = NULL; /* reassembled first, below */
+	} else {
+		rc = rfifo_check(n, p);
+		if (rc != 0)
+			return trd_fate(rc, false);
+		rf = n->rec[p->fifo];
+	}
 	if (p->flags & TRD_HF_CPL) {
 		int cause;
 
@@ -464,11 +511,27 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	if (r->got + p->pay_len == r->len) {
 		/* complete: if the FIFO is full the last piece is refused (and sent again
 		 * by a reliable sender), the message waits here */
-		rc = rfifo_push(n, rf, r->msg);
-		if (rc != 0)
-			return trd_fate(rc, false);
-		r->msg = NULL;
-		rte_hash_del_key(n->reasm_hash, &hkey);
+		if (rf == NULL) {
+			struct trd_rslot h;
+
+			/* (each piece counted on its counter as it came) */
+			grfifo_hdr(&h, p, r->msg->fifo, r->len, r->msg->msg_id, r->msg->user);
+			rc = trd_grfifo_deliver(n, &h, 0, NULL, 0, r->msg->data);
+			if (rc == TRD_DROP_FIFO_FULL)
+				return trd_fate(rc, false);
+			/* copied into the ring, or never will be (its owner gone, too long) */
+			rte_free(r->msg);
+			r->msg = NULL;
+			rte_hash_del_key(n->reasm_hash, &hkey);
+			if (rc != 0)
+				return trd_fate(rc, false);
+		} else {
+			rc = rfifo_push(n, rf, r->msg);
+			if (rc != 0)
+				return trd_fate(rc, false);
+			r->msg = NULL;
+			rte_hash_del_key(n->reasm_hash, &hkey);
+		}
 	} else {
 		r->got += p->pay_len;
 	}

@@ -501,6 +501,9 @@ rx_bundle(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 				cause = trd_rfifo_entry(n, m, p, &e[i].w, p->msg_id + i, e[i].off,
 							&blk, &mi[j++])
 						.cause;
+			} else if (trd_grfifo_is(e[i].w.fifo)) {
+				cause = trd_rfifo_entry_guest(n, m, p, &e[i].w, p->msg_id + i,
+							      e[i].off);
 			} else {
 				cause = TRD_DROP_UNKNOWN_FIFO;
 			}

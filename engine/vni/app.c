@@ -33,7 +33,6 @@
 #define BLOCK_HDR             TRD_VNI_ALLOC_ALIGN /* bytes before each pool block: its length */
 #define BLOCK_MAGIC           0x6b6f6c42696e7654ULL
 #define TRD_VNI_BUSY_RETRY_MS 3000u /* trd_vni_open asks a busy engine again this long */
-#define VNI_SPIN_SKIP         64u   /* waits that sleep at once after a contended spin */
 
 uint64_t
 vnic_now_ms(void)
@@ -137,10 +136,10 @@ trd_vni_open_error(void)
 
 /* Receive the answer and its descriptors. */
 static int
-sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[4], int want)
+sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[TRD_VNI_ANSWER_FDS], int want)
 {
 	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE(TRD_VNI_ANSWER_FDS * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {.iov_base = ans, .iov_len = sizeof(*ans)};
@@ -162,8 +161,8 @@ sock_answer(int fd, struct trd_vni_sock_answer *ans, int fds[4], int want)
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
 		got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		if (got > 4)
-			got = 4;
+		if (got > TRD_VNI_ANSWER_FDS)
+			got = TRD_VNI_ANSWER_FDS;
 		memcpy(fds, CMSG_DATA(c), (size_t)got * sizeof(int));
 	}
 	if (n == TRD_VNI_ANSWER_V2_SIZE && ans->op == TRD_VNI_SOCK_REGISTERED &&
@@ -270,7 +269,7 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	struct trd_vni_sock_answer ans;
 	const char *path;
 	struct trd_vni *v;
-	int fds[4] = {-1, -1, -1, -1};
+	int fds[TRD_VNI_ANSWER_FDS];
 	struct trd_vni_sock_mu mreq;
 	int mu = vnic_mu_request(conf, &mreq); /* version 5: 1 when asked for */
 	uint64_t busy_deadline;
@@ -293,6 +292,8 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	if (v == NULL)
 		return NULL;
 	v->sock = v->efd = v->kick_fd = v->ctr_fd = -1;
+	for (unsigned int i = 0; i < TRD_VNI_MU_RFIFOS_MAX; i++)
+		v->rx_fd[i] = -1;
 	/* an engine busy with other registrations (-EBUSY) is asked again, with a back-off, for
 	 * connect_timeout_ms or at least TRD_VNI_BUSY_RETRY_MS */
 	busy_deadline = vnic_now_ms() + RTE_MAX(conf->connect_timeout_ms, TRD_VNI_BUSY_RETRY_MS);
@@ -316,8 +317,11 @@ trd_vni_open(const struct trd_vni_conf *conf)
 		req.short_max = conf->short_max == 0 ? TRD_VNI_SHORT_DEFAULT
 						     : (conf->short_max < 0 ? 0 : conf->short_max);
 		rc = send_register(v->sock, &req, mu ? &mreq : NULL);
+		for (unsigned int i = 0; i < TRD_VNI_ANSWER_FDS; i++)
+			fds[i] = -1;
+		/* version 6: an eventfd of each reception FIFO follows the counter block's */
 		if (rc == 0)
-			rc = sock_answer(v->sock, &ans, fds, mu ? 4 : 3);
+			rc = sock_answer(v->sock, &ans, fds, mu ? 4 + (int)mreq.n_rfifos : 3);
 		now = vnic_now_ms();
 		if (rc != -EBUSY || now >= busy_deadline)
 			break;
@@ -328,8 +332,9 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	if (rc == 0 && (ans.app != conf->app || ans.proc == TRD_VNI_ANY ||
 			(conf->proc != TRD_VNI_ANY && ans.proc != conf->proc))) {
 		/* not the identity asked for */
-		for (int i = 0; i < 4; i++)
-			close(fds[i]);
+		for (int i = 0; i < TRD_VNI_ANSWER_FDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		rc = -EPROTO;
 	}
 	if (rc != 0)
@@ -343,6 +348,8 @@ trd_vni_open(const struct trd_vni_conf *conf)
 	v->efd = fds[1];
 	v->kick_fd = fds[2];
 	v->ctr_fd = fds[3];
+	for (unsigned int i = 0; mu && i < mreq.n_rfifos; i++)
+		v->rx_fd[i] = fds[4 + i];
 	if (v->base == MAP_FAILED) {
 		rc = -errno;
 		goto fail;
@@ -867,133 +874,4 @@ trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
 		k++;
 	}
 	return (int)k;
-}
-
-int
-trd_vni_arm(struct trd_vni *v)
-{
-	if (v == NULL)
-		return -EINVAL;
-	__atomic_store_n(&v->seg->app_armed, 1, __ATOMIC_SEQ_CST);
-	if (rte_ring_count(v->cplq) != 0 || v->n_owed > 0) /* an answer owed: poll again */
-		return -EBUSY;
-	return 0;
-}
-
-int
-trd_vni_fd(const struct trd_vni *v)
-{
-	return v == NULL ? -EINVAL : v->efd;
-}
-
-unsigned int
-trd_vni_pending(const struct trd_vni *v)
-{
-	return v == NULL ? 0 : v->pending;
-}
-
-int
-trd_vni_wait(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n, int timeout_ms)
-{
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : vnic_now_ms() + (uint64_t)timeout_ms;
-
-	uint64_t spin_end;
-
-	if (v == NULL || cpl == NULL || n == 0)
-		return -EINVAL;
-	/* Poll a little before sleeping: a process woken from a sleep waits for the kernel to
-	 * run it again, and a CPU that went idle meanwhile (halted: on a virtual machine the
-	 * host must run it again) takes tens of microseconds to; a completion that comes
-	 * within the window is taken at once. sched_yield: the engine and the peer may need
-	 * this CPU to produce it. */
-	spin_end = 0;
-	if (v->spin_skip > 0)
-		v->spin_skip--;
-	else if (v->spin_ns != 0)
-		spin_end = vnic_now_ns() + v->spin_ns;
-	for (;;) {
-		struct pollfd pf[2];
-		uint64_t t, cnt;
-		int got, rc, wait_ms;
-
-		got = trd_vni_poll(v, cpl, n);
-		if (got != 0)
-			return got;
-		if (vnic_check_live(v) != 0)
-			return -ECONNRESET;
-		if (spin_end != 0) {
-			uint64_t t0 = vnic_now_ns();
-
-			if (t0 < spin_end && vnic_now_ms() < deadline) {
-				sched_yield();
-				/* Other processes want this CPU: the yield ran one of them for a
-				 * whole time slice. A yielding process waits behind them for its
-				 * turn, where a sleeping one is run at once when woken: stop
-				 * spinning, and sleep at once in the next calls (then look again).
-				 */
-				if (vnic_now_ns() - t0 > v->spin_ns) {
-					v->spin_skip = VNI_SPIN_SKIP;
-					spin_end = 0;
-				}
-				continue;
-			}
-			spin_end = 0; /* once per call: after a sleep, the queue is looked at */
-		}
-		rc = trd_vni_arm(v);
-		if (rc == -EBUSY)
-			continue;
-		t = vnic_now_ms();
-		if (t >= deadline)
-			return -ETIMEDOUT;
-		wait_ms = deadline == UINT64_MAX ? -1 : (int)(deadline - t);
-		pf[0].fd = v->efd;
-		pf[0].events = POLLIN;
-		pf[1].fd = v->sock;
-		pf[1].events = POLLIN;
-		pf[0].revents = pf[1].revents = 0;
-		rc = poll(pf, 2, wait_ms);
-		if (rc < 0 && errno != EINTR)
-			return -errno;
-		if (pf[0].revents & POLLIN) {
-			if (read(v->efd, &cnt, sizeof(cnt)) < 0) {
-				/* EAGAIN: someone else read it; nothing to do */
-			}
-		}
-		if (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-			char b[64];
-
-			/* the engine never writes after the answer: readable means closed */
-			if (recv(v->sock, b, sizeof(b), MSG_DONTWAIT) <= 0 ||
-			    (pf[1].revents & POLLHUP))
-				v->dead = true;
-		}
-	}
-}
-
-uint64_t
-trd_vni_doorbell(const struct trd_vni *v, unsigned int idx)
-{
-	if (v == NULL || idx >= v->seg->n_doorbells)
-		return 0;
-	return __atomic_load_n(&v->db[idx], __ATOMIC_ACQUIRE);
-}
-
-int
-trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, int timeout_ms)
-{
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : vnic_now_ms() + (uint64_t)timeout_ms;
-
-	if (v == NULL || idx >= v->seg->n_doorbells)
-		return -EINVAL;
-	for (unsigned int spin = 0;; spin++) {
-		if (__atomic_load_n(&v->db[idx], __ATOMIC_ACQUIRE) >= value)
-			return 0;
-		if ((spin & 63) == 63) {
-			if (vnic_check_live(v) != 0)
-				return -ECONNRESET;
-			if (vnic_now_ms() >= deadline)
-				return -ETIMEDOUT;
-			sched_yield();
-		}
-	}
 }

@@ -26,20 +26,28 @@ mu_span_ok(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
+/* 0 (the default), or a power of 2 of 64 .. TRD_VNI_MU_SLOTS_MAX */
+static bool
+mu_slots_ok(uint32_t slots)
+{
+	return slots == 0 ||
+	       (slots >= 64 && slots <= TRD_VNI_MU_SLOTS_MAX && (slots & (slots - 1)) == 0);
+}
+
 int
 vnic_mu_request(const struct trd_vni_conf *conf, struct trd_vni_sock_mu *req)
 {
 	memset(req, 0, sizeof(*req));
 	if (conf == NULL || conf->mu_fifos > TRD_VNI_MU_FIFOS_MAX ||
-	    conf->mu_region > TRD_VNI_MU_REGION_MAX ||
-	    (conf->mu_fifo_slots != 0 &&
-	     (conf->mu_fifo_slots < 64 || conf->mu_fifo_slots > TRD_VNI_MU_SLOTS_MAX ||
-	      (conf->mu_fifo_slots & (conf->mu_fifo_slots - 1)) != 0)))
+	    conf->mu_region > TRD_VNI_MU_REGION_MAX || !mu_slots_ok(conf->mu_fifo_slots) ||
+	    conf->mu_rfifos > TRD_VNI_MU_RFIFOS_MAX || !mu_slots_ok(conf->mu_rfifo_slots))
 		return -EINVAL;
 	req->n_fifos = conf->mu_fifos;
 	req->fifo_slots = conf->mu_fifo_slots ? conf->mu_fifo_slots : 1024;
 	req->region = conf->mu_region;
-	return conf->mu_fifos != 0 || conf->mu_region != 0;
+	req->n_rfifos = conf->mu_rfifos;
+	req->rfifo_slots = conf->mu_rfifo_slots ? conf->mu_rfifo_slots : 1024;
+	return conf->mu_fifos != 0 || conf->mu_region != 0 || conf->mu_rfifos != 0;
 }
 
 int
@@ -60,14 +68,28 @@ vnic_mu_attach(struct trd_vni *v)
 	if (m->n_fifos > TRD_VNI_MU_FIFOS_MAX || m->n_ctrs != TRD_COUNTER_BLOCK ||
 	    m->ctr_base % TRD_COUNTER_BLOCK != 0 || m->ctr_base == 0 || m->ctr_base > UINT16_MAX ||
 	    !mu_span_ok(m->region_off, m->region_len, v->size) || m->inline_max > 960 ||
-	    (m->n_fifos != 0 && (m->fifo_slots < 64 || m->fifo_slots > TRD_VNI_MU_SLOTS_MAX ||
-				 (m->fifo_slots & (m->fifo_slots - 1)) != 0)))
+	    (m->n_fifos != 0 && (m->fifo_slots == 0 || !mu_slots_ok(m->fifo_slots))) ||
+	    m->n_rfifos > TRD_VNI_MU_RFIFOS_MAX ||
+	    (m->n_rfifos != 0 && (m->rfifo_slots == 0 || !mu_slots_ok(m->rfifo_slots))))
 		goto out;
 	ring += (uint64_t)m->fifo_slots * MU_SLOT;
 	for (uint32_t i = 0; i < m->n_fifos; i++) {
 		if (!mu_span_ok(m->fifo_off[i], ring, v->size) || m->fifo_off[i] % 64 != 0)
 			goto out;
 		v->inj[i] = (struct rte_ring *)(v->base + m->fifo_off[i]);
+	}
+	ring = sizeof(struct rte_ring) + (uint64_t)m->rfifo_slots * MU_SLOT;
+	for (uint32_t i = 0; i < TRD_VNI_MU_RFIFOS_MAX; i++)
+		if ((i < m->n_rfifos) != (v->rx_fd[i] >= 0))
+			goto out; /* as many eventfds as FIFOs */
+	for (uint32_t i = 0; i < m->n_rfifos; i++) {
+		if (!mu_span_ok(m->rfifo_off[i], ring, v->size) || m->rfifo_off[i] % 64 != 0 ||
+		    m->rfifo_id[i] < TRD_GUEST_RFIFO_FIRST || m->rfifo_id[i] > TRD_GUEST_RFIFO_LAST)
+			goto out;
+		v->rx[i] = (struct rte_ring *)(v->base + m->rfifo_off[i]);
+		v->rx_id[i] = m->rfifo_id[i];
+		v->rx_peek[i] = __atomic_load_n(&v->rx[i]->cons.tail, __ATOMIC_ACQUIRE);
+		v->rx_rel[i] = v->rx_peek[i];
 	}
 	c = mmap(NULL, TRD_COUNTER_BLOCK * sizeof(int64_t), PROT_READ | PROT_WRITE, MAP_SHARED,
 		 ctr_fd, (off_t)m->ctr_offset);
@@ -84,6 +106,8 @@ vnic_mu_attach(struct trd_vni *v)
 	v->region = m->region_len != 0 ? v->base + m->region_off : NULL;
 	v->region_len = m->region_len;
 	v->region_key = m->region_key;
+	v->n_rx = m->n_rfifos;
+	v->rx_slots = m->rfifo_slots;
 	rc = 0;
 out:
 	close(ctr_fd);
@@ -99,9 +123,15 @@ vnic_mu_detach(struct trd_vni *v)
 	v->ctr_fd = -1;
 	if (v->ctrs != NULL)
 		munmap((void *)(uintptr_t)v->ctrs, TRD_COUNTER_BLOCK * sizeof(int64_t));
+	for (unsigned int i = 0; i < TRD_VNI_MU_RFIFOS_MAX; i++) {
+		if (v->rx_fd[i] >= 0)
+			close(v->rx_fd[i]);
+		v->rx_fd[i] = -1;
+	}
 	v->ctrs = NULL;
 	v->mu = NULL;
 	v->n_inj = 0;
+	v->n_rx = 0;
 }
 
 int
@@ -123,6 +153,11 @@ trd_vni_mu_info(const struct trd_vni *v, struct trd_vni_mu_info *info)
 	info->descs = __atomic_load_n(&v->mu->descs, __ATOMIC_RELAXED);
 	info->bad_descs = __atomic_load_n(&v->mu->bad_descs, __ATOMIC_RELAXED);
 	info->bad_rings = __atomic_load_n(&v->mu->bad_rings, __ATOMIC_RELAXED);
+	info->n_rfifos = v->n_rx;
+	memcpy(info->rfifo_ids, v->rx_id, sizeof(info->rfifo_ids));
+	info->rmsgs = __atomic_load_n(&v->mu->rmsgs, __ATOMIC_RELAXED);
+	info->rfull = __atomic_load_n(&v->mu->rfull, __ATOMIC_RELAXED);
+	info->rbad_rings = __atomic_load_n(&v->mu->rbad_rings, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -264,4 +299,151 @@ trd_vni_counter_wait(struct trd_vni *v, uint16_t k, uint64_t timeout_us)
 		if (spins % 64 == 63)
 			sched_yield();
 	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* reception FIFOs: the engine writes a header slot (struct trd_rslot) and the message's bytes
+ * after it, never across the ring's end (a padding header fills it up to the end) */
+
+uint8_t
+trd_vni_rfifo_id(const struct trd_vni *v, unsigned int k)
+{
+	return v != NULL && k < v->n_rx ? v->rx_id[k] : 0;
+}
+
+int
+trd_vni_rfifo_poll(struct trd_vni *v, unsigned int k, struct trd_msg *msgs, unsigned int n)
+{
+	const struct rte_ring *r;
+	uint32_t pos, prod, mask;
+	unsigned int got = 0;
+
+	if (v == NULL || (msgs == NULL && n != 0))
+		return -EINVAL;
+	if (k >= v->n_rx)
+		return -ENOENT;
+	if (v->rx_bad[k])
+		return -EPROTO;
+	r = v->rx[k];
+	mask = v->rx_slots - 1;
+	pos = v->rx_peek[k];
+	prod = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+	while (got < n && pos != prod) {
+		const struct trd_rslot *h =
+			(const struct trd_rslot *)(const void *)((const uint8_t *)&r[1] +
+								 (size_t)(pos & mask) * MU_SLOT);
+		uint32_t avail = prod - pos, at = pos & mask, need;
+
+		/* the engine writes the ring; still, nothing it holds is read past its end */
+		need = 1u + h->n_slots;
+		if (avail > mask || need > avail || at + need > v->rx_slots ||
+		    (!(h->flags & TRD_RSLOT_PAD) &&
+		     h->n_slots != (h->len + MU_SLOT - 1) / MU_SLOT) ||
+		    ((h->flags & TRD_RSLOT_PAD) && at + need != v->rx_slots)) {
+			v->rx_bad[k] = true;
+			return got != 0 ? (int)got : -EPROTO;
+		}
+		if (!(h->flags & TRD_RSLOT_PAD)) {
+			struct trd_msg *m = &msgs[got++];
+
+			memset(m, 0, sizeof(*m));
+			m->src = h->src;
+			m->fifo = h->fifo;
+			m->len = h->len;
+			m->msg_id = h->msg_id;
+			m->user = h->user;
+			m->data = (void *)(uintptr_t)(h + 1);
+		}
+		pos += need;
+	}
+	/* only padding passed while nothing is held: given back at once (a caller that got no
+	 * message has nothing to release, and the padding would block the ring) */
+	if (got == 0 && v->rx_peek[k] == v->rx_rel[k] && pos != v->rx_peek[k]) {
+		v->rx_peek[k] = pos;
+		return trd_vni_rfifo_release(v, k);
+	}
+	v->rx_peek[k] = pos;
+	return (int)got;
+}
+
+int
+trd_vni_rfifo_release(struct trd_vni *v, unsigned int k)
+{
+	struct rte_ring *r;
+
+	if (v == NULL)
+		return -EINVAL;
+	if (k >= v->n_rx)
+		return -ENOENT;
+	r = v->rx[k];
+	v->rx_rel[k] = v->rx_peek[k];
+	__atomic_store_n(&r->cons.head, v->rx_peek[k], __ATOMIC_RELAXED);
+	/* the messages were read before the engine may write over them */
+	__atomic_store_n(&r->cons.tail, v->rx_peek[k], __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The word that arms reception FIFO @p k's eventfd (the segment's messaging-unit header, which
+ * the library otherwise only reads). */
+static inline volatile uint32_t *
+rx_armed(const struct trd_vni *v, unsigned int k)
+{
+	return (volatile uint32_t *)(uintptr_t)&v->mu->rarmed[k];
+}
+
+struct rx_wait {
+	unsigned int k;
+	struct trd_msg *msg;
+};
+
+static int
+rx_take(struct trd_vni *v, void *arg)
+{
+	struct rx_wait *w = arg;
+
+	return trd_vni_rfifo_poll(v, w->k, w->msg, 1);
+}
+
+static bool
+rx_busy(const struct trd_vni *v, void *arg)
+{
+	const struct rx_wait *w = arg;
+
+	return __atomic_load_n(&v->rx[w->k]->prod.tail, __ATOMIC_SEQ_CST) != v->rx_peek[w->k];
+}
+
+int
+trd_vni_rfifo_wait(struct trd_vni *v, unsigned int k, struct trd_msg *msg, int timeout_ms)
+{
+	struct rx_wait a = {.k = k, .msg = msg};
+	struct vnic_waiter w = {.take = rx_take, .busy = rx_busy, .arg = &a};
+
+	if (v == NULL || msg == NULL)
+		return -EINVAL;
+	if (k >= v->n_rx)
+		return -ENOENT;
+	w.fd = v->rx_fd[k];
+	w.armed = rx_armed(v, k);
+	return vnic_wait(v, &w, timeout_ms);
+}
+
+int
+trd_vni_rfifo_fd(const struct trd_vni *v, unsigned int k)
+{
+	if (v == NULL)
+		return -EINVAL;
+	return k < v->n_rx ? v->rx_fd[k] : -ENOENT;
+}
+
+int
+trd_vni_rfifo_arm(struct trd_vni *v, unsigned int k)
+{
+	if (v == NULL)
+		return -EINVAL;
+	if (k >= v->n_rx)
+		return -ENOENT;
+	__atomic_store_n(rx_armed(v, k), 1, __ATOMIC_SEQ_CST);
+	/* a message that came before the word was seen: poll again */
+	return __atomic_load_n(&v->rx[k]->prod.tail, __ATOMIC_SEQ_CST) != v->rx_peek[k] ? -EBUSY
+											: 0;
 }

@@ -64,9 +64,29 @@ struct trd_vni {
 	volatile int64_t *ctrs; /* the node's counters of this process's block, mapped */
 	uint8_t *region;
 	uint64_t region_len, region_key;
+	/* reception FIFOs (version 6): the engine fills them, the process empties them */
+	struct rte_ring *rx[TRD_VNI_MU_RFIFOS_MAX];
+	uint32_t n_rx, rx_slots;
+	uint32_t rx_peek[TRD_VNI_MU_RFIFOS_MAX]; /* past what trd_vni_rfifo_poll() handed out */
+	uint32_t rx_rel[TRD_VNI_MU_RFIFOS_MAX];  /* ... and what was given back */
+	bool rx_bad[TRD_VNI_MU_RFIFOS_MAX];      /* held something the engine never wrote */
+	uint8_t rx_id[TRD_VNI_MU_RFIFOS_MAX];
+	int rx_fd[TRD_VNI_MU_RFIFOS_MAX]; /* each one's eventfd (-1: none) */
 };
 
 uint64_t vnic_now_ms(void);
+/* What vnic_wait() waits for: take() says > 0 (taken: the result), < 0 (an error) or 0
+ * (nothing yet); busy(), after the interface was armed, whether something came meanwhile. */
+struct vnic_waiter {
+	int (*take)(struct trd_vni *v, void *arg);
+	bool (*busy)(const struct trd_vni *v, void *arg);
+	void *arg;
+	int fd;                   /* the eventfd the engine signals once ... */
+	volatile uint32_t *armed; /* ... it finds this word set (it clears it) */
+};
+/* Take with @p w, polling for the interface's spin window, then sleeping on its eventfd
+ * (armed): take()'s result, -ETIMEDOUT (@p timeout_ms, < 0: none), -ECONNRESET, -errno. */
+int vnic_wait(struct trd_vni *v, const struct vnic_waiter *w, int timeout_ms);
 /* Wake the engine if it sleeps (after something was queued for it). */
 void vnic_kick(struct trd_vni *v);
 /* app_mu.c: the messaging-unit part of a request from @p conf: 1 (asked for), 0 (none: a

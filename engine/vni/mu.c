@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <rte_common.h>
@@ -27,7 +28,8 @@
 #define MU_SLOT 64 /* a ring element: one descriptor, or 64 bytes of its inline data */
 
 _Static_assert(TRD_VNI_MU_FIFOS_MAX <= TRD_GUEST_FIFOS_MAX &&
-		       TRD_VNI_MU_SLOTS_MAX <= TRD_GUEST_SLOTS_MAX,
+		       TRD_VNI_MU_SLOTS_MAX <= TRD_GUEST_SLOTS_MAX &&
+		       TRD_VNI_MU_RFIFOS_MAX <= TRD_GUEST_RFIFOS_MAX,
 	       "the core serves every FIFO a process may ask for");
 
 struct vmu {
@@ -36,6 +38,11 @@ struct vmu {
 	uint32_t n_fifos, slots, mask;
 	uint64_t fifo_off[TRD_VNI_MU_FIFOS_MAX];
 	struct rte_ring *ring[TRD_VNI_MU_FIFOS_MAX];
+	uint32_t n_rfifos, rslots; /* reception FIFOs: the core writes them (grfifo.c) */
+	uint64_t rfifo_off[TRD_VNI_MU_RFIFOS_MAX];
+	struct rte_ring *rring[TRD_VNI_MU_RFIFOS_MAX];
+	uint64_t rseen[TRD_VNI_MU_RFIFOS_MAX]; /* messages written into each, at the last look */
+	int refd[TRD_VNI_MU_RFIFOS_MAX];       /* each one's eventfd (-1: none) */
 	struct trd_guest *g; /* the core serves the FIFOs (NULL: none, or removed) */
 	uint64_t region_off, region_len;
 	struct trd_mr *mr;
@@ -65,9 +72,13 @@ svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu
 	if (req->n_fifos > TRD_VNI_MU_FIFOS_MAX || req->region > TRD_VNI_MU_REGION_MAX ||
 	    req->region > s->conf.max_pool ||
 	    (req->n_fifos != 0 && (req->fifo_slots < 64 || req->fifo_slots > TRD_VNI_MU_SLOTS_MAX ||
-				   (req->fifo_slots & (req->fifo_slots - 1)) != 0))) {
-		*why = "bad messaging-unit objects (FIFOs 0..8 of 64..4096 slots, a power of 2; "
-		       "region within the engine's pool limit)";
+				   (req->fifo_slots & (req->fifo_slots - 1)) != 0)) ||
+	    req->n_rfifos > TRD_VNI_MU_RFIFOS_MAX ||
+	    (req->n_rfifos != 0 &&
+	     (req->rfifo_slots < 64 || req->rfifo_slots > TRD_VNI_MU_SLOTS_MAX ||
+	      (req->rfifo_slots & (req->rfifo_slots - 1)) != 0))) {
+		*why = "bad messaging-unit objects (injection FIFOs 0..8, reception FIFOs 0..4, "
+		       "of 64..4096 slots, a power of 2; region within the engine's pool limit)";
 		return -EINVAL;
 	}
 	m = v->mu = calloc(1, sizeof(*m));
@@ -76,6 +87,8 @@ svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu
 		return -ENOMEM;
 	}
 	m->ctr_fd = -1;
+	for (unsigned int i = 0; i < TRD_VNI_MU_RFIFOS_MAX; i++)
+		m->refd[i] = -1;
 	off = RTE_ALIGN_CEIL(off, TRD_VNI_ALIGN);
 	m->hdr_off = off;
 	off += RTE_ALIGN_CEIL(sizeof(struct trd_vni_mu), TRD_VNI_ALIGN);
@@ -85,6 +98,12 @@ svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu
 	for (uint32_t i = 0; i < m->n_fifos; i++) {
 		m->fifo_off[i] = off;
 		off += ring_bytes(m->slots);
+	}
+	m->n_rfifos = req->n_rfifos;
+	m->rslots = req->n_rfifos != 0 ? req->rfifo_slots : 0;
+	for (uint32_t i = 0; i < m->n_rfifos; i++) {
+		m->rfifo_off[i] = off;
+		off += ring_bytes(m->rslots);
 	}
 	off = RTE_ALIGN_CEIL(off, 4096);
 	m->region_off = off;
@@ -113,6 +132,21 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 		}
 		m->ring[i] = r;
 		h->fifo_off[i] = m->fifo_off[i];
+	}
+	for (uint32_t i = 0; i < m->n_rfifos; i++) {
+		struct rte_ring *r = (struct rte_ring *)(v->base + m->rfifo_off[i]);
+
+		if (rte_ring_init(r, "vni_mu_rx", m->rslots, RING_F_SP_ENQ | RING_F_SC_DEQ) != 0) {
+			*why = "cannot make the reception FIFOs";
+			return -EINVAL;
+		}
+		m->rring[i] = r;
+		h->rfifo_off[i] = m->rfifo_off[i];
+		m->refd[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (m->refd[i] < 0) {
+			*why = "cannot make the reception FIFOs' eventfds";
+			return -errno;
+		}
 	}
 	if (m->region_len != 0) {
 		/* copied, never zero-copy, and its readers counted: the process may die while a
@@ -146,20 +180,32 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 	h->region_len = m->region_len;
 	h->region_key = m->key;
 	h->inline_max = TRD_GUEST_INLINE_MAX;
-	if (m->n_fifos != 0) {
+	h->n_rfifos = m->n_rfifos;
+	h->rfifo_slots = m->rslots;
+	if (m->n_fifos != 0 || m->n_rfifos != 0) {
 		struct trd_guest_conf gc = {.n_fifos = m->n_fifos,
 					    .slots = m->slots,
 					    .region_key = m->key,
 					    .region_len = m->region_len,
 					    .ctr_base = m->ctr_base,
-					    .pub = {&h->descs, &h->bad_descs, &h->bad_rings}};
+					    .pub = {&h->descs, &h->bad_descs, &h->bad_rings},
+					    .n_rfifos = m->n_rfifos,
+					    .rslots = m->rslots,
+					    .rpub = {&h->rmsgs, &h->rfull, &h->rbad_rings}};
 
 		memcpy(gc.rings, m->ring, sizeof(m->ring[0]) * m->n_fifos);
+		memcpy(gc.rrings, m->rring, sizeof(m->rring[0]) * m->n_rfifos);
 		m->g = trd_guest_add(s->node, &gc);
 		if (m->g == NULL) {
-			*why = "the engine cannot serve more injection FIFOs";
+			*why = rte_errno == ENOSPC && m->n_rfifos != 0
+				       ? "the engine cannot serve more FIFOs (injection, or reception: "
+					 "127 ids a node)"
+				       : "the engine cannot serve more injection FIFOs";
 			return -rte_errno;
 		}
+		for (uint32_t i = 0; i < m->n_rfifos; i++)
+			h->rfifo_id[i] = trd_guest_rfifo_id(m->g, i);
+		s->n_rmu += m->n_rfifos != 0;
 	}
 	v->seg->mu_off = m->hdr_off;
 	s->n_mu++;
@@ -169,10 +215,17 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 	return 0;
 }
 
-int
-svc_mu_ctr_fd(const struct vif *v)
+unsigned int
+svc_mu_fds(const struct vif *v, int *fds)
 {
-	return v->mu != NULL ? v->mu->ctr_fd : -1;
+	const struct vmu *m = v->mu;
+
+	if (m == NULL || m->ctr_fd < 0)
+		return 0;
+	fds[0] = m->ctr_fd;
+	for (unsigned int i = 0; i < m->n_rfifos; i++)
+		fds[1 + i] = m->refd[i];
+	return 1 + m->n_rfifos;
 }
 
 /* The core lets go of @p m's FIFOs (it holds nothing of them, or the service is going away):
@@ -180,13 +233,19 @@ svc_mu_ctr_fd(const struct vif *v)
 static int
 mu_retire(struct trd_vni_svc *s, struct vmu *m, bool now)
 {
+	struct trd_guest_rstats rst;
 	struct trd_guest_stats st;
 
-	if (m->g == NULL || trd_guest_stats_get(m->g, &st) != 0)
+	if (m->g == NULL || trd_guest_stats_get(m->g, &st) != 0 ||
+	    trd_guest_rstats_get(m->g, &rst) != 0)
 		return 0;
 	if ((now ? trd_guest_remove_now(m->g) : trd_guest_remove(m->g)) != 0)
 		return -EBUSY;
 	m->g = NULL;
+	ST(s, MU_RMSGS) += rst.msgs;
+	ST(s, MU_RFULL) += rst.full;
+	ST(s, MU_RBAD_RINGS) += rst.bad_rings;
+	s->n_rmu -= m->n_rfifos != 0;
 	ST(s, MU_DESCS) += st.descs;
 	ST(s, MU_BAD_DESCS) += st.bad_descs;
 	ST(s, MU_BAD_RINGS) += st.bad_rings;
@@ -213,6 +272,9 @@ svc_mu_free(struct trd_vni_svc *s, struct vif *v)
 	}
 	if (m->ctr_fd >= 0)
 		close(m->ctr_fd);
+	for (unsigned int i = 0; i < TRD_VNI_MU_RFIFOS_MAX; i++)
+		if (m->refd[i] >= 0)
+			close(m->refd[i]);
 	free(m);
 	v->mu = NULL;
 }
@@ -276,13 +338,18 @@ svc_mu_stats_add(const struct trd_vni_svc *s, uint64_t out[TRD_VNI_SVC_STAT_MAX]
 {
 	for (unsigned int i = 0; i < s->n_ifs && s->n_mu != 0; i++) {
 		const struct vmu *m = s->ifs[i]->mu;
+		struct trd_guest_rstats rst;
 		struct trd_guest_stats st;
 
-		if (m == NULL || trd_guest_stats_get(m->g, &st) != 0)
+		if (m == NULL || trd_guest_stats_get(m->g, &st) != 0 ||
+		    trd_guest_rstats_get(m->g, &rst) != 0)
 			continue;
 		out[TRD_VNI_SVC_STAT_MU_DESCS] += st.descs;
 		out[TRD_VNI_SVC_STAT_MU_BAD_DESCS] += st.bad_descs;
 		out[TRD_VNI_SVC_STAT_MU_BAD_RINGS] += st.bad_rings;
+		out[TRD_VNI_SVC_STAT_MU_RMSGS] += rst.msgs;
+		out[TRD_VNI_SVC_STAT_MU_RFULL] += rst.full;
+		out[TRD_VNI_SVC_STAT_MU_RBAD_RINGS] += rst.bad_rings;
 	}
 }
 
@@ -301,4 +368,44 @@ svc_mu_pending(const struct trd_vni_svc *s)
 			return true;
 	}
 	return false;
+}
+
+void
+svc_mu_rwake(struct trd_vni_svc *s)
+{
+	bool fenced = false;
+	uint64_t x;
+
+	if (s->n_rmu == 0)
+		return;
+	x = trd_guest_rfifo_msgs(s->node);
+	if (x == s->rmsgs_seen)
+		return;
+	s->rmsgs_seen = x;
+	for (unsigned int i = 0; i < s->n_ifs; i++) {
+		struct vif *v = s->ifs[i];
+		struct vmu *m = v != NULL ? v->mu : NULL;
+
+		if (m == NULL || m->n_rfifos == 0 || v->dead || m->g == NULL)
+			continue;
+		for (unsigned int k = 0; k < m->n_rfifos; k++) {
+			uint64_t c = trd_guest_rfifo_count(m->g, k);
+			const uint64_t one = 1;
+
+			if (c == m->rseen[k])
+				continue;
+			m->rseen[k] = c;
+			if (!fenced) {
+				/* the ring's producer index was published, then the word is read:
+				 * pairs with the process's store of it, then its look at the ring
+				 */
+				__atomic_thread_fence(__ATOMIC_SEQ_CST);
+				fenced = true;
+			}
+			if (__atomic_load_n(&m->hdr->rarmed[k], __ATOMIC_SEQ_CST) != 0 &&
+			    __atomic_exchange_n(&m->hdr->rarmed[k], 0, __ATOMIC_SEQ_CST) != 0 &&
+			    write(m->refd[k], &one, sizeof(one)) == sizeof(one))
+				ST(s, WAKEUPS)++;
+		}
+	}
 }

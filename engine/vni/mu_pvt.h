@@ -15,8 +15,10 @@ int svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_soc
 /* After the segment is mapped: make the rings, register the region, reserve the counter
  * block. 0 or -errno (with *why). */
 int svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why);
-/* The counter memfd for the answer, or -1: the interface has no messaging-unit objects. */
-int svc_mu_ctr_fd(const struct vif *v);
+/* The descriptors the answer carries after the three of every interface, into @p fds (room
+ * for 1 + TRD_VNI_MU_RFIFOS_MAX): the counter block's memfd, then each reception FIFO's
+ * eventfd. Their number: 0 without messaging-unit objects. */
+unsigned int svc_mu_fds(const struct vif *v, int *fds);
 /* Release what svc_mu_create() took (the interface is being unmapped). */
 void svc_mu_free(struct trd_vni_svc *s, struct vif *v);
 /* One round over the interfaces: a dead or broken one's FIFOs stopped, a dead one released
@@ -28,6 +30,9 @@ void svc_mu_stats(const struct vif *v, uint64_t *descs, uint64_t *bad);
 /* The counts of the FIFOs the core serves now, added to @p out (the service's statistics
  * hold those of the FIFOs it no longer serves). */
 void svc_mu_stats_add(const struct trd_vni_svc *s, uint64_t out[TRD_VNI_SVC_STAT_MAX]);
+/* Messages the core wrote into reception FIFOs since the last look: each armed FIFO that got
+ * some is signalled on its eventfd. Every round (cheap: one load when nothing came). */
+void svc_mu_rwake(struct trd_vni_svc *s);
 /* Does some live interface have descriptors waiting? */
 bool svc_mu_pending(const struct trd_vni_svc *s);
 

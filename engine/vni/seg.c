@@ -136,7 +136,7 @@ svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_r
 	off = RTE_ALIGN_CEIL(off + (uint64_t)v->n_db * 8, 4096);
 	pool_off = off;
 	size = RTE_ALIGN_CEIL(off + v->pool_size, 4096);
-	if (mu->n_fifos != 0 || mu->region != 0) { /* after the pool (mu.c) */
+	if (mu->n_fifos != 0 || mu->region != 0 || mu->n_rfifos != 0) { /* after the pool (mu.c) */
 		rc = svc_mu_layout(s, v, mu, size, &mu_len, why);
 		if (rc != 0)
 			return rc;

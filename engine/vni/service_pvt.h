@@ -313,6 +313,8 @@ struct trd_vni_svc {
 	struct trd_rec_fifo *rf;
 	unsigned int req_free0; /* free slots of the request FIFO when empty */
 	unsigned int n_mu;      /* interfaces with messaging-unit objects (mu.c) */
+	unsigned int n_rmu;     /* ... with reception FIFOs */
+	uint64_t rmsgs_seen;    /* the node's count of messages into them, at the last look */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int lfd, kfd, epfd;
 	struct ep_ref lref, kref;

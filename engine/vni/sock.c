@@ -345,11 +345,12 @@ answer(int fd, uint32_t version, int status, uint64_t size, const char *reason, 
        const int *fds)
 {
 	struct trd_vni_sock_answer a;
-	/* version 5: the process's counter block, a memfd of its own, follows the three (mu.c) */
-	int all[4] = {-1, -1, -1, v != NULL ? svc_mu_ctr_fd(v) : -1};
-	unsigned int n_fds = all[3] >= 0 ? 4 : 3;
+	/* version 5: the process's counter block, a memfd of its own, follows the three; version
+	 * 6: an eventfd of each reception FIFO after it (mu.c) */
+	int all[TRD_VNI_ANSWER_FDS] = {-1, -1, -1};
+	unsigned int n_fds = 3 + (v != NULL ? svc_mu_fds(v, &all[3]) : 0);
 	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE(TRD_VNI_ANSWER_FDS * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {.iov_base = &a,
@@ -509,7 +510,8 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 		rc = -ESRCH;
 		why = "the process that connected is gone";
 	} else if ((n != (ssize_t)sizeof(req) &&
-		    (n != (ssize_t)(sizeof(req) + sizeof(mu)) || req.version < 5)) ||
+		    (n != (ssize_t)(sizeof(req) + TRD_VNI_SOCK_MU_V5_SIZE) || req.version < 5) &&
+		    (n != (ssize_t)(sizeof(req) + sizeof(mu)) || req.version < 6)) ||
 		   req.op != TRD_VNI_SOCK_REGISTER) {
 		rc = -EPROTO;
 		why = "unknown request";

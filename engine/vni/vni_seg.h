@@ -29,8 +29,9 @@
  * as a bad command and never complete it); a version 3 library is still served.
  * Version 5 adds the messaging-unit objects (struct trd_vni_sock_mu after the request, a fourth
  * descriptor in the answer: the process's counter block, a sealed memfd of its own; docs/vni.md
- * "Messaging-unit objects"). */
-#define TRD_VNI_VERSION     5
+ * "Messaging-unit objects"). Version 6 adds reception FIFOs to them (a longer struct
+ * trd_vni_sock_mu; a version 5 request, 16 bytes of it, asks for none). */
+#define TRD_VNI_VERSION     6
 #define TRD_VNI_VERSION_MIN 3
 /* The segment's layout (trd_vni_seg.version): changes only when the segment does. Its app and
  * proc are the identity the engine gave, as in the answer. */
@@ -104,9 +105,18 @@ struct trd_vni_sock_mu {
 	uint32_t n_fifos;    /* injection FIFOs, 0 .. TRD_VNI_MU_FIFOS_MAX */
 	uint32_t fifo_slots; /* 64-byte slots each (a power of 2, 64 .. TRD_VNI_MU_SLOTS_MAX) */
 	uint64_t region;     /* bytes of the segment the engine registers as the process's region */
+	/* version 6: */
+	uint32_t n_rfifos;    /* reception FIFOs, 0 .. TRD_VNI_MU_RFIFOS_MAX */
+	uint32_t rfifo_slots; /* 64-byte slots each (a power of 2, 64 .. TRD_VNI_MU_SLOTS_MAX) */
 };
+#define TRD_VNI_SOCK_MU_V5_SIZE 16 /* what a version 5 request carries */
+/* Descriptors an answer carries at most: segment, eventfd, kick eventfd (all versions), the
+ * counter block (version 5), an eventfd per reception FIFO (version 6). */
+#define TRD_VNI_ANSWER_FDS (4 + TRD_VNI_MU_RFIFOS_MAX)
 _Static_assert(sizeof(struct trd_vni_sock_register) == 40, "register request");
-_Static_assert(sizeof(struct trd_vni_sock_mu) == 16, "messaging-unit request");
+_Static_assert(sizeof(struct trd_vni_sock_mu) == 24, "messaging-unit request");
+_Static_assert(offsetof(struct trd_vni_sock_mu, n_rfifos) == TRD_VNI_SOCK_MU_V5_SIZE,
+	       "messaging-unit request v5");
 _Static_assert(sizeof(struct trd_vni_sock_answer) == 128, "answer");
 _Static_assert(offsetof(struct trd_vni_sock_answer, app) == TRD_VNI_ANSWER_V1_SIZE, "answer v1");
 _Static_assert(offsetof(struct trd_vni_sock_answer, version) == TRD_VNI_ANSWER_V2_SIZE,
@@ -345,6 +355,17 @@ struct trd_vni_mu {
 	uint64_t fifo_off[TRD_VNI_MU_FIFOS_MAX];
 	/* written by the engine (atomics): descriptors taken, dropped as bad, rings found broken */
 	alignas(64) uint64_t descs, bad_descs, bad_rings;
+	/* version 6: reception FIFOs, rfifo_off[i] an rte_ring of rfifo_slots 64-byte elements
+	 * that the engine fills (struct trd_rslot, <toroid/toroid.h>) and the process empties;
+	 * rfifo_id[i] its node id. Written by the engine (atomics): messages written into them,
+	 * refused for want of room, rings found broken. */
+	uint32_t n_rfifos, rfifo_slots;
+	uint64_t rfifo_off[TRD_VNI_MU_RFIFOS_MAX];
+	uint8_t rfifo_id[TRD_VNI_MU_RFIFOS_MAX];
+	alignas(64) uint64_t rmsgs, rfull, rbad_rings;
+	/* written by the process: 1 asks for a signal on reception FIFO i's eventfd (the
+	 * answer's descriptor 4 + i) when a message comes; the engine clears it as it signals */
+	alignas(64) uint32_t rarmed[TRD_VNI_MU_RFIFOS_MAX];
 };
 
 #endif /* TRD_VNI_SEG_H */

@@ -128,7 +128,8 @@ trd_desc_put(struct trd_desc *d, struct trd_coord dst, const void *src, uint32_t
 			       .rec_ctr = rec_ctr};
 }
 /** Fill @p d as a memory-FIFO message of @p len bytes to reception FIFO @p fifo on @p dst
- * (attached processes may not post these yet: docs/vni.md, "Messaging-unit objects"). */
+ * (an attached process may post these to an attached process's reception FIFO only,
+ * TRD_GUEST_RFIFO_FIRST .. TRD_GUEST_RFIFO_LAST: docs/vni.md, "Messaging-unit objects"). */
 static inline void
 trd_desc_fifo(struct trd_desc *d, struct trd_coord dst, uint8_t fifo, const void *src, uint32_t len,
 	      uint64_t user, uint16_t inj_ctr)
@@ -206,6 +207,37 @@ trd_vni_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op
 
 /** Largest number of descriptors one remote get carries. */
 #define TRD_RGET_MAX_DESCS 15
+
+/**
+ * Reception FIFO ids TRD_GUEST_RFIFO_FIRST .. TRD_GUEST_RFIFO_LAST name, on every node, the
+ * reception FIFOs of attached processes (libtoroid_vni, trd_vni_conf::mu_rfifos): the node's
+ * own FIFOs are 0 .. 63. A memory-FIFO message (trd_desc_fifo()) to such an id lands in the ring
+ * of the process that holds it there (trd_vni_rfifo_id() says which), copied in by its engine;
+ * an attached process may send memory-FIFO messages to these ids only.
+ */
+#define TRD_GUEST_RFIFO_FIRST 128
+#define TRD_GUEST_RFIFO_LAST  254
+
+/**
+ * A message's first 64-byte slot in an attached process's reception ring (an rte_ring of
+ * 64-byte elements that the engine fills and the process empties, docs/vni.md "Reception
+ * FIFOs"): its bytes follow in the next n_slots slots, never across the ring's end. With
+ * TRD_RSLOT_PAD the slot and the n_slots after it are padding up to the ring's end: the next
+ * message starts at slot 0.
+ */
+struct trd_rslot {
+	uint32_t len;         /**< message bytes */
+	uint16_t n_slots;     /**< slots that follow: (len + 63) / 64, or the padding */
+	uint8_t flags;        /**< TRD_RSLOT_PAD */
+	uint8_t fifo;         /**< the FIFO's node id */
+	struct trd_coord src; /**< the sending node */
+	uint8_t rsvd0;
+	uint32_t msg_id; /**< the sender's message id */
+	uint64_t user;   /**< the sender's user word */
+	uint8_t rsvd1[40];
+};
+#define TRD_RSLOT_PAD 0x1
+_Static_assert(sizeof(struct trd_rslot) == 64, "a reception slot is one cache line");
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Links */

@@ -92,12 +92,16 @@ struct trd_vni_conf {
 			   *   the eventfd: 0 means TRD_VNI_WAIT_SPIN_DEFAULT_US, -1 sleeps at
 			   *   once, at most TRD_VNI_WAIT_SPIN_MAX_US */
 	/* messaging-unit objects (docs/vni.md, "Messaging-unit objects"): all 0, none */
-	unsigned int mu_fifos;      /**< injection FIFOs of engine descriptors (0 .. 8) */
-	unsigned int mu_fifo_slots; /**< 64-byte slots of each (a power of 2, 64 .. 4096;
-				     *   0 means 1024) */
-	size_t mu_region;           /**< bytes of the segment the engine registers as this
-				     *   process's region (at most 1 GiB and the engine's pool
-				     *   limit); trd_vni_mu_info() says where and its key */
+	unsigned int mu_fifos;       /**< injection FIFOs of engine descriptors (0 .. 8) */
+	unsigned int mu_fifo_slots;  /**< 64-byte slots of each (a power of 2, 64 .. 4096;
+				      *   0 means 1024) */
+	size_t mu_region;            /**< bytes of the segment the engine registers as this
+				      *   process's region (at most 1 GiB and the engine's pool
+				      *   limit); trd_vni_mu_info() says where and its key */
+	unsigned int mu_rfifos;      /**< reception FIFOs (0 .. TRD_VNI_MU_RFIFOS_MAX) */
+	unsigned int mu_rfifo_slots; /**< 64-byte slots of each (a power of 2, 64 .. 4096;
+				      *   0 means 1024): a message takes one for its header and
+				      *   one per 64 bytes */
 };
 
 /** What a completion is for. */
@@ -380,15 +384,19 @@ int trd_vni_mr_reg(struct trd_vni *v, void *addr, size_t len, unsigned int acces
 
 /* ------------------------------------------------------------------------------------------ */
 /** @name Messaging-unit objects (docs/vni.md, "Messaging-unit objects")
- * With trd_vni_conf::mu_fifos or mu_region, the process owns, as an in-process program does:
- * injection FIFOs that take the engine's own descriptors (struct trd_desc, <toroid/toroid.h>),
- * a block of the node's byte counters, and a region of its segment the engine reads and
- * writes directly. */
+ * With trd_vni_conf::mu_fifos, mu_rfifos or mu_region, the process owns, as an in-process
+ * program does: injection FIFOs that take the engine's own descriptors (struct trd_desc,
+ * <toroid/toroid.h>), reception FIFOs where memory-FIFO messages land (read in place, as
+ * struct trd_msg), a block of the node's byte counters, and a region of its segment the engine
+ * reads and writes directly. */
 
 struct trd_desc;
+struct trd_msg;
 
 /** Most injection FIFOs an interface has. */
 #define TRD_VNI_MU_FIFOS_MAX 8
+/** Most reception FIFOs an interface has. */
+#define TRD_VNI_MU_RFIFOS_MAX 4
 
 /** What an interface's messaging-unit objects are. */
 struct trd_vni_mu_info {
@@ -405,17 +413,27 @@ struct trd_vni_mu_info {
 	uint64_t descs;          /**< descriptors the engine took from the FIFOs */
 	uint64_t bad_descs;      /**< ... and dropped unused: they failed a check */
 	uint64_t bad_rings;      /**< FIFOs no longer served: their ring header was broken */
+	/** reception FIFOs: their node ids (TRD_GUEST_RFIFO_FIRST .. TRD_GUEST_RFIFO_LAST), what a
+	 *  sender names as a memory-FIFO message's fifo to reach them from any node */
+	uint8_t rfifo_ids[TRD_VNI_MU_RFIFOS_MAX];
+	unsigned int n_rfifos;
+	uint64_t rmsgs;      /**< messages the engine wrote into them */
+	uint64_t rfull;      /**< ... refused because the FIFO had no room (the sender's
+			      *   engine sends them again over a reliable link) */
+	uint64_t rbad_rings; /**< reception FIFOs no longer written: their consumer index was
+			      *   found broken */
 };
 
 /** Describe @p v's messaging-unit objects. @return 0, -ENOENT (it has none), -EINVAL. */
 int trd_vni_mu_info(const struct trd_vni *v, struct trd_vni_mu_info *info);
 /**
  * Post @p n descriptors into injection FIFO @p fifo, with trd_inject_bulk()'s rules: a put
- * (op PUT: the engine refuses memory-FIFO messages, which could speak for another process to
- * the engine's own reception FIFOs; flags TRD_DF_SRC_MR with this process's region key and
- * an offset in it, TRD_DF_IMM, or none); data inline (copied now, at most inline_max bytes)
- * or in the region (read when the engine sends it: untouched until the injection counter is
- * zero); inj_ctr one of this process's counters (1 .. n_counters - 1) or 0; rec_ctr the
+ * or a memory-FIFO message (op PUT or FIFO; a message only to an attached process's reception
+ * FIFO, TRD_GUEST_RFIFO_FIRST .. TRD_GUEST_RFIFO_LAST: the node's own FIFOs are the engine's
+ * and its applications', and the VNI protocol's names its sender; flags TRD_DF_SRC_MR with this
+ * process's region key and an offset in it, TRD_DF_IMM, or none); data inline (copied now, at most
+ * inline_max bytes) or in the region (read when the engine sends it: untouched until the injection
+ * counter is zero); inj_ctr one of this process's counters (1 .. n_counters - 1) or 0; rec_ctr the
  * target's node counter id (trd_vni_counter_id() there). Or a remote get (trd_desc_rget(),
  * flags none or TRD_DF_ORDERED, for the target's TRD_ENGINE_FIFO: its 1 .. TRD_RGET_MAX_DESCS
  * carried descriptors copied now) whose carried descriptors are puts addressed to this process's
@@ -441,6 +459,41 @@ uint16_t trd_vni_counter_id(const struct trd_vni *v, uint16_t k);
  * otherwise), -EINVAL, -ECONNRESET.
  */
 int trd_vni_counter_wait(struct trd_vni *v, uint16_t k, uint64_t timeout_us);
+/**
+ * The node id of reception FIFO @p k (0 .. n_rfifos - 1) of @p v: what a sender names as a
+ * memory-FIFO message's fifo (trd_desc_fifo(), from any node, in-process or attached) to reach
+ * it. @return the id, or 0 (no such FIFO).
+ */
+uint8_t trd_vni_rfifo_id(const struct trd_vni *v, unsigned int k);
+/**
+ * Take up to @p n messages from reception FIFO @p k, in the order they arrived, read in place:
+ * each struct trd_msg (<toroid/toroid.h>: src, fifo, len, msg_id, user; status 0) points into
+ * the FIFO, its bytes contiguous, valid until trd_vni_rfifo_release(). Never sleeps.
+ * @return the count (0: none), -EINVAL, -ENOENT (no such FIFO), -EPROTO (the FIFO holds
+ * something the engine never wrote: it is no longer read).
+ */
+int trd_vni_rfifo_poll(struct trd_vni *v, unsigned int k, struct trd_msg *msgs, unsigned int n);
+/** Give back to the engine every message of reception FIFO @p k that trd_vni_rfifo_poll()
+ * returned: their slots take new messages. @return 0, -EINVAL, -ENOENT. */
+int trd_vni_rfifo_release(struct trd_vni *v, unsigned int k);
+/**
+ * Wait until reception FIFO @p k holds a message and take it as trd_vni_rfifo_poll() with
+ * n = 1: polls (yielding the CPU) for the interface's spin window, then arms the FIFO and
+ * sleeps on its eventfd (trd_vni_rfifo_fd()). @p timeout_ms < 0: no limit. @return 1,
+ * -ETIMEDOUT, -ECONNRESET, or an error of trd_vni_rfifo_poll().
+ */
+int trd_vni_rfifo_wait(struct trd_vni *v, unsigned int k, struct trd_msg *msg, int timeout_ms);
+/**
+ * Reception FIFO @p k as an event queue: its own eventfd, which the engine signals (adds 1) in
+ * the round that wrote a message into the FIFO after trd_vni_rfifo_arm(); a thread bound to any
+ * CPU may poll or epoll it. The descriptor is the interface's (closed by trd_vni_close()).
+ * @return the descriptor, -EINVAL, -ENOENT.
+ */
+int trd_vni_rfifo_fd(const struct trd_vni *v, unsigned int k);
+/** Ask for one signal on reception FIFO @p k's eventfd at its next message (the engine disarms
+ * it as it signals). @return 0; -EBUSY (a message is there already: poll it; the FIFO stays
+ * armed, as trd_vni_arm() leaves the interface); -EINVAL; -ENOENT. */
+int trd_vni_rfifo_arm(struct trd_vni *v, unsigned int k);
 /** Withdraw a region: later accesses through its key fail at the target (-EACCES at the
  * origin). @return 0, -ENOENT, -ECONNRESET. */
 int trd_vni_mr_dereg(struct trd_vni *v, uint64_t key);

@@ -172,6 +172,10 @@ struct trd_vni_svc_conf {
 	X(MU_DESCS, "mu_descs")         /* descriptors taken from processes' injection FIFOs */    \
 	X(MU_BAD_DESCS, "mu_bad_descs") /* ... dropped unused: failed a check */                   \
 	X(MU_BAD_RINGS, "mu_bad_rings") /* injection FIFOs no longer served: ring header broken */ \
+	X(MU_RMSGS, "mu_rmsgs")         /* messages written into processes' reception FIFOs */     \
+	X(MU_RFULL, "mu_rfull")         /* ... refused: no room (the sender resends) */            \
+	X(MU_RBAD_RINGS, "mu_rbad_rings") /* reception FIFOs no longer written: consumer index     \
+					   * broken */                                             \
 	/* message bytes the engine copied, by stage (docs/vni.md, "Copies") */                    \
 	X(COPY_TX_SLOT, "copy_tx_slot")   /* context slot -> packet (short messages) */            \
 	X(COPY_TX_POOL, "copy_tx_pool")   /* pool -> packet (DATA messages) */                     \

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Shared by the tests of a process's messaging-unit objects (test_vni_mu.c, test_vni_mu_rma.c),
- * with vni_test.h: their torus, and what a child does to its own ring past the library.
+ * Shared by the tests of a process's messaging-unit objects (test_vni_mu.c, test_vni_mu_rma.c,
+ * test_vni_mu_rfifo.c), with vni_test.h: their torus, and what a child does to its own ring
+ * past the library.
  */
 #ifndef TRD_VNI_MU_TEST_H
 #define TRD_VNI_MU_TEST_H

@@ -15,7 +15,11 @@
  * and whose verdict to its injection counter, which it must name (at most 64 waiting for their
  * verdict at a time: later ones wait in the ring); whose injection counter is 0 or one of its
  * block (its number k, 1 .. TRD_COUNTER_BLOCK - 1, becomes the node's id
- * ctr_base + k); and whose destination and target range trd_inject() accepts.
+ * ctr_base + k); and whose destination and target range trd_inject() accepts. A memory-FIFO
+ * message (TRD_OP_FIFO) passes a put's rules and must name a guest's reception FIFO
+ * (TRD_GUEST_RFIFO_FIRST .. TRD_GUEST_RFIFO_LAST): never the node's own, whose readers trust
+ * what names its sender. A guest's reception FIFOs (grfifo.c) take memory-FIFO messages to their
+ * ids from any node, copied into the ring by the core.
  *
  * Add, stop and remove from the thread that polls the node (the VNI service's, by contract); a
  * node served by an lcore of its own is waited for (its round ends) before a guest's memory goes.
@@ -34,6 +38,9 @@ struct rte_ring;
 #define TRD_GUEST_INLINE_MAX 256 /* inline data of a descriptor: 4 continuation slots */
 #define TRD_GUEST_SLOTS_MIN  64
 #define TRD_GUEST_SLOTS_MAX  4096
+#define TRD_GUEST_RFIFOS_MAX 4 /* reception rings of one guest */
+/* reception FIFO ids of a node, all guests together (TRD_GUEST_RFIFO_FIRST .. _LAST) */
+#define TRD_GUEST_RFIFOS_NODE 127
 
 /** What a guest may do, and where its rings are. */
 struct trd_guest_conf {
@@ -47,6 +54,13 @@ struct trd_guest_conf {
 	uint16_t ctr_base;   /**< its counter block's first id (trd_counter_block_alloc()) */
 	uint64_t *pub[3];    /**< NULL, or words in shared memory where the counts below are
 			      * published (descs, bad_descs, bad_rings: relaxed atomic stores) */
+	/** reception rings (grfifo.c): rte_ring_init()ed, 64-byte elements, in shared memory:
+	 * only cons.tail is read, and prod.head/tail written. Each gets a free node id of
+	 * TRD_GUEST_RFIFO_FIRST .. TRD_GUEST_RFIFO_LAST (trd_guest_rfifo_id()). */
+	unsigned int n_rfifos; /**< 0 .. TRD_GUEST_RFIFOS_MAX */
+	struct rte_ring *rrings[TRD_GUEST_RFIFOS_MAX];
+	uint32_t rslots;   /**< each one's size: a power of 2, 64 .. 4096 */
+	uint64_t *rpub[3]; /**< NULL, or where struct trd_guest_rstats is published */
 };
 
 /** A guest's counts. */
@@ -54,6 +68,13 @@ struct trd_guest_stats {
 	uint64_t descs;     /**< descriptors taken, to be cut into packets in place */
 	uint64_t bad_descs; /**< dropped unused: they failed a check */
 	uint64_t bad_rings; /**< rings no longer served: a producer index past the capacity */
+};
+
+/** A guest's reception FIFOs' counts, all of them together. */
+struct trd_guest_rstats {
+	uint64_t msgs;      /**< messages written into them */
+	uint64_t full;      /**< refused: no room (fifo_full) */
+	uint64_t bad_rings; /**< rings no longer written: a consumer index past what was written */
 };
 
 struct trd_guest;
@@ -82,5 +103,18 @@ int trd_guest_remove_now(struct trd_guest *g);
 
 /** @p g's counts. 0 or -EINVAL. */
 int trd_guest_stats_get(const struct trd_guest *g, struct trd_guest_stats *st);
+
+/** The node id of @p g's reception FIFO @p k, or 0 (none). */
+uint8_t trd_guest_rfifo_id(const struct trd_guest *g, unsigned int k);
+
+/** Messages written into every guest reception FIFO of @p n so far (a service compares it
+ * with what it saw last, to wake the processes that got some). */
+uint64_t trd_guest_rfifo_msgs(const struct trd_node *n);
+
+/** Messages written into @p g's reception FIFO @p k so far (0: none, or no such FIFO). */
+uint64_t trd_guest_rfifo_count(const struct trd_guest *g, unsigned int k);
+
+/** @p g's reception FIFOs' counts. 0 or -EINVAL. */
+int trd_guest_rstats_get(const struct trd_guest *g, struct trd_guest_rstats *st);
 
 #endif /* TRD_GUEST_API_H */
