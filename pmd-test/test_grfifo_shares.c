@@ -18,9 +18,8 @@
  *                              few more rounds went, it is removed, its ring (header and slots)
  *                              filled with a pattern while the stream goes on to its id (dropped
  *                              there: share 1 did later rounds), and the pattern must be intact.
- *                              40 rounds, each guest new, removed the moment share 1 is seen copying a
- *                              message into its ring (a race: it fails only sometimes
- *                              without the fix).
+ *                              40 rounds, each guest new, removed the moment share 1 is seen
+ * copying a message into its ring (a race: it fails only sometimes without the fix).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -269,8 +268,10 @@ reasm(void)
 		T_ASSERT(k >= 0, "poll FIFO 0");
 	}
 	T_EQ(nstat(b, true, TRD_DROP_NO_MEMORY), nomem);
-	T_ASSERT(k == 1, "the message to FIFO 0 never came (%u reassembly entries kept by "
-		 "messages to guests gone)", cut);
+	T_ASSERT(k == 1,
+		 "the message to FIFO 0 never came (%u reassembly entries kept by "
+		 "messages to guests gone)",
+		 cut);
 	T_EQ(m->len, LEN);
 	T_EQ(m->user, 77);
 	T_ASSERT(memcmp(m->data, src, LEN) == 0, "bytes");

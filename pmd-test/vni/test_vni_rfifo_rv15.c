@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A hostile tester's finding on processes' reception FIFOs (rv15): an attachment refused once
+ * its counter block was taken (here: the node's 127 reception FIFO ids all held) must leave the
+ * service's count of interfaces with messaging-unit objects as it was. It was decremented when
+ * the refused interface was freed although it had never been counted: the count then read 0
+ * with a process attached, the service stopped looking at the dead, and a process that died
+ * after that was never released (its segment, counter block and FIFO ids held for good).
+ *
+ *   test_vni_rfifo_rv15 ids   the parent's own guests hold the 127 ids; a process asking for a
+ *                             reception FIFO is refused, saying why ("127 ids"); the ids given
+ *                             back, a second one attaches with one, gets an id and exits: its
+ *                             interface is released (reclaimed + 1) and its id comes back (the
+ *                             parent's guests hold all 127 again)
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+#include <rte_ring.h>
+
+#define WAIT_US 10000000ULL
+#include "guest_api.h"
+#include "vni_mu_test.h"
+#include "vni_test.h"
+
+#define GUESTS ((TRD_GUEST_RFIFOS_NODE + TRD_GUEST_RFIFOS_MAX - 1) / TRD_GUEST_RFIFOS_MAX)
+
+static struct trd_guest *gs[GUESTS];
+static struct rte_ring *ring;
+static uint16_t base;
+
+/* The parent's guests take every reception FIFO id of node 0 (4 each, the last the rest). */
+static void
+hold_ids(void)
+{
+	unsigned int left = TRD_GUEST_RFIFOS_NODE;
+
+	for (unsigned int i = 0; i < GUESTS; i++) {
+		struct trd_guest_conf gc = {.rslots = 64, .ctr_base = base};
+
+		gc.n_rfifos = RTE_MIN(left, (unsigned int)TRD_GUEST_RFIFOS_MAX);
+		for (unsigned int k = 0; k < gc.n_rfifos; k++)
+			gc.rrings[k] = ring;
+		gs[i] = trd_guest_add(nd[0], &gc);
+		T_ASSERT(gs[i] != NULL, "guest %u (ids left %u): %s", i, left,
+			 rte_strerror(rte_errno));
+		left -= gc.n_rfifos;
+	}
+	T_EQ(left, 0);
+}
+
+static void
+free_ids(void)
+{
+	for (unsigned int i = 0; i < GUESTS; i++)
+		T_EQ(trd_guest_remove(gs[i]), 0);
+}
+
+static struct trd_vni *
+open_rx(void)
+{
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 1,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000,
+				 .mu_rfifos = 1,
+				 .mu_rfifo_slots = 64};
+
+	return trd_vni_open(&c);
+}
+
+/* Refused for want of ids, saying so. */
+static int
+refused(void *arg)
+{
+	struct trd_vni *v = open_rx();
+
+	(void)arg;
+	if (v != NULL)
+		return 1;
+	if (strstr(trd_vni_open_error(), "127 ids") == NULL) {
+		fprintf(stderr, "refused, but: %s\n", trd_vni_open_error());
+		return 2;
+	}
+	return 0;
+}
+
+/* Attached with one FIFO of a good id, then gone. */
+static int
+attached(void *arg)
+{
+	struct trd_vni *v = open_rx();
+	uint8_t id;
+
+	(void)arg;
+	if (v == NULL) {
+		fprintf(stderr, "attach: %s\n", trd_vni_open_error());
+		return 1;
+	}
+	id = trd_vni_rfifo_id(v, 0);
+	if (id < TRD_GUEST_RFIFO_FIRST || id > TRD_GUEST_RFIFO_LAST)
+		return 2;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_ids(void)
+{
+	uint64_t off, refused0 = stat_of(TRD_VNI_SVC_STAT_REFUSED), rec0;
+	int fd;
+
+	ring = rte_zmalloc("rv15_ring", sizeof(*ring) + 64 * 64, 64);
+	T_ASSERT(ring != NULL, "ring memory");
+	T_EQ(rte_ring_init(ring, "rv15_ring", 64, RING_F_SP_ENQ | RING_F_SC_DEQ), 0);
+	T_EQ(trd_counter_block_alloc(nd[0], &base, &fd, &off), 0);
+	close(fd);
+	hold_ids();
+	reap_ok(spawn(refused, NULL), WAIT_US, "the refused process");
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_REFUSED), refused0 + 1);
+	free_ids();
+	rec0 = stat_of(TRD_VNI_SVC_STAT_RECLAIMED);
+	reap_ok(spawn(attached, NULL), WAIT_US, "the attached process");
+	pump_for_stat(TRD_VNI_SVC_STAT_RECLAIMED, rec0 + 1, WAIT_US);
+	T_ASSERT(stat_of(TRD_VNI_SVC_STAT_RECLAIMED) == rec0 + 1,
+		 "the dead process's interface was never released (reclaimed %llu, want %llu)",
+		 (unsigned long long)stat_of(TRD_VNI_SVC_STAT_RECLAIMED),
+		 (unsigned long long)(rec0 + 1));
+	hold_ids(); /* its id came back */
+	free_ids();
+	rte_free(ring);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct trd_vni_svc_conf vc;
+	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s ids\n", argv[0]);
+		return 2;
+	}
+	test_eal_init(argv[0], NULL);
+	memset(&vc, 0, sizeof(vc));
+	vc.max_pool = 1 << 24;
+	vni_setup_with("vrf15", mu_topo_one, &o, &vc);
+	if (strcmp(argv[1], "ids") == 0)
+		test_ids();
+	else
+		T_ASSERT(0, "unknown test %s", argv[1]);
+	printf("PASS: vni rfifo rv15 %s\n", argv[1]);
+	return 0;
+}
