@@ -14,12 +14,12 @@
  *                              messages (sent on lane 1) are delivered by that lcore.
  *                              trd_guest_remove() must not return while it may still write the
  *                              ring (the VNI service unmaps the process's segment right after)
- *                              or the FIFO's state (freed): once the guest took a message and a
- *                              few more rounds went, it is removed, its ring (header and slots)
- *                              filled with a pattern while the stream goes on to its id (dropped
- *                              there: share 1 did later rounds), and the pattern must be intact.
- *                              40 rounds, each guest new, removed the moment share 1 is seen
- * copying a message into its ring (a race: it fails only sometimes without the fix).
+ *                              or the FIFO's state (freed): the guest is removed the moment
+ *                              share 1 is seen copying a message into its ring, the ring (header
+ *                              and slots) then filled with a pattern while the stream goes on to
+ *                              its id (dropped there: share 1 did later rounds), and the pattern
+ *                              must be intact. 40 rounds, each guest new (a race, but met in
+ *                              most rounds: without the fix lcore 1 crashes in the first few).
  */
 #include <inttypes.h>
 #include <stdbool.h>
