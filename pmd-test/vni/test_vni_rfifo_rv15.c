@@ -12,7 +12,12 @@
  *                             back, a second one attaches with one, gets an id and exits: its
  *                             interface is released (reclaimed + 1) and its id comes back (the
  *                             parent's guests hold all 127 again)
+ *   test_vni_rfifo_rv15 fds   the engine's descriptors (this process's) are as many after 12
+ *                             processes attached with 4 reception FIFOs each (eventfds passed
+ *                             in the answer) and exited or were killed, and 4 refused for want
+ *                             of ids, as before: none kept
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,6 +65,8 @@ free_ids(void)
 		T_EQ(trd_guest_remove(gs[i]), 0);
 }
 
+static unsigned int n_rx = 1;
+
 static struct trd_vni *
 open_rx(void)
 {
@@ -68,7 +75,7 @@ open_rx(void)
 				 .proc = 0,
 				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000,
-				 .mu_rfifos = 1,
+				 .mu_rfifos = n_rx,
 				 .mu_rfifo_slots = 64};
 
 	return trd_vni_open(&c);
@@ -136,6 +143,72 @@ test_ids(void)
 	rte_free(ring);
 }
 
+/* Attached with 4 FIFOs, then killed by its own hand (nothing closed). */
+static int
+attached_killed(void *arg)
+{
+	struct trd_vni *v = open_rx();
+
+	(void)arg;
+	if (v == NULL || trd_vni_rfifo_fd(v, 3) < 0)
+		return 1;
+	raise(SIGKILL);
+	return 2;
+}
+
+static unsigned int
+n_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	unsigned int n = 0;
+
+	T_ASSERT(d != NULL, "/proc/self/fd");
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
+static void
+test_fds(void)
+{
+	uint64_t off, rec0 = stat_of(TRD_VNI_SVC_STAT_RECLAIMED), ref0;
+	unsigned int before;
+	int fd;
+
+	ring = rte_zmalloc("rv15_ring", sizeof(*ring) + 64 * 64, 64);
+	T_ASSERT(ring != NULL, "ring memory");
+	T_EQ(rte_ring_init(ring, "rv15_ring", 64, RING_F_SP_ENQ | RING_F_SC_DEQ), 0);
+	T_EQ(trd_counter_block_alloc(nd[0], &base, &fd, &off), 0);
+	close(fd);
+	n_rx = 4;
+	for (int i = 0; i < 100; i++)
+		pump();
+	before = n_fds();
+	for (unsigned int i = 0; i < 12; i++) {
+		pid_t pid = spawn(i % 2 ? attached : attached_killed, NULL);
+		int st = 0;
+
+		while (waitpid(pid, &st, WNOHANG) != pid)
+			pump();
+		T_ASSERT(i % 2 ? WIFEXITED(st) && WEXITSTATUS(st) == 0
+			       : WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+			 "process %u: status %#x", i, st);
+		pump_for_stat(TRD_VNI_SVC_STAT_RECLAIMED, rec0 + i + 1, WAIT_US);
+		T_EQ(stat_of(TRD_VNI_SVC_STAT_RECLAIMED), rec0 + i + 1);
+	}
+	ref0 = stat_of(TRD_VNI_SVC_STAT_REFUSED);
+	hold_ids();
+	for (unsigned int i = 0; i < 4; i++)
+		reap_ok(spawn(refused, NULL), WAIT_US, "a refused process");
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_REFUSED), ref0 + 4);
+	free_ids();
+	for (int i = 0; i < 100; i++)
+		pump();
+	T_EQ(n_fds(), before);
+	rte_free(ring);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -143,7 +216,7 @@ main(int argc, char **argv)
 	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s ids\n", argv[0]);
+		fprintf(stderr, "usage: %s ids|fds\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -152,6 +225,8 @@ main(int argc, char **argv)
 	vni_setup_with("vrf15", mu_topo_one, &o, &vc);
 	if (strcmp(argv[1], "ids") == 0)
 		test_ids();
+	else if (strcmp(argv[1], "fds") == 0)
+		test_fds();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni rfifo rv15 %s\n", argv[1]);
