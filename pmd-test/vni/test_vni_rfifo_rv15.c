@@ -16,6 +16,12 @@
  *                             processes attached with 4 reception FIFOs each (eventfds passed
  *                             in the answer) and exited or were killed, and 4 refused for want
  *                             of ids, as before: none kept
+ *   test_vni_rfifo_rv15 proto by hand on the socket: a version 5 request (its messaging-unit
+ *                             part of 16 bytes) is served with 4 descriptors and no reception
+ *                             FIFO in the segment; version 6 ones asking for 5 FIFOs or FIFOs of
+ *                             65 slots are refused (-EINVAL) with no descriptor, one of version
+ *                             5 carrying the 24-byte part is refused (-EPROTO); a good version 6
+ *                             one with 2 FIFOs gets 6 descriptors, 2 FIFOs in the segment
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,12 +30,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include <rte_malloc.h>
 #include <rte_ring.h>
 
 #define WAIT_US 10000000ULL
 #include "guest_api.h"
 #include "vni_mu_test.h"
+#include "vni_seg.h"
 #include "vni_test.h"
 
 #define GUESTS ((TRD_GUEST_RFIFOS_NODE + TRD_GUEST_RFIFOS_MAX - 1) / TRD_GUEST_RFIFOS_MAX)
@@ -209,6 +219,119 @@ test_fds(void)
 	rte_free(ring);
 }
 
+/* One registration by hand: @p mu_len bytes of @p mu after the request of @p version for process
+ * 1:@p proc. Its status; its descriptors in @p fds (their number in *n_fds), its segment's size
+ * in *size. */
+static int32_t
+raw_reg(uint32_t version, uint32_t proc, const struct trd_vni_sock_mu *mu, size_t mu_len, int *fds,
+	int *n_fds, uint64_t *size)
+{
+	struct trd_vni_sock_register req = {.op = TRD_VNI_SOCK_REGISTER,
+					    .version = version,
+					    .app = 1,
+					    .proc = proc,
+					    .pool_size = 1 << 20,
+					    .n_send = 8,
+					    .n_recv = 8,
+					    .n_doorbells = 4,
+					    .short_max = 512};
+	struct trd_vni_sock_answer ans;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	uint8_t out[sizeof(req) + sizeof(*mu)];
+	union {
+		char buf[CMSG_SPACE(16 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = &ans, .iov_len = sizeof(ans)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *cm;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	*n_fds = 0;
+	memcpy(out, &req, sizeof(req));
+	memcpy(out + sizeof(req), mu, mu_len);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    send(fd, out, sizeof(req) + mu_len, 0) != (ssize_t)(sizeof(req) + mu_len) ||
+	    recvmsg(fd, &mh, 0) != sizeof(ans) || (mh.msg_flags & MSG_CTRUNC))
+		return 1000;
+	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_type == SCM_RIGHTS) {
+			*n_fds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			memcpy(fds, CMSG_DATA(cm), (size_t)*n_fds * sizeof(int));
+		}
+	*size = ans.seg_size;
+	/* the socket stays open while attached: closed at exit */
+	return ans.status;
+}
+
+/* The segment's messaging-unit header says @p n reception FIFOs. */
+static bool
+seg_rfifos(int memfd, uint64_t size, uint32_t n)
+{
+	uint8_t *sb = mmap(NULL, size, PROT_READ, MAP_SHARED, memfd, 0);
+	const struct trd_vni_seg *seg = (const struct trd_vni_seg *)sb;
+	bool ok;
+
+	if (sb == MAP_FAILED)
+		return false;
+	ok = seg->mu_off != 0 && seg->mu_off + sizeof(struct trd_vni_mu) <= size &&
+	     ((const struct trd_vni_mu *)(sb + seg->mu_off))->n_rfifos == n;
+	munmap(sb, size);
+	return ok;
+}
+
+static int
+proto_child(void *arg)
+{
+	struct trd_vni_sock_mu mu = {.n_fifos = 1, .fifo_slots = 64};
+	int fds[16], n;
+	uint64_t size;
+
+	(void)arg;
+	/* version 5: 16 bytes of messaging-unit part (what follows, if anything, is not read) */
+	mu.n_rfifos = 3;
+	mu.rfifo_slots = 64;
+	if (raw_reg(5, 0, &mu, TRD_VNI_SOCK_MU_V5_SIZE, fds, &n, &size) != 0 || n != 4)
+		return 1;
+	if (!seg_rfifos(fds[0], size, 0))
+		return 2;
+	/* version 6: bad counts refused, no descriptor passed */
+	mu.n_rfifos = TRD_VNI_MU_RFIFOS_MAX + 1;
+	if (raw_reg(6, 1, &mu, sizeof(mu), fds, &n, &size) != -EINVAL || n != 0)
+		return 3;
+	mu.n_rfifos = 1;
+	mu.rfifo_slots = 65;
+	if (raw_reg(6, 1, &mu, sizeof(mu), fds, &n, &size) != -EINVAL || n != 0)
+		return 4;
+	mu.rfifo_slots = 1u << 13;
+	if (raw_reg(6, 1, &mu, sizeof(mu), fds, &n, &size) != -EINVAL || n != 0)
+		return 5;
+	/* a version 5 request cannot carry the version 6 part */
+	mu.rfifo_slots = 64;
+	if (raw_reg(5, 1, &mu, sizeof(mu), fds, &n, &size) != -EPROTO || n != 0)
+		return 6;
+	/* a good one */
+	mu.n_rfifos = 2;
+	if (raw_reg(6, 1, &mu, sizeof(mu), fds, &n, &size) != 0 || n != 6)
+		return 7;
+	if (!seg_rfifos(fds[0], size, 2))
+		return 8;
+	return 0;
+}
+
+static void
+test_proto(void)
+{
+	uint64_t ref0 = stat_of(TRD_VNI_SVC_STAT_REFUSED);
+
+	reap_ok(spawn(proto_child, NULL), WAIT_US, "the process speaking by hand");
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_REFUSED), ref0 + 4);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -216,7 +339,7 @@ main(int argc, char **argv)
 	struct vni_setup_opt o = {.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK};
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s ids|fds\n", argv[0]);
+		fprintf(stderr, "usage: %s ids|fds|proto\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -227,6 +350,8 @@ main(int argc, char **argv)
 		test_ids();
 	else if (strcmp(argv[1], "fds") == 0)
 		test_fds();
+	else if (strcmp(argv[1], "proto") == 0)
+		test_proto();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni rfifo rv15 %s\n", argv[1]);
