@@ -407,14 +407,25 @@ trd_guest_serve(struct trd_node *n)
 static void
 guest_free(struct trd_guest *g)
 {
+	struct trd_node *n = g->n;
+
 	for (unsigned int i = 0; i < g->n_fifos; i++) {
 		rte_free(g->f[i]);
 		rte_free(g->gr[i].rget);
 	}
-	for (unsigned int i = 0; i < g->n_rfifos; i++) {
-		trd_grfifo_unlink(g->n, g->rf[i]);
-		trd_grfifo_free(g->rf[i]);
+	for (unsigned int i = 0; i < g->n_rfifos; i++)
+		trd_grfifo_unlink(n, g->rf[i]);
+	/* any share of the node delivers into a reception FIFO (the one that received the
+	 * frame): one that another lcore serves may be inside a delivery it looked up before the
+	 * unlink, writing the ring and the FIFO's counts; it ends that round before they go */
+	for (unsigned int k = 0; g->n_rfifos != 0 && k < n->n_shares; k++) {
+		int served = __atomic_load_n(&n->sh[k]->served, __ATOMIC_ACQUIRE);
+
+		if (served != 0 && (unsigned int)served != rte_lcore_id() + 1)
+			trd_node_quiesce(n->sh[k]);
 	}
+	for (unsigned int i = 0; i < g->n_rfifos; i++)
+		trd_grfifo_free(g->rf[i]);
 	rte_free(g);
 }
 

@@ -412,6 +412,27 @@ trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
 	return trd_fate(0, false);
 }
 
+/* A piece of a message for a guest's FIFO was refused: the message cut short is given up, or
+ * its reassembly entry would stay until its sender goes (the guest gone while it came, its
+ * owner dying, holds the entry for good otherwise). Only the entry of that message, of that
+ * FIFO. */
+static void
+reasm_forget(struct trd_node *n, const struct trd_pkt *p)
+{
+	uint64_t hkey = (uint64_t)(p->src[0] | p->src[1] << 8 | p->src[2] << 16) << 32 | p->msg_id;
+	int idx = rte_hash_lookup(n->reasm_hash, &hkey);
+	struct trd_reasm *r;
+
+	if (idx < 0 || (unsigned int)idx >= n->conf.n_reasm)
+		return;
+	r = &n->reasm[idx];
+	if (r->msg == NULL || r->msg->fifo != p->fifo)
+		return;
+	rte_free(r->msg);
+	r->msg = NULL;
+	rte_hash_del_key(n->reasm_hash, &hkey);
+}
+
 struct trd_rx_fate
 trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 {
@@ -426,8 +447,11 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		rc = trd_grfifo_check(n, p->fifo, p->counter, p->msg_len);
 		if (rc == 0 && (p->flags & TRD_HF_CPL))
 			rc = TRD_DROP_UNKNOWN_CPL; /* a guest has no completion ids */
-		if (rc != 0)
+		if (rc != 0) {
+			if (p->offset != 0)
+				reasm_forget(n, p); /* its FIFO went away: it will never end */
 			return trd_fate(rc, false);
+		}
 		if (p->offset == 0 && p->pay_len == p->msg_len) {
 			struct trd_rslot h;
 

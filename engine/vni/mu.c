@@ -51,8 +51,9 @@ struct vmu {
 	uint16_t ctr_base; /* 0: no block */
 	int ctr_fd;        /* the block's own memfd, passed at attach (-1: none) */
 	uint64_t ctr_offset;
-	bool held; /* a reference on the interface from attach until, dead, the core holds none
-		    * of its descriptors and nothing reads its region (trd_mr_readers()) */
+	bool counted; /* in s->n_mu: made whole (an attachment refused half-way never was) */
+	bool held;    /* a reference on the interface from attach until, dead, the core holds none
+		       * of its descriptors and nothing reads its region (trd_mr_readers()) */
 	uint64_t descs, bad, bad_rings; /* the guest's counts, as last added to the service's */
 };
 
@@ -209,6 +210,7 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 	}
 	v->seg->mu_off = m->hdr_off;
 	s->n_mu++;
+	m->counted = true;
 	/* held from the start: once dead, the interface stays until nothing reads its region */
 	m->held = true;
 	v->refs++;
@@ -266,10 +268,13 @@ svc_mu_free(struct trd_vni_svc *s, struct vif *v)
 	mu_retire(s, m, true);
 	if (m->mr != NULL)
 		trd_mr_deregister(m->mr);
-	if (m->ctr_base != 0) {
+	if (m->ctr_base != 0)
 		trd_counter_block_free(s->node, m->ctr_base);
+	/* (a block taken by an attachment refused after it, for want of FIFO ids: not counted;
+	 * taking it off would make the count 0 with a process attached, whose death then goes
+	 * unseen by svc_mu_poll()) */
+	if (m->counted)
 		s->n_mu--;
-	}
 	if (m->ctr_fd >= 0)
 		close(m->ctr_fd);
 	for (unsigned int i = 0; i < TRD_VNI_MU_RFIFOS_MAX; i++)
