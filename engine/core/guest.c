@@ -451,13 +451,10 @@ trd_guest_add(struct trd_node *n, const struct trd_guest_conf *c)
 	unsigned int nf;
 
 	if (n == NULL || c == NULL || c->n_fifos > TRD_GUEST_FIFOS_MAX ||
-	    (c->n_fifos != 0 && (c->slots < TRD_GUEST_SLOTS_MIN || c->slots > TRD_GUEST_SLOTS_MAX ||
-				 (c->slots & (c->slots - 1)) != 0)) ||
+	    (c->n_fifos != 0 && !trd_guest_slots_ok(c->slots)) ||
 	    c->n_rfifos > TRD_GUEST_RFIFOS_MAX ||
-	    (c->n_rfifos != 0 &&
-	     (c->rslots < TRD_GUEST_SLOTS_MIN || c->rslots > TRD_GUEST_SLOTS_MAX ||
-	      (c->rslots & (c->rslots - 1)) != 0)) ||
-	    c->ctr_base == 0 || c->ctr_base % TRD_COUNTER_BLOCK != 0 ||
+	    (c->n_rfifos != 0 && !trd_guest_slots_ok(c->rslots)) || c->ctr_base == 0 ||
+	    c->ctr_base % TRD_COUNTER_BLOCK != 0 ||
 	    (uint32_t)c->ctr_base + TRD_COUNTER_BLOCK > n->conf.n_counters ||
 	    __atomic_load_n(&n->ctr_used[c->ctr_base], __ATOMIC_ACQUIRE) != 2) {
 		rte_errno = EINVAL;

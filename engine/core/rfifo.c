@@ -412,6 +412,13 @@ trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
 	return trd_fate(0, false);
 }
 
+/* A multi-packet message's reassembly key: its source node and message id. */
+static inline uint64_t
+reasm_key(const struct trd_pkt *p)
+{
+	return (uint64_t)(p->src[0] | p->src[1] << 8 | p->src[2] << 16) << 32 | p->msg_id;
+}
+
 /* A piece of a message for a guest's FIFO was refused: the message cut short is given up, or
  * its reassembly entry would stay until its sender goes (the guest gone while it came, its
  * owner dying, holds the entry for good otherwise). Only the entry of that message, of that
@@ -419,7 +426,7 @@ trd_rfifo_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p,
 static void
 reasm_forget(struct trd_node *n, const struct trd_pkt *p)
 {
-	uint64_t hkey = (uint64_t)(p->src[0] | p->src[1] << 8 | p->src[2] << 16) << 32 | p->msg_id;
+	uint64_t hkey = reasm_key(p);
 	int idx = rte_hash_lookup(n->reasm_hash, &hkey);
 	struct trd_reasm *r;
 
@@ -495,7 +502,7 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	}
 
 	/* Part of a longer message: reassemble by (source rank, message id). */
-	hkey = (uint64_t)(p->src[0] | p->src[1] << 8 | p->src[2] << 16) << 32 | p->msg_id;
+	hkey = reasm_key(p);
 	idx = rte_hash_lookup(n->reasm_hash, &hkey);
 	if (idx < 0) {
 		/* a peer may not make us hold more than the configured largest message */

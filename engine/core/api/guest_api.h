@@ -42,6 +42,14 @@ struct rte_ring;
 /* reception FIFO ids of a node, all guests together (TRD_GUEST_RFIFO_FIRST .. _LAST) */
 #define TRD_GUEST_RFIFOS_NODE 127
 
+/** Is @p slots a ring size the core serves: a power of 2, TRD_GUEST_SLOTS_MIN .. _MAX? */
+static inline bool
+trd_guest_slots_ok(uint32_t slots)
+{
+	return slots >= TRD_GUEST_SLOTS_MIN && slots <= TRD_GUEST_SLOTS_MAX &&
+	       (slots & (slots - 1)) == 0;
+}
+
 /** What a guest may do, and where its rings are. */
 struct trd_guest_conf {
 	unsigned int n_fifos;                        /**< 0 .. TRD_GUEST_FIFOS_MAX */
