@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A direct put: node 0 writes 64 KiB into a region node 1 registered, and learns it landed
- * from a byte counter that reaches zero. Two nodes of a 2x1x1 torus in this process, joined
- * by a ring link; no lcore serves them, so every wait polls them inline.
+ * from a byte counter that reaches zero. Two nodes of a 2x1x1 torus: in this process, joined
+ * by a ring link and polled inline by every wait, or (--attach) two nodes of a toroid-node,
+ * this process attached to both (example.h).
  *
- *   ./build/examples/put
+ *   ./build/examples/put [--attach SOCKET]
  */
 #include <stdio.h>
 #include <string.h>
 
-#include <rte_eal.h>
-#include <rte_errno.h>
-
 #include <toroid/toroid.h>
+
+#include "example.h"
 
 #define LEN        (64 * 1024)
 #define TIMEOUT_US 5000000
@@ -20,28 +20,21 @@
 int
 main(int argc, char **argv)
 {
-	char *eal[] = {argv[0], "--no-huge", "--no-pci",    "--no-shconf",   "-m", "512",
-		       "-l",    "0",         "--log-level", "lib.eal:error", NULL};
-	static uint8_t src[LEN], dst[LEN];
-	struct trd_net_conf nc = {0};
+	struct example ex;
 	struct trd_desc d;
 	uint16_t landed;
 	int rc = 1;
 
-	(void)argc;
-	if (rte_eal_init(10, eal) < 0)
+	if (example_open(&ex, argc, argv, 2) != 0)
 		return 1;
-	trd_torus_init(&nc.torus, 2, 1, 1);
-	struct trd_net *net = trd_net_create(&nc);
-	if (net == NULL) {
-		fprintf(stderr, "put: net: %s\n", rte_strerror(rte_errno));
-		return 1;
-	}
-	struct trd_node *a = trd_net_node(net, 0), *b = trd_net_node(net, 1);
+	struct trd_node *a = ex.node[0], *b = ex.node[1];
+	/* memory each engine reads and writes directly */
+	uint8_t *src = trd_mem_alloc(a, LEN), *dst = trd_mem_alloc(b, LEN);
 
 	/* the target: a region others may write, and a counter of the bytes still to land */
-	struct trd_mr *mr = trd_mr_register(b, dst, sizeof(dst), TRD_ACCESS_REMOTE_WRITE);
-	if (mr == NULL || trd_counter_alloc(b, &landed) != 0 ||
+	struct trd_mr *mr =
+		dst != NULL ? trd_mr_register(b, dst, LEN, TRD_ACCESS_REMOTE_WRITE) : NULL;
+	if (src == NULL || mr == NULL || trd_counter_alloc(b, &landed) != 0 ||
 	    trd_counter_set(b, landed, LEN) != 0)
 		goto out;
 
@@ -58,10 +51,14 @@ main(int argc, char **argv)
 		fprintf(stderr, "put: the data did not land\n");
 		goto out;
 	}
-	printf("put: %u bytes landed in node 1's region, counter at zero\n", LEN);
+	printf("put: %u bytes landed in node 1's region, counter at zero%s\n", LEN,
+	       ex.attached ? " (attached)" : "");
 	rc = 0;
 out:
-	trd_net_free(net);
-	rte_eal_cleanup();
+	if (mr != NULL)
+		trd_mr_deregister(mr);
+	trd_mem_free(a, src);
+	trd_mem_free(b, dst);
+	example_close(&ex);
 	return rc;
 }

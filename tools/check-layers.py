@@ -296,14 +296,14 @@ VNI_CALLS = {
     "rx.c": {"iface", "tx", "order", "proto", "vmem"},
     "rx_grant.c": {"iface", "order", "proto"},
     "order.c": {"iface", "tx", "rx"},
-    "rma.c": {"iface", "tx", "proto", "vmem"},
+    "rma.c": {"iface", "tx", "proto", "vmem", "mu"},
     "coll.c": {"iface"},
     "proto_tx.c": set(),
     "vni_tel.c": set(),
     "mu.c": {"iface"},
 }
 # the application side (libtoroid_vni): none of the service's headers
-VNI_APP = {"app.c", "app_rma.c", "app_coll.c", "app_host.c", "app_mu.c", "vni_alloc.c", "app_pvt.h", "vni_alloc.h",
+VNI_APP = {"app.c", "app_rma.c", "app_coll.c", "app_host.c", "app_mu.c", "app_node.c", "vni_alloc.c", "app_pvt.h", "vni_alloc.h",
            "vni_seg.h"}
 
 

@@ -8,6 +8,7 @@
 #include <rte_log.h>
 #include <rte_memcpy.h>
 
+#include "api/attach_api.h"
 #include "node_pvt.h"
 
 /* A descriptor flag only the engine sets, on descriptors that arrived by remote get: refused
@@ -21,6 +22,14 @@ extern int trd_node_logtype;
 
 /** The region with @p key, or NULL. Safe on the data path. */
 struct trd_mr *trd_mr_lookup(struct trd_node *n, uint64_t key);
+
+/* a process's handle of a node of toroid-node (attach.c, api/attach_api.h): n->att != NULL */
+void trd_attach_free(struct trd_node *n);
+void trd_attach_msg_free(struct trd_msg *msg);
+int trd_attach_counter_alloc(struct trd_node *n, uint16_t *id);
+struct trd_mr *trd_attach_mr_register(struct trd_node *n, void *addr, size_t len,
+				      unsigned int access);
+int trd_attach_mr_deregister(struct trd_mr *mr);
 
 /* The process's nodes (node.c): take @p n out; whether it is there (by address, no access). */
 void trd_node_unregister(struct trd_node *n);

@@ -37,6 +37,8 @@ trd_counter_alloc(struct trd_node *n, uint16_t *id)
 
 	if (n == NULL || id == NULL)
 		return -EINVAL;
+	if (n->att != NULL)
+		return trd_attach_counter_alloc(n, id);
 	rte_spinlock_lock(&n->ctl_lock);
 	for (unsigned int i = 1; i < n->conf.n_counters; i++) {
 		if (!n->ctr_used[i]) {
@@ -95,6 +97,8 @@ trd_counter_wait(struct trd_node *n, uint16_t id, uint64_t timeout_us)
 
 	if (!ctr_ok(n, id))
 		return -EINVAL;
+	if (n->att != NULL)
+		return n->att->counter_wait(n, id, timeout_us);
 	deadline = trd_time_us() + timeout_us;
 	for (;;) {
 		v = __atomic_load_n(&n->ctr[id], __ATOMIC_ACQUIRE);

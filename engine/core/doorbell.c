@@ -29,6 +29,10 @@ trd_doorbell_register(struct trd_node *n, void *addr, size_t len, struct trd_eq 
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (n->att != NULL) {
+		rte_errno = ENOTSUP;
+		return NULL;
+	}
 	mr = trd_mr_register(n, addr, len, TRD_ACCESS_REMOTE_WRITE);
 	if (mr != NULL) {
 		mr->eq = eq;

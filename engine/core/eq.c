@@ -39,6 +39,10 @@ trd_eq_create(struct trd_node *n, int core, unsigned int size)
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (n->att != NULL) {
+		rte_errno = ENOTSUP; /* an attached process: trd_vni_rfifo_fd() */
+		return NULL;
+	}
 	if (n->n_eqs >= TRD_MAX_EQS) {
 		rte_errno = ENOSPC;
 		return NULL;

@@ -41,7 +41,7 @@ trd_inj_fifo(struct trd_node *n, unsigned int idx)
 unsigned int
 trd_inj_fifo_free_count(const struct trd_inj_fifo *f)
 {
-	return f == NULL ? 0 : rte_ring_free_count(f->ring) / TRD_UNITS;
+	return f == NULL || f->ring == NULL ? 0 : rte_ring_free_count(f->ring) / TRD_UNITS;
 }
 
 int
@@ -49,6 +49,8 @@ trd_inj_fifo_stats_get(const struct trd_inj_fifo *f, struct trd_inj_fifo_stats *
 {
 	if (f == NULL || st == NULL)
 		return -EINVAL;
+	if (f->ring == NULL)
+		return -ENOTSUP; /* an attached process's: the engine counts (trd_vni_mu_info) */
 	st->descs = __atomic_load_n(&f->descs, __ATOMIC_RELAXED);
 	st->pkts = __atomic_load_n(&f->pkts, __ATOMIC_RELAXED);
 	st->pkts_sent = __atomic_load_n(&f->sent, __ATOMIC_ACQUIRE);
@@ -289,6 +291,9 @@ inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int nd, u
 int
 trd_inject_bulk(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int nd)
 {
+	/* a FIFO of an attached process: its library posts into its ring in the segment */
+	if (unlikely(f != NULL && f->ring == NULL))
+		return f->node->att->inject(f->node, f->id, d, nd);
 	return inject_bulk(f, d, nd, 0);
 }
 

@@ -129,6 +129,8 @@ trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	if (n->att != NULL)
+		return trd_attach_mr_register(n, addr, len, access);
 	iova = mr_iova(addr, len, &dpdk);
 	if ((access & TRD_ACCESS_DMA) && (!dpdk || iova == RTE_BAD_IOVA)) {
 		TRD_LOG(ERR, "region %p+%zu: not DMA-able (%s)", addr, len,
@@ -184,6 +186,8 @@ trd_mr_deregister(struct trd_mr *mr)
 	if (mr == NULL || mr->key == 0)
 		return -EINVAL;
 	n = mr->node;
+	if (n->att != NULL)
+		return trd_attach_mr_deregister(mr);
 	rte_spinlock_lock(&n->ctl_lock);
 	__atomic_store_n(&mr->key, 0, __ATOMIC_SEQ_CST);
 	rte_spinlock_unlock(&n->ctl_lock);
@@ -279,4 +283,33 @@ trd_mr_lookup(struct trd_node *n, uint64_t key)
 		return NULL;
 	mr = &n->mrs[mr_slot_of(n, key)];
 	return __atomic_load_n(&mr->key, __ATOMIC_ACQUIRE) == key ? mr : NULL;
+}
+
+void *
+trd_mem_alloc(struct trd_node *n, size_t len)
+{
+	void *p;
+
+	if (n == NULL || len == 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (n->att != NULL)
+		p = n->att->mem_alloc(n, len);
+	else
+		p = rte_zmalloc("trd_mem", len, RTE_CACHE_LINE_SIZE);
+	if (p == NULL)
+		rte_errno = ENOMEM;
+	return p;
+}
+
+void
+trd_mem_free(struct trd_node *n, void *p)
+{
+	if (n == NULL || p == NULL)
+		return;
+	if (n->att != NULL)
+		n->att->mem_free(n, p);
+	else
+		rte_free(p);
 }

@@ -538,6 +538,10 @@ trd_node_free(struct trd_node *n)
 
 	if (n == NULL)
 		return;
+	if (n->att != NULL) {
+		trd_attach_free(n);
+		return;
+	}
 	/* out of the registry and without a capture at once: a capture command that found it
 	 * there (telemetry) either acts before this or finds it gone */
 	trd_node_capture_fini(n);
@@ -599,6 +603,8 @@ trd_node_add_link(struct trd_node *n, struct trd_link *l, enum trd_dir dir)
 {
 	if (n == NULL || l == NULL || l->node != NULL || dir < TRD_DIR_NONE || dir >= TRD_DIR_COUNT)
 		return -EINVAL;
+	if (n->att != NULL)
+		return -ENOTSUP;
 	if (__atomic_load_n(&n->served, __ATOMIC_ACQUIRE))
 		return -EBUSY;
 	if (n->n_links >= TRD_MAX_LINKS)
@@ -741,7 +747,7 @@ trd_node_set_progress(struct trd_node *n, trd_progress_fn fn, void *arg)
 void
 trd_node_progress(struct trd_node *n)
 {
-	if (n == NULL)
+	if (n == NULL || n->att != NULL)
 		return;
 	if (__atomic_load_n(&n->served, __ATOMIC_ACQUIRE)) {
 		rte_pause();

@@ -283,6 +283,11 @@ struct trd_reasm {
 
 struct trd_node {
 	char name[32];
+	/* a process attached to toroid-node (attach.c), NULL for a node of this process: the
+	 * calls it takes go there, counters are its block (ctr_first .. ctr_end - 1) */
+	const struct trd_attach_ops *att;
+	void *att_ctx;
+	uint16_t ctr_first, ctr_end;
 	struct trd_torus torus;
 	struct trd_coord coord;
 	uint32_t rank;

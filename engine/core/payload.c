@@ -40,6 +40,8 @@ trd_payload_alloc(struct trd_node *n, uint32_t len, struct trd_payload **out, vo
 
 	if (n == NULL || len == 0 || out == NULL || data == NULL)
 		return -EINVAL;
+	if (n->att != NULL)
+		return -ENOTSUP;
 	m = rte_pktmbuf_alloc(n->pool);
 	if (m == NULL) {
 		stat_add(n, TRD_STAT_NO_MBUF, 1);
@@ -93,7 +95,7 @@ trd_inject_payload(struct trd_inj_fifo *f, const struct trd_desc *d, struct trd_
 	struct trd_node *n;
 	int rank, rc;
 
-	if (f == NULL || d == NULL || p == NULL)
+	if (f == NULL || d == NULL || p == NULL || f->ring == NULL)
 		return -EINVAL;
 	n = f->node;
 	if ((d->op != TRD_OP_PUT && d->op != TRD_OP_FIFO) ||

@@ -156,6 +156,8 @@ trd_node_poll(struct trd_node *n)
 
 	if (unlikely(n == NULL))
 		return -EINVAL;
+	if (unlikely(n->att != NULL))
+		return 0; /* an attached process's: toroid-node serves it */
 	if (likely(n->n_shares <= 1))
 		return share_poll(n);
 	for (unsigned int k = 0; k < n->n_shares; k++) {
@@ -220,7 +222,8 @@ trd_lcore_launch_shares(unsigned int lcore, struct trd_node *const nodes[],
 	    !rte_lcore_is_enabled(lcore) || lcore == rte_get_main_lcore())
 		return -EINVAL;
 	for (i = 0; i < n; i++)
-		if (nodes[i] == NULL || (shares != NULL && shares[i] >= nodes[i]->n_shares))
+		if (nodes[i] == NULL || nodes[i]->att != NULL ||
+		    (shares != NULL && shares[i] >= nodes[i]->n_shares))
 			return -EINVAL;
 	s = &serv[lcore];
 	if (s->running || rte_eal_get_lcore_state(lcore) != WAIT)

@@ -71,6 +71,8 @@ trd_inject_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 	    (spec->mode != TRD_CPL_LOCAL && spec->mode != TRD_CPL_DELIVERY))
 		return -EINVAL;
 	n = f->node;
+	if (n->att != NULL)
+		return -ENOTSUP; /* a process's reflection is by counter (docs/vni.md) */
 	if (spec->mode == TRD_CPL_DELIVERY) {
 		refl = data->dst;
 	} else if (spec->reflector != NULL) {

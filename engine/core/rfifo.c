@@ -64,6 +64,8 @@ trd_rec_fifo_poll(struct trd_rec_fifo *rf, struct trd_msg **msgs, unsigned int n
 {
 	if (rf == NULL || (msgs == NULL && n != 0))
 		return -EINVAL;
+	if (unlikely(rf->ring == NULL))
+		return rf->node->att->rfifo_poll(rf->node, rf->id, msgs, n);
 	return (int)rte_ring_dequeue_burst(rf->ring, (void **)msgs, n, NULL);
 }
 
@@ -74,6 +76,8 @@ trd_rec_fifo_wait(struct trd_rec_fifo *rf, struct trd_msg **msg, uint64_t timeou
 
 	if (rf == NULL || msg == NULL)
 		return -EINVAL;
+	if (rf->ring == NULL)
+		return rf->node->att->rfifo_wait(rf->node, rf->id, msg, timeout_us);
 	deadline = trd_time_us() + timeout_us;
 	while (rte_ring_dequeue(rf->ring, (void **)msg) != 0) {
 		if (trd_time_us() >= deadline)
@@ -162,6 +166,8 @@ trd_msg_free(struct trd_msg *msg)
 		blk_put(mp->blk, 1);
 	else if (mp->m != NULL)
 		rte_pktmbuf_free(mp->m);
+	else if (msg->fifo >= TRD_GUEST_RFIFO_FIRST)
+		trd_attach_msg_free(msg); /* read in place in an attached process's FIFO */
 	else
 		rte_free(msg);
 }
@@ -615,4 +621,10 @@ trd_reasm_purge(struct trd_node *n, const uint8_t src[3])
 			r->msg = NULL;
 		}
 	}
+}
+
+uint8_t
+trd_rec_fifo_id(const struct trd_rec_fifo *rf)
+{
+	return rf != NULL ? rf->id : 0;
 }

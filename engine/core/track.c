@@ -111,6 +111,8 @@ trd_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *res
 {
 	if (n == NULL || id == NULL || rfifo >= n->n_rec)
 		return -EINVAL;
+	if (n->att != NULL)
+		return -ENOTSUP;
 	return track_take_free(n, TRD_CPL_TRACK, rfifo, cookie, result, NULL, NULL, id) != NULL
 		       ? 0
 		       : -ENOSPC;

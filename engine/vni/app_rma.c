@@ -63,16 +63,24 @@ trd_vni_mr_reg(struct trd_vni *v, void *addr, size_t len, unsigned int access, u
 	int rc;
 
 	if (v == NULL || key == NULL || len == 0 || (uintptr_t)addr + len < (uintptr_t)addr ||
-	    (access & ~(TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE | TRD_VNI_MR_OFFSET)) ||
+	    (access & ~(TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE | TRD_VNI_MR_OFFSET |
+			TRD_VNI_MR_MU)) ||
 	    !(access & (TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE)))
 		return -EINVAL;
+	/* a part of the region: the engine is told its offset in the region */
+	if ((access & TRD_VNI_MR_MU) &&
+	    (v->region == NULL || (uint8_t *)addr < v->region ||
+	     (uint64_t)((uint8_t *)addr - v->region) > v->region_len ||
+	     len > v->region_len - (uint64_t)((uint8_t *)addr - v->region)))
+		return -EFAULT;
 	rc = vnic_check_live(v);
 	if (rc != 0)
 		return rc;
 	memset(&req, 0, sizeof(req));
 	req.op = TRD_VNI_SOCK_MR_REG;
 	req.access = access;
-	req.addr = (uint64_t)(uintptr_t)addr;
+	req.addr = (access & TRD_VNI_MR_MU) ? (uint64_t)((uint8_t *)addr - v->region)
+					    : (uint64_t)(uintptr_t)addr;
 	req.len = len;
 	req.key = *key;
 	return mr_request(v, &req, key);

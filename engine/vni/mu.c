@@ -47,6 +47,10 @@ struct vmu {
 	uint64_t region_off, region_len;
 	struct trd_mr *mr;
 	struct trd_mr *gone; /* mr once deregistered, while its readers are waited for */
+	/* parts of the region registered as regions of the node (TRD_VNI_MR_MU): a slot is
+	 * reused once deregistered and nothing reads it; the segment stays while one is read */
+	struct trd_mr *sub[TRD_VNI_MU_MRS];
+	bool sub_live[TRD_VNI_MU_MRS];
 	uint64_t key;
 	uint16_t ctr_base; /* 0: no block */
 	int ctr_fd;        /* the block's own memfd, passed at attach (-1: none) */
@@ -261,6 +265,84 @@ mu_retire(struct trd_vni_svc *s, struct vmu *m, bool now)
 	return 0;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* parts of the region as regions of the node */
+
+/* No new read of any part starts. */
+static void
+mu_subs_off(struct vmu *m)
+{
+	for (unsigned int i = 0; i < TRD_VNI_MU_MRS; i++)
+		if (m->sub_live[i]) {
+			trd_mr_deregister(m->sub[i]);
+			m->sub_live[i] = false;
+		}
+}
+
+/* Descriptors reading any part, deregistered or not. */
+static uint32_t
+mu_subs_read(const struct vmu *m)
+{
+	uint32_t n = 0;
+
+	for (unsigned int i = 0; i < TRD_VNI_MU_MRS; i++)
+		if (m->sub[i] != NULL)
+			n += trd_mr_readers(m->sub[i]);
+	return n;
+}
+
+int
+svc_mu_mr_reg(struct trd_vni_svc *s, struct vif *v, uint64_t off, uint64_t len, uint32_t access,
+	      uint64_t *key)
+{
+	struct vmu *m = v->mu;
+	unsigned int core = TRD_ACCESS_COPY; /* copied into frames, readers counted */
+	struct trd_mr *mr;
+	int slot = -1;
+
+	if (m == NULL || m->mr == NULL || v->dead)
+		return -ENOENT;
+	if (len == 0 || off > m->region_len || len > m->region_len - off)
+		return -EFAULT;
+	if (access & TRD_VNI_MR_REMOTE_READ)
+		core |= TRD_ACCESS_REMOTE_READ;
+	if (access & TRD_VNI_MR_REMOTE_WRITE)
+		core |= TRD_ACCESS_REMOTE_WRITE;
+	for (unsigned int i = 0; i < TRD_VNI_MU_MRS && slot < 0; i++)
+		if (m->sub[i] == NULL || (!m->sub_live[i] && trd_mr_readers(m->sub[i]) == 0))
+			slot = (int)i;
+	if (slot < 0)
+		return -ENOSPC;
+	mr = trd_mr_register(s->node, v->base + m->region_off + off, len, core);
+	if (mr == NULL)
+		return -ENOSPC;
+	/* its frames count on the process's counters alone, as the region's */
+	if (trd_mr_bind_counters(mr, m->ctr_base) != 0) {
+		trd_mr_deregister(mr);
+		return -EINVAL;
+	}
+	m->sub[slot] = mr;
+	m->sub_live[slot] = true;
+	*key = trd_mr_key(mr);
+	return 0;
+}
+
+int
+svc_mu_mr_dereg(struct vif *v, uint64_t key)
+{
+	struct vmu *m = v->mu;
+
+	if (m == NULL || key == 0)
+		return -ENOENT;
+	for (unsigned int i = 0; i < TRD_VNI_MU_MRS; i++)
+		if (m->sub_live[i] && trd_mr_key(m->sub[i]) == key) {
+			trd_mr_deregister(m->sub[i]);
+			m->sub_live[i] = false;
+			return 0;
+		}
+	return -ENOENT;
+}
+
 void
 svc_mu_free(struct trd_vni_svc *s, struct vif *v)
 {
@@ -272,6 +354,7 @@ svc_mu_free(struct trd_vni_svc *s, struct vif *v)
 	mu_retire(s, m, true);
 	if (m->mr != NULL)
 		trd_mr_deregister(m->mr);
+	mu_subs_off(m);
 	if (m->ctr_base != 0)
 		trd_counter_block_free(s->node, m->ctr_base);
 	/* (a block taken by an attachment refused after it, for want of FIFO ids: not counted;
@@ -313,8 +396,10 @@ svc_mu_poll(struct trd_vni_svc *s)
 			m->gone = m->mr;
 			m->mr = NULL;
 		}
+		mu_subs_off(m);
 		/* out of the core's round once it holds none of its descriptors */
-		if (mu_retire(s, m, false) == 0 && trd_mr_readers(m->gone) == 0) {
+		if (mu_retire(s, m, false) == 0 && trd_mr_readers(m->gone) == 0 &&
+		    mu_subs_read(m) == 0) {
 			/* nothing of a dead process's descriptors is left in the core and nothing
 			 * reads its region: region and counters may go with the interface */
 			m->held = false;

@@ -21,6 +21,12 @@ int svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why);
 unsigned int svc_mu_fds(const struct vif *v, int *fds);
 /* Release what svc_mu_create() took (the interface is being unmapped). */
 void svc_mu_free(struct trd_vni_svc *s, struct vif *v);
+/* A part [off, off + len) of the interface's region as a region of the node (TRD_VNI_MR_MU):
+ * its key. @return 0, -EINVAL, -EFAULT (not within), -ENOSPC, -ENOENT (no region). */
+int svc_mu_mr_reg(struct trd_vni_svc *s, struct vif *v, uint64_t off, uint64_t len, uint32_t access,
+		  uint64_t *key);
+/* Deregister the part of key @p key. @return 0 or -ENOENT. */
+int svc_mu_mr_dereg(struct vif *v, uint64_t key);
 /* One round over the interfaces: a dead or broken one's FIFOs stopped, a dead one released
  * once the core holds nothing of it and nothing reads its region. 0 (the core's round does
  * the work). */

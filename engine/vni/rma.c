@@ -24,6 +24,7 @@
 #include <rte_random.h>
 
 #include "iface_pvt.h"
+#include "mu_pvt.h"
 #include "proto_pvt.h"
 #include "rma_pvt.h"
 #include "tx_pvt.h"
@@ -237,7 +238,13 @@ svc_mr_request(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_m
 	struct trd_vni_sock_mr_answer ans = {.op = TRD_VNI_SOCK_MR_ANSWER};
 	struct vmr *m;
 
-	if (req->op == TRD_VNI_SOCK_MR_REG) {
+	if (req->op == TRD_VNI_SOCK_MR_REG && (req->access & TRD_VNI_MR_MU)) {
+		ans.status = svc_mu_mr_reg(s, v, req->addr, req->len, req->access, &ans.key);
+		if (ans.status == 0)
+			ST(s, MR_REGS)++;
+		else
+			ST(s, MR_REFUSED)++;
+	} else if (req->op == TRD_VNI_SOCK_MR_REG) {
 		ans.status = mr_reg(s, v, req, &ans.key);
 		if (ans.status == 0)
 			ST(s, MR_REGS)++;
@@ -245,7 +252,9 @@ svc_mr_request(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_m
 			ST(s, MR_REFUSED)++;
 	} else {
 		m = mr_find(v, req->key);
-		if (m == NULL) {
+		if (m == NULL && svc_mu_mr_dereg(v, req->key) == 0) {
+			ST(s, MR_DEREGS)++;
+		} else if (m == NULL) {
 			ans.status = -ENOENT;
 		} else {
 			memset(m, 0, sizeof(*m));

@@ -192,6 +192,7 @@ svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_r
 	g->node[0] = s->coord.x;
 	g->node[1] = s->coord.y;
 	g->node[2] = s->coord.z;
+	memcpy(g->dims, trd_node_torus(s->node)->dim, sizeof(g->dims));
 	snprintf(g->node_name, sizeof(g->node_name), "%s", trd_node_name(s->node));
 	seg_publish_cpus(g);
 	v->cmdq = (struct rte_ring *)(v->base + cmdq_off);

@@ -294,7 +294,8 @@ struct trd_vni_seg {
 	uint64_t pool_off, pool_size;
 	uint64_t db_off;
 	uint8_t node[3];
-	uint8_t rsvd1[5];
+	uint8_t dims[3]; /* the torus's sizes (0: an engine before they were written here) */
+	uint8_t rsvd1[2];
 	char node_name[32];
 	/* version 5: offset of struct trd_vni_mu (0: none), in the padding before app_armed */
 	uint64_t mu_off;

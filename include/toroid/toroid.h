@@ -730,6 +730,12 @@ struct trd_msg {
 /** Reception FIFO @p idx of @p node, or NULL. */
 struct trd_rec_fifo *trd_rec_fifo(struct trd_node *node, unsigned int idx);
 /**
+ * The id a sender names to reach @p rf (trd_desc_fifo()'s @c fifo): @p idx itself on a node of
+ * this process, the node's id of the process's FIFO (TRD_GUEST_RFIFO_FIRST ..) on a node handle
+ * of a process attached to toroid-node (trd_node_attach()). 0 for NULL.
+ */
+uint8_t trd_rec_fifo_id(const struct trd_rec_fifo *rf);
+/**
  * Take up to @p n messages, in the order they arrived: a bundle's messages come one after the
  * other. @return the count (0 if none), or -EINVAL.
  */
@@ -1108,6 +1114,17 @@ int trd_counter_block_free(struct trd_node *node, uint16_t base);
  * and the memory is not DMA-able) or ENOSPC.
  */
 struct trd_mr *trd_mr_register(struct trd_node *node, void *addr, size_t len, unsigned int access);
+/**
+ * @p len bytes (zeroed, 64-byte aligned) the engine of @p node reads and writes directly: any
+ * source or region of a put, a message or a remote get. On a node of this process, DPDK memory
+ * (rte_zmalloc(): its IO address known, sent zero-copy); on the handle of a process attached to
+ * toroid-node (trd_node_attach()), a block of the process's region in its shared segment, which
+ * is the only memory the engine reaches there (above the inline size, 256 bytes, a source and
+ * every region must lie in it). NULL with rte_errno (ENOMEM, EINVAL) if none.
+ */
+void *trd_mem_alloc(struct trd_node *node, size_t len);
+/** Give back a block of trd_mem_alloc(). NULL is a no-op. */
+void trd_mem_free(struct trd_node *node, void *p);
 /**
  * Deregister: no new engine write or read of the region starts after this returns. Packets
  * already built from it zero-copy (not yet acknowledged by their peer) still point at its

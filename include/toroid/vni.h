@@ -370,6 +370,15 @@ int trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, i
  * addresses)
  */
 #define TRD_VNI_MR_OFFSET 0x4
+/**
+ * [addr, addr + len) lies in this process's messaging-unit region (trd_vni_mu_info()): the
+ * engine registers it as a region of its node, its key a node key that descriptors name
+ * (rkey; what trd_mr_register() on a handle of trd_node_attach() asks). Remote addresses
+ * are offsets from @p addr; at most TRD_VNI_MU_MRS at once.
+ */
+#define TRD_VNI_MR_MU 0x8
+/** Regions of TRD_VNI_MR_MU an interface holds at once. */
+#define TRD_VNI_MU_MRS 32
 
 /**
  * Register [addr, addr + len) of this process's own memory (anywhere: heap, stack, mmap; not
@@ -497,6 +506,30 @@ int trd_vni_rfifo_arm(struct trd_vni *v, unsigned int k);
 /** Withdraw a region: later accesses through its key fail at the target (-EACCES at the
  * origin). @return 0, -ENOENT, -ECONNRESET. */
 int trd_vni_mr_dereg(struct trd_vni *v, uint64_t key);
+
+/* ------------------------------------------------------------------------------------------ */
+/** @name One API (docs/vni.md, "One API"; library libtoroid_attach, which also needs libtoroid
+ * but no EAL) */
+
+struct trd_node;
+/**
+ * Attach this process to its engine as trd_vni_open() does (@p conf must ask for
+ * messaging-unit objects: mu_fifos, mu_rfifos, mu_region) and give a node handle the calls of
+ * <toroid/toroid.h> take as a node of this process: trd_node_coord(), trd_inj_fifo() and
+ * trd_inject() (FIFOs 0 .. mu_fifos - 1), trd_counter_*() (ids of the node, from the process's
+ * block), trd_mr_register() (a part of the region), trd_mem_alloc(), trd_rec_fifo() with
+ * trd_rec_fifo_id(), trd_rec_fifo_poll()/_wait(), trd_msg_free(). Others that need the node
+ * itself refuse it (-ENOTSUP). trd_node_free() detaches. Counter ids are the node's, in a
+ * descriptor's inj_ctr as in its rec_ctr. Above 256 bytes (inline) a source must lie in the
+ * region: memory from trd_mem_alloc(). Messages are read in place; the ring's slots go back
+ * once every message taken from that FIFO was freed.
+ * @return the handle, or NULL with errno and rte_errno (trd_vni_open()'s, or EINVAL: no
+ * messaging-unit objects).
+ */
+struct trd_node *trd_node_attach(const struct trd_vni_conf *conf);
+/** The interface behind a handle of trd_node_attach() (tagged messages, statistics), or NULL
+ * for a node of this process. */
+struct trd_vni *trd_node_vni(const struct trd_node *n);
 
 /**
  * One-sided write of @p len bytes (0 .. 1 GiB) from @p buf (anywhere in this process's memory;

@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One API (docs/vni.md, "One API"): a process attached to toroid-node gets a struct trd_node
+ * from trd_node_attach(), and the core's calls on it (trd_inject, trd_counter_*,
+ * trd_mr_register, trd_rec_fifo_*, trd_mem_alloc, trd_node_free) work as on a node made in the
+ * process: the core hands each to the operations here (engine/core/api/attach_api.h), which
+ * use the interface's messaging-unit objects. Counter ids are the node's, as an in-process
+ * program's are; memory the engine reaches is the process's region (trd_mem_alloc()).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+
+#include <toroid/toroid.h>
+#include <toroid/vni.h>
+
+#include "attach_api.h"
+#include "app_pvt.h"
+
+#define AN_BULK 64 /* descriptors one trd_inject_bulk() takes */
+
+/* a message read in place in a reception FIFO, and the FIFO it came from */
+struct an_msg {
+	struct trd_attach_msg am;
+	struct an_rx *rx;
+};
+
+struct an_rx {
+	struct an_node *an;
+	unsigned int k;   /* the interface's FIFO number */
+	uint8_t id;       /* the node's id of it */
+	uint32_t n, next; /* msgs[]: as many as the ring has slots, used in turn */
+	uint32_t held;    /* handed out and not freed: the ring is given back at 0 */
+	struct an_msg *msgs;
+};
+
+struct an_mr {
+	uint64_t key, off, len; /* key 0: free */
+};
+
+struct an_node {
+	struct trd_vni *v;
+	struct trd_node *n;
+	struct trd_vni_heap heap; /* blocks of the region (trd_mem_alloc) */
+	struct an_rx rx[TRD_VNI_MU_RFIFOS_MAX];
+	struct an_mr mr[TRD_VNI_MU_MRS];
+};
+
+#define AN_HDR 64 /* before each block of trd_mem_alloc(): its length */
+
+static struct an_node *
+an_of(const struct trd_node *n)
+{
+	return trd_node_attach_ctx(n);
+}
+
+/* A counter id of the node to the interface's number: 0 stays 0, -1 if not its own. */
+static int
+an_ctr(const struct an_node *a, uint16_t id)
+{
+	if (id == 0)
+		return 0;
+	if (id <= a->v->ctr_base || id >= a->v->ctr_base + TRD_COUNTER_BLOCK)
+		return -1;
+	return id - a->v->ctr_base;
+}
+
+/* Where [p, p + len) is in the region: 0 with *off, or -EFAULT. */
+static int
+an_region_off(const struct an_node *a, const void *p, uint64_t len, uint64_t *off)
+{
+	const uint8_t *b = p;
+	const struct trd_vni *v = a->v;
+
+	if (v->region == NULL || b < v->region || (uint64_t)(b - v->region) > v->region_len ||
+	    len > v->region_len - (uint64_t)(b - v->region))
+		return -EFAULT;
+	*off = (uint64_t)(b - v->region);
+	return 0;
+}
+
+/* One descriptor as the interface's FIFO takes it. */
+static int
+an_desc(const struct an_node *a, const struct trd_desc *d, struct trd_desc *c)
+{
+	int k = an_ctr(a, d->inj_ctr);
+	uint64_t off;
+
+	*c = *d;
+	if (k < 0)
+		return -EINVAL;
+	c->inj_ctr = (uint16_t)k;
+	if ((d->op != TRD_OP_PUT && d->op != TRD_OP_FIFO) || (d->flags & TRD_DF_IMM) ||
+	    d->len == 0)
+		return 0;
+	if (d->flags & TRD_DF_SRC_MR) {
+		/* a region of ours: the offset in it becomes one in the whole region */
+		if (d->src_key == a->v->region_key)
+			return 0;
+		for (unsigned int i = 0; i < TRD_VNI_MU_MRS; i++)
+			if (a->mr[i].key != 0 && a->mr[i].key == d->src_key) {
+				if (d->src > a->mr[i].len || d->len > a->mr[i].len - d->src)
+					return -EINVAL;
+				c->src_key = a->v->region_key;
+				c->src = a->mr[i].off + d->src;
+				return 0;
+			}
+		return -EINVAL;
+	}
+	if (d->len <= a->v->mu_inline_max)
+		return 0; /* inline: copied into the ring */
+	if (an_region_off(a, (const void *)(uintptr_t)d->src, d->len, &off) != 0)
+		return -EFAULT; /* the engine reaches the region alone */
+	c->flags |= TRD_DF_SRC_MR;
+	c->src_key = a->v->region_key;
+	c->src = off;
+	return 0;
+}
+
+static int
+an_inject(struct trd_node *n, unsigned int fifo, const struct trd_desc *d, unsigned int nd)
+{
+	struct an_node *a = an_of(n);
+	struct trd_desc c[AN_BULK];
+
+	if (d == NULL && nd != 0)
+		return -EINVAL;
+	if (nd > AN_BULK)
+		return -E2BIG;
+	for (unsigned int i = 0; i < nd; i++) {
+		int rc = an_desc(a, &d[i], &c[i]);
+
+		if (rc != 0)
+			return rc;
+	}
+	return trd_vni_inject(a->v, fifo, c, nd);
+}
+
+static int
+an_counter_wait(struct trd_node *n, uint16_t id, uint64_t timeout_us)
+{
+	struct an_node *a = an_of(n);
+	int k = an_ctr(a, id);
+
+	return k <= 0 ? -EINVAL : trd_vni_counter_wait(a->v, (uint16_t)k, timeout_us);
+}
+
+static int
+an_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access, uint64_t *key)
+{
+	struct an_node *a = an_of(n);
+	unsigned int va = TRD_VNI_MR_MU | TRD_VNI_MR_OFFSET;
+	struct an_mr *m = NULL;
+	uint64_t off;
+	int rc;
+
+	if (access & (TRD_ACCESS_DMA | TRD_ACCESS_VA))
+		return -ENOTSUP; /* the engine copies; offsets name its bytes */
+	if (an_region_off(a, addr, len, &off) != 0 || len == 0)
+		return -EFAULT;
+	if (access & TRD_ACCESS_REMOTE_READ)
+		va |= TRD_VNI_MR_REMOTE_READ;
+	if (access & TRD_ACCESS_REMOTE_WRITE)
+		va |= TRD_VNI_MR_REMOTE_WRITE;
+	if (!(va & (TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE)))
+		va |= TRD_VNI_MR_REMOTE_READ; /* a source of its own puts: no one writes it */
+	for (unsigned int i = 0; i < TRD_VNI_MU_MRS && m == NULL; i++)
+		if (a->mr[i].key == 0)
+			m = &a->mr[i];
+	if (m == NULL)
+		return -ENOSPC;
+	*key = 0;
+	rc = trd_vni_mr_reg(a->v, addr, len, va, key);
+	if (rc == 0) {
+		m->key = *key;
+		m->off = off;
+		m->len = len;
+	}
+	return rc;
+}
+
+static int
+an_mr_deregister(struct trd_node *n, uint64_t key)
+{
+	struct an_node *a = an_of(n);
+
+	for (unsigned int i = 0; i < TRD_VNI_MU_MRS; i++)
+		if (a->mr[i].key == key)
+			a->mr[i].key = 0;
+	return trd_vni_mr_dereg(a->v, key);
+}
+
+static void *
+an_mem_alloc(struct trd_node *n, size_t len)
+{
+	struct an_node *a = an_of(n);
+	int64_t off;
+	uint8_t *p;
+
+	if (a->heap.size == 0 || len > a->heap.size) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	off = trd_vni_heap_alloc(&a->heap, AN_HDR + (uint64_t)len);
+	if (off < 0) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	p = a->v->region + off;
+	memcpy(p, &len, sizeof(len)); /* the length the block was taken with */
+	memset(p + AN_HDR, 0, len);
+	return p + AN_HDR;
+}
+
+static void
+an_mem_free(struct trd_node *n, void *ptr)
+{
+	struct an_node *a = an_of(n);
+	uint8_t *p = (uint8_t *)ptr - AN_HDR;
+	uint64_t off;
+	size_t len;
+
+	if (an_region_off(a, p, AN_HDR, &off) != 0)
+		return;
+	memcpy(&len, p, sizeof(len));
+	trd_vni_heap_free(&a->heap, off, AN_HDR + (uint64_t)len);
+}
+
+static struct an_rx *
+an_rx_of(struct an_node *a, uint8_t id)
+{
+	for (unsigned int k = 0; k < a->v->n_rx; k++)
+		if (a->rx[k].id == id)
+			return &a->rx[k];
+	return NULL;
+}
+
+/* The next message holder of @p rx, filled by @p rc > 0 of a poll or wait. */
+static struct trd_msg *
+an_rx_took(struct an_rx *rx, struct an_msg *m)
+{
+	m->am.msg.fifo = rx->id;
+	m->am.none[0] = m->am.none[1] = NULL;
+	m->rx = rx;
+	rx->next = (rx->next + 1) % rx->n;
+	rx->held++;
+	return &m->am.msg;
+}
+
+static int
+an_rfifo_poll(struct trd_node *n, uint8_t id, struct trd_msg **msgs, unsigned int nm)
+{
+	struct an_rx *rx = an_rx_of(an_of(n), id);
+	unsigned int got = 0;
+
+	if (rx == NULL)
+		return -EINVAL;
+	while (got < nm && rx->held < rx->n) {
+		struct an_msg *m = &rx->msgs[rx->next];
+		int rc = trd_vni_rfifo_poll(rx->an->v, rx->k, &m->am.msg, 1);
+
+		if (rc <= 0)
+			return got != 0 ? (int)got : rc;
+		msgs[got++] = an_rx_took(rx, m);
+	}
+	return (int)got;
+}
+
+static int
+an_rfifo_wait(struct trd_node *n, uint8_t id, struct trd_msg **msg, uint64_t timeout_us)
+{
+	struct an_rx *rx = an_rx_of(an_of(n), id);
+	uint64_t ms = timeout_us / 1000 + (timeout_us % 1000 != 0);
+	struct an_msg *m;
+	int rc;
+
+	if (rx == NULL)
+		return -EINVAL;
+	if (rx->held >= rx->n)
+		return -ENOBUFS; /* every message of the ring is held */
+	m = &rx->msgs[rx->next];
+	rc = trd_vni_rfifo_wait(rx->an->v, rx->k, &m->am.msg, ms > INT_MAX ? INT_MAX : (int)ms);
+	if (rc <= 0)
+		return rc == 0 ? -ETIMEDOUT : rc;
+	*msg = an_rx_took(rx, m);
+	return 0;
+}
+
+static void
+an_msg_free(struct trd_msg *msg)
+{
+	struct an_msg *m = (struct an_msg *)(void *)msg;
+	struct an_rx *rx = m->rx;
+
+	/* the ring's slots go back once every message taken from it is freed */
+	if (rx != NULL && rx->held != 0 && --rx->held == 0)
+		trd_vni_rfifo_release(rx->an->v, rx->k);
+	m->rx = NULL;
+}
+
+static void
+an_close(struct trd_node *n)
+{
+	struct an_node *a = an_of(n);
+
+	trd_vni_close(a->v);
+	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
+		free(a->rx[k].msgs);
+	trd_vni_heap_fini(&a->heap);
+	free(a);
+}
+
+static const struct trd_attach_ops an_ops = {
+	.inject = an_inject,
+	.counter_wait = an_counter_wait,
+	.mr_register = an_mr_register,
+	.mr_deregister = an_mr_deregister,
+	.mem_alloc = an_mem_alloc,
+	.mem_free = an_mem_free,
+	.rfifo_poll = an_rfifo_poll,
+	.rfifo_wait = an_rfifo_wait,
+	.msg_free = an_msg_free,
+	.close = an_close,
+};
+
+struct trd_node *
+trd_node_attach(const struct trd_vni_conf *conf)
+{
+	struct trd_attach_conf c = {.ops = &an_ops};
+	struct trd_vni_info info;
+	struct an_node *a;
+	struct trd_vni *v;
+	int err = ENOMEM;
+
+	if (conf == NULL) {
+		rte_errno = errno = EINVAL;
+		return NULL;
+	}
+	v = trd_vni_open(conf);
+	if (v == NULL) {
+		rte_errno = errno;
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (a == NULL)
+		goto fail;
+	a->v = v;
+	if (trd_vni_info(v, &info) != 0 || v->mu == NULL) {
+		err = EINVAL; /* no messaging-unit objects asked for */
+		goto fail;
+	}
+	if (v->region_len != 0 && trd_vni_heap_init(&a->heap, v->region_len) != 0)
+		goto fail;
+	for (unsigned int k = 0; k < v->n_rx; k++) {
+		a->rx[k].an = a;
+		a->rx[k].k = k;
+		a->rx[k].id = v->rx_id[k];
+		a->rx[k].n = v->rx_slots;
+		a->rx[k].msgs = calloc(v->rx_slots, sizeof(struct an_msg));
+		if (a->rx[k].msgs == NULL)
+			goto fail;
+	}
+	c.ctx = a;
+	c.coord = (struct trd_coord){info.node[0], info.node[1], info.node[2]};
+	for (unsigned int i = 0; i < 3; i++)
+		c.torus.dim[i] = v->seg->dims[i] != 0 ? v->seg->dims[i] : (uint8_t)(info.node[i] + 1);
+	c.name = info.node_name;
+	c.n_fifos = v->n_inj;
+	c.n_rfifos = v->n_rx;
+	c.rfifo_ids = v->rx_id;
+	c.ctrs = (int64_t *)(uintptr_t)v->ctrs;
+	c.ctr_base = v->ctr_base;
+	c.n_ctrs = TRD_COUNTER_BLOCK;
+	a->n = trd_node_attach_new(&c);
+	if (a->n == NULL) {
+		err = rte_errno;
+		goto fail;
+	}
+	return a->n;
+fail:
+	if (a != NULL) {
+		for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
+			free(a->rx[k].msgs);
+		trd_vni_heap_fini(&a->heap);
+		free(a);
+	}
+	trd_vni_close(v);
+	rte_errno = errno = err;
+	return NULL;
+}
+
+struct trd_vni *
+trd_node_vni(const struct trd_node *n)
+{
+	const struct an_node *a = an_of(n);
+
+	return a != NULL ? a->v : NULL;
+}
