@@ -80,8 +80,10 @@ example_open(struct example *ex, int argc, char **argv, unsigned int n)
 		return 0;
 	}
 	if (argc != 1) {
-		fprintf(stderr, "usage: %s [--attach SOCKET]  (SOCKET: toroid-node's "
-				"--vni-socket, %%r the rank)\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s [--attach SOCKET]  (SOCKET: toroid-node's "
+			"--vni-socket, %%r the rank)\n",
+			argv[0]);
 		return -1;
 	}
 	if (rte_eal_init(10, eal) < 0)

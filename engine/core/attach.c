@@ -23,7 +23,8 @@
 static const struct trd_attach_ops *msg_ops;
 
 _Static_assert(offsetof(struct trd_attach_msg, none[0]) == offsetof(struct trd_msg_pvt, m) &&
-		       offsetof(struct trd_attach_msg, none[1]) == offsetof(struct trd_msg_pvt, blk),
+		       offsetof(struct trd_attach_msg, none[1]) ==
+			       offsetof(struct trd_msg_pvt, blk),
 	       "trd_msg_free() reads an attached message's header as the core's own");
 
 static struct trd_inj_fifo *
@@ -87,8 +88,8 @@ trd_node_attach_new(const struct trd_attach_conf *c)
 	n->ctr_first = (uint16_t)(c->ctr_base + 1);
 	n->ctr_end = (uint16_t)(c->ctr_base + c->n_ctrs);
 	n->ctr = c->n_ctrs != 0 ? (int64_t *)(uintptr_t)((uintptr_t)c->ctrs -
-						     (uintptr_t)c->ctr_base * sizeof(int64_t))
-			       : NULL;
+							 (uintptr_t)c->ctr_base * sizeof(int64_t))
+				: NULL;
 	n->ctr_used = calloc(n->conf.n_counters + 1u, 1);
 	if (n->ctr_used == NULL)
 		goto nomem;

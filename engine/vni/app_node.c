@@ -18,8 +18,8 @@
 #include <toroid/toroid.h>
 #include <toroid/vni.h>
 
-#include "attach_api.h"
 #include "app_pvt.h"
+#include "attach_api.h"
 
 #define AN_BULK 64 /* descriptors one trd_inject_bulk() takes */
 
@@ -94,8 +94,7 @@ an_desc(const struct an_node *a, const struct trd_desc *d, struct trd_desc *c)
 	if (k < 0)
 		return -EINVAL;
 	c->inj_ctr = (uint16_t)k;
-	if ((d->op != TRD_OP_PUT && d->op != TRD_OP_FIFO) || (d->flags & TRD_DF_IMM) ||
-	    d->len == 0)
+	if ((d->op != TRD_OP_PUT && d->op != TRD_OP_FIFO) || (d->flags & TRD_DF_IMM) || d->len == 0)
 		return 0;
 	if (d->flags & TRD_DF_SRC_MR) {
 		/* a region of ours: the offset in it becomes one in the whole region */
@@ -367,7 +366,8 @@ trd_node_attach(const struct trd_vni_conf *conf)
 	c.ctx = a;
 	c.coord = (struct trd_coord){info.node[0], info.node[1], info.node[2]};
 	for (unsigned int i = 0; i < 3; i++)
-		c.torus.dim[i] = v->seg->dims[i] != 0 ? v->seg->dims[i] : (uint8_t)(info.node[i] + 1);
+		c.torus.dim[i] =
+			v->seg->dims[i] != 0 ? v->seg->dims[i] : (uint8_t)(info.node[i] + 1);
 	c.name = info.node_name;
 	c.n_fifos = v->n_inj;
 	c.n_rfifos = v->n_rx;

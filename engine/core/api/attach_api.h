@@ -52,12 +52,12 @@ struct trd_attach_conf {
 	struct trd_torus torus;
 	struct trd_coord coord;
 	const char *name;
-	unsigned int n_fifos;                  /* injection FIFOs 0 .. n_fifos - 1 */
-	unsigned int n_rfifos;                 /* reception FIFOs 0 .. n_rfifos - 1 ... */
-	const uint8_t *rfifo_ids;              /* ... and the node ids senders name */
-	int64_t *ctrs;                         /* the block, mapped: counter ctr_base + k at [k] */
-	uint16_t ctr_base;                     /* its first node id (k = 0, never given) */
-	uint16_t n_ctrs;                       /* counters of the block */
+	unsigned int n_fifos;     /* injection FIFOs 0 .. n_fifos - 1 */
+	unsigned int n_rfifos;    /* reception FIFOs 0 .. n_rfifos - 1 ... */
+	const uint8_t *rfifo_ids; /* ... and the node ids senders name */
+	int64_t *ctrs;            /* the block, mapped: counter ctr_base + k at [k] */
+	uint16_t ctr_base;        /* its first node id (k = 0, never given) */
+	uint16_t n_ctrs;          /* counters of the block */
 };
 
 /** A handle (calloc'd, no EAL needed), or NULL with rte_errno set. */
