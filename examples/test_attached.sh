@@ -23,6 +23,9 @@ eng_start E 120 -l 0 -- --topo "$T/line.ini" --nodes "0-$((N - 1))" --json \
 	--vni-socket "$T/n%r.sock"
 eng_wait_ready E "$N"
 timeout 60 "$EX" --attach "$T/n%r.sock" || fail "$(basename "$EX") --attach failed (status $?)"
-eng_stop E || fail "$ENG_WHY"
+if ! eng_stop E; then
+	fail "$ENG_WHY"
+	tail -n 40 "$T/E.log"
+fi
 grep -q '"type":"total"' "$T/E.log" || fail "the engine printed no totals"
 eng_passed "$(basename "$EX") attached to toroid-node: all checks passed"
