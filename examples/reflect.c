@@ -4,17 +4,17 @@
  * completion in delivery mode: after the data, a reflection descriptor makes node 2's engine
  * send a completion back once the bytes are in its memory, with no application running on
  * node 2. The completion arrives in node 0's reception FIFO 1 as an empty message whose user
- * word is our cookie. All three nodes in this process, polled inline.
+ * word is our cookie. The three nodes in this process, polled inline, or (--attach) three
+ * nodes of a toroid-node (example.h).
  *
- *   ./build/examples/reflect
+ *   ./build/examples/reflect [--attach SOCKET]
  */
 #include <stdio.h>
 #include <string.h>
 
-#include <rte_eal.h>
-#include <rte_errno.h>
-
 #include <toroid/toroid.h>
+
+#include "example.h"
 
 #define LEN        8192
 #define COOKIE     0xC0FFEEull
@@ -23,29 +23,21 @@
 int
 main(int argc, char **argv)
 {
-	char *eal[] = {argv[0], "--no-huge", "--no-pci",    "--no-shconf",   "-m", "512",
-		       "-l",    "0",         "--log-level", "lib.eal:error", NULL};
-	static uint8_t src[LEN], dst[LEN];
-	struct trd_net_conf nc = {0};
+	struct example ex;
 	struct trd_desc d;
 	struct trd_msg *m;
 	int rc = 1;
 
-	(void)argc;
-	if (rte_eal_init(10, eal) < 0)
+	if (example_open(&ex, argc, argv, 3) != 0)
 		return 1;
-	trd_torus_init(&nc.torus, 3, 1, 1);
-	struct trd_net *net = trd_net_create(&nc);
-	if (net == NULL) {
-		fprintf(stderr, "reflect: net: %s\n", rte_strerror(rte_errno));
-		return 1;
-	}
-	struct trd_node *a = trd_net_node(net, 0), *c = trd_net_node(net, 2);
-	struct trd_mr *mr = trd_mr_register(c, dst, sizeof(dst), TRD_ACCESS_REMOTE_WRITE);
-	if (mr == NULL)
+	struct trd_node *a = ex.node[0], *c = ex.node[2];
+	uint8_t *src = trd_mem_alloc(a, LEN), *dst = trd_mem_alloc(c, LEN);
+	struct trd_mr *mr =
+		dst != NULL ? trd_mr_register(c, dst, LEN, TRD_ACCESS_REMOTE_WRITE) : NULL;
+	if (src == NULL || mr == NULL)
 		goto out;
 
-	memset(src, 0xab, sizeof(src));
+	memset(src, 0xab, LEN);
 	trd_desc_put(&d, trd_node_coord(c), src, LEN, trd_mr_key(mr), 0, 0, 0);
 	/* the data, then the reflection that brings the completion back */
 	struct trd_cpl_spec spec = {
@@ -63,15 +55,19 @@ main(int argc, char **argv)
 	}
 	/* the completion came after the data: dst already holds it */
 	if (m->user == COOKIE && m->status == 0 && memcmp(dst, src, LEN) == 0) {
-		printf("reflect: completion %#llx from %u,%u,%u, %u bytes in place\n",
-		       (unsigned long long)m->user, m->src.x, m->src.y, m->src.z, LEN);
+		printf("reflect: completion %#llx from %u,%u,%u, %u bytes in place%s\n",
+		       (unsigned long long)m->user, m->src.x, m->src.y, m->src.z, LEN,
+		       ex.attached ? " (attached)" : "");
 		rc = 0;
 	} else {
 		fprintf(stderr, "reflect: wrong completion or data\n");
 	}
 	trd_msg_free(m);
 out:
-	trd_net_free(net);
-	rte_eal_cleanup();
+	if (mr != NULL)
+		trd_mr_deregister(mr);
+	trd_mem_free(a, src);
+	trd_mem_free(c, dst);
+	example_close(&ex);
 	return rc;
 }

@@ -184,3 +184,53 @@ trd_attach_mr_deregister(struct trd_mr *mr)
 	free(mr);
 	return rc;
 }
+
+/* The handle's reflector for a local completion: its neighbour along X, else Y, else Z (the
+ * first dimension longer than 1), else the target itself. */
+static struct trd_coord
+attach_reflector(const struct trd_node *n, struct trd_coord dst)
+{
+	struct trd_coord c = n->coord;
+
+	if (n->torus.dim[0] > 1)
+		c.x = (uint8_t)((c.x + 1) % n->torus.dim[0]);
+	else if (n->torus.dim[1] > 1)
+		c.y = (uint8_t)((c.y + 1) % n->torus.dim[1]);
+	else if (n->torus.dim[2] > 1)
+		c.z = (uint8_t)((c.z + 1) % n->torus.dim[2]);
+	else
+		c = dst;
+	return c;
+}
+
+int
+trd_attach_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
+		   const struct trd_cpl_spec *spec)
+{
+	struct trd_node *n = f->node;
+	struct trd_coord refl;
+	struct trd_desc d[2], b;
+
+	if (spec->kind != TRD_CPL_FIFO)
+		return -ENOTSUP; /* a handle has no doorbell region */
+	if (spec->fifo >= n->n_rec)
+		return -EINVAL;
+	if (spec->mode == TRD_CPL_DELIVERY) {
+		refl = data->dst;
+	} else if (spec->reflector != NULL) {
+		refl = *spec->reflector;
+		if (!trd_torus_contains(&n->torus, refl) ||
+		    trd_torus_hops(&n->torus, n->coord, refl) != 1)
+			return -EINVAL; /* a reflector is a nearest neighbour */
+	} else {
+		refl = attach_reflector(n, data->dst);
+	}
+	/* the completion: an empty message back into our own FIFO, which the reflector's
+	 * engine sends once every earlier packet of this FIFO was taken by the port (ordered),
+	 * and, in delivery mode, after the data, which the session delivers first */
+	trd_desc_fifo(&b, n->coord, n->rec[spec->fifo]->id, NULL, 0, spec->cookie, 0);
+	d[0] = *data;
+	trd_desc_rget(&d[1], refl, TRD_ENGINE_FIFO, &b, 1);
+	d[1].flags = TRD_DF_ORDERED;
+	return n->att->inject(n, f->id, d, 2);
+}

@@ -118,9 +118,20 @@ guest_publish(struct trd_guest *g)
 /* The descriptors a remote get of @p d's length carries, from the slots after ring entry
  * @p i0, copied to @p buf (each word read once) and checked there: what the target sends back
  * comes from its registered memory or the descriptor itself, as a put addressed to this node,
+ * or a memory-FIFO message to one of the guest's own reception FIFOs (a reflection's
+ * completion: never to another's or the node's, whose readers trust the sender it names),
  * with no injection counter, completion or verdict (a reflection's completion id, a tracked
  * put's, are the node's: a guest has none). The target checks them again, as any frame. Only
  * the copy is sent: what the guest writes into the ring afterwards is never read. */
+static bool
+guest_owns_rfifo(const struct trd_guest *g, uint8_t id)
+{
+	for (unsigned int i = 0; i < g->n_rfifos; i++)
+		if (trd_grfifo_id(g->rf[i]) == id)
+			return true;
+	return false;
+}
+
 static int
 guest_rget_take(const struct trd_node *n, const struct trd_gring *gr, struct trd_desc *d,
 		uint32_t i0, uint8_t *buf)
@@ -129,7 +140,9 @@ guest_rget_take(const struct trd_node *n, const struct trd_gring *gr, struct trd
 
 	guest_read_slots(gr, buf, i0 + 1, d->n_slots);
 	for (uint32_t k = 0; k < d->n_slots; k++)
-		if (c[k].op != TRD_OP_PUT || (c[k].flags & (TRD_DF_CPL | TRD_DF_ACKREQ)) ||
+		if ((c[k].op != TRD_OP_PUT &&
+		     (c[k].op != TRD_OP_FIFO || !guest_owns_rfifo(gr->g, c[k].fifo))) ||
+		    (c[k].flags & (TRD_DF_CPL | TRD_DF_ACKREQ)) ||
 		    trd_desc_check_remote(&c[k], n->coord) != 0 ||
 		    c[k].roff > UINT64_MAX - c[k].len)
 			return -EINVAL;

@@ -72,7 +72,7 @@ trd_inject_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 		return -EINVAL;
 	n = f->node;
 	if (n->att != NULL)
-		return -ENOTSUP; /* a process's reflection is by counter (docs/vni.md) */
+		return trd_attach_reflect(f, data, spec); /* by its engine FIFO, no id */
 	if (spec->mode == TRD_CPL_DELIVERY) {
 		refl = data->dst;
 	} else if (spec->reflector != NULL) {

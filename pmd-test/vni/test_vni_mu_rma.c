@@ -14,8 +14,9 @@
  *                            descriptors and a source flag on the remote get; B's region is
  *                            unchanged and nothing else of A's is written
  *   test_vni_mu_rma read2   the same with B attached to node 1's engine
- *   test_vni_mu_rma hostile A posts, past the library, 14 remote gets that break a rule (a
- *                            carried memory-FIFO message, completion or verdict flag, injection
+ *   test_vni_mu_rma hostile A posts, past the library, 16 remote gets that break a rule (a
+ *                            carried memory-FIFO message to the node's FIFO 0 or to a process's
+ *                            FIFO not A's own, completion or verdict flag, injection
  *                            counter, raw source address, wrapping offset, a carried put to
  *                            another node; 16 carried, a length that is not whole descriptors,
  *                            slots that do not match it, a flag on the remote get, a counter not
@@ -73,7 +74,7 @@
 #define CTR    1 /* A's reception counter */
 #define IC     2 /* A's injection counter */
 #define CWAIT  8000000
-#define N_BAD  14
+#define N_BAD  16
 
 /* What B tells A: where to read. */
 struct target {
@@ -310,6 +311,12 @@ hostile_a(void *arg)
 	c = good;
 	c.op = TRD_OP_FIFO;
 	c.fifo = 0;
+	n += post_rget(&mi, to, &c, 1, 0, IC) == 0;
+	/* 1b, 1c: to a process's reception FIFO that is not A's own (A has none): only a
+	 * reflection's completion back into the poster's own FIFO is carried */
+	c.fifo = TRD_GUEST_RFIFO_FIRST;
+	n += post_rget(&mi, to, &c, 1, 0, IC) == 0;
+	c.fifo = TRD_GUEST_RFIFO_LAST;
 	n += post_rget(&mi, to, &c, 1, 0, IC) == 0;
 	/* 2, 3: a completion (a reflection's id is the node's), a verdict */
 	c = good;
