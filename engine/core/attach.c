@@ -185,21 +185,22 @@ trd_attach_mr_deregister(struct trd_mr *mr)
 	return rc;
 }
 
-/* The handle's reflector for a local completion: its neighbour along X, else Y, else Z (the
- * first dimension longer than 1), else the target itself. */
-static struct trd_coord
-attach_reflector(const struct trd_node *n, struct trd_coord dst)
+/* The handle's reflector for a local completion: the one trd_node_set_reflector() gave, else
+ * its neighbour along X, else Y, else Z (the first dimension longer than 1), else itself (a
+ * torus of one node: its own engine echoes). */
+struct trd_coord
+trd_attach_reflector(const struct trd_node *n)
 {
 	struct trd_coord c = n->coord;
 
+	if (n->reflector_set)
+		return n->reflector;
 	if (n->torus.dim[0] > 1)
 		c.x = (uint8_t)((c.x + 1) % n->torus.dim[0]);
 	else if (n->torus.dim[1] > 1)
 		c.y = (uint8_t)((c.y + 1) % n->torus.dim[1]);
 	else if (n->torus.dim[2] > 1)
 		c.z = (uint8_t)((c.z + 1) % n->torus.dim[2]);
-	else
-		c = dst;
 	return c;
 }
 
@@ -223,7 +224,7 @@ trd_attach_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 		    trd_torus_hops(&n->torus, n->coord, refl) != 1)
 			return -EINVAL; /* a reflector is a nearest neighbour */
 	} else {
-		refl = attach_reflector(n, data->dst);
+		refl = trd_attach_reflector(n);
 	}
 	/* the completion: an empty message back into our own FIFO, which the reflector's
 	 * engine sends once every earlier packet of this FIFO was taken by the port (ordered),

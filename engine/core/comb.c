@@ -930,6 +930,8 @@ trd_comb_post(struct trd_node *n, const struct trd_comb_req *req)
 
 	if (n == NULL || req == NULL)
 		return -EINVAL;
+	if (n->att != NULL)
+		return -ENOTSUP; /* a handle of an attached process */
 	rq = *req;
 	if (rq.dims == 0)
 		rq.dims = TRD_COMB_TORUS;

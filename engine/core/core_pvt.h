@@ -32,6 +32,7 @@ struct trd_mr *trd_attach_mr_register(struct trd_node *n, void *addr, size_t len
 int trd_attach_mr_deregister(struct trd_mr *mr);
 int trd_attach_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 		       const struct trd_cpl_spec *spec);
+struct trd_coord trd_attach_reflector(const struct trd_node *n);
 
 /* The process's nodes (node.c): take @p n out; whether it is there (by address, no access). */
 void trd_node_unregister(struct trd_node *n);

@@ -171,6 +171,9 @@ trd_counter_block_alloc(struct trd_node *n, uint16_t *base, int *fd, uint64_t *o
 	if (n == NULL || base == NULL || fd == NULL || offset == NULL || n->ctr == NULL ||
 	    sysconf(_SC_PAGESIZE) != (long)len)
 		return -EINVAL;
+	if (n->att != NULL)
+		return -ENOTSUP; /* a handle of an attached process */
+
 	rte_spinlock_lock(&n->ctl_lock);
 	/* from the top: trd_counter_alloc() takes the lowest free ids */
 	for (unsigned int b = n->conf.n_counters / TRD_COUNTER_BLOCK; b-- > 1;) {

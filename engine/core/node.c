@@ -644,6 +644,8 @@ trd_node_set_peer_mac(struct trd_node *n, struct trd_coord peer, const uint8_t m
 
 	if (n == NULL || mac == NULL)
 		return -EINVAL;
+	if (n->att != NULL)
+		return -ENOTSUP; /* a handle of an attached process */
 	r = trd_torus_rank(&n->torus, peer);
 	if (r < 0)
 		return -EINVAL;
@@ -696,6 +698,8 @@ trd_node_route_hops(const struct trd_node *n, struct trd_coord dst)
 
 	if (n == NULL)
 		return -EINVAL;
+	if (n->att != NULL)
+		return -ENOTSUP; /* a handle of an attached process */
 	r = trd_torus_rank(&n->torus, dst);
 	if (r < 0)
 		return -EINVAL;
@@ -719,6 +723,8 @@ trd_node_stats_get(const struct trd_node *n, struct trd_node_stats *out)
 {
 	if (n == NULL || out == NULL)
 		return -EINVAL;
+	if (n->att != NULL)
+		return -ENOTSUP; /* a handle of an attached process */
 	memset(out, 0, sizeof(*out));
 	for (unsigned int k = 0; k < n->n_shares; k++)
 		share_stats_add(n->sh[k], out);

@@ -28,6 +28,12 @@ trd_node_set_reflector(struct trd_node *n, struct trd_coord r)
 	if (n == NULL || !trd_torus_contains(&n->torus, r) ||
 	    trd_torus_hops(&n->torus, n->coord, r) != 1)
 		return -EINVAL;
+	if (n->att != NULL) {
+		n->reflector = r; /* a handle's: trd_inject_reflect() reads it there */
+		n->reflector_set = true;
+		return 0;
+	}
+
 	for (unsigned int k = 0; k < n->n_shares; k++) {
 		n->sh[k]->reflector = r;
 		n->sh[k]->reflector_set = true;
@@ -40,6 +46,10 @@ trd_node_reflector(const struct trd_node *n, struct trd_coord *out)
 {
 	if (n == NULL || out == NULL)
 		return -EINVAL;
+	if (n->att != NULL) {
+		*out = trd_attach_reflector(n);
+		return 0;
+	}
 	if (n->reflector_set) {
 		*out = n->reflector;
 		return 0;

@@ -394,6 +394,8 @@ trd_node_peer_up(const struct trd_node *n, struct trd_coord c)
 
 	if (n == NULL)
 		return -EINVAL;
+	if (n->att != NULL)
+		return -ENOTSUP; /* a handle of an attached process */
 	r = trd_rank_of(n, c);
 	if (r < 0)
 		return -EINVAL;

@@ -258,6 +258,8 @@ trd_node_set_peer_ip(struct trd_node *n, struct trd_coord peer, uint32_t ip, uin
 
 	if (n == NULL)
 		return -EINVAL;
+	if (n->att != NULL)
+		return -ENOTSUP; /* a handle of an attached process */
 	r = trd_torus_rank(&n->torus, peer);
 	if (r < 0 || (uint32_t)r == n->rank)
 		return -EINVAL;

@@ -69,6 +69,9 @@ trd_node_rx_frame(struct trd_node *n, const void *frame, uint32_t len, uint32_t 
 
 	if (n == NULL || (frame == NULL && len != 0) || len > UINT16_MAX)
 		return -EINVAL;
+	if (n->att != NULL)
+		return -ENOTSUP; /* a handle of an attached process */
+
 	if (served(n))
 		return -EBUSY;
 	m = frame_mbuf(n, frame, len, seg);
@@ -120,6 +123,8 @@ trd_node_reset(struct trd_node *n)
 {
 	if (n == NULL)
 		return -EINVAL;
+	if (n->att != NULL)
+		return -ENOTSUP; /* a handle of an attached process */
 	if (n->n_shares > 1)
 		return -ENOTSUP; /* not written for shares yet */
 	if (served(n) || n->n_gfifo != 0)

@@ -214,7 +214,11 @@ trd_track_close(struct trd_node *n, uint32_t id)
 {
 	uint32_t expect = CPL_PENDING;
 
-	if (n == NULL || id == 0 || id > TRD_N_CPL || n->cpl[id - 1].kind != TRD_CPL_TRACK)
+	if (n == NULL || id == 0 || id > TRD_N_CPL)
+		return -EINVAL;
+	if (n->att != NULL)
+		return -ENOTSUP; /* a handle of an attached process */
+	if (n->cpl[id - 1].kind != TRD_CPL_TRACK)
 		return -EINVAL;
 	/* the engine may be completing it right now: whoever flips the state owns the id */
 	if (!__atomic_compare_exchange_n(&n->cpl[id - 1].state, &expect, CPL_CLOSING, false,
