@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Hostile tests of the One API node handle (trd_node_attach(), docs/vni.md "One API"): this
- * process attaches to nodes 0 (a) and 1 (b) of a toroid-node serving a 2x1x1 torus
- * (test_vni_attach.sh) and checks an RDMA read, a put from a registered part, the refusals
+ * process attaches to nodes 0 (a), 1 (b) and 2 (c) of a toroid-node serving a 3x1x1 torus
+ * (test_vni_attach.sh) and checks an RDMA read, a put from a registered part, reflection
+ * completion in local and delivery mode, the refusals
  * with their exact codes, 200 FIFO messages through a 64-slot ring, trd_mem_alloc() until
  * ENOMEM and back, and the limit of TRD_VNI_MU_MRS sub-registrations.
  *
@@ -194,10 +195,22 @@ t_refusals(struct trd_node *a, struct trd_node *b)
 	      rte_errno);
 	trd_desc_put(&d, trd_node_coord(b), NULL, 8, 1, 0, 0, 0);
 	d.flags |= TRD_DF_IMM;
-	struct trd_cpl_spec sp = {.kind = TRD_CPL_FIFO, .mode = TRD_CPL_LOCAL, .fifo = 0};
+	/* reflection: no doorbell on a handle, FIFO 1 is not one of a's, a is not its own
+	 * neighbour */
+	struct trd_cpl_spec sp = {.kind = TRD_CPL_DOORBELL, .mode = TRD_CPL_LOCAL, .fifo = 0};
+	struct trd_coord self = trd_node_coord(a);
 
 	rc = trd_inject_reflect(trd_inj_fifo(a, 0), &d, &sp);
-	CHECK(rc == -ENOTSUP, "trd_inject_reflect: %d", rc);
+	CHECK(rc == -ENOTSUP, "trd_inject_reflect to a doorbell: %d", rc);
+	sp.kind = TRD_CPL_FIFO;
+	sp.fifo = 1;
+	rc = trd_inject_reflect(trd_inj_fifo(a, 0), &d, &sp);
+	CHECK(rc == -EINVAL, "trd_inject_reflect to FIFO 1: %d", rc);
+	sp.fifo = 0;
+	sp.reflector = &self;
+	rc = trd_inject_reflect(trd_inj_fifo(a, 0), &d, &sp);
+	CHECK(rc == -EINVAL, "trd_inject_reflect by itself: %d", rc);
+	CHECK(trd_node_set_reflector(a, self) == -EINVAL, "trd_node_set_reflector(self)");
 	uint64_t res;
 	uint32_t tid;
 
@@ -207,6 +220,57 @@ t_refusals(struct trd_node *a, struct trd_node *b)
 	rc = trd_lcore_launch(1, &a, 1);
 	CHECK(rc == -EINVAL, "trd_lcore_launch: %d", rc);
 	CHECK(trd_inj_fifo(a, 1) == NULL && trd_inj_fifo(a, 0) != NULL, "trd_inj_fifo(a, 1)");
+}
+
+/* 1b. reflection completion on the handle (trd_inject_reflect(): an ordered remote get whose
+ * carried message comes back into a's own FIFO) for a put from a to c: local mode from the
+ * neighbour b, delivery mode from the target c with the data in place */
+static void
+t_reflect(struct trd_node *a, struct trd_node *b, struct trd_node *c)
+{
+	const uint32_t len = 4096;
+	uint8_t *src = trd_mem_alloc(a, len), *dst = trd_mem_alloc(c, len);
+	struct trd_mr *mr =
+		dst != NULL ? trd_mr_register(c, dst, len, TRD_ACCESS_REMOTE_WRITE) : NULL;
+	struct trd_coord nb = trd_node_coord(b), nc = trd_node_coord(c), r;
+	struct trd_msg *m;
+	struct trd_desc d;
+
+	CHECK(src != NULL && mr != NULL, "reflect: memory");
+	if (src == NULL || mr == NULL)
+		goto out;
+	CHECK(trd_node_reflector(a, &r) == 0 && r.x == nb.x && r.y == nb.y && r.z == nb.z,
+	      "a's reflector is b");
+	CHECK(trd_node_set_reflector(a, nb) == 0, "trd_node_set_reflector(b)");
+	for (unsigned int mode = TRD_CPL_LOCAL; mode <= TRD_CPL_DELIVERY; mode++) {
+		struct trd_cpl_spec sp = {.kind = TRD_CPL_FIFO,
+					  .mode = (enum trd_cpl_mode)mode,
+					  .fifo = 0,
+					  .cookie = 0xAB00 + mode};
+
+		struct trd_coord from = mode == TRD_CPL_LOCAL ? nb : nc;
+
+		memset(src, (int)(0x30 + mode), len);
+		trd_desc_put(&d, nc, src, len, trd_mr_key(mr), 0, 0, 0);
+		CHECK(trd_inject_reflect(trd_inj_fifo(a, 0), &d, &sp) == 0, "reflect mode %u",
+		      mode);
+		if (trd_rec_fifo_wait(trd_rec_fifo(a, 0), &m, TIMEOUT_US) != 0) {
+			CHECK(0, "no completion in mode %u", mode);
+			continue;
+		}
+		CHECK(m->len == 0 && m->user == sp.cookie && m->status == 0 && m->src.x == from.x &&
+			      m->src.y == from.y && m->src.z == from.z,
+		      "completion of mode %u: len %u user %#llx from %u", mode, m->len,
+		      (unsigned long long)m->user, m->src.x);
+		if (mode == TRD_CPL_DELIVERY)
+			CHECK(memcmp(dst, src, len) == 0, "delivery: the data is in place");
+		trd_msg_free(m);
+	}
+out:
+	if (mr != NULL)
+		trd_mr_deregister(mr);
+	trd_mem_free(a, src);
+	trd_mem_free(c, dst);
 }
 
 /* 3. (last of it) the block gives exactly 511 ids */
@@ -351,7 +415,7 @@ t_mrs(struct trd_node *n)
 int
 main(int argc, char **argv)
 {
-	struct trd_node *a, *b;
+	struct trd_node *a, *b, *c;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s SOCKET_TEMPLATE\n", argv[0]);
@@ -359,15 +423,18 @@ main(int argc, char **argv)
 	}
 	a = attach(argv[1], 0);
 	b = a != NULL ? attach(argv[1], 1) : NULL;
-	if (a == NULL || b == NULL)
+	c = b != NULL ? attach(argv[1], 2) : NULL;
+	if (a == NULL || b == NULL || c == NULL)
 		return 1;
 	t_rget(a, b);
 	t_put_src_mr(a, b);
+	t_reflect(a, b, c);
 	t_refusals(a, b);
 	t_messages(a, b);
 	t_mem(a);
 	t_mrs(b);
 	t_counter_block(b);
+	trd_node_free(c);
 	trd_node_free(b);
 	trd_node_free(a);
 	if (failures != 0) {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # test_vni_attach (hostile tests of the One API node handle) against a toroid-node serving a
-# 2x1x1 torus on one lcore (--nodes 0-1), process 1:r on node r, as examples/test_attached.sh.
+# 3x1x1 torus on one lcore (--nodes 0-2), process 1:r on node r, as examples/test_attached.sh.
 #
 #   test_vni_attach.sh TOROID_NODE TEST_VNI_ATTACH
 set -u
@@ -11,13 +11,13 @@ PROG=$2
 eng_init vni_attach "$NODE"
 
 {
-	printf '[torus]\ndims = 2x1x1\nmode = switched\n'
-	for r in 0 1; do
+	printf '[torus]\ndims = 3x1x1\nmode = switched\n'
+	for r in 0 1 2; do
 		printf '[node %s]\nmac = 02:00:00:00:00:%02x\napp = 1\nproc = %s\n' "$r" $((r + 1)) "$r"
 	done
 } >"$T/line.ini"
-eng_start E 120 -l 0 -- --topo "$T/line.ini" --nodes 0-1 --json --vni-socket "$T/n%r.sock"
-eng_wait_ready E 2
+eng_start E 120 -l 0 -- --topo "$T/line.ini" --nodes 0-2 --json --vni-socket "$T/n%r.sock"
+eng_wait_ready E 3
 timeout 90 "$PROG" "$T/n%r.sock" || fail "test_vni_attach failed (status $?)"
 eng_stop E || fail "$ENG_WHY"
 grep -q '"type":"total"' "$T/E.log" || fail "the engine printed no totals"
