@@ -928,10 +928,8 @@ trd_comb_post(struct trd_node *n, const struct trd_comb_req *req)
 	bool root, need_src, need_dst;
 	uint64_t posted;
 
-	if (n == NULL || req == NULL)
-		return -EINVAL;
-	if (n->att != NULL)
-		return -ENOTSUP; /* a handle of an attached process */
+	if (n == NULL || req == NULL || n->att != NULL) /* (a handle of an attached process) */
+		return n == NULL || req == NULL ? -EINVAL : -ENOTSUP;
 	rq = *req;
 	if (rq.dims == 0)
 		rq.dims = TRD_COMB_TORUS;
