@@ -206,26 +206,15 @@ trd_attach_reflector(const struct trd_node *n)
 
 int
 trd_attach_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
-		   const struct trd_cpl_spec *spec)
+		   const struct trd_cpl_spec *spec, struct trd_coord refl)
 {
 	struct trd_node *n = f->node;
-	struct trd_coord refl;
 	struct trd_desc d[2], b;
 
 	if (spec->kind != TRD_CPL_FIFO)
 		return -ENOTSUP; /* a handle has no doorbell region */
 	if (spec->fifo >= n->n_rec)
 		return -EINVAL;
-	if (spec->mode == TRD_CPL_DELIVERY) {
-		refl = data->dst;
-	} else if (spec->reflector != NULL) {
-		refl = *spec->reflector;
-		if (!trd_torus_contains(&n->torus, refl) ||
-		    trd_torus_hops(&n->torus, n->coord, refl) != 1)
-			return -EINVAL; /* a reflector is a nearest neighbour */
-	} else {
-		refl = trd_attach_reflector(n);
-	}
 	/* the completion: an empty message back into our own FIFO, which the reflector's
 	 * engine sends once every earlier packet of this FIFO was taken by the port (ordered),
 	 * and, in delivery mode, after the data, which the session delivers first */

@@ -30,8 +30,9 @@ int trd_attach_counter_alloc(struct trd_node *n, uint16_t *id);
 struct trd_mr *trd_attach_mr_register(struct trd_node *n, void *addr, size_t len,
 				      unsigned int access);
 int trd_attach_mr_deregister(struct trd_mr *mr);
+/* @p refl: the reflector trd_inject_reflect() chose */
 int trd_attach_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
-		       const struct trd_cpl_spec *spec);
+		       const struct trd_cpl_spec *spec, struct trd_coord refl);
 struct trd_coord trd_attach_reflector(const struct trd_node *n);
 
 /* The process's nodes (node.c): take @p n out; whether it is there (by address, no access). */

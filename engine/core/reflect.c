@@ -81,8 +81,6 @@ trd_inject_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 	    (spec->mode != TRD_CPL_LOCAL && spec->mode != TRD_CPL_DELIVERY))
 		return -EINVAL;
 	n = f->node;
-	if (n->att != NULL)
-		return trd_attach_reflect(f, data, spec); /* by its engine FIFO, no id */
 	if (spec->mode == TRD_CPL_DELIVERY) {
 		refl = data->dst;
 	} else if (spec->reflector != NULL) {
@@ -93,6 +91,8 @@ trd_inject_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 	} else if (trd_node_reflector(n, &refl) != 0) {
 		refl = data->dst; /* no neighbour at all: the target reflects */
 	}
+	if (n->att != NULL)
+		return trd_attach_reflect(f, data, spec, refl); /* by its engine FIFO, no id */
 
 	switch (spec->kind) {
 	case TRD_CPL_FIFO:
