@@ -48,6 +48,7 @@ shell_free(struct trd_node *n)
 	for (unsigned int i = 0; i < n->n_rec; i++)
 		free(n->rec[i]);
 	free(n->ctr_used);
+	free(n->mrs);
 	free(n);
 }
 
@@ -92,6 +93,11 @@ trd_node_attach_new(const struct trd_attach_conf *c)
 				: NULL;
 	n->ctr_used = calloc(n->conf.n_counters + 1u, 1);
 	if (n->ctr_used == NULL)
+		goto nomem;
+	/* its regions, in a table of its own: trd_mr_find() looks there as on any node */
+	n->conf.n_regions = c->n_regions;
+	n->mrs = c->n_regions != 0 ? calloc(c->n_regions, sizeof(*n->mrs)) : NULL;
+	if (c->n_regions != 0 && n->mrs == NULL)
 		goto nomem;
 	for (unsigned int i = 0; i < c->n_fifos; i++) {
 		n->fifo[i] = fifo_shell(n, i);
@@ -152,27 +158,30 @@ trd_attach_counter_alloc(struct trd_node *n, uint16_t *id)
 struct trd_mr *
 trd_attach_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 {
-	struct trd_mr *mr;
+	struct trd_mr *mr = NULL;
 	uint64_t key;
 	int rc;
 
+	for (unsigned int i = 0; i < n->conf.n_regions && mr == NULL; i++)
+		if (n->mrs[i].key == 0)
+			mr = &n->mrs[i];
+	if (mr == NULL) {
+		rte_errno = ENOSPC;
+		return NULL;
+	}
 	rc = n->att->mr_register(n, addr, len, access, &key);
 	if (rc != 0) {
 		rte_errno = -rc;
 		return NULL;
 	}
-	mr = calloc(1, sizeof(*mr));
-	if (mr == NULL) {
-		n->att->mr_deregister(n, key);
-		rte_errno = ENOMEM;
-		return NULL;
-	}
+	memset(mr, 0, sizeof(*mr));
 	mr->node = n;
 	mr->base = addr;
 	mr->len = len;
 	mr->access = access;
 	mr->key = key;
 	mr->iova = RTE_BAD_IOVA;
+	mr->slot = (uint16_t)(mr - n->mrs);
 	return mr;
 }
 
@@ -181,7 +190,7 @@ trd_attach_mr_deregister(struct trd_mr *mr)
 {
 	int rc = mr->node->att->mr_deregister(mr->node, mr->key);
 
-	free(mr);
+	mr->key = 0; /* the slot is free again */
 	return rc;
 }
 

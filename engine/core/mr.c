@@ -227,10 +227,6 @@ trd_mr_find(struct trd_node *n, const void *addr, size_t len, unsigned int acces
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if (n->att != NULL) {
-		rte_errno = ENOTSUP;
-		return NULL;
-	}
 	for (unsigned int i = 0; i < n->conf.n_regions; i++) {
 		struct trd_mr *mr = &n->mrs[i];
 		uintptr_t base = (uintptr_t)mr->base;

@@ -375,6 +375,7 @@ trd_node_attach(const struct trd_vni_conf *conf)
 	c.ctrs = (int64_t *)(uintptr_t)v->ctrs;
 	c.ctr_base = v->ctr_base;
 	c.n_ctrs = TRD_COUNTER_BLOCK;
+	c.n_regions = TRD_VNI_MU_MRS;
 	a->n = trd_node_attach_new(&c);
 	if (a->n == NULL) {
 		err = rte_errno;

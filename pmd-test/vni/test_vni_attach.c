@@ -86,6 +86,13 @@ t_rget(struct trd_node *a, struct trd_node *b)
 	      "counter on a");
 	if (mb == NULL || ma == NULL || ctr == 0)
 		goto out;
+	/* the handle's regions are found as a node's (the messaging layer's translation) */
+	CHECK(trd_mr_find(a, dst + 4096 + 100, 100, TRD_ACCESS_REMOTE_WRITE) == ma &&
+		      trd_mr_remote_addr(ma, dst + 4096 + 100) == 100,
+	      "trd_mr_find in the part");
+	CHECK(trd_mr_find(a, dst + 4000, 100, TRD_ACCESS_REMOTE_WRITE) == NULL &&
+		      trd_mr_find(a, dst + 4096, 100, TRD_ACCESS_REMOTE_READ) == NULL,
+	      "trd_mr_find across its start, or for an access it lacks");
 	trd_desc_put(&put, trd_node_coord(a), NULL, RGET_LEN, trd_mr_key(ma), 0, 0, ctr);
 	put.flags |= TRD_DF_SRC_MR;
 	put.src_key = trd_mr_key(mb);

@@ -58,6 +58,7 @@ struct trd_attach_conf {
 	int64_t *ctrs;            /* the block, mapped: counter ctr_base + k at [k] */
 	uint16_t ctr_base;        /* its first node id (k = 0, never given) */
 	uint16_t n_ctrs;          /* counters of the block */
+	unsigned int n_regions;   /* trd_mr_register() at once */
 };
 
 /** A handle (calloc'd, no EAL needed), or NULL with rte_errno set. */
