@@ -86,8 +86,8 @@ trd_node_attach_new(const struct trd_attach_conf *c)
 	snprintf(n->name, sizeof(n->name), "%s", c->name != NULL ? c->name : "attached");
 	/* counter k of the block is node counter ctr_base + k; k = 0 is never given */
 	n->conf.n_counters = (uint32_t)c->ctr_base + c->n_ctrs;
-	n->ctr_first = (uint16_t)(c->ctr_base + 1);
-	n->ctr_end = (uint16_t)(c->ctr_base + c->n_ctrs);
+	n->ctr_first = (uint32_t)c->ctr_base + 1;
+	n->ctr_end = (uint32_t)c->ctr_base + c->n_ctrs;
 	n->ctr = c->n_ctrs != 0 ? (int64_t *)(uintptr_t)((uintptr_t)c->ctrs -
 							 (uintptr_t)c->ctr_base * sizeof(int64_t))
 				: NULL;
@@ -140,19 +140,6 @@ trd_attach_msg_free(struct trd_msg *msg)
 {
 	if (msg_ops != NULL && msg->fifo >= TRD_GUEST_RFIFO_FIRST)
 		msg_ops->msg_free(msg);
-}
-
-int
-trd_attach_counter_alloc(struct trd_node *n, uint16_t *id)
-{
-	for (unsigned int i = n->ctr_first; i < n->ctr_end; i++)
-		if (!n->ctr_used[i]) {
-			__atomic_store_n(&n->ctr[i], 0, __ATOMIC_RELAXED);
-			n->ctr_used[i] = 1;
-			*id = (uint16_t)i;
-			return 0;
-		}
-	return -ENOSPC;
 }
 
 struct trd_mr *

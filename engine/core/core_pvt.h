@@ -26,7 +26,6 @@ struct trd_mr *trd_mr_lookup(struct trd_node *n, uint64_t key);
 /* a process's handle of a node of toroid-node (attach.c, api/attach_api.h): n->att != NULL */
 void trd_attach_free(struct trd_node *n);
 void trd_attach_msg_free(struct trd_msg *msg);
-int trd_attach_counter_alloc(struct trd_node *n, uint16_t *id);
 struct trd_mr *trd_attach_mr_register(struct trd_node *n, void *addr, size_t len,
 				      unsigned int access);
 int trd_attach_mr_deregister(struct trd_mr *mr);

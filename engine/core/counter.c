@@ -33,14 +33,18 @@ ctr_ok(const struct trd_node *n, uint16_t id)
 int
 trd_counter_alloc(struct trd_node *n, uint16_t *id)
 {
+	unsigned int first = 1, end;
 	int rc = -ENOSPC;
 
 	if (n == NULL || id == NULL)
 		return -EINVAL;
-	if (n->att != NULL)
-		return trd_attach_counter_alloc(n, id);
+	end = n->conf.n_counters;
+	if (n->att != NULL) {
+		first = n->ctr_first; /* an attached handle: its block alone */
+		end = n->ctr_end;
+	}
 	rte_spinlock_lock(&n->ctl_lock);
-	for (unsigned int i = 1; i < n->conf.n_counters; i++) {
+	for (unsigned int i = first; i < end; i++) {
 		if (!n->ctr_used[i]) {
 			__atomic_store_n(&n->ctr[i], 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&n->ctr_used[i], 1, __ATOMIC_RELEASE);

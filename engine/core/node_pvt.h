@@ -287,7 +287,7 @@ struct trd_node {
 	 * calls it takes go there, counters are its block (ctr_first .. ctr_end - 1) */
 	const struct trd_attach_ops *att;
 	void *att_ctx;
-	uint16_t ctr_first, ctr_end;
+	uint32_t ctr_first, ctr_end;
 	struct trd_torus torus;
 	struct trd_coord coord;
 	uint32_t rank;
