@@ -220,3 +220,12 @@ trd_attach_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 	d[1].flags = TRD_DF_ORDERED;
 	return n->att->inject(n, f->id, d, 2);
 }
+
+const struct trd_mr *
+trd_node_attach_mr(const struct trd_node *n, uint64_t key)
+{
+	for (unsigned int i = 0; n != NULL && key != 0 && i < n->conf.n_regions; i++)
+		if (n->mrs[i].key == key)
+			return &n->mrs[i];
+	return NULL;
+}

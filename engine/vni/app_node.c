@@ -38,16 +38,11 @@ struct an_rx {
 	struct an_msg *msgs;
 };
 
-struct an_mr {
-	uint64_t key, off, len; /* key 0: free */
-};
-
 struct an_node {
 	struct trd_vni *v;
 	struct trd_node *n;
 	struct trd_vni_heap heap; /* blocks of the region (trd_mem_alloc) */
 	struct an_rx rx[TRD_VNI_MU_RFIFOS_MAX];
-	struct an_mr mr[TRD_VNI_MU_MRS];
 };
 
 #define AN_HDR 64 /* before each block of trd_mem_alloc(): its length */
@@ -100,15 +95,14 @@ an_desc(const struct an_node *a, const struct trd_desc *d, struct trd_desc *c)
 		/* a region of ours: the offset in it becomes one in the whole region */
 		if (d->src_key == a->v->region_key)
 			return 0;
-		for (unsigned int i = 0; i < TRD_VNI_MU_MRS; i++)
-			if (a->mr[i].key != 0 && a->mr[i].key == d->src_key) {
-				if (d->src > a->mr[i].len || d->len > a->mr[i].len - d->src)
-					return -EINVAL;
-				c->src_key = a->v->region_key;
-				c->src = a->mr[i].off + d->src;
-				return 0;
-			}
-		return -EINVAL;
+		const struct trd_mr *mr = trd_node_attach_mr(a->n, d->src_key);
+
+		if (mr == NULL || d->src > trd_mr_len(mr) || d->len > trd_mr_len(mr) - d->src ||
+		    an_region_off(a, trd_mr_addr(mr), trd_mr_len(mr), &off) != 0)
+			return -EINVAL;
+		c->src_key = a->v->region_key;
+		c->src = off + d->src;
+		return 0;
 	}
 	if (d->len <= a->v->mu_inline_max)
 		return 0; /* inline: copied into the ring */
@@ -153,9 +147,7 @@ an_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access, 
 {
 	struct an_node *a = an_of(n);
 	unsigned int va = TRD_VNI_MR_MU | TRD_VNI_MR_OFFSET;
-	struct an_mr *m = NULL;
 	uint64_t off;
-	int rc;
 
 	if (access & (TRD_ACCESS_DMA | TRD_ACCESS_VA))
 		return -ENOTSUP; /* the engine copies; offsets name its bytes */
@@ -167,30 +159,14 @@ an_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access, 
 		va |= TRD_VNI_MR_REMOTE_WRITE;
 	if (!(va & (TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE)))
 		va |= TRD_VNI_MR_REMOTE_READ; /* a source of its own puts: no one writes it */
-	for (unsigned int i = 0; i < TRD_VNI_MU_MRS && m == NULL; i++)
-		if (a->mr[i].key == 0)
-			m = &a->mr[i];
-	if (m == NULL)
-		return -ENOSPC;
 	*key = 0;
-	rc = trd_vni_mr_reg(a->v, addr, len, va, key);
-	if (rc == 0) {
-		m->key = *key;
-		m->off = off;
-		m->len = len;
-	}
-	return rc;
+	return trd_vni_mr_reg(a->v, addr, len, va, key);
 }
 
 static int
 an_mr_deregister(struct trd_node *n, uint64_t key)
 {
-	struct an_node *a = an_of(n);
-
-	for (unsigned int i = 0; i < TRD_VNI_MU_MRS; i++)
-		if (a->mr[i].key == key)
-			a->mr[i].key = 0;
-	return trd_vni_mr_dereg(a->v, key);
+	return trd_vni_mr_dereg(an_of(n)->v, key);
 }
 
 static void *

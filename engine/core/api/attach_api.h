@@ -65,5 +65,7 @@ struct trd_attach_conf {
 struct trd_node *trd_node_attach_new(const struct trd_attach_conf *c);
 /** The attaching layer's pointer of handle @p n; NULL for a node of this process. */
 void *trd_node_attach_ctx(const struct trd_node *n);
+/** The region of handle @p n registered under @p key (trd_mr_register()), or NULL. */
+const struct trd_mr *trd_node_attach_mr(const struct trd_node *n, uint64_t key);
 
 #endif /* TRD_ATTACH_API_H */
