@@ -276,20 +276,23 @@ struct trd_cpl *trd_track_take(struct trd_node *n, const struct trd_pkt *p);
 void trd_cpl_set_msg(struct trd_node *n, uint32_t id, uint32_t msg_id);
 /* track.c: give a taken tracked operation's id back. */
 void trd_track_done(struct trd_node *n, struct trd_cpl *c);
-/* track.c: an id for guest @p g's atomic, whose old value goes to @p result and whose verdict
- * decrements @p ctr by 8 or fails it (TRD_CPL_GUEST); 0 or -ENOSPC. Its verdict (rx.c), its
- * failure (trd_cpl_fail) call trd_guest_atomic_done(). */
+/* track.c: an id for a tracked operation of guest @p g (TRD_CPL_GUEST): an atomic whose old
+ * value goes to @p result and whose verdict decrements @p ctr by 8 or fails it (@p fifo 0), or
+ * any tracked operation whose outcome goes to the guest's reception FIFO @p fifo with @p cookie
+ * (trd_grfifo_outcome(); @p result and @p ctr NULL). 0 or -ENOSPC. Its verdict (rx.c), its
+ * failure (trd_cpl_fail) call trd_guest_tracked_done(). */
 int trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, int64_t *ctr,
-			 uint32_t *id);
+			 uint8_t fifo, uint64_t cookie, uint32_t *id);
 /* track.c: what a guest's verdict does: the old value @p old (when @p cause is 0 and the verdict
- * is an atomic's reply: @p has_old), the counter; the id is then given back. */
+ * is an atomic's reply: @p has_old), the counter, or the outcome into its FIFO; the id is then
+ * given back. */
 void trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, bool has_old,
 			  uint64_t old);
 /* track.c: the guest's atomics still waiting for a verdict no longer reach it (it is gone):
  * their verdicts are dropped unused. */
 void trd_track_forget_guest(struct trd_node *n, const struct trd_guest *g);
-/* guest.c: one of @p g's atomics has its verdict (or failed). */
-void trd_guest_atomic_done(struct trd_guest *g);
+/* guest.c: one of @p g's tracked operations has its verdict (or failed). */
+void trd_guest_tracked_done(struct trd_guest *g);
 /* reply.c: send a control packet (DONE, ATOMIC_REPLY) from the engine; 0 or a drop cause. */
 int trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t aux, uint64_t key,
 		 uint64_t offset, const void *pay, uint16_t len);
@@ -440,6 +443,10 @@ void trd_grfifo_stats(const struct trd_grfifo *rf, struct trd_guest_rstats *st);
  * @p ctr: 0 (written, the counter decremented) or a drop cause. */
 int trd_grfifo_deliver(struct trd_node *n, const struct trd_rslot *h, uint16_t ctr,
 		       const struct rte_mbuf *m, uint32_t off, const void *buf);
+/* The outcome of a guest's tracked operation (@p cookie: its descriptor's aux) into its FIFO
+ * @p fifo, from @p from_rank (none: this node); lost and counted if the FIFO is full or gone. */
+void trd_grfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
+			unsigned int cause, bool has_old, uint64_t old);
 /* 0, or why a frame of a message of @p len bytes for guest FIFO @p fifo counting on @p ctr is
  * dropped (unknown_fifo, ctr_denied, bad_length: the ring could never hold it). */
 int trd_grfifo_check(const struct trd_node *n, uint8_t fifo, uint16_t ctr, uint32_t len);

@@ -256,7 +256,7 @@ trd_grfifo_deliver(struct trd_node *n, const struct trd_rslot *h, uint16_t ctr,
 	w = (struct trd_rslot *)(void *)(rf->slots + (size_t)(rf->prod & rf->mask) * GR_SLOT);
 	*w = *h;
 	w->n_slots = (uint16_t)(need - 1);
-	w->flags = 0;
+	w->flags = h->flags & (TRD_RSLOT_OUTCOME | TRD_RSLOT_OLD);
 	if (m != NULL)
 		trd_pay_copy_at(m, off, w + 1, h->len);
 	else if (h->len != 0)
@@ -271,4 +271,26 @@ trd_grfifo_deliver(struct trd_node *n, const struct trd_rslot *h, uint16_t ctr,
 out:
 	rte_spinlock_unlock(&rf->lock);
 	return rc;
+}
+
+void
+trd_grfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
+		   unsigned int cause, bool has_old, uint64_t old)
+{
+	struct trd_rslot h;
+	int rc;
+
+	memset(&h, 0, sizeof(h));
+	/* an operation that failed before it left names no peer: the node itself */
+	if (trd_torus_coord(&n->torus, from_rank, &h.src) != 0)
+		h.src = n->coord;
+	h.fifo = fifo;
+	h.flags = TRD_RSLOT_OUTCOME | (has_old ? TRD_RSLOT_OLD : 0);
+	h.cause = (uint8_t)cause;
+	h.status = trd_cause_errno(cause);
+	h.user = cookie;
+	h.old = old;
+	rc = trd_grfifo_deliver(n, &h, 0, NULL, 0, NULL);
+	if (rc != 0)
+		trd_drop(n, (unsigned int)rc); /* as a node FIFO's outcome that finds it full */
 }

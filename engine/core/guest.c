@@ -34,9 +34,9 @@
  * into a buffer of its own that lives as long as the stage */
 #define GUEST_RGETS      4
 #define GUEST_RGET_BYTES (TRD_RGET_MAX_DESCS * GUEST_SLOT)
-/* atomics of one guest waiting for their verdict: past this its FIFOs wait (the node's table
- * of completion ids, TRD_N_CPL, is everyone's) */
-#define GUEST_ATOMICS 64
+/* tracked operations (atomics among them) of one guest waiting for their verdict: past this its
+ * FIFOs wait (the node's table of completion ids, TRD_N_CPL, is everyone's) */
+#define GUEST_TRACKED 64
 /* guest FIFOs a node serves, all guests together (a VNI service has 256 interfaces of 1 to 8) */
 #define GUEST_FIFOS_MAX 2048
 
@@ -58,7 +58,7 @@ struct trd_guest {
 	uint64_t key, region_len;
 	uint16_t ctr_base;
 	bool stopped;
-	uint32_t atomics; /* waiting for their verdict (GUEST_ATOMICS at most) */
+	uint32_t tracked; /* waiting for their verdict (GUEST_TRACKED at most) */
 	uint64_t *pub[3];
 	struct trd_guest_stats st;
 	uint64_t was[3]; /* descs, bad_descs, bad_rings as last published */
@@ -120,9 +120,10 @@ guest_publish(struct trd_guest *g)
  * comes from its registered memory or the descriptor itself, as a put addressed to this node,
  * or a memory-FIFO message to one of the guest's own reception FIFOs (a reflection's
  * completion: never to another's or the node's, whose readers trust the sender it names),
- * with no injection counter, completion or verdict (a reflection's completion id, a tracked
- * put's, are the node's: a guest has none). The target checks them again, as any frame. Only
- * the copy is sent: what the guest writes into the ring afterwards is never read. */
+ * with no injection counter or completion (a reflection's completion id is the node's), and a
+ * verdict only on the remote get's own tracked operation (its aux: guest_track() makes it the
+ * engine's id). The target checks them again, as any frame. Only the copy is sent: what the
+ * guest writes into the ring afterwards is never read. */
 static bool
 guest_owns_rfifo(const struct trd_guest *g, uint8_t id)
 {
@@ -142,11 +143,37 @@ guest_rget_take(const struct trd_node *n, const struct trd_gring *gr, struct trd
 	for (uint32_t k = 0; k < d->n_slots; k++)
 		if ((c[k].op != TRD_OP_PUT &&
 		     (c[k].op != TRD_OP_FIFO || !guest_owns_rfifo(gr->g, c[k].fifo))) ||
-		    (c[k].flags & (TRD_DF_CPL | TRD_DF_ACKREQ)) ||
+		    (c[k].flags & TRD_DF_CPL) ||
+		    ((c[k].flags & TRD_DF_ACKREQ) &&
+		     (!(d->flags & TRD_DF_ACKREQ) || c[k].aux != d->aux)) ||
 		    trd_desc_check_remote(&c[k], n->coord) != 0 ||
 		    c[k].roff > UINT64_MAX - c[k].len)
 			return -EINVAL;
 	d->src = (uint64_t)(uintptr_t)buf;
+	return 0;
+}
+
+/* A checked descriptor of the guest with TRD_DF_ACKREQ (docs/vni.md, "Tracked operations"): its
+ * outcome goes to the guest's own reception FIFO d->ack_fifo with the guest's d->aux, and the
+ * engine's id replaces aux, in it and in the carried descriptors @p c (@p nc) that ask for a
+ * verdict on their own failure. 0, -EINVAL: not one of the guest's FIFOs, or -EAGAIN: it
+ * waits in the ring (as many tracked as the guest may, or no id free on the node). */
+static int
+guest_track(struct trd_node *n, struct trd_guest *g, struct trd_desc *d, struct trd_desc *c,
+	    unsigned int nc)
+{
+	uint32_t id;
+
+	if (d->aux == 0 || !guest_owns_rfifo(g, d->ack_fifo))
+		return -EINVAL;
+	if (g->tracked >= GUEST_TRACKED ||
+	    trd_track_open_guest(n, g, NULL, NULL, d->ack_fifo, d->aux, &id) != 0)
+		return -EAGAIN;
+	g->tracked++;
+	d->aux = id;
+	for (unsigned int k = 0; k < nc; k++)
+		if (c[k].flags & TRD_DF_ACKREQ)
+			c[k].aux = id;
 	return 0;
 }
 
@@ -163,9 +190,9 @@ guest_atomic_open(struct trd_node *n, struct trd_guest *g, struct trd_desc *d)
 	if (mr == NULL || mr->len < g->region_len)
 		return -EINVAL;
 	if (trd_track_open_guest(n, g, (uint64_t *)(void *)(mr->base + d->src_key),
-				 &n->ctr[guest_ctr(g, d->inj_ctr)], &id) != 0)
+				 &n->ctr[guest_ctr(g, d->inj_ctr)], 0, 0, &id) != 0)
 		return -ENOSPC;
-	g->atomics++;
+	g->tracked++;
 	d->flags = TRD_DF_ACKREQ;
 	d->aux = id;
 	d->inj_ctr = 0;
@@ -175,12 +202,14 @@ guest_atomic_open(struct trd_node *n, struct trd_guest *g, struct trd_desc *d)
 
 /* guest_check() of a remote get or an atomic (@p g's @p nr remote gets are in this stage
  * already): 0, -EINVAL (dropped), or -EAGAIN: it waits in the ring, unread (the stage has no
- * buffer left for its carried descriptors, or the guest as many atomics waiting as it may). */
+ * buffer left for its carried descriptors, or the guest as many tracked operations waiting as
+ * it may). */
 static __rte_noinline int
 guest_check_other(struct trd_node *n, const struct trd_gring *gr, struct trd_desc *d,
 		  uint32_t avail, unsigned int *nr)
 {
 	struct trd_guest *g = gr->g;
+	uint8_t *buf;
 	int rank, rc;
 
 	if (d->op == TRD_OP_RGET) {
@@ -189,25 +218,35 @@ guest_check_other(struct trd_node *n, const struct trd_gring *gr, struct trd_des
 		/* for the target's engine FIFO only: its node FIFOs are the target's
 		 * applications' (a VNI service's request FIFO, whose room its scheduler
 		 * counts as its own backlog) */
-		if ((d->flags & ~TRD_DF_ORDERED) != 0 || d->fifo != TRD_ENGINE_FIFO ||
-		    guest_ctr(g, d->inj_ctr) < 0 || d->len == 0 || d->len % GUEST_SLOT != 0 ||
-		    d->len > GUEST_RGET_BYTES || d->n_slots != d->len / GUEST_SLOT ||
-		    (uint32_t)d->n_slots >= avail)
+		if ((d->flags & ~(TRD_DF_ORDERED | TRD_DF_ACKREQ)) != 0 ||
+		    d->fifo != TRD_ENGINE_FIFO || guest_ctr(g, d->inj_ctr) < 0 || d->len == 0 ||
+		    d->len % GUEST_SLOT != 0 || d->len > GUEST_RGET_BYTES ||
+		    d->n_slots != d->len / GUEST_SLOT || (uint32_t)d->n_slots >= avail)
 			return -EINVAL;
 		rank = trd_desc_check_dst(n, d->dst);
 		if (rank < 0 || d->len > trd_max_payload(n, n->routes[rank].link,
 							 n->reliable && (uint32_t)rank != n->rank))
 			return -EINVAL;
-		rc = guest_rget_take(n, gr, d, gr->cons & gr->mask,
-				     gr->rget + (size_t)*nr * GUEST_RGET_BYTES);
+		buf = gr->rget + (size_t)*nr * GUEST_RGET_BYTES;
+		rc = guest_rget_take(n, gr, d, gr->cons & gr->mask, buf);
+		if (rc == 0 && (d->flags & TRD_DF_ACKREQ))
+			rc = guest_track(n, g, d, (struct trd_desc *)(void *)buf, d->n_slots);
 		*nr += rc == 0;
 		return rc;
 	}
 	if (d->op == TRD_OP_ATOMIC) {
-		/* its old value into the guest's region at src_key (8-byte aligned), its verdict
-		 * on its counter, which it must name */
-		if (g->atomics >= GUEST_ATOMICS)
+		if (g->tracked >= GUEST_TRACKED)
 			return -EAGAIN; /* until a verdict comes back */
+		if (d->flags == TRD_DF_ACKREQ) {
+			/* tracked: its old value and its verdict in its outcome */
+			if (d->fifo < TRD_ATOMIC_FADD || d->fifo > TRD_ATOMIC_SWAP || d->len != 8 ||
+			    d->n_slots != 0 || d->inj_ctr != 0 || d->roff > UINT64_MAX - d->len ||
+			    trd_desc_check_dst(n, d->dst) < 0)
+				return -EINVAL;
+			return guest_track(n, g, d, NULL, 0);
+		}
+		/* else its old value into the guest's region at src_key (8-byte aligned), its
+		 * verdict on its counter, which it must name */
 		if (d->flags != 0 || d->fifo < TRD_ATOMIC_FADD || d->fifo > TRD_ATOMIC_SWAP ||
 		    d->len != 8 || d->n_slots != 0 || d->inj_ctr == 0 ||
 		    guest_ctr(g, d->inj_ctr) < 0 || g->key == 0 || d->src_key % 8 != 0 ||
@@ -238,7 +277,8 @@ guest_check(struct trd_node *n, const struct trd_gring *gr, struct trd_desc *d, 
 	/* a memory-FIFO message is a put's twin, for a guest's reception FIFO only */
 	if (unlikely(d->op != TRD_OP_PUT) && (d->op != TRD_OP_FIFO || !trd_grfifo_is(d->fifo)))
 		return guest_check_other(n, gr, d, avail, nr);
-	if ((d->flags & ~(TRD_DF_SRC_MR | TRD_DF_IMM)) != 0 || guest_ctr(g, d->inj_ctr) < 0)
+	if ((d->flags & ~(TRD_DF_SRC_MR | TRD_DF_IMM | TRD_DF_ACKREQ)) != 0 ||
+	    guest_ctr(g, d->inj_ctr) < 0)
 		return -EINVAL;
 	if (d->flags & TRD_DF_IMM) {
 		if ((d->flags & TRD_DF_SRC_MR) || d->len > 8 || d->n_slots != 0)
@@ -253,9 +293,9 @@ guest_check(struct trd_node *n, const struct trd_gring *gr, struct trd_desc *d, 
 		/* inline: the data follows in exactly the slots it needs, all of them there */
 		return -EINVAL;
 	}
-	if (d->roff > UINT64_MAX - d->len)
+	if (d->roff > UINT64_MAX - d->len || trd_desc_check_dst(n, d->dst) < 0)
 		return -EINVAL;
-	return trd_desc_check_dst(n, d->dst) < 0 ? -EINVAL : 0;
+	return unlikely(d->flags & TRD_DF_ACKREQ) ? guest_track(n, gr->g, d, NULL, 0) : 0;
 }
 
 /* A checked descriptor becomes one of the core's: its counter the node's id, its inline data
@@ -284,10 +324,10 @@ guest_fix(struct trd_node *n, struct trd_inj_fifo *f, const struct trd_gring *gr
 		}
 	}
 	d->n_slots = 0;
-	d->rsvd0 = 0;
+	d->ack_fifo = 0;
 	d->msg_id = 0;
-	if (d->op != TRD_OP_ATOMIC)
-		d->aux = 0; /* (an atomic's is its completion id) */
+	if (!(d->flags & TRD_DF_ACKREQ))
+		d->aux = 0; /* (a tracked one's, an atomic's, is its completion id) */
 	/* bytes of the segment are copied into the packets, never referenced: nothing sent
 	 * reads it once the packet is built */
 	d->flags |= TRD_DF_COPY;
@@ -307,10 +347,10 @@ guest_drop(struct trd_node *n, struct trd_guest *g, uint16_t k)
 }
 
 void
-trd_guest_atomic_done(struct trd_guest *g)
+trd_guest_tracked_done(struct trd_guest *g)
 {
-	if (g->atomics > 0)
-		g->atomics--;
+	if (g->tracked > 0)
+		g->tracked--;
 }
 
 void

@@ -119,7 +119,7 @@ desc_kind_own(const struct trd_desc *d)
 	       !(d->flags & (TRD_DF_PAYLOAD | TRD_DF_ACKREQ));
 }
 
-/* The first 16 bytes of a descriptor (op, flags, fifo, n_slots, dst, rsvd0, inj_ctr, rec_ctr,
+/* The first 16 bytes of a descriptor (op, flags, fifo, n_slots, dst, ack_fifo, inj_ctr, rec_ctr,
  * len): a descriptor whose words equal the previous one's differs from it only in the fields
  * that are its own (source, region offset, key, user word). */
 struct desc_words {

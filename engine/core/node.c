@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_common.h>
@@ -42,8 +43,16 @@ trd_time_us(void)
 {
 	static uint64_t hz;
 
-	if (hz == 0)
+	if (hz == 0) {
 		hz = rte_get_timer_hz();
+		if (hz == 0) {
+			/* no EAL (a process attached to toroid-node): the C library's clock */
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+		}
+	}
 	return rte_get_timer_cycles() / (hz / 1000000 ? hz / 1000000 : 1);
 }
 

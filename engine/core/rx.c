@@ -273,13 +273,16 @@ rx_done(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 		return trd_fate(TRD_DROP_UNKNOWN_CPL, false);
 	n->stat[TRD_STAT_RX_CTL]++;
 	if (c->kind == TRD_CPL_GUEST) {
-		/* a guest's atomic: its region and counter, no reception FIFO (track.c) */
+		/* a guest's atomic (its region and counter), or a guest's tracked operation (its
+		 * reception FIFO, c->fifo), track.c */
 		uint64_t old = 0;
 		bool reply = p->type == TRD_PKT_ATOMIC_REPLY && p->pay_len >= sizeof(old);
 		unsigned int cause = p->key > UINT8_MAX ? TRD_DROP_BAD_DESC : (unsigned int)p->key;
 		/* a target always answers an atomic with its 8-byte old value: a DONE or a short
-		 * reply that says it worked would count the counter with no old value written */
-		unsigned int bad = cause == TRD_DROP_NONE && !reply ? TRD_DROP_BAD_LENGTH : 0;
+		 * reply that says it worked would count the counter with no old value written (an
+		 * outcome says whether it has one: the process checks) */
+		unsigned int bad =
+			cause == TRD_DROP_NONE && !reply && c->fifo == 0 ? TRD_DROP_BAD_LENGTH : 0;
 
 		if (reply)
 			trd_pay_copy(m, &old, sizeof(old));

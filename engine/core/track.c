@@ -111,8 +111,8 @@ trd_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *res
 {
 	if (n == NULL || id == NULL || rfifo >= n->n_rec)
 		return -EINVAL;
-	if (n->att != NULL)
-		return -ENOTSUP;
+	if (n->att != NULL) /* a handle of an attached process: its library keeps its ids */
+		return n->att->track_open(n, rfifo, cookie, result, id);
 	return track_take_free(n, TRD_CPL_TRACK, rfifo, cookie, result, NULL, NULL, id) != NULL
 		       ? 0
 		       : -ENOSPC;
@@ -120,7 +120,7 @@ trd_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *res
 
 int
 trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, int64_t *ctr,
-		     uint32_t *id)
+		     uint8_t fifo, uint64_t cookie, uint32_t *id)
 {
 	uint32_t *held = &n->main->guest_cpls;
 
@@ -128,7 +128,7 @@ trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, 
 		return -ENOSPC;
 	/* counted before it is pending: its verdict, on another lcore, takes it off */
 	__atomic_fetch_add(held, 1, __ATOMIC_RELAXED);
-	if (track_take_free(n, TRD_CPL_GUEST, 0, 0, result, ctr, g, id) == NULL) {
+	if (track_take_free(n, TRD_CPL_GUEST, fifo, cookie, result, ctr, g, id) == NULL) {
 		__atomic_fetch_sub(held, 1, __ATOMIC_RELAXED);
 		return -ENOSPC;
 	}
@@ -145,7 +145,12 @@ trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, 
 	uint64_t *res = __atomic_load_n(&c->result, __ATOMIC_ACQUIRE);
 	int64_t *ctr = __atomic_load_n(&c->ctr, __ATOMIC_ACQUIRE);
 
-	if (g != NULL) {
+	if (g != NULL && c->fifo != 0) {
+		/* (its FIFO is looked up by id: stopped once the guest is gone) */
+		trd_grfifo_outcome(n, c->fifo, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE),
+				   c->cookie, cause, has_old, old);
+		trd_guest_tracked_done(g);
+	} else if (g != NULL) {
 		if (cause == TRD_DROP_NONE && has_old && res != NULL)
 			__atomic_store_n(res, old, __ATOMIC_RELEASE);
 		if (ctr != NULL) {
@@ -155,7 +160,7 @@ trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, 
 			else
 				trd_ctr_fail(ctr);
 		}
-		trd_guest_atomic_done(g);
+		trd_guest_tracked_done(g);
 	}
 	__atomic_store_n(&c->guest, NULL, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&n->main->guest_cpls, 1, __ATOMIC_RELAXED); /* forgotten or not */
@@ -214,10 +219,12 @@ trd_track_close(struct trd_node *n, uint32_t id)
 {
 	uint32_t expect = CPL_PENDING;
 
-	if (n == NULL || id == 0 || id > TRD_N_CPL)
+	if (n == NULL || id == 0)
 		return -EINVAL;
 	if (n->att != NULL)
-		return -ENOTSUP; /* a handle of an attached process */
+		return n->att->track_close(n, id); /* a handle of an attached process */
+	if (id > TRD_N_CPL)
+		return -EINVAL;
 	if (n->cpl[id - 1].kind != TRD_CPL_TRACK)
 		return -EINVAL;
 	/* the engine may be completing it right now: whoever flips the state owns the id */

@@ -591,7 +591,7 @@ bundle_entry(uint8_t *p, const struct trd_desc *d, const uint8_t *src)
 	return TRD_ENTRY_LEN + d->len;
 }
 
-/* The first 8 bytes of a descriptor as one word (op, flags, fifo, n_slots, dst, rsvd0). */
+/* The first 8 bytes of a descriptor as one word (op, flags, fifo, n_slots, dst, ack_fifo). */
 static inline uint64_t
 desc_word0(const struct trd_desc *d)
 {

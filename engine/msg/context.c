@@ -3,15 +3,16 @@
  * Clients, contexts and endpoints. A client maps tasks to torus coordinates; a context owns a
  * work queue and the engine resources its operations use (an outcome FIFO, counters for its
  * RDMA reads and for the local events of its puts and sends) and, if it dispatches, a table of
- * handlers by dispatch id; an endpoint is a (task, context offset) value.
+ * handlers by dispatch id; an endpoint is a (task, context offset) value. Their memory is the
+ * C library's: a process attached to toroid-node (no EAL) runs them on its node handle.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_common.h>
 #include <rte_errno.h>
-#include <rte_malloc.h>
 
 #include "msg_pvt.h"
 
@@ -36,7 +37,7 @@ trd_client_create(const char *name, const struct trd_topo *topo)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	c = rte_zmalloc("trd_client", sizeof(*c), RTE_CACHE_LINE_SIZE);
+	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		rte_errno = ENOMEM;
 		return NULL;
@@ -65,7 +66,7 @@ trd_client_destroy(struct trd_client *c)
 	for (uint32_t i = 0; i < n; i++)
 		if (c->ctx[i] != NULL)
 			trd_context_destroy(c->ctx[i]);
-	rte_free(c);
+	free(c);
 	return 0;
 }
 
@@ -104,16 +105,16 @@ ctx_free(struct trd_context *x)
 		return;
 	for (uint32_t i = 0; i < x->n_ctrs_owned; i++)
 		trd_counter_free(x->node, x->ctrs_owned[i]);
-	rte_free(x->ops);
-	rte_free(x->free_ids);
-	rte_free(x->q);
-	rte_free(x->outstanding);
-	rte_free(x->reads);
-	rte_free(x->lwait);
-	rte_free(x->dispatch);
-	rte_free(x->ctrs);
-	rte_free(x->ctrs_owned);
-	rte_free(x);
+	free(x->ops);
+	free(x->free_ids);
+	free(x->q);
+	free(x->outstanding);
+	free(x->reads);
+	free(x->lwait);
+	free(x->dispatch);
+	free(x->ctrs);
+	free(x->ctrs_owned);
+	free(x);
 }
 
 static bool
@@ -151,7 +152,7 @@ trd_context_create(struct trd_client *c, const struct trd_context_conf *conf)
 	qsize = rte_align32pow2(size);
 	n = trd_torus_size(t);
 
-	x = rte_zmalloc("trd_context", sizeof(*x), RTE_CACHE_LINE_SIZE);
+	x = calloc(1, sizeof(*x));
 	if (x == NULL) {
 		rte_errno = ENOMEM;
 		return NULL;
@@ -169,17 +170,16 @@ trd_context_create(struct trd_client *c, const struct trd_context_conf *conf)
 	x->n_nodes = n;
 	x->size = size;
 	x->q_mask = qsize - 1;
-	x->ops = rte_zmalloc("trd_ctx_ops", sizeof(*x->ops) * size, RTE_CACHE_LINE_SIZE);
-	x->free_ids = rte_malloc("trd_ctx_free", sizeof(uint32_t) * size, 0);
-	x->q = rte_malloc("trd_ctx_q", sizeof(uint32_t) * qsize, 0);
-	x->outstanding = rte_zmalloc("trd_ctx_out", sizeof(uint32_t) * n, 0);
-	x->reads = rte_malloc("trd_ctx_reads", sizeof(uint32_t) * size, 0);
-	x->lwait = rte_malloc("trd_ctx_lwait", sizeof(uint32_t) * size, 0);
+	x->ops = calloc(1, sizeof(*x->ops) * size);
+	x->free_ids = malloc(sizeof(uint32_t) * size);
+	x->q = malloc(sizeof(uint32_t) * qsize);
+	x->outstanding = calloc(1, sizeof(uint32_t) * n);
+	x->reads = malloc(sizeof(uint32_t) * size);
+	x->lwait = malloc(sizeof(uint32_t) * size);
 	if (conf->dispatch)
-		x->dispatch =
-			rte_zmalloc("trd_ctx_dispatch", sizeof(*x->dispatch) * TRD_DISPATCH_MAX, 0);
-	x->ctrs = rte_malloc("trd_ctx_ctrs", sizeof(uint16_t) * size, 0);
-	x->ctrs_owned = rte_malloc("trd_ctx_ctrs", sizeof(uint16_t) * size, 0);
+		x->dispatch = calloc(1, sizeof(*x->dispatch) * TRD_DISPATCH_MAX);
+	x->ctrs = malloc(sizeof(uint16_t) * size);
+	x->ctrs_owned = malloc(sizeof(uint16_t) * size);
 	if (x->ops == NULL || x->free_ids == NULL || x->q == NULL || x->outstanding == NULL ||
 	    x->reads == NULL || x->lwait == NULL || (conf->dispatch && x->dispatch == NULL) ||
 	    x->ctrs == NULL || x->ctrs_owned == NULL) {

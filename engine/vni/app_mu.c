@@ -202,6 +202,10 @@ trd_vni_inject(struct trd_vni *v, unsigned int fifo, const struct trd_desc *d, u
 				return -EINVAL;
 			if (d[i].len > TRD_RGET_MAX_DESCS * sizeof(struct trd_desc))
 				return -EMSGSIZE;
+		} else if (d[i].op == TRD_OP_ATOMIC && d[i].flags == TRD_DF_ACKREQ) {
+			/* tracked: its old value in its outcome (docs/vni.md) */
+			if (d[i].len != 8 || d[i].inj_ctr != 0)
+				return -EINVAL;
 		} else if (d[i].op == TRD_OP_ATOMIC) {
 			/* its operands in the descriptor, its old value into the region */
 			if (d[i].len != 8 || d[i].flags != 0 || d[i].inj_ctr == 0 ||
@@ -352,6 +356,8 @@ trd_vni_rfifo_poll(struct trd_vni *v, unsigned int k, struct trd_msg *msgs, unsi
 			m->len = h->len;
 			m->msg_id = h->msg_id;
 			m->user = h->user;
+			m->status = h->status;
+			m->cause = h->cause;
 			m->data = (void *)(uintptr_t)(h + 1);
 		}
 		pos += need;

@@ -22,6 +22,10 @@
 #include "attach_api.h"
 
 #define AN_BULK 64 /* descriptors one trd_inject_bulk() takes */
+/* tracked operations open at once (trd_track_open()); an id is (use << 9 | index + 1): an
+ * outcome for an earlier use of the entry, or one closed, is recognised and dropped */
+#define AN_TRACKS    256
+#define AN_TRACK_USE 9
 
 /* a message read in place in a reception FIFO, and the FIFO it came from */
 struct an_msg {
@@ -38,11 +42,22 @@ struct an_rx {
 	struct an_msg *msgs;
 };
 
+/* a tracked operation: where its outcome goes and what it carries back */
+struct an_track {
+	uint64_t cookie;
+	uint64_t *result; /* an atomic's old value, or NULL */
+	uint32_t use;     /* bumped at each open */
+	uint8_t rx;       /* its reception FIFO's number + 1; 0: free */
+};
+
 struct an_node {
 	struct trd_vni *v;
 	struct trd_node *n;
 	struct trd_vni_heap heap; /* blocks of the region (trd_mem_alloc) */
 	struct an_rx rx[TRD_VNI_MU_RFIFOS_MAX];
+	struct an_track trk[AN_TRACKS];
+	uint16_t trk_free[AN_TRACKS];
+	unsigned int n_trk_free;
 };
 
 #define AN_HDR 64 /* before each block of trd_mem_alloc(): its length */
@@ -78,9 +93,60 @@ an_region_off(const struct an_node *a, const void *p, uint64_t len, uint64_t *of
 	return 0;
 }
 
+/* The open tracked operation of id @p id, or NULL. */
+static struct an_track *
+an_track_find(struct an_node *a, uint64_t id)
+{
+	uint64_t i = (id & ((1u << AN_TRACK_USE) - 1)) - 1;
+	struct an_track *t;
+
+	if (id == 0 || id > UINT32_MAX || i >= AN_TRACKS)
+		return NULL;
+	t = &a->trk[i];
+	return t->rx != 0 && id >> AN_TRACK_USE == t->use ? t : NULL;
+}
+
+static void
+an_track_put(struct an_node *a, struct an_track *t)
+{
+	t->rx = 0;
+	a->trk_free[a->n_trk_free++] = (uint16_t)(t - a->trk);
+}
+
+static int
+an_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *result, uint32_t *id)
+{
+	struct an_node *a = an_of(n);
+	struct an_track *t;
+
+	if (rfifo >= a->v->n_rx)
+		return -EINVAL;
+	if (a->n_trk_free == 0)
+		return -ENOSPC;
+	t = &a->trk[a->trk_free[--a->n_trk_free]];
+	t->use = (t->use + 1) & ((1u << (32 - AN_TRACK_USE)) - 1);
+	t->rx = (uint8_t)(rfifo + 1);
+	t->cookie = cookie;
+	t->result = result;
+	*id = t->use << AN_TRACK_USE | (uint32_t)(t - a->trk + 1);
+	return 0;
+}
+
+static int
+an_track_close(struct trd_node *n, uint32_t id)
+{
+	struct an_node *a = an_of(n);
+	struct an_track *t = an_track_find(a, id);
+
+	if (t == NULL)
+		return -EINVAL;
+	an_track_put(a, t); /* its outcome, if it comes, is dropped */
+	return 0;
+}
+
 /* One descriptor as the interface's FIFO takes it. */
 static int
-an_desc(const struct an_node *a, const struct trd_desc *d, struct trd_desc *c)
+an_desc(struct an_node *a, const struct trd_desc *d, struct trd_desc *c)
 {
 	int k = an_ctr(a, d->inj_ctr);
 	uint64_t off;
@@ -89,6 +155,15 @@ an_desc(const struct an_node *a, const struct trd_desc *d, struct trd_desc *c)
 	if (k < 0)
 		return -EINVAL;
 	c->inj_ctr = (uint16_t)k;
+	if (d->flags & TRD_DF_ACKREQ) {
+		/* tracked: the engine sends its outcome to the FIFO the id was opened on (a
+		 * remote get's carried descriptors name the same id) */
+		const struct an_track *t = an_track_find(a, d->aux);
+
+		if (t == NULL)
+			return -EINVAL;
+		c->ack_fifo = a->rx[t->rx - 1].id;
+	}
 	if ((d->op != TRD_OP_PUT && d->op != TRD_OP_FIFO) || (d->flags & TRD_DF_IMM) || d->len == 0)
 		return 0;
 	if (d->flags & TRD_DF_SRC_MR) {
@@ -214,6 +289,36 @@ an_rx_of(struct an_node *a, uint8_t id)
 	return NULL;
 }
 
+static void an_msg_free(struct trd_msg *msg);
+
+/* A message of @p rx just read: an outcome of one of our tracked operations takes its cookie
+ * and, for an atomic, writes its old value, and its id is free again. false: an outcome of
+ * none open (closed, or not ours): the caller frees it unseen. */
+static bool
+an_outcome(struct an_node *a, const struct an_rx *rx, struct trd_msg *m)
+{
+	const struct trd_rslot *h = (const struct trd_rslot *)m->data - 1;
+	struct an_track *t;
+
+	if (!(h->flags & TRD_RSLOT_OUTCOME))
+		return true;
+	t = an_track_find(a, m->user);
+	if (t == NULL || t->rx != rx->k + 1)
+		return false;
+	m->user = t->cookie;
+	if (t->result != NULL && m->status == 0) {
+		if (h->flags & TRD_RSLOT_OLD) {
+			__atomic_store_n(t->result, h->old, __ATOMIC_RELEASE);
+		} else {
+			/* an atomic that worked always has its old value */
+			m->cause = TRD_DROP_BAD_LENGTH;
+			m->status = -EIO;
+		}
+	}
+	an_track_put(a, t);
+	return true;
+}
+
 /* The next message holder of @p rx, filled by @p rc > 0 of a poll or wait. */
 static struct trd_msg *
 an_rx_took(struct an_rx *rx, struct an_msg *m)
@@ -240,7 +345,11 @@ an_rfifo_poll(struct trd_node *n, uint8_t id, struct trd_msg **msgs, unsigned in
 
 		if (rc <= 0)
 			return got != 0 ? (int)got : rc;
-		msgs[got++] = an_rx_took(rx, m);
+		msgs[got] = an_rx_took(rx, m);
+		if (an_outcome(rx->an, rx, msgs[got]))
+			got++;
+		else
+			an_msg_free(msgs[got]);
 	}
 	return (int)got;
 }
@@ -255,14 +364,21 @@ an_rfifo_wait(struct trd_node *n, uint8_t id, struct trd_msg **msg, uint64_t tim
 
 	if (rx == NULL)
 		return -EINVAL;
-	if (rx->held >= rx->n)
-		return -ENOBUFS; /* every message of the ring is held */
-	m = &rx->msgs[rx->next];
-	rc = trd_vni_rfifo_wait(rx->an->v, rx->k, &m->am.msg, ms > INT_MAX ? INT_MAX : (int)ms);
-	if (rc <= 0)
-		return rc == 0 ? -ETIMEDOUT : rc;
-	*msg = an_rx_took(rx, m);
-	return 0;
+	/* (an outcome of nothing open is freed and the wait starts again: there are no more of
+	 * them than operations closed before their outcome came) */
+	for (;;) {
+		if (rx->held >= rx->n)
+			return -ENOBUFS; /* every message of the ring is held */
+		m = &rx->msgs[rx->next];
+		rc = trd_vni_rfifo_wait(rx->an->v, rx->k, &m->am.msg,
+					ms > INT_MAX ? INT_MAX : (int)ms);
+		if (rc <= 0)
+			return rc == 0 ? -ETIMEDOUT : rc;
+		*msg = an_rx_took(rx, m);
+		if (an_outcome(rx->an, rx, *msg))
+			return 0;
+		an_msg_free(*msg);
+	}
 }
 
 static void
@@ -298,6 +414,8 @@ static const struct trd_attach_ops an_ops = {
 	.mem_free = an_mem_free,
 	.rfifo_poll = an_rfifo_poll,
 	.rfifo_wait = an_rfifo_wait,
+	.track_open = an_track_open,
+	.track_close = an_track_close,
 	.msg_free = an_msg_free,
 	.close = an_close,
 };
@@ -330,6 +448,9 @@ trd_node_attach(const struct trd_vni_conf *conf)
 	}
 	if (v->region_len != 0 && trd_vni_heap_init(&a->heap, v->region_len) != 0)
 		goto fail;
+	for (unsigned int i = 0; i < AN_TRACKS; i++)
+		a->trk_free[i] = (uint16_t)(AN_TRACKS - 1 - i);
+	a->n_trk_free = AN_TRACKS;
 	for (unsigned int k = 0; k < v->n_rx; k++) {
 		a->rx[k].an = a;
 		a->rx[k].k = k;

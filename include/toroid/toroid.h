@@ -86,21 +86,22 @@ struct trd_desc {
 	uint8_t fifo;         /**< target's reception FIFO (FIFO) or injection FIFO (RGET) */
 	uint8_t n_slots;      /**< engine use: inline continuation slots that follow */
 	struct trd_coord dst; /**< destination node */
-	uint8_t rsvd0;
-	uint16_t inj_ctr; /**< local injection counter id, decremented as bytes leave; 0 none
-			   *   (from an attached process: its own number, 1 .. 511) */
-	uint16_t rec_ctr; /**< target's reception counter id, decremented on arrival; 0 none
-			   *   (always the target node's id: trd_vni_counter_id() there) */
-	uint32_t len;     /**< message length in bytes (RGET: carried descriptors * 64) */
-	uint64_t src;     /**< source address, or offset (address with TRD_ACCESS_VA) in
-			   *   region src_key (TRD_DF_SRC_MR) */
-	uint64_t src_key; /**< source region key with TRD_DF_SRC_MR */
-	uint64_t rkey;    /**< target region key (PUT) */
-	uint64_t roff;    /**< offset in the target region (PUT), or the address in a
-			   *   TRD_ACCESS_VA region; roff + len must not pass UINT64_MAX */
-	uint64_t user;    /**< FIFO: user word delivered with the message; IMM: the data */
-	uint32_t msg_id;  /**< engine use */
-	uint32_t aux;     /**< with TRD_DF_CPL: the origin's completion id (set by the engine) */
+	uint8_t ack_fifo;     /**< from an attached process, with TRD_DF_ACKREQ: the node id of
+			       *   its reception FIFO that takes the outcome; else 0 */
+	uint16_t inj_ctr;     /**< local injection counter id, decremented as bytes leave; 0 none
+			       *   (from an attached process: its own number, 1 .. 511) */
+	uint16_t rec_ctr;     /**< target's reception counter id, decremented on arrival; 0 none
+			       *   (always the target node's id: trd_vni_counter_id() there) */
+	uint32_t len;         /**< message length in bytes (RGET: carried descriptors * 64) */
+	uint64_t src;         /**< source address, or offset (address with TRD_ACCESS_VA) in
+			       *   region src_key (TRD_DF_SRC_MR) */
+	uint64_t src_key;     /**< source region key with TRD_DF_SRC_MR */
+	uint64_t rkey;        /**< target region key (PUT) */
+	uint64_t roff;        /**< offset in the target region (PUT), or the address in a
+			       *   TRD_ACCESS_VA region; roff + len must not pass UINT64_MAX */
+	uint64_t user;        /**< FIFO: user word delivered with the message; IMM: the data */
+	uint32_t msg_id;      /**< engine use */
+	uint32_t aux; /**< with TRD_DF_CPL: the origin's completion id (set by the engine) */
 };
 
 _Static_assert(sizeof(struct trd_desc) == 64, "a descriptor is one cache line");
@@ -223,20 +224,28 @@ trd_vni_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op
  * 64-byte elements that the engine fills and the process empties, docs/vni.md "Reception
  * FIFOs"): its bytes follow in the next n_slots slots, never across the ring's end. With
  * TRD_RSLOT_PAD the slot and the n_slots after it are padding up to the ring's end: the next
- * message starts at slot 0.
+ * message starts at slot 0. With TRD_RSLOT_OUTCOME it is the outcome of one of the process's
+ * tracked operations (a descriptor with TRD_DF_ACKREQ, docs/vni.md "Tracked operations"): len
+ * 0, user the descriptor's aux, status and cause its verdict, from src (the target, or this
+ * node if it failed before it left) and, with TRD_RSLOT_OLD, an atomic's old value.
  */
 struct trd_rslot {
 	uint32_t len;         /**< message bytes */
 	uint16_t n_slots;     /**< slots that follow: (len + 63) / 64, or the padding */
-	uint8_t flags;        /**< TRD_RSLOT_PAD */
+	uint8_t flags;        /**< TRD_RSLOT_PAD, TRD_RSLOT_OUTCOME, TRD_RSLOT_OLD */
 	uint8_t fifo;         /**< the FIFO's node id */
 	struct trd_coord src; /**< the sending node */
-	uint8_t rsvd0;
-	uint32_t msg_id; /**< the sender's message id */
-	uint64_t user;   /**< the sender's user word */
-	uint8_t rsvd1[40];
+	uint8_t cause;        /**< an outcome's enum trd_drop cause (0: done) */
+	uint32_t msg_id;      /**< the sender's message id */
+	uint64_t user;        /**< the sender's user word (an outcome: the descriptor's aux) */
+	int32_t status;       /**< an outcome: 0 or a negative errno (trd_cause_errno(cause)) */
+	uint32_t rsvd0;
+	uint64_t old; /**< with TRD_RSLOT_OLD: an atomic's old value */
+	uint8_t rsvd1[24];
 };
-#define TRD_RSLOT_PAD 0x1
+#define TRD_RSLOT_PAD     0x1
+#define TRD_RSLOT_OUTCOME 0x2
+#define TRD_RSLOT_OLD     0x4
 _Static_assert(sizeof(struct trd_rslot) == 64, "a reception slot is one cache line");
 
 /* ------------------------------------------------------------------------------------------ */
@@ -888,7 +897,9 @@ unsigned int trd_node_cpl_pending(const struct trd_node *node);
  * user = @p cookie, status = 0 or a negative errno (-ENOKEY bad key, -ERANGE out of bounds,
  * -EACCES no access, -ENOENT no such FIFO or counter, -ENOBUFS FIFO full, -EINVAL bad
  * descriptor or alignment, -EPERM third-party destination, -ENOMEM no buffer, -EIO other),
- * cause = the target's drop cause. Each id completes once.
+ * cause = the target's drop cause. Each id completes once. On a node handle of an attached
+ * process (trd_node_attach()) the same, in its reception FIFO @p rfifo, from a table of 256 ids
+ * of the process (docs/vni.md "Tracked operations").
  * @return 0, -EINVAL, -ENOSPC (too many outstanding).
  */
 int trd_track_open(struct trd_node *node, uint8_t rfifo, uint64_t cookie, uint64_t *result,
@@ -1220,7 +1231,7 @@ void trd_net_free(struct trd_net *net);
 /* ------------------------------------------------------------------------------------------ */
 /** @name Misc */
 
-/** Monotonic time in microseconds (rte_get_timer_cycles based). */
+/** Monotonic time in microseconds (rte_get_timer_cycles based; CLOCK_MONOTONIC with no EAL). */
 uint64_t trd_time_us(void);
 
 /**

@@ -449,7 +449,11 @@ int trd_vni_mu_info(const struct trd_vni *v, struct trd_vni_mu_info *info);
  * node, from the target's registered memory (TRD_DF_SRC_MR, the target's key) or immediate, with no
  * completion or verdict flag: an RDMA read names this process's region key and offset as rkey and
  * roff and trd_vni_counter_id() of one of its counters as rec_ctr. Or an atomic
- * (trd_vni_desc_atomic(), in <toroid/toroid.h>). The engine checks each descriptor again and drops
+ * (trd_vni_desc_atomic(), in <toroid/toroid.h>). Any of them may be tracked: TRD_DF_ACKREQ, aux
+ * an id of the process's own (not 0), ack_fifo the id of one of its reception FIFOs, where the
+ * outcome arrives (docs/vni.md "Tracked operations"; a tracked atomic has no injection counter
+ * and its old value comes in the outcome; a remote get's carried put may be tracked with the
+ * remote get's id only). The engine checks each descriptor again and drops
  * (and counts, trd_vni_mu_info()) one that breaks a rule, failing its injection counter. @return 0,
  * -EINVAL, -EMSGSIZE (inline data too long, more than TRD_RGET_MAX_DESCS carried), -ENOBUFS (the
  * FIFO is full: nothing posted), -ENOENT (no such FIFO).
@@ -476,7 +480,8 @@ int trd_vni_counter_wait(struct trd_vni *v, uint16_t k, uint64_t timeout_us);
 uint8_t trd_vni_rfifo_id(const struct trd_vni *v, unsigned int k);
 /**
  * Take up to @p n messages from reception FIFO @p k, in the order they arrived, read in place:
- * each struct trd_msg (<toroid/toroid.h>: src, fifo, len, msg_id, user; status 0) points into
+ * each struct trd_msg (<toroid/toroid.h>: src, fifo, len, msg_id, user; status and cause of a
+ * tracked operation's outcome, a struct trd_rslot with TRD_RSLOT_OUTCOME) points into
  * the FIFO, its bytes contiguous, valid until trd_vni_rfifo_release(). Never sleeps.
  * @return the count (0: none), -EINVAL, -ENOENT (no such FIFO), -EPROTO (the FIFO holds
  * something the engine never wrote: it is no longer read).

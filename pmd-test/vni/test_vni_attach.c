@@ -20,6 +20,8 @@
 #include <toroid/toroid.h>
 #include <toroid/vni.h>
 
+#include "attach_util.h"
+
 #define TIMEOUT_US 5000000
 #define REGION     (1u << 20)
 #define RGET_LEN   (16 * 1024)
@@ -38,31 +40,6 @@ static int failures;
 	} while (0)
 
 static uint8_t static_buf[1000];
-
-static struct trd_node *
-attach(const char *tmpl, unsigned int rank)
-{
-	const char *r = strstr(tmpl, "%r");
-	char sock[256];
-	struct trd_vni_conf c = {.socket = sock,
-				 .app = 1,
-				 .proc = rank,
-				 .connect_timeout_ms = 5000,
-				 .mu_fifos = 1,
-				 .mu_rfifos = 1,
-				 .mu_rfifo_slots = 64,
-				 .mu_region = REGION};
-	struct trd_node *n;
-
-	if (r == NULL)
-		snprintf(sock, sizeof(sock), "%s", tmpl);
-	else
-		snprintf(sock, sizeof(sock), "%.*s%u%s", (int)(r - tmpl), tmpl, rank, r + 2);
-	n = trd_node_attach(&c);
-	if (n == NULL)
-		fprintf(stderr, "attach to %s: %s\n", sock, trd_vni_open_error());
-	return n;
-}
 
 /* 1. an RDMA read: a's remote get to b's engine FIFO carries a put from b's part to a's */
 static void
@@ -221,8 +198,8 @@ t_refusals(struct trd_node *a, struct trd_node *b)
 	uint64_t res;
 	uint32_t tid;
 
-	rc = trd_track_open(a, 0, 1, &res, &tid);
-	CHECK(rc == -ENOTSUP, "trd_track_open: %d", rc);
+	rc = trd_track_open(a, 1, 1, &res, &tid); /* (tracked operations: test_vni_attach_msg) */
+	CHECK(rc == -EINVAL, "trd_track_open on FIFO 1 of 1: %d", rc);
 	CHECK(trd_node_poll(a) == 0, "trd_node_poll");
 	rc = trd_lcore_launch(1, &a, 1);
 	CHECK(rc == -EINVAL, "trd_lcore_launch: %d", rc);
@@ -428,9 +405,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s SOCKET_TEMPLATE\n", argv[0]);
 		return 2;
 	}
-	a = attach(argv[1], 0);
-	b = a != NULL ? attach(argv[1], 1) : NULL;
-	c = b != NULL ? attach(argv[1], 2) : NULL;
+	a = attach_node(argv[1], 0, 1, 64, REGION);
+	b = a != NULL ? attach_node(argv[1], 1, 1, 64, REGION) : NULL;
+	c = b != NULL ? attach_node(argv[1], 2, 1, 64, REGION) : NULL;
 	if (a == NULL || b == NULL || c == NULL)
 		return 1;
 	t_rget(a, b);

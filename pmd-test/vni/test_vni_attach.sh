@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# test_vni_attach (hostile tests of the One API node handle) against a toroid-node serving a
-# 3x1x1 torus on one lcore (--nodes 0-2), process 1:r on node r, as examples/test_attached.sh.
+# test_vni_attach or test_vni_attach_msg (tests of the One API node handle) against a
+# toroid-node serving a 3x1x1 torus on one lcore (--nodes 0-2), process 1:r on node r, as
+# examples/test_attached.sh.
 #
-#   test_vni_attach.sh TOROID_NODE TEST_VNI_ATTACH
+#   test_vni_attach.sh TOROID_NODE TEST_PROGRAM
 set -u
 NODE=$1
 PROG=$2
@@ -18,7 +19,7 @@ eng_init vni_attach "$NODE"
 } >"$T/line.ini"
 eng_start E 120 -l 0 -- --topo "$T/line.ini" --nodes 0-2 --json --vni-socket "$T/n%r.sock"
 eng_wait_ready E 3
-timeout 90 "$PROG" "$T/n%r.sock" || fail "test_vni_attach failed (status $?)"
+timeout 90 "$PROG" "$T/n%r.sock" || { rc=$?; fail "$(basename "$PROG") failed (status $rc)"; }
 eng_stop E || fail "$ENG_WHY"
 grep -q '"type":"total"' "$T/E.log" || fail "the engine printed no totals"
 eng_passed "vni_attach: the One API node handle refused and delivered as it must"

@@ -39,13 +39,13 @@ main(void)
 	z.len = 0;
 	z.inj_ctr = z.rec_ctr = 0;
 	CHECK(z.flags == 0 && z.fifo == 0 && z.n_slots == 0 && z.user == 0 && z.src_key == 0);
-	CHECK(z.msg_id == 0 && z.aux == 0 && z.rsvd0 == 0);
+	CHECK(z.msg_id == 0 && z.aux == 0 && z.ack_fifo == 0);
 
 	memset(&d, 0xa5, sizeof(d));
 	trd_desc_fifo(&d, c, 3, buf, 8, 42, 9);
 	CHECK(d.op == TRD_OP_FIFO && d.fifo == 3 && d.len == 8 && d.user == 42 && d.inj_ctr == 9);
 	CHECK(d.src == (uint64_t)(uintptr_t)buf && d.rkey == 0 && d.roff == 0 && d.rec_ctr == 0);
-	CHECK(d.flags == 0 && d.n_slots == 0 && d.msg_id == 0 && d.aux == 0 && d.rsvd0 == 0);
+	CHECK(d.flags == 0 && d.n_slots == 0 && d.msg_id == 0 && d.aux == 0 && d.ack_fifo == 0);
 	printf("PASS: vni desc\n");
 	return 0;
 }

@@ -31,6 +31,10 @@ struct trd_attach_ops {
 	int (*rfifo_poll)(struct trd_node *n, uint8_t id, struct trd_msg **msgs, unsigned int nm);
 	int (*rfifo_wait)(struct trd_node *n, uint8_t id, struct trd_msg **msg,
 			  uint64_t timeout_us);
+	/* trd_track_open() on reception FIFO @p rfifo (0 .. n_rfifos - 1), and trd_track_close() */
+	int (*track_open)(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *result,
+			  uint32_t *id);
+	int (*track_close)(struct trd_node *n, uint32_t id);
 	/* a message rfifo_poll() or rfifo_wait() gave (its fifo field an id >= 128) */
 	void (*msg_free)(struct trd_msg *msg);
 	/* detach: after it the handle's memory goes */

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The node handles of the One API tests (docs/vni.md "One API"): process 1:rank attached to
+ * node rank of a toroid-node whose sockets are @p tmpl with %r the rank. */
+#ifndef ATTACH_UTIL_H
+#define ATTACH_UTIL_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include <toroid/toroid.h>
+#include <toroid/vni.h>
+
+/* one injection FIFO, @p rfifos reception FIFOs of @p slots slots, a region of @p region bytes */
+static inline struct trd_node *
+attach_node(const char *tmpl, unsigned int rank, unsigned int rfifos, unsigned int slots,
+	    size_t region)
+{
+	const char *r = strstr(tmpl, "%r");
+	char sock[256];
+	struct trd_vni_conf c = {.socket = sock,
+				 .app = 1,
+				 .proc = rank,
+				 .connect_timeout_ms = 5000,
+				 .mu_fifos = 1,
+				 .mu_rfifos = rfifos,
+				 .mu_rfifo_slots = slots,
+				 .mu_region = region};
+	struct trd_node *n;
+
+	if (r == NULL)
+		snprintf(sock, sizeof(sock), "%s", tmpl);
+	else
+		snprintf(sock, sizeof(sock), "%.*s%u%s", (int)(r - tmpl), tmpl, rank, r + 2);
+	n = trd_node_attach(&c);
+	if (n == NULL)
+		fprintf(stderr, "attach to %s: %s\n", sock, trd_vni_open_error());
+	return n;
+}
+
+#endif /* ATTACH_UTIL_H */

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Tracked operations and the messaging layer on the One API node handle (docs/vni.md,
+ * "Tracked operations"): this process attaches to nodes 0 (a) and 1 (b) of a toroid-node
+ * serving a 3x1x1 torus (test_vni_attach.sh) and checks
+ *   1. trd_track_open() on a handle: a tracked put's outcome (cookie, status, source), the
+ *      target's verdicts -ENOKEY and -ERANGE, an outcome of a closed id never seen, refusals;
+ *   2. the messaging layer (include/toroid/msg.h) on a handle: put, atomic with its old
+ *      value, fence, RDMA read, and the errors of a read and a put to a wrong key;
+ *   3. hostile descriptors posted raw (trd_vni_inject()): a verdict asked into a FIFO not
+ *      the process's own or with no id, a remote get's carried verdict on an id not its own;
+ *      each dropped and counted (bad_descs), nothing written into another process's FIFO.
+ *
+ *   test_vni_attach_msg SOCKET_TEMPLATE   (%r: the rank)
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+
+#include <toroid/msg.h>
+#include <toroid/toroid.h>
+#include <toroid/vni.h>
+
+#include "attach_util.h"
+
+#define TIMEOUT_US 5000000
+#define REGION     (1u << 20)
+#define LEN        8192
+#define READ_LEN   20000
+
+static int failures;
+
+#define CHECK(c, ...)                                                                              \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__);                       \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fprintf(stderr, "\n");                                                     \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+/* A tracked put of @p len bytes from @p src to (@p key, @p roff) of @p dst, outcome to FIFO 0
+ * of @p a with @p cookie. 0 or what failed. */
+static int
+tracked_put(struct trd_node *a, struct trd_node *dst, const void *src, uint32_t len, uint64_t key,
+	    uint64_t roff, uint64_t cookie, uint32_t *id)
+{
+	struct trd_desc d;
+	int rc = trd_track_open(a, 0, cookie, NULL, id);
+
+	if (rc != 0)
+		return rc;
+	trd_desc_put(&d, trd_node_coord(dst), src, len, key, roff, 0, 0);
+	d.flags |= TRD_DF_ACKREQ;
+	d.aux = *id;
+	return trd_inject(trd_inj_fifo(a, 0), &d);
+}
+
+/* The next outcome in FIFO 0 of @p a: 0 with its cookie and status, or -errno. */
+static int
+next_outcome(struct trd_node *a, uint64_t *cookie, int *status, struct trd_coord *src)
+{
+	struct trd_msg *m;
+	int rc = trd_rec_fifo_wait(trd_rec_fifo(a, 0), &m, TIMEOUT_US);
+
+	if (rc != 0)
+		return rc;
+	*cookie = m->user;
+	*status = m->status;
+	if (src != NULL)
+		*src = m->src;
+	rc = m->len == 0 ? 0 : -EBADMSG;
+	trd_msg_free(m);
+	return rc;
+}
+
+/* 1. tracked operations on the handle */
+static void
+t_track(struct trd_node *a, struct trd_node *b)
+{
+	uint8_t *src = trd_mem_alloc(a, LEN), *dst = trd_mem_alloc(b, LEN);
+	struct trd_mr *mr = dst != NULL ? trd_mr_register(b, dst, LEN, TRD_ACCESS_REMOTE_WRITE)
+					: NULL;
+	struct trd_coord from = {0};
+	struct trd_desc d;
+	uint64_t cookie;
+	uint32_t id, dead;
+	int status, rc;
+
+	CHECK(src != NULL && mr != NULL, "setup: %s", rte_strerror(rte_errno));
+	if (src == NULL || mr == NULL)
+		goto out;
+	for (unsigned int i = 0; i < LEN; i++)
+		src[i] = (uint8_t)(i * 31 + 1);
+	rc = tracked_put(a, b, src, LEN, trd_mr_key(mr), 0, 0xc0ffee, &id);
+	CHECK(rc == 0, "tracked put: %d", rc);
+	rc = next_outcome(a, &cookie, &status, &from);
+	CHECK(rc == 0 && cookie == 0xc0ffee && status == 0, "outcome: rc %d cookie %#llx status %d",
+	      rc, (unsigned long long)cookie, status);
+	CHECK(memcmp(&from, &(struct trd_coord){1, 0, 0}, sizeof(from)) == 0,
+	      "outcome from %u,%u,%u, not b", from.x, from.y, from.z);
+	CHECK(memcmp(src, dst, LEN) == 0, "the tracked put's data");
+	CHECK(trd_track_close(a, id) == -EINVAL, "an id is closed by its outcome");
+
+	/* the target's verdicts, each with its own cookie */
+	rc = tracked_put(a, b, src, 64, trd_mr_key(mr) ^ 0x5a5a, 0, 11, &id);
+	CHECK(rc == 0 && next_outcome(a, &cookie, &status, NULL) == 0 && cookie == 11 &&
+		      status == -ENOKEY,
+	      "wrong key: rc %d cookie %llu status %d", rc, (unsigned long long)cookie, status);
+	rc = tracked_put(a, b, src, LEN, trd_mr_key(mr), 64, 12, &id);
+	CHECK(rc == 0 && next_outcome(a, &cookie, &status, NULL) == 0 && cookie == 12 &&
+		      status == -ERANGE,
+	      "out of bounds: rc %d cookie %llu status %d", rc, (unsigned long long)cookie,
+	      status);
+
+	/* closed before its outcome came: the next outcome seen is the next operation's */
+	rc = tracked_put(a, b, src, 64, trd_mr_key(mr) ^ 0x5a5a, 0, 13, &dead);
+	CHECK(rc == 0 && trd_track_close(a, dead) == 0, "close: rc %d", rc);
+	rc = tracked_put(a, b, src, 64, trd_mr_key(mr), 0, 14, &id);
+	CHECK(rc == 0 && next_outcome(a, &cookie, &status, NULL) == 0 && cookie == 14 &&
+		      status == 0,
+	      "after a closed id: rc %d cookie %llu status %d", rc, (unsigned long long)cookie,
+	      status);
+
+	/* refusals: no such FIFO, an id not open, a bad id to close */
+	CHECK(trd_track_open(a, 1, 1, NULL, &id) == -EINVAL, "open on FIFO 1 of 1");
+	trd_desc_put(&d, trd_node_coord(b), src, 64, trd_mr_key(mr), 0, 0, 0);
+	d.flags |= TRD_DF_ACKREQ;
+	d.aux = dead;
+	CHECK(trd_inject(trd_inj_fifo(a, 0), &d) == -EINVAL, "inject with a closed id");
+	CHECK(trd_track_close(a, 0) == -EINVAL && trd_track_close(a, 12345) == -EINVAL,
+	      "close of ids never given");
+out:
+	if (mr != NULL)
+		trd_mr_deregister(mr);
+	trd_mem_free(a, src);
+	trd_mem_free(b, dst);
+}
+
+static int cb_status[8], cb_n;
+
+static void
+on_done(struct trd_context *x, void *cookie, int status)
+{
+	(void)x;
+	cb_status[(uintptr_t)cookie] = status;
+	cb_n++;
+}
+
+/* 2. the messaging layer on the handle */
+static void
+t_msg(struct trd_node *a, struct trd_node *b)
+{
+	uint8_t *src = trd_mem_alloc(a, READ_LEN), *local = trd_mem_alloc(a, READ_LEN);
+	uint8_t *dst = trd_mem_alloc(b, READ_LEN);
+	uint64_t *word = trd_mem_alloc(b, 64), old = 0;
+	struct trd_mr *mr = NULL, *mw = NULL, *ml = NULL;
+	struct trd_context_conf cc = {.node = a, .inj_fifo = 0, .cpl_fifo = 0,
+				      .recv_fifo = TRD_NO_FIFO};
+	struct trd_client *cl = trd_client_create("attach_msg", NULL);
+	struct trd_context *x = cl != NULL ? trd_context_create(cl, &cc) : NULL;
+	struct trd_ep ep;
+	uint64_t bad;
+
+	CHECK(x != NULL && src != NULL && local != NULL && dst != NULL && word != NULL,
+	      "setup: %s", rte_strerror(rte_errno));
+	if (x == NULL || src == NULL || local == NULL || dst == NULL || word == NULL)
+		goto out;
+	mr = trd_mr_register(b, dst, READ_LEN, TRD_ACCESS_REMOTE_READ | TRD_ACCESS_REMOTE_WRITE);
+	mw = trd_mr_register(b, word, 8, TRD_ACCESS_REMOTE_READ | TRD_ACCESS_REMOTE_WRITE);
+	ml = trd_mr_register(a, local, READ_LEN, TRD_ACCESS_REMOTE_WRITE);
+	CHECK(mr != NULL && mw != NULL && ml != NULL && trd_endpoint(cl, 1, 0, &ep) == 0,
+	      "regions, endpoint");
+	if (mr == NULL || mw == NULL || ml == NULL)
+		goto out;
+	bad = trd_mr_key(mr) ^ 0x77;
+	for (unsigned int i = 0; i < READ_LEN; i++)
+		src[i] = (uint8_t)(i * 7 + 3);
+	*word = 100;
+	CHECK(trd_put(x, src, &ep, 0, trd_mr_key(mr), LEN, on_done, (void *)0) == 0, "put");
+	CHECK(trd_atomic(x, &ep, trd_mr_key(mw), 0, TRD_ATOMIC_FADD, 5, 0, &old, on_done,
+			 (void *)1) == 0,
+	      "atomic");
+	CHECK(trd_fence(x, &ep, on_done, (void *)2) == 0, "fence");
+	CHECK(trd_rdma_read(x, local, &ep, 0, trd_mr_key(mr), READ_LEN, on_done, (void *)3) == 0,
+	      "read");
+	CHECK(trd_rdma_read(x, local, &ep, 0, bad, 100, on_done, (void *)4) == 0, "bad read");
+	CHECK(trd_put(x, src, &ep, 0, bad, 64, on_done, (void *)5) == 0, "bad put");
+	for (int i = 0; i < 6; i++)
+		cb_status[i] = 1;
+	for (uint64_t t0 = trd_time_us(); cb_n < 6 && trd_time_us() - t0 < TIMEOUT_US;)
+		trd_advance(x, 0);
+	CHECK(cb_n == 6, "%d of 6 operations completed", cb_n);
+	CHECK(cb_status[0] == 0 && cb_status[1] == 0 && cb_status[2] == 0 && cb_status[3] == 0,
+	      "put %d atomic %d fence %d read %d", cb_status[0], cb_status[1], cb_status[2],
+	      cb_status[3]);
+	CHECK(cb_status[4] == -ENOKEY && cb_status[5] == -ENOKEY, "wrong key: read %d put %d",
+	      cb_status[4], cb_status[5]);
+	CHECK(old == 100 && *word == 105, "atomic: old %llu, word %llu", (unsigned long long)old,
+	      (unsigned long long)*word);
+	/* the read ran after the put that wrote its bytes (the fence between) */
+	CHECK(memcmp(dst, src, LEN) == 0 && memcmp(local, src, LEN) == 0 &&
+		      memcmp(local + LEN, dst + LEN, READ_LEN - LEN) == 0,
+	      "the put's and the read's bytes");
+	CHECK(trd_context_pending(x) == 0, "%u operations still pending", trd_context_pending(x));
+out:
+	CHECK(trd_client_destroy(cl) == 0, "client destroy");
+	if (mr != NULL)
+		trd_mr_deregister(mr);
+	if (mw != NULL)
+		trd_mr_deregister(mw);
+	if (ml != NULL)
+		trd_mr_deregister(ml);
+	trd_mem_free(a, src);
+	trd_mem_free(a, local);
+	trd_mem_free(b, dst);
+	trd_mem_free(b, word);
+}
+
+/* bad_descs of @p v once it reaches @p want (the engine judges the FIFO in order), or its last
+ * value after the timeout */
+static uint64_t
+bad_descs(struct trd_vni *v, uint64_t want)
+{
+	struct trd_vni_mu_info mi = {0};
+
+	for (uint64_t t0 = trd_time_us(); trd_time_us() - t0 < TIMEOUT_US;)
+		if (trd_vni_mu_info(v, &mi) == 0 && mi.bad_descs >= want)
+			break;
+	return mi.bad_descs;
+}
+
+/* 3. hostile descriptors, raw */
+static void
+t_hostile(struct trd_node *a, struct trd_node *b)
+{
+	struct trd_vni *v = trd_node_vni(a);
+	struct trd_vni_mu_info mi, mb;
+	struct trd_desc d[2], c;
+	struct trd_msg *m;
+	uint64_t cookie, bad0, rmsgs_b;
+	uint32_t id;
+	int status, rc;
+
+	if (trd_vni_mu_info(v, &mi) != 0 || trd_vni_mu_info(trd_node_vni(b), &mb) != 0) {
+		CHECK(0, "mu_info");
+		return;
+	}
+	bad0 = mi.bad_descs;
+	rmsgs_b = mb.rmsgs;
+	/* a verdict into a FIFO of the node that is not a's (another process's: its reader
+	 * would take it for one of its own) */
+	trd_desc_put(&d[0], trd_node_coord(b), NULL, 0, 1, 0, 0, 0);
+	d[0].flags = TRD_DF_ACKREQ;
+	d[0].aux = 7;
+	d[0].ack_fifo = (uint8_t)(mi.rfifo_ids[0] + 1);
+	CHECK(trd_vni_inject(v, 0, d, 1) == 0, "inject 1");
+	/* a verdict with no id */
+	d[0].ack_fifo = mi.rfifo_ids[0];
+	d[0].aux = 0;
+	CHECK(trd_vni_inject(v, 0, d, 1) == 0, "inject 2");
+	/* a remote get whose carried put asks a verdict on another id, or with none asked */
+	trd_desc_put(&c, trd_node_coord(a), NULL, 8, 1, 0, 0, 0);
+	c.flags = TRD_DF_IMM | TRD_DF_ACKREQ;
+	c.aux = 9;
+	trd_desc_rget(&d[0], trd_node_coord(b), TRD_ENGINE_FIFO, &c, 1);
+	d[0].flags = TRD_DF_ACKREQ;
+	d[0].aux = 8;
+	d[0].ack_fifo = mi.rfifo_ids[0];
+	CHECK(trd_vni_inject(v, 0, d, 1) == 0, "inject 3");
+	d[0].flags = 0;
+	d[0].aux = 0;
+	d[0].ack_fifo = 0;
+	CHECK(trd_vni_inject(v, 0, d, 1) == 0, "inject 4");
+	CHECK(bad_descs(v, bad0 + 4) == bad0 + 4, "bad_descs %llu, want %llu",
+	      (unsigned long long)bad_descs(v, 0), (unsigned long long)bad0 + 4);
+	/* then one that is right: its outcome comes, and nothing came to b */
+	rc = trd_track_open(a, 0, 21, NULL, &id);
+	trd_desc_put(&d[0], trd_node_coord(b), NULL, 0, 1, 0, 0, 0);
+	d[0].flags = TRD_DF_ACKREQ;
+	d[0].aux = id;
+	CHECK(rc == 0 && trd_inject(trd_inj_fifo(a, 0), d) == 0, "a good one");
+	rc = next_outcome(a, &cookie, &status, NULL);
+	CHECK(rc == 0 && cookie == 21 && status == -ENOKEY, "good one: rc %d cookie %llu status %d",
+	      rc, (unsigned long long)cookie, status);
+	CHECK(trd_rec_fifo_poll(trd_rec_fifo(b, 0), &m, 1) == 0 &&
+		      trd_vni_mu_info(trd_node_vni(b), &mb) == 0 && mb.rmsgs == rmsgs_b,
+	      "b's FIFO got something");
+	CHECK(bad_descs(v, 0) == bad0 + 4, "bad_descs moved to %llu",
+	      (unsigned long long)bad_descs(v, 0));
+}
+
+int
+main(int argc, char **argv)
+{
+	struct trd_node *a, *b;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s SOCKET_TEMPLATE\n", argv[0]);
+		return 2;
+	}
+	a = attach_node(argv[1], 0, 1, 256, REGION);
+	b = a != NULL ? attach_node(argv[1], 1, 1, 256, REGION) : NULL;
+	if (a == NULL || b == NULL)
+		return 1;
+	t_track(a, b);
+	t_msg(a, b);
+	t_hostile(a, b);
+	trd_node_free(b);
+	trd_node_free(a);
+	if (failures != 0) {
+		fprintf(stderr, "test_vni_attach_msg: %d failures\n", failures);
+		return 1;
+	}
+	printf("test_vni_attach_msg: all checks passed\n");
+	return 0;
+}
