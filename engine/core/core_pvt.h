@@ -432,7 +432,7 @@ trd_max_payload(const struct trd_node *n, const struct trd_link *l, bool sequenc
 struct trd_guest_rstats;
 struct trd_grfifo;
 struct trd_grfifo *trd_grfifo_open(struct trd_node *n, struct rte_ring *r, uint32_t slots,
-				   uint16_t ctr_base, uint64_t *const pub[3]);
+				   uint16_t ctr_base, uint64_t *const pub[3], uint8_t want);
 uint8_t trd_grfifo_id(const struct trd_grfifo *rf);
 void trd_grfifo_stop(struct trd_grfifo *rf);
 void trd_grfifo_unlink(struct trd_node *n, struct trd_grfifo *rf);

@@ -45,24 +45,35 @@ _Static_assert(sizeof(struct trd_rslot) == GR_SLOT, "a header is one slot");
 
 struct trd_grfifo *
 trd_grfifo_open(struct trd_node *n, struct rte_ring *r, uint32_t slots, uint16_t ctr_base,
-		uint64_t *const pub[3])
+		uint64_t *const pub[3], uint8_t want)
 {
 	struct trd_grfifo *rf;
 	unsigned int i = 0, k;
 
 	n = n->main;
-	/* the next free id after the last one given: an id given back waits its turn, so a
-	 * frame still on its way to its last owner rarely meets a new one */
-	for (k = 0; k < GR_IDS; k++) {
-		i = (n->grec_next + k) % GR_IDS;
-		if (__atomic_load_n(&n->grec[i], __ATOMIC_ACQUIRE) == NULL)
-			break;
+	if (want != 0) {
+		/* the id asked for (every task of a program names its peers' FIFOs alike) */
+		i = (unsigned int)want - TRD_GUEST_RFIFO_FIRST;
+		if (want < TRD_GUEST_RFIFO_FIRST || i >= GR_IDS ||
+		    __atomic_load_n(&n->grec[i], __ATOMIC_ACQUIRE) != NULL) {
+			rte_errno =
+				want < TRD_GUEST_RFIFO_FIRST || i >= GR_IDS ? EINVAL : EADDRINUSE;
+			return NULL;
+		}
+	} else {
+		/* the next free id after the last one given: an id given back waits its turn,
+		 * so a frame still on its way to its last owner rarely meets a new one */
+		for (k = 0; k < GR_IDS; k++) {
+			i = (n->grec_next + k) % GR_IDS;
+			if (__atomic_load_n(&n->grec[i], __ATOMIC_ACQUIRE) == NULL)
+				break;
+		}
+		if (k == GR_IDS) {
+			rte_errno = ENOSPC;
+			return NULL;
+		}
+		n->grec_next = (i + 1) % GR_IDS;
 	}
-	if (k == GR_IDS) {
-		rte_errno = ENOSPC;
-		return NULL;
-	}
-	n->grec_next = (i + 1) % GR_IDS;
 	rf = rte_zmalloc("trd_grfifo", sizeof(*rf), RTE_CACHE_LINE_SIZE);
 	if (rf == NULL) {
 		rte_errno = ENOMEM;

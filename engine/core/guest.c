@@ -487,8 +487,9 @@ static int
 guest_rfifos_open(struct trd_guest *g, const struct trd_guest_conf *c)
 {
 	for (unsigned int i = 0; i < c->n_rfifos; i++) {
+		uint8_t want = c->rfifo_first != 0 ? (uint8_t)(c->rfifo_first + i) : 0;
 		struct trd_grfifo *rf =
-			trd_grfifo_open(g->n, c->rrings[i], c->rslots, c->ctr_base, c->rpub);
+			trd_grfifo_open(g->n, c->rrings[i], c->rslots, c->ctr_base, c->rpub, want);
 
 		if (rf == NULL)
 			return -1;

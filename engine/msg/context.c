@@ -212,8 +212,11 @@ trd_context_create(struct trd_client *c, const struct trd_context_conf *conf)
 	}
 	x->offset = c->n_ctx;
 	c->ctx[x->offset] = x;
+	/* the id senders name: the index in this process, the FIFO's node id on a node handle
+	 * (alike on every task that asked for the same ids, trd_vni_conf.mu_rfifo_first) */
 	c->recv_fifo[x->offset] =
-		(int16_t)(conf->recv_fifo == TRD_NO_FIFO ? TRD_NO_FIFO : conf->recv_fifo);
+		(int16_t)(conf->recv_fifo == TRD_NO_FIFO ? TRD_NO_FIFO
+							 : trd_rec_fifo_id(x->recv_rf));
 	c->dispatch[x->offset] = conf->dispatch;
 	__atomic_store_n(&c->n_ctx, c->n_ctx + 1, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&c->lock);

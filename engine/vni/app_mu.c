@@ -40,13 +40,17 @@ vnic_mu_request(const struct trd_vni_conf *conf, struct trd_vni_sock_mu *req)
 	memset(req, 0, sizeof(*req));
 	if (conf == NULL || conf->mu_fifos > TRD_VNI_MU_FIFOS_MAX ||
 	    conf->mu_region > TRD_VNI_MU_REGION_MAX || !mu_slots_ok(conf->mu_fifo_slots) ||
-	    conf->mu_rfifos > TRD_VNI_MU_RFIFOS_MAX || !mu_slots_ok(conf->mu_rfifo_slots))
+	    conf->mu_rfifos > TRD_VNI_MU_RFIFOS_MAX || !mu_slots_ok(conf->mu_rfifo_slots) ||
+	    (conf->mu_rfifo_first != 0 &&
+	     (conf->mu_rfifo_first < TRD_GUEST_RFIFO_FIRST || conf->mu_rfifos == 0 ||
+	      conf->mu_rfifo_first + conf->mu_rfifos - 1 > TRD_GUEST_RFIFO_LAST)))
 		return -EINVAL;
 	req->n_fifos = conf->mu_fifos;
 	req->fifo_slots = conf->mu_fifo_slots ? conf->mu_fifo_slots : 1024;
 	req->region = conf->mu_region;
 	req->n_rfifos = conf->mu_rfifos;
 	req->rfifo_slots = conf->mu_rfifo_slots ? conf->mu_rfifo_slots : 1024;
+	req->rfifo_first = conf->mu_rfifo_first;
 	return conf->mu_fifos != 0 || conf->mu_region != 0 || conf->mu_rfifos != 0;
 }
 

@@ -39,6 +39,7 @@ struct vmu {
 	uint64_t fifo_off[TRD_VNI_MU_FIFOS_MAX];
 	struct rte_ring *ring[TRD_VNI_MU_FIFOS_MAX];
 	uint32_t n_rfifos, rslots; /* reception FIFOs: the core writes them (grfifo.c) */
+	uint8_t rfirst;            /* the first one's id asked for, or 0 */
 	uint64_t rfifo_off[TRD_VNI_MU_RFIFOS_MAX];
 	struct rte_ring *rring[TRD_VNI_MU_RFIFOS_MAX];
 	uint64_t rseen[TRD_VNI_MU_RFIFOS_MAX]; /* messages written into each, at the last look */
@@ -85,9 +86,13 @@ svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu
 	    req->region > s->conf.max_pool ||
 	    (req->n_fifos != 0 && !mu_slots_ok(req->fifo_slots)) ||
 	    req->n_rfifos > TRD_VNI_MU_RFIFOS_MAX ||
-	    (req->n_rfifos != 0 && !mu_slots_ok(req->rfifo_slots))) {
+	    (req->n_rfifos != 0 && !mu_slots_ok(req->rfifo_slots)) ||
+	    (req->rfifo_first != 0 &&
+	     (req->rfifo_first < TRD_GUEST_RFIFO_FIRST || req->n_rfifos == 0 ||
+	      req->rfifo_first + req->n_rfifos - 1 > TRD_GUEST_RFIFO_LAST))) {
 		*why = "bad messaging-unit objects (injection FIFOs 0..8, reception FIFOs 0..4, "
-		       "of 64..4096 slots, a power of 2; region within the engine's pool limit)";
+		       "of 64..4096 slots, a power of 2, their ids within 128..254; region within "
+		       "the engine's pool limit)";
 		return -EINVAL;
 	}
 	m = v->mu = calloc(1, sizeof(*m));
@@ -110,6 +115,7 @@ svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu
 	}
 	m->n_rfifos = req->n_rfifos;
 	m->rslots = req->n_rfifos != 0 ? req->rfifo_slots : 0;
+	m->rfirst = (uint8_t)req->rfifo_first;
 	for (uint32_t i = 0; i < m->n_rfifos; i++) {
 		m->rfifo_off[i] = off;
 		off += ring_bytes(m->rslots);
@@ -200,13 +206,16 @@ svc_mu_create(struct trd_vni_svc *s, struct vif *v, const char **why)
 					    .pub = {&h->descs, &h->bad_descs, &h->bad_rings},
 					    .n_rfifos = m->n_rfifos,
 					    .rslots = m->rslots,
-					    .rpub = {&h->rmsgs, &h->rfull, &h->rbad_rings}};
+					    .rpub = {&h->rmsgs, &h->rfull, &h->rbad_rings},
+					    .rfifo_first = m->rfirst};
 
 		memcpy(gc.rings, m->ring, sizeof(m->ring[0]) * m->n_fifos);
 		memcpy(gc.rrings, m->rring, sizeof(m->rring[0]) * m->n_rfifos);
 		m->g = trd_guest_add(s->node, &gc);
 		if (m->g == NULL) {
-			*why = rte_errno == ENOSPC && m->n_rfifos != 0
+			*why = rte_errno == EADDRINUSE
+				       ? "a reception FIFO id asked for is another process's"
+			       : rte_errno == ENOSPC && m->n_rfifos != 0
 				       ? "the engine cannot serve more FIFOs (injection, or reception: "
 					 "127 ids a node)"
 				       : "the engine cannot serve more injection FIFOs";

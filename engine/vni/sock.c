@@ -511,7 +511,8 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 		why = "the process that connected is gone";
 	} else if ((n != (ssize_t)sizeof(req) &&
 		    (n != (ssize_t)(sizeof(req) + TRD_VNI_SOCK_MU_V5_SIZE) || req.version < 5) &&
-		    (n != (ssize_t)(sizeof(req) + sizeof(mu)) || req.version < 6)) ||
+		    (n != (ssize_t)(sizeof(req) + TRD_VNI_SOCK_MU_V6_SIZE) || req.version < 6) &&
+		    (n != (ssize_t)(sizeof(req) + sizeof(mu)) || req.version < 7)) ||
 		   req.op != TRD_VNI_SOCK_REGISTER) {
 		rc = -EPROTO;
 		why = "unknown request";

@@ -30,8 +30,10 @@
  * Version 5 adds the messaging-unit objects (struct trd_vni_sock_mu after the request, a fourth
  * descriptor in the answer: the process's counter block, a sealed memfd of its own; docs/vni.md
  * "Messaging-unit objects"). Version 6 adds reception FIFOs to them (a longer struct
- * trd_vni_sock_mu; a version 5 request, 16 bytes of it, asks for none). */
-#define TRD_VNI_VERSION     6
+ * trd_vni_sock_mu; a version 5 request, 16 bytes of it, asks for none). Version 7 lets a
+ * process ask for its reception FIFOs' ids (rfifo_first; a version 6 request, 24 bytes, takes
+ * any free ones). */
+#define TRD_VNI_VERSION     7
 #define TRD_VNI_VERSION_MIN 3
 /* The segment's layout (trd_vni_seg.version): changes only when the segment does. Its app and
  * proc are the identity the engine gave, as in the answer. */
@@ -108,13 +110,19 @@ struct trd_vni_sock_mu {
 	/* version 6: */
 	uint32_t n_rfifos;    /* reception FIFOs, 0 .. TRD_VNI_MU_RFIFOS_MAX */
 	uint32_t rfifo_slots; /* 64-byte slots each (a power of 2, 64 .. TRD_VNI_MU_SLOTS_MAX) */
+	/* version 7: */
+	uint32_t rfifo_first; /* 0: any free ids; else the first FIFO's id, the others after it */
+	uint32_t rsvd;
 };
 #define TRD_VNI_SOCK_MU_V5_SIZE 16 /* what a version 5 request carries */
+#define TRD_VNI_SOCK_MU_V6_SIZE 24 /* ... and a version 6 one */
 /* Descriptors an answer carries at most: segment, eventfd, kick eventfd (all versions), the
  * counter block (version 5), an eventfd per reception FIFO (version 6). */
 #define TRD_VNI_ANSWER_FDS (4 + TRD_VNI_MU_RFIFOS_MAX)
 _Static_assert(sizeof(struct trd_vni_sock_register) == 40, "register request");
-_Static_assert(sizeof(struct trd_vni_sock_mu) == 24, "messaging-unit request");
+_Static_assert(sizeof(struct trd_vni_sock_mu) == 32, "messaging-unit request");
+_Static_assert(offsetof(struct trd_vni_sock_mu, rfifo_first) == TRD_VNI_SOCK_MU_V6_SIZE,
+	       "messaging-unit request v6");
 _Static_assert(offsetof(struct trd_vni_sock_mu, n_rfifos) == TRD_VNI_SOCK_MU_V5_SIZE,
 	       "messaging-unit request v5");
 _Static_assert(sizeof(struct trd_vni_sock_answer) == 128, "answer");

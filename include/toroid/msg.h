@@ -129,7 +129,10 @@ struct trd_context_conf {
 	int recv_fifo;         /**< reception FIFO index for messages sent to this context, or
 				*   TRD_NO_FIFO; distinct from cpl_fifo. Contexts are assumed to
 				*   be created alike on every task (SPMD): trd_send() to context
-				*   offset k uses the recv_fifo of this client's context k. */
+				*   offset k names the id of this client's context k's recv_fifo
+				*   (trd_rec_fifo_id(): on a node handle of an attached process,
+				*   the same on every task only if each asked for the same ids,
+				*   trd_vni_conf.mu_rfifo_first). */
 	unsigned int wq_size;  /**< operations posted and not yet completed (0: 256, max 65536) */
 	trd_recv_fn recv;      /**< if set, trd_advance() drains recv_fifo into it */
 	void *recv_arg;        /**< passed to @c recv */

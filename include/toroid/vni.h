@@ -102,6 +102,11 @@ struct trd_vni_conf {
 	unsigned int mu_rfifo_slots; /**< 64-byte slots of each (a power of 2, 64 .. 4096;
 				      *   0 means 1024): a message takes one for its header and
 				      *   one per 64 bytes */
+	unsigned int mu_rfifo_first; /**< 0: the engine gives free ids; else the node id of
+				      *   reception FIFO 0 (TRD_GUEST_RFIFO_FIRST ..), FIFO k's
+				      *   that + k, as every task of a program asks alike (a
+				      *   messaging-layer endpoint names a FIFO by its id):
+				      *   EADDRINUSE if one is taken */
 };
 
 /** What a completion is for. */

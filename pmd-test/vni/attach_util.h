@@ -10,31 +10,41 @@
 #include <toroid/toroid.h>
 #include <toroid/vni.h>
 
-/* one injection FIFO, @p rfifos reception FIFOs of @p slots slots, a region of @p region bytes */
+/* @p c (its socket filled in here) for node @p rank */
 static inline struct trd_node *
-attach_node(const char *tmpl, unsigned int rank, unsigned int rfifos, unsigned int slots,
-	    size_t region)
+attach_conf(const char *tmpl, unsigned int rank, struct trd_vni_conf *c)
 {
 	const char *r = strstr(tmpl, "%r");
 	char sock[256];
-	struct trd_vni_conf c = {.socket = sock,
-				 .app = 1,
-				 .proc = rank,
-				 .connect_timeout_ms = 5000,
-				 .mu_fifos = 1,
-				 .mu_rfifos = rfifos,
-				 .mu_rfifo_slots = slots,
-				 .mu_region = region};
 	struct trd_node *n;
 
 	if (r == NULL)
 		snprintf(sock, sizeof(sock), "%s", tmpl);
 	else
 		snprintf(sock, sizeof(sock), "%.*s%u%s", (int)(r - tmpl), tmpl, rank, r + 2);
-	n = trd_node_attach(&c);
+	c->socket = sock;
+	n = trd_node_attach(c);
 	if (n == NULL)
 		fprintf(stderr, "attach to %s: %s\n", sock, trd_vni_open_error());
+	c->socket = NULL;
 	return n;
+}
+
+/* process 1:@p rank with one injection FIFO, @p rfifos reception FIFOs of @p slots slots, a
+ * region of @p region bytes */
+static inline struct trd_node *
+attach_node(const char *tmpl, unsigned int rank, unsigned int rfifos, unsigned int slots,
+	    size_t region)
+{
+	struct trd_vni_conf c = {.app = 1,
+				 .proc = rank,
+				 .connect_timeout_ms = 5000,
+				 .mu_fifos = 1,
+				 .mu_rfifos = rfifos,
+				 .mu_rfifo_slots = slots,
+				 .mu_region = region};
+
+	return attach_conf(tmpl, rank, &c);
 }
 
 #endif /* ATTACH_UTIL_H */

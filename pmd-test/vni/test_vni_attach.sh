@@ -14,7 +14,10 @@ eng_init vni_attach "$NODE"
 {
 	printf '[torus]\ndims = 3x1x1\nmode = switched\n'
 	for r in 0 1 2; do
-		printf '[node %s]\nmac = 02:00:00:00:00:%02x\napp = 1\nproc = %s\n' "$r" $((r + 1)) "$r"
+		# (node 0 hosts a second process, 2:0: test_vni_attach_msg's FIFO ids)
+		procs="1:$r"
+		[ "$r" -eq 0 ] && procs="1:0, 2:0"
+		printf '[node %s]\nmac = 02:00:00:00:00:%02x\nprocs = %s\n' "$r" $((r + 1)) "$procs"
 	done
 } >"$T/line.ini"
 eng_start E 120 -l 0 -- --topo "$T/line.ini" --nodes 0-2 --json --vni-socket "$T/n%r.sock"

@@ -3,10 +3,13 @@
  * Tracked operations and the messaging layer on the One API node handle (docs/vni.md,
  * "Tracked operations"): this process attaches to nodes 0 (a) and 1 (b) of a toroid-node
  * serving a 3x1x1 torus (test_vni_attach.sh) and checks
+ *   0. reception FIFO ids asked for (trd_vni_conf.mu_rfifo_first): the same ids on two
+ *      nodes, and on one node those of another process refused (EADDRINUSE);
  *   1. trd_track_open() on a handle: a tracked put's outcome (cookie, status, source), the
  *      target's verdicts -ENOKEY and -ERANGE, an outcome of a closed id never seen, refusals;
  *   2. the messaging layer (include/toroid/msg.h) on a handle: put, atomic with its old
- *      value, fence, RDMA read, and the errors of a read and a put to a wrong key;
+ *      value, fence, RDMA read, and the errors of a read and a put to a wrong key; a send
+ *      between contexts of the two processes, and one from outside the region (-EFAULT);
  *   3. hostile descriptors posted raw (trd_vni_inject()): a verdict asked into a FIFO not
  *      the process's own or with no id, a remote get's carried verdict on an id not its own;
  *      each dropped and counted (bad_descs), nothing written into another process's FIFO.
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_errno.h>
 
 #include <toroid/msg.h>
@@ -31,6 +35,8 @@
 #define REGION     (1u << 20)
 #define LEN        8192
 #define READ_LEN   20000
+#define FIRST      200 /* the reception FIFO ids every process here asks for */
+#define SEND_LEN   1000
 
 static int failures;
 
@@ -84,8 +90,8 @@ static void
 t_track(struct trd_node *a, struct trd_node *b)
 {
 	uint8_t *src = trd_mem_alloc(a, LEN), *dst = trd_mem_alloc(b, LEN);
-	struct trd_mr *mr = dst != NULL ? trd_mr_register(b, dst, LEN, TRD_ACCESS_REMOTE_WRITE)
-					: NULL;
+	struct trd_mr *mr =
+		dst != NULL ? trd_mr_register(b, dst, LEN, TRD_ACCESS_REMOTE_WRITE) : NULL;
 	struct trd_coord from = {0};
 	struct trd_desc d;
 	uint64_t cookie;
@@ -115,8 +121,7 @@ t_track(struct trd_node *a, struct trd_node *b)
 	rc = tracked_put(a, b, src, LEN, trd_mr_key(mr), 64, 12, &id);
 	CHECK(rc == 0 && next_outcome(a, &cookie, &status, NULL) == 0 && cookie == 12 &&
 		      status == -ERANGE,
-	      "out of bounds: rc %d cookie %llu status %d", rc, (unsigned long long)cookie,
-	      status);
+	      "out of bounds: rc %d cookie %llu status %d", rc, (unsigned long long)cookie, status);
 
 	/* closed before its outcome came: the next outcome seen is the next operation's */
 	rc = tracked_put(a, b, src, 64, trd_mr_key(mr) ^ 0x5a5a, 0, 13, &dead);
@@ -128,7 +133,7 @@ t_track(struct trd_node *a, struct trd_node *b)
 	      status);
 
 	/* refusals: no such FIFO, an id not open, a bad id to close */
-	CHECK(trd_track_open(a, 1, 1, NULL, &id) == -EINVAL, "open on FIFO 1 of 1");
+	CHECK(trd_track_open(a, 2, 1, NULL, &id) == -EINVAL, "open on FIFO 2 of 2");
 	trd_desc_put(&d, trd_node_coord(b), src, 64, trd_mr_key(mr), 0, 0, 0);
 	d.flags |= TRD_DF_ACKREQ;
 	d.aux = dead;
@@ -160,15 +165,15 @@ t_msg(struct trd_node *a, struct trd_node *b)
 	uint8_t *dst = trd_mem_alloc(b, READ_LEN);
 	uint64_t *word = trd_mem_alloc(b, 64), old = 0;
 	struct trd_mr *mr = NULL, *mw = NULL, *ml = NULL;
-	struct trd_context_conf cc = {.node = a, .inj_fifo = 0, .cpl_fifo = 0,
-				      .recv_fifo = TRD_NO_FIFO};
+	struct trd_context_conf cc = {
+		.node = a, .inj_fifo = 0, .cpl_fifo = 0, .recv_fifo = TRD_NO_FIFO};
 	struct trd_client *cl = trd_client_create("attach_msg", NULL);
 	struct trd_context *x = cl != NULL ? trd_context_create(cl, &cc) : NULL;
 	struct trd_ep ep;
 	uint64_t bad;
 
-	CHECK(x != NULL && src != NULL && local != NULL && dst != NULL && word != NULL,
-	      "setup: %s", rte_strerror(rte_errno));
+	CHECK(x != NULL && src != NULL && local != NULL && dst != NULL && word != NULL, "setup: %s",
+	      rte_strerror(rte_errno));
 	if (x == NULL || src == NULL || local == NULL || dst == NULL || word == NULL)
 		goto out;
 	mr = trd_mr_register(b, dst, READ_LEN, TRD_ACCESS_REMOTE_READ | TRD_ACCESS_REMOTE_WRITE);
@@ -222,6 +227,105 @@ out:
 	trd_mem_free(b, word);
 }
 
+/* 0. reception FIFO ids asked for: the same on both nodes; on a's node, taken ones refused */
+static void
+t_ids(const char *tmpl, struct trd_node *a, struct trd_node *b)
+{
+	struct trd_vni_conf c = {.app = 2,
+				 .proc = 0,
+				 .connect_timeout_ms = 5000,
+				 .mu_fifos = 1,
+				 .mu_rfifos = 2,
+				 .mu_rfifo_slots = 64,
+				 .mu_region = 65536};
+	struct trd_node *x;
+
+	for (unsigned int k = 0; k < 2; k++)
+		CHECK(trd_rec_fifo_id(trd_rec_fifo(a, k)) == FIRST + k &&
+			      trd_rec_fifo_id(trd_rec_fifo(b, k)) == FIRST + k,
+		      "FIFO %u: ids %u and %u, asked %u", k, trd_rec_fifo_id(trd_rec_fifo(a, k)),
+		      trd_rec_fifo_id(trd_rec_fifo(b, k)), FIRST + k);
+	/* process 2:0 on a's node: a's ids, one of them, past the last id, then free ones */
+	const unsigned int ask[] = {FIRST, FIRST + 1, TRD_GUEST_RFIFO_LAST, 100, FIRST + 2};
+	const int want[] = {EADDRINUSE, EADDRINUSE, EINVAL, EINVAL, 0};
+
+	for (unsigned int i = 0; i < RTE_DIM(ask); i++) {
+		c.mu_rfifo_first = ask[i];
+		errno = 0;
+		x = attach_conf(tmpl, 0, &c);
+		CHECK((x != NULL) == (want[i] == 0) && (x != NULL || errno == want[i]),
+		      "asking for id %u: %s, errno %d, want %d", ask[i], x ? "attached" : "refused",
+		      errno, want[i]);
+		if (x != NULL) {
+			CHECK(trd_rec_fifo_id(trd_rec_fifo(x, 1)) == FIRST + 3, "2:0's FIFO 1: %u",
+			      trd_rec_fifo_id(trd_rec_fifo(x, 1)));
+			trd_node_free(x);
+		}
+	}
+}
+
+static unsigned int n_recv;
+static uint8_t recv_buf[SEND_LEN];
+static uint64_t recv_user;
+static struct trd_coord recv_src;
+
+static void
+on_recv(struct trd_context *x, void *arg, const struct trd_msg *m)
+{
+	(void)x;
+	(void)arg;
+	n_recv++;
+	recv_user = m->user;
+	recv_src = m->src;
+	memcpy(recv_buf, m->data, m->len < SEND_LEN ? m->len : SEND_LEN);
+}
+
+/* 2b. sends between contexts of two attached processes: their FIFO ids agree */
+static void
+t_send(struct trd_node *a, struct trd_node *b)
+{
+	uint8_t *buf = trd_mem_alloc(a, SEND_LEN);
+	static uint8_t outside[SEND_LEN];
+	struct trd_client *cl = trd_client_create("attach_send", NULL);
+	struct trd_context *x[2] = {NULL, NULL};
+	struct trd_ep ep;
+
+	for (unsigned int t = 0; t < 2 && cl != NULL; t++) {
+		struct trd_context_conf cc = {.node = t == 0 ? a : b,
+					      .inj_fifo = 0,
+					      .cpl_fifo = 0,
+					      .recv_fifo = 1,
+					      .recv = on_recv};
+
+		x[t] = trd_context_create(cl, &cc);
+	}
+	CHECK(buf != NULL && x[0] != NULL && x[1] != NULL && trd_endpoint(cl, 1, 1, &ep) == 0 &&
+		      ep.recv_fifo == FIRST + 1,
+	      "setup: %s, endpoint FIFO %d", rte_strerror(rte_errno), ep.recv_fifo);
+	if (buf == NULL || x[0] == NULL || x[1] == NULL)
+		goto out;
+	for (unsigned int i = 0; i < SEND_LEN; i++)
+		buf[i] = (uint8_t)(i * 11 + 2);
+	cb_n = 0;
+	cb_status[6] = cb_status[7] = 1;
+	CHECK(trd_send(x[0], &ep, buf, SEND_LEN, 0xfeed, on_done, (void *)6) == 0, "send");
+	/* above 256 bytes from outside the region: the engine cannot reach it */
+	CHECK(trd_send(x[0], &ep, outside, SEND_LEN, 1, on_done, (void *)7) == 0, "send outside");
+	for (uint64_t t0 = trd_time_us();
+	     (cb_n < 2 || n_recv < 1) && trd_time_us() - t0 < TIMEOUT_US;) {
+		trd_advance(x[0], 0);
+		trd_advance(x[1], 0);
+	}
+	CHECK(cb_n == 2 && cb_status[6] == 0 && cb_status[7] == -EFAULT,
+	      "%d callbacks: send %d, send outside %d", cb_n, cb_status[6], cb_status[7]);
+	CHECK(n_recv == 1 && recv_user == 0xfeed && memcmp(recv_buf, buf, SEND_LEN) == 0 &&
+		      recv_src.x == 0,
+	      "received %u: user %#llx from %u", n_recv, (unsigned long long)recv_user, recv_src.x);
+out:
+	CHECK(trd_client_destroy(cl) == 0, "client destroy");
+	trd_mem_free(a, buf);
+}
+
 /* bad_descs of @p v once it reaches @p want (the engine judges the FIFO in order), or its last
  * value after the timeout */
 static uint64_t
@@ -258,7 +362,7 @@ t_hostile(struct trd_node *a, struct trd_node *b)
 	trd_desc_put(&d[0], trd_node_coord(b), NULL, 0, 1, 0, 0, 0);
 	d[0].flags = TRD_DF_ACKREQ;
 	d[0].aux = 7;
-	d[0].ack_fifo = (uint8_t)(mi.rfifo_ids[0] + 1);
+	d[0].ack_fifo = (uint8_t)(mi.rfifo_ids[mi.n_rfifos - 1] + 1);
 	CHECK(trd_vni_inject(v, 0, d, 1) == 0, "inject 1");
 	/* a verdict with no id */
 	d[0].ack_fifo = mi.rfifo_ids[0];
@@ -298,18 +402,31 @@ t_hostile(struct trd_node *a, struct trd_node *b)
 int
 main(int argc, char **argv)
 {
-	struct trd_node *a, *b;
+	struct trd_node *a, *b, *h[2];
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s SOCKET_TEMPLATE\n", argv[0]);
 		return 2;
 	}
-	a = attach_node(argv[1], 0, 1, 256, REGION);
-	b = a != NULL ? attach_node(argv[1], 1, 1, 256, REGION) : NULL;
-	if (a == NULL || b == NULL)
-		return 1;
+	for (unsigned int r = 0; r < 2; r++) {
+		struct trd_vni_conf c = {.app = 1,
+					 .proc = r,
+					 .connect_timeout_ms = 5000,
+					 .mu_fifos = 1,
+					 .mu_rfifos = 2,
+					 .mu_rfifo_slots = 256,
+					 .mu_rfifo_first = FIRST,
+					 .mu_region = REGION};
+
+		if ((h[r] = attach_conf(argv[1], r, &c)) == NULL)
+			return 1;
+	}
+	a = h[0];
+	b = h[1];
+	t_ids(argv[1], a, b);
 	t_track(a, b);
 	t_msg(a, b);
+	t_send(a, b);
 	t_hostile(a, b);
 	trd_node_free(b);
 	trd_node_free(a);

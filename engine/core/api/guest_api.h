@@ -64,11 +64,13 @@ struct trd_guest_conf {
 			      * published (descs, bad_descs, bad_rings: relaxed atomic stores) */
 	/** reception rings (grfifo.c): rte_ring_init()ed, 64-byte elements, in shared memory:
 	 * only cons.tail is read, and prod.head/tail written. Each gets a free node id of
-	 * TRD_GUEST_RFIFO_FIRST .. TRD_GUEST_RFIFO_LAST (trd_guest_rfifo_id()). */
+	 * TRD_GUEST_RFIFO_FIRST .. TRD_GUEST_RFIFO_LAST (trd_guest_rfifo_id()), or ring k id
+	 * rfifo_first + k (taken: trd_guest_add() fails, rte_errno EADDRINUSE). */
 	unsigned int n_rfifos; /**< 0 .. TRD_GUEST_RFIFOS_MAX */
 	struct rte_ring *rrings[TRD_GUEST_RFIFOS_MAX];
-	uint32_t rslots;   /**< each one's size: a power of 2, 64 .. 4096 */
-	uint64_t *rpub[3]; /**< NULL, or where struct trd_guest_rstats is published */
+	uint32_t rslots;     /**< each one's size: a power of 2, 64 .. 4096 */
+	uint64_t *rpub[3];   /**< NULL, or where struct trd_guest_rstats is published */
+	uint8_t rfifo_first; /**< 0, or the first ring's id (the others after it) */
 };
 
 /** A guest's counts. */
