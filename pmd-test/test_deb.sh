@@ -124,11 +124,12 @@ lacks() { # lacks PACKAGE REGEX: no path of the package matches
 }
 L=/usr/lib/$ma
 has libtoroid0 $L/libtoroid.so.0 $L/libtoroid.so.0.1.0 $L/libtoroid_vni.so.0 \
-	$L/libtoroid_vni.so.0.1.0
+	$L/libtoroid_vni.so.0.1.0 $L/libtoroid_attach.so.0 $L/libtoroid_attach.so.0.1.0
 lacks libtoroid0 '(\.a|\.so|\.h|\.pc)$|/bin/'
 has libtoroid-dev $L/libtoroid.so $L/libtoroid.a $L/libtoroid_vni.so $L/libtoroid_vni.a \
 	$L/pkgconfig/libtoroid.pc $L/pkgconfig/libtoroid-vni.pc /usr/include/toroid/toroid.h \
-	/usr/include/toroid/vni.h
+	/usr/include/toroid/vni.h $L/libtoroid_attach.so $L/libtoroid_attach.a \
+	$L/pkgconfig/libtoroid-attach.pc
 lacks libtoroid-dev 'testing\.h$|\.so\.0'
 tools="toroid-node toroid-perf toroid-dump toroid-top toroid-topo toroid-vni-perf toroid-demo"
 for app in $tools; do
@@ -170,6 +171,16 @@ if PKG_CONFIG_PATH=$R$L/pkgconfig cc -Wall -Werror "$T/hello.c" \
 	>"$T/cc.log" 2>&1; then ok; else cat "$T/cc.log"; fail "hello.c against libtoroid-dev"; fi
 out=$(LD_LIBRARY_PATH=$R$L timeout 60 "$T/hello" 2>/dev/null)
 [ "$out" = "hello, torus" ] && ok || fail "hello against the packaged libtoroid printed '$out'"
+# a program of the One API against the packaged libtoroid_attach, its nodes in-process
+# (pmd-test/test_install.sh runs it attached to a toroid-node too)
+if cc -Wall -Werror "$SRC/examples/put.c" \
+	$(PKG_CONFIG_PATH=$R$L/pkgconfig pkg-config --cflags --libs libtoroid-attach) \
+	-o "$T/put" >"$T/cc2.log" 2>&1; then ok; else
+	cat "$T/cc2.log"; fail "examples/put.c against libtoroid-dev's libtoroid-attach"
+fi
+out=$(LD_LIBRARY_PATH=$R$L timeout 60 "$T/put" 2>/dev/null)
+[ "$out" = "put: 65536 bytes landed in node 1's region, counter at zero" ] && ok ||
+	fail "put against the packaged libtoroid_attach printed '$out'"
 if command -v fi_info >/dev/null 2>&1; then
 	FI_PROVIDER_PATH=$R$L/libfabric fi_info -l 2>/dev/null | grep -q '^toroid:' && ok ||
 		fail "fi_info -l does not list the packaged provider"

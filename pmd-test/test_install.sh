@@ -3,17 +3,19 @@
 # meson install into a scratch DESTDIR, then build the README's first program against the
 # installed copy with pkg-config alone (no path into the source or build tree), shared and
 # static, and run both; the VNI library and its .pc, the headers, apps and man pages are there.
+# examples/put.c built against the installed libtoroid_attach (pkg-config libtoroid-attach,
+# and the three static archives) runs in-process and attached (--attach) to the nodes of the
+# installed toroid-node.
 #
 #   test_install.sh BUILD_DIR
 set -u
 BUILD=$(cd "$1" && pwd)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-T=$(mktemp -d /tmp/toroid-install.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+# $T, fail (counted in $fails), the engine of the attached run, killed at exit with $T removed
+. "$ROOT/pmd-test/lib/engine.sh"
+eng_init install ""
 checks=0
-fails=0
 ok() { checks=$((checks + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 meson install -C "$BUILD" --destdir "$T/root" --no-rebuild --quiet >"$T/install.log" 2>&1 ||
 	{ cat "$T/install.log"; echo "FAIL: meson install"; exit 1; }
@@ -25,6 +27,8 @@ case $libdir in /*) ;; *) libdir=$prefix/$libdir ;; esac
 R=$T/root
 for f in "$libdir/libtoroid.so" "$libdir/libtoroid.a" "$libdir/libtoroid_vni.so" \
 	"$libdir/libtoroid_vni.a" "$libdir/pkgconfig/libtoroid.pc" "$libdir/pkgconfig/libtoroid-vni.pc" \
+	"$libdir/libtoroid_attach.so" "$libdir/libtoroid_attach.a" \
+	"$libdir/pkgconfig/libtoroid-attach.pc" \
 	"$prefix/include/toroid/toroid.h" "$prefix/include/toroid/vni.h" \
 	"$prefix/bin/toroid-node" "$prefix/bin/toroid-perf" "$prefix/bin/toroid-dump" \
 	"$prefix/bin/toroid-top" "$prefix/share/man/man1/toroid-perf.1"; do
@@ -108,6 +112,8 @@ grep -q '^prefix=${pcfiledir}/' "$R$libdir/pkgconfig/libtoroid.pc" && ok ||
 grep -q "^libdir=\${prefix}" "$R$libdir/pkgconfig/libtoroid.pc" && ok ||
 	fail "libtoroid.pc: libdir not under prefix"
 export PKG_CONFIG_PATH=$R$libdir/pkgconfig
+grep -q '^prefix=${pcfiledir}/' "$R$libdir/pkgconfig/libtoroid-attach.pc" && ok ||
+	fail "libtoroid-attach.pc: prefix not relative"
 inc=$(pkg-config --variable=includedir libtoroid-vni)
 [ "$(cd "$inc" 2>/dev/null && pwd -P)" = "$(cd "$R$prefix/include" && pwd -P)" ] && ok ||
 	fail "libtoroid-vni.pc from the stage: includedir '$inc' is not the stage's"
@@ -153,6 +159,63 @@ if cc -Wall -Werror "$T/app.c" $(pkg-config --cflags --libs libtoroid-vni) -o "$
 if ldd "$T/app" | grep -q librte_eal; then fail "a VNI application links DPDK's EAL"; else ok; fi
 out=$(LD_LIBRARY_PATH=$R$libdir timeout 20 "$T/app" 2>/dev/null)
 [ "$out" = refused ] && ok || fail "vni app printed '$out'"
+
+# libtoroid_attach.so holds app_node.c alone and needs the two installed libraries for the rest
+# (not a second copy of libtoroid_vni's code)
+a=$R$libdir/libtoroid_attach.so
+nm -D --defined-only "$a" 2>/dev/null | grep -qw trd_node_attach && ok ||
+	fail "libtoroid_attach.so does not define trd_node_attach"
+nm -D --defined-only "$a" 2>/dev/null | grep -qw trd_vni_open &&
+	fail "libtoroid_attach.so holds a copy of libtoroid_vni (trd_vni_open)" || ok
+for so in libtoroid.so.0 libtoroid_vni.so.0; do
+	readelf -d "$a" 2>/dev/null | grep -q "NEEDED.*\[$so\]" && ok ||
+		fail "libtoroid_attach.so does not need $so"
+done
+# A program of the One API (docs/vni.md) against the installed libtoroid_attach: examples/put.c
+# (with its example.h), shared with pkg-config alone and static with the three archives; each
+# runs its two nodes in-process, then attached (--attach) to the nodes of the installed
+# toroid-node, and checks there that the put landed byte for byte.
+echo "pkg-config --cflags --libs libtoroid-attach: $(pkg-config --cflags --libs libtoroid-attach)"
+if cc -Wall -Werror "$ROOT/examples/put.c" $(pkg-config --cflags --libs libtoroid-attach) \
+	-o "$T/put" >"$T/cc4.log" 2>&1; then ok; else
+	cat "$T/cc4.log"; fail "examples/put.c against libtoroid-attach"
+fi
+if LD_LIBRARY_PATH=$R$libdir ldd "$T/put" 2>/dev/null | grep -q "libtoroid_attach.so.0 => $R"; then
+	ok
+else
+	fail "put does not use the installed libtoroid_attach.so: $(ldd "$T/put" 2>&1 | grep toroid)"
+fi
+if cc -Wall -Werror "$ROOT/examples/put.c" $(pkg-config --cflags libtoroid-attach) \
+	-L"$(pkg-config --variable=libdir libtoroid-attach)" -l:libtoroid_attach.a \
+	-l:libtoroid_vni.a -l:libtoroid.a $(pkg-config --libs libdpdk) $priv -o "$T/put-static" \
+	>"$T/cc5.log" 2>&1; then ok; else
+	cat "$T/cc5.log"; fail "examples/put.c against libtoroid_attach.a"
+fi
+if ldd "$T/put-static" 2>/dev/null | grep -q libtoroid; then
+	fail "put-static uses a shared libtoroid library"
+else ok; fi
+want="put: 65536 bytes landed in node 1's region, counter at zero"
+for p in put put-static; do
+	out=$(LD_LIBRARY_PATH=$R$libdir timeout 60 "$T/$p" 2>/dev/null)
+	[ "$out" = "$want" ] && ok || fail "$p in-process printed '$out'"
+done
+# the installed engine serves nodes 0 and 1 of a 2x1x1 torus, process 1:r placed on node r
+ENG_NODE=$R$prefix/bin/toroid-node
+eng_two_node_ini "$T/two.ini"
+eng_start E 120 -l 0 -- --topo "$T/two.ini" --nodes 0-1 --json --vni-socket "$T/n%r.sock"
+if eng_ready E 2; then
+	ok
+	for p in put put-static; do
+		out=$(LD_LIBRARY_PATH=$R$libdir timeout 60 "$T/$p" --attach "$T/n%r.sock" 2>"$T/$p.err")
+		[ "$out" = "$want (attached)" ] && ok ||
+			fail "$p --attach printed '$out': $(tail -n 3 "$T/$p.err")"
+	done
+	if eng_stop E; then ok; else fail "the installed toroid-node: $ENG_WHY"; tail -n 20 "$T/E.log"; fi
+	grep -q '"type":"total"' "$T/E.log" && ok || fail "the installed toroid-node printed no totals"
+else
+	fail "the installed toroid-node: $ENG_WHY"
+	tail -n 20 "$T/E.log"
+fi
 
 echo "install: $checks checks passed, $fails failed"
 [ $fails -eq 0 ]
