@@ -171,8 +171,9 @@ coll_free(struct trd_coll *c)
 	}
 	for (int e = 0; e < E_MAX; e++)
 		free(c->hold[e]);
-	free(c->scratch);
-	free(c->work);
+	/* (memory the engine reaches: a block of the region on a node handle) */
+	trd_mem_free(trd_context_node(c->ctx), c->scratch);
+	trd_mem_free(trd_context_node(c->ctx), c->work);
 	free(c->ops);
 	free(c->tickets);
 	free(c->task_of);
@@ -266,7 +267,7 @@ trd_coll_create(struct trd_client *client, struct trd_context *ctx,
 
 	/* scratch slots: 3 channels (from the parent, from child 0, from child 1) */
 	c->scratch_len = (size_t)3 * c->conf.slots * c->conf.seg_size;
-	c->scratch = aligned_alloc(4096, RTE_ALIGN_CEIL(c->scratch_len, (size_t)4096));
+	c->scratch = trd_mem_alloc(node, c->scratch_len);
 	if (c->scratch == NULL)
 		goto fail;
 	c->mr = trd_mr_register(node, c->scratch, c->scratch_len, TRD_ACCESS_REMOTE_WRITE);

@@ -446,8 +446,10 @@ work_ensure(struct trd_coll *c, size_t need)
 	if (need <= c->work_len)
 		return 0;
 	len = RTE_ALIGN_CEIL(need, (size_t)64);
-	free(c->work);
-	c->work = aligned_alloc(64, len);
+	/* a source of puts and sends: memory the engine reaches (on a node handle, the
+	 * process's region) */
+	trd_mem_free(trd_context_node(c->ctx), c->work);
+	c->work = trd_mem_alloc(trd_context_node(c->ctx), len);
 	c->work_len = c->work != NULL ? len : 0;
 	return c->work != NULL ? 0 : -ENOMEM;
 }

@@ -26,24 +26,11 @@ mu_span_ok(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
-/* 0 (the default), or a power of 2 of 64 .. TRD_VNI_MU_SLOTS_MAX */
-static bool
-mu_slots_ok(uint32_t slots)
-{
-	return slots == 0 ||
-	       (slots >= 64 && slots <= TRD_VNI_MU_SLOTS_MAX && (slots & (slots - 1)) == 0);
-}
-
 int
 vnic_mu_request(const struct trd_vni_conf *conf, struct trd_vni_sock_mu *req)
 {
 	memset(req, 0, sizeof(*req));
-	if (conf == NULL || conf->mu_fifos > TRD_VNI_MU_FIFOS_MAX ||
-	    conf->mu_region > TRD_VNI_MU_REGION_MAX || !mu_slots_ok(conf->mu_fifo_slots) ||
-	    conf->mu_rfifos > TRD_VNI_MU_RFIFOS_MAX || !mu_slots_ok(conf->mu_rfifo_slots) ||
-	    (conf->mu_rfifo_first != 0 &&
-	     (conf->mu_rfifo_first < TRD_GUEST_RFIFO_FIRST || conf->mu_rfifos == 0 ||
-	      conf->mu_rfifo_first + conf->mu_rfifos - 1 > TRD_GUEST_RFIFO_LAST)))
+	if (conf == NULL)
 		return -EINVAL;
 	req->n_fifos = conf->mu_fifos;
 	req->fifo_slots = conf->mu_fifo_slots ? conf->mu_fifo_slots : 1024;
@@ -51,6 +38,10 @@ vnic_mu_request(const struct trd_vni_conf *conf, struct trd_vni_sock_mu *req)
 	req->n_rfifos = conf->mu_rfifos;
 	req->rfifo_slots = conf->mu_rfifo_slots ? conf->mu_rfifo_slots : 1024;
 	req->rfifo_first = conf->mu_rfifo_first;
+	/* what the engine would refuse, refused here (a size given for no FIFO too) */
+	if (!trd_vni_mu_req_ok(req) || !trd_vni_mu_slots_ok(req->fifo_slots) ||
+	    !trd_vni_mu_slots_ok(req->rfifo_slots))
+		return -EINVAL;
 	return conf->mu_fifos != 0 || conf->mu_region != 0 || conf->mu_rfifos != 0;
 }
 
@@ -72,9 +63,9 @@ vnic_mu_attach(struct trd_vni *v)
 	if (m->n_fifos > TRD_VNI_MU_FIFOS_MAX || m->n_ctrs != TRD_COUNTER_BLOCK ||
 	    m->ctr_base % TRD_COUNTER_BLOCK != 0 || m->ctr_base == 0 || m->ctr_base > UINT16_MAX ||
 	    !mu_span_ok(m->region_off, m->region_len, v->size) || m->inline_max > 960 ||
-	    (m->n_fifos != 0 && (m->fifo_slots == 0 || !mu_slots_ok(m->fifo_slots))) ||
+	    (m->n_fifos != 0 && !trd_vni_mu_slots_ok(m->fifo_slots)) ||
 	    m->n_rfifos > TRD_VNI_MU_RFIFOS_MAX ||
-	    (m->n_rfifos != 0 && (m->rfifo_slots == 0 || !mu_slots_ok(m->rfifo_slots))))
+	    (m->n_rfifos != 0 && !trd_vni_mu_slots_ok(m->rfifo_slots)))
 		goto out;
 	ring += (uint64_t)m->fifo_slots * MU_SLOT;
 	for (uint32_t i = 0; i < m->n_fifos; i++) {

@@ -69,12 +69,6 @@ ring_bytes(uint32_t slots)
 }
 
 /* A ring size a process may ask for: a power of 2, 64 .. TRD_VNI_MU_SLOTS_MAX. */
-static inline bool
-mu_slots_ok(uint32_t slots)
-{
-	return slots >= 64 && slots <= TRD_VNI_MU_SLOTS_MAX && (slots & (slots - 1)) == 0;
-}
-
 int
 svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu *req, uint64_t off,
 	      uint64_t *len, const char **why)
@@ -82,14 +76,7 @@ svc_mu_layout(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_mu
 	uint64_t start = off;
 	struct vmu *m;
 
-	if (req->n_fifos > TRD_VNI_MU_FIFOS_MAX || req->region > TRD_VNI_MU_REGION_MAX ||
-	    req->region > s->conf.max_pool ||
-	    (req->n_fifos != 0 && !mu_slots_ok(req->fifo_slots)) ||
-	    req->n_rfifos > TRD_VNI_MU_RFIFOS_MAX ||
-	    (req->n_rfifos != 0 && !mu_slots_ok(req->rfifo_slots)) ||
-	    (req->rfifo_first != 0 &&
-	     (req->rfifo_first < TRD_GUEST_RFIFO_FIRST || req->n_rfifos == 0 ||
-	      req->rfifo_first + req->n_rfifos - 1 > TRD_GUEST_RFIFO_LAST))) {
+	if (!trd_vni_mu_req_ok(req) || req->region > s->conf.max_pool) {
 		*why = "bad messaging-unit objects (injection FIFOs 0..8, reception FIFOs 0..4, "
 		       "of 64..4096 slots, a power of 2, their ids within 128..254; region within "
 		       "the engine's pool limit)";

@@ -11,10 +11,12 @@
 #define TRD_VNI_SEG_H
 
 #include <stdalign.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include <toroid/vni.h> /* TRD_VNI_CPU_WORDS */
+#include <toroid/toroid.h> /* TRD_GUEST_RFIFO_FIRST */
+#include <toroid/vni.h>    /* TRD_VNI_CPU_WORDS */
 
 #define TRD_VNI_SEG_MAGIC 0x31494e5644524f54ULL /* "TORDVNI1" */
 /* The attach protocol (request and answer on the socket). Version 2 added TRD_VNI_ANY as a
@@ -116,6 +118,27 @@ struct trd_vni_sock_mu {
 };
 #define TRD_VNI_SOCK_MU_V5_SIZE 16 /* what a version 5 request carries */
 #define TRD_VNI_SOCK_MU_V6_SIZE 24 /* ... and a version 6 one */
+
+/* A FIFO's size: a power of 2, 64 .. TRD_VNI_MU_SLOTS_MAX slots. */
+static inline bool
+trd_vni_mu_slots_ok(uint32_t slots)
+{
+	return slots >= 64 && slots <= TRD_VNI_MU_SLOTS_MAX && (slots & (slots - 1)) == 0;
+}
+
+/* A messaging-unit request within what any engine serves: the library checks it before it
+ * asks, the engine again (with its own pool limit on the region). */
+static inline bool
+trd_vni_mu_req_ok(const struct trd_vni_sock_mu *m)
+{
+	return m->n_fifos <= TRD_VNI_MU_FIFOS_MAX && m->region <= TRD_VNI_MU_REGION_MAX &&
+	       (m->n_fifos == 0 || trd_vni_mu_slots_ok(m->fifo_slots)) &&
+	       m->n_rfifos <= TRD_VNI_MU_RFIFOS_MAX &&
+	       (m->n_rfifos == 0 || trd_vni_mu_slots_ok(m->rfifo_slots)) &&
+	       (m->rfifo_first == 0 ||
+		(m->rfifo_first >= TRD_GUEST_RFIFO_FIRST && m->n_rfifos != 0 &&
+		 m->rfifo_first + m->n_rfifos - 1 <= TRD_GUEST_RFIFO_LAST));
+}
 /* Descriptors an answer carries at most: segment, eventfd, kick eventfd (all versions), the
  * counter block (version 5), an eventfd per reception FIFO (version 6). */
 #define TRD_VNI_ANSWER_FDS (4 + TRD_VNI_MU_RFIFOS_MAX)

@@ -116,7 +116,8 @@ enum trd_coll_stat {
  * @p client, on the node of this task, with a receive FIFO whose receive callback is
  * trd_coll_recv() or calls trd_coll_dispatch()). Every task creates its objects in the same
  * order on the context of the same offset. It registers a scratch region of
- * 3 * slots * seg_size bytes (remote write) where neighbours put segments.
+ * 3 * slots * seg_size bytes (remote write, trd_mem_alloc(): on a node handle of an attached
+ * process, a block of its region) where neighbours put segments.
  * Local: it sends nothing and returns at once; messages that arrive for an object not yet
  * created on this task are kept until it is.
  * @return the object, or NULL with rte_errno = EINVAL (NULL or foreign @p ctx, no receive

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Tracked operations and the messaging layer on the One API node handle (docs/vni.md,
- * "Tracked operations"): this process attaches to nodes 0 (a) and 1 (b) of a toroid-node
+ * "Tracked operations"): this process attaches to nodes 0 (a), 1 (b) and 2 of a toroid-node
  * serving a 3x1x1 torus (test_vni_attach.sh) and checks
  *   0. reception FIFO ids asked for (trd_vni_conf.mu_rfifo_first): the same ids on two
  *      nodes, and on one node those of another process refused (EADDRINUSE);
@@ -10,6 +10,8 @@
  *   2. the messaging layer (include/toroid/msg.h) on a handle: put, atomic with its old
  *      value, fence, RDMA read, and the errors of a read and a put to a wrong key; a send
  *      between contexts of the two processes, and one from outside the region (-EFAULT);
+ *      the collectives (include/toroid/coll.h) on the handles of all three nodes: an
+ *      allreduce, a broadcast and a barrier, byte-exact;
  *   3. hostile descriptors posted raw (trd_vni_inject()): a verdict asked into a FIFO not
  *      the process's own or with no id, a remote get's carried verdict on an id not its own;
  *      each dropped and counted (bad_descs), nothing written into another process's FIFO.
@@ -25,6 +27,7 @@
 #include <rte_common.h>
 #include <rte_errno.h>
 
+#include <toroid/coll.h>
 #include <toroid/msg.h>
 #include <toroid/toroid.h>
 #include <toroid/vni.h>
@@ -37,6 +40,7 @@
 #define READ_LEN   20000
 #define FIRST      200 /* the reception FIFO ids every process here asks for */
 #define SEND_LEN   1000
+#define COLL_N     2048 /* 64-bit words an allreduce sums */
 
 static int failures;
 
@@ -326,6 +330,81 @@ out:
 	trd_mem_free(a, buf);
 }
 
+/* 2c. collectives on the handles of all three nodes: an allreduce of 2048 64-bit words
+ * (pipelined through the scratch regions), a broadcast, a barrier; one client per task */
+static void
+t_coll(struct trd_node *const h[3])
+{
+	const struct trd_coll_conf conf = {.seg_size = 8192, .slots = 2, .eager_max = 1024};
+	struct trd_client *cl[3] = {NULL, NULL, NULL};
+	struct trd_context *x[3] = {NULL, NULL, NULL};
+	struct trd_coll *co[3] = {NULL, NULL, NULL};
+	uint64_t *sb[3] = {NULL, NULL, NULL}, *rb[3] = {NULL, NULL, NULL}, hd[3][3];
+	unsigned int ok = 0, bad = 0;
+	int st[3][3];
+
+	for (unsigned int t = 0; t < 3; t++) {
+		struct trd_context_conf cc = {.node = h[t],
+					      .inj_fifo = 0,
+					      .cpl_fifo = 0,
+					      .recv_fifo = 1,
+					      .recv = trd_coll_recv};
+
+		cl[t] = trd_client_create("attach_coll", NULL);
+		x[t] = cl[t] != NULL ? trd_context_create(cl[t], &cc) : NULL;
+		co[t] = x[t] != NULL ? trd_coll_create(cl[t], x[t], &conf) : NULL;
+		sb[t] = trd_mem_alloc(h[t], COLL_N * 8);
+		rb[t] = trd_mem_alloc(h[t], COLL_N * 8);
+		CHECK(co[t] != NULL && sb[t] != NULL && rb[t] != NULL, "task %u: %s", t,
+		      rte_strerror(rte_errno));
+		if (co[t] == NULL || sb[t] == NULL || rb[t] == NULL)
+			goto out;
+		for (unsigned int i = 0; i < COLL_N; i++)
+			sb[t][i] = t * 1000 + i;
+		memset(rb[t], 0xee, COLL_N * 8);
+	}
+	for (unsigned int t = 0; t < 3; t++) {
+		int r0 = trd_coll_allreduce(co[t], sb[t], rb[t], COLL_N, TRD_COLL_UINT64,
+					    TRD_COLL_SUM, NULL, NULL, &hd[t][0]);
+		/* task 2's send buffer, 5000 bytes of it, to every task's */
+		int r1 = trd_coll_broadcast(co[t], 2, sb[t], 5000, NULL, NULL, &hd[t][1]);
+		int r2 = trd_coll_barrier(co[t], NULL, NULL, &hd[t][2]);
+
+		CHECK(r0 == 0 && r1 == 0 && r2 == 0, "task %u: start %d %d %d", t, r0, r1, r2);
+		if (r0 != 0 || r1 != 0 || r2 != 0)
+			goto out;
+	}
+	for (uint64_t t0 = trd_time_us(); ok + bad < 9 && trd_time_us() - t0 < TIMEOUT_US;) {
+		ok = bad = 0;
+		for (unsigned int t = 0; t < 3; t++) {
+			trd_advance(x[t], 0);
+			for (unsigned int k = 0; k < 3; k++) {
+				st[t][k] = trd_coll_test(co[t], hd[t][k]);
+				ok += st[t][k] == 0;
+				bad += st[t][k] != 0 && st[t][k] != -EINPROGRESS;
+			}
+		}
+	}
+	CHECK(ok == 9, "%u of 9 collectives complete (%u failed): task 0 %d %d %d", ok, bad,
+	      st[0][0], st[0][1], st[0][2]);
+	for (unsigned int t = 0; t < 3 && ok == 9; t++) {
+		unsigned int wrong = 0;
+
+		for (unsigned int i = 0; i < COLL_N; i++)
+			wrong += rb[t][i] != 3000 + 3 * (uint64_t)i;
+		for (unsigned int i = 0; i < 5000 / 8; i++)
+			wrong += sb[t][i] != 2000 + (uint64_t)i;
+		CHECK(wrong == 0, "task %u: %u words wrong", t, wrong);
+	}
+out:
+	for (unsigned int t = 0; t < 3; t++) {
+		CHECK(trd_coll_destroy(co[t]) == 0 && trd_client_destroy(cl[t]) == 0,
+		      "task %u: destroy", t);
+		trd_mem_free(h[t], sb[t]);
+		trd_mem_free(h[t], rb[t]);
+	}
+}
+
 /* bad_descs of @p v once it reaches @p want (the engine judges the FIFO in order), or its last
  * value after the timeout */
 static uint64_t
@@ -402,13 +481,13 @@ t_hostile(struct trd_node *a, struct trd_node *b)
 int
 main(int argc, char **argv)
 {
-	struct trd_node *a, *b, *h[2];
+	struct trd_node *a, *b, *h[3];
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s SOCKET_TEMPLATE\n", argv[0]);
 		return 2;
 	}
-	for (unsigned int r = 0; r < 2; r++) {
+	for (unsigned int r = 0; r < 3; r++) {
 		struct trd_vni_conf c = {.app = 1,
 					 .proc = r,
 					 .connect_timeout_ms = 5000,
@@ -427,9 +506,10 @@ main(int argc, char **argv)
 	t_track(a, b);
 	t_msg(a, b);
 	t_send(a, b);
+	t_coll(h);
 	t_hostile(a, b);
-	trd_node_free(b);
-	trd_node_free(a);
+	for (unsigned int r = 0; r < 3; r++)
+		trd_node_free(h[r]);
 	if (failures != 0) {
 		fprintf(stderr, "test_vni_attach_msg: %d failures\n", failures);
 		return 1;

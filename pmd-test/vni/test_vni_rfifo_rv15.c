@@ -20,8 +20,10 @@
  *                             part of 16 bytes) is served with 4 descriptors and no reception
  *                             FIFO in the segment; version 6 ones asking for 5 FIFOs or FIFOs of
  *                             65 slots are refused (-EINVAL) with no descriptor, one of version
- *                             5 carrying the 24-byte part is refused (-EPROTO); a good version 6
- *                             one with 2 FIFOs gets 6 descriptors, 2 FIFOs in the segment
+ *                             5 carrying the 24-byte part, or of version 6 the 32-byte one, is
+ *                             refused (-EPROTO); version 7 ones asking for ids below 128 or past
+ *                             254 (-EINVAL); a good version 7 one with 2 FIFOs asking for ids
+ *                             140 and 141 gets 6 descriptors, those 2 FIFOs in the segment
  */
 #include <dirent.h>
 #include <errno.h>
@@ -270,7 +272,7 @@ raw_reg(uint32_t version, uint32_t proc, const struct trd_vni_sock_mu *mu, size_
 
 /* The segment's messaging-unit header says @p n reception FIFOs. */
 static bool
-seg_rfifos(int memfd, uint64_t size, uint32_t n)
+seg_rfifos(int memfd, uint64_t size, uint32_t n, uint8_t first)
 {
 	uint8_t *sb = mmap(NULL, size, PROT_READ, MAP_SHARED, memfd, 0);
 	const struct trd_vni_seg *seg = (const struct trd_vni_seg *)sb;
@@ -280,6 +282,9 @@ seg_rfifos(int memfd, uint64_t size, uint32_t n)
 		return false;
 	ok = seg->mu_off != 0 && seg->mu_off + sizeof(struct trd_vni_mu) <= size &&
 	     ((const struct trd_vni_mu *)(sb + seg->mu_off))->n_rfifos == n;
+	/* the ids asked for (version 7) */
+	for (uint32_t i = 0; ok && first != 0 && i < n; i++)
+		ok = ((const struct trd_vni_mu *)(sb + seg->mu_off))->rfifo_id[i] == first + i;
 	munmap(sb, size);
 	return ok;
 }
@@ -297,28 +302,39 @@ proto_child(void *arg)
 	mu.rfifo_slots = 64;
 	if (raw_reg(5, 0, &mu, TRD_VNI_SOCK_MU_V5_SIZE, fds, &n, &size) != 0 || n != 4)
 		return 1;
-	if (!seg_rfifos(fds[0], size, 0))
+	if (!seg_rfifos(fds[0], size, 0, 0))
 		return 2;
 	/* version 6: bad counts refused, no descriptor passed */
 	mu.n_rfifos = TRD_VNI_MU_RFIFOS_MAX + 1;
-	if (raw_reg(6, 1, &mu, sizeof(mu), fds, &n, &size) != -EINVAL || n != 0)
+	if (raw_reg(6, 1, &mu, TRD_VNI_SOCK_MU_V6_SIZE, fds, &n, &size) != -EINVAL || n != 0)
 		return 3;
 	mu.n_rfifos = 1;
 	mu.rfifo_slots = 65;
-	if (raw_reg(6, 1, &mu, sizeof(mu), fds, &n, &size) != -EINVAL || n != 0)
+	if (raw_reg(6, 1, &mu, TRD_VNI_SOCK_MU_V6_SIZE, fds, &n, &size) != -EINVAL || n != 0)
 		return 4;
 	mu.rfifo_slots = 1u << 13;
-	if (raw_reg(6, 1, &mu, sizeof(mu), fds, &n, &size) != -EINVAL || n != 0)
+	if (raw_reg(6, 1, &mu, TRD_VNI_SOCK_MU_V6_SIZE, fds, &n, &size) != -EINVAL || n != 0)
 		return 5;
-	/* a version 5 request cannot carry the version 6 part */
+	/* a version 5 request cannot carry the version 6 part, nor a version 6 one the 7 */
 	mu.rfifo_slots = 64;
-	if (raw_reg(5, 1, &mu, sizeof(mu), fds, &n, &size) != -EPROTO || n != 0)
+	if (raw_reg(5, 1, &mu, TRD_VNI_SOCK_MU_V6_SIZE, fds, &n, &size) != -EPROTO || n != 0)
 		return 6;
-	/* a good one */
+	mu.rfifo_first = 140;
+	if (raw_reg(6, 1, &mu, sizeof(mu), fds, &n, &size) != -EPROTO || n != 0)
+		return 9;
+	/* version 7: ids below the guests' range, or running past it, refused */
 	mu.n_rfifos = 2;
-	if (raw_reg(6, 1, &mu, sizeof(mu), fds, &n, &size) != 0 || n != 6)
+	mu.rfifo_first = 100;
+	if (raw_reg(7, 1, &mu, sizeof(mu), fds, &n, &size) != -EINVAL || n != 0)
+		return 10;
+	mu.rfifo_first = TRD_GUEST_RFIFO_LAST;
+	if (raw_reg(7, 1, &mu, sizeof(mu), fds, &n, &size) != -EINVAL || n != 0)
+		return 11;
+	/* a good one, with the ids it asked for */
+	mu.rfifo_first = 140;
+	if (raw_reg(7, 1, &mu, sizeof(mu), fds, &n, &size) != 0 || n != 6)
 		return 7;
-	if (!seg_rfifos(fds[0], size, 2))
+	if (!seg_rfifos(fds[0], size, 2, 140))
 		return 8;
 	return 0;
 }
@@ -329,7 +345,7 @@ test_proto(void)
 	uint64_t ref0 = stat_of(TRD_VNI_SVC_STAT_REFUSED);
 
 	reap_ok(spawn(proto_child, NULL), WAIT_US, "the process speaking by hand");
-	T_EQ(stat_of(TRD_VNI_SVC_STAT_REFUSED), ref0 + 4);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_REFUSED), ref0 + 7);
 }
 
 int
