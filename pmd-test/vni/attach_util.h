@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The node handles of the One API tests (docs/vni.md "One API"): process 1:rank attached to
- * node rank of a toroid-node whose sockets are @p tmpl with %r the rank. */
+ * node rank of a toroid-node whose sockets are @p tmpl with %r the rank; their CHECK(). */
 #ifndef ATTACH_UTIL_H
 #define ATTACH_UTIL_H
 
@@ -9,6 +9,19 @@
 
 #include <toroid/toroid.h>
 #include <toroid/vni.h>
+
+/* the checks of a test: each failure said and counted, the test goes on */
+static int failures;
+
+#define CHECK(c, ...)                                                                              \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__);                       \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fprintf(stderr, "\n");                                                     \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
 
 /* @p c (its socket filled in here) for node @p rank */
 static inline struct trd_node *

@@ -27,18 +27,6 @@
 #define RGET_LEN   (16 * 1024)
 #define N_MSGS     200
 
-static int failures;
-
-#define CHECK(c, ...)                                                                              \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__);                       \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fprintf(stderr, "\n");                                                     \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
-
 static uint8_t static_buf[1000];
 
 /* 1. an RDMA read: a's remote get to b's engine FIFO carries a put from b's part to a's */

@@ -42,18 +42,6 @@
 #define SEND_LEN   1000
 #define COLL_N     2048 /* 64-bit words an allreduce sums */
 
-static int failures;
-
-#define CHECK(c, ...)                                                                              \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__);                       \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fprintf(stderr, "\n");                                                     \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
-
 /* A tracked put of @p len bytes from @p src to (@p key, @p roff) of @p dst, outcome to FIFO 0
  * of @p a with @p cookie. 0 or what failed. */
 static int
