@@ -16,6 +16,10 @@
  *                            into it, and node 1's receive reads unmapped memory (SIGSEGV: on
  *                            toroid-node, the port's transmit would). Expected: the transfer
  *                            completes whole or fails, the engine survives
+ *   test_vni_mu_rv8 rget_part_death  the same with the key of a part of B's region (60 KiB at
+ *                            4 KiB, registered as a region of the node, TRD_VNI_MR_MU: what a
+ *                            node handle's trd_mr_register() makes): the part is deregistered
+ *                            at B's death and the segment outlives it until nothing reads it
  *   test_vni_mu_rv8 ctr_steal  a put into a region of no process's naming a process's counter,
  *                            and a put into a process's region naming a counter not of its
  *                            block, are dropped (ctr_denied, not no_access) with both counters
@@ -295,32 +299,41 @@ test_refused(void)
 
 /* ---- rget_death ---- */
 
-#define RG_LEN 65536u
+#define RG_LEN      65536u
+#define RG_PART_OFF 4096u /* rget_part_death: the part registered starts here */
 
 static int p_key[2], p_hold[2];
 
-/* B: a region of RG_LEN bytes of a pattern; its key to the parent; then it waits to be killed. */
+/* B: a region of RG_LEN bytes of a pattern; its key to the parent (with @p arg, the key of a
+ * part of it, registered as a region of the node: what a node handle's trd_mr_register()
+ * gives); then it waits to be killed. */
 static int
 rg_child(void *arg)
 {
 	struct trd_vni *v = open_mu(1);
 	struct trd_vni_mu_info mi;
+	uint64_t key = 0;
 	char ch;
 
-	(void)arg;
 	if (v == NULL || trd_vni_mu_info(v, &mi) != 0)
 		return 50;
 	for (unsigned int i = 0; i < RG_LEN; i++)
 		((uint8_t *)mi.region)[i] = (uint8_t)(i * 13 + 5);
-	if (write(p_key[1], &mi.region_key, sizeof(mi.region_key)) != sizeof(mi.region_key))
+	key = mi.region_key;
+	if (arg != NULL &&
+	    trd_vni_mr_reg(v, (uint8_t *)mi.region + RG_PART_OFF, RG_LEN - RG_PART_OFF,
+			   TRD_VNI_MR_MU | TRD_VNI_MR_OFFSET | TRD_VNI_MR_REMOTE_READ, &key) != 0)
+		return 53;
+	if (write(p_key[1], &key, sizeof(key)) != sizeof(key))
 		return 51;
 	return read(p_hold[0], &ch, 1) == 1 ? 0 : 52; /* killed before */
 }
 
 static void
-test_rget_death(void)
+test_rget_death(bool part)
 {
 	static uint8_t dst[RG_LEN];
+	const uint32_t len = part ? RG_LEN - RG_PART_OFF : RG_LEN, base = part ? RG_PART_OFF : 0;
 	struct trd_mr *mr = trd_mr_register(nd[1], dst, sizeof(dst), TRD_ACCESS_ALL);
 	struct trd_desc c, r;
 	uint64_t key = 0, deadline;
@@ -332,12 +345,13 @@ test_rget_death(void)
 	T_ASSERT(mr != NULL, "region on node 1");
 	pipe_nb(p_key);
 	T_EQ(pipe(p_hold), 0);
-	b = spawn(rg_child, NULL);
+	b = spawn(rg_child, part ? &p_key : NULL);
 	read_pipe(p_key[0], &key, sizeof(key));
 	T_EQ(trd_counter_alloc(nd[1], &ctr), 0);
-	T_EQ(trd_counter_set(nd[1], ctr, RG_LEN), 0);
-	/* node 1 asks node 0 for RG_LEN bytes of B's region (its key: a capability B gave) */
-	trd_desc_put(&c, trd_node_coord(nd[1]), NULL, RG_LEN, trd_mr_key(mr), 0, 0, ctr);
+	T_EQ(trd_counter_set(nd[1], ctr, len), 0);
+	/* node 1 asks node 0 for the bytes of B's region, or of the part (its key: a capability
+	 * B gave) */
+	trd_desc_put(&c, trd_node_coord(nd[1]), NULL, len, trd_mr_key(mr), 0, 0, ctr);
 	c.flags = TRD_DF_SRC_MR;
 	c.src_key = key;
 	c.src = 0;
@@ -346,7 +360,7 @@ test_rget_death(void)
 	/* B dies while its region is being read */
 	/* until the first bytes reached node 1: the rest of the region is still being sent */
 	deadline = trd_time_us() + WAIT_US;
-	while (left == 1 || left == RG_LEN) {
+	while (left == 1 || left == len) {
 		T_ASSERT(trd_time_us() < deadline, "the remote get was not served");
 		trd_net_poll(net);
 		T_EQ(trd_counter_read(nd[1], ctr, &left), 0);
@@ -369,8 +383,8 @@ test_rget_death(void)
 	/* whole, or failed (the source went away): never bytes from memory the engine gave back */
 	T_ASSERT(left == 0 || left <= TRD_COUNTER_FAILED, "the counter was left at %lld",
 		 (long long)left);
-	for (unsigned int i = 0; i < RG_LEN && left == 0; i++)
-		T_ASSERT(dst[i] == (uint8_t)(i * 13 + 5), "byte %u: %#x", i, dst[i]);
+	for (unsigned int i = 0; i < len && left == 0; i++)
+		T_ASSERT(dst[i] == (uint8_t)((i + base) * 13 + 5), "byte %u: %#x", i, dst[i]);
 }
 
 static int p_rr[2];
@@ -557,7 +571,8 @@ main(int argc, char **argv)
 
 	if (argc != 2) {
 		fprintf(stderr,
-			"usage: %s ctrfd|spoof|refused|rget_death|ctr_steal|region_release\n",
+			"usage: %s ctrfd|spoof|refused|rget_death|rget_part_death|ctr_steal|"
+			"region_release\n",
 			argv[0]);
 		return 2;
 	}
@@ -576,7 +591,9 @@ main(int argc, char **argv)
 	else if (strcmp(argv[1], "refused") == 0)
 		test_refused();
 	else if (strcmp(argv[1], "rget_death") == 0)
-		test_rget_death();
+		test_rget_death(false);
+	else if (strcmp(argv[1], "rget_part_death") == 0)
+		test_rget_death(true);
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni mu rv8 %s\n", argv[1]);
