@@ -291,8 +291,12 @@ void trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int ca
 /* track.c: the guest's atomics still waiting for a verdict no longer reach it (it is gone):
  * their verdicts are dropped unused. */
 void trd_track_forget_guest(struct trd_node *n, const struct trd_guest *g);
-/* guest.c: one of @p g's tracked operations has its verdict (or failed). */
-void trd_guest_tracked_done(struct trd_guest *g);
+/* guest.c: one of @p g's tracked operations, of completion id @p id, has its verdict (or
+ * failed, or was given back). */
+void trd_guest_tracked_done(struct trd_guest *g, uint32_t id);
+/* track.c: guest @p g gives back its tracked operation of completion id @p id if it still waits
+ * with its own id @p cookie (TRD_OP_UNTRACK): 0, or -ENOENT. */
+int trd_track_close_guest(struct trd_node *n, struct trd_guest *g, uint32_t id, uint64_t cookie);
 /* reply.c: send a control packet (DONE, ATOMIC_REPLY) from the engine; 0 or a drop cause. */
 int trd_ctl_send(struct trd_node *n, const uint8_t dst[3], uint8_t type, uint32_t aux, uint64_t key,
 		 uint64_t offset, const void *pay, uint16_t len);

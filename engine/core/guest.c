@@ -58,7 +58,8 @@ struct trd_guest {
 	uint64_t key, region_len;
 	uint16_t ctr_base;
 	bool stopped;
-	uint32_t tracked; /* waiting for their verdict (GUEST_TRACKED at most) */
+	uint32_t tracked;            /* waiting for their verdict (GUEST_TRACKED at most) ... */
+	uint32_t ids[GUEST_TRACKED]; /* ... their completion ids (0: a free entry) */
 	uint64_t *pub[3];
 	struct trd_guest_stats st;
 	uint64_t was[3]; /* descs, bad_descs, bad_rings as last published */
@@ -153,6 +154,33 @@ guest_rget_take(const struct trd_node *n, const struct trd_gring *gr, struct trd
 	return 0;
 }
 
+/* One more of @p g's tracked operations waits for its verdict, on completion id @p id (the
+ * verdict may come on another lcore: trd_guest_tracked_done()). There is a free entry: fewer
+ * than GUEST_TRACKED wait (an entry is cleared before the count goes down). */
+static void
+guest_tracked_add(struct trd_guest *g, uint32_t id)
+{
+	for (unsigned int i = 0; i < GUEST_TRACKED; i++)
+		if (__atomic_load_n(&g->ids[i], __ATOMIC_ACQUIRE) == 0) {
+			__atomic_store_n(&g->ids[i], id, __ATOMIC_RELEASE);
+			break;
+		}
+	__atomic_fetch_add(&g->tracked, 1, __ATOMIC_ACQ_REL);
+}
+
+/* TRD_OP_UNTRACK: the guest gives back its tracked operation of its own id @p cookie, if it
+ * still waits (an outcome that will never come: a remote get that succeeded). */
+static void
+guest_untrack(struct trd_node *n, struct trd_guest *g, uint64_t cookie)
+{
+	for (unsigned int i = 0; i < GUEST_TRACKED; i++) {
+		uint32_t id = __atomic_load_n(&g->ids[i], __ATOMIC_ACQUIRE);
+
+		if (id != 0 && trd_track_close_guest(n, g, id, cookie) == 0)
+			return;
+	}
+}
+
 /* A checked descriptor of the guest with TRD_DF_ACKREQ (docs/vni.md, "Tracked operations"): its
  * outcome goes to the guest's own reception FIFO d->ack_fifo with the guest's d->aux, and the
  * engine's id replaces aux, in it and in the carried descriptors @p c (@p nc) that ask for a
@@ -166,10 +194,10 @@ guest_track(struct trd_node *n, struct trd_guest *g, struct trd_desc *d, struct 
 
 	if (d->aux == 0 || !guest_owns_rfifo(g, d->ack_fifo))
 		return -EINVAL;
-	if (g->tracked >= GUEST_TRACKED ||
+	if (__atomic_load_n(&g->tracked, __ATOMIC_ACQUIRE) >= GUEST_TRACKED ||
 	    trd_track_open_guest(n, g, NULL, NULL, d->ack_fifo, d->aux, &id) != 0)
 		return -EAGAIN;
-	g->tracked++;
+	guest_tracked_add(g, id);
 	d->aux = id;
 	for (unsigned int k = 0; k < nc; k++)
 		if (c[k].flags & TRD_DF_ACKREQ)
@@ -192,7 +220,7 @@ guest_atomic_open(struct trd_node *n, struct trd_guest *g, struct trd_desc *d)
 	if (trd_track_open_guest(n, g, (uint64_t *)(void *)(mr->base + d->src_key),
 				 &n->ctr[guest_ctr(g, d->inj_ctr)], 0, 0, &id) != 0)
 		return -ENOSPC;
-	g->tracked++;
+	guest_tracked_add(g, id);
 	d->flags = TRD_DF_ACKREQ;
 	d->aux = id;
 	d->inj_ctr = 0;
@@ -212,6 +240,12 @@ guest_check_other(struct trd_node *n, const struct trd_gring *gr, struct trd_des
 	uint8_t *buf;
 	int rank, rc;
 
+	if (d->op == TRD_OP_UNTRACK) {
+		if (d->flags != 0 || d->len != 0 || d->n_slots != 0 || d->aux == 0)
+			return -EINVAL;
+		guest_untrack(n, g, d->aux);
+		return 1; /* done: nothing to send */
+	}
 	if (d->op == TRD_OP_RGET) {
 		if (*nr == GUEST_RGETS)
 			return -EAGAIN;
@@ -235,9 +269,9 @@ guest_check_other(struct trd_node *n, const struct trd_gring *gr, struct trd_des
 		return rc;
 	}
 	if (d->op == TRD_OP_ATOMIC) {
-		if (g->tracked >= GUEST_TRACKED)
+		if (__atomic_load_n(&g->tracked, __ATOMIC_ACQUIRE) >= GUEST_TRACKED)
 			return -EAGAIN; /* until a verdict comes back */
-		if (d->flags == TRD_DF_ACKREQ) {
+		if ((d->flags & ~TRD_DF_ORDERED) == TRD_DF_ACKREQ) {
 			/* tracked: its old value and its verdict in its outcome */
 			if (d->fifo < TRD_ATOMIC_FADD || d->fifo > TRD_ATOMIC_SWAP || d->len != 8 ||
 			    d->n_slots != 0 || d->inj_ctr != 0 || d->roff > UINT64_MAX - d->len ||
@@ -347,10 +381,15 @@ guest_drop(struct trd_node *n, struct trd_guest *g, uint16_t k)
 }
 
 void
-trd_guest_tracked_done(struct trd_guest *g)
+trd_guest_tracked_done(struct trd_guest *g, uint32_t id)
 {
-	if (g->tracked > 0)
-		g->tracked--;
+	for (unsigned int i = 0; i < GUEST_TRACKED; i++)
+		if (__atomic_load_n(&g->ids[i], __ATOMIC_ACQUIRE) == id) {
+			__atomic_store_n(&g->ids[i], 0, __ATOMIC_RELEASE);
+			break;
+		}
+	if (__atomic_load_n(&g->tracked, __ATOMIC_ACQUIRE) > 0)
+		__atomic_fetch_sub(&g->tracked, 1, __ATOMIC_ACQ_REL);
 }
 
 void
@@ -408,6 +447,8 @@ trd_guest_refill(struct trd_node *n, struct trd_inj_fifo *f)
 			k++;
 		} else if (rc == -EAGAIN) {
 			break; /* read again at the next stage */
+		} else if (rc == 1) {
+			g->st.descs++; /* done by the check (TRD_OP_UNTRACK): nothing to send */
 		} else {
 			guest_drop(n, g, k0);
 		}
@@ -671,6 +712,9 @@ guest_fifo_abandon(struct trd_node *n, struct trd_inj_fifo *f)
 	if (f->busy) {
 		trd_ctr_fail(f->ctr);
 		trd_fifo_src_done(f);
+		/* its last packet never leaves: no verdict can come for its id */
+		if (f->cur->op == TRD_OP_ATOMIC || (f->cur->flags & TRD_DF_ACKREQ))
+			trd_cpl_fail(n, f->cur->aux, TRD_DROP_PEER_DOWN);
 		f->busy = false;
 		f->pkts_left = 0;
 	}
@@ -680,7 +724,8 @@ guest_fifo_abandon(struct trd_node *n, struct trd_inj_fifo *f)
 
 		if (id != 0 && id < n->conf.n_counters)
 			trd_ctr_fail(&n->ctr[id]);
-		if (d->op == TRD_OP_ATOMIC)
+		/* (staged: its id is its own until it leaves) */
+		if (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ))
 			trd_cpl_fail(n, d->aux, TRD_DROP_PEER_DOWN);
 	}
 }

@@ -149,7 +149,7 @@ trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, 
 		/* (its FIFO is looked up by id: stopped once the guest is gone) */
 		trd_grfifo_outcome(n, c->fifo, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE),
 				   c->cookie, cause, has_old, old);
-		trd_guest_tracked_done(g);
+		trd_guest_tracked_done(g, (uint32_t)(c - n->cpl) + 1);
 	} else if (g != NULL) {
 		if (cause == TRD_DROP_NONE && has_old && res != NULL)
 			__atomic_store_n(res, old, __ATOMIC_RELEASE);
@@ -160,11 +160,33 @@ trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, 
 			else
 				trd_ctr_fail(ctr);
 		}
-		trd_guest_tracked_done(g);
+		trd_guest_tracked_done(g, (uint32_t)(c - n->cpl) + 1);
 	}
 	__atomic_store_n(&c->guest, NULL, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&n->main->guest_cpls, 1, __ATOMIC_RELAXED); /* forgotten or not */
 	cpl_release(n, (uint32_t)(c - n->cpl) + 1);
+}
+
+int
+trd_track_close_guest(struct trd_node *n, struct trd_guest *g, uint32_t id, uint64_t cookie)
+{
+	uint32_t expect = CPL_PENDING;
+	struct trd_cpl *c;
+
+	if (id == 0 || id > TRD_N_CPL)
+		return -ENOENT;
+	c = &n->cpl[id - 1];
+	/* whoever flips the state owns the id: a verdict arriving now, or this */
+	if (c->kind != TRD_CPL_GUEST || c->fifo == 0 || c->cookie != cookie ||
+	    __atomic_load_n(&c->guest, __ATOMIC_ACQUIRE) != g ||
+	    !__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return -ENOENT;
+	trd_guest_tracked_done(g, id);
+	__atomic_store_n(&c->guest, NULL, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&n->main->guest_cpls, 1, __ATOMIC_RELAXED);
+	cpl_release(n, id);
+	return 0;
 }
 
 void

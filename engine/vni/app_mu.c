@@ -197,9 +197,13 @@ trd_vni_inject(struct trd_vni *v, unsigned int fifo, const struct trd_desc *d, u
 				return -EINVAL;
 			if (d[i].len > TRD_RGET_MAX_DESCS * sizeof(struct trd_desc))
 				return -EMSGSIZE;
-		} else if (d[i].op == TRD_OP_ATOMIC && d[i].flags == TRD_DF_ACKREQ) {
+		} else if (d[i].op == TRD_OP_ATOMIC &&
+			   (d[i].flags & ~TRD_DF_ORDERED) == TRD_DF_ACKREQ) {
 			/* tracked: its old value in its outcome (docs/vni.md) */
 			if (d[i].len != 8 || d[i].inj_ctr != 0)
+				return -EINVAL;
+		} else if (d[i].op == TRD_OP_UNTRACK) {
+			if (d[i].len != 0 || d[i].flags != 0 || d[i].aux == 0)
 				return -EINVAL;
 		} else if (d[i].op == TRD_OP_ATOMIC) {
 			/* its operands in the descriptor, its old value into the region */

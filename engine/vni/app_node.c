@@ -58,6 +58,8 @@ struct an_node {
 	struct an_track trk[AN_TRACKS];
 	uint16_t trk_free[AN_TRACKS];
 	unsigned int n_trk_free;
+	uint32_t untrack[AN_TRACKS]; /* closed ids the engine is yet to be told of */
+	unsigned int n_untrack;
 };
 
 #define AN_HDR 64 /* before each block of trd_mem_alloc(): its length */
@@ -132,6 +134,25 @@ an_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *resu
 	return 0;
 }
 
+/* Tell the engine of the ids closed (TRD_OP_UNTRACK in FIFO 0): those still waiting there
+ * for an outcome that may never come (a remote get that succeeded) give their engine ids back.
+ * What FIFO 0 has no room for now goes with the next call. */
+static void
+an_untrack_flush(struct an_node *a)
+{
+	while (a->n_untrack != 0) {
+		struct trd_desc d[AN_BULK];
+		unsigned int k = a->n_untrack < AN_BULK ? a->n_untrack : AN_BULK;
+
+		for (unsigned int i = 0; i < k; i++)
+			d[i] = (struct trd_desc){.op = TRD_OP_UNTRACK,
+						 .aux = a->untrack[a->n_untrack - k + i]};
+		if (trd_vni_inject(a->v, 0, d, k) != 0)
+			return;
+		a->n_untrack -= k;
+	}
+}
+
 static int
 an_track_close(struct trd_node *n, uint32_t id)
 {
@@ -140,7 +161,10 @@ an_track_close(struct trd_node *n, uint32_t id)
 
 	if (t == NULL)
 		return -EINVAL;
-	an_track_put(a, t); /* its outcome, if it comes, is dropped */
+	an_track_put(a, t);           /* its outcome, if it comes, is dropped */
+	if (a->n_untrack < AN_TRACKS) /* (one entry per id: the table's size) */
+		a->untrack[a->n_untrack++] = id;
+	an_untrack_flush(a);
 	return 0;
 }
 
@@ -199,6 +223,8 @@ an_inject(struct trd_node *n, unsigned int fifo, const struct trd_desc *d, unsig
 		return -EINVAL;
 	if (nd > AN_BULK)
 		return -E2BIG;
+	if (unlikely(a->n_untrack != 0))
+		an_untrack_flush(a);
 	for (unsigned int i = 0; i < nd; i++) {
 		int rc = an_desc(a, &d[i], &c[i]);
 

@@ -114,7 +114,7 @@ struct trd_vni_sock_mu {
 	uint32_t rfifo_slots; /* 64-byte slots each (a power of 2, 64 .. TRD_VNI_MU_SLOTS_MAX) */
 	/* version 7: */
 	uint32_t rfifo_first; /* 0: any free ids; else the first FIFO's id, the others after it */
-	uint32_t rsvd;
+	uint32_t rsvd;        /* 0 */
 };
 #define TRD_VNI_SOCK_MU_V5_SIZE 16 /* what a version 5 request carries */
 #define TRD_VNI_SOCK_MU_V6_SIZE 24 /* ... and a version 6 one */
@@ -134,10 +134,10 @@ trd_vni_mu_req_ok(const struct trd_vni_sock_mu *m)
 	return m->n_fifos <= TRD_VNI_MU_FIFOS_MAX && m->region <= TRD_VNI_MU_REGION_MAX &&
 	       (m->n_fifos == 0 || trd_vni_mu_slots_ok(m->fifo_slots)) &&
 	       m->n_rfifos <= TRD_VNI_MU_RFIFOS_MAX &&
-	       (m->n_rfifos == 0 || trd_vni_mu_slots_ok(m->rfifo_slots)) &&
+	       (m->n_rfifos == 0 || trd_vni_mu_slots_ok(m->rfifo_slots)) && m->rsvd == 0 &&
 	       (m->rfifo_first == 0 ||
 		(m->rfifo_first >= TRD_GUEST_RFIFO_FIRST && m->n_rfifos != 0 &&
-		 m->rfifo_first + m->n_rfifos - 1 <= TRD_GUEST_RFIFO_LAST));
+		 (uint64_t)m->rfifo_first + m->n_rfifos - 1 <= TRD_GUEST_RFIFO_LAST));
 }
 /* Descriptors an answer carries at most: segment, eventfd, kick eventfd (all versions), the
  * counter block (version 5), an eventfd per reception FIFO (version 6). */

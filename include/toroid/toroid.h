@@ -47,6 +47,13 @@ enum trd_op {
 	TRD_OP_ATOMIC = 4, /**< a 64-bit atomic at the target's (rkey, roff); tracked (ACKREQ) */
 	TRD_OP_MAX
 };
+/**
+ * From an attached process only (never sent; refused in-process): give back the engine's id of
+ * the process's tracked operation whose own id is @c aux, one whose outcome will never come (an
+ * RDMA read that succeeded: a remote get reports only a refusal). trd_track_close() on a node
+ * handle posts it (docs/vni.md "Tracked operations").
+ */
+#define TRD_OP_UNTRACK 0xfe
 
 /** Descriptor flags. */
 #define TRD_DF_SRC_MR  0x01 /**< source is (src_key, src) of a region of the executing node */
@@ -226,8 +233,9 @@ trd_vni_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op
  * TRD_RSLOT_PAD the slot and the n_slots after it are padding up to the ring's end: the next
  * message starts at slot 0. With TRD_RSLOT_OUTCOME it is the outcome of one of the process's
  * tracked operations (a descriptor with TRD_DF_ACKREQ, docs/vni.md "Tracked operations"): len
- * 0, user the descriptor's aux, status and cause its verdict, from src (the target, or this
- * node if it failed before it left) and, with TRD_RSLOT_OLD, an atomic's old value.
+ * 0, user the descriptor's aux, status and cause its verdict, from src (the node it was sent
+ * to, or this node if it failed before its route was known) and, with TRD_RSLOT_OLD, an
+ * atomic's old value.
  */
 struct trd_rslot {
 	uint32_t len;         /**< message bytes */

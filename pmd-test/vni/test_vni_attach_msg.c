@@ -8,7 +8,8 @@
  *   1. trd_track_open() on a handle: a tracked put's outcome (cookie, status, source), the
  *      target's verdicts -ENOKEY and -ERANGE, an outcome of a closed id never seen, refusals;
  *   2. the messaging layer (include/toroid/msg.h) on a handle: put, atomic with its old
- *      value, fence, RDMA read, and the errors of a read and a put to a wrong key; a send
+ *      value, fence, RDMA read, and the errors of a read and a put to a wrong key; 100
+ *      reads in a row (each gives its engine id back: more than 64 would wait); a send
  *      between contexts of the two processes, and one from outside the region (-EFAULT);
  *      the collectives (include/toroid/coll.h) on the handles of all three nodes: an
  *      allreduce, a broadcast and a barrier, byte-exact;
@@ -41,6 +42,7 @@
 #define FIRST      200 /* the reception FIFO ids every process here asks for */
 #define SEND_LEN   1000
 #define COLL_N     2048 /* 64-bit words an allreduce sums */
+#define N_READS    100  /* RDMA reads in a row: more than a process's 64 tracked */
 
 /* A tracked put of @p len bytes from @p src to (@p key, @p roff) of @p dst, outcome to FIFO 0
  * of @p a with @p cookie. 0 or what failed. */
@@ -205,6 +207,20 @@ t_msg(struct trd_node *a, struct trd_node *b)
 		      memcmp(local + LEN, dst + LEN, READ_LEN - LEN) == 0,
 	      "the put's and the read's bytes");
 	CHECK(trd_context_pending(x) == 0, "%u operations still pending", trd_context_pending(x));
+	/* more reads one after the other than a process's tracked operations may wait (64): a
+	 * read that succeeds hears nothing from its target, its id goes back (TRD_OP_UNTRACK) */
+	for (unsigned int i = 0; i < N_READS; i++) {
+		cb_n = 0;
+		cb_status[3] = 1;
+		if (trd_rdma_read(x, local, &ep, 0, trd_mr_key(mr), 256, on_done, (void *)3) != 0)
+			break;
+		for (uint64_t t0 = trd_time_us(); cb_n < 1 && trd_time_us() - t0 < TIMEOUT_US;)
+			trd_advance(x, 0);
+		if (cb_status[3] != 0) {
+			CHECK(0, "read %u of %u: status %d", i + 1, N_READS, cb_status[3]);
+			break;
+		}
+	}
 out:
 	CHECK(trd_client_destroy(cl) == 0, "client destroy");
 	if (mr != NULL)

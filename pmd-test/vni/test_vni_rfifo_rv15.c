@@ -22,8 +22,8 @@
  *                             65 slots are refused (-EINVAL) with no descriptor, one of version
  *                             5 carrying the 24-byte part, or of version 6 the 32-byte one, is
  *                             refused (-EPROTO); version 7 ones asking for ids below 128 or past
- *                             254 (-EINVAL); a good version 7 one with 2 FIFOs asking for ids
- *                             140 and 141 gets 6 descriptors, those 2 FIFOs in the segment
+ *                             254, or whose last id wraps past 2^32 (-EINVAL); a good version 7 one
+ * with 2 FIFOs asking for ids 140 and 141 gets 6 descriptors, those 2 FIFOs in the segment
  */
 #include <dirent.h>
 #include <errno.h>
@@ -330,6 +330,9 @@ proto_child(void *arg)
 	mu.rfifo_first = TRD_GUEST_RFIFO_LAST;
 	if (raw_reg(7, 1, &mu, sizeof(mu), fds, &n, &size) != -EINVAL || n != 0)
 		return 11;
+	mu.rfifo_first = UINT32_MAX - 1; /* + 2 - 1 wraps to 0 in 32 bits */
+	if (raw_reg(7, 1, &mu, sizeof(mu), fds, &n, &size) != -EINVAL || n != 0)
+		return 12;
 	/* a good one, with the ids it asked for */
 	mu.rfifo_first = 140;
 	if (raw_reg(7, 1, &mu, sizeof(mu), fds, &n, &size) != 0 || n != 6)
@@ -345,7 +348,7 @@ test_proto(void)
 	uint64_t ref0 = stat_of(TRD_VNI_SVC_STAT_REFUSED);
 
 	reap_ok(spawn(proto_child, NULL), WAIT_US, "the process speaking by hand");
-	T_EQ(stat_of(TRD_VNI_SVC_STAT_REFUSED), ref0 + 7);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_REFUSED), ref0 + 8);
 }
 
 int
