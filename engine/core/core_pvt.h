@@ -561,6 +561,16 @@ enum { CPL_FREE = 0, CPL_PENDING = 1, CPL_CLOSING = 2 };
 void trd_cpl_unowe(struct trd_node *n, uint32_t id);
 /* rfifo.c: forget the partial messages from @p src (its session ended). */
 void trd_reasm_purge(struct trd_node *n, const uint8_t src[3]);
+/* The source an outcome names: node @p rank, the one the operation was sent to, or this node
+ * when it failed before its route was known (no rank: UINT32_MAX). The rule of every outcome
+ * (trd_rfifo_outcome(), trd_grfifo_outcome()). */
+static inline struct trd_coord
+trd_outcome_src(const struct trd_node *n, uint32_t rank)
+{
+	struct trd_coord c;
+
+	return trd_torus_coord(&n->torus, rank, &c) == 0 ? c : n->coord;
+}
 /* rfifo.c: hand a locally made outcome (a failure) to reception FIFO @p fifo. */
 void trd_rfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
 		       unsigned int cause);

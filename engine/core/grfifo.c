@@ -54,10 +54,12 @@ trd_grfifo_open(struct trd_node *n, struct rte_ring *r, uint32_t slots, uint16_t
 	if (want != 0) {
 		/* the id asked for (every task of a program names its peers' FIFOs alike) */
 		i = (unsigned int)want - TRD_GUEST_RFIFO_FIRST;
-		if (want < TRD_GUEST_RFIFO_FIRST || i >= GR_IDS ||
-		    __atomic_load_n(&n->grec[i], __ATOMIC_ACQUIRE) != NULL) {
-			rte_errno =
-				want < TRD_GUEST_RFIFO_FIRST || i >= GR_IDS ? EINVAL : EADDRINUSE;
+		if (want < TRD_GUEST_RFIFO_FIRST || i >= GR_IDS) {
+			rte_errno = EINVAL;
+			return NULL;
+		}
+		if (__atomic_load_n(&n->grec[i], __ATOMIC_ACQUIRE) != NULL) {
+			rte_errno = EADDRINUSE;
 			return NULL;
 		}
 	} else {
@@ -292,9 +294,7 @@ trd_grfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_
 	int rc;
 
 	memset(&h, 0, sizeof(h));
-	/* an operation that failed before it left names no peer: the node itself */
-	if (trd_torus_coord(&n->torus, from_rank, &h.src) != 0)
-		h.src = n->coord;
+	h.src = trd_outcome_src(n, from_rank);
 	h.fifo = fifo;
 	h.flags = TRD_RSLOT_OUTCOME | (has_old ? TRD_RSLOT_OLD : 0);
 	h.cause = (uint8_t)cause;

@@ -581,18 +581,14 @@ trd_rfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t
 		  unsigned int cause)
 {
 	struct trd_msg *msg = msg_alloc(0);
-	struct trd_coord c;
 
 	if (msg == NULL || fifo >= n->n_rec) {
 		rte_free(msg);
 		trd_drop(n, TRD_DROP_NO_MEMORY);
 		return;
 	}
-	/* an operation that failed before it left names no peer: the node itself */
-	if (trd_torus_coord(&n->torus, from_rank, &c) != 0)
-		c = n->coord;
 	memset(msg, 0, sizeof(*msg));
-	msg->src = c;
+	msg->src = trd_outcome_src(n, from_rank);
 	msg->fifo = fifo;
 	msg->user = cookie;
 	msg->cause = (uint8_t)cause;

@@ -135,6 +135,20 @@ trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, 
 	return 0;
 }
 
+/* A guest's id, its verdict delivered or given up (the state flipped to CLOSING by the caller):
+ * off @p g's count (NULL: the guest is gone), off the node's share of guest ids, free again. */
+static void
+guest_cpl_release(struct trd_node *n, struct trd_cpl *c, struct trd_guest *g)
+{
+	uint32_t id = (uint32_t)(c - n->cpl) + 1;
+
+	if (g != NULL)
+		trd_guest_tracked_done(g, id);
+	__atomic_store_n(&c->guest, NULL, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&n->main->guest_cpls, 1, __ATOMIC_RELAXED); /* forgotten or not */
+	cpl_release(n, id);
+}
+
 void
 trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, bool has_old,
 		     uint64_t old)
@@ -149,7 +163,6 @@ trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, 
 		/* (its FIFO is looked up by id: stopped once the guest is gone) */
 		trd_grfifo_outcome(n, c->fifo, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE),
 				   c->cookie, cause, has_old, old);
-		trd_guest_tracked_done(g, (uint32_t)(c - n->cpl) + 1);
 	} else if (g != NULL) {
 		if (cause == TRD_DROP_NONE && has_old && res != NULL)
 			__atomic_store_n(res, old, __ATOMIC_RELEASE);
@@ -160,11 +173,8 @@ trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, 
 			else
 				trd_ctr_fail(ctr);
 		}
-		trd_guest_tracked_done(g, (uint32_t)(c - n->cpl) + 1);
 	}
-	__atomic_store_n(&c->guest, NULL, __ATOMIC_RELEASE);
-	__atomic_fetch_sub(&n->main->guest_cpls, 1, __ATOMIC_RELAXED); /* forgotten or not */
-	cpl_release(n, (uint32_t)(c - n->cpl) + 1);
+	guest_cpl_release(n, c, g);
 }
 
 int
@@ -182,10 +192,7 @@ trd_track_close_guest(struct trd_node *n, struct trd_guest *g, uint32_t id, uint
 	    !__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return -ENOENT;
-	trd_guest_tracked_done(g, id);
-	__atomic_store_n(&c->guest, NULL, __ATOMIC_RELEASE);
-	__atomic_fetch_sub(&n->main->guest_cpls, 1, __ATOMIC_RELAXED);
-	cpl_release(n, id);
+	guest_cpl_release(n, c, g);
 	return 0;
 }
 
