@@ -303,8 +303,8 @@ VNI_CALLS = {
     "mu.c": {"iface"},
 }
 # the application side (libtoroid_vni): none of the service's headers
-VNI_APP = {"app.c", "app_rma.c", "app_coll.c", "app_host.c", "app_mu.c", "app_node.c", "vni_alloc.c", "app_pvt.h", "vni_alloc.h",
-           "vni_seg.h"}
+VNI_APP = {"app.c", "app_rma.c", "app_coll.c", "app_host.c", "app_mu.c", "app_node.c", "app_eq.c", "vni_alloc.c",
+           "app_pvt.h", "app_node_pvt.h", "vni_alloc.h", "vni_seg.h"}
 
 
 def vni_machine_of(fname):

@@ -29,7 +29,9 @@ trd_doorbell_register(struct trd_node *n, void *addr, size_t len, struct trd_eq 
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if (n->att != NULL) {
+	if (n->att != NULL && eq != NULL) {
+		/* an attached process's engine writes its region without telling it: it waits on
+		 * the word (TRD_WAIT_SPIN) */
 		rte_errno = ENOTSUP;
 		return NULL;
 	}

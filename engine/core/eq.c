@@ -2,13 +2,16 @@
 /*
  * Event queues: the engine adds events (a message stored in a bound reception FIFO, a write
  * into a bound doorbell region); the owner thread takes them. An armed queue writes its
- * eventfd once on the next event and disarms; a disarmed queue never signals.
+ * eventfd once on the next event and disarms; a disarmed queue never signals. A queue of an
+ * attached process's handle is the attaching layer's (eq->att, engine/vni/app_eq.c): the calls
+ * here hand it over.
  */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -28,6 +31,27 @@ self_tid(void)
 	return (int)gettid();
 }
 
+/* A queue of an attached process's handle: the attaching layer's, fed by its FIFOs. */
+static struct trd_eq *
+eq_attach_create(struct trd_node *n, int core, unsigned int size)
+{
+	struct trd_eq *eq = calloc(1, sizeof(*eq));
+
+	if (eq == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	eq->att = n->att->eq_create(n, size ? size : 4096, &eq->fd);
+	if (eq->att == NULL) {
+		free(eq);
+		return NULL;
+	}
+	eq->node = n;
+	eq->core = core;
+	n->eqs[n->n_eqs++] = eq;
+	return eq;
+}
+
 struct trd_eq *
 trd_eq_create(struct trd_node *n, int core, unsigned int size)
 {
@@ -39,14 +63,12 @@ trd_eq_create(struct trd_node *n, int core, unsigned int size)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if (n->att != NULL) {
-		rte_errno = ENOTSUP; /* an attached process: trd_vni_rfifo_fd() */
-		return NULL;
-	}
 	if (n->n_eqs >= TRD_MAX_EQS) {
 		rte_errno = ENOSPC;
 		return NULL;
 	}
+	if (n->att != NULL)
+		return eq_attach_create(n, core, size);
 	eq = rte_zmalloc("trd_eq", sizeof(*eq), RTE_CACHE_LINE_SIZE);
 	if (eq == NULL) {
 		rte_errno = ENOMEM;
@@ -81,6 +103,11 @@ trd_eq_free(struct trd_eq *eq)
 {
 	if (eq == NULL)
 		return;
+	if (eq->att != NULL) {
+		eq->node->att->eq_free(eq->att);
+		free(eq);
+		return;
+	}
 	close(eq->fd);
 	rte_ring_free(eq->ring);
 	rte_free(eq);
@@ -183,6 +210,8 @@ trd_eq_arm(struct trd_eq *eq)
 	rc = owner_check(eq);
 	if (rc != 0)
 		return rc;
+	if (eq->att != NULL)
+		return eq->node->att->eq_arm(eq->att);
 	__atomic_store_n(&eq->armed, 1, __ATOMIC_SEQ_CST);
 	if (rte_ring_count(eq->ring) != 0) {
 		/* Events already wait: do not sleep on them. If the engine disarmed the queue in
@@ -198,6 +227,8 @@ trd_eq_disarm(struct trd_eq *eq)
 {
 	if (eq == NULL)
 		return -EINVAL;
+	if (eq->att != NULL)
+		eq->node->att->eq_disarm(eq->att);
 	__atomic_store_n(&eq->armed, 0, __ATOMIC_SEQ_CST);
 	return 0;
 }
@@ -212,6 +243,8 @@ trd_eq_poll(struct trd_eq *eq, struct trd_event *ev, unsigned int n)
 	rc = owner_check(eq);
 	if (rc != 0)
 		return rc;
+	if (eq->att != NULL)
+		return eq->node->att->eq_poll(eq->att, ev, n);
 	return (int)rte_ring_sc_dequeue_burst_elem(eq->ring, ev, sizeof(*ev), n, NULL);
 }
 
@@ -231,7 +264,7 @@ trd_eq_wait(struct trd_eq *eq, struct trd_event *ev, unsigned int n, uint64_t ti
 		now = trd_time_us();
 		if (now >= deadline)
 			return -ETIMEDOUT;
-		if (!__atomic_load_n(&eq->node->served, __ATOMIC_ACQUIRE)) {
+		if (eq->att == NULL && !__atomic_load_n(&eq->node->served, __ATOMIC_ACQUIRE)) {
 			/* nobody else moves packets: do it here instead of sleeping */
 			trd_node_progress(eq->node);
 			continue;
@@ -241,8 +274,9 @@ trd_eq_wait(struct trd_eq *eq, struct trd_event *ev, unsigned int n, uint64_t ti
 			uint64_t left = deadline - now;
 			uint64_t v;
 
+			/* (a handle's queue takes its FIFOs' signals as it polls) */
 			if (poll(&pfd, 1, (int)RTE_MIN((left + 999) / 1000, 60000u)) > 0 &&
-			    read(eq->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			    eq->att == NULL && read(eq->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 				return -errno;
 			trd_eq_disarm(eq);
 		}
@@ -252,12 +286,24 @@ trd_eq_wait(struct trd_eq *eq, struct trd_event *ev, unsigned int n, uint64_t ti
 uint64_t
 trd_eq_signals(const struct trd_eq *eq)
 {
+	uint64_t sig, over;
+
+	if (eq != NULL && eq->att != NULL) {
+		eq->node->att->eq_stats(eq->att, &sig, &over);
+		return sig;
+	}
 	return eq == NULL ? 0 : __atomic_load_n(&eq->signals, __ATOMIC_RELAXED);
 }
 
 uint64_t
 trd_eq_overflows(const struct trd_eq *eq)
 {
+	uint64_t sig, over;
+
+	if (eq != NULL && eq->att != NULL) {
+		eq->node->att->eq_stats(eq->att, &sig, &over);
+		return over;
+	}
 	return eq == NULL ? 0 : __atomic_load_n(&eq->overflows, __ATOMIC_RELAXED);
 }
 

@@ -762,9 +762,10 @@ trd_node_set_progress(struct trd_node *n, trd_progress_fn fn, void *arg)
 void
 trd_node_progress(struct trd_node *n)
 {
-	if (n == NULL || n->att != NULL)
+	if (n == NULL)
 		return;
-	if (__atomic_load_n(&n->served, __ATOMIC_ACQUIRE)) {
+	/* served by a lcore, or by toroid-node (an attached process's handle) */
+	if (n->att != NULL || __atomic_load_n(&n->served, __ATOMIC_ACQUIRE)) {
 		rte_pause();
 		return;
 	}

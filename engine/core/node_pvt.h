@@ -141,6 +141,7 @@ struct trd_eq {
 	uint32_t armed;
 	uint64_t signals;
 	uint64_t overflows;
+	void *att; /* a queue of an attached process's handle: the attaching layer's (ring NULL) */
 };
 
 struct trd_rec_fifo {

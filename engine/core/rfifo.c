@@ -200,6 +200,12 @@ trd_rec_fifo_set_eq(struct trd_rec_fifo *rf, struct trd_eq *eq)
 {
 	if (rf == NULL || (eq != NULL && eq->node != rf->node))
 		return -EINVAL;
+	if (rf->node->att != NULL) {
+		int rc = rf->node->att->eq_bind(rf->node, rf->id, eq != NULL ? eq->att : NULL);
+
+		if (rc != 0)
+			return rc;
+	}
 	__atomic_store_n(&rf->eq, eq, __ATOMIC_RELEASE);
 	return 0;
 }

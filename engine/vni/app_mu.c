@@ -315,35 +315,27 @@ trd_vni_rfifo_id(const struct trd_vni *v, unsigned int k)
 }
 
 int
-trd_vni_rfifo_poll(struct trd_vni *v, unsigned int k, struct trd_msg *msgs, unsigned int n)
+vnic_rfifo_walk(struct trd_vni *v, unsigned int k, uint32_t *at, uint32_t end, struct trd_msg *msgs,
+		unsigned int n)
 {
-	const struct rte_ring *r;
-	uint32_t pos, prod, mask;
+	const struct rte_ring *r = v->rx[k];
+	uint32_t pos = *at, mask = v->rx_slots - 1;
 	unsigned int got = 0;
 
-	if (v == NULL || (msgs == NULL && n != 0))
-		return -EINVAL;
-	if (k >= v->n_rx)
-		return -ENOENT;
-	if (v->rx_bad[k])
-		return -EPROTO;
-	r = v->rx[k];
-	mask = v->rx_slots - 1;
-	pos = v->rx_peek[k];
-	prod = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
-	while (got < n && pos != prod) {
+	while (got < n && pos != end) {
 		const struct trd_rslot *h =
 			(const struct trd_rslot *)(const void *)((const uint8_t *)&r[1] +
 								 (size_t)(pos & mask) * MU_SLOT);
-		uint32_t avail = prod - pos, at = pos & mask, need;
+		uint32_t avail = end - pos, at_slot = pos & mask, need;
 
 		/* the engine writes the ring; still, nothing it holds is read past its end */
 		need = 1u + h->n_slots;
-		if (avail > mask || need > avail || at + need > v->rx_slots ||
+		if (avail > mask || need > avail || at_slot + need > v->rx_slots ||
 		    (!(h->flags & TRD_RSLOT_PAD) &&
 		     h->n_slots != (h->len + MU_SLOT - 1) / MU_SLOT) ||
-		    ((h->flags & TRD_RSLOT_PAD) && at + need != v->rx_slots)) {
+		    ((h->flags & TRD_RSLOT_PAD) && at_slot + need != v->rx_slots)) {
 			v->rx_bad[k] = true;
+			*at = pos;
 			return got != 0 ? (int)got : -EPROTO;
 		}
 		if (!(h->flags & TRD_RSLOT_PAD)) {
@@ -361,6 +353,32 @@ trd_vni_rfifo_poll(struct trd_vni *v, unsigned int k, struct trd_msg *msgs, unsi
 		}
 		pos += need;
 	}
+	*at = pos;
+	return (int)got;
+}
+
+uint32_t
+vnic_rfifo_end(const struct trd_vni *v, unsigned int k)
+{
+	return __atomic_load_n(&v->rx[k]->prod.tail, __ATOMIC_ACQUIRE);
+}
+
+int
+trd_vni_rfifo_poll(struct trd_vni *v, unsigned int k, struct trd_msg *msgs, unsigned int n)
+{
+	uint32_t pos;
+	int got;
+
+	if (v == NULL || (msgs == NULL && n != 0))
+		return -EINVAL;
+	if (k >= v->n_rx)
+		return -ENOENT;
+	if (v->rx_bad[k])
+		return -EPROTO;
+	pos = v->rx_peek[k];
+	got = vnic_rfifo_walk(v, k, &pos, vnic_rfifo_end(v, k), msgs, n);
+	if (got < 0)
+		return got;
 	/* only padding passed while nothing is held: given back at once (a caller that got no
 	 * message has nothing to release, and the padding would block the ring) */
 	if (got == 0 && v->rx_peek[k] == v->rx_rel[k] && pos != v->rx_peek[k]) {
@@ -368,7 +386,7 @@ trd_vni_rfifo_poll(struct trd_vni *v, unsigned int k, struct trd_msg *msgs, unsi
 		return trd_vni_rfifo_release(v, k);
 	}
 	v->rx_peek[k] = pos;
-	return (int)got;
+	return got;
 }
 
 int
@@ -441,14 +459,25 @@ trd_vni_rfifo_fd(const struct trd_vni *v, unsigned int k)
 }
 
 int
+vnic_rfifo_arm_at(struct trd_vni *v, unsigned int k, uint32_t pos)
+{
+	__atomic_store_n(rx_armed(v, k), 1, __ATOMIC_SEQ_CST);
+	/* a message that came before the word was seen: poll again */
+	return __atomic_load_n(&v->rx[k]->prod.tail, __ATOMIC_SEQ_CST) != pos ? -EBUSY : 0;
+}
+
+void
+vnic_rfifo_disarm(struct trd_vni *v, unsigned int k)
+{
+	__atomic_store_n(rx_armed(v, k), 0, __ATOMIC_SEQ_CST);
+}
+
+int
 trd_vni_rfifo_arm(struct trd_vni *v, unsigned int k)
 {
 	if (v == NULL)
 		return -EINVAL;
 	if (k >= v->n_rx)
 		return -ENOENT;
-	__atomic_store_n(rx_armed(v, k), 1, __ATOMIC_SEQ_CST);
-	/* a message that came before the word was seen: poll again */
-	return __atomic_load_n(&v->rx[k]->prod.tail, __ATOMIC_SEQ_CST) != v->rx_peek[k] ? -EBUSY
-											: 0;
+	return vnic_rfifo_arm_at(v, k, v->rx_peek[k]);
 }

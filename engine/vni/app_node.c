@@ -18,57 +18,12 @@
 #include <toroid/toroid.h>
 #include <toroid/vni.h>
 
+#include "app_node_pvt.h"
 #include "app_pvt.h"
 #include "attach_api.h"
 
 #define AN_BULK 64 /* descriptors one trd_inject_bulk() takes */
-/* tracked operations open at once (trd_track_open()); an id is (use << 9 | index + 1): an
- * outcome for an earlier use of the entry, or one closed, is recognised and dropped */
-#define AN_TRACKS    256
-#define AN_TRACK_USE 9
-
-/* a message read in place in a reception FIFO, and the FIFO it came from */
-struct an_msg {
-	struct trd_attach_msg am;
-	struct an_rx *rx;
-};
-
-struct an_rx {
-	struct an_node *an;
-	unsigned int k;   /* the interface's FIFO number */
-	uint8_t id;       /* the node's id of it */
-	uint32_t n, next; /* msgs[]: as many as the ring has slots, used in turn */
-	uint32_t held;    /* handed out and not freed: the ring is given back at 0 */
-	struct an_msg *msgs;
-};
-
-/* a tracked operation: where its outcome goes and what it carries back */
-struct an_track {
-	uint64_t cookie;
-	uint64_t *result; /* an atomic's old value, or NULL */
-	uint32_t use;     /* bumped at each open */
-	uint8_t rx;       /* its reception FIFO's number + 1; 0: free */
-};
-
-struct an_node {
-	struct trd_vni *v;
-	struct trd_node *n;
-	struct trd_vni_heap heap; /* blocks of the region (trd_mem_alloc) */
-	struct an_rx rx[TRD_VNI_MU_RFIFOS_MAX];
-	struct an_track trk[AN_TRACKS];
-	uint16_t trk_free[AN_TRACKS];
-	unsigned int n_trk_free;
-	uint32_t untrack[AN_TRACKS]; /* closed ids the engine is yet to be told of */
-	unsigned int n_untrack;
-};
-
-#define AN_HDR 64 /* before each block of trd_mem_alloc(): its length */
-
-static struct an_node *
-an_of(const struct trd_node *n)
-{
-	return trd_node_attach_ctx(n);
-}
+#define AN_HDR  64 /* before each block of trd_mem_alloc(): its length */
 
 /* A counter id of the node to the interface's number: 0 stays 0, -1 if not its own. */
 static int
@@ -95,8 +50,7 @@ an_region_off(const struct an_node *a, const void *p, uint64_t len, uint64_t *of
 	return 0;
 }
 
-/* The open tracked operation of id @p id, or NULL. */
-static struct an_track *
+struct an_track *
 an_track_find(struct an_node *a, uint64_t id)
 {
 	uint64_t i = (id & ((1u << AN_TRACK_USE) - 1)) - 1;
@@ -306,7 +260,7 @@ an_mem_free(struct trd_node *n, void *ptr)
 	trd_vni_heap_free(&a->heap, off, AN_HDR + (uint64_t)len);
 }
 
-static struct an_rx *
+struct an_rx *
 an_rx_of(struct an_node *a, uint8_t id)
 {
 	for (unsigned int k = 0; k < a->v->n_rx; k++)
@@ -369,6 +323,7 @@ an_rfifo_poll(struct trd_node *n, uint8_t id, struct trd_msg **msgs, unsigned in
 		struct an_msg *m = &rx->msgs[rx->next];
 		int rc = trd_vni_rfifo_poll(rx->an->v, rx->k, &m->am.msg, 1);
 
+		an_eq_note(rx);
 		if (rc <= 0)
 			return got != 0 ? (int)got : rc;
 		msgs[got] = an_rx_took(rx, m);
@@ -398,6 +353,7 @@ an_rfifo_wait(struct trd_node *n, uint8_t id, struct trd_msg **msg, uint64_t tim
 		m = &rx->msgs[rx->next];
 		rc = trd_vni_rfifo_wait(rx->an->v, rx->k, &m->am.msg,
 					ms > INT_MAX ? INT_MAX : (int)ms);
+		an_eq_note(rx);
 		if (rc <= 0)
 			return rc == 0 ? -ETIMEDOUT : rc;
 		*msg = an_rx_took(rx, m);
@@ -442,6 +398,13 @@ static const struct trd_attach_ops an_ops = {
 	.rfifo_wait = an_rfifo_wait,
 	.track_open = an_track_open,
 	.track_close = an_track_close,
+	.eq_create = an_eq_create,
+	.eq_free = an_eq_free,
+	.eq_bind = an_eq_bind,
+	.eq_arm = an_eq_arm,
+	.eq_disarm = an_eq_disarm,
+	.eq_poll = an_eq_poll,
+	.eq_stats = an_eq_stats,
 	.msg_free = an_msg_free,
 	.close = an_close,
 };

@@ -103,5 +103,15 @@ int vnic_post(struct trd_vni *v, uint32_t op, uint32_t idx);
 int vnic_check_live(const struct trd_vni *v);
 /* Is @p doorbell -1 or a doorbell of @p v? */
 int vnic_db_ok(const struct trd_vni *v, int doorbell);
+/* app_mu.c, reception FIFO @p k: read the messages from ring position *@p at up to @p end
+ * (at most @p n; padding passed over) into @p msgs, their data in place, and move *@p at
+ * past them: the count, or -EPROTO (a header the engine never wrote: the FIFO is bad) */
+int vnic_rfifo_walk(struct trd_vni *v, unsigned int k, uint32_t *at, uint32_t end,
+		    struct trd_msg *msgs, unsigned int n);
+/* ... the ring position the engine has written up to */
+uint32_t vnic_rfifo_end(const struct trd_vni *v, unsigned int k);
+/* ... arm its eventfd: -EBUSY if the engine has written past @p pos already (still armed) */
+int vnic_rfifo_arm_at(struct trd_vni *v, unsigned int k, uint32_t pos);
+void vnic_rfifo_disarm(struct trd_vni *v, unsigned int k);
 
 #endif /* TRD_VNI_APP_PVT_H */

@@ -794,7 +794,11 @@ struct trd_eq;
  * Create an event queue of @p size events (0: 4096) on @p node, meant for CPU @p core (-1 for
  * any): trd_eq_core() reports it, and trd_eq_bind(eq, trd_eq_core(eq)) puts the owner there.
  * The queue has an eventfd and starts disarmed. Its owner is the first thread that calls
- * trd_eq_bind() (or trd_eq_poll()/trd_eq_wait()).
+ * trd_eq_bind() (or trd_eq_poll()/trd_eq_wait()). On a node handle of an attached process
+ * (trd_node_attach()) the queue is the library's, fed by the reception FIFOs bound to it: one
+ * event per message, made by whichever passes it first, the queue's poll or the FIFO's; its
+ * descriptor an epoll set of the FIFOs' eventfds (docs/vni.md "Event queues and doorbells on
+ * a handle").
  * @return the queue, or NULL with rte_errno = EINVAL, ENOSPC (16 queues per node), ENOMEM.
  */
 struct trd_eq *trd_eq_create(struct trd_node *node, int core, unsigned int size);
@@ -922,8 +926,10 @@ int trd_cause_errno(unsigned int cause);
 
 /**
  * Register a doorbell region: page-aligned @p addr, @p len a multiple of the page size, remote
- * write access, every engine write into it signalling @p eq (may be NULL).
- * @return the region, or NULL with rte_errno = EINVAL or ENOSPC.
+ * write access, every engine write into it signalling @p eq (may be NULL). On a node handle:
+ * a part of the process's region, and @p eq NULL (else ENOTSUP: the engine does not signal a
+ * process's writes); wait with TRD_WAIT_SPIN.
+ * @return the region, or NULL with rte_errno = EINVAL, ENOSPC or ENOTSUP.
  */
 struct trd_mr *trd_doorbell_register(struct trd_node *node, void *addr, size_t len,
 				     struct trd_eq *eq);

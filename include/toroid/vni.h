@@ -528,7 +528,9 @@ struct trd_node;
  * <toroid/toroid.h> take as a node of this process: trd_node_coord(), trd_inj_fifo() and
  * trd_inject() (FIFOs 0 .. mu_fifos - 1), trd_counter_*() (ids of the node, from the process's
  * block), trd_mr_register() (a part of the region), trd_mem_alloc(), trd_rec_fifo() with
- * trd_rec_fifo_id(), trd_rec_fifo_poll()/_wait(), trd_msg_free(). Others that need the node
+ * trd_rec_fifo_id(), trd_rec_fifo_poll()/_wait(), trd_msg_free(), trd_track_*(),
+ * trd_inject_reflect(), trd_eq_*() (queues of the library, fed by the FIFOs bound to them),
+ * trd_doorbell_register() (no event queue) and trd_doorbell_wait(). Others that need the node
  * itself refuse it (-ENOTSUP). trd_node_free() detaches. Counter ids are the node's, in a
  * descriptor's inj_ctr as in its rec_ctr. Above 256 bytes (inline) a source must lie in the
  * region: memory from trd_mem_alloc(). Messages are read in place; the ring's slots go back

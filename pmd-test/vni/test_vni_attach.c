@@ -163,17 +163,17 @@ t_refusals(struct trd_node *a, struct trd_node *b)
 		trd_counter_free(a, ca);
 	}
 	rte_errno = 0;
-	CHECK(trd_eq_create(a, -1, 16) == NULL && rte_errno == ENOTSUP, "trd_eq_create: %d",
-	      rte_errno);
+	CHECK(trd_eq_create(a, -1, 1u << 21) == NULL && rte_errno == EINVAL,
+	      "trd_eq_create of 2M events: %d", rte_errno);
 	trd_desc_put(&d, trd_node_coord(b), NULL, 8, 1, 0, 0, 0);
 	d.flags |= TRD_DF_IMM;
-	/* reflection: no doorbell on a handle, FIFO 1 is not one of a's, a is not its own
-	 * neighbour */
+	/* reflection: a doorbell completion with no doorbell region, FIFO 1 is not one of a's,
+	 * a is not its own neighbour */
 	struct trd_cpl_spec sp = {.kind = TRD_CPL_DOORBELL, .mode = TRD_CPL_LOCAL, .fifo = 0};
 	struct trd_coord self = trd_node_coord(a);
 
 	rc = trd_inject_reflect(trd_inj_fifo(a, 0), &d, &sp);
-	CHECK(rc == -ENOTSUP, "trd_inject_reflect to a doorbell: %d", rc);
+	CHECK(rc == -EINVAL, "trd_inject_reflect to no doorbell: %d", rc);
 	sp.kind = TRD_CPL_FIFO;
 	sp.fifo = 1;
 	rc = trd_inject_reflect(trd_inj_fifo(a, 0), &d, &sp);

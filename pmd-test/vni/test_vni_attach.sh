@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# test_vni_attach or test_vni_attach_msg (tests of the One API node handle) against a
-# toroid-node serving a 3x1x1 torus on one lcore (--nodes 0-2), process 1:r on node r, as
-# examples/test_attached.sh.
+# test_vni_attach, test_vni_attach_msg or test_vni_attach_eq (tests of the One API node
+# handle) against a toroid-node serving a 3x1x1 torus on one lcore (--nodes 0-2), process
+# 1:r on node r, as examples/test_attached.sh.
 #
 #   test_vni_attach.sh TOROID_NODE TEST_PROGRAM
 set -u

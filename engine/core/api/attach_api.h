@@ -35,6 +35,17 @@ struct trd_attach_ops {
 	int (*track_open)(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *result,
 			  uint32_t *id);
 	int (*track_close)(struct trd_node *n, uint32_t id);
+	/* event queues (trd_eq_*() on a queue of the handle): the attaching layer's own, fed by
+	 * the reception FIFOs bound to them. eq_create gives its queue and the descriptor that
+	 * trd_eq_fd() returns (NULL with rte_errno); eq_bind binds FIFO @p rfifo (a node id) to
+	 * @p q (NULL: unbinds); eq_arm is 0 or -EBUSY (events wait) */
+	void *(*eq_create)(struct trd_node *n, unsigned int size, int *fd);
+	void (*eq_free)(void *q);
+	int (*eq_bind)(struct trd_node *n, uint8_t rfifo, void *q);
+	int (*eq_arm)(void *q);
+	void (*eq_disarm)(void *q);
+	int (*eq_poll)(void *q, struct trd_event *ev, unsigned int n);
+	void (*eq_stats)(const void *q, uint64_t *signals, uint64_t *overflows);
 	/* a message rfifo_poll() or rfifo_wait() gave (its fifo field an id >= 128) */
 	void (*msg_free)(struct trd_msg *msg);
 	/* detach: after it the handle's memory goes */

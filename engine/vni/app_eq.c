@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Event queues on the One API node handle (docs/vni.md, "Event queues on a handle"): the
+ * queue is this library's, fed by the reception FIFOs bound to it. The engine writes a FIFO's
+ * messages and, when the FIFO is armed, its eventfd; the queue turns each message stored after
+ * the binding into one TRD_EV_FIFO event (as the engine's own queue does in-process), read
+ * from the ring's headers where the message lies, whether the queue's poll or a poll of the
+ * FIFO passes it first. Its descriptor is an epoll set of the bound FIFOs' eventfds: readable
+ * once the engine signals one of them. One thread uses a handle, its FIFOs and its queues.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+
+#include "app_node_pvt.h"
+#include "app_pvt.h"
+
+#define EQ_WALK 16 /* messages read from a ring per step */
+
+struct an_eq {
+	struct an_node *an;
+	int epfd;
+	uint32_t mask, head, tail; /* ev[]: events added at head, taken at tail */
+	uint32_t bound;            /* bit k: the interface's FIFO k */
+	bool armed;                /* since trd_eq_arm(), until a signal is taken */
+	uint64_t signals, overflows;
+	struct trd_event *ev;
+};
+
+_Static_assert(TRD_VNI_MU_RFIFOS_MAX <= 32, "a queue's FIFOs are bits of a word");
+
+static void
+eq_add(struct an_eq *q, const struct trd_event *e)
+{
+	if (q->head - q->tail > q->mask) {
+		q->overflows++; /* as the engine's queue: the event is lost, the message is not */
+		return;
+	}
+	q->ev[q->head++ & q->mask] = *e;
+}
+
+/* Events for the messages of @p rx from its event position up to ring position @p end. */
+static void
+eq_scan(struct an_rx *rx, uint32_t end)
+{
+	struct trd_vni *v = rx->an->v;
+	struct trd_msg m[EQ_WALK];
+
+	/* what the FIFO's reader gave back was read past: never look behind it */
+	if ((int32_t)(v->rx_rel[rx->k] - rx->ev_pos) > 0)
+		rx->ev_pos = v->rx_rel[rx->k];
+	/* (the queue may be ahead of the FIFO's reader) */
+	while ((int32_t)(end - rx->ev_pos) > 0 && !v->rx_bad[rx->k]) {
+		int got = vnic_rfifo_walk(v, rx->k, &rx->ev_pos, end, m, EQ_WALK);
+
+		for (int i = 0; i < got; i++) {
+			const struct trd_rslot *h = (const struct trd_rslot *)m[i].data - 1;
+			struct trd_event e = {.type = TRD_EV_FIFO,
+					      .fifo = rx->id,
+					      .len = m[i].len,
+					      .value = m[i].user};
+
+			if (h->flags & TRD_RSLOT_OUTCOME) {
+				/* an outcome: its cookie, as the engine's queue has it; none for
+				 * an operation closed before it came (freed unseen) */
+				const struct an_track *t = an_track_find(rx->an, m[i].user);
+
+				if (t == NULL || t->rx != rx->k + 1)
+					continue;
+				e.value = t->cookie;
+			}
+			eq_add(rx->eq, &e);
+		}
+		if (got <= 0)
+			break; /* padding up to the end, or a bad ring */
+	}
+}
+
+void
+an_eq_note(struct an_rx *rx)
+{
+	if (rx->eq != NULL)
+		eq_scan(rx, rx->an->v->rx_peek[rx->k]);
+}
+
+void *
+an_eq_create(struct trd_node *n, unsigned int size, int *fd)
+{
+	struct an_eq *q = calloc(1, sizeof(*q));
+	uint32_t slots = 1;
+
+	while (slots < size)
+		slots <<= 1;
+	if (q == NULL || (q->ev = calloc(slots, sizeof(*q->ev))) == NULL) {
+		free(q);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	q->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (q->epfd < 0) {
+		rte_errno = errno;
+		free(q->ev);
+		free(q);
+		return NULL;
+	}
+	q->an = an_of(n);
+	q->mask = slots - 1;
+	*fd = q->epfd;
+	return q;
+}
+
+/* Unbind FIFO @p rx from its queue. */
+static void
+eq_unbind(struct an_rx *rx)
+{
+	struct an_eq *q = rx->eq;
+
+	if (q == NULL)
+		return;
+	epoll_ctl(q->epfd, EPOLL_CTL_DEL, rx->an->v->rx_fd[rx->k], NULL);
+	q->bound &= ~(1u << rx->k);
+	rx->eq = NULL;
+}
+
+void
+an_eq_free(void *p)
+{
+	struct an_eq *q = p;
+
+	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
+		if (q->bound & (1u << k))
+			eq_unbind(&q->an->rx[k]);
+	close(q->epfd);
+	free(q->ev);
+	free(q);
+}
+
+int
+an_eq_bind(struct trd_node *n, uint8_t rfifo, void *p)
+{
+	struct an_rx *rx = an_rx_of(an_of(n), rfifo);
+	struct an_eq *q = p;
+	struct epoll_event e = {.events = EPOLLIN};
+
+	if (rx == NULL)
+		return -EINVAL;
+	if (rx->eq == q)
+		return 0;
+	eq_unbind(rx);
+	if (q == NULL)
+		return 0;
+	e.data.u32 = rx->k;
+	if (epoll_ctl(q->epfd, EPOLL_CTL_ADD, rx->an->v->rx_fd[rx->k], &e) != 0)
+		return -errno;
+	q->bound |= 1u << rx->k;
+	rx->eq = q;
+	/* events for what comes from now on, as a FIFO bound in-process */
+	rx->ev_pos = vnic_rfifo_end(rx->an->v, rx->k);
+	return 0;
+}
+
+/* Events for every message the bound FIFOs hold, and their signals taken: the first after
+ * an arming is the queue's one signal (the others are disarmed; one that was on its way is
+ * taken unseen). */
+static void
+eq_fill(struct an_eq *q)
+{
+	bool signalled = false;
+
+	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++) {
+		uint64_t c;
+
+		/* the signal first: a message after it makes the next one */
+		if ((q->bound & (1u << k)) &&
+		    read(q->an->v->rx_fd[k], &c, sizeof(c)) == sizeof(c))
+			signalled = true;
+	}
+	if (signalled && q->armed) {
+		an_eq_disarm(q);
+		q->signals++;
+	}
+	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
+		if (q->bound & (1u << k))
+			eq_scan(&q->an->rx[k], vnic_rfifo_end(q->an->v, k));
+}
+
+int
+an_eq_arm(void *p)
+{
+	struct an_eq *q = p;
+
+	eq_fill(q);
+	if (q->head != q->tail)
+		return -EBUSY;
+	q->armed = true;
+	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
+		if ((q->bound & (1u << k)) &&
+		    vnic_rfifo_arm_at(q->an->v, k, q->an->rx[k].ev_pos) == -EBUSY) {
+			/* a message came meanwhile: its event is there now */
+			an_eq_disarm(q);
+			eq_fill(q);
+			return -EBUSY;
+		}
+	return 0;
+}
+
+void
+an_eq_disarm(void *p)
+{
+	struct an_eq *q = p;
+
+	q->armed = false;
+	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
+		if (q->bound & (1u << k))
+			vnic_rfifo_disarm(q->an->v, k);
+}
+
+int
+an_eq_poll(void *p, struct trd_event *ev, unsigned int n)
+{
+	struct an_eq *q = p;
+	unsigned int got = 0;
+
+	eq_fill(q);
+	while (got < n && q->tail != q->head)
+		ev[got++] = q->ev[q->tail++ & q->mask];
+	return (int)got;
+}
+
+void
+an_eq_stats(const void *p, uint64_t *signals, uint64_t *overflows)
+{
+	const struct an_eq *q = p;
+
+	*signals = q->signals;
+	*overflows = q->overflows;
+}
