@@ -145,7 +145,8 @@ trd_attach_msg_free(struct trd_msg *msg)
 }
 
 struct trd_mr *
-trd_attach_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
+trd_attach_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access,
+		       struct trd_eq *eq)
 {
 	struct trd_mr *mr = NULL;
 	uint64_t key;
@@ -158,7 +159,8 @@ trd_attach_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int 
 		rte_errno = ENOSPC;
 		return NULL;
 	}
-	rc = n->att->mr_register(n, addr, len, access, &key);
+	rc = eq != NULL ? n->att->doorbell_register(n, addr, len, eq->att, &key)
+			: n->att->mr_register(n, addr, len, access, &key);
 	if (rc != 0) {
 		rte_errno = -rc;
 		return NULL;
@@ -171,6 +173,8 @@ trd_attach_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int 
 	mr->key = key;
 	mr->iova = RTE_BAD_IOVA;
 	mr->slot = (uint16_t)(mr - n->mrs);
+	mr->doorbell = eq != NULL;
+	mr->eq = eq;
 	return mr;
 }
 

@@ -26,8 +26,9 @@ struct trd_mr *trd_mr_lookup(struct trd_node *n, uint64_t key);
 /* a process's handle of a node of toroid-node (attach.c, api/attach_api.h): n->att != NULL */
 void trd_attach_free(struct trd_node *n);
 void trd_attach_msg_free(struct trd_msg *msg);
+/* a region of the handle; with @p eq a doorbell whose writes the queue reports */
 struct trd_mr *trd_attach_mr_register(struct trd_node *n, void *addr, size_t len,
-				      unsigned int access);
+				      unsigned int access, struct trd_eq *eq);
 int trd_attach_mr_deregister(struct trd_mr *mr);
 /* @p refl: the reflector trd_inject_reflect() chose */
 int trd_attach_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
@@ -451,6 +452,10 @@ int trd_grfifo_deliver(struct trd_node *n, const struct trd_rslot *h, uint16_t c
  * @p fifo, from @p from_rank (none: this node); lost and counted if the FIFO is full or gone. */
 void trd_grfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
 			unsigned int cause, bool has_old, uint64_t old);
+/* A write of @p len bytes at @p offset into doorbell region @p key of a guest, told in its
+ * FIFO @p fifo (TRD_RSLOT_DOORBELL); lost and counted if the FIFO is full or gone. */
+void trd_grfifo_doorbell(struct trd_node *n, uint8_t fifo, uint64_t key, uint64_t offset,
+			 uint32_t len);
 /* 0, or why a frame of a message of @p len bytes for guest FIFO @p fifo counting on @p ctr is
  * dropped (unknown_fifo, ctr_denied, bad_length: the ring could never hold it). */
 int trd_grfifo_check(const struct trd_node *n, uint8_t fifo, uint16_t ctr, uint32_t len);

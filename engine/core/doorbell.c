@@ -29,11 +29,13 @@ trd_doorbell_register(struct trd_node *n, void *addr, size_t len, struct trd_eq 
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if (n->att != NULL && eq != NULL) {
-		/* an attached process's engine writes its region without telling it: it waits on
-		 * the word (TRD_WAIT_SPIN) */
-		rte_errno = ENOTSUP;
-		return NULL;
+	if (n->att != NULL) {
+		/* an attached process's: its engine tells it of each write in a FIFO the queue
+		 * reads (docs/vni.md "Event queues and doorbells on a handle") */
+		mr = trd_attach_mr_register(n, addr, len, TRD_ACCESS_REMOTE_WRITE, eq);
+		if (mr != NULL)
+			mr->doorbell = true;
+		return mr;
 	}
 	mr = trd_mr_register(n, addr, len, TRD_ACCESS_REMOTE_WRITE);
 	if (mr != NULL) {

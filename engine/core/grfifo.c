@@ -269,7 +269,7 @@ trd_grfifo_deliver(struct trd_node *n, const struct trd_rslot *h, uint16_t ctr,
 	w = (struct trd_rslot *)(void *)(rf->slots + (size_t)(rf->prod & rf->mask) * GR_SLOT);
 	*w = *h;
 	w->n_slots = (uint16_t)(need - 1);
-	w->flags = h->flags & (TRD_RSLOT_OUTCOME | TRD_RSLOT_OLD);
+	w->flags = h->flags & (TRD_RSLOT_OUTCOME | TRD_RSLOT_OLD | TRD_RSLOT_DOORBELL);
 	if (m != NULL)
 		trd_pay_copy_at(m, off, w + 1, h->len);
 	else if (h->len != 0)
@@ -304,4 +304,22 @@ trd_grfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_
 	rc = trd_grfifo_deliver(n, &h, 0, NULL, 0, NULL);
 	if (rc != 0)
 		trd_drop(n, (unsigned int)rc); /* as a node FIFO's outcome that finds it full */
+}
+
+void
+trd_grfifo_doorbell(struct trd_node *n, uint8_t fifo, uint64_t key, uint64_t offset, uint32_t len)
+{
+	struct trd_rslot h;
+	int rc;
+
+	memset(&h, 0, sizeof(h));
+	h.src = n->coord;
+	h.fifo = fifo;
+	h.flags = TRD_RSLOT_DOORBELL;
+	h.user = offset;
+	h.msg_id = len;
+	h.old = key;
+	rc = trd_grfifo_deliver(n, &h, 0, NULL, 0, NULL);
+	if (rc != 0)
+		trd_drop(n, (unsigned int)rc); /* the write stands; its event is lost */
 }

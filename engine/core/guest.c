@@ -651,6 +651,18 @@ trd_guest_rfifo_id(const struct trd_guest *g, unsigned int k)
 	return g != NULL && k < g->n_rfifos ? trd_grfifo_id(g->rf[k]) : 0;
 }
 
+int
+trd_guest_doorbell(struct trd_mr *mr, const struct trd_guest *g, unsigned int k)
+{
+	uint8_t id = trd_guest_rfifo_id(g, k);
+
+	if (mr == NULL || id == 0 || mr->node != g->n || !(mr->access & TRD_ACCESS_REMOTE_WRITE))
+		return -EINVAL;
+	mr->db_fifo = id;
+	__atomic_store_n(&mr->doorbell, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
 uint64_t
 trd_guest_rfifo_count(const struct trd_guest *g, unsigned int k)
 {

@@ -130,7 +130,7 @@ trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 		return NULL;
 	}
 	if (n->att != NULL)
-		return trd_attach_mr_register(n, addr, len, access);
+		return trd_attach_mr_register(n, addr, len, access, NULL);
 	iova = mr_iova(addr, len, &dpdk);
 	if ((access & TRD_ACCESS_DMA) && (!dpdk || iova == RTE_BAD_IOVA)) {
 		TRD_LOG(ERR, "region %p+%zu: not DMA-able (%s)", addr, len,
@@ -149,6 +149,7 @@ trd_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int access)
 			mr->access = access;
 			mr->iova = iova;
 			mr->doorbell = false;
+			mr->db_fifo = 0;
 			mr->eq = NULL;
 			mr->ctr_block = 0;
 			__atomic_store_n(&mr->key, key, __ATOMIC_RELEASE);

@@ -163,6 +163,7 @@ struct trd_mr {
 	uint64_t iova;       /* IO address of base (IOVA-contiguous), or RTE_BAD_IOVA */
 	uint16_t slot;
 	bool doorbell;
+	uint8_t db_fifo;   /* an attached process's doorbell: its reception FIFO (node id) */
 	struct trd_eq *eq; /* doorbell: signalled on every engine write */
 };
 

@@ -44,6 +44,25 @@ trd_desc_check_remote(const struct trd_desc *d, struct trd_coord requester)
 	return 0;
 }
 
+/* A write of @p len bytes at @p offset into doorbell region @p mr (key @p key): an event for
+ * its queue, or for an attached process a slot in its FIFO (TRD_RSLOT_DOORBELL). */
+static void
+rx_touch(struct trd_node *n, const struct trd_mr *mr, uint64_t key, uint64_t offset, uint32_t len)
+{
+	if (mr->eq != NULL) {
+		struct trd_event ev = {
+			.type = TRD_EV_DOORBELL,
+			.len = len,
+			.key = key,
+			.value = offset,
+		};
+
+		trd_eq_push(mr->eq, &ev);
+	}
+	if (mr->db_fifo != 0)
+		trd_grfifo_doorbell(n, mr->db_fifo, key, offset, len);
+}
+
 /* A put whose payload is @p off bytes into @p m (a put alone; a bundle's: rx_put_entry()). */
 static int
 rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t off)
@@ -79,16 +98,8 @@ rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t
 	trd_ctr_sub(n, p->counter, p->pay_len);
 	n->stat[TRD_STAT_RX_PUT]++;
 	n->stat[TRD_STAT_PUT_BYTES] += p->pay_len;
-	if (mr->eq != NULL) {
-		/* interrupt on touch */
-		struct trd_event ev = {
-			.type = TRD_EV_DOORBELL,
-			.len = p->pay_len,
-			.key = p->key,
-			.value = p->offset,
-		};
-		trd_eq_push(mr->eq, &ev);
-	}
+	if (unlikely(mr->doorbell))
+		rx_touch(n, mr, p->key, p->offset, p->pay_len); /* interrupt on touch */
 	return 0;
 }
 
@@ -164,17 +175,10 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_wire_ent *
 	b->ctr_bytes += p->len;
 	b->puts++;
 	b->bytes += p->len;
-	if (mr->eq != NULL) {
+	if (unlikely(mr->doorbell)) {
 		/* interrupt on touch: the counter first, as for a put alone */
-		struct trd_event ev = {
-			.type = TRD_EV_DOORBELL,
-			.len = p->len,
-			.key = p->key,
-			.value = p->offset,
-		};
-
 		put_batch_settle(n, b);
-		trd_eq_push(mr->eq, &ev);
+		rx_touch(n, mr, p->key, p->offset, p->len);
 	}
 	return 0;
 }

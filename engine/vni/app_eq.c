@@ -7,6 +7,8 @@
  * from the ring's headers where the message lies, whether the queue's poll or a poll of the
  * FIFO passes it first. Its descriptor is an epoll set of the bound FIFOs' eventfds: readable
  * once the engine signals one of them. One thread uses a handle, its FIFOs and its queues.
+ * A doorbell region registered with a queue is told in the queue's first FIFO: the engine
+ * writes a TRD_RSLOT_DOORBELL slot there after each write into it, a TRD_EV_DOORBELL event here.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -65,7 +67,13 @@ eq_scan(struct an_rx *rx, uint32_t end)
 					      .len = m[i].len,
 					      .value = m[i].user};
 
-			if (h->flags & TRD_RSLOT_OUTCOME) {
+			if (h->flags & TRD_RSLOT_DOORBELL) {
+				/* a write into one of our doorbell regions */
+				e = (struct trd_event){.type = TRD_EV_DOORBELL,
+						       .len = m[i].msg_id,
+						       .key = h->old,
+						       .value = m[i].user};
+			} else if (h->flags & TRD_RSLOT_OUTCOME) {
 				/* an outcome: its cookie, as the engine's queue has it; none for
 				 * an operation closed before it came (freed unseen) */
 				const struct an_track *t = an_track_find(rx->an, m[i].user);
@@ -176,8 +184,7 @@ eq_fill(struct an_eq *q)
 		uint64_t c;
 
 		/* the signal first: a message after it makes the next one */
-		if ((q->bound & (1u << k)) &&
-		    read(q->an->v->rx_fd[k], &c, sizeof(c)) == sizeof(c))
+		if ((q->bound & (1u << k)) && read(q->an->v->rx_fd[k], &c, sizeof(c)) == sizeof(c))
 			signalled = true;
 	}
 	if (signalled && q->armed) {
@@ -239,4 +246,23 @@ an_eq_stats(const void *p, uint64_t *signals, uint64_t *overflows)
 
 	*signals = q->signals;
 	*overflows = q->overflows;
+}
+
+int
+an_eq_doorbell(struct trd_node *n, void *addr, size_t len, void *p, uint64_t *key)
+{
+	struct an_node *a = an_of(n);
+	struct an_eq *q = p;
+	unsigned int k = 0;
+
+	/* its writes are told in the queue's first FIFO */
+	while (k < TRD_VNI_MU_RFIFOS_MAX && !(q->bound & (1u << k)))
+		k++;
+	if (k == TRD_VNI_MU_RFIFOS_MAX)
+		return -EINVAL; /* bind a FIFO to the queue first */
+	*key = 0;
+	return trd_vni_mr_reg(a->v, addr, len,
+			      TRD_VNI_MR_MU | TRD_VNI_MR_OFFSET | TRD_VNI_MR_REMOTE_WRITE |
+				      TRD_VNI_MR_DOORBELL | TRD_VNI_MR_DB_FIFO(k),
+			      key);
 }

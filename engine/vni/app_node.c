@@ -280,6 +280,8 @@ an_outcome(struct an_node *a, const struct an_rx *rx, struct trd_msg *m)
 	const struct trd_rslot *h = (const struct trd_rslot *)m->data - 1;
 	struct an_track *t;
 
+	if (h->flags & TRD_RSLOT_DOORBELL)
+		return false; /* an event queue's, never a message */
 	if (!(h->flags & TRD_RSLOT_OUTCOME))
 		return true;
 	t = an_track_find(a, m->user);
@@ -405,6 +407,7 @@ static const struct trd_attach_ops an_ops = {
 	.eq_disarm = an_eq_disarm,
 	.eq_poll = an_eq_poll,
 	.eq_stats = an_eq_stats,
+	.doorbell_register = an_eq_doorbell,
 	.msg_free = an_msg_free,
 	.close = an_close,
 };

@@ -80,6 +80,7 @@ int an_eq_arm(void *q);
 void an_eq_disarm(void *q);
 int an_eq_poll(void *q, struct trd_event *ev, unsigned int n);
 void an_eq_stats(const void *q, uint64_t *signals, uint64_t *overflows);
+int an_eq_doorbell(struct trd_node *n, void *addr, size_t len, void *q, uint64_t *key);
 void an_eq_note(struct an_rx *rx);
 
 #endif /* TRD_VNI_APP_NODE_PVT_H */

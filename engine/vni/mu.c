@@ -300,6 +300,14 @@ svc_mu_mr_reg(struct trd_vni_svc *s, struct vif *v, uint64_t off, uint64_t len, 
 		return -ENOENT;
 	if (len == 0 || off > m->region_len || len > m->region_len - off)
 		return -EFAULT;
+	/* a doorbell names one of the process's own FIFOs, and is written by others */
+	if ((access & ~(TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE | TRD_VNI_MR_OFFSET |
+			TRD_VNI_MR_MU | TRD_VNI_MR_DOORBELL | TRD_VNI_MR_DB_FIFO(0xff))) ||
+	    ((access & TRD_VNI_MR_DOORBELL) &&
+	     (!(access & TRD_VNI_MR_REMOTE_WRITE) || (access >> 8 & 0xff) >= m->n_rfifos ||
+	      m->g == NULL)) ||
+	    (!(access & TRD_VNI_MR_DOORBELL) && (access & TRD_VNI_MR_DB_FIFO(0xff))))
+		return -EINVAL;
 	if (access & TRD_VNI_MR_REMOTE_READ)
 		core |= TRD_ACCESS_REMOTE_READ;
 	if (access & TRD_VNI_MR_REMOTE_WRITE)
@@ -313,7 +321,8 @@ svc_mu_mr_reg(struct trd_vni_svc *s, struct vif *v, uint64_t off, uint64_t len, 
 	if (mr == NULL)
 		return -ENOSPC;
 	/* its frames count on the process's counters alone, as the region's */
-	if (trd_mr_bind_counters(mr, m->ctr_base) != 0) {
+	if (trd_mr_bind_counters(mr, m->ctr_base) != 0 ||
+	    ((access & TRD_VNI_MR_DOORBELL) && trd_guest_doorbell(mr, m->g, access >> 8 & 0xff))) {
 		trd_mr_deregister(mr);
 		return -EINVAL;
 	}

@@ -235,12 +235,13 @@ trd_vni_desc_atomic(struct trd_desc *d, struct trd_coord dst, enum trd_atomic_op
  * tracked operations (a descriptor with TRD_DF_ACKREQ, docs/vni.md "Tracked operations"): len
  * 0, user the descriptor's aux, status and cause its verdict, from src (the node it was sent
  * to, or this node if it failed before its route was known) and, with TRD_RSLOT_OLD, an
- * atomic's old value.
+ * atomic's old value. With TRD_RSLOT_DOORBELL it says a write into one of its doorbell
+ * regions (docs/vni.md "Event queues and doorbells on a handle").
  */
 struct trd_rslot {
 	uint32_t len;         /**< message bytes */
 	uint16_t n_slots;     /**< slots that follow: (len + 63) / 64, or the padding */
-	uint8_t flags;        /**< TRD_RSLOT_PAD, TRD_RSLOT_OUTCOME, TRD_RSLOT_OLD */
+	uint8_t flags;        /**< TRD_RSLOT_PAD, _OUTCOME, _OLD, _DOORBELL */
 	uint8_t fifo;         /**< the FIFO's node id */
 	struct trd_coord src; /**< the sending node */
 	uint8_t cause;        /**< an outcome's enum trd_drop cause (0: done) */
@@ -254,6 +255,9 @@ struct trd_rslot {
 #define TRD_RSLOT_PAD     0x1
 #define TRD_RSLOT_OUTCOME 0x2
 #define TRD_RSLOT_OLD     0x4
+/** A write into one of the process's doorbell regions (TRD_VNI_MR_DOORBELL): len 0, user the
+ * offset written, msg_id its length, old the region's key, src this node. */
+#define TRD_RSLOT_DOORBELL 0x8
 _Static_assert(sizeof(struct trd_rslot) == 64, "a reception slot is one cache line");
 
 /* ------------------------------------------------------------------------------------------ */
@@ -927,9 +931,9 @@ int trd_cause_errno(unsigned int cause);
 /**
  * Register a doorbell region: page-aligned @p addr, @p len a multiple of the page size, remote
  * write access, every engine write into it signalling @p eq (may be NULL). On a node handle:
- * a part of the process's region, and @p eq NULL (else ENOTSUP: the engine does not signal a
- * process's writes); wait with TRD_WAIT_SPIN.
- * @return the region, or NULL with rte_errno = EINVAL, ENOSPC or ENOTSUP.
+ * a part of the process's region; the engine tells each write in the first reception FIFO
+ * bound to @p eq (EINVAL if none), which the queue turns into its event.
+ * @return the region, or NULL with rte_errno = EINVAL or ENOSPC.
  */
 struct trd_mr *trd_doorbell_register(struct trd_node *node, void *addr, size_t len,
 				     struct trd_eq *eq);

@@ -382,6 +382,14 @@ int trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, i
  * are offsets from @p addr; at most TRD_VNI_MU_MRS at once.
  */
 #define TRD_VNI_MR_MU 0x8
+/**
+ * With TRD_VNI_MR_MU and TRD_VNI_MR_REMOTE_WRITE: a doorbell region. Every write of the engine
+ * into it leaves a slot with TRD_RSLOT_DOORBELL in this process's reception FIFO @p k, named
+ * by TRD_VNI_MR_DB_FIFO(k) (what trd_doorbell_register() with an event queue asks on a
+ * handle of trd_node_attach(): docs/vni.md "Event queues and doorbells on a handle").
+ */
+#define TRD_VNI_MR_DOORBELL   0x10
+#define TRD_VNI_MR_DB_FIFO(k) ((unsigned int)(k) << 8)
 /** Regions of TRD_VNI_MR_MU an interface holds at once. */
 #define TRD_VNI_MU_MRS 32
 
@@ -530,7 +538,7 @@ struct trd_node;
  * block), trd_mr_register() (a part of the region), trd_mem_alloc(), trd_rec_fifo() with
  * trd_rec_fifo_id(), trd_rec_fifo_poll()/_wait(), trd_msg_free(), trd_track_*(),
  * trd_inject_reflect(), trd_eq_*() (queues of the library, fed by the FIFOs bound to them),
- * trd_doorbell_register() (no event queue) and trd_doorbell_wait(). Others that need the node
+ * trd_doorbell_register() and trd_doorbell_wait(). Others that need the node
  * itself refuse it (-ENOTSUP). trd_node_free() detaches. Counter ids are the node's, in a
  * descriptor's inj_ctr as in its rec_ctr. Above 256 bytes (inline) a source must lie in the
  * region: memory from trd_mem_alloc(). Messages are read in place; the ring's slots go back

@@ -12,9 +12,13 @@
  *      disarmed (a message then, a second after arming: exactly one more signal); arming
  *      with events waiting is -EBUSY; trd_eq_wait() woken by a message and timing out;
  *      another thread is refused (-EPERM); a full queue counts its lost events;
- *   3. doorbells: a page of the region registered as one (with an event queue: ENOTSUP),
- *      reflection completions written into it, local and delivery mode, waited for with
- *      TRD_WAIT_SPIN; a word never written times out; a bad offset is refused.
+ *   3. doorbells: a page of the region registered as one, reflection completions written
+ *      into it, local and delivery mode, waited for with TRD_WAIT_SPIN; a word never written
+ *      times out; a bad offset is refused;
+ *   4. a doorbell with an event queue: refused while the queue has no FIFO; a reflection
+ *      completion waited for with TRD_WAIT_EQ; a put of b into it: one TRD_EV_DOORBELL event
+ *      (key, offset, length), no message in the FIFO that carried it; doorbell requests
+ *      naming a FIFO the process lacks or no remote write refused.
  *
  *   test_vni_attach_eq SOCKET_TEMPLATE   (%r: the rank)
  */
@@ -235,6 +239,69 @@ t_events(struct trd_node *a, struct trd_node *b, uint8_t *buf)
 	CHECK(trd_eq_poll(q, ev, 16) == 0, "an event of an unbound FIFO");
 }
 
+/* 4: a doorbell page @p pg of a whose writes an event queue of a reports */
+static void
+t_doorbell_eq(struct trd_node *a, struct trd_node *b, uint8_t *pg, const uint8_t *src,
+	      struct trd_mr *mr)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct trd_eq *q = trd_eq_create(a, -1, 0);
+	struct trd_cpl_spec sp = {.kind = TRD_CPL_DOORBELL, .mode = TRD_CPL_LOCAL, .offset = 32};
+	uint8_t *bsrc = trd_mem_alloc(b, 64);
+	struct trd_event ev[4];
+	struct trd_msg *m;
+	struct trd_desc d;
+	struct trd_mr *db;
+	uint64_t key = 0;
+	int rc;
+
+	CHECK(q != NULL && bsrc != NULL, "setup");
+	if (q == NULL || bsrc == NULL)
+		return;
+	rte_errno = 0;
+	CHECK(trd_doorbell_register(a, pg, page, q) == NULL && rte_errno == EINVAL,
+	      "a doorbell of a queue with no FIFO: %d", rte_errno);
+	CHECK(trd_rec_fifo_set_eq(trd_rec_fifo(a, 1), q) == 0, "bind");
+	db = trd_doorbell_register(a, pg, page, q);
+	CHECK(db != NULL, "doorbell with a queue: %s", rte_strerror(rte_errno));
+	if (db == NULL)
+		return;
+	/* a reflection completion, waited for on the queue */
+	trd_desc_put(&d, trd_node_coord(b), src, 100, trd_mr_key(mr), 0, 0, 0);
+	sp.doorbell = db;
+	sp.cookie = 0x123;
+	rc = trd_inject_reflect(trd_inj_fifo(a, 0), &d, &sp);
+	CHECK(rc == 0, "reflect: %d", rc);
+	rc = trd_doorbell_wait(db, 32, 0x123, TRD_WAIT_EQ, TIMEOUT_US);
+	CHECK(rc == 0, "TRD_WAIT_EQ: %d", rc);
+	/* b writes 16 bytes into it: one event with the key, offset and length */
+	memset(bsrc, 0x5c, 16);
+	trd_desc_put(&d, trd_node_coord(a), bsrc, 16, trd_mr_key(db), 64, 0, 0);
+	CHECK(trd_inject(trd_inj_fifo(b, 0), &d) == 0, "b's put");
+	rc = events(q, ev, 1);
+	CHECK(rc == 1 && ev[0].type == TRD_EV_DOORBELL && ev[0].key == trd_mr_key(db) &&
+		      ev[0].value == 64 && ev[0].len == 16 && pg[64] == 0x5c && pg[79] == 0x5c,
+	      "doorbell event: %d type %u key %s value %llu len %u", rc, ev[0].type,
+	      ev[0].key == trd_mr_key(db) ? "right" : "wrong", (unsigned long long)ev[0].value,
+	      ev[0].len);
+	/* the FIFO that carried them holds no message */
+	CHECK(trd_rec_fifo_poll(trd_rec_fifo(a, 1), &m, 1) == 0, "a doorbell slot as a message");
+	/* a doorbell told in a FIFO the process does not have, or without remote write */
+	CHECK(trd_vni_mr_reg(trd_node_vni(a), pg, page,
+			     TRD_VNI_MR_MU | TRD_VNI_MR_OFFSET | TRD_VNI_MR_REMOTE_WRITE |
+				     TRD_VNI_MR_DOORBELL | TRD_VNI_MR_DB_FIFO(2),
+			     &key) == -EINVAL,
+	      "a doorbell into FIFO 2 of 2");
+	key = 0;
+	CHECK(trd_vni_mr_reg(trd_node_vni(a), pg, page,
+			     TRD_VNI_MR_MU | TRD_VNI_MR_OFFSET | TRD_VNI_MR_REMOTE_READ |
+				     TRD_VNI_MR_DOORBELL,
+			     &key) == -EINVAL,
+	      "a doorbell no one may write");
+	trd_mr_deregister(db);
+	trd_mem_free(b, bsrc);
+}
+
 /* 3: doorbells */
 static void
 t_doorbell(struct trd_node *a, struct trd_node *b)
@@ -251,10 +318,6 @@ t_doorbell(struct trd_node *a, struct trd_node *b)
 	if (mem == NULL || dst == NULL || src == NULL)
 		return;
 	page_a = (uint8_t *)RTE_ALIGN_CEIL((uintptr_t)mem, page);
-	rte_errno = 0;
-	CHECK(trd_doorbell_register(a, page_a, page, trd_eq_create(a, -1, 0)) == NULL &&
-		      rte_errno == ENOTSUP,
-	      "a doorbell with an event queue on a handle: %d", rte_errno);
 	db = trd_doorbell_register(a, page_a, page, NULL);
 	mr = trd_mr_register(b, dst, 4096, TRD_ACCESS_REMOTE_WRITE);
 	CHECK(db != NULL && mr != NULL, "register: %s", rte_strerror(rte_errno));
@@ -292,6 +355,7 @@ t_doorbell(struct trd_node *a, struct trd_node *b)
 	sp.doorbell = mr;
 	sp.offset = 0;
 	CHECK(trd_inject_reflect(trd_inj_fifo(a, 0), &d, &sp) == -EINVAL, "b's region");
+	t_doorbell_eq(a, b, page_a + page, src, mr);
 	trd_mr_deregister(mr);
 	trd_mr_deregister(db);
 }

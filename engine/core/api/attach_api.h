@@ -46,6 +46,10 @@ struct trd_attach_ops {
 	void (*eq_disarm)(void *q);
 	int (*eq_poll)(void *q, struct trd_event *ev, unsigned int n);
 	void (*eq_stats)(const void *q, uint64_t *signals, uint64_t *overflows);
+	/* register [addr, addr + len) as a doorbell region whose writes @p q reports
+	 * (TRD_EV_DOORBELL): its key */
+	int (*doorbell_register)(struct trd_node *n, void *addr, size_t len, void *q,
+				 uint64_t *key);
 	/* a message rfifo_poll() or rfifo_wait() gave (its fifo field an id >= 128) */
 	void (*msg_free)(struct trd_msg *msg);
 	/* detach: after it the handle's memory goes */

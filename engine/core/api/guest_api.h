@@ -114,6 +114,10 @@ int trd_guest_remove_now(struct trd_guest *g);
 /** @p g's counts. 0 or -EINVAL. */
 int trd_guest_stats_get(const struct trd_guest *g, struct trd_guest_stats *st);
 
+/** Make @p mr (a region of @p g's node, remote write) a doorbell of @p g: every engine write
+ * into it leaves a TRD_RSLOT_DOORBELL slot in @p g's reception FIFO @p k. 0 or -EINVAL. */
+int trd_guest_doorbell(struct trd_mr *mr, const struct trd_guest *g, unsigned int k);
+
 /** The node id of @p g's reception FIFO @p k, or 0 (none). */
 uint8_t trd_guest_rfifo_id(const struct trd_guest *g, unsigned int k);
 
