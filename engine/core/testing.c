@@ -103,10 +103,16 @@ trd_node_drain(struct trd_node *n)
 			total += k;
 		}
 	/* directly from the ring: the queue's owner is whoever the test made it */
-	for (unsigned int i = 0; i < n->n_eqs; i++)
-		while ((k = (int)rte_ring_sc_dequeue_burst_elem(n->eqs[i]->ring, ev, sizeof(ev[0]),
-								RTE_DIM(ev), NULL)) > 0)
+	for (unsigned int i = 0; i < n->n_eqs; i++) {
+		struct trd_eq *q = n->eqs[i];
+
+		/* (a handle's queue is its attaching layer's) */
+		while ((k = q->att != NULL
+				    ? n->att->eq_poll(q->att, ev, RTE_DIM(ev))
+				    : (int)rte_ring_sc_dequeue_burst_elem(
+					      q->ring, ev, sizeof(ev[0]), RTE_DIM(ev), NULL)) > 0)
 			total += k;
+	}
 	return total;
 }
 

@@ -27,9 +27,9 @@
 struct an_eq {
 	struct an_node *an;
 	int epfd;
-	uint32_t mask, head, tail; /* ev[]: events added at head, taken at tail */
-	uint32_t bound;            /* bit k: the interface's FIFO k */
-	bool armed;                /* since trd_eq_arm(), until a signal is taken */
+	uint32_t cap, mask, head, tail; /* ev[]: events added at head, taken at tail */
+	uint32_t bound;                 /* bit k: the interface's FIFO k */
+	bool armed;                     /* since trd_eq_arm(), until a signal is taken */
 	uint64_t signals, overflows;
 	struct trd_event *ev;
 };
@@ -39,7 +39,7 @@ _Static_assert(TRD_VNI_MU_RFIFOS_MAX <= 32, "a queue's FIFOs are bits of a word"
 static void
 eq_add(struct an_eq *q, const struct trd_event *e)
 {
-	if (q->head - q->tail > q->mask) {
+	if (q->head - q->tail >= q->cap) {
 		q->overflows++; /* as the engine's queue: the event is lost, the message is not */
 		return;
 	}
@@ -57,9 +57,13 @@ eq_scan(struct an_rx *rx, uint32_t end)
 	if ((int32_t)(v->rx_rel[rx->k] - rx->ev_pos) > 0)
 		rx->ev_pos = v->rx_rel[rx->k];
 	/* (the queue may be ahead of the FIFO's reader) */
-	while ((int32_t)(end - rx->ev_pos) > 0 && !v->rx_bad[rx->k]) {
-		int got = vnic_rfifo_walk(v, rx->k, &rx->ev_pos, end, m, EQ_WALK);
+	while ((int32_t)(end - rx->ev_pos) > 0 && !rx->ev_bad && !v->rx_bad[rx->k]) {
+		bool bad = false;
+		int got = vnic_rfifo_walk(v, rx->k, &rx->ev_pos, end, m, EQ_WALK, &bad);
 
+		/* a header the engine never wrote: the reader finds it in its turn, after the
+		 * messages before it; the queue stops reading this FIFO */
+		rx->ev_bad = bad;
 		for (int i = 0; i < got; i++) {
 			const struct trd_rslot *h = (const struct trd_rslot *)m[i].data - 1;
 			struct trd_event e = {.type = TRD_EV_FIFO,
@@ -118,11 +122,13 @@ an_eq_create(struct trd_node *n, unsigned int size, int *fd)
 	}
 	q->an = an_of(n);
 	q->mask = slots - 1;
+	q->cap = size; /* as the engine's queue: exactly that many */
 	*fd = q->epfd;
 	return q;
 }
 
-/* Unbind FIFO @p rx from its queue. */
+/* Unbind FIFO @p rx from its queue: the messages it stored meanwhile have their events there,
+ * and it signals no more. */
 static void
 eq_unbind(struct an_rx *rx)
 {
@@ -130,6 +136,8 @@ eq_unbind(struct an_rx *rx)
 
 	if (q == NULL)
 		return;
+	eq_scan(rx, vnic_rfifo_end(rx->an->v, rx->k));
+	vnic_rfifo_disarm(rx->an->v, rx->k);
 	epoll_ctl(q->epfd, EPOLL_CTL_DEL, rx->an->v->rx_fd[rx->k], NULL);
 	q->bound &= ~(1u << rx->k);
 	rx->eq = NULL;
@@ -159,38 +167,63 @@ an_eq_bind(struct trd_node *n, uint8_t rfifo, void *p)
 		return -EINVAL;
 	if (rx->eq == q)
 		return 0;
+	e.data.u32 = rx->k;
+	if (q != NULL && epoll_ctl(q->epfd, EPOLL_CTL_ADD, rx->an->v->rx_fd[rx->k], &e) != 0)
+		return -errno; /* (still bound where it was) */
 	eq_unbind(rx);
 	if (q == NULL)
 		return 0;
-	e.data.u32 = rx->k;
-	if (epoll_ctl(q->epfd, EPOLL_CTL_ADD, rx->an->v->rx_fd[rx->k], &e) != 0)
-		return -errno;
 	q->bound |= 1u << rx->k;
 	rx->eq = q;
 	/* events for what comes from now on, as a FIFO bound in-process */
 	rx->ev_pos = vnic_rfifo_end(rx->an->v, rx->k);
+	rx->ev_bad = false;
+	/* bound to an armed queue: it signals as the others do; a message that came before
+	 * the arming was seen makes the signal here */
+	if (q->armed && vnic_rfifo_arm_at(rx->an->v, rx->k, rx->ev_pos) == -EBUSY) {
+		const uint64_t one = 1;
+
+		vnic_rfifo_disarm(rx->an->v, rx->k);
+		if (write(rx->an->v->rx_fd[rx->k], &one, sizeof(one)) != sizeof(one))
+			return -errno;
+	}
 	return 0;
 }
 
-/* Events for every message the bound FIFOs hold, and their signals taken: the first after
- * an arming is the queue's one signal (the others are disarmed; one that was on its way is
- * taken unseen). */
+/* The queue's signal came: disarmed, counted. */
 static void
-eq_fill(struct an_eq *q)
+eq_signalled(struct an_eq *q)
+{
+	q->armed = false;
+	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
+		if (q->bound & (1u << k))
+			vnic_rfifo_disarm(q->an->v, k);
+	q->signals++;
+}
+
+/* Take the signals of the bound FIFOs: did one come? */
+static bool
+eq_drain(struct an_eq *q)
 {
 	bool signalled = false;
 
 	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++) {
 		uint64_t c;
 
-		/* the signal first: a message after it makes the next one */
 		if ((q->bound & (1u << k)) && read(q->an->v->rx_fd[k], &c, sizeof(c)) == sizeof(c))
 			signalled = true;
 	}
-	if (signalled && q->armed) {
-		an_eq_disarm(q);
-		q->signals++;
-	}
+	return signalled;
+}
+
+/* Events for every message the bound FIFOs hold. Armed, their signals first (a message after
+ * one makes the next): the first after an arming is the queue's one signal, the others are
+ * disarmed (one on its way is taken unseen). */
+static void
+eq_fill(struct an_eq *q)
+{
+	if (q->armed && eq_drain(q))
+		eq_signalled(q);
 	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
 		if (q->bound & (1u << k))
 			eq_scan(&q->an->rx[k], vnic_rfifo_end(q->an->v, k));
@@ -204,9 +237,10 @@ an_eq_arm(void *p)
 	eq_fill(q);
 	if (q->head != q->tail)
 		return -EBUSY;
+	eq_drain(q); /* a signal of an earlier arming, late: not this one's */
 	q->armed = true;
 	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
-		if ((q->bound & (1u << k)) &&
+		if ((q->bound & (1u << k)) && !q->an->rx[k].ev_bad &&
 		    vnic_rfifo_arm_at(q->an->v, k, q->an->rx[k].ev_pos) == -EBUSY) {
 			/* a message came meanwhile: its event is there now */
 			an_eq_disarm(q);
@@ -221,6 +255,14 @@ an_eq_disarm(void *p)
 {
 	struct an_eq *q = p;
 
+	if (!q->armed)
+		return;
+	/* a signal that came while armed is the queue's (trd_eq_wait() disarms after its
+	 * sleep, before it polls) */
+	if (eq_drain(q)) {
+		eq_signalled(q);
+		return;
+	}
 	q->armed = false;
 	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
 		if (q->bound & (1u << k))
@@ -236,6 +278,9 @@ an_eq_poll(void *p, struct trd_event *ev, unsigned int n)
 	eq_fill(q);
 	while (got < n && q->tail != q->head)
 		ev[got++] = q->ev[q->tail++ & q->mask];
+	/* (a queue whose engine is gone says so, as a FIFO's wait does) */
+	if (got == 0 && vnic_check_live(q->an->v) != 0)
+		return -ECONNRESET;
 	return (int)got;
 }
 

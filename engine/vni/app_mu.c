@@ -315,8 +315,8 @@ trd_vni_rfifo_id(const struct trd_vni *v, unsigned int k)
 }
 
 int
-vnic_rfifo_walk(struct trd_vni *v, unsigned int k, uint32_t *at, uint32_t end, struct trd_msg *msgs,
-		unsigned int n)
+vnic_rfifo_walk(const struct trd_vni *v, unsigned int k, uint32_t *at, uint32_t end,
+		struct trd_msg *msgs, unsigned int n, bool *bad)
 {
 	const struct rte_ring *r = v->rx[k];
 	uint32_t pos = *at, mask = v->rx_slots - 1;
@@ -334,7 +334,7 @@ vnic_rfifo_walk(struct trd_vni *v, unsigned int k, uint32_t *at, uint32_t end, s
 		    (!(h->flags & TRD_RSLOT_PAD) &&
 		     h->n_slots != (h->len + MU_SLOT - 1) / MU_SLOT) ||
 		    ((h->flags & TRD_RSLOT_PAD) && at_slot + need != v->rx_slots)) {
-			v->rx_bad[k] = true;
+			*bad = true;
 			*at = pos;
 			return got != 0 ? (int)got : -EPROTO;
 		}
@@ -376,7 +376,7 @@ trd_vni_rfifo_poll(struct trd_vni *v, unsigned int k, struct trd_msg *msgs, unsi
 	if (v->rx_bad[k])
 		return -EPROTO;
 	pos = v->rx_peek[k];
-	got = vnic_rfifo_walk(v, k, &pos, vnic_rfifo_end(v, k), msgs, n);
+	got = vnic_rfifo_walk(v, k, &pos, vnic_rfifo_end(v, k), msgs, n, &v->rx_bad[k]);
 	if (got < 0)
 		return got;
 	/* only padding passed while nothing is held: given back at once (a caller that got no

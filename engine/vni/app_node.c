@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,6 +338,27 @@ an_rfifo_poll(struct trd_node *n, uint8_t id, struct trd_msg **msgs, unsigned in
 	return (int)got;
 }
 
+/* A wait on a FIFO bound to an event queue: its eventfd is the queue's, so it polls, yielding
+ * the CPU between polls (sleep on the queue instead: trd_eq_wait()). */
+static int
+an_rfifo_spin(struct trd_node *n, struct an_rx *rx, struct trd_msg **msg, uint64_t timeout_us)
+{
+	uint64_t end = trd_time_us() + timeout_us;
+
+	for (;;) {
+		int rc = rx->held < rx->n ? an_rfifo_poll(n, rx->id, msg, 1) : -ENOBUFS;
+
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+		rc = vnic_check_live(rx->an->v);
+		if (rc != 0)
+			return rc;
+		if (trd_time_us() >= end)
+			return -ETIMEDOUT;
+		sched_yield();
+	}
+}
+
 static int
 an_rfifo_wait(struct trd_node *n, uint8_t id, struct trd_msg **msg, uint64_t timeout_us)
 {
@@ -347,6 +369,8 @@ an_rfifo_wait(struct trd_node *n, uint8_t id, struct trd_msg **msg, uint64_t tim
 
 	if (rx == NULL)
 		return -EINVAL;
+	if (rx->eq != NULL)
+		return an_rfifo_spin(n, rx, msg, timeout_us);
 	/* (an outcome of nothing open is freed and the wait starts again: there are no more of
 	 * them than operations closed before their outcome came) */
 	for (;;) {

@@ -38,6 +38,7 @@ struct an_rx {
 	struct an_msg *msgs;
 	struct an_eq *eq; /* the event queue it is bound to, or NULL */
 	uint32_t ev_pos;  /* ring position up to which eq has its events */
+	bool ev_bad;      /* eq met a header the engine never wrote there: it reads no further */
 };
 
 /* a tracked operation: where its outcome goes and what it carries back */

@@ -105,9 +105,10 @@ int vnic_check_live(const struct trd_vni *v);
 int vnic_db_ok(const struct trd_vni *v, int doorbell);
 /* app_mu.c, reception FIFO @p k: read the messages from ring position *@p at up to @p end
  * (at most @p n; padding passed over) into @p msgs, their data in place, and move *@p at
- * past them: the count, or -EPROTO (a header the engine never wrote: the FIFO is bad) */
-int vnic_rfifo_walk(struct trd_vni *v, unsigned int k, uint32_t *at, uint32_t end,
-		    struct trd_msg *msgs, unsigned int n);
+ * past them: the count, or -EPROTO; *@p bad set at a header the engine never wrote (*@p at
+ * stops there) */
+int vnic_rfifo_walk(const struct trd_vni *v, unsigned int k, uint32_t *at, uint32_t end,
+		    struct trd_msg *msgs, unsigned int n, bool *bad);
 /* ... the ring position the engine has written up to */
 uint32_t vnic_rfifo_end(const struct trd_vni *v, unsigned int k);
 /* ... arm its eventfd: -EBUSY if the engine has written past @p pos already (still armed) */

@@ -803,7 +803,8 @@ struct trd_eq;
  * event per message, made by whichever passes it first, the queue's poll or the FIFO's; its
  * descriptor an epoll set of the FIFOs' eventfds (docs/vni.md "Event queues and doorbells on
  * a handle").
- * @return the queue, or NULL with rte_errno = EINVAL, ENOSPC (16 queues per node), ENOMEM.
+ * @return the queue, or NULL with rte_errno = EINVAL, ENOSPC (16 queues per node), ENOMEM (or
+ *         on a handle the errno of epoll_create1(), e.g. EMFILE).
  */
 struct trd_eq *trd_eq_create(struct trd_node *node, int core, unsigned int size);
 /**
@@ -822,7 +823,8 @@ int trd_eq_bind(struct trd_eq *eq, int core);
 /** The queue's CPU (from trd_eq_create() or the last trd_eq_bind() with a CPU), -1 for any,
  * or -EINVAL for a NULL queue. */
 int trd_eq_core(const struct trd_eq *eq);
-/** The queue's eventfd, for epoll/poll: readable after a signal. */
+/** The queue's eventfd, for epoll/poll: readable after a signal. On a node handle an epoll set
+ * of its FIFOs' eventfds, readable after a signal until trd_eq_poll() takes it. */
 int trd_eq_fd(const struct trd_eq *eq);
 /**
  * Arm the queue: the next event writes the eventfd once and disarms it. If events are
@@ -833,11 +835,12 @@ int trd_eq_fd(const struct trd_eq *eq);
 int trd_eq_arm(struct trd_eq *eq);
 /** Disarm: events are queued without any signal. @return 0 or -EINVAL. */
 int trd_eq_disarm(struct trd_eq *eq);
-/** Take up to @p n events. Owner only. @return the count, -EPERM or -EINVAL. */
+/** Take up to @p n events. Owner only. @return the count, -EPERM, -EINVAL, or -ECONNRESET (a
+ * handle whose engine is gone, no event left). */
 int trd_eq_poll(struct trd_eq *eq, struct trd_event *ev, unsigned int n);
 /**
  * Sleep on the eventfd until an event is pending (arming as needed), then take up to @p n.
- * Owner only. @return the count (>= 1), -ETIMEDOUT, -EPERM, -EINVAL.
+ * Owner only. @return the count (>= 1), -ETIMEDOUT, -EPERM, -EINVAL, -ECONNRESET.
  */
 int trd_eq_wait(struct trd_eq *eq, struct trd_event *ev, unsigned int n, uint64_t timeout_us);
 /** Signals written to the eventfd so far (for tests and statistics). */
@@ -846,7 +849,9 @@ uint64_t trd_eq_signals(const struct trd_eq *eq);
 uint64_t trd_eq_overflows(const struct trd_eq *eq);
 /** Event queue @p idx of @p node (the defaults made at node creation), or NULL. */
 struct trd_eq *trd_node_eq(struct trd_node *node, unsigned int idx);
-/** Attach a reception FIFO to an event queue (NULL detaches). @return 0 or -EINVAL. */
+/** Attach a reception FIFO to an event queue (NULL detaches). On a node handle the FIFO's
+ * events until then stay in its old queue, and a FIFO bound to an armed queue is armed.
+ * @return 0, -EINVAL, or on a handle the negative errno of epoll_ctl() (nothing changed). */
 int trd_rec_fifo_set_eq(struct trd_rec_fifo *rf, struct trd_eq *eq);
 
 /* ------------------------------------------------------------------------------------------ */

@@ -11,7 +11,10 @@
  *   2. the eventfd: readable after a message once armed, one signal per arming, none while
  *      disarmed (a message then, a second after arming: exactly one more signal); arming
  *      with events waiting is -EBUSY; trd_eq_wait() woken by a message and timing out;
- *      another thread is refused (-EPERM); a full queue counts its lost events;
+ *      another thread is refused (-EPERM); a full queue counts its lost events; a FIFO bound
+ *      to an armed queue wakes it; the disarm after a sleep counts its signal; a wait on a
+ *      bound FIFO leaves the queue its signal; a FIFO unbound keeps the events of what it
+ *      stored; trd_node_drain() takes a handle's events;
  *   3. doorbells: a page of the region registered as one, reflection completions written
  *      into it, local and delivery mode, waited for with TRD_WAIT_SPIN; a word never written
  *      times out; a bad offset is refused;
@@ -35,6 +38,7 @@
 #include <rte_common.h>
 #include <rte_errno.h>
 
+#include <toroid/testing.h>
 #include <toroid/toroid.h>
 #include <toroid/vni.h>
 
@@ -43,7 +47,7 @@
 #define TIMEOUT_US 5000000
 #define REGION     (1u << 20)
 #define N_MSG      5
-#define Q_SIZE     8
+#define Q_SIZE     6 /* (not a power of 2: a queue holds exactly what it was made for) */
 
 static uint8_t msg_bytes[N_MSG][600];
 static const uint32_t msg_len[N_MSG] = {10, 0, 300, 64, 600};
@@ -239,6 +243,57 @@ t_events(struct trd_node *a, struct trd_node *b, uint8_t *buf)
 	CHECK(trd_eq_poll(q, ev, 16) == 0, "an event of an unbound FIFO");
 }
 
+/* 2b. binding and waking: a FIFO bound to an armed queue signals it; the disarm after
+ * trd_eq_wait()'s sleep counts the signal it slept for; a wait on a bound FIFO leaves the
+ * queue its signal; a FIFO unbound keeps the events of what it stored; trd_node_drain() */
+static void
+t_binding(struct trd_node *a, struct trd_node *b, uint8_t *buf)
+{
+	struct trd_eq *q = trd_eq_create(a, -1, 0);
+	struct trd_event ev[8];
+	struct pollfd pfd;
+	uint64_t sig;
+	int rc;
+
+	CHECK(q != NULL, "create: %s", rte_strerror(rte_errno));
+	if (q == NULL)
+		return;
+	pfd = (struct pollfd){.fd = trd_eq_fd(q), .events = POLLIN};
+	CHECK(trd_rec_fifo_set_eq(trd_rec_fifo(a, 0), q) == 0 && trd_eq_arm(q) == 0, "bind, arm");
+	CHECK(trd_rec_fifo_set_eq(trd_rec_fifo(a, 1), q) == 0, "bind to an armed queue");
+	sig = trd_eq_signals(q);
+	CHECK(send_msg(b, a, 1, 0, buf) == 0, "send");
+	CHECK(poll(&pfd, 1, 5000) == 1, "a FIFO bound to an armed queue did not wake it");
+	CHECK(trd_eq_disarm(q) == 0 && trd_eq_signals(q) == sig + 1,
+	      "the disarm after a sleep: signals %llu, want %llu",
+	      (unsigned long long)trd_eq_signals(q), (unsigned long long)sig + 1);
+	rc = trd_eq_poll(q, ev, 8);
+	CHECK(rc == 1 && is_msg(&ev[0], a, 1, 0), "event: %d", rc);
+	check_fifo(a, 1, 0);
+
+	CHECK(trd_eq_arm(q) == 0 && send_msg(b, a, 0, 1, buf) == 0, "arm, send");
+	check_fifo(a, 0, 1); /* (a wait on the bound FIFO itself) */
+	CHECK(poll(&pfd, 1, 5000) == 1, "the FIFO's wait took the queue's signal");
+	rc = trd_eq_poll(q, ev, 8);
+	CHECK(rc == 1 && is_msg(&ev[0], a, 0, 1) && trd_eq_signals(q) == sig + 2,
+	      "event %d, signals %llu", rc, (unsigned long long)trd_eq_signals(q));
+
+	/* FIFO 1 holds a message the queue has not read when it is unbound */
+	CHECK(send_msg(b, a, 1, 2, buf) == 0 && send_msg(b, a, 0, 3, buf + 1024) == 0, "send");
+	check_fifo(a, 0, 3); /* (sent after FIFO 1's: that one is there) */
+	CHECK(trd_rec_fifo_set_eq(trd_rec_fifo(a, 1), NULL) == 0, "unbind");
+	rc = trd_eq_poll(q, ev, 8);
+	CHECK(rc == 2 && is_msg(&ev[0], a, 0, 3) && is_msg(&ev[1], a, 1, 2),
+	      "events kept at unbinding: %d", rc);
+	check_fifo(a, 1, 2);
+
+	CHECK(send_msg(b, a, 0, 0, buf) == 0, "send");
+	check_fifo(a, 0, 0); /* (its event is queued) */
+	rc = trd_node_drain(a);
+	CHECK(rc >= 1 && trd_eq_poll(q, ev, 8) == 0, "trd_node_drain() of a handle: %d", rc);
+	CHECK(trd_rec_fifo_set_eq(trd_rec_fifo(a, 0), NULL) == 0, "unbind");
+}
+
 /* 4: a doorbell page @p pg of a whose writes an event queue of a reports */
 static void
 t_doorbell_eq(struct trd_node *a, struct trd_node *b, uint8_t *pg, const uint8_t *src,
@@ -380,6 +435,7 @@ main(int argc, char **argv)
 	if (buf == NULL)
 		return 1;
 	t_events(h[0], h[1], buf);
+	t_binding(h[0], h[1], buf);
 	t_doorbell(h[0], h[1]);
 	for (unsigned int r = 0; r < 3; r++)
 		trd_node_free(h[r]);
