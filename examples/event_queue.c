@@ -105,7 +105,8 @@ main(int argc, char **argv)
 
 		if (trd_rec_fifo_poll(rf, &m, 1) != 1)
 			goto out;
-		if (m->len != LEN || m->user != 100 + i || ((const uint8_t *)m->data)[0] != 'a' + i) {
+		if (m->len != LEN || m->user != 100 + i ||
+		    ((const uint8_t *)m->data)[0] != 'a' + i) {
 			trd_msg_free(m);
 			goto out;
 		}

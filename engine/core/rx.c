@@ -46,7 +46,7 @@ trd_desc_check_remote(const struct trd_desc *d, struct trd_coord requester)
 
 /* A write of @p len bytes at @p offset into doorbell region @p mr (key @p key): an event for
  * its queue, or for an attached process a slot in its FIFO (TRD_RSLOT_DOORBELL). */
-static void
+static __rte_noinline __rte_cold void
 rx_touch(struct trd_node *n, const struct trd_mr *mr, uint64_t key, uint64_t offset, uint32_t len)
 {
 	if (mr->eq != NULL) {
@@ -98,7 +98,7 @@ rx_put(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, uint32_t
 	trd_ctr_sub(n, p->counter, p->pay_len);
 	n->stat[TRD_STAT_RX_PUT]++;
 	n->stat[TRD_STAT_PUT_BYTES] += p->pay_len;
-	if (unlikely(mr->doorbell))
+	if (unlikely(mr->eq != NULL || mr->db_fifo != 0))
 		rx_touch(n, mr, p->key, p->offset, p->pay_len); /* interrupt on touch */
 	return 0;
 }
@@ -175,7 +175,7 @@ rx_put_entry(struct trd_node *n, struct rte_mbuf *m, const struct trd_wire_ent *
 	b->ctr_bytes += p->len;
 	b->puts++;
 	b->bytes += p->len;
-	if (unlikely(mr->doorbell)) {
+	if (unlikely(mr->eq != NULL || mr->db_fifo != 0)) {
 		/* interrupt on touch: the counter first, as for a put alone */
 		put_batch_settle(n, b);
 		rx_touch(n, mr, p->key, p->offset, p->len);

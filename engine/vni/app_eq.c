@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <rte_errno.h>
@@ -27,6 +28,7 @@
 struct an_eq {
 	struct an_node *an;
 	int epfd;
+	int efd; /* the queue's own eventfd in the set: its wake-ups not from a FIFO */
 	uint32_t cap, mask, head, tail; /* ev[]: events added at head, taken at tail */
 	uint32_t bound;                 /* bit k: the interface's FIFO k */
 	bool armed;                     /* since trd_eq_arm(), until a signal is taken */
@@ -114,8 +116,15 @@ an_eq_create(struct trd_node *n, unsigned int size, int *fd)
 		return NULL;
 	}
 	q->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (q->epfd < 0) {
+	q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (q->epfd < 0 || q->efd < 0 ||
+	    epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->efd,
+		      &(struct epoll_event){.events = EPOLLIN, .data.u32 = UINT32_MAX}) != 0) {
 		rte_errno = errno;
+		if (q->epfd >= 0)
+			close(q->epfd);
+		if (q->efd >= 0)
+			close(q->efd);
 		free(q->ev);
 		free(q);
 		return NULL;
@@ -127,20 +136,37 @@ an_eq_create(struct trd_node *n, unsigned int size, int *fd)
 	return q;
 }
 
+/* Make the queue's descriptor readable: a signal not written by the engine. */
+static void
+eq_wake(struct an_eq *q)
+{
+	const uint64_t one = 1;
+
+	if (write(q->efd, &one, sizeof(one)) != sizeof(one))
+		return; /* (full: readable already) */
+}
+
 /* Unbind FIFO @p rx from its queue: the messages it stored meanwhile have their events there,
- * and it signals no more. */
+ * its signal goes with it (an armed queue that got either is woken), and it signals no more. */
 static void
 eq_unbind(struct an_rx *rx)
 {
 	struct an_eq *q = rx->eq;
+	uint32_t head;
+	uint64_t c;
+	bool sig;
 
 	if (q == NULL)
 		return;
+	head = q->head;
 	eq_scan(rx, vnic_rfifo_end(rx->an->v, rx->k));
 	vnic_rfifo_disarm(rx->an->v, rx->k);
 	epoll_ctl(q->epfd, EPOLL_CTL_DEL, rx->an->v->rx_fd[rx->k], NULL);
+	sig = read(rx->an->v->rx_fd[rx->k], &c, sizeof(c)) == sizeof(c);
 	q->bound &= ~(1u << rx->k);
 	rx->eq = NULL;
+	if (q->armed && (sig || q->head != head))
+		eq_wake(q);
 }
 
 void
@@ -152,6 +178,7 @@ an_eq_free(void *p)
 		if (q->bound & (1u << k))
 			eq_unbind(&q->an->rx[k]);
 	close(q->epfd);
+	close(q->efd);
 	free(q->ev);
 	free(q);
 }
@@ -181,11 +208,8 @@ an_eq_bind(struct trd_node *n, uint8_t rfifo, void *p)
 	/* bound to an armed queue: it signals as the others do; a message that came before
 	 * the arming was seen makes the signal here */
 	if (q->armed && vnic_rfifo_arm_at(rx->an->v, rx->k, rx->ev_pos) == -EBUSY) {
-		const uint64_t one = 1;
-
 		vnic_rfifo_disarm(rx->an->v, rx->k);
-		if (write(rx->an->v->rx_fd[rx->k], &one, sizeof(one)) != sizeof(one))
-			return -errno;
+		eq_wake(q);
 	}
 	return 0;
 }
@@ -201,19 +225,46 @@ eq_signalled(struct an_eq *q)
 	q->signals++;
 }
 
-/* Take the signals of the bound FIFOs: did one come? */
+/* Take the signals of the bound FIFOs and the queue's own: did one come? */
 static bool
 eq_drain(struct an_eq *q)
 {
-	bool signalled = false;
+	uint64_t c;
+	bool signalled = read(q->efd, &c, sizeof(c)) == sizeof(c);
 
-	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++) {
-		uint64_t c;
-
+	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
 		if ((q->bound & (1u << k)) && read(q->an->v->rx_fd[k], &c, sizeof(c)) == sizeof(c))
 			signalled = true;
-	}
 	return signalled;
+}
+
+/* Doorbell slots at the head of @p rx, their events taken and nothing of the FIFO held: its
+ * reader would free them unseen; a queue alone (TRD_WAIT_EQ) gives them back itself, so that
+ * a FIFO no one polls never fills with them. */
+static void
+eq_give_back(struct an_rx *rx)
+{
+	struct trd_vni *v = rx->an->v;
+	uint32_t pos = v->rx_peek[rx->k];
+
+	if (rx->held != 0 || pos != v->rx_rel[rx->k] || v->rx_bad[rx->k])
+		return;
+	while ((int32_t)(rx->ev_pos - pos) > 0) {
+		uint32_t at = pos;
+		struct trd_msg m;
+		bool bad = false;
+		int got = vnic_rfifo_walk(v, rx->k, &at, rx->ev_pos, &m, 1, &bad);
+
+		if (got < 0 || bad ||
+		    (got == 1 &&
+		     !(((const struct trd_rslot *)m.data - 1)->flags & TRD_RSLOT_DOORBELL)))
+			break; /* a message, for its reader */
+		pos = at;      /* past a doorbell slot, or padding up to the end */
+	}
+	if (pos != v->rx_peek[rx->k]) {
+		v->rx_peek[rx->k] = pos;
+		trd_vni_rfifo_release(v, rx->k);
+	}
 }
 
 /* Events for every message the bound FIFOs hold. Armed, their signals first (a message after
@@ -225,8 +276,10 @@ eq_fill(struct an_eq *q)
 	if (q->armed && eq_drain(q))
 		eq_signalled(q);
 	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
-		if (q->bound & (1u << k))
+		if (q->bound & (1u << k)) {
 			eq_scan(&q->an->rx[k], vnic_rfifo_end(q->an->v, k));
+			eq_give_back(&q->an->rx[k]);
+		}
 }
 
 int

@@ -338,12 +338,21 @@ an_rfifo_poll(struct trd_node *n, uint8_t id, struct trd_msg **msgs, unsigned in
 	return (int)got;
 }
 
+/* The time @p timeout_us from now (us), at most the clock's end. */
+static uint64_t
+an_deadline(uint64_t timeout_us)
+{
+	uint64_t now = trd_time_us();
+
+	return timeout_us > UINT64_MAX - now ? UINT64_MAX : now + timeout_us;
+}
+
 /* A wait on a FIFO bound to an event queue: its eventfd is the queue's, so it polls, yielding
  * the CPU between polls (sleep on the queue instead: trd_eq_wait()). */
 static int
 an_rfifo_spin(struct trd_node *n, struct an_rx *rx, struct trd_msg **msg, uint64_t timeout_us)
 {
-	uint64_t end = trd_time_us() + timeout_us;
+	uint64_t end = an_deadline(timeout_us);
 
 	for (;;) {
 		int rc = rx->held < rx->n ? an_rfifo_poll(n, rx->id, msg, 1) : -ENOBUFS;
@@ -363,7 +372,7 @@ static int
 an_rfifo_wait(struct trd_node *n, uint8_t id, struct trd_msg **msg, uint64_t timeout_us)
 {
 	struct an_rx *rx = an_rx_of(an_of(n), id);
-	uint64_t ms = timeout_us / 1000 + (timeout_us % 1000 != 0);
+	uint64_t end = an_deadline(timeout_us), now, ms;
 	struct an_msg *m;
 	int rc;
 
@@ -371,11 +380,13 @@ an_rfifo_wait(struct trd_node *n, uint8_t id, struct trd_msg **msg, uint64_t tim
 		return -EINVAL;
 	if (rx->eq != NULL)
 		return an_rfifo_spin(n, rx, msg, timeout_us);
-	/* (an outcome of nothing open is freed and the wait starts again: there are no more of
-	 * them than operations closed before their outcome came) */
+	/* (what is freed unseen, an outcome of nothing open or a doorbell slot, does not
+	 * restart the wait: one deadline) */
 	for (;;) {
 		if (rx->held >= rx->n)
 			return -ENOBUFS; /* every message of the ring is held */
+		now = trd_time_us();
+		ms = now >= end ? 0 : (end - now + 999) / 1000;
 		m = &rx->msgs[rx->next];
 		rc = trd_vni_rfifo_wait(rx->an->v, rx->k, &m->am.msg,
 					ms > INT_MAX ? INT_MAX : (int)ms);

@@ -255,7 +255,7 @@ struct trd_rslot {
 #define TRD_RSLOT_PAD     0x1
 #define TRD_RSLOT_OUTCOME 0x2
 #define TRD_RSLOT_OLD     0x4
-/** A write into one of the process's doorbell regions (TRD_VNI_MR_DOORBELL): len 0, user the
+/** A put into one of the process's doorbell regions (TRD_VNI_MR_DOORBELL): len 0, user the
  * offset written, msg_id its length, old the region's key, src this node. */
 #define TRD_RSLOT_DOORBELL 0x8
 _Static_assert(sizeof(struct trd_rslot) == 64, "a reception slot is one cache line");
@@ -936,9 +936,10 @@ int trd_cause_errno(unsigned int cause);
 /**
  * Register a doorbell region: page-aligned @p addr, @p len a multiple of the page size, remote
  * write access, every engine write into it signalling @p eq (may be NULL). On a node handle:
- * a part of the process's region; the engine tells each write in the first reception FIFO
- * bound to @p eq (EINVAL if none), which the queue turns into its event.
- * @return the region, or NULL with rte_errno = EINVAL or ENOSPC.
+ * a part of the process's region; the engine tells each put into it in the first reception
+ * FIFO bound to @p eq (EINVAL if none; keep it bound), which the queue turns into its event.
+ * @return the region, or NULL with rte_errno = EINVAL or ENOSPC (on a handle also EFAULT: not
+ *         in the region, ECONNRESET: the engine is gone).
  */
 struct trd_mr *trd_doorbell_register(struct trd_node *node, void *addr, size_t len,
 				     struct trd_eq *eq);
@@ -955,8 +956,10 @@ enum trd_wait_how {
 int trd_doorbell_monitor_supported(void);
 
 /**
- * Wait until the 64-bit word at @p offset of doorbell region @p db equals @p value.
- * @return 0, -ETIMEDOUT, -EINVAL, -EPERM (TRD_WAIT_EQ from a thread that is not the owner).
+ * Wait until the 64-bit word at @p offset of doorbell region @p db equals @p value. With
+ * TRD_WAIT_EQ the queue's events are taken (and dropped) as it waits.
+ * @return 0, -ETIMEDOUT, -EINVAL, -EPERM (TRD_WAIT_EQ from a thread that is not the owner),
+ *         -ECONNRESET (TRD_WAIT_EQ on a handle whose engine is gone).
  */
 int trd_doorbell_wait(struct trd_mr *db, uint64_t offset, uint64_t value, enum trd_wait_how how,
 		      uint64_t timeout_us);

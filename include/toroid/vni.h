@@ -383,10 +383,11 @@ int trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, i
  */
 #define TRD_VNI_MR_MU 0x8
 /**
- * With TRD_VNI_MR_MU and TRD_VNI_MR_REMOTE_WRITE: a doorbell region. Every write of the engine
- * into it leaves a slot with TRD_RSLOT_DOORBELL in this process's reception FIFO @p k, named
- * by TRD_VNI_MR_DB_FIFO(k) (what trd_doorbell_register() with an event queue asks on a
- * handle of trd_node_attach(): docs/vni.md "Event queues and doorbells on a handle").
+ * With TRD_VNI_MR_MU and TRD_VNI_MR_REMOTE_WRITE: a doorbell region. Every put into it
+ * through its key leaves a slot with TRD_RSLOT_DOORBELL in this process's reception FIFO @p k,
+ * named by TRD_VNI_MR_DB_FIFO(k) (what trd_doorbell_register() with an event queue asks on a
+ * handle of trd_node_attach(): docs/vni.md "Event queues and doorbells on a handle");
+ * trd_vni_rfifo_poll() hands such a slot out as a 0-byte message.
  */
 #define TRD_VNI_MR_DOORBELL   0x10
 #define TRD_VNI_MR_DB_FIFO(k) ((unsigned int)(k) << 8)

@@ -47,7 +47,8 @@
 #define TIMEOUT_US 5000000
 #define REGION     (1u << 20)
 #define N_MSG      5
-#define Q_SIZE     6 /* (not a power of 2: a queue holds exactly what it was made for) */
+#define Q_SIZE     6  /* (not a power of 2: a queue holds exactly what it was made for) */
+#define SLOTS      64 /* a reception FIFO's ring */
 
 static uint8_t msg_bytes[N_MSG][600];
 static const uint32_t msg_len[N_MSG] = {10, 0, 300, 64, 600};
@@ -292,6 +293,16 @@ t_binding(struct trd_node *a, struct trd_node *b, uint8_t *buf)
 	rc = trd_node_drain(a);
 	CHECK(rc >= 1 && trd_eq_poll(q, ev, 8) == 0, "trd_node_drain() of a handle: %d", rc);
 	CHECK(trd_rec_fifo_set_eq(trd_rec_fifo(a, 0), NULL) == 0, "unbind");
+
+	/* an armed queue whose FIFO is unbound with a message stored: woken, the event there */
+	CHECK(trd_rec_fifo_set_eq(trd_rec_fifo(a, 1), q) == 0 && trd_eq_arm(q) == 0, "bind, arm");
+	CHECK(send_msg(b, a, 1, 1, buf) == 0 && send_msg(b, a, 0, 3, buf + 1024) == 0, "send");
+	check_fifo(a, 0, 3); /* (FIFO 0 unbound: FIFO 1 has its message now) */
+	CHECK(trd_rec_fifo_set_eq(trd_rec_fifo(a, 1), NULL) == 0, "unbind");
+	CHECK(poll(&pfd, 1, 5000) == 1, "an armed queue not woken by its FIFO's unbinding");
+	rc = trd_eq_poll(q, ev, 8);
+	CHECK(rc == 1 && is_msg(&ev[0], a, 1, 1), "the unbound FIFO's event: %d", rc);
+	check_fifo(a, 1, 1);
 }
 
 /* 4: a doorbell page @p pg of a whose writes an event queue of a reports */
@@ -341,6 +352,15 @@ t_doorbell_eq(struct trd_node *a, struct trd_node *b, uint8_t *pg, const uint8_t
 	      ev[0].len);
 	/* the FIFO that carried them holds no message */
 	CHECK(trd_rec_fifo_poll(trd_rec_fifo(a, 1), &m, 1) == 0, "a doorbell slot as a message");
+	/* four rings' worth of writes, waited for on the queue alone: the queue gives their
+	 * slots back, no FIFO poll needed */
+	for (unsigned int i = 0; i < 4 * SLOTS && rc == 1; i++) {
+		trd_desc_put(&d, trd_node_coord(a), bsrc, 8, trd_mr_key(db), 8 * (i % 64), 0, 0);
+		rc = trd_inject(trd_inj_fifo(b, 0), &d) == 0 ? events(q, ev, 1) : -1;
+		CHECK(rc == 1 && ev[0].type == TRD_EV_DOORBELL && ev[0].value == 8 * (i % 64),
+		      "doorbell write %u: %d", i, rc);
+	}
+	CHECK(trd_eq_overflows(q) == 0, "events lost");
 	/* a doorbell told in a FIFO the process does not have, or without remote write */
 	CHECK(trd_vni_mr_reg(trd_node_vni(a), pg, page,
 			     TRD_VNI_MR_MU | TRD_VNI_MR_OFFSET | TRD_VNI_MR_REMOTE_WRITE |
@@ -429,7 +449,7 @@ main(int argc, char **argv)
 		for (unsigned int j = 0; j < msg_len[i]; j++)
 			msg_bytes[i][j] = (uint8_t)(i * 37 + j * 11 + 5);
 	for (unsigned int r = 0; r < 3; r++)
-		if ((h[r] = attach_node(argv[1], r, 2, 64, REGION)) == NULL)
+		if ((h[r] = attach_node(argv[1], r, 2, SLOTS, REGION)) == NULL)
 			return 1;
 	buf = trd_mem_alloc(h[1], (Q_SIZE + 4) * 1024);
 	if (buf == NULL)
