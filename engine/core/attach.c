@@ -217,24 +217,8 @@ trd_attach_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 	 * doorbell region, which the reflector's engine sends once every earlier packet of this
 	 * FIFO was taken by the port (ordered), and, in delivery mode, after the data, which the
 	 * session delivers first */
-	switch (spec->kind) {
-	case TRD_CPL_FIFO:
-		if (spec->fifo >= n->n_rec)
-			return -EINVAL;
-		trd_desc_fifo(&b, n->coord, n->rec[spec->fifo]->id, NULL, 0, spec->cookie, 0);
-		break;
-	case TRD_CPL_DOORBELL:
-		if (spec->doorbell == NULL || spec->doorbell->node != n ||
-		    !spec->doorbell->doorbell || spec->doorbell->key == 0 ||
-		    spec->offset % 8 != 0 || spec->offset > spec->doorbell->len - 8)
-			return -EINVAL;
-		trd_desc_put(&b, n->coord, NULL, 8, spec->doorbell->key, spec->offset, 0, 0);
-		b.flags = TRD_DF_IMM;
-		b.user = spec->cookie;
-		break;
-	default:
+	if (trd_cpl_desc(n, spec, &b) != 0)
 		return -EINVAL;
-	}
 	d[0] = *data;
 	trd_desc_rget(&d[1], refl, TRD_ENGINE_FIFO, &b, 1);
 	d[1].flags = TRD_DF_ORDERED;

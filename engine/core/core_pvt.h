@@ -31,6 +31,9 @@ struct trd_mr *trd_attach_mr_register(struct trd_node *n, void *addr, size_t len
 				      unsigned int access, struct trd_eq *eq);
 int trd_attach_mr_deregister(struct trd_mr *mr);
 /* @p refl: the reflector trd_inject_reflect() chose */
+/* The completion descriptor of @p spec that a reflector sends back to @p n (a message into its
+ * reception FIFO, or the cookie put into its doorbell region): 0 or -EINVAL. */
+int trd_cpl_desc(const struct trd_node *n, const struct trd_cpl_spec *spec, struct trd_desc *b);
 int trd_attach_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 		       const struct trd_cpl_spec *spec, struct trd_coord refl);
 struct trd_coord trd_attach_reflector(const struct trd_node *n);

@@ -67,6 +67,31 @@ trd_node_reflector(const struct trd_node *n, struct trd_coord *out)
 }
 
 int
+trd_cpl_desc(const struct trd_node *n, const struct trd_cpl_spec *spec, struct trd_desc *b)
+{
+	switch (spec->kind) {
+	case TRD_CPL_FIFO:
+		if (spec->fifo >= n->n_rec)
+			return -EINVAL;
+		/* (a handle's FIFO k is named by its node id) */
+		trd_desc_fifo(b, n->coord, n->att != NULL ? n->rec[spec->fifo]->id : spec->fifo,
+			      NULL, 0, spec->cookie, 0);
+		return 0;
+	case TRD_CPL_DOORBELL:
+		if (spec->doorbell == NULL || spec->doorbell->node != n ||
+		    !spec->doorbell->doorbell || spec->doorbell->key == 0 ||
+		    spec->offset % 8 != 0 || spec->offset > spec->doorbell->len - 8)
+			return -EINVAL;
+		trd_desc_put(b, n->coord, NULL, 8, spec->doorbell->key, spec->offset, 0, 0);
+		b->flags = TRD_DF_IMM;
+		b->user = spec->cookie;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int
 trd_inject_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 		   const struct trd_cpl_spec *spec)
 {
@@ -94,24 +119,8 @@ trd_inject_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 	if (n->att != NULL)
 		return trd_attach_reflect(f, data, spec, refl); /* by its engine FIFO, no id */
 
-	switch (spec->kind) {
-	case TRD_CPL_FIFO:
-		if (spec->fifo >= n->n_rec)
-			return -EINVAL;
-		trd_desc_fifo(&b, n->coord, spec->fifo, NULL, 0, spec->cookie, 0);
-		break;
-	case TRD_CPL_DOORBELL:
-		if (spec->doorbell == NULL || spec->doorbell->node != n ||
-		    !spec->doorbell->doorbell || spec->doorbell->key == 0 ||
-		    spec->offset % 8 != 0 || spec->offset > spec->doorbell->len - 8)
-			return -EINVAL;
-		trd_desc_put(&b, n->coord, NULL, 8, spec->doorbell->key, spec->offset, 0, 0);
-		b.flags = TRD_DF_IMM;
-		b.user = spec->cookie;
-		break;
-	default:
+	if (trd_cpl_desc(n, spec, &b) != 0)
 		return -EINVAL;
-	}
 	if (rte_ring_dequeue(n->cpl_free, (void **)&id) != 0)
 		return -ENOSPC;
 	n->cpl[id - 1].cookie = spec->cookie;
