@@ -173,8 +173,6 @@ trd_attach_mr_register(struct trd_node *n, void *addr, size_t len, unsigned int 
 	mr->key = key;
 	mr->iova = RTE_BAD_IOVA;
 	mr->slot = (uint16_t)(mr - n->mrs);
-	mr->doorbell = eq != NULL;
-	mr->eq = eq;
 	return mr;
 }
 

@@ -26,7 +26,8 @@ struct trd_mr *trd_mr_lookup(struct trd_node *n, uint64_t key);
 /* a process's handle of a node of toroid-node (attach.c, api/attach_api.h): n->att != NULL */
 void trd_attach_free(struct trd_node *n);
 void trd_attach_msg_free(struct trd_msg *msg);
-/* a region of the handle; with @p eq a doorbell whose writes the queue reports */
+/* a region of the handle; with @p eq asked for as a doorbell whose writes the queue reports
+ * (trd_doorbell_register() makes it one) */
 struct trd_mr *trd_attach_mr_register(struct trd_node *n, void *addr, size_t len,
 				      unsigned int access, struct trd_eq *eq);
 int trd_attach_mr_deregister(struct trd_mr *mr);

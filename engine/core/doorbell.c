@@ -29,15 +29,10 @@ trd_doorbell_register(struct trd_node *n, void *addr, size_t len, struct trd_eq 
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if (n->att != NULL) {
-		/* an attached process's: its engine tells it of each write in a FIFO the queue
-		 * reads (docs/vni.md "Event queues and doorbells on a handle") */
-		mr = trd_attach_mr_register(n, addr, len, TRD_ACCESS_REMOTE_WRITE, eq);
-		if (mr != NULL)
-			mr->doorbell = true;
-		return mr;
-	}
-	mr = trd_mr_register(n, addr, len, TRD_ACCESS_REMOTE_WRITE);
+	/* an attached process's: its engine tells it of each write in a FIFO the queue reads
+	 * (docs/vni.md "Event queues and doorbells on a handle") */
+	mr = n->att != NULL ? trd_attach_mr_register(n, addr, len, TRD_ACCESS_REMOTE_WRITE, eq)
+			    : trd_mr_register(n, addr, len, TRD_ACCESS_REMOTE_WRITE);
 	if (mr != NULL) {
 		mr->eq = eq;
 		mr->doorbell = true;

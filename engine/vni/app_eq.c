@@ -214,15 +214,16 @@ an_eq_bind(struct trd_node *n, uint8_t rfifo, void *p)
 	return 0;
 }
 
-/* The queue's signal came: disarmed, counted. */
+/* The queue and its FIFOs disarmed; @p signalled: its signal came, counted. */
 static void
-eq_signalled(struct an_eq *q)
+eq_disarm_all(struct an_eq *q, bool signalled)
 {
 	q->armed = false;
 	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
 		if (q->bound & (1u << k))
 			vnic_rfifo_disarm(q->an->v, k);
-	q->signals++;
+	if (signalled)
+		q->signals++;
 }
 
 /* Take the signals of the bound FIFOs and the queue's own: did one come? */
@@ -274,7 +275,7 @@ static void
 eq_fill(struct an_eq *q)
 {
 	if (q->armed && eq_drain(q))
-		eq_signalled(q);
+		eq_disarm_all(q, true);
 	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
 		if (q->bound & (1u << k)) {
 			eq_scan(&q->an->rx[k], vnic_rfifo_end(q->an->v, k));
@@ -308,18 +309,10 @@ an_eq_disarm(void *p)
 {
 	struct an_eq *q = p;
 
-	if (!q->armed)
-		return;
 	/* a signal that came while armed is the queue's (trd_eq_wait() disarms after its
 	 * sleep, before it polls) */
-	if (eq_drain(q)) {
-		eq_signalled(q);
-		return;
-	}
-	q->armed = false;
-	for (unsigned int k = 0; k < TRD_VNI_MU_RFIFOS_MAX; k++)
-		if (q->bound & (1u << k))
-			vnic_rfifo_disarm(q->an->v, k);
+	if (q->armed)
+		eq_disarm_all(q, eq_drain(q));
 }
 
 int
@@ -351,16 +344,14 @@ an_eq_doorbell(struct trd_node *n, void *addr, size_t len, void *p, uint64_t *ke
 {
 	struct an_node *a = an_of(n);
 	struct an_eq *q = p;
-	unsigned int k = 0;
 
-	/* its writes are told in the queue's first FIFO */
-	while (k < TRD_VNI_MU_RFIFOS_MAX && !(q->bound & (1u << k)))
-		k++;
-	if (k == TRD_VNI_MU_RFIFOS_MAX)
+	if (q->bound == 0)
 		return -EINVAL; /* bind a FIFO to the queue first */
+	/* its writes are told in the queue's first FIFO */
 	*key = 0;
 	return trd_vni_mr_reg(a->v, addr, len,
 			      TRD_VNI_MR_MU | TRD_VNI_MR_OFFSET | TRD_VNI_MR_REMOTE_WRITE |
-				      TRD_VNI_MR_DOORBELL | TRD_VNI_MR_DB_FIFO(k),
+				      TRD_VNI_MR_DOORBELL |
+				      TRD_VNI_MR_DB_FIFO(__builtin_ctz(q->bound)),
 			      key);
 }

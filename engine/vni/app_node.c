@@ -390,7 +390,6 @@ an_rfifo_wait(struct trd_node *n, uint8_t id, struct trd_msg **msg, uint64_t tim
 		m = &rx->msgs[rx->next];
 		rc = trd_vni_rfifo_wait(rx->an->v, rx->k, &m->am.msg,
 					ms > INT_MAX ? INT_MAX : (int)ms);
-		an_eq_note(rx);
 		if (rc <= 0)
 			return rc == 0 ? -ETIMEDOUT : rc;
 		*msg = an_rx_took(rx, m);

@@ -63,14 +63,8 @@ trd_vni_mr_reg(struct trd_vni *v, void *addr, size_t len, unsigned int access, u
 	int rc;
 
 	if (v == NULL || key == NULL || len == 0 || (uintptr_t)addr + len < (uintptr_t)addr ||
-	    (access & ~(TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE | TRD_VNI_MR_OFFSET |
-			TRD_VNI_MR_MU | TRD_VNI_MR_DOORBELL | TRD_VNI_MR_DB_FIFO(0xff))) ||
+	    !trd_vni_mr_access_ok(access, v->n_rx) ||
 	    !(access & (TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE)))
-		return -EINVAL;
-	/* a doorbell: a part of the region others write, told in one of its FIFOs */
-	if ((access & (TRD_VNI_MR_DOORBELL | TRD_VNI_MR_DB_FIFO(0xff))) &&
-	    (!(access & TRD_VNI_MR_DOORBELL) || !(access & TRD_VNI_MR_MU) ||
-	     !(access & TRD_VNI_MR_REMOTE_WRITE) || (access >> 8 & 0xff) >= v->n_rx))
 		return -EINVAL;
 	/* a part of the region: the engine is told its offset in the region */
 	if ((access & TRD_VNI_MR_MU) &&

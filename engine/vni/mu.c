@@ -301,12 +301,8 @@ svc_mu_mr_reg(struct trd_vni_svc *s, struct vif *v, uint64_t off, uint64_t len, 
 	if (len == 0 || off > m->region_len || len > m->region_len - off)
 		return -EFAULT;
 	/* a doorbell names one of the process's own FIFOs, and is written by others */
-	if ((access & ~(TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE | TRD_VNI_MR_OFFSET |
-			TRD_VNI_MR_MU | TRD_VNI_MR_DOORBELL | TRD_VNI_MR_DB_FIFO(0xff))) ||
-	    ((access & TRD_VNI_MR_DOORBELL) &&
-	     (!(access & TRD_VNI_MR_REMOTE_WRITE) || (access >> 8 & 0xff) >= m->n_rfifos ||
-	      m->g == NULL)) ||
-	    (!(access & TRD_VNI_MR_DOORBELL) && (access & TRD_VNI_MR_DB_FIFO(0xff))))
+	if (!trd_vni_mr_access_ok(access, m->n_rfifos) ||
+	    ((access & TRD_VNI_MR_DOORBELL) && m->g == NULL))
 		return -EINVAL;
 	if (access & TRD_VNI_MR_REMOTE_READ)
 		core |= TRD_ACCESS_REMOTE_READ;

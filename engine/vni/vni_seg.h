@@ -139,6 +139,23 @@ trd_vni_mu_req_ok(const struct trd_vni_sock_mu *m)
 		(m->rfifo_first >= TRD_GUEST_RFIFO_FIRST && m->n_rfifos != 0 &&
 		 (uint64_t)m->rfifo_first + m->n_rfifos - 1 <= TRD_GUEST_RFIFO_LAST));
 }
+
+/* A region request's access bits: only those known, and doorbell bits (TRD_VNI_MR_DOORBELL,
+ * TRD_VNI_MR_DB_FIFO(k)) only for a part of the messaging-unit region others may write, told in
+ * FIFO k of the process's @p n_rfifos. The library checks it before it asks, the engine
+ * again. */
+static inline bool
+trd_vni_mr_access_ok(uint32_t access, uint32_t n_rfifos)
+{
+	const uint32_t db = TRD_VNI_MR_DOORBELL | TRD_VNI_MR_DB_FIFO(0xff);
+
+	if (access & ~(TRD_VNI_MR_REMOTE_READ | TRD_VNI_MR_REMOTE_WRITE | TRD_VNI_MR_OFFSET |
+		       TRD_VNI_MR_MU | db))
+		return false;
+	return !(access & db) ||
+	       ((access & TRD_VNI_MR_DOORBELL) && (access & TRD_VNI_MR_MU) &&
+		(access & TRD_VNI_MR_REMOTE_WRITE) && (access >> 8 & 0xff) < n_rfifos);
+}
 /* Descriptors an answer carries at most: segment, eventfd, kick eventfd (all versions), the
  * counter block (version 5), an eventfd per reception FIFO (version 6). */
 #define TRD_VNI_ANSWER_FDS (4 + TRD_VNI_MU_RFIFOS_MAX)

@@ -60,4 +60,18 @@ attach_node(const char *tmpl, unsigned int rank, unsigned int rfifos, unsigned i
 	return attach_conf(tmpl, rank, &c);
 }
 
+/* Detach the @p n handles of @p h and say how test @p name went: its exit status. */
+static inline int
+attach_finish(const char *name, struct trd_node **h, unsigned int n)
+{
+	for (unsigned int r = 0; r < n; r++)
+		trd_node_free(h[r]);
+	if (failures != 0) {
+		fprintf(stderr, "%s: %d failures\n", name, failures);
+		return 1;
+	}
+	printf("%s: all checks passed\n", name);
+	return 0;
+}
+
 #endif /* ATTACH_UTIL_H */

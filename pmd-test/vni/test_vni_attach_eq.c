@@ -457,12 +457,5 @@ main(int argc, char **argv)
 	t_events(h[0], h[1], buf);
 	t_binding(h[0], h[1], buf);
 	t_doorbell(h[0], h[1]);
-	for (unsigned int r = 0; r < 3; r++)
-		trd_node_free(h[r]);
-	if (failures != 0) {
-		fprintf(stderr, "test_vni_attach_eq: %d failures\n", failures);
-		return 1;
-	}
-	printf("test_vni_attach_eq: all checks passed\n");
-	return 0;
+	return attach_finish("test_vni_attach_eq", h, 3);
 }

@@ -512,12 +512,5 @@ main(int argc, char **argv)
 	t_send(a, b);
 	t_coll(h);
 	t_hostile(a, b);
-	for (unsigned int r = 0; r < 3; r++)
-		trd_node_free(h[r]);
-	if (failures != 0) {
-		fprintf(stderr, "test_vni_attach_msg: %d failures\n", failures);
-		return 1;
-	}
-	printf("test_vni_attach_msg: all checks passed\n");
-	return 0;
+	return attach_finish("test_vni_attach_msg", h, 3);
 }
