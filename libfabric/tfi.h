@@ -403,14 +403,19 @@ enum tfi_place_verdict {
 	TFI_PLACE_NO_ROOM, /* every CPU of the process is the engine's too */
 	TFI_PLACE_ALREADY, /* none of its CPUs is the engine's */
 	TFI_PLACE_FAILED,  /* sched_getaffinity or sched_setaffinity failed */
+	TFI_PLACE_DEFAULT, /* mpirun's default binding put it on the engine's CPU: now off it */
 	TFI_PLACE_MAX
 };
+/* Who bound the process: no launcher (the mask tells), Open MPI's mpirun by its default policy
+ * (no option asked for it), or as the user asked (--bind-to other than none). */
+enum tfi_launcher { TFI_LAUNCH_NONE, TFI_LAUNCH_DEFAULT, TFI_LAUNCH_CHOSEN };
 enum tfi_place_verdict tfi_place_decide(const cpu_set_t *cur, const cpu_set_t *usable,
-					const cpu_set_t *engine, bool launcher_bound,
+					const cpu_set_t *engine, enum tfi_launcher launcher,
 					cpu_set_t *out);
 int tfi_place_parse_list(const char *s, cpu_set_t *set);
-enum tfi_place_verdict tfi_place_self(const uint64_t engine_mask[TRD_VNI_CPU_WORDS],
-				      cpu_set_t *now);
+/* Place this process: @p now its mask after, @p wide the mask it may get back (tfi_place_adapt) */
+enum tfi_place_verdict tfi_place_self(const uint64_t engine_mask[TRD_VNI_CPU_WORDS], cpu_set_t *now,
+				      cpu_set_t *wide);
 const char *tfi_place_verdict_name(enum tfi_place_verdict v);
 /* Empty polls in a row before a poller on a crowded host yields (tfi_yield_decide). */
 #define TFI_SPIN_POLLS 64
@@ -432,6 +437,12 @@ void tfi_place_once(struct trd_vni *vni);
  * counts are this job's ranks and their peers, which a process that widens makes room for. */
 #define TFI_AWAY_NS         100000u
 #define TFI_ADAPT_WINDOW_NS 10000000u
+/* A program that computes in short steps with a poll after each (MPI_Test in a loop) is away
+ * too: in a window of at least TFI_STEP_POLLS polls, half of them after a gap of TFI_STEP_NS
+ * or more, those gaps count as away; time given away in a poll's yield (tfi_place_yield) is
+ * left out of the window. */
+#define TFI_STEP_NS    500u
+#define TFI_STEP_POLLS 64u
 bool tfi_place_adapt_decide(bool wide, uint64_t away, uint64_t window, unsigned int runnable,
 			    unsigned int cpus, unsigned int procs);
 /* Called at each poll of a completion queue or counter: cheap (a clock read) but every window. */
@@ -441,6 +452,8 @@ void tfi_place_adapt_start(const cpu_set_t *all, const cpu_set_t *narrow);
 /* At the end of a poll, and after a blocking wait: the time until now was spent inside the
  * provider (copying a long message, asleep), not away from it. */
 void tfi_place_adapt_inside(void);
+/* sched_yield() in an empty poll, the time it gave away counted for tfi_place_adapt */
+void tfi_place_yield(void);
 unsigned int tfi_host_runnable(void);
 
 /* tfi_copy.c: copies between the provider's memory and application buffers (@p app side)

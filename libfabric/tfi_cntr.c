@@ -144,7 +144,7 @@ cntr_read(struct fid_cntr *f)
 	c->seen_err = c->err;
 	pthread_mutex_unlock(&c->dom->lock);
 	if (idle)
-		sched_yield();
+		tfi_place_yield();
 	tfi_place_adapt_inside();
 	return v;
 }

@@ -129,7 +129,7 @@ cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr)
 	for (int i = 0; n == -FI_EAGAIN && i < cq->n_eps; i++)
 		if (tfi_ep_yield_due(cq->eps[i])) {
 			pthread_mutex_unlock(&cq->dom->lock);
-			sched_yield();
+			tfi_place_yield();
 			tfi_place_adapt_inside();
 			return n;
 		}

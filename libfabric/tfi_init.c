@@ -143,8 +143,9 @@ FI_EXT_INI
 		"it may use) moves off the CPUs of toroid-node's polling thread at its "
 		"first endpoint, if another CPU is left, and with auto (the default) gets "
 		"them back while it computes more than it waits and no other program's "
-		"thread waits for a CPU; fixed never gives them back; a process bound "
-		"by the user or the launcher is never moved");
+		"thread waits for a CPU; fixed never gives them back; a rank that "
+		"mpirun's default binding put on the engine's CPU moves to the others; a "
+		"binding the user or a launcher option asked for is never changed");
 
 	if (fi_param_get_str(&tfi_prov, "socket", &s) == 0 && s != NULL && s[0] != '\0')
 		tfi_params.socket = s;

@@ -33,6 +33,8 @@ tfi_place_verdict_name(enum tfi_place_verdict v)
 		[TFI_PLACE_NO_ROOM] = "no CPU of this process is free of the engine",
 		[TFI_PLACE_ALREADY] = "already off the engine's CPUs",
 		[TFI_PLACE_FAILED] = "sched_setaffinity failed",
+		[TFI_PLACE_DEFAULT] = "moved off the engine's CPU that mpirun's default binding "
+				      "gave it",
 	};
 	_Static_assert(sizeof(names) / sizeof(names[0]) == TFI_PLACE_MAX, "a name per verdict");
 
@@ -41,22 +43,29 @@ tfi_place_verdict_name(enum tfi_place_verdict v)
 
 enum tfi_place_verdict
 tfi_place_decide(const cpu_set_t *cur, const cpu_set_t *usable, const cpu_set_t *engine,
-		 bool launcher_bound, cpu_set_t *out)
+		 enum tfi_launcher launcher, cpu_set_t *out)
 {
-	cpu_set_t missing, shared;
+	cpu_set_t missing, shared, rest;
 
 	CPU_ZERO(out);
 	if (CPU_COUNT(engine) == 0)
 		return TFI_PLACE_UNKNOWN;
 	/* bound: the mask leaves out a CPU the process may use, or the launcher says it bound
-	 * the process (to a socket that is the whole host, say) */
+	 * the process as asked (to a socket that is the whole host, say) */
 	CPU_XOR(&missing, usable, cur);
 	CPU_AND(&missing, &missing, usable);
-	if (launcher_bound || CPU_COUNT(&missing) != 0)
+	if (launcher == TFI_LAUNCH_CHOSEN ||
+	    (CPU_COUNT(&missing) != 0 && launcher != TFI_LAUNCH_DEFAULT))
 		return TFI_PLACE_BOUND;
 	CPU_AND(&shared, cur, engine);
 	if (CPU_COUNT(&shared) == 0)
 		return TFI_PLACE_ALREADY;
+	if (CPU_COUNT(&missing) != 0) {
+		/* mpirun's own choice, no one's request: off the engine, anywhere else */
+		CPU_XOR(&rest, usable, engine);
+		CPU_AND(out, &rest, usable);
+		return CPU_COUNT(out) != 0 ? TFI_PLACE_DEFAULT : TFI_PLACE_NO_ROOM;
+	}
 	CPU_XOR(out, cur, &shared); /* cur without the engine's */
 	if (CPU_COUNT(out) == 0)
 		return TFI_PLACE_NO_ROOM;
@@ -139,14 +148,32 @@ usable_cpus(cpu_set_t *set)
 	return 0;
 }
 
-/* Did the launcher bind this process? Open MPI's mpirun exports its --bind-to policy (none
- * included) only when one was given. */
-static bool
-launcher_bound(void)
+/* How did the launcher bind this process? Open MPI's mpirun exports its --bind-to policy
+ * (none included), --cpu-set, --map-by and --rank-by only when they were given, and
+ * orte_bound_at_launch whenever it bound the process: bound without any of them is its
+ * default (2 ranks or fewer: one core each, the engine's for rank 0 on a 2-CPU host). */
+static enum tfi_launcher
+launcher_binding(void)
 {
+	static const char *const asked[] = {
+		"OMPI_MCA_hwloc_base_cpu_set",
+		"OMPI_MCA_rmaps_base_mapping_policy",
+		"OMPI_MCA_rmaps_base_ranking_policy",
+		"OMPI_MCA_rmaps_rank_file_path",
+	};
 	const char *p = getenv("OMPI_MCA_hwloc_base_binding_policy");
+	const char *at = getenv("OMPI_MCA_orte_bound_at_launch");
 
-	return p != NULL && p[0] != '\0' && strncmp(p, "none", 4) != 0;
+	if (p != NULL && p[0] != '\0')
+		return strncmp(p, "none", 4) != 0 ? TFI_LAUNCH_CHOSEN : TFI_LAUNCH_NONE;
+	if (at == NULL || strcmp(at, "1") != 0)
+		return TFI_LAUNCH_NONE;
+	for (size_t i = 0; i < sizeof(asked) / sizeof(asked[0]); i++) {
+		p = getenv(asked[i]);
+		if (p != NULL && p[0] != '\0')
+			return TFI_LAUNCH_NONE; /* the mask says whether it was bound */
+	}
+	return TFI_LAUNCH_DEFAULT;
 }
 
 /* Give every thread of the process the mask (threads made later inherit it from theirs). */
@@ -171,14 +198,14 @@ set_all_threads(const cpu_set_t *set)
 }
 
 enum tfi_place_verdict
-tfi_place_self(const uint64_t engine_mask[TRD_VNI_CPU_WORDS], cpu_set_t *now)
+tfi_place_self(const uint64_t engine_mask[TRD_VNI_CPU_WORDS], cpu_set_t *now, cpu_set_t *wide)
 {
 	cpu_set_t cur, usable, engine, out;
 	enum tfi_place_verdict v;
 
 	if (sched_getaffinity(0, sizeof(cur), &cur) != 0)
 		return TFI_PLACE_FAILED;
-	*now = cur;
+	*now = *wide = cur;
 	if (!tfi_params.place)
 		return TFI_PLACE_OFF;
 	if (usable_cpus(&usable) != 0)
@@ -187,12 +214,14 @@ tfi_place_self(const uint64_t engine_mask[TRD_VNI_CPU_WORDS], cpu_set_t *now)
 	for (unsigned int c = 0; c < 64 * TRD_VNI_CPU_WORDS && c < CPU_SETSIZE; c++)
 		if (engine_mask[c / 64] & (UINT64_C(1) << (c % 64)))
 			CPU_SET(c, &engine);
-	v = tfi_place_decide(&cur, &usable, &engine, launcher_bound(), &out);
-	if (v != TFI_PLACE_MOVED)
+	v = tfi_place_decide(&cur, &usable, &engine, launcher_binding(), &out);
+	if (v != TFI_PLACE_MOVED && v != TFI_PLACE_DEFAULT)
 		return v;
 	if (set_all_threads(&out) != 0)
 		return TFI_PLACE_FAILED;
 	*now = out;
+	if (v == TFI_PLACE_DEFAULT)
+		*wide = usable; /* what it may get back is the host, not mpirun's one core */
 	return v;
 }
 
@@ -222,6 +251,9 @@ static struct {
 	bool moved, wide;
 	cpu_set_t narrow, all;
 	uint64_t last, start, away;
+	/* short steps: polls, those after a gap of TFI_STEP_NS .. TFI_AWAY_NS, the sum of those
+	 * gaps, and the time this process gave away in its polls' yields */
+	uint64_t polls, steps, brief, given;
 } adapt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 bool
@@ -259,17 +291,33 @@ tfi_place_adapt(unsigned int (*runnable)(void))
 	now = now_ns();
 	last = __atomic_exchange_n(&adapt.last, now, __ATOMIC_RELAXED);
 	gap = now > last ? now - last : 0;
-	if (gap >= TFI_AWAY_NS)
+	__atomic_fetch_add(&adapt.polls, 1, __ATOMIC_RELAXED);
+	if (gap >= TFI_AWAY_NS) {
 		__atomic_fetch_add(&adapt.away, gap, __ATOMIC_RELAXED);
+	} else if (gap >= TFI_STEP_NS) {
+		__atomic_fetch_add(&adapt.steps, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&adapt.brief, gap, __ATOMIC_RELAXED);
+	}
 	if (now - __atomic_load_n(&adapt.start, __ATOMIC_RELAXED) < TFI_ADAPT_WINDOW_NS ||
 	    pthread_mutex_trylock(&adapt.lock) != 0)
 		return;
 	if (now - adapt.start >= TFI_ADAPT_WINDOW_NS) {
 		uint64_t away = __atomic_exchange_n(&adapt.away, 0, __ATOMIC_RELAXED);
+		uint64_t polls = __atomic_exchange_n(&adapt.polls, 0, __ATOMIC_RELAXED);
+		uint64_t steps = __atomic_exchange_n(&adapt.steps, 0, __ATOMIC_RELAXED);
+		uint64_t brief = __atomic_exchange_n(&adapt.brief, 0, __ATOMIC_RELAXED);
+		uint64_t given = __atomic_exchange_n(&adapt.given, 0, __ATOMIC_RELAXED);
+		uint64_t window = now - adapt.start;
 
+		/* computing in short steps, a poll after each (MPI_Test in a loop): most polls
+		 * come after a step; a program that waits polls back to back between its few
+		 * (a reduction, a copy) */
+		if (polls >= TFI_STEP_POLLS && steps * 4 >= polls)
+			away += brief;
+		/* the time a yield gave a peer on this CPU is neither computing nor waiting here */
+		window = window > given + away ? window - given : away;
 		wide = tfi_place_adapt_decide(
-			adapt.wide, away, now - adapt.start, runnable(),
-			(unsigned int)CPU_COUNT(&adapt.all),
+			adapt.wide, away, window, runnable(), (unsigned int)CPU_COUNT(&adapt.all),
 			__atomic_load_n(&tfi_params.engine_procs, __ATOMIC_RELAXED));
 		if (wide != adapt.wide && set_all_threads(wide ? &adapt.all : &adapt.narrow) == 0) {
 			adapt.wide = wide;
@@ -279,8 +327,8 @@ tfi_place_adapt(unsigned int (*runnable)(void))
 			__atomic_store_n(&tfi_params.engine_here, wide ? 1 : 0, __ATOMIC_RELAXED);
 			FI_INFO(&tfi_prov, FI_LOG_CORE,
 				"placement: %s the engine's CPUs (away %" PRIu64 " of %" PRIu64
-				" us)\n",
-				wide ? "back on" : "off", away / 1000, (now - adapt.start) / 1000);
+				" us, %" PRIu64 " of %" PRIu64 " polls after a step)\n",
+				wide ? "back on" : "off", away / 1000, window / 1000, steps, polls);
 		}
 		__atomic_store_n(&adapt.start, now, __ATOMIC_RELAXED);
 	}
@@ -295,11 +343,25 @@ tfi_place_adapt_start(const cpu_set_t *all, const cpu_set_t *narrow)
 		adapt.all = *all;
 		adapt.narrow = *narrow;
 		adapt.wide = false;
-		adapt.away = 0;
+		adapt.away = adapt.polls = adapt.steps = adapt.brief = adapt.given = 0;
 		adapt.start = adapt.last = now_ns();
 		__atomic_store_n(&adapt.moved, true, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&adapt.lock);
+}
+
+void
+tfi_place_yield(void)
+{
+	uint64_t t0;
+
+	if (!__atomic_load_n(&adapt.moved, __ATOMIC_ACQUIRE)) {
+		sched_yield();
+		return;
+	}
+	t0 = now_ns();
+	sched_yield();
+	__atomic_fetch_add(&adapt.given, now_ns() - t0, __ATOMIC_RELAXED);
 }
 
 void
@@ -329,13 +391,11 @@ tfi_place_once(struct trd_vni *vni)
 	n_engine = trd_vni_engine_cpus(vni, mask);
 	if (n_engine < 0)
 		memset(mask, 0, sizeof(mask));
-	if (sched_getaffinity(0, sizeof(all), &all) != 0)
-		CPU_ZERO(&all);
-	v = tfi_place_self(mask, &now);
+	v = tfi_place_self(mask, &now, &all);
 	/* for the yield decision: does this process share a CPU with the engine? */
 	__atomic_store_n(&tfi_params.engine_here,
 			 n_engine > 0 ? (on_engine(&now, mask) ? 1 : 0) : -1, __ATOMIC_RELAXED);
-	if (v == TFI_PLACE_MOVED) {
+	if (v == TFI_PLACE_MOVED || v == TFI_PLACE_DEFAULT) {
 		/* the yield decision counts the CPUs this process may run on */
 		__atomic_store_n(&tfi_params.cpus, (unsigned int)CPU_COUNT(&now), __ATOMIC_RELAXED);
 		if (tfi_params.place_adapt)
@@ -346,8 +406,8 @@ tfi_place_once(struct trd_vni *vni)
 		/* left alone, but the user may not know what it costs */
 		FI_WARN(&tfi_prov, FI_LOG_CORE,
 			"placement: %s, on a CPU of toroid-node's polling thread: the two take "
-			"turns at every message; an unbound process (mpirun --bind-to none) is "
-			"placed off it\n",
+			"turns at every message; an unbound process (mpirun --bind-to none), or "
+			"one bound by mpirun's default, is placed off it\n",
 			tfi_place_verdict_name(v));
 	} else {
 		FI_INFO(&tfi_prov, FI_LOG_CORE, "placement: %s\n", tfi_place_verdict_name(v));

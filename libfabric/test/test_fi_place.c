@@ -16,7 +16,12 @@
  *     engine published on our first CPU, every thread (one made before, the caller, and one
  *     made after) ends on the others; FI_TOROID_PLACE=off, a binding made with
  *     sched_setaffinity, and OMPI_MCA_hwloc_base_binding_policy=core leave the mask as it
- *     was; =none does not count as a binding.
+ *     was; =none does not count as a binding; mpirun's default binding (orte_bound_at_launch
+ *     without an option asking for it) on the engine's CPU moves onto every other CPU, and
+ *     may get them all back; one asked for (--map-by) stays;
+ *   - the adaptation: a moved process computing 0.5 ms between polls, or in 3 us steps with a
+ *     poll after each, gets every CPU back; one that polls back to back (with a short gap at
+ *     every 8th poll), sleeps in waits, or runs on a crowded host does not.
  * Exit 0 on success, 1 on a failure, 77 when the live cases cannot run (printed why).
  */
 #include <errno.h>
@@ -46,7 +51,7 @@ set_of(const char *list)
 }
 
 static void
-decide_case(const char *cur, const char *usable, const char *engine, bool launcher,
+decide_case(const char *cur, const char *usable, const char *engine, enum tfi_launcher launcher,
 	    enum tfi_place_verdict want, const char *want_out)
 {
 	cpu_set_t c = set_of(cur), u = set_of(usable), e, out, w;
@@ -59,7 +64,7 @@ decide_case(const char *cur, const char *usable, const char *engine, bool launch
 	v = tfi_place_decide(&c, &u, &e, launcher, &out);
 	CHECK(v == want, "cur %s usable %s engine '%s' launcher %d: %s, expected %s", cur, usable,
 	      engine, launcher, tfi_place_verdict_name(v), tfi_place_verdict_name(want));
-	if (want == TFI_PLACE_MOVED) {
+	if (want == TFI_PLACE_MOVED || want == TFI_PLACE_DEFAULT) {
 		w = set_of(want_out);
 		CHECK(CPU_EQUAL(&out, &w), "cur %s engine %s: not moved to %s (%d CPUs)", cur,
 		      engine, want_out, CPU_COUNT(&out));
@@ -79,22 +84,33 @@ decisions(void)
 	CHECK(tfi_place_parse_list("", &s) != 0, "empty list accepted");
 	CHECK(tfi_place_parse_list("0,x", &s) != 0, "0,x accepted");
 
+	const enum tfi_launcher N = TFI_LAUNCH_NONE, D = TFI_LAUNCH_DEFAULT, C = TFI_LAUNCH_CHOSEN;
+
 	/* unbound on 2 CPUs, engine on 0: both ranks on CPU 1 */
-	decide_case("0-1", "0-1", "0", false, TFI_PLACE_MOVED, "1");
-	decide_case("0-7", "0-7", "3", false, TFI_PLACE_MOVED, "0-2,4-7");
-	decide_case("0-7", "0-7", "0-1", false, TFI_PLACE_MOVED, "2-7");
+	decide_case("0-1", "0-1", "0", N, TFI_PLACE_MOVED, "1");
+	decide_case("0-7", "0-7", "3", N, TFI_PLACE_MOVED, "0-2,4-7");
+	decide_case("0-7", "0-7", "0-1", N, TFI_PLACE_MOVED, "2-7");
 	/* a mask wider than the usable CPUs (offline ones in it) is still unbound */
-	decide_case("0-63", "0-1", "0", false, TFI_PLACE_MOVED, "1-63");
+	decide_case("0-63", "0-1", "0", N, TFI_PLACE_MOVED, "1-63");
 	/* bound by someone: left alone, on the engine's CPU or not */
-	decide_case("1", "0-1", "0", false, TFI_PLACE_BOUND, "");
-	decide_case("0", "0-1", "0", false, TFI_PLACE_BOUND, "");
-	decide_case("0,2", "0-3", "0", false, TFI_PLACE_BOUND, "");
-	decide_case("0-1", "0-1", "0", true, TFI_PLACE_BOUND, "");
+	decide_case("1", "0-1", "0", N, TFI_PLACE_BOUND, "");
+	decide_case("0", "0-1", "0", N, TFI_PLACE_BOUND, "");
+	decide_case("0,2", "0-3", "0", N, TFI_PLACE_BOUND, "");
+	decide_case("0-1", "0-1", "0", C, TFI_PLACE_BOUND, "");
 	/* nothing to do */
-	decide_case("0-1", "0-1", "", false, TFI_PLACE_UNKNOWN, "");
-	decide_case("0", "0", "0", false, TFI_PLACE_NO_ROOM, "");
-	decide_case("0-1", "0-1", "0-1", false, TFI_PLACE_NO_ROOM, "");
-	decide_case("1-2", "1-2", "0", false, TFI_PLACE_ALREADY, "");
+	decide_case("0-1", "0-1", "", N, TFI_PLACE_UNKNOWN, "");
+	decide_case("0", "0", "0", N, TFI_PLACE_NO_ROOM, "");
+	decide_case("0-1", "0-1", "0-1", N, TFI_PLACE_NO_ROOM, "");
+	decide_case("1-2", "1-2", "0", N, TFI_PLACE_ALREADY, "");
+	/* bound by mpirun's default (no option asked for it): off the engine's CPU, onto every
+	 * other; a rank on another CPU keeps its core; an unbound one is moved as usual */
+	decide_case("0", "0-1", "0", D, TFI_PLACE_DEFAULT, "1");
+	decide_case("0-1", "0-7", "1", D, TFI_PLACE_DEFAULT, "0,2-7");
+	decide_case("1", "0-1", "0", D, TFI_PLACE_ALREADY, "");
+	decide_case("0", "0", "0", D, TFI_PLACE_NO_ROOM, "");
+	decide_case("0-1", "0-1", "0", D, TFI_PLACE_MOVED, "1");
+	/* asked for (--bind-to core): left alone even unbound */
+	decide_case("0", "0-1", "0", C, TFI_PLACE_BOUND, "");
 }
 
 static unsigned int runnable_now, runnable_asked;
@@ -175,7 +191,7 @@ static int
 live_move(const cpu_set_t *all, int engine_cpu)
 {
 	uint64_t m[TRD_VNI_CPU_WORDS] = {0};
-	cpu_set_t now, got, want = *all;
+	cpu_set_t now, wide, got, want = *all;
 	pthread_t before, after;
 	pthread_attr_t attr;
 	enum tfi_place_verdict v;
@@ -186,8 +202,9 @@ live_move(const cpu_set_t *all, int engine_cpu)
 	if (pthread_create(&before, NULL, parked, NULL) != 0)
 		return 2;
 	pthread_barrier_wait(&bar);
-	v = tfi_place_self(m, &now);
+	v = tfi_place_self(m, &now, &wide);
 	CHECK(v == TFI_PLACE_MOVED, "unbound: %s", tfi_place_verdict_name(v));
+	CHECK(CPU_EQUAL(&wide, all), "unbound: may get back %d CPUs", CPU_COUNT(&wide));
 	CHECK(CPU_EQUAL(&now, &want), "unbound: reported %d CPUs", CPU_COUNT(&now));
 	CHECK(sched_getaffinity(0, sizeof(got), &got) == 0 && CPU_EQUAL(&got, &want),
 	      "the caller's mask still has CPU %d (%d CPUs)", engine_cpu, CPU_COUNT(&got));
@@ -211,11 +228,11 @@ static int
 live_stay(const cpu_set_t *start, int engine_cpu, enum tfi_place_verdict want)
 {
 	uint64_t m[TRD_VNI_CPU_WORDS] = {0};
-	cpu_set_t now, got;
+	cpu_set_t now, wide, got;
 	enum tfi_place_verdict v;
 
 	m[engine_cpu / 64] |= UINT64_C(1) << (engine_cpu % 64);
-	v = tfi_place_self(m, &now);
+	v = tfi_place_self(m, &now, &wide);
 	CHECK(v == want, "%s, expected %s", tfi_place_verdict_name(v),
 	      tfi_place_verdict_name(want));
 	CHECK(sched_getaffinity(0, sizeof(got), &got) == 0 && CPU_EQUAL(&got, start),
@@ -309,6 +326,20 @@ adapt_until(const cpu_set_t *want, uint64_t gap_ns, uint64_t max_ns, unsigned in
 	return false;
 }
 
+/* Poll back to back for @p ns, after a gap of 3 us at every 8th poll. */
+static void
+mixed_polls(uint64_t ns)
+{
+	for (uint64_t end = mono_ns() + ns, k = 0; mono_ns() < end; k++) {
+		uint64_t t = mono_ns() + (k % 8 == 0 ? 3000 : 0);
+
+		while (mono_ns() < t)
+			;
+		tfi_place_adapt(runnable_stub);
+		tfi_place_adapt_inside();
+	}
+}
+
 /* Live: moved off the engine's CPU (@p engine_cpu) to the others, a process that computes
  * between its polls gets every CPU back while the host has room, and loses the engine's again
  * when it polls without a break, or when the host is crowded; the time asleep in a blocking
@@ -352,6 +383,23 @@ adapt_case(const cpu_set_t *all, int engine_cpu, enum tfi_place_verdict want)
 	CHECK(tfi_params.cpus == (unsigned int)CPU_COUNT(&narrow) && tfi_params.engine_here == 0,
 	      "yield counts not restored: %u CPUs, engine %d", tfi_params.cpus,
 	      tfi_params.engine_here);
+	/* polling back to back with a short gap at every 8th poll (a reduction, a copy): not
+	 * computing, stays off (a run that ends wide is tried again: a long preemption of this
+	 * VM looks like time away) */
+	runnable_now = 1;
+	{
+		bool narrow_end = false;
+
+		for (int tries = 0; tries < 3 && !narrow_end; tries++) {
+			mixed_polls(4 * (uint64_t)TFI_ADAPT_WINDOW_NS);
+			narrow_end = sched_getaffinity(0, sizeof(got), &got) == 0 &&
+				     CPU_EQUAL(&got, &narrow);
+		}
+		CHECK(narrow_end, "widened while it polled with a short gap at every 8th poll");
+	}
+	/* computing in 3 us steps with a poll after each (MPI_Test in a loop): every CPU */
+	CHECK(adapt_until(all, 3000, 50 * (uint64_t)TFI_ADAPT_WINDOW_NS, runnable_stub),
+	      "not widened while computing in short steps on a quiet host");
 	return failures ? 1 : 0;
 }
 
@@ -407,6 +455,50 @@ launcher_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
 	return live_stay(all, cpu, want);
 }
 
+/* mpirun bound it by its default to the engine's CPU: moved onto every other, and may get
+ * the host back, not the one core */
+static int
+launcher_default_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
+{
+	uint64_t m[TRD_VNI_CPU_WORDS] = {0};
+	cpu_set_t one, now, wide, got, rest = *all;
+	enum tfi_place_verdict v;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	CPU_CLR(cpu, &rest);
+	if (sched_setaffinity(0, sizeof(one), &one) != 0)
+		return 2;
+	setenv("OMPI_MCA_orte_bound_at_launch", "1", 1);
+	m[cpu / 64] |= UINT64_C(1) << (cpu % 64);
+	v = tfi_place_self(m, &now, &wide);
+	CHECK(v == want, "%s, expected %s", tfi_place_verdict_name(v),
+	      tfi_place_verdict_name(want));
+	CHECK(CPU_EQUAL(&now, &rest) && sched_getaffinity(0, sizeof(got), &got) == 0 &&
+		      CPU_EQUAL(&got, &rest),
+	      "mpirun's default: on %d CPUs, want the %d without the engine's", CPU_COUNT(&got),
+	      CPU_COUNT(&rest));
+	CHECK(CPU_EQUAL(&wide, all), "mpirun's default: may get back %d CPUs, want %d",
+	      CPU_COUNT(&wide), CPU_COUNT(all));
+	return failures ? 1 : 0;
+}
+
+/* ... but a binding the user asked mpirun for (--map-by core:PE=1) stays */
+static int
+launcher_asked_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
+{
+	cpu_set_t one;
+
+	(void)all;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one) != 0)
+		return 2;
+	setenv("OMPI_MCA_orte_bound_at_launch", "1", 1);
+	setenv("OMPI_MCA_rmaps_base_mapping_policy", "core:PE=1", 1);
+	return live_stay(&one, cpu, want);
+}
+
 static int
 launcher_none_case(const cpu_set_t *all, int cpu, enum tfi_place_verdict want)
 {
@@ -423,6 +515,11 @@ main(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	unsetenv("OMPI_MCA_hwloc_base_binding_policy");
+	unsetenv("OMPI_MCA_orte_bound_at_launch");
+	unsetenv("OMPI_MCA_hwloc_base_cpu_set");
+	unsetenv("OMPI_MCA_rmaps_base_mapping_policy");
+	unsetenv("OMPI_MCA_rmaps_base_ranking_policy");
+	unsetenv("OMPI_MCA_rmaps_rank_file_path");
 	decisions();
 	yield_decisions();
 	adapt_decisions();
@@ -473,6 +570,10 @@ main(void)
 		 TFI_PLACE_BOUND);
 	in_child("launcher binding policy none: moves", launcher_none_case, &all, first,
 		 TFI_PLACE_MOVED);
+	in_child("mpirun's default binding on the engine's CPU: moves", launcher_default_case, &all,
+		 first, TFI_PLACE_DEFAULT);
+	in_child("a binding asked of mpirun (--map-by core:PE=1): stays", launcher_asked_case, &all,
+		 first, TFI_PLACE_BOUND);
 	in_child("moved: every CPU back while it computes, off the engine's while it polls",
 		 adapt_case, &all, first, TFI_PLACE_MOVED);
 	printf("%s\n", failures ? "FAILED" : "PASS");
