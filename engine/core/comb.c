@@ -7,8 +7,7 @@
  * is there, combines them with the node's own vector in a fixed order (own, then children by
  * rank: the same bits on every run), sends the piece on to the parent or, at the root, down
  * to the children (phase DOWN); an inner node keeps the result's pieces and passes them on.
- * The dimension-ordered trees, the numbering per group, early pieces (COMB_EARLY_MAX) and the
- * checks of every piece (group, tree edge, word, length, job, place, once): the docs' protocol.
+ * Trees, numbering, early pieces and the checks of every piece: the docs' protocol.
  */
 #include <errno.h>
 #include <string.h>
@@ -29,8 +28,7 @@
 #define COMB_RING      64
 #define NO_PARENT      UINT32_MAX
 /* Vectors from this size on keep their buffers for the next collective when they end well:
- * rte_free() zeroes what it frees, which cost a third of the engine's work in a 1 MiB
- * allreduce; small ones are cheap to allocate and free. */
+ * rte_free() zeroes what it frees (a third of a 1 MiB allreduce's work); small ones are cheap. */
 #define COMB_SPARE_MIN ((size_t)64 * 1024)
 /* Buffer bytes a node's early instances (made by neighbours' pieces before the post) may hold
  * at once: one of the largest (a vector, a staging vector per child, two bytes a piece). */
@@ -893,12 +891,13 @@ trd_comb_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 
 /* ---- the application side ---- */
 
-/* Is [@p p, @p p + @p len) in a registered region of @p n, 8-byte aligned? */
+/* Is [@p p, @p p + @p len) in a registered region of @p n, 8-byte aligned? (A handle's are in
+ * its region: the layer that attached it checks them.) */
 static bool
 buf_ok(struct trd_node *n, const void *p, uint32_t len)
 {
-	return p != NULL && ((uintptr_t)p % TRD_COMB_ELEM) == 0 &&
-	       (len == 0 || trd_mr_find(n, p, len, 0) != NULL);
+	return p != NULL && (n->att != NULL || (((uintptr_t)p % TRD_COMB_ELEM) == 0 &&
+						(len == 0 || trd_mr_find(n, p, len, 0) != NULL)));
 }
 
 /* Every tree neighbour reachable over a link that takes a whole piece. */
@@ -928,8 +927,8 @@ trd_comb_post(struct trd_node *n, const struct trd_comb_req *req)
 	bool root, need_src, need_dst;
 	uint64_t posted;
 
-	if (n == NULL || req == NULL || n->att != NULL) /* (a handle of an attached process) */
-		return n == NULL || req == NULL ? -EINVAL : -ENOTSUP;
+	if (n == NULL || req == NULL)
+		return -EINVAL;
 	rq = *req;
 	if (rq.dims == 0)
 		rq.dims = TRD_COMB_TORUS;
@@ -961,6 +960,8 @@ trd_comb_post(struct trd_node *n, const struct trd_comb_req *req)
 		return -EINVAL;
 	if (rq.kind == TRD_COMB_BARRIER)
 		rq.src = rq.dst = NULL;
+	if (n->att != NULL) /* a handle: toroid-node's engine posts it (docs/vni.md) */
+		return n->att->comb_post != NULL ? n->att->comb_post(n, &rq) : -ENOTSUP;
 	comb_tree_of(&n->torus, n->coord, rq.root, rq.dims, &t);
 	if (!tree_links_ok(n, &t))
 		return -EMSGSIZE;
@@ -987,11 +988,10 @@ trd_comb_post(struct trd_node *n, const struct trd_comb_req *req)
 int
 trd_comb_stats(const struct trd_node *n, struct trd_comb_stats *st)
 {
-	const struct trd_comb *c;
+	const struct trd_comb *c = n != NULL ? __atomic_load_n(&n->comb, __ATOMIC_ACQUIRE) : NULL;
 
 	if (n == NULL || st == NULL)
 		return -EINVAL;
-	c = __atomic_load_n(&n->comb, __ATOMIC_ACQUIRE);
 	if (c == NULL)
 		memset(st, 0, sizeof(*st));
 	else

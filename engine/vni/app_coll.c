@@ -108,3 +108,44 @@ trd_vni_barrier(struct trd_vni *v, const struct trd_vni_group *g, int doorbell, 
 {
 	return coll_post(v, g, COLL_BARRIER, 0, 0, NULL, NULL, 0, doorbell, cookie);
 }
+
+int
+vnic_coll_mu(struct trd_vni *v, const struct trd_vni_cctx *c, uint32_t *idx)
+{
+	struct trd_vni_cctx *sc;
+	uint32_t i;
+	int rc = vnic_check_live(v);
+
+	if (rc != 0)
+		return rc;
+	if (v->n_sfree == 0)
+		return -EAGAIN;
+	i = v->sfree[--v->n_sfree];
+	sc = (struct trd_vni_cctx *)(void *)&v->sctx[i];
+	*sc = *c;
+	sc->flags = TRD_VNI_CF_MU;
+	sc->ended = 0;
+	v->sc[i].cookie = 0;
+	v->sc[i].buf = NULL;
+	v->sc[i].peer = v->self;
+	rc = vnic_post(v, TRD_VNI_CMD_COLL, i);
+	if (rc != 0) {
+		v->sfree[v->n_sfree++] = i;
+		return rc;
+	}
+	*idx = i;
+	return 0;
+}
+
+bool
+vnic_coll_mu_ended(struct trd_vni *v, uint32_t idx)
+{
+	const struct trd_vni_cctx *sc = (const struct trd_vni_cctx *)(const void *)&v->sctx[idx];
+
+	if (!__atomic_load_n(&sc->ended, __ATOMIC_ACQUIRE))
+		return false;
+	v->sfree[v->n_sfree++] = idx;
+	if (v->pending > 0)
+		v->pending--;
+	return true;
+}

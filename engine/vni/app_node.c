@@ -16,6 +16,7 @@
 
 #include <rte_errno.h>
 
+#include <toroid/comb.h>
 #include <toroid/toroid.h>
 #include <toroid/vni.h>
 
@@ -196,6 +197,49 @@ an_counter_wait(struct trd_node *n, uint16_t id, uint64_t timeout_us)
 	int k = an_ctr(a, id);
 
 	return k <= 0 ? -EINVAL : trd_vni_counter_wait(a->v, (uint16_t)k, timeout_us);
+}
+
+/* An engine collective (trd_comb_post()), checked by the core but for its buffers: in the
+ * region, posted to the engine of toroid-node, which counts its end on the process's counter.
+ * One of a group at a time: -EBUSY while the last one of that group has not ended. */
+static int
+an_comb_post(struct trd_node *n, const struct trd_comb_req *rq)
+{
+	struct an_node *a = an_of(n);
+	uint64_t len = (uint64_t)rq->count * TRD_COMB_ELEM;
+	unsigned int g = rq->dims & TRD_COMB_TORUS;
+	int k = an_ctr(a, rq->counter);
+	struct trd_vni_cctx c;
+	uint32_t idx;
+	int rc;
+
+	if (k <= 0)
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.src = c.dst = TRD_VNI_COLL_NONE;
+	if ((rq->src != NULL && (an_region_off(a, rq->src, len, &c.src) != 0 || c.src % 8 != 0)) ||
+	    (rq->dst != NULL && (an_region_off(a, rq->dst, len, &c.dst) != 0 || c.dst % 8 != 0)))
+		return -EINVAL;
+	if (a->comb_on[g]) {
+		if (!vnic_coll_mu_ended(a->v, a->comb_idx[g]))
+			return vnic_check_live(a->v) != 0 ? -ECONNRESET : -EBUSY;
+		a->comb_on[g] = false;
+	}
+	c.kind = rq->kind;
+	c.op = rq->op;
+	c.dtype = rq->dtype;
+	c.dims = (uint8_t)g;
+	c.count = rq->count;
+	c.root[0] = rq->root.x;
+	c.root[1] = rq->root.y;
+	c.root[2] = rq->root.z;
+	c.ctr = (uint32_t)k;
+	rc = vnic_coll_mu(a->v, &c, &idx);
+	if (rc == 0) {
+		a->comb_on[g] = true;
+		a->comb_idx[g] = idx;
+	}
+	return rc;
 }
 
 static int
@@ -442,6 +486,7 @@ static const struct trd_attach_ops an_ops = {
 	.eq_poll = an_eq_poll,
 	.eq_stats = an_eq_stats,
 	.doorbell_register = an_eq_doorbell,
+	.comb_post = an_comb_post,
 	.msg_free = an_msg_free,
 	.close = an_close,
 };

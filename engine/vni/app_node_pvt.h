@@ -59,6 +59,9 @@ struct an_node {
 	unsigned int n_trk_free;
 	uint32_t untrack[AN_TRACKS]; /* closed ids the engine is yet to be told of */
 	unsigned int n_untrack;
+	/* engine collectives by group mask: the send context of the last one posted */
+	bool comb_on[8];
+	uint32_t comb_idx[8];
 };
 
 static inline struct an_node *

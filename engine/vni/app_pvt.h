@@ -101,6 +101,11 @@ uint64_t vnic_now_ns(void);
 int vnic_post(struct trd_vni *v, uint32_t op, uint32_t idx);
 /* 0, or -ECONNRESET once the engine stopped serving @p v. */
 int vnic_check_live(const struct trd_vni *v);
+/* app_coll.c: the collective of a handle (trd_comb_post(), TRD_VNI_CF_MU): @p c as the engine
+ * takes it (flags set here), posted in a send context of its own (*idx) that no completion
+ * frees; vnic_coll_mu_ended() tells whether the engine ended it, and then frees the context. */
+int vnic_coll_mu(struct trd_vni *v, const struct trd_vni_cctx *c, uint32_t *idx);
+bool vnic_coll_mu_ended(struct trd_vni *v, uint32_t idx);
 /* Is @p doorbell -1 or a doorbell of @p v? */
 int vnic_db_ok(const struct trd_vni *v, int doorbell);
 /* app_mu.c, reception FIFO @p k: read the messages from ring position *@p at up to @p end

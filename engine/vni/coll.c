@@ -6,7 +6,9 @@
  * trd_comb_post() of this node, counting on a counter of its own; the service watches the
  * counter and writes the one completion. The interface is held (a reference) while the
  * node's engine may still read or write its pool: a process that dies mid-collective leaves
- * its part to finish, without a completion.
+ * its part to finish, without a completion. A handle's collective (TRD_VNI_CF_MU, the
+ * process's trd_comb_post()) has its buffers in the process's region and ends on its own
+ * counter instead: 1 subtracted, or marked failed, and the context marked ended.
  */
 #include <errno.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 
 #include "coll_pvt.h"
 #include "iface_pvt.h"
+#include "mu_pvt.h"
 
 _Static_assert((int)TRD_VNI_COLL_SUM == (int)TRD_COMB_SUM &&
 		       (int)TRD_VNI_COLL_BXOR == (int)TRD_COMB_BXOR &&
@@ -23,16 +26,6 @@ _Static_assert((int)TRD_VNI_COLL_SUM == (int)TRD_COMB_SUM &&
 	       "the library's values are the engine's");
 _Static_assert(TRD_VNI_COLL_MAX_COUNT == TRD_COMB_MAX_LEN / TRD_COMB_ELEM, "largest vector");
 _Static_assert(SVC_N_COLL > TRD_COMB_TORUS, "one slot per group mask");
-
-static void
-coll_cqe(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct trd_vni_cctx *c,
-	 int status, uint32_t len)
-{
-	svc_vif_cqe(s, v, TRD_VNI_CPL_COLL, idx, status, len, 0, v->app, v->proc,
-		    (c->flags & TRD_VNI_F_DOORBELL) != 0 && c->doorbell < v->n_db, c->doorbell, 0,
-		    0);
-	v->sbusy[idx] = 0;
-}
 
 /* A pool range for @p len bytes at offset @p off, 8-byte aligned: its address, or NULL. */
 static uint8_t *
@@ -43,6 +36,39 @@ pool_span(const struct vif *v, uint64_t off, uint64_t len)
 	return v->pool + off;
 }
 
+/* The end of a collective of @p v's send context @p idx: its completion; for a handle's
+ * (CF_MU), the context marked ended and its counter @p pctr (the node's id, 0: none valid)
+ * counted. */
+static void
+coll_end(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct trd_vni_cctx *c,
+	 uint16_t pctr, int status, uint32_t len)
+{
+	if (c->flags & TRD_VNI_CF_MU) {
+		struct trd_vni_cctx *ctx = (struct trd_vni_cctx *)(void *)&v->sctx[idx];
+
+		/* the context first: a process that sees its counter at zero may post the next
+		 * collective of the group at once, and must find this one ended */
+		v->sbusy[idx] = 0;
+		__atomic_store_n(&ctx->ended, 1, __ATOMIC_RELEASE);
+		if (pctr != 0 && status == 0)
+			trd_counter_add(s->node, pctr, -1);
+		else if (pctr != 0)
+			trd_counter_set(s->node, pctr, TRD_COUNTER_FAILED);
+		return;
+	}
+	svc_vif_cqe(s, v, TRD_VNI_CPL_COLL, idx, status, len, 0, v->app, v->proc,
+		    (c->flags & TRD_VNI_F_DOORBELL) != 0 && c->doorbell < v->n_db, c->doorbell, 0,
+		    0);
+	v->sbusy[idx] = 0;
+}
+
+/* A buffer of @p len bytes at offset @p off: of the pool, or of a handle's region (CF_MU). */
+static uint8_t *
+coll_span(const struct vif *v, const struct trd_vni_cctx *c, uint64_t off, uint64_t len)
+{
+	return (c->flags & TRD_VNI_CF_MU) ? svc_mu_span(v, off, len) : pool_span(v, off, len);
+}
+
 void
 svc_cmd_coll(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct trd_vni_cctx *c)
 {
@@ -51,20 +77,27 @@ svc_cmd_coll(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct tr
 	unsigned int dims = c->dims == 0 ? TRD_COMB_TORUS : c->dims;
 	uint64_t len = (uint64_t)c->count * TRD_COMB_ELEM;
 	bool root, want_src, want_dst;
-	uint16_t ctr;
+	uint16_t ctr, pctr = 0;
 	int rc;
 
 	ST(s, COLLS)++;
-	if ((c->flags & ~TRD_VNI_F_DOORBELL) || dims > TRD_COMB_TORUS ||
+	/* a handle's: on one of its own counters, no doorbell */
+	if ((c->flags & TRD_VNI_CF_MU) &&
+	    ((c->flags & TRD_VNI_F_DOORBELL) || (pctr = svc_mu_ctr(v, c->ctr)) == 0)) {
+		ST(s, BAD_CMDS)++;
+		coll_end(s, v, idx, c, 0, -EINVAL, 0);
+		return;
+	}
+	if ((c->flags & ~(TRD_VNI_F_DOORBELL | TRD_VNI_CF_MU)) || dims > TRD_COMB_TORUS ||
 	    ((c->flags & TRD_VNI_F_DOORBELL) && c->doorbell >= v->n_db) ||
 	    c->kind < TRD_COMB_ALLREDUCE || c->kind > TRD_COMB_BARRIER) {
 		ST(s, BAD_CMDS)++;
-		coll_cqe(s, v, idx, c, -EINVAL, 0);
+		coll_end(s, v, idx, c, pctr, -EINVAL, 0);
 		return;
 	}
 	if (c->count > TRD_VNI_COLL_MAX_COUNT) {
 		ST(s, BAD_CMDS)++;
-		coll_cqe(s, v, idx, c, -EMSGSIZE, 0);
+		coll_end(s, v, idx, c, pctr, -EMSGSIZE, 0);
 		return;
 	}
 	memset(&rq, 0, sizeof(rq));
@@ -83,24 +116,24 @@ svc_cmd_coll(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct tr
 		   (c->kind == TRD_COMB_BCAST && root);
 	want_dst = c->kind == TRD_COMB_ALLREDUCE || (c->kind == TRD_COMB_REDUCE && root) ||
 		   (c->kind == TRD_COMB_BCAST && !root);
-	if (want_src && (rq.src = pool_span(v, c->src, len)) == NULL) {
+	if (want_src && (rq.src = coll_span(v, c, c->src, len)) == NULL) {
 		ST(s, BAD_CMDS)++;
-		coll_cqe(s, v, idx, c, -EINVAL, 0);
+		coll_end(s, v, idx, c, pctr, -EINVAL, 0);
 		return;
 	}
-	if (want_dst && (rq.dst = pool_span(v, c->dst, len)) == NULL) {
+	if (want_dst && (rq.dst = coll_span(v, c, c->dst, len)) == NULL) {
 		ST(s, BAD_CMDS)++;
-		coll_cqe(s, v, idx, c, -EINVAL, 0);
+		coll_end(s, v, idx, c, pctr, -EINVAL, 0);
 		return;
 	}
 	k = &s->colls[dims];
 	if (k->vif != NULL) {
 		ST(s, COLL_BUSY)++;
-		coll_cqe(s, v, idx, c, -EBUSY, 0);
+		coll_end(s, v, idx, c, pctr, -EBUSY, 0);
 		return;
 	}
 	if (trd_counter_alloc(s->node, &ctr) != 0) {
-		coll_cqe(s, v, idx, c, -ENOBUFS, 0);
+		coll_end(s, v, idx, c, pctr, -ENOBUFS, 0);
 		return;
 	}
 	trd_counter_set(s->node, ctr, 1);
@@ -111,7 +144,7 @@ svc_cmd_coll(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct tr
 		trd_counter_free(s->node, ctr);
 		if (rc == -EINVAL || rc == -EMSGSIZE)
 			ST(s, BAD_CMDS)++;
-		coll_cqe(s, v, idx, c, rc, 0);
+		coll_end(s, v, idx, c, pctr, rc, 0);
 		return;
 	}
 	k->vif = v;
@@ -120,6 +153,7 @@ svc_cmd_coll(struct trd_vni_svc *s, struct vif *v, uint32_t idx, const struct tr
 	k->len = (uint32_t)len;
 	k->flags = c->flags;
 	k->doorbell = c->doorbell;
+	k->pctr = pctr;
 	v->refs++; /* its pool stays mapped while the engine may use it */
 	s->n_colls++;
 }
@@ -152,7 +186,7 @@ svc_colls_poll(struct trd_vni_svc *s)
 		else
 			ST(s, COLL_FAILED)++;
 		if (!v->dead)
-			coll_cqe(s, v, k->idx, &c, st, st == 0 ? k->len : 0);
+			coll_end(s, v, k->idx, &c, k->pctr, st, st == 0 ? k->len : 0);
 		k->vif = NULL;
 		s->n_colls--;
 		v->refs--;

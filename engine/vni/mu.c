@@ -328,6 +328,27 @@ svc_mu_mr_reg(struct trd_vni_svc *s, struct vif *v, uint64_t off, uint64_t len, 
 	return 0;
 }
 
+uint8_t *
+svc_mu_span(const struct vif *v, uint64_t off, uint64_t len)
+{
+	const struct vmu *m = v->mu;
+
+	if (m == NULL || m->mr == NULL || v->dead || off > m->region_len ||
+	    len > m->region_len - off || off % 8 != 0)
+		return NULL;
+	return v->base + m->region_off + off;
+}
+
+uint16_t
+svc_mu_ctr(const struct vif *v, uint32_t k)
+{
+	const struct vmu *m = v->mu;
+
+	if (m == NULL || m->ctr_base == 0 || k == 0 || k >= TRD_COUNTER_BLOCK)
+		return 0;
+	return (uint16_t)(m->ctr_base + k);
+}
+
 int
 svc_mu_mr_dereg(struct vif *v, uint64_t key)
 {

@@ -25,6 +25,11 @@ void svc_mu_free(struct trd_vni_svc *s, struct vif *v);
  * its key. @return 0, -EINVAL, -EFAULT (not within), -ENOSPC, -ENOENT (no region). */
 int svc_mu_mr_reg(struct trd_vni_svc *s, struct vif *v, uint64_t off, uint64_t len, uint32_t access,
 		  uint64_t *key);
+/* The engine's address of [off, off + len) of @p v's region, 8-byte aligned, or NULL (not
+ * within, no region, a dead process). */
+uint8_t *svc_mu_span(const struct vif *v, uint64_t off, uint64_t len);
+/* The node's id of @p v's counter number @p k (1 .. TRD_COUNTER_BLOCK - 1), or 0. */
+uint16_t svc_mu_ctr(const struct vif *v, uint32_t k);
 /* Deregister the part of key @p key. @return 0 or -ENOENT. */
 int svc_mu_mr_dereg(struct vif *v, uint64_t key);
 /* One round over the interfaces: a dead or broken one's FIFOs stopped, a dead one released

@@ -300,6 +300,7 @@ struct vcoll {
 	struct vif *vif; /* NULL: free; else held by a reference */
 	uint32_t idx;    /* its send context */
 	uint16_t ctr;    /* the node's counter that trd_comb_post() counts on */
+	uint16_t pctr;   /* a handle's (TRD_VNI_CF_MU): the process's counter, the node's id */
 	uint32_t len, flags, doorbell;
 };
 

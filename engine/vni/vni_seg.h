@@ -305,15 +305,21 @@ struct trd_vni_actx {
  * TRD_VNI_COLL_NONE where the collective has none. kind, op and dtype take the values of
  * enum trd_comb_kind, trd_comb_op and trd_comb_dtype (<toroid/wire.h>). */
 #define TRD_VNI_COLL_NONE UINT64_MAX
+/* The collective of a handle of trd_node_attach() (trd_comb_post(), docs/vni.md "One API"):
+ * src and dst are offsets in the process's messaging-unit region, the end is told by its
+ * counter ctr (its own number, 1 .. TRD_COUNTER_BLOCK - 1: 1 is subtracted, or it is marked
+ * failed), and no completion is written: the engine sets ended to 1 once it counted, and
+ * the context is the library's again. */
+#define TRD_VNI_CF_MU 0x10000
 struct trd_vni_cctx {
-	uint32_t flags; /* F_DOORBELL only */
+	uint32_t flags; /* F_DOORBELL, or CF_MU */
 	uint8_t kind, op, dtype, dims;
 	uint32_t count;  /* elements of 8 bytes */
 	uint8_t root[3]; /* x, y, z */
-	uint8_t rsvd0;
+	uint8_t ended;   /* CF_MU: written 1 by the engine at the end */
 	uint64_t src, dst;
 	uint32_t doorbell;
-	uint32_t rsvd1;
+	uint32_t ctr; /* CF_MU: the process's counter */
 	uint8_t pad[24];
 };
 

@@ -75,6 +75,13 @@ struct trd_comb_req {
  * has not ended here, even if later ones did: wait for it); -ENOBUFS (no room to post: try
  * again). A post that finds no memory for its buffers in the engine fails its counter, and
  * the collective fails on the whole group.
+ *
+ * On a handle of trd_node_attach() (docs/vni.md, "Collectives"): the buffers lie in the
+ * process's region (trd_mem_alloc(); else -EINVAL), the engine of toroid-node posts the part
+ * and counts the end on @c counter as here; -EBUSY while the handle's last collective of the
+ * group has not ended (one in flight per group); -ECONNRESET once the engine is gone; what
+ * the engine refuses later (another process's collective of the group in flight there, no
+ * room) fails the counter.
  */
 int trd_comb_post(struct trd_node *node, const struct trd_comb_req *req);
 
@@ -88,7 +95,8 @@ struct trd_comb_stats {
 	uint64_t early;     /**< pieces that came before this node's post (kept) */
 };
 
-/** A node's engine-collective statistics. @return 0 or -EINVAL. */
+/** A node's engine-collective statistics (zeros on a handle of trd_node_attach(): the
+ *  engine's are toroid-node's). @return 0 or -EINVAL. */
 int trd_comb_stats(const struct trd_node *node, struct trd_comb_stats *st);
 
 #ifdef __cplusplus

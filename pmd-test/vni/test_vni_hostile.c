@@ -1126,6 +1126,36 @@ hostile_app(void *arg)
 				return 26;
 		}
 	}
+	/* a handle's collective (TRD_VNI_CF_MU, its end told on a counter of its own) from an
+	 * interface without messaging-unit objects: no counter of its to count on, so the engine
+	 * only marks the context ended, and writes no completion (the next one seen is the
+	 * next command's) */
+	{
+		struct trd_vni_cctx *x = (struct trd_vni_cctx *)(void *)&r.sctx[7];
+		uint64_t deadline = trd_time_us() + 3000000;
+
+		memset(x, 0, sizeof(*x));
+		x->flags = TRD_VNI_CF_MU;
+		x->kind = 1;
+		x->op = 1;
+		x->dtype = 1;
+		x->count = 4;
+		x->ctr = 1;
+		x->dst = 64;
+		raw_post(&r, TRD_VNI_CMD_COLL, 7);
+		while (!__atomic_load_n(&x->ended, __ATOMIC_ACQUIRE)) {
+			if (trd_time_us() > deadline)
+				return 27;
+			usleep(100);
+		}
+		x = (struct trd_vni_cctx *)(void *)&r.sctx[6];
+		memset(x, 0, sizeof(*x));
+		x->kind = 9;
+		raw_post(&r, TRD_VNI_CMD_COLL, 6);
+		if (raw_cpl(&r, &e) != 0 || e.kind != TRD_VNI_CPL_COLL || e.idx != 6 ||
+		    e.status != -EINVAL)
+			return 28;
+	}
 	/* a producer index a million ahead: the engine closes the interface */
 	r.cmdq->prod.tail += 1u << 20;
 	{
@@ -1315,8 +1345,8 @@ test_cmds(void)
 
 	rc = reap_child(spawn(hostile_app, NULL), WAIT_US);
 	T_ASSERT(rc == 0, "the hostile application saw the engine misbehave (%d)", rc);
-	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_CMDS), bad0 + 21);
-	T_EQ(stat_of(TRD_VNI_SVC_STAT_COLLS), 6);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_BAD_CMDS), bad0 + 23);
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_COLLS), 8);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_COLL_DONE), 0);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_CMA_BAD), 2);
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_CMA_REFUSED), 0);

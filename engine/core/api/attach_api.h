@@ -15,6 +15,8 @@
 
 #include <toroid/toroid.h>
 
+struct trd_comb_req;
+
 struct trd_attach_ops {
 	/* descriptors as trd_inject_bulk() takes them, for the process's FIFO @p fifo */
 	int (*inject)(struct trd_node *n, unsigned int fifo, const struct trd_desc *d,
@@ -50,6 +52,10 @@ struct trd_attach_ops {
 	 * (TRD_EV_DOORBELL): its key */
 	int (*doorbell_register)(struct trd_node *n, void *addr, size_t len, void *q,
 				 uint64_t *key);
+	/* an engine collective (trd_comb_post()), checked by the core but for its buffers
+	 * (kind, op, type, group, root, count, counter, overlap): the attaching layer's to
+	 * check the buffers and post */
+	int (*comb_post)(struct trd_node *n, const struct trd_comb_req *req);
 	/* a message rfifo_poll() or rfifo_wait() gave (its fifo field an id >= 128) */
 	void (*msg_free)(struct trd_msg *msg);
 	/* detach: after it the handle's memory goes */
