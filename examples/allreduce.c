@@ -52,9 +52,9 @@ main(int argc, char **argv)
 			.kind = TRD_COMB_ALLREDUCE,
 			.op = TRD_COMB_SUM,
 			.dtype = TRD_COMB_DOUBLE,
-			.dims = TRD_COMB_TORUS,  /* the group: the whole torus */
-			.root = {0, 0, 0},       /* the same on every node */
-			.counter = ctr[r],       /* 1 is subtracted at the end */
+			.dims = TRD_COMB_TORUS, /* the group: the whole torus */
+			.root = {0, 0, 0},      /* the same on every node */
+			.counter = ctr[r],      /* 1 is subtracted at the end */
 			.count = COUNT,
 			.src = src[r],
 			.dst = dst[r],

@@ -29,13 +29,37 @@ pool_off(const struct trd_vni *v, const void *p, uint64_t *off)
 	return 0;
 }
 
+/* Queue collective @p c in a free send context (its index in *@p idx if not NULL): 0, -EAGAIN,
+ * -ECONNRESET. */
+static int
+coll_queue(struct trd_vni *v, const struct trd_vni_cctx *c, uint64_t cookie, void *dst,
+	   uint32_t *idx)
+{
+	uint32_t i;
+	int rc = vnic_check_live(v);
+
+	if (rc != 0)
+		return rc;
+	if (v->n_sfree == 0)
+		return -EAGAIN;
+	i = v->sfree[--v->n_sfree];
+	*(struct trd_vni_cctx *)(void *)&v->sctx[i] = *c;
+	v->sc[i].cookie = cookie;
+	v->sc[i].buf = dst;
+	v->sc[i].peer = v->self;
+	rc = vnic_post(v, TRD_VNI_CMD_COLL, i);
+	if (rc != 0)
+		v->sfree[v->n_sfree++] = i;
+	else if (idx != NULL)
+		*idx = i;
+	return rc;
+}
+
 static int
 coll_post(struct trd_vni *v, const struct trd_vni_group *g, uint8_t kind, int op, int type,
 	  const void *src, void *dst, size_t count, int doorbell, uint64_t cookie)
 {
-	struct trd_vni_cctx c, *sc;
-	uint32_t idx;
-	int rc;
+	struct trd_vni_cctx c;
 
 	if (v == NULL || !vnic_db_ok(v, doorbell) || (g != NULL && g->dims > 7))
 		return -EINVAL;
@@ -57,21 +81,7 @@ coll_post(struct trd_vni *v, const struct trd_vni_group *g, uint8_t kind, int op
 		c.flags = TRD_VNI_F_DOORBELL;
 		c.doorbell = (uint32_t)doorbell;
 	}
-	rc = vnic_check_live(v);
-	if (rc != 0)
-		return rc;
-	if (v->n_sfree == 0)
-		return -EAGAIN;
-	idx = v->sfree[--v->n_sfree];
-	sc = (struct trd_vni_cctx *)(void *)&v->sctx[idx];
-	*sc = c;
-	v->sc[idx].cookie = cookie;
-	v->sc[idx].buf = dst;
-	v->sc[idx].peer = v->self;
-	rc = vnic_post(v, TRD_VNI_CMD_COLL, idx);
-	if (rc != 0)
-		v->sfree[v->n_sfree++] = idx;
-	return rc;
+	return coll_queue(v, &c, cookie, dst, NULL);
 }
 
 int
@@ -112,29 +122,11 @@ trd_vni_barrier(struct trd_vni *v, const struct trd_vni_group *g, int doorbell, 
 int
 vnic_coll_mu(struct trd_vni *v, const struct trd_vni_cctx *c, uint32_t *idx)
 {
-	struct trd_vni_cctx *sc;
-	uint32_t i;
-	int rc = vnic_check_live(v);
+	struct trd_vni_cctx m = *c;
 
-	if (rc != 0)
-		return rc;
-	if (v->n_sfree == 0)
-		return -EAGAIN;
-	i = v->sfree[--v->n_sfree];
-	sc = (struct trd_vni_cctx *)(void *)&v->sctx[i];
-	*sc = *c;
-	sc->flags = TRD_VNI_CF_MU;
-	sc->ended = 0;
-	v->sc[i].cookie = 0;
-	v->sc[i].buf = NULL;
-	v->sc[i].peer = v->self;
-	rc = vnic_post(v, TRD_VNI_CMD_COLL, i);
-	if (rc != 0) {
-		v->sfree[v->n_sfree++] = i;
-		return rc;
-	}
-	*idx = i;
-	return 0;
+	m.flags = TRD_VNI_CF_MU;
+	m.ended = 0;
+	return coll_queue(v, &m, 0, NULL, idx);
 }
 
 bool

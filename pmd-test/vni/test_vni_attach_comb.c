@@ -148,8 +148,7 @@ t_busy(void)
 	rc = trd_comb_post(h[0], &bar);
 	CHECK(rc == -EBUSY, "second barrier of the group before the first ended: %d", rc);
 	/* another group at the same time: its own slot */
-	CHECK(trd_counter_alloc(h[0], &c2) == 0 && trd_counter_set(h[0], c2, 1) == 0,
-	      "counter");
+	CHECK(trd_counter_alloc(h[0], &c2) == 0 && trd_counter_set(h[0], c2, 1) == 0, "counter");
 	line.counter = c2;
 	CHECK(trd_comb_post(h[0], &line) == 0, "a barrier of another group (dims 1)");
 	for (unsigned int r = 1; r < N; r++)
