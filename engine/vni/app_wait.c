@@ -48,7 +48,10 @@ trd_vni_pending(const struct trd_vni *v)
 int
 vnic_wait(struct trd_vni *v, const struct vnic_waiter *w, int timeout_ms)
 {
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : vnic_now_ms() + (uint64_t)timeout_ms;
+	/* in nanoseconds, the sleep rounded up: a wait never ends before its timeout (a deadline
+	 * in whole milliseconds ended up to 1 ms early) */
+	uint64_t deadline =
+		timeout_ms < 0 ? UINT64_MAX : vnic_now_ns() + (uint64_t)timeout_ms * 1000000u;
 	uint64_t spin_end;
 
 	/* Poll a little before sleeping: a process woken from a sleep waits for the kernel to
@@ -74,7 +77,7 @@ vnic_wait(struct trd_vni *v, const struct vnic_waiter *w, int timeout_ms)
 		if (spin_end != 0) {
 			uint64_t t0 = vnic_now_ns();
 
-			if (t0 < spin_end && vnic_now_ms() < deadline) {
+			if (t0 < spin_end && t0 < deadline) {
 				sched_yield();
 				/* Other processes want this CPU: the yield ran one of them for a
 				 * whole time slice. A yielding process waits behind them for its
@@ -94,10 +97,10 @@ vnic_wait(struct trd_vni *v, const struct vnic_waiter *w, int timeout_ms)
 		__atomic_store_n(w->armed, 1, __ATOMIC_SEQ_CST);
 		if (w->busy(v, w->arg))
 			continue;
-		t = vnic_now_ms();
+		t = vnic_now_ns();
 		if (t >= deadline)
 			return -ETIMEDOUT;
-		wait_ms = deadline == UINT64_MAX ? -1 : (int)(deadline - t);
+		wait_ms = deadline == UINT64_MAX ? -1 : (int)((deadline - t + 999999u) / 1000000u);
 		pf[0].fd = w->fd;
 		pf[0].events = POLLIN;
 		pf[1].fd = v->sock;
