@@ -124,9 +124,15 @@ vnic_coll_mu(struct trd_vni *v, const struct trd_vni_cctx *c, uint32_t *idx)
 {
 	struct trd_vni_cctx m = *c;
 
+	int rc;
+
 	m.flags = TRD_VNI_CF_MU;
 	m.ended = 0;
-	return coll_queue(v, &m, 0, NULL, idx);
+	rc = coll_queue(v, &m, 0, NULL, idx);
+	/* no completion comes for it: not pending (trd_vni_pending()) */
+	if (rc == 0 && v->pending > 0)
+		v->pending--;
+	return rc;
 }
 
 bool
@@ -137,7 +143,5 @@ vnic_coll_mu_ended(struct trd_vni *v, uint32_t idx)
 	if (!__atomic_load_n(&sc->ended, __ATOMIC_ACQUIRE))
 		return false;
 	v->sfree[v->n_sfree++] = idx;
-	if (v->pending > 0)
-		v->pending--;
 	return true;
 }

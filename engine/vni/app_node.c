@@ -190,13 +190,27 @@ an_inject(struct trd_node *n, unsigned int fifo, const struct trd_desc *d, unsig
 	return trd_vni_inject(a->v, fifo, c, nd);
 }
 
+/* The send contexts of the handle's ended collectives, whatever their group, back to the
+ * interface (they hold no completion to free them). */
+static void
+an_comb_reclaim(struct an_node *a)
+{
+	for (unsigned int i = 0; i < RTE_DIM(a->comb_on); i++)
+		if (a->comb_on[i] && vnic_coll_mu_ended(a->v, a->comb_idx[i]))
+			a->comb_on[i] = false;
+}
+
 static int
 an_counter_wait(struct trd_node *n, uint16_t id, uint64_t timeout_us)
 {
 	struct an_node *a = an_of(n);
-	int k = an_ctr(a, id);
+	int k = an_ctr(a, id), rc;
 
-	return k <= 0 ? -EINVAL : trd_vni_counter_wait(a->v, (uint16_t)k, timeout_us);
+	if (k <= 0)
+		return -EINVAL;
+	rc = trd_vni_counter_wait(a->v, (uint16_t)k, timeout_us);
+	an_comb_reclaim(a);
+	return rc;
 }
 
 /* An engine collective (trd_comb_post()), checked by the core but for its buffers: in the
@@ -220,11 +234,9 @@ an_comb_post(struct trd_node *n, const struct trd_comb_req *rq)
 	if ((rq->src != NULL && (an_region_off(a, rq->src, len, &c.src) != 0 || c.src % 8 != 0)) ||
 	    (rq->dst != NULL && (an_region_off(a, rq->dst, len, &c.dst) != 0 || c.dst % 8 != 0)))
 		return -EINVAL;
-	if (a->comb_on[g]) {
-		if (!vnic_coll_mu_ended(a->v, a->comb_idx[g]))
-			return vnic_check_live(a->v) != 0 ? -ECONNRESET : -EBUSY;
-		a->comb_on[g] = false;
-	}
+	an_comb_reclaim(a);
+	if (a->comb_on[g])
+		return vnic_check_live(a->v) != 0 ? -ECONNRESET : -EBUSY;
 	c.kind = rq->kind;
 	c.op = rq->op;
 	c.dtype = rq->dtype;

@@ -308,8 +308,8 @@ struct trd_vni_actx {
 /* The collective of a handle of trd_node_attach() (trd_comb_post(), docs/vni.md "One API"):
  * src and dst are offsets in the process's messaging-unit region, the end is told by its
  * counter ctr (its own number, 1 .. TRD_COUNTER_BLOCK - 1: 1 is subtracted, or it is marked
- * failed), and no completion is written: the engine sets ended to 1 once it counted, and
- * the context is the library's again. */
+ * failed), and no completion is written: the engine sets ended to 1, then counts; the context
+ * is the library's again once ended. */
 #define TRD_VNI_CF_MU 0x10000
 struct trd_vni_cctx {
 	uint32_t flags; /* F_DOORBELL, or CF_MU */

@@ -79,9 +79,10 @@ struct trd_comb_req {
  * On a handle of trd_node_attach() (docs/vni.md, "Collectives"): the buffers lie in the
  * process's region (trd_mem_alloc(); else -EINVAL), the engine of toroid-node posts the part
  * and counts the end on @c counter as here; -EBUSY while the handle's last collective of the
- * group has not ended (one in flight per group); -ECONNRESET once the engine is gone; what
- * the engine refuses later (another process's collective of the group in flight there, no
- * room) fails the counter.
+ * group has not ended (one in flight per group); -EAGAIN (no free send context or command
+ * slot: post again); -ECONNRESET once the engine stopped. What the engine refuses when it
+ * takes the command (another collective of the group in flight on that node, no room) fails
+ * the counter of this node alone, posting nothing: post the same collective again.
  */
 int trd_comb_post(struct trd_node *node, const struct trd_comb_req *req);
 

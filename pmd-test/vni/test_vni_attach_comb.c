@@ -169,8 +169,12 @@ t_busy(void)
 			break;
 	}
 	trd_counter_free(h[0], c2);
+	/* no completion comes for a handle's collective: none counts as pending */
+	for (unsigned int r = 0; r < N; r++)
+		CHECK(trd_vni_pending(trd_node_vni(h[r])) == 0, "node %u: %u pending", r,
+		      trd_vni_pending(trd_node_vni(h[r])));
 	printf("busy: a second barrier of the group -EBUSY, another group's accepted, 50 "
-	       "barriers each posted right after the last wait\n");
+	       "barriers each posted right after the last wait, none left pending\n");
 }
 
 static void
