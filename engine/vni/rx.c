@@ -23,6 +23,30 @@
 #include "vmem_pvt.h"
 
 /* ------------------------------------------------------------------------------------------ */
+/* The first unexpected message of @p v that receive @p r matches, in arrival order. */
+static struct vrx *
+uq_find(struct trd_vni_svc *s, struct vif *v, const struct vrecv *r)
+{
+	struct vrx *x;
+
+	if (r->src_app != TRD_VNI_ANY && r->src_proc != TRD_VNI_ANY) {
+		TAILQ_FOREACH(x, svc_uq_list(v, r->src_app, r->src_proc), us)
+		{
+			ST(s, MATCH_WALKED)++;
+			if (svc_recv_match(r, x->src_app, x->src_proc, x->tag))
+				return x;
+		}
+		return NULL;
+	}
+	TAILQ_FOREACH(x, &v->uq, uq)
+	{
+		ST(s, MATCH_WALKED)++;
+		if (svc_recv_match(r, x->src_app, x->src_proc, x->tag))
+			return x;
+	}
+	return NULL;
+}
+
 /* posted receives */
 
 static struct vrecv *
@@ -144,8 +168,7 @@ rx_local_stage(struct trd_vni_svc *s, const struct vif *v, struct vif *dv, uint6
 	ST(s, COPY_STAGE_IN) += len;
 	ST(s, LOCAL_DIRECT)++;
 	x->state = RX_STAGED;
-	TAILQ_INSERT_TAIL(&dv->uq, x, uq);
-	x->in_uq = true;
+	svc_uq_add(dv, x);
 	ST(s, STAGED)++;
 	ST(s, STAGED_BYTES) += len;
 	return true;
@@ -209,8 +232,7 @@ accept_hdr(struct trd_vni_svc *s, struct vif *v, struct vrx *x, struct trd_coord
 	v->n_hdr++;
 	ST(s, HDR_HELD)++;
 	ST(s, HDR_ONLY)++;
-	TAILQ_INSERT_TAIL(&v->uq, x, uq);
-	x->in_uq = true;
+	svc_uq_add(v, x);
 	svc_rep_hdr(&r, TRD_VW_ACK, h, 0);
 	if (h->type == TRD_VW_EAGER)
 		r.flags = TRD_VW_F_HDR;
@@ -276,8 +298,7 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 		memcpy(s->stage_mem + off, data, h->len);
 	ST(s, COPY_STAGE_IN) += h->len;
 	x->state = RX_STAGED;
-	TAILQ_INSERT_TAIL(&v->uq, x, uq);
-	x->in_uq = true;
+	svc_uq_add(v, x);
 	ST(s, STAGED)++;
 	ST(s, STAGED_BYTES) += h->len;
 	svc_rep_hdr(&r, TRD_VW_ACK, h, 0);
@@ -390,8 +411,7 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 			return false;
 		}
 		svc_rx_stage_at(s, x, off);
-		TAILQ_INSERT_TAIL(&v->uq, x, uq);
-		x->in_uq = true;
+		svc_uq_add(v, x);
 	}
 	if (hn != NULL)
 		hn->used = false;
@@ -615,8 +635,7 @@ probe_claim(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, struct vrx *x
 
 	ST(s, PROBES)++;
 	if (x != NULL) {
-		TAILQ_REMOVE(&v->uq, x, uq);
-		x->in_uq = false;
+		svc_uq_del(v, x);
 	} else {
 		for (unsigned int i = 0; i < SVC_N_HINTS && x == NULL; i++) {
 			struct vhint *hn = &s->hints[i];
@@ -797,9 +816,7 @@ svc_rx_post(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 		return;
 	}
 	/* a message that came first */
-	TAILQ_FOREACH(x, &v->uq, uq)
-	if (svc_recv_match(r, x->src_app, x->src_proc, x->tag))
-		break;
+	x = uq_find(s, v, r);
 	if (c.flags & TRD_VNI_RF_PROBE) {
 		if (c.flags & (TRD_VNI_RF_CLAIM | TRD_VNI_RF_DISCARD))
 			probe_claim(s, v, r, x);
@@ -809,8 +826,7 @@ svc_rx_post(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 	}
 	if (x != NULL) {
 		ST(s, LATE_MATCHES)++;
-		TAILQ_REMOVE(&v->uq, x, uq);
-		x->in_uq = false;
+		svc_uq_del(v, x);
 		rx_deliver(s, v, r, x);
 		return;
 	}

@@ -96,10 +96,8 @@ svc_rx_release(struct trd_vni_svc *s, struct vrx *x)
 	freed = stage_free(s, x);
 	if (x->recv != NULL && x->recv->cma == x)
 		x->recv->cma = NULL; /* its CMA answer, when it comes, finds nothing to do */
-	if (x->in_uq) {
-		TAILQ_REMOVE(&v->uq, x, uq);
-		x->in_uq = false;
-	}
+	if (x->in_uq)
+		svc_uq_del(v, x);
 	TAILQ_REMOVE(&s->rx_active, x, aq);
 	x->state = RX_FREE;
 	x->gen = (uint16_t)((x->gen + 1) & SVC_RX_GEN_MASK);

@@ -59,6 +59,7 @@ extern int trd_vni_logtype;
 #define SVC_RX_GEN_MASK         (UINT32_MAX >> SVC_RX_IDX_BITS)
 #define SVC_RX_MAX              SVC_RX_IDX_MASK /* default and max rx_max: index 1..2^20-1 */
 #define SVC_N_HINTS             64
+#define SVC_UQ_BITS             6   /* an interface's unexpected messages by source: 64 lists */
 #define SVC_N_CONNS             256 /* default: connections not yet registered, all peers */
 #define SVC_MAX_CONNS           4096
 #define SVC_CONNS_PER_PID       4 /* ... of one process */
@@ -199,6 +200,7 @@ struct vrx {
 	int64_t soff; /* staging offset, or -1 */
 	uint64_t rkey, roff;
 	TAILQ_ENTRY(vrx) uq; /* vif's unexpected messages, arrival order */
+	TAILQ_ENTRY(vrx) us; /* ... and those of its source's list (vif.uqs), arrival order */
 	TAILQ_ENTRY(vrx) aq; /* service's active grants and staged messages */
 	TAILQ_ENTRY(vrx) hq; /* hdr: its vif's messages held as their header only */
 };
@@ -276,6 +278,7 @@ struct vif {
 	struct vtx_list rq, txs;
 	struct vrecv_list posted;
 	struct vrx_list uq;
+	struct vrx_list uqs[1u << SVC_UQ_BITS]; /* uq again, by hash of the source (rx_pvt.h) */
 	struct vrx_list hdrs; /* messages held as their header only, oldest first (rx_grant.c) */
 	TAILQ_ENTRY(vif) rr;
 	bool in_rr, wake;

@@ -121,6 +121,7 @@ struct trd_vni_svc_conf {
 	X(STAGED, "staged")   /* messages held before their receive */                             \
 	X(STAGED_BYTES, "staged_bytes")                                                            \
 	X(LATE_MATCHES, "late_matches") /* receives that found their message staged */             \
+	X(MATCH_WALKED, "match_walked") /* unexpected messages receives and probes looked at */    \
 	X(STAGING_USED, "staging_used") /* bytes of staging in use now */                          \
 	X(STAGING_HWM, "staging_hwm")   /* most staging bytes in use at once */                    \
 	X(STAGING_MAX, "staging_max")   /* the staging bound */                                    \
