@@ -309,9 +309,9 @@ tfi_place_adapt(unsigned int (*runnable)(void))
 		uint64_t given = __atomic_exchange_n(&adapt.given, 0, __ATOMIC_RELAXED);
 		uint64_t window = now - adapt.start;
 
-		/* computing in short steps, a poll after each (MPI_Test in a loop): most polls
-		 * come after a step; a program that waits polls back to back between its few
-		 * (a reduction, a copy) */
+		/* computing in short steps, a poll after each (MPI_Test in a loop): a quarter of
+		 * the polls or more come after a step; a program that waits polls back to back
+		 * between its few (a reduction, a copy) */
 		if (polls >= TFI_STEP_POLLS && steps * 4 >= polls)
 			away += brief;
 		/* the time a yield gave a peer on this CPU is neither computing nor waiting here */

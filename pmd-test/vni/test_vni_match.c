@@ -135,9 +135,10 @@ recv_one(struct trd_vni *v, uint32_t src, uint64_t tag, bool any_tag, uint64_t w
 		return -1;
 	rc = wait_one(v, &c);
 	got = *rbuf;
-	if (rc != 0 || c.kind != TRD_VNI_CPL_RECV || c.len != sizeof(got) ||
-	    got != want || c.tag != want_tag || c.peer.proc != want_proc) {
-		fprintf(stderr, "receive from %d tag %llu: got %llu (tag %llu from %u), want %llu\n",
+	if (rc != 0 || c.kind != TRD_VNI_CPL_RECV || c.len != sizeof(got) || got != want ||
+	    c.tag != want_tag || c.peer.proc != want_proc) {
+		fprintf(stderr,
+			"receive from %d tag %llu: got %llu (tag %llu from %u), want %llu\n",
 			(int)src, (unsigned long long)tag, (unsigned long long)got,
 			(unsigned long long)c.tag, c.peer.proc, (unsigned long long)want);
 		return -1;
