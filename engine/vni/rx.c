@@ -49,17 +49,62 @@ uq_find(struct trd_vni_svc *s, struct vif *v, const struct vrecv *r)
 
 /* posted receives */
 
-static struct vrecv *
-posted_take(struct vif *v, uint32_t app, uint32_t proc, uint64_t tag)
+/* Receive @p r of @p v posted: after all others. */
+static void
+posted_add(struct vif *v, struct vrecv *r)
 {
-	struct vrecv *r;
+	r->pseq = ++v->post_seq;
+	TAILQ_INSERT_TAIL(&v->posted, r, q);
+	TAILQ_INSERT_TAIL(svc_posted_list(v, r), r, pq);
+}
 
-	TAILQ_FOREACH(r, &v->posted, q)
-	if (svc_recv_match(r, app, proc, tag)) {
-		TAILQ_REMOVE(&v->posted, r, q);
-		return r;
+/* Receive @p r, just taken by posted_take(), put back in its place. */
+static void
+posted_put_back(struct vif *v, struct vrecv *r)
+{
+	struct vrecv_list *l = svc_posted_list(v, r);
+	struct vrecv *it;
+
+	TAILQ_INSERT_HEAD(&v->posted, r, q);
+	TAILQ_FOREACH(it, l, pq)
+	if (it->pseq > r->pseq)
+		break;
+	if (it != NULL)
+		TAILQ_INSERT_BEFORE(it, r, pq);
+	else
+		TAILQ_INSERT_TAIL(l, r, pq);
+}
+
+/* The receive of @p v that a message from (@p app, @p proc) with @p tag takes: the first
+ * posted that matches it, taken out of the lists; or NULL. */
+static struct vrecv *
+posted_take(struct trd_vni_svc *s, struct vif *v, uint32_t app, uint32_t proc, uint64_t tag)
+{
+	struct vrecv *r, *from = NULL, *any = NULL;
+
+	TAILQ_FOREACH(r, &v->posted_src[svc_src_hash(app, proc)], pq)
+	{
+		ST(s, MATCH_WALKED)++;
+		if (svc_recv_match(r, app, proc, tag)) {
+			from = r;
+			break;
+		}
 	}
-	return NULL;
+	/* an any-source receive posted before it goes first */
+	TAILQ_FOREACH(r, &v->posted_any, pq)
+	{
+		if (from != NULL && r->pseq > from->pseq)
+			break;
+		ST(s, MATCH_WALKED)++;
+		if (svc_recv_match(r, app, proc, tag)) {
+			any = r;
+			break;
+		}
+	}
+	r = any != NULL ? any : from;
+	if (r != NULL)
+		svc_posted_del(v, r);
+	return r;
 }
 
 /* @p n bytes of a message into receive @p r of @p v, from a packet or, if @p staged, from
@@ -183,7 +228,7 @@ bool
 svc_rx_local(struct trd_vni_svc *s, const struct vif *v, struct vif *dv, uint64_t tag,
 	     const uint8_t *data, uint32_t len, bool has_data, uint64_t imm)
 {
-	struct vrecv *rv = posted_take(dv, v->app, v->proc, tag);
+	struct vrecv *rv = posted_take(s, dv, v->app, v->proc, tag);
 	uint32_t n;
 	int st = 0;
 
@@ -259,7 +304,7 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
 		nak(s, src, h, -ECONNREFUSED);
 		return false;
 	}
-	rv = posted_take(v, h->src_app, h->src_proc, h->tag);
+	rv = posted_take(s, v, h->src_app, h->src_proc, h->tag);
 	if (rv != NULL) {
 		/* longer than the buffer: its first cap bytes, -EMSGSIZE with the whole length;
 		 * the sender succeeds (docs/vni.md, "Truncation") */
@@ -378,11 +423,11 @@ on_rts(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const str
 		return false;
 	}
 	/* a receive too short for it is granted its first cap bytes (a shorter CTS) */
-	rv = posted_take(v, h->src_app, h->src_proc, h->tag);
+	rv = posted_take(s, v, h->src_app, h->src_proc, h->tag);
 	x = svc_rx_alloc(s, v);
 	if (x == NULL) {
 		if (rv != NULL)
-			TAILQ_INSERT_HEAD(&v->posted, rv, q);
+			posted_put_back(v, rv);
 		svc_hint_note(s, v, src_rank, src, h);
 		ST(s, NAK_NO_RX)++;
 		nak(s, src, h, -ENOSPC);
@@ -753,7 +798,7 @@ svc_rx_cancel(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 		break;
 	if (r == NULL)
 		return;
-	TAILQ_REMOVE(&v->posted, r, q);
+	svc_posted_del(v, r);
 	ST(s, CANCELS)++;
 	svc_recv_complete(s, v, r, -ECANCELED, 0, r->tag, r->src_app, r->src_proc);
 }
@@ -833,7 +878,7 @@ svc_rx_post(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 	/* a request to send that was refused for want of a receive: grant it now */
 	if (svc_grant_hinted(s, v, r))
 		return;
-	TAILQ_INSERT_TAIL(&v->posted, r, q);
+	posted_add(v, r);
 }
 
 /* The answer to a CMA request for receive @p idx (tx.c): counted and dropped unless that
@@ -874,7 +919,7 @@ svc_rx_vif_gone(struct trd_vni_svc *s, struct vif *v)
 	struct vrx *x, *xn;
 	unsigned int n_rx = 0;
 
-	TAILQ_INIT(&v->posted);
+	svc_posted_init(v);
 	for (x = TAILQ_FIRST(&s->rx_active); x != NULL; x = xn) {
 		xn = TAILQ_NEXT(x, aq);
 		if (x->vif != v)

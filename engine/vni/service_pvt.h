@@ -171,6 +171,8 @@ struct vrecv {
 	bool cma_out;    /* a TRD_VNI_CQE_CMA request for it waits for its answer (tx.c) */
 	struct vrx *cma; /* the message that request is for, while it lives */
 	TAILQ_ENTRY(vrecv) q;
+	TAILQ_ENTRY(vrecv) pq; /* posted: its source's list, or the any-source one (rx_pvt.h) */
+	uint64_t pseq;         /* posted: its place in the posting order */
 };
 TAILQ_HEAD(vrecv_list, vrecv);
 
@@ -277,6 +279,9 @@ struct vif {
 	struct vrecv *recvs;
 	struct vtx_list rq, txs;
 	struct vrecv_list posted;
+	struct vrecv_list posted_src[1u << SVC_UQ_BITS]; /* posted again, by hash of the source */
+	struct vrecv_list posted_any; /* ... those from any source (TRD_VNI_ANY in a field) */
+	uint64_t post_seq;            /* receives posted so far: vrecv.pseq */
 	struct vrx_list uq;
 	struct vrx_list uqs[1u << SVC_UQ_BITS]; /* uq again, by hash of the source (rx_pvt.h) */
 	struct vrx_list hdrs; /* messages held as their header only, oldest first (rx_grant.c) */
