@@ -356,12 +356,13 @@ on_eager(struct trd_vni_svc *s, uint32_t src_rank, struct trd_coord src, const s
  * posted (refused, remembered as a hint: the receive grants it at once) rather than staged
  * and copied twice, but for cma_hold_us at most: two processes that each send to the other
  * before they post their receives (MPI_Send both ways) would wait on each other for ever;
- * staged after that, as before. Only messages this engine's own table names, with their
- * key. */
+ * staged after that, as before, and at once when the receiver holds one of its own to the
+ * sender. Only messages this engine's own table names, with their key. */
 static bool
 hold_at_sender(struct trd_vni_svc *s, uint32_t src_rank, const struct vif *v,
 	       const struct trd_vw_hdr *h)
 {
+	const struct vtx *o;
 	struct vtx *t;
 
 	if (src_rank != s->rank || h->len < SVC_CMA_MIN || v->cma_off || v->mem_fd < 0)
@@ -374,6 +375,17 @@ hold_at_sender(struct trd_vni_svc *s, uint32_t src_rank, const struct vif *v,
 	 * asked again after its back-off, and staged then if others came meanwhile */
 	if (t->opair != NULL && (t->opair->n_open > 1 || !TAILQ_EMPTY(&t->opair->held)))
 		return false;
+	/* crossed: the receiving process has a message of its own to this sender held at it
+	 * (each in a blocking send to the other before its receive, MPI's unsafe exchange).
+	 * Neither posts its receive before its send completes, so a hold would only cost both
+	 * its length: this one is staged now, its sender completes and posts its receive, and
+	 * the other's next ask finds it. */
+	TAILQ_FOREACH(o, &v->txs, oq)
+	if (o->held_since != 0 && o->dst_rank == s->rank && o->dst_app == t->vif->app &&
+	    o->dst_proc == t->vif->proc && (o->state == TX_BACKOFF || o->state == TX_WAIT)) {
+		ST(s, CMA_CROSSED)++;
+		return false;
+	}
 	if (t->held_since == 0)
 		t->held_since = s->now | 1; /* may be s->now + 1 */
 	return s->now < t->held_since || s->now - t->held_since < s->conf.cma_hold_us;

@@ -194,6 +194,7 @@ struct trd_vni_svc_conf {
 	X(CMA_BAD, "cma_bad")         /* CMA answers naming no request: hostile or broken */       \
 	X(CMA_WITHDRAWN, "cma_withdrawn") /* CMA requests not taken in time: the engine copied */  \
 	X(CMA_HELD, "cma_held") /* requests refused so as to wait for their receive, not staged */ \
+	X(CMA_CROSSED, "cma_crossed")   /* ... staged instead: their receiver holds one to them */ \
 	X(LOCAL_DIRECT, "local_direct") /* messages between processes of this engine delivered     \
 					 * at once into their posted receive (no packet) */        \
 	X(COPY_LOCAL, "copy_local")     /* their bytes: sender's slot or pool -> the receive */    \

@@ -565,7 +565,7 @@ crossed(uint32_t me)
 }
 
 static void
-test_crossed(void)
+test_crossed(bool long_hold)
 {
 	struct snap a, b;
 	pid_t p[2];
@@ -584,8 +584,15 @@ test_crossed(void)
 	 * posted), then staged, and both received byte-exact */
 	T_ASSERT(dv(&a, &b, 0, TRD_VNI_SVC_STAT_CMA_HELD) >= 1, "cma_held %llu",
 		 (unsigned long long)dv(&a, &b, 0, TRD_VNI_SVC_STAT_CMA_HELD));
-	printf("crossed: 2 x 1 MiB, cma_held %llu, staged out %llu B\n",
+	/* with a hold longer than the wait, only the crossing rule let them go: the second
+	 * message found its receiver's own held at it and was staged at once */
+	if (long_hold)
+		T_ASSERT(dv(&a, &b, 0, TRD_VNI_SVC_STAT_CMA_CROSSED) >= 1, "cma_crossed %llu",
+			 (unsigned long long)dv(&a, &b, 0, TRD_VNI_SVC_STAT_CMA_CROSSED));
+	printf("crossed%s: 2 x 1 MiB, cma_held %llu, cma_crossed %llu, staged out %llu B\n",
+	       long_hold ? " (hold 600 s)" : "",
 	       (unsigned long long)dv(&a, &b, 0, TRD_VNI_SVC_STAT_CMA_HELD),
+	       (unsigned long long)dv(&a, &b, 0, TRD_VNI_SVC_STAT_CMA_CROSSED),
 	       (unsigned long long)dv(&a, &b, 0, TRD_VNI_SVC_STAT_COPY_STAGE_OUT));
 }
 
@@ -599,9 +606,10 @@ main(int argc, char **argv)
 	struct trd_vni_svc_conf vc, vc1;
 	const struct vni_setup_opt o = {.rec_fifo_size = 1024, .vc_n1 = &vc1};
 
-	if (argc != 2 || (strcmp(argv[1], "counts") != 0 && strcmp(argv[1], "faults") != 0 &&
-			  strcmp(argv[1], "crossed") != 0)) {
-		fprintf(stderr, "usage: %s counts|faults|crossed\n", argv[0]);
+	if (argc != 2 ||
+	    (strcmp(argv[1], "counts") != 0 && strcmp(argv[1], "faults") != 0 &&
+	     strcmp(argv[1], "crossed") != 0 && strcmp(argv[1], "crossed_hold") != 0)) {
+		fprintf(stderr, "usage: %s counts|faults|crossed|crossed_hold\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -619,8 +627,8 @@ main(int argc, char **argv)
 		test_counts();
 		test_late();
 		test_other_user();
-	} else if (strcmp(argv[1], "crossed") == 0) {
-		test_crossed();
+	} else if (strcmp(argv[1], "crossed") == 0 || strcmp(argv[1], "crossed_hold") == 0) {
+		test_crossed(strcmp(argv[1], "crossed_hold") == 0);
 	} else {
 		test_faults();
 	}
