@@ -103,22 +103,6 @@ attach(int node, uint32_t proc)
 	return trd_vni_open(&c);
 }
 
-/* One completion within the bound: its status, or -1000. It polls (and yields), as MPI
- * does, so that the engine's request to read a long message itself (copy_cma) is taken at
- * once, not withdrawn after SVC_CMA_WAIT_US while this process sleeps on a busy machine. */
-static int
-wait_one(struct trd_vni *v, struct trd_vni_cpl *c)
-{
-	uint64_t deadline = trd_time_us() + 20000000;
-	int n;
-
-	while ((n = trd_vni_poll(v, c, 1)) == 0 && trd_time_us() < deadline)
-		sched_yield();
-	if (n != 1)
-		return -1000;
-	return c->status;
-}
-
 /* The receiver: a receive of len bytes (M_RO_*: of whole pages, read-only before or after
  * posting) into its own memory, byte-exact or failed as the mode says; then, after a fault,
  * a second message into a good buffer. Exit 0 when all is as expected. */
@@ -162,7 +146,7 @@ receiver(const struct peer *p)
 		    write(p->ready, "p", 1) != 1)
 			return 14;
 	}
-	rc = wait_one(v, &c);
+	rc = vni_wait_one(v, &c, 20000000);
 	if (p->mode == M_RO_BEFORE || p->mode == M_RO_AFTER) {
 		if (rc != -EFAULT) {
 			fprintf(stderr, "receiver: mode %d node %d: %d\n", p->mode, p->node, rc);
@@ -175,7 +159,7 @@ receiver(const struct peer *p)
 		if (mprotect(buf, map, PROT_READ | PROT_WRITE) != 0 ||
 		    trd_vni_recv(v, from, TAG, 0, buf, p->len, -1, 2) != 0)
 			return 22;
-		rc = wait_one(v, &c);
+		rc = vni_wait_one(v, &c, 20000000);
 	}
 	if (rc != 0 || c.len != p->len)
 		return 30;
@@ -208,12 +192,12 @@ sender(const struct peer *p)
 			return 11;
 		if (trd_vni_send(v, to, TAG, bad, p->len, -1, 1) != 0)
 			return 12;
-		return wait_one(v, &c) == -EFAULT ? 0 : 13;
+		return vni_wait_one(v, &c, 20000000) == -EFAULT ? 0 : 13;
 	}
 	for (int r = 0; r < rounds; r++) {
 		if (trd_vni_send(v, to, TAG, buf, p->len, -1, 1) != 0)
 			return 14;
-		int rc = wait_one(v, &c);
+		int rc = vni_wait_one(v, &c, 20000000);
 
 		if (rc != 0) { /* a receiver's fault is not the sender's */
 			fprintf(stderr, "sender: mode %d round %d: %s\n", p->mode, r,
@@ -547,14 +531,14 @@ crossed(uint32_t me)
 		out[i] = (uint8_t)(pattern(i, len) ^ me);
 	if (trd_vni_send(v, peer, TAG, out, len, -1, 1) != 0)
 		return 11;
-	rc = wait_one(v, &c);
+	rc = vni_wait_one(v, &c, 20000000);
 	if (rc != 0 || c.kind != TRD_VNI_CPL_SEND) {
 		fprintf(stderr, "crossed %u: send %d\n", me, rc);
 		return 12;
 	}
 	if (trd_vni_recv(v, peer, TAG, 0, in, len, -1, 2) != 0)
 		return 13;
-	rc = wait_one(v, &c);
+	rc = vni_wait_one(v, &c, 20000000);
 	if (rc != 0 || c.kind != TRD_VNI_CPL_RECV || c.len != len)
 		return 14;
 	for (size_t i = 0; i < len; i++)

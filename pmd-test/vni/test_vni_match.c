@@ -50,21 +50,6 @@
 static uint64_t *rbuf; /* the receiver's buffer, in its pool (not its own memory: the engine
 			* would check the mapping at every receive) */
 
-/* A forked child runs where EAL pinned the parent (CPU 0), beside the parent's busy pumping:
- * the processes go to the other CPUs, as an attached process runs off the engine's. */
-static void
-unpin(void)
-{
-	cpu_set_t set;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	CPU_ZERO(&set);
-	for (long c = 1; c < n && c < CPU_SETSIZE; c++)
-		CPU_SET(c, &set);
-	if (n > 1 && sched_setaffinity(0, sizeof(set), &set) != 0)
-		perror("sched_setaffinity");
-}
-
 static struct trd_vni *
 attach(uint32_t proc)
 {
@@ -74,22 +59,8 @@ attach(uint32_t proc)
 				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000};
 
-	unpin();
+	vni_unpin();
 	return trd_vni_open(&c);
-}
-
-/* One completion within half the parent's bound: its status, or -1000. */
-static int
-wait_one(struct trd_vni *v, struct trd_vni_cpl *c)
-{
-	uint64_t deadline = trd_time_us() + WAIT_US / 2;
-	int n;
-
-	while ((n = trd_vni_poll(v, c, 1)) == 0 && trd_time_us() < deadline)
-		sched_yield();
-	if (n != 1)
-		return -1000;
-	return c->status;
 }
 
 /* What a sender sends: message i's sequence number and tag. */
@@ -172,7 +143,7 @@ sender(void *arg)
 		int rc;
 
 		while ((rc = trd_vni_send(v, to, tag, &seq, sizeof(seq), -1, i)) == -EAGAIN) {
-			if (wait_one(v, &c) != 0)
+			if (vni_wait_one(v, &c, WAIT_US / 2) != 0)
 				return 11;
 			done++;
 		}
@@ -180,7 +151,7 @@ sender(void *arg)
 			return 12;
 	}
 	while (done < n) {
-		if (wait_one(v, &c) != 0)
+		if (vni_wait_one(v, &c, WAIT_US / 2) != 0)
 			return 13;
 		done++;
 	}
@@ -203,7 +174,7 @@ recv_one(struct trd_vni *v, uint32_t src, uint64_t tag, bool any_tag, uint64_t w
 	if (trd_vni_recv(v, from, tag, any_tag ? TRD_VNI_ANY_TAG : 0, rbuf, sizeof(*rbuf), -1, 7) !=
 	    0)
 		return -1;
-	rc = wait_one(v, &c);
+	rc = vni_wait_one(v, &c, WAIT_US / 2);
 	got = *rbuf;
 	if (rc != 0 || c.kind != TRD_VNI_CPL_RECV || c.len != sizeof(got) || got != want ||
 	    c.tag != want_tag || c.peer.proc != want_proc) {
@@ -265,7 +236,7 @@ p_receiver(int ready, int go)
 	uint64_t *buf;
 	char ch = 'r';
 
-	unpin();
+	vni_unpin();
 	v = trd_vni_open(&cf);
 	if (v == NULL || (buf = trd_vni_alloc(v, (M + 6) * sizeof(*buf))) == NULL)
 		return 30;
@@ -289,8 +260,8 @@ p_receiver(int ready, int go)
 	for (unsigned int k = 0; k < M + 5; k++) {
 		uint64_t i;
 
-		if (wait_one(v, &c) != 0 || c.kind != TRD_VNI_CPL_RECV || (i = c.cookie) >= M + 5 ||
-		    buf[i] != (i < M ? i : want[i - M])) {
+		if (vni_wait_one(v, &c, WAIT_US / 2) != 0 || c.kind != TRD_VNI_CPL_RECV ||
+		    (i = c.cookie) >= M + 5 || buf[i] != (i < M ? i : want[i - M])) {
 			fprintf(stderr, "posted: completion %u: cookie %llu, %llu\n", k,
 				(unsigned long long)c.cookie,
 				c.cookie < M + 6 ? (unsigned long long)buf[c.cookie] : 0ULL);
@@ -298,8 +269,8 @@ p_receiver(int ready, int go)
 		}
 	}
 	/* 1:2's tag-8 receive: the any-source one posted before it took its message */
-	if (trd_vni_cancel(v, M + 5) != 0 || wait_one(v, &c) != -ECANCELED || c.cookie != M + 5 ||
-	    buf[M + 5] != ~0ULL)
+	if (trd_vni_cancel(v, M + 5) != 0 || vni_wait_one(v, &c, WAIT_US / 2) != -ECANCELED ||
+	    c.cookie != M + 5 || buf[M + 5] != ~0ULL)
 		return 34;
 	trd_vni_close(v);
 	return 0;

@@ -748,21 +748,6 @@ ipm_loop_inproc(struct trd_inj_fifo *f, const struct trd_desc *d, unsigned int n
 	} while (c > 0);
 }
 
-/* A forked child runs where the parent's main lcore was pinned (EAL's -l 0-1: CPU 0), on the
- * engine's CPU: an attached process is not, it may run on any CPU but the engine's. */
-static void
-unpin(void)
-{
-	cpu_set_t set;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	CPU_ZERO(&set);
-	for (long c = 1; c < n && c < CPU_SETSIZE; c++)
-		CPU_SET(c, &set);
-	if (n > 1 && sched_setaffinity(0, sizeof(set), &set) != 0)
-		perror("sched_setaffinity");
-}
-
 /* Two processes on the engine this process runs: A posts @p arg puts of 64 B inline into B's
  * region in batches of 32 and prints their rate (first post to its counter at 0). */
 static int
@@ -777,7 +762,7 @@ rate_a(void *arg)
 
 	if (v == NULL || child_read(p_b2a[0], &t, sizeof(t)) != 0)
 		return 110;
-	unpin();
+	vni_unpin();
 	memset(small, 0x77, sizeof(small));
 	for (unsigned int i = 0; i < 32; i++)
 		trd_desc_put(&d[i], coord_of(t.node), small, SMALL, t.key, i * SMALL, CTR, 0);

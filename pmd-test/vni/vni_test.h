@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared by the VNI tests that run the service in-process (test_vni_atom.c, test_vni_trust.c,
- * test_vni_hostile.c, test_vni_order.c, test_vni_copies.c): the engine they poll, the forked
- * application processes, the pipes the children report through, each wait bounded. Every test
- * program includes it once.
+ * test_vni_hostile.c, test_vni_order.c, test_vni_copies.c, test_vni_match.c, ...): the engine they
+ * poll, the forked application processes, the pipes the children report through, each wait bounded.
+ * Every test program includes it once.
  */
 #ifndef TRD_VNI_TEST_H
 #define TRD_VNI_TEST_H
@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -156,6 +157,38 @@ read_pipe(int fd, void *buf, size_t n)
 		T_ASSERT(trd_time_us() < deadline, "the child reported nothing");
 		pump();
 	}
+}
+
+/* A forked child runs where EAL pinned the parent's main lcore (CPU 0), beside the engine's
+ * busy loop: an attached process runs on any CPU but the engine's, and so do the children
+ * that call this. */
+static inline void
+vni_unpin(void)
+{
+	cpu_set_t set;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(&set);
+	for (long c = 1; c < n && c < CPU_SETSIZE; c++)
+		CPU_SET(c, &set);
+	if (n > 1 && sched_setaffinity(0, sizeof(set), &set) != 0)
+		perror("sched_setaffinity");
+}
+
+/* One completion of @p v within @p us: its status, or -1000 (none came). It polls and yields,
+ * as MPI does, so the engine's requests to the process (a long message to read itself) are
+ * taken at once. */
+static inline int
+vni_wait_one(struct trd_vni *v, struct trd_vni_cpl *c, uint64_t us)
+{
+	uint64_t deadline = trd_time_us() + us;
+	int n;
+
+	while ((n = trd_vni_poll(v, c, 1)) == 0 && trd_time_us() < deadline)
+		sched_yield();
+	if (n != 1)
+		return -1000;
+	return c->status;
 }
 
 /* A pipe whose read end does not block. */
