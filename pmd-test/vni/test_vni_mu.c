@@ -610,12 +610,15 @@ race_b(void *arg)
 static void
 test_race(void)
 {
+	uint64_t r0 = stat_of(TRD_VNI_SVC_STAT_RECLAIMED);
 	pid_t b = spawn(race_b, NULL), a = spawn(race_a, NULL);
 
 	reap_ok(a, WAIT_US, "process A");
 	reap_ok(b, WAIT_US, "process B");
 	T_ASSERT(stat_of(TRD_VNI_SVC_STAT_MU_DESCS) > 0, "no descriptor served");
-	/* the engine serves the next process */
+	/* the engine serves the next process, once it has released the two interfaces and their
+	 * counter blocks (3 on the node: a new pair attaching before that was refused one) */
+	pump_until_stat(TRD_VNI_SVC_STAT_RECLAIMED, r0 + 2);
 	b_on_n1 = false;
 	T_EQ(pipe(p_b2a), 0);
 	T_EQ(pipe(p_a2b), 0);
