@@ -54,8 +54,9 @@ static void
 posted_add(struct vif *v, struct vrecv *r)
 {
 	r->pseq = ++v->post_seq;
-	TAILQ_INSERT_TAIL(&v->posted, r, q);
 	TAILQ_INSERT_TAIL(svc_posted_list(v, r), r, pq);
+	r->posted = true;
+	v->n_posted++;
 }
 
 /* Receive @p r, just taken by posted_take(), put back in its place. */
@@ -65,7 +66,6 @@ posted_put_back(struct vif *v, struct vrecv *r)
 	struct vrecv_list *l = svc_posted_list(v, r);
 	struct vrecv *it;
 
-	TAILQ_INSERT_HEAD(&v->posted, r, q);
 	TAILQ_FOREACH(it, l, pq)
 	if (it->pseq > r->pseq)
 		break;
@@ -73,6 +73,8 @@ posted_put_back(struct vif *v, struct vrecv *r)
 		TAILQ_INSERT_BEFORE(it, r, pq);
 	else
 		TAILQ_INSERT_TAIL(l, r, pq);
+	r->posted = true;
+	v->n_posted++;
 }
 
 /* The receive of @p v that a message from (@p app, @p proc) with @p tag takes: the first
@@ -805,10 +807,8 @@ svc_rx_cancel(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 		ST(s, BAD_CMDS)++;
 		return;
 	}
-	TAILQ_FOREACH(r, &v->posted, q)
-	if (r == &v->recvs[idx])
-		break;
-	if (r == NULL)
+	r = &v->recvs[idx];
+	if (!r->posted)
 		return;
 	svc_posted_del(v, r);
 	ST(s, CANCELS)++;

@@ -58,10 +58,9 @@ svc_uq_del(struct vif *v, struct vrx *x)
 	x->in_uq = false;
 }
 
-/* The posted receives likewise: in posting order (vif.posted), and again in their source's
- * list or, from any source, in one list of their own, each numbered in posting order (pseq): an
- * arriving message looks at its source's receives and the any-source ones, and takes the
- * earlier of the first match in each. */
+/* The posted receives likewise: in their source's list or, from any source, in one list of
+ * their own, each numbered in posting order (pseq): an arriving message looks at its source's
+ * receives and the any-source ones, and takes the earlier of the first match in each. */
 static inline struct vrecv_list *
 svc_posted_list(struct vif *v, const struct vrecv *r)
 {
@@ -71,19 +70,11 @@ svc_posted_list(struct vif *v, const struct vrecv *r)
 }
 
 static inline void
-svc_posted_init(struct vif *v)
-{
-	TAILQ_INIT(&v->posted);
-	TAILQ_INIT(&v->posted_any);
-	for (unsigned int i = 0; i < RTE_DIM(v->posted_src); i++)
-		TAILQ_INIT(&v->posted_src[i]);
-}
-
-static inline void
 svc_posted_del(struct vif *v, struct vrecv *r)
 {
-	TAILQ_REMOVE(&v->posted, r, q);
 	TAILQ_REMOVE(svc_posted_list(v, r), r, pq);
+	r->posted = false;
+	v->n_posted--;
 }
 
 /* rx.c: commands (dispatch.c) */

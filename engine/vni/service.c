@@ -187,7 +187,6 @@ static void
 if_state(const struct vif *v, struct trd_vni_svc_if_info *out)
 {
 	const struct vtx *t;
-	const struct vrecv *r;
 
 	TAILQ_FOREACH(t, &v->txs, oq)
 	{
@@ -217,8 +216,7 @@ if_state(const struct vif *v, struct trd_vni_svc_if_info *out)
 		}
 	}
 	if (!v->dead) {
-		TAILQ_FOREACH(r, &v->posted, q)
-		out->recvs_posted++;
+		out->recvs_posted = v->n_posted;
 		/* the application writes the producer index: shown, never used */
 		out->cmds_queued =
 			__atomic_load_n(&v->cmdq->prod.tail, __ATOMIC_RELAXED) - v->cmd_cons;

@@ -167,10 +167,10 @@ struct vrecv {
 	uint64_t tag, ignore, buf; /* ignore: tag bits that match anything (all: any tag) */
 	uint64_t data;             /* the matched message's immediate data */
 	bool has_data;
-	bool vaddr;      /* buf is an address in the process's memory (TRD_VNI_RF_VADDR) */
-	bool cma_out;    /* a TRD_VNI_CQE_CMA request for it waits for its answer (tx.c) */
-	struct vrx *cma; /* the message that request is for, while it lives */
-	TAILQ_ENTRY(vrecv) q;
+	bool vaddr;            /* buf is an address in the process's memory (TRD_VNI_RF_VADDR) */
+	bool cma_out;          /* a TRD_VNI_CQE_CMA request for it waits for its answer (tx.c) */
+	struct vrx *cma;       /* the message that request is for, while it lives */
+	bool posted;           /* waits in its posted list (not yet bound to a message) */
 	TAILQ_ENTRY(vrecv) pq; /* posted: its source's list, or the any-source one (rx_pvt.h) */
 	uint64_t pseq;         /* posted: its place in the posting order */
 };
@@ -278,10 +278,12 @@ struct vif {
 	uint8_t *sbusy;
 	struct vrecv *recvs;
 	struct vtx_list rq, txs;
-	struct vrecv_list posted;
-	struct vrecv_list posted_src[1u << SVC_UQ_BITS]; /* posted again, by hash of the source */
-	struct vrecv_list posted_any; /* ... those from any source (TRD_VNI_ANY in a field) */
-	uint64_t post_seq;            /* receives posted so far: vrecv.pseq */
+	/* receives posted, not yet bound to a message: by hash of their source, or from any
+	 * source (TRD_VNI_ANY in a field), each list in posting order (rx_pvt.h) */
+	struct vrecv_list posted_src[1u << SVC_UQ_BITS];
+	struct vrecv_list posted_any;
+	uint32_t n_posted;
+	uint64_t post_seq; /* receives posted so far: vrecv.pseq */
 	struct vrx_list uq;
 	struct vrx_list uqs[1u << SVC_UQ_BITS]; /* uq again, by hash of the source (rx_pvt.h) */
 	struct vrx_list hdrs; /* messages held as their header only, oldest first (rx_grant.c) */
@@ -299,6 +301,18 @@ struct vif {
 	struct ep_ref ep;
 	struct vmu *mu; /* its messaging-unit objects (mu.c), or NULL */
 };
+
+/* An interface's posted-receive lists, empty (at attach, and when its process is gone). */
+static inline void
+svc_posted_init(struct vif *v)
+{
+	TAILQ_INIT(&v->posted_any);
+	for (unsigned int i = 0; i < RTE_DIM(v->posted_src); i++)
+		TAILQ_INIT(&v->posted_src[i]);
+	for (unsigned int i = 0; v->recvs != NULL && i < v->n_recv; i++)
+		v->recvs[i].posted = false;
+	v->n_posted = 0;
+}
 
 TAILQ_HEAD(vif_list, vif);
 

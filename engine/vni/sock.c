@@ -124,12 +124,9 @@ vif_lists_init(struct vif *v)
 	TAILQ_INIT(&v->txs);
 	TAILQ_INIT(&v->ords);
 	TAILQ_INIT(&v->uq);
-	TAILQ_INIT(&v->posted);
-	TAILQ_INIT(&v->posted_any);
-	for (unsigned int i = 0; i < RTE_DIM(v->uqs); i++) {
+	for (unsigned int i = 0; i < RTE_DIM(v->uqs); i++)
 		TAILQ_INIT(&v->uqs[i]);
-		TAILQ_INIT(&v->posted_src[i]);
-	}
+	svc_posted_init(v);
 	TAILQ_INIT(&v->hdrs);
 }
 
