@@ -1013,6 +1013,21 @@ auto)
 		sleep 0.025
 	done
 	grep -q '^cpus 0$' "$T/a.log" || die "trd_vni_engine_cpus: $(grep '^cpus' "$T/a.log" || echo nothing), expected CPU 0"
+	# what a process tells the engine of its computing reaches it; 1001 thousandths are
+	# refused and change nothing
+	echo "compute 750" >&7
+	for i in $(seq 400); do
+		grep -q '^compute ' "$T/a.log" && break
+		sleep 0.025
+	done
+	grep -q '^compute 0 -22$' "$T/a.log" || die "trd_vni_hint_compute: $(grep '^compute' "$T/a.log" || echo nothing), expected 0 then -22"
+	for i in $(seq 200); do
+		v=$(eng_telemetry E /toroid/vni,node0 "if_1_$pa")
+		[[ $v == *"'compute_permille': 750,"* ]] && break
+		sleep 0.05
+	done
+	[[ $v == *"'compute_permille': 750,"* ]] || die "the engine did not read 750 for 1:$pa: $v"
+	echo "auto: 1:$pa told the engine it computes 750 thousandths (1001 refused); the engine read it"
 	refused d 'Address already in use' --app 1 --proc any
 	refused x 'Address already in use' --app 1 --proc "$pb"
 	refused y 'Cannot assign requested address' --app 3 --proc any

@@ -2,7 +2,8 @@
 /*
  * libtoroid_vni: what the engine tells an attached process about the host, read from the
  * segment (include/toroid/vni.h, docs/vni.md "The segment"): how many processes poll beside
- * it, and the CPUs the engine's polling thread runs on.
+ * it, and the CPUs the engine's polling thread runs on; and what the process tells the engine
+ * about itself: how much it computes.
  */
 #include <errno.h>
 
@@ -26,4 +27,15 @@ trd_vni_engine_cpus(const struct trd_vni *v, uint64_t mask[TRD_VNI_CPU_WORDS])
 		n += __builtin_popcountll(mask[w]);
 	}
 	return n;
+}
+
+int
+trd_vni_hint_compute(struct trd_vni *v, unsigned int permille)
+{
+	if (v == NULL || permille > 1000)
+		return -EINVAL;
+	/* a shared line the engine reads every 10 ms: written only when it changes */
+	if (__atomic_load_n(&v->seg->app_compute, __ATOMIC_RELAXED) != permille)
+		__atomic_store_n(&v->seg->app_compute, permille, __ATOMIC_RELAXED);
+	return 0;
 }

@@ -239,6 +239,8 @@ trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i, struct trd_vni_s
 	out->proc = v->proc;
 	out->pid = v->pid;
 	out->dead = v->dead;
+	out->compute_permille =
+		RTE_MIN(__atomic_load_n(&v->seg->app_compute, __ATOMIC_RELAXED), 1000u);
 	out->pool_size = v->pool_size;
 	out->tx_msgs = v->tx_msgs;
 	out->tx_pkts = v->tx_pkts;

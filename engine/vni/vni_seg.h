@@ -357,6 +357,11 @@ struct trd_vni_seg {
 	/* The application sets app_armed before it sleeps on its eventfd; the engine, after it
 	 * queued a completion, swaps it to 0 and writes the eventfd if it was 1. */
 	alignas(64) uint32_t app_armed;
+	/* Written by the application (trd_vni_hint_compute): the share of its time, in
+	 * thousandths, that it computed away from the library lately; a hint the engine reads
+	 * to choose whether to poll on its own CPUs (toroid-node --idle-us auto), clamped there
+	 * to 1000. In app_armed's padding: 0 from a library before it. */
+	uint32_t app_compute;
 	/* The engine sets engine_idle before it sleeps; the application, after it queued a
 	 * command, writes the kick eventfd if it is set. */
 	alignas(64) uint32_t engine_idle;
@@ -386,6 +391,9 @@ _Static_assert(offsetof(struct trd_vni_seg, engine_cpus) + sizeof(uint64_t) * TR
 	       "engine_cpus fits before the counters");
 _Static_assert(offsetof(struct trd_vni_seg, tx_msgs) == 320, "segment layout version 1");
 
+_Static_assert(offsetof(struct trd_vni_seg, app_compute) + 4 <=
+		       offsetof(struct trd_vni_seg, engine_idle),
+	       "app_compute sits in app_armed's padding");
 _Static_assert(offsetof(struct trd_vni_seg, mu_off) + 8 <= offsetof(struct trd_vni_seg, app_armed),
 	       "mu_off sits in padding");
 

@@ -231,6 +231,8 @@ struct trd_vni_svc_if_info {
 	uint32_t app, proc;
 	int pid;  /**< the process (SO_PEERCRED) */
 	int dead; /**< 1: its process is gone, memory not yet released */
+	/** its process's trd_vni_hint_compute(), clamped to 1000 (0 while it says nothing) */
+	uint32_t compute_permille;
 	uint64_t pool_size;
 	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
 	/**

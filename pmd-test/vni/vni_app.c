@@ -81,7 +81,8 @@
  *       print "self A:P" (the identity trd_vni_info gives: with --proc any, the process the
  *       engine chose), then obey lines on stdin: "exchange A:P,..." (as the exchange mode,
  *       with --sizes), "procs" (print "procs N", trd_vni_busy_procs), "cpus" (print "cpus" and
- *       the engine's CPUs, or "none": trd_vni_engine_cpus), "quit" (or the end of stdin)
+ *       the engine's CPUs, or "none": trd_vni_engine_cpus), "compute N" (trd_vni_hint_compute
+ *       of N, then of 1001: print "compute RC1 RC2"), "quit" (or the end of stdin)
  *       detaches.
  * --proc any attaches with TRD_VNI_ANY. A failed attach prints "cannot attach ...: ERROR".
  * --wait-ms N: how long the exchange mode waits for a completion before it fails, saying what
@@ -1085,6 +1086,11 @@ mode_attach(void)
 			mode_exchange();
 		} else if (strcmp(line, "procs") == 0) {
 			printf("procs %u\n", trd_vni_busy_procs(vni));
+			fflush(stdout);
+		} else if (strncmp(line, "compute ", 8) == 0) {
+			int rc = trd_vni_hint_compute(vni, (unsigned int)atoi(line + 8));
+
+			printf("compute %d %d\n", rc, trd_vni_hint_compute(vni, 1001));
 			fflush(stdout);
 		} else if (strcmp(line, "cpus") == 0) {
 			uint64_t m[TRD_VNI_CPU_WORDS];
