@@ -112,6 +112,7 @@ struct tfi_params {
 	unsigned int cpus; /* CPUs in this process's affinity mask, at load */
 	int engine_here;   /* one of them is a CPU of toroid-node's thread: 1, 0, -1 unknown */
 	unsigned int engine_procs; /* the engine's processes and its thread, last seen; 0 unknown */
+	unsigned int compute;      /* thousandths of the last placement window spent computing */
 	bool dgram;                /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
 	size_t bounce_max; /* FI_TOROID_BOUNCE_MAX: messages up to this long go through the pool */
 	int wait_spin_us;  /* FI_TOROID_WAIT_SPIN_US: blocking waits poll this long first (0: none)
@@ -447,7 +448,9 @@ bool tfi_place_adapt_decide(bool wide, uint64_t away, uint64_t window, unsigned 
 			    unsigned int cpus, unsigned int procs);
 /* Called at each poll of a completion queue or counter: cheap (a clock read) but every window. */
 void tfi_place_adapt(unsigned int (*runnable)(void));
-/* Start judging: @p narrow the mask the process was moved to, @p all the one it had. */
+/* Start judging: @p narrow the mask the process was moved to, @p all the one it had; both the
+ * same: a process off the engine's CPUs by itself, measured for the engine only
+ * (tfi_params.compute, trd_vni_hint_compute) and never moved. */
 void tfi_place_adapt_start(const cpu_set_t *all, const cpu_set_t *narrow);
 /* At the end of a poll, and after a blocking wait: the time until now was spent inside the
  * provider (copying a long message, asleep), not away from it. */

@@ -249,6 +249,7 @@ now_ns(void)
 static struct {
 	pthread_mutex_t lock;
 	bool moved, wide;
+	bool measure_only; /* off the engine's CPUs by itself: measured for the engine only */
 	cpu_set_t narrow, all;
 	uint64_t last, start, away;
 	/* short steps: polls, those after a gap of TFI_STEP_NS .. TFI_AWAY_NS, the sum of those
@@ -316,9 +317,18 @@ tfi_place_adapt(unsigned int (*runnable)(void))
 			away += brief;
 		/* the time a yield gave a peer on this CPU is neither computing nor waiting here */
 		window = window > given + away ? window - given : away;
-		wide = tfi_place_adapt_decide(
-			adapt.wide, away, window, runnable(), (unsigned int)CPU_COUNT(&adapt.all),
-			__atomic_load_n(&tfi_params.engine_procs, __ATOMIC_RELAXED));
+		/* for the engine: whether the processes moved off its CPUs need them back */
+		__atomic_store_n(&tfi_params.compute,
+				 window != 0 ? (unsigned int)((away < window ? away : window) *
+							      1000 / window)
+					     : 0,
+				 __ATOMIC_RELAXED);
+		wide = adapt.measure_only
+			       ? adapt.wide
+			       : tfi_place_adapt_decide(adapt.wide, away, window, runnable(),
+							(unsigned int)CPU_COUNT(&adapt.all),
+							__atomic_load_n(&tfi_params.engine_procs,
+									__ATOMIC_RELAXED));
 		if (wide != adapt.wide && set_all_threads(wide ? &adapt.all : &adapt.narrow) == 0) {
 			adapt.wide = wide;
 			__atomic_store_n(&tfi_params.cpus,
@@ -339,10 +349,12 @@ void
 tfi_place_adapt_start(const cpu_set_t *all, const cpu_set_t *narrow)
 {
 	pthread_mutex_lock(&adapt.lock);
-	if (CPU_COUNT(all) > CPU_COUNT(narrow)) {
+	/* equal sets: a process already off the engine's CPUs, measured only */
+	if (CPU_COUNT(all) >= CPU_COUNT(narrow)) {
 		adapt.all = *all;
 		adapt.narrow = *narrow;
 		adapt.wide = false;
+		adapt.measure_only = !(CPU_COUNT(all) > CPU_COUNT(narrow));
 		adapt.away = adapt.polls = adapt.steps = adapt.brief = adapt.given = 0;
 		adapt.start = adapt.last = now_ns();
 		__atomic_store_n(&adapt.moved, true, __ATOMIC_RELEASE);
@@ -402,6 +414,14 @@ tfi_place_once(struct trd_vni *vni)
 			tfi_place_adapt_start(&all, &now);
 		FI_INFO(&tfi_prov, FI_LOG_CORE, "placement: %s, now on %d CPU(s)\n",
 			tfi_place_verdict_name(v), CPU_COUNT(&now));
+	} else if (n_engine > 0 && !on_engine(&now, mask) &&
+		   (v == TFI_PLACE_ALREADY || v == TFI_PLACE_BOUND)) {
+		/* off the engine's CPUs already: only how much it computes is measured, for the
+		 * engine to know whether the processes off its CPUs need them
+		 * (trd_vni_hint_compute) */
+		if (tfi_params.place_adapt)
+			tfi_place_adapt_start(&now, &now);
+		FI_INFO(&tfi_prov, FI_LOG_CORE, "placement: %s\n", tfi_place_verdict_name(v));
 	} else if (v == TFI_PLACE_BOUND && on_engine(&now, mask)) {
 		/* left alone, but the user may not know what it costs */
 		FI_WARN(&tfi_prov, FI_LOG_CORE,

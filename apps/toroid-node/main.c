@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -44,11 +45,13 @@
 #include <toroid/vni_service.h>
 
 #include "../common/app_common.h"
+#include "crowd.h"
 #include "node.h"
 
 #define NODE_L1_OVERHEAD    24 /* preamble 8 + inter-frame gap 12 + FCS 4 per frame */
 #define NODE_MAX_SERVED     64
 #define NODE_IDLE_SHARED_US 5   /* --idle-us auto while busy processes outnumber the CPUs */
+#define NODE_PIDS_SEEN      256 /* distinct processes procs_where() tells apart */
 #define NODE_SLEEP_FIRST_US 200 /* the first sleep; each further one without work doubles */
 /* --sleep-us auto: the longest sleep. With ports it stays 200 us: no PMD the node uses has Rx
  * interrupts in DPDK 22.11 (memif, af_packet, ring: rte_eth_dev_rx_intr_enable is -ENOTSUP),
@@ -78,6 +81,8 @@ static bool eal_up;
 static unsigned int host_cpus = 1; /* CPUs the process may run on, before EAL pins it */
 static unsigned int sleep_max_us;  /* --sleep-us, or its auto value (set before run()) */
 static bool has_ports;             /* the node has links (set before run()) */
+static cpu_set_t engine_set;       /* the CPUs of the thread that runs the loop (set in run()) */
+static unsigned int engine_n = 1;  /* their count */
 static unsigned int sleep_next_us; /* the next sleep: doubles while the engine has no work */
 
 static void
@@ -661,16 +666,64 @@ host_runnable(uint64_t now_us)
 	return last;
 }
 
-/* Do the busy processes outnumber the CPUs? Those attached and this engine, or every thread
- * runnable on the host. */
+/* Where the attached processes run, each counted once whatever its interfaces, read again at
+ * most every 10 ms: l->sharing may run on a CPU of this thread, l->away may not (moved off
+ * them by the libfabric provider's placement, or bound elsewhere; their main thread's
+ * affinity), and l->away_compute adds up what those tell of their computing
+ * (trd_vni_hint_compute). A process whose affinity cannot be read counts as sharing. */
+static void
+procs_where(uint64_t now_us, struct node_load *l)
+{
+	static unsigned int sharing, away, away_compute;
+	static uint64_t next_us;
+	int seen[NODE_PIDS_SEEN];
+	unsigned int n_seen = 0;
+
+	if (now_us >= next_us) {
+		next_us = now_us + 10000;
+		sharing = away = away_compute = 0;
+		for (unsigned int i = 0; i < n_srv; i++)
+			for (unsigned int k = 0; k < trd_vni_svc_n_ifs(srv[i].svc); k++) {
+				struct trd_vni_svc_if_info fi;
+				cpu_set_t cpus;
+				unsigned int j;
+
+				if (trd_vni_svc_if_get(srv[i].svc, k, &fi) != 0 || fi.dead)
+					continue;
+				for (j = 0; j < n_seen && seen[j] != fi.pid; j++)
+					;
+				if (j < n_seen)
+					continue; /* a second interface: its process counted */
+				if (n_seen < NODE_PIDS_SEEN)
+					seen[n_seen++] = fi.pid;
+				if (CPU_COUNT(&engine_set) == 0 ||
+				    sched_getaffinity(fi.pid, sizeof(cpus), &cpus) != 0) {
+					sharing++;
+					continue;
+				}
+				CPU_AND(&cpus, &cpus, &engine_set);
+				if (CPU_COUNT(&cpus) != 0) {
+					sharing++;
+				} else {
+					away++;
+					away_compute += fi.compute_permille;
+				}
+			}
+	}
+	l->sharing = sharing;
+	l->away = away;
+	l->away_compute = away_compute;
+}
+
+/* Is the host crowded for this thread (crowd.h)? */
 static bool
 crowded(uint64_t now_us)
 {
-	unsigned int busy = 1;
+	struct node_load l = {
+		.host_cpus = host_cpus, .engine_cpus = engine_n, .runnable = host_runnable(now_us)};
 
-	for (unsigned int i = 0; i < n_srv; i++)
-		busy += trd_vni_svc_n_procs(srv[i].svc);
-	return busy > host_cpus || host_runnable(now_us) > host_cpus;
+	procs_where(now_us, &l);
+	return node_crowded(&l);
 }
 
 /* How long the loop polls without work before it sleeps. --idle-us auto: on a node without
@@ -725,6 +778,12 @@ run(void)
 	uint64_t start = trd_time_us(), last_work = start, next_stats, last_stats = start;
 
 	has_ports = net != NULL || trd_node_n_links(single) > 0;
+	CPU_ZERO(&engine_set);
+	if (pthread_getaffinity_np(pthread_self(), sizeof(engine_set), &engine_set) == 0 &&
+	    CPU_COUNT(&engine_set) > 0)
+		engine_n = (unsigned int)CPU_COUNT(&engine_set);
+	else
+		CPU_ZERO(&engine_set); /* unknown: every process shares it */
 	sleep_max_us = node_opt.sleep_us;
 	if (node_opt.sleep_auto)
 		sleep_max_us = has_ports ? NODE_SLEEP_PORTS_US : NODE_SLEEP_NOPORTS_US;
