@@ -112,8 +112,10 @@ struct tfi_params {
 	unsigned int cpus; /* CPUs in this process's affinity mask, at load */
 	int engine_here;   /* one of them is a CPU of toroid-node's thread: 1, 0, -1 unknown */
 	unsigned int engine_procs; /* the engine's processes and its thread, last seen; 0 unknown */
-	unsigned int compute;      /* thousandths of the last placement window spent computing */
-	bool dgram;                /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
+	/* thousandths of the last placement window spent computing, | TFI_COMPUTE_MOVABLE if
+	 * the placement may widen the process; UINT_MAX: not measured (tfi_place_hint) */
+	unsigned int compute;
+	bool dgram;        /* FI_TOROID_DGRAM: offer FI_EP_DGRAM */
 	size_t bounce_max; /* FI_TOROID_BOUNCE_MAX: messages up to this long go through the pool */
 	int wait_spin_us;  /* FI_TOROID_WAIT_SPIN_US: blocking waits poll this long first (0: none)
 			    */
@@ -448,6 +450,10 @@ bool tfi_place_adapt_decide(bool wide, uint64_t away, uint64_t window, unsigned 
 			    unsigned int cpus, unsigned int procs);
 /* Called at each poll of a completion queue or counter: cheap (a clock read) but every window. */
 void tfi_place_adapt(unsigned int (*runnable)(void));
+#define TFI_COMPUTE_MOVABLE 0x10000u
+/* Tell the engine of @p vni what the placement measured (trd_vni_hint_compute), if it did: at
+ * every poll of an endpoint, so that each interface of the process carries the last window. */
+void tfi_place_hint(struct trd_vni *vni);
 /* Start judging: @p narrow the mask the process was moved to, @p all the one it had; both the
  * same: a process off the engine's CPUs by itself, measured for the engine only
  * (tfi_params.compute, trd_vni_hint_compute) and never moved. */

@@ -4,6 +4,7 @@
  * matching, the fabric object and a minimal event queue.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@ struct tfi_params tfi_params = {
 	.place = true,
 	.inject_max = TFI_INJECT_DEFAULT,
 	.place_adapt = true,
+	.compute = UINT_MAX,
 };
 
 /* A message in one buffer goes between the application's memory and the engine whatever its

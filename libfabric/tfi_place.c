@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -319,9 +320,10 @@ tfi_place_adapt(unsigned int (*runnable)(void))
 		window = window > given + away ? window - given : away;
 		/* for the engine: whether the processes moved off its CPUs need them back */
 		__atomic_store_n(&tfi_params.compute,
-				 window != 0 ? (unsigned int)((away < window ? away : window) *
-							      1000 / window)
-					     : 0,
+				 (window != 0 ? (unsigned int)((away < window ? away : window) *
+							       1000 / window)
+					      : 0) |
+					 (adapt.measure_only ? 0 : TFI_COMPUTE_MOVABLE),
 				 __ATOMIC_RELAXED);
 		wide = adapt.measure_only
 			       ? adapt.wide
@@ -343,6 +345,16 @@ tfi_place_adapt(unsigned int (*runnable)(void))
 		__atomic_store_n(&adapt.start, now, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&adapt.lock);
+}
+
+void
+tfi_place_hint(struct trd_vni *vni)
+{
+	unsigned int c = __atomic_load_n(&tfi_params.compute, __ATOMIC_RELAXED);
+
+	if (c != UINT_MAX)
+		trd_vni_hint_compute(vni, c & ~TFI_COMPUTE_MOVABLE,
+				     (c & TFI_COMPUTE_MOVABLE) != 0 ? TRD_VNI_HINT_MOVABLE : 0);
 }
 
 void

@@ -303,6 +303,8 @@ ep_progress_vni(struct tfi_ep *ep)
 		ep_flush_dead(ep);
 		return;
 	}
+	/* the placement's measure, for the engine's judgement (toroid-node --idle-us auto) */
+	tfi_place_hint(ep->vni);
 	room = ep_room(ep);
 	if (room == 0)
 		return;
@@ -393,8 +395,6 @@ tfi_ep_yield_due(const struct tfi_ep *ep)
 		return false;
 	/* for the placement's judgement (tfi_place_adapt) too */
 	busy = trd_vni_busy_procs(ep->vni);
-	/* and the placement's measure for the engine's (toroid-node --idle-us auto) */
-	trd_vni_hint_compute(ep->vni, __atomic_load_n(&tfi_params.compute, __ATOMIC_RELAXED));
 	if (busy != __atomic_load_n(&tfi_params.engine_procs, __ATOMIC_RELAXED))
 		__atomic_store_n(&tfi_params.engine_procs, busy, __ATOMIC_RELAXED);
 	if (tfi_params.yield == TFI_YIELD_NEVER)

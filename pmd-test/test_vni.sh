@@ -7,7 +7,7 @@
 #
 # TEST: local | masks | claim | trunc | ordered | reorder | eager_full | eager_hdr | dump | rma | rma_two_engines | two_engines | coll | fairness |
 #       fairness_uneven | rotation | flow | tiny | mcast | mcast_shared | kill | share | auto |
-#       hdr_stage
+#       hdr_stage | crowd
 # Every wait is bounded; readiness is polled with a deadline; applications block on their
 # eventfd when idle, each engine runs one lcore and sleeps when idle.
 set -u
@@ -1015,19 +1015,21 @@ auto)
 	grep -q '^cpus 0$' "$T/a.log" || die "trd_vni_engine_cpus: $(grep '^cpus' "$T/a.log" || echo nothing), expected CPU 0"
 	# what a process tells the engine of its computing reaches it; 1001 thousandths are
 	# refused and change nothing
-	echo "compute 750" >&7
+	v=$(eng_telemetry E /toroid/vni,node0 "if_1_$pa")
+	[[ $v == *"'compute_permille': -1,"* ]] || die "1:$pa told nothing, the engine read: $v"
+	echo "compute 750 1" >&7
 	for i in $(seq 400); do
 		grep -q '^compute ' "$T/a.log" && break
 		sleep 0.025
 	done
-	grep -q '^compute 0 -22$' "$T/a.log" || die "trd_vni_hint_compute: $(grep '^compute' "$T/a.log" || echo nothing), expected 0 then -22"
+	grep -q '^compute 0 -22 -22$' "$T/a.log" || die "trd_vni_hint_compute: $(grep '^compute' "$T/a.log" || echo nothing), expected 0, then -22 for 1001 and for flag 2"
 	for i in $(seq 200); do
 		v=$(eng_telemetry E /toroid/vni,node0 "if_1_$pa")
 		[[ $v == *"'compute_permille': 750,"* ]] && break
 		sleep 0.05
 	done
 	[[ $v == *"'compute_permille': 750,"* ]] || die "the engine did not read 750 for 1:$pa: $v"
-	echo "auto: 1:$pa told the engine it computes 750 thousandths (1001 refused); the engine read it"
+	echo "auto: 1:$pa told the engine it computes 750 thousandths (1001 and an unknown flag refused); the engine read it"
 	refused d 'Address already in use' --app 1 --proc any
 	refused x 'Address already in use' --app 1 --proc "$pb"
 	refused y 'Cannot assign requested address' --app 3 --proc any
@@ -1073,6 +1075,78 @@ auto)
 	[ "$(total E vni attached)" = 5 ] || die "expected 5 attachments, the engine counted $(total E vni attached)"
 	[ "$(total E vni refused)" = 3 ] || die "expected 3 refusals, the engine counted $(total E vni refused)"
 	echo "auto: 1:$pa, 1:$pb, 1:$pc given once each, the fourth refused, 1:$pb given again; ${AS//,/ } B between them and 2:0, byte-exact"
+	;;
+crowd)
+	# Where the attached processes run, as toroid-node --idle-us auto judges the host
+	# (docs/toroid-node.md, "The loop"; its JSON statistics' "load"): two processes bound
+	# to CPU 1, off the engine's lcore 0, are away, and count by what they say they compute
+	# (all the time, movable, while they say nothing); an unbound one shares the engine's CPU.
+	# Whether the host is crowded also depends on what else runs here: asserted only where
+	# the processes' own computing makes it so.
+	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (processes bound off the engine's)"
+	one_node_ini "$T/crowd.ini" "1:0, 1:1, 1:2"
+	start_engine E 0 -- --topo "$T/crowd.ini" --node 0 --stats-period 0.02
+	eng_wait_ready E
+	S="$T/E-0.sock"
+	# crowd_app NAME FD PROC [taskset -c CPUS]: vni-app in attach mode, commands from a FIFO
+	crowd_app() {
+		local name=$1 fd=$2 proc=$3
+		shift 3
+		mkfifo "$T/$name.in" || die "mkfifo"
+		eval "exec $fd<>\"\$T/$name.in\""
+		"$@" "$APP" --socket "$S" --app 1 --proc "$proc" --pool 1M attach \
+			<"$T/$name.in" >"$T/$name.log" 2>&1 &
+		eng_track "$!"
+		eval "APP_$name=$!"
+	}
+	# wait_load PATTERN WHAT: a statistics line whose "load" matches (bounded)
+	wait_load() {
+		local i
+		for i in $(seq 200); do
+			tail -n 3 "$T/E.log" | grep -q "\"load\":{$1" && return 0
+			sleep 0.025
+		done
+		die "$2: $(tail -n 1 "$T/E.log" | grep -o '"load":{[^}]*}' || echo 'no load')"
+	}
+	crowd_app a 7 0 taskset -c 1
+	crowd_app b 8 1 taskset -c 1
+	for n in a b; do
+		for i in $(seq 400); do
+			grep -q '^self 1:' "$T/$n.log" && break
+			sleep 0.025
+		done
+		grep -q '^self 1:' "$T/$n.log" || die "$n did not attach: $(cat "$T/$n.log")"
+	done
+	wait_load '"crowded":1,"runnable":[0-9]*,"sharing":0,"sharing_asleep":0,"away":2,"away_cpus":1,"away_compute":2000,"away_movable":1}' \
+		"two silent processes on CPU 1: expected away 2, computing 2000, crowded"
+	echo "compute 600 1" >&7
+	echo "compute 600 1" >&8
+	wait_load '"crowded":1,"runnable":[0-9]*,"sharing":0,"sharing_asleep":0,"away":2,"away_cpus":1,"away_compute":1200,"away_movable":1}' \
+		"two processes on CPU 1 computing 60 % each: expected 1200, crowded"
+	echo "compute 100 1" >&7
+	echo "compute 0 0" >&8
+	wait_load '"crowded":[01],"runnable":[0-9]*,"sharing":0,"sharing_asleep":0,"away":2,"away_cpus":1,"away_compute":100,"away_movable":1}' \
+		"computing 10 % and nothing: expected 100"
+	echo "compute 800 0" >&7
+	echo "compute 800 0" >&8
+	wait_load '"crowded":[01],"runnable":[0-9]*,"sharing":0,"sharing_asleep":0,"away":2,"away_cpus":1,"away_compute":1600,"away_movable":0}' \
+		"two bound processes computing 80 %: expected 1600, not movable"
+	crowd_app c 9 2
+	wait_load '"crowded":[01],"runnable":[0-9]*,"sharing":1,"sharing_asleep":0,"away":2,"away_cpus":1,"away_compute":1600,"away_movable":0}' \
+		"an unbound third process: expected it sharing"
+	echo quit >&7
+	echo quit >&8
+	echo quit >&9
+	wait_app a 1
+	wait_app b 1
+	wait_app c 1
+	for i in $(seq 400); do
+		[ "$(grep -c ' detached: ' "$T/E.log")" -ge 3 ] && break
+		sleep 0.025
+	done
+	stop_engine E
+	check_clean E
+	echo "crowd: two processes bound off the engine's CPU counted away with what they say they compute (silent 2000, 1200 crowded, 100, 1600 not movable), an unbound one sharing"
 	;;
 *)
 	echo "unknown test $TEST" >&2

@@ -83,6 +83,8 @@ static unsigned int sleep_max_us;  /* --sleep-us, or its auto value (set before 
 static bool has_ports;             /* the node has links (set before run()) */
 static cpu_set_t engine_set;       /* the CPUs of the thread that runs the loop (set in run()) */
 static unsigned int engine_n = 1;  /* their count */
+static struct node_load load_seen; /* the loop's last judgement of the host (crowded()) */
+static bool crowd_seen;
 static unsigned int sleep_next_us; /* the next sleep: doubles while the engine has no work */
 
 static void
@@ -517,6 +519,18 @@ rate(uint64_t delta, double secs)
 	return secs > 0 ? (double)delta / secs : 0;
 }
 
+/* ,"load":{...}: the loop's last judgement of the host (--idle-us auto, docs/toroid-node.md) */
+static void
+print_load_json(void)
+{
+	const struct node_load *l = &load_seen;
+
+	printf(",\"load\":{\"crowded\":%d,\"runnable\":%u,\"sharing\":%u,\"sharing_asleep\":%u,"
+	       "\"away\":%u,\"away_cpus\":%u,\"away_compute\":%u,\"away_movable\":%d}",
+	       crowd_seen, l->runnable, l->sharing, l->sharing_asleep, l->away, l->away_cpus,
+	       l->away_compute, l->away_movable);
+}
+
 static void
 print_stats(double t, double dt, bool total)
 {
@@ -556,6 +570,7 @@ print_stats(double t, double dt, bool total)
 				       total ? "total" : "stats", t, trd_node_name(sv->node),
 				       sv->rank, c.x, c.y, c.z, secs, txp * 1e-6, txl2, txl1,
 				       rxp * 1e-6, rxl2, rxl1, trd_vni_svc_n_ifs(sv->svc));
+				print_load_json();
 				printf(",\"stats\":{");
 				for (unsigned int k = 0; k < TRD_STAT_MAX; k++)
 					printf("%s\"%s\":%" PRIu64, k ? "," : "", trd_stat_name(k),
@@ -666,64 +681,96 @@ host_runnable(uint64_t now_us)
 	return last;
 }
 
-/* Where the attached processes run, each counted once whatever its interfaces, read again at
- * most every 10 ms: l->sharing may run on a CPU of this thread, l->away may not (moved off
- * them by the libfabric provider's placement, or bound elsewhere; their main thread's
- * affinity), and l->away_compute adds up what those tell of their computing
- * (trd_vni_hint_compute). A process whose affinity cannot be read counts as sharing. */
+/* One attached process, as procs_where() sums it up over its interfaces. */
+struct proc_seen {
+	int pid;
+	bool asleep;  /* an interface armed its eventfd: asleep in a wait */
+	int compute;  /* the largest hint of its interfaces, -1 if none told */
+	bool movable; /* one told TRD_VNI_HINT_MOVABLE */
+};
+
+/* Fill @p l with where the attached processes run, read again at most every 10 ms (the
+ * cheap per-interface facts, then one sched_getaffinity per process): each process once,
+ * whatever its interfaces; sharing if it may run on a CPU of this thread (or its affinity
+ * cannot be read), else away, with the CPUs it may run on and its computing (the largest hint
+ * of its interfaces; NODE_COMPUTE_UNTOLD, movable, if none told). A process asleep in a wait
+ * counts as sharing_asleep, or, away, not at all. */
 static void
 procs_where(uint64_t now_us, struct node_load *l)
 {
-	static unsigned int sharing, away, away_compute;
+	static struct node_load last;
 	static uint64_t next_us;
-	int seen[NODE_PIDS_SEEN];
+	struct proc_seen seen[NODE_PIDS_SEEN];
 	unsigned int n_seen = 0;
+	cpu_set_t away_set;
 
 	if (now_us >= next_us) {
 		next_us = now_us + 10000;
-		sharing = away = away_compute = 0;
+		memset(&last, 0, sizeof(last));
 		for (unsigned int i = 0; i < n_srv; i++)
 			for (unsigned int k = 0; k < trd_vni_svc_n_ifs(srv[i].svc); k++) {
-				struct trd_vni_svc_if_info fi;
-				cpu_set_t cpus;
+				struct trd_vni_svc_if_load f;
 				unsigned int j;
 
-				if (trd_vni_svc_if_get(srv[i].svc, k, &fi) != 0 || fi.dead)
+				if (trd_vni_svc_if_load_get(srv[i].svc, k, &f) != 0 || f.dead)
 					continue;
-				for (j = 0; j < n_seen && seen[j] != fi.pid; j++)
+				for (j = 0; j < n_seen && seen[j].pid != f.pid; j++)
 					;
-				if (j < n_seen)
-					continue; /* a second interface: its process counted */
-				if (n_seen < NODE_PIDS_SEEN)
-					seen[n_seen++] = fi.pid;
-				if (CPU_COUNT(&engine_set) == 0 ||
-				    sched_getaffinity(fi.pid, sizeof(cpus), &cpus) != 0) {
-					sharing++;
-					continue;
+				if (j == n_seen) {
+					if (n_seen == NODE_PIDS_SEEN) {
+						last.sharing++; /* beyond the table: the safe side
+								 */
+						continue;
+					}
+					seen[n_seen++] =
+						(struct proc_seen){.pid = f.pid, .compute = -1};
 				}
-				CPU_AND(&cpus, &cpus, &engine_set);
-				if (CPU_COUNT(&cpus) != 0) {
-					sharing++;
-				} else {
-					away++;
-					away_compute += fi.compute_permille;
-				}
+				seen[j].asleep |= f.asleep != 0;
+				if (f.compute_permille > seen[j].compute)
+					seen[j].compute = f.compute_permille;
+				seen[j].movable |= f.movable != 0;
 			}
+		CPU_ZERO(&away_set);
+		for (unsigned int j = 0; j < n_seen; j++) {
+			cpu_set_t cpus, on_engine;
+
+			CPU_ZERO(&cpus);
+			CPU_ZERO(&on_engine);
+			if (CPU_COUNT(&engine_set) != 0 &&
+			    sched_getaffinity(seen[j].pid, sizeof(cpus), &cpus) == 0)
+				CPU_AND(&on_engine, &cpus, &engine_set);
+			if (CPU_COUNT(&engine_set) == 0 || CPU_COUNT(&on_engine) != 0 ||
+			    CPU_COUNT(&cpus) == 0) {
+				last.sharing++;
+				last.sharing_asleep += seen[j].asleep;
+			} else if (!seen[j].asleep) {
+				last.away++;
+				CPU_OR(&away_set, &away_set, &cpus);
+				last.away_compute += seen[j].compute >= 0
+							     ? (unsigned int)seen[j].compute
+							     : NODE_COMPUTE_UNTOLD;
+				last.away_movable |= seen[j].compute < 0 || seen[j].movable;
+			}
+		}
+		last.away_cpus = (unsigned int)CPU_COUNT(&away_set);
 	}
-	l->sharing = sharing;
-	l->away = away;
-	l->away_compute = away_compute;
+	l->sharing = last.sharing;
+	l->sharing_asleep = last.sharing_asleep;
+	l->away = last.away;
+	l->away_cpus = last.away_cpus;
+	l->away_compute = last.away_compute;
+	l->away_movable = last.away_movable;
 }
 
 /* Is the host crowded for this thread (crowd.h)? */
 static bool
 crowded(uint64_t now_us)
 {
-	struct node_load l = {
+	load_seen = (struct node_load){
 		.host_cpus = host_cpus, .engine_cpus = engine_n, .runnable = host_runnable(now_us)};
-
-	procs_where(now_us, &l);
-	return node_crowded(&l);
+	procs_where(now_us, &load_seen);
+	crowd_seen = node_crowded(&load_seen);
+	return crowd_seen;
 }
 
 /* How long the loop polls without work before it sleeps. --idle-us auto: on a node without

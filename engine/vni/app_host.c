@@ -30,12 +30,15 @@ trd_vni_engine_cpus(const struct trd_vni *v, uint64_t mask[TRD_VNI_CPU_WORDS])
 }
 
 int
-trd_vni_hint_compute(struct trd_vni *v, unsigned int permille)
+trd_vni_hint_compute(struct trd_vni *v, unsigned int permille, unsigned int flags)
 {
-	if (v == NULL || permille > 1000)
+	uint32_t word;
+
+	if (v == NULL || permille > 1000 || (flags & ~TRD_VNI_HINT_MOVABLE) != 0)
 		return -EINVAL;
+	word = VNI_COMPUTE_TOLD | flags << VNI_COMPUTE_FLAGS_SHIFT | permille;
 	/* a shared line the engine reads every 10 ms: written only when it changes */
-	if (__atomic_load_n(&v->seg->app_compute, __ATOMIC_RELAXED) != permille)
-		__atomic_store_n(&v->seg->app_compute, permille, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&v->seg->app_compute, __ATOMIC_RELAXED) != word)
+		__atomic_store_n(&v->seg->app_compute, word, __ATOMIC_RELAXED);
 	return 0;
 }

@@ -226,6 +226,36 @@ if_state(const struct vif *v, struct trd_vni_svc_if_info *out)
 	out->in_round = v->in_rr;
 }
 
+/* An interface's trd_vni_hint_compute(): the thousandths clamped to 1000, -1 if not told;
+ * *movable (if not NULL) its flag. */
+static int
+if_compute(const struct vif *v, int *movable)
+{
+	uint32_t w = __atomic_load_n(&v->seg->app_compute, __ATOMIC_RELAXED);
+
+	if (movable != NULL)
+		*movable = (w >> VNI_COMPUTE_FLAGS_SHIFT & TRD_VNI_HINT_MOVABLE) != 0;
+	if ((w & VNI_COMPUTE_TOLD) == 0)
+		return -1;
+	return (int)RTE_MIN(w & VNI_COMPUTE_PERMILLE, 1000u);
+}
+
+int
+trd_vni_svc_if_load_get(const struct trd_vni_svc *s, unsigned int i,
+			struct trd_vni_svc_if_load *out)
+{
+	const struct vif *v;
+
+	if (s == NULL || out == NULL || i >= s->n_ifs)
+		return -EINVAL;
+	v = s->ifs[i];
+	out->pid = v->pid;
+	out->dead = v->dead;
+	out->asleep = !v->dead && __atomic_load_n(&v->seg->app_armed, __ATOMIC_RELAXED) != 0;
+	out->compute_permille = v->dead ? -1 : if_compute(v, &out->movable);
+	return 0;
+}
+
 int
 trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i, struct trd_vni_svc_if_info *out)
 {
@@ -239,8 +269,7 @@ trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i, struct trd_vni_s
 	out->proc = v->proc;
 	out->pid = v->pid;
 	out->dead = v->dead;
-	out->compute_permille =
-		RTE_MIN(__atomic_load_n(&v->seg->app_compute, __ATOMIC_RELAXED), 1000u);
+	out->compute_permille = if_compute(v, NULL);
 	out->pool_size = v->pool_size;
 	out->tx_msgs = v->tx_msgs;
 	out->tx_pkts = v->tx_pkts;

@@ -328,6 +328,11 @@ _Static_assert(sizeof(struct trd_vni_cctx) == 64, "collective context");
 _Static_assert(sizeof(struct trd_vni_actx) == 64, "one-sided context");
 _Static_assert(sizeof(struct trd_vni_rctx) == 64, "receive context");
 
+/* app_compute: told at all, and where trd_vni_hint_compute()'s flags sit */
+#define VNI_COMPUTE_TOLD        UINT32_C(0x80000000)
+#define VNI_COMPUTE_FLAGS_SHIFT 16
+#define VNI_COMPUTE_PERMILLE    UINT32_C(0xffff)
+
 /* ---- the segment header, at offset 0 ---- */
 
 struct trd_vni_seg {
@@ -357,10 +362,11 @@ struct trd_vni_seg {
 	/* The application sets app_armed before it sleeps on its eventfd; the engine, after it
 	 * queued a completion, swaps it to 0 and writes the eventfd if it was 1. */
 	alignas(64) uint32_t app_armed;
-	/* Written by the application (trd_vni_hint_compute): the share of its time, in
-	 * thousandths, that it computed away from the library lately; a hint the engine reads
-	 * to choose whether to poll on its own CPUs (toroid-node --idle-us auto), clamped there
-	 * to 1000. In app_armed's padding: 0 from a library before it. */
+	/* Written by the application (trd_vni_hint_compute): 0 while it has said nothing, else
+	 * VNI_COMPUTE_TOLD | flags << VNI_COMPUTE_FLAGS_SHIFT | the thousandths of its time it
+	 * computed away from the library lately; a hint the engine reads to choose whether to
+	 * poll on its own CPUs (toroid-node --idle-us auto), the thousandths clamped there to
+	 * 1000. In app_armed's padding: 0 from a library before it. */
 	uint32_t app_compute;
 	/* The engine sets engine_idle before it sleeps; the application, after it queued a
 	 * command, writes the kick eventfd if it is set. */

@@ -91,7 +91,7 @@ tel_vni(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(e, "proc", f->proc);
 		rte_tel_data_add_dict_int(e, "pid", f->pid);
 		rte_tel_data_add_dict_int(e, "dead", f->dead);
-		rte_tel_data_add_dict_u64(e, "compute_permille", f->compute_permille);
+		rte_tel_data_add_dict_int(e, "compute_permille", f->compute_permille);
 		rte_tel_data_add_dict_u64(e, "pool_size", f->pool_size);
 		rte_tel_data_add_dict_u64(e, "tx_msgs", f->tx_msgs);
 		rte_tel_data_add_dict_u64(e, "tx_pkts", f->tx_pkts);

@@ -353,16 +353,23 @@ unsigned int trd_vni_busy_procs(const struct trd_vni *v);
  */
 int trd_vni_engine_cpus(const struct trd_vni *v, uint64_t mask[TRD_VNI_CPU_WORDS]);
 
+/** trd_vni_hint_compute(): the process would run on the engine's CPUs too if the engine left
+ * them free (the libfabric provider's placement gives them back to a process that computes). */
+#define TRD_VNI_HINT_MOVABLE 1u
+
 /**
  * Tell the engine how much of its time this process computes away from the library (between
  * its polls), in thousandths, as the library measured it lately. A hint: the engine adds up
- * the hints of the processes that run off its CPUs, and where they need more CPUs than they
- * have, it leaves its own CPUs to them (toroid-node --idle-us auto sleeps when idle instead
- * of polling: docs/toroid-node.md, "The loop"). 0 (the default) says nothing. Cheap enough to
- * call at every poll: the segment is written only when the value changes.
- * @return 0, or -EINVAL if @p v is NULL or @p permille is above 1000.
+ * the hints of the awake processes that run off its CPUs, and where they need more CPUs than
+ * theirs and one of them is TRD_VNI_HINT_MOVABLE, it leaves its own CPUs to them
+ * (toroid-node --idle-us auto sleeps when idle instead of polling: docs/toroid-node.md, "The
+ * loop"). A process that never calls it is counted as computing all the time, movable (the
+ * rule before the hint). Cheap enough to call at every poll: the segment is written only when
+ * the value changes.
+ * @param flags  0 or TRD_VNI_HINT_MOVABLE.
+ * @return 0, or -EINVAL if @p v is NULL, @p permille is above 1000 or @p flags is unknown.
  */
-int trd_vni_hint_compute(struct trd_vni *v, unsigned int permille);
+int trd_vni_hint_compute(struct trd_vni *v, unsigned int permille, unsigned int flags);
 
 /** The current value of doorbell @p idx (the engine adds 1 per completion that names it). */
 uint64_t trd_vni_doorbell(const struct trd_vni *v, unsigned int idx);

@@ -231,8 +231,8 @@ struct trd_vni_svc_if_info {
 	uint32_t app, proc;
 	int pid;  /**< the process (SO_PEERCRED) */
 	int dead; /**< 1: its process is gone, memory not yet released */
-	/** its process's trd_vni_hint_compute(), clamped to 1000 (0 while it says nothing) */
-	uint32_t compute_permille;
+	/** its process's trd_vni_hint_compute(), clamped to 1000 (-1 while it says nothing) */
+	int compute_permille;
 	uint64_t pool_size;
 	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
 	/**
@@ -300,6 +300,20 @@ unsigned int trd_vni_svc_n_procs(const struct trd_vni_svc *s);
 /** Facts of interface @p i (0 .. trd_vni_svc_n_ifs() - 1). @return 0 or -EINVAL. */
 int trd_vni_svc_if_get(const struct trd_vni_svc *s, unsigned int i,
 		       struct trd_vni_svc_if_info *out);
+
+/** What the engine's loop needs of an interface to judge the host's load (toroid-node
+ * --idle-us auto), cheaply: trd_vni_svc_if_get() walks the interface's operations. */
+struct trd_vni_svc_if_load {
+	int pid;
+	int dead;             /**< its process is gone */
+	int asleep;           /**< the process armed its eventfd: asleep in a wait */
+	int compute_permille; /**< trd_vni_hint_compute(), clamped to 1000; -1: not told */
+	int movable;          /**< told with TRD_VNI_HINT_MOVABLE */
+};
+
+/** The load facts of interface @p i (0 .. trd_vni_svc_n_ifs() - 1). @return 0 or -EINVAL. */
+int trd_vni_svc_if_load_get(const struct trd_vni_svc *s, unsigned int i,
+			    struct trd_vni_svc_if_load *out);
 
 /** The service's node. */
 struct trd_node *trd_vni_svc_node(const struct trd_vni_svc *s);

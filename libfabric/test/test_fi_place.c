@@ -25,6 +25,7 @@
  * Exit 0 on success, 1 on a failure, 77 when the live cases cannot run (printed why).
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -375,6 +376,10 @@ adapt_case(const cpu_set_t *all, int engine_cpu, enum tfi_place_verdict want)
 	CHECK(tfi_params.cpus == (unsigned int)CPU_COUNT(all) && tfi_params.engine_here == 1,
 	      "yield counts not updated: %u CPUs, engine %d", tfi_params.cpus,
 	      tfi_params.engine_here);
+	/* what the engine is told (tfi_place_hint): mostly away, movable */
+	CHECK(tfi_params.compute != UINT_MAX && (tfi_params.compute & TFI_COMPUTE_MOVABLE) != 0 &&
+		      (tfi_params.compute & ~TFI_COMPUTE_MOVABLE) >= 400,
+	      "computing, moved: told 0x%x", tfi_params.compute);
 	/* polling without a break (a program that waits on messages): off the engine's CPU. With
 	 * the host's real count: on a loaded host the time this process waits for a CPU looks
 	 * like time away, but then the host's count sends it off */
@@ -400,6 +405,31 @@ adapt_case(const cpu_set_t *all, int engine_cpu, enum tfi_place_verdict want)
 	/* computing in 3 us steps with a poll after each (MPI_Test in a loop): every CPU */
 	CHECK(adapt_until(all, 3000, 50 * (uint64_t)TFI_ADAPT_WINDOW_NS, runnable_stub),
 	      "not widened while computing in short steps on a quiet host");
+	return failures ? 1 : 0;
+}
+
+/* Live: a process already off the engine's CPU (@p engine_cpu) is measured only: computing
+ * 0.5 ms between polls on a quiet host it is told to the engine as mostly away, not movable,
+ * and its mask stays. */
+static int
+measure_case(const cpu_set_t *all, int engine_cpu, enum tfi_place_verdict want)
+{
+	cpu_set_t narrow = *all, got;
+
+	(void)want;
+	CPU_CLR(engine_cpu, &narrow);
+	if (sched_setaffinity(0, sizeof(narrow), &narrow) != 0)
+		return 2;
+	tfi_params.compute = UINT_MAX; /* as tfi_init.c starts it: not measured */
+	tfi_place_adapt_start(&narrow, &narrow);
+	runnable_now = 1;
+	CHECK(!adapt_until(all, 500000, 4 * (uint64_t)TFI_ADAPT_WINDOW_NS, runnable_stub),
+	      "measured only, yet widened");
+	CHECK(sched_getaffinity(0, sizeof(got), &got) == 0 && CPU_EQUAL(&got, &narrow),
+	      "measured only, yet its mask changed");
+	CHECK(tfi_params.compute != UINT_MAX && (tfi_params.compute & TFI_COMPUTE_MOVABLE) == 0 &&
+		      (tfi_params.compute & ~TFI_COMPUTE_MOVABLE) >= 400,
+	      "computing, measured only: told 0x%x", tfi_params.compute);
 	return failures ? 1 : 0;
 }
 
@@ -576,6 +606,8 @@ main(void)
 		 first, TFI_PLACE_BOUND);
 	in_child("moved: every CPU back while it computes, off the engine's while it polls",
 		 adapt_case, &all, first, TFI_PLACE_MOVED);
+	in_child("already off the engine's CPU: measured, told, never moved", measure_case, &all,
+		 first, TFI_PLACE_ALREADY);
 	printf("%s\n", failures ? "FAILED" : "PASS");
 	return failures ? 1 : 0;
 }

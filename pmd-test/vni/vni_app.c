@@ -81,8 +81,9 @@
  *       print "self A:P" (the identity trd_vni_info gives: with --proc any, the process the
  *       engine chose), then obey lines on stdin: "exchange A:P,..." (as the exchange mode,
  *       with --sizes), "procs" (print "procs N", trd_vni_busy_procs), "cpus" (print "cpus" and
- *       the engine's CPUs, or "none": trd_vni_engine_cpus), "compute N" (trd_vni_hint_compute
- *       of N, then of 1001: print "compute RC1 RC2"), "quit" (or the end of stdin)
+ *       the engine's CPUs, or "none": trd_vni_engine_cpus), "compute N [FLAGS]"
+ *       (trd_vni_hint_compute of N, then of 1001, then of N with the unknown flag 2: print
+ *       "compute RC1 RC2 RC3"), "quit" (or the end of stdin)
  *       detaches.
  * --proc any attaches with TRD_VNI_ANY. A failed attach prints "cannot attach ...: ERROR".
  * --wait-ms N: how long the exchange mode waits for a completion before it fails, saying what
@@ -1088,9 +1089,14 @@ mode_attach(void)
 			printf("procs %u\n", trd_vni_busy_procs(vni));
 			fflush(stdout);
 		} else if (strncmp(line, "compute ", 8) == 0) {
-			int rc = trd_vni_hint_compute(vni, (unsigned int)atoi(line + 8));
+			unsigned int pm = 0, fl = 0;
+			int rc;
 
-			printf("compute %d %d\n", rc, trd_vni_hint_compute(vni, 1001));
+			if (sscanf(line + 8, "%u %u", &pm, &fl) < 1)
+				fail("compute: '%s'", line + 8);
+			rc = trd_vni_hint_compute(vni, pm, fl);
+			printf("compute %d %d %d\n", rc, trd_vni_hint_compute(vni, 1001, fl),
+			       trd_vni_hint_compute(vni, pm, 2));
 			fflush(stdout);
 		} else if (strcmp(line, "cpus") == 0) {
 			uint64_t m[TRD_VNI_CPU_WORDS];
