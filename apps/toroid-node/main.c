@@ -717,9 +717,9 @@ procs_where(uint64_t now_us, struct node_load *l)
 				for (j = 0; j < n_seen && seen[j].pid != f.pid; j++)
 					;
 				if (j == n_seen) {
+					/* beyond the table: counted on the safe side */
 					if (n_seen == NODE_PIDS_SEEN) {
-						last.sharing++; /* beyond the table: the safe side
-								 */
+						last.sharing++;
 						continue;
 					}
 					seen[n_seen++] =
