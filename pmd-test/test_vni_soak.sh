@@ -13,8 +13,10 @@ SECS=${3:-15}
 # RSS reaches a high-water mark (malloc arenas, mbufs of the node's pools touched for the
 # first time, at the busiest moment) and stays: measured after a warm-up round, a 15 s round
 # grew 0 to 4.6 MiB on the loaded 2-core machine, and the third of three 8 s rounds (5 400
-# attachments) grew 0 KiB. A leak of 2 KiB per attachment over a soak's thousands of
-# attachments exceeds the tolerance.
+# attachments) grew 0 KiB; but a gate's 5 s warm-up once stopped 8.4 MiB short of the mark
+# that later rounds all reached (374 -> 383 MiB; 381 .. 383 here). So the soak runs in two
+# halves: the second may grow at most RSS_TOL_KB over the first (a leak grows in both: 2 KiB
+# per attachment over a half's ~14 000 attachments is 27 MiB), the whole at most twice that.
 RSS_TOL_KB=8192
 . "$(dirname "$0")/lib/engine.sh"
 eng_init vsoak "$NODE"
@@ -56,21 +58,28 @@ fds_back() {
 settle
 rss0=$(rss_kb)
 fds0=$(n_fds)
-"$SOAK" --socket "$T/E.sock" --procs 32 --seconds "$SECS" || die "soak failed"
+"$SOAK" --socket "$T/E.sock" --procs 32 --seconds $(((SECS + 1) / 2)) || die "soak failed"
+settle
+fds_back "$fds0"
+rssh=$(rss_kb)
+"$SOAK" --socket "$T/E.sock" --procs 32 --seconds $((SECS / 2 > 0 ? SECS / 2 : 1)) ||
+	die "soak (second half) failed"
 settle
 fds_back "$fds0"
 rss1=$(rss_kb)
 fds1=$(n_fds)
 n=$(grep -c ') detached: ' "$T/E.log")
-echo "toroid-node: RSS ${rss0} KiB -> ${rss1} KiB, open descriptors ${fds0} -> ${fds1}, after $n attachments"
+echo "toroid-node: RSS ${rss0} KiB -> ${rssh} KiB (half) -> ${rss1} KiB, open descriptors ${fds0} -> ${fds1}, after $n attachments"
 [ "$fds1" = "$fds0" ] || { ls -l "/proc/$ENODE/fd"; die "descriptors leaked: $fds0 -> $fds1"; }
 if grep -qa __asan_init "$NODE"; then
 	# ASan's quarantine holds freed memory back (measured +78 MiB over such a soak): the
 	# RSS says nothing there; descriptors and reclaim still do, and ASan sees the rest
 	echo "RSS not compared: toroid-node runs under ASan"
 else
-	[ $((rss1 - rss0)) -le $RSS_TOL_KB ] ||
-		die "RSS grew by $((rss1 - rss0)) KiB (tolerance $RSS_TOL_KB)"
+	[ $((rss1 - rssh)) -le $RSS_TOL_KB ] ||
+		die "RSS grew by $((rss1 - rssh)) KiB in the second half (tolerance $RSS_TOL_KB)"
+	[ $((rss1 - rss0)) -le $((2 * RSS_TOL_KB)) ] ||
+		die "RSS grew by $((rss1 - rss0)) KiB (tolerance $((2 * RSS_TOL_KB)))"
 fi
 "$SOAK" --socket "$T/E.sock" --final || die "a new process was not served after the soak"
 settle
