@@ -318,11 +318,10 @@ tfi_place_adapt(unsigned int (*runnable)(void))
 			away += brief;
 		/* the time a yield gave a peer on this CPU is neither computing nor waiting here */
 		window = window > given + away ? window - given : away;
-		/* for the engine: whether the processes moved off its CPUs need them back */
+		/* for the engine: whether the processes moved off its CPUs need them back (away
+		 * is at most the window, as just made) */
 		__atomic_store_n(&tfi_params.compute,
-				 (window != 0 ? (unsigned int)((away < window ? away : window) *
-							       1000 / window)
-					      : 0) |
+				 (window != 0 ? (unsigned int)(away * 1000 / window) : 0) |
 					 (adapt.measure_only ? 0 : TFI_COMPUTE_MOVABLE),
 				 __ATOMIC_RELAXED);
 		wide = adapt.measure_only

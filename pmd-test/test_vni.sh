@@ -68,6 +68,43 @@ wait_app() {
 	fi
 }
 
+# fifo_app NAME FD COMMAND...: COMMAND (a vni-app in attach mode, maybe under taskset) in the
+# background, reading its commands from a FIFO this shell holds open on FD (opened
+# read-write: neither side blocks). (Not app(): a background command's stdin is /dev/null
+# unless it names its own.)
+fifo_app() {
+	local name=$1 fd=$2
+	shift 2
+	mkfifo "$T/$name.in" || die "mkfifo"
+	eval "exec $fd<>\"\$T/$name.in\""
+	"$@" <"$T/$name.in" >"$T/$name.log" 2>&1 &
+	eng_track "$!"
+	eval "APP_$name=$!"
+}
+
+# self_of NAME: the process number NAME reports (bounded wait), or "none"
+self_of() {
+	local i l pid
+	eval "pid=\$APP_$1"
+	for i in $(seq 400); do
+		l=$(grep -m1 '^self 1:' "$T/$1.log" 2>/dev/null) && { echo "${l#self 1:}"; return; }
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.025
+	done
+	echo none
+}
+
+# wait_detached N [TRIES STEP]: until engine E logged N detachments, at most TRIES x STEP s
+# (default 400 x 0.025); the caller checks what it needs after
+wait_detached() {
+	local i
+	for i in $(seq "${2:-400}"); do
+		[ "$(grep -c ' detached: ' "$T/E.log")" -ge "$1" ] && return 0
+		sleep "${3:-0.025}"
+	done
+	return 0
+}
+
 check_clean() {
 	local name=$1
 	[ "$(total "$name" vni errors)" = 0 ] || die "$name: completions with errors"
@@ -822,10 +859,7 @@ kill)
 	app k0b "$S" 1 0 go --to 1:1
 	wait_app k0b
 	wait_app k1
-	for i in $(seq 200); do # the engine notices the last exits
-		[ "$(grep -c ' detached: ' "$T/E.log")" -ge 5 ] && break
-		sleep 0.02
-	done
+	wait_detached 5 200 0.02 # the engine notices the last exits
 	stop_engine E
 	[ "$(total E - vni_ifs)" = 0 ] || die "interfaces left at exit"
 	[ "$(total E vni reclaimed)" = "$(total E vni attached)" ] || die "not every interface was reclaimed"
@@ -934,10 +968,7 @@ share)
 	[ "$shares" -gt 0 ] || die "no request was refused for its destination's share: the test did not test"
 	kill -9 "$APP_f0" "$APP_h1"
 	wait "$APP_f0" "$APP_h1" 2>/dev/null
-	for i in $(seq 200); do
-		[ "$(grep -c ' detached: ' "$T/E.log")" -ge 4 ] && break
-		sleep 0.02
-	done
+	wait_detached 4 200 0.02
 	stop_engine E
 	[ "$(total E vni staging_used)" = 0 ] || die "staging not released"
 	[ "$(total E vni reclaimed)" = "$(total E vni attached)" ] || die "not every interface was reclaimed"
@@ -954,27 +985,10 @@ auto)
 	eng_wait_ready E
 	S="$T/E-0.sock"
 	AS=0,100,513,5000,65536
-	# auto_app NAME FD: vni-app --proc any in attach mode; it reads its commands from a FIFO
-	# this shell holds open on FD (opened read-write: neither side blocks)
+	# auto_app NAME FD: vni-app --proc any in attach mode, its commands from a FIFO on FD
 	auto_app() {
-		mkfifo "$T/$1.in" || die "mkfifo"
-		eval "exec $2<>\"\$T/$1.in\""
-		# (not app(): a background command's stdin is /dev/null unless it names its own)
-		"$APP" --socket "$S" --app 1 --proc any --pool 16M --sizes $AS --late 513,65536 \
-			attach <"$T/$1.in" >"$T/$1.log" 2>&1 &
-		eng_track "$!"
-		eval "APP_$1=$!"
-	}
-	# self_of NAME: the process number NAME reports (bounded wait), or "none"
-	self_of() {
-		local i l pid
-		eval "pid=\$APP_$1"
-		for i in $(seq 400); do
-			l=$(grep -m1 '^self 1:' "$T/$1.log" 2>/dev/null) && { echo "${l#self 1:}"; return; }
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.025
-		done
-		echo none
+		fifo_app "$1" "$2" "$APP" --socket "$S" --app 1 --proc any --pool 16M --sizes $AS \
+			--late 513,65536 attach
 	}
 	# refused NAME ERROR ARGS...: a vni-app attach that must fail with ERROR within 5 s
 	refused() {
@@ -1066,10 +1080,7 @@ auto)
 	[ "$(grep -c 'exchange with .* byte-exact' "$T/a.log")" = 2 ] || die "a: exchanges missing"
 	[ "$(grep -c 'exchange with .* byte-exact' "$T/c.log")" = 2 ] || die "c: exchanges missing"
 	[ "$(grep -c 'exchange with 2 peers .* byte-exact' "$T/f.log")" = 1 ] || die "f: exchange missing"
-	for i in $(seq 400); do
-		[ "$(grep -c ' detached: ' "$T/E.log")" -ge 5 ] && break
-		sleep 0.025
-	done
+	wait_detached 5
 	stop_engine E
 	check_clean E
 	[ "$(total E vni attached)" = 5 ] || die "expected 5 attachments, the engine counted $(total E vni attached)"
@@ -1092,12 +1103,7 @@ crowd)
 	crowd_app() {
 		local name=$1 fd=$2 proc=$3
 		shift 3
-		mkfifo "$T/$name.in" || die "mkfifo"
-		eval "exec $fd<>\"\$T/$name.in\""
-		"$@" "$APP" --socket "$S" --app 1 --proc "$proc" --pool 1M attach \
-			<"$T/$name.in" >"$T/$name.log" 2>&1 &
-		eng_track "$!"
-		eval "APP_$name=$!"
+		fifo_app "$name" "$fd" "$@" "$APP" --socket "$S" --app 1 --proc "$proc" --pool 1M attach
 	}
 	# wait_load PATTERN WHAT: a statistics line whose "load" matches (bounded)
 	wait_load() {
@@ -1111,11 +1117,7 @@ crowd)
 	crowd_app a 7 0 taskset -c 1
 	crowd_app b 8 1 taskset -c 1
 	for n in a b; do
-		for i in $(seq 400); do
-			grep -q '^self 1:' "$T/$n.log" && break
-			sleep 0.025
-		done
-		grep -q '^self 1:' "$T/$n.log" || die "$n did not attach: $(cat "$T/$n.log")"
+		[ "$(self_of $n)" != none ] || die "$n did not attach: $(cat "$T/$n.log")"
 	done
 	wait_load '"crowded":1,"runnable":[0-9]*,"sharing":0,"sharing_asleep":0,"away":2,"away_cpus":1,"away_compute":2000,"away_movable":1}' \
 		"two silent processes on CPU 1: expected away 2, computing 2000, crowded"
@@ -1140,10 +1142,7 @@ crowd)
 	wait_app a 1
 	wait_app b 1
 	wait_app c 1
-	for i in $(seq 400); do
-		[ "$(grep -c ' detached: ' "$T/E.log")" -ge 3 ] && break
-		sleep 0.025
-	done
+	wait_detached 3
 	stop_engine E
 	check_clean E
 	echo "crowd: two processes bound off the engine's CPU counted away with what they say they compute (silent 2000, 1200 crowded, 100, 1600 not movable), an unbound one sharing"

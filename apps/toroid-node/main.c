@@ -689,12 +689,13 @@ struct proc_seen {
 	bool movable; /* one told TRD_VNI_HINT_MOVABLE */
 };
 
-/* Fill @p l with where the attached processes run, read again at most every 10 ms (the
- * cheap per-interface facts, then one sched_getaffinity per process): each process once,
- * whatever its interfaces; sharing if it may run on a CPU of this thread (or its affinity
- * cannot be read), else away, with the CPUs it may run on and its computing (the largest hint
- * of its interfaces; NODE_COMPUTE_UNTOLD, movable, if none told). A process asleep in a wait
- * counts as sharing_asleep, or, away, not at all. */
+/* Fill @p l's process fields (its host fields are zeroed: the caller's to set) with where the
+ * attached processes run, read again at most every 10 ms (the cheap per-interface facts, then
+ * one sched_getaffinity per process): each process once, whatever its interfaces; sharing if
+ * it may run on a CPU of this thread (or its affinity cannot be read), else away, with the
+ * CPUs it may run on and its computing (the largest hint of its interfaces;
+ * NODE_COMPUTE_UNTOLD, movable, if none told). A process asleep in a wait counts as
+ * sharing_asleep, or, away, not at all. */
 static void
 procs_where(uint64_t now_us, struct node_load *l)
 {
@@ -754,21 +755,17 @@ procs_where(uint64_t now_us, struct node_load *l)
 		}
 		last.away_cpus = (unsigned int)CPU_COUNT(&away_set);
 	}
-	l->sharing = last.sharing;
-	l->sharing_asleep = last.sharing_asleep;
-	l->away = last.away;
-	l->away_cpus = last.away_cpus;
-	l->away_compute = last.away_compute;
-	l->away_movable = last.away_movable;
+	*l = last;
 }
 
 /* Is the host crowded for this thread (crowd.h)? */
 static bool
 crowded(uint64_t now_us)
 {
-	load_seen = (struct node_load){
-		.host_cpus = host_cpus, .engine_cpus = engine_n, .runnable = host_runnable(now_us)};
 	procs_where(now_us, &load_seen);
+	load_seen.host_cpus = host_cpus;
+	load_seen.engine_cpus = engine_n;
+	load_seen.runnable = host_runnable(now_us);
 	crowd_seen = node_crowded(&load_seen);
 	return crowd_seen;
 }
