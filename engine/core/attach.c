@@ -210,6 +210,8 @@ trd_attach_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 {
 	struct trd_node *n = f->node;
 	struct trd_desc d[2], b;
+	uint32_t id = 0;
+	int rc;
 
 	/* the completion: an empty message back into our own FIFO, or the cookie put into our
 	 * doorbell region, which the reflector's engine sends once every earlier packet of this
@@ -217,10 +219,24 @@ trd_attach_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 	 * session delivers first */
 	if (trd_cpl_desc(n, spec, &b) != 0)
 		return -EINVAL;
+	if (spec->kind == TRD_CPL_FIFO) {
+		/* by a completion id, as in-process: the engine gives it one of the node's,
+		 * which it fails when the reflector is declared down; the message names our
+		 * tracked id, whose outcome brings the cookie back (docs/vni.md, "Reflection by
+		 * completion id") */
+		rc = n->att->track_open(n, spec->fifo, spec->cookie, NULL, &id);
+		if (rc != 0)
+			return rc;
+		b.flags = TRD_DF_CPL;
+		b.user = id;
+	}
 	d[0] = *data;
 	trd_desc_rget(&d[1], refl, TRD_ENGINE_FIFO, &b, 1);
 	d[1].flags = TRD_DF_ORDERED;
-	return n->att->inject(n, f->id, d, 2);
+	rc = n->att->inject(n, f->id, d, 2);
+	if (rc != 0 && id != 0)
+		n->att->track_close(n, id);
+	return rc;
 }
 
 const struct trd_mr *

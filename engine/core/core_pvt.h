@@ -273,6 +273,14 @@ void trd_eq_free(struct trd_eq *eq);
  * completion was sent through: p->src); 0 or TRD_DROP_UNKNOWN_CPL. */
 int trd_cpl_accept(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64_t cookie);
 int trd_cpl_init(struct trd_node *n);
+/* track.c: check and retire a reflection's completion @p p to a guest's reception FIFO (an id
+ * guest.c gave, from the node it was sent through, its FIFO and cookie): its outcome, status 0,
+ * goes to the FIFO. 0 or TRD_DROP_UNKNOWN_CPL. */
+int trd_cpl_accept_guest(struct trd_node *n, const struct trd_pkt *p);
+/* track.c: remote get @p d is not sent: the completions among its @p carried descriptors
+ * (TRD_DF_CPL, a reflection's) fail with @p cause. */
+void trd_cpl_fail_carried(struct trd_node *n, const struct trd_desc *d, const void *carried,
+			  unsigned int cause);
 /* track.c: the entry of the pending tracked operation that the verdict @p p (DONE, atomic
  * reply) names whole: its id (aux), the request's message id (offset) and the node the
  * request went to (src); NULL if there is none. */

@@ -134,6 +134,17 @@ guest_owns_rfifo(const struct trd_guest *g, uint8_t id)
 	return false;
 }
 
+/* A reflection's completion (docs/vni.md, "Reflection by completion id"): the one descriptor a
+ * remote get @p d with no verdict of its own carries, an empty memory-FIFO message with
+ * TRD_DF_CPL alone and no counter (its FIFO, checked by the caller, one of the guest's own). Its
+ * id is the node's, given by guest_reflect(). */
+static inline bool
+guest_is_reflection(const struct trd_desc *d, const struct trd_desc *c)
+{
+	return d->n_slots == 1 && !(d->flags & TRD_DF_ACKREQ) && c->op == TRD_OP_FIFO &&
+	       c->flags == TRD_DF_CPL && c->len == 0 && c->rec_ctr == 0;
+}
+
 static int
 guest_rget_take(const struct trd_node *n, const struct trd_gring *gr, struct trd_desc *d,
 		uint32_t i0, uint8_t *buf)
@@ -144,7 +155,7 @@ guest_rget_take(const struct trd_node *n, const struct trd_gring *gr, struct trd
 	for (uint32_t k = 0; k < d->n_slots; k++)
 		if ((c[k].op != TRD_OP_PUT &&
 		     (c[k].op != TRD_OP_FIFO || !guest_owns_rfifo(gr->g, c[k].fifo))) ||
-		    (c[k].flags & TRD_DF_CPL) ||
+		    ((c[k].flags & TRD_DF_CPL) && !guest_is_reflection(d, &c[k])) ||
 		    ((c[k].flags & TRD_DF_ACKREQ) &&
 		     (!(d->flags & TRD_DF_ACKREQ) || c[k].aux != d->aux)) ||
 		    trd_desc_check_remote(&c[k], n->coord) != 0 ||
@@ -205,6 +216,39 @@ guest_track(struct trd_node *n, struct trd_guest *g, struct trd_desc *d, struct 
 	return 0;
 }
 
+/* Why @p dst, which trd_desc_check_dst() finds unreachable, is: the drop cause. */
+static unsigned int
+guest_unreachable(const struct trd_node *n, struct trd_coord dst)
+{
+	int rank = trd_rank_of(n, dst);
+
+	return rank >= 0 && n->routes[rank].link == NULL ? TRD_DROP_NO_ROUTE : TRD_DROP_PEER_DOWN;
+}
+
+/* A checked reflection @p c (guest_is_reflection()) takes a completion id of the node whose
+ * outcome goes to the guest's FIFO c->fifo with its cookie c->user: the echo from @p dst (rx,
+ * trd_cpl_accept_guest()), or its failure when @p dst is declared down (rel.c) or the remote get
+ * is not sent (tx.c, guest_fifo_abandon()). @p cause non-zero: @p dst cannot be reached now, the
+ * outcome is that failure at once and nothing is sent (1). 0, or -EAGAIN: no id now (it waits in
+ * the ring). */
+static int
+guest_reflect(struct trd_node *n, struct trd_guest *g, struct trd_desc *c, struct trd_coord dst,
+	      unsigned int cause)
+{
+	uint32_t id;
+
+	if (__atomic_load_n(&g->tracked, __ATOMIC_ACQUIRE) >= GUEST_TRACKED ||
+	    trd_track_open_guest(n, g, NULL, NULL, c->fifo, c->user, &id) != 0)
+		return -EAGAIN;
+	guest_tracked_add(g, id);
+	c->aux = id;
+	trd_cpl_set_peer(n, id, (uint32_t)trd_rank_of(n, dst)); /* (its rank: checked) */
+	if (cause == 0)
+		return 0;
+	trd_cpl_fail(n, id, cause);
+	return 1;
+}
+
 /* A checked atomic takes a completion id (before guest_fix()): its old value goes to the
  * guest's region, its verdict to its counter, and it is tracked as trd_inject() wants an
  * atomic (no injection counter: the verdict is its completion). 0, or -ENOSPC: no id now (the
@@ -257,13 +301,21 @@ guest_check_other(struct trd_node *n, const struct trd_gring *gr, struct trd_des
 		    d->len % GUEST_SLOT != 0 || d->len > GUEST_RGET_BYTES ||
 		    d->n_slots != d->len / GUEST_SLOT || (uint32_t)d->n_slots >= avail)
 			return -EINVAL;
+		/* (one to a node down or with no route may still be a reflection: it fails) */
 		rank = trd_desc_check_dst(n, d->dst);
-		if (rank < 0 || d->len > trd_max_payload(n, n->routes[rank].link,
-							 n->reliable && (uint32_t)rank != n->rank))
+		if ((rank < 0 && rank != -EHOSTUNREACH) ||
+		    (rank >= 0 &&
+		     d->len > trd_max_payload(n, n->routes[rank].link,
+					      n->reliable && (uint32_t)rank != n->rank)))
 			return -EINVAL;
 		buf = gr->rget + (size_t)*nr * GUEST_RGET_BYTES;
 		rc = guest_rget_take(n, gr, d, gr->cons & gr->mask, buf);
-		if (rc == 0 && (d->flags & TRD_DF_ACKREQ))
+		if (rc == 0 && (((struct trd_desc *)(void *)buf)->flags & TRD_DF_CPL))
+			rc = guest_reflect(n, g, (struct trd_desc *)(void *)buf, d->dst,
+					   rank >= 0 ? 0 : guest_unreachable(n, d->dst));
+		else if (rc == 0 && rank < 0)
+			rc = -EINVAL;
+		else if (rc == 0 && (d->flags & TRD_DF_ACKREQ))
 			rc = guest_track(n, g, d, (struct trd_desc *)(void *)buf, d->n_slots);
 		*nr += rc == 0;
 		return rc;
@@ -458,7 +510,7 @@ trd_guest_refill(struct trd_node *n, struct trd_inj_fifo *f)
 	}
 	if (unlikely(g->st.bad_descs != g->was[1]))
 		guest_publish(g);
-	else if (k != 0 && g->pub[0] != NULL) /* (the common case: descriptors taken) */
+	else if (g->st.descs != g->was[0] && g->pub[0] != NULL) /* (the common case) */
 		__atomic_store_n(g->pub[0], g->was[0] = g->st.descs, __ATOMIC_RELAXED);
 	f->stage_n = k;
 	return k;
@@ -727,6 +779,9 @@ guest_fifo_abandon(struct trd_node *n, struct trd_inj_fifo *f)
 		/* its last packet never leaves: no verdict can come for its id */
 		if (f->cur->op == TRD_OP_ATOMIC || (f->cur->flags & TRD_DF_ACKREQ))
 			trd_cpl_fail(n, f->cur->aux, TRD_DROP_PEER_DOWN);
+		else if (f->cur->op == TRD_OP_RGET)
+			trd_cpl_fail_carried(n, f->cur, (const void *)(uintptr_t)f->cur->src,
+					     TRD_DROP_PEER_DOWN);
 		f->busy = false;
 		f->pkts_left = 0;
 	}
@@ -739,6 +794,9 @@ guest_fifo_abandon(struct trd_node *n, struct trd_inj_fifo *f)
 		/* (staged: its id is its own until it leaves) */
 		if (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ))
 			trd_cpl_fail(n, d->aux, TRD_DROP_PEER_DOWN);
+		else if (d->op == TRD_OP_RGET)
+			trd_cpl_fail_carried(n, d, (const void *)(uintptr_t)d->src,
+					     TRD_DROP_PEER_DOWN);
 	}
 }
 

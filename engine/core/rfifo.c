@@ -463,9 +463,14 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 
 	if (trd_grfifo_is(p->fifo)) {
 		/* a guest's reception FIFO: the message is copied into its ring (grfifo.c) */
+		if (unlikely(p->flags & TRD_HF_CPL)) {
+			/* a reflection's completion: its id's outcome takes its place (an id of
+			 * a guest gone is given back all the same) */
+			rc = trd_cpl_accept_guest(n, p);
+			n->stat[TRD_STAT_RX_FIFO] += rc == 0;
+			return trd_fate(rc, false);
+		}
 		rc = trd_grfifo_check(n, p->fifo, p->counter, p->msg_len);
-		if (rc == 0 && (p->flags & TRD_HF_CPL))
-			rc = TRD_DROP_UNKNOWN_CPL; /* a guest has no completion ids */
 		if (rc != 0) {
 			if (p->offset != 0)
 				reasm_forget(n, p); /* its FIFO went away: it will never end */

@@ -81,6 +81,37 @@ trd_cpl_accept(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64
 	return 0;
 }
 
+int
+trd_cpl_accept_guest(struct trd_node *n, const struct trd_pkt *p)
+{
+	uint32_t expect = CPL_PENDING, id = p->aux;
+	struct trd_cpl *c;
+
+	if (id == 0 || id > TRD_N_CPL || p->msg_len != 0 || p->counter != 0)
+		return TRD_DROP_UNKNOWN_CPL;
+	c = &n->cpl[id - 1];
+	/* from the reflector, into the FIFO and with the cookie the guest's remote get named;
+	 * whoever flips the state owns the id (a failure may be on its way) */
+	if (c->kind != TRD_CPL_GUEST || c->fifo != p->fifo || c->cookie != p->key ||
+	    __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != src_rank(n, p) ||
+	    !__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return TRD_DROP_UNKNOWN_CPL;
+	trd_track_guest_done(n, c, TRD_DROP_NONE, false, 0);
+	return 0;
+}
+
+void
+trd_cpl_fail_carried(struct trd_node *n, const struct trd_desc *d, const void *carried,
+		     unsigned int cause)
+{
+	const struct trd_desc *c = carried;
+
+	for (uint32_t k = 0; c != NULL && k < d->len / sizeof(*c); k++)
+		if (c[k].flags & TRD_DF_CPL)
+			trd_cpl_fail(n, c[k].aux, cause);
+}
+
 /* A free id for a tracked operation of @p kind, its fields set before it is pending (the peer
  * is set when the operation leaves). NULL: none free. */
 static struct trd_cpl *

@@ -420,6 +420,13 @@ fifo_next(struct trd_node *n, struct trd_inj_fifo *f)
 		if (!(d->flags & TRD_DF_REMOTE) &&
 		    (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ)))
 			trd_cpl_fail(n, d->aux, (unsigned int)cause); /* ours: fail it here */
+		else if (d->op == TRD_OP_RGET && !(d->flags & TRD_DF_REMOTE))
+			/* a reflection's completion never comes back (a guest's carried
+			 * descriptors are in the stage's buffer, d->src) */
+			trd_cpl_fail_carried(n, d,
+					     d->n_slots != 0 ? (const void *)f->inl_src
+							     : (const void *)(uintptr_t)d->src,
+					     (unsigned int)cause);
 		else if ((d->flags & (TRD_DF_REMOTE | TRD_DF_ACKREQ)) ==
 			 (TRD_DF_REMOTE | TRD_DF_ACKREQ)) {
 			/* a remote get asked us for something we cannot do: tell the requester,

@@ -34,8 +34,10 @@
  * "Messaging-unit objects"). Version 6 adds reception FIFOs to them (a longer struct
  * trd_vni_sock_mu; a version 5 request, 16 bytes of it, asks for none). Version 7 lets a
  * process ask for its reception FIFOs' ids (rfifo_first; a version 6 request, 24 bytes, takes
- * any free ones). */
-#define TRD_VNI_VERSION     7
+ * any free ones). Version 8: the engine gives a reflection's completion to one of the process's
+ * reception FIFOs a completion id of the node (docs/vni.md, "Reflection by completion id"; an
+ * engine before it drops such a remote get as a bad descriptor). */
+#define TRD_VNI_VERSION     8
 #define TRD_VNI_VERSION_MIN 3
 /* The segment's layout (trd_vni_seg.version): changes only when the segment does. Its app and
  * proc are the identity the engine gave, as in the answer. */

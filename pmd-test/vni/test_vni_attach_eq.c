@@ -345,6 +345,10 @@ t_doorbell_eq(struct trd_node *a, struct trd_node *b, uint8_t *pg, const uint8_t
 	trd_desc_put(&d, trd_node_coord(a), bsrc, 16, trd_mr_key(db), 64, 0, 0);
 	CHECK(trd_inject(trd_inj_fifo(b, 0), &d) == 0, "b's put");
 	rc = events(q, ev, 1);
+	/* (the reflection's own event is still queued when its word was written before the
+	 * wait took it: the wait returns on the word) */
+	if (rc == 1 && ev[0].type == TRD_EV_DOORBELL && ev[0].value == 32 && ev[0].len == 8)
+		rc = events(q, ev, 1);
 	CHECK(rc == 1 && ev[0].type == TRD_EV_DOORBELL && ev[0].key == trd_mr_key(db) &&
 		      ev[0].value == 64 && ev[0].len == 16 && pg[64] == 0x5c && pg[79] == 0x5c,
 	      "doorbell event: %d type %u key %s value %llu len %u", rc, ev[0].type,

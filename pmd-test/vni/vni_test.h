@@ -46,11 +46,16 @@ static struct trd_topo *topo;
 static struct trd_net *net;
 static struct trd_node *nd[3];
 static struct trd_vni_svc *vs, *vs_n1;
+static unsigned int pump_hold; /* nodes pump() leaves alone (bit r: node r): silent peers */
 
 static inline void
 pump(void)
 {
-	trd_net_poll(net);
+	if (pump_hold == 0)
+		trd_net_poll(net);
+	for (unsigned int r = 0; pump_hold != 0 && r < 3; r++)
+		if (!(pump_hold & 1u << r))
+			trd_node_poll(nd[r]);
 	trd_vni_svc_poll(vs);
 	if (vs_n1 != NULL)
 		trd_vni_svc_poll(vs_n1);

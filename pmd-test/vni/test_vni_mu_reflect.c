@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Reflection by completion id for an attached process (docs/vni.md, "Reflection by completion
+ * id"): process A (node 0 of a 3x1x1 torus, one reception FIFO) posts, past the library, an
+ * ordered remote get to its neighbour node 2 carrying an empty memory-FIFO message back to its
+ * own FIFO with TRD_DF_CPL; the engine gives it a completion id of the node.
+ *
+ *   - six hostile reflections (data in the completion, a counter on it, a second carried
+ *     descriptor, a FIFO not A's, a tracked remote get, a completion to another node) are
+ *     dropped and counted, and none comes back;
+ *   - a good one comes back from node 2 as its outcome: status 0, A's cookie, no bytes;
+ *   - with node 2 held silent, the next one fails once node 0 declares node 2 down
+ *     (-EHOSTUNREACH from node 2, bounded by the dead time and its sweep), and one posted while
+ *     node 2 is down fails at once, nothing sent;
+ *   - every completion id the reflections took is back (trd_node_cpl_pending() 0).
+ *
+ * It fails with the engine's completion id for processes taken out: the hold's reflection
+ * then waits for ever (the wait's bound).
+ *
+ *   test_vni_mu_reflect
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <toroid/toroid.h>
+#include <toroid/vni.h>
+
+#include "vni_mu_test.h"
+#include "vni_test.h"
+
+#define REGION  (64u * 1024)
+#define DEAD_MS 300u
+#define OUT_MS  5000 /* the bound of every outcome's wait */
+
+static int p_c2p[2], p_p2c[2];
+
+/* Post a reflection of @p v to node @p to whose completion (cookie @p cookie) comes back to
+ * FIFO 0 of @p v on @p me, changed by @p spoil (0: none) first. 0 or the library's error. */
+static int
+refl_post(struct trd_vni *v, struct trd_coord me, struct trd_coord to, uint64_t cookie,
+	  unsigned int spoil)
+{
+	struct trd_desc c[2], d;
+	unsigned int nc = 1;
+
+	trd_desc_fifo(&c[0], me, trd_vni_rfifo_id(v, 0), NULL, 0, cookie, 0);
+	c[0].flags = TRD_DF_CPL;
+	switch (spoil) {
+	case 1: /* bytes in the completion */
+		c[0].flags |= TRD_DF_IMM;
+		c[0].len = 8;
+		break;
+	case 2: /* a counter on it */
+		c[0].rec_ctr = trd_vni_counter_id(v, 1);
+		break;
+	case 3: /* a second carried descriptor */
+		c[1] = c[0];
+		c[1].flags = 0;
+		nc = 2;
+		break;
+	case 4: /* a FIFO not A's: the node's own */
+		c[0].fifo = 0;
+		break;
+	case 6: /* a completion to another node */
+		c[0].dst = to;
+		break;
+	default:
+		break;
+	}
+	trd_desc_rget(&d, to, TRD_ENGINE_FIFO, c, nc);
+	d.flags = TRD_DF_ORDERED;
+	if (spoil == 5) { /* a tracked remote get */
+		d.flags |= TRD_DF_ACKREQ;
+		d.aux = 77;
+		d.ack_fifo = trd_vni_rfifo_id(v, 0);
+	}
+	return trd_vni_inject(v, 0, &d, 1);
+}
+
+/* The next message of FIFO 0 must be the outcome @p status of the reflection of @p cookie,
+ * from @p from. 0 or the exit code @p code. */
+static int
+refl_outcome(struct trd_vni *v, uint64_t cookie, int status, struct trd_coord from, int code)
+{
+	struct trd_msg m;
+	int rc = trd_vni_rfifo_wait(v, 0, &m, OUT_MS);
+
+	if (rc != 1) {
+		fprintf(stderr, "A: no outcome for cookie %#llx: %d\n", (unsigned long long)cookie,
+			rc);
+		return code;
+	}
+	if (m.len != 0 || m.user != cookie || m.status != status || m.src.x != from.x ||
+	    m.src.y != from.y || m.src.z != from.z) {
+		fprintf(stderr, "A: outcome len %u user %#llx status %d from %u, want %#llx %d %u\n",
+			m.len, (unsigned long long)m.user, m.status, m.src.x,
+			(unsigned long long)cookie, status, from.x);
+		return code + 1;
+	}
+	return trd_vni_rfifo_release(v, 0) == 0 ? 0 : code + 2;
+}
+
+static int
+reflect_a(void *arg)
+{
+	struct trd_vni_conf conf = {.socket = sock_path,
+				    .app = 1,
+				    .proc = 0,
+				    .pool_size = 1 << 20,
+				    .connect_timeout_ms = 5000,
+				    .mu_fifos = 1,
+				    .mu_fifo_slots = 256,
+				    .mu_rfifos = 1,
+				    .mu_rfifo_slots = 64,
+				    .mu_region = REGION};
+	struct trd_vni *v = trd_vni_open(&conf);
+	const struct trd_coord n1 = {.x = 1}, n2 = {.x = 2};
+	struct trd_vni_mu_info mi;
+	struct trd_vni_info vi;
+	struct trd_coord me;
+	uint64_t t0;
+	uint8_t b;
+	int rc;
+
+	(void)arg;
+	if (v == NULL || trd_vni_info(v, &vi) != 0)
+		return 10;
+	me = coord_of(vi.node);
+	for (unsigned int s = 1; s <= 6; s++)
+		if (refl_post(v, me, s == 6 ? n1 : n2, 0xBAD0 + s, s) != 0)
+			return 11;
+	if (judged(v, 6) != 0 || trd_vni_mu_info(v, &mi) != 0 || mi.bad_descs != 6 ||
+	    mi.descs != 0) {
+		fprintf(stderr, "A: hostile reflections: %llu bad of 6\n",
+			(unsigned long long)mi.bad_descs);
+		return 12;
+	}
+	/* a good one: the first message of the FIFO (none of the six came back before it) */
+	if (refl_post(v, me, n2, 0xC0DE1, 0) != 0)
+		return 13;
+	rc = refl_outcome(v, 0xC0DE1, 0, n2, 20);
+	if (rc != 0)
+		return rc;
+	/* node 2 silent from now on */
+	if (write(p_c2p[1], "h", 1) != 1 || read(p_p2c[0], &b, 1) != 1)
+		return 30;
+	t0 = trd_time_us();
+	if (refl_post(v, me, n2, 0xC0DE2, 0) != 0)
+		return 31;
+	rc = refl_outcome(v, 0xC0DE2, -EHOSTUNREACH, n2, 40);
+	if (rc != 0)
+		return rc;
+	printf("A: the reflection by a silent neighbour failed after %llu ms (dead time %u ms)\n",
+	       (unsigned long long)(trd_time_us() - t0) / 1000, DEAD_MS);
+	fflush(stdout);
+	/* node 2 is down: at once, nothing sent */
+	if (refl_post(v, me, n2, 0xC0DE3, 0) != 0)
+		return 50;
+	rc = refl_outcome(v, 0xC0DE3, -EHOSTUNREACH, n2, 60);
+	if (rc != 0)
+		return rc;
+	if (trd_vni_mu_info(v, &mi) != 0 || mi.bad_descs != 6 || mi.descs != 3) {
+		fprintf(stderr, "A: %llu descriptors taken, %llu bad; want 3 and 6\n",
+			(unsigned long long)mi.descs, (unsigned long long)mi.bad_descs);
+		return 70;
+	}
+	trd_vni_close(v);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct trd_vni_svc_conf vc;
+	struct vni_setup_opt o = {.rec_fifo_size = 1024,
+				  .n_counters = 3 * TRD_COUNTER_BLOCK,
+				  .dead_ms = DEAD_MS};
+	struct trd_node_stats st0, st1;
+	uint64_t rx2;
+	pid_t a;
+	uint8_t b;
+
+	(void)argc;
+	test_eal_init(argv[0], NULL);
+	memset(&vc, 0, sizeof(vc));
+	vc.max_pool = 1 << 24;
+	vni_setup_with("vmurefl", mu_topo_one, &o, &vc);
+	pipe_nb(p_c2p);
+	T_EQ(pipe(p_p2c), 0);
+	T_EQ(trd_node_stats_get(nd[0], &st0), 0);
+	T_EQ(trd_node_stats_get(nd[2], &st1), 0);
+	rx2 = st1.stat[TRD_STAT_RX_RGET];
+	a = spawn(reflect_a, NULL);
+	read_pipe(p_c2p[0], &b, 1);
+	T_EQ(trd_node_stats_get(nd[2], &st1), 0);
+	T_EQ(st1.stat[TRD_STAT_RX_RGET] - rx2, 1); /* the good one only: no hostile one left */
+	pump_hold = 1u << 2;
+	T_EQ(write(p_p2c[1], "k", 1), 1);
+	reap_ok(a, WAIT_US, "process A");
+	T_EQ(trd_node_stats_get(nd[0], &st1), 0);
+	T_EQ(st1.stat[TRD_STAT_CPL_FAILED] - st0.stat[TRD_STAT_CPL_FAILED], 2);
+	T_EQ(st1.stat[TRD_STAT_PEERS_DOWN] - st0.stat[TRD_STAT_PEERS_DOWN], 1);
+	T_EQ(trd_node_cpl_pending(nd[0]), 0); /* every id back */
+	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS), 6);
+	printf("PASS: vni mu reflect\n");
+	return 0;
+}
