@@ -235,7 +235,7 @@ trd_attach_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 	d[1].flags = TRD_DF_ORDERED;
 	rc = n->att->inject(n, f->id, d, 2);
 	if (rc != 0 && id != 0)
-		n->att->track_close(n, id);
+		n->att->track_unposted(n, id);
 	return rc;
 }
 

@@ -277,6 +277,9 @@ int trd_cpl_init(struct trd_node *n);
  * guest.c gave, from the node it was sent through, its FIFO and cookie): its outcome, status 0,
  * goes to the FIFO. 0 or TRD_DROP_UNKNOWN_CPL. */
 int trd_cpl_accept_guest(struct trd_node *n, const struct trd_pkt *p);
+/* track.c: a reflection's id for guest @p g (TRD_CPL_GUEST, marked refl). 0 or -ENOSPC. */
+int trd_track_open_refl(struct trd_node *n, struct trd_guest *g, uint8_t fifo, uint64_t cookie,
+			uint32_t *id);
 /* track.c: remote get @p d is not sent: the completions among its @p carried descriptors
  * (TRD_DF_CPL, a reflection's) fail with @p cause. */
 void trd_cpl_fail_carried(struct trd_node *n, const struct trd_desc *d, const void *carried,
@@ -461,9 +464,10 @@ void trd_grfifo_stats(const struct trd_grfifo *rf, struct trd_guest_rstats *st);
 int trd_grfifo_deliver(struct trd_node *n, const struct trd_rslot *h, uint16_t ctr,
 		       const struct rte_mbuf *m, uint32_t off, const void *buf);
 /* The outcome of a guest's tracked operation (@p cookie: its descriptor's aux) into its FIFO
- * @p fifo, from @p from_rank (none: this node); lost and counted if the FIFO is full or gone. */
-void trd_grfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
-			unsigned int cause, bool has_old, uint64_t old);
+ * @p fifo, from @p from_rank (none: this node). 0, or the drop cause (the FIFO is full or gone:
+ * the caller counts it). */
+int trd_grfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
+		       unsigned int cause, bool has_old, uint64_t old);
 /* A write of @p len bytes at @p offset into doorbell region @p key of a guest, told in its
  * FIFO @p fifo (TRD_RSLOT_DOORBELL); lost and counted if the FIFO is full or gone. */
 void trd_grfifo_doorbell(struct trd_node *n, uint8_t fifo, uint64_t key, uint64_t offset,

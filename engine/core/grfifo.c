@@ -286,12 +286,11 @@ out:
 	return rc;
 }
 
-void
+int
 trd_grfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
 		   unsigned int cause, bool has_old, uint64_t old)
 {
 	struct trd_rslot h;
-	int rc;
 
 	memset(&h, 0, sizeof(h));
 	h.src = trd_outcome_src(n, from_rank);
@@ -301,9 +300,7 @@ trd_grfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_
 	h.status = trd_cause_errno(cause);
 	h.user = cookie;
 	h.old = old;
-	rc = trd_grfifo_deliver(n, &h, 0, NULL, 0, NULL);
-	if (rc != 0)
-		trd_drop(n, (unsigned int)rc); /* as a node FIFO's outcome that finds it full */
+	return trd_grfifo_deliver(n, &h, 0, NULL, 0, NULL);
 }
 
 void

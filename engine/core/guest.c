@@ -238,7 +238,7 @@ guest_reflect(struct trd_node *n, struct trd_guest *g, struct trd_desc *c, struc
 	uint32_t id;
 
 	if (__atomic_load_n(&g->tracked, __ATOMIC_ACQUIRE) >= GUEST_TRACKED ||
-	    trd_track_open_guest(n, g, NULL, NULL, c->fifo, c->user, &id) != 0)
+	    trd_track_open_refl(n, g, c->fifo, c->user, &id) != 0)
 		return -EAGAIN;
 	guest_tracked_add(g, id);
 	c->aux = id;
@@ -310,10 +310,12 @@ guest_check_other(struct trd_node *n, const struct trd_gring *gr, struct trd_des
 			return -EINVAL;
 		buf = gr->rget + (size_t)*nr * GUEST_RGET_BYTES;
 		rc = guest_rget_take(n, gr, d, gr->cons & gr->mask, buf);
-		if (rc == 0 && (((struct trd_desc *)(void *)buf)->flags & TRD_DF_CPL))
+		if (rc == 0 && (((struct trd_desc *)(void *)buf)->flags & TRD_DF_CPL)) {
 			rc = guest_reflect(n, g, (struct trd_desc *)(void *)buf, d->dst,
 					   rank >= 0 ? 0 : guest_unreachable(n, d->dst));
-		else if (rc == 0 && rank < 0)
+			if (rc == 1 && guest_ctr(g, d->inj_ctr) > 0)
+				trd_ctr_fail(&n->ctr[guest_ctr(g, d->inj_ctr)]); /* never sent */
+		} else if (rc == 0 && rank < 0)
 			rc = -EINVAL;
 		else if (rc == 0 && (d->flags & TRD_DF_ACKREQ))
 			rc = guest_track(n, g, d, (struct trd_desc *)(void *)buf, d->n_slots);

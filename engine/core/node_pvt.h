@@ -173,6 +173,8 @@ struct trd_cpl {
 	uint32_t state;          /* CPL_FREE or CPL_PENDING */
 	uint8_t kind;            /* enum trd_cpl_kind, or TRD_CPL_TRACK */
 	uint8_t fifo;            /* TRACK: reception FIFO of the outcome */
+	uint8_t refl;            /* GUEST: a reflection's (guest.c guest_reflect()): completed by
+				  * its echo only, never by a verdict or TRD_OP_UNTRACK */
 	uint64_t *result;        /* TRACK: where an atomic's old value goes */
 	uint32_t peer;           /* rank the outcome comes from (failed if it goes down); counted
 				  * in node->owed while set: change it with trd_cpl_set_peer() */

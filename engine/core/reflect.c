@@ -126,6 +126,7 @@ trd_inject_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 	n->cpl[id - 1].cookie = spec->cookie;
 	n->cpl[id - 1].kind = (uint8_t)spec->kind;
 	n->cpl[id - 1].fifo = spec->fifo;
+	n->cpl[id - 1].refl = 0;
 	__atomic_store_n(&n->cpl[id - 1].state, CPL_PENDING, __ATOMIC_RELEASE);
 	trd_cpl_set_peer(n, (uint32_t)id, (uint32_t)trd_torus_rank(&n->torus, refl));
 	b.flags |= TRD_DF_CPL;

@@ -20,6 +20,7 @@
 #include "core_pvt.h"
 
 static void cpl_release(struct trd_node *n, uint32_t id);
+static void guest_cpl_release(struct trd_node *n, struct trd_cpl *c, struct trd_guest *g);
 
 int
 trd_cpl_init(struct trd_node *n)
@@ -84,20 +85,36 @@ trd_cpl_accept(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64
 int
 trd_cpl_accept_guest(struct trd_node *n, const struct trd_pkt *p)
 {
-	uint32_t expect = CPL_PENDING, id = p->aux;
+	uint32_t expect = CPL_PENDING, id = p->aux, rank = src_rank(n, p);
+	struct trd_guest *g;
 	struct trd_cpl *c;
+	int rc;
 
 	if (id == 0 || id > TRD_N_CPL || p->msg_len != 0 || p->counter != 0)
 		return TRD_DROP_UNKNOWN_CPL;
 	c = &n->cpl[id - 1];
 	/* from the reflector, into the FIFO and with the cookie the guest's remote get named;
 	 * whoever flips the state owns the id (a failure may be on its way) */
-	if (c->kind != TRD_CPL_GUEST || c->fifo != p->fifo || c->cookie != p->key ||
-	    __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != src_rank(n, p) ||
+	if (c->kind != TRD_CPL_GUEST || !c->refl || c->fifo != p->fifo || c->cookie != p->key ||
+	    __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != rank ||
 	    !__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return TRD_DROP_UNKNOWN_CPL;
-	trd_track_guest_done(n, c, TRD_DROP_NONE, false, 0);
+	g = __atomic_load_n(&c->guest, __ATOMIC_ACQUIRE);
+	rc = g != NULL ? trd_grfifo_outcome(n, c->fifo, rank, c->cookie, TRD_DROP_NONE, false, 0)
+		       : 0;
+	if (rc == TRD_DROP_FIFO_FULL) {
+		/* no room for it: the echo is refused for now, and the reliable sender brings it
+		 * again, as the plain message it stands for; the id waits as before (a failure
+		 * that found it held meanwhile is done now) */
+		__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
+		if (trd_peer_is_down(n, rank))
+			trd_cpl_fail(n, id, TRD_DROP_PEER_DOWN);
+		return rc;
+	}
+	if (rc != 0)
+		trd_drop(n, (unsigned int)rc); /* its FIFO is gone: written nowhere */
+	guest_cpl_release(n, c, g);
 	return 0;
 }
 
@@ -106,17 +123,28 @@ trd_cpl_fail_carried(struct trd_node *n, const struct trd_desc *d, const void *c
 		     unsigned int cause)
 {
 	const struct trd_desc *c = carried;
+	int rank = trd_rank_of(n, d->dst);
 
-	for (uint32_t k = 0; c != NULL && k < d->len / sizeof(*c); k++)
-		if (c[k].flags & TRD_DF_CPL)
-			trd_cpl_fail(n, c[k].aux, cause);
+	for (uint32_t k = 0; c != NULL && k < d->len / sizeof(*c); k++) {
+		const struct trd_cpl *e;
+
+		if (!(c[k].flags & TRD_DF_CPL) || c[k].aux == 0 || c[k].aux > TRD_N_CPL)
+			continue;
+		/* only while the id is still this remote get's (what its echo would check): one
+		 * failed already (its reflector declared down) may be someone else's now */
+		e = &n->cpl[c[k].aux - 1];
+		if (rank < 0 || __atomic_load_n(&e->peer, __ATOMIC_ACQUIRE) != (uint32_t)rank ||
+		    e->cookie != c[k].user || (c[k].op == TRD_OP_FIFO && e->fifo != c[k].fifo))
+			continue;
+		trd_cpl_fail(n, c[k].aux, cause);
+	}
 }
 
 /* A free id for a tracked operation of @p kind, its fields set before it is pending (the peer
  * is set when the operation leaves). NULL: none free. */
 static struct trd_cpl *
 track_take_free(struct trd_node *n, uint8_t kind, uint8_t rfifo, uint64_t cookie, uint64_t *result,
-		int64_t *ctr, struct trd_guest *g, uint32_t *id)
+		int64_t *ctr, struct trd_guest *g, uint32_t *id, uint8_t refl)
 {
 	uintptr_t v;
 	struct trd_cpl *c;
@@ -127,6 +155,7 @@ track_take_free(struct trd_node *n, uint8_t kind, uint8_t rfifo, uint64_t cookie
 	c->cookie = cookie;
 	c->kind = kind;
 	c->fifo = rfifo;
+	c->refl = refl;
 	__atomic_store_n(&c->result, result, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->ctr, ctr, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->guest, g, __ATOMIC_RELAXED);
@@ -144,14 +173,15 @@ trd_track_open(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *res
 		return -EINVAL;
 	if (n->att != NULL) /* a handle of an attached process: its library keeps its ids */
 		return n->att->track_open(n, rfifo, cookie, result, id);
-	return track_take_free(n, TRD_CPL_TRACK, rfifo, cookie, result, NULL, NULL, id) != NULL
+	return track_take_free(n, TRD_CPL_TRACK, rfifo, cookie, result, NULL, NULL, id, 0) != NULL
 		       ? 0
 		       : -ENOSPC;
 }
 
-int
-trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, int64_t *ctr,
-		     uint8_t fifo, uint64_t cookie, uint32_t *id)
+/* An id of guest @p g (TRD_CPL_GUEST), a reflection's when @p refl. 0 or -ENOSPC. */
+static int
+track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, int64_t *ctr,
+		 uint8_t fifo, uint64_t cookie, uint32_t *id, uint8_t refl)
 {
 	uint32_t *held = &n->main->guest_cpls;
 
@@ -159,11 +189,25 @@ trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, 
 		return -ENOSPC;
 	/* counted before it is pending: its verdict, on another lcore, takes it off */
 	__atomic_fetch_add(held, 1, __ATOMIC_RELAXED);
-	if (track_take_free(n, TRD_CPL_GUEST, fifo, cookie, result, ctr, g, id) == NULL) {
+	if (track_take_free(n, TRD_CPL_GUEST, fifo, cookie, result, ctr, g, id, refl) == NULL) {
 		__atomic_fetch_sub(held, 1, __ATOMIC_RELAXED);
 		return -ENOSPC;
 	}
 	return 0;
+}
+
+int
+trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *result, int64_t *ctr,
+		     uint8_t fifo, uint64_t cookie, uint32_t *id)
+{
+	return track_open_guest(n, g, result, ctr, fifo, cookie, id, 0);
+}
+
+int
+trd_track_open_refl(struct trd_node *n, struct trd_guest *g, uint8_t fifo, uint64_t cookie,
+		    uint32_t *id)
+{
+	return track_open_guest(n, g, NULL, NULL, fifo, cookie, id, 1);
 }
 
 /* A guest's id, its verdict delivered or given up (the state flipped to CLOSING by the caller):
@@ -192,8 +236,13 @@ trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, 
 
 	if (g != NULL && c->fifo != 0) {
 		/* (its FIFO is looked up by id: stopped once the guest is gone) */
-		trd_grfifo_outcome(n, c->fifo, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE),
-				   c->cookie, cause, has_old, old);
+		int rc = trd_grfifo_outcome(n, c->fifo, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE),
+					    c->cookie, cause, has_old, old);
+
+		if (rc != 0)
+			trd_drop(
+				n,
+				(unsigned int)rc); /* as a node FIFO's outcome that finds it full */
 	} else if (g != NULL) {
 		if (cause == TRD_DROP_NONE && has_old && res != NULL)
 			__atomic_store_n(res, old, __ATOMIC_RELEASE);
@@ -218,7 +267,7 @@ trd_track_close_guest(struct trd_node *n, struct trd_guest *g, uint32_t id, uint
 		return -ENOENT;
 	c = &n->cpl[id - 1];
 	/* whoever flips the state owns the id: a verdict arriving now, or this */
-	if (c->kind != TRD_CPL_GUEST || c->fifo == 0 || c->cookie != cookie ||
+	if (c->kind != TRD_CPL_GUEST || c->refl || c->fifo == 0 || c->cookie != cookie ||
 	    __atomic_load_n(&c->guest, __ATOMIC_ACQUIRE) != g ||
 	    !__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
@@ -314,7 +363,7 @@ trd_track_take(struct trd_node *n, const struct trd_pkt *p)
 	c = &n->cpl[id - 1];
 	/* the verdict names the operation whole: the id, the message that carried the request
 	 * (a message id is not reused for 2^32 messages), and the node it went to */
-	if ((c->kind != TRD_CPL_TRACK && c->kind != TRD_CPL_GUEST) ||
+	if ((c->kind != TRD_CPL_TRACK && c->kind != TRD_CPL_GUEST) || c->refl ||
 	    __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != src_rank(n, p) ||
 	    __atomic_load_n(&c->msg_id, __ATOMIC_ACQUIRE) != p->offset ||
 	    !__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,

@@ -420,7 +420,8 @@ fifo_next(struct trd_node *n, struct trd_inj_fifo *f)
 		if (!(d->flags & TRD_DF_REMOTE) &&
 		    (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ)))
 			trd_cpl_fail(n, d->aux, (unsigned int)cause); /* ours: fail it here */
-		else if (d->op == TRD_OP_RGET && !(d->flags & TRD_DF_REMOTE))
+		else if (d->op == TRD_OP_RGET && !(d->flags & TRD_DF_REMOTE) &&
+			 cause != TRD_DROP_PEER_DOWN) /* (else fail_pending() did, rel.c) */
 			/* a reflection's completion never comes back (a guest's carried
 			 * descriptors are in the stage's buffer, d->src) */
 			trd_cpl_fail_carried(n, d,

@@ -109,6 +109,15 @@ an_untrack_flush(struct an_node *a)
 	}
 }
 
+static void
+an_track_unposted(struct trd_node *n, uint32_t id)
+{
+	struct an_track *t = an_track_find(an_of(n), id);
+
+	if (t != NULL)
+		an_track_put(an_of(n), t); /* (no TRD_OP_UNTRACK: nothing waits in the engine) */
+}
+
 static int
 an_track_close(struct trd_node *n, uint32_t id)
 {
@@ -490,6 +499,7 @@ static const struct trd_attach_ops an_ops = {
 	.rfifo_wait = an_rfifo_wait,
 	.track_open = an_track_open,
 	.track_close = an_track_close,
+	.track_unposted = an_track_unposted,
 	.eq_create = an_eq_create,
 	.eq_free = an_eq_free,
 	.eq_bind = an_eq_bind,

@@ -479,11 +479,11 @@ int trd_vni_mu_info(const struct trd_vni *v, struct trd_vni_mu_info *info);
  * flags none or TRD_DF_ORDERED, for the target's TRD_ENGINE_FIFO: its 1 .. TRD_RGET_MAX_DESCS
  * carried descriptors copied now) whose carried descriptors are puts addressed to this process's
  * node, from the target's registered memory (TRD_DF_SRC_MR, the target's key) or immediate, with no
- * completion or verdict flag, or, as its only one, a reflection's completion: an empty memory-FIFO
- * message to one of this process's reception FIFOs flagged TRD_DF_CPL alone, whose outcome the
- * engine writes there (docs/vni.md "Reflection by completion id"): an RDMA read names this
- * process's region key and offset as rkey and roff and trd_vni_counter_id() of one of its counters
- * as rec_ctr. Or an atomic (trd_vni_desc_atomic(), in <toroid/toroid.h>). Any of them may be
+ * completion or verdict flag (an RDMA read names this process's region key and offset as rkey and
+ * roff and trd_vni_counter_id() of one of its counters as rec_ctr), or whose only one is a
+ * reflection's completion: an empty memory-FIFO message to one of this process's reception FIFOs
+ * flagged TRD_DF_CPL alone, whose outcome the engine writes there (docs/vni.md "Reflection by
+ * completion id"). Or an atomic (trd_vni_desc_atomic(), in <toroid/toroid.h>). Any of them may be
  * tracked: TRD_DF_ACKREQ, aux an id of the process's own (not 0), ack_fifo the id of one of its
  * reception FIFOs, where the outcome arrives (docs/vni.md "Tracked operations"; a tracked atomic
  * has no injection counter and its old value comes in the outcome; a remote get's carried put may

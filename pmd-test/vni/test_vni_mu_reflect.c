@@ -9,13 +9,18 @@
  *     descriptor, a FIFO not A's, a tracked remote get, a completion to another node) are
  *     dropped and counted, and none comes back;
  *   - a good one comes back from node 2 as its outcome: status 0, A's cookie, no bytes;
+ *   - one whose cookie A names in a TRD_OP_UNTRACK right behind it still comes back (a
+ *     reflection's id is given back by its echo or its failure only);
+ *   - 100 posted while A does not read its FIFO of 64 slots (more than its 64 tracked
+ *     operations: the rest wait in its ring): the echoes that find the FIFO full are refused
+ *     (fifo_full) and sent again, and all 100 outcomes come, each once;
  *   - with node 2 held silent, the next one fails once node 0 declares node 2 down
- *     (-EHOSTUNREACH from node 2, bounded by the dead time and its sweep), and one posted while
- *     node 2 is down fails at once, nothing sent;
+ *     (-EHOSTUNREACH from node 2, after the dead time), and one posted while node 2 is down
+ *     fails at once, nothing sent (node 0 sent 103 remote gets in all);
  *   - every completion id the reflections took is back (trd_node_cpl_pending() 0).
  *
- * It fails with the engine's completion id for processes taken out: the hold's reflection
- * then waits for ever (the wait's bound).
+ * It fails with the engine's completion id for processes taken out (the good one is dropped as
+ * a bad descriptor: no outcome).
  *
  *   test_vni_mu_reflect
  */
@@ -35,6 +40,7 @@
 #define REGION  (64u * 1024)
 #define DEAD_MS 300u
 #define OUT_MS  5000 /* the bound of every outcome's wait */
+#define N_FULL  100u /* reflections posted while the FIFO is not read */
 
 static int p_c2p[2], p_p2c[2];
 
@@ -96,12 +102,51 @@ refl_outcome(struct trd_vni *v, uint64_t cookie, int status, struct trd_coord fr
 	}
 	if (m.len != 0 || m.user != cookie || m.status != status || m.src.x != from.x ||
 	    m.src.y != from.y || m.src.z != from.z) {
-		fprintf(stderr, "A: outcome len %u user %#llx status %d from %u, want %#llx %d %u\n",
-			m.len, (unsigned long long)m.user, m.status, m.src.x,
-			(unsigned long long)cookie, status, from.x);
+		fprintf(stderr,
+			"A: outcome len %u user %#llx status %d from %u, want %#llx %d %u\n", m.len,
+			(unsigned long long)m.user, m.status, m.src.x, (unsigned long long)cookie,
+			status, from.x);
 		return code + 1;
 	}
 	return trd_vni_rfifo_release(v, 0) == 0 ? 0 : code + 2;
+}
+
+/* N_FULL reflections posted at once while nobody reads the FIFO, then read once the parent saw
+ * an echo refused: every outcome once. 0 or an exit code. */
+static int
+refl_full(struct trd_vni *v, struct trd_coord me, struct trd_coord n2)
+{
+	uint8_t seen[N_FULL] = {0}, b;
+	struct trd_desc c[N_FULL], d[N_FULL]; /* (carried descriptors are read when posted) */
+	struct trd_msg m;
+
+	for (unsigned int i = 0; i < N_FULL; i++) {
+		trd_desc_fifo(&c[i], me, trd_vni_rfifo_id(v, 0), NULL, 0, 0xF000 + i, 0);
+		c[i].flags = TRD_DF_CPL;
+		trd_desc_rget(&d[i], n2, TRD_ENGINE_FIFO, &c[i], 1);
+		d[i].flags = TRD_DF_ORDERED;
+	}
+	if (trd_vni_inject(v, 0, d, N_FULL) != 0 || write(p_c2p[1], "f", 1) != 1 ||
+	    read(p_p2c[0], &b, 1) != 1)
+		return 90;
+	for (unsigned int i = 0; i < N_FULL; i++) {
+		uint64_t k;
+
+		if (trd_vni_rfifo_wait(v, 0, &m, OUT_MS) != 1) {
+			fprintf(stderr, "A: %u of %u outcomes of the full FIFO\n", i, N_FULL);
+			return 91;
+		}
+		k = m.user - 0xF000;
+		if (m.status != 0 || m.len != 0 || k >= N_FULL || seen[k]++ != 0) {
+			fprintf(stderr,
+				"A: outcome %u of the full FIFO: status %d len %u user %#llx\n", i,
+				m.status, m.len, (unsigned long long)m.user);
+			return 92;
+		}
+		if (trd_vni_rfifo_release(v, 0) != 0)
+			return 93;
+	}
+	return 0;
 }
 
 static int
@@ -145,6 +190,19 @@ reflect_a(void *arg)
 	rc = refl_outcome(v, 0xC0DE1, 0, n2, 20);
 	if (rc != 0)
 		return rc;
+	{
+		/* its cookie in a TRD_OP_UNTRACK right behind it: the id stays the echo's */
+		struct trd_desc u = {.op = TRD_OP_UNTRACK, .aux = 0xC0DE4};
+
+		if (refl_post(v, me, n2, 0xC0DE4, 0) != 0 || trd_vni_inject(v, 0, &u, 1) != 0)
+			return 24;
+		rc = refl_outcome(v, 0xC0DE4, 0, n2, 25);
+		if (rc != 0)
+			return rc;
+	}
+	rc = refl_full(v, me, n2);
+	if (rc != 0)
+		return rc;
 	/* node 2 silent from now on */
 	if (write(p_c2p[1], "h", 1) != 1 || read(p_p2c[0], &b, 1) != 1)
 		return 30;
@@ -154,17 +212,20 @@ reflect_a(void *arg)
 	rc = refl_outcome(v, 0xC0DE2, -EHOSTUNREACH, n2, 40);
 	if (rc != 0)
 		return rc;
+	t0 = trd_time_us() - t0;
 	printf("A: the reflection by a silent neighbour failed after %llu ms (dead time %u ms)\n",
-	       (unsigned long long)(trd_time_us() - t0) / 1000, DEAD_MS);
+	       (unsigned long long)t0 / 1000, DEAD_MS);
 	fflush(stdout);
+	if (t0 < DEAD_MS * 1000ull / 2)
+		return 45; /* failed before node 2 could be found silent */
 	/* node 2 is down: at once, nothing sent */
 	if (refl_post(v, me, n2, 0xC0DE3, 0) != 0)
 		return 50;
 	rc = refl_outcome(v, 0xC0DE3, -EHOSTUNREACH, n2, 60);
 	if (rc != 0)
 		return rc;
-	if (trd_vni_mu_info(v, &mi) != 0 || mi.bad_descs != 6 || mi.descs != 3) {
-		fprintf(stderr, "A: %llu descriptors taken, %llu bad; want 3 and 6\n",
+	if (trd_vni_mu_info(v, &mi) != 0 || mi.bad_descs != 6 || mi.descs != 5 + N_FULL) {
+		fprintf(stderr, "A: %llu descriptors taken, %llu bad; want 105 and 6\n",
 			(unsigned long long)mi.descs, (unsigned long long)mi.bad_descs);
 		return 70;
 	}
@@ -172,17 +233,32 @@ reflect_a(void *arg)
 	return 0;
 }
 
+/* One byte from A (pumping meanwhile); A ending first fails the test with its exit status. */
+static uint8_t
+read_a(pid_t a)
+{
+	uint64_t deadline = trd_time_us() + WAIT_US;
+	uint8_t b;
+	int st;
+
+	while (read(p_c2p[0], &b, 1) != 1) {
+		T_ASSERT(trd_time_us() < deadline, "A said nothing");
+		T_ASSERT(waitpid(a, &st, WNOHANG) != a, "A ended with %d, saying nothing",
+			 WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+		pump();
+	}
+	return b;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct trd_vni_svc_conf vc;
-	struct vni_setup_opt o = {.rec_fifo_size = 1024,
-				  .n_counters = 3 * TRD_COUNTER_BLOCK,
-				  .dead_ms = DEAD_MS};
+	struct vni_setup_opt o = {
+		.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK, .dead_ms = DEAD_MS};
 	struct trd_node_stats st0, st1;
-	uint64_t rx2;
+	uint64_t rx2, deadline;
 	pid_t a;
-	uint8_t b;
 
 	(void)argc;
 	test_eal_init(argv[0], NULL);
@@ -195,15 +271,27 @@ main(int argc, char **argv)
 	T_EQ(trd_node_stats_get(nd[2], &st1), 0);
 	rx2 = st1.stat[TRD_STAT_RX_RGET];
 	a = spawn(reflect_a, NULL);
-	read_pipe(p_c2p[0], &b, 1);
+	/* the full FIFO: read once an echo was refused */
+	T_EQ(read_a(a), 'f');
+	deadline = trd_time_us() + WAIT_US;
+	do {
+		pump();
+		T_EQ(trd_node_stats_get(nd[0], &st1), 0);
+		T_ASSERT(trd_time_us() < deadline, "no echo refused with A's FIFO full");
+	} while (st1.drop[TRD_DROP_FIFO_FULL] == st0.drop[TRD_DROP_FIFO_FULL]);
+	T_EQ(write(p_p2c[1], "r", 1), 1);
+	T_EQ(read_a(a), 'h');
 	T_EQ(trd_node_stats_get(nd[2], &st1), 0);
-	T_EQ(st1.stat[TRD_STAT_RX_RGET] - rx2, 1); /* the good one only: no hostile one left */
+	/* the good ones only: no hostile one left */
+	T_EQ(st1.stat[TRD_STAT_RX_RGET] - rx2, 2 + N_FULL);
 	pump_hold = 1u << 2;
 	T_EQ(write(p_p2c[1], "k", 1), 1);
 	reap_ok(a, WAIT_US, "process A");
 	T_EQ(trd_node_stats_get(nd[0], &st1), 0);
 	T_EQ(st1.stat[TRD_STAT_CPL_FAILED] - st0.stat[TRD_STAT_CPL_FAILED], 2);
 	T_EQ(st1.stat[TRD_STAT_PEERS_DOWN] - st0.stat[TRD_STAT_PEERS_DOWN], 1);
+	/* the one to node 2 down was never sent */
+	T_EQ(st1.stat[TRD_STAT_TX_RGET] - st0.stat[TRD_STAT_TX_RGET], 3 + N_FULL);
 	T_EQ(trd_node_cpl_pending(nd[0]), 0); /* every id back */
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS), 6);
 	printf("PASS: vni mu reflect\n");

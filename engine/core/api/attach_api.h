@@ -37,6 +37,8 @@ struct trd_attach_ops {
 	int (*track_open)(struct trd_node *n, uint8_t rfifo, uint64_t cookie, uint64_t *result,
 			  uint32_t *id);
 	int (*track_close)(struct trd_node *n, uint32_t id);
+	/* give back an id that no posted descriptor named (the engine never saw it) */
+	void (*track_unposted)(struct trd_node *n, uint32_t id);
 	/* event queues (trd_eq_*() on a queue of the handle): the attaching layer's own, fed by
 	 * the reception FIFOs bound to them. eq_create gives its queue and the descriptor that
 	 * trd_eq_fd() returns (NULL with rte_errno); eq_bind binds FIFO @p rfifo (a node id) to
