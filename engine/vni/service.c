@@ -113,6 +113,15 @@ trd_vni_svc_fd(const struct trd_vni_svc *s)
 	return s == NULL ? -EINVAL : s->epfd;
 }
 
+/* The processes may post without a kick again. */
+static void
+svc_awake(struct trd_vni_svc *s)
+{
+	for (unsigned int i = 0; i < s->n_ifs; i++)
+		if (!s->ifs[i]->dead)
+			__atomic_store_n(&s->ifs[i]->seg->engine_idle, 0, __ATOMIC_RELAXED);
+}
+
 int
 trd_vni_svc_sleep_begin(struct trd_vni_svc *s)
 {
@@ -135,7 +144,7 @@ trd_vni_svc_sleep_begin(struct trd_vni_svc *s)
 			busy = true;
 	}
 	if (busy) {
-		trd_vni_svc_sleep_end(s);
+		svc_awake(s);
 		return -EBUSY;
 	}
 	return 0;
@@ -146,9 +155,11 @@ trd_vni_svc_sleep_end(struct trd_vni_svc *s)
 {
 	if (s == NULL)
 		return;
-	for (unsigned int i = 0; i < s->n_ifs; i++)
-		if (!s->ifs[i]->dead)
-			__atomic_store_n(&s->ifs[i]->seg->engine_idle, 0, __ATOMIC_RELAXED);
+	svc_awake(s);
+	/* the first round reads the sockets: what woke the sleep (a kick, a connection, an exit)
+	 * is taken at once, and a kick left unread would end the next sleep as soon as it
+	 * began, a wake-up for nothing every loop until the socket period came round */
+	s->next_sock = 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
