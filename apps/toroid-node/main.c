@@ -812,8 +812,12 @@ sleep_politely(uint64_t stats_in_us)
 			sleep_next_us =
 				sleep_next_us * 2 < sleep_max_us ? sleep_next_us * 2 : sleep_max_us;
 	}
-	for (unsigned int k = 0; k < i && k < n_srv; k++)
-		trd_vni_svc_sleep_end(srv[k].svc);
+	for (unsigned int k = 0; k < i && k < n_srv; k++) {
+		if (i == n_srv)
+			trd_vni_svc_sleep_end(srv[k].svc);
+		else
+			trd_vni_svc_sleep_cancel(srv[k].svc); /* (another was busy: no sleep) */
+	}
 }
 
 static void

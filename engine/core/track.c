@@ -103,17 +103,20 @@ trd_cpl_accept_guest(struct trd_node *n, const struct trd_pkt *p)
 	g = __atomic_load_n(&c->guest, __ATOMIC_ACQUIRE);
 	rc = g != NULL ? trd_grfifo_outcome(n, c->fifo, rank, c->cookie, TRD_DROP_NONE, false, 0)
 		       : 0;
-	if (rc == TRD_DROP_FIFO_FULL) {
+	if (rc == TRD_DROP_FIFO_FULL && p->seq != 0 && n->reliable) {
 		/* no room for it: the echo is refused for now, and the reliable sender brings it
 		 * again, as the plain message it stands for; the id waits as before (a failure
-		 * that found it held meanwhile is done now) */
+		 * that found it held meanwhile is done now). Only a sequenced echo comes again:
+		 * one on the loopback (the process's own node reflects) or on an unreliable
+		 * torus would leave the id pending for ever */
 		__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
 		if (trd_peer_is_down(n, rank))
 			trd_cpl_fail(n, id, TRD_DROP_PEER_DOWN);
 		return rc;
 	}
 	if (rc != 0)
-		trd_drop(n, (unsigned int)rc); /* its FIFO is gone: written nowhere */
+		trd_drop(n, (unsigned int)rc); /* its FIFO is gone, or full for an echo that
+						* never comes again: written nowhere */
 	guest_cpl_release(n, c, g);
 	return 0;
 }

@@ -117,6 +117,8 @@ trd_vni_svc_fd(const struct trd_vni_svc *s)
 static void
 svc_awake(struct trd_vni_svc *s)
 {
+	if (s == NULL)
+		return;
 	for (unsigned int i = 0; i < s->n_ifs; i++)
 		if (!s->ifs[i]->dead)
 			__atomic_store_n(&s->ifs[i]->seg->engine_idle, 0, __ATOMIC_RELAXED);
@@ -148,6 +150,12 @@ trd_vni_svc_sleep_begin(struct trd_vni_svc *s)
 		return -EBUSY;
 	}
 	return 0;
+}
+
+void
+trd_vni_svc_sleep_cancel(struct trd_vni_svc *s)
+{
+	svc_awake(s);
 }
 
 void

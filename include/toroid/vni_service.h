@@ -283,8 +283,11 @@ int trd_vni_svc_fd(const struct trd_vni_svc *s);
  * flags are cleared again).
  */
 int trd_vni_svc_sleep_begin(struct trd_vni_svc *s);
-/** After the sleep. */
+/** After the sleep: the next trd_vni_svc_poll() reads the sockets (what woke it). */
 void trd_vni_svc_sleep_end(struct trd_vni_svc *s);
+/** After trd_vni_svc_sleep_begin() succeeded but the caller did not sleep (another service was
+ * busy): the flags are cleared, nothing else. */
+void trd_vni_svc_sleep_cancel(struct trd_vni_svc *s);
 
 /** Copy the statistics (enum trd_vni_svc_stat order) into @p out. @return 0 or -EINVAL. */
 int trd_vni_svc_stats_get(const struct trd_vni_svc *s, uint64_t out[TRD_VNI_SVC_STAT_MAX]);

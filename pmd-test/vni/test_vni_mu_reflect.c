@@ -14,9 +14,12 @@
  *   - 100 posted while A does not read its FIFO of 64 slots (more than its 64 tracked
  *     operations: the rest wait in its ring): the echoes that find the FIFO full are refused
  *     (fifo_full) and sent again, and all 100 outcomes come, each once;
+ *   - 100 reflected by A's own node (its loopback: no session brings a refused echo again)
+ *     into the same FIFO, not read: 63 outcomes fill it, the 37 echoes that find it full are
+ *     dropped (fifo_full) and their ids given back, not held for an echo that never comes;
  *   - with node 2 held silent, the next one fails once node 0 declares node 2 down
  *     (-EHOSTUNREACH from node 2, after the dead time), and one posted while node 2 is down
- *     fails at once, nothing sent (node 0 sent 103 remote gets in all);
+ *     fails at once, nothing sent (node 0 sent 203 remote gets in all, 100 on its loopback);
  *   - every completion id the reflections took is back (trd_node_cpl_pending() 0).
  *
  * It fails with the engine's completion id for processes taken out (the good one is dropped as
@@ -111,25 +114,28 @@ refl_outcome(struct trd_vni *v, uint64_t cookie, int status, struct trd_coord fr
 	return trd_vni_rfifo_release(v, 0) == 0 ? 0 : code + 2;
 }
 
-/* N_FULL reflections posted at once while nobody reads the FIFO, then read once the parent saw
- * an echo refused: every outcome once. 0 or an exit code. */
+/* N_FULL reflections by node @p by posted at once while nobody reads the FIFO, then read once
+ * the parent says (@p say: an echo was refused, or every echo came): by another node every
+ * outcome once, by A's own node the 63 that fit. 0 or an exit code. */
 static int
-refl_full(struct trd_vni *v, struct trd_coord me, struct trd_coord n2)
+refl_full(struct trd_vni *v, struct trd_coord me, struct trd_coord by, const char *say)
 {
 	uint8_t seen[N_FULL] = {0}, b;
 	struct trd_desc c[N_FULL], d[N_FULL]; /* (carried descriptors are read when posted) */
+	bool self = by.x == me.x && by.y == me.y && by.z == me.z;
+	unsigned int want = self ? 63 : N_FULL;
 	struct trd_msg m;
 
 	for (unsigned int i = 0; i < N_FULL; i++) {
 		trd_desc_fifo(&c[i], me, trd_vni_rfifo_id(v, 0), NULL, 0, 0xF000 + i, 0);
 		c[i].flags = TRD_DF_CPL;
-		trd_desc_rget(&d[i], n2, TRD_ENGINE_FIFO, &c[i], 1);
+		trd_desc_rget(&d[i], by, TRD_ENGINE_FIFO, &c[i], 1);
 		d[i].flags = TRD_DF_ORDERED;
 	}
-	if (trd_vni_inject(v, 0, d, N_FULL) != 0 || write(p_c2p[1], "f", 1) != 1 ||
+	if (trd_vni_inject(v, 0, d, N_FULL) != 0 || write(p_c2p[1], say, 1) != 1 ||
 	    read(p_p2c[0], &b, 1) != 1)
 		return 90;
-	for (unsigned int i = 0; i < N_FULL; i++) {
+	for (unsigned int i = 0; i < want; i++) {
 		uint64_t k;
 
 		if (trd_vni_rfifo_wait(v, 0, &m, OUT_MS) != 1) {
@@ -146,7 +152,7 @@ refl_full(struct trd_vni *v, struct trd_coord me, struct trd_coord n2)
 		if (trd_vni_rfifo_release(v, 0) != 0)
 			return 93;
 	}
-	return 0;
+	return trd_vni_rfifo_poll(v, 0, &m, 1) == 0 ? 0 : 94; /* (the dropped ones: nowhere) */
 }
 
 static int
@@ -200,7 +206,9 @@ reflect_a(void *arg)
 		if (rc != 0)
 			return rc;
 	}
-	rc = refl_full(v, me, n2);
+	rc = refl_full(v, me, n2, "f");
+	if (rc == 0)
+		rc = refl_full(v, me, me, "s");
 	if (rc != 0)
 		return rc;
 	/* node 2 silent from now on */
@@ -224,8 +232,8 @@ reflect_a(void *arg)
 	rc = refl_outcome(v, 0xC0DE3, -EHOSTUNREACH, n2, 60);
 	if (rc != 0)
 		return rc;
-	if (trd_vni_mu_info(v, &mi) != 0 || mi.bad_descs != 6 || mi.descs != 5 + N_FULL) {
-		fprintf(stderr, "A: %llu descriptors taken, %llu bad; want 105 and 6\n",
+	if (trd_vni_mu_info(v, &mi) != 0 || mi.bad_descs != 6 || mi.descs != 5 + 2 * N_FULL) {
+		fprintf(stderr, "A: %llu descriptors taken, %llu bad; want 205 and 6\n",
 			(unsigned long long)mi.descs, (unsigned long long)mi.bad_descs);
 		return 70;
 	}
@@ -256,7 +264,7 @@ main(int argc, char **argv)
 	struct trd_vni_svc_conf vc;
 	struct vni_setup_opt o = {
 		.rec_fifo_size = 1024, .n_counters = 3 * TRD_COUNTER_BLOCK, .dead_ms = DEAD_MS};
-	struct trd_node_stats st0, st1;
+	struct trd_node_stats st0, st1, st2;
 	uint64_t rx2, deadline;
 	pid_t a;
 
@@ -280,6 +288,18 @@ main(int argc, char **argv)
 		T_ASSERT(trd_time_us() < deadline, "no echo refused with A's FIFO full");
 	} while (st1.drop[TRD_DROP_FIFO_FULL] == st0.drop[TRD_DROP_FIFO_FULL]);
 	T_EQ(write(p_p2c[1], "r", 1), 1);
+	/* by A's own node: read once all 37 echoes that found the FIFO full were dropped */
+	T_EQ(read_a(a), 's');
+	T_EQ(trd_node_stats_get(nd[0], &st2), 0);
+	deadline = trd_time_us() + WAIT_US;
+	do {
+		pump();
+		T_EQ(trd_node_stats_get(nd[0], &st1), 0);
+		T_ASSERT(trd_time_us() < deadline, "%llu of the 37 echoes dropped",
+			 (unsigned long long)(st1.drop[TRD_DROP_FIFO_FULL] -
+					      st2.drop[TRD_DROP_FIFO_FULL]));
+	} while (st1.drop[TRD_DROP_FIFO_FULL] - st2.drop[TRD_DROP_FIFO_FULL] < N_FULL - 63);
+	T_EQ(write(p_p2c[1], "r", 1), 1);
 	T_EQ(read_a(a), 'h');
 	T_EQ(trd_node_stats_get(nd[2], &st1), 0);
 	/* the good ones only: no hostile one left */
@@ -290,8 +310,8 @@ main(int argc, char **argv)
 	T_EQ(trd_node_stats_get(nd[0], &st1), 0);
 	T_EQ(st1.stat[TRD_STAT_CPL_FAILED] - st0.stat[TRD_STAT_CPL_FAILED], 2);
 	T_EQ(st1.stat[TRD_STAT_PEERS_DOWN] - st0.stat[TRD_STAT_PEERS_DOWN], 1);
-	/* the one to node 2 down was never sent */
-	T_EQ(st1.stat[TRD_STAT_TX_RGET] - st0.stat[TRD_STAT_TX_RGET], 3 + N_FULL);
+	/* the one to node 2 down was never sent (the loopback's count as sent) */
+	T_EQ(st1.stat[TRD_STAT_TX_RGET] - st0.stat[TRD_STAT_TX_RGET], 3 + 2 * N_FULL);
 	T_EQ(trd_node_cpl_pending(nd[0]), 0); /* every id back */
 	T_EQ(stat_of(TRD_VNI_SVC_STAT_MU_BAD_DESCS), 6);
 	printf("PASS: vni mu reflect\n");
