@@ -281,6 +281,7 @@ guest_check_other(struct trd_node *n, const struct trd_gring *gr, struct trd_des
 		  uint32_t avail, unsigned int *nr)
 {
 	struct trd_guest *g = gr->g;
+	struct trd_desc *carried;
 	uint8_t *buf;
 	int rank, rc;
 
@@ -309,16 +310,17 @@ guest_check_other(struct trd_node *n, const struct trd_gring *gr, struct trd_des
 					      n->reliable && (uint32_t)rank != n->rank)))
 			return -EINVAL;
 		buf = gr->rget + (size_t)*nr * GUEST_RGET_BYTES;
+		carried = (struct trd_desc *)(void *)buf;
 		rc = guest_rget_take(n, gr, d, gr->cons & gr->mask, buf);
-		if (rc == 0 && (((struct trd_desc *)(void *)buf)->flags & TRD_DF_CPL)) {
-			rc = guest_reflect(n, g, (struct trd_desc *)(void *)buf, d->dst,
+		if (rc == 0 && (carried->flags & TRD_DF_CPL)) {
+			rc = guest_reflect(n, g, carried, d->dst,
 					   rank >= 0 ? 0 : guest_unreachable(n, d->dst));
 			if (rc == 1 && guest_ctr(g, d->inj_ctr) > 0)
 				trd_ctr_fail(&n->ctr[guest_ctr(g, d->inj_ctr)]); /* never sent */
 		} else if (rc == 0 && rank < 0)
 			rc = -EINVAL;
 		else if (rc == 0 && (d->flags & TRD_DF_ACKREQ))
-			rc = guest_track(n, g, d, (struct trd_desc *)(void *)buf, d->n_slots);
+			rc = guest_track(n, g, d, carried, d->n_slots);
 		*nr += rc == 0;
 		return rc;
 	}
@@ -770,6 +772,18 @@ trd_guest_stats_get(const struct trd_guest *g, struct trd_guest_stats *st)
 	return 0;
 }
 
+/* A checked descriptor @p d of a guest that will never leave: the completion ids it holds (its
+ * own, an atomic's or a tracked one's; a reflection's among its carried ones, in the stage's
+ * buffer at d->src) fail, as no verdict or echo can come for them. */
+static void
+guest_desc_abandon(struct trd_node *n, const struct trd_desc *d)
+{
+	if (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ))
+		trd_cpl_fail(n, d->aux, TRD_DROP_PEER_DOWN);
+	else if (d->op == TRD_OP_RGET)
+		trd_cpl_fail_carried(n, d, (const void *)(uintptr_t)d->src, TRD_DROP_PEER_DOWN);
+}
+
 /* Give up what @p f holds of its guest (the node or the service is going away): the
  * descriptor being cut and those staged fail their counters. */
 static void
@@ -778,12 +792,7 @@ guest_fifo_abandon(struct trd_node *n, struct trd_inj_fifo *f)
 	if (f->busy) {
 		trd_ctr_fail(f->ctr);
 		trd_fifo_src_done(f);
-		/* its last packet never leaves: no verdict can come for its id */
-		if (f->cur->op == TRD_OP_ATOMIC || (f->cur->flags & TRD_DF_ACKREQ))
-			trd_cpl_fail(n, f->cur->aux, TRD_DROP_PEER_DOWN);
-		else if (f->cur->op == TRD_OP_RGET)
-			trd_cpl_fail_carried(n, f->cur, (const void *)(uintptr_t)f->cur->src,
-					     TRD_DROP_PEER_DOWN);
+		guest_desc_abandon(n, f->cur); /* its last packet never leaves */
 		f->busy = false;
 		f->pkts_left = 0;
 	}
@@ -793,12 +802,7 @@ guest_fifo_abandon(struct trd_node *n, struct trd_inj_fifo *f)
 
 		if (id != 0 && id < n->conf.n_counters)
 			trd_ctr_fail(&n->ctr[id]);
-		/* (staged: its id is its own until it leaves) */
-		if (d->op == TRD_OP_ATOMIC || (d->flags & TRD_DF_ACKREQ))
-			trd_cpl_fail(n, d->aux, TRD_DROP_PEER_DOWN);
-		else if (d->op == TRD_OP_RGET)
-			trd_cpl_fail_carried(n, d, (const void *)(uintptr_t)d->src,
-					     TRD_DROP_PEER_DOWN);
+		guest_desc_abandon(n, d); /* (staged: its ids are its own until it leaves) */
 	}
 }
 

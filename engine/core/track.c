@@ -242,10 +242,9 @@ trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, 
 		int rc = trd_grfifo_outcome(n, c->fifo, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE),
 					    c->cookie, cause, has_old, old);
 
+		/* (lost and counted, as a node FIFO's outcome that finds it full) */
 		if (rc != 0)
-			trd_drop(
-				n,
-				(unsigned int)rc); /* as a node FIFO's outcome that finds it full */
+			trd_drop(n, (unsigned int)rc);
 	} else if (g != NULL) {
 		if (cause == TRD_DROP_NONE && has_old && res != NULL)
 			__atomic_store_n(res, old, __ATOMIC_RELEASE);
