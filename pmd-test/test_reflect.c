@@ -11,6 +11,9 @@
  *           neighbour, then the completion; the reflector's shows the get, then the reply.
  *  bad:     non-neighbour reflector, missing FIFO, doorbell word outside its page, forged
  *           and duplicate completions: refused or dropped and counted.
+ *  full:    FIFO completions that find their FIFO full are refused, their ids pending, and
+ *           come again once the application made room: every one arrives, with its cookie,
+ *           in order, and no echo is dropped as an unknown completion.
  *  rounds:  a lone reflection costs a put and one hop back, in poll rounds: the origin's
  *           poll sends the data and the remote get, the reflector's next poll answers it,
  *           the origin's next poll completes it (a, b, a); a lone remote get the same.
@@ -502,6 +505,81 @@ test_bad(void)
 	printf("bad input: refused at the API or dropped and counted\n");
 }
 
+/* FIFO completions into a full FIFO: the echo is refused (fifo_full) and its id waits for the
+ * reliable sender's next copy, which finds room once the application took its messages. */
+static void
+test_full(void)
+{
+	enum { CAP = 8, N_REFL = 3 };
+	struct trd_node_conf ndc = {.rec_fifo_size = CAP};
+	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ndc};
+	struct trd_cpl_spec spec = {.kind = TRD_CPL_FIFO, .mode = TRD_CPL_LOCAL};
+	static uint8_t src[64], bmem[PAGE];
+	struct trd_node_stats st0, st;
+	struct trd_node *a, *b;
+	struct trd_msg *m;
+	struct trd_net *net;
+	struct trd_mr *bmr;
+	struct trd_desc d;
+
+	trd_torus_init(&nc.torus, 4, 1, 1);
+	net = trd_net_create(&nc);
+	T_ASSERT(net != NULL, "net");
+	a = trd_net_node(net, 0);
+	b = trd_net_node(net, 1);
+	bmr = trd_mr_register(b, bmem, sizeof(bmem), TRD_ACCESS_REMOTE_WRITE);
+	T_ASSERT(bmr != NULL, "region");
+	/* b fills a's FIFO 0 to the brim: nothing is refused yet */
+	for (unsigned int i = 0; i < CAP; i++) {
+		trd_desc_fifo(&d, trd_node_coord(a), 0, src, 8, 1000 + i, 0);
+		T_EQ(trd_inject(trd_inj_fifo(b, 0), &d), 0);
+	}
+	for (int i = 0; i < 100; i++)
+		trd_net_poll(net);
+	T_EQ(trd_node_stats_get(a, &st0), 0);
+	T_EQ(st0.drop[TRD_DROP_FIFO_FULL], 0);
+	/* puts from a with their completions into that FIFO, b reflecting */
+	for (unsigned int i = 0; i < N_REFL; i++) {
+		memset(src, (int)(0x40 + i), sizeof(src));
+		trd_desc_put(&d, trd_node_coord(b), src, sizeof(src), trd_mr_key(bmr), 64 * i, 0,
+			     0);
+		spec.cookie = 1 + i;
+		T_EQ(trd_inject_reflect(trd_inj_fifo(a, 0), &d, &spec), 0);
+		for (int r = 0; r < 20; r++)
+			trd_net_poll(net);
+	}
+	for (int i = 0; i < 300; i++)
+		trd_net_poll(net);
+	T_EQ(trd_node_stats_get(a, &st), 0);
+	T_ASSERT(st.drop[TRD_DROP_FIFO_FULL] > 0, "no completion found the FIFO full");
+	T_EQ(trd_node_cpl_pending(a), N_REFL); /* refused: every id still waits */
+	/* room: the plain messages, then every completion, with its cookie, in order */
+	for (unsigned int i = 0; i < CAP; i++) {
+		T_EQ(trd_rec_fifo_poll(trd_rec_fifo(a, 0), &m, 1), 1);
+		T_EQ(m->user, 1000 + i);
+		trd_msg_free(m);
+	}
+	for (unsigned int i = 0; i < N_REFL; i++) {
+		uint64_t deadline = trd_time_us() + TIMEOUT_US;
+		int got;
+
+		while ((got = trd_rec_fifo_poll(trd_rec_fifo(a, 0), &m, 1)) == 0 &&
+		       trd_time_us() < deadline)
+			trd_net_poll(net);
+		T_ASSERT(got == 1, "completion %u did not come", i);
+		T_EQ(m->user, 1 + i);
+		T_EQ(m->len, 0);
+		trd_msg_free(m);
+	}
+	T_EQ(trd_node_cpl_pending(a), 0);
+	T_EQ(trd_node_stats_get(a, &st), 0);
+	T_EQ(st.drop[TRD_DROP_UNKNOWN_CPL], st0.drop[TRD_DROP_UNKNOWN_CPL]);
+	for (unsigned int i = 0; i < N_REFL; i++)
+		T_EQ(bmem[64 * i], 0x40 + i);
+	trd_net_free(net);
+	printf("full FIFO: %u completions refused, then every one delivered\n", N_REFL);
+}
+
 /* Poll rounds of a lone message once the session is up: node polls one at a time, in the
  * order a, b, a. A put lands at b after (a, b); a local reflection must complete after (a, b,
  * a): the remote get leaves with the data, the reflector answers in the round it arrives. A
@@ -635,6 +713,7 @@ main(int argc, char **argv)
 		per_node = (unsigned int)atoi(argv[1]);
 	test_eal_init(argv[0], NULL);
 	test_bad();
+	test_full();
 	test_rounds();
 	test_engine_only_and_capture();
 	trd_torus_init(&nc.torus, 2, 2, 2);

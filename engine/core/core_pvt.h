@@ -272,6 +272,14 @@ void trd_eq_free(struct trd_eq *eq);
 /* track.c: check and retire the completion packet @p p carries (its aux, from the node the
  * completion was sent through: p->src); 0 or TRD_DROP_UNKNOWN_CPL. */
 int trd_cpl_accept(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64_t cookie);
+/* track.c: trd_cpl_accept() in two steps, for a completion that may find no room: claim the
+ * id (0 or TRD_DROP_UNKNOWN_CPL; counted out of trd_node_cpl_pending() at once, so that an
+ * application that sees the completion sees it done), then settle it with the delivery's drop
+ * cause: 0 retires it;
+ * a cause the reliable sender answers by sending the echo again leaves it pending; any other
+ * retires it too (the completion is lost, and counted by the caller). */
+int trd_cpl_claim(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64_t cookie);
+void trd_cpl_settle(struct trd_node *n, const struct trd_pkt *p, int cause);
 int trd_cpl_init(struct trd_node *n);
 /* track.c: check and retire a reflection's completion @p p to a guest's reception FIFO (an id
  * guest.c gave, from the node it was sent through, its FIFO and cookie): its outcome, status 0,

@@ -452,6 +452,41 @@ reasm_forget(struct trd_node *n, const struct trd_pkt *p)
 	rte_hash_del_key(n->reasm_hash, &hkey);
 }
 
+/* A FIFO completion (a reflection's echo): one empty message carrying its cookie, which
+ * retires its id only once it is in the FIFO. A full FIFO refuses it with the id pending, so
+ * that the reliable sender's next copy is still recognised: retired first, the completion was
+ * lost to the refusal. */
+static struct trd_rx_fate
+rfifo_cpl(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, struct trd_rec_fifo *rf)
+{
+	struct trd_rx_fate f;
+	struct trd_msg *msg;
+	int cause;
+
+	if (p->msg_len != 0 || p->pay_len != 0 || p->offset != 0)
+		return trd_fate(TRD_DROP_UNKNOWN_CPL, false);
+	/* full: refused before its id is touched (a share of a split node may still take the
+	 * last slot first: the settle below puts the id back then) */
+	if (rte_ring_free_count(rf->ring) == 0 && p->seq != 0 && n->reliable)
+		return trd_fate(TRD_DROP_FIFO_FULL, false);
+	cause = trd_cpl_claim(n, p, TRD_CPL_FIFO, p->key);
+	if (cause != 0)
+		return trd_fate(cause, false);
+	msg = trd_rfifo_msg_of(n, m, 0);
+	if (msg == NULL) {
+		f = trd_fate(TRD_DROP_NO_MEMORY, false);
+	} else {
+		msg_fill(msg, p);
+		f = trd_rfifo_hand_over(n, rf, msg);
+	}
+	trd_cpl_settle(n, p, f.cause);
+	if (f.cause == 0) {
+		n->stat[TRD_STAT_RX_FIFO]++;
+		trd_ctr_sub(n, p->counter, 0);
+	}
+	return f;
+}
+
 struct trd_rx_fate
 trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 {
@@ -491,16 +526,8 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 			return trd_fate(rc, false);
 		rf = n->rec[p->fifo];
 	}
-	if (p->flags & TRD_HF_CPL) {
-		int cause;
-
-		/* a FIFO completion is one empty message carrying its cookie */
-		if (p->msg_len != 0)
-			return trd_fate(TRD_DROP_UNKNOWN_CPL, false);
-		cause = trd_cpl_accept(n, p, TRD_CPL_FIFO, p->key);
-		if (cause != 0)
-			return trd_fate(cause, false);
-	}
+	if (p->flags & TRD_HF_CPL)
+		return rfifo_cpl(n, m, p, rf);
 	n->stat[TRD_STAT_RX_FIFO]++;
 
 	if (p->offset == 0 && p->pay_len == p->msg_len) {

@@ -20,6 +20,7 @@
 #include "core_pvt.h"
 
 static void cpl_release(struct trd_node *n, uint32_t id);
+static void cpl_free_id(struct trd_node *n, uint32_t id);
 static void guest_cpl_release(struct trd_node *n, struct trd_cpl *c, struct trd_guest *g);
 
 int
@@ -66,20 +67,53 @@ src_rank(const struct trd_node *n, const struct trd_pkt *p)
 }
 
 int
-trd_cpl_accept(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64_t cookie)
+trd_cpl_claim(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64_t cookie)
 {
-	uint32_t id = p->aux;
+	uint32_t expect = CPL_PENDING, id = p->aux;
 	struct trd_cpl *c;
 
 	if (id == 0 || id > TRD_N_CPL)
 		return TRD_DROP_UNKNOWN_CPL;
 	c = &n->cpl[id - 1];
-	/* from the node it was sent through (the reflector), with its cookie */
-	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != CPL_PENDING || c->kind != kind ||
-	    c->cookie != cookie || __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != src_rank(n, p))
+	/* from the node it was sent through (the reflector), with its cookie; whoever flips the
+	 * state owns the id (a failure may be on its way) */
+	if (c->kind != kind || c->cookie != cookie ||
+	    __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != src_rank(n, p) ||
+	    !__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
 		return TRD_DROP_UNKNOWN_CPL;
-	cpl_release(n, id);
+	/* no longer pending for the application, which may see the completion at once */
+	__atomic_fetch_sub(&n->main->cpl_pending, 1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+void
+trd_cpl_settle(struct trd_node *n, const struct trd_pkt *p, int cause)
+{
+	uint32_t id = p->aux;
+	struct trd_cpl *c = &n->cpl[id - 1];
+
+	if (cause != 0 && trd_drop_transient(cause) && p->seq != 0 && n->reliable) {
+		/* refused for lack of room: the reliable sender brings the echo again, and the id
+		 * waits for it as before (a failure that found it claimed meanwhile is done now) */
+		__atomic_fetch_add(&n->main->cpl_pending, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
+		if (trd_peer_is_down(n, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE)))
+			trd_cpl_fail(n, id, TRD_DROP_PEER_DOWN);
+		return;
+	}
+	/* delivered; or lost for good (an echo that never comes again), and the id with it */
+	cpl_free_id(n, id);
+}
+
+int
+trd_cpl_accept(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64_t cookie)
+{
+	int rc = trd_cpl_claim(n, p, kind, cookie);
+
+	if (rc == 0)
+		cpl_free_id(n, p->aux);
+	return rc;
 }
 
 int
@@ -316,13 +350,20 @@ trd_cpl_unowe(struct trd_node *n, uint32_t id)
 		__atomic_fetch_sub(&n->owed[old], 1, __ATOMIC_RELAXED);
 }
 
+/* Give id back, counted out of the pending ones already (trd_cpl_claim). */
 static void
-cpl_release(struct trd_node *n, uint32_t id)
+cpl_free_id(struct trd_node *n, uint32_t id)
 {
 	trd_cpl_unowe(n, id);
 	__atomic_store_n(&n->cpl[id - 1].state, CPL_FREE, __ATOMIC_RELEASE);
-	__atomic_fetch_sub(&n->main->cpl_pending, 1, __ATOMIC_RELEASE); /* share 0 counts */
 	rte_ring_enqueue(n->cpl_free, (void *)(uintptr_t)id);
+}
+
+static void
+cpl_release(struct trd_node *n, uint32_t id)
+{
+	__atomic_fetch_sub(&n->main->cpl_pending, 1, __ATOMIC_RELEASE); /* share 0 counts */
+	cpl_free_id(n, id);
 }
 
 int
