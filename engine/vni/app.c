@@ -485,6 +485,7 @@ vnic_kick(struct trd_vni *v)
 
 	/* The engine sets engine_idle, then looks at the queues once more before it sleeps; we
 	 * queued, then look at engine_idle: one of the two sees the other. */
+	v->kick_owed = false;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&v->seg->engine_idle, __ATOMIC_SEQ_CST)) {
 		if (write(v->kick_fd, &one, sizeof(one)) < 0) {
@@ -503,6 +504,34 @@ vnic_post(struct trd_vni *v, uint32_t op, uint32_t idx)
 	if (op != TRD_VNI_CMD_CANCEL) /* a cancel has no completion of its own */
 		v->pending++;
 	vnic_kick(v);
+	return 0;
+}
+
+/* The kick a receive posted quietly owes: none if the engine took every command meanwhile
+ * (woken by another process's message for it, say). */
+void
+vnic_kick_owed(struct trd_vni *v)
+{
+	if (rte_ring_empty(v->cmdq))
+		v->kick_owed = false;
+	else
+		vnic_kick(v);
+}
+
+/* Post a receive without waking the engine: a receive gives the engine nothing to send, and
+ * what comes for it is matched later all the same. Its kick waits for the next post that
+ * kicks, the next poll or the next sleep, so a receive posted just before a send (a halo
+ * exchange, a ping-pong) wakes the engine once, not twice: on a small host each wake-up is
+ * two switches between processes on a CPU an application computes on. */
+static int
+vnic_post_quiet(struct trd_vni *v, uint32_t op, uint32_t idx)
+{
+	struct trd_vni_cmd c = {.op = op, .idx = idx};
+
+	if (rte_ring_enqueue_elem(v->cmdq, &c, sizeof(c)) != 0)
+		return -EAGAIN;
+	v->pending++;
+	v->kick_owed = true;
 	return 0;
 }
 
@@ -660,7 +689,9 @@ recv_common2(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t 
 	v->rc[idx].busy = true;
 	v->rc[idx].claim = (rflags & (TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM)) ==
 			   (TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM);
-	rc = vnic_post(v, TRD_VNI_CMD_RECV, idx);
+	/* a probe waits for its answer: wake the engine for it */
+	rc = (rflags & TRD_VNI_RF_PROBE) ? vnic_post(v, TRD_VNI_CMD_RECV, idx)
+					 : vnic_post_quiet(v, TRD_VNI_CMD_RECV, idx);
 	if (rc != 0) {
 		v->rc[idx].busy = false;
 		v->rfree[v->n_rfree++] = idx;
@@ -826,6 +857,8 @@ trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
 		n = CLIENT_CQ_BURST;
 	if (v->n_owed > 0)
 		cma_flush(v);
+	if (v->kick_owed)
+		vnic_kick_owed(v);
 	got = rte_ring_dequeue_burst_elem(v->cplq, e, sizeof(e[0]), n, NULL);
 	for (unsigned int i = 0; i < got; i++) {
 		struct trd_vni_cpl *c = &cpl[k];

@@ -50,6 +50,7 @@ struct trd_vni {
 	unsigned int pending;
 	unsigned int n_owed; /* receives with a CMA answer owed (client_ctx::cma_owed) */
 	bool dead;
+	bool kick_owed;   /* a receive posted without a kick (vnic_post_quiet) */
 	bool ordered;     /* conf.ordered: every unicast send is TRD_VNI_SF_ORDERED */
 	uint64_t spin_ns; /* conf.wait_spin_us: trd_vni_wait() polls this long first */
 	unsigned int
@@ -89,6 +90,9 @@ struct vnic_waiter {
 int vnic_wait(struct trd_vni *v, const struct vnic_waiter *w, int timeout_ms);
 /* Wake the engine if it sleeps (after something was queued for it). */
 void vnic_kick(struct trd_vni *v);
+/* app.c: the kick a quietly posted receive owes (kick_owed), unless the engine took every
+ * command meanwhile. */
+void vnic_kick_owed(struct trd_vni *v);
 /* app_mu.c: the messaging-unit part of a request from @p conf: 1 (asked for), 0 (none: a
  * version 4 request), -EINVAL (bad sizes or no conf) */
 int vnic_mu_request(const struct trd_vni_conf *conf, struct trd_vni_sock_mu *req);

@@ -15,6 +15,11 @@
  *                        sends a message to itself: the engine round (pumped one at a time)
  *                        that queues the first completion also signals the eventfd, once,
  *                        and the process finds it readable and takes both completions
+ *   test_vni_wait kick   with the engine asleep (trd_vni_svc_sleep_begin), a receive is posted
+ *                        without a kick (the engine's kick count stays put) and the send
+ *                        after it kicks once; a receive followed by a poll kicks at the poll,
+ *                        one followed by trd_vni_arm() at the arm, and a probe at once: each
+ *                        message arrives byte-exact in the receive posted quietly
  */
 #include <errno.h>
 #include <poll.h>
@@ -193,6 +198,120 @@ test_signal(void)
 	T_ASSERT(seen, "no completion seen");
 }
 
+/* The kick test's steps: the child posts what step k asks, reports k, and waits for the
+ * parent to look at the kick count and put the engine back to sleep. */
+enum { K_RECV = 1, K_SEND, K_POLL, K_ARM, K_PROBE, K_STEPS };
+
+static int kp_up[2], kp_down[2]; /* child -> parent, parent -> child */
+
+static int
+kick_step(uint8_t k)
+{
+	uint8_t go;
+
+	if (write(kp_up[1], &k, 1) != 1 || child_read(kp_down[0], &go, 1) != 0)
+		return -1;
+	return 0;
+}
+
+static int
+kick_app(void *arg)
+{
+	struct trd_vni_conf c = {.socket = sock_path,
+				 .app = 1,
+				 .proc = 0,
+				 .pool_size = 1 << 20,
+				 .connect_timeout_ms = 5000,
+				 .wait_spin_us = -1};
+	struct trd_vni_addr self = {.app = 1, .proc = 0};
+	uint8_t msg[MSG], *buf;
+	unsigned int n_recv = 0;
+	struct trd_vni_cpl cpl[2];
+	struct trd_vni *v;
+
+	(void)arg;
+	v = trd_vni_open(&c);
+	if (v == NULL || (buf = trd_vni_alloc(v, MSG)) == NULL || kick_step(0) != 0)
+		return 10;
+	memset(msg, 0x3c, sizeof(msg));
+	memset(buf, 0, MSG);
+	/* a receive, then a send: one kick, at the send */
+	if (trd_vni_recv(v, self, 5, 0, buf, MSG, -1, 1) != 0 || kick_step(K_RECV) != 0)
+		return 11;
+	if (trd_vni_send(v, self, 5, msg, sizeof(msg), -1, 2) != 0 || kick_step(K_SEND) != 0)
+		return 12;
+	if (wait_n(v, 2, &n_recv) != 0 || n_recv != 1 || memcmp(buf, msg, MSG) != 0)
+		return 13;
+	/* a receive, then a poll that finds nothing: the poll kicks */
+	memset(buf, 0, MSG);
+	if (kick_step(K_RECV) != 0 || trd_vni_recv(v, self, 6, 0, buf, MSG, -1, 3) != 0 ||
+	    trd_vni_poll(v, cpl, 2) != 0 || kick_step(K_POLL) != 0)
+		return 14;
+	/* a receive, then arm: the arm kicks */
+	if (trd_vni_recv(v, self, 8, 0, buf + MSG / 2, MSG / 2, -1, 4) != 0 ||
+	    trd_vni_arm(v) != 0 || kick_step(K_ARM) != 0)
+		return 15;
+	/* a probe: at once; nothing is there to find */
+	if (trd_vni_probe(v, self, 7, 0, 5) != 0 || kick_step(K_PROBE) != 0)
+		return 16;
+	if (trd_vni_wait(v, cpl, 1, 20000) != 1 || cpl[0].kind != TRD_VNI_CPL_RECV ||
+	    cpl[0].status != -ENOMSG || cpl[0].cookie != 5)
+		return 19;
+	msg[0] = 0x77;
+	if (trd_vni_send(v, self, 6, msg, sizeof(msg), -1, 6) != 0 ||
+	    trd_vni_send(v, self, 8, msg, MSG / 2, -1, 7) != 0)
+		return 17;
+	n_recv = 0;
+	if (wait_n(v, 2, &n_recv) != 0 || wait_n(v, 2, &n_recv) != 0 || n_recv != 2 ||
+	    memcmp(buf, msg, MSG / 2) != 0 || memcmp(buf + MSG / 2, msg, MSG / 2) != 0)
+		return 18;
+	trd_vni_close(v);
+	return 0;
+}
+
+static void
+test_kick(void)
+{
+	static const uint64_t want[K_STEPS] = {
+		[K_RECV] = 0, [K_SEND] = 1, [K_POLL] = 1, [K_ARM] = 1, [K_PROBE] = 1};
+	uint64_t k0 = 0;
+	pid_t pid;
+
+	pipe_nb(kp_up);
+	T_EQ(pipe(kp_down), 0);
+	pid = spawn(kick_app, NULL);
+	/* the steps the child reports: attached, then K_RECV, K_SEND, K_RECV, K_POLL, K_ARM,
+	 * K_PROBE; between two, the engine sleeps and is not pumped, so a receive stays in the
+	 * command queue and the poll or the arm after it must kick */
+	for (unsigned int i = 0; i < 7; i++) {
+		uint8_t k, go = 1;
+
+		/* the attach needs the engine; the steps must find it asleep (not pumped) */
+		if (i == 0)
+			read_pipe(kp_up[0], &k, 1);
+		else
+			T_ASSERT(child_read(kp_up[0], &k, 1) == 0, "no report after step %u", i);
+		T_ASSERT(k < K_STEPS, "step %u", k);
+		if (k != 0) {
+			/* the round after a sleep reads the kick eventfd */
+			trd_vni_svc_sleep_end(vs);
+			for (int r = 0; r < 20; r++)
+				pump();
+			T_ASSERT(stat_of(TRD_VNI_SVC_STAT_KICKS) - k0 == want[k],
+				 "step %u: %llu kicks, want %llu", k,
+				 (unsigned long long)(stat_of(TRD_VNI_SVC_STAT_KICKS) - k0),
+				 (unsigned long long)want[k]);
+		}
+		/* asleep again for the next step: nothing is left to do */
+		for (int r = 0; r < 1000 && trd_vni_svc_sleep_begin(vs) != 0; r++)
+			pump();
+		k0 = stat_of(TRD_VNI_SVC_STAT_KICKS);
+		T_EQ(write(kp_down[1], &go, 1), 1);
+	}
+	trd_vni_svc_sleep_end(vs);
+	reap_ok(pid, WAIT_US, "the application");
+}
+
 static const char topo_text[] = "[torus]\ndims = 3x1x1\nmode = direct\n"
 				"[node 0]\nprocs = 1:0\nx+ = 0\nx- = 1\n"
 				"[node 1]\nx+ = 0\nx- = 1\n"
@@ -204,7 +323,7 @@ main(int argc, char **argv)
 	struct trd_vni_svc_conf vc;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s spin|signal\n", argv[0]);
+		fprintf(stderr, "usage: %s spin|signal|kick\n", argv[0]);
 		return 2;
 	}
 	test_eal_init(argv[0], NULL);
@@ -214,6 +333,8 @@ main(int argc, char **argv)
 		test_spin();
 	else if (strcmp(argv[1], "signal") == 0)
 		test_signal();
+	else if (strcmp(argv[1], "kick") == 0)
+		test_kick();
 	else
 		T_ASSERT(0, "unknown test %s", argv[1]);
 	printf("PASS: vni wait %s\n", argv[1]);
