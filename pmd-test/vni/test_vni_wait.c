@@ -119,8 +119,9 @@ test_spin(void)
 		 (unsigned long long)stat_of(TRD_VNI_SVC_STAT_WAKEUPS));
 }
 
-static int
-signal_app(void *arg)
+/* Process 1:0 with a 1 MiB pool that sleeps at once in its waits; NULL if it cannot attach. */
+static struct trd_vni *
+sleeper_open(void)
 {
 	struct trd_vni_conf c = {.socket = sock_path,
 				 .app = 1,
@@ -128,6 +129,13 @@ signal_app(void *arg)
 				 .pool_size = 1 << 20,
 				 .connect_timeout_ms = 5000,
 				 .wait_spin_us = -1};
+
+	return trd_vni_open(&c);
+}
+
+static int
+signal_app(void *arg)
+{
 	struct trd_vni_addr self = {.app = 1, .proc = 0};
 	uint8_t msg[MSG], *buf;
 	unsigned int n_recv = 0;
@@ -137,7 +145,7 @@ signal_app(void *arg)
 	int n;
 
 	(void)arg;
-	v = trd_vni_open(&c);
+	v = sleeper_open();
 	if (v == NULL || (buf = trd_vni_alloc(v, MSG)) == NULL)
 		return 10;
 	memset(msg, 0xa5, sizeof(msg));
@@ -217,12 +225,6 @@ kick_step(uint8_t k)
 static int
 kick_app(void *arg)
 {
-	struct trd_vni_conf c = {.socket = sock_path,
-				 .app = 1,
-				 .proc = 0,
-				 .pool_size = 1 << 20,
-				 .connect_timeout_ms = 5000,
-				 .wait_spin_us = -1};
 	struct trd_vni_addr self = {.app = 1, .proc = 0};
 	uint8_t msg[MSG], *buf;
 	unsigned int n_recv = 0;
@@ -230,7 +232,7 @@ kick_app(void *arg)
 	struct trd_vni *v;
 
 	(void)arg;
-	v = trd_vni_open(&c);
+	v = sleeper_open();
 	if (v == NULL || (buf = trd_vni_alloc(v, MSG)) == NULL || kick_step(0) != 0)
 		return 10;
 	memset(msg, 0x3c, sizeof(msg));
