@@ -34,8 +34,8 @@ start_value(int gi, int gj)
 static inline double
 stencil(const double *a, const struct grid *g, int i, int j)
 {
-	return 0.25 * (AT(a, g, i - 1, j) + AT(a, g, i + 1, j) + AT(a, g, i, j - 1) +
-		       AT(a, g, i, j + 1));
+	return 0.25 *
+	       (AT(a, g, i - 1, j) + AT(a, g, i + 1, j) + AT(a, g, i, j - 1) + AT(a, g, i, j + 1));
 }
 
 /* The serial reference: the sum of the whole grid after @p iters steps. */
@@ -125,8 +125,10 @@ main(int argc, char **argv)
 			double *tmp;
 
 			if (up != MPI_PROC_NULL) {
-				MPI_Irecv(&AT(g.a, &g, 0, 1), g.nx, MPI_DOUBLE, up, 0, cart, &rq[nr++]);
-				MPI_Isend(&AT(g.a, &g, 1, 1), g.nx, MPI_DOUBLE, up, 1, cart, &rq[nr++]);
+				MPI_Irecv(&AT(g.a, &g, 0, 1), g.nx, MPI_DOUBLE, up, 0, cart,
+					  &rq[nr++]);
+				MPI_Isend(&AT(g.a, &g, 1, 1), g.nx, MPI_DOUBLE, up, 1, cart,
+					  &rq[nr++]);
 			}
 			if (dn != MPI_PROC_NULL) {
 				MPI_Irecv(&AT(g.a, &g, g.ny + 1, 1), g.nx, MPI_DOUBLE, dn, 1, cart,
