@@ -127,6 +127,8 @@ trd_inject_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 	n->cpl[id - 1].kind = (uint8_t)spec->kind;
 	n->cpl[id - 1].fifo = spec->fifo;
 	n->cpl[id - 1].refl = 0;
+	/* counted before it can be failed (a reflector declared down fails what is pending) */
+	__atomic_fetch_add(&n->main->cpl_pending, 1, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&n->cpl[id - 1].state, CPL_PENDING, __ATOMIC_RELEASE);
 	trd_cpl_set_peer(n, (uint32_t)id, (uint32_t)trd_torus_rank(&n->torus, refl));
 	b.flags |= TRD_DF_CPL;
@@ -139,13 +141,18 @@ trd_inject_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 		d[0].flags |= TRD_DF_COPY;
 	trd_desc_rget(&d[1], refl, TRD_ENGINE_FIFO, &b, 1);
 	d[1].flags = TRD_DF_ORDERED;
-	__atomic_fetch_add(&n->main->cpl_pending, 1, __ATOMIC_ACQ_REL);
 	rc = trd_inject_bulk(f, d, 2);
 	if (rc != 0) {
-		trd_cpl_unowe(n, (uint32_t)id);
-		__atomic_store_n(&n->cpl[id - 1].state, CPL_FREE, __ATOMIC_RELEASE);
-		__atomic_fetch_sub(&n->main->cpl_pending, 1, __ATOMIC_ACQ_REL);
-		rte_ring_enqueue(n->cpl_free, (void *)id);
+		uint32_t expect = CPL_PENDING;
+
+		/* given back unless a failure took it meanwhile (and gave it back itself) */
+		if (__atomic_compare_exchange_n(&n->cpl[id - 1].state, &expect, CPL_CLOSING, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			trd_cpl_unowe(n, (uint32_t)id);
+			__atomic_store_n(&n->cpl[id - 1].state, CPL_FREE, __ATOMIC_RELEASE);
+			__atomic_fetch_sub(&n->main->cpl_pending, 1, __ATOMIC_ACQ_REL);
+			rte_ring_enqueue(n->cpl_free, (void *)id);
+		}
 	}
 	return rc;
 }

@@ -75,10 +75,10 @@ trd_cpl_claim(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64_
 	if (id == 0 || id > TRD_N_CPL)
 		return TRD_DROP_UNKNOWN_CPL;
 	c = &n->cpl[id - 1];
-	/* from the node it was sent through (the reflector), with its cookie; whoever flips the
-	 * state owns the id (a failure may be on its way) */
-	if (c->kind != kind || c->cookie != cookie ||
-	    __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != src_rank(n, p) ||
+	/* from the node it was sent through (the reflector), with its cookie (read once the id
+	 * is seen pending); whoever flips the state owns the id (a failure may be on its way) */
+	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != CPL_PENDING || c->kind != kind ||
+	    c->cookie != cookie || __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE) != src_rank(n, p) ||
 	    !__atomic_compare_exchange_n(&c->state, &expect, CPL_CLOSING, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return TRD_DROP_UNKNOWN_CPL;
@@ -98,6 +98,9 @@ trd_cpl_settle(struct trd_node *n, const struct trd_pkt *p, int cause)
 		 * waits for it as before (a failure that found it claimed meanwhile is done now) */
 		__atomic_fetch_add(&n->main->cpl_pending, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
+		/* store PENDING, then load down[]; peer_down() stores down[], then CASes the
+		 * state: without a full fence both may miss (store-buffer reordering) */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (trd_peer_is_down(n, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE)))
 			trd_cpl_fail(n, id, TRD_DROP_PEER_DOWN);
 		return;
@@ -144,6 +147,7 @@ trd_cpl_accept_guest(struct trd_node *n, const struct trd_pkt *p)
 		 * one on the loopback (the process's own node reflects) or on an unreliable
 		 * torus would leave the id pending for ever */
 		__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST); /* as in trd_cpl_settle() */
 		if (trd_peer_is_down(n, rank))
 			trd_cpl_fail(n, id, TRD_DROP_PEER_DOWN);
 		return rc;
