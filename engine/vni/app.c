@@ -531,6 +531,12 @@ vnic_post_quiet(struct trd_vni *v, uint32_t op, uint32_t idx)
 	if (rte_ring_enqueue_elem(v->cmdq, &c, sizeof(c)) != 0)
 		return -EAGAIN;
 	v->pending++;
+	/* armed: a wait of this interface already sleeps (trd_vni_arm() paid its debts before
+	 * this post), and nothing else would pay this one: kick now */
+	if (__atomic_load_n(&v->seg->app_armed, __ATOMIC_SEQ_CST) != 0) {
+		vnic_kick(v);
+		return 0;
+	}
 	v->kick_owed = true;
 	return 0;
 }
@@ -689,9 +695,12 @@ recv_common2(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, uint64_t 
 	v->rc[idx].busy = true;
 	v->rc[idx].claim = (rflags & (TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM)) ==
 			   (TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM);
-	/* a probe waits for its answer: wake the engine for it */
-	rc = (rflags & TRD_VNI_RF_PROBE) ? vnic_post(v, TRD_VNI_CMD_RECV, idx)
-					 : vnic_post_quiet(v, TRD_VNI_CMD_RECV, idx);
+	/* a probe waits for its answer, a claimed receive or discard names a message the
+	 * engine already holds, and a receive that rings a doorbell may be watched in memory
+	 * with no call of ours: wake the engine for them */
+	rc = (rflags & (TRD_VNI_RF_PROBE | TRD_VNI_RF_CLAIM)) || doorbell >= 0
+		     ? vnic_post(v, TRD_VNI_CMD_RECV, idx)
+		     : vnic_post_quiet(v, TRD_VNI_CMD_RECV, idx);
 	if (rc != 0) {
 		v->rc[idx].busy = false;
 		v->rfree[v->n_rfree++] = idx;

@@ -179,6 +179,8 @@ trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, int t
 
 	if (v == NULL || idx >= v->seg->n_doorbells)
 		return -EINVAL;
+	if (v->kick_owed) /* a receive posted quietly: its doorbell needs the engine to see it */
+		vnic_kick_owed(v);
 	for (unsigned int spin = 0;; spin++) {
 		if (__atomic_load_n(&v->db[idx], __ATOMIC_ACQUIRE) >= value)
 			return 0;

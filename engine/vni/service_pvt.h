@@ -250,6 +250,7 @@ struct vif {
 		    * child it forked keeps the socket open */
 	int mem_fd, maps_fd; /* its /proc/self/mem and maps as it passed them at attach (vmem.c),
 			      * or -1: bound to its address space, worthless after exec or exit */
+	uint32_t proto;      /* the attach protocol version its library speaks */
 	bool cma_off;        /* the kernel refused it process_vm_readv: no more CMA requests */
 	bool pidns_same;     /* in the engine's pid namespace (/proc/PID/ns/pid at attach): its pid
 			      * means the same process to another attached process (CMA) */

@@ -560,6 +560,7 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 		v->mem_fd = v->maps_fd = -1;
 		v->app = req.app;
 		v->proc = req.proc;
+		v->proto = req.version;
 		v->pid = cred.pid;
 		v->uid = (int)cred.uid;
 		v->pidns_same = svc_vmem_pidns_same(v->pid, v->pidfd);

@@ -37,7 +37,7 @@
  * any free ones). Version 8: the engine gives a reflection's completion to one of the process's
  * reception FIFOs a completion id of the node (docs/vni.md, "Reflection by completion id"; an
  * engine before it drops such a remote get as a bad descriptor). */
-#define TRD_VNI_VERSION     8
+#define TRD_VNI_VERSION     9
 #define TRD_VNI_VERSION_MIN 3
 /* The segment's layout (trd_vni_seg.version): changes only when the segment does. Its app and
  * proc are the identity the engine gave, as in the answer. */
@@ -240,10 +240,13 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
  * -ENOMSG if none
  */
 #define TRD_VNI_RF_PROBE 0x4
-#define TRD_VNI_RF_CLAIM                                                                           \
-	0x8 /* with PROBE: also claim the message found (the engine writes                         \
-	     * its handle in the context's claim); alone: receive the                              \
-	     * claimed message named by claim into buf */
+/* with PROBE: also claim the message found (the engine writes its handle in the context's
+ * claim); alone: receive the claimed message named by claim into buf. 0x40 since version 9:
+ * before, it was 0x8, TRD_VNI_F_DOORBELL's bit, so a receive could not ring a doorbell (it was
+ * taken for a claimed receive and refused); an engine reads 0x8 of an older library's receive
+ * as CLAIM still (rx.c) */
+#define TRD_VNI_RF_CLAIM    0x40
+#define TRD_VNI_RF_CLAIM_V8 0x8
 #define TRD_VNI_RF_DISCARD                                                                         \
 	0x10 /* with PROBE: drop the first matching message; with CLAIM:                           \
 	      * drop the claimed message named by claim (no data) */

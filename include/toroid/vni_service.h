@@ -279,7 +279,9 @@ int trd_vni_svc_fd(const struct trd_vni_svc *s);
 
 /**
  * Before the caller sleeps on trd_vni_svc_fd(): tell every interface the engine is asleep, so
- * its next command kicks it. @return 0, or -EBUSY if there is work now (do not sleep; the
+ * its next command kicks it (a plain receive: the process's next send, poll or wait; a
+ * message it finds staged meanwhile waits for that or for the end of the sleep: sleep with a
+ * timeout, as toroid-node does). @return 0, or -EBUSY if there is work now (do not sleep; the
  * flags are cleared again).
  */
 int trd_vni_svc_sleep_begin(struct trd_vni_svc *s);

@@ -18,8 +18,9 @@
  *   test_vni_wait kick   with the engine asleep (trd_vni_svc_sleep_begin), a receive is posted
  *                        without a kick (the engine's kick count stays put) and the send
  *                        after it kicks once; a receive followed by a poll kicks at the poll,
- *                        one followed by trd_vni_arm() at the arm, and a probe at once: each
- *                        message arrives byte-exact in the receive posted quietly
+ *                        one followed by trd_vni_arm() at the arm; a receive while armed, one
+ *                        with a doorbell and a probe at once: each message arrives byte-exact
+ *                        (the doorbell rung once)
  */
 #include <errno.h>
 #include <poll.h>
@@ -208,7 +209,7 @@ test_signal(void)
 
 /* The kick test's steps: the child posts what step k asks, reports k, and waits for the
  * parent to look at the kick count and put the engine back to sleep. */
-enum { K_RECV = 1, K_SEND, K_POLL, K_ARM, K_PROBE, K_STEPS };
+enum { K_RECV = 1, K_SEND, K_POLL, K_ARM, K_ARMED, K_DB, K_PROBE, K_STEPS };
 
 static int kp_up[2], kp_down[2]; /* child -> parent, parent -> child */
 
@@ -226,14 +227,15 @@ static int
 kick_app(void *arg)
 {
 	struct trd_vni_addr self = {.app = 1, .proc = 0};
-	uint8_t msg[MSG], *buf;
+	uint8_t msg[MSG], *buf, *buf2;
 	unsigned int n_recv = 0;
 	struct trd_vni_cpl cpl[2];
 	struct trd_vni *v;
 
 	(void)arg;
 	v = sleeper_open();
-	if (v == NULL || (buf = trd_vni_alloc(v, MSG)) == NULL || kick_step(0) != 0)
+	if (v == NULL || (buf = trd_vni_alloc(v, MSG)) == NULL ||
+	    (buf2 = trd_vni_alloc(v, MSG)) == NULL || kick_step(0) != 0)
 		return 10;
 	memset(msg, 0x3c, sizeof(msg));
 	memset(buf, 0, MSG);
@@ -253,6 +255,13 @@ kick_app(void *arg)
 	if (trd_vni_recv(v, self, 8, 0, buf + MSG / 2, MSG / 2, -1, 4) != 0 ||
 	    trd_vni_arm(v) != 0 || kick_step(K_ARM) != 0)
 		return 15;
+	/* armed (a wait may sleep on it), a receive cannot wait for a poll: at once */
+	if (trd_vni_recv(v, self, 10, 0, buf2, MSG / 2, -1, 8) != 0 || kick_step(K_ARMED) != 0)
+		return 20;
+	/* one that rings a doorbell, which may be watched in memory: at once */
+	if (trd_vni_recv(v, self, 11, 0, buf2 + MSG / 2, MSG / 2, 0, 9) != 0 ||
+	    kick_step(K_DB) != 0)
+		return 21;
 	/* a probe: at once; nothing is there to find */
 	if (trd_vni_probe(v, self, 7, 0, 5) != 0 || kick_step(K_PROBE) != 0)
 		return 16;
@@ -261,10 +270,16 @@ kick_app(void *arg)
 		return 19;
 	msg[0] = 0x77;
 	if (trd_vni_send(v, self, 6, msg, sizeof(msg), -1, 6) != 0 ||
-	    trd_vni_send(v, self, 8, msg, MSG / 2, -1, 7) != 0)
+	    trd_vni_send(v, self, 8, msg, MSG / 2, -1, 7) != 0 ||
+	    trd_vni_send(v, self, 10, msg, MSG / 2, -1, 10) != 0 ||
+	    trd_vni_send(v, self, 11, msg, MSG / 2, -1, 11) != 0)
 		return 17;
 	n_recv = 0;
-	if (wait_n(v, 2, &n_recv) != 0 || wait_n(v, 2, &n_recv) != 0 || n_recv != 2 ||
+	for (int i = 0; i < 4; i++)
+		if (wait_n(v, 2, &n_recv) != 0)
+			return 18;
+	if (n_recv != 4 || memcmp(buf2, msg, MSG / 2) != 0 ||
+	    memcmp(buf2 + MSG / 2, msg, MSG / 2) != 0 || trd_vni_doorbell(v, 0) != 1 ||
 	    memcmp(buf, msg, MSG / 2) != 0 || memcmp(buf + MSG / 2, msg, MSG / 2) != 0)
 		return 18;
 	trd_vni_close(v);
@@ -275,7 +290,8 @@ static void
 test_kick(void)
 {
 	static const uint64_t want[K_STEPS] = {
-		[K_RECV] = 0, [K_SEND] = 1, [K_POLL] = 1, [K_ARM] = 1, [K_PROBE] = 1};
+		[K_RECV] = 0,  [K_SEND] = 1, [K_POLL] = 1, [K_ARM] = 1,
+		[K_ARMED] = 1, [K_DB] = 1,   [K_PROBE] = 1};
 	uint64_t k0 = 0;
 	pid_t pid;
 
@@ -283,9 +299,9 @@ test_kick(void)
 	T_EQ(pipe(kp_down), 0);
 	pid = spawn(kick_app, NULL);
 	/* the steps the child reports: attached, then K_RECV, K_SEND, K_RECV, K_POLL, K_ARM,
-	 * K_PROBE; between two, the engine sleeps and is not pumped, so a receive stays in the
-	 * command queue and the poll or the arm after it must kick */
-	for (unsigned int i = 0; i < 7; i++) {
+	 * K_ARMED, K_DB, K_PROBE; between two, the engine sleeps and is not pumped, so a receive
+	 * stays in the command queue and the poll or the arm after it must kick */
+	for (unsigned int i = 0; i < 9; i++) {
 		uint8_t k, go = 1;
 
 		/* the attach needs the engine; the steps must find it asleep (not pumped) */
