@@ -827,8 +827,9 @@ svc_rx_post(struct trd_vni_svc *s, struct vif *v, uint32_t idx)
 		return;
 	}
 	svc_shared_read(&c, &v->rctx[idx], sizeof(c)); /* once: the application may change it */
+	/* an older library's 0x8: the claim and the doorbell at once, as its engine read it */
 	if (v->proto < 9 && (c.flags & TRD_VNI_RF_CLAIM_V8))
-		c.flags = (c.flags & ~TRD_VNI_RF_CLAIM_V8) | TRD_VNI_RF_CLAIM; /* its old bit */
+		c.flags |= TRD_VNI_RF_CLAIM;
 	r = &v->recvs[idx];
 	r->busy = true;
 	r->flags = c.flags;

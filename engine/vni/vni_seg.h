@@ -244,7 +244,7 @@ _Static_assert(sizeof(struct trd_vni_cqe) == 40, "completion element");
  * claim); alone: receive the claimed message named by claim into buf. 0x40 since version 9:
  * before, it was 0x8, TRD_VNI_F_DOORBELL's bit, so a receive could not ring a doorbell (it was
  * taken for a claimed receive and refused); an engine reads 0x8 of an older library's receive
- * as CLAIM still (rx.c) */
+ * as both still (rx.c) */
 #define TRD_VNI_RF_CLAIM    0x40
 #define TRD_VNI_RF_CLAIM_V8 0x8
 #define TRD_VNI_RF_DISCARD                                                                         \

@@ -231,8 +231,9 @@ int trd_vni_mcast(struct trd_vni *v, const struct trd_vni_addr *dst, unsigned in
  * Post a receive for a message from @p src (TRD_VNI_ANY in either field matches any) with tag
  * @p tag (any with TRD_VNI_ANY_TAG in @p flags) into @p buf (in the pool, room @p cap bytes;
  * NULL with @p cap 0 takes 0-byte messages). A sleeping engine is not woken for it (unless it
- * asks for a doorbell or the interface is armed): the process's next send, poll or wait does
- * (docs/vni.md, "Commands, completions, wake-ups").
+ * asks for a doorbell or the interface is armed): the process's next command that kicks (a
+ * send, say), trd_vni_poll() or wait (trd_vni_wait(), trd_vni_arm(), ...) does; reading memory
+ * or trd_vni_rfifo_poll() does not (docs/vni.md, "Commands, completions, wake-ups").
  * @return 0, -EAGAIN, -EINVAL, -ECONNRESET.
  */
 int trd_vni_recv(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, unsigned int flags,
