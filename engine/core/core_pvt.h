@@ -280,6 +280,9 @@ int trd_cpl_accept(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, ui
  * retires it too (the completion is lost, and counted by the caller). */
 int trd_cpl_claim(struct trd_node *n, const struct trd_pkt *p, uint8_t kind, uint64_t cookie);
 void trd_cpl_settle(struct trd_node *n, const struct trd_pkt *p, int cause);
+/* track.c: take pending id @p id back and free it; false if the engine is completing or
+ * failing it meanwhile (whoever flips the state owns the id). */
+bool trd_cpl_take_back(struct trd_node *n, uint32_t id);
 int trd_cpl_init(struct trd_node *n);
 /* track.c: check and retire a reflection's completion @p p to a guest's reception FIFO (an id
  * guest.c gave, from the node it was sent through, its FIFO and cookie): its outcome, status 0,
@@ -536,6 +539,14 @@ trd_drop_transient(int cause)
 {
 	return cause == TRD_DROP_FIFO_FULL || cause == TRD_DROP_NO_MEMORY ||
 	       cause == TRD_DROP_REPLY_FULL;
+}
+
+/* Does the sender bring frame @p p again after a refusal for @p cause? Only a sequenced frame
+ * on a reliable node, refused for lack of room. */
+static inline bool
+trd_drop_resent(const struct trd_node *n, const struct trd_pkt *p, int cause)
+{
+	return trd_drop_transient(cause) && p->seq != 0 && n->reliable;
 }
 
 /* secret.c: @p len bytes an attacker cannot predict: the kernel's randomness, else DPDK's. */

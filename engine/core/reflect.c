@@ -142,17 +142,7 @@ trd_inject_reflect(struct trd_inj_fifo *f, const struct trd_desc *data,
 	trd_desc_rget(&d[1], refl, TRD_ENGINE_FIFO, &b, 1);
 	d[1].flags = TRD_DF_ORDERED;
 	rc = trd_inject_bulk(f, d, 2);
-	if (rc != 0) {
-		uint32_t expect = CPL_PENDING;
-
-		/* given back unless a failure took it meanwhile (and gave it back itself) */
-		if (__atomic_compare_exchange_n(&n->cpl[id - 1].state, &expect, CPL_CLOSING, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			trd_cpl_unowe(n, (uint32_t)id);
-			__atomic_store_n(&n->cpl[id - 1].state, CPL_FREE, __ATOMIC_RELEASE);
-			__atomic_fetch_sub(&n->main->cpl_pending, 1, __ATOMIC_ACQ_REL);
-			rte_ring_enqueue(n->cpl_free, (void *)id);
-		}
-	}
+	if (rc != 0) /* given back unless a failure took it meanwhile (and gave it back itself) */
+		trd_cpl_take_back(n, (uint32_t)id);
 	return rc;
 }

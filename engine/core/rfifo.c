@@ -467,7 +467,7 @@ rfifo_cpl(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p, struc
 		return trd_fate(TRD_DROP_UNKNOWN_CPL, false);
 	/* full: refused before its id is touched (a share of a split node may still take the
 	 * last slot first: the settle below puts the id back then) */
-	if (rte_ring_free_count(rf->ring) == 0 && p->seq != 0 && n->reliable)
+	if (rte_ring_free_count(rf->ring) == 0 && trd_drop_resent(n, p, TRD_DROP_FIFO_FULL))
 		return trd_fate(TRD_DROP_FIFO_FULL, false);
 	cause = trd_cpl_claim(n, p, TRD_CPL_FIFO, p->key);
 	if (cause != 0)

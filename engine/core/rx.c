@@ -602,8 +602,7 @@ send_verdict(struct trd_node *n, const struct trd_pkt *p, struct trd_rx_fate f)
 {
 	if (f.verdict &&
 	    (p->flags & (TRD_HF_ACKREQ | TRD_HF_LAST)) == (TRD_HF_ACKREQ | TRD_HF_LAST) &&
-	    (p->type != TRD_PKT_RGET || f.cause != 0) &&
-	    !(trd_drop_transient(f.cause) && p->seq != 0 && n->reliable)) {
+	    (p->type != TRD_PKT_RGET || f.cause != 0) && !trd_drop_resent(n, p, f.cause)) {
 		/* (a reliable sender brings a packet refused for lack of room again: its verdict
 		 * comes then, not now) */
 		int rc = trd_ctl_send(n, p->src, TRD_PKT_DONE, p->aux, (uint64_t)f.cause, p->msg_id,

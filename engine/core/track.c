@@ -23,6 +23,20 @@ static void cpl_release(struct trd_node *n, uint32_t id);
 static void cpl_free_id(struct trd_node *n, uint32_t id);
 static void guest_cpl_release(struct trd_node *n, struct trd_cpl *c, struct trd_guest *g);
 
+/* Claimed id @p id whose completion its FIFO refused: pending again for the sender's next
+ * copy (a failure that found it claimed meanwhile gave up), or failed now if its peer @p rank
+ * went down. */
+static void
+cpl_unclaim(struct trd_node *n, uint32_t id, uint32_t rank)
+{
+	__atomic_store_n(&n->cpl[id - 1].state, CPL_PENDING, __ATOMIC_RELEASE);
+	/* store PENDING, then load down[]; peer_down() stores down[], then CASes the state:
+	 * without a full fence both may miss (store-buffer reordering) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (trd_peer_is_down(n, rank))
+		trd_cpl_fail(n, id, TRD_DROP_PEER_DOWN);
+}
+
 int
 trd_cpl_init(struct trd_node *n)
 {
@@ -93,16 +107,11 @@ trd_cpl_settle(struct trd_node *n, const struct trd_pkt *p, int cause)
 	uint32_t id = p->aux;
 	struct trd_cpl *c = &n->cpl[id - 1];
 
-	if (cause != 0 && trd_drop_transient(cause) && p->seq != 0 && n->reliable) {
+	if (trd_drop_resent(n, p, cause)) {
 		/* refused for lack of room: the reliable sender brings the echo again, and the id
-		 * waits for it as before (a failure that found it claimed meanwhile is done now) */
+		 * waits for it as before */
 		__atomic_fetch_add(&n->main->cpl_pending, 1, __ATOMIC_RELEASE);
-		__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
-		/* store PENDING, then load down[]; peer_down() stores down[], then CASes the
-		 * state: without a full fence both may miss (store-buffer reordering) */
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (trd_peer_is_down(n, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE)))
-			trd_cpl_fail(n, id, TRD_DROP_PEER_DOWN);
+		cpl_unclaim(n, id, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE));
 		return;
 	}
 	/* delivered; or lost for good (an echo that never comes again), and the id with it */
@@ -140,16 +149,12 @@ trd_cpl_accept_guest(struct trd_node *n, const struct trd_pkt *p)
 	g = __atomic_load_n(&c->guest, __ATOMIC_ACQUIRE);
 	rc = g != NULL ? trd_grfifo_outcome(n, c->fifo, rank, c->cookie, TRD_DROP_NONE, false, 0)
 		       : 0;
-	if (rc == TRD_DROP_FIFO_FULL && p->seq != 0 && n->reliable) {
+	if (trd_drop_resent(n, p, rc)) {
 		/* no room for it: the echo is refused for now, and the reliable sender brings it
-		 * again, as the plain message it stands for; the id waits as before (a failure
-		 * that found it held meanwhile is done now). Only a sequenced echo comes again:
-		 * one on the loopback (the process's own node reflects) or on an unreliable
-		 * torus would leave the id pending for ever */
-		__atomic_store_n(&c->state, CPL_PENDING, __ATOMIC_RELEASE);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST); /* as in trd_cpl_settle() */
-		if (trd_peer_is_down(n, rank))
-			trd_cpl_fail(n, id, TRD_DROP_PEER_DOWN);
+		 * again, as the plain message it stands for; the id waits as before. Only a
+		 * sequenced echo comes again: one on the loopback (the process's own node
+		 * reflects) or on an unreliable torus would leave the id pending for ever */
+		cpl_unclaim(n, id, rank);
 		return rc;
 	}
 	if (rc != 0)
@@ -373,8 +378,6 @@ cpl_release(struct trd_node *n, uint32_t id)
 int
 trd_track_close(struct trd_node *n, uint32_t id)
 {
-	uint32_t expect = CPL_PENDING;
-
 	if (n == NULL || id == 0)
 		return -EINVAL;
 	if (n->att != NULL)
@@ -383,12 +386,20 @@ trd_track_close(struct trd_node *n, uint32_t id)
 		return -EINVAL;
 	if (n->cpl[id - 1].kind != TRD_CPL_TRACK)
 		return -EINVAL;
-	/* the engine may be completing it right now: whoever flips the state owns the id */
+	/* the engine may be completing it right now */
+	return trd_cpl_take_back(n, id) ? 0 : -EINVAL;
+}
+
+bool
+trd_cpl_take_back(struct trd_node *n, uint32_t id)
+{
+	uint32_t expect = CPL_PENDING;
+
 	if (!__atomic_compare_exchange_n(&n->cpl[id - 1].state, &expect, CPL_CLOSING, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return -EINVAL;
+		return false;
 	cpl_release(n, id);
-	return 0;
+	return true;
 }
 
 void
