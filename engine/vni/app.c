@@ -494,8 +494,9 @@ vnic_kick(struct trd_vni *v)
 	}
 }
 
-int
-vnic_post(struct trd_vni *v, uint32_t op, uint32_t idx)
+/* Queue command @p op on context @p idx, without a kick. 0 or -EAGAIN. */
+static int
+cmd_enqueue(struct trd_vni *v, uint32_t op, uint32_t idx)
 {
 	struct trd_vni_cmd c = {.op = op, .idx = idx};
 
@@ -503,15 +504,26 @@ vnic_post(struct trd_vni *v, uint32_t op, uint32_t idx)
 		return -EAGAIN;
 	if (op != TRD_VNI_CMD_CANCEL) /* a cancel has no completion of its own */
 		v->pending++;
-	vnic_kick(v);
 	return 0;
 }
 
-/* The kick a receive posted quietly owes: none if the engine took every command meanwhile
- * (woken by another process's message for it, say). */
+int
+vnic_post(struct trd_vni *v, uint32_t op, uint32_t idx)
+{
+	int rc = cmd_enqueue(v, op, idx);
+
+	if (rc == 0)
+		vnic_kick(v);
+	return rc;
+}
+
+/* The kick a receive posted quietly owes, if any: none if the engine took every command
+ * meanwhile (woken by another process's message for it, say). */
 void
 vnic_kick_owed(struct trd_vni *v)
 {
+	if (!v->kick_owed)
+		return;
 	if (rte_ring_empty(v->cmdq))
 		v->kick_owed = false;
 	else
@@ -526,11 +538,10 @@ vnic_kick_owed(struct trd_vni *v)
 static int
 vnic_post_quiet(struct trd_vni *v, uint32_t op, uint32_t idx)
 {
-	struct trd_vni_cmd c = {.op = op, .idx = idx};
+	int rc = cmd_enqueue(v, op, idx);
 
-	if (rte_ring_enqueue_elem(v->cmdq, &c, sizeof(c)) != 0)
-		return -EAGAIN;
-	v->pending++;
+	if (rc != 0)
+		return rc;
 	/* armed: a wait of this interface already sleeps (trd_vni_arm() paid its debts before
 	 * this post), and nothing else would pay this one: kick now */
 	if (__atomic_load_n(&v->seg->app_armed, __ATOMIC_SEQ_CST) != 0) {
@@ -866,8 +877,7 @@ trd_vni_poll(struct trd_vni *v, struct trd_vni_cpl *cpl, unsigned int n)
 		n = CLIENT_CQ_BURST;
 	if (v->n_owed > 0)
 		cma_flush(v);
-	if (v->kick_owed)
-		vnic_kick_owed(v);
+	vnic_kick_owed(v);
 	got = rte_ring_dequeue_burst_elem(v->cplq, e, sizeof(e[0]), n, NULL);
 	for (unsigned int i = 0; i < got; i++) {
 		struct trd_vni_cpl *c = &cpl[k];

@@ -287,8 +287,7 @@ trd_vni_counter_wait(struct trd_vni *v, uint16_t k, uint64_t timeout_us)
 	if (v == NULL || v->ctrs == NULL || k == 0 || k >= TRD_COUNTER_BLOCK)
 		return -EINVAL;
 	deadline = vnic_now_ns() + timeout_us * 1000;
-	if (v->kick_owed)
-		vnic_kick_owed(v);
+	vnic_kick_owed(v);
 	for (unsigned int spins = 0;; spins++) {
 		c = __atomic_load_n(&v->ctrs[k], __ATOMIC_ACQUIRE);
 		if (c == 0)
@@ -481,7 +480,6 @@ trd_vni_rfifo_arm(struct trd_vni *v, unsigned int k)
 		return -EINVAL;
 	if (k >= v->n_rx)
 		return -ENOENT;
-	if (v->kick_owed) /* about to sleep: the engine must see a quietly posted receive */
-		vnic_kick_owed(v);
+	vnic_kick_owed(v); /* about to sleep: the engine must see a quietly posted receive */
 	return vnic_rfifo_arm_at(v, k, v->rx_peek[k]);
 }

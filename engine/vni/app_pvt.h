@@ -90,8 +90,8 @@ struct vnic_waiter {
 int vnic_wait(struct trd_vni *v, const struct vnic_waiter *w, int timeout_ms);
 /* Wake the engine if it sleeps (after something was queued for it). */
 void vnic_kick(struct trd_vni *v);
-/* app.c: the kick a quietly posted receive owes (kick_owed), unless the engine took every
- * command meanwhile. */
+/* app.c: the kick a quietly posted receive owes (kick_owed), if any, unless the engine took
+ * every command meanwhile. */
 void vnic_kick_owed(struct trd_vni *v);
 /* app_mu.c: the messaging-unit part of a request from @p conf: 1 (asked for), 0 (none: a
  * version 4 request), -EINVAL (bad sizes or no conf) */

@@ -28,8 +28,7 @@ trd_vni_arm(struct trd_vni *v)
 	if (v == NULL)
 		return -EINVAL;
 	__atomic_store_n(&v->seg->app_armed, 1, __ATOMIC_SEQ_CST);
-	if (v->kick_owed) /* a receive posted quietly: the engine must see it before we sleep */
-		vnic_kick_owed(v);
+	vnic_kick_owed(v); /* a receive posted quietly: the engine must see it before we sleep */
 	if (rte_ring_count(v->cplq) != 0 || v->n_owed > 0) /* an answer owed: poll again */
 		return -EBUSY;
 	return 0;
@@ -61,8 +60,7 @@ vnic_wait(struct trd_vni *v, const struct vnic_waiter *w, int timeout_ms)
 	 * host must run it again) takes tens of microseconds to; what comes within the window
 	 * is taken at once. sched_yield: the engine and the peer may need this CPU to produce
 	 * it. */
-	if (v->kick_owed)
-		vnic_kick_owed(v);
+	vnic_kick_owed(v);
 	spin_end = 0;
 	if (v->spin_skip > 0)
 		v->spin_skip--;
@@ -179,8 +177,7 @@ trd_vni_doorbell_wait(struct trd_vni *v, unsigned int idx, uint64_t value, int t
 
 	if (v == NULL || idx >= v->seg->n_doorbells)
 		return -EINVAL;
-	if (v->kick_owed) /* a receive posted quietly: its doorbell needs the engine to see it */
-		vnic_kick_owed(v);
+	vnic_kick_owed(v); /* a receive posted quietly: its doorbell needs the engine to see it */
 	for (unsigned int spin = 0;; spin++) {
 		if (__atomic_load_n(&v->db[idx], __ATOMIC_ACQUIRE) >= value)
 			return 0;
