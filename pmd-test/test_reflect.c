@@ -397,10 +397,25 @@ test_engine_only_and_capture(void)
 
 /* ---- bad input ---- */
 
+/* A 4x1x1 torus over ring links, each node as @p ndc says (NULL: the defaults); its nodes 0
+ * and 1, neighbours, in @p a and @p b. */
+static struct trd_net *
+line4(const struct trd_node_conf *ndc, struct trd_node **a, struct trd_node **b)
+{
+	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = ndc};
+	struct trd_net *net;
+
+	trd_torus_init(&nc.torus, 4, 1, 1);
+	net = trd_net_create(&nc);
+	T_ASSERT(net != NULL, "net");
+	*a = trd_net_node(net, 0);
+	*b = trd_net_node(net, 1);
+	return net;
+}
+
 static void
 test_bad(void)
 {
-	struct trd_net_conf nc = {.links = TRD_NET_RING};
 	struct trd_net *net;
 	struct trd_node *a, *b;
 	struct trd_desc d;
@@ -411,11 +426,7 @@ test_bad(void)
 	struct trd_mr *db, *mr;
 	struct trd_node_stats st;
 
-	trd_torus_init(&nc.torus, 4, 1, 1);
-	net = trd_net_create(&nc);
-	T_ASSERT(net != NULL, "net");
-	a = trd_net_node(net, 0);
-	b = trd_net_node(net, 1);
+	net = line4(NULL, &a, &b);
 	self = trd_node_coord(a);
 	memset(page, 0, PAGE);
 	db = trd_doorbell_register(a, page, PAGE, trd_node_eq(a, 0));
@@ -511,8 +522,7 @@ static void
 test_full(void)
 {
 	enum { CAP = 8, N_REFL = 3 };
-	struct trd_node_conf ndc = {.rec_fifo_size = CAP};
-	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ndc};
+	const struct trd_node_conf ndc = {.rec_fifo_size = CAP};
 	struct trd_cpl_spec spec = {.kind = TRD_CPL_FIFO, .mode = TRD_CPL_LOCAL};
 	static uint8_t src[64], bmem[PAGE];
 	struct trd_node_stats st0, st;
@@ -522,11 +532,7 @@ test_full(void)
 	struct trd_mr *bmr;
 	struct trd_desc d;
 
-	trd_torus_init(&nc.torus, 4, 1, 1);
-	net = trd_net_create(&nc);
-	T_ASSERT(net != NULL, "net");
-	a = trd_net_node(net, 0);
-	b = trd_net_node(net, 1);
+	net = line4(&ndc, &a, &b);
 	bmr = trd_mr_register(b, bmem, sizeof(bmem), TRD_ACCESS_REMOTE_WRITE);
 	T_ASSERT(bmr != NULL, "region");
 	/* b fills a's FIFO 0 to the brim: nothing is refused yet */
@@ -588,7 +594,6 @@ test_full(void)
 static void
 test_rounds(void)
 {
-	struct trd_net_conf nc = {.links = TRD_NET_RING};
 	struct trd_net *net;
 	struct trd_node *a, *b;
 	struct trd_desc d, c;
@@ -599,11 +604,8 @@ test_rounds(void)
 	uint16_t actr, bctr;
 	int64_t left;
 
-	trd_torus_init(&nc.torus, 4, 1, 1);
-	net = trd_net_create(&nc);
-	T_ASSERT(net != NULL && page != NULL, "net");
-	a = trd_net_node(net, 0);
-	b = trd_net_node(net, 1);
+	T_ASSERT(page != NULL, "page");
+	net = line4(NULL, &a, &b);
 	memset(page, 0, PAGE);
 	for (unsigned int i = 0; i < sizeof(bmem); i++)
 		bmem[i] = (uint8_t)(i * 7 + 3);
