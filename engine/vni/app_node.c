@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -412,27 +411,6 @@ an_deadline(uint64_t timeout_us)
 	return timeout_us > UINT64_MAX - now ? UINT64_MAX : now + timeout_us;
 }
 
-/* A wait on a FIFO bound to an event queue: its eventfd is the queue's, so it polls, yielding
- * the CPU between polls (sleep on the queue instead: trd_eq_wait()). */
-static int
-an_rfifo_spin(struct trd_node *n, struct an_rx *rx, struct trd_msg **msg, uint64_t timeout_us)
-{
-	uint64_t end = an_deadline(timeout_us);
-
-	for (;;) {
-		int rc = rx->held < rx->n ? an_rfifo_poll(n, rx->id, msg, 1) : -ENOBUFS;
-
-		if (rc != 0)
-			return rc < 0 ? rc : 0;
-		rc = vnic_check_live(rx->an->v);
-		if (rc != 0)
-			return rc;
-		if (trd_time_us() >= end)
-			return -ETIMEDOUT;
-		sched_yield();
-	}
-}
-
 static int
 an_rfifo_wait(struct trd_node *n, uint8_t id, struct trd_msg **msg, uint64_t timeout_us)
 {
@@ -443,8 +421,6 @@ an_rfifo_wait(struct trd_node *n, uint8_t id, struct trd_msg **msg, uint64_t tim
 
 	if (rx == NULL)
 		return -EINVAL;
-	if (rx->eq != NULL)
-		return an_rfifo_spin(n, rx, msg, timeout_us);
 	/* (what is freed unseen, an outcome of nothing open or a doorbell slot, does not
 	 * restart the wait: one deadline) */
 	for (;;) {
@@ -453,8 +429,11 @@ an_rfifo_wait(struct trd_node *n, uint8_t id, struct trd_msg **msg, uint64_t tim
 		now = trd_time_us();
 		ms = now >= end ? 0 : (end - now + 999) / 1000;
 		m = &rx->msgs[rx->next];
-		rc = trd_vni_rfifo_wait(rx->an->v, rx->k, &m->am.msg,
-					ms > INT_MAX ? INT_MAX : (int)ms);
+		/* (bound to an event queue: the queue gets the events of what it takes) */
+		rc = rx->eq != NULL
+			     ? an_eq_fifo_wait(rx, &m->am.msg, ms > INT_MAX ? INT_MAX : (int)ms)
+			     : trd_vni_rfifo_wait(rx->an->v, rx->k, &m->am.msg,
+						  ms > INT_MAX ? INT_MAX : (int)ms);
 		if (rc <= 0)
 			return rc == 0 ? -ETIMEDOUT : rc;
 		*msg = an_rx_took(rx, m);

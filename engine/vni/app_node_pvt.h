@@ -86,5 +86,7 @@ int an_eq_poll(void *q, struct trd_event *ev, unsigned int n);
 void an_eq_stats(const void *q, uint64_t *signals, uint64_t *overflows);
 int an_eq_doorbell(struct trd_node *n, void *addr, size_t len, void *q, uint64_t *key);
 void an_eq_note(struct an_rx *rx);
+/* A wait of @p timeout_ms on FIFO @p rx, bound to a queue (trd_vni_rfifo_wait()'s result) */
+int an_eq_fifo_wait(struct an_rx *rx, struct trd_msg *msg, int timeout_ms);
 
 #endif /* TRD_VNI_APP_NODE_PVT_H */

@@ -13,8 +13,8 @@
  *      with events waiting is -EBUSY; trd_eq_wait() woken by a message and timing out;
  *      another thread is refused (-EPERM); a full queue counts its lost events; a FIFO bound
  *      to an armed queue wakes it; the disarm after a sleep counts its signal; a wait on a
- *      bound FIFO leaves the queue its signal; a FIFO unbound keeps the events of what it
- *      stored; trd_node_drain() takes a handle's events;
+ *      bound FIFO sleeps (little CPU) and leaves the queue its signal; a FIFO unbound keeps the
+ * events of what it stored; trd_node_drain() takes a handle's events;
  *   3. doorbells: a page of the region registered as one, reflection completions written
  *      into it, local and delivery mode, waited for with TRD_WAIT_SPIN; a word never written
  *      times out; a bad offset is refused;
@@ -59,6 +59,16 @@ now_us(void)
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000 + (uint64_t)t.tv_nsec / 1000;
+}
+
+/* CPU time of this thread, us */
+static uint64_t
+cpu_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	return (uint64_t)t.tv_sec * 1000000 + (uint64_t)t.tv_nsec / 1000;
 }
 
@@ -252,8 +262,9 @@ t_binding(struct trd_node *a, struct trd_node *b, uint8_t *buf)
 {
 	struct trd_eq *q = trd_eq_create(a, -1, 0);
 	struct trd_event ev[8];
+	struct trd_msg *m = NULL;
 	struct pollfd pfd;
-	uint64_t sig;
+	uint64_t sig, t0;
 	int rc;
 
 	CHECK(q != NULL, "create: %s", rte_strerror(rte_errno));
@@ -272,7 +283,16 @@ t_binding(struct trd_node *a, struct trd_node *b, uint8_t *buf)
 	CHECK(rc == 1 && is_msg(&ev[0], a, 1, 0), "event: %d", rc);
 	check_fifo(a, 1, 0);
 
-	CHECK(trd_eq_arm(q) == 0 && send_msg(b, a, 0, 1, buf) == 0, "arm, send");
+	/* a wait on a bound FIFO of an armed queue sleeps (200 ms with no message: little CPU)
+	 * and leaves the queue armed: the message after it signals */
+	CHECK(trd_eq_arm(q) == 0, "arm");
+	t0 = cpu_us();
+	rc = trd_rec_fifo_wait(trd_rec_fifo(a, 0), &m, 200000);
+	t0 = cpu_us() - t0;
+	CHECK(rc == -ETIMEDOUT && t0 < 50000,
+	      "an empty wait on a bound FIFO: %d after %llu us of CPU (it polled)", rc,
+	      (unsigned long long)t0);
+	CHECK(send_msg(b, a, 0, 1, buf) == 0, "send");
 	check_fifo(a, 0, 1); /* (a wait on the bound FIFO itself) */
 	CHECK(poll(&pfd, 1, 5000) == 1, "the FIFO's wait took the queue's signal");
 	rc = trd_eq_poll(q, ev, 8);
