@@ -7,7 +7,9 @@
  *           target's memory;
  *  errors:  bad key, out of bounds, no access, missing FIFO, misaligned atomic, a read of an
  *           unregistered range: each completes at the origin with its status, nothing is
- *           written, and the node keeps working.
+ *           written, and the node keeps working;
+ *  full:    verdicts into a full reception FIFO are refused and come again, failures made at
+ *           the origin wait in the engine: each outcome delivered once there is room, in order.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -249,6 +251,129 @@ test_errors(uint8_t *mem, struct trd_mr *mr, struct trd_mr *ro)
 	printf("errors as completions: bad key, bounds, access, FIFO, read range, remote FIFO\n");
 }
 
+/* Up to 5 s for the next message of @p n's FIFO RF, polling @p nt. */
+static struct trd_msg *
+next_msg(struct trd_net *nt, struct trd_node *n)
+{
+	uint64_t deadline = trd_time_us() + TIMEOUT_US;
+	struct trd_msg *m = NULL;
+
+	while (trd_rec_fifo_poll(trd_rec_fifo(n, RF), &m, 1) == 0 && trd_time_us() < deadline)
+		trd_net_poll(nt);
+	return m;
+}
+
+/* b fills a's FIFO RF (@p cap messages, user words 1000 ..): nothing refused yet. */
+static void
+fill(struct trd_net *nt, struct trd_node *a, struct trd_node *b, unsigned int cap)
+{
+	static uint8_t src[8];
+	struct trd_node_stats st0, st;
+	struct trd_desc d;
+
+	T_EQ(trd_node_stats_get(a, &st0), 0);
+	for (unsigned int i = 0; i < cap; i++) {
+		trd_desc_fifo(&d, trd_node_coord(a), RF, src, sizeof(src), 1000 + i, 0);
+		T_EQ(trd_inject(trd_inj_fifo(b, 0), &d), 0);
+	}
+	for (int i = 0; i < 100; i++)
+		trd_net_poll(nt);
+	T_EQ(trd_node_stats_get(a, &st), 0);
+	T_EQ(st.drop[TRD_DROP_FIFO_FULL], st0.drop[TRD_DROP_FIFO_FULL]);
+}
+
+/* The @p cap plain messages, then @p n outcomes with cookies @p cookie .. in order, each with
+ * status @p status. */
+static void
+drain(struct trd_net *nt, struct trd_node *a, unsigned int cap, unsigned int n, uint64_t cookie,
+      int status)
+{
+	for (unsigned int i = 0; i < cap + n; i++) {
+		struct trd_msg *m = next_msg(nt, a);
+
+		T_ASSERT(m != NULL, "message %u of %u did not come (an outcome lost)", i, cap + n);
+		T_EQ(m->user, i < cap ? 1000 + i : cookie + i - cap);
+		if (i >= cap) {
+			T_EQ(m->len, 0);
+			T_EQ(m->status, status);
+		}
+		trd_msg_free(m);
+	}
+}
+
+/* Outcomes that find their FIFO full: a verdict is refused (fifo_full) and its id waits for the
+ * target's next copy; a failure made at the origin waits in the engine. Each arrives once the
+ * application took its messages, in order, none lost. */
+static void
+test_full(void)
+{
+	enum { CAP = 8, N_OPS = 3 };
+	const struct trd_node_conf ndc = {.rec_fifo_size = CAP};
+	struct trd_net_conf nc = {.links = TRD_NET_RING, .node = &ndc};
+	static uint8_t src[64], bmem[4096];
+	struct trd_node_stats st0, st;
+	struct trd_node *a, *b;
+	struct trd_net *nt;
+	struct trd_mr *bmr;
+	struct trd_desc d;
+	uint32_t id;
+
+	trd_torus_init(&nc.torus, 2, 1, 1);
+	nt = trd_net_create(&nc);
+	T_ASSERT(nt != NULL, "net");
+	a = trd_net_node(nt, 0);
+	b = trd_net_node(nt, 1);
+	bmr = trd_mr_register(b, bmem, sizeof(bmem), TRD_ACCESS_REMOTE_WRITE);
+	T_ASSERT(bmr != NULL, "region");
+
+	/* verdicts from b: refused while the FIFO is full, every id still pending */
+	fill(nt, a, b, CAP);
+	T_EQ(trd_node_stats_get(a, &st0), 0);
+	for (unsigned int i = 0; i < N_OPS; i++) {
+		memset(src, (int)(0x40 + i), sizeof(src));
+		T_EQ(trd_track_open(a, RF, 1 + i, NULL, &id), 0);
+		trd_desc_put(&d, trd_node_coord(b), src, sizeof(src), trd_mr_key(bmr), 64 * i, 0,
+			     0);
+		d.flags |= TRD_DF_ACKREQ;
+		d.aux = id;
+		T_EQ(trd_inject(trd_inj_fifo(a, 0), &d), 0);
+		for (int r = 0; r < 20; r++)
+			trd_net_poll(nt);
+	}
+	for (int i = 0; i < 300; i++)
+		trd_net_poll(nt);
+	T_EQ(trd_node_stats_get(a, &st), 0);
+	T_ASSERT(st.drop[TRD_DROP_FIFO_FULL] > 0, "no verdict found the FIFO full");
+	T_EQ(trd_node_cpl_pending(a), N_OPS);
+	drain(nt, a, CAP, N_OPS, 1, 0);
+	T_EQ(trd_node_cpl_pending(a), 0);
+	T_EQ(trd_node_stats_get(a, &st), 0);
+	T_EQ(st.drop[TRD_DROP_UNKNOWN_CPL], st0.drop[TRD_DROP_UNKNOWN_CPL]);
+	for (unsigned int i = 0; i < N_OPS; i++)
+		T_EQ(bmem[64 * i], 0x40 + i);
+
+	/* failures made at a (a source region it does not have): kept while the FIFO is full */
+	fill(nt, a, b, CAP);
+	for (unsigned int i = 0; i < N_OPS; i++) {
+		T_EQ(trd_track_open(a, RF, 10 + i, NULL, &id), 0);
+		trd_desc_put(&d, trd_node_coord(b), NULL, 64, trd_mr_key(bmr), 0, 0, 0);
+		d.flags = TRD_DF_SRC_MR | TRD_DF_ACKREQ;
+		d.src_key = 0x5eed0001; /* no such region */
+		d.aux = id;
+		T_EQ(trd_inject(trd_inj_fifo(a, 0), &d), 0);
+	}
+	for (int i = 0; i < 300; i++)
+		trd_net_poll(nt);
+	T_EQ(trd_node_stats_get(a, &st), 0);
+	T_EQ(st.stat[TRD_STAT_CPL_FAILED], N_OPS);
+	T_EQ(trd_node_cpl_pending(a), N_OPS); /* not seen yet: still pending */
+	drain(nt, a, CAP, N_OPS, 10, -ENOKEY);
+	T_EQ(trd_node_cpl_pending(a), 0);
+	trd_net_free(nt);
+	printf("full FIFO: %u verdicts refused and %u failures kept, then each delivered in order\n",
+	       N_OPS, N_OPS);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -282,6 +407,7 @@ main(int argc, char **argv)
 	test_cas_lock(words, wmr, local, lmr);
 	test_errors(mem, mmr, romr);
 	trd_net_free(net);
+	test_full();
 	rte_eal_cleanup();
 	return 0;
 }

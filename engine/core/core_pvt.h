@@ -303,6 +303,9 @@ struct trd_cpl *trd_track_take(struct trd_node *n, const struct trd_pkt *p);
 void trd_cpl_set_msg(struct trd_node *n, uint32_t id, uint32_t msg_id);
 /* track.c: give a taken tracked operation's id back. */
 void trd_track_done(struct trd_node *n, struct trd_cpl *c);
+/* track.c: a taken tracked operation whose verdict its FIFO refused (the target sends it
+ * again): pending again, or failed if its peer went down meanwhile. */
+void trd_track_refused(struct trd_node *n, struct trd_cpl *c);
 /* track.c: an id for a tracked operation of guest @p g (TRD_CPL_GUEST): an atomic whose old
  * value goes to @p result and whose verdict decrements @p ctr by 8 or fails it (@p fifo 0), or
  * any tracked operation whose outcome goes to the guest's reception FIFO @p fifo with @p cookie
@@ -312,9 +315,10 @@ int trd_track_open_guest(struct trd_node *n, struct trd_guest *g, uint64_t *resu
 			 uint8_t fifo, uint64_t cookie, uint32_t *id);
 /* track.c: what a guest's verdict does: the old value @p old (when @p cause is 0 and the verdict
  * is an atomic's reply: @p has_old), the counter, or the outcome into its FIFO; the id is then
- * given back. */
-void trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, bool has_old,
-			  uint64_t old);
+ * given back: 0. With @p keep, an outcome that finds the FIFO full leaves the id claimed and
+ * returns TRD_DROP_FIFO_FULL (the caller refuses the verdict or keeps the failure for later). */
+int trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, bool has_old,
+			 uint64_t old, bool keep);
 /* track.c: the guest's atomics still waiting for a verdict no longer reach it (it is gone):
  * their verdicts are dropped unused. */
 void trd_track_forget_guest(struct trd_node *n, const struct trd_guest *g);
@@ -611,13 +615,18 @@ trd_outcome_src(const struct trd_node *n, uint32_t rank)
 
 	return trd_torus_coord(&n->torus, rank, &c) == 0 ? c : n->coord;
 }
-/* rfifo.c: hand a locally made outcome (a failure) to reception FIFO @p fifo. */
-void trd_rfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
-		       unsigned int cause);
+/* rfifo.c: hand a locally made outcome (a failure) to reception FIFO @p fifo: 0, or the drop
+ * cause (not counted) that kept it out. */
+int trd_rfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
+		      unsigned int cause);
 /* taps.c: a link just added to @p n gets the node's taps (a running capture records it). */
 int trd_node_tap_link(struct trd_node *n, struct trd_link *l);
-/* track.c: complete a pending completion or tracked operation with a failure. */
+/* track.c: complete a pending completion or tracked operation with a failure. An outcome that
+ * finds its FIFO full waits, its id claimed, for trd_cpl_later() to find room. */
 void trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause);
+/* track.c: share 0's poll: the failure outcomes kept for want of room, delivered in order while
+ * their FIFOs have room. */
+void trd_cpl_later(struct trd_node *n);
 
 /* comb.c: engine collectives. A COMB frame for us (0 or a drop cause); a poll round's work
  * (posts, pieces waiting for room); the node is being freed. */

@@ -135,6 +135,9 @@ share_poll(struct trd_node *n)
 		moved += inj_serve(n, n->inj[n->n_inj]);
 	if (unlikely(n->comb != NULL))
 		trd_comb_poll(n);
+	/* failure outcomes kept for want of room (share 0's; n_later is share 0's count) */
+	if (unlikely(n->n_later != 0))
+		trd_cpl_later(n);
 	/* The reliability timers go by the clock, not by the poll: when the earliest deadline of
 	 * an active peer comes (trd_rel_timers() works it out; at most every timer_gap, an
 	 * eighth of the ack delay), or in this poll when something is due at once. A round

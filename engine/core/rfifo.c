@@ -614,17 +614,19 @@ trd_rfifo_rx(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	return trd_fate(0, false);
 }
 
-void
+int
 trd_rfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t cookie,
 		  unsigned int cause)
 {
-	struct trd_msg *msg = msg_alloc(0);
+	struct trd_msg *msg;
 
-	if (msg == NULL || fifo >= n->n_rec) {
-		rte_free(msg);
-		trd_drop(n, TRD_DROP_NO_MEMORY);
-		return;
-	}
+	if (fifo >= n->n_rec)
+		return TRD_DROP_UNKNOWN_FIFO;
+	if (rte_ring_free_count(n->rec[fifo]->ring) == 0)
+		return TRD_DROP_FIFO_FULL; /* (before a message is made for it) */
+	msg = msg_alloc(0);
+	if (msg == NULL)
+		return TRD_DROP_NO_MEMORY;
 	memset(msg, 0, sizeof(*msg));
 	msg->src = trd_outcome_src(n, from_rank);
 	msg->fifo = fifo;
@@ -634,8 +636,9 @@ trd_rfifo_outcome(struct trd_node *n, uint8_t fifo, uint32_t from_rank, uint64_t
 	msg->data = msg + 1;
 	if (rfifo_push(n, n->rec[fifo], msg) != 0) {
 		rte_free(msg);
-		trd_drop(n, TRD_DROP_FIFO_FULL);
+		return TRD_DROP_FIFO_FULL;
 	}
+	return 0;
 }
 
 void

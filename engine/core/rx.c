@@ -290,7 +290,12 @@ rx_done(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 
 		if (reply)
 			trd_pay_copy(m, &old, sizeof(old));
-		trd_track_guest_done(n, c, bad != 0 ? bad : cause, reply, rte_be_to_cpu_64(old));
+		if (trd_track_guest_done(n, c, bad != 0 ? bad : cause, reply, rte_be_to_cpu_64(old),
+					 trd_drop_resent(n, p, TRD_DROP_FIFO_FULL)) != 0) {
+			/* its FIFO full: the target sends the verdict again */
+			trd_track_refused(n, c);
+			return trd_fate(TRD_DROP_FIFO_FULL, false);
+		}
 		return trd_fate((int)bad, false);
 	}
 	if (p->type == TRD_PKT_ATOMIC_REPLY && p->key == 0 && c->result != NULL) {
@@ -301,8 +306,8 @@ rx_done(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	}
 	msg = trd_rfifo_msg_of(n, m, 0);
 	if (msg == NULL) {
-		trd_track_done(n, c);
-		return trd_fate(TRD_DROP_NO_MEMORY, false);
+		f = trd_fate(TRD_DROP_NO_MEMORY, false);
+		goto settle;
 	}
 	msg->src.x = p->src[0];
 	msg->src.y = p->src[1];
@@ -314,7 +319,13 @@ rx_done(struct trd_node *n, struct rte_mbuf *m, const struct trd_pkt *p)
 	msg->cause = (uint8_t)p->key;
 	msg->status = trd_cause_errno((unsigned int)p->key);
 	f = trd_rfifo_hand_over(n, n->rec[c->fifo], msg);
-	trd_track_done(n, c);
+settle:
+	/* refused for lack of room: the target sends the verdict again, and the id waits for
+	 * it (handing the id back here lost the outcome: the next copy found it unknown) */
+	if (trd_drop_resent(n, p, f.cause))
+		trd_track_refused(n, c);
+	else
+		trd_track_done(n, c);
 	return f;
 }
 

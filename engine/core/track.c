@@ -46,8 +46,12 @@ trd_cpl_init(struct trd_node *n)
 	n->cpl = rte_zmalloc("trd_cpl", sizeof(*n->cpl) * TRD_N_CPL, RTE_CACHE_LINE_SIZE);
 	snprintf(name, sizeof(name), "trdcpl%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
 	n->cpl_free = rte_ring_create(name, TRD_N_CPL, SOCKET_ID_ANY, RING_F_EXACT_SZ);
+	/* every share fails ids, share 0 takes them; an id is there at most once (claimed
+	 * until delivered), so it never overflows */
+	snprintf(name, sizeof(name), "trdlate%u", __atomic_load_n(&serial, __ATOMIC_RELAXED));
+	n->cpl_later = rte_ring_create(name, TRD_N_CPL, SOCKET_ID_ANY, RING_F_EXACT_SZ);
 	n->owed = rte_zmalloc("trd_owed", sizeof(*n->owed) * n->n_nodes, 0);
-	if (n->cpl == NULL || n->cpl_free == NULL || n->owed == NULL)
+	if (n->cpl == NULL || n->cpl_free == NULL || n->cpl_later == NULL || n->owed == NULL)
 		return -ENOMEM;
 	for (uintptr_t id = 1; id <= TRD_N_CPL; id++) {
 		n->cpl[id - 1].peer = UINT32_MAX;
@@ -60,6 +64,7 @@ void
 trd_cpl_fini(struct trd_node *n)
 {
 	rte_ring_free(n->cpl_free);
+	rte_ring_free(n->cpl_later); /* (ids only: nothing to free with them) */
 	rte_free(n->cpl);
 	rte_free(n->owed);
 }
@@ -270,9 +275,9 @@ guest_cpl_release(struct trd_node *n, struct trd_cpl *c, struct trd_guest *g)
 	cpl_release(n, id);
 }
 
-void
+int
 trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, bool has_old,
-		     uint64_t old)
+		     uint64_t old, bool keep)
 {
 	/* (trd_track_forget_guest() may run meanwhile on the service's thread: it waits for
 	 * this round to end before the guest's memory goes) */
@@ -285,9 +290,10 @@ trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, 
 		int rc = trd_grfifo_outcome(n, c->fifo, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE),
 					    c->cookie, cause, has_old, old);
 
-		/* (lost and counted, as a node FIFO's outcome that finds it full) */
+		if (rc == TRD_DROP_FIFO_FULL && keep)
+			return rc; /* the id stays claimed: refused, or kept for later */
 		if (rc != 0)
-			trd_drop(n, (unsigned int)rc);
+			trd_drop(n, (unsigned int)rc); /* (lost and counted) */
 	} else if (g != NULL) {
 		if (cause == TRD_DROP_NONE && has_old && res != NULL)
 			__atomic_store_n(res, old, __ATOMIC_RELEASE);
@@ -300,6 +306,7 @@ trd_track_guest_done(struct trd_node *n, struct trd_cpl *c, unsigned int cause, 
 		}
 	}
 	guest_cpl_release(n, c, g);
+	return 0;
 }
 
 int
@@ -437,6 +444,69 @@ trd_track_done(struct trd_node *n, struct trd_cpl *c)
 }
 
 void
+trd_track_refused(struct trd_node *n, struct trd_cpl *c)
+{
+	cpl_unclaim(n, (uint32_t)(c - n->cpl) + 1, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE));
+}
+
+/* The outcome of claimed id @p id, failed for @p cause, into its FIFO; the id given back once
+ * it is there, or lost (counted). false: its FIFO is full, the id still claimed. */
+static bool
+cpl_outcome(struct trd_node *n, uint32_t id, unsigned int cause)
+{
+	struct trd_cpl *c = &n->cpl[id - 1];
+	int rc = 0;
+
+	if (c->kind == TRD_CPL_GUEST)
+		return trd_track_guest_done(n, c, cause, false, 0, true) == 0;
+	/* a FIFO completion or a tracked operation learns why; a doorbell cannot say it */
+	if (c->kind == TRD_CPL_TRACK || c->kind == TRD_CPL_FIFO)
+		rc = trd_rfifo_outcome(n, c->fifo, c->peer, c->cookie, cause);
+	if (rc == TRD_DROP_FIFO_FULL)
+		return false;
+	if (rc != 0)
+		trd_drop(n, (unsigned int)rc);
+	cpl_release(n, id);
+	return true;
+}
+
+/* An entry of cpl_later: an id and its cause. */
+#define LATER(id, cause) ((void *)(uintptr_t)((id) | (uintptr_t)(cause) << 16))
+
+void
+trd_cpl_later(struct trd_node *n)
+{
+	uint64_t full[4] = {0}; /* FIFO ids found full in this pass */
+	uint32_t left = __atomic_load_n(&n->n_later, __ATOMIC_ACQUIRE);
+
+	if (n->vclock < n->later_next)
+		return;
+	/* each once, oldest first: one whose FIFO has no room goes back at the end, and so do
+	 * those behind it for the same FIFO (an application sees its failures in order); a
+	 * process that never takes its messages holds up its own failures only */
+	while (left-- > 0) {
+		struct trd_cpl *c;
+		uintptr_t v;
+		void *e;
+
+		if (rte_ring_dequeue(n->cpl_later, &e) != 0)
+			break;
+		v = (uintptr_t)e;
+		c = &n->cpl[(v & 0xffff) - 1];
+		if (!(full[c->fifo / 64] & (UINT64_C(1) << (c->fifo % 64))) &&
+		    cpl_outcome(n, (uint32_t)(v & 0xffff), (unsigned int)(v >> 16))) {
+			__atomic_fetch_sub(&n->n_later, 1, __ATOMIC_RELEASE);
+			continue;
+		}
+		full[c->fifo / 64] |= UINT64_C(1) << (c->fifo % 64);
+		rte_ring_enqueue(n->cpl_later, e); /* (its own place: cannot fail) */
+	}
+	/* still no room: not in every poll (the application makes room at its own pace) */
+	if (__atomic_load_n(&n->n_later, __ATOMIC_ACQUIRE) != 0)
+		n->later_next = n->vclock + n->timer_gap;
+}
+
+void
 trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause)
 {
 	uint32_t expect = CPL_PENDING;
@@ -449,14 +519,17 @@ trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause)
 					 __ATOMIC_ACQUIRE))
 		return;
 	n->stat[TRD_STAT_CPL_FAILED]++;
-	if (c->kind == TRD_CPL_GUEST) {
-		trd_track_guest_done(n, c, cause, false, 0);
+	/* behind those kept already (in order), or now; kept while its FIFO is full: no failure
+	 * is lost for want of room (the application makes room by taking messages) */
+	if (__atomic_load_n(&n->main->n_later, __ATOMIC_ACQUIRE) == 0 && cpl_outcome(n, id, cause))
 		return;
+	__atomic_fetch_add(&n->main->n_later, 1, __ATOMIC_RELEASE);
+	if (rte_ring_enqueue(n->cpl_later, LATER(id, cause)) != 0) {
+		/* (cannot happen: an id is kept once) */
+		__atomic_fetch_sub(&n->main->n_later, 1, __ATOMIC_RELEASE);
+		trd_drop(n, TRD_DROP_FIFO_FULL);
+		cpl_release(n, id);
 	}
-	/* a FIFO completion or a tracked operation learns why; a doorbell cannot say it */
-	if (c->kind == TRD_CPL_TRACK || c->kind == TRD_CPL_FIFO)
-		trd_rfifo_outcome(n, c->fifo, c->peer, c->cookie, cause);
-	cpl_release(n, id);
 }
 
 int

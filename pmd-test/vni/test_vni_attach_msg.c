@@ -7,6 +7,7 @@
  *      nodes, and on one node those of another process refused (EADDRINUSE);
  *   1. trd_track_open() on a handle: a tracked put's outcome (cookie, status, source), the
  *      target's verdicts -ENOKEY and -ERANGE, an outcome of a closed id never seen, refusals;
+ *      a verdict into a full FIFO refused and brought again, arriving once there is room;
  *   2. the messaging layer (include/toroid/msg.h) on a handle: put, atomic with its old
  *      value, fence, RDMA read, and the errors of a read and a put to a wrong key; 100
  *      reads in a row (each gives its engine id back: more than 64 would wait); a send
@@ -77,6 +78,91 @@ next_outcome(struct trd_node *a, uint64_t *cookie, int *status, struct trd_coord
 	rc = m->len == 0 ? 0 : -EBADMSG;
 	trd_msg_free(m);
 	return rc;
+}
+
+/* Refusals of a's reception FIFOs so far (engine-made: rfull). */
+static uint64_t
+rfull(struct trd_node *a)
+{
+	struct trd_vni_mu_info mi;
+
+	return trd_vni_mu_info(trd_node_vni(a), &mi) == 0 ? mi.rfull : 0;
+}
+
+/* Until a's FIFOs were refused more than @p n times (5 s at most): whether they were. */
+static bool
+rfull_above(struct trd_node *a, uint64_t n)
+{
+	uint64_t end = trd_time_us() + TIMEOUT_US;
+
+	while (rfull(a) <= n && trd_time_us() < end)
+		;
+	return rfull(a) > n;
+}
+
+/* 1b. an outcome into a's FIFO 0 while c keeps it full: b's verdict is refused and comes
+ * again, arriving once a has taken c's messages, none of them lost (c's session waits for the
+ * room; b's does not) */
+static void
+t_track_full(struct trd_node *a, struct trd_node *b, struct trd_node *c)
+{
+	/* empty messages, one slot each, as an outcome: more than the ring's 256 slots */
+	enum { N_FILL = 300 };
+	uint8_t *src = trd_mem_alloc(a, 64), *dst = trd_mem_alloc(b, 64);
+	struct trd_mr *mr = NULL;
+	unsigned int next = 0, outcomes = 0;
+	uint64_t end, full0;
+	uint32_t id;
+	int rc = 0;
+
+	if (dst != NULL)
+		mr = trd_mr_register(b, dst, 64, TRD_ACCESS_REMOTE_WRITE);
+	CHECK(src != NULL && mr != NULL, "setup: %s", rte_strerror(rte_errno));
+	if (src == NULL || mr == NULL)
+		goto out;
+	memset(src, 0x77, 64);
+	full0 = rfull(a);
+	for (unsigned int i = 0; i < N_FILL && rc == 0; i++) {
+		struct trd_desc d;
+
+		trd_desc_fifo(&d, trd_node_coord(a), trd_rec_fifo_id(trd_rec_fifo(a, 0)), NULL, 0,
+			      5000 + i, 0);
+		end = trd_time_us() + TIMEOUT_US;
+		while ((rc = trd_inject(trd_inj_fifo(c, 0), &d)) == -ENOBUFS && trd_time_us() < end)
+			;
+	}
+	CHECK(rc == 0, "c's messages: %d", rc);
+	CHECK(rfull_above(a, full0), "a's FIFO never full");
+	full0 = rfull(a);
+	rc = tracked_put(a, b, src, 64, trd_mr_key(mr), 0, 0xf011, &id);
+	CHECK(rc == 0, "tracked put into a full FIFO: %d", rc);
+	CHECK(rfull_above(a, full0 + 1), "no refusal after the tracked put");
+	/* every message of c's in order, and the outcome once */
+	end = trd_time_us() + TIMEOUT_US;
+	while ((next < N_FILL || outcomes == 0) && trd_time_us() < end) {
+		struct trd_msg *m;
+
+		if (trd_rec_fifo_wait(trd_rec_fifo(a, 0), &m, 100000) != 0)
+			continue;
+		if (m->user == 0xf011) {
+			CHECK(m->status == 0 && outcomes++ == 0, "outcome %u: status %d", outcomes,
+			      m->status);
+		} else {
+			CHECK(m->user == 5000 + next && m->len == 0, "message %u: user %llu", next,
+			      (unsigned long long)m->user);
+			next++;
+		}
+		trd_msg_free(m);
+	}
+	CHECK(next == N_FILL && outcomes == 1,
+	      "after the full FIFO: %u of %u messages, %u outcomes (lost?)", next, N_FILL,
+	      outcomes);
+	CHECK(memcmp(dst, src, 64) == 0, "the tracked put's data");
+out:
+	if (mr != NULL)
+		trd_mr_deregister(mr);
+	trd_mem_free(a, src);
+	trd_mem_free(b, dst);
 }
 
 /* 1. tracked operations on the handle */
@@ -508,6 +594,7 @@ main(int argc, char **argv)
 	b = h[1];
 	t_ids(argv[1], a, b);
 	t_track(a, b);
+	t_track_full(a, b, h[2]);
 	t_msg(a, b);
 	t_send(a, b);
 	t_coll(h);
