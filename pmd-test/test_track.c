@@ -367,6 +367,23 @@ test_full(void)
 	T_EQ(trd_node_stats_get(a, &st), 0);
 	T_EQ(st.stat[TRD_STAT_CPL_FAILED], N_OPS);
 	T_EQ(trd_node_cpl_pending(a), N_OPS); /* not seen yet: still pending */
+	/* a failure for another FIFO is not held up behind them */
+	T_EQ(trd_track_open(a, 1, 77, NULL, &id), 0);
+	d.aux = id;
+	T_EQ(trd_inject(trd_inj_fifo(a, 0), &d), 0);
+	{
+		uint64_t deadline = trd_time_us() + TIMEOUT_US;
+		struct trd_msg *m = NULL;
+
+		while (trd_rec_fifo_poll(trd_rec_fifo(a, 1), &m, 1) == 0 &&
+		       trd_time_us() < deadline)
+			trd_net_poll(nt);
+		T_ASSERT(m != NULL, "a failure for FIFO 1 waited behind FIFO %u's", RF);
+		T_EQ(m->user, 77);
+		T_EQ(m->status, -ENOKEY);
+		trd_msg_free(m);
+	}
+	T_EQ(trd_node_cpl_pending(a), N_OPS);
 	drain(nt, a, CAP, N_OPS, 10, -ENOKEY);
 	T_EQ(trd_node_cpl_pending(a), 0);
 	trd_net_free(nt);

@@ -336,11 +336,15 @@ struct trd_node {
 
 	struct trd_cpl *cpl;       /* by completion id - 1 */
 	struct rte_ring *cpl_free; /* free completion ids */
-	/* ids failed at this node whose outcome found its FIFO full, with their causes, in
-	 * order (track.c): delivered by share 0's polls once there is room */
+	/* ids failed at this node whose outcome found its FIFO full, with their causes
+	 * (track.c): any thread adds them to cpl_later, share 0 moves them in order into
+	 * later[] and writes them once there is room */
 	struct rte_ring *cpl_later;
-	uint32_t n_later;    /* share 0's: entries in cpl_later */
-	uint64_t later_next; /* vclock: share 0 looks at them again then */
+	uint32_t *later;      /* share 0's: the oldest first */
+	uint32_t later_len;   /* share 0's: entries in later[] */
+	uint32_t n_later;     /* share 0's (atomic): entries in cpl_later and later[] */
+	uint16_t *later_fifo; /* share 0's (atomic): of them, by FIFO id (256) */
+	uint64_t later_next;  /* vclock: share 0 looks at them again then */
 	uint32_t cpl_pending;
 	uint32_t guest_cpls; /* share 0's: ids guests' atomics hold (TRD_GUEST_CPLS at most) */
 	bool reflector_set;

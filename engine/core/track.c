@@ -41,17 +41,22 @@ int
 trd_cpl_init(struct trd_node *n)
 {
 	static unsigned int serial;
+	unsigned int k = __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED);
 	char name[RTE_RING_NAMESIZE];
 
 	n->cpl = rte_zmalloc("trd_cpl", sizeof(*n->cpl) * TRD_N_CPL, RTE_CACHE_LINE_SIZE);
-	snprintf(name, sizeof(name), "trdcpl%u", __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
+	snprintf(name, sizeof(name), "trdcpl%u", k);
 	n->cpl_free = rte_ring_create(name, TRD_N_CPL, SOCKET_ID_ANY, RING_F_EXACT_SZ);
-	/* every share fails ids, share 0 takes them; an id is there at most once (claimed
-	 * until delivered), so it never overflows */
-	snprintf(name, sizeof(name), "trdlate%u", __atomic_load_n(&serial, __ATOMIC_RELAXED));
-	n->cpl_later = rte_ring_create(name, TRD_N_CPL, SOCKET_ID_ANY, RING_F_EXACT_SZ);
+	/* every share fails ids, share 0 alone takes them; an id is there at most once
+	 * (claimed until delivered), so neither overflows */
+	snprintf(name, sizeof(name), "trdlate%u", k);
+	n->cpl_later =
+		rte_ring_create(name, TRD_N_CPL, SOCKET_ID_ANY, RING_F_EXACT_SZ | RING_F_SC_DEQ);
+	n->later = rte_malloc("trd_later", sizeof(*n->later) * TRD_N_CPL, 0);
+	n->later_fifo = rte_zmalloc("trd_later_fifo", sizeof(*n->later_fifo) * 256, 0);
 	n->owed = rte_zmalloc("trd_owed", sizeof(*n->owed) * n->n_nodes, 0);
-	if (n->cpl == NULL || n->cpl_free == NULL || n->cpl_later == NULL || n->owed == NULL)
+	if (n->cpl == NULL || n->cpl_free == NULL || n->cpl_later == NULL || n->later == NULL ||
+	    n->later_fifo == NULL || n->owed == NULL)
 		return -ENOMEM;
 	for (uintptr_t id = 1; id <= TRD_N_CPL; id++) {
 		n->cpl[id - 1].peer = UINT32_MAX;
@@ -65,6 +70,8 @@ trd_cpl_fini(struct trd_node *n)
 {
 	rte_ring_free(n->cpl_free);
 	rte_ring_free(n->cpl_later); /* (ids only: nothing to free with them) */
+	rte_free(n->later);
+	rte_free(n->later_fifo);
 	rte_free(n->cpl);
 	rte_free(n->owed);
 }
@@ -449,6 +456,15 @@ trd_track_refused(struct trd_node *n, struct trd_cpl *c)
 	cpl_unclaim(n, (uint32_t)(c - n->cpl) + 1, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE));
 }
 
+/* Does the failure of @p c write into a reception FIFO (and so may find it full)? A doorbell's
+ * cannot say it; a guest's atomic without a FIFO fails its counter. */
+static inline bool
+cpl_to_fifo(const struct trd_cpl *c)
+{
+	return c->kind == TRD_CPL_TRACK || c->kind == TRD_CPL_FIFO ||
+	       (c->kind == TRD_CPL_GUEST && c->fifo != 0);
+}
+
 /* The outcome of claimed id @p id, failed for @p cause, into its FIFO; the id given back once
  * it is there, or lost (counted). false: its FIFO is full, the id still claimed. */
 static bool
@@ -459,8 +475,7 @@ cpl_outcome(struct trd_node *n, uint32_t id, unsigned int cause)
 
 	if (c->kind == TRD_CPL_GUEST)
 		return trd_track_guest_done(n, c, cause, false, 0, true) == 0;
-	/* a FIFO completion or a tracked operation learns why; a doorbell cannot say it */
-	if (c->kind == TRD_CPL_TRACK || c->kind == TRD_CPL_FIFO)
+	if (cpl_to_fifo(c))
 		rc = trd_rfifo_outcome(n, c->fifo, c->peer, c->cookie, cause);
 	if (rc == TRD_DROP_FIFO_FULL)
 		return false;
@@ -470,37 +485,37 @@ cpl_outcome(struct trd_node *n, uint32_t id, unsigned int cause)
 	return true;
 }
 
-/* An entry of cpl_later: an id and its cause. */
-#define LATER(id, cause) ((void *)(uintptr_t)((id) | (uintptr_t)(cause) << 16))
+/* An entry of cpl_later and later[]: an id and its cause. */
+#define LATER(id, cause) ((uint32_t)(id) | (uint32_t)(cause) << 16)
 
 void
 trd_cpl_later(struct trd_node *n)
 {
 	uint64_t full[4] = {0}; /* FIFO ids found full in this pass */
-	uint32_t left = __atomic_load_n(&n->n_later, __ATOMIC_ACQUIRE);
+	uint32_t k = 0;
+	void *e;
 
 	if (n->vclock < n->later_next)
 		return;
-	/* each once, oldest first: one whose FIFO has no room goes back at the end, and so do
-	 * those behind it for the same FIFO (an application sees its failures in order); a
-	 * process that never takes its messages holds up its own failures only */
-	while (left-- > 0) {
-		struct trd_cpl *c;
-		uintptr_t v;
-		void *e;
+	/* the ones added since, behind those already here: the oldest stay first */
+	while (n->later_len < TRD_N_CPL && rte_ring_sc_dequeue(n->cpl_later, &e) == 0)
+		n->later[n->later_len++] = (uint32_t)(uintptr_t)e;
+	/* in order: one whose FIFO has no room stays, and so do those behind it for the same
+	 * FIFO (an application sees its failures in order); a process that never takes its
+	 * messages holds up its own failures only */
+	for (uint32_t i = 0; i < n->later_len; i++) {
+		uint32_t v = n->later[i], id = v & 0xffff;
+		uint8_t f = n->cpl[id - 1].fifo;
 
-		if (rte_ring_dequeue(n->cpl_later, &e) != 0)
-			break;
-		v = (uintptr_t)e;
-		c = &n->cpl[(v & 0xffff) - 1];
-		if (!(full[c->fifo / 64] & (UINT64_C(1) << (c->fifo % 64))) &&
-		    cpl_outcome(n, (uint32_t)(v & 0xffff), (unsigned int)(v >> 16))) {
+		if (!(full[f / 64] & (UINT64_C(1) << (f % 64))) && cpl_outcome(n, id, v >> 16)) {
+			__atomic_fetch_sub(&n->later_fifo[f], 1, __ATOMIC_RELEASE);
 			__atomic_fetch_sub(&n->n_later, 1, __ATOMIC_RELEASE);
 			continue;
 		}
-		full[c->fifo / 64] |= UINT64_C(1) << (c->fifo % 64);
-		rte_ring_enqueue(n->cpl_later, e); /* (its own place: cannot fail) */
+		full[f / 64] |= UINT64_C(1) << (f % 64);
+		n->later[k++] = v;
 	}
+	n->later_len = k;
 	/* still no room: not in every poll (the application makes room at its own pace) */
 	if (__atomic_load_n(&n->n_later, __ATOMIC_ACQUIRE) != 0)
 		n->later_next = n->vclock + n->timer_gap;
@@ -519,13 +534,18 @@ trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause)
 					 __ATOMIC_ACQUIRE))
 		return;
 	n->stat[TRD_STAT_CPL_FAILED]++;
-	/* behind those kept already (in order), or now; kept while its FIFO is full: no failure
-	 * is lost for want of room (the application makes room by taking messages) */
-	if (__atomic_load_n(&n->main->n_later, __ATOMIC_ACQUIRE) == 0 && cpl_outcome(n, id, cause))
+	/* now, unless failures for its FIFO wait already (behind them, in order); kept while the
+	 * FIFO is full: no failure is lost for want of room (the application makes room by
+	 * taking messages). Kinds that write no FIFO never wait. */
+	if (!cpl_to_fifo(c) ||
+	    (__atomic_load_n(&n->main->later_fifo[c->fifo], __ATOMIC_ACQUIRE) == 0 &&
+	     cpl_outcome(n, id, cause)))
 		return;
+	__atomic_fetch_add(&n->main->later_fifo[c->fifo], 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&n->main->n_later, 1, __ATOMIC_RELEASE);
-	if (rte_ring_enqueue(n->cpl_later, LATER(id, cause)) != 0) {
+	if (rte_ring_enqueue(n->cpl_later, (void *)(uintptr_t)LATER(id, cause)) != 0) {
 		/* (cannot happen: an id is kept once) */
+		__atomic_fetch_sub(&n->main->later_fifo[c->fifo], 1, __ATOMIC_RELEASE);
 		__atomic_fetch_sub(&n->main->n_later, 1, __ATOMIC_RELEASE);
 		trd_drop(n, TRD_DROP_FIFO_FULL);
 		cpl_release(n, id);

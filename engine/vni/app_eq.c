@@ -149,20 +149,20 @@ eq_wake(struct an_eq *q)
 /* A wait on FIFO @p rx, bound to a queue: it sleeps on the FIFO's own eventfd, which the
  * queue's descriptor watches too. The queue gets the events of what the wait takes (as a poll
  * of the FIFO gives them), and an armed queue whose signal the wait may have taken is woken as
- * if it had come to the queue: one that got an event meanwhile, or whose FIFO holds a message
- * it has no event for. */
+ * if it had come to the queue: one that holds an event, or whose FIFO holds a message it has
+ * no event for. */
 int
 an_eq_fifo_wait(struct an_rx *rx, struct trd_msg *msg, int timeout_ms)
 {
 	struct an_eq *q = rx->eq;
 	struct trd_vni *v = rx->an->v;
-	uint32_t head = q->head;
 	int rc = trd_vni_rfifo_wait(v, rx->k, msg, timeout_ms);
 	bool wake;
 
 	if (rc > 0)
 		an_eq_note(rx);
-	wake = q->armed && q->head != head;
+	/* (the wait may have read a signal of an event that was there before it) */
+	wake = q->armed && q->head != q->tail;
 	if (q->armed && !rx->ev_bad) {
 		/* armed again as the queue armed it: from the queue's read position */
 		if (vnic_rfifo_arm_at(v, rx->k, rx->ev_pos) == -EBUSY)

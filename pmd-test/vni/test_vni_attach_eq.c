@@ -299,6 +299,20 @@ t_binding(struct trd_node *a, struct trd_node *b, uint8_t *buf)
 	CHECK(rc == 1 && is_msg(&ev[0], a, 0, 1) && trd_eq_signals(q) == sig + 2,
 	      "event %d, signals %llu", rc, (unsigned long long)trd_eq_signals(q));
 
+	/* a wait that reads the signal of a message taken before it, whose event the armed queue
+	 * holds: the queue's descriptor stays readable */
+	CHECK(trd_eq_arm(q) == 0 && send_msg(b, a, 0, 2, buf) == 0, "arm, send");
+	CHECK(poll(&pfd, 1, 5000) == 1, "no signal for the message");
+	rc = trd_rec_fifo_poll(trd_rec_fifo(a, 0), &m, 1);
+	CHECK(rc == 1, "the message: %d", rc);
+	if (rc == 1)
+		trd_msg_free(m);
+	rc = trd_rec_fifo_wait(trd_rec_fifo(a, 0), &m, 50000);
+	CHECK(rc == -ETIMEDOUT, "an empty wait: %d", rc);
+	CHECK(poll(&pfd, 1, 0) == 1, "the wait took the signal of an event the queue holds");
+	rc = trd_eq_poll(q, ev, 8);
+	CHECK(rc == 1 && is_msg(&ev[0], a, 0, 2), "event: %d", rc);
+
 	/* FIFO 1 holds a message the queue has not read when it is unbound */
 	CHECK(send_msg(b, a, 1, 2, buf) == 0 && send_msg(b, a, 0, 3, buf + 1024) == 0, "send");
 	check_fifo(a, 0, 3); /* (sent after FIFO 1's: that one is there) */
