@@ -241,7 +241,11 @@ struct tfi_claim {
 /* Where a transmit stands with respect to the endpoint's queue of held transmits (tfi_txq.c):
  * given to the VNI (or not a transmit), held behind a fence, or a write whose remote CQ data
  * notice waits for room in the VNI's send ring. */
-enum { TFI_TXQ_NONE, TFI_TXQ_HELD, TFI_TXQ_NOTICE };
+enum { TFI_TXQ_NONE, TFI_TXQ_HELD, TFI_TXQ_NOTICE, TFI_RXQ_HELD };
+/* operations made in chunks beyond the VNI's contexts, and at most this many in all: an
+ * application may post that many sends and receives before one completes */
+#define TFI_OPS_CHUNK 256
+#define TFI_OPS_MAX   (1u << 16)
 
 /* A write's remote CQ data travels in a message with this VNI tag: bit 63 as untagged
  * messages, which match the tag exactly, so no application receive ever takes it. */
@@ -294,8 +298,12 @@ struct tfi_ep {
 	struct trd_vni_info info;
 	struct tfi_name name;
 	struct tfi_ep *dnext; /* in dom->eps */
+	/* operations: n_ops for the VNI's contexts, then more[] chunks of TFI_OPS_CHUNK made
+	 * when those are all in use (held sends and receives wait in them: tfi_txq.c) */
 	struct tfi_op *ops, *free_ops;
 	unsigned int n_ops;
+	struct tfi_op **more;
+	unsigned int n_more;
 	size_t max_msg;     /* max_msg_size: a message in one buffer */
 	size_t pool_msg;    /* a quarter of the pool the engine granted: several iovs */
 	unsigned int idle;  /* empty polls in a row while operations were outstanding */
@@ -310,6 +318,8 @@ struct tfi_ep {
 	/* tfi_txq.c: transmits held in posting order behind a fence, and the remote CQ data
 	 * notice receives that could not be posted again */
 	struct tfi_op *txq_head, *txq_tail;
+	/* tfi_txq.c: receives held in posting order while the VNI had no receive context */
+	struct tfi_op *rxq_head, *rxq_tail;
 	unsigned int rdata_missing, rdata_posted;
 	uint64_t rdata_dropped; /* notices that were not well formed: dropped */
 };
@@ -391,8 +401,14 @@ void tfi_ep_progress(struct tfi_ep *ep);
 int tfi_post_rc(struct tfi_ep *ep, int rc);
 int tfi_ep_arm(struct tfi_ep *ep);
 bool tfi_ep_yield_due(const struct tfi_ep *ep);
+/* A free operation: from the free list, which grows by a chunk when it is empty (up to
+ * TFI_OPS_MAX in all); NULL when it may not. */
 struct tfi_op *tfi_op_get(struct tfi_ep *ep);
 void tfi_op_put(struct tfi_ep *ep, struct tfi_op *op);
+/* Every operation of @p ep: how many, the i-th, and whether @p op is one of them. */
+unsigned int tfi_op_total(const struct tfi_ep *ep);
+struct tfi_op *tfi_op_nth(struct tfi_ep *ep, unsigned int i);
+bool tfi_op_ours(const struct tfi_ep *ep, const struct tfi_op *op);
 /* FI_INJECT_COMPLETE: a send whose bytes left the application's buffer when it was posted
  * completes now (CQ entry, counter); the VNI's own completion later only ends it. */
 void tfi_send_early(struct tfi_ep *ep, struct tfi_op *op);
@@ -506,6 +522,13 @@ void tfi_txq_add(struct tfi_ep *ep, struct tfi_op *op, bool fence);
 int tfi_tx_start(struct tfi_ep *ep, struct tfi_op *op);
 /* Start what the queue allows, post notice receives again; from tfi_ep_progress. */
 void tfi_txq_progress(struct tfi_ep *ep);
+/* Hold receive @p op (filled: op->dst the source, vtag, data the ignore mask, sbuf the buffer,
+ * len its room) until the VNI has a receive context; later receives are held behind it. */
+void tfi_rxq_add(struct tfi_ep *ep, struct tfi_op *op);
+/* Give held receives to the VNI, oldest first, while it takes them. */
+void tfi_rxq_progress(struct tfi_ep *ep);
+/* Withdraw held receive @p op (fi_cancel): true if it was held, now completed as cancelled. */
+bool tfi_rxq_cancel(struct tfi_ep *ep, struct tfi_op *op);
 /* A write with remote CQ data completed: send its notice. 0 (the operation goes on) or a
  * negative errno to complete it with. */
 int tfi_rdata_notice(struct tfi_ep *ep, struct tfi_op *op);

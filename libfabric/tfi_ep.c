@@ -96,12 +96,16 @@ ep_cancel(fid_t fid, void *context)
 		rc = ep->enabled ? -FI_ECONNRESET : -FI_EOPBADSTATE;
 		goto out;
 	}
-	for (unsigned int i = 0; i < ep->n_ops; i++) {
-		struct tfi_op *op = &ep->ops[i];
+	for (unsigned int i = 0; i < tfi_op_total(ep); i++) {
+		struct tfi_op *op = tfi_op_nth(ep, i);
 		int r;
 
 		if (op->kind != TFI_OP_RECV || op->peek || op->rdata || op->context != context)
 			continue;
+		if (tfi_rxq_cancel(ep, op)) { /* held: never given to the VNI */
+			rc = 0;
+			break;
+		}
 		r = trd_vni_cancel(ep->vni, (uint64_t)(uintptr_t)op);
 		rc = r == 0 ? 0 : r == -EAGAIN ? -FI_EAGAIN : r == -ENOENT ? -FI_ENOENT : r;
 		break;
@@ -323,8 +327,12 @@ ep_close(struct fid *fid)
 	trd_vni_close(ep->vni); /* the engine drops what is still posted, and claimed */
 	held_del(ep->name.app, ep->name.proc);
 	free(ep->claims);
-	for (unsigned int i = 0; i < ep->n_ops; i++)
-		free(ep->ops[i].heap); /* injects still in flight: dropped with the interface */
+	for (unsigned int i = 0; i < tfi_op_total(ep); i++)
+		free(tfi_op_nth(ep, i)
+			     ->heap); /* injects still in flight: dropped with the interface */
+	for (unsigned int k = 0; k < ep->n_more; k++)
+		free(ep->more[k]);
+	free(ep->more);
 	free(ep->ops);
 	free(ep);
 	return 0;

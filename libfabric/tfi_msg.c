@@ -194,7 +194,28 @@ ep_send_f(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, 
 				      (uint64_t)(uintptr_t)op);
 	else
 		rc = trd_vni_send(ep->vni, dst, vtag, buf, total, -1, (uint64_t)(uintptr_t)op);
-	if (rc != 0) {
+	if (rc == -EAGAIN) {
+		/* no send context free (more sends outstanding than FI_TOROID_CTX): held in
+		 * posting order, started by progress (an MPI program may post any number of
+		 * sends before one can complete); bytes gathered on the stack go to the heap */
+		if (buf == tmp) {
+			op->heap = malloc(total);
+			if (op->heap == NULL) {
+				tfi_op_put(ep, op);
+				rc = tfi_post_rc(ep, (int)rc);
+				goto out;
+			}
+			memcpy(op->heap, tmp, total);
+			buf = op->heap;
+		}
+		op->dst = dst;
+		op->vtag = vtag;
+		op->sbuf = buf;
+		op->has_data = data != NULL;
+		op->data = data != NULL ? *data : 0;
+		tfi_txq_add(ep, op, false);
+		rc = 0;
+	} else if (rc != 0) {
 		tfi_op_put(ep, op);
 		rc = tfi_post_rc(ep, (int)rc);
 	} else if (early) {
@@ -367,8 +388,20 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 					  (uint64_t)(uintptr_t)op);
 		goto claimed;
 	}
-	rc = trd_vni_recv_mask(ep->vni, from, vtag, vignore, op->bounce ? op->bounce : rbuf, cap,
-			       -1, (uint64_t)(uintptr_t)op);
+	/* behind held receives, or none free: held in posting order, given to the VNI by
+	 * progress as receive contexts free (an MPI program may post any number) */
+	rc = ep->rxq_head != NULL ? -EAGAIN
+				  : trd_vni_recv_mask(ep->vni, from, vtag, vignore,
+						      op->bounce ? op->bounce : rbuf, cap, -1,
+						      (uint64_t)(uintptr_t)op);
+	if (rc == -EAGAIN) {
+		op->dst = from;
+		op->vtag = vtag;
+		op->data = vignore;
+		op->sbuf = op->bounce ? op->bounce : rbuf;
+		tfi_rxq_add(ep, op);
+		rc = 0;
+	}
 	goto posted;
 claimed:
 	if (rc == 0) /* the handle is used: the completion tells how it went */

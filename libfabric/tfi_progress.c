@@ -23,11 +23,72 @@
 #define TFI_IDLE_CHECK 4096 /* empty polls between two looks at the engine's state */
 #define TFI_RUNQ_MS    10   /* how often the host's runnable count is read again */
 
+/* A chunk of TFI_OPS_CHUNK operations more, on the free list: 0 or -1. */
+static int
+ops_grow(struct tfi_ep *ep)
+{
+	struct tfi_op **more, *chunk;
+
+	if (tfi_op_total(ep) + TFI_OPS_CHUNK > TFI_OPS_MAX)
+		return -1;
+	more = realloc(ep->more, (ep->n_more + 1) * sizeof(*more));
+	if (more == NULL)
+		return -1;
+	ep->more = more;
+	chunk = calloc(TFI_OPS_CHUNK, sizeof(*chunk));
+	if (chunk == NULL)
+		return -1;
+	ep->more[ep->n_more++] = chunk;
+	for (unsigned int i = TFI_OPS_CHUNK; i-- > 0;) {
+		chunk[i].next = ep->free_ops;
+		ep->free_ops = &chunk[i];
+	}
+	return 0;
+}
+
+unsigned int
+tfi_op_total(const struct tfi_ep *ep)
+{
+	return ep->n_ops + ep->n_more * TFI_OPS_CHUNK;
+}
+
+struct tfi_op *
+tfi_op_nth(struct tfi_ep *ep, unsigned int i)
+{
+	if (i < ep->n_ops)
+		return &ep->ops[i];
+	i -= ep->n_ops;
+	return &ep->more[i / TFI_OPS_CHUNK][i % TFI_OPS_CHUNK];
+}
+
+/* Is @p op within the @p n operations from @p base (compared as addresses)? */
+static bool
+op_within(const struct tfi_op *op, const struct tfi_op *base, size_t n)
+{
+	uintptr_t p = (uintptr_t)op, b = (uintptr_t)base;
+
+	return p >= b && p < b + n * sizeof(*base) && (p - b) % sizeof(*base) == 0;
+}
+
+bool
+tfi_op_ours(const struct tfi_ep *ep, const struct tfi_op *op)
+{
+	if (op_within(op, ep->ops, ep->n_ops))
+		return true;
+	for (unsigned int k = 0; k < ep->n_more; k++)
+		if (op_within(op, ep->more[k], TFI_OPS_CHUNK))
+			return true;
+	return false;
+}
+
 struct tfi_op *
 tfi_op_get(struct tfi_ep *ep)
 {
-	struct tfi_op *op = ep->free_ops;
+	struct tfi_op *op;
 
+	if (ep->free_ops == NULL && ops_grow(ep) != 0)
+		return NULL;
+	op = ep->free_ops;
 	if (op != NULL) {
 		ep->free_ops = op->next;
 		op->next = NULL;
@@ -244,12 +305,12 @@ ep_flush_dead(struct tfi_ep *ep)
 {
 	struct trd_vni_addr none = {TRD_VNI_ANY, TRD_VNI_ANY};
 
-	for (unsigned int i = 0; i < ep->n_ops; i++) {
-		struct tfi_op *op = &ep->ops[i];
+	for (unsigned int i = 0; i < tfi_op_total(ep); i++) {
+		struct tfi_op *op = tfi_op_nth(ep, i);
 		struct tfi_cq *cq;
 
 		if (op->kind == TFI_OP_FREE || op->txq != TFI_TXQ_NONE)
-			continue; /* held transmits: tfi_txq_progress */
+			continue; /* held transmits and receives: tfi_txq_progress, _rxq_ */
 		cq = op_cq(ep, op);
 		if (cq != NULL && tfi_cq_room(cq) == 0)
 			continue;
@@ -264,7 +325,7 @@ ep_handle(struct tfi_ep *ep, const struct trd_vni_cpl *c, int n)
 		struct tfi_op *op = (struct tfi_op *)(uintptr_t)c[i].cookie;
 
 		/* the cookie is ours (kept in libtoroid_vni's private memory): still, check it */
-		if (op < ep->ops || op >= ep->ops + ep->n_ops || op->kind == TFI_OP_FREE)
+		if (!tfi_op_ours(ep, op) || op->kind == TFI_OP_FREE)
 			continue;
 		op_complete(ep, op, c[i].status, c[i].len, c[i].peer, c[i].tag,
 			    c[i].has_data ? &c[i].data : NULL, c[i].claim);
@@ -288,6 +349,8 @@ tfi_ep_progress(struct tfi_ep *ep)
 	ep_progress_vni(ep);
 	if (ep->txq_head != NULL || ep->rdata_missing != 0) /* tfi_txq.c */
 		tfi_txq_progress(ep);
+	if (ep->rxq_head != NULL)
+		tfi_rxq_progress(ep);
 }
 
 static void

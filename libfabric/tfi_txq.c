@@ -38,6 +38,10 @@ tx_busy(const struct tfi_ep *ep)
 	for (unsigned int i = 0; i < ep->n_ops; i++)
 		if (is_tx(&ep->ops[i]) && ep->ops[i].txq != TFI_TXQ_HELD)
 			return true;
+	for (unsigned int k = 0; k < ep->n_more; k++)
+		for (unsigned int i = 0; i < TFI_OPS_CHUNK; i++)
+			if (is_tx(&ep->more[k][i]) && ep->more[k][i].txq != TFI_TXQ_HELD)
+				return true;
 	return false;
 }
 
@@ -219,6 +223,69 @@ tfi_rdata_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
 		tfi_op_put(ep, op);
 		ep->rdata_missing++;
 	}
+}
+
+void
+tfi_rxq_add(struct tfi_ep *ep, struct tfi_op *op)
+{
+	op->txq = TFI_RXQ_HELD;
+	op->next = NULL;
+	if (ep->rxq_tail != NULL)
+		ep->rxq_tail->next = op;
+	else
+		ep->rxq_head = op;
+	ep->rxq_tail = op;
+}
+
+void
+tfi_rxq_progress(struct tfi_ep *ep)
+{
+	while (ep->rxq_head != NULL) {
+		struct tfi_op *op = ep->rxq_head;
+		int rc = -ECONNRESET;
+
+		if (ep->rxcq != NULL && tfi_cq_room(ep->rxcq) == 0)
+			break; /* room for the error entry a failed post writes */
+		if (!ep->dead) {
+			rc = trd_vni_recv_mask(ep->vni, op->dst, op->vtag, op->data,
+					       (void *)(uintptr_t)op->sbuf, op->len, -1,
+					       (uint64_t)(uintptr_t)op);
+			if (rc == -EAGAIN)
+				break; /* no receive context free yet */
+		}
+		ep->rxq_head = op->next;
+		if (ep->rxq_head == NULL)
+			ep->rxq_tail = NULL;
+		op->next = NULL;
+		op->txq = TFI_TXQ_NONE;
+		if (rc != 0) {
+			if (rc == -ECONNRESET)
+				ep->dead = true;
+			tfi_op_fail(ep, op, rc);
+		}
+	}
+}
+
+bool
+tfi_rxq_cancel(struct tfi_ep *ep, struct tfi_op *op)
+{
+	struct tfi_op **pp = &ep->rxq_head, *prev = NULL;
+
+	if (op->txq != TFI_RXQ_HELD)
+		return false;
+	while (*pp != NULL && *pp != op) {
+		prev = *pp;
+		pp = &(*pp)->next;
+	}
+	if (*pp == NULL)
+		return false;
+	*pp = op->next;
+	if (ep->rxq_tail == op)
+		ep->rxq_tail = prev;
+	op->next = NULL;
+	op->txq = TFI_TXQ_NONE;
+	tfi_op_fail(ep, op, -ECANCELED);
+	return true;
 }
 
 void

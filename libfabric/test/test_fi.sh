@@ -6,7 +6,7 @@
 #   test_fi.sh TOROID_NODE LIBTOROID_FI TEST_FI TEST [MPI_PROGRAM]
 #
 # TEST: info | api | pingpong_msg | pingpong_tagged | pingpong_dgram | two_engines | mpi |
-#       mpi_test_poll | mpi_eager_full | mpi_ranks |
+#       mpi_test_poll | mpi_eager_full | mpi_many | mpi_ranks |
 #       rma | rma_offset | rma_jobkey | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
 #       badargs (TEST_FI is then test_fi_badargs) | coll (TEST_FI is then test_fi_coll) |
 #       fence | fence_two_engines (TEST_FI is then test_fi_fence) |
@@ -365,6 +365,31 @@ mpi_eager_full)
 	[ "${hdr:-0}" -ge 1 ] || die "no message was kept as its header only: the test did not test"
 	[ "${held:-1}" = 0 ] || die "header-only records left: $held"
 	echo "mpi_eager_full: 300 x 200 B received last-first behind 64 KiB of staging; $hdr kept as their header only, $naks refusals"
+	;;
+mpi_many)
+	# More operations outstanding than the VNI has contexts (mpi_many.c): each rank posts
+	# 1500 receives, one more that it cancels while it is held, then 1500 sends, before it
+	# waits for any. The provider holds what the VNI cannot take and gives it as contexts
+	# free; before, each post beyond FI_TOROID_CTX (256) answered -FI_EAGAIN, the MTL called
+	# progress and posted again forever, and mpirun was cut off at its timeout.
+	if [ -z "$MPI_PROG" ] || [ ! -x "$MPI_PROG" ] || ! command -v mpirun >/dev/null; then
+		echo "SKIP: Open MPI (openmpi-bin, libopenmpi-dev) is not installed"
+		exit 77
+	fi
+	sed 's/^procs = .*/procs = 1:0, 1:1/' "$T/one.ini" >"$T/mpi2.ini"
+	start_engine E 0 "$T/mpi2.ini" 0
+	eng_wait_ready E
+	TOROID_VNI_SOCKET="$T/E.sock" timeout 60 mpirun --allow-run-as-root --oversubscribe \
+		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
+		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+		"$MPI_PROG" >"$T/mpi.log" 2>&1
+	rc=$?
+	cat "$T/mpi.log"
+	[ $rc -eq 124 ] && die "mpirun did not end in 60 s: a post beyond the VNI's contexts spun"
+	[ $rc -eq 0 ] || die "mpirun failed with $rc"
+	grep -q '^PASS: 0 errors$' "$T/mpi.log" || die "the MPI program did not pass"
+	eng_stop E || die "$ENG_WHY"
+	echo "mpi_many: 2 x 1500 receives and sends outstanding at once (256 contexts), every byte checked"
 	;;
 mpi_ranks)
 	# What users' programs do with 3 ranks (an odd count) and 4 (mpi_ranks.c): MPI_Probe and
