@@ -466,6 +466,10 @@ bool tfi_place_adapt_decide(bool wide, uint64_t away, uint64_t window, unsigned 
 			    unsigned int cpus, unsigned int procs);
 /* Called at each poll of a completion queue or counter: cheap (a clock read) but every window. */
 void tfi_place_adapt(unsigned int (*runnable)(void));
+/* An endpoint for one-sided operations only (FI_RMA and FI_ATOMIC, no FI_TAGGED: what Open
+ * MPI's OFI BTL opens for osc rdma): a process moved off the engine's CPUs gets them back at
+ * its next window and keeps them (docs/libfabric.md, "One-sided MPI"). */
+void tfi_place_one_sided(void);
 #define TFI_COMPUTE_MOVABLE 0x10000u
 /* Tell the engine of @p vni what the placement measured (trd_vni_hint_compute), if it did: at
  * every poll of an endpoint, so that each interface of the process carries the last window. */

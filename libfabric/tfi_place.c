@@ -256,7 +256,20 @@ static struct {
 	/* short steps: polls, those after a gap of TFI_STEP_NS .. TFI_AWAY_NS, the sum of those
 	 * gaps, and the time this process gave away in its polls' yields */
 	uint64_t polls, steps, brief, given;
+	bool one_sided; /* tfi_place_one_sided(): wide for good */
 } adapt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void
+tfi_place_one_sided(void)
+{
+	/* MPI one-sided epochs (osc rdma) wait by spinning in MPI's progress loop, outside the
+	 * provider's yields at times: two ranks on one CPU then take turns in time slices of
+	 * milliseconds (200 post/start/complete/wait epochs of 2 ranks took 1.6 s narrow, 5 ms
+	 * on both CPUs). Such a process keeps every CPU it may use. */
+	__atomic_store_n(&adapt.one_sided, true, __ATOMIC_RELEASE);
+	FI_INFO(&tfi_prov, FI_LOG_CORE,
+		"placement: a one-sided endpoint: back on the engine's CPUs, for good\n");
+}
 
 bool
 tfi_place_adapt_decide(bool wide, uint64_t away, uint64_t window, unsigned int runnable,
@@ -324,8 +337,9 @@ tfi_place_adapt(unsigned int (*runnable)(void))
 				 (window != 0 ? (unsigned int)(away * 1000 / window) : 0) |
 					 (adapt.measure_only ? 0 : TFI_COMPUTE_MOVABLE),
 				 __ATOMIC_RELAXED);
-		wide = adapt.measure_only
-			       ? adapt.wide
+		wide = adapt.measure_only ? adapt.wide
+		       : __atomic_load_n(&adapt.one_sided, __ATOMIC_ACQUIRE)
+			       ? true
 			       : tfi_place_adapt_decide(adapt.wide, away, window, runnable(),
 							(unsigned int)CPU_COUNT(&adapt.all),
 							__atomic_load_n(&tfi_params.engine_procs,
