@@ -170,7 +170,7 @@ svc_pid_sweep(struct trd_vni_svc *s)
 		if (v->pidfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
 			vif_kill(s, v, "process exited");
 		else if (v->mem_gone || svc_vmem_gone(v))
-			vif_kill(s, v, "its address space is gone (exec)");
+			vif_kill(s, v, "its address space is gone (exec, or an exit under way)");
 	}
 }
 
