@@ -293,7 +293,8 @@ struct tfi_ep {
 	enum fi_ep_type type; /* FI_EP_RDM or FI_EP_DGRAM */
 	bool tx_selective, rx_selective;
 	bool enabled;
-	bool dead; /* the engine closed the interface */
+	bool dead;     /* the engine closed the interface */
+	bool rma_seen; /* an RMA or atomic was posted (tfi_place_one_sided) */
 	struct trd_vni *vni;
 	struct trd_vni_info info;
 	struct tfi_name name;
@@ -466,9 +467,9 @@ bool tfi_place_adapt_decide(bool wide, uint64_t away, uint64_t window, unsigned 
 			    unsigned int cpus, unsigned int procs);
 /* Called at each poll of a completion queue or counter: cheap (a clock read) but every window. */
 void tfi_place_adapt(unsigned int (*runnable)(void));
-/* An endpoint for one-sided operations only (FI_RMA and FI_ATOMIC, no FI_TAGGED: what Open
- * MPI's OFI BTL opens for osc rdma): a process moved off the engine's CPUs gets them back at
- * its next window and keeps them (docs/libfabric.md, "One-sided MPI"). */
+/* The first RMA or atomic posted on an endpoint without FI_TAGGED (Open MPI's OFI BTL, which
+ * osc rdma uses): a process moved off the engine's CPUs gets them back at its next window and
+ * keeps them (docs/libfabric.md, "One-sided MPI"). */
 void tfi_place_one_sided(void);
 #define TFI_COMPUTE_MOVABLE 0x10000u
 /* Tell the engine of @p vni what the placement measured (trd_vni_hint_compute), if it did: at
@@ -526,13 +527,19 @@ void tfi_txq_add(struct tfi_ep *ep, struct tfi_op *op, bool fence);
 int tfi_tx_start(struct tfi_ep *ep, struct tfi_op *op);
 /* Start what the queue allows, post notice receives again; from tfi_ep_progress. */
 void tfi_txq_progress(struct tfi_ep *ep);
-/* Hold receive @p op (filled: op->dst the source, vtag, data the ignore mask, sbuf the buffer,
- * len its room) until the VNI has a receive context; later receives are held behind it. */
+/* Hold receive @p op (filled: op->dst the source, vtag, data the ignore mask, len its room, iov
+ * its buffers; a pool buffer it had is given back, another is taken when it is given to the
+ * VNI) until the VNI has a receive context beyond those kept for probes and claims
+ * (tfi_rx_reserve); later receives are held behind it. */
 void tfi_rxq_add(struct tfi_ep *ep, struct tfi_op *op);
+/* Receive contexts a plain receive leaves to probes and claims: they never wait behind held
+ * receives (an MPI_Iprobe that spun until every held receive was posted could wait for good). */
+unsigned int tfi_rx_reserve(const struct tfi_ep *ep);
 /* Give held receives to the VNI, oldest first, while it takes them. */
 void tfi_rxq_progress(struct tfi_ep *ep);
-/* Withdraw held receive @p op (fi_cancel): true if it was held, now completed as cancelled. */
-bool tfi_rxq_cancel(struct tfi_ep *ep, struct tfi_op *op);
+/* Withdraw held receive @p op (fi_cancel): 1 if it was held and is now completed as cancelled,
+ * 0 if it is not held, -FI_EAGAIN when the receive CQ has no room for its entry yet. */
+int tfi_rxq_cancel(struct tfi_ep *ep, struct tfi_op *op);
 /* A write with remote CQ data completed: send its notice. 0 (the operation goes on) or a
  * negative errno to complete it with. */
 int tfi_rdata_notice(struct tfi_ep *ep, struct tfi_op *op);

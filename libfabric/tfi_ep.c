@@ -102,8 +102,11 @@ ep_cancel(fid_t fid, void *context)
 
 		if (op->kind != TFI_OP_RECV || op->peek || op->rdata || op->context != context)
 			continue;
-		if (tfi_rxq_cancel(ep, op)) { /* held: never given to the VNI */
-			rc = 0;
+		r = tfi_rxq_cancel(ep, op); /* held: never given to the VNI */
+		if (r != 0) {
+			rc = r < 0 ? r : 0;
+			if (r < 0)
+				tfi_ep_progress(ep);
 			break;
 		}
 		r = trd_vni_cancel(ep->vni, (uint64_t)(uintptr_t)op);
@@ -498,8 +501,6 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	ep->dom = d;
 	ep->type = info->ep_attr->type;
 	ep->caps = info->caps ? info->caps : ep->type == FI_EP_DGRAM ? TFI_DGRAM_CAPS : TFI_CAPS;
-	if ((ep->caps & FI_RMA) && (ep->caps & FI_ATOMIC) && !(ep->caps & FI_TAGGED))
-		tfi_place_one_sided(); /* (tfi_place.c) */
 	ep->tx_op_flags = info->tx_attr != NULL ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr != NULL ? info->rx_attr->op_flags : 0;
 	ep->ep.fid.fclass = FI_CLASS_EP;

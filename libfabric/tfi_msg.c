@@ -390,15 +390,15 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 	}
 	/* behind held receives, or none free: held in posting order, given to the VNI by
 	 * progress as receive contexts free (an MPI program may post any number) */
-	rc = ep->rxq_head != NULL ? -EAGAIN
-				  : trd_vni_recv_mask(ep->vni, from, vtag, vignore,
-						      op->bounce ? op->bounce : rbuf, cap, -1,
-						      (uint64_t)(uintptr_t)op);
+	rc = ep->rxq_head != NULL || trd_vni_recv_room(ep->vni) <= (int)tfi_rx_reserve(ep)
+		     ? -EAGAIN
+		     : trd_vni_recv_mask(ep->vni, from, vtag, vignore,
+					 op->bounce ? op->bounce : rbuf, cap, -1,
+					 (uint64_t)(uintptr_t)op);
 	if (rc == -EAGAIN) {
 		op->dst = from;
 		op->vtag = vtag;
 		op->data = vignore;
-		op->sbuf = op->bounce ? op->bounce : rbuf;
 		tfi_rxq_add(ep, op);
 		rc = 0;
 	}

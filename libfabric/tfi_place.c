@@ -266,9 +266,11 @@ tfi_place_one_sided(void)
 	 * provider's yields at times: two ranks on one CPU then take turns in time slices of
 	 * milliseconds (200 post/start/complete/wait epochs of 2 ranks took 1.6 s narrow, 5 ms
 	 * on both CPUs). Such a process keeps every CPU it may use. */
-	__atomic_store_n(&adapt.one_sided, true, __ATOMIC_RELEASE);
+	if (__atomic_exchange_n(&adapt.one_sided, true, __ATOMIC_ACQ_REL) ||
+	    !__atomic_load_n(&adapt.moved, __ATOMIC_ACQUIRE) || adapt.measure_only)
+		return;
 	FI_INFO(&tfi_prov, FI_LOG_CORE,
-		"placement: a one-sided endpoint: back on the engine's CPUs, for good\n");
+		"placement: one-sided operations: back on the engine's CPUs, for good\n");
 }
 
 bool

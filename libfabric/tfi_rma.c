@@ -46,6 +46,11 @@ rma_begin(struct tfi_ep *ep, fi_addr_t dest, bool inject, struct trd_vni_addr *d
 		return -FI_ENOCQ;
 	if (tfi_av_resolve(ep->av, dest, dst) != 0)
 		return -FI_EINVAL;
+	if (!ep->rma_seen) {
+		ep->rma_seen = true;
+		if (!(ep->caps & FI_TAGGED))
+			tfi_place_one_sided(); /* (tfi_place.c) */
+	}
 	*opp = tfi_op_get(ep);
 	if (*opp == NULL) {
 		tfi_ep_progress(ep);

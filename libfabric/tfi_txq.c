@@ -225,9 +225,21 @@ tfi_rdata_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
 	}
 }
 
+unsigned int
+tfi_rx_reserve(const struct tfi_ep *ep)
+{
+	return ep->info.n_recv >= 64 ? 8 : ep->info.n_recv / 8;
+}
+
 void
 tfi_rxq_add(struct tfi_ep *ep, struct tfi_op *op)
 {
+	/* (a pool buffer is taken when the receive is given to the VNI: a thousand held
+	 * receives would hold the pool otherwise) */
+	if (op->bounce != NULL) {
+		trd_vni_free(ep->vni, op->bounce);
+		op->bounce = NULL;
+	}
 	op->txq = TFI_RXQ_HELD;
 	op->next = NULL;
 	if (ep->rxq_tail != NULL)
@@ -237,55 +249,94 @@ tfi_rxq_add(struct tfi_ep *ep, struct tfi_op *op)
 	ep->rxq_tail = op;
 }
 
+/* Where held receive @p op is written, as ep_recv_claim chooses (tfi_msg.c): a pool buffer up
+ * to bounce_max or for several iovs, else the application's one buffer. false: no pool room for
+ * several iovs yet. */
+static bool
+rxq_buf(struct tfi_ep *ep, struct tfi_op *op, void **buf)
+{
+	*buf = NULL;
+	if (op->len == 0)
+		return true;
+	if (op->iov_n > 1 || op->len <= tfi_params.bounce_max)
+		op->bounce = trd_vni_alloc(ep->vni, op->len);
+	if (op->bounce != NULL)
+		*buf = op->bounce;
+	else if (op->iov_n == 1)
+		*buf = op->iov[0].iov_base;
+	return *buf != NULL;
+}
+
+static struct tfi_op *
+rxq_pop(struct tfi_ep *ep)
+{
+	struct tfi_op *op = ep->rxq_head;
+
+	ep->rxq_head = op->next;
+	if (ep->rxq_head == NULL)
+		ep->rxq_tail = NULL;
+	op->next = NULL;
+	op->txq = TFI_TXQ_NONE;
+	return op;
+}
+
 void
 tfi_rxq_progress(struct tfi_ep *ep)
 {
 	while (ep->rxq_head != NULL) {
 		struct tfi_op *op = ep->rxq_head;
 		int rc = -ECONNRESET;
+		void *buf;
 
-		if (ep->rxcq != NULL && tfi_cq_room(ep->rxcq) == 0)
-			break; /* room for the error entry a failed post writes */
 		if (!ep->dead) {
-			rc = trd_vni_recv_mask(ep->vni, op->dst, op->vtag, op->data,
-					       (void *)(uintptr_t)op->sbuf, op->len, -1,
-					       (uint64_t)(uintptr_t)op);
+			if (trd_vni_recv_room(ep->vni) <= (int)tfi_rx_reserve(ep) ||
+			    !rxq_buf(ep, op, &buf))
+				break; /* no context beyond the reserve, or no pool room yet */
+			rc = trd_vni_recv_mask(ep->vni, op->dst, op->vtag, op->data, buf, op->len,
+					       -1, (uint64_t)(uintptr_t)op);
+			if (rc == 0) {
+				rxq_pop(ep);
+				continue;
+			}
+			if (op->bounce != NULL) {
+				trd_vni_free(ep->vni, op->bounce);
+				op->bounce = NULL;
+			}
 			if (rc == -EAGAIN)
-				break; /* no receive context free yet */
+				break;
 		}
-		ep->rxq_head = op->next;
-		if (ep->rxq_head == NULL)
-			ep->rxq_tail = NULL;
-		op->next = NULL;
-		op->txq = TFI_TXQ_NONE;
-		if (rc != 0) {
-			if (rc == -ECONNRESET)
-				ep->dead = true;
-			tfi_op_fail(ep, op, rc);
-		}
+		/* a failure writes an error entry: it waits for room at the head */
+		if (ep->rxcq != NULL && tfi_cq_room(ep->rxcq) == 0)
+			break;
+		rxq_pop(ep);
+		if (rc == -ECONNRESET)
+			ep->dead = true;
+		tfi_op_fail(ep, op, rc);
 	}
 }
 
-bool
+int
 tfi_rxq_cancel(struct tfi_ep *ep, struct tfi_op *op)
 {
 	struct tfi_op **pp = &ep->rxq_head, *prev = NULL;
 
 	if (op->txq != TFI_RXQ_HELD)
-		return false;
+		return 0;
+	if (ep->rxcq != NULL && tfi_cq_room(ep->rxcq) == 0)
+		return -FI_EAGAIN; /* (its entry would overwrite one not read yet) */
 	while (*pp != NULL && *pp != op) {
 		prev = *pp;
 		pp = &(*pp)->next;
 	}
 	if (*pp == NULL)
-		return false;
+		return 0;
 	*pp = op->next;
 	if (ep->rxq_tail == op)
 		ep->rxq_tail = prev;
 	op->next = NULL;
 	op->txq = TFI_TXQ_NONE;
 	tfi_op_fail(ep, op, -ECANCELED);
-	return true;
+	return 1;
 }
 
 void

@@ -402,6 +402,12 @@ trd_vni_close(struct trd_vni *v)
 }
 
 int
+trd_vni_recv_room(const struct trd_vni *v)
+{
+	return v == NULL ? -EINVAL : (int)v->n_rfree;
+}
+
+int
 trd_vni_info(const struct trd_vni *v, struct trd_vni_info *info)
 {
 	const struct trd_vni_seg *s;

@@ -249,6 +249,13 @@ int trd_vni_recv_mask(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, 
 		      void *buf, size_t cap, int doorbell, uint64_t cookie);
 
 /**
+ * Receive contexts free now: how many more receives, probes and claims may be posted before
+ * one answers -EAGAIN (a layer that queues receives itself keeps some for its probes).
+ * @return the count, or -EINVAL.
+ */
+int trd_vni_recv_room(const struct trd_vni *v);
+
+/**
  * Probe: is a message from @p src whose tag matches @p tag under @p ignore (as
  * trd_vni_recv_mask()) waiting at the engine (staged, or refused until a receive appears)?
  * One receive completion with @p cookie answers: status 0 with the message's source, tag,

@@ -5,8 +5,10 @@
  * ranks posts N MPI_Irecv from the other (tag k, 0 B .. 20 000 B), one more receive that no
  * message matches, then N MPI_Isend to the other, before it waits for any: the provider holds
  * what the VNI cannot take, in posting order, and gives it to the VNI as contexts free. The
- * extra receive is cancelled while held (MPI_Test_cancelled). Every message is checked (count,
- * tag and every byte). Prints "PASS: 0 errors" and exits 0 if everything matched.
+ * extra receive is cancelled while held (MPI_Test_cancelled). Before the sends, rank 0 finds
+ * one more message of rank 1's with MPI_Iprobe and takes it with MPI_Mprobe + MPI_Mrecv while
+ * its receives are held (probes and claims do not wait behind them). Every message is checked
+ * (count, tag and every byte). Prints "PASS: 0 errors" and exits 0 if everything matched.
  *
  *   mpi_many [N]   (default 1500)
  */
@@ -68,6 +70,32 @@ main(int argc, char **argv)
 	if (!cancelled) {
 		fprintf(stderr, "rank %d: the held receive was not cancelled\n", rank);
 		errors++;
+	}
+	/* probes and claims while receives are held: rank 1 sends one more message, which
+	 * rank 0 finds with MPI_Iprobe, then takes with MPI_Mprobe + MPI_Mrecv, before either
+	 * sends the others (a probe that waited behind the held receives never came back) */
+	if (rank == 1) {
+		unsigned char b = 0x5a;
+
+		MPI_Send(&b, 1, MPI_BYTE, peer, n + 9, MPI_COMM_WORLD);
+		/* nothing else comes to rank 0 until it has found that one: none of its
+		 * receives completes meanwhile to free a context */
+		MPI_Recv(&b, 1, MPI_BYTE, peer, n + 10, MPI_COMM_WORLD, &st);
+	} else {
+		MPI_Message msg;
+		unsigned char b = 0;
+		int flag = 0, count = 0;
+
+		while (!flag)
+			MPI_Iprobe(peer, n + 9, MPI_COMM_WORLD, &flag, &st);
+		MPI_Mprobe(peer, n + 9, MPI_COMM_WORLD, &msg, &st);
+		MPI_Mrecv(&b, 1, MPI_BYTE, &msg, &st);
+		MPI_Get_count(&st, MPI_BYTE, &count);
+		if (b != 0x5a || count != 1) {
+			fprintf(stderr, "rank 0: the probed message: %d B, %#x\n", count, b);
+			errors++;
+		}
+		MPI_Send(&b, 1, MPI_BYTE, peer, n + 10, MPI_COMM_WORLD);
 	}
 	for (int k = 0; k < n; k++)
 		MPI_Isend(sb[k], size_of(k), MPI_BYTE, peer, k, MPI_COMM_WORLD, &sq[k]);

@@ -368,7 +368,8 @@ mpi_eager_full)
 	;;
 mpi_many)
 	# More operations outstanding than the VNI has contexts (mpi_many.c): each rank posts
-	# 1500 receives, one more that it cancels while it is held, then 1500 sends, before it
+	# 1500 receives, one more that it cancels while it is held, then (after a probe and a
+	# claim of rank 0's that must not wait behind the held receives) 1500 sends, before it
 	# waits for any. The provider holds what the VNI cannot take and gives it as contexts
 	# free; before, each post beyond FI_TOROID_CTX (256) answered -FI_EAGAIN, the MTL called
 	# progress and posted again forever, and mpirun was cut off at its timeout.
