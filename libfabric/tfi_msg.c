@@ -119,6 +119,19 @@ send_buf(struct tfi_ep *ep, struct tfi_op *op, const struct iovec *iov, size_t n
 	return 0;
 }
 
+/* Hold send @p op on the transmit queue with what starting it needs (tfi_txq.c). */
+static void
+send_hold(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr dst, uint64_t vtag,
+	  const void *buf, const uint64_t *data, bool fence)
+{
+	op->dst = dst;
+	op->vtag = vtag;
+	op->sbuf = buf;
+	op->has_data = data != NULL;
+	op->data = data != NULL ? *data : 0;
+	tfi_txq_add(ep, op, fence);
+}
+
 /* A send; @p inject: fi_inject (no completion); @p fence: FI_FENCE, held until every
  * earlier transmit completed (tfi_txq.c); @p flags: the operation's flags, of which FI_INJECT
  * (the buffer is free on return: copied) and FI_INJECT_COMPLETE (completed when posted, if its
@@ -179,12 +192,7 @@ ep_send_f(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, 
 		goto out;
 	}
 	if (hold) {
-		op->dst = dst;
-		op->vtag = vtag;
-		op->sbuf = buf;
-		op->has_data = data != NULL;
-		op->data = data != NULL ? *data : 0;
-		tfi_txq_add(ep, op, fence);
+		send_hold(ep, op, dst, vtag, buf, data, fence);
 		goto out;
 	}
 	/* the completion now takes a place in the CQ, which progress keeps for its own */
@@ -208,12 +216,7 @@ ep_send_f(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, 
 			memcpy(op->heap, tmp, total);
 			buf = op->heap;
 		}
-		op->dst = dst;
-		op->vtag = vtag;
-		op->sbuf = buf;
-		op->has_data = data != NULL;
-		op->data = data != NULL ? *data : 0;
-		tfi_txq_add(ep, op, false);
+		send_hold(ep, op, dst, vtag, buf, data, false);
 		rc = 0;
 	} else if (rc != 0) {
 		tfi_op_put(ep, op);

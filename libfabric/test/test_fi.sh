@@ -75,6 +75,25 @@ start_two_engines() {
 
 # run_fi NAME SECONDS [VAR=VALUE...] [-- ARG...]: TEST_FI with that environment and those
 # arguments, bounded by SECONDS; its output in $T/NAME.log, shown; the test fails unless it exits 0.
+# Two ranks (1:0, 1:1) of MPI_PROG on a fresh engine E (with ENG_OPTS), cut off after $1 s:
+# dies with the reason $2 at the timeout, or if the program fails or does not pass.
+mpi_two() {
+	local rc
+	sed 's/^procs = .*/procs = 1:0, 1:1/' "$T/one.ini" >"$T/mpi2.ini"
+	start_engine E 0 "$T/mpi2.ini" 0
+	eng_wait_ready E
+	TOROID_VNI_SOCKET="$T/E.sock" timeout "$1" mpirun --allow-run-as-root --oversubscribe \
+		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
+		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+		"$MPI_PROG" >"$T/mpi.log" 2>&1
+	rc=$?
+	cat "$T/mpi.log"
+	[ $rc -eq 124 ] && die "mpirun did not end in $1 s: $2"
+	[ $rc -eq 0 ] || die "mpirun failed with $rc"
+	grep -q '^PASS: 0 errors$' "$T/mpi.log" || die "the MPI program did not pass"
+	eng_stop E || die "$ENG_WHY"
+}
+
 run_fi() {
 	local name=$1 secs=$2 envs=() rc
 	shift 2
@@ -347,20 +366,8 @@ mpi_eager_full)
 		echo "SKIP: Open MPI (openmpi-bin, libopenmpi-dev) is not installed"
 		exit 77
 	fi
-	sed 's/^procs = .*/procs = 1:0, 1:1/' "$T/one.ini" >"$T/mpi2.ini"
 	ENG_OPTS=(--staging 64K)
-	start_engine E 0 "$T/mpi2.ini" 0
-	eng_wait_ready E
-	TOROID_VNI_SOCKET="$T/E.sock" timeout 30 mpirun --allow-run-as-root --oversubscribe \
-		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
-		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
-		"$MPI_PROG" >"$T/mpi.log" 2>&1
-	rc=$?
-	cat "$T/mpi.log"
-	[ $rc -eq 124 ] && die "mpirun did not end in 30 s: the first receive waited for room"
-	[ $rc -eq 0 ] || die "mpirun failed with $rc"
-	grep -q '^PASS: 0 errors$' "$T/mpi.log" || die "the MPI program did not pass"
-	eng_stop E || die "$ENG_WHY"
+	mpi_two 30 "the first receive waited for room"
 	read -r hdr held naks <<<"$(vni_totals "$T/E.log" hdr_only hdr_held nak_sent)"
 	[ "${hdr:-0}" -ge 1 ] || die "no message was kept as its header only: the test did not test"
 	[ "${held:-1}" = 0 ] || die "header-only records left: $held"
@@ -377,19 +384,7 @@ mpi_many)
 		echo "SKIP: Open MPI (openmpi-bin, libopenmpi-dev) is not installed"
 		exit 77
 	fi
-	sed 's/^procs = .*/procs = 1:0, 1:1/' "$T/one.ini" >"$T/mpi2.ini"
-	start_engine E 0 "$T/mpi2.ini" 0
-	eng_wait_ready E
-	TOROID_VNI_SOCKET="$T/E.sock" timeout 60 mpirun --allow-run-as-root --oversubscribe \
-		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
-		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
-		"$MPI_PROG" >"$T/mpi.log" 2>&1
-	rc=$?
-	cat "$T/mpi.log"
-	[ $rc -eq 124 ] && die "mpirun did not end in 60 s: a post beyond the VNI's contexts spun"
-	[ $rc -eq 0 ] || die "mpirun failed with $rc"
-	grep -q '^PASS: 0 errors$' "$T/mpi.log" || die "the MPI program did not pass"
-	eng_stop E || die "$ENG_WHY"
+	mpi_two 60 "a post beyond the VNI's contexts spun"
 	echo "mpi_many: 2 x 1500 receives and sends outstanding at once (256 contexts), every byte checked"
 	;;
 mpi_ranks)
