@@ -470,6 +470,14 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 				    : (getenv("TOROID_VNI_SOCKET") ? getenv("TOROID_VNI_SOCKET")
 								   : TRD_VNI_DEFAULT_SOCKET),
 			strerror(-rc), trd_vni_open_error()[0] ? ": " : "", trd_vni_open_error());
+		/* an application's messaging endpoint (MPI's MTL: tagged) that the engine refused:
+		 * said on stderr too when libfabric logs nothing (Open MPI shows only the errno:
+		 * "Cannot assign requested address"). The OFI BTL's untagged endpoint, refused
+		 * when the topology places one process per rank, steps aside quietly. */
+		if ((info->caps & FI_TAGGED) && trd_vni_open_error()[0] &&
+		    !fi_log_enabled(&tfi_prov, FI_LOG_WARN, FI_LOG_EP_CTRL))
+			fprintf(stderr, "libtoroid-fi: cannot attach %u:%s to toroid-node: %s\n",
+				conf.app, who, trd_vni_open_error());
 		free(ep);
 		return rc;
 	}
