@@ -67,6 +67,8 @@ static struct trd_node *A, *B;
 static struct trd_link *farA, *farB; /* the test's ends of the nodes' cables */
 static uint8_t *memb, *srca;
 static struct trd_mr *mrb, *mra;
+static struct trd_mr *dbmr; /* a doorbell page of A's (test_owed) */
+static uint64_t *dbpage;
 static bool b_alive = true;
 static bool drop_done; /* do not carry B's DONE frames */
 static uint64_t done_dropped;
@@ -450,10 +452,23 @@ test_owed(unsigned int dead_ms)
 	T_ASSERT(done_dropped != 0, "B's verdict was never sent");
 	T_ASSERT(memcmp(memb + 32768, srca + 32768, 500) == 0, "B has the data");
 	b_alive = false;
+	/* and a put whose reflection completion goes to a doorbell: B never echoes it, so its
+	 * id fails with B and is given back (a doorbell cannot say why) */
+	{
+		struct trd_cpl_spec spec = {.kind = TRD_CPL_DOORBELL,
+					    .mode = TRD_CPL_DELIVERY,
+					    .doorbell = dbmr,
+					    .offset = 8 * (dead_ms % 16)};
+		struct trd_desc d;
+
+		trd_desc_put(&d, trd_node_coord(B), srca + 36864, 64, trd_mr_key(mrb), 36864, 0, 0);
+		T_EQ(trd_inject_reflect(trd_inj_fifo(A, 0), &d, &spec), 0);
+	}
 	t0 = trd_time_us();
 	st = outcome(10 + dead_ms, (uint64_t)dead_ms * 1000 * 20 + 1000000);
 	t = trd_time_us() - t0;
 	T_EQ(st, -EHOSTUNREACH);
+	T_EQ(trd_node_cpl_pending(A), 0); /* the doorbell's id too */
 	T_EQ(drops(A, TRD_DROP_MAX) - down0, 1);
 	T_EQ(trd_node_peer_up(A, trd_node_coord(B)), 0);
 	/* the bound of docs/reliability.md: 16 dead_ms of protocol time at most (about dead_ms
@@ -1115,7 +1130,8 @@ run(unsigned int dead_ms, bool all)
 	memset(memb, 0, MEM);
 	mrb = trd_mr_register(B, memb, MEM, TRD_ACCESS_ALL);
 	mra = trd_mr_register(A, srca, MEM, TRD_ACCESS_ALL);
-	T_ASSERT(mrb != NULL && mra != NULL, "regions");
+	dbmr = trd_doorbell_register(A, dbpage, 4096, NULL);
+	T_ASSERT(mrb != NULL && mra != NULL && dbmr != NULL, "regions");
 	b_alive = true;
 	if (part("hello") && !open_net) { /* (an unreliable node resends nothing) */
 		/* the first operation to a fresh peer, untracked, while A's first frames (its
@@ -1184,7 +1200,8 @@ main(int argc, char **argv)
 	test_eal_init(argv[0], NULL);
 	memb = aligned_alloc(4096, MEM);
 	srca = aligned_alloc(4096, MEM);
-	T_ASSERT(memb != NULL && srca != NULL, "memory");
+	dbpage = aligned_alloc(4096, 4096);
+	T_ASSERT(memb != NULL && srca != NULL && dbpage != NULL, "memory");
 	run(100, true);
 	run(1000, false);
 	if (part("timers")) {

@@ -537,9 +537,12 @@ trd_cpl_fail(struct trd_node *n, uint32_t id, unsigned int cause)
 	/* now, unless failures for its FIFO wait already (behind them, in order); kept while the
 	 * FIFO is full: no failure is lost for want of room (the application makes room by
 	 * taking messages). Kinds that write no FIFO never wait. */
-	if (!cpl_to_fifo(c) ||
-	    (__atomic_load_n(&n->main->later_fifo[c->fifo], __ATOMIC_ACQUIRE) == 0 &&
-	     cpl_outcome(n, id, cause)))
+	if (!cpl_to_fifo(c)) {
+		cpl_outcome(n, id, cause); /* (a doorbell's id given back, a counter failed) */
+		return;
+	}
+	if (__atomic_load_n(&n->main->later_fifo[c->fifo], __ATOMIC_ACQUIRE) == 0 &&
+	    cpl_outcome(n, id, cause))
 		return;
 	__atomic_fetch_add(&n->main->later_fifo[c->fifo], 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&n->main->n_later, 1, __ATOMIC_RELEASE);
