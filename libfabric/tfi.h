@@ -394,6 +394,10 @@ bool tfi_tx_comp(const struct tfi_ep *ep, uint64_t flags);
 /* tfi_msg.c */
 extern struct fi_ops_msg tfi_msg_ops;
 extern struct fi_ops_tagged tfi_tagged_ops;
+/* Where receive @p op (len its room, iov its buffers) is written: a pool buffer up to
+ * bounce_max or for several iovs, else the application's one buffer (NULL for room 0). false:
+ * several iovs and no pool room yet. */
+bool tfi_rx_buf(struct tfi_ep *ep, struct tfi_op *op, void **buf);
 
 /* tfi_progress.c */
 void tfi_ep_progress(struct tfi_ep *ep);
@@ -408,7 +412,7 @@ struct tfi_op *tfi_op_get(struct tfi_ep *ep);
 void tfi_op_put(struct tfi_ep *ep, struct tfi_op *op);
 /* Every operation of @p ep: how many, the i-th, and whether @p op is one of them. */
 unsigned int tfi_op_total(const struct tfi_ep *ep);
-struct tfi_op *tfi_op_nth(struct tfi_ep *ep, unsigned int i);
+struct tfi_op *tfi_op_nth(const struct tfi_ep *ep, unsigned int i);
 bool tfi_op_ours(const struct tfi_ep *ep, const struct tfi_op *op);
 /* FI_INJECT_COMPLETE: a send whose bytes left the application's buffer when it was posted
  * completes now (CQ entry, counter); the VNI's own completion later only ends it. */
@@ -527,11 +531,12 @@ void tfi_txq_add(struct tfi_ep *ep, struct tfi_op *op, bool fence);
 int tfi_tx_start(struct tfi_ep *ep, struct tfi_op *op);
 /* Start what the queue allows, post notice receives again; from tfi_ep_progress. */
 void tfi_txq_progress(struct tfi_ep *ep);
-/* Hold receive @p op (filled: op->dst the source, vtag, data the ignore mask, len its room, iov
- * its buffers; a pool buffer it had is given back, another is taken when it is given to the
- * VNI) until the VNI has a receive context beyond those kept for probes and claims
- * (tfi_rx_reserve); later receives are held behind it. */
-void tfi_rxq_add(struct tfi_ep *ep, struct tfi_op *op);
+/* Hold receive @p op (len its room, iov its buffers) from @p src with @p vtag and its @p ignore
+ * mask until the VNI has a receive context beyond those kept for probes and claims
+ * (tfi_rx_reserve); a pool buffer it had is given back, and its buffer is chosen when it is
+ * given to the VNI (tfi_rx_buf). Later receives are held behind it. */
+void tfi_rxq_add(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr src, uint64_t vtag,
+		 uint64_t ignore);
 /* Receive contexts a plain receive leaves to probes and claims: they never wait behind held
  * receives (an MPI_Iprobe that spun until every held receive was posted could wait for good). */
 unsigned int tfi_rx_reserve(const struct tfi_ep *ep);

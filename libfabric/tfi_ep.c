@@ -330,9 +330,9 @@ ep_close(struct fid *fid)
 	trd_vni_close(ep->vni); /* the engine drops what is still posted, and claimed */
 	held_del(ep->name.app, ep->name.proc);
 	free(ep->claims);
+	/* injects still in flight: dropped with the interface */
 	for (unsigned int i = 0; i < tfi_op_total(ep); i++)
-		free(tfi_op_nth(ep, i)
-			     ->heap); /* injects still in flight: dropped with the interface */
+		free(tfi_op_nth(ep, i)->heap);
 	for (unsigned int k = 0; k < ep->n_more; k++)
 		free(ep->more[k]);
 	free(ep->more);

@@ -119,6 +119,24 @@ send_buf(struct tfi_ep *ep, struct tfi_op *op, const struct iovec *iov, size_t n
 	return 0;
 }
 
+bool
+tfi_rx_buf(struct tfi_ep *ep, struct tfi_op *op, void **buf)
+{
+	/* up to bounce_max (or scattered to several iovs): received into the pool, where the
+	 * engine writes it without a system call, and copied out by fi_cq_read; longer: written
+	 * by the engine into the application's memory */
+	*buf = NULL;
+	if (op->len == 0)
+		return true;
+	if (op->iov_n > 1 || op->len <= tfi_params.bounce_max)
+		op->bounce = trd_vni_alloc(ep->vni, op->len);
+	if (op->bounce != NULL)
+		*buf = op->bounce;
+	else if (op->iov_n == 1)
+		*buf = op->iov[0].iov_base;
+	return *buf != NULL;
+}
+
 /* Hold send @p op on the transmit queue with what starting it needs (tfi_txq.c). */
 static void
 send_hold(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr dst, uint64_t vtag,
@@ -370,39 +388,30 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 		rc = trd_vni_probe(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
 		goto posted;
 	}
-	/* up to bounce_max (or scattered to several iovs): received into the pool, where the
-	 * engine writes it without a system call, and copied out here; longer: written by the
-	 * engine into the application's memory */
-	if (cap > 0 && (n > 1 || cap <= tfi_params.bounce_max))
-		op->bounce = trd_vni_alloc(ep->vni, cap);
-	if (cap > 0 && op->bounce == NULL) {
-		if (n == 1) {
-			rbuf = iov[0].iov_base; /* written by the engine */
-		} else {
-			tfi_op_put(ep, op);
-			tfi_ep_progress(ep);
-			rc = -FI_EAGAIN;
-			goto out;
-		}
+	/* behind held receives, or no context free beyond those kept for probes and claims:
+	 * held in posting order, given to the VNI by progress as receive contexts free (an MPI
+	 * program may post any number); its buffer is chosen then */
+	if (ck != TFI_CLAIM_RECV &&
+	    (ep->rxq_head != NULL || trd_vni_recv_room(ep->vni) <= (int)tfi_rx_reserve(ep))) {
+		tfi_rxq_add(ep, op, from, vtag, vignore);
+		rc = 0;
+		goto posted;
+	}
+	if (!tfi_rx_buf(ep, op, &rbuf)) {
+		tfi_op_put(ep, op);
+		tfi_ep_progress(ep);
+		rc = -FI_EAGAIN;
+		goto out;
 	}
 	if (ck == TFI_CLAIM_RECV) {
-		rc = trd_vni_recv_claimed(ep->vni, ep->claims[ci].handle,
-					  op->bounce ? op->bounce : rbuf, cap, -1,
+		rc = trd_vni_recv_claimed(ep->vni, ep->claims[ci].handle, rbuf, cap, -1,
 					  (uint64_t)(uintptr_t)op);
 		goto claimed;
 	}
-	/* behind held receives, or none free: held in posting order, given to the VNI by
-	 * progress as receive contexts free (an MPI program may post any number) */
-	rc = ep->rxq_head != NULL || trd_vni_recv_room(ep->vni) <= (int)tfi_rx_reserve(ep)
-		     ? -EAGAIN
-		     : trd_vni_recv_mask(ep->vni, from, vtag, vignore,
-					 op->bounce ? op->bounce : rbuf, cap, -1,
-					 (uint64_t)(uintptr_t)op);
-	if (rc == -EAGAIN) {
-		op->dst = from;
-		op->vtag = vtag;
-		op->data = vignore;
-		tfi_rxq_add(ep, op);
+	rc = trd_vni_recv_mask(ep->vni, from, vtag, vignore, rbuf, cap, -1,
+			       (uint64_t)(uintptr_t)op);
+	if (rc == -EAGAIN) { /* (the VNI's command ring full) */
+		tfi_rxq_add(ep, op, from, vtag, vignore);
 		rc = 0;
 	}
 	goto posted;

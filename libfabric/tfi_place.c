@@ -339,13 +339,14 @@ tfi_place_adapt(unsigned int (*runnable)(void))
 				 (window != 0 ? (unsigned int)(away * 1000 / window) : 0) |
 					 (adapt.measure_only ? 0 : TFI_COMPUTE_MOVABLE),
 				 __ATOMIC_RELAXED);
-		wide = adapt.measure_only ? adapt.wide
-		       : __atomic_load_n(&adapt.one_sided, __ATOMIC_ACQUIRE)
-			       ? true
-			       : tfi_place_adapt_decide(adapt.wide, away, window, runnable(),
-							(unsigned int)CPU_COUNT(&adapt.all),
-							__atomic_load_n(&tfi_params.engine_procs,
-									__ATOMIC_RELAXED));
+		wide = adapt.measure_only
+			       ? adapt.wide
+			       : __atomic_load_n(&adapt.one_sided, __ATOMIC_ACQUIRE) ||
+					 tfi_place_adapt_decide(
+						 adapt.wide, away, window, runnable(),
+						 (unsigned int)CPU_COUNT(&adapt.all),
+						 __atomic_load_n(&tfi_params.engine_procs,
+								 __ATOMIC_RELAXED));
 		if (wide != adapt.wide && set_all_threads(wide ? &adapt.all : &adapt.narrow) == 0) {
 			adapt.wide = wide;
 			__atomic_store_n(&tfi_params.cpus,

@@ -53,7 +53,7 @@ tfi_op_total(const struct tfi_ep *ep)
 }
 
 struct tfi_op *
-tfi_op_nth(struct tfi_ep *ep, unsigned int i)
+tfi_op_nth(const struct tfi_ep *ep, unsigned int i)
 {
 	if (i < ep->n_ops)
 		return &ep->ops[i];

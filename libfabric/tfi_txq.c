@@ -35,13 +35,12 @@ is_tx(const struct tfi_op *op)
 static bool
 tx_busy(const struct tfi_ep *ep)
 {
-	for (unsigned int i = 0; i < ep->n_ops; i++)
-		if (is_tx(&ep->ops[i]) && ep->ops[i].txq != TFI_TXQ_HELD)
+	for (unsigned int i = 0; i < tfi_op_total(ep); i++) {
+		const struct tfi_op *op = tfi_op_nth(ep, i);
+
+		if (is_tx(op) && op->txq != TFI_TXQ_HELD)
 			return true;
-	for (unsigned int k = 0; k < ep->n_more; k++)
-		for (unsigned int i = 0; i < TFI_OPS_CHUNK; i++)
-			if (is_tx(&ep->more[k][i]) && ep->more[k][i].txq != TFI_TXQ_HELD)
-				return true;
+	}
 	return false;
 }
 
@@ -51,17 +50,37 @@ tfi_txq_hold(const struct tfi_ep *ep, bool fence)
 	return ep->txq_head != NULL || (fence && tx_busy(ep));
 }
 
+/* Append @p op to the queue of @p head and @p tail (held transmits or receives). */
+static void
+opq_append(struct tfi_op **head, struct tfi_op **tail, struct tfi_op *op)
+{
+	op->next = NULL;
+	if (*tail != NULL)
+		(*tail)->next = op;
+	else
+		*head = op;
+	*tail = op;
+}
+
+/* Take the first operation off the queue of @p head and @p tail (not empty). */
+static struct tfi_op *
+opq_pop(struct tfi_op **head, struct tfi_op **tail)
+{
+	struct tfi_op *op = *head;
+
+	*head = op->next;
+	if (*head == NULL)
+		*tail = NULL;
+	op->next = NULL;
+	return op;
+}
+
 void
 tfi_txq_add(struct tfi_ep *ep, struct tfi_op *op, bool fence)
 {
 	op->txq = TFI_TXQ_HELD;
 	op->fence = fence;
-	op->next = NULL;
-	if (ep->txq_tail != NULL)
-		ep->txq_tail->next = op;
-	else
-		ep->txq_head = op;
-	ep->txq_tail = op;
+	opq_append(&ep->txq_head, &ep->txq_tail, op);
 }
 
 static void
@@ -76,13 +95,7 @@ txq_push_head(struct tfi_ep *ep, struct tfi_op *op)
 static struct tfi_op *
 txq_pop(struct tfi_ep *ep)
 {
-	struct tfi_op *op = ep->txq_head;
-
-	ep->txq_head = op->next;
-	if (ep->txq_head == NULL)
-		ep->txq_tail = NULL;
-	op->next = NULL;
-	return op;
+	return opq_pop(&ep->txq_head, &ep->txq_tail);
 }
 
 /* The notice of a write with remote CQ data: its length as 8 bytes, the data as immediate
@@ -232,7 +245,8 @@ tfi_rx_reserve(const struct tfi_ep *ep)
 }
 
 void
-tfi_rxq_add(struct tfi_ep *ep, struct tfi_op *op)
+tfi_rxq_add(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr src, uint64_t vtag,
+	    uint64_t ignore)
 {
 	/* (a pool buffer is taken when the receive is given to the VNI: a thousand held
 	 * receives would hold the pool otherwise) */
@@ -240,42 +254,18 @@ tfi_rxq_add(struct tfi_ep *ep, struct tfi_op *op)
 		trd_vni_free(ep->vni, op->bounce);
 		op->bounce = NULL;
 	}
+	op->dst = src;
+	op->vtag = vtag;
+	op->data = ignore;
 	op->txq = TFI_RXQ_HELD;
-	op->next = NULL;
-	if (ep->rxq_tail != NULL)
-		ep->rxq_tail->next = op;
-	else
-		ep->rxq_head = op;
-	ep->rxq_tail = op;
-}
-
-/* Where held receive @p op is written, as ep_recv_claim chooses (tfi_msg.c): a pool buffer up
- * to bounce_max or for several iovs, else the application's one buffer. false: no pool room for
- * several iovs yet. */
-static bool
-rxq_buf(struct tfi_ep *ep, struct tfi_op *op, void **buf)
-{
-	*buf = NULL;
-	if (op->len == 0)
-		return true;
-	if (op->iov_n > 1 || op->len <= tfi_params.bounce_max)
-		op->bounce = trd_vni_alloc(ep->vni, op->len);
-	if (op->bounce != NULL)
-		*buf = op->bounce;
-	else if (op->iov_n == 1)
-		*buf = op->iov[0].iov_base;
-	return *buf != NULL;
+	opq_append(&ep->rxq_head, &ep->rxq_tail, op);
 }
 
 static struct tfi_op *
 rxq_pop(struct tfi_ep *ep)
 {
-	struct tfi_op *op = ep->rxq_head;
+	struct tfi_op *op = opq_pop(&ep->rxq_head, &ep->rxq_tail);
 
-	ep->rxq_head = op->next;
-	if (ep->rxq_head == NULL)
-		ep->rxq_tail = NULL;
-	op->next = NULL;
 	op->txq = TFI_TXQ_NONE;
 	return op;
 }
@@ -290,7 +280,7 @@ tfi_rxq_progress(struct tfi_ep *ep)
 
 		if (!ep->dead) {
 			if (trd_vni_recv_room(ep->vni) <= (int)tfi_rx_reserve(ep) ||
-			    !rxq_buf(ep, op, &buf))
+			    !tfi_rx_buf(ep, op, &buf))
 				break; /* no context beyond the reserve, or no pool room yet */
 			rc = trd_vni_recv_mask(ep->vni, op->dst, op->vtag, op->data, buf, op->len,
 					       -1, (uint64_t)(uintptr_t)op);
