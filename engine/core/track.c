@@ -20,6 +20,14 @@
 #include "core_pvt.h"
 
 static void cpl_release(struct trd_node *n, uint32_t id);
+
+/* The completion id of table entry @p c. */
+static inline uint32_t
+cpl_id(const struct trd_node *n, const struct trd_cpl *c)
+{
+	return (uint32_t)(c - n->cpl) + 1;
+}
+
 static void cpl_free_id(struct trd_node *n, uint32_t id);
 static void guest_cpl_release(struct trd_node *n, struct trd_cpl *c, struct trd_guest *g);
 
@@ -273,7 +281,7 @@ trd_track_open_refl(struct trd_node *n, struct trd_guest *g, uint8_t fifo, uint6
 static void
 guest_cpl_release(struct trd_node *n, struct trd_cpl *c, struct trd_guest *g)
 {
-	uint32_t id = (uint32_t)(c - n->cpl) + 1;
+	uint32_t id = cpl_id(n, c);
 
 	if (g != NULL)
 		trd_guest_tracked_done(g, id);
@@ -447,13 +455,13 @@ trd_track_take(struct trd_node *n, const struct trd_pkt *p)
 void
 trd_track_done(struct trd_node *n, struct trd_cpl *c)
 {
-	cpl_release(n, (uint32_t)(c - n->cpl) + 1);
+	cpl_release(n, cpl_id(n, c));
 }
 
 void
 trd_track_refused(struct trd_node *n, struct trd_cpl *c)
 {
-	cpl_unclaim(n, (uint32_t)(c - n->cpl) + 1, __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE));
+	cpl_unclaim(n, cpl_id(n, c), __atomic_load_n(&c->peer, __ATOMIC_ACQUIRE));
 }
 
 /* Does the failure of @p c write into a reception FIFO (and so may find it full)? A doorbell's

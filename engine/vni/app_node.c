@@ -428,12 +428,11 @@ an_rfifo_wait(struct trd_node *n, uint8_t id, struct trd_msg **msg, uint64_t tim
 			return -ENOBUFS; /* every message of the ring is held */
 		now = trd_time_us();
 		ms = now >= end ? 0 : (end - now + 999) / 1000;
+		ms = ms > INT_MAX ? INT_MAX : ms;
 		m = &rx->msgs[rx->next];
 		/* (bound to an event queue: the queue gets the events of what it takes) */
-		rc = rx->eq != NULL
-			     ? an_eq_fifo_wait(rx, &m->am.msg, ms > INT_MAX ? INT_MAX : (int)ms)
-			     : trd_vni_rfifo_wait(rx->an->v, rx->k, &m->am.msg,
-						  ms > INT_MAX ? INT_MAX : (int)ms);
+		rc = rx->eq != NULL ? an_eq_fifo_wait(rx, &m->am.msg, (int)ms)
+				    : trd_vni_rfifo_wait(rx->an->v, rx->k, &m->am.msg, (int)ms);
 		if (rc <= 0)
 			return rc == 0 ? -ETIMEDOUT : rc;
 		*msg = an_rx_took(rx, m);
