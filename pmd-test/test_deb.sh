@@ -141,7 +141,7 @@ has toroid-tools /lib/systemd/system/toroid-node@.service /etc/toroid/example.co
 # nothing but the apps in /usr/bin: no test program leaks into a package
 grep '^/usr/bin/.' "$T/toroid-tools.files" | grep -v '^/usr/bin/toroid-' >"$T/stray" &&
 	fail "toroid-tools: not an app: $(cat "$T/stray")" || ok
-has libfabric-toroid $L/libfabric/libtoroid-fi.so
+has libfabric-toroid $L/libfabric/libtoroid-fi.so $L/toroid/libfabric.so.1
 # metadata: the shared libraries' dependencies found by dpkg-shlibdeps, the conffiles, the group
 dep() { dpkg-deb -f "$T/out/${1}_${ver}_$arch.deb" Depends; }
 dep toroid-tools | grep -q 'librte-eal23' && ok ||

@@ -22,6 +22,18 @@ MPI_PROG=${5:-}
 eng_init tfi "$NODE"
 export FI_PROVIDER_PATH
 FI_PROVIDER_PATH=$(cd "$(dirname "$PROV")" && pwd)
+# How MPI ranks load the provider. MPIRUN: through libfabric.so.1 for toroid alone
+# (libfabric/core, what docs/libfabric.md recommends) when TOROID_FABRIC_CORE names it; the
+# ranks get no FI_PROVIDER_PATH then, so a rank that loaded the system's libfabric instead would
+# find no toroid and fail. MPIRUN_SYS: through the system's libfabric, which finds the provider
+# in FI_PROVIDER_PATH.
+MPIRUN_SYS=(mpirun -x FI_PROVIDER_PATH)
+MPIRUN=("${MPIRUN_SYS[@]}")
+if [ -n "${TOROID_FABRIC_CORE:-}" ]; then
+	CORE_DIR=$(cd "$(dirname "$TOROID_FABRIC_CORE")" && pwd)
+	MPIRUN=(env -u FI_PROVIDER_PATH "LD_LIBRARY_PATH=$CORE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+		mpirun -x LD_LIBRARY_PATH)
+fi
 # A provider built with ASan/UBSan (make test-asan) needs their runtimes loaded first in the
 # uninstrumented fi_info and fi_pingpong.
 SAN=$(ldd "$PROV" | awk '/lib(a|ub)san\.so/ {print $3}' | sort | tr '\n' ' ')
@@ -82,9 +94,9 @@ mpi_two() {
 	sed 's/^procs = .*/procs = 1:0, 1:1/' "$T/one.ini" >"$T/mpi2.ini"
 	start_engine E 0 "$T/mpi2.ini" 0
 	eng_wait_ready E
-	TOROID_VNI_SOCKET="$T/E.sock" timeout "$1" mpirun --allow-run-as-root --oversubscribe \
+	TOROID_VNI_SOCKET="$T/E.sock" timeout "$1" "${MPIRUN[@]}" --allow-run-as-root --oversubscribe \
 		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
-		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+		-x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
 		"$MPI_PROG" >"$T/mpi.log" 2>&1
 	rc=$?
 	cat "$T/mpi.log"
@@ -289,10 +301,10 @@ mpi_rma)
 	sed 's/^procs = .*/procs = 1:0, 1:1, 1:2, 1:3/' "$T/one.ini" >"$T/mpi.ini"
 	start_engine E 0 "$T/mpi.ini" 0
 	eng_wait_ready E
-	TOROID_VNI_SOCKET="$T/E.sock" timeout 150 mpirun --allow-run-as-root --oversubscribe \
+	TOROID_VNI_SOCKET="$T/E.sock" timeout 150 "${MPIRUN[@]}" --allow-run-as-root --oversubscribe \
 		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
 		--mca osc rdma --mca btl self,ofi --mca btl_ofi_provider_include toroid \
-		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+		-x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
 		"$MPI_PROG" >"$T/mpi.log" 2>&1
 	rc=$?
 	cat "$T/mpi.log"
@@ -340,9 +352,9 @@ mpi_test_poll)
 		[ -z "$tcp_us" ] || [ "$us" -lt "$tcp_us" ] && tcp_us=$us
 		start_engine E 0 "$T/mpi2.ini" 0
 		eng_wait_ready E
-		TOROID_VNI_SOCKET="$T/E.sock" timeout 100 mpirun --allow-run-as-root --oversubscribe \
+		TOROID_VNI_SOCKET="$T/E.sock" timeout 100 "${MPIRUN[@]}" --allow-run-as-root --oversubscribe \
 			-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
-			-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+			-x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
 			"$MPI_PROG" >"$T/toroid.log" 2>&1
 		rc=$?
 		cat "$T/toroid.log"
@@ -399,10 +411,10 @@ mpi_ranks)
 	for np in 3 4; do
 		start_engine E$np 0 "$T/one.ini" 0
 		eng_wait_ready E$np
-		TOROID_VNI_SOCKET="$T/E$np.sock" timeout 60 mpirun --allow-run-as-root \
+		TOROID_VNI_SOCKET="$T/E$np.sock" timeout 60 "${MPIRUN[@]}" --allow-run-as-root \
 			--oversubscribe --bind-to none -np $np --mca pml cm --mca mtl ofi \
 			--mca mtl_ofi_provider_include toroid \
-			-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+			-x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
 			"$MPI_PROG" >"$T/mpi$np.log" 2>&1
 		rc=$?
 		cat "$T/mpi$np.log"
@@ -431,9 +443,9 @@ mpi)
 	start_engine E 0 "$T/mpi2.ini" 0
 	eng_wait_ready E
 	# --allow-run-as-root: tests run as root in CI; --oversubscribe: 2 ranks on 1 CPU too
-	TOROID_VNI_SOCKET="$T/E.sock" timeout 120 mpirun --allow-run-as-root --oversubscribe \
+	TOROID_VNI_SOCKET="$T/E.sock" timeout 120 "${MPIRUN[@]}" --allow-run-as-root --oversubscribe \
 		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
-		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+		-x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
 		"$MPI_PROG" >"$T/mpi.log" 2>&1
 	rc=$?
 	cat "$T/mpi.log"
@@ -450,12 +462,14 @@ mpi)
 	# With the OFI BTL asked for too (--mca btl self,ofi: it opens its endpoint, without
 	# messages, before the MTL's): it asks for 1:2 and 1:3, which this topology does not
 	# place, is refused and steps aside; the MTL's endpoints still get the ranks' numbers.
+	# This run loads the provider through the system's libfabric (MPIRUN_SYS), the first
+	# through libfabric.so.1 for toroid alone.
 	start_engine E2 0 "$T/mpi2.ini" 0
 	eng_wait_ready E2
-	TOROID_VNI_SOCKET="$T/E2.sock" timeout 120 mpirun --allow-run-as-root --oversubscribe \
+	TOROID_VNI_SOCKET="$T/E2.sock" timeout 120 "${MPIRUN_SYS[@]}" --allow-run-as-root --oversubscribe \
 		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
 		--mca btl self,ofi --mca btl_ofi_provider_include toroid \
-		-x FI_PROVIDER_PATH -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+		-x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
 		"$MPI_PROG" >"$T/mpi2.log" 2>&1 || { cat "$T/mpi2.log"; die "mpirun with the OFI BTL failed"; }
 	grep -q '^PASS: 0 errors$' "$T/mpi2.log" || die "the MPI program did not pass with the OFI BTL"
 	eng_stop E2 || die "$ENG_WHY"
