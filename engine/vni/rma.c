@@ -30,10 +30,11 @@
 #include "tx_pvt.h"
 #include "vmem_pvt.h"
 
-#define SVC_RMA_WINDOW   64     /* chunks of one write or read in flight */
-#define SVC_RMA_STALL_US 500000 /* in flight but unanswered this long: frames were lost */
-#define SVC_ATOM_TRIES   20     /* an atomic is asked this often before -ETIMEDOUT */
-#define SVC_ATOM_ORIGINS 256    /* origin nodes a target remembers atomics of (rma.c) */
+#define SVC_RMA_WINDOW   64           /* chunks of one write or read in flight */
+#define SVC_RMA_STALL_US 500000       /* in flight but unanswered this long: frames were lost */
+#define SVC_RMA_SLICE    (256u << 10) /* bytes a write or read within the node moves per turn */
+#define SVC_ATOM_TRIES   20           /* an atomic is asked this often before -ETIMEDOUT */
+#define SVC_ATOM_ORIGINS 256          /* origin nodes a target remembers atomics of (rma.c) */
 #define SVC_ATOM_KEEP_US                                                                           \
 	15000000 /* an atomic is remembered this long: longer than an origin                       \
 		  * asks (SVC_ATOM_TRIES x SVC_RMA_STALL_US) */
@@ -407,6 +408,61 @@ all_sent(const struct vtx *t)
 
 static void rma_settle(struct trd_vni_svc *s, struct vtx *t);
 
+/* A write or read between two processes of this node, nothing of it on the wire yet: the
+ * engine copies between them itself, up to SVC_RMA_SLICE bytes a turn through rma_buf (two
+ * process_vm copies), with the target's checks of svc_rma_serve (key, access, range, the
+ * whole write writable) at every slice. 1 when the target is not attached (the chunks ask,
+ * are refused and ask again, as to another node); else tx_step's contract. */
+static int
+rma_local(struct trd_vni_svc *s, struct vtx *t)
+{
+	bool wr = t->rma == TRD_VNI_CPL_WRITE;
+	uint32_t n = RTE_MIN(SVC_RMA_SLICE, t->len - t->off);
+	struct vif *v = svc_vif_find(s, t->dst_app, t->dst_proc);
+	uint64_t addr = 0;
+	int st, rc = 0;
+
+	if (v == NULL || v->mem_gone)
+		return 1;
+	if (s->rma_buf == NULL && (s->rma_buf = malloc(SVC_RMA_SLICE)) == NULL)
+		return 1;
+	st = mr_check(v, t->rkey, t->roff, t->len,
+		      wr ? TRD_VNI_MR_REMOTE_WRITE : TRD_VNI_MR_REMOTE_READ, &addr);
+	if (st == 0 && wr && t->off == 0)
+		st = svc_vmem_check(v, addr, t->len, true);
+	if (st != 0) {
+		ST(s, RMA_DENIED)++;
+	} else if (wr) {
+		rc = svc_vmem_read(t->vif, s->rma_buf, t->laddr + t->off, n);
+		if (rc == 0)
+			st = svc_vmem_write(v, s->rma_buf, addr + t->off, n);
+	} else {
+		st = svc_vmem_read(v, s->rma_buf, addr + t->off, n);
+		if (st == 0)
+			rc = svc_vmem_write(t->vif, s->rma_buf, t->laddr + t->off, n);
+	}
+	if (st == -ECONNRESET)
+		v->mem_gone = true;
+	if (st != 0 && st != -EACCES)
+		ST(s, RMA_FAULTS)++;
+	if (rc != 0 && rc != -ECONNRESET)
+		rc = -EFAULT; /* the origin's own buffer */
+	if (st != 0 || rc != 0) {
+		svc_tx_finish(s, t, st != 0 ? st : rc);
+		return 0;
+	}
+	ST(s, RMA_SERVED)++;
+	ST(s, RMA_BYTES) += n;
+	t->off += n;
+	t->acked = t->off;
+	t->heard = s->now;
+	if (t->off == t->len)
+		svc_tx_finish(s, t, 0);
+	else if (t->state == TX_REQ)
+		svc_tx_set_state(s, t, TX_DATA);
+	return 0;
+}
+
 /* One packet for one-sided op @p t (tx_step's contract: 0, -ENOBUFS, -EAGAIN). */
 int
 svc_rma_step(struct trd_vni_svc *s, struct vtx *t)
@@ -425,6 +481,9 @@ svc_rma_step(struct trd_vni_svc *s, struct vtx *t)
 			rma_settle(s, t);
 		return -EAGAIN;
 	}
+	if (t->dst_rank == s->rank && t->rma != TRD_VNI_CPL_ATOMIC && t->inflight == 0 &&
+	    t->acked == t->off && (rc = rma_local(s, t)) <= 0)
+		return rc;
 	if (t->rma == TRD_VNI_CPL_ATOMIC) {
 		uint8_t a[TRD_VW_ATOMIC_LEN];
 		struct trd_vw_atomic op = {
@@ -675,6 +734,8 @@ rep_hdr(struct trd_vw_hdr *r, uint8_t type, const struct trd_vw_hdr *req, int st
 void
 svc_rma_fini(struct trd_vni_svc *s)
 {
+	free(s->rma_buf);
+	s->rma_buf = NULL;
 	if (s->aseqs != NULL) {
 		for (unsigned int i = 0; i < s->topo->n_nodes; i++)
 			free(s->aseqs[i]);
