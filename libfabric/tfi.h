@@ -305,9 +305,12 @@ struct tfi_ep {
 	unsigned int n_ops;
 	struct tfi_op **more;
 	unsigned int n_more;
-	size_t max_msg;     /* max_msg_size: a message in one buffer */
-	size_t pool_msg;    /* a quarter of the pool the engine granted: several iovs */
-	unsigned int idle;  /* empty polls in a row while operations were outstanding */
+	size_t max_msg;    /* max_msg_size: a message in one buffer */
+	size_t pool_msg;   /* a quarter of the pool the engine granted: several iovs */
+	unsigned int idle; /* empty polls in a row while operations were outstanding */
+	/* probes in a row answered FI_ENOMSG without the engine (tfi_msg.c): empty polls too,
+	 * though nothing is outstanding */
+	unsigned int probe_idle;
 	unsigned int check; /* empty polls since the last look at the engine's state */
 	struct tfi_cntr *cntr[TFI_CNTR_KINDS]; /* bound counters (tfi_cntr.c) */
 	/* FI_CLAIM: claimed messages by context; room is reserved for every claim posted */

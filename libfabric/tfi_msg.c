@@ -308,6 +308,7 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 	struct trd_vni_addr from = {TRD_VNI_ANY, TRD_VNI_ANY};
 	uint64_t vtag = TFI_MSG_TAG, vignore = 0;
 	struct tfi_op *op;
+	bool yield = false;
 	void *rbuf = NULL;
 	size_t cap;
 	ssize_t rc;
@@ -385,6 +386,19 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 		goto claimed;
 	}
 	if (peek) {
+		/* nothing waits at the engine (it says so in the segment): FI_ENOMSG here, without
+		 * the round trip (MPI_Iprobe in a loop). It is an empty poll: where the sender or
+		 * the engine may need this CPU, it yields as an empty fi_cq_read does (a probe
+		 * loop never reads an empty queue: each probe's answer is in it). */
+		if (trd_vni_probe_none(ep->vni) && tfi_cq_room(ep->rxcq) > 0) {
+			tfi_op_fail(ep, op, -ENOMSG);
+			if (ep->probe_idle < UINT32_MAX)
+				ep->probe_idle++;
+			yield = tfi_ep_yield_due(ep);
+			rc = 0;
+			goto posted;
+		}
+		ep->probe_idle = 0;
 		rc = trd_vni_probe(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
 		goto posted;
 	}
@@ -425,6 +439,8 @@ posted:
 	}
 out:
 	pthread_mutex_unlock(&ep->dom->lock);
+	if (yield)
+		tfi_place_yield();
 	return rc;
 }
 

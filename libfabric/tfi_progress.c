@@ -374,6 +374,7 @@ ep_progress_vni(struct tfi_ep *ep)
 	n = trd_vni_poll(ep->vni, c, (unsigned int)room);
 	if (n > 0) {
 		ep->idle = 0;
+		ep->probe_idle = 0;
 		ep_handle(ep, c, n);
 		return;
 	}
@@ -463,10 +464,11 @@ tfi_ep_yield_due(const struct tfi_ep *ep)
 	if (tfi_params.yield == TFI_YIELD_NEVER)
 		return false;
 	if (tfi_params.yield == TFI_YIELD_ALWAYS)
-		return ep->idle >= TFI_SPIN_POLLS;
+		return (ep->idle > ep->probe_idle ? ep->idle : ep->probe_idle) >= TFI_SPIN_POLLS;
 	/* an engine that does not say: at least this process and the engine's thread */
 	return tfi_yield_decide(
-		ep->idle, busy != 0 ? busy : 2, __atomic_load_n(&tfi_params.cpus, __ATOMIC_RELAXED),
+		(ep->idle > ep->probe_idle ? ep->idle : ep->probe_idle), busy != 0 ? busy : 2,
+		__atomic_load_n(&tfi_params.cpus, __ATOMIC_RELAXED),
 		__atomic_load_n(&tfi_params.engine_here, __ATOMIC_RELAXED), tfi_host_runnable);
 }
 

@@ -407,6 +407,13 @@ trd_vni_recv_room(const struct trd_vni *v)
 	return v == NULL ? -EINVAL : (int)v->n_rfree;
 }
 
+bool
+trd_vni_probe_none(const struct trd_vni *v)
+{
+	return v != NULL &&
+	       __atomic_load_n(&v->seg->probe_waiting, __ATOMIC_ACQUIRE) == TRD_VNI_PROBE_VALID;
+}
+
 int
 trd_vni_info(const struct trd_vni *v, struct trd_vni_info *info)
 {

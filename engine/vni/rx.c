@@ -782,17 +782,24 @@ probe(struct trd_vni_svc *s, struct vif *v, struct vrecv *r, const struct vrx *x
 		svc_recv_complete(s, v, r, 0, x->len, x->tag, x->src_app, x->src_proc);
 		return;
 	}
+	bool hinted = false;
+
 	for (unsigned int i = 0; i < SVC_N_HINTS; i++) {
 		const struct vhint *hn = &s->hints[i];
 
-		if (hn->used && hn->grant == 0 && hn->vif == v &&
-		    svc_recv_match(r, hn->src_app, hn->src_proc, hn->tag)) {
+		if (hn->used && hn->grant == 0 && hn->vif == v) {
+			hinted = true;
+			if (!svc_recv_match(r, hn->src_app, hn->src_proc, hn->tag))
+				continue;
 			r->data = hn->data;
 			r->has_data = hn->has_data;
 			svc_recv_complete(s, v, r, 0, hn->len, hn->tag, hn->src_app, hn->src_proc);
 			return;
 		}
 	}
+	/* every hint looked at: whether one still names this interface (trd_vni_probe_none) */
+	v->hint_maybe = hinted;
+	svc_probe_publish(v);
 	svc_recv_complete(s, v, r, -ENOMSG, 0, r->tag, r->src_app, r->src_proc);
 }
 

@@ -326,6 +326,8 @@ svc_hint_note(struct trd_vni_svc *s, struct vif *v, uint32_t src_rank, struct tr
 	}
 	hn->used = true;
 	hn->grant = 0;
+	v->hint_maybe = true;
+	svc_probe_publish(v);
 	hn->src_rank = src_rank;
 	hn->src = src;
 	hn->msg_id = h->msg_id;

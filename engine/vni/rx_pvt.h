@@ -42,12 +42,24 @@ svc_uq_list(struct vif *v, uint32_t app, uint32_t proc)
 	return &v->uqs[svc_src_hash(app, proc)];
 }
 
+/* Tell the process what a probe could find (trd_vni_seg.probe_waiting). */
+static inline void
+svc_probe_publish(struct vif *v)
+{
+	if (!v->dead)
+		__atomic_store_n(&v->seg->probe_waiting,
+				 TRD_VNI_PROBE_VALID | (v->n_uq + (v->hint_maybe ? 1u : 0u)),
+				 __ATOMIC_RELEASE);
+}
+
 static inline void
 svc_uq_add(struct vif *v, struct vrx *x)
 {
 	TAILQ_INSERT_TAIL(&v->uq, x, uq);
 	TAILQ_INSERT_TAIL(svc_uq_list(v, x->src_app, x->src_proc), x, us);
 	x->in_uq = true;
+	v->n_uq++;
+	svc_probe_publish(v);
 }
 
 static inline void
@@ -56,6 +68,8 @@ svc_uq_del(struct vif *v, struct vrx *x)
 	TAILQ_REMOVE(&v->uq, x, uq);
 	TAILQ_REMOVE(svc_uq_list(v, x->src_app, x->src_proc), x, us);
 	x->in_uq = false;
+	v->n_uq--;
+	svc_probe_publish(v);
 }
 
 /* The posted receives likewise: in their source's list or, from any source, in one list of

@@ -171,6 +171,7 @@ svc_seg_create(struct trd_vni_svc *s, struct vif *v, const struct trd_vni_sock_r
 	g->version = TRD_VNI_SEG_VERSION;
 	g->hdr_size = sizeof(*g);
 	g->size = size;
+	g->probe_waiting = TRD_VNI_PROBE_VALID; /* nothing waits yet (rx_pvt.h keeps it) */
 	g->app = v->app;
 	g->proc = v->proc;
 	g->n_send = v->n_send;

@@ -295,6 +295,8 @@ struct vif {
 	uint32_t n_hdr; /* its messages accepted as their header only, not yet granted */
 	uint32_t n_rx;  /* vrx naming it: granted, staged or held as their header only */
 	uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
+	uint32_t n_uq;           /* messages in uq */
+	bool hint_maybe;         /* refused requests to send may wait for it: a hint names it */
 	uint64_t tx_pkts_shared; /* injected while another interface was waiting too */
 	struct vmr *mrs;         /* SVC_N_MRS memory regions (rma.c), allocated at the first */
 	unsigned int n_mrs;

@@ -393,7 +393,16 @@ struct trd_vni_seg {
 	/* Counters, written by the engine only. Every field above from app_armed on is shared
 	 * by two processes: it is read and written with __atomic builtins only. */
 	alignas(64) uint64_t tx_msgs, tx_pkts, tx_bytes, rx_msgs, rx_bytes, naks;
+	/* What a probe could find: TRD_VNI_PROBE_VALID (an engine that keeps it) | the messages
+	 * waiting for this interface unmatched (its unexpected queue) plus 1 while refused
+	 * requests to send may wait for it (set when one is noted, recounted by every probe the
+	 * engine answers). VALID alone: a probe would answer -ENOMSG (trd_vni_probe_none). In
+	 * the counters' padding: 0 from an engine before it. */
+	uint32_t probe_waiting;
+	uint32_t rsvd2;
 };
+
+#define TRD_VNI_PROBE_VALID (1u << 31)
 
 /* engine_cpus sits in the padding of engine_idle's cache line: the header's size and every
  * other offset are those of layout version 1 */

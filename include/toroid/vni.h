@@ -256,6 +256,16 @@ int trd_vni_recv_mask(struct trd_vni *v, struct trd_vni_addr src, uint64_t tag, 
 int trd_vni_recv_room(const struct trd_vni *v);
 
 /**
+ * Would a probe find nothing now? True when the engine says that no message waits for this
+ * interface unmatched and no refused request to send may (what it last wrote in the shared
+ * segment, read without a command): a probe (trd_vni_probe(), trd_vni_claim()) would answer
+ * -ENOMSG, so a layer may answer so itself and save the round trip. False when something may
+ * wait, from an engine that does not say, or for NULL: ask the engine. A message that arrives
+ * meanwhile is seen by the next call.
+ */
+bool trd_vni_probe_none(const struct trd_vni *v);
+
+/**
  * Probe: is a message from @p src whose tag matches @p tag under @p ignore (as
  * trd_vni_recv_mask()) waiting at the engine (staged, or refused until a receive appears)?
  * One receive completion with @p cookie answers: status 0 with the message's source, tag,

@@ -786,6 +786,13 @@ a_peek_claim(void)
 	tm.ignore = 0xfff;
 	POST(fi_trecvmsg(ep, &tm, FI_PEEK));
 	expect_err(rxcq, &ctx[7], FI_ENOMSG);
+	/* nothing waits now, and the engine says so in the segment: the provider answers these
+	 * itself, without the engine's round trip (test_fi.sh: the engine answered fewer than
+	 * 500 probes in all) */
+	for (int i = 0; i < 2000; i++) {
+		POST(fi_trecvmsg(ep, &tm, FI_PEEK));
+		expect_err(rxcq, &ctx[7], FI_ENOMSG);
+	}
 	expect_nothing(rxcq);
 }
 

@@ -190,6 +190,11 @@ api)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
 	run_fi test_fi 100 TOROID_VNI_SOCKET="$T/E.sock"
+	# 2000 of its probes found nothing waiting: the provider answered them itself
+	# (trd_vni_probe_none), the engine only the few that could find something
+	probes=$(eng_telemetry E /toroid/vni,node0 probes)
+	echo "api: the engine answered ${probes:-?} probes"
+	[ "${probes:-9999}" -lt 500 ] || die "the engine answered ${probes:-no count of} probes, expected < 500"
 	;;
 inject)
 	# 64 KiB of staging: 32 KiB per attached process, so a 48 KiB message waits at its
