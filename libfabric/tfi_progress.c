@@ -380,6 +380,8 @@ ep_progress_vni(struct tfi_ep *ep)
 	}
 	if (trd_vni_pending(ep->vni) <= ep->rdata_posted) { /* tfi_txq.c's receives wait */
 		ep->idle = 0;
+		/* (a probe answered here since is counted again: tfi_msg.c) */
+		ep->probe_idle = 0;
 		return;
 	}
 	if (ep->idle < UINT32_MAX)

@@ -410,7 +410,8 @@ trd_vni_recv_room(const struct trd_vni *v)
 bool
 trd_vni_probe_none(const struct trd_vni *v)
 {
-	return v != NULL &&
+	/* an engine that stopped keeps its last word: the probe must go and fail */
+	return v != NULL && vnic_check_live(v) == 0 &&
 	       __atomic_load_n(&v->seg->probe_waiting, __ATOMIC_ACQUIRE) == TRD_VNI_PROBE_VALID;
 }
 

@@ -409,10 +409,11 @@ all_sent(const struct vtx *t)
 static void rma_settle(struct trd_vni_svc *s, struct vtx *t);
 
 /* A write or read between two processes of this node, nothing of it on the wire yet: the
- * engine copies between them itself, up to SVC_RMA_SLICE bytes a turn through rma_buf (two
- * process_vm copies), with the target's checks of svc_rma_serve (key, access, range, the
- * whole write writable) at every slice. 1 when the target is not attached (the chunks ask,
- * are refused and ask again, as to another node); else tx_step's contract. */
+ * engine copies between them itself, SVC_RMA_SLICE bytes through rma_buf (two process_vm
+ * copies) in one poll round at most, whatever the ops (the round's other work and the other
+ * interfaces wait for it), with the target's checks of svc_rma_serve (key, access, range,
+ * the whole write writable) at every slice. 1 when the target is not attached (the chunks
+ * ask, are refused and ask again, as to another node); else tx_step's contract. */
 static int
 rma_local(struct trd_vni_svc *s, struct vtx *t)
 {
@@ -424,6 +425,8 @@ rma_local(struct trd_vni_svc *s, struct vtx *t)
 
 	if (v == NULL || v->mem_gone)
 		return 1;
+	if (s->rma_local_now == s->now)
+		return -EAGAIN; /* this round copied its slice: the next one */
 	if (s->rma_buf == NULL && (s->rma_buf = malloc(SVC_RMA_SLICE)) == NULL)
 		return 1;
 	st = mr_check(v, t->rkey, t->roff, t->len,
@@ -432,6 +435,8 @@ rma_local(struct trd_vni_svc *s, struct vtx *t)
 		st = svc_vmem_check(v, addr, t->len, true);
 	if (st != 0) {
 		ST(s, RMA_DENIED)++;
+	} else if (n == 0) {
+		/* nothing to copy: neither memory is touched (as on the wire) */
 	} else if (wr) {
 		rc = svc_vmem_read(t->vif, s->rma_buf, t->laddr + t->off, n);
 		if (rc == 0)
@@ -453,6 +458,8 @@ rma_local(struct trd_vni_svc *s, struct vtx *t)
 	}
 	ST(s, RMA_SERVED)++;
 	ST(s, RMA_BYTES) += n;
+	if (n != 0)
+		s->rma_local_now = s->now;
 	t->off += n;
 	t->acked = t->off;
 	t->heard = s->now;
@@ -481,8 +488,8 @@ svc_rma_step(struct trd_vni_svc *s, struct vtx *t)
 			rma_settle(s, t);
 		return -EAGAIN;
 	}
-	if (t->dst_rank == s->rank && t->rma != TRD_VNI_CPL_ATOMIC && t->inflight == 0 &&
-	    t->acked == t->off && (rc = rma_local(s, t)) <= 0)
+	if (t->dst_rank == s->rank && !s->conf.rma_wire && t->rma != TRD_VNI_CPL_ATOMIC &&
+	    t->inflight == 0 && t->acked == t->off && (rc = rma_local(s, t)) <= 0)
 		return rc;
 	if (t->rma == TRD_VNI_CPL_ATOMIC) {
 		uint8_t a[TRD_VW_ATOMIC_LEN];

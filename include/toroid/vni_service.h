@@ -17,6 +17,7 @@
 #ifndef TOROID_VNI_SERVICE_H
 #define TOROID_VNI_SERVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,6 +87,11 @@ struct trd_vni_svc_conf {
 				   *   together (default and max 1048575: the grant id's
 				   *   20-bit index; memory is touched only as they are
 				   *   used); beyond, a request is refused (nak_no_rx) */
+	bool rma_wire;            /**< one-sided ops between processes of this engine go as
+				   *   to another node, a frame per chunk through the
+				   *   node (default false: the engine copies between the
+				   *   two processes itself: docs/vni.md); for tests of
+				   *   the protocol's recovery */
 };
 
 /** Service statistics: X(ENUM, name). */
