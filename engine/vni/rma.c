@@ -425,8 +425,8 @@ rma_local(struct trd_vni_svc *s, struct vtx *t)
 
 	if (v == NULL || v->mem_gone)
 		return 1;
-	if (s->rma_local_now == s->now)
-		return -EAGAIN; /* this round copied its slice: the next one */
+	if (s->rma_local_round == s->round)
+		return -EAGAIN; /* this round copied its slice: the next one (which has work) */
 	if (s->rma_buf == NULL && (s->rma_buf = malloc(SVC_RMA_SLICE)) == NULL)
 		return 1;
 	st = mr_check(v, t->rkey, t->roff, t->len,
@@ -459,7 +459,7 @@ rma_local(struct trd_vni_svc *s, struct vtx *t)
 	ST(s, RMA_SERVED)++;
 	ST(s, RMA_BYTES) += n;
 	if (n != 0)
-		s->rma_local_now = s->now;
+		s->rma_local_round = s->round;
 	t->off += n;
 	t->acked = t->off;
 	t->heard = s->now;

@@ -71,6 +71,7 @@ trd_vni_svc_poll(struct trd_vni_svc *s)
 	if (s == NULL)
 		return -EINVAL;
 	s->now = trd_time_us();
+	s->round++;
 	svc_mu_rwake(s);
 	if (s->now >= s->next_sock) {
 		s->next_sock = s->now + SVC_SOCK_PERIOD_US;

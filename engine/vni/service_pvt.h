@@ -366,9 +366,10 @@ struct trd_vni_svc {
 	struct vreply *preps;
 	unsigned int n_preps, cap_preps, head_preps;
 	uint32_t chunk;
-	uint32_t rma_chunk;     /* data bytes of one WRITE or READ_RESP */
-	uint8_t *rma_buf;       /* SVC_RMA_SLICE bytes: one-sided ops within the node (rma.c) */
-	uint64_t rma_local_now; /* the poll round (its now) that copied them last */
+	uint32_t rma_chunk;       /* data bytes of one WRITE or READ_RESP */
+	uint8_t *rma_buf;         /* SVC_RMA_SLICE bytes: one-sided ops within the node (rma.c) */
+	uint64_t round;           /* trd_vni_svc_poll calls */
+	uint64_t rma_local_round; /* the last one that copied a slice (rma.c) */
 	struct rte_device *dma_dev[16]; /* the node's NICs that DMA from application memory */
 	unsigned int n_dma_dev;
 	uint64_t now, next_sock, next_timer, next_sweep;
