@@ -311,6 +311,9 @@ struct tfi_ep {
 	/* probes in a row answered FI_ENOMSG without the engine (tfi_msg.c): empty polls too,
 	 * though nothing is outstanding */
 	unsigned int probe_idle;
+	/* such probes since the last that went to the engine or the last completion: one in
+	 * TFI_PROBE_YIELD_EVERY may yield */
+	unsigned int probe_misses;
 	unsigned int check; /* empty polls since the last look at the engine's state */
 	struct tfi_cntr *cntr[TFI_CNTR_KINDS]; /* bound counters (tfi_cntr.c) */
 	/* FI_CLAIM: claimed messages by context; room is reserved for every claim posted */
@@ -446,6 +449,12 @@ enum tfi_place_verdict tfi_place_self(const uint64_t engine_mask[TRD_VNI_CPU_WOR
 const char *tfi_place_verdict_name(enum tfi_place_verdict v);
 /* Empty polls in a row before a poller on a crowded host yields (tfi_yield_decide). */
 #define TFI_SPIN_POLLS 64
+/* A probe loop that finds nothing yields at every 4th probe it answers itself (tfi_msg.c):
+ * 0.5 us each between, so a sender it shares a CPU with waits a few us, not a time slice,
+ * and a loop polling for rare messages pays the yield's system call at one probe in 4 (at
+ * every probe, an empty MPI_Iprobe took 2.4 us, at every 8th the 2-rank Probe loop of
+ * docs/vni.md lost a fifth) */
+#define TFI_PROBE_YIELD_EVERY 4
 /* Does a poll that found nothing for @p idle polls in a row (0: it found something) yield the
  * CPU, under FI_TOROID_YIELD=auto? @p busy: the processes attached to the engine and its thread
  * (trd_vni_busy_procs); @p cpus: the CPUs this process may run on; @p engine_here: 1 if one of

@@ -388,17 +388,20 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 	if (peek) {
 		/* nothing waits at the engine (it says so in the segment): FI_ENOMSG here, without
 		 * the round trip (MPI_Iprobe in a loop). It is an empty poll: where the sender or
-		 * the engine may need this CPU, it yields as an empty fi_cq_read does (a probe
-		 * loop never reads an empty queue: each probe's answer is in it). */
+		 * the engine may need this CPU, every TFI_PROBE_YIELD_EVERY-th such probe yields as
+		 * an empty fi_cq_read does (a probe loop never reads an empty queue: each probe's
+		 * answer is in it). */
 		if (trd_vni_probe_none(ep->vni) && tfi_cq_room(ep->rxcq) > 0) {
 			tfi_op_fail(ep, op, -ENOMSG);
 			if (ep->probe_idle < UINT32_MAX)
 				ep->probe_idle++;
-			yield = tfi_ep_yield_due(ep);
+			yield = ++ep->probe_misses % TFI_PROBE_YIELD_EVERY == 0 &&
+				tfi_ep_yield_due(ep);
 			rc = 0;
 			goto posted;
 		}
 		ep->probe_idle = 0;
+		ep->probe_misses = 0;
 		rc = trd_vni_probe(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
 		goto posted;
 	}

@@ -375,6 +375,7 @@ ep_progress_vni(struct tfi_ep *ep)
 	if (n > 0) {
 		ep->idle = 0;
 		ep->probe_idle = 0;
+		ep->probe_misses = 0;
 		ep_handle(ep, c, n);
 		return;
 	}
