@@ -459,25 +459,36 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	}
 	pthread_mutex_unlock(&held_lock);
 	if (ep->vni == NULL) {
+		const char *path = conf.socket                   ? conf.socket
+				   : getenv("TOROID_VNI_SOCKET") ? getenv("TOROID_VNI_SOCKET")
+								 : TRD_VNI_DEFAULT_SOCKET;
+		const char *why = trd_vni_open_error();
 		char who[16] = "any";
 
 		rc = errno ? -errno : -FI_EOTHER;
 		if (conf.proc != TRD_VNI_ANY)
 			snprintf(who, sizeof(who), "%u", conf.proc);
 		FI_WARN(&tfi_prov, FI_LOG_EP_CTRL,
-			"cannot attach %u:%s to toroid-node at %s: %s%s%s\n", conf.app, who,
-			conf.socket ? conf.socket
-				    : (getenv("TOROID_VNI_SOCKET") ? getenv("TOROID_VNI_SOCKET")
-								   : TRD_VNI_DEFAULT_SOCKET),
-			strerror(-rc), trd_vni_open_error()[0] ? ": " : "", trd_vni_open_error());
-		/* an application's messaging endpoint (MPI's MTL: tagged) that the engine refused:
-		 * said on stderr too when libfabric logs nothing (Open MPI shows only the errno:
-		 * "Cannot assign requested address"). The OFI BTL's untagged endpoint, refused
-		 * when the topology places one process per rank, steps aside quietly. */
-		if ((info->caps & FI_TAGGED) && trd_vni_open_error()[0] &&
-		    !fi_log_enabled(&tfi_prov, FI_LOG_WARN, FI_LOG_EP_CTRL))
-			fprintf(stderr, "libtoroid-fi: cannot attach %u:%s to toroid-node: %s\n",
-				conf.app, who, trd_vni_open_error());
+			"cannot attach %u:%s to toroid-node at %s: %s%s%s\n", conf.app, who, path,
+			strerror(-rc), why[0] ? ": " : "", why);
+		/* an application's messaging endpoint (MPI's MTL: tagged) that the engine refused
+		 * or could not be reached: said on stderr too when libfabric logs nothing (Open MPI
+		 * shows only the errno: "Cannot assign requested address", "No such file or
+		 * directory"). The OFI BTL's untagged endpoint, refused when the topology places
+		 * one process per rank, steps aside quietly. */
+		if ((info->caps & FI_TAGGED) &&
+		    !fi_log_enabled(&tfi_prov, FI_LOG_WARN, FI_LOG_EP_CTRL)) {
+			if (why[0])
+				fprintf(stderr,
+					"libtoroid-fi: cannot attach %u:%s to toroid-node: %s\n",
+					conf.app, who, why);
+			else
+				fprintf(stderr,
+					"libtoroid-fi: cannot attach %u:%s to toroid-node at %s: %s (is "
+					"toroid-node serving there? FI_TOROID_SOCKET or "
+					"TOROID_VNI_SOCKET names its --vni-socket)\n",
+					conf.app, who, path, strerror(-rc));
+		}
 		free(ep);
 		return rc;
 	}

@@ -36,9 +36,21 @@ struct fi_provider *fi_prov_ini(void); /* the provider's entry point (tfi_init.c
 static struct fi_provider *prov;
 static pthread_once_t prov_once = PTHREAD_ONCE_INIT;
 
+/* The core's own parameters (fi_info -e lists them), then the provider's. */
 static void
 prov_load(void)
 {
+	fi_param_define(NULL, "provider", FI_PARAM_STRING,
+			"Only use the providers named, comma-separated, or with a leading ^ all "
+			"but those (this library has toroid only)");
+	fi_param_define(
+		NULL, "log_level", FI_PARAM_STRING,
+		"Log messages up to this level: warn, trace, info or debug (default: none)");
+	fi_param_define(NULL, "log_prov", FI_PARAM_STRING,
+			"Log messages of these providers only (a list as FI_PROVIDER)");
+	fi_param_define(NULL, "log_subsys", FI_PARAM_STRING,
+			"Log messages of these subsystems only: core, fabric, domain, ep_ctrl, "
+			"ep_data, av, cq, eq, mr, cntr (a list as FI_PROVIDER)");
 	prov = fi_prov_ini();
 }
 

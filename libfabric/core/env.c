@@ -188,6 +188,7 @@ fi_getparams(struct fi_param **out, int *count)
 
 	if (out == NULL || count == NULL)
 		return -FI_EINVAL;
+	(void)tfc_provider(); /* its parameters and the core's are defined */
 	pthread_mutex_lock(&params_lock);
 	for (struct param *p = params; p != NULL; p = p->next)
 		n++;

@@ -82,6 +82,17 @@ static const char *const threadings[] = {"FI_THREAD_UNSPEC",     "FI_THREAD_SAFE
 static const char *const progresses[] = {"FI_PROGRESS_UNSPEC", "FI_PROGRESS_AUTO",
 					 "FI_PROGRESS_MANUAL"};
 static const char *const av_types[] = {"FI_AV_UNSPEC", "FI_AV_MAP", "FI_AV_TABLE"};
+static const struct name modes[] = {N(FI_CONTEXT),         N(FI_MSG_PREFIX),
+				    N(FI_ASYNC_IOV),       N(FI_RX_CQ_DATA),
+				    N(FI_LOCAL_MR),        N(FI_NOTIFY_FLAGS_ONLY),
+				    N(FI_RESTRICTED_COMP), N(FI_CONTEXT2),
+				    N(FI_BUFFERED_RECV),   {0, NULL}};
+static const char *const rms[] = {"FI_RM_UNSPEC", "FI_RM_DISABLED", "FI_RM_ENABLED"};
+static const char *const addr_formats[] = {
+	"FI_FORMAT_UNSPEC", "FI_SOCKADDR",   "FI_SOCKADDR_IN", "FI_SOCKADDR_IN6",
+	"FI_SOCKADDR_IB",   "FI_ADDR_PSMX",  "FI_ADDR_GNI",    "FI_ADDR_BGQ",
+	"FI_ADDR_MLX",      "FI_ADDR_STR",   "FI_ADDR_PSMX2",  "FI_ADDR_IB_UD",
+	"FI_ADDR_EFA",      "FI_ADDR_PSMX3", "FI_ADDR_OPX",    "FI_ADDR_CXI"};
 static const char *const log_levels[] = {"FI_LOG_WARN", "FI_LOG_TRACE", "FI_LOG_INFO",
 					 "FI_LOG_DEBUG"};
 
@@ -131,41 +142,106 @@ put_enum(struct out *o, unsigned int v, const char *const *t, size_t n)
 
 #define ENUM(o, v, t) put_enum(o, (unsigned int)(v), t, sizeof(t) / sizeof(t[0]))
 
+/* "    name: [ FLAG, FLAG ]\n" at @p ind spaces */
+static void
+put_flag_line(struct out *o, int ind, const char *name, uint64_t v, const struct name *t)
+{
+	put(o, "%*s%s: [ ", ind, "", name);
+	if (v == 0 && t == orders)
+		put(o, "FI_ORDER_NONE");
+	put_flags(o, v, t);
+	put(o, " ]\n");
+}
+
+static void
+put_enum_line(struct out *o, int ind, const char *name, unsigned int v, const char *const *t,
+	      size_t n)
+{
+	put(o, "%*s%s: ", ind, "", name);
+	put_enum(o, v, t, n);
+	put(o, "\n");
+}
+
+#define ENUM_LINE(o, ind, name, v, t)                                                              \
+	put_enum_line(o, ind, name, (unsigned int)(v), t, sizeof(t) / sizeof(t[0]))
+
+static void
+put_xattrs(struct out *o, const struct fi_tx_attr *tx, const struct fi_rx_attr *rx)
+{
+	if (tx != NULL) {
+		put(o, "    fi_tx_attr:\n");
+		put_flag_line(o, 8, "caps", tx->caps, caps);
+		put_flag_line(o, 8, "mode", tx->mode, modes);
+		put_flag_line(o, 8, "op_flags", tx->op_flags, caps);
+		put_flag_line(o, 8, "msg_order", tx->msg_order, orders);
+		put_flag_line(o, 8, "comp_order", tx->comp_order, orders);
+		put(o,
+		    "        inject_size: %zu\n        size: %zu\n        iov_limit: %zu\n"
+		    "        rma_iov_limit: %zu\n",
+		    tx->inject_size, tx->size, tx->iov_limit, tx->rma_iov_limit);
+	}
+	if (rx != NULL) {
+		put(o, "    fi_rx_attr:\n");
+		put_flag_line(o, 8, "caps", rx->caps, caps);
+		put_flag_line(o, 8, "mode", rx->mode, modes);
+		put_flag_line(o, 8, "op_flags", rx->op_flags, caps);
+		put_flag_line(o, 8, "msg_order", rx->msg_order, orders);
+		put_flag_line(o, 8, "comp_order", rx->comp_order, orders);
+		put(o,
+		    "        total_buffered_recv: %zu\n        size: %zu\n        iov_limit: %zu\n",
+		    rx->total_buffered_recv, rx->size, rx->iov_limit);
+	}
+}
+
+static void
+put_ep_attr(struct out *o, const struct fi_ep_attr *ep)
+{
+	put(o, "    fi_ep_attr:\n");
+	ENUM_LINE(o, 8, "type", ep->type, ep_types);
+	put(o, "        protocol: %s\n", ep->protocol == FI_PROTO_UNSPEC ? "FI_PROTO_UNSPEC" : "?");
+	put(o,
+	    "        protocol_version: %u\n        max_msg_size: %zu\n"
+	    "        msg_prefix_size: %zu\n        mem_tag_format: 0x%016" PRIx64 "\n"
+	    "        tx_ctx_cnt: %zu\n        rx_ctx_cnt: %zu\n        auth_key_size: %zu\n",
+	    ep->protocol_version, ep->max_msg_size, ep->msg_prefix_size, ep->mem_tag_format,
+	    ep->tx_ctx_cnt, ep->rx_ctx_cnt, ep->auth_key_size);
+}
+
+static void
+put_domain_attr(struct out *o, const struct fi_domain_attr *d)
+{
+	put(o, "    fi_domain_attr:\n        name: %s\n", d->name != NULL ? d->name : "(null)");
+	ENUM_LINE(o, 8, "threading", d->threading, threadings);
+	ENUM_LINE(o, 8, "control_progress", d->control_progress, progresses);
+	ENUM_LINE(o, 8, "data_progress", d->data_progress, progresses);
+	ENUM_LINE(o, 8, "resource_mgmt", d->resource_mgmt, rms);
+	ENUM_LINE(o, 8, "av_type", d->av_type, av_types);
+	put_flag_line(o, 8, "mr_mode", (uint64_t)(unsigned int)d->mr_mode, mr_modes);
+	put(o,
+	    "        mr_key_size: %zu\n        cq_data_size: %zu\n        cq_cnt: %zu\n"
+	    "        ep_cnt: %zu\n        tx_ctx_cnt: %zu\n        rx_ctx_cnt: %zu\n"
+	    "        max_ep_tx_ctx: %zu\n        max_ep_rx_ctx: %zu\n        cntr_cnt: %zu\n"
+	    "        mr_iov_limit: %zu\n        mr_cnt: %zu\n",
+	    d->mr_key_size, d->cq_data_size, d->cq_cnt, d->ep_cnt, d->tx_ctx_cnt, d->rx_ctx_cnt,
+	    d->max_ep_tx_ctx, d->max_ep_rx_ctx, d->cntr_cnt, d->mr_iov_limit, d->mr_cnt);
+	put_flag_line(o, 8, "caps", d->caps, caps);
+	put_flag_line(o, 8, "mode", d->mode, modes);
+}
+
+/* An fi_info as libfabric's fi_info -v shows it (the attributes toroid's answers set). */
 static void
 put_info(struct out *o, const struct fi_info *fi)
 {
-	put(o, "fi_info:\n    caps: [ ");
-	put_flags(o, fi->caps, caps);
-	put(o, " ]\n    mode: [ 0x%" PRIx64 " ]\n", fi->mode);
-	if (fi->tx_attr != NULL) {
-		put(o, "    fi_tx_attr:\n        inject_size: %zu\n        size: %zu\n",
-		    fi->tx_attr->inject_size, fi->tx_attr->size);
-		put(o, "        msg_order: [ ");
-		put_flags(o, fi->tx_attr->msg_order, orders);
-		put(o, " ]\n");
-	}
-	if (fi->rx_attr != NULL)
-		put(o, "    fi_rx_attr:\n        size: %zu\n", fi->rx_attr->size);
-	if (fi->ep_attr != NULL) {
-		put(o, "    fi_ep_attr:\n        type: ");
-		ENUM(o, fi->ep_attr->type, ep_types);
-		put(o, "\n        max_msg_size: %zu\n        mem_tag_format: 0x%016" PRIx64 "\n",
-		    fi->ep_attr->max_msg_size, fi->ep_attr->mem_tag_format);
-	}
-	if (fi->domain_attr != NULL) {
-		put(o, "    fi_domain_attr:\n        name: %s\n        threading: ",
-		    fi->domain_attr->name != NULL ? fi->domain_attr->name : "(null)");
-		ENUM(o, fi->domain_attr->threading, threadings);
-		put(o, "\n        control_progress: ");
-		ENUM(o, fi->domain_attr->control_progress, progresses);
-		put(o, "\n        data_progress: ");
-		ENUM(o, fi->domain_attr->data_progress, progresses);
-		put(o, "\n        av_type: ");
-		ENUM(o, fi->domain_attr->av_type, av_types);
-		put(o, "\n        mr_mode: [ ");
-		put_flags(o, (uint64_t)(unsigned int)fi->domain_attr->mr_mode, mr_modes);
-		put(o, " ]\n");
-	}
+	put(o, "fi_info:\n");
+	put_flag_line(o, 4, "caps", fi->caps, caps);
+	put_flag_line(o, 4, "mode", fi->mode, modes);
+	ENUM_LINE(o, 4, "addr_format", fi->addr_format, addr_formats);
+	put(o, "    src_addrlen: %zu\n    dest_addrlen: %zu\n", fi->src_addrlen, fi->dest_addrlen);
+	put_xattrs(o, fi->tx_attr, fi->rx_attr);
+	if (fi->ep_attr != NULL)
+		put_ep_attr(o, fi->ep_attr);
+	if (fi->domain_attr != NULL)
+		put_domain_attr(o, fi->domain_attr);
 	if (fi->fabric_attr != NULL)
 		put(o,
 		    "    fi_fabric_attr:\n        name: %s\n        prov_name: %s\n"
@@ -175,6 +251,7 @@ put_info(struct out *o, const struct fi_info *fi)
 		    FI_MAJOR(fi->fabric_attr->prov_version),
 		    FI_MINOR(fi->fabric_attr->prov_version), FI_MAJOR(fi->fabric_attr->api_version),
 		    FI_MINOR(fi->fabric_attr->api_version));
+	put(o, "    nic: %s\n", fi->nic != NULL ? "(set)" : "(nil)");
 }
 
 API char *
