@@ -388,6 +388,37 @@ env_world_size(void)
 	return n < 0 ? 0 : n;
 }
 
+/* Why an endpoint could not attach (@p rc): logged, and for an application's messaging
+ * endpoint (MPI's MTL: tagged) that the engine refused or that found no engine, said on stderr
+ * too when libfabric logs nothing (Open MPI shows only the errno: "Cannot assign requested
+ * address", "No such file or directory"). The OFI BTL's untagged endpoint, refused when the
+ * topology places one process per rank, steps aside quietly. */
+static void
+attach_failed(const struct trd_vni_conf *conf, const struct fi_info *info, int rc)
+{
+	const char *path = conf->socket                  ? conf->socket
+			   : getenv("TOROID_VNI_SOCKET") ? getenv("TOROID_VNI_SOCKET")
+							 : TRD_VNI_DEFAULT_SOCKET;
+	const char *why = trd_vni_open_error();
+	char who[16] = "any";
+
+	if (conf->proc != TRD_VNI_ANY)
+		snprintf(who, sizeof(who), "%u", conf->proc);
+	FI_WARN(&tfi_prov, FI_LOG_EP_CTRL, "cannot attach %u:%s to toroid-node at %s: %s%s%s\n",
+		conf->app, who, path, strerror(-rc), why[0] ? ": " : "", why);
+	if (!(info->caps & FI_TAGGED) || fi_log_enabled(&tfi_prov, FI_LOG_WARN, FI_LOG_EP_CTRL))
+		return;
+	if (why[0])
+		fprintf(stderr, "libtoroid-fi: cannot attach %u:%s to toroid-node: %s\n", conf->app,
+			who, why);
+	else
+		fprintf(stderr,
+			"libtoroid-fi: cannot attach %u:%s to toroid-node at %s: %s (is toroid-node "
+			"serving there? FI_TOROID_SOCKET or TOROID_VNI_SOCKET names its "
+			"--vni-socket)\n",
+			conf->app, who, path, strerror(-rc));
+}
+
 int
 tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **epp, void *context)
 {
@@ -459,36 +490,8 @@ tfi_endpoint(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep
 	}
 	pthread_mutex_unlock(&held_lock);
 	if (ep->vni == NULL) {
-		const char *path = conf.socket                   ? conf.socket
-				   : getenv("TOROID_VNI_SOCKET") ? getenv("TOROID_VNI_SOCKET")
-								 : TRD_VNI_DEFAULT_SOCKET;
-		const char *why = trd_vni_open_error();
-		char who[16] = "any";
-
 		rc = errno ? -errno : -FI_EOTHER;
-		if (conf.proc != TRD_VNI_ANY)
-			snprintf(who, sizeof(who), "%u", conf.proc);
-		FI_WARN(&tfi_prov, FI_LOG_EP_CTRL,
-			"cannot attach %u:%s to toroid-node at %s: %s%s%s\n", conf.app, who, path,
-			strerror(-rc), why[0] ? ": " : "", why);
-		/* an application's messaging endpoint (MPI's MTL: tagged) that the engine refused
-		 * or could not be reached: said on stderr too when libfabric logs nothing (Open MPI
-		 * shows only the errno: "Cannot assign requested address", "No such file or
-		 * directory"). The OFI BTL's untagged endpoint, refused when the topology places
-		 * one process per rank, steps aside quietly. */
-		if ((info->caps & FI_TAGGED) &&
-		    !fi_log_enabled(&tfi_prov, FI_LOG_WARN, FI_LOG_EP_CTRL)) {
-			if (why[0])
-				fprintf(stderr,
-					"libtoroid-fi: cannot attach %u:%s to toroid-node: %s\n",
-					conf.app, who, why);
-			else
-				fprintf(stderr,
-					"libtoroid-fi: cannot attach %u:%s to toroid-node at %s: %s (is "
-					"toroid-node serving there? FI_TOROID_SOCKET or "
-					"TOROID_VNI_SOCKET names its --vni-socket)\n",
-					conf.app, who, path, strerror(-rc));
-		}
+		attach_failed(&conf, info, rc);
 		free(ep);
 		return rc;
 	}
