@@ -456,7 +456,7 @@ tfi_host_runnable(void)
 bool
 tfi_ep_yield_due(const struct tfi_ep *ep)
 {
-	unsigned int busy;
+	unsigned int busy, idle;
 
 	if (ep->vni == NULL || !ep->enabled || ep->dead)
 		return false;
@@ -466,12 +466,13 @@ tfi_ep_yield_due(const struct tfi_ep *ep)
 		__atomic_store_n(&tfi_params.engine_procs, busy, __ATOMIC_RELAXED);
 	if (tfi_params.yield == TFI_YIELD_NEVER)
 		return false;
+	/* empty polls, or probes answered without the engine (tfi_msg.c) */
+	idle = ep->idle > ep->probe_idle ? ep->idle : ep->probe_idle;
 	if (tfi_params.yield == TFI_YIELD_ALWAYS)
-		return (ep->idle > ep->probe_idle ? ep->idle : ep->probe_idle) >= TFI_SPIN_POLLS;
+		return idle >= TFI_SPIN_POLLS;
 	/* an engine that does not say: at least this process and the engine's thread */
 	return tfi_yield_decide(
-		(ep->idle > ep->probe_idle ? ep->idle : ep->probe_idle), busy != 0 ? busy : 2,
-		__atomic_load_n(&tfi_params.cpus, __ATOMIC_RELAXED),
+		idle, busy != 0 ? busy : 2, __atomic_load_n(&tfi_params.cpus, __ATOMIC_RELAXED),
 		__atomic_load_n(&tfi_params.engine_here, __ATOMIC_RELAXED), tfi_host_runnable);
 }
 

@@ -54,21 +54,20 @@ prov_load(void)
 	prov = fi_prov_ini();
 }
 
-/* The provider, unless FI_PROVIDER leaves it out; NULL if none. */
-static struct fi_provider *
-provider(void)
-{
-	pthread_once(&prov_once, prov_load);
-	if (prov == NULL || !tfc_name_allowed(getenv("FI_PROVIDER"), prov->name))
-		return NULL;
-	return prov;
-}
-
 const struct fi_provider *
 tfc_provider(void)
 {
 	pthread_once(&prov_once, prov_load);
 	return prov;
+}
+
+/* The provider, unless FI_PROVIDER leaves it out; NULL if none. */
+static const struct fi_provider *
+provider(void)
+{
+	const struct fi_provider *p = tfc_provider();
+
+	return p != NULL && tfc_name_allowed(getenv("FI_PROVIDER"), p->name) ? p : NULL;
 }
 
 __attribute__((destructor)) static void
@@ -245,7 +244,7 @@ API int
 fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
 	   const struct fi_info *hints, struct fi_info **info)
 {
-	struct fi_provider *p;
+	const struct fi_provider *p;
 	int rc;
 
 	if (info == NULL)
@@ -283,7 +282,7 @@ fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t fla
 API int
 fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)
 {
-	struct fi_provider *p;
+	const struct fi_provider *p;
 	int rc;
 
 	if (attr == NULL || fabric == NULL)

@@ -37,6 +37,13 @@ fi
 # A provider built with ASan/UBSan (make test-asan) needs their runtimes loaded first in the
 # uninstrumented fi_info and fi_pingpong.
 SAN=$(ldd "$PROV" | awk '/lib(a|ub)san\.so/ {print $3}' | sort | tr '\n' ' ')
+# What every MPI run over toroid passes, either way: the OFI MTL with this provider, the
+# engine's socket, those runtimes; --allow-run-as-root: tests run as root in CI;
+# --oversubscribe: 2 ranks on 1 CPU too
+MPI_TOROID=(--allow-run-as-root --oversubscribe --mca pml cm --mca mtl ofi
+	--mca mtl_ofi_provider_include toroid -x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN")
+MPIRUN+=("${MPI_TOROID[@]}")
+MPIRUN_SYS+=("${MPI_TOROID[@]}")
 # a control port for fi_pingpong that concurrent runs are unlikely to share
 PORT=$((20000 + $$ % 20000))
 
@@ -85,8 +92,6 @@ start_two_engines() {
 	eng_wait_ready B
 }
 
-# run_fi NAME SECONDS [VAR=VALUE...] [-- ARG...]: TEST_FI with that environment and those
-# arguments, bounded by SECONDS; its output in $T/NAME.log, shown; the test fails unless it exits 0.
 # Two ranks (1:0, 1:1) of MPI_PROG on a fresh engine E (with ENG_OPTS), cut off after $1 s:
 # dies with the reason $2 at the timeout, or if the program fails or does not pass.
 mpi_two() {
@@ -94,10 +99,8 @@ mpi_two() {
 	sed 's/^procs = .*/procs = 1:0, 1:1/' "$T/one.ini" >"$T/mpi2.ini"
 	start_engine E 0 "$T/mpi2.ini" 0
 	eng_wait_ready E
-	TOROID_VNI_SOCKET="$T/E.sock" timeout "$1" "${MPIRUN[@]}" --allow-run-as-root --oversubscribe \
-		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
-		-x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
-		"$MPI_PROG" >"$T/mpi.log" 2>&1
+	TOROID_VNI_SOCKET="$T/E.sock" timeout "$1" "${MPIRUN[@]}" -np 2 "$MPI_PROG" \
+		>"$T/mpi.log" 2>&1
 	rc=$?
 	cat "$T/mpi.log"
 	[ $rc -eq 124 ] && die "mpirun did not end in $1 s: $2"
@@ -106,6 +109,8 @@ mpi_two() {
 	eng_stop E || die "$ENG_WHY"
 }
 
+# run_fi NAME SECONDS [VAR=VALUE...] [-- ARG...]: TEST_FI with that environment and those
+# arguments, bounded by SECONDS; its output in $T/NAME.log, shown; the test fails unless it exits 0.
 run_fi() {
 	local name=$1 secs=$2 envs=() rc
 	shift 2
@@ -306,10 +311,8 @@ mpi_rma)
 	sed 's/^procs = .*/procs = 1:0, 1:1, 1:2, 1:3/' "$T/one.ini" >"$T/mpi.ini"
 	start_engine E 0 "$T/mpi.ini" 0
 	eng_wait_ready E
-	TOROID_VNI_SOCKET="$T/E.sock" timeout 150 "${MPIRUN[@]}" --allow-run-as-root --oversubscribe \
-		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
-		--mca osc rdma --mca btl self,ofi --mca btl_ofi_provider_include toroid \
-		-x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+	TOROID_VNI_SOCKET="$T/E.sock" timeout 150 "${MPIRUN[@]}" -np 2 --mca osc rdma \
+		--mca btl self,ofi --mca btl_ofi_provider_include toroid \
 		"$MPI_PROG" >"$T/mpi.log" 2>&1
 	rc=$?
 	cat "$T/mpi.log"
@@ -357,10 +360,8 @@ mpi_test_poll)
 		[ -z "$tcp_us" ] || [ "$us" -lt "$tcp_us" ] && tcp_us=$us
 		start_engine E 0 "$T/mpi2.ini" 0
 		eng_wait_ready E
-		TOROID_VNI_SOCKET="$T/E.sock" timeout 100 "${MPIRUN[@]}" --allow-run-as-root --oversubscribe \
-			-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
-			-x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
-			"$MPI_PROG" >"$T/toroid.log" 2>&1
+		TOROID_VNI_SOCKET="$T/E.sock" timeout 100 "${MPIRUN[@]}" -np 2 "$MPI_PROG" \
+			>"$T/toroid.log" 2>&1
 		rc=$?
 		cat "$T/toroid.log"
 		[ $rc -eq 124 ] && die "over toroid: not done in 100 s (TCP: $tcp_us us)"
@@ -416,10 +417,7 @@ mpi_ranks)
 	for np in 3 4; do
 		start_engine E$np 0 "$T/one.ini" 0
 		eng_wait_ready E$np
-		TOROID_VNI_SOCKET="$T/E$np.sock" timeout 60 "${MPIRUN[@]}" --allow-run-as-root \
-			--oversubscribe --bind-to none -np $np --mca pml cm --mca mtl ofi \
-			--mca mtl_ofi_provider_include toroid \
-			-x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
+		TOROID_VNI_SOCKET="$T/E$np.sock" timeout 60 "${MPIRUN[@]}" --bind-to none -np $np \
 			"$MPI_PROG" >"$T/mpi$np.log" 2>&1
 		rc=$?
 		cat "$T/mpi$np.log"
@@ -444,19 +442,7 @@ mpi)
 		echo "SKIP: Open MPI (openmpi-bin, libopenmpi-dev) is not installed"
 		exit 77
 	fi
-	sed 's/^procs = .*/procs = 1:0, 1:1/' "$T/one.ini" >"$T/mpi2.ini"
-	start_engine E 0 "$T/mpi2.ini" 0
-	eng_wait_ready E
-	# --allow-run-as-root: tests run as root in CI; --oversubscribe: 2 ranks on 1 CPU too
-	TOROID_VNI_SOCKET="$T/E.sock" timeout 120 "${MPIRUN[@]}" --allow-run-as-root --oversubscribe \
-		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
-		-x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
-		"$MPI_PROG" >"$T/mpi.log" 2>&1
-	rc=$?
-	cat "$T/mpi.log"
-	[ $rc -eq 0 ] || die "mpirun failed with $rc"
-	grep -q '^PASS: 0 errors$' "$T/mpi.log" || die "the MPI program did not pass"
-	eng_stop E || die "$ENG_WHY"
+	mpi_two 120 "the ping-pong did not end"
 	# the ranks' traffic went through the engine: both attached, > 2 x 2 MiB of ping-pong
 	read -r att bytes claims refused <<<"$(vni_totals "$T/E.log" attached rx_bytes claims refused)"
 	[ "${att:-0}" -ge 2 ] || die "the engine saw ${att:-no} interfaces attach, expected the 2 ranks"
@@ -471,10 +457,8 @@ mpi)
 	# through libfabric.so.1 for toroid alone.
 	start_engine E2 0 "$T/mpi2.ini" 0
 	eng_wait_ready E2
-	TOROID_VNI_SOCKET="$T/E2.sock" timeout 120 "${MPIRUN_SYS[@]}" --allow-run-as-root --oversubscribe \
-		-np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include toroid \
+	TOROID_VNI_SOCKET="$T/E2.sock" timeout 120 "${MPIRUN_SYS[@]}" -np 2 \
 		--mca btl self,ofi --mca btl_ofi_provider_include toroid \
-		-x TOROID_VNI_SOCKET -x LD_PRELOAD="$SAN" \
 		"$MPI_PROG" >"$T/mpi2.log" 2>&1 || { cat "$T/mpi2.log"; die "mpirun with the OFI BTL failed"; }
 	grep -q '^PASS: 0 errors$' "$T/mpi2.log" || die "the MPI program did not pass with the OFI BTL"
 	eng_stop E2 || die "$ENG_WHY"
