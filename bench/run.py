@@ -821,7 +821,7 @@ def npmpi(suite):
     return res
 
 
-MPI_PROGS = ("mpi_bw", "mpi_transpose", "mpi_allreduce", "mpi_lat", "mpi_halo")
+MPI_PROGS = ("mpi_bw", "mpi_transpose", "mpi_allreduce", "mpi_lat", "mpi_halo", "mpi_halo2d")
 MPI_LAT_SIZES = (8, 1024, 65536, 1048576)  # the sizes of mpi_lat the table shows
 MPI_TOPO = NP_TOPO.replace("procs = 1:0, 1:1", "procs = 1:0, 1:1, 1:2, 1:3")
 
@@ -842,7 +842,8 @@ def mpi_programs(suite):
             "mpi_transpose": "1024 " + ("4" if quick else "20"),
             "mpi_allreduce": "1024 " + ("200" if quick else "2000"),
             "mpi_lat": "1048576 " + ("100" if quick else "1000"),
-            "mpi_halo": "512 " + ("100" if quick else "1000")}
+            "mpi_halo": "512 " + ("100" if quick else "1000"),
+            "mpi_halo2d": "256 " + ("200" if quick else "2000")}
     res = {}
     with tempfile.TemporaryDirectory(prefix="toroid-mpi.") as tmp:
         for prog in MPI_PROGS:
@@ -885,7 +886,7 @@ def mpi_programs(suite):
 def mpi_section(res, load):
     """The MPI programs section of docs/benchmarks.md."""
     out = ["## MPI programs over toroid and over TCP\n",
-           "Five small MPI programs (`bench/mpi/`, built with `mpicc -O2`): `mpi_bw`, a "
+           "Six small MPI programs (`bench/mpi/`, built with `mpicc -O2`): `mpi_bw`, a "
            "ping-pong of 1 MiB messages between ranks 0 and 1 (bandwidth of one direction); "
            "`mpi_transpose`, an `MPI_Alltoall` of a 1024 x 1024 matrix of doubles (8 MiB) "
            "split by rows, every element checked; `mpi_allreduce`, `MPI_Allreduce` of 1024 "
@@ -895,7 +896,11 @@ def mpi_section(res, load):
            "`mpi_halo`, a Jacobi stencil on a 512 x 512 grid split over the ranks, edges "
            "exchanged with `MPI_Irecv`/`MPI_Isend` while the interior is computed, then "
            "`MPI_Waitall` (compute-bound: the ranks compute on every CPU while the messages "
-           "move; the grid's sum checked against a serial run). "
+           "move; the grid's sum checked against a serial run); `mpi_halo2d`, a periodic 2-D "
+           "halo exchange of 256 x 256 doubles per rank with `MPI_Sendrecv` (columns an "
+           "`MPI_Type_vector`) and a stencil per step, every ghost cell checked (with 2 ranks "
+           "the grid is 2 x 1: each rank is its own neighbour along the second dimension, so "
+           "half its messages go to itself). "
            "With 2 and 4 ranks (4 ranks and the engine "
            "oversubscribe the 2 CPUs), over toroid (the OFI MTL, one `toroid-node` on lcore 0, "
            "the topology placing 1:0 .. 1:3) and over TCP loopback (`--mca pml ob1 --mca btl "
@@ -912,7 +917,8 @@ def mpi_section(res, load):
     for prog, key, unit, higher in (("mpi_bw", "gbytes_per_s", "GB/s", True),
                                     ("mpi_transpose", "gbytes_per_s", "GB/s", True),
                                     ("mpi_allreduce", "us_per_call", "us per call", False),
-                                    ("mpi_halo", "us_per_step", "us per step", False)):
+                                    ("mpi_halo", "us_per_step", "us per step", False),
+                                    ("mpi_halo2d", "us_per_step", "us per step", False)):
         for ranks in (2, 4):
             t = res.get((prog, ranks, "toroid"), [])
             c = res.get((prog, ranks, "tcp"), [])

@@ -24,6 +24,8 @@
  *                 broadcast, allreduce, reduce
  *   tfi_place.c   an unbound process moves off the CPUs of toroid-node's polling thread,
  *                 and gets them back while it computes on a host with room
+ *   tfi_self.c    messages an endpoint sends to itself: matched and copied in the provider,
+ *                 never through the engine
  *
  * Threading: one mutex per domain guards the domain's objects (FI_THREAD_SAFE).
  */
@@ -124,6 +126,7 @@ struct tfi_params {
 	bool place;        /* FI_TOROID_PLACE: an unbound process moves off the engine's CPUs */
 	size_t inject_max; /* FI_TOROID_INJECT_MAX: inject_size (docs/libfabric.md, "Injects") */
 	bool place_adapt;  /* FI_TOROID_PLACE=auto: ... and gets them back while it computes */
+	bool self;         /* FI_TOROID_SELF: messages to itself matched in the provider */
 };
 
 #define TFI_TRUST_DEFAULT_US 1000
@@ -211,6 +214,9 @@ struct tfi_cq {
 	int sig_fd; /* eventfd: fi_cq_signal() */
 	int refs;
 	unsigned int spin_skip; /* fi_cq_sread: waits left that sleep at once (tfi_spin_start) */
+	/* fi_cq_sread asleep, and whether tfi_self.c woke them: an entry pushed by a post (a
+	 * message to itself) comes with no eventfd of the engine's */
+	unsigned int sleepers, kicks;
 };
 
 enum tfi_op_kind {
@@ -241,7 +247,7 @@ struct tfi_claim {
 /* Where a transmit stands with respect to the endpoint's queue of held transmits (tfi_txq.c):
  * given to the VNI (or not a transmit), held behind a fence, or a write whose remote CQ data
  * notice waits for room in the VNI's send ring. */
-enum { TFI_TXQ_NONE, TFI_TXQ_HELD, TFI_TXQ_NOTICE, TFI_RXQ_HELD };
+enum { TFI_TXQ_NONE, TFI_TXQ_HELD, TFI_TXQ_NOTICE, TFI_RXQ_HELD, TFI_SELF_RX };
 /* operations made in chunks beyond the VNI's contexts, and at most this many in all: an
  * application may post that many sends and receives before one completes */
 #define TFI_OPS_CHUNK 256
@@ -281,6 +287,11 @@ struct tfi_op {
 	struct trd_vni_addr dst;
 	const void *sbuf; /* send, write: what the VNI reads; read: where it writes */
 	uint64_t vtag, data, raddr, rkey, operand, cmp;
+	/* tfi_self.c: a receive's place in posting order and, from any source, its links in
+	 * ep->any (dst, vtag and data hold its source, tag and ignore mask) */
+	uint64_t seq;
+	struct tfi_op *anext, *aprev;
+	bool in_any;
 };
 
 struct tfi_ep {
@@ -329,6 +340,17 @@ struct tfi_ep {
 	struct tfi_op *rxq_head, *rxq_tail;
 	unsigned int rdata_missing, rdata_posted;
 	uint64_t rdata_dropped; /* notices that were not well formed: dropped */
+	/* tfi_self.c: messages to itself not received yet (sq), those waiting for a receive
+	 * from any source the engine holds to be withdrawn (sp, behind self_cancel), those
+	 * claimed (FI_CLAIM); receives from itself (srx) and from any source (any), in posting
+	 * order */
+	struct tfi_smsg *sq_head, *sq_tail, *sp_head, *sp_tail, *sclaimed;
+	struct tfi_op *srx_head, *srx_tail, *any_head, *any_tail;
+	struct tfi_op *self_cancel;
+	bool self_cancel_owed; /* its trd_vni_cancel found the command ring full */
+	uint64_t rx_seq;
+	size_t sq_bytes;
+	uint64_t self_msgs; /* messages to itself delivered in the provider */
 };
 
 /* tfi_init.c */
@@ -512,6 +534,11 @@ int tfi_copy_out(void *app_dst, const void *src, size_t len);
 int tfi_out_ptr(void *app);
 int tfi_gather(void *dst, const struct iovec *app_iov, size_t n);
 int tfi_scatter(const struct iovec *app_iov, size_t n, const void *src, size_t len);
+/* Copy up to @p len bytes from the application's @p src iovs into its @p dst iovs, in one system
+ * call (or a memcpy between recently checked pages): 0, or -FI_EFAULT when a byte of either
+ * side is not accessible (tfi_gather and tfi_scatter tell which). */
+int tfi_copy_iov(const struct iovec *dst, size_t nd, const struct iovec *src, size_t ns,
+		 size_t len);
 
 /* Whether @p fid is one of this provider's objects of that class (not another provider's,
  * not a forged one): checked before a fid an application passes in is used. */
@@ -533,13 +560,57 @@ void tfi_coll_complete(struct tfi_ep *ep, struct tfi_op *op, int status);
 
 /* tfi_progress.c: end an operation that never reached the VNI, or whose start failed */
 void tfi_op_fail(struct tfi_ep *ep, struct tfi_op *op, int status);
+/* ... or that the provider ended itself (tfi_self.c): as a VNI completion would */
+void tfi_op_done(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
+		 struct trd_vni_addr peer, uint64_t tag, const uint64_t *data);
+
+/* tfi_self.c: messages an endpoint sends to itself (docs/libfabric.md, "Messages to itself").
+ * Caller holds the domain lock. */
+#define TFI_SELF_QUEUE_MAX (64u << 20) /* bytes of unreceived messages to itself */
+struct tfi_smsg;
+/* Is @p a this endpoint, and are its messages to itself matched here (FI_TOROID_SELF)? */
+bool tfi_self_is(const struct tfi_ep *ep, struct trd_vni_addr a);
+/* A send to itself: matched against its receives or queued, completed now (no op taken). */
+ssize_t tfi_self_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, uint64_t vtag,
+		      bool tagged, void *context, bool comp, const uint64_t *data);
+/* A held send to itself (tfi_txq.c) started: 0 (then complete it), -EAGAIN or an error. */
+int tfi_self_start(struct tfi_ep *ep, struct tfi_op *op);
+/* Receive @p op from @p src (itself or any) with @p vtag and @p ignore: 1 when it was taken
+ * here (a queued message delivered, or kept as a receive from itself), 0 when the VNI must
+ * get it (from any source: it is recorded in ep->any first), -FI_EAGAIN (no CQ room). */
+int tfi_self_recv(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr src, uint64_t vtag,
+		  uint64_t ignore);
+/* Receive @p op from any source was given to the VNI (or held): recorded in posting order. */
+void tfi_self_any_add(struct tfi_ep *ep, struct tfi_op *op);
+/* Does @p context name a message claimed here (FI_PEEK | FI_CLAIM of a message to itself)? */
+bool tfi_self_claim_known(const struct tfi_ep *ep, const void *context);
+/* A probe (op->peek; @p ck its claim kind): 1 answered here, 0 ask the VNI, -FI_EAGAIN. */
+int tfi_self_peek(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr src, uint64_t vtag,
+		  uint64_t ignore, int ck);
+/* FI_CLAIM (or with FI_DISCARD) of a message claimed here with @p op's context: 1 done,
+ * 0 not ours, -FI_EAGAIN. */
+int tfi_self_claimed(struct tfi_ep *ep, struct tfi_op *op, bool discard);
+/* A VNI completion of receive @p op: true when tfi_self.c ended it (a withdrawn receive
+ * that took a message to itself). */
+bool tfi_self_complete(struct tfi_ep *ep, struct tfi_op *op, int status);
+/* fi_cancel of a receive from itself: 1 cancelled, 0 not one, -FI_EAGAIN (no CQ room). */
+int tfi_self_cancel(struct tfi_ep *ep, struct tfi_op *op);
+/* Withdrawals owed, waiting messages matched again, receives failed on a dead interface. */
+void tfi_self_progress(struct tfi_ep *ep);
+/* The endpoint closes: its queued messages are freed. */
+void tfi_self_close(struct tfi_ep *ep);
+/* Remove held receive @p op from the queue (tfi_txq.c): true if it was there. */
+bool tfi_rxq_remove(struct tfi_ep *ep, struct tfi_op *op);
+/* tfi_cq.c: wake an fi_cq_sread asleep on @p cq (an entry came without the engine). */
+void tfi_cq_kick(struct tfi_cq *cq);
 
 /* tfi_txq.c. Caller holds the domain lock. */
 /* Must a transmit posted now (@p fence: with FI_FENCE) be held instead of started? */
 bool tfi_txq_hold(const struct tfi_ep *ep, bool fence);
 /* Hold @p op, filled with what starting it needs, behind the queue's tail. */
 void tfi_txq_add(struct tfi_ep *ep, struct tfi_op *op, bool fence);
-/* Give @p op (filled as for tfi_txq_add) to the VNI: its VNI status. */
+/* Give @p op (filled as for tfi_txq_add) to the VNI: its VNI status; 1: a send to itself,
+ * delivered or queued by tfi_self.c (complete it). */
 int tfi_tx_start(struct tfi_ep *ep, struct tfi_op *op);
 /* Start what the queue allows, post notice receives again; from tfi_ep_progress. */
 void tfi_txq_progress(struct tfi_ep *ep);

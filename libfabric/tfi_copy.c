@@ -138,26 +138,43 @@ range_pages(const void *a, size_t len, unsigned int *n)
 	return first;
 }
 
+/* May a copy of @p total bytes in @p na iovs be trusted at all: one iov over at most
+ * TRUST_PAGES pages, and a window? */
+static bool
+trustable(const struct iovec *app, size_t na, size_t total)
+{
+	unsigned int n;
+
+	if (tfi_params.trust_us == 0 || na != 1 || total > TRUST_PAGES * page_size())
+		return false;
+	range_pages(app[0].iov_base, total, &n);
+	return n <= TRUST_PAGES;
+}
+
+/* Was every page of @p app (trustable) checked for the direction within the window at @p now? */
+static bool
+trusted_at(const struct iovec *app, size_t total, bool to_app, uint64_t now)
+{
+	uint64_t window = (uint64_t)tfi_params.trust_us * 1000;
+	unsigned int r = to_app ? TRUST_W : TRUST_R, n;
+	uintptr_t pg = range_pages(app[0].iov_base, total, &n);
+
+	for (unsigned int k = 0; k < n; k++)
+		if (!trusted_page(pg + k * page_size(), r, now, window))
+			return false;
+	return true;
+}
+
 /* May this copy be a memcpy? One iov over at most TRUST_PAGES pages, each checked for the
  * same direction within the window. @p now: the time, 0 when the copy may not be trusted. */
 static bool
 trusted(const struct iovec *app, size_t na, size_t total, bool to_app, uint64_t *now)
 {
-	uint64_t window = (uint64_t)tfi_params.trust_us * 1000;
-	unsigned int r = to_app ? TRUST_W : TRUST_R, n;
-	uintptr_t pg;
-
 	*now = 0;
-	if (window == 0 || na != 1 || total > TRUST_PAGES * page_size())
-		return false;
-	pg = range_pages(app[0].iov_base, total, &n);
-	if (n > TRUST_PAGES)
+	if (!trustable(app, na, total))
 		return false;
 	*now = now_ns();
-	for (unsigned int k = 0; k < n; k++)
-		if (!trusted_page(pg + k * page_size(), r, *now, window))
-			return false;
-	return true;
+	return trusted_at(app, total, to_app, *now);
 }
 
 /* The kernel copied @p app for @p to_app: remember its pages (@p now 0: not to be kept). */
@@ -306,4 +323,56 @@ tfi_scatter(const struct iovec *iov, size_t n, const void *src, size_t len)
 	m = iov_trim(a, iov, n, len, &total);
 	l = (struct iovec){.iov_base = (void *)(uintptr_t)src, .iov_len = total};
 	return pvm(true, &l, 1, a, m, total);
+}
+
+int
+tfi_copy_iov(const struct iovec *dst, size_t nd, const struct iovec *src, size_t ns, size_t len)
+{
+	struct iovec d[TFI_IOV_LIMIT], s[TFI_IOV_LIMIT];
+	size_t md, ms, td, ts;
+	uint64_t now = 0;
+	ssize_t k;
+
+	if (nd > TFI_IOV_LIMIT || ns > TFI_IOV_LIMIT)
+		return -FI_EINVAL;
+	md = iov_trim(d, dst, nd, len, &td);
+	ms = iov_trim(s, src, ns, td, &ts);
+	if (ts == 0)
+		return 0;
+	md = iov_trim(d, dst, nd, ts, &td); /* both ts bytes now */
+	/* one clock read for both sides */
+	if (trustable(d, md, ts) && trustable(s, ms, ts))
+		now = now_ns();
+	if (!__atomic_load_n(&no_pvm, __ATOMIC_RELAXED) &&
+	    !(now != 0 && trusted_at(d, ts, true, now) && trusted_at(s, ts, false, now))) {
+		/* one system call: the kernel faults on either side (which one, the caller finds
+		 * out with a gather) */
+		k = process_vm_readv(my_pid(), d, md, s, ms, 0);
+		if (k == (ssize_t)ts) {
+			trust_pages(d, ts, true, now);
+			trust_pages(s, ts, false, now);
+			return 0;
+		}
+		if (k >= 0 || (errno != ENOSYS && errno != EPERM))
+			return -FI_EFAULT;
+		pvm_refused(errno);
+	}
+	/* memcpy, iov to iov: process_vm_* refused, or pages the kernel copied recently */
+	for (size_t i = 0, j = 0, oi = 0, oj = 0; i < md && j < ms;) {
+		size_t n = d[i].iov_len - oi < s[j].iov_len - oj ? d[i].iov_len - oi
+								 : s[j].iov_len - oj;
+
+		memcpy((uint8_t *)d[i].iov_base + oi, (const uint8_t *)s[j].iov_base + oj, n);
+		oi += n;
+		oj += n;
+		if (oi == d[i].iov_len) {
+			i++;
+			oi = 0;
+		}
+		if (oj == s[j].iov_len) {
+			j++;
+			oj = 0;
+		}
+	}
+	return 0;
 }

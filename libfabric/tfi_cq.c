@@ -349,6 +349,18 @@ cq_arm(struct tfi_cq *cq)
 	return 0;
 }
 
+void
+tfi_cq_kick(struct tfi_cq *cq)
+{
+	uint64_t one = 1;
+
+	if (cq->sleepers == 0 || cq->sig_fd < 0)
+		return;
+	cq->kicks++;
+	if (write(cq->sig_fd, &one, sizeof(one)) < 0)
+		FI_DBG(&tfi_prov, FI_LOG_CQ, "wake-up not written: %s\n", strerror(errno));
+}
+
 static ssize_t
 cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr, const void *cond,
 	     int timeout)
@@ -356,7 +368,10 @@ cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr
 	struct tfi_cq *cq = container_of(cq_fid, struct tfi_cq, cq);
 	uint64_t deadline = timeout < 0 ? UINT64_MAX : tfi_now_ms() + (uint64_t)timeout;
 	struct epoll_event ev[4];
+	unsigned int kicks;
+	bool signalled, kicked;
 	uint64_t spin_end;
+	int err;
 
 	if (cq->epfd < 0)
 		return -FI_EINVAL; /* FI_WAIT_NONE */
@@ -382,15 +397,27 @@ cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr
 		t = tfi_now_ms();
 		if (t >= deadline)
 			return -FI_EAGAIN;
+		pthread_mutex_lock(&cq->dom->lock);
+		cq->sleepers++;
+		kicks = cq->kicks;
+		pthread_mutex_unlock(&cq->dom->lock);
 		rc = epoll_wait(cq->epfd, ev, 4, deadline == UINT64_MAX ? -1 : (int)(deadline - t));
+		err = rc < 0 && errno != EINTR ? -errno : 0;
 		tfi_place_adapt_inside(); /* asleep: waiting, not computing */
-		if (rc < 0 && errno != EINTR)
-			return -errno;
+		signalled = false;
 		for (int i = 0; i < rc; i++)
 			if (ev[i].data.fd == cq->sig_fd) {
 				tfi_drain(cq->sig_fd);
-				return -FI_EAGAIN; /* fi_cq_signal */
+				signalled = true;
 			}
+		pthread_mutex_lock(&cq->dom->lock);
+		cq->sleepers--;
+		kicked = cq->kicks != kicks;
+		pthread_mutex_unlock(&cq->dom->lock);
+		if (err != 0)
+			return err;
+		if (signalled && !kicked)
+			return -FI_EAGAIN; /* fi_cq_signal (a kick: its entry is read next) */
 	}
 }
 

@@ -102,7 +102,9 @@ ep_cancel(fid_t fid, void *context)
 
 		if (op->kind != TFI_OP_RECV || op->peek || op->rdata || op->context != context)
 			continue;
-		r = tfi_rxq_cancel(ep, op); /* held: never given to the VNI */
+		r = tfi_self_cancel(ep, op); /* from itself: kept by tfi_self.c */
+		if (r == 0)
+			r = tfi_rxq_cancel(ep, op); /* held: never given to the VNI */
 		if (r != 0) {
 			rc = r < 0 ? r : 0;
 			if (r < 0)
@@ -329,6 +331,7 @@ ep_close(struct fid *fid)
 	pthread_mutex_unlock(&d->lock);
 	trd_vni_close(ep->vni); /* the engine drops what is still posted, and claimed */
 	held_del(ep->name.app, ep->name.proc);
+	tfi_self_close(ep);
 	free(ep->claims);
 	/* injects still in flight: dropped with the interface */
 	for (unsigned int i = 0; i < tfi_op_total(ep); i++)

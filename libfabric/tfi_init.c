@@ -45,6 +45,7 @@ struct tfi_params tfi_params = {
 	.inject_max = TFI_INJECT_DEFAULT,
 	.place_adapt = true,
 	.compute = UINT_MAX,
+	.self = true,
 };
 
 /* A message in one buffer goes between the application's memory and the engine whatever its
@@ -120,6 +121,10 @@ FI_EXT_INI
 			"their bytes are copied into the endpoint's pool when posted (default %d, "
 			"%d .. %d)",
 			TRD_VNI_SHORT_MAX, TFI_INJECT_DEFAULT, TRD_VNI_SHORT_MAX, TFI_INJECT_LIMIT);
+	fi_param_define(&tfi_prov, "self", FI_PARAM_BOOL,
+			"messages an endpoint sends to itself are matched and copied in the "
+			"provider, as Open MPI's self BTL does (default 1; 0: through the engine "
+			"like any other)");
 	fi_param_define(&tfi_prov, "dgram", FI_PARAM_BOOL,
 			"offer FI_EP_DGRAM endpoints too (default 0: libfabric then layers "
 			"ofi_rxd over them and lists toroid;ofi_rxd before toroid's own RDM)");
@@ -191,6 +196,8 @@ FI_EXT_INI
 								: sz;
 	if (fi_param_get_bool(&tfi_prov, "dgram", &v) == 0)
 		tfi_params.dgram = v != 0;
+	if (fi_param_get_bool(&tfi_prov, "self", &v) == 0)
+		tfi_params.self = v != 0;
 	if (fi_param_get_int(&tfi_prov, "wait_spin_us", &v) == 0 && v >= -1 &&
 	    v <= TRD_VNI_WAIT_SPIN_MAX_US)
 		tfi_params.wait_spin_us = v < 0 ? 0 : v;

@@ -186,6 +186,13 @@ ep_send_f(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, 
 		rc = -FI_EINVAL;
 		goto out;
 	}
+	if (tfi_self_is(ep, dst) && !tfi_txq_hold(ep, fence)) {
+		/* to itself: matched and copied here, never through the engine (tfi_self.c) */
+		rc = tfi_self_send(ep, iov, n, vtag, tagged, context, comp && !inject, data);
+		if (rc == -FI_EAGAIN)
+			tfi_ep_progress(ep);
+		goto out;
+	}
 	op = tfi_op_get(ep);
 	if (op == NULL) {
 		tfi_ep_progress(ep);
@@ -298,6 +305,44 @@ ep_recv(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uin
 			     TFI_CLAIM_NONE);
 }
 
+/* Fill receive @p op: its @p n iovs of room @p cap, and what answers it. */
+static void
+recv_fill(struct tfi_op *op, const struct iovec *iov, size_t n, size_t cap, bool tagged,
+	  void *context, bool comp, bool peek, enum tfi_claim_kind ck)
+{
+	op->kind = TFI_OP_RECV;
+	op->tagged = tagged;
+	op->claim = (uint8_t)ck;
+	op->peek = peek;
+	op->comp = comp || peek; /* a peek always answers */
+	op->context = context;
+	op->len = cap;
+	op->iov_n = n;
+	if (n > 0)
+		memcpy(op->iov, iov, n * sizeof(*iov));
+}
+
+/* A probe (FI_PEEK, no claim) of the engine's messages: its VNI status. Nothing waits at the
+ * engine (it says so in the segment): FI_ENOMSG here, without the round trip (MPI_Iprobe in a
+ * loop). It is an empty poll: where the sender or the engine may need this CPU, every
+ * TFI_PROBE_YIELD_EVERY-th such probe yields (*yield) as an empty fi_cq_read does (a probe loop
+ * never reads an empty queue: each probe's answer is in it). */
+static int
+probe_post(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr from, uint64_t vtag,
+	   uint64_t vignore, bool *yield)
+{
+	if (trd_vni_probe_none(ep->vni) && tfi_cq_room(ep->rxcq) > 0) {
+		tfi_op_fail(ep, op, -ENOMSG);
+		if (ep->probe_idle < UINT32_MAX)
+			ep->probe_idle++;
+		*yield = ++ep->probe_misses % TFI_PROBE_YIELD_EVERY == 0 && tfi_ep_yield_due(ep);
+		return 0;
+	}
+	ep->probe_idle = 0;
+	ep->probe_misses = 0;
+	return trd_vni_probe(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
+}
+
 /* A receive; @p peek: a probe (FI_PEEK); @p ck: what it claims or drops. */
 static ssize_t
 ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uint64_t tag,
@@ -308,7 +353,7 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 	struct trd_vni_addr from = {TRD_VNI_ANY, TRD_VNI_ANY};
 	uint64_t vtag = TFI_MSG_TAG, vignore = 0;
 	struct tfi_op *op;
-	bool yield = false;
+	bool yield = false, any = false;
 	void *rbuf = NULL;
 	size_t cap;
 	ssize_t rc;
@@ -344,7 +389,7 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 	if (ck == TFI_CLAIM_RECV || ck == TFI_CLAIM_DISCARD) {
 		/* the message that FI_PEEK | FI_CLAIM with this context claimed */
 		ci = claim_find(ep, context);
-		if (ci < 0) {
+		if (ci < 0 && !tfi_self_claim_known(ep, context)) {
 			rc = -FI_EINVAL;
 			goto out;
 		}
@@ -359,18 +404,19 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 		rc = -FI_EAGAIN;
 		goto out;
 	}
-	op->kind = TFI_OP_RECV;
-	op->tagged = tagged;
-	op->claim = (uint8_t)ck;
 	/* a discard answers like a probe: no data */
 	peek = peek || ck == TFI_CLAIM_DISCARD;
-	op->peek = peek;
-	op->comp = comp || peek; /* a peek always answers */
-	op->context = context;
-	op->len = cap;
-	op->iov_n = n;
-	if (n > 0)
-		memcpy(op->iov, iov, n * sizeof(*iov));
+	recv_fill(op, iov, n, cap, tagged, context, comp, peek, ck);
+	/* messages to itself first (tfi_self.c): a claim of one, a probe that finds one */
+	if (ci < 0 && (ck == TFI_CLAIM_RECV || ck == TFI_CLAIM_DISCARD)) {
+		rc = tfi_self_claimed(ep, op, ck == TFI_CLAIM_DISCARD);
+		goto self;
+	}
+	if (peek && ck != TFI_CLAIM_DISCARD && ck != TFI_CLAIM_RECV) {
+		rc = tfi_self_peek(ep, op, from, vtag, vignore, ck);
+		if (rc != 0)
+			goto self;
+	}
 	if (ck == TFI_CLAIM_PEEK) { /* FI_PEEK is set: answers like a probe */
 		rc = trd_vni_claim(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
 		if (rc == 0)
@@ -386,24 +432,15 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 		goto claimed;
 	}
 	if (peek) {
-		/* nothing waits at the engine (it says so in the segment): FI_ENOMSG here, without
-		 * the round trip (MPI_Iprobe in a loop). It is an empty poll: where the sender or
-		 * the engine may need this CPU, every TFI_PROBE_YIELD_EVERY-th such probe yields as
-		 * an empty fi_cq_read does (a probe loop never reads an empty queue: each probe's
-		 * answer is in it). */
-		if (trd_vni_probe_none(ep->vni) && tfi_cq_room(ep->rxcq) > 0) {
-			tfi_op_fail(ep, op, -ENOMSG);
-			if (ep->probe_idle < UINT32_MAX)
-				ep->probe_idle++;
-			yield = ++ep->probe_misses % TFI_PROBE_YIELD_EVERY == 0 &&
-				tfi_ep_yield_due(ep);
-			rc = 0;
-			goto posted;
-		}
-		ep->probe_idle = 0;
-		ep->probe_misses = 0;
-		rc = trd_vni_probe(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
+		rc = probe_post(ep, op, from, vtag, vignore, &yield);
 		goto posted;
+	}
+	/* a queued message to itself, or a receive from itself kept here (tfi_self.c) */
+	if (ck == TFI_CLAIM_NONE) {
+		rc = tfi_self_recv(ep, op, from, vtag, vignore);
+		if (rc != 0)
+			goto self;
+		any = from.app == TRD_VNI_ANY;
 	}
 	/* behind held receives, or no context free beyond those kept for probes and claims:
 	 * held in posting order, given to the VNI by progress as receive contexts free (an MPI
@@ -439,6 +476,16 @@ posted:
 	if (rc != 0) {
 		tfi_op_put(ep, op);
 		rc = tfi_post_rc(ep, (int)rc);
+	} else if (any) {
+		tfi_self_any_add(ep, op); /* a message to itself may take it (tfi_self.c) */
+	}
+	goto out;
+self: /* 1: answered or kept by tfi_self.c; -FI_EAGAIN: no CQ room */
+	if (rc < 0) {
+		tfi_op_put(ep, op);
+		tfi_ep_progress(ep);
+	} else {
+		rc = 0;
 	}
 out:
 	pthread_mutex_unlock(&ep->dom->lock);

@@ -175,6 +175,10 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 		tfi_rdata_complete(ep, op, status, len, peer, data);
 		return;
 	}
+	/* tfi_self.c: a receive from any source may have taken a message to itself */
+	if (op->kind == TFI_OP_RECV && (op->in_any || op == ep->self_cancel) &&
+	    tfi_self_complete(ep, op, status))
+		return;
 	if (op->early) { /* completed and counted when posted (FI_INJECT_COMPLETE) */
 		if (status != 0)
 			FI_WARN(&tfi_prov, FI_LOG_EP_DATA,
@@ -340,6 +344,13 @@ tfi_op_fail(struct tfi_ep *ep, struct tfi_op *op, int status)
 	op_complete(ep, op, status, 0, none, 0, NULL, 0);
 }
 
+void
+tfi_op_done(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct trd_vni_addr peer,
+	    uint64_t tag, const uint64_t *data)
+{
+	op_complete(ep, op, status, len, peer, tag, data, 0);
+}
+
 static void ep_progress_vni(struct tfi_ep *ep);
 
 /* Caller holds the domain lock. */
@@ -351,6 +362,8 @@ tfi_ep_progress(struct tfi_ep *ep)
 		tfi_txq_progress(ep);
 	if (ep->rxq_head != NULL)
 		tfi_rxq_progress(ep);
+	if (ep->sp_head != NULL || ep->self_cancel_owed || (ep->dead && ep->srx_head != NULL))
+		tfi_self_progress(ep); /* tfi_self.c */
 }
 
 static void

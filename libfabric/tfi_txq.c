@@ -116,6 +116,11 @@ tfi_tx_start(struct tfi_ep *ep, struct tfi_op *op)
 
 	switch (op->kind) {
 	case TFI_OP_SEND:
+		if (tfi_self_is(ep, op->dst)) { /* tfi_self.c */
+			int rc = tfi_self_start(ep, op);
+
+			return rc == 0 ? 1 : rc;
+		}
 		if (op->has_data)
 			return trd_vni_senddata(ep->vni, op->dst, op->vtag, op->data, op->sbuf,
 						op->len, -1, cookie);
@@ -305,26 +310,36 @@ tfi_rxq_progress(struct tfi_ep *ep)
 	}
 }
 
-int
-tfi_rxq_cancel(struct tfi_ep *ep, struct tfi_op *op)
+bool
+tfi_rxq_remove(struct tfi_ep *ep, struct tfi_op *op)
 {
 	struct tfi_op **pp = &ep->rxq_head, *prev = NULL;
 
 	if (op->txq != TFI_RXQ_HELD)
-		return 0;
-	if (ep->rxcq != NULL && tfi_cq_room(ep->rxcq) == 0)
-		return -FI_EAGAIN; /* (its entry would overwrite one not read yet) */
+		return false;
 	while (*pp != NULL && *pp != op) {
 		prev = *pp;
 		pp = &(*pp)->next;
 	}
 	if (*pp == NULL)
-		return 0;
+		return false;
 	*pp = op->next;
 	if (ep->rxq_tail == op)
 		ep->rxq_tail = prev;
 	op->next = NULL;
 	op->txq = TFI_TXQ_NONE;
+	return true;
+}
+
+int
+tfi_rxq_cancel(struct tfi_ep *ep, struct tfi_op *op)
+{
+	if (op->txq != TFI_RXQ_HELD)
+		return 0;
+	if (ep->rxcq != NULL && tfi_cq_room(ep->rxcq) == 0)
+		return -FI_EAGAIN; /* (its entry would overwrite one not read yet) */
+	if (!tfi_rxq_remove(ep, op))
+		return 0;
 	tfi_op_fail(ep, op, -ECANCELED);
 	return 1;
 }
@@ -351,6 +366,10 @@ tfi_txq_progress(struct tfi_ep *ep)
 			break;
 		txq_pop(ep);
 		op->txq = TFI_TXQ_NONE;
+		if (rc == 1) { /* a send to itself, delivered or queued (tfi_self.c) */
+			tfi_op_done(ep, op, 0, 0, ep->info.self, 0, NULL);
+			continue;
+		}
 		if (rc != 0) {
 			if (rc == -ECONNRESET)
 				ep->dead = true;

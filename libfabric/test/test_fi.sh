@@ -10,7 +10,7 @@
 #       rma | rma_offset | rma_jobkey | rma_two_engines (TEST_FI is then test_fi_rma) | mpi_rma |
 #       badargs (TEST_FI is then test_fi_badargs) | coll (TEST_FI is then test_fi_coll) |
 #       fence | fence_two_engines (TEST_FI is then test_fi_fence) |
-#       inject (TEST_FI is then test_fi_inject)
+#       inject (TEST_FI is then test_fi_inject) | self (TEST_FI is then test_fi_self)
 # Every wait is bounded; every process started here is killed at exit.
 set -u
 NODE=$1
@@ -208,6 +208,23 @@ inject)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
 	run_fi test_fi_inject 100 TOROID_VNI_SOCKET="$T/E.sock"
+	;;
+self)
+	# messages to itself matched in the provider: the engine carries only B's 6 bytes
+	start_engine E 0 "$T/one.ini" 0
+	eng_wait_ready E
+	run_fi test_fi_self 100 TOROID_VNI_SOCKET="$T/E.sock"
+	eng_stop E || die "$ENG_WHY"
+	read -r bytes <<<"$(vni_totals "$T/E.log" rx_bytes)"
+	[ "${bytes:-0}" -lt 1024 ] || die "the engine carried ${bytes:-?} B of messages to itself"
+	# the same answers through the engine (FI_TOROID_SELF=0), which then carries them
+	start_engine E2 0 "$T/one.ini" 0
+	eng_wait_ready E2
+	run_fi test_fi_self 100 TOROID_VNI_SOCKET="$T/E2.sock" FI_TOROID_SELF=0
+	eng_stop E2 || die "$ENG_WHY"
+	read -r bytes2 <<<"$(vni_totals "$T/E2.log" rx_bytes)"
+	[ "${bytes2:-0}" -ge 8192 ] || die "FI_TOROID_SELF=0: the engine carried ${bytes2:-?} B, expected >= 8 KiB"
+	echo "self: the engine carried $bytes B with the provider's self path, $bytes2 B without"
 	;;
 pingpong_msg | pingpong_tagged)
 	start_engine E 0 "$T/one.ini" 0
