@@ -349,8 +349,10 @@ struct tfi_ep {
 	struct tfi_op *self_cancel;
 	bool self_cancel_owed; /* its trd_vni_cancel found the command ring full */
 	uint64_t rx_seq;
-	size_t sq_bytes;
-	uint64_t self_msgs; /* messages to itself delivered in the provider */
+	size_t sq_bytes; /* bytes of waiting messages copied onto the heap */
+	/* sends to itself kept in their buffers that a receive took, their CQ entry waiting for
+	 * room (op->vop: the status) */
+	struct tfi_op *sdone_head, *sdone_tail;
 };
 
 /* tfi_init.c */
@@ -566,14 +568,19 @@ void tfi_op_done(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
 
 /* tfi_self.c: messages an endpoint sends to itself (docs/libfabric.md, "Messages to itself").
  * Caller holds the domain lock. */
-#define TFI_SELF_QUEUE_MAX (64u << 20) /* bytes of unreceived messages to itself */
+/* bytes of unreceived messages to itself copied onto the heap; beyond, a send waits in its
+ * buffer and completes when a receive takes it */
+#define TFI_SELF_QUEUE_MAX (64u << 20)
 struct tfi_smsg;
 /* Is @p a this endpoint, and are its messages to itself matched here (FI_TOROID_SELF)? */
 bool tfi_self_is(const struct tfi_ep *ep, struct trd_vni_addr a);
-/* A send to itself: matched against its receives or queued, completed now (no op taken). */
+/* A send to itself: matched against its receives or queued, and completed now; or, when
+ * TFI_SELF_QUEUE_MAX bytes wait already, kept in its buffer until a receive takes it. @p copy:
+ * its buffer is free on return (always copied). */
 ssize_t tfi_self_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, uint64_t vtag,
-		      bool tagged, void *context, bool comp, const uint64_t *data);
-/* A held send to itself (tfi_txq.c) started: 0 (then complete it), -EAGAIN or an error. */
+		      bool tagged, void *context, bool comp, const uint64_t *data, bool copy);
+/* A held send to itself (tfi_txq.c) started: 1 (complete it now), 2 (kept: it completes when a
+ * receive takes it), -EAGAIN or an error. */
 int tfi_self_start(struct tfi_ep *ep, struct tfi_op *op);
 /* Receive @p op from @p src (itself or any) with @p vtag and @p ignore: 1 when it was taken
  * here (a queued message delivered, or kept as a receive from itself), 0 when the VNI must
@@ -609,8 +616,8 @@ void tfi_cq_kick(struct tfi_cq *cq);
 bool tfi_txq_hold(const struct tfi_ep *ep, bool fence);
 /* Hold @p op, filled with what starting it needs, behind the queue's tail. */
 void tfi_txq_add(struct tfi_ep *ep, struct tfi_op *op, bool fence);
-/* Give @p op (filled as for tfi_txq_add) to the VNI: its VNI status; 1: a send to itself,
- * delivered or queued by tfi_self.c (complete it). */
+/* Give @p op (filled as for tfi_txq_add) to the VNI: its VNI status; for a send to itself
+ * tfi_self_start's answer (1: complete it, 2: kept by tfi_self.c). */
 int tfi_tx_start(struct tfi_ep *ep, struct tfi_op *op);
 /* Start what the queue allows, post notice receives again; from tfi_ep_progress. */
 void tfi_txq_progress(struct tfi_ep *ep);

@@ -387,20 +387,20 @@ cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count, fi_addr_t *src_addr
 		/* poll a little before sleeping: a wake-up costs tens of microseconds */
 		if (tfi_spin_again(&spin_end, &cq->spin_skip, deadline))
 			continue;
+		t = tfi_now_ms();
+		if (t >= deadline)
+			return -FI_EAGAIN;
 		pthread_mutex_lock(&cq->dom->lock);
 		rc = cq_arm(cq);
+		if (rc == 0) { /* counted in the section that found the CQ empty: no kick lost */
+			cq->sleepers++;
+			kicks = cq->kicks;
+		}
 		pthread_mutex_unlock(&cq->dom->lock);
 		if (rc == -FI_EAGAIN)
 			continue;
 		if (rc != 0)
 			return rc;
-		t = tfi_now_ms();
-		if (t >= deadline)
-			return -FI_EAGAIN;
-		pthread_mutex_lock(&cq->dom->lock);
-		cq->sleepers++;
-		kicks = cq->kicks;
-		pthread_mutex_unlock(&cq->dom->lock);
 		rc = epoll_wait(cq->epfd, ev, 4, deadline == UINT64_MAX ? -1 : (int)(deadline - t));
 		err = rc < 0 && errno != EINTR ? -errno : 0;
 		tfi_place_adapt_inside(); /* asleep: waiting, not computing */

@@ -188,7 +188,7 @@ ep_send_f(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t dest, 
 	}
 	if (tfi_self_is(ep, dst) && !tfi_txq_hold(ep, fence)) {
 		/* to itself: matched and copied here, never through the engine (tfi_self.c) */
-		rc = tfi_self_send(ep, iov, n, vtag, tagged, context, comp && !inject, data);
+		rc = tfi_self_send(ep, iov, n, vtag, tagged, context, comp && !inject, data, copy);
 		if (rc == -FI_EAGAIN)
 			tfi_ep_progress(ep);
 		goto out;
@@ -480,7 +480,9 @@ posted:
 		tfi_self_any_add(ep, op); /* a message to itself may take it (tfi_self.c) */
 	}
 	goto out;
-self: /* 1: answered or kept by tfi_self.c; -FI_EAGAIN: no CQ room */
+self:                /* 1: answered or kept by tfi_self.c; -FI_EAGAIN: no CQ room */
+	if (rc == 0) /* (a claim it did not know: tfi_self_claim_known said it did) */
+		rc = -FI_EINVAL;
 	if (rc < 0) {
 		tfi_op_put(ep, op);
 		tfi_ep_progress(ep);

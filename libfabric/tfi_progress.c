@@ -341,14 +341,22 @@ tfi_op_fail(struct tfi_ep *ep, struct tfi_op *op, int status)
 {
 	struct trd_vni_addr none = {TRD_VNI_ANY, TRD_VNI_ANY};
 
+	struct tfi_cq *cq = op_cq(ep, op);
+
 	op_complete(ep, op, status, 0, none, 0, NULL, 0);
+	if (cq != NULL) /* an entry made by a post: no engine's eventfd wakes a sleeper */
+		tfi_cq_kick(cq);
 }
 
 void
 tfi_op_done(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct trd_vni_addr peer,
 	    uint64_t tag, const uint64_t *data)
 {
+	struct tfi_cq *cq = op_cq(ep, op);
+
 	op_complete(ep, op, status, len, peer, tag, data, 0);
+	if (cq != NULL)
+		tfi_cq_kick(cq);
 }
 
 static void ep_progress_vni(struct tfi_ep *ep);
@@ -362,7 +370,8 @@ tfi_ep_progress(struct tfi_ep *ep)
 		tfi_txq_progress(ep);
 	if (ep->rxq_head != NULL)
 		tfi_rxq_progress(ep);
-	if (ep->sp_head != NULL || ep->self_cancel_owed || (ep->dead && ep->srx_head != NULL))
+	if (ep->sp_head != NULL || ep->self_cancel_owed || ep->sdone_head != NULL ||
+	    (ep->dead && ep->srx_head != NULL))
 		tfi_self_progress(ep); /* tfi_self.c */
 }
 

@@ -37,6 +37,7 @@ struct tfi_smsg {
 	bool has_data;
 	void *claim_ctx; /* in ep->sclaimed: the context of the FI_PEEK | FI_CLAIM that took it */
 	size_t len;
+	struct tfi_op *sop; /* kept in the sender's buffer: the send (its iovs); else in buf */
 	uint8_t buf[];
 };
 
@@ -182,61 +183,97 @@ rx_take(struct tfi_ep *ep, struct tfi_op *op)
 }
 
 /* Complete receive @p op with a message of @p len bytes (its bytes in place, @p fault: its
- * buffer was not writable): truncated to its room (FI_ETRUNC), or FI_EFAULT. */
+ * buffer, or the sender's, could not be accessed): truncated to its room (FI_ETRUNC), or
+ * FI_EFAULT. (tfi_op_done wakes a thread asleep on its CQ.) */
 static void
 rx_end(struct tfi_ep *ep, struct tfi_op *op, bool fault, size_t len, uint64_t vtag, bool has_data,
        uint64_t data)
 {
 	int st = fault ? -EFAULT : len > op->len ? -EMSGSIZE : 0;
 
-	ep->self_msgs++;
 	tfi_op_done(ep, op, st, len, ep->info.self, vtag, has_data ? &data : NULL);
-	if (ep->rxcq != NULL)
-		tfi_cq_kick(ep->rxcq);
 }
 
-/* Deliver a message of @p len bytes at @p src (the provider's memory) into receive @p op and
- * complete it. */
-static void
-rx_deliver(struct tfi_ep *ep, struct tfi_op *op, const void *src, size_t len, uint64_t vtag,
-	   bool has_data, uint64_t data)
+/* Is every byte of @p n iovs readable? Looked at only after a copy failed: in pieces. */
+static bool
+readable(const struct iovec *iov, size_t n)
 {
-	size_t k = len < op->len ? len : op->len;
-	bool fault = false;
+	uint8_t b[4096];
 
-	if (k > 0) {
-		if (op->bounce != NULL)
-			memcpy(op->bounce, src, k); /* scattered by the completion */
-		else
-			fault = tfi_scatter(op->iov, op->iov_n, src, k) != 0;
-	}
-	rx_end(ep, op, fault, len, vtag, has_data, data);
+	for (size_t i = 0; i < n; i++)
+		for (size_t o = 0; o < iov[i].iov_len; o += sizeof(b)) {
+			size_t k = iov[i].iov_len - o < sizeof(b) ? iov[i].iov_len - o : sizeof(b);
+
+			if (tfi_copy_in(b, (const uint8_t *)iov[i].iov_base + o, k) != 0)
+				return false;
+		}
+	return true;
 }
 
-/* A send of @p n iovs (@p total bytes) straight into local receive @p rx, which it completes:
- * one copy. 0, or -FI_EFAULT when the send's own buffer is not readable (@p rx untouched in
- * its lists, perhaps written). */
+/* Copy @p len bytes of the send in @p n iovs into receive @p rx (its pool buffer, or its own
+ * iovs): 0, or -FI_EFAULT with *sender_fault telling whose buffer could not be accessed. */
 static int
-rx_direct(struct tfi_ep *ep, struct tfi_op *rx, const struct iovec *iov, size_t n, size_t total,
-	  uint64_t vtag, const uint64_t *data)
+copy_send(struct tfi_op *rx, const struct iovec *iov, size_t n, size_t len, bool *sender_fault)
 {
-	size_t k = total < rx->len ? total : rx->len;
-	bool fault = false;
+	struct iovec b = {.iov_base = rx->bounce, .iov_len = len};
+	int rc = rx->bounce != NULL ? tfi_copy_iov(&b, 1, iov, n, len)
+				    : tfi_copy_iov(rx->iov, rx->iov_n, iov, n, len);
 
-	if (tfi_copy_iov(rx->iov, rx->iov_n, iov, n, k) != 0) {
-		/* which side: the sender's buffer, or the receiver's */
-		void *tmp = malloc(total > 0 ? total : 1);
+	*sender_fault = rc != 0 && !readable(iov, n);
+	return rc;
+}
 
-		if (tmp == NULL)
-			return -FI_EAGAIN;
-		fault = tfi_gather(tmp, iov, n) == 0;
-		free(tmp);
-		if (!fault)
-			return -FI_EFAULT;
+/* End the send @p op kept for a message to itself (status @p st): now, or at the next progress
+ * when its CQ has no room. */
+static void
+send_end(struct tfi_ep *ep, struct tfi_op *op, int st)
+{
+	if (op->comp && ep->txcq != NULL && tfi_cq_room(ep->txcq) == 0) {
+		op->vop = st; /* (ended by tfi_self_progress) */
+		op->next = NULL;
+		if (ep->sdone_tail != NULL)
+			ep->sdone_tail->next = op;
+		else
+			ep->sdone_head = op;
+		ep->sdone_tail = op;
+		return;
 	}
-	rx_take(ep, rx);
-	rx_end(ep, rx, fault, total, vtag, data != NULL, data ? *data : 0);
-	return 0;
+	op->txq = TFI_TXQ_NONE;
+	tfi_op_done(ep, op, st, 0, ep->info.self, 0, NULL);
+}
+
+/* Deliver waiting message @p m (off its queue) into receive @p rx (off its lists) and free it;
+ * a kept send ends too. The caller made sure of room for @p rx's entry. */
+static void
+msg_deliver(struct tfi_ep *ep, struct tfi_op *rx, struct tfi_smsg *m)
+{
+	size_t k = m->len < rx->len ? m->len : rx->len;
+	bool fault = false, sfault = false;
+
+	if (m->sop != NULL) {
+		fault = k > 0 && copy_send(rx, m->sop->iov, m->sop->iov_n, k, &sfault) != 0;
+	} else if (k > 0 && rx->bounce != NULL) {
+		memcpy(rx->bounce, m->buf, k); /* scattered by the completion */
+	} else if (k > 0) {
+		fault = tfi_scatter(rx->iov, rx->iov_n, m->buf, k) != 0;
+	}
+	rx_end(ep, rx, fault, m->len, m->vtag, m->has_data, m->data);
+	if (m->sop != NULL)
+		send_end(ep, m->sop, sfault ? -EFAULT : 0);
+	else
+		ep->sq_bytes -= m->len;
+	free(m);
+}
+
+/* Drop waiting message @p m (off its queue): FI_DISCARD. */
+static void
+msg_drop(struct tfi_ep *ep, struct tfi_smsg *m)
+{
+	if (m->sop != NULL)
+		send_end(ep, m->sop, 0);
+	else
+		ep->sq_bytes -= m->len;
+	free(m);
 }
 
 /* Ask the engine to withdraw receive @p op for the waiting messages. */
@@ -253,72 +290,141 @@ withdraw(struct tfi_ep *ep, struct tfi_op *op)
 		ep->dead = true;
 }
 
-/* A message to itself of @p n iovs with @p vtag and @p data: delivered into the receive that
- * takes it, or queued. 0, -FI_EAGAIN (no CQ room, or the queue is full), -FI_EFAULT. */
+/* A send to itself, as tfi_self_send and tfi_self_start give it. */
+struct self_tx {
+	const struct iovec *iov;
+	size_t n, total;
+	uint64_t vtag;
+	const uint64_t *data;
+	bool copy;         /* its buffer is free on return (an inject): always copied */
+	bool tx_entry;     /* completed now, it writes a tx CQ entry */
+	struct tfi_op *op; /* a held send (tfi_txq.c), else NULL */
+	bool tagged, comp; /* (for the operation a kept send needs) */
+	void *context;
+};
+
+/* Keep send @p t as it is, its bytes in its buffer, until a receive takes it: @p m's send. */
 static int
-self_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, size_t total, uint64_t vtag,
-	  const uint64_t *data)
+keep_send(struct tfi_ep *ep, const struct self_tx *t, struct tfi_smsg *m)
 {
+	struct tfi_op *op = t->op;
+
+	if (op == NULL) {
+		op = tfi_op_get(ep);
+		if (op == NULL)
+			return -FI_EAGAIN;
+		op->kind = TFI_OP_SEND;
+		op->tagged = t->tagged;
+		op->peek = false;
+		op->comp = t->comp;
+		op->context = t->context;
+		op->len = t->total;
+		op->iov_n = t->n;
+		if (t->n > 0)
+			memcpy(op->iov, t->iov, t->n * sizeof(*t->iov));
+	} else {
+		op->iov_n = t->n;
+		if (t->n > 0)
+			op->iov[0] = t->iov[0];
+	}
+	op->txq = TFI_SELF_RX; /* (not the engine's: a dead interface's flush leaves it) */
+	m->sop = op;
+	return 0;
+}
+
+/* A message to itself: delivered into the receive that takes it, or queued: copied (up to
+ * TFI_SELF_QUEUE_MAX bytes waiting, or when nothing waits), else kept in the sender's buffer.
+ * 0: done (complete the send now), 1: kept (it completes when a receive takes it),
+ * -FI_EAGAIN (no CQ room, nothing to queue it with), -FI_EFAULT (an unreadable send). */
+static int
+self_send(struct tfi_ep *ep, const struct self_tx *t)
+{
+	bool same = t->tx_entry && ep->txcq == ep->rxcq, copy;
 	struct tfi_op *rx = NULL;
 	struct tfi_smsg *m;
 	int rc;
 
 	if (ep->sp_head == NULL && ep->self_cancel == NULL)
-		rx = first_rx(ep, vtag);
+		rx = first_rx(ep, t->vtag);
 	if (rx != NULL && rx_local(rx)) {
-		if (ep->rxcq == NULL || tfi_cq_room(ep->rxcq) == 0)
+		size_t k = t->total < rx->len ? t->total : rx->len;
+		bool sfault = false, fault = false;
+
+		if (ep->rxcq == NULL || tfi_cq_room(ep->rxcq) < (same ? 2u : 1u))
 			return -FI_EAGAIN;
-		return rx_direct(ep, rx, iov, n, total, vtag, data);
+		if (k > 0) /* one copy, from the sender's buffer into the receiver's */
+			fault = copy_send(rx, t->iov, t->n, k, &sfault) != 0;
+		if (sfault)
+			return -FI_EFAULT; /* the receive stays posted */
+		rx_take(ep, rx);
+		rx_end(ep, rx, fault, t->total, t->vtag, t->data != NULL, t->data ? *t->data : 0);
+		return 0;
 	}
-	if (ep->sq_bytes + total > TFI_SELF_QUEUE_MAX)
+	copy = t->copy || ep->sq_bytes == 0 || ep->sq_bytes + t->total <= TFI_SELF_QUEUE_MAX;
+	m = malloc(sizeof(*m) + (copy ? t->total : 0));
+	if (m == NULL && t->copy)
 		return -FI_EAGAIN;
-	m = malloc(sizeof(*m) + total);
-	if (m == NULL)
-		return -FI_EAGAIN;
-	rc = tfi_gather(m->buf, iov, n);
+	if (m == NULL) { /* no room for the copy: kept in the sender's buffer */
+		copy = false;
+		m = malloc(sizeof(*m));
+		if (m == NULL)
+			return -FI_EAGAIN;
+	}
+	m->sop = NULL;
+	rc = copy ? tfi_gather(m->buf, t->iov, t->n) : keep_send(ep, t, m);
 	if (rc != 0) {
 		free(m);
 		return rc;
 	}
-	m->vtag = vtag;
-	m->has_data = data != NULL;
-	m->data = data != NULL ? *data : 0;
+	m->vtag = t->vtag;
+	m->has_data = t->data != NULL;
+	m->data = t->data != NULL ? *t->data : 0;
 	m->claim_ctx = NULL;
-	m->len = total;
-	ep->sq_bytes += total;
+	m->len = t->total;
+	if (copy)
+		ep->sq_bytes += t->total;
 	if (rx == NULL && ep->sp_head == NULL && ep->self_cancel == NULL) {
 		smsg_append(&ep->sq_head, &ep->sq_tail, m); /* no receive takes it yet */
-		return 0;
+	} else {
+		/* an earlier message waits, or the receive that takes it is the engine's */
+		smsg_append(&ep->sp_head, &ep->sp_tail, m);
+		if (rx != NULL)
+			withdraw(ep, rx);
 	}
-	/* an earlier message waits, or the receive that takes it is the engine's */
-	smsg_append(&ep->sp_head, &ep->sp_tail, m);
-	if (rx != NULL)
-		withdraw(ep, rx);
-	return 0;
+	return copy ? 0 : 1;
 }
 
 ssize_t
 tfi_self_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, uint64_t vtag, bool tagged,
-	      void *context, bool comp, const uint64_t *data)
+	      void *context, bool comp, const uint64_t *data, bool copy)
 {
-	size_t total = 0;
+	struct self_tx t = {.iov = iov,
+			    .n = n,
+			    .vtag = vtag,
+			    .data = data,
+			    .copy = copy,
+			    .tagged = tagged,
+			    .comp = comp && ep->txcq != NULL,
+			    .context = context};
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
-		total += iov[i].iov_len;
-	comp = comp && ep->txcq != NULL;
-	if (comp && tfi_cq_room(ep->txcq) == 0)
+		t.total += iov[i].iov_len;
+	t.tx_entry = t.comp;
+	if (t.comp && tfi_cq_room(ep->txcq) == 0)
 		return -FI_EAGAIN;
-	rc = self_send(ep, iov, n, total, vtag, data);
-	if (rc != 0)
+	rc = self_send(ep, &t);
+	if (rc < 0)
 		return rc;
-	if (comp) {
+	if (rc == 1)
+		return 0; /* its completion comes when a receive takes it */
+	if (t.comp) {
 		struct tfi_cqe e;
 
 		memset(&e, 0, sizeof(e));
 		e.e.op_context = context;
 		e.e.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
-		e.e.len = total;
+		e.e.len = t.total;
 		e.src = FI_ADDR_NOTAVAIL;
 		tfi_cq_push(ep->txcq, &e);
 		tfi_cq_kick(ep->txcq);
@@ -331,10 +437,16 @@ int
 tfi_self_start(struct tfi_ep *ep, struct tfi_op *op)
 {
 	struct iovec v = {.iov_base = (void *)(uintptr_t)op->sbuf, .iov_len = op->len};
-	int rc = self_send(ep, &v, op->len > 0 ? 1 : 0, op->len, op->vtag,
-			   op->has_data ? &op->data : NULL);
+	struct self_tx t = {.iov = &v,
+			    .n = op->len > 0 ? 1 : 0,
+			    .total = op->len,
+			    .vtag = op->vtag,
+			    .data = op->has_data ? &op->data : NULL,
+			    .tx_entry = op->comp,
+			    .op = op};
+	int rc = self_send(ep, &t);
 
-	return rc == -FI_EAGAIN ? -EAGAIN : rc == -FI_EFAULT ? -EFAULT : rc;
+	return rc >= 0 ? rc + 1 : rc == -FI_EAGAIN ? -EAGAIN : rc == -FI_EFAULT ? -EFAULT : rc;
 }
 
 int
@@ -355,9 +467,7 @@ tfi_self_recv(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr src, uin
 		if (tfi_cq_room(ep->rxcq) == 0)
 			return -FI_EAGAIN;
 		smsg_unlink(&ep->sq_head, &ep->sq_tail, prev, m);
-		ep->sq_bytes -= m->len;
-		rx_deliver(ep, op, m->buf, m->len, m->vtag, m->has_data, m->data);
-		free(m);
+		msg_deliver(ep, op, m);
 		return 1;
 	}
 	if (!mine)
@@ -399,8 +509,7 @@ tfi_self_peek(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr src, uin
 		m->next = ep->sclaimed;
 		ep->sclaimed = m;
 	} else if (ck == TFI_CLAIM_PEEK_DISCARD) {
-		ep->sq_bytes -= m->len;
-		free(m);
+		msg_drop(ep, m);
 	}
 	return 1;
 }
@@ -427,14 +536,14 @@ tfi_self_claimed(struct tfi_ep *ep, struct tfi_op *op, bool discard)
 	if (tfi_cq_room(ep->rxcq) == 0)
 		return -FI_EAGAIN;
 	*pp = m->next;
-	ep->sq_bytes -= m->len;
 	op->claim = TFI_CLAIM_NONE;
-	if (discard) /* answers like a probe */
+	if (discard) { /* answers like a probe */
 		tfi_op_done(ep, op, 0, m->len, ep->info.self, m->vtag,
 			    m->has_data ? &m->data : NULL);
-	else
-		rx_deliver(ep, op, m->buf, m->len, m->vtag, m->has_data, m->data);
-	free(m);
+		msg_drop(ep, m);
+	} else {
+		msg_deliver(ep, op, m);
+	}
 	return 1;
 }
 
@@ -453,9 +562,7 @@ tfi_self_complete(struct tfi_ep *ep, struct tfi_op *op, int status)
 	if (status != -ECANCELED || m == NULL)
 		return false;
 	smsg_unlink(&ep->sp_head, &ep->sp_tail, NULL, m);
-	ep->sq_bytes -= m->len;
-	rx_deliver(ep, op, m->buf, m->len, m->vtag, m->has_data, m->data);
-	free(m);
+	msg_deliver(ep, op, m);
 	return true;
 }
 
@@ -474,6 +581,16 @@ tfi_self_cancel(struct tfi_ep *ep, struct tfi_op *op)
 void
 tfi_self_progress(struct tfi_ep *ep)
 {
+	while (ep->sdone_head != NULL && tfi_cq_room(ep->txcq) > 0) {
+		struct tfi_op *op = ep->sdone_head;
+
+		ep->sdone_head = op->next;
+		if (ep->sdone_head == NULL)
+			ep->sdone_tail = NULL;
+		op->next = NULL;
+		op->txq = TFI_TXQ_NONE;
+		tfi_op_done(ep, op, op->vop, 0, ep->info.self, 0, NULL);
+	}
 	if (ep->self_cancel_owed)
 		withdraw(ep, ep->self_cancel);
 	while (ep->dead && ep->srx_head != NULL && tfi_cq_room(ep->rxcq) > 0) {
@@ -497,10 +614,8 @@ tfi_self_progress(struct tfi_ep *ep)
 			smsg_append(&ep->sq_head, &ep->sq_tail, m);
 			continue;
 		}
-		ep->sq_bytes -= m->len;
 		rx_take(ep, rx);
-		rx_deliver(ep, rx, m->buf, m->len, m->vtag, m->has_data, m->data);
-		free(m);
+		msg_deliver(ep, rx, m);
 	}
 }
 
