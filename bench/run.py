@@ -821,7 +821,9 @@ def npmpi(suite):
     return res
 
 
-MPI_PROGS = ("mpi_bw", "mpi_transpose", "mpi_allreduce", "mpi_lat", "mpi_halo", "mpi_halo2d")
+MPI_PROGS = ("mpi_bw", "mpi_transpose", "mpi_allreduce", "mpi_lat", "mpi_halo", "mpi_halo2d",
+             "mpi_self")
+MPI_SELF_SIZES = (8, 1048576)  # the sizes of mpi_self the table shows
 MPI_LAT_SIZES = (8, 1024, 65536, 1048576)  # the sizes of mpi_lat the table shows
 MPI_TOPO = NP_TOPO.replace("procs = 1:0, 1:1", "procs = 1:0, 1:1, 1:2, 1:3")
 
@@ -843,7 +845,8 @@ def mpi_programs(suite):
             "mpi_allreduce": "1024 " + ("200" if quick else "2000"),
             "mpi_lat": "1048576 " + ("100" if quick else "1000"),
             "mpi_halo": "512 " + ("100" if quick else "1000"),
-            "mpi_halo2d": "256 " + ("200" if quick else "2000")}
+            "mpi_halo2d": "256 " + ("200" if quick else "2000"),
+            "mpi_self": "1048576 " + ("1000" if quick else "10000")}
     res = {}
     with tempfile.TemporaryDirectory(prefix="toroid-mpi.") as tmp:
         for prog in MPI_PROGS:
@@ -886,7 +889,7 @@ def mpi_programs(suite):
 def mpi_section(res, load):
     """The MPI programs section of docs/benchmarks.md."""
     out = ["## MPI programs over toroid and over TCP\n",
-           "Six small MPI programs (`bench/mpi/`, built with `mpicc -O2`): `mpi_bw`, a "
+           "Seven small MPI programs (`bench/mpi/`, built with `mpicc -O2`): `mpi_bw`, a "
            "ping-pong of 1 MiB messages between ranks 0 and 1 (bandwidth of one direction); "
            "`mpi_transpose`, an `MPI_Alltoall` of a 1024 x 1024 matrix of doubles (8 MiB) "
            "split by rows, every element checked; `mpi_allreduce`, `MPI_Allreduce` of 1024 "
@@ -900,7 +903,9 @@ def mpi_section(res, load):
            "halo exchange of 256 x 256 doubles per rank with `MPI_Sendrecv` (columns an "
            "`MPI_Type_vector`) and a stencil per step, every ghost cell checked (with 2 ranks "
            "the grid is 2 x 1: each rank is its own neighbour along the second dimension, so "
-           "half its messages go to itself). "
+           "half its messages go to itself); `mpi_self`, every rank's `MPI_Sendrecv` to itself, "
+           "received from itself by name and from `MPI_ANY_SOURCE` (first and last bytes of "
+           "every message, every byte of a last one checked). "
            "With 2 and 4 ranks (4 ranks and the engine "
            "oversubscribe the 2 CPUs), over toroid (the OFI MTL, one `toroid-node` on lcore 0, "
            "the topology placing 1:0 .. 1:3) and over TCP loopback (`--mca pml ob1 --mca btl "
@@ -936,6 +941,17 @@ def mpi_section(res, load):
             ratio = cv / tv if tv and cv else None
             out.append(f"| `mpi_lat` {size} B (us one way) | {ranks} | {fmt(tv)} | {fmt(cv)} | "
                        f"{fmt(ratio, 2)} x |")
+    for size in MPI_SELF_SIZES:
+        for src in ("self", "any"):
+            for ranks in (2, 4):
+                pick = lambda kind: [r["us_per_call"] for r in res.get(("mpi_self", ranks, kind), [])
+                                     if r.get("size") == size and r.get("source") == src]
+                t, c = pick("toroid"), pick("tcp")
+                tv = med(t) if t else None
+                cv = med(c) if c else None
+                ratio = cv / tv if tv and cv else None
+                out.append(f"| `mpi_self` {size} B from {src} (us per call) | {ranks} | {fmt(tv)} | "
+                           f"{fmt(cv)} | {fmt(ratio, 2)} x |")
     out.append("")
     out.append("The last column is toroid's speed as a multiple of TCP's (above 1: faster).\n")
     return out

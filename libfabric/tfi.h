@@ -292,6 +292,7 @@ struct tfi_op {
 	uint64_t seq;
 	struct tfi_op *anext, *aprev;
 	bool in_any;
+	bool ucancel; /* fi_cancel asked the engine to withdraw it: no message to itself takes it */
 };
 
 struct tfi_ep {
@@ -568,8 +569,10 @@ void tfi_op_done(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len,
 
 /* tfi_self.c: messages an endpoint sends to itself (docs/libfabric.md, "Messages to itself").
  * Caller holds the domain lock. */
-/* bytes of unreceived messages to itself copied onto the heap; beyond, a send waits in its
- * buffer and completes when a receive takes it */
+/* A send to itself that no receive takes yet is copied onto the heap and completes, up to this
+ * long and while less than TFI_SELF_QUEUE_MAX bytes wait so (an inject always); else it waits
+ * in its buffer and completes when a receive takes it (as over TCP: no second copy) */
+#define TFI_SELF_EAGER_MAX 65536u
 #define TFI_SELF_QUEUE_MAX (64u << 20)
 struct tfi_smsg;
 /* Is @p a this endpoint, and are its messages to itself matched here (FI_TOROID_SELF)? */

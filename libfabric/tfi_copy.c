@@ -57,6 +57,19 @@ static struct {
 } trust[TRUST_SLOTS];
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+/* Ranges over more pages than TRUST_PAGES that tfi_copy_iov had the kernel copy recently (a
+ * send to itself and its receive, the same buffers round after round): a copy within two of
+ * them is a memcpy, the same trade as the pages' table (docs/libfabric.md, "Bad arguments").
+ * Guarded by a mutex: entries are several words. */
+#define TRUST_RANGES 8u
+static struct {
+	uintptr_t base;
+	size_t len;
+	unsigned int right;
+	uint64_t when;
+} ranges[TRUST_RANGES];
+static pthread_mutex_t ranges_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* The child's memory is a copy of the parent's: the pages checked stay valid, its pid not. */
 static void
 forget_after_fork(void)
@@ -325,12 +338,44 @@ tfi_scatter(const struct iovec *iov, size_t n, const void *src, size_t len)
 	return pvm(true, &l, 1, a, m, total);
 }
 
+/* Is [@p a, @p a + @p len) within a range checked for @p right within the window at @p now? */
+static bool
+range_trusted(const void *a, size_t len, unsigned int right, uint64_t now)
+{
+	uint64_t window = (uint64_t)tfi_params.trust_us * 1000;
+	uintptr_t p = (uintptr_t)a;
+	bool ok = false;
+
+	pthread_mutex_lock(&ranges_lock);
+	for (unsigned int i = 0; i < TRUST_RANGES && !ok; i++)
+		ok = ranges[i].right == right && ranges[i].len != 0 && p >= ranges[i].base &&
+		     p - ranges[i].base <= ranges[i].len &&
+		     len <= ranges[i].len - (p - ranges[i].base) && now - ranges[i].when < window;
+	pthread_mutex_unlock(&ranges_lock);
+	return ok;
+}
+
+static void
+range_remember(const void *a, size_t len, unsigned int right, uint64_t now)
+{
+	unsigned int i =
+		(unsigned int)(((uintptr_t)a / page_size()) * 2 + right - 1) % TRUST_RANGES;
+
+	pthread_mutex_lock(&ranges_lock);
+	ranges[i].base = (uintptr_t)a;
+	ranges[i].len = len;
+	ranges[i].right = right;
+	ranges[i].when = now;
+	pthread_mutex_unlock(&ranges_lock);
+}
+
 int
 tfi_copy_iov(const struct iovec *dst, size_t nd, const struct iovec *src, size_t ns, size_t len)
 {
 	struct iovec d[TFI_IOV_LIMIT], s[TFI_IOV_LIMIT];
 	size_t md, ms, td, ts;
 	uint64_t now = 0;
+	bool big, ok;
 	ssize_t k;
 
 	if (nd > TFI_IOV_LIMIT || ns > TFI_IOV_LIMIT)
@@ -340,17 +385,26 @@ tfi_copy_iov(const struct iovec *dst, size_t nd, const struct iovec *src, size_t
 	if (ts == 0)
 		return 0;
 	md = iov_trim(d, dst, nd, ts, &td); /* both ts bytes now */
-	/* one clock read for both sides */
-	if (trustable(d, md, ts) && trustable(s, ms, ts))
+	/* one clock read for both sides; one iov each over more pages: the ranges' table */
+	big = md == 1 && ms == 1 && tfi_params.trust_us != 0 && ts > TRUST_PAGES * page_size();
+	if (big || (trustable(d, md, ts) && trustable(s, ms, ts)))
 		now = now_ns();
-	if (!__atomic_load_n(&no_pvm, __ATOMIC_RELAXED) &&
-	    !(now != 0 && trusted_at(d, ts, true, now) && trusted_at(s, ts, false, now))) {
+	if (big)
+		ok = range_trusted(d[0].iov_base, ts, TRUST_W, now) &&
+		     range_trusted(s[0].iov_base, ts, TRUST_R, now);
+	else
+		ok = now != 0 && trusted_at(d, ts, true, now) && trusted_at(s, ts, false, now);
+	if (!__atomic_load_n(&no_pvm, __ATOMIC_RELAXED) && !ok) {
 		/* one system call: the kernel faults on either side (which one, the caller finds
 		 * out with a gather) */
 		k = process_vm_readv(my_pid(), d, md, s, ms, 0);
+		if (k == (ssize_t)ts && big) {
+			range_remember(d[0].iov_base, ts, TRUST_W, now);
+			range_remember(s[0].iov_base, ts, TRUST_R, now);
+		}
 		if (k == (ssize_t)ts) {
-			trust_pages(d, ts, true, now);
-			trust_pages(s, ts, false, now);
+			trust_pages(d, ts, true, big ? 0 : now);
+			trust_pages(s, ts, false, big ? 0 : now);
 			return 0;
 		}
 		if (k >= 0 || (errno != ENOSYS && errno != EPERM))

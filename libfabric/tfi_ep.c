@@ -112,6 +112,7 @@ ep_cancel(fid_t fid, void *context)
 			break;
 		}
 		r = trd_vni_cancel(ep->vni, (uint64_t)(uintptr_t)op);
+		op->ucancel = op->ucancel || r == 0;
 		rc = r == 0 ? 0 : r == -EAGAIN ? -FI_EAGAIN : r == -ENOENT ? -FI_ENOENT : r;
 		break;
 	}

@@ -442,11 +442,11 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 			goto self;
 		any = from.app == TRD_VNI_ANY;
 	}
-	/* behind held receives, or no context free beyond those kept for probes and claims:
-	 * held in posting order, given to the VNI by progress as receive contexts free (an MPI
-	 * program may post any number); its buffer is chosen then */
-	if (ck != TFI_CLAIM_RECV &&
-	    (ep->rxq_head != NULL || trd_vni_recv_room(ep->vni) <= (int)tfi_rx_reserve(ep))) {
+	/* behind held receives, or no context free beyond those kept for probes and claims, or
+	 * from any source (a message to itself sent before the next progress takes it here,
+	 * tfi_self.c): held in posting order, given to the VNI by progress; its buffer then */
+	if (ck != TFI_CLAIM_RECV && (ep->rxq_head != NULL || (any && tfi_params.self) ||
+				     trd_vni_recv_room(ep->vni) <= (int)tfi_rx_reserve(ep))) {
 		tfi_rxq_add(ep, op, from, vtag, vignore);
 		rc = 0;
 		goto posted;

@@ -106,7 +106,7 @@ tfi_op_put(struct tfi_ep *ep, struct tfi_op *op)
 	op->result = NULL;
 	op->claim = TFI_CLAIM_NONE;
 	op->txq = TFI_TXQ_NONE;
-	op->fence = op->rdata = op->has_data = op->early = false;
+	op->fence = op->rdata = op->has_data = op->early = op->ucancel = false;
 	op->kind = TFI_OP_FREE;
 	op->next = ep->free_ops;
 	ep->free_ops = op;
@@ -371,7 +371,7 @@ tfi_ep_progress(struct tfi_ep *ep)
 	if (ep->rxq_head != NULL)
 		tfi_rxq_progress(ep);
 	if (ep->sp_head != NULL || ep->self_cancel_owed || ep->sdone_head != NULL ||
-	    (ep->dead && ep->srx_head != NULL))
+	    (ep->dead && (ep->srx_head != NULL || ep->sq_head != NULL || ep->sp_head != NULL)))
 		tfi_self_progress(ep); /* tfi_self.c */
 }
 

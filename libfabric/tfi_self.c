@@ -157,7 +157,7 @@ first_rx(const struct tfi_ep *ep, uint64_t vtag)
 
 	while (s != NULL && !rx_takes(s, vtag))
 		s = s->next;
-	while (a != NULL && !rx_takes(a, vtag))
+	while (a != NULL && (a->ucancel || !rx_takes(a, vtag))) /* (withdrawn by fi_cancel) */
 		a = a->anext;
 	if (a == NULL || (s != NULL && s->seq < a->seq))
 		return s;
@@ -333,7 +333,8 @@ keep_send(struct tfi_ep *ep, const struct self_tx *t, struct tfi_smsg *m)
 }
 
 /* A message to itself: delivered into the receive that takes it, or queued: copied (up to
- * TFI_SELF_QUEUE_MAX bytes waiting, or when nothing waits), else kept in the sender's buffer.
+ * TFI_SELF_EAGER_MAX bytes, while less than TFI_SELF_QUEUE_MAX wait, and an inject always),
+ * else kept in the sender's buffer: one copy when a receive takes it.
  * 0: done (complete the send now), 1: kept (it completes when a receive takes it),
  * -FI_EAGAIN (no CQ room, nothing to queue it with), -FI_EFAULT (an unreadable send). */
 static int
@@ -360,7 +361,8 @@ self_send(struct tfi_ep *ep, const struct self_tx *t)
 		rx_end(ep, rx, fault, t->total, t->vtag, t->data != NULL, t->data ? *t->data : 0);
 		return 0;
 	}
-	copy = t->copy || ep->sq_bytes == 0 || ep->sq_bytes + t->total <= TFI_SELF_QUEUE_MAX;
+	copy = t->copy ||
+	       (t->total <= TFI_SELF_EAGER_MAX && ep->sq_bytes + t->total <= TFI_SELF_QUEUE_MAX);
 	m = malloc(sizeof(*m) + (copy ? t->total : 0));
 	if (m == NULL && t->copy)
 		return -FI_EAGAIN;
@@ -578,6 +580,38 @@ tfi_self_cancel(struct tfi_ep *ep, struct tfi_op *op)
 	return 1;
 }
 
+/* The interface is dead: receives from itself fail, and sends kept in their buffers (no
+ * receive can take them now). */
+static void
+fail_dead(struct tfi_ep *ep)
+{
+	struct tfi_smsg **lists[2] = {&ep->sq_head, &ep->sp_head};
+	struct tfi_smsg **tails[2] = {&ep->sq_tail, &ep->sp_tail};
+
+	while (ep->srx_head != NULL && tfi_cq_room(ep->rxcq) > 0) {
+		struct tfi_op *op = ep->srx_head;
+
+		srx_unlink(ep, op);
+		tfi_op_fail(ep, op, -ECONNRESET);
+	}
+	for (int i = 0; i < 2; i++) {
+		struct tfi_smsg *prev = NULL, *m = *lists[i];
+
+		while (m != NULL) {
+			struct tfi_smsg *next = m->next;
+
+			if (m->sop != NULL) {
+				smsg_unlink(lists[i], tails[i], prev, m);
+				send_end(ep, m->sop, -ECONNRESET);
+				free(m);
+			} else {
+				prev = m;
+			}
+			m = next;
+		}
+	}
+}
+
 void
 tfi_self_progress(struct tfi_ep *ep)
 {
@@ -593,12 +627,8 @@ tfi_self_progress(struct tfi_ep *ep)
 	}
 	if (ep->self_cancel_owed)
 		withdraw(ep, ep->self_cancel);
-	while (ep->dead && ep->srx_head != NULL && tfi_cq_room(ep->rxcq) > 0) {
-		struct tfi_op *op = ep->srx_head;
-
-		srx_unlink(ep, op);
-		tfi_op_fail(ep, op, -ECONNRESET);
-	}
+	if (ep->dead) /* no receive can be posted any more */
+		fail_dead(ep);
 	while (ep->sp_head != NULL && ep->self_cancel == NULL) {
 		struct tfi_smsg *m = ep->sp_head;
 		struct tfi_op *rx = first_rx(ep, m->vtag);

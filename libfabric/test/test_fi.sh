@@ -214,6 +214,9 @@ self)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
 	run_fi test_fi_self 100 TOROID_VNI_SOCKET="$T/E.sock"
+	# its receives from any source held by the engine were withdrawn for messages to itself
+	cancels=$(eng_telemetry E /toroid/vni,node0 cancels)
+	[ "${cancels:-0}" -ge 1 ] || die "the engine withdrew ${cancels:-no} receives, expected >= 1"
 	eng_stop E || die "$ENG_WHY"
 	read -r bytes <<<"$(vni_totals "$T/E.log" rx_bytes)"
 	[ "${bytes:-0}" -lt 1024 ] || die "the engine carried ${bytes:-?} B of messages to itself"

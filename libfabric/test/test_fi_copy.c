@@ -9,6 +9,9 @@
  *     it is -FI_EFAULT, and after the window it is -FI_EFAULT again;
  *   - a page checked for reading is not trusted for writing: -FI_EFAULT, not a crash;
  *   - a 16 KiB copy over 5 pages is trusted page by page; a copy over 18 pages never is;
+ *   - tfi_copy_iov of 70000 B between two buffers the kernel copied within the window is a
+ *     memcpy (a page of the source protected since: SIGSEGV), into another buffer it is not
+ *     (-FI_EFAULT), nor with the window 0;
  *   - in a forked child, the copies read the child's memory, not the parent's (the cached pid
  *     is forgotten at fork).
  * Exit 0 on success, 1 on a failure.
@@ -111,6 +114,46 @@ test_trust_pages(void)
 	tfi_params.trust_us = TFI_TRUST_DEFAULT_US;
 }
 
+static uint8_t *rs, *rd, *rd2;
+
+static int
+copy_range(uint8_t *dst)
+{
+	struct iovec d = {.iov_base = dst + 100, .iov_len = 70000};
+	struct iovec s = {.iov_base = rs + 100, .iov_len = 70000};
+
+	return tfi_copy_iov(&d, 1, &s, 1, 70000) == -FI_EFAULT ? 0 : 2;
+}
+
+/* A copy over more pages than the table holds, between two buffers checked as a whole. */
+static void
+test_trust_ranges(void)
+{
+	struct iovec d = {.iov_base = NULL, .iov_len = 70000};
+	struct iovec s = {.iov_base = NULL, .iov_len = 70000};
+
+	rs = page_map(20);
+	rd = page_map(20);
+	rd2 = page_map(20);
+	for (int i = 0; i < 20 * 4096; i++)
+		rs[i] = (uint8_t)(i * 7);
+	d.iov_base = rd + 100;
+	s.iov_base = rs + 100;
+	tfi_params.trust_us = 1000000;
+	CHECK(tfi_copy_iov(&d, 1, &s, 1, 70000) == 0 && memcmp(rd + 100, rs + 100, 70000) == 0,
+	      "70000 B copy_iov");
+	mprotect(rs + 5 * 4096, 4096, PROT_NONE);
+	CHECK(in_child(copy_range, rd) == 128 + SIGSEGV,
+	      "70000 B between buffers checked within the window: expected the memcpy (SIGSEGV)");
+	CHECK(in_child(copy_range, rd2) == 0, "into a buffer never checked: through the kernel");
+	tfi_params.trust_us = 0;
+	CHECK(in_child(copy_range, rd) == 0, "with the window 0: through the kernel");
+	tfi_params.trust_us = TFI_TRUST_DEFAULT_US;
+	munmap(rs, 20 * 4096);
+	munmap(rd, 20 * 4096);
+	munmap(rd2, 20 * 4096);
+}
+
 static void
 test_bytes(void)
 {
@@ -196,6 +239,7 @@ main(void)
 	test_bytes();
 	test_trust();
 	test_trust_pages();
+	test_trust_ranges();
 	test_fork();
 	if (failures) {
 		fprintf(stderr, "test_fi_copy: %d failures\n", failures);

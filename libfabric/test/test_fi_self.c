@@ -16,18 +16,18 @@
  *             FI_ENOMSG; FI_PEEK | FI_CLAIM takes it away from later probes, FI_CLAIM receives
  *             it; FI_PEEK | FI_DISCARD drops one
  *   cancel    fi_cancel of a receive from itself: an FI_ECANCELED entry with its context
- *   any       a receive from any source (the engine holds it), then one from itself: two
- *             messages to itself go to them in posting order
+ *   any       a message to itself sent right after a receive from any source takes it; a
+ *             receive from any source that the engine holds (a CQ read gave it), then one
+ *             from itself: two messages to itself go to them in posting order
  *   fault     an 8 KiB send from an unmapped page fails (-FI_EFAULT or an FI_EFAULT entry) and
  *             leaves the receive from itself posted, which the next send fills; a receive
  *             into a read-only page ends with FI_EFAULT, the page unchanged, its send done
- *   kept      40 MiB sent twice before any receive: the first is copied and completes at once,
- *             the second (80 MiB would wait, more than 64 MiB) stays in its buffer and
- *             completes only when a receive takes it (through the engine both wait for their
- *             receives); both byte-exact in sending order
+ *   kept      64 KiB, 64 KiB + 1 and 40 MiB sent before any receive: the first is copied and
+ *             completes at once, the others stay in their buffers and complete only when a
+ *             receive takes them (not checked through the engine); byte-exact in sending order
  *   race      B's message of the same tag already waits at A's engine when A posts a receive
- *             from any source, then one from itself, then sends to itself: the first receive
- *             gets B's message, the second A's
+ *             from any source (and reads the CQ), then one from itself, then sends to itself:
+ *             the first receive gets B's message, the second A's
  * Every wait is bounded.
  */
 #include <stdbool.h>
@@ -389,44 +389,66 @@ absent(void *ctx, int ms, const char *what)
 static void
 part_kept(void)
 {
-	const size_t len = (size_t)40 << 20;
-	uint8_t *x = malloc(len), *y = malloc(len), *in[2] = {malloc(len), malloc(len)};
+	const size_t len[3] = {65536, 65537, (size_t)40 << 20};
 	const char *self = getenv("FI_TOROID_SELF");
-	struct fi_context2 s[2], r[2];
+	bool on = self == NULL || strcmp(self, "0") != 0;
+	struct fi_context2 s[3], r[3];
+	uint8_t *out[3], *in[3];
 
-	if (x == NULL || y == NULL || in[0] == NULL || in[1] == NULL)
-		fail("malloc");
-	for (size_t i = 0; i < len; i++) {
-		x[i] = (uint8_t)(i * 3 + 1);
-		y[i] = (uint8_t)(i * 5 + 2);
+	for (int k = 0; k < 3; k++) {
+		out[k] = malloc(len[k]);
+		in[k] = malloc(len[k]);
+		if (out[k] == NULL || in[k] == NULL)
+			fail("malloc");
+		for (size_t i = 0; i < len[k]; i++)
+			out[k][i] = (uint8_t)(i * (3 + 2 * (size_t)k) + 1);
+		POST(fi_tsend(ep, out[k], len[k], NULL, self_addr, 16, &s[k]));
 	}
-	POST(fi_tsend(ep, x, len, NULL, self_addr, 16, &s[0]));
-	POST(fi_tsend(ep, y, len, NULL, self_addr, 16, &s[1]));
-	/* (through the engine, a send this long waits for its receive) */
-	if (self == NULL || strcmp(self, "0") != 0) {
-		expect_send(&s[0], "kept: the first, copied");
-		absent(&s[1], 200, "kept: the second, waiting in its buffer");
+	/* (through the engine, a send this long may wait for its receive) */
+	if (on) {
+		expect_send(&s[0], "kept: 64 KiB, copied");
+		absent(&s[1], 100, "kept: 64 KiB + 1, waiting in its buffer");
+		absent(&s[2], 100, "kept: 40 MiB, waiting in its buffer");
 	}
-	POST(fi_trecv(ep, in[0], len, NULL, self_addr, 16, 0, &r[0]));
-	POST(fi_trecv(ep, in[1], len, NULL, self_addr, 16, 0, &r[1]));
-	expect_recv(&r[0], in[0], x, len, 16, "kept: the first");
-	expect_recv(&r[1], in[1], y, len, 16, "kept: the second");
-	if (self != NULL && strcmp(self, "0") == 0)
-		expect_send(&s[0], "kept: the first");
-	expect_send(&s[1], "kept: the second");
-	free(x);
-	free(y);
-	free(in[0]);
-	free(in[1]);
+	for (int k = 0; k < 3; k++)
+		POST(fi_trecv(ep, in[k], len[k], NULL, self_addr, 16, 0, &r[k]));
+	for (int k = 0; k < 3; k++) {
+		expect_recv(&r[k], in[k], out[k], len[k], 16, "kept: in sending order");
+		if (k > 0 || !on)
+			expect_send(&s[k], "kept: completed once received");
+		free(out[k]);
+		free(in[k]);
+	}
+}
+
+/* One read of the CQ (progress: a receive from any source is given to the engine); an entry
+ * found is kept for take(). */
+static void
+poke(void)
+{
+	struct fi_cq_tagged_entry x;
+
+	if (fi_cq_read(cq, &x, 1) == 1) {
+		if (n_kept == KEPT)
+			fail("more than %d completions not asked for", KEPT);
+		kept[n_kept++] = x;
+	}
 }
 
 static void
 part_any(void)
 {
-	char first[6] = "first", second[7] = "second", in[2][8];
-	struct fi_context2 s[2], r[2];
+	char first[6] = "first", second[7] = "second", third[6] = "third", in[3][8];
+	struct fi_context2 s[3], r[3];
 
+	/* posted, and a message to itself at once: taken before the engine has the receive */
+	POST(fi_trecv(ep, in[2], sizeof(in[2]), NULL, FI_ADDR_UNSPEC, 12, 0, &r[2]));
+	POST(fi_tsend(ep, third, sizeof(third), NULL, self_addr, 12, &s[2]));
+	expect_send(&s[2], "any");
+	expect_recv(&r[2], in[2], third, sizeof(third), 12, "any: at once");
+	/* the engine has the receive from any source: withdrawn for the first message */
 	POST(fi_trecv(ep, in[0], sizeof(in[0]), NULL, FI_ADDR_UNSPEC, 12, 0, &r[0]));
+	poke();
 	POST(fi_trecv(ep, in[1], sizeof(in[1]), NULL, self_addr, 12, 0, &r[1]));
 	POST(fi_tsend(ep, first, sizeof(first), NULL, self_addr, 12, &s[0]));
 	POST(fi_tsend(ep, second, sizeof(second), NULL, self_addr, 12, &s[1]));
@@ -444,6 +466,7 @@ part_race(void)
 
 	sync_step(1); /* B's message waits at A's engine */
 	POST(fi_trecv(ep, in[0], sizeof(in[0]), NULL, FI_ADDR_UNSPEC, 13, 0, &r[0]));
+	poke(); /* given to the engine, which has B's message for it */
 	POST(fi_trecv(ep, in[1], sizeof(in[1]), NULL, self_addr, 13, 0, &r[1]));
 	POST(fi_tsend(ep, mine, sizeof(mine), NULL, self_addr, 13, &s));
 	expect_send(&s, "race");
