@@ -76,7 +76,8 @@ main(int argc, char **argv)
 			double t, tmax;
 			long bad, all;
 
-			run(s, r, size, n / 10 + 1, me, any ? MPI_ANY_SOURCE : me, &t); /* warm-up */
+			run(s, r, size, n / 10 + 1, me, any ? MPI_ANY_SOURCE : me,
+			    &t); /* warm-up */
 			bad = run(s, r, size, n, me, any ? MPI_ANY_SOURCE : me, &t);
 			MPI_Reduce(&bad, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 			MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
