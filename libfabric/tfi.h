@@ -350,6 +350,7 @@ struct tfi_ep {
 	struct tfi_op *self_cancel;
 	bool self_cancel_owed; /* its trd_vni_cancel found the command ring full */
 	uint64_t rx_seq;
+	bool self_sent;  /* it sent to itself: its receives from any source wait for progress */
 	size_t sq_bytes; /* bytes of waiting messages copied onto the heap */
 	/* sends to itself kept in their buffers that a receive took, their CQ entry waiting for
 	 * room (op->vop: the status) */

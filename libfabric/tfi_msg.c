@@ -443,9 +443,10 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 		any = from.app == TRD_VNI_ANY;
 	}
 	/* behind held receives, or no context free beyond those kept for probes and claims, or
-	 * from any source (a message to itself sent before the next progress takes it here,
-	 * tfi_self.c): held in posting order, given to the VNI by progress; its buffer then */
-	if (ck != TFI_CLAIM_RECV && (ep->rxq_head != NULL || (any && tfi_params.self) ||
+	 * from any source at an endpoint that sends to itself (a message to itself sent before
+	 * the next progress takes it here, tfi_self.c): held in posting order, given to the VNI
+	 * by progress; its buffer then */
+	if (ck != TFI_CLAIM_RECV && (ep->rxq_head != NULL || (any && ep->self_sent) ||
 				     trd_vni_recv_room(ep->vni) <= (int)tfi_rx_reserve(ep))) {
 		tfi_rxq_add(ep, op, from, vtag, vignore);
 		rc = 0;

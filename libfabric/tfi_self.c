@@ -345,6 +345,7 @@ self_send(struct tfi_ep *ep, const struct self_tx *t)
 	struct tfi_smsg *m;
 	int rc;
 
+	ep->self_sent = true;
 	if (ep->sp_head == NULL && ep->self_cancel == NULL)
 		rx = first_rx(ep, t->vtag);
 	if (rx != NULL && rx_local(rx)) {
