@@ -449,6 +449,12 @@ bool tfi_op_ours(const struct tfi_ep *ep, const struct tfi_op *op);
 /* FI_INJECT_COMPLETE: a send whose bytes left the application's buffer when it was posted
  * completes now (CQ entry, counter); the VNI's own completion later only ends it. */
 void tfi_send_early(struct tfi_ep *ep, struct tfi_op *op);
+/* Append @p op to the queue of @p head and @p tail (linked by op->next: held transmits and
+ * receives, tfi_self.c's receives and ended sends); take the first off one (not empty). */
+void tfi_opq_append(struct tfi_op **head, struct tfi_op **tail, struct tfi_op *op);
+struct tfi_op *tfi_opq_pop(struct tfi_op **head, struct tfi_op **tail);
+/* The CQ entry (with comp) and counter of a send that completed when it was posted. */
+void tfi_send_posted(struct tfi_ep *ep, void *context, bool tagged, size_t len, bool comp);
 
 /* tfi_place.c: where an unbound process runs (docs/libfabric.md, "Where the process runs") */
 enum tfi_place_verdict {

@@ -272,19 +272,26 @@ op_complete(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 }
 
 void
-tfi_send_early(struct tfi_ep *ep, struct tfi_op *op)
+tfi_send_posted(struct tfi_ep *ep, void *context, bool tagged, size_t len, bool comp)
 {
 	struct tfi_cqe e;
 
-	if (op->comp && ep->txcq != NULL) {
+	if (comp && ep->txcq != NULL) {
 		memset(&e, 0, sizeof(e));
-		e.e.op_context = op->context;
-		e.e.flags = FI_SEND | (op->tagged ? FI_TAGGED : FI_MSG);
-		e.e.len = op->len;
+		e.e.op_context = context;
+		e.e.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+		e.e.len = len;
 		e.src = FI_ADDR_NOTAVAIL;
 		tfi_cq_push(ep->txcq, &e);
+		tfi_cq_kick(ep->txcq); /* made by a post: no engine's eventfd wakes a sleeper */
 	}
 	tfi_cntr_report(ep, FI_SEND, 0);
+}
+
+void
+tfi_send_early(struct tfi_ep *ep, struct tfi_op *op)
+{
+	tfi_send_posted(ep, op->context, op->tagged, op->len, op->comp);
 	op->early = true;
 	op->comp = false;
 	op->context = NULL;
@@ -341,11 +348,7 @@ tfi_op_fail(struct tfi_ep *ep, struct tfi_op *op, int status)
 {
 	struct trd_vni_addr none = {TRD_VNI_ANY, TRD_VNI_ANY};
 
-	struct tfi_cq *cq = op_cq(ep, op);
-
-	op_complete(ep, op, status, 0, none, 0, NULL, 0);
-	if (cq != NULL) /* an entry made by a post: no engine's eventfd wakes a sleeper */
-		tfi_cq_kick(cq);
+	tfi_op_done(ep, op, status, 0, none, 0, NULL);
 }
 
 void
@@ -355,7 +358,7 @@ tfi_op_done(struct tfi_ep *ep, struct tfi_op *op, int status, size_t len, struct
 	struct tfi_cq *cq = op_cq(ep, op);
 
 	op_complete(ep, op, status, len, peer, tag, data, 0);
-	if (cq != NULL)
+	if (cq != NULL) /* an entry made by a post: no engine's eventfd wakes a sleeper */
 		tfi_cq_kick(cq);
 }
 

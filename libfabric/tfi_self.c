@@ -53,6 +53,15 @@ from_self(const struct tfi_ep *ep, struct trd_vni_addr src)
 	return src.app == ep->info.self.app && src.proc == ep->info.self.proc;
 }
 
+/* May a receive or probe from @p src take a message to itself (the path on; from itself, or
+ * from any source)? @p mine: from itself by name. */
+static bool
+rx_may_self(const struct tfi_ep *ep, struct trd_vni_addr src, bool *mine)
+{
+	*mine = from_self(ep, src);
+	return tfi_params.self && (*mine || src.app == TRD_VNI_ANY);
+}
+
 /* Does receive @p op (its tag in vtag, its ignore mask in data) take a message tagged @p vtag? */
 static bool
 rx_takes(const struct tfi_op *op, uint64_t vtag)
@@ -230,12 +239,7 @@ send_end(struct tfi_ep *ep, struct tfi_op *op, int st)
 {
 	if (op->comp && ep->txcq != NULL && tfi_cq_room(ep->txcq) == 0) {
 		op->vop = st; /* (ended by tfi_self_progress) */
-		op->next = NULL;
-		if (ep->sdone_tail != NULL)
-			ep->sdone_tail->next = op;
-		else
-			ep->sdone_head = op;
-		ep->sdone_tail = op;
+		tfi_opq_append(&ep->sdone_head, &ep->sdone_tail, op);
 		return;
 	}
 	op->txq = TFI_TXQ_NONE;
@@ -421,18 +425,7 @@ tfi_self_send(struct tfi_ep *ep, const struct iovec *iov, size_t n, uint64_t vta
 		return rc;
 	if (rc == 1)
 		return 0; /* its completion comes when a receive takes it */
-	if (t.comp) {
-		struct tfi_cqe e;
-
-		memset(&e, 0, sizeof(e));
-		e.e.op_context = context;
-		e.e.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
-		e.e.len = t.total;
-		e.src = FI_ADDR_NOTAVAIL;
-		tfi_cq_push(ep->txcq, &e);
-		tfi_cq_kick(ep->txcq);
-	}
-	tfi_cntr_report(ep, FI_SEND, 0);
+	tfi_send_posted(ep, context, tagged, t.total, t.comp);
 	return 0;
 }
 
@@ -457,13 +450,13 @@ tfi_self_recv(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr src, uin
 	      uint64_t ignore)
 {
 	struct tfi_smsg *m, *prev;
-	bool mine = from_self(ep, src);
+	bool mine;
 
 	op->dst = src;
 	op->vtag = vtag;
 	op->data = ignore;
 	op->seq = ++ep->rx_seq;
-	if (!tfi_params.self || (!mine && src.app != TRD_VNI_ANY))
+	if (!rx_may_self(ep, src, &mine))
 		return 0;
 	m = sq_find(ep, vtag, ignore, &prev);
 	if (m != NULL) {
@@ -476,12 +469,7 @@ tfi_self_recv(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr src, uin
 	if (!mine)
 		return 0; /* the engine gets it, and ep->any records it */
 	op->txq = TFI_SELF_RX;
-	op->next = NULL;
-	if (ep->srx_tail != NULL)
-		ep->srx_tail->next = op;
-	else
-		ep->srx_head = op;
-	ep->srx_tail = op;
+	tfi_opq_append(&ep->srx_head, &ep->srx_tail, op);
 	return 1;
 }
 
@@ -490,9 +478,9 @@ tfi_self_peek(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr src, uin
 	      uint64_t ignore, int ck)
 {
 	struct tfi_smsg *m, *prev;
-	bool mine = from_self(ep, src);
+	bool mine;
 
-	if (!tfi_params.self || (!mine && src.app != TRD_VNI_ANY))
+	if (!rx_may_self(ep, src, &mine))
 		return 0;
 	m = sq_find(ep, vtag, ignore, &prev);
 	if (m == NULL && !mine)
@@ -617,12 +605,8 @@ void
 tfi_self_progress(struct tfi_ep *ep)
 {
 	while (ep->sdone_head != NULL && tfi_cq_room(ep->txcq) > 0) {
-		struct tfi_op *op = ep->sdone_head;
+		struct tfi_op *op = tfi_opq_pop(&ep->sdone_head, &ep->sdone_tail);
 
-		ep->sdone_head = op->next;
-		if (ep->sdone_head == NULL)
-			ep->sdone_tail = NULL;
-		op->next = NULL;
 		op->txq = TFI_TXQ_NONE;
 		tfi_op_done(ep, op, op->vop, 0, ep->info.self, 0, NULL);
 	}

@@ -50,9 +50,8 @@ tfi_txq_hold(const struct tfi_ep *ep, bool fence)
 	return ep->txq_head != NULL || (fence && tx_busy(ep));
 }
 
-/* Append @p op to the queue of @p head and @p tail (held transmits or receives). */
-static void
-opq_append(struct tfi_op **head, struct tfi_op **tail, struct tfi_op *op)
+void
+tfi_opq_append(struct tfi_op **head, struct tfi_op **tail, struct tfi_op *op)
 {
 	op->next = NULL;
 	if (*tail != NULL)
@@ -62,9 +61,8 @@ opq_append(struct tfi_op **head, struct tfi_op **tail, struct tfi_op *op)
 	*tail = op;
 }
 
-/* Take the first operation off the queue of @p head and @p tail (not empty). */
-static struct tfi_op *
-opq_pop(struct tfi_op **head, struct tfi_op **tail)
+struct tfi_op *
+tfi_opq_pop(struct tfi_op **head, struct tfi_op **tail)
 {
 	struct tfi_op *op = *head;
 
@@ -80,7 +78,7 @@ tfi_txq_add(struct tfi_ep *ep, struct tfi_op *op, bool fence)
 {
 	op->txq = TFI_TXQ_HELD;
 	op->fence = fence;
-	opq_append(&ep->txq_head, &ep->txq_tail, op);
+	tfi_opq_append(&ep->txq_head, &ep->txq_tail, op);
 }
 
 static void
@@ -95,7 +93,7 @@ txq_push_head(struct tfi_ep *ep, struct tfi_op *op)
 static struct tfi_op *
 txq_pop(struct tfi_ep *ep)
 {
-	return opq_pop(&ep->txq_head, &ep->txq_tail);
+	return tfi_opq_pop(&ep->txq_head, &ep->txq_tail);
 }
 
 /* The notice of a write with remote CQ data: its length as 8 bytes, the data as immediate
@@ -260,13 +258,13 @@ tfi_rxq_add(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr src, uint6
 	op->vtag = vtag;
 	op->data = ignore;
 	op->txq = TFI_RXQ_HELD;
-	opq_append(&ep->rxq_head, &ep->rxq_tail, op);
+	tfi_opq_append(&ep->rxq_head, &ep->rxq_tail, op);
 }
 
 static struct tfi_op *
 rxq_pop(struct tfi_ep *ep)
 {
-	struct tfi_op *op = opq_pop(&ep->rxq_head, &ep->rxq_tail);
+	struct tfi_op *op = tfi_opq_pop(&ep->rxq_head, &ep->rxq_tail);
 
 	op->txq = TFI_TXQ_NONE;
 	return op;

@@ -111,6 +111,14 @@ teardown(void)
 static struct fi_cq_tagged_entry kept[KEPT];
 static int n_kept;
 
+static void
+keep(const struct fi_cq_tagged_entry *x)
+{
+	if (n_kept == KEPT)
+		fail("more than %d completions not asked for", KEPT);
+	kept[n_kept++] = *x;
+}
+
 static int
 take(void *ctx, struct fi_cq_tagged_entry *e, struct fi_cq_err_entry *err)
 {
@@ -128,9 +136,7 @@ take(void *ctx, struct fi_cq_tagged_entry *e, struct fi_cq_err_entry *err)
 			}
 		n = fi_cq_read(cq, &x, 1);
 		if (n == 1) {
-			if (n_kept == KEPT)
-				fail("more than %d completions not asked for", KEPT);
-			kept[n_kept++] = x;
+			keep(&x);
 			continue;
 		}
 		if (n == -FI_EAVAIL) {
@@ -376,13 +382,10 @@ absent(void *ctx, int ms, const char *what)
 
 		if (n == 1 && x.op_context == ctx)
 			fail("%s: completed early", what);
-		if (n == 1) {
-			if (n_kept == KEPT)
-				fail("more than %d completions not asked for", KEPT);
-			kept[n_kept++] = x;
-		} else if (n != -FI_EAGAIN) {
+		if (n == 1)
+			keep(&x);
+		else if (n != -FI_EAGAIN)
 			fail("%s: fi_cq_read %zd", what, n);
-		}
 	}
 }
 
@@ -428,11 +431,8 @@ poke(void)
 {
 	struct fi_cq_tagged_entry x;
 
-	if (fi_cq_read(cq, &x, 1) == 1) {
-		if (n_kept == KEPT)
-			fail("more than %d completions not asked for", KEPT);
-		kept[n_kept++] = x;
-	}
+	if (fi_cq_read(cq, &x, 1) == 1)
+		keep(&x);
 }
 
 static void
