@@ -2,8 +2,8 @@
 /*
  * Messages a rank sends to itself: every rank calls MPI_Sendrecv to itself ITERS times (default
  * 10000; sizes above 64 KiB fewer, in proportion, at least 20) for each size of 8 B, 64 KiB and
- * MAX (default 1 MiB), receiving from itself by name and then from MPI_ANY_SOURCE, after a
- * warm-up; every message's first and last bytes checked, every byte of the last one. The two
+ * MAX (default 1 MiB) up to MAX, receiving from itself by name and then from MPI_ANY_SOURCE, after
+ * a warm-up; every message's first and last bytes checked, every byte of the last one. The two
  * buffers are 2 KiB apart modulo the page, so that no copy pays for 4 KiB aliasing. Rank 0
  * prints one JSON line per size and source:
  * {"prog":"self","ranks":N,"size":S,"source":"self"|"any","iters":I,"us_per_call":U,
@@ -69,8 +69,8 @@ main(int argc, char **argv)
 		size_t size = sizes[k];
 		int n = size > 65536 ? (int)((size_t)iters * 65536 / size) : iters;
 
-		if (k == 2 && max <= 65536)
-			break;
+		if (size > max || (k == 2 && max == 65536))
+			break; /* (sizes up to MAX, each once) */
 		n = n < 20 ? 20 : n;
 		for (int any = 0; any < 2; any++) {
 			double t, tmax;
