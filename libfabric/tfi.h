@@ -385,6 +385,8 @@ int tfi_wait_control(int epfd, int command, void *arg);
 int tfi_wait_watch(int epfd, int fd);
 void tfi_wait_unwatch(int epfd, const struct tfi_ep *ep);
 void tfi_wait_drain(int sig_fd, struct tfi_ep *const *eps, int n_eps);
+/* tfi_clock.c: CLOCK_MONOTONIC in ns and in ms. */
+uint64_t tfi_now_ns(void);
 uint64_t tfi_now_ms(void);
 /* The poll before a blocking wait sleeps (fi_cq_sread, fi_cntr_wait; docs/libfabric.md):
  * tfi_spin_start gives the end (ns, 0: no spin) and tfi_spin_again, until it answers false,

@@ -33,7 +33,6 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tfi.h"
@@ -111,15 +110,6 @@ page_size(void)
 	return p;
 }
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The slot of @p page for @p right: direct-mapped by page number, so the pages of one
  * buffer take consecutive slots, and a page read and written (a buffer sent and received
  * into) takes two, so that the two do not evict each other. */
@@ -186,7 +176,7 @@ trusted(const struct iovec *app, size_t na, size_t total, bool to_app, uint64_t 
 	*now = 0;
 	if (!trustable(app, na, total))
 		return false;
-	*now = now_ns();
+	*now = tfi_now_ns();
 	return trusted_at(app, total, to_app, *now);
 }
 
@@ -388,7 +378,7 @@ tfi_copy_iov(const struct iovec *dst, size_t nd, const struct iovec *src, size_t
 	/* one clock read for both sides; one iov each over more pages: the ranges' table */
 	big = md == 1 && ms == 1 && tfi_params.trust_us != 0 && ts > TRUST_PAGES * page_size();
 	if (big || (trustable(d, md, ts) && trustable(s, ms, ts)))
-		now = now_ns();
+		now = tfi_now_ns();
 	if (big)
 		ok = range_trusted(d[0].iov_base, ts, TRUST_W, now) &&
 		     range_trusted(s[0].iov_base, ts, TRUST_R, now);

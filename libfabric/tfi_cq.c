@@ -18,7 +18,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tfi.h"
@@ -187,28 +186,10 @@ cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf, uint64_t flags)
 	return 1;
 }
 
-uint64_t
-tfi_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Waits that sleep at once after a spin whose yield gave the CPU away for longer than the
  * window: a runnable process waits behind the others for its turn, a woken sleeper runs at
  * once (docs/vni.md, "Commands, completions, wake-ups"; trd_vni_wait does the same). */
 #define TFI_SPIN_SKIP 64u
-
-static uint64_t
-tfi_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 uint64_t
 tfi_spin_start(unsigned int *skip)

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tfi.h"
@@ -236,15 +235,6 @@ on_engine(const cpu_set_t *cpus, const uint64_t mask[TRD_VNI_CPU_WORDS])
 	return false;
 }
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The process's two masks once it was moved (tfi_place_once), and the time it spends away from
  * the provider (computing) in the current window (tfi_place_adapt). */
 static struct {
@@ -305,7 +295,7 @@ tfi_place_adapt(unsigned int (*runnable)(void))
 
 	if (!__atomic_load_n(&adapt.moved, __ATOMIC_ACQUIRE))
 		return;
-	now = now_ns();
+	now = tfi_now_ns();
 	last = __atomic_exchange_n(&adapt.last, now, __ATOMIC_RELAXED);
 	gap = now > last ? now - last : 0;
 	__atomic_fetch_add(&adapt.polls, 1, __ATOMIC_RELAXED);
@@ -384,7 +374,7 @@ tfi_place_adapt_start(const cpu_set_t *all, const cpu_set_t *narrow)
 		adapt.wide = false;
 		adapt.measure_only = !(CPU_COUNT(all) > CPU_COUNT(narrow));
 		adapt.away = adapt.polls = adapt.steps = adapt.brief = adapt.given = 0;
-		adapt.start = adapt.last = now_ns();
+		adapt.start = adapt.last = tfi_now_ns();
 		__atomic_store_n(&adapt.moved, true, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&adapt.lock);
@@ -399,16 +389,16 @@ tfi_place_yield(void)
 		sched_yield();
 		return;
 	}
-	t0 = now_ns();
+	t0 = tfi_now_ns();
 	sched_yield();
-	__atomic_fetch_add(&adapt.given, now_ns() - t0, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&adapt.given, tfi_now_ns() - t0, __ATOMIC_RELAXED);
 }
 
 void
 tfi_place_adapt_inside(void)
 {
 	if (__atomic_load_n(&adapt.moved, __ATOMIC_ACQUIRE))
-		__atomic_store_n(&adapt.last, now_ns(), __ATOMIC_RELAXED);
+		__atomic_store_n(&adapt.last, tfi_now_ns(), __ATOMIC_RELAXED);
 }
 
 /* Once per process, at its first endpoint: the engine's CPUs come with the first attach. */
