@@ -537,9 +537,15 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 					  "places on this node is attached"
 					: "the topology places no process of this application on "
 					  "this node";
-	} else if (svc_vif_find(s, req.app, req.proc) != NULL) {
+	} else if ((v = svc_vif_find(s, req.app, req.proc)) != NULL) {
 		rc = -EADDRINUSE;
-		why = "this process is attached already";
+		snprintf(
+			vwhy, sizeof(vwhy),
+			"%u:%u is attached already, by pid %d (still running, or its exit not seen "
+			"yet)",
+			req.app, req.proc, v->pid);
+		why = vwhy;
+		v = NULL;
 	} else if (s->n_ifs >= s->conf.max_ifs) {
 		rc = -ENOSPC;
 		why = "too many interfaces";
