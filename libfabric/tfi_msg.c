@@ -417,6 +417,12 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 		if (rc != 0)
 			goto self;
 	}
+	/* a probe or claim of the engine's messages goes behind the receives posted before it:
+	 * those held (from any source until the next progress at an endpoint that sent to
+	 * itself) are given to the VNI first, as far as contexts allow, so that it does not
+	 * report or claim a message that one of them takes */
+	if (peek && ck != TFI_CLAIM_DISCARD && ep->rxq_head != NULL)
+		tfi_rxq_progress(ep);
 	if (ck == TFI_CLAIM_PEEK) { /* FI_PEEK is set: answers like a probe */
 		rc = trd_vni_claim(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
 		if (rc == 0)

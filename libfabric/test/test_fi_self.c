@@ -475,6 +475,27 @@ part_race(void)
 	sync_step(2);
 }
 
+/* A receive from any source posted before a probe takes the message the probe would find: the
+ * probe (and a claim) must not report it. At an endpoint that sent to itself such a receive is
+ * held until the next progress; the probe must not overtake it. */
+static void
+part_probe_held(void)
+{
+	char p14[3] = "p1", p15[3] = "p2", in[2][4];
+	struct fi_context2 r[2], p[2];
+
+	sync_step(3); /* B's messages of tags 14 and 15 wait at A's engine */
+	POST(fi_trecv(ep, in[0], sizeof(in[0]), NULL, FI_ADDR_UNSPEC, 14, 0, &r[0]));
+	POST(trecv_flags(NULL, 0, FI_ADDR_UNSPEC, 14, 0, &p[0], FI_PEEK));
+	expect_nomsg(&p[0], "probe behind a receive from any source");
+	expect_recv(&r[0], in[0], p14, sizeof(p14), 14, "probe_held: the receive");
+	POST(fi_trecv(ep, in[1], sizeof(in[1]), NULL, FI_ADDR_UNSPEC, 15, 0, &r[1]));
+	POST(trecv_flags(NULL, 0, FI_ADDR_UNSPEC, 15, 0, &p[1], FI_PEEK | FI_CLAIM));
+	expect_nomsg(&p[1], "claim behind a receive from any source");
+	expect_recv(&r[1], in[1], p15, sizeof(p15), 15, "probe_held: the receive");
+	sync_step(4);
+}
+
 static int
 side(bool is_a)
 {
@@ -488,16 +509,23 @@ side(bool is_a)
 		part_kept();
 		part_any();
 		part_race();
+		part_probe_held();
 		if (n_kept != 0)
 			fail("%d completions left over", n_kept);
 	} else {
-		char theirs[6] = "fromB";
-		struct fi_context2 s;
+		char theirs[6] = "fromB", p14[3] = "p1", p15[3] = "p2";
+		struct fi_context2 s, t[2];
 
 		POST(fi_tsend(ep, theirs, sizeof(theirs), NULL, peer, 13, &s));
 		expect_send(&s, "B");
 		sync_step(1);
 		sync_step(2);
+		POST(fi_tsend(ep, p14, sizeof(p14), NULL, peer, 14, &t[0]));
+		POST(fi_tsend(ep, p15, sizeof(p15), NULL, peer, 15, &t[1]));
+		expect_send(&t[0], "B");
+		expect_send(&t[1], "B");
+		sync_step(3);
+		sync_step(4);
 	}
 	teardown();
 	return 0;
