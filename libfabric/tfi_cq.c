@@ -31,6 +31,15 @@ tfi_cq_room(const struct tfi_cq *cq)
 void
 tfi_cq_push(struct tfi_cq *cq, const struct tfi_cqe *e)
 {
+	if (cq->count >= cq->cap) {
+		/* every caller makes sure of room first; one that did not would overwrite the
+		 * oldest entry and read the ring past its end (an operation completed twice,
+		 * another never): the entry is dropped and said, the CQ stays whole */
+		FI_WARN(&tfi_prov, FI_LOG_CQ,
+			"CQ full (%zu entries): an entry of context %p lost\n", (size_t)cq->cap,
+			e->e.op_context);
+		return;
+	}
 	cq->ring[(cq->head + cq->count) % cq->cap] = *e;
 	cq->count++;
 }

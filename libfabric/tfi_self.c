@@ -233,11 +233,13 @@ copy_send(struct tfi_op *rx, const struct iovec *iov, size_t n, size_t len, bool
 }
 
 /* End the send @p op kept for a message to itself (status @p st): now, or at the next progress
- * when its CQ has no room. */
+ * (tfi_self_progress) when its CQ has no room or when @p later: while the engine's completions
+ * are handled, each may write one entry (the room was counted for them), so the receive's
+ * entry is all that one writes. */
 static void
-send_end(struct tfi_ep *ep, struct tfi_op *op, int st)
+send_end(struct tfi_ep *ep, struct tfi_op *op, int st, bool later)
 {
-	if (op->comp && ep->txcq != NULL && tfi_cq_room(ep->txcq) == 0) {
+	if (later || (op->comp && ep->txcq != NULL && tfi_cq_room(ep->txcq) == 0)) {
 		op->vop = st; /* (ended by tfi_self_progress) */
 		tfi_opq_append(&ep->sdone_head, &ep->sdone_tail, op);
 		return;
@@ -247,9 +249,10 @@ send_end(struct tfi_ep *ep, struct tfi_op *op, int st)
 }
 
 /* Deliver waiting message @p m (off its queue) into receive @p rx (off its lists) and free it;
- * a kept send ends too. The caller made sure of room for @p rx's entry. */
+ * a kept send ends too (at the next progress if @p later, see send_end). The caller made sure
+ * of room for @p rx's entry. */
 static void
-msg_deliver(struct tfi_ep *ep, struct tfi_op *rx, struct tfi_smsg *m)
+msg_deliver(struct tfi_ep *ep, struct tfi_op *rx, struct tfi_smsg *m, bool later)
 {
 	size_t k = m->len < rx->len ? m->len : rx->len;
 	bool fault = false, sfault = false;
@@ -263,7 +266,7 @@ msg_deliver(struct tfi_ep *ep, struct tfi_op *rx, struct tfi_smsg *m)
 	}
 	rx_end(ep, rx, fault, m->len, m->vtag, m->has_data, m->data);
 	if (m->sop != NULL)
-		send_end(ep, m->sop, sfault ? -EFAULT : 0);
+		send_end(ep, m->sop, sfault ? -EFAULT : 0, later);
 	else
 		ep->sq_bytes -= m->len;
 	free(m);
@@ -274,7 +277,7 @@ static void
 msg_drop(struct tfi_ep *ep, struct tfi_smsg *m)
 {
 	if (m->sop != NULL)
-		send_end(ep, m->sop, 0);
+		send_end(ep, m->sop, 0, false);
 	else
 		ep->sq_bytes -= m->len;
 	free(m);
@@ -463,7 +466,7 @@ tfi_self_recv(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr src, uin
 		if (tfi_cq_room(ep->rxcq) == 0)
 			return -FI_EAGAIN;
 		smsg_unlink(&ep->sq_head, &ep->sq_tail, prev, m);
-		msg_deliver(ep, op, m);
+		msg_deliver(ep, op, m, false);
 		return 1;
 	}
 	if (!mine)
@@ -533,7 +536,7 @@ tfi_self_claimed(struct tfi_ep *ep, struct tfi_op *op, bool discard)
 			    m->has_data ? &m->data : NULL);
 		msg_drop(ep, m);
 	} else {
-		msg_deliver(ep, op, m);
+		msg_deliver(ep, op, m, false);
 	}
 	return 1;
 }
@@ -553,7 +556,7 @@ tfi_self_complete(struct tfi_ep *ep, struct tfi_op *op, int status)
 	if (status != -ECANCELED || m == NULL)
 		return false;
 	smsg_unlink(&ep->sp_head, &ep->sp_tail, NULL, m);
-	msg_deliver(ep, op, m);
+	msg_deliver(ep, op, m, true); /* (one of the engine's completions: its entry only) */
 	return true;
 }
 
@@ -591,7 +594,7 @@ fail_dead(struct tfi_ep *ep)
 
 			if (m->sop != NULL) {
 				smsg_unlink(lists[i], tails[i], prev, m);
-				send_end(ep, m->sop, -ECONNRESET);
+				send_end(ep, m->sop, -ECONNRESET, false);
 				free(m);
 			} else {
 				prev = m;
@@ -630,7 +633,7 @@ tfi_self_progress(struct tfi_ep *ep)
 			continue;
 		}
 		rx_take(ep, rx);
-		msg_deliver(ep, rx, m);
+		msg_deliver(ep, rx, m, false);
 	}
 }
 

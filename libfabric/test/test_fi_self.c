@@ -496,6 +496,122 @@ part_probe_held(void)
 	sync_step(4);
 }
 
+/* The engine's completions are read in batches as large as the CQ's room; the withdrawal of a
+ * receive from any source that hands it a message kept in its sender's buffer ends two
+ * operations (the receive and the kept send) for one completion. With the CQ 9 entries short
+ * of full, 9 completions come at once: the withdrawal, a send to 1:1 queued behind it, and 1:1's
+ * 7 messages. Before, the kept send's entry was written then too: one entry past the CQ's end,
+ * which corrupted it (an MPI rank crashed on a request completed twice, or waited for ever on
+ * one whose entry was overwritten). Every operation must complete once, with its own context
+ * and bytes. */
+#define BATCH_FILL 247 /* the CQ holds 256 */
+#define BATCH_PEER 7
+#define BATCH_BIG  100000
+static struct fi_context2 b_fill[BATCH_FILL], b_peer[BATCH_PEER], b_any, b_big, b_note;
+static bool b_seen[BATCH_FILL + BATCH_PEER + 3];
+
+/* The index of @p ctx in b_seen, -1 if it is none of the part's. */
+static int
+batch_index(const void *ctx)
+{
+	const struct fi_context2 *c = ctx;
+
+	if (c >= b_fill && c < b_fill + BATCH_FILL)
+		return (int)(c - b_fill);
+	if (c >= b_peer && c < b_peer + BATCH_PEER)
+		return BATCH_FILL + (int)(c - b_peer);
+	return c == &b_any    ? BATCH_FILL + BATCH_PEER
+	       : c == &b_big  ? BATCH_FILL + BATCH_PEER + 1
+	       : c == &b_note ? BATCH_FILL + BATCH_PEER + 2
+			      : -1;
+}
+
+static void
+part_batch(void)
+{
+	static struct fi_cq_tagged_entry got[256];
+	char one = 'f', note = 'n', pin[BATCH_PEER][8], fin[BATCH_FILL];
+	uint8_t *out = malloc(BATCH_BIG), *in = malloc(BATCH_BIG);
+	uint64_t end = now_ms() + WAIT_MS;
+	int left = (int)(sizeof(b_seen) / sizeof(b_seen[0]));
+	struct fi_context2 r;
+
+	if (out == NULL || in == NULL)
+		fail("malloc");
+	if (n_kept != 0)
+		fail("batch: %d completions left over before", n_kept);
+	for (int i = 0; i < BATCH_PEER; i++)
+		POST(fi_trecv(ep, pin[i], sizeof(pin[i]), NULL, peer, 20 + (uint64_t)i, 0,
+			      &b_peer[i]));
+	POST(fi_trecv(ep, in, BATCH_BIG, NULL, FI_ADDR_UNSPEC, 27, 0, &b_any));
+	poke(); /* the engine has the receive from any source */
+	for (int i = 0; i < BATCH_FILL; i++)
+		POST(fi_tsend(ep, &one, 1, NULL, self_addr, 40, &b_fill[i]));
+	for (size_t i = 0; i < BATCH_BIG; i++)
+		out[i] = (uint8_t)(i * 7 + 3);
+	/* kept in its buffer (over 64 KiB); the receive from any source is withdrawn for it */
+	POST(fi_tsend(ep, out, BATCH_BIG, NULL, self_addr, 27, &b_big));
+	POST(fi_tsend(ep, &note, 1, NULL, peer, 50, &b_note)); /* behind the withdrawal */
+	sync_step(5); /* 1:1 got the note, sent its 7 messages, saw them complete */
+	while (left > 0) {
+		ssize_t n = fi_cq_read(cq, got, 256);
+
+		if (n == -FI_EAGAIN && now_ms() > end)
+			fail("batch: %d operations not completed in %d ms", left, WAIT_MS);
+		if (n == -FI_EAGAIN)
+			continue;
+		if (n < 0)
+			fail("batch: fi_cq_read %zd (%s)", n, fi_strerror((int)-n));
+		for (ssize_t k = 0; k < n; k++) {
+			int i = batch_index(got[k].op_context);
+
+			if (i < 0 || b_seen[i])
+				fail("batch: an entry of %s context %p",
+				     i < 0 ? "an unknown" : "an already completed",
+				     got[k].op_context);
+			b_seen[i] = true;
+			left--;
+			if (i >= BATCH_FILL && i < BATCH_FILL + BATCH_PEER) {
+				char want[8] = {0};
+
+				snprintf(want, sizeof(want), "peer%d", i - BATCH_FILL);
+				if (got[k].len != 8 || memcmp(pin[i - BATCH_FILL], want, 8) != 0)
+					fail("batch: 1:1's message %d differs: %zu B, tag %llu, "
+					     "\"%.8s\"",
+					     i - BATCH_FILL, got[k].len,
+					     (unsigned long long)got[k].tag, pin[i - BATCH_FILL]);
+			}
+			if (got[k].op_context == &b_any &&
+			    (got[k].len != BATCH_BIG || memcmp(in, out, BATCH_BIG) != 0))
+				fail("batch: the kept message differs (%zu B)", got[k].len);
+		}
+	}
+	for (int i = 0; i < BATCH_FILL; i++) { /* the queued messages to itself */
+		POST(fi_trecv(ep, &fin[i], 1, NULL, self_addr, 40, 0, &r));
+		expect_recv(&r, &fin[i], &one, 1, 40, "batch: a queued message");
+	}
+	free(out);
+	free(in);
+}
+
+/* 1:1's side of part_batch: the note, then 7 messages to 1:0, completed. */
+static void
+batch_peer(void)
+{
+	char note = 0, pm[BATCH_PEER][8] = {{0}};
+	struct fi_context2 r, s[BATCH_PEER];
+
+	POST(fi_trecv(ep, &note, 1, NULL, peer, 50, 0, &r));
+	expect_recv(&r, &note, "n", 1, 50, "batch: the note");
+	for (int i = 0; i < BATCH_PEER; i++) {
+		snprintf(pm[i], sizeof(pm[i]), "peer%d", i);
+		POST(fi_tsend(ep, pm[i], sizeof(pm[i]), NULL, peer, 20 + (uint64_t)i, &s[i]));
+	}
+	for (int i = 0; i < BATCH_PEER; i++)
+		expect_send(&s[i], "batch: 1:1's message");
+	sync_step(5);
+}
+
 static int
 side(bool is_a)
 {
@@ -510,6 +626,7 @@ side(bool is_a)
 		part_any();
 		part_race();
 		part_probe_held();
+		part_batch();
 		if (n_kept != 0)
 			fail("%d completions left over", n_kept);
 	} else {
@@ -526,6 +643,7 @@ side(bool is_a)
 		expect_send(&t[1], "B");
 		sync_step(3);
 		sync_step(4);
+		batch_peer();
 	}
 	teardown();
 	return 0;
