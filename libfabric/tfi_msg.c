@@ -343,6 +343,21 @@ probe_post(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr from, uint6
 	return trd_vni_probe(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
 }
 
+/* A probe or claim (FI_PEEK): the messages to itself first (tfi_self.c: 1, answered), then it
+ * goes behind the receives posted before it: those held (from any source until the next
+ * progress at an endpoint that sent to itself) are given to the VNI first, as far as contexts
+ * allow, so that it does not report or claim a message that one of them takes (0). */
+static int
+probe_first(struct tfi_ep *ep, struct tfi_op *op, struct trd_vni_addr from, uint64_t vtag,
+	    uint64_t vignore, enum tfi_claim_kind ck)
+{
+	int rc = tfi_self_peek(ep, op, from, vtag, vignore, ck);
+
+	if (rc == 0 && ep->rxq_head != NULL)
+		tfi_rxq_progress(ep);
+	return rc;
+}
+
 /* A receive; @p peek: a probe (FI_PEEK); @p ck: what it claims or drops. */
 static ssize_t
 ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t src, uint64_t tag,
@@ -413,16 +428,10 @@ ep_recv_claim(struct tfi_ep *ep, const struct iovec *iov, size_t n, fi_addr_t sr
 		goto self;
 	}
 	if (peek && ck != TFI_CLAIM_DISCARD && ck != TFI_CLAIM_RECV) {
-		rc = tfi_self_peek(ep, op, from, vtag, vignore, ck);
+		rc = probe_first(ep, op, from, vtag, vignore, ck);
 		if (rc != 0)
 			goto self;
 	}
-	/* a probe or claim of the engine's messages goes behind the receives posted before it:
-	 * those held (from any source until the next progress at an endpoint that sent to
-	 * itself) are given to the VNI first, as far as contexts allow, so that it does not
-	 * report or claim a message that one of them takes */
-	if (peek && ck != TFI_CLAIM_DISCARD && ep->rxq_head != NULL)
-		tfi_rxq_progress(ep);
 	if (ck == TFI_CLAIM_PEEK) { /* FI_PEEK is set: answers like a probe */
 		rc = trd_vni_claim(ep->vni, from, vtag, vignore, (uint64_t)(uintptr_t)op);
 		if (rc == 0)

@@ -230,6 +230,18 @@ conn_close(struct trd_vni_svc *s, struct vconn *c)
 #define SO_PEERPIDFD 77 /* Linux 6.5; Debian bookworm's headers are older */
 #endif
 
+/* Why process @p app:@p proc cannot attach: another holds its number (in @p buf). */
+static const char *
+held_why(struct trd_vni_svc *s, uint32_t app, uint32_t proc, char *buf, size_t len)
+{
+	const struct vif *v = svc_vif_find(s, app, proc);
+
+	snprintf(buf, len,
+		 "%u:%u is attached already, by pid %d (still running, or its exit not seen yet)",
+		 app, proc, v != NULL ? v->pid : -1);
+	return buf;
+}
+
 /* NULL if this engine serves attach protocol @p version, else why not (in @p buf): an older
  * library would send what this engine no longer takes, a newer one what it does not know, so
  * the reason names both versions, for the log and for the library (trd_vni_open_error). */
@@ -537,15 +549,9 @@ conn_register(struct trd_vni_svc *s, struct vconn *c)
 					  "places on this node is attached"
 					: "the topology places no process of this application on "
 					  "this node";
-	} else if ((v = svc_vif_find(s, req.app, req.proc)) != NULL) {
+	} else if (svc_vif_find(s, req.app, req.proc) != NULL) {
 		rc = -EADDRINUSE;
-		snprintf(
-			vwhy, sizeof(vwhy),
-			"%u:%u is attached already, by pid %d (still running, or its exit not seen "
-			"yet)",
-			req.app, req.proc, v->pid);
-		why = vwhy;
-		v = NULL;
+		why = held_why(s, req.app, req.proc, vwhy, sizeof(vwhy));
 	} else if (s->n_ifs >= s->conf.max_ifs) {
 		rc = -ENOSPC;
 		why = "too many interfaces";
