@@ -507,6 +507,9 @@ void tfi_place_once(struct trd_vni *vni);
  * counts are this job's ranks and their peers, which a process that widens makes room for. */
 #define TFI_AWAY_NS         100000u
 #define TFI_ADAPT_WINDOW_NS 10000000u
+/* A process that computes without calling the provider is judged by a thread of its own every
+ * TFI_WATCH_NS (tfi_place.c, the watch): between two polls a window never ends. */
+#define TFI_WATCH_NS 2000000u
 /* A program that computes in short steps with a poll after each (MPI_Test in a loop) is away
  * too: in a window of at least TFI_STEP_POLLS polls, half of them after a gap of TFI_STEP_NS
  * or more, those gaps count as away; time given away in a poll's yield (tfi_place_yield) is

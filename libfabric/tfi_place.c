@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tfi.h"
@@ -246,8 +247,24 @@ static struct {
 	/* short steps: polls, those after a gap of TFI_STEP_NS .. TFI_AWAY_NS, the sum of those
 	 * gaps, and the time this process gave away in its polls' yields */
 	uint64_t polls, steps, brief, given;
-	bool one_sided; /* tfi_place_one_sided(): wide for good */
+	bool one_sided;                 /* tfi_place_one_sided(): wide for good */
+	unsigned int (*runnable)(void); /* the count the last tfi_place_adapt asked (the watch) */
 } adapt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Give the process every CPU (@p wide) or those without the engine's, and the yield decision
+ * its count (adapt.lock held): true if done. */
+static bool
+adapt_set(bool wide)
+{
+	if (set_all_threads(wide ? &adapt.all : &adapt.narrow) != 0)
+		return false;
+	__atomic_store_n(&adapt.wide, wide, __ATOMIC_RELAXED);
+	__atomic_store_n(&tfi_params.cpus,
+			 (unsigned int)CPU_COUNT(wide ? &adapt.all : &adapt.narrow),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&tfi_params.engine_here, wide ? 1 : 0, __ATOMIC_RELAXED);
+	return true;
+}
 
 void
 tfi_place_one_sided(void)
@@ -295,6 +312,7 @@ tfi_place_adapt(unsigned int (*runnable)(void))
 
 	if (!__atomic_load_n(&adapt.moved, __ATOMIC_ACQUIRE))
 		return;
+	__atomic_store_n(&adapt.runnable, runnable, __ATOMIC_RELAXED);
 	now = tfi_now_ns();
 	last = __atomic_exchange_n(&adapt.last, now, __ATOMIC_RELAXED);
 	gap = now > last ? now - last : 0;
@@ -337,17 +355,11 @@ tfi_place_adapt(unsigned int (*runnable)(void))
 						 (unsigned int)CPU_COUNT(&adapt.all),
 						 __atomic_load_n(&tfi_params.engine_procs,
 								 __ATOMIC_RELAXED));
-		if (wide != adapt.wide && set_all_threads(wide ? &adapt.all : &adapt.narrow) == 0) {
-			adapt.wide = wide;
-			__atomic_store_n(&tfi_params.cpus,
-					 (unsigned int)CPU_COUNT(wide ? &adapt.all : &adapt.narrow),
-					 __ATOMIC_RELAXED);
-			__atomic_store_n(&tfi_params.engine_here, wide ? 1 : 0, __ATOMIC_RELAXED);
+		if (wide != adapt.wide && adapt_set(wide))
 			FI_INFO(&tfi_prov, FI_LOG_CORE,
 				"placement: %s the engine's CPUs (away %" PRIu64 " of %" PRIu64
 				" us, %" PRIu64 " of %" PRIu64 " polls after a step)\n",
 				wide ? "back on" : "off", away / 1000, window / 1000, steps, polls);
-		}
 		__atomic_store_n(&adapt.start, now, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&adapt.lock);
@@ -363,6 +375,126 @@ tfi_place_hint(struct trd_vni *vni)
 				     (c & TFI_COMPUTE_MOVABLE) != 0 ? TRD_VNI_HINT_MOVABLE : 0);
 }
 
+static uint64_t
+process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The watch thread, stopped and joined when the provider's library goes (the destructor
+ * below: Open MPI unloads it at MPI_Finalize, and a thread left running in unloaded code
+ * crashes the process) */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	pthread_t thread;
+	bool running, stop;
+} watcher = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+/* The watch: windows end at polls, so a process that computes for long without calling the
+ * provider (a phase between two barriers) was never judged, and two ranks placed on the one
+ * CPU the engine leaves computed it at half speed while the engine's CPU idled. Every
+ * TFI_WATCH_NS, while the process is off the engine's CPUs, the watch looks: no provider call
+ * for that long, at least a quarter of it used by the process in CPU time (computing, not
+ * asleep), and the host has room (tfi_place_adapt_decide, this thread's own reading of the
+ * count left out): every CPU back; the polls' windows judge it again afterwards. */
+static void *
+watch(void *arg)
+{
+	uint64_t t0 = tfi_now_ns(), c0 = process_cpu_ns();
+
+	(void)arg;
+	for (;;) {
+		unsigned int (*runnable)(void);
+		uint64_t now, cpu, busy, span, gap;
+		struct timespec ts;
+		unsigned int r;
+		bool stop;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += TFI_WATCH_NS;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_mutex_lock(&watcher.lock);
+		while (!watcher.stop && pthread_cond_clockwait(&watcher.cv, &watcher.lock,
+							       CLOCK_MONOTONIC, &ts) == 0)
+			;
+		stop = watcher.stop;
+		pthread_mutex_unlock(&watcher.lock);
+		if (stop)
+			return NULL;
+		now = tfi_now_ns();
+		cpu = process_cpu_ns();
+		busy = cpu - c0;
+		span = now - t0;
+		t0 = now;
+		c0 = cpu;
+		gap = now - __atomic_load_n(&adapt.last, __ATOMIC_RELAXED);
+		runnable = __atomic_load_n(&adapt.runnable, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&adapt.wide, __ATOMIC_RELAXED) || gap > now ||
+		    gap < TFI_WATCH_NS || busy * 4 < span || runnable == NULL)
+			continue;
+		r = runnable();
+		r = r > 1 ? r - 1 : r; /* (this thread, running as it reads) */
+		if (pthread_mutex_trylock(&adapt.lock) != 0)
+			continue;
+		if (!adapt.wide &&
+		    tfi_place_adapt_decide(
+			    false, gap, gap, r, (unsigned int)CPU_COUNT(&adapt.all),
+			    __atomic_load_n(&tfi_params.engine_procs, __ATOMIC_RELAXED)) &&
+		    adapt_set(true))
+			FI_INFO(&tfi_prov, FI_LOG_CORE,
+				"placement: back on the engine's CPUs (computing for %" PRIu64
+				" us without a call)\n",
+				gap / 1000);
+		pthread_mutex_unlock(&adapt.lock);
+	}
+	return NULL;
+}
+
+__attribute__((destructor)) static void
+watch_end(void)
+{
+	bool running;
+
+	pthread_mutex_lock(&watcher.lock);
+	running = watcher.running;
+	watcher.stop = true;
+	pthread_cond_signal(&watcher.cv);
+	pthread_mutex_unlock(&watcher.lock);
+	if (running)
+		pthread_join(watcher.thread, NULL);
+}
+
+/* A forked child has no watch thread (nor a lock one held at the fork) */
+static void
+watch_child(void)
+{
+	pthread_mutex_init(&watcher.lock, NULL);
+	pthread_mutex_init(&adapt.lock, NULL);
+	watcher.running = false;
+}
+
+static void
+watch_start(void)
+{
+	pthread_mutex_lock(&watcher.lock);
+	if (!watcher.running && !watcher.stop) {
+		watcher.running = pthread_create(&watcher.thread, NULL, watch, NULL) == 0;
+		if (watcher.running) {
+			pthread_setname_np(watcher.thread, "toroid-place");
+			pthread_atfork(NULL, NULL, watch_child);
+		}
+	}
+	pthread_mutex_unlock(&watcher.lock);
+}
+
 void
 tfi_place_adapt_start(const cpu_set_t *all, const cpu_set_t *narrow)
 {
@@ -376,6 +508,8 @@ tfi_place_adapt_start(const cpu_set_t *all, const cpu_set_t *narrow)
 		adapt.away = adapt.polls = adapt.steps = adapt.brief = adapt.given = 0;
 		adapt.start = adapt.last = tfi_now_ns();
 		__atomic_store_n(&adapt.moved, true, __ATOMIC_RELEASE);
+		if (!adapt.measure_only)
+			watch_start();
 	}
 	pthread_mutex_unlock(&adapt.lock);
 }

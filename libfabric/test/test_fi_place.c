@@ -420,6 +420,57 @@ adapt_case(const cpu_set_t *all, int engine_cpu, enum tfi_place_verdict want)
 	return failures ? 1 : 0;
 }
 
+/* Spin for up to @p ns without a provider call until the mask is @p want (checked every ms):
+ * true if it got there. */
+static bool
+spin_until(const cpu_set_t *want, uint64_t ns)
+{
+	uint64_t end = mono_ns() + ns, next = 0;
+	cpu_set_t got;
+
+	for (uint64_t now = mono_ns(); now < end; now = mono_ns())
+		if (now >= next) {
+			next = now + 1000000;
+			if (sched_getaffinity(0, sizeof(got), &got) == 0 && CPU_EQUAL(&got, want))
+				return true;
+		}
+	return false;
+}
+
+/* Live: moved off the engine's CPU (@p engine_cpu), a process that computes for long without
+ * a provider call (no window of polls ends) gets every CPU back from the watch thread on a
+ * quiet host; not on a crowded one, and not while it sleeps as long without a call. */
+static int
+watch_case(const cpu_set_t *all, int engine_cpu, enum tfi_place_verdict want)
+{
+	cpu_set_t narrow = *all, got;
+
+	(void)want;
+	CPU_CLR(engine_cpu, &narrow);
+	if (sched_setaffinity(0, sizeof(narrow), &narrow) != 0)
+		return 2;
+	tfi_params.cpus = (unsigned int)CPU_COUNT(&narrow);
+	tfi_params.engine_here = 0;
+	tfi_place_adapt_start(all, &narrow);
+	runnable_now = 1;
+	tfi_place_adapt(runnable_stub); /* (the count the watch asks) */
+	tfi_place_adapt_inside();
+	usleep(50000); /* asleep, no call: uses no CPU */
+	CHECK(sched_getaffinity(0, sizeof(got), &got) == 0 && CPU_EQUAL(&got, &narrow),
+	      "the watch widened a process asleep");
+	/* crowded: the watch's own reading of the count is left out, so cpus + 2 others */
+	runnable_now = (unsigned int)CPU_COUNT(all) + 3;
+	tfi_place_adapt_inside();
+	CHECK(!spin_until(all, 50000000), "the watch widened a process on a crowded host");
+	runnable_now = 1;
+	tfi_place_adapt_inside();
+	CHECK(spin_until(all, 1000000000), "computing 1 s without a call, never widened");
+	CHECK(tfi_params.cpus == (unsigned int)CPU_COUNT(all) && tfi_params.engine_here == 1,
+	      "yield counts not updated by the watch: %u CPUs, engine %d", tfi_params.cpus,
+	      tfi_params.engine_here);
+	return failures ? 1 : 0;
+}
+
 /* Live: a process already off the engine's CPU (@p engine_cpu) is measured only: computing
  * 0.5 ms between polls on a quiet host it is told to the engine as mostly away, not movable,
  * and its mask stays. */
@@ -618,6 +669,8 @@ main(void)
 		 first, TFI_PLACE_BOUND);
 	in_child("moved: every CPU back while it computes, off the engine's while it polls",
 		 adapt_case, &all, first, TFI_PLACE_MOVED);
+	in_child("moved: every CPU back from the watch while it computes without a call",
+		 watch_case, &all, first, TFI_PLACE_MOVED);
 	in_child("already off the engine's CPU: measured, told, never moved", measure_case, &all,
 		 first, TFI_PLACE_ALREADY);
 	printf("%s\n", failures ? "FAILED" : "PASS");
