@@ -74,7 +74,7 @@ extern int trd_vni_logtype;
 #define SVC_TEL_PERIOD_US       10000   /* telemetry snapshots */
 #define SVC_N_MRS               256     /* memory regions per interface (one-sided access) */
 #define SVC_LOCAL_CHUNK         262144  /* bytes copied per turn between two local processes */
-#define SVC_LOCAL_DIRECT_MAX    65536   /* longest message delivered at once to a local receive */
+#define SVC_LOCAL_DIRECT_MAX    131072  /* longest message delivered at once to a local receive */
 #define SVC_PVM_MIN             16384   /* copies this long use process_vm_* (vmem.c) */
 #define SVC_CMA_MIN             65536   /* local messages this long: read by the receiver */
 #define SVC_HOLD_US             1000    /* default cma_hold_us: then a held message is staged */

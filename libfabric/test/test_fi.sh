@@ -233,7 +233,7 @@ pingpong_msg | pingpong_tagged)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
 	pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock"
-	# messages up to FI_TOROID_BOUNCE_MAX (64 KiB) from and into application memory go through
+	# messages up to FI_TOROID_BOUNCE_MAX (128 KiB) from and into application memory go through
 	# the endpoint's pool: the engine copies none of their bytes in process memory (system
 	# calls on its thread); with FI_TOROID_BOUNCE_MAX=0 it copies every one, on each side
 	user_bytes() {
