@@ -353,6 +353,21 @@ mixed_polls(uint64_t ns)
 	}
 }
 
+/* As the provider moves a process off the engine's CPU (@p engine_cpu): onto *narrow (every
+ * CPU of @p all but that one), its yield counts, the measure started. false if it could not. */
+static bool
+moved(const cpu_set_t *all, int engine_cpu, cpu_set_t *narrow)
+{
+	*narrow = *all;
+	CPU_CLR(engine_cpu, narrow);
+	if (sched_setaffinity(0, sizeof(*narrow), narrow) != 0)
+		return false;
+	tfi_params.cpus = (unsigned int)CPU_COUNT(narrow);
+	tfi_params.engine_here = 0;
+	tfi_place_adapt_start(all, narrow);
+	return true;
+}
+
 /* Live: moved off the engine's CPU (@p engine_cpu) to the others, a process that computes
  * between its polls gets every CPU back while the host has room, and loses the engine's again
  * when it polls without a break, or when the host is crowded; the time asleep in a blocking
@@ -360,15 +375,11 @@ mixed_polls(uint64_t ns)
 static int
 adapt_case(const cpu_set_t *all, int engine_cpu, enum tfi_place_verdict want)
 {
-	cpu_set_t narrow = *all, got;
+	cpu_set_t narrow, got;
 
 	(void)want;
-	CPU_CLR(engine_cpu, &narrow);
-	if (sched_setaffinity(0, sizeof(narrow), &narrow) != 0)
+	if (!moved(all, engine_cpu, &narrow))
 		return 2;
-	tfi_params.cpus = (unsigned int)CPU_COUNT(&narrow);
-	tfi_params.engine_here = 0;
-	tfi_place_adapt_start(all, &narrow);
 	/* crowded host: computing changes nothing (3 windows and more) */
 	runnable_now = (unsigned int)CPU_COUNT(all) + 2;
 	CHECK(!adapt_until(all, 500000, 4 * (uint64_t)TFI_ADAPT_WINDOW_NS, runnable_stub),
@@ -443,15 +454,11 @@ spin_until(const cpu_set_t *want, uint64_t ns)
 static int
 watch_case(const cpu_set_t *all, int engine_cpu, enum tfi_place_verdict want)
 {
-	cpu_set_t narrow = *all, got;
+	cpu_set_t narrow, got;
 
 	(void)want;
-	CPU_CLR(engine_cpu, &narrow);
-	if (sched_setaffinity(0, sizeof(narrow), &narrow) != 0)
+	if (!moved(all, engine_cpu, &narrow))
 		return 2;
-	tfi_params.cpus = (unsigned int)CPU_COUNT(&narrow);
-	tfi_params.engine_here = 0;
-	tfi_place_adapt_start(all, &narrow);
 	runnable_now = 1;
 	tfi_place_adapt(runnable_stub); /* (the count the watch asks) */
 	tfi_place_adapt_inside();
