@@ -29,13 +29,15 @@ FUZZ_BUILD ?= build-fuzz
 # compare_smoke runs bench/compare.py on toroid-perf's in-process put_rate and put_lat, which
 # perf_smoke runs under ASan. perf_hosts_veth is toroid-perf --server/--client over af_packet
 # on a veth, paced and timed: routed runs --server/--client over af_packet under ASan (and -R),
-# perf_hosts_memif the pacing, --duration and --interval.
-ASAN_SKIP ?= docs|packages|ipm_smoke|install|vni_pdump|deb|bench_partial|bench_text|compare_smoke|perf_hosts_veth
+# perf_hosts_memif the pacing, --duration and --interval. perf_figures compares toroid-perf's
+# figures with counters kept outside it, over memif and veth: the same program paths as
+# perf_smoke, perf_hosts_memif and routed, which run under ASan.
+ASAN_SKIP ?= docs|packages|ipm_smoke|install|vni_pdump|deb|bench_partial|bench_text|compare_smoke|perf_hosts_veth|perf_figures
 # DPDK's EAL keeps its memory until exit by design: no leak report. Any other finding fails.
 ASAN_ENV ?= ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
             UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-FUZZ_PARSE_SECONDS ?= 20
-FUZZ_RX_SECONDS ?= 40
+FUZZ_PARSE_SECONDS ?= 15
+FUZZ_RX_SECONDS ?= 30
 DEMO_ARGS ?=
 
 .PHONY: all deps build demo test test-asan test-fuzz bench ipm compare deb clean

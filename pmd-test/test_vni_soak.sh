@@ -54,7 +54,8 @@ fds_back() {
 	return 1
 }
 
-"$SOAK" --socket "$T/E.sock" --procs 32 --seconds 5 || die "warm-up round failed"
+"$SOAK" --socket "$T/E.sock" --procs 32 --seconds $((SECS < 10 ? 2 : 5)) ||
+	die "warm-up round failed"
 settle
 rss0=$(rss_kb)
 fds0=$(n_fds)
