@@ -32,7 +32,8 @@ FUZZ_BUILD ?= build-fuzz
 # perf_hosts_memif the pacing, --duration and --interval. perf_figures compares toroid-perf's
 # figures with counters kept outside it, over memif and veth: the same program paths as
 # perf_smoke, perf_hosts_memif and routed, which run under ASan.
-ASAN_SKIP ?= docs|packages|ipm_smoke|install|vni_pdump|deb|bench_partial|bench_text|compare_smoke|perf_hosts_veth|perf_figures
+# layers, format and size check the sources and the build's link lines: no program of ours runs.
+ASAN_SKIP ?= docs|packages|ipm_smoke|install|vni_pdump|deb|bench_partial|bench_text|compare_smoke|perf_hosts_veth|perf_figures|layers|format|size
 # DPDK's EAL keeps its memory until exit by design: no leak report. Any other finding fails.
 ASAN_ENV ?= ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
             UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -77,8 +78,11 @@ test: build
 	exit $$rc
 
 # The suites again, built with AddressSanitizer and UndefinedBehaviorSanitizer.
+# -Og: under the sanitizers gcc compiles the engine 3 x faster than at -O2 (core/tx.c in 11 s
+# against 33 s on the 2-CPU machine; the whole build 2.3 min against 4.5), and keeps more of
+# the checks that optimisation would fold away.
 $(ASAN_BUILD)/build.ninja:
-	CC=gcc $(MESON) setup $(ASAN_BUILD) --buildtype=debugoptimized -Db_lto=false \
+	CC=gcc $(MESON) setup $(ASAN_BUILD) -Ddebug=true -Doptimization=g -Db_lto=false \
 		-Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fno-sanitize-recover=undefined
 
 test-asan: deps $(ASAN_BUILD)/build.ninja

@@ -604,7 +604,7 @@ batch_peer(void)
 	POST(fi_trecv(ep, &note, 1, NULL, peer, 50, 0, &r));
 	expect_recv(&r, &note, "n", 1, 50, "batch: the note");
 	for (int i = 0; i < BATCH_PEER; i++) {
-		snprintf(pm[i], sizeof(pm[i]), "peer%d", i);
+		snprintf(pm[i], sizeof(pm[i]), "peer%c", (char)('0' + i));
 		POST(fi_tsend(ep, pm[i], sizeof(pm[i]), NULL, peer, 20 + (uint64_t)i, &s[i]));
 	}
 	for (int i = 0; i < BATCH_PEER; i++)
