@@ -551,29 +551,44 @@ coll)
 	;;
 fairness)
 	# Two processes flood the engine at once (256 KiB messages, 64 in flight each, to two
-	# receivers): over the time both are sending, each gets 50% +- 10% of the packets.
+	# receivers): over the time both are sending, each gets 50% +- 10% of the packets. Between
+	# processes of one engine the data of such a message is copied straight into its receive,
+	# 256 KiB a turn, with no packet; while a capture records, it goes through the node's
+	# loopback packet by packet as between engines. Both: the packets with a capture (whose
+	# filter keeps none of them), and the messages' own packets (request and FIN) without.
 	four_procs
-	start_engine E 0 -- --topo "$T/four.ini" --node 0 --stats-period 0.01
-	eng_wait_ready E
-	S="$T/E-0.sock"
-	app s2 "$S" 1 2 --pool 32M sink --from 1:0 --size 256K --count 800 --window 64
-	app s3 "$S" 1 3 --pool 32M sink --from 1:1 --size 256K --count 800 --window 64
-	app f0 "$S" 1 0 --pool 32M flood --to 1:2 --size 256K --count 800 --window 64
-	app f1 "$S" 1 1 --pool 32M flood --to 1:3 --size 256K --count 800 --window 64
-	wait_app f0 1
-	wait_app f1 1
-	wait_app s2
-	wait_app s3
-	stop_engine E
-	check_clean E
-	python3 "$T/fair.py" "$T/E.log" || die "unfair"
+	for cap in "--capture $T/fair.pcapng --capture-filter arp" ""; do
+		# shellcheck disable=SC2086 # two options or none
+		start_engine E 0 -- --topo "$T/four.ini" --node 0 --stats-period 0.01 $cap
+		eng_wait_ready E
+		S="$T/E-0.sock"
+		app s2 "$S" 1 2 --pool 32M sink --from 1:0 --size 256K --count 800 --window 64
+		app s3 "$S" 1 3 --pool 32M sink --from 1:1 --size 256K --count 800 --window 64
+		app f0 "$S" 1 0 --pool 32M flood --to 1:2 --size 256K --count 800 --window 64
+		app f1 "$S" 1 1 --pool 32M flood --to 1:3 --size 256K --count 800 --window 64
+		wait_app f0 1
+		wait_app f1 1
+		wait_app s2
+		wait_app s3
+		stop_engine E
+		check_clean E
+		if [ -n "$cap" ]; then
+			[ "$(total E vni copy_rx_put)" -gt 0 ] || die "no data through the loopback while capturing"
+			python3 "$T/fair.py" "$T/E.log" || die "unfair (packets through the loopback)"
+		else
+			[ "$(total E vni copy_rx_put)" = 0 ] || die "local data put through the loopback"
+			python3 "$T/fair.py" "$T/E.log" --min-shared=200 || die "unfair (copies)"
+		fi
+	done
 	;;
 fairness_uneven)
 	# Two-level round-robin, told apart from one level: 1:0 keeps 64 sends in flight, 1:1 one
 	# at a time. Over the packets sent while both had a request waiting, each process gets its
 	# half; a scheduler that took turns among requests (not processes) would give 1:0 64/65.
+	# The packets through the loopback, as in fairness.
 	four_procs
-	start_engine E 0 -- --topo "$T/four.ini" --node 0 --stats-period 0.01
+	start_engine E 0 -- --topo "$T/four.ini" --node 0 --stats-period 0.01 \
+		--capture "$T/fair.pcapng" --capture-filter arp
 	eng_wait_ready E
 	S="$T/E-0.sock"
 	app s2 "$S" 1 2 --pool 32M sink --from 1:0 --size 256K --count 800 --window 64

@@ -605,12 +605,11 @@ tx_step(struct trd_vni_svc *s, struct vtx *t)
 		svc_tx_set_state(s, t, TX_WAIT);
 		return 0;
 	case TX_DATA:
-		/* from process memory, or into it, or up to SVC_LOCAL_DIRECT_MAX to a process of
-		 * this engine (copied straight into its grant in one turn: no puts through the
-		 * node's loopback; longer ones keep the packet-by-packet turns of the scheduler) */
+		/* from process memory, or into it, or to a process of this engine (copied
+		 * straight into its grant, SVC_LOCAL_CHUNK a turn: no puts through the node's
+		 * loopback, unless a capture records them) */
 		if (t->uaddr || t->fifo ||
-		    (t->dst_rank == s->rank && t->parent == NULL &&
-		     t->len <= SVC_LOCAL_DIRECT_MAX && !trd_node_capturing(s->node))) {
+		    (t->dst_rank == s->rank && t->parent == NULL && !trd_node_capturing(s->node))) {
 			rc = tx_data_copy(s, t);
 			if (rc == 0 || rc == -EAGAIN)
 				return rc;

@@ -185,7 +185,7 @@ struct trd_vni_svc_conf {
 					   * broken */                                             \
 	/* message bytes the engine copied, by stage (docs/vni.md, "Copies") */                    \
 	X(COPY_TX_SLOT, "copy_tx_slot")   /* context slot -> packet (short messages) */            \
-	X(COPY_TX_POOL, "copy_tx_pool")   /* pool -> packet (DATA messages) */                     \
+	X(COPY_TX_POOL, "copy_tx_pool")   /* pool -> packet, or straight into a local receive */   \
 	X(COPY_TX_USER, "copy_tx_user")   /* process memory -> packet or local receive (pread) */  \
 	X(COPY_RX_POOL, "copy_rx_pool")   /* packet -> pool (short messages) */                    \
 	X(COPY_RX_USER, "copy_rx_user")   /* packet or local sender -> process memory (pwrite) */  \
