@@ -74,6 +74,7 @@ extern int trd_vni_logtype;
 #define SVC_TEL_PERIOD_US       10000   /* telemetry snapshots */
 #define SVC_N_MRS               256     /* memory regions per interface (one-sided access) */
 #define SVC_LOCAL_CHUNK         262144  /* bytes copied per turn between two local processes */
+#define SVC_LOCAL_ROUND         1048576 /* ... and at most about this many per scheduler round */
 #define SVC_LOCAL_DIRECT_MAX    131072  /* longest message delivered at once to a local receive */
 #define SVC_PVM_MIN             16384   /* copies this long use process_vm_* (vmem.c) */
 #define SVC_CMA_MIN             65536   /* local messages this long: read by the receiver */
@@ -394,7 +395,8 @@ struct trd_vni_svc {
 	uint64_t parked_bytes;        /* their bytes (at most SVC_ORD_PARK_BYTES) */
 	struct vord_list ord_idle;    /* rx pairs with nothing parked, least recently used first */
 	struct vord_list ord_parking; /* rx pairs with parked requests */
-	uint8_t *bounce; /* SVC_LOCAL_CHUNK bytes: one process's memory to another's (tx.c) */
+	uint8_t *bounce;       /* SVC_LOCAL_CHUNK bytes: one process's memory to another's (tx.c) */
+	uint64_t round_copied; /* bytes copied between local processes this scheduler round */
 	struct vcoll colls[SVC_N_COLL]; /* by group mask (coll.c) */
 	unsigned int n_colls;
 	unsigned int rounds; /* trd_vni_svc_poll() calls, for SVC_FULL_EVERY */

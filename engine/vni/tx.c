@@ -509,6 +509,7 @@ tx_data_local(struct trd_vni_svc *s, struct vtx *t)
 		svc_rx_data(s, x, t->off, src, n);
 	}
 	/* else the grant ended (its process died): the FIN hears why */
+	s->round_copied += n;
 	ST(s, TX_CHUNKS)++;
 	t->off += n;
 	if (t->off == t->len)
@@ -683,7 +684,12 @@ svc_schedule(struct trd_vni_svc *s)
 {
 	unsigned int k = 0, stuck = 0;
 
-	while (k < SVC_INJECT_BUDGET && !TAILQ_EMPTY(&s->rr) && !backlog_full(s)) {
+	/* a round of copies between local processes (SVC_LOCAL_CHUNK a turn) ends after about
+	 * SVC_LOCAL_ROUND bytes, so that the loop still receives, acks and times out often (64
+	 * such turns would be 16 MiB, milliseconds of memcpy) */
+	s->round_copied = 0;
+	while (k < SVC_INJECT_BUDGET && !TAILQ_EMPTY(&s->rr) && !backlog_full(s) &&
+	       s->round_copied < SVC_LOCAL_ROUND) {
 		struct vif *v = TAILQ_FIRST(&s->rr);
 		struct vtx *t = TAILQ_FIRST(&v->rq);
 		int rc;
