@@ -6,7 +6,8 @@
 #   test_vni.sh TOROID_NODE VNI_APP TEST
 #
 # TEST: local | masks | claim | trunc | ordered | reorder | eager_full | eager_hdr | dump | rma | rma_two_engines | two_engines | coll | fairness |
-#       fairness_uneven | rotation | flow | tiny | mcast | mcast_shared | kill | share | auto |
+#       capture_flip | fairness_uneven | rotation | flow | tiny | mcast | mcast_shared | kill |
+#       share | auto |
 #       hdr_stage | crowd
 # Every wait is bounded; readiness is polled with a deadline; applications block on their
 # eventfd when idle, each engine runs one lcore and sleeps when idle.
@@ -580,6 +581,46 @@ fairness)
 			python3 "$T/fair.py" "$T/E.log" --min-shared=200 || die "unfair (copies)"
 		fi
 	done
+	;;
+capture_flip)
+	# A capture that starts and stops, again and again, while 1 MiB messages go from the pool of
+	# one process to another's on one engine: copied straight into the receive, or put through
+	# the node's loopback while a capture records. Each keeps the way its first byte took and
+	# every one completes (one that switched halfway waited for ever on a counter that the
+	# copies never counted down). The telemetry commands of toroid-dump --attach; 64 B a frame.
+	four_procs
+	start_engine E 0 -- --topo "$T/four.ini" --node 0
+	eng_wait_ready E
+	S="$T/E-0.sock"
+	app s1 "$S" 1 1 --pool 32M --deadline 30 sink --from 1:0 --size 1M --count 1500 --window 8
+	app f0 "$S" 1 0 --pool 32M --deadline 30 flood --to 1:1 --size 1M --count 1500 --window 8
+	flips=$(python3 - "$ENG_PREFIX"E "$T/flip.pcapng" "$APP_f0" <<'PY'
+import json, os, socket, sys, time
+run = "/var/run/dpdk" if os.getuid() == 0 else os.environ.get("XDG_RUNTIME_DIR", "/tmp") + "/dpdk"
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(run + "/" + sys.argv[1] + "/dpdk_telemetry.v2")
+s.recv(16384)
+def ask(cmd):
+    s.send(cmd.encode())
+    return json.loads(s.recv(1 << 20).decode())
+n = 0
+# while the sender lives (the pace of the flips, not a wait for anything: 4 ms each way)
+while n < 2000 and os.path.exists("/proc/%s" % sys.argv[3]):
+    ask("/toroid/capture/start,%s,snaplen=64" % sys.argv[2])
+    time.sleep(0.004)
+    ask("/toroid/capture/stop")
+    time.sleep(0.004)
+    n += 1
+print(n)
+PY
+)
+	wait_app f0 1
+	wait_app s1 1
+	stop_engine E
+	check_clean E
+	[ "$(total E vni copy_rx_put)" -gt 0 ] || die "no message went through the loopback ($flips flips)"
+	[ "$(total E vni copy_tx_pool)" -gt 0 ] || die "no message was copied straight ($flips flips)"
+	echo "capture_flip: 1500 x 1 MiB all completed across $flips starts and stops of a capture"
 	;;
 fairness_uneven)
 	# Two-level round-robin, told apart from one level: 1:0 keeps 64 sends in flight, 1:1 one

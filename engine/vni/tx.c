@@ -608,9 +608,12 @@ tx_step(struct trd_vni_svc *s, struct vtx *t)
 	case TX_DATA:
 		/* from process memory, or into it, or to a process of this engine (copied
 		 * straight into its grant, SVC_LOCAL_CHUNK a turn: no puts through the node's
-		 * loopback, unless a capture records them) */
+		 * loopback, unless a capture records them). Decided at the first byte: a
+		 * capture that starts or stops later leaves the message on its way (the puts'
+		 * counter counts the whole message down, copies never would) */
 		if (t->uaddr || t->fifo ||
-		    (t->dst_rank == s->rank && t->parent == NULL && !trd_node_capturing(s->node))) {
+		    (t->dst_rank == s->rank && t->parent == NULL &&
+		     (t->off > 0 ? t->ctr == 0 : !trd_node_capturing(s->node)))) {
 			rc = tx_data_copy(s, t);
 			if (rc == 0 || rc == -EAGAIN)
 				return rc;
