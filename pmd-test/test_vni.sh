@@ -240,6 +240,27 @@ rev_sender_killed() {
 	[ "$(total E2 vni bad_wire)" = 0 ] || die "malformed protocol messages"
 }
 
+# flood_pair COUNT WINDOW [ENGINE OPTION...]: engine E on four.ini, 10 ms statistics; 1:0
+# floods 1:2 with 800 messages of 256 KiB, 64 in flight, while 1:1 floods 1:3 with COUNT of them,
+# WINDOW in flight, all from and into their pools; every one ends, and so does E, cleanly.
+flood_pair() {
+	local count=$1 window=$2
+	shift 2
+	start_engine E 0 -- --topo "$T/four.ini" --node 0 --stats-period 0.01 "$@"
+	eng_wait_ready E
+	S="$T/E-0.sock"
+	app s2 "$S" 1 2 --pool 32M sink --from 1:0 --size 256K --count 800 --window 64
+	app s3 "$S" 1 3 --pool 32M sink --from 1:1 --size 256K --count "$count" --window "$window"
+	app f0 "$S" 1 0 --pool 32M flood --to 1:2 --size 256K --count 800 --window 64
+	app f1 "$S" 1 1 --pool 32M flood --to 1:3 --size 256K --count "$count" --window "$window"
+	wait_app f0 1
+	wait_app f1 1
+	wait_app s2 1
+	wait_app s3 1
+	stop_engine E
+	check_clean E
+}
+
 # Fairness, from the engine's own counters (--stats-period 0.01: every 10 ms, one snapshot of
 # both interfaces): over the periods in which both processes had packets injected, each one's
 # share of the packets.
@@ -560,19 +581,7 @@ fairness)
 	four_procs
 	for cap in "--capture $T/fair.pcapng --capture-filter arp" ""; do
 		# shellcheck disable=SC2086 # two options or none
-		start_engine E 0 -- --topo "$T/four.ini" --node 0 --stats-period 0.01 $cap
-		eng_wait_ready E
-		S="$T/E-0.sock"
-		app s2 "$S" 1 2 --pool 32M sink --from 1:0 --size 256K --count 800 --window 64
-		app s3 "$S" 1 3 --pool 32M sink --from 1:1 --size 256K --count 800 --window 64
-		app f0 "$S" 1 0 --pool 32M flood --to 1:2 --size 256K --count 800 --window 64
-		app f1 "$S" 1 1 --pool 32M flood --to 1:3 --size 256K --count 800 --window 64
-		wait_app f0 1
-		wait_app f1 1
-		wait_app s2
-		wait_app s3
-		stop_engine E
-		check_clean E
+		flood_pair 800 64 $cap
 		if [ -n "$cap" ]; then
 			[ "$(total E vni copy_rx_put)" -gt 0 ] || die "no data through the loopback while capturing"
 			python3 "$T/fair.py" "$T/E.log" || die "unfair (packets through the loopback)"
@@ -628,20 +637,7 @@ fairness_uneven)
 	# half; a scheduler that took turns among requests (not processes) would give 1:0 64/65.
 	# The packets through the loopback, as in fairness.
 	four_procs
-	start_engine E 0 -- --topo "$T/four.ini" --node 0 --stats-period 0.01 \
-		--capture "$T/fair.pcapng" --capture-filter arp
-	eng_wait_ready E
-	S="$T/E-0.sock"
-	app s2 "$S" 1 2 --pool 32M sink --from 1:0 --size 256K --count 800 --window 64
-	app s3 "$S" 1 3 --pool 32M sink --from 1:1 --size 256K --count 400 --window 1
-	app f0 "$S" 1 0 --pool 32M flood --to 1:2 --size 256K --count 800 --window 64
-	app f1 "$S" 1 1 --pool 32M flood --to 1:3 --size 256K --count 400 --window 1
-	wait_app f0 1
-	wait_app f1 1
-	wait_app s2 1
-	wait_app s3 1
-	stop_engine E
-	check_clean E
+	flood_pair 400 1 --capture "$T/fair.pcapng" --capture-filter arp
 	# 1:1 has a request waiting only while its one message is on its way: fewer shared packets
 	python3 "$T/fair.py" "$T/E.log" --no-window-check --min-shared=2000 ||
 		die "unfair between 64 requests and 1"
