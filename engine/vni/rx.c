@@ -925,8 +925,10 @@ svc_rx_cma_answer(struct trd_vni_svc *s, struct vif *v, uint32_t op, uint32_t id
 		v->cma_off = true;
 		ST(s, CMA_REFUSED)++;
 	}
-	if (x != NULL && x->cma == SVC_CMA_WAIT)
+	if (x != NULL && x->cma == SVC_CMA_WAIT) {
 		x->cma = op == TRD_VNI_CMD_CMA_OK ? SVC_CMA_DONE : SVC_CMA_FALLBACK;
+		svc_tx_cma_answered(s, x);
+	}
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -126,20 +126,28 @@ svc_awake(struct trd_vni_svc *s)
 }
 
 int
-trd_vni_svc_sleep_begin(struct trd_vni_svc *s)
+trd_vni_svc_sleep_until(struct trd_vni_svc *s, uint64_t *until_us)
 {
+	const struct vtx *t;
+	uint64_t due = UINT64_MAX;
 	bool busy;
 
-	if (s == NULL)
+	if (s == NULL || until_us == NULL)
 		return -EINVAL;
 	for (unsigned int i = 0; i < s->n_ifs; i++)
 		if (!s->ifs[i]->dead)
 			__atomic_store_n(&s->ifs[i]->seg->engine_idle, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	/* timers, queued replies and injection keep the engine awake; so does a command that
-	 * came before the flag was seen */
-	busy = !TAILQ_EMPTY(&s->rr) || s->n_preps != 0 || !TAILQ_EMPTY(&s->lists[L_TIMER]) ||
-	       !TAILQ_EMPTY(&s->lists[L_DRAIN]) || s->n_colls != 0 || svc_mu_pending(s);
+	/* queued replies, injection, sends draining and collectives keep the engine awake; so
+	 * does a command that came before the flag was seen. A send waiting out its back-off
+	 * (a receive not posted yet, its message held at its sender) only bounds the sleep: the
+	 * receive, when it comes, grants it with a kick */
+	busy = !TAILQ_EMPTY(&s->rr) || s->n_preps != 0 || !TAILQ_EMPTY(&s->lists[L_DRAIN]) ||
+	       s->n_colls != 0 || svc_mu_pending(s);
+	TAILQ_FOREACH(t, &s->lists[L_TIMER], lq)
+	due = RTE_MIN(due, t->due);
+	if (due != UINT64_MAX && due <= trd_time_us() + SVC_TIMER_PERIOD_US)
+		busy = true;
 	for (unsigned int i = 0; i < s->n_ifs && !busy; i++) {
 		struct vif *v = s->ifs[i];
 
@@ -150,7 +158,21 @@ trd_vni_svc_sleep_begin(struct trd_vni_svc *s)
 		svc_awake(s);
 		return -EBUSY;
 	}
+	*until_us = due;
 	return 0;
+}
+
+int
+trd_vni_svc_sleep_begin(struct trd_vni_svc *s)
+{
+	uint64_t until;
+	int rc = trd_vni_svc_sleep_until(s, &until);
+
+	if (rc == 0 && until != UINT64_MAX) {
+		svc_awake(s); /* a caller that may sleep for ever: not with a timer set */
+		return -EBUSY;
+	}
+	return rc;
 }
 
 void
@@ -219,6 +241,7 @@ if_state(const struct vif *v, struct trd_vni_svc_if_info *out)
 			break;
 		case TX_WAIT:
 		case TX_WAIT_DONE:
+		case TX_CMA:
 		case TX_PENDING:
 			out->tx_wait++;
 			break;

@@ -97,6 +97,8 @@ enum tx_state {
 	TX_MCAST,     /* a multicast parent: waiting for its children */
 	TX_HOLD,      /* ordered: waits until fewer than SVC_ORD_WINDOW earlier ordered
 		       * messages to its destination wait for their acceptance (order.c) */
+	TX_CMA,       /* its receiving process was asked to read it (CMA): waits for the
+		       * answer, or until due (cma_wait_us), then TX_DATA again (tx.c) */
 	TX_PENDING,   /* accepted as its header only (ACK to its RTS): waits for its CTS,
 		       * never asked again (rx.c, accept_hdr) */
 };

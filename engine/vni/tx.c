@@ -52,6 +52,7 @@ state_list(uint8_t st)
 {
 	switch (st) {
 	case TX_BACKOFF:
+	case TX_CMA:
 		return L_TIMER;
 	case TX_DRAIN:
 		return L_DRAIN;
@@ -355,168 +356,6 @@ tx_eager(struct trd_vni_svc *s, struct vtx *t, const struct trd_vw_hdr *h)
 	return rc;
 }
 
-/* The message's bytes [off, off + n) into @p buf: read from the process's memory through its
- * mem descriptor (checked readable: vmem.c), or copied from its pool. */
-static int
-tx_read(struct trd_vni_svc *s, struct vtx *t, void *buf, uint32_t n)
-{
-	int rc;
-
-	if (!t->uaddr) {
-		memcpy(buf, t->src + t->off, n);
-		ST(s, COPY_TX_POOL) += n;
-		return 0;
-	}
-	rc = svc_vmem_read(t->vif, buf, t->laddr + t->off, n);
-	if (rc != 0) /* -ENOMEM: the engine is short of memory, not the process at fault */
-		return rc == -ECONNRESET || rc == -ENOMEM ? rc : -EFAULT;
-	ST(s, COPY_TX_USER) += n;
-	return 0;
-}
-
-/* The sender's memory could not be read: the message fails (its receiver hears ABORT). */
-static int
-tx_fault(struct trd_vni_svc *s, struct vtx *t, int rc)
-{
-	ST(s, MSG_FAULTS)++;
-	t->status = rc;
-	svc_tx_set_state(s, t, TX_ABORT);
-	return 0;
-}
-
-/* Where a grant of this engine into engine memory puts byte @p off: staging, or the pool of a
- * receive (NULL: into process memory, or its process died). */
-static uint8_t *
-grant_mem(struct trd_vni_svc *s, const struct vrx *x, uint32_t off)
-{
-	if (x->soff >= 0)
-		return s->stage_mem + x->soff + off;
-	if (x->recv != NULL && !x->fifo && !x->vif->dead)
-		return x->vif->pool + x->recv->buf + off;
-	return NULL;
-}
-
-/* May the receiving process read message @p t into its receive itself (@p x: granted into
- * its memory)? Both processes on this engine and in its pid namespace (the pid it names is
- * the sender's), alive, the message long and in the sender's
- * memory, both ranges mapped as they must be (else the engine's copy reports the fault), the
- * receiver not refused by the kernel before, and a free entry in each of its queues (the
- * completion queue, and the command queue): the request and its answer are one more than
- * its contexts account for. Cancels can still fill the command queue: the library then
- * keeps the answer and sends it at its next poll. */
-static bool
-cma_ok(const struct vtx *t, const struct vrx *x)
-{
-	const struct vif *rv = x->vif;
-	const struct vrecv *r = x->recv;
-
-	return t->uaddr && t->off == 0 && t->len >= SVC_CMA_MIN && r != NULL && r->vaddr &&
-	       !r->cma_out && x->fault == 0 && !rv->dead && !rv->cma_off && !t->vif->dead &&
-	       t->vif->pid > 0 && t->vif->pidfd >= 0 && t->vif->pidns_same && rv->pidns_same &&
-	       rv->mem_fd >= 0 &&
-	       rv->cma_out + 1 < RTE_MIN(rv->cplq_size, rv->cmdq_size) - rv->n_send - rv->n_recv &&
-	       svc_vmem_check(t->vif, t->laddr, t->len, false) == 0 &&
-	       svc_vmem_check(rv, r->buf, t->len, true) == 0;
-}
-
-/* Ask the receiving process to read message @p t into receive @p x itself (process_vm_readv
- * of the sender's pid and address: one copy, by the receiver, as Open MPI's CMA does). The
- * sender's message waits (tx_data_local) until the answer (rx.c) or the grant ends. */
-static void
-cma_request(struct trd_vni_svc *s, struct vtx *t, struct vrx *x)
-{
-	struct vif *rv = x->vif;
-	struct vrecv *r = x->recv;
-
-	__atomic_store_n(&rv->rctx[r->idx].cma, TRD_VNI_CMA_OFFERED, __ATOMIC_RELEASE);
-	svc_vif_cqe_raw(s, rv, TRD_VNI_CQE_CMA, r->idx, t->len, (uint64_t)t->vif->pid, t->vif->app,
-			t->vif->proc, t->laddr);
-	t->cma_since = s->now;
-	r->cma_out = true;
-	r->cma = x;
-	rv->cma_out++;
-	x->cma = SVC_CMA_WAIT;
-	t->cma = true;
-}
-
-/* The next chunk of a message granted by this engine, for a process attached to it: from the
- * sender's memory (or pool) straight into the receiver's, through one buffer, or into staging
- * or the receiver's pool directly: at most two copies, as a TCP loopback makes. The FIN still
- * goes through the node, after every byte was written. A long message between two processes'
- * memories is read by the receiving process itself when it can (cma_ok): one copy. */
-static int
-tx_data_local(struct trd_vni_svc *s, struct vtx *t)
-{
-	struct vrx *x = svc_rx_lookup(s, t->grant, s->rank, tx_id(t), t->key);
-	uint32_t n = RTE_MIN(SVC_LOCAL_CHUNK, t->len - t->off);
-	const void *src = t->src == NULL ? NULL : t->src + t->off;
-	uint8_t *dst = x == NULL || x->fifo ? NULL : grant_mem(s, x, t->off);
-	int rc;
-
-	if (t->cma) {
-		if (x != NULL && x->cma == SVC_CMA_WAIT) {
-			uint32_t offered = TRD_VNI_CMA_OFFERED;
-
-			/* not taken yet (the receiving process makes no call): withdrawn after
-			 * a while, and the engine copies; once taken, it waits for the answer */
-			if (s->now - t->cma_since < s->conf.cma_wait_us || x->recv == NULL ||
-			    !__atomic_compare_exchange_n(&x->vif->rctx[x->recv->idx].cma, &offered,
-							 0, false, __ATOMIC_ACQ_REL,
-							 __ATOMIC_ACQUIRE))
-				return -EAGAIN;
-			ST(s, CMA_WITHDRAWN)++;
-			x->cma = SVC_CMA_FALLBACK;
-		}
-		t->cma = false;
-		if (x != NULL && x->cma == SVC_CMA_DONE) {
-			x->cma = SVC_CMA_NONE;
-			/* the receiver read the sender's pid and address: only if that is still
-			 * the same live process did it read the message */
-			if (t->vif->dead || !svc_vmem_same(t->vif, t->laddr))
-				return tx_fault(s, t, -ECONNRESET);
-			ST(s, COPY_CMA) += t->len;
-			ST(s, TX_CHUNKS)++;
-			t->off = t->len;
-			svc_tx_set_state(s, t, TX_FIN);
-			return 0;
-		}
-		/* it could not (or its grant ended: the FIN hears why): the engine copies */
-		if (x != NULL)
-			x->cma = SVC_CMA_NONE;
-	} else if (x != NULL && x->fifo && cma_ok(t, x)) {
-		cma_request(s, t, x);
-		return 0;
-	}
-
-	if (dst != NULL) {
-		/* staging or a pool: one read of the sender's memory, straight there */
-		rc = tx_read(s, t, dst, n);
-		if (rc != 0)
-			return tx_fault(s, t, rc);
-		x->direct = true;
-	} else if (x != NULL && x->fifo) {
-		if (t->uaddr) {
-			if (s->bounce == NULL)
-				s->bounce = malloc(SVC_LOCAL_CHUNK);
-			if (s->bounce == NULL)
-				return -EAGAIN;
-			rc = svc_vmem_read(t->vif, s->bounce, t->laddr + t->off, n);
-			if (rc != 0)
-				return tx_fault(s, t, rc == -ECONNRESET ? rc : -EFAULT);
-			ST(s, COPY_TX_USER) += n;
-			src = s->bounce;
-		}
-		svc_rx_data(s, x, t->off, src, n);
-	}
-	/* else the grant ended (its process died): the FIN hears why */
-	s->round_copied += n;
-	ST(s, TX_CHUNKS)++;
-	t->off += n;
-	if (t->off == t->len)
-		svc_tx_set_state(s, t, TX_FIN);
-	return 0;
-}
-
 /* The next packet of a long message that the engine copies: from the process's memory
  * (TRD_VNI_SF_VADDR) into a put, or, for a receive in process memory (TRD_VW_F_FIFO), a DATA
  * message from either. One copy into the packet buffer, which the frame references. */
@@ -532,7 +371,7 @@ tx_data_copy(struct trd_vni_svc *s, struct vtx *t)
 	int rc;
 
 	if (t->dst_rank == s->rank)
-		return tx_data_local(s, t);
+		return svc_tx_data_local(s, t);
 	n = RTE_MIN(t->fifo ? s->rma_chunk : s->chunk, t->len - t->off);
 	if (t->fifo) {
 		/* the header and the data in one buffer: the receiving engine writes the data
@@ -547,10 +386,10 @@ tx_data_copy(struct trd_vni_svc *s, struct vtx *t)
 	}
 	if (rc != 0)
 		return rc;
-	rc = tx_read(s, t, buf, n);
+	rc = svc_tx_read(s, t, buf, n);
 	if (rc != 0) {
 		trd_payload_free(pay);
-		return tx_fault(s, t, rc);
+		return svc_tx_fault(s, t, rc);
 	}
 	if (t->fifo) {
 		rc = svc_vw_inject_pay(s, s->req, t->dst, TRD_VW_DATA, pay);
@@ -816,6 +655,15 @@ svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *
 			svc_tx_finish(s, t, h->status);
 			return;
 		}
+		/* held at its sender (rx.c, hold_at_sender): the receive grants it at once when
+		 * it is posted (a hint), so it is asked again only when the hold ends, to be
+		 * staged then; the engine may sleep meanwhile */
+		if (h->status == -ENOSPC && t->held_since != 0 && s->now >= t->held_since &&
+		    s->now - t->held_since < s->conf.cma_hold_us) {
+			t->due = t->held_since + s->conf.cma_hold_us;
+			svc_tx_set_state(s, t, TX_BACKOFF);
+			return;
+		}
 		/* refused for room (-ENOSPC): its receiver is there and frees room as its
 		 * process receives, so it is asked again soon (at most SVC_NOSPC_BACKOFF
 		 * retry_us); a process not attached (-ECONNREFUSED) backs off to 64 retry_us */
@@ -852,7 +700,7 @@ svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *
 			svc_tx_finish(s, t, h->status);
 		return;
 	case TRD_VW_CANCEL:
-		if (t->state == TX_DATA || t->state == TX_FIN) {
+		if (t->state == TX_DATA || t->state == TX_CMA || t->state == TX_FIN) {
 			t->status = h->status;
 			svc_tx_set_state(s, t, TX_ABORT);
 		} else if (t->state == TX_PENDING && h->grant_id != 0) {
@@ -873,8 +721,9 @@ svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *
 /* ------------------------------------------------------------------------------------------ */
 /* timers (dispatch.c's tick) */
 
-/* Refused requests asked again when their back-off ends, and sends completed once the engine
- * no longer reads their buffer. */
+/* Refused requests asked again when their back-off ends, messages whose CMA request is still
+ * unanswered looked at again, and sends completed once the engine no longer reads their
+ * buffer. */
 unsigned int
 svc_tx_timers(struct trd_vni_svc *s)
 {
@@ -883,11 +732,15 @@ svc_tx_timers(struct trd_vni_svc *s)
 
 	for (t = TAILQ_FIRST(&s->lists[L_TIMER]); t != NULL; t = tn) {
 		tn = TAILQ_NEXT(t, lq);
-		if (s->now >= t->due) {
+		if (s->now < t->due)
+			continue;
+		if (t->state == TX_CMA) {
+			svc_tx_set_state(s, t, TX_DATA); /* unanswered yet: looked at again */
+		} else {
 			ST(s, RETRIES)++;
 			svc_tx_set_state(s, t, TX_REQ);
-			k++;
 		}
+		k++;
 	}
 	for (t = TAILQ_FIRST(&s->lists[L_DRAIN]); t != NULL; t = tn) {
 		int64_t left;
@@ -959,6 +812,7 @@ svc_tx_vif_gone(struct trd_vni_svc *s, struct vif *v, struct svc_gone *n)
 			}
 			break;
 		case TX_DATA:
+		case TX_CMA:
 		case TX_PENDING: /* the receiver holds its header: withdrawn */
 			t->status = -ECONNRESET;
 			svc_tx_set_state(s, t, TX_ABORT);

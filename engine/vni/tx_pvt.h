@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The VNI service's transmit state machine: a send command taken (tx_post.c); the send table,
- * injection, the scheduler, retries, drains and the replies to our sends (tx.c).
+ * injection, the scheduler, retries, drains and the replies to our sends (tx.c); copies and
+ * CMA between two processes of this engine (tx_local.c).
  */
 #ifndef TRD_VNI_TX_PVT_H
 #define TRD_VNI_TX_PVT_H
@@ -25,5 +26,16 @@ uint32_t svc_tx_id(const struct vtx *t);
 unsigned int svc_tx_timers(struct trd_vni_svc *s);
 void svc_tx_peer_sweep(struct trd_vni_svc *s);
 void svc_tx_vif_gone(struct trd_vni_svc *s, struct vif *v, struct svc_gone *n);
+
+/* tx_local.c: between two processes of this engine */
+/* The message's bytes [off, off + n) into @p buf, from its process's memory or its pool. */
+int svc_tx_read(struct trd_vni_svc *s, struct vtx *t, void *buf, uint32_t n);
+/* The sender's memory could not be read: the message fails (ABORT). 0. */
+int svc_tx_fault(struct trd_vni_svc *s, struct vtx *t, int rc);
+/* The next chunk of message @p t to a process of this engine, or its CMA request. 0 or
+ * -EAGAIN (tx_step's convention). */
+int svc_tx_data_local(struct trd_vni_svc *s, struct vtx *t);
+/* The receiving process answered the CMA request of receive @p x: its message goes on. */
+void svc_tx_cma_answered(struct trd_vni_svc *s, const struct vrx *x);
 
 #endif /* TRD_VNI_TX_PVT_H */

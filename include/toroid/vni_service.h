@@ -291,6 +291,14 @@ int trd_vni_svc_fd(const struct trd_vni_svc *s);
  * flags are cleared again).
  */
 int trd_vni_svc_sleep_begin(struct trd_vni_svc *s);
+/**
+ * trd_vni_svc_sleep_begin() for a caller that sleeps with a timeout: a send waiting out its
+ * back-off (its receive not posted yet) does not keep the engine awake, it bounds the sleep.
+ * @param until_us on success: the trd_time_us() time by which the caller must have called
+ *        trd_vni_svc_poll() again (UINT64_MAX: no bound but its own).
+ * @return 0, -EBUSY (as trd_vni_svc_sleep_begin()) or -EINVAL.
+ */
+int trd_vni_svc_sleep_until(struct trd_vni_svc *s, uint64_t *until_us);
 /** After the sleep: the next trd_vni_svc_poll() reads the sockets (what woke it). */
 void trd_vni_svc_sleep_end(struct trd_vni_svc *s);
 /** After trd_vni_svc_sleep_begin() succeeded but the caller did not sleep (another service was
