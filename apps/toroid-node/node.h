@@ -54,6 +54,26 @@ struct node_opts {
 	bool quiet;
 };
 
+#define NODE_L1_OVERHEAD 24 /* preamble 8 + inter-frame gap 12 + FCS 4 per frame */
+
+/* A node the daemon serves: its engine, VNI service and socket, and the statistics it last
+ * printed (the next line's rates are the difference). */
+struct served {
+	struct trd_node *node;
+	struct trd_vni_svc *svc;
+	unsigned int rank;
+	char socket[108];
+	struct trd_node_stats last;
+};
+
+struct node_load;
+
+/* One statistics line per served node (stats.c): @p t seconds since the start, @p dt since
+ * the last line (rates), @p total: the totals at exit. @p load and @p crowded: the loop's last
+ * judgement of the host, in JSON lines. */
+void node_print_stats(struct served *srv, unsigned int n_srv, const struct node_load *load,
+		      bool crowded, double t, double dt, bool total);
+
 /* The options, their defaults set in args.c. */
 extern struct node_opts node_opt;
 
