@@ -31,8 +31,8 @@ print_load_json(const struct node_load *l, bool crowd_seen)
 }
 
 void
-node_print_stats(struct served *srv, unsigned int n_srv, const struct node_load *load,
-		 bool crowded, double t, double dt, bool total)
+node_print_stats(struct served *srv, unsigned int n_srv, const struct node_load *load, bool crowded,
+		 double t, double dt, bool total)
 {
 	for (unsigned int i = 0; i < n_srv; i++) {
 		struct served *sv = &srv[i];

@@ -129,6 +129,7 @@ ord_new(struct trd_vni_svc *s, struct vif *v, const struct vord_key *k)
 	o->bits = 0;
 	o->n_parked = 0;
 	o->since = s->now;
+	o->held_tx = NULL;
 	TAILQ_INIT(&o->held);
 	TAILQ_INSERT_TAIL(&v->ords, o, vq);
 	if (k->rx != 0) {
@@ -167,6 +168,15 @@ open_one(struct trd_vni_svc *s, struct vord *o, struct vtx *t)
 	o->n_open++;
 	if (o->n_open > ST(s, ORDER_INFLIGHT_MAX))
 		ST(s, ORDER_INFLIGHT_MAX) = o->n_open;
+	/* a long message of the pair held at its sender for its receive would keep this one
+	 * parked behind it at the receiver: asked again now, it is staged (rx.c) */
+	if (o->n_open > 1 && o->held_tx != NULL) {
+		const struct vtx *h = o->held_tx;
+
+		o->held_tx = NULL;
+		if (h->opair == o)
+			svc_tx_ask_again(s, s->rank, svc_tx_id(h), h->key);
+	}
 	svc_tx_set_state(s, t, TX_REQ);
 }
 

@@ -43,6 +43,8 @@ struct vord {
 	uint32_t n_open;
 	uint64_t bits;
 	struct vtx_list held;
+	struct vtx *held_tx; /* its message last held at its sender for its receive (tx.c), or
+			      * NULL; checked before use (the message may have moved on) */
 	struct vpark *park[SVC_ORD_WINDOW];
 	unsigned int n_parked;
 	uint64_t since; /* rx: when next last moved (or the pair was made) */

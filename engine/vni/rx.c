@@ -373,15 +373,16 @@ hold_at_sender(struct trd_vni_svc *s, uint32_t src_rank, const struct vif *v,
 	if (t == NULL || t->key != h->key || !t->uaddr || t->parent != NULL)
 		return false;
 	/* an ordered message with others of its pair behind it is staged as before: held, it
-	 * would keep them (parked behind it) from a receive the process may wait on first; it is
-	 * asked again after its back-off, and staged then if others came meanwhile */
+	 * would keep them (parked behind it) from a receive the process may wait on first; held
+	 * and then followed by another (order.c, open_one), it is asked again at once, and
+	 * staged then */
 	if (t->opair != NULL && (t->opair->n_open > 1 || !TAILQ_EMPTY(&t->opair->held)))
 		return false;
 	/* crossed: the receiving process has a message of its own to this sender held at it
 	 * (each in a blocking send to the other before its receive, MPI's unsafe exchange).
 	 * Neither posts its receive before its send completes, so a hold would only cost both
-	 * its length: this one is staged now, its sender completes and posts its receive, and
-	 * the other's next ask finds it. */
+	 * its length: this one is staged now, its sender completes and posts its receive, which
+	 * grants the other at once (its hint). */
 	TAILQ_FOREACH(o, &v->txs, oq)
 	if (o->held_since != 0 && o->dst_rank == s->rank && o->dst_app == t->vif->app &&
 	    o->dst_proc == t->vif->proc && (o->state == TX_BACKOFF || o->state == TX_WAIT)) {
@@ -390,7 +391,8 @@ hold_at_sender(struct trd_vni_svc *s, uint32_t src_rank, const struct vif *v,
 	}
 	if (t->held_since == 0)
 		t->held_since = s->now | 1; /* may be s->now + 1 */
-	return s->now < t->held_since || s->now - t->held_since < s->conf.cma_hold_us;
+	t->hold_nak = s->now < t->held_since || s->now - t->held_since < s->conf.cma_hold_us;
+	return t->hold_nak;
 }
 
 /* The request to send is granted or accepted as its header only (true), or refused (false). */
@@ -681,6 +683,7 @@ claim_drop(struct trd_vni_svc *s, struct vrx *x)
 		return;
 	}
 	x->discard = true;
+	svc_tx_ask_again(s, x->src_rank, x->src_msg, x->src_key); /* held: not its hold's end */
 }
 
 /* A probe that claims (PROBE|CLAIM) or drops (PROBE|DISCARD) what it finds: staged message

@@ -16,6 +16,7 @@
 #include "order_pvt.h"
 #include "proto_pvt.h"
 #include "rx_pvt.h"
+#include "tx_pvt.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* the grant table */
@@ -319,8 +320,12 @@ svc_hint_note(struct trd_vni_svc *s, struct vif *v, uint32_t src_rank, struct tr
 			else if (c->grant == 0 && (old == NULL || c->stamp < old->stamp))
 				old = c;
 		}
-		if (hn == NULL)
-			hn = old; /* forget the oldest waiting one: its sender asks again anyway */
+		if (hn == NULL && old != NULL) {
+			/* forget the oldest waiting one: its sender asks again (a sender of this
+			 * engine held for its receive would wait out its hold first) */
+			hn = old;
+			svc_tx_ask_again(s, old->src_rank, old->msg_id, old->key);
+		}
 		if (hn == NULL)
 			return;
 	}
@@ -359,8 +364,11 @@ svc_grant_hinted(struct trd_vni_svc *s, struct vif *v, struct vrecv *r)
 		    !svc_recv_match(r, hn->src_app, hn->src_proc, hn->tag))
 			continue;
 		x = svc_rx_alloc(s, v);
-		if (x == NULL)
+		if (x == NULL) {
+			/* no grant now: its sender asks again (and is refused for room) */
+			svc_tx_ask_again(s, hn->src_rank, hn->msg_id, hn->key);
 			break;
+		}
 		memset(&h, 0, sizeof(h));
 		h.msg_id = hn->msg_id;
 		h.key = hn->key;

@@ -139,9 +139,10 @@ trd_vni_svc_sleep_until(struct trd_vni_svc *s, uint64_t *until_us)
 			__atomic_store_n(&s->ifs[i]->seg->engine_idle, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/* queued replies, injection, sends draining and collectives keep the engine awake; so
-	 * does a command that came before the flag was seen. A send waiting out its back-off
-	 * (a receive not posted yet, its message held at its sender) only bounds the sleep: the
-	 * receive, when it comes, grants it with a kick */
+	 * does a command that came before the flag was seen. A send waiting out its back-off,
+	 * its hold at its sender or a CMA answer only bounds the sleep: the receive that grants
+	 * a held one is taken when its process kicks (its next poll or wait at the latest), a
+	 * CMA answer kicks */
 	busy = !TAILQ_EMPTY(&s->rr) || s->n_preps != 0 || !TAILQ_EMPTY(&s->lists[L_DRAIN]) ||
 	       s->n_colls != 0 || svc_mu_pending(s);
 	TAILQ_FOREACH(t, &s->lists[L_TIMER], lq)

@@ -120,6 +120,7 @@ struct vtx {
 	bool cma;   /* waits while the receiving process reads the data itself (tx.c) */
 	uint64_t cma_since;  /* when it asked (us) */
 	uint64_t held_since; /* when its receiver first held it at its sender (rx.c), or 0 */
+	bool hold_nak;       /* the NAK on its way is that hold's: asked again when it ends */
 	struct vif *vif;
 	struct vtx *parent;
 	uint32_t ctx, sflags, doorbell;

@@ -20,9 +20,7 @@
 #include "order_pvt.h"
 #include "proto_pvt.h"
 #include "rma_pvt.h"
-#include "rx_pvt.h"
 #include "tx_pvt.h"
-#include "vmem_pvt.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* the send table */
@@ -131,7 +129,7 @@ svc_tx_alloc(struct trd_vni_svc *s, struct vif *v)
 	t = &s->tx[s->tx_free[--s->n_tx_free]];
 	t->state = TX_FREE;
 	t->lkind = L_NONE;
-	t->eager = t->rts_sent = t->in_rq = t->uaddr = t->fifo = false;
+	t->eager = t->rts_sent = t->in_rq = t->uaddr = t->fifo = t->hold_nak = false;
 	t->vif = v;
 	t->parent = NULL;
 	t->off = 0;
@@ -658,9 +656,11 @@ svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *
 		/* held at its sender (rx.c, hold_at_sender): the receive grants it at once when
 		 * it is posted (a hint), so it is asked again only when the hold ends, to be
 		 * staged then; the engine may sleep meanwhile */
-		if (h->status == -ENOSPC && t->held_since != 0 && s->now >= t->held_since &&
-		    s->now - t->held_since < s->conf.cma_hold_us) {
+		if (t->hold_nak) {
+			t->hold_nak = false;
 			t->due = t->held_since + s->conf.cma_hold_us;
+			if (t->opair != NULL)
+				t->opair->held_tx = t; /* another of its pair asks it again */
 			svc_tx_set_state(s, t, TX_BACKOFF);
 			return;
 		}
@@ -720,6 +720,15 @@ svc_on_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr *
 
 /* ------------------------------------------------------------------------------------------ */
 /* timers (dispatch.c's tick) */
+
+void
+svc_tx_ask_again(struct trd_vni_svc *s, uint32_t src_rank, uint32_t msg, uint32_t key)
+{
+	struct vtx *t = src_rank == s->rank ? svc_tx_lookup(s, msg) : NULL;
+
+	if (t != NULL && t->key == key && t->state == TX_BACKOFF)
+		t->due = s->now;
+}
 
 /* Refused requests asked again when their back-off ends, messages whose CMA request is still
  * unanswered looked at again, and sends completed once the engine no longer reads their

@@ -24,6 +24,11 @@ struct vtx *svc_tx_lookup(struct trd_vni_svc *s, uint32_t id);
 void svc_tx_count_pkt(struct trd_vni_svc *s, struct vtx *t);
 uint32_t svc_tx_id(const struct vtx *t);
 unsigned int svc_tx_timers(struct trd_vni_svc *s);
+/* The refused request of message @p msg (key @p key) of this engine (@p src_rank: the
+ * sender's), waiting out its back-off or its hold, is asked again at the next tick: what its
+ * wait counted on is gone (its hint, or the grant it would have had), or it must be staged
+ * (another ordered message of its pair opened behind it). Anything else: nothing. */
+void svc_tx_ask_again(struct trd_vni_svc *s, uint32_t src_rank, uint32_t msg, uint32_t key);
 void svc_tx_peer_sweep(struct trd_vni_svc *s);
 void svc_tx_vif_gone(struct trd_vni_svc *s, struct vif *v, struct svc_gone *n);
 

@@ -292,8 +292,10 @@ int trd_vni_svc_fd(const struct trd_vni_svc *s);
  */
 int trd_vni_svc_sleep_begin(struct trd_vni_svc *s);
 /**
- * trd_vni_svc_sleep_begin() for a caller that sleeps with a timeout: a send waiting out its
- * back-off (its receive not posted yet) does not keep the engine awake, it bounds the sleep.
+ * trd_vni_svc_sleep_begin() for a caller that sleeps with a timeout: a send waiting for a time
+ * (a refused request's back-off, a long message held at its sender for its receive, a
+ * receiving process's answer to a CMA request) does not keep the engine awake, it bounds the
+ * sleep.
  * @param until_us on success: the trd_time_us() time by which the caller must have called
  *        trd_vni_svc_poll() again (UINT64_MAX: no bound but its own).
  * @return 0, -EBUSY (as trd_vni_svc_sleep_begin()) or -EINVAL.

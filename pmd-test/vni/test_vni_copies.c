@@ -273,8 +273,8 @@ sleep_bounded(const char *what, enum tx_seen seen)
 	}
 	trd_vni_svc_sleep_cancel(vs);
 	T_ASSERT(until != UINT64_MAX && until > trd_time_us() + 500u * 1000 * 1000,
-		 "%s: a sleep bounded by %llu us from now, not by the 600 s", what,
-		 (unsigned long long)(until - trd_time_us()));
+		 "%s: a sleep bounded by %lld us from now, not by the 600 s", what,
+		 (long long)(until - trd_time_us()));
 	T_EQ(trd_vni_svc_sleep_begin(vs), -EBUSY);
 	retries = stat_of(TRD_VNI_SVC_STAT_RETRIES);
 	for (t0 = trd_time_us(); trd_time_us() - t0 < 20000;)
