@@ -38,7 +38,7 @@ struct tfi_params tfi_params = {
 	.yield = TFI_YIELD_AUTO,
 	.cpus = 1,
 	.engine_here = -1,
-	.bounce_max = 524288,
+	.bounce_max = 131072,
 	.wait_spin_us = TRD_VNI_WAIT_SPIN_DEFAULT_US,
 	.trust_us = TFI_TRUST_DEFAULT_US,
 	.place = true,
@@ -111,7 +111,7 @@ FI_EXT_INI
 			"else Open MPI's OMPI_MCA_orte_precondition_transports; without one, "
 			"requested keys are refused (-FI_ENOKEY)");
 	fi_param_define(&tfi_prov, "bounce_max", FI_PARAM_SIZE_T,
-			"messages up to this many bytes (default 524288) are copied through the "
+			"messages up to this many bytes (default 131072) are copied through the "
 			"endpoint's buffer pool (one memcpy on each side); longer ones are read "
 			"and written by the engine in the application's memory (system calls on "
 			"the engine's thread); 0: only short messages go through the pool");

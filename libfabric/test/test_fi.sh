@@ -233,7 +233,7 @@ pingpong_msg | pingpong_tagged)
 	start_engine E 0 "$T/one.ini" 0
 	eng_wait_ready E
 	pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock"
-	# messages up to FI_TOROID_BOUNCE_MAX (512 KiB) from and into application memory go through
+	# messages up to FI_TOROID_BOUNCE_MAX (128 KiB) from and into application memory go through
 	# the endpoint's pool: the engine copies none of their bytes in process memory (system
 	# calls on its thread); with FI_TOROID_BOUNCE_MAX=0 it copies every one, on each side
 	user_bytes() {
@@ -256,17 +256,25 @@ pingpong_msg | pingpong_tagged)
 	[ "$((u2 - u1))" -ge $((20 * 2 * 32768)) ] ||
 		die "FI_TOROID_BOUNCE_MAX=0: the engine copied $((u2 - u1)) B in process memory, expected >= $((20 * 2 * 32768))"
 	echo "copies in process memory by the engine: 8 KiB and 32 KiB messages $((u1 - u0)) B, 32 KiB with FI_TOROID_BOUNCE_MAX=0 $((u2 - u1)) B"
-	# 256 KiB, from pool to pool between two processes of the engine: copied by the engine
-	# straight into the receive (copy_tx_pool), not put through the node's loopback packet by
-	# packet (copy_rx_put: the node writing a put into the receive's pool)
+	# 256 KiB in one buffer at each end, above FI_TOROID_BOUNCE_MAX: read by the receiving
+	# process from the sender's buffer (copy_cma), one copy in all
 	c() { eng_telemetry E /toroid/vni,node0 "$1"; }
-	p0=$(c copy_tx_pool) r0=$(c copy_rx_put)
+	m0=$(c copy_cma)
 	pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock" rdm 262144
+	m1=$(c copy_cma)
+	[ "$((m1 - m0))" -ge $((20 * 262144)) ] ||
+		die "256 KiB messages: the receivers read $((m1 - m0)) B themselves, expected >= $((20 * 262144))"
+	# 256 KiB through the pool (FI_TOROID_BOUNCE_MAX 512 KiB), from pool to pool between two
+	# processes of the engine: copied by the engine straight into the receive (copy_tx_pool),
+	# not put through the node's loopback packet by packet (copy_rx_put: the node writing a put
+	# into the receive's pool)
+	p0=$(c copy_tx_pool) r0=$(c copy_rx_put)
+	FI_TOROID_BOUNCE_MAX=524288 pingpong "${TEST#pingpong_}" "$T/E.sock" "$T/E.sock" rdm 262144
 	p1=$(c copy_tx_pool) r1=$(c copy_rx_put)
 	[ "$((r1 - r0))" -eq 0 ] || die "256 KiB messages: $((r1 - r0)) B put through the node's loopback"
 	[ "$((p1 - p0))" -ge $((20 * 262144)) ] ||
 		die "256 KiB messages: the engine copied $((p1 - p0)) B from pool to pool, expected >= $((20 * 262144))"
-	echo "256 KiB messages: $((p1 - p0)) B copied from pool to pool by the engine, none through the loopback"
+	echo "256 KiB messages: $((m1 - m0)) B read by the receivers; through the pool $((p1 - p0)) B copied from pool to pool by the engine, none through the loopback"
 	;;
 pingpong_dgram)
 	export FI_TOROID_DGRAM=1
