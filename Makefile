@@ -28,12 +28,14 @@ FUZZ_BUILD ?= build-fuzz
 # bench_partial and bench_text run bench/run.py (Python) on stub programs: no compiled code.
 # compare_smoke runs bench/compare.py on toroid-perf's in-process put_rate and put_lat, which
 # perf_smoke runs under ASan. perf_hosts_veth is toroid-perf --server/--client over af_packet
-# on a veth, paced and timed: routed runs --server/--client over af_packet under ASan (and -R),
-# perf_hosts_memif the pacing, --duration and --interval. perf_figures compares toroid-perf's
-# figures with counters kept outside it, over memif and veth: the same program paths as
-# perf_smoke, perf_hosts_memif and routed, which run under ASan.
+# on a veth, paced and timed, and perf_hosts_memif the same over memif (the pacing, --duration
+# and --interval): routed runs --server/--client over af_packet under ASan (and -R).
+# perf_figures compares toroid-perf's figures with counters kept outside it, over memif and
+# veth: the same program paths as perf_smoke and routed, which run under ASan. top runs the
+# Python toroid-top against toroid-perf's telemetry, whose handlers test_telemetry and
+# perf_smoke run under ASan.
 # layers, format and size check the sources and the build's link lines: no program of ours runs.
-ASAN_SKIP ?= docs|packages|ipm_smoke|install|vni_pdump|deb|bench_partial|bench_text|compare_smoke|perf_hosts_veth|perf_figures|layers|format|size
+ASAN_SKIP ?= docs|packages|ipm_smoke|install|vni_pdump|deb|bench_partial|bench_text|compare_smoke|perf_hosts_veth|perf_hosts_memif|perf_figures|top|layers|format|size
 # DPDK's EAL keeps its memory until exit by design: no leak report. Any other finding fails.
 ASAN_ENV ?= ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
             UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

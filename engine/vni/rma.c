@@ -31,13 +31,12 @@
 #include "vmem_pvt.h"
 
 #define SVC_RMA_WINDOW   64           /* chunks of one write or read in flight */
-#define SVC_RMA_STALL_US 500000       /* in flight but unanswered this long: frames were lost */
 #define SVC_RMA_SLICE    (256u << 10) /* bytes a write or read within the node moves per turn */
 #define SVC_ATOM_TRIES   20           /* an atomic is asked this often before -ETIMEDOUT */
 #define SVC_ATOM_ORIGINS 256          /* origin nodes a target remembers atomics of (rma.c) */
 #define SVC_ATOM_KEEP_US                                                                           \
 	15000000 /* an atomic is remembered this long: longer than an origin                       \
-		  * asks (SVC_ATOM_TRIES x SVC_RMA_STALL_US) */
+		  * asks (SVC_ATOM_TRIES x rma_stall_us, at most SVC_RMA_STALL_US) */
 #define SVC_ATOM_WINDOW                                                                            \
 	4096               /* atomic sequence numbers an origin has open towards one target        \
 			    * node, and the slots a target remembers per origin (rma.c) */
@@ -663,7 +662,7 @@ svc_rma_reply(struct trd_vni_svc *s, uint32_t src_rank, const struct trd_vw_hdr 
 	rma_settle(s, t);
 }
 
-/* An op waiting for answers heard nothing for SVC_RMA_STALL_US (the sweep): a request or its
+/* An op waiting for answers heard nothing for rma_stall_us (the sweep): a request or its
  * answer was lost (a full reception FIFO drops frames). Writes and reads are asked again from
  * the first byte not answered in order (both are idempotent; a late answer is either the next
  * chunk in order, and counts, or dropped); an atomic cannot be applied twice: -ETIMEDOUT. */
@@ -671,7 +670,7 @@ void
 svc_rma_stall(struct trd_vni_svc *s, struct vtx *t)
 {
 	if (t->rma == 0 || t->inflight == 0 || t->state != TX_WAIT ||
-	    s->now - t->heard < SVC_RMA_STALL_US)
+	    s->now - t->heard < s->conf.rma_stall_us)
 		return;
 	ST(s, RETRIES)++;
 	if (t->status != 0 || (t->rma == TRD_VNI_CPL_ATOMIC && t->tries >= SVC_ATOM_TRIES)) {

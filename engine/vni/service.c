@@ -383,6 +383,10 @@ conf_set(struct trd_vni_svc *s, const struct trd_vni_svc_conf *conf)
 		s->conf.cma_wait_us = SVC_CMA_WAIT_US;
 	if (s->conf.cma_hold_us == 0)
 		s->conf.cma_hold_us = SVC_HOLD_US;
+	if (s->conf.rma_stall_us == 0)
+		s->conf.rma_stall_us = SVC_RMA_STALL_US;
+	if (s->conf.rma_stall_us > SVC_RMA_STALL_US)
+		return EINVAL; /* a target remembers an atomic for 20 such silences and more */
 	if (s->conf.hdr_max == 0)
 		s->conf.hdr_max = SVC_HDR_MAX;
 	if (s->conf.rx_max == 0)

@@ -79,6 +79,7 @@ extern int trd_vni_logtype;
 #define SVC_PVM_MIN             16384   /* copies this long use process_vm_* (vmem.c) */
 #define SVC_CMA_MIN             65536   /* local messages this long: read by the receiver */
 #define SVC_HOLD_US             1000    /* default cma_hold_us: then a held message is staged */
+#define SVC_RMA_STALL_US        500000  /* default and largest rma_stall_us (rma.c) */
 #define SVC_CMA_WAIT_US         20000 /* default cma_wait_us: then a request not taken is withdrawn */
 #define SVC_HDR_MAX             1024 /* default hdr_max: header-only messages per interface */
 #define SVC_NOSPC_BACKOFF       8    /* a request refused -ENOSPC waits at most 8 retry_us */

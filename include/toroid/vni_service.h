@@ -69,29 +69,33 @@ struct trd_vni_svc_conf {
 						 *   but while processes of it are attached only by
 						 *   their user */
 	unsigned int n_owners;                  /**< entries in @c owners (at most 1024) */
-	unsigned int max_conns;   /**< connections not yet registered, all peers together
-				   *   (default 256, max 4096); one process holds at most 4,
-				   *   one user at most half, each at most 1 s */
-	unsigned int cma_wait_us; /**< how long a receiving process may leave a one-copy
-				   *   offer untaken before it is withdrawn and the engine
-				   *   copies (default 20000 us: docs/vni.md) */
-	unsigned int cma_hold_us; /**< how long a long message between two processes of this
-				   *   engine waits at its sender for its receive before it
-				   *   is staged (default 1000 us: docs/vni.md) */
-	int hdr_max;              /**< long messages a process may hold accepted as their
-				   *   header only, when staging has no room for them
-				   *   (default 1024; negative: none, such a request is
-				   *   refused: docs/vni.md) */
-	unsigned int rx_max;      /**< receive states: messages being received, granted,
-				   *   staged or held as their header, all interfaces
-				   *   together (default and max 1048575: the grant id's
-				   *   20-bit index; memory is touched only as they are
-				   *   used); beyond, a request is refused (nak_no_rx) */
-	bool rma_wire;            /**< one-sided ops between processes of this engine go as
-				   *   to another node, a frame per chunk through the
-				   *   node (default false: the engine copies between the
-				   *   two processes itself: docs/vni.md); for tests of
-				   *   the protocol's recovery */
+	unsigned int max_conns;    /**< connections not yet registered, all peers together
+				    *   (default 256, max 4096); one process holds at most 4,
+				    *   one user at most half, each at most 1 s */
+	unsigned int cma_wait_us;  /**< how long a receiving process may leave a one-copy
+				    *   offer untaken before it is withdrawn and the engine
+				    *   copies (default 20000 us: docs/vni.md) */
+	unsigned int cma_hold_us;  /**< how long a long message between two processes of this
+				    *   engine waits at its sender for its receive before it
+				    *   is staged (default 1000 us: docs/vni.md) */
+	unsigned int rma_stall_us; /**< how long a one-sided op with answers outstanding hears
+				    *   nothing before it is asked again (its frames were lost);
+				    *   default and at most 500000 us (EINVAL above: a target
+				    *   remembers an atomic for 15 s, longer than 20 asks) */
+	int hdr_max;               /**< long messages a process may hold accepted as their
+				    *   header only, when staging has no room for them
+				    *   (default 1024; negative: none, such a request is
+				    *   refused: docs/vni.md) */
+	unsigned int rx_max;       /**< receive states: messages being received, granted,
+				    *   staged or held as their header, all interfaces
+				    *   together (default and max 1048575: the grant id's
+				    *   20-bit index; memory is touched only as they are
+				    *   used); beyond, a request is refused (nak_no_rx) */
+	bool rma_wire;             /**< one-sided ops between processes of this engine go as
+				    *   to another node, a frame per chunk through the
+				    *   node (default false: the engine copies between the
+				    *   two processes itself: docs/vni.md); for tests of
+				    *   the protocol's recovery */
 };
 
 /** Service statistics: X(ENUM, name). */

@@ -41,7 +41,8 @@
  *                            reused by another process)
  *   test_vni_hostile rma_lossy  8 writes then 8 reads of 256 KiB at once through a
  *                            256-entry reception FIFO that drops frames: every op is asked
- *                            again after 0.5 s of silence and completes, byte-exact
+ *                            again after 50 ms of silence (rma_stall_us; 0.5 s by default)
+ *                            and completes, byte-exact
  *   test_vni_hostile owner   users: a process of another user cannot open a 0660 socket;
  *                            with the socket open to all, an application with an owner
  *                            (--vni-owner) refuses other users (root too; also for an
@@ -1827,8 +1828,15 @@ test_rma_lossy(void)
 {
 	uint64_t drops0 = fifo_drops(), retries0 = stat_of(TRD_VNI_SVC_STAT_RETRIES);
 	uint64_t repeats0 = stat_of(TRD_VNI_SVC_STAT_RMA_REPEATS);
-	pid_t pid = spawn(lossy_app, NULL);
-	int rc = reap_child(pid, 6 * WAIT_US); /* 60 s: stalls of 0.5 s each */
+	struct trd_vni_svc_conf bad = {
+		.node = nd[1], .topo = topo, .socket = "/nonexistent/s", .rma_stall_us = 500001};
+	pid_t pid;
+
+	/* a silence longer than 0.5 s is refused: a target remembers an atomic for 20 of them */
+	T_ASSERT(trd_vni_svc_create(&bad) == NULL && rte_errno == EINVAL,
+		 "rma_stall_us 500001 not refused (%s)", rte_strerror(rte_errno));
+	pid = spawn(lossy_app, NULL);
+	int rc = reap_child(pid, 6 * WAIT_US); /* 60 s: stalls of 50 ms each */
 
 	T_ASSERT(rc == 0, "one-sided ops through a lossy reception FIFO failed (%d)", rc);
 	T_ASSERT(fifo_drops() > drops0, "no frame was dropped: the test tested nothing");
@@ -1872,6 +1880,8 @@ main(int argc, char **argv)
 		vc.noproc_ms = 300; /* the refused ops end sooner */
 	if (strcmp(argv[1], "hdr_forge") == 0)
 		vc.staging = 32 << 10; /* a LONG_LEN message does not fit */
+	if (strcmp(argv[1], "rma_lossy") == 0)
+		vc.rma_stall_us = 50000; /* lost frames asked again after 50 ms, not 0.5 s */
 	/* its one-sided ops between processes of this engine go through the node's frames, and
 	 * a small reception FIFO drops them */
 	vc.rma_wire = strcmp(argv[1], "rma_lossy") == 0;
