@@ -99,7 +99,7 @@ enum tx_state {
 	TX_HOLD,      /* ordered: waits until fewer than SVC_ORD_WINDOW earlier ordered
 		       * messages to its destination wait for their acceptance (order.c) */
 	TX_CMA,       /* its receiving process was asked to read it (CMA): waits for the
-		       * answer, or until due (cma_wait_us), then TX_DATA again (tx.c) */
+		       * answer, or until due (cma_wait_us), then TX_DATA again (tx_local.c) */
 	TX_PENDING,   /* accepted as its header only (ACK to its RTS): waits for its CTS,
 		       * never asked again (rx.c, accept_hdr) */
 };
@@ -118,7 +118,7 @@ struct vtx {
 	bool eager, rts_sent, in_rq;
 	bool uaddr; /* the data is at laddr in the process's own memory (TRD_VNI_SF_VADDR) */
 	bool fifo;  /* granted with TRD_VW_F_FIFO: sent as DATA messages, not puts */
-	bool cma;   /* waits while the receiving process reads the data itself (tx.c) */
+	bool cma;   /* waits while the receiving process reads the data itself (tx_local.c) */
 	uint64_t cma_since;  /* when it asked (us) */
 	uint64_t held_since; /* when its receiver first held it at its sender (rx.c), or 0 */
 	bool hold_nak;       /* the NAK on its way is that hold's: asked again when it ends */
@@ -172,10 +172,10 @@ struct vrecv {
 	uint64_t tag, ignore, buf; /* ignore: tag bits that match anything (all: any tag) */
 	uint64_t data;             /* the matched message's immediate data */
 	bool has_data;
-	bool vaddr;            /* buf is an address in the process's memory (TRD_VNI_RF_VADDR) */
-	bool cma_out;          /* a TRD_VNI_CQE_CMA request for it waits for its answer (tx.c) */
-	struct vrx *cma;       /* the message that request is for, while it lives */
-	bool posted;           /* waits in its posted list (not yet bound to a message) */
+	bool vaddr;      /* buf is an address in the process's memory (TRD_VNI_RF_VADDR) */
+	bool cma_out;    /* a TRD_VNI_CQE_CMA request for it waits for its answer (tx_local.c) */
+	struct vrx *cma; /* the message that request is for, while it lives */
+	bool posted;     /* waits in its posted list (not yet bound to a message) */
 	TAILQ_ENTRY(vrecv) pq; /* posted: its source's list, or the any-source one (rx_pvt.h) */
 	uint64_t pseq;         /* posted: its place in the posting order */
 };
@@ -194,8 +194,8 @@ struct vrx {
 	bool fifo;           /* granted into a receive in process memory: DATA messages */
 	bool direct;         /* written by a sender on this engine, not by the node's puts (tx.c) */
 	int32_t fault;       /* a write into that receive failed: it completes with this */
-	uint8_t cma;         /* SVC_CMA_*: the receiving process reads the message itself (tx.c) */
-	uint32_t claim_key;  /* the claim handle's upper half */
+	uint8_t cma; /* SVC_CMA_*: the receiving process reads the message itself (tx_local.c) */
+	uint32_t claim_key; /* the claim handle's upper half */
 	struct vif *vif;
 	struct vrecv *recv;
 	uint32_t src_rank;
@@ -399,7 +399,7 @@ struct trd_vni_svc {
 	uint64_t parked_bytes;        /* their bytes (at most SVC_ORD_PARK_BYTES) */
 	struct vord_list ord_idle;    /* rx pairs with nothing parked, least recently used first */
 	struct vord_list ord_parking; /* rx pairs with parked requests */
-	uint8_t *bounce;       /* SVC_LOCAL_CHUNK bytes: one process's memory to another's (tx.c) */
+	uint8_t *bounce; /* SVC_LOCAL_CHUNK bytes: one process's memory to another's (tx_local.c) */
 	uint64_t round_copied; /* bytes copied between local processes this scheduler round */
 	struct vcoll colls[SVC_N_COLL]; /* by group mask (coll.c) */
 	unsigned int n_colls;

@@ -103,7 +103,7 @@ svc_tx_cma_answered(struct trd_vni_svc *s, const struct vrx *x)
 
 /* Ask the receiving process to read message @p t into receive @p x itself (process_vm_readv
  * of the sender's pid and address: one copy, by the receiver, as Open MPI's CMA does). The
- * sender's message waits (tx_data_local) until the answer (rx.c) or the grant ends. */
+ * sender's message waits in TX_CMA (cma_park) until the answer (rx.c) or the grant ends. */
 static void
 cma_request(struct trd_vni_svc *s, struct vtx *t, struct vrx *x)
 {
